@@ -1,0 +1,168 @@
+/**
+ * The contract every wire-format folder implements (SPEC F-1). A format folder exports one
+ * {@link FormatCodec}; `formats/index.ts` maps {@link WireFormat} to it.
+ *
+ * Streaming pieces are synchronous, incremental objects that push into a sink callback, so the
+ * pipeline can compose decoder → normalizer → encoder inside ONE `TransformStream` per request with no
+ * per-stage promise hop (formats/streams.ts wraps them as standalone TransformStreams for tests).
+ * Nothing here does I/O.
+ */
+import type {
+  HubError,
+  HubEvent,
+  HubRequest,
+  HubResponse,
+  ProviderFamily,
+  Usage,
+  Warning,
+  WireFormat,
+} from "./hub.ts";
+
+/**
+ * Provider kinds (SPEC P-1). The kind decides the wire format, auth and executor fixes; formats use it
+ * only for per-kind request details (token-limit field name, cache markers, Codex's `store:false`).
+ */
+export type ProviderKind =
+  | "anthropic"
+  | "claude-code"
+  | "anthropic-compatible"
+  | "openai"
+  | "openai-responses"
+  | "codex"
+  | "openai-compatible"
+  | "gemini";
+
+/** What a provider builder needs to know about the target. */
+export interface BuildTarget {
+  /** The upstream model id to put in the body (or URL, for Gemini). */
+  model: string;
+  kind: ProviderKind;
+  /** The family whose opaque state this provider accepts (portability is applied before building). */
+  family: ProviderFamily;
+  /** Whether the upstream call will stream (a provider may force streaming, SPEC F-9). */
+  stream: boolean;
+  /** Default output-token limit for formats that require one (Anthropic), in tokens. */
+  defaultMaxOutputTokens?: number;
+}
+
+/** A provider request body plus what was dropped or changed to build it. */
+export interface BuiltRequest {
+  body: Record<string, unknown>;
+  warnings: Warning[];
+}
+
+/** Options for a provider-side decoder. */
+export interface DecoderOptions {
+  /** Family stamped on every opaque value this decoder sees. */
+  family: ProviderFamily;
+}
+
+/** Incremental provider-bytes → hub-events decoder. Never throws on malformed input: emits `error`. */
+export interface StreamDecoder {
+  /** Feeds one read of upstream bytes; emits zero or more events into the sink synchronously. */
+  push(chunk: Uint8Array): void;
+  /** Upstream ended (EOF). Emits whatever the end implies (e.g. Gemini's finish is only known here). */
+  end(): void;
+}
+
+/** Options for a client-side encoder. */
+export interface EncoderOptions {
+  /** The model name to show the client (what it asked for, not the upstream id). */
+  model: string;
+  /** Chat: whether the client asked for `stream_options.include_usage`. */
+  includeUsage?: boolean;
+  /** The parsed client request, for formats that echo request fields (Responses). */
+  request?: HubRequest;
+  /** Wall clock in ms since the epoch, injected for tests. */
+  now?: () => number;
+  /** Id generator for ids the gateway mints (`msg_…`, `resp_…`, `chatcmpl-…`), injected for tests. */
+  newId?: (prefix: string) => string;
+}
+
+/**
+ * Incremental hub-events → client-bytes encoder. Input is the CANONICAL event sequence described on
+ * {@link HubEvent} (run `normalizeEvents` first). Writes SSE text into the sink.
+ */
+export interface StreamEncoder {
+  event(ev: HubEvent): void;
+  /**
+   * The event stream ended. With a `finish` seen: write the closing frames (B12). Without: write the
+   * format's in-band error (SPEC 6.4), never an invented finish. After an `error` event: nothing.
+   */
+  end(): void;
+}
+
+/**
+ * Observes a native passthrough stream (SPEC F-3): forwards the provider's bytes unchanged (Chat's
+ * usage-only chunk excepted when the client did not ask for it) while reading usage, the stop reason,
+ * whether the terminal event arrived, and an in-band error.
+ */
+export interface PassthroughTap {
+  /** Feeds one read of upstream bytes; returns the bytes to forward to the client (possibly empty). */
+  push(chunk: Uint8Array): Uint8Array;
+  /**
+   * Upstream ended or failed. Returns the bytes to append: the missing closing frames when the stop
+   * reason arrived without them, the format's in-band error when it did not (or `failure` is given),
+   * nothing when the stream was complete.
+   */
+  end(failure?: HubError): Uint8Array;
+  readonly state: TapState;
+}
+
+/** What a {@link PassthroughTap} has observed so far. */
+export interface TapState {
+  usage: Usage;
+  /** Set once the first content-bearing event (text, reasoning, tool call, or finish) arrived. */
+  sawContent: boolean;
+  stopReason: StopReasonSeen;
+  /** The format's terminal event arrived (`message_stop`, `[DONE]`, `response.completed`, …). */
+  terminal: boolean;
+  /** An in-band error the provider sent. */
+  error?: HubError;
+}
+
+/** The stop reason a tap saw, or null. */
+export type StopReasonSeen = import("./hub.ts").StopReason | null;
+
+/** Options for a passthrough tap. */
+export interface TapOptions {
+  family: ProviderFamily;
+  /** Chat: the client asked for usage; when false the usage-only chunk is withheld. */
+  includeUsage?: boolean;
+}
+
+/**
+ * One wire format. Client-side members are optional for formats that are only spoken to providers
+ * (Gemini, for now).
+ */
+export interface FormatCodec {
+  readonly format: WireFormat;
+
+  // ---- client side -------------------------------------------------------------------------
+  /** Client body → hub. Throws {@link FormatError} (400 in the client's format) on invalid input. */
+  parseRequest?(body: unknown): HubRequest;
+  /** Hub events → client SSE text. */
+  createEncoder?(opts: EncoderOptions, write: (text: string) => void): StreamEncoder;
+  /** Complete reply → non-streaming client body. */
+  encodeResponse?(resp: HubResponse, opts: EncoderOptions): unknown;
+  /** Gateway or upstream error → HTTP error body in this format (status is `err.status`). */
+  errorBody(err: HubError): unknown;
+
+  // ---- provider side -----------------------------------------------------------------------
+  /** Hub → provider body. Drops what the format cannot say, with a warning. */
+  buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest;
+  /**
+   * Same-format third-party provider (`*-compatible`): tidy the client's body without a hub round trip
+   * (cache markers, empty messages, tool-result order, null optional fields; SPEC F-3). Optional: when
+   * absent the body goes through the hub.
+   */
+  tidyRequest?(body: Record<string, unknown>, target: BuildTarget): BuiltRequest;
+  /** Provider SSE bytes → hub events. */
+  createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder;
+  /** Non-streamed provider body → hub. Throws {@link FormatError} when the body is not this format. */
+  decodeResponse(body: unknown, opts: DecoderOptions): HubResponse;
+  /** Provider HTTP error (status, body text) → hub error; never throws. */
+  parseError(status: number, body: string, headers: Headers): HubError;
+  /** Native passthrough observer (SPEC F-3). */
+  createTap(opts: TapOptions): PassthroughTap;
+}

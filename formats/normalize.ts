@@ -1,0 +1,293 @@
+/**
+ * Turns the loosely ordered hub events a provider decoder produces into the canonical sequence every
+ * client encoder relies on (the grammar is documented on {@link HubEvent}). This is where the
+ * "broken translated stream" bug classes are fixed once for every format pair: interleaved parallel
+ * tool calls (REFERENCE §6.1 step 5), blocks opened for nothing, empty deltas, a duplicate
+ * `message_start`, a missing `block_stop`, `stop` although tools were called (§5.1), content after the
+ * finish, and an upstream that ends without saying why it stopped (SPEC 6.4).
+ *
+ * Decoder-side contract (what a decoder may emit):
+ * - `block_start.index` is a decoder-chosen KEY, unique per block within the stream (any integer);
+ *   output indices are assigned here, from 0, in the order blocks are opened.
+ * - text and thinking blocks are opened lazily, at their first non-empty content (a thinking block's
+ *   signature counts as content); tool-call and redacted-thinking blocks open at once.
+ * - several blocks may be open at a time; one output block is live, the others are buffered and
+ *   replayed in start order when the live one stops (or at the finish).
+ * - a delta for a key that was never started opens a text/thinking block implicitly; a stray
+ *   `tool_args` delta is dropped.
+ * - `usage` may come anywhere; `finish` closes every open block first.
+ */
+import type { BlockDelta, BlockStart, HubError, HubEvent, StopReason } from "./hub.ts";
+
+interface PendingBlock {
+  key: number;
+  start: BlockStart;
+  /** Deltas held while the block waits for its turn, or before its first content. */
+  deltas: BlockDelta[];
+  stopped: boolean;
+  /** True once it was emitted as the live output block (or it is queued to be). */
+  opened: boolean;
+  /** Lazy blocks (text, thinking) open only when content arrives. */
+  hasContent: boolean;
+}
+
+/** Error sent when the provider stream ends without a finish (SPEC 6.4). */
+export const TRUNCATED_ERROR: HubError = {
+  kind: "api_error",
+  status: 502,
+  message: "The upstream stream ended before the reply was complete.",
+  code: "upstream_truncated",
+};
+
+function isContentDelta(d: BlockDelta): boolean {
+  switch (d.type) {
+    case "text":
+    case "thinking":
+      return d.text.length > 0;
+    case "tool_args":
+      return d.json.length > 0;
+    case "signature":
+      return d.signature.value.length > 0;
+    case "thinking_part":
+      return false;
+  }
+}
+
+/**
+ * Incremental normalizer. Feed decoder events to {@link EventNormalizer.event}; canonical events come
+ * out of `emit` synchronously. Call {@link EventNormalizer.end} when the provider stream ended (EOF);
+ * it emits {@link TRUNCATED_ERROR} unless a finish or an error was seen.
+ */
+export class EventNormalizer {
+  private started = false;
+  private finished = false;
+  private failed = false;
+  private nextIndex = 0;
+  /** The live output block, if any. */
+  private live: PendingBlock | null = null;
+  private liveIndex = -1;
+  /** Blocks by decoder key that are not finished yet. */
+  private readonly blocks = new Map<number, PendingBlock>();
+  /** Blocks waiting for their turn, in start order. */
+  private readonly queue: PendingBlock[] = [];
+  private sawTool = false;
+
+  constructor(private readonly emit: (ev: HubEvent) => void) {}
+
+  /** Whether a tool-call block was emitted (latched). */
+  get toolUsed(): boolean {
+    return this.sawTool;
+  }
+
+  /** Whether the stream reached a finish or an error. */
+  get terminated(): boolean {
+    return this.finished || this.failed;
+  }
+
+  event(ev: HubEvent): void {
+    if (this.failed) return;
+    switch (ev.type) {
+      case "message_start":
+        if (!this.started) {
+          this.started = true;
+          this.emit(ev);
+        } else if (ev.usage) {
+          this.emit({ type: "usage", usage: ev.usage });
+        }
+        return;
+      case "usage":
+        this.ensureStarted();
+        this.emit(ev);
+        return;
+      case "error":
+        // An error before anything else is passed on alone: the encoder decides how to frame it.
+        this.failed = true;
+        this.emit(ev);
+        return;
+      case "finish":
+        if (this.finished) return;
+        this.ensureStarted();
+        this.flushAll();
+        this.finished = true;
+        this.emit({
+          ...ev,
+          reason: this.promote(ev.reason),
+        });
+        return;
+      case "block_start":
+        if (this.finished) return;
+        this.ensureStarted();
+        this.onStart(ev.index, ev.block);
+        return;
+      case "block_delta":
+        if (this.finished) return;
+        this.ensureStarted();
+        this.onDelta(ev.index, ev.delta);
+        return;
+      case "block_stop":
+        if (this.finished) return;
+        this.onStop(ev.index);
+        return;
+    }
+  }
+
+  /** Provider stream ended. */
+  end(): void {
+    if (this.finished || this.failed) return;
+    this.failed = true;
+    this.emit({ type: "error", error: TRUNCATED_ERROR });
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private promote(reason: StopReason): StopReason {
+    if (this.sawTool && (reason === "end_turn" || reason === "other" || reason === "stop_sequence")) {
+      return "tool_use";
+    }
+    return reason;
+  }
+
+  private ensureStarted(): void {
+    if (!this.started) {
+      this.started = true;
+      this.emit({ type: "message_start" });
+    }
+  }
+
+  private onStart(key: number, start: BlockStart): void {
+    const existing = this.blocks.get(key);
+    if (existing && !existing.stopped) {
+      // A second start for an open key: keep the first, merge what the new one adds (e.g. a tool
+      // name that arrived after the id).
+      if (existing.start.type === "tool_call" && start.type === "tool_call") {
+        if (!existing.start.name && start.name) existing.start.name = start.name;
+        if (!existing.start.id && start.id) existing.start.id = start.id;
+      }
+      return;
+    }
+    const block: PendingBlock = {
+      key,
+      start,
+      deltas: [],
+      stopped: false,
+      opened: false,
+      hasContent: start.type === "tool_call" || start.type === "redacted_thinking",
+    };
+    this.blocks.set(key, block);
+    if (block.hasContent) this.schedule(block);
+  }
+
+  private onDelta(key: number, delta: BlockDelta): void {
+    let block = this.blocks.get(key);
+    if (!block || block.stopped) {
+      if (delta.type === "text") {
+        block = this.implicit(key, { type: "text" });
+      } else if (delta.type === "thinking" || delta.type === "signature" || delta.type === "thinking_part") {
+        block = this.implicit(key, { type: "thinking" });
+      } else {
+        return; // stray tool_args for an unknown call: nothing to attach it to
+      }
+    }
+    const content = isContentDelta(delta);
+    if (!content && delta.type !== "thinking_part") return; // empty delta: drop
+    if (block === this.live) {
+      this.emit({ type: "block_delta", index: this.liveIndex, delta });
+      return;
+    }
+    block.deltas.push(delta);
+    if (!block.hasContent && content) {
+      block.hasContent = true;
+      this.schedule(block);
+    }
+  }
+
+  private onStop(key: number): void {
+    const block = this.blocks.get(key);
+    if (!block || block.stopped) return;
+    block.stopped = true;
+    this.blocks.delete(key);
+    if (block === this.live) {
+      this.closeLive();
+      this.drain();
+    } else if (!block.hasContent) {
+      // never had content: it is dropped, no block for nothing
+    }
+    // a queued block that stopped stays queued; drain() emits it whole
+  }
+
+  private implicit(key: number, start: BlockStart): PendingBlock {
+    const block: PendingBlock = { key, start, deltas: [], stopped: false, opened: false, hasContent: false };
+    this.blocks.set(key, block);
+    return block;
+  }
+
+  /** A block has content: make it live now if possible, else queue it. */
+  private schedule(block: PendingBlock): void {
+    if (block.opened) return;
+    block.opened = true;
+    if (this.live && this.live.start.type !== "tool_call" && this.live.start.type !== "redacted_thinking") {
+      // Text and thinking never resume once another block has content: close the live one.
+      this.blocks.delete(this.live.key);
+      this.live.stopped = true;
+      this.closeLive();
+    }
+    if (this.live || this.queue.length > 0) {
+      this.queue.push(block);
+      if (!this.live) this.drain();
+      return;
+    }
+    this.open(block);
+  }
+
+  private open(block: PendingBlock): void {
+    this.live = block;
+    this.liveIndex = this.nextIndex++;
+    if (block.start.type === "tool_call") this.sawTool = true;
+    this.emit({ type: "block_start", index: this.liveIndex, block: block.start });
+    const held = block.deltas;
+    block.deltas = [];
+    for (const d of held) this.emit({ type: "block_delta", index: this.liveIndex, delta: d });
+    if (block.stopped) {
+      this.closeLive();
+    }
+  }
+
+  private closeLive(): void {
+    if (!this.live) return;
+    this.emit({ type: "block_stop", index: this.liveIndex });
+    this.live = null;
+  }
+
+  /** Opens queued blocks while nothing is live; blocks that already stopped are emitted whole. */
+  private drain(): void {
+    while (!this.live && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      this.open(next);
+    }
+  }
+
+  /** At the finish: close the live block and emit every queued and open block whole, in order. */
+  private flushAll(): void {
+    for (;;) {
+      if (this.live) {
+        this.blocks.delete(this.live.key);
+        this.live.stopped = true;
+        this.closeLive();
+      }
+      const next = this.queue.shift();
+      if (!next) break;
+      next.stopped = true;
+      this.open(next);
+    }
+    this.blocks.clear();
+  }
+}
+
+/** Runs a whole event list through a normalizer (tests, non-streaming paths). */
+export function normalizeEvents(events: Iterable<HubEvent>, opts: { end?: boolean } = {}): HubEvent[] {
+  const out: HubEvent[] = [];
+  const n = new EventNormalizer((e) => out.push(e));
+  for (const e of events) n.event(e);
+  if (opts.end ?? true) n.end();
+  return out;
+}

@@ -1,0 +1,81 @@
+/**
+ * Server-sent events, both directions (REFERENCE §0).
+ *
+ * Reading uses eventsource-parser (the WHATWG event-stream algorithm: CR, LF and CRLF line ends,
+ * comment/keep-alive lines, multi-line `data`, events split across reads) behind a streaming UTF-8
+ * decoder, so a multi-byte character split across reads is never turned into U+FFFD.
+ * Writing always uses `\n` line ends and `\n\n` terminators.
+ */
+import { createParser, type EventSourceParser } from "eventsource-parser";
+
+/** One parsed SSE event: `event` is the `event:` field (undefined when absent), `data` the joined data lines. */
+export interface SseEvent {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * Incremental SSE reader. `push(bytes)` calls `onEvent` synchronously for every complete event;
+ * `end()` flushes a final event that lacked its blank-line terminator (some servers close right after
+ * the last `data:` line) — callers decide whether that counts as a complete stream.
+ */
+export class SseReader {
+  private readonly decoder = new TextDecoder("utf-8");
+  private readonly parser: EventSourceParser;
+
+  constructor(onEvent: (ev: SseEvent) => void) {
+    this.parser = createParser({
+      onEvent: (m) => onEvent({ event: m.event, data: m.data }),
+    });
+  }
+
+  /** Feeds one read of bytes. */
+  push(chunk: Uint8Array): void {
+    const text = this.decoder.decode(chunk, { stream: true });
+    if (text.length > 0) this.parser.feed(text);
+  }
+
+  /** Feeds text that is already decoded (tests, fixtures). */
+  pushText(text: string): void {
+    this.parser.feed(text);
+  }
+
+  /** End of input: flushes the UTF-8 decoder and any unterminated final event. */
+  end(): void {
+    const rest = this.decoder.decode();
+    if (rest.length > 0) this.parser.feed(rest);
+    this.parser.reset({ consume: true });
+  }
+}
+
+/** Formats one SSE event with a name (`event:` line) — Anthropic and Responses style. */
+export function sseNamed(event: string, data: string): string {
+  return `event: ${event}\ndata: ${data}\n\n`;
+}
+
+/** Formats one SSE event without a name (`data:` only) — Chat and Gemini style. */
+export function sseData(data: string): string {
+  return `data: ${data}\n\n`;
+}
+
+/** The Chat stream terminator. */
+export const SSE_DONE = "data: [DONE]\n\n";
+
+/** Response headers for an SSE reply (REFERENCE §0 "Emitting"). */
+export const SSE_HEADERS: Record<string, string> = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/**
+ * Parses JSON without throwing: returns `undefined` for invalid text. Used on upstream data lines,
+ * where a malformed line must become an error event, not an exception.
+ */
+export function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
