@@ -1,0 +1,195 @@
+/**
+ * The ports the pipeline needs from the application (src/ implements them; tests use plain fakes).
+ * Nothing here knows about SQLite, Elysia or fetch.
+ */
+import type { ProviderKind } from "../formats/codec.ts";
+import type { ProviderFamily, Usage, Warning, WireFormat } from "../formats/hub.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Time
+// ---------------------------------------------------------------------------------------------
+
+/** Wall clock and sleeping, injectable for tests. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms` milliseconds, or rejects with the signal's reason when it aborts first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Providers, models, accounts
+// ---------------------------------------------------------------------------------------------
+
+/** What the gateway knows about one model of a provider (SPEC 2.3 `models:`). Token counts in tokens. */
+export interface ModelInfo {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  images?: boolean;
+  pdf?: boolean;
+  audio?: boolean;
+  video?: boolean;
+  /** Reasoning effort levels this model supports (SPEC P-8); absent = unknown. */
+  reasoningEfforts?: string[];
+}
+
+/** A configured provider (SPEC 2.3, P-1). */
+export interface ProviderInfo {
+  /** Model-name prefix: `anthropic`, `cc`, `glm`, … */
+  id: string;
+  kind: ProviderKind;
+  /** The wire format the provider speaks. */
+  format: WireFormat;
+  /** Whose opaque reasoning state it accepts (SPEC F-8). */
+  family: ProviderFamily;
+  /** Base URL per its vendor SDK's convention (SPEC 2.3). */
+  baseUrl: string;
+  /** Known models by upstream id. */
+  models: Record<string, ModelInfo>;
+  /** Stream idle timeout in ms (SPEC 6.4: 60 s default, 180 s for slow providers). */
+  idleTimeoutMs: number;
+  /** Time to wait for response headers, in ms (SPEC 6.3: 60 s). */
+  headerTimeoutMs: number;
+  /** Default concurrency slots per account (SPEC A-4); undefined = unlimited. */
+  defaultMaxConcurrency?: number;
+  /** Where this provider came from. */
+  source: "builtin" | "config" | "db";
+}
+
+/** One credential of an account. Secrets never leave the executor and the store. */
+export type Credential =
+  | { type: "api_key"; apiKey: string }
+  | {
+      type: "oauth";
+      accessToken: string;
+      refreshToken?: string;
+      /** ms since the epoch */
+      expiresAt?: number;
+      /** Provider-side account id (Codex `chatgpt-account-id`). */
+      accountId?: string;
+    }
+  | { type: "none" };
+
+/** A configured account (SPEC 2.3 `accounts:`, A-1). */
+export interface Account {
+  id: string;
+  providerId: string;
+  /** Lower first. */
+  priority: number;
+  /** Concurrency slots; undefined = the provider kind's default. */
+  maxConcurrency?: number;
+  /** Per-account outbound proxy URL (SPEC P-4). */
+  proxy?: string;
+  credential: Credential;
+  disabled: boolean;
+  source: "config" | "db";
+  /** Models this account advertised through discovery (SPEC P-6); undefined = not discovered. */
+  models?: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client keys
+// ---------------------------------------------------------------------------------------------
+
+/** A client key after lookup (the secret itself is never held past the hash check). */
+export interface ClientKey {
+  name: string;
+  scopes: string[];
+  /** Optional tag used by routing predicates (`key_tag`). */
+  tag?: string;
+  source: "config" | "db";
+}
+
+/** Resolves a presented client key (SPEC G-2). */
+export interface KeyLookup {
+  /** The key's record when the secret is valid and not revoked, else undefined. */
+  lookup(secret: string): ClientKey | undefined;
+  /** Whether any client key exists at all. */
+  any(): boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage and route traces
+// ---------------------------------------------------------------------------------------------
+
+/** How a request ended. */
+export type Outcome = "ok" | "error" | "client_closed" | "upstream_error" | "rejected";
+
+/** One request's usage row (SPEC O-1). Times in ms. */
+export interface UsageRecord {
+  requestId: string;
+  /** ms since the epoch when the request arrived */
+  ts: number;
+  clientFormat: WireFormat;
+  requestedModel: string;
+  providerId?: string;
+  model?: string;
+  accountId?: string;
+  keyName?: string;
+  usage: Usage;
+  /** true when the provider gave no usage and the numbers are estimates (or zero). */
+  estimated: boolean;
+  outcome: Outcome;
+  status: number;
+  /** ms from arrival to the first byte written to the client */
+  ttfbMs?: number;
+  /** ms from arrival to the end of the response */
+  totalMs: number;
+  attempts: number;
+  fallback: boolean;
+}
+
+/** Receives usage rows; implementations batch writes (SPEC D-1). Never blocks the caller. */
+export interface UsageSink {
+  record(rec: UsageRecord): void;
+}
+
+/** One upstream attempt as recorded in the route trace. */
+export interface AttemptTrace {
+  target: string;
+  providerId: string;
+  model: string;
+  accountId?: string;
+  /** ms since the request arrived */
+  startMs: number;
+  durationMs?: number;
+  status?: number;
+  /** Classification row name (SPEC 6.3) or a transport error name. */
+  classification?: string;
+  /** e.g. "cooldown 90s for model x" */
+  effect?: string;
+  error?: string;
+}
+
+/** A routing decision about one candidate (target or account): in, out or moved, and why. */
+export interface DecisionTrace {
+  subject: string;
+  verdict: "in" | "out" | "moved";
+  reason: string;
+}
+
+/** The record of one request (SPEC O-2). No secrets, no prompt text. */
+export interface RouteTrace {
+  /** Opaque `sy_…` id the client sees in X-Switchyard-Route-Id. */
+  routeId: string;
+  requestId: string;
+  /** ms since the epoch */
+  ts: number;
+  clientFormat: WireFormat;
+  requestedModel: string;
+  keyName?: string;
+  candidates: string[];
+  decisions: DecisionTrace[];
+  attempts: AttemptTrace[];
+  warnings: Warning[];
+  outcome?: Outcome;
+  status?: number;
+  totalMs?: number;
+  /** Counts of redactions by kind (never the values). */
+  redactions?: Record<string, number>;
+}
+
+/** Stores route traces in a bounded ring (SPEC O-2). */
+export interface TraceSink {
+  save(trace: RouteTrace): void;
+}
