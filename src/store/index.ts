@@ -1,0 +1,8 @@
+/**
+ * The store (SPEC D-1, D-2): the `Store` port and its embedded SQLite backend.
+ * `openSqliteStore({ path })` is the default backend; everything else depends only on `Store`.
+ */
+export * from "./types.ts";
+export { openSqliteStore, SqliteStore, type SqliteStoreOptions } from "./sqlite.ts";
+export { credentialFingerprint, generateKeySecret, KEY_SECRET_PREFIX } from "./secrets.ts";
+export { MIGRATIONS, SCHEMA_VERSION, migrate, type Migration } from "./migrations.ts";

@@ -1,0 +1,196 @@
+/**
+ * Versioned schema migrations of the SQLite store (SPEC D-1). Each migration has a number and runs
+ * once, inside its own IMMEDIATE transaction together with the row that records it in
+ * `schema_migrations`, so a crash mid-migration leaves the database at the previous version and the
+ * next start simply retries. Never edit a released migration: append a new one.
+ */
+import type { Database } from "bun:sqlite";
+import { StoreError } from "./types.ts";
+
+/** One schema step. `up` is SQL (several statements allowed) or a function for data migrations. */
+export interface Migration {
+  /** 1, 2, 3, … with no gaps. */
+  version: number;
+  name: string;
+  up: string | ((db: Database) => void);
+}
+
+/** All migrations, in order. Times are INTEGER ms since the epoch; booleans are 0/1. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    up: `
+      -- Client keys created with \`keys create\`: the SHA-256 of the secret, never the secret.
+      CREATE TABLE client_keys (
+        name        TEXT PRIMARY KEY,
+        hash        TEXT NOT NULL UNIQUE,      -- hex SHA-256 of the secret
+        scopes      TEXT NOT NULL DEFAULT '[]',-- JSON array of strings
+        tag         TEXT,
+        created_at  INTEGER NOT NULL,
+        revoked_at  INTEGER
+      ) STRICT;
+
+      -- Accounts created through the CLI, admin API or login.
+      CREATE TABLE accounts (
+        id              TEXT PRIMARY KEY,
+        provider_id     TEXT NOT NULL,
+        credential      TEXT NOT NULL,         -- JSON Credential (holds tokens: file is 0600)
+        priority        INTEGER NOT NULL DEFAULT 0,
+        max_concurrency INTEGER,
+        proxy           TEXT,
+        disabled        INTEGER NOT NULL DEFAULT 0,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+      ) STRICT;
+
+      -- Models each account (config or stored) advertised through discovery (SPEC P-6).
+      CREATE TABLE account_models (
+        account_id    TEXT PRIMARY KEY,
+        models        TEXT NOT NULL,           -- JSON array of upstream model ids
+        discovered_at INTEGER NOT NULL
+      ) STRICT;
+
+      -- Account state (SPEC 6.3). No foreign keys: config accounts have no row in \`accounts\`.
+      CREATE TABLE cooldowns (
+        account_id TEXT NOT NULL,
+        model      TEXT NOT NULL,              -- upstream model id or '*'
+        until      INTEGER NOT NULL,
+        reason     TEXT NOT NULL,
+        level      INTEGER NOT NULL DEFAULT 0,
+        since      INTEGER NOT NULL,
+        PRIMARY KEY (account_id, model)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE account_locks (
+        account_id TEXT PRIMARY KEY,
+        until      INTEGER,                    -- NULL = until changed
+        reason     TEXT NOT NULL,
+        since      INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE removed_models (
+        account_id TEXT NOT NULL,
+        model      TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        until      INTEGER,                    -- NULL = until restored
+        since      INTEGER NOT NULL,
+        PRIMARY KEY (account_id, model)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE quarantined_credentials (
+        fingerprint TEXT PRIMARY KEY,          -- hex SHA-256 of the refresh token or API key
+        account_id  TEXT,
+        reason      TEXT NOT NULL,
+        since       INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE provider_circuits (
+        provider_id TEXT PRIMARY KEY,
+        open_until  INTEGER NOT NULL,
+        reason      TEXT,
+        since       INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE quota_windows (
+        account_id   TEXT NOT NULL,
+        window       TEXT NOT NULL,
+        model        TEXT NOT NULL,            -- upstream model id or '*'
+        used_percent REAL,
+        remaining    REAL,
+        quota_limit  REAL,
+        reset_at     INTEGER,
+        updated_at   INTEGER NOT NULL,
+        PRIMARY KEY (account_id, window, model)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE bindings (
+        key        TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX bindings_expires_at ON bindings (expires_at);
+
+      -- One row per request (SPEC O-1). Token columns are NULL when the provider did not report them.
+      CREATE TABLE usage (
+        id                 INTEGER PRIMARY KEY,
+        request_id         TEXT NOT NULL,
+        ts                 INTEGER NOT NULL,
+        client_format      TEXT NOT NULL,
+        requested_model    TEXT NOT NULL,
+        provider_id        TEXT,
+        model              TEXT,
+        account_id         TEXT,
+        key_name           TEXT,
+        input_tokens       INTEGER,
+        output_tokens      INTEGER,
+        cache_read_tokens  INTEGER,
+        cache_write_tokens INTEGER,
+        reasoning_tokens   INTEGER,
+        estimated          INTEGER NOT NULL,
+        outcome            TEXT NOT NULL,
+        status             INTEGER NOT NULL,
+        ttfb_ms            INTEGER,
+        total_ms           INTEGER NOT NULL,
+        attempts           INTEGER NOT NULL,
+        fallback           INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX usage_ts ON usage (ts);
+      CREATE INDEX usage_request_id ON usage (request_id);
+
+      -- Route traces (SPEC O-2), a ring bounded by seq at flush time.
+      CREATE TABLE route_traces (
+        seq        INTEGER PRIMARY KEY,
+        route_id   TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        ts         INTEGER NOT NULL,
+        body       TEXT NOT NULL               -- JSON RouteTrace
+      ) STRICT;
+      CREATE INDEX route_traces_request_id ON route_traces (request_id);
+    `,
+  },
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/**
+ * Applies every migration not yet recorded in `schema_migrations`, each in its own IMMEDIATE
+ * transaction; re-checks inside the transaction so two processes opening the same file at once apply
+ * each migration exactly once. Idempotent.
+ * @param now ms since the epoch, recorded as `applied_at`
+ * @returns the versions applied by this call (empty when the schema was current)
+ * @throws StoreError `schema` when the database records a version newer than this build knows
+ */
+export function migrate(db: Database, now: () => number, migrations: readonly Migration[] = MIGRATIONS): number[] {
+  db.run(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)",
+  );
+  const latest = migrations.length ? migrations[migrations.length - 1]!.version : 0;
+  const current = (): number =>
+    (db.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number | null }).v ?? 0;
+  const have = current();
+  if (have > latest) {
+    throw new StoreError(
+      "schema",
+      `database schema version ${have} is newer than this build supports (${latest}); upgrade switchyard`,
+    );
+  }
+  const applied: number[] = [];
+  for (const m of migrations) {
+    if (m.version <= have) continue;
+    db.transaction(() => {
+      const done = db.query("SELECT 1 FROM schema_migrations WHERE version = ?").get(m.version);
+      if (done) return;
+      if (typeof m.up === "string") db.run(m.up);
+      else m.up(db);
+      db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        m.version,
+        m.name,
+        Math.round(now()),
+      );
+      applied.push(m.version);
+    }).immediate();
+  }
+  return applied;
+}
