@@ -1,0 +1,162 @@
+/**
+ * Configuration errors (SPEC 2.3, 2.2 `check-config`): every problem names the path of the offending
+ * key in the file, e.g. `combos[1].targets[0].model`, and never carries a secret value.
+ */
+import * as v from "valibot";
+
+/** One problem in a configuration file. */
+export interface ConfigIssue {
+  /**
+   * Where in the file: `server.port`, `combos[1].targets[0].model`, `aliases.fast`,
+   * `providers[0].models["glm-5.3"]` (keys that are not plain identifiers are quoted), or
+   * {@link ROOT_PATH} for the document as a whole (unreadable file, YAML syntax error).
+   */
+  path: string;
+  /** Human-readable explanation. Never contains a secret value (only env var names and file paths). */
+  message: string;
+}
+
+/** The path used for problems with the document as a whole. */
+export const ROOT_PATH = "(root)";
+
+/**
+ * Thrown by the loader when a configuration is invalid. `issues` holds every problem found (the
+ * loader does not stop at the first); `message` is the same list as `path: message` lines.
+ */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+  readonly issues: ConfigIssue[];
+  /** The file the configuration came from, when it came from a file. */
+  readonly file?: string;
+
+  constructor(issues: ConfigIssue[], file?: string) {
+    const head = file ? `invalid configuration ${file}` : "invalid configuration";
+    super(`${head}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`);
+    this.issues = issues;
+    this.file = file;
+  }
+}
+
+/** One step of a path: an object key or an array index. */
+export type PathSegment = string | number;
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/**
+ * Formats a path as written in {@link ConfigIssue.path}: `a.b[0].c`; a key that is not an identifier
+ * (`glm-5.3`, `a b`) is written `["glm-5.3"]`. An empty path is {@link ROOT_PATH}.
+ */
+export function formatPath(segments: readonly PathSegment[]): string {
+  if (segments.length === 0) return ROOT_PATH;
+  let out = "";
+  for (const seg of segments) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else if (IDENT.test(seg)) out += out === "" ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}
+
+/** Marks a valibot message that no schema customised, so {@link issueFromValibot} writes its own. */
+export const DEFAULT_MESSAGE = "\u0000default";
+
+/** A short, value-free description of what a YAML value is ("a string", "a list", "null", …). */
+export function describeKind(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "a list";
+  switch (typeof value) {
+    case "string":
+      return "a string";
+    case "number":
+      return Number.isInteger(value) ? "an integer" : "a number";
+    case "boolean":
+      return "a boolean";
+    case "object":
+      return "a mapping";
+    default:
+      return typeof value;
+  }
+}
+
+const EXPECTED_WORDS: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  boolean: "a boolean (true or false)",
+  Array: "a list",
+  Object: "a mapping",
+  unknown: "a value",
+};
+
+/**
+ * Converts one valibot issue into a {@link ConfigIssue}. Messages written by our schemas are kept;
+ * valibot's defaults (which quote the received value, possibly a secret) are replaced by a message that
+ * names only the expected and received *kinds*.
+ */
+export function issueFromValibot(issue: v.BaseIssue<unknown>): ConfigIssue {
+  const segments: PathSegment[] = (issue.path ?? []).map((p) => p.key as PathSegment);
+  const path = formatPath(segments);
+  if (issue.message !== DEFAULT_MESSAGE) return { path, message: issue.message };
+  // A required key that is absent: valibot reports it with the key in the path and `expected: "key"`.
+  if (issue.input === undefined && issue.expected?.startsWith('"')) return { path, message: "required" };
+  const expected = issue.expected ? (EXPECTED_WORDS[issue.expected] ?? issue.expected) : "a different value";
+  return { path, message: `expected ${expected}, got ${describeKind(issue.input)}` };
+}
+
+/** Edit distance counting a swap of two neighbours as one edit (optimal string alignment), for "did you mean". */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The closest of `candidates` to `word` when it is plausibly a typo of it, else undefined. */
+export function suggest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const c of candidates) {
+    const d = distance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  if (best === undefined) return undefined;
+  const limit = best.length <= 3 ? 1 : best.length <= 6 ? 2 : 3;
+  return bestD <= limit ? best : undefined;
+}
+
+/**
+ * How a (non-secret) received value is shown in a message: strings quoted and cut at 40 characters,
+ * anything else by kind only. Never use it for a value read from a secret field.
+ */
+export function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return describeKind(value);
+}
+
+/**
+ * `v.strictObject` with messages written for people: an unknown key names itself, suggests the
+ * intended key when it looks like a typo, and lists the allowed keys; a non-mapping says what it got.
+ * `what` names the object in messages ("a provider", "the server section").
+ */
+export function strictObj<E extends v.ObjectEntries>(entries: E, what: string) {
+  const keys = Object.keys(entries);
+  return v.strictObject(entries, (issue) => {
+    if (issue.expected === "never" && typeof issue.input === "string") {
+      const hint = suggest(issue.input, keys);
+      return `unknown key "${issue.input}" in ${what}${hint ? ` (did you mean "${hint}"?)` : ""}; allowed: ${keys.join(", ")}`;
+    }
+    if (issue.input === undefined && issue.expected?.startsWith('"')) return "required";
+    return `expected ${what}, got ${describeKind(issue.input)}`;
+  });
+}

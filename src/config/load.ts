@@ -1,0 +1,559 @@
+/**
+ * Loading the configuration file (SPEC 2.3): YAML (Bun's built-in parser, `Bun.YAML.parse`) →
+ * valibot shape check with defaults (schema.ts) → secrets (`env:`/`file:`) → built-in providers merged
+ * → cross-reference checks → {@link RuntimeConfig}.
+ *
+ * Every problem found is reported at once in one {@link ConfigError}, each naming the path of the
+ * offending key (`combos[1].targets[0].model`). Messages never contain a secret value.
+ *
+ * Cross-reference rules (all errors unless noted):
+ * - ids are unique: `providers[].id`, `accounts[].id`, `combos[].name`, `keys[].name`; two keys may not
+ *   share a secret; an alias may not have a combo's name;
+ * - `accounts[].provider` names a built-in or configured provider; the credential fits its kind
+ *   (`api_key` for API kinds — optional for `*-compatible`, e.g. a local Ollama —, `access_token` for
+ *   claude-code/codex, and `refresh_token`/`expires_at`/`account_id` only next to `access_token`);
+ * - a combo target's `model` (and an alias's target) is `provider/model` with a known provider prefix
+ *   (prefix = text before the first `/`), or an alias, or a combo;
+ * - `targets[].account` exists, and belongs to the target's provider (so the target must be
+ *   `provider/model`);
+ * - combos and aliases that reference each other in a cycle: reported at the reference that closes it;
+ * - `settings.capacity_adapter.*` entries are `provider/model` with a known provider;
+ * - `oauth` only on claude-code/codex providers; `kind` of a built-in id cannot change;
+ * - `base_url` follows the vendor SDK convention (SPEC 2.3): an Anthropic-format URL must not end in
+ *   `/v1/messages`, an OpenAI-format one not in `/chat/completions` or `/responses`, a Gemini one must
+ *   not contain `/v1beta` (warning only: an Anthropic-format URL ending in `/v1`).
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import * as v from "valibot";
+import type { Account, Credential, ModelInfo } from "../../pipeline/ports.ts";
+import {
+  BUILTIN_KINDS,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  ENV_ACCOUNTS,
+  isSubscriptionKind,
+  KIND_DEFAULTS,
+  providerFromKind,
+  SLOW_IDLE_TIMEOUT_MS,
+  builtinProviders,
+} from "./builtins.ts";
+import {
+  ConfigError,
+  type ConfigIssue,
+  DEFAULT_MESSAGE,
+  formatPath,
+  issueFromValibot,
+  type PathSegment,
+  ROOT_PATH,
+  suggest,
+} from "./errors.ts";
+import { type ConfigFile, ConfigFileSchema, type ModelEntry } from "./schema.ts";
+import { type Env, resolveSecret } from "./secrets.ts";
+import type {
+  Combo,
+  ComboTarget,
+  ConfigKey,
+  ConfiguredProvider,
+  RuntimeConfig,
+  ServerConfig,
+  Settings,
+  TargetRef,
+} from "./types.ts";
+
+export type { Env } from "./secrets.ts";
+
+/** Options of {@link parseConfig}. */
+export interface ParseOptions {
+  /** Folder `file:` secrets are relative to (the config file's folder). Default: the working directory. */
+  baseDir?: string;
+  /** Environment for `env:` secrets and REQUIRE_API_KEY. Default: `process.env`. */
+  env?: Env;
+  /** The file the text came from, recorded in `source.path` and error messages. */
+  path?: string;
+  /** Clock for `source.loadedAt`, ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** Whether an environment flag is on: `true`, `1`, `yes` or `on` (any case). */
+export function envFlag(value: string | undefined): boolean {
+  return value !== undefined && /^(true|1|yes|on)$/i.test(value.trim());
+}
+
+/**
+ * Parses YAML text with `Bun.YAML.parse`. Bun's errors carry no position, so on a syntax error the
+ * first line at which a prefix of the document fails the same way is reported as "near line N".
+ * @throws ConfigError with one issue at {@link ROOT_PATH}.
+ */
+function parseYaml(text: string, file?: string): unknown {
+  try {
+    return Bun.YAML.parse(text);
+  } catch (e) {
+    const reason = String((e as Error)?.message ?? e).replace(/^YAML Parse error:\s*/i, "");
+    let where = "";
+    if (!/EOF/i.test(reason)) {
+      const lines = text.split(/\r?\n/);
+      for (let n = 1; n <= lines.length; n++) {
+        try {
+          Bun.YAML.parse(lines.slice(0, n).join("\n"));
+        } catch (e2) {
+          if (String((e2 as Error)?.message ?? e2).replace(/^YAML Parse error:\s*/i, "") === reason) {
+            where = ` near line ${n}`;
+            break;
+          }
+        }
+      }
+    }
+    throw new ConfigError([{ path: ROOT_PATH, message: `YAML syntax error${where}: ${reason}` }], file);
+  }
+}
+
+/**
+ * Parses and validates configuration text (SPEC 2.3) into a {@link RuntimeConfig}: defaults applied,
+ * secrets resolved, built-in providers merged, cross-references checked (see the module doc).
+ * An empty document is valid: the built-in providers and defaults, no accounts.
+ * @throws ConfigError listing every problem, each with its path; no message contains a secret.
+ */
+export function parseConfig(text: string, opts: ParseOptions = {}): RuntimeConfig {
+  const env = opts.env ?? process.env;
+  const baseDir = opts.baseDir ?? process.cwd();
+  const doc = parseYaml(text, opts.path);
+  const parsed = v.safeParse(ConfigFileSchema, doc ?? {}, { abortEarly: false, message: () => DEFAULT_MESSAGE });
+  if (!parsed.success) throw new ConfigError(parsed.issues.map(issueFromValibot), opts.path);
+  return build(parsed.output, { env, baseDir, path: opts.path, loadedAt: (opts.now ?? Date.now)() });
+}
+
+interface BuildContext {
+  env: Env;
+  baseDir: string;
+  path?: string;
+  loadedAt: number;
+}
+
+const quoteNames = (xs: Iterable<string>) => [...xs].map((x) => `"${x}"`).join(", ") || "none";
+
+/** The semantic half of loading: secrets, built-ins, cross-references. */
+function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
+  const issues: ConfigIssue[] = [];
+  const warnings: ConfigIssue[] = [];
+  const add = (at: PathSegment[], message: string) => issues.push({ path: formatPath(at), message });
+  const warn = (at: PathSegment[], message: string) => warnings.push({ path: formatPath(at), message });
+  const secret = (raw: string, at: PathSegment[]): { value: string; via: string } | undefined => {
+    const r = resolveSecret(raw, ctx);
+    if (r.ok) return r;
+    add(at, r.message);
+    return undefined;
+  };
+
+  // ----- server ----------------------------------------------------------------------------
+  const server: ServerConfig = {
+    host: file.server.host,
+    port: file.server.port,
+    requireApiKey: file.server.require_api_key || envFlag(ctx.env.REQUIRE_API_KEY),
+    maxBodyBytes: file.server.max_body_bytes,
+    shutdownGraceMs: file.server.shutdown_grace_ms,
+  };
+  if (file.server.database !== undefined) {
+    const db = secret(file.server.database, ["server", "database"]);
+    if (db) server.database = db.value;
+  }
+
+  // ----- providers -------------------------------------------------------------------------
+  const providers = builtinProviders();
+  const providerAt = new Map<string, number>();
+  file.providers.forEach((p, i) => {
+    const at: PathSegment[] = ["providers", i];
+    const prev = providerAt.get(p.id);
+    if (prev !== undefined) return add([...at, "id"], `duplicate provider id "${p.id}" (first at providers[${prev}])`);
+    providerAt.set(p.id, i);
+    const builtinKind = Object.hasOwn(BUILTIN_KINDS, p.id) ? BUILTIN_KINDS[p.id] : undefined;
+    let prov: ConfiguredProvider;
+    if (builtinKind) {
+      if (p.kind && p.kind !== builtinKind) {
+        return add(
+          [...at, "kind"],
+          `built-in provider "${p.id}" is kind ${builtinKind} and cannot change kind; give a ${p.kind} provider another id`,
+        );
+      }
+      prov = providers.get(p.id)!;
+      prov.source = "config";
+    } else {
+      if (!p.kind) {
+        return add([...at, "kind"], `required: "${p.id}" is not a built-in provider (built-ins: ${Object.keys(BUILTIN_KINDS).join(", ")})`);
+      }
+      if (!p.base_url && !KIND_DEFAULTS[p.kind].baseUrl) return add([...at, "base_url"], `required for kind ${p.kind}`);
+      prov = providerFromKind(p.id, p.kind, "config");
+    }
+    if (p.base_url) {
+      const bad = baseUrlProblem(prov.format, p.base_url);
+      if (bad?.error) add([...at, "base_url"], bad.error);
+      else if (bad?.warning) warn([...at, "base_url"], bad.warning);
+      prov.baseUrl = p.base_url;
+    }
+    for (const [name, m] of Object.entries(p.models ?? {})) prov.models[name] = modelInfo(m);
+    const slow = p.slow ?? KIND_DEFAULTS[prov.kind].slow;
+    if (p.idle_timeout_ms !== undefined) prov.idleTimeoutMs = p.idle_timeout_ms;
+    else if (p.slow !== undefined) prov.idleTimeoutMs = slow ? SLOW_IDLE_TIMEOUT_MS : DEFAULT_IDLE_TIMEOUT_MS;
+    if (p.header_timeout_ms !== undefined) prov.headerTimeoutMs = p.header_timeout_ms;
+    if (p.max_concurrency !== undefined) prov.defaultMaxConcurrency = p.max_concurrency;
+    if (p.oauth) {
+      if (!prov.oauth) {
+        add([...at, "oauth"], `only subscription providers (kind claude-code or codex) take oauth; "${p.id}" is ${prov.kind}`);
+      } else {
+        const o = p.oauth;
+        prov.oauth = {
+          authorizeUrl: o.authorize_url ?? prov.oauth.authorizeUrl,
+          tokenUrl: o.token_url ?? prov.oauth.tokenUrl,
+          clientId: o.client_id ?? prov.oauth.clientId,
+          scopes: o.scopes ?? prov.oauth.scopes,
+          redirectUri: o.redirect_uri ?? prov.oauth.redirectUri,
+        };
+      }
+    }
+    providers.set(p.id, prov);
+  });
+  // Providers that failed their own checks still count as known, so references to them do not cascade.
+  const knownProviderIds = new Set([...providers.keys(), ...file.providers.map((p) => p.id)]);
+
+  // ----- accounts --------------------------------------------------------------------------
+  const accounts: Account[] = [];
+  const accountAt = new Map<string, number>();
+  const accountProvider = new Map<string, string>();
+  file.accounts.forEach((a, i) => {
+    const at: PathSegment[] = ["accounts", i];
+    const prev = accountAt.get(a.id);
+    if (prev !== undefined) return add([...at, "id"], `duplicate account id "${a.id}" (first at accounts[${prev}])`);
+    accountAt.set(a.id, i);
+    accountProvider.set(a.id, a.provider);
+    const prov = providers.get(a.provider);
+    if (!prov && !knownProviderIds.has(a.provider)) {
+      const hint = suggest(a.provider, [...knownProviderIds]);
+      add([...at, "provider"], `unknown provider "${a.provider}"${hint ? ` (did you mean "${hint}"?)` : ""}; known: ${quoteNames(knownProviderIds)}`);
+    }
+    // Credential shape.
+    if (a.api_key !== undefined && a.access_token !== undefined) {
+      add([...at, "access_token"], "give either api_key or access_token, not both");
+    }
+    if (a.access_token === undefined) {
+      for (const k of ["refresh_token", "expires_at", "account_id"] as const) {
+        if (a[k] !== undefined) add([...at, k], `${k} only goes with access_token`);
+      }
+    }
+    if (prov) {
+      const sub = isSubscriptionKind(prov.kind);
+      if (sub && a.api_key !== undefined) {
+        add([...at, "api_key"], `provider "${prov.id}" is a subscription provider (${prov.kind}): use access_token (or \`switchyard login\`)`);
+      } else if (sub && a.access_token === undefined) {
+        add(
+          [...at, "access_token"],
+          `required for subscription provider "${prov.id}" (${prov.kind}); accounts from \`switchyard login\`/\`import\` live in the database instead`,
+        );
+      } else if (!sub && a.access_token !== undefined) {
+        add([...at, "access_token"], `access_token is for subscription providers (claude-code, codex); provider "${prov.id}" (${prov.kind}) takes api_key`);
+      } else if (!sub && a.api_key === undefined && !prov.kind.endsWith("-compatible")) {
+        add([...at, "api_key"], `required for provider "${prov.id}" (${prov.kind})`);
+      }
+    }
+    // Secrets (resolved even when something else is wrong, so every missing variable is reported).
+    let credential: Credential = { type: "none" };
+    if (a.api_key !== undefined) {
+      const s = secret(a.api_key, [...at, "api_key"]);
+      if (s) credential = { type: "api_key", apiKey: s.value };
+    } else if (a.access_token !== undefined) {
+      const s = secret(a.access_token, [...at, "access_token"]);
+      const r = a.refresh_token !== undefined ? secret(a.refresh_token, [...at, "refresh_token"]) : undefined;
+      if (s) {
+        credential = { type: "oauth", accessToken: s.value };
+        if (r) credential.refreshToken = r.value;
+        if (a.expires_at !== undefined) credential.expiresAt = a.expires_at;
+        if (a.account_id !== undefined) credential.accountId = a.account_id;
+      }
+    }
+    let proxy: string | undefined;
+    if (a.proxy !== undefined) {
+      const s = secret(a.proxy, [...at, "proxy"]);
+      if (s) {
+        if (isHttpUrl(s.value)) proxy = s.value;
+        else add([...at, "proxy"], `proxy (${s.via === "inline value" ? "as written" : `from ${s.via}`}) must be an http:// or https:// URL`);
+      }
+    }
+    const acc: Account = {
+      id: a.id,
+      providerId: a.provider,
+      priority: a.priority ?? i + 1,
+      credential,
+      disabled: a.disabled,
+      source: "config",
+    };
+    if (a.max_concurrency !== undefined) acc.maxConcurrency = a.max_concurrency;
+    if (proxy !== undefined) acc.proxy = proxy;
+    accounts.push(acc);
+  });
+
+  // ----- keys ------------------------------------------------------------------------------
+  const keys: ConfigKey[] = [];
+  const keyAt = new Map<string, number>();
+  const secretAt = new Map<string, number>();
+  file.keys.forEach((k, i) => {
+    const at: PathSegment[] = ["keys", i];
+    const prev = keyAt.get(k.name);
+    if (prev !== undefined) return add([...at, "name"], `duplicate key name "${k.name}" (first at keys[${prev}])`);
+    keyAt.set(k.name, i);
+    const s = secret(k.key, [...at, "key"]);
+    if (!s) return;
+    const same = secretAt.get(s.value);
+    if (same !== undefined) return add([...at, "key"], `same secret as keys[${same}]; every key needs its own`);
+    secretAt.set(s.value, i);
+    const key: ConfigKey = { name: k.name, secret: s.value, scopes: k.scopes, source: "config" };
+    if (k.tag !== undefined) key.tag = k.tag;
+    keys.push(key);
+  });
+
+  // ----- combos and aliases: names ---------------------------------------------------------
+  const comboAt = new Map<string, number>();
+  file.combos.forEach((c, i) => {
+    const prev = comboAt.get(c.name);
+    if (prev !== undefined) add(["combos", i, "name"], `duplicate combo name "${c.name}" (first at combos[${prev}])`);
+    else comboAt.set(c.name, i);
+  });
+  const aliasNames = new Set<string>();
+  for (const name of Object.keys(file.aliases)) {
+    const at: PathSegment[] = ["aliases", name];
+    if (!/^[^\s/]+$/.test(name)) add(at, `alias name must not be empty or contain spaces or "/" (a "/" means provider/model)`);
+    else if (comboAt.has(name)) add(at, `alias "${name}" has the same name as combo combos[${comboAt.get(name)}]`);
+    aliasNames.add(name);
+  }
+
+  /** Checks a reference to a model, alias or combo. */
+  const checkRef = (target: string, at: PathSegment[]): TargetRef | undefined => {
+    const slash = target.indexOf("/");
+    if (slash >= 0) {
+      const providerId = target.slice(0, slash);
+      const model = target.slice(slash + 1);
+      if (!knownProviderIds.has(providerId)) {
+        const hint = suggest(providerId, [...knownProviderIds]);
+        add(at, `unknown provider "${providerId}" in "${target}"${hint ? ` (did you mean "${hint}"?)` : ""}; known providers: ${quoteNames(knownProviderIds)}`);
+        return undefined;
+      }
+      if (model.trim() === "") {
+        add(at, `"${target}" names no model after "${providerId}/"`);
+        return undefined;
+      }
+      return { type: "model", providerId, model };
+    }
+    if (aliasNames.has(target)) return { type: "alias", name: target };
+    if (comboAt.has(target)) return { type: "combo", name: target };
+    const hint = suggest(target, [...aliasNames, ...comboAt.keys()]);
+    add(
+      at,
+      `"${target}" is neither provider/model, an alias nor a combo${hint ? ` (did you mean "${hint}"?)` : ""}; write e.g. "openai/${target}"`,
+    );
+    return undefined;
+  };
+
+  // ----- reference graph for cycle detection ------------------------------------------------
+  type Node = string; // "combo:NAME" | "alias:NAME"
+  const edges = new Map<Node, { to: Node; at: PathSegment[] }[]>();
+  const edge = (from: Node, ref: TargetRef | undefined, at: PathSegment[]) => {
+    if (!ref || ref.type === "model") return;
+    const to = `${ref.type}:${ref.name}`;
+    if (!edges.has(from)) edges.set(from, []);
+    edges.get(from)!.push({ to, at });
+  };
+
+  // ----- combos ----------------------------------------------------------------------------
+  const combos = new Map<string, Combo>();
+  file.combos.forEach((c, i) => {
+    const strategy = c.strategy === "priority" ? "fallback" : c.strategy;
+    const targets: ComboTarget[] = [];
+    c.targets.forEach((t, j) => {
+      const at: PathSegment[] = ["combos", i, "targets", j];
+      const ref = checkRef(t.model, [...at, "model"]);
+      edge(`combo:${c.name}`, ref, [...at, "model"]);
+      if (t.account !== undefined) {
+        const accProvider = accountProvider.get(t.account);
+        if (accProvider === undefined) {
+          const hint = suggest(t.account, [...accountProvider.keys()]);
+          add([...at, "account"], `unknown account "${t.account}"${hint ? ` (did you mean "${hint}"?)` : ""}`);
+        } else if (ref && ref.type !== "model") {
+          add([...at, "account"], `an account can only pin a provider/model target; "${t.model}" is ${ref.type === "alias" ? "an alias" : "a combo"}`);
+        } else if (ref && ref.providerId !== accProvider) {
+          add([...at, "account"], `account "${t.account}" belongs to provider "${accProvider}", not "${ref.providerId}"`);
+        }
+      }
+      if (t.weight !== undefined && strategy !== "weighted") {
+        warn([...at, "weight"], `ignored: combo "${c.name}" uses strategy ${strategy}, not weighted`);
+      }
+      if (!ref) return;
+      const target: ComboTarget = { model: t.model, ref, weight: t.weight ?? 1 };
+      if (t.account !== undefined) target.account = t.account;
+      if (t.params !== undefined) target.params = t.params;
+      if (t.when !== undefined) target.when = { expr: t.when.expr, whenUnknown: t.when.when_unknown };
+      targets.push(target);
+    });
+    if (comboAt.get(c.name) !== i) return; // duplicate, already reported
+    combos.set(c.name, {
+      name: c.name,
+      strategy,
+      portability: c.portability,
+      cacheAffinity: c.cache_affinity,
+      targets,
+      source: "config",
+    });
+  });
+
+  // ----- aliases ---------------------------------------------------------------------------
+  const aliases = new Map<string, string>();
+  for (const [name, target] of Object.entries(file.aliases)) {
+    const ref = checkRef(target, ["aliases", name]);
+    edge(`alias:${name}`, ref, ["aliases", name]);
+    aliases.set(name, target);
+  }
+
+  // ----- cycles ----------------------------------------------------------------------------
+  const state = new Map<Node, 1 | 2>();
+  const stack: Node[] = [];
+  const display = (n: Node) => n.slice(n.indexOf(":") + 1);
+  const dfs = (n: Node) => {
+    state.set(n, 1);
+    stack.push(n);
+    for (const e of edges.get(n) ?? []) {
+      const s = state.get(e.to);
+      if (s === 1) {
+        const cycle = [...stack.slice(stack.indexOf(e.to)), e.to].map(display).join(" → ");
+        add(e.at, `reference cycle: ${cycle}`);
+      } else if (s === undefined) dfs(e.to);
+    }
+    stack.pop();
+    state.set(n, 2);
+  };
+  for (const c of file.combos) if (!state.has(`combo:${c.name}`)) dfs(`combo:${c.name}`);
+  for (const a of Object.keys(file.aliases)) if (!state.has(`alias:${a}`)) dfs(`alias:${a}`);
+
+  // ----- settings --------------------------------------------------------------------------
+  const s = file.settings;
+  const ca = s.capacity_adapter;
+  for (const kind of ["images", "pdf", "audio", "video"] as const) {
+    ca[kind].forEach((m, j) => {
+      const at: PathSegment[] = ["settings", "capacity_adapter", kind, j];
+      const slash = m.indexOf("/");
+      if (slash < 0) add(at, `"${m}" must be provider/model (e.g. "openai/${m}")`);
+      else checkRef(m, at);
+    });
+  }
+  const settings: Settings = {
+    accountStrategy: s.account_strategy,
+    tokenSavers: { compressToolResults: s.token_savers.compress_tool_results },
+    redaction: { enabled: s.redaction.enabled },
+    capacityAdapter: { images: ca.images, pdf: ca.pdf, audio: ca.audio, video: ca.video },
+    maxAttempts: s.max_attempts,
+    precommitDeadlineMs: s.precommit_deadline_ms,
+    traceRingSize: s.trace_ring_size,
+  };
+
+  if (issues.length > 0) throw new ConfigError(issues, ctx.path);
+  return {
+    server,
+    providers,
+    accounts,
+    combos,
+    aliases,
+    keys,
+    settings,
+    warnings,
+    source: { ...(ctx.path ? { path: ctx.path } : {}), loadedAt: ctx.loadedAt },
+  };
+}
+
+function modelInfo(m: ModelEntry): ModelInfo {
+  const out: ModelInfo = {};
+  if (m.context_window !== undefined) out.contextWindow = m.context_window;
+  if (m.max_output_tokens !== undefined) out.maxOutputTokens = m.max_output_tokens;
+  if (m.images !== undefined) out.images = m.images;
+  if (m.pdf !== undefined) out.pdf = m.pdf;
+  if (m.audio !== undefined) out.audio = m.audio;
+  if (m.video !== undefined) out.video = m.video;
+  if (m.reasoning_efforts !== undefined) out.reasoningEfforts = m.reasoning_efforts;
+  return out;
+}
+
+function isHttpUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** Checks a base URL against its format's vendor-SDK convention (SPEC 2.3). */
+function baseUrlProblem(format: ConfiguredProvider["format"], url: string): { error?: string; warning?: string } | undefined {
+  const path = new URL(url).pathname.replace(/\/+$/, "");
+  if (format === "anthropic-messages") {
+    if (/\/v1\/messages$/.test(path)) return { error: "base_url is the host root: the gateway appends /v1/messages" };
+    if (/\/v1$/.test(path)) return { warning: "an Anthropic-format base_url is usually the host root: the gateway appends /v1/messages, so this calls …/v1/v1/messages" };
+  } else if (format === "openai-chat" || format === "openai-responses") {
+    if (/\/(chat\/completions|responses)$/.test(path)) {
+      return { error: "base_url ends before the endpoint (usually in /v1): the gateway appends /chat/completions or /responses" };
+    }
+  } else if (format === "gemini") {
+    if (/\/v1beta(\/|$)/.test(path)) return { error: "base_url is the host root: the gateway appends /v1beta/models/{model}:generateContent" };
+  }
+  return undefined;
+}
+
+/**
+ * Reads and parses a configuration file (sync). `file:` secrets are relative to the file's folder.
+ * @throws ConfigError (at {@link ROOT_PATH} when the file cannot be read), or as {@link parseConfig}.
+ */
+export function loadConfigFile(path: string, env: Env = process.env): RuntimeConfig {
+  const abs = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(abs, "utf8");
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "not found" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
+    throw new ConfigError([{ path: ROOT_PATH, message: `cannot read config file ${abs}: ${why}` }], abs);
+  }
+  return parseConfig(text, { baseDir: dirname(abs), env, path: abs });
+}
+
+/**
+ * The configuration used when there is no config file: the built-in providers, defaults, and one
+ * account per API key in the environment (ANTHROPIC_API_KEY → `anthropic-env`, OPENAI_API_KEY →
+ * `openai-env`, GEMINI_API_KEY → `gemini-env`; empty values are ignored). REQUIRE_API_KEY applies.
+ */
+export function defaultConfig(env: Env = process.env, now: () => number = Date.now): RuntimeConfig {
+  const cfg = parseConfig("", { env, now });
+  for (const e of ENV_ACCOUNTS) {
+    const key = env[e.env];
+    if (key === undefined || key.trim() === "") continue;
+    cfg.accounts.push({
+      id: e.id,
+      providerId: e.provider,
+      priority: cfg.accounts.length + 1,
+      credential: { type: "api_key", apiKey: key.trim() },
+      disabled: false,
+      source: "config",
+    });
+  }
+  return cfg;
+}
+
+/** Where `switchyard start` looks for a config file when `--config` is not given: `$SWITCHYARD_HOME/config.yaml`, else `~/.switchyard/config.yaml`. */
+export function defaultConfigPath(env: Env = process.env): string {
+  return join(env.SWITCHYARD_HOME || join(homedir(), ".switchyard"), "config.yaml");
+}
+
+/**
+ * The configuration `switchyard start` runs with: the given file (which must exist), else the
+ * default path when a file is there, else {@link defaultConfig}.
+ * @throws ConfigError as {@link loadConfigFile}.
+ */
+export function loadConfig(opts: { path?: string; env?: Env } = {}): RuntimeConfig {
+  const env = opts.env ?? process.env;
+  if (opts.path) return loadConfigFile(opts.path, env);
+  const fallback = defaultConfigPath(env);
+  return existsSync(fallback) ? loadConfigFile(fallback, env) : defaultConfig(env);
+}

@@ -1,0 +1,262 @@
+/**
+ * Routing predicates (SPEC 5.2): the typed, side-effect-free expression a combo target may carry in
+ * `when.expr`. This module defines the vocabulary (facts, operators, value types), the TypeScript types
+ * the routing stage evaluates, and the valibot schema the config loader validates them with.
+ * Evaluation (three-valued, with explanations) lives with the order stage, not here.
+ *
+ * Grammar, as written in YAML:
+ *
+ * ```yaml
+ * when:
+ *   when_unknown: skip            # or allow; decides an expression that evaluates to "unknown"
+ *   expr:
+ *     all:                        # every sub-expression true (also `any: [...]`, `not: expr`)
+ *       - { fact: has_tools, op: eq, value: true }
+ *       - { fact: input_tokens, op: lt, value: 100000 }
+ *       - { fact: client_format, op: in, value: [openai-chat, openai-responses] }
+ *       - { fact: target_capability, arg: images, op: eq, value: true }
+ * ```
+ *
+ * `target_capability(name)` from SPEC 5.2 is written as fact `target_capability` with `arg: name`
+ * (one of {@link CAPABILITIES}); the call-style spelling `target_capability(images)` is rejected with a
+ * hint. Each fact has a value type that decides the allowed operators and the shape of `value`:
+ *
+ * | type    | ops                                       | value                                   |
+ * |---------|-------------------------------------------|-----------------------------------------|
+ * | boolean | eq, ne                                    | true / false                            |
+ * | string  | eq, ne, contains (substring), in, not_in  | a string; a non-empty list for in/not_in |
+ * | enum    | eq, ne, in, not_in                        | one of the enum's values (or a list)    |
+ * | number  | eq, ne, lt, lte, gt, gte, in, not_in      | a number; a non-empty list for in/not_in |
+ */
+import * as v from "valibot";
+import { describeKind, shown, strictObj as strict, suggest } from "./errors.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary
+// ---------------------------------------------------------------------------------------------
+
+/** Comparison operators (SPEC 5.2). */
+export const PREDICATE_OPS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "contains"] as const;
+/** A comparison operator. */
+export type PredicateOp = (typeof PREDICATE_OPS)[number];
+
+/** Capability names accepted as `arg` of fact `target_capability` (ModelInfo fields; `reasoning` = any reasoning effort). */
+export const CAPABILITIES = ["images", "pdf", "audio", "video", "reasoning"] as const;
+/** A model capability a predicate can ask about. */
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** The value type of a fact; decides operators and value shapes (see the module table). */
+export type FactType =
+  | { type: "boolean" }
+  | { type: "string" }
+  | { type: "number" }
+  | { type: "enum"; values: readonly string[] };
+
+/**
+ * Every fact of SPEC 5.2 with its value type. `input_tokens` is an estimate, in tokens;
+ * `target_context_window` and `target_max_output_tokens` are in tokens (unknown when the model has no
+ * `models:` entry); `frontend` is the client's API family; `client_format` the client wire format.
+ */
+export const FACT_TYPES = {
+  has_tools: { type: "boolean" },
+  has_images: { type: "boolean" },
+  has_reasoning: { type: "boolean" },
+  frontend: { type: "enum", values: ["openai", "anthropic"] },
+  client_format: { type: "enum", values: ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] },
+  requested_model: { type: "string" },
+  requested_alias: { type: "string" },
+  requested_combo: { type: "string" },
+  key_tag: { type: "string" },
+  input_tokens: { type: "number" },
+  target_model: { type: "string" },
+  target_provider: { type: "string" },
+  target_capability: { type: "boolean" },
+  target_context_window: { type: "number" },
+  target_max_output_tokens: { type: "number" },
+} as const satisfies Record<string, FactType>;
+
+/** A fact name. */
+export type PredicateFact = keyof typeof FACT_TYPES;
+/** All fact names, in SPEC order. */
+export const PREDICATE_FACTS = Object.keys(FACT_TYPES) as PredicateFact[];
+
+/** Operators allowed per fact value type. */
+export const OPS_BY_TYPE: Record<FactType["type"], readonly PredicateOp[]> = {
+  boolean: ["eq", "ne"],
+  string: ["eq", "ne", "contains", "in", "not_in"],
+  enum: ["eq", "ne", "in", "not_in"],
+  number: ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in"],
+};
+
+// ---------------------------------------------------------------------------------------------
+// Types for the routing stage
+// ---------------------------------------------------------------------------------------------
+
+/** A scalar a comparison compares against. */
+export type PredicateScalar = string | number | boolean;
+
+/**
+ * A leaf comparison `{fact, op, value}`. `value` is a list exactly when `op` is `in`/`not_in`.
+ * `arg` is present exactly when `fact` is `target_capability`.
+ */
+export interface PredicateComparison {
+  fact: PredicateFact;
+  op: PredicateOp;
+  value: PredicateScalar | PredicateScalar[];
+  arg?: Capability;
+}
+
+/** A predicate expression tree (SPEC 5.2). */
+export type PredicateExpr =
+  | { all: PredicateExpr[] }
+  | { any: PredicateExpr[] }
+  | { not: PredicateExpr }
+  | PredicateComparison;
+
+/** What decides an expression that evaluates to "unknown" (SPEC 5.2): `skip` the target (default) or `allow` it. */
+export type WhenUnknown = "skip" | "allow";
+
+/** A target's predicate as loaded (`when:` in the file, camelCased). */
+export interface TargetWhen {
+  expr: PredicateExpr;
+  whenUnknown: WhenUnknown;
+}
+
+/** Type guards for the expression tree. */
+export const isAll = (e: PredicateExpr): e is { all: PredicateExpr[] } => "all" in e;
+export const isAny = (e: PredicateExpr): e is { any: PredicateExpr[] } => "any" in e;
+export const isNot = (e: PredicateExpr): e is { not: PredicateExpr } => "not" in e;
+export const isComparison = (e: PredicateExpr): e is PredicateComparison => "fact" in e;
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------------
+
+const isRecord = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+
+const quoteList = (xs: readonly string[]) => xs.join(", ");
+
+const EXPR_SHAPE = "a predicate ({all: [...]}, {any: [...]}, {not: ...} or {fact, op, value})";
+
+function scalarSchema(fact: string, t: FactType) {
+  switch (t.type) {
+    case "boolean":
+      return v.boolean(`fact ${fact} compares with true or false`);
+    case "number":
+      return v.pipe(
+        v.number(`fact ${fact} compares with a number`),
+        v.finite(`fact ${fact} compares with a finite number`),
+      );
+    case "string":
+      return v.string(`fact ${fact} compares with a string`);
+    case "enum":
+      return v.picklist(
+        t.values,
+        (i) => `fact ${fact} is one of ${quoteList(t.values)}; got ${shown(i.input)}`,
+      );
+  }
+}
+
+function valueSchema(fact: string, t: FactType, op: PredicateOp) {
+  if (op === "in" || op === "not_in") {
+    return v.pipe(
+      v.array(scalarSchema(fact, t), `op ${op} needs a list of values`),
+      v.minLength(1, `op ${op} needs a non-empty list of values`),
+    );
+  }
+  if (op === "contains") return v.string(`op contains needs a string (substring match)`);
+  return scalarSchema(fact, t);
+}
+
+function factMessage(input: unknown): string {
+  if (typeof input === "string") {
+    const call = /^(\w+)\((\w*)\)$/.exec(input);
+    if (call && call[1] === "target_capability") {
+      return `write ${input} as {fact: target_capability, arg: ${call[2] || "<name>"}}`;
+    }
+    const hint = suggest(input, PREDICATE_FACTS);
+    return `unknown fact "${input}"${hint ? ` (did you mean "${hint}"?)` : ""}; known facts: ${quoteList(PREDICATE_FACTS)}`;
+  }
+  return `fact must be one of ${quoteList(PREDICATE_FACTS)}; got ${describeKind(input)}`;
+}
+
+function comparisonSchema(input: Record<string, unknown>): v.GenericSchema<unknown, PredicateComparison> {
+  const fact = input.fact;
+  const known = typeof fact === "string" && Object.hasOwn(FACT_TYPES, fact);
+  if (!known) {
+    // Unknown fact: report it (and any other key problem) without guessing value rules.
+    return strict(
+      {
+        fact: v.custom<PredicateFact>(() => false, (i) => factMessage(i.input)),
+        op: v.picklist(PREDICATE_OPS, (i) => opMessage(i.input)),
+        value: v.unknown(),
+        arg: v.optional(v.unknown()),
+      },
+      "a comparison {fact, op, value}",
+    ) as v.GenericSchema<unknown, PredicateComparison>;
+  }
+  const t: FactType = FACT_TYPES[fact as PredicateFact];
+  const ops = OPS_BY_TYPE[t.type];
+  const op = input.op;
+  const opOk = typeof op === "string" && (ops as readonly string[]).includes(op);
+  return strict(
+    {
+      fact: v.literal(fact as PredicateFact),
+      op: v.picklist(ops, (i) =>
+        typeof i.input === "string" && (PREDICATE_OPS as readonly string[]).includes(i.input)
+          ? `op ${i.input} does not apply to fact ${fact} (a ${t.type}); use one of ${quoteList(ops)}`
+          : opMessage(i.input),
+      ),
+      value: opOk ? valueSchema(fact as string, t, op as PredicateOp) : v.unknown(),
+      arg:
+        fact === "target_capability"
+          ? v.picklist(CAPABILITIES, (i) =>
+              i.input === undefined
+                ? `fact target_capability needs arg: one of ${quoteList(CAPABILITIES)}`
+                : `unknown capability ${shown(i.input)}; known: ${quoteList(CAPABILITIES)}`,
+            )
+          : v.optional(v.never(`arg is only used with fact target_capability`)),
+    },
+    "a comparison {fact, op, value}",
+  ) as v.GenericSchema<unknown, PredicateComparison>;
+}
+
+function opMessage(input: unknown): string {
+  if (typeof input === "string") {
+    const hint = suggest(input, PREDICATE_OPS);
+    return `unknown op "${input}"${hint ? ` (did you mean "${hint}"?)` : ""}; known ops: ${quoteList(PREDICATE_OPS)}`;
+  }
+  if (input === undefined) return "required";
+  return `op must be one of ${quoteList(PREDICATE_OPS)}; got ${describeKind(input)}`;
+}
+
+/**
+ * The valibot schema of a predicate expression. The node kind is chosen by its key (`all`, `any`,
+ * `not`, else a comparison), so errors point inside the right shape: an unknown fact is reported at
+ * `….expr.all[1].fact`, a wrong value at `….value`.
+ */
+export const PredicateExprSchema: v.GenericSchema<unknown, PredicateExpr> = v.lazy((input) => {
+  if (!isRecord(input)) return v.custom<PredicateExpr>(() => false, (i) => `expected ${EXPR_SHAPE}, got ${describeKind(i.input)}`);
+  if ("all" in input) {
+    return strict({ all: v.pipe(v.array(PredicateExprSchema, "all takes a list"), v.minLength(1, "all needs at least one expression")) }, "an {all: [...]} node");
+  }
+  if ("any" in input) {
+    return strict({ any: v.pipe(v.array(PredicateExprSchema, "any takes a list"), v.minLength(1, "any needs at least one expression")) }, "an {any: [...]} node");
+  }
+  if ("not" in input) return strict({ not: PredicateExprSchema }, "a {not: ...} node");
+  if ("fact" in input) return comparisonSchema(input);
+  return v.custom<PredicateExpr>(() => false, () => `expected ${EXPR_SHAPE}; found keys ${Object.keys(input).join(", ") || "none"}`);
+}) as v.GenericSchema<unknown, PredicateExpr>;
+
+/** The schema of a target's `when:` block; `when_unknown` defaults to `skip` (SPEC 5.2). */
+export const TargetWhenSchema = strict(
+  {
+    expr: PredicateExprSchema,
+    when_unknown: v.optional(
+      v.picklist(["skip", "allow"], (i) => `when_unknown is skip or allow; got ${shown(i.input)}`),
+      "skip",
+    ),
+  },
+  "a when block {expr, when_unknown}",
+);

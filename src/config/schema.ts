@@ -1,0 +1,379 @@
+/**
+ * The configuration file's schema (SPEC 2.3), in valibot. These schemas check the *shape* of the file
+ * (types, allowed keys, enums, ranges) and apply per-field defaults; the loader (load.ts) then resolves
+ * `env:`/`file:` secrets, merges built-in providers and checks cross-references.
+ *
+ * Every object is strict: an unknown key is an error naming its path (`combos[0].targets[0].modle`).
+ * Keys are snake_case in the file; the loader produces camelCase runtime types (types.ts).
+ *
+ * Secret-capable fields (`api_key`, `access_token`, `refresh_token`, `proxy`, `keys[].key`,
+ * `server.database`) take a literal, `env:NAME` (an environment variable) or `file:PATH` (a file,
+ * relative to the config file's folder, trailing newline trimmed). Messages about these fields never
+ * quote the value.
+ */
+import * as v from "valibot";
+import { describeKind, shown, strictObj } from "./errors.ts";
+import { TargetWhenSchema } from "./predicate.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations
+// ---------------------------------------------------------------------------------------------
+
+/** Provider kinds (SPEC P-1), as `ProviderKind` in formats/codec.ts. */
+export const PROVIDER_KINDS = [
+  "anthropic",
+  "openai",
+  "openai-responses",
+  "gemini",
+  "claude-code",
+  "codex",
+  "openai-compatible",
+  "anthropic-compatible",
+] as const;
+
+/** Subscription (OAuth) kinds: their accounts carry `access_token`, their providers may carry `oauth`. */
+export const SUBSCRIPTION_KINDS = ["claude-code", "codex"] as const;
+
+/** Combo strategies as written; `priority` is a synonym of `fallback` (SPEC 5.1). */
+export const COMBO_STRATEGIES = ["fallback", "priority", "round-robin", "weighted", "least-used"] as const;
+
+/** Portability policies for opaque reasoning state crossing providers (SPEC F-8). */
+export const PORTABILITY = ["strip_with_warning", "reject"] as const;
+
+/** Account strategies (SPEC A-3). */
+export const ACCOUNT_STRATEGIES = ["scored", "p2c", "random", "round-robin"] as const;
+
+/** Upper bound of `settings.max_attempts` (SPEC 6.1). */
+export const MAX_ATTEMPTS_CAP = 20;
+
+/** Field names whose values are secrets (never quoted in messages, may be `env:`/`file:`). */
+export const SECRET_FIELDS = new Set(["api_key", "access_token", "refresh_token", "proxy", "key", "database"]);
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------------------------
+
+const pick = <const T extends readonly string[]>(values: T, what: string) =>
+  v.picklist(values, (i) => `${what} must be one of ${values.join(", ")}; got ${shown(i.input)}`);
+
+const bool = (what: string) => v.boolean((i) => `${what} is true or false; got ${shown(i.input)}`);
+
+/** An integer in [min, max]. */
+const int = (what: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  v.pipe(
+    v.number((i) => `${what} must be a number; got ${shown(i.input)}`),
+    v.integer((i) => `${what} must be a whole number; got ${i.input}`),
+    v.minValue(min, (i) => `${what} must be at least ${min}; got ${i.input}`),
+    v.maxValue(max, (i) => `${what} must be at most ${max}; got ${i.input}`),
+  );
+
+const text = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
+    v.trim(),
+    v.nonEmpty(`${what} must not be empty`),
+  );
+
+/** A secret-capable string: literal, `env:NAME` or `file:PATH`. Messages never quote it. */
+const secret = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string (a literal, env:NAME or file:PATH); got ${describeKind(i.input)}`),
+    v.nonEmpty(`${what} must not be empty`),
+  );
+
+const ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** An id: letters, digits, `.`, `_`, `-`, starting with a letter or digit (no `/`). */
+const id = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
+    v.regex(ID_RE, (i) => `${what} ${shown(i.input)} may use letters, digits, ".", "_" and "-" only (no "/")`),
+  );
+
+const NAME_RE = /^[^\s/]+$/;
+/** A name clients send as a model name (combo, alias): no whitespace, no `/` (that means provider/model). */
+const modelName = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
+    v.regex(NAME_RE, (i) => `${what} ${shown(i.input)} must not be empty or contain spaces or "/" (a "/" means provider/model)`),
+  );
+
+/** An http(s) URL; trailing slashes are removed. Messages do not quote it (it may carry credentials). */
+const httpUrl = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a URL string; got ${describeKind(i.input)}`),
+    v.check((s) => {
+      try {
+        const u = new URL(s);
+        return u.protocol === "http:" || u.protocol === "https:";
+      } catch {
+        return false;
+      }
+    }, `${what} must be an http:// or https:// URL`),
+    v.transform((s) => s.replace(/\/+$/, "")),
+  );
+
+/** A list of strings, each non-empty. */
+const stringList = (what: string) =>
+  v.array(text(`each entry of ${what}`), (i) => `${what} must be a list; got ${describeKind(i.input)}`);
+
+/** A mapping section that may be written empty (`server:` with nothing → defaults). */
+const section = <S extends v.GenericSchema>(schema: S, def: v.InferInput<S>) => v.nullish(schema, def as never);
+
+// ---------------------------------------------------------------------------------------------
+// server
+// ---------------------------------------------------------------------------------------------
+
+/** `server:` (SPEC 2.1, G-1, G-4, D-3). */
+export const ServerSchema = strictObj(
+  {
+    /** Bind address; default loopback only. */
+    host: v.optional(text("host"), "127.0.0.1"),
+    /** TCP port; 0 picks a free one. */
+    port: v.optional(int("port", 0, 65535), 20128),
+    /** G-1: require a client key even from loopback. Also REQUIRE_API_KEY=true in the environment. */
+    require_api_key: v.optional(bool("require_api_key"), false),
+    /** G-4 request body limit in bytes (default 32 MiB). */
+    max_body_bytes: v.optional(int("max_body_bytes", 1), 32 * 1024 * 1024),
+    /** D-3 grace period for in-flight streams on SIGTERM, in ms. */
+    shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
+    /** D-2 optional `postgres://…` URL of a shared store (the CLI's `--database` wins). Secret-capable. */
+    database: v.optional(secret("database")),
+  },
+  "the server section",
+);
+
+// ---------------------------------------------------------------------------------------------
+// providers
+// ---------------------------------------------------------------------------------------------
+
+/** One entry of a provider's `models:` map (ModelInfo). Token counts in tokens. */
+export const ModelSchema = strictObj(
+  {
+    context_window: v.optional(int("context_window", 1)),
+    max_output_tokens: v.optional(int("max_output_tokens", 1)),
+    images: v.optional(bool("images")),
+    pdf: v.optional(bool("pdf")),
+    audio: v.optional(bool("audio")),
+    video: v.optional(bool("video")),
+    reasoning_efforts: v.optional(stringList("reasoning_efforts")),
+  },
+  "a model entry",
+);
+
+/** `oauth:` of a subscription provider (SPEC P-9); every field defaults to the kind's real value. */
+export const OAuthSchema = strictObj(
+  {
+    authorize_url: v.optional(httpUrl("authorize_url")),
+    token_url: v.optional(httpUrl("token_url")),
+    client_id: v.optional(text("client_id")),
+    /** A list, or one space-separated string as OAuth writes it. */
+    scopes: v.optional(
+      v.union([stringList("scopes"), v.pipe(v.string(), v.transform((s) => s.split(/\s+/).filter(Boolean)))], (i) =>
+        `scopes must be a list of strings or one space-separated string; got ${describeKind(i.input)}`,
+      ),
+    ),
+    redirect_uri: v.optional(httpUrl("redirect_uri")),
+  },
+  "the oauth block",
+);
+
+/**
+ * One `providers:` entry (SPEC 2.3, P-1). `kind` and `base_url` may be omitted for a built-in id (the
+ * entry then overrides fields of the built-in); otherwise `kind` is required, and `base_url` is
+ * required for the `*-compatible` kinds. Times in ms.
+ */
+export const ProviderSchema = strictObj(
+  {
+    id: id("provider id"),
+    kind: v.optional(pick(PROVIDER_KINDS, "kind")),
+    base_url: v.optional(httpUrl("base_url")),
+    /** Known models by upstream id; a model may be written with no details (`gpt-5:`). */
+    models: v.optional(
+      v.nullish(
+        v.record(text("model id"), v.nullish(ModelSchema, {}), (i) => `models must be a mapping of model id → details; got ${describeKind(i.input)}`),
+        {},
+      ),
+    ),
+    /** Stream idle timeout (SPEC 6.4), ms. Default 60 000, or 180 000 when `slow`. */
+    idle_timeout_ms: v.optional(int("idle_timeout_ms", 1)),
+    /** Marks a slow provider: idle timeout 180 s unless `idle_timeout_ms` says otherwise. */
+    slow: v.optional(bool("slow")),
+    /** Time to wait for response headers (SPEC 6.3), ms. Default 60 000. */
+    header_timeout_ms: v.optional(int("header_timeout_ms", 1)),
+    /** Default concurrency slots per account (SPEC A-4). */
+    max_concurrency: v.optional(int("max_concurrency", 1)),
+    oauth: v.optional(OAuthSchema),
+  },
+  "a provider",
+);
+
+// ---------------------------------------------------------------------------------------------
+// accounts
+// ---------------------------------------------------------------------------------------------
+
+/** `expires_at`: ms since the epoch, or an ISO-8601 timestamp; the output is ms since the epoch. */
+const expiresAt = v.pipe(
+  v.union([v.number(), v.string()], (i) => `expires_at must be ms since the epoch or an ISO-8601 timestamp; got ${describeKind(i.input)}`),
+  v.check(
+    (x) => (typeof x === "number" ? Number.isInteger(x) && x >= 0 : !Number.isNaN(Date.parse(x))),
+    "expires_at must be ms since the epoch (a whole number) or an ISO-8601 timestamp",
+  ),
+  v.transform((x) => (typeof x === "number" ? x : Date.parse(x))),
+);
+
+/**
+ * One `accounts:` entry (SPEC 2.3, A-1). Either `api_key` (API kinds) or `access_token` (+ optional
+ * `refresh_token`, `expires_at`, `account_id`; subscription kinds); kind rules are checked by the loader.
+ */
+export const AccountSchema = strictObj(
+  {
+    id: id("account id"),
+    provider: id("provider"),
+    api_key: v.optional(secret("api_key")),
+    access_token: v.optional(secret("access_token")),
+    refresh_token: v.optional(secret("refresh_token")),
+    expires_at: v.optional(expiresAt),
+    account_id: v.optional(text("account_id")),
+    /** Lower first; default: the account's 1-based position in the file. */
+    priority: v.optional(int("priority", -1_000_000, 1_000_000)),
+    max_concurrency: v.optional(int("max_concurrency", 1)),
+    /** http(s) proxy URL; secret-capable (it may carry credentials). */
+    proxy: v.optional(secret("proxy")),
+    disabled: v.optional(bool("disabled"), false),
+  },
+  "an account",
+);
+
+// ---------------------------------------------------------------------------------------------
+// combos
+// ---------------------------------------------------------------------------------------------
+
+/** One combo target (SPEC 5.1). */
+export const TargetSchema = strictObj(
+  {
+    /** `provider/model`, an alias or a combo name. */
+    model: text("model"),
+    account: v.optional(id("account")),
+    /** Draw weight for `weighted` (default 1); must be > 0. */
+    weight: v.optional(
+      v.pipe(
+        v.number((i) => `weight must be a number; got ${shown(i.input)}`),
+        v.finite("weight must be a finite number"),
+        v.gtValue(0, (i) => `weight must be greater than 0; got ${i.input}`),
+      ),
+    ),
+    /** Fields merged into the upstream request body. */
+    params: v.optional(
+      v.pipe(
+        v.record(v.string(), v.unknown(), (i) => `params must be a mapping; got ${describeKind(i.input)}`),
+        v.check((x) => !Array.isArray(x), "params must be a mapping, not a list"),
+      ),
+    ),
+    when: v.optional(TargetWhenSchema),
+  },
+  "a combo target",
+);
+
+/** One `combos:` entry (SPEC 5.1). */
+export const ComboSchema = strictObj(
+  {
+    name: modelName("combo name"),
+    strategy: v.optional(pick(COMBO_STRATEGIES, "strategy"), "fallback"),
+    portability: v.optional(pick(PORTABILITY, "portability"), "strip_with_warning"),
+    cache_affinity: v.optional(bool("cache_affinity"), true),
+    targets: v.pipe(
+      v.array(TargetSchema, (i) => `targets must be a list; got ${describeKind(i.input)}`),
+      v.minLength(1, "a combo needs at least one target"),
+    ),
+  },
+  "a combo",
+);
+
+// ---------------------------------------------------------------------------------------------
+// keys, aliases, settings
+// ---------------------------------------------------------------------------------------------
+
+/** One `keys:` entry: a client key declared in the file (SPEC 2.3, G-2). */
+export const KeySchema = strictObj(
+  {
+    name: id("key name"),
+    key: secret("key"),
+    /** e.g. [admin]: allows /admin/api from remote callers (SPEC 9.3). */
+    scopes: v.optional(stringList("scopes"), []),
+    /** Routing predicates see it as fact `key_tag`. */
+    tag: v.optional(text("tag")),
+  },
+  "a key",
+);
+
+/** `aliases:` name → `provider/model`, combo or alias. Names are checked by the loader. */
+export const AliasesSchema = v.record(
+  v.string(),
+  text("alias target"),
+  (i) => `aliases must be a mapping of name → model or combo; got ${describeKind(i.input)}`,
+);
+
+const capacityList = (what: string) => v.optional(stringList(what), []);
+
+/** `settings:` (SPEC 5.3, 6.1, 8, 9). */
+export const SettingsSchema = strictObj(
+  {
+    account_strategy: v.optional(pick(ACCOUNT_STRATEGIES, "account_strategy"), "scored"),
+    token_savers: section(
+      strictObj({ compress_tool_results: v.optional(bool("compress_tool_results"), true) }, "token_savers"),
+      {},
+    ),
+    redaction: section(strictObj({ enabled: v.optional(bool("enabled"), false) }, "redaction"), {}),
+    /** Models (`provider/model`) that can read what the chosen model cannot (SPEC R-3). */
+    capacity_adapter: section(
+      strictObj(
+        {
+          images: capacityList("images"),
+          pdf: capacityList("pdf"),
+          audio: capacityList("audio"),
+          video: capacityList("video"),
+        },
+        "capacity_adapter",
+      ),
+      {},
+    ),
+    max_attempts: v.optional(int("max_attempts", 1, MAX_ATTEMPTS_CAP), 8),
+    /** Pre-commit deadline (SPEC 6.1), ms. */
+    precommit_deadline_ms: v.optional(int("precommit_deadline_ms", 1), 60_000),
+    /** Route traces kept (SPEC O-2). */
+    trace_ring_size: v.optional(int("trace_ring_size", 1), 10_000),
+  },
+  "the settings section",
+);
+
+const list = <S extends v.GenericSchema>(schema: S, what: string) =>
+  v.nullish(v.array(schema, (i) => `${what} must be a list; got ${describeKind(i.input)}`), []);
+
+/** The whole file (SPEC 2.3). Every section is optional; an empty file is valid. */
+export const ConfigFileSchema = strictObj(
+  {
+    server: section(ServerSchema, {}),
+    providers: list(ProviderSchema, "providers"),
+    accounts: list(AccountSchema, "accounts"),
+    combos: list(ComboSchema, "combos"),
+    keys: list(KeySchema, "keys"),
+    aliases: section(AliasesSchema, {}),
+    settings: section(SettingsSchema, {}),
+  },
+  "the configuration file (a mapping)",
+);
+
+/** The file as parsed and defaulted by {@link ConfigFileSchema} (snake_case, secrets unresolved). */
+export type ConfigFile = v.InferOutput<typeof ConfigFileSchema>;
+/** A raw provider entry. */
+export type ProviderEntry = v.InferOutput<typeof ProviderSchema>;
+/** A raw account entry. */
+export type AccountEntry = v.InferOutput<typeof AccountSchema>;
+/** A raw combo entry. */
+export type ComboEntry = v.InferOutput<typeof ComboSchema>;
+/** A raw model entry. */
+export type ModelEntry = v.InferOutput<typeof ModelSchema>;
+/** A raw oauth block. */
+export type OAuthEntry = v.InferOutput<typeof OAuthSchema>;
+
+export * from "./predicate.ts";

@@ -1,0 +1,134 @@
+/**
+ * The runtime configuration the loader produces (camelCase, defaults applied, secrets resolved,
+ * cross-references checked). Providers and accounts use the pipeline's own types (pipeline/ports.ts).
+ */
+import type { Account, ProviderInfo } from "../../pipeline/ports.ts";
+import type { ConfigIssue } from "./errors.ts";
+import type { TargetWhen } from "./predicate.ts";
+
+/** `server:` with defaults (SPEC 2.1, G-1, G-4, D-2, D-3). */
+export interface ServerConfig {
+  /** Bind address. Default `127.0.0.1`. */
+  host: string;
+  /** TCP port. Default 20128. */
+  port: number;
+  /** G-1: require a client key even from loopback. Default false; REQUIRE_API_KEY=true (or 1/yes) forces true. */
+  requireApiKey: boolean;
+  /** G-4 request body limit, bytes. Default 32 MiB (33 554 432). */
+  maxBodyBytes: number;
+  /** D-3 grace period for in-flight streams on SIGTERM, ms. Default 30 000. */
+  shutdownGraceMs: number;
+  /** D-2 shared-store URL (`postgres://…`), resolved from env:/file: when written so. A secret. */
+  database?: string;
+}
+
+/** OAuth endpoints of a subscription provider (SPEC P-9). Defaults are the real ones (builtins.ts). */
+export interface OAuthSettings {
+  authorizeUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  scopes: string[];
+  redirectUri: string;
+}
+
+/**
+ * A provider as configured: {@link ProviderInfo} plus the OAuth endpoints of subscription kinds.
+ * (`oauth` is not part of ProviderInfo in pipeline/ports.ts; see the report.)
+ */
+export interface ConfiguredProvider extends ProviderInfo {
+  /** Present for `claude-code` and `codex` kinds only. */
+  oauth?: OAuthSettings;
+}
+
+/** Combo strategies after normalisation (`priority` → `fallback`), SPEC 5.1. */
+export type ComboStrategy = "fallback" | "round-robin" | "weighted" | "least-used";
+
+/** Portability policy for opaque state crossing providers (SPEC F-8). */
+export type Portability = "strip_with_warning" | "reject";
+
+/** What a target's `model` refers to, as checked by the loader. */
+export type TargetRef =
+  | { type: "model"; providerId: string; model: string }
+  | { type: "alias"; name: string }
+  | { type: "combo"; name: string };
+
+/** One combo target (SPEC 5.1). Structurally a `TargetSpec` of pipeline/resolve.ts. */
+export interface ComboTarget {
+  /** As written: `provider/model`, an alias or a combo name. */
+  model: string;
+  /** What `model` refers to (checked at load). */
+  ref: TargetRef;
+  /** A pinned account id; only on `provider/model` targets, and of that provider. */
+  account?: string;
+  /** Draw weight for `weighted`; default 1. */
+  weight: number;
+  /** Fields merged into the upstream request body. */
+  params?: Record<string, unknown>;
+  /** Predicate (SPEC 5.2). */
+  when?: TargetWhen;
+}
+
+/** A combo (SPEC 5.1). Structurally a `ComboSpec` of pipeline/resolve.ts. */
+export interface Combo {
+  name: string;
+  /** Default `fallback`. */
+  strategy: ComboStrategy;
+  /** Default `strip_with_warning`. */
+  portability: Portability;
+  /** Conversation affinity (SPEC A-2) for requests through this combo. Default true. */
+  cacheAffinity: boolean;
+  targets: ComboTarget[];
+  source: "config" | "db";
+}
+
+/** A client key declared in the file (SPEC 2.3 `keys:`), secret resolved. Compatible with store's ConfigKey. */
+export interface ConfigKey {
+  name: string;
+  /** The secret as clients present it. Hash it; never log it. */
+  secret: string;
+  /** Default []. `admin` allows /admin/api from remote callers. */
+  scopes: string[];
+  /** Routing fact `key_tag`. */
+  tag?: string;
+  source: "config";
+}
+
+/** `settings:` with defaults. */
+export interface Settings {
+  /** SPEC A-3. Default `scored`. */
+  accountStrategy: "scored" | "p2c" | "random" | "round-robin";
+  /** SPEC S-1: on by default. */
+  tokenSavers: { compressToolResults: boolean };
+  /** SPEC S-3: off by default. */
+  redaction: { enabled: boolean };
+  /** SPEC R-3: `provider/model` names that can read each kind of input, tried first when the target cannot. */
+  capacityAdapter: { images: string[]; pdf: string[]; audio: string[]; video: string[] };
+  /** SPEC 6.1: default 8, at most 20. */
+  maxAttempts: number;
+  /** SPEC 6.1 pre-commit deadline, ms. Default 60 000. */
+  precommitDeadlineMs: number;
+  /** SPEC O-2 route-trace ring size (entries). Default 10 000. */
+  traceRingSize: number;
+}
+
+/** The loaded configuration. Immutable by convention: a reload builds a new one. */
+export interface RuntimeConfig {
+  server: ServerConfig;
+  /** Built-ins merged with the file's providers, by id. */
+  providers: Map<string, ConfiguredProvider>;
+  /** In file order (plus `*-env` accounts when there is no file). */
+  accounts: Account[];
+  combos: Map<string, Combo>;
+  /** Alias name → `provider/model`, combo or alias name, as written. */
+  aliases: Map<string, string>;
+  keys: ConfigKey[];
+  settings: Settings;
+  /** Non-fatal remarks (e.g. a weight on a non-weighted combo), same shape as errors. */
+  warnings: ConfigIssue[];
+  source: {
+    /** Absolute path of the file; absent for the default (no-file) configuration. */
+    path?: string;
+    /** ms since the epoch. */
+    loadedAt: number;
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Hot reload of the configuration file (SPEC 2.3): the file is re-read when it changes and on SIGHUP.
+ * A valid new file is handed to `onReload`; an invalid one goes to `onError` and the caller keeps the
+ * configuration it already has (nothing is swapped, no request in flight is affected).
+ *
+ * The watcher watches the file's *folder* (not the file), so editors that save by writing a temporary
+ * file and renaming it over the original, or by deleting and recreating it, are followed. Bursts of
+ * events are debounced (default 200 ms). A change event whose content is byte-identical to the last
+ * content handed out is ignored; SIGHUP and `reload()` always re-read (they also pick up changed
+ * `env:`/`file:` secrets, which are not watched).
+ */
+import { type FSWatcher, readFileSync, watch } from "node:fs";
+import { basename, dirname, resolve } from "node:path";
+import { loadConfigFile } from "./load.ts";
+import type { Env } from "./secrets.ts";
+import type { RuntimeConfig } from "./types.ts";
+
+/** Callbacks of {@link watchConfig}. Neither may throw; if one does, the error goes to `onError`. */
+export interface WatchHandlers {
+  /** A new, valid configuration. */
+  onReload(cfg: RuntimeConfig): void;
+  /** The new file is invalid or unreadable (a `ConfigError`), or watching failed. Keep the old config. */
+  onError(err: unknown): void;
+}
+
+/** Options of {@link watchConfig}. */
+export interface WatchOptions {
+  /** Environment for `env:` secrets. Default `process.env`. */
+  env?: Env;
+  /** Quiet period after the last file event before re-reading, ms. Default 200. */
+  debounceMs?: number;
+  /** Re-read on SIGHUP. Default true. */
+  sighup?: boolean;
+}
+
+/** Stops watching (idempotent). `reload()` re-reads now, as SIGHUP does (for the admin API's reload). */
+export interface ConfigWatcher {
+  (): void;
+  reload(): void;
+}
+
+/**
+ * Watches the configuration file at `path` and reports each new valid configuration to `onReload`
+ * (invalid ones to `onError`). The first load is the caller's (`loadConfigFile`); this only reports
+ * changes. Returns a function that stops watching (file watcher, timer and SIGHUP listener).
+ */
+export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOptions = {}): ConfigWatcher {
+  const abs = resolve(path);
+  const dir = dirname(abs);
+  const name = basename(abs);
+  const debounceMs = opts.debounceMs ?? 200;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let lastText: string | undefined;
+  try {
+    lastText = readFileSync(abs, "utf8");
+  } catch {
+    lastText = undefined;
+  }
+
+  const safe = (fn: () => void) => {
+    try {
+      fn();
+    } catch (err) {
+      try {
+        handlers.onError(err);
+      } catch {
+        // A throwing onError must not kill the watcher.
+      }
+    }
+  };
+
+  const reloadNow = (force: boolean) => {
+    if (stopped) return;
+    let text: string | undefined;
+    try {
+      text = readFileSync(abs, "utf8");
+    } catch {
+      text = undefined; // loadConfigFile below reports the read error as a ConfigError
+    }
+    if (!force && text !== undefined && text === lastText) return;
+    safe(() => {
+      const cfg = loadConfigFile(abs, opts.env ?? process.env);
+      lastText = text;
+      handlers.onReload(cfg);
+    });
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      reloadNow(false);
+    }, debounceMs);
+  };
+
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, { persistent: false }, (_event, filename) => {
+      // Some platforms omit the name; then any event in the folder may be ours.
+      if (filename == null || filename.toString() === name) schedule();
+    });
+    watcher.on("error", (err) => safe(() => handlers.onError(err)));
+  } catch (err) {
+    safe(() => handlers.onError(err));
+  }
+
+  const onHup = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    reloadNow(true);
+  };
+  const sighup = opts.sighup ?? true;
+  if (sighup) process.on("SIGHUP", onHup);
+
+  const stop = (() => {
+    if (stopped) return;
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    watcher?.close();
+    if (sighup) process.off("SIGHUP", onHup);
+  }) as ConfigWatcher;
+  stop.reload = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    reloadNow(true);
+  };
+  return stop;
+}
