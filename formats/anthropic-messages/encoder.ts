@@ -1,0 +1,200 @@
+/**
+ * Canonical hub events → Anthropic Messages SSE for a client (REFERENCE §1.3, §6.1, §7 checklist 1).
+ *
+ * Input is the canonical sequence of formats/normalize.ts (one `message_start` first, contiguous
+ * non-interleaved blocks, `finish` before `usage*`, `error` terminal), so this encoder only frames:
+ * - every event has an `event:` line equal to its `type` (the SDKs dispatch on the event name);
+ * - `message_start.message` has `content: []`, `stop_reason: null` and a usage whose input count is the
+ *   known one or 0 (a Chat upstream only says it at the end);
+ * - `content_block_start` carries the empty shell (`tool_use` with `input: {}`), every argument fragment
+ *   is an `input_json_delta`, signatures are `signature_delta`s;
+ * - `message_delta` (stop reason + the final usage, input and cache counts included: the TS SDK
+ *   overwrites them when present) is held back until the event stream ends, so usage that arrives after
+ *   the finish (Chat's usage chunk) is in it; then `message_stop`;
+ * - a failure (an `error` event, or the end without a `finish`) is one `event: error` and nothing else:
+ *   no finish is ever invented (SPEC 6.4). An `error` after a `finish` (the reply was complete) closes
+ *   the message normally (SPEC 6.4 exception, case B12).
+ *
+ * Opaque values from a family other than `anthropic` are tagged (mapping.ts `writeOpaque`) so they come
+ * back recognisable. Signatures on text and tool-call blocks (Gemini) have no Anthropic slot and are
+ * not sent.
+ */
+import type { EncoderOptions, StreamEncoder } from "../codec.ts";
+import { mergeUsage, type HubError, type HubEvent, type StopReason, type Usage } from "../hub.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { errorFrame } from "./errors.ts";
+import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
+
+/** Default id generator: `msg_` + 24 random base-36 characters. */
+export function defaultNewId(prefix: string): string {
+  let s = "";
+  while (s.length < 24) s += Math.random().toString(36).slice(2);
+  return prefix + s.slice(0, 24);
+}
+
+/** The keep-alive event Anthropic itself sends (REFERENCE §0); the server may write it while idle. */
+export const PING_FRAME = 'event: ping\ndata: {"type":"ping"}\n\n';
+
+const MESSAGE_STOP_FRAME = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+type OpenKind = "text" | "thinking" | "redacted" | "tool" | null;
+
+/** Incremental Anthropic SSE encoder; see the module doc. */
+export class AnthropicEncoder implements StreamEncoder {
+  private started = false;
+  private done = false;
+  private stop: StopReason | null = null;
+  private stopSequence: string | null = null;
+  private readonly usage: Usage = {};
+  /** Kind of the open block and whether it already has thinking text (for summary-part separators). */
+  private open: OpenKind = null;
+  private thinkingHasText = false;
+
+  constructor(
+    private readonly opts: EncoderOptions,
+    private readonly write: (text: string) => void,
+  ) {}
+
+  event(ev: HubEvent): void {
+    if (this.done) return;
+    switch (ev.type) {
+      case "message_start":
+        mergeUsage(this.usage, ev.usage);
+        this.start(ev.id);
+        return;
+      case "usage":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "finish":
+        this.stop = ev.reason;
+        this.stopSequence = typeof ev.stopSequence === "string" ? ev.stopSequence : null;
+        return;
+      case "error":
+        if (this.stop !== null) {
+          this.close();
+        } else {
+          this.fail(ev.error);
+        }
+        return;
+      case "block_start":
+        this.start(undefined);
+        this.blockStart(ev);
+        return;
+      case "block_delta":
+        this.blockDelta(ev);
+        return;
+      case "block_stop":
+        this.open = null;
+        this.write(`event: content_block_stop\ndata: {"type":"content_block_stop","index":${ev.index}}\n\n`);
+        return;
+    }
+  }
+
+  end(): void {
+    if (this.done) return;
+    if (this.stop !== null) this.close();
+    else this.fail(TRUNCATED_ERROR);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private start(upstreamId: string | undefined): void {
+    if (this.started) return;
+    this.started = true;
+    const id = upstreamId && upstreamId.startsWith("msg_") ? upstreamId : (this.opts.newId ?? defaultNewId)("msg_");
+    this.write(
+      'event: message_start\ndata: {"type":"message_start","message":{"id":' +
+        JSON.stringify(id) +
+        ',"type":"message","role":"assistant","model":' +
+        JSON.stringify(this.opts.model) +
+        ',"content":[],"stop_reason":null,"stop_sequence":null,"usage":' +
+        usageJson(this.usage) +
+        "}}\n\n",
+    );
+  }
+
+  private blockStart(ev: Extract<HubEvent, { type: "block_start" }>): void {
+    const b = ev.block;
+    let shell: string;
+    switch (b.type) {
+      case "text":
+        this.open = "text";
+        shell = '{"type":"text","text":""}';
+        break;
+      case "thinking":
+        this.open = "thinking";
+        this.thinkingHasText = false;
+        shell = '{"type":"thinking","thinking":"","signature":""}';
+        break;
+      case "redacted_thinking":
+        this.open = "redacted";
+        shell = '{"type":"redacted_thinking","data":' + JSON.stringify(writeOpaque(b.data)) + "}";
+        break;
+      case "tool_call":
+        this.open = "tool";
+        shell = '{"type":"tool_use","id":' + JSON.stringify(b.id) + ',"name":' + JSON.stringify(b.name) + ',"input":{}}';
+        break;
+    }
+    this.write(
+      'event: content_block_start\ndata: {"type":"content_block_start","index":' + ev.index + ',"content_block":' + shell + "}\n\n",
+    );
+  }
+
+  private blockDelta(ev: Extract<HubEvent, { type: "block_delta" }>): void {
+    const d = ev.delta;
+    let delta: string;
+    switch (d.type) {
+      case "text":
+        if (this.open !== "text" || d.text.length === 0) return;
+        delta = '{"type":"text_delta","text":' + JSON.stringify(d.text) + "}";
+        break;
+      case "thinking":
+        if (this.open !== "thinking" || d.text.length === 0) return;
+        this.thinkingHasText = true;
+        delta = '{"type":"thinking_delta","thinking":' + JSON.stringify(d.text) + "}";
+        break;
+      case "thinking_part":
+        // A new reasoning summary part (Responses): keep the parts apart with a blank line.
+        if (this.open !== "thinking" || !this.thinkingHasText) return;
+        delta = '{"type":"thinking_delta","thinking":"\\n\\n"}';
+        break;
+      case "signature":
+        if (this.open !== "thinking") return; // no slot on text / tool_use blocks
+        delta = '{"type":"signature_delta","signature":' + JSON.stringify(writeOpaque(d.signature)) + "}";
+        break;
+      case "tool_args":
+        if (this.open !== "tool" || d.json.length === 0) return;
+        delta = '{"type":"input_json_delta","partial_json":' + JSON.stringify(d.json) + "}";
+        break;
+    }
+    this.write('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":' + delta + "}\n\n");
+  }
+
+  /** Writes the held-back `message_delta` and `message_stop`. */
+  private close(): void {
+    this.done = true;
+    this.start(undefined);
+    this.open = null;
+    const stop = stopToAnthropic(this.stop ?? "end_turn");
+    this.write(
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"' +
+        stop +
+        '","stop_sequence":' +
+        (this.stopSequence === null ? "null" : JSON.stringify(this.stopSequence)) +
+        '},"usage":' +
+        usageJson(this.usage) +
+        "}\n\n" +
+        MESSAGE_STOP_FRAME,
+    );
+  }
+
+  private fail(err: HubError): void {
+    this.done = true;
+    this.write(errorFrame(err));
+  }
+}
+
+/** {@link FormatCodec.createEncoder} for Anthropic Messages. */
+export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
+  return new AnthropicEncoder(opts, write);
+}

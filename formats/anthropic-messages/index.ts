@@ -1,0 +1,36 @@
+/**
+ * Anthropic Messages (`POST /v1/messages`), both sides (SPEC F-1; REFERENCE §1):
+ * client side — {@link parseRequest}, stream encoder, {@link encodeResponse}, {@link errorBody};
+ * provider side — {@link buildRequest} for kinds `anthropic`, `claude-code`, `anthropic-compatible`,
+ * {@link tidyRequest}, stream decoder, {@link decodeResponse}, {@link parseError}, passthrough tap.
+ */
+import type { FormatCodec } from "../codec.ts";
+import { createDecoder } from "./decoder.ts";
+import { createEncoder } from "./encoder.ts";
+import { errorBody, parseError } from "./errors.ts";
+import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
+import { decodeResponse, encodeResponse } from "./response.ts";
+import { createTap } from "./tap.ts";
+
+export { AnthropicDecoder } from "./decoder.ts";
+export { AnthropicEncoder, PING_FRAME } from "./encoder.ts";
+export { errorFrame, errorFromObject, retryAfterSeconds } from "./errors.ts";
+export { AnthropicTap } from "./tap.ts";
+export { readOpaque, writeOpaque, sanitizeToolId, OPAQUE_TAG } from "./mapping.ts";
+export { DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY } from "./request.ts";
+export { buildRequest, parseRequest, tidyRequest, decodeResponse, encodeResponse, errorBody, parseError };
+
+/** The Anthropic Messages {@link FormatCodec}. */
+export const anthropicMessages: FormatCodec = {
+  format: "anthropic-messages",
+  parseRequest,
+  createEncoder,
+  encodeResponse,
+  errorBody,
+  buildRequest,
+  tidyRequest,
+  createDecoder,
+  decodeResponse,
+  parseError,
+  createTap,
+};

@@ -1,0 +1,224 @@
+/**
+ * Small vocabulary tables shared by the Anthropic Messages request, response, stream and error code:
+ * stop reasons, usage, error types, tool-id sanitising and the signature tag that lets foreign opaque
+ * state ride through an Anthropic client. Pure functions, no I/O.
+ */
+import type { CacheControl, ErrorKind, Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Stop reasons (REFERENCE §1.2, §5.1)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Anthropic `stop_reason` → hub {@link StopReason}. Vocabulary from `anthropic-sdk-python`
+ * `types/stop_reason.py`: end_turn, max_tokens, stop_sequence, tool_use, pause_turn, refusal,
+ * model_context_window_exceeded. Anything else (a newer or third-party value) becomes `other`; the
+ * caller keeps the raw string for traces.
+ */
+export function stopFromAnthropic(raw: string): StopReason {
+  switch (raw) {
+    case "end_turn":
+    case "tool_use":
+    case "max_tokens":
+    case "stop_sequence":
+    case "refusal":
+    case "pause_turn":
+      return raw;
+    case "model_context_window_exceeded":
+      return "context_window_exceeded";
+    default:
+      return "other";
+  }
+}
+
+/**
+ * Hub {@link StopReason} → Anthropic `stop_reason`. `other` (Gemini MALFORMED_FUNCTION_CALL and the
+ * like) becomes `end_turn` (REFERENCE §5.1 judgement row: post-commit these read as a plain end).
+ */
+export function stopToAnthropic(reason: StopReason): string {
+  switch (reason) {
+    case "context_window_exceeded":
+      return "model_context_window_exceeded";
+    case "other":
+      return "end_turn";
+    default:
+      return reason;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage (REFERENCE §5.10)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Anthropic `usage` object → hub {@link Usage}. Only fields that are present and numeric are set
+ * (null/absent means "not said"). `input_tokens` excludes cache reads/writes in both vocabularies.
+ * `output_tokens_details.thinking_tokens` (newer API) becomes `reasoningTokens`.
+ */
+export function usageFromAnthropic(u: unknown): Usage | undefined {
+  if (!u || typeof u !== "object") return undefined;
+  const o = u as Record<string, unknown>;
+  const out: Usage = {};
+  if (typeof o.input_tokens === "number") out.inputTokens = o.input_tokens;
+  if (typeof o.output_tokens === "number") out.outputTokens = o.output_tokens;
+  if (typeof o.cache_read_input_tokens === "number") out.cacheReadTokens = o.cache_read_input_tokens;
+  if (typeof o.cache_creation_input_tokens === "number") out.cacheWriteTokens = o.cache_creation_input_tokens;
+  const det = o.output_tokens_details as Record<string, unknown> | undefined | null;
+  if (det && typeof det === "object") {
+    const t = det.thinking_tokens ?? det.reasoning_tokens;
+    if (typeof t === "number") out.reasoningTokens = t;
+  }
+  return out;
+}
+
+/**
+ * Hub {@link Usage} → the JSON text of an Anthropic `usage` object. Always has
+ * `input_tokens` and `output_tokens` (0 when unknown: the SDK types require numbers); cache fields only
+ * when known. Built by concatenation (hot path).
+ */
+export function usageJson(u: Usage): string {
+  let s = `{"input_tokens":${u.inputTokens ?? 0}`;
+  if (u.cacheWriteTokens !== undefined) s += `,"cache_creation_input_tokens":${u.cacheWriteTokens}`;
+  if (u.cacheReadTokens !== undefined) s += `,"cache_read_input_tokens":${u.cacheReadTokens}`;
+  s += `,"output_tokens":${u.outputTokens ?? 0}}`;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors (REFERENCE §1.4, §5.2)
+// ---------------------------------------------------------------------------------------------
+
+/** Hub {@link ErrorKind} → Anthropic `error.type` (REFERENCE §5.2 table). */
+export function errorTypeFor(kind: ErrorKind): string {
+  switch (kind) {
+    case "invalid_request":
+    case "context_length_exceeded":
+      return "invalid_request_error";
+    case "request_too_large":
+      return "request_too_large";
+    case "authentication":
+      return "authentication_error";
+    case "permission":
+      return "permission_error";
+    case "not_found":
+    case "model_not_found":
+      return "not_found_error";
+    case "billing":
+      return "billing_error";
+    case "quota_exhausted":
+    case "rate_limit":
+      return "rate_limit_error";
+    case "overloaded":
+      return "overloaded_error";
+    case "timeout":
+      return "timeout_error";
+    case "api_error":
+      return "api_error";
+  }
+}
+
+/** Anthropic `error.type` → hub {@link ErrorKind}, or undefined for a type this table does not know. */
+export function kindForErrorType(type: string): ErrorKind | undefined {
+  switch (type) {
+    case "invalid_request_error":
+      return "invalid_request";
+    case "request_too_large":
+      return "request_too_large";
+    case "authentication_error":
+      return "authentication";
+    case "permission_error":
+      return "permission";
+    case "not_found_error":
+      return "not_found";
+    case "billing_error":
+      return "billing";
+    case "rate_limit_error":
+      return "rate_limit";
+    case "overloaded_error":
+      return "overloaded";
+    case "timeout_error":
+      return "timeout";
+    case "api_error":
+      return "api_error";
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opaque state tagging (SPEC F-8, REFERENCE §5.9 "keep signatures round-trippable")
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Prefix that marks a thinking `signature` / `redacted_thinking.data` minted by a provider family other
+ * than `anthropic`, when switchyard hands it to an Anthropic client: `sy|<family>|<value>`. `|` is not
+ * in the base64 alphabet, so a real Anthropic signature never starts with it. The client stores the
+ * string and sends it back unchanged; {@link readOpaque} recovers the family, so the value only goes
+ * back to the provider that issued it (judgement, REFERENCE §5.9 suggests exactly this).
+ */
+export const OPAQUE_TAG = "sy|";
+
+/** Hub {@link Opaque} → the string an Anthropic client sees (raw for `anthropic`, tagged otherwise). */
+export function writeOpaque(o: Opaque): string {
+  return o.family === "anthropic" ? o.value : OPAQUE_TAG + o.family + "|" + o.value;
+}
+
+/**
+ * A signature string from an Anthropic client body → hub {@link Opaque}. Untagged values are
+ * `anthropic` (only real Anthropic signatures reach a client untagged); tagged values get their family
+ * back. A malformed tag (no second `|`) is kept verbatim as `anthropic`.
+ */
+export function readOpaque(value: string): Opaque {
+  if (value.startsWith(OPAQUE_TAG)) {
+    const bar = value.indexOf("|", OPAQUE_TAG.length);
+    if (bar > OPAQUE_TAG.length) {
+      return { family: value.slice(OPAQUE_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
+    }
+  }
+  return { family: "anthropic", value };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool ids (REFERENCE §1.1, §5.3)
+// ---------------------------------------------------------------------------------------------
+
+const TOOL_ID_OK = /^[a-zA-Z0-9_-]+$/;
+
+/** 32-bit FNV-1a of a string, base36 (deterministic, collision-resistant enough for id suffixes). */
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+/**
+ * Makes a tool id acceptable to Anthropic (`^[a-zA-Z0-9_-]+$`, REFERENCE §1.1). Valid ids pass through
+ * unchanged; others have every other character replaced by `_` and a hash of the original appended,
+ * so the mapping is deterministic (same id in a `tool_use` and its `tool_result`, every turn) and two
+ * ids that clean to the same text stay distinct (REFERENCE §5.3).
+ */
+export function sanitizeToolId(id: string): string {
+  if (TOOL_ID_OK.test(id)) return id;
+  const clean = id.replace(/[^a-zA-Z0-9_-]/g, "_");
+  return (clean.length > 0 ? clean : "toolu") + "_" + fnv1a(id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cache control
+// ---------------------------------------------------------------------------------------------
+
+/** Reads an Anthropic `cache_control` value (only `ephemeral`, with an optional string `ttl`). */
+export function readCacheControl(v: unknown): CacheControl | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  if (o.type !== "ephemeral") return undefined;
+  return typeof o.ttl === "string" ? { type: "ephemeral", ttl: o.ttl } : { type: "ephemeral" };
+}
+
+/** Hub {@link CacheControl} → Anthropic `cache_control` object. */
+export function writeCacheControl(c: CacheControl): Record<string, unknown> {
+  return c.ttl !== undefined ? { type: "ephemeral", ttl: c.ttl } : { type: "ephemeral" };
+}

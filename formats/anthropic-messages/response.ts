@@ -1,0 +1,129 @@
+/**
+ * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
+ */
+import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts";
+import { defaultNewId } from "./encoder.ts";
+import { errorFromObject } from "./errors.ts";
+import { stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
+import { check, ResponseSchema } from "./schema.ts";
+
+/**
+ * Provider reply body (`{"type":"message", content, stop_reason, usage, …}`) → {@link HubResponse}.
+ * Blocks: text, thinking (signature stamped `opts.family`), redacted_thinking, tool_use (`input` →
+ * JSON arguments text); server-tool blocks are left out. `stop_reason` mapped by mapping.ts (raw kept);
+ * usage per REFERENCE §5.10.
+ *
+ * @throws FormatError when the body is an Anthropic error body (the error it carries, status from its
+ *   type) or is not a Messages reply at all (`api_error`, 502).
+ */
+export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
+  if (body && typeof body === "object" && (body as any).type === "error") {
+    throw new FormatError(errorFromObject((body as any).error, 0));
+  }
+  const r = check(ResponseSchema, body);
+  if (!r.ok) {
+    throw new FormatError({ ...hubError("api_error", `The upstream reply is not an Anthropic message: ${r.message}`), status: 502 });
+  }
+  const b = r.value;
+  const content: HubPart[] = [];
+  for (const blk of b.content as Record<string, any>[]) {
+    switch (blk.type) {
+      case "text":
+        if (typeof blk.text === "string") content.push({ type: "text", text: blk.text });
+        break;
+      case "thinking": {
+        const text = typeof blk.thinking === "string" ? blk.thinking : "";
+        if (typeof blk.signature === "string" && blk.signature.length > 0) {
+          content.push({ type: "thinking", text, signature: { family: opts.family, value: blk.signature } });
+        } else {
+          content.push({ type: "thinking", text });
+        }
+        break;
+      }
+      case "redacted_thinking":
+        if (typeof blk.data === "string") content.push({ type: "redacted_thinking", data: { family: opts.family, value: blk.data } });
+        break;
+      case "tool_use":
+        content.push({
+          type: "tool_call",
+          id: typeof blk.id === "string" ? blk.id : "",
+          name: typeof blk.name === "string" ? blk.name : "",
+          arguments: JSON.stringify(blk.input ?? {}),
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  const resp: HubResponse = {
+    content,
+    stopReason: typeof b.stop_reason === "string" ? stopFromAnthropic(b.stop_reason) : null,
+    usage: usageFromAnthropic(b.usage) ?? {},
+  };
+  if (typeof b.id === "string") resp.id = b.id;
+  if (typeof b.model === "string") resp.model = b.model;
+  if (typeof b.stop_reason === "string") resp.rawStopReason = b.stop_reason;
+  if (b.stop_sequence !== undefined) resp.stopSequence = b.stop_sequence ?? null;
+  if (resp.stopReason !== null && resp.stopReason !== "tool_use" && content.some((p) => p.type === "tool_call")) {
+    if (resp.stopReason === "end_turn" || resp.stopReason === "other" || resp.stopReason === "stop_sequence") resp.stopReason = "tool_use";
+  }
+  return resp;
+}
+
+/**
+ * {@link HubResponse} → non-streamed Anthropic reply for a client (REFERENCE §1.2): `id` (the reply's
+ * when it is a `msg_` id, else minted), `model` = `opts.model`, content blocks (empty text skipped;
+ * thinking signatures and redacted data tagged when foreign, mapping.ts; tool-call arguments parsed,
+ * "" → `{}`), `stop_reason` (mapped; null only for a reply that never said why it stopped, which the
+ * pipeline should answer as an error instead), `stop_sequence`, usage with input/output always present
+ * and cache counts when known.
+ */
+export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
+  const content: Record<string, unknown>[] = [];
+  for (const p of resp.content) {
+    switch (p.type) {
+      case "text":
+        if (p.text.length > 0) content.push({ type: "text", text: p.text });
+        break;
+      case "thinking":
+        content.push({ type: "thinking", thinking: p.text, signature: p.signature ? writeOpaque(p.signature) : "" });
+        break;
+      case "redacted_thinking":
+        content.push({ type: "redacted_thinking", data: writeOpaque(p.data) });
+        break;
+      case "tool_call": {
+        let input: unknown = {};
+        if (p.arguments.trim().length > 0) {
+          try {
+            input = JSON.parse(p.arguments);
+          } catch {
+            input = {};
+          }
+        }
+        content.push({ type: "tool_use", id: p.id, name: p.name, input });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  const hasTool = content.some((b) => b.type === "tool_use");
+  let stop = resp.stopReason;
+  if (hasTool && (stop === "end_turn" || stop === "other" || stop === "stop_sequence")) stop = "tool_use";
+  const u = resp.usage;
+  const usage: Record<string, number> = { input_tokens: u.inputTokens ?? 0 };
+  if (u.cacheWriteTokens !== undefined) usage.cache_creation_input_tokens = u.cacheWriteTokens;
+  if (u.cacheReadTokens !== undefined) usage.cache_read_input_tokens = u.cacheReadTokens;
+  usage.output_tokens = u.outputTokens ?? 0;
+  return {
+    id: resp.id && resp.id.startsWith("msg_") ? resp.id : (opts.newId ?? defaultNewId)("msg_"),
+    type: "message",
+    role: "assistant",
+    model: opts.model,
+    content,
+    stop_reason: stop === null ? null : stopToAnthropic(stop),
+    stop_sequence: typeof resp.stopSequence === "string" ? resp.stopSequence : null,
+    usage,
+  };
+}

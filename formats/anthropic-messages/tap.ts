@@ -1,0 +1,183 @@
+/**
+ * Passthrough observer for native Anthropic streams (SPEC F-3, 6.4): the provider's bytes go to the
+ * client unchanged while the tap reads usage (`message_start` + `message_delta`, cumulative: later
+ * values replace), the stop reason, `message_stop`, and an in-band `event: error`.
+ *
+ * Cheap by design: events are recognised by their SSE `event:` name and only `message_start`,
+ * `message_delta` and `error` payloads are JSON-parsed (an unnamed event, which Anthropic never sends,
+ * is parsed to learn its type).
+ *
+ * Bytes are forwarded unchanged but only up to the last complete event (the end of a blank line): a
+ * trailing partial event is held until the rest arrives. So when the upstream dies mid-event the client
+ * never holds half an event, and {@link AnthropicTap.end} can append clean frames:
+ * - the stream was complete (`message_stop`, or the upstream's own `event: error`): nothing;
+ * - the stop reason arrived (`message_delta`) but not `message_stop`: only `message_stop` (case B12);
+ * - otherwise: one `event: error` (`failure`, else an `api_error` "stream ended early"); never an
+ *   invented finish.
+ */
+import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
+import { mergeUsage, type HubError } from "../hub.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { SseReader, type SseEvent } from "../sse.ts";
+import { errorFrame, errorFromObject } from "./errors.ts";
+import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
+
+const EMPTY = new Uint8Array(0);
+const utf8 = new TextEncoder();
+const MESSAGE_STOP_FRAME = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+const LF = 10;
+const CR = 13;
+
+/**
+ * Index just past the last event terminator (a line end immediately followed by another line end) in
+ * `b`, or 0 when there is none. Handles `\n\n`, `\r\n\r\n`, `\r\r`; a trailing lone `\r` after a line
+ * end is not taken as a terminator (it may be the first half of a CRLF).
+ */
+export function lastEventBoundary(b: Uint8Array): number {
+  for (let i = b.length - 1; i >= 1; i--) {
+    const c = b[i];
+    const p = b[i - 1];
+    if (c === LF) {
+      // "\n\n", or a CRLF empty line after a line end ("\n\r\n", "\r\r\n", "\r\n\r\n")
+      if (p === LF || (p === CR && i >= 2 && (b[i - 2] === LF || b[i - 2] === CR))) return i + 1;
+    } else if (c === CR && (p === CR || p === LF) && i + 1 < b.length && b[i + 1] !== LF) {
+      // a lone CR empty line ("\r\r", "\n\r") whose CR is known not to start a CRLF
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+/** True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole. */
+function wholeEvents(text: string): boolean {
+  let any = false;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (!line.startsWith("data:")) continue;
+    const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+    if (v === "[DONE]") continue;
+    try {
+      JSON.parse(v);
+      any = true;
+    } catch {
+      return false;
+    }
+  }
+  return any;
+}
+
+/** The passthrough tap; see the module doc. */
+export class AnthropicTap implements PassthroughTap {
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  private readonly reader: SseReader;
+  /** Bytes after the last complete event, not yet forwarded. */
+  private pending: Uint8Array = EMPTY;
+  private ended = false;
+
+  constructor(_opts: TapOptions) {
+    this.reader = new SseReader((ev) => this.onEvent(ev));
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    if (this.ended || chunk.length === 0) return EMPTY;
+    let data = chunk;
+    if (this.pending.length > 0) {
+      data = new Uint8Array(this.pending.length + chunk.length);
+      data.set(this.pending, 0);
+      data.set(chunk, this.pending.length);
+    }
+    const cut = lastEventBoundary(data);
+    if (cut === 0) {
+      this.pending = data === chunk ? chunk.slice() : data;
+      return EMPTY;
+    }
+    const out = cut === data.length ? data : data.subarray(0, cut);
+    this.pending = cut === data.length ? EMPTY : data.slice(cut);
+    this.reader.push(out);
+    return out;
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (this.ended) return EMPTY;
+    this.ended = true;
+    let tail = "";
+    if (this.pending.length > 0 && !this.state.terminal && this.state.error === undefined) {
+      // A final event without its blank line (some servers close right after the last data line):
+      // complete it if it parses as a whole event; otherwise it is a torn event and is not forwarded.
+      const text = new TextDecoder().decode(this.pending);
+      if (wholeEvents(text)) {
+        tail = text + "\n\n";
+        this.reader.pushText(tail);
+      }
+    }
+    this.pending = EMPTY;
+    const s = this.state;
+    if (s.terminal || s.error !== undefined) return tail.length > 0 ? utf8.encode(tail) : EMPTY;
+    if (s.stopReason !== null) {
+      s.terminal = true;
+      return utf8.encode(tail + MESSAGE_STOP_FRAME);
+    }
+    const err = failure ?? TRUNCATED_ERROR;
+    return utf8.encode(tail + errorFrame(err));
+  }
+
+  private onEvent(ev: SseEvent): void {
+    let name = ev.event;
+    if (name === undefined) {
+      // Unnamed events are not Anthropic's; learn the type from the payload.
+      const data = ev.data;
+      if (data.length === 0 || data === "[DONE]") return;
+      try {
+        const t = JSON.parse(data)?.type;
+        if (typeof t !== "string") return;
+        name = t;
+      } catch {
+        return;
+      }
+    }
+    switch (name) {
+      case "content_block_start":
+        this.state.sawContent = true;
+        return;
+      case "message_stop":
+        this.state.terminal = true;
+        return;
+      case "message_start": {
+        const m = parse(ev.data);
+        if (m) mergeUsage(this.state.usage, usageFromAnthropic(m.message?.usage));
+        return;
+      }
+      case "message_delta": {
+        const m = parse(ev.data);
+        if (!m) return;
+        mergeUsage(this.state.usage, usageFromAnthropic(m.usage));
+        const raw = m.delta?.stop_reason;
+        if (typeof raw === "string") {
+          this.state.stopReason = stopFromAnthropic(raw);
+          this.state.sawContent = true;
+        }
+        return;
+      }
+      case "error": {
+        const m = parse(ev.data);
+        this.state.error = errorFromObject(m?.error, 0);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+}
+
+function parse(data: string): any {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** {@link FormatCodec.createTap} for Anthropic Messages. */
+export function createTap(opts: TapOptions): PassthroughTap {
+  return new AnthropicTap(opts);
+}
