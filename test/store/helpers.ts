@@ -1,0 +1,98 @@
+/** Shared helpers for the store tests: temp dirs on the real file system, raw reads, sample rows. */
+import { Database } from "bun:sqlite";
+import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+
+const dirs: string[] = [];
+
+/** A fresh temp directory, removed by `cleanupTempDirs`. */
+export function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), "sy-store-test-"));
+  dirs.push(d);
+  return d;
+}
+
+/** Removes every directory made by `tempDir` (call from afterAll). */
+export function cleanupTempDirs(): void {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A settable clock (ms since the epoch). */
+export function fakeClock(start = 1_800_000_000_000) {
+  let t = start;
+  return {
+    now: () => t,
+    set: (v: number) => {
+      t = v;
+    },
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
+}
+
+/** Runs `fn` against a separate connection to the same file (as another process would see it). */
+export function withRaw<T>(path: string, fn: (db: Database) => T): T {
+  const db = new Database(path, { readwrite: true, create: false });
+  try {
+    db.run("PRAGMA busy_timeout = 5000");
+    return fn(db);
+  } finally {
+    db.close(false);
+  }
+}
+
+/** Row count of a table, read through a separate connection. */
+export function countRows(path: string, table: string): number {
+  return withRaw(path, (db) => (db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n);
+}
+
+/** The bytes of the database file and its -wal/-shm companions, concatenated. */
+export function fileBytes(path: string): Buffer {
+  const parts = [path, `${path}-wal`, `${path}-shm`].filter((p) => existsSync(p)).map((p) => readFileSync(p));
+  return Buffer.concat(parts);
+}
+
+/** A complete usage record with overridable fields. */
+export function usage(over: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    requestId: "req-1",
+    ts: 1_800_000_000_000,
+    clientFormat: "openai-chat",
+    requestedModel: "fast",
+    providerId: "openai",
+    model: "gpt-5-mini",
+    accountId: "acct-1",
+    keyName: "laptop",
+    usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 5, cacheWriteTokens: 1, reasoningTokens: 7 },
+    estimated: false,
+    outcome: "ok",
+    status: 200,
+    ttfbMs: 120,
+    totalMs: 900,
+    attempts: 1,
+    fallback: false,
+    ...over,
+  };
+}
+
+/** A minimal route trace. */
+export function trace(n: number, over: Partial<RouteTrace> = {}): RouteTrace {
+  return {
+    routeId: `sy_${n}`,
+    requestId: `req-${n}`,
+    ts: 1_800_000_000_000 + n,
+    clientFormat: "anthropic-messages",
+    requestedModel: "coding",
+    candidates: ["cc/claude-sonnet-5-5", "glm/glm-5.3"],
+    decisions: [{ subject: "cc/claude-sonnet-5-5", verdict: "in", reason: "eligible" }],
+    attempts: [{ target: "cc/claude-sonnet-5-5", providerId: "cc", model: "claude-sonnet-5-5", startMs: 1, status: 200 }],
+    warnings: [],
+    outcome: "ok",
+    status: 200,
+    totalMs: 42,
+    ...over,
+  };
+}

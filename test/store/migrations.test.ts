@@ -1,0 +1,129 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/migrations.ts";
+import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { StoreError } from "../../src/store/types.ts";
+import { cleanupTempDirs, tempDir, withRaw } from "./helpers.ts";
+
+afterAll(cleanupTempDirs);
+
+const versions = (path: string) =>
+  withRaw(path, (db) => (db.query("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version));
+
+describe("migrations", () => {
+  test("apply once on a fresh file and survive reopening", () => {
+    const path = join(tempDir(), "sy.db");
+    const a = openSqliteStore({ path });
+    a.close();
+    expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
+    const b = openSqliteStore({ path });
+    b.createKey("k1");
+    b.close();
+    const c = openSqliteStore({ path });
+    expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(c.listKeys().map((k) => k.name)).toEqual(["k1"]);
+    c.close();
+  });
+
+  test("migrate() is idempotent and reports what it applied", () => {
+    const db = new Database(":memory:");
+    expect(migrate(db, () => 1)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(migrate(db, () => 2)).toEqual([]);
+    const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    for (const t of ["client_keys", "accounts", "cooldowns", "account_locks", "usage", "route_traces", "bindings", "quota_windows"]) {
+      expect(tables).toContain(t);
+    }
+    db.close();
+  });
+
+  test("a failing migration rolls back and is retried on the next start", () => {
+    const db = new Database(":memory:");
+    let fail = true;
+    const steps = [
+      ...MIGRATIONS,
+      {
+        version: SCHEMA_VERSION + 1,
+        name: "test step",
+        up: (d: Database) => {
+          d.run("CREATE TABLE half_done (x INTEGER)");
+          if (fail) throw new Error("boom");
+        },
+      },
+    ];
+    expect(() => migrate(db, () => 1, steps)).toThrow("boom");
+    const has = () => db.query("SELECT name FROM sqlite_master WHERE name = 'half_done'").get() !== null;
+    expect(has()).toBe(false);
+    expect((db.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number }).v).toBe(SCHEMA_VERSION);
+    fail = false;
+    expect(migrate(db, () => 1, steps)).toEqual([SCHEMA_VERSION + 1]);
+    expect(has()).toBe(true);
+    db.close();
+  });
+
+  test("a database from a newer build is refused", () => {
+    const path = join(tempDir(), "sy.db");
+    openSqliteStore({ path }).close();
+    withRaw(path, (db) => db.run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)"));
+    let err: unknown;
+    try {
+      openSqliteStore({ path });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe("schema");
+  });
+
+  test("pragmas: WAL, synchronous=NORMAL, foreign keys, busy timeout", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, busyTimeoutMs: 1234 });
+    const db = (s as unknown as { db: Database }).db;
+    expect((db.query("PRAGMA journal_mode").get() as any).journal_mode).toBe("wal");
+    expect((db.query("PRAGMA synchronous").get() as any).synchronous).toBe(1);
+    expect((db.query("PRAGMA foreign_keys").get() as any).foreign_keys).toBe(1);
+    expect((db.query("PRAGMA busy_timeout").get() as any).timeout).toBe(1234);
+    // credentials are written with FULL and the connection goes back to NORMAL
+    s.upsertAccount({ id: "a", providerId: "glm", priority: 1, credential: { type: "api_key", apiKey: "k" }, disabled: false });
+    expect((db.query("PRAGMA synchronous").get() as any).synchronous).toBe(1);
+    s.close();
+  });
+});
+
+describe("file mode", () => {
+  test("database, -wal and -shm are 0600 even with a permissive umask", () => {
+    const old = process.umask(0);
+    try {
+      const dir = join(tempDir(), "nested", "data");
+      const path = join(dir, "sy.db");
+      const s = openSqliteStore({ path, flushIntervalMs: 10_000 });
+      s.createKey("k");
+      for (const p of [path, `${path}-wal`, `${path}-shm`]) {
+        expect((statSync(p).mode & 0o777).toString(8)).toBe("600");
+      }
+      expect((statSync(dir).mode & 0o777).toString(8)).toBe("700");
+      s.close();
+      expect((statSync(path).mode & 0o777).toString(8)).toBe("600");
+    } finally {
+      process.umask(old);
+    }
+  });
+
+  test("an existing world-readable database is tightened to 0600", () => {
+    const path = join(tempDir(), "sy.db");
+    writeFileSync(path, "");
+    chmodSync(path, 0o644);
+    const s = openSqliteStore({ path });
+    expect((statSync(path).mode & 0o777).toString(8)).toBe("600");
+    s.close();
+  });
+
+  test(":memory: works and reports healthy until closed", () => {
+    const s = openSqliteStore({ path: ":memory:" });
+    expect(s.health()).toBe(true);
+    s.close();
+    expect(s.health()).toBe(false);
+    s.close(); // idempotent
+  });
+});

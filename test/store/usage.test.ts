@@ -1,0 +1,211 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
+
+afterAll(cleanupTempDirs);
+
+describe("usage batching", () => {
+  test("nothing reaches the table before the flush interval, everything after", async () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 150 });
+    for (let i = 0; i < 50; i++) s.record(usage({ requestId: `r${i}`, ts: 1_800_000_000_000 + i }));
+    for (let i = 0; i < 5; i++) s.save(trace(i));
+    expect(s.stats()).toMatchObject({ pendingUsage: 50, pendingTraces: 5 });
+    expect(countRows(path, "usage")).toBe(0);
+    expect(countRows(path, "route_traces")).toBe(0);
+    await Bun.sleep(60);
+    expect(countRows(path, "usage")).toBe(0);
+    await Bun.sleep(250);
+    expect(countRows(path, "usage")).toBe(50);
+    expect(countRows(path, "route_traces")).toBe(5);
+    expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0 });
+    expect(s.stats().lastFlushAt).toBeGreaterThan(0);
+    s.close();
+  });
+
+  test("close() and flush() write synchronously", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    s.record(usage({ requestId: "a" }));
+    s.flush();
+    expect(countRows(path, "usage")).toBe(1);
+    s.record(usage({ requestId: "b" }));
+    s.save(trace(1));
+    s.close();
+    expect(countRows(path, "usage")).toBe(2);
+    expect(countRows(path, "route_traces")).toBe(1);
+    // after close, records are dropped (and counted), never thrown
+    s.record(usage({ requestId: "c" }));
+    s.save(trace(2));
+    expect(s.stats().dropped).toBe(2);
+  });
+
+  test("a usage row round-trips; malformed values do not fail the batch", () => {
+    const s = openSqliteStore({ path: ":memory:", flushIntervalMs: 60_000 });
+    const full = usage({ requestId: "full", ts: 1_800_000_000_500, ttfbMs: 12.6, totalMs: 99.4, fallback: true, attempts: 3 });
+    s.record(full);
+    s.record({
+      requestId: "sparse",
+      ts: 1_800_000_000_400,
+      clientFormat: "anthropic-messages",
+      requestedModel: "nope/x",
+      usage: {},
+      estimated: true,
+      outcome: "rejected",
+      status: 404,
+      totalMs: 2,
+      attempts: 0,
+      fallback: false,
+    });
+    s.record({ ...usage({ requestId: "weird", ts: 1_800_000_000_300 }), usage: { inputTokens: Number.NaN }, totalMs: undefined as unknown as number, status: "200" as unknown as number });
+    s.save(trace(1, { requestId: "full" }));
+    const calls = s.recentCalls(10);
+    expect(calls.map((c) => c.requestId)).toEqual(["full", "sparse", "weird"]);
+    expect(calls[0]).toEqual({ ...full, ttfbMs: 13, totalMs: 99, routeId: "sy_1" });
+    expect(calls[1]).toEqual({
+      requestId: "sparse",
+      ts: 1_800_000_000_400,
+      clientFormat: "anthropic-messages",
+      requestedModel: "nope/x",
+      usage: {},
+      estimated: true,
+      outcome: "rejected",
+      status: 404,
+      totalMs: 2,
+      attempts: 0,
+      fallback: false,
+    });
+    expect(calls[2]!.usage).toEqual({});
+    expect(calls[2]!.status).toBe(0);
+    expect(s.recentCalls(1)).toHaveLength(1);
+    s.close();
+  });
+
+  test("summaries group by model, account, key and provider", () => {
+    const s = openSqliteStore({ path: ":memory:", flushIntervalMs: 60_000 });
+    const t0 = 1_800_000_000_000;
+    s.record(usage({ requestId: "1", ts: t0, model: "m1", accountId: "a1", keyName: "k1", providerId: "p1", usage: { inputTokens: 10, outputTokens: 1 } }));
+    s.record(usage({ requestId: "2", ts: t0 + 1, model: "m1", accountId: "a2", keyName: "k1", providerId: "p1", usage: { inputTokens: 20, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, reasoningTokens: 5 }, outcome: "upstream_error", status: 502, fallback: true }));
+    s.record(usage({ requestId: "3", ts: t0 + 2, model: "m2", accountId: "a2", keyName: "k2", providerId: "p2", usage: { outputTokens: 7 }, outcome: "client_closed", estimated: true, ttfbMs: undefined }));
+    s.record(usage({ requestId: "4", ts: t0 + 3, model: undefined, accountId: undefined, keyName: undefined, providerId: undefined, usage: {}, outcome: "rejected", status: 404, ttfbMs: undefined, totalMs: 1 }));
+    s.record(usage({ requestId: "old", ts: t0 - 10_000, model: "m1", usage: { inputTokens: 1000 } }));
+
+    const byModel = s.usageSummary({ sinceMs: t0, by: "model" });
+    expect(byModel.map((r) => [r.group, r.requests])).toEqual([
+      ["m1", 2],
+      [null, 1],
+      ["m2", 1],
+    ]);
+    const m1 = byModel[0]!;
+    expect(m1).toMatchObject({ inputTokens: 30, outputTokens: 3, cacheReadTokens: 3, cacheWriteTokens: 4, reasoningTokens: 5, errors: 1, clientClosed: 0, fallbacks: 1, estimated: 0 });
+    expect(byModel.find((r) => r.group === "m2")).toMatchObject({ outputTokens: 7, inputTokens: 0, clientClosed: 1, errors: 0, estimated: 1, avgTtfbMs: null });
+    expect(byModel.find((r) => r.group === null)).toMatchObject({ errors: 1, avgTotalMs: 1 });
+
+    expect(s.usageSummary({ sinceMs: t0, by: "account" }).map((r) => [r.group, r.requests, r.inputTokens])).toEqual([
+      ["a2", 2, 20],
+      [null, 1, 0],
+      ["a1", 1, 10],
+    ]);
+    expect(s.usageSummary({ sinceMs: t0, by: "key" }).map((r) => [r.group, r.requests])).toEqual([
+      ["k1", 2],
+      [null, 1],
+      ["k2", 1],
+    ]);
+    expect(s.usageSummary({ sinceMs: t0, by: "provider" }).map((r) => [r.group, r.requests, r.errors])).toEqual([
+      ["p1", 2, 1],
+      [null, 1, 1],
+      ["p2", 1, 0],
+    ]);
+    // since / until bounds
+    expect(s.usageSummary({ sinceMs: 0, by: "model" }).find((r) => r.group === "m1")!.inputTokens).toBe(1030);
+    expect(s.usageSummary({ sinceMs: t0, untilMs: t0 + 1, by: "model" }).map((r) => r.group)).toEqual(["m1"]);
+    expect(() => s.usageSummary({ sinceMs: 0, by: "bogus" as "model" })).toThrow("unknown grouping");
+
+    expect(s.pruneUsage(t0)).toBe(1);
+    expect(s.usageSummary({ sinceMs: 0, by: "model" }).reduce((n, r) => n + r.requests, 0)).toBe(4);
+    s.close();
+  });
+});
+
+describe("route traces", () => {
+  test("ring stays bounded at flush time, newest kept", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, traceRingSize: 5, flushIntervalMs: 60_000 });
+    for (let i = 1; i <= 12; i++) {
+      s.save(trace(i));
+      if (i % 4 === 0) s.flush();
+    }
+    s.flush();
+    expect(countRows(path, "route_traces")).toBe(5);
+    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(["sy_12", "sy_11", "sy_10", "sy_9", "sy_8"]);
+    expect(s.getTrace("sy_3")).toBeUndefined();
+    // a batch larger than the ring
+    for (let i = 100; i < 120; i++) s.save(trace(i));
+    s.flush();
+    expect(countRows(path, "route_traces")).toBe(5);
+    expect(s.recentTraces(1)[0]!.routeId).toBe("sy_119");
+    s.close();
+  });
+
+  test("traces resolve by route id or request id, and survive a reopen", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    const t = trace(7, { warnings: [{ code: "stripped_signature", message: "x" }], redactions: { email: 2 } });
+    s.save(t);
+    expect(s.getTrace("sy_7")).toEqual(t); // pending traces are flushed before the query
+    expect(s.getTrace("req-7")).toEqual(t);
+    expect(s.getTrace("sy_nope")).toBeUndefined();
+    // a trace saved twice under the same route id is replaced, not duplicated
+    s.save({ ...t, outcome: "error", status: 502 });
+    s.close();
+    const again = openSqliteStore({ path });
+    expect(again.getTrace("sy_7")?.status).toBe(502);
+    expect(countRows(path, "route_traces")).toBe(1);
+    again.close();
+  });
+
+  test("an unserialisable trace is dropped alone", () => {
+    const s = openSqliteStore({ path: ":memory:", flushIntervalMs: 60_000 });
+    const bad = trace(1) as RouteTraceWithCycle;
+    bad.self = bad;
+    s.save(bad);
+    s.save(trace(2));
+    s.record(usage());
+    s.flush();
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_2"]);
+    expect(s.recentCalls(10)).toHaveLength(1);
+    expect(s.stats().dropped).toBe(1);
+    s.close();
+  });
+});
+
+type RouteTraceWithCycle = ReturnType<typeof trace> & { self?: unknown };
+
+describe("flush failures", () => {
+  test("rows stay buffered while the database is locked and are written afterwards", () => {
+    const path = join(tempDir(), "sy.db");
+    const errors: string[] = [];
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000, busyTimeoutMs: 0, onError: (m) => errors.push(m) });
+    s.record(usage({ requestId: "x" }));
+    withRaw(path, (other) => {
+      other.run("BEGIN IMMEDIATE");
+      s.flush(); // cannot get the write lock
+      other.run("ROLLBACK");
+    });
+    expect(s.stats()).toMatchObject({ pendingUsage: 1, flushErrors: 1 });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("flush");
+    s.flush();
+    expect(countRows(path, "usage")).toBe(1);
+    expect(s.stats().pendingUsage).toBe(0);
+    s.close();
+  });
+
+  test("the buffer is bounded: overflow is dropped and counted", () => {
+    const s = openSqliteStore({ path: ":memory:", flushIntervalMs: 60_000, maxPending: 3 });
+    for (let i = 0; i < 5; i++) s.record(usage({ requestId: `r${i}` }));
+    expect(s.stats()).toMatchObject({ pendingUsage: 3, dropped: 2 });
+    s.close();
+  });
+});
