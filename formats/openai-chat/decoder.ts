@@ -1,0 +1,348 @@
+/**
+ * Chat Completions SSE (provider bytes) → loose hub events (REFERENCE §2.3; normalised afterwards by
+ * formats/normalize.ts, whose decoder-side contract this follows).
+ *
+ * Per stream it keeps: whether `message_start` went out, the open text/thinking block key, one slot per
+ * upstream tool-call `index` (id, name, arguments so far, whether its block started), whether the
+ * finish arrived, and a refusal latch. Blocks are keyed: text/thinking by a counter from 0, tool calls
+ * by `-1 - index` (so keys never collide).
+ *
+ * Quirks it survives (REFERENCE §2.3 list, `recorded/openai-chat/*` + manifest):
+ * - first tool call at `index: 1`, arguments starting with `""` fragments (tool-call-index-1.sse);
+ * - `id`/`type`/`name` repeated on every fragment, `"name": ""` on a continuation: the first non-empty
+ *   id and name win, nothing is concatenated (tool-call-empty-name-continuation.sse);
+ * - the name arriving after the id (B36): the block starts once the name is known, argument fragments
+ *   that came before are held and sent as the block's first delta;
+ * - whole arguments in one fragment, and whole arguments sent twice (a fragment equal to everything so
+ *   far, when that is complete JSON, is a repeat and is dropped);
+ * - `arguments` sent as a JSON object instead of a string (serialised);
+ * - missing `role`, missing `index` on a tool call, `choices: []` chunks (Azure
+ *   `prompt_filter_results`, usage-only chunks), empty `id`/`model`;
+ * - usage on the finish chunk, on every chunk, as `usage: null`, or in `x_groq.usage`; `total_tokens`
+ *   not the sum (see {@link usageFromChat});
+ * - `finish_reason: "stop"` after tool calls (the normalizer promotes it to `tool_use`);
+ * - a missing `[DONE]`: a finish_reason then EOF is complete; no finish_reason then EOF is left to the
+ *   normalizer, which reports a truncated stream (SPEC 6.4);
+ * - `delta.reasoning_content` (DeepSeek, xAI) / `delta.reasoning` (OpenRouter, vLLM) → thinking;
+ *   `delta.reasoning_details` (OpenRouter) adds signatures and encrypted reasoning, and text only when
+ *   the plain field is absent (OpenRouter sends both); Mistral's array `content` with `thinking` parts;
+ * - in-band `{"error":…}` / vLLM `{"object":"error",…}` frames, an `event: error` SSE event, and the
+ *   failure finish reasons `error` / `insufficient_system_resource` → hub `error` (nothing after it);
+ * - vLLM `stop_reason` / SGLang `matched_stop` naming the stop string → `stop_sequence`.
+ *
+ * Hot path: one `JSON.parse` per SSE event and plain property checks, no valibot.
+ */
+import type { DecoderOptions, StreamDecoder } from "../codec.ts";
+import type { HubError, HubEvent, StopReason } from "../hub.ts";
+import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
+import { errorFromPayload } from "./errors.ts";
+import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
+
+interface Slot {
+  index: number;
+  key: number;
+  id: string;
+  name: string;
+  started: boolean;
+  /** All argument text received so far (for the repeat check). */
+  args: string;
+  /** Argument text received before the block could start (name unknown yet). */
+  pending: string;
+}
+
+const KIND_NONE = 0;
+const KIND_TEXT = 1;
+const KIND_THINKING = 2;
+
+const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Whether `text` is one complete JSON value (used only on the rare repeated-arguments path). */
+function isCompleteJson(text: string): boolean {
+  return tryParseJson(text) !== undefined;
+}
+
+/** The incremental Chat decoder; see the module comment. */
+export class ChatDecoder implements StreamDecoder {
+  private readonly reader: SseReader;
+  private started = false;
+  private finished = false;
+  private failed = false;
+  private sawDone = false;
+  private kind = KIND_NONE;
+  private key = -1;
+  private nextKey = 0;
+  private readonly slots = new Map<number, Slot>();
+  private lastSlot: Slot | undefined;
+  private maxIndex = -1;
+  private sawRefusal = false;
+  private readonly nonce = Math.random().toString(36).slice(2, 10);
+  private synthesized = 0;
+
+  constructor(
+    private readonly opts: DecoderOptions,
+    private readonly emit: (ev: HubEvent) => void,
+  ) {
+    this.reader = new SseReader((ev) => this.onEvent(ev));
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.failed) return;
+    this.reader.push(chunk);
+  }
+
+  end(): void {
+    this.reader.end();
+    // Without a finish (or error) the normalizer reports the truncation; nothing is invented here.
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private fail(error: HubError): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.emit({ type: "error", error });
+  }
+
+  private onEvent(ev: SseEvent): void {
+    if (this.failed || this.sawDone) return;
+    const data = ev.data;
+    if (data === "[DONE]") {
+      this.sawDone = true;
+      return;
+    }
+    const chunk = tryParseJson(data);
+    if (!isObj(chunk)) {
+      this.fail({
+        kind: "api_error",
+        status: 502,
+        message: "The upstream sent a stream event that is not a JSON object.",
+        code: "upstream_invalid_event",
+      });
+      return;
+    }
+    if (chunk.error !== undefined && chunk.error !== null) {
+      this.fail(errorFromPayload(chunk) ?? { kind: "api_error", status: 500, message: "The upstream reported an error." });
+      return;
+    }
+    if (chunk.object === "error" || ev.event === "error") {
+      this.fail(errorFromPayload({ error: chunk }) ?? { kind: "api_error", status: 500, message: "The upstream reported an error." });
+      return;
+    }
+
+    const choices = chunk.choices;
+    const hasChoices = Array.isArray(choices) && choices.length > 0;
+    const usageRaw = chunk.usage ?? (isObj(chunk.x_groq) ? chunk.x_groq.usage : undefined);
+    if (!this.started && (hasChoices || isObj(usageRaw) || (typeof chunk.id === "string" && chunk.id.length > 0))) {
+      this.started = true;
+      const start: HubEvent = { type: "message_start" };
+      if (typeof chunk.id === "string" && chunk.id) start.id = chunk.id;
+      if (typeof chunk.model === "string" && chunk.model) start.model = chunk.model;
+      this.emit(start);
+    }
+
+    let choice: Record<string, any> | undefined;
+    if (hasChoices) {
+      // One choice is all the hub carries (n > 1 is not translated): choice index 0.
+      for (let i = 0; i < choices.length; i++) {
+        const c = choices[i];
+        if (isObj(c) && (c.index === 0 || c.index === undefined)) {
+          choice = c;
+          break;
+        }
+      }
+    }
+    if (choice && !this.finished && isObj(choice.delta)) this.onDelta(choice.delta);
+
+    const usage = usageFromChat(usageRaw);
+    if (usage) this.emit({ type: "usage", usage });
+
+    if (choice && !this.finished) {
+      const fr = choice.finish_reason;
+      if (typeof fr === "string" && fr.length > 0) this.onFinish(fr, choice);
+    }
+  }
+
+  private onDelta(delta: Record<string, any>): void {
+    // Reasoning first: providers that send both in one chunk produce reasoning before the answer.
+    const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : typeof delta.reasoning === "string" ? delta.reasoning : undefined;
+    if (reasoning) this.thinking(reasoning);
+    const details = delta.reasoning_details;
+    if (Array.isArray(details) && details.length > 0) this.onReasoningDetails(details, reasoning !== undefined);
+
+    const content = delta.content;
+    if (typeof content === "string") {
+      if (content.length > 0) this.text(content);
+    } else if (Array.isArray(content)) {
+      this.onContentParts(content);
+    }
+    const refusal = delta.refusal;
+    if (typeof refusal === "string" && refusal.length > 0) {
+      this.sawRefusal = true;
+      this.text(refusal);
+    }
+
+    const calls = delta.tool_calls;
+    if (Array.isArray(calls)) {
+      for (let i = 0; i < calls.length; i++) {
+        const tc = calls[i];
+        if (isObj(tc)) this.onToolCall(tc);
+      }
+    } else if (isObj(delta.function_call)) {
+      // Deprecated single function call: one slot, index 0.
+      this.onToolCall({ index: 0, function: delta.function_call });
+    }
+  }
+
+  /** Mistral-style array content: `[{type:"text",text}]`, `[{type:"thinking",thinking:[{type:"text",text}]}]`. */
+  private onContentParts(parts: unknown[]): void {
+    for (const p of parts) {
+      if (!isObj(p)) continue;
+      if (p.type === "text" && typeof p.text === "string" && p.text.length > 0) this.text(p.text);
+      else if (p.type === "thinking") {
+        const t = p.thinking;
+        if (typeof t === "string") {
+          if (t.length > 0) this.thinking(t);
+        } else if (Array.isArray(t)) {
+          for (const q of t) if (isObj(q) && typeof q.text === "string" && q.text.length > 0) this.thinking(q.text);
+        }
+      }
+    }
+  }
+
+  /**
+   * OpenRouter `reasoning_details`: `reasoning.text` (text + optional signature), `reasoning.summary`,
+   * `reasoning.encrypted` (opaque `data` → redacted thinking). Text is taken only when the plain
+   * `reasoning` field did not already carry it.
+   */
+  private onReasoningDetails(details: unknown[], hadPlain: boolean): void {
+    for (const d of details) {
+      if (!isObj(d)) continue;
+      if (d.type === "reasoning.text") {
+        if (!hadPlain && typeof d.text === "string" && d.text.length > 0) this.thinking(d.text);
+        if (typeof d.signature === "string" && d.signature.length > 0) {
+          this.ensureKind(KIND_THINKING);
+          this.emit({ type: "block_delta", index: this.key, delta: { type: "signature", signature: { family: this.opts.family, value: d.signature } } });
+        }
+      } else if (d.type === "reasoning.summary") {
+        if (!hadPlain && typeof d.summary === "string" && d.summary.length > 0) this.thinking(d.summary);
+      } else if (d.type === "reasoning.encrypted" && typeof d.data === "string" && d.data.length > 0) {
+        this.closeKind();
+        const key = this.nextKey++;
+        this.emit({ type: "block_start", index: key, block: { type: "redacted_thinking", data: { family: this.opts.family, value: d.data } } });
+        this.emit({ type: "block_stop", index: key });
+      }
+    }
+  }
+
+  private closeKind(): void {
+    if (this.kind !== KIND_NONE) {
+      this.emit({ type: "block_stop", index: this.key });
+      this.kind = KIND_NONE;
+    }
+  }
+
+  private ensureKind(kind: number): void {
+    if (this.kind === kind) return;
+    this.closeKind();
+    this.kind = kind;
+    this.key = this.nextKey++;
+    this.emit({ type: "block_start", index: this.key, block: kind === KIND_TEXT ? { type: "text" } : { type: "thinking" } });
+  }
+
+  private text(text: string): void {
+    this.ensureKind(KIND_TEXT);
+    this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text } });
+  }
+
+  private thinking(text: string): void {
+    this.ensureKind(KIND_THINKING);
+    this.emit({ type: "block_delta", index: this.key, delta: { type: "thinking", text } });
+  }
+
+  private onToolCall(tc: Record<string, any>): void {
+    const id = typeof tc.id === "string" ? tc.id : "";
+    let index: number;
+    if (typeof tc.index === "number" && Number.isInteger(tc.index) && tc.index >= 0) {
+      index = tc.index;
+    } else if (id && (!this.lastSlot || (this.lastSlot.id && this.lastSlot.id !== id))) {
+      // No index: a new id starts a new call, anything else continues the last one.
+      index = this.maxIndex + 1;
+    } else {
+      index = this.lastSlot ? this.lastSlot.index : 0;
+    }
+    let slot = this.slots.get(index);
+    if (!slot) {
+      slot = { index, key: -1 - index, id: "", name: "", started: false, args: "", pending: "" };
+      this.slots.set(index, slot);
+      if (index > this.maxIndex) this.maxIndex = index;
+    }
+    this.lastSlot = slot;
+    if (!slot.id && id) slot.id = id;
+    const fn = tc.function;
+    let args = "";
+    if (isObj(fn)) {
+      if (!slot.name && typeof fn.name === "string" && fn.name.length > 0) slot.name = fn.name;
+      const a = fn.arguments;
+      if (typeof a === "string") args = a;
+      else if (isObj(a) || Array.isArray(a)) args = JSON.stringify(a);
+    }
+    if (!slot.started && slot.name) this.startSlot(slot);
+    if (args.length === 0) return;
+    if (slot.args.length === args.length && slot.args === args && isCompleteJson(args)) return; // sent twice
+    slot.args += args;
+    if (slot.started) {
+      this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: args } });
+    } else {
+      slot.pending += args;
+    }
+  }
+
+  private startSlot(slot: Slot): void {
+    this.closeKind();
+    slot.started = true;
+    if (!slot.id) slot.id = `call_${this.nonce}${shortHash(`${this.nonce}:${this.synthesized++}`).slice(0, 8)}`;
+    this.emit({ type: "block_start", index: slot.key, block: { type: "tool_call", id: slot.id, name: slot.name } });
+    if (slot.pending.length > 0) {
+      this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: slot.pending } });
+      slot.pending = "";
+    }
+  }
+
+  private onFinish(raw: string, choice: Record<string, any>): void {
+    if (finishIsFailure(raw)) {
+      this.fail({
+        kind: raw === "insufficient_system_resource" ? "overloaded" : "api_error",
+        status: raw === "insufficient_system_resource" ? 503 : 502,
+        message: `The upstream ended the reply with finish_reason "${raw}".`,
+        code: raw,
+      });
+      return;
+    }
+    this.finished = true;
+    this.closeKind();
+    // Chat has no per-call stop: every tool block closes at the finish, in slot order.
+    const slots = [...this.slots.values()].sort((a, b) => a.index - b.index);
+    for (const s of slots) {
+      if (!s.started) this.startSlot(s); // a call whose name never came: kept, not dropped
+      this.emit({ type: "block_stop", index: s.key });
+    }
+    let reason = stopFromChat(raw) as StopReason;
+    const ev: HubEvent = { type: "finish", reason, raw };
+    if (raw === "stop") {
+      const matched = typeof choice.stop_reason === "string" ? choice.stop_reason : typeof choice.matched_stop === "string" ? choice.matched_stop : undefined;
+      if (matched !== undefined) {
+        reason = "stop_sequence";
+        ev.stopSequence = matched;
+      } else if (this.sawRefusal) {
+        reason = "refusal";
+      }
+      ev.reason = reason;
+    }
+    this.emit(ev);
+  }
+}
+
+/** Creates a Chat stream decoder (codec contract: never throws on malformed input, emits `error`). */
+export function createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder {
+  return new ChatDecoder(opts, emit);
+}

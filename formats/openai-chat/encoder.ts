@@ -1,0 +1,180 @@
+/**
+ * Canonical hub events → Chat Completions SSE for a Chat client (REFERENCE §2.3, §6.2, §7 item 2;
+ * SPEC F-5, 6.4).
+ *
+ * What the client gets:
+ * - every chunk carries the same `chatcmpl-…` id, `created` (seconds) and the model the client asked
+ *   for; `data:` lines only;
+ * - `delta: {"role":"assistant","content":""}` once, before the first content (lazily: an error before
+ *   any content is just the error frame);
+ * - text → `delta.content`; thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
+ *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
+ *   separated from the previous one by a blank line; signatures and redacted thinking have no Chat
+ *   slot and are not sent;
+ * - each tool call's `id`, `type` and `function.name` once, in its first fragment with
+ *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
+ *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
+ *   `arguments: "{}"` fragment when its block stops (REFERENCE §6.2 step 3);
+ * - the finish chunk `delta: {}` + `finish_reason` ({@link stopToChat});
+ * - at the end of the event stream: the usage chunk (`choices: []`, all counters integers) ONLY when
+ *   `opts.includeUsage`, then `data: [DONE]` once;
+ * - after an `error` event, or at the end without a finish: `data: {"error":{…}}` then `[DONE]`, no
+ *   finish chunk (SPEC 6.4; the OpenAI SDK raises `APIError` on the frame). An error after the finish
+ *   only closes the stream normally (the provider had already said how it ended; SPEC 6.4 exception).
+ *
+ * Chunks are built by string concatenation around a precomputed prefix/suffix (no per-chunk object
+ * serialisation beyond the delta's own strings).
+ */
+import type { EncoderOptions, StreamEncoder } from "../codec.ts";
+import type { HubError, HubEvent, Usage } from "../hub.ts";
+import { mergeUsage } from "../hub.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { SSE_DONE } from "../sse.ts";
+import { errorBody } from "./errors.ts";
+import { stopToChat, usageToChat } from "./mapping.ts";
+
+/** A fresh `chatcmpl-` id when the caller injected no generator. */
+export function defaultChatId(): string {
+  return "chatcmpl-" + crypto.randomUUID().replace(/-/g, "").slice(0, 24);
+}
+
+/** The incremental Chat encoder; see the module comment. */
+export class ChatEncoder implements StreamEncoder {
+  /** `data: {"id":…,"object":"chat.completion.chunk","created":…,"model":…,"choices":[{"index":0,"delta":` */
+  private readonly head: string;
+  /** `data: {"id":…,…,"model":…,"choices":[],"usage":` */
+  private readonly usageHead: string;
+  private readonly includeUsage: boolean;
+  private roleSent = false;
+  private finished = false;
+  private closed = false;
+  private readonly usage: Usage = {};
+  /** Output block index → tool slot and whether argument text was sent. */
+  private toolSlot = -1;
+  private toolArgsSent = false;
+  private toolBlock = -1;
+  private nextSlot = 0;
+  private thinkingSent = false;
+  private thinkingSep = false;
+
+  constructor(
+    opts: EncoderOptions,
+    private readonly write: (text: string) => void,
+  ) {
+    const id = opts.newId ? opts.newId("chatcmpl-") : defaultChatId();
+    const created = Math.floor((opts.now ? opts.now() : Date.now()) / 1000);
+    const common = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(opts.model)},"choices":`;
+    this.head = common + `[{"index":0,"delta":`;
+    this.usageHead = common + `[],"usage":`;
+    this.includeUsage = opts.includeUsage === true;
+  }
+
+  /** Writes one choice chunk with the given delta JSON and a null finish_reason. */
+  private delta(deltaJson: string): void {
+    if (!this.roleSent) this.sendRole();
+    this.write(this.head + deltaJson + `,"finish_reason":null}]}\n\n`);
+  }
+
+  private sendRole(): void {
+    this.roleSent = true;
+    this.write(this.head + `{"role":"assistant","content":""},"finish_reason":null}]}\n\n`);
+  }
+
+  event(ev: HubEvent): void {
+    if (this.closed) return;
+    switch (ev.type) {
+      case "message_start":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "usage":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "block_start":
+        if (this.finished) return;
+        if (ev.block.type === "tool_call") {
+          const b = ev.block;
+          this.toolBlock = ev.index;
+          this.toolSlot = this.nextSlot++;
+          this.toolArgsSent = false;
+          this.delta(
+            `{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`,
+          );
+        } else if (ev.block.type === "thinking") {
+          // A second reasoning block reads as a new paragraph of the same reasoning_content.
+          this.thinkingSep = this.thinkingSent;
+        }
+        return;
+      case "block_delta": {
+        if (this.finished) return;
+        const d = ev.delta;
+        switch (d.type) {
+          case "text":
+            this.delta(`{"content":${JSON.stringify(d.text)}}`);
+            return;
+          case "thinking": {
+            const text = this.thinkingSep ? "\n\n" + d.text : d.text;
+            this.thinkingSep = false;
+            this.thinkingSent = true;
+            this.delta(`{"reasoning_content":${JSON.stringify(text)}}`);
+            return;
+          }
+          case "thinking_part":
+            if (this.thinkingSent) this.thinkingSep = true;
+            return;
+          case "tool_args":
+            if (ev.index !== this.toolBlock) return;
+            this.toolArgsSent = true;
+            this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":${JSON.stringify(d.json)}}}]}`);
+            return;
+          case "signature":
+            return; // no Chat slot for opaque reasoning state
+        }
+        return;
+      }
+      case "block_stop":
+        if (this.finished) return;
+        if (ev.index === this.toolBlock) {
+          if (!this.toolArgsSent) this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":"{}"}}]}`);
+          this.toolBlock = -1;
+        }
+        return;
+      case "finish":
+        if (this.finished) return;
+        if (!this.roleSent) this.sendRole();
+        this.finished = true;
+        this.write(this.head + `{},"finish_reason":"${stopToChat(ev.reason)}"}]}\n\n`);
+        return;
+      case "error":
+        if (this.finished) {
+          this.close();
+        } else {
+          this.fail(ev.error);
+        }
+        return;
+    }
+  }
+
+  end(): void {
+    if (this.closed) return;
+    if (this.finished) this.close();
+    else this.fail(TRUNCATED_ERROR);
+  }
+
+  /** The usage chunk (when asked for) and `[DONE]`. */
+  private close(): void {
+    this.closed = true;
+    if (this.includeUsage) this.write(this.usageHead + JSON.stringify(usageToChat(this.usage)) + "}\n\n");
+    this.write(SSE_DONE);
+  }
+
+  /** The in-band error frame and `[DONE]`; no finish chunk (SPEC 6.4). */
+  private fail(err: HubError): void {
+    this.closed = true;
+    this.write("data: " + JSON.stringify(errorBody(err)) + "\n\n" + SSE_DONE);
+  }
+}
+
+/** Creates a Chat stream encoder writing SSE text into `write` (codec contract). */
+export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
+  return new ChatEncoder(opts, write);
+}

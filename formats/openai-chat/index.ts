@@ -1,0 +1,38 @@
+/**
+ * OpenAI Chat Completions (`POST /v1/chat/completions`), both sides (SPEC F-1; REFERENCE §2).
+ *
+ * Client side: {@link parseRequest}, a stream encoder (hub events → Chat SSE, REFERENCE §6.2),
+ * {@link encodeResponse}, {@link errorBody}. Provider side: {@link buildRequest} (kinds `openai` and
+ * `openai-compatible`), {@link tidyRequest} (same-format third-party servers), a stream decoder (Chat
+ * SSE → hub events), {@link decodeResponse}, {@link parseError}, and the passthrough tap for the native
+ * pair Chat → `openai` (SPEC F-3).
+ */
+import type { FormatCodec } from "../codec.ts";
+import { createDecoder } from "./decoder.ts";
+import { createEncoder } from "./encoder.ts";
+import { errorBody, parseError } from "./errors.ts";
+import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
+import { decodeResponse, encodeResponse } from "./response.ts";
+import { createTap } from "./tap.ts";
+
+/** The Chat Completions codec. */
+export const openaiChat: FormatCodec = {
+  format: "openai-chat",
+  parseRequest,
+  createEncoder,
+  encodeResponse,
+  errorBody,
+  buildRequest,
+  tidyRequest,
+  createDecoder,
+  decodeResponse,
+  parseError,
+  createTap,
+};
+
+export { ChatDecoder } from "./decoder.ts";
+export { ChatEncoder } from "./encoder.ts";
+export { ChatTap } from "./tap.ts";
+export { chatErrorObject, errorFromPayload } from "./errors.ts";
+export { chatToolId, stopFromChat, stopToChat, usageFromChat, usageToChat } from "./mapping.ts";
+export { parseDataUrl } from "./request.ts";

@@ -1,0 +1,154 @@
+/**
+ * Non-streamed Chat Completions bodies, both ways (REFERENCE §2.2, §5.1, §5.10).
+ *
+ * - {@link decodeResponse}: a provider's `chat.completion` body → {@link HubResponse}.
+ * - {@link encodeResponse}: a complete hub reply → the `chat.completion` body a Chat client gets.
+ */
+import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import { FormatError, hubError, type HubPart, type HubResponse, type StopReason } from "../hub.ts";
+import { defaultChatId } from "./encoder.ts";
+import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
+
+const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
+function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  let out = "";
+  for (const p of content) if (isObj(p) && typeof p.text === "string") out += p.text;
+  return out;
+}
+
+/**
+ * Provider `chat.completion` body → hub reply. Reads `choices[0]` only (the hub carries one choice).
+ *
+ * Content order: reasoning (`message.reasoning_content` or `message.reasoning`, vendor fields, REFERENCE
+ * §2.3) → thinking part; `content` → text part; `refusal` → text part and stop reason `refusal`;
+ * `tool_calls` → tool-call parts (a missing id is synthesised as `call_` + a digest of the response id
+ * and position; `arguments` sent as an object are serialised). The legacy `function_call` is read as
+ * one tool call.
+ *
+ * Stop reason: {@link stopFromChat}; `tool_use` whenever tool calls are present (REFERENCE §5.1);
+ * `stop_sequence` when vLLM `stop_reason` / SGLang `matched_stop` names the string; `null` when the
+ * body has no `finish_reason` (nothing is invented, SPEC F-6).
+ *
+ * Throws {@link FormatError} (502, `api_error`) when the body has no `choices[0].message` object.
+ */
+export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
+  const choice = isObj(body) && Array.isArray(body.choices) ? body.choices.find((c: unknown) => isObj(c) && (c.index === 0 || c.index === undefined)) ?? body.choices[0] : undefined;
+  if (!isObj(body) || !isObj(choice) || !isObj(choice.message)) {
+    throw new FormatError(hubError("api_error", "The upstream reply is not a Chat Completions body (no choices[0].message).", { status: 502, code: "upstream_invalid_body" }));
+  }
+  const msg = choice.message;
+  const content: HubPart[] = [];
+  const reasoning = typeof msg.reasoning_content === "string" ? msg.reasoning_content : typeof msg.reasoning === "string" ? msg.reasoning : "";
+  if (reasoning.length > 0) content.push({ type: "thinking", text: reasoning });
+  if (Array.isArray(msg.reasoning_details)) {
+    for (const d of msg.reasoning_details) {
+      if (isObj(d) && d.type === "reasoning.encrypted" && typeof d.data === "string" && d.data) {
+        content.push({ type: "redacted_thinking", data: { family: opts.family, value: d.data } });
+      } else if (isObj(d) && d.type === "reasoning.text" && typeof d.signature === "string" && d.signature) {
+        const t = content.find((p) => p.type === "thinking");
+        if (t && t.type === "thinking") t.signature = { family: opts.family, value: d.signature };
+        else content.push({ type: "thinking", text: typeof d.text === "string" ? d.text : "", signature: { family: opts.family, value: d.signature } });
+      }
+    }
+  }
+  const text = contentText(msg.content);
+  if (text.length > 0) content.push({ type: "text", text });
+  const refusal = typeof msg.refusal === "string" && msg.refusal.length > 0 ? msg.refusal : undefined;
+  if (refusal) content.push({ type: "text", text: refusal });
+
+  const calls: unknown[] = Array.isArray(msg.tool_calls) ? msg.tool_calls : isObj(msg.function_call) ? [{ function: msg.function_call }] : [];
+  const rid = typeof body.id === "string" ? body.id : "";
+  calls.forEach((c, i) => {
+    if (!isObj(c)) return;
+    const fn = isObj(c.function) ? c.function : {};
+    const args = typeof fn.arguments === "string" ? fn.arguments : fn.arguments !== undefined && fn.arguments !== null ? JSON.stringify(fn.arguments) : "";
+    const id = typeof c.id === "string" && c.id ? c.id : `call_${shortHash(`${rid}:${i}`)}`;
+    content.push({ type: "tool_call", id, name: typeof fn.name === "string" ? fn.name : "", arguments: args });
+  });
+
+  const raw = typeof choice.finish_reason === "string" && choice.finish_reason ? choice.finish_reason : undefined;
+  let stopReason: StopReason | null = raw !== undefined ? stopFromChat(raw) : null;
+  let stopSequence: string | undefined;
+  if (raw === "stop") {
+    const matched = typeof choice.stop_reason === "string" ? choice.stop_reason : typeof choice.matched_stop === "string" ? choice.matched_stop : undefined;
+    if (matched !== undefined) {
+      stopReason = "stop_sequence";
+      stopSequence = matched;
+    } else if (refusal) stopReason = "refusal";
+  }
+  if (stopReason && calls.length > 0 && (stopReason === "end_turn" || stopReason === "other" || stopReason === "stop_sequence")) stopReason = "tool_use";
+
+  const resp: HubResponse = { content, stopReason, usage: usageFromChat(body.usage) ?? {} };
+  if (rid) resp.id = rid;
+  if (typeof body.model === "string" && body.model) resp.model = body.model;
+  if (raw !== undefined) resp.rawStopReason = raw;
+  if (stopSequence !== undefined) resp.stopSequence = stopSequence;
+  return resp;
+}
+
+/** The `chat.completion` body {@link encodeResponse} returns. */
+export interface ChatCompletionBody {
+  id: string;
+  object: "chat.completion";
+  created: number;
+  model: string;
+  choices: Array<{
+    index: 0;
+    message: {
+      role: "assistant";
+      content: string | null;
+      refusal: null;
+      reasoning_content?: string;
+      tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+    };
+    finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | null;
+    logprobs: null;
+  }>;
+  usage: ChatUsage;
+}
+
+/**
+ * Complete hub reply → `chat.completion` body for a Chat client (REFERENCE §2.2). Text parts are joined
+ * into `message.content` (`null` when there is none); thinking → `message.reasoning_content` (same
+ * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
+ * call had none; signatures and redacted thinking are not sent (no Chat slot). `finish_reason` from
+ * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
+ * a reply with an error instead). `usage` always has every counter ({@link usageToChat}).
+ */
+export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCompletionBody {
+  let text = "";
+  let hasText = false;
+  let reasoning = "";
+  const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
+  for (const p of resp.content) {
+    if (p.type === "text") {
+      text += p.text;
+      hasText = true;
+    } else if (p.type === "thinking") {
+      reasoning += reasoning.length > 0 && p.text.length > 0 ? "\n\n" + p.text : p.text;
+    } else if (p.type === "tool_call") {
+      toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+    }
+  }
+  const message: ChatCompletionBody["choices"][0]["message"] = {
+    role: "assistant",
+    content: hasText && (text.length > 0 || toolCalls.length === 0) ? text : null,
+    refusal: null,
+  };
+  if (reasoning.length > 0) message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason) : null;
+  if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";
+  return {
+    id: opts.newId ? opts.newId("chatcmpl-") : defaultChatId(),
+    object: "chat.completion",
+    created: Math.floor((opts.now ? opts.now() : Date.now()) / 1000),
+    model: opts.model,
+    choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
+    usage: usageToChat(resp.usage),
+  };
+}

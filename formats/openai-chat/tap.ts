@@ -1,0 +1,305 @@
+/**
+ * Passthrough tap for the native pair Chat client → `openai` provider (SPEC F-3): the provider's
+ * bytes go to the client unchanged while the tap reads usage, the finish reason, `[DONE]` and in-band
+ * errors.
+ *
+ * The gateway forces `stream_options.include_usage: true` upstream so usage is real; when the client
+ * did not ask for it (`opts.includeUsage` false) the tap WITHHOLDS the usage-only chunk
+ * (`choices: []` + a usage object) and forwards everything else byte for byte. A chunk that carries
+ * usage next to choices (some servers put usage on the finish chunk) is forwarded: it is not the
+ * usage-only chunk.
+ *
+ * Framing: the tap cuts the byte stream at SSE event boundaries (a blank line: LF, CR or CRLF line
+ * ends, REFERENCE §0) and forwards each event once it is complete, so an event is never half-forwarded
+ * and then withheld, and a frame the tap appends never fuses with a half-sent one. Complete events are
+ * forwarded as views of the input chunk (no copy) when they do not straddle reads.
+ *
+ * Cheap observation: each complete event is decoded to text and checked with substring tests
+ * (`"finish_reason":"`, `"usage":{`, `"tool_calls":[{`, `"error"`) before any `JSON.parse`; in JSON
+ * text those byte patterns can only come from keys or the string value `"error"`, so a miss is
+ * certain and a hit costs one parse. Events are parsed unconditionally only until the first content
+ * arrived (usually the second event).
+ *
+ * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived; `[DONE]` alone when the finish arrived
+ * without it, or after an in-band error the provider already sent; otherwise the Chat in-band error
+ * frame (`failure`, or the truncation error) then `[DONE]`. A trailing event cut off mid-way is dropped
+ * unless its data is complete (`[DONE]` or a whole JSON object), then it is forwarded with its blank
+ * line added.
+ */
+import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
+import { mergeUsage, type HubError } from "../hub.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { SSE_DONE, tryParseJson } from "../sse.ts";
+import { errorBody, errorFromPayload } from "./errors.ts";
+import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
+
+const LF = 10;
+const CR = 13;
+const EMPTY = new Uint8Array(0);
+const FINISH_RE = /"finish_reason":\s*"/;
+const USAGE_RE = /"usage":\s*\{/;
+const TOOL_RE = /"tool_calls":\s*\[\s*\{/;
+const EMPTY_CHOICES_RE = /"choices":\s*\[\s*\]/;
+
+const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** Joined `data:` lines of one SSE event's text, and its `event:` name. */
+function parseEventText(text: string): { data: string | undefined; event: string | undefined } {
+  // Fast path: exactly `data: <payload>\n\n`.
+  if (text.startsWith("data: ")) {
+    const nl = text.indexOf("\n");
+    if (nl === text.length - 2 && text.charCodeAt(nl + 1) === LF && text.charCodeAt(nl - 1) !== CR) {
+      return { data: text.slice(6, nl), event: undefined };
+    }
+  }
+  let data: string | undefined;
+  let event: string | undefined;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line.startsWith("data:")) {
+      const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+      data = data === undefined ? v : data + "\n" + v;
+    } else if (line.startsWith("event:")) {
+      event = line.charCodeAt(6) === 32 ? line.slice(7) : line.slice(6);
+    }
+  }
+  return { data, event };
+}
+
+function concat(parts: Uint8Array[], total: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** The Chat passthrough tap; see the module comment. */
+export class ChatTap implements PassthroughTap {
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  private readonly includeUsage: boolean;
+  private readonly decoder = new TextDecoder("utf-8");
+  private readonly encoder = new TextEncoder();
+  /** Bytes of the current, incomplete event (copies). */
+  private pending: Uint8Array[] = [];
+  private pendingLen = 0;
+  private lineHasChars = false;
+  private prevCR = false;
+  /** An event boundary ended in CR: cut after the next byte if it is LF, else before it. */
+  private cutAtCR = false;
+  private sawTool = false;
+  private finishRaw: string | undefined;
+  private ended = false;
+  // per-push output assembly
+  private outs: Uint8Array[] = [];
+  private outLen = 0;
+  private runStart = -1;
+
+  constructor(opts: TapOptions) {
+    this.includeUsage = opts.includeUsage === true;
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    if (this.ended || chunk.length === 0) return EMPTY;
+    this.outs = [];
+    this.outLen = 0;
+    this.runStart = -1;
+    let segStart = 0;
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      const b = chunk[i];
+      if (this.cutAtCR) {
+        this.cutAtCR = false;
+        if (b === LF) {
+          this.prevCR = false;
+          this.complete(chunk, segStart, i + 1);
+          segStart = i + 1;
+          continue;
+        }
+        this.complete(chunk, segStart, i);
+        segStart = i;
+      }
+      if (b === LF) {
+        if (this.prevCR) {
+          this.prevCR = false;
+          continue;
+        }
+        if (this.lineHasChars) this.lineHasChars = false;
+        else {
+          this.complete(chunk, segStart, i + 1);
+          segStart = i + 1;
+        }
+      } else if (b === CR) {
+        this.prevCR = true;
+        if (this.lineHasChars) this.lineHasChars = false;
+        else this.cutAtCR = true;
+      } else {
+        this.prevCR = false;
+        this.lineHasChars = true;
+      }
+    }
+    if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, segStart));
+    if (segStart < n) {
+      const rest = chunk.slice(segStart);
+      this.pending.push(rest);
+      this.pendingLen += rest.length;
+    }
+    const result = this.outs.length === 0 ? EMPTY : concat(this.outs, this.outLen);
+    this.outs = [];
+    return result;
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (this.ended) return EMPTY;
+    this.ended = true;
+    const parts: Uint8Array[] = [];
+    if (this.pendingLen > 0) {
+      const bytes = concat(this.pending, this.pendingLen);
+      this.pending = [];
+      this.pendingLen = 0;
+      const text = this.decoder.decode(bytes);
+      const { data, event } = parseEventText(text);
+      const whole = data !== undefined && (data === "[DONE]" || tryParseJson(data) !== undefined);
+      if (whole || this.cutAtCR) {
+        if (this.observe(data, event)) {
+          parts.push(bytes);
+          // the blank line that ends it: after a CR-ended line "\n" would only complete that CRLF
+          if (!this.cutAtCR) parts.push(this.encoder.encode(this.lineHasChars || this.prevCR ? "\n\n" : "\n"));
+        }
+      }
+      // else: an event cut off mid-way carries nothing usable and is dropped
+    }
+    let tail = "";
+    if (!this.state.terminal) {
+      if (this.state.error) tail = SSE_DONE;
+      else if (this.finishRaw !== undefined) tail = SSE_DONE;
+      else tail = "data: " + JSON.stringify(errorBody(failure ?? TRUNCATED_ERROR)) + "\n\n" + SSE_DONE;
+    }
+    if (tail) parts.push(this.encoder.encode(tail));
+    if (parts.length === 0) return EMPTY;
+    let total = 0;
+    for (const p of parts) total += p.length;
+    return concat(parts, total);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private out(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    this.outs.push(bytes);
+    this.outLen += bytes.length;
+  }
+
+  /** One event is complete: [from, to) of `chunk`, after any pending bytes. */
+  private complete(chunk: Uint8Array, from: number, to: number): void {
+    let bytes: Uint8Array;
+    const hadPending = this.pendingLen > 0;
+    if (hadPending) {
+      this.pending.push(chunk.subarray(from, to));
+      bytes = concat(this.pending, this.pendingLen + (to - from));
+    } else {
+      bytes = chunk.subarray(from, to);
+    }
+    const { data, event } = parseEventText(this.decoder.decode(bytes));
+    const forward = this.observe(data, event);
+    if (hadPending) {
+      this.pending = [];
+      this.pendingLen = 0;
+      if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, from));
+      this.runStart = -1;
+      if (forward) this.out(bytes);
+    } else if (forward) {
+      if (this.runStart < 0) this.runStart = from;
+    } else if (this.runStart >= 0) {
+      this.out(chunk.subarray(this.runStart, from));
+      this.runStart = -1;
+    }
+  }
+
+  /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for). */
+  private observe(data: string | undefined, event: string | undefined): boolean {
+    if (data === undefined) return true;
+    const st = this.state;
+    if (data === "[DONE]") {
+      st.terminal = true;
+      return true;
+    }
+    if (st.terminal) return true;
+    let parsed: unknown;
+    let didParse = false;
+    const parse = (): Record<string, any> | undefined => {
+      if (!didParse) {
+        didParse = true;
+        parsed = tryParseJson(data);
+      }
+      return isObj(parsed) ? parsed : undefined;
+    };
+    if (event === "error" || data.includes('"error"')) {
+      const p = parse();
+      const err = p ? errorFromPayload(event === "error" && p.error === undefined ? { error: p } : p) : undefined;
+      if (err) {
+        st.error ??= err;
+        return true;
+      }
+    }
+    const toolHit = TOOL_RE.test(data);
+    if (!st.sawContent || toolHit) {
+      const p = parse();
+      const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
+      const d = choice && isObj(choice.delta) ? choice.delta : undefined;
+      if (d) {
+        const calls = Array.isArray(d.tool_calls) && d.tool_calls.length > 0;
+        if (calls) this.sawTool = true;
+        if (
+          calls ||
+          (typeof d.content === "string" && d.content.length > 0) ||
+          (Array.isArray(d.content) && d.content.length > 0) ||
+          (typeof d.reasoning_content === "string" && d.reasoning_content.length > 0) ||
+          (typeof d.reasoning === "string" && d.reasoning.length > 0) ||
+          (typeof d.refusal === "string" && d.refusal.length > 0)
+        ) {
+          st.sawContent = true;
+        }
+      }
+    }
+    if (FINISH_RE.test(data)) {
+      const p = parse();
+      const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
+      const fr = choice?.finish_reason;
+      if (typeof fr === "string" && fr.length > 0 && this.finishRaw === undefined) {
+        st.sawContent = true;
+        if (!finishIsFailure(fr)) {
+          this.finishRaw = fr;
+          let reason = stopFromChat(fr);
+          if (reason && this.sawTool && (reason === "end_turn" || reason === "other" || reason === "stop_sequence")) reason = "tool_use";
+          st.stopReason = reason;
+        }
+      }
+    }
+    if (USAGE_RE.test(data)) {
+      const p = parse();
+      if (p) {
+        const raw = isObj(p.usage) ? p.usage : isObj(p.x_groq) ? p.x_groq.usage : undefined;
+        const u = usageFromChat(raw);
+        if (u) mergeUsage(st.usage, u);
+        if (!this.includeUsage && isObj(p.usage) && Array.isArray(p.choices) && p.choices.length === 0) return false;
+      }
+    } else if (!this.includeUsage && EMPTY_CHOICES_RE.test(data) && data.includes('"usage"')) {
+      // e.g. `"usage" : {` with unusual spacing: parse to be sure
+      const p = parse();
+      if (p && isObj(p.usage) && Array.isArray(p.choices) && p.choices.length === 0) {
+        const u = usageFromChat(p.usage);
+        if (u) mergeUsage(st.usage, u);
+        return false;
+      }
+    }
+    return true;
+  }
+}
+
+/** Creates the Chat passthrough tap (codec contract). */
+export function createTap(opts: TapOptions): PassthroughTap {
+  return new ChatTap(opts);
+}
