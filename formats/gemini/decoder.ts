@@ -1,0 +1,324 @@
+/**
+ * Gemini `streamGenerateContent?alt=sse` → loose hub events (REFERENCE §4.3, §6; SPEC F-4).
+ *
+ * Wire facts this relies on (REFERENCE §4.3, recorded/gemini/*):
+ * - `data:` lines only, CRLF framing, no event names, no terminator: EOF ends the stream. A stream that
+ *   carried a `finishReason` (or a prompt-level `blockReason`) is complete; one without is truncated,
+ *   which this decoder expresses by emitting no `finish` (the normalizer then ends it with an error).
+ * - Each chunk holds NEW parts only. Only candidate 0 is decoded (the hub has one choice).
+ * - `functionCall` arrives whole (`name` + `args`): emitted as tool_call start, ONE `tool_args` delta
+ *   with `JSON.stringify(args)`, stop. Vertex streamed arguments (`partialArgs` + `willContinue`) are
+ *   reassembled by JSON path and emitted as one `tool_args` delta when the call closes: on a part
+ *   without `willContinue` (an empty `functionCall: {}` or the last piece), when the next call starts,
+ *   or at `finishReason`.
+ * - Call ids: the `functionCall.id` when present, else minted `call_<responseId>_<n>` (deterministic
+ *   per stream; `^[a-zA-Z0-9_-]+$`).
+ * - `thoughtSignature` (or snake_case `thought_signature`): on a functionCall part → the tool_call
+ *   block's signature; on a non-empty text part → that text block's signature (the block then
+ *   closes, so the signature stays on the text it came with); on an empty text part → a thinking block
+ *   carrying only a signature delta. `thought: true` parts → thinking. Every Opaque is stamped with
+ *   `opts.family`.
+ * - `usageMetadata` is cumulative, last wins (mapped by mapping.ts `mapUsage`); it is emitted only when
+ *   it changed, before the chunk's finish.
+ * - An in-band `{"error": {…}}` chunk → hub `error` (errors.ts); a chunk that is not JSON → `error`
+ *   (`upstream_malformed`). Nothing is decoded after an error.
+ *
+ * No valibot on this path: cheap manual shape checks only.
+ */
+import type { DecoderOptions, StreamDecoder } from "../codec.ts";
+import type { HubError, HubEvent, Opaque, Usage } from "../hub.ts";
+import { SseReader } from "../sse.ts";
+import { errorFromStatus } from "./errors.ts";
+import { mapFinishReason, mapUsage, sameUsage } from "./mapping.ts";
+import { PartialArgsAccumulator } from "./partial-args.ts";
+import type { GeminiPartialArg } from "./schema.ts";
+
+/** Decoder options for Gemini: the common ones plus the reverse tool-name map. */
+export interface GeminiDecoderOptions extends DecoderOptions {
+  /**
+   * Gemini function name → the name the client declared, for names `buildRequest` had to change
+   * (`geminiToolNames(req)` in request.ts). Names not listed pass unchanged.
+   */
+  toolNames?: Record<string, string>;
+}
+
+/** Error for a `data:` payload that is not JSON. */
+export const MALFORMED_CHUNK_ERROR: HubError = {
+  kind: "api_error",
+  status: 502,
+  message: "Gemini sent a stream chunk that is not valid JSON.",
+  code: "upstream_malformed",
+};
+
+const NONE = 0;
+const TEXT = 1;
+const THINKING = 2;
+
+type Obj = Record<string, unknown>;
+
+function isObj(x: unknown): x is Obj {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/**
+ * Decodes parsed `GenerateContentResponse` objects (one per SSE event, or one whole non-streamed body)
+ * into loose hub events. Shared by the stream decoder and `decodeResponse`.
+ */
+export class GeminiChunkDecoder {
+  private started = false;
+  private finishedFlag = false;
+  private failedFlag = false;
+  private nextKey = 0;
+  private openKind = NONE;
+  private openKey = -1;
+  private streamed: { key: number; acc: PartialArgsAccumulator } | undefined;
+  private lastUsage: Usage | undefined;
+  private idBase: string | undefined;
+  private minted = 0;
+
+  constructor(
+    private readonly opts: GeminiDecoderOptions,
+    private readonly emit: (ev: HubEvent) => void,
+  ) {}
+
+  /** Whether a finishReason or blockReason was seen. */
+  get finished(): boolean {
+    return this.finishedFlag;
+  }
+
+  /** Whether an error was emitted (nothing more is decoded). */
+  get failed(): boolean {
+    return this.failedFlag;
+  }
+
+  /** Emits an error and stops decoding. */
+  fail(error: HubError): void {
+    if (this.failedFlag) return;
+    this.failedFlag = true;
+    this.emit({ type: "error", error });
+  }
+
+  /** One parsed payload. */
+  chunk(obj: unknown): void {
+    if (this.failedFlag || !isObj(obj)) return;
+    const err = obj.error;
+    if (isObj(err)) {
+      this.fail(errorFromStatus(err, 0));
+      return;
+    }
+    const usage = mapUsage(obj.usageMetadata);
+    if (!this.started) {
+      this.started = true;
+      const start: HubEvent & { type: "message_start" } = { type: "message_start" };
+      if (typeof obj.responseId === "string") start.id = obj.responseId;
+      if (typeof obj.modelVersion === "string") start.model = obj.modelVersion;
+      if (usage) {
+        start.usage = usage;
+        this.lastUsage = usage;
+      }
+      this.emit(start);
+    }
+    if (this.idBase === undefined && typeof obj.responseId === "string") {
+      const base = obj.responseId.replace(/[^a-zA-Z0-9_-]/g, "").slice(0, 40);
+      if (base.length > 0) this.idBase = base;
+    }
+
+    let finishReason: string | undefined;
+    const cands = obj.candidates;
+    if (Array.isArray(cands)) {
+      for (let i = 0; i < cands.length; i++) {
+        const c = cands[i];
+        if (!isObj(c)) continue;
+        const index = typeof c.index === "number" ? c.index : 0;
+        if (index !== 0) continue;
+        if (!this.finishedFlag) {
+          const content = c.content;
+          const parts = isObj(content) ? content.parts : undefined;
+          if (Array.isArray(parts)) for (let j = 0; j < parts.length; j++) this.part(parts[j]);
+        }
+        if (typeof c.finishReason === "string" && c.finishReason.length > 0) finishReason = c.finishReason;
+        break;
+      }
+    }
+    if (finishReason === undefined && (!Array.isArray(cands) || cands.length === 0)) {
+      const fb = obj.promptFeedback;
+      if (isObj(fb) && typeof fb.blockReason === "string" && fb.blockReason.length > 0) {
+        // The prompt itself was blocked: no candidates at all (REFERENCE §4.3).
+        this.usage(usage);
+        this.finish("refusal", fb.blockReason);
+        return;
+      }
+    }
+    this.usage(usage);
+    if (finishReason !== undefined) this.finish(mapFinishReason(finishReason), finishReason);
+  }
+
+  private usage(u: Usage | undefined): void {
+    if (!u || sameUsage(this.lastUsage, u)) return;
+    this.lastUsage = u;
+    this.emit({ type: "usage", usage: u });
+  }
+
+  private finish(reason: ReturnType<typeof mapFinishReason>, raw: string): void {
+    if (this.finishedFlag) return;
+    this.closeStreamed();
+    this.closeOpen();
+    this.finishedFlag = true;
+    this.emit({ type: "finish", reason, raw });
+  }
+
+  private opaque(value: string): Opaque {
+    return { family: this.opts.family, value };
+  }
+
+  private part(p: unknown): void {
+    if (!isObj(p)) return;
+    let sig: string | undefined;
+    if (typeof p.thoughtSignature === "string" && p.thoughtSignature.length > 0) sig = p.thoughtSignature;
+    else if (typeof p.thought_signature === "string" && p.thought_signature.length > 0) sig = p.thought_signature;
+
+    const fc = p.functionCall;
+    if (isObj(fc)) {
+      this.functionCall(fc, sig);
+      return;
+    }
+    const text = p.text;
+    if (typeof text !== "string") return; // inlineData, executableCode, …: no hub output block
+    if (p.thought === true) this.thinking(text, sig);
+    else if (text.length > 0) this.text(text, sig);
+    else if (sig) this.signatureOnly(sig);
+  }
+
+  private closeOpen(): void {
+    if (this.openKind === NONE) return;
+    this.emit({ type: "block_stop", index: this.openKey });
+    this.openKind = NONE;
+  }
+
+  private text(text: string, sig: string | undefined): void {
+    if (this.openKind !== TEXT) {
+      this.closeOpen();
+      this.openKind = TEXT;
+      this.openKey = this.nextKey++;
+      if (sig) {
+        this.emit({ type: "block_start", index: this.openKey, block: { type: "text", signature: this.opaque(sig) } });
+        this.emit({ type: "block_delta", index: this.openKey, delta: { type: "text", text } });
+        this.closeOpen();
+        return;
+      }
+      this.emit({ type: "block_start", index: this.openKey, block: { type: "text" } });
+    }
+    this.emit({ type: "block_delta", index: this.openKey, delta: { type: "text", text } });
+    if (sig) {
+      this.emit({ type: "block_delta", index: this.openKey, delta: { type: "signature", signature: this.opaque(sig) } });
+      this.closeOpen();
+    }
+  }
+
+  private thinking(text: string, sig: string | undefined): void {
+    if (this.openKind !== THINKING) {
+      this.closeOpen();
+      this.openKind = THINKING;
+      this.openKey = this.nextKey++;
+      this.emit({ type: "block_start", index: this.openKey, block: { type: "thinking" } });
+    }
+    if (text.length > 0) this.emit({ type: "block_delta", index: this.openKey, delta: { type: "thinking", text } });
+    if (sig) {
+      this.emit({ type: "block_delta", index: this.openKey, delta: { type: "signature", signature: this.opaque(sig) } });
+      this.closeOpen();
+    }
+  }
+
+  private signatureOnly(sig: string): void {
+    this.closeOpen();
+    const key = this.nextKey++;
+    this.emit({ type: "block_start", index: key, block: { type: "thinking" } });
+    this.emit({ type: "block_delta", index: key, delta: { type: "signature", signature: this.opaque(sig) } });
+    this.emit({ type: "block_stop", index: key });
+  }
+
+  private mintId(): string {
+    if (this.idBase === undefined) {
+      // No responseId (never seen from Google itself): a per-stream random base keeps ids unique
+      // across turns of a conversation.
+      const b = crypto.getRandomValues(new Uint8Array(8));
+      this.idBase = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    }
+    return `call_${this.idBase}_${this.minted++}`;
+  }
+
+  private functionCall(fc: Obj, sig: string | undefined): void {
+    const name = typeof fc.name === "string" && fc.name.length > 0 ? fc.name : undefined;
+    const partial = Array.isArray(fc.partialArgs) ? (fc.partialArgs as GeminiPartialArg[]) : undefined;
+    const willContinue = fc.willContinue === true;
+    if (name !== undefined) {
+      this.closeStreamed();
+      this.closeOpen();
+      const key = this.nextKey++;
+      const id = typeof fc.id === "string" && fc.id.length > 0 ? fc.id : this.mintId();
+      const clientName = this.opts.toolNames?.[name] ?? name;
+      const block: { type: "tool_call"; id: string; name: string; signature?: Opaque } = { type: "tool_call", id, name: clientName };
+      if (sig) block.signature = this.opaque(sig);
+      this.emit({ type: "block_start", index: key, block });
+      const args = isObj(fc.args) ? fc.args : undefined;
+      if (willContinue || partial) {
+        const acc = new PartialArgsAccumulator(args);
+        if (partial) acc.apply(partial);
+        this.streamed = { key, acc };
+        if (!willContinue) this.closeStreamed();
+      } else {
+        this.emit({ type: "block_delta", index: key, delta: { type: "tool_args", json: JSON.stringify(args ?? {}) } });
+        this.emit({ type: "block_stop", index: key });
+      }
+      return;
+    }
+    const s = this.streamed;
+    if (!s) return; // a stray continuation or an empty `functionCall: {}` with no call open
+    if (sig) this.emit({ type: "block_delta", index: s.key, delta: { type: "signature", signature: this.opaque(sig) } });
+    if (partial) s.acc.apply(partial);
+    if (!willContinue) this.closeStreamed();
+  }
+
+  private closeStreamed(): void {
+    const s = this.streamed;
+    if (!s) return;
+    this.streamed = undefined;
+    this.emit({ type: "block_delta", index: s.key, delta: { type: "tool_args", json: s.acc.json() } });
+    this.emit({ type: "block_stop", index: s.key });
+  }
+}
+
+/**
+ * Incremental SSE decoder (FormatCodec.createDecoder). `push` feeds one read of upstream bytes (any
+ * split: inside `\r\n`, inside a UTF-8 character, inside a JSON line); `end` is EOF. Never throws.
+ */
+export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder {
+  const core = new GeminiChunkDecoder(opts, emit);
+  let ended = false;
+  const reader = new SseReader((ev) => {
+    if (core.failed) return;
+    const data = ev.data;
+    if (data.length === 0 || data === "[DONE]") return;
+    let obj: unknown;
+    try {
+      obj = JSON.parse(data);
+    } catch {
+      // At EOF an unterminated last event that is not JSON is a cut-off line: the stream is
+      // truncated (no finish is emitted, the normalizer reports it), not malformed.
+      if (!ended) core.fail(MALFORMED_CHUNK_ERROR);
+      return;
+    }
+    core.chunk(obj);
+  });
+  return {
+    push(chunk: Uint8Array): void {
+      if (ended || core.failed) return;
+      reader.push(chunk);
+    },
+    end(): void {
+      if (ended) return;
+      ended = true;
+      if (!core.failed) reader.end();
+    },
+  };
+}
