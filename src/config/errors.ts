@@ -144,19 +144,30 @@ export function shown(value: unknown): string {
   return describeKind(value);
 }
 
+/** Whether a value is a YAML mapping (valibot's object schemas would also accept a list). */
+export function isMapping(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
 /**
  * `v.strictObject` with messages written for people: an unknown key names itself, suggests the
- * intended key when it looks like a typo, and lists the allowed keys; a non-mapping says what it got.
+ * intended key when it looks like a typo, and lists the allowed keys; a missing key is "required"
+ * (or its entry in `required`); a non-mapping (including a list) says what it got.
  * `what` names the object in messages ("a provider", "the server section").
  */
-export function strictObj<E extends v.ObjectEntries>(entries: E, what: string) {
+export function strictObj<E extends v.ObjectEntries>(entries: E, what: string, required: Record<string, string> = {}) {
   const keys = Object.keys(entries);
-  return v.strictObject(entries, (issue) => {
-    if (issue.expected === "never" && typeof issue.input === "string") {
-      const hint = suggest(issue.input, keys);
-      return `unknown key "${issue.input}" in ${what}${hint ? ` (did you mean "${hint}"?)` : ""}; allowed: ${keys.join(", ")}`;
-    }
-    if (issue.input === undefined && issue.expected?.startsWith('"')) return "required";
-    return `expected ${what}, got ${describeKind(issue.input)}`;
-  });
+  return v.pipe(
+    v.custom<Record<string, unknown>>(isMapping, (issue) => `expected ${what}, got ${describeKind(issue.input)}`),
+    v.strictObject(entries, (issue) => {
+      if (issue.expected === "never" && typeof issue.input === "string") {
+        const hint = suggest(issue.input, keys);
+        return `unknown key "${issue.input}" in ${what}${hint ? ` (did you mean "${hint}"?)` : ""}; allowed: ${keys.join(", ")}`;
+      }
+      if (issue.input === undefined && issue.expected?.startsWith('"')) {
+        return required[issue.expected.slice(1, -1)] ?? "required";
+      }
+      return `expected ${what}, got ${describeKind(issue.input)}`;
+    }),
+  );
 }

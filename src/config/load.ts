@@ -231,15 +231,14 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
       add([...at, "provider"], `unknown provider "${a.provider}"${hint ? ` (did you mean "${hint}"?)` : ""}; known: ${quoteNames(knownProviderIds)}`);
     }
     // Credential shape.
-    if (a.api_key !== undefined && a.access_token !== undefined) {
-      add([...at, "access_token"], "give either api_key or access_token, not both");
-    }
+    const both = a.api_key !== undefined && a.access_token !== undefined;
+    if (both) add([...at, "access_token"], "give either api_key or access_token, not both");
     if (a.access_token === undefined) {
       for (const k of ["refresh_token", "expires_at", "account_id"] as const) {
         if (a[k] !== undefined) add([...at, k], `${k} only goes with access_token`);
       }
     }
-    if (prov) {
+    if (prov && !both) {
       const sub = isSubscriptionKind(prov.kind);
       if (sub && a.api_key !== undefined) {
         add([...at, "api_key"], `provider "${prov.id}" is a subscription provider (${prov.kind}): use access_token (or \`switchyard login\`)`);

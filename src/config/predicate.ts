@@ -29,7 +29,7 @@
  * | number  | eq, ne, lt, lte, gt, gte, in, not_in      | a number; a non-empty list for in/not_in |
  */
 import * as v from "valibot";
-import { describeKind, shown, strictObj as strict, suggest } from "./errors.ts";
+import { describeKind, isMapping, shown, strictObj as strict, suggest } from "./errors.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary
@@ -132,8 +132,6 @@ export const isComparison = (e: PredicateExpr): e is PredicateComparison => "fac
 // Schema
 // ---------------------------------------------------------------------------------------------
 
-const isRecord = (x: unknown): x is Record<string, unknown> =>
-  typeof x === "object" && x !== null && !Array.isArray(x);
 
 const quoteList = (xs: readonly string[]) => xs.join(", ");
 
@@ -211,14 +209,11 @@ function comparisonSchema(input: Record<string, unknown>): v.GenericSchema<unkno
       value: opOk ? valueSchema(fact as string, t, op as PredicateOp) : v.unknown(),
       arg:
         fact === "target_capability"
-          ? v.picklist(CAPABILITIES, (i) =>
-              i.input === undefined
-                ? `fact target_capability needs arg: one of ${quoteList(CAPABILITIES)}`
-                : `unknown capability ${shown(i.input)}; known: ${quoteList(CAPABILITIES)}`,
-            )
+          ? v.picklist(CAPABILITIES, (i) => `unknown capability ${shown(i.input)}; known: ${quoteList(CAPABILITIES)}`)
           : v.optional(v.never(`arg is only used with fact target_capability`)),
     },
     "a comparison {fact, op, value}",
+    { arg: `fact target_capability needs arg: one of ${quoteList(CAPABILITIES)}` },
   ) as v.GenericSchema<unknown, PredicateComparison>;
 }
 
@@ -237,7 +232,7 @@ function opMessage(input: unknown): string {
  * `….expr.all[1].fact`, a wrong value at `….value`.
  */
 export const PredicateExprSchema: v.GenericSchema<unknown, PredicateExpr> = v.lazy((input) => {
-  if (!isRecord(input)) return v.custom<PredicateExpr>(() => false, (i) => `expected ${EXPR_SHAPE}, got ${describeKind(i.input)}`);
+  if (!isMapping(input)) return v.custom<PredicateExpr>(() => false, (i) => `expected ${EXPR_SHAPE}, got ${describeKind(i.input)}`);
   if ("all" in input) {
     return strict({ all: v.pipe(v.array(PredicateExprSchema, "all takes a list"), v.minLength(1, "all needs at least one expression")) }, "an {all: [...]} node");
   }

@@ -12,7 +12,7 @@
  * quote the value.
  */
 import * as v from "valibot";
-import { describeKind, shown, strictObj } from "./errors.ts";
+import { describeKind, isMapping, shown, strictObj } from "./errors.ts";
 import { TargetWhenSchema } from "./predicate.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -190,7 +190,10 @@ export const ProviderSchema = strictObj(
     /** Known models by upstream id; a model may be written with no details (`gpt-5:`). */
     models: v.optional(
       v.nullish(
-        v.record(text("model id"), v.nullish(ModelSchema, {}), (i) => `models must be a mapping of model id → details; got ${describeKind(i.input)}`),
+        v.pipe(
+          v.custom<Record<string, unknown>>(isMapping, (i) => `models must be a mapping of model id → details; got ${describeKind(i.input)}`),
+          v.record(text("model id"), v.nullish(ModelSchema, {})),
+        ),
         {},
       ),
     ),
@@ -263,12 +266,7 @@ export const TargetSchema = strictObj(
       ),
     ),
     /** Fields merged into the upstream request body. */
-    params: v.optional(
-      v.pipe(
-        v.record(v.string(), v.unknown(), (i) => `params must be a mapping; got ${describeKind(i.input)}`),
-        v.check((x) => !Array.isArray(x), "params must be a mapping, not a list"),
-      ),
-    ),
+    params: v.optional(v.custom<Record<string, unknown>>(isMapping, (i) => `params must be a mapping; got ${describeKind(i.input)}`)),
     when: v.optional(TargetWhenSchema),
   },
   "a combo target",
@@ -307,10 +305,9 @@ export const KeySchema = strictObj(
 );
 
 /** `aliases:` name → `provider/model`, combo or alias. Names are checked by the loader. */
-export const AliasesSchema = v.record(
-  v.string(),
-  text("alias target"),
-  (i) => `aliases must be a mapping of name → model or combo; got ${describeKind(i.input)}`,
+export const AliasesSchema = v.pipe(
+  v.custom<Record<string, unknown>>(isMapping, (i) => `aliases must be a mapping of name → model or combo; got ${describeKind(i.input)}`),
+  v.record(v.string(), text("alias target")),
 );
 
 const capacityList = (what: string) => v.optional(stringList(what), []);
