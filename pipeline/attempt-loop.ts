@@ -1,0 +1,453 @@
+/**
+ * The attempt loop (SPEC 6.1, 6.2) around pick → translate → save-tokens → execute → commit, and the
+ * commit point itself (R-8).
+ *
+ * States: SELECT → CONNECT → WAITING_FOR_FIRST_BYTE → COMMITTED → STREAMING → COMPLETE | FAILED.
+ * Retry and fallback happen only before COMMITTED. Three nested loops: the same account (502/503/504,
+ * connection errors, an overloaded first event), the next account (cooldown written first), the next
+ * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
+ */
+import { codecFor } from "../formats/index.ts";
+import { hubError, type HubError, type Warning } from "../formats/hub.ts";
+import { classify, type Classification } from "./classify.ts";
+import { errorResponse, hubOf, type RequestContext } from "./context.ts";
+import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
+import { pickAccount, type AccountPool } from "./pick.ts";
+import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
+import {
+  AccumulatedDriver,
+  guardedSource,
+  passthroughDriver,
+  replyTransform,
+  TranslatedStreamDriver,
+  WholeBodyDriver,
+  type ByteReader,
+  type ReadResult,
+  type ReplyDriver,
+} from "./re-translate.ts";
+import type { Target } from "./resolve.ts";
+import { translate, type Portability, type Translated } from "./translate.ts";
+import { SSE_HEADERS } from "../formats/sse.ts";
+
+/** Applies the account effects of the classification table and records successes. */
+export interface AccountHealth {
+  /** Writes the effect of a failed attempt through (memory and store) before the next pick. */
+  failure(account: Account, provider: ProviderInfo, model: string, c: Classification): void;
+  /** Clears error state after a committed reply (SPEC R-8) and feeds latency to scoring. */
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void;
+  /** Whether the provider's circuit is open (SPEC 6.3: 10 consecutive 5xx). */
+  circuitOpen(providerId: string): boolean;
+  /**
+   * SPEC 6.2/P-7: refresh an OAuth credential after a 401; resolves true when a new token is in place
+   * (one coalesced refresh per account). Undefined for API-key accounts.
+   */
+  refresh?(account: Account): Promise<boolean>;
+}
+
+/** How a finished request is reported (usage row, trace, log line). */
+export interface Finished {
+  outcome: Outcome;
+  status: number;
+  target?: Target;
+  account?: Account;
+  driver?: ReplyDriver;
+  /** ms since the epoch of the first byte written, if any. */
+  firstByteAt?: number;
+  attempts: number;
+  fallback: boolean;
+}
+
+/** Bounds of the attempt loop (SPEC 6.1). */
+export interface AttemptSettings {
+  /** At most this many attempts per request (default 8, capped at 20). */
+  maxAttempts: number;
+  /** No new attempt starts after this many ms from arrival (default 60 000). */
+  precommitDeadlineMs: number;
+}
+
+/** Dependencies of the attempt loop. */
+export interface AttemptDeps {
+  pool: AccountPool;
+  health: AccountHealth;
+  executorFor: ExecutorFor;
+  clock: Clock;
+  settings: () => AttemptSettings;
+  /** Called exactly once per request when its reply is complete, failed, or the client left. */
+  finish: (ctx: RequestContext, f: Finished) => void;
+}
+
+/** Same-account retry bounds (SPEC 6.1/6.2). */
+const SAME_ACCOUNT_RETRIES = 3;
+const FIRST_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 1000;
+/** A provider asking to wait longer than this ends same-account retries (SPEC 6.2). */
+const LONG_WAIT_MS = 60_000;
+/** Error bodies are read up to this many bytes. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+interface Failed {
+  error: HubError;
+  classification: Classification;
+}
+
+/**
+ * Runs the targets in order until one commits. Returns the client Response: a committed reply, or the
+ * last error in the client's format (with Retry-After when accounts were cooling down).
+ */
+export async function runAttempts(ctx: RequestContext, targets: Target[], portability: Portability, deps: AttemptDeps): Promise<Response> {
+  const { maxAttempts, precommitDeadlineMs } = deps.settings();
+  const deadline = deps.clock.now() + precommitDeadlineMs;
+  let attempts = 0;
+  let last: Failed | undefined;
+  let firstFreeAt: number | undefined;
+  let anyCooling = false;
+  let fallback = false;
+  let firstCandidate = true;
+
+  for (let ti = 0; ti < targets.length; ti++) {
+    const target = targets[ti];
+    const isLastTarget = ti === targets.length - 1;
+    if (deps.health.circuitOpen(target.provider.id)) {
+      ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
+      fallback = true;
+      firstCandidate = false;
+      continue;
+    }
+    const tried = new Set<string>();
+    targetLoop: for (;;) {
+      const picked = pickAccount(deps.pool, target, tried, {});
+      ctx.trace.decisions.push(...picked.decisions);
+      if (picked.cooling) {
+        anyCooling = true;
+        if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
+      }
+      const account = picked.account;
+      if (!account) {
+        if (tried.size === 0) {
+          last ??= {
+            error: noAccountError(target, picked.cooling),
+            classification: { row: "client_error", account: { type: "none" }, loop: "next_target" },
+          };
+        }
+        break;
+      }
+      tried.add(account.id);
+      if (!firstCandidate) fallback = true;
+      firstCandidate = false;
+
+      const translated = translate(ctx, target, portability);
+      if ("kind" in translated) {
+        // The request cannot be expressed for this target: another target may accept it.
+        last = { error: translated, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+        ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: translated.message });
+        break;
+      }
+
+      let sameRetries = 0;
+      let refreshed = false;
+      for (;;) {
+        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break targetLoop;
+        attempts++;
+        const result = await attemptOnce(ctx, target, account, translated, isLastTarget, deps, { attempts, fallback });
+        if ("response" in result) {
+          addWarnings(result.response, translated.warnings, ctx.warnings);
+          return result.response;
+        }
+        last = result;
+        const c = result.classification;
+        deps.health.failure(account, target.provider, target.model, c);
+        if (ctx.signal.aborted) break targetLoop;
+        if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account });
+        if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
+          refreshed = true;
+          if (await deps.health.refresh(account)) continue;
+        }
+        if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
+          const wait = c.retryAfterSeconds !== undefined ? c.retryAfterSeconds * 1000 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** sameRetries);
+          if (wait <= LONG_WAIT_MS && deps.clock.now() + wait < deadline) {
+            sameRetries++;
+            try {
+              await deps.clock.sleep(wait, ctx.signal);
+            } catch {
+              break targetLoop;
+            }
+            continue;
+          }
+        }
+        if (c.loop === "next_target") break targetLoop;
+        continue targetLoop; // next account
+      }
+    }
+    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break;
+  }
+
+  if (ctx.signal.aborted) {
+    deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback });
+    return new Response(null, { status: 499 });
+  }
+  let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
+  if (anyCooling && firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
+    err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
+  }
+  if (anyCooling && last && last.classification.row === "client_error" && last.error.code === "no_account") {
+    err = { ...err, status: 429, kind: "rate_limit" };
+  }
+  return finalError(ctx, err, deps, { attempts, fallback });
+}
+
+function finalError(
+  ctx: RequestContext,
+  err: HubError,
+  deps: AttemptDeps,
+  f: { attempts: number; fallback: boolean; target?: Target; account?: Account },
+): Response {
+  const headers = new Headers(ctx.headers);
+  if (f.fallback) headers.set("x-switchyard-fallback", "1");
+  if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
+  deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
+  return errorResponse(ctx.clientFormat, err, headers);
+}
+
+function noAccountError(target: Target, cooling: boolean): HubError {
+  return cooling
+    ? hubError("rate_limit", `Every account of ${target.provider.id} is cooling down for ${target.model}.`, { code: "no_account" })
+    : hubError("api_error", `No usable account is configured for provider ${target.provider.id}.`, { status: 503, code: "no_account" });
+}
+
+function addWarnings(res: Response, from: Warning[], into: Warning[]): void {
+  for (const w of from) if (!into.some((x) => x.code === w.code && x.message === w.message)) into.push(w);
+  if (into.length > 0) res.headers.set("x-switchyard-warning", JSON.stringify(into));
+}
+
+/**
+ * One attempt: execute, then either commit (returning the client Response) or report the failure.
+ * Nothing is written to the client before the commit.
+ */
+async function attemptOnce(
+  ctx: RequestContext,
+  target: Target,
+  account: Account,
+  translated: Translated,
+  isLastTarget: boolean,
+  deps: AttemptDeps,
+  counters: { attempts: number; fallback: boolean },
+): Promise<{ response: Response } | Failed> {
+  const provider = target.provider;
+  const started = deps.clock.now();
+  const trace: AttemptTrace = {
+    target: target.label,
+    providerId: provider.id,
+    model: target.model,
+    accountId: account.id,
+    startMs: started - ctx.startedAt,
+  };
+  ctx.trace.attempts.push(trace);
+  const providerCodec = codecFor(translated.upstreamFormat);
+  const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
+    const classification = classify({ ...facts, now: deps.clock.now() });
+    trace.durationMs = deps.clock.now() - started;
+    trace.status = facts.status;
+    trace.classification = classification.row;
+    trace.error = error.message.slice(0, 300);
+    trace.effect = describeEffect(classification);
+    const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
+    return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
+  };
+
+  let reply, controller: AbortController;
+  try {
+    ({ reply, controller } = await executeCall(
+      deps.executorFor(provider),
+      { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat },
+      ctx.signal,
+      provider.headerTimeoutMs,
+    ));
+  } catch (e) {
+    const te = e instanceof TransportError ? e : new TransportError("other", String(e));
+    const status = te.reason === "header_timeout" ? 504 : 502;
+    return fail(
+      { transport: te.reason },
+      hubError(te.reason === "header_timeout" ? "timeout" : "api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
+    );
+  }
+
+  if (reply.status < 200 || reply.status >= 300) {
+    const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
+    controller.abort();
+    const error = providerCodec.parseError(reply.status, text, reply.headers);
+    return fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error);
+  }
+
+  // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------
+  const clientCodec = codecFor(ctx.clientFormat);
+  const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
+  const encoderOptions = {
+    model: ctx.requestedModel,
+    includeUsage: ctx.includeUsage,
+    request: ctx.clientFormat === "openai-responses" ? safeHub(ctx) : undefined,
+  };
+  let driver: ReplyDriver;
+  if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
+    driver = passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
+  } else if (isSse && ctx.stream) {
+    driver = new TranslatedStreamDriver(providerCodec, clientCodec, provider.family, encoderOptions);
+  } else if (isSse) {
+    driver = new AccumulatedDriver(providerCodec, clientCodec, provider.family, encoderOptions);
+  } else {
+    driver = new WholeBodyDriver(providerCodec, clientCodec, provider.family, encoderOptions, {
+      native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
+      clientStream: ctx.stream,
+    });
+  }
+
+  if (!reply.body) {
+    controller.abort();
+    return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
+  }
+  const reader = reply.body.getReader() as unknown as ByteReader;
+  const prefix: Uint8Array[] = [];
+  let ended = false;
+  const idleMs = provider.idleTimeoutMs;
+  try {
+    while (driver.buffered || !driver.contentSeen) {
+      const r = await readWithTimeout(reader, idleMs);
+      if (r === "timeout") {
+        controller.abort();
+        return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
+      }
+      if (r.done) {
+        ended = true;
+        prefix.push(driver.end());
+        break;
+      }
+      prefix.push(driver.push(r.value));
+      if (driver.earlyError) break;
+    }
+  } catch (e) {
+    controller.abort();
+    if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+    return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
+  }
+
+  if (driver.earlyError) {
+    controller.abort();
+    void reader.cancel().catch(() => {});
+    const e = driver.earlyError;
+    const status = e.kind === "overloaded" ? 529 : e.status;
+    return fail({ status, error: e, inBand: true }, e);
+  }
+  if (driver.buffered && driver.empty && !isLastTarget) {
+    return {
+      error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
+      classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
+    };
+  }
+
+  // ---- COMMITTED ------------------------------------------------------------------------------
+  const now = deps.clock.now();
+  trace.durationMs = now - started;
+  trace.status = reply.status;
+  deps.health.success(account, provider, target.model, now - started);
+  const headers = new Headers(ctx.headers);
+  if (counters.fallback) headers.set("x-switchyard-fallback", "1");
+  const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
+
+  if (driver.buffered || ended) {
+    const body = concat(prefix);
+    if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+    else headers.set("content-type", "application/json");
+    deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now });
+    return { response: new Response(body, { status: 200, headers }) };
+  }
+
+  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  let finished = false;
+  const source = guardedSource(reader, {
+    idleTimeoutMs: idleMs,
+    abort: (reason) => controller.abort(reason),
+    onCancel: () => {
+      if (finished) return;
+      finished = true;
+      deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now });
+    },
+  });
+  const body = source.pipeThrough(
+    replyTransform(driver, prefix, (failure) => {
+      if (finished) return;
+      finished = true;
+      deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now });
+    }),
+  );
+  return { response: new Response(body, { status: 200, headers }) };
+}
+
+function safeHub(ctx: RequestContext) {
+  try {
+    return hubOf(ctx);
+  } catch {
+    return undefined;
+  }
+}
+
+function describeEffect(c: Classification): string {
+  const a = c.account;
+  switch (a.type) {
+    case "none":
+      return `no account effect; ${c.loop}`;
+    case "cooldown_until":
+      return `cooldown (${a.scope}) until ${new Date(a.until).toISOString()}; ${c.loop}`;
+    case "cooldown_for":
+      return `cooldown (${a.scope}) ${Math.round(a.ms / 1000)} s; ${c.loop}`;
+    case "backoff":
+      return `backoff; ${c.loop}`;
+    case "lock":
+      return `account locked${a.until ? ` until ${new Date(a.until).toISOString()}` : ""}; ${c.loop}`;
+    case "credential":
+      return `credential rejected; ${c.loop}`;
+    case "remove_pairing":
+      return `account/model pairing removed; ${c.loop}`;
+  }
+}
+
+async function readWithTimeout(reader: ByteReader, ms: number): Promise<ReadResult | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)));
+  try {
+    return await Promise.race([reader.read(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  try {
+    while (n < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      n += value.byteLength;
+    }
+  } catch {
+    // a broken error body is still an error: classify what arrived
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(concat(parts)).slice(0, limit);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}

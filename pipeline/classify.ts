@@ -1,0 +1,241 @@
+/**
+ * The error classification table (SPEC 6.3): one place in code that maps what an upstream said —
+ * status, headers, body, provider — to what happens to the account and to the attempt loop. Every
+ * other module asks this table; none re-derives it.
+ */
+import type { HubError } from "../formats/hub.ts";
+import type { TransportError } from "./execute.ts";
+
+/** What happens to the account (or account/model pairing) that served the attempt. */
+export type AccountEffect =
+  | { type: "none" }
+  /** Cooldown until a known time (ms since the epoch), for one model or the whole account. */
+  | { type: "cooldown_until"; scope: "model" | "account"; until: number; reason: string }
+  /** Cooldown for a fixed time, in ms. */
+  | { type: "cooldown_for"; scope: "model" | "account"; ms: number; reason: string }
+  /** Exponential backoff: 2 s doubling per consecutive hit, ceiling 5 min (per account/model). */
+  | { type: "backoff"; reason: string }
+  /** The whole account is locked until `until` (ms since the epoch) or until changed (undefined). */
+  | { type: "lock"; until?: number; reason: string }
+  /** The credential is rejected: refresh once when OAuth, else disable it. */
+  | { type: "credential"; reason: string }
+  /** This account cannot serve this model: remove the pairing. */
+  | { type: "remove_pairing"; reason: string };
+
+/** What the attempt loop does next. */
+export type LoopEffect =
+  /** Retry on the same account (502/503/504, connection errors), up to 3 times a few seconds apart. */
+  | "retry_same"
+  /** Pick another account of the same target. */
+  | "next_account"
+  /** Give up on this target (no other account), move on to the next combo target. */
+  | "next_target"
+  /** Return this error to the client at once: no fallback could help. */
+  | "return";
+
+/** A row of the table, applied. */
+export interface Classification {
+  /** Row id for traces and tests. */
+  row: ClassificationRow;
+  account: AccountEffect;
+  loop: LoopEffect;
+  /** Seconds the provider asked to wait, when it said. */
+  retryAfterSeconds?: number;
+}
+
+/** The rows of SPEC 6.3. */
+export type ClassificationRow =
+  | "rate_limit_with_reset"
+  | "rate_limit_per_minute"
+  | "rate_limit_backoff"
+  | "quota_exhausted"
+  | "credential"
+  | "model_unavailable"
+  | "payment_required"
+  | "request_too_large"
+  | "no_capacity"
+  | "client_error"
+  | "server_error"
+  | "transport"
+  | "empty_reply";
+
+/** Everything known about one failed attempt. */
+export interface FailureFacts {
+  /** HTTP status; undefined for a transport failure. A 200 whose first event was an error carries that error's status. */
+  status?: number;
+  transport?: TransportError["reason"];
+  headers?: Headers;
+  /** The upstream error body text (bounded). */
+  bodyText?: string;
+  /** The upstream error as parsed by the provider's format. */
+  error?: HubError;
+  /** true when the error arrived as the first event of a 200 stream (SPEC R-8). */
+  inBand?: boolean;
+  /** Whether the cached quota windows for this account/model look healthy (> 2 % left). */
+  quotaHealthy?: boolean;
+  /** ms since the epoch, for converting reset times. */
+  now: number;
+}
+
+/** Upper bound of any cooldown (SPEC 6.3): 6 h in ms. */
+export const MAX_COOLDOWN_MS = 6 * 3600_000;
+/** Cooldown after transport/5xx failures once same-account retries are spent (SPEC 6.3): 30 s. */
+export const SHORT_COOLDOWN_MS = 30_000;
+/** The per-minute rate-limit rule (SPEC 6.3): 90 s. */
+export const PER_MINUTE_COOLDOWN_MS = 90_000;
+
+const QUOTA_WORDS =
+  /insufficient_quota|quota (?:has been )?exceeded|exceeded your (?:current )?quota|usage limit|spend(?:ing)? (?:limit|cap)|enforced_spend_limit|monthly (?:limit|cap)|billing|credit balance|verify your|verification required|account (?:is )?(?:banned|suspended|disabled|deactivated)|organization (?:has been )?disabled|usage_not_included/i;
+const RATE_WORDS = /rate[ _-]?limit|too many requests|per[ -]minute|requests per|tokens per|try again in/i;
+const OVERLOAD_WORDS = /overloaded|overload/i;
+const CONTEXT_WORDS =
+  /context[_ ]length|context window|prompt is too long|too many tokens|maximum context|request too large|request_too_large|input is too long|exceeds the (?:maximum|max)/i;
+const NO_CAPACITY_WORDS = /no capacity available/i;
+const MODEL_WORDS = /model[_ ]not[_ ]found|does not exist|not supported for|do not have access to (?:the )?model|model .* (?:is not|isn't) (?:available|supported)|unknown model|invalid model|not_found_error/i;
+const CREDENTIAL_403_WORDS = /invalid (?:api[ _-]?key|token|credential)|token (?:has )?expired|unauthori[sz]ed|authentication|revoked|invalid_grant|oauth/i;
+
+/**
+ * Reads the time a provider says to wait until, in ms since the epoch: `Retry-After` (seconds or an
+ * HTTP date), Anthropic `anthropic-ratelimit-*-reset` (RFC 3339), OpenAI `x-ratelimit-reset-*`
+ * ("1s", "6m0s", "20ms"), a hub error's `retryAfterSeconds` (Gemini RetryInfo), or "try again in 1.5s"
+ * / "resets at <ISO time>" in the body. Undefined when none is given.
+ */
+export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "error" | "now">): number | undefined {
+  const h = f.headers;
+  const candidates: number[] = [];
+  if (h) {
+    const ra = h.get("retry-after");
+    if (ra) {
+      const secs = Number(ra);
+      if (Number.isFinite(secs)) candidates.push(f.now + secs * 1000);
+      else {
+        const d = Date.parse(ra);
+        if (Number.isFinite(d)) candidates.push(d);
+      }
+    }
+    const retryMs = h.get("retry-after-ms");
+    if (retryMs && Number.isFinite(Number(retryMs))) candidates.push(f.now + Number(retryMs));
+    h.forEach((value, name) => {
+      if (/^anthropic-ratelimit-.*-reset$/.test(name)) {
+        const d = Date.parse(value);
+        if (Number.isFinite(d) && d > f.now) candidates.push(d);
+      } else if (/^x-ratelimit-reset-(requests|tokens)$/.test(name)) {
+        const ms = parseGoDuration(value);
+        if (ms !== undefined) candidates.push(f.now + ms);
+      }
+    });
+  }
+  if (f.error?.retryAfterSeconds !== undefined) candidates.push(f.now + f.error.retryAfterSeconds * 1000);
+  const text = f.bodyText ?? f.error?.message ?? "";
+  const m = /try again in ([\d.]+)\s*(ms|s|seconds?|m|minutes?|h|hours?)\b/i.exec(text);
+  if (m) {
+    const n = Number(m[1]);
+    const unit = m[2].toLowerCase();
+    const mult = unit === "ms" ? 1 : unit.startsWith("m") ? 60_000 : unit.startsWith("h") ? 3600_000 : 1000;
+    candidates.push(f.now + n * mult);
+  }
+  const iso = /resets? (?:at|on) (\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)/i.exec(text);
+  if (iso) {
+    const d = Date.parse(iso[1]);
+    if (Number.isFinite(d)) candidates.push(d);
+  }
+  const resetsIn = /"resets_in_seconds"\s*:\s*(\d+)/.exec(text);
+  if (resetsIn) candidates.push(f.now + Number(resetsIn[1]) * 1000);
+  const resetsAt = /"resets_at"\s*:\s*(\d{9,})/.exec(text);
+  if (resetsAt) {
+    const v = Number(resetsAt[1]);
+    candidates.push(v < 1e12 ? v * 1000 : v);
+  }
+  if (candidates.length === 0) return undefined;
+  return Math.max(...candidates);
+}
+
+/** Parses Go-style durations used by OpenAI's reset headers ("1s", "6m0s", "20ms", "1h2m3.5s") into ms. */
+export function parseGoDuration(s: string): number | undefined {
+  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
+  let total = 0;
+  let matched = false;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(s))) {
+    matched = true;
+    const n = Number(m[1]);
+    total += m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : m[2] === "m" ? n * 60_000 : n * 3600_000;
+  }
+  return matched ? total : undefined;
+}
+
+/**
+ * Classifies one failed attempt per SPEC 6.3. Pure: the caller applies the effects (cooldowns written
+ * through to the store, circuit counts, refresh).
+ */
+export function classify(f: FailureFacts): Classification {
+  if (f.status === undefined) {
+    return { row: "transport", account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
+  }
+  const s = f.status;
+  const text = `${f.error?.code ?? ""} ${f.error?.message ?? ""} ${f.bodyText ?? ""}`;
+  const kind = f.error?.kind;
+  const reset = resetTimeOf(f);
+  const retryAfterSeconds = reset !== undefined ? Math.max(0, Math.ceil((reset - f.now) / 1000)) : undefined;
+
+  // Requests no other account or model can fix.
+  if ((s === 400 || s === 413 || s === 422) && (kind === "context_length_exceeded" || kind === "request_too_large" || CONTEXT_WORDS.test(text))) {
+    return { row: "request_too_large", account: { type: "none" }, loop: "return" };
+  }
+  if (NO_CAPACITY_WORDS.test(text)) return { row: "no_capacity", account: { type: "none" }, loop: "return" };
+
+  if (s === 402) return { row: "payment_required", account: { type: "lock", until: reset, reason: "402 payment required" }, loop: "next_account" };
+
+  if (kind === "quota_exhausted" || kind === "billing" || ((s === 429 || s === 403 || s === 400) && QUOTA_WORDS.test(text))) {
+    return {
+      row: "quota_exhausted",
+      account: { type: "lock", until: reset !== undefined ? Math.min(reset, f.now + MAX_COOLDOWN_MS * 4 * 31) : undefined, reason: "quota exhausted or account blocked" },
+      loop: "next_account",
+      retryAfterSeconds,
+    };
+  }
+
+  if (s === 429 || s === 529 || kind === "overloaded" || (kind === "rate_limit" && f.inBand)) {
+    const overloaded = s === 529 || kind === "overloaded" || OVERLOAD_WORDS.test(text);
+    if (overloaded) {
+      // SPEC 6.2/R-8: an overloaded notice is retried on the same account first, then backs off.
+      return { row: "rate_limit_backoff", account: { type: "backoff", reason: "overloaded" }, loop: f.inBand || s === 529 ? "retry_same" : "next_account", retryAfterSeconds };
+    }
+    if (reset !== undefined) {
+      return {
+        row: "rate_limit_with_reset",
+        account: { type: "cooldown_until", scope: "model", until: Math.min(reset, f.now + MAX_COOLDOWN_MS), reason: "429 with a reset time" },
+        loop: "next_account",
+        retryAfterSeconds,
+      };
+    }
+    if (RATE_WORDS.test(text) && f.quotaHealthy !== false) {
+      return { row: "rate_limit_per_minute", account: { type: "cooldown_for", scope: "model", ms: PER_MINUTE_COOLDOWN_MS, reason: "429 rate limit (per-minute window)" }, loop: "next_account", retryAfterSeconds: 90 };
+    }
+    return { row: "rate_limit_backoff", account: { type: "backoff", reason: "429" }, loop: "next_account" };
+  }
+
+  if (s === 401) return { row: "credential", account: { type: "credential", reason: "401 unauthorized" }, loop: "next_account" };
+  if (s === 403) {
+    if (MODEL_WORDS.test(text)) return { row: "model_unavailable", account: { type: "remove_pairing", reason: "403 model not available to this account" }, loop: "next_target" };
+    if (CREDENTIAL_403_WORDS.test(text)) return { row: "credential", account: { type: "credential", reason: "403 credential rejected" }, loop: "next_account" };
+    // A request-policy 403: the request is at fault, not the key (SPEC 6.3 "any other 4xx").
+    return { row: "client_error", account: { type: "none" }, loop: "next_target" };
+  }
+  if (s === 404 && (kind === "model_not_found" || kind === "not_found" || MODEL_WORDS.test(text))) {
+    return { row: "model_unavailable", account: { type: "remove_pairing", reason: "404 model not found" }, loop: "next_target" };
+  }
+  if (s >= 400 && s < 500) return { row: "client_error", account: { type: "none" }, loop: "next_target" };
+
+  if (s >= 500) {
+    const retryable = s === 502 || s === 503 || s === 504;
+    const waitsLong = reset !== undefined && reset - f.now > 60_000;
+    return {
+      row: "server_error",
+      account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `upstream ${s}` },
+      loop: retryable && !waitsLong ? "retry_same" : "next_account",
+      retryAfterSeconds,
+    };
+  }
+  return { row: "client_error", account: { type: "none" }, loop: "next_target" };
+}

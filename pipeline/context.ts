@@ -1,0 +1,89 @@
+/**
+ * The request context that flows through the pipeline stages (SPEC 3), and the helpers every stage
+ * uses to answer with an error in the client's own format.
+ */
+import type { HubError, HubRequest, Warning, WireFormat } from "../formats/hub.ts";
+import { codecFor } from "../formats/index.ts";
+import type { ClientKey, RouteTrace } from "./ports.ts";
+
+/** The client-facing endpoint a request came in on. */
+export type Endpoint = "chat" | "responses" | "messages" | "count_tokens";
+
+/** Which client format each endpoint speaks. */
+export const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
+  chat: "openai-chat",
+  responses: "openai-responses",
+  messages: "anthropic-messages",
+  count_tokens: "anthropic-messages",
+};
+
+/** A request as it arrives from the HTTP layer. */
+export interface IncomingRequest {
+  request: Request;
+  endpoint: Endpoint;
+  /** The TCP peer address from the socket (SPEC G-3), never from a header. */
+  peer: string | undefined;
+}
+
+/** State carried through the stages of one request. Times in ms since the epoch. */
+export interface RequestContext {
+  requestId: string;
+  /** Opaque `sy_…` id, resolvable by an admin to the route trace. */
+  routeId: string;
+  startedAt: number;
+  endpoint: Endpoint;
+  clientFormat: WireFormat;
+  request: Request;
+  peer: string | undefined;
+  /** true when the peer is not loopback or a forwarding header is present (SPEC G-1). */
+  remote: boolean;
+  /** The client key, when one was presented and valid. */
+  key?: ClientKey;
+  /** The body bytes exactly as received. */
+  rawBody: Uint8Array;
+  /** The parsed JSON body (always an object past the guard). */
+  body: Record<string, unknown>;
+  /** The model name the client asked for. */
+  requestedModel: string;
+  /** Whether the client asked for a streamed reply. */
+  stream: boolean;
+  /** Chat: the client asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  /** The hub form of the body, parsed on first need (translation, predicates). */
+  hub?: HubRequest;
+  warnings: Warning[];
+  trace: RouteTrace;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+  /** Response headers every answer carries (X-Request-Id, X-Switchyard-Route-Id, …). */
+  headers: Headers;
+}
+
+/**
+ * Builds an error Response in `format` (SPEC 2.4 headers included). Never a stack trace, never HTML.
+ * `Retry-After` is set from `err.retryAfterSeconds` when present.
+ */
+export function errorResponse(format: WireFormat, err: HubError, headers?: Headers): Response {
+  const h = new Headers(headers);
+  h.set("content-type", "application/json");
+  if (err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
+    h.set("retry-after", String(Math.ceil(err.retryAfterSeconds)));
+  }
+  const body = codecFor(format).errorBody(err);
+  return new Response(JSON.stringify(body), { status: err.status, headers: h });
+}
+
+/** Lazily parses the hub form of the client body. Throws FormatError on invalid input. */
+export function hubOf(ctx: RequestContext): HubRequest {
+  if (!ctx.hub) {
+    const codec = codecFor(ctx.clientFormat);
+    if (!codec.parseRequest) throw new Error(`${ctx.clientFormat} is not a client format`);
+    ctx.hub = codec.parseRequest(ctx.body);
+  }
+  return ctx.hub;
+}
+
+/** Adds a warning once (by code and message) to the request. */
+export function warn(ctx: RequestContext, w: Warning): void {
+  if (!ctx.warnings.some((x) => x.code === w.code && x.message === w.message)) ctx.warnings.push(w);
+}

@@ -1,0 +1,99 @@
+/**
+ * execute (SPEC R-7): one upstream call for one target on one account. The provider executor
+ * (src/providers, one per kind) owns URLs, auth, the allow-listed forwarded headers (P-3), provider
+ * fixes (P-2) and the outbound proxy (P-4); this stage owns the header timeout and cancellation.
+ */
+import type { WireFormat } from "../formats/hub.ts";
+import type { Account, ProviderInfo } from "./ports.ts";
+
+/** Everything an executor needs for one call. */
+export interface UpstreamCall {
+  provider: ProviderInfo;
+  account: Account;
+  /** Upstream model id. */
+  model: string;
+  /** The request body to send, serialised. */
+  body: string | Uint8Array;
+  /** Whether the body asks for a stream (Gemini picks the streaming URL from it). */
+  stream: boolean;
+  /** The wire format of the call (a provider of kind `openai` speaks Chat and Responses). */
+  upstreamFormat: WireFormat;
+  /** The client's format: format-specific client headers are forwarded only to the same format. */
+  clientFormat: WireFormat;
+  /** The client's headers; the executor forwards only its allow-list. */
+  clientHeaders: Headers;
+  /** Aborts the call (client gone, header timeout, idle timeout). */
+  signal: AbortSignal;
+}
+
+/** The upstream's answer, headers received, body not yet read. */
+export interface UpstreamReply {
+  status: number;
+  headers: Headers;
+  body: ReadableStream<Uint8Array> | null;
+}
+
+/**
+ * A provider executor. `send` resolves when response headers arrive; it rejects with
+ * {@link TransportError} when the connection fails (refused, reset, DNS, TLS) or the signal aborts.
+ */
+export interface Executor {
+  send(call: UpstreamCall): Promise<UpstreamReply>;
+}
+
+/** Finds the executor for a provider. */
+export type ExecutorFor = (provider: ProviderInfo) => Executor;
+
+/** A failure below HTTP: no status was received. */
+export class TransportError extends Error {
+  constructor(
+    readonly reason: "connect" | "reset" | "header_timeout" | "aborted" | "other",
+    message: string,
+  ) {
+    super(message);
+    this.name = "TransportError";
+  }
+}
+
+/**
+ * Sends one call with a header timeout (SPEC 6.3: 60 s by default, per provider). The returned
+ * controller aborts the upstream call later (client disconnect, idle timeout); aborting the parent
+ * signal aborts it too.
+ */
+export async function executeCall(
+  executor: Executor,
+  call: Omit<UpstreamCall, "signal">,
+  parent: AbortSignal,
+  headerTimeoutMs: number,
+): Promise<{ reply: UpstreamReply; controller: AbortController }> {
+  const controller = new AbortController();
+  const onParentAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener("abort", onParentAbort, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`));
+  }, headerTimeoutMs);
+  try {
+    const reply = await executor.send({ ...call, signal: controller.signal });
+    return { reply, controller };
+  } catch (e) {
+    parent.removeEventListener("abort", onParentAbort);
+    if (timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
+    if (parent.aborted) throw new TransportError("aborted", "the client went away");
+    if (e instanceof TransportError) throw e;
+    throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Maps a fetch failure to a transport reason. */
+export function classifyFetchError(e: unknown): TransportError["reason"] {
+  const code = (e as { code?: string })?.code ?? "";
+  const msg = e instanceof Error ? e.message : String(e);
+  if (code === "ConnectionRefused" || /ECONNREFUSED|Unable to connect|ConnectionRefused/i.test(msg)) return "connect";
+  if (code === "ECONNRESET" || /reset|socket.*closed|ConnectionClosed/i.test(msg)) return "reset";
+  return "other";
+}

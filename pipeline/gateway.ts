@@ -1,0 +1,104 @@
+/**
+ * The pipeline assembled (SPEC 3): guard → resolve → order → attempt loop (pick → translate →
+ * execute → commit) → re-translate. src/ provides the ports; this module knows no HTTP framework.
+ */
+import { hubError } from "../formats/hub.ts";
+import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
+import { ENDPOINT_FORMAT, errorResponse, type IncomingRequest, type RequestContext } from "./context.ts";
+import { guard, isRemote, type GuardDeps, type GuardSettings } from "./guard.ts";
+import type { Clock, RouteTrace } from "./ports.ts";
+import { resolveModel, type RoutingTable, type Target } from "./resolve.ts";
+
+/** Everything the gateway needs. */
+export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDeps, "settings"> {
+  settings: () => GuardSettings & AttemptSettings;
+  clock: Clock;
+  routing: () => RoutingTable;
+  /** Reorders the targets per request (SPEC R-3); identity when absent. */
+  order?: (ctx: RequestContext, targets: Target[]) => Target[];
+  /** Called when a request starts (before the guard); `finish` is called once when it ends. */
+  started?: (ctx: RequestContext) => void;
+  /** Mints request ids and route ids. */
+  ids?: { request: () => string; route: () => string };
+}
+
+/** The gateway: one function from an incoming API request to a Response. Never throws. */
+export interface Gateway {
+  handle(incoming: IncomingRequest): Promise<Response>;
+}
+
+/** Default id minting: `req_` + 24 hex chars, `sy_` + 32 url-safe chars (opaque, unguessable). */
+export const defaultIds = {
+  request: () => "req_" + crypto.randomUUID().replaceAll("-", "").slice(0, 24),
+  route: () => "sy_" + Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url"),
+};
+
+/** Builds the gateway from its ports. */
+export function createGateway(deps: GatewayDeps): Gateway {
+  const ids = deps.ids ?? defaultIds;
+  return {
+    async handle(incoming) {
+      const ctx = newContext(incoming, deps.clock.now(), ids);
+      deps.started?.(ctx);
+      try {
+        const guarded = await guard(ctx, deps);
+        if (guarded instanceof Response) {
+          deps.finish(ctx, { outcome: "rejected", status: guarded.status, attempts: 0, fallback: false });
+          return guarded;
+        }
+        const table = deps.routing();
+        const resolution = resolveModel(ctx.requestedModel, table);
+        if ("kind" in resolution) {
+          deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
+          return errorResponse(ctx.clientFormat, resolution, ctx.headers);
+        }
+        ctx.trace.candidates = resolution.targets.map((t) => t.label);
+        const targets = deps.order ? deps.order(ctx, resolution.targets) : resolution.targets;
+        const portability = resolution.combo?.portability ?? "strip_with_warning";
+        return await runAttempts(ctx, targets, portability, deps);
+      } catch (e) {
+        // A bug must never become a stack trace or an HTML page for the client.
+        console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error: e instanceof Error ? e.message : String(e) }));
+        deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
+        return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);
+      }
+    },
+  };
+}
+
+function newContext(incoming: IncomingRequest, now: number, ids: { request: () => string; route: () => string }): RequestContext {
+  const requestId = ids.request();
+  const routeId = ids.route();
+  const clientFormat = ENDPOINT_FORMAT[incoming.endpoint];
+  const trace: RouteTrace = {
+    routeId,
+    requestId,
+    ts: now,
+    clientFormat,
+    requestedModel: "",
+    candidates: [],
+    decisions: [],
+    attempts: [],
+    warnings: [],
+  };
+  const headers = new Headers({ "x-request-id": requestId, "x-switchyard-route-id": routeId });
+  return {
+    requestId,
+    routeId,
+    startedAt: now,
+    endpoint: incoming.endpoint,
+    clientFormat,
+    request: incoming.request,
+    peer: incoming.peer,
+    remote: isRemote(incoming.peer, incoming.request.headers),
+    rawBody: new Uint8Array(0),
+    body: {},
+    requestedModel: "",
+    stream: false,
+    includeUsage: false,
+    warnings: [],
+    trace,
+    signal: incoming.request.signal,
+    headers,
+  };
+}

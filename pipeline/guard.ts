@@ -1,0 +1,193 @@
+/**
+ * guard (SPEC 3, G-1…G-5): who may call, how big the body may be, whether it is JSON, and the client
+ * quirks that are answered before routing.
+ */
+import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
+import { errorResponse, type RequestContext } from "./context.ts";
+import type { ClientKey, KeyLookup } from "./ports.ts";
+
+/** Guard settings. */
+export interface GuardSettings {
+  /** SPEC G-1: keys required even from loopback. */
+  requireApiKey: boolean;
+  /** SPEC G-4: body limit in bytes (default 32 MiB). */
+  maxBodyBytes: number;
+}
+
+/**
+ * Whether an address is loopback: 127.0.0.0/8, ::1, or an IPv4-mapped loopback (::ffff:127.x.y.z).
+ * An undefined address (no socket information) is not loopback.
+ */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  if (address === "::1") return true;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return v4.startsWith("127.");
+}
+
+/**
+ * Whether a request counts as remote (SPEC G-1, G-3): its TCP peer is not loopback, or it carries
+ * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else). `Host` is never
+ * consulted.
+ */
+export function isRemote(peer: string | undefined, headers: Headers): boolean {
+  return !isLoopback(peer) || headers.has("x-forwarded-for") || headers.has("x-real-ip");
+}
+
+/** The key a request presents: `Authorization: Bearer KEY` or `x-api-key: KEY` (SPEC G-2). */
+export function presentedKey(headers: Headers): string | undefined {
+  const auth = headers.get("authorization");
+  if (auth) {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m) return m[1].trim();
+  }
+  const x = headers.get("x-api-key");
+  return x ? x.trim() : undefined;
+}
+
+/** Result of the authentication decision. */
+export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: HubError };
+
+/**
+ * SPEC G-1/G-2: a local request (loopback peer, no forwarding headers) passes without a key unless keys
+ * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
+ * tools often send a placeholder). Everything else needs a valid key.
+ */
+export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup, settings: GuardSettings): AuthDecision {
+  const secret = presentedKey(headers);
+  const key = secret ? keys.lookup(secret) : undefined;
+  if (!remote && !settings.requireApiKey) return { ok: true, key };
+  if (key) return { ok: true, key };
+  return {
+    ok: false,
+    error: hubError(
+      "authentication",
+      secret ? "The API key is not valid for this gateway." : "An API key is required: send Authorization: Bearer KEY or x-api-key: KEY.",
+      { code: "invalid_api_key" },
+    ),
+  };
+}
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads a request body up to `limit` bytes. Returns the bytes, or a 413 error when the declared or
+ * actual size exceeds the limit (SPEC G-4). A body that fails to arrive is a 400.
+ */
+export async function readBody(request: Request, limit: number): Promise<Result<Uint8Array>> {
+  const tooLarge = () =>
+    hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes.`, {
+      code: "request_too_large",
+    });
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge() };
+  if (!request.body) return { ok: true, value: new Uint8Array(0) };
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        void reader.cancel().catch(() => {});
+        return { ok: false, error: tooLarge() };
+      }
+      parts.push(value);
+    }
+  } catch {
+    return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
+  }
+  if (parts.length === 1) return { ok: true, value: parts[0] };
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return { ok: true, value: out };
+}
+
+/**
+ * Parses a JSON object body (SPEC G-4): invalid UTF-8, malformed JSON, JSON nested too deep for the
+ * parser, and a body that is not an object all become a 400 `invalid_request` error.
+ */
+export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknown>> {
+  const bad = (message: string): Result<never> => ({ ok: false, error: hubError("invalid_request", message) });
+  let text: string;
+  try {
+    text = fatalUtf8.decode(bytes);
+  } catch {
+    return bad("The request body is not valid UTF-8.");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return bad(e instanceof RangeError ? "The request body is nested too deeply." : "The request body is not valid JSON.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return bad("The request body must be a JSON object.");
+  }
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** A value or the error that prevented it. */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: HubError };
+
+/**
+ * SPEC G-5: Claude Code's `[1m]` context suffix (`claude-sonnet-4-5[1m]`) is not part of any upstream
+ * model id; strip it.
+ */
+export function stripClientModelSuffix(model: string): string {
+  return model.endsWith("[1m]") ? model.slice(0, -4) : model;
+}
+
+/** What the guard needs from the application. */
+export interface GuardDeps {
+  keys: KeyLookup;
+  settings: () => GuardSettings;
+}
+
+/**
+ * Runs the guard on a context whose transport fields are set. Fills `key`, `rawBody`, `body`,
+ * `requestedModel`, `stream`, `includeUsage`; returns an error Response in the client's format instead
+ * when the request may not proceed.
+ */
+export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
+  const settings = deps.settings();
+  const fail = (err: HubError) => errorResponse(ctx.clientFormat, err, ctx.headers);
+  const auth = authenticate(ctx.remote, ctx.request.headers, deps.keys, settings);
+  if (!auth.ok) return fail(auth.error);
+  ctx.key = auth.key;
+  if (auth.key) ctx.trace.keyName = auth.key.name;
+
+  const bytes = await readBody(ctx.request, settings.maxBodyBytes);
+  if (!bytes.ok) return fail(bytes.error);
+  ctx.rawBody = bytes.value;
+  const parsed = parseJsonObject(bytes.value);
+  if (!parsed.ok) return fail(parsed.error);
+  const body = parsed.value;
+  ctx.body = body;
+
+  const model = body.model;
+  if (typeof model !== "string" || model.trim() === "") {
+    return fail(hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" }));
+  }
+  ctx.requestedModel = stripClientModelSuffix(model.trim());
+  ctx.trace.requestedModel = ctx.requestedModel;
+  ctx.stream = streamRequested(ctx.clientFormat, body);
+  ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
+  return ctx;
+}
+
+/** `stream` omitted means non-streaming in every client format (SPEC 2.1). */
+export function streamRequested(_format: WireFormat, body: Record<string, unknown>): boolean {
+  return body.stream === true;
+}
+
+function includeUsageRequested(body: Record<string, unknown>): boolean {
+  const so = body.stream_options;
+  return typeof so === "object" && so !== null && (so as Record<string, unknown>).include_usage === true;
+}

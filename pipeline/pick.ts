@@ -1,0 +1,79 @@
+/**
+ * pick (SPEC R-4, 5.3): choose the account that serves one target.
+ *
+ * The account pool (src/accounts) knows every account's live state; this stage asks it for the
+ * candidates of a (provider, model) pair, honours a target's pinned account, skips accounts already
+ * tried in this request, and records why each account was in or out.
+ */
+import type { Account, DecisionTrace } from "./ports.ts";
+import type { Target } from "./resolve.ts";
+
+/** One account of a provider and whether it may serve the model now. */
+export interface AccountCandidate {
+  account: Account;
+  eligible: boolean;
+  /** Why it is excluded (cooling down for this model, locked, disabled, …). */
+  reason?: string;
+  /** ms since the epoch when an exclusion ends, if it does. */
+  until?: number;
+}
+
+/** What the pipeline needs from the account registry. */
+export interface AccountPool {
+  /**
+   * Every account of `providerId` in preference order for this request (best first), with
+   * eligibility for `model`. A `*-compatible` provider with no accounts yields one keyless account.
+   */
+  candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[];
+}
+
+/** Per-request facts the pool may use to order accounts (affinity, strategy). */
+export interface PickHints {
+  /** Conversation fingerprint or explicit session id (SPEC A-2). */
+  affinityKey?: string;
+}
+
+/** The outcome of a pick. */
+export interface Picked {
+  account?: Account;
+  decisions: DecisionTrace[];
+  /** The earliest time (ms since the epoch) an excluded account becomes free, for Retry-After. */
+  firstFreeAt?: number;
+  /** Whether any account was excluded for cooling down (SPEC 6.3 final Retry-After). */
+  cooling: boolean;
+}
+
+/**
+ * Picks the first eligible account for `target` that has not been tried yet in this request.
+ * A target that names an account only ever uses that account.
+ */
+export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySet<string>, hints: PickHints): Picked {
+  const decisions: DecisionTrace[] = [];
+  let firstFreeAt: number | undefined;
+  let cooling = false;
+  let chosen: Account | undefined;
+  for (const c of pool.candidates(target.provider.id, target.model, hints)) {
+    const subject = `${target.label} @ ${c.account.id}`;
+    if (target.accountId && c.account.id !== target.accountId) continue;
+    if (tried.has(c.account.id)) {
+      decisions.push({ subject, verdict: "out", reason: "already tried in this request" });
+      continue;
+    }
+    if (!c.eligible) {
+      decisions.push({ subject, verdict: "out", reason: c.reason ?? "not eligible" });
+      if (c.until !== undefined) {
+        cooling = true;
+        if (firstFreeAt === undefined || c.until < firstFreeAt) firstFreeAt = c.until;
+      }
+      continue;
+    }
+    if (!chosen) {
+      chosen = c.account;
+      decisions.push({ subject, verdict: "in", reason: "first eligible account" });
+    }
+  }
+  if (target.accountId && !chosen && !decisions.some((d) => d.subject.endsWith(`@ ${target.accountId}`))) {
+    decisions.push({ subject: `${target.label} @ ${target.accountId}`, verdict: "out", reason: "pinned account does not exist" });
+  }
+  return { account: chosen, decisions, firstFreeAt, cooling };
+}

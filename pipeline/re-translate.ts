@@ -1,0 +1,428 @@
+/**
+ * re-translate (SPEC R-9, F-3, F-4, F-9, 6.4): the provider's reply → the client's reply, chunk by
+ * chunk. A {@link ReplyDriver} is the per-attempt state machine; {@link replyTransform} wraps it as the
+ * request's one TransformStream after the commit point.
+ *
+ * Drivers:
+ * - passthrough: a native pair streaming both ways; the format's tap forwards the provider's bytes and
+ *   observes usage, the finish and errors.
+ * - translated stream: provider SSE → decoder → normalizer → client encoder.
+ * - accumulated: provider SSE → decoder → normalizer → accumulator → one JSON body (a non-streaming
+ *   client served by a streaming provider, F-9).
+ * - whole body: a JSON reply (non-streaming upstream) converted once at the end; replayed as a stream
+ *   when the client wanted one.
+ */
+import type { EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
+import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
+import {
+  hubError,
+  mergeUsage,
+  type HubError,
+  type HubEvent,
+  type HubPart,
+  type HubResponse,
+  type ProviderFamily,
+  type StopReason,
+  type Usage,
+} from "../formats/hub.ts";
+import { EventNormalizer } from "../formats/normalize.ts";
+
+const utf8 = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Per-attempt reply state machine. `push` takes one read of upstream bytes and returns the bytes to
+ * write to the client now (empty when nothing is ready). `end` is called once, at upstream EOF or with
+ * the failure that ended it, and returns the final bytes.
+ */
+export interface ReplyDriver {
+  push(chunk: Uint8Array): Uint8Array;
+  end(failure?: HubError): Uint8Array;
+  /** Content (text, reasoning, tool call, or a finish) has been seen: the attempt may commit. */
+  readonly contentSeen: boolean;
+  /** An error the provider reported before any content: the attempt failed before the commit point. */
+  readonly earlyError: HubError | undefined;
+  /** Usage observed so far (tokens). */
+  readonly usage: Usage;
+  /** Whether the provider reported usage at all. */
+  readonly usageSeen: boolean;
+  readonly stopReason: StopReason | null;
+  /** An error that ended the reply after content (the client got an in-band error). */
+  readonly lateError: HubError | undefined;
+  /** true for drivers that only produce output at `end` (non-streaming clients). */
+  readonly buffered: boolean;
+  /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
+  readonly empty: boolean;
+}
+
+/** Passthrough of a native streaming pair. */
+export function passthroughDriver(tap: PassthroughTap): ReplyDriver {
+  let late: HubError | undefined;
+  return {
+    push: (chunk) => tap.push(chunk),
+    end(failure) {
+      const out = tap.end(failure);
+      if (!tap.state.terminal || failure) late = failure ?? tap.state.error;
+      if (!late && tap.state.error) late = tap.state.error;
+      return out;
+    },
+    get contentSeen() {
+      return tap.state.sawContent;
+    },
+    get earlyError() {
+      return tap.state.sawContent ? undefined : tap.state.error;
+    },
+    get usage() {
+      return tap.state.usage;
+    },
+    get usageSeen() {
+      const u = tap.state.usage;
+      return u.inputTokens !== undefined || u.outputTokens !== undefined;
+    },
+    get stopReason() {
+      return tap.state.stopReason;
+    },
+    get lateError() {
+      return late;
+    },
+    buffered: false,
+    empty: false,
+  };
+}
+
+/** Shared state of the hub-based drivers. */
+abstract class HubDriver implements ReplyDriver {
+  contentSeen = false;
+  earlyError: HubError | undefined;
+  lateError: HubError | undefined;
+  usage: Usage = {};
+  usageSeen = false;
+  stopReason: StopReason | null = null;
+  empty = false;
+  abstract readonly buffered: boolean;
+  abstract push(chunk: Uint8Array): Uint8Array;
+  abstract end(failure?: HubError): Uint8Array;
+
+  protected observe(ev: HubEvent): void {
+    switch (ev.type) {
+      case "block_start":
+      case "finish":
+        if (ev.type === "finish") this.stopReason = ev.reason;
+        this.contentSeen = true;
+        return;
+      case "message_start":
+        if (ev.usage) this.addUsage(ev.usage);
+        return;
+      case "usage":
+        this.addUsage(ev.usage);
+        return;
+      case "error":
+        if (this.contentSeen) this.lateError = ev.error;
+        else this.earlyError = ev.error;
+        return;
+    }
+  }
+
+  private addUsage(u: Usage): void {
+    mergeUsage(this.usage, u);
+    if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
+  }
+}
+
+/** Provider SSE → client SSE through the hub. */
+export class TranslatedStreamDriver extends HubDriver {
+  readonly buffered = false;
+  private out = "";
+  private readonly encoder: StreamEncoder;
+  private readonly normalizer: EventNormalizer;
+  private readonly decoder: StreamDecoder;
+
+  constructor(provider: FormatCodec, client: FormatCodec, family: ProviderFamily, encoderOptions: EncoderOptions) {
+    super();
+    if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
+    this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
+    this.normalizer = new EventNormalizer((ev) => {
+      this.observe(ev);
+      this.encoder.event(ev);
+    });
+    this.decoder = provider.createDecoder({ family }, (ev) => this.normalizer.event(ev));
+  }
+
+  private take(): Uint8Array {
+    if (this.out.length === 0) return EMPTY;
+    const bytes = utf8.encode(this.out);
+    this.out = "";
+    return bytes;
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    this.decoder.push(chunk);
+    return this.take();
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (failure) this.normalizer.event({ type: "error", error: failure });
+    else this.decoder.end();
+    this.normalizer.end();
+    this.encoder.end();
+    return this.take();
+  }
+}
+
+/** Provider SSE → one client JSON body (F-9). */
+export class AccumulatedDriver extends HubDriver {
+  readonly buffered = true;
+  private readonly acc = new Accumulator();
+  private readonly normalizer: EventNormalizer;
+  private readonly decoder: StreamDecoder;
+
+  constructor(
+    provider: FormatCodec,
+    private readonly client: FormatCodec,
+    family: ProviderFamily,
+    private readonly encoderOptions: EncoderOptions,
+  ) {
+    super();
+    this.normalizer = new EventNormalizer((ev) => {
+      this.observe(ev);
+      this.acc.event(ev);
+    });
+    this.decoder = provider.createDecoder({ family }, (ev) => this.normalizer.event(ev));
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    this.decoder.push(chunk);
+    return EMPTY;
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (failure) this.normalizer.event({ type: "error", error: failure });
+    else this.decoder.end();
+    this.normalizer.end();
+    const r = this.acc.result;
+    if (r.error) {
+      // Nothing was sent yet: any error, early or late, is a failed attempt.
+      this.earlyError = r.error;
+      this.lateError = undefined;
+      return EMPTY;
+    }
+    this.empty = !hasUsableContent(r.response.content, r.response.stopReason);
+    if (!this.client.encodeResponse) throw new Error(`${this.client.format} cannot encode a reply`);
+    return utf8.encode(JSON.stringify(this.client.encodeResponse(r.response, this.encoderOptions)));
+  }
+}
+
+/**
+ * A whole JSON reply from a non-streaming upstream. Native pairs forward the bytes unchanged (usage read
+ * from the decoded copy); others convert. A streaming client gets the reply replayed as a stream.
+ */
+export class WholeBodyDriver extends HubDriver {
+  readonly buffered = true;
+  private readonly parts: Uint8Array[] = [];
+
+  constructor(
+    private readonly provider: FormatCodec,
+    private readonly client: FormatCodec,
+    private readonly family: ProviderFamily,
+    private readonly encoderOptions: EncoderOptions,
+    private readonly opts: { native: boolean; clientStream: boolean },
+  ) {
+    super();
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    this.parts.push(chunk);
+    return EMPTY;
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (failure) {
+      this.earlyError = failure;
+      return EMPTY;
+    }
+    const bytes = concat(this.parts);
+    let body: unknown;
+    try {
+      body = JSON.parse(new TextDecoder().decode(bytes));
+    } catch {
+      this.earlyError = hubError("api_error", "The upstream reply was not valid JSON.", { status: 502, code: "upstream_invalid_json" });
+      return EMPTY;
+    }
+    let resp: HubResponse;
+    try {
+      resp = this.provider.decodeResponse(body, { family: this.family });
+    } catch (e) {
+      const err = (e as { error?: HubError }).error;
+      this.earlyError = err ?? hubError("api_error", "The upstream reply could not be read.", { status: 502 });
+      return EMPTY;
+    }
+    const events = responseToEvents(resp);
+    for (const ev of events) this.observe(ev);
+    this.empty = !hasUsableContent(resp.content, resp.stopReason);
+    this.earlyError = undefined;
+    if (this.opts.clientStream) {
+      let out = "";
+      if (!this.client.createEncoder) throw new Error(`${this.client.format} has no client encoder`);
+      const encoder = this.client.createEncoder(this.encoderOptions, (t) => (out += t));
+      const normalizer = new EventNormalizer((ev) => encoder.event(ev));
+      for (const ev of events) normalizer.event(ev);
+      normalizer.end();
+      encoder.end();
+      return utf8.encode(out);
+    }
+    if (this.opts.native) return bytes;
+    if (!this.client.encodeResponse) throw new Error(`${this.client.format} cannot encode a reply`);
+    return utf8.encode(JSON.stringify(this.client.encodeResponse(resp, this.encoderOptions)));
+  }
+}
+
+function hasUsableContent(content: HubPart[], stop: StopReason | null): boolean {
+  if (stop) return true;
+  return content.some(
+    (p) => (p.type === "text" && p.text.length > 0) || p.type === "tool_call" || (p.type === "thinking" && p.text.length > 0),
+  );
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// After the commit point
+// ---------------------------------------------------------------------------------------------
+
+/** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
+export interface ByteReader {
+  read(): Promise<ReadResult>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** One read of a {@link ByteReader}. */
+export type ReadResult = { done: true; value?: undefined } | { done: false; value: Uint8Array };
+
+/** A failure of the upstream source after the commit point, delivered in-band to the transform. */
+export class UpstreamFailure {
+  constructor(readonly error: HubError) {}
+}
+
+/** What the upstream source yields: provider bytes, or the failure that ended it. */
+export type UpstreamChunk = Uint8Array | UpstreamFailure;
+
+/**
+ * The request's TransformStream after the commit point: upstream chunks through the driver to client
+ * bytes. `prefix` is what was produced while peeking before the commit. `onEnd` runs once when the
+ * reply is complete (or failed in-band), with the failure if any.
+ */
+export function replyTransform(
+  driver: ReplyDriver,
+  prefix: Uint8Array[],
+  onEnd: (failure: HubError | undefined) => void,
+): TransformStream<UpstreamChunk, Uint8Array> {
+  let ended = false;
+  return new TransformStream<UpstreamChunk, Uint8Array>({
+    start(controller) {
+      for (const p of prefix) if (p.byteLength > 0) controller.enqueue(p);
+    },
+    transform(chunk, controller) {
+      if (ended) return;
+      if (chunk instanceof UpstreamFailure) {
+        ended = true;
+        const out = driver.end(chunk.error);
+        if (out.byteLength > 0) controller.enqueue(out);
+        onEnd(chunk.error);
+        return;
+      }
+      const out = driver.push(chunk);
+      if (out.byteLength > 0) controller.enqueue(out);
+    },
+    flush(controller) {
+      if (ended) return;
+      ended = true;
+      const out = driver.end();
+      if (out.byteLength > 0) controller.enqueue(out);
+      onEnd(driver.lateError);
+    },
+  });
+}
+
+/** Error sent in-band when the provider stream stays silent too long (SPEC 6.4). */
+export function idleTimeoutError(ms: number): HubError {
+  return hubError("timeout", `The upstream stream was silent for ${Math.round(ms / 1000)} s and was closed.`, {
+    status: 504,
+    code: "upstream_idle_timeout",
+  });
+}
+
+/** Error sent in-band when the provider connection breaks mid-reply. */
+export function upstreamBrokenError(message: string): HubError {
+  return hubError("api_error", `The upstream connection broke mid-reply: ${message}`, { status: 502, code: "upstream_connection_lost" });
+}
+
+/**
+ * The upstream body after the commit point as a source that never errors: a read failure or an idle
+ * timeout becomes an {@link UpstreamFailure} chunk followed by a clean close (so the transform can
+ * write the in-band error). Cancelling it (client gone) cancels the upstream reader and calls `onCancel`.
+ */
+export function guardedSource(
+  reader: ByteReader,
+  opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void },
+): ReadableStream<UpstreamChunk> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idle = false;
+  const arm = () => {
+    if (timer) timer.refresh();
+    else
+      timer = setTimeout(() => {
+        idle = true;
+        opts.abort(idleTimeoutError(opts.idleTimeoutMs));
+        void reader.cancel().catch(() => {});
+      }, opts.idleTimeoutMs);
+  };
+  const disarm = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  return new ReadableStream<UpstreamChunk>(
+    {
+      async pull(controller) {
+        arm();
+        try {
+          const { done, value } = await reader.read();
+          if (idle) {
+            disarm();
+            controller.enqueue(new UpstreamFailure(idleTimeoutError(opts.idleTimeoutMs)));
+            controller.close();
+            return;
+          }
+          if (done) {
+            disarm();
+            controller.close();
+            return;
+          }
+          controller.enqueue(value);
+        } catch (e) {
+          disarm();
+          const err = idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
+          controller.enqueue(new UpstreamFailure(err));
+          controller.close();
+        }
+      },
+      cancel(reason) {
+        disarm();
+        opts.abort(reason);
+        void reader.cancel(reason).catch(() => {});
+        opts.onCancel();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

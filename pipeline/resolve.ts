@@ -1,0 +1,156 @@
+/**
+ * resolve (SPEC R-2): the model name a client sent → the candidate targets.
+ *
+ * Order: a name with `/` is `provider/model` (prefix before the FIRST slash; no combo lookup);
+ * otherwise an alias, then a combo, then a guess from the name (`claude-` → anthropic, `gemini-` →
+ * gemini, `gpt-`/`o1`/`o3`/`o4` and anything unknown → openai). Combos may reference combos; they are
+ * expanded depth-first in written order (cycles are rejected when the config loads).
+ */
+import { hubError, type HubError } from "../formats/hub.ts";
+import type { ProviderInfo } from "./ports.ts";
+
+/** A predicate attached to a combo target (SPEC 5.2); evaluated by the order stage. */
+export interface TargetPredicate {
+  expr: unknown;
+  whenUnknown: "skip" | "allow";
+}
+
+/** One target of a combo as configured. */
+export interface TargetSpec {
+  /** `provider/model`, an alias, or a combo name. */
+  model: string;
+  account?: string;
+  weight?: number;
+  params?: Record<string, unknown>;
+  when?: TargetPredicate;
+}
+
+/** Account-selection strategies of a combo (SPEC 5.1). */
+export type ComboStrategy = "fallback" | "round-robin" | "weighted" | "least-used";
+
+/** A combo as configured (SPEC 5.1). */
+export interface ComboSpec {
+  name: string;
+  strategy: ComboStrategy;
+  portability: "strip_with_warning" | "reject";
+  cacheAffinity: boolean;
+  targets: TargetSpec[];
+}
+
+/** What resolution reads from the configuration. */
+export interface RoutingTable {
+  providers: Map<string, ProviderInfo>;
+  aliases: Map<string, string>;
+  combos: Map<string, ComboSpec>;
+}
+
+/** A concrete candidate: one upstream model of one provider, optionally pinned to an account. */
+export interface Target {
+  provider: ProviderInfo;
+  /** Upstream model id. */
+  model: string;
+  accountId?: string;
+  weight?: number;
+  params?: Record<string, unknown>;
+  when?: TargetPredicate;
+  /** `provider/model` for traces. */
+  label: string;
+  /** The combo that contributed this target (innermost), if any. */
+  combo?: string;
+}
+
+/** The outcome of resolution. */
+export interface Resolution {
+  targets: Target[];
+  /** The outermost combo addressed, if any. */
+  combo?: ComboSpec;
+  /** The alias that was followed, if any. */
+  alias?: string;
+  /** How the name was understood, for the trace. */
+  via: "provider-prefix" | "alias" | "combo" | "guess";
+}
+
+/** Guesses the built-in provider for a bare model name (SPEC R-2). */
+export function guessProvider(model: string): string {
+  if (model.startsWith("claude-")) return "anthropic";
+  if (model.startsWith("gemini-")) return "gemini";
+  return "openai";
+}
+
+/**
+ * Resolves a model name. Returns a {@link HubError} (404 `model_not_found`) for an unknown provider
+ * prefix or an alias/combo whose target cannot be resolved.
+ */
+export function resolveModel(name: string, table: RoutingTable): Resolution | HubError {
+  const slash = name.indexOf("/");
+  if (slash > 0) {
+    const t = targetOf(name, table);
+    if (!t) return unknownProvider(name);
+    return { targets: [t], via: "provider-prefix" };
+  }
+  const alias = table.aliases.get(name);
+  if (alias !== undefined) {
+    const inner = resolveModel(alias, table);
+    if ("kind" in inner) return inner;
+    return { ...inner, alias: name, via: "alias" };
+  }
+  const combo = table.combos.get(name);
+  if (combo) {
+    const targets: Target[] = [];
+    const err = expandCombo(combo, table, targets, new Set());
+    if (err) return err;
+    return { targets, combo, via: "combo" };
+  }
+  const providerId = guessProvider(name);
+  const provider = table.providers.get(providerId);
+  if (!provider) return unknownProvider(`${providerId}/${name}`);
+  return { targets: [{ provider, model: name, label: `${providerId}/${name}` }], via: "guess" };
+}
+
+function targetOf(name: string, table: RoutingTable): Target | undefined {
+  const slash = name.indexOf("/");
+  const provider = table.providers.get(name.slice(0, slash));
+  if (!provider) return undefined;
+  const model = name.slice(slash + 1);
+  return { provider, model, label: `${provider.id}/${model}` };
+}
+
+function expandCombo(combo: ComboSpec, table: RoutingTable, out: Target[], seen: Set<string>): HubError | undefined {
+  if (seen.has(combo.name)) return hubError("invalid_request", `Combo ${combo.name} references itself.`);
+  seen.add(combo.name);
+  for (const spec of combo.targets) {
+    if (spec.model.indexOf("/") > 0) {
+      const t = targetOf(spec.model, table);
+      if (!t) return unknownProvider(spec.model);
+      out.push({
+        ...t,
+        accountId: spec.account,
+        weight: spec.weight,
+        params: spec.params,
+        when: spec.when,
+        combo: combo.name,
+      });
+      continue;
+    }
+    const aliased = table.aliases.get(spec.model) ?? spec.model;
+    const nested = table.combos.get(aliased);
+    if (nested) {
+      const err = expandCombo(nested, table, out, seen);
+      if (err) return err;
+      continue;
+    }
+    const r = resolveModel(aliased, table);
+    if ("kind" in r) return r;
+    for (const t of r.targets) out.push({ ...t, accountId: spec.account ?? t.accountId, params: spec.params ?? t.params, when: spec.when, combo: combo.name });
+  }
+  seen.delete(combo.name);
+  return undefined;
+}
+
+function unknownProvider(name: string): HubError {
+  const prefix = name.slice(0, Math.max(0, name.indexOf("/")));
+  return hubError("model_not_found", `The model \`${name}\` does not exist: no provider named \`${prefix}\` is configured.`, {
+    code: "model_not_found",
+    param: "model",
+  });
+}

@@ -1,0 +1,173 @@
+/**
+ * translate (SPEC R-5, F-3, F-8): the client's body → the body for one target.
+ *
+ * - Native pairs pass the client's bytes through: Anthropic Messages → `anthropic` / `claude-code`;
+ *   Responses → `openai-responses` / `codex` / `openai` (whose API also speaks Responses); Chat →
+ *   `openai`. The body is re-serialised only when it must change: another model id, a streaming Chat
+ *   request that needs `stream_options.include_usage` (F-3), a forced stream (Codex, F-9), or combo
+ *   target params.
+ * - Same format, third-party server (`openai-compatible`, `anthropic-compatible`): tidied only.
+ * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
+ *   state that the target's family did not issue.
+ */
+import type { ProviderKind } from "../formats/codec.ts";
+import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
+import { codecFor } from "../formats/index.ts";
+import { hubOf, type RequestContext } from "./context.ts";
+import type { ProviderInfo } from "./ports.ts";
+import type { Target } from "./resolve.ts";
+
+/** How the body was produced. */
+export type TranslateMode = "native" | "tidy" | "hub";
+
+/** The body for one attempt. */
+export interface Translated {
+  mode: TranslateMode;
+  /** The wire format the upstream call speaks. */
+  upstreamFormat: WireFormat;
+  body: string | Uint8Array;
+  /** Whether the upstream call streams (may differ from the client: F-9). */
+  upstreamStream: boolean;
+  warnings: Warning[];
+}
+
+/** Portability policy of the combo (SPEC F-8). */
+export type Portability = "strip_with_warning" | "reject";
+
+/** The wire format a provider is spoken to in, for a given client format. */
+export function upstreamFormatFor(provider: ProviderInfo, clientFormat: WireFormat): WireFormat {
+  if (provider.kind === "openai" && clientFormat === "openai-responses") return "openai-responses";
+  return provider.format;
+}
+
+/** SPEC F-3's exact list of native pairs. */
+export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): boolean {
+  switch (clientFormat) {
+    case "anthropic-messages":
+      return kind === "anthropic" || kind === "claude-code";
+    case "openai-responses":
+      return kind === "openai-responses" || kind === "codex" || kind === "openai";
+    case "openai-chat":
+      return kind === "openai";
+    default:
+      return false;
+  }
+}
+
+/** Providers that only answer with a stream (SPEC F-9, P-2). */
+export function forcesStreaming(kind: ProviderKind): boolean {
+  return kind === "codex";
+}
+
+/**
+ * Builds the upstream body for `target`. Returns a {@link HubError} (400 in the client's format) when
+ * the request cannot be expressed for it (reject portability, invalid body for the hub).
+ * Throws nothing.
+ */
+export function translate(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
+  const provider = target.provider;
+  const upstreamFormat = upstreamFormatFor(provider, ctx.clientFormat);
+  const upstreamStream = forcesStreaming(provider.kind) || ctx.stream;
+  const params = target.params;
+
+  if (isNativePair(ctx.clientFormat, provider.kind)) {
+    const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
+    const needsStream = upstreamStream !== ctx.stream;
+    const sameModel = ctx.body.model === target.model;
+    if (sameModel && !needsUsage && !needsStream && !params) {
+      return { mode: "native", upstreamFormat, body: ctx.rawBody, upstreamStream, warnings: [] };
+    }
+    const body: Record<string, unknown> = { ...ctx.body, model: target.model };
+    if (needsStream) body.stream = upstreamStream;
+    if (ctx.clientFormat === "openai-chat" && upstreamStream) {
+      const so = typeof body.stream_options === "object" && body.stream_options !== null ? body.stream_options : {};
+      body.stream_options = { ...(so as object), include_usage: true };
+    }
+    if (params) Object.assign(body, params);
+    return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: [] };
+  }
+
+  const codec = codecFor(upstreamFormat);
+  const buildTarget = {
+    model: target.model,
+    kind: provider.kind,
+    family: provider.family,
+    stream: upstreamStream,
+    defaultMaxOutputTokens: provider.models[target.model]?.maxOutputTokens,
+  };
+
+  try {
+    if (upstreamFormat === ctx.clientFormat && codec.tidyRequest) {
+      const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
+      if (params) Object.assign(built.body, params);
+      return { mode: "tidy", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings };
+    }
+    const hub = hubOf(ctx);
+    const portable = applyPortability(hub, provider.family, portability);
+    if ("kind" in portable) return portable;
+    const req: HubRequest = { ...portable.request, model: target.model, stream: upstreamStream };
+    const built = codec.buildRequest(req, buildTarget);
+    if (params) Object.assign(built.body, params);
+    return {
+      mode: "hub",
+      upstreamFormat,
+      body: JSON.stringify(built.body),
+      upstreamStream,
+      warnings: [...portable.warnings, ...built.warnings],
+    };
+  } catch (e) {
+    const err = (e as { error?: HubError }).error;
+    if (err && typeof err.status === "number") return err;
+    return hubError("invalid_request", `The request could not be translated for ${target.label}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * SPEC F-8: opaque reasoning state (thinking signatures, redacted thinking, encrypted reasoning, Gemini
+ * thought signatures) goes back only to the family that issued it. `strip_with_warning` removes foreign
+ * state and reports it; `reject` answers 400 instead. Returns a new request; the input is not mutated.
+ */
+export function applyPortability(
+  req: HubRequest,
+  family: string,
+  policy: Portability,
+): { request: HubRequest; warnings: Warning[] } | HubError {
+  const foreign = new Set<string>();
+  let changed = false;
+  const messages = req.messages.map((m) => {
+    if (m.role !== "assistant") return m;
+    const content: HubPart[] = [];
+    let touched = false;
+    for (const p of m.content) {
+      if (p.type === "redacted_thinking" && p.data.family !== family) {
+        foreign.add(p.data.family);
+        touched = true;
+        continue;
+      }
+      if ((p.type === "thinking" || p.type === "tool_call" || p.type === "text") && p.signature && p.signature.family !== family) {
+        foreign.add(p.signature.family);
+        touched = true;
+        const { signature: _dropped, ...rest } = p;
+        content.push(rest as HubPart);
+        continue;
+      }
+      content.push(p);
+    }
+    if (!touched) return m;
+    changed = true;
+    return { ...m, content };
+  });
+  if (!changed) return { request: req, warnings: [] };
+  const from = [...foreign].sort().join(", ");
+  if (policy === "reject") {
+    return hubError(
+      "invalid_request",
+      `The conversation carries reasoning state issued by ${from}, which this target cannot accept (portability: reject).`,
+      { code: "non_portable_reasoning_state" },
+    );
+  }
+  return {
+    request: { ...req, messages },
+    warnings: [{ code: "stripped_reasoning_state", message: `Removed reasoning state issued by ${from}: the target (${family}) cannot accept it.` }],
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Admin API under /admin/api (SPEC 9.3). Same guard as /v1, but a key needs the `admin` scope unless
+ * the caller is local and keys are not required. The CLI authenticates with the per-start admin token
+ * it reads from instance.json (SPEC 2.2), so it keeps working when `require_api_key` is on.
+ */
+import { Elysia } from "elysia";
+import * as v from "valibot";
+import { isRemote, presentedKey } from "../pipeline/guard.ts";
+import type { KeyLookup } from "../pipeline/ports.ts";
+import type { Store } from "./store/types.ts";
+import { StoreError } from "./store/types.ts";
+
+/** What the admin API reads and changes. */
+export interface AdminDeps {
+  store: Store;
+  keys: KeyLookup;
+  /** The admin token written to instance.json at start (compared in constant time). */
+  adminToken: string;
+  requireApiKey: () => boolean;
+  /** Extra routes contributed by other modules (accounts status, dry run, …). */
+  extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
+}
+
+const openaiError = (status: number, message: string, type = "invalid_request_error") =>
+  new Response(JSON.stringify({ error: { message, type, param: null, code: null } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+
+function safeEqual(a: string, b: string): boolean {
+  const x = new TextEncoder().encode(a);
+  const y = new TextEncoder().encode(b);
+  if (x.length !== y.length) return false;
+  let d = 0;
+  for (let i = 0; i < x.length; i++) d |= x[i] ^ y[i];
+  return d === 0;
+}
+
+/** Whether a request may use the admin API. */
+export function adminAllowed(request: Request, peer: string | undefined, deps: AdminDeps): boolean {
+  const secret = presentedKey(request.headers);
+  if (secret && safeEqual(secret, deps.adminToken)) return true;
+  const remote = isRemote(peer, request.headers);
+  if (!remote && !deps.requireApiKey()) return true;
+  const key = secret ? deps.keys.lookup(secret) : undefined;
+  return Boolean(key && key.scopes.includes("admin"));
+}
+
+const KeyCreate = v.object({
+  name: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+  scopes: v.optional(v.array(v.string())),
+  tag: v.optional(v.string()),
+});
+
+const SINCE = /^(\d+)(s|m|h|d)$/;
+
+/** Parses a relative time like "24h", "30m", "7d" into ms. */
+export function parseSince(s: string): number | undefined {
+  const m = SINCE.exec(s.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return n * { s: 1000, m: 60_000, h: 3600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
+}
+
+/** The admin routes as an Elysia plugin. */
+export function adminApi(deps: AdminDeps) {
+  let app = new Elysia({ prefix: "/admin/api" })
+    .onBeforeHandle(({ request, server }) => {
+      const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
+      if (!adminAllowed(request, peer, deps)) return openaiError(401, "This admin API needs a key with the admin scope.", "authentication_error");
+    })
+    .get("/keys", async () => ({ keys: await deps.store.listKeys() }))
+    .post(
+      "/keys",
+      async ({ body, set }) => {
+        try {
+          const created = await deps.store.createKey(body.name, body.scopes, body.tag);
+          set.status = 201;
+          return created;
+        } catch (e) {
+          if (e instanceof StoreError) return openaiError(e.code === "conflict" || e.code === "read_only" ? 409 : 400, e.message);
+          throw e;
+        }
+      },
+      { body: KeyCreate },
+    )
+    .delete("/keys/:name", async ({ params }) => {
+      try {
+        const ok = await deps.store.revokeKey(decodeURIComponent(params.name));
+        if (!ok) return openaiError(404, `No active key named ${params.name}.`);
+        return { revoked: params.name };
+      } catch (e) {
+        if (e instanceof StoreError) return openaiError(409, e.message);
+        throw e;
+      }
+    })
+    .get("/usage", async ({ query }) => {
+      const since = parseSince(String(query.since ?? "24h"));
+      if (since === undefined) return openaiError(400, "since must look like 30m, 24h or 7d");
+      const by = String(query.by ?? "model");
+      if (!["model", "account", "key", "provider"].includes(by)) return openaiError(400, "by must be model, account, key or provider");
+      const rows = await deps.store.usageSummary({ sinceMs: Date.now() - since, by: by as "model" });
+      return { since: String(query.since ?? "24h"), by, rows };
+    })
+    .get("/calls", async ({ query }) => {
+      const limit = Math.min(1000, Math.max(1, Number(query.limit ?? 50) || 50));
+      return { calls: await deps.store.recentCalls(limit) };
+    })
+    .get("/route-traces/:id", async ({ params }) => {
+      const t = await deps.store.getTrace(params.id);
+      if (!t) return openaiError(404, `No route trace ${params.id}.`);
+      return t;
+    });
+  if (deps.extend) app = deps.extend(app as never) as never;
+  return app;
+}

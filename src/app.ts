@@ -1,0 +1,246 @@
+/**
+ * Assembles switchyard: configuration, store, account registry, executors, the pipeline and the HTTP
+ * server; owns the lifecycle (config hot reload, periodic account re-read, graceful shutdown, the
+ * instance file the CLI uses).
+ */
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RequestContext } from "../pipeline/context.ts";
+import { createGateway, type Gateway } from "../pipeline/gateway.ts";
+import type { Finished } from "../pipeline/attempt-loop.ts";
+import type { Clock, UsageRecord } from "../pipeline/ports.ts";
+import type { RoutingTable } from "../pipeline/resolve.ts";
+import { AccountRegistry } from "./accounts.ts";
+import { adminApi } from "./admin.ts";
+import { loadConfig } from "./config/load.ts";
+import { ConfigError } from "./config/errors.ts";
+import type { RuntimeConfig } from "./config/types.ts";
+import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
+import { countTokensHandler, modelList, modelEntry } from "./models.ts";
+import { createExecutors } from "./providers/index.ts";
+import { createServer } from "./server.ts";
+import { openSqliteStore } from "./store/sqlite.ts";
+import type { Store } from "./store/types.ts";
+import { VERSION } from "./version.ts";
+
+/** Options of {@link startApp}. */
+export interface AppOptions {
+  /** Config file; default `$SWITCHYARD_HOME/config.yaml` when present, else the built-in default. */
+  configPath?: string;
+  host?: string;
+  port?: number;
+  /** Data directory (DB, instance.json); default `$SWITCHYARD_HOME` or `~/.switchyard`. */
+  dataDir: string;
+  env?: Record<string, string | undefined>;
+  clock?: Clock;
+  /** Where the one-JSON-line-per-request log goes (SPEC O-4); default stdout. */
+  log?: (line: string) => void;
+  /** fetch used for upstream calls (tests). */
+  fetchImpl?: typeof fetch;
+  /** Write instance.json (default true). */
+  writeInstanceFile?: boolean;
+}
+
+/** A running instance. */
+export interface App {
+  url: string;
+  port: number;
+  config: () => RuntimeConfig;
+  store: Store;
+  registry: AccountRegistry;
+  gateway: Gateway;
+  adminToken: string;
+  /** Requests currently in flight (streams included). */
+  inflight: () => number;
+  /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const t = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(t);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    }),
+};
+
+/** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
+export const ACCOUNT_REREAD_MS = 10_000;
+
+/** Starts the gateway. Throws ConfigError for an invalid config file. */
+export async function startApp(opts: AppOptions): Promise<App> {
+  const env = opts.env ?? process.env;
+  const clock = opts.clock ?? realClock;
+  const log = opts.log ?? ((line: string) => process.stdout.write(line + "\n"));
+  let cfg = loadConfig({ path: opts.configPath, env });
+
+  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
+  store.setConfigKeys(cfg.keys);
+
+  const registry = new AccountRegistry(store, clock);
+  const refreshAccounts = async () => {
+    const stored = await store.listAccounts();
+    const ids = new Set(cfg.accounts.map((a) => a.id));
+    registry.setAccounts([...cfg.accounts, ...stored.filter((a) => !ids.has(a.id))], cfg.providers);
+    registry.loadState(await store.loadAccountState());
+  };
+  await refreshAccounts();
+
+  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never });
+  const inflight = new Set<string>();
+
+  const finish = (ctx: RequestContext, f: Finished) => {
+    if (!inflight.delete(ctx.requestId)) return;
+    const now = clock.now();
+    const driver = f.driver;
+    const rec: UsageRecord = {
+      requestId: ctx.requestId,
+      ts: ctx.startedAt,
+      clientFormat: ctx.clientFormat,
+      requestedModel: ctx.requestedModel,
+      providerId: f.target?.provider.id,
+      model: f.target?.model,
+      accountId: f.account?.id,
+      keyName: ctx.key?.name,
+      usage: driver ? { ...driver.usage } : {},
+      estimated: !driver?.usageSeen,
+      outcome: f.outcome,
+      status: f.status,
+      ttfbMs: f.firstByteAt !== undefined ? f.firstByteAt - ctx.startedAt : undefined,
+      totalMs: now - ctx.startedAt,
+      attempts: f.attempts,
+      fallback: f.fallback,
+    };
+    store.record(rec);
+    ctx.trace.outcome = f.outcome;
+    ctx.trace.status = f.status;
+    ctx.trace.totalMs = rec.totalMs;
+    ctx.trace.warnings = ctx.warnings;
+    store.save(ctx.trace);
+    log(
+      JSON.stringify({
+        level: f.outcome === "ok" ? "info" : "warn",
+        time: now,
+        msg: "request",
+        requestId: ctx.requestId,
+        routeId: ctx.routeId,
+        endpoint: ctx.endpoint,
+        model: ctx.requestedModel || undefined,
+        target: f.target?.label,
+        outcome: f.outcome,
+        status: f.status,
+        attempts: f.attempts,
+        fallback: f.fallback || undefined,
+        ttfbMs: rec.ttfbMs,
+        totalMs: rec.totalMs,
+        usage: rec.usage,
+      }),
+    );
+  };
+
+  const gateway = createGateway({
+    clock,
+    keys: store,
+    settings: () => ({
+      requireApiKey: cfg.server.requireApiKey,
+      maxBodyBytes: cfg.server.maxBodyBytes,
+      maxAttempts: cfg.settings.maxAttempts,
+      precommitDeadlineMs: cfg.settings.precommitDeadlineMs,
+    }),
+    routing,
+    pool: registry,
+    health: registry,
+    executorFor: createExecutors(opts.fetchImpl),
+    started: (ctx) => inflight.add(ctx.requestId),
+    finish,
+  });
+
+  const adminToken = "sy-admin-" + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const host = opts.host ?? cfg.server.host;
+  const port = opts.port ?? cfg.server.port;
+  const app = createServer({
+    gateway,
+    models: (anthropic) => modelList(cfg, anthropic),
+    model: (id, anthropic) => modelEntry(cfg, id, anthropic),
+    countTokens: countTokensHandler(),
+    health: () => {
+      let db = false;
+      try {
+        db = store.health() === true;
+      } catch {
+        db = false;
+      }
+      return { ok: db, db };
+    },
+  }).use(adminApi({ store, keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey }));
+
+  app.listen({
+    hostname: host,
+    port,
+    // Streams are long: no server idle timeout on open requests (upstream idle timeouts apply instead).
+    idleTimeout: 0,
+    // The guard enforces the configured limit with a client-format 413; this is only a backstop.
+    maxRequestBodySize: cfg.server.maxBodyBytes + 1024 * 1024,
+  });
+  const server = app.server!;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+
+  const instanceFile = join(opts.dataDir, "instance.json");
+  if (opts.writeInstanceFile !== false) {
+    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, startedAt: clock.now() }, null, 2), { mode: 0o600 });
+    chmodSync(instanceFile, 0o600);
+  }
+
+  let watcher: ConfigWatcher | undefined;
+  if (cfg.source.path) {
+    watcher = watchConfig(cfg.source.path, {
+      onReload: (next) => {
+        cfg = next;
+        store.setConfigKeys(cfg.keys);
+        void refreshAccounts();
+        log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: cfg.source.path }));
+      },
+      onError: (err) => {
+        const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);
+        log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", error }));
+      },
+    }, { env });
+  }
+  const reread = setInterval(() => void refreshAccounts().catch(() => {}), ACCOUNT_REREAD_MS);
+  reread.unref?.();
+
+  let stopped = false;
+  return {
+    url,
+    port: server.port!,
+    config: () => cfg,
+    store,
+    registry,
+    gateway,
+    adminToken,
+    inflight: () => inflight.size,
+    async shutdown(graceMs = cfg.server.shutdownGraceMs) {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(reread);
+      watcher?.();
+      void server.stop(false);
+      const deadline = Date.now() + graceMs;
+      while (inflight.size > 0 && Date.now() < deadline) await Bun.sleep(50);
+      await server.stop(true);
+      await store.flush();
+      await store.close();
+      if (opts.writeInstanceFile !== false) rmSync(instanceFile, { force: true });
+    },
+  };
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bun
+/**
+ * The `switchyard` command line (SPEC 2.2). `start`, `check-config` and `version` work on their own;
+ * the other commands talk to the running instance through its admin API, found through
+ * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startApp } from "./app.ts";
+import { checkConfig } from "./config/check.ts";
+import { ConfigError } from "./config/errors.ts";
+import { buildInfo } from "./version.ts";
+
+const USAGE = `switchyard — a local-first LLM gateway
+
+Usage:
+  switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR]
+  switchyard check-config FILE
+  switchyard keys create NAME [--scope admin] | keys list | keys revoke NAME
+  switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
+  switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--json]
+  switchyard version
+
+Commands other than start, check-config and version talk to the running instance
+(--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).`;
+
+/** Default data directory: $SWITCHYARD_HOME, else ~/.switchyard (SPEC 2.2). */
+export function defaultDataDir(env = process.env): string {
+  return env.SWITCHYARD_HOME || join(homedir(), ".switchyard");
+}
+
+function out(line: string): void {
+  process.stdout.write(line + "\n");
+}
+function fail(line: string, code = 1): never {
+  process.stderr.write(line + "\n");
+  process.exit(code);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    options: {
+      config: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      "data-dir": { type: "string" },
+      url: { type: "string" },
+      key: { type: "string" },
+      json: { type: "boolean" },
+      since: { type: "string" },
+      by: { type: "string" },
+      limit: { type: "string" },
+      scope: { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [cmd, sub, arg] = positionals;
+  const dataDir = (values["data-dir"] as string | undefined) ?? defaultDataDir();
+  if (!cmd || values.help || cmd === "help") return out(USAGE);
+
+  switch (cmd) {
+    case "version": {
+      const b = buildInfo();
+      return out(`switchyard ${b.version} (bun ${b.bun}, ${b.platform}-${b.arch})`);
+    }
+    case "check-config": {
+      const file = sub ?? (values.config as string | undefined);
+      if (!file) fail("usage: switchyard check-config FILE", 2);
+      const r = checkConfig(file);
+      for (const l of r.lines) out(l);
+      process.exit(r.ok ? 0 : 1);
+    }
+    case "start":
+      return start(values, dataDir);
+    case "keys":
+      return keys(sub, arg, values, dataDir);
+    case "usage": {
+      const q = new URLSearchParams({ since: String(values.since ?? "24h"), by: String(values.by ?? "model") });
+      const r = (await admin(values, dataDir, "GET", `/usage?${q}`)) as { rows: Array<Record<string, unknown>> };
+      if (values.json) return out(JSON.stringify(r, null, 2));
+      out(table(["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning"], r.rows.map((x) => [x.group ?? "-", x.requests, x.errors, x.inputTokens, x.outputTokens, x.cacheReadTokens, x.cacheWriteTokens, x.reasoningTokens])));
+      return;
+    }
+    case "calls": {
+      if (sub === "inspect") {
+        if (!arg) fail("usage: switchyard calls inspect ROUTE_ID", 2);
+        const t = await admin(values, dataDir, "GET", `/route-traces/${encodeURIComponent(arg)}`);
+        return out(JSON.stringify(t, null, 2));
+      }
+      if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
+      const r = (await admin(values, dataDir, "GET", `/calls?limit=${Number(values.limit ?? 20) || 20}`)) as { calls: Array<Record<string, unknown>> };
+      if (values.json) return out(JSON.stringify(r, null, 2));
+      out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
+      return;
+    }
+    default:
+      fail(`unknown command: ${cmd}\n\n${USAGE}`, 2);
+  }
+}
+
+async function start(values: Record<string, unknown>, dataDir: string): Promise<void> {
+  let app;
+  try {
+    app = await startApp({
+      configPath: values.config as string | undefined,
+      host: values.host as string | undefined,
+      port: values.port !== undefined ? Number(values.port) : undefined,
+      dataDir,
+    });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      for (const i of e.issues) process.stderr.write(`${i.path}: ${i.message}\n`);
+      process.exit(1);
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    fail(/EADDRINUSE|address already in use|Failed to start server/i.test(msg) ? `cannot listen: ${msg}` : `switchyard failed to start: ${msg}`);
+  }
+  const cfg = app.config();
+  process.stderr.write(
+    JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir }) + "\n",
+  );
+  const stop = async (signal: string) => {
+    process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
+    await app.shutdown();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+async function keys(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
+  switch (sub) {
+    case "create": {
+      if (!name) fail("usage: switchyard keys create NAME", 2);
+      const scopes = (values.scope as string[] | undefined) ?? [];
+      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes })) as { secret: string; name: string };
+      out(`created key ${r.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
+      out(r.secret);
+      return;
+    }
+    case "list": {
+      const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
+      if (values.json) return out(JSON.stringify(r, null, 2));
+      out(table(["name", "source", "scopes", "created", "revoked"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-"])));
+      return;
+    }
+    case "revoke": {
+      if (!name) fail("usage: switchyard keys revoke NAME", 2);
+      await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`);
+      out(`revoked key ${name}`);
+      return;
+    }
+    default:
+      fail("usage: switchyard keys create NAME | keys list | keys revoke NAME", 2);
+  }
+}
+
+/** Finds the running instance and calls its admin API; exits with one line when none runs. */
+async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  let url = values.url as string | undefined;
+  let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
+  if (!url) {
+    const file = join(dataDir, "instance.json");
+    if (!existsSync(file)) fail(`no running switchyard instance found (no ${file}); start one with: switchyard start`);
+    try {
+      const inst = JSON.parse(readFileSync(file, "utf8")) as { url: string; adminToken: string };
+      url = inst.url;
+      token ??= inst.adminToken;
+    } catch {
+      fail(`cannot read ${file}`);
+    }
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${url!.replace(/\/+$/, "")}/admin/api${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    fail(`no running switchyard instance answers at ${url}`);
+  }
+  const text = await res.text();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    data = text;
+  }
+  if (!res.ok) {
+    const msg = (data as { error?: { message?: string } })?.error?.message ?? text;
+    fail(`error ${res.status}: ${msg}`);
+  }
+  return data;
+}
+
+function table(head: string[], rows: unknown[][]): string {
+  const cells = [head, ...rows.map((r) => r.map((c) => (c === undefined || c === null ? "-" : String(c))))];
+  const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]?.length ?? 0)));
+  return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).catch((e) => fail(`switchyard: ${e instanceof Error ? e.message : String(e)}`));
+}

@@ -1,0 +1,117 @@
+/**
+ * Provider executors (SPEC R-7, P-1…P-4): one per provider kind. An executor turns an
+ * {@link UpstreamCall} into an HTTP request — URL per the vendor SDK's base-URL convention (SPEC 2.3),
+ * auth, the allow-listed client headers (P-3), the provider's fixes (P-2) — and sends it through the
+ * account's proxy or the environment's HTTPS_PROXY/NO_PROXY (P-4, honoured by Bun's fetch).
+ */
+import { geminiPath } from "../../formats/gemini/index.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
+import type { ProviderInfo } from "../../pipeline/ports.ts";
+
+/**
+ * Client headers that may reach a provider (SPEC P-3). Client keys, cookies, proxy and hop-by-hop
+ * headers are never forwarded. Format-specific headers only go to a provider of the client's format.
+ */
+const FORWARD_ALWAYS = ["user-agent"];
+const FORWARD_BY_FORMAT: Partial<Record<WireFormat, string[]>> = {
+  "anthropic-messages": ["anthropic-beta", "anthropic-version", "x-claude-code-session-id", "x-app"],
+  "openai-responses": ["session-id", "session_id", "thread-id", "conversation_id", "originator", "x-client-request-id", "x-codex-beta-features", "x-codex-turn-metadata", "openai-beta"],
+  "openai-chat": [],
+  gemini: [],
+};
+
+/** The anthropic-version sent when the client sent none (Anthropic API docs). */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+/** Joins a base URL and a path without doubling or dropping slashes. */
+export function joinUrl(base: string, path: string): string {
+  return base.replace(/\/+$/, "") + (path.startsWith("/") ? path : "/" + path);
+}
+
+/** The URL of one call (SPEC 2.3 base-URL conventions). */
+export function urlFor(provider: ProviderInfo, format: WireFormat, model: string, stream: boolean): string {
+  switch (format) {
+    case "anthropic-messages":
+      return joinUrl(provider.baseUrl, "/v1/messages");
+    case "openai-chat":
+      return joinUrl(provider.baseUrl, "/chat/completions");
+    case "openai-responses":
+      return joinUrl(provider.baseUrl, "/responses");
+    case "gemini":
+      return joinUrl(provider.baseUrl, geminiPath(model, stream));
+  }
+}
+
+/** Builds the outgoing headers: forwarded allow-list, then auth and format headers. */
+export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefined): Headers {
+  const out = new Headers();
+  const src = call.clientHeaders;
+  for (const name of FORWARD_ALWAYS) {
+    const v = src.get(name);
+    if (v) out.set(name, v);
+  }
+  if (clientFormat === call.upstreamFormat) {
+    for (const name of FORWARD_BY_FORMAT[call.upstreamFormat] ?? []) {
+      const v = src.get(name);
+      if (v) out.set(name, v);
+    }
+    src.forEach((v, k) => {
+      if (k.startsWith("x-opencode-")) out.set(k, v);
+    });
+  }
+  out.set("content-type", "application/json");
+  out.set("accept", call.stream ? "text/event-stream" : "application/json");
+  const cred = call.account.credential;
+  const kind = call.provider.kind;
+  switch (call.upstreamFormat) {
+    case "anthropic-messages":
+      if (!out.has("anthropic-version")) out.set("anthropic-version", ANTHROPIC_VERSION);
+      if (cred.type === "api_key") out.set("x-api-key", cred.apiKey);
+      else if (cred.type === "oauth") out.set("authorization", `Bearer ${cred.accessToken}`);
+      if (kind === "claude-code") {
+        // Subscription calls need the OAuth beta (observed from Claude Code's own requests).
+        const betas = new Set((out.get("anthropic-beta") ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+        betas.add("oauth-2025-04-20");
+        out.set("anthropic-beta", [...betas].join(","));
+      }
+      break;
+    case "gemini":
+      if (cred.type === "api_key") out.set("x-goog-api-key", cred.apiKey);
+      else if (cred.type === "oauth") out.set("authorization", `Bearer ${cred.accessToken}`);
+      break;
+    default:
+      if (cred.type === "api_key") out.set("authorization", `Bearer ${cred.apiKey}`);
+      else if (cred.type === "oauth") {
+        out.set("authorization", `Bearer ${cred.accessToken}`);
+        if (kind === "codex" && cred.accountId) out.set("chatgpt-account-id", cred.accountId);
+      }
+  }
+  return out;
+}
+
+/** The generic HTTP executor all kinds share; kind-specific fixes live in {@link headersFor} and translate. */
+export class HttpExecutor implements Executor {
+  constructor(private readonly fetchImpl: typeof fetch = fetch) {}
+
+  async send(call: UpstreamCall): Promise<UpstreamReply> {
+    const url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
+    const headers = headersFor(call, call.clientFormat);
+    const init: RequestInit & { proxy?: string; decompress?: boolean } = {
+      method: "POST",
+      headers,
+      body: call.body,
+      signal: call.signal,
+      redirect: "manual",
+    };
+    if (call.account.proxy) init.proxy = call.account.proxy;
+    const res = await this.fetchImpl(url, init);
+    return { status: res.status, headers: res.headers, body: res.body };
+  }
+}
+
+/** One shared executor instance per process (fetch keeps its own connection pool). */
+export function createExecutors(fetchImpl?: typeof fetch): ExecutorFor {
+  const shared = new HttpExecutor(fetchImpl);
+  return () => shared;
+}

@@ -1,0 +1,89 @@
+/**
+ * Starts a real switchyard instance (the same assembly `switchyard start` uses) on 127.0.0.1:0 with a
+ * scratch data directory and a config file written from YAML, next to a fake upstream.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startApp, type App } from "../../src/app.ts";
+import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
+
+export interface TestGateway {
+  app: App;
+  url: string;
+  fake: FakeUpstream;
+  dataDir: string;
+  configPath: string;
+  /** Log lines the gateway wrote (one JSON line per request). */
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * `yaml` may use `{{FAKE}}` for the fake upstream's base URL (http://127.0.0.1:PORT). When omitted, a
+ * config with one provider per format pointing at the fake is used: `anth` (anthropic), `oai` (openai),
+ * `resp` (openai-responses), `chat` (openai-compatible), `anthc` (anthropic-compatible), `gem` (gemini).
+ */
+export async function startGateway(yaml?: string, opts: { env?: Record<string, string> } = {}): Promise<TestGateway> {
+  const fake = await startFakeUpstream();
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-test-"));
+  const configPath = join(dataDir, "config.yaml");
+  writeFileSync(configPath, (yaml ?? DEFAULT_YAML).replaceAll("{{FAKE}}", fake.url));
+  const logs: string[] = [];
+  const app = await startApp({
+    configPath,
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    env: { FAKE_KEY: "sk-fake-upstream-secret", ...opts.env },
+    log: (l) => logs.push(l),
+  });
+  return {
+    app,
+    url: app.url,
+    fake,
+    dataDir,
+    configPath,
+    logs,
+    async stop() {
+      await app.shutdown(1000);
+      await fake.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const DEFAULT_YAML = `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+  - id: oai
+    kind: openai
+    base_url: "{{FAKE}}/v1"
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+  - id: chat
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: anthc
+    kind: anthropic-compatible
+    base_url: "{{FAKE}}"
+  - id: gem
+    kind: gemini
+    base_url: "{{FAKE}}"
+accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
+  - id: oai-1
+    provider: oai
+    api_key: env:FAKE_KEY
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+  - id: gem-1
+    provider: gem
+    api_key: env:FAKE_KEY
+`;
