@@ -404,16 +404,17 @@ function sourceJson(s: MediaSource, forDocument: boolean): Json | null {
   }
 }
 
-/** Collects warnings, one per code (with a count), so a long history does not flood the header. */
+/** Collects warnings, each distinct one once (with a count), so a long history does not flood the header. */
 class WarningSet {
-  private readonly byCode = new Map<string, { message: string; count: number }>();
+  private readonly seen = new Map<string, Warning & { count: number }>();
   add(code: string, message: string): void {
-    const w = this.byCode.get(code);
+    const key = code + "\u0000" + message;
+    const w = this.seen.get(key);
     if (w) w.count++;
-    else this.byCode.set(code, { message, count: 1 });
+    else this.seen.set(key, { code, message, count: 1 });
   }
   list(): Warning[] {
-    return [...this.byCode].map(([code, w]) => ({ code, message: w.count > 1 ? `${w.message} (${w.count}×)` : w.message }));
+    return [...this.seen.values()].map((w) => ({ code: w.code, message: w.count > 1 ? `${w.message} (${w.count}×)` : w.message }));
   }
 }
 
