@@ -1,0 +1,146 @@
+/**
+ * `switchyard check-config FILE` (SPEC 2.2) and the shipped example (examples/config.yaml).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { checkConfig, loadConfigFile } from "../../src/config/index.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "switchyard-check-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const EXAMPLE = join(import.meta.dir, "..", "..", "examples", "config.yaml");
+
+/** The variables and files the example refers to. */
+const exampleEnv = {
+  GLM_API_KEY: "sk-glm-example",
+  OPENROUTER_API_KEY: "sk-or-example",
+  CODEX_TOKEN: "codex-token-example",
+  SWITCHYARD_KEY_LAPTOP: "sy-laptop-example",
+};
+function exampleCopy(): string {
+  const d = mkdtempSync(join(dir, "example-"));
+  cpSync(EXAMPLE, join(d, "config.yaml"));
+  mkdirSync(join(d, "secrets"));
+  writeFileSync(join(d, "secrets", "openai.key"), "sk-openai-example\n");
+  writeFileSync(join(d, "secrets", "ci.key"), "sy-ci-example\n");
+  return join(d, "config.yaml");
+}
+
+describe("checkConfig", () => {
+  test("a valid file: one ok line with counts (providers include the built-ins)", () => {
+    const p = join(dir, "ok.yaml");
+    writeFileSync(
+      p,
+      [
+        "providers: [{ id: glm, kind: anthropic-compatible, base_url: 'https://h/api/anthropic' }]",
+        "accounts: [{ id: a, provider: glm, api_key: k }]",
+        "combos: [{ name: c, targets: [{ model: glm/x }] }]",
+        "aliases: { fast: c }",
+        "keys: [{ name: k, key: s }]",
+      ].join("\n"),
+    );
+    expect(checkConfig(p, {})).toEqual({ ok: true, lines: ["ok: 6 providers, 1 accounts, 1 combos, 1 aliases, 1 keys"] });
+  });
+
+  test("an invalid file: one `path: message` line per issue, no secrets", () => {
+    const p = join(dir, "bad.yaml");
+    writeFileSync(
+      p,
+      [
+        "accounts: [{ id: a, provider: openai, api_key: env:OPENAI_KEY }]",
+        "combos:",
+        "  - name: c",
+        "    targets:",
+        "      - { model: openai/x }",
+        "      - { model: nope/y, account: a }",
+      ].join("\n"),
+    );
+    const r = checkConfig(p, {});
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([
+      "accounts[0].api_key: environment variable OPENAI_KEY is not set",
+      'combos[0].targets[1].model: unknown provider "nope" in "nope/y"; known providers: "anthropic", "openai", "gemini", "cc", "cx"',
+    ]);
+  });
+
+  test("unknown keys are reported with their path", () => {
+    const p = join(dir, "typo.yaml");
+    writeFileSync(p, "combos:\n  - name: c\n    targets:\n      - model: openai/x\n        modle: y\n");
+    const r = checkConfig(p, {});
+    expect(r.ok).toBe(false);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toStartWith('combos[0].targets[0].modle: unknown key "modle" in a combo target (did you mean "model"?)');
+  });
+
+  test("a missing file", () => {
+    const r = checkConfig(join(dir, "nope.yaml"), {});
+    expect(r).toEqual({ ok: false, lines: [`(root): cannot read config file ${join(dir, "nope.yaml")}: not found`] });
+  });
+
+  test("warnings are printed before the ok line", () => {
+    const p = join(dir, "warn.yaml");
+    writeFileSync(p, "combos: [{ name: c, targets: [{ model: openai/x, weight: 3 }] }]\n");
+    expect(checkConfig(p, {})).toEqual({
+      ok: true,
+      lines: [
+        'warning: combos[0].targets[0].weight: ignored: combo "c" uses strategy fallback, not weighted',
+        "ok: 5 providers, 0 accounts, 1 combos, 0 aliases, 0 keys",
+      ],
+    });
+  });
+});
+
+describe("examples/config.yaml", () => {
+  test("is accepted by the loader and says what it means", () => {
+    const cfg = loadConfigFile(exampleCopy(), exampleEnv);
+    expect(cfg.warnings).toEqual([]);
+    expect([...cfg.providers.keys()].sort()).toEqual(["anthropic", "cc", "cx", "gemini", "glm", "ollama", "openai", "openrouter"]);
+    expect(cfg.accounts.map((a) => [a.id, a.providerId, a.credential.type])).toEqual([
+      ["glm-main", "glm", "api_key"],
+      ["openai-work", "openai", "api_key"],
+      ["openrouter-main", "openrouter", "api_key"],
+      ["ollama-local", "ollama", "none"],
+      ["cx-team", "cx", "oauth"],
+    ]);
+    expect(cfg.accounts[1].credential).toEqual({ type: "api_key", apiKey: "sk-openai-example" });
+    expect([...cfg.combos.keys()]).toEqual(["always-on", "spread", "coding-chain"]);
+    expect(cfg.combos.get("spread")!.strategy).toBe("weighted");
+    expect(cfg.combos.get("coding-chain")!.targets.map((t) => t.ref.type)).toEqual(["combo", "combo", "model"]);
+    expect(Object.fromEntries(cfg.aliases)).toEqual({ fast: "openai/gpt-5-mini", coding: "always-on", default: "coding" });
+    expect(cfg.keys.map((k) => [k.name, k.scopes, k.tag])).toEqual([
+      ["laptop", ["admin"], undefined],
+      ["ci", [], "ci"],
+    ]);
+    expect(cfg.providers.get("openrouter")!.idleTimeoutMs).toBe(180_000);
+    expect(cfg.providers.get("openai")!.source).toBe("config");
+    expect(cfg.providers.get("openai")!.models["gpt-5-mini"]).toMatchObject({ contextWindow: 400000, images: true });
+  });
+
+  test("check-config on the example prints the ok line", () => {
+    expect(checkConfig(exampleCopy(), exampleEnv)).toEqual({
+      ok: true,
+      lines: ["ok: 8 providers, 5 accounts, 3 combos, 3 aliases, 2 keys"],
+    });
+  });
+
+  test("writes no secret inline: every credential field is env: or file:", () => {
+    const text = readFileSync(EXAMPLE, "utf8");
+    const uncommented = text.split("\n").filter((l) => !l.trimStart().startsWith("#"));
+    for (const line of uncommented) {
+      const m = /\b(api_key|access_token|refresh_token|key):\s*(\S+)/.exec(line.replace(/#.*$/, ""));
+      if (m) expect(m[2]).toMatch(/^(env|file):/);
+    }
+  });
+
+  test("without its environment, check-config names each missing variable", () => {
+    const r = checkConfig(exampleCopy(), {});
+    expect(r.ok).toBe(false);
+    expect(r.lines).toEqual([
+      "accounts[0].api_key: environment variable GLM_API_KEY is not set",
+      "accounts[2].api_key: environment variable OPENROUTER_API_KEY is not set",
+      "accounts[4].access_token: environment variable CODEX_TOKEN is not set",
+      "keys[0].key: environment variable SWITCHYARD_KEY_LAPTOP is not set",
+    ]);
+  });
+});

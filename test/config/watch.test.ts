@@ -1,0 +1,183 @@
+/**
+ * Hot reload (SPEC 2.3): real files in a temp dir; a valid change is reported, an invalid one goes to
+ * onError and the old configuration stays in force; editors that replace the file are followed;
+ * SIGHUP forces a re-read.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ConfigError, type ConfigWatcher, loadConfigFile, type RuntimeConfig, watchConfig } from "../../src/config/index.ts";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+/** A temp folder with config.yaml, a watcher on it, and everything it reported. */
+function setup(initial: string, env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "switchyard-watch-"));
+  const path = join(dir, "config.yaml");
+  writeFileSync(path, initial);
+  // The caller's own first load, as `start` does.
+  let current: RuntimeConfig = loadConfigFile(path, env);
+  const reloads: RuntimeConfig[] = [];
+  const errors: unknown[] = [];
+  const stop: ConfigWatcher = watchConfig(
+    path,
+    {
+      onReload: (cfg) => {
+        reloads.push(cfg);
+        current = cfg;
+      },
+      onError: (err) => errors.push(err),
+    },
+    { env, debounceMs: 50 },
+  );
+  cleanups.push(() => {
+    stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, path, reloads, errors, stop, current: () => current };
+}
+
+async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting for the watcher");
+    await Bun.sleep(10);
+  }
+}
+
+/** Lets any pending (debounced) events fire. */
+const settle = () => Bun.sleep(250);
+
+describe("watchConfig", () => {
+  test("a valid change is reported once, after the debounce", async () => {
+    const w = setup("server: { port: 1001 }\n");
+    await Bun.sleep(50); // let the watcher start
+    writeFileSync(w.path, "server: { port: 1002 }\n");
+    writeFileSync(w.path, "server: { port: 1003 }\n"); // a burst: one reload
+    await waitFor(() => w.reloads.length >= 1);
+    await settle();
+    expect(w.reloads.map((c) => c.server.port)).toEqual([1003]);
+    expect(w.errors).toEqual([]);
+    expect(w.current().server.port).toBe(1003);
+  });
+
+  test("an invalid new file calls onError and keeps the old config; a later fix is picked up", async () => {
+    const w = setup("server: { port: 2001 }\n");
+    await Bun.sleep(50);
+    writeFileSync(w.path, "server: { port: 2002, prot: 1 }\n");
+    await waitFor(() => w.errors.length >= 1);
+    const err = w.errors[0] as ConfigError;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.issues.map((i) => i.path)).toEqual(["server.prot"]);
+    expect(w.reloads).toEqual([]);
+    expect(w.current().server.port).toBe(2001); // the old config stays in force
+
+    writeFileSync(w.path, "server: { port: 2003 }\n");
+    await waitFor(() => w.reloads.length >= 1);
+    expect(w.current().server.port).toBe(2003);
+  });
+
+  test("an editor that writes a temp file and renames it over the original is followed", async () => {
+    const w = setup("server: { port: 3001 }\n");
+    await Bun.sleep(50);
+    const tmp = join(w.dir, ".config.yaml.swp");
+    writeFileSync(tmp, "server: { port: 3002 }\n");
+    renameSync(tmp, w.path);
+    await waitFor(() => w.reloads.length >= 1);
+    expect(w.current().server.port).toBe(3002);
+    // And again: the watcher still works after the inode changed.
+    writeFileSync(tmp, "server: { port: 3003 }\n");
+    renameSync(tmp, w.path);
+    await waitFor(() => w.current().server.port === 3003);
+  });
+
+  test("delete and recreate: the new file is picked up", async () => {
+    const w = setup("server: { port: 4001 }\n");
+    await Bun.sleep(50);
+    unlinkSync(w.path);
+    await Bun.sleep(20);
+    writeFileSync(w.path, "server: { port: 4002 }\n");
+    await waitFor(() => w.current().server.port === 4002);
+  });
+
+  test("a file deleted for good is an error; the old config stays", async () => {
+    const w = setup("server: { port: 5001 }\n");
+    await Bun.sleep(50);
+    unlinkSync(w.path);
+    await waitFor(() => w.errors.length >= 1);
+    expect((w.errors[0] as ConfigError).issues[0].message).toContain("not found");
+    expect(w.current().server.port).toBe(5001);
+  });
+
+  test("other files in the folder do not trigger a reload; identical content is ignored", async () => {
+    const w = setup("server: { port: 6001 }\n");
+    await Bun.sleep(50);
+    writeFileSync(join(w.dir, "other.yaml"), "x: 1\n");
+    writeFileSync(w.path, "server: { port: 6001 }\n"); // same bytes
+    await settle();
+    expect(w.reloads).toEqual([]);
+    expect(w.errors).toEqual([]);
+  });
+
+  test("SIGHUP re-reads even when the file is unchanged (e.g. an env: secret changed)", async () => {
+    const env: Record<string, string> = { K: "first" };
+    const w = setup("accounts: [{ id: a, provider: openai, api_key: env:K }]\n", env);
+    env.K = "second";
+    process.kill(process.pid, "SIGHUP");
+    await waitFor(() => w.reloads.length >= 1);
+    expect(w.current().accounts[0].credential).toEqual({ type: "api_key", apiKey: "second" });
+  });
+
+  test("reload() forces a re-read, like SIGHUP", async () => {
+    const env: Record<string, string> = { K: "one" };
+    const w = setup("accounts: [{ id: a, provider: openai, api_key: env:K }]\n", env);
+    env.K = "two";
+    w.stop.reload();
+    expect(w.reloads).toHaveLength(1);
+    expect(w.current().accounts[0].credential).toEqual({ type: "api_key", apiKey: "two" });
+  });
+
+  test("after stop() nothing is reported", async () => {
+    const w = setup("server: { port: 7001 }\n");
+    await Bun.sleep(50);
+    w.stop();
+    w.stop(); // idempotent
+    writeFileSync(w.path, "server: { port: 7002 }\n");
+    await settle();
+    expect(w.reloads).toEqual([]);
+    expect(w.errors).toEqual([]);
+  });
+
+  test("an onReload that throws is reported to onError and the watcher keeps going", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-watch-"));
+    const path = join(dir, "config.yaml");
+    writeFileSync(path, "server: { port: 8001 }\n");
+    const errors: unknown[] = [];
+    const ports: number[] = [];
+    const stop = watchConfig(
+      path,
+      {
+        onReload: (cfg) => {
+          ports.push(cfg.server.port);
+          if (cfg.server.port === 8002) throw new Error("boom");
+        },
+        onError: (e) => errors.push(e),
+      },
+      { debounceMs: 50, sighup: false },
+    );
+    cleanups.push(() => {
+      stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    await Bun.sleep(50);
+    writeFileSync(path, "server: { port: 8002 }\n");
+    await waitFor(() => errors.length === 1);
+    writeFileSync(path, "server: { port: 8003 }\n");
+    await waitFor(() => ports.includes(8003));
+    expect((errors[0] as Error).message).toBe("boom");
+  });
+});
