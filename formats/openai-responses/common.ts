@@ -1,0 +1,198 @@
+/**
+ * Small helpers shared by the Responses request, response, stream and tap code: id minting, usage
+ * mapping (REFERENCE §5.10), stop-reason mapping (§5.1), data URLs (§5.5). Pure functions.
+ */
+import type { MediaSource, StopReason, Usage } from "../hub.ts";
+
+/**
+ * Mints a gateway id with the given prefix (`resp_`, `msg_`, `fc_`, `rs_`, `ctc_`). Uses
+ * `newId(prefix)` when given (tests inject it) and makes sure the result carries the prefix;
+ * otherwise `prefix` + a dash-less random UUID. Prefixes are what OpenAI validates when ids are sent
+ * back (REFERENCE §3.1, §7 item 3).
+ */
+export function mintId(prefix: string, newId?: (prefix: string) => string): string {
+  if (newId) {
+    const id = newId(prefix);
+    return id.startsWith(prefix) ? id : prefix + id;
+  }
+  return prefix + crypto.randomUUID().replace(/-/g, "");
+}
+
+/** True when `id` is an item id OpenAI can accept back for that item kind (REFERENCE §3.1). */
+export function hasItemPrefix(id: string | undefined, prefix: "msg_" | "fc_" | "rs_" | "ctc_"): id is string {
+  return typeof id === "string" && id.startsWith(prefix) && id.length > prefix.length;
+}
+
+/** The Responses usage object: every counter an integer, as Codex requires (REFERENCE §0, §6.3 step 4). */
+export interface ResponsesUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+function int(n: number | undefined): number {
+  return typeof n === "number" && Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0;
+}
+
+/**
+ * Hub usage → Responses usage (REFERENCE §5.10): `input_tokens` = uncached + cache read + cache write
+ * (Responses input INCLUDES cached tokens), `cached_tokens` = cache read, `output_tokens` includes
+ * reasoning, `total_tokens` = input + output. Unknown counters are 0 (integers always).
+ */
+export function toResponsesUsage(u: Usage): ResponsesUsage {
+  const cached = int(u.cacheReadTokens);
+  const input = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
+  const output = int(u.outputTokens);
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: cached },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: int(u.reasoningTokens) },
+    total_tokens: input + output,
+  };
+}
+
+/**
+ * Responses usage → hub usage (REFERENCE §5.10): `inputTokens` = `input_tokens − cached_tokens`,
+ * `cacheReadTokens` = `cached_tokens`, `outputTokens` = `output_tokens` (includes reasoning),
+ * `reasoningTokens` = `output_tokens_details.reasoning_tokens`; a newer `cache_write_tokens` (top level
+ * or in `input_tokens_details`) becomes `cacheWriteTokens` and is also taken out of `inputTokens`.
+ * Absent counters stay absent. Returns undefined for a missing/null usage.
+ */
+export function fromResponsesUsage(raw: unknown): Usage | undefined {
+  if (!raw || typeof raw !== "object") return undefined;
+  const u = raw as Record<string, any>;
+  const out: Usage = {};
+  const inDetails = u.input_tokens_details;
+  const cached = num(inDetails?.cached_tokens);
+  const write = num(u.cache_write_tokens) ?? num(inDetails?.cache_write_tokens);
+  const input = num(u.input_tokens);
+  if (input !== undefined) out.inputTokens = Math.max(0, input - (cached ?? 0) - (write ?? 0));
+  if (cached !== undefined) out.cacheReadTokens = cached;
+  if (write !== undefined) out.cacheWriteTokens = write;
+  const output = num(u.output_tokens);
+  if (output !== undefined) out.outputTokens = output;
+  const reasoning = num(u.output_tokens_details?.reasoning_tokens);
+  if (reasoning !== undefined) out.reasoningTokens = reasoning;
+  return out;
+}
+
+function num(x: unknown): number | undefined {
+  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
+}
+
+/** Terminal status + incomplete reason of a Responses reply, from a hub stop reason (REFERENCE §5.1). */
+export interface TerminalStatus {
+  status: "completed" | "incomplete";
+  /** `incomplete_details.reason` when incomplete. */
+  reason?: string;
+}
+
+/**
+ * Hub stop reason → Responses terminal (REFERENCE §5.1): natural end, tool use, stop sequence and
+ * `other` → `completed`; `max_tokens` and `context_window_exceeded` → `incomplete`
+ * `max_output_tokens`; `refusal` → `incomplete` `content_filter`; `pause_turn` → `incomplete` with
+ * reason `pause_turn` (judgement: REFERENCE §5.1 says "incomplete (judgement)"; the reason string is
+ * outside OpenAI's enum but says what happened).
+ */
+export function terminalForStop(reason: StopReason): TerminalStatus {
+  switch (reason) {
+    case "max_tokens":
+    case "context_window_exceeded":
+      return { status: "incomplete", reason: "max_output_tokens" };
+    case "refusal":
+      return { status: "incomplete", reason: "content_filter" };
+    case "pause_turn":
+      return { status: "incomplete", reason: "pause_turn" };
+    default:
+      return { status: "completed" };
+  }
+}
+
+/**
+ * Responses terminal → hub stop reason (REFERENCE §5.1): `completed` → `end_turn` (or `tool_use` when
+ * the reply has function calls: callers pass `sawTool`); `incomplete` with `max_output_tokens` →
+ * `max_tokens`, `content_filter` → `refusal`, anything else → `other`.
+ */
+export function stopForTerminal(status: string, reason: string | undefined, sawTool: boolean): StopReason {
+  if (status === "incomplete") {
+    if (reason === "max_output_tokens") return "max_tokens";
+    if (reason === "content_filter") return "refusal";
+    return "other";
+  }
+  return sawTool ? "tool_use" : "end_turn";
+}
+
+/** A parsed `data:<mime>;base64,<payload>` URL, or undefined when `url` is not a base64 data URL. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  if (!url.startsWith("data:")) return undefined;
+  const comma = url.indexOf(",");
+  if (comma < 0) return undefined;
+  const meta = url.slice(5, comma);
+  if (!meta.endsWith(";base64")) return undefined;
+  return { mediaType: meta.slice(0, -7) || "application/octet-stream", data: url.slice(comma + 1) };
+}
+
+/** A media source as a URL string for `image_url` / `file_data` (data URL for base64, the URL otherwise). */
+export function sourceToUrl(src: MediaSource): string | undefined {
+  switch (src.kind) {
+    case "base64":
+      return `data:${src.mediaType};base64,${src.data}`;
+    case "url":
+      return src.url;
+    default:
+      return undefined;
+  }
+}
+
+/** Media type guessed from a file name (for `input_file` without a data URL), default PDF. */
+export function mediaTypeForFilename(name: string | undefined): string {
+  const ext = name?.toLowerCase().split(".").pop();
+  switch (ext) {
+    case "txt":
+      return "text/plain";
+    case "md":
+      return "text/markdown";
+    case "csv":
+      return "text/csv";
+    case "json":
+      return "application/json";
+    case "png":
+      return "image/png";
+    case "jpg":
+    case "jpeg":
+      return "image/jpeg";
+    default:
+      return "application/pdf";
+  }
+}
+
+/**
+ * A deterministic short hash (two FNV-1a 32-bit passes, base36), for mapping over-long ids to a
+ * stable shorter form (REFERENCE §5.3: "same input id -> same output id every turn").
+ */
+export function stableHash(s: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 13);
+  }
+  return (h1 >>> 0).toString(36) + (h2 >>> 0).toString(36);
+}
+
+/** Max length of a Responses `call_id` (REFERENCE §3.1, §5.3). */
+export const CALL_ID_MAX = 64;
+
+/**
+ * A `call_id` OpenAI accepts: ids up to 64 chars pass unchanged; longer ones map deterministically to
+ * the first 40 chars + `_` + a stable hash, so a call and its result map to the same id (§5.3).
+ */
+export function sanitizeCallId(id: string): string {
+  if (id.length <= CALL_ID_MAX && id.length > 0) return id;
+  if (id.length === 0) return "call_" + stableHash("empty");
+  return id.slice(0, 40) + "_" + stableHash(id);
+}

@@ -1,0 +1,351 @@
+/**
+ * Canonical hub events → OpenAI Responses SSE for a client (REFERENCE §3.3, §6.3, §7 item 3).
+ *
+ * Output grammar:
+ *   response.created  response.in_progress  item*  (response.completed | response.incomplete)
+ *   | … error response.failed                                              (failure, SPEC 6.4)
+ * - every event has an `event:` line and a `data:` line whose `type` equals it; `sequence_number`
+ *   counts from 0 by 1 over ALL events;
+ * - every item is announced with `output_item.added` and closed with `output_item.done` carrying the
+ *   full item (Codex builds messages and tool calls from `.done` only, REFERENCE §0);
+ * - text block → `message` item: `content_part.added`, `output_text.delta`*, `output_text.done`,
+ *   `content_part.done`;
+ * - thinking block → `reasoning` item with summary parts (`reasoning_summary_part.added`,
+ *   `reasoning_summary_text.delta`*, `…text.done`, `…part.done`; a hub `thinking_part` starts the next
+ *   part), `encrypted_content` on the done item when the block's signature is `openai`-family. Raw
+ *   reasoning is also sent as summary text (judgement: Codex and the SDK render summaries; raw
+ *   `reasoning_text` needs content parts few clients read);
+ * - tool call → `function_call` item (`call_id` = hub id, `fc_` item id, `namespace` when the call or
+ *   the client's tool list says so), `function_call_arguments.delta`*, `.done`; no-argument calls are
+ *   sent as `{}` (judgement, REFERENCE §6.2 step 3); calls to the client's `custom` tools become
+ *   `custom_tool_call` items with the raw input;
+ * - redacted thinking (Anthropic-only opaque state) has no Responses form and is skipped;
+ * - the terminal waits for `end()` (usage follows the finish in the canonical stream) and carries the
+ *   full `output` and a usage object whose counters are all integers; `max_tokens` /
+ *   `context_window_exceeded` → `response.incomplete` `max_output_tokens`, `refusal` →
+ *   `content_filter`;
+ * - failure (an `error` event, or `end()` without a finish) → an `error` event (the OpenAI SDK raises
+ *   on it) then `response.failed` with the same response id, `status: "failed"`, `error {code,
+ *   message}` and the items completed so far; `response.created` first if nothing was sent. Open
+ *   items get no `.done`: nothing is invented.
+ * Ids: `resp_`, `msg_`, `rs_`, `fc_`, `ctc_` minted with `opts.newId` when given; upstream `rs_`/`fc_`
+ * item ids are reused (they are what an OpenAI upstream would want back).
+ */
+import type { BlockStart, HubError, HubEvent, StopReason, Usage } from "../hub.ts";
+import { mergeUsage } from "../hub.ts";
+import type { EncoderOptions, StreamEncoder } from "../codec.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage } from "./common.ts";
+import { failedCodeForKind } from "./errors.ts";
+import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
+
+type Json = Record<string, any>;
+
+interface OpenItem {
+  kind: "message" | "reasoning" | "function_call" | "custom_tool_call" | "skip";
+  outputIndex: number;
+  id: string;
+  /** JSON of the id, precomputed for the per-delta string concatenation. */
+  idJson: string;
+  text: string;
+  phase?: string;
+  // reasoning
+  summaries: string[];
+  partOpen: boolean;
+  encrypted?: string;
+  // calls
+  callId: string;
+  name: string;
+  namespace?: string;
+}
+
+class ResponsesEncoder implements StreamEncoder {
+  private seq = 0;
+  private started = false;
+  private closed = false;
+  private readonly responseId: string;
+  private readonly createdAt: number;
+  private readonly echo: Json;
+  private readonly tools: ClientTools;
+  private readonly output: Json[] = [];
+  private cur: OpenItem | null = null;
+  private finish: StopReason | null = null;
+  private readonly usage: Usage = {};
+
+  constructor(
+    private readonly opts: EncoderOptions,
+    private readonly write: (text: string) => void,
+  ) {
+    this.responseId = mintId("resp_", opts.newId);
+    this.createdAt = Math.floor((opts.now ? opts.now() : Date.now()) / 1000);
+    this.echo = responseEcho(opts.request);
+    this.tools = clientTools(opts.request);
+  }
+
+  event(ev: HubEvent): void {
+    if (this.closed) return;
+    switch (ev.type) {
+      case "message_start":
+        mergeUsage(this.usage, ev.usage);
+        this.begin();
+        return;
+      case "block_start":
+        this.begin();
+        this.open(ev.block);
+        return;
+      case "block_delta":
+        this.delta(ev.delta);
+        return;
+      case "block_stop":
+        this.close();
+        return;
+      case "usage":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "finish":
+        this.begin();
+        if (this.cur) this.close();
+        this.finish = ev.reason;
+        return;
+      case "error":
+        this.fail(ev.error);
+        return;
+    }
+  }
+
+  end(): void {
+    if (this.closed) return;
+    if (this.finish === null) {
+      this.fail(TRUNCATED_ERROR);
+      return;
+    }
+    this.closed = true;
+    const term = terminalForStop(this.finish);
+    const type = term.status === "completed" ? "response.completed" : "response.incomplete";
+    const response = this.response(term.status, {
+      incomplete_details: term.reason ? { reason: term.reason } : null,
+      usage: toResponsesUsage(this.usage),
+    });
+    this.send(type, `{"type":"${type}","sequence_number":${this.seq},"response":${JSON.stringify(response)}}`);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private send(type: string, data: string): void {
+    this.seq++;
+    this.write(`event: ${type}\ndata: ${data}\n\n`);
+  }
+
+  /** Sends an event object built by the caller (sequence number added here). */
+  private sendObj(type: string, body: Json): void {
+    this.send(type, JSON.stringify({ type, sequence_number: this.seq, ...body }));
+  }
+
+  private response(status: string, fields: Json): Json {
+    return {
+      id: this.responseId,
+      object: "response",
+      created_at: this.createdAt,
+      status,
+      error: null,
+      incomplete_details: null,
+      model: this.opts.model,
+      output: this.output,
+      ...this.echo,
+      usage: null,
+      ...fields,
+    };
+  }
+
+  private begin(): void {
+    if (this.started) return;
+    this.started = true;
+    const r = JSON.stringify(this.response("in_progress", { output: [] }));
+    this.send("response.created", `{"type":"response.created","sequence_number":${this.seq},"response":${r}}`);
+    this.send("response.in_progress", `{"type":"response.in_progress","sequence_number":${this.seq},"response":${r}}`);
+  }
+
+  private open(b: BlockStart): void {
+    if (this.cur) this.close();
+    const outputIndex = this.output.length;
+    const base = { outputIndex, text: "", summaries: [] as string[], partOpen: false, callId: "", name: "" };
+    switch (b.type) {
+      case "text": {
+        const id = mintId("msg_", this.opts.newId);
+        const it: OpenItem = { ...base, kind: "message", id, idJson: JSON.stringify(id) };
+        const item: Json = { id, type: "message", status: "in_progress", content: [], role: "assistant" };
+        if (b.phase) item.phase = it.phase = b.phase;
+        this.cur = it;
+        this.sendObj("response.output_item.added", { output_index: outputIndex, item });
+        this.sendObj("response.content_part.added", {
+          item_id: id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: { type: "output_text", annotations: [], logprobs: [], text: "" },
+        });
+        return;
+      }
+      case "thinking": {
+        const id = hasItemPrefix(b.itemId, "rs_") ? b.itemId : mintId("rs_", this.opts.newId);
+        this.cur = { ...base, kind: "reasoning", id, idJson: JSON.stringify(id) };
+        this.sendObj("response.output_item.added", { output_index: outputIndex, item: { id, type: "reasoning", summary: [] } });
+        return;
+      }
+      case "tool_call": {
+        const r = this.tools.resolve(b.name);
+        if (r.custom) {
+          const id = mintId("ctc_", this.opts.newId);
+          this.cur = { ...base, kind: "custom_tool_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
+          this.sendObj("response.output_item.added", {
+            output_index: outputIndex,
+            item: { id, type: "custom_tool_call", status: "in_progress", call_id: b.id, name: r.name, input: "" },
+          });
+          return;
+        }
+        const id = hasItemPrefix(b.itemId, "fc_") ? b.itemId : mintId("fc_", this.opts.newId);
+        const it: OpenItem = { ...base, kind: "function_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
+        const item: Json = { id, type: "function_call", status: "in_progress", arguments: "", call_id: b.id, name: r.name };
+        const ns = b.namespace ?? r.namespace;
+        if (ns) item.namespace = it.namespace = ns;
+        this.cur = it;
+        this.sendObj("response.output_item.added", { output_index: outputIndex, item });
+        return;
+      }
+      case "redacted_thinking":
+        this.cur = { ...base, kind: "skip", id: "", idJson: "" };
+        return;
+    }
+  }
+
+  private delta(d: Extract<HubEvent, { type: "block_delta" }>["delta"]): void {
+    const it = this.cur;
+    if (!it) return;
+    switch (d.type) {
+      case "text":
+        if (it.kind !== "message") return;
+        it.text += d.text;
+        this.send(
+          "response.output_text.delta",
+          `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":[]}`,
+        );
+        return;
+      case "thinking": {
+        if (it.kind !== "reasoning" || d.text.length === 0) return;
+        if (!it.partOpen) this.openSummary(it);
+        const s = it.summaries.length - 1;
+        it.summaries[s] += d.text;
+        this.send(
+          "response.reasoning_summary_text.delta",
+          `{"type":"response.reasoning_summary_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"summary_index":${s},"delta":${JSON.stringify(d.text)}}`,
+        );
+        return;
+      }
+      case "thinking_part":
+        if (it.kind === "reasoning" && it.partOpen) this.closeSummary(it);
+        return;
+      case "signature":
+        if (it.kind === "reasoning" && d.signature.family === "openai") it.encrypted = d.signature.value;
+        return;
+      case "tool_args":
+        if (it.kind === "function_call") {
+          it.text += d.json;
+          this.send(
+            "response.function_call_arguments.delta",
+            `{"type":"response.function_call_arguments.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"delta":${JSON.stringify(d.json)}}`,
+          );
+        } else if (it.kind === "custom_tool_call") {
+          it.text += d.json; // sent whole at the stop: the hub carries `{"input": …}` JSON
+        }
+        return;
+    }
+  }
+
+  private openSummary(it: OpenItem): void {
+    it.partOpen = true;
+    it.summaries.push("");
+    this.sendObj("response.reasoning_summary_part.added", {
+      item_id: it.id,
+      output_index: it.outputIndex,
+      summary_index: it.summaries.length - 1,
+      part: { type: "summary_text", text: "" },
+    });
+  }
+
+  private closeSummary(it: OpenItem): void {
+    it.partOpen = false;
+    const s = it.summaries.length - 1;
+    const text = it.summaries[s]!;
+    this.sendObj("response.reasoning_summary_text.done", { item_id: it.id, output_index: it.outputIndex, summary_index: s, text });
+    this.sendObj("response.reasoning_summary_part.done", {
+      item_id: it.id,
+      output_index: it.outputIndex,
+      summary_index: s,
+      part: { type: "summary_text", text },
+    });
+  }
+
+  /** Closes the open item: its `.done` events and the full item into `output`. */
+  private close(): void {
+    const it = this.cur;
+    if (!it) return;
+    this.cur = null;
+    let item: Json;
+    switch (it.kind) {
+      case "skip":
+        return;
+      case "message": {
+        const part = { type: "output_text", annotations: [], logprobs: [], text: it.text };
+        this.sendObj("response.output_text.done", { item_id: it.id, output_index: it.outputIndex, content_index: 0, text: it.text, logprobs: [] });
+        this.sendObj("response.content_part.done", { item_id: it.id, output_index: it.outputIndex, content_index: 0, part });
+        item = { id: it.id, type: "message", status: "completed", content: [part], role: "assistant" };
+        if (it.phase) item.phase = it.phase;
+        break;
+      }
+      case "reasoning": {
+        if (it.partOpen) this.closeSummary(it);
+        item = { id: it.id, type: "reasoning", summary: it.summaries.map((text) => ({ type: "summary_text", text })) };
+        if (it.encrypted !== undefined) item.encrypted_content = it.encrypted;
+        break;
+      }
+      case "function_call": {
+        const args = it.text.length > 0 ? it.text : "{}";
+        this.sendObj("response.function_call_arguments.done", { item_id: it.id, output_index: it.outputIndex, name: it.name, arguments: args });
+        item = { id: it.id, type: "function_call", status: "completed", arguments: args, call_id: it.callId, name: it.name };
+        if (it.namespace) item.namespace = it.namespace;
+        break;
+      }
+      case "custom_tool_call": {
+        const input = customInputOf(it.text);
+        if (input.length > 0) this.sendObj("response.custom_tool_call_input.delta", { item_id: it.id, output_index: it.outputIndex, delta: input });
+        this.sendObj("response.custom_tool_call_input.done", { item_id: it.id, output_index: it.outputIndex, input });
+        item = { id: it.id, type: "custom_tool_call", status: "completed", call_id: it.callId, name: it.name, input };
+        break;
+      }
+    }
+    this.output.push(item);
+    this.sendObj("response.output_item.done", { output_index: it.outputIndex, item });
+  }
+
+  /** In-band failure (SPEC 6.4): `error` then `response.failed`; `response.created` first if needed. */
+  private fail(err: HubError): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (!this.started) {
+      this.started = true;
+      const r = JSON.stringify(this.response("in_progress", { output: [] }));
+      this.send("response.created", `{"type":"response.created","sequence_number":${this.seq},"response":${r}}`);
+    }
+    const code = failedCodeForKind(err.kind);
+    this.sendObj("error", { code, message: err.message, param: err.param ?? null });
+    const response = this.response("failed", { error: { code, message: err.message } });
+    this.send("response.failed", `{"type":"response.failed","sequence_number":${this.seq},"response":${JSON.stringify(response)}}`);
+  }
+}
+
+/**
+ * Creates the client-side encoder (codec `createEncoder`). Input: CANONICAL hub events (run
+ * `normalizeEvents` first); output: Responses SSE text written to `write` (module doc). Never throws.
+ */
+export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
+  return new ResponsesEncoder(opts, write);
+}

@@ -1,0 +1,28 @@
+/**
+ * The OpenAI Responses wire format (`POST /v1/responses`, REFERENCE §3), both sides: client
+ * (Codex CLI, OpenAI SDK `responses.*`) and provider (OpenAI, Codex backend, Responses-compatible
+ * servers). See the module docs of request.ts, decoder.ts, encoder.ts, response.ts, tap.ts, errors.ts.
+ */
+import type { FormatCodec } from "../codec.ts";
+import { buildRequest, parseRequest } from "./request.ts";
+import { createDecoder } from "./decoder.ts";
+import { createEncoder } from "./encoder.ts";
+import { decodeResponse, encodeResponse } from "./response.ts";
+import { errorBody, parseError } from "./errors.ts";
+import { createTap } from "./tap.ts";
+
+export { assertNoPreviousResponse } from "./request.ts";
+
+/** The Responses codec (SPEC F-1). */
+export const openaiResponses: FormatCodec = {
+  format: "openai-responses",
+  parseRequest,
+  createEncoder,
+  encodeResponse,
+  errorBody,
+  buildRequest,
+  createDecoder,
+  decodeResponse,
+  parseError,
+  createTap,
+};

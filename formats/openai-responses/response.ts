@@ -1,0 +1,259 @@
+/**
+ * The Responses `Response` object (REFERENCE §3.2) both ways: a non-streamed provider body → hub reply
+ * (`decodeResponse`), and a hub reply → non-streamed client body (`encodeResponse`). Also the pieces
+ * the stream encoder shares: the request echo and the client-side tool lookup.
+ */
+import {
+  FormatError,
+  hubError,
+  type HubPart,
+  type HubRequest,
+  type HubResponse,
+  type ProviderFamily,
+  type TextPart,
+  type ThinkingPart,
+  type ToolCallPart,
+  type Usage,
+} from "../hub.ts";
+import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage } from "./common.ts";
+import { hubErrorFromOpenAi } from "./errors.ts";
+import { buildTools } from "./request.ts";
+
+type Json = Record<string, any>;
+
+// ---------------------------------------------------------------------------------------------
+// client-side helpers shared with the stream encoder
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the client declared, for shaping calls the way it expects: the namespace of a flattened
+ * function (Codex `namespace` tools: a namespaced call comes back as `function_call` with `name` =
+ * the inner name and `namespace` = the namespace, per the OpenAI SDK's `ResponseFunctionToolCall`),
+ * and which names are `custom` (freeform) tools, called with `custom_tool_call` + raw `input`.
+ */
+export interface ClientTools {
+  /** Namespace to put on a call to `name`, or undefined. Also accepts the flat `ns__name` form. */
+  resolve(name: string): { name: string; namespace?: string; custom: boolean };
+}
+
+/** Builds {@link ClientTools} from the parsed client request (none → every call is a plain function). */
+export function clientTools(req: HubRequest | undefined): ClientTools {
+  const plain = new Set<string>();
+  const namespaced = new Map<string, string>();
+  const flat = new Map<string, { name: string; namespace: string }>();
+  const custom = new Set<string>();
+  for (const t of req?.tools ?? []) {
+    if (t.kind === "function") {
+      if (t.namespace) {
+        namespaced.set(t.name, t.namespace);
+        flat.set(`${t.namespace.replace(/_+$/, "")}__${t.name.replace(/^_+/, "")}`, { name: t.name, namespace: t.namespace });
+      } else plain.add(t.name);
+    } else if (t.raw.type === "custom" && typeof t.raw.name === "string") custom.add(t.raw.name);
+    else if (t.raw.type === "namespace" && Array.isArray(t.raw.tools)) {
+      for (const m of t.raw.tools as Json[]) if (m.type === "custom" && typeof m.name === "string") custom.add(m.name);
+    }
+  }
+  return {
+    resolve(name) {
+      if (plain.has(name)) return { name, custom: false };
+      const ns = namespaced.get(name);
+      if (ns) return { name, namespace: ns, custom: false };
+      const f = flat.get(name);
+      if (f) return { name: f.name, namespace: f.namespace, custom: false };
+      return { name, custom: custom.has(name) };
+    },
+  };
+}
+
+/** The raw `input` of a freeform call whose hub arguments are `{"input": "…"}` (else the arguments). */
+export function customInputOf(args: string): string {
+  try {
+    const o = JSON.parse(args) as unknown;
+    if (o && typeof o === "object" && typeof (o as Json).input === "string") return (o as Json).input as string;
+  } catch {
+    // raw text
+  }
+  return args;
+}
+
+/**
+ * The request fields a Response object echoes (REFERENCE §3.2), computed once per reply from the
+ * parsed client request: instructions, max_output_tokens, parallel_tool_calls, previous_response_id,
+ * reasoning, store, temperature, text, tool_choice, tools, top_p, metadata. Missing → the API's
+ * defaults / null.
+ */
+export function responseEcho(req: HubRequest | undefined): Json {
+  const extra = req?.source.format === "openai-responses" ? req.source.extra : {};
+  const instructions = req?.system.map((s) => s.text).join("\n\n");
+  let toolChoice: unknown = "auto";
+  if (req?.toolChoice) toolChoice = req.toolChoice.type === "tool" ? { type: "function", name: req.toolChoice.name } : req.toolChoice.type;
+  else if (extra.tool_choice !== undefined) toolChoice = extra.tool_choice;
+  const text: Json = { ...(extra.text as Json | undefined) };
+  const rf = req?.responseFormat;
+  text.format = rf ? (rf.type === "json_schema" ? { type: "json_schema", name: rf.name ?? "response", schema: rf.schema, strict: rf.strict ?? false } : { type: rf.type }) : { type: "text" };
+  return {
+    instructions: instructions ? instructions : null,
+    max_output_tokens: req?.maxOutputTokens ?? null,
+    parallel_tool_calls: req?.parallelToolCalls ?? true,
+    previous_response_id: req?.previousResponseId ?? null,
+    reasoning: { effort: req?.reasoning?.effort ?? null, summary: req?.reasoning?.summary ?? null },
+    store: req?.store ?? true,
+    temperature: req?.temperature ?? 1,
+    text,
+    tool_choice: toolChoice,
+    tools: req ? buildTools(req.tools) : [],
+    top_p: req?.topP ?? 1,
+    metadata: (extra.metadata as Json | undefined) ?? {},
+  };
+}
+
+/** Output items of a finished reply, for the non-streaming body (ids minted as in the stream). */
+function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTools): Json[] {
+  const out: Json[] = [];
+  for (const p of content) {
+    switch (p.type) {
+      case "text": {
+        if (p.text.length === 0) break;
+        const item: Json = { type: "message", id: mintId("msg_", opts.newId), status: "completed", role: "assistant" };
+        if (p.phase) item.phase = p.phase;
+        item.content = [{ type: "output_text", text: p.text, annotations: [], logprobs: [] }];
+        out.push(item);
+        break;
+      }
+      case "thinking": {
+        const item: Json = { type: "reasoning", id: hasItemPrefix(p.itemId, "rs_") ? p.itemId : mintId("rs_", opts.newId) };
+        const summary = p.summary && p.summary.length > 0 ? p.summary : p.text.length > 0 ? [p.text] : [];
+        item.summary = summary.filter((s) => s.length > 0).map((text) => ({ type: "summary_text", text }));
+        if (p.signature?.family === "openai") item.encrypted_content = p.signature.value;
+        out.push(item);
+        break;
+      }
+      case "tool_call": {
+        const r = tools.resolve(p.name);
+        if (r.custom) {
+          out.push({ type: "custom_tool_call", id: hasItemPrefix(p.itemId, "ctc_") ? p.itemId : mintId("ctc_", opts.newId), status: "completed", call_id: p.id, name: r.name, input: customInputOf(p.arguments) });
+          break;
+        }
+        const item: Json = { type: "function_call", id: hasItemPrefix(p.itemId, "fc_") ? p.itemId : mintId("fc_", opts.newId), status: "completed", call_id: p.id, name: r.name };
+        const ns = p.namespace ?? r.namespace;
+        if (ns) item.namespace = ns;
+        item.arguments = p.arguments.length > 0 ? p.arguments : "{}";
+        out.push(item);
+        break;
+      }
+      default:
+        break; // redacted thinking (Anthropic-only opaque state) and inputs have no Responses output form
+    }
+  }
+  return out;
+}
+
+/**
+ * Hub reply → non-streamed Responses body (codec `encodeResponse`; REFERENCE §3.2): `resp_` id,
+ * `status` `completed` or `incomplete` (+ `incomplete_details`) per {@link terminalForStop}, full
+ * `output` (message / reasoning with `encrypted_content` for openai-family signatures /
+ * function_call with `call_id` = hub tool-call id), and a usage object whose counters are all
+ * integers. A reply without a stop reason (cut off) is reported `incomplete` with reason
+ * `interrupted` — never as completed.
+ */
+export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
+  const now = opts.now ? opts.now() : Date.now();
+  const term = resp.stopReason ? terminalForStop(resp.stopReason) : { status: "incomplete" as const, reason: "interrupted" };
+  return {
+    id: mintId("resp_", opts.newId),
+    object: "response",
+    created_at: Math.floor(now / 1000),
+    status: term.status,
+    error: null,
+    incomplete_details: term.status === "incomplete" ? { reason: term.reason } : null,
+    model: opts.model,
+    output: outputItems(resp.content, opts, clientTools(opts.request)),
+    ...responseEcho(opts.request),
+    usage: toResponsesUsage(resp.usage),
+  };
+}
+
+/** A reasoning output item → thinking part (summary or raw text, item id, encrypted state). */
+function thinkingFrom(item: Json, family: ProviderFamily): ThinkingPart | undefined {
+  const summary = Array.isArray(item.summary) ? (item.summary as Json[]).map((s) => (typeof s.text === "string" ? s.text : "")) : [];
+  const raw = Array.isArray(item.content) ? (item.content as Json[]).map((c) => (typeof c.text === "string" ? c.text : "")).filter((t) => t) : [];
+  const enc = typeof item.encrypted_content === "string" && item.encrypted_content ? item.encrypted_content : undefined;
+  if (summary.length === 0 && raw.length === 0 && !enc) return undefined;
+  const part: ThinkingPart = { type: "thinking", text: summary.length > 0 ? summary.join("") : raw.join("") };
+  if (summary.length > 0) part.summary = summary;
+  else if (raw.length > 0) part.raw = true;
+  if (typeof item.id === "string") part.itemId = item.id;
+  if (enc) part.signature = { family, value: enc };
+  return part;
+}
+
+/**
+ * Non-streamed provider body → hub reply (codec `decodeResponse`; REFERENCE §3.2, §5.1, §5.10).
+ * Output items become parts in order (message text with `phase`, reasoning, function_call with
+ * `call_id`/`id`/`namespace`, custom_tool_call as `{"input": …}` arguments); `completed` →
+ * `end_turn`/`tool_use`, `incomplete` → `max_tokens`/`refusal`/`other`; usage per §5.10. Thinking
+ * text is the summary parts concatenated (as the stream accumulator builds it).
+ *
+ * @throws FormatError `api_error` (502) when the body is not a Response object; a `failed` response
+ *   throws its own error mapped from `error.code` (REFERENCE §5.2).
+ */
+export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
+  if (!body || typeof body !== "object" || !Array.isArray((body as Json).output)) {
+    throw new FormatError(hubError("api_error", "The upstream reply is not an OpenAI Responses object.", { status: 502, code: "upstream_malformed" }));
+  }
+  const r = body as Json;
+  if (r.status === "failed") throw new FormatError(hubErrorFromOpenAi(r.error ?? { code: "server_error" }, 0));
+  const content: HubPart[] = [];
+  let sawTool = false;
+  for (const item of r.output as Json[]) {
+    if (!item || typeof item !== "object") continue;
+    switch (item.type) {
+      case "message": {
+        const parts = Array.isArray(item.content) ? (item.content as Json[]) : [];
+        for (const c of parts) {
+          const text = typeof c.text === "string" ? c.text : typeof c.refusal === "string" ? c.refusal : undefined;
+          if (text === undefined || text.length === 0) continue;
+          const t: TextPart = { type: "text", text };
+          if (typeof item.phase === "string") t.phase = item.phase;
+          content.push(t);
+        }
+        break;
+      }
+      case "reasoning": {
+        const t = thinkingFrom(item, opts.family);
+        if (t) content.push(t);
+        break;
+      }
+      case "function_call":
+      case "custom_tool_call": {
+        const custom = item.type === "custom_tool_call";
+        const call: ToolCallPart = {
+          type: "tool_call",
+          id: typeof item.call_id === "string" ? item.call_id : String(item.id ?? ""),
+          name: typeof item.name === "string" ? item.name : "",
+          arguments: custom ? JSON.stringify({ input: typeof item.input === "string" ? item.input : "" }) : typeof item.arguments === "string" ? item.arguments : "",
+        };
+        if (typeof item.id === "string") call.itemId = item.id;
+        if (typeof item.namespace === "string" && item.namespace) call.namespace = item.namespace;
+        content.push(call);
+        sawTool = true;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  const status = typeof r.status === "string" ? r.status : "completed";
+  const reason = typeof r.incomplete_details?.reason === "string" ? (r.incomplete_details.reason as string) : undefined;
+  const finished = status === "completed" || status === "incomplete";
+  const out: HubResponse = {
+    content,
+    stopReason: finished ? stopForTerminal(status, reason, sawTool) : null,
+    usage: fromResponsesUsage(r.usage) ?? ({} as Usage),
+    rawStopReason: reason ? `${status}:${reason}` : status,
+  };
+  if (typeof r.id === "string") out.id = r.id;
+  if (typeof r.model === "string") out.model = r.model;
+  return out;
+}

@@ -1,0 +1,228 @@
+/**
+ * Passthrough tap for native Responses pairs (openai-responses / codex client → Responses provider,
+ * SPEC F-3). The provider's bytes go to the client unchanged; on the side the tap reads:
+ * - the response id (`response.created` etc.) and the last `sequence_number`;
+ * - content (any `*.delta`, `output_item.done`, or a terminal success) → `sawContent`;
+ * - the terminal event: `response.completed` / `response.incomplete` → usage (§5.10) and stop reason
+ *   (`tool_use` when the final output holds a function call), `response.failed` → error; `error`
+ *   events → error.
+ * Only lifecycle/terminal/error events are `JSON.parse`d, found by their `event:` name (official
+ * streams always name events, REFERENCE §0); a stream without names is parsed event by event.
+ *
+ * Framing: bytes are forwarded up to the last complete event (blank line); the unterminated tail of
+ * an event is held until its terminator arrives (an SSE event is unusable before that, so nothing is
+ * delayed in effect). That keeps `end(failure)` able to append a well-formed `response.failed` after a
+ * cut-off stream instead of gluing it onto half an event.
+ *
+ * `end(failure?)`: nothing when a terminal event arrived; otherwise `response.failed` with the next
+ * `sequence_number`, the response id seen, and `failure` (else the upstream's `error` event, else a
+ * truncation error) — SPEC 6.4. When the provider sent nothing at all, `response.created` goes first
+ * (the OpenAI SDK requires it, REFERENCE §0).
+ */
+import { mergeUsage, type HubError } from "../hub.ts";
+import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
+import { SseReader, type SseEvent } from "../sse.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { fromResponsesUsage, stopForTerminal } from "./common.ts";
+import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
+
+type Json = Record<string, any>;
+
+const EMPTY = new Uint8Array(0);
+const utf8 = new TextEncoder();
+
+/** Index just past the last SSE event terminator (`\n\n`, `\r\n\r\n`, `\r\r`) in `b`, or -1. */
+function lastBoundary(b: Uint8Array, from: number): number {
+  for (let i = b.length - 1; i >= from + 1; i--) {
+    const c = b[i];
+    if (c === 0x0a) {
+      if (b[i - 1] === 0x0a) return i + 1;
+      if (b[i - 1] === 0x0d && i >= 3 && b[i - 2] === 0x0a && b[i - 3] === 0x0d) return i + 1;
+    } else if (c === 0x0d && b[i - 1] === 0x0d) {
+      return i + 1;
+    }
+  }
+  return -1;
+}
+
+class ResponsesTap implements PassthroughTap {
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  private readonly reader: SseReader;
+  private held: Uint8Array = EMPTY;
+  private lastSeq = -1;
+  private events = 0;
+  private responseId: string | undefined;
+  private model: string | undefined;
+  /** `end()` ran: later calls append nothing. */
+  private ended = false;
+
+  constructor(_opts: TapOptions) {
+    this.reader = new SseReader((e) => this.onEvent(e));
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    if (chunk.length === 0) return EMPTY;
+    this.reader.push(chunk);
+    let buf: Uint8Array;
+    let from = 0;
+    if (this.held.length > 0) {
+      buf = new Uint8Array(this.held.length + chunk.length);
+      buf.set(this.held, 0);
+      buf.set(chunk, this.held.length);
+      from = Math.max(0, this.held.length - 3);
+    } else {
+      buf = chunk;
+    }
+    const cut = lastBoundary(buf, from);
+    if (cut < 0) {
+      this.held = buf === chunk ? chunk.slice() : buf;
+      return EMPTY;
+    }
+    this.held = cut < buf.length ? buf.slice(cut) : EMPTY;
+    return cut === buf.length ? buf : buf.subarray(0, cut);
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (this.ended) return EMPTY;
+    this.ended = true;
+    const terminalBefore = this.state.terminal;
+    this.reader.end(); // dispatches an unterminated final event, if it is complete
+    const tail = this.held;
+    this.held = EMPTY;
+    if (tail.length > 0 && !terminalBefore && this.state.terminal) {
+      // The terminal event arrived without its blank line: forward it, terminated.
+      const out = new Uint8Array(tail.length + 2);
+      out.set(tail, 0);
+      out[tail.length] = 0x0a;
+      out[tail.length + 1] = 0x0a;
+      return out;
+    }
+    // Any other unterminated tail is half an event: dropped, never glued to what follows.
+    if (this.state.terminal) return EMPTY;
+    const err = failure ?? this.state.error ?? TRUNCATED_ERROR;
+    this.state.error = err;
+    const id = this.responseId ?? "resp_failed";
+    const code = failedCodeForKind(err.kind);
+    let seq = Math.max(this.lastSeq, this.events - 1);
+    let out = "";
+    if (this.events === 0) {
+      out +=
+        "event: response.created\ndata: " +
+        JSON.stringify({
+          type: "response.created",
+          sequence_number: ++seq,
+          response: { id, object: "response", status: "in_progress", model: this.model ?? null, output: [], usage: null, error: null, incomplete_details: null },
+        }) +
+        "\n\n";
+    }
+    out +=
+      "event: response.failed\ndata: " +
+      JSON.stringify({
+        type: "response.failed",
+        sequence_number: ++seq,
+        response: {
+          id,
+          object: "response",
+          status: "failed",
+          model: this.model ?? null,
+          error: { code, message: err.message },
+          incomplete_details: null,
+          output: [],
+          usage: null,
+        },
+      }) +
+      "\n\n";
+    return utf8.encode(out);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private onEvent(e: SseEvent): void {
+    const data = e.data;
+    if (data.length === 0 || data === "[DONE]") return;
+    this.events++;
+    this.trackSeq(data);
+    let name = e.event;
+    let parsed: Json | undefined;
+    if (name === undefined) {
+      parsed = parse(data);
+      name = typeof parsed?.type === "string" ? parsed.type : "";
+    }
+    switch (name) {
+      case "response.created":
+      case "response.in_progress":
+      case "response.queued": {
+        const r = (parsed ?? parse(data))?.response as Json | undefined;
+        if (r && typeof r.id === "string") this.responseId = r.id;
+        if (r && typeof r.model === "string") this.model = r.model;
+        return;
+      }
+      case "response.completed":
+      case "response.incomplete": {
+        const r = (parsed ?? parse(data))?.response as Json | undefined;
+        this.state.terminal = true;
+        this.state.sawContent = true;
+        if (r && typeof r.id === "string") this.responseId = r.id;
+        const usage = fromResponsesUsage(r?.usage);
+        if (usage) mergeUsage(this.state.usage, usage);
+        const status = typeof r?.status === "string" ? r.status : name === "response.incomplete" ? "incomplete" : "completed";
+        const output = Array.isArray(r?.output) ? (r!.output as Json[]) : [];
+        const sawTool = output.some((o) => o?.type === "function_call" || o?.type === "custom_tool_call");
+        this.state.stopReason = stopForTerminal(status, r?.incomplete_details?.reason, sawTool);
+        return;
+      }
+      case "response.failed": {
+        const r = (parsed ?? parse(data))?.response as Json | undefined;
+        this.state.terminal = true;
+        if (!this.state.error) this.state.error = hubErrorFromOpenAi(r?.error ?? { code: "server_error" }, 0);
+        const usage = fromResponsesUsage(r?.usage);
+        if (usage) mergeUsage(this.state.usage, usage);
+        return;
+      }
+      case "error": {
+        const ev = parsed ?? parse(data);
+        const inner = ev?.error && typeof ev.error === "object" ? (ev.error as Json) : ev;
+        if (!this.state.error) this.state.error = hubErrorFromOpenAi(inner, 0);
+        return;
+      }
+      case "response.output_item.done":
+        this.state.sawContent = true;
+        return;
+      default:
+        if (!this.state.sawContent && name.endsWith(".delta")) this.state.sawContent = true;
+        return;
+    }
+  }
+
+  /** Reads the top-level `"sequence_number":N` without parsing the event (it is the last such key). */
+  private trackSeq(data: string): void {
+    const at = data.lastIndexOf('"sequence_number":');
+    if (at < 0) return;
+    let i = at + 18;
+    while (data.charCodeAt(i) === 32) i++;
+    let n = 0;
+    let digits = 0;
+    for (let c = data.charCodeAt(i); c >= 48 && c <= 57; c = data.charCodeAt(++i)) {
+      n = n * 10 + (c - 48);
+      digits++;
+    }
+    if (digits > 0 && n > this.lastSeq) this.lastSeq = n;
+  }
+}
+
+function parse(data: string): Json | undefined {
+  try {
+    const v = JSON.parse(data) as unknown;
+    return v && typeof v === "object" ? (v as Json) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates the passthrough tap for a native Responses stream (module doc). `push` returns the bytes to
+ * forward (the input, up to its last complete event); `end` returns what to append.
+ */
+export function createTap(opts: TapOptions): PassthroughTap {
+  return new ResponsesTap(opts);
+}
