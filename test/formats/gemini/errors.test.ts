@@ -1,0 +1,129 @@
+import { describe, expect, test } from "bun:test";
+import { gemini } from "../../../formats/gemini/index.ts";
+import { parseDuration } from "../../../formats/gemini/errors.ts";
+import { hubError } from "../../../formats/hub.ts";
+import { recordedBytes } from "../../support/fixtures.ts";
+
+const none = new Headers();
+const body = (error: Record<string, unknown>) => JSON.stringify({ error });
+const quota = (quotaId: string, extra: Record<string, unknown> = {}) => ({
+  "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+  violations: [{ quotaId, ...extra }],
+});
+
+describe("gemini parseError", () => {
+  test("error-429-retry-info.json: per-minute QuotaFailure → rate_limit, RetryInfo 34.4s → retryAfterSeconds 35", async () => {
+    const text = new TextDecoder().decode(await recordedBytes("gemini/error-429-retry-info.json"));
+    expect(gemini.parseError(429, text, none)).toEqual({
+      kind: "rate_limit",
+      status: 429,
+      message: "You exceeded your current quota, please check your plan.",
+      code: "RESOURCE_EXHAUSTED",
+      retryAfterSeconds: 35,
+    });
+  });
+
+  test("RESOURCE_EXHAUSTED is quota_exhausted for a per-day quota or a zero quota, rate_limit for per-minute or no QuotaFailure", () => {
+    const cases: Array<[unknown[], string]> = [
+      [[quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier")], "quota_exhausted"],
+      [[quota("GenerateContentInputTokensPerModelPerMinute-FreeTier", { quotaValue: "0" })], "quota_exhausted"],
+      [[quota("SomeQuotaWithoutAWindow")], "quota_exhausted"],
+      [[quota("GenerateRequestsPerMinutePerProjectPerModel")], "rate_limit"],
+      [[], "rate_limit"],
+    ];
+    for (const [details, kind] of cases) {
+      const e = gemini.parseError(429, body({ code: 429, message: "exhausted", status: "RESOURCE_EXHAUSTED", details }), none);
+      expect(e.kind).toBe(kind as never);
+      expect(e.status).toBe(429);
+    }
+  });
+
+  test("status vocabulary → hub kinds (REFERENCE §4.4, §5.2)", () => {
+    const cases: Array<[number, string, string, string, number]> = [
+      [400, "INVALID_ARGUMENT", "Invalid JSON payload received.", "invalid_request", 400],
+      [400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "context_length_exceeded", 400],
+      [400, "FAILED_PRECONDITION", "User location is not supported for the API use.", "invalid_request", 400],
+      [401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", "authentication", 401],
+      [403, "PERMISSION_DENIED", "Permission denied on resource project x.", "permission", 403],
+      [404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta", "model_not_found", 404],
+      [404, "NOT_FOUND", "Requested entity was not found.", "not_found", 404],
+      [500, "INTERNAL", "An internal error has occurred.", "api_error", 500],
+      [503, "UNAVAILABLE", "The model is overloaded. Please try again later.", "overloaded", 503],
+      [504, "DEADLINE_EXCEEDED", "Deadline exceeded.", "timeout", 504],
+    ];
+    for (const [http, status, message, kind, out] of cases) {
+      expect(gemini.parseError(http, body({ code: http, message, status }), none)).toEqual({ kind: kind as never, status: out, message, code: status });
+    }
+  });
+
+  test("an invalid API key (400 + ErrorInfo API_KEY_INVALID) is an authentication failure, and keys are never echoed", () => {
+    const e = gemini.parseError(
+      400,
+      body({
+        code: 400,
+        message: "API key not valid. Please pass a valid API key. (key AIzaSyA1234567890abcdefghijklmnopqrstuv)",
+        status: "INVALID_ARGUMENT",
+        details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com" }],
+      }),
+      none,
+    );
+    expect(e).toMatchObject({ kind: "authentication", status: 401, code: "API_KEY_INVALID" });
+    expect(e.message).not.toContain("AIza");
+    expect(e.message).toContain("[redacted]");
+  });
+
+  test("retry delay from the Retry-After header, or from the message, when there is no RetryInfo", () => {
+    expect(gemini.parseError(429, body({ code: 429, message: "slow down", status: "RESOURCE_EXHAUSTED" }), new Headers({ "retry-after": "12" })).retryAfterSeconds).toBe(12);
+    expect(gemini.parseError(429, body({ code: 429, message: "Please retry in 3.2s.", status: "RESOURCE_EXHAUSTED" }), none).retryAfterSeconds).toBe(4);
+    expect(gemini.parseError(500, body({ code: 500, message: "x", status: "INTERNAL" }), none).retryAfterSeconds).toBeUndefined();
+  });
+
+  test("bodies that are not a Status: array-wrapped, HTML, empty — classified by HTTP status, never thrown", () => {
+    const wrapped = JSON.stringify([{ error: { code: 503, message: "busy", status: "UNAVAILABLE" } }]);
+    expect(gemini.parseError(503, wrapped, none)).toMatchObject({ kind: "overloaded", message: "busy" });
+    expect(gemini.parseError(502, "<html>Bad Gateway</html>", none)).toMatchObject({ kind: "api_error", status: 502, message: "<html>Bad Gateway</html>" });
+    expect(gemini.parseError(429, "", none)).toMatchObject({ kind: "rate_limit", status: 429, message: "Gemini returned HTTP 429." });
+    expect(gemini.parseError(413, "too big", none)).toMatchObject({ kind: "request_too_large", status: 413 });
+  });
+
+  test("parseDuration reads proto Duration strings", () => {
+    expect(parseDuration("34.4s")).toBe(34.4);
+    expect(parseDuration("5s")).toBe(5);
+    expect(parseDuration("5")).toBeUndefined();
+    expect(parseDuration(5)).toBeUndefined();
+  });
+});
+
+describe("gemini errorBody", () => {
+  test("google.rpc.Status shape with the HTTP status as code and the Gemini status name", () => {
+    expect(gemini.errorBody(hubError("rate_limit", "Slow down.", { retryAfterSeconds: 30 }))).toEqual({
+      error: {
+        code: 429,
+        message: "Slow down.",
+        status: "RESOURCE_EXHAUSTED",
+        details: [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "30s" }],
+      },
+    });
+    const names: Array<[Parameters<typeof hubError>[0], string]> = [
+      ["invalid_request", "INVALID_ARGUMENT"],
+      ["context_length_exceeded", "INVALID_ARGUMENT"],
+      ["authentication", "UNAUTHENTICATED"],
+      ["permission", "PERMISSION_DENIED"],
+      ["model_not_found", "NOT_FOUND"],
+      ["quota_exhausted", "RESOURCE_EXHAUSTED"],
+      ["overloaded", "UNAVAILABLE"],
+      ["timeout", "DEADLINE_EXCEEDED"],
+      ["api_error", "INTERNAL"],
+    ];
+    for (const [kind, status] of names) {
+      const err = hubError(kind, "m");
+      expect(gemini.errorBody(err)).toEqual({ error: { code: err.status, message: "m", status } });
+    }
+  });
+
+  test("parseError reads back what errorBody writes", () => {
+    const err = hubError("overloaded", "busy", { status: 503, retryAfterSeconds: 7 });
+    const back = gemini.parseError(503, JSON.stringify(gemini.errorBody(err)), none);
+    expect(back).toMatchObject({ kind: "overloaded", status: 503, message: "busy", retryAfterSeconds: 7 });
+  });
+});
