@@ -1,0 +1,141 @@
+import { describe, expect, test } from "bun:test";
+import { APIError } from "@anthropic-ai/sdk";
+import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
+import { lastEventBoundary } from "../../../formats/anthropic-messages/tap.ts";
+import type { PassthroughTap } from "../../../formats/codec.ts";
+import { manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";
+
+const utf8 = new TextEncoder();
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Feeds pieces through a fresh tap; returns the forwarded bytes (pushes + end) and the tap. */
+function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0]): { out: Uint8Array; tap: PassthroughTap } {
+  const tap = anthropicMessages.createTap({ family: "anthropic" });
+  const outs = pieces.map((p) => tap.push(p));
+  outs.push(tap.end(failure));
+  return { out: concat(outs), tap };
+}
+
+const entries = (await manifest()).filter((e) => e.format === "anthropic-messages" && e.kind === "sse");
+
+describe("passthrough tap over every recorded stream", () => {
+  for (const entry of entries) {
+    test(`${entry.file}: bytes unchanged, usage/stop/terminal observed`, async () => {
+      const bytes = await recordedBytes(entry.file);
+      const { out, tap } = run([bytes]);
+      expect(out).toEqual(bytes);
+      const rec = entry.recorded!;
+      const u = tap.state.usage;
+      const seen: Record<string, number> = {};
+      if (u.inputTokens !== undefined) seen.input_tokens = u.inputTokens;
+      if (u.cacheWriteTokens !== undefined) seen.cache_creation_input_tokens = u.cacheWriteTokens;
+      if (u.cacheReadTokens !== undefined) seen.cache_read_input_tokens = u.cacheReadTokens;
+      if (u.outputTokens !== undefined) seen.output_tokens = u.outputTokens;
+      expect(seen).toEqual(rec.usage);
+      expect(tap.state.terminal).toBe(true);
+      expect(tap.state.sawContent).toBe(true);
+      expect(tap.state.error).toBeUndefined();
+      expect(tap.state.stopReason as string).toBe(rec.stop_reason === "model_context_window_exceeded" ? "context_window_exceeded" : rec.stop_reason);
+    });
+
+    test(`${entry.file}: split at every byte offset, forwarded bytes are identical`, async () => {
+      const bytes = await recordedBytes(entry.file);
+      for (let i = 1; i < bytes.length; i++) {
+        const { out, tap } = run([bytes.subarray(0, i), bytes.subarray(i)]);
+        if (out.length !== bytes.length || !out.every((b, j) => b === bytes[j]) || !tap.state.terminal) {
+          expect({ offset: i, out: text(out), terminal: tap.state.terminal }).toEqual({ offset: i, out: text(bytes), terminal: true });
+        }
+      }
+    });
+  }
+});
+
+describe("tap end(): closing what was cut, never inventing a finish", () => {
+  test("case B12: stop reason arrived, message_stop did not → only message_stop is appended", async () => {
+    const c = await regressionCase("B12");
+    const { out, tap } = run([utf8.encode(c.upstream.response.sse)], { kind: "api_error", status: 502, message: "reset" });
+    expect(text(out)).toBe(c.upstream.response.sse + 'event: message_stop\ndata: {"type":"message_stop"}\n\n');
+    expect(eventTypes(text(out))).toEqual(c.expect.event_types);
+    expect(tap.state.stopReason).toBe("end_turn");
+    expect(tap.state.usage).toEqual({ inputTokens: 8, outputTokens: 3 });
+    expect((await sdkFinalMessage(out)).stop_reason).toBe("end_turn");
+  });
+
+  test("cut before message_delta → one event: error appended; the SDK throws", async () => {
+    const full = text(await recordedBytes("anthropic-messages/text.sse"));
+    const cut = full.slice(0, full.indexOf("event: content_block_stop"));
+    const { out, tap } = run([utf8.encode(cut)], { kind: "overloaded", status: 529, message: "Overloaded" });
+    expect(text(out)).toBe(cut + 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
+    expect(tap.state.stopReason).toBeNull();
+    const err = await sdkFinalMessage(out).then(
+      () => null,
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(APIError);
+  });
+
+  test("cut in the middle of an event: the torn event is never forwarded, the error frame follows whole events", async () => {
+    const full = text(await recordedBytes("anthropic-messages/text.sse"));
+    const tornAt = full.indexOf('"text":" Is"') + 5;
+    const { out } = run([utf8.encode(full.slice(0, tornAt))]);
+    const s = text(out);
+    expect(s.endsWith('"type":"api_error","message":"The upstream stream ended before the reply was complete."}}\n\n')).toBe(true);
+    expect(s.includes('" Is')).toBe(false);
+    expect(eventTypes(s).at(-1)).toBe("error");
+    const err = await sdkFinalMessage(out).then(
+      () => null,
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(APIError);
+    expect((err as APIError).type).toBe("api_error");
+  });
+
+  test("a final message_stop without its blank line is completed, nothing else added", () => {
+    const c = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\nevent: message_stop\ndata: {"type":"message_stop"}';
+    const { out, tap } = run([utf8.encode(c)]);
+    expect(text(out)).toBe(c + "\n\n");
+    expect(tap.state.terminal).toBe(true);
+  });
+
+  test("the upstream's own in-band error is forwarded and recorded; end() adds nothing", () => {
+    const body =
+      'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":4,"output_tokens":1}}}\n\n' +
+      'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+    const { out, tap } = run([utf8.encode(body)]);
+    expect(text(out)).toBe(body);
+    expect(tap.state.error).toMatchObject({ kind: "overloaded", status: 529 });
+    expect(tap.state.sawContent).toBe(false); // a 200 that opens with an error is not content (SPEC R-8)
+  });
+
+  test("nothing after end(); a complete stream gets nothing appended even when a failure is given", async () => {
+    const bytes = await recordedBytes("anthropic-messages/refusal.sse");
+    const tap = anthropicMessages.createTap({ family: "anthropic" });
+    tap.push(bytes);
+    expect(tap.end({ kind: "api_error", status: 502, message: "x" }).length).toBe(0);
+    expect(tap.push(utf8.encode("event: ping\n\n")).length).toBe(0);
+  });
+});
+
+describe("lastEventBoundary", () => {
+  const b = (s: string) => lastEventBoundary(utf8.encode(s));
+  test("LF, CRLF and CR terminators; a partial event yields the previous boundary", () => {
+    expect(b("data: 1\n\n")).toBe(9);
+    expect(b("data: 1\n\ndata: 2")).toBe(9);
+    expect(b("data: 1\r\n\r\n")).toBe(11);
+    expect(b("data: 1\r\n")).toBe(0);
+    expect(b("data: 1\r\rx")).toBe(9);
+    expect(b("data: 1\r\r")).toBe(0); // the last CR may be the first half of a CRLF
+    expect(b("data: 1")).toBe(0);
+  });
+});
