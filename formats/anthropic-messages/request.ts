@@ -640,8 +640,10 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  * - thinking: adaptive / budget / effort (table {@link EFFORT_BUDGET}) / disabled. Budget ≥ 1024; when
  *   the budget is not below `max_tokens`, `max_tokens` is raised by the budget (never the answer
  *   shrunk, §5.8). Budgeted thinking is not sent with a forced tool choice (the choice wins) nor when
- *   the last tool turn lacks its signed thinking (case B27, {@link lastToolTurnFit}). With thinking,
- *   `temperature` and `top_k` are dropped and `top_p` below 0.95 too (case B28).
+ *   the last tool turn lacks its signed thinking (case B27, {@link lastToolTurnFit}). An Anthropic
+ *   client's own explicit budget is not raised against (interleaved thinking allows budget ≥
+ *   max_tokens). With thinking, `temperature` (other than the default 1) and `top_k` are dropped and
+ *   `top_p` below 0.95 too (case B28).
  * - `temperature` clamped to [0, 1]; `stop_sequences`; `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
  *   response format.
@@ -728,7 +730,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   let thinking: Json | undefined;
   if (plan.kind === "budget") {
-    if (plan.budget >= maxTokens) maxTokens += plan.budget;
+    // An Anthropic client's own budget is left as sent: with the interleaved-thinking beta (which
+    // Claude Code sends) a budget may exceed max_tokens, and raising it could pass the model's limit.
+    const clientsOwn = same && req.reasoning?.budgetTokens !== undefined;
+    if (plan.budget >= maxTokens && !clientsOwn) maxTokens += plan.budget;
     thinking = { type: "enabled", budget_tokens: plan.budget };
   } else if (plan.kind === "adaptive") {
     thinking = { type: "adaptive" };
@@ -776,7 +781,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (thinking) body.thinking = thinking;
 
   if (req.temperature !== undefined) {
-    if (thinkingOn) w.add("dropped_field", "temperature is not allowed with thinking and was dropped");
+    if (thinkingOn && req.temperature !== 1) w.add("dropped_field", "temperature is not allowed with thinking and was dropped");
     else {
       const t = Math.min(1, Math.max(0, req.temperature));
       if (t !== req.temperature) w.add("clamped_field", `temperature ${req.temperature} was clamped to Anthropic's range 0–1`);
@@ -880,11 +885,13 @@ function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: W
 
 /**
  * Tidies an Anthropic Messages client body for an `anthropic-compatible` third-party server without a
- * hub round trip (SPEC F-3). The input is not mutated. Changes, each reported as a {@link Warning}
- * (one per kind):
- * - null-valued top-level fields and null tool descriptions removed (REFERENCE §5.6, §7.5);
- * - `role: "system"` turns hoisted into the top-level `system`, in order (judgement: third-party
- *   servers implement the documented user/assistant roles only; REFERENCE §5.4);
+ * hub round trip (SPEC F-3). Also safe for `anthropic` / `claude-code` targets (a native pair whose body
+ * carries tagged foreign signatures, `"sy|` in the raw text, must not be sent as is): there the
+ * in-messages `role: "system"` turns stay in place. The input is not mutated. Changes, each reported
+ * as a {@link Warning} (one per distinct message):
+ * - null-valued top-level fields and null tool fields removed (REFERENCE §5.6, §7.5);
+ * - for `anthropic-compatible`, `role: "system"` turns hoisted into the top-level `system`, in order
+ *   (judgement: third-party servers implement the documented user/assistant roles only; §5.4);
  * - empty text blocks, empty turns and an empty `system` removed (REFERENCE §1.1, case B34);
  * - thinking / redacted thinking kept only when signed by this provider (`target.family`, a tagged
  *   `sy|provider:<id>|…` value is untagged); budgeted thinking is removed when the last tool turn lost
@@ -925,6 +932,11 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
     const state = { dropped: false };
     if (role === "system" || role === "developer") {
       const blocks = tidyBlocks(raw.content, "system", target.family, w, state).filter((b) => b.type === "text");
+      if (role === "system" && target.kind !== "anthropic-compatible") {
+        // Anthropic's own API accepts Claude Code's in-messages system turn: keep it in place.
+        if (blocks.length > 0) turns.push({ role: "system", content: blocks, fields: leftover(raw, new Set(["role", "content"])) });
+        continue;
+      }
       if (blocks.length > 0) {
         system.push(...blocks);
         w.add("hoisted_system_message", "A system message inside messages was moved into the top-level system prompt");

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { anthropicMessages, ITEM_FIELDS_KEY } from "../../../formats/anthropic-messages/index.ts";
 import type { BuildTarget } from "../../../formats/codec.ts";
 import { FormatError, type HubMessage, type HubRequest } from "../../../formats/hub.ts";
+import { openaiChat } from "../../../formats/openai-chat/index.ts";
 import { clientRequest, regressionCase } from "../../support/fixtures.ts";
 
 const ANTHROPIC: BuildTarget = { model: "claude-x", kind: "anthropic", family: "anthropic", stream: true };
@@ -163,10 +164,8 @@ describe("builder-side regression cases (hand-built hub requests and the Chat co
 
   for (const id of ["B27", "B28", "B33-anthropic", "B34"]) {
     test(`${id} through the Chat codec's parseRequest`, async () => {
-      const mod = await import("../../../formats/openai-chat/index.ts").catch(() => null);
-      if (!mod?.openaiChat?.parseRequest) return; // the Chat codec is written by another engineer
       const c = await regressionCase(id);
-      const h = mod.openaiChat.parseRequest(c.request);
+      const h = openaiChat.parseRequest!(c.request);
       expectUpstream(build(h).body, c.expect.upstream_request);
     });
   }
@@ -391,6 +390,18 @@ describe("request mapping details", () => {
     }
   });
 
+  test("an Anthropic client's own budget ≥ max_tokens is left alone (interleaved thinking); temperature 1 is kept", () => {
+    const h = parse({
+      model: "m",
+      max_tokens: 4000,
+      temperature: 1,
+      thinking: { type: "enabled", budget_tokens: 6000 },
+      messages: [{ role: "user", content: "q" }],
+    });
+    const body = build(h).body;
+    expect([at(body, "/max_tokens"), at(body, "/thinking/budget_tokens"), at(body, "/temperature")]).toEqual([4000, 6000, 1]);
+  });
+
   test("Anthropic source with foreign tool ids in its last tool turn and no thinking: budgeted thinking is not sent", () => {
     const h = parse({
       model: "m",
@@ -556,5 +567,23 @@ describe("tidyRequest (anthropic-compatible, no hub round trip)", () => {
     expect(out.tools).toEqual(body.tools);
     const noMax = tidy({ model: "x", messages: [{ role: "user", content: "q" }] }).body as any;
     expect(noMax.max_tokens).toBe(8192);
+  });
+});
+
+describe("tidyRequest for Anthropic's own API (native pair carrying foreign signatures)", () => {
+  test("keeps the in-messages system turn in place, strips a tagged foreign signature, untouched otherwise", async () => {
+    const body = await clientRequest("claude-code-default.json");
+    const withForeign = structuredClone(body);
+    withForeign.messages.push(
+      { role: "assistant", content: [{ type: "thinking", thinking: "g", signature: "sy|gemini|CsYB" }, { type: "text", text: "hi" }] },
+      { role: "user", content: "again" },
+    );
+    const out = anthropicMessages.tidyRequest!(withForeign, { ...ANTHROPIC, model: body.model }).body as any;
+    expect(out.messages.slice(0, 2)).toEqual(body.messages);
+    expect(out.messages[2]).toEqual({ role: "assistant", content: [{ type: "text", text: "hi" }] });
+    expect(out.system).toEqual(body.system);
+    const clean = anthropicMessages.tidyRequest!(body, { ...ANTHROPIC, model: body.model });
+    expect(clean.body).toEqual(body);
+    expect(clean.warnings).toEqual([]);
   });
 });
