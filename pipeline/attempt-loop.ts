@@ -12,7 +12,7 @@ import { hubError, type HubError, type Warning } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, hubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
-import { pickAccount, type AccountPool } from "./pick.ts";
+import { pickAccount, type AccountPool, type PickHints } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
@@ -72,6 +72,8 @@ export interface AttemptDeps {
   executorFor: ExecutorFor;
   clock: Clock;
   settings: () => AttemptSettings;
+  /** Per-request pick hints (affinity key); none when absent. */
+  hints?: (ctx: RequestContext) => PickHints;
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
 }
@@ -103,6 +105,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
   let anyCooling = false;
   let fallback = false;
   let firstCandidate = true;
+  const hints = deps.hints?.(ctx) ?? {};
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
@@ -115,7 +118,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
     }
     const tried = new Set<string>();
     targetLoop: for (;;) {
-      const picked = pickAccount(deps.pool, target, tried, {});
+      const picked = pickAccount(deps.pool, target, tried, hints);
       ctx.trace.decisions.push(...picked.decisions);
       if (picked.cooling) {
         anyCooling = true;
@@ -147,8 +150,14 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       let refreshed = false;
       for (;;) {
         if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break targetLoop;
+        const release = await deps.pool.acquire(account, ctx.signal);
+        if (!release) {
+          if (ctx.signal.aborted) break targetLoop;
+          ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
+          continue targetLoop;
+        }
         attempts++;
-        const result = await attemptOnce(ctx, target, account, translated, isLastTarget, deps, { attempts, fallback });
+        const result = await attemptOnce(ctx, target, account, translated, isLastTarget, deps, { attempts, fallback, release, hints });
         if ("response" in result) {
           addWarnings(result.response, translated.warnings, ctx.warnings);
           return result.response;
@@ -230,7 +239,29 @@ async function attemptOnce(
   translated: Translated,
   isLastTarget: boolean,
   deps: AttemptDeps,
-  counters: { attempts: number; fallback: boolean },
+  counters: { attempts: number; fallback: boolean; release: () => void; hints: PickHints },
+): Promise<{ response: Response } | Failed> {
+  let released = false;
+  const release = () => {
+    if (!released) {
+      released = true;
+      counters.release();
+    }
+  };
+  const result = await attemptInner(ctx, target, account, translated, isLastTarget, deps, counters, release);
+  if (!("response" in result)) release();
+  return result;
+}
+
+async function attemptInner(
+  ctx: RequestContext,
+  target: Target,
+  account: Account,
+  translated: Translated,
+  isLastTarget: boolean,
+  deps: AttemptDeps,
+  counters: { attempts: number; fallback: boolean; hints: PickHints },
+  release: () => void,
 ): Promise<{ response: Response } | Failed> {
   const provider = target.provider;
   const started = deps.clock.now();
@@ -348,6 +379,7 @@ async function attemptOnce(
   trace.durationMs = now - started;
   trace.status = reply.status;
   deps.health.success(account, provider, target.model, now - started);
+  if (counters.hints.affinityKey && counters.hints.affinity !== false) deps.pool.bind(counters.hints.affinityKey, account);
   const headers = new Headers(ctx.headers);
   if (counters.fallback) headers.set("x-switchyard-fallback", "1");
   const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
@@ -356,6 +388,7 @@ async function attemptOnce(
     const body = concat(prefix);
     if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
     else headers.set("content-type", "application/json");
+    release();
     deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now });
     return { response: new Response(body, { status: 200, headers }) };
   }
@@ -366,6 +399,7 @@ async function attemptOnce(
     idleTimeoutMs: idleMs,
     abort: (reason) => controller.abort(reason),
     onCancel: () => {
+      release();
       if (finished) return;
       finished = true;
       deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now });
@@ -373,6 +407,7 @@ async function attemptOnce(
   });
   const body = source.pipeThrough(
     replyTransform(driver, prefix, (failure) => {
+      release();
       if (finished) return;
       finished = true;
       deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now });

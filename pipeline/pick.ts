@@ -25,12 +25,22 @@ export interface AccountPool {
    * eligibility for `model`. A `*-compatible` provider with no accounts yields one keyless account.
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[];
+  /**
+   * Takes one of the account's concurrency slots (SPEC A-4). Waits up to the slot timeout (15 s by
+   * default) for one to free; resolves undefined when none did (the loop moves to another account) or
+   * the signal aborted. The returned function releases the slot; calling it twice is harmless.
+   */
+  acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined>;
+  /** Binds a conversation to the account that just answered it successfully (SPEC A-2). */
+  bind(affinityKey: string, account: Account): void;
 }
 
 /** Per-request facts the pool may use to order accounts (affinity, strategy). */
 export interface PickHints {
   /** Conversation fingerprint or explicit session id (SPEC A-2). */
   affinityKey?: string;
+  /** false when the combo turned cache affinity off. */
+  affinity?: boolean;
 }
 
 /** The outcome of a pick. */

@@ -10,7 +10,7 @@ import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
 import type { Clock, UsageRecord } from "../pipeline/ports.ts";
 import type { RoutingTable } from "../pipeline/resolve.ts";
-import { AccountRegistry } from "./accounts.ts";
+import { AccountRegistry } from "./accounts/registry.ts";
 import { adminApi } from "./admin.ts";
 import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";

@@ -4,11 +4,11 @@
  * circuits — held in memory, written through to the store before the next pick, and re-read from the
  * store every 10 s. Implements the pipeline's AccountPool and AccountHealth ports.
  */
-import type { Classification } from "../pipeline/classify.ts";
-import type { AccountHealth } from "../pipeline/attempt-loop.ts";
-import type { AccountCandidate, AccountPool, PickHints } from "../pipeline/pick.ts";
-import type { Account, Clock, ProviderInfo } from "../pipeline/ports.ts";
-import { ALL_MODELS, type AccountState, type Store } from "./store/types.ts";
+import type { Classification } from "../../pipeline/classify.ts";
+import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
+import type { AccountCandidate, AccountPool, PickHints } from "../../pipeline/pick.ts";
+import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
+import { ALL_MODELS, type AccountState, type Store } from "../store/types.ts";
 
 /** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
 export const BACKOFF_BASE_MS = 2000;
@@ -97,6 +97,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       return ex ? { account, eligible: false, reason: ex.reason, until: ex.until } : { account, eligible: true };
     });
   }
+
+  /** Slots are not limited yet: every acquire succeeds at once. */
+  async acquire(_account: Account, _signal: AbortSignal): Promise<(() => void) | undefined> {
+    return () => {};
+  }
+
+  /** Conversation affinity is not implemented yet. */
+  bind(_affinityKey: string, _account: Account): void {}
 
   /** A `*-compatible` provider without accounts (a local Ollama, LM Studio…) is called without a key. */
   private keyless(p: ProviderInfo): Account {
