@@ -122,10 +122,13 @@ export interface TargetWhen {
   whenUnknown: WhenUnknown;
 }
 
-/** Type guards for the expression tree. */
+/** Whether a node is `{all: [...]}` (true when every child is true). */
 export const isAll = (e: PredicateExpr): e is { all: PredicateExpr[] } => "all" in e;
+/** Whether a node is `{any: [...]}` (true when some child is true). */
 export const isAny = (e: PredicateExpr): e is { any: PredicateExpr[] } => "any" in e;
+/** Whether a node is `{not: expr}`. */
 export const isNot = (e: PredicateExpr): e is { not: PredicateExpr } => "not" in e;
+/** Whether a node is a leaf comparison `{fact, op, value}`. */
 export const isComparison = (e: PredicateExpr): e is PredicateComparison => "fact" in e;
 
 // ---------------------------------------------------------------------------------------------

@@ -46,8 +46,6 @@ export const ACCOUNT_STRATEGIES = ["scored", "p2c", "random", "round-robin"] as 
 /** Upper bound of `settings.max_attempts` (SPEC 6.1). */
 export const MAX_ATTEMPTS_CAP = 20;
 
-/** Field names whose values are secrets (never quoted in messages, may be `env:`/`file:`). */
-export const SECRET_FIELDS = new Set(["api_key", "access_token", "refresh_token", "proxy", "key", "database"]);
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
