@@ -126,10 +126,13 @@ function derefNode(node: Json, ctx: Ctx): { node: Json; ref?: string } {
   return { node: cur, ref };
 }
 
-/** A schema for a ref that cannot be expanded: the target's type (if a plain string) and a description. */
+/**
+ * A (JSON Schema) stand-in for a node that cannot be expanded (cyclic or unresolvable ref, depth or
+ * size limit): the target's type when it is one plain type, and a description. Cleaned like any node.
+ */
 function shallow(node: Json, target: Json | undefined): Json {
   const out: Json = {};
-  const t = typeof target?.type === "string" ? GEMINI_TYPES[target.type as string] : undefined;
+  const t = typeof target?.type === "string" && GEMINI_TYPES[target.type as string] ? target.type : undefined;
   if (t) out.type = t;
   const d = typeof node.description === "string" ? node.description : target?.description;
   if (typeof d === "string" && d.length > 0) out.description = d;
@@ -171,7 +174,7 @@ function isCount(x: unknown): x is number {
 
 function clean(input: Json, ctx: Ctx, depth: number): Json {
   ctx.nodes++;
-  if (depth > MAX_DEPTH || ctx.nodes > MAX_NODES) return shallow(input, undefined);
+  if (depth > MAX_DEPTH || ctx.nodes > MAX_NODES) return cleanResolved(shallow(input, input), ctx, depth);
 
   let s = input;
   let pushed: string | undefined;
