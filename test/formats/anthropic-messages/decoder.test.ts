@@ -3,7 +3,7 @@ import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts"
 import { accumulate } from "../../../formats/accumulate.ts";
 import { normalizeEvents } from "../../../formats/normalize.ts";
 import type { HubEvent, HubResponse, ProviderFamily, Usage } from "../../../formats/hub.ts";
-import { manifest, recordedBytes, type ManifestEntry } from "../../support/fixtures.ts";
+import { manifest, recordedBytes } from "../../support/fixtures.ts";
 
 const utf8 = new TextEncoder();
 
@@ -282,4 +282,3 @@ describe("decoder robustness", () => {
   });
 });
 
-export type { ManifestEntry };
