@@ -3,7 +3,8 @@ import { gemini, geminiPath, geminiToolNames, DUMMY_THOUGHT_SIGNATURE } from "..
 import { thinkingConfig } from "../../../formats/gemini/request.ts";
 import type { BuildTarget } from "../../../formats/codec.ts";
 import type { HubMessage, HubRequest, Opaque } from "../../../formats/hub.ts";
-import { clientRequest, regressionCase } from "../../support/fixtures.ts";
+import { clientRequest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { decodeBytes, reply } from "../../support/gemini-harness.ts";
 
 const target: BuildTarget = { model: "gemini-2.5-flash", kind: "gemini", family: "gemini", stream: true };
 const g3: BuildTarget = { ...target, model: "gemini-3-pro-preview" };
@@ -553,5 +554,48 @@ describe("geminiPath", () => {
     expect(geminiPath("models/gemini-3-pro-preview", true)).toBe("/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse");
     expect(geminiPath("tunedModels/my-tune", false)).toBe("/v1beta/tunedModels/my-tune:generateContent");
     expect(geminiPath("odd model?x", false)).toBe("/v1beta/models/odd%20model%3Fx:generateContent");
+  });
+});
+
+describe("round trip: a decoded Gemini reply, replayed as history, goes back part for part", () => {
+  /** The model turn the builder writes for a recorded reply, followed by results for its calls. */
+  async function replay(file: string) {
+    const bytes = await recordedBytes(file);
+    const resp = reply(decodeBytes(bytes)).response;
+    const results = resp.content
+      .filter((p) => p.type === "tool_call")
+      .map((p) => ({ type: "tool_result" as const, callId: (p as { id: string }).id, content: [{ type: "text" as const, text: "ok" }] }));
+    const messages: HubMessage[] = [
+      { role: "user", content: [{ type: "text", text: "q" }] },
+      { role: "assistant", content: resp.content },
+    ];
+    if (results.length > 0) messages.push({ role: "user", content: results });
+    const { body, warnings } = build(req({ messages }), g3);
+    return { parts: at(body, "/contents/1/parts") as any[], next: at(body, "/contents/2/parts") as any[] | undefined, warnings, raw: new TextDecoder().decode(bytes) };
+  }
+  const sig = (raw: string, n = 0) => [...raw.matchAll(/"thoughtSignature":"([^"]+)"/g)][n]![1];
+
+  test("text.sse: the text, then the empty-text part with its signature", async () => {
+    const { parts, warnings, raw } = await replay("gemini/text.sse");
+    expect(parts).toEqual([{ text: 'There are **3** "r"s in strawberry.\n\nst**r**awbe**rr**y' }, { text: "", thoughtSignature: sig(raw) }]);
+    expect(warnings).toEqual([]);
+  });
+
+  test("text-then-function-call-with-id.sse: text, then the call with its own signature; the result answers it by name", async () => {
+    const { parts, next, raw } = await replay("gemini/text-then-function-call-with-id.sse");
+    expect(parts).toEqual([{ text: "Let me check." }, { functionCall: { name: "get_weather", args: { city: "San Francisco" } }, thoughtSignature: sig(raw) }]);
+    expect(next).toEqual([{ functionResponse: { name: "get_weather", response: { result: "ok" } } }]);
+  });
+
+  test("streamed-args-no-args-call.sse: thoughts (unsigned summary) dropped with a warning, four calls, the signature only on the first", async () => {
+    const { parts, next, warnings, raw } = await replay("gemini/streamed-args-no-args-call.sse");
+    expect(parts).toEqual([
+      { functionCall: { name: "read_theme", args: {} }, thoughtSignature: sig(raw) },
+      { functionCall: { name: "read_screen", args: { id: "A" } } },
+      { functionCall: { name: "read_screen", args: { id: "B" } } },
+      { functionCall: { name: "read_screen", args: { id: "C" } } },
+    ]);
+    expect(next!.map((p) => p.functionResponse.name)).toEqual(["read_theme", "read_screen", "read_screen", "read_screen"]);
+    expect(codes(warnings)).toEqual(["dropped_thinking"]);
   });
 });
