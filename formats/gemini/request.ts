@@ -246,7 +246,7 @@ interface Run {
   responses: PendingResponse[];
   /** Calls made in this (model) run, in order. */
   calls: { id: string; name: string }[];
-  /** Index of each functionCall part in `parts`, parallel to `calls`. */
+  /** The functionCall parts of this run, parallel to `calls` (for placeholder signatures). */
   callParts: GeminiPart[];
 }
 
@@ -296,7 +296,8 @@ function budgetLevel(budget: number): string {
  * - Otherwise `thinkingBudget` in tokens: the budget as given, else effort minimal 512, low 1024,
  *   medium 8192, high 24576, xhigh/max 32768, else -1 (dynamic); clamped to 0–24576 (Flash) or
  *   128–32768 (Pro). Reasoning off → 0 (Pro cannot turn it off: 128, with a warning).
- * - `includeThoughts` is true whenever reasoning is on (the client's explicit value wins).
+ * - `includeThoughts` is true whenever reasoning is on; the client's explicit value wins, and an
+ *   Anthropic `thinking.display: "omitted"` (the client asked for no thinking text) makes it false.
  * Returns undefined when the request says nothing about reasoning.
  */
 export function thinkingConfig(r: ReasoningConfig | undefined, model: string, w?: { add(code: string, message: string): void }): Record<string, unknown> | undefined {
@@ -304,6 +305,7 @@ export function thinkingConfig(r: ReasoningConfig | undefined, model: string, w?
   const version = geminiVersion(model);
   const isPro = /pro/i.test(model) && !/flash/i.test(model);
   const off = r.enabled === false || r.effort === "none";
+  const include = r.includeThoughts ?? r.display !== "omitted";
   if (version !== undefined && version >= 3) {
     const allowMinimal = !isPro;
     const allowMedium = !isPro || version >= 3.1;
@@ -314,7 +316,7 @@ export function thinkingConfig(r: ReasoningConfig | undefined, model: string, w?
     if (level === "minimal" && !allowMinimal) level = "low";
     if (level === "medium" && !allowMedium) level = "high";
     const out: Record<string, unknown> = {};
-    if (!off) out.includeThoughts = r.includeThoughts ?? true;
+    if (!off) out.includeThoughts = include;
     else if (r.includeThoughts !== undefined) out.includeThoughts = r.includeThoughts;
     if (level) out.thinkingLevel = level;
     return out;
@@ -327,7 +329,7 @@ export function thinkingConfig(r: ReasoningConfig | undefined, model: string, w?
   }
   let budget = r.budgetTokens ?? (r.effort ? EFFORT_BUDGET[r.effort as Exclude<ReasoningEffort, "none">] : -1);
   if (budget !== -1) budget = Math.min(max, Math.max(min, Math.round(budget)));
-  return { includeThoughts: r.includeThoughts ?? true, thinkingBudget: budget };
+  return { includeThoughts: include, thinkingBudget: budget };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,6 +28,10 @@ function isObj(x: unknown): x is Obj {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
+/**
+ * Creates a tap (FormatCodec.createTap). `push` returns the very chunk it was given; `end` returns the
+ * bytes to append (possibly empty). Never throws.
+ */
 export function createTap(_opts: TapOptions): PassthroughTap {
   const state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   let done = false;

@@ -506,6 +506,7 @@ describe("thinkingConfig (REFERENCE §5.9)", () => {
     ["gemini-3-flash-preview", { enabled: true, budgetTokens: 31999 }, { includeThoughts: true, thinkingLevel: "high" }],
     ["gemini-3-pro-preview", { enabled: true, adaptive: true }, { includeThoughts: true }],
     ["gemini-3-pro-preview", { enabled: false }, { thinkingLevel: "low" }],
+    ["gemini-2.5-flash", { enabled: true, budgetTokens: 4000, display: "omitted" }, { includeThoughts: false, thinkingBudget: 4000 }],
   ];
   for (const [model, reasoning, expected] of table) {
     test(`${model} ${JSON.stringify(reasoning)}`, () => {
@@ -540,7 +541,9 @@ describe("a real Claude Code conversation", () => {
       expect(contents[i].parts.find((p: any) => p.functionCall).thoughtSignature).toBe(DUMMY_THOUGHT_SIGNATURE);
     }
     expect((body.systemInstruction as any).parts.length).toBe(hub.system.length);
-    expect(at(body, "/generationConfig/thinkingConfig")).toEqual({ includeThoughts: true, thinkingBudget: 31999 });
+    // Claude Code sends thinking.display "omitted": no thought text asked for
+    expect(hub.reasoning?.display).toBe("omitted");
+    expect(at(body, "/generationConfig/thinkingConfig")).toEqual({ includeThoughts: false, thinkingBudget: 31999 });
     expect((at(body, "/tools/0/functionDeclarations") as any[]).length).toBe(hub.tools.filter((t) => t.kind === "function").length);
     expect(JSON.stringify(body)).not.toMatch(/"\$schema"|additionalProperties|"\$ref"|"default"/);
     expect(codes(warnings)).toContain("dropped_cache_control");
