@@ -6,7 +6,8 @@
  * Robustness (recorded/anthropic-messages, REFERENCE §0 and §7.4):
  * - a duplicate `message_start` is passed on (the normalizer turns it into a usage update);
  * - `ping`, `citations_delta`, unknown event types, unknown block types (server tools) and their deltas
- *   are ignored; `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored;
+ *   are ignored; `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
+ *   thinking delta for a block that was never started is passed on (the normalizer opens it);
  * - the `{}` in a `tool_use` start is a placeholder, never an argument fragment; but a third-party
  *   server that puts the whole non-empty `input` in the start and sends no `input_json_delta` still gets
  *   its arguments emitted (as one fragment, at the block's stop);
@@ -41,9 +42,13 @@ export class AnthropicDecoder implements StreamDecoder {
   private readonly reader: SseReader;
   private readonly family: ProviderFamily;
   private failed = false;
+  /** Set in `end()`: a torn final event is then a truncation (the normalizer reports it), not malformed. */
+  private ending = false;
   /** Block key → kind, for blocks this decoder understood (unknown server-tool blocks are absent). */
   private readonly kinds = new Map<number, "text" | "thinking" | "redacted" | "tool">();
   private readonly tools = new Map<number, ToolState>();
+  /** Keys of blocks deliberately skipped (server-tool blocks); their deltas and stop are ignored too. */
+  private readonly skipped = new Set<number>();
 
   constructor(
     opts: DecoderOptions,
@@ -58,7 +63,13 @@ export class AnthropicDecoder implements StreamDecoder {
   }
 
   end(): void {
-    if (!this.failed) this.reader.end();
+    if (this.failed) return;
+    // A last event that lacks its blank line (some servers close right after the final data line)
+    // still counts: terminate it here. `SseReader.end()` parses a pending line but does not dispatch
+    // the event (eventsource-parser `reset({consume: true})`), so it cannot be relied on for this.
+    this.ending = true;
+    this.reader.pushText("\n\n");
+    this.reader.end();
   }
 
   private fail(message: string): void {
@@ -76,7 +87,7 @@ export class AnthropicDecoder implements StreamDecoder {
     try {
       msg = JSON.parse(data);
     } catch {
-      this.fail("The upstream sent an event that is not JSON.");
+      if (!this.ending) this.fail("The upstream sent an event that is not JSON.");
       return;
     }
     if (!msg || typeof msg !== "object") return;
@@ -104,7 +115,11 @@ export class AnthropicDecoder implements StreamDecoder {
         const index = msg.index;
         if (typeof index !== "number") return;
         const kind = this.kinds.get(index);
-        if (kind === undefined) return;
+        if (kind === undefined) {
+          if (this.skipped.delete(index)) return;
+          this.emit({ type: "block_stop", index }); // a block opened implicitly by its deltas
+          return;
+        }
         if (kind === "tool") {
           const t = this.tools.get(index);
           if (t && !t.sawArgs && nonEmptyObject(t.startInput)) {
@@ -176,7 +191,8 @@ export class AnthropicDecoder implements StreamDecoder {
         });
         return;
       default:
-        return; // server_tool_use, web_search_tool_result, …: no hub slot
+        this.skipped.add(index); // server_tool_use, web_search_tool_result, …: no hub slot
+        return;
     }
   }
 
@@ -185,7 +201,9 @@ export class AnthropicDecoder implements StreamDecoder {
     const d = msg.delta;
     if (typeof index !== "number" || !d || typeof d !== "object") return;
     const kind = this.kinds.get(index);
-    if (kind === undefined) return;
+    if (kind === undefined && this.skipped.has(index)) return;
+    // A delta for a block that was never started (some third-party servers skip the start) passes on:
+    // the normalizer opens a text or thinking block for it; stray argument fragments are dropped there.
     switch (d.type) {
       case "text_delta":
         if (typeof d.text === "string") this.emit({ type: "block_delta", index, delta: { type: "text", text: d.text } });

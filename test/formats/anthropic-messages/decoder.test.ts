@@ -157,6 +157,32 @@ describe("decoder robustness", () => {
     expect(response.stopReason).toBe("end_turn");
   });
 
+  test("a third-party stream that skips content_block_start still yields its text", () => {
+    const text = sse(
+      ["message_start", start],
+      ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "no " } }],
+      ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "start" } }],
+      ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ["message_delta", stop("end_turn")],
+    );
+    expect(reply(decodeText(text)).response.content).toEqual([{ type: "text", text: "no start" }]);
+  });
+
+  test("a final event without its blank line at EOF still counts", () => {
+    const text = sse(["message_start", start]) + 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}';
+    const { response, error } = reply(decodeText(text));
+    expect(error).toBeUndefined();
+    expect(response.stopReason).toBe("end_turn");
+  });
+
+  test("a torn final event at EOF is a truncation, not a malformed-event error", () => {
+    const text = sse(["message_start", start]) + 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_re';
+    const events = decodeText(text);
+    expect(events.some((e) => e.type === "error")).toBe(false);
+    const { error } = reply(events);
+    expect(error).toMatchObject({ code: "upstream_truncated" });
+  });
+
   test("in-band overloaded_error becomes a hub error of kind overloaded, status 529, and ends decoding", () => {
     const text = sse(
       ["message_start", start],
