@@ -350,7 +350,7 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
  * value dropped or changed (codes: `dropped_field`, `dropped_tool`, `dropped_media`, `dropped_thinking`,
  * `dropped_cache_control`, `truncated_stop_sequences`, `clamped_temperature`, `renamed_tool`,
  * `invalid_tool_arguments`, `orphan_tool_result`, `missing_tool_result`, `dropped_system_content`,
- * `parallel_tool_calls`, `reasoning_not_disabled`). Does not throw.
+ * `parallel_tool_calls`, `reasoning_not_disabled`, `extra_candidates`). Does not throw.
  */
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
@@ -611,7 +611,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
     gc.stopSequences = req.stopSequences.slice(0, MAX_STOP_SEQUENCES);
   }
-  if (req.n !== undefined) gc.candidateCount = req.n;
+  if (req.n !== undefined) {
+    gc.candidateCount = req.n;
+    if (req.n > 1) w.add("extra_candidates", `candidateCount ${req.n} was sent, but only the first candidate is returned (the hub carries one choice).`);
+  }
   const rf = req.responseFormat;
   if (rf && rf.type !== "text") {
     gc.responseMimeType = "application/json";

@@ -453,6 +453,9 @@ describe("generationConfig", () => {
     });
     expect(codes(warnings)).toEqual(["clamped_temperature", "truncated_stop_sequences"]);
     expect(at(build(req({ responseFormat: { type: "json_object" } })).body, "/generationConfig")).toEqual({ responseMimeType: "application/json" });
+    const two = build(req({ n: 2 }));
+    expect(at(two.body, "/generationConfig/candidateCount")).toBe(2);
+    expect(codes(two.warnings)).toEqual(["extra_candidates"]);
   });
 
   test("fields without a Gemini slot are dropped with warnings, never silently", () => {
