@@ -240,6 +240,7 @@ function parseTool(t: Json, i: number, fields: ItemFields): HubTool {
   return { kind: "provider", format: "anthropic-messages", raw: t, name: typeof t.name === "string" ? t.name : undefined };
 }
 
+/** Anthropic `tool_choice` → hub; undefined for a type the hub has no slot for (kept in `source.extra`). */
 function parseToolChoice(tc: Json): ToolChoice | undefined {
   switch (tc.type) {
     case "auto":
@@ -252,7 +253,7 @@ function parseToolChoice(tc: Json): ToolChoice | undefined {
       if (typeof tc.name !== "string") throw invalid("tool_choice.name: expected a string", "tool_choice.name");
       return { type: "tool", name: tc.name };
     default:
-      throw invalid(`tool_choice.type: unknown type ${JSON.stringify(tc.type)}`, "tool_choice.type");
+      return undefined;
   }
 }
 
@@ -270,9 +271,11 @@ function parseToolChoice(tc: Json): ToolChoice | undefined {
  * the unknown rest of `output_config` / `metadata`) goes to `source.extra`; unknown per-message and
  * per-tool fields to `source.extra[ITEM_FIELDS_KEY]`.
  *
+ * A `thinking` or `tool_choice` of a type this code does not know (a newer API) is kept whole in
+ * `source.extra`, not guessed at.
+ *
  * @throws FormatError (invalid_request, 400, `param` = dotted path) when the body is not a Messages
- *   request: missing `model`/`messages`, a block missing a required field, an unknown role or
- *   `tool_choice` type.
+ *   request: missing `model`/`messages`, a block missing a required field, an unknown role.
  */
 export function parseRequest(body: unknown): HubRequest {
   const r = check(RequestSchema, body);
@@ -316,6 +319,7 @@ export function parseRequest(body: unknown): HubRequest {
   if (b.tool_choice) {
     const tc = parseToolChoice(b.tool_choice);
     if (tc) hub.toolChoice = tc;
+    else extra.tool_choice = b.tool_choice;
     if (typeof b.tool_choice.disable_parallel_tool_use === "boolean") hub.parallelToolCalls = !b.tool_choice.disable_parallel_tool_use;
   }
   if (typeof b.max_tokens === "number") hub.maxOutputTokens = b.max_tokens;
@@ -326,7 +330,9 @@ export function parseRequest(body: unknown): HubRequest {
 
   const reasoning: ReasoningConfig = {};
   let hasReasoning = false;
-  if (b.thinking) {
+  const thinkingKnown = b.thinking && ["enabled", "adaptive", "disabled"].includes(b.thinking.type);
+  if (b.thinking && !thinkingKnown) extra.thinking = b.thinking; // a newer type: kept whole, not guessed
+  if (b.thinking && thinkingKnown) {
     hasReasoning = true;
     switch (b.thinking.type) {
       case "enabled":
@@ -340,8 +346,6 @@ export function parseRequest(body: unknown): HubRequest {
       case "disabled":
         reasoning.enabled = false;
         break;
-      default:
-        throw invalid(`thinking.type: unknown type ${JSON.stringify(b.thinking.type)}`, "thinking.type");
     }
     if (typeof b.thinking.display === "string") reasoning.display = b.thinking.display;
     const rest = leftover(b.thinking, new Set(["type", "budget_tokens", "display"]));
@@ -822,9 +826,12 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (k === ITEM_FIELDS_KEY || k === "output_config" || k === "metadata") continue;
     if (same) {
       if (k === "thinking") {
+        // Either the unknown rest of a known thinking config, or a whole config of a newer type.
         if (isObj(body.thinking) && isObj(extra.thinking)) body.thinking = { ...extra.thinking, ...body.thinking };
+        else if (!("thinking" in body)) body.thinking = extra.thinking;
         continue;
       }
+      if (k === "tool_choice" && !body.tools) continue;
       if (!(k in body)) body[k] = extra[k];
     } else {
       w.add("dropped_field", `Field ${JSON.stringify(k)} has no Anthropic equivalent and was dropped`);

@@ -470,6 +470,24 @@ describe("parseRequest", () => {
     expect(h.tools[1]).toEqual({ kind: "provider", format: "anthropic-messages", raw: { type: "web_search_20250305", name: "web_search", max_uses: 3 }, name: "web_search" });
   });
 
+  test("a thinking or tool_choice type of a newer API is kept whole for Anthropic, reported dropped elsewhere", () => {
+    const h = parse({
+      model: "m",
+      max_tokens: 10,
+      messages: [{ role: "user", content: "q" }],
+      tools: [{ name: "f", input_schema: { type: "object" } }],
+      thinking: { type: "turbo", level: 3 },
+      tool_choice: { type: "allowed", names: ["f"] },
+    });
+    expect(h.reasoning).toBeUndefined();
+    expect(h.toolChoice).toBeUndefined();
+    const own = build(h).body;
+    expect(at(own, "/thinking")).toEqual({ type: "turbo", level: 3 });
+    expect(at(own, "/tool_choice")).toEqual({ type: "allowed", names: ["f"] });
+    const chat = openaiChat.buildRequest(h, { model: "gpt-x", kind: "openai", family: "openai", stream: true });
+    expect(chat.warnings.some((w) => w.message.includes("thinking"))).toBe(true);
+  });
+
   test("invalid bodies throw FormatError (400) naming the path", () => {
     const bad: Array<[unknown, string]> = [
       [{ messages: [] }, "model"],
