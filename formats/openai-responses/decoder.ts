@@ -34,6 +34,8 @@ import { hubErrorFromOpenAi } from "./errors.ts";
 
 type Json = Record<string, any>;
 
+const BLANK_LINE = new TextEncoder().encode("\n\n");
+
 interface PartState {
   key: number;
   started: boolean;
@@ -83,6 +85,8 @@ class ResponsesDecoder implements StreamDecoder {
   private started = false;
   private ended = false;
   private sawTool = false;
+  /** end() is flushing: an unparsable last event is a truncation, not a malformed stream. */
+  private atEof = false;
   private readonly family: ProviderFamily;
 
   constructor(
@@ -98,7 +102,13 @@ class ResponsesDecoder implements StreamDecoder {
   }
 
   end(): void {
-    if (!this.ended) this.reader.end();
+    if (this.ended) return;
+    // A final event without its blank line is still an event (some servers close right after the
+    // last `data:` line); SseReader.end() does not dispatch it, so terminate it here. A cut-off
+    // event then fails to parse and is ignored: the normalizer reports the truncation.
+    this.atEof = true;
+    this.reader.push(BLANK_LINE);
+    this.reader.end();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -111,7 +121,7 @@ class ResponsesDecoder implements StreamDecoder {
     try {
       ev = JSON.parse(data) as Json;
     } catch {
-      this.fail(MALFORMED());
+      if (!this.atEof) this.fail(MALFORMED());
       return;
     }
     if (!ev || typeof ev !== "object") {

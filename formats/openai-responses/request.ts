@@ -84,6 +84,16 @@ const MAPPED_FIELDS = new Set([
   "stream",
 ]);
 
+/**
+ * `source.extra` key holding the fields of function tools the hub has no slot for (`output_schema`,
+ * `allowed_callers`, …), by tool key (`name`, or `namespace/name`), so a Responses target gets them
+ * back. Same convention as the Anthropic codec's `$anthropic_item_fields`.
+ */
+export const TOOL_FIELDS_KEY = "$responses_tool_fields";
+
+/** Function-tool fields the hub maps itself. */
+const FUNCTION_TOOL_FIELDS = new Set(["type", "name", "description", "parameters", "strict", "defer_loading"]);
+
 const EFFORTS: ReadonlySet<string> = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
 function invalid(message: string, param?: string): FormatError {
@@ -276,15 +286,26 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
   return messages;
 }
 
+function keepToolFields(t: Record<string, any>, key: string, fields: Record<string, Record<string, unknown>>): void {
+  let rest: Record<string, unknown> | undefined;
+  for (const k of Object.keys(t)) {
+    if (FUNCTION_TOOL_FIELDS.has(k)) continue;
+    (rest ??= {})[k] = t[k];
+  }
+  if (rest) fields[key] = rest;
+}
+
 /** Tools → hub tools (module doc). Namespaces: shell ProviderTool first, then flattened members. */
-function parseTools(tools: Array<Record<string, any>> | null | undefined): HubTool[] {
+function parseTools(tools: Array<Record<string, any>> | null | undefined, extra: Record<string, unknown>): HubTool[] {
   if (!tools) return [];
   const out: HubTool[] = [];
+  const fields: Record<string, Record<string, unknown>> = {};
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i]!;
     const path = `tools[${i}]`;
     if (t.type === "function") {
       out.push(parseFunctionTool(check(FunctionToolSchema, t, path)));
+      keepToolFields(t, t.name, fields);
     } else if (t.type === "namespace") {
       const ns = check(NamespaceToolSchema, t, path);
       const others = ns.tools.filter((m) => m.type !== "function");
@@ -296,6 +317,7 @@ function parseTools(tools: Array<Record<string, any>> | null | undefined): HubTo
         const f = parseFunctionTool(check(FunctionToolSchema, m, `${path}.tools[${j}]`));
         f.namespace = ns.name;
         out.push(f);
+        keepToolFields(m, `${ns.name}/${f.name}`, fields);
       }
     } else {
       const p: ProviderTool = { kind: "provider", format: FORMAT, raw: t };
@@ -303,6 +325,7 @@ function parseTools(tools: Array<Record<string, any>> | null | undefined): HubTo
       out.push(p);
     }
   }
+  if (Object.keys(fields).length > 0) extra[TOOL_FIELDS_KEY] = fields;
   return out;
 }
 
@@ -378,7 +401,7 @@ export function parseRequest(body: unknown): HubRequest {
     model: b.model,
     system,
     messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined),
-    tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined),
+    tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra),
     stream: b.stream === true,
     source: { format: FORMAT, extra },
   };
@@ -621,8 +644,16 @@ function toolResultOutputText(r: ToolResultPart): string {
   return r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
 }
 
-/** Hub tools → Responses tools: flat functions, namespaces re-nested, provider tools of this format. */
-export function buildTools(tools: HubTool[], w?: Warnings): Array<Record<string, unknown>> {
+/**
+ * Hub tools → Responses tools: flat functions, namespaces re-nested (members after the namespace's
+ * own non-function tools, in hub order), provider tools of this format; other formats' provider tools
+ * dropped with a warning. `fields` restores per-tool fields kept by {@link parseRequest}.
+ */
+export function buildTools(
+  tools: HubTool[],
+  w?: Warnings,
+  fields?: Record<string, Record<string, unknown>>,
+): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   const namespaces = new Map<string, Array<Record<string, unknown>>>();
   const nsShell = (name: string, description?: string, extraMembers: Array<Record<string, unknown>> = []) => {
@@ -660,6 +691,8 @@ export function buildTools(tools: HubTool[], w?: Warnings): Array<Record<string,
     f.strict = t.strict ?? false;
     f.parameters = t.parameters;
     if (t.deferLoading) f.defer_loading = true;
+    const kept = fields?.[t.namespace ? `${t.namespace}/${t.name}` : t.name];
+    if (kept) for (const k of Object.keys(kept)) if (!(k in f)) f[k] = kept[k];
     if (t.namespace) nsShell(t.namespace).push(f);
     else out.push(f);
   }
@@ -768,7 +801,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   for (const m of req.messages) messageItems(m, ctx, input);
   body.input = input;
 
-  const tools = buildTools(req.tools, w);
+  const toolFields = fromResponses ? (req.source.extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : undefined;
+  const tools = buildTools(req.tools, w, toolFields);
   if (tools.length > 0) body.tools = tools;
   if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools);
   else if (fromResponses && req.source.extra.tool_choice !== undefined) body.tool_choice = req.source.extra.tool_choice;
@@ -816,7 +850,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   if (fromResponses) {
     for (const [k, val] of Object.entries(req.source.extra)) {
-      if (k === "tool_choice" || k === "reasoning" || k === "text") continue;
+      if (k === "tool_choice" || k === "reasoning" || k === "text" || k === TOOL_FIELDS_KEY) continue;
       if (!(k in body)) body[k] = val;
     }
   }

@@ -18,7 +18,7 @@ import {
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
 import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
-import { buildTools } from "./request.ts";
+import { buildTools, TOOL_FIELDS_KEY } from "./request.ts";
 
 type Json = Record<string, any>;
 
@@ -102,7 +102,7 @@ export function responseEcho(req: HubRequest | undefined): Json {
     temperature: req?.temperature ?? 1,
     text,
     tool_choice: toolChoice,
-    tools: req ? buildTools(req.tools) : [],
+    tools: req ? buildTools(req.tools, undefined, extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : [],
     top_p: req?.topP ?? 1,
     metadata: (extra.metadata as Json | undefined) ?? {},
   };

@@ -30,6 +30,7 @@ type Json = Record<string, any>;
 
 const EMPTY = new Uint8Array(0);
 const utf8 = new TextEncoder();
+const BLANK_LINE = utf8.encode("\n\n");
 
 /** Index just past the last SSE event terminator (`\n\n`, `\r\n\r\n`, `\r\r`) in `b`, or -1. */
 function lastBoundary(b: Uint8Array, from: number): number {
@@ -53,6 +54,8 @@ class ResponsesTap implements PassthroughTap {
   private events = 0;
   private responseId: string | undefined;
   private model: string | undefined;
+  /** `end()` is dispatching the unterminated tail: only a complete terminal event counts then. */
+  private flushing = false;
   /** `end()` ran: later calls append nothing. */
   private ended = false;
 
@@ -86,7 +89,10 @@ class ResponsesTap implements PassthroughTap {
     if (this.ended) return EMPTY;
     this.ended = true;
     const terminalBefore = this.state.terminal;
-    this.reader.end(); // dispatches an unterminated final event, if it is complete
+    // Dispatch a final event that lacks its blank line (SseReader.end() alone does not: see report).
+    this.flushing = true;
+    this.reader.push(BLANK_LINE);
+    this.reader.end();
     const tail = this.held;
     this.held = EMPTY;
     if (tail.length > 0 && !terminalBefore && this.state.terminal) {
@@ -140,10 +146,17 @@ class ResponsesTap implements PassthroughTap {
   private onEvent(e: SseEvent): void {
     const data = e.data;
     if (data.length === 0 || data === "[DONE]") return;
-    this.events++;
-    this.trackSeq(data);
     let name = e.event;
     let parsed: Json | undefined;
+    if (this.flushing) {
+      // The held tail is forwarded only when it is a complete terminal event; anything else is a
+      // half event that the client never sees, so it must not count.
+      parsed = parse(data);
+      name ??= typeof parsed?.type === "string" ? parsed.type : "";
+      if (!parsed || (name !== "response.completed" && name !== "response.incomplete" && name !== "response.failed")) return;
+    }
+    this.events++;
+    this.trackSeq(data);
     if (name === undefined) {
       parsed = parse(data);
       name = typeof parsed?.type === "string" ? parsed.type : "";
@@ -160,6 +173,7 @@ class ResponsesTap implements PassthroughTap {
       case "response.completed":
       case "response.incomplete": {
         const r = (parsed ?? parse(data))?.response as Json | undefined;
+        if (!r) return; // a cut-off terminal event (only possible at end()) is no terminal
         this.state.terminal = true;
         this.state.sawContent = true;
         if (r && typeof r.id === "string") this.responseId = r.id;
@@ -173,6 +187,7 @@ class ResponsesTap implements PassthroughTap {
       }
       case "response.failed": {
         const r = (parsed ?? parse(data))?.response as Json | undefined;
+        if (!r) return;
         this.state.terminal = true;
         if (!this.state.error) this.state.error = hubErrorFromOpenAi(r?.error ?? { code: "server_error" }, 0);
         const usage = fromResponsesUsage(r?.usage);

@@ -231,6 +231,14 @@ describe("decoder: shapes not in the recordings", () => {
     expect(accumulate(out).response.content).toEqual([{ type: "text", text: "Dummy PDF file" }]);
   });
 
+  test("a terminal event without its final blank line still finishes the reply; a cut-off last event is a truncation", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const out = normalizeEvents(decodePieces([bytes.subarray(0, bytes.length - 2)]));
+    expect(out.at(-2)).toEqual({ type: "finish", reason: "end_turn", raw: "completed" });
+    const cut = normalizeEvents(decodePieces([bytes.subarray(0, bytes.length - 40)]));
+    expect(cut.at(-1)).toEqual({ type: "error", error: TRUNCATED_ERROR });
+  });
+
   test("a malformed data line becomes one api_error event and decoding stops", () => {
     const evs: HubEvent[] = decodePieces([utf8.encode('data: {"type":"response.created","response":{"id":"r"}}\n\ndata: {not json\n\ndata: {"type":"response.completed","response":{"status":"completed"}}\n\n')]);
     expect(evs.map((e) => e.type)).toEqual(["message_start", "error"]);

@@ -1,0 +1,147 @@
+import { describe, expect, test } from "bun:test";
+import { manifest, recordedBytes } from "../../support/fixtures.ts";
+import { parseSse, sdkStream } from "../../support/openai-responses-helpers.ts";
+import { openaiResponses } from "../../../formats/openai-responses/index.ts";
+import type { PassthroughTap } from "../../../formats/codec.ts";
+
+const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
+const utf8 = new TextEncoder();
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Feeds pieces through a fresh tap; returns the forwarded bytes, what end() appended, and the tap. */
+function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0]) {
+  const tap = openaiResponses.createTap({ family: "openai" });
+  const forwarded = concat(pieces.map((p) => tap.push(p)));
+  const appended = tap.end(failure);
+  return { tap, forwarded, appended };
+}
+
+describe("tap over every recorded Responses stream", () => {
+  for (const entry of entries) {
+    test(entry.file, async () => {
+      const bytes = await recordedBytes(entry.file);
+      const { tap, forwarded, appended } = run([bytes]);
+      expect(forwarded).toEqual(bytes); // bytes unchanged
+      expect(appended.length).toBe(0); // complete stream: nothing added
+      const rec = entry.recorded!;
+      expect(tap.state.terminal).toBe(true);
+      if (rec.status === "failed") {
+        expect(tap.state.error?.code).toBe(rec.error.code);
+        expect(tap.state.error?.message).toBe(rec.error.message);
+        expect(tap.state.stopReason).toBeNull();
+        expect(tap.state.sawContent).toBe(false);
+      } else {
+        expect(tap.state.sawContent).toBe(true);
+        expect(tap.state.error).toBeUndefined();
+        expect(tap.state.stopReason).toBe(rec.status === "incomplete" ? "max_tokens" : rec.function_calls.length > 0 ? "tool_use" : "end_turn");
+        expect(tap.state.usage).toMatchObject({
+          inputTokens: rec.usage.input_tokens - rec.usage.cached_tokens,
+          cacheReadTokens: rec.usage.cached_tokens,
+          outputTokens: rec.usage.output_tokens,
+          reasoningTokens: rec.usage.reasoning_tokens,
+        });
+      }
+    });
+  }
+
+  test("split at every byte offset: forwarded bytes are the original, state identical", async () => {
+    for (const f of ["openai-responses/text.sse", "openai-responses/error-event.sse"]) {
+      const bytes = await recordedBytes(f);
+      const whole = run([bytes]).tap.state;
+      for (let i = 1; i < bytes.length; i++) {
+        const { tap, forwarded, appended } = run([bytes.subarray(0, i), bytes.subarray(i)]);
+        if (!Bun.deepEquals(forwarded, bytes) || appended.length !== 0 || !Bun.deepEquals(tap.state, whole)) {
+          expect({ i, forwarded: text(forwarded), appended: text(appended), state: tap.state }).toEqual({ i, forwarded: text(bytes), appended: "", state: whole });
+        }
+      }
+    }
+  });
+
+  test("an event is forwarded only once its blank line arrived (no half events reach the client)", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const tap = openaiResponses.createTap({ family: "openai" });
+    const firstEnd = text(bytes).indexOf("\n\n") + 2;
+    expect(tap.push(bytes.subarray(0, firstEnd - 1)).length).toBe(0);
+    expect(text(tap.push(bytes.subarray(firstEnd - 1, firstEnd + 5)))).toBe(text(bytes.subarray(0, firstEnd)));
+  });
+});
+
+describe("tap end(): the missing terminal", () => {
+  test("cut mid-stream: the half event is dropped and response.failed follows with the next sequence_number and the response id", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const s = text(bytes);
+    const cutAt = utf8.encode(s.slice(0, s.indexOf('"delta":" file"'))).length; // inside the third delta
+    const { tap, forwarded, appended } = run([bytes.subarray(0, cutAt)]);
+    const wire = parseSse(text(forwarded) + text(appended));
+    expect(wire.at(-2)!.data.sequence_number).toBe(5);
+    const failed = wire.at(-1)!.data;
+    expect(failed).toMatchObject({
+      type: "response.failed",
+      sequence_number: 6,
+      response: { id: "resp_051ebd7ab60063870069d4fe8ac1348194bf06d0a4646af05f", status: "failed", error: { code: "server_error" } },
+    });
+    expect(tap.state.error?.code).toBe("upstream_truncated");
+    expect(wire.some((w) => w.data.type === "response.completed")).toBe(false);
+    const { final, error } = await sdkStream(concat([forwarded, appended]));
+    expect(error).toBeUndefined();
+    expect(final.status).toBe("failed");
+  });
+
+  test("end(failure) reports the gateway's failure (e.g. idle timeout) with the mapped code", async () => {
+    const bytes = await recordedBytes("openai-responses/function-call.sse");
+    const s = text(bytes);
+    const cut = utf8.encode(s.slice(0, s.indexOf("event: response.function_call_arguments.done")));
+    const { appended } = run([cut], { kind: "rate_limit", status: 429, message: "Rate limited upstream" });
+    const failed = parseSse(text(appended))[0]!.data;
+    expect(failed.response.error).toEqual({ code: "rate_limit_exceeded", message: "Rate limited upstream" });
+  });
+
+  test("an upstream error event without response.failed: end() appends response.failed carrying that error", () => {
+    const sse =
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_x","status":"in_progress","output":[]}}\n\n' +
+      'event: error\ndata: {"type":"error","sequence_number":1,"code":"context_length_exceeded","message":"Too long"}\n\n';
+    const { tap, appended } = run([utf8.encode(sse)]);
+    expect(tap.state.error).toMatchObject({ kind: "context_length_exceeded", message: "Too long" });
+    expect(parseSse(text(appended))[0]!.data).toMatchObject({
+      type: "response.failed",
+      sequence_number: 2,
+      response: { id: "resp_x", error: { code: "context_length_exceeded", message: "Too long" } },
+    });
+  });
+
+  test("nothing received at all: response.created then response.failed, readable by the SDK", async () => {
+    const { appended } = run([]);
+    const wire = parseSse(text(appended));
+    expect(wire.map((w) => [w.event, w.data.sequence_number])).toEqual([
+      ["response.created", 0],
+      ["response.failed", 1],
+    ]);
+    const { final } = await sdkStream(appended);
+    expect(final.status).toBe("failed");
+  });
+
+  test("a terminal event without its final blank line is forwarded, terminated, and counts as complete", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const trimmed = bytes.subarray(0, bytes.length - 2); // drop the last "\n\n"
+    const { tap, forwarded, appended } = run([trimmed]);
+    expect(tap.state.terminal).toBe(true);
+    expect(tap.state.error).toBeUndefined();
+    expect(concat([forwarded, appended])).toEqual(bytes);
+  });
+
+  test("end() twice appends nothing the second time", () => {
+    const tap = openaiResponses.createTap({ family: "openai" });
+    expect(tap.end().length).toBeGreaterThan(0);
+    expect(tap.end().length).toBe(0);
+  });
+});
