@@ -1,0 +1,177 @@
+/**
+ * The real Claude Code CLI (`claude -p … --output-format json`) through switchyard to the fake upstream,
+ * on three lanes: the anthropic provider (native passthrough), an openai-compatible provider (Anthropic
+ * Messages ↔ OpenAI Chat) and a gemini provider (Anthropic Messages ↔ Gemini). Each lane: one plain
+ * answer and one tool round trip (the fake asks for `Bash` with `echo switchyard-e2e`; Claude Code runs
+ * it and sends the result; the fake answers with a text that quotes it).
+ *
+ * The CLI is installed by the beforeAll (npm, into .cache/e2e-clis/); without network that fails and
+ * so do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
+ * when it fails, the CLI or the environment is broken, not switchyard.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CLAUDE_CODE, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
+import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import {
+  CLI_TEST_TIMEOUT_MS,
+  finalTextFor,
+  modelRequests,
+  plainAnswer,
+  runClaude,
+  summarizeRequests,
+  TOOL_COMMAND,
+  TOOL_MARKER,
+  toolResultsIn,
+  toolRoundTrip,
+  type ClaudeRun,
+} from "../../support/cli-agents.ts";
+import { startFakeUpstream, type FakeFormat, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+  - id: chat
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: gem
+    kind: gemini
+    base_url: "{{FAKE}}"
+accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
+  - id: chat-1
+    provider: chat
+    api_key: env:FAKE_KEY
+  - id: gem-1
+    provider: gem
+    api_key: env:FAKE_KEY
+`;
+
+interface Lane {
+  name: string;
+  /** What Claude Code asks for (`--model`). */
+  model: string;
+  /** The model name the fake must see. */
+  upstreamModel: string;
+  format: FakeFormat;
+  /** Path prefix of every model request the fake must see. */
+  path: string;
+}
+
+const LANES: Lane[] = [
+  { name: "anthropic (native)", model: "anth/claude-e2e", upstreamModel: "claude-e2e", format: "anthropic-messages", path: "/v1/messages" },
+  { name: "openai-compatible", model: "chat/glm-e2e", upstreamModel: "glm-e2e", format: "openai-chat", path: "/v1/chat/completions" },
+  { name: "gemini", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
+];
+
+let bin = "";
+let gw: TestGateway;
+let trap: TrapProxy;
+
+beforeAll(async () => {
+  trap = startTrapProxy();
+  bin = await ensureCli(CLAUDE_CODE);
+  gw = await startGateway(YAML);
+}, INSTALL_HOOK_TIMEOUT_MS);
+
+afterAll(async () => {
+  await gw?.stop();
+  trap?.stop();
+});
+
+/** Everything a user or the gateway's operator would notice about one run, checked with a full story on failure. */
+function expectSuccess(r: ClaudeRun, fake: FakeUpstream, expectedText: string) {
+  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}\n--- outside hosts the CLI tried ---\n${trap.attempts.join("\n")}`);
+  expect(r.run.timedOut, story()).toBe(false);
+  expect(r.run.code, story()).toBe(0);
+  expect(r.json?.is_error, story()).toBe(false);
+  expect(r.result, story()).toContain(expectedText);
+  expect(trap.attempts, story()).toEqual([]);
+}
+
+function expectToolRoundTrip(fake: FakeUpstream, r: ClaudeRun) {
+  const reqs = modelRequests(fake);
+  const story = r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
+  expect(reqs.length, story).toBeGreaterThanOrEqual(2);
+  // The first request had no tool result; the second carried the Bash output.
+  expect(toolResultsIn(reqs[0]), story).toEqual([]);
+  const results = toolResultsIn(reqs[1]);
+  expect(results.length, story).toBe(1);
+  expect(results[0].text, story).toContain(TOOL_MARKER);
+  expect(r.json?.num_turns, story).toBeGreaterThanOrEqual(2);
+}
+
+describe("Claude Code straight to the fake (control, no gateway)", () => {
+  test(
+    "tool round trip",
+    async () => {
+      const fake = await startFakeUpstream();
+      try {
+        fake.handle(toolRoundTrip({ lane: "direct", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+        const r = await runClaude(bin, {
+          baseUrl: fake.url,
+          model: "claude-e2e",
+          prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
+          allowedTools: ["Bash"],
+          trap,
+        });
+        expectSuccess(r, fake, finalTextFor("direct"));
+        expectToolRoundTrip(fake, r);
+      } finally {
+        await fake.stop();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+for (const lane of LANES) {
+  describe(`Claude Code → switchyard → ${lane.name}`, () => {
+    const expectLane = (r: ClaudeRun) => {
+      const reqs = modelRequests(gw.fake);
+      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
+      expect(reqs.length, story).toBeGreaterThanOrEqual(1);
+      for (const q of reqs) {
+        expect(q.format, story).toBe(lane.format);
+        expect(q.path.startsWith(lane.path), story).toBe(true);
+        expect(q.model, story).toBe(lane.upstreamModel);
+      }
+    };
+
+    test(
+      "plain answer",
+      async () => {
+        gw.fake.reset();
+        const text = `Plain answer over ${lane.name}.`;
+        gw.fake.handle(plainAnswer(text));
+        const r = await runClaude(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
+        expectSuccess(r, gw.fake, text);
+        expectLane(r);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+
+    test(
+      "tool round trip (Bash)",
+      async () => {
+        gw.fake.reset();
+        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+        const r = await runClaude(bin, {
+          baseUrl: gw.url,
+          model: lane.model,
+          prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
+          allowedTools: ["Bash"],
+          trap,
+        });
+        expectSuccess(r, gw.fake, finalTextFor(lane.name));
+        expectLane(r);
+        expectToolRoundTrip(gw.fake, r);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+  });
+}

@@ -1,0 +1,301 @@
+/**
+ * Claude Code and Codex runs for the CLI e2e tests, each in a scratch HOME with every base URL pointing
+ * at switchyard (or straight at a fake upstream), no telemetry, no update checks, and the trap proxy for
+ * anything else; plus a fake-upstream script for a one-tool round trip in any of the four formats.
+ *
+ * Environment (DEVELOPERS rules): a fresh temp HOME per run; Claude Code with ANTHROPIC_BASE_URL,
+ * a placeholder ANTHROPIC_API_KEY and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; Codex with a scratch
+ * ~/.codex/config.toml that sets `[analytics] enabled = false`, a model provider at switchyard
+ * (`wire_api = "responses"`, `env_key` for a placeholder key) and `[features] plugins = false` (with
+ * plugins on, Codex 0.171.0 contacts github.com, api.github.com and chatgpt.com at start to sync its
+ * curated plugin catalogue, even with a custom provider).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FakeFormat, FakeHandler, FakeUpstream, ReceivedRequest } from "./fake-upstream.ts";
+import { simpleReply } from "./fake-upstream.ts";
+import { describeRun, runCli, type CliRunResult, type TrapProxy } from "./cli-run.ts";
+
+/** The command the fake asks the CLI's shell tool to run, and the text it prints. */
+export const TOOL_MARKER = "switchyard-e2e";
+export const TOOL_COMMAND = `echo ${TOOL_MARKER}`;
+
+/** Per-run timeout; a run normally takes 1–5 s. */
+export const CLI_RUN_TIMEOUT_MS = 60_000;
+/** Per-test timeout for a test that runs one CLI. */
+export const CLI_TEST_TIMEOUT_MS = CLI_RUN_TIMEOUT_MS + 15_000;
+
+interface ScratchHome {
+  home: string;
+  /** The CLI's working directory inside HOME. */
+  work: string;
+  cleanup(): void;
+}
+
+function scratchHome(prefix: string): ScratchHome {
+  const home = mkdtempSync(join(tmpdir(), `sy-e2e-${prefix}-`));
+  const work = join(home, "work");
+  mkdirSync(work);
+  return { home, work, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** What every CLI child gets from the parent environment: nothing but PATH, locale and a shell. */
+function baseEnv(home: string, trap: TrapProxy): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    USER: process.env.USER ?? "root",
+    SHELL: "/bin/bash",
+    LANG: "C.UTF-8",
+    TERM: "dumb",
+    NO_COLOR: "1",
+    ...trap.env(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude Code
+// ---------------------------------------------------------------------------------------------
+
+export interface ClaudeRun {
+  run: CliRunResult;
+  /** The parsed `--output-format json` result, when stdout was JSON. */
+  json: any;
+  /** `json.result`, or "" */
+  result: string;
+  describe(extra?: string): string;
+}
+
+/**
+ * `claude -p PROMPT --output-format json --model MODEL` with ANTHROPIC_BASE_URL=baseUrl. Every model
+ * Claude Code might pick on its own (haiku for small tasks, subagents) is set to `model` too, so no
+ * request goes out under a name the gateway does not know. `allowedTools` pre-approves tools (print
+ * mode has nobody to answer a permission prompt).
+ */
+export async function runClaude(
+  bin: string,
+  opts: { baseUrl: string; model: string; prompt: string; trap: TrapProxy; allowedTools?: string[]; timeoutMs?: number },
+): Promise<ClaudeRun> {
+  const h = scratchHome("claude");
+  try {
+    const args = [bin, "-p", opts.prompt, "--output-format", "json", "--model", opts.model, "--no-session-persistence"];
+    if (opts.allowedTools?.length) args.push("--allowedTools", ...opts.allowedTools);
+    const run = await runCli(args, {
+      cwd: h.work,
+      timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,
+      env: {
+        ...baseEnv(h.home, opts.trap),
+        ANTHROPIC_BASE_URL: opts.baseUrl,
+        ANTHROPIC_API_KEY: "placeholder",
+        ANTHROPIC_MODEL: opts.model,
+        ANTHROPIC_SMALL_FAST_MODEL: opts.model,
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: opts.model,
+        ANTHROPIC_DEFAULT_SONNET_MODEL: opts.model,
+        ANTHROPIC_DEFAULT_OPUS_MODEL: opts.model,
+        CLAUDE_CODE_SUBAGENT_MODEL: opts.model,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        DISABLE_AUTOUPDATER: "1",
+        DISABLE_TELEMETRY: "1",
+        DISABLE_ERROR_REPORTING: "1",
+        CLAUDE_CODE_DISABLE_TERMINAL_TITLE: "1",
+      },
+    });
+    let json: any;
+    try {
+      json = JSON.parse(run.stdout);
+    } catch {
+      json = undefined;
+    }
+    const result = typeof json?.result === "string" ? json.result : "";
+    return { run, json, result, describe: (extra = "") => describeRun(run, extra) };
+  } finally {
+    h.cleanup();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codex
+// ---------------------------------------------------------------------------------------------
+
+export interface CodexRun {
+  run: CliRunResult;
+  /** The final agent message (`--output-last-message`), or "" */
+  lastMessage: string;
+  describe(extra?: string): string;
+}
+
+/** The scratch ~/.codex/config.toml: switchyard as the model provider, analytics and plugins off. */
+export function codexConfigToml(baseUrlV1: string, model: string): string {
+  return `# written by test/support/cli-agents.ts for one e2e run
+model = ${JSON.stringify(model)}
+model_provider = "switchyard"
+check_for_update_on_startup = false
+
+[model_providers.switchyard]
+name = "switchyard"
+base_url = ${JSON.stringify(baseUrlV1)}
+wire_api = "responses"
+env_key = "SWITCHYARD_E2E_KEY"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+`;
+}
+
+/** `codex exec --skip-git-repo-check PROMPT` against `baseUrlV1` (`http://127.0.0.1:PORT/v1`). */
+export async function runCodex(
+  bin: string,
+  opts: { baseUrlV1: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number },
+): Promise<CodexRun> {
+  const h = scratchHome("codex");
+  try {
+    const codexHome = join(h.home, ".codex");
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, "config.toml"), codexConfigToml(opts.baseUrlV1, opts.model));
+    const lastFile = join(h.home, "last-message.txt");
+    const run = await runCli(
+      [bin, "exec", "--skip-git-repo-check", "--color", "never", "--output-last-message", lastFile, opts.prompt],
+      {
+        cwd: h.work,
+        timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,
+        env: { ...baseEnv(h.home, opts.trap), CODEX_HOME: codexHome, SWITCHYARD_E2E_KEY: "placeholder" },
+      },
+    );
+    let lastMessage = "";
+    try {
+      lastMessage = await Bun.file(lastFile).text();
+    } catch {
+      /* not written */
+    }
+    return { run, lastMessage, describe: (extra = "") => describeRun(run, `--- last message ---\n${lastMessage}\n${extra}`) };
+  } finally {
+    h.cleanup();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading upstream requests in any of the four formats
+// ---------------------------------------------------------------------------------------------
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map(textOf).join("\n");
+  if (content && typeof content === "object") {
+    const c = content as Record<string, unknown>;
+    if (typeof c.text === "string") return c.text;
+    if (typeof c.output === "string") return c.output;
+    if ("content" in c) return textOf(c.content);
+    return JSON.stringify(c);
+  }
+  return content === undefined || content === null ? "" : String(content);
+}
+
+export interface SeenToolResult {
+  /** tool_use_id / tool_call_id / call_id / functionResponse name. */
+  id: string | undefined;
+  text: string;
+}
+
+/** The tool results a request carries (its conversation history), in the request's own format. */
+export function toolResultsIn(req: ReceivedRequest): SeenToolResult[] {
+  const b = req.body;
+  const out: SeenToolResult[] = [];
+  if (!b || typeof b !== "object") return out;
+  switch (req.format) {
+    case "anthropic-messages":
+      for (const m of b.messages ?? [])
+        if (Array.isArray(m.content))
+          for (const blk of m.content) if (blk?.type === "tool_result") out.push({ id: blk.tool_use_id, text: textOf(blk.content) });
+      break;
+    case "openai-chat":
+      for (const m of b.messages ?? []) if (m.role === "tool") out.push({ id: m.tool_call_id, text: textOf(m.content) });
+      break;
+    case "openai-responses":
+      if (Array.isArray(b.input))
+        for (const it of b.input) if (it?.type === "function_call_output") out.push({ id: it.call_id, text: textOf(it.output) });
+      break;
+    case "gemini":
+      for (const c of b.contents ?? [])
+        for (const p of c.parts ?? [])
+          if (p.functionResponse) out.push({ id: p.functionResponse.id ?? p.functionResponse.name, text: JSON.stringify(p.functionResponse.response) });
+      break;
+  }
+  return out;
+}
+
+/** Names of the tools a request offers, in the request's own format (nested namespaces flattened). */
+export function toolNamesIn(req: ReceivedRequest): string[] {
+  const b = req.body;
+  if (!b || typeof b !== "object" || !Array.isArray(b.tools)) return [];
+  const names: string[] = [];
+  const visit = (t: any) => {
+    if (!t || typeof t !== "object") return;
+    if (typeof t.name === "string") names.push(t.name);
+    if (typeof t.function?.name === "string") names.push(t.function.name);
+    for (const d of t.functionDeclarations ?? t.function_declarations ?? []) visit(d);
+    for (const n of t.tools ?? []) visit(n);
+  };
+  for (const t of b.tools) visit(t);
+  return names;
+}
+
+/** Requests the fake received in a model format (probes like HEAD / or GET /models excluded). */
+export function modelRequests(fake: FakeUpstream): ReceivedRequest[] {
+  return fake.requests.filter((r) => r.format !== undefined);
+}
+
+/** A short summary of what the fake received, for assertion messages. */
+export function summarizeRequests(fake: FakeUpstream): string {
+  return fake.requests
+    .map((r, i) => {
+      const results = toolResultsIn(r).map((t) => `${t.id}:${JSON.stringify(t.text.slice(0, 160))}`);
+      return `#${i} ${r.method} ${r.path} model=${r.model} stream=${r.stream} tools=${toolNamesIn(r).length} results=[${results.join(", ")}]`;
+    })
+    .join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fake's script for a tool round trip
+// ---------------------------------------------------------------------------------------------
+
+/** The final text the fake sends once it saw a tool result containing TOOL_MARKER. */
+export function finalTextFor(lane: string): string {
+  return `Done (${lane}): the command printed ${TOOL_MARKER}.`;
+}
+
+function callIdFor(format: FakeFormat): string {
+  return format === "anthropic-messages" ? "toolu_sy_e2e_1" : "call_sy_e2e_1";
+}
+
+/**
+ * A fake-upstream handler: while a request carries no tool result and offers `toolName`, answer with a
+ * call of that tool with `args`; when it carries a result that contains TOOL_MARKER, answer with
+ * finalTextFor(lane); a result without the marker gets a text that says so (the test then fails on the
+ * CLI's output); a request that does not offer the tool (housekeeping) gets `otherText`.
+ */
+export function toolRoundTrip(opts: {
+  lane: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  otherText?: string;
+}): FakeHandler {
+  return (req) => {
+    if (!req.format) return undefined;
+    const results = toolResultsIn(req);
+    if (results.some((r) => r.text.includes(TOOL_MARKER))) return simpleReply(req.format, { text: finalTextFor(opts.lane) }, req.stream);
+    if (results.length > 0)
+      return simpleReply(req.format, { text: `Tool result without the marker: ${JSON.stringify(results).slice(0, 300)}` }, req.stream);
+    if (toolNamesIn(req).includes(opts.toolName))
+      return simpleReply(req.format, { toolCalls: [{ id: callIdFor(req.format), name: opts.toolName, arguments: opts.args }] }, req.stream);
+    return simpleReply(req.format, { text: opts.otherText ?? "ok" }, req.stream);
+  };
+}
+
+/** A handler that answers every model request with `text`. */
+export function plainAnswer(text: string): FakeHandler {
+  return (req) => (req.format ? simpleReply(req.format, { text }, req.stream) : undefined);
+}
