@@ -31,8 +31,12 @@ import { SSE_HEADERS } from "../formats/sse.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
-  /** Writes the effect of a failed attempt through (memory and store) before the next pick. */
-  failure(account: Account, provider: ProviderInfo, model: string, c: Classification): void;
+  /**
+   * Records a failed attempt. With `retrying` the same account is about to be tried again: only the
+   * provider's consecutive-5xx count moves. Otherwise the account effect is written through (memory and
+   * store) before the next pick (SPEC 6.3).
+   */
+  failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts?: { retrying?: boolean }): void;
   /** Clears error state after a committed reply (SPEC R-8) and feeds latency to scoring. */
   success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void;
   /** Whether the provider's circuit is open (SPEC 6.3: 10 consecutive 5xx). */
@@ -104,7 +108,6 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
   let firstFreeAt: number | undefined;
   let anyCooling = false;
   let fallback = false;
-  let firstCandidate = true;
   const hints = deps.hints?.(ctx) ?? {};
 
   for (let ti = 0; ti < targets.length; ti++) {
@@ -112,8 +115,6 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
     const isLastTarget = ti === targets.length - 1;
     if (deps.health.circuitOpen(target.provider.id)) {
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
-      fallback = true;
-      firstCandidate = false;
       continue;
     }
     const tried = new Set<string>();
@@ -135,8 +136,8 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
         break;
       }
       tried.add(account.id);
-      if (!firstCandidate) fallback = true;
-      firstCandidate = false;
+      // SPEC 2.4: X-Switchyard-Fallback when a target or account other than the first serves.
+      if (ti > 0 || !picked.firstChoice || tried.size > 1) fallback = true;
 
       const translated = translate(ctx, target, portability);
       if ("kind" in translated) {
@@ -164,17 +165,20 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
         }
         last = result;
         const c = result.classification;
-        deps.health.failure(account, target.provider, target.model, c);
         if (ctx.signal.aborted) break targetLoop;
-        if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account });
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
+          // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           refreshed = true;
+          deps.health.failure(account, target.provider, target.model, c, { retrying: true });
           if (await deps.health.refresh(account)) continue;
         }
         if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
+          // SPEC 6.1: 100 ms doubling to 1 s between same-account attempts unless the provider names a wait;
+          // a provider asking for more than a minute ends same-account retries (6.2).
           const wait = c.retryAfterSeconds !== undefined ? c.retryAfterSeconds * 1000 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** sameRetries);
           if (wait <= LONG_WAIT_MS && deps.clock.now() + wait < deadline) {
             sameRetries++;
+            deps.health.failure(account, target.provider, target.model, c, { retrying: true });
             try {
               await deps.clock.sleep(wait, ctx.signal);
             } catch {
@@ -183,6 +187,8 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
             continue;
           }
         }
+        deps.health.failure(account, target.provider, target.model, c);
+        if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account });
         if (c.loop === "next_target") break targetLoop;
         continue targetLoop; // next account
       }
@@ -395,19 +401,25 @@ async function attemptInner(
 
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
   let finished = false;
+  const clientGone = () => {
+    release();
+    if (finished) return;
+    finished = true;
+    controller.abort(new TransportError("aborted", "the client went away"));
+    deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now });
+  };
+  // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
+  // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
+  ctx.signal.addEventListener("abort", clientGone, { once: true });
   const source = guardedSource(reader, {
     idleTimeoutMs: idleMs,
     abort: (reason) => controller.abort(reason),
-    onCancel: () => {
-      release();
-      if (finished) return;
-      finished = true;
-      deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now });
-    },
+    onCancel: clientGone,
   });
   const body = source.pipeThrough(
     replyTransform(driver, prefix, (failure) => {
       release();
+      ctx.signal.removeEventListener("abort", clientGone);
       if (finished) return;
       finished = true;
       deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now });

@@ -199,7 +199,9 @@ export function classify(f: FailureFacts): Classification {
     const overloaded = s === 529 || kind === "overloaded" || OVERLOAD_WORDS.test(text);
     if (overloaded) {
       // SPEC 6.2/R-8: an overloaded notice is retried on the same account first, then backs off.
-      return { row: "rate_limit_backoff", account: { type: "backoff", reason: "overloaded" }, loop: f.inBand || s === 529 ? "retry_same" : "next_account", retryAfterSeconds };
+      // SPEC 6.3: backoff and the next account. SPEC R-8/6.2: an overloaded notice as the first event of
+      // a 200 is first retried on the same account (like a 503), then backs off.
+      return { row: "rate_limit_backoff", account: { type: "backoff", reason: "overloaded" }, loop: f.inBand ? "retry_same" : "next_account", retryAfterSeconds };
     }
     if (reset !== undefined) {
       return {

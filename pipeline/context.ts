@@ -5,6 +5,7 @@
 import type { HubError, HubRequest, Warning, WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 import type { ClientKey, RouteTrace } from "./ports.ts";
+import type { ProbeKind } from "./probes.ts";
 
 /** The client-facing endpoint a request came in on. */
 export type Endpoint = "chat" | "responses" | "messages" | "count_tokens";
@@ -57,6 +58,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Response headers every answer carries (X-Request-Id, X-Switchyard-Route-Id, …). */
   headers: Headers;
+  /** Set when the guard answered a Claude Code housekeeping probe locally (SPEC G-5). */
+  probe?: ProbeKind;
 }
 
 /**

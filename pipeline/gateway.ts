@@ -43,7 +43,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       try {
         const guarded = await guard(ctx, deps);
         if (guarded instanceof Response) {
-          deps.finish(ctx, { outcome: "rejected", status: guarded.status, attempts: 0, fallback: false });
+          // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
+          deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
           return guarded;
         }
         const table = deps.routing();

@@ -5,6 +5,7 @@
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { errorResponse, type RequestContext } from "./context.ts";
 import type { ClientKey, KeyLookup } from "./ports.ts";
+import { probeResponse, recogniseProbe } from "./probes.ts";
 
 /** Guard settings. */
 export interface GuardSettings {
@@ -153,7 +154,8 @@ export interface GuardDeps {
 /**
  * Runs the guard on a context whose transport fields are set. Fills `key`, `rawBody`, `body`,
  * `requestedModel`, `stream`, `includeUsage`; returns an error Response in the client's format instead
- * when the request may not proceed.
+ * when the request may not proceed, or (with `ctx.probe` set) the local answer to a Claude Code
+ * housekeeping probe (SPEC G-5, see probes.ts).
  */
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const settings = deps.settings();
@@ -179,6 +181,14 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   ctx.trace.requestedModel = ctx.requestedModel;
   ctx.stream = streamRequested(ctx.clientFormat, body);
   ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
+  if (ctx.endpoint === "messages") {
+    const probe = recogniseProbe(body, ctx.request.headers);
+    if (probe) {
+      ctx.probe = probe;
+      ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `Claude Code ${probe} probe answered locally (G-5)` });
+      return probeResponse(ctx, probe);
+    }
+  }
   return ctx;
 }
 

@@ -51,6 +51,8 @@ export interface Picked {
   firstFreeAt?: number;
   /** Whether any account was excluded for cooling down (SPEC 6.3 final Retry-After). */
   cooling: boolean;
+  /** The chosen account is the first the pool listed for this target (else the request fell back). */
+  firstChoice: boolean;
 }
 
 /**
@@ -62,9 +64,12 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
   let firstFreeAt: number | undefined;
   let cooling = false;
   let chosen: Account | undefined;
+  let considered = 0;
+  let firstChoice = false;
   for (const c of pool.candidates(target.provider.id, target.model, hints)) {
     const subject = `${target.label} @ ${c.account.id}`;
     if (target.accountId && c.account.id !== target.accountId) continue;
+    considered++;
     if (tried.has(c.account.id)) {
       decisions.push({ subject, verdict: "out", reason: "already tried in this request" });
       continue;
@@ -79,11 +84,12 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
     }
     if (!chosen) {
       chosen = c.account;
+      firstChoice = considered === 1;
       decisions.push({ subject, verdict: "in", reason: "first eligible account" });
     }
   }
   if (target.accountId && !chosen && !decisions.some((d) => d.subject.endsWith(`@ ${target.accountId}`))) {
     decisions.push({ subject: `${target.label} @ ${target.accountId}`, verdict: "out", reason: "pinned account does not exist" });
   }
-  return { account: chosen, decisions, firstFreeAt, cooling };
+  return { account: chosen, decisions, firstFreeAt, cooling, firstChoice };
 }

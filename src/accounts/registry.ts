@@ -98,6 +98,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     });
   }
 
+  /** Forgets consecutive-error counts and in-memory circuits (tests, admin "reset"). */
+  resetCounters(): void {
+    this.serverErrors.clear();
+    this.circuits.clear();
+  }
+
   /** Slots are not limited yet: every acquire succeeds at once. */
   async acquire(_account: Account, _signal: AbortSignal): Promise<(() => void) | undefined> {
     return () => {};
@@ -118,10 +124,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   // ---- AccountHealth ------------------------------------------------------------------------
 
-  failure(account: Account, provider: ProviderInfo, model: string, c: Classification): void {
+  failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts: { retrying?: boolean } = {}): void {
     const now = this.clock.now();
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.countServerError(provider.id, now);
+    if (opts.retrying) return;
     switch (effect.type) {
       case "none":
         return;
@@ -129,8 +136,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         this.setCooldown(account.id, effect.scope === "model" ? model : ALL_MODELS, effect.until, effect.reason, 0);
         return;
       case "cooldown_for":
-        // Same-account retries come first; the short cooldown applies once they are spent, but it is
-        // harmless to write it now: the retry loop does not consult eligibility.
         this.setCooldown(account.id, effect.scope === "model" ? model : ALL_MODELS, now + effect.ms, effect.reason, 0);
         return;
       case "backoff": {

@@ -92,6 +92,9 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
     hostname: "127.0.0.1",
     port: 0,
     idleTimeout: 0,
+    development: false,
+    // A scripted reset errors the body stream on purpose: answer quietly instead of logging it.
+    error: () => new Response(null, { status: 500 }),
     async fetch(request) {
       const url = new URL(request.url);
       const path = url.pathname + url.search;

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp, type App } from "../../src/app.ts";
+import type { Clock } from "../../pipeline/ports.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 
 export interface TestGateway {
@@ -17,6 +18,8 @@ export interface TestGateway {
   /** Log lines the gateway wrote (one JSON line per request). */
   logs: string[];
   stop(): Promise<void>;
+  /** Stops the gateway only, keeping the data directory and the fake (restart tests). */
+  stopGatewayOnly(): Promise<void>;
 }
 
 /**
@@ -24,9 +27,12 @@ export interface TestGateway {
  * config with one provider per format pointing at the fake is used: `anth` (anthropic), `oai` (openai),
  * `resp` (openai-responses), `chat` (openai-compatible), `anthc` (anthropic-compatible), `gem` (gemini).
  */
-export async function startGateway(yaml?: string, opts: { env?: Record<string, string> } = {}): Promise<TestGateway> {
-  const fake = await startFakeUpstream();
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-test-"));
+export async function startGateway(
+  yaml?: string,
+  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream } = {},
+): Promise<TestGateway> {
+  const fake = opts.fake ?? (await startFakeUpstream());
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-test-"));
   const configPath = join(dataDir, "config.yaml");
   writeFileSync(configPath, (yaml ?? DEFAULT_YAML).replaceAll("{{FAKE}}", fake.url));
   const logs: string[] = [];
@@ -36,6 +42,7 @@ export async function startGateway(yaml?: string, opts: { env?: Record<string, s
     port: 0,
     dataDir,
     env: { FAKE_KEY: "sk-fake-upstream-secret", ...opts.env },
+    clock: opts.clock,
     log: (l) => logs.push(l),
   });
   return {
@@ -49,6 +56,9 @@ export async function startGateway(yaml?: string, opts: { env?: Record<string, s
       await app.shutdown(1000);
       await fake.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    async stopGatewayOnly() {
+      await app.shutdown(1000);
     },
   };
 }

@@ -1,0 +1,150 @@
+/**
+ * SPEC G-5: Claude Code housekeeping probes answered locally, without an upstream call.
+ *
+ * Only exact, recognisable shapes sent by Claude Code itself (user agent `claude-cli/…` or the header
+ * `x-app: cli`) on the Anthropic Messages endpoint are answered; anything else, however similar, goes
+ * upstream. The shapes (from published captures of Claude Code 1.x/2.x traffic):
+ *
+ * - `quota`: the start-up quota check: `max_tokens: 1`, exactly one user message whose text is
+ *   exactly `quota`, no tools. Answered with a one-token reply that stops at `max_tokens`.
+ * - `warmup`: the sub-agent prompt-cache warm-up: exactly one user message whose whole content is the
+ *   text `Warmup` (a string or one text block; tools and a system prompt may be present). Claude Code
+ *   discards the reply.
+ * - `topic`: the 2.0-era conversation-title check: a system prompt containing "Analyze if this
+ *   message indicates a new conversation topic" and `isNewTopic`, no tools. Answered with
+ *   `{"isNewTopic": false, "title": null}` (the title stays as it is).
+ * - `title`: the 2.1-era session title: a system prompt starting "Generate a concise, sentence-case
+ *   title", no tools. Answered with `{"title": "…"}` made from the first words of the user's text.
+ *
+ * Not answered locally (left to upstream on purpose): prompt suggestions (`[SUGGESTION MODE:`),
+ * conversation summaries/compaction, and any `max_tokens: 1` request with another text.
+ */
+import { SSE_HEADERS } from "../formats/sse.ts";
+import type { RequestContext } from "./context.ts";
+
+/** Which housekeeping probe a request is. */
+export type ProbeKind = "quota" | "warmup" | "topic" | "title";
+
+const TOPIC_MARKER = "Analyze if this message indicates a new conversation topic";
+const TITLE_MARKER = "Generate a concise, sentence-case title";
+
+/** Whether the request comes from Claude Code itself (user agent `claude-cli/…` or `x-app: cli`). */
+export function isClaudeCodeClient(headers: Headers): boolean {
+  const ua = headers.get("user-agent") ?? "";
+  return ua.startsWith("claude-cli/") || (headers.get("x-app") ?? "").trim().toLowerCase() === "cli";
+}
+
+type Json = Record<string, unknown>;
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The whole text of a message content (string or text blocks); undefined when any block is not text. */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  let out = "";
+  for (const b of content) {
+    if (!isObj(b) || b.type !== "text" || typeof b.text !== "string") return undefined;
+    out += b.text;
+  }
+  return out;
+}
+
+function systemText(system: unknown): string {
+  if (typeof system === "string") return system;
+  if (!Array.isArray(system)) return "";
+  return system.map((b) => (isObj(b) && typeof b.text === "string" ? b.text : "")).join("\n");
+}
+
+const noTools = (body: Json) => body.tools === undefined || (Array.isArray(body.tools) && body.tools.length === 0);
+
+/**
+ * Recognises a Claude Code housekeeping probe (SPEC G-5). `body` is the parsed Anthropic Messages
+ * request; `headers` the client's request headers. Returns undefined for every other request.
+ */
+export function recogniseProbe(body: Json, headers: Headers): ProbeKind | undefined {
+  if (!isClaudeCodeClient(headers)) return undefined;
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0) return undefined;
+  const single = messages.length === 1 && isObj(messages[0]) && messages[0].role === "user" ? contentText(messages[0].content) : undefined;
+  const content = messages.length === 1 && isObj(messages[0]) ? messages[0].content : undefined;
+  const singleBlock = typeof content === "string" || (Array.isArray(content) && content.length === 1);
+
+  if (body.max_tokens === 1 && single === "quota" && noTools(body) && systemText(body.system) === "") return "quota";
+  if (single === "Warmup" && singleBlock) return "warmup";
+  if (!noTools(body)) return undefined;
+  const sys = systemText(body.system);
+  if (sys.includes(TOPIC_MARKER) && sys.includes("isNewTopic")) return "topic";
+  if (sys.trimStart().startsWith(TITLE_MARKER) || sys.includes(`\n${TITLE_MARKER}`)) return "title";
+  return undefined;
+}
+
+/** A short session title from the user's text: tags dropped, first 6 words, at most 60 characters. */
+export function localTitle(body: Json): string {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const firstUser = messages.find((m) => isObj(m) && m.role === "user");
+  const raw = isObj(firstUser) ? (contentText(firstUser.content) ?? "") : "";
+  const words = raw
+    .replace(/<([a-z][\w-]*)[^>]*>[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]+>/g, " ")
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 6);
+  let title = words.join(" ").slice(0, 60).trim();
+  if (!title) return "New session";
+  title = title.charAt(0).toUpperCase() + title.slice(1);
+  return title;
+}
+
+/** The text and stop reason of the local answer to each probe. */
+export function probeReplyText(kind: ProbeKind, body: Json): { text: string; stopReason: "end_turn" | "max_tokens"; outputTokens: number } {
+  switch (kind) {
+    case "quota":
+      return { text: "#", stopReason: "max_tokens", outputTokens: 1 };
+    case "warmup":
+      return { text: "Ready.", stopReason: "end_turn", outputTokens: 2 };
+    case "topic":
+      return { text: '{"isNewTopic": false, "title": null}', stopReason: "end_turn", outputTokens: 12 };
+    case "title":
+      return { text: JSON.stringify({ title: localTitle(body) }), stopReason: "end_turn", outputTokens: 8 };
+  }
+}
+
+/**
+ * The local answer to a probe as an Anthropic Messages reply: a `message` object, or (when the
+ * request asked for a stream) the complete SSE event sequence message_start … message_stop. Usage is
+ * all zero input and the nominal output count; headers include `ctx.headers` (X-Request-Id, …).
+ */
+export function probeResponse(ctx: RequestContext, kind: ProbeKind): Response {
+  const { text, stopReason, outputTokens } = probeReplyText(kind, ctx.body);
+  const id = "msg_sy" + crypto.randomUUID().replaceAll("-", "").slice(0, 22);
+  const model = ctx.requestedModel;
+  const usage = { input_tokens: 0, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const headers = new Headers(ctx.headers);
+  if (!ctx.stream) {
+    headers.set("content-type", "application/json");
+    const message = {
+      id,
+      type: "message",
+      role: "assistant",
+      model,
+      content: [{ type: "text", text }],
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage,
+    };
+    return new Response(JSON.stringify(message), { status: 200, headers });
+  }
+  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  const sse =
+    ev("message_start", {
+      type: "message_start",
+      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
+    }) +
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }) +
+    ev("message_stop", { type: "message_stop" });
+  return new Response(sse, { status: 200, headers });
+}

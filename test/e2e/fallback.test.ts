@@ -1,0 +1,398 @@
+/**
+ * Fallback and the commit point (SPEC 6) through the real gateway and a scriptable fake upstream:
+ * one scenario per classification row and the fault-injection list of the fallback issue.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    idle_timeout_ms: 400
+    header_timeout_ms: 300
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: dead
+    kind: anthropic
+    base_url: "http://127.0.0.1:9"
+    header_timeout_ms: 300
+  - id: r
+    kind: anthropic
+    base_url: "{{FAKE}}/r"
+accounts:
+  - id: a1
+    provider: p
+    api_key: env:KEY_A1
+  - id: a2
+    provider: p
+    api_key: env:KEY_A2
+  - id: d1
+    provider: dead
+    api_key: env:KEY_A1
+${Array.from({ length: 10 }, (_, i) => `  - id: r${i + 1}\n    provider: r\n    api_key: env:KEY_R\n`).join("")}combos:
+  - name: duo
+    targets:
+      - model: p/claude-x
+      - model: q/glm-x
+  - name: rfirst
+    targets:
+      - model: r/claude-x
+      - model: q/glm-x
+  - name: deadfirst
+    targets:
+      - model: dead/claude-x
+      - model: q/glm-x
+settings:
+  precommit_deadline_ms: 20000
+`;
+const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_R: "sk-test-pool-r" };
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: ENV });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+afterEach(async () => {
+  gw.fake.reset();
+  // Clear live account state between scenarios.
+  for (const a of ["a1", "a2", "d1", ...Array.from({ length: 10 }, (_, i) => `r${i + 1}`)]) {
+    await gw.app.store.clearCooldown(a);
+    await gw.app.store.clearLock(a);
+    await gw.app.store.restoreModel(a);
+  }
+  await gw.app.store.clearCircuit("p");
+  await gw.app.store.clearCircuit("dead");
+  await gw.app.store.clearCircuit("r");
+  gw.app.registry.loadState(await gw.app.store.loadAccountState());
+  gw.app.registry.resetCounters();
+});
+
+const who = (r: ReceivedRequest) =>
+  r.path.startsWith("/r/") ? "r" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
+const order = () => gw.fake.requests.map(who);
+const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+/** Per-account scripts: a queue of replies for a1 and a2; an empty queue answers normally. */
+function script(s: { a1?: FakeReply[]; a2?: FakeReply[]; q?: FakeReply[]; r?: FakeReply[] }) {
+  gw.fake.handle((r) => {
+    const q = s[who(r) as "a1" | "a2" | "q" | "r"];
+    return q && q.length > 0 ? q.shift() : ok(r);
+  });
+}
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const msg = (model: string, stream = false) => ({ model, max_tokens: 50, stream, messages: [{ role: "user", content: "hi" }] });
+const anthropicError = (type: string, message: string) => ({ type: "error", error: { type, message } });
+const state = () => gw.app.store.loadAccountState() as Promise<Awaited<ReturnType<typeof gw.app.store.loadAccountState>>>;
+
+describe("classification rows through the gateway", () => {
+  test("429 with Retry-After: cooldown equals it, next account serves, fallback header set", async () => {
+    script({ a1: [{ status: 429, headers: { "retry-after": "30" }, json: anthropicError("rate_limit_error", "Rate limited") }] });
+    const t0 = Date.now();
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("served by a2");
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    expect(order()).toEqual(["a1", "a2"]);
+    const cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
+    expect(cd.model).toBe("claude-x");
+    expect(cd.until - t0).toBeGreaterThanOrEqual(29_000);
+    expect(cd.until - t0).toBeLessThanOrEqual(32_000);
+  });
+
+  test("429 worded as a per-minute rate limit with no reset time: 90 s cooldown", async () => {
+    script({ a1: [{ status: 429, json: anthropicError("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit") }] });
+    const t0 = Date.now();
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    const cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
+    expect(cd.until - t0).toBeGreaterThanOrEqual(89_000);
+    expect(cd.until - t0).toBeLessThanOrEqual(92_000);
+  });
+
+  test("529 overloaded: backoff 2 s on that account, doubling on the next hit; next account serves", async () => {
+    script({ a1: [{ status: 529, json: anthropicError("overloaded_error", "Overloaded") }] });
+    const t0 = Date.now();
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect(order()).toEqual(["a1", "a2"]);
+    let cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
+    expect(cd.level).toBe(0);
+    expect(cd.until - t0).toBeGreaterThanOrEqual(1900);
+    expect(cd.until - t0).toBeLessThanOrEqual(2600);
+    // The second 529 in a row doubles the wait.
+    await Bun.sleep(2100);
+    gw.fake.reset();
+    script({ a1: [{ status: 529, json: anthropicError("overloaded_error", "Overloaded") }] });
+    const t1 = Date.now();
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
+    expect(cd.level).toBe(1);
+    expect(cd.until - t1).toBeGreaterThanOrEqual(3900);
+    expect(cd.until - t1).toBeLessThanOrEqual(4600);
+  });
+
+  test("quota exhausted: the whole account is locked until changed", async () => {
+    script({ a1: [{ status: 429, json: { type: "error", error: { type: "rate_limit_error", message: "You exceeded your monthly spend limit", details: { error_code: "enforced_spend_limit_reached" } } } }] });
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    const lock = (await state()).locks.find((l) => l.accountId === "a1")!;
+    expect(lock.until).toBeNull();
+    // Another model on the same account is also excluded: the lock is account-wide.
+    gw.fake.reset();
+    script({});
+    expect((await post("/v1/messages", msg("p/claude-other"))).status).toBe(200);
+    expect(order()).toEqual(["a2"]);
+  });
+
+  test("401 on an API-key account: credential disabled, next account serves", async () => {
+    script({ a1: [{ status: 401, json: anthropicError("authentication_error", "invalid x-api-key") }] });
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect(order()).toEqual(["a1", "a2"]);
+    expect((await state()).locks.map((l) => l.accountId)).toEqual(["a1"]);
+  });
+
+  test("404 model not found: pairing removed, no other account, the combo's next target serves", async () => {
+    script({ a1: [{ status: 404, json: anthropicError("not_found_error", "model: claude-x") }] });
+    const res = await post("/v1/messages", msg("duo"));
+    expect(res.status).toBe(200);
+    expect(order()).toEqual(["a1", "q"]);
+    expect((await state()).removedModels).toEqual([expect.objectContaining({ accountId: "a1", model: "claude-x" })]);
+  });
+
+  test("402 payment required: account locked, next account", async () => {
+    script({ a1: [{ status: 402, json: anthropicError("billing_error", "Payment required") }] });
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect(order()).toEqual(["a1", "a2"]);
+    expect((await state()).locks.map((l) => l.accountId)).toEqual(["a1"]);
+  });
+
+  test("prompt too large: returned to the client at once, no fallback, no cooldown", async () => {
+    script({ a1: [{ status: 400, json: anthropicError("invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum") }] });
+    const res = await post("/v1/messages", msg("duo"));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toContain("prompt is too long");
+    expect(order()).toEqual(["a1"]);
+    expect((await state()).cooldowns).toEqual([]);
+  });
+
+  test("no capacity available: returned at once", async () => {
+    script({ a1: [{ status: 503, json: anthropicError("overloaded_error", "No capacity available for model claude-x") }] });
+    const res = await post("/v1/messages", msg("duo"));
+    expect(res.status).toBe(503);
+    expect(order()).toEqual(["a1"]);
+  });
+
+  test("a rejected parameter (other 4xx) with a two-target combo: no other account, next target serves", async () => {
+    script({ a1: [{ status: 400, json: anthropicError("invalid_request_error", "top_k: unsupported value") }] });
+    const res = await post("/v1/messages", msg("duo"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("served by q");
+    expect(order()).toEqual(["a1", "q"]);
+    expect((await state()).cooldowns).toEqual([]);
+  });
+
+  test("a rejected parameter on a single target: the client gets the upstream's 400, not a 503", async () => {
+    script({ a1: [{ status: 400, json: anthropicError("invalid_request_error", "top_k: unsupported value") }] });
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error.message).toContain("top_k");
+    expect(order()).toEqual(["a1"]);
+  });
+
+  test("503 → same-account retries, then success on the same account", async () => {
+    const e503: FakeReply = { status: 503, json: anthropicError("api_error", "unavailable") };
+    script({ a1: [e503, e503] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("served by a1");
+    expect(order()).toEqual(["a1", "a1", "a1"]);
+    expect(res.headers.get("x-switchyard-fallback")).toBeNull();
+    expect((await state()).cooldowns).toEqual([]);
+  });
+
+  test("500 is not retried on the same account: short cooldown, next account", async () => {
+    script({ a1: [{ status: 500, json: anthropicError("api_error", "internal") }] });
+    const t0 = Date.now();
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect(order()).toEqual(["a1", "a2"]);
+    const cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
+    expect(cd.until - t0).toBeGreaterThanOrEqual(29_000);
+  });
+
+  test("connection refused: same-account retries, then the combo's next target", async () => {
+    const res = await post("/v1/messages", msg("deadfirst"));
+    expect(res.status).toBe(200);
+    expect(order()).toEqual(["q"]);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts.map((a) => a.classification ?? "ok")).toEqual(["transport", "transport", "transport", "transport", "ok"]);
+  });
+
+  test("headers never arriving: header timeout, then the next account", async () => {
+    script({ a1: [{ hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(order()).toEqual(["a1", "a1", "a1", "a1", "a2"]);
+  });
+
+  test("a 200 that opens with an overloaded error event is a failed attempt: same-account retry, then success", async () => {
+    const sse = `event: error\ndata: ${JSON.stringify(anthropicError("overloaded_error", "Overloaded"))}\n\n`;
+    script({ a1: [{ sse }] });
+    const res = await post("/v1/messages", msg("p/claude-x", true));
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("overloaded_error");
+    const deltas = [...text.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join("");
+    expect(deltas).toBe("served by a1");
+    expect(order()).toEqual(["a1", "a1"]);
+  });
+
+  test("non-final target's non-streaming 200 with nothing usable → next target", async () => {
+    script({ a1: [{ json: { id: "msg_1", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }] });
+    const res = await post("/v1/messages", msg("duo"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("served by q");
+    expect(order()).toEqual(["a1", "q"]);
+  });
+
+  test("ten 5xx in a row open the provider circuit; the next request skips the provider", async () => {
+    const e500: FakeReply = { status: 500, json: anthropicError("api_error", "boom") };
+    script({ r: Array(20).fill(e500) });
+    // max_attempts (8) ends the first request on r's accounts: the client gets the last error.
+    expect((await post("/v1/messages", msg("rfirst"))).status).toBe(500);
+    // The second reaches the tenth consecutive 5xx; the circuit opens and the next target serves.
+    expect((await post("/v1/messages", msg("rfirst"))).status).toBe(200);
+    expect(order().filter((w) => w === "r")).toHaveLength(10);
+    expect((await state()).circuits.map((c) => c.providerId)).toEqual(["r"]);
+    gw.fake.reset();
+    script({});
+    const res = await post("/v1/messages", msg("rfirst"));
+    expect(res.status).toBe(200);
+    expect(order()).toEqual(["q"]);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.decisions).toContainEqual({ subject: "r/claude-x", verdict: "out", reason: "provider r circuit open" });
+  });
+
+  test("all accounts cooling: 429 with Retry-After until the first is free", async () => {
+    const t0 = Date.now();
+    script({
+      a1: [{ status: 429, headers: { "retry-after": "40" }, json: anthropicError("rate_limit_error", "Rate limited") }],
+      a2: [{ status: 429, headers: { "retry-after": "20" }, json: anthropicError("rate_limit_error", "Rate limited") }],
+    });
+    const first = await post("/v1/messages", msg("p/claude-x"));
+    expect(first.status).toBe(429);
+    expect(Number(first.headers.get("retry-after"))).toBeGreaterThanOrEqual(19);
+    gw.fake.reset();
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(429);
+    const ra = Number(res.headers.get("retry-after"));
+    expect(ra).toBeGreaterThanOrEqual(18);
+    expect(ra).toBeLessThanOrEqual(21 - Math.floor((Date.now() - t0) / 1000) + 1);
+    expect(((await res.json()) as any).error.type).toBe("rate_limit_error");
+    expect(gw.fake.requests).toEqual([]);
+  });
+});
+
+describe("after the commit point (SPEC 6.4): the SDK raises, never a finished reply", () => {
+  const textStream = (format: "anthropic-messages" | "openai-chat" | "openai-responses") =>
+    simpleReply(format, { text: "one two three four five six seven eight nine ten" }, true).sse!;
+
+  test("Anthropic: reset mid-stream → exactly one event: error; the SDK throws", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
+    const client = new Anthropic({ apiKey: "x", baseURL: gw.url, maxRetries: 0 });
+    const stream = client.messages.stream(msg("p/claude-x") as never);
+    let text = "";
+    stream.on("text", (t) => (text += t));
+    await expect(stream.finalMessage()).rejects.toThrow();
+    expect(text.length).toBeGreaterThan(0);
+    expect(order()).toEqual(["a1"]);
+  });
+
+  test("Anthropic: a silent stream is closed after the idle timeout with an in-band error", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, stall_after_bytes: sse.indexOf("four") + 20 }] });
+    const res = await post("/v1/messages", msg("p/claude-x", true));
+    const body = await res.text();
+    const events = [...body.matchAll(/^event: (\S+)/gm)].map((m) => m[1]);
+    expect(events.at(-1)).toBe("error");
+    expect(events.filter((e) => e === "error")).toHaveLength(1);
+    expect(events).not.toContain("message_stop");
+    expect(events).not.toContain("message_delta");
+  });
+
+  test("Chat client on an Anthropic provider: reset mid-stream → error frame then [DONE]; the SDK raises", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
+    const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const run = async () => {
+      const s = await client.chat.completions.create({ model: "p/claude-x", messages: [{ role: "user", content: "hi" }], stream: true });
+      for await (const _ of s) {
+        /* drain */
+      }
+    };
+    await expect(run()).rejects.toThrow();
+  });
+
+  test("Responses client on an Anthropic provider: reset mid-stream → response.failed; the SDK raises", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
+    const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const res = await post("/v1/responses", { model: "p/claude-x", input: "hi", stream: true });
+    const body = await res.text();
+    expect(body).toContain("response.failed");
+    expect(body).not.toContain("response.completed");
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
+    await expect(client.responses.stream({ model: "p/claude-x", input: "hi" }).finalResponse()).rejects.toThrow();
+  });
+
+  test("a reset before the first content is a failed attempt, retried before commit", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, reset_after_bytes: 40 }] });
+    const client = new Anthropic({ apiKey: "x", baseURL: gw.url, maxRetries: 0 });
+    const m = await client.messages.stream(msg("p/claude-x") as never).finalMessage();
+    expect(m.content[0]).toMatchObject({ type: "text", text: "served by a1" });
+    expect(order()).toEqual(["a1", "a1"]);
+  });
+
+  test("a client that disconnects mid-stream aborts the upstream call; usage recorded as client_closed", async () => {
+    const sse = textStream("anthropic-messages");
+    script({ a1: [{ sse, split_at: [sse.indexOf("two"), sse.indexOf("five")], delay_ms: 1500 }] });
+    const ac = new AbortController();
+    const res = await post("/v1/messages", msg("p/claude-x", true), {});
+    const reader = res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    ac.abort();
+    for (let i = 0; i < 40 && gw.fake.aborted === 0; i++) await Bun.sleep(50);
+    expect(gw.fake.aborted).toBe(1);
+    await gw.app.store.flush();
+    const calls = await gw.app.store.recentCalls(5);
+    const call = calls.find((c) => c.requestId === res.headers.get("x-request-id"))!;
+    expect(call.outcome).toBe("client_closed");
+  });
+});
+
+describe("restart", () => {
+  test("a cooldown in force survives a restart", async () => {
+    script({ a1: [{ status: 429, headers: { "retry-after": "120" }, json: anthropicError("rate_limit_error", "Rate limited") }] });
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    const dataDir = gw.dataDir;
+    const fake = gw.fake;
+    await gw.stopGatewayOnly();
+    gw = await startGateway(YAML, { env: ENV, dataDir, fake });
+    fake.reset();
+    script({});
+    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect(order()).toEqual(["a2"]);
+  });
+});
