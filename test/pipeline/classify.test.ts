@@ -1,0 +1,140 @@
+/**
+ * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
+ */
+import { describe, expect, test } from "bun:test";
+import { classify, MAX_COOLDOWN_MS, parseGoDuration, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { hubError } from "../../formats/hub.ts";
+
+const NOW = Date.parse("2026-11-30T12:00:00Z");
+const f = (x: Partial<FailureFacts>): FailureFacts => ({ now: NOW, ...x });
+const h = (o: Record<string, string>) => new Headers(o);
+
+describe("rows", () => {
+  test("429 with Retry-After → cooldown until then (model scope), next account", () => {
+    const c = classify(f({ status: 429, headers: h({ "retry-after": "30" }), bodyText: '{"error":{"type":"rate_limit_error"}}' }));
+    expect(c).toEqual({
+      row: "rate_limit_with_reset",
+      account: { type: "cooldown_until", scope: "model", until: NOW + 30_000, reason: "429 with a reset time" },
+      loop: "next_account",
+      retryAfterSeconds: 30,
+    });
+  });
+
+  test("429 reset time in Anthropic's reset headers and capped at 6 h", () => {
+    const c = classify(f({ status: 429, headers: h({ "anthropic-ratelimit-tokens-reset": "2026-12-02T12:00:00Z" }) }));
+    expect(c.row).toBe("rate_limit_with_reset");
+    expect(c.account).toMatchObject({ type: "cooldown_until", until: NOW + MAX_COOLDOWN_MS });
+  });
+
+  test("429 reset time in the body (Gemini RetryInfo parsed by the format; OpenAI 'try again in')", () => {
+    const gem = classify(f({ status: 429, error: hubError("rate_limit", "Resource exhausted", { retryAfterSeconds: 17 }) }));
+    expect(gem.account).toMatchObject({ type: "cooldown_until", until: NOW + 17_000 });
+    const oai = classify(f({ status: 429, bodyText: "Rate limit reached for gpt-x. Please try again in 1.5s." }));
+    expect(oai.account).toMatchObject({ type: "cooldown_until", until: NOW + 1500 });
+  });
+
+  test("429 worded as a rate limit with healthy quota → 90 s", () => {
+    const c = classify(f({ status: 429, bodyText: "rate limit exceeded", quotaHealthy: true }));
+    expect(c.row).toBe("rate_limit_per_minute");
+    expect(c.account).toMatchObject({ type: "cooldown_for", scope: "model", ms: 90_000 });
+    expect(c.loop).toBe("next_account");
+  });
+
+  test("other 429, overloaded, 529 → backoff, next account; in-band overloaded → same account first", () => {
+    expect(classify(f({ status: 429, bodyText: "slow down" }))).toMatchObject({ row: "rate_limit_backoff", account: { type: "backoff" }, loop: "next_account" });
+    expect(classify(f({ status: 529, bodyText: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }))).toMatchObject({
+      row: "rate_limit_backoff",
+      loop: "next_account",
+    });
+    expect(classify(f({ status: 529, inBand: true, error: hubError("overloaded", "Overloaded") }))).toMatchObject({ row: "rate_limit_backoff", loop: "retry_same" });
+    // A 429 with low quota is not the per-minute rule.
+    expect(classify(f({ status: 429, bodyText: "rate limit exceeded", quotaHealthy: false })).row).toBe("rate_limit_backoff");
+  });
+
+  test("quota exhausted / spend cap / ban → whole-account lock", () => {
+    for (const body of [
+      '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}',
+      '{"type":"error","error":{"type":"rate_limit_error","message":"x","details":{"error_code":"enforced_spend_limit_reached"}}}',
+      '{"error":{"message":"Your account is suspended"}}',
+    ]) {
+      const c = classify(f({ status: 429, bodyText: body }));
+      expect(c.row).toBe("quota_exhausted");
+      expect(c.account).toMatchObject({ type: "lock", until: undefined });
+      expect(c.loop).toBe("next_account");
+    }
+    // A named reset time bounds the lock.
+    const c = classify(f({ status: 429, headers: h({ "retry-after": "3600" }), bodyText: "insufficient_quota" }));
+    expect(c.account).toMatchObject({ type: "lock", until: NOW + 3600_000 });
+  });
+
+  test("401 and credential 403 → credential; model 403 and 404 → pairing removed, next target", () => {
+    expect(classify(f({ status: 401 }))).toMatchObject({ row: "credential", loop: "next_account" });
+    expect(classify(f({ status: 403, bodyText: "OAuth token has expired" }))).toMatchObject({ row: "credential" });
+    expect(classify(f({ status: 403, bodyText: "You do not have access to the model gpt-x" }))).toMatchObject({ row: "model_unavailable", loop: "next_target", account: { type: "remove_pairing" } });
+    expect(classify(f({ status: 404, error: hubError("model_not_found", "The model gpt-x does not exist") }))).toMatchObject({ row: "model_unavailable", loop: "next_target" });
+  });
+
+  test("a request-policy 403 is the request's fault: no account effect, next target", () => {
+    expect(classify(f({ status: 403, bodyText: "Request not allowed by policy" }))).toEqual({ row: "client_error", account: { type: "none" }, loop: "next_target" });
+  });
+
+  test("402 → lock account", () => {
+    expect(classify(f({ status: 402 }))).toMatchObject({ row: "payment_required", account: { type: "lock" }, loop: "next_account" });
+  });
+
+  test("prompt/request too large → returned at once", () => {
+    for (const [status, body] of [
+      [400, "prompt is too long: 210000 tokens > 200000 maximum"],
+      [400, '{"error":{"code":"context_length_exceeded","message":"This model\'s maximum context length is 128000 tokens"}}'],
+      [413, '{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}'],
+      [422, "input is too long for the model"],
+    ] as const) {
+      expect(classify(f({ status, bodyText: body }))).toEqual({ row: "request_too_large", account: { type: "none" }, loop: "return" });
+    }
+  });
+
+  test("no capacity available → returned at once", () => {
+    expect(classify(f({ status: 503, bodyText: "No capacity available for model x" })).loop).toBe("return");
+  });
+
+  test("other 4xx → no account effect, next target", () => {
+    expect(classify(f({ status: 400, bodyText: "Unsupported parameter: 'top_k'" }))).toEqual({ row: "client_error", account: { type: "none" }, loop: "next_target" });
+    expect(classify(f({ status: 422, bodyText: "invalid tool schema" })).row).toBe("client_error");
+  });
+
+  test("5xx: 502/503/504 retried on the same account, 500 not; short cooldown after", () => {
+    for (const s of [502, 503, 504]) expect(classify(f({ status: s }))).toMatchObject({ row: "server_error", loop: "retry_same", account: { type: "cooldown_for", ms: 30_000 } });
+    expect(classify(f({ status: 500 }))).toMatchObject({ row: "server_error", loop: "next_account" });
+    // A provider asking to wait more than a minute ends same-account retries.
+    expect(classify(f({ status: 503, headers: h({ "retry-after": "120" }) })).loop).toBe("next_account");
+  });
+
+  test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown", () => {
+    for (const t of ["connect", "reset", "header_timeout"] as const) {
+      expect(classify(f({ transport: t }))).toMatchObject({ row: "transport", loop: "retry_same", account: { type: "cooldown_for", ms: 30_000 } });
+    }
+  });
+});
+
+describe("reset times", () => {
+  test("Retry-After as seconds and as an HTTP date", () => {
+    expect(resetTimeOf(f({ headers: h({ "retry-after": "7" }) }))).toBe(NOW + 7000);
+    expect(resetTimeOf(f({ headers: h({ "retry-after": "Mon, 30 Nov 2026 12:01:00 GMT" }) }))).toBe(NOW + 60_000);
+  });
+
+  test("OpenAI x-ratelimit-reset-* Go durations; the latest named time wins", () => {
+    expect(parseGoDuration("6m0s")).toBe(360_000);
+    expect(parseGoDuration("1h2m3.5s")).toBe(3_723_500);
+    expect(parseGoDuration("20ms")).toBe(20);
+    expect(resetTimeOf(f({ headers: h({ "x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s" }) }))).toBe(NOW + 360_000);
+  });
+
+  test("Codex usage-limit bodies (resets_in_seconds / resets_at)", () => {
+    expect(resetTimeOf(f({ bodyText: '{"error":{"type":"usage_limit_reached","resets_in_seconds":1200}}' }))).toBe(NOW + 1_200_000);
+    expect(resetTimeOf(f({ bodyText: `{"error":{"resets_at":${Math.floor((NOW + 5000) / 1000)}}}` }))).toBe(NOW + 5000);
+  });
+
+  test("no hint → undefined", () => {
+    expect(resetTimeOf(f({ headers: h({}), bodyText: "rate limited" }))).toBeUndefined();
+  });
+});
