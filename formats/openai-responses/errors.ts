@@ -56,11 +56,23 @@ export function failedCodeForKind(kind: ErrorKind): string {
   }
 }
 
+const CONTEXT_RE = /context[_ ]length|context window|maximum context length|prompt is too long/i;
+const QUOTA_RE = /insufficient[_ ]quota|exceeded your current quota|billing/i;
+
 /**
- * Error kind for an OpenAI error `code` / `type` (REFERENCE §2.4, §3.2, §5.2), falling back on the
- * HTTP status (0 for in-band errors, which then default to `api_error`).
+ * Error kind for an OpenAI error `code` / `type` (REFERENCE §2.4, §3.2, §5.2), then the message
+ * (context-length and quota wording, for Responses-compatible servers without OpenAI's codes), then
+ * the HTTP status (0 for in-band errors, which then default to `api_error`).
  */
-export function kindForOpenAiError(code: string | undefined, type: string | undefined, status: number): ErrorKind {
+export function kindForOpenAiError(code: string | undefined, type: string | undefined, status: number, message = ""): ErrorKind {
+  const known = kindForCode(code, type);
+  if (known) return known;
+  if (CONTEXT_RE.test(message) && (status === 0 || status === 400 || status === 413)) return "context_length_exceeded";
+  if (QUOTA_RE.test(message) && (status === 0 || status === 429 || status === 402)) return status === 402 ? "billing" : "quota_exhausted";
+  return kindForStatus(status, type);
+}
+
+function kindForCode(code: string | undefined, type: string | undefined): ErrorKind | undefined {
   switch (code) {
     case "rate_limit_exceeded":
       return "rate_limit";
@@ -100,6 +112,10 @@ export function kindForOpenAiError(code: string | undefined, type: string | unde
     case "server_error":
       return "api_error";
   }
+  return undefined;
+}
+
+function kindForStatus(status: number, type: string | undefined): ErrorKind {
   if (status === 400 || status === 422) return "invalid_request";
   if (status === 401) return "authentication";
   if (status === 402) return "billing";
@@ -130,7 +146,7 @@ export function hubErrorFromOpenAi(obj: Record<string, unknown> | null | undefin
   const code = typeof obj?.code === "string" ? obj.code : undefined;
   const type = typeof obj?.type === "string" ? obj.type : undefined;
   const message = typeof obj?.message === "string" && obj.message ? obj.message : (code ?? type ?? "Upstream error");
-  const kind = kindForOpenAiError(code, type, status);
+  const kind = kindForOpenAiError(code, type, status, message);
   const err = hubError(kind, message, status > 0 ? { status } : {});
   if (code) err.code = code;
   if (typeof obj?.param === "string") err.param = obj.param;

@@ -28,6 +28,9 @@ describe("parseError (provider HTTP errors)", () => {
     expect(openaiResponses.parseError(401, JSON.stringify({ error: { message: "bad key", type: "invalid_request_error", code: "invalid_api_key" } }), new Headers()).kind).toBe("authentication");
     expect(openaiResponses.parseError(503, "<html>upstream down</html>", new Headers())).toMatchObject({ kind: "overloaded", status: 503, message: "<html>upstream down</html>" });
     expect(openaiResponses.parseError(500, "", new Headers())).toMatchObject({ kind: "api_error", status: 500 });
+    // Responses-compatible servers without OpenAI codes: the wording decides
+    expect(openaiResponses.parseError(400, JSON.stringify({ error: { message: "This model's maximum context length is 8192 tokens" } }), new Headers()).kind).toBe("context_length_exceeded");
+    expect(openaiResponses.parseError(429, JSON.stringify({ message: "You exceeded your current quota" }), new Headers()).kind).toBe("quota_exhausted");
     expect(openaiResponses.parseError(400, JSON.stringify({ error: { message: "Unknown parameter: 'max_tokens'.", type: "invalid_request_error", code: "unknown_parameter" } }), new Headers()).kind).toBe("invalid_request");
   });
 });
