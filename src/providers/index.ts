@@ -5,6 +5,7 @@
  * account's proxy or the environment's HTTPS_PROXY/NO_PROXY (P-4, honoured by Bun's fetch).
  */
 import { geminiPath } from "../../formats/gemini/index.ts";
+import { applyCodexFixes, codexCacheKey } from "./codex.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
 import type { ProviderInfo } from "../../pipeline/ports.ts";
@@ -97,10 +98,12 @@ export class HttpExecutor implements Executor {
   async send(call: UpstreamCall): Promise<UpstreamReply> {
     const url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
     const headers = headersFor(call, call.clientFormat);
+    let body = call.body;
+    if (call.provider.kind === "codex") body = codexBody(call);
     const init: RequestInit & { proxy?: string; decompress?: boolean } = {
       method: "POST",
       headers,
-      body: call.body,
+      body,
       signal: call.signal,
       redirect: "manual",
     };
@@ -108,6 +111,14 @@ export class HttpExecutor implements Executor {
     const res = await this.fetchImpl(url, init);
     return { status: res.status, headers: res.headers, body: res.body };
   }
+}
+
+/** The body for a Codex call with its fixes applied (SPEC P-2). */
+function codexBody(call: UpstreamCall): string {
+  const text = typeof call.body === "string" ? call.body : new TextDecoder().decode(call.body);
+  const body = JSON.parse(text) as Record<string, unknown>;
+  applyCodexFixes(body, codexCacheKey(call.clientHeaders, body));
+  return JSON.stringify(body);
 }
 
 /** One shared executor instance per process (fetch keeps its own connection pool). */
