@@ -54,7 +54,7 @@ export async function runCli(argv: string[], opts: CliRunOptions): Promise<CliRu
   }, opts.timeoutMs);
   try {
     const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    return { argv, code: proc.exitCode, signal: proc.signalCode ?? null, stdout, stderr, timedOut, ms: Date.now() - started };
+    return { argv, code: proc.exitCode, signal: proc.signalCode == null ? null : String(proc.signalCode), stdout, stderr, timedOut, ms: Date.now() - started };
   } finally {
     clearTimeout(timer);
     // Leftover children (a tool still running after the CLI exited) go too.

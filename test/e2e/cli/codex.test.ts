@@ -1,0 +1,166 @@
+/**
+ * The real Codex CLI (`codex exec --skip-git-repo-check …`) through switchyard to the fake upstream, on
+ * three lanes: an openai-responses provider (native passthrough), an anthropic-compatible provider
+ * (Responses ↔ Anthropic Messages) and an openai-compatible provider (Responses ↔ OpenAI Chat). Each
+ * lane: one plain answer and one tool round trip (the fake asks for `exec_command` with
+ * `echo switchyard-e2e`; Codex runs it in its sandbox and sends the output; the fake answers with a text
+ * that quotes it).
+ *
+ * The CLI is installed by the beforeAll (npm, into .cache/e2e-clis/); without network that fails and so
+ * do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
+ * when it fails, the CLI or the environment is broken, not switchyard.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
+import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import {
+  CLI_TEST_TIMEOUT_MS,
+  finalTextFor,
+  modelRequests,
+  plainAnswer,
+  runCodex,
+  summarizeRequests,
+  TOOL_COMMAND,
+  TOOL_MARKER,
+  toolResultsIn,
+  toolRoundTrip,
+  type CodexRun,
+} from "../../support/cli-agents.ts";
+import { startFakeUpstream, type FakeFormat, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+  - id: anthc
+    kind: anthropic-compatible
+    base_url: "{{FAKE}}"
+  - id: chat
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+  - id: anthc-1
+    provider: anthc
+    api_key: env:FAKE_KEY
+  - id: chat-1
+    provider: chat
+    api_key: env:FAKE_KEY
+`;
+
+interface Lane {
+  name: string;
+  /** The model in Codex's config.toml. */
+  model: string;
+  upstreamModel: string;
+  format: FakeFormat;
+  path: string;
+}
+
+const LANES: Lane[] = [
+  { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
+  { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
+  { name: "openai-compatible", model: "chat/qwen-e2e", upstreamModel: "qwen-e2e", format: "openai-chat", path: "/v1/chat/completions" },
+];
+
+const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
+
+let bin = "";
+let gw: TestGateway;
+let trap: TrapProxy;
+
+beforeAll(async () => {
+  trap = startTrapProxy();
+  bin = await ensureCli(CODEX);
+  gw = await startGateway(YAML);
+}, INSTALL_HOOK_TIMEOUT_MS);
+
+afterAll(async () => {
+  await gw?.stop();
+  trap?.stop();
+});
+
+function expectSuccess(r: CodexRun, fake: FakeUpstream, expectedText: string) {
+  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}\n--- outside hosts the CLI tried ---\n${trap.attempts.join("\n")}`);
+  expect(r.run.timedOut, story()).toBe(false);
+  expect(r.run.code, story()).toBe(0);
+  // What the user sees: the final message on stdout (and the same in --output-last-message).
+  expect(r.run.stdout, story()).toContain(expectedText);
+  expect(r.lastMessage, story()).toContain(expectedText);
+  expect(trap.attempts, story()).toEqual([]);
+}
+
+function expectToolRoundTrip(fake: FakeUpstream, r: CodexRun) {
+  const reqs = modelRequests(fake);
+  const story = r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
+  expect(reqs.length, story).toBeGreaterThanOrEqual(2);
+  expect(toolResultsIn(reqs[0]), story).toEqual([]);
+  const results = toolResultsIn(reqs[1]);
+  expect(results.length, story).toBe(1);
+  expect(results[0].text, story).toContain(TOOL_MARKER);
+  // Codex shows the command it ran and its output on stderr.
+  expect(r.run.stderr, story).toContain(TOOL_COMMAND);
+}
+
+describe("Codex straight to the fake (control, no gateway)", () => {
+  test(
+    "tool round trip",
+    async () => {
+      const fake = await startFakeUpstream();
+      try {
+        fake.handle(toolRoundTrip({ lane: "direct", toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
+        const r = await runCodex(bin, { baseUrlV1: `${fake.url}/v1`, model: "gpt-e2e", prompt: TOOL_PROMPT, trap });
+        expectSuccess(r, fake, finalTextFor("direct"));
+        expectToolRoundTrip(fake, r);
+      } finally {
+        await fake.stop();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+for (const lane of LANES) {
+  describe(`Codex → switchyard → ${lane.name}`, () => {
+    const expectLane = (r: CodexRun) => {
+      const reqs = modelRequests(gw.fake);
+      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
+      expect(reqs.length, story).toBeGreaterThanOrEqual(1);
+      for (const q of reqs) {
+        expect(q.format, story).toBe(lane.format);
+        expect(q.path.startsWith(lane.path), story).toBe(true);
+        expect(q.model, story).toBe(lane.upstreamModel);
+      }
+    };
+
+    test(
+      "plain answer",
+      async () => {
+        gw.fake.reset();
+        const text = `Plain answer over ${lane.name}.`;
+        gw.fake.handle(plainAnswer(text));
+        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap });
+        expectSuccess(r, gw.fake, text);
+        expectLane(r);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+
+    test(
+      "tool round trip (exec_command)",
+      async () => {
+        gw.fake.reset();
+        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
+        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap });
+        expectSuccess(r, gw.fake, finalTextFor(lane.name));
+        expectLane(r);
+        expectToolRoundTrip(gw.fake, r);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+  });
+}
