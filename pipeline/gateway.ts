@@ -7,19 +7,25 @@ import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-l
 import { ENDPOINT_FORMAT, errorResponse, type IncomingRequest, type RequestContext } from "./context.ts";
 import { guard, isRemote, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { Clock, RouteTrace } from "./ports.ts";
-import { resolveModel, type RoutingTable, type Target } from "./resolve.ts";
+import { resolveModel, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 
 /** Everything the gateway needs. */
 export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDeps, "settings"> {
   settings: () => GuardSettings & AttemptSettings;
   clock: Clock;
   routing: () => RoutingTable;
-  /** Reorders the targets per request (SPEC R-3); identity when absent. */
-  order?: (ctx: RequestContext, targets: Target[]) => Target[];
+  /** Reorders the targets per request (SPEC R-3); identity when absent. Gets the resolution (alias, combo). */
+  order?: (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[];
   /** Called when a request starts (before the guard); `finish` is called once when it ends. */
   started?: (ctx: RequestContext) => void;
   /** Mints request ids and route ids. */
   ids?: { request: () => string; route: () => string };
+  /**
+   * POST /v1/messages/count_tokens after guard, resolve and order (SPEC 2.1): forwards to the first
+   * target when it speaks Anthropic Messages, else estimates locally. Answers `{input_tokens}`; never
+   * throws. Without it, count_tokens requests are answered 404.
+   */
+  countTokens?: (ctx: RequestContext, targets: Target[]) => Promise<Response>;
 }
 
 /** The gateway: one function from an incoming API request to a Response. Never throws. */
@@ -54,7 +60,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
           return errorResponse(ctx.clientFormat, resolution, ctx.headers);
         }
         ctx.trace.candidates = resolution.targets.map((t) => t.label);
-        const targets = deps.order ? deps.order(ctx, resolution.targets) : resolution.targets;
+        const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
+        if (ctx.endpoint === "count_tokens") {
+          const res = deps.countTokens
+            ? await deps.countTokens(ctx, targets)
+            : errorResponse(ctx.clientFormat, hubError("not_found", "Token counting is not available."), ctx.headers);
+          deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
+          return res;
+        }
         const portability = resolution.combo?.portability ?? "strip_with_warning";
         return await runAttempts(ctx, targets, portability, deps);
       } catch (e) {

@@ -16,7 +16,7 @@ import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
-import { countTokensHandler, modelList, modelEntry } from "./models.ts";
+import { countTokensUpstream, modelList, modelEntry } from "./models.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./server.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
@@ -122,7 +122,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       attempts: f.attempts,
       fallback: f.fallback,
     };
-    store.record(rec);
+    // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
+    if (ctx.endpoint !== "count_tokens") store.record(rec);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;
@@ -162,6 +163,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     pool: registry,
     health: registry,
     executorFor: createExecutors(opts.fetchImpl),
+    countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock }),
     started: (ctx) => inflight.add(ctx.requestId),
     finish,
   });
@@ -173,7 +175,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     gateway,
     models: (anthropic) => modelList(cfg, anthropic),
     model: (id, anthropic) => modelEntry(cfg, id, anthropic),
-    countTokens: countTokensHandler(),
+    // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
+    countTokens: (request, peer) => gateway.handle({ request, endpoint: "count_tokens", peer }),
     health: () => {
       let db = false;
       try {

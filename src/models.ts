@@ -1,8 +1,15 @@
 /**
  * GET /v1/models (SPEC 2.1): provider models, combos and aliases the caller may use, in OpenAI's list
- * shape, or Anthropic's when the client sent `anthropic-version`; and POST /v1/messages/count_tokens.
+ * shape, or Anthropic's when the client sent `anthropic-version`; and POST /v1/messages/count_tokens
+ * (which runs through the gateway's guard, resolve and order stages first; see {@link countTokensUpstream}).
  */
+import type { RequestContext } from "../pipeline/context.ts";
+import type { UpstreamCall } from "../pipeline/execute.ts";
+import { pickAccount, type AccountPool } from "../pipeline/pick.ts";
+import type { AttemptTrace, Clock } from "../pipeline/ports.ts";
+import type { Target } from "../pipeline/resolve.ts";
 import type { RuntimeConfig } from "./config/types.ts";
+import { headersFor, joinUrl } from "./providers/index.ts";
 
 interface Entry {
   id: string;
@@ -42,24 +49,101 @@ export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean): 
   return e ? shape(e, anthropic) : undefined;
 }
 
+/** What token counting needs from the application. */
+export interface CountTokensDeps {
+  /** The account pool, to pick the account whose credential the forwarded call uses. */
+  pool: AccountPool;
+  /** fetch used for the upstream call (tests). */
+  fetchImpl?: typeof fetch;
+  clock: Clock;
+}
+
 /**
- * POST /v1/messages/count_tokens, estimated locally: about 4 characters of prompt text per token
- * (content strings, system, tool definitions). Forwarding to an Anthropic-format provider is not done
- * yet (README: not done yet).
+ * A rough local estimate of the prompt's input tokens: about 4 characters of the JSON of system,
+ * messages and tools per token, at least 1.
  */
-export function countTokensHandler() {
-  return async (request: Request): Promise<Response> => {
-    let body: unknown;
+export function estimateInputTokens(body: Record<string, unknown>): number {
+  const text = JSON.stringify([body.system ?? "", body.messages ?? [], body.tools ?? []]);
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/**
+ * POST /v1/messages/count_tokens after the gateway's guard, resolve and order stages (SPEC 2.1): when
+ * the first target's provider speaks Anthropic Messages and has an eligible account, the client's body
+ * (model replaced by the upstream id) goes to `{base_url}/v1/messages/count_tokens` with that
+ * account's auth and the allow-listed client headers; its `{input_tokens}` is returned. Otherwise, or
+ * when that call fails in any way (status, transport, timeout, a body without `input_tokens`), the
+ * count is estimated locally ({@link estimateInputTokens}); upstream error bodies never reach the
+ * client. The route trace records the attempt and which way the answer was made.
+ */
+export function countTokensUpstream(deps: CountTokensDeps) {
+  const fetchImpl = deps.fetchImpl ?? fetch;
+  return async (ctx: RequestContext, targets: Target[]): Promise<Response> => {
+    const answer = (n: number) => {
+      const headers = new Headers(ctx.headers);
+      headers.set("content-type", "application/json");
+      return new Response(JSON.stringify({ input_tokens: n }), { status: 200, headers });
+    };
+    const local = (reason: string) => {
+      ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `estimated locally: ${reason}` });
+      return answer(estimateInputTokens(ctx.body));
+    };
+    const target = targets[0];
+    if (!target) return local("no target");
+    if (target.provider.format !== "anthropic-messages") return local(`${target.provider.id} speaks ${target.provider.format}`);
+    const picked = pickAccount(deps.pool, target, new Set(), {});
+    ctx.trace.decisions.push(...picked.decisions);
+    const account = picked.account;
+    if (!account) return local(`no eligible account of ${target.provider.id}`);
+
+    const started = deps.clock.now();
+    const attempt: AttemptTrace = { target: target.label, providerId: target.provider.id, model: target.model, accountId: account.id, startMs: started - ctx.startedAt };
+    ctx.trace.attempts.push(attempt);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(), target.provider.headerTimeoutMs);
     try {
-      body = await request.json();
-    } catch {
-      return new Response(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "The request body is not valid JSON." } }), {
-        status: 400,
-        headers: { "content-type": "application/json" },
-      });
+      const call: UpstreamCall = {
+        provider: target.provider,
+        account,
+        model: target.model,
+        body: JSON.stringify({ ...ctx.body, model: target.model }),
+        stream: false,
+        upstreamFormat: "anthropic-messages",
+        clientFormat: ctx.clientFormat,
+        clientHeaders: ctx.request.headers,
+        signal: controller.signal,
+      };
+      const init: RequestInit & { proxy?: string } = { method: "POST", headers: headersFor(call, ctx.clientFormat), body: call.body, signal: controller.signal, redirect: "manual" };
+      if (account.proxy) init.proxy = account.proxy;
+      const res = await fetchImpl(joinUrl(target.provider.baseUrl, "/v1/messages/count_tokens"), init);
+      attempt.status = res.status;
+      const text = await res.text();
+      attempt.durationMs = deps.clock.now() - started;
+      if (!res.ok) {
+        attempt.error = `upstream answered ${res.status}`;
+        return local(`${target.provider.id} answered ${res.status}`);
+      }
+      let n: unknown;
+      try {
+        n = (JSON.parse(text) as { input_tokens?: unknown }).input_tokens;
+      } catch {
+        n = undefined;
+      }
+      if (typeof n !== "number" || !Number.isFinite(n) || n < 0) {
+        attempt.error = "reply without input_tokens";
+        return local(`${target.provider.id} sent no input_tokens`);
+      }
+      ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `counted by ${target.label}` });
+      return answer(n);
+    } catch (e) {
+      attempt.durationMs = deps.clock.now() - started;
+      attempt.error = controller.signal.aborted ? "timeout or client gone" : "transport error";
+      return local(`${target.provider.id} could not be reached`);
+    } finally {
+      clearTimeout(timer);
+      ctx.signal.removeEventListener("abort", onAbort);
     }
-    const b = (body ?? {}) as Record<string, unknown>;
-    const text = JSON.stringify([b.system ?? "", b.messages ?? [], b.tools ?? []]);
-    return Response.json({ input_tokens: Math.max(1, Math.ceil(text.length / 4)) });
   };
 }
