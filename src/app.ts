@@ -193,8 +193,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     port,
     // Streams are long: no server idle timeout on open requests (upstream idle timeouts apply instead).
     idleTimeout: 0,
-    // The guard enforces the configured limit with a client-format 413; this is only a backstop.
-    maxRequestBodySize: cfg.server.maxBodyBytes + 1024 * 1024,
+    // No transport limit: Bun's own 413 is an empty body. The guard enforces max_body_bytes on the API
+    // routes (client-format 413, reading no further than the limit); createServer bounds every other route.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
   });
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;

@@ -37,6 +37,37 @@ export function notFound(method: string, path: string): Response {
   });
 }
 
+/** Paths whose bodies the guard reads with the configured limit (SPEC G-4). */
+const GUARDED_PATHS = new Set([
+  "/v1/chat/completions",
+  "/v1/responses",
+  "/v1/messages",
+  "/v1/v1/messages",
+  "/v1/messages/count_tokens",
+  "/v1/v1/messages/count_tokens",
+]);
+
+/** Body limit of every other route (admin API), in bytes. */
+export const OTHER_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Bounds request bodies outside the guarded API routes before anything parses them: a declared
+ * Content-Length over {@link OTHER_BODY_LIMIT} is a JSON 413, a body without a Content-Length a JSON
+ * 411. Undefined when the request may proceed.
+ */
+export function bodyLimit(request: Request): Response | undefined {
+  const path = new URL(request.url).pathname;
+  if (GUARDED_PATHS.has(path)) return undefined;
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > OTHER_BODY_LIMIT) {
+    return json(413, { error: { message: `The request body exceeds ${OTHER_BODY_LIMIT} bytes.`, type: "invalid_request_error", param: null, code: "request_too_large" } });
+  }
+  if (declared === null && request.headers.has("transfer-encoding")) {
+    return json(411, { error: { message: "Send the request body with a Content-Length.", type: "invalid_request_error", param: null, code: "length_required" } });
+  }
+  return undefined;
+}
+
 /** Builds the Elysia app. Call `.listen()` on the result. */
 export function createServer(deps: ServerDeps) {
   const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) =>
@@ -44,6 +75,7 @@ export function createServer(deps: ServerDeps) {
   const noParse = { parse: "none" as const };
 
   const app = new Elysia()
+    .onRequest(({ request }) => bodyLimit(request))
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
     .post("/v1/messages", api("messages") as never, noParse)

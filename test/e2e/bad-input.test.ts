@@ -1,0 +1,205 @@
+/**
+ * Bad input through the real gateway (SPEC G-4, R-2, 2.1): every malformed request gets the right
+ * status and a JSON error body in the client's own format — never a 500, never an HTML page — and the
+ * process keeps serving afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const LIMIT = 64 * 1024;
+const YAML = `
+server:
+  max_body_bytes: ${LIMIT}
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+  - id: oai
+    kind: openai
+    base_url: "{{FAKE}}/v1"
+  - id: gem
+    kind: gemini
+    base_url: "{{FAKE}}"
+accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
+  - id: oai-1
+    provider: oai
+    api_key: env:FAKE_KEY
+  - id: gem-1
+    provider: gem
+    api_key: env:FAKE_KEY
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+type Shape = "anthropic" | "openai";
+const ENDPOINTS: Array<{ path: string; shape: Shape; ok: Record<string, unknown> }> = [
+  { path: "/v1/messages", shape: "anthropic", ok: { model: "anth/claude-test", max_tokens: 20, messages: [{ role: "user", content: "hi" }] } },
+  { path: "/v1/chat/completions", shape: "openai", ok: { model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] } },
+  { path: "/v1/responses", shape: "openai", ok: { model: "oai/gpt-test", input: "hi" } },
+];
+
+const send = (path: string, body: string | Uint8Array | null, headers: Record<string, string> = {}, method = "POST") =>
+  fetch(`${gw.url}${path}`, { method, body, headers: { "content-type": "application/json", ...headers } });
+
+/** Asserts a JSON error in `shape` with `status`, and returns the parsed body. */
+async function expectError(res: Response, status: number, shape: Shape, type?: string): Promise<any> {
+  const text = await res.text();
+  expect([res.status, text.slice(0, 200)]).toEqual([status, expect.any(String)]);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  expect(text).not.toMatch(/<html|<!doctype|\bat .*\.ts:\d+/i);
+  const body = JSON.parse(text);
+  // Plain comparisons: Bun's asymmetric matchers inside toMatchObject can rewrite the received object.
+  if (shape === "anthropic") {
+    expect(Object.keys(body).sort()).toEqual(["error", "type"]);
+    expect(body.type).toBe("error");
+    expect(Object.keys(body.error).sort()).toEqual(["message", "type"]);
+  } else {
+    expect(Object.keys(body)).toEqual(["error"]);
+  }
+  expect(typeof body.error.message).toBe("string");
+  expect(body.error.message.length).toBeGreaterThan(0);
+  expect(typeof body.error.type).toBe("string");
+  if (type) expect(body.error.type).toBe(type);
+  return body;
+}
+
+const deepArray = (n: number) => "[".repeat(n) + "]".repeat(n);
+const deepObject = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
+
+describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
+  test("malformed JSON → 400", async () => {
+    for (const body of ['{"model": "x",', "{nope}", "", "   "]) {
+      const b = await expectError(await send(path, body), 400, shape, "invalid_request_error");
+      expect(JSON.stringify(b)).toContain("JSON");
+    }
+  });
+
+  test("a missing or empty model → 400 naming the field", async () => {
+    const { model: _m, ...noModel } = ok;
+    const b = await expectError(await send(path, JSON.stringify(noModel)), 400, shape, "invalid_request_error");
+    expect(JSON.stringify(b)).toContain("model");
+    await expectError(await send(path, JSON.stringify({ ...ok, model: "" })), 400, shape, "invalid_request_error");
+    await expectError(await send(path, JSON.stringify({ ...ok, model: 42 })), 400, shape, "invalid_request_error");
+  });
+
+  test("an unknown provider prefix → 404 in the client's format, nothing sent upstream", async () => {
+    const before = gw.fake.requests.length;
+    const b = await expectError(await send(path, JSON.stringify({ ...ok, model: "nosuch/model-x" })), 404, shape, shape === "anthropic" ? "not_found_error" : "invalid_request_error");
+    if (shape === "openai") expect(b.error.code).toBe("model_not_found");
+    expect(gw.fake.requests.length).toBe(before);
+  });
+
+  test("a body over the limit → 413 request_too_large, declared or streamed, small or far over", async () => {
+    const over = JSON.stringify({ ...ok, pad: "x".repeat(LIMIT) });
+    const b = await expectError(await send(path, over), 413, shape, shape === "anthropic" ? "request_too_large" : undefined);
+    if (shape === "openai") expect(b.error.code).toBe("request_too_large");
+    // Far over (well past any transport backstop): still the client's format.
+    await expectError(await send(path, "x".repeat(4 * 1024 * 1024)), 413, shape);
+    // Chunked, no Content-Length: cut off at the limit.
+    const chunk = new TextEncoder().encode("y".repeat(256 * 1024));
+    let pulls = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulls++ < 16) c.enqueue(chunk);
+        else c.close();
+      },
+    });
+    await expectError(await fetch(`${gw.url}${path}`, { method: "POST", body: stream, duplex: "half" } as RequestInit), 413, shape);
+  });
+
+  test("invalid UTF-8 → 400", async () => {
+    const bytes = new Uint8Array([...new TextEncoder().encode('{"model":"anth/x","x":"'), 0xc3, 0x28, 0xff, ...new TextEncoder().encode('"}')]);
+    const b = await expectError(await send(path, bytes), 400, shape, "invalid_request_error");
+    expect(JSON.stringify(b)).toContain("UTF-8");
+  });
+
+  test("a body that is an array, a string, a number or null → 400", async () => {
+    for (const body of [JSON.stringify([ok]), '"hello"', "42", "null", "true"]) {
+      await expectError(await send(path, body), 400, shape, "invalid_request_error");
+    }
+  });
+
+  test("JSON nested 10,000 deep → a 4xx or a normal reply, never a 500", async () => {
+    await expectError(await send(path, deepArray(10_000)), 400, shape, "invalid_request_error");
+    await expectError(await send(path, deepObject(10_000)), 400, shape, "invalid_request_error");
+    const nested = [
+      { ...ok, metadata: JSON.parse(deepObject(2000)) },
+      { ...ok, tools: [{ type: "function", name: "deep", parameters: JSON.parse(deepObject(2000)), input_schema: JSON.parse(deepObject(2000)), function: { name: "deep", parameters: JSON.parse(deepObject(2000)) } }] },
+    ];
+    // Built as text so the depth is really 10,000 (JSON.stringify would hit the test's own stack).
+    const raw = [
+      JSON.stringify(ok).replace(/}$/, `,"metadata":${deepObject(10_000)}}`),
+      JSON.stringify(ok).replace(/}$/, `,"tools":[{"type":"function","name":"d","parameters":${deepObject(10_000)},"input_schema":${deepObject(10_000)},"function":{"name":"d","parameters":${deepObject(10_000)}}}]}`),
+      JSON.stringify(ok).replace(/}$/, `,"extra":${deepArray(10_000)}}`),
+    ];
+    for (const body of [...nested.map((n) => JSON.stringify(n)), ...raw]) {
+      for (const model of [ok.model, "gem/gemini-test", "anth/claude-test"]) {
+        const res = await send(path, body.replace(JSON.stringify(ok.model), JSON.stringify(model)));
+        expect(res.status).toBeLessThan(500);
+        if (res.status >= 400) await expectError(res, res.status, shape);
+        else await res.arrayBuffer();
+      }
+    }
+  });
+
+  test("the wrong method on an API path → JSON 404 in OpenAI shape", async () => {
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      const res = await send(path, null, {}, method);
+      await expectError(res, 404, "openai", "invalid_request_error");
+    }
+  });
+});
+
+describe("unknown paths", () => {
+  test("any method, any unknown path → JSON 404 in OpenAI shape, never HTML", async () => {
+    for (const [method, p] of [
+      ["GET", "/"],
+      ["GET", "/v1"],
+      ["POST", "/v1/completions"],
+      ["POST", "/v1/embeddings"],
+      ["GET", "/v2/whatever?x=<script>"],
+      ["POST", "/v1/messages/extra"],
+      ["PATCH", "/health"],
+      ["GET", "/%2e%2e/%2e%2e/etc/passwd"],
+    ] as const) {
+      const res = await fetch(`${gw.url}${p}`, { method, headers: { accept: "text/html" }, body: method === "GET" ? undefined : "{}" });
+      const b = await expectError(res, 404, "openai", "invalid_request_error");
+      expect(b.error.code).toBe("unknown_url");
+    }
+  });
+
+  test("a large body to a non-API path is refused before it is parsed (JSON 413 / 411)", async () => {
+    await expectError(await send("/admin/api/keys", "x".repeat(2 * 1024 * 1024)), 413, "openai");
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"name":"x"}'));
+        c.close();
+      },
+    });
+    await expectError(await fetch(`${gw.url}/admin/api/keys`, { method: "POST", body: stream, duplex: "half" } as RequestInit), 411, "openai");
+  });
+});
+
+describe("the process keeps serving", () => {
+  test("after all of the above, normal requests succeed on every endpoint and /health is ok", async () => {
+    for (const { path, ok } of ENDPOINTS) {
+      const res = await send(path, JSON.stringify(ok));
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+    const h = await fetch(`${gw.url}/health`);
+    expect(h.status).toBe(200);
+    expect(await h.json()).toEqual({ status: "ok", db: "ok" });
+    // No request ended in an unhandled error.
+    expect(gw.logs.filter((l) => JSON.parse(l).status >= 500)).toEqual([]);
+  });
+});
