@@ -95,6 +95,8 @@ export async function runClaude(
         ANTHROPIC_DEFAULT_OPUS_MODEL: opts.model,
         CLAUDE_CODE_SUBAGENT_MODEL: opts.model,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        // No retries: the first attempt through the gateway must work (a retry would hide a broken stream).
+        CLAUDE_CODE_MAX_RETRIES: "0",
         DISABLE_AUTOUPDATER: "1",
         DISABLE_TELEMETRY: "1",
         DISABLE_ERROR_REPORTING: "1",
@@ -137,6 +139,9 @@ name = "switchyard"
 base_url = ${JSON.stringify(baseUrlV1)}
 wire_api = "responses"
 env_key = "SWITCHYARD_E2E_KEY"
+# No retries: the first attempt through the gateway must work (a retry would hide a broken stream).
+request_max_retries = 0
+stream_max_retries = 0
 
 [analytics]
 enabled = false
@@ -298,4 +303,18 @@ export function toolRoundTrip(opts: {
 /** A handler that answers every model request with `text`. */
 export function plainAnswer(text: string): FakeHandler {
   return (req) => (req.format ? simpleReply(req.format, { text }, req.stream) : undefined);
+}
+
+/** The credential a request to the fake carried, read the way its format sends it. */
+export function credentialOf(req: ReceivedRequest): string | undefined {
+  const h = req.headers;
+  const bearer = h["authorization"]?.replace(/^Bearer\s+/i, "");
+  switch (req.format) {
+    case "anthropic-messages":
+      return h["x-api-key"] ?? bearer;
+    case "gemini":
+      return h["x-goog-api-key"] ?? new URL(req.path, "http://x").searchParams.get("key") ?? undefined;
+    default:
+      return bearer;
+  }
 }

@@ -82,7 +82,12 @@ export async function ensureCli(spec: CliSpec): Promise<string> {
   const staging = mkdtempSync(join(CLI_CACHE, `.staging-${spec.name}-`));
   const started = Date.now();
   const run = await runCli(
-    ["npm", "install", "--prefix", staging, "--no-audit", "--no-fund", "--no-save", `${spec.pkg}@${spec.version}`],
+    [
+      "npm", "install", "--prefix", staging, "--no-audit", "--no-fund", "--no-save",
+      // Claude Code's postinstall puts its native binary in place, and the binary comes as an optional dependency.
+      "--ignore-scripts=false", "--include=optional",
+      `${spec.pkg}@${spec.version}`,
+    ],
     {
       cwd: staging,
       env: { ...process.env, npm_config_update_notifier: "false" } as Record<string, string>,

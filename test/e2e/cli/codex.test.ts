@@ -15,6 +15,7 @@ import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-ins
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
+  credentialOf,
   finalTextFor,
   modelRequests,
   plainAnswer,
@@ -134,6 +135,8 @@ for (const lane of LANES) {
         expect(q.format, story).toBe(lane.format);
         expect(q.path.startsWith(lane.path), story).toBe(true);
         expect(q.model, story).toBe(lane.upstreamModel);
+        // The account's key from the config went upstream, never the CLI's placeholder.
+        expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
       }
     };
 
