@@ -16,6 +16,8 @@ export interface AccountCandidate {
   reason?: string;
   /** ms since the epoch when an exclusion ends, if it does. */
   until?: number;
+  /** Why an eligible account is where it is (affinity, score, slots…), for the route trace. */
+  note?: string;
 }
 
 /** What the pipeline needs from the account registry. */
@@ -41,6 +43,8 @@ export interface PickHints {
   affinityKey?: string;
   /** false when the combo turned cache affinity off. */
   affinity?: boolean;
+  /** A dry run (SPEC 2.2 `route`): order as for a real request but advance no strategy counter. */
+  dryRun?: boolean;
 }
 
 /** The outcome of a pick. */
@@ -85,7 +89,7 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
     if (!chosen) {
       chosen = c.account;
       firstChoice = considered === 1;
-      decisions.push({ subject, verdict: "in", reason: "first eligible account" });
+      decisions.push({ subject, verdict: "in", reason: c.note ? `first eligible account; ${c.note}` : "first eligible account" });
     }
   }
   if (target.accountId && !chosen && !decisions.some((d) => d.subject.endsWith(`@ ${target.accountId}`))) {

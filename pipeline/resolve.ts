@@ -141,7 +141,9 @@ function expandCombo(combo: ComboSpec, table: RoutingTable, out: Target[], seen:
     }
     const r = resolveModel(aliased, table);
     if ("kind" in r) return r;
-    for (const t of r.targets) out.push({ ...t, accountId: spec.account ?? t.accountId, params: spec.params ?? t.params, when: spec.when, combo: combo.name });
+    for (const t of r.targets) {
+      out.push({ ...t, accountId: spec.account ?? t.accountId, weight: spec.weight ?? t.weight, params: spec.params ?? t.params, when: spec.when, combo: combo.name });
+    }
   }
   seen.delete(combo.name);
   return undefined;

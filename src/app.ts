@@ -10,8 +10,10 @@ import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
 import type { Clock, UsageRecord } from "../pipeline/ports.ts";
 import type { RoutingTable } from "../pipeline/resolve.ts";
+import { TargetOrder } from "../pipeline/order.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { adminApi } from "./admin.ts";
+import { routingAdmin } from "./admin-routing.ts";
 import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
@@ -48,6 +50,8 @@ export interface App {
   config: () => RuntimeConfig;
   store: Store;
   registry: AccountRegistry;
+  /** The order stage (SPEC R-3) with its strategy state; also used by the dry run. */
+  order: TargetOrder;
   gateway: Gateway;
   adminToken: string;
   /** Requests currently in flight (streams included). */
@@ -87,7 +91,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
   store.setConfigKeys(cfg.keys);
 
-  const registry = new AccountRegistry(store, clock);
+  const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy });
   const refreshAccounts = async () => {
     const stored = await store.listAccounts();
     const ids = new Set(cfg.accounts.map((a) => a.id));
@@ -97,6 +101,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
   await refreshAccounts();
 
   const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never });
+  const order = new TargetOrder({
+    routing,
+    capacityAdapter: () => cfg.settings.capacityAdapter,
+    quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId),
+  });
+  try {
+    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1).
+    const rows = await store.usageSummary({ sinceMs: 0, by: "model" });
+    order.seedUsage(new Map(rows.filter((r) => r.group !== null).map((r) => [r.group as string, r.requests])));
+  } catch {
+    // counts start at zero
+  }
   const inflight = new Set<string>();
 
   const finish = (ctx: RequestContext, f: Finished) => {
@@ -160,6 +176,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       precommitDeadlineMs: cfg.settings.precommitDeadlineMs,
     }),
     routing,
+    order: order.stage(),
+    hints: (ctx) => order.hints(ctx),
     pool: registry,
     health: registry,
     executorFor: createExecutors(opts.fetchImpl),
@@ -186,7 +204,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
       }
       return { ok: db, db };
     },
-  }).use(adminApi({ store, keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey }));
+  }).use(
+    adminApi({
+      store,
+      keys: store,
+      adminToken,
+      requireApiKey: () => cfg.server.requireApiKey,
+      extend: routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store }),
+    }),
+  );
 
   app.listen({
     hostname: host,
@@ -231,6 +257,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     config: () => cfg,
     store,
     registry,
+    order,
     gateway,
     adminToken,
     inflight: () => inflight.size,

@@ -12,6 +12,7 @@ import { startApp } from "./app.ts";
 import { checkConfig } from "./config/check.ts";
 import { ConfigError } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
+import { accountsCommand, routeCommand } from "./cli/routing.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
 
@@ -21,6 +22,8 @@ Usage:
   switchyard keys create NAME [--scope admin] | keys list | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--json]
+  switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
+  switchyard accounts status [--json]
   switchyard version
 
 Commands other than start, check-config and version talk to the running instance
@@ -56,6 +59,9 @@ async function main(argv: string[]): Promise<void> {
       by: { type: "string" },
       limit: { type: "string" },
       scope: { type: "string", multiple: true },
+      body: { type: "string" },
+      format: { type: "string" },
+      header: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -98,6 +104,14 @@ async function main(argv: string[]): Promise<void> {
       out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
       return;
     }
+    case "route":
+      return routeCommand(
+        { model: sub, bodyFile: values.body as string | undefined, format: values.format as string | undefined, headers: values.header as string[] | undefined, json: values.json === true },
+        (method, path, body) => admin(values, dataDir, method, path, body),
+        { out, fail },
+      );
+    case "accounts":
+      return accountsCommand(sub, { json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
     default:
       fail(`unknown command: ${cmd}\n\n${USAGE}`, 2);
   }

@@ -8,7 +8,23 @@ import type { Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { AccountCandidate, AccountPool, PickHints } from "../../pipeline/pick.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
-import { ALL_MODELS, type AccountState, type Store } from "../store/types.ts";
+import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
+import { credentialFingerprint } from "../store/secrets.ts";
+import { Bindings } from "./bindings.ts";
+import { QuotaBook } from "./quota.ts";
+import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
+import { SLOT_WAIT_MS, Slots } from "./slots.ts";
+import { AccountStats } from "./stats.ts";
+
+/** Routing options of the registry (SPEC A-2…A-4); every field is optional. */
+export interface RegistryOptions {
+  /** `settings.account_strategy`, read per request; default `scored`. */
+  strategy?: () => AccountStrategy;
+  /** How long a request waits for a concurrency slot before moving on (SPEC A-4: 15 s), ms. */
+  slotWaitMs?: number;
+  /** Uniform [0, 1) numbers for `random` and `p2c`; default Math.random. */
+  rng?: () => number;
+}
 
 /** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
 export const BACKOFF_BASE_MS = 2000;
@@ -35,9 +51,21 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly serverErrors = new Map<string, number>();
   private readonly implicit = new Map<string, Account>();
 
+  /** Routing state (SPEC A-2…A-4, P-5): quota windows, bindings, health stats, slots. */
+  readonly quota = new QuotaBook();
+  readonly bindings = new Bindings();
+  readonly stats = new AccountStats();
+  readonly slots = new Slots();
+  private quarantined = new Set<string>();
+  private readonly fingerprints = new WeakMap<object, string | undefined>();
+  private readonly rr = new Map<string, number>();
+  /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
+  private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
+
   constructor(
     private readonly store: Store | undefined,
     private readonly clock: Clock,
+    private readonly opts: RegistryOptions = {},
   ) {}
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
@@ -62,12 +90,16 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const r of state.removedModels) this.removed.set(key(r.accountId, r.model), { until: r.until, reason: r.reason });
     this.circuits.clear();
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
+    this.quota.load(state.quotas);
+    this.bindings.load(state.bindings, this.clock.now());
+    this.quarantined = new Set(state.quarantined.map((q) => q.fingerprint));
   }
 
   /** Why an account may not serve `model` now, with when that ends; undefined when eligible. */
   exclusion(account: Account, model: string): { reason: string; until?: number } | undefined {
     const now = this.clock.now();
     if (account.disabled) return { reason: "disabled" };
+    if (this.quarantined.size > 0 && this.quarantined.has(this.fingerprint(account) ?? "")) return { reason: "credential quarantined (rejected after refresh) until replaced" };
     const lock = this.locks.get(account.id);
     if (lock && (lock.until === null || lock.until > now)) {
       return { reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
@@ -81,36 +113,149 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         return { reason: `cooling down (${c.reason}) until ${new Date(c.until).toISOString()}`, until: c.until };
       }
     }
-    return undefined;
+    return this.quota.exhausted(account.id, model, now);
   }
 
   // ---- AccountPool --------------------------------------------------------------------------
 
-  candidates(providerId: string, model: string, _hints: PickHints): AccountCandidate[] {
+  /**
+   * The provider's accounts for this request, best first (SPEC A-1…A-4): conversation affinity (the
+   * bound account first, unless the strategy is round-robin or the combo turned affinity off), then
+   * the account strategy (selection.ts), decided once per request (memoised on `hints`); eligibility is
+   * re-checked on every call, and accounts whose slots are all taken go after those with a free slot.
+   * `hints.dryRun` leaves round-robin counters alone. O(accounts of the provider).
+   */
+  candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[] {
     let accounts = this.accounts.filter((a) => a.providerId === providerId);
     if (accounts.length === 0) {
       const p = this.providers.get(providerId);
       if (p && (p.kind === "openai-compatible" || p.kind === "anthropic-compatible")) accounts = [this.keyless(p)];
     }
-    return accounts.map((account) => {
+    let memo = this.ranked.get(hints);
+    if (!memo) this.ranked.set(hints, (memo = new Map()));
+    const mk = providerId + "\u0000" + model;
+    let ranked = memo.get(mk);
+    if (!ranked) memo.set(mk, (ranked = this.rank(accounts, providerId, model, hints)));
+    const out: AccountCandidate[] = [];
+    const busy: AccountCandidate[] = [];
+    for (const { account, note } of ranked) {
       const ex = this.exclusion(account, model);
-      return ex ? { account, eligible: false, reason: ex.reason, until: ex.until } : { account, eligible: true };
-    });
+      if (ex) {
+        out.push({ account, eligible: false, reason: ex.reason, until: ex.until });
+        continue;
+      }
+      const limit = this.slotLimit(account);
+      if (this.slots.full(account.id, limit)) busy.push({ account, eligible: true, note: `all ${limit} slots in use, tried after accounts with a free slot; ${note}` });
+      else out.push({ account, eligible: true, note });
+    }
+    return busy.length > 0 ? [...out, ...busy] : out;
+  }
+
+  private rank(accounts: Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
+    const now = this.clock.now();
+    const strategy = this.opts.strategy?.() ?? "scored";
+    let turn = 0;
+    if (strategy === "round-robin") {
+      const k = providerId + "\u0000" + model;
+      turn = this.rr.get(k) ?? 0;
+      if (!hints.dryRun) this.rr.set(k, turn + 1);
+    }
+    const facts = accounts.map((account) => ({
+      account,
+      successRate: this.stats.successRate(account.id, now),
+      latencyMs: this.stats.latency(account.id),
+      quota: this.quota.tightest(account.id, model, now)?.fraction,
+    }));
+    const ranked = rankAccounts(strategy, facts, this.opts.rng ?? Math.random, turn);
+    if (strategy === "round-robin" || hints.affinity === false || !hints.affinityKey) return ranked;
+    const bound = this.bindings.get(bindingKey(providerId, hints.affinityKey), now);
+    const i = bound ? ranked.findIndex((r) => r.account.id === bound.accountId) : -1;
+    if (i < 0) return ranked;
+    const [r] = ranked.splice(i, 1);
+    ranked.unshift({ ...r, note: `conversation affinity: answered this conversation last (bound until ${new Date(bound!.expiresAt).toISOString()}); ${r.note}` });
+    return ranked;
+  }
+
+  /** Concurrency slots of an account (SPEC A-4): its max_concurrency, else its provider kind's default; undefined = unlimited. */
+  slotLimit(account: Account): number | undefined {
+    return account.maxConcurrency ?? this.providers.get(account.providerId)?.defaultMaxConcurrency;
+  }
+
+  /** Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. */
+  setQuota(q: QuotaWindow): void {
+    this.quota.set(q);
+    this.persist((st) => st.setQuota(q));
+  }
+
+  /**
+   * The best per-model remaining quota (0–1) reported by the accounts that may serve (provider,
+   * model) — only `accountId` when the target pins one — or undefined when none reports a window for
+   * this very model (SPEC R-3 quota sort).
+   */
+  modelQuota(providerId: string, model: string, accountId?: string): number | undefined {
+    const now = this.clock.now();
+    let best: number | undefined;
+    for (const a of this.accounts) {
+      if (a.providerId !== providerId || (accountId && a.id !== accountId) || a.disabled) continue;
+      const r = this.quota.tightest(a.id, model, now, true);
+      if (r && (best === undefined || r.fraction > best)) best = r.fraction;
+    }
+    return best;
+  }
+
+  /** A provider circuit's state without consuming the half-open probe (dry run, status). */
+  circuitState(providerId: string): { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number } {
+    const c = this.circuits.get(providerId);
+    const consecutive5xx = this.serverErrors.get(providerId) ?? 0;
+    if (!c) return { state: "closed", consecutive5xx };
+    return { state: c.openUntil > this.clock.now() ? "open" : "half-open", openUntil: c.openUntil, consecutive5xx };
+  }
+
+  /** Raw live state for `accounts status` (copies; never credentials). */
+  snapshot() {
+    const now = this.clock.now();
+    const split = (k: string) => k.split("\u0000") as [string, string];
+    return {
+      now,
+      accounts: this.accounts,
+      providers: this.providers,
+      cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
+      locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
+      removed: [...this.removed].filter(([, r]) => r.until === null || r.until > now).map(([k, r]) => ({ accountId: split(k)[0], model: split(k)[1], ...r })),
+      quarantined: (a: Account) => this.quarantined.has(this.fingerprint(a) ?? ""),
+    };
+  }
+
+  private fingerprint(account: Account): string | undefined {
+    const cred = account.credential;
+    if (!this.fingerprints.has(cred)) this.fingerprints.set(cred, credentialFingerprint(cred));
+    return this.fingerprints.get(cred);
   }
 
   /** Forgets consecutive-error counts and in-memory circuits (tests, admin "reset"). */
   resetCounters(): void {
     this.serverErrors.clear();
     this.circuits.clear();
+    // Routing memory too: health stats, in-memory bindings, round-robin turns.
+    this.stats.clear();
+    this.bindings.clear();
+    this.rr.clear();
   }
 
-  /** Slots are not limited yet: every acquire succeeds at once. */
-  async acquire(_account: Account, _signal: AbortSignal): Promise<(() => void) | undefined> {
-    return () => {};
+  /** Takes a concurrency slot (SPEC A-4), waiting up to the slot timeout (15 s) for one to free. */
+  async acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined> {
+    return this.slots.acquire(account.id, this.slotLimit(account), signal, this.opts.slotWaitMs ?? SLOT_WAIT_MS, this.clock);
   }
 
-  /** Conversation affinity is not implemented yet. */
-  bind(_affinityKey: string, _account: Account): void {}
+  /**
+   * Binds a conversation to the account that just answered it (SPEC A-2), per provider, for 15 min:
+   * memory at once, the store at its next flush. Nothing is bound under the round-robin strategy.
+   */
+  bind(affinityKey: string, account: Account): void {
+    if ((this.opts.strategy?.() ?? "scored") === "round-robin") return;
+    const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, this.clock.now());
+    this.persist((st) => st.bind(b));
+  }
 
   /** A `*-compatible` provider without accounts (a local Ollama, LM Studio…) is called without a key. */
   private keyless(p: ProviderInfo): Account {
@@ -128,6 +273,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const now = this.clock.now();
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.countServerError(provider.id, now);
+    if (effect.type !== "none" || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
     switch (effect.type) {
       case "none":
@@ -161,7 +307,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     }
   }
 
-  success(account: Account, provider: ProviderInfo, model: string, _latencyMs: number): void {
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void {
+    this.stats.success(account.id, latencyMs, this.clock.now());
     this.serverErrors.set(provider.id, 0);
     const circuit = this.circuits.get(provider.id);
     if (circuit) {
@@ -217,6 +364,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.cooldowns.set(key(accountId, model), { until, reason, level });
     this.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.clock.now() }));
   }
+}
+
+/** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
+export function bindingKey(providerId: string, affinityKey: string): string {
+  return `${providerId}|${affinityKey}`;
 }
 
 function key(accountId: string, model: string): string {

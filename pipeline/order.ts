@@ -1,0 +1,468 @@
+/**
+ * order (SPEC R-3, 5.1, 5.2): the resolved targets → the order this request tries them in.
+ *
+ * Steps, each on a fresh copy of the resolved list (the configured combo is never mutated):
+ *
+ * 1. Strategy of the combo addressed (the outermost one; nested combos are already flattened in
+ *    written order by resolve): `fallback` keeps the written order; `round-robin` rotates the start by
+ *    one target per request; `weighted` draws the order proportionally to `weight` (the first target is
+ *    target i with probability wᵢ/Σw; weighted sampling without replacement, Efraimidis–Spirakis);
+ *    `least-used` puts the targets with the fewest lifetime requests first (stable for ties). Counts are
+ *    kept in memory per target, seeded from the store's usage per model at start, and incremented for
+ *    the target a request is ordered to try first.
+ * 2. Predicates (SPEC 5.2, pipeline/predicates.ts) filter targets; unknown follows `when_unknown`.
+ * 3. Attachment split: when the current user turn (the user turns after the last assistant turn)
+ *    carries images, PDFs, audio or video, targets whose model is known to read every kind present
+ *    (`models:` entry says so) come first, then the rest, each group in its previous order. When no
+ *    target can, the capacity-adapter models of `settings.capacity_adapter` for those kinds go first
+ *    (an adapter already in the list is moved rather than duplicated).
+ * 4. Quota: within each group (never across groups), targets that report per-model remaining quota go
+ *    ahead, most remaining first; the others keep their order behind them.
+ *
+ * Every reorder and skip becomes a {@link DecisionTrace} (`moved`/`out`, with a reason). The same
+ * {@link TargetOrder.plan} serves real requests (through the gateway's `order` hook) and the dry run
+ * (with `dryRun`, which neither advances round-robin counters nor counts least-used requests).
+ */
+import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
+import { hubOf, type RequestContext } from "./context.ts";
+import { affinityKey } from "./affinity.ts";
+import { pickAccount, type AccountCandidate, type AccountPool, type PickHints } from "./pick.ts";
+import type { Account, DecisionTrace } from "./ports.ts";
+import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
+import { resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+
+/** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
+export type AttachmentKind = "images" | "pdf" | "audio" | "video";
+
+/** Capacity-adapter models per attachment kind: `provider/model` names (SPEC 2.3 settings). */
+export type CapacityAdapter = Record<AttachmentKind, string[]>;
+
+/** A source of uniformly distributed numbers in [0, 1). */
+export type Rng = () => number;
+
+/**
+ * A small seeded PRNG (mulberry32): the same seed gives the same sequence. For tests and for any
+ * strategy that must be reproducible; not for secrets.
+ */
+export function seededRng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The attachment kinds present in the current user turn: the user turns after the last assistant turn. */
+export function currentTurnAttachments(hub: HubRequest): AttachmentKind[] {
+  const kinds = new Set<AttachmentKind>();
+  const visit = (p: HubPart): void => {
+    switch (p.type) {
+      case "image":
+        kinds.add("images");
+        return;
+      case "audio":
+        kinds.add("audio");
+        return;
+      case "video":
+        kinds.add("video");
+        return;
+      case "document":
+        // A plain-text document is text; anything else (base64, URL, file id) is read as a PDF.
+        if (p.source.kind !== "text") kinds.add("pdf");
+        return;
+      case "tool_result":
+        for (const c of p.content) visit(c);
+        return;
+      default:
+        return;
+    }
+  };
+  for (let i = hub.messages.length - 1; i >= 0; i--) {
+    const m = hub.messages[i];
+    if (m.role === "assistant") break;
+    if (m.role === "user") for (const p of m.content) visit(p);
+  }
+  return (["images", "pdf", "audio", "video"] as const).filter((k) => kinds.has(k));
+}
+
+/** The subject of a target in decisions: its label, plus the pinned account when it names one. */
+export function targetSubject(t: Target): string {
+  return t.accountId ? `${t.label} @ ${t.accountId}` : t.label;
+}
+
+/** What the order stage reads from the application. */
+export interface OrderDeps {
+  routing: () => RoutingTable;
+  /** `settings.capacity_adapter`. */
+  capacityAdapter: () => CapacityAdapter;
+  /**
+   * The per-model remaining quota a target reports, as a fraction 0–1 (the best of the accounts that
+   * may serve it), or undefined when none reports a window for this model.
+   */
+  quota?: (target: Target) => number | undefined;
+  /** Randomness for `weighted`; default Math.random. Inject {@link seededRng} in tests. */
+  rng?: Rng;
+}
+
+/** The request-side input of a plan (what the gateway knows after the guard). */
+export interface OrderRequest {
+  clientFormat: WireFormat;
+  requestedModel: string;
+  /** The parsed body; undefined when it could not be parsed. */
+  hub?: HubRequest;
+  hubError?: string;
+  keyTag?: string;
+}
+
+/** The outcome of ordering. */
+export interface OrderPlan {
+  targets: Target[];
+  decisions: DecisionTrace[];
+  facts: RequestFacts;
+}
+
+/** Per-request routing facts the pick hints need (the combo's cache_affinity). */
+interface RequestRouting {
+  combo?: ComboSpec;
+}
+
+/** The order stage with its per-combo state (round-robin counters, least-used counts). */
+export class TargetOrder {
+  private readonly rr = new Map<string, number>();
+  private readonly used = new Map<string, number>();
+  private seedByModel = new Map<string, number>();
+  private readonly perRequest = new WeakMap<RequestContext, RequestRouting>();
+  private readonly rng: Rng;
+
+  constructor(private readonly deps: OrderDeps) {
+    this.rng = deps.rng ?? Math.random;
+  }
+
+  /**
+   * Seeds least-used counts: lifetime requests per upstream model id (from the store's usage
+   * summary). A target without an in-memory count starts at its model's seed.
+   */
+  seedUsage(byModel: Map<string, number>): void {
+    this.seedByModel = new Map(byModel);
+  }
+
+  /** Lifetime requests counted for a target (least-used). */
+  usedCount(t: Target): number {
+    return this.used.get(targetSubject(t)) ?? this.seedByModel.get(t.model) ?? 0;
+  }
+
+  /** The gateway's `order` hook (SPEC R-3): orders, records decisions in the trace, remembers the combo. */
+  stage(): (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[] {
+    return (ctx, targets, resolution) => {
+      const res: Resolution = resolution ?? { targets, via: "provider-prefix" };
+      this.perRequest.set(ctx, { combo: res.combo });
+      // A token count (count_tokens) is routed like a request but is not one: no counter moves.
+      const plan = this.plan(requestOf(ctx), { ...res, targets }, { dryRun: ctx.endpoint === "count_tokens" });
+      ctx.trace.decisions.push(...plan.decisions);
+      return plan.targets;
+    };
+  }
+
+  /**
+   * Pick hints for a request (SPEC A-2): the affinity key (session header, else conversation
+   * fingerprint) and whether the combo keeps cache affinity on. For AttemptDeps.hints.
+   */
+  hints(ctx: RequestContext): PickHints {
+    const combo = this.perRequest.get(ctx)?.combo;
+    return { affinityKey: affinityKey(ctx.request.headers, safeHub(ctx), ctx.requestedModel), affinity: combo ? combo.cacheAffinity : true };
+  }
+
+  /** Orders a resolution's targets for one request. Pure except for the strategy counters (not in a dry run). */
+  plan(req: OrderRequest, resolution: Resolution, opts: { dryRun?: boolean } = {}): OrderPlan {
+    const decisions: DecisionTrace[] = [];
+    const facts = requestFacts({
+      hub: req.hub,
+      hubError: req.hubError,
+      clientFormat: req.clientFormat,
+      requestedModel: req.requestedModel,
+      alias: resolution.alias,
+      combo: resolution.combo?.name,
+      keyTag: req.keyTag,
+    });
+    let list = resolution.targets.slice();
+
+    // 1. strategy
+    const combo = resolution.combo;
+    if (combo && list.length > 1) list = this.applyStrategy(combo, list, decisions, opts.dryRun === true);
+
+    // 2. predicates
+    list = list.filter((t) => {
+      if (!t.when) return true;
+      const v = decide(t.when, facts, t);
+      decisions.push({ subject: targetSubject(t), verdict: v.admit ? "in" : "out", reason: `predicate: ${v.explanation}` });
+      return v.admit;
+    });
+
+    // 3. attachment split → groups
+    let groups: Target[][] = [list];
+    const kinds = req.hub ? currentTurnAttachments(req.hub) : [];
+    if (kinds.length > 0 && list.length > 0) groups = this.splitByCapability(list, kinds, decisions);
+
+    // 4. quota within groups
+    const quota = this.deps.quota;
+    if (quota) groups = groups.map((g) => sortByQuota(g, quota, decisions));
+
+    const targets = groups.flat();
+    if (combo?.strategy === "least-used" && targets.length > 0 && !opts.dryRun) {
+      const k = targetSubject(targets[0]);
+      this.used.set(k, this.usedCount(targets[0]) + 1);
+    }
+    return { targets, decisions, facts };
+  }
+
+  private applyStrategy(combo: ComboSpec, list: Target[], decisions: DecisionTrace[], dryRun: boolean): Target[] {
+    const before = list.slice();
+    let after: Target[];
+    let why: (t: Target) => string;
+    switch (combo.strategy) {
+      case "round-robin": {
+        const turn = this.rr.get(combo.name) ?? 0;
+        if (!dryRun) this.rr.set(combo.name, turn + 1);
+        const start = turn % list.length;
+        after = [...list.slice(start), ...list.slice(0, start)];
+        why = () => `round-robin: request ${turn + 1} starts at target ${start + 1} of ${list.length}`;
+        break;
+      }
+      case "weighted": {
+        // Efraimidis–Spirakis: key = u^(1/w), highest first. P(first = i) = wᵢ/Σw.
+        const total = list.reduce((s, t) => s + Math.max(0, t.weight ?? 1), 0);
+        const keyed = list.map((t) => {
+          const w = Math.max(0, t.weight ?? 1);
+          const u = this.rng();
+          return { t, k: w > 0 ? Math.pow(u, 1 / w) : -1 };
+        });
+        keyed.sort((a, b) => b.k - a.k);
+        after = keyed.map((x) => x.t);
+        why = (t) => `weighted draw: weight ${t.weight ?? 1} of ${total}${dryRun ? " (a dry run shows one draw; real requests draw again)" : ""}`;
+        break;
+      }
+      case "least-used": {
+        const counts = new Map(list.map((t) => [t, this.usedCount(t)] as const));
+        after = list
+          .map((t, i) => ({ t, i }))
+          .sort((a, b) => counts.get(a.t)! - counts.get(b.t)! || a.i - b.i)
+          .map((x) => x.t);
+        why = (t) => `least-used: ${counts.get(t)} lifetime requests`;
+        break;
+      }
+      default:
+        return list;
+    }
+    recordMoves(before, after, decisions, why);
+    return after;
+  }
+
+  private splitByCapability(list: Target[], kinds: AttachmentKind[], decisions: DecisionTrace[]): Target[][] {
+    const what = kinds.join(", ");
+    const can = (t: Target) => kinds.every((k) => t.provider.models[t.model]?.[k] === true);
+    const capable = list.filter(can);
+    const rest = list.filter((t) => !can(t));
+    if (capable.length > 0) {
+      const after = [...capable, ...rest];
+      recordMoves(list, after, decisions, (t) =>
+        can(t) ? `can read the ${what} in the current user turn` : `not known to read the ${what} in the current user turn (capable targets go first)`,
+      );
+      return rest.length > 0 ? [capable, rest] : [capable];
+    }
+    // No target can read it: the capacity adapters for these kinds go first.
+    const table = this.deps.routing();
+    const adapterCfg = this.deps.capacityAdapter();
+    const names: string[] = [];
+    for (const k of kinds) for (const n of adapterCfg[k] ?? []) if (!names.includes(n)) names.push(n);
+    const adapters: Target[] = [];
+    let remaining = list.slice();
+    for (const n of names) {
+      const present = remaining.find((t) => t.label === n && !t.accountId);
+      if (present) {
+        remaining = remaining.filter((t) => t !== present);
+        adapters.push(present);
+        decisions.push({ subject: targetSubject(present), verdict: "moved", reason: `capacity adapter for ${what}: no candidate can read the current user turn` });
+        continue;
+      }
+      const r = resolveModel(n, table);
+      if ("kind" in r) {
+        decisions.push({ subject: n, verdict: "out", reason: `capacity adapter for ${what} cannot be resolved: ${r.message}` });
+        continue;
+      }
+      for (const t of r.targets) {
+        adapters.push(t);
+        decisions.push({ subject: targetSubject(t), verdict: "in", reason: `capacity adapter for ${what}: no candidate can read the current user turn` });
+      }
+    }
+    if (adapters.length === 0) {
+      decisions.push({ subject: "(capability split)", verdict: "in", reason: `the current user turn carries ${what}; no candidate is known to read it and no capacity adapter is configured: order kept` });
+      return [list];
+    }
+    return remaining.length > 0 ? [adapters, remaining] : [adapters];
+  }
+}
+
+function requestOf(ctx: RequestContext): OrderRequest {
+  let hub: HubRequest | undefined;
+  let hubError: string | undefined;
+  try {
+    hub = hubOf(ctx);
+  } catch (e) {
+    hubError = `the request body could not be parsed (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
+  }
+  return { clientFormat: ctx.clientFormat, requestedModel: ctx.requestedModel, hub, hubError, keyTag: ctx.key?.tag };
+}
+
+function safeHub(ctx: RequestContext): HubRequest | undefined {
+  try {
+    return hubOf(ctx);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records a `moved` decision for every target whose position changed (1-based positions). */
+function recordMoves(before: Target[], after: Target[], decisions: DecisionTrace[], why: (t: Target) => string): void {
+  after.forEach((t, j) => {
+    const i = before.indexOf(t);
+    if (i !== j) decisions.push({ subject: targetSubject(t), verdict: "moved", reason: `${why(t)}; position ${i + 1} → ${j + 1}` });
+  });
+}
+
+/** Within one group: targets reporting quota first, most remaining first; the others keep their order. */
+function sortByQuota(group: Target[], quota: (t: Target) => number | undefined, decisions: DecisionTrace[]): Target[] {
+  const q = new Map<Target, number>();
+  for (const t of group) {
+    const v = quota(t);
+    if (v !== undefined) q.set(t, v);
+  }
+  if (q.size === 0) return group;
+  const reporting = group.filter((t) => q.has(t)).map((t, i) => ({ t, i }));
+  reporting.sort((a, b) => q.get(b.t)! - q.get(a.t)! || a.i - b.i);
+  const after = [...reporting.map((x) => x.t), ...group.filter((t) => !q.has(t))];
+  recordMoves(group, after, decisions, (t) =>
+    q.has(t) ? `reports ${Math.round(q.get(t)! * 100)} % quota left for ${t.model}` : "reports no per-model quota (reporting targets go first)",
+  );
+  return after;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dry run (SPEC 2.2 `route`, 9.3 POST /admin/api/dry-run)
+// ---------------------------------------------------------------------------------------------
+
+/** One account of a target in a dry run. */
+export interface PlannedAccount {
+  accountId: string;
+  verdict: "in" | "out";
+  reason: string;
+  /** ms since the epoch when an exclusion ends, if it does. */
+  until?: number;
+}
+
+/** One target in a dry run, in the order the request would try it. */
+export interface PlannedTarget {
+  target: string;
+  providerId: string;
+  model: string;
+  /** "out" when the provider's circuit is open or no account is eligible. */
+  verdict: "in" | "out";
+  reason?: string;
+  /** Eligible accounts in the order attempts would use them, then the excluded ones. */
+  accounts: PlannedAccount[];
+}
+
+/** A dry run: what a real request would do, without calling upstream. */
+export interface RoutePlan {
+  requestedModel: string;
+  clientFormat: WireFormat;
+  via: Resolution["via"];
+  alias?: string;
+  combo?: string;
+  /** The resolved targets, before ordering. */
+  candidates: string[];
+  targets: PlannedTarget[];
+  /** Every (target, account) in the order attempts would take if each failed over to the next. */
+  attempts: Array<{ target: string; accountId: string }>;
+  /** Target-level decisions (strategy, predicates, capability split, quota). */
+  decisions: DecisionTrace[];
+  /** The affinity key kind in effect: a session header, a fingerprint, or none. */
+  affinity: "session" | "fingerprint" | "off" | "none";
+}
+
+/** What the dry run needs besides the order stage. */
+export interface PlanDeps {
+  pool: AccountPool;
+  /** Read-only circuit check (must not consume a half-open probe). */
+  circuitOpen: (providerId: string) => boolean;
+}
+
+/**
+ * Runs resolve → order → pick for a request without calling upstream or changing any state (SPEC 2.2
+ * `route`): the same functions as a real request ({@link resolveModel}, {@link TargetOrder.plan},
+ * {@link pickAccount} against the live pool), with strategy counters frozen. Returns the plan, or the
+ * resolution error (404 for an unknown provider prefix).
+ */
+export function planRoute(
+  order: TargetOrder,
+  table: RoutingTable,
+  req: OrderRequest & { headers: Headers },
+  deps: PlanDeps,
+): RoutePlan | { error: { status: number; message: string } } {
+  const resolution = resolveModel(req.requestedModel, table);
+  if ("kind" in resolution) return { error: { status: resolution.status, message: resolution.message } };
+  const plan = order.plan(req, resolution, { dryRun: true });
+  const key = affinityKey(req.headers, req.hub, req.requestedModel);
+  const affinityOn = resolution.combo ? resolution.combo.cacheAffinity : true;
+  const hints: PickHints & { dryRun: true } = { affinityKey: key, affinity: affinityOn, dryRun: true };
+  const targets: PlannedTarget[] = [];
+  const attempts: RoutePlan["attempts"] = [];
+  for (const t of plan.targets) {
+    const pt: PlannedTarget = { target: targetSubject(t), providerId: t.provider.id, model: t.model, verdict: "in", accounts: [] };
+    targets.push(pt);
+    if (deps.circuitOpen(t.provider.id)) {
+      pt.verdict = "out";
+      pt.reason = `provider ${t.provider.id} circuit open`;
+      continue;
+    }
+    // The same loop as the attempt loop: pick, mark tried, pick again.
+    const tried = new Set<string>();
+    const first = pickAccount(deps.pool, t, tried, hints);
+    const notes = new Map<string, AccountCandidate>();
+    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) notes.set(c.account.id, c);
+    let picked: Account | undefined = first.account;
+    let reasonOf = (id: string) => first.decisions.find((d) => d.subject.endsWith(`@ ${id}`) && d.verdict === "in")?.reason ?? "eligible";
+    while (picked) {
+      const note = notes.get(picked.id)?.note;
+      pt.accounts.push({ accountId: picked.id, verdict: "in", reason: note ?? reasonOf(picked.id) });
+      attempts.push({ target: pt.target, accountId: picked.id });
+      tried.add(picked.id);
+      const next = pickAccount(deps.pool, t, tried, hints);
+      picked = next.account;
+      reasonOf = (id: string) => next.decisions.find((d) => d.subject.endsWith(`@ ${id}`) && d.verdict === "in")?.reason ?? "eligible";
+    }
+    for (const d of first.decisions) {
+      if (d.verdict !== "out") continue;
+      const id = d.subject.slice(d.subject.lastIndexOf("@ ") + 2);
+      pt.accounts.push({ accountId: id, verdict: "out", reason: d.reason, until: notes.get(id)?.until });
+    }
+    if (tried.size === 0) {
+      pt.verdict = "out";
+      pt.reason = `no eligible account of ${t.provider.id} for ${t.model}`;
+    }
+  }
+  return {
+    requestedModel: req.requestedModel,
+    clientFormat: req.clientFormat,
+    via: resolution.via,
+    alias: resolution.alias,
+    combo: resolution.combo?.name,
+    candidates: resolution.targets.map(targetSubject),
+    targets,
+    attempts,
+    decisions: plan.decisions,
+    affinity: !key ? "none" : !affinityOn ? "off" : key.startsWith("s:") ? "session" : "fingerprint",
+  };
+}

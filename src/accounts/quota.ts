@@ -1,0 +1,85 @@
+/**
+ * Quota windows per account (SPEC P-5, A-1): the remaining quota providers report in their rate-limit
+ * headers, held in memory for routing. Filled from the store at start and on every periodic re-read,
+ * and by {@link QuotaBook.set} as responses report new numbers (the quota reader of issue 6 calls the
+ * registry's `setQuota`, which also writes through the store's buffered `setQuota`).
+ */
+import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+
+/** SPEC A-1: an account reporting this fraction (2 %) or less remaining for a model is excluded. */
+export const QUOTA_EXCLUDE_FRACTION = 0.02;
+
+/**
+ * The remaining fraction (0–1) a window reports: `100 − usedPercent` when the provider reports a
+ * percentage, else `remaining / limit`; undefined when neither is known.
+ */
+export function remainingFraction(w: QuotaWindow): number | undefined {
+  if (w.usedPercent !== undefined && Number.isFinite(w.usedPercent)) return clamp01((100 - w.usedPercent) / 100);
+  if (w.remaining !== undefined && w.limit !== undefined && w.limit > 0) return clamp01(w.remaining / w.limit);
+  return undefined;
+}
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+
+/** The tightest window that applies: its fraction and the window itself. */
+export interface QuotaReading {
+  fraction: number;
+  window: QuotaWindow;
+}
+
+/** Quota windows by account; O(windows of one account) per lookup. */
+export class QuotaBook {
+  private byAccount = new Map<string, QuotaWindow[]>();
+
+  /** Replaces every window (store re-read). */
+  load(windows: QuotaWindow[]): void {
+    const next = new Map<string, QuotaWindow[]>();
+    for (const w of windows) {
+      const list = next.get(w.accountId) ?? [];
+      list.push({ ...w });
+      next.set(w.accountId, list);
+    }
+    this.byAccount = next;
+  }
+
+  /** Sets one window, replacing the one with the same account, window name and model. */
+  set(q: QuotaWindow): void {
+    const list = (this.byAccount.get(q.accountId) ?? []).filter((w) => !(w.window === q.window && w.model === q.model));
+    list.push({ ...q });
+    this.byAccount.set(q.accountId, list);
+  }
+
+  /** Live windows of an account (reset time in the future or unknown). */
+  windows(accountId: string, now: number): QuotaWindow[] {
+    return (this.byAccount.get(accountId) ?? []).filter((w) => w.resetAt === undefined || w.resetAt > now);
+  }
+
+  /**
+   * The tightest live window that applies to (account, model): windows for this model and for every
+   * model (`*`). Undefined when none reports a fraction.
+   */
+  tightest(accountId: string, model: string, now: number, perModelOnly = false): QuotaReading | undefined {
+    let best: QuotaReading | undefined;
+    for (const w of this.windows(accountId, now)) {
+      if (w.model !== model && (perModelOnly || w.model !== ALL_MODELS)) continue;
+      const f = remainingFraction(w);
+      if (f === undefined) continue;
+      if (!best || f < best.fraction) best = { fraction: f, window: w };
+    }
+    return best;
+  }
+
+  /**
+   * SPEC A-1: the exclusion of an account reporting ≤ 2 % remaining for this model (or for all its
+   * models), until the window resets; undefined when it has quota or reports none.
+   */
+  exhausted(accountId: string, model: string, now: number): { reason: string; until?: number } | undefined {
+    const r = this.tightest(accountId, model, now);
+    if (!r || r.fraction > QUOTA_EXCLUDE_FRACTION) return undefined;
+    const until = r.window.resetAt;
+    return {
+      reason: `quota ${Math.round(r.fraction * 1000) / 10} % left in window ${r.window.window}${r.window.model === ALL_MODELS ? "" : ` for ${r.window.model}`}${until ? ` until ${new Date(until).toISOString()}` : ""}`,
+      until,
+    };
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Recent health of each account for the `scored` strategy (SPEC A-3): a time-decayed success rate
+ * and a latency EWMA. In memory only (a restart starts every account fresh). O(1) per update/read.
+ */
+
+/** Success and failure counts lose half their weight every 5 minutes ("recent" success rate). */
+export const SUCCESS_HALF_LIFE_MS = 5 * 60_000;
+/** Weight of the newest latency sample in the EWMA. */
+export const LATENCY_ALPHA = 0.3;
+/** Virtual successes every account starts with, so a fresh account rates 1 and one failure 0.5. */
+export const SUCCESS_PRIOR = 1;
+
+interface Entry {
+  ok: number;
+  failed: number;
+  at: number;
+  latencyMs?: number;
+}
+
+/** Per-account success rate (decayed) and latency EWMA. */
+export class AccountStats {
+  private readonly m = new Map<string, Entry>();
+
+  private decayed(id: string, now: number): Entry {
+    let e = this.m.get(id);
+    if (!e) {
+      e = { ok: 0, failed: 0, at: now };
+      this.m.set(id, e);
+      return e;
+    }
+    const dt = now - e.at;
+    if (dt > 0) {
+      const f = Math.pow(0.5, dt / SUCCESS_HALF_LIFE_MS);
+      e.ok *= f;
+      e.failed *= f;
+      e.at = now;
+    }
+    return e;
+  }
+
+  /** Records a committed reply and its latency to the first byte (ms). */
+  success(id: string, latencyMs: number, now: number): void {
+    const e = this.decayed(id, now);
+    e.ok += 1;
+    if (Number.isFinite(latencyMs) && latencyMs >= 0) {
+      e.latencyMs = e.latencyMs === undefined ? latencyMs : LATENCY_ALPHA * latencyMs + (1 - LATENCY_ALPHA) * e.latencyMs;
+    }
+  }
+
+  /** Records a failed attempt that was the account's fault (not the request's). */
+  failure(id: string, now: number): void {
+    this.decayed(id, now).failed += 1;
+  }
+
+  /** (successes + prior) / (successes + failures + prior), over decayed counts: 1 for a fresh account. */
+  successRate(id: string, now: number): number {
+    const e = this.m.get(id);
+    if (!e) return 1;
+    const f = Math.pow(0.5, Math.max(0, now - e.at) / SUCCESS_HALF_LIFE_MS);
+    const ok = e.ok * f;
+    const failed = e.failed * f;
+    return (ok + SUCCESS_PRIOR) / (ok + failed + SUCCESS_PRIOR);
+  }
+
+  /** Forgets everything (admin reset, tests). */
+  clear(): void {
+    this.m.clear();
+  }
+
+  /** Latency EWMA in ms, undefined before the first success. */
+  latency(id: string): number | undefined {
+    return this.m.get(id)?.latencyMs;
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * `switchyard accounts status` / `GET /admin/api/accounts` (SPEC 2.2, A-1): live eligibility per
+ * account and model with reasons and end times, locks, cooldowns, removed pairings, quota windows,
+ * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
+ * credentials (only the credential type).
+ */
+import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+import { remainingFraction } from "./quota.ts";
+import type { AccountRegistry } from "./registry.ts";
+import type { AccountStrategy } from "./selection.ts";
+
+/** Eligibility of one account for one model. Times are ms since the epoch. */
+export interface ModelStatus {
+  model: string;
+  eligible: boolean;
+  reason?: string;
+  until?: number;
+}
+
+/** One account's live state. Times are ms since the epoch. */
+export interface AccountStatus {
+  id: string;
+  providerId: string;
+  providerKind?: string;
+  source: "config" | "db";
+  credential: "api_key" | "oauth" | "none";
+  priority: number;
+  disabled: boolean;
+  /** Eligible for at least its account-wide checks (disabled, quarantine, lock, account cooldown). */
+  eligible: boolean;
+  /** Why not, when not. */
+  reasons: string[];
+  lock?: { reason: string; until: number | null };
+  cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
+  removedModels: Array<{ model: string; reason: string; until: number | null }>;
+  quota: Array<QuotaWindow & { remainingPercent?: number }>;
+  slots: { inUse: number; limit: number | null; waiting: number };
+  /** Live conversation bindings to this account (SPEC A-2). */
+  bindings: number;
+  /** Recent success rate (0–1) and latency EWMA (ms) used by the scored strategy. */
+  health: { successRate: number; latencyMs?: number };
+  circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
+  /** Per-model eligibility: advertised/configured models and every model with state. */
+  models: ModelStatus[];
+}
+
+/** The whole status document. */
+export interface AccountsStatus {
+  now: number;
+  strategy: AccountStrategy;
+  accounts: AccountStatus[];
+}
+
+/** Builds the status document from the registry's live state. O(accounts × models). */
+export function accountsStatus(registry: AccountRegistry, strategy: AccountStrategy): AccountsStatus {
+  const snap = registry.snapshot();
+  const now = snap.now;
+  const bindings = registry.bindings.countByAccount(now);
+  const accounts = snap.accounts.map((a): AccountStatus => {
+    const provider = snap.providers.get(a.providerId);
+    const cooldowns = snap.cooldowns.filter((c) => c.accountId === a.id).map(({ model, reason, until, level }) => ({ model, reason, until, level }));
+    const removedModels = snap.removed.filter((r) => r.accountId === a.id).map(({ model, reason, until }) => ({ model, reason, until }));
+    const lockRow = snap.locks.find((l) => l.accountId === a.id);
+    const quota = registry.quota.windows(a.id, now).map((w) => {
+      const f = remainingFraction(w);
+      return f === undefined ? { ...w } : { ...w, remainingPercent: Math.round(f * 1000) / 10 };
+    });
+    const reasons: string[] = [];
+    if (a.disabled) reasons.push("disabled");
+    if (snap.quarantined(a)) reasons.push("credential quarantined until replaced");
+    if (lockRow) reasons.push(`locked: ${lockRow.reason}${lockRow.until ? ` until ${new Date(lockRow.until).toISOString()}` : " until changed"}`);
+    const whole = cooldowns.find((c) => c.model === ALL_MODELS);
+    if (whole) reasons.push(`cooling down (${whole.reason}) until ${new Date(whole.until).toISOString()}`);
+
+    const names = new Set<string>(a.models ?? Object.keys(provider?.models ?? {}));
+    for (const c of cooldowns) if (c.model !== ALL_MODELS) names.add(c.model);
+    for (const r of removedModels) names.add(r.model);
+    for (const q of quota) if (q.model !== ALL_MODELS) names.add(q.model);
+    const models = [...names].sort().map((model): ModelStatus => {
+      const ex = registry.exclusion(a, model);
+      return ex ? { model, eligible: false, reason: ex.reason, until: ex.until } : { model, eligible: true };
+    });
+    const limit = registry.slotLimit(a);
+    return {
+      id: a.id,
+      providerId: a.providerId,
+      providerKind: provider?.kind,
+      source: a.source,
+      credential: a.credential.type,
+      priority: a.priority,
+      disabled: a.disabled,
+      eligible: reasons.length === 0,
+      reasons,
+      lock: lockRow ? { reason: lockRow.reason, until: lockRow.until } : undefined,
+      cooldowns,
+      removedModels,
+      quota,
+      slots: { inUse: registry.slots.inUse(a.id), limit: limit ?? null, waiting: registry.slots.waiting(a.id) },
+      bindings: bindings.get(a.id) ?? 0,
+      health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)) },
+      circuit: registry.circuitState(a.providerId),
+      models,
+    };
+  });
+  return { now, strategy, accounts };
+}
+
+const roundOpt = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));

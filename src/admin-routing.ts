@@ -1,0 +1,125 @@
+/**
+ * Routing routes of the admin API (SPEC 9.3), mounted through AdminDeps.extend so the admin guard
+ * applies:
+ *
+ * - `GET /admin/api/accounts`: live account status (src/accounts/status.ts).
+ * - `POST /admin/api/dry-run`: the ordered candidates for a request and why each target and account
+ *   is in, out or moved, computed by the functions a real request uses (pipeline/order.ts
+ *   `planRoute`), without calling upstream or advancing any strategy counter.
+ *
+ * Dry-run body (valibot-validated):
+ *
+ * ```json
+ * { "request": { "model": "coding", "messages": [...] },   // the client request JSON
+ *   "format": "anthropic-messages",                        // or endpoint: "messages" | "chat" | "responses"
+ *   "model": "coding",                                     // optional: overrides request.model
+ *   "headers": { "x-session-id": "abc" },                  // optional: session headers (affinity)
+ *   "key": "laptop", "key_tag": "team-a" }                 // optional: the key (or tag) for key_tag
+ * ```
+ *
+ * Without `format` or `endpoint`, the format is guessed from the body: `input` → openai-responses;
+ * a top-level `system` or Anthropic content blocks → anthropic-messages; else openai-chat.
+ */
+import type { Elysia } from "elysia";
+import * as v from "valibot";
+import type { WireFormat } from "../formats/hub.ts";
+import { codecFor } from "../formats/index.ts";
+import { ENDPOINT_FORMAT } from "../pipeline/context.ts";
+import { stripClientModelSuffix } from "../pipeline/guard.ts";
+import { planRoute, type TargetOrder } from "../pipeline/order.ts";
+import type { RoutingTable } from "../pipeline/resolve.ts";
+import type { AccountRegistry } from "./accounts/registry.ts";
+import type { AccountStrategy } from "./accounts/selection.ts";
+import { accountsStatus } from "./accounts/status.ts";
+import type { Store } from "./store/types.ts";
+
+/** What the routing admin routes read. */
+export interface RoutingAdminDeps {
+  registry: AccountRegistry;
+  order: TargetOrder;
+  routing: () => RoutingTable;
+  strategy: () => AccountStrategy;
+  /** For `key` → tag lookups. */
+  store: Pick<Store, "listKeys">;
+}
+
+const CLIENT_FORMATS = ["openai-chat", "openai-responses", "anthropic-messages"] as const;
+
+/** The dry-run request body. */
+export const DryRunBody = v.object({
+  request: v.record(v.string(), v.unknown(), "request must be the client request JSON object"),
+  format: v.optional(v.picklist(CLIENT_FORMATS, "format is openai-chat, openai-responses or anthropic-messages")),
+  endpoint: v.optional(v.picklist(["chat", "responses", "messages"], "endpoint is chat, responses or messages")),
+  model: v.optional(v.pipe(v.string(), v.minLength(1))),
+  headers: v.optional(v.record(v.string(), v.string(), "headers maps names to strings")),
+  key: v.optional(v.string()),
+  key_tag: v.optional(v.string()),
+});
+
+/** A parsed dry-run body. */
+export type DryRunInput = v.InferOutput<typeof DryRunBody>;
+
+/** Guesses the client format of a request body (see the module comment). */
+export function guessFormat(body: Record<string, unknown>): WireFormat {
+  if ("input" in body || "instructions" in body) return "openai-responses";
+  if ("system" in body) return "anthropic-messages";
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  for (const m of msgs) {
+    const c = (m as { content?: unknown })?.content;
+    if (Array.isArray(c) && c.some((b) => ["tool_use", "tool_result", "thinking", "document"].includes((b as { type?: string })?.type ?? ""))) return "anthropic-messages";
+    if (Array.isArray(c) && c.some((b) => (b as { type?: string })?.type === "image" && "source" in (b as object))) return "anthropic-messages";
+  }
+  return "openai-chat";
+}
+
+const err = (status: number, message: string) =>
+  new Response(JSON.stringify({ error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", param: null, code: null } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+
+/** Runs a dry run for a validated body. Exported for tests and the CLI-less callers. */
+export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promise<Response> {
+  const clientFormat: WireFormat = input.format ?? (input.endpoint ? ENDPOINT_FORMAT[input.endpoint] : guessFormat(input.request));
+  const rawModel = input.model ?? input.request.model;
+  if (typeof rawModel !== "string" || rawModel.trim() === "") return err(400, "The request must name a model (request.model or model).");
+  const requestedModel = stripClientModelSuffix(rawModel.trim());
+  const body = { ...input.request, model: requestedModel };
+  let hub;
+  let hubError: string | undefined;
+  try {
+    hub = codecFor(clientFormat).parseRequest!(body);
+  } catch (e) {
+    hubError = `the request body could not be parsed as ${clientFormat} (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
+  }
+  let keyTag = input.key_tag;
+  if (keyTag === undefined && input.key !== undefined) {
+    const k = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
+    if (!k) return err(404, `No active key named ${input.key}.`);
+    keyTag = k.tag;
+  }
+  const plan = planRoute(
+    deps.order,
+    deps.routing(),
+    { clientFormat, requestedModel, hub, hubError, keyTag, headers: new Headers(input.headers ?? {}) },
+    { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open" },
+  );
+  if ("error" in plan) return err(plan.error.status, plan.error.message);
+  return Response.json({ ...plan, accountStrategy: deps.strategy() });
+}
+
+/** Adds the routing routes to the admin app (use as AdminDeps.extend). */
+export function routingAdmin(deps: RoutingAdminDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
+  return (app) =>
+    app
+      .get("/accounts", () => accountsStatus(deps.registry, deps.strategy()))
+      .post("/dry-run", async ({ body }) => {
+        const parsed = v.safeParse(DryRunBody, body);
+        if (!parsed.success) {
+          const issue = parsed.issues[0];
+          const path = v.getDotPath(issue);
+          return err(400, `${path ? `${path}: ` : ""}${issue.message}`);
+        }
+        return dryRun(deps, parsed.output);
+      }) as never;
+}

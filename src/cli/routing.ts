@@ -1,0 +1,118 @@
+/**
+ * CLI commands for routing (SPEC 2.2): `switchyard route MODEL [--body FILE] [--format F] [--json]`
+ * (the dry run) and `switchyard accounts status [--json]`. Both talk to the running instance through
+ * its admin API (`POST /admin/api/dry-run`, `GET /admin/api/accounts`); main.ts supplies the call.
+ */
+import { readFileSync } from "node:fs";
+import type { RoutePlan } from "../../pipeline/order.ts";
+import type { AccountsStatus } from "../accounts/status.ts";
+
+/** Calls the admin API of the running instance; exits with one line when none runs (main.ts). */
+export type AdminCall = (method: string, path: string, body?: unknown) => Promise<unknown>;
+
+/** Output helpers from main.ts. */
+export interface CliIo {
+  out: (line: string) => void;
+  fail: (line: string, code?: number) => never;
+}
+
+/** Options of `switchyard route`. */
+export interface RouteOptions {
+  /** The model name to route (overrides the body's `model`). */
+  model?: string;
+  /** A JSON file with the client request body; `-` reads stdin. */
+  bodyFile?: string;
+  /** Client format (openai-chat, openai-responses, anthropic-messages) or endpoint (chat, responses, messages). */
+  format?: string;
+  /** `Name: value` session headers, for affinity. */
+  headers?: string[];
+  json?: boolean;
+}
+
+/** `switchyard route MODEL [--body FILE]`: prints the dry run. */
+export async function routeCommand(opts: RouteOptions, call: AdminCall, io: CliIo): Promise<void> {
+  if (!opts.model && !opts.bodyFile) io.fail("usage: switchyard route MODEL [--body FILE] [--format FORMAT] [--json]", 2);
+  let request: Record<string, unknown> = { messages: [{ role: "user", content: "hi" }] };
+  if (opts.bodyFile) {
+    let text: string;
+    try {
+      text = opts.bodyFile === "-" ? await Bun.stdin.text() : readFileSync(opts.bodyFile, "utf8");
+    } catch {
+      io.fail(`cannot read ${opts.bodyFile}`);
+    }
+    try {
+      const parsed = JSON.parse(text!) as unknown;
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+      request = parsed as Record<string, unknown>;
+    } catch {
+      io.fail(`${opts.bodyFile} is not a JSON object`);
+    }
+  }
+  const body: Record<string, unknown> = { request };
+  if (opts.model) body.model = opts.model;
+  if (opts.format) {
+    if (["chat", "responses", "messages"].includes(opts.format)) body.endpoint = opts.format;
+    else body.format = opts.format;
+  }
+  if (opts.headers?.length) {
+    const h: Record<string, string> = {};
+    for (const line of opts.headers) {
+      const i = line.indexOf(":");
+      if (i <= 0) io.fail(`--header must look like "Name: value"`, 2);
+      h[line.slice(0, i).trim()] = line.slice(i + 1).trim();
+    }
+    body.headers = h;
+  }
+  const plan = (await call("POST", "/dry-run", body)) as RoutePlan & { accountStrategy?: string };
+  if (opts.json) return io.out(JSON.stringify(plan, null, 2));
+  io.out(formatRoutePlan(plan));
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).toISOString());
+
+/** Human-readable dry run. */
+export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }): string {
+  const lines: string[] = [];
+  const via = plan.via === "combo" ? `combo ${plan.combo}` : plan.via === "alias" ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}` : plan.via;
+  lines.push(`${plan.requestedModel} (${plan.clientFormat}) via ${via}; account strategy ${plan.accountStrategy ?? "?"}; affinity ${plan.affinity}`);
+  lines.push(`candidates: ${plan.candidates.join(", ") || "none"}`);
+  if (plan.decisions.length > 0) {
+    lines.push("", "target decisions:");
+    for (const d of plan.decisions) lines.push(`  ${d.verdict.padEnd(5)} ${d.subject}: ${d.reason}`);
+  }
+  lines.push("", "order:");
+  if (plan.targets.length === 0) lines.push("  (no target left)");
+  plan.targets.forEach((t, i) => {
+    lines.push(`  ${i + 1}. ${t.target}  ${t.verdict}${t.reason ? `: ${t.reason}` : ""}`);
+    for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until ? ` (until ${iso(a.until)})` : ""}`);
+  });
+  lines.push("", `attempt order: ${plan.attempts.map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
+  return lines.join("\n");
+}
+
+/** `switchyard accounts status [--json]`. */
+export async function accountsCommand(sub: string | undefined, opts: { json?: boolean }, call: AdminCall, io: CliIo): Promise<void> {
+  if (sub !== "status") io.fail("usage: switchyard accounts status [--json]", 2);
+  const status = (await call("GET", "/accounts")) as AccountsStatus;
+  if (opts.json) return io.out(JSON.stringify(status, null, 2));
+  io.out(formatAccountsStatus(status));
+}
+
+/** Human-readable account status. */
+export function formatAccountsStatus(s: AccountsStatus): string {
+  const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
+  for (const a of s.accounts) {
+    const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
+    const circuit = a.circuit.state === "closed" ? "" : `; circuit ${a.circuit.state}${a.circuit.openUntil ? ` until ${iso(a.circuit.openUntil)}` : ""}`;
+    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.successRate}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
+    for (const r of a.reasons) lines.push(`  - ${r}`);
+    for (const c of a.cooldowns) lines.push(`  cooldown ${c.model}: ${c.reason} until ${iso(c.until)}`);
+    for (const r of a.removedModels) lines.push(`  removed ${r.model}: ${r.reason}${r.until ? ` until ${iso(r.until)}` : ""}`);
+    for (const q of a.quota) {
+      const left = q.remainingPercent !== undefined ? `${q.remainingPercent} % left` : q.remaining !== undefined ? `${q.remaining} left` : "?";
+      lines.push(`  quota ${q.window}${q.model === "*" ? "" : ` (${q.model})`}: ${left}${q.resetAt ? `, resets ${iso(q.resetAt)}` : ""}`);
+    }
+    for (const m of a.models) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,117 @@
+/**
+ * resolve (SPEC R-2): table-driven resolution order — provider prefix before the FIRST slash (no combo
+ * lookup), alias, combo, guess — nested combos, and the 404 for an unknown prefix.
+ */
+import { describe, expect, test } from "bun:test";
+import { guessProvider, resolveModel } from "../../pipeline/resolve.ts";
+import { combo, provider, table } from "./routing-helpers.ts";
+
+const anthropic = provider("anthropic", "anthropic");
+const openai = provider("openai", "openai");
+const gemini = provider("gemini", "gemini");
+const glm = provider("glm", "anthropic-compatible");
+const fast = provider("fast", "openai-compatible");
+
+const T = table(
+  [anthropic, openai, gemini, glm, fast],
+  { quick: "openai/gpt-5-mini", coding: "duo", twice: "quick", glm: "anthropic/claude-aliased", "fast/x": "anthropic/never" },
+  [
+    combo("duo", [{ model: "glm/glm-5", account: "glm-main", weight: 3, params: { temperature: 0.2 } }, "anthropic/claude-sonnet"]),
+    combo("outer", ["openai/gpt-5", "duo", { model: "quick", account: "oai-2", weight: 5 }]),
+    combo("quick", ["gemini/never-used"]), // shadowed by the alias of the same name
+    combo("fast", ["openai/combo-not-prefix"]),
+  ],
+);
+
+const labels = (name: string) => {
+  const r = resolveModel(name, T);
+  if ("kind" in r) throw new Error(`${name}: ${r.message}`);
+  return r.targets.map((t) => t.label + (t.accountId ? ` @ ${t.accountId}` : ""));
+};
+
+describe("resolution order (SPEC R-2)", () => {
+  const cases: Array<[string, string[], string]> = [
+    ["anthropic/claude-x", ["anthropic/claude-x"], "provider-prefix"],
+    ["glm/glm-5", ["glm/glm-5"], "provider-prefix"],
+    // prefix before the FIRST slash; the rest is the upstream id, slashes included
+    ["fast/meta-llama/llama-4", ["fast/meta-llama/llama-4"], "provider-prefix"],
+    // a name with a slash never looks up an alias or combo, even when one has that exact name
+    ["fast/x", ["fast/x"], "provider-prefix"],
+    ["quick", ["openai/gpt-5-mini"], "alias"],
+    ["twice", ["openai/gpt-5-mini"], "alias"],
+    ["coding", ["glm/glm-5 @ glm-main", "anthropic/claude-sonnet"], "alias"],
+    ["duo", ["glm/glm-5 @ glm-main", "anthropic/claude-sonnet"], "combo"],
+    // an alias wins over a provider id and a combo of the same name
+    ["glm", ["anthropic/claude-aliased"], "alias"],
+    ["claude-opus-9", ["anthropic/claude-opus-9"], "guess"],
+    ["gemini-3-pro", ["gemini/gemini-3-pro"], "guess"],
+    ["gpt-6", ["openai/gpt-6"], "guess"],
+    ["o3-mini", ["openai/o3-mini"], "guess"],
+    ["mystery-model", ["openai/mystery-model"], "guess"],
+  ];
+  for (const [name, want, via] of cases) {
+    test(`${name} → ${want.join(", ")} (${via})`, () => {
+      expect(labels(name)).toEqual(want);
+      const r = resolveModel(name, T);
+      expect<string>("kind" in r ? r.kind : r.via).toBe(via);
+    });
+  }
+
+  test("guessProvider follows the prefixes of SPEC R-2", () => {
+    expect(["claude-3", "gemini-x", "gpt-4o", "o1", "o4-mini", "llama"].map(guessProvider)).toEqual(["anthropic", "gemini", "openai", "openai", "openai", "openai"]);
+  });
+
+  test("an alias to a combo reports both the alias and the combo", () => {
+    const r = resolveModel("coding", T);
+    if ("kind" in r) throw new Error(r.message);
+    expect(r.alias).toBe("coding");
+    expect(r.combo?.name).toBe("duo");
+  });
+});
+
+describe("combos", () => {
+  test("nested combos expand depth-first in written order; aliases inside combos are followed", () => {
+    expect(labels("outer")).toEqual(["openai/gpt-5", "glm/glm-5 @ glm-main", "anthropic/claude-sonnet", "openai/gpt-5-mini @ oai-2"]);
+  });
+
+  test("target fields (account, weight, params) survive expansion and name the innermost combo", () => {
+    const r = resolveModel("outer", T);
+    if ("kind" in r) throw new Error(r.message);
+    expect(r.combo?.name).toBe("outer");
+    const glmT = r.targets[1];
+    expect(glmT).toMatchObject({ model: "glm-5", accountId: "glm-main", weight: 3, params: { temperature: 0.2 }, combo: "duo" });
+    expect(r.targets[3]).toMatchObject({ model: "gpt-5-mini", accountId: "oai-2", weight: 5, combo: "outer" });
+  });
+
+  test("a cycle (normally rejected when the config loads) is an error, not a hang", () => {
+    const cyc = table([openai], {}, [combo("a", ["b"]), combo("b", ["a"])]);
+    const r = resolveModel("a", cyc);
+    expect("kind" in r).toBe(true);
+  });
+
+  test("a combo may name the same combo twice (a diamond is not a cycle)", () => {
+    const d = table([openai], {}, [combo("leaf", ["openai/x"]), combo("top", ["leaf", "leaf"])]);
+    const r = resolveModel("top", d);
+    if ("kind" in r) throw new Error(r.message);
+    expect(r.targets.map((t) => t.label)).toEqual(["openai/x", "openai/x"]);
+  });
+});
+
+describe("errors", () => {
+  test("an unknown provider prefix is a 404 model_not_found naming the prefix", () => {
+    const r = resolveModel("nope/some-model", T);
+    expect("kind" in r && r).toMatchObject({ kind: "model_not_found", status: 404, code: "model_not_found" });
+    expect("kind" in r ? r.message : "").toContain("nope");
+  });
+
+  test("a combo target with an unknown provider is a 404 too", () => {
+    const bad = table([openai], {}, [combo("c", ["ghost/m"])]);
+    const r = resolveModel("c", bad);
+    expect("kind" in r && r.status).toBe(404);
+  });
+
+  test("a guess whose built-in provider is not configured is a 404", () => {
+    const r = resolveModel("claude-x", table([openai]));
+    expect("kind" in r && r.status).toBe(404);
+  });
+});
