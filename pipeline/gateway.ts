@@ -7,6 +7,7 @@ import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-l
 import { ENDPOINT_FORMAT, errorResponse, type IncomingRequest, type RequestContext } from "./context.ts";
 import { guard, isRemote, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { Clock, RouteTrace } from "./ports.ts";
+import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { resolveModel, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 
 /** Everything the gateway needs. */
@@ -26,6 +27,8 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
    * throws. Without it, count_tokens requests are answered 404.
    */
   countTokens?: (ctx: RequestContext, targets: Target[]) => Promise<Response>;
+  /** Every secret the instance holds (account credentials, client keys), scrubbed from error answers. */
+  secrets?: () => Iterable<string>;
 }
 
 /** The gateway: one function from an incoming API request to a Response. Never throws. */
@@ -44,40 +47,47 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const ids = deps.ids ?? defaultIds;
   return {
     async handle(incoming) {
-      const ctx = newContext(incoming, deps.clock.now(), ids);
-      deps.started?.(ctx);
-      try {
-        const guarded = await guard(ctx, deps);
-        if (guarded instanceof Response) {
-          // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
-          deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
-          return guarded;
-        }
-        const table = deps.routing();
-        const resolution = resolveModel(ctx.requestedModel, table);
-        if ("kind" in resolution) {
-          deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
-          return errorResponse(ctx.clientFormat, resolution, ctx.headers);
-        }
-        ctx.trace.candidates = resolution.targets.map((t) => t.label);
-        const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
-        if (ctx.endpoint === "count_tokens") {
-          const res = deps.countTokens
-            ? await deps.countTokens(ctx, targets)
-            : errorResponse(ctx.clientFormat, hubError("not_found", "Token counting is not available."), ctx.headers);
-          deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
-          return res;
-        }
-        const portability = resolution.combo?.portability ?? "strip_with_warning";
-        return await runAttempts(ctx, targets, portability, deps);
-      } catch (e) {
-        // A bug must never become a stack trace or an HTML page for the client.
-        console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error: e instanceof Error ? e.message : String(e) }));
-        deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
-        return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);
-      }
+      const res = await handleInner(incoming);
+      // Upstream error bodies may echo a credential (SPEC 2.4): scrub every error answer before it leaves.
+      return res.status >= 400 ? scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]) : res;
     },
   };
+
+  async function handleInner(incoming: IncomingRequest): Promise<Response> {
+    const ctx = newContext(incoming, deps.clock.now(), ids);
+    deps.started?.(ctx);
+    try {
+      const guarded = await guard(ctx, deps);
+      if (guarded instanceof Response) {
+        // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
+        deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
+        return guarded;
+      }
+      const table = deps.routing();
+      const resolution = resolveModel(ctx.requestedModel, table);
+      if ("kind" in resolution) {
+        deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
+        return errorResponse(ctx.clientFormat, resolution, ctx.headers);
+      }
+      ctx.trace.candidates = resolution.targets.map((t) => t.label);
+      const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
+      if (ctx.endpoint === "count_tokens") {
+        const res = deps.countTokens
+          ? await deps.countTokens(ctx, targets)
+          : errorResponse(ctx.clientFormat, hubError("not_found", "Token counting is not available."), ctx.headers);
+        deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
+        return res;
+      }
+      const portability = resolution.combo?.portability ?? "strip_with_warning";
+      return await runAttempts(ctx, targets, portability, deps);
+    } catch (e) {
+      // A bug must never become a stack trace or an HTML page for the client.
+      const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]);
+      console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
+      deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
+      return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);
+    }
+  }
 }
 
 function newContext(incoming: IncomingRequest, now: number, ids: { request: () => string; route: () => string }): RequestContext {

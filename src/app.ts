@@ -10,6 +10,7 @@ import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
 import type { Clock, UsageRecord } from "../pipeline/ports.ts";
 import type { RoutingTable } from "../pipeline/resolve.ts";
+import { presentedSecrets, scrubValue } from "../pipeline/scrub.ts";
 import { TargetOrder } from "../pipeline/order.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { adminApi } from "./admin.ts";
@@ -100,6 +101,19 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
   await refreshAccounts();
 
+  /** Every secret this instance holds: account credentials, config client keys, the admin token. */
+  const secrets = (): string[] => {
+    const out: string[] = [];
+    for (const a of registry.list()) {
+      const c = a.credential;
+      if (c.type === "api_key") out.push(c.apiKey);
+      else if (c.type === "oauth") out.push(c.accessToken, ...(c.refreshToken ? [c.refreshToken] : []));
+    }
+    for (const k of cfg.keys) out.push(k.secret);
+    out.push(adminToken);
+    return out;
+  };
+
   const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never });
   const order = new TargetOrder({
     routing,
@@ -144,7 +158,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;
     ctx.trace.warnings = ctx.warnings;
-    store.save(ctx.trace);
+    // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
+    store.save(scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]));
     log(
       JSON.stringify({
         level: f.outcome === "ok" ? "info" : "warn",
@@ -181,6 +196,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     pool: registry,
     health: registry,
     executorFor: createExecutors(opts.fetchImpl),
+    secrets: () => secrets(),
     countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock }),
     started: (ctx) => inflight.add(ctx.requestId),
     finish,

@@ -1,0 +1,73 @@
+/**
+ * Secret scrubbing (SPEC 2.4, O-2, O-4): provider credentials and client keys never reach a client, a
+ * route trace or a log line, even when an upstream echoes them in an error body ("Incorrect API key
+ * provided: sk-…").
+ *
+ * Two passes over a text: every known secret (the account credentials and client keys the instance
+ * holds, and the key this request presented) is replaced exactly, raw and JSON-escaped; then anything
+ * shaped like a well-known credential (OpenAI/Anthropic `sk-…`, switchyard `sy-…`, Google `AIza…`,
+ * OAuth `ya29.…`, JWTs, `Bearer …`) is replaced too, for secrets the instance does not hold.
+ */
+
+/** What a scrubbed secret is replaced with. */
+export const REDACTED = "[redacted]";
+
+/** Secrets shorter than this are not replaced exactly (too likely to match ordinary text). */
+const MIN_SECRET_LENGTH = 8;
+
+/** Credential shapes replaced even when the secret is not known to the instance. */
+const CREDENTIAL_SHAPES: RegExp[] = [
+  /\bsk-[A-Za-z0-9_-]{12,}/g, // OpenAI, Anthropic (sk-ant-…), most OpenAI-compatible vendors
+  /\bsy-[A-Za-z0-9_-]{12,}/g, // switchyard client keys and admin tokens
+  /\bAIza[A-Za-z0-9_-]{30,}/g, // Google API keys
+  /\bya29\.[A-Za-z0-9_.-]{12,}/g, // Google OAuth access tokens
+  /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, // JWTs (OAuth access/id tokens)
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi, // an Authorization header value quoted back
+];
+
+/**
+ * Returns `text` with every known secret and every credential-shaped token replaced by
+ * {@link REDACTED}. `secrets` may contain empty or short strings; those are ignored.
+ */
+export function scrubText(text: string, secrets: Iterable<string> = []): string {
+  let out = text;
+  const known = [...new Set([...secrets].filter((s) => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+  for (const s of known) {
+    if (out.includes(s)) out = out.split(s).join(REDACTED);
+    const escaped = JSON.stringify(s).slice(1, -1);
+    if (escaped !== s && out.includes(escaped)) out = out.split(escaped).join(REDACTED);
+  }
+  for (const re of CREDENTIAL_SHAPES) out = out.replace(re, REDACTED);
+  return out;
+}
+
+/** A JSON-serialisable value with every string scrubbed ({@link scrubText}). */
+export function scrubValue<T>(value: T, secrets: Iterable<string> = []): T {
+  const list = [...secrets];
+  return JSON.parse(scrubText(JSON.stringify(value), list)) as T;
+}
+
+/** The client key a request presented (Authorization or x-api-key), for scrubbing its own echoes. */
+export function presentedSecrets(headers: Headers): string[] {
+  const out: string[] = [];
+  const auth = headers.get("authorization");
+  if (auth) out.push(auth.replace(/^\s*\w+\s+/, "").trim());
+  const x = headers.get("x-api-key");
+  if (x) out.push(x.trim());
+  return out;
+}
+
+/**
+ * Scrubs the body of a non-streamed error Response (status ≥ 400, at most 1 MiB); status and headers
+ * are kept. Other responses are returned as they are.
+ */
+export async function scrubErrorResponse(res: Response, secrets: Iterable<string>): Promise<Response> {
+  if (res.status < 400 || !res.body) return res;
+  const type = res.headers.get("content-type") ?? "";
+  if (type.includes("text/event-stream")) return res;
+  const text = await res.text();
+  const clean = text.length > 1024 * 1024 ? text : scrubText(text, secrets);
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  return new Response(clean, { status: res.status, statusText: res.statusText, headers });
+}
