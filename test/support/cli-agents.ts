@@ -318,3 +318,23 @@ export function credentialOf(req: ReceivedRequest): string | undefined {
       return bearer;
   }
 }
+
+/** The gateway's per-request log entries (`msg: "request"`) among log lines. */
+export function gatewayRequestLogs(lines: string[]): Array<Record<string, any>> {
+  const out: Array<Record<string, any>> = [];
+  for (const l of lines) {
+    try {
+      const j = JSON.parse(l);
+      if (j && j.msg === "request") out.push(j);
+    } catch {
+      /* not JSON */
+    }
+  }
+  return out;
+}
+
+/** Polls `cond` every 20 ms until it holds or `ms` pass (log lines are written when a stream ends). */
+export async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!cond() && Date.now() < until) await Bun.sleep(20);
+}

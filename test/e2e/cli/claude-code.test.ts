@@ -15,6 +15,8 @@ import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
   credentialOf,
+  gatewayRequestLogs,
+  waitFor,
   finalTextFor,
   modelRequests,
   plainAnswer,
@@ -132,7 +134,7 @@ describe("Claude Code straight to the fake (control, no gateway)", () => {
 
 for (const lane of LANES) {
   describe(`Claude Code → switchyard → ${lane.name}`, () => {
-    const expectLane = (r: ClaudeRun) => {
+    const expectLane = async (r: ClaudeRun, logStart: number) => {
       const reqs = modelRequests(gw.fake);
       const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
       expect(reqs.length, story).toBeGreaterThanOrEqual(1);
@@ -143,17 +145,27 @@ for (const lane of LANES) {
         // The account's key from the config went upstream, never the CLI's placeholder.
         expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
       }
+      // Every request the CLI made was served on this lane: none went to another provider or failed.
+      await waitFor(() => gatewayRequestLogs(gw.logs.slice(logStart)).length >= reqs.length);
+      const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+      const logStory = `${story}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`;
+      expect(logged.length, logStory).toBe(reqs.length);
+      for (const l of logged) {
+        expect(l.model, logStory).toBe(lane.model);
+        expect(l.status, logStory).toBe(200);
+      }
     };
 
     test(
       "plain answer",
       async () => {
         gw.fake.reset();
+        const logStart = gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
         gw.fake.handle(plainAnswer(text));
         const r = await runClaude(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
         expectSuccess(r, gw.fake, text);
-        expectLane(r);
+        await expectLane(r, logStart);
       },
       CLI_TEST_TIMEOUT_MS,
     );
@@ -162,6 +174,7 @@ for (const lane of LANES) {
       "tool round trip (Bash)",
       async () => {
         gw.fake.reset();
+        const logStart = gw.logs.length;
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
         const r = await runClaude(bin, {
           baseUrl: gw.url,
@@ -171,7 +184,7 @@ for (const lane of LANES) {
           trap,
         });
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
-        expectLane(r);
+        await expectLane(r, logStart);
         expectToolRoundTrip(gw.fake, r);
       },
       CLI_TEST_TIMEOUT_MS,
