@@ -46,6 +46,11 @@ export interface AccountHealth {
    * (one coalesced refresh per account). Undefined for API-key accounts.
    */
   refresh?(account: Account): Promise<boolean>;
+  /**
+   * SPEC P-5: sees every upstream reply's status and headers (success or error, before its body is
+   * read), e.g. to read quota windows from rate-limit headers. Optional; must not throw.
+   */
+  observe?(account: Account, provider: ProviderInfo, model: string, status: number, headers: Headers): void;
 }
 
 /** How a finished request is reported (usage row, trace, log line). */
@@ -80,6 +85,11 @@ export interface AttemptDeps {
   hints?: (ctx: RequestContext) => PickHints;
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
+  /**
+   * Provider-capability adjustments of a translated body before it is sent (SPEC P-8: a reasoning
+   * effort the model does not support is clamped); may replace `translated.body` and push warnings.
+   */
+  adjust?: (target: Target, translated: Translated) => void;
 }
 
 /** Same-account retry bounds (SPEC 6.1/6.2). */
@@ -146,6 +156,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
         ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: translated.message });
         break;
       }
+      deps.adjust?.(target, translated);
 
       let sameRetries = 0;
       let refreshed = false;
@@ -306,6 +317,12 @@ async function attemptInner(
       { transport: te.reason },
       hubError(te.reason === "header_timeout" ? "timeout" : "api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
     );
+  }
+
+  try {
+    deps.health.observe?.(account, provider, target.model, reply.status, reply.headers);
+  } catch {
+    // observing is best effort and never fails an attempt
   }
 
   if (reply.status < 200 || reply.status >= 300) {

@@ -96,7 +96,10 @@ const CREDENTIAL_403_WORDS = /invalid (?:api[ _-]?key|token|credential)|token (?
 
 /**
  * Reads the time a provider says to wait until, in ms since the epoch: `Retry-After` (seconds or an
- * HTTP date), Anthropic `anthropic-ratelimit-*-reset` (RFC 3339), OpenAI `x-ratelimit-reset-*`
+ * HTTP date), Anthropic `anthropic-ratelimit-*-reset` (RFC 3339), Claude subscriptions'
+ * `anthropic-ratelimit-unified-reset` (Unix seconds; a window's own `-reset` only when its `-status`
+ * is `rejected`), Codex `x-codex-*-reset-at` / `-reset-after-seconds` of a window at 100 % used,
+ * OpenAI `x-ratelimit-reset-*`
  * ("1s", "6m0s", "20ms"), a hub error's `retryAfterSeconds` (Gemini RetryInfo), or "try again in 1.5s"
  * / "resets at <ISO time>" in the body. Undefined when none is given.
  */
@@ -116,9 +119,25 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
     const retryMs = h.get("retry-after-ms");
     if (retryMs && Number.isFinite(Number(retryMs))) candidates.push(f.now + Number(retryMs));
     h.forEach((value, name) => {
-      if (/^anthropic-ratelimit-.*-reset$/.test(name)) {
+      if (name.startsWith("anthropic-ratelimit-unified-")) {
+        // Claude subscriptions (Unix seconds): the overall reset names the binding window; a window's
+        // own reset counts only when that window is the rejected one (a 7-day reset must not
+        // stretch a 5-hour rejection).
+        const w = /^anthropic-ratelimit-unified-(?:(.+)-)?reset$/.exec(name);
+        if (w && (w[1] === undefined || h.get(`anthropic-ratelimit-unified-${w[1]}-status`) === "rejected")) {
+          const d = epochOf(value);
+          if (d !== undefined && d > f.now) candidates.push(d);
+        }
+      } else if (/^anthropic-ratelimit-.*-reset$/.test(name)) {
         const d = Date.parse(value);
         if (Number.isFinite(d) && d > f.now) candidates.push(d);
+      } else if (/^x-codex(?:[-_].+)?-(?:primary|secondary)-used-percent$/.test(name) && Number(value) >= 100) {
+        // Codex: the reset of a window that is used up (reset-at in Unix seconds wins over reset-after-seconds).
+        const base = name.slice(0, -"used-percent".length);
+        const at = epochOf(h.get(`${base}reset-at`) ?? "");
+        const after = Number(h.get(`${base}reset-after-seconds`) ?? NaN);
+        if (at !== undefined && at > f.now) candidates.push(at);
+        else if (Number.isFinite(after) && after > 0) candidates.push(f.now + after * 1000);
       } else if (/^x-ratelimit-reset-(requests|tokens)$/.test(name)) {
         const ms = parseGoDuration(value);
         if (ms !== undefined) candidates.push(f.now + ms);
@@ -148,6 +167,16 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
   }
   if (candidates.length === 0) return undefined;
   return Math.max(...candidates);
+}
+
+/** Unix seconds (or ms) or an ISO date → ms since the epoch; undefined when unreadable. */
+function epochOf(value: string): number | undefined {
+  const t = value.trim();
+  if (t === "") return undefined;
+  const n = Number(t);
+  if (Number.isFinite(n)) return n < 1e12 ? n * 1000 : n;
+  const d = Date.parse(t);
+  return Number.isFinite(d) ? d : undefined;
 }
 
 /** Parses Go-style durations used by OpenAI's reset headers ("1s", "6m0s", "20ms", "1h2m3.5s") into ms. */

@@ -1,0 +1,378 @@
+/**
+ * OAuth credential lifecycle of subscription accounts (SPEC A-5, 6.2, 6.3, P-7):
+ *
+ * - Proactive refresh (A-5): an access token within 5 minutes of its expiry is refreshed before the
+ *   call that would use it ({@link CredentialManager.ensureFresh}, called by the executor).
+ * - Reactive refresh (6.2, P-7): after a 401 or a credential-classified 403 the attempt loop calls
+ *   {@link CredentialManager.refresh} once and retries once. However many requests saw the 401, an
+ *   account gets ONE refresh call: requests arriving while it runs join it (Effect `cached`), and
+ *   401s that arrive within {@link REFRESH_GRACE_MS} after it succeeded reuse its result (they were
+ *   sent with the old token).
+ * - Each refresh round is an Effect: one token call with a timeout ({@link REFRESH_TIMEOUT_MS}),
+ *   temporary failures (5xx, 429, transport, timeout) retried on an exponential schedule within the
+ *   round, then backed off across rounds (5 s doubling to 5 min) so a sick token endpoint is not
+ *   hammered; meanwhile the account cools down and other accounts serve.
+ * - Rotated refresh tokens are persisted (`store.updateCredential`, durable: fsync) BEFORE the new
+ *   access token is handed to any call. Accounts from the config file cannot be written to the store;
+ *   their refreshed credential lives in memory (see the report of issue 6).
+ * - A refresh token the provider rejects (`invalid_grant` and friends), or a credential still
+ *   rejected after a successful refresh, is quarantined by fingerprint (store, across restarts) until
+ *   a new login or import replaces it.
+ *
+ * {@link SubscriptionHealth} wraps the account registry's AccountHealth with these rules and the
+ * quota-window reader (SPEC P-5). Nothing here logs a token.
+ */
+import { Data, Duration, Effect, Schedule } from "effect";
+import type { Classification } from "../../pipeline/classify.ts";
+import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
+import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
+import type { OAuthSettings } from "../config/types.ts";
+import { OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
+import { readQuotaWindows } from "../quota.ts";
+import { credentialFingerprint } from "../store/secrets.ts";
+import { StoreError, type QuotaWindow, type Store } from "../store/types.ts";
+
+/** SPEC A-5: refresh when the access token expires within this many ms. */
+export const REFRESH_BEFORE_EXPIRY_MS = 5 * 60_000;
+/** One token-endpoint call may take this long, ms. */
+export const REFRESH_TIMEOUT_MS = 15_000;
+/** Temporary failures retried within one round, first after this many ms, doubling. */
+export const REFRESH_RETRY_BASE_MS = 500;
+/** Retries within one round (so at most 3 token calls per round). */
+export const REFRESH_RETRIES = 2;
+/** A credential failure this soon after a successful refresh reuses it instead of refreshing again, ms. */
+export const REFRESH_GRACE_MS = 30_000;
+/** Backoff between failed rounds: 5 s doubling to 5 min. */
+export const REFRESH_BACKOFF_BASE_MS = 5_000;
+export const REFRESH_BACKOFF_MAX_MS = 5 * 60_000;
+
+type OAuthCredential = Extract<Credential, { type: "oauth" }>;
+
+/** The last refresh round of an account. Times are ms since the epoch; `fp` is the credential fingerprint it was about. */
+export type RefreshOutcome =
+  | { kind: "ok"; at: number; fp?: string }
+  | { kind: "temporary"; at: number; fp?: string; retryAt: number; reason: string }
+  | { kind: "rejected"; at: number; fp?: string; reason: string }
+  | { kind: "no_refresh_token"; at: number; fp?: string };
+
+/** Tunables (tests shorten them). All ms. */
+export interface CredentialTimings {
+  refreshTimeoutMs: number;
+  retryBaseMs: number;
+  retries: number;
+  graceMs: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+}
+
+/** What the credential manager needs. */
+export interface CredentialDeps {
+  store: Pick<Store, "updateCredential" | "quarantine">;
+  clock: Clock;
+  /** The OAuth client of a provider; undefined for providers that are not subscription kinds. */
+  oauthOf(providerId: string): { kind: SubscriptionKind; settings: OAuthSettings } | undefined;
+  /** Re-reads accounts and account state into the live registry (after a refresh or a quarantine). */
+  reload(): void | Promise<void>;
+  fetchImpl?: typeof fetch;
+  /** One JSON line per event (never a token). */
+  log?: (line: string) => void;
+  timings?: Partial<CredentialTimings>;
+}
+
+class Temporary extends Data.TaggedError("Temporary")<{ reason: string }> {}
+class Rejected extends Data.TaggedError("Rejected")<{ reason: string }> {}
+
+/** Refreshes, persists and quarantines OAuth credentials; one instance per process. */
+export class CredentialManager {
+  private readonly t: CredentialTimings;
+  /** accountId → the refreshed credential and the access token of the account credential it replaces. */
+  private readonly overrides = new Map<string, { baseAccess: string; credential: OAuthCredential }>();
+  private readonly inflight = new Map<string, Effect.Effect<RefreshOutcome>>();
+  private readonly outcomes = new Map<string, RefreshOutcome>();
+  private readonly failures = new Map<string, number>();
+  private warnedMemoryOnly = new Set<string>();
+  /** Token-endpoint calls made, by account (diagnostics and tests). */
+  readonly calls = new Map<string, number>();
+
+  constructor(private readonly deps: CredentialDeps) {
+    this.t = {
+      refreshTimeoutMs: REFRESH_TIMEOUT_MS,
+      retryBaseMs: REFRESH_RETRY_BASE_MS,
+      retries: REFRESH_RETRIES,
+      graceMs: REFRESH_GRACE_MS,
+      backoffBaseMs: REFRESH_BACKOFF_BASE_MS,
+      backoffMaxMs: REFRESH_BACKOFF_MAX_MS,
+      ...deps.timings,
+    };
+  }
+
+  /** Whether the account's provider is a subscription kind with an OAuth client. */
+  manages(account: Account): boolean {
+    return account.credential.type === "oauth" && this.deps.oauthOf(account.providerId) !== undefined;
+  }
+
+  /** The credential a call should use now: a refreshed one when it replaced the account's, else the account's. */
+  current(account: Account): Credential {
+    const o = this.overrides.get(account.id);
+    if (o && account.credential.type === "oauth" && account.credential.accessToken === o.baseAccess) return o.credential;
+    return account.credential;
+  }
+
+  /** The last refresh round's outcome for an account, if any. */
+  lastOutcome(accountId: string): RefreshOutcome | undefined {
+    return this.outcomes.get(accountId);
+  }
+
+  /** Whether a refresh of the account is running. */
+  refreshing(accountId: string): boolean {
+    return this.inflight.has(accountId);
+  }
+
+  /**
+   * SPEC A-5: the credential to send now. Joins a running refresh of the account; refreshes first when
+   * the access token expires within 5 minutes (unless the last round failed and is backing off).
+   * Never throws: on any refresh failure the current credential is returned (an expired token then
+   * earns a 401 and the attempt loop's credential handling).
+   */
+  async ensureFresh(account: Account, signal?: AbortSignal): Promise<Credential> {
+    const cur = this.current(account);
+    if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return cur;
+    const running = this.inflight.get(account.id);
+    if (running) {
+      await raceAbort(Effect.runPromise(running), signal);
+      return this.current(account);
+    }
+    const now = this.deps.clock.now();
+    if (cur.expiresAt === undefined || !cur.refreshToken || cur.expiresAt - now > REFRESH_BEFORE_EXPIRY_MS) return cur;
+    const last = this.outcomes.get(account.id);
+    const fp = credentialFingerprint(cur);
+    if (last?.kind === "temporary" && last.retryAt > now) return cur;
+    if (last?.kind === "rejected" && last.fp === fp) return cur;
+    await raceAbort(this.start(account, "proactive"), signal);
+    return this.current(account);
+  }
+
+  /**
+   * SPEC 6.2/P-7: refresh after a credential failure; resolves true when a new token is in place.
+   * One token call per account however many requests ask (see the module comment).
+   */
+  async refresh(account: Account): Promise<boolean> {
+    const cur = this.current(account);
+    if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return false;
+    const running = this.inflight.get(account.id);
+    if (running) return (await Effect.runPromise(running)).kind === "ok";
+    const now = this.deps.clock.now();
+    const fp = credentialFingerprint(cur);
+    const last = this.outcomes.get(account.id);
+    if (last?.kind === "ok" && now - last.at < this.t.graceMs) return true;
+    if (last?.kind === "rejected" && last.fp === fp) return false;
+    if (last?.kind === "temporary" && last.retryAt > now) return false;
+    if (!cur.refreshToken) {
+      this.outcomes.set(account.id, { kind: "no_refresh_token", at: now, fp });
+      return false;
+    }
+    return (await this.start(account, "credential failure")).kind === "ok";
+  }
+
+  /**
+   * Quarantines the account's credential by fingerprint (SPEC 6.3: rejected after refresh, or no way
+   * to refresh): written through to the store, then the live registry is reloaded. Both the credential
+   * in use and the account's own one (when a refreshed one replaced it in memory) are quarantined.
+   */
+  async quarantine(account: Account, reason: string): Promise<void> {
+    const fps = new Set([credentialFingerprint(this.current(account)), credentialFingerprint(account.credential)]);
+    for (const fingerprint of fps) {
+      if (!fingerprint) continue;
+      try {
+        await this.deps.store.quarantine({ fingerprint, accountId: account.id, reason, since: this.deps.clock.now() });
+      } catch {
+        // the store is closed or failing: the next reload reconciles
+      }
+    }
+    this.log("warn", "credential quarantined until a new login or import", { account: account.id, reason });
+    await this.reloadQuietly();
+  }
+
+  /** Forgets everything about an account's refreshes (a new login or import replaced its credential). */
+  forget(accountId: string): void {
+    this.overrides.delete(accountId);
+    this.outcomes.delete(accountId);
+    this.failures.delete(accountId);
+    this.warnedMemoryOnly.delete(accountId);
+  }
+
+  /** Starts (or joins) the account's refresh round. */
+  private start(account: Account, why: string): Promise<RefreshOutcome> {
+    let e = this.inflight.get(account.id);
+    if (!e) {
+      const program = this.round(account, why).pipe(Effect.ensuring(Effect.sync(() => this.inflight.delete(account.id))));
+      e = Effect.runSync(Effect.cached(program));
+      this.inflight.set(account.id, e);
+    }
+    return Effect.runPromise(e);
+  }
+
+  /** One refresh round as an Effect: token call (timeout, retried while temporary), then adopt, quarantine or back off. */
+  private round(account: Account, why: string): Effect.Effect<RefreshOutcome> {
+    const oauth = this.deps.oauthOf(account.providerId)!;
+    const cred = this.current(account) as OAuthCredential;
+    const fp = credentialFingerprint(cred);
+    const call = Effect.tryPromise({
+      try: (signal) => {
+        this.calls.set(account.id, (this.calls.get(account.id) ?? 0) + 1);
+        return refreshTokens(oauth.kind, oauth.settings, cred.refreshToken!, { fetchImpl: this.deps.fetchImpl, signal, now: this.deps.clock.now() });
+      },
+      catch: (e) =>
+        e instanceof OAuthError && e.permanent ? new Rejected({ reason: e.message }) : new Temporary({ reason: e instanceof Error ? e.message : "refresh failed" }),
+    }).pipe(Effect.timeoutFail({ duration: Duration.millis(this.t.refreshTimeoutMs), onTimeout: () => new Temporary({ reason: "the token endpoint did not answer in time" }) }));
+    const retried = call.pipe(
+      Effect.retry({
+        schedule: Schedule.exponential(Duration.millis(this.t.retryBaseMs)).pipe(Schedule.intersect(Schedule.recurs(this.t.retries))),
+        while: (e) => e._tag === "Temporary",
+      }),
+    );
+    return retried.pipe(
+      Effect.flatMap((tokens) => Effect.promise(() => this.adopt(account, cred, tokens, why))),
+      Effect.catchTags({
+        Rejected: (e) => Effect.promise(() => this.rejected(account, fp, e.reason)),
+        Temporary: (e) => Effect.sync(() => this.temporary(account, fp, e.reason)),
+      }),
+    );
+  }
+
+  /** Persists the new credential (durably, for stored accounts) and only then makes it current. */
+  private async adopt(account: Account, old: OAuthCredential, tokens: TokenSet, why: string): Promise<RefreshOutcome> {
+    const fresh = toCredential(tokens, old);
+    if (account.source === "db") {
+      try {
+        await this.deps.store.updateCredential(account.id, fresh);
+      } catch (e) {
+        // The new token is still the only live one (the old refresh token may be spent): use it, loudly.
+        this.log("error", "could not persist a refreshed credential; it lives in memory until the next login", {
+          account: account.id,
+          error: e instanceof StoreError ? e.code : "store failure",
+        });
+      }
+    } else if (!this.warnedMemoryOnly.has(account.id)) {
+      this.warnedMemoryOnly.add(account.id);
+      this.log("warn", "refreshed credential of a config-file account is kept in memory only (a restart starts from the file's token)", { account: account.id });
+    }
+    const base = account.credential.type === "oauth" ? account.credential.accessToken : "";
+    this.overrides.set(account.id, { baseAccess: base, credential: fresh });
+    const now = this.deps.clock.now();
+    const outcome: RefreshOutcome = { kind: "ok", at: now, fp: credentialFingerprint(fresh) };
+    this.outcomes.set(account.id, outcome);
+    this.failures.delete(account.id);
+    this.log("info", "credential refreshed", { account: account.id, reason: why, rotated: Boolean(tokens.refreshToken && tokens.refreshToken !== old.refreshToken), expiresAt: fresh.expiresAt });
+    if (account.source === "db") await this.reloadQuietly();
+    return outcome;
+  }
+
+  private async rejected(account: Account, fp: string | undefined, reason: string): Promise<RefreshOutcome> {
+    const outcome: RefreshOutcome = { kind: "rejected", at: this.deps.clock.now(), fp, reason };
+    this.outcomes.set(account.id, outcome);
+    await this.quarantine(account, `refresh token rejected by the provider: ${reason}`);
+    return outcome;
+  }
+
+  private temporary(account: Account, fp: string | undefined, reason: string): RefreshOutcome {
+    const n = (this.failures.get(account.id) ?? 0) + 1;
+    this.failures.set(account.id, n);
+    const now = this.deps.clock.now();
+    const retryAt = now + Math.min(this.t.backoffMaxMs, this.t.backoffBaseMs * 2 ** (n - 1));
+    const outcome: RefreshOutcome = { kind: "temporary", at: now, fp, retryAt, reason };
+    this.outcomes.set(account.id, outcome);
+    this.log("warn", "credential refresh failed; backing off", { account: account.id, reason, retryAt });
+    return outcome;
+  }
+
+  private async reloadQuietly(): Promise<void> {
+    try {
+      await this.deps.reload();
+    } catch {
+      // the periodic re-read reconciles
+    }
+  }
+
+  private log(level: string, msg: string, fields: Record<string, unknown>): void {
+    this.deps.log?.(JSON.stringify({ level, time: this.deps.clock.now(), msg, ...fields }));
+  }
+}
+
+async function raceAbort<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | undefined> {
+  if (!signal) return p;
+  if (signal.aborted) return undefined;
+  let onAbort!: () => void;
+  const aborted = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([p, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** What {@link SubscriptionHealth} delegates to (the account registry). */
+export interface HealthBase extends AccountHealth {
+  setQuota(q: QuotaWindow): void;
+}
+
+/**
+ * The AccountHealth the attempt loop uses: the registry's, plus OAuth refresh (P-7), credential
+ * quarantine (6.3) and quota windows read from every reply's headers (P-5).
+ */
+export class SubscriptionHealth implements AccountHealth {
+  constructor(
+    private readonly base: HealthBase,
+    private readonly credentials: CredentialManager,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * The registry's failure handling, except for a credential rejection of an OAuth account: a
+   * refresh that failed temporarily cools the account down until its next refresh attempt; otherwise
+   * (rejected after refresh, refresh token rejected, nothing to refresh with) the credential is
+   * quarantined by fingerprint instead of locking the account (SPEC 6.3).
+   */
+  failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts: { retrying?: boolean } = {}): void {
+    if (c.account.type !== "credential" || opts.retrying || !this.credentials.manages(account)) {
+      this.base.failure(account, provider, model, c, opts);
+      return;
+    }
+    const o = this.credentials.lastOutcome(account.id);
+    if (o?.kind === "temporary" && o.retryAt > this.clock.now()) {
+      this.base.failure(account, provider, model, {
+        ...c,
+        account: { type: "cooldown_until", scope: "account", until: o.retryAt, reason: `credential refresh failed temporarily (${o.reason})` },
+      });
+      return;
+    }
+    this.base.failure(account, provider, model, c, { retrying: true });
+    const reason =
+      o?.kind === "rejected"
+        ? `refresh token rejected: ${o.reason}`
+        : o?.kind === "no_refresh_token"
+          ? `${c.account.reason}; no refresh token to recover with`
+          : `${c.account.reason} after a refresh`;
+    void this.credentials.quarantine(account, reason);
+  }
+
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void {
+    this.base.success(account, provider, model, latencyMs);
+  }
+
+  circuitOpen(providerId: string): boolean {
+    return this.base.circuitOpen(providerId);
+  }
+
+  refresh(account: Account): Promise<boolean> {
+    return this.credentials.refresh(account);
+  }
+
+  /** SPEC P-5: quota windows from every reply's headers, stored per account. */
+  observe(account: Account, _provider: ProviderInfo, model: string, _status: number, headers: Headers): void {
+    for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() })) this.base.setQuota(w);
+  }
+}

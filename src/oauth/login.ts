@@ -1,0 +1,131 @@
+/**
+ * The interactive half of `switchyard login claude-code|codex` (SPEC P-9): an OAuth 2.0
+ * authorisation-code flow with PKCE (S256), run by the CLI on the user's machine.
+ *
+ * Two ways back from the browser, decided by the provider's redirect URI:
+ * - a loopback `http://localhost:PORT/…` or `http://127.0.0.1:PORT/…` redirect (Codex:
+ *   `http://localhost:1455/auth/callback`) → a one-shot callback listener bound to 127.0.0.1 on that
+ *   port (port 0 picks a free one and the redirect URI names it, as the Codex CLI does); the state
+ *   must match; the browser gets a short "you can close this tab" page;
+ * - any other redirect (Claude Code: Anthropic's hosted page shows `CODE#STATE`) → the user pastes
+ *   the code into the terminal.
+ *
+ * The tokens are returned to the caller (which hands them to the running instance); nothing here
+ * prints or logs them.
+ */
+import type { OAuthSettings } from "../config/types.ts";
+import { createPkce, randomState } from "./pkce.ts";
+import { authorizeUrl, exchangeCode, OAuthError, parsePastedCode, type SubscriptionKind, type TokenSet } from "./protocol.ts";
+
+/** How the flow talks to the user. */
+export interface LoginIO {
+  /** Shows one line (the CLI writes it to stderr). */
+  say(line: string): void;
+  /** Reads one line the user types (the paste flow). */
+  ask(prompt: string): Promise<string>;
+  /** Opens a URL in the user's browser; best effort, may be absent. */
+  open?(url: string): void | Promise<void>;
+}
+
+/** Options of {@link runLogin}. */
+export interface LoginOptions {
+  kind: SubscriptionKind;
+  settings: OAuthSettings;
+  io: LoginIO;
+  fetchImpl?: typeof fetch;
+  /** Give up after this many ms without a callback or pasted code (default 5 min). */
+  timeoutMs?: number;
+}
+
+/** Default time a login may take, ms. */
+export const LOGIN_TIMEOUT_MS = 5 * 60_000;
+
+/** Whether a redirect URI points back at this machine over plain HTTP (a callback listener can take it). */
+export function isLoopbackRedirect(uri: string): boolean {
+  try {
+    const u = new URL(uri);
+    return u.protocol === "http:" && ["localhost", "127.0.0.1", "[::1]"].includes(u.hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs the login and returns the tokens. @throws OAuthError when the provider refuses, Error on a
+ * state mismatch, a timeout or a port that cannot be bound.
+ */
+export async function runLogin(opts: LoginOptions): Promise<TokenSet> {
+  const pkce = createPkce();
+  const state = randomState();
+  const timeoutMs = opts.timeoutMs ?? LOGIN_TIMEOUT_MS;
+  if (isLoopbackRedirect(opts.settings.redirectUri)) return callbackFlow(opts, pkce.verifier, pkce.challenge, state, timeoutMs);
+
+  const redirectUri = opts.settings.redirectUri;
+  const url = authorizeUrl(opts.kind, opts.settings, { challenge: pkce.challenge, state, redirectUri });
+  opts.io.say("Open this URL in a browser and log in:");
+  opts.io.say(url);
+  await opts.io.open?.(url);
+  const pasted = await withTimeout(opts.io.ask("Paste the code shown after login: "), timeoutMs, "no code was pasted in time");
+  const { code, state: got } = parsePastedCode(pasted);
+  if (!code) throw new Error("no authorisation code was pasted");
+  if (got !== undefined && got !== state) throw new Error("the pasted code belongs to another login (state mismatch); run the login again");
+  return exchangeCode(opts.kind, opts.settings, { code, verifier: pkce.verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+}
+
+async function callbackFlow(opts: LoginOptions, verifier: string, challenge: string, state: string, timeoutMs: number): Promise<TokenSet> {
+  const configured = new URL(opts.settings.redirectUri);
+  const path = configured.pathname || "/";
+  let settle!: (r: { code: string } | { error: string }) => void;
+  const result = new Promise<{ code: string } | { error: string }>((resolve) => (settle = resolve));
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: Number(configured.port || 80),
+      development: false,
+      fetch(req) {
+        const u = new URL(req.url);
+        if (u.pathname !== path) return new Response("Not found", { status: 404 });
+        if (u.searchParams.get("state") !== state) return new Response("State mismatch: this callback belongs to another login.", { status: 400 });
+        const err = u.searchParams.get("error");
+        if (err) {
+          settle({ error: `${err}${u.searchParams.get("error_description") ? `: ${u.searchParams.get("error_description")!.slice(0, 160)}` : ""}` });
+          return page("Login failed", "The provider refused the login. You can close this tab and look at the terminal.", 400);
+        }
+        const code = u.searchParams.get("code");
+        if (!code) return page("Login failed", "The callback carried no authorisation code.", 400);
+        settle({ code });
+        return page("Logged in", "switchyard received the login. You can close this tab.", 200);
+      },
+    });
+  } catch (e) {
+    throw new Error(`cannot listen for the login callback on 127.0.0.1:${configured.port || 80} (${e instanceof Error ? e.message : String(e)})`);
+  }
+  try {
+    configured.port = String(server.port);
+    const redirectUri = configured.toString();
+    const url = authorizeUrl(opts.kind, opts.settings, { challenge, state, redirectUri });
+    opts.io.say("Open this URL in a browser and log in (switchyard waits for the browser to come back):");
+    opts.io.say(url);
+    await opts.io.open?.(url);
+    const r = await withTimeout(result, timeoutMs, "the browser did not come back in time");
+    if ("error" in r) throw new OAuthError(`the provider refused the login (${r.error})`, true);
+    return await exchangeCode(opts.kind, opts.settings, { code: r.code, verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+  } finally {
+    server.stop(true);
+  }
+}
+
+function page(title: string, text: string, status: number): Response {
+  const html = `<!doctype html><meta charset="utf-8"><title>${title}</title><body style="font-family:sans-serif;margin:3em"><h1>${title}</h1><p>${text}</p></body>`;
+  return new Response(html, { status, headers: { "content-type": "text/html; charset=utf-8", connection: "close" } });
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
