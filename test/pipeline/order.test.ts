@@ -1,0 +1,283 @@
+/**
+ * order (SPEC R-3, 5.1): combo strategies (fallback, round-robin rotation, weighted proportions with a
+ * seeded RNG, least-used counts), predicate filtering, the attachment split with capacity adapters,
+ * the per-group quota sort, and the decisions each step records.
+ */
+import { describe, expect, test } from "bun:test";
+import type { HubRequest } from "../../formats/hub.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { currentTurnAttachments, seededRng, TargetOrder, type CapacityAdapter, type OrderRequest } from "../../pipeline/order.ts";
+import { resolveModel, type ComboSpec, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
+import { combo, hub, provider, table } from "./routing-helpers.ts";
+
+const p = provider("p", "openai-compatible", {
+  vision: { images: true, pdf: true },
+  blind: { images: false },
+  big: { contextWindow: 1_000_000 },
+});
+const q = provider("q", "anthropic-compatible", { reader: { images: true }, plain: {} });
+const NO_ADAPTER: CapacityAdapter = { images: [], pdf: [], audio: [], video: [] };
+
+function setup(combos: ComboSpec[], opts: { quota?: Record<string, number>; adapter?: Partial<CapacityAdapter>; seed?: number } = {}) {
+  const t: RoutingTable = table([p, q], { alias1: "c" }, combos);
+  const order = new TargetOrder({
+    routing: () => t,
+    capacityAdapter: () => ({ ...NO_ADAPTER, ...opts.adapter }),
+    quota: opts.quota ? (x) => opts.quota![x.label] : undefined,
+    rng: seededRng(opts.seed ?? 42),
+  });
+  const run = (name: string, req: Partial<OrderRequest> = {}, dryRun = false) => {
+    const r = resolveModel(name, t);
+    if ("kind" in r) throw new Error(r.message);
+    return order.plan({ clientFormat: "openai-chat", requestedModel: name, hub: hub(), ...req }, r, { dryRun });
+  };
+  const labels = (name: string, req: Partial<OrderRequest> = {}, dryRun = false) => run(name, req, dryRun).targets.map((x) => x.label);
+  return { order, run, labels, table: t };
+}
+
+const image: HubRequest = hub({ messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", source: { kind: "url", url: "https://example.invalid/x.png" } }] }] });
+
+describe("strategies (SPEC 5.1)", () => {
+  test("fallback keeps the written order and never changes the configured combo", () => {
+    const c = combo("c", ["p/a", "p/b", "q/c"]);
+    const { labels } = setup([c]);
+    expect(labels("c")).toEqual(["p/a", "p/b", "q/c"]);
+    expect(labels("c")).toEqual(["p/a", "p/b", "q/c"]);
+    expect(c.targets.map((t) => t.model)).toEqual(["p/a", "p/b", "q/c"]);
+  });
+
+  test("round-robin rotates the starting target by one per request, over N requests", () => {
+    const { labels } = setup([combo("c", ["p/a", "p/b", "q/c"], { strategy: "round-robin" })]);
+    const heads = Array.from({ length: 7 }, () => labels("c"));
+    expect(heads.map((h) => h[0])).toEqual(["p/a", "p/b", "q/c", "p/a", "p/b", "q/c", "p/a"]);
+    expect(heads[1]).toEqual(["p/b", "q/c", "p/a"]); // a rotation, not a shuffle: the rest follow in order
+  });
+
+  test("round-robin: a dry run shows the next rotation without consuming it; an alias shares the combo's counter", () => {
+    const { labels } = setup([combo("c", ["p/a", "p/b"], { strategy: "round-robin" })]);
+    expect(labels("c")[0]).toBe("p/a");
+    expect(labels("c", {}, true)[0]).toBe("p/b");
+    expect(labels("c", {}, true)[0]).toBe("p/b");
+    expect(labels("alias1")[0]).toBe("p/b");
+    expect(labels("c")[0]).toBe("p/a");
+  });
+
+  test("weighted: the first target is drawn proportionally to weight (seeded RNG, 20 000 draws, ±1.5 %)", () => {
+    const { labels } = setup([combo("c", [{ model: "p/a", weight: 1 }, { model: "p/b", weight: 2 }, { model: "q/c", weight: 7 }, { model: "q/zero", weight: 0 }], { strategy: "weighted" })]);
+    const n = 20_000;
+    const first = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
+      const l = labels("c");
+      first.set(l[0], (first.get(l[0]) ?? 0) + 1);
+      expect(l).toHaveLength(4); // a draw reorders, it never drops a target
+    }
+    expect(first.get("p/a")! / n).toBeCloseTo(0.1, 1);
+    expect(Math.abs(first.get("p/a")! / n - 0.1)).toBeLessThan(0.015);
+    expect(Math.abs(first.get("p/b")! / n - 0.2)).toBeLessThan(0.015);
+    expect(Math.abs(first.get("q/c")! / n - 0.7)).toBeLessThan(0.015);
+    expect(first.get("q/zero") ?? 0).toBe(0);
+  });
+
+  test("weighted: the same seed gives the same sequence of orders", () => {
+    const c = [combo("c", [{ model: "p/a", weight: 1 }, { model: "p/b", weight: 1 }, { model: "q/c", weight: 1 }], { strategy: "weighted" })];
+    const a = setup(c, { seed: 7 });
+    const b = setup(c, { seed: 7 });
+    const seqA = Array.from({ length: 20 }, () => a.labels("c").join(","));
+    const seqB = Array.from({ length: 20 }, () => b.labels("c").join(","));
+    expect(seqA).toEqual(seqB);
+    expect(new Set(seqA).size).toBeGreaterThan(1);
+  });
+
+  test("least-used: fewest lifetime requests first; each request counts for the target it tries first", () => {
+    const { labels, order, run } = setup([combo("c", ["p/a", "p/b", "q/c"], { strategy: "least-used" })]);
+    order.seedUsage(new Map([["a", 2], ["c", 1]])); // lifetime requests per model from the store
+    const heads = Array.from({ length: 6 }, () => labels("c")[0]);
+    // counts start at a=2, b=0, c=1 → b (b=1), b (tie with c, written order; b=2), c (c=2), then all
+    // tied at 2 → written order: a, b, c
+    expect(heads).toEqual(["p/b", "p/b", "q/c", "p/a", "p/b", "q/c"]);
+    expect([order.usedCount(run("c", {}, true).targets[0]), run("c", {}, true).targets.length]).toEqual([3, 3]);
+    const fresh = setup([combo("c", ["p/a", "p/b"], { strategy: "least-used" })]);
+    fresh.order.seedUsage(new Map([["a", 50]]));
+    expect(fresh.run("c", {}, true).decisions).toContainEqual({ subject: "p/a", verdict: "moved", reason: "least-used: 50 lifetime requests; position 1 → 2" });
+  });
+
+  test("least-used: a dry run counts nothing", () => {
+    const { labels } = setup([combo("c", ["p/a", "p/b"], { strategy: "least-used" })]);
+    for (let i = 0; i < 5; i++) expect(labels("c", {}, true)[0]).toBe("p/a");
+    expect(labels("c")[0]).toBe("p/a");
+    expect(labels("c")[0]).toBe("p/b");
+  });
+
+  test("a reorder is recorded as `moved` decisions with the old and new positions", () => {
+    const { run } = setup([combo("c", ["p/a", "p/b", "q/c"], { strategy: "round-robin" })]);
+    run("c");
+    const d = run("c").decisions;
+    expect(d).toContainEqual({ subject: "p/b", verdict: "moved", reason: "round-robin: request 2 starts at target 2 of 3; position 2 → 1" });
+    expect(d).toContainEqual({ subject: "p/a", verdict: "moved", reason: "round-robin: request 2 starts at target 2 of 3; position 1 → 3" });
+  });
+});
+
+describe("predicates in the order stage", () => {
+  const cs = [
+    combo("c", [
+      { model: "p/big", when: { expr: { fact: "input_tokens", op: "gt", value: 100_000 }, whenUnknown: "skip" } },
+      { model: "p/a", when: { expr: { fact: "target_context_window", op: "gte", value: 100_000 }, whenUnknown: "allow" } },
+      { model: "q/plain", when: { expr: { fact: "has_tools", op: "eq", value: false }, whenUnknown: "skip" } },
+      "q/reader",
+    ]),
+  ];
+
+  test("false drops, true keeps, unknown follows when_unknown; each verdict explained", () => {
+    const { run } = setup(cs);
+    const r = run("c");
+    expect(r.targets.map((t) => t.label)).toEqual(["p/a", "q/plain", "q/reader"]);
+    expect(r.decisions).toEqual([
+      { subject: "p/big", verdict: "out", reason: expect.stringMatching(/^predicate: input_tokens \(\d+, estimated\) gt 100000 → false$/) },
+      { subject: "p/a", verdict: "in", reason: "predicate: target_context_window (unknown: no models entry for p/a) gte 100000 → unknown; when_unknown: allow → allowed" },
+      { subject: "q/plain", verdict: "in", reason: "predicate: has_tools (false) eq false → true" },
+    ]);
+  });
+
+  test("an unparsable body makes body predicates unknown (skip by default)", () => {
+    const { labels } = setup(cs);
+    expect(labels("c", { hub: undefined, hubError: "bad body" })).toEqual(["p/a", "q/reader"]);
+  });
+
+  test("requested_alias/requested_combo/key_tag come from the resolution and the key", () => {
+    const { labels } = setup([
+      combo("c", [
+        { model: "p/a", when: { expr: { fact: "requested_alias", op: "eq", value: "alias1" }, whenUnknown: "skip" } },
+        { model: "p/b", when: { expr: { all: [{ fact: "requested_combo", op: "eq", value: "c" }, { fact: "key_tag", op: "eq", value: "ops" }] }, whenUnknown: "skip" } },
+      ]),
+    ]);
+    expect(labels("c")).toEqual([]);
+    expect(labels("alias1")).toEqual(["p/a"]);
+    expect(labels("c", { keyTag: "ops" })).toEqual(["p/b"]);
+  });
+});
+
+describe("attachment split (SPEC R-3)", () => {
+  test("an image in the current user turn puts capable targets first, even when the others report more quota", () => {
+    const { run } = setup([combo("c", ["p/blind", "q/plain", "p/vision", "q/reader"])], {
+      quota: { "p/blind": 0.99, "q/plain": 0.9, "p/vision": 0.1, "q/reader": 0.5 },
+    });
+    const r = run("c", { hub: image });
+    // capable group [vision, reader] sorted by quota; the rest [blind, plain] sorted by quota; never across
+    expect(r.targets.map((t) => t.label)).toEqual(["q/reader", "p/vision", "p/blind", "q/plain"]);
+    expect(r.decisions.find((d) => d.subject === "p/vision")?.reason).toContain("can read the images in the current user turn");
+    expect(r.decisions.find((d) => d.subject === "p/blind")?.reason).toContain("not known to read the images");
+  });
+
+  test("only the current user turn counts: an image earlier in the conversation does not split", () => {
+    const h = hub({
+      messages: [
+        image.messages[0],
+        { role: "assistant", content: [{ type: "text", text: "a cat" }] },
+        { role: "user", content: [{ type: "text", text: "thanks" }] },
+      ],
+    });
+    expect(currentTurnAttachments(h)).toEqual([]);
+    expect(currentTurnAttachments(image)).toEqual(["images"]);
+    const { labels } = setup([combo("c", ["p/blind", "p/vision"])]);
+    expect(labels("c", { hub: h })).toEqual(["p/blind", "p/vision"]);
+  });
+
+  test("images inside a tool result and PDFs count; a target must read every kind present", () => {
+    const h = hub({
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", callId: "c1", content: [{ type: "image", source: { kind: "base64", mediaType: "image/png", data: "AA==" } }] },
+            { type: "document", source: { kind: "base64", mediaType: "application/pdf", data: "AA==" } },
+          ],
+        },
+      ],
+    });
+    expect(currentTurnAttachments(h)).toEqual(["images", "pdf"]);
+    const { labels } = setup([combo("c", ["q/reader", "p/vision"])]);
+    expect(labels("c", { hub: h })).toEqual(["p/vision", "q/reader"]); // reader reads images but not PDFs
+  });
+
+  test("when no target can read it, the capacity adapter goes first (resolved from settings.capacity_adapter)", () => {
+    const { run } = setup([combo("c", ["p/blind", "q/plain"])], { adapter: { images: ["q/reader"] } });
+    const r = run("c", { hub: image });
+    expect(r.targets.map((t) => t.label)).toEqual(["q/reader", "p/blind", "q/plain"]);
+    expect(r.decisions).toContainEqual({ subject: "q/reader", verdict: "in", reason: "capacity adapter for images: no candidate can read the current user turn" });
+  });
+
+  test("an adapter already in the list without a capability entry is moved, not duplicated", () => {
+    const { run } = setup([combo("c", ["p/blind", "q/plain"])], { adapter: { images: ["q/plain"] } });
+    const r = run("c", { hub: image });
+    expect(r.targets.map((t) => t.label)).toEqual(["q/plain", "p/blind"]);
+    expect(r.decisions).toContainEqual({ subject: "q/plain", verdict: "moved", reason: "capacity adapter for images: no candidate can read the current user turn" });
+  });
+
+  test("no capable target and no adapter: order kept, and the trace says why", () => {
+    const { run } = setup([combo("c", ["p/blind", "q/plain"])]);
+    const r = run("c", { hub: image });
+    expect(r.targets.map((t) => t.label)).toEqual(["p/blind", "q/plain"]);
+    expect(r.decisions[0].reason).toContain("no capacity adapter is configured");
+  });
+});
+
+describe("quota sort (SPEC R-3)", () => {
+  test("targets reporting per-model quota go ahead, most first; the others keep their order behind", () => {
+    const { run } = setup([combo("c", ["p/a", "p/b", "q/c", "q/d"])], { quota: { "p/b": 0.3, "q/d": 0.8 } });
+    const r = run("c");
+    expect(r.targets.map((t) => t.label)).toEqual(["q/d", "p/b", "p/a", "q/c"]);
+    expect(r.decisions).toContainEqual({ subject: "q/d", verdict: "moved", reason: "reports 80 % quota left for d; position 4 → 1" });
+  });
+
+  test("no quota reported: order unchanged and no decisions", () => {
+    const { run } = setup([combo("c", ["p/a", "p/b"])], { quota: {} });
+    const r = run("c");
+    expect(r.targets.map((t) => t.label)).toEqual(["p/a", "p/b"]);
+    expect(r.decisions).toEqual([]);
+  });
+});
+
+describe("the gateway hook", () => {
+  function ctxFor(body: Record<string, unknown>, endpoint: "chat" | "count_tokens" = "chat"): RequestContext {
+    return {
+      requestId: "r",
+      routeId: "sy_x",
+      startedAt: 0,
+      endpoint,
+      clientFormat: endpoint === "chat" ? "openai-chat" : "anthropic-messages",
+      request: new Request("http://127.0.0.1/v1/chat/completions", { method: "POST", headers: { "x-session-id": "abc" } }),
+      peer: "127.0.0.1",
+      remote: false,
+      rawBody: new Uint8Array(),
+      body,
+      requestedModel: String(body.model),
+      stream: false,
+      includeUsage: false,
+      warnings: [],
+      trace: { routeId: "sy_x", requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: String(body.model), candidates: [], decisions: [], attempts: [], warnings: [] },
+      signal: new AbortController().signal,
+      headers: new Headers(),
+    };
+  }
+
+  test("stage() writes decisions into the route trace; hints carry the session key and the combo's cache_affinity", () => {
+    const c = combo("c", ["p/a", "p/b"], { strategy: "round-robin", cacheAffinity: false });
+    const { order, table: t } = setup([c]);
+    const stage = order.stage();
+    const r = resolveModel("c", t) as { targets: Target[] };
+    stage(ctxFor({ model: "c", messages: [{ role: "user", content: "hi" }] }), r.targets, r as never);
+    const ctx = ctxFor({ model: "c", messages: [{ role: "user", content: "hi" }] });
+    const out = stage(ctx, r.targets, r as never);
+    expect(out.map((x) => x.label)).toEqual(["p/b", "p/a"]);
+    expect(ctx.trace.decisions.map((d) => d.verdict)).toEqual(["moved", "moved"]);
+    expect(order.hints(ctx)).toEqual({ affinityKey: expect.stringMatching(/^s:[0-9a-f]{32}$/), affinity: false });
+  });
+
+  test("a count_tokens request is ordered like a request but moves no counter", () => {
+    const c = combo("c", ["p/a", "p/b"], { strategy: "round-robin" });
+    const { order, table: t, labels } = setup([c]);
+    const r = resolveModel("c", t) as { targets: Target[] };
+    order.stage()(ctxFor({ model: "c", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }, "count_tokens"), r.targets, r as never);
+    expect(labels("c")[0]).toBe("p/a");
+  });
+});
