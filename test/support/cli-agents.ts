@@ -71,11 +71,21 @@ export interface ClaudeRun {
  * `claude -p PROMPT --output-format json --model MODEL` with ANTHROPIC_BASE_URL=baseUrl. Every model
  * Claude Code might pick on its own (haiku for small tasks, subagents) is set to `model` too, so no
  * request goes out under a name the gateway does not know. `allowedTools` pre-approves tools (print
- * mode has nobody to answer a permission prompt).
+ * mode has nobody to answer a permission prompt). The key is ANTHROPIC_API_KEY (sent as x-api-key),
+ * or ANTHROPIC_AUTH_TOKEN (sent as Bearer) with `auth: "token"`; "placeholder" unless `key` is given.
  */
 export async function runClaude(
   bin: string,
-  opts: { baseUrl: string; model: string; prompt: string; trap: TrapProxy; allowedTools?: string[]; timeoutMs?: number },
+  opts: {
+    baseUrl: string;
+    model: string;
+    prompt: string;
+    trap: TrapProxy;
+    allowedTools?: string[];
+    timeoutMs?: number;
+    key?: string;
+    auth?: "api-key" | "token";
+  },
 ): Promise<ClaudeRun> {
   const h = scratchHome("claude");
   try {
@@ -87,7 +97,7 @@ export async function runClaude(
       env: {
         ...baseEnv(h.home, opts.trap),
         ANTHROPIC_BASE_URL: opts.baseUrl,
-        ANTHROPIC_API_KEY: "placeholder",
+        ...(opts.auth === "token" ? { ANTHROPIC_AUTH_TOKEN: opts.key ?? "placeholder" } : { ANTHROPIC_API_KEY: opts.key ?? "placeholder" }),
         ANTHROPIC_MODEL: opts.model,
         ANTHROPIC_SMALL_FAST_MODEL: opts.model,
         ANTHROPIC_DEFAULT_HAIKU_MODEL: opts.model,
@@ -151,10 +161,13 @@ plugins = false
 `;
 }
 
-/** `codex exec --skip-git-repo-check PROMPT` against `baseUrlV1` (`http://127.0.0.1:PORT/v1`). */
+/**
+ * `codex exec --skip-git-repo-check PROMPT` against `baseUrlV1` (`http://127.0.0.1:PORT/v1`); the
+ * provider's `env_key` variable holds `key` ("placeholder" unless given), which Codex sends as Bearer.
+ */
 export async function runCodex(
   bin: string,
-  opts: { baseUrlV1: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number },
+  opts: { baseUrlV1: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string },
 ): Promise<CodexRun> {
   const h = scratchHome("codex");
   try {
@@ -167,7 +180,7 @@ export async function runCodex(
       {
         cwd: h.work,
         timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,
-        env: { ...baseEnv(h.home, opts.trap), CODEX_HOME: codexHome, SWITCHYARD_E2E_KEY: "placeholder" },
+        env: { ...baseEnv(h.home, opts.trap), CODEX_HOME: codexHome, SWITCHYARD_E2E_KEY: opts.key ?? "placeholder" },
       },
     );
     let lastMessage = "";

@@ -52,6 +52,8 @@ accounts:
   - id: gem-1
     provider: gem
     api_key: env:FAKE_KEY
+aliases:
+  e2e-alias: chat/glm-e2e
 `;
 
 interface Lane {
@@ -191,3 +193,45 @@ for (const lane of LANES) {
     );
   });
 }
+
+describe("Claude Code client variants through switchyard", () => {
+  test(
+    "base URL ending in /v1 (Claude Code then posts /v1/v1/messages) with ANTHROPIC_AUTH_TOKEN as Bearer",
+    async () => {
+      gw.fake.reset();
+      gw.fake.handle(toolRoundTrip({ lane: "v1 prefix", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+      const r = await runClaude(bin, {
+        baseUrl: `${gw.url}/v1`,
+        auth: "token",
+        model: "anth/claude-e2e",
+        prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
+        allowedTools: ["Bash"],
+        trap,
+      });
+      expectSuccess(r, gw.fake, finalTextFor("v1 prefix"));
+      expectToolRoundTrip(gw.fake, r);
+      for (const q of modelRequests(gw.fake)) {
+        expect(q.path, r.describe(summarizeRequests(gw.fake))).toBe("/v1/messages");
+        expect(credentialOf(q)).toBe("sk-fake-upstream-secret");
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "a model alias without a provider prefix (e2e-alias → chat/glm-e2e)",
+    async () => {
+      gw.fake.reset();
+      gw.fake.handle(plainAnswer("Answer through an alias."));
+      const r = await runClaude(bin, { baseUrl: gw.url, model: "e2e-alias", prompt: "say hi", trap });
+      expectSuccess(r, gw.fake, "Answer through an alias.");
+      const reqs = modelRequests(gw.fake);
+      expect(reqs.length, r.describe(summarizeRequests(gw.fake))).toBeGreaterThanOrEqual(1);
+      for (const q of reqs) {
+        expect(q.path, r.describe(summarizeRequests(gw.fake))).toBe("/v1/chat/completions");
+        expect(q.model).toBe("glm-e2e");
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
