@@ -5,10 +5,19 @@
  * account's proxy or the environment's HTTPS_PROXY/NO_PROXY (P-4, honoured by Bun's fetch).
  */
 import { geminiPath } from "../../formats/gemini/index.ts";
-import { applyCodexFixes, codexCacheKey } from "./codex.ts";
+import { codexHeaders, codexPrepare } from "./codex.ts";
+import { claudeCodeBody, claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
-import type { ProviderInfo } from "../../pipeline/ports.ts";
+import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts";
+
+/**
+ * Resolves the credential a call sends: an OAuth access token close to expiry is refreshed first
+ * (SPEC A-5; src/accounts/credentials.ts). Without one, the account's stored credential is sent.
+ */
+export interface CredentialSource {
+  ensureFresh(account: Account, signal?: AbortSignal): Promise<Credential>;
+}
 
 /**
  * Client headers that may reach a provider (SPEC P-3). Client keys, cookies, proxy and hop-by-hop
@@ -93,13 +102,30 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
 
 /** The generic HTTP executor all kinds share; kind-specific fixes live in {@link headersFor} and translate. */
 export class HttpExecutor implements Executor {
-  constructor(private readonly fetchImpl: typeof fetch = fetch) {}
+  constructor(
+    private readonly fetchImpl: typeof fetch = fetch,
+    private readonly credentials?: CredentialSource,
+  ) {}
 
   async send(call: UpstreamCall): Promise<UpstreamReply> {
-    const url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
+    if (this.credentials && call.account.credential.type === "oauth") {
+      const credential = await this.credentials.ensureFresh(call.account, call.signal);
+      if (credential !== call.account.credential) call = { ...call, account: { ...call.account, credential } };
+    }
+    let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
     const headers = headersFor(call, call.clientFormat);
     let body = call.body;
-    if (call.provider.kind === "codex") body = codexBody(call);
+    if (call.provider.kind === "codex") {
+      // SPEC P-2: the Codex backend's body fixes and the Codex CLI's headers (src/providers/codex.ts).
+      const prepared = codexPrepare(call.body, call.clientHeaders);
+      body = prepared.body;
+      codexHeaders(headers, prepared.cacheKey);
+    } else if (call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages") {
+      // SPEC P-2: what a subscription call needs (src/providers/claude-code.ts).
+      url = claudeCodeUrl(url);
+      claudeCodeHeaders(headers);
+      body = claudeCodeBody(call);
+    }
     const init: RequestInit & { proxy?: string; decompress?: boolean } = {
       method: "POST",
       headers,
@@ -113,16 +139,8 @@ export class HttpExecutor implements Executor {
   }
 }
 
-/** The body for a Codex call with its fixes applied (SPEC P-2). */
-function codexBody(call: UpstreamCall): string {
-  const text = typeof call.body === "string" ? call.body : new TextDecoder().decode(call.body);
-  const body = JSON.parse(text) as Record<string, unknown>;
-  applyCodexFixes(body, codexCacheKey(call.clientHeaders, body));
-  return JSON.stringify(body);
-}
-
 /** One shared executor instance per process (fetch keeps its own connection pool). */
-export function createExecutors(fetchImpl?: typeof fetch): ExecutorFor {
-  const shared = new HttpExecutor(fetchImpl);
+export function createExecutors(fetchImpl?: typeof fetch, credentials?: CredentialSource): ExecutorFor {
+  const shared = new HttpExecutor(fetchImpl, credentials);
   return () => shared;
 }
