@@ -54,6 +54,7 @@ accounts:
     api_key: env:FAKE_KEY
 aliases:
   e2e-alias: chat/glm-e2e
+  claude-sonnet-4-5: gem/gemini-e2e
 `;
 
 interface Lane {
@@ -230,6 +231,28 @@ describe("Claude Code client variants through switchyard", () => {
       for (const q of reqs) {
         expect(q.path, r.describe(summarizeRequests(gw.fake))).toBe("/v1/chat/completions");
         expect(q.model).toBe("glm-e2e");
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    "Claude Code's own model name (claude-sonnet-4-5: thinking on, its full beta list) aliased to gemini, tool round trip",
+    async () => {
+      gw.fake.reset();
+      gw.fake.handle(toolRoundTrip({ lane: "sonnet alias", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+      const r = await runClaude(bin, {
+        baseUrl: gw.url,
+        model: "claude-sonnet-4-5",
+        prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
+        allowedTools: ["Bash"],
+        trap,
+      });
+      expectSuccess(r, gw.fake, finalTextFor("sonnet alias"));
+      expectToolRoundTrip(gw.fake, r);
+      for (const q of modelRequests(gw.fake)) {
+        expect(q.format, r.describe(summarizeRequests(gw.fake))).toBe("gemini");
+        expect(q.model).toBe("gemini-e2e");
       }
     },
     CLI_TEST_TIMEOUT_MS,
