@@ -36,10 +36,8 @@ import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
 const LF = 10;
 const CR = 13;
 const EMPTY = new Uint8Array(0);
-const FINISH_RE = /"finish_reason":\s*"/;
-const USAGE_RE = /"usage":\s*\{/;
-const TOOL_RE = /"tool_calls":\s*\[\s*\{/;
-const EMPTY_CHOICES_RE = /"choices":\s*\[\s*\]/;
+/** Events are cut at ASCII boundaries, so a stateless (non-streaming) decode per event is exact. */
+const DECODER = new TextDecoder("utf-8");
 
 const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
 
@@ -65,6 +63,32 @@ function parseEventText(text: string): { data: string | undefined; event: string
   return { data, event };
 }
 
+const QUOTE = 34;
+const LBRACE = 123;
+const LBRACKET = 91;
+
+const isSpace = (c: number) => c === 32 || c === 9 || c === LF || c === CR;
+
+/**
+ * Whether `key` occurs in the JSON text as a key whose value starts with the character `open`
+ * (`"key" : <open>`). In JSON text an unescaped `"key"` can only be a key or a string value, so a miss
+ * is exact and a hit costs one parse. Native `indexOf` plus a few char checks, no regex.
+ */
+function keyFollowedBy(text: string, key: string, open: number): boolean {
+  let i = text.indexOf(key);
+  while (i !== -1) {
+    let j = i + key.length;
+    while (j < text.length && isSpace(text.charCodeAt(j))) j++;
+    if (text.charCodeAt(j) === 58) {
+      j++;
+      while (j < text.length && isSpace(text.charCodeAt(j))) j++;
+      if (text.charCodeAt(j) === open) return true;
+    }
+    i = text.indexOf(key, i + 1);
+  }
+  return false;
+}
+
 function concat(parts: Uint8Array[], total: number): Uint8Array {
   if (parts.length === 1) return parts[0];
   const out = new Uint8Array(total);
@@ -80,7 +104,7 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
 export class ChatTap implements PassthroughTap {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   private readonly includeUsage: boolean;
-  private readonly decoder = new TextDecoder("utf-8");
+  private readonly decoder = DECODER;
   private readonly encoder = new TextEncoder();
   /** Bytes of the current, incomplete event (copies). */
   private pending: Uint8Array[] = [];
@@ -108,6 +132,26 @@ export class ChatTap implements PassthroughTap {
     this.runStart = -1;
     let segStart = 0;
     const n = chunk.length;
+    if (!this.prevCR && !this.cutAtCR && chunk.indexOf(CR) === -1) {
+      // Fast path (LF-only framing, the common case): jump from LF to LF natively.
+      let lineHasChars = this.lineHasChars;
+      let pos = 0;
+      for (;;) {
+        const i = chunk.indexOf(LF, pos);
+        if (i === -1) {
+          if (pos < n) lineHasChars = true;
+          break;
+        }
+        if (i === pos && !lineHasChars) {
+          this.complete(chunk, segStart, i + 1);
+          segStart = i + 1;
+        }
+        lineHasChars = false;
+        pos = i + 1;
+      }
+      this.lineHasChars = lineHasChars;
+      return this.finishPush(chunk, segStart);
+    }
     for (let i = 0; i < n; i++) {
       const b = chunk[i];
       if (this.cutAtCR) {
@@ -140,6 +184,12 @@ export class ChatTap implements PassthroughTap {
         this.lineHasChars = true;
       }
     }
+    return this.finishPush(chunk, segStart);
+  }
+
+  /** Ends a push: flushes the forwarded run, keeps the incomplete event's bytes, returns the output. */
+  private finishPush(chunk: Uint8Array, segStart: number): Uint8Array {
+    const n = chunk.length;
     if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, segStart));
     if (segStart < n) {
       const rest = chunk.slice(segStart);
@@ -244,7 +294,7 @@ export class ChatTap implements PassthroughTap {
         return true;
       }
     }
-    const toolHit = TOOL_RE.test(data);
+    const toolHit = keyFollowedBy(data, '"tool_calls"', LBRACKET);
     if (!st.sawContent || toolHit) {
       const p = parse();
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
@@ -264,7 +314,7 @@ export class ChatTap implements PassthroughTap {
         }
       }
     }
-    if (FINISH_RE.test(data)) {
+    if (keyFollowedBy(data, '"finish_reason"', QUOTE)) {
       const p = parse();
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
       const fr = choice?.finish_reason;
@@ -278,21 +328,13 @@ export class ChatTap implements PassthroughTap {
         }
       }
     }
-    if (USAGE_RE.test(data)) {
+    if (keyFollowedBy(data, '"usage"', LBRACE)) {
       const p = parse();
       if (p) {
         const raw = isObj(p.usage) ? p.usage : isObj(p.x_groq) ? p.x_groq.usage : undefined;
         const u = usageFromChat(raw);
         if (u) mergeUsage(st.usage, u);
         if (!this.includeUsage && isObj(p.usage) && Array.isArray(p.choices) && p.choices.length === 0) return false;
-      }
-    } else if (!this.includeUsage && EMPTY_CHOICES_RE.test(data) && data.includes('"usage"')) {
-      // e.g. `"usage" : {` with unusual spacing: parse to be sure
-      const p = parse();
-      if (p && isObj(p.usage) && Array.isArray(p.choices) && p.choices.length === 0) {
-        const u = usageFromChat(p.usage);
-        if (u) mergeUsage(st.usage, u);
-        return false;
       }
     }
     return true;

@@ -1,0 +1,193 @@
+/**
+ * Chat passthrough tap (native Chat client → `openai` provider, SPEC F-3): bytes forwarded unchanged,
+ * the usage-only chunk withheld when the client did not ask for usage, usage / finish / [DONE] /
+ * in-band errors observed, and the closing bytes `end()` adds (SPEC 6.4).
+ */
+import { describe, expect, test } from "bun:test";
+import { APIError } from "openai";
+import { openaiChat } from "../../../formats/openai-chat/index.ts";
+import type { HubError } from "../../../formats/hub.ts";
+import { manifest, recordedBytes } from "../../support/fixtures.ts";
+import { sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
+
+const entries = (await manifest()).filter((e) => e.format === "openai-chat" && e.kind === "sse");
+const utf8 = new TextEncoder();
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Runs bytes (as pieces) through a fresh tap; returns everything the client would get, and the tap. */
+function tapRun(pieces: Uint8Array[], includeUsage: boolean, failure?: HubError) {
+  const tap = openaiChat.createTap({ family: "openai", includeUsage });
+  const out: Uint8Array[] = [];
+  for (const p of pieces) out.push(tap.push(p));
+  out.push(tap.end(failure));
+  return { bytes: concat(out), tap };
+}
+
+/** Oracle: the recording with its usage-only events (`choices: []` + usage object) cut out, by plain text ops. */
+function withoutUsageChunk(raw: string): string {
+  return raw
+    .split(/(?<=\n\n)/)
+    .filter((ev) => {
+      if (!ev.startsWith("data: {")) return true;
+      const j = JSON.parse(ev.slice(6));
+      return !(Array.isArray(j.choices) && j.choices.length === 0 && j.usage && typeof j.usage === "object");
+    })
+    .join("");
+}
+
+const wholeBufOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/** The first 6 and last 4 SSE events of a recording. */
+function trimmed(raw: Uint8Array): Uint8Array {
+  const events = text(raw).split(/(?<=\n\n)/);
+  return utf8.encode(events.slice(0, 6).concat(events.slice(-4)).join(""));
+}
+
+const FINISH_MEANS: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens" };
+
+describe("recorded streams through the tap", () => {
+  for (const entry of entries) {
+    test(`${entry.file}: include_usage true → every byte forwarded unchanged; state observed`, async () => {
+      const raw = await recordedBytes(entry.file);
+      const { bytes, tap } = tapRun([raw], true);
+      expect(bytes).toEqual(raw);
+      const rec = entry.recorded!;
+      expect(tap.state.terminal).toBe(true);
+      expect(tap.state.sawContent).toBe(true);
+      expect(tap.state.error).toBeUndefined();
+      expect(tap.state.stopReason).toBe(FINISH_MEANS[rec.finish_reason] as never);
+      if (rec.usage === null) expect(tap.state.usage).toEqual({});
+      else {
+        expect(tap.state.usage.inputTokens).toBe(rec.usage.prompt_tokens - (rec.usage.cached_tokens ?? 0));
+        expect(tap.state.usage.cacheReadTokens).toBe(rec.usage.cached_tokens ?? 0);
+        expect(tap.state.usage.reasoningTokens).toBe(rec.usage.reasoning_tokens);
+      }
+    });
+
+    test(`${entry.file}: include_usage false → only the usage-only chunk is withheld, usage still observed`, async () => {
+      const raw = await recordedBytes(entry.file);
+      const { bytes, tap } = tapRun([raw], false);
+      const expected = withoutUsageChunk(text(raw));
+      expect(text(bytes)).toBe(expected);
+      if (entry.recorded!.usage !== null) expect(tap.state.usage.outputTokens).toBeGreaterThan(0);
+      const payloads = ssePayloads(text(bytes));
+      expect(payloads.some((p) => p !== "[DONE]" && p.choices?.length === 0 && p.usage)).toBe(false);
+    });
+
+    test(`${entry.file}: split at every offset (or one byte per read) the tap forwards the same bytes`, async () => {
+      const raw = await recordedBytes(entry.file);
+      for (const includeUsage of [true, false]) {
+        const whole = tapRun([raw], includeUsage).bytes;
+        const bytewise: Uint8Array[] = [];
+        for (let i = 0; i < raw.length; i++) bytewise.push(raw.subarray(i, i + 1));
+        expect(wholeBufOf(tapRun(bytewise, includeUsage).bytes).equals(whole)).toBe(true);
+        // Two pieces at every offset: of the recording when small; for the larger ones of a trimmed
+        // copy (first 6 and last 4 events: role chunk, content, tool call, finish, usage chunk,
+        // [DONE]) so the loop stays linear. One byte per read above puts a boundary at every offset.
+        const src = raw.length <= 8_000 ? raw : trimmed(raw);
+        const ref = wholeBufOf(tapRun([src], includeUsage).bytes);
+        if (src !== raw) expect(text(ref)).toBe(includeUsage ? text(src) : withoutUsageChunk(text(src)));
+        for (let k = 1; k < src.length; k++) {
+          const got = tapRun([src.subarray(0, k), src.subarray(k)], includeUsage).bytes;
+          if (!ref.equals(got)) expect({ k, got: text(got) }).toEqual({ k, got: text(ref) });
+        }
+      }
+    }, 60_000);
+  }
+
+  test("tapped text.sse without usage is what the SDK accepts; with usage the SDK gets the usage", async () => {
+    const raw = await recordedBytes("openai-chat/text.sse");
+    const noUsage = await sdkFinalChatCompletion(tapRun([raw], false).bytes);
+    expect(noUsage.usage ?? null).toBeNull(); // text.sse sends "usage": null on every other chunk
+    expect(noUsage.choices[0].finish_reason).toBe("stop");
+    const withUsage = await sdkFinalChatCompletion(tapRun([raw], true).bytes, true);
+    expect(withUsage.usage?.completion_tokens).toBe(300);
+  });
+});
+
+describe("tap endings (SPEC 6.4)", () => {
+  const role = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`;
+  const hi = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n`;
+  const fin = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n`;
+  const usage = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":1,"total_tokens":6}}\n\n`;
+  const done = "data: [DONE]\n\n";
+  const failure: HubError = { kind: "api_error", status: 502, message: "upstream connection reset" };
+
+  test("a complete stream: end() adds nothing", () => {
+    const tap = openaiChat.createTap({ family: "openai", includeUsage: true });
+    tap.push(utf8.encode(role + hi + fin + usage + done));
+    expect(tap.end()).toEqual(new Uint8Array(0));
+  });
+
+  test("cut before the finish: the half event is dropped, the error frame and [DONE] follow; the SDK raises", async () => {
+    const cut = role + hi + fin.slice(0, 40);
+    const { bytes, tap } = tapRun([utf8.encode(cut)], false, failure);
+    expect(text(bytes)).toBe(role + hi + `data: {"error":{"message":"upstream connection reset","type":"server_error","param":null,"code":null}}\n\n` + done);
+    expect(tap.state.stopReason).toBeNull();
+    expect(tap.state.terminal).toBe(false);
+    await expect(sdkFinalChatCompletion(bytes)).rejects.toBeInstanceOf(APIError);
+  });
+
+  test("EOF before the finish without a failure given: the truncation error is sent", async () => {
+    const { bytes } = tapRun([utf8.encode(role + hi)], true);
+    expect(ssePayloads(text(bytes)).at(-2)).toMatchObject({ error: { code: "upstream_truncated" } });
+  });
+
+  test("finish arrived, [DONE] did not: only [DONE] is added (also when a failure is reported)", async () => {
+    for (const f of [undefined, failure]) {
+      const { bytes, tap } = tapRun([utf8.encode(role + hi + fin)], false, f);
+      expect(text(bytes)).toBe(role + hi + fin + done);
+      expect(tap.state.stopReason).toBe("end_turn");
+      const c = await sdkFinalChatCompletion(bytes);
+      expect(c.choices[0].message.content).toBe("Hi");
+    }
+  });
+
+  test("a last event without its blank line is completed, not lost", () => {
+    const { bytes, tap } = tapRun([utf8.encode(role + hi + fin + "data: [DONE]\n")], true);
+    expect(text(bytes)).toBe(role + hi + fin + done);
+    expect(tap.state.terminal).toBe(true);
+  });
+
+  test("an in-band upstream error is forwarded as is, observed, and closed with [DONE]", async () => {
+    const err = `data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}\n\n`;
+    const { bytes, tap } = tapRun([utf8.encode(role + hi), utf8.encode(err)], true);
+    expect(text(bytes)).toBe(role + hi + err + done);
+    expect(tap.state.error).toMatchObject({ kind: "api_error", message: "The server had an error while processing your request." });
+    await expect(sdkFinalChatCompletion(bytes)).rejects.toBeInstanceOf(APIError);
+  });
+
+  test("tool calls latch tool_use even when the provider says stop; sawContent waits for real content", () => {
+    const tap = openaiChat.createTap({ family: "openai", includeUsage: false });
+    tap.push(utf8.encode(role));
+    expect(tap.state.sawContent).toBe(false);
+    tap.push(
+      utf8.encode(
+        `data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}\n\n` +
+          fin,
+      ),
+    );
+    expect(tap.state.sawContent).toBe(true);
+    expect(tap.state.stopReason).toBe("tool_use");
+  });
+
+  test("CRLF framing: events are cut at \\r\\n\\r\\n and the usage chunk is withheld whole", () => {
+    const crlf = (s: string) => s.replace(/\n/g, "\r\n");
+    const input = crlf(role + fin + usage + done);
+    for (let k = 1; k < input.length; k++) {
+      const b = utf8.encode(input);
+      const { bytes } = tapRun([b.subarray(0, k), b.subarray(k)], false);
+      expect(text(bytes)).toBe(crlf(role + fin + done));
+    }
+  });
+});
