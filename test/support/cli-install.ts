@@ -68,11 +68,25 @@ async function versionProblem(bin: string, spec: CliSpec): Promise<string | unde
   }
 }
 
+const ensured = new Map<string, Promise<string>>();
+
 /**
  * Returns the absolute path of the CLI's binary, installing `pkg@version` into the cache first unless
  * that exact version is already there and runs. Throws a descriptive error when the install fails.
+ * Test files share one process: the check (or install) runs once per CLI and run.
  */
-export async function ensureCli(spec: CliSpec): Promise<string> {
+export function ensureCli(spec: CliSpec): Promise<string> {
+  const key = `${spec.pkg}@${spec.version}`;
+  let p = ensured.get(key);
+  if (!p) {
+    p = ensureCliOnce(spec);
+    // A failed install is remembered too: every file that asks fails at once with the same message.
+    ensured.set(key, p);
+  }
+  return p;
+}
+
+async function ensureCliOnce(spec: CliSpec): Promise<string> {
   const dir = installDir(spec);
   const bin = binPath(dir, spec);
   if (installedVersion(dir, spec) === spec.version && (await versionProblem(bin, spec)) === undefined) return bin;
