@@ -13,6 +13,11 @@ import type { RoutingTable } from "../pipeline/resolve.ts";
 import { presentedSecrets, scrubValue } from "../pipeline/scrub.ts";
 import { TargetOrder } from "../pipeline/order.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
+import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
+import { Discovery } from "./discovery.ts";
+import { subscriptionAdmin } from "./oauth/admin.ts";
+import { isSubscription } from "./oauth/protocol.ts";
+import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
 import { adminApi } from "./admin.ts";
 import { routingAdmin } from "./admin-routing.ts";
 import { loadConfig } from "./config/load.ts";
@@ -51,6 +56,10 @@ export interface App {
   config: () => RuntimeConfig;
   store: Store;
   registry: AccountRegistry;
+  /** OAuth refresh and quarantine of subscription accounts (SPEC A-5, P-7). */
+  credentials: CredentialManager;
+  /** Model discovery of subscription pools (SPEC P-6, P-8). */
+  discovery: Discovery;
   /** The order stage (SPEC R-3) with its strategy state; also used by the dry run. */
   order: TargetOrder;
   gateway: Gateway;
@@ -96,10 +105,43 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const refreshAccounts = async () => {
     const stored = await store.listAccounts();
     const ids = new Set(cfg.accounts.map((a) => a.id));
-    registry.setAccounts([...cfg.accounts, ...stored.filter((a) => !ids.has(a.id))], cfg.providers);
-    registry.loadState(await store.loadAccountState());
+    const state = await store.loadAccountState();
+    // SPEC P-6: config accounts carry the models discovery stored for them (stored accounts already do).
+    const discovered = new Map(state.discoveredModels.map((d) => [d.accountId, d.models]));
+    const fromConfig = cfg.accounts.map((a) => (a.models === undefined && discovered.has(a.id) ? { ...a, models: discovered.get(a.id) } : a));
+    registry.setAccounts([...fromConfig, ...stored.filter((a) => !ids.has(a.id))], cfg.providers);
+    registry.loadState(state);
   };
   await refreshAccounts();
+
+  // Subscription accounts (SPEC A-5, P-5…P-8): OAuth refresh/quarantine, quota windows, discovery.
+  const credentials = new CredentialManager({
+    store,
+    clock,
+    oauthOf: (providerId) => {
+      const p = cfg.providers.get(providerId);
+      return p && isSubscription(p.kind) && p.oauth ? { kind: p.kind, settings: p.oauth } : undefined;
+    },
+    reload: refreshAccounts,
+    fetchImpl: opts.fetchImpl,
+    log,
+  });
+  const health = new SubscriptionHealth(registry, credentials, clock);
+  const discovery = new Discovery({
+    store,
+    accounts: () => registry.list(),
+    providers: () => cfg.providers,
+    healthy: (a) => {
+      const snap = registry.snapshot();
+      return !a.disabled && !snap.quarantined(a) && !snap.locks.some((l) => l.accountId === a.id);
+    },
+    credentials,
+    reload: refreshAccounts,
+    fetchImpl: opts.fetchImpl,
+    clock,
+    log,
+  });
+  const efforts = effortsFrom((providerId, model) => discovery.efforts(providerId, model));
 
   /** Every secret this instance holds: account credentials, config client keys, the admin token. */
   const secrets = (): string[] => {
@@ -108,6 +150,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       const c = a.credential;
       if (c.type === "api_key") out.push(c.apiKey);
       else if (c.type === "oauth") out.push(c.accessToken, ...(c.refreshToken ? [c.refreshToken] : []));
+      const cur = credentials.current(a);
+      if (cur !== c && cur.type === "oauth") out.push(cur.accessToken, ...(cur.refreshToken ? [cur.refreshToken] : []));
     }
     for (const k of cfg.keys) out.push(k.secret);
     out.push(adminToken);
@@ -194,8 +238,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     order: order.stage(),
     hints: (ctx) => order.hints(ctx),
     pool: registry,
-    health: registry,
-    executorFor: createExecutors(opts.fetchImpl),
+    health,
+    executorFor: createExecutors(opts.fetchImpl, credentials),
+    adjust: (target, translated) => adjustReasoningEffort(target, translated, efforts),
     secrets: () => secrets(),
     countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock }),
     started: (ctx) => inflight.add(ctx.requestId),
@@ -207,8 +252,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const port = opts.port ?? cfg.server.port;
   const app = createServer({
     gateway,
-    models: (anthropic) => modelList(cfg, anthropic),
-    model: (id, anthropic) => modelEntry(cfg, id, anthropic),
+    models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
+    model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
     // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
     countTokens: (request, peer) => gateway.handle({ request, endpoint: "count_tokens", peer }),
     health: () => {
@@ -226,7 +271,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      extend: routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store }),
+      extend: (admin) =>
+        subscriptionAdmin({
+          store,
+          providers: () => cfg.providers,
+          configAccountIds: () => new Set(cfg.accounts.map((a) => a.id)),
+          registry,
+          credentials,
+          discovery,
+          reload: refreshAccounts,
+          clock,
+        })(routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store })(admin)),
     }),
   );
 
@@ -265,6 +320,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   }
   const reread = setInterval(() => void refreshAccounts().catch(() => {}), ACCOUNT_REREAD_MS);
   reread.unref?.();
+  // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).
+  void discovery.run().catch(() => {});
 
   let stopped = false;
   return {
@@ -273,6 +330,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     config: () => cfg,
     store,
     registry,
+    credentials,
+    discovery,
     order,
     gateway,
     adminToken,

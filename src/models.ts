@@ -16,10 +16,18 @@ interface Entry {
   owner: string;
 }
 
-function entries(cfg: RuntimeConfig): Entry[] {
+/**
+ * Models discovered per provider id (SPEC P-6: the union of what a subscription pool's accounts
+ * advertised), listed under the provider prefix next to the configured ones.
+ */
+export type DiscoveredModels = Map<string, string[]>;
+
+function entries(cfg: RuntimeConfig, discovered?: DiscoveredModels): Entry[] {
   const out: Entry[] = [];
   for (const p of cfg.providers.values()) {
-    for (const m of Object.keys(p.models)) out.push({ id: `${p.id}/${m}`, owner: p.id });
+    const names = new Set(Object.keys(p.models));
+    for (const m of discovered?.get(p.id) ?? []) names.add(m);
+    for (const m of names) out.push({ id: `${p.id}/${m}`, owner: p.id });
   }
   for (const name of cfg.combos.keys()) out.push({ id: name, owner: "switchyard-combo" });
   for (const name of cfg.aliases.keys()) out.push({ id: name, owner: "switchyard-alias" });
@@ -35,8 +43,8 @@ function shape(e: Entry, anthropic: boolean): unknown {
 }
 
 /** The model list body. */
-export function modelList(cfg: RuntimeConfig, anthropic: boolean): unknown {
-  const list = entries(cfg).map((e) => shape(e, anthropic));
+export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: DiscoveredModels): unknown {
+  const list = entries(cfg, discovered).map((e) => shape(e, anthropic));
   if (anthropic) {
     return { data: list, has_more: false, first_id: (list[0] as { id?: string })?.id ?? null, last_id: (list.at(-1) as { id?: string })?.id ?? null };
   }
@@ -44,8 +52,8 @@ export function modelList(cfg: RuntimeConfig, anthropic: boolean): unknown {
 }
 
 /** One model entry, or undefined when the id is not listed. */
-export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean): unknown | undefined {
-  const e = entries(cfg).find((x) => x.id === id);
+export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean, discovered?: DiscoveredModels): unknown | undefined {
+  const e = entries(cfg, discovered).find((x) => x.id === id);
   return e ? shape(e, anthropic) : undefined;
 }
 

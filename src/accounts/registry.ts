@@ -50,6 +50,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly circuits = new Map<string, { openUntil: number; probing: boolean }>();
   private readonly serverErrors = new Map<string, number>();
   private readonly implicit = new Map<string, Account>();
+  private readonly advertisedBy = new Map<string, Set<string>>();
 
   /** Routing state (SPEC A-2…A-4, P-5): quota windows, bindings, health stats, slots. */
   readonly quota = new QuotaBook();
@@ -73,6 +74,18 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.accounts = [...accounts].sort((a, b) => a.priority - b.priority);
     this.providers = providers;
     this.implicit.clear();
+    this.advertisedBy.clear();
+  }
+
+  /** Models advertised by any account of a provider (discovery, SPEC P-6); memoised until the next setAccounts. */
+  private advertised(providerId: string): Set<string> {
+    let set = this.advertisedBy.get(providerId);
+    if (!set) {
+      set = new Set();
+      for (const a of this.accounts) if (a.providerId === providerId) for (const m of a.models ?? []) set.add(m);
+      this.advertisedBy.set(providerId, set);
+    }
+    return set;
   }
 
   /** Every account known, in priority order. */
@@ -106,7 +119,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     }
     const rm = this.removed.get(key(account.id, model));
     if (rm && (rm.until === null || rm.until > now)) return { reason: `model removed for this account: ${rm.reason}` };
-    if (account.models && !account.models.includes(model)) return { reason: "model not advertised by this account" };
+    // SPEC P-6: a model some account of the pool advertised never goes to one that did not; a model
+    // no account advertised (a new model, an alias) is left to the upstream to accept or refuse.
+    if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) return { reason: "model not advertised by this account" };
     for (const m of [model, ALL_MODELS]) {
       const c = this.cooldowns.get(key(account.id, m));
       if (c && c.until > now) {

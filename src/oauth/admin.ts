@@ -1,0 +1,179 @@
+/**
+ * Subscription routes of the admin API (SPEC 9.3, P-6, P-9), mounted through AdminDeps.extend so
+ * the admin guard applies:
+ *
+ * - `GET /admin/api/oauth/{kind}`: the OAuth client of the subscription providers of a kind
+ *   (`claude-code`, `codex`) — endpoints, public client id, scopes, redirect URI — so
+ *   `switchyard login` runs the flow the running instance is configured for. No secrets.
+ * - `POST /admin/api/accounts`: stores a subscription account's tokens from `switchyard login` or
+ *   `switchyard import` (valibot-validated; durable, DB file mode 0600). Replacing an account's
+ *   credential lifts the quarantine of the new credential and the account's lock and cooldowns, and
+ *   starts a model discovery for it. The answer never echoes a token.
+ * - `POST /admin/api/discovery` `{provider?, account?}`: runs model discovery now and answers each
+ *   account's result.
+ * - `GET /admin/api/quota`: the live quota windows per account (SPEC P-5), for `switchyard usage`.
+ *
+ * Body of `POST /admin/api/accounts`:
+ * ```json
+ * { "provider": "cx",                 // provider id, or a kind: claude-code | codex
+ *   "id": "cx-me",                    // optional; default <provider>-<e-mail name> or <provider>-<origin>
+ *   "credential": { "type": "oauth", "access_token": "…", "refresh_token": "…",
+ *                   "expires_at": 1767225600000, "account_id": "…" },   // expires_at: ms since the epoch
+ *   "priority": 0, "max_concurrency": 3, "email": "me@example.com", "origin": "login" }
+ * ```
+ */
+import type { Elysia } from "elysia";
+import * as v from "valibot";
+import type { Account, Clock } from "../../pipeline/ports.ts";
+import type { CredentialManager } from "../accounts/credentials.ts";
+import { remainingFraction } from "../accounts/quota.ts";
+import type { AccountRegistry } from "../accounts/registry.ts";
+import type { ConfiguredProvider } from "../config/types.ts";
+import type { Discovery } from "../discovery.ts";
+import { credentialFingerprint } from "../store/secrets.ts";
+import { StoreError, type Store } from "../store/types.ts";
+import { isSubscription } from "./protocol.ts";
+
+/** What the subscription routes read and change. */
+export interface SubscriptionAdminDeps {
+  store: Store;
+  providers: () => Map<string, ConfiguredProvider>;
+  /** Ids of the accounts declared in the config file (read-only through the API). */
+  configAccountIds: () => Set<string>;
+  registry: Pick<AccountRegistry, "list" | "quota">;
+  credentials: Pick<CredentialManager, "forget">;
+  discovery: Pick<Discovery, "run">;
+  /** Re-reads accounts and their state into the live registry. */
+  reload: () => Promise<void>;
+  clock: Clock;
+}
+
+const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** The body of `POST /admin/api/accounts`. */
+export const AccountCreate = v.object({
+  provider: v.pipe(v.string("provider must be a provider id or kind"), v.minLength(1, "provider must not be empty")),
+  id: v.optional(v.pipe(v.string(), v.regex(ACCOUNT_ID, "id: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit"))),
+  credential: v.object({
+    type: v.literal("oauth", 'credential.type must be "oauth"'),
+    access_token: v.pipe(v.string("credential.access_token must be a string"), v.minLength(1, "credential.access_token must not be empty")),
+    refresh_token: v.optional(v.pipe(v.string(), v.minLength(1))),
+    expires_at: v.optional(v.pipe(v.number("credential.expires_at must be ms since the epoch"), v.integer(), v.minValue(0))),
+    account_id: v.optional(v.pipe(v.string(), v.minLength(1))),
+  }),
+  priority: v.optional(v.pipe(v.number(), v.integer())),
+  max_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  email: v.optional(v.string()),
+  origin: v.optional(v.picklist(["login", "import"], "origin is login or import")),
+});
+
+/** The body of `POST /admin/api/discovery`. */
+export const DiscoveryRequest = v.object({
+  provider: v.optional(v.string()),
+  account: v.optional(v.string()),
+});
+
+const err = (status: number, message: string) =>
+  new Response(JSON.stringify({ error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", param: null, code: null } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+
+function firstIssue(issues: readonly v.BaseIssue<unknown>[]): string {
+  const i = issues[0];
+  const path = v.getDotPath(i);
+  return `${path ? `${path}: ` : ""}${i.message}`;
+}
+
+/** The subscription provider a request names (its id, or the first of a kind, built-in ids first). */
+export function subscriptionProvider(providers: Map<string, ConfiguredProvider>, name: string): ConfiguredProvider | undefined {
+  const byId = providers.get(name);
+  if (byId) return isSubscription(byId.kind) ? byId : undefined;
+  if (!isSubscription(name)) return undefined;
+  const all = [...providers.values()].filter((p) => p.kind === name);
+  return all.find((p) => p.source === "builtin") ?? all[0];
+}
+
+/** A default account id: `<provider>-<local part of the e-mail>`, else `<provider>-<origin>`. */
+export function defaultAccountId(providerId: string, email: string | undefined, origin: string | undefined): string {
+  const local = email?.split("@")[0]?.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 40);
+  return `${providerId}-${local || origin || "login"}`;
+}
+
+/** Adds the subscription routes (use inside AdminDeps.extend). */
+export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
+  return (app) =>
+    app
+      .get("/oauth/:kind", ({ params }) => {
+        const providers = [...deps.providers().values()].filter((p) => p.kind === params.kind || p.id === params.kind);
+        const subs = providers.filter((p) => isSubscription(p.kind) && p.oauth);
+        if (subs.length === 0) return err(404, `No subscription provider of kind or id ${params.kind}.`);
+        subs.sort((a, b) => (a.source === "builtin" ? -1 : 0) - (b.source === "builtin" ? -1 : 0));
+        return { providers: subs.map((p) => ({ id: p.id, kind: p.kind, oauth: p.oauth })) };
+      })
+      .post("/accounts", async ({ body, set }) => {
+        const parsed = v.safeParse(AccountCreate, body);
+        if (!parsed.success) return err(400, firstIssue(parsed.issues));
+        const input = parsed.output;
+        const provider = subscriptionProvider(deps.providers(), input.provider);
+        if (!provider) return err(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
+        const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
+        if (deps.configAccountIds().has(id)) return err(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
+        const existing = await deps.store.getAccount(id);
+        if (existing && existing.providerId !== provider.id) return err(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
+        let unquarantined = false;
+        const c = input.credential;
+        const credential: Extract<Account["credential"], { type: "oauth" }> = { type: "oauth", accessToken: c.access_token };
+        if (c.refresh_token) credential.refreshToken = c.refresh_token;
+        if (c.expires_at !== undefined) credential.expiresAt = c.expires_at;
+        if (c.account_id) credential.accountId = c.account_id;
+        try {
+          await deps.store.upsertAccount({
+            id,
+            providerId: provider.id,
+            priority: input.priority ?? existing?.priority ?? 0,
+            maxConcurrency: input.max_concurrency ?? existing?.maxConcurrency,
+            proxy: existing?.proxy,
+            credential,
+            disabled: false,
+          });
+          // A new login or import replaces the credential: whatever held the account back goes.
+          const fp = credentialFingerprint(credential);
+          if (fp) {
+            const state = await deps.store.loadAccountState();
+            unquarantined = state.quarantined.some((q) => q.fingerprint === fp);
+            await deps.store.unquarantine(fp);
+          }
+          await deps.store.clearLock(id);
+          await deps.store.clearCooldown(id);
+        } catch (e) {
+          if (e instanceof StoreError) return err(e.code === "read_only" || e.code === "conflict" ? 409 : 400, e.message);
+          throw e;
+        }
+        deps.credentials.forget(id);
+        await deps.reload();
+        void deps.discovery.run({ accountId: id }).catch(() => {});
+        set.status = existing ? 200 : 201;
+        return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, expiresAt: credential.expiresAt ?? null };
+      })
+      .post("/discovery", async ({ body }) => {
+        const parsed = v.safeParse(DiscoveryRequest, body ?? {});
+        if (!parsed.success) return err(400, firstIssue(parsed.issues));
+        const results = await deps.discovery.run({ providerId: parsed.output.provider, accountId: parsed.output.account });
+        return { results };
+      })
+      .get("/quota", () => {
+        const now = deps.clock.now();
+        return {
+          now,
+          accounts: deps.registry.list().map((a) => ({
+            id: a.id,
+            providerId: a.providerId,
+            windows: deps.registry.quota.windows(a.id, now).map((w) => {
+              const f = remainingFraction(w);
+              return f === undefined ? { ...w } : { ...w, remainingPercent: Math.round(f * 1000) / 10 };
+            }),
+          })),
+        };
+      }) as never;
+}
