@@ -4,14 +4,14 @@
  * servers). See the module docs of request.ts, decoder.ts, encoder.ts, response.ts, tap.ts, errors.ts.
  */
 import type { FormatCodec } from "../codec.ts";
-import { buildRequest, parseRequest } from "./request.ts";
+import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
 import { createDecoder } from "./decoder.ts";
 import { createEncoder } from "./encoder.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { createTap } from "./tap.ts";
 
-export { assertNoPreviousResponse } from "./request.ts";
+export { assertNoPreviousResponse, tidyRequest } from "./request.ts";
 
 /** The Responses codec (SPEC F-1). */
 export const openaiResponses: FormatCodec = {
@@ -21,6 +21,7 @@ export const openaiResponses: FormatCodec = {
   encodeResponse,
   errorBody,
   buildRequest,
+  tidyRequest,
   createDecoder,
   decodeResponse,
   parseError,

@@ -858,4 +858,54 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   return { body, warnings: w.list };
 }
 
+/** Item-id prefixes OpenAI accepts back (REFERENCE §3.1; `ctc_` for custom tool calls). */
+const ITEM_ID_PREFIXES = ["msg_", "fc_", "rs_", "ctc_"];
+
+/**
+ * Tidies a Responses body for a Responses provider WITHOUT a hub round trip (codec `tidyRequest`;
+ * also what a native Responses → `codex` pass-through needs, SPEC P-2, B40):
+ * - `model` = `target.model`, `stream` = `target.stream`;
+ * - kind `codex`: `store: false`, and `reasoning.encrypted_content` added to `include`;
+ * - with `store: false` (sent or forced): reasoning items without `encrypted_content` are dropped (an
+ *   id-only item is a 404 "Items are not persisted when store is set to false", REFERENCE §3.1), and
+ *   `reasoning.encrypted_content` is requested;
+ * - item `id`s that do not start with `msg_`/`fc_`/`rs_`/`ctc_` are removed from their items (OpenAI
+ *   validates the prefix: "Expected an ID that begins with 'msg'"; Codex mints `fco_…` for outputs);
+ * - `call_id`s over 64 characters are mapped deterministically (call and output alike, §5.3).
+ * Everything else is passed through as the client sent it. The input object is not mutated.
+ */
+export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
+  const w = new Warnings();
+  const out: Record<string, unknown> = { ...body, model: target.model, stream: target.stream };
+  if (target.kind === "codex") out.store = false;
+  const storeFalse = out.store === false;
+  if (storeFalse) {
+    const include = Array.isArray(out.include) ? (out.include as unknown[]) : [];
+    if (!include.includes("reasoning.encrypted_content")) out.include = [...include, "reasoning.encrypted_content"];
+  }
+  if (Array.isArray(out.input)) {
+    const items: unknown[] = [];
+    for (const raw of out.input as unknown[]) {
+      if (!raw || typeof raw !== "object") {
+        items.push(raw);
+        continue;
+      }
+      const item = raw as Record<string, unknown>;
+      if (item.type === "reasoning" && storeFalse && !(typeof item.encrypted_content === "string" && item.encrypted_content)) {
+        w.add("dropped_reasoning", "Reasoning items without encrypted_content cannot be replayed with store:false; they were dropped.");
+        continue;
+      }
+      let next = item;
+      if (typeof item.id === "string" && !ITEM_ID_PREFIXES.some((p) => (item.id as string).startsWith(p))) {
+        const { id: _id, ...rest } = item;
+        next = rest;
+      }
+      if (typeof next.call_id === "string" && next.call_id.length > 64) next = { ...next, call_id: sanitizeCallId(next.call_id) };
+      items.push(next);
+    }
+    out.input = items;
+  }
+  return { body: out, warnings: w.list };
+}
+
 export { Warnings };

@@ -193,6 +193,34 @@ describe("regression cases", () => {
   });
 });
 
+describe("tidyRequest (native Responses body, no hub round trip)", () => {
+  test("B40 on the raw client body for kind codex", async () => {
+    const c = await regressionCase("B40");
+    const built = openaiResponses.tidyRequest!(c.request, CODEX);
+    checkUpstream(built.body, c.expect.upstream_request);
+    expect(built.warnings.map((w) => w.code)).toEqual(["dropped_reasoning"]);
+    expect(c.request.input.length).toBe(4); // the client's object is not mutated
+  });
+
+  test("codex-tool-use-2: msg_/fc_ ids kept, the client-minted fco_ id removed, everything else unchanged", async () => {
+    const body = await clientRequest("codex-tool-use-2.json");
+    const built = openaiResponses.tidyRequest!(body, CODEX);
+    const out = built.body as any;
+    expect(out.input.map((i: any) => i.id)).toEqual(body.input.map((i: any) => (i.id?.startsWith("fco_") ? undefined : i.id)));
+    expect({ ...out, input: undefined }).toEqual({ ...body, input: undefined });
+    expect(out.input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_fake_1", output: body.input.at(-1).output });
+    expect(built.warnings).toEqual([]);
+  });
+
+  test("kind openai keeps store as sent and id-only reasoning when store is not false", () => {
+    const body = { model: "x", input: [{ type: "reasoning", id: "rs_1", summary: [] }, { role: "user", content: "hi", id: "item-7" }] };
+    const out = openaiResponses.tidyRequest!(body, OPENAI).body as any;
+    expect(out.model).toBe("gpt-x");
+    expect(out.store).toBeUndefined();
+    expect(out.input).toEqual([{ type: "reasoning", id: "rs_1", summary: [] }, { role: "user", content: "hi" }]);
+  });
+});
+
 describe("buildRequest details", () => {
   const base = (over: Partial<HubRequest>): HubRequest => ({
     model: "m",
