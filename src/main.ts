@@ -13,6 +13,8 @@ import { checkConfig } from "./config/check.ts";
 import { ConfigError } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import { accountsCommand, routeCommand } from "./cli/routing.ts";
+import { loginCommand, openBrowser } from "./cli/login.ts";
+import { importCommand } from "./cli/import.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
 
@@ -24,6 +26,8 @@ Usage:
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
   switchyard accounts status [--json]
+  switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
+  switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard version
 
 Commands other than start, check-config and version talk to the running instance
@@ -62,6 +66,10 @@ async function main(argv: string[]): Promise<void> {
       body: { type: "string" },
       format: { type: "string" },
       header: { type: "string", multiple: true },
+      account: { type: "string" },
+      provider: { type: "string" },
+      from: { type: "string" },
+      "no-browser": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -88,8 +96,15 @@ async function main(argv: string[]): Promise<void> {
     case "usage": {
       const q = new URLSearchParams({ since: String(values.since ?? "24h"), by: String(values.by ?? "model") });
       const r = (await admin(values, dataDir, "GET", `/usage?${q}`)) as { rows: Array<Record<string, unknown>> };
-      if (values.json) return out(JSON.stringify(r, null, 2));
+      // SPEC P-5: the providers' quota windows per account next to the token usage.
+      const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
+      if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
       out(table(["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning"], r.rows.map((x) => [x.group ?? "-", x.requests, x.errors, x.inputTokens, x.outputTokens, x.cacheReadTokens, x.cacheWriteTokens, x.reasoningTokens])));
+      const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
+      if (windows.length > 0) {
+        out("");
+        out(table(["account", "quota window", "models", "left", "resets"], windows));
+      }
       return;
     }
     case "calls": {
@@ -107,6 +122,20 @@ async function main(argv: string[]): Promise<void> {
     case "route":
       return routeCommand(
         { model: sub, bodyFile: values.body as string | undefined, format: values.format as string | undefined, headers: values.header as string[] | undefined, json: values.json === true },
+        (method, path, body) => admin(values, dataDir, method, path, body),
+        { out, fail },
+      );
+    case "login":
+      return loginCommand(
+        sub,
+        { account: values.account as string | undefined, provider: values.provider as string | undefined, noBrowser: values["no-browser"] === true },
+        (method, path, body) => admin(values, dataDir, method, path, body),
+        { out, fail, err: (line) => process.stderr.write(line + "\n"), ask: async (q) => prompt(q) ?? "", open: openBrowser },
+      );
+    case "import":
+      return importCommand(
+        sub,
+        { from: values.from as string | undefined, account: values.account as string | undefined, provider: values.provider as string | undefined },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail },
       );

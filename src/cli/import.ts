@@ -1,0 +1,45 @@
+/**
+ * `switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]` (SPEC 2.2,
+ * P-9): adopts the login a vendor CLI already keeps on this machine (src/oauth/credential-files.ts),
+ * reading the file and never modifying it, and hands the credential to the running instance
+ * (`POST /admin/api/accounts`). Importing again replaces the account's credential and lifts a
+ * quarantine. No token is printed.
+ */
+import { defaultCredentialPath, readCredentialFile } from "../oauth/credential-files.ts";
+import { isSubscription } from "../oauth/protocol.ts";
+import type { AdminCall, CliIo } from "./routing.ts";
+
+/** Options of `switchyard import`. */
+export interface ImportCommandOptions {
+  /** The credential file; default the CLI's own (see credential-files.ts). */
+  from?: string;
+  account?: string;
+  provider?: string;
+  env?: Record<string, string | undefined>;
+}
+
+/** Reads the file and stores the account; prints one result line. */
+export async function importCommand(kind: string | undefined, opts: ImportCommandOptions, call: AdminCall, io: CliIo): Promise<void> {
+  if (!kind || !isSubscription(kind)) io.fail("usage: switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]", 2);
+  const path = opts.from ?? defaultCredentialPath(kind, opts.env);
+  let imported;
+  try {
+    imported = readCredentialFile(kind, path);
+  } catch (e) {
+    io.fail(`cannot import: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const c = imported.credential;
+  const credential: Record<string, unknown> = { type: "oauth", access_token: c.accessToken };
+  if (c.refreshToken) credential.refresh_token = c.refreshToken;
+  if (c.expiresAt !== undefined) credential.expires_at = c.expiresAt;
+  if (c.accountId) credential.account_id = c.accountId;
+  const r = (await call("POST", "/accounts", { provider: opts.provider ?? kind, id: opts.account, credential, email: imported.email, origin: "import" })) as {
+    id: string;
+    provider: string;
+    created: boolean;
+    unquarantined?: boolean;
+  };
+  io.out(
+    `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified`,
+  );
+}
