@@ -1,0 +1,239 @@
+/**
+ * Routing end to end (SPEC 5, 2.2 `route`/`accounts status`, 9.3 dry run): a real switchyard with a
+ * fake upstream and several accounts. The dry run's order is the order the attempts really take;
+ * real requests store the same decisions in their route trace; the CLI shows both.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { RoutePlan } from "../../pipeline/order.ts";
+import type { RouteTrace } from "../../pipeline/ports.ts";
+import type { AccountsStatus } from "../../src/accounts/status.ts";
+import type { ReceivedRequest } from "../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    models:
+      claude-x: { context_window: 200000, images: true }
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: a1
+    provider: p
+    api_key: env:K1
+    priority: 1
+  - id: a2
+    provider: p
+    api_key: env:K2
+    priority: 2
+  - id: a3
+    provider: p
+    api_key: env:K3
+    priority: 3
+  - id: q1
+    provider: q
+    api_key: env:KQ
+combos:
+  - name: duo
+    targets:
+      - model: p/claude-x
+      - model: q/glm-x
+        when: { expr: { fact: has_tools, op: eq, value: false } }
+      - model: q/glm-long
+        when: { expr: { fact: target_context_window, op: gte, value: 100000 }, when_unknown: skip }
+  - name: spin
+    strategy: round-robin
+    targets:
+      - model: p/claude-x
+      - model: q/glm-x
+`;
+const ENV = { K1: "sk-routing-one", K2: "sk-routing-two", K3: "sk-routing-three", KQ: "sk-routing-q" };
+const WHO: Record<string, string> = { [ENV.K1]: "a1", [ENV.K2]: "a2", [ENV.K3]: "a3" };
+const who = (r: ReceivedRequest) => WHO[r.headers["x-api-key"] ?? ""] ?? (r.headers.authorization === `Bearer ${ENV.KQ}` ? "q1" : "?");
+const RATE = { status: 429, headers: { "retry-after": "30" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: ENV });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+afterEach(async () => {
+  gw.fake.reset();
+  for (const a of ["a1", "a2", "a3", "q1"]) await gw.app.store.clearCooldown(a);
+  gw.app.registry.loadState(await gw.app.store.loadAccountState());
+  gw.app.registry.resetCounters();
+});
+
+const body = (model: string, text = "hello", extra: Record<string, unknown> = {}) => ({ model, max_tokens: 20, messages: [{ role: "user", content: text }], ...extra });
+const send = (b: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(b) });
+const admin = async (method: string, path: string, b?: unknown) => {
+  const res = await fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: b === undefined ? undefined : JSON.stringify(b) });
+  return { status: res.status, json: (await res.json()) as any };
+};
+const dryRun = async (b: unknown, headers?: Record<string, string>) => {
+  const r = await admin("POST", "/dry-run", { request: b, format: "anthropic-messages", headers });
+  expect(r.status).toBe(200);
+  return r.json as RoutePlan & { accountStrategy: string };
+};
+const traceOf = async (res: Response) => (await admin("GET", `/route-traces/${res.headers.get("x-switchyard-route-id")}`)).json as RouteTrace;
+
+describe("the dry run predicts the real attempts", () => {
+  test("three accounts fail with 429: the attempts follow the dry run's order exactly, then the next target", async () => {
+    const plan = await dryRun(body("duo"));
+    expect(plan.attempts).toEqual([
+      { target: "p/claude-x", accountId: "a1" },
+      { target: "p/claude-x", accountId: "a2" },
+      { target: "p/claude-x", accountId: "a3" },
+      { target: "q/glm-x", accountId: "q1" },
+    ]);
+    gw.fake.enqueue(RATE, RATE, RATE);
+    const res = await send(body("duo"));
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    expect(gw.fake.requests.map(who)).toEqual(["a1", "a2", "a3", "q1"]);
+    const trace = await traceOf(res);
+    expect(trace.attempts.map((a) => ({ target: a.target, accountId: a.accountId }))).toEqual(plan.attempts);
+    // the target-level decisions (predicates) are the ones the dry run showed
+    for (const d of plan.decisions) expect(trace.decisions).toContainEqual(d);
+  });
+
+  test("after the failures the dry run shows the cooling accounts out, with reasons and end times, and the next request agrees", async () => {
+    gw.fake.enqueue(RATE, RATE);
+    await (await send(body("duo", "first"))).text();
+    const plan = await dryRun(body("duo", "second"));
+    const p = plan.targets[0];
+    expect(p.accounts.filter((a) => a.verdict === "out").map((a) => a.accountId).sort()).toEqual(["a1", "a2"]);
+    const out = p.accounts.find((a) => a.accountId === "a1")!;
+    expect(out.reason).toContain("cooling down");
+    expect(out.until).toBeGreaterThan(Date.now() + 20_000);
+    expect(plan.attempts[0]).toEqual({ target: "p/claude-x", accountId: "a3" });
+    gw.fake.reset();
+    const res = await send(body("duo", "second"));
+    expect(res.status).toBe(200);
+    expect(gw.fake.requests.map(who)).toEqual(["a3"]);
+    expect(res.headers.get("x-switchyard-fallback")).toBeNull(); // the first eligible choice served
+  });
+
+  test("predicates: each target's verdict is explained; a request with tools skips q/glm-x in the dry run and for real", async () => {
+    const withTools = body("duo", "hi", { tools: [{ name: "bash", description: "run", input_schema: { type: "object", properties: {} } }] });
+    const plan = await dryRun(withTools);
+    expect(plan.targets.map((t) => t.target)).toEqual(["p/claude-x"]);
+    expect(plan.decisions).toEqual([
+      { subject: "q/glm-x", verdict: "out", reason: "predicate: has_tools (true) eq false → false" },
+      { subject: "q/glm-long", verdict: "out", reason: "predicate: target_context_window (unknown: no models entry for q/glm-long) gte 100000 → unknown; when_unknown: skip → skipped" },
+    ]);
+    gw.fake.enqueue(RATE, RATE, RATE);
+    const res = await send(withTools);
+    expect(res.status).toBe(429); // no other target was allowed
+    expect(gw.fake.requests.map(who)).toEqual(["a1", "a2", "a3"]);
+    const trace = await traceOf(res);
+    for (const d of plan.decisions) expect(trace.decisions).toContainEqual(d);
+    expect(res.headers.get("retry-after")).not.toBeNull();
+  });
+
+  test("conversation affinity: the dry run and the real request go back to the account that answered", async () => {
+    const h = { "x-session-id": "routing-e2e-session" };
+    gw.fake.enqueue(RATE);
+    await (await send(body("p/claude-x", "one"), h)).text();
+    expect(gw.fake.requests.map(who)).toEqual(["a1", "a2"]);
+    await gw.app.store.clearCooldown("a1"); // a1 is eligible again
+    gw.app.registry.loadState(await gw.app.store.loadAccountState());
+    const plan = await dryRun(body("p/claude-x", "a different first message"), h);
+    expect(plan.affinity).toBe("session");
+    expect(plan.attempts[0].accountId).toBe("a2");
+    expect(plan.targets[0].accounts[0].reason).toContain("conversation affinity");
+    gw.fake.reset();
+    await (await send(body("p/claude-x", "a different first message"), h)).text();
+    expect(gw.fake.requests.map(who)).toEqual(["a2"]);
+  });
+
+  test("round-robin: the dry run shows the next rotation without consuming it", async () => {
+    const heads: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const plan = await dryRun(body("spin", `rr ${i}`));
+      expect((await dryRun(body("spin", `rr ${i}`))).targets[0].target).toBe(plan.targets[0].target); // dry runs do not rotate
+      heads.push(plan.targets[0].target);
+      gw.fake.reset();
+      await (await send(body("spin", `rr ${i}`))).text();
+      expect(gw.fake.requests[0].path).toBe(plan.targets[0].target.startsWith("p/") ? "/v1/messages" : "/v1/chat/completions");
+    }
+    expect(new Set(heads).size).toBe(2);
+  });
+});
+
+describe("admin API", () => {
+  test("dry run: valibot errors name the field; unknown provider is a 404; the format is guessed when omitted", async () => {
+    const bad = await admin("POST", "/dry-run", { request: "not an object" });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toContain("request");
+    const badFormat = await admin("POST", "/dry-run", { request: { model: "duo" }, format: "smoke-signals" });
+    expect(badFormat.status).toBe(400);
+    expect(badFormat.json.error.message).toContain("format");
+    const nf = await admin("POST", "/dry-run", { request: { model: "nope/x", messages: [] } });
+    expect(nf.status).toBe(404);
+    const chat = await admin("POST", "/dry-run", { request: { model: "duo", messages: [{ role: "user", content: "hi" }] } });
+    expect(chat.json.clientFormat).toBe("openai-chat");
+    const resp = await admin("POST", "/dry-run", { request: { model: "duo", input: "hi" } });
+    expect(resp.json.clientFormat).toBe("openai-responses");
+  });
+
+  test("the dry run calls no upstream", async () => {
+    await dryRun(body("duo"));
+    expect(gw.fake.requests).toEqual([]);
+  });
+
+  test("GET /admin/api/accounts: eligibility per account and model, cooldown reasons and end times, slots, circuit", async () => {
+    gw.fake.enqueue(RATE);
+    await (await send(body("p/claude-x", "status"))).text();
+    const s = (await admin("GET", "/accounts")).json as AccountsStatus;
+    expect(s.strategy).toBe("scored");
+    const a1 = s.accounts.find((a) => a.id === "a1")!;
+    expect(a1.cooldowns[0]).toMatchObject({ model: "claude-x", reason: expect.any(String) });
+    expect(a1.cooldowns[0].until).toBeGreaterThan(Date.now());
+    expect(a1.models.find((m) => m.model === "claude-x")).toMatchObject({ eligible: false, reason: expect.stringContaining("cooling down") });
+    expect(a1.slots).toEqual({ inUse: 0, limit: null, waiting: 0 });
+    expect(a1.circuit.state).toBe("closed");
+    expect(s.accounts.find((a) => a.id === "a2")!.bindings).toBe(1);
+    expect(JSON.stringify(s)).not.toContain("sk-routing");
+  });
+});
+
+describe("CLI", () => {
+  const cli = async (...args: string[]) => {
+    const proc = Bun.spawn(["bun", "run", join(import.meta.dir, "../../src/main.ts"), ...args, "--url", gw.url, "--key", gw.app.adminToken], { stdout: "pipe", stderr: "pipe", env: { ...process.env, SWITCHYARD_HOME: gw.dataDir } });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { out, err, code };
+  };
+
+  test("switchyard route MODEL --json equals the admin dry run; the text form lists the order and the reasons", async () => {
+    const file = join(gw.dataDir, "req.json");
+    await Bun.write(file, JSON.stringify(body("ignored", "hi", { tools: [{ name: "bash", input_schema: { type: "object" } }] })));
+    const j = await cli("route", "duo", "--body", file, "--format", "messages", "--json");
+    expect(j.code).toBe(0);
+    const plan = JSON.parse(j.out) as RoutePlan;
+    expect(plan.requestedModel).toBe("duo");
+    expect(plan.attempts.map((a) => a.accountId)).toEqual(["a1", "a2", "a3"]);
+    const t = await cli("route", "duo", "--body", file, "--format", "messages");
+    expect(t.code).toBe(0);
+    expect(t.out).toContain("attempt order: p/claude-x @ a1 → p/claude-x @ a2 → p/claude-x @ a3");
+    expect(t.out).toContain("out   q/glm-x: predicate: has_tools (true) eq false → false");
+  });
+
+  test("switchyard accounts status [--json]", async () => {
+    gw.fake.enqueue(RATE);
+    await (await send(body("p/claude-x", "cli status"))).text();
+    const j = await cli("accounts", "status", "--json");
+    expect(j.code).toBe(0);
+    expect((JSON.parse(j.out) as AccountsStatus).accounts.map((a) => a.id)).toEqual(["a1", "a2", "a3", "q1"]);
+    const t = await cli("accounts", "status");
+    expect(t.out).toContain("cooldown claude-x:");
+    expect(t.out).toContain("model claude-x: out: cooling down");
+  });
+});
