@@ -13,8 +13,8 @@
  *   id and name win, nothing is concatenated (tool-call-empty-name-continuation.sse);
  * - the name arriving after the id (B36): the block starts once the name is known, argument fragments
  *   that came before are held and sent as the block's first delta;
- * - whole arguments in one fragment, and whole arguments sent twice (a fragment equal to everything so
- *   far, when that is complete JSON, is a repeat and is dropped);
+ * - whole arguments in one fragment, and whole arguments sent twice (a complete JSON object arriving
+ *   when the arguments so far already are one is a repeat and is dropped);
  * - `arguments` sent as a JSON object instead of a string (serialised);
  * - missing `role`, missing `index` on a tool call, `choices: []` chunks (Azure
  *   `prompt_filter_results`, usage-only chunks), empty `id`/`model`;
@@ -288,7 +288,9 @@ export class ChatDecoder implements StreamDecoder {
     }
     if (!slot.started && slot.name) this.startSlot(slot);
     if (args.length === 0) return;
-    if (slot.args.length === args.length && slot.args === args && isCompleteJson(args)) return; // sent twice
+    // Whole arguments sent again after they were complete (delta + final, possibly re-formatted):
+    // a second complete JSON object after a complete one can only be a repeat.
+    if (slot.args.length > 0 && args.charCodeAt(0) === 123 /* { */ && isCompleteJson(slot.args) && isCompleteJson(args)) return;
     slot.args += args;
     if (slot.started) {
       this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: args } });

@@ -218,6 +218,7 @@ describe("upstream quirks", () => {
       tc({ id: "call_1", type: "function", function: { name: "f", arguments: '{"x":' } }),
       tc({ function: { arguments: "1}" } }),
       tc({ function: { arguments: '{"x":1}' } }),
+      tc({ function: { arguments: '{"x": 1}' } }),
       chunk({}, "tool_calls"),
     );
     const { response } = accumulate(normalizeEvents(decodeChat([bytes])));
