@@ -64,6 +64,8 @@ export interface ClaudeRun {
   json: any;
   /** `json.result`, or "" */
   result: string;
+  /** What the CLI tried to reach outside 127.0.0.1 during this run (trap proxy request lines). */
+  outside: string[];
   describe(extra?: string): string;
 }
 
@@ -88,6 +90,7 @@ export async function runClaude(
   },
 ): Promise<ClaudeRun> {
   const h = scratchHome("claude");
+  const trapStart = opts.trap.attempts.length;
   try {
     const args = [bin, "-p", opts.prompt, "--output-format", "json", "--model", opts.model, "--no-session-persistence"];
     if (opts.allowedTools?.length) args.push("--allowedTools", ...opts.allowedTools);
@@ -120,7 +123,8 @@ export async function runClaude(
       json = undefined;
     }
     const result = typeof json?.result === "string" ? json.result : "";
-    return { run, json, result, describe: (extra = "") => describeRun(run, extra) };
+    const outside = opts.trap.attempts.slice(trapStart);
+    return { run, json, result, outside, describe: (extra = "") => describeRun(run, `--- outside hosts tried ---\n${outside.join("\n")}\n${extra}`) };
   } finally {
     h.cleanup();
   }
@@ -134,6 +138,8 @@ export interface CodexRun {
   run: CliRunResult;
   /** The final agent message (`--output-last-message`), or "" */
   lastMessage: string;
+  /** What the CLI tried to reach outside 127.0.0.1 during this run (trap proxy request lines). */
+  outside: string[];
   describe(extra?: string): string;
 }
 
@@ -170,6 +176,7 @@ export async function runCodex(
   opts: { baseUrlV1: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string },
 ): Promise<CodexRun> {
   const h = scratchHome("codex");
+  const trapStart = opts.trap.attempts.length;
   try {
     const codexHome = join(h.home, ".codex");
     mkdirSync(codexHome);
@@ -189,7 +196,13 @@ export async function runCodex(
     } catch {
       /* not written */
     }
-    return { run, lastMessage, describe: (extra = "") => describeRun(run, `--- last message ---\n${lastMessage}\n${extra}`) };
+    const outside = opts.trap.attempts.slice(trapStart);
+    return {
+      run,
+      lastMessage,
+      outside,
+      describe: (extra = "") => describeRun(run, `--- last message ---\n${lastMessage}\n--- outside hosts tried ---\n${outside.join("\n")}\n${extra}`),
+    };
   } finally {
     h.cleanup();
   }

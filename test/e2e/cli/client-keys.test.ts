@@ -68,7 +68,7 @@ describe("Claude Code with a switchyard client key", () => {
         expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
         expect(JSON.stringify(q.headers), story).not.toContain(CLIENT_KEY);
       }
-      expect(trap.attempts).toEqual([]);
+      expect(r.outside, story).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -83,6 +83,7 @@ describe("Claude Code with a switchyard client key", () => {
       expect(r.run.timedOut, story).toBe(false);
       expect(`${r.result}\n${r.run.stdout}\n${r.run.stderr}`, story).toMatch(/\b401\b/);
       expect(modelRequests(gw.fake), story).toEqual([]);
+      expect(r.outside, story).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -104,7 +105,7 @@ describe("Codex with a switchyard client key", () => {
         expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
         expect(JSON.stringify(q.headers), story).not.toContain(CLIENT_KEY);
       }
-      expect(trap.attempts).toEqual([]);
+      expect(r.outside, story).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -119,6 +120,7 @@ describe("Codex with a switchyard client key", () => {
       expect(r.run.timedOut, story).toBe(false);
       expect(`${r.run.stdout}\n${r.run.stderr}`, story).toMatch(/\b401\b/);
       expect(modelRequests(gw.fake), story).toEqual([]);
+      expect(r.outside, story).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );
