@@ -5,7 +5,9 @@
  * Per stream it keeps: whether `message_start` went out, the open text/thinking block key, one slot per
  * upstream tool-call `index` (id, name, arguments so far, whether its block started), whether the
  * finish arrived, and a refusal latch. Blocks are keyed: text/thinking by a counter from 0, tool calls
- * by `-1 - index` (so keys never collide).
+ * -1, -2, … in order of appearance (so keys never collide). A call is found by its id when it repeats
+ * one, else by its upstream `index`; a new id at an index already in use starts a new call (servers
+ * that put every parallel call at index 0); a fragment with neither continues the last call.
  *
  * Quirks it survives (REFERENCE §2.3 list, `recorded/openai-chat/*` + manifest):
  * - first tool call at `index: 1`, arguments starting with `""` fragments (tool-call-index-1.sse);
@@ -39,7 +41,7 @@ import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
 
 interface Slot {
-  index: number;
+  /** Block key: -1, -2, … in order of appearance. */
   key: number;
   id: string;
   name: string;
@@ -71,9 +73,12 @@ export class ChatDecoder implements StreamDecoder {
   private kind = KIND_NONE;
   private key = -1;
   private nextKey = 0;
-  private readonly slots = new Map<number, Slot>();
+  /** Tool-call slots in the order they appeared. */
+  private readonly slots: Slot[] = [];
+  /** Upstream `index` → the slot it currently addresses. */
+  private readonly byIndex = new Map<number, Slot>();
+  private readonly byId = new Map<string, Slot>();
   private lastSlot: Slot | undefined;
-  private maxIndex = -1;
   private sawRefusal = false;
   private readonly nonce = Math.random().toString(36).slice(2, 10);
   private synthesized = 0;
@@ -261,23 +266,28 @@ export class ChatDecoder implements StreamDecoder {
 
   private onToolCall(tc: Record<string, any>): void {
     const id = typeof tc.id === "string" ? tc.id : "";
-    let index: number;
-    if (typeof tc.index === "number" && Number.isInteger(tc.index) && tc.index >= 0) {
-      index = tc.index;
-    } else if (id && (!this.lastSlot || (this.lastSlot.id && this.lastSlot.id !== id))) {
-      // No index: a new id starts a new call, anything else continues the last one.
-      index = this.maxIndex + 1;
-    } else {
-      index = this.lastSlot ? this.lastSlot.index : 0;
-    }
-    let slot = this.slots.get(index);
+    const index = typeof tc.index === "number" && Number.isInteger(tc.index) && tc.index >= 0 ? tc.index : undefined;
+    let slot = id ? this.byId.get(id) : undefined;
     if (!slot) {
-      slot = { index, key: -1 - index, id: "", name: "", started: false, args: "", pending: "" };
-      this.slots.set(index, slot);
-      if (index > this.maxIndex) this.maxIndex = index;
+      if (index !== undefined) {
+        const cur = this.byIndex.get(index);
+        // Same index but a different id: a new call (servers that put every call at index 0).
+        if (cur && !(id && cur.id && cur.id !== id)) slot = cur;
+      } else if (this.lastSlot && !(id && this.lastSlot.id)) {
+        // No index: a fragment without a (new) id continues the last call.
+        slot = this.lastSlot;
+      }
+      if (!slot) {
+        slot = { key: -1 - this.slots.length, id: "", name: "", started: false, args: "", pending: "" };
+        this.slots.push(slot);
+      }
+      if (index !== undefined) this.byIndex.set(index, slot);
     }
     this.lastSlot = slot;
-    if (!slot.id && id) slot.id = id;
+    if (!slot.id && id) {
+      slot.id = id;
+      this.byId.set(id, slot);
+    }
     const fn = tc.function;
     let args = "";
     if (isObj(fn)) {
@@ -322,9 +332,8 @@ export class ChatDecoder implements StreamDecoder {
     }
     this.finished = true;
     this.closeKind();
-    // Chat has no per-call stop: every tool block closes at the finish, in slot order.
-    const slots = [...this.slots.values()].sort((a, b) => a.index - b.index);
-    for (const s of slots) {
+    // Chat has no per-call stop: every tool block closes at the finish, in order of appearance.
+    for (const s of this.slots) {
       if (!s.started) this.startSlot(s); // a call whose name never came: kept, not dropped
       this.emit({ type: "block_stop", index: s.key });
     }

@@ -265,6 +265,20 @@ describe("upstream quirks", () => {
     expect(synth.type === "tool_call" && synth.id).toMatch(/^call_[A-Za-z0-9_-]+$/);
   });
 
+  test("parallel calls that all say index 0 but carry distinct ids stay separate calls", () => {
+    const bytes = sse(
+      chunk({ tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "a", arguments: '{"x":1}' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: "call_b", type: "function", function: { name: "b", arguments: '{"y":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: "2}" } }] }),
+      chunk({}, "tool_calls"),
+    );
+    const { response } = accumulate(normalizeEvents(decodeChat([bytes])));
+    expect(response.content).toEqual([
+      { type: "tool_call", id: "call_a", name: "a", arguments: '{"x":1}' },
+      { type: "tool_call", id: "call_b", name: "b", arguments: '{"y":2}' },
+    ]);
+  });
+
   test("a finish_reason then EOF without [DONE] is a complete reply", () => {
     const { response, error } = accumulate(normalizeEvents(decodeChat([sse(chunk({ content: "ok" }), chunk({}, "length"))])));
     expect(error).toBeUndefined();
