@@ -26,8 +26,8 @@
 import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
 import { hubOf, type RequestContext } from "./context.ts";
 import { affinityKey } from "./affinity.ts";
-import { pickAccount, type AccountCandidate, type AccountPool, type PickHints } from "./pick.ts";
-import type { Account, DecisionTrace } from "./ports.ts";
+import { pickAccount, type AccountPool, type PickHints } from "./pick.ts";
+import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
 import { resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 
@@ -430,23 +430,22 @@ export function planRoute(
     // The same loop as the attempt loop: pick, mark tried, pick again.
     const tried = new Set<string>();
     const first = pickAccount(deps.pool, t, tried, hints);
-    const notes = new Map<string, AccountCandidate>();
-    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) notes.set(c.account.id, c);
-    let picked: Account | undefined = first.account;
-    let reasonOf = (id: string) => first.decisions.find((d) => d.subject.endsWith(`@ ${id}`) && d.verdict === "in")?.reason ?? "eligible";
-    while (picked) {
-      const note = notes.get(picked.id)?.note;
-      pt.accounts.push({ accountId: picked.id, verdict: "in", reason: note ?? reasonOf(picked.id) });
-      attempts.push({ target: pt.target, accountId: picked.id });
-      tried.add(picked.id);
-      const next = pickAccount(deps.pool, t, tried, hints);
-      picked = next.account;
-      reasonOf = (id: string) => next.decisions.find((d) => d.subject.endsWith(`@ ${id}`) && d.verdict === "in")?.reason ?? "eligible";
+    const until = new Map<string, number | undefined>();
+    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) until.set(c.account.id, c.until);
+    let picked = first;
+    while (picked.account) {
+      const id = picked.account.id;
+      const decided = picked.decisions.find((d) => d.verdict === "in" && d.subject.endsWith(`@ ${id}`))?.reason ?? "";
+      const reason = (pt.accounts.length === 0 ? decided : decided.replace(/^first eligible account(; )?/, "")) || "eligible";
+      pt.accounts.push({ accountId: id, verdict: "in", reason });
+      attempts.push({ target: pt.target, accountId: id });
+      tried.add(id);
+      picked = pickAccount(deps.pool, t, tried, hints);
     }
     for (const d of first.decisions) {
       if (d.verdict !== "out") continue;
       const id = d.subject.slice(d.subject.lastIndexOf("@ ") + 2);
-      pt.accounts.push({ accountId: id, verdict: "out", reason: d.reason, until: notes.get(id)?.until });
+      pt.accounts.push({ accountId: id, verdict: "out", reason: d.reason, until: until.get(id) });
     }
     if (tried.size === 0) {
       pt.verdict = "out";

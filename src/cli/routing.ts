@@ -84,7 +84,7 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
   if (plan.targets.length === 0) lines.push("  (no target left)");
   plan.targets.forEach((t, i) => {
     lines.push(`  ${i + 1}. ${t.target}  ${t.verdict}${t.reason ? `: ${t.reason}` : ""}`);
-    for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until ? ` (until ${iso(a.until)})` : ""}`);
+    for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until && !a.reason.includes(iso(a.until)) ? ` (until ${iso(a.until)})` : ""}`);
   });
   lines.push("", `attempt order: ${plan.attempts.map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
   return lines.join("\n");
