@@ -49,12 +49,19 @@ export interface BuildTarget {
 export interface BuiltRequest {
   body: Record<string, unknown>;
   warnings: Warning[];
+  /** Hints the same format's decoder needs to read the reply to this request (e.g. renamed tools). */
+  decoderHints?: Partial<DecoderOptions>;
 }
 
 /** Options for a provider-side decoder. */
 export interface DecoderOptions {
   /** Family stamped on every opaque value this decoder sees. */
   family: ProviderFamily;
+  /**
+   * Tool names the builder had to change for the provider (provider name → client name), mapped back
+   * on tool calls in the reply (Gemini's function-name rules).
+   */
+  toolNames?: Record<string, string>;
 }
 
 /** Incremental provider-bytes → hub-events decoder. Never throws on malformed input: emits `error`. */

@@ -44,6 +44,8 @@ export class SseReader {
   end(): void {
     const rest = this.decoder.decode();
     if (rest.length > 0) this.parser.feed(rest);
+    // Terminate a final event that lacked its blank line so it is dispatched (reset alone drops it).
+    this.parser.feed("\n\n");
     this.parser.reset({ consume: true });
   }
 }

@@ -344,11 +344,11 @@ async function attemptInner(
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
     driver = passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
   } else if (isSse && ctx.stream) {
-    driver = new TranslatedStreamDriver(providerCodec, clientCodec, provider.family, encoderOptions);
+    driver = new TranslatedStreamDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
   } else if (isSse) {
-    driver = new AccumulatedDriver(providerCodec, clientCodec, provider.family, encoderOptions);
+    driver = new AccumulatedDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
   } else {
-    driver = new WholeBodyDriver(providerCodec, clientCodec, provider.family, encoderOptions, {
+    driver = new WholeBodyDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions, {
       native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
       clientStream: ctx.stream,
     });

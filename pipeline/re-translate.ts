@@ -12,7 +12,7 @@
  * - whole body: a JSON reply (non-streaming upstream) converted once at the end; replayed as a stream
  *   when the client wanted one.
  */
-import type { EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
+import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import {
   hubError,
@@ -137,7 +137,7 @@ export class TranslatedStreamDriver extends HubDriver {
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
 
-  constructor(provider: FormatCodec, client: FormatCodec, family: ProviderFamily, encoderOptions: EncoderOptions) {
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions) {
     super();
     if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
     this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
@@ -145,7 +145,7 @@ export class TranslatedStreamDriver extends HubDriver {
       this.observe(ev);
       this.encoder.event(ev);
     });
-    this.decoder = provider.createDecoder({ family }, (ev) => this.normalizer.event(ev));
+    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
   }
 
   private take(): Uint8Array {
@@ -179,7 +179,7 @@ export class AccumulatedDriver extends HubDriver {
   constructor(
     provider: FormatCodec,
     private readonly client: FormatCodec,
-    family: ProviderFamily,
+    decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
   ) {
     super();
@@ -187,7 +187,7 @@ export class AccumulatedDriver extends HubDriver {
       this.observe(ev);
       this.acc.event(ev);
     });
-    this.decoder = provider.createDecoder({ family }, (ev) => this.normalizer.event(ev));
+    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
   }
 
   push(chunk: Uint8Array): Uint8Array {
@@ -223,7 +223,7 @@ export class WholeBodyDriver extends HubDriver {
   constructor(
     private readonly provider: FormatCodec,
     private readonly client: FormatCodec,
-    private readonly family: ProviderFamily,
+    private readonly decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
     private readonly opts: { native: boolean; clientStream: boolean },
   ) {
@@ -250,7 +250,7 @@ export class WholeBodyDriver extends HubDriver {
     }
     let resp: HubResponse;
     try {
-      resp = this.provider.decodeResponse(body, { family: this.family });
+      resp = this.provider.decodeResponse(body, this.decoderOptions);
     } catch (e) {
       const err = (e as { error?: HubError }).error;
       this.earlyError = err ?? hubError("api_error", "The upstream reply could not be read.", { status: 502 });

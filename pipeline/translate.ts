@@ -10,7 +10,7 @@
  * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
  *   state that the target's family did not issue.
  */
-import type { ProviderKind } from "../formats/codec.ts";
+import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 import { hubOf, type RequestContext } from "./context.ts";
@@ -29,6 +29,8 @@ export interface Translated {
   /** Whether the upstream call streams (may differ from the client: F-9). */
   upstreamStream: boolean;
   warnings: Warning[];
+  /** What the provider format's decoder needs to read the reply (from the builder). */
+  decoderHints?: BuiltRequest["decoderHints"];
 }
 
 /** Portability policy of the combo (SPEC F-8). */
@@ -54,6 +56,21 @@ export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): bool
   }
 }
 
+/**
+ * Whether an Anthropic client's body carries reasoning state the gateway tagged for it (signatures of
+ * another provider family travel to Anthropic clients as `sy|<family>|<value>`): such a body must not
+ * reach Anthropic byte for byte; the tidy pass untags and strips it (SPEC F-8).
+ */
+function carriesTaggedState(ctx: RequestContext): boolean {
+  if (ctx.clientFormat !== "anthropic-messages") return false;
+  const raw = ctx.rawBody;
+  // "sy| as bytes: 0x22 0x73 0x79 0x7c
+  for (let i = 0; i + 3 < raw.length; i++) {
+    if (raw[i] === 0x22 && raw[i + 1] === 0x73 && raw[i + 2] === 0x79 && raw[i + 3] === 0x7c) return true;
+  }
+  return false;
+}
+
 /** Providers that only answer with a stream (SPEC F-9, P-2). */
 export function forcesStreaming(kind: ProviderKind): boolean {
   return kind === "codex";
@@ -70,7 +87,7 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   const upstreamStream = forcesStreaming(provider.kind) || ctx.stream;
   const params = target.params;
 
-  if (isNativePair(ctx.clientFormat, provider.kind)) {
+  if (isNativePair(ctx.clientFormat, provider.kind) && !carriesTaggedState(ctx)) {
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
     const needsStream = upstreamStream !== ctx.stream;
     const sameModel = ctx.body.model === target.model;
@@ -97,12 +114,20 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   };
 
   try {
-    if (upstreamFormat === ctx.clientFormat && codec.tidyRequest) {
+    if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (provider.kind.endsWith("-compatible") || carriesTaggedState(ctx))) {
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
       if (params) Object.assign(built.body, params);
       return { mode: "tidy", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings };
     }
     const hub = hubOf(ctx);
+    if (hub.previousResponseId !== undefined && upstreamFormat !== "openai-responses") {
+      // B41: server-side history only a Responses provider holds; another provider would answer
+      // without it, silently.
+      return hubError("invalid_request", `previous_response_id ${hub.previousResponseId} is unknown to ${target.label}: send the full conversation instead.`, {
+        param: "previous_response_id",
+        code: "previous_response_not_found",
+      });
+    }
     const portable = applyPortability(hub, provider.family, portability);
     if ("kind" in portable) return portable;
     const req: HubRequest = { ...portable.request, model: target.model, stream: upstreamStream };
@@ -114,6 +139,7 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
       body: JSON.stringify(built.body),
       upstreamStream,
       warnings: [...portable.warnings, ...built.warnings],
+      decoderHints: built.decoderHints,
     };
   } catch (e) {
     const err = (e as { error?: HubError }).error;

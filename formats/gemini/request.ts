@@ -635,5 +635,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (sawCache) w.add("dropped_cache_control", "Gemini has no per-block prompt-cache markers; cache_control was not sent.");
 
-  return { body, warnings: w.list };
+  const renamed = names.renamed();
+  return Object.keys(renamed).length > 0
+    ? { body, warnings: w.list, decoderHints: { toolNames: renamed } }
+    : { body, warnings: w.list };
 }

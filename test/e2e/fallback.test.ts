@@ -126,12 +126,14 @@ describe("classification rows through the gateway", () => {
     expect(cd.level).toBe(0);
     expect(cd.until - t0).toBeGreaterThanOrEqual(1900);
     expect(cd.until - t0).toBeLessThanOrEqual(2600);
-    // The second 529 in a row doubles the wait.
+    // The second 529 in a row doubles the wait. A new conversation (no affinity to a2) and fresh
+    // routing stats, so a1 is picked first again once its backoff ended.
     await Bun.sleep(2100);
     gw.fake.reset();
+    gw.app.registry.resetCounters();
     script({ a1: [{ status: 529, json: anthropicError("overloaded_error", "Overloaded") }] });
     const t1 = Date.now();
-    expect((await post("/v1/messages", msg("p/claude-x"))).status).toBe(200);
+    expect((await post("/v1/messages", { ...msg("p/claude-x"), messages: [{ role: "user", content: "another conversation" }] })).status).toBe(200);
     cd = (await state()).cooldowns.find((c) => c.accountId === "a1")!;
     expect(cd.level).toBe(1);
     expect(cd.until - t1).toBeGreaterThanOrEqual(3900);
