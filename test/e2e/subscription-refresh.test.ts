@@ -1,0 +1,215 @@
+/**
+ * OAuth credential recovery of subscription accounts (SPEC A-5, 6.2, 6.3, P-7) through the real
+ * gateway, a fake OAuth server and a fake subscription API: proactive refresh before expiry, one
+ * coalesced refresh however many requests saw the 401, rotated refresh tokens persisted before use
+ * (across a SIGKILL), rejected refresh tokens quarantined across restarts until a new import, and
+ * temporary refresh failures backing off while another account serves.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeUpstream } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
+import { adminCall, startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
+
+const messages = (model: string) => ({ model, max_tokens: 30, messages: [{ role: "user", content: "hi" }] });
+async function post(url: string, body: unknown): Promise<Response> {
+  return fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+}
+
+/** A second claude-code pool on the same fake vendor, so scenarios do not share accounts. */
+const POOLS = (vendorUrl: string) =>
+  ["ccq", "cct"].map(
+    (id) => `  - id: ${id}
+    kind: claude-code
+    base_url: "${vendorUrl}/cc"
+    oauth:
+      authorize_url: "${vendorUrl}/oauth/authorize"
+      token_url: "${vendorUrl}/oauth/token"
+      client_id: test-claude-client
+      redirect_uri: "https://console.anthropic.test/oauth/code/callback"
+`,
+  ).join("");
+
+let w: SubscriptionWorld;
+beforeAll(async () => {
+  const upstream = await startFakeUpstream();
+  const vendor = await startFakeVendor(upstream);
+  w = await startWorld(POOLS(vendor.url), { upstream, vendor });
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+async function addAccount(world: SubscriptionWorld, body: Record<string, unknown>) {
+  return world.call("POST", "/accounts", body) as Promise<{ id: string; unquarantined: boolean }>;
+}
+
+describe("refresh", () => {
+  test("A-5: a token expiring within 5 minutes is refreshed before the call; the call uses the new token", async () => {
+    const t = w.vendor.seed({ name: "pro", models: ["claude-x"] });
+    await addAccount(w, { provider: "cc", id: "cc-pro", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 120_000 } });
+    const calls0 = w.vendor.refreshCalls.length;
+    const res = await post(w.gw.url, messages("cc/claude-x"));
+    expect(res.status).toBe(200);
+    expect(w.vendor.refreshCalls.slice(calls0)).toEqual([t.refreshToken]);
+    const sent = w.vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!;
+    expect(sent.login).toBe("pro");
+    expect(sent.token).not.toBe(t.accessToken);
+    const stored = (await w.gw.app.store.getAccount("cc-pro"))!.credential as { accessToken: string; refreshToken: string; expiresAt: number };
+    expect(stored.accessToken).toBe(sent.token);
+    expect(stored.refreshToken).not.toBe(t.refreshToken);
+    expect(stored.expiresAt - Date.now()).toBeGreaterThan(3000_000);
+    // A token far from expiry is not refreshed.
+    expect((await post(w.gw.url, messages("cc/claude-x"))).status).toBe(200);
+    expect(w.vendor.refreshCalls.length).toBe(calls0 + 1);
+  });
+
+  test("P-7: 50 concurrent requests that all see a 401 cause exactly one refresh call, then all succeed", async () => {
+    const t = w.vendor.seed({ name: "many", models: ["claude-y"] });
+    await addAccount(w, { provider: "cct", id: "cct-many", max_concurrency: 64, credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 3600_000 } });
+    w.vendor.revokeAccess(t.accessToken);
+    w.vendor.refreshDelayMs = 150;
+    const calls0 = w.vendor.refreshCalls.length;
+    const first401 = w.vendor.calls.length;
+    try {
+      const results = await Promise.all(Array.from({ length: 50 }, () => post(w.gw.url, messages("cct/claude-y"))));
+      expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
+    } finally {
+      w.vendor.refreshDelayMs = 0;
+    }
+    expect(w.vendor.refreshCalls.length - calls0).toBe(1);
+    const seen = w.vendor.calls.slice(first401).filter((c) => c.path.startsWith("/v1/messages"));
+    const rejected = seen.filter((c) => c.token === t.accessToken).length;
+    expect(rejected).toBeGreaterThan(1); // many requests really saw the 401
+    expect(seen.filter((c) => c.login === "many").length).toBe(50);
+  });
+
+  test("6.3/P-7: a refresh token the provider rejects quarantines the credential; it survives a restart; a new import lifts it", async () => {
+    const dead = w.vendor.seed({ name: "gone", models: ["claude-z"] });
+    w.vendor.revokeAccess(dead.accessToken);
+    w.vendor.revokeRefresh(dead.refreshToken);
+    await addAccount(w, { provider: "ccq", id: "ccq-1", credential: { type: "oauth", access_token: dead.accessToken, refresh_token: dead.refreshToken, expires_at: Date.now() + 3600_000 } });
+    const calls0 = w.vendor.refreshCalls.length;
+    const res = await post(w.gw.url, messages("ccq/claude-z"));
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(w.vendor.refreshCalls.slice(calls0)).toEqual([dead.refreshToken]);
+    const quarantined = async (world: SubscriptionWorld) => {
+      const st = (await world.call("GET", "/accounts")) as { accounts: Array<{ id: string; reasons: string[] }> };
+      return st.accounts.find((a) => a.id === "ccq-1")!.reasons.some((r) => r.includes("quarantined"));
+    };
+    await until(() => quarantined(w));
+    // Quarantined: the next request does not touch the account (no call, no refresh).
+    const apiCalls = w.vendor.calls.length;
+    expect((await post(w.gw.url, messages("ccq/claude-z"))).status).toBe(503);
+    expect(w.vendor.calls.length).toBe(apiCalls);
+    expect(w.vendor.refreshCalls.length).toBe(calls0 + 1);
+
+    // Restart on the same data directory: still quarantined.
+    const dataDir = w.gw.dataDir;
+    await w.gw.stopGatewayOnly();
+    const w2 = await startWorld(POOLS(w.vendor.url), { dataDir, upstream: w.upstream, vendor: w.vendor });
+    const old = w;
+    w = w2;
+    void old;
+    expect(await quarantined(w)).toBe(true);
+    expect((await post(w.gw.url, messages("ccq/claude-z"))).status).toBe(503);
+    expect(w.vendor.refreshCalls.length).toBe(calls0 + 1);
+
+    // Re-adding the very same credential lifts its quarantine (the user says it is good again) …
+    expect((await addAccount(w, { provider: "ccq", id: "ccq-1", credential: { type: "oauth", access_token: dead.accessToken, refresh_token: dead.refreshToken } })).unquarantined).toBe(true);
+    // … and a new import with a fresh login serves at once.
+    const fresh = w.vendor.seed({ name: "gone", models: ["claude-z"] });
+    await addAccount(w, { provider: "ccq", id: "ccq-1", origin: "import", credential: { type: "oauth", access_token: fresh.accessToken, refresh_token: fresh.refreshToken, expires_at: Date.now() + 3600_000 } });
+    expect(await quarantined(w)).toBe(false);
+    expect((await post(w.gw.url, messages("ccq/claude-z"))).status).toBe(200);
+  });
+
+  test("P-7: a temporary refresh failure backs off (no quarantine) while another account of the pool serves", async () => {
+    const a = w.vendor.seed({ name: "flaky", models: ["claude-w"] });
+    const b = w.vendor.seed({ name: "steady", models: ["claude-w"] });
+    await addAccount(w, { provider: "cc", id: "cc-flaky", priority: -10, credential: { type: "oauth", access_token: a.accessToken, refresh_token: a.refreshToken, expires_at: Date.now() + 3600_000 } });
+    await addAccount(w, { provider: "cc", id: "cc-steady", priority: 10, credential: { type: "oauth", access_token: b.accessToken, refresh_token: b.refreshToken, expires_at: Date.now() + 3600_000 } });
+    w.vendor.revokeAccess(a.accessToken);
+    w.vendor.scriptRefresh({ status: 503, body: { error: "temporarily_unavailable" } }, { status: 503, body: { error: "temporarily_unavailable" } }, { status: 503, body: { error: "temporarily_unavailable" } });
+    const calls0 = w.vendor.refreshCalls.length;
+    const res = await post(w.gw.url, messages("cc/claude-w"));
+    expect(res.status).toBe(200);
+    expect(w.vendor.refreshCalls.length - calls0).toBe(3); // one round: the call and two scheduled retries
+    const served = w.vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!;
+    expect(served.login).toBe("steady");
+    const st = (await w.call("GET", "/accounts")) as { accounts: Array<{ id: string; reasons: string[]; cooldowns: Array<{ reason: string }> }> };
+    const flaky = st.accounts.find((x) => x.id === "cc-flaky")!;
+    expect(flaky.reasons.some((r) => r.includes("quarantined"))).toBe(false);
+    expect(flaky.reasons.join(" ")).toContain("credential refresh failed temporarily");
+    // Backing off: the next request neither refreshes nor tries the flaky account.
+    expect((await post(w.gw.url, messages("cc/claude-w"))).status).toBe(200);
+    expect(w.vendor.refreshCalls.length - calls0).toBe(3);
+  });
+});
+
+describe("rotated refresh token across a SIGKILL", () => {
+  let inst: Instance | undefined;
+  afterAll(async () => {
+    await stopInstance(inst, 1000);
+  });
+
+  test("the rotated refresh token is in the database before the new access token is used; after a kill the restarted instance uses it without refreshing", async () => {
+    const upstream = await startFakeUpstream();
+    const vendor = await startFakeVendor(upstream);
+    try {
+      const yaml = vendorProviders(vendor.url);
+      inst = await startInstance({ yaml });
+      const dataDir = inst.dataDir;
+      const t = vendor.seed({ name: "kill", models: ["claude-k"] });
+      // `switchyard import` as a real CLI process against the running instance.
+      const file = join(mkdtempSync(join(tmpdir(), "sy-cred-")), ".credentials.json");
+      writeFileSync(file, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 60_000, scopes: ["user:inference"], subscriptionType: "pro" } }));
+      const cli = Bun.spawnSync([...SOURCE_CLI, "import", "claude-code", "--from", file, "--account", "cc-kill", "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "", HOME: dataDir } });
+      expect(cli.stdout.toString()).toContain("as account cc-kill (provider cc) added");
+
+      let persistedAtUse: string | undefined;
+      let killedAt = -1;
+      vendor.onCall = (call) => {
+        if (!call.path.startsWith("/v1/messages") || call.login !== "kill" || call.token === t.accessToken || killedAt >= 0) return undefined;
+        // The first use of the new access token: read the database from outside, then kill the gateway.
+        const db = new Database(join(dataDir, "switchyard.db"));
+        const row = db.query("SELECT credential FROM accounts WHERE id = ?").get("cc-kill") as { credential: string };
+        db.close();
+        const cred = JSON.parse(row.credential) as { accessToken: string; refreshToken: string };
+        persistedAtUse = cred.accessToken === call.token ? cred.refreshToken : "stale access token in the database";
+        killedAt = vendor.refreshCalls.length;
+        inst!.kill("SIGKILL");
+        return new Response("gone", { status: 500 });
+      };
+      const killed = await fetch(`${inst.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(messages("cc/claude-k")) }).catch(() => undefined);
+      expect(killed === undefined || killed.status >= 500).toBe(true);
+      await inst.exited;
+      expect(vendor.refreshCalls).toEqual([t.refreshToken]);
+      expect(persistedAtUse).toMatch(/^rt-kill-/);
+      expect(persistedAtUse).not.toBe(t.refreshToken);
+
+      // Restart on the same data directory: the persisted token serves, no second refresh (the old
+      // refresh token is spent: using it would fail).
+      vendor.onCall = undefined;
+      inst = await startInstance({ yaml, dataDir });
+      const res = await fetch(`${inst.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(messages("cc/claude-k")) });
+      expect(res.status).toBe(200);
+      expect(vendor.refreshCalls.length).toBe(killedAt);
+      const used = vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!;
+      expect(used.login).toBe("kill");
+      // No token in anything the instance printed.
+      for (const line of [...inst.stdout, ...inst.stderr]) expect(line).not.toContain(used.token);
+      void adminCall;
+    } finally {
+      vendor.onCall = undefined;
+      await stopInstance(inst, 1000);
+      inst = undefined;
+      await vendor.stop();
+      await upstream.stop();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * `switchyard import claude-code|codex` (SPEC P-9): the credential files Claude Code and Codex keep
+ * (in the shapes those CLIs write) become subscription accounts of the running instance; the files
+ * are only read.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { importCommand } from "../../src/cli/import.ts";
+import { defaultCredentialPath, parseCredentialJson } from "../../src/oauth/credential-files.ts";
+import { fakeJwt } from "./fake-oauth.ts";
+import { startWorld, type SubscriptionWorld } from "./helpers.ts";
+
+let w: SubscriptionWorld;
+const home = mkdtempSync(join(tmpdir(), "switchyard-import-"));
+beforeAll(async () => {
+  w = await startWorld();
+});
+afterAll(async () => {
+  await w?.stop();
+});
+
+/** Claude Code's ~/.claude/.credentials.json (and ~/.claude.json with the account's e-mail). */
+function writeClaudeFiles(accessToken: string, refreshToken: string, expiresAt: number): string {
+  const dir = join(home, ".claude");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, ".credentials.json");
+  writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken, refreshToken, expiresAt, scopes: ["user:inference", "user:profile"], subscriptionType: "max" } }));
+  writeFileSync(join(home, ".claude.json"), JSON.stringify({ oauthAccount: { emailAddress: "dana@example.com", accountUuid: "u-1" }, numStartups: 3 }));
+  return path;
+}
+
+/** Codex's ~/.codex/auth.json. */
+function writeCodexFile(accessToken: string, refreshToken: string): string {
+  const dir = join(home, "codex-home");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "auth.json");
+  const idToken = fakeJwt({ email: "erin@example.com", "https://api.openai.com/auth": { chatgpt_account_id: "acct-erin", chatgpt_plan_type: "plus" } });
+  writeFileSync(path, JSON.stringify({ OPENAI_API_KEY: null, tokens: { id_token: idToken, access_token: accessToken, refresh_token: refreshToken, account_id: "acct-erin" }, last_refresh: new Date().toISOString() }, null, 2));
+  return path;
+}
+
+const snapshot = (p: string) => ({ bytes: readFileSync(p, "utf8"), mtime: statSync(p).mtimeMs });
+
+describe("switchyard import", () => {
+  test("claude-code: ~/.claude/.credentials.json (default path) becomes account cc-dana; the file is untouched", async () => {
+    const t = w.vendor.seed({ name: "dana", models: ["claude-opus-4-1-20250805"] });
+    const expiresAt = Date.now() + 8 * 3600_000;
+    const path = writeClaudeFiles(t.accessToken, t.refreshToken, expiresAt);
+    const before = snapshot(path);
+    expect(defaultCredentialPath("claude-code", { CLAUDE_CONFIG_DIR: join(home, ".claude") })).toBe(path);
+    await importCommand("claude-code", { env: { CLAUDE_CONFIG_DIR: join(home, ".claude") } }, w.call, w.io);
+    expect(w.out.at(-1)).toBe(`imported ${path} as account cc-dana (provider cc) added; plan max; the file was not modified`);
+    expect(snapshot(path)).toEqual(before);
+    const stored = await w.gw.app.store.getAccount("cc-dana");
+    expect(stored?.credential).toEqual({ type: "oauth", accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt });
+
+    const res = await fetch(`${w.gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "cc/claude-opus-4-1", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(w.vendor.calls.some((c) => c.login === "dana" && c.path.startsWith("/v1/messages?beta=true"))).toBe(true);
+  });
+
+  test("codex: auth.json via --from becomes account cx-erin with the ChatGPT account id and the JWT's expiry", async () => {
+    const t = w.vendor.seed({ name: "erin", chatgptAccountId: "acct-erin", models: ["gpt-5-codex"] });
+    const path = writeCodexFile(t.accessToken, t.refreshToken);
+    const before = snapshot(path);
+    await importCommand("codex", { from: path }, w.call, w.io);
+    expect(w.out.at(-1)).toBe(`imported ${path} as account cx-erin (provider cx) added; plan plus; the file was not modified`);
+    expect(snapshot(path)).toEqual(before);
+    const stored = await w.gw.app.store.getAccount("cx-erin");
+    const c = stored!.credential as { accessToken: string; refreshToken?: string; accountId?: string; expiresAt?: number };
+    expect(c.accessToken).toBe(t.accessToken);
+    expect(c.refreshToken).toBe(t.refreshToken);
+    expect(c.accountId).toBe("acct-erin");
+    expect(Math.abs(c.expiresAt! - (Date.now() + 3600_000))).toBeLessThan(5000);
+  });
+
+  test("importing again updates the same account", async () => {
+    const t = w.vendor.seed({ name: "erin", chatgptAccountId: "acct-erin", models: ["gpt-5-codex"] });
+    const path = writeCodexFile(t.accessToken, t.refreshToken);
+    await importCommand("codex", { from: path, account: "cx-erin" }, w.call, w.io);
+    expect(w.out.at(-1)).toContain("as account cx-erin (provider cx) updated");
+    expect(((await w.gw.app.store.getAccount("cx-erin"))!.credential as { accessToken: string }).accessToken).toBe(t.accessToken);
+  });
+
+  test("a file of the wrong shape is refused with its path, never quoting a token", async () => {
+    const path = join(home, "bad.json");
+    writeFileSync(path, JSON.stringify({ claudeAiOauth: { refreshToken: "sk-ant-ort01-very-secret" } }));
+    let msg = "";
+    await importCommand("claude-code", { from: path }, w.call, w.io).catch((e) => (msg = String(e)));
+    expect(msg).toContain(path);
+    expect(msg).toContain("claudeAiOauth.accessToken");
+    expect(msg).not.toContain("very-secret");
+    await importCommand("codex", { from: join(home, "missing.json") }, w.call, w.io).catch((e) => (msg = String(e)));
+    expect(msg).toContain("does not exist");
+  });
+
+  test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {
+    const c = parseCredentialJson("claude-code", { claudeAiOauth: { accessToken: "a", refreshToken: "r", expiresAt: 1_800_000_000 } });
+    expect(c.credential.expiresAt).toBe(1_800_000_000_000);
+    const x = parseCredentialJson("codex", {
+      tokens: { access_token: "opaque", refresh_token: "r", id_token: fakeJwt({ "https://api.openai.com/auth": { chatgpt_account_id: "from-jwt" } }) },
+    });
+    expect(x.credential.accountId).toBe("from-jwt");
+    expect(x.credential.expiresAt).toBeUndefined();
+  });
+});
