@@ -124,7 +124,8 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
         // own reset counts only when that window is the rejected one (a 7-day reset must not
         // stretch a 5-hour rejection).
         const w = /^anthropic-ratelimit-unified-(?:(.+)-)?reset$/.exec(name);
-        if (w && (w[1] === undefined || h.get(`anthropic-ratelimit-unified-${w[1]}-status`) === "rejected")) {
+        // `overage` (paid extra usage) is not the subscription's window.
+        if (w && (w[1] === undefined || (!w[1].startsWith("overage") && h.get(`anthropic-ratelimit-unified-${w[1]}-status`) === "rejected"))) {
           const d = epochOf(value);
           if (d !== undefined && d > f.now) candidates.push(d);
         }
