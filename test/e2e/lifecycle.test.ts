@@ -1,0 +1,175 @@
+/**
+ * Lifecycle of a real `switchyard start` process (SPEC D-1, D-3, 2.2): port 0 and the URL it prints,
+ * SIGTERM while a slow stream is in flight (no new connections, the stream finishes, usage flushed,
+ * exit 0, instance.json removed), and kill -9 under load (usage older than a flush interval survives).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { existsSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+const YAML = (fake: string) => `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "${fake}"
+  - id: oai
+    kind: openai
+    base_url: "${fake}/v1"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+`;
+const ENV = { FAKE_KEY: "fake-upstream-key-lifecycle" };
+const TEXT = "one two three four five six seven eight nine ten eleven twelve";
+
+let fake: FakeUpstream;
+const started: Instance[] = [];
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+});
+afterAll(async () => {
+  for (const i of started) {
+    await stopInstance(i);
+    rmSync(i.dataDir, { recursive: true, force: true });
+  }
+  await fake?.stop();
+});
+
+async function start(): Promise<Instance> {
+  const i = await startInstance({ yaml: YAML(fake.url), env: ENV });
+  started.push(i);
+  return i;
+}
+
+/** Whether a fresh TCP connection to the URL's port is accepted. */
+async function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  try {
+    const s = await Bun.connect({ hostname, port: Number(port), socket: { data() {}, error() {} } });
+    s.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function usageRows(dataDir: string): Array<{ request_id: string; outcome: string; status: number; output_tokens: number | null }> {
+  const db = new Database(join(dataDir, "switchyard.db"), { readonly: true });
+  try {
+    return db.query("SELECT request_id, outcome, status, output_tokens FROM usage").all() as never;
+  } finally {
+    db.close();
+  }
+}
+
+describe("start on port 0", () => {
+  test("prints the real URL; instance.json (mode 0600) names the same URL and pid; requests work", async () => {
+    const inst = await start();
+    const { port } = new URL(inst.url);
+    expect(Number(port)).toBeGreaterThan(0);
+    const file = inst.instance();
+    expect(file.url).toBe(inst.url);
+    expect(file.pid).toBe(inst.proc.pid);
+    expect((Bun.file(join(inst.dataDir, "instance.json")) as any).size).toBeGreaterThan(0);
+    const mode = (await import("node:fs")).statSync(join(inst.dataDir, "instance.json")).mode & 0o777;
+    expect(mode).toBe(0o600);
+    const res = await fetch(`${inst.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(200);
+    await stopInstance(inst);
+    expect(await inst.exited).toBe(0);
+  }, 30_000);
+});
+
+describe("SIGTERM during a slow stream (D-3)", () => {
+  test("no new connections; the stream finishes completely; usage flushed; exit 0; instance.json removed", async () => {
+    const inst = await start();
+    // ~1.6 s of stream: the body flushed in pieces 200 ms apart.
+    const sse = simpleReply("anthropic-messages", { text: TEXT, model: "claude-slow" }, true).sse!;
+    const cuts = Array.from({ length: 8 }, (_, i) => Math.floor(((i + 1) * sse.length) / 9));
+    fake.enqueue({ sse, split_at: cuts, delay_ms: 200 });
+
+    const res = await fetch(`${inst.url}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({ model: "anth/claude-slow", max_tokens: 100, stream: true, messages: [{ role: "user", content: "count" }] }),
+    });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get("x-request-id")!;
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let got = dec.decode((await reader.read()).value!, { stream: true });
+
+    inst.kill("SIGTERM");
+    // New connections are refused while the stream is still running.
+    const deadline = Date.now() + 1000;
+    while ((await accepts(inst.url)) && Date.now() < deadline) await Bun.sleep(25);
+    expect(await accepts(inst.url)).toBe(false);
+    expect(inst.proc.exitCode).toBeNull();
+
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      got += dec.decode(value, { stream: true });
+    }
+    // The whole stream arrived, ending properly.
+    const text = [...got.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join("");
+    expect(text).toBe(TEXT);
+    expect(got.trimEnd().endsWith('data: {"type":"message_stop"}')).toBe(true);
+
+    expect(await inst.exited).toBe(0);
+    expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
+    const row = usageRows(inst.dataDir).find((r) => r.request_id === requestId);
+    expect(row).toMatchObject({ outcome: "ok", status: 200, output_tokens: 7 });
+    expect(inst.stderr.some((l) => l.includes('"shutting down"'))).toBe(true);
+  }, 30_000);
+
+  test("SIGTERM with nothing in flight exits promptly with 0", async () => {
+    const inst = await start();
+    const t0 = Date.now();
+    inst.kill("SIGTERM");
+    const code = await inst.exited;
+    expect([code, inst.stderr.join("\n")]).toEqual([0, expect.any(String)]);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
+  }, 30_000);
+});
+
+describe("kill -9 under load (D-1)", () => {
+  test("usage rows of requests finished more than ~1 s before the kill survive", async () => {
+    const inst = await start();
+    const done: Array<{ id: string; at: number }> = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) {
+        try {
+          const res = await fetch(`${inst.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-load", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+          await res.arrayBuffer();
+          if (res.status === 200) done.push({ id: res.headers.get("x-request-id")!, at: Date.now() });
+        } catch {
+          return; // the process is gone
+        }
+      }
+    };
+    const workers = Array.from({ length: 4 }, worker);
+    await Bun.sleep(2500);
+    const killedAt = Date.now();
+    inst.kill("SIGKILL");
+    stop = true;
+    await Promise.all(workers);
+    await inst.exited;
+    expect(inst.proc.signalCode).toBe("SIGKILL");
+
+    const old = done.filter((d) => d.at < killedAt - 1100);
+    expect(old.length).toBeGreaterThan(20);
+    const stored = new Set(usageRows(inst.dataDir).map((r) => r.request_id));
+    const lost = old.filter((d) => !stored.has(d.id));
+    expect(lost).toEqual([]);
+    // The database is usable after the crash: a new instance starts on it and serves.
+    const again = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir: inst.dataDir });
+    started.push(again);
+    const res = await fetch(`${again.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(200);
+  }, 30_000);
+});
