@@ -4,7 +4,7 @@
  * data directory, every stdout/stderr line captured, the URL read from the "listening" log line.
  */
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -64,6 +64,7 @@ async function collect(stream: ReadableStream<Uint8Array>, into: string[]): Prom
 /** Starts `switchyard start --config … --port 0 --data-dir …` and waits until it listens. */
 export async function startInstance(opts: StartOptions): Promise<Instance> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-proc-"));
+  mkdirSync(dataDir, { recursive: true });
   const configPath = join(dataDir, "config.yaml");
   writeFileSync(configPath, opts.yaml);
   const argv = [...(opts.cli ?? SOURCE_CLI), "start", "--config", configPath, "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir, ...(opts.args ?? [])];

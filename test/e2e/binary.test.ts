@@ -1,0 +1,97 @@
+/**
+ * The single binary (SPEC K-1): `scripts/build` compiles dist/switchyard; a copy of it, run from an
+ * empty temporary directory (no node_modules, no sources), starts, serves a request to the fake
+ * upstream, stores usage, and answers `version` and `check-config`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { ROOT, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+let fake: FakeUpstream;
+let dir: string;
+let bin: string;
+let inst: Instance | undefined;
+const env = () => ({ PATH: "/usr/bin:/bin", HOME: dir });
+
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+  const build = Bun.spawnSync([join(ROOT, "scripts/build")], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  if (build.exitCode !== 0) throw new Error(`scripts/build failed:\n${build.stderr.toString()}`);
+  expect(build.stdout.toString().trim()).toBe(join(ROOT, "dist/switchyard"));
+  dir = mkdtempSync(join(tmpdir(), "switchyard-bin-"));
+  bin = join(dir, "switchyard");
+  copyFileSync(join(ROOT, "dist/switchyard"), bin);
+  Bun.spawnSync(["chmod", "+x", bin]);
+}, 120_000);
+
+afterAll(async () => {
+  await stopInstance(inst);
+  await fake?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("dist/switchyard", () => {
+  test("is one executable file, not stripped, run from a directory with nothing else in it", () => {
+    expect(statSync(bin).size).toBeGreaterThan(10 * 1024 * 1024);
+    expect(readdirSync(dir)).toEqual(["switchyard"]);
+    expect(existsSync(join(dir, "node_modules"))).toBe(false);
+    // Not stripped: the symbol table is still there (`file` says so when it is installed).
+    const file = Bun.spawnSync(["sh", "-c", `command -v file >/dev/null && file -b '${bin}' || echo unknown`], { stdout: "pipe" }).stdout.toString();
+    expect(file).not.toContain(", stripped");
+  });
+
+  test("`switchyard version` prints the version and build info", () => {
+    const r = Bun.spawnSync([bin, "version"], { cwd: dir, env: env(), stdout: "pipe", stderr: "pipe" });
+    expect(r.exitCode).toBe(0);
+    const pkg = require(join(ROOT, "package.json")) as { version: string };
+    expect(r.stdout.toString()).toMatch(new RegExp(`^switchyard ${pkg.version.replaceAll(".", "\\.")} \\(bun \\d+\\.\\d+\\.\\d+, \\w+-\\w+\\)\\n$`));
+  });
+
+  test("`switchyard check-config` works from the binary", () => {
+    const good = join(dir, "good.yaml");
+    writeFileSync(good, "aliases:\n  fast: openai/gpt-5-mini\n");
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(bad, "server:\n  port: nope\n");
+    expect(Bun.spawnSync([bin, "check-config", good], { cwd: dir, env: env() }).exitCode).toBe(0);
+    const r = Bun.spawnSync([bin, "check-config", bad], { cwd: dir, env: env(), stdout: "pipe", stderr: "pipe" });
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout.toString() + r.stderr.toString()).toContain("server.port");
+    rmSync(good);
+    rmSync(bad);
+  });
+
+  test("starts, serves one request through the fake upstream, records usage, stops cleanly", async () => {
+    const data = join(dir, "data");
+    inst = await startInstance({
+      cli: [bin],
+      cwd: dir,
+      dataDir: data,
+      env: { FAKE_KEY: "fake-key-binary" },
+      yaml: `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "${fake.url}"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+`,
+    });
+    const res = await fetch(`${inst.url}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({ model: "anth/claude-bin", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("message_stop");
+    expect(fake.requests.at(-1)).toMatchObject({ path: "/v1/messages", model: "claude-bin" });
+    expect(fake.requests.at(-1)!.headers["x-api-key"]).toBe("fake-key-binary");
+    const calls = (await (await fetch(`${inst.url}/admin/api/calls`)).json()) as { calls: Array<{ model: string; outcome: string }> };
+    expect(calls.calls[0]).toMatchObject({ model: "claude-bin", outcome: "ok" });
+    expect(inst.stdout.some((l) => l.includes('"msg":"request"'))).toBe(true);
+    await stopInstance(inst);
+    expect(await inst.exited).toBe(0);
+    expect(existsSync(join(data, "switchyard.db"))).toBe(true);
+  }, 30_000);
+});
