@@ -1,22 +1,22 @@
 /**
  * Per-account concurrency slots (SPEC A-4): at most `limit` attempts in flight per account; a request
- * that finds every slot taken waits in a FIFO queue up to the slot timeout (15 s by default), then gives
- * up so the attempt loop moves to another account. O(1) per acquire/release (a timed-out waiter is
- * removed from its queue in O(waiters of that account)); no global lock — each account has its own
- * counter and queue.
+ * that finds every slot taken waits (FIFO) up to the slot timeout (15 s by default), then gives up so
+ * the attempt loop moves to another account. Each limited account has its own Effect semaphore
+ * (`Effect.makeSemaphore`, FIFO takes) and the wait is `Effect.timeoutOption`; a client that goes away
+ * interrupts its wait through the AbortSignal. Unlimited accounts only count. No global lock.
  */
+import { Duration, Effect, Option } from "effect";
 import type { Clock } from "../../pipeline/ports.ts";
 
 /** SPEC A-4: how long a request waits for a slot before moving on, ms. */
 export const SLOT_WAIT_MS = 15_000;
 
-interface Waiter {
-  grant: (release: () => void) => void;
-}
-
 interface Account {
   inUse: number;
-  waiters: Waiter[];
+  waiting: number;
+  /** Present for limited accounts; sized to `limit`. */
+  sem?: Effect.Semaphore;
+  limit?: number;
 }
 
 /** A release function; calling it more than once is harmless. */
@@ -26,11 +26,20 @@ export type Release = () => void;
 export class Slots {
   private readonly m = new Map<string, Account>();
 
-  private of(id: string): Account {
+  private of(id: string, limit: number | undefined): Account {
     let a = this.m.get(id);
     if (!a) {
-      a = { inUse: 0, waiters: [] };
+      a = { inUse: 0, waiting: 0 };
       this.m.set(id, a);
+    }
+    if (limit !== undefined && a.limit !== limit) {
+      // A config reload changed the limit: permits already taken stay taken.
+      if (!a.sem) a.sem = Effect.runSync(Effect.makeSemaphore(Math.max(0, limit - a.inUse)));
+      else Effect.runSync(a.sem.resize(Math.max(0, limit - a.inUse)));
+      a.limit = limit;
+    } else if (limit === undefined && a.sem) {
+      a.sem = undefined;
+      a.limit = undefined;
     }
     return a;
   }
@@ -42,7 +51,7 @@ export class Slots {
 
   /** Requests waiting for a slot of an account. */
   waiting(id: string): number {
-    return this.m.get(id)?.waiters.length ?? 0;
+    return this.m.get(id)?.waiting ?? 0;
   }
 
   /** Whether every slot is taken (`limit` undefined = unlimited, never full). */
@@ -50,54 +59,53 @@ export class Slots {
     return limit !== undefined && this.inUse(id) >= limit;
   }
 
-  private releaser(id: string): Release {
+  private releaser(a: Account, sem: Effect.Semaphore | undefined): Release {
     let done = false;
     return () => {
       if (done) return;
       done = true;
-      const a = this.of(id);
-      const next = a.waiters.shift();
-      if (next) next.grant(this.releaser(id));
-      else a.inUse = Math.max(0, a.inUse - 1);
+      a.inUse = Math.max(0, a.inUse - 1);
+      // A permit goes back to the semaphore it came from (a resize may have replaced nothing).
+      if (sem && sem === a.sem) Effect.runSync(sem.release(1));
     };
   }
 
   /**
    * Takes a slot of account `id` with at most `limit` in flight (undefined = unlimited). Waits up to
    * `waitMs` for one to free (FIFO); resolves undefined when none did or `signal` aborted.
+   * `_clock` is accepted for interface symmetry; the wait runs on Effect's clock.
    */
-  async acquire(id: string, limit: number | undefined, signal: AbortSignal, waitMs: number, clock: Clock): Promise<Release | undefined> {
-    const a = this.of(id);
+  async acquire(id: string, limit: number | undefined, signal: AbortSignal, waitMs: number, _clock?: Clock): Promise<Release | undefined> {
+    const a = this.of(id, limit);
     if (signal.aborted) return undefined;
-    if (limit === undefined || (a.inUse < limit && a.waiters.length === 0)) {
+    const sem = a.sem;
+    if (!sem) {
       a.inUse++;
-      return this.releaser(id);
+      return this.releaser(a, undefined);
     }
-    if (waitMs <= 0) return undefined;
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    let granted: Release | undefined;
-    const waiter: Waiter = {
-      grant: (release) => {
-        granted = release;
-        stop.abort();
-      },
-    };
-    a.waiters.push(waiter);
+    if (waitMs <= 0) {
+      const got = Effect.runSync(sem.withPermitsIfAvailable(1)(Effect.void));
+      if (Option.isNone(got)) return undefined;
+      Effect.runSync(sem.take(1));
+      a.inUse++;
+      return this.releaser(a, sem);
+    }
+    a.waiting++;
+    let taken: Option.Option<number>;
     try {
-      await clock.sleep(waitMs, stop.signal);
+      taken = await Effect.runPromise(sem.take(1).pipe(Effect.timeoutOption(Duration.millis(waitMs))), { signal });
     } catch {
-      // woken by a grant or by the client going away
+      taken = Option.none(); // interrupted: the client went away
     } finally {
-      signal.removeEventListener("abort", onAbort);
-      const i = a.waiters.indexOf(waiter);
-      if (i >= 0) a.waiters.splice(i, 1);
+      a.waiting--;
     }
-    if (granted && signal.aborted) {
-      granted();
+    if (Option.isNone(taken)) return undefined;
+    a.inUse++;
+    const release = this.releaser(a, sem);
+    if (signal.aborted) {
+      release();
       return undefined;
     }
-    return granted;
+    return release;
   }
 }
