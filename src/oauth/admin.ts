@@ -32,7 +32,7 @@ import type { ConfiguredProvider } from "../config/types.ts";
 import type { Discovery } from "../discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
-import { isSubscription } from "./protocol.ts";
+import { codexIdentity, isSubscription } from "./protocol.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -126,7 +126,9 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         const credential: Extract<Account["credential"], { type: "oauth" }> = { type: "oauth", accessToken: c.access_token };
         if (c.refresh_token) credential.refreshToken = c.refresh_token;
         if (c.expires_at !== undefined) credential.expiresAt = c.expires_at;
-        if (c.account_id) credential.accountId = c.account_id;
+        // Codex: the ChatGPT account id is also a claim of the access token (codex-rs token_data.rs).
+        const accountId = c.account_id ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).accountId : undefined);
+        if (accountId) credential.accountId = accountId;
         try {
           await deps.store.upsertAccount({
             id,
