@@ -76,7 +76,7 @@ describe("switchyard login", () => {
     const stored = await w.gw.app.store.getAccount("cx-alice");
     expect(stored?.providerId).toBe("cx");
     expect(stored?.credential.type).toBe("oauth");
-    const cred = stored!.credential as Extract<typeof stored.credential, { type: "oauth" }>;
+    const cred = stored!.credential as { type: "oauth"; accessToken: string; refreshToken?: string; accountId?: string; expiresAt?: number };
     expect(w.vendor.loginOf(cred.accessToken)).toBe("alice");
     expect(cred.refreshToken).toMatch(/^rt-alice-/);
     expect(cred.accountId).toBe("acct-alice");
