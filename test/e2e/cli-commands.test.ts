@@ -1,0 +1,181 @@
+/**
+ * The CLI against a running instance (SPEC 2.2): keys create/list/revoke with require_api_key on,
+ * check-config, one-line failures when no instance runs, and --url/--key.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+let fake: FakeUpstream;
+let inst: Instance;
+let scratch: string;
+
+const YAML = (fake: string) => `
+server:
+  require_api_key: true
+providers:
+  - id: oai
+    kind: openai
+    base_url: "${fake}/v1"
+accounts:
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+`;
+
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+  scratch = mkdtempSync(join(tmpdir(), "switchyard-cli-"));
+  inst = await startInstance({ yaml: YAML(fake.url), env: { FAKE_KEY: "fake-key-cli" } });
+});
+afterAll(async () => {
+  await stopInstance(inst);
+  await fake?.stop();
+  rmSync(inst?.dataDir ?? "/nonexistent", { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Runs the CLI from source; the environment names no data directory unless given. */
+function cli(args: string[], env: Record<string, string> = {}) {
+  const r = Bun.spawnSync([...SOURCE_CLI, ...args], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  }, 30_000);
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+const lines = (s: string) => s.split("\n").filter((l) => l.length > 0);
+
+const chat = (key?: string) =>
+  fetch(`${inst.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: key ? { authorization: `Bearer ${key}` } : {},
+    body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }),
+  }, 30_000);
+
+describe("keys", () => {
+  let secret: string;
+
+  test("keys create prints the secret alone on the last line, and it works as a Bearer key", async () => {
+    expect((await chat()).status).toBe(401);
+    const r = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    const out = lines(r.stdout);
+    secret = out.at(-1)!;
+    expect(secret).toMatch(/^\S{20,}$/);
+    expect(out.slice(0, -1).join("\n")).not.toContain(secret);
+    const res = await chat(secret);
+    expect(res.status).toBe(200);
+  }, 30_000);
+
+  test("keys list shows the key without its secret", () => {
+    const r = cli(["keys", "list", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("laptop");
+    expect(r.stdout).not.toContain(secret);
+    const j = cli(["keys", "list", "--json", "--data-dir", inst.dataDir]);
+    const keys = JSON.parse(j.stdout).keys as Array<Record<string, unknown>>;
+    expect(keys.find((k) => k.name === "laptop")).toMatchObject({ name: "laptop", source: "db" });
+    expect(j.stdout).not.toContain(secret);
+  }, 30_000);
+
+  test("a second create of the same name fails in one line; keys revoke makes the key fail with 401", async () => {
+    const dup = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
+    expect(dup.code).not.toBe(0);
+    expect(lines(dup.stderr)).toHaveLength(1);
+    const r = cli(["keys", "revoke", "laptop", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    const res = await chat(secret);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as any).error.type).toBe("authentication_error");
+    const again = cli(["keys", "revoke", "laptop", "--data-dir", inst.dataDir]);
+    expect(again.code).not.toBe(0);
+    expect(lines(again.stderr)).toHaveLength(1);
+  }, 30_000);
+});
+
+describe("--url and --key", () => {
+  test("with require_api_key on: a key with the admin scope works; none, or one without the scope, is refused in one line", async () => {
+    const adminKey = lines(cli(["keys", "create", "ops", "--scope", "admin", "--data-dir", inst.dataDir]).stdout).at(-1)!;
+    const plainKey = lines(cli(["keys", "create", "ci", "--data-dir", inst.dataDir]).stdout).at(-1)!;
+    const withKey = cli(["keys", "list", "--url", inst.url, "--key", adminKey]);
+    expect(withKey.code).toBe(0);
+    expect(withKey.stdout).toContain("ops");
+    const viaEnv = cli(["keys", "list", "--url", inst.url], { SWITCHYARD_ADMIN_KEY: adminKey });
+    expect(viaEnv.code).toBe(0);
+    const created = cli(["keys", "create", "remote", "--url", `${inst.url}/`, "--key", adminKey]);
+    expect(created.code).toBe(0);
+    expect((await chat(lines(created.stdout).at(-1))).status).toBe(200);
+
+    for (const r of [cli(["keys", "list", "--url", inst.url]), cli(["keys", "list", "--url", inst.url, "--key", plainKey]), cli(["keys", "list", "--url", inst.url, "--key", "nonsense"])]) {
+      expect(r.code).not.toBe(0);
+      expect(lines(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toContain("401");
+      expect(r.stdout).toBe("");
+    }
+  }, 30_000);
+});
+
+describe("check-config", () => {
+  test("a good file exits 0", () => {
+    const f = join(scratch, "good.yaml");
+    writeFileSync(f, YAML("http://127.0.0.1:1"));
+    const r = cli(["check-config", f], { FAKE_KEY: "k" });
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    // The same file without the environment its secret names: the path and the variable, not a value.
+    const unset = cli(["check-config", f]);
+    expect(unset.code).toBe(1);
+    expect(unset.stdout + unset.stderr).toContain("accounts[0].api_key");
+    expect(unset.stdout + unset.stderr).toContain("FAKE_KEY");
+  }, 30_000);
+
+  test("a bad file names the YAML path of the problem and exits 1", () => {
+    const f = join(scratch, "bad.yaml");
+    writeFileSync(f, `
+providers:
+  - id: oai
+    kind: openai
+    base_url: "http://127.0.0.1:1/v1"
+combos:
+  - name: c
+    targets:
+      - model: oai/gpt-x
+      - model: nosuch/model
+`);
+    const r = cli(["check-config", f]);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toContain("combos[0].targets[1].model");
+    const missing = cli(["check-config", join(scratch, "missing.yaml")]);
+    expect(missing.code).toBe(1);
+  }, 30_000);
+});
+
+describe("no running instance", () => {
+  const oneLine = (r: ReturnType<typeof cli>) => {
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe("");
+    expect(lines(r.stderr)).toHaveLength(1);
+    expect(r.stderr).toMatch(/no running switchyard instance/i);
+  };
+
+  test("an empty data directory: every instance command says so in one line and exits non-zero", () => {
+    const empty = mkdtempSync(join(scratch, "empty-"));
+    for (const args of [["keys", "list"], ["keys", "create", "x"], ["keys", "revoke", "x"], ["usage"], ["calls", "list"], ["calls", "inspect", "sy_x"]]) {
+      oneLine(cli([...args, "--data-dir", empty]));
+    }
+    // The default data directory comes from SWITCHYARD_HOME.
+    oneLine(cli(["keys", "list"], { SWITCHYARD_HOME: empty }));
+  }, 30_000);
+
+  test("--url to a port nobody listens on, and a stale instance.json left by a killed instance", async () => {
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("x") });
+    const deadUrl = `http://127.0.0.1:${server.port}`;
+    server.stop(true);
+    oneLine(cli(["keys", "list", "--url", deadUrl]));
+    const stale = mkdtempSync(join(scratch, "stale-"));
+    writeFileSync(join(stale, "instance.json"), JSON.stringify({ url: deadUrl, pid: 999999, adminToken: "sy-admin-stale" }));
+    oneLine(cli(["usage", "--data-dir", stale]));
+  }, 30_000);
+});
