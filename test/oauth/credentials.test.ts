@@ -1,0 +1,118 @@
+/**
+ * The credential manager's rules (SPEC A-5, P-7) against a scripted token endpoint, with short
+ * timings: coalescing, the grace window, persistence before use, quarantine on a rejected refresh
+ * token, the refresh timeout and the backoff of temporary failures.
+ */
+import { describe, expect, test } from "bun:test";
+import { CredentialManager, type CredentialDeps } from "../../src/accounts/credentials.ts";
+import type { Account, Credential } from "../../pipeline/ports.ts";
+import type { Quarantine } from "../../src/store/types.ts";
+
+const clock = { now: () => Date.now(), sleep: (ms: number) => Bun.sleep(ms) };
+const settings = { authorizeUrl: "http://x/a", tokenUrl: "http://oauth.test/token", clientId: "cid", scopes: ["s"], redirectUri: "http://x/cb" };
+
+function account(over: Partial<Extract<Credential, { type: "oauth" }>> = {}, source: Account["source"] = "db"): Account {
+  return { id: "acct", providerId: "cc", priority: 0, disabled: false, source, credential: { type: "oauth", accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date.now() + 3600_000, ...over } };
+}
+
+/** A token endpoint answering from a script; records what happened, in order. */
+function harness(answer: (n: number) => Response | Promise<Response>, timings: CredentialDeps["timings"] = {}) {
+  const events: string[] = [];
+  const quarantined: Quarantine[] = [];
+  let n = 0;
+  const fetchImpl = (async (_url: string, init: RequestInit) => {
+    n++;
+    events.push(`token call ${JSON.parse(String(init.body)).refresh_token}`);
+    return answer(n);
+  }) as unknown as typeof fetch;
+  const m = new CredentialManager({
+    store: {
+      updateCredential: (id: string, c: Credential) => void events.push(`persist ${id} ${(c as { refreshToken?: string }).refreshToken}`),
+      quarantine: (q: Quarantine) => void quarantined.push(q),
+    },
+    clock,
+    oauthOf: () => ({ kind: "claude-code", settings }),
+    reload: () => void events.push("reload"),
+    fetchImpl,
+    timings: { retryBaseMs: 5, graceMs: 1000, backoffBaseMs: 200, refreshTimeoutMs: 200, ...timings },
+  });
+  return { m, events, quarantined, calls: () => n };
+}
+
+const ok = (i: number) => Response.json({ access_token: `at-${i}`, refresh_token: `rt-${i}`, expires_in: 3600 });
+
+describe("CredentialManager", () => {
+  test("concurrent refreshes of one account share one token call; later ones within the grace window reuse it", async () => {
+    const h = harness(async (i) => (await Bun.sleep(30), ok(i)));
+    const a = account();
+    const results = await Promise.all(Array.from({ length: 20 }, () => h.m.refresh(a)));
+    expect(results.every(Boolean)).toBe(true);
+    expect(await h.m.refresh(a)).toBe(true);
+    expect(h.calls()).toBe(1);
+    expect(h.m.current(a)).toEqual({ type: "oauth", accessToken: "at-1", refreshToken: "rt-1", expiresAt: expect.any(Number) });
+  });
+
+  test("the rotated refresh token is persisted before the new access token becomes current", async () => {
+    const h = harness(ok);
+    const a = account({ expiresAt: Date.now() + 60_000 }); // within 5 minutes: proactive
+    const c = await h.m.ensureFresh(a);
+    expect((c as { accessToken: string }).accessToken).toBe("at-1");
+    expect(h.events).toEqual(["token call rt-0", "persist acct rt-1", "reload"]);
+  });
+
+  test("a config-file account is refreshed in memory only (the store cannot hold it)", async () => {
+    const h = harness(ok);
+    const a = account({ expiresAt: Date.now() - 1000 }, "config");
+    expect(((await h.m.ensureFresh(a)) as { accessToken: string }).accessToken).toBe("at-1");
+    expect(h.events).toEqual(["token call rt-0"]);
+    // A new object for the same config credential (periodic re-read) still gets the refreshed one.
+    expect((h.m.current({ ...a }) as { accessToken: string }).accessToken).toBe("at-1");
+  });
+
+  test("invalid_grant quarantines the credential's fingerprint and is not retried", async () => {
+    const h = harness(() => Response.json({ error: "invalid_grant", error_description: "Refresh token not found or invalid" }, { status: 400 }));
+    const a = account();
+    expect(await h.m.refresh(a)).toBe(false);
+    expect(h.calls()).toBe(1);
+    expect(h.quarantined).toEqual([expect.objectContaining({ accountId: "acct", reason: expect.stringContaining("invalid_grant") })]);
+    expect(h.quarantined[0].fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(await h.m.refresh(a)).toBe(false);
+    expect(h.calls()).toBe(1);
+    expect(h.m.lastOutcome("acct")?.kind).toBe("rejected");
+  });
+
+  test("a hanging token endpoint times out; temporary failures are retried within the round, then back off", async () => {
+    const h = harness(() => new Promise<Response>(() => {}), { refreshTimeoutMs: 50, retries: 1 });
+    const a = account();
+    const t0 = Date.now();
+    expect(await h.m.refresh(a)).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(h.calls()).toBe(2);
+    const o = h.m.lastOutcome("acct");
+    expect(o?.kind).toBe("temporary");
+    expect(o?.kind === "temporary" && o.retryAt - Date.now()).toBeGreaterThan(100);
+    // Backing off: no call until retryAt.
+    expect(await h.m.refresh(a)).toBe(false);
+    expect(h.calls()).toBe(2);
+    expect(h.quarantined).toEqual([]);
+  });
+
+  test("5xx is temporary, 401 without a code is a rejection; no refresh token means nothing to try", async () => {
+    const t = harness(() => new Response("oops", { status: 502 }), { retries: 0 });
+    expect(await t.m.refresh(account())).toBe(false);
+    expect(t.m.lastOutcome("acct")?.kind).toBe("temporary");
+    const r = harness(() => new Response("no", { status: 401 }));
+    expect(await r.m.refresh(account())).toBe(false);
+    expect(r.m.lastOutcome("acct")?.kind).toBe("rejected");
+    const none = harness(ok);
+    expect(await none.m.refresh(account({ refreshToken: undefined }))).toBe(false);
+    expect(none.calls()).toBe(0);
+    expect(none.m.lastOutcome("acct")?.kind).toBe("no_refresh_token");
+  });
+
+  test("errors never carry a token", async () => {
+    const h = harness(() => Response.json({ error: "invalid_grant", error_description: "bad" }, { status: 400 }));
+    await h.m.refresh(account({ refreshToken: "rt-super-secret" }));
+    expect(JSON.stringify(h.quarantined)).not.toContain("rt-super-secret");
+  });
+});
