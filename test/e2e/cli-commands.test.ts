@@ -43,7 +43,7 @@ function cli(args: string[], env: Record<string, string> = {}) {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, ...env },
     stdout: "pipe",
     stderr: "pipe",
-  }, 30_000);
+  });
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 const lines = (s: string) => s.split("\n").filter((l) => l.length > 0);
@@ -53,7 +53,7 @@ const chat = (key?: string) =>
     method: "POST",
     headers: key ? { authorization: `Bearer ${key}` } : {},
     body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }),
-  }, 30_000);
+  });
 
 describe("keys", () => {
   let secret: string;
