@@ -62,6 +62,8 @@ export interface Finished {
   driver?: ReplyDriver;
   /** ms since the epoch of the first byte written, if any. */
   firstByteAt?: number;
+  /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */
+  bytesSent?: number;
   attempts: number;
   fallback: boolean;
 }
@@ -412,18 +414,19 @@ async function attemptInner(
     if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
     else headers.set("content-type", "application/json");
     release();
-    deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now });
+    deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: body.byteLength });
     return { response: new Response(body, { status: 200, headers }) };
   }
 
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
   let finished = false;
+  const sent = { bytes: 0 };
   const clientGone = () => {
     release();
     if (finished) return;
     finished = true;
     controller.abort(new TransportError("aborted", "the client went away"));
-    deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now });
+    deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now, bytesSent: sent.bytes });
   };
   // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
   // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
@@ -439,8 +442,8 @@ async function attemptInner(
       ctx.signal.removeEventListener("abort", clientGone);
       if (finished) return;
       finished = true;
-      deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now });
-    }),
+      deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: sent.bytes });
+    }, sent),
   );
   return { response: new Response(body, { status: 200, headers }) };
 }

@@ -320,35 +320,50 @@ export type UpstreamChunk = Uint8Array | UpstreamFailure;
 /**
  * The request's TransformStream after the commit point: upstream chunks through the driver to client
  * bytes. `prefix` is what was produced while peeking before the commit. `onEnd` runs once when the
- * reply is complete (or failed in-band), with the failure if any.
+ * reply is complete (or failed in-band), with the failure if any. `sent.bytes` (optional) is increased by
+ * every byte enqueued for the client (a number add per chunk, no allocation; read once at the end).
  */
 export function replyTransform(
   driver: ReplyDriver,
   prefix: Uint8Array[],
   onEnd: (failure: HubError | undefined) => void,
+  sent: { bytes: number } = { bytes: 0 },
 ): TransformStream<UpstreamChunk, Uint8Array> {
   let ended = false;
   return new TransformStream<UpstreamChunk, Uint8Array>({
     start(controller) {
-      for (const p of prefix) if (p.byteLength > 0) controller.enqueue(p);
+      for (const p of prefix) {
+        if (p.byteLength === 0) continue;
+        sent.bytes += p.byteLength;
+        controller.enqueue(p);
+      }
     },
     transform(chunk, controller) {
       if (ended) return;
       if (chunk instanceof UpstreamFailure) {
         ended = true;
         const out = driver.end(chunk.error);
-        if (out.byteLength > 0) controller.enqueue(out);
+        if (out.byteLength > 0) {
+          sent.bytes += out.byteLength;
+          controller.enqueue(out);
+        }
         onEnd(chunk.error);
         return;
       }
       const out = driver.push(chunk);
-      if (out.byteLength > 0) controller.enqueue(out);
+      if (out.byteLength > 0) {
+        sent.bytes += out.byteLength;
+        controller.enqueue(out);
+      }
     },
     flush(controller) {
       if (ended) return;
       ended = true;
       const out = driver.end();
-      if (out.byteLength > 0) controller.enqueue(out);
+      if (out.byteLength > 0) {
+        sent.bytes += out.byteLength;
+        controller.enqueue(out);
+      }
       onEnd(driver.lateError);
     },
   });
