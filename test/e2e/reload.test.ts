@@ -1,0 +1,131 @@
+/**
+ * Hot reload of a running `switchyard start` (SPEC 2.3): editing the config file takes effect without a
+ * restart; an invalid file is rejected with a logged error while the old config keeps serving; SIGHUP
+ * re-reads (and does not stop the process); a request in flight during a reload completes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+let fake: FakeUpstream;
+let inst: Instance;
+
+const BASE = (fake: string, extra = "") => `
+providers:
+  - id: oai
+    kind: openai
+    base_url: "${fake}/v1"
+  - id: slow
+    kind: anthropic
+    base_url: "${fake}"
+accounts:
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+  - { id: slow-1, provider: slow, api_key: "env:FAKE_KEY" }
+${extra}`;
+
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+  inst = await startInstance({ yaml: BASE(fake.url), env: { FAKE_KEY: "fake-key-reload" } });
+});
+afterAll(async () => {
+  await stopInstance(inst);
+  await fake?.stop();
+  if (inst) rmSync(inst.dataDir, { recursive: true, force: true });
+});
+
+const chat = (model: string) =>
+  fetch(`${inst.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+
+const logs = () => inst.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
+const reloads = () => logs().filter((l) => l.msg === "config reloaded").length;
+
+/** Polls until `fn` is true or `ms` passed. */
+async function until(fn: () => boolean | Promise<boolean>, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await fn()) return true;
+    await Bun.sleep(50);
+  }
+  return fn();
+}
+
+describe("hot reload", () => {
+  test("adding an alias to the file works without a restart", async () => {
+    const pid = inst.proc.pid;
+    const before = await chat("fast");
+    expect(before.status).not.toBe(200); // `fast` is guessed as openai/fast, which has no account
+    await before.arrayBuffer();
+    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-fast\n"));
+    expect(await until(async () => (await chat("fast")).status === 200)).toBe(true);
+    expect(fake.requests.at(-1)!.model).toBe("gpt-fast");
+    expect(reloads()).toBeGreaterThanOrEqual(1);
+    expect(inst.proc.pid).toBe(pid);
+    expect(inst.proc.exitCode).toBeNull();
+  }, 30_000);
+
+  test("an invalid file is rejected with a logged error naming the path; the old config still serves", async () => {
+    const n = reloads();
+    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-fast\n  broken: 42\nserver:\n  port: not-a-port\n"));
+    expect(await until(() => logs().some((l) => l.level === "error" && String(l.msg).includes("rejected")))).toBe(true);
+    const err = logs().find((l) => l.level === "error" && String(l.msg).includes("rejected"))!;
+    expect(String(err.error)).toContain("server.port");
+    expect(reloads()).toBe(n);
+    const res = await chat("fast");
+    expect(res.status).toBe(200);
+    expect(fake.requests.at(-1)!.model).toBe("gpt-fast");
+
+    // YAML that does not even parse: the same.
+    writeFileSync(inst.configPath, "providers: [\n  - nope: {\n");
+    expect(await until(() => logs().filter((l) => l.level === "error").length >= 2)).toBe(true);
+    expect((await chat("fast")).status).toBe(200);
+    expect(inst.proc.exitCode).toBeNull();
+
+    // A valid file again is picked up.
+    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
+    expect(await until(async () => (await chat("fast")).status === 200 && fake.requests.at(-1)!.model === "gpt-faster")).toBe(true);
+  }, 30_000);
+
+  test("SIGHUP re-reads the file and the process keeps running", async () => {
+    const n = reloads();
+    inst.kill("SIGHUP");
+    expect(await until(() => reloads() > n)).toBe(true);
+    expect(inst.proc.exitCode).toBeNull();
+    expect((await chat("fast")).status).toBe(200);
+  }, 30_000);
+
+  test("a stream in flight during reloads (valid, invalid, and one removing its provider) completes", async () => {
+    const text = "alpha beta gamma delta epsilon zeta eta theta";
+    const sse = simpleReply("anthropic-messages", { text, model: "claude-slow" }, true).sse!;
+    fake.enqueue({ sse, split_at: Array.from({ length: 6 }, (_, i) => Math.floor(((i + 1) * sse.length) / 7)), delay_ms: 250 });
+    const res = await fetch(`${inst.url}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({ model: "slow/claude-slow", max_tokens: 50, stream: true, messages: [{ role: "user", content: "go" }] }),
+    });
+    expect(res.status).toBe(200);
+    const body = res.text();
+    const n = reloads();
+    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-x\n"));
+    await until(() => reloads() > n);
+    writeFileSync(inst.configPath, "server: [");
+    await Bun.sleep(300);
+    // The provider serving the stream disappears from the config.
+    writeFileSync(inst.configPath, `
+providers:
+  - id: oai
+    kind: openai
+    base_url: "${fake.url}/v1"
+accounts:
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+`);
+    await until(() => reloads() > n + 1);
+    const got = await body;
+    expect([...got.matchAll(/"text":"([^"]*)"/g)].map((m) => m[1]).join("")).toBe(text);
+    expect(got).toContain("message_stop");
+    // New requests see the new config: the removed provider is unknown now.
+    const gone = await fetch(`${inst.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "slow/claude-slow", max_tokens: 5, messages: [{ role: "user", content: "x" }] }) });
+    expect(gone.status).toBe(404);
+    const calls = (await (await fetch(`${inst.url}/admin/api/calls?limit=50`)).json()) as { calls: Array<{ requestId: string; outcome: string }> };
+    expect(calls.calls.find((c) => c.requestId === res.headers.get("x-request-id"))).toMatchObject({ outcome: "ok" });
+  }, 30_000);
+});
