@@ -9,6 +9,7 @@ import { isRemote, presentedKey } from "../pipeline/guard.ts";
 import type { KeyLookup } from "../pipeline/ports.ts";
 import type { Store } from "./store/types.ts";
 import { StoreError } from "./store/types.ts";
+import { adminOpenApiDocument } from "./openapi.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -37,7 +38,7 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 /** Whether a request may use the admin API. */
-export function adminAllowed(request: Request, peer: string | undefined, deps: AdminDeps): boolean {
+export function adminAllowed(request: Request, peer: string | undefined, deps: Pick<AdminDeps, "keys" | "adminToken" | "requireApiKey">): boolean {
   const secret = presentedKey(request.headers);
   if (secret && safeEqual(secret, deps.adminToken)) return true;
   const remote = isRemote(peer, request.headers);
@@ -112,5 +113,7 @@ export function adminApi(deps: AdminDeps) {
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;
-  return app;
+  // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), read at request time.
+  const routes = app;
+  return app.get("/openapi.json", () => adminOpenApiDocument(routes as never));
 }

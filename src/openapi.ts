@@ -1,0 +1,126 @@
+/**
+ * The OpenAPI document of the admin API at `GET /admin/api/openapi.json` (SPEC 9.3).
+ *
+ * Generated at request time from the admin Elysia app's own routes by `@elysiajs/openapi`'s
+ * `toOpenAPISchema`, which converts valibot (Standard Schema) route schemas with
+ * `@valibot/to-json-schema`. A route added to the admin app appears in the document by itself.
+ *
+ * Several admin routes validate their JSON bodies inside the handler (so a bad body is a 400 in
+ * OpenAI error shape rather than Elysia's validation error): their valibot schemas are named in
+ * {@link ADMIN_ROUTE_DOCS} and handed to the generator as documentation only — the live routes'
+ * hooks are never changed, so nothing about validation changes. The same table carries summaries and
+ * the query parameters the handlers read.
+ */
+import type { AnyElysia } from "elysia";
+import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
+import { toJsonSchema } from "@valibot/to-json-schema";
+import * as v from "valibot";
+import { DryRunBody } from "./admin-routing.ts";
+import { AccountCreate, DiscoveryRequest } from "./oauth/admin.ts";
+import { VERSION } from "./version.ts";
+
+/** The prefix every admin route lives under. */
+export const ADMIN_PREFIX = "/admin/api";
+
+/** Documentation of one admin route beyond what its Elysia hooks declare. */
+export interface AdminRouteDoc {
+  summary: string;
+  /** The JSON body the handler validates itself (valibot). */
+  body?: v.GenericSchema;
+  /** The query parameters the handler reads (valibot object). */
+  query?: v.GenericSchema;
+}
+
+/** Query of `GET /usage`. */
+const UsageQuery = v.object({
+  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
+  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"]), v.description("Grouping (default model)."))),
+});
+
+/** Query of `GET /calls`. */
+const CallsQuery = v.object({
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.description("How many recent calls, 1–1000 (default 50)."))),
+});
+
+/**
+ * Summaries, handler-validated bodies and query parameters of the admin routes, keyed by
+ * `METHOD /path` as Elysia names the route (prefix included, `:param` placeholders).
+ */
+export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
+  "GET /admin/api/keys": { summary: "List client API keys (names, scopes, tags, dates; never the secrets)." },
+  "POST /admin/api/keys": { summary: "Create a client API key; the answer carries the secret, shown this once." },
+  "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
+  "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
+  "GET /admin/api/calls": { summary: "Recent requests, newest first.", query: CallsQuery },
+  "GET /admin/api/route-traces/:id": { summary: "The route trace of one request, by the opaque id in x-switchyard-route-id." },
+  "GET /admin/api/accounts": { summary: "Live eligibility per account and model: cooldowns, locks, quota windows, slots, circuits." },
+  "POST /admin/api/accounts": { summary: "Store a subscription account's OAuth tokens (switchyard login / import).", body: AccountCreate },
+  "POST /admin/api/dry-run": { summary: "The ordered candidates for a request and why, without calling upstream.", body: DryRunBody },
+  "GET /admin/api/oauth/:kind": { summary: "The OAuth client of the subscription providers of a kind (claude-code, codex); no secrets." },
+  "POST /admin/api/discovery": { summary: "Run model discovery now for a provider or account.", body: DiscoveryRequest },
+  "GET /admin/api/quota": { summary: "Live quota windows per account." },
+  "GET /admin/api/openapi.json": { summary: "This document." },
+};
+
+/** valibot → JSON Schema for OpenAPI 3.1 (draft 2020-12); an unconvertible part becomes `{}`, never a 500. */
+const valibotToJsonSchema = (schema: unknown) => {
+  const out = toJsonSchema(schema as v.GenericSchema, { target: "draft-2020-12", errorMode: "ignore", typeMode: "input" }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
+};
+
+interface ElysiaRoute {
+  method: string;
+  path: string;
+  hooks?: Record<string, unknown> & { body?: unknown; query?: unknown; detail?: Record<string, unknown> };
+}
+
+/**
+ * The OpenAPI 3.1 document of the admin routes of `app` (an Elysia app or plugin holding them).
+ * Only routes under {@link ADMIN_PREFIX} are listed; JSON is the only request body type.
+ */
+export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
+  const routes = (app.routes as unknown as ElysiaRoute[])
+    .filter((r) => r.path.startsWith(ADMIN_PREFIX + "/") && r.method !== "OPTIONS")
+    .map((r) => {
+      // Copies: the live routes' hooks stay exactly as they are.
+      const doc = ADMIN_ROUTE_DOCS[`${r.method} ${r.path}`];
+      const hooks = { ...r.hooks };
+      if (doc?.body && !hooks.body) hooks.body = doc.body;
+      if (doc?.query && !hooks.query) hooks.query = doc.query;
+      hooks.detail = { tags: ["admin"], ...(doc ? { summary: doc.summary } : {}), ...hooks.detail };
+      return { ...r, hooks };
+    });
+  // toOpenAPISchema reads an app's routes through getGlobalRoutes: hand it the documented copies.
+  const view = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => ({ type: {} }) } as unknown as AnyElysia;
+  const { paths, components } = toOpenAPISchema(view, { staticFile: false }, undefined, { valibot: valibotToJsonSchema } as never, "3.1.0");
+  // The admin API reads JSON bodies only (the generator also lists form encodings).
+  for (const item of Object.values(paths as Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>)) {
+    for (const op of Object.values(item)) {
+      const content = op?.requestBody?.content;
+      if (content) for (const type of Object.keys(content)) if (type !== "application/json") delete content[type];
+    }
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "switchyard admin API",
+      version: VERSION,
+      description:
+        "Administration of a running switchyard instance. Local callers need no key unless require_api_key is on; " +
+        "otherwise send a client key with the admin scope, or the instance's admin token from instance.json, " +
+        "as `Authorization: Bearer …` or `x-api-key`. Errors use the OpenAI error shape.",
+    },
+    servers: [{ url: "/" }],
+    tags: [{ name: "admin" }],
+    security: [{ bearer: [] }, { apiKey: [] }],
+    paths,
+    components: {
+      ...(components as object),
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "An admin-scoped client key or the admin token." },
+        apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+      },
+    },
+  };
+}
