@@ -139,6 +139,28 @@ export interface TapOptions {
 }
 
 /**
+ * One string inside a request body that a pipeline stage may rewrite in place (token savers, SPEC S-1;
+ * redaction, R-1). `text` is the value when the slot was read; `set` writes a new string into the same
+ * position of the body object (mutating it). Slots stay valid until the body's structure changes.
+ */
+export interface TextSlot {
+  readonly text: string;
+  set(text: string): void;
+}
+
+/** A text slot inside a tool result (SPEC S-1). */
+export interface ToolResultSlot extends TextSlot {
+  /** Ordinal (from 0, in body order) of the tool result this slot belongs to; a result may hold several text parts. */
+  readonly result: number;
+  /**
+   * Whether the format marks the result as an error: Anthropic `is_error: true`, Gemini
+   * `response.error`, Chat's `Error: ` prefix (how formats/openai-chat writes an error result), a
+   * Responses legacy `{success: false}` output. Formats that cannot say are false.
+   */
+  readonly isError: boolean;
+}
+
+/**
  * One wire format. Client-side members are optional for formats that are only spoken to providers
  * (Gemini, for now).
  */
@@ -172,4 +194,17 @@ export interface FormatCodec {
   parseError(status: number, body: string, headers: Headers): HubError;
   /** Native passthrough observer (SPEC F-3). */
   createTap(opts: TapOptions): PassthroughTap;
+
+  // ---- body text accessors (optional, pure, no I/O; `formats/<fmt>/tool-results.ts`) ------------
+  /**
+   * The tool-result text slots of a request body in this format, in body order (SPEC S-1: the token
+   * savers rewrite them on the body about to be sent). Never throws: a malformed body yields what it can.
+   */
+  toolResults?(body: Record<string, unknown>): ToolResultSlot[];
+  /**
+   * Every text slot the model reads in a client body of this format (SPEC R-1, redaction): system
+   * prompt / instructions, message text, tool-call arguments, tool results. Not tool schemas, ids,
+   * names, the model, media, or signed reasoning (thinking blocks, encrypted reasoning). Never throws.
+   */
+  promptText?(body: Record<string, unknown>): TextSlot[];
 }

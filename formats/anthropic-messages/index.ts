@@ -11,6 +11,7 @@ import { errorBody, parseError } from "./errors.ts";
 import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { createTap } from "./tap.ts";
+import { promptText, toolResults } from "./tool-results.ts";
 
 export { AnthropicDecoder } from "./decoder.ts";
 export { AnthropicEncoder, PING_FRAME } from "./encoder.ts";
@@ -33,4 +34,6 @@ export const anthropicMessages: FormatCodec = {
   decodeResponse,
   parseError,
   createTap,
+  toolResults,
+  promptText,
 };

@@ -13,6 +13,7 @@ import { errorBody, parseError } from "./errors.ts";
 import { buildRequest } from "./request.ts";
 import { decodeResponse } from "./response.ts";
 import { createTap } from "./tap.ts";
+import { toolResults } from "./tool-results.ts";
 
 export { geminiPath, geminiToolNames, thinkingConfig, DUMMY_THOUGHT_SIGNATURE } from "./request.ts";
 export { cleanSchema, cleanParameters } from "./schema-clean.ts";
@@ -27,4 +28,5 @@ export const gemini: FormatCodec = {
   decodeResponse,
   parseError,
   createTap,
+  toolResults,
 };

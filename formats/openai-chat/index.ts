@@ -14,6 +14,7 @@ import { errorBody, parseError } from "./errors.ts";
 import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { createTap } from "./tap.ts";
+import { promptText, toolResults } from "./tool-results.ts";
 
 /** The Chat Completions codec. */
 export const openaiChat: FormatCodec = {
@@ -28,6 +29,8 @@ export const openaiChat: FormatCodec = {
   decodeResponse,
   parseError,
   createTap,
+  toolResults,
+  promptText,
 };
 
 export { ChatDecoder } from "./decoder.ts";

@@ -10,6 +10,7 @@ import { createEncoder } from "./encoder.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { createTap } from "./tap.ts";
+import { promptText, toolResults } from "./tool-results.ts";
 
 export { assertNoPreviousResponse, tidyRequest } from "./request.ts";
 
@@ -26,4 +27,6 @@ export const openaiResponses: FormatCodec = {
   decodeResponse,
   parseError,
   createTap,
+  toolResults,
+  promptText,
 };

@@ -1,0 +1,105 @@
+/**
+ * Text slots of an Anthropic Messages request body (REFERENCE §1), for the pipeline stages that rewrite
+ * text in place: the token savers (SPEC S-1) read and shorten tool results, redaction (R-1) replaces
+ * PII in every text the model reads. Pure and lenient: anything not shaped as expected is skipped.
+ *
+ * Where the text lives:
+ * - `system`: a string, or an array of `{type:"text", text}` blocks;
+ * - `messages[].content`: a string, or blocks: `text.text`; `tool_use.input` (string leaves);
+ *   `tool_result.content` (a string, or `text` blocks inside it), `is_error` marks an error result;
+ *   `document` with a text source (`source.data`). Thinking and redacted thinking are signed and never
+ *   yielded; nor are ids, names, images, cache markers.
+ */
+import type { TextSlot, ToolResultSlot } from "../codec.ts";
+
+type Obj = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A slot over `parent[key]` (an object property or an array index) holding a string. */
+function slot(parent: Obj | unknown[], key: string | number): TextSlot {
+  const text = (parent as Record<string | number, unknown>)[key] as string;
+  return {
+    text,
+    set(t: string) {
+      (parent as Record<string | number, unknown>)[key] = t;
+    },
+  };
+}
+
+function messagesOf(body: Obj): Obj[] {
+  return Array.isArray(body.messages) ? (body.messages.filter(isObj) as Obj[]) : [];
+}
+
+/**
+ * The text slots of every `tool_result` block in `body.messages`, in body order (SPEC S-1). A string
+ * content is one slot; block content yields one slot per `text` block (images and documents are not
+ * text slots). `isError` is the block's `is_error === true`.
+ */
+export function toolResults(body: Obj): ToolResultSlot[] {
+  const out: ToolResultSlot[] = [];
+  let result = 0;
+  for (const m of messagesOf(body)) {
+    if (!Array.isArray(m.content)) continue;
+    for (const b of m.content) {
+      if (!isObj(b) || b.type !== "tool_result") continue;
+      const isError = b.is_error === true;
+      const n = result++;
+      if (typeof b.content === "string") out.push({ ...slot(b, "content"), result: n, isError });
+      else if (Array.isArray(b.content)) {
+        for (const c of b.content) if (isObj(c) && c.type === "text" && typeof c.text === "string") out.push({ ...slot(c, "text"), result: n, isError });
+      }
+    }
+  }
+  return out;
+}
+
+/** Every string leaf of a JSON value (tool-call arguments), depth-first in key order. */
+function stringLeaves(value: unknown, out: TextSlot[], depth = 0): void {
+  if (depth > 64) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (typeof value[i] === "string") out.push(slot(value, i));
+      else stringLeaves(value[i], out, depth + 1);
+    }
+  } else if (isObj(value)) {
+    for (const k of Object.keys(value)) {
+      if (typeof value[k] === "string") out.push(slot(value, k));
+      else stringLeaves(value[k], out, depth + 1);
+    }
+  }
+}
+
+function blockText(b: Obj, out: TextSlot[]): void {
+  switch (b.type) {
+    case "text":
+      if (typeof b.text === "string") out.push(slot(b, "text"));
+      break;
+    case "tool_use":
+    case "server_tool_use":
+      stringLeaves(b.input, out);
+      break;
+    case "tool_result":
+      if (typeof b.content === "string") out.push(slot(b, "content"));
+      else if (Array.isArray(b.content)) for (const c of b.content) if (isObj(c)) blockText(c, out);
+      break;
+    case "document":
+      if (isObj(b.source) && b.source.type === "text" && typeof b.source.data === "string") out.push(slot(b.source, "data"));
+      break;
+  }
+}
+
+/**
+ * Every text slot the model reads (SPEC R-1), in body order: `system`, then each message's text,
+ * tool-call inputs and tool results. Not thinking (signed), ids, names, tool schemas, media.
+ */
+export function promptText(body: Obj): TextSlot[] {
+  const out: TextSlot[] = [];
+  if (typeof body.system === "string") out.push(slot(body, "system"));
+  else if (Array.isArray(body.system)) for (const b of body.system) if (isObj(b) && b.type === "text" && typeof b.text === "string") out.push(slot(b, "text"));
+  for (const m of messagesOf(body)) {
+    if (typeof m.content === "string") out.push(slot(m, "content"));
+    else if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) blockText(b, out);
+  }
+  return out;
+}
