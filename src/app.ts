@@ -25,6 +25,7 @@ import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { countTokensUpstream, modelList, modelEntry } from "./models.ts";
+import { GatewayMetrics, metricsRoute } from "./metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./server.ts";
 import { openSqliteStore } from "./store/sqlite.ts";
@@ -66,6 +67,8 @@ export interface App {
   adminToken: string;
   /** Requests currently in flight (streams included). */
   inflight: () => number;
+  /** Prometheus metrics served at GET /metrics (SPEC O-3). */
+  metrics: GatewayMetrics;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -172,6 +175,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // counts start at zero
   }
   const inflight = new Set<string>();
+  const metrics = new GatewayMetrics({
+    accounts: () => registry.snapshot(),
+    circuit: (id) => registry.circuitState(id),
+    store: () => store.stats(),
+    inflight: () => inflight.size,
+  });
 
   const finish = (ctx: RequestContext, f: Finished) => {
     if (!inflight.delete(ctx.requestId)) return;
@@ -198,6 +207,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (ctx.endpoint !== "count_tokens") store.record(rec);
+    metrics.observe(ctx.endpoint, rec, f.bytesSent);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;
@@ -283,7 +293,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           clock,
         })(routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store })(admin)),
     }),
-  );
+  ).use(metricsRoute(metrics, { keys: store, adminToken }));
 
   app.listen({
     hostname: host,
@@ -336,6 +346,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     gateway,
     adminToken,
     inflight: () => inflight.size,
+    metrics,
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;
