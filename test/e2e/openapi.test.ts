@@ -1,0 +1,139 @@
+/**
+ * GET /admin/api/openapi.json (SPEC 9.3) from a real gateway: the OpenAPI document lists every admin
+ * route (keys, usage, calls, route traces, dry run, accounts, OAuth, discovery, quota), with path
+ * and query parameters and the JSON request body schema of every route that takes a body; it is behind
+ * the admin guard; and generating it changes nothing about how the live routes validate.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN_ROUTE_DOCS } from "../../src/openapi.ts";
+import { VERSION } from "../../src/version.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+type Operation = {
+  summary?: string;
+  operationId?: string;
+  parameters?: Array<{ name: string; in: string; required?: boolean; schema?: any }>;
+  requestBody?: { required?: boolean; content: Record<string, { schema: any }> };
+};
+type Doc = { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, Operation>>; components: any };
+
+let gw: TestGateway;
+let doc: Doc;
+beforeAll(async () => {
+  gw = await startGateway();
+  const res = await fetch(`${gw.url}/admin/api/openapi.json`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("application/json");
+  doc = (await res.json()) as Doc;
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const op = (method: string, path: string) => doc.paths[path]?.[method];
+const operations = () => Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, o]) => ({ method, path, o })));
+
+describe("the admin OpenAPI document", () => {
+  test("is OpenAPI 3.1 for this version, with the admin key schemes", () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.title).toContain("switchyard");
+    expect(doc.info.version).toBe(VERSION);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["apiKey", "bearer"]);
+  });
+
+  test("lists every admin route", () => {
+    const expected = [
+      "get /admin/api/keys",
+      "post /admin/api/keys",
+      "delete /admin/api/keys/{name}",
+      "get /admin/api/usage",
+      "get /admin/api/calls",
+      "get /admin/api/route-traces/{id}",
+      "post /admin/api/dry-run",
+      "get /admin/api/accounts",
+      "post /admin/api/accounts",
+      "get /admin/api/oauth/{kind}",
+      "post /admin/api/discovery",
+      "get /admin/api/quota",
+      "get /admin/api/openapi.json",
+    ];
+    const listed = operations().map(({ method, path }) => `${method} ${path}`);
+    for (const e of expected) expect(listed).toContain(e);
+    // Only admin routes: not the client API, /health or /metrics.
+    for (const path of Object.keys(doc.paths)) expect(path.startsWith("/admin/api/")).toBe(true);
+  });
+
+  test("every listed route is documented (a summary) and every documented route exists", () => {
+    for (const { method, path, o } of operations()) expect({ route: `${method} ${path}`, summary: typeof o.summary }).toEqual({ route: `${method} ${path}`, summary: "string" });
+    const listed = new Set(operations().map(({ method, path }) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
+    for (const route of Object.keys(ADMIN_ROUTE_DOCS)) expect({ route, listed: listed.has(route) }).toEqual({ route, listed: true });
+  });
+
+  test("every route that takes a body has its JSON schema", () => {
+    const withBodies = operations().filter(({ method }) => ["post", "put", "patch"].includes(method));
+    expect(withBodies.length).toBeGreaterThanOrEqual(4);
+    for (const { method, path, o } of withBodies) {
+      const content = o.requestBody?.content;
+      expect({ route: `${method} ${path}`, types: Object.keys(content ?? {}) }).toEqual({ route: `${method} ${path}`, types: ["application/json"] });
+      expect(content!["application/json"].schema.type).toBe("object");
+    }
+    const keys = op("post", "/admin/api/keys")!.requestBody!.content["application/json"].schema;
+    expect(keys.required).toEqual(["name"]);
+    expect(Object.keys(keys.properties).sort()).toEqual(["name", "scopes", "tag"]);
+
+    const dry = op("post", "/admin/api/dry-run")!.requestBody!.content["application/json"].schema;
+    expect(dry.required).toEqual(["request"]);
+    expect(dry.properties.format.enum).toEqual(["openai-chat", "openai-responses", "anthropic-messages"]);
+    expect(dry.properties.endpoint.enum).toEqual(["chat", "responses", "messages"]);
+    expect(Object.keys(dry.properties)).toEqual(expect.arrayContaining(["model", "headers", "key", "key_tag"]));
+
+    const acct = op("post", "/admin/api/accounts")!.requestBody!.content["application/json"].schema;
+    expect(acct.required.sort()).toEqual(["credential", "provider"]);
+    expect(acct.properties.credential.properties.type.const).toBe("oauth");
+    expect(acct.properties.credential.required.sort()).toEqual(["access_token", "type"]);
+
+    const disc = op("post", "/admin/api/discovery")!.requestBody!.content["application/json"].schema;
+    expect(Object.keys(disc.properties).sort()).toEqual(["account", "provider"]);
+  });
+
+  test("path and query parameters are declared", () => {
+    const names = (o: Operation | undefined, where: string) => (o?.parameters ?? []).filter((p) => p.in === where).map((p) => p.name).sort();
+    expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);
+    expect(names(op("get", "/admin/api/route-traces/{id}"), "path")).toEqual(["id"]);
+    expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
+    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["by", "since"]);
+    expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider"]);
+    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["limit"]);
+  });
+
+  test("the documented GET routes without parameters answer", async () => {
+    for (const { method, path } of operations()) {
+      if (method !== "get" || path.includes("{")) continue;
+      const res = await fetch(`${gw.url}${path}`);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+  });
+
+  test("the live routes validate as before: a bad body is still a 400 in OpenAI error shape", async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const dry = await post("/dry-run", { format: "nope" });
+    expect(dry.status).toBe(400);
+    const dryErr = (await dry.json()) as { error: { message: string; type: string } };
+    expect(dryErr.error.type).toBe("invalid_request_error");
+    expect(dryErr.error.message).toContain("request");
+    const acct = await post("/accounts", { provider: "cc" });
+    expect(acct.status).toBe(400);
+    expect(((await acct.json()) as { error: { message: string } }).error.message).toContain("credential");
+    // A valid dry run still works.
+    const ok = await post("/dry-run", { request: { model: "anth/claude-test", max_tokens: 5, messages: [{ role: "user", content: "hi" }] } });
+    expect(ok.status).toBe(200);
+  });
+
+  test("the document sits behind the admin guard", async () => {
+    const remote = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { "x-forwarded-for": "203.0.113.7" } });
+    expect(remote.status).toBe(401);
+    const withToken = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${gw.app.adminToken}` } });
+    expect(withToken.status).toBe(200);
+  });
+});
