@@ -19,6 +19,7 @@
  * Not answered locally (left to upstream on purpose): prompt suggestions (`[SUGGESTION MODE:`),
  * conversation summaries/compaction, and any `max_tokens: 1` request with another text.
  */
+import * as v from "valibot";
 import { SSE_HEADERS } from "../formats/sse.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -49,13 +50,50 @@ function contentText(content: unknown): string | undefined {
   return out;
 }
 
+/** The system prompt as one text (string, or text blocks joined by newlines). */
 function systemText(system: unknown): string {
   if (typeof system === "string") return system;
   if (!Array.isArray(system)) return "";
   return system.map((b) => (isObj(b) && typeof b.text === "string" ? b.text : "")).join("\n");
 }
 
-const noTools = (body: Json) => body.tools === undefined || (Array.isArray(body.tools) && body.tools.length === 0);
+/** A user message whose whole content is exactly `text`: the string itself or one text block. */
+const onlyUserText = (text: string) =>
+  v.object({
+    role: v.literal("user"),
+    content: v.union([v.literal(text), v.strictTuple([v.object({ type: v.literal("text"), text: v.literal(text) })])]),
+  });
+
+/** No tools: the field is absent or an empty list. */
+const NoTools = v.optional(v.pipe(v.array(v.unknown()), v.length(0)));
+
+/** The start-up quota check: `max_tokens: 1`, one user message `quota`, no tools, no system prompt. */
+const QuotaProbe = v.object({
+  max_tokens: v.literal(1),
+  messages: v.strictTuple([onlyUserText("quota")]),
+  tools: NoTools,
+  system: v.optional(v.custom<unknown>((x) => systemText(x) === "")),
+});
+
+/** The sub-agent warm-up: one user message `Warmup` (tools and system prompt may be present). */
+const WarmupProbe = v.object({ messages: v.strictTuple([onlyUserText("Warmup")]) });
+
+/** A request without tools whose system prompt satisfies `test`. */
+const systemProbe = (test: (system: string) => boolean) =>
+  v.object({ tools: NoTools, system: v.custom<unknown>((x) => test(systemText(x))) });
+
+/** The 2.0-era title check ("Analyze if this message indicates a new conversation topic … isNewTopic"). */
+const TopicProbe = systemProbe((sys) => sys.includes(TOPIC_MARKER) && sys.includes("isNewTopic"));
+
+/** The 2.1-era session title: a system block starting "Generate a concise, sentence-case title". */
+const TitleProbe = systemProbe((sys) => sys.trimStart().startsWith(TITLE_MARKER) || sys.includes(`\n${TITLE_MARKER}`));
+
+const PROBES: Array<[ProbeKind, v.GenericSchema]> = [
+  ["quota", QuotaProbe],
+  ["warmup", WarmupProbe],
+  ["topic", TopicProbe],
+  ["title", TitleProbe],
+];
 
 /**
  * Recognises a Claude Code housekeeping probe (SPEC G-5). `body` is the parsed Anthropic Messages
@@ -63,18 +101,7 @@ const noTools = (body: Json) => body.tools === undefined || (Array.isArray(body.
  */
 export function recogniseProbe(body: Json, headers: Headers): ProbeKind | undefined {
   if (!isClaudeCodeClient(headers)) return undefined;
-  const messages = body.messages;
-  if (!Array.isArray(messages) || messages.length === 0) return undefined;
-  const single = messages.length === 1 && isObj(messages[0]) && messages[0].role === "user" ? contentText(messages[0].content) : undefined;
-  const content = messages.length === 1 && isObj(messages[0]) ? messages[0].content : undefined;
-  const singleBlock = typeof content === "string" || (Array.isArray(content) && content.length === 1);
-
-  if (body.max_tokens === 1 && single === "quota" && noTools(body) && systemText(body.system) === "") return "quota";
-  if (single === "Warmup" && singleBlock) return "warmup";
-  if (!noTools(body)) return undefined;
-  const sys = systemText(body.system);
-  if (sys.includes(TOPIC_MARKER) && sys.includes("isNewTopic")) return "topic";
-  if (sys.trimStart().startsWith(TITLE_MARKER) || sys.includes(`\n${TITLE_MARKER}`)) return "title";
+  for (const [kind, schema] of PROBES) if (v.is(schema, body)) return kind;
   return undefined;
 }
 

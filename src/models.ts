@@ -3,6 +3,7 @@
  * shape, or Anthropic's when the client sent `anthropic-version`; and POST /v1/messages/count_tokens
  * (which runs through the gateway's guard, resolve and order stages first; see {@link countTokensUpstream}).
  */
+import * as v from "valibot";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { UpstreamCall } from "../pipeline/execute.ts";
 import { pickAccount, type AccountPool } from "../pipeline/pick.ts";
@@ -56,6 +57,9 @@ export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean, d
   const e = entries(cfg, discovered).find((x) => x.id === id);
   return e ? shape(e, anthropic) : undefined;
 }
+
+/** Anthropic's count_tokens answer: `{"input_tokens": N}` (other fields ignored). */
+const CountTokensReply = v.object({ input_tokens: v.pipe(v.number(), v.integer(), v.minValue(0)) });
 
 /** What token counting needs from the application. */
 export interface CountTokensDeps {
@@ -133,18 +137,18 @@ export function countTokensUpstream(deps: CountTokensDeps) {
         attempt.error = `upstream answered ${res.status}`;
         return local(`${target.provider.id} answered ${res.status}`);
       }
-      let n: unknown;
+      let parsed: unknown;
       try {
-        n = (JSON.parse(text) as { input_tokens?: unknown }).input_tokens;
+        parsed = JSON.parse(text);
       } catch {
-        n = undefined;
+        parsed = undefined;
       }
-      if (typeof n !== "number" || !Number.isFinite(n) || n < 0) {
+      if (!v.is(CountTokensReply, parsed)) {
         attempt.error = "reply without input_tokens";
         return local(`${target.provider.id} sent no input_tokens`);
       }
       ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `counted by ${target.label}` });
-      return answer(n);
+      return answer(parsed.input_tokens);
     } catch (e) {
       attempt.durationMs = deps.clock.now() - started;
       attempt.error = controller.signal.aborted ? "timeout or client gone" : "transport error";
