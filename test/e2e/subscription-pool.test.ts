@@ -37,9 +37,9 @@ afterAll(async () => {
 
 const respond = (model: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   fetch(`${w.gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ model, input: "hi", stream: false, ...extra }) });
-/** Forgets the quota windows cx-a reported (memory and store: a 0 % window replaces each). */
+/** Forgets the quota windows the cx accounts reported (memory and store: a 0 % window replaces each). */
 function clearQuota(): void {
-  for (const q of w.gw.app.registry.quota.windows("cx-a", Date.now())) w.gw.app.registry.setQuota({ ...q, usedPercent: 0, updatedAt: Date.now() });
+  for (const id of ["cx-a", "cx-b"]) for (const q of w.gw.app.registry.quota.windows(id, Date.now())) w.gw.app.registry.setQuota({ ...q, usedPercent: 0, updatedAt: Date.now() });
 }
 const servedBy = (from: number) => w.vendor.calls.slice(from).filter((c) => c.path.startsWith("/responses")).map((c) => c.login);
 
@@ -81,26 +81,38 @@ describe("discovery (P-6)", () => {
 });
 
 describe("quota windows (P-5, A-1)", () => {
-  test("an account reporting 1 % left is skipped until its window resets; the window shows in the admin API", async () => {
+  test("an account reporting 1 % left is skipped until its window resets; the window shows in the admin API and `usage`", async () => {
     clearQuota();
-    w.vendor.onCall = (c) => (c.login === "a" ? { headers: { "x-codex-primary-used-percent": "99", "x-codex-primary-window-minutes": "300", "x-codex-primary-reset-after-seconds": "3600" } } : undefined);
+    // Whichever account the strategy picks first reports 99 % used; every later request goes to the other.
+    let first: string | undefined;
+    w.vendor.onCall = (c) => {
+      if (!c.path.startsWith("/responses")) return undefined;
+      first ??= c.login;
+      return c.login === first ? { headers: { "x-codex-primary-used-percent": "99", "x-codex-primary-window-minutes": "300", "x-codex-primary-reset-after-seconds": "3600" } } : undefined;
+    };
     try {
       const from = w.vendor.calls.length;
-      expect((await respond("cx/gpt-5-codex", {}, { "x-switchyard-session": "q1" })).status).toBe(200);
-      expect(servedBy(from)).toEqual(["a"]);
-      for (let i = 0; i < 3; i++) expect((await respond("cx/gpt-5-codex", {}, { "x-switchyard-session": "q1" })).status).toBe(200);
-      expect(servedBy(from)).toEqual(["a", "b", "b", "b"]);
+      for (let i = 0; i < 4; i++) expect((await respond("cx/gpt-5-codex", {}, { "x-switchyard-session": "q1" })).status).toBe(200);
+      const other = first === "a" ? "b" : "a";
+      expect(servedBy(from)).toEqual([first, other, other, other]);
     } finally {
       w.vendor.onCall = undefined;
     }
+    const id = `cx-${first}`;
     const q = (await w.call("GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<{ window: string; model: string; usedPercent: number; remainingPercent: number; resetAt: number }> }> };
-    const wa = q.accounts.find((x) => x.id === "cx-a")!.windows;
+    const wa = q.accounts.find((x) => x.id === id)!.windows;
     expect(wa).toEqual([expect.objectContaining({ window: "primary", model: "*", usedPercent: 99, remainingPercent: 1 })]);
     expect(Math.abs(wa[0].resetAt - (Date.now() + 3600_000))).toBeLessThan(10_000);
     const st = (await w.call("GET", "/accounts")) as { accounts: Array<{ id: string; models: Array<{ model: string; eligible: boolean; reason?: string }> }> };
-    const m = st.accounts.find((x) => x.id === "cx-a")!.models.find((x) => x.model === "gpt-5-codex")!;
+    const m = st.accounts.find((x) => x.id === id)!.models.find((x) => x.model === "gpt-5-codex")!;
     expect(m.eligible).toBe(false);
     expect(m.reason).toContain("1 % left in window primary");
+    // `switchyard usage` shows the windows next to the token usage.
+    const cli = Bun.spawn([process.execPath, "src/main.ts", "usage", "--url", w.gw.url, "--key", w.gw.app.adminToken], { cwd: `${import.meta.dir}/../..`, stdout: "pipe", stderr: "pipe" });
+    const text = await new Response(cli.stdout).text();
+    await cli.exited;
+    expect(text).toMatch(/account\s+quota window\s+models\s+left\s+resets/);
+    expect(text).toMatch(new RegExp(`${id}\\s+primary\\s+all\\s+1 %`));
     clearQuota();
   });
 
