@@ -354,7 +354,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       watcher?.();
       void server.stop(false);
       const deadline = Date.now() + graceMs;
-      while (inflight.size > 0 && Date.now() < deadline) await Bun.sleep(50);
+      // A finished request may still be writing its last bytes: wait for Bun's pending count too.
+      while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline) await Bun.sleep(50);
       await server.stop(true);
       await store.flush();
       await store.close();
