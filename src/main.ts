@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The `switchyard` command line (SPEC 2.2). `start`, `check-config` and `version` work on their own;
+ * The `switchyard` command line (SPEC 2.2). `start`, `check-config`, `service` and `version` work on their own;
  * the other commands talk to the running instance through its admin API, found through
  * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
  */
@@ -15,6 +15,7 @@ import { buildInfo } from "./version.ts";
 import { accountsCommand, routeCommand } from "./cli/routing.ts";
 import { loginCommand, openBrowser } from "./cli/login.ts";
 import { importCommand } from "./cli/import.ts";
+import { realServiceHost, serviceCommand } from "./cli/service.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
 
@@ -28,9 +29,10 @@ Usage:
   switchyard accounts status [--json]
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
+  switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
   switchyard version
 
-Commands other than start, check-config and version talk to the running instance
+Commands other than start, check-config, service and version talk to the running instance
 (--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).`;
 
 /** Default data directory: $SWITCHYARD_HOME, else ~/.switchyard (SPEC 2.2). */
@@ -137,6 +139,13 @@ async function main(argv: string[]): Promise<void> {
         sub,
         { from: values.from as string | undefined, account: values.account as string | undefined, provider: values.provider as string | undefined },
         (method, path, body) => admin(values, dataDir, method, path, body),
+        { out, fail },
+      );
+    case "service":
+      return serviceCommand(
+        sub,
+        { config: values.config as string | undefined, dataDir, host: values.host as string | undefined, port: values.port as string | undefined },
+        realServiceHost(),
         { out, fail },
       );
     case "accounts":

@@ -1,0 +1,279 @@
+/**
+ * `switchyard service install|uninstall|status` (SPEC 2.2, K-2): runs `switchyard start` as a
+ * per-user background service.
+ *
+ * - Linux: a systemd user unit `~/.config/systemd/user/switchyard.service`, enabled with
+ *   `systemctl --user enable --now` (restarted when it was installed already).
+ * - macOS: a launchd agent `~/Library/LaunchAgents/dev.switchyard.plist`, loaded with `launchctl load -w`.
+ *
+ * The service runs the compiled binary when this CLI is the compiled binary (SPEC K-1), else
+ * `bun /abs/path/src/main.ts start`. `--config`, `--host` and `--port` are passed through as given
+ * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
+ * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
+ * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4); on Linux also the
+ * optional `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR`
+ * (never written into the unit).
+ *
+ * System commands go through {@link ServiceHost} so tests run without systemd or launchd.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import type { CliIo } from "./routing.ts";
+
+/** The unit name (systemd) and label (launchd). */
+export const SYSTEMD_UNIT = "switchyard.service";
+export const LAUNCHD_LABEL = "dev.switchyard";
+
+/** Environment every service gets (SPEC D-4: raise Bun's cap of 256 concurrent fetches). */
+export const SERVICE_ENV: Record<string, string> = { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+
+/** A system command's result. */
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** What the service command needs from the machine; tests pass a scripted one. */
+export interface ServiceHost {
+  /** `process.platform`: `linux` (systemd) or `darwin` (launchd). */
+  platform: string;
+  /** The user's home directory (where the unit or plist goes). */
+  home: string;
+  /** The environment of the installing shell (SWITCHYARD_HOME is carried over). */
+  env: Record<string, string | undefined>;
+  /** The working directory relative paths are resolved against. */
+  cwd: string;
+  /** True when this CLI is the compiled binary (`bun build --compile`). */
+  compiled: boolean;
+  /** The running executable: the compiled binary, or bun. */
+  execPath: string;
+  /** The entry script when run from source (absolute path of src/main.ts). */
+  mainPath: string;
+  /** Whether a command is on PATH. */
+  has(command: string): boolean;
+  /** Runs a command (argv[0] looked up on PATH) and waits for it. */
+  run(argv: string[]): Promise<RunResult>;
+}
+
+/** The real machine. */
+export function realServiceHost(): ServiceHost {
+  const main = Bun.main;
+  return {
+    platform: process.platform,
+    home: homedir(),
+    env: process.env,
+    cwd: process.cwd(),
+    // A compiled binary's entry lives in Bun's embedded file system (/$bunfs/… or B:\~BUN\…).
+    compiled: main.startsWith("/$bunfs/") || main.includes("~BUN"),
+    execPath: process.execPath,
+    mainPath: resolve(main),
+    has: (command) => Bun.which(command) !== null,
+    async run(argv) {
+      try {
+        const p = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+        const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        return { code, stdout, stderr };
+      } catch (e) {
+        return { code: 127, stdout: "", stderr: e instanceof Error ? e.message : String(e) };
+      }
+    },
+  };
+}
+
+/** `start` options the service passes through. */
+export interface ServiceOptions {
+  config?: string;
+  /** The data directory as `start` would resolve it (`--data-dir`, `$SWITCHYARD_HOME`, `~/.switchyard`). */
+  dataDir: string;
+  host?: string;
+  port?: string;
+}
+
+/** The argv the service runs: the binary (or bun + main.ts), `start`, and the passed-through options. */
+export function serviceArgv(host: ServiceHost, opts: ServiceOptions): string[] {
+  const argv = host.compiled ? [host.execPath] : [host.execPath, host.mainPath];
+  argv.push("start");
+  if (opts.config) argv.push("--config", resolve(host.cwd, opts.config));
+  if (opts.host) argv.push("--host", opts.host);
+  if (opts.port) argv.push("--port", opts.port);
+  argv.push("--data-dir", resolve(host.cwd, opts.dataDir));
+  return argv;
+}
+
+/** The environment the service runs with. */
+export function serviceEnv(host: ServiceHost): Record<string, string> {
+  const env = { ...SERVICE_ENV };
+  if (host.env.SWITCHYARD_HOME) env.SWITCHYARD_HOME = resolve(host.cwd, host.env.SWITCHYARD_HOME);
+  return env;
+}
+
+/** Where the systemd user unit goes. */
+export const systemdUnitPath = (home: string) => join(home, ".config", "systemd", "user", SYSTEMD_UNIT);
+/** Where the launchd agent plist goes. */
+export const launchdPlistPath = (home: string) => join(home, "Library", "LaunchAgents", `${LAUNCHD_LABEL}.plist`);
+
+/** One ExecStart/Environment word, quoted for systemd when needed (`%` and `$` escaped). */
+function systemdWord(s: string): string {
+  const escaped = s.replaceAll("%", "%%").replaceAll("$", "$$$$");
+  if (/^[A-Za-z0-9_@+=:,./-]+$/.test(escaped)) return escaped;
+  return `"${escaped.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/** The systemd user unit's text. */
+export function systemdUnit(argv: string[], env: Record<string, string>, dataDir: string): string {
+  return [
+    "# Written by `switchyard service install`; remove with `switchyard service uninstall`.",
+    "[Unit]",
+    "Description=switchyard LLM gateway",
+    "",
+    "[Service]",
+    "Type=simple",
+    `ExecStart=${argv.map(systemdWord).join(" ")}`,
+    "Restart=on-failure",
+    "RestartSec=2",
+    ...Object.entries(env).map(([k, v]) => `Environment=${systemdWord(`${k}=${v}`)}`),
+    "# Optional: KEY=value lines for the secrets the config names as env:VAR.",
+    // A path, not a command line: no quoting, only specifiers escaped.
+    `EnvironmentFile=-${join(dataDir, "service.env").replaceAll("%", "%%")}`,
+    "# SIGTERM lets streams finish (grace period 30 s) and flushes usage before exit.",
+    "KillSignal=SIGTERM",
+    "TimeoutStopSec=45",
+    "",
+    "[Install]",
+    "WantedBy=default.target",
+    "",
+  ].join("\n");
+}
+
+const xml = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+
+/** The launchd agent plist's text. */
+export function launchdPlist(argv: string[], env: Record<string, string>, dataDir: string): string {
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">',
+    "<!-- Written by `switchyard service install`; remove with `switchyard service uninstall`. -->",
+    '<plist version="1.0">',
+    "<dict>",
+    "  <key>Label</key>",
+    `  <string>${LAUNCHD_LABEL}</string>`,
+    "  <key>ProgramArguments</key>",
+    "  <array>",
+    ...argv.map((a) => `    <string>${xml(a)}</string>`),
+    "  </array>",
+    "  <key>EnvironmentVariables</key>",
+    "  <dict>",
+    ...Object.entries(env).flatMap(([k, v]) => [`    <key>${xml(k)}</key>`, `    <string>${xml(v)}</string>`]),
+    "  </dict>",
+    "  <key>RunAtLoad</key>",
+    "  <true/>",
+    "  <!-- Restart on failure: keep alive unless it exited cleanly. -->",
+    "  <key>KeepAlive</key>",
+    "  <dict>",
+    "    <key>SuccessfulExit</key>",
+    "    <false/>",
+    "  </dict>",
+    "  <key>StandardOutPath</key>",
+    `  <string>${xml(join(dataDir, "switchyard.log"))}</string>`,
+    "  <key>StandardErrorPath</key>",
+    `  <string>${xml(join(dataDir, "switchyard.err.log"))}</string>`,
+    "</dict>",
+    "</plist>",
+    "",
+  ].join("\n");
+}
+
+const firstLine = (r: RunResult) => (r.stderr.trim() || r.stdout.trim()).split("\n")[0] ?? "";
+
+/** Runs `switchyard service install|uninstall|status`. */
+export async function serviceCommand(sub: string | undefined, opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
+  if (sub !== "install" && sub !== "uninstall" && sub !== "status") io.fail("usage: switchyard service install|uninstall|status [--config FILE] [--data-dir DIR]", 2);
+  if (host.platform === "linux") return systemd(sub, opts, host, io);
+  if (host.platform === "darwin") return launchd(sub, opts, host, io);
+  io.fail(`switchyard service supports Linux (systemd) and macOS (launchd), not ${host.platform}; run \`switchyard start\` under your own supervisor.`);
+}
+
+async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
+  const unitPath = systemdUnitPath(host.home);
+  if (!host.has("systemctl")) io.fail(`systemctl not found: this machine has no systemd to run a user service (run \`switchyard start\` under your own supervisor).`);
+  const ctl = (...args: string[]) => host.run(["systemctl", "--user", ...args]);
+  const must = async (...args: string[]) => {
+    const r = await ctl(...args);
+    if (r.code !== 0) io.fail(`\`systemctl --user ${args.join(" ")}\` failed (exit ${r.code}): ${firstLine(r)}`);
+    return r;
+  };
+
+  if (sub === "install") {
+    const existed = existsSync(unitPath);
+    const dataDir = resolve(host.cwd, opts.dataDir);
+    const argv = serviceArgv(host, opts);
+    mkdirSync(dirname(unitPath), { recursive: true });
+    writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir));
+    io.out(`wrote ${unitPath}`);
+    await must("daemon-reload");
+    if (existed) {
+      await must("enable", SYSTEMD_UNIT);
+      await must("restart", SYSTEMD_UNIT);
+    } else {
+      await must("enable", "--now", SYSTEMD_UNIT);
+    }
+    io.out(`switchyard service ${existed ? "updated and restarted" : "enabled and started"}: ${argv.join(" ")}`);
+    io.out(`logs: journalctl --user -u switchyard -f; to keep it running after logout: loginctl enable-linger ${host.env.USER ?? "$USER"}`);
+    return;
+  }
+  if (sub === "uninstall") {
+    if (!existsSync(unitPath)) return io.out(`switchyard service is not installed (no ${unitPath})`);
+    const stop = await ctl("disable", "--now", SYSTEMD_UNIT);
+    rmSync(unitPath, { force: true });
+    await ctl("daemon-reload");
+    io.out(`switchyard service stopped and removed (${unitPath})${stop.code !== 0 ? `; systemctl said: ${firstLine(stop)}` : ""}`);
+    return;
+  }
+  // status
+  if (!existsSync(unitPath)) return io.out(`switchyard service: not installed (no ${unitPath})`);
+  const exec = /^ExecStart=(.*)$/m.exec(readFileSync(unitPath, "utf8"))?.[1] ?? "?";
+  const enabled = (await ctl("is-enabled", SYSTEMD_UNIT)).stdout.trim() || "unknown";
+  const active = (await ctl("is-active", SYSTEMD_UNIT)).stdout.trim() || "unknown";
+  io.out(`switchyard service: installed (${unitPath})`);
+  io.out(`enabled: ${enabled}`);
+  io.out(`active: ${active}`);
+  io.out(`runs: ${exec}`);
+}
+
+async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
+  const plistPath = launchdPlistPath(host.home);
+  if (!host.has("launchctl")) io.fail("launchctl not found: this machine has no launchd to run a user agent (run `switchyard start` under your own supervisor).");
+  const ctl = (...args: string[]) => host.run(["launchctl", ...args]);
+
+  if (sub === "install") {
+    const existed = existsSync(plistPath);
+    const dataDir = resolve(host.cwd, opts.dataDir);
+    const argv = serviceArgv(host, opts);
+    // launchd opens the log files before switchyard starts: their directory must exist.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (existed) await ctl("unload", plistPath);
+    mkdirSync(dirname(plistPath), { recursive: true });
+    writeFileSync(plistPath, launchdPlist(argv, serviceEnv(host), dataDir));
+    io.out(`wrote ${plistPath}`);
+    const r = await ctl("load", "-w", plistPath);
+    if (r.code !== 0) io.fail(`\`launchctl load -w ${plistPath}\` failed (exit ${r.code}): ${firstLine(r)}`);
+    io.out(`switchyard agent ${existed ? "reloaded" : "loaded"}: ${argv.join(" ")}`);
+    io.out(`logs: ${join(dataDir, "switchyard.log")}`);
+    return;
+  }
+  if (sub === "uninstall") {
+    if (!existsSync(plistPath)) return io.out(`switchyard agent is not installed (no ${plistPath})`);
+    const r = await ctl("unload", "-w", plistPath);
+    rmSync(plistPath, { force: true });
+    io.out(`switchyard agent unloaded and removed (${plistPath})${r.code !== 0 ? `; launchctl said: ${firstLine(r)}` : ""}`);
+    return;
+  }
+  if (!existsSync(plistPath)) return io.out(`switchyard agent: not installed (no ${plistPath})`);
+  const r = await ctl("list", LAUNCHD_LABEL);
+  const pid = /"PID"\s*=\s*(\d+)/.exec(r.stdout)?.[1];
+  io.out(`switchyard agent: installed (${plistPath})`);
+  io.out(`loaded: ${r.code === 0 ? "yes" : "no"}`);
+  io.out(`active: ${pid ? `running (pid ${pid})` : "not running"}`);
+}

@@ -1,0 +1,332 @@
+/**
+ * `switchyard service install|uninstall|status` (SPEC 2.2, K-2) without touching the machine's
+ * systemd or launchd: a scripted ServiceHost in a scratch HOME records the commands that would run,
+ * and the tests read the unit file or plist that was written. The CLI itself runs too (from source
+ * and as a compiled binary) with a fake `systemctl` on PATH, and with none.
+ */
+import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  launchdPlistPath,
+  serviceCommand,
+  systemdUnitPath,
+  type RunResult,
+  type ServiceHost,
+  type ServiceOptions,
+} from "../../src/cli/service.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+const scratch: string[] = [];
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of scratch) rmSync(d, { recursive: true, force: true });
+});
+
+class Failed extends Error {
+  constructor(
+    readonly line: string,
+    readonly code: number,
+  ) {
+    super(line);
+  }
+}
+
+interface Harness {
+  host: ServiceHost;
+  home: string;
+  /** Commands run, joined with spaces. */
+  commands: string[];
+  out: string[];
+  /** Scripted answers by command prefix ("systemctl --user is-active"). */
+  answers: Map<string, RunResult>;
+  run(sub: string, opts?: Partial<ServiceOptions>): Promise<void>;
+}
+
+function harness(over: Partial<ServiceHost> = {}): Harness {
+  const home = tempDir("switchyard-svc-home-");
+  const commands: string[] = [];
+  const out: string[] = [];
+  const answers = new Map<string, RunResult>();
+  const host: ServiceHost = {
+    platform: "linux",
+    home,
+    env: { USER: "dev" },
+    cwd: "/work/project",
+    compiled: false,
+    execPath: "/usr/local/bin/bun",
+    mainPath: "/opt/switchyard/src/main.ts",
+    has: () => true,
+    async run(argv) {
+      const cmd = argv.join(" ");
+      commands.push(cmd);
+      for (const [prefix, r] of answers) if (cmd.startsWith(prefix)) return r;
+      return { code: 0, stdout: "", stderr: "" };
+    },
+    ...over,
+  };
+  return {
+    host,
+    home,
+    commands,
+    out,
+    answers,
+    run: (sub, opts = {}) =>
+      serviceCommand(sub, { dataDir: join(home, ".switchyard"), ...opts }, host, {
+        out: (l) => void out.push(l),
+        fail: (l, code = 1) => {
+          throw new Failed(l, code);
+        },
+      }),
+  };
+}
+
+const failure = async (p: Promise<unknown>): Promise<Failed> => {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof Failed) return e;
+    throw e;
+  }
+  throw new Error("expected the command to fail");
+};
+
+describe("Linux: systemd user unit", () => {
+  test("install from source writes the unit and enables it now", async () => {
+    const h = harness();
+    await h.run("install", { config: "conf/switchyard.yaml" });
+    const unitPath = join(h.home, ".config/systemd/user/switchyard.service");
+    expect(systemdUnitPath(h.home)).toBe(unitPath);
+    const unit = readFileSync(unitPath, "utf8");
+    expect(unit).toContain(
+      `\nExecStart=/usr/local/bin/bun /opt/switchyard/src/main.ts start --config /work/project/conf/switchyard.yaml --data-dir ${h.home}/.switchyard\n`,
+    );
+    expect(unit).toContain("\nRestart=on-failure\n");
+    expect(unit).toContain("\nEnvironment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096\n");
+    expect(unit).toContain(`\nEnvironmentFile=-${h.home}/.switchyard/service.env\n`);
+    expect(unit).toContain("\n[Install]\nWantedBy=default.target\n");
+    expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable --now switchyard.service"]);
+    expect(h.out[0]).toBe(`wrote ${unitPath}`);
+    expect(h.out.join("\n")).toContain("enabled and started");
+  });
+
+  test("the compiled binary runs itself; host, port and SWITCHYARD_HOME pass through", async () => {
+    const h = harness({ compiled: true, execPath: "/home/dev/bin/switchyard", env: { SWITCHYARD_HOME: "/srv/sy" } });
+    await h.run("install", { dataDir: "/srv/sy", host: "127.0.0.1", port: "20200" });
+    const unit = readFileSync(systemdUnitPath(h.home), "utf8");
+    expect(unit).toContain("\nExecStart=/home/dev/bin/switchyard start --host 127.0.0.1 --port 20200 --data-dir /srv/sy\n");
+    expect(unit).toContain("\nEnvironment=SWITCHYARD_HOME=/srv/sy\n");
+    expect(unit).not.toContain("main.ts");
+  });
+
+  test("paths with spaces, % and $ are quoted and escaped for systemd", async () => {
+    const h = harness();
+    await h.run("install", { dataDir: "/data/my sy%dir", config: "/etc/$cfg.yaml" });
+    const unit = readFileSync(systemdUnitPath(h.home), "utf8");
+    expect(unit).toContain('--config "/etc/$$cfg.yaml" --data-dir "/data/my sy%%dir"\n');
+    expect(unit).toContain("\nEnvironmentFile=-/data/my sy%%dir/service.env\n");
+  });
+
+  test("installing again rewrites the unit and restarts the service", async () => {
+    const h = harness();
+    await h.run("install");
+    h.commands.length = 0;
+    await h.run("install", { port: "20300" });
+    expect(readFileSync(systemdUnitPath(h.home), "utf8")).toContain("--port 20300");
+    expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable switchyard.service", "systemctl --user restart switchyard.service"]);
+    expect(h.out.join("\n")).toContain("updated and restarted");
+  });
+
+  test("status says whether it is installed, enabled and active", async () => {
+    const h = harness();
+    await h.run("status");
+    expect(h.out).toEqual([`switchyard service: not installed (no ${systemdUnitPath(h.home)})`]);
+    expect(h.commands).toEqual([]);
+
+    await h.run("install");
+    h.out.length = 0;
+    h.answers.set("systemctl --user is-enabled", { code: 0, stdout: "enabled\n", stderr: "" });
+    h.answers.set("systemctl --user is-active", { code: 3, stdout: "failed\n", stderr: "" });
+    await h.run("status");
+    expect(h.out[0]).toBe(`switchyard service: installed (${systemdUnitPath(h.home)})`);
+    expect(h.out).toContain("enabled: enabled");
+    expect(h.out).toContain("active: failed");
+    expect(h.out.find((l) => l.startsWith("runs: "))).toContain("/opt/switchyard/src/main.ts start --data-dir");
+  });
+
+  test("uninstall stops, disables and removes the unit; a second uninstall says there is none", async () => {
+    const h = harness();
+    await h.run("install");
+    h.commands.length = 0;
+    await h.run("uninstall");
+    expect(existsSync(systemdUnitPath(h.home))).toBe(false);
+    expect(h.commands).toEqual(["systemctl --user disable --now switchyard.service", "systemctl --user daemon-reload"]);
+    h.commands.length = 0;
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(h.out).toEqual([`switchyard service is not installed (no ${systemdUnitPath(h.home)})`]);
+    expect(h.commands).toEqual([]);
+  });
+
+  test("without systemctl it says so in one line and writes nothing", async () => {
+    const h = harness({ has: () => false });
+    for (const sub of ["install", "status", "uninstall"]) {
+      const f = await failure(h.run(sub));
+      expect(f.line).toStartWith("systemctl not found");
+      expect(f.line).not.toContain("\n");
+    }
+    expect(existsSync(join(h.home, ".config"))).toBe(false);
+    expect(h.commands).toEqual([]);
+  });
+
+  test("a systemctl that cannot reach the user manager is reported with its own words", async () => {
+    const h = harness();
+    h.answers.set("systemctl --user daemon-reload", { code: 1, stdout: "", stderr: "Failed to connect to bus: No medium found\n" });
+    const f = await failure(h.run("install"));
+    expect(f.line).toBe("`systemctl --user daemon-reload` failed (exit 1): Failed to connect to bus: No medium found");
+    // The unit is there for when the user manager runs.
+    expect(existsSync(systemdUnitPath(h.home))).toBe(true);
+  });
+
+  test("an unknown subcommand prints the usage", async () => {
+    const f = await failure(harness().run("restart"));
+    expect(f.code).toBe(2);
+    expect(f.line).toContain("switchyard service install|uninstall|status");
+  });
+});
+
+describe("macOS: launchd agent", () => {
+  test("install writes the plist and loads it", async () => {
+    const h = harness({ platform: "darwin" });
+    await h.run("install", { config: "/Users/dev/sy & co/config.yaml" });
+    const path = join(h.home, "Library/LaunchAgents/dev.switchyard.plist");
+    expect(launchdPlistPath(h.home)).toBe(path);
+    const plist = readFileSync(path, "utf8");
+    expect(plist).toStartWith('<?xml version="1.0" encoding="UTF-8"?>');
+    expect(plist).toContain("<key>Label</key>\n  <string>dev.switchyard</string>");
+    expect(plist).toContain(
+      [
+        "<key>ProgramArguments</key>",
+        "  <array>",
+        "    <string>/usr/local/bin/bun</string>",
+        "    <string>/opt/switchyard/src/main.ts</string>",
+        "    <string>start</string>",
+        "    <string>--config</string>",
+        "    <string>/Users/dev/sy &amp; co/config.yaml</string>",
+        "    <string>--data-dir</string>",
+        `    <string>${h.home}/.switchyard</string>`,
+        "  </array>",
+      ].join("\n"),
+    );
+    expect(plist).toContain("<key>BUN_CONFIG_MAX_HTTP_REQUESTS</key>\n    <string>4096</string>");
+    expect(plist).toContain("<key>RunAtLoad</key>\n  <true/>");
+    expect(plist).toContain("<key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>");
+    expect(plist).toContain(`<string>${h.home}/.switchyard/switchyard.log</string>`);
+    // Balanced tags: every element opened is closed.
+    const opened = [...plist.matchAll(/<(dict|array|plist|string|key)\b[^>]*>/g)].length;
+    const closed = [...plist.matchAll(/<\/(dict|array|plist|string|key)>/g)].length;
+    expect(opened).toBe(closed);
+    expect(h.commands).toEqual([`launchctl load -w ${path}`]);
+    // launchd opens the log files before switchyard runs: the data directory exists.
+    expect(existsSync(join(h.home, ".switchyard"))).toBe(true);
+  });
+
+  test("reinstall unloads first; status reads the pid; uninstall unloads and removes", async () => {
+    const h = harness({ platform: "darwin" });
+    const path = launchdPlistPath(h.home);
+    await h.run("install");
+    h.commands.length = 0;
+    await h.run("install");
+    expect(h.commands).toEqual([`launchctl unload ${path}`, `launchctl load -w ${path}`]);
+
+    h.out.length = 0;
+    h.answers.set("launchctl list dev.switchyard", { code: 0, stdout: '{\n\t"Label" = "dev.switchyard";\n\t"PID" = 4242;\n};\n', stderr: "" });
+    await h.run("status");
+    expect(h.out).toEqual([`switchyard agent: installed (${path})`, "loaded: yes", "active: running (pid 4242)"]);
+
+    h.commands.length = 0;
+    await h.run("uninstall");
+    expect(h.commands).toEqual([`launchctl unload -w ${path}`]);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  test("other platforms are told so in one line", async () => {
+    const f = await failure(harness({ platform: "win32" }).run("install"));
+    expect(f.line).toContain("Linux (systemd) and macOS (launchd)");
+    expect(f.line).toContain("win32");
+  });
+});
+
+describe("the CLI, with a fake systemctl on PATH", () => {
+  let home: string;
+  let bin: string;
+  beforeEach(() => {
+    home = tempDir("switchyard-svc-cli-");
+    bin = join(home, "fakebin");
+    mkdirSync(bin);
+    // Logs each call and answers is-enabled / is-active like a running service.
+    writeFileSync(
+      join(bin, "systemctl"),
+      '#!/bin/sh\necho "$*" >> "$HOME/systemctl.log"\ncase "$2" in is-enabled) echo enabled;; is-active) echo active;; esac\nexit 0\n',
+      { mode: 0o755 },
+    );
+  });
+  afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+  const cli = (argv: string[], opts: { path?: string; cwd?: string } = {}) => {
+    const r = Bun.spawnSync(argv, { cwd: opts.cwd ?? home, env: { HOME: home, PATH: opts.path ?? `${bin}:/usr/bin:/bin` }, stdout: "pipe", stderr: "pipe" });
+    return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+  };
+  const calls = () => readFileSync(join(home, "systemctl.log"), "utf8").trim().split("\n");
+
+  test("from source: `bun src/main.ts service install|status|uninstall`", () => {
+    const main = join(ROOT, "src/main.ts");
+    const install = cli([process.execPath, main, "service", "install", "--config", "my.yaml"]);
+    expect(install.stderr).toBe("");
+    expect(install.code).toBe(0);
+    const unitPath = join(home, ".config/systemd/user/switchyard.service");
+    const unit = readFileSync(unitPath, "utf8");
+    expect(unit).toContain(`\nExecStart=${process.execPath} ${main} start --config ${home}/my.yaml --data-dir ${home}/.switchyard\n`);
+    expect(calls()).toEqual(["--user daemon-reload", "--user enable --now switchyard.service"]);
+
+    // systemd itself accepts the unit, where its analyzer is installed.
+    if (Bun.which("systemd-analyze")) {
+      const v = Bun.spawnSync(["systemd-analyze", "verify", unitPath], { stdout: "pipe", stderr: "pipe" });
+      expect(v.stderr.toString()).toBe("");
+      expect(v.exitCode).toBe(0);
+    }
+
+    const status = cli([process.execPath, main, "service", "status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain("switchyard service: installed");
+    expect(status.stdout).toContain("active: active");
+
+    const un = cli([process.execPath, main, "service", "uninstall"]);
+    expect(un.code).toBe(0);
+    expect(existsSync(unitPath)).toBe(false);
+  });
+
+  test("without systemctl on PATH: one line on stderr, exit 1", () => {
+    const r = cli([process.execPath, join(ROOT, "src/main.ts"), "service", "install"], { path: "/nonexistent" });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toStartWith("systemctl not found");
+    expect(existsSync(join(home, ".config"))).toBe(false);
+  });
+
+  test("the compiled binary puts itself in ExecStart", () => {
+    const exe = join(home, "switchyard");
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", exe], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    expect(build.exitCode).toBe(0);
+    const r = cli([exe, "service", "install", "--data-dir", "data"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const unit = readFileSync(join(home, ".config/systemd/user/switchyard.service"), "utf8");
+    expect(unit).toContain(`\nExecStart=${exe} start --data-dir ${home}/data\n`);
+  }, 60_000);
+});
