@@ -252,7 +252,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     executorFor: createExecutors(opts.fetchImpl, credentials),
     adjust: (target, translated) => adjustReasoningEffort(target, translated, efforts),
     secrets: () => secrets(),
-    countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock }),
+    countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock, credentials }),
     started: (ctx) => inflight.add(ctx.requestId),
     finish,
   });

@@ -10,7 +10,8 @@ import { pickAccount, type AccountPool } from "../pipeline/pick.ts";
 import type { AttemptTrace, Clock } from "../pipeline/ports.ts";
 import type { Target } from "../pipeline/resolve.ts";
 import type { RuntimeConfig } from "./config/types.ts";
-import { headersFor, joinUrl } from "./providers/index.ts";
+import { headersFor, joinUrl, type CredentialSource } from "./providers/index.ts";
+import { claudeCodeHeaders, claudeCodeUrl } from "./providers/claude-code.ts";
 
 interface Entry {
   id: string;
@@ -68,6 +69,8 @@ export interface CountTokensDeps {
   /** fetch used for the upstream call (tests). */
   fetchImpl?: typeof fetch;
   clock: Clock;
+  /** Fresh OAuth credentials for subscription accounts (SPEC A-5); the stored credential when absent. */
+  credentials?: CredentialSource;
 }
 
 /**
@@ -116,9 +119,11 @@ export function countTokensUpstream(deps: CountTokensDeps) {
     ctx.signal.addEventListener("abort", onAbort, { once: true });
     const timer = setTimeout(() => controller.abort(), target.provider.headerTimeoutMs);
     try {
+      // A subscription account's token is refreshed first when close to expiry (SPEC A-5).
+      const credential = account.credential.type === "oauth" && deps.credentials ? await deps.credentials.ensureFresh(account, controller.signal) : account.credential;
       const call: UpstreamCall = {
         provider: target.provider,
-        account,
+        account: credential === account.credential ? account : { ...account, credential },
         model: target.model,
         body: JSON.stringify({ ...ctx.body, model: target.model }),
         stream: false,
@@ -127,9 +132,16 @@ export function countTokensUpstream(deps: CountTokensDeps) {
         clientHeaders: ctx.request.headers,
         signal: controller.signal,
       };
-      const init: RequestInit & { proxy?: string } = { method: "POST", headers: headersFor(call, ctx.clientFormat), body: call.body, signal: controller.signal, redirect: "manual" };
+      const headers = headersFor(call, ctx.clientFormat);
+      let url = joinUrl(target.provider.baseUrl, "/v1/messages/count_tokens");
+      if (target.provider.kind === "claude-code") {
+        // What a subscription call needs (src/providers/claude-code.ts).
+        claudeCodeHeaders(headers);
+        url = claudeCodeUrl(url);
+      }
+      const init: RequestInit & { proxy?: string } = { method: "POST", headers, body: call.body, signal: controller.signal, redirect: "manual" };
       if (account.proxy) init.proxy = account.proxy;
-      const res = await fetchImpl(joinUrl(target.provider.baseUrl, "/v1/messages/count_tokens"), init);
+      const res = await fetchImpl(url, init);
       attempt.status = res.status;
       const text = await res.text();
       attempt.durationMs = deps.clock.now() - started;

@@ -151,4 +151,14 @@ describe("claude-code executor", () => {
     expect(sent.headers["x-claude-code-session-id"]).toBe("00000000-0000-4000-8000-000000000001");
     expect(sent.headers["anthropic-beta"].split(",").sort()).toEqual(["claude-code-20250219", "context-management-2025-06-27", "interleaved-thinking-2025-05-14", "oauth-2025-04-20"]);
   });
+
+  test("count_tokens on a claude-code target goes upstream the same way (OAuth betas, ?beta=true)", async () => {
+    gw.fake.enqueue({ json: { input_tokens: 42 } });
+    const res = await send("/v1/messages/count_tokens", { model: "cc/claude-sonnet-4-5", messages: [{ role: "user", content: "hi" }] });
+    expect(await res.json()).toEqual({ input_tokens: 42 });
+    const sent = lastPost();
+    expect(sent.path).toBe("/v1/messages/count_tokens?beta=true");
+    expect(sent.headers.authorization).toBe(`Bearer ${ENV.CC_TOKEN}`);
+    expect(sent.headers["anthropic-beta"]).toContain("oauth-2025-04-20");
+  });
 });
