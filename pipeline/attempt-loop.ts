@@ -27,6 +27,7 @@ import {
 } from "./re-translate.ts";
 import type { Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
+import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
 
 /** Applies the account effects of the classification table and records successes. */
@@ -92,6 +93,8 @@ export interface AttemptDeps {
    * effort the model does not support is clamped); may replace `translated.body` and push warnings.
    */
   adjust?: (target: Target, translated: Translated) => void;
+  /** Token-saver settings (SPEC S-1, config `settings.token_savers`); savers are off when absent. */
+  tokenSavers?: () => TokenSaverSettings;
 }
 
 /** Same-account retry bounds (SPEC 6.1/6.2). */
@@ -159,6 +162,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
         break;
       }
       deps.adjust?.(target, translated);
+      saveTokens(ctx, target, translated, deps.tokenSavers?.());
 
       let sameRetries = 0;
       let refreshed = false;

@@ -1,6 +1,7 @@
 /**
- * The pipeline assembled (SPEC 3): guard → resolve → order → attempt loop (pick → translate →
- * execute → commit) → re-translate. src/ provides the ports; this module knows no HTTP framework.
+ * The pipeline assembled (SPEC 3): guard → redact → resolve → order → attempt loop (pick → translate →
+ * save-tokens → execute → commit) → re-translate. src/ provides the ports; this module knows no HTTP
+ * framework.
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
@@ -8,6 +9,7 @@ import { ENDPOINT_FORMAT, errorResponse, type IncomingRequest, type RequestConte
 import { guard, isRemote, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { Clock, RouteTrace } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
+import { redact, type RedactionSettings } from "./redact.ts";
 import { resolveModel, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 
 /** Everything the gateway needs. */
@@ -29,6 +31,8 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   countTokens?: (ctx: RequestContext, targets: Target[]) => Promise<Response>;
   /** Every secret the instance holds (account credentials, client keys), scrubbed from error answers. */
   secrets?: () => Iterable<string>;
+  /** PII redaction settings (SPEC R-1/S-3, config `settings.redaction`); redaction is off when absent. */
+  redaction?: () => RedactionSettings;
 }
 
 /** The gateway: one function from an incoming API request to a Response. Never throws. */
@@ -63,6 +67,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
         return guarded;
       }
+      redact(ctx, deps.redaction?.());
       const table = deps.routing();
       const resolution = resolveModel(ctx.requestedModel, table);
       if ("kind" in resolution) {

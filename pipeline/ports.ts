@@ -187,7 +187,19 @@ export interface RouteTrace {
   totalMs?: number;
   /** Counts of redactions by kind (never the values). */
   redactions?: Record<string, number>;
+  /** What the token savers did to the body of the last attempt (SPEC S-1, S-2); absent when they were off or found nothing. */
+  tokenSaver?: TokenSaverTrace;
 }
+
+/**
+ * Token-saver outcome of one attempt (SPEC S-1): the tool results shortened, their length before and
+ * after in characters (UTF-16 code units), the estimated tokens saved (characters / 4, rounded) and
+ * results shortened per rule; or why the savers were skipped (S-2: `header` for
+ * `X-Switchyard-Token-Saver: off`, `prompt_cache` for an Anthropic-format provider with prompt caching).
+ */
+export type TokenSaverTrace =
+  | { skipped: "header" | "prompt_cache" }
+  | { results: number; charsBefore: number; charsAfter: number; tokensSaved: number; rules: Record<string, number> };
 
 /** Stores route traces in a bounded ring (SPEC O-2). */
 export interface TraceSink {

@@ -231,6 +231,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
         ttfbMs: rec.ttfbMs,
         totalMs: rec.totalMs,
         usage: rec.usage,
+        // SPEC S-1 savings and R-1 redaction counts (never values); not in the usage table yet.
+        tokenSaver: ctx.trace.tokenSaver,
+        redactions: ctx.trace.redactions,
       }),
     );
   };
@@ -251,6 +254,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     health,
     executorFor: createExecutors(opts.fetchImpl, credentials),
     adjust: (target, translated) => adjustReasoningEffort(target, translated, efforts),
+    tokenSavers: () => cfg.settings.tokenSavers,
+    redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
     countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock, credentials }),
     started: (ctx) => inflight.add(ctx.requestId),

@@ -1,0 +1,228 @@
+/**
+ * redact (SPEC R-1, S-3): optional PII redaction of the outgoing prompt, after the guard and before
+ * routing, on the client body. Off by default (config `settings.redaction.enabled`).
+ *
+ * What is replaced, in every text the model reads (the client format's `FormatCodec.promptText`
+ * accessor: system prompt, message text, tool-call arguments, tool results; never tool schemas, ids,
+ * names, the model, media, or signed reasoning):
+ *
+ * | kind | placeholder | what |
+ * |---|---|---|
+ * | `secret` | `[SECRET_n]` | private-key blocks; well-known token shapes (`sk-…`, `sk_live_…`, `AKIA…`/`ASIA…`, `ghp_…`/`github_pat_…`, `xox?-…`, `AIza…`, `glpat-…`, `ya29.…`, `npm_…`, `hf_…`, JWTs); the token after `Bearer`/`Basic`; a URL's password; the value assigned to a secret-named key (`API_KEY=…`, `"client_secret": "…"`, `password: …`) when it mixes letters and digits. A bare hex or base64 string is NOT a secret (commit hashes, checksums, lockfile integrity hashes are everywhere in code). |
+ * | `email` | `[EMAIL_n]` | `local@domain.tld` (not `git@…` remotes or `noreply@…`) |
+ * | `card` | `[CARD_n]` | 13–19 digits, plain or in groups of 4 (Amex 4-6-5), with a card-network prefix and a valid Luhn check digit |
+ * | `ipv6` | `[IPV6_n]` | a valid IPv6 address with at least one digit (not `::1`; not `std::abs`, MACs, times) |
+ * | `ipv4` | `[IPV4_n]` | a dotted quad (not loopback `127.*`, `0.0.0.0`, netmasks, or a version `v1.2.3.4`) |
+ * | `phone` | `[PHONE_n]` | `+` and 8–15 digits (E.164, separators allowed), or North-American `(212) 555-0100` / `212-555-0100` / `212.555.0100` |
+ *
+ * Placeholders are stable within one request: the same value gets the same placeholder everywhere in
+ * the body, numbered per kind in order of first appearance (body order), so the model can still refer
+ * to them, and a conversation's earlier values keep their numbers as it grows. Each replacement is
+ * counted by kind in `ctx.trace.redactions`; values are never logged or traced. When anything was
+ * replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the redacted body.
+ * Placeholders in the reply are not mapped back.
+ */
+import { codecFor } from "../formats/index.ts";
+import type { RequestContext } from "./context.ts";
+
+/** Redaction settings (config `settings.redaction`, SPEC 2.3). */
+export interface RedactionSettings {
+  /** SPEC S-3: off by default. */
+  enabled: boolean;
+}
+
+/** What a redaction replaced (the key of `trace.redactions`). */
+export type RedactionKind = "secret" | "email" | "card" | "ipv6" | "ipv4" | "phone";
+
+const LABEL: Record<RedactionKind, string> = { secret: "SECRET", email: "EMAIL", card: "CARD", ipv6: "IPV6", ipv4: "IPV4", phone: "PHONE" };
+
+/**
+ * One pattern. Every regex has two capture groups: text kept as it is (often empty) and the value
+ * replaced; `accept` may reject a candidate (validity checks, false-positive guards) given the value
+ * and the text just before the match.
+ */
+interface Pattern {
+  kind: RedactionKind;
+  re: RegExp;
+  accept?: (value: string, before: string) => boolean;
+  /** The identity of a value for placeholder reuse (a card with or without spaces is one card). */
+  identity?: (value: string) => string;
+}
+
+const digitsOnly = (v: string) => v.replace(/\D/g, "");
+
+const hasDigit = (s: string) => /\d/.test(s);
+const hasLetter = (s: string) => /[A-Za-z]/.test(s);
+
+/** Luhn check digit validation of a digit string. */
+export function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+const CARD_PREFIX = /^(?:4|5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[689])|35|6(?:011|5|4[4-9]|22))/;
+
+function cardOk(value: string): boolean {
+  const seps = value.match(/[ -]/g);
+  const digits = value.replace(/[ -]/g, "");
+  if (digits.length < 13 || digits.length > 19) return false;
+  if (seps) {
+    if (new Set(seps).size > 1) return false;
+    const groups = value.split(/[ -]/).map((g) => g.length).join(",");
+    if (!["4,4,4,4", "4,4,4,4,3", "4,6,5", "4,6,4", "4,4,4,1"].includes(groups)) return false;
+  }
+  return CARD_PREFIX.test(digits) && luhn(digits);
+}
+
+/** Valid IPv6 text (with an optional trailing dotted quad), at least one digit, not loopback/unspecified. */
+export function ipv6Ok(value: string): boolean {
+  if (!hasDigit(value) || value === "::1" || value === "::") return false;
+  let v = value;
+  let extra = 0;
+  const quad = /(?:^|:)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(v);
+  if (quad) {
+    if (!ipv4Valid(quad[1])) return false;
+    v = v.slice(0, v.length - quad[1].length) + (v.endsWith(":" + quad[1]) ? "0" : "");
+    extra = 1;
+  }
+  const halves = v.split("::");
+  if (halves.length > 2) return false;
+  const groups = halves.map((h) => (h === "" ? [] : h.split(":")));
+  for (const g of groups) for (const x of g) if (!/^[0-9A-Fa-f]{1,4}$/.test(x)) return false;
+  const n = groups.reduce((a, g) => a + g.length, 0) + extra;
+  return halves.length === 2 ? n <= 7 && n >= 1 : n === 8;
+}
+
+function ipv4Valid(v: string): boolean {
+  return v.split(".").every((o) => /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(o));
+}
+
+function ipv4Ok(value: string, before: string): boolean {
+  if (!ipv4Valid(value)) return false;
+  if (/^(?:127|0)\./.test(value) || value === "255.255.255.255") return false;
+  if (/^255\.(?:255|254|252|248|240|224|192|128|0)\./.test(value)) return false; // netmask
+  if (/\b(?:version|ver|release)\s*[:=]?\s*$/i.test(before)) return false;
+  return true;
+}
+
+function phoneOk(value: string): boolean {
+  const digits = value.replace(/\D/g, "");
+  if (value.startsWith("+")) {
+    if (digits.length < 8 || digits.length > 15) return false;
+    return /[ .()-]/.test(value) || digits.length >= 10;
+  }
+  if (digits.length !== 10) return false;
+  const seps = value.replace(/[\d()]/g, "");
+  // 212-555-0100, 212.555.0100, 212 555 0100: one separator kind; (212) 555-0100 as written.
+  return /^\(/.test(value) || new Set(seps).size === 1;
+}
+
+/** A value assigned to a secret-named key is a secret when it mixes letters and digits (not `process.env.X`, not `4096`). */
+function keyedOk(value: string): boolean {
+  if (!hasDigit(value) || !hasLetter(value)) return false;
+  if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false; // process.env.TOKEN_2, config.auth.key1
+  if (/^[a-z]+(?:_[a-z0-9]+)+$/.test(value)) return false; // an identifier: token_count_v2
+  if (/^v?\d+(?:\.\d+)+/.test(value)) return false; // a version
+  return true;
+}
+
+const B = "(?<![A-Za-z0-9_-])"; // a token may not start inside a word
+
+const PATTERNS: Pattern[] = [
+  { kind: "secret", re: /()(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]+?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)/g },
+  {
+    kind: "secret",
+    re: new RegExp(
+      B +
+        "()((?:sk-(?:ant-|proj-|live-|test-|or-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|ya29\\.[A-Za-z0-9_.-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|sy-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}))(?![A-Za-z0-9_-])",
+      "g",
+    ),
+  },
+  { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v) },
+  { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi },
+  {
+    kind: "secret",
+    re: /(\b[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|client[_-]?secret)s?(?![A-Za-z0-9_])(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})/gi,
+    accept: keyedOk,
+  },
+  {
+    kind: "email",
+    re: /(?<![A-Za-z0-9._%+-])()([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9-])/g,
+    accept: (v) => !/^(?:git|no-?reply)@/i.test(v),
+    identity: (v) => v.toLowerCase(),
+  },
+  { kind: "card", re: /(?<![\w.-])()(\d(?:[ -]?\d){12,18})(?![\w-]|\.\d)/g, accept: cardOk, identity: digitsOnly },
+  { kind: "ipv6", re: /(?<![\w:.])()([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?::?\d{1,3}(?:\.\d{1,3}){3})?)(?![\w:]|\.\d)/g, accept: (v) => ipv6Ok(v) },
+  { kind: "ipv4", re: /(?<![\w.])()(\d{1,3}(?:\.\d{1,3}){3})(?![\w-]|\.\d)/g, accept: ipv4Ok },
+  { kind: "phone", re: /(?<![\w+.-])()(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4})(?![\w-]|\.\d)/g, accept: (v) => phoneOk(v) && (v.startsWith("+") || /^\(?[2-9]/.test(v)), identity: digitsOnly },
+];
+
+/**
+ * Replaces PII in texts with placeholders stable across every text it is given (one instance per
+ * request). Counts replacements by kind.
+ */
+export class Redactor {
+  private readonly seen = new Map<string, string>();
+  private readonly next: Record<string, number> = {};
+  /** Replacements made so far, by kind (each occurrence counts). */
+  readonly counts: Partial<Record<RedactionKind, number>> = {};
+
+  /** `text` with every recognised value replaced by its placeholder. */
+  redact(text: string): string {
+    let out = text;
+    for (const p of PATTERNS) {
+      p.re.lastIndex = 0;
+      out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
+        if (p.accept && !p.accept(value, whole.slice(Math.max(0, offset - 24), offset))) return match;
+        return keep + this.placeholder(p.kind, p.identity ? p.identity(value) : value);
+      });
+    }
+    return out;
+  }
+
+  private placeholder(kind: RedactionKind, identity: string): string {
+    this.counts[kind] = (this.counts[kind] ?? 0) + 1;
+    const key = `${kind}\u0000${identity}`;
+    let ph = this.seen.get(key);
+    if (!ph) {
+      const n = (this.next[kind] = (this.next[kind] ?? 0) + 1);
+      ph = `[${LABEL[kind]}_${n}]`;
+      this.seen.set(key, ph);
+    }
+    return ph;
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The redact stage (see the module doc). With `settings.enabled`, rewrites `ctx.body` in place, and
+ * when anything was replaced also `ctx.rawBody` (re-serialised) and `ctx.trace.redactions` (counts by
+ * kind); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
+ * Never throws.
+ */
+export function redact(ctx: RequestContext, settings: RedactionSettings | undefined): void {
+  if (!settings?.enabled) return;
+  const slots = codecFor(ctx.clientFormat).promptText?.(ctx.body) ?? [];
+  const r = new Redactor();
+  let changed = false;
+  for (const slot of slots) {
+    const next = r.redact(slot.text);
+    if (next !== slot.text) {
+      slot.set(next);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  ctx.rawBody = encoder.encode(JSON.stringify(ctx.body));
+  ctx.hub = undefined;
+  ctx.trace.redactions = { ...r.counts } as Record<string, number>;
+}

@@ -1,0 +1,147 @@
+/**
+ * save-tokens (SPEC R-6, S-1, S-2): token savers on the body about to be sent, between translate and
+ * execute in the attempt loop.
+ *
+ * Tool-result compression (S-1, on by default): every tool result of the upstream body (found through
+ * the provider format's `FormatCodec.toolResults` accessor) of {@link MIN_CHARS} characters or more
+ * that a rule recognises is shortened (pipeline/savers/). Error results are left alone: those the
+ * provider format marks (`is_error`, Gemini `error`, Chat `Error:`), and those the CLIENT marked
+ * `is_error` (found by their text, since some provider formats cannot carry the flag).
+ *
+ * Skipped (S-2) when the settings turn it off, for a request with `X-Switchyard-Token-Saver: off`, and
+ * for Anthropic-format providers with prompt caching (kinds `anthropic`, `claude-code`), whose cache
+ * depends on byte-identical history.
+ *
+ * Cost: a request whose client body has no tool result of {@link MIN_CHARS} characters or more costs
+ * one walk over the client body's messages (cached per request) and nothing else: the upstream body is
+ * neither parsed nor re-serialised, native passthrough bytes stay the client's. The upstream body is
+ * re-serialised only when a result actually changed. Compression is pure, so the same history
+ * compresses to the same bytes every turn.
+ *
+ * The outcome of each run is written to `ctx.trace.tokenSaver` (the last attempt's wins: it describes
+ * the body that was actually served).
+ */
+import type { ProviderKind } from "../formats/codec.ts";
+import { codecFor } from "../formats/index.ts";
+import type { RequestContext } from "./context.ts";
+import type { TokenSaverTrace } from "./ports.ts";
+import type { Target } from "./resolve.ts";
+import { compressToolResult, MIN_CHARS, type Compressed } from "./savers/index.ts";
+import type { Translated } from "./translate.ts";
+
+export { MIN_CHARS } from "./savers/index.ts";
+
+/** The token-saver settings (config `settings.token_savers`, SPEC 2.3). */
+export interface TokenSaverSettings {
+  /** SPEC S-1: tool-result compression, default true. */
+  compressToolResults: boolean;
+}
+
+/** The request header that turns every token saver off for one request (SPEC 2.4). */
+export const TOKEN_SAVER_HEADER = "x-switchyard-token-saver";
+
+/** Provider kinds whose prompt cache depends on byte-identical history (SPEC S-2). */
+export const CACHE_SENSITIVE_KINDS: ReadonlySet<ProviderKind> = new Set<ProviderKind>(["anthropic", "claude-code"]);
+
+/** Whether the request turned the token savers off (`off`; also `false`, `0`, `no`, any case). */
+export function saverHeaderOff(headers: Headers): boolean {
+  const v = headers.get(TOKEN_SAVER_HEADER);
+  return v !== null && ["off", "false", "0", "no"].includes(v.trim().toLowerCase());
+}
+
+/** Why the savers do not run for this attempt, or undefined when they do (SPEC S-2). */
+export function skipReason(
+  kind: ProviderKind,
+  headers: Headers,
+  settings: TokenSaverSettings | undefined,
+): "disabled" | "header" | "prompt_cache" | undefined {
+  if (!settings?.compressToolResults) return "disabled";
+  if (saverHeaderOff(headers)) return "header";
+  if (CACHE_SENSITIVE_KINDS.has(kind)) return "prompt_cache";
+  return undefined;
+}
+
+/** Per-request state kept across attempts: the client-body scan and compressed texts. */
+interface RequestState {
+  /** The client body has a non-error tool result of MIN_CHARS or more. */
+  candidates: boolean;
+  /** Texts of tool results the client marked as errors (each part, and the parts joined by `\n`). */
+  errored: Set<string>;
+  memo: Map<string, Compressed | null>;
+}
+
+const STATE = new WeakMap<RequestContext, RequestState>();
+
+function stateOf(ctx: RequestContext): RequestState {
+  let s = STATE.get(ctx);
+  if (s) return s;
+  s = { candidates: false, errored: new Set(), memo: new Map() };
+  const slots = codecFor(ctx.clientFormat).toolResults?.(ctx.body) ?? [];
+  const byResult = new Map<number, { len: number; isError: boolean; texts: string[] }>();
+  for (const slot of slots) {
+    let r = byResult.get(slot.result);
+    if (!r) byResult.set(slot.result, (r = { len: 0, isError: slot.isError, texts: [] }));
+    r.len += slot.text.length;
+    r.texts.push(slot.text);
+  }
+  for (const r of byResult.values()) {
+    if (r.isError) {
+      for (const t of r.texts) s.errored.add(t);
+      s.errored.add(r.texts.filter((t) => t.length > 0).join("\n"));
+    } else if (r.len >= MIN_CHARS) s.candidates = true;
+  }
+  STATE.set(ctx, s);
+  return s;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Runs the token savers on `translated.body` for `target` (see the module doc). Replaces
+ * `translated.body` when a tool result was shortened; records the outcome in `ctx.trace.tokenSaver`.
+ * `settings` undefined means off. Never throws: a body it cannot read is sent as it is.
+ */
+export function saveTokens(ctx: RequestContext, target: Target, translated: Translated, settings: TokenSaverSettings | undefined): void {
+  const skip = skipReason(target.provider.kind, ctx.request.headers, settings);
+  if (skip === "disabled") {
+    delete ctx.trace.tokenSaver;
+    return;
+  }
+  if (skip) {
+    ctx.trace.tokenSaver = { skipped: skip };
+    return;
+  }
+  delete ctx.trace.tokenSaver;
+  const state = stateOf(ctx);
+  if (!state.candidates) return;
+  const codec = codecFor(translated.upstreamFormat);
+  if (!codec.toolResults) return;
+
+  let body: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(typeof translated.body === "string" ? translated.body : decoder.decode(translated.body));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return;
+    body = parsed as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  const trace = { results: 0, charsBefore: 0, charsAfter: 0, tokensSaved: 0, rules: {} as Record<string, number> };
+  for (const slot of codec.toolResults(body)) {
+    if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text)) continue;
+    let c = state.memo.get(slot.text);
+    if (c === undefined) {
+      c = compressToolResult(slot.text) ?? null;
+      state.memo.set(slot.text, c);
+    }
+    if (!c) continue;
+    trace.results++;
+    trace.charsBefore += slot.text.length;
+    trace.charsAfter += c.text.length;
+    trace.rules[c.rule] = (trace.rules[c.rule] ?? 0) + 1;
+    slot.set(c.text);
+  }
+  if (trace.results === 0) return;
+  trace.tokensSaved = Math.round((trace.charsBefore - trace.charsAfter) / 4);
+  translated.body = JSON.stringify(body);
+  ctx.trace.tokenSaver = trace satisfies TokenSaverTrace;
+}

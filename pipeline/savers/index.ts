@@ -1,0 +1,102 @@
+/**
+ * Tool-result compression (SPEC S-1): one tool result's text → a shorter text that keeps what an agent
+ * needs, or undefined when the text is short, unrecognised, or would not get meaningfully shorter.
+ *
+ * - Only texts of {@link MIN_CHARS} characters or more are looked at.
+ * - The clients' own wrappers are kept byte for byte and only the command output between them is
+ *   compressed: Codex's exec header (`Chunk ID: …`, `Wall time: …`, `Process exited with code N`,
+ *   `Original token count: N`, `Output:`) and Claude Code's trailing `<system-reminder>` blocks.
+ * - Rules, first match wins: unified diff, `git status`, `tree`, `ls -l`, search results, repeated log
+ *   lines (pipeline/savers/*.ts). Each states what it elided, in the text (`… 312 similar lines
+ *   elided`) and in one closing note line: `[switchyard: git diff shortened; elided: 48 unchanged
+ *   context lines, 6 index lines]`.
+ * - A result is replaced only when the new text (note included) is at least {@link MIN_SAVING} shorter:
+ *   never longer, and not rewritten for a trifle.
+ * - Pure and deterministic: the same text always gives the same bytes, so a history compresses the
+ *   same way every turn (prompt caches of OpenAI-style providers key on stable prefixes).
+ */
+import type { RuleName, SaverRule } from "./common.ts";
+import { diffRule } from "./diff.ts";
+import { gitStatusRule } from "./git-status.ts";
+import { listingRule } from "./listing.ts";
+import { logRule } from "./log.ts";
+import { searchRule } from "./search.ts";
+import { treeRule } from "./tree.ts";
+
+export type { RuleName } from "./common.ts";
+
+/** Tool results shorter than this many characters are never touched (SPEC S-1). */
+export const MIN_CHARS = 500;
+/** A compressed text must be at least this fraction shorter than the original to replace it. */
+export const MIN_SAVING = 0.1;
+
+/** The rules in the order they are tried. */
+export const RULES: readonly SaverRule[] = [diffRule, gitStatusRule, treeRule, listingRule, searchRule, logRule];
+
+const RULE_LABEL: Record<RuleName, string> = {
+  diff: "diff",
+  git_status: "git status",
+  search: "search results",
+  listing: "directory listing",
+  tree: "tree",
+  log: "log",
+};
+
+/** A compressed tool result. Lengths in UTF-16 code units (JavaScript string length). */
+export interface Compressed {
+  text: string;
+  rule: RuleName;
+}
+
+/** Codex's exec-result header, up to and including its `Output:` line. */
+const CODEX_HEADER = /^(?:[A-Z][A-Za-z ]{1,30}: [^\n]*\n){1,8}Output:\n/;
+/** Claude Code's trailing `<system-reminder>` blocks (and the blank lines before them). */
+const REMINDER_TAIL = /(?:\s*<system-reminder>[\s\S]*?<\/system-reminder>)+\s*$/;
+
+/** Splits `text` into the client's wrapper (head, tail) and the command output between them. */
+export function envelope(text: string): { head: string; body: string; tail: string } {
+  let head = "";
+  let body = text;
+  let tail = "";
+  const h = CODEX_HEADER.exec(body);
+  if (h) {
+    head = h[0];
+    body = body.slice(head.length);
+  }
+  const t = REMINDER_TAIL.exec(body);
+  if (t && t.index > 0) {
+    tail = t[0];
+    body = body.slice(0, t.index);
+  }
+  return { head, body, tail };
+}
+
+/**
+ * Compresses one tool result's text (see the module doc). Returns undefined when the text stays as
+ * it is. Never throws.
+ */
+export function compressToolResult(text: string): Compressed | undefined {
+  if (text.length < MIN_CHARS) return undefined;
+  const { head, body, tail } = envelope(text);
+  // Line endings: CRLF output is read (and written) with LF.
+  const lines = (body.includes("\r") ? body.replace(/\r\n?/g, "\n") : body).split("\n");
+  let trailingNewline = false;
+  if (lines.length > 1 && lines[lines.length - 1] === "") {
+    lines.pop();
+    trailingNewline = true;
+  }
+  for (const rule of RULES) {
+    let r;
+    try {
+      r = rule.apply(lines);
+    } catch {
+      r = undefined; // a rule bug must never fail a request: the text stays as it is
+    }
+    if (!r) continue;
+    const note = `[switchyard: ${RULE_LABEL[rule.name]} shortened; elided: ${r.elided.join(", ")}]`;
+    const out = `${head}${r.text}\n${note}${trailingNewline ? "\n" : ""}${tail}`;
+    if (out.length <= text.length * (1 - MIN_SAVING)) return { text: out, rule: rule.name };
+    return undefined; // recognised, but not worth rewriting: no other rule is tried
+  }
+  return undefined;
+}
