@@ -49,7 +49,7 @@ export interface Compressed {
 }
 
 /** Codex's exec-result header, up to and including its `Output:` line. */
-const CODEX_HEADER = /^(?:[A-Z][A-Za-z ]{1,30}: [^\n]*\n){1,8}Output:\n/;
+const CODEX_HEADER = /^(?:(?:[A-Z][A-Za-z ]{1,30}: [^\n]*|Process exited with code -?\d+|Process running with session ID \d+)\n){1,8}Output:\n/;
 /** Claude Code's trailing `<system-reminder>` blocks (and the blank lines before them). */
 const REMINDER_TAIL = /(?:\s*<system-reminder>[\s\S]*?<\/system-reminder>)+\s*$/;
 

@@ -90,7 +90,7 @@ export const logRule: SaverRule = {
       const end = i + reps * period;
       const gone = reps * period - keepHead - period;
       for (let k = i; k < i + keepHead; k++) out.push(lines[k]);
-      out.push(marker(period === 1 ? plural(gone, "similar line") : `${plural(gone, "similar line")} (the ${period}-line block above, ${plural(reps - 2, "more time")})`));
+      out.push(period === 1 ? marker(plural(gone, "similar line")) : `${marker(plural(gone, "similar line"))} (the ${period}-line block above, ${plural(reps - 2, "more time")})`);
       for (let k = end - period; k < end; k++) out.push(lines[k]);
       elided += gone;
       runs++;

@@ -1,0 +1,279 @@
+/**
+ * Tool-result compression rules (SPEC S-1, pipeline/savers/) on real command output: each rule makes
+ * its output shorter, keeps what an agent needs (file names, changed lines, error lines), says what it
+ * elided, never makes a result longer, and is deterministic.
+ */
+import { describe, expect, test } from "bun:test";
+import { compressToolResult, envelope, MIN_CHARS, type Compressed } from "../../pipeline/savers/index.ts";
+import { bigGitStatus, prose, sample, serverLog, sourceWithTable } from "./save-tokens-fixtures/samples.ts";
+
+/** Compresses and checks the properties every rule shares. */
+function squeeze(text: string, rule: Compressed["rule"]): string {
+  const c = compressToolResult(text);
+  expect(c).toBeDefined();
+  expect(c!.rule).toBe(rule);
+  expect(c!.text.length).toBeLessThan(text.length);
+  // Deterministic: the same text gives the same bytes, every time.
+  expect(compressToolResult(text)!.text).toBe(c!.text);
+  // It says what it did.
+  expect(c!.text).toMatch(/\[switchyard: [^\]]+ shortened; elided: [^\]]+\]/);
+  return c!.text;
+}
+
+const linesOf = (t: string) => t.split("\n");
+
+describe("unified diff (git show of a real commit)", () => {
+  const diff = sample("git-diff.txt");
+  const out = squeeze(diff, "diff");
+
+  test("every file header, hunk header and changed line is kept", () => {
+    const kept = new Set(linesOf(out));
+    for (const l of linesOf(diff)) {
+      if (/^(diff --git|--- |\+\+\+ |@@ )/.test(l)) expect(kept.has(l)).toBe(true);
+      if (/^[+-]/.test(l)) expect(kept.has(l)).toBe(true);
+    }
+    expect(out).toContain("diff --git a/pipeline/translate.ts b/pipeline/translate.ts");
+  });
+
+  test("index lines and far context go, each change keeps one line of context, the note counts them", () => {
+    expect(out).not.toMatch(/^index [0-9a-f]+\.\.[0-9a-f]+/m);
+    expect(out).toMatch(/\[switchyard: diff shortened; elided: \d+ unchanged context lines, 7 index lines\]/);
+    expect(out).toMatch(/^… \d+ unchanged lines elided$/m);
+    // The line right before the first change of a hunk is still there.
+    expect(out).toContain(" /** Providers that only answer with a stream (SPEC F-9, P-2). */");
+    expect(out.length).toBeLessThan(diff.length * 0.8);
+  });
+
+  test("a generated file's thousands of added lines keep their head and tail", () => {
+    const lock = ["diff --git a/bun.lock b/bun.lock", "new file mode 100644", "index 0000000..3f2a9c1", "--- /dev/null", "+++ b/bun.lock", "@@ -0,0 +1,2000 @@"];
+    for (let i = 0; i < 2000; i++) lock.push(`+    "pkg-${i}": ["pkg-${i}@1.0.${i}", "", {}, "sha512-${"x".repeat(40)}"],`);
+    const text = lock.join("\n") + "\n";
+    const o = squeeze(text, "diff");
+    expect(o).toContain('+    "pkg-0": ');
+    expect(o).toContain('+    "pkg-1999": ');
+    expect(o).toContain("… 1,960 added lines elided");
+    expect(o.length).toBeLessThan(text.length / 20);
+  });
+});
+
+describe("git status", () => {
+  test("real long-form status: hints go, every path and section stays", () => {
+    const status = sample("git-status.txt");
+    const out = squeeze(status, "git_status");
+    expect(out).not.toContain('(use "git');
+    for (const path of ["formats/sse.ts", "formats/streams.ts -> formats/stream-utils.ts", "pipeline/guard.ts", "src/app.ts", "README.md", "formats/hub.ts", "pipeline/order.ts", "notes/", "scratch.ts"]) {
+      expect(out).toContain(path);
+    }
+    for (const s of ["On branch main", "Changes to be committed:", "Changes not staged for commit:", "Untracked files:"]) expect(out).toContain(s);
+    expect(out).toContain("\tmodified: pipeline/guard.ts");
+    expect(out).toContain("elided: 4 git hint lines");
+  });
+
+  test("150 untracked files: the first 40 by name, the rest counted by directory", () => {
+    const status = bigGitStatus();
+    const out = squeeze(status, "git_status");
+    expect(out).toContain("\tmodified: pipeline/save-tokens.ts");
+    expect(out).toContain("gen/protos/service_039.pb.ts");
+    expect(out).not.toContain("gen/protos/service_040.pb.ts");
+    expect(out).toContain("\t… 110 more entries elided: gen/ 80, docs/ 30");
+    expect(out).toContain("nothing added to commit but untracked files present");
+    expect(out.length).toBeLessThan(status.length / 2);
+  });
+
+  test("short form (git status -s) with many entries", () => {
+    const lines = ["## main...origin/main [ahead 1]"];
+    for (let i = 0; i < 80; i++) lines.push(`?? build/out/chunk-${i}.js`);
+    lines.push(" M src/app.ts");
+    const text = lines.join("\n") + "\n";
+    const out = squeeze(text, "git_status");
+    expect(out).toContain("## main...origin/main [ahead 1]");
+    expect(out).toContain("… 41 more entries elided: build/ 40, src/ 1");
+  });
+});
+
+describe("search results", () => {
+  test("real rg -n output: grouped by file, every file and line number kept", () => {
+    const rg = sample("rg.txt");
+    const out = squeeze(rg, "search");
+    const files = new Set(linesOf(rg).filter(Boolean).map((l) => l.slice(0, l.indexOf(":"))));
+    for (const f of files) expect(out).toContain(f);
+    for (const l of linesOf(rg).filter(Boolean)) {
+      const [, path, line] = /^([^:]+):(\d+):/.exec(l)!;
+      expect(out.includes(`${path}:${line}:`) || out.includes(`\n  ${line}:`)).toBe(true);
+    }
+    expect(out).toMatch(/^pipeline\/save-tokens\.ts:$/m);
+    expect(out).toMatch(/elided: repeated paths \(\d+ matches in \d+ files, grouped by file\)/);
+  });
+
+  test("rg -n -C1: context lines stay with their file", () => {
+    const rg = sample("rg-context.txt");
+    const out = squeeze(rg, "search");
+    expect(out).toContain("pipeline/gateway.ts:\n");
+    expect(out).toMatch(/^ {2}63:deps\.finish\(ctx, \{ outcome: ctx\.probe/m);
+    expect(out).toMatch(/^ {2}62-\/\/ A probe answered locally/m);
+  });
+
+  test("a file with hundreds of hits keeps the first 25 and counts the rest", () => {
+    const lines: string[] = [];
+    for (let i = 1; i <= 300; i++) lines.push(`src/generated/messages_pb.ts:${i * 3}:  public getField${i}(): string { return this.f${i}; }`);
+    lines.push("src/app.ts:12:import { Messages } from './generated/messages_pb';");
+    const text = lines.join("\n");
+    const out = squeeze(text, "search");
+    expect(out).toContain("  75:public getField25()");
+    expect(out).not.toContain("getField26()");
+    expect(out).toContain("  … 275 more lines elided");
+    expect(out).toContain("src/app.ts:12:import { Messages }");
+  });
+});
+
+describe("directory listing (real ls -la of node_modules)", () => {
+  const ls = sample("ls-la.txt");
+  const out = squeeze(ls, "listing");
+
+  test("every name stays, directories marked, . and .. and the metadata go", () => {
+    for (const l of linesOf(ls)) {
+      const name = / \d\d:\d\d (.+)$/.exec(l)?.[1];
+      if (!name || name === "." || name === "..") continue;
+      expect(out).toContain(name);
+    }
+    expect(out).toContain("@anthropic-ai/");
+    expect(out).toContain("typescript/");
+    expect(out).not.toContain("drwxr-xr-x");
+    expect(out).not.toMatch(/^total /m);
+    expect(out).toMatch(/elided: permissions, owners, dates and totals of \d+ entries/);
+    expect(out.length).toBeLessThan(ls.length / 2);
+  });
+
+  test("files keep their size; executables and symlinks are marked", () => {
+    const text = [
+      "total 64",
+      "drwxr-xr-x  4 dev  staff   128 Nov 30 07:42 .",
+      "drwxr-xr-x 12 dev  staff   384 Nov 30 07:40 ..",
+      "-rw-r--r--  1 dev  staff  1834 Nov 30 07:41 README.md",
+      "-rwxr-xr-x  1 dev  staff  9120 Nov 30 07:41 build.sh",
+      "lrwxrwxrwx  1 dev  staff    14 Nov 30 07:41 latest -> releases/v1.4.2",
+      "drwxr-xr-x  3 dev  staff    96 Nov 30 07:41 releases",
+      "-rw-r--r--  1 dev  staff 20480 Nov 30 07:41 package-lock.json",
+      "-rw-------  1 dev  staff   412 Nov 30 07:41 .env",
+    ].join("\n");
+    // A short listing: below the 500-character threshold nothing happens at all.
+    expect(text.length).toBeLessThan(MIN_CHARS);
+    expect(compressToolResult(text)).toBeUndefined();
+    const long = [text, ...Array.from({ length: 10 }, (_, i) => `-rw-r--r--  1 dev  staff  ${100 + i} Nov 30 07:41 notes-${i}.md`)].join("\n");
+    const out2 = squeeze(long, "listing");
+    expect(out2).toContain("README.md  1834");
+    expect(out2).toContain("build.sh*  9120");
+    expect(out2).toContain("latest@ -> releases/v1.4.2");
+    expect(out2).toContain("releases/");
+    expect(out2).toContain(".env  412");
+  });
+});
+
+describe("tree", () => {
+  test("real tree output: guides become indentation; every name and the summary stay", () => {
+    const tree = sample("tree.txt");
+    const out = squeeze(tree, "tree");
+    for (const l of linesOf(tree)) {
+      const name = l.replace(/^[│├└─\s\u00a0]+/, "");
+      if (name) expect(out).toContain(name);
+    }
+    expect(out).not.toMatch(/[│├└]/);
+    expect(out).toContain("\n  anthropic-messages\n    decoder.ts\n");
+    expect(out).toContain("10 directories, 76 files");
+  });
+
+  test("a directory with hundreds of entries keeps the first 40 and counts the rest", () => {
+    const tree = sample("tree-large.txt");
+    const out = squeeze(tree, "tree");
+    expect(out).toContain("node_modules/effect");
+    expect(out).toMatch(/… \d+ more entries elided \(\d+ non-empty directories, \d+ lines in all\)/);
+    expect(out).toContain("183 directories, 355 files");
+    expect(out.length).toBeLessThan(tree.length / 2);
+  });
+});
+
+describe("logs with repeated lines", () => {
+  const log = serverLog(1000);
+  const out = squeeze(log, "log");
+
+  test("1,000 retry warnings become the first two, a count and the last one", () => {
+    expect(out).toContain("retry 1/1000 in 150ms");
+    expect(out).toContain("retry 2/1000 in 200ms");
+    expect(out).toContain("… 997 similar lines elided");
+    expect(out).toContain("retry 1000/1000 in");
+    expect(out).not.toContain("retry 500/1000");
+    expect(out.length).toBeLessThan(log.length / 50);
+  });
+
+  test("error lines, stack frames and the lines around the run are all kept", () => {
+    for (const l of linesOf(log).filter((l) => !l.includes(" WARN "))) expect(out).toContain(l);
+    expect(out).toContain("[switchyard: log shortened; elided: 997 similar lines in 1 run]");
+  });
+
+  test("a retry loop of two alternating lines is collapsed by block", () => {
+    const lines: string[] = [];
+    for (let i = 1; i <= 60; i++) lines.push(`[worker-2] attempt ${i} failed: 503 Service Unavailable`, `[worker-2] retrying in ${i * 2}s`);
+    lines.push("[worker-2] FATAL: upstream never recovered");
+    const text = lines.join("\n");
+    const o = squeeze(text, "log");
+    expect(o).toContain("attempt 1 failed");
+    expect(o).toContain("attempt 60 failed");
+    expect(o).toContain("… 116 similar lines elided (the 2-line block above, 58 more times)");
+    expect(o).toContain("FATAL: upstream never recovered");
+  });
+});
+
+describe("left alone", () => {
+  test("short results (under 500 characters) are never touched", () => {
+    const short = sample("git-status.txt").slice(0, MIN_CHARS - 1);
+    expect(compressToolResult(short)).toBeUndefined();
+  });
+
+  test("unrecognised content: prose, JSON, source code with a table of similar lines, a numbered file read", () => {
+    expect(compressToolResult(prose())).toBeUndefined();
+    expect(compressToolResult(JSON.stringify({ items: Array.from({ length: 40 }, (_, i) => ({ id: i, name: `item ${i}` })) }, null, 2))).toBeUndefined();
+    expect(compressToolResult(sourceWithTable())).toBeUndefined();
+    const numbered = sourceWithTable()
+      .split("\n")
+      .map((l, i) => `${String(i + 1).padStart(6)}→${l}`)
+      .join("\n");
+    expect(compressToolResult(numbered)).toBeUndefined();
+  });
+
+  test("never longer: every prefix of every sample compresses to something shorter, or not at all", () => {
+    const texts = ["git-diff.txt", "git-status.txt", "rg.txt", "rg-context.txt", "ls-la.txt", "tree.txt", "tree-large.txt"].map(sample);
+    texts.push(serverLog(20), bigGitStatus(), sourceWithTable(), prose());
+    for (const t of texts) {
+      for (let cut = MIN_CHARS; cut < t.length; cut += 97) {
+        const piece = t.slice(0, cut);
+        const c = compressToolResult(piece);
+        if (c) expect(c.text.length).toBeLessThanOrEqual(piece.length * 0.9);
+      }
+    }
+  });
+});
+
+describe("client wrappers are kept byte for byte", () => {
+  test("Codex exec header: only the output after `Output:` is compressed", () => {
+    const header = "Chunk ID: 26f61c\nWall time: 4.1020 seconds\nProcess exited with code 0\nOriginal token count: 9120\nOutput:\n";
+    const text = header + sample("git-diff.txt");
+    expect(envelope(text).head).toBe(header);
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("diff");
+    expect(c.text.startsWith(header + "diff --git a/formats/codec.ts")).toBe(true);
+  });
+
+  test("Claude Code's trailing <system-reminder> stays at the end, unchanged", () => {
+    const reminder = "\n\n<system-reminder>\n<total_tokens>14999968 tokens left</total_tokens>\n</system-reminder>";
+    const text = serverLog(100) + reminder;
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("log");
+    expect(c.text.endsWith("similar lines in 1 run]\n" + reminder)).toBe(true);
+  });
+
+  test("CRLF output is read as lines", () => {
+    const c = compressToolResult(serverLog(50).replaceAll("\n", "\r\n"));
+    expect(c?.rule).toBe("log");
+    expect(c!.text).toContain("… 47 similar lines elided");
+  });
+});
