@@ -207,7 +207,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (ctx.endpoint !== "count_tokens") store.record(rec);
-    metrics.observe(ctx.endpoint, rec, f.bytesSent);
+    metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;

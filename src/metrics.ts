@@ -17,7 +17,7 @@ import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Endpoint } from "../pipeline/context.ts";
 import { isRemote } from "../pipeline/guard.ts";
-import type { Account, UsageRecord } from "../pipeline/ports.ts";
+import type { Account, AttemptTrace, UsageRecord } from "../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "./admin.ts";
 import type { StoreStats } from "./store/types.ts";
 import { VERSION } from "./version.ts";
@@ -62,7 +62,7 @@ export class GatewayMetrics {
   private readonly requests: Counter<"endpoint" | "provider" | "outcome">;
   private readonly duration: Histogram<"endpoint" | "provider" | "outcome">;
   private readonly ttfb: Histogram<"endpoint" | "provider" | "outcome">;
-  private readonly attempts: Counter<"endpoint" | "provider">;
+  private readonly attempts: Counter<"endpoint" | "provider" | "result">;
   private readonly fallbacks: Counter<"endpoint" | "provider">;
   private readonly tokens: Counter<"provider" | "model" | "kind">;
   private readonly bytes: Counter<"endpoint" | "provider">;
@@ -73,7 +73,12 @@ export class GatewayMetrics {
     this.requests = new Counter({ name: "switchyard_requests_total", help: "Requests finished, by client endpoint, serving provider and outcome.", labelNames: reqLabels, registers });
     this.duration = new Histogram({ name: "switchyard_request_duration_seconds", help: "Time from arrival to the last byte (or the error), in seconds.", labelNames: reqLabels, buckets: DURATION_BUCKETS, registers });
     this.ttfb = new Histogram({ name: "switchyard_time_to_first_byte_seconds", help: "Time from arrival to the first reply byte of committed replies, in seconds.", labelNames: reqLabels, buckets: TTFB_BUCKETS, registers });
-    this.attempts = new Counter({ name: "switchyard_upstream_attempts_total", help: "Upstream attempts made (every retry and fallback counts), by the provider that finally served.", labelNames: ["endpoint", "provider"], registers });
+    this.attempts = new Counter({
+      name: "switchyard_upstream_attempts_total",
+      help: "Upstream attempts (every retry and fallback counts), by the provider tried and the result: ok, or the classification row (SPEC 6.3) of the failure.",
+      labelNames: ["endpoint", "provider", "result"],
+      registers,
+    });
     this.fallbacks = new Counter({ name: "switchyard_fallbacks_total", help: "Requests served by a fallback (not the first choice of target or account).", labelNames: ["endpoint", "provider"], registers });
     this.tokens = new Counter({ name: "switchyard_tokens_total", help: "Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning).", labelNames: ["provider", "model", "kind"], registers });
     this.bytes = new Counter({ name: "switchyard_stream_bytes_sent_total", help: "Reply body bytes handed to clients after the commit point (streamed and whole replies).", labelNames: ["endpoint", "provider"], registers });
@@ -167,16 +172,20 @@ export class GatewayMetrics {
   }
 
   /**
-   * Counts one finished request: O(1), called once from `finish`. `bytesSent` is the reply body
-   * handed to the client after the commit point (undefined when nothing was committed).
+   * Counts one finished request, called once from `finish`: constant work per request (its attempts
+   * are at most `max_attempts`). `bytesSent` is the reply body handed to the client after the commit
+   * point (undefined when nothing was committed); `attempts` the route trace's upstream attempts.
    */
-  observe(endpoint: Endpoint, rec: UsageRecord, bytesSent: number | undefined): void {
+  observe(endpoint: Endpoint, rec: UsageRecord, bytesSent: number | undefined, attempts: readonly AttemptTrace[] = []): void {
     const provider = rec.providerId ?? NO_PROVIDER;
     const labels = { endpoint, provider, outcome: rec.outcome };
     this.requests.inc(labels);
     this.duration.observe(labels, rec.totalMs / 1000);
     if (rec.ttfbMs !== undefined) this.ttfb.observe(labels, rec.ttfbMs / 1000);
-    if (rec.attempts > 0) this.attempts.inc({ endpoint, provider }, rec.attempts);
+    for (const a of attempts) {
+      const result = a.classification ?? (a.status !== undefined && a.status < 400 ? "ok" : "failed");
+      this.attempts.inc({ endpoint, provider: a.providerId, result });
+    }
     if (rec.fallback) this.fallbacks.inc({ endpoint, provider });
     if (bytesSent) this.bytes.inc({ endpoint, provider }, bytesSent);
     const u = rec.usage;

@@ -245,9 +245,11 @@ describe("GET /metrics after requests through the gateway", () => {
     expect(valueOf(fams, t, { endpoint: "chat", provider: "none" }, `${t}_count`)).toBeUndefined();
   });
 
-  test("attempts and fallbacks: the rate-limited first target shows as two attempts and one fallback", () => {
-    expect(valueOf(fams, "switchyard_upstream_attempts_total", { endpoint: "messages", provider: "p" })).toBe(2);
-    expect(valueOf(fams, "switchyard_upstream_attempts_total", { endpoint: "chat", provider: "q" })).toBe(2);
+  test("attempts by provider tried and result; the rate-limited first target shows as a fallback", () => {
+    expect(valueOf(fams, "switchyard_upstream_attempts_total", { endpoint: "messages", provider: "p", result: "ok" })).toBe(2);
+    expect(valueOf(fams, "switchyard_upstream_attempts_total", { endpoint: "chat", provider: "p", result: "rate_limit_with_reset" })).toBe(1);
+    expect(valueOf(fams, "switchyard_upstream_attempts_total", { endpoint: "chat", provider: "q", result: "ok" })).toBe(1);
+    expect(sumOf(fams, "switchyard_upstream_attempts_total")).toBe(4);
     expect(valueOf(fams, "switchyard_fallbacks_total", { endpoint: "chat", provider: "q" })).toBe(1);
     expect(valueOf(fams, "switchyard_fallbacks_total", { endpoint: "messages", provider: "p" })).toBeUndefined();
   });
@@ -365,7 +367,8 @@ describe("gauges read live state at scrape time", () => {
       fallback: false,
     } as const;
     const t0 = performance.now();
-    for (let i = 0; i < 20_000; i++) m.observe("messages", rec as never, 2048);
+    const attempts = [{ target: "p/m", providerId: "p", model: "m", startMs: 0, status: 200 }];
+    for (let i = 0; i < 20_000; i++) m.observe("messages", rec as never, 2048, attempts);
     // About 10 µs per request with prom-client on this machine; the bound only catches a regression.
     expect(performance.now() - t0).toBeLessThan(1000);
   });
