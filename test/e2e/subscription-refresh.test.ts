@@ -212,5 +212,5 @@ describe("rotated refresh token across a SIGKILL", () => {
       await vendor.stop();
       await upstream.stop();
     }
-  });
+  }, 30_000); // two instance starts and a CLI process: slow on a loaded machine
 });
