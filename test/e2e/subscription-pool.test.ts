@@ -114,7 +114,7 @@ describe("quota windows (P-5, A-1)", () => {
     expect(text).toMatch(/account\s+quota window\s+models\s+left\s+resets/);
     expect(text).toMatch(new RegExp(`${id}\\s+primary\\s+all\\s+1 %`));
     clearQuota();
-  });
+  }, 20_000); // includes a CLI process
 
   test("6.3: a 429 naming its reset (Claude unified headers) sets the cooldown to that time; Retry-After says so", async () => {
     const t = w.vendor.seed({ name: "limited", models: ["claude-x"] });
