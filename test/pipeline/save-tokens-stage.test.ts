@@ -1,0 +1,297 @@
+/**
+ * The save-tokens stage (SPEC R-6, S-1, S-2) on real client captures translated for each kind of
+ * target: tool results are found in every provider format's body and shortened; Anthropic-format
+ * providers with prompt caching, the `X-Switchyard-Token-Saver: off` header and the setting skip it;
+ * error results are left alone; a body with nothing to shorten is not touched (native passthrough keeps
+ * the client's bytes); the same history compresses to the same bytes every turn.
+ */
+import { describe, expect, spyOn, test } from "bun:test";
+import type { ProviderKind } from "../../formats/codec.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+import { codecFor } from "../../formats/index.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { saveTokens, skipReason } from "../../pipeline/save-tokens.ts";
+import { compressToolResult } from "../../pipeline/savers/index.ts";
+import { translate, type Translated } from "../../pipeline/translate.ts";
+import { clientRequest } from "../support/fixtures.ts";
+import { provider, target } from "./routing-helpers.ts";
+import { sample, serverLog } from "./save-tokens-fixtures/samples.ts";
+
+const ON = { compressToolResults: true };
+const REMINDER = "\n\n<system-reminder>\n<total_tokens>14999968 tokens left</total_tokens>\n</system-reminder>";
+const CODEX_HEADER = "Chunk ID: 26f61c\nWall time: 3.0120 seconds\nProcess exited with code 1\nOriginal token count: 30412\nOutput:\n";
+const ENDPOINT = { "anthropic-messages": "messages", "openai-chat": "chat", "openai-responses": "responses" } as const;
+
+function ctxFor(format: WireFormat, body: Record<string, unknown>, headers: Record<string, string> = {}): RequestContext {
+  const text = JSON.stringify(body);
+  return {
+    requestId: "req_test",
+    routeId: "sy_test",
+    startedAt: 0,
+    endpoint: ENDPOINT[format as keyof typeof ENDPOINT],
+    clientFormat: format,
+    request: new Request("http://127.0.0.1/v1/x", { method: "POST", headers }),
+    peer: "127.0.0.1",
+    remote: false,
+    rawBody: new TextEncoder().encode(text),
+    body: JSON.parse(text),
+    requestedModel: String(body.model),
+    stream: body.stream === true,
+    includeUsage: false,
+    warnings: [],
+    trace: { routeId: "sy_test", requestId: "req_test", ts: 0, clientFormat: format, requestedModel: String(body.model), candidates: [], decisions: [], attempts: [], warnings: [] },
+    signal: new AbortController().signal,
+    headers: new Headers(),
+  };
+}
+
+/** translate → save-tokens for a target of `kind`, as the attempt loop does. */
+function send(ctx: RequestContext, kind: ProviderKind, model: string, settings = ON): Translated {
+  const t = translate(ctx, target(provider(`p-${kind}`, kind), model), "strip_with_warning");
+  if ("kind" in t) throw new Error(t.message);
+  saveTokens(ctx, target(provider(`p-${kind}`, kind), model), t, settings);
+  return t;
+}
+
+const bodyText = (t: Translated) => (typeof t.body === "string" ? t.body : new TextDecoder().decode(t.body));
+const bodyOf = (t: Translated) => JSON.parse(bodyText(t));
+
+/** Claude Code's real turn 2, its Bash result replaced by `content` (and `is_error`). */
+async function claudeTurn(content: string, isError = false) {
+  const body = await clientRequest("claude-code-tool-use-2.json");
+  const last = body.messages[body.messages.length - 1];
+  last.content[0].content = content;
+  last.content[0].is_error = isError;
+  return body;
+}
+
+/** Codex's real turn 2, its exec output replaced by `output`. */
+async function codexTurn(output: string) {
+  const body = await clientRequest("codex-tool-use-2.json");
+  body.input[body.input.length - 1].output = output;
+  return body;
+}
+
+const DIFF = sample("git-diff.txt");
+const diffOut = compressToolResult(DIFF + REMINDER)!.text;
+
+describe("tool results found and shortened in every provider format", () => {
+  test("Claude Code → openai-compatible (Chat through the hub): the tool message is shortened, the reminder kept", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER));
+    const t = send(ctx, "openai-compatible", "glm-5");
+    const tool = bodyOf(t).messages.find((m: any) => m.role === "tool");
+    expect(tool.content).toBe(diffOut);
+    expect(tool.content.endsWith(REMINDER)).toBe(true);
+    expect(ctx.trace.tokenSaver).toEqual({
+      results: 1,
+      charsBefore: DIFF.length + REMINDER.length,
+      charsAfter: diffOut.length,
+      tokensSaved: Math.round((DIFF.length + REMINDER.length - diffOut.length) / 4),
+      rules: { diff: 1 },
+    });
+  });
+
+  test("Claude Code → anthropic-compatible (tidied): the tool_result block is shortened", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER));
+    const t = send(ctx, "anthropic-compatible", "glm-5");
+    expect(t.mode).toBe("tidy");
+    const msgs = bodyOf(t).messages;
+    expect(msgs[msgs.length - 1].content[0].content).toBe(diffOut);
+  });
+
+  test("Claude Code → gemini: functionResponse.response.result is shortened", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER));
+    const t = send(ctx, "gemini", "gemini-3-pro");
+    const parts = bodyOf(t).contents.flatMap((c: any) => c.parts);
+    expect(parts.find((p: any) => p.functionResponse).functionResponse.response.result).toBe(diffOut);
+  });
+
+  test("Codex → openai-responses (native passthrough): the output is shortened, Codex's header kept; body re-serialised", async () => {
+    const output = CODEX_HEADER + serverLog(1000);
+    const ctx = ctxFor("openai-responses", await codexTurn(output));
+    const t = send(ctx, "openai-responses", "gpt-5-codex");
+    expect(t.mode).toBe("native");
+    const out = bodyOf(t).input.at(-1).output;
+    expect(out.startsWith(CODEX_HEADER)).toBe(true);
+    expect(out).toContain("… 997 similar lines elided");
+    expect(out).toContain("ERROR db: giving up after 1000 attempts");
+    expect(ctx.trace.tokenSaver).toMatchObject({ results: 1, rules: { log: 1 } });
+    expect((ctx.trace.tokenSaver as any).tokensSaved).toBeGreaterThan(20_000);
+    // Everything else is the client's body, key order included.
+    const sent = bodyOf(t);
+    const client = JSON.parse(new TextDecoder().decode(ctx.rawBody));
+    client.input.at(-1).output = out;
+    expect(bodyText(t)).toBe(JSON.stringify(client));
+    expect(Object.keys(sent)).toEqual(Object.keys(client));
+  });
+
+  test("Codex → codex and → openai-compatible (Chat): shortened too", async () => {
+    const output = CODEX_HEADER + serverLog(1000);
+    const ctx = ctxFor("openai-responses", await codexTurn(output));
+    expect(bodyOf(send(ctx, "codex", "gpt-5-codex")).input.at(-1).output).toContain("… 997 similar lines elided");
+    const chat = bodyOf(send(ctx, "openai-compatible", "kimi-k3"));
+    expect(chat.messages.find((m: any) => m.role === "tool").content).toContain("… 997 similar lines elided");
+  });
+});
+
+describe("S-2: skipped where the prompt cache needs byte-identical history, or when asked", () => {
+  for (const kind of ["anthropic", "claude-code"] as const) {
+    test(`Claude Code → ${kind}: the client's bytes go out untouched`, async () => {
+      const ctx = ctxFor("anthropic-messages", await claudeTurn(serverLog(1000) + REMINDER));
+      const t = send(ctx, kind, "claude-sonnet-4-5");
+      expect(t.mode).toBe("native");
+      expect(t.body).toBe(ctx.rawBody);
+      expect(ctx.trace.tokenSaver).toEqual({ skipped: "prompt_cache" });
+    });
+  }
+
+  test("X-Switchyard-Token-Saver: off leaves an openai-compatible target's body alone", async () => {
+    const body = await claudeTurn(DIFF + REMINDER);
+    const ctx = ctxFor("anthropic-messages", body, { "X-Switchyard-Token-Saver": "off" });
+    const t = send(ctx, "openai-compatible", "glm-5");
+    expect(bodyOf(t).messages.find((m: any) => m.role === "tool").content).toBe(DIFF + REMINDER);
+    expect(ctx.trace.tokenSaver).toEqual({ skipped: "header" });
+  });
+
+  test("settings.token_savers.compress_tool_results: false leaves it alone and records nothing", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER));
+    const t = send(ctx, "openai-compatible", "glm-5", { compressToolResults: false });
+    expect(bodyOf(t).messages.find((m: any) => m.role === "tool").content).toBe(DIFF + REMINDER);
+    expect(ctx.trace.tokenSaver).toBeUndefined();
+  });
+
+  test("skipReason: the header value is read case-insensitively; anthropic-compatible is not cache-sensitive", () => {
+    const h = (v?: string) => new Headers(v === undefined ? {} : { "x-switchyard-token-saver": v });
+    expect(skipReason("openai", h("OFF"), ON)).toBe("header");
+    expect(skipReason("openai", h("on"), ON)).toBeUndefined();
+    expect(skipReason("anthropic-compatible", h(), ON)).toBeUndefined();
+    expect(skipReason("claude-code", h(), ON)).toBe("prompt_cache");
+    expect(skipReason("openai", h(), undefined)).toBe("disabled");
+  });
+
+  test("the trace describes the attempt that was served: a fallback to anthropic clears earlier savings", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER));
+    send(ctx, "openai-compatible", "glm-5");
+    expect(ctx.trace.tokenSaver).toMatchObject({ results: 1 });
+    send(ctx, "anthropic", "claude-sonnet-4-5");
+    expect(ctx.trace.tokenSaver).toEqual({ skipped: "prompt_cache" });
+  });
+});
+
+describe("left alone", () => {
+  test("an is_error result from Claude Code stays whole in Chat, Responses and Gemini bodies", async () => {
+    const log = serverLog(1000);
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(log, true));
+    const chat = bodyOf(send(ctx, "openai-compatible", "glm-5"));
+    expect(chat.messages.find((m: any) => m.role === "tool").content).toBe(`Error: ${log}`);
+    const resp = bodyOf(send(ctx, "openai-responses", "gpt-5"));
+    expect(resp.input.find((i: any) => i.type === "function_call_output").output).toBe(log);
+    const gem = bodyOf(send(ctx, "gemini", "gemini-3-pro"));
+    expect(gem.contents.flatMap((c: any) => c.parts).find((p: any) => p.functionResponse).functionResponse.response).toEqual({ error: log });
+    expect(ctx.trace.tokenSaver).toBeUndefined();
+  });
+
+  test("no tool result of 500+ characters: the upstream body is not parsed, not re-serialised; passthrough keeps the bytes", async () => {
+    const parse = spyOn(JSON, "parse");
+    try {
+      const anth = ctxFor("anthropic-messages", await clientRequest("claude-code-tool-use-2.json"));
+      const codex = ctxFor("openai-responses", await clientRequest("codex-tool-use-2.json"));
+      parse.mockClear();
+      const chat = translate(anth, target(provider("p", "openai-compatible"), "glm-5"), "strip_with_warning") as Translated;
+      const before = chat.body;
+      saveTokens(anth, target(provider("p", "openai-compatible"), "glm-5"), chat, ON);
+      const native = translate(codex, target(provider("r", "openai-responses"), "gpt-5-codex"), "strip_with_warning") as Translated;
+      saveTokens(codex, target(provider("r", "openai-responses"), "gpt-5-codex"), native, ON);
+      expect(parse).not.toHaveBeenCalled();
+      expect(chat.body).toBe(before);
+      expect(native.body).toBe(codex.rawBody);
+      expect(anth.trace.tokenSaver).toBeUndefined();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  test("a long result that no rule recognises passes unchanged (and the body is not rewritten)", async () => {
+    const prose = "The migration finished. ".repeat(60);
+    const ctx = ctxFor("openai-responses", await codexTurn(prose));
+    const t = send(ctx, "openai-responses", "gpt-5-codex");
+    expect(t.body).toBe(ctx.rawBody);
+  });
+
+  test("cost of the no-op path: 300 fresh requests with Claude Code's 100 KB first turn", async () => {
+    const body = await clientRequest("claude-code-default.json");
+    const ctxs = Array.from({ length: 300 }, () => ctxFor("anthropic-messages", body));
+    const t = translate(ctxs[0], target(provider("p", "openai-compatible"), "glm-5"), "strip_with_warning") as Translated;
+    const start = performance.now();
+    for (const ctx of ctxs) saveTokens(ctx, target(provider("p", "openai-compatible"), "glm-5"), t, ON);
+    const perRequestMs = (performance.now() - start) / ctxs.length;
+    expect(perRequestMs).toBeLessThan(0.05);
+  });
+});
+
+describe("determinism: the same history compresses to the same bytes every turn", () => {
+  test("turn 3 repeats turn 2's compressed messages byte for byte (stable prefix for OpenAI-style caches)", async () => {
+    const turn2 = await claudeTurn(sample("rg.txt"));
+    const turn3 = structuredClone(turn2);
+    turn3.messages.push(
+      { role: "assistant", content: [{ type: "text", text: "Found them." }, { type: "tool_use", id: "toolu_fake_2", name: "Bash", input: { command: "git status" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fake_2", content: sample("git-status.txt") + REMINDER }] },
+    );
+    const a = bodyOf(send(ctxFor("anthropic-messages", turn2), "openai-compatible", "glm-5"));
+    const ctx3 = ctxFor("anthropic-messages", turn3);
+    const b = bodyOf(send(ctx3, "openai-compatible", "glm-5"));
+    expect(JSON.stringify(b.messages.slice(0, a.messages.length))).toBe(JSON.stringify(a.messages));
+    expect(ctx3.trace.tokenSaver).toMatchObject({ results: 2, rules: { search: 1, git_status: 1 } });
+    // And a second gateway process (fresh state) produces the same bytes.
+    const again = bodyOf(send(ctxFor("anthropic-messages", structuredClone(turn3)), "openai-compatible", "glm-5"));
+    expect(JSON.stringify(again)).toBe(JSON.stringify(b));
+  });
+});
+
+describe("format accessors (FormatCodec.toolResults)", () => {
+  test("Anthropic: string and block content, is_error", () => {
+    const body = {
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "a", content: "one" },
+            { type: "tool_result", tool_use_id: "b", is_error: true, content: [{ type: "text", text: "two" }, { type: "image", source: {} }, { type: "text", text: "three" }] },
+          ],
+        },
+      ],
+    };
+    const slots = codecFor("anthropic-messages").toolResults!(body);
+    expect(slots.map((s) => [s.text, s.result, s.isError])).toEqual([["one", 0, false], ["two", 1, true], ["three", 1, true]]);
+    slots[2].set("3");
+    expect((body.messages[1].content as any)[1].content[2].text).toBe("3");
+  });
+
+  test("Chat: tool messages (string or text parts); an `Error:` text counts as an error", () => {
+    const body = { messages: [{ role: "user", content: "x" }, { role: "tool", tool_call_id: "c1", content: "ok" }, { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "Error: boom" }] }] };
+    const slots = codecFor("openai-chat").toolResults!(body);
+    expect(slots.map((s) => [s.text, s.isError])).toEqual([["ok", false], ["Error: boom", true]]);
+    slots[0].set("OK");
+    expect(body.messages[1].content).toBe("OK");
+  });
+
+  test("Responses: function and custom tool outputs, parts, the legacy {content, success} object", () => {
+    const body = {
+      input: [
+        { type: "function_call_output", call_id: "a", output: "s" },
+        { type: "custom_tool_call_output", call_id: "b", output: [{ type: "input_text", text: "p" }] },
+        { type: "function_call_output", call_id: "c", output: { content: "legacy", success: false } },
+        { type: "message", role: "user", content: "not a result" },
+      ],
+    };
+    const slots = codecFor("openai-responses").toolResults!(body);
+    expect(slots.map((s) => [s.text, s.isError])).toEqual([["s", false], ["p", false], ["legacy", true]]);
+  });
+
+  test("Gemini: response.result, response.error; a structured response is not a text slot", () => {
+    const body = { contents: [{ role: "user", parts: [{ functionResponse: { name: "a", response: { result: "r" } } }, { functionResponse: { name: "b", response: { error: "e" } } }, { functionResponse: { name: "c", response: { rows: 3 } } }] }] };
+    const slots = codecFor("gemini").toolResults!(body);
+    expect(slots.map((s) => [s.text, s.isError])).toEqual([["r", false], ["e", true]]);
+  });
+});
