@@ -40,6 +40,11 @@ export interface AccountHealth {
   failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts?: { retrying?: boolean }): void;
   /** Clears error state after a committed reply (SPEC R-8) and feeds latency to scoring. */
   success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void;
+  /**
+   * Whether the cached quota windows of this account/model look healthy (more than 2 % left); undefined
+   * when none are known. Feeds the 90 s per-minute rule of SPEC 6.3.
+   */
+  quotaHealthy?(account: Account, model: string): boolean | undefined;
   /** Whether the provider's circuit is open (SPEC 6.3: 10 consecutive 5xx). */
   circuitOpen(providerId: string): boolean;
   /**
@@ -298,7 +303,7 @@ async function attemptInner(
   ctx.trace.attempts.push(trace);
   const providerCodec = codecFor(translated.upstreamFormat);
   const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
-    const classification = classify({ ...facts, now: deps.clock.now() });
+    const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(account, target.model), ...facts, now: deps.clock.now() });
     trace.durationMs = deps.clock.now() - started;
     trace.status = facts.status;
     trace.classification = classification.row;

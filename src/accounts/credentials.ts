@@ -363,6 +363,10 @@ export class SubscriptionHealth implements AccountHealth {
     this.base.success(account, provider, model, latencyMs);
   }
 
+  quotaHealthy(account: Account, model: string): boolean | undefined {
+    return this.base.quotaHealthy?.(account, model);
+  }
+
   circuitOpen(providerId: string): boolean {
     return this.base.circuitOpen(providerId);
   }

@@ -11,7 +11,7 @@ import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { Bindings } from "./bindings.ts";
-import { QuotaBook } from "./quota.ts";
+import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
 import { AccountStats } from "./stats.ts";
@@ -216,6 +216,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       if (r && (best === undefined || r.fraction > best)) best = r.fraction;
     }
     return best;
+  }
+
+  /** SPEC 6.3: whether the account's cached quota for `model` looks healthy (> 2 % left); undefined when unknown. */
+  quotaHealthy(account: Account, model: string): boolean | undefined {
+    const r = this.quota.tightest(account.id, model, this.clock.now());
+    return r ? r.fraction > QUOTA_EXCLUDE_FRACTION : undefined;
   }
 
   /** A provider circuit's state without consuming the half-open probe (dry run, status). */
