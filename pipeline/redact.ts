@@ -142,7 +142,7 @@ const PATTERNS: Pattern[] = [
     kind: "secret",
     re: new RegExp(
       B +
-        "()((?:sk-(?:ant-|proj-|live-|test-|or-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|ya29\\.[A-Za-z0-9_.-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|sy-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}))(?![A-Za-z0-9_-])",
+        "()((?:sk-(?:ant-|proj-|live-|test-|or-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,}|ya29\\.[A-Za-z0-9_.-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|sy-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}))(?![A-Za-z0-9_-])",
       "g",
     ),
   },
@@ -159,9 +159,9 @@ const PATTERNS: Pattern[] = [
     accept: (v) => !/^(?:git|no-?reply)@/i.test(v),
     identity: (v) => v.toLowerCase(),
   },
-  { kind: "card", re: /(?<![\w.-])()(\d(?:[ -]?\d){12,18})(?![\w-]|\.\d)/g, accept: cardOk, identity: digitsOnly },
-  { kind: "ipv6", re: /(?<![\w:.])()([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?::?\d{1,3}(?:\.\d{1,3}){3})?)(?![\w:]|\.\d)/g, accept: (v) => ipv6Ok(v) },
-  { kind: "ipv4", re: /(?<![\w.])()(\d{1,3}(?:\.\d{1,3}){3})(?![\w-]|\.\d)/g, accept: ipv4Ok },
+  { kind: "card", re: /(?<![\w.+-])()(\d(?:[ -]?\d){12,18})(?![\w-]|\.\d)/g, accept: cardOk, identity: digitsOnly },
+  { kind: "ipv6", re: /(?<![\w:.])()([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?::?\d{1,3}(?:\.\d{1,3}){3})?)(?![\w:]|\.\w)/g, accept: (v) => ipv6Ok(v) },
+  { kind: "ipv4", re: /(?<![\w.])()(\d{1,3}(?:\.\d{1,3}){3})(?![\w-]|\.\w)/g, accept: ipv4Ok },
   { kind: "phone", re: /(?<![\w+.-])()(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4})(?![\w-]|\.\d)/g, accept: (v) => phoneOk(v) && (v.startsWith("+") || /^\(?[2-9]/.test(v)), identity: digitsOnly },
 ];
 
