@@ -129,6 +129,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     fetchImpl: opts.fetchImpl,
     log,
   });
+  credentials.loadOverrides(await store.listCredentialOverrides());
   const health = new SubscriptionHealth(registry, credentials, clock);
   const discovery = new Discovery({
     store,

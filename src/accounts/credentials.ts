@@ -29,7 +29,7 @@ import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/po
 import type { OAuthSettings } from "../config/types.ts";
 import { OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
 import { readQuotaWindows } from "../quota.ts";
-import { credentialFingerprint } from "../store/secrets.ts";
+import { credentialFingerprint, sha256Hex } from "../store/secrets.ts";
 import { StoreError, type QuotaWindow, type Store } from "../store/types.ts";
 
 /** SPEC A-5: refresh when the access token expires within this many ms. */
@@ -67,7 +67,7 @@ export interface CredentialTimings {
 
 /** What the credential manager needs. */
 export interface CredentialDeps {
-  store: Pick<Store, "updateCredential" | "quarantine">;
+  store: Pick<Store, "updateCredential" | "quarantine"> & Partial<Pick<Store, "setCredentialOverride">>;
   clock: Clock;
   /** The OAuth client of a provider; undefined for providers that are not subscription kinds. */
   oauthOf(providerId: string): { kind: SubscriptionKind; settings: OAuthSettings } | undefined;
@@ -85,8 +85,11 @@ class Rejected extends Data.TaggedError("Rejected")<{ reason: string }> {}
 /** Refreshes, persists and quarantines OAuth credentials; one instance per process. */
 export class CredentialManager {
   private readonly t: CredentialTimings;
-  /** accountId → the refreshed credential and the access token of the account credential it replaces. */
-  private readonly overrides = new Map<string, { baseAccess: string; credential: OAuthCredential }>();
+  /**
+   * accountId → the refreshed credential and the fingerprint (hex SHA-256) of the account credential's
+   * access token it replaces. For config-file accounts it is also persisted (store overrides).
+   */
+  private readonly overrides = new Map<string, { baseFp: string; credential: OAuthCredential }>();
   private readonly inflight = new Map<string, Effect.Effect<RefreshOutcome>>();
   private readonly outcomes = new Map<string, RefreshOutcome>();
   private readonly failures = new Map<string, number>();
@@ -114,8 +117,18 @@ export class CredentialManager {
   /** The credential a call should use now: a refreshed one when it replaced the account's, else the account's. */
   current(account: Account): Credential {
     const o = this.overrides.get(account.id);
-    if (o && account.credential.type === "oauth" && account.credential.accessToken === o.baseAccess) return o.credential;
+    if (o && account.credential.type === "oauth" && sha256Hex(account.credential.accessToken) === o.baseFp) return o.credential;
     return account.credential;
+  }
+
+  /**
+   * Adopts the persisted refreshed credentials of config-file accounts (at start), so a restart does not
+   * fall back to the file's possibly spent token. Each applies only while the file holds its base.
+   */
+  loadOverrides(list: Array<{ accountId: string; baseFingerprint: string; credential: Credential }>): void {
+    for (const o of list) {
+      if (o.credential.type === "oauth") this.overrides.set(o.accountId, { baseFp: o.baseFingerprint, credential: o.credential });
+    }
   }
 
   /** The last refresh round's outcome for an account, if any. */
@@ -253,12 +266,24 @@ export class CredentialManager {
           error: e instanceof StoreError ? e.code : "store failure",
         });
       }
-    } else if (!this.warnedMemoryOnly.has(account.id)) {
-      this.warnedMemoryOnly.add(account.id);
-      this.log("warn", "refreshed credential of a config-file account is kept in memory only (a restart starts from the file's token)", { account: account.id });
     }
-    const base = account.credential.type === "oauth" ? account.credential.accessToken : "";
-    this.overrides.set(account.id, { baseAccess: base, credential: fresh });
+    const baseFp = sha256Hex(account.credential.type === "oauth" ? account.credential.accessToken : "");
+    if (account.source !== "db") {
+      // A config-file account: the file keeps its old token, so the refreshed one is stored beside it
+      // (durably, before use) and wins while the file still holds the token it replaced.
+      try {
+        await this.deps.store.setCredentialOverride?.(account.id, baseFp, fresh);
+      } catch (e) {
+        if (!this.warnedMemoryOnly.has(account.id)) {
+          this.warnedMemoryOnly.add(account.id);
+          this.log("error", "could not persist a refreshed config-file credential; it lives in memory until restart", {
+            account: account.id,
+            error: e instanceof StoreError ? e.code : "store failure",
+          });
+        }
+      }
+    }
+    this.overrides.set(account.id, { baseFp, credential: fresh });
     const now = this.deps.clock.now();
     const outcome: RefreshOutcome = { kind: "ok", at: now, fp: credentialFingerprint(fresh) };
     this.outcomes.set(account.id, outcome);

@@ -149,6 +149,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX route_traces_request_id ON route_traces (request_id);
     `,
   },
+  {
+    version: 2,
+    name: "credential overrides of config-file accounts",
+    up: `
+      -- A config-file OAuth account's credential after a refresh (SPEC P-7: rotated refresh tokens are
+      -- persisted before use). Applies only while the file still holds the credential it was refreshed
+      -- from (base_fingerprint = hex SHA-256 of that access token); editing the file supersedes it.
+      CREATE TABLE credential_overrides (
+        account_id       TEXT PRIMARY KEY,
+        base_fingerprint TEXT NOT NULL,
+        credential       TEXT NOT NULL,        -- JSON Credential (holds tokens: file is 0600)
+        updated_at       INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

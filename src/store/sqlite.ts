@@ -26,6 +26,7 @@ import {
   type ConfigKey,
   type Cooldown,
   type CreatedKey,
+  type CredentialOverride,
   type KeyInfo,
   type Quarantine,
   type QuotaWindow,
@@ -242,6 +243,11 @@ export class SqliteStore implements Store {
            disabled = excluded.disabled, updated_at = excluded.updated_at`,
       ),
       accountCredential: db.prepare("UPDATE accounts SET credential = ?, updated_at = ? WHERE id = ?"),
+      overrideUpsert: db.prepare(
+        "INSERT INTO credential_overrides (account_id, base_fingerprint, credential, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(account_id) DO UPDATE SET base_fingerprint = excluded.base_fingerprint, credential = excluded.credential, updated_at = excluded.updated_at",
+      ),
+      overrideList: db.prepare("SELECT account_id, base_fingerprint, credential FROM credential_overrides"),
+      overrideDelete: db.prepare("DELETE FROM credential_overrides WHERE account_id = ?"),
       accountDisabled: db.prepare("UPDATE accounts SET disabled = ?, updated_at = ? WHERE id = ?"),
       accountDelete: db.prepare("DELETE FROM accounts WHERE id = ?"),
       modelsUpsert: db.prepare(
@@ -539,6 +545,32 @@ export class SqliteStore implements Store {
       () => this.s.accountCredential.run(JSON.stringify(cred), Math.round(this.now()), String(id)).changes,
     );
     if (changes === 0) throw new StoreError("not_found", `no stored account ${JSON.stringify(id)}`);
+  }
+
+  /**
+   * Records the refreshed credential of a config-file account, durably (fsync), keyed by the
+   * fingerprint of the file's credential it replaces. @throws StoreError `invalid`, `closed`.
+   */
+  setCredentialOverride(accountId: string, baseFingerprint: string, credential: Credential): void {
+    this.assertOpen();
+    const cred = checkCredential(credential, accountId);
+    this.durably(() => this.s.overrideUpsert.run(String(accountId), String(baseFingerprint), JSON.stringify(cred), Math.round(this.now())));
+  }
+
+  /** Every credential override (config-file accounts refreshed by the gateway). */
+  listCredentialOverrides(): CredentialOverride[] {
+    this.assertOpen();
+    return (this.s.overrideList.all() as Array<{ account_id: string; base_fingerprint: string; credential: string }>).map((r) => ({
+      accountId: r.account_id,
+      baseFingerprint: r.base_fingerprint,
+      credential: JSON.parse(r.credential) as Credential,
+    }));
+  }
+
+  /** Forgets the override of an account. */
+  clearCredentialOverride(accountId: string): void {
+    this.assertOpen();
+    this.s.overrideDelete.run(String(accountId));
   }
 
   /** Enables or disables a stored account. @throws StoreError `not_found`, `closed`. */

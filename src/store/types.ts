@@ -102,6 +102,14 @@ export type AccountInput = Omit<Account, "source" | "models"> & { source?: Accou
 // Account state (SPEC 5.3, 6.3, 7)
 // ---------------------------------------------------------------------------------------------
 
+/** A config-file account's credential after a refresh by the gateway. */
+export interface CredentialOverride {
+  accountId: string;
+  /** Hex SHA-256 of the access token the file held when the refresh happened. */
+  baseFingerprint: string;
+  credential: Credential;
+}
+
 /** Model name used for a cooldown, quota window or pairing that covers every model of the account. */
 export const ALL_MODELS = "*";
 
@@ -331,6 +339,16 @@ export interface Store extends KeyLookup, UsageSink, TraceSink {
    * refresh token is never lost (SPEC P-7). @throws StoreError `not_found`.
    */
   updateCredential(id: string, credential: Credential): Awaitable<void>;
+
+  /**
+   * Records the refreshed credential of a config-file account, durably, keyed by the fingerprint of the
+   * file's credential it replaces (SPEC P-7); it applies only while the file still holds that credential.
+   */
+  setCredentialOverride(accountId: string, baseFingerprint: string, credential: Credential): Awaitable<void>;
+  /** Every credential override of config-file accounts. */
+  listCredentialOverrides(): Awaitable<CredentialOverride[]>;
+  /** Forgets the override of an account. */
+  clearCredentialOverride(accountId: string): Awaitable<void>;
 
   /** Enables or disables a stored account. @throws StoreError `not_found`. */
   setAccountDisabled(id: string, disabled: boolean): Awaitable<void>;
