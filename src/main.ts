@@ -176,6 +176,14 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   process.stderr.write(
     JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir }) + "\n",
   );
+  // SPEC D-4: Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, when the process starts (setting it in
+  // process.env here is too late: measured, docs/performance.md); scripts/start and the service unit set it.
+  const cap = Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256);
+  if (!(cap >= 1024)) {
+    process.stderr.write(
+      JSON.stringify({ level: "warn", time: Date.now(), msg: `at most ${cap} concurrent upstream requests: start switchyard with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 in its environment (scripts/start and the service unit do)` }) + "\n",
+    );
+  }
   const stop = async (signal: string) => {
     process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
     await app.shutdown();
