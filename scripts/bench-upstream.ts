@@ -1,0 +1,203 @@
+#!/usr/bin/env bun
+/**
+ * A minimal, fast fake LLM upstream for scripts/bench (not for tests: test/support/fake-upstream.ts
+ * records and scripts every request; this one precomputes every reply and does as little as possible
+ * per request so the upstream's own cost stays small and constant across the lanes measured).
+ *
+ * Usage: `bun scripts/bench-upstream.ts` — listens on 127.0.0.1:0 and prints `{"port":N}` on stdout.
+ *
+ * Paths (by suffix): `/chat/completions` (OpenAI Chat), `/v1/messages` (Anthropic Messages),
+ * `/responses` (OpenAI Responses). The reply is decided by cheap substring tests on the request body:
+ * - `"stream":true` → a streamed reply, else one JSON body;
+ * - a model containing `bench-big` → a {@link BIG_EVENTS}-event stream (stream throughput);
+ * - a model containing `bench-hold` → the first event at once, then the stream stays open until the
+ *   client goes away (open idle streams);
+ * - Chat: `"include_usage":true` → the usage-only chunk before `[DONE]` (as OpenAI does).
+ */
+
+/** Events in the stream-throughput reply. */
+export const BIG_EVENTS = 20_000;
+/** Content deltas in an ordinary streamed reply (a short answer). */
+export const SMALL_DELTAS = 20;
+
+const enc = new TextEncoder();
+const WORDS = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."];
+const word = (i: number) => WORDS[i % WORDS.length];
+const TEXT = Array.from({ length: SMALL_DELTAS }, (_, i) => word(i)).join("");
+
+const USAGE_CHAT = { prompt_tokens: 42, completion_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS };
+
+// ---- Chat ---------------------------------------------------------------------------------------
+
+function chatChunk(delta: unknown, finish: string | null = null): string {
+  return (
+    "data: " +
+    JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: "gpt-bench", choices: [{ index: 0, delta, finish_reason: finish }] }) +
+    "\n\n"
+  );
+}
+function chatStream(deltas: number, usage: boolean): string {
+  let s = chatChunk({ role: "assistant", content: "" });
+  for (let i = 0; i < deltas; i++) s += chatChunk({ content: word(i) });
+  s += chatChunk({}, "stop");
+  if (usage) {
+    s += "data: " + JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1700000000, model: "gpt-bench", choices: [], usage: { prompt_tokens: 42, completion_tokens: deltas, total_tokens: 42 + deltas } }) + "\n\n";
+  }
+  return s + "data: [DONE]\n\n";
+}
+const CHAT_JSON = JSON.stringify({
+  id: "chatcmpl-bench",
+  object: "chat.completion",
+  created: 1700000000,
+  model: "gpt-bench",
+  choices: [{ index: 0, message: { role: "assistant", content: TEXT }, finish_reason: "stop" }],
+  usage: USAGE_CHAT,
+});
+
+// ---- Anthropic Messages -------------------------------------------------------------------------
+
+const named = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+function messagesStream(deltas: number): string {
+  let s = named("message_start", {
+    type: "message_start",
+    message: { id: "msg_bench", type: "message", role: "assistant", model: "claude-bench", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 42, output_tokens: 1 } },
+  });
+  s += named("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+  for (let i = 0; i < deltas; i++) s += named("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: word(i) } });
+  s += named("content_block_stop", { type: "content_block_stop", index: 0 });
+  s += named("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: deltas } });
+  return s + named("message_stop", { type: "message_stop" });
+}
+const MESSAGES_JSON = JSON.stringify({
+  id: "msg_bench",
+  type: "message",
+  role: "assistant",
+  model: "claude-bench",
+  content: [{ type: "text", text: TEXT }],
+  stop_reason: "end_turn",
+  stop_sequence: null,
+  usage: { input_tokens: 42, output_tokens: SMALL_DELTAS },
+});
+
+// ---- OpenAI Responses ---------------------------------------------------------------------------
+
+function responsesStream(deltas: number): string {
+  let seq = 0;
+  const ev = (type: string, data: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...data });
+  const base = { id: "resp_bench", object: "response", created_at: 1700000000, model: "gpt-bench", output: [] as unknown[] };
+  let s = ev("response.created", { response: { ...base, status: "in_progress" } });
+  s += ev("response.in_progress", { response: { ...base, status: "in_progress" } });
+  const item = { id: "msg_bench", type: "message", status: "in_progress", role: "assistant", content: [] as unknown[] };
+  s += ev("response.output_item.added", { output_index: 0, item });
+  s += ev("response.content_part.added", { item_id: "msg_bench", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+  let text = "";
+  for (let i = 0; i < deltas; i++) {
+    text += word(i);
+    s += ev("response.output_text.delta", { item_id: "msg_bench", output_index: 0, content_index: 0, delta: word(i) });
+  }
+  s += ev("response.output_text.done", { item_id: "msg_bench", output_index: 0, content_index: 0, text });
+  const part = { type: "output_text", text, annotations: [] };
+  s += ev("response.content_part.done", { item_id: "msg_bench", output_index: 0, content_index: 0, part });
+  const done = { ...item, status: "completed", content: [part] };
+  s += ev("response.output_item.done", { output_index: 0, item: done });
+  s += ev("response.completed", {
+    response: { ...base, status: "completed", output: [done], usage: { input_tokens: 42, output_tokens: deltas, total_tokens: 42 + deltas } },
+  });
+  return s;
+}
+const RESPONSES_JSON = JSON.stringify({
+  id: "resp_bench",
+  object: "response",
+  created_at: 1700000000,
+  status: "completed",
+  model: "gpt-bench",
+  output: [{ id: "msg_bench", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: TEXT, annotations: [] }] }],
+  usage: { input_tokens: 42, output_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS },
+});
+
+// ---- precomputed bodies -------------------------------------------------------------------------
+
+type Fmt = "chat" | "messages" | "responses";
+interface Bodies {
+  json: Uint8Array;
+  small: Uint8Array;
+  smallUsage: Uint8Array;
+  big: Uint8Array;
+  bigUsage: Uint8Array;
+  /** The first event of a held stream. */
+  first: Uint8Array;
+}
+function bodies(fmt: Fmt): Bodies {
+  const stream = (n: number, usage: boolean) => (fmt === "chat" ? chatStream(n, usage) : fmt === "messages" ? messagesStream(n) : responsesStream(n));
+  // BIG_EVENTS events in all: the framing events of each format plus content deltas.
+  const framing = fmt === "chat" ? 2 : fmt === "messages" ? 5 : 8;
+  const small = stream(SMALL_DELTAS, false);
+  const firstEnd = small.indexOf("\n\n") + 2;
+  return {
+    json: enc.encode(fmt === "chat" ? CHAT_JSON : fmt === "messages" ? MESSAGES_JSON : RESPONSES_JSON),
+    small: enc.encode(small),
+    smallUsage: enc.encode(stream(SMALL_DELTAS, true)),
+    big: enc.encode(stream(BIG_EVENTS - framing, false)),
+    bigUsage: enc.encode(stream(BIG_EVENTS - framing, true)),
+    first: enc.encode(small.slice(0, firstEnd)),
+  };
+}
+const BODIES: Record<Fmt, Bodies> = { chat: bodies("chat"), messages: bodies("messages"), responses: bodies("responses") };
+
+const SSE = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
+const JSON_H = { "content-type": "application/json" };
+
+function formatOf(path: string): Fmt | undefined {
+  if (path.endsWith("/chat/completions")) return "chat";
+  if (path.endsWith("/messages")) return "messages";
+  if (path.endsWith("/responses")) return "responses";
+  return undefined;
+}
+
+/** Open held streams (for the idle-streams measurement). */
+let held = 0;
+
+/** Starts the bench upstream on 127.0.0.1:`port` (0 = any free port). */
+export function startBenchUpstream(port = 0) {
+  return Bun.serve({
+    hostname: "127.0.0.1",
+    port,
+    idleTimeout: 0,
+    development: false,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/held") return new Response(String(held));
+      const fmt = formatOf(path);
+      if (!fmt || req.method !== "POST") return new Response("not found", { status: 404 });
+      const body = await req.text();
+      const b = BODIES[fmt];
+      if (!body.includes('"stream":true')) return new Response(b.json, { headers: JSON_H });
+      const usage = fmt === "chat" && body.includes('"include_usage":true');
+      if (body.includes("bench-hold")) {
+        held++;
+        let closed = false;
+        const stream = new ReadableStream<Uint8Array>({
+          start(c) {
+            c.enqueue(b.first);
+          },
+          cancel() {
+            if (!closed) held--;
+            closed = true;
+          },
+        });
+        req.signal.addEventListener("abort", () => {
+          if (!closed) held--;
+          closed = true;
+        });
+        return new Response(stream, { headers: SSE });
+      }
+      if (body.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
+      return new Response(usage ? b.smallUsage : b.small, { headers: SSE });
+    },
+  });
+}
+
+if (import.meta.main) {
+  const server = startBenchUpstream(Number(process.env.PORT ?? 0));
+  process.stdout.write(JSON.stringify({ port: server.port }) + "\n");
+}

@@ -1,0 +1,716 @@
+#!/usr/bin/env bun
+/**
+ * scripts/bench: switchyard against a raw Bun pipe and the upstream itself, in ONE interleaved run.
+ *
+ * Three servers on 127.0.0.1, each its own process so its CPU can be read from /proc/PID/stat:
+ * - the bench upstream (scripts/bench-upstream.ts): precomputed replies in Chat, Messages, Responses;
+ * - the raw pipe (scripts/bench-pipe.ts): `fetch` upstream → `new Response(upstream.body)`;
+ * - switchyard itself: `bun src/main.ts start --config … --port 0 --data-dir …` (the real app).
+ *
+ * Lanes (client endpoint → upstream format): chat→chat (native, kind openai), messages→messages
+ * (native, kind anthropic), messages→chat and responses→chat (translated), each non-streaming and
+ * streaming. "direct" is the client talking to the upstream itself; the raw pipe and "direct" send
+ * the lane's client request to the upstream endpoint of the client's own format (a pipe cannot
+ * translate), switchyard sends it to the lane's upstream format.
+ *
+ * Measured (see docs/performance.md): added latency p50/p99 at concurrency 1 and added time to the
+ * first SSE frame (each minus direct in the same round); requests/s at concurrency 32 (wrk when
+ * installed, else a Bun load client) with CPU µs per request of each proxy process (utime+stime over
+ * the run); one 20,000-event stream per lane (events/s, MB/s, events per CPU-second); the in-process
+ * reply drivers alone (native tap vs translation, events/s per core); RSS idle, peak under load and
+ * with 1,000 open idle streams; idle RSS of the compiled binary.
+ *
+ * Rounds alternate between direct, raw pipe and switchyard (rotating which goes first); every figure
+ * is the median over rounds, with the spread (min–max over rounds) in the JSON.
+ *
+ * Usage: scripts/bench [--quick] [--json out.json] [--rounds N] [--no-binary] [--body-kb N]
+ */
+// The load client opens 1,000 streams at once. Bun reads this variable only at process start
+// (setting it in process.env is too late), so without it the bench runs itself again with it.
+if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
+  const child = Bun.spawn([process.execPath, ...process.argv.slice(1)], { stdio: ["inherit", "inherit", "inherit"], env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" } });
+  process.exit(await child.exited);
+}
+
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..");
+const argv = process.argv.slice(2);
+const flag = (name: string) => argv.includes(name);
+const opt = (name: string) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+};
+const QUICK = flag("--quick");
+const JSON_OUT = opt("--json");
+const ROUNDS = Number(opt("--rounds") ?? (QUICK ? 3 : 5));
+const LAT_N = QUICK ? 150 : 400;
+const RPS_SECONDS = QUICK ? 2 : 4;
+const RPS_ROUNDS = QUICK ? 2 : 3;
+const CONCURRENCY = 32;
+const OPEN_STREAMS = 1000;
+const BODY_KB = Number(opt("--body-kb") ?? 2);
+const BUILD_BINARY = !flag("--no-binary");
+/** `--only latency,throughput,streams,drivers,open,binary`: run some sections (debugging). */
+const ONLY = opt("--only")?.split(",");
+const run = (section: string) => !ONLY || ONLY.includes(section);
+const TICK_US = 1e6 / 100; // clock ticks (USER_HZ = 100 on Linux)
+
+type TargetName = "direct" | "raw" | "switchyard";
+const TARGETS: TargetName[] = ["direct", "raw", "switchyard"];
+type Mode = "json" | "stream";
+const MODES: Mode[] = ["json", "stream"];
+
+interface Lane {
+  name: string;
+  kind: "native" | "translated";
+  /** Client endpoint path. */
+  path: string;
+  body: (stream: boolean, model: string) => Record<string, unknown>;
+  /** Base model name: `bench`, `bench-big` and `bench-hold` variants are derived from it. */
+  model: string;
+}
+
+// ---- request bodies -------------------------------------------------------------------------------
+
+const SYSTEM = ("You are a careful coding assistant. Answer briefly and precisely. ").repeat(Math.max(1, Math.round((BODY_KB * 1024 - 400) / 68)));
+const USER = "Summarise the change in one sentence.";
+const LANES: Lane[] = [
+  {
+    name: "chat→chat",
+    kind: "native",
+    path: "/v1/chat/completions",
+    model: "gpt-bench",
+    body: (stream, model) => ({ model, stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }),
+  },
+  {
+    name: "messages→messages",
+    kind: "native",
+    path: "/v1/messages",
+    model: "claude-bench",
+    body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
+  },
+  {
+    name: "messages→chat",
+    kind: "translated",
+    path: "/v1/messages",
+    model: "gpt-bench",
+    body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
+  },
+  {
+    name: "responses→chat",
+    kind: "translated",
+    path: "/v1/responses",
+    model: "cchat/gpt-bench",
+    body: (stream, model) => ({ model, stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }),
+  },
+];
+
+/** The model name of a variant: `gpt-bench` → `gpt-bench-big`. */
+const variant = (lane: Lane, v: "" | "-big" | "-hold") => lane.model + v;
+/** direct and raw call the upstream's own endpoint of the client's format; model prefixes are gateway-only. */
+const bodyFor = (lane: Lane, target: TargetName, stream: boolean, v: "" | "-big" | "-hold" = "") => {
+  const model = variant(lane, v);
+  return JSON.stringify(lane.body(stream, target === "switchyard" ? model : model.replace(/^[^/]+\//, "")));
+};
+
+// ---- processes ----------------------------------------------------------------------------------
+
+interface Proc {
+  name: string;
+  proc: Subprocess;
+  pid: number;
+  url: string;
+}
+
+async function readLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  const reader = stream.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      const r = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => ({ done: true, value: undefined }))]);
+      if (r.done) break;
+      buf += dec.decode(r.value, { stream: true });
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (match(line)) return line;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  throw new Error("process did not report its address in time");
+}
+
+/** Keeps reading a pipe so the child never blocks on a full pipe buffer. */
+function drain(stream: ReadableStream<Uint8Array> | undefined | number | null) {
+  if (stream && typeof stream === "object") void stream.pipeTo(new WritableStream()).catch(() => {});
+}
+
+async function startUpstream(): Promise<Proc> {
+  const proc = Bun.spawn(["bun", join(ROOT, "scripts/bench-upstream.ts")], { stdout: "pipe", stderr: "inherit", env: { ...process.env } });
+  const line = await readLine(proc.stdout as ReadableStream<Uint8Array>, (l) => l.startsWith("{"));
+  drain(proc.stdout as ReadableStream<Uint8Array>);
+  return { name: "upstream", proc, pid: proc.pid, url: `http://127.0.0.1:${JSON.parse(line).port}` };
+}
+
+async function startPipe(upstream: string): Promise<Proc> {
+  const proc = Bun.spawn(["bun", join(ROOT, "scripts/bench-pipe.ts")], {
+    stdout: "pipe",
+    stderr: "inherit",
+    env: { ...process.env, UPSTREAM: upstream, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+  });
+  const line = await readLine(proc.stdout as ReadableStream<Uint8Array>, (l) => l.startsWith("{"));
+  drain(proc.stdout as ReadableStream<Uint8Array>);
+  return { name: "raw", proc, pid: proc.pid, url: `http://127.0.0.1:${JSON.parse(line).port}` };
+}
+
+function configYaml(upstream: string): string {
+  return `server:
+  host: 127.0.0.1
+providers:
+  - id: openai
+    kind: openai
+    base_url: "${upstream}/v1"
+  - id: anthropic
+    kind: anthropic
+    base_url: "${upstream}"
+  - id: cchat
+    kind: openai-compatible
+    base_url: "${upstream}/v1"
+accounts:
+  - id: openai-bench
+    provider: openai
+    api_key: env:BENCH_UPSTREAM_KEY
+  - id: anthropic-bench
+    provider: anthropic
+    api_key: env:BENCH_UPSTREAM_KEY
+  - id: cchat-bench
+    provider: cchat
+    api_key: env:BENCH_UPSTREAM_KEY
+`;
+}
+
+/**
+ * Starts switchyard as `cmd start …` with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 in its environment, as
+ * scripts/start and the service unit do. Its request log (stdout) goes to /dev/null.
+ */
+async function startSwitchyard(cmd: string[], upstream: string, dir: string, name = "switchyard"): Promise<Proc> {
+  const config = join(dir, "config.yaml");
+  writeFileSync(config, configYaml(upstream));
+  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+  const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data")], {
+    stdout: "ignore",
+    stderr: "pipe",
+    env,
+  });
+  const line = await readLine(proc.stderr as ReadableStream<Uint8Array>, (l) => l.includes('"switchyard listening"'), 60_000);
+  drain(proc.stderr as ReadableStream<Uint8Array>);
+  return { name, proc, pid: proc.pid, url: JSON.parse(line).url };
+}
+
+// ---- /proc ----------------------------------------------------------------------------------------
+
+/** utime+stime of a process (all its threads), µs. */
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_US;
+}
+/** Resident set size, MB. */
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+// ---- statistics -----------------------------------------------------------------------------------
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = xs.slice().sort((a, b) => a - b);
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1));
+  return s[i];
+}
+const median = (xs: number[]) => quantile(xs, 0.5);
+const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length });
+const round = (x: number, d = 3) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null);
+
+// ---- clients --------------------------------------------------------------------------------------
+
+const urls: Record<TargetName, string> = { direct: "", raw: "", switchyard: "" };
+const procs: Partial<Record<TargetName, Proc>> = {};
+const HEADERS = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
+
+/** One request, read to the end: total ms, ms to the first body bytes, bytes received. */
+async function timedRequest(url: string, body: string): Promise<{ total: number; first: number; bytes: number; status: number }> {
+  const t0 = performance.now();
+  const res = await fetch(url, { method: "POST", headers: HEADERS, body });
+  let first = NaN;
+  let bytes = 0;
+  const reader = res.body!.getReader();
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) break;
+    if (bytes === 0 && r.value.byteLength > 0) first = performance.now() - t0;
+    bytes += r.value.byteLength;
+  }
+  return { total: performance.now() - t0, first, bytes, status: res.status };
+}
+
+const targetUrl = (t: TargetName, lane: Lane) => urls[t] + lane.path;
+
+/** Rotates the target order per round so none always runs first. */
+const orderFor = (r: number) => TARGETS.map((_, i) => TARGETS[(i + r) % TARGETS.length]);
+
+// ---- 1. latency at concurrency 1 --------------------------------------------------------------------
+
+interface LatencyRow {
+  lane: string;
+  mode: Mode;
+  /** per target: per-round p50/p99 total ms and p50 first-frame ms */
+  rounds: Record<TargetName, { p50: number; p99: number; first50: number }[]>;
+}
+
+async function latency(): Promise<LatencyRow[]> {
+  const rows: LatencyRow[] = [];
+  for (const lane of LANES) for (const mode of MODES) rows.push({ lane: lane.name, mode, rounds: { direct: [], raw: [], switchyard: [] } });
+  for (let r = 0; r < ROUNDS; r++) {
+    let i = 0;
+    for (const lane of LANES) {
+      for (const mode of MODES) {
+        const row = rows[i++];
+        for (const t of orderFor(r + i)) {
+          const body = bodyFor(lane, t, mode === "stream");
+          const url = targetUrl(t, lane);
+          for (let w = 0; w < 20; w++) await timedRequest(url, body); // warm the connection and JIT
+          const totals: number[] = [];
+          const firsts: number[] = [];
+          for (let k = 0; k < LAT_N; k++) {
+            const x = await timedRequest(url, body);
+            if (x.status !== 200) throw new Error(`${t} ${lane.name} ${mode}: HTTP ${x.status}`);
+            totals.push(x.total);
+            firsts.push(x.first);
+          }
+          row.rounds[t].push({ p50: median(totals), p99: quantile(totals, 0.99), first50: median(firsts) });
+        }
+      }
+    }
+    process.stderr.write(`latency round ${r + 1}/${ROUNDS} done\n`);
+  }
+  return rows;
+}
+
+// ---- 2. requests/s at concurrency 32, CPU per request, peak RSS -------------------------------------
+
+const WRK = Bun.which("wrk");
+
+interface LoadResult {
+  requests: number;
+  seconds: number;
+  errors: number;
+}
+
+async function loadWrk(url: string, body: string, seconds: number, dir: string): Promise<LoadResult> {
+  const bodyFile = join(dir, "wrk-body.json");
+  writeFileSync(bodyFile, body);
+  const script = join(dir, "wrk.lua");
+  writeFileSync(
+    script,
+    `wrk.method = "POST"\nlocal f = io.open(${JSON.stringify(bodyFile)}, "rb")\nwrk.body = f:read("*a")\nf:close()\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["anthropic-version"] = "2023-06-01"\n`,
+  );
+  const p = Bun.spawn([WRK!, "-t1", `-c${CONCURRENCY}`, `-d${seconds}s`, "--latency", "-s", script, url], { stdout: "pipe", stderr: "pipe" });
+  const out = await new Response(p.stdout).text();
+  await p.exited;
+  const m = /(\d+) requests in ([\d.]+)(ms|s|m)/.exec(out);
+  if (!m) throw new Error(`wrk output not understood:\n${out}`);
+  const secs = Number(m[2]) * (m[3] === "ms" ? 1e-3 : m[3] === "m" ? 60 : 1);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
+  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  const errors = (non2xx ? Number(non2xx[1]) : 0) + (sock ? Number(sock[1]) + Number(sock[2]) + Number(sock[3]) + Number(sock[4]) : 0);
+  return { requests: Number(m[1]), seconds: secs, errors };
+}
+
+async function loadBun(url: string, body: string, seconds: number): Promise<LoadResult> {
+  const end = performance.now() + seconds * 1000;
+  let requests = 0;
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        try {
+          const res = await fetch(url, { method: "POST", headers: HEADERS, body });
+          await res.arrayBuffer();
+          if (res.status === 200) requests++;
+          else errors++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  return { requests, seconds: (performance.now() - t0) / 1000, errors };
+}
+
+interface RpsRow {
+  lane: string;
+  mode: Mode;
+  rps: Record<TargetName, number[]>;
+  cpuUsPerReq: Record<TargetName, number[]>;
+  errors: number;
+}
+
+async function throughput(dir: string, peak: Record<TargetName, number>): Promise<RpsRow[]> {
+  const rows: RpsRow[] = [];
+  for (const lane of LANES) for (const mode of MODES) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0 });
+  for (let r = 0; r < RPS_ROUNDS; r++) {
+    let i = 0;
+    for (const lane of LANES) {
+      for (const mode of MODES) {
+        const row = rows[i++];
+        for (const t of orderFor(r + i)) {
+          const pid = t === "direct" ? procs.direct!.pid : procs[t]!.pid;
+          const body = bodyFor(lane, t, mode === "stream");
+          const c0 = cpuUs(pid);
+          const sampler = setInterval(() => (peak[t] = Math.max(peak[t], rssMb(pid))), 100);
+          let res: LoadResult;
+          try {
+            res = WRK ? await loadWrk(targetUrl(t, lane), body, RPS_SECONDS, dir) : await loadBun(targetUrl(t, lane), body, RPS_SECONDS);
+          } finally {
+            clearInterval(sampler);
+          }
+          peak[t] = Math.max(peak[t], rssMb(pid));
+          const c1 = cpuUs(pid);
+          row.rps[t].push(res.requests / res.seconds);
+          row.cpuUsPerReq[t].push((c1 - c0) / Math.max(1, res.requests));
+          row.errors += res.errors;
+        }
+      }
+    }
+    process.stderr.write(`throughput round ${r + 1}/${RPS_ROUNDS} done\n`);
+  }
+  return rows;
+}
+
+// ---- 3. one 20,000-event stream per lane ------------------------------------------------------------
+
+const BIG_EVENTS = 20_000;
+
+interface StreamRow {
+  lane: string;
+  /** per target per round: seconds, MB received, proxy CPU seconds */
+  runs: Record<TargetName, { seconds: number; mb: number; cpuS: number }[]>;
+}
+
+async function streams(): Promise<StreamRow[]> {
+  const rows = LANES.map((l) => ({ lane: l.name, runs: { direct: [], raw: [], switchyard: [] } }) as StreamRow);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let li = 0; li < LANES.length; li++) {
+      const lane = LANES[li];
+      for (const t of orderFor(r + li)) {
+        const body = bodyFor(lane, t, true, "-big");
+        const pid = procs[t]!.pid;
+        await timedRequest(targetUrl(t, lane), body); // warm-up
+        const c0 = cpuUs(pid);
+        const x = await timedRequest(targetUrl(t, lane), body);
+        const c1 = cpuUs(pid);
+        if (x.status !== 200) throw new Error(`stream ${t} ${lane.name}: HTTP ${x.status}`);
+        rows[li].runs[t].push({ seconds: x.total / 1000, mb: x.bytes / 1e6, cpuS: (c1 - c0) / 1e6 });
+      }
+    }
+  }
+  return rows;
+}
+
+// ---- 4. in-process reply drivers (no network) -------------------------------------------------------
+
+interface CodecRow {
+  lane: string;
+  driver: string;
+  eventsPerSec: number[];
+  mbPerSec: number[];
+}
+
+async function codecBench(): Promise<CodecRow[]> {
+  const { codecFor } = await import("../formats/index.ts");
+  const { passthroughDriver, TranslatedStreamDriver } = await import("../pipeline/re-translate.ts");
+  // the same bytes the proxies see, from the running bench upstream
+  const fetchBig = async (path: string, body: string) => new Uint8Array(await (await fetch(procs.direct!.url + path, { method: "POST", headers: HEADERS, body })).arrayBuffer());
+  const chatBig = await fetchBig("/v1/chat/completions", JSON.stringify({ model: "gpt-bench-big", stream: true, stream_options: { include_usage: true } }));
+  const msgBig = await fetchBig("/v1/messages", JSON.stringify({ model: "claude-bench-big", stream: true }));
+  const chunks = (b: Uint8Array, size = 16 * 1024) => {
+    const out: Uint8Array[] = [];
+    for (let o = 0; o < b.length; o += size) out.push(b.subarray(o, Math.min(b.length, o + size)));
+    return out;
+  };
+  const cases: Array<{ lane: string; driver: string; bytes: Uint8Array; make: () => { push(c: Uint8Array): Uint8Array; end(): Uint8Array } }> = [
+    { lane: "chat→chat", driver: "native tap", bytes: chatBig, make: () => passthroughDriver(codecFor("openai-chat").createTap({ family: "openai", includeUsage: false })) },
+    { lane: "messages→messages", driver: "native tap", bytes: msgBig, make: () => passthroughDriver(codecFor("anthropic-messages").createTap({ family: "anthropic" })) },
+    {
+      lane: "messages→chat",
+      driver: "translated",
+      bytes: chatBig,
+      make: () => new TranslatedStreamDriver(codecFor("openai-chat"), codecFor("anthropic-messages"), { family: "openai" }, { model: "gpt-bench" }),
+    },
+    {
+      lane: "responses→chat",
+      driver: "translated",
+      bytes: chatBig,
+      make: () => new TranslatedStreamDriver(codecFor("openai-chat"), codecFor("openai-responses"), { family: "openai" }, { model: "gpt-bench" }),
+    },
+    {
+      lane: "chat→messages",
+      driver: "translated",
+      bytes: msgBig,
+      make: () => new TranslatedStreamDriver(codecFor("anthropic-messages"), codecFor("openai-chat"), { family: "anthropic" }, { model: "claude-bench" }),
+    },
+  ];
+  const rows: CodecRow[] = cases.map((c) => ({ lane: c.lane, driver: c.driver, eventsPerSec: [], mbPerSec: [] }));
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let ci = 0; ci < cases.length; ci++) {
+      const c = cases[ci];
+      const parts = chunks(c.bytes);
+      for (let w = 0; w < 3; w++) {
+        const d = c.make();
+        for (const p of parts) d.push(p);
+        d.end();
+      }
+      const reps = QUICK ? 5 : 15;
+      const t0 = performance.now();
+      for (let k = 0; k < reps; k++) {
+        const d = c.make();
+        for (const p of parts) d.push(p);
+        d.end();
+      }
+      const secs = (performance.now() - t0) / 1000;
+      rows[ci].eventsPerSec.push((BIG_EVENTS * reps) / secs);
+      rows[ci].mbPerSec.push((c.bytes.length * reps) / 1e6 / secs);
+    }
+  }
+  return rows;
+}
+
+// ---- 5. 1,000 open idle streams ---------------------------------------------------------------------
+
+interface OpenStreamsResult {
+  target: TargetName;
+  opened: number;
+  upstreamHeld: number;
+  seconds: number;
+  rssBeforeMb: number;
+  rssOpenMb: number;
+}
+
+async function openStreams(target: TargetName, lane: Lane): Promise<OpenStreamsResult> {
+  const pid = procs[target]!.pid;
+  Bun.gc(true);
+  await Bun.sleep(300);
+  const rssBeforeMb = rssMb(pid);
+  const ctrls: AbortController[] = [];
+  const body = bodyFor(lane, target, true, "-hold");
+  const t0 = performance.now();
+  let opened = 0;
+  const first = Array.from({ length: OPEN_STREAMS }, async () => {
+    const ctrl = new AbortController();
+    ctrls.push(ctrl);
+    const res = await fetch(targetUrl(target, lane), { method: "POST", headers: HEADERS, body, signal: ctrl.signal });
+    const reader = res.body!.getReader();
+    const r = await reader.read();
+    if (!r.done && r.value.byteLength > 0) opened++;
+  });
+  await Promise.race([Promise.allSettled(first), Bun.sleep(30_000)]);
+  const seconds = (performance.now() - t0) / 1000;
+  await Bun.sleep(500);
+  const rssOpenMb = rssMb(pid);
+  process.stderr.write(`  ${target}: ${opened}/${OPEN_STREAMS} streams open after ${seconds.toFixed(2)} s\n`);
+  const upstreamHeld = Number(await (await fetch(procs.direct!.url + "/held")).text());
+  for (const c of ctrls) c.abort();
+  // let the proxies notice and free the streams before the next measurement
+  for (let i = 0; i < 50; i++) {
+    await Bun.sleep(100);
+    if (Number(await (await fetch(procs.direct!.url + "/held")).text()) === 0) break;
+  }
+  return { target, opened, upstreamHeld, seconds, rssBeforeMb, rssOpenMb };
+}
+
+// ---- 6. compiled binary idle RSS --------------------------------------------------------------------
+
+async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: number; warmIdleMb: number; sizeMb: number } | { error: string }> {
+  const out = join(dir, "switchyard-bin");
+  const b = Bun.spawn(["bun", "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", out], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
+  const code = await b.exited;
+  if (code !== 0) return { error: `bun build --compile failed: ${(await new Response(b.stderr).text()).slice(0, 300)}` };
+  const bdir = join(dir, "bin");
+  mkdirSync(bdir, { recursive: true });
+  const p = await startSwitchyard([out], upstream, bdir, "binary");
+  try {
+    await Bun.sleep(1500);
+    const idleMb = rssMb(p.pid);
+    const lane = LANES[0];
+    for (let k = 0; k < 200; k++) await timedRequest(p.url + lane.path, bodyFor(lane, "switchyard", k % 2 === 0));
+    await Bun.sleep(1500);
+    const warmIdleMb = rssMb(p.pid);
+    return { idleMb, warmIdleMb, sizeMb: Bun.file(out).size / 1e6 };
+  } finally {
+    p.proc.kill();
+    await p.proc.exited;
+  }
+}
+
+// ---- report -----------------------------------------------------------------------------------------
+
+function table(head: string[], rows: (string | number | null)[][]): string {
+  const cells = [head, ...rows.map((r) => r.map((c) => (c === null || c === undefined ? "-" : typeof c === "number" ? fmt(c) : c)))];
+  const w = head.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
+  const line = (r: (string | number)[]) => "| " + r.map((c, i) => String(c).padEnd(w[i])).join(" | ") + " |";
+  return [line(cells[0] as string[]), "|" + w.map((x) => "-".repeat(x + 2)).join("|") + "|", ...cells.slice(1).map((r) => line(r as string[]))].join("\n");
+}
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return "-";
+  const a = Math.abs(x);
+  if (a >= 1000) return Math.round(x).toLocaleString("en-US");
+  if (a >= 100) return x.toFixed(0);
+  if (a >= 10) return x.toFixed(1);
+  if (a >= 1) return x.toFixed(2);
+  return x.toFixed(3);
+}
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN);
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-"));
+  const started = performance.now();
+  const all: Proc[] = [];
+  try {
+    const upstream = await startUpstream();
+    all.push(upstream);
+    const pipe = await startPipe(upstream.url);
+    all.push(pipe);
+    const sy = await startSwitchyard(["bun", join(ROOT, "src/main.ts")], upstream.url, dir);
+    all.push(sy);
+    procs.direct = upstream;
+    procs.raw = pipe;
+    procs.switchyard = sy;
+    urls.direct = upstream.url;
+    urls.raw = pipe.url;
+    urls.switchyard = sy.url;
+    await Bun.sleep(1000);
+    const idle = { direct: rssMb(upstream.pid), raw: rssMb(pipe.pid), switchyard: rssMb(sy.pid) };
+    process.stderr.write(`bench: upstream ${upstream.url}, raw pipe ${pipe.url}, switchyard ${sy.url}; ${WRK ? "wrk" : "Bun load client"}; ${QUICK ? "quick" : "full"} run\n`);
+
+    const lat = run("latency") ? await latency() : [];
+    const peak: Record<TargetName, number> = { direct: 0, raw: 0, switchyard: 0 };
+    const rps = run("throughput") ? await throughput(dir, peak) : [];
+    Bun.gc(true);
+    await Bun.sleep(1000);
+    const idleAfter = { direct: rssMb(upstream.pid), raw: rssMb(pipe.pid), switchyard: rssMb(sy.pid) };
+    const str = run("streams") ? await streams() : [];
+    const codec = run("drivers") ? await codecBench() : [];
+    process.stderr.write("open streams…\n");
+    const open: OpenStreamsResult[] = [];
+    if (run("open")) for (const t of ["raw", "switchyard"] as TargetName[]) open.push(await openStreams(t, LANES[1]));
+    const binary = BUILD_BINARY && run("binary") ? await binaryRss(upstream.url, dir) : undefined;
+
+    // ---- assemble
+    const latRows = lat.map((row) => {
+      const added = (t: TargetName, k: "p50" | "p99" | "first50") => row.rounds[t].map((x, i) => x[k] - row.rounds.direct[i][k]);
+      return {
+        lane: row.lane,
+        mode: row.mode,
+        direct: { p50Ms: median(row.rounds.direct.map((x) => x.p50)), p99Ms: median(row.rounds.direct.map((x) => x.p99)), firstFrameMs: median(row.rounds.direct.map((x) => x.first50)) },
+        raw: { addedP50Ms: spread(added("raw", "p50")), addedP99Ms: spread(added("raw", "p99")), addedFirstFrameMs: spread(added("raw", "first50")) },
+        switchyard: { addedP50Ms: spread(added("switchyard", "p50")), addedP99Ms: spread(added("switchyard", "p99")), addedFirstFrameMs: spread(added("switchyard", "first50")) },
+      };
+    });
+    const rpsRows = rps.map((row) => ({
+      lane: row.lane,
+      mode: row.mode,
+      rps: { direct: spread(row.rps.direct), raw: spread(row.rps.raw), switchyard: spread(row.rps.switchyard) },
+      cpuUsPerRequest: { upstream: spread(row.cpuUsPerReq.direct), raw: spread(row.cpuUsPerReq.raw), switchyard: spread(row.cpuUsPerReq.switchyard) },
+      errors: row.errors,
+    }));
+    const strRows = str.map((row) => {
+      const per = (t: TargetName) => ({
+        eventsPerSec: spread(row.runs[t].map((x) => BIG_EVENTS / x.seconds)),
+        mbPerSec: spread(row.runs[t].map((x) => x.mb / x.seconds)),
+        eventsPerCpuSec: t === "direct" ? undefined : spread(row.runs[t].map((x) => BIG_EVENTS / Math.max(x.cpuS, TICK_US / 1e6))),
+      });
+      return { lane: row.lane, direct: per("direct"), raw: per("raw"), switchyard: per("switchyard") };
+    });
+    const codecRows = codec.map((c) => ({ lane: c.lane, driver: c.driver, eventsPerSec: spread(c.eventsPerSec), mbPerSec: spread(c.mbPerSec) }));
+    const result = {
+      when: new Date().toISOString(),
+      command: `scripts/bench ${argv.join(" ")}`.trim(),
+      machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "bun fetch x32" },
+      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, rpsSeconds: RPS_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
+      latency: latRows,
+      throughput: rpsRows,
+      streamThroughput: strRows,
+      replyDrivers: codecRows,
+      rss: { idleMb: idle, idleAfterLoadMb: idleAfter, peakUnderLoadMb: peak, openStreams: open, binary },
+      seconds: (performance.now() - started) / 1000,
+    };
+
+    // ---- print
+    const m = (s: { median: number }) => s.median;
+    const out: string[] = [];
+    out.push(`\nswitchyard bench — ${result.command} — ${result.when} — ${result.machine.cores} cores, bun ${Bun.version}, ${result.machine.loadClient}`);
+    out.push(`medians over ${ROUNDS} rounds (latency, streams) / ${RPS_ROUNDS} rounds (throughput); body ${result.settings.bodyBytes} bytes\n`);
+    out.push("Added latency at concurrency 1 (ms, minus direct in the same round)");
+    out.push(
+      table(
+        ["lane", "mode", "direct p50", "raw +p50", "sy +p50", "raw +p99", "sy +p99", "raw +1st frame", "sy +1st frame", "sy/raw +p50"],
+        latRows.map((r) => [r.lane, r.mode, r.direct.p50Ms, m(r.raw.addedP50Ms), m(r.switchyard.addedP50Ms), m(r.raw.addedP99Ms), m(r.switchyard.addedP99Ms), r.mode === "stream" ? m(r.raw.addedFirstFrameMs) : null, r.mode === "stream" ? m(r.switchyard.addedFirstFrameMs) : null, ratio(m(r.switchyard.addedP50Ms), m(r.raw.addedP50Ms))]),
+      ),
+    );
+    out.push(`\nRequests/s at concurrency ${CONCURRENCY} and CPU µs per request of each process`);
+    out.push(
+      table(
+        ["lane", "mode", "direct rps", "raw rps", "sy rps", "sy/raw rps", "raw µs/req", "sy µs/req", "sy/raw CPU", "errors"],
+        rpsRows.map((r) => [r.lane, r.mode, m(r.rps.direct), m(r.rps.raw), m(r.rps.switchyard), ratio(m(r.rps.switchyard), m(r.rps.raw)), m(r.cpuUsPerRequest.raw), m(r.cpuUsPerRequest.switchyard), ratio(m(r.cpuUsPerRequest.switchyard), m(r.cpuUsPerRequest.raw)), r.errors]),
+      ),
+    );
+    out.push(`\nOne ${BIG_EVENTS.toLocaleString("en-US")}-event stream per lane (events/s wall; events per CPU-second of the proxy)`);
+    out.push(
+      table(
+        ["lane", "direct ev/s", "raw ev/s", "sy ev/s", "sy/raw", "raw MB/s", "sy MB/s", "raw ev/CPU-s", "sy ev/CPU-s"],
+        strRows.map((r) => [r.lane, m(r.direct.eventsPerSec), m(r.raw.eventsPerSec), m(r.switchyard.eventsPerSec), ratio(m(r.switchyard.eventsPerSec), m(r.raw.eventsPerSec)), m(r.raw.mbPerSec), m(r.switchyard.mbPerSec), m(r.raw.eventsPerCpuSec!), m(r.switchyard.eventsPerCpuSec!)]),
+      ),
+    );
+    out.push(`\nReply drivers in process (one core, no network; ${BIG_EVENTS.toLocaleString("en-US")}-event streams in 16 KiB reads)`);
+    out.push(table(["lane", "driver", "events/s", "MB/s"], codecRows.map((c) => [c.lane, c.driver, m(c.eventsPerSec), m(c.mbPerSec)])));
+    out.push("\nRSS (MB)");
+    out.push(
+      table(
+        ["process", "idle", "idle after load", "peak under load", `${OPEN_STREAMS} open streams`, "added by streams", "streams opened"],
+        (["raw", "switchyard"] as TargetName[]).map((t) => {
+          const o = open.find((x) => x.target === t);
+          if (!o) return [t, idle[t], idleAfter[t], peak[t], null, null, null];
+          return [t, idle[t], idleAfter[t], peak[t], o.rssOpenMb, o.rssOpenMb - o.rssBeforeMb, `${o.opened}/${OPEN_STREAMS} in ${o.seconds.toFixed(2)} s (upstream held ${o.upstreamHeld})`];
+        }),
+      ),
+    );
+    if (binary) out.push("error" in binary ? `compiled binary: ${binary.error}` : `compiled binary (${binary.sizeMb.toFixed(0)} MB): idle RSS ${binary.idleMb.toFixed(1)} MB, idle after 200 requests ${binary.warmIdleMb.toFixed(1)} MB`);
+    out.push(`\ntook ${result.seconds.toFixed(0)} s`);
+    process.stdout.write(out.join("\n") + "\n");
+
+    const file = JSON_OUT ?? join(ROOT, "bench-results", "latest.json");
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(result, (_k, v) => (typeof v === "number" ? round(v) : v), 2));
+    process.stderr.write(`JSON written to ${file}\n`);
+  } finally {
+    for (const p of all.reverse()) {
+      p.proc.kill();
+      await p.proc.exited;
+    }
+    if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
