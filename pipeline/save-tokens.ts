@@ -16,7 +16,8 @@
  * one walk over the client body's messages (cached per request) and nothing else: the upstream body is
  * neither parsed nor re-serialised, native passthrough bytes stay the client's. The upstream body is
  * re-serialised only when a result actually changed. Compression is pure, so the same history
- * compresses to the same bytes every turn.
+ * compresses to the same bytes every turn; results are cached across requests (bounded LRU), so a
+ * resent history costs a lookup per tool result, not a compression.
  *
  * The outcome of each run is written to `ctx.trace.tokenSaver` (the last attempt's wins: it describes
  * the body that was actually served).
@@ -61,13 +62,45 @@ export function skipReason(
   return undefined;
 }
 
-/** Per-request state kept across attempts: the client-body scan and compressed texts. */
+/** Per-request state kept across attempts: the client-body scan. */
 interface RequestState {
   /** The client body has a non-error tool result of MIN_CHARS or more. */
   candidates: boolean;
   /** Texts of tool results the client marked as errors (each part, and the parts joined by `\n`). */
   errored: Set<string>;
-  memo: Map<string, Compressed | null>;
+}
+
+/**
+ * Compressed tool results across requests, least recently used first out. A conversation resends its
+ * whole history every turn, so each tool result is compressed once per process, not once per turn.
+ * Bounded by {@link CACHE_MAX_ENTRIES} entries and {@link CACHE_MAX_CHARS} characters of original text.
+ */
+const cache = new Map<string, Compressed | null>();
+let cacheChars = 0;
+/** At most this many cached tool results. */
+export const CACHE_MAX_ENTRIES = 4096;
+/** At most this many characters (UTF-16 code units) of cached original text (about 32 MB). */
+export const CACHE_MAX_CHARS = 16_000_000;
+
+/** {@link compressToolResult} through the process-wide cache (the result is the same, only faster). */
+function compressCached(text: string): Compressed | undefined {
+  const hit = cache.get(text);
+  if (hit !== undefined) {
+    cache.delete(text);
+    cache.set(text, hit);
+    return hit ?? undefined;
+  }
+  const c = compressToolResult(text) ?? null;
+  if (text.length <= CACHE_MAX_CHARS / 4) {
+    cache.set(text, c);
+    cacheChars += text.length;
+    for (const k of cache.keys()) {
+      if (cache.size <= CACHE_MAX_ENTRIES && cacheChars <= CACHE_MAX_CHARS) break;
+      cache.delete(k);
+      cacheChars -= k.length;
+    }
+  }
+  return c ?? undefined;
 }
 
 const STATE = new WeakMap<RequestContext, RequestState>();
@@ -75,7 +108,7 @@ const STATE = new WeakMap<RequestContext, RequestState>();
 function stateOf(ctx: RequestContext): RequestState {
   let s = STATE.get(ctx);
   if (s) return s;
-  s = { candidates: false, errored: new Set(), memo: new Map() };
+  s = { candidates: false, errored: new Set() };
   const slots = codecFor(ctx.clientFormat).toolResults?.(ctx.body) ?? [];
   const byResult = new Map<number, { len: number; isError: boolean; texts: string[] }>();
   for (const slot of slots) {
@@ -128,11 +161,7 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
   const trace = { results: 0, charsBefore: 0, charsAfter: 0, tokensSaved: 0, rules: {} as Record<string, number> };
   for (const slot of codec.toolResults(body)) {
     if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text)) continue;
-    let c = state.memo.get(slot.text);
-    if (c === undefined) {
-      c = compressToolResult(slot.text) ?? null;
-      state.memo.set(slot.text, c);
-    }
+    const c = compressCached(slot.text);
     if (!c) continue;
     trace.results++;
     trace.charsBefore += slot.text.length;

@@ -49,6 +49,30 @@ export function cutLine(line: string): string {
   return `${line.slice(0, LONG_LINE_KEEP)}… (+${count(line.length - LONG_LINE_KEEP)} chars)`;
 }
 
+/** Lines {@link mostly} samples before it bails out. */
+const SAMPLE = 40;
+
+/**
+ * Whether at least `minShare` (0…1) of the non-empty lines satisfy `pred`, and at least `minHits` do.
+ * Stops as soon as the answer is known, or when the first {@link SAMPLE} non-empty lines fall well
+ * short of the share (unrecognised text costs little).
+ */
+export function mostly(lines: string[], pred: (l: string) => boolean, minShare: number, minHits = 1): boolean {
+  let nonEmpty = 0;
+  for (const l of lines) if (l.length > 0 && l.trim() !== "") nonEmpty++;
+  const maxMisses = Math.floor(nonEmpty * (1 - minShare));
+  let hits = 0;
+  let misses = 0;
+  for (const l of lines) {
+    if (l.length === 0 || l.trim() === "") continue;
+    if (pred(l)) hits++;
+    else if (++misses > maxMisses) return false;
+    // Outputs these rules read are uniform: a sample of the first lines already tells (cheap bail-out).
+    if (hits + misses === SAMPLE && hits < SAMPLE * minShare * 0.8) return false;
+  }
+  return hits >= minHits;
+}
+
 /** Count of non-empty lines satisfying `pred`, and of non-empty lines overall. */
 export function share(lines: string[], pred: (l: string) => boolean): { hits: number; nonEmpty: number } {
   let hits = 0;

@@ -6,7 +6,7 @@
  * more than {@link MANY} entries, the entries after the first {@link KEEP}, summarised by directory
  * (`… 280 more entries elided: src/gen/ 250, docs/ 30`).
  */
-import { count, marker, plural, share, type RuleOutput, type SaverRule } from "./common.ts";
+import { count, marker, mostly, plural, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** A section with more entries than this is cut. */
 const MANY = 60;
@@ -64,8 +64,7 @@ export const gitStatusRule: SaverRule = {
     const first = lines.find((l) => l.trim() !== "") ?? "";
     const long = LONG_MARKERS.test(first) && lines.some((l) => SECTION.test(l) || /^nothing (added )?to commit/.test(l));
     if (long) return longForm(lines);
-    const s = share(lines, (l) => SHORT_ENTRY.test(l) || BRANCH_LINE.test(l));
-    if (s.nonEmpty >= 5 && s.hits === s.nonEmpty && lines.some((l) => SHORT_ENTRY.test(l))) return shortForm(lines);
+    if (mostly(lines, (l) => SHORT_ENTRY.test(l) || BRANCH_LINE.test(l), 1, 5) && lines.some((l) => SHORT_ENTRY.test(l))) return shortForm(lines);
     return undefined;
   },
 };

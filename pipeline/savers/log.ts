@@ -13,20 +13,19 @@
  * is left alone entirely. Error lines are kept: a line of another shape ends a run, so every distinct
  * error line stays, and a repeated one keeps its first instances, its last and a count.
  */
-import { plural, share, marker, type RuleOutput, type SaverRule } from "./common.ts";
+import { plural, mostly, marker, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** Shortest run that is collapsed. */
 const MIN_RUN = 6;
 /** Lines kept at the start of a run (plus its last line). */
 const HEAD = 2;
 
-const UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g;
-const HEX = /\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{6,}\b/g;
-const DIGITS = /\d+/g;
+/** UUIDs, hex ids (6+ hex digits with a digit among them), digit runs: one pass. */
+const VARIES = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\b(?=[a-fA-F]*\d)[0-9a-fA-F]{6,}\b|\d+/g;
 
 /** A line with what varies between repetitions masked. */
 export function template(line: string): string {
-  return line.replace(UUID, "#").replace(HEX, "#").replace(DIGITS, "#");
+  return line.replace(VARIES, "#");
 }
 
 const LOG_START =
@@ -70,9 +69,10 @@ export const logRule: SaverRule = {
   name: "log",
   apply(lines: string[]): RuleOutput | undefined {
     if (lines.length < MIN_RUN) return undefined;
-    const numbered = share(lines, (l) => NUMBERED_FILE.test(l));
-    if (numbered.hits > numbered.nonEmpty * 0.5) return undefined;
-    const templates = lines.map(template);
+    if (mostly(lines, (l) => NUMBERED_FILE.test(l), 0.5)) return undefined;
+    // Only log-like lines can be similar without being equal: others are compared as they are (and
+    // the masking is skipped for them).
+    const templates = lines.map((l) => (logLike(l) ? template(l) : l));
     const out: string[] = [];
     let elided = 0;
     let runs = 0;

@@ -9,7 +9,7 @@
  * indentation dropped, long lines cut). Elided: repeated paths, `--` separators, lines past
  * {@link PER_FILE} in one file (`… 40 more lines elided`), the tail of very long lines.
  */
-import { cutLine, marker, plural, share, type RuleOutput, type SaverRule } from "./common.ts";
+import { cutLine, marker, mostly, plural, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** Lines kept per file; more are summarised. */
 const PER_FILE = 25;
@@ -108,8 +108,7 @@ function parseHeading(lines: string[]): Map<string, Hit[]> | undefined {
 export const searchRule: SaverRule = {
   name: "search",
   apply(lines: string[]): RuleOutput | undefined {
-    const s = share(lines, (l) => FLAT.test(l) || NUMBERED.test(l) || l === "--" || /-\d+-/.test(l));
-    if (s.nonEmpty < 5 || s.hits < s.nonEmpty * 0.5) return undefined;
+    if (!mostly(lines, (l) => FLAT.test(l) || NUMBERED.test(l) || l === "--" || /-\d+-/.test(l), 0.5, 5)) return undefined;
     const files = parseFlat(lines) ?? parseHeading(lines);
     if (!files) return undefined;
     const out: string[] = [];

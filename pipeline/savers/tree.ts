@@ -6,7 +6,7 @@
  * and in a directory with more than {@link MANY} children, the children after the first {@link KEEP}
  * with their subtrees (`… 120 more entries elided (3 directories, 117 files)`).
  */
-import { marker, plural, share, type RuleOutput, type SaverRule } from "./common.ts";
+import { marker, mostly, plural, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** A directory with more children than this is cut. */
 const MANY = 60;
@@ -47,8 +47,7 @@ function parse(line: string): { depth: number; name: string } | undefined {
 export const treeRule: SaverRule = {
   name: "tree",
   apply(lines: string[]): RuleOutput | undefined {
-    const s = share(lines, (l) => parse(l) !== undefined);
-    if (s.hits < 5 || s.hits < s.nonEmpty * 0.75) return undefined;
+    if (!mostly(lines, (l) => parse(l) !== undefined, 0.75, 5)) return undefined;
     const out: string[] = [];
     const cut = { lines: 0 };
     // Each maximal run of guide lines is one tree (under the root line before it); other lines (roots,
