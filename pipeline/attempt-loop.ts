@@ -12,7 +12,7 @@ import { hubError, type HubError, type Warning } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, hubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
-import { pickAccount, type AccountPool, type PickHints } from "./pick.ts";
+import { pickAccount, type AccountPool, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
@@ -114,6 +114,9 @@ const ERROR_BODY_LIMIT = 64 * 1024;
 interface Failed {
   error: HubError;
   classification: Classification;
+  /** The target and account of the failed attempt (none when no attempt was made). */
+  target?: Target;
+  account?: Account;
 }
 
 /**
@@ -149,7 +152,8 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       if (!account) {
         if (tried.size === 0) {
           last ??= {
-            error: noAccountError(target, picked.cooling),
+            target,
+            error: noAccountError(target, picked),
             classification: { row: "client_error", account: { type: "none" }, loop: "next_target" },
           };
         }
@@ -162,7 +166,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       const translated = translate(ctx, target, portability);
       if ("kind" in translated) {
         // The request cannot be expressed for this target: another target may accept it.
-        last = { error: translated, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+        last = { error: translated, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target };
         ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: translated.message });
         break;
       }
@@ -185,7 +189,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
           addWarnings(result.response, translated.warnings, ctx.warnings);
           return result.response;
         }
-        last = result;
+        last = { ...result, target, account };
         const c = result.classification;
         if (ctx.signal.aborted) break targetLoop;
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
@@ -226,10 +230,8 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
   if (anyCooling && firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
-  if (anyCooling && last && last.classification.row === "client_error" && last.error.code === "no_account") {
-    err = { ...err, status: 429, kind: "rate_limit" };
-  }
-  return finalError(ctx, err, deps, { attempts, fallback });
+  // Attribute the failure to the last target and account tried (usage by provider, calls list).
+  return finalError(ctx, err, deps, { attempts, fallback, target: last?.target, account: last?.account });
 }
 
 function finalError(
@@ -245,10 +247,21 @@ function finalError(
   return errorResponse(ctx.clientFormat, err, headers);
 }
 
-function noAccountError(target: Target, cooling: boolean): HubError {
-  return cooling
-    ? hubError("rate_limit", `Every account of ${target.provider.id} is cooling down for ${target.model}.`, { code: "no_account" })
-    : hubError("api_error", `No usable account is configured for provider ${target.provider.id}.`, { status: 503, code: "no_account" });
+/**
+ * The error for a target none of whose accounts may serve now. It says why (cooling down, locked, …)
+ * without naming accounts (SPEC 2.4). A rate-limit cooldown answers 429; other exclusions 503; both
+ * get Retry-After from the caller when an end time is known.
+ */
+function noAccountError(target: Target, picked: Picked): HubError {
+  const reasons = [...new Set(picked.decisions.filter((d) => d.verdict === "out").map((d) => d.reason.replace(/ until \S+$/, "")))];
+  if (reasons.length === 0) {
+    return hubError("api_error", `No account is configured for provider ${target.provider.id}.`, { status: 503, code: "no_account" });
+  }
+  const why = reasons.slice(0, 4).join("; ");
+  const rateLimited = reasons.some((r) => /\b429\b|rate limit|quota/i.test(r));
+  return rateLimited
+    ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
+    : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });
 }
 
 function addWarnings(res: Response, from: Warning[], into: Warning[]): void {

@@ -74,6 +74,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
         deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
         return errorResponse(ctx.clientFormat, resolution, ctx.headers);
       }
+      if (resolution.via === "guess" && deps.pool.candidates(resolution.targets[0].provider.id, resolution.targets[0].model, { dryRun: true }).length === 0) {
+        // A bare name that is no alias or combo was guessed to belong to a provider with no account:
+        // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2).
+        const guessed = resolution.targets[0].provider.id;
+        const err = hubError("model_not_found", `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a ${guessed} model, but no ${guessed} account is configured. Use provider/model or a configured alias.`, { code: "model_not_found", param: "model" });
+        deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
+        return errorResponse(ctx.clientFormat, err, ctx.headers);
+      }
       ctx.trace.candidates = resolution.targets.map((t) => t.label);
       const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
       if (ctx.endpoint === "count_tokens") {

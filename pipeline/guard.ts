@@ -179,6 +179,8 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   }
   ctx.requestedModel = stripClientModelSuffix(model.trim());
   ctx.trace.requestedModel = ctx.requestedModel;
+  const typeError = checkFieldTypes(ctx.clientFormat, body);
+  if (typeError) return fail(typeError);
   ctx.stream = streamRequested(ctx.clientFormat, body);
   ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
   if (ctx.endpoint === "messages") {
@@ -190,6 +192,42 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     }
   }
   return ctx;
+}
+
+/**
+ * The type checks every request gets, whatever its route (G-4: bad input is a 400 in the client's
+ * format, never silently reinterpreted): `stream` is a boolean; Chat/Anthropic `messages` is a
+ * non-empty array; Responses `input`, when given, is a string or an array (it is optional there:
+ * stored prompts); token limits are positive integers. Field-level validation beyond this is the codecs' (for
+ * translated requests) or the provider's (for native passthrough).
+ */
+export function checkFieldTypes(format: WireFormat, body: Record<string, unknown>): HubError | undefined {
+  const bad = (param: string, message: string) => hubError("invalid_request", message, { param });
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") {
+    return bad("stream", "`stream` must be true or false.");
+  }
+  const positiveInt = (k: string) => {
+    const v = body[k];
+    if (v === undefined || v === null) return undefined;
+    return typeof v === "number" && Number.isInteger(v) && v > 0 ? undefined : bad(k, `\`${k}\` must be a positive integer.`);
+  };
+  switch (format) {
+    case "openai-chat":
+    case "anthropic-messages": {
+      if (!Array.isArray(body.messages)) return bad("messages", "`messages` must be an array of messages.");
+      if (body.messages.length === 0) return bad("messages", "`messages` must contain at least one message.");
+      return positiveInt("max_tokens") ?? positiveInt("max_completion_tokens");
+    }
+    case "openai-responses": {
+      const input = body.input;
+      if (input !== undefined && input !== null && typeof input !== "string" && !Array.isArray(input)) {
+        return bad("input", "`input` must be a string or an array of input items.");
+      }
+      return positiveInt("max_output_tokens");
+    }
+    default:
+      return undefined;
+  }
 }
 
 /** `stream` omitted means non-streaming in every client format (SPEC 2.1). */

@@ -86,6 +86,9 @@ export function resolveModel(name: string, table: RoutingTable): Resolution | Hu
   if (slash > 0) {
     const t = targetOf(name, table);
     if (!t) return unknownProvider(name);
+    if (t.model.trim() === "") {
+      return hubError("invalid_request", `The model \`${name}\` names provider \`${t.provider.id}\` but no model after the slash.`, { param: "model" });
+    }
     return { targets: [t], via: "provider-prefix" };
   }
   const alias = table.aliases.get(name);

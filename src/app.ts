@@ -3,9 +3,10 @@
  * server; owns the lifecycle (config hot reload, periodic account re-read, graceful shutdown, the
  * instance file the CLI uses).
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RequestContext } from "../pipeline/context.ts";
+import { errorResponse, type RequestContext } from "../pipeline/context.ts";
+import { authenticate, isRemote } from "../pipeline/guard.ts";
 import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
 import type { Clock, UsageRecord } from "../pipeline/ports.ts";
@@ -90,6 +91,40 @@ export const realClock: Clock = {
     }),
 };
 
+/** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
+function instanceOwner(file: string): number | undefined {
+  try {
+    const pid = (JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown }).pid;
+    return typeof pid === "number" ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
+ * Throws when instance.json names a live process other than this one (a stale file from a crash is
+ * taken over).
+ */
+function assertDataDirFree(dataDir: string): void {
+  const file = join(dataDir, "instance.json");
+  if (!existsSync(file)) return;
+  const pid = instanceOwner(file);
+  if (pid === undefined || pid === process.pid) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return; // no such process: a stale file
+  }
+  let url = "";
+  try {
+    url = (JSON.parse(readFileSync(file, "utf8")) as { url?: string }).url ?? "";
+  } catch {
+    url = "";
+  }
+  throw new Error(`another switchyard instance (pid ${pid}${url ? `, ${url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+}
+
 /** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
 export const ACCOUNT_REREAD_MS = 10_000;
 
@@ -101,6 +136,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let cfg = loadConfig({ path: opts.configPath, env });
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
   const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
   store.setConfigKeys(cfg.keys);
 
@@ -272,6 +308,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
     model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
     // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
     countTokens: (request, peer) => gateway.handle({ request, endpoint: "count_tokens", peer }),
+    authorize: (request, peer) => {
+      const decision = authenticate(isRemote(peer, request.headers), request.headers, store, {
+        requireApiKey: cfg.server.requireApiKey,
+        maxBodyBytes: cfg.server.maxBodyBytes,
+      });
+      if (decision.ok) return undefined;
+      return errorResponse(request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", decision.error);
+    },
     health: () => {
       let db = false;
       try {
@@ -309,6 +353,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // No transport limit: Bun's own 413 is an empty body. The guard enforces max_body_bytes on the API
     // routes (client-format 413, reading no further than the limit); createServer bounds every other route.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on the same port would then
+    // silently share the traffic. One port, one gateway.
+    reusePort: false,
   });
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
@@ -365,7 +412,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await server.stop(true);
       await store.flush();
       await store.close();
-      if (opts.writeInstanceFile !== false) rmSync(instanceFile, { force: true });
+      if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
     },
   };
 }

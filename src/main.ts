@@ -198,8 +198,8 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "create": {
       if (!name) fail("usage: switchyard keys create NAME", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
-      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes })) as { secret: string; name: string };
-      out(`created key ${r.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
+      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes })) as { secret: string; key: { name: string } };
+      out(`created key ${r.key.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
       out(r.secret);
       return;
     }

@@ -20,6 +20,11 @@ export interface ServerDeps {
   health: () => { ok: boolean; db: boolean };
   /** The admin API (SPEC 9.3) mounted under /admin/api. */
   admin?: (request: Request, peer: string | undefined, path: string) => Promise<Response>;
+  /**
+   * The /v1 guard for routes outside the pipeline (model list): undefined when the caller may
+   * proceed, else the 401 in the client's format (SPEC G-1/G-2).
+   */
+  authorize?: (request: Request, peer: string | undefined) => Response | undefined;
 }
 
 /** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3). */
@@ -92,15 +97,22 @@ export function createServer(deps: ServerDeps) {
         deps.countTokens(request, server?.requestIP(request)?.address)) as never,
       noParse,
     )
-    .get("/v1/models", ({ request }) => json(200, deps.models(request.headers.has("anthropic-version"))))
-    .get("/v1/models/:id", ({ request, params }) => {
-      const id = decodeURIComponent((params as { id: string }).id);
+    .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
+      if (denied) return denied;
+      return json(200, deps.models(request.headers.has("anthropic-version")));
+    }) as never)
+    // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
+    .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
+      if (denied) return denied;
+      const id = decodeURIComponent(new URL(request.url).pathname.slice("/v1/models/".length));
       const m = deps.model(id, request.headers.has("anthropic-version"));
       if (m === undefined) {
         return json(404, { error: { message: `The model \`${id}\` does not exist.`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
       }
       return json(200, m);
-    })
+    }) as never)
     .get("/health", () => {
       const h = deps.health();
       return json(h.ok ? 200 : 503, { status: h.ok ? "ok" : "degraded", db: h.db ? "ok" : "unreachable" });

@@ -203,3 +203,57 @@ describe("the process keeps serving", () => {
     expect(gw.logs.filter((l) => JSON.parse(l).status >= 500)).toEqual([]);
   });
 });
+
+describe("wrong field types and model names (found by a new user)", () => {
+  const bad = (path: string, body: unknown) => send(path, JSON.stringify(body));
+
+  test("`stream` that is not a boolean is a 400 naming the field, in the client's format", async () => {
+    for (const e of ENDPOINTS) {
+      const body = await expectError(await bad(e.path, { ...e.ok, stream: "yes" }), 400, e.shape);
+      if (e.shape === "openai") expect(body.error.param).toBe("stream");
+      else expect(body.error.message).toContain("stream");
+    }
+    expect(gw.fake.requests.filter((r) => JSON.stringify(r.body).includes('"stream":"yes"'))).toEqual([]);
+  });
+
+  test("messages that are not a non-empty array, and token limits that are not positive integers, are 400s", async () => {
+    const chat = ENDPOINTS[1];
+    for (const messages of ["hi", [], undefined]) {
+      const body = await expectError(await bad(chat.path, { ...chat.ok, messages }), 400, "openai");
+      expect(body.error.param).toBe("messages");
+    }
+    await expectError(await bad("/v1/messages", { ...ENDPOINTS[0].ok, max_tokens: "lots" }), 400, "anthropic");
+    const r = await expectError(await bad("/v1/responses", { ...ENDPOINTS[2].ok, max_output_tokens: -5 }), 400, "openai");
+    expect(r.error.param).toBe("max_output_tokens");
+    const i = await expectError(await bad("/v1/responses", { model: "oai/x", input: 42 }), 400, "openai");
+    expect(i.error.param).toBe("input");
+  });
+
+  test("a bare name that is no alias or combo, guessed to a provider without accounts, is a 404 that says so", async () => {
+    const body = await expectError(await bad("/v1/chat/completions", { model: "FAST", messages: [{ role: "user", content: "hi" }] }), 404, "openai");
+    expect(body.error.code).toBe("model_not_found");
+    expect(body.error.message).toContain("not an alias or combo");
+  });
+
+  test("`provider/` with no model after the slash is a 400, nothing goes upstream", async () => {
+    const before = gw.fake.requests.length;
+    const body = await expectError(await bad("/v1/chat/completions", { model: "oai/", messages: [{ role: "user", content: "hi" }] }), 400, "openai");
+    expect(body.error.param).toBe("model");
+    expect(gw.fake.requests.length).toBe(before);
+  });
+});
+
+describe("model list (SPEC 2.1)", () => {
+  test("GET /v1/models/{provider/model} works with the slash unencoded", async () => {
+    const res = await fetch(`${gw.url}/v1/models/oai/gpt-test`);
+    // Not listed (no models configured): a JSON 404 about the model, not the path.
+    const body = await expectError(res, 404, "openai");
+    expect(body.error.code).toBe("model_not_found");
+  });
+
+  test("a remote caller needs a key for the model list, like every /v1 route (G-1/G-2)", async () => {
+    const res = await fetch(`${gw.url}/v1/models`, { headers: { "x-forwarded-for": "203.0.113.9" } });
+    await expectError(res, 401, "openai");
+    expect((await fetch(`${gw.url}/v1/models`)).status).toBe(200);
+  });
+});

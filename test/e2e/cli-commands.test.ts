@@ -66,6 +66,7 @@ describe("keys", () => {
     secret = out.at(-1)!;
     expect(secret).toMatch(/^\S{20,}$/);
     expect(out.slice(0, -1).join("\n")).not.toContain(secret);
+    expect(out[0]).toBe("created key laptop; the secret is shown once:");
     const res = await chat(secret);
     expect(res.status).toBe(200);
   }, 30_000);

@@ -5,10 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
 const YAML = (fake: string) => `
 providers:
@@ -171,5 +172,32 @@ describe("kill -9 under load (D-1)", () => {
     started.push(again);
     const res = await fetch(`${again.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
     expect(res.status).toBe(200);
+  }, 30_000);
+});
+
+describe("one gateway per port and per data directory", () => {
+  test("a second instance on the same data directory refuses to start and leaves the first one's instance.json", async () => {
+    const first = await start();
+    const second = Bun.spawnSync([...SOURCE_CLI, "start", "--config", first.configPath, "--port", "0", "--data-dir", first.dataDir], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: first.dataDir, ...ENV },
+      timeout: 20_000,
+    });
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr.toString()).toContain(`another switchyard instance (pid ${first.instance().pid}`);
+    expect(first.instance().url).toBe(first.url);
+    expect((await fetch(`${first.url}/health`)).status).toBe(200);
+  }, 30_000);
+
+  test("a second instance on the same port fails with a clear message instead of sharing the port", async () => {
+    const first = await start();
+    const port = new URL(first.url).port;
+    const other = mkdtempSync(join(tmpdir(), "switchyard-port-"));
+    const second = Bun.spawnSync([...SOURCE_CLI, "start", "--config", first.configPath, "--port", port, "--data-dir", other], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: other, ...ENV },
+      timeout: 20_000,
+    });
+    rmSync(other, { recursive: true, force: true });
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr.toString()).toContain("cannot listen");
   }, 30_000);
 });

@@ -94,7 +94,7 @@ describe("headers and errors", () => {
   });
 
   test("unknown provider prefix → 404 in the client's format", async () => {
-    const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "nope/x", max_tokens: 5, messages: [] }) });
+    const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "nope/x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
     expect(res.status).toBe(404);
     const body = (await res.json()) as any;
     expect(body.type).toBe("error");

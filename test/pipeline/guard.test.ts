@@ -228,7 +228,7 @@ describe("body limits and JSON (G-4)", () => {
     for (const body of ["[1,2]", "null", "42", '"model"']) {
       await expectAnthropicError(await run(ctxFor("messages", "127.0.0.1", body)), 400, "invalid_request_error");
     }
-    const missing = await expectOpenAIError(await run(ctxFor("chat", "127.0.0.1", JSON.stringify({ messages: [] }))), 400, "invalid_request_error");
+    const missing = await expectOpenAIError(await run(ctxFor("chat", "127.0.0.1", JSON.stringify({ messages: [{ role: "user", content: "hi" }] }))), 400, "invalid_request_error");
     expect(missing.error.param).toBe("model");
     await expectOpenAIError(await run(ctxFor("chat", "127.0.0.1", JSON.stringify({ model: "  " }))), 400, "invalid_request_error");
   });
@@ -239,17 +239,17 @@ describe("client quirks (G-5)", () => {
     expect(stripClientModelSuffix("claude-sonnet-4-5[1m]")).toBe("claude-sonnet-4-5");
     expect(stripClientModelSuffix("anth/claude-opus[1m]")).toBe("anth/claude-opus");
     expect(stripClientModelSuffix("claude-[1m]-x")).toBe("claude-[1m]-x");
-    const ctx = ctxFor("messages", "127.0.0.1", JSON.stringify({ model: "anth/claude-sonnet-4-5[1m]", max_tokens: 5, messages: [] }));
+    const ctx = ctxFor("messages", "127.0.0.1", JSON.stringify({ model: "anth/claude-sonnet-4-5[1m]", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }));
     expect(await run(ctx)).toBe(ctx);
     expect(ctx.requestedModel).toBe("anth/claude-sonnet-4-5");
     expect(ctx.trace.requestedModel).toBe("anth/claude-sonnet-4-5");
   });
 
   test("stream is on only when the client says stream: true; include_usage only for Chat", async () => {
-    const s = ctxFor("chat", "127.0.0.1", JSON.stringify({ model: "m", stream: true, stream_options: { include_usage: true }, messages: [] }));
+    const s = ctxFor("chat", "127.0.0.1", JSON.stringify({ model: "m", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hi" }] }));
     await run(s);
     expect([s.stream, s.includeUsage]).toEqual([true, true]);
-    const n = ctxFor("chat", "127.0.0.1", JSON.stringify({ model: "m", messages: [] }));
+    const n = ctxFor("chat", "127.0.0.1", JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] }));
     await run(n);
     expect([n.stream, n.includeUsage]).toEqual([false, false]);
   });
