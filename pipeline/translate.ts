@@ -63,12 +63,37 @@ export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): bool
  */
 function carriesTaggedState(ctx: RequestContext): boolean {
   if (ctx.clientFormat !== "anthropic-messages") return false;
-  const raw = ctx.rawBody;
+  return hasTaggedValue(ctx.rawBody);
+}
+
+const SIGNATURE_KEY = new TextEncoder().encode('"signature"');
+const DATA_KEY = new TextEncoder().encode('"data"');
+
+/**
+ * Whether a JSON body has a `"signature"` or `"data"` value that starts with the gateway's tag `sy|`
+ * (`"signature": "sy|gemini|…"`). Text that merely contains `"sy|` (escaped inside a string) does not
+ * count. A byte scan: no decoding or parsing of the body.
+ */
+export function hasTaggedValue(raw: Uint8Array): boolean {
   // "sy| as bytes: 0x22 0x73 0x79 0x7c
-  for (let i = 0; i + 3 < raw.length; i++) {
-    if (raw[i] === 0x22 && raw[i + 1] === 0x73 && raw[i + 2] === 0x79 && raw[i + 3] === 0x7c) return true;
+  for (let i = 1; i + 3 < raw.length; i++) {
+    if (raw[i] !== 0x22 || raw[i + 1] !== 0x73 || raw[i + 2] !== 0x79 || raw[i + 3] !== 0x7c) continue;
+    if (raw[i - 1] === 0x5c) continue; // \"sy| inside a string
+    let j = i - 1;
+    while (j >= 0 && (raw[j] === 0x20 || raw[j] === 0x0a || raw[j] === 0x0d || raw[j] === 0x09)) j--;
+    if (raw[j] !== 0x3a) continue; // not a value after a colon
+    j--;
+    while (j >= 0 && (raw[j] === 0x20 || raw[j] === 0x0a || raw[j] === 0x0d || raw[j] === 0x09)) j--;
+    if (endsWith(raw, j, SIGNATURE_KEY) || endsWith(raw, j, DATA_KEY)) return true;
   }
   return false;
+}
+
+function endsWith(raw: Uint8Array, end: number, key: Uint8Array): boolean {
+  const start = end - key.length + 1;
+  if (start < 0) return false;
+  for (let k = 0; k < key.length; k++) if (raw[start + k] !== key[k]) return false;
+  return true;
 }
 
 /** Providers that only answer with a stream (SPEC F-9, P-2). */

@@ -22,7 +22,7 @@ const USAGE = `switchyard — a local-first LLM gateway
 Usage:
   switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR]
   switchyard check-config FILE
-  switchyard keys create NAME [--scope admin] | keys list | keys revoke NAME
+  switchyard keys create NAME [--scope admin] [--tag TAG] | keys list | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
@@ -48,11 +48,12 @@ function fail(line: string, code = 1): never {
   process.exit(code);
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+/** The command line's options (SPEC 2.2). Strict: an unknown option throws. */
+function parseCli(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
-    strict: false,
+    strict: true,
     options: {
       config: { type: "string" },
       host: { type: "string" },
@@ -65,6 +66,7 @@ async function main(argv: string[]): Promise<void> {
       by: { type: "string" },
       limit: { type: "string" },
       scope: { type: "string", multiple: true },
+      tag: { type: "string" },
       body: { type: "string" },
       format: { type: "string" },
       header: { type: "string", multiple: true },
@@ -75,9 +77,24 @@ async function main(argv: string[]): Promise<void> {
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseCli(argv);
+  } catch (e) {
+    // An unknown or malformed option is an error, never silently ignored (`start --prot 1` must not
+    // start on the default port).
+    fail(`${e instanceof Error ? e.message.split("\n")[0] : String(e)}\n\n${USAGE}`, 2);
+  }
+  const { values, positionals } = parsed;
   const [cmd, sub, arg] = positionals;
   const dataDir = (values["data-dir"] as string | undefined) ?? defaultDataDir();
-  if (!cmd || values.help || cmd === "help") return out(USAGE);
+  if (values.help || cmd === "help") return out(USAGE);
+  if (!cmd) fail(USAGE, 2);
+  if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);
+  if (values.port !== undefined && Number(values.port) > 65535) fail(`--port must be a number from 0 to 65535, not ${values.port}`, 2);
 
   switch (cmd) {
     case "version": {
@@ -198,7 +215,7 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "create": {
       if (!name) fail("usage: switchyard keys create NAME", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
-      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes })) as { secret: string; key: { name: string } };
+      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes, ...(values.tag ? { tag: values.tag } : {}) })) as { secret: string; key: { name: string } };
       out(`created key ${r.key.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
       out(r.secret);
       return;
@@ -266,5 +283,9 @@ function table(head: string[], rows: unknown[][]): string {
 }
 
 if (import.meta.main) {
+  // `switchyard … | head` closes the pipe early: that is not an error worth a stack trace.
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(0);
+  });
   main(process.argv.slice(2)).catch((e) => fail(`switchyard: ${e instanceof Error ? e.message : String(e)}`));
 }

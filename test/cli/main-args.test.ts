@@ -1,0 +1,29 @@
+/** The command line refuses what it does not understand instead of guessing (SPEC 2.2). */
+import { describe, expect, test } from "bun:test";
+import { SOURCE_CLI } from "../support/instance.ts";
+
+const run = (...args: string[]) => {
+  const r = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" }, timeout: 20_000 });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+};
+
+describe("switchyard command line", () => {
+  test("an unknown option is an error (exit 2), never ignored", () => {
+    const r = run("start", "--prot", "20170");
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("Unknown option '--prot'");
+  });
+  test("--port must be a port number", () => {
+    for (const p of ["", "abc", "70000"]) {
+      const r = run("start", "--port", p);
+      expect(r.code).toBe(2);
+      expect(r.err).toContain("--port must be a number from 0 to 65535");
+    }
+  });
+  test("no command prints the usage and exits 2; help exits 0", () => {
+    expect(run().code).toBe(2);
+    const h = run("help");
+    expect(h.code).toBe(0);
+    expect(h.out).toContain("switchyard start");
+  });
+});
