@@ -16,9 +16,8 @@ import { pickAccount, type AccountPool, type PickHints, type Picked } from "./pi
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
-  guardedSource,
   passthroughDriver,
-  replyTransform,
+  replyStream,
   TranslatedStreamDriver,
   WholeBodyDriver,
   type ByteReader,
@@ -453,19 +452,19 @@ async function attemptInner(
   // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
   // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
   ctx.signal.addEventListener("abort", clientGone, { once: true });
-  const source = guardedSource(reader, {
-    idleTimeoutMs: idleMs,
-    abort: (reason) => controller.abort(reason),
-    onCancel: clientGone,
-  });
-  const body = source.pipeThrough(
-    replyTransform(driver, prefix, (failure) => {
+  const body = replyStream(
+    reader,
+    driver,
+    prefix,
+    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
+    (failure) => {
       release();
       ctx.signal.removeEventListener("abort", clientGone);
       if (finished) return;
       finished = true;
       deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: sent.bytes });
-    }, sent),
+    },
+    sent,
   );
   return { response: new Response(body, { status: 200, headers }) };
 }

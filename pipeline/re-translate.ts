@@ -379,7 +379,18 @@ export function idleTimeoutError(ms: number): HubError {
 
 /** Error sent in-band when the provider connection breaks mid-reply. */
 export function upstreamBrokenError(message: string): HubError {
-  return hubError("api_error", `The upstream connection broke mid-reply: ${message}`, { status: 502, code: "upstream_connection_lost" });
+  return hubError("api_error", `The upstream connection broke mid-reply (${transportReason(message)}).`, { status: 502, code: "upstream_connection_lost" });
+}
+
+/**
+ * A short, client-safe reason from a fetch/stream error message: the error code when there is one
+ * (ECONNRESET, …), else the first sentence without runtime hints ("pass `verbose: true` …").
+ */
+export function transportReason(message: string): string {
+  const code = /\b(E[A-Z]{3,}|Connection[A-Za-z]+)\b/.exec(message)?.[1];
+  if (code) return code;
+  const first = message.split(/(?<=\.)\s|\n/)[0]?.trim() ?? "";
+  return first.length > 0 && first.length <= 120 ? first.replace(/\.$/, "") : "connection error";
 }
 
 /**
@@ -429,6 +440,83 @@ export function guardedSource(
           const err = idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
           controller.enqueue(new UpstreamFailure(err));
           controller.close();
+        }
+      },
+      cancel(reason) {
+        disarm();
+        opts.abort(reason);
+        void reader.cancel(reason).catch(() => {});
+        opts.onCancel();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The client body after the commit point as ONE ReadableStream: {@link guardedSource} and
+ * {@link replyTransform} fused, with the same behaviour (prefix first; each upstream read through the
+ * driver; a read failure or the idle timeout becomes the driver's in-band error; EOF ends the driver;
+ * `onEnd` once, with the failure if any; cancelling (client gone) aborts and cancels the upstream and
+ * calls `onCancel`) but no pipe between two streams: one promise hop per upstream read instead of a
+ * source, a pipe loop and a transform queue (docs/performance.md).
+ */
+export function replyStream(
+  reader: ByteReader,
+  driver: ReplyDriver,
+  prefix: Uint8Array[],
+  opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void },
+  onEnd: (failure: HubError | undefined) => void,
+  sent: { bytes: number } = { bytes: 0 },
+): ReadableStream<Uint8Array> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idle = false;
+  let ended = false;
+  const arm = () => {
+    if (timer) timer.refresh();
+    else
+      timer = setTimeout(() => {
+        idle = true;
+        opts.abort(idleTimeoutError(opts.idleTimeoutMs));
+        void reader.cancel().catch(() => {});
+      }, opts.idleTimeoutMs);
+  };
+  const disarm = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  const emit = (controller: ReadableStreamDefaultController<Uint8Array>, out: Uint8Array) => {
+    if (out.byteLength === 0) return false;
+    sent.bytes += out.byteLength;
+    controller.enqueue(out);
+    return true;
+  };
+  const finish = (controller: ReadableStreamDefaultController<Uint8Array>, failure: HubError | undefined) => {
+    disarm();
+    ended = true;
+    emit(controller, failure ? driver.end(failure) : driver.end());
+    onEnd(failure ?? driver.lateError);
+    controller.close();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        for (const p of prefix) emit(controller, p);
+      },
+      async pull(controller) {
+        // Read until the driver has something for the client (an upstream read may end mid-event).
+        while (!ended) {
+          arm();
+          let r: ReadResult;
+          try {
+            r = await reader.read();
+          } catch (e) {
+            finish(controller, idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e)));
+            return;
+          }
+          if (idle) return finish(controller, idleTimeoutError(opts.idleTimeoutMs));
+          if (r.done) return finish(controller, undefined);
+          if (emit(controller, driver.push(r.value))) return;
         }
       },
       cancel(reason) {

@@ -10,8 +10,8 @@
  * `/responses` (OpenAI Responses). The reply is decided by cheap substring tests on the request body:
  * - `"stream":true` → a streamed reply, else one JSON body;
  * - a model containing `bench-big` → a {@link BIG_EVENTS}-event stream (stream throughput);
- * - a model containing `bench-hold` → the first event at once, then the stream stays open until the
- *   client goes away (open idle streams);
+ * - a model containing `bench-hold` → the events up to the first content delta at once, then the
+ *   stream stays open until the client goes away (open idle streams);
  * - Chat: `"include_usage":true` → the usage-only chunk before `[DONE]` (as OpenAI does).
  */
 
@@ -132,7 +132,10 @@ function bodies(fmt: Fmt): Bodies {
   // BIG_EVENTS events in all: the framing events of each format plus content deltas.
   const framing = fmt === "chat" ? 2 : fmt === "messages" ? 5 : 8;
   const small = stream(SMALL_DELTAS, false);
-  const firstEnd = small.indexOf("\n\n") + 2;
+  // A held stream sends everything up to and including the first content delta: a gateway commits
+  // (writes to its client) only once content arrived (SPEC R-8).
+  const firstDelta = small.indexOf(fmt === "chat" ? '"content":"The"' : fmt === "messages" ? '"text_delta"' : '"response.output_text.delta"');
+  const firstEnd = small.indexOf("\n\n", firstDelta) + 2;
   return {
     json: enc.encode(fmt === "chat" ? CHAT_JSON : fmt === "messages" ? MESSAGES_JSON : RESPONSES_JSON),
     small: enc.encode(small),

@@ -360,6 +360,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
+  // Things a user would otherwise only find out from failing requests.
+  if (registry.list().length === 0 && ![...cfg.providers.values()].some((p) => p.kind.endsWith("-compatible"))) {
+    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "no accounts are configured: requests will fail until one is added (accounts: in the config file, ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY with the default config, or switchyard login / import)" }));
+  }
+  if (cfg.server.database) {
+    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.database is set, but this build has only the embedded SQLite store; it is used instead", path: join(opts.dataDir, "switchyard.db") }));
+  }
+
   const instanceFile = join(opts.dataDir, "instance.json");
   if (opts.writeInstanceFile !== false) {
     writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, startedAt: clock.now() }, null, 2), { mode: 0o600 });
@@ -370,10 +378,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
   if (cfg.source.path) {
     watcher = watchConfig(cfg.source.path, {
       onReload: (next) => {
+        const moved = next.server.host !== cfg.server.host || next.server.port !== cfg.server.port;
         cfg = next;
         store.setConfigKeys(cfg.keys);
         void refreshAccounts();
         log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: cfg.source.path }));
+        if (moved) {
+          log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
+        }
       },
       onError: (err) => {
         const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);

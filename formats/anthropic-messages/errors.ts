@@ -112,7 +112,9 @@ export function parseError(status: number, body: string, headers: Headers): HubE
     err = errorFromObject(json.error, status);
   } else {
     const text = body.trim();
-    const message = text.length > 0 ? text.slice(0, MAX_RAW_MESSAGE) : `Upstream returned HTTP ${status}`;
+    // An HTML error page (a proxy's 502, a server's 500) says nothing a client can use.
+    const markup = /^<(?:!doctype|html|head|body)\b/i.test(text);
+    const message = text.length > 0 && !markup ? text.slice(0, MAX_RAW_MESSAGE) : `Upstream returned HTTP ${status}.`;
     err = { ...hubError(kindForStatus(status), message), status };
   }
   const ra = retryAfterSeconds(headers);

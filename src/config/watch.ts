@@ -11,6 +11,7 @@
  */
 import { type FSWatcher, readFileSync, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
+import { ConfigError, ROOT_PATH } from "./errors.ts";
 import { loadConfigFile } from "./load.ts";
 import type { Env } from "./secrets.ts";
 import type { RuntimeConfig } from "./types.ts";
@@ -79,6 +80,14 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
       text = undefined; // loadConfigFile below reports the read error as a ConfigError
     }
     if (!force && text !== undefined && text === lastText) return;
+    if (text !== undefined && text.trim() === "" && lastText !== undefined && lastText.trim() !== "") {
+      // An editor that truncates before writing, or a file emptied by mistake: an empty file would be a
+      // valid config with no providers or accounts. Keep the running config; a real edit follows.
+      safe(() => {
+        throw new ConfigError([{ path: ROOT_PATH, message: "the config file is empty; ignored" }], abs);
+      });
+      return;
+    }
     safe(() => {
       const cfg = loadConfigFile(abs, opts.env ?? process.env);
       lastText = text;

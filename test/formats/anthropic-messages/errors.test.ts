@@ -53,8 +53,9 @@ describe("parseError", () => {
     });
   });
 
-  test("non-JSON bodies are classified by status and keep their text (trimmed)", () => {
-    expect(parseError(503, "<html>upstream down</html>")).toMatchObject({ kind: "overloaded", status: 503, message: "<html>upstream down</html>" });
+  test("non-JSON bodies are classified by status and keep their text (trimmed); HTML pages are not passed on", () => {
+    expect(parseError(503, "<html>upstream down</html>")).toMatchObject({ kind: "overloaded", status: 503, message: "Upstream returned HTTP 503." });
+    expect(parseError(503, "  upstream down ")).toMatchObject({ kind: "overloaded", status: 503, message: "upstream down" });
     expect(parseError(502, "")).toMatchObject({ kind: "api_error", status: 502 });
     expect(parseError(401, "nope")).toMatchObject({ kind: "authentication" });
     expect(parseError(500, "x".repeat(2000)).message.length).toBe(500);
