@@ -19,6 +19,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { checkConfig } from "../config/check.ts";
+import { loadConfigFile } from "../config/load.ts";
 import type { CliIo } from "./routing.ts";
 
 /** The unit name (systemd) and label (launchd). */
@@ -55,6 +57,12 @@ export interface ServiceHost {
   has(command: string): boolean;
   /** Runs a command (argv[0] looked up on PATH) and waits for it. */
   run(argv: string[]): Promise<RunResult>;
+  /**
+   * Problems that make a config file unusable for a service (`path: message` lines); empty when it is
+   * fine. Secrets the file reads from the environment are not problems here (they may live only in the
+   * service's environment file). Absent = no check.
+   */
+  configProblems?(path: string): string[];
 }
 
 /** The real machine. */
@@ -70,6 +78,10 @@ export function realServiceHost(): ServiceHost {
     execPath: process.execPath,
     mainPath: resolve(main),
     has: (command) => Bun.which(command) !== null,
+    configProblems: (path) => {
+      const r = checkConfig(path);
+      return r.ok ? [] : r.lines.filter((l) => !/environment variable \S+ is not set/.test(l));
+    },
     async run(argv) {
       try {
         const p = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -122,7 +134,7 @@ function systemdWord(s: string): string {
 }
 
 /** The systemd user unit's text. */
-export function systemdUnit(argv: string[], env: Record<string, string>, dataDir: string): string {
+export function systemdUnit(argv: string[], env: Record<string, string>, dataDir: string, graceMs = 30_000): string {
   return [
     "# Written by `switchyard service install`; remove with `switchyard service uninstall`.",
     "[Unit]",
@@ -137,9 +149,9 @@ export function systemdUnit(argv: string[], env: Record<string, string>, dataDir
     "# Optional: KEY=value lines for the secrets the config names as env:VAR.",
     // A path, not a command line: no quoting, only specifiers escaped.
     `EnvironmentFile=-${join(dataDir, "service.env").replaceAll("%", "%%")}`,
-    "# SIGTERM lets streams finish (grace period 30 s) and flushes usage before exit.",
+    `# SIGTERM lets streams finish (grace period ${Math.round(graceMs / 1000)} s) and flushes usage before exit.`,
     "KillSignal=SIGTERM",
-    "TimeoutStopSec=45",
+    `TimeoutStopSec=${Math.ceil(graceMs / 1000) + 15}`,
     "",
     "[Install]",
     "WantedBy=default.target",
@@ -187,9 +199,24 @@ export function launchdPlist(argv: string[], env: Record<string, string>, dataDi
 
 const firstLine = (r: RunResult) => (r.stderr.trim() || r.stdout.trim()).split("\n")[0] ?? "";
 
+/** The config's shutdown grace period in ms (server.shutdown_grace_ms), 30 s when it cannot be read. */
+function graceOf(opts: ServiceOptions, host: ServiceHost): number {
+  if (!opts.config) return 30_000;
+  try {
+    return loadConfigFile(resolve(host.cwd, opts.config), { ...process.env, ...host.env }).server.shutdownGraceMs;
+  } catch {
+    return 30_000;
+  }
+}
+
 /** Runs `switchyard service install|uninstall|status`. */
 export async function serviceCommand(sub: string | undefined, opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
   if (sub !== "install" && sub !== "uninstall" && sub !== "status") io.fail("usage: switchyard service install|uninstall|status [--config FILE] [--data-dir DIR]", 2);
+  if (sub === "install" && opts.config) {
+    // A service that crash-loops on a bad file helps nobody: check it first.
+    const problems = host.configProblems?.(resolve(host.cwd, opts.config)) ?? [];
+    if (problems.length > 0) io.fail(`not installing: the config file has errors\n${problems.join("\n")}`);
+  }
   if (host.platform === "linux") return systemd(sub, opts, host, io);
   if (host.platform === "darwin") return launchd(sub, opts, host, io);
   io.fail(`switchyard service supports Linux (systemd) and macOS (launchd), not ${host.platform}; run \`switchyard start\` under your own supervisor.`);
@@ -210,7 +237,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     const dataDir = resolve(host.cwd, opts.dataDir);
     const argv = serviceArgv(host, opts);
     mkdirSync(dirname(unitPath), { recursive: true });
-    writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir));
+    writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir, graceOf(opts, host)));
     io.out(`wrote ${unitPath}`);
     await must("daemon-reload");
     if (existed) {

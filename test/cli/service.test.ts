@@ -11,6 +11,7 @@ import { join } from "node:path";
 import {
   launchdPlistPath,
   serviceCommand,
+  systemdUnit,
   systemdUnitPath,
   type RunResult,
   type ServiceHost,
@@ -113,6 +114,17 @@ describe("Linux: systemd user unit", () => {
     expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable --now switchyard.service"]);
     expect(h.out[0]).toBe(`wrote ${unitPath}`);
     expect(h.out.join("\n")).toContain("enabled and started");
+  });
+
+  test("a config file with errors is not installed (it would crash-loop); a fine one with a stop timeout from its grace period is", async () => {
+    const bad = harness({ configProblems: (p) => (p.endsWith("broken.yaml") ? ["(root): cannot read config file " + p + ": not found"] : []) });
+    const f = await failure(bad.run("install", { config: "broken.yaml" }));
+    expect(f.line).toContain("not installing: the config file has errors");
+    expect(f.line).toContain("broken.yaml: not found");
+    expect(existsSync(systemdUnitPath(bad.home))).toBe(false);
+    expect(bad.commands).toEqual([]);
+    const unit = systemdUnit(["bun", "main.ts", "start"], {}, "/data", 120_000);
+    expect(unit).toContain("\nTimeoutStopSec=135\n");
   });
 
   test("the compiled binary runs itself; host, port and SWITCHYARD_HOME pass through", async () => {
@@ -286,6 +298,7 @@ describe("the CLI, with a fake systemctl on PATH", () => {
 
   test("from source: `bun src/main.ts service install|status|uninstall`", () => {
     const main = join(ROOT, "src/main.ts");
+    writeFileSync(join(home, "my.yaml"), "server:\n  port: 20199\n");
     const install = cli([process.execPath, main, "service", "install", "--config", "my.yaml"]);
     expect(install.stderr).toBe("");
     expect(install.code).toBe(0);
