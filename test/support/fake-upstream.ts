@@ -1,7 +1,7 @@
 /**
  * A scriptable fake LLM provider on 127.0.0.1 (port 0), speaking Anthropic Messages, OpenAI Chat,
  * OpenAI Responses and Gemini. Test tooling only: it is never a provider users configure by accident
- * (it is not built into the gateway; `scripts/fake-upstream` starts it explicitly for demos and benches).
+ * (it is not built into the gateway; `scripts/demo` starts it explicitly for a local try-out).
  *
  * Without a script it answers every request with a short text reply in the request's format, streamed
  * when the request asked for a stream. A script is a queue of {@link FakeReply}s (the shape of a

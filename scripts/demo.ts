@@ -1,0 +1,55 @@
+/**
+ * A local try-out with no provider account: starts the test fake upstream (it answers every request
+ * with a short canned reply in the request's format) and switchyard in front of it, with one provider
+ * per wire format, then prints what to try. Test tooling only: the fake is never a built-in provider.
+ *
+ *   scripts/demo [--port 20128]
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startApp } from "../src/app.ts";
+import { startFakeUpstream } from "../test/support/fake-upstream.ts";
+
+const { values } = parseArgs({ args: process.argv.slice(2), options: { port: { type: "string" } }, strict: true });
+const fake = await startFakeUpstream({ defaultText: "Hello from the switchyard demo upstream." });
+const dataDir = mkdtempSync(join(tmpdir(), "switchyard-demo-"));
+const configPath = join(dataDir, "config.yaml");
+writeFileSync(
+  configPath,
+  `# switchyard demo: every provider points at a local fake upstream (${fake.url})
+providers:
+  - { id: demo-anthropic, kind: anthropic-compatible, base_url: "${fake.url}" }
+  - { id: demo-chat, kind: openai-compatible, base_url: "${fake.url}/v1" }
+  - { id: demo-gemini, kind: gemini, base_url: "${fake.url}" }
+accounts:
+  - { id: demo-gemini-key, provider: demo-gemini, api_key: not-a-real-key }
+combos:
+  - name: demo
+    targets:
+      - model: demo-anthropic/claude-demo
+      - model: demo-chat/gpt-demo
+aliases:
+  fast: demo-chat/gpt-demo
+`,
+);
+const app = await startApp({ configPath, dataDir, host: "127.0.0.1", port: values.port ? Number(values.port) : 0 });
+process.stderr.write(`switchyard demo listening on ${app.url} (fake upstream ${fake.url}; config ${configPath})
+
+Try:
+  curl -s ${app.url}/v1/chat/completions -d '{"model":"demo","messages":[{"role":"user","content":"hi"}]}'
+  curl -sN ${app.url}/v1/messages -d '{"model":"demo-chat/gpt-demo","max_tokens":50,"stream":true,"messages":[{"role":"user","content":"hi"}]}'
+  curl -s ${app.url}/v1/responses -d '{"model":"demo-gemini/gemini-demo","input":"hi"}'
+  ANTHROPIC_BASE_URL=${app.url} ANTHROPIC_API_KEY=x claude -p hi --model demo
+  bun src/main.ts calls list --data-dir ${dataDir}
+
+Ctrl-C stops both.
+`);
+const stop = async () => {
+  await app.shutdown(2000);
+  await fake.stop();
+  process.exit(0);
+};
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());
