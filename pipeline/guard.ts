@@ -82,6 +82,15 @@ export async function readBody(request: Request, limit: number): Promise<Result<
     });
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge() };
+  if (declared !== null && /^\d+$/.test(declared)) {
+    // A declared length within the limit bounds the body (the server reads no more than it): read it
+    // natively, without a JS stream reader (~20 µs less per request, docs/performance.md).
+    try {
+      return { ok: true, value: new Uint8Array(await request.arrayBuffer()) };
+    } catch {
+      return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
+    }
+  }
   if (!request.body) return { ok: true, value: new Uint8Array(0) };
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
