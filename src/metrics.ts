@@ -178,23 +178,38 @@ export class GatewayMetrics {
    */
   observe(endpoint: Endpoint, rec: UsageRecord, bytesSent: number | undefined, attempts: readonly AttemptTrace[] = []): void {
     const provider = rec.providerId ?? NO_PROVIDER;
-    const labels = { endpoint, provider, outcome: rec.outcome };
-    this.requests.inc(labels);
-    this.duration.observe(labels, rec.totalMs / 1000);
-    if (rec.ttfbMs !== undefined) this.ttfb.observe(labels, rec.ttfbMs / 1000);
+    const ep = endpoint + "\u0000" + provider;
+    const req = this.bound("r\u0000" + ep + "\u0000" + rec.outcome, () => {
+      const labels = { endpoint, provider, outcome: rec.outcome };
+      return { requests: this.requests.labels(labels), duration: this.duration.labels(labels), ttfb: this.ttfb.labels(labels) };
+    });
+    req.requests.inc();
+    req.duration.observe(rec.totalMs / 1000);
+    if (rec.ttfbMs !== undefined) req.ttfb.observe(rec.ttfbMs / 1000);
     for (const a of attempts) {
       const result = a.classification ?? (a.status !== undefined && a.status < 400 ? "ok" : "failed");
-      this.attempts.inc({ endpoint, provider: a.providerId, result });
+      this.bound("a\u0000" + endpoint + "\u0000" + a.providerId + "\u0000" + result, () => this.attempts.labels({ endpoint, provider: a.providerId, result })).inc();
     }
-    if (rec.fallback) this.fallbacks.inc({ endpoint, provider });
-    if (bytesSent) this.bytes.inc({ endpoint, provider }, bytesSent);
+    if (rec.fallback) this.bound("f\u0000" + ep, () => this.fallbacks.labels({ endpoint, provider })).inc();
+    if (bytesSent) this.bound("b\u0000" + ep, () => this.bytes.labels({ endpoint, provider })).inc(bytesSent);
     const u = rec.usage;
     if (rec.model !== undefined) {
       for (const [kind, field] of TOKEN_KINDS) {
         const n = u[field];
-        if (n) this.tokens.inc({ provider, model: rec.model, kind }, n);
+        if (n) this.bound("t\u0000" + provider + "\u0000" + rec.model + "\u0000" + kind, () => this.tokens.labels({ provider, model: rec.model!, kind })).inc(n);
       }
     }
+  }
+
+  /**
+   * prom-client hashes a label object on every `inc`/`observe`; the label-bound children are looked up
+   * once per label set and kept here (keyed by metric and label values; same cardinality as the metrics).
+   */
+  private readonly children = new Map<string, unknown>();
+  private bound<T>(key: string, make: () => T): T {
+    let c = this.children.get(key) as T | undefined;
+    if (c === undefined) this.children.set(key, (c = make()));
+    return c;
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */
