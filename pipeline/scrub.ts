@@ -41,10 +41,14 @@ export function scrubText(text: string, secrets: Iterable<string> = []): string 
   return out;
 }
 
-/** A JSON-serialisable value with every string scrubbed ({@link scrubText}). */
+/**
+ * A JSON-serialisable value with every string scrubbed ({@link scrubText}): a scrubbed copy, or `value`
+ * itself when nothing in it needed scrubbing (the common case costs no re-parse).
+ */
 export function scrubValue<T>(value: T, secrets: Iterable<string> = []): T {
-  const list = [...secrets];
-  return JSON.parse(scrubText(JSON.stringify(value), list)) as T;
+  const text = JSON.stringify(value);
+  const clean = scrubText(text, secrets);
+  return clean === text ? value : (JSON.parse(clean) as T);
 }
 
 /** The client key a request presented (Authorization or x-api-key), for scrubbing its own echoes. */
