@@ -42,6 +42,8 @@ interface Cool {
 /** Live state of all accounts, keyed by account id. */
 export class AccountRegistry implements AccountPool, AccountHealth {
   private accounts: Account[] = [];
+  /** The accounts of each provider, in priority order (a request looks up one provider: O(1)). */
+  private byProvider = new Map<string, Account[]>();
   private providers = new Map<string, ProviderInfo>();
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
@@ -72,6 +74,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
   setAccounts(accounts: Account[], providers: Map<string, ProviderInfo>): void {
     this.accounts = [...accounts].sort((a, b) => a.priority - b.priority);
+    this.byProvider = new Map();
+    for (const a of this.accounts) {
+      const list = this.byProvider.get(a.providerId);
+      if (list) list.push(a);
+      else this.byProvider.set(a.providerId, [a]);
+    }
     this.providers = providers;
     this.implicit.clear();
     this.advertisedBy.clear();
@@ -141,7 +149,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * `hints.dryRun` leaves round-robin counters alone. O(accounts of the provider).
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[] {
-    let accounts = this.accounts.filter((a) => a.providerId === providerId);
+    let accounts = this.byProvider.get(providerId) ?? [];
     if (accounts.length === 0) {
       const p = this.providers.get(providerId);
       if (p && (p.kind === "openai-compatible" || p.kind === "anthropic-compatible")) accounts = [this.keyless(p)];
@@ -210,8 +218,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   modelQuota(providerId: string, model: string, accountId?: string): number | undefined {
     const now = this.clock.now();
     let best: number | undefined;
-    for (const a of this.accounts) {
-      if (a.providerId !== providerId || (accountId && a.id !== accountId) || a.disabled) continue;
+    for (const a of this.byProvider.get(providerId) ?? []) {
+      if ((accountId && a.id !== accountId) || a.disabled) continue;
       const r = this.quota.tightest(a.id, model, now, true);
       if (r && (best === undefined || r.fraction > best)) best = r.fraction;
     }
