@@ -358,10 +358,13 @@ async function attemptInner(
   // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
+  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
   const encoderOptions = {
     model: ctx.requestedModel,
     includeUsage: ctx.includeUsage,
-    request: ctx.clientFormat === "openai-responses" ? safeHub(ctx) : undefined,
+    get request() {
+      return ctx.clientFormat === "openai-responses" ? safeHub(ctx) : undefined;
+    },
   };
   let driver: ReplyDriver;
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
@@ -425,7 +428,7 @@ async function attemptInner(
   trace.durationMs = now - started;
   trace.status = reply.status;
   deps.health.success(account, provider, target.model, now - started);
-  if (counters.hints.affinityKey && counters.hints.affinity !== false) deps.pool.bind(counters.hints.affinityKey, account);
+  if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
   const headers = new Headers(ctx.headers);
   if (counters.fallback) headers.set("x-switchyard-fallback", "1");
   const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };

@@ -172,21 +172,38 @@ export class TargetOrder {
    */
   hints(ctx: RequestContext): PickHints {
     const combo = this.perRequest.get(ctx)?.combo;
-    return { affinityKey: affinityKey(ctx.request.headers, safeHub(ctx), ctx.requestedModel), affinity: combo ? combo.cacheAffinity : true };
+    // The key needs the parsed conversation: computed on first read (only providers with several
+    // accounts read it), then kept.
+    let key: string | undefined;
+    let computed = false;
+    return {
+      get affinityKey() {
+        if (!computed) {
+          computed = true;
+          key = affinityKey(ctx.request.headers, safeHub(ctx), ctx.requestedModel);
+        }
+        return key;
+      },
+      affinity: combo ? combo.cacheAffinity : true,
+    };
   }
 
   /** Orders a resolution's targets for one request. Pure except for the strategy counters (not in a dry run). */
   plan(req: OrderRequest, resolution: Resolution, opts: { dryRun?: boolean } = {}): OrderPlan {
     const decisions: DecisionTrace[] = [];
-    const facts = requestFacts({
-      hub: req.hub,
-      hubError: req.hubError,
-      clientFormat: req.clientFormat,
-      requestedModel: req.requestedModel,
-      alias: resolution.alias,
-      combo: resolution.combo?.name,
-      keyTag: req.keyTag,
-    });
+    // The request's facts need the parsed conversation: computed only when a predicate or the
+    // attachment split needs them (a single plain target never parses the body here).
+    let factsCache: RequestFacts | undefined;
+    const facts = () =>
+      (factsCache ??= requestFacts({
+        hub: req.hub,
+        hubError: req.hubError,
+        clientFormat: req.clientFormat,
+        requestedModel: req.requestedModel,
+        alias: resolution.alias,
+        combo: resolution.combo?.name,
+        keyTag: req.keyTag,
+      }));
     let list = resolution.targets.slice();
 
     // 1. strategy
@@ -196,14 +213,16 @@ export class TargetOrder {
     // 2. predicates
     list = list.filter((t) => {
       if (!t.when) return true;
-      const v = decide(t.when, facts, t);
+      const v = decide(t.when, facts(), t);
       decisions.push({ subject: targetSubject(t), verdict: v.admit ? "in" : "out", reason: `predicate: ${v.explanation}` });
       return v.admit;
     });
 
     // 3. attachment split → groups
     let groups: Target[][] = [list];
-    const kinds = req.hub ? currentTurnAttachments(req.hub) : [];
+    // With one target and no capacity adapter, there is nothing to reorder: the body is not parsed.
+    const splitMatters = list.length > 1 || hasAdapters(this.deps.capacityAdapter());
+    const kinds = splitMatters && req.hub ? currentTurnAttachments(req.hub) : [];
     if (kinds.length > 0 && list.length > 0) groups = this.splitByCapability(list, kinds, decisions);
 
     // 4. quota within groups
@@ -215,7 +234,13 @@ export class TargetOrder {
       const k = targetSubject(targets[0]);
       this.used.set(k, this.usedCount(targets[0]) + 1);
     }
-    return { targets, decisions, facts };
+    return {
+      targets,
+      decisions,
+      get facts() {
+        return facts();
+      },
+    };
   }
 
   private applyStrategy(combo: ComboSpec, list: Target[], decisions: DecisionTrace[], dryRun: boolean): Target[] {
@@ -305,15 +330,39 @@ export class TargetOrder {
   }
 }
 
+/** The order request of a live request; the body is parsed into the hub on first need only. */
 function requestOf(ctx: RequestContext): OrderRequest {
   let hub: HubRequest | undefined;
   let hubError: string | undefined;
-  try {
-    hub = hubOf(ctx);
-  } catch (e) {
-    hubError = `the request body could not be parsed (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
-  }
-  return { clientFormat: ctx.clientFormat, requestedModel: ctx.requestedModel, hub, hubError, keyTag: ctx.key?.tag };
+  let parsed = false;
+  const parse = () => {
+    if (parsed) return;
+    parsed = true;
+    try {
+      hub = hubOf(ctx);
+    } catch (e) {
+      hubError = `the request body could not be parsed (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
+    }
+  };
+  return {
+    clientFormat: ctx.clientFormat,
+    requestedModel: ctx.requestedModel,
+    keyTag: ctx.key?.tag,
+    get hub() {
+      parse();
+      return hub;
+    },
+    get hubError() {
+      parse();
+      return hubError;
+    },
+  };
+}
+
+/** Whether any capacity adapter is configured (SPEC R-3). */
+function hasAdapters(c: CapacityAdapter): boolean {
+  for (const list of Object.values(c)) if (list.length > 0) return true;
+  return false;
 }
 
 function safeHub(ctx: RequestContext): HubRequest | undefined {

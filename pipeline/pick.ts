@@ -33,14 +33,20 @@ export interface AccountPool {
    * the signal aborted. The returned function releases the slot; calling it twice is harmless.
    */
   acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined>;
-  /** Binds a conversation to the account that just answered it successfully (SPEC A-2). */
-  bind(affinityKey: string, account: Account): void;
+  /**
+   * Binds the request's conversation (`hints.affinityKey`) to the account that just answered it
+   * successfully (SPEC A-2). The pool reads the key only when binding matters (several accounts).
+   */
+  bind(hints: PickHints, account: Account): void;
 }
 
 /** Per-request facts the pool may use to order accounts (affinity, strategy). */
 export interface PickHints {
-  /** Conversation fingerprint or explicit session id (SPEC A-2). */
-  affinityKey?: string;
+  /**
+   * Conversation fingerprint or explicit session id (SPEC A-2). May be a lazily computed getter: read
+   * it only when it matters (a provider with several accounts).
+   */
+  readonly affinityKey?: string;
   /** false when the combo turned cache affinity off. */
   affinity?: boolean;
   /** A dry run (SPEC 2.2 `route`): order as for a real request but advance no strategy counter. */

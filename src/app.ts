@@ -91,6 +91,38 @@ export const realClock: Clock = {
     }),
 };
 
+/**
+ * Log lines gathered and written together (SPEC O-4: one JSON line per request): under load a write
+ * per request is a syscall per request. Flushed at the end of the current macrotask burst (setImmediate)
+ * or at 64 KiB, and at shutdown.
+ */
+export class LineBuffer {
+  private lines: string[] = [];
+  private size = 0;
+  private scheduled = false;
+
+  constructor(private readonly write: (text: string) => void) {}
+
+  push(line: string): void {
+    this.lines.push(line);
+    this.size += line.length + 1;
+    if (this.size >= 64 * 1024) return this.flush();
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.lines.length === 0) return;
+    const text = this.lines.join("\n") + "\n";
+    this.lines = [];
+    this.size = 0;
+    this.write(text);
+  }
+}
+
 /** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
 function instanceOwner(file: string): number | undefined {
   try {
@@ -132,7 +164,8 @@ export const ACCOUNT_REREAD_MS = 10_000;
 export async function startApp(opts: AppOptions): Promise<App> {
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? realClock;
-  const log = opts.log ?? ((line: string) => process.stdout.write(line + "\n"));
+  const stdoutLog = opts.log ? undefined : new LineBuffer((text) => process.stdout.write(text));
+  const log = opts.log ?? ((line: string) => stdoutLog!.push(line));
   let cfg = loadConfig({ path: opts.configPath, env });
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
@@ -250,7 +283,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     ctx.trace.totalMs = rec.totalMs;
     ctx.trace.warnings = ctx.warnings;
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
-    store.save(scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]));
+    // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
+    store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]) : ctx.trace);
     log(
       JSON.stringify({
         level: f.outcome === "ok" ? "info" : "warn",
@@ -424,6 +458,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await server.stop(true);
       await store.flush();
       await store.close();
+      stdoutLog?.flush();
       if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
     },
   };

@@ -175,6 +175,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   private rank(accounts: Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
+    // One account: nothing to rank, no conversation to steer (the common single-key setup).
+    if (accounts.length === 1) return [{ account: accounts[0], note: "the provider's only account" }];
     const now = this.clock.now();
     const strategy = this.opts.strategy?.() ?? "scored";
     let turn = 0;
@@ -280,8 +282,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * Binds a conversation to the account that just answered it (SPEC A-2), per provider, for 15 min:
    * memory at once, the store at its next flush. Nothing is bound under the round-robin strategy.
    */
-  bind(affinityKey: string, account: Account): void {
-    if ((this.opts.strategy?.() ?? "scored") === "round-robin") return;
+  bind(hints: PickHints, account: Account): void {
+    if ((this.opts.strategy?.() ?? "scored") === "round-robin" || hints.affinity === false) return;
+    // A provider with one account has nothing to steer: no key is computed, nothing is written.
+    if ((this.byProvider.get(account.providerId)?.length ?? 0) <= 1) return;
+    const affinityKey = hints.affinityKey;
+    if (!affinityKey) return;
     const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, this.clock.now());
     this.persist((st) => st.bind(b));
   }

@@ -110,7 +110,7 @@ describe("exclusions (SPEC A-1)", () => {
 describe("conversation affinity (SPEC A-2)", () => {
   test("a bound conversation returns to its account, ahead of the strategy's choice", () => {
     const { registry, ids, acc } = rig();
-    registry.bind("f:conv", acc("a3"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a3"));
     expect(ids({ affinityKey: "f:conv" })).toEqual(["a3", "a1", "a2"]);
     const c = registry.candidates("p", "m", { affinityKey: "f:conv" })[0];
     expect(c.note).toContain("conversation affinity");
@@ -119,7 +119,7 @@ describe("conversation affinity (SPEC A-2)", () => {
 
   test("a binding expires 15 min after the success (injected clock)", () => {
     const { registry, ids, acc, clock } = rig();
-    registry.bind("f:conv", acc("a2"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a2"));
     clock.advance(BINDING_TTL_MS - 1);
     expect(ids({ affinityKey: "f:conv" })[0]).toBe("a2");
     clock.advance(1);
@@ -128,7 +128,7 @@ describe("conversation affinity (SPEC A-2)", () => {
 
   test("the binding is persisted through the store's bind() with its expiry", () => {
     const { registry, calls, acc, clock } = rig();
-    registry.bind("s:abc", acc("a2"));
+    registry.bind({ affinityKey: "s:abc" }, acc("a2"));
     expect(calls.filter((c) => c.method === "bind").map((c) => c.args[0])).toEqual([{ key: bindingKey("p", "s:abc"), accountId: "a2", expiresAt: clock.now() + BINDING_TTL_MS }]);
   });
 
@@ -140,21 +140,21 @@ describe("conversation affinity (SPEC A-2)", () => {
 
   test("an ineligible bound account is skipped; the binding does not override exclusions", () => {
     const { registry, ids, acc } = rig();
-    registry.bind("f:conv", acc("a2"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a2"));
     registry.failure(acc("a2"), providerOf("p"), "m", c429);
     expect(ids({ affinityKey: "f:conv" })).not.toContain("a2");
   });
 
   test("bindings are per provider: a conversation bound on one provider does not steer another", () => {
     const { registry, ids, acc } = rig({ accounts: [account("a1"), account("a2"), account("b1", "q"), account("b2", "q")] });
-    registry.bind("f:conv", acc("a2"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a2"));
     expect(ids({ affinityKey: "f:conv" }, "m", "q")).toEqual(["b1", "b2"]);
     expect(ids({ affinityKey: "f:conv" })).toEqual(["a2", "a1"]);
   });
 
   test("a combo with cache_affinity off ignores bindings", () => {
     const { registry, ids, acc } = rig();
-    registry.bind("f:conv", acc("a3"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a3"));
     expect(ids({ affinityKey: "f:conv", affinity: false })).toEqual(["a1", "a2", "a3"]);
   });
 
@@ -163,7 +163,7 @@ describe("conversation affinity (SPEC A-2)", () => {
     registry.loadState({ ...EMPTY, bindings: [{ key: bindingKey("p", "f:conv"), accountId: "a3", expiresAt: Date.now() * 2 }] });
     expect(ids({ affinityKey: "f:conv" })).toEqual(["a1", "a2", "a3"]);
     expect(ids({ affinityKey: "f:conv" })).toEqual(["a2", "a3", "a1"]);
-    registry.bind("f:conv", acc("a1"));
+    registry.bind({ affinityKey: "f:conv" }, acc("a1"));
     expect(calls.filter((c) => c.method === "bind")).toEqual([]);
   });
 });
@@ -268,7 +268,7 @@ describe("accounts status", () => {
     registry.failure(acc("a2"), providerOf("p"), "m", c429);
     registry.failure(acc("a1"), providerOf("p"), "m", { row: "quota_exhausted", account: { type: "lock", until: clock.now() + 3_600_000, reason: "monthly cap" }, loop: "next_account" });
     registry.setQuota({ accountId: "a2", window: "tokens", model: "*", remaining: 500, limit: 1000 });
-    registry.bind("f:x", acc("a2"));
+    registry.bind({ affinityKey: "f:x" }, acc("a2"));
     const hold = await registry.acquire(acc("a1"), new AbortController().signal);
     const s = accountsStatus(registry, "scored");
     const [a1, a2, a3] = s.accounts;
