@@ -16,6 +16,7 @@ import { pickAccount, type AccountPool, type PickHints, type Picked } from "./pi
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
+  concatBytes,
   passthroughDriver,
   replyStream,
   TranslatedStreamDriver,
@@ -434,7 +435,7 @@ async function attemptInner(
   const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
 
   if (driver.buffered || ended) {
-    const body = concat(prefix);
+    const body = concatBytes(prefix);
     if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
     else headers.set("content-type", "application/json");
     release();
@@ -527,18 +528,5 @@ async function readBounded(body: ReadableStream<Uint8Array> | null, limit: numbe
   } finally {
     void reader.cancel().catch(() => {});
   }
-  return new TextDecoder().decode(concat(parts)).slice(0, limit);
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return out;
+  return new TextDecoder().decode(concatBytes(parts)).slice(0, limit);
 }
