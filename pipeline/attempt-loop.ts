@@ -141,6 +141,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       continue;
     }
     const tried = new Set<string>();
+    let translated: Translated | undefined;
     targetLoop: for (;;) {
       const picked = pickAccount(deps.pool, target, tried, hints);
       ctx.trace.decisions.push(...picked.decisions);
@@ -163,15 +164,19 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       // SPEC 2.4: X-Switchyard-Fallback when a target or account other than the first serves.
       if (ti > 0 || !picked.firstChoice || tried.size > 1) fallback = true;
 
-      const translated = translate(ctx, target, portability);
-      if ("kind" in translated) {
-        // The request cannot be expressed for this target: another target may accept it.
-        last = { error: translated, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target };
-        ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: translated.message });
-        break;
+      // The body depends on the target only: built once, reused by every account of the target.
+      if (!translated) {
+        const built = translate(ctx, target, portability);
+        if ("kind" in built) {
+          // The request cannot be expressed for this target: another target may accept it.
+          last = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target };
+          ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: built.message });
+          break;
+        }
+        deps.adjust?.(target, built);
+        saveTokens(ctx, target, built, deps.tokenSavers?.());
+        translated = built;
       }
-      deps.adjust?.(target, translated);
-      saveTokens(ctx, target, translated, deps.tokenSavers?.());
 
       let sameRetries = 0;
       let refreshed = false;

@@ -62,8 +62,9 @@ export function passthroughDriver(tap: PassthroughTap): ReplyDriver {
     push: (chunk) => tap.push(chunk),
     end(failure) {
       const out = tap.end(failure);
-      if (!tap.state.terminal || failure) late = failure ?? tap.state.error;
-      if (!late && tap.state.error) late = tap.state.error;
+      // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
+      // error) makes the reply a failed one.
+      late = failure ?? tap.state.error;
       return out;
     },
     get contentSeen() {

@@ -118,6 +118,8 @@ export class AnthropicTap implements PassthroughTap {
       return utf8.encode(tail + MESSAGE_STOP_FRAME);
     }
     const err = failure ?? TRUNCATED_ERROR;
+    // The client gets an in-band error: the reply failed, whatever the caller records (SPEC 6.4).
+    s.error = err;
     return utf8.encode(tail + errorFrame(err));
   }
 

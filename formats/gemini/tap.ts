@@ -124,6 +124,7 @@ export function createTap(_opts: TapOptions): PassthroughTap {
       const prefix = lineHasChars ? "\n\n" : eventPending ? "\n" : "";
       if (state.stopReason !== null || state.error) return prefix.length > 0 ? utf8.encode(prefix) : EMPTY;
       const err = failure ?? TRUNCATED_ERROR;
+      state.error = err; // the client gets an in-band error: the reply failed (SPEC 6.4)
       return utf8.encode(prefix + sseData(JSON.stringify(errorBody(err))));
     },
   };

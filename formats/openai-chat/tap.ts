@@ -225,7 +225,11 @@ export class ChatTap implements PassthroughTap {
     if (!this.state.terminal) {
       if (this.state.error) tail = SSE_DONE;
       else if (this.finishRaw !== undefined) tail = SSE_DONE;
-      else tail = "data: " + JSON.stringify(errorBody(failure ?? TRUNCATED_ERROR)) + "\n\n" + SSE_DONE;
+      else {
+        // The client gets an in-band error: the reply failed, whatever the caller records (SPEC 6.4).
+        this.state.error = failure ?? TRUNCATED_ERROR;
+        tail = "data: " + JSON.stringify(errorBody(this.state.error)) + "\n\n" + SSE_DONE;
+      }
     }
     if (tail) parts.push(this.encoder.encode(tail));
     if (parts.length === 0) return EMPTY;

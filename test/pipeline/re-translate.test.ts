@@ -1,0 +1,113 @@
+/**
+ * The reply drivers and the post-commit reply stream (SPEC R-9, 6.4) without a gateway: what the client
+ * gets and what the request is recorded as, for complete, cut-off, silent and broken upstream streams.
+ */
+import { describe, expect, test } from "bun:test";
+import { anthropicMessages } from "../../formats/anthropic-messages/index.ts";
+import { openaiChat } from "../../formats/openai-chat/index.ts";
+import type { HubError } from "../../formats/hub.ts";
+import { passthroughDriver, replyStream, TranslatedStreamDriver, type ByteReader, type ReadResult, type ReplyDriver } from "../../pipeline/re-translate.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const anthropicSse = simpleReply("anthropic-messages", { text: "one two three four" }, true).sse!;
+const chatSse = simpleReply("openai-chat", { text: "one two three four" }, true).sse!;
+const cut = (sse: string, marker: string) => sse.slice(0, sse.indexOf(marker));
+
+/**
+ * A reader over scripted reads; `hang` waits until the reader is cancelled (then ends, as a fetch body
+ * reader does); `fail` rejects.
+ */
+function reader(steps: Array<string | "hang" | "fail">): ByteReader & { cancelled: boolean } {
+  let i = 0;
+  let wake: ((r: ReadResult) => void) | undefined;
+  const r = {
+    cancelled: false,
+    read(): Promise<ReadResult> {
+      const step = steps[i++];
+      if (step === undefined || r.cancelled) return Promise.resolve({ done: true });
+      if (step === "hang") return new Promise<ReadResult>((resolve) => (wake = resolve));
+      if (step === "fail") return Promise.reject(new Error("ECONNRESET: socket hang up. For more information, pass `verbose: true`"));
+      return Promise.resolve({ done: false, value: enc.encode(step) });
+    },
+    cancel: async () => {
+      r.cancelled = true;
+      wake?.({ done: true });
+    },
+  };
+  return r;
+}
+
+async function run(driver: ReplyDriver, steps: Array<string | "hang" | "fail">, idleTimeoutMs = 1000) {
+  const ends: Array<HubError | undefined> = [];
+  let cancelled = 0;
+  let aborted: unknown;
+  const r = reader(steps);
+  const body = replyStream(r, driver, [], { idleTimeoutMs, abort: (x) => (aborted = x), onCancel: () => cancelled++ }, (f) => ends.push(f));
+  const text = await new Response(body).text();
+  return { text, ends, cancelled, aborted, reader: r };
+}
+
+describe("native passthrough driver", () => {
+  test("a complete Anthropic stream: bytes unchanged, recorded as a success", async () => {
+    const d = passthroughDriver(anthropicMessages.createTap({ family: "anthropic" }));
+    const out = await run(d, [anthropicSse.slice(0, 300), anthropicSse.slice(300)]);
+    expect(out.text).toBe(anthropicSse);
+    expect(out.ends).toEqual([undefined]);
+    expect(d.lateError).toBeUndefined();
+  });
+
+  test("a cut-off Anthropic stream: the client gets one event: error and the request is recorded as failed", async () => {
+    const d = passthroughDriver(anthropicMessages.createTap({ family: "anthropic" }));
+    const partial = cut(anthropicSse, "event: content_block_stop");
+    const out = await run(d, [partial]);
+    expect(out.text.startsWith(partial)).toBe(true);
+    expect(out.text.slice(partial.length)).toMatch(/^event: error\ndata: .*"api_error"/);
+    expect(out.text).not.toContain("message_stop");
+    expect(out.ends).toHaveLength(1);
+    expect(out.ends[0]?.code).toBe("upstream_truncated");
+  });
+
+  test("a cut-off Chat stream: error frame then [DONE], recorded as failed", async () => {
+    const d = passthroughDriver(openaiChat.createTap({ family: "openai", includeUsage: true }));
+    const partial = cut(chatSse, '"finish_reason":"stop"').slice(0, cut(chatSse, '"finish_reason":"stop"').lastIndexOf("data: "));
+    const out = await run(d, [partial]);
+    expect(out.text.slice(partial.length)).toMatch(/^data: \{"error":\{.*\}\}\n\ndata: \[DONE\]\n\n$/);
+    expect(out.ends[0]?.code).toBe("upstream_truncated");
+  });
+});
+
+describe("reply stream after the commit point", () => {
+  test("a silent upstream is closed after the idle timeout with the format's in-band error, and aborted", async () => {
+    const d = new TranslatedStreamDriver(anthropicMessages, openaiChat, { family: "anthropic" }, { model: "m" });
+    const out = await run(d, [cut(anthropicSse, "event: content_block_stop"), "hang"], 50);
+    expect(out.text).toContain('"content":"one "');
+    expect(out.text).toMatch(/data: \{"error":\{[^\n]*upstream_idle_timeout[^\n]*\}\}\n\ndata: \[DONE\]\n\n$/);
+    expect(out.text).not.toMatch(/"finish_reason":"/);
+    expect(out.ends[0]?.code).toBe("upstream_idle_timeout");
+    expect((out.aborted as HubError).code).toBe("upstream_idle_timeout");
+  });
+
+  test("a broken connection becomes an in-band error with a short reason, no runtime hints", async () => {
+    const d = new TranslatedStreamDriver(anthropicMessages, openaiChat, { family: "anthropic" }, { model: "m" });
+    const out = await run(d, [cut(anthropicSse, "event: content_block_stop"), "fail"]);
+    expect(out.ends[0]?.code).toBe("upstream_connection_lost");
+    expect(out.ends[0]?.message).toBe("The upstream connection broke mid-reply (ECONNRESET).");
+    expect(out.text).not.toContain("verbose");
+  });
+
+  test("a client that goes away cancels the upstream reader and reports it once", async () => {
+    const d = passthroughDriver(anthropicMessages.createTap({ family: "anthropic" }));
+    const r = reader([cut(anthropicSse, "event: content_block_delta"), "hang"]);
+    let cancelled = 0;
+    let aborted: unknown;
+    const body = replyStream(r, d, [], { idleTimeoutMs: 5000, abort: (x) => (aborted = x), onCancel: () => cancelled++ }, () => {});
+    const rd = body.getReader();
+    await rd.read();
+    await rd.cancel("client gone");
+    expect(cancelled).toBe(1);
+    expect(r.cancelled).toBe(true);
+    expect(aborted).toBe("client gone");
+  });
+});
