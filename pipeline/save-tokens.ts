@@ -82,6 +82,12 @@ export const CACHE_MAX_ENTRIES = 4096;
 /** At most this many characters (UTF-16 code units) of cached original text (about 32 MB). */
 export const CACHE_MAX_CHARS = 16_000_000;
 
+/** Empties the process-wide cache (tests that must see a fresh process's behaviour). */
+export function clearSaverCache(): void {
+  cache.clear();
+  cacheChars = 0;
+}
+
 /** {@link compressToolResult} through the process-wide cache (the result is the same, only faster). */
 function compressCached(text: string): Compressed | undefined {
   const hit = cache.get(text);

@@ -559,7 +559,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     } else if (t.format === "openai-chat") {
       tools.push(t.raw);
     } else {
-      b.warn("dropped_tool", `The ${t.format} tool ${t.name ? `"${t.name}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
+      const which = t.name ?? (typeof t.raw.type === "string" ? t.raw.type : undefined);
+      b.warn("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
   }
   if (tools.length > 0) {

@@ -10,7 +10,7 @@ import type { ProviderKind } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
-import { saveTokens, skipReason } from "../../pipeline/save-tokens.ts";
+import { clearSaverCache, saveTokens, skipReason } from "../../pipeline/save-tokens.ts";
 import { compressToolResult } from "../../pipeline/savers/index.ts";
 import { translate, type Translated } from "../../pipeline/translate.ts";
 import { clientRequest } from "../support/fixtures.ts";
@@ -237,12 +237,16 @@ describe("determinism: the same history compresses to the same bytes every turn"
       { role: "assistant", content: [{ type: "text", text: "Found them." }, { type: "tool_use", id: "toolu_fake_2", name: "Bash", input: { command: "git status" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fake_2", content: sample("git-status.txt") + REMINDER }] },
     );
+    clearSaverCache();
     const a = bodyOf(send(ctxFor("anthropic-messages", turn2), "openai-compatible", "glm-5"));
+    // Each turn compresses from scratch: the cache must not be what makes the bytes equal.
+    clearSaverCache();
     const ctx3 = ctxFor("anthropic-messages", turn3);
     const b = bodyOf(send(ctx3, "openai-compatible", "glm-5"));
     expect(JSON.stringify(b.messages.slice(0, a.messages.length))).toBe(JSON.stringify(a.messages));
     expect(ctx3.trace.tokenSaver).toMatchObject({ results: 2, rules: { search: 1, git_status: 1 } });
-    // And a second gateway process (fresh state) produces the same bytes.
+    // And a fresh process (empty cache) produces the same bytes.
+    clearSaverCache();
     const again = bodyOf(send(ctxFor("anthropic-messages", structuredClone(turn3)), "openai-compatible", "glm-5"));
     expect(JSON.stringify(again)).toBe(JSON.stringify(b));
   });
