@@ -1,0 +1,172 @@
+/**
+ * translate (SPEC R-5, F-3, F-8): which body each target gets — the client's bytes for the exact native
+ * pairs, a tidied body for same-format third parties, the hub for everything else — and the
+ * portability policy for reasoning state from another provider family.
+ */
+import { describe, expect, test } from "bun:test";
+import type { ProviderKind } from "../../formats/codec.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import type { ProviderInfo } from "../../pipeline/ports.ts";
+import type { Target } from "../../pipeline/resolve.ts";
+import { isNativePair, translate, type Translated } from "../../pipeline/translate.ts";
+
+const FORMAT: Record<ProviderKind, WireFormat> = {
+  anthropic: "anthropic-messages",
+  "claude-code": "anthropic-messages",
+  "anthropic-compatible": "anthropic-messages",
+  openai: "openai-chat",
+  "openai-compatible": "openai-chat",
+  "openai-responses": "openai-responses",
+  codex: "openai-responses",
+  gemini: "gemini",
+};
+const FAMILY: Record<ProviderKind, string> = {
+  anthropic: "anthropic",
+  "claude-code": "anthropic",
+  "anthropic-compatible": "provider:x",
+  openai: "openai",
+  "openai-compatible": "provider:y",
+  "openai-responses": "openai",
+  codex: "openai",
+  gemini: "gemini",
+};
+
+function target(kind: ProviderKind, model = "up-model", extra: Partial<Target> = {}): Target {
+  const provider = {
+    id: `p-${kind}`,
+    kind,
+    format: FORMAT[kind],
+    family: FAMILY[kind],
+    baseUrl: "http://127.0.0.1:9",
+    models: {},
+    idleTimeoutMs: 60_000,
+    headerTimeoutMs: 60_000,
+    source: "config",
+  } as ProviderInfo;
+  return { provider, model, label: `${provider.id}/${model}`, ...extra };
+}
+
+function ctx(clientFormat: WireFormat, body: Record<string, unknown>, raw?: string): RequestContext {
+  const text = raw ?? JSON.stringify(body);
+  return {
+    clientFormat,
+    rawBody: new TextEncoder().encode(text),
+    body,
+    requestedModel: String(body.model),
+    stream: body.stream === true,
+    includeUsage: false,
+    warnings: [],
+    trace: { decisions: [], attempts: [], warnings: [] },
+  } as unknown as RequestContext;
+}
+
+const ok = (t: ReturnType<typeof translate>): Translated => {
+  if ("kind" in t) throw new Error(`unexpected error: ${t.message}`);
+  return t;
+};
+const bodyOf = (t: Translated) => JSON.parse(typeof t.body === "string" ? t.body : new TextDecoder().decode(t.body));
+const anthropicBody = { model: "up-model", max_tokens: 50, messages: [{ role: "user", content: "hi" }] };
+
+describe("native pairs (SPEC F-3)", () => {
+  test("the list is exact", () => {
+    expect(isNativePair("anthropic-messages", "anthropic")).toBe(true);
+    expect(isNativePair("anthropic-messages", "claude-code")).toBe(true);
+    expect(isNativePair("anthropic-messages", "anthropic-compatible")).toBe(false);
+    expect(isNativePair("openai-chat", "openai")).toBe(true);
+    expect(isNativePair("openai-chat", "openai-compatible")).toBe(false);
+    expect(isNativePair("openai-responses", "openai-responses")).toBe(true);
+    expect(isNativePair("openai-chat", "gemini")).toBe(false);
+  });
+
+  test("same model, nothing to change: the client's exact bytes (spacing and key order included)", () => {
+    const raw = '{ "model":"up-model",  "messages":[{"role":"user","content":"hi"}], "max_tokens":50 }';
+    const c = ctx("anthropic-messages", JSON.parse(raw), raw);
+    const t = ok(translate(c, target("anthropic"), "strip_with_warning"));
+    expect(t.mode).toBe("native");
+    expect(t.body).toBe(c.rawBody);
+  });
+
+  test("another upstream model id: only `model` changes", () => {
+    const c = ctx("anthropic-messages", { ...anthropicBody, model: "anthropic/alias-name" });
+    const t = ok(translate(c, target("anthropic", "claude-real"), "strip_with_warning"));
+    expect(t.mode).toBe("native");
+    expect(bodyOf(t)).toEqual({ ...anthropicBody, model: "claude-real" });
+  });
+
+  test("a streaming Chat request gets stream_options.include_usage upstream (F-3)", () => {
+    const c = ctx("openai-chat", { model: "up-model", stream: true, messages: [{ role: "user", content: "hi" }] });
+    const t = ok(translate(c, target("openai"), "strip_with_warning"));
+    expect(bodyOf(t).stream_options).toEqual({ include_usage: true });
+  });
+
+  test("combo target params are merged into the upstream body", () => {
+    const c = ctx("anthropic-messages", anthropicBody);
+    const t = ok(translate(c, target("anthropic", "up-model", { params: { temperature: 0.2 } }), "strip_with_warning"));
+    expect(bodyOf(t).temperature).toBe(0.2);
+  });
+});
+
+describe("same format, third-party server: tidied (F-3)", () => {
+  test("anthropic-compatible gets the tidy path with the target model", () => {
+    const c = ctx("anthropic-messages", { ...anthropicBody, system: [{ type: "text", text: "" }] });
+    const t = ok(translate(c, target("anthropic-compatible", "glm-x"), "strip_with_warning"));
+    expect(t.mode).toBe("tidy");
+    expect(bodyOf(t).model).toBe("glm-x");
+  });
+});
+
+describe("through the hub", () => {
+  test("Anthropic client → Chat provider: a Chat body", () => {
+    const c = ctx("anthropic-messages", anthropicBody);
+    const t = ok(translate(c, target("openai-compatible", "glm-x"), "strip_with_warning"));
+    expect(t.mode).toBe("hub");
+    expect(t.upstreamFormat).toBe("openai-chat");
+    expect(bodyOf(t)).toMatchObject({ model: "glm-x", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  test("previous_response_id to a provider that does not hold it is a 400 naming the field (B41)", () => {
+    const c = ctx("openai-responses", { model: "up-model", input: "hi", previous_response_id: "resp_1" });
+    const t = translate(c, target("openai-compatible"), "strip_with_warning");
+    expect("kind" in t && t.status).toBe(400);
+    expect("kind" in t && t.param).toBe("previous_response_id");
+  });
+});
+
+describe("portability of reasoning state (SPEC F-8)", () => {
+  const withForeignSignature = {
+    model: "up-model",
+    max_tokens: 100,
+    messages: [
+      { role: "user", content: "hi" },
+      {
+        role: "assistant",
+        content: [
+          { type: "thinking", thinking: "hmm", signature: "sy|gemini|CsYBAdHt" },
+          { type: "text", text: "hello" },
+        ],
+      },
+      { role: "user", content: "more" },
+    ],
+  };
+
+  test("strip_with_warning removes state another family issued and says so", () => {
+    const c = ctx("anthropic-messages", withForeignSignature);
+    const t = ok(translate(c, target("openai-compatible"), "strip_with_warning"));
+    expect(t.warnings.map((w) => w.code)).toContain("stripped_reasoning_state");
+    expect(JSON.stringify(bodyOf(t))).not.toContain("CsYBAdHt");
+  });
+
+  test("reject answers 400 instead", () => {
+    const c = ctx("anthropic-messages", withForeignSignature);
+    const t = translate(c, target("openai-compatible"), "reject");
+    expect("kind" in t && t.status).toBe(400);
+    expect("kind" in t && t.code).toBe("non_portable_reasoning_state");
+  });
+
+  test("the issuing family gets it back untouched", () => {
+    const c = ctx("anthropic-messages", withForeignSignature);
+    const t = ok(translate(c, target("gemini", "gemini-x"), "reject"));
+    expect(JSON.stringify(bodyOf(t))).toContain("CsYBAdHt");
+  });
+});
