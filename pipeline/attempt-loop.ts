@@ -12,7 +12,7 @@ import { hubError, type HubError, type Warning } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, hubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
-import { pickAccount, type AccountPool, type PickHints, type Picked } from "./pick.ts";
+import { pickAccount, verdictDecision, type AccountPool, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
@@ -129,7 +129,6 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
   let attempts = 0;
   let last: Failed | undefined;
   let firstFreeAt: number | undefined;
-  let anyCooling = false;
   let fallback = false;
   const hints = deps.hints?.(ctx) ?? {};
 
@@ -141,14 +140,19 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
       continue;
     }
     const tried = new Set<string>();
+    /** Accounts whose exclusion is already in the trace (each account's decision is recorded once). */
+    const reported = new Set<string>();
     let translated: Translated | undefined;
     targetLoop: for (;;) {
       const picked = pickAccount(deps.pool, target, tried, hints);
-      ctx.trace.decisions.push(...picked.decisions);
-      if (picked.cooling) {
-        anyCooling = true;
-        if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
+      for (const v of picked.verdicts) {
+        if (v.verdict === "out") {
+          if (reported.has(v.accountId)) continue;
+          reported.add(v.accountId);
+        }
+        ctx.trace.decisions.push(verdictDecision(target, v));
       }
+      if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
       const account = picked.account;
       if (!account) {
         if (tried.size === 0) {
@@ -232,7 +236,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
     return new Response(null, { status: 499 });
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
-  if (anyCooling && firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
+  if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
@@ -258,12 +262,12 @@ function finalError(
  * get Retry-After from the caller when an end time is known.
  */
 function noAccountError(target: Target, picked: Picked): HubError {
-  const reasons = [...new Set(picked.decisions.filter((d) => d.verdict === "out").map((d) => d.reason.replace(/ until \S+$/, "")))];
-  if (reasons.length === 0) {
+  const out = picked.verdicts.filter((v) => v.verdict === "out");
+  if (out.length === 0) {
     return hubError("api_error", `No account is configured for provider ${target.provider.id}.`, { status: 503, code: "no_account" });
   }
-  const why = reasons.slice(0, 4).join("; ");
-  const rateLimited = reasons.some((r) => /\b429\b|rate limit|quota/i.test(r));
+  const why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
+  const rateLimited = out.some((v) => v.cause === "rate_limit" || v.cause === "quota");
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
     : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });

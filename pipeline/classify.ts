@@ -77,6 +77,21 @@ export interface FailureFacts {
   now: number;
 }
 
+/** Cooldown reasons the table writes for a 429 rate limit (with a reset time, per-minute, backoff). */
+const RATE_LIMIT_RESET_REASON = "429 with a reset time";
+const RATE_LIMIT_MINUTE_REASON = "429 rate limit (per-minute window)";
+const RATE_LIMIT_BACKOFF_REASON = "429";
+
+/**
+ * The cooldown reasons that mean the account was rate limited (a 429). Accounts cooling down for one
+ * of these make a request that finds no account a 429 rather than a 503. Cooldowns are stored with
+ * their reason only, so the registry reads the cause back from it.
+ */
+export const RATE_LIMIT_REASONS: ReadonlySet<string> = new Set([RATE_LIMIT_RESET_REASON, RATE_LIMIT_MINUTE_REASON, RATE_LIMIT_BACKOFF_REASON]);
+
+/** The lock reason of an account whose quota is exhausted (or that is blocked): excluded for quota. */
+export const QUOTA_LOCK_REASON = "quota exhausted or account blocked";
+
 /** Upper bound of any cooldown (SPEC 6.3): 6 h in ms. */
 export const MAX_COOLDOWN_MS = 6 * 3600_000;
 /** Cooldown after transport/5xx failures once same-account retries are spent (SPEC 6.3): 30 s. */
@@ -219,7 +234,7 @@ export function classify(f: FailureFacts): Classification {
   if (kind === "quota_exhausted" || kind === "billing" || ((s === 429 || s === 403 || s === 400) && QUOTA_WORDS.test(text))) {
     return {
       row: "quota_exhausted",
-      account: { type: "lock", until: reset !== undefined ? Math.min(reset, f.now + MAX_COOLDOWN_MS * 4 * 31) : undefined, reason: "quota exhausted or account blocked" },
+      account: { type: "lock", until: reset !== undefined ? Math.min(reset, f.now + MAX_COOLDOWN_MS * 4 * 31) : undefined, reason: QUOTA_LOCK_REASON },
       loop: "next_account",
       retryAfterSeconds,
     };
@@ -236,15 +251,15 @@ export function classify(f: FailureFacts): Classification {
     if (reset !== undefined) {
       return {
         row: "rate_limit_with_reset",
-        account: { type: "cooldown_until", scope: "model", until: Math.min(reset, f.now + MAX_COOLDOWN_MS), reason: "429 with a reset time" },
+        account: { type: "cooldown_until", scope: "model", until: Math.min(reset, f.now + MAX_COOLDOWN_MS), reason: RATE_LIMIT_RESET_REASON },
         loop: "next_account",
         retryAfterSeconds,
       };
     }
     if (RATE_WORDS.test(text) && f.quotaHealthy !== false) {
-      return { row: "rate_limit_per_minute", account: { type: "cooldown_for", scope: "model", ms: PER_MINUTE_COOLDOWN_MS, reason: "429 rate limit (per-minute window)" }, loop: "next_account", retryAfterSeconds: 90 };
+      return { row: "rate_limit_per_minute", account: { type: "cooldown_for", scope: "model", ms: PER_MINUTE_COOLDOWN_MS, reason: RATE_LIMIT_MINUTE_REASON }, loop: "next_account", retryAfterSeconds: 90 };
     }
-    return { row: "rate_limit_backoff", account: { type: "backoff", reason: "429" }, loop: "next_account" };
+    return { row: "rate_limit_backoff", account: { type: "backoff", reason: RATE_LIMIT_BACKOFF_REASON }, loop: "next_account" };
   }
 
   if (s === 401) return { row: "credential", account: { type: "credential", reason: "401 unauthorized" }, loop: "next_account" };

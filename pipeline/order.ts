@@ -26,7 +26,7 @@
 import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
 import { hubOf, type RequestContext } from "./context.ts";
 import { affinityKey } from "./affinity.ts";
-import { pickAccount, type AccountPool, type PickHints } from "./pick.ts";
+import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
 import { resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
@@ -476,25 +476,20 @@ export function planRoute(
       pt.reason = `provider ${t.provider.id} circuit open`;
       continue;
     }
-    // The same loop as the attempt loop: pick, mark tried, pick again.
+    // The same loop as the attempt loop: pick, mark tried, pick again. The first pick's exclusions
+    // are the accounts that are out.
     const tried = new Set<string>();
     const first = pickAccount(deps.pool, t, tried, hints);
-    const until = new Map<string, number | undefined>();
-    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) until.set(c.account.id, c.until);
-    let picked = first;
-    while (picked.account) {
+    for (let picked = first; picked.account; picked = pickAccount(deps.pool, t, tried, hints)) {
       const id = picked.account.id;
-      const decided = picked.decisions.find((d) => d.verdict === "in" && d.subject.endsWith(`@ ${id}`))?.reason ?? "";
-      const reason = (pt.accounts.length === 0 ? decided : decided.replace(/^first eligible account(; )?/, "")) || "eligible";
+      const chosen = picked.verdicts.find((v) => v.verdict === "in")!;
+      const reason = tried.size === 0 ? verdictDecision(t, chosen).reason : (chosen.note ?? "eligible");
       pt.accounts.push({ accountId: id, verdict: "in", reason });
       attempts.push({ target: pt.target, accountId: id });
       tried.add(id);
-      picked = pickAccount(deps.pool, t, tried, hints);
     }
-    for (const d of first.decisions) {
-      if (d.verdict !== "out") continue;
-      const id = d.subject.slice(d.subject.lastIndexOf("@ ") + 2);
-      pt.accounts.push({ accountId: id, verdict: "out", reason: d.reason, until: until.get(id) });
+    for (const v of first.verdicts) {
+      if (v.verdict === "out") pt.accounts.push({ accountId: v.accountId, verdict: "out", reason: verdictDecision(t, v).reason, until: v.until });
     }
     if (tried.size === 0) {
       pt.verdict = "out";

@@ -8,11 +8,49 @@
 import type { Account, DecisionTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
+/**
+ * Why an account may not serve a model now (SPEC A-1, 6.3). `rate_limit` and `quota` make a request
+ * that finds no account a 429; the others a 503.
+ */
+export type ExclusionCause =
+  /** Disabled in config or through the admin API. */
+  | "disabled"
+  /** Its credential was rejected after a refresh; excluded until replaced. */
+  | "quarantined"
+  /** The whole account is locked (402, spend cap, rejected API key…). */
+  | "lock"
+  /** It reports (almost) no quota left for the model, or was locked for exhausted quota. */
+  | "quota"
+  /** The account/model pairing was removed (the upstream said the model is not available to it). */
+  | "removed"
+  /** Other accounts of the provider advertise the model; this one does not (SPEC P-6). */
+  | "not_advertised"
+  /** Cooling down after a 429 rate limit. */
+  | "rate_limit"
+  /** Cooling down after another failure (5xx, transport error, overloaded). */
+  | "cooldown";
+
+/** Why an account may not serve a model now, in data and in words. */
+export interface Exclusion {
+  cause: ExclusionCause;
+  /** The exclusion in words, without its end time: "cooling down (429)", "locked: 402 payment required". */
+  reason: string;
+  /** ms since the epoch when the exclusion ends, if it does. */
+  until?: number;
+}
+
+/** An exclusion as traces and the status show it: its reason, then its end time when known. */
+export function describeExclusion(e: { reason: string; until?: number }): string {
+  return e.until !== undefined ? `${e.reason} until ${new Date(e.until).toISOString()}` : e.reason;
+}
+
 /** One account of a provider and whether it may serve the model now. */
 export interface AccountCandidate {
   account: Account;
   eligible: boolean;
-  /** Why it is excluded (cooling down for this model, locked, disabled, …). */
+  /** Why it is excluded, when it is. */
+  cause?: ExclusionCause;
+  /** The exclusion in words, without its end time (see {@link describeExclusion}). */
   reason?: string;
   /** ms since the epoch when an exclusion ends, if it does. */
   until?: number;
@@ -53,53 +91,67 @@ export interface PickHints {
   dryRun?: boolean;
 }
 
+/** What a pick decided about one account of the target. */
+export interface AccountVerdict {
+  accountId: string;
+  /** "in" for the chosen account; "out" for an excluded one. Other eligible accounts get no verdict. */
+  verdict: "in" | "out";
+  /** Why it is out: an exclusion, or a pinned account that does not exist. */
+  cause?: ExclusionCause | "missing";
+  /** ms since the epoch when the exclusion ends, if it does. */
+  until?: number;
+  /** Out: the exclusion in words (without its end time). In: why it is where it is (affinity, score…). */
+  note?: string;
+}
+
 /** The outcome of a pick. */
 export interface Picked {
   account?: Account;
-  decisions: DecisionTrace[];
-  /** The earliest time (ms since the epoch) an excluded account becomes free, for Retry-After. */
+  /** The chosen account and every excluded one, in the pool's order; accounts already tried are left out. */
+  verdicts: AccountVerdict[];
+  /** The earliest time (ms since the epoch) an excluded account becomes free, for Retry-After (SPEC 6.3). */
   firstFreeAt?: number;
-  /** Whether any account was excluded for cooling down (SPEC 6.3 final Retry-After). */
-  cooling: boolean;
   /** The chosen account is the first the pool listed for this target (else the request fell back). */
   firstChoice: boolean;
 }
 
 /**
  * Picks the first eligible account for `target` that has not been tried yet in this request.
- * A target that names an account only ever uses that account.
+ * A target that names an account only ever uses that account. Accounts already tried get no verdict:
+ * their decision was recorded when they were chosen.
  */
 export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySet<string>, hints: PickHints): Picked {
-  const decisions: DecisionTrace[] = [];
+  const verdicts: AccountVerdict[] = [];
   let firstFreeAt: number | undefined;
-  let cooling = false;
   let chosen: Account | undefined;
   let considered = 0;
   let firstChoice = false;
+  let pinnedSeen = false;
   for (const c of pool.candidates(target.provider.id, target.model, hints)) {
-    const subject = `${target.label} @ ${c.account.id}`;
     if (target.accountId && c.account.id !== target.accountId) continue;
     considered++;
-    if (tried.has(c.account.id)) {
-      decisions.push({ subject, verdict: "out", reason: "already tried in this request" });
-      continue;
-    }
+    pinnedSeen = true;
+    if (tried.has(c.account.id)) continue;
     if (!c.eligible) {
-      decisions.push({ subject, verdict: "out", reason: c.reason ?? "not eligible" });
-      if (c.until !== undefined) {
-        cooling = true;
-        if (firstFreeAt === undefined || c.until < firstFreeAt) firstFreeAt = c.until;
-      }
+      verdicts.push({ accountId: c.account.id, verdict: "out", cause: c.cause, until: c.until, note: c.reason ?? "not eligible" });
+      if (c.until !== undefined && (firstFreeAt === undefined || c.until < firstFreeAt)) firstFreeAt = c.until;
       continue;
     }
     if (!chosen) {
       chosen = c.account;
       firstChoice = considered === 1;
-      decisions.push({ subject, verdict: "in", reason: c.note ? `first eligible account; ${c.note}` : "first eligible account" });
+      verdicts.push({ accountId: c.account.id, verdict: "in", note: c.note });
     }
   }
-  if (target.accountId && !chosen && !decisions.some((d) => d.subject.endsWith(`@ ${target.accountId}`))) {
-    decisions.push({ subject: `${target.label} @ ${target.accountId}`, verdict: "out", reason: "pinned account does not exist" });
+  if (target.accountId && !pinnedSeen) {
+    verdicts.push({ accountId: target.accountId, verdict: "out", cause: "missing", note: "pinned account does not exist" });
   }
-  return { account: chosen, decisions, firstFreeAt, cooling, firstChoice };
+  return { account: chosen, verdicts, firstFreeAt, firstChoice };
+}
+
+/** A pick verdict as a route-trace decision (`target @ account`). */
+export function verdictDecision(target: Target, v: AccountVerdict): DecisionTrace {
+  const subject = `${target.label} @ ${v.accountId}`;
+  if (v.verdict === "in") return { subject, verdict: "in", reason: v.note ? `first eligible account; ${v.note}` : "first eligible account" };
+  return { subject, verdict: "out", reason: describeExclusion({ reason: v.note ?? "not eligible", until: v.until }) };
 }

@@ -6,7 +6,7 @@
 import * as v from "valibot";
 import type { RequestContext } from "../pipeline/context.ts";
 import type { UpstreamCall } from "../pipeline/execute.ts";
-import { pickAccount, type AccountPool } from "../pipeline/pick.ts";
+import { pickAccount, verdictDecision, type AccountPool } from "../pipeline/pick.ts";
 import type { AttemptTrace, Clock } from "../pipeline/ports.ts";
 import type { Target } from "../pipeline/resolve.ts";
 import type { RuntimeConfig } from "./config/types.ts";
@@ -107,7 +107,7 @@ export function countTokensUpstream(deps: CountTokensDeps) {
     if (!target) return local("no target");
     if (target.provider.format !== "anthropic-messages") return local(`${target.provider.id} speaks ${target.provider.format}`);
     const picked = pickAccount(deps.pool, target, new Set(), {});
-    ctx.trace.decisions.push(...picked.decisions);
+    for (const v of picked.verdicts) ctx.trace.decisions.push(verdictDecision(target, v));
     const account = picked.account;
     if (!account) return local(`no eligible account of ${target.provider.id}`);
 

@@ -71,14 +71,15 @@ export class QuotaBook {
 
   /**
    * SPEC A-1: the exclusion of an account reporting ≤ 2 % remaining for this model (or for all its
-   * models), until the window resets; undefined when it has quota or reports none.
+   * models), until the window resets; undefined when it has quota or reports none. The reason leaves
+   * the end time to `until`.
    */
   exhausted(accountId: string, model: string, now: number): { reason: string; until?: number } | undefined {
     const r = this.tightest(accountId, model, now);
     if (!r || r.fraction > QUOTA_EXCLUDE_FRACTION) return undefined;
     const until = r.window.resetAt;
     return {
-      reason: `quota ${Math.round(r.fraction * 1000) / 10} % left in window ${r.window.window}${r.window.model === ALL_MODELS ? "" : ` for ${r.window.model}`}${until ? ` until ${new Date(until).toISOString()}` : ""}`,
+      reason: `quota ${Math.round(r.fraction * 1000) / 10} % left in window ${r.window.window}${r.window.model === ALL_MODELS ? "" : ` for ${r.window.model}`}`,
       until,
     };
   }

@@ -4,9 +4,9 @@
  * circuits — held in memory, written through to the store before the next pick, and re-read from the
  * store every 10 s. Implements the pipeline's AccountPool and AccountHealth ports.
  */
-import type { Classification } from "../../pipeline/classify.ts";
+import { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
-import type { AccountCandidate, AccountPool, PickHints } from "../../pipeline/pick.ts";
+import type { AccountCandidate, AccountPool, Exclusion, PickHints } from "../../pipeline/pick.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
@@ -117,26 +117,31 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   /** Why an account may not serve `model` now, with when that ends; undefined when eligible. */
-  exclusion(account: Account, model: string): { reason: string; until?: number } | undefined {
+  exclusion(account: Account, model: string): Exclusion | undefined {
     const now = this.clock.now();
-    if (account.disabled) return { reason: "disabled" };
-    if (this.quarantined.size > 0 && this.quarantined.has(this.fingerprint(account) ?? "")) return { reason: "credential quarantined (rejected after refresh) until replaced" };
+    if (account.disabled) return { cause: "disabled", reason: "disabled" };
+    if (this.quarantined.size > 0 && this.quarantined.has(this.fingerprint(account) ?? "")) {
+      return { cause: "quarantined", reason: "credential quarantined (rejected after refresh) until replaced" };
+    }
     const lock = this.locks.get(account.id);
     if (lock && (lock.until === null || lock.until > now)) {
-      return { reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
+      return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
     }
     const rm = this.removed.get(key(account.id, model));
-    if (rm && (rm.until === null || rm.until > now)) return { reason: `model removed for this account: ${rm.reason}` };
+    if (rm && (rm.until === null || rm.until > now)) return { cause: "removed", reason: `model removed for this account: ${rm.reason}` };
     // SPEC P-6: a model some account of the pool advertised never goes to one that did not; a model
     // no account advertised (a new model, an alias) is left to the upstream to accept or refuse.
-    if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) return { reason: "model not advertised by this account" };
+    if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) {
+      return { cause: "not_advertised", reason: "model not advertised by this account" };
+    }
     for (const m of [model, ALL_MODELS]) {
       const c = this.cooldowns.get(key(account.id, m));
       if (c && c.until > now) {
-        return { reason: `cooling down (${c.reason}) until ${new Date(c.until).toISOString()}`, until: c.until };
+        return { cause: RATE_LIMIT_REASONS.has(c.reason) ? "rate_limit" : "cooldown", reason: `cooling down (${c.reason})`, until: c.until };
       }
     }
-    return this.quota.exhausted(account.id, model, now);
+    const q = this.quota.exhausted(account.id, model, now);
+    return q && { cause: "quota", ...q };
   }
 
   // ---- AccountPool --------------------------------------------------------------------------
@@ -164,7 +169,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const { account, note } of ranked) {
       const ex = this.exclusion(account, model);
       if (ex) {
-        out.push({ account, eligible: false, reason: ex.reason, until: ex.until });
+        out.push({ account, eligible: false, cause: ex.cause, reason: ex.reason, until: ex.until });
         continue;
       }
       const limit = this.slotLimit(account);

@@ -4,6 +4,7 @@
  * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
  * credentials (only the credential type).
  */
+import { describeExclusion } from "../../pipeline/pick.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
@@ -78,7 +79,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
     for (const q of quota) if (q.model !== ALL_MODELS) names.add(q.model);
     const models = [...names].sort().map((model): ModelStatus => {
       const ex = registry.exclusion(a, model);
-      return ex ? { model, eligible: false, reason: ex.reason, until: ex.until } : { model, eligible: true };
+      return ex ? { model, eligible: false, reason: describeExclusion(ex), until: ex.until } : { model, eligible: true };
     });
     const limit = registry.slotLimit(a);
     return {

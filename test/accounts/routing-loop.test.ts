@@ -187,3 +187,43 @@ describe("concurrency slots through the pipeline (SPEC A-4)", () => {
     expect(r.registry.slots.inUse("b1")).toBe(0); // released after the reply
   });
 });
+
+describe("pick decisions and the no-account error (SPEC 6.3, 2.4)", () => {
+  test("each account's decision is in the trace once, however many picks the request made", async () => {
+    const r = rig({ accounts: [account("a1"), account("a2"), account("a3"), account("a4", "p", { disabled: true })] });
+    r.script("a1", RATE());
+    r.script("a2", RATE());
+    const res = await r.send("p/m", "x");
+    expect(res.account).toBe("a3");
+    const subjects = res.trace.decisions.map((d) => `${d.subject} ${d.verdict}`);
+    expect(subjects).toEqual(["p/m @ a1 in", "p/m @ a4 out", "p/m @ a2 in", "p/m @ a3 in"]);
+    expect(res.trace.decisions.some((d) => d.reason.includes("already tried"))).toBe(false);
+  });
+
+  test("accounts rate limited (429 cooldown) make a 429; accounts down for a 5xx make a 503", async () => {
+    const r = rig({ accounts: [account("a1"), account("a2")] });
+    r.registry.failure(r.acc("a1"), providerOf("p"), "m", { row: "rate_limit_backoff", account: { type: "backoff", reason: "429" }, loop: "next_account" });
+    r.registry.failure(r.acc("a2"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "account", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
+    expect(r.registry.candidates("p", "m", {}).map((c) => c.cause)).toEqual(["rate_limit", "cooldown"]);
+    const limited = await r.send("p/m", "x");
+    expect(limited.status).toBe(429);
+    expect(limited.trace.decisions.map((d) => d.reason)).toEqual([
+      expect.stringMatching(/^cooling down \(429\) until \d{4}-/),
+      expect.stringMatching(/^cooling down \(upstream 500\) until \d{4}-/),
+    ]);
+
+    const s = rig({ accounts: [account("a1")] });
+    s.registry.failure(s.acc("a1"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "account", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
+    expect((await s.send("p/m", "x")).status).toBe(503);
+  });
+
+  test("a lock for exhausted quota is a quota exclusion; any other lock is a lock", () => {
+    const r = rig({ accounts: [account("a1"), account("a2")] });
+    r.registry.failure(r.acc("a1"), providerOf("p"), "m", { row: "quota_exhausted", account: { type: "lock", reason: "quota exhausted or account blocked" }, loop: "next_account" });
+    r.registry.failure(r.acc("a2"), providerOf("p"), "m", { row: "payment_required", account: { type: "lock", reason: "402 payment required" }, loop: "next_account" });
+    expect(r.registry.candidates("p", "m", {}).map((c) => [c.cause, c.reason])).toEqual([
+      ["quota", "locked: quota exhausted or account blocked"],
+      ["lock", "locked: 402 payment required"],
+    ]);
+  });
+});
