@@ -10,7 +10,7 @@
 import { codecFor } from "../formats/index.ts";
 import { hubError, type HubError, type Warning } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
-import { errorResponse, hubOf, type RequestContext } from "./context.ts";
+import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
@@ -22,7 +22,6 @@ import {
   TranslatedStreamDriver,
   WholeBodyDriver,
   type ByteReader,
-  type ReadResult,
   type ReplyDriver,
 } from "./re-translate.ts";
 import type { Target } from "./resolve.ts";
@@ -280,7 +279,8 @@ function addWarnings(res: Response, from: Warning[], into: Warning[]): void {
 
 /**
  * One attempt: execute, then either commit (returning the client Response) or report the failure.
- * Nothing is written to the client before the commit.
+ * Nothing is written to the client before the commit. The concurrency slot is released when the
+ * attempt fails, and otherwise when the reply is complete or the client left.
  */
 async function attemptOnce(
   ctx: RequestContext,
@@ -298,195 +298,189 @@ async function attemptOnce(
       counters.release();
     }
   };
-  const result = await attemptInner(ctx, target, account, translated, isLastTarget, deps, counters, release);
-  if (!("response" in result)) release();
-  return result;
-}
-
-async function attemptInner(
-  ctx: RequestContext,
-  target: Target,
-  account: Account,
-  translated: Translated,
-  isLastTarget: boolean,
-  deps: AttemptDeps,
-  counters: { attempts: number; fallback: boolean; hints: PickHints },
-  release: () => void,
-): Promise<{ response: Response } | Failed> {
-  const provider = target.provider;
-  const started = deps.clock.now();
-  const trace: AttemptTrace = {
-    target: target.label,
-    providerId: provider.id,
-    model: target.model,
-    accountId: account.id,
-    startMs: started - ctx.startedAt,
-  };
-  ctx.trace.attempts.push(trace);
-  const providerCodec = codecFor(translated.upstreamFormat);
-  const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
-    const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(account, target.model), ...facts, now: deps.clock.now() });
-    trace.durationMs = deps.clock.now() - started;
-    trace.status = facts.status;
-    trace.classification = classification.row;
-    trace.error = error.message.slice(0, 300);
-    trace.effect = describeEffect(classification);
-    const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
-    return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
-  };
-
-  let reply, controller: AbortController;
+  /** The streamed reply owns the slot from here on (released at its end or when the client leaves). */
+  let handedOff = false;
   try {
-    ({ reply, controller } = await executeCall(
-      deps.executorFor(provider),
-      { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat },
-      ctx.signal,
-      provider.headerTimeoutMs,
-    ));
-  } catch (e) {
-    const te = e instanceof TransportError ? e : new TransportError("other", String(e));
-    const status = te.reason === "header_timeout" ? 504 : 502;
-    return fail(
-      { transport: te.reason },
-      hubError(te.reason === "header_timeout" ? "timeout" : "api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
-    );
-  }
-
-  try {
-    deps.health.observe?.(account, provider, target.model, reply.status, reply.headers);
-  } catch {
-    // observing is best effort and never fails an attempt
-  }
-
-  if (reply.status < 200 || reply.status >= 300) {
-    const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
-    controller.abort();
-    const error = providerCodec.parseError(reply.status, text, reply.headers);
-    return fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error);
-  }
-
-  // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------
-  const clientCodec = codecFor(ctx.clientFormat);
-  const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
-  const encoderOptions = {
-    model: ctx.requestedModel,
-    includeUsage: ctx.includeUsage,
-    get request() {
-      return ctx.clientFormat === "openai-responses" ? safeHub(ctx) : undefined;
-    },
-  };
-  let driver: ReplyDriver;
-  if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
-    driver = passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
-  } else if (isSse && ctx.stream) {
-    driver = new TranslatedStreamDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
-  } else if (isSse) {
-    driver = new AccumulatedDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
-  } else {
-    driver = new WholeBodyDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions, {
-      native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
-      clientStream: ctx.stream,
-    });
-  }
-
-  if (!reply.body) {
-    controller.abort();
-    return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
-  }
-  const reader = reply.body.getReader() as unknown as ByteReader;
-  const prefix: Uint8Array[] = [];
-  let ended = false;
-  const idleMs = provider.idleTimeoutMs;
-  try {
-    while (driver.buffered || !driver.contentSeen) {
-      const r = await readWithTimeout(reader, idleMs);
-      if (r === "timeout") {
-        controller.abort();
-        return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
-      }
-      if (r.done) {
-        ended = true;
-        prefix.push(driver.end());
-        break;
-      }
-      prefix.push(driver.push(r.value));
-      if (driver.earlyError) break;
-    }
-  } catch (e) {
-    controller.abort();
-    if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
-    return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
-  }
-
-  if (driver.earlyError) {
-    controller.abort();
-    void reader.cancel().catch(() => {});
-    const e = driver.earlyError;
-    const status = e.kind === "overloaded" ? 529 : e.status;
-    return fail({ status, error: e, inBand: true }, e);
-  }
-  if (driver.buffered && driver.empty && !isLastTarget) {
-    return {
-      error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
-      classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
+    const provider = target.provider;
+    const started = deps.clock.now();
+    const trace: AttemptTrace = {
+      target: target.label,
+      providerId: provider.id,
+      model: target.model,
+      accountId: account.id,
+      startMs: started - ctx.startedAt,
     };
-  }
+    ctx.trace.attempts.push(trace);
+    const providerCodec = codecFor(translated.upstreamFormat);
+    const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
+      const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(account, target.model), ...facts, now: deps.clock.now() });
+      trace.durationMs = deps.clock.now() - started;
+      trace.status = facts.status;
+      trace.classification = classification.row;
+      trace.error = error.message.slice(0, 300);
+      trace.effect = describeEffect(classification);
+      const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
+      return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
+    };
 
-  // ---- COMMITTED ------------------------------------------------------------------------------
-  const now = deps.clock.now();
-  trace.durationMs = now - started;
-  trace.status = reply.status;
-  deps.health.success(account, provider, target.model, now - started);
-  if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
-  const headers = new Headers(ctx.headers);
-  if (counters.fallback) headers.set("x-switchyard-fallback", "1");
-  const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
+    let reply, controller: AbortController;
+    try {
+      ({ reply, controller } = await executeCall(
+        deps.executorFor(provider),
+        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat },
+        ctx.signal,
+        provider.headerTimeoutMs,
+      ));
+    } catch (e) {
+      const te = e instanceof TransportError ? e : new TransportError("other", String(e));
+      const status = te.reason === "header_timeout" ? 504 : 502;
+      return fail(
+        { transport: te.reason },
+        hubError(te.reason === "header_timeout" ? "timeout" : "api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
+      );
+    }
 
-  if (driver.buffered || ended) {
-    const body = concatBytes(prefix);
-    if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-    else headers.set("content-type", "application/json");
-    release();
-    deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: body.byteLength });
-    return { response: new Response(body, { status: 200, headers }) };
-  }
+    try {
+      deps.health.observe?.(account, provider, target.model, reply.status, reply.headers);
+    } catch {
+      // observing is best effort and never fails an attempt
+    }
 
-  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-  let finished = false;
-  const sent = { bytes: 0 };
-  const clientGone = () => {
-    release();
-    if (finished) return;
-    finished = true;
-    controller.abort(new TransportError("aborted", "the client went away"));
-    deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now, bytesSent: sent.bytes });
-  };
-  // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
-  // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
-  ctx.signal.addEventListener("abort", clientGone, { once: true });
-  const body = replyStream(
-    reader,
-    driver,
-    prefix,
-    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
-    (failure) => {
+    if (reply.status < 200 || reply.status >= 300) {
+      const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
+      controller.abort();
+      const error = providerCodec.parseError(reply.status, text, reply.headers);
+      return fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error);
+    }
+
+    // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------
+    const clientCodec = codecFor(ctx.clientFormat);
+    const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
+    // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
+    const encoderOptions = {
+      model: ctx.requestedModel,
+      includeUsage: ctx.includeUsage,
+      get request() {
+        return ctx.clientFormat === "openai-responses" ? tryHubOf(ctx) : undefined;
+      },
+    };
+    let driver: ReplyDriver;
+    if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
+      driver = passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
+    } else if (isSse && ctx.stream) {
+      driver = new TranslatedStreamDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
+    } else if (isSse) {
+      driver = new AccumulatedDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
+    } else {
+      driver = new WholeBodyDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions, {
+        native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
+        clientStream: ctx.stream,
+      });
+    }
+
+    if (!reply.body) {
+      controller.abort();
+      return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
+    }
+    const reader = reply.body.getReader() as unknown as ByteReader;
+    const prefix: Uint8Array[] = [];
+    let ended = false;
+    const idleMs = provider.idleTimeoutMs;
+    // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
+    // the call is aborted, which settles the pending read.
+    let silent = false;
+    const idle = setTimeout(() => {
+      silent = true;
+      controller.abort();
+      void reader.cancel().catch(() => {});
+    }, idleMs);
+    const wentSilent = () => fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
+    try {
+      while (driver.buffered || !driver.contentSeen) {
+        idle.refresh();
+        const r = await reader.read();
+        if (silent) return wentSilent();
+        if (r.done) {
+          ended = true;
+          prefix.push(driver.end());
+          break;
+        }
+        prefix.push(driver.push(r.value));
+        if (driver.earlyError) break;
+      }
+    } catch (e) {
+      controller.abort();
+      if (silent) return wentSilent();
+      if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+      return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
+    } finally {
+      clearTimeout(idle);
+    }
+
+    if (driver.earlyError) {
+      controller.abort();
+      void reader.cancel().catch(() => {});
+      const e = driver.earlyError;
+      const status = e.kind === "overloaded" ? 529 : e.status;
+      return fail({ status, error: e, inBand: true }, e);
+    }
+    if (driver.buffered && driver.empty && !isLastTarget) {
+      return {
+        error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
+        classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
+      };
+    }
+
+    // ---- COMMITTED ------------------------------------------------------------------------------
+    const now = deps.clock.now();
+    trace.durationMs = now - started;
+    trace.status = reply.status;
+    deps.health.success(account, provider, target.model, now - started);
+    if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
+    const headers = new Headers(ctx.headers);
+    if (counters.fallback) headers.set("x-switchyard-fallback", "1");
+    const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
+
+    if (driver.buffered || ended) {
+      const body = concatBytes(prefix);
+      if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+      else headers.set("content-type", "application/json");
       release();
-      ctx.signal.removeEventListener("abort", clientGone);
+      deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: body.byteLength });
+      return { response: new Response(body, { status: 200, headers }) };
+    }
+
+    for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+    let finished = false;
+    const sent = { bytes: 0 };
+    const clientGone = () => {
+      release();
       if (finished) return;
       finished = true;
-      deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: sent.bytes });
-    },
-    sent,
-  );
-  return { response: new Response(body, { status: 200, headers }) };
-}
-
-function safeHub(ctx: RequestContext) {
-  try {
-    return hubOf(ctx);
-  } catch {
-    return undefined;
+      controller.abort(new TransportError("aborted", "the client went away"));
+      deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now, bytesSent: sent.bytes });
+    };
+    // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
+    // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
+    ctx.signal.addEventListener("abort", clientGone, { once: true });
+    const body = replyStream(
+      reader,
+      driver,
+      prefix,
+      { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
+      (failure) => {
+        release();
+        ctx.signal.removeEventListener("abort", clientGone);
+        if (finished) return;
+        finished = true;
+        deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: sent.bytes });
+      },
+      sent,
+    );
+    handedOff = true;
+    return { response: new Response(body, { status: 200, headers }) };
+  } finally {
+    if (!handedOff) release();
   }
 }
 
@@ -507,16 +501,6 @@ function describeEffect(c: Classification): string {
       return `credential rejected; ${c.loop}`;
     case "remove_pairing":
       return `account/model pairing removed; ${c.loop}`;
-  }
-}
-
-async function readWithTimeout(reader: ByteReader, ms: number): Promise<ReadResult | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)));
-  try {
-    return await Promise.race([reader.read(), timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -86,6 +86,19 @@ export function hubOf(ctx: RequestContext): HubRequest {
   return ctx.hub;
 }
 
+/**
+ * {@link hubOf} for the stages that can do without the parsed body (affinity key, encoder options,
+ * order facts): undefined instead of a throw when the body cannot be parsed; `onError` gets the error.
+ */
+export function tryHubOf(ctx: RequestContext, onError?: (e: unknown) => void): HubRequest | undefined {
+  try {
+    return hubOf(ctx);
+  } catch (e) {
+    onError?.(e);
+    return undefined;
+  }
+}
+
 /** Adds a warning once (by code and message) to the request. */
 export function warn(ctx: RequestContext, w: Warning): void {
   if (!ctx.warnings.some((x) => x.code === w.code && x.message === w.message)) ctx.warnings.push(w);

@@ -24,7 +24,7 @@
  * (with `dryRun`, which neither advances round-robin counters nor counts least-used requests).
  */
 import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
-import { hubOf, type RequestContext } from "./context.ts";
+import { tryHubOf, type RequestContext } from "./context.ts";
 import { affinityKey } from "./affinity.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
@@ -180,7 +180,7 @@ export class TargetOrder {
       get affinityKey() {
         if (!computed) {
           computed = true;
-          key = affinityKey(ctx.request.headers, safeHub(ctx), ctx.requestedModel);
+          key = affinityKey(ctx.request.headers, tryHubOf(ctx), ctx.requestedModel);
         }
         return key;
       },
@@ -338,11 +338,7 @@ function requestOf(ctx: RequestContext): OrderRequest {
   const parse = () => {
     if (parsed) return;
     parsed = true;
-    try {
-      hub = hubOf(ctx);
-    } catch (e) {
-      hubError = `the request body could not be parsed (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
-    }
+    hub = tryHubOf(ctx, (e) => (hubError = `the request body could not be parsed (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`));
   };
   return {
     clientFormat: ctx.clientFormat,
@@ -363,14 +359,6 @@ function requestOf(ctx: RequestContext): OrderRequest {
 function hasAdapters(c: CapacityAdapter): boolean {
   for (const list of Object.values(c)) if (list.length > 0) return true;
   return false;
-}
-
-function safeHub(ctx: RequestContext): HubRequest | undefined {
-  try {
-    return hubOf(ctx);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Records a `moved` decision for every target whose position changed (1-based positions). */

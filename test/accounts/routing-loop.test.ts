@@ -16,15 +16,17 @@ import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
 
 const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
-type Reply = { status: number; json: unknown };
+/** A scripted reply; `silent` answers 200 with SSE headers and then never sends a byte. */
+type Reply = { status: number; json: unknown; silent?: boolean };
 const OK = (text = "ok"): Reply => ({ status: 200, json: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [{ type: "text", text }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } } });
 const RATE = (): Reply => ({ status: 429, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } });
 
-function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; combos?: ComboSpec[] } = {}) {
+function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; combos?: ComboSpec[]; idleTimeoutMs?: number } = {}) {
   const clock = settableClock();
   const { store, calls } = recordingStore();
   const registry = new AccountRegistry(store, clock, { rng: seededRng(1), ...opts });
   const p = providerOf("p", "anthropic");
+  if (opts.idleTimeoutMs) p.idleTimeoutMs = opts.idleTimeoutMs;
   const q = providerOf("q", "anthropic-compatible");
   const providers = new Map([
     ["p", p],
@@ -43,6 +45,7 @@ function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; 
       served.push(call.account.id);
       if (gate) await gate;
       const r = scripts.get(call.account.id)?.shift() ?? OK(`served by ${call.account.id}`);
+      if (r.silent) return { status: 200, headers: new Headers({ "content-type": "text/event-stream" }), body: new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => {}) }) };
       return { status: r.status, headers: new Headers({ "content-type": "application/json" }), body: new Response(JSON.stringify(r.json)).body };
     },
   };
@@ -225,5 +228,19 @@ describe("pick decisions and the no-account error (SPEC 6.3, 2.4)", () => {
       ["quota", "locked: quota exhausted or account blocked"],
       ["lock", "locked: 402 payment required"],
     ]);
+  });
+});
+
+describe("the commit point (SPEC R-8, 6.4)", () => {
+  test("an upstream silent after its headers is given up after the idle timeout and retried; the slot is freed", async () => {
+    const r = rig({ idleTimeoutMs: 50, accounts: [account("a1", "p", { maxConcurrency: 1 })] });
+    r.script("a1", { status: 200, json: null, silent: true });
+    const t0 = performance.now();
+    const res = await r.send("p/m", "x");
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
+    expect(res.status).toBe(200);
+    expect(r.served).toEqual(["a1", "a1"]);
+    expect(res.trace.attempts.map((a) => [a.status, a.classification])).toEqual([[504, "server_error"], [200, undefined]]);
+    expect(r.registry.slots.inUse("a1")).toBe(0);
   });
 });
