@@ -43,6 +43,12 @@ export interface BuildTarget {
   stream: boolean;
   /** Default output-token limit for formats that require one (Anthropic), in tokens. */
   defaultMaxOutputTokens?: number;
+  /**
+   * Kind `codex`: the `prompt_cache_key` to send when the body carries none. The pipeline derives it
+   * from the client's session (pipeline/translate.ts `codexCacheKey`); the executor names the
+   * session with the same value in the `session_id` header.
+   */
+  promptCacheKey?: string;
 }
 
 /** A provider request body plus what was dropped or changed to build it. */

@@ -327,7 +327,7 @@ async function attemptOnce(
     try {
       ({ reply, controller } = await executeCall(
         deps.executorFor(provider),
-        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat },
+        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey },
         ctx.signal,
         provider.headerTimeoutMs,
       ));

@@ -22,6 +22,8 @@ export interface UpstreamCall {
   clientFormat: WireFormat;
   /** The client's headers; the executor forwards only its allow-list. */
   clientHeaders: Headers;
+  /** Kind `codex`: the prompt-cache key the body carries, sent as `session_id` too (pipeline/translate.ts). */
+  promptCacheKey?: string;
   /** Aborts the call (client gone, header timeout, idle timeout). */
   signal: AbortSignal;
 }

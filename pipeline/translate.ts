@@ -2,10 +2,11 @@
  * translate (SPEC R-5, F-3, F-8): the client's body → the body for one target.
  *
  * - Native pairs pass the client's bytes through: Anthropic Messages → `anthropic` / `claude-code`;
- *   Responses → `openai-responses` / `codex` / `openai` (whose API also speaks Responses); Chat →
- *   `openai`. The body is re-serialised only when it must change: another model id, a streaming Chat
- *   request that needs `stream_options.include_usage` (F-3), a forced stream (Codex, F-9), or combo
- *   target params.
+ *   Responses → `openai-responses` / `openai` (whose API also speaks Responses); Chat → `openai`. The
+ *   body is re-serialised only when it must change: another model id, a streaming Chat request that
+ *   needs `stream_options.include_usage` (F-3), or combo target params.
+ * - Native Responses → `codex`: the client's body with only the Codex backend's fixes applied (the
+ *   Responses codec's tidy pass for kind `codex`, SPEC P-2, F-9); the reply still passes through.
  * - Same format, third-party server (`openai-compatible`, `anthropic-compatible`): tidied only.
  * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
  *   state that the target's family did not issue.
@@ -31,6 +32,8 @@ export interface Translated {
   warnings: Warning[];
   /** What the provider format's decoder needs to read the reply (from the builder). */
   decoderHints?: BuiltRequest["decoderHints"];
+  /** Kind `codex`: the prompt-cache key the body carries ({@link codexCacheKey}); the executor's `session_id`. */
+  promptCacheKey?: string;
 }
 
 /** Portability policy of the combo (SPEC F-8). */
@@ -96,6 +99,34 @@ function endsWith(raw: Uint8Array, end: number, key: Uint8Array): boolean {
   return true;
 }
 
+/** Leading items of a conversation that enter {@link codexCacheKey}'s hash. */
+const OPENING_ITEMS = 8;
+
+/**
+ * The prompt-cache key of a Codex call (SPEC P-2): the client's own `prompt_cache_key`, else its
+ * session header (`session-id`, `session_id`, `x-switchyard-session`), else `sy-` + 32 hex chars of a
+ * SHA-256 over the conversation's opening: the system prompt / instructions and the messages or input
+ * items up to and including the first user message (at most {@link OPENING_ITEMS}), which later turns
+ * do not change, so every turn of one conversation names the same key. The Codex backend routes a
+ * conversation to a warm cache by it, and the Codex CLI sends the same value as `session_id`
+ * (observed client behaviour). It is derived here because this is where both the client's headers and
+ * its body are at hand: the Responses builder writes it into the body (`BuildTarget.promptCacheKey`),
+ * the executor into the `session_id` header (src/providers/codex.ts).
+ */
+export function codexCacheKey(headers: Headers | undefined, body: Record<string, unknown>): string {
+  if (typeof body.prompt_cache_key === "string" && body.prompt_cache_key) return body.prompt_cache_key;
+  const session = headers?.get("session-id") ?? headers?.get("session_id") ?? headers?.get("x-switchyard-session");
+  if (session) return session;
+  const turns = body.input ?? body.messages;
+  let lead: unknown = turns ?? null;
+  if (Array.isArray(turns)) {
+    const firstUser = turns.findIndex((t) => (t as { role?: unknown } | null)?.role === "user");
+    lead = turns.slice(0, Math.min(firstUser < 0 ? turns.length : firstUser + 1, OPENING_ITEMS));
+  }
+  const opening = JSON.stringify([body.instructions ?? body.system ?? null, lead]);
+  return "sy-" + new Bun.CryptoHasher("sha256").update(opening).digest("hex").slice(0, 32);
+}
+
 /** Providers that only answer with a stream (SPEC F-9, P-2). */
 export function forcesStreaming(kind: ProviderKind): boolean {
   return kind === "codex";
@@ -111,6 +142,23 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   const upstreamFormat = upstreamFormatFor(provider, ctx.clientFormat);
   const upstreamStream = forcesStreaming(provider.kind) || ctx.stream;
   const params = target.params;
+  const promptCacheKey = provider.kind === "codex" ? codexCacheKey(ctx.request?.headers, ctx.body) : undefined;
+  const buildTarget = {
+    model: target.model,
+    kind: provider.kind,
+    family: provider.family,
+    stream: upstreamStream,
+    defaultMaxOutputTokens: provider.models[target.model]?.maxOutputTokens,
+    promptCacheKey,
+  };
+  const codec = codecFor(upstreamFormat);
+
+  if (provider.kind === "codex" && ctx.clientFormat === "openai-responses" && codec.tidyRequest) {
+    // The client's body with only the Codex fixes (formats/openai-responses tidyRequest); combo params
+    // are merged first so the fixes hold for them too. Still a native pair: the reply passes through.
+    const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
+    return { mode: "native", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings, promptCacheKey };
+  }
 
   if (isNativePair(ctx.clientFormat, provider.kind) && !carriesTaggedState(ctx)) {
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
@@ -128,15 +176,6 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
     if (params) Object.assign(body, params);
     return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: [] };
   }
-
-  const codec = codecFor(upstreamFormat);
-  const buildTarget = {
-    model: target.model,
-    kind: provider.kind,
-    family: provider.family,
-    stream: upstreamStream,
-    defaultMaxOutputTokens: provider.models[target.model]?.maxOutputTokens,
-  };
 
   try {
     if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (provider.kind.endsWith("-compatible") || carriesTaggedState(ctx))) {
@@ -156,8 +195,15 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
     const portable = applyPortability(hub, provider.family, portability);
     if ("kind" in portable) return portable;
     const req: HubRequest = { ...portable.request, model: target.model, stream: upstreamStream };
-    const built = codec.buildRequest(req, buildTarget);
-    if (params) Object.assign(built.body, params);
+    let built = codec.buildRequest(req, buildTarget);
+    if (params) {
+      Object.assign(built.body, params);
+      // The Codex fixes must hold for what the params added (a `temperature` the backend refuses).
+      if (provider.kind === "codex" && codec.tidyRequest) {
+        const tidied = codec.tidyRequest(built.body, buildTarget);
+        built = { ...built, body: tidied.body, warnings: [...built.warnings, ...tidied.warnings] };
+      }
+    }
     return {
       mode: "hub",
       upstreamFormat,
@@ -165,6 +211,7 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
       upstreamStream,
       warnings: [...portable.warnings, ...built.warnings],
       decoderHints: built.decoderHints,
+      promptCacheKey,
     };
   } catch (e) {
     const err = (e as { error?: HubError }).error;

@@ -23,6 +23,23 @@ export function hasItemPrefix(id: string | undefined, prefix: "msg_" | "fc_" | "
   return typeof id === "string" && id.startsWith(prefix) && id.length > prefix.length;
 }
 
+/**
+ * Item-id prefixes a Responses backend accepts back on input items (REFERENCE §3.1): `msg_` messages,
+ * `fc_` function calls, `fco_` function-call outputs (the Codex CLI mints these for its own outputs:
+ * test/fixtures/shared/clients/codex-tool-use-2.json), `rs_` reasoning, `ctc_` custom tool calls, and
+ * the hosted-tool items `ws_` (web search), `ci_` (code interpreter), `lsh_` (local shell), `mcp_`,
+ * `ig_` (image generation), `cu_`/`cuo_` (computer use call/output). Any other id (minted by another
+ * provider) is refused: OpenAI validates the prefix ("Expected an ID that begins with 'msg'"), and the
+ * Codex backend cannot look it up.
+ */
+export const OPENAI_ITEM_ID_PREFIXES: readonly string[] = ["msg_", "fc_", "fco_", "rs_", "ctc_", "ws_", "ci_", "lsh_", "mcp_", "ig_", "cu_", "cuo_"];
+
+/** True when `id` starts with one of {@link OPENAI_ITEM_ID_PREFIXES}. */
+export function isOpenAiItemId(id: string): boolean {
+  for (const p of OPENAI_ITEM_ID_PREFIXES) if (id.startsWith(p)) return true;
+  return false;
+}
+
 /** The Responses usage object: every counter an integer, as Codex requires (REFERENCE §0, §6.3 step 4). */
 export interface ResponsesUsage {
   input_tokens: number;

@@ -59,7 +59,7 @@ import {
   ReasoningItemSchema,
   ResponsesRequestSchema,
 } from "./schema.ts";
-import { hasItemPrefix, mediaTypeForFilename, parseDataUrl, sanitizeCallId, sourceToUrl } from "./common.ts";
+import { hasItemPrefix, isOpenAiItemId, mediaTypeForFilename, parseDataUrl, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -777,9 +777,9 @@ const MIN_OUTPUT_TOKENS = 16;
  *   redacted thinking dropped with a warning (F-8);
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
  *   verbosity, …).
- * Kind `codex` additionally forces `store:false` and adds `reasoning.encrypted_content` to `include`
- * (SPEC P-2; transport fixes are the executor's). With `store:false` from the client the include is
- * added too, so reasoning can round-trip.
+ * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
+ * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
+ * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip.
  *
  * Never throws; what it drops is listed in `warnings`.
  */
@@ -855,29 +855,28 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   }
   body.stream = target.stream;
+  if (target.kind === "codex") applyCodexFixes(body, target, w);
   return { body, warnings: w.list };
 }
 
-/** Item-id prefixes OpenAI accepts back (REFERENCE §3.1; `ctc_` for custom tool calls). */
-const ITEM_ID_PREFIXES = ["msg_", "fc_", "rs_", "ctc_"];
-
 /**
  * Tidies a Responses body for a Responses provider WITHOUT a hub round trip (codec `tidyRequest`;
- * also what a native Responses → `codex` pass-through needs, SPEC P-2, B40):
+ * used for same-format third parties and for a native Responses → `codex` call, SPEC F-3, P-2, B40):
  * - `model` = `target.model`, `stream` = `target.stream`;
- * - kind `codex`: `store: false`, and `reasoning.encrypted_content` added to `include`;
+ * - kind `codex`: {@link applyCodexFixes} (which also forces `store: false`);
  * - with `store: false` (sent or forced): reasoning items without `encrypted_content` are dropped (an
  *   id-only item is a 404 "Items are not persisted when store is set to false", REFERENCE §3.1), and
  *   `reasoning.encrypted_content` is requested;
- * - item `id`s that do not start with `msg_`/`fc_`/`rs_`/`ctc_` are removed from their items (OpenAI
- *   validates the prefix: "Expected an ID that begins with 'msg'"; Codex mints `fco_…` for outputs);
+ * - item `id`s without one of the prefixes in `OPENAI_ITEM_ID_PREFIXES` (common.ts) are removed from
+ *   their items (OpenAI validates the prefix: "Expected an ID that begins with 'msg'"); the ids the
+ *   Codex CLI sends (`msg_`, `fc_`, and `fco_` for outputs) are kept;
  * - `call_id`s over 64 characters are mapped deterministically (call and output alike, §5.3).
  * Everything else is passed through as the client sent it. The input object is not mutated.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
   const out: Record<string, unknown> = { ...body, model: target.model, stream: target.stream };
-  if (target.kind === "codex") out.store = false;
+  if (target.kind === "codex") applyCodexFixes(out, target, w);
   const storeFalse = out.store === false;
   if (storeFalse) {
     const include = Array.isArray(out.include) ? (out.include as unknown[]) : [];
@@ -896,7 +895,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
         continue;
       }
       let next = item;
-      if (typeof item.id === "string" && !ITEM_ID_PREFIXES.some((p) => (item.id as string).startsWith(p))) {
+      if (typeof item.id === "string" && !isOpenAiItemId(item.id)) {
         const { id: _id, ...rest } = item;
         next = rest;
       }
@@ -906,6 +905,56 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
     out.input = items;
   }
   return { body: out, warnings: w.list };
+}
+
+/**
+ * Fields the Codex backend rejects with 400 "Unsupported parameter" (the Codex CLI never sends them;
+ * as reported against chatgpt.com/backend-api/codex by other gateways: sub2api, CLIProxyAPI,
+ * codex-proxy issues).
+ */
+export const CODEX_UNSUPPORTED_FIELDS = ["max_output_tokens", "max_completion_tokens", "temperature", "top_p", "service_tier", "user", "safety_identifier"];
+
+/**
+ * The Codex backend's body rules (SPEC P-2, F-9), applied by {@link buildRequest} and
+ * {@link tidyRequest} for kind `codex` to a body object the caller owns (its top-level fields are
+ * set in place; `input` items are replaced, never mutated, so a tidied client body stays intact).
+ * The ChatGPT-backed endpoint (`https://chatgpt.com/backend-api/codex/responses`) only streams, keeps
+ * nothing server-side, and refuses what the public Responses API takes:
+ * - `stream: true` (400 "Stream must be set to true") and `store: false`;
+ * - `previous_response_id` dropped (nothing is stored to continue from) and
+ *   {@link CODEX_UNSUPPORTED_FIELDS} dropped, each with a `dropped_field` warning;
+ * - a string `input` sent as one user message (400 "Input must be a list");
+ * - `instructions` present (400 "Instructions are required"; an empty string is accepted);
+ * - `system` input messages sent as `developer` (the Codex CLI's own role for instructions in input);
+ * - `prompt_cache_key` = `target.promptCacheKey` when the body has none (the backend routes a
+ *   conversation to a warm cache by it).
+ * What `store: false` implies for every Responses target (reasoning without encrypted state dropped,
+ * `reasoning.encrypted_content` requested, foreign item ids removed) is done by the callers. The
+ * backend's refusals are as reported by other gateways that proxy it (sub2api, CLIProxyAPI,
+ * codex-proxy issues). Never throws.
+ */
+function applyCodexFixes(body: Record<string, unknown>, target: BuildTarget, w: Warnings): void {
+  body.stream = true;
+  body.store = false;
+  if (body.previous_response_id !== undefined) {
+    delete body.previous_response_id;
+    w.add("dropped_field", "previous_response_id was not sent: the Codex backend stores no responses to continue from.");
+  }
+  for (const f of CODEX_UNSUPPORTED_FIELDS) {
+    if (body[f] === undefined) continue;
+    delete body[f];
+    w.add("dropped_field", `${f} is not accepted by the Codex backend and was not sent.`);
+  }
+  if (typeof body.input === "string") body.input = [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }];
+  if (typeof body.instructions !== "string") body.instructions = "";
+  if (Array.isArray(body.input)) {
+    body.input = (body.input as unknown[]).map((raw) => {
+      const item = raw as Record<string, unknown> | null;
+      if (!item || typeof item !== "object" || item.role !== "system" || (item.type !== undefined && item.type !== "message")) return raw;
+      return { ...item, role: "developer" };
+    });
+  }
+  if (body.prompt_cache_key === undefined && target.promptCacheKey) body.prompt_cache_key = target.promptCacheKey;
 }
 
 export { Warnings };

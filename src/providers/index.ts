@@ -5,7 +5,7 @@
  * account's proxy or the environment's HTTPS_PROXY/NO_PROXY (P-4, honoured by Bun's fetch).
  */
 import { geminiPath } from "../../formats/gemini/index.ts";
-import { codexHeaders, codexPrepare } from "./codex.ts";
+import { codexHeaders } from "./codex.ts";
 import { claudeCodeBody, claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
@@ -116,10 +116,9 @@ export class HttpExecutor implements Executor {
     const headers = headersFor(call, call.clientFormat);
     let body = call.body;
     if (call.provider.kind === "codex") {
-      // SPEC P-2: the Codex backend's body fixes and the Codex CLI's headers (src/providers/codex.ts).
-      const prepared = codexPrepare(call.body, call.clientHeaders);
-      body = prepared.body;
-      codexHeaders(headers, prepared.cacheKey);
+      // SPEC P-2: the Codex CLI's headers (src/providers/codex.ts); the body already carries the
+      // backend's fixes (formats/openai-responses, kind codex).
+      codexHeaders(headers, call.promptCacheKey);
     } else if (call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages") {
       // SPEC P-2: what a subscription call needs (src/providers/claude-code.ts).
       url = claudeCodeUrl(url);

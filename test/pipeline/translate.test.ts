@@ -107,6 +107,53 @@ describe("native pairs (SPEC F-3)", () => {
   });
 });
 
+describe("Codex (SPEC P-2, F-9): the Responses codec's Codex fixes, one implementation", () => {
+  const withHeaders = (c: RequestContext, headers: Record<string, string>) => ({ ...c, request: new Request("http://x/v1/responses", { method: "POST", headers }) }) as RequestContext;
+
+  test("a native Responses body: as the client sent it with only the Codex fixes; the reply still passes through", () => {
+    const body = { model: "up-model", input: [{ role: "system", content: "p" }, { role: "user", content: "hi", id: "msg_1" }], temperature: 0.3, client_metadata: { a: 1 } };
+    const t = ok(translate(withHeaders(ctx("openai-responses", body), { "session-id": "sess-9" }), target("codex", "gpt-5-codex"), "strip_with_warning"));
+    expect(t.mode).toBe("native");
+    expect(t.upstreamStream).toBe(true);
+    expect(t.promptCacheKey).toBe("sess-9");
+    expect(bodyOf(t)).toEqual({
+      model: "gpt-5-codex",
+      stream: true,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      instructions: "",
+      input: [{ role: "developer", content: "p" }, { role: "user", content: "hi", id: "msg_1" }],
+      client_metadata: { a: 1 },
+      prompt_cache_key: "sess-9",
+    });
+    expect(t.warnings.map((w) => w.code)).toEqual(["dropped_field"]);
+  });
+
+  test("the client's prompt_cache_key wins; without one or a session a stable hash of the opening is used", () => {
+    const own = ok(translate(withHeaders(ctx("openai-responses", { model: "m", input: "hi", prompt_cache_key: "own" }), { "session-id": "s" }), target("codex"), "strip_with_warning"));
+    expect(own.promptCacheKey).toBe("own");
+    const turn1 = { model: "m", messages: [{ role: "user", content: "hi" }] };
+    const turn2 = { model: "m", messages: [...turn1.messages, { role: "assistant", content: "yo" }, { role: "user", content: "more" }] };
+    const a = ok(translate(withHeaders(ctx("openai-chat", turn1), {}), target("codex"), "strip_with_warning"));
+    const b = ok(translate(withHeaders(ctx("openai-chat", turn2), {}), target("codex"), "strip_with_warning"));
+    expect(a.promptCacheKey).toMatch(/^sy-[0-9a-f]{32}$/);
+    expect(bodyOf(a).prompt_cache_key).toBe(a.promptCacheKey!);
+    expect(a.mode).toBe("hub");
+    expect(b.promptCacheKey).toBe(a.promptCacheKey!); // later turns keep the conversation's key
+    const other = ok(translate(withHeaders(ctx("openai-chat", { model: "m", messages: [{ role: "user", content: "other" }] }), {}), target("codex"), "strip_with_warning"));
+    expect(other.promptCacheKey).not.toBe(a.promptCacheKey!);
+  });
+
+  test("combo params cannot bring back a field the Codex backend refuses", () => {
+    const params = { temperature: 0.2, reasoning: { effort: "high" } };
+    for (const c of [ctx("openai-responses", { model: "m", input: "hi" }), ctx("openai-chat", { model: "m", messages: [{ role: "user", content: "hi" }] })]) {
+      const t = ok(translate(withHeaders(c, {}), target("codex", "up-model", { params }), "strip_with_warning"));
+      expect(bodyOf(t).temperature).toBeUndefined();
+      expect(bodyOf(t).reasoning).toEqual({ effort: "high" });
+    }
+  });
+});
+
 describe("same format, third-party server: tidied (F-3)", () => {
   test("anthropic-compatible gets the tidy path with the target model", () => {
     const c = ctx("anthropic-messages", { ...anthropicBody, system: [{ type: "text", text: "" }] });

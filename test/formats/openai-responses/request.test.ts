@@ -66,7 +66,8 @@ describe("Codex CLI bodies", () => {
 
       const built = buildRequest(hub, CODEX);
       expect(built.warnings).toEqual([]);
-      expect(built.body).toEqual(withoutItemIds(body));
+      // The Codex backend requires `instructions` (400 "Instructions are required"): "" is added.
+      expect(built.body).toEqual({ ...withoutItemIds(body), instructions: "" });
       // B40-style ids: an item id the client minted for an output (`fco_…`) is not sent
       expect(JSON.stringify(built.body.input)).not.toContain('"fco_');
     });
@@ -202,14 +203,48 @@ describe("tidyRequest (native Responses body, no hub round trip)", () => {
     expect(c.request.input.length).toBe(4); // the client's object is not mutated
   });
 
-  test("codex-tool-use-2: msg_/fc_ ids kept, the client-minted fco_ id removed, everything else unchanged", async () => {
+  test("codex-tool-use-2: the ids the Codex CLI sends (msg_, fc_, fco_) kept, only instructions added, everything else unchanged", async () => {
     const body = await clientRequest("codex-tool-use-2.json");
     const built = openaiResponses.tidyRequest!(body, CODEX);
     const out = built.body as any;
-    expect(out.input.map((i: any) => i.id)).toEqual(body.input.map((i: any) => (i.id?.startsWith("fco_") ? undefined : i.id)));
-    expect({ ...out, input: undefined }).toEqual({ ...body, input: undefined });
-    expect(out.input.at(-1)).toEqual({ type: "function_call_output", call_id: "call_fake_1", output: body.input.at(-1).output });
+    expect(out.input).toEqual(body.input);
+    expect(out.input.at(-1).id).toStartWith("fco_");
+    expect({ ...out, input: undefined }).toEqual({ ...body, input: undefined, instructions: "" });
     expect(built.warnings).toEqual([]);
+  });
+
+  test("kind codex: the backend's rules on a raw body (string input, system role, refused fields, previous_response_id, cache key)", () => {
+    const body = { model: "x", input: "hi", temperature: 0.2, max_output_tokens: 50, previous_response_id: "resp_1", store: true, user: "u" };
+    const built = openaiResponses.tidyRequest!(body, { ...CODEX, promptCacheKey: "sess-1" });
+    expect(built.body).toEqual({
+      model: "gpt-5-codex",
+      stream: true,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      instructions: "",
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }],
+      prompt_cache_key: "sess-1",
+    });
+    expect(built.warnings.map((w) => w.code)).toEqual(["dropped_field", "dropped_field", "dropped_field", "dropped_field"]);
+    const sys = { role: "system", content: "policy" };
+    const withSystem = { model: "x", input: [sys, { role: "user", content: "q" }], prompt_cache_key: "own" };
+    const out = openaiResponses.tidyRequest!(withSystem, { ...CODEX, promptCacheKey: "sess-1" }).body as any;
+    expect(out.input.map((i: any) => i.role)).toEqual(["developer", "user"]);
+    expect(out.prompt_cache_key).toBe("own");
+    expect(sys.role).toBe("system"); // the client's items are not mutated
+  });
+
+  test("kind codex through the hub: a Chat-shaped request gets the same rules", () => {
+    const hub = openaiChat.parseRequest!({ model: "m", temperature: 0.5, max_tokens: 100, messages: [{ role: "system", content: "Be kind." }, { role: "user", content: "hi" }] });
+    const built = buildRequest(hub, { ...CODEX, promptCacheKey: "k" });
+    const out = built.body as any;
+    expect(out.instructions).toBe("");
+    expect(out.input[0]).toEqual({ type: "message", role: "developer", content: [{ type: "input_text", text: "Be kind." }] });
+    expect(out.temperature).toBeUndefined();
+    expect(out.max_output_tokens).toBeUndefined();
+    expect(out.prompt_cache_key).toBe("k");
+    expect(out.store).toBe(false);
+    expect(out.stream).toBe(true);
   });
 
   test("kind openai keeps store as sent and id-only reasoning when store is not false", () => {
