@@ -74,7 +74,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
         return errorResponse(ctx.clientFormat, resolution, ctx.headers);
       }
-      if (resolution.via === "guess" && deps.pool.candidates(resolution.targets[0].provider.id, resolution.targets[0].model, { dryRun: true }).length === 0) {
+      if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
         // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2).
         const guessed = resolution.targets[0].provider.id;

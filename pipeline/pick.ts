@@ -66,6 +66,11 @@ export interface AccountPool {
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[];
   /**
+   * Whether `providerId` has any account, eligible or not (a `*-compatible` provider always has its
+   * keyless one). O(1): for the 404 of a model name guessed onto a provider without accounts.
+   */
+  hasAccounts(providerId: string): boolean;
+  /**
    * Takes one of the account's concurrency slots (SPEC A-4). Waits up to the slot timeout (15 s by
    * default) for one to free; resolves undefined when none did (the loop moves to another account) or
    * the signal aborted. The returned function releases the slot; calling it twice is harmless.

@@ -157,7 +157,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     let accounts = this.byProvider.get(providerId) ?? [];
     if (accounts.length === 0) {
       const p = this.providers.get(providerId);
-      if (p && (p.kind === "openai-compatible" || p.kind === "anthropic-compatible")) accounts = [this.keyless(p)];
+      if (p && isCompatible(p)) accounts = [this.keyless(p)];
     }
     let memo = this.ranked.get(hints);
     if (!memo) this.ranked.set(hints, (memo = new Map()));
@@ -177,6 +177,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       else out.push({ account, eligible: true, note });
     }
     return busy.length > 0 ? [...out, ...busy] : out;
+  }
+
+  /** Whether the provider has any account (disabled ones count; a `*-compatible` provider has its keyless one). O(1). */
+  hasAccounts(providerId: string): boolean {
+    if (this.byProvider.has(providerId)) return true;
+    const p = this.providers.get(providerId);
+    return p !== undefined && isCompatible(p);
   }
 
   private rank(accounts: Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
@@ -409,6 +416,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 /** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
 export function bindingKey(providerId: string, affinityKey: string): string {
   return `${providerId}|${affinityKey}`;
+}
+
+/** A `*-compatible` provider (a local Ollama, LM Studio…) may be called without an account. */
+function isCompatible(p: ProviderInfo): boolean {
+  return p.kind === "openai-compatible" || p.kind === "anthropic-compatible";
 }
 
 function key(accountId: string, model: string): string {

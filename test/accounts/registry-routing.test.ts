@@ -107,6 +107,13 @@ describe("exclusions (SPEC A-1)", () => {
   });
 });
 
+describe("hasAccounts", () => {
+  test("true for a provider with accounts (disabled ones count) and for a *-compatible one (keyless); false otherwise", () => {
+    const { registry } = rig({ accounts: [account("a1", "p"), account("d1", "cc", { disabled: true })] });
+    expect(["p", "cc", "q", "cx", "unknown"].map((id) => registry.hasAccounts(id))).toEqual([true, true, true, false, false]);
+  });
+});
+
 describe("conversation affinity (SPEC A-2)", () => {
   test("a bound conversation returns to its account, ahead of the strategy's choice", () => {
     const { registry, ids, acc } = rig();
