@@ -88,8 +88,11 @@ export interface AttemptDeps {
   executorFor: ExecutorFor;
   clock: Clock;
   settings: () => AttemptSettings;
-  /** Per-request pick hints (affinity key); none when absent. */
-  hints?: (ctx: RequestContext) => PickHints;
+  /**
+   * Per-request pick hints (SPEC A-2): the affinity key, with `affinity` set to the route's
+   * `cacheAffinity`. Without it the loop uses `{ affinity: cacheAffinity }` (no key).
+   */
+  hints?: (ctx: RequestContext, cacheAffinity: boolean) => PickHints;
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
   /**
@@ -99,6 +102,14 @@ export interface AttemptDeps {
   adjust?: (target: Target, translated: Translated) => void;
   /** Token-saver settings (SPEC S-1, config `settings.token_savers`); savers are off when absent. */
   tokenSavers?: () => TokenSaverSettings;
+}
+
+/** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */
+export interface AttemptRoute {
+  /** What to do with request features a target cannot express (SPEC 5.1; default strip_with_warning). */
+  portability: Portability;
+  /** false when the combo turned cache affinity off (SPEC A-2): accounts are not steered or bound by conversation. */
+  cacheAffinity: boolean;
 }
 
 /** Same-account retry bounds (SPEC 6.1/6.2). */
@@ -122,14 +133,14 @@ interface Failed {
  * Runs the targets in order until one commits. Returns the client Response: a committed reply, or the
  * last error in the client's format (with Retry-After when accounts were cooling down).
  */
-export async function runAttempts(ctx: RequestContext, targets: Target[], portability: Portability, deps: AttemptDeps): Promise<Response> {
+export async function runAttempts(ctx: RequestContext, targets: Target[], route: AttemptRoute, deps: AttemptDeps): Promise<Response> {
   const { maxAttempts, precommitDeadlineMs } = deps.settings();
   const deadline = deps.clock.now() + precommitDeadlineMs;
   let attempts = 0;
   let last: Failed | undefined;
   let firstFreeAt: number | undefined;
   let fallback = false;
-  const hints = deps.hints?.(ctx) ?? {};
+  const hints = deps.hints?.(ctx, route.cacheAffinity) ?? { affinity: route.cacheAffinity };
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
@@ -169,7 +180,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], portab
 
       // The body depends on the target only: built once, reused by every account of the target.
       if (!translated) {
-        const built = translate(ctx, target, portability);
+        const built = translate(ctx, target, route.portability);
         if ("kind" in built) {
           // The request cannot be expressed for this target: another target may accept it.
           last = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target };

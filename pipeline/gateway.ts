@@ -91,8 +91,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
         return res;
       }
-      const portability = resolution.combo?.portability ?? "strip_with_warning";
-      return await runAttempts(ctx, targets, portability, deps);
+      const combo = resolution.combo;
+      return await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true }, deps);
     } catch (e) {
       // A bug must never become a stack trace or an HTML page for the client.
       const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]);

@@ -124,17 +124,11 @@ export interface OrderPlan {
   facts: RequestFacts;
 }
 
-/** Per-request routing facts the pick hints need (the combo's cache_affinity). */
-interface RequestRouting {
-  combo?: ComboSpec;
-}
-
 /** The order stage with its per-combo state (round-robin counters, least-used counts). */
 export class TargetOrder {
   private readonly rr = new Map<string, number>();
   private readonly used = new Map<string, number>();
   private seedByModel = new Map<string, number>();
-  private readonly perRequest = new WeakMap<RequestContext, RequestRouting>();
   private readonly rng: Rng;
 
   constructor(private readonly deps: OrderDeps) {
@@ -154,11 +148,10 @@ export class TargetOrder {
     return this.used.get(targetSubject(t)) ?? this.seedByModel.get(t.model) ?? 0;
   }
 
-  /** The gateway's `order` hook (SPEC R-3): orders, records decisions in the trace, remembers the combo. */
+  /** The gateway's `order` hook (SPEC R-3): orders and records the decisions in the trace. */
   stage(): (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[] {
     return (ctx, targets, resolution) => {
       const res: Resolution = resolution ?? { targets, via: "provider-prefix" };
-      this.perRequest.set(ctx, { combo: res.combo });
       // A token count (count_tokens) is routed like a request but is not one: no counter moves.
       const plan = this.plan(requestOf(ctx), { ...res, targets }, { dryRun: ctx.endpoint === "count_tokens" });
       ctx.trace.decisions.push(...plan.decisions);
@@ -168,10 +161,9 @@ export class TargetOrder {
 
   /**
    * Pick hints for a request (SPEC A-2): the affinity key (session header, else conversation
-   * fingerprint) and whether the combo keeps cache affinity on. For AttemptDeps.hints.
+   * fingerprint) and whether the combo addressed keeps cache affinity on. For AttemptDeps.hints.
    */
-  hints(ctx: RequestContext): PickHints {
-    const combo = this.perRequest.get(ctx)?.combo;
+  hints(ctx: RequestContext, cacheAffinity = true): PickHints {
     // The key needs the parsed conversation: computed on first read (only providers with several
     // accounts read it), then kept.
     let key: string | undefined;
@@ -184,7 +176,7 @@ export class TargetOrder {
         }
         return key;
       },
-      affinity: combo ? combo.cacheAffinity : true,
+      affinity: cacheAffinity,
     };
   }
 

@@ -320,7 +320,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     }),
     routing,
     order: order.stage(),
-    hints: (ctx) => order.hints(ctx),
+    hints: (ctx, cacheAffinity) => order.hints(ctx, cacheAffinity),
     pool: registry,
     health,
     executorFor: createExecutors(opts.fetchImpl, credentials),

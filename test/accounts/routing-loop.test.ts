@@ -57,7 +57,7 @@ function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; 
     settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
     routing: () => table,
     order: order.stage(),
-    hints: (ctx) => order.hints(ctx),
+    hints: (ctx, cacheAffinity) => order.hints(ctx, cacheAffinity),
     pool: registry,
     health: registry,
     executorFor: () => executor,

@@ -260,7 +260,7 @@ describe("the gateway hook", () => {
     };
   }
 
-  test("stage() writes decisions into the route trace; hints carry the session key and the combo's cache_affinity", () => {
+  test("stage() writes decisions into the route trace; hints carry the session key and the cache_affinity given", () => {
     const c = combo("c", ["p/a", "p/b"], { strategy: "round-robin", cacheAffinity: false });
     const { order, table: t } = setup([c]);
     const stage = order.stage();
@@ -270,7 +270,8 @@ describe("the gateway hook", () => {
     const out = stage(ctx, r.targets, r as never);
     expect(out.map((x) => x.label)).toEqual(["p/b", "p/a"]);
     expect(ctx.trace.decisions.map((d) => d.verdict)).toEqual(["moved", "moved"]);
-    expect(order.hints(ctx)).toEqual({ affinityKey: expect.stringMatching(/^s:[0-9a-f]{32}$/), affinity: false });
+    expect(order.hints(ctx, c.cacheAffinity)).toEqual({ affinityKey: expect.stringMatching(/^s:[0-9a-f]{32}$/), affinity: false });
+    expect(order.hints(ctx).affinity).toBe(true);
   });
 
   test("a count_tokens request is ordered like a request but moves no counter", () => {
