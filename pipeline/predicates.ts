@@ -1,8 +1,8 @@
 /**
- * Routing predicates (SPEC 5.2): evaluation of a combo target's `when` expression tree against the
- * facts of one request and one target. Three-valued (true / false / unknown, Kleene logic); no code,
- * no eval: the tree is data (validated by src/config/predicate.ts) and every node kind is interpreted
- * here. Each evaluation yields a human-readable explanation for the route trace and the dry run.
+ * Routing predicates (SPEC 5.2): the vocabulary and types of a combo target's `when` expression tree,
+ * and its evaluation against the facts of one request and one target. Three-valued (true / false /
+ * unknown, Kleene logic); no code, no eval: the tree is data (validated by src/config/predicate.ts)
+ * and every node kind is interpreted here. Each evaluation yields a human-readable explanation for the route trace and the dry run.
  *
  * Facts (SPEC 5.2), their sources and when they are unknown:
  *
@@ -25,8 +25,83 @@
  * `contains` are false for it, `ne` and `not_in` true, ordering comparisons false.
  */
 import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
-import type { PredicateComparison, PredicateExpr, PredicateScalar } from "../src/config/predicate.ts";
 import type { Target, TargetPredicate } from "./resolve.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary and expression types (validated when the config loads: src/config/predicate.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** Comparison operators (SPEC 5.2). */
+export const PREDICATE_OPS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "contains"] as const;
+/** A comparison operator. */
+export type PredicateOp = (typeof PREDICATE_OPS)[number];
+
+/** Capability names accepted as `arg` of fact `target_capability` (ModelInfo fields; `reasoning` = any reasoning effort). */
+export const CAPABILITIES = ["images", "pdf", "audio", "video", "reasoning"] as const;
+/** A model capability a predicate can ask about. */
+export type Capability = (typeof CAPABILITIES)[number];
+
+/** The value type of a fact; decides operators and value shapes (see the module table). */
+export type FactType =
+  | { type: "boolean" }
+  | { type: "string" }
+  | { type: "number" }
+  | { type: "enum"; values: readonly string[] };
+
+/**
+ * Every fact of SPEC 5.2 with its value type. `input_tokens` is an estimate, in tokens;
+ * `target_context_window` and `target_max_output_tokens` are in tokens (unknown when the model has no
+ * `models:` entry); `frontend` is the client's API family; `client_format` the client wire format.
+ */
+export const FACT_TYPES = {
+  has_tools: { type: "boolean" },
+  has_images: { type: "boolean" },
+  has_reasoning: { type: "boolean" },
+  frontend: { type: "enum", values: ["openai", "anthropic"] },
+  client_format: { type: "enum", values: ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] },
+  requested_model: { type: "string" },
+  requested_alias: { type: "string" },
+  requested_combo: { type: "string" },
+  key_tag: { type: "string" },
+  input_tokens: { type: "number" },
+  target_model: { type: "string" },
+  target_provider: { type: "string" },
+  target_capability: { type: "boolean" },
+  target_context_window: { type: "number" },
+  target_max_output_tokens: { type: "number" },
+} as const satisfies Record<string, FactType>;
+
+/** A fact name. */
+export type PredicateFact = keyof typeof FACT_TYPES;
+
+/** A scalar a comparison compares against. */
+export type PredicateScalar = string | number | boolean;
+
+/**
+ * A leaf comparison `{fact, op, value}`. `value` is a list exactly when `op` is `in`/`not_in`.
+ * `arg` is present exactly when `fact` is `target_capability`.
+ */
+export interface PredicateComparison {
+  fact: PredicateFact;
+  op: PredicateOp;
+  value: PredicateScalar | PredicateScalar[];
+  arg?: Capability;
+}
+
+/** A predicate expression tree (SPEC 5.2). */
+export type PredicateExpr =
+  | { all: PredicateExpr[] }
+  | { any: PredicateExpr[] }
+  | { not: PredicateExpr }
+  | PredicateComparison;
+
+/** What decides an expression that evaluates to "unknown" (SPEC 5.2): `skip` the target (default) or `allow` it. */
+export type WhenUnknown = "skip" | "allow";
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation
+// ---------------------------------------------------------------------------------------------
+
 
 /** A three-valued truth value. */
 export type Tri = true | false | "unknown";
@@ -296,7 +371,7 @@ export function evaluate(expr: PredicateExpr, req: RequestFacts, target: Target,
  * (`skip`, the default, or `allow`). The explanation ends with the rule that decided.
  */
 export function decide(when: TargetPredicate, req: RequestFacts, target: Target): PredicateVerdict {
-  const e = evaluate(when.expr as PredicateExpr, req, target);
+  const e = evaluate(when.expr, req, target);
   if (e.value === "unknown") {
     const admit = when.whenUnknown === "allow";
     return { ...e, admit, explanation: `${e.explanation}; when_unknown: ${when.whenUnknown} → ${admit ? "allowed" : "skipped"}` };

@@ -8,11 +8,12 @@
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import type { ProviderInfo } from "./ports.ts";
+import type { PredicateExpr, WhenUnknown } from "./predicates.ts";
 
-/** A predicate attached to a combo target (SPEC 5.2); evaluated by the order stage. */
+/** A predicate attached to a combo target (SPEC 5.2); evaluated by the order stage (pipeline/predicates.ts). */
 export interface TargetPredicate {
-  expr: unknown;
-  whenUnknown: "skip" | "allow";
+  expr: PredicateExpr;
+  whenUnknown: WhenUnknown;
 }
 
 /** One target of a combo as configured. */

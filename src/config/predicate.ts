@@ -1,8 +1,8 @@
 /**
  * Routing predicates (SPEC 5.2): the typed, side-effect-free expression a combo target may carry in
- * `when.expr`. This module defines the vocabulary (facts, operators, value types), the TypeScript types
- * the routing stage evaluates, and the valibot schema the config loader validates them with.
- * Evaluation (three-valued, with explanations) lives with the order stage, not here.
+ * `when.expr`. This module is the valibot schema the config loader validates them with (and the
+ * operators allowed per value type). The vocabulary (facts, operators, value types), the expression
+ * types and their evaluation (three-valued, with explanations) live in pipeline/predicates.ts.
  *
  * Grammar, as written in YAML:
  *
@@ -29,54 +29,23 @@
  * | number  | eq, ne, lt, lte, gt, gte, in, not_in      | a number; a non-empty list for in/not_in |
  */
 import * as v from "valibot";
+import {
+  CAPABILITIES,
+  FACT_TYPES,
+  PREDICATE_OPS,
+  type FactType,
+  type PredicateComparison,
+  type PredicateExpr,
+  type PredicateFact,
+  type PredicateOp,
+  type WhenUnknown,
+} from "../../pipeline/predicates.ts";
 import { describeKind, isMapping, shown, strictObj as strict, suggest } from "./errors.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary
 // ---------------------------------------------------------------------------------------------
 
-/** Comparison operators (SPEC 5.2). */
-export const PREDICATE_OPS = ["eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "contains"] as const;
-/** A comparison operator. */
-export type PredicateOp = (typeof PREDICATE_OPS)[number];
-
-/** Capability names accepted as `arg` of fact `target_capability` (ModelInfo fields; `reasoning` = any reasoning effort). */
-export const CAPABILITIES = ["images", "pdf", "audio", "video", "reasoning"] as const;
-/** A model capability a predicate can ask about. */
-export type Capability = (typeof CAPABILITIES)[number];
-
-/** The value type of a fact; decides operators and value shapes (see the module table). */
-export type FactType =
-  | { type: "boolean" }
-  | { type: "string" }
-  | { type: "number" }
-  | { type: "enum"; values: readonly string[] };
-
-/**
- * Every fact of SPEC 5.2 with its value type. `input_tokens` is an estimate, in tokens;
- * `target_context_window` and `target_max_output_tokens` are in tokens (unknown when the model has no
- * `models:` entry); `frontend` is the client's API family; `client_format` the client wire format.
- */
-export const FACT_TYPES = {
-  has_tools: { type: "boolean" },
-  has_images: { type: "boolean" },
-  has_reasoning: { type: "boolean" },
-  frontend: { type: "enum", values: ["openai", "anthropic"] },
-  client_format: { type: "enum", values: ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] },
-  requested_model: { type: "string" },
-  requested_alias: { type: "string" },
-  requested_combo: { type: "string" },
-  key_tag: { type: "string" },
-  input_tokens: { type: "number" },
-  target_model: { type: "string" },
-  target_provider: { type: "string" },
-  target_capability: { type: "boolean" },
-  target_context_window: { type: "number" },
-  target_max_output_tokens: { type: "number" },
-} as const satisfies Record<string, FactType>;
-
-/** A fact name. */
-export type PredicateFact = keyof typeof FACT_TYPES;
 /** All fact names, in SPEC order. */
 export const PREDICATE_FACTS = Object.keys(FACT_TYPES) as PredicateFact[];
 
@@ -89,32 +58,8 @@ export const OPS_BY_TYPE: Record<FactType["type"], readonly PredicateOp[]> = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Types for the routing stage
+// Loaded form
 // ---------------------------------------------------------------------------------------------
-
-/** A scalar a comparison compares against. */
-export type PredicateScalar = string | number | boolean;
-
-/**
- * A leaf comparison `{fact, op, value}`. `value` is a list exactly when `op` is `in`/`not_in`.
- * `arg` is present exactly when `fact` is `target_capability`.
- */
-export interface PredicateComparison {
-  fact: PredicateFact;
-  op: PredicateOp;
-  value: PredicateScalar | PredicateScalar[];
-  arg?: Capability;
-}
-
-/** A predicate expression tree (SPEC 5.2). */
-export type PredicateExpr =
-  | { all: PredicateExpr[] }
-  | { any: PredicateExpr[] }
-  | { not: PredicateExpr }
-  | PredicateComparison;
-
-/** What decides an expression that evaluates to "unknown" (SPEC 5.2): `skip` the target (default) or `allow` it. */
-export type WhenUnknown = "skip" | "allow";
 
 /** A target's predicate as loaded (`when:` in the file, camelCased). */
 export interface TargetWhen {
@@ -122,19 +67,9 @@ export interface TargetWhen {
   whenUnknown: WhenUnknown;
 }
 
-/** Whether a node is `{all: [...]}` (true when every child is true). */
-export const isAll = (e: PredicateExpr): e is { all: PredicateExpr[] } => "all" in e;
-/** Whether a node is `{any: [...]}` (true when some child is true). */
-export const isAny = (e: PredicateExpr): e is { any: PredicateExpr[] } => "any" in e;
-/** Whether a node is `{not: expr}`. */
-export const isNot = (e: PredicateExpr): e is { not: PredicateExpr } => "not" in e;
-/** Whether a node is a leaf comparison `{fact, op, value}`. */
-export const isComparison = (e: PredicateExpr): e is PredicateComparison => "fact" in e;
-
 // ---------------------------------------------------------------------------------------------
 // Schema
 // ---------------------------------------------------------------------------------------------
-
 
 const quoteList = (xs: readonly string[]) => xs.join(", ");
 

@@ -2,8 +2,7 @@
  * Predicates (SPEC 5.2): every operator, every fact, three-valued logic, when_unknown, explanations.
  */
 import { describe, expect, test } from "bun:test";
-import type { PredicateExpr } from "../../src/config/predicate.ts";
-import { decide, estimateInputTokens, evaluate, requestFacts, type RequestFacts } from "../../pipeline/predicates.ts";
+import { decide, estimateInputTokens, evaluate, requestFacts, type PredicateExpr, type RequestFacts } from "../../pipeline/predicates.ts";
 import { hub, provider, target } from "./routing-helpers.ts";
 
 const glm = provider("glm", "anthropic-compatible", {
