@@ -7,6 +7,10 @@
  *   needs `stream_options.include_usage` (F-3), or combo target params.
  * - Native Responses → `codex`: the client's body with only the Codex backend's fixes applied (the
  *   Responses codec's tidy pass for kind `codex`, SPEC P-2, F-9); the reply still passes through.
+ * - Native Anthropic → `claude-code` whose system prompt lacks Claude Code's identity line (a look at
+ *   its first blocks): the Anthropic codec's tidy pass for kind `claude-code`, which puts the line
+ *   first (SPEC P-2); the reply still passes through. Claude Code's own requests carry the line and
+ *   keep their bytes.
  * - Same format, third-party server (`openai-compatible`, `anthropic-compatible`): tidied only.
  * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
  *   state that the target's family did not issue.
@@ -14,6 +18,7 @@
 import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
+import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
 import { hubOf, type RequestContext } from "./context.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
@@ -161,6 +166,12 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   }
 
   if (isNativePair(ctx.clientFormat, provider.kind) && !carriesTaggedState(ctx)) {
+    if (provider.kind === "claude-code" && codec.tidyRequest && !hasClaudeCodeIdentity(ctx.body.system)) {
+      // Subscription tokens serve only Claude Code-shaped requests (formats/anthropic-messages
+      // withClaudeCodeIdentity); combo params merged first, as for Codex.
+      const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
+      return { mode: "native", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings };
+    }
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
     const needsStream = upstreamStream !== ctx.stream;
     const sameModel = ctx.body.model === target.model;

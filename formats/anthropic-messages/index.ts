@@ -18,7 +18,7 @@ export { AnthropicEncoder, PING_FRAME } from "./encoder.ts";
 export { errorFrame, errorFromObject, retryAfterSeconds } from "./errors.ts";
 export { AnthropicTap } from "./tap.ts";
 export { readOpaque, writeOpaque, sanitizeToolId, OPAQUE_TAG } from "./mapping.ts";
-export { DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY } from "./request.ts";
+export { ACCEPTED_IDENTITIES, CLAUDE_CODE_IDENTITY, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY, hasClaudeCodeIdentity } from "./request.ts";
 export { buildRequest, parseRequest, tidyRequest, decodeResponse, encodeResponse, errorBody, parseError };
 
 /** The Anthropic Messages {@link FormatCodec}. */

@@ -5,7 +5,8 @@
  * - {@link buildRequest}: a {@link HubRequest} → a provider body for kinds `anthropic`, `claude-code`
  *   and `anthropic-compatible`, with a {@link Warning} for everything dropped or changed.
  * - {@link tidyRequest}: an Anthropic client body for an `anthropic-compatible` third party, tidied
- *   without a hub round trip (SPEC F-3).
+ *   without a hub round trip (SPEC F-3); also the path of a native body to `claude-code` that lacks
+ *   Claude Code's identity line ({@link hasClaudeCodeIdentity}).
  */
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
@@ -653,6 +654,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   response format.
  * - `source.extra` (and per-message/per-tool fields) re-emitted only when the source is Anthropic
  *   Messages; otherwise each key is reported dropped.
+ * - kind `claude-code`: Claude Code's identity block first in `system` when missing
+ *   ({@link withClaudeCodeIdentity}).
  *
  * @throws FormatError (invalid_request, param `previous_response_id`) when the hub carries a
  *   `previousResponseId`: the history lives at OpenAI and Anthropic cannot continue it (case B41).
@@ -711,6 +714,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     turns.push(out);
   });
   const messages = mergeTurns(turns);
+  if (target.kind === "claude-code") withClaudeCodeIdentity(system);
 
   // ---- tools
   const tools: Json[] = [];
@@ -842,6 +846,62 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 }
 
 // =============================================================================================
+// Claude Code identity (kind claude-code)
+// =============================================================================================
+
+/** The identity line Claude Code's interactive CLI puts first in its system prompt. */
+export const CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude.";
+
+/** Identity lines the subscription endpoint accepts as the start of the system prompt (Claude Code CLI and Agent SDK). */
+export const ACCEPTED_IDENTITIES: readonly string[] = [
+  "You are Claude Code, Anthropic's official CLI for Claude",
+  "You are a Claude agent, built on Anthropic's Claude Agent SDK",
+];
+
+/** The text Claude Code's per-request billing block starts with; it comes before the identity line. */
+const BILLING_HEADER = "x-anthropic-billing-header";
+
+function isIdentity(text: unknown): boolean {
+  if (typeof text !== "string") return false;
+  const t = text.trimStart();
+  return ACCEPTED_IDENTITIES.some((id) => t.startsWith(id));
+}
+
+/**
+ * Whether an Anthropic body's `system` value (a string or text blocks) starts with a Claude Code /
+ * Agent SDK identity line ({@link ACCEPTED_IDENTITIES}): the string itself, or the first text block
+ * that is not Claude Code's `x-anthropic-billing-header` block. Reads at most the first few blocks,
+ * never the prompt text beyond the line: cheap enough to run on every native `claude-code` request
+ * (pipeline/translate.ts sends a body through {@link tidyRequest} only when this is false, so Claude
+ * Code's own requests keep their bytes).
+ */
+export function hasClaudeCodeIdentity(system: unknown): boolean {
+  if (typeof system === "string") return isIdentity(system);
+  if (!Array.isArray(system)) return false;
+  for (const b of system) {
+    if (!isObj(b) || b.type !== "text") continue;
+    if (typeof b.text === "string" && b.text.startsWith(BILLING_HEADER)) continue;
+    return isIdentity(b.text);
+  }
+  return false;
+}
+
+/**
+ * Puts {@link CLAUDE_CODE_IDENTITY} first in `system` (text blocks, mutated in place) when it does not
+ * start with an accepted identity line: subscription tokens are only honoured for requests shaped like
+ * Claude Code's (401/403 "This credential is only authorized for use with Claude Code"; observed
+ * client behaviour, as reproduced by the OpenCode Anthropic auth plugin). The block goes after Claude
+ * Code's billing block when that is first, and carries no `cache_control`, so the client's cache
+ * breakpoints stay within Anthropic's limit of four.
+ */
+function withClaudeCodeIdentity(system: Json[]): void {
+  if (hasClaudeCodeIdentity(system)) return;
+  const first = system[0];
+  const afterBilling = isObj(first) && typeof first.text === "string" && first.text.startsWith(BILLING_HEADER);
+  system.splice(afterBilling ? 1 : 0, 0, { type: "text", text: CLAUDE_CODE_IDENTITY });
+}
+
+// =============================================================================================
 // tidy (anthropic-compatible, same format)
 // =============================================================================================
 
@@ -906,7 +966,9 @@ function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: W
  * - consecutive same-role turns merged, tool results first in a user turn (REFERENCE §5.7); tool ids
  *   sanitised;
  * - `max_tokens` added when missing (`target.defaultMaxOutputTokens`, else {@link DEFAULT_MAX_TOKENS});
- *   `model` = target model; `stream` = `target.stream`.
+ *   `model` = target model; `stream` = `target.stream`;
+ * - kind `claude-code`: Claude Code's identity block first in `system` when missing
+ *   ({@link withClaudeCodeIdentity}).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
@@ -929,6 +991,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   } else if (Array.isArray(out.system)) {
     system = tidyBlocks(out.system, "system", target.family, w, { dropped: false });
   }
+  if (target.kind === "claude-code") withClaudeCodeIdentity(system);
   const hadStringSystem = typeof out.system === "string" && out.system.length > 0;
 
   const turns: OutMessage[] = [];

@@ -6,7 +6,7 @@
  */
 import { geminiPath } from "../../formats/gemini/index.ts";
 import { codexHeaders } from "./codex.ts";
-import { claudeCodeBody, claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
+import { claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
 import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts";
@@ -114,7 +114,6 @@ export class HttpExecutor implements Executor {
     }
     let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
     const headers = headersFor(call, call.clientFormat);
-    let body = call.body;
     if (call.provider.kind === "codex") {
       // SPEC P-2: the Codex CLI's headers (src/providers/codex.ts); the body already carries the
       // backend's fixes (formats/openai-responses, kind codex).
@@ -123,12 +122,11 @@ export class HttpExecutor implements Executor {
       // SPEC P-2: what a subscription call needs (src/providers/claude-code.ts).
       url = claudeCodeUrl(url);
       claudeCodeHeaders(headers);
-      body = claudeCodeBody(call);
     }
     const init: RequestInit & { proxy?: string; decompress?: boolean } = {
       method: "POST",
       headers,
-      body,
+      body: call.body,
       signal: call.signal,
       redirect: "manual",
     };

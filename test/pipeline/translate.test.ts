@@ -10,6 +10,8 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import type { ProviderInfo } from "../../pipeline/ports.ts";
 import type { Target } from "../../pipeline/resolve.ts";
 import { isNativePair, translate, type Translated } from "../../pipeline/translate.ts";
+import { CLAUDE_CODE_IDENTITY } from "../../formats/anthropic-messages/index.ts";
+import { clientRequest } from "../support/fixtures.ts";
 
 const FORMAT: Record<ProviderKind, WireFormat> = {
   anthropic: "anthropic-messages",
@@ -151,6 +153,25 @@ describe("Codex (SPEC P-2, F-9): the Responses codec's Codex fixes, one implemen
       expect(bodyOf(t).temperature).toBeUndefined();
       expect(bodyOf(t).reasoning).toEqual({ effort: "high" });
     }
+  });
+});
+
+describe("Claude Code (SPEC P-2): the identity line only when missing", () => {
+  test("Claude Code's own body (identity present) keeps its exact bytes", async () => {
+    const body = await clientRequest("claude-code-default.json");
+    const raw = JSON.stringify(body);
+    const c = ctx("anthropic-messages", body, raw);
+    const t = ok(translate(c, target("claude-code", body.model), "strip_with_warning"));
+    expect(t.mode).toBe("native");
+    expect(t.body).toBe(c.rawBody);
+  });
+
+  test("another client's body gets the block first through the tidy pass; the reply still passes through", () => {
+    const c = ctx("anthropic-messages", { ...anthropicBody, system: "Be terse." });
+    const t = ok(translate(c, target("claude-code"), "strip_with_warning"));
+    expect(t.mode).toBe("native");
+    expect(bodyOf(t).system).toEqual([{ type: "text", text: CLAUDE_CODE_IDENTITY }, { type: "text", text: "Be terse." }]);
+    expect(bodyOf(t).messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }] }]);
   });
 });
 

@@ -10,7 +10,7 @@ import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { clientRequest } from "../support/fixtures.ts";
 import type { ReceivedRequest } from "../support/fake-upstream.ts";
-import { CLAUDE_CODE_IDENTITY } from "../../src/providers/claude-code.ts";
+import { CLAUDE_CODE_IDENTITY } from "../../formats/anthropic-messages/index.ts";
 
 const YAML = `
 providers:

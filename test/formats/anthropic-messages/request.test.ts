@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { anthropicMessages, ITEM_FIELDS_KEY } from "../../../formats/anthropic-messages/index.ts";
+import { anthropicMessages, CLAUDE_CODE_IDENTITY, hasClaudeCodeIdentity, ITEM_FIELDS_KEY } from "../../../formats/anthropic-messages/index.ts";
 import type { BuildTarget } from "../../../formats/codec.ts";
 import { FormatError, type HubMessage, type HubRequest } from "../../../formats/hub.ts";
 import { openaiChat } from "../../../formats/openai-chat/index.ts";
@@ -603,5 +603,39 @@ describe("tidyRequest for Anthropic's own API (native pair carrying foreign sign
     const clean = anthropicMessages.tidyRequest!(body, { ...ANTHROPIC, model: body.model });
     expect(clean.body).toEqual(body);
     expect(clean.warnings).toEqual([]);
+  });
+});
+
+describe("kind claude-code: Claude Code's identity line first in system (SPEC P-2)", () => {
+  const CC: BuildTarget = { model: "claude-x", kind: "claude-code", family: "anthropic", stream: true };
+  const identity = { type: "text", text: CLAUDE_CODE_IDENTITY };
+
+  test("hasClaudeCodeIdentity: Claude Code's own bodies have it (after the billing block); others do not", async () => {
+    for (const file of ["claude-code-default.json", "claude-code-prefix.json", "claude-code-tool-use-2.json"]) {
+      expect(hasClaudeCodeIdentity((await clientRequest(file)).system)).toBe(true);
+    }
+    expect(hasClaudeCodeIdentity("You are a Claude agent, built on Anthropic's Claude Agent SDK.\nMore.")).toBe(true);
+    expect(hasClaudeCodeIdentity("Be terse.")).toBe(false);
+    expect(hasClaudeCodeIdentity([{ type: "text", text: "x-anthropic-billing-header: cc_version=1" }, { type: "text", text: "Be terse." }])).toBe(false);
+    expect(hasClaudeCodeIdentity(undefined)).toBe(false);
+  });
+
+  test("buildRequest: a translated request gets the block first, hoisted system text after it", () => {
+    const hub = openaiChat.parseRequest!({ model: "m", messages: [{ role: "system", content: "Sys." }, { role: "user", content: "hi" }] });
+    expect(build(hub, CC).body.system).toEqual([identity, { type: "text", text: "Sys." }]);
+    const bare = openaiChat.parseRequest!({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    expect(build(bare, CC).body.system).toEqual([identity]);
+    expect(build(bare, ANTHROPIC).body.system).toBeUndefined();
+  });
+
+  test("tidyRequest: string system, billing block first, and an existing identity left alone", () => {
+    const base = { model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
+    expect(anthropicMessages.tidyRequest!({ ...base, system: "Be terse." }, CC).body.system).toEqual([identity, { type: "text", text: "Be terse." }]);
+    const billing = { type: "text", text: "x-anthropic-billing-header: cc_version=1" };
+    const sys = [billing, { type: "text", text: "Rules.", cache_control: { type: "ephemeral" } }];
+    expect(anthropicMessages.tidyRequest!({ ...base, system: sys }, CC).body.system).toEqual([billing, identity, sys[1]]);
+    expect(sys.length).toBe(2); // the client's array is not mutated
+    const own = [billing, { type: "text", text: CLAUDE_CODE_IDENTITY + " More." }];
+    expect(anthropicMessages.tidyRequest!({ ...base, system: own }, CC).body.system).toEqual(own);
   });
 });
