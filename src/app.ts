@@ -340,8 +340,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
     gateway,
     models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
     model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
-    // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
-    countTokens: (request, peer) => gateway.handle({ request, endpoint: "count_tokens", peer }),
     authorize: (request, peer) => {
       const decision = authenticate(isRemote(peer, request.headers), request.headers, store, {
         requireApiKey: cfg.server.requireApiKey,

@@ -14,8 +14,6 @@ export interface ServerDeps {
   models: (anthropicShape: boolean) => unknown;
   /** GET /v1/models/{id}; undefined when unknown. */
   model: (id: string, anthropicShape: boolean) => unknown | undefined;
-  /** POST /v1/messages/count_tokens. */
-  countTokens: (request: Request, peer: string | undefined) => Promise<Response>;
   /** Liveness + readiness (DB reachable). */
   health: () => { ok: boolean; db: boolean };
   /** The admin API (SPEC 9.3) mounted under /admin/api. */
@@ -85,18 +83,9 @@ export function createServer(deps: ServerDeps) {
     .post("/v1/responses", api("responses") as never, noParse)
     .post("/v1/messages", api("messages") as never, noParse)
     .post("/v1/v1/messages", api("messages") as never, noParse)
-    .post(
-      "/v1/messages/count_tokens",
-      (({ request, server }: { request: Request; server: PeerSource | null }) =>
-        deps.countTokens(request, server?.requestIP(request)?.address)) as never,
-      noParse,
-    )
-    .post(
-      "/v1/v1/messages/count_tokens",
-      (({ request, server }: { request: Request; server: PeerSource | null }) =>
-        deps.countTokens(request, server?.requestIP(request)?.address)) as never,
-      noParse,
-    )
+    // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
+    .post("/v1/messages/count_tokens", api("count_tokens") as never, noParse)
+    .post("/v1/v1/messages/count_tokens", api("count_tokens") as never, noParse)
     .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
       if (denied) return denied;
