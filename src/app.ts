@@ -9,7 +9,7 @@ import { errorResponse, type RequestContext } from "../pipeline/context.ts";
 import { authenticate, isRemote } from "../pipeline/guard.ts";
 import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
-import type { Clock, UsageRecord } from "../pipeline/ports.ts";
+import type { Account, Clock, UsageRecord } from "../pipeline/ports.ts";
 import type { RoutingTable } from "../pipeline/resolve.ts";
 import { presentedSecrets, scrubValue } from "../pipeline/scrub.ts";
 import { TargetOrder } from "../pipeline/order.ts";
@@ -216,10 +216,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
   const efforts = effortsFrom((providerId, model) => discovery.efforts(providerId, model));
 
-  /** Every secret this instance holds: account credentials, config client keys, the admin token. */
+  /**
+   * Every secret this instance holds: account credentials, config client keys, the admin token. Built
+   * once and kept until the account list (store re-read, config reload), the config's keys or a
+   * refreshed credential changes.
+   */
+  let secretsMemo: { accounts: readonly Account[]; keys: RuntimeConfig["keys"]; credentials: number; list: string[] } | undefined;
   const secrets = (): string[] => {
+    const accounts = registry.list();
+    const m = secretsMemo;
+    if (m && m.accounts === accounts && m.keys === cfg.keys && m.credentials === credentials.version) return m.list;
     const out: string[] = [];
-    for (const a of registry.list()) {
+    for (const a of accounts) {
       const c = a.credential;
       if (c.type === "api_key") out.push(c.apiKey);
       else if (c.type === "oauth") out.push(c.accessToken, ...(c.refreshToken ? [c.refreshToken] : []));
@@ -228,6 +236,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     }
     for (const k of cfg.keys) out.push(k.secret);
     out.push(adminToken);
+    secretsMemo = { accounts, keys: cfg.keys, credentials: credentials.version, list: out };
     return out;
   };
 

@@ -57,18 +57,22 @@ export const OTHER_BODY_LIMIT = 1024 * 1024;
  * Bounds request bodies outside the guarded API routes before anything parses them: a declared
  * Content-Length over {@link OTHER_BODY_LIMIT} is a JSON 413, a body without a Content-Length a JSON
  * 411. Undefined when the request may proceed.
+ *
+ * It runs as an `onRequest` hook, which Elysia runs for every request before routing (a route-local
+ * hook would run after the body is parsed). The headers are looked at first, so a request whose body
+ * is within the limit (every API request but the largest prompts) never has its URL parsed here.
  */
 export function bodyLimit(request: Request): Response | undefined {
-  const path = new URL(request.url).pathname;
-  if (GUARDED_PATHS.has(path)) return undefined;
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > OTHER_BODY_LIMIT) {
+  const tooLarge = declared !== null && Number(declared) > OTHER_BODY_LIMIT;
+  const unsized = declared === null && request.headers.has("transfer-encoding");
+  if (!tooLarge && !unsized) return undefined;
+  // The API routes read their bodies with the guard's own limit (SPEC G-4).
+  if (GUARDED_PATHS.has(new URL(request.url).pathname)) return undefined;
+  if (tooLarge) {
     return json(413, { error: { message: `The request body exceeds ${OTHER_BODY_LIMIT} bytes.`, type: "invalid_request_error", param: null, code: "request_too_large" } });
   }
-  if (declared === null && request.headers.has("transfer-encoding")) {
-    return json(411, { error: { message: "Send the request body with a Content-Length.", type: "invalid_request_error", param: null, code: "length_required" } });
-  }
-  return undefined;
+  return json(411, { error: { message: "Send the request body with a Content-Length.", type: "invalid_request_error", param: null, code: "length_required" } });
 }
 
 /** Builds the Elysia app. Call `.listen()` on the result. */

@@ -94,6 +94,7 @@ export class CredentialManager {
   private readonly outcomes = new Map<string, RefreshOutcome>();
   private readonly failures = new Map<string, number>();
   private warnedMemoryOnly = new Set<string>();
+  private overridesVersion = 0;
   /** Token-endpoint calls made, by account (diagnostics and tests). */
   readonly calls = new Map<string, number>();
 
@@ -122,6 +123,14 @@ export class CredentialManager {
   }
 
   /**
+   * Changes whenever a refreshed credential is adopted or forgotten, i.e. whenever {@link current} may
+   * answer differently for some account (caches of the live secrets compare it).
+   */
+  get version(): number {
+    return this.overridesVersion;
+  }
+
+  /**
    * Adopts the persisted refreshed credentials of config-file accounts (at start), so a restart does not
    * fall back to the file's possibly spent token. Each applies only while the file holds its base.
    */
@@ -129,6 +138,7 @@ export class CredentialManager {
     for (const o of list) {
       if (o.credential.type === "oauth") this.overrides.set(o.accountId, { baseFp: o.baseFingerprint, credential: o.credential });
     }
+    this.overridesVersion++;
   }
 
   /** The last refresh round's outcome for an account, if any. */
@@ -208,7 +218,7 @@ export class CredentialManager {
 
   /** Forgets everything about an account's refreshes (a new login or import replaced its credential). */
   forget(accountId: string): void {
-    this.overrides.delete(accountId);
+    if (this.overrides.delete(accountId)) this.overridesVersion++;
     this.outcomes.delete(accountId);
     this.failures.delete(accountId);
     this.warnedMemoryOnly.delete(accountId);
@@ -284,6 +294,7 @@ export class CredentialManager {
       }
     }
     this.overrides.set(account.id, { baseFp, credential: fresh });
+    this.overridesVersion++;
     const now = this.deps.clock.now();
     const outcome: RefreshOutcome = { kind: "ok", at: now, fp: credentialFingerprint(fresh) };
     this.outcomes.set(account.id, outcome);

@@ -69,6 +69,18 @@ describe("CredentialManager", () => {
     expect((h.m.current({ ...a }) as { accessToken: string }).accessToken).toBe("at-1");
   });
 
+  test("version changes when a refreshed credential is adopted or forgotten (the app's secret list is rebuilt then)", async () => {
+    const h = harness(ok);
+    const a = account({ expiresAt: Date.now() - 1000 }, "config");
+    const v0 = h.m.version;
+    await h.m.ensureFresh(a);
+    const v1 = h.m.version;
+    expect(v1).not.toBe(v0);
+    expect(h.m.version).toBe(v1); // reading does not change it
+    h.m.forget(a.id);
+    expect(h.m.version).not.toBe(v1);
+  });
+
   test("invalid_grant quarantines the credential's fingerprint and is not retried", async () => {
     const h = harness(() => Response.json({ error: "invalid_grant", error_description: "Refresh token not found or invalid" }, { status: 400 }));
     const a = account();
