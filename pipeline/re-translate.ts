@@ -1,7 +1,7 @@
 /**
  * re-translate (SPEC R-9, F-3, F-4, F-9, 6.4): the provider's reply → the client's reply, chunk by
- * chunk. A {@link ReplyDriver} is the per-attempt state machine; {@link replyTransform} wraps it as the
- * request's one TransformStream after the commit point.
+ * chunk. A {@link ReplyDriver} is the per-attempt state machine; {@link replyStream} wraps it, after the
+ * commit point, as the client body: one pull-based ReadableStream reading the upstream.
  *
  * Drivers:
  * - passthrough: a native pair streaming both ways; the format's tap forwards the provider's bytes and

@@ -3,9 +3,9 @@
  *
  * Counting happens once per request in `finish` (src/app.ts), from the usage record the request
  * produced: a few counter increments and two histogram observations, O(1) and independent of the
- * reply's length (the reply's byte count is a number the reply transform adds up and hands over at the
- * end). Live state — cooldowns, open circuits, the store's buffers, requests in flight, RSS — is read
- * when a scraper asks, never on the hot path.
+ * reply's length (the reply's byte count is a number the reply stream, pipeline/re-translate.ts
+ * `replyStream`, adds up and hands over at the end). Live state — cooldowns, open circuits, the
+ * store's buffers, requests in flight, RSS — is read when a scraper asks, never on the hot path.
  *
  * Labels carry endpoint names, provider ids, model names and outcomes only: never keys, account
  * credentials or client-chosen free text other than the resolved upstream model.
