@@ -201,6 +201,7 @@ export interface ProviderTool {
   name?: string;
 }
 
+/** A tool the request declares: a function tool every format can express, or a provider-specific one. */
 export type HubTool = FunctionTool | ProviderTool;
 
 /** What the model may do with tools (REFERENCE §5.6). */

@@ -74,6 +74,7 @@ export interface App {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/** The wall clock (Date.now) and a real, abortable sleep: the default when AppOptions has no clock. */
 export const realClock: Clock = {
   now: () => Date.now(),
   sleep: (ms, signal) =>

@@ -1,6 +1,7 @@
 /** Version and build info (`switchyard version`). */
 import pkg from "../package.json" with { type: "json" };
 
+/** The switchyard version (package.json `version`), as `switchyard version` and the instance file report it. */
 export const VERSION: string = pkg.version;
 
 /** Build details: version, Bun version, platform. */

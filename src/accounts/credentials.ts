@@ -44,6 +44,7 @@ export const REFRESH_RETRIES = 2;
 export const REFRESH_GRACE_MS = 30_000;
 /** Backoff between failed rounds: 5 s doubling to 5 min. */
 export const REFRESH_BACKOFF_BASE_MS = 5_000;
+/** The ceiling of the backoff between failed refresh rounds: 5 min, ms. */
 export const REFRESH_BACKOFF_MAX_MS = 5 * 60_000;
 
 type OAuthCredential = Extract<Credential, { type: "oauth" }>;

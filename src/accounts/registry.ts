@@ -28,9 +28,11 @@ export interface RegistryOptions {
 
 /** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
 export const BACKOFF_BASE_MS = 2000;
+/** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
 export const BACKOFF_MAX_MS = 5 * 60_000;
-/** SPEC 6.3: consecutive 5xx from one provider that open its circuit, and for how long. */
+/** SPEC 6.3: consecutive 5xx from one provider that open its circuit. */
 export const CIRCUIT_THRESHOLD = 10;
+/** SPEC 6.3: how long an opened provider circuit stays open before its half-open probe, ms (5 min). */
 export const CIRCUIT_OPEN_MS = 5 * 60_000;
 
 interface Cool {

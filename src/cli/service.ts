@@ -23,8 +23,9 @@ import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
 import type { CliIo } from "./routing.ts";
 
-/** The unit name (systemd) and label (launchd). */
+/** The systemd unit name. */
 export const SYSTEMD_UNIT = "switchyard.service";
+/** The launchd job label. */
 export const LAUNCHD_LABEL = "dev.switchyard";
 
 /** Environment every service gets (SPEC D-4: raise Bun's cap of 256 concurrent fetches). */
