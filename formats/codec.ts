@@ -196,8 +196,12 @@ export interface FormatCodec {
   createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder;
   /** Non-streamed provider body → hub. Throws {@link FormatError} when the body is not this format. */
   decodeResponse(body: unknown, opts: DecoderOptions): HubResponse;
-  /** Provider HTTP error (status, body text) → hub error; never throws. */
-  parseError(status: number, body: string, headers: Headers): HubError;
+  /**
+   * Provider HTTP error (status, body text, response headers) → hub error; never throws. `now` (ms
+   * since the epoch) measures an HTTP-date `Retry-After` (formats/retry-after.ts); without it such a
+   * header is not read (formats keep no clock: the pipeline passes its clock's time).
+   */
+  parseError(status: number, body: string, headers: Headers, now?: number): HubError;
   /** Native passthrough observer (SPEC F-3). */
   createTap(opts: TapOptions): PassthroughTap;
 

@@ -360,7 +360,7 @@ async function attemptOnce(
     if (reply.status < 200 || reply.status >= 300) {
       const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
       controller.abort();
-      const error = providerCodec.parseError(reply.status, text, reply.headers);
+      const error = providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
       return fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error);
     }
 

@@ -2,6 +2,7 @@
  * Anthropic error bodies, in-band error frames, and upstream error parsing (REFERENCE §1.4, §5.2).
  */
 import { hubError, type ErrorKind, type HubError } from "../hub.ts";
+import { retryAfterSeconds } from "../retry-after.ts";
 import { tryParseJson } from "../sse.ts";
 import { errorTypeFor, kindForErrorType } from "./mapping.ts";
 
@@ -31,26 +32,6 @@ export function errorFrame(err: HubError): string {
 
 /** Longest upstream error text kept in a {@link HubError} message when the body is not JSON. */
 const MAX_RAW_MESSAGE = 500;
-
-/**
- * Reads `retry-after-ms` (milliseconds, Anthropic/OpenAI SDK convention) or `retry-after` (seconds, or an
- * HTTP date, RFC 9110 §10.2.3) into whole seconds, rounded up. An HTTP date is measured against
- * `now()` (ms since epoch). Returns undefined when absent or unreadable.
- */
-export function retryAfterSeconds(headers: Headers, now: () => number = Date.now): number | undefined {
-  const ms = headers.get("retry-after-ms");
-  if (ms !== null) {
-    const n = Number(ms);
-    if (Number.isFinite(n) && n >= 0) return Math.ceil(n / 1000);
-  }
-  const ra = headers.get("retry-after");
-  if (ra === null) return undefined;
-  const trimmed = ra.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.ceil(Number(trimmed));
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, Math.ceil((at - now()) / 1000));
-}
 
 /** Hub kind for an HTTP status when the body does not say (REFERENCE §1.4 status table). */
 function kindForStatus(status: number): ErrorKind {
@@ -103,9 +84,10 @@ export function errorFromObject(obj: unknown, status: number): HubError {
  * Upstream HTTP error (status, body text, headers) → {@link HubError}; never throws (codec contract).
  * Reads Anthropic's `{"type":"error","error":{...}}` body; a non-JSON or foreign body keeps its text
  * (trimmed to 500 characters) and is classified by status. `status` is the upstream status;
- * `retryAfterSeconds` from `retry-after-ms` / `retry-after`.
+ * `retryAfterSeconds` from `retry-after-ms` / `retry-after` (formats/retry-after.ts; an HTTP date is
+ * measured against `now`, ms since the epoch), rounded up to whole seconds.
  */
-export function parseError(status: number, body: string, headers: Headers): HubError {
+export function parseError(status: number, body: string, headers: Headers, now?: number): HubError {
   const json = tryParseJson(body) as Record<string, unknown> | undefined;
   let err: HubError;
   if (json && typeof json === "object" && json.error && typeof json.error === "object") {
@@ -117,7 +99,7 @@ export function parseError(status: number, body: string, headers: Headers): HubE
     const message = text.length > 0 && !markup ? text.slice(0, MAX_RAW_MESSAGE) : `Upstream returned HTTP ${status}.`;
     err = { ...hubError(kindForStatus(status), message), status };
   }
-  const ra = retryAfterSeconds(headers);
-  if (ra !== undefined) err.retryAfterSeconds = ra;
+  const ra = retryAfterSeconds(headers, now);
+  if (ra !== undefined) err.retryAfterSeconds = Math.ceil(ra);
   return err;
 }

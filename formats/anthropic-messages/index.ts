@@ -15,7 +15,7 @@ import { promptText, toolResults } from "./tool-results.ts";
 
 export { AnthropicDecoder } from "./decoder.ts";
 export { AnthropicEncoder, PING_FRAME } from "./encoder.ts";
-export { errorFrame, errorFromObject, retryAfterSeconds } from "./errors.ts";
+export { errorFrame, errorFromObject } from "./errors.ts";
 export { AnthropicTap } from "./tap.ts";
 export { readOpaque, writeOpaque, sanitizeToolId, OPAQUE_TAG } from "./mapping.ts";
 export { ACCEPTED_IDENTITIES, CLAUDE_CODE_IDENTITY, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY, hasClaudeCodeIdentity } from "./request.ts";

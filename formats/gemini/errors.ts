@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
+import { retryAfterSeconds } from "../retry-after.ts";
 import { ErrorBodySchema } from "./schema.ts";
 
 const RPC = "type.googleapis.com/google.rpc.";
@@ -50,15 +51,6 @@ export function parseDuration(text: unknown): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** `Retry-After` header: delta seconds or an HTTP date (relative to `now`, ms). */
-function retryAfterHeader(headers: Headers | undefined, now: number): number | undefined {
-  const h = headers?.get("retry-after");
-  if (!h) return undefined;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(h)) return Number(h);
-  const at = Date.parse(h);
-  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
-}
-
 /** Removes Google API keys (`AIza…`) and bearer tokens from text shown to clients (REFERENCE §5.2). */
 export function redactSecrets(text: string): string {
   return text.replace(/AIza[0-9A-Za-z_-]{30,}/g, "[redacted]").replace(/ya29\.[0-9A-Za-z_.-]+/g, "[redacted]");
@@ -93,13 +85,14 @@ function classifyExhausted(details: readonly Record<string, unknown>[]): ErrorKi
 
 /**
  * A `google.rpc.Status` object (the value of `error`) → hub error. `httpStatus` is the HTTP status the
- * body came with (0 for an in-band chunk: the Status `code` is used then). Never throws.
+ * body came with (0 for an in-band chunk: the Status `code` is used then); `headers` and `now` (ms
+ * since the epoch, for an HTTP-date `Retry-After`) are the HTTP reply's. Never throws.
  */
 export function errorFromStatus(
   error: Record<string, unknown>,
   httpStatus: number,
   headers?: Headers,
-  now: number = Date.now(),
+  now?: number,
 ): HubError {
   const code = typeof error.code === "number" ? error.code : 0;
   const status = typeof error.status === "string" ? error.status : "";
@@ -138,7 +131,7 @@ export function errorFromStatus(
   for (const d of details) {
     if (d["@type"] === `${RPC}RetryInfo`) retry = parseDuration(d.retryDelay);
   }
-  retry ??= retryAfterHeader(headers, now);
+  retry ??= retryAfterSeconds(headers, now);
   if (retry === undefined) {
     const m = /retry in (\d+(?:\.\d+)?)\s*s/i.exec(rawMessage);
     if (m) retry = Number(m[1]);
@@ -152,9 +145,10 @@ export function errorFromStatus(
  * Provider HTTP error → hub error (FormatCodec.parseError). Reads the Status body (also when Google
  * wraps it in a one-element array, as the non-SSE stream endpoint does); falls back to the HTTP status
  * for bodies that are not JSON. `retryAfterSeconds` comes from `RetryInfo.retryDelay`, else the
- * `Retry-After` header, else "retry in Ns" in the message, rounded up. Never throws.
+ * `retry-after-ms` / `Retry-After` headers (formats/retry-after.ts; an HTTP date measured against
+ * `now`, ms since the epoch), else "retry in Ns" in the message, rounded up. Never throws.
  */
-export function parseError(status: number, body: string, headers: Headers): HubError {
+export function parseError(status: number, body: string, headers: Headers, now?: number): HubError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -163,7 +157,7 @@ export function parseError(status: number, body: string, headers: Headers): HubE
   }
   if (Array.isArray(parsed)) parsed = parsed[0];
   const ok = v.safeParse(ErrorBodySchema, parsed);
-  if (ok.success) return errorFromStatus(ok.output.error as Record<string, unknown>, status, headers);
+  if (ok.success) return errorFromStatus(ok.output.error as Record<string, unknown>, status, headers, now);
   const text = body.trim().slice(0, 500);
-  return errorFromStatus({ message: text.length > 0 ? text : undefined }, status, headers);
+  return errorFromStatus({ message: text.length > 0 ? text : undefined }, status, headers, now);
 }

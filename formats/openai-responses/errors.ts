@@ -1,9 +1,11 @@
 /**
  * Errors in the OpenAI Responses format: the HTTP error envelope (REFERENCE §3.4, same as Chat's
  * §2.4: `{"error":{"message","type","param","code"}}`), and the vocabulary of in-band failures
- * (`response.failed` → `response.error.code`, `error` events; REFERENCE §3.2, §3.3, §5.2).
+ * (`response.failed` → `response.error.code`, `error` events; REFERENCE §3.2, §3.3, §5.2). The kind
+ * and the wait are decided as for Chat (formats/openai-common/errors.ts).
  */
 import { ERROR_STATUS, hubError, type ErrorKind, type HubError } from "../hub.ts";
+import { classifyOpenAiError, openAiRetryAfter } from "../openai-common/errors.ts";
 
 /** OpenAI `error.type` per kind (REFERENCE §2.4, §5.2). */
 const TYPE_FOR_KIND: Record<ErrorKind, string> = {
@@ -56,101 +58,22 @@ export function failedCodeForKind(kind: ErrorKind): string {
   }
 }
 
-const CONTEXT_RE = /context[_ ]length|context window|maximum context length|prompt is too long/i;
-const QUOTA_RE = /insufficient[_ ]quota|exceeded your current quota|billing/i;
-
-/**
- * Error kind for an OpenAI error `code` / `type` (REFERENCE §2.4, §3.2, §5.2), then the message
- * (context-length and quota wording, for Responses-compatible servers without OpenAI's codes), then
- * the HTTP status (0 for in-band errors, which then default to `api_error`).
- */
-export function kindForOpenAiError(code: string | undefined, type: string | undefined, status: number, message = ""): ErrorKind {
-  const known = kindForCode(code, type);
-  if (known) return known;
-  if (CONTEXT_RE.test(message) && (status === 0 || status === 400 || status === 413)) return "context_length_exceeded";
-  if (QUOTA_RE.test(message) && (status === 0 || status === 429 || status === 402)) return status === 402 ? "billing" : "quota_exhausted";
-  return kindForStatus(status, type);
-}
-
-function kindForCode(code: string | undefined, type: string | undefined): ErrorKind | undefined {
-  switch (code) {
-    case "rate_limit_exceeded":
-      return "rate_limit";
-    case "insufficient_quota":
-    case "usage_not_included":
-      return "quota_exhausted";
-    case "context_length_exceeded":
-      return "context_length_exceeded";
-    case "model_not_found":
-      return "model_not_found";
-    case "invalid_api_key":
-      return "authentication";
-    case "server_error":
-      return "api_error";
-    case "server_is_overloaded":
-    case "overloaded":
-      return "overloaded";
-    case "invalid_prompt":
-    case "unsupported_parameter":
-    case "invalid_value":
-    case "string_above_max_length":
-      return "invalid_request";
-  }
-  switch (type) {
-    case "insufficient_quota":
-      return "quota_exhausted";
-    case "rate_limit_exceeded":
-    case "tokens":
-    case "requests":
-      return "rate_limit";
-    case "authentication_error":
-      return "authentication";
-    case "permission_error":
-      return "permission";
-    case "not_found_error":
-      return "not_found";
-    case "server_error":
-      return "api_error";
-  }
-  return undefined;
-}
-
-function kindForStatus(status: number, type: string | undefined): ErrorKind {
-  if (status === 400 || status === 422) return "invalid_request";
-  if (status === 401) return "authentication";
-  if (status === 402) return "billing";
-  if (status === 403) return "permission";
-  if (status === 404) return "not_found";
-  if (status === 408 || status === 504) return "timeout";
-  if (status === 413) return "request_too_large";
-  if (status === 429) return "rate_limit";
-  if (status === 503 || status === 529) return "overloaded";
-  if (type === "invalid_request_error") return "invalid_request";
-  return "api_error";
-}
-
-/** Seconds named in OpenAI's "Please try again in 1.5s" / "in 250ms" wording, if any. */
-export function retryHintSeconds(message: string): number | undefined {
-  const m = /try again in (\d+(?:\.\d+)?)\s*(ms|s)\b/i.exec(message);
-  if (!m) return undefined;
-  const n = Number(m[1]);
-  return m[2]!.toLowerCase() === "ms" ? n / 1000 : n;
-}
-
 /**
  * Builds a {@link HubError} from an OpenAI-style error object (`{code, message, type, param}`), as
  * found in HTTP error bodies, `error` events (flat or nested) and `response.error`. `status` is the
- * HTTP status when known, else 0 (the kind's default status is then used).
+ * HTTP status when known, else 0 (the kind's default status is then used). `headers` (HTTP errors
+ * only) and `now` (ms since the epoch, for an HTTP-date `Retry-After`) feed `retryAfterSeconds`,
+ * else the message's "try again in …" wording does.
  */
-export function hubErrorFromOpenAi(obj: Record<string, unknown> | null | undefined, status: number): HubError {
+export function hubErrorFromOpenAi(obj: Record<string, unknown> | null | undefined, status: number, headers?: Headers, now?: number): HubError {
   const code = typeof obj?.code === "string" ? obj.code : undefined;
   const type = typeof obj?.type === "string" ? obj.type : undefined;
   const message = typeof obj?.message === "string" && obj.message ? obj.message : (code ?? type ?? "Upstream error");
-  const kind = kindForOpenAiError(code, type, status, message);
+  const kind = classifyOpenAiError(status, type, code, message);
   const err = hubError(kind, message, status > 0 ? { status } : {});
   if (code) err.code = code;
   if (typeof obj?.param === "string") err.param = obj.param;
-  const retry = retryHintSeconds(message);
+  const retry = openAiRetryAfter(headers, status, message, now);
   if (retry !== undefined) err.retryAfterSeconds = retry;
   return err;
 }
@@ -171,25 +94,14 @@ export function errorBody(err: HubError): { error: { message: string; type: stri
 }
 
 /**
- * Parses OpenAI's `retry-after-ms` and a numeric `Retry-After` (seconds); undefined when absent. An
- * HTTP-date `Retry-After` is left to the caller (turning it into seconds needs a clock, and formats/
- * has none).
- */
-function retryAfterFromHeaders(headers: Headers): number | undefined {
-  const ms = headers.get("retry-after-ms");
-  if (ms && Number.isFinite(Number(ms))) return Number(ms) / 1000;
-  const ra = headers.get("retry-after");
-  if (ra && ra.trim() !== "" && Number.isFinite(Number(ra))) return Number(ra);
-  return undefined;
-}
-
-/**
  * Provider HTTP error → hub error (codec `parseError`). Reads the OpenAI envelope
  * (`{"error":{…}}`), also a bare `{message,code}` object and non-JSON text; never throws. The kind
- * comes from `error.code`, then `error.type`, then the status (REFERENCE §5.2); `Retry-After` /
- * `retry-after-ms` headers and a "try again in Ns" hint become `retryAfterSeconds`.
+ * comes from the shared OpenAI classifier (formats/openai-common/errors.ts: codes, then wording, then
+ * the status; REFERENCE §5.2); `Retry-After` / `retry-after-ms` headers (an HTTP date measured
+ * against `now`, ms since the epoch), OpenAI's `x-ratelimit-reset-*` on a 429 and a "try again in Ns"
+ * hint become `retryAfterSeconds`.
  */
-export function parseError(status: number, body: string, headers: Headers): HubError {
+export function parseError(status: number, body: string, headers: Headers, now?: number): HubError {
   let obj: Record<string, unknown> | undefined;
   try {
     const parsed = JSON.parse(body) as unknown;
@@ -201,9 +113,7 @@ export function parseError(status: number, body: string, headers: Headers): HubE
     obj = undefined;
   }
   const fallbackMessage = body.trim().slice(0, 500) || `Upstream HTTP ${status}`;
-  const err = hubErrorFromOpenAi(obj ?? { message: fallbackMessage }, status);
+  const err = hubErrorFromOpenAi(obj ?? { message: fallbackMessage }, status, headers, now);
   if (!err.status) err.status = ERROR_STATUS[err.kind];
-  const fromHeaders = retryAfterFromHeaders(headers);
-  if (fromHeaders !== undefined) err.retryAfterSeconds = fromHeaders;
   return err;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { anthropicMessages, retryAfterSeconds } from "../../../formats/anthropic-messages/index.ts";
+import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
 import { ERROR_STATUS, type ErrorKind } from "../../../formats/hub.ts";
 import { FIXTURES } from "../../support/fixtures.ts";
 
@@ -61,12 +61,15 @@ describe("parseError", () => {
     expect(parseError(500, "x".repeat(2000)).message.length).toBe(500);
   });
 
-  test("retry-after-ms, retry-after seconds and HTTP date", () => {
-    expect(retryAfterSeconds(new Headers({ "retry-after-ms": "1500" }))).toBe(2);
-    expect(retryAfterSeconds(new Headers({ "retry-after": "3" }))).toBe(3);
+  test("retry-after-ms, retry-after seconds and HTTP date (against the caller's now), in whole seconds", () => {
+    const rl = body("rate_limit_error", "slow");
+    expect(parseError(429, rl, { "retry-after-ms": "1500" }).retryAfterSeconds).toBe(2);
+    expect(parseError(429, rl, { "retry-after": "3" }).retryAfterSeconds).toBe(3);
     const now = Date.parse("2026-01-01T00:00:00Z");
-    expect(retryAfterSeconds(new Headers({ "retry-after": "Thu, 01 Jan 2026 00:01:00 GMT" }), () => now)).toBe(60);
-    expect(retryAfterSeconds(new Headers({ "retry-after": "soon" }))).toBeUndefined();
-    expect(retryAfterSeconds(new Headers())).toBeUndefined();
+    const dated = new Headers({ "retry-after": "Thu, 01 Jan 2026 00:01:00 GMT" });
+    expect(anthropicMessages.parseError(429, JSON.stringify(rl), dated, now).retryAfterSeconds).toBe(60);
+    expect(anthropicMessages.parseError(429, JSON.stringify(rl), dated).retryAfterSeconds).toBeUndefined();
+    expect(parseError(429, rl, { "retry-after": "soon" }).retryAfterSeconds).toBeUndefined();
+    expect(parseError(429, rl).retryAfterSeconds).toBeUndefined();
   });
 });

@@ -1,0 +1,24 @@
+/**
+ * The wait a provider names in its HTTP response headers, shared by the four codecs' `parseError`.
+ * Pure: an HTTP date is measured against a `now` the caller passes (formats keep no clock).
+ */
+
+/**
+ * Seconds to wait before retrying, from response headers (REFERENCE §5.2: keep `retry-after`):
+ * `retry-after-ms` (milliseconds, the OpenAI and Anthropic SDKs' convention) first, else
+ * `Retry-After` as delta seconds or an HTTP date (RFC 9110 §10.2.3). Delta values are returned as
+ * sent (fractional seconds kept: callers round up when their format needs whole seconds); an HTTP
+ * date is measured against `now` (ms since the epoch), rounded up and never negative, and is not read
+ * at all without `now`. Undefined when the headers are absent or name no readable wait.
+ */
+export function retryAfterSeconds(headers: Headers | undefined, now?: number): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get("retry-after-ms")?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Number(ms) / 1000;
+  const ra = headers.get("retry-after")?.trim();
+  if (!ra) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra)) return Number(ra);
+  if (now === undefined) return undefined;
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}
