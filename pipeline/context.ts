@@ -63,6 +63,82 @@ export interface RequestContext {
 }
 
 /**
+ * Whether an address is loopback: 127.0.0.0/8, ::1, or an IPv4-mapped loopback (::ffff:127.x.y.z).
+ * An undefined address (no socket information) is not loopback.
+ */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  if (address === "::1") return true;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return v4.startsWith("127.");
+}
+
+/**
+ * Whether a request counts as remote (SPEC G-1, G-3): its TCP peer is not loopback, or it carries
+ * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else). `Host` is never
+ * consulted.
+ */
+export function isRemote(peer: string | undefined, headers: Headers): boolean {
+  return !isLoopback(peer) || headers.has("x-forwarded-for") || headers.has("x-real-ip");
+}
+
+/** Mints the ids of a request. */
+export interface Ids {
+  /** The request id (`X-Request-Id`). */
+  request: () => string;
+  /** The opaque route id (`X-Switchyard-Route-Id`). */
+  route: () => string;
+}
+
+/** Default id minting: `req_` + 24 hex chars, `sy_` + 32 url-safe chars (opaque, unguessable). */
+export const defaultIds: Ids = {
+  request: () => "req_" + crypto.randomUUID().replaceAll("-", "").slice(0, 24),
+  route: () => "sy_" + Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url"),
+};
+
+/**
+ * A fresh context for an incoming request, as the gateway starts every request: ids minted, the client
+ * format from the endpoint, `remote` from the peer and forwarding headers, the route trace begun. The
+ * body fields (raw body, parsed body, model, stream) stay empty until the guard reads the body.
+ */
+export function newContext(incoming: IncomingRequest, now: number, ids: Ids = defaultIds): RequestContext {
+  const requestId = ids.request();
+  const routeId = ids.route();
+  const clientFormat = ENDPOINT_FORMAT[incoming.endpoint];
+  const trace: RouteTrace = {
+    routeId,
+    requestId,
+    ts: now,
+    clientFormat,
+    requestedModel: "",
+    candidates: [],
+    decisions: [],
+    attempts: [],
+    warnings: [],
+  };
+  const headers = new Headers({ "x-request-id": requestId, "x-switchyard-route-id": routeId });
+  return {
+    requestId,
+    routeId,
+    startedAt: now,
+    endpoint: incoming.endpoint,
+    clientFormat,
+    request: incoming.request,
+    peer: incoming.peer,
+    remote: isRemote(incoming.peer, incoming.request.headers),
+    rawBody: new Uint8Array(0),
+    body: {},
+    requestedModel: "",
+    stream: false,
+    includeUsage: false,
+    warnings: [],
+    trace,
+    signal: incoming.request.signal,
+    headers,
+  };
+}
+
+/**
  * Builds an error Response in `format` (SPEC 2.4 headers included). Never a stack trace, never HTML.
  * `Retry-After` is set from `err.retryAfterSeconds` when present.
  */

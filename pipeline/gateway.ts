@@ -5,9 +5,9 @@
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
-import { ENDPOINT_FORMAT, errorResponse, type IncomingRequest, type RequestContext } from "./context.ts";
-import { guard, isRemote, type GuardDeps, type GuardSettings } from "./guard.ts";
-import type { Clock, RouteTrace } from "./ports.ts";
+import { defaultIds, errorResponse, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
+import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
 import { resolveModel, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
@@ -21,8 +21,8 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   order?: (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[];
   /** Called when a request starts (before the guard); `finish` is called once when it ends. */
   started?: (ctx: RequestContext) => void;
-  /** Mints request ids and route ids. */
-  ids?: { request: () => string; route: () => string };
+  /** Mints request ids and route ids ({@link defaultIds} when absent). */
+  ids?: Ids;
   /**
    * POST /v1/messages/count_tokens after guard, resolve and order (SPEC 2.1): forwards to the first
    * target when it speaks Anthropic Messages, else estimates locally. Answers `{input_tokens}`; never
@@ -39,12 +39,6 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
 export interface Gateway {
   handle(incoming: IncomingRequest): Promise<Response>;
 }
-
-/** Default id minting: `req_` + 24 hex chars, `sy_` + 32 url-safe chars (opaque, unguessable). */
-export const defaultIds = {
-  request: () => "req_" + crypto.randomUUID().replaceAll("-", "").slice(0, 24),
-  route: () => "sy_" + Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url"),
-};
 
 /** Builds the gateway from its ports. */
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -101,41 +95,4 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);
     }
   }
-}
-
-function newContext(incoming: IncomingRequest, now: number, ids: { request: () => string; route: () => string }): RequestContext {
-  const requestId = ids.request();
-  const routeId = ids.route();
-  const clientFormat = ENDPOINT_FORMAT[incoming.endpoint];
-  const trace: RouteTrace = {
-    routeId,
-    requestId,
-    ts: now,
-    clientFormat,
-    requestedModel: "",
-    candidates: [],
-    decisions: [],
-    attempts: [],
-    warnings: [],
-  };
-  const headers = new Headers({ "x-request-id": requestId, "x-switchyard-route-id": routeId });
-  return {
-    requestId,
-    routeId,
-    startedAt: now,
-    endpoint: incoming.endpoint,
-    clientFormat,
-    request: incoming.request,
-    peer: incoming.peer,
-    remote: isRemote(incoming.peer, incoming.request.headers),
-    rawBody: new Uint8Array(0),
-    body: {},
-    requestedModel: "",
-    stream: false,
-    includeUsage: false,
-    warnings: [],
-    trace,
-    signal: incoming.request.signal,
-    headers,
-  };
 }

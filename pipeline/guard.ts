@@ -15,26 +15,6 @@ export interface GuardSettings {
   maxBodyBytes: number;
 }
 
-/**
- * Whether an address is loopback: 127.0.0.0/8, ::1, or an IPv4-mapped loopback (::ffff:127.x.y.z).
- * An undefined address (no socket information) is not loopback.
- */
-export function isLoopback(address: string | undefined): boolean {
-  if (!address) return false;
-  if (address === "::1") return true;
-  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
-  return v4.startsWith("127.");
-}
-
-/**
- * Whether a request counts as remote (SPEC G-1, G-3): its TCP peer is not loopback, or it carries
- * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else). `Host` is never
- * consulted.
- */
-export function isRemote(peer: string | undefined, headers: Headers): boolean {
-  return !isLoopback(peer) || headers.has("x-forwarded-for") || headers.has("x-real-ip");
-}
-
 /** The key a request presents: `Authorization: Bearer KEY` or `x-api-key: KEY` (SPEC G-2). */
 export function presentedKey(headers: Headers): string | undefined {
   const auth = headers.get("authorization");

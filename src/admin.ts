@@ -5,7 +5,8 @@
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import { isRemote, presentedKey } from "../pipeline/guard.ts";
+import { isRemote } from "../pipeline/context.ts";
+import { presentedKey } from "../pipeline/guard.ts";
 import type { KeyLookup } from "../pipeline/ports.ts";
 import type { Store } from "./store/types.ts";
 import { StoreError } from "./store/types.ts";

@@ -5,8 +5,8 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorResponse, type RequestContext } from "../pipeline/context.ts";
-import { authenticate, isRemote } from "../pipeline/guard.ts";
+import { errorResponse, isRemote, type RequestContext } from "../pipeline/context.ts";
+import { authenticate } from "../pipeline/guard.ts";
 import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
 import type { Account, Clock, UsageRecord } from "../pipeline/ports.ts";

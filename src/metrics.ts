@@ -15,8 +15,7 @@
  */
 import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Endpoint } from "../pipeline/context.ts";
-import { isRemote } from "../pipeline/guard.ts";
+import { isRemote, type Endpoint } from "../pipeline/context.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "./admin.ts";
 import type { StoreStats } from "./store/types.ts";

@@ -4,12 +4,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { ENDPOINT_FORMAT, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
+import { isLoopback, isRemote, newContext, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
 import {
   authenticate,
   guard,
-  isLoopback,
-  isRemote,
   parseJsonObject,
   presentedKey,
   readBody,
@@ -17,6 +15,7 @@ import {
   type GuardSettings,
 } from "../../pipeline/guard.ts";
 import { isClaudeCodeClient, localTitle, recogniseProbe } from "../../pipeline/probes.ts";
+import { TEST_IDS } from "../support/context.ts";
 import type { ClientKey, KeyLookup } from "../../pipeline/ports.ts";
 
 const VALID = "sy-valid-client-key-0123456789";
@@ -29,25 +28,7 @@ const PATHS: Record<Endpoint, string> = { chat: "/v1/chat/completions", response
 /** A context as the gateway builds it, for `endpoint`, from `peer`, with `body` and headers. */
 function ctxFor(endpoint: Endpoint, peer: string | undefined, body: string | Uint8Array | null, headers: Record<string, string> = {}): RequestContext {
   const request = new Request(`http://127.0.0.1:20128${PATHS[endpoint]}`, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
-  return {
-    requestId: "req_test",
-    routeId: "sy_test",
-    startedAt: 0,
-    endpoint,
-    clientFormat: ENDPOINT_FORMAT[endpoint],
-    request,
-    peer,
-    remote: isRemote(peer, request.headers),
-    rawBody: new Uint8Array(0),
-    body: {},
-    requestedModel: "",
-    stream: false,
-    includeUsage: false,
-    warnings: [],
-    trace: { routeId: "sy_test", requestId: "req_test", ts: 0, clientFormat: ENDPOINT_FORMAT[endpoint], requestedModel: "", candidates: [], decisions: [], attempts: [], warnings: [] },
-    signal: request.signal,
-    headers: new Headers({ "x-request-id": "req_test" }),
-  };
+  return newContext({ request, endpoint, peer }, 0, TEST_IDS);
 }
 
 const hello = JSON.stringify({ model: "anth/claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });

@@ -8,6 +8,7 @@ import type { HubRequest } from "../../formats/hub.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { currentTurnAttachments, seededRng, TargetOrder, type CapacityAdapter, type OrderRequest } from "../../pipeline/order.ts";
 import { resolveModel, type ComboSpec, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
+import { guardedContext } from "../support/context.ts";
 import { combo, hub, provider, table } from "./routing-helpers.ts";
 
 const p = provider("p", "openai-compatible", {
@@ -239,25 +240,7 @@ describe("quota sort (SPEC R-3)", () => {
 
 describe("the gateway hook", () => {
   function ctxFor(body: Record<string, unknown>, endpoint: "chat" | "count_tokens" = "chat"): RequestContext {
-    return {
-      requestId: "r",
-      routeId: "sy_x",
-      startedAt: 0,
-      endpoint,
-      clientFormat: endpoint === "chat" ? "openai-chat" : "anthropic-messages",
-      request: new Request("http://127.0.0.1/v1/chat/completions", { method: "POST", headers: { "x-session-id": "abc" } }),
-      peer: "127.0.0.1",
-      remote: false,
-      rawBody: new Uint8Array(),
-      body,
-      requestedModel: String(body.model),
-      stream: false,
-      includeUsage: false,
-      warnings: [],
-      trace: { routeId: "sy_x", requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: String(body.model), candidates: [], decisions: [], attempts: [], warnings: [] },
-      signal: new AbortController().signal,
-      headers: new Headers(),
-    };
+    return guardedContext(endpoint, body, { headers: { "x-session-id": "abc" }, path: "/v1/chat/completions" });
   }
 
   test("stage() writes decisions into the route trace; hints carry the session key and the cache_affinity given", () => {

@@ -7,9 +7,9 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { WireFormat } from "../../formats/hub.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { luhn, redact, Redactor } from "../../pipeline/redact.ts";
+import { guardedContext } from "../support/context.ts";
 import { clientRequest } from "../support/fixtures.ts";
 
 const red = (text: string) => {
@@ -107,26 +107,7 @@ describe("ordinary code is not redacted", () => {
 const ENDPOINT = { "anthropic-messages": "messages", "openai-chat": "chat", "openai-responses": "responses" } as const;
 
 function ctxFor(format: keyof typeof ENDPOINT, body: Record<string, unknown>): RequestContext {
-  const text = JSON.stringify(body);
-  return {
-    requestId: "req_test",
-    routeId: "sy_test",
-    startedAt: 0,
-    endpoint: ENDPOINT[format],
-    clientFormat: format as WireFormat,
-    request: new Request("http://127.0.0.1/v1/x", { method: "POST" }),
-    peer: "127.0.0.1",
-    remote: false,
-    rawBody: new TextEncoder().encode(text),
-    body: JSON.parse(text),
-    requestedModel: String(body.model),
-    stream: false,
-    includeUsage: false,
-    warnings: [],
-    trace: { routeId: "sy_test", requestId: "req_test", ts: 0, clientFormat: format as WireFormat, requestedModel: String(body.model), candidates: [], decisions: [], attempts: [], warnings: [] },
-    signal: new AbortController().signal,
-    headers: new Headers(),
-  };
+  return guardedContext(ENDPOINT[format], body);
 }
 
 const EMAIL = "dana.lee@corp.example";

@@ -13,6 +13,7 @@ import type { RequestContext } from "../../pipeline/context.ts";
 import { clearSaverCache, saveTokens, skipReason } from "../../pipeline/save-tokens.ts";
 import { compressToolResult } from "../../pipeline/savers/index.ts";
 import { translate, type Translated } from "../../pipeline/translate.ts";
+import { guardedContext } from "../support/context.ts";
 import { clientRequest } from "../support/fixtures.ts";
 import { provider, target } from "./routing-helpers.ts";
 import { sample, serverLog } from "./save-tokens-fixtures/samples.ts";
@@ -23,26 +24,7 @@ const CODEX_HEADER = "Chunk ID: 26f61c\nWall time: 3.0120 seconds\nProcess exite
 const ENDPOINT = { "anthropic-messages": "messages", "openai-chat": "chat", "openai-responses": "responses" } as const;
 
 function ctxFor(format: WireFormat, body: Record<string, unknown>, headers: Record<string, string> = {}): RequestContext {
-  const text = JSON.stringify(body);
-  return {
-    requestId: "req_test",
-    routeId: "sy_test",
-    startedAt: 0,
-    endpoint: ENDPOINT[format as keyof typeof ENDPOINT],
-    clientFormat: format,
-    request: new Request("http://127.0.0.1/v1/x", { method: "POST", headers }),
-    peer: "127.0.0.1",
-    remote: false,
-    rawBody: new TextEncoder().encode(text),
-    body: JSON.parse(text),
-    requestedModel: String(body.model),
-    stream: body.stream === true,
-    includeUsage: false,
-    warnings: [],
-    trace: { routeId: "sy_test", requestId: "req_test", ts: 0, clientFormat: format, requestedModel: String(body.model), candidates: [], decisions: [], attempts: [], warnings: [] },
-    signal: new AbortController().signal,
-    headers: new Headers(),
-  };
+  return guardedContext(ENDPOINT[format as keyof typeof ENDPOINT], body, { headers });
 }
 
 /** translate → save-tokens for a target of `kind`, as the attempt loop does. */
