@@ -65,10 +65,8 @@ export class AnthropicDecoder implements StreamDecoder {
   end(): void {
     if (this.failed) return;
     // A last event that lacks its blank line (some servers close right after the final data line)
-    // still counts: terminate it here. `SseReader.end()` parses a pending line but does not dispatch
-    // the event (eventsource-parser `reset({consume: true})`), so it cannot be relied on for this.
+    // still counts: `SseReader.end()` dispatches it, with `ending` set.
     this.ending = true;
-    this.reader.pushText("\n\n");
     this.reader.end();
   }
 

@@ -320,10 +320,7 @@ export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) =
       ended = true;
       if (core.failed) return;
       // A last event without its blank line still counts when it is complete JSON (some servers close
-      // right after the last `data:` line). SseReader.end() parses the partial line but does not
-      // dispatch the pending event (eventsource-parser `reset({consume})`), so a blank line is fed
-      // first; a `\r` left pending swallows at most one of the two `\n`.
-      reader.pushText("\n\n");
+      // right after the last `data:` line): SseReader.end() dispatches it.
       reader.end();
     },
   };

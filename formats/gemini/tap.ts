@@ -116,8 +116,7 @@ export function createTap(_opts: TapOptions): PassthroughTap {
     end(failure?: HubError): Uint8Array {
       if (done) return EMPTY;
       done = true;
-      // Dispatch a last event that lacked its blank line (see decoder.ts end()).
-      reader.pushText("\n\n");
+      // Dispatches a last event that lacked its blank line (SseReader.end()).
       reader.end();
       // A partial last line or an event still waiting for its blank line: end it, so the client's
       // parser dispatches it (or, before our error, so the error is an event of its own).

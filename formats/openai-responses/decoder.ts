@@ -34,7 +34,6 @@ import { hubErrorFromOpenAi } from "./errors.ts";
 
 type Json = Record<string, any>;
 
-const BLANK_LINE = new TextEncoder().encode("\n\n");
 
 interface PartState {
   key: number;
@@ -104,10 +103,9 @@ class ResponsesDecoder implements StreamDecoder {
   end(): void {
     if (this.ended) return;
     // A final event without its blank line is still an event (some servers close right after the
-    // last `data:` line); SseReader.end() does not dispatch it, so terminate it here. A cut-off
-    // event then fails to parse and is ignored: the normalizer reports the truncation.
+    // last `data:` line): SseReader.end() dispatches it. A cut-off event then fails to parse and is
+    // ignored: the normalizer reports the truncation.
     this.atEof = true;
-    this.reader.push(BLANK_LINE);
     this.reader.end();
   }
 

@@ -30,7 +30,6 @@ type Json = Record<string, any>;
 
 const EMPTY = new Uint8Array(0);
 const utf8 = new TextEncoder();
-const BLANK_LINE = utf8.encode("\n\n");
 
 /** Index just past the last SSE event terminator (`\n\n`, `\r\n\r\n`, `\r\r`) in `b`, or -1. */
 function lastBoundary(b: Uint8Array, from: number): number {
@@ -89,9 +88,8 @@ class ResponsesTap implements PassthroughTap {
     if (this.ended) return EMPTY;
     this.ended = true;
     const terminalBefore = this.state.terminal;
-    // Dispatch a final event that lacks its blank line (SseReader.end() alone does not: see report).
+    // SseReader.end() dispatches a final event that lacks its blank line.
     this.flushing = true;
-    this.reader.push(BLANK_LINE);
     this.reader.end();
     const tail = this.held;
     this.held = EMPTY;
