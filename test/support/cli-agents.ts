@@ -10,6 +10,7 @@
  * plugins on, Codex 0.171.0 contacts github.com, api.github.com and chatgpt.com at start to sync its
  * curated plugin catalogue, even with a custom provider).
  */
+import { expect } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -363,4 +364,46 @@ export function gatewayRequestLogs(lines: string[]): Array<Record<string, any>> 
 export async function waitFor(cond: () => boolean, ms = 2000): Promise<void> {
   const until = Date.now() + ms;
   while (!cond() && Date.now() < until) await Bun.sleep(20);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lanes: one provider behind the gateway, as a CLI test drives it
+// ---------------------------------------------------------------------------------------------
+
+/** One lane of a CLI test: the model the CLI asks for and what the fake upstream must see. */
+export interface CliLane {
+  name: string;
+  /** What the CLI asks for (Claude Code `--model`, Codex config.toml `model`). */
+  model: string;
+  /** The model name the fake must see. */
+  upstreamModel: string;
+  format: FakeFormat;
+  /** Path prefix of every model request the fake must see. */
+  path: string;
+}
+
+/**
+ * Asserts a CLI run was served on `lane`: every model request the fake received (since its reset) went
+ * in the lane's format, to its path, for its upstream model, with the account's key from the config
+ * (never the CLI's placeholder); and the gateway logged every one of them, from `logStart` on, as a
+ * 200 on the lane's model (none went to another provider or failed).
+ */
+export async function expectLane(gw: { fake: FakeUpstream; logs: string[] }, lane: CliLane, r: { describe(extra?: string): string }, logStart: number): Promise<void> {
+  const reqs = modelRequests(gw.fake);
+  const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
+  expect(reqs.length, story).toBeGreaterThanOrEqual(1);
+  for (const q of reqs) {
+    expect(q.format, story).toBe(lane.format);
+    expect(q.path.startsWith(lane.path), story).toBe(true);
+    expect(q.model, story).toBe(lane.upstreamModel);
+    expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
+  }
+  await waitFor(() => gatewayRequestLogs(gw.logs.slice(logStart)).length >= reqs.length);
+  const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+  const logStory = `${story}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`;
+  expect(logged.length, logStory).toBe(reqs.length);
+  for (const l of logged) {
+    expect(l.model, logStory).toBe(lane.model);
+    expect(l.status, logStory).toBe(200);
+  }
 }

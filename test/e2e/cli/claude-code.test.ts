@@ -14,9 +14,8 @@ import { CLAUDE_CODE, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/c
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
+  expectLane,
   credentialOf,
-  gatewayRequestLogs,
-  waitFor,
   finalTextFor,
   modelRequests,
   plainAnswer,
@@ -26,9 +25,10 @@ import {
   TOOL_MARKER,
   toolResultsIn,
   toolRoundTrip,
+  type CliLane,
   type ClaudeRun,
 } from "../../support/cli-agents.ts";
-import { startFakeUpstream, type FakeFormat, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -57,18 +57,7 @@ aliases:
   claude-sonnet-4-5: gem/gemini-e2e
 `;
 
-interface Lane {
-  name: string;
-  /** What Claude Code asks for (`--model`). */
-  model: string;
-  /** The model name the fake must see. */
-  upstreamModel: string;
-  format: FakeFormat;
-  /** Path prefix of every model request the fake must see. */
-  path: string;
-}
-
-const LANES: Lane[] = [
+const LANES: CliLane[] = [
   { name: "anthropic (native)", model: "anth/claude-e2e", upstreamModel: "claude-e2e", format: "anthropic-messages", path: "/v1/messages" },
   { name: "openai-compatible", model: "chat/glm-e2e", upstreamModel: "glm-e2e", format: "openai-chat", path: "/v1/chat/completions" },
   { name: "gemini", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
@@ -137,28 +126,6 @@ describe("Claude Code straight to the fake (control, no gateway)", () => {
 
 for (const lane of LANES) {
   describe(`Claude Code → switchyard → ${lane.name}`, () => {
-    const expectLane = async (r: ClaudeRun, logStart: number) => {
-      const reqs = modelRequests(gw.fake);
-      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
-      expect(reqs.length, story).toBeGreaterThanOrEqual(1);
-      for (const q of reqs) {
-        expect(q.format, story).toBe(lane.format);
-        expect(q.path.startsWith(lane.path), story).toBe(true);
-        expect(q.model, story).toBe(lane.upstreamModel);
-        // The account's key from the config went upstream, never the CLI's placeholder.
-        expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
-      }
-      // Every request the CLI made was served on this lane: none went to another provider or failed.
-      await waitFor(() => gatewayRequestLogs(gw.logs.slice(logStart)).length >= reqs.length);
-      const logged = gatewayRequestLogs(gw.logs.slice(logStart));
-      const logStory = `${story}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`;
-      expect(logged.length, logStory).toBe(reqs.length);
-      for (const l of logged) {
-        expect(l.model, logStory).toBe(lane.model);
-        expect(l.status, logStory).toBe(200);
-      }
-    };
-
     test(
       "plain answer",
       async () => {
@@ -168,7 +135,7 @@ for (const lane of LANES) {
         gw.fake.handle(plainAnswer(text));
         const r = await runClaude(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
         expectSuccess(r, gw.fake, text);
-        await expectLane(r, logStart);
+        await expectLane(gw, lane, r, logStart);
       },
       CLI_TEST_TIMEOUT_MS,
     );
@@ -187,7 +154,7 @@ for (const lane of LANES) {
           trap,
         });
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
-        await expectLane(r, logStart);
+        await expectLane(gw, lane, r, logStart);
         expectToolRoundTrip(gw.fake, r);
       },
       CLI_TEST_TIMEOUT_MS,

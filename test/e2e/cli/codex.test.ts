@@ -15,9 +15,7 @@ import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-ins
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
-  credentialOf,
-  gatewayRequestLogs,
-  waitFor,
+  expectLane,
   finalTextFor,
   modelRequests,
   plainAnswer,
@@ -27,9 +25,10 @@ import {
   TOOL_MARKER,
   toolResultsIn,
   toolRoundTrip,
+  type CliLane,
   type CodexRun,
 } from "../../support/cli-agents.ts";
-import { startFakeUpstream, type FakeFormat, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -55,16 +54,7 @@ accounts:
     api_key: env:FAKE_KEY
 `;
 
-interface Lane {
-  name: string;
-  /** The model in Codex's config.toml. */
-  model: string;
-  upstreamModel: string;
-  format: FakeFormat;
-  path: string;
-}
-
-const LANES: Lane[] = [
+const LANES: CliLane[] = [
   { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
   { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
   { name: "openai-compatible", model: "chat/qwen-e2e", upstreamModel: "qwen-e2e", format: "openai-chat", path: "/v1/chat/completions" },
@@ -129,28 +119,6 @@ describe("Codex straight to the fake (control, no gateway)", () => {
 
 for (const lane of LANES) {
   describe(`Codex → switchyard → ${lane.name}`, () => {
-    const expectLane = async (r: CodexRun, logStart: number) => {
-      const reqs = modelRequests(gw.fake);
-      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
-      expect(reqs.length, story).toBeGreaterThanOrEqual(1);
-      for (const q of reqs) {
-        expect(q.format, story).toBe(lane.format);
-        expect(q.path.startsWith(lane.path), story).toBe(true);
-        expect(q.model, story).toBe(lane.upstreamModel);
-        // The account's key from the config went upstream, never the CLI's placeholder.
-        expect(credentialOf(q), story).toBe("sk-fake-upstream-secret");
-      }
-      // Every request the CLI made was served on this lane: none went to another provider or failed.
-      await waitFor(() => gatewayRequestLogs(gw.logs.slice(logStart)).length >= reqs.length);
-      const logged = gatewayRequestLogs(gw.logs.slice(logStart));
-      const logStory = `${story}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`;
-      expect(logged.length, logStory).toBe(reqs.length);
-      for (const l of logged) {
-        expect(l.model, logStory).toBe(lane.model);
-        expect(l.status, logStory).toBe(200);
-      }
-    };
-
     test(
       "plain answer",
       async () => {
@@ -160,7 +128,7 @@ for (const lane of LANES) {
         gw.fake.handle(plainAnswer(text));
         const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap });
         expectSuccess(r, gw.fake, text);
-        await expectLane(r, logStart);
+        await expectLane(gw, lane, r, logStart);
       },
       CLI_TEST_TIMEOUT_MS,
     );
@@ -173,7 +141,7 @@ for (const lane of LANES) {
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
         const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap });
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
-        await expectLane(r, logStart);
+        await expectLane(gw, lane, r, logStart);
         expectToolRoundTrip(gw.fake, r);
       },
       CLI_TEST_TIMEOUT_MS,
