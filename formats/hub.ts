@@ -418,6 +418,34 @@ export interface Warning {
   message: string;
 }
 
+/**
+ * Collects {@link Warning}s, each distinct one (same code and message) once, in first-seen order, so
+ * a long history does not produce hundreds of identical lines. The one collector of the request
+ * builders and of the pipeline (a request's warnings). Pass an existing array to add to it in place:
+ * its entries count as already seen.
+ */
+export class Warnings {
+  private readonly seen = new Set<string>();
+
+  constructor(readonly list: Warning[] = []) {
+    for (const w of list) this.seen.add(w.code + "\u0000" + w.message);
+  }
+
+  /** Adds a warning unless an equal one is already collected; returns whether it was added. */
+  add(code: string, message: string): boolean {
+    const key = code + "\u0000" + message;
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
+    this.list.push({ code, message });
+    return true;
+  }
+
+  /** Adds each warning of `warnings` as {@link add} does. */
+  addAll(warnings: readonly Warning[]): void {
+    for (const w of warnings) this.add(w.code, w.message);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stream events
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
  * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
  */
 import { codecFor } from "../formats/index.ts";
-import { hubError, type HubError, type Warning } from "../formats/hub.ts";
+import { hubError, Warnings, type HubError, type Warning } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
@@ -284,7 +284,7 @@ function noAccountError(target: Target, picked: Picked): HubError {
 }
 
 function addWarnings(res: Response, from: Warning[], into: Warning[]): void {
-  for (const w of from) if (!into.some((x) => x.code === w.code && x.message === w.message)) into.push(w);
+  new Warnings(into).addAll(from);
   if (into.length > 0) res.headers.set("x-switchyard-warning", JSON.stringify(into));
 }
 

@@ -2,7 +2,7 @@
  * The request context that flows through the pipeline stages (SPEC 3), and the helpers every stage
  * uses to answer with an error in the client's own format.
  */
-import type { HubError, HubRequest, Warning, WireFormat } from "../formats/hub.ts";
+import { Warnings, type HubError, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 import type { ClientKey, RouteTrace } from "./ports.ts";
 import type { ProbeKind } from "./probes.ts";
@@ -177,5 +177,5 @@ export function tryHubOf(ctx: RequestContext, onError?: (e: unknown) => void): H
 
 /** Adds a warning once (by code and message) to the request. */
 export function warn(ctx: RequestContext, w: Warning): void {
-  if (!ctx.warnings.some((x) => x.code === w.code && x.message === w.message)) ctx.warnings.push(w);
+  new Warnings(ctx.warnings).add(w.code, w.message);
 }

@@ -28,7 +28,7 @@ import {
   type ToolCallPart,
   type ToolChoice,
   type ToolResultPart,
-  type Warning,
+  Warnings,
 } from "../hub.ts";
 import { readCacheControl, readOpaque, sanitizeToolId, writeCacheControl } from "./mapping.ts";
 import { check, RequestSchema } from "./schema.ts";
@@ -409,26 +409,12 @@ function sourceJson(s: MediaSource, forDocument: boolean): Json | null {
   }
 }
 
-/** Collects warnings, each distinct one once (with a count), so a long history does not flood the header. */
-class WarningSet {
-  private readonly seen = new Map<string, Warning & { count: number }>();
-  add(code: string, message: string): void {
-    const key = code + "\u0000" + message;
-    const w = this.seen.get(key);
-    if (w) w.count++;
-    else this.seen.set(key, { code, message, count: 1 });
-  }
-  list(): Warning[] {
-    return [...this.seen.values()].map((w) => ({ code: w.code, message: w.count > 1 ? `${w.message} (${w.count}×)` : w.message }));
-  }
-}
-
 function textBlock(p: TextPart): Json | null {
   if (p.text.length === 0) return null; // "text content blocks must be non-empty" (REFERENCE §1.1)
   return cacheField({ type: "text", text: p.text }, p.cacheControl);
 }
 
-function mediaBlock(p: ImagePart | DocumentPart, w: WarningSet): Json | null {
+function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
   const isDoc = p.type === "document";
   const src = sourceJson(p.source, isDoc);
   if (!src) {
@@ -443,7 +429,7 @@ function mediaBlock(p: ImagePart | DocumentPart, w: WarningSet): Json | null {
   return cacheField(block, p.cacheControl);
 }
 
-function toolInput(args: string, w: WarningSet): Json {
+function toolInput(args: string, w: Warnings): Json {
   if (args.trim().length === 0) return {};
   try {
     const v = JSON.parse(args);
@@ -456,7 +442,7 @@ function toolInput(args: string, w: WarningSet): Json {
   }
 }
 
-function toolResultBlock(p: ToolResultPart, w: WarningSet): Json {
+function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
   const block: Json = { type: "tool_result", tool_use_id: sanitizeToolId(p.callId) };
   const parts: Json[] = [];
   for (const c of p.content) {
@@ -470,7 +456,7 @@ function toolResultBlock(p: ToolResultPart, w: WarningSet): Json {
 }
 
 /** Converts one hub turn's parts into Anthropic blocks for a user/assistant/system message. */
-function convertParts(m: HubMessage, family: ProviderFamily, w: WarningSet, out: OutMessage): void {
+function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage): void {
   const assistant = m.role === "assistant";
   for (const p of m.content) {
     let b: Json | null = null;
@@ -667,7 +653,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       "previous_response_id",
     );
   }
-  const w = new WarningSet();
+  const w = new Warnings();
   const same = req.source.format === "anthropic-messages";
   const keepSystemTurns = same && target.kind !== "anthropic-compatible";
   const family = target.family;
@@ -842,7 +828,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   }
   body.stream = target.stream;
-  return { body, warnings: w.list() };
+  return { body, warnings: w.list };
 }
 
 // =============================================================================================
@@ -905,7 +891,7 @@ function withClaudeCodeIdentity(system: Json[]): void {
 // tidy (anthropic-compatible, same format)
 // =============================================================================================
 
-function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: WarningSet, state: { dropped: boolean }): Json[] {
+function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: Warnings, state: { dropped: boolean }): Json[] {
   if (typeof content === "string") return content.length > 0 ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
   const out: Json[] = [];
@@ -972,7 +958,7 @@ function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: W
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
-  const w = new WarningSet();
+  const w = new Warnings();
   const out: Json = {};
   for (const k in body) {
     if (body[k] === null || body[k] === undefined) {
@@ -1063,5 +1049,5 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       w.add("dropped_thinking_config", "The last tool-use turn has no thinking signed by this provider; thinking was disabled");
     }
   }
-  return { body: out, warnings: w.list() };
+  return { body: out, warnings: w.list };
 }

@@ -44,8 +44,8 @@ import type {
   MediaSource,
   ReasoningConfig,
   ReasoningEffort,
-  Warning,
 } from "../hub.ts";
+import { Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
@@ -101,21 +101,6 @@ function registerNames(req: HubRequest): GeminiNameMap {
  */
 export function geminiToolNames(req: HubRequest): Record<string, string> {
   return registerNames(req).renamed();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Warnings
-// ---------------------------------------------------------------------------------------------
-
-class Warnings {
-  readonly list: Warning[] = [];
-  private readonly seen = new Set<string>();
-  add(code: string, message: string): void {
-    const k = `${code}\u0000${message}`;
-    if (this.seen.has(k)) return;
-    this.seen.add(k);
-    this.list.push({ code, message });
-  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import {
   type TextPart,
   type ToolChoice,
   type ToolResultPart,
-  type Warning,
+  Warnings,
 } from "../hub.ts";
 import { chatToolId, shortHash } from "./mapping.ts";
 import { ChatRequestSchema, type ChatContentPart, type ChatMessage } from "./schema.ts";
@@ -368,17 +368,9 @@ function effortFromBudget(budget: number): ReasoningEffort {
 }
 
 class Builder {
-  readonly warnings: Warning[] = [];
-  private readonly seen = new Set<string>();
+  readonly w = new Warnings();
 
   constructor(private readonly target: BuildTarget) {}
-
-  warn(code: string, message: string): void {
-    const key = code + "\u0000" + message;
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
-    this.warnings.push({ code, message });
-  }
 
   /** A user-side media/text part → Chat content part, or undefined (dropped with a warning). */
   part(p: HubPart): Json | undefined {
@@ -391,7 +383,7 @@ class Builder {
         if (s.kind === "base64") url = dataUrl(s.mediaType, s.data);
         else if (s.kind === "url") url = s.url;
         else {
-          this.warn("dropped_content", `An image given as ${s.kind === "file_id" ? "a file id" : "text"} cannot be sent to a Chat Completions upstream; it was dropped.`);
+          this.w.add("dropped_content", `An image given as ${s.kind === "file_id" ? "a file id" : "text"} cannot be sent to a Chat Completions upstream; it was dropped.`);
           return undefined;
         }
         const iu: Json = { url };
@@ -411,13 +403,13 @@ class Builder {
           if (p.filename) file.filename = p.filename;
           return { type: "file", file };
         }
-        this.warn("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
+        this.w.add("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
         return undefined;
       }
       case "audio":
         return { type: "input_audio", input_audio: { data: p.data, format: p.format } };
       case "video":
-        this.warn("dropped_content", "Video input cannot be sent to a Chat Completions upstream; it was dropped.");
+        this.w.add("dropped_content", "Video input cannot be sent to a Chat Completions upstream; it was dropped.");
         return undefined;
       default:
         return undefined;
@@ -447,7 +439,7 @@ class Builder {
           follow.push({ type: "text", text: `Image returned by tool call ${id}:` }, ...media);
         }
       } else if (p.type === "thinking" || p.type === "redacted_thinking" || p.type === "tool_call") {
-        this.warn("dropped_content", `A ${p.type} part in a user turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+        this.w.add("dropped_content", `A ${p.type} part in a user turn cannot be sent to a Chat Completions upstream; it was dropped.`);
       } else {
         const part = this.part(p);
         if (part) own.push(part);
@@ -473,13 +465,13 @@ class Builder {
           break;
         case "thinking":
           // Chat has no input slot for reasoning; only opaque state is worth a warning (F-8).
-          if (p.signature) this.warn("stripped_signature", "Signed thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
+          if (p.signature) this.w.add("stripped_signature", "Signed thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
           break;
         case "redacted_thinking":
-          this.warn("stripped_signature", "Redacted thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
+          this.w.add("stripped_signature", "Redacted thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
           break;
         default:
-          this.warn("dropped_content", `A ${p.type} part in an assistant turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+          this.w.add("dropped_content", `A ${p.type} part in an assistant turn cannot be sent to a Chat Completions upstream; it was dropped.`);
       }
     }
     if (text.length === 0 && calls.length === 0) return;
@@ -492,7 +484,7 @@ class Builder {
 
   system(m: HubMessage, out: Json[]): void {
     for (const p of m.content) {
-      if (p.type !== "text") this.warn("dropped_content", `A ${p.type} part in a ${m.role} message cannot be sent to a Chat Completions upstream; it was dropped.`);
+      if (p.type !== "text") this.w.add("dropped_content", `A ${p.type} part in a ${m.role} message cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
     const text = joinText(m.content, "\n\n");
     if (text.length === 0) return;
@@ -560,7 +552,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       tools.push(t.raw);
     } else {
       const which = t.name ?? (typeof t.raw.type === "string" ? t.raw.type : undefined);
-      b.warn("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
+      b.w.add("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
   }
   if (tools.length > 0) {
@@ -573,12 +565,12 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.maxOutputTokens !== undefined) body[openai ? "max_completion_tokens" : "max_tokens"] = req.maxOutputTokens;
   if (req.temperature !== undefined) body.temperature = Math.min(2, Math.max(0, req.temperature));
   if (req.topP !== undefined) body.top_p = req.topP;
-  if (req.topK !== undefined) b.warn("dropped_field", "top_k has no Chat Completions equivalent; it was dropped.");
+  if (req.topK !== undefined) b.w.add("dropped_field", "top_k has no Chat Completions equivalent; it was dropped.");
   if (req.n !== undefined && req.n !== 1) body.n = req.n;
   if (req.stopSequences && req.stopSequences.length > 0) {
     let stop = req.stopSequences;
     if (openai && stop.length > 4) {
-      b.warn("dropped_field", `OpenAI accepts at most 4 stop sequences; ${stop.length - 4} were dropped.`);
+      b.w.add("dropped_field", `OpenAI accepts at most 4 stop sequences; ${stop.length - 4} were dropped.`);
       stop = stop.slice(0, 4);
     }
     body.stop = stop;
@@ -600,11 +592,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (req.user) {
     if (req.user.length <= 64) body.user = req.user;
-    else b.warn("dropped_field", "The end-user id is longer than Chat Completions accepts (64); it was not sent.");
+    else b.w.add("dropped_field", "The end-user id is longer than Chat Completions accepts (64); it was not sent.");
   }
   if (req.promptCacheKey) {
     if (openai) body.prompt_cache_key = req.promptCacheKey;
-    else b.warn("dropped_field", "prompt_cache_key is only sent to OpenAI; it was dropped.");
+    else b.w.add("dropped_field", "prompt_cache_key is only sent to OpenAI; it was dropped.");
   }
   body.stream = target.stream;
   if (target.stream) body.stream_options = { include_usage: true };
@@ -616,9 +608,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       if (val !== null && val !== undefined && !(k in body)) body[k] = val;
     }
   } else if (extraKeys.length > 0) {
-    b.warn("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${extraKeys.join(", ")}.`);
+    b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${extraKeys.join(", ")}.`);
   }
-  return { body, warnings: b.warnings };
+  return { body, warnings: b.w.list };
 }
 
 // =============================================================================================
@@ -662,7 +654,7 @@ function hasContent(content: unknown): boolean {
  * Warnings: `dropped_empty_message`, `reordered_tool_results`.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
-  const warnings: Warning[] = [];
+  const w = new Warnings();
   const out: Json = {};
   for (const [k, val] of Object.entries(body)) {
     if (val === null || val === undefined || k === "cache_control") continue;
@@ -694,7 +686,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (compat && msg.role === "developer") msg.role = "system";
       msgs.push(msg);
     }
-    if (dropped > 0) warnings.push({ code: "dropped_empty_message", message: `${dropped} empty message(s) were not sent.` });
+    if (dropped > 0) w.add("dropped_empty_message", `${dropped} empty message(s) were not sent.`);
 
     // Tool results directly after their call, in call order.
     const callIds = new Set<string>();
@@ -727,7 +719,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       }
     }
     if (ordered.some((m, i) => m !== msgs[i])) {
-      warnings.push({ code: "reordered_tool_results", message: "Tool results were moved directly after the calls they answer." });
+      w.add("reordered_tool_results", "Tool results were moved directly after the calls they answer.");
     }
     out.messages = ordered;
   }
@@ -766,5 +758,5 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   } else {
     delete out.stream_options;
   }
-  return { body: out, warnings };
+  return { body: out, warnings: w.list };
 }

@@ -44,7 +44,7 @@ import {
   type ToolCallPart,
   type ToolChoice,
   type ToolResultPart,
-  type Warning,
+  Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
@@ -460,18 +460,6 @@ export function assertNoPreviousResponse(req: HubRequest): void {
 // ---------------------------------------------------------------------------------------------
 // build
 // ---------------------------------------------------------------------------------------------
-
-/** Warnings collected once per code (a long history must not produce hundreds of lines). */
-class Warnings {
-  readonly list: Warning[] = [];
-  private readonly seen = new Set<string>();
-  add(code: string, message: string): void {
-    const key = code + "\u0000" + message;
-    if (this.seen.has(key)) return;
-    this.seen.add(key);
-    this.list.push({ code, message });
-  }
-}
 
 function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | undefined {
   switch (p.type) {
@@ -956,5 +944,3 @@ function applyCodexFixes(body: Record<string, unknown>, target: BuildTarget, w: 
   }
   if (body.prompt_cache_key === undefined && target.promptCacheKey) body.prompt_cache_key = target.promptCacheKey;
 }
-
-export { Warnings };
