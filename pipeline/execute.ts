@@ -22,6 +22,11 @@ export interface UpstreamCall {
   clientFormat: WireFormat;
   /** The client's headers; the executor forwards only its allow-list. */
   clientHeaders: Headers;
+  /**
+   * The endpoint called: the format's model call when absent; `count_tokens` is Anthropic Messages'
+   * token count (`/v1/messages/count_tokens`, SPEC 2.1), same auth and headers.
+   */
+  endpoint?: "count_tokens";
   /** Kind `codex`: the prompt-cache key the body carries, sent as `session_id` too (pipeline/translate.ts). */
   promptCacheKey?: string;
   /** Aborts the call (client gone, header timeout, idle timeout). */

@@ -25,8 +25,9 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   ids?: Ids;
   /**
    * POST /v1/messages/count_tokens after guard, resolve and order (SPEC 2.1): forwards to the first
-   * target when it speaks Anthropic Messages, else estimates locally. Answers `{input_tokens}`; never
-   * throws. Without it, count_tokens requests are answered 404.
+   * target when it speaks Anthropic Messages, else estimates locally. Answers `{input_tokens}` (a 400
+   * for a body that is no Messages request); never throws. Without it, count_tokens requests are
+   * answered 404.
    */
   countTokens?: (ctx: RequestContext, targets: Target[]) => Promise<Response>;
   /** Every secret the instance holds (account credentials, client keys), scrubbed from error answers. */

@@ -319,6 +319,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     );
   };
 
+  const executorFor = createExecutors(opts.fetchImpl, credentials);
   const gateway = createGateway({
     clock,
     keys: store,
@@ -333,12 +334,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     hints: (ctx, cacheAffinity) => order.hints(ctx, cacheAffinity),
     pool: registry,
     health,
-    executorFor: createExecutors(opts.fetchImpl, credentials),
+    executorFor,
     adjust: (target, translated) => adjustReasoningEffort(target, translated, efforts),
     tokenSavers: () => cfg.settings.tokenSavers,
     redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
-    countTokens: countTokensUpstream({ pool: registry, fetchImpl: opts.fetchImpl, clock, credentials }),
+    countTokens: countTokensUpstream({ pool: registry, executorFor, clock }),
     started: (ctx) => inflight.add(ctx.requestId),
     finish,
   });

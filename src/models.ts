@@ -4,14 +4,14 @@
  * (which runs through the gateway's guard, resolve and order stages first; see {@link countTokensUpstream}).
  */
 import * as v from "valibot";
-import type { RequestContext } from "../pipeline/context.ts";
-import type { UpstreamCall } from "../pipeline/execute.ts";
+import { hubError } from "../formats/hub.ts";
+import { errorResponse, tryHubOf, type RequestContext } from "../pipeline/context.ts";
+import { executeCall, TransportError, type ExecutorFor } from "../pipeline/execute.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "../pipeline/pick.ts";
 import type { AttemptTrace, Clock } from "../pipeline/ports.ts";
+import { estimateInputTokens } from "../pipeline/predicates.ts";
 import type { Target } from "../pipeline/resolve.ts";
 import type { RuntimeConfig } from "./config/types.ts";
-import { headersFor, joinUrl, type CredentialSource } from "./providers/index.ts";
-import { claudeCodeHeaders, claudeCodeUrl } from "./providers/claude-code.ts";
 
 interface Entry {
   id: string;
@@ -66,33 +66,24 @@ const CountTokensReply = v.object({ input_tokens: v.pipe(v.number(), v.integer()
 export interface CountTokensDeps {
   /** The account pool, to pick the account whose credential the forwarded call uses. */
   pool: AccountPool;
-  /** fetch used for the upstream call (tests). */
-  fetchImpl?: typeof fetch;
+  /** The provider executors (the attempt loop's): URL, auth, forwarded headers, fresh OAuth credentials, proxy. */
+  executorFor: ExecutorFor;
   clock: Clock;
-  /** Fresh OAuth credentials for subscription accounts (SPEC A-5); the stored credential when absent. */
-  credentials?: CredentialSource;
-}
-
-/**
- * A rough local estimate of the prompt's input tokens: about 4 characters of the JSON of system,
- * messages and tools per token, at least 1.
- */
-export function estimateInputTokens(body: Record<string, unknown>): number {
-  const text = JSON.stringify([body.system ?? "", body.messages ?? [], body.tools ?? []]);
-  return Math.max(1, Math.ceil(text.length / 4));
 }
 
 /**
  * POST /v1/messages/count_tokens after the gateway's guard, resolve and order stages (SPEC 2.1): when
  * the first target's provider speaks Anthropic Messages and has an eligible account, the client's body
- * (model replaced by the upstream id) goes to `{base_url}/v1/messages/count_tokens` with that
- * account's auth and the allow-listed client headers; its `{input_tokens}` is returned. Otherwise, or
- * when that call fails in any way (status, transport, timeout, a body without `input_tokens`), the
- * count is estimated locally ({@link estimateInputTokens}); upstream error bodies never reach the
- * client. The route trace records the attempt and which way the answer was made.
+ * (model replaced by the upstream id) goes through that provider's executor to
+ * `{base_url}/v1/messages/count_tokens` (UpstreamCall `endpoint: "count_tokens"`: the account's auth,
+ * the allow-listed client headers, a subscription's fresh token and headers, the account's proxy),
+ * within the provider's header timeout; its `{input_tokens}` is returned. Otherwise, or when that call
+ * fails in any way (status, transport, timeout, a body without `input_tokens`), the count is estimated
+ * locally from the parsed request (pipeline/predicates.ts {@link estimateInputTokens}); upstream error
+ * bodies never reach the client. A body that is no Messages request at all is a 400. The route trace
+ * records the attempt and which way the answer was made.
  */
 export function countTokensUpstream(deps: CountTokensDeps) {
-  const fetchImpl = deps.fetchImpl ?? fetch;
   return async (ctx: RequestContext, targets: Target[]): Promise<Response> => {
     const answer = (n: number) => {
       const headers = new Headers(ctx.headers);
@@ -100,8 +91,14 @@ export function countTokensUpstream(deps: CountTokensDeps) {
       return new Response(JSON.stringify({ input_tokens: n }), { status: 200, headers });
     };
     const local = (reason: string) => {
+      let parseError: unknown;
+      const hub = tryHubOf(ctx, (e) => (parseError = e));
+      if (!hub) {
+        const message = parseError instanceof Error ? parseError.message : "The request body is not a Messages request.";
+        return errorResponse(ctx.clientFormat, hubError("invalid_request", message), ctx.headers);
+      }
       ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `estimated locally: ${reason}` });
-      return answer(estimateInputTokens(ctx.body));
+      return answer(Math.max(1, estimateInputTokens(hub)));
     };
     const target = targets[0];
     if (!target) return local("no target");
@@ -114,40 +111,31 @@ export function countTokensUpstream(deps: CountTokensDeps) {
     const started = deps.clock.now();
     const attempt: AttemptTrace = { target: target.label, providerId: target.provider.id, model: target.model, accountId: account.id, startMs: started - ctx.startedAt };
     ctx.trace.attempts.push(attempt);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(() => controller.abort(), target.provider.headerTimeoutMs);
+    let controller: AbortController | undefined;
+    let idle: ReturnType<typeof setTimeout> | undefined;
     try {
-      // A subscription account's token is refreshed first when close to expiry (SPEC A-5).
-      const credential = account.credential.type === "oauth" && deps.credentials ? await deps.credentials.ensureFresh(account, controller.signal) : account.credential;
-      const call: UpstreamCall = {
+      const call = {
         provider: target.provider,
-        account: credential === account.credential ? account : { ...account, credential },
+        account,
         model: target.model,
         body: JSON.stringify({ ...ctx.body, model: target.model }),
         stream: false,
-        upstreamFormat: "anthropic-messages",
+        upstreamFormat: "anthropic-messages" as const,
         clientFormat: ctx.clientFormat,
         clientHeaders: ctx.request.headers,
-        signal: controller.signal,
+        endpoint: "count_tokens" as const,
       };
-      const headers = headersFor(call, ctx.clientFormat);
-      let url = joinUrl(target.provider.baseUrl, "/v1/messages/count_tokens");
-      if (target.provider.kind === "claude-code") {
-        // What a subscription call needs (src/providers/claude-code.ts).
-        claudeCodeHeaders(headers);
-        url = claudeCodeUrl(url);
-      }
-      const init: RequestInit & { proxy?: string } = { method: "POST", headers, body: call.body, signal: controller.signal, redirect: "manual" };
-      if (account.proxy) init.proxy = account.proxy;
-      const res = await fetchImpl(url, init);
-      attempt.status = res.status;
-      const text = await res.text();
+      const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs);
+      controller = sent.controller;
+      const reply = sent.reply;
+      attempt.status = reply.status;
+      // The reply is a few bytes: reading it may take no longer than the provider's idle timeout.
+      idle = setTimeout(() => sent.controller.abort(), target.provider.idleTimeoutMs);
+      const text = await new Response(reply.body).text();
       attempt.durationMs = deps.clock.now() - started;
-      if (!res.ok) {
-        attempt.error = `upstream answered ${res.status}`;
-        return local(`${target.provider.id} answered ${res.status}`);
+      if (reply.status < 200 || reply.status >= 300) {
+        attempt.error = `upstream answered ${reply.status}`;
+        return local(`${target.provider.id} answered ${reply.status}`);
       }
       let parsed: unknown;
       try {
@@ -163,11 +151,12 @@ export function countTokensUpstream(deps: CountTokensDeps) {
       return answer(parsed.input_tokens);
     } catch (e) {
       attempt.durationMs = deps.clock.now() - started;
-      attempt.error = controller.signal.aborted ? "timeout or client gone" : "transport error";
+      const timedOut = (e instanceof TransportError && (e.reason === "header_timeout" || e.reason === "aborted")) || controller?.signal.aborted === true;
+      attempt.error = timedOut ? "timeout or client gone" : "transport error";
       return local(`${target.provider.id} could not be reached`);
     } finally {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
+      clearTimeout(idle);
+      controller?.abort();
     }
   };
 }

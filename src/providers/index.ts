@@ -39,11 +39,11 @@ export function joinUrl(base: string, path: string): string {
   return base.replace(/\/+$/, "") + (path.startsWith("/") ? path : "/" + path);
 }
 
-/** The URL of one call (SPEC 2.3 base-URL conventions). */
-export function urlFor(provider: ProviderInfo, format: WireFormat, model: string, stream: boolean): string {
+/** The URL of one call (SPEC 2.3 base-URL conventions); `count_tokens` is Anthropic Messages' token count. */
+export function urlFor(provider: ProviderInfo, format: WireFormat, model: string, stream: boolean, endpoint?: UpstreamCall["endpoint"]): string {
   switch (format) {
     case "anthropic-messages":
-      return joinUrl(provider.baseUrl, "/v1/messages");
+      return joinUrl(provider.baseUrl, endpoint === "count_tokens" ? "/v1/messages/count_tokens" : "/v1/messages");
     case "openai-chat":
       return joinUrl(provider.baseUrl, "/chat/completions");
     case "openai-responses":
@@ -112,7 +112,7 @@ export class HttpExecutor implements Executor {
       const credential = await this.credentials.ensureFresh(call.account, call.signal);
       if (credential !== call.account.credential) call = { ...call, account: { ...call.account, credential } };
     }
-    let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream);
+    let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
     const headers = headersFor(call, call.clientFormat);
     if (call.provider.kind === "codex") {
       // SPEC P-2: the Codex CLI's headers (src/providers/codex.ts); the body already carries the

@@ -245,3 +245,28 @@ describe("count_tokens behind the guard", () => {
     expect(calls.some((c) => c.requestId === res.headers.get("x-request-id"))).toBe(false);
   });
 });
+
+describe("count_tokens against a slow upstream", () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway(YAML().replace('    base_url: "{{FAKE}}"\n', '    base_url: "{{FAKE}}"\n    header_timeout_ms: 300\n    idle_timeout_ms: 300\n'), { env: { CLIENT_KEY } });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+  const BODY = { model: "anth/claude-test", messages: [{ role: "user", content: "count these words please" }] };
+
+  test("no headers within the provider's header timeout, or a reply that stalls: estimated locally, the attempt says why", async () => {
+    for (const reply of [{ hang_before_headers: true }, { json: { input_tokens: 4242 }, stall_after_bytes: 3 }]) {
+      gw.fake.enqueue(reply);
+      const t0 = performance.now();
+      const res = await post(gw, "/v1/messages/count_tokens", BODY);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as any).input_tokens).toBe(6); // the local estimate: 24 characters
+      const trace = await getJson(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`);
+      expect(trace.attempts).toEqual([expect.objectContaining({ accountId: "anth-1", error: "timeout or client gone" })]);
+      expect(trace.decisions).toContainEqual({ subject: "count_tokens", verdict: "in", reason: "estimated locally: anth could not be reached" });
+    }
+  });
+});
