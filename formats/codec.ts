@@ -3,9 +3,9 @@
  * {@link FormatCodec}; `formats/index.ts` maps {@link WireFormat} to it.
  *
  * Streaming pieces are synchronous, incremental objects that push into a sink callback, so the
- * pipeline can compose decoder → normalizer → encoder inside ONE `TransformStream` per request with no
- * per-stage promise hop (formats/streams.ts wraps them as standalone TransformStreams for tests).
- * Nothing here does I/O.
+ * pipeline composes decoder → normalizer → encoder (or a passthrough tap) inside the one pull-based
+ * `ReadableStream` it builds per reply (pipeline/re-translate.ts `replyStream`), with no per-stage
+ * promise hop. Nothing here does I/O.
  */
 import type {
   HubError,

@@ -486,7 +486,7 @@ export type BlockDelta =
  * - `usage` events carry cumulative snapshots: a later field value replaces an earlier one;
  * - `error` is terminal: nothing follows it.
  *
- * The end of the event stream (the TransformStream's flush) means the provider stream ended. An
+ * The end of the event stream (the encoder's `end()`) means the provider stream ended. An
  * encoder that reaches the end with a `finish` but no closing frames adds the closing frames; one that
  * reaches it without a `finish` emits the format's in-band error (SPEC 6.4): a cut-off reply never reads
  * as a finished one.

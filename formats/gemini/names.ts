@@ -8,11 +8,6 @@
 const VALID = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/;
 const MAX = 128;
 
-/** Whether `name` is already a valid Gemini function name. */
-export function isValidGeminiName(name: string): boolean {
-  return VALID.test(name);
-}
-
 /** Replaces invalid characters with `_`, prefixes `_` when the first character is not allowed, cuts to 128. */
 export function sanitizeGeminiName(name: string): string {
   if (VALID.test(name)) return name;

@@ -35,6 +35,7 @@ import type { BlockStart, HubError, HubEvent, StopReason, Usage } from "../hub.t
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
+import { sseNamed } from "../sse.ts";
 import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage } from "./common.ts";
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
@@ -133,7 +134,7 @@ class ResponsesEncoder implements StreamEncoder {
 
   private send(type: string, data: string): void {
     this.seq++;
-    this.write(`event: ${type}\ndata: ${data}\n\n`);
+    this.write(sseNamed(type, data));
   }
 
   /** Sends an event object built by the caller (sequence number added here). */

@@ -21,7 +21,7 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
-import { SseReader, type SseEvent } from "../sse.ts";
+import { SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
@@ -110,17 +110,17 @@ class ResponsesTap implements PassthroughTap {
     let seq = Math.max(this.lastSeq, this.events - 1);
     let out = "";
     if (this.events === 0) {
-      out +=
-        "event: response.created\ndata: " +
+      out += sseNamed(
+        "response.created",
         JSON.stringify({
           type: "response.created",
           sequence_number: ++seq,
           response: { id, object: "response", status: "in_progress", model: this.model ?? null, output: [], usage: null, error: null, incomplete_details: null },
-        }) +
-        "\n\n";
+        }),
+      );
     }
-    out +=
-      "event: response.failed\ndata: " +
+    out += sseNamed(
+      "response.failed",
       JSON.stringify({
         type: "response.failed",
         sequence_number: ++seq,
@@ -134,8 +134,8 @@ class ResponsesTap implements PassthroughTap {
           output: [],
           usage: null,
         },
-      }) +
-      "\n\n";
+      }),
+    );
     return utf8.encode(out);
   }
 
