@@ -20,6 +20,10 @@
  * conversation summaries/compaction, and any `max_tokens: 1` request with another text.
  */
 import * as v from "valibot";
+import { responseToEvents } from "../formats/accumulate.ts";
+import { anthropicMessages } from "../formats/anthropic-messages/index.ts";
+import type { EncoderOptions } from "../formats/codec.ts";
+import type { HubResponse } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
 import type { RequestContext } from "./context.ts";
 
@@ -137,41 +141,31 @@ export function probeReplyText(kind: ProbeKind, body: Json): { text: string; sto
 }
 
 /**
- * The local answer to a probe as an Anthropic Messages reply: a `message` object, or (when the
- * request asked for a stream) the complete SSE event sequence message_start … message_stop. Usage is
- * all zero input and the nominal output count; headers include `ctx.headers` (X-Request-Id, …).
+ * The local answer to a probe as an Anthropic Messages reply, made by the Anthropic codec from a
+ * {@link HubResponse} (one text part, the probe's stop reason, zero input and cache tokens and the
+ * nominal output count): its `encodeResponse` for a `message` object, or, when the request asked for
+ * a stream, the reply replayed as hub events (`responseToEvents`) through its stream encoder — the
+ * complete sequence message_start … message_stop. The id is `msg_sy…` (made here, not upstream); the
+ * model shown is the one the client asked for; headers include `ctx.headers` (X-Request-Id, …).
  */
 export function probeResponse(ctx: RequestContext, kind: ProbeKind): Response {
   const { text, stopReason, outputTokens } = probeReplyText(kind, ctx.body);
-  const id = "msg_sy" + crypto.randomUUID().replaceAll("-", "").slice(0, 22);
-  const model = ctx.requestedModel;
-  const usage = { input_tokens: 0, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const reply: HubResponse = {
+    id: "msg_sy" + crypto.randomUUID().replaceAll("-", "").slice(0, 22),
+    content: [{ type: "text", text }],
+    stopReason,
+    usage: { inputTokens: 0, outputTokens, cacheWriteTokens: 0, cacheReadTokens: 0 },
+  };
+  const opts: EncoderOptions = { model: ctx.requestedModel };
   const headers = new Headers(ctx.headers);
   if (!ctx.stream) {
     headers.set("content-type", "application/json");
-    const message = {
-      id,
-      type: "message",
-      role: "assistant",
-      model,
-      content: [{ type: "text", text }],
-      stop_reason: stopReason,
-      stop_sequence: null,
-      usage,
-    };
-    return new Response(JSON.stringify(message), { status: 200, headers });
+    return new Response(JSON.stringify(anthropicMessages.encodeResponse!(reply, opts)), { status: 200, headers });
   }
-  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-  const sse =
-    ev("message_start", {
-      type: "message_start",
-      message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 0 } },
-    }) +
-    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
-    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } }) +
-    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
-    ev("message_delta", { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }) +
-    ev("message_stop", { type: "message_stop" });
+  for (const [k, val] of Object.entries(SSE_HEADERS)) headers.set(k, val);
+  let sse = "";
+  const encoder = anthropicMessages.createEncoder!(opts, (t) => (sse += t));
+  for (const ev of responseToEvents(reply)) encoder.event(ev);
+  encoder.end();
   return new Response(sse, { status: 200, headers });
 }
