@@ -3,9 +3,16 @@
 ensure_bun() {
   if ! command -v bun >/dev/null 2>&1; then
     echo "bun not found: installing it with npm" >&2
-    if ! npm install -g bun >/dev/null 2>&1; then
-      # No permission for a global install: install into the repo's ignored .tmp folder instead.
-      npm install --prefix "$ROOT/.tmp/bun" bun >/dev/null
+    if npm install -g bun >/dev/null 2>&1; then
+      # npm's global bin folder may not be on PATH (a custom prefix).
+      command -v bun >/dev/null 2>&1 || export PATH="$(npm prefix -g)/bin:$PATH"
+    fi
+    if ! command -v bun >/dev/null 2>&1; then
+      # No global install possible: install into the repo's ignored .tmp folder instead.
+      npm install --prefix "$ROOT/.tmp/bun" bun >/dev/null || {
+        echo "could not install bun with npm" >&2
+        return 1
+      }
       export PATH="$ROOT/.tmp/bun/node_modules/.bin:$PATH"
     fi
     hash -r
