@@ -19,6 +19,8 @@
  *
  * Nothing here logs, and no error message carries a token.
  */
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform";
+import { Effect } from "effect";
 import * as v from "valibot";
 import type { Credential } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
@@ -188,24 +190,31 @@ async function tokenCall(
 ): Promise<TokenSet> {
   const clean: Record<string, string> = {};
   for (const [k, val] of Object.entries(fields)) if (val !== undefined) clean[k] = val;
-  let res: Response;
+  // The token endpoint through @effect/platform's HttpClient (fetch-backed; the caller's fetch is
+  // injected for tests, its signal interrupts the call).
+  const request = HttpClientRequest.post(url).pipe(
+    HttpClientRequest.setHeader("accept", "application/json"),
+    encoding === "json" ? HttpClientRequest.bodyUnsafeJson(clean) : HttpClientRequest.bodyUrlParams(clean),
+  );
+  const call = Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient;
+    const response = yield* client.execute(request);
+    const body = yield* response.text.pipe(Effect.orElseSucceed(() => ""));
+    return { status: response.status, text: body };
+  }).pipe(
+    Effect.provide(FetchHttpClient.layer),
+    Effect.provideService(FetchHttpClient.Fetch, opts.fetchImpl ?? fetch),
+    Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
+  );
+  let res: { status: number; text: string };
   try {
-    res = await (opts.fetchImpl ?? fetch)(url, {
-      method: "POST",
-      headers: {
-        "content-type": encoding === "json" ? "application/json" : "application/x-www-form-urlencoded",
-        accept: "application/json",
-      },
-      body: encoding === "json" ? JSON.stringify(clean) : new URLSearchParams(clean).toString(),
-      signal: opts.signal,
-      redirect: "manual",
-    });
-  } catch (e) {
+    res = await Effect.runPromise(call, { signal: opts.signal });
+  } catch {
     const aborted = opts.signal?.aborted;
     throw new OAuthError(aborted ? "the token request was aborted or timed out" : "the token endpoint could not be reached", false);
   }
-  const text = await res.text().catch(() => "");
-  if (!res.ok) {
+  const text = res.text;
+  if (res.status < 200 || res.status >= 300) {
     const { code, description } = errorOf(text);
     const permanent =
       (code !== undefined && REJECTED_CODES.has(code)) || (code === undefined && (res.status === 401 || res.status === 403));

@@ -22,7 +22,8 @@ function harness(answer: (n: number) => Response | Promise<Response>, timings: C
   let n = 0;
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     n++;
-    events.push(`token call ${JSON.parse(String(init.body)).refresh_token}`);
+    const body = typeof init.body === "string" ? init.body : new TextDecoder().decode(init.body as Uint8Array);
+    events.push(`token call ${JSON.parse(body).refresh_token}`);
     return answer(n);
   }) as unknown as typeof fetch;
   const m = new CredentialManager({
