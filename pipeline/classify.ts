@@ -4,6 +4,7 @@
  * other module asks this table; none re-derives it.
  */
 import type { HubError } from "../formats/hub.ts";
+import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
 import type { TransportError } from "./execute.ts";
 
 /** What happens to the account (or account/model pairing) that served the attempt. */
@@ -141,7 +142,7 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
         const w = /^anthropic-ratelimit-unified-(?:(.+)-)?reset$/.exec(name);
         // `overage` (paid extra usage) is not the subscription's window.
         if (w && (w[1] === undefined || (!w[1].startsWith("overage") && h.get(`anthropic-ratelimit-unified-${w[1]}-status`) === "rejected"))) {
-          const d = epochOf(value);
+          const d = epochMs(value);
           if (d !== undefined && d > f.now) candidates.push(d);
         }
       } else if (/^anthropic-ratelimit-.*-reset$/.test(name)) {
@@ -150,7 +151,7 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
       } else if (/^x-codex(?:[-_].+)?-(?:primary|secondary)-used-percent$/.test(name) && Number(value) >= 100) {
         // Codex: the reset of a window that is used up (reset-at in Unix seconds wins over reset-after-seconds).
         const base = name.slice(0, -"used-percent".length);
-        const at = epochOf(h.get(`${base}reset-at`) ?? "");
+        const at = epochMs(h.get(`${base}reset-at`) ?? "");
         const after = Number(h.get(`${base}reset-after-seconds`) ?? NaN);
         if (at !== undefined && at > f.now) candidates.push(at);
         else if (Number.isFinite(after) && after > 0) candidates.push(f.now + after * 1000);
@@ -185,29 +186,7 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
   return Math.max(...candidates);
 }
 
-/** Unix seconds (or ms) or an ISO date → ms since the epoch; undefined when unreadable. */
-function epochOf(value: string): number | undefined {
-  const t = value.trim();
-  if (t === "") return undefined;
-  const n = Number(t);
-  if (Number.isFinite(n)) return n < 1e12 ? n * 1000 : n;
-  const d = Date.parse(t);
-  return Number.isFinite(d) ? d : undefined;
-}
 
-/** Parses Go-style durations used by OpenAI's reset headers ("1s", "6m0s", "20ms", "1h2m3.5s") into ms. */
-export function parseGoDuration(s: string): number | undefined {
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-  let total = 0;
-  let matched = false;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(s))) {
-    matched = true;
-    const n = Number(m[1]);
-    total += m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : m[2] === "m" ? n * 60_000 : n * 3600_000;
-  }
-  return matched ? total : undefined;
-}
 
 /**
  * Classifies one failed attempt per SPEC 6.3. Pure: the caller applies the effects (cooldowns written

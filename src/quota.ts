@@ -21,7 +21,7 @@
  *   family present in the reply, the default `x-codex-*` numbers are that family's copy: they are
  *   stored for this request's model only, never for the whole account.
  */
-import { parseGoDuration } from "../pipeline/classify.ts";
+import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
 import { ALL_MODELS, type QuotaWindow } from "./store/types.ts";
 
 /** What a reply is about. `now` is ms since the epoch. */
@@ -48,14 +48,6 @@ export function readQuotaWindows(headers: Headers, ctx: QuotaContext): QuotaWind
   return out;
 }
 
-/** Unix seconds, ms, or an ISO date → ms since the epoch. */
-function epochMs(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const n = Number(value);
-  if (Number.isFinite(n) && value.trim() !== "") return n < 1e12 ? n * 1000 : n;
-  const d = Date.parse(value);
-  return Number.isFinite(d) ? d : undefined;
-}
 
 function num(value: string | null): number | undefined {
   if (value === null || value.trim() === "") return undefined;

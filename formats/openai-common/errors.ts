@@ -5,7 +5,7 @@
  * {@link ErrorKind} for both, and one reader names the wait. Pure functions.
  */
 import type { ErrorKind } from "../hub.ts";
-import { retryAfterSeconds } from "../retry-after.ts";
+import { parseGoDuration, retryAfterSeconds } from "../retry-after.ts";
 
 /** Wording of a context-window overflow, for servers that send no `context_length_exceeded` code. */
 const CONTEXT_RE = /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|reduce the length/i;
@@ -88,18 +88,6 @@ export function retryHintSeconds(message: string): number | undefined {
   return unit === "ms" ? n / 1000 : unit.startsWith("m") ? n * 60 : n;
 }
 
-/** Parses an OpenAI reset duration such as `1s`, `6m0s`, `20ms`, `1h2m3.5s` into seconds. */
-function parseDuration(text: string): number | undefined {
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-  let total = 0;
-  let matched = false;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    matched = true;
-    const n = Number(m[1]);
-    total += m[2] === "ms" ? n / 1000 : m[2] === "h" ? n * 3600 : m[2] === "m" ? n * 60 : n;
-  }
-  return matched ? total : undefined;
-}
 
 /**
  * Seconds to wait after an OpenAI-style error, or undefined: the `retry-after-ms` / `Retry-After`
@@ -114,7 +102,8 @@ export function openAiRetryAfter(headers: Headers | undefined, status: number, m
     let reset: number | undefined;
     for (const name of ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"]) {
       const v = headers.get(name);
-      const d = v ? parseDuration(v) : undefined;
+      const ms = v ? parseGoDuration(v) : undefined;
+      const d = ms === undefined ? undefined : ms / 1000;
       if (d !== undefined && (reset === undefined || d > reset)) reset = d;
     }
     if (reset !== undefined) return reset;

@@ -2,7 +2,8 @@
  * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
  */
 import { describe, expect, test } from "bun:test";
-import { classify, MAX_COOLDOWN_MS, parseGoDuration, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { classify, MAX_COOLDOWN_MS, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
