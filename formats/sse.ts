@@ -81,3 +81,20 @@ export function tryParseJson(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * Concatenates byte chunks (stream reads, held-back partial events). One chunk is returned as it is,
+ * without a copy. `total` (bytes) may be passed when the caller already tracks it.
+ */
+export function concatBytes(parts: Uint8Array[], total?: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  let n = total ?? 0;
+  if (total === undefined) for (const p of parts) n += p.byteLength;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.byteLength;
+  }
+  return out;
+}

@@ -16,7 +16,6 @@ import { pickAccount, verdictDecision, type AccountPool, type PickHints, type Pi
 import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
-  concatBytes,
   passthroughDriver,
   replyStream,
   TranslatedStreamDriver,
@@ -27,7 +26,7 @@ import {
 import type { Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
-import { SSE_HEADERS } from "../formats/sse.ts";
+import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {

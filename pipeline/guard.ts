@@ -3,6 +3,7 @@
  * quirks that are answered before routing.
  */
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
+import { concatBytes } from "../formats/sse.ts";
 import { errorResponse, type RequestContext } from "./context.ts";
 import type { ClientKey, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
@@ -89,14 +90,7 @@ export async function readBody(request: Request, limit: number): Promise<Result<
   } catch {
     return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
   }
-  if (parts.length === 1) return { ok: true, value: parts[0] };
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return { ok: true, value: out };
+  return { ok: true, value: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total) };
 }
 
 /**

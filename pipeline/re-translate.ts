@@ -14,6 +14,7 @@
  */
 import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
+import { concatBytes } from "../formats/sse.ts";
 import {
   hubError,
   mergeUsage,
@@ -284,19 +285,6 @@ function hasUsableContent(content: HubPart[], stop: StopReason | null): boolean 
   );
 }
 
-/** Concatenates byte arrays (the single-part case without a copy). */
-export function concatBytes(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.byteLength;
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // After the commit point

@@ -29,7 +29,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { SSE_DONE, tryParseJson } from "../sse.ts";
+import { concatBytes, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
 
@@ -89,16 +89,6 @@ function keyFollowedBy(text: string, key: string, open: number): boolean {
   return false;
 }
 
-function concat(parts: Uint8Array[], total: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(total);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 /** The Chat passthrough tap; see the module comment. */
 export class ChatTap implements PassthroughTap {
@@ -196,7 +186,7 @@ export class ChatTap implements PassthroughTap {
       this.pending.push(rest);
       this.pendingLen += rest.length;
     }
-    const result = this.outs.length === 0 ? EMPTY : concat(this.outs, this.outLen);
+    const result = this.outs.length === 0 ? EMPTY : concatBytes(this.outs, this.outLen);
     this.outs = [];
     return result;
   }
@@ -206,7 +196,7 @@ export class ChatTap implements PassthroughTap {
     this.ended = true;
     const parts: Uint8Array[] = [];
     if (this.pendingLen > 0) {
-      const bytes = concat(this.pending, this.pendingLen);
+      const bytes = concatBytes(this.pending, this.pendingLen);
       this.pending = [];
       this.pendingLen = 0;
       const text = this.decoder.decode(bytes);
@@ -235,7 +225,7 @@ export class ChatTap implements PassthroughTap {
     if (parts.length === 0) return EMPTY;
     let total = 0;
     for (const p of parts) total += p.length;
-    return concat(parts, total);
+    return concatBytes(parts, total);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -252,7 +242,7 @@ export class ChatTap implements PassthroughTap {
     const hadPending = this.pendingLen > 0;
     if (hadPending) {
       this.pending.push(chunk.subarray(from, to));
-      bytes = concat(this.pending, this.pendingLen + (to - from));
+      bytes = concatBytes(this.pending, this.pendingLen + (to - from));
     } else {
       bytes = chunk.subarray(from, to);
     }

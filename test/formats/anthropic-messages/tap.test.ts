@@ -5,19 +5,12 @@ import { lastEventBoundary } from "../../../formats/anthropic-messages/tap.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
 import { manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
 import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";
+import { concatBytes } from "../../../formats/sse.ts";
 
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+const concat = (parts: Uint8Array[]) => concatBytes(parts);
 
 /** Feeds pieces through a fresh tap; returns the forwarded bytes (pushes + end) and the tap. */
 function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0]): { out: Uint8Array; tap: PassthroughTap } {

@@ -5,18 +5,11 @@ import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { SseReader } from "../../../formats/sse.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { bytewise, geminiSse } from "../../support/gemini-harness.ts";
+import { concatBytes } from "../../../formats/sse.ts";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+const concat = (parts: Uint8Array[]) => concatBytes(parts);
 
 /** What a spec SSE client parses out of bytes: the data payloads. */
 function clientEvents(bytes: Uint8Array): string[] {

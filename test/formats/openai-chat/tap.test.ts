@@ -9,20 +9,13 @@ import { openaiChat } from "../../../formats/openai-chat/index.ts";
 import type { HubError } from "../../../formats/hub.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
+import { concatBytes } from "../../../formats/sse.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-chat" && e.kind === "sse");
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+const concat = (parts: Uint8Array[]) => concatBytes(parts);
 
 /** Runs bytes (as pieces) through a fresh tap; returns everything the client would get, and the tap. */
 function tapRun(pieces: Uint8Array[], includeUsage: boolean, failure?: HubError) {

@@ -3,20 +3,13 @@ import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { parseSse, sdkStream } from "../../support/openai-responses-helpers.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
+import { concatBytes } from "../../../formats/sse.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+const concat = (parts: Uint8Array[]) => concatBytes(parts);
 
 /** Feeds pieces through a fresh tap; returns the forwarded bytes, what end() appended, and the tap. */
 function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0]) {
