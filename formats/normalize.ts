@@ -31,6 +31,15 @@ interface PendingBlock {
   hasContent: boolean;
 }
 
+/**
+ * REFERENCE §5.1: a reply that emitted a tool call ends as tool use in every format, whatever plain
+ * stop the provider said (many OpenAI-compatible servers say `stop`, Gemini always `STOP`). A token
+ * limit or refusal keeps its own reason.
+ */
+export function promoteStopReason(reason: StopReason, sawTool: boolean): StopReason {
+  return sawTool && (reason === "end_turn" || reason === "other" || reason === "stop_sequence") ? "tool_use" : reason;
+}
+
 /** Error sent when the provider stream ends without a finish (SPEC 6.4). */
 export const TRUNCATED_ERROR: HubError = {
   kind: "api_error",
@@ -141,10 +150,7 @@ export class EventNormalizer {
   // ---------------------------------------------------------------------------------------------
 
   private promote(reason: StopReason): StopReason {
-    if (this.sawTool && (reason === "end_turn" || reason === "other" || reason === "stop_sequence")) {
-      return "tool_use";
-    }
-    return reason;
+    return promoteStopReason(reason, this.sawTool);
   }
 
   private ensureStarted(): void {

@@ -3,6 +3,7 @@
  */
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts";
+import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
@@ -110,7 +111,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   }
   const hasTool = content.some((b) => b.type === "tool_use");
   let stop = resp.stopReason;
-  if (hasTool && (stop === "end_turn" || stop === "other" || stop === "stop_sequence")) stop = "tool_use";
+  if (stop) stop = promoteStopReason(stop, hasTool);
   const u = resp.usage;
   const usage: Record<string, number> = { input_tokens: u.inputTokens ?? 0 };
   if (u.cacheWriteTokens !== undefined) usage.cache_creation_input_tokens = u.cacheWriteTokens;

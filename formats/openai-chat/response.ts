@@ -6,6 +6,7 @@
  */
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse, type StopReason } from "../hub.ts";
+import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
 import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
 
@@ -80,7 +81,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
       stopSequence = matched;
     } else if (refusal) stopReason = "refusal";
   }
-  if (stopReason && calls.length > 0 && (stopReason === "end_turn" || stopReason === "other" || stopReason === "stop_sequence")) stopReason = "tool_use";
+  if (stopReason) stopReason = promoteStopReason(stopReason, calls.length > 0);
 
   const resp: HubResponse = { content, stopReason, usage: usageFromChat(body.usage) ?? {} };
   if (rid) resp.id = rid;

@@ -28,7 +28,7 @@
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
-import { TRUNCATED_ERROR } from "../normalize.ts";
+import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
 import { concatBytes, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
@@ -316,9 +316,8 @@ export class ChatTap implements PassthroughTap {
         st.sawContent = true;
         if (!finishIsFailure(fr)) {
           this.finishRaw = fr;
-          let reason = stopFromChat(fr);
-          if (reason && this.sawTool && (reason === "end_turn" || reason === "other" || reason === "stop_sequence")) reason = "tool_use";
-          st.stopReason = reason;
+          const reason = stopFromChat(fr);
+          st.stopReason = reason ? promoteStopReason(reason, this.sawTool) : reason;
         }
       }
     }
