@@ -49,13 +49,15 @@ const enc = new TextDecoder();
 
 /**
  * Clamps (or drops) the requested reasoning effort of a translated body to what the model supports,
- * pushing a warning onto `translated.warnings`. Bodies without an effort are not parsed.
+ * pushing a warning onto `translated.warnings`. Targets whose efforts are unknown, and bodies without an
+ * effort, are not parsed.
  */
 export function adjustReasoningEffort(target: Target, translated: Translated, effortsOf: EffortsOf): void {
-  const text = typeof translated.body === "string" ? translated.body : enc.decode(translated.body);
-  if (!text.includes("effort")) return;
+  // Nothing to clamp against (the common case): the body is not even decoded.
   const supported = effortsOf(target);
   if (!supported) return;
+  const text = typeof translated.body === "string" ? translated.body : enc.decode(translated.body);
+  if (!text.includes("effort")) return;
   let body: Record<string, any>;
   try {
     body = JSON.parse(text);
