@@ -32,6 +32,30 @@ export type ProviderKind =
   | "openai-compatible"
   | "gemini";
 
+/** What a provider kind implies, in one table (SPEC P-1, P-2, S-2, F-9). */
+export interface KindTraits {
+  /** Logs in with OAuth (subscription accounts: `switchyard login`/`import`, refresh, discovery). */
+  subscription: boolean;
+  /** Only answers with a stream (SPEC F-9: Codex); non-streaming clients are served by accumulating. */
+  forcesStream: boolean;
+  /** The provider's prompt cache needs byte-identical history: token savers stay off (SPEC S-2). */
+  promptCacheSensitive: boolean;
+  /** A third-party server of a known format (`*-compatible`): tidied requests, normalised replies (F-3), may run without a key. */
+  thirdParty: boolean;
+}
+
+/** The traits of every provider kind. */
+export const KIND_TRAITS: Readonly<Record<ProviderKind, KindTraits>> = {
+  anthropic: { subscription: false, forcesStream: false, promptCacheSensitive: true, thirdParty: false },
+  "claude-code": { subscription: true, forcesStream: false, promptCacheSensitive: true, thirdParty: false },
+  "anthropic-compatible": { subscription: false, forcesStream: false, promptCacheSensitive: false, thirdParty: true },
+  openai: { subscription: false, forcesStream: false, promptCacheSensitive: false, thirdParty: false },
+  "openai-responses": { subscription: false, forcesStream: false, promptCacheSensitive: false, thirdParty: false },
+  codex: { subscription: true, forcesStream: true, promptCacheSensitive: false, thirdParty: false },
+  "openai-compatible": { subscription: false, forcesStream: false, promptCacheSensitive: false, thirdParty: true },
+  gemini: { subscription: false, forcesStream: false, promptCacheSensitive: false, thirdParty: false },
+};
+
 /** What a provider builder needs to know about the target. */
 export interface BuildTarget {
   /** The upstream model id to put in the body (or URL, for Gemini). */

@@ -22,6 +22,7 @@
  * The outcome of each run is written to `ctx.trace.tokenSaver` (the last attempt's wins: it describes
  * the body that was actually served).
  */
+import { KIND_TRAITS } from "../formats/codec.ts";
 import type { ProviderKind } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
 import type { RequestContext } from "./context.ts";
@@ -41,8 +42,6 @@ export interface TokenSaverSettings {
 /** The request header that turns every token saver off for one request (SPEC 2.4). */
 export const TOKEN_SAVER_HEADER = "x-switchyard-token-saver";
 
-/** Provider kinds whose prompt cache depends on byte-identical history (SPEC S-2). */
-export const CACHE_SENSITIVE_KINDS: ReadonlySet<ProviderKind> = new Set<ProviderKind>(["anthropic", "claude-code"]);
 
 /** Whether the request turned the token savers off (`off`; also `false`, `0`, `no`, any case). */
 export function saverHeaderOff(headers: Headers): boolean {
@@ -58,7 +57,7 @@ export function skipReason(
 ): "disabled" | "header" | "prompt_cache" | undefined {
   if (!settings?.compressToolResults) return "disabled";
   if (saverHeaderOff(headers)) return "header";
-  if (CACHE_SENSITIVE_KINDS.has(kind)) return "prompt_cache";
+  if (KIND_TRAITS[kind].promptCacheSensitive) return "prompt_cache";
   return undefined;
 }
 

@@ -15,6 +15,7 @@
  * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
  *   state that the target's family did not issue.
  */
+import { KIND_TRAITS } from "../formats/codec.ts";
 import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
@@ -132,10 +133,6 @@ export function codexCacheKey(headers: Headers | undefined, body: Record<string,
   return "sy-" + new Bun.CryptoHasher("sha256").update(opening).digest("hex").slice(0, 32);
 }
 
-/** Providers that only answer with a stream (SPEC F-9, P-2). */
-export function forcesStreaming(kind: ProviderKind): boolean {
-  return kind === "codex";
-}
 
 /**
  * Builds the upstream body for `target`. Returns a {@link HubError} (400 in the client's format) when
@@ -145,7 +142,7 @@ export function forcesStreaming(kind: ProviderKind): boolean {
 export function translate(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
   const provider = target.provider;
   const upstreamFormat = upstreamFormatFor(provider, ctx.clientFormat);
-  const upstreamStream = forcesStreaming(provider.kind) || ctx.stream;
+  const upstreamStream = KIND_TRAITS[provider.kind].forcesStream || ctx.stream;
   const params = target.params;
   const promptCacheKey = provider.kind === "codex" ? codexCacheKey(ctx.request?.headers, ctx.body) : undefined;
   const buildTarget = {
@@ -189,7 +186,7 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   }
 
   try {
-    if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (provider.kind.endsWith("-compatible") || carriesTaggedState(ctx))) {
+    if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (KIND_TRAITS[provider.kind].thirdParty || carriesTaggedState(ctx))) {
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
       if (params) Object.assign(built.body, params);
       return { mode: "tidy", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings };

@@ -3,6 +3,7 @@
  * server; owns the lifecycle (config hot reload, periodic account re-read, graceful shutdown, the
  * instance file the CLI uses).
  */
+import { KIND_TRAITS } from "../formats/codec.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { errorResponse, isRemote, type RequestContext } from "../pipeline/context.ts";
@@ -404,7 +405,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
   // Things a user would otherwise only find out from failing requests.
-  if (registry.list().length === 0 && ![...cfg.providers.values()].some((p) => p.kind.endsWith("-compatible"))) {
+  if (registry.list().length === 0 && ![...cfg.providers.values()].some((p) => KIND_TRAITS[p.kind].thirdParty)) {
     log(JSON.stringify({ level: "warn", time: clock.now(), msg: "no accounts are configured: requests will fail until one is added (accounts: in the config file, ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY with the default config, or switchyard login / import)" }));
   }
   if (cfg.server.database) {

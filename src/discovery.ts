@@ -19,6 +19,7 @@
  * their accounts are discovered only when asked for by provider id). A failed discovery keeps the
  * account's previous list.
  */
+import { KIND_TRAITS } from "../formats/codec.ts";
 import type { Account, Clock, ProviderInfo } from "../pipeline/ports.ts";
 import type { UpstreamCall } from "../pipeline/execute.ts";
 import { claudeCodeHeaders } from "./providers/claude-code.ts";
@@ -30,8 +31,6 @@ import type { Store } from "./store/types.ts";
 export const CODEX_CLIENT_VERSION = "0.171.0";
 /** One discovery call may take this long, ms. */
 export const DISCOVERY_TIMEOUT_MS = 10_000;
-/** Kinds discovered automatically (SPEC P-6: subscription pools). */
-export const AUTO_DISCOVER_KINDS = new Set(["claude-code", "codex"]);
 const DISCOVERABLE_KINDS = new Set(["claude-code", "codex", "anthropic", "openai", "openai-responses"]);
 
 /** One account's discovery. */
@@ -90,7 +89,7 @@ export class Discovery {
       if (!p || !DISCOVERABLE_KINDS.has(p.kind)) return false;
       if (filter.providerId && a.providerId !== filter.providerId) return false;
       if (filter.accountId && a.id !== filter.accountId) return false;
-      return explicit || AUTO_DISCOVER_KINDS.has(p.kind);
+      return explicit || KIND_TRAITS[p.kind].subscription;
     });
     const results = await Promise.all(accounts.map((a) => this.discoverOne(a, providers.get(a.providerId)!)));
     // SPEC P-8: metadata from the first successful account in configured order.

@@ -4,6 +4,7 @@
  * circuits — held in memory, written through to the store before the next pick, and re-read from the
  * store every 10 s. Implements the pipeline's AccountPool and AccountHealth ports.
  */
+import { KIND_TRAITS } from "../../formats/codec.ts";
 import { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { AccountCandidate, AccountPool, Exclusion, PickHints } from "../../pipeline/pick.ts";
@@ -422,7 +423,7 @@ export function bindingKey(providerId: string, affinityKey: string): string {
 
 /** A `*-compatible` provider (a local Ollama, LM Studio…) may be called without an account. */
 function isCompatible(p: ProviderInfo): boolean {
-  return p.kind === "openai-compatible" || p.kind === "anthropic-compatible";
+  return KIND_TRAITS[p.kind].thirdParty;
 }
 
 function key(accountId: string, model: string): string {

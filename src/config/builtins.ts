@@ -8,6 +8,7 @@
  * in the environment: ANTHROPIC_API_KEY → account `anthropic-env` (provider anthropic),
  * OPENAI_API_KEY → `openai-env` (openai), GEMINI_API_KEY → `gemini-env` (gemini).
  */
+import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { ProviderFamily, WireFormat } from "../../formats/hub.ts";
 import type { ConfiguredProvider, OAuthSettings } from "./types.ts";
@@ -95,7 +96,7 @@ export const KIND_DEFAULTS: Record<ProviderKind, KindDefaults> = {
 
 /** Whether a kind is a subscription (OAuth) kind. */
 export function isSubscriptionKind(kind: ProviderKind): boolean {
-  return kind === "claude-code" || kind === "codex";
+  return KIND_TRAITS[kind].subscription;
 }
 
 /** The built-in provider ids and their kinds (SPEC 2.3). */

@@ -23,6 +23,7 @@
  *   `/v1/messages`, an OpenAI-format one not in `/chat/completions` or `/responses`, a Gemini one must
  *   not contain `/v1beta` (warning only: an Anthropic-format URL ending in `/v1`).
  */
+import { KIND_TRAITS } from "../../formats/codec.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -249,7 +250,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
         );
       } else if (!sub && a.access_token !== undefined) {
         add([...at, "access_token"], `access_token is for subscription providers (claude-code, codex); provider "${prov.id}" (${prov.kind}) takes api_key`);
-      } else if (!sub && a.api_key === undefined && !prov.kind.endsWith("-compatible")) {
+      } else if (!sub && a.api_key === undefined && !KIND_TRAITS[prov.kind].thirdParty) {
         add([...at, "api_key"], `required for provider "${prov.id}" (${prov.kind})`);
       }
     }

@@ -31,8 +31,6 @@ export const PROVIDER_KINDS = [
   "anthropic-compatible",
 ] as const;
 
-/** Subscription (OAuth) kinds: their accounts carry `access_token`, their providers may carry `oauth`. */
-export const SUBSCRIPTION_KINDS = ["claude-code", "codex"] as const;
 
 /** Combo strategies as written; `priority` is a synonym of `fallback` (SPEC 5.1). */
 export const COMBO_STRATEGIES = ["fallback", "priority", "round-robin", "weighted", "least-used"] as const;

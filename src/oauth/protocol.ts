@@ -22,6 +22,7 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform";
 import { Effect } from "effect";
 import * as v from "valibot";
+import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Credential } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
 
@@ -30,7 +31,7 @@ export type SubscriptionKind = "claude-code" | "codex";
 
 /** Whether a provider kind is a subscription (OAuth) kind. */
 export function isSubscription(kind: string): kind is SubscriptionKind {
-  return kind === "claude-code" || kind === "codex";
+  return (KIND_TRAITS as Record<string, { subscription: boolean } | undefined>)[kind]?.subscription === true;
 }
 
 /** The `originator` Codex sends with its authorisation request and its API calls (codex-rs default_client.rs). */
