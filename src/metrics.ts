@@ -2,7 +2,9 @@
  * `GET /metrics` (SPEC O-3) in the Prometheus text exposition format, on prom-client.
  *
  * Counting happens once per request in `finish` (src/app.ts), from the usage record the request
- * produced: a few counter increments and two histogram observations, O(1) and independent of the
+ * produced: a few counter increments and two histogram observations into plain per-series numbers
+ * ({@link LabelledCounter}, {@link LabelledHistogram}); prom-client's registry formats them when
+ * scraped, together with its own gauges for live state. The work is O(1) and independent of the
  * reply's length (the reply's byte count is a number the reply stream, pipeline/re-translate.ts
  * `replyStream`, adds up and hands over at the end). Live state — cooldowns, open circuits, the
  * store's buffers, requests in flight, RSS — is read when a scraper asks, never on the hot path.
@@ -14,7 +16,7 @@
  * `/health`; a remote caller needs a key with the `admin` scope or the instance's admin token.
  */
 import { Elysia } from "elysia";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Registry } from "prom-client";
 import { isRemote, type Endpoint } from "../pipeline/context.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "./admin.ts";
@@ -54,33 +56,138 @@ const TOKEN_KINDS = [
 /** Provider label of a request that never reached a target (guard rejection, no route). */
 export const NO_PROVIDER = "none";
 
+/** Label values of one series, in the metric's label-name order. */
+type LabelSet<L extends string> = Record<L, string>;
+
+/**
+ * A counter family whose series are plain numbers on the request path and become prom-client metric
+ * values only when the registry is read. prom-client hashes the label object on every `inc`, even
+ * through a `labels()` child (~1 µs each, several per request); here a request increments a field of
+ * a series object looked up once per label set. Registered in a prom-client `Registry`, which does the
+ * exposition (it reads `get()`, as it does for its own metrics).
+ */
+export class LabelledCounter<L extends string> {
+  readonly type = "counter";
+  readonly aggregator = "sum";
+  private readonly series = new Map<string, { labels: LabelSet<L>; value: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  /** The series of `labels`, created at 0 on first use; `key` must identify the label values. */
+  child(key: string, labels: () => LabelSet<L>): { value: number } {
+    let s = this.series.get(key);
+    if (s === undefined) this.series.set(key, (s = { labels: labels(), value: 0 }));
+    return s;
+  }
+
+  /** prom-client's metric read (name, help, type, values); series never incremented are left out. */
+  get() {
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.series.values()].filter((s) => s.value !== 0).map((s) => ({ labels: { ...s.labels }, value: s.value })) };
+  }
+
+  /** Forgets every series (prom-client's `Registry.resetMetrics`). */
+  reset(): void {
+    this.series.clear();
+  }
+}
+
+/** One histogram series: observations per bucket (not cumulative; the last slot is +Inf), sum, count. */
+export interface HistogramSeries {
+  readonly counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * A histogram family kept like {@link LabelledCounter}: `observe` finds the bucket (a linear scan of
+ * ≤ 16 bounds) and bumps three numbers. Buckets are upper bounds in the metric's unit, `le` inclusive
+ * as Prometheus defines them; the exposition's `_bucket` values are made cumulative when read.
+ */
+export class LabelledHistogram<L extends string> {
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  private readonly series = new Map<string, HistogramSeries & { labels: LabelSet<L> }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+
+  /** The series of `labels`, created empty on first use; `key` must identify the label values. */
+  child(key: string, labels: () => LabelSet<L>): HistogramSeries {
+    let s = this.series.get(key);
+    if (s === undefined) this.series.set(key, (s = { labels: labels(), counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 }));
+    return s;
+  }
+
+  /** Records `value` (in the buckets' unit) in `series`. */
+  observe(series: HistogramSeries, value: number): void {
+    const b = this.buckets;
+    let i = 0;
+    while (i < b.length && value > b[i]!) i++;
+    series.counts[i]!++;
+    series.sum += value;
+    series.count++;
+  }
+
+  /** prom-client's metric read: `_bucket` (cumulative, `le` last), `_sum` and `_count` per series observed. */
+  get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const s of this.series.values()) {
+      if (s.count === 0) continue;
+      let acc = 0;
+      for (let i = 0; i <= this.buckets.length; i++) {
+        acc += s.counts[i]!;
+        values.push({ labels: { ...s.labels, le: i < this.buckets.length ? this.buckets[i]! : "+Inf" }, value: acc, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** Forgets every series (prom-client's `Registry.resetMetrics`). */
+  reset(): void {
+    this.series.clear();
+  }
+}
+
 /** The gateway's Prometheus metrics: one registry per instance (tests run several in one process). */
 export class GatewayMetrics {
   /** The prom-client registry holding every metric below. */
   readonly registry = new Registry();
-  private readonly requests: Counter<"endpoint" | "provider" | "outcome">;
-  private readonly duration: Histogram<"endpoint" | "provider" | "outcome">;
-  private readonly ttfb: Histogram<"endpoint" | "provider" | "outcome">;
-  private readonly attempts: Counter<"endpoint" | "provider" | "result">;
-  private readonly fallbacks: Counter<"endpoint" | "provider">;
-  private readonly tokens: Counter<"provider" | "model" | "kind">;
-  private readonly bytes: Counter<"endpoint" | "provider">;
+  private readonly requests = new LabelledCounter<"endpoint" | "provider" | "outcome">("switchyard_requests_total", "Requests finished, by client endpoint, serving provider and outcome.");
+  private readonly duration = new LabelledHistogram<"endpoint" | "provider" | "outcome">(
+    "switchyard_request_duration_seconds",
+    "Time from arrival to the last byte (or the error), in seconds.",
+    DURATION_BUCKETS,
+  );
+  private readonly ttfb = new LabelledHistogram<"endpoint" | "provider" | "outcome">(
+    "switchyard_time_to_first_byte_seconds",
+    "Time from arrival to the first reply byte of committed replies, in seconds.",
+    TTFB_BUCKETS,
+  );
+  private readonly attempts = new LabelledCounter<"endpoint" | "provider" | "result">(
+    "switchyard_upstream_attempts_total",
+    "Upstream attempts (every retry and fallback counts), by the provider tried and the result: ok, or the classification row (SPEC 6.3) of the failure.",
+  );
+  private readonly fallbacks = new LabelledCounter<"endpoint" | "provider">("switchyard_fallbacks_total", "Requests served by a fallback (not the first choice of target or account).");
+  private readonly tokens = new LabelledCounter<"provider" | "model" | "kind">(
+    "switchyard_tokens_total",
+    "Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning).",
+  );
+  private readonly bytes = new LabelledCounter<"endpoint" | "provider">("switchyard_stream_bytes_sent_total", "Reply body bytes handed to clients after the commit point (streamed and whole replies).");
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
-    const reqLabels = ["endpoint", "provider", "outcome"] as const;
-    this.requests = new Counter({ name: "switchyard_requests_total", help: "Requests finished, by client endpoint, serving provider and outcome.", labelNames: reqLabels, registers });
-    this.duration = new Histogram({ name: "switchyard_request_duration_seconds", help: "Time from arrival to the last byte (or the error), in seconds.", labelNames: reqLabels, buckets: DURATION_BUCKETS, registers });
-    this.ttfb = new Histogram({ name: "switchyard_time_to_first_byte_seconds", help: "Time from arrival to the first reply byte of committed replies, in seconds.", labelNames: reqLabels, buckets: TTFB_BUCKETS, registers });
-    this.attempts = new Counter({
-      name: "switchyard_upstream_attempts_total",
-      help: "Upstream attempts (every retry and fallback counts), by the provider tried and the result: ok, or the classification row (SPEC 6.3) of the failure.",
-      labelNames: ["endpoint", "provider", "result"],
-      registers,
-    });
-    this.fallbacks = new Counter({ name: "switchyard_fallbacks_total", help: "Requests served by a fallback (not the first choice of target or account).", labelNames: ["endpoint", "provider"], registers });
-    this.tokens = new Counter({ name: "switchyard_tokens_total", help: "Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning).", labelNames: ["provider", "model", "kind"], registers });
-    this.bytes = new Counter({ name: "switchyard_stream_bytes_sent_total", help: "Reply body bytes handed to clients after the commit point (streamed and whole replies).", labelNames: ["endpoint", "provider"], registers });
+    for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.bytes]) {
+      // prom-client's registry reads any metric through `get()`; its types list only its own classes.
+      this.registry.registerMetric(m as unknown as Counter);
+    }
 
     new Gauge({
       name: "switchyard_requests_in_flight",
@@ -177,38 +284,59 @@ export class GatewayMetrics {
    */
   observe(endpoint: Endpoint, rec: UsageRecord, bytesSent: number | undefined, attempts: readonly AttemptTrace[] = []): void {
     const provider = rec.providerId ?? NO_PROVIDER;
-    const ep = endpoint + "\u0000" + provider;
-    const req = this.bound("r\u0000" + ep + "\u0000" + rec.outcome, () => {
-      const labels = { endpoint, provider, outcome: rec.outcome };
-      return { requests: this.requests.labels(labels), duration: this.duration.labels(labels), ttfb: this.ttfb.labels(labels) };
-    });
-    req.requests.inc();
-    req.duration.observe(rec.totalMs / 1000);
-    if (rec.ttfbMs !== undefined) req.ttfb.observe(rec.ttfbMs / 1000);
+    const outcome = rec.outcome;
+    const req = this.requestSeries(endpoint, provider, outcome);
+    req.requests.value++;
+    this.duration.observe(req.duration, rec.totalMs / 1000);
+    if (rec.ttfbMs !== undefined) this.ttfb.observe(req.ttfb, rec.ttfbMs / 1000);
     for (const a of attempts) {
       const result = a.classification ?? (a.status !== undefined && a.status < 400 ? "ok" : "failed");
-      this.bound("a\u0000" + endpoint + "\u0000" + a.providerId + "\u0000" + result, () => this.attempts.labels({ endpoint, provider: a.providerId, result })).inc();
+      const p = a.providerId;
+      this.attempts.child(endpoint + "\u0000" + p + "\u0000" + result, () => ({ endpoint, provider: p, result })).value++;
     }
-    if (rec.fallback) this.bound("f\u0000" + ep, () => this.fallbacks.labels({ endpoint, provider })).inc();
-    if (bytesSent) this.bound("b\u0000" + ep, () => this.bytes.labels({ endpoint, provider })).inc(bytesSent);
-    const u = rec.usage;
-    if (rec.model !== undefined) {
-      for (const [kind, field] of TOKEN_KINDS) {
-        const n = u[field];
-        if (n) this.bound("t\u0000" + provider + "\u0000" + rec.model + "\u0000" + kind, () => this.tokens.labels({ provider, model: rec.model!, kind })).inc(n);
+    if (rec.fallback) req.fallbacks.value++;
+    if (bytesSent) req.bytes.value += bytesSent;
+    const model = rec.model;
+    if (model !== undefined) {
+      const u = rec.usage;
+      let series: Array<{ value: number }> | undefined;
+      for (let i = 0; i < TOKEN_KINDS.length; i++) {
+        const n = u[TOKEN_KINDS[i]![1]];
+        if (!n) continue;
+        series ??= this.tokenSeries(provider, model);
+        series[i]!.value += n;
       }
     }
   }
 
-  /**
-   * prom-client hashes a label object on every `inc`/`observe`; the label-bound children are looked up
-   * once per label set and kept here (keyed by metric and label values; same cardinality as the metrics).
-   */
-  private readonly children = new Map<string, unknown>();
-  private bound<T>(key: string, make: () => T): T {
-    let c = this.children.get(key) as T | undefined;
-    if (c === undefined) this.children.set(key, (c = make()));
-    return c;
+  /** The series one request touches, per endpoint, provider and outcome (looked up once per request). */
+  private readonly perRequest = new Map<string, ReturnType<GatewayMetrics["makeRequestSeries"]>>();
+  private requestSeries(endpoint: Endpoint, provider: string, outcome: string) {
+    const key = endpoint + "\u0000" + provider + "\u0000" + outcome;
+    let s = this.perRequest.get(key);
+    if (s === undefined) this.perRequest.set(key, (s = this.makeRequestSeries(endpoint, provider, outcome)));
+    return s;
+  }
+  private makeRequestSeries(endpoint: Endpoint, provider: string, outcome: string) {
+    const labels = () => ({ endpoint, provider, outcome });
+    const ep = endpoint + "\u0000" + provider;
+    const key = ep + "\u0000" + outcome;
+    return {
+      requests: this.requests.child(key, labels),
+      duration: this.duration.child(key, labels),
+      ttfb: this.ttfb.child(key, labels),
+      fallbacks: this.fallbacks.child(ep, () => ({ endpoint, provider })),
+      bytes: this.bytes.child(ep, () => ({ endpoint, provider })),
+    };
+  }
+
+  /** The token series of a provider and model, one per entry of TOKEN_KINDS. */
+  private readonly perModel = new Map<string, Array<{ value: number }>>();
+  private tokenSeries(provider: string, model: string): Array<{ value: number }> {
+    const key = provider + "\u0000" + model;
+    let s = this.perModel.get(key);
+    if (s === undefined) this.perModel.set(key, (s = TOKEN_KINDS.map(([kind]) => this.tokens.child(key + "\u0000" + kind, () => ({ provider, model, kind })))));
+    return s;
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */

@@ -347,7 +347,7 @@ describe("gauges read live state at scrape time", () => {
     expect(valueOf(f, "switchyard_store_dropped_total")).toBe(9);
   });
 
-  test("counting a request is cheap and constant: 20,000 observations in well under a second", () => {
+  test("20,000 requests add up exactly; a duration equal to a bucket bound counts in that bucket (le is inclusive)", async () => {
     const m = new GatewayMetrics({
       accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),
       circuit: () => ({ state: "closed" }),
@@ -372,8 +372,25 @@ describe("gauges read live state at scrape time", () => {
     } as const;
     const t0 = performance.now();
     const attempts = [{ target: "p/m", providerId: "p", model: "m", startMs: 0, status: 200 }];
-    for (let i = 0; i < 20_000; i++) m.observe("messages", rec as never, 2048, attempts);
-    // About 10 µs per request with prom-client on this machine; the bound only catches a regression.
-    expect(performance.now() - t0).toBeLessThan(1000);
+    // Durations cycle through 0.05 s (a bound itself), 0.3 s and 700 s (past the last bound: +Inf only).
+    const totals = [50, 300, 700_000];
+    for (let i = 0; i < 20_000; i++) m.observe("messages", { ...rec, totalMs: totals[i % 3]! } as never, 2048, attempts);
+    const f = parseExposition(await m.text());
+    const h = "switchyard_request_duration_seconds";
+    const at = (le: string) => valueOf(f, h, { endpoint: "messages", provider: "p", outcome: "ok", le }, `${h}_bucket`);
+    expect(at("0.05")).toBe(6667);
+    expect(at("0.25")).toBe(6667);
+    expect(at("0.5")).toBe(6667 + 6667);
+    expect(at("600")).toBe(6667 + 6667);
+    expect(at("+Inf")).toBe(20_000);
+    expect(valueOf(f, h, { endpoint: "messages", provider: "p", outcome: "ok" }, `${h}_count`)).toBe(20_000);
+    expect(valueOf(f, h, { endpoint: "messages", provider: "p", outcome: "ok" }, `${h}_sum`)).toBeCloseTo(6667 * 0.05 + 6667 * 0.3 + 6666 * 700, 3);
+    expect(valueOf(f, "switchyard_requests_total", { endpoint: "messages", provider: "p", outcome: "ok" })).toBe(20_000);
+    expect(valueOf(f, "switchyard_upstream_attempts_total", { endpoint: "messages", provider: "p", result: "ok" })).toBe(20_000);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "input" })).toBe(200_000);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "cache_read" })).toBe(20_000);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "reasoning" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_stream_bytes_sent_total", { endpoint: "messages", provider: "p" })).toBe(20_000 * 2048);
+    expect(valueOf(f, "switchyard_fallbacks_total", { endpoint: "messages", provider: "p" })).toBeUndefined();
   });
 });
