@@ -90,10 +90,23 @@ export interface Ids {
   route: () => string;
 }
 
-/** Default id minting: `req_` + 24 hex chars, `sy_` + 32 url-safe chars (opaque, unguessable). */
+/**
+ * 12 lowercase hex chars: the current time in ms since the epoch (48 bits). Ids that start with it sort
+ * (as text, byte order, as SQLite compares them) in the order they were minted, so the store's indexes
+ * on them (usage by request id, traces by route id) grow at their end instead of at random pages.
+ */
+function timeHex(): string {
+  return Date.now().toString(16).padStart(12, "0");
+}
+
+/**
+ * Default id minting: `req_` + 24 hex chars (12 of time, 12 random), `sy_` + 36 chars (12 hex of time,
+ * then 18 random bytes as 24 base64url chars: opaque and unguessable). Both sort by the time they were
+ * minted.
+ */
 export const defaultIds: Ids = {
-  request: () => "req_" + crypto.randomUUID().replaceAll("-", "").slice(0, 24),
-  route: () => "sy_" + Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64url"),
+  request: () => "req_" + timeHex() + Buffer.from(crypto.getRandomValues(new Uint8Array(6))).toString("hex"),
+  route: () => "sy_" + timeHex() + Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url"),
 };
 
 /**

@@ -153,8 +153,10 @@ export class SqliteStore implements Store {
   private earlyFlushScheduled = false;
 
   // write buffers
-  private usageBuf: UsageRecord[] = [];
-  private traceBuf: RouteTrace[] = [];
+  /** Usage rows as `usageInsert` parameters (flat, so a second of them is cheap for the GC to keep). */
+  private usageBuf: UsageParams[] = [];
+  /** Traces as `traceInsert` parameters: route id, request id, ts, the JSON body. */
+  private traceBuf: TraceParams[] = [];
   private bindBuf = new Map<string, Binding>();
   private quotaBuf = new Map<string, QuotaWindow & { updatedAt: number }>();
 
@@ -826,11 +828,14 @@ export class SqliteStore implements Store {
       this.dropped++;
       return;
     }
-    this.usageBuf.push(rec);
+    this.usageBuf.push(usageParams(rec));
     if (this.usageBuf.length >= EARLY_FLUSH_AT) this.scheduleEarlyFlush();
   }
 
-  /** Buffers a route trace for the next flush (serialised then, not now). O(1), never throws. */
+  /**
+   * Buffers a route trace for the next flush, serialised now (one string is cheaper for the GC to keep
+   * for a second than the trace's objects). Never throws: a trace that cannot be serialised is dropped.
+   */
   save(trace: RouteTrace): void {
     if (this.closed || !trace || typeof trace.routeId !== "string") {
       this.dropped++;
@@ -840,7 +845,14 @@ export class SqliteStore implements Store {
       this.dropped++;
       return;
     }
-    this.traceBuf.push(trace);
+    let body: string;
+    try {
+      body = JSON.stringify(trace);
+    } catch {
+      this.dropped++;
+      return;
+    }
+    this.traceBuf.push([trace.routeId, str(trace.requestId) ?? "", intOr(trace.ts, 0), body]);
     if (this.traceBuf.length >= EARLY_FLUSH_AT) this.scheduleEarlyFlush();
   }
 
@@ -860,23 +872,14 @@ export class SqliteStore implements Store {
     this.traceBuf = [];
     this.bindBuf = new Map();
     this.quotaBuf = new Map();
-    // Serialise traces outside the transaction; a trace that cannot be serialised is dropped alone.
-    const traceRows: [string, string, number, string][] = [];
-    for (const t of traces) {
-      try {
-        traceRows.push([t.routeId, str(t.requestId) ?? "", intOr(t.ts, 0), JSON.stringify(t)]);
-      } catch {
-        this.dropped++;
-      }
-    }
     try {
       this.db
         .transaction(() => {
           const ins = this.s.usageInsert;
-          for (const r of usage) ins.run(...usageParams(r));
-          if (traceRows.length) {
+          for (const r of usage) ins.run(...r);
+          if (traces.length) {
             const tins = this.s.traceInsert;
-            for (const row of traceRows) tins.run(...row);
+            for (const row of traces) tins.run(...row);
             this.s.traceTrim.run(this.traceRingSize);
           }
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
@@ -1197,8 +1200,13 @@ function rowToAccount(r: AccountRow): Account {
   return a;
 }
 
+/** Positional parameters of `usageInsert`. */
+type UsageParams = (string | number | null)[];
+/** Positional parameters of `traceInsert`: route id, request id, ts (ms), JSON body. */
+type TraceParams = [string, string, number, string];
+
 /** Positional parameters of `usageInsert`, coerced so a malformed record cannot fail the batch. */
-function usageParams(r: UsageRecord): (string | number | null)[] {
+function usageParams(r: UsageRecord): UsageParams {
   const u = r.usage ?? {};
   return [
     str(r.requestId) ?? "",
