@@ -160,6 +160,39 @@ function formatOf(path: string): Fmt | undefined {
 /** Open held streams (for the idle-streams measurement). */
 let held = 0;
 
+/**
+ * The bench upstream's reply to a POST of `body` (the request's JSON text) to `path`, or undefined for
+ * a path it does not serve. `signal` ends a held stream (the client went away). Used by the server
+ * below and, as a fetch without a network, by scripts/bench-pipeline.ts.
+ */
+export function benchReply(path: string, body: string, signal?: AbortSignal): Response | undefined {
+  const fmt = formatOf(path);
+  if (!fmt) return undefined;
+  const b = BODIES[fmt];
+  if (!body.includes('"stream":true')) return new Response(b.json, { headers: JSON_H });
+  const usage = fmt === "chat" && body.includes('"include_usage":true');
+  if (body.includes("bench-hold")) {
+    held++;
+    let closed = false;
+    const stream = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(b.first);
+      },
+      cancel() {
+        if (!closed) held--;
+        closed = true;
+      },
+    });
+    signal?.addEventListener("abort", () => {
+      if (!closed) held--;
+      closed = true;
+    });
+    return new Response(stream, { headers: SSE });
+  }
+  if (body.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
+  return new Response(usage ? b.smallUsage : b.small, { headers: SSE });
+}
+
 /** Starts the bench upstream on 127.0.0.1:`port` (0 = any free port). */
 export function startBenchUpstream(port = 0) {
   return Bun.serve({
@@ -170,32 +203,8 @@ export function startBenchUpstream(port = 0) {
     async fetch(req) {
       const path = new URL(req.url).pathname;
       if (path === "/held") return new Response(String(held));
-      const fmt = formatOf(path);
-      if (!fmt || req.method !== "POST") return new Response("not found", { status: 404 });
-      const body = await req.text();
-      const b = BODIES[fmt];
-      if (!body.includes('"stream":true')) return new Response(b.json, { headers: JSON_H });
-      const usage = fmt === "chat" && body.includes('"include_usage":true');
-      if (body.includes("bench-hold")) {
-        held++;
-        let closed = false;
-        const stream = new ReadableStream<Uint8Array>({
-          start(c) {
-            c.enqueue(b.first);
-          },
-          cancel() {
-            if (!closed) held--;
-            closed = true;
-          },
-        });
-        req.signal.addEventListener("abort", () => {
-          if (!closed) held--;
-          closed = true;
-        });
-        return new Response(stream, { headers: SSE });
-      }
-      if (body.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
-      return new Response(usage ? b.smallUsage : b.small, { headers: SSE });
+      if (req.method !== "POST") return new Response("not found", { status: 404 });
+      return benchReply(path, await req.text(), req.signal) ?? new Response("not found", { status: 404 });
     },
   });
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bun
+/**
+ * switchyard's own CPU per request, without the network: the real app (startApp, the same config as
+ * scripts/bench) with its upstream `fetch` replaced by the bench upstream's replies made in process
+ * (scripts/bench-upstream.ts `benchReply`), driven through `gateway.handle` by 32 concurrent loops.
+ * What it prints is the pipeline's cost (guard … re-translate, usage, trace, metrics, log line, the
+ * store's flushes) per request, in CPU µs of this process; Bun's HTTP server and a real `fetch` are
+ * not in it (scripts/bench measures those end to end). Its figures move by a few µs between runs,
+ * much less than the end-to-end bench's, which makes it the tool for comparing a change.
+ *
+ * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|all]
+ *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startApp } from "../src/app.ts";
+import type { Endpoint } from "../pipeline/context.ts";
+import { benchReply } from "./bench-upstream.ts";
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const laneArg = opt("--lane") ?? "all";
+const modes = argv.includes("--both") ? [false, true] : [argv.includes("--stream")];
+const requests = Number(opt("--requests") ?? 20_000);
+const rounds = Number(opt("--rounds") ?? 5);
+const concurrency = Number(opt("--concurrency") ?? 32);
+
+const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
+const USER = "Summarise the change in one sentence.";
+/** The lanes of scripts/bench: client endpoint, and the body for a stream flag. */
+const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown }> = {
+  chat: { endpoint: "chat", path: "/v1/chat/completions", body: (stream) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
+  messages: { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "claude-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
+  "messages-chat": { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "gpt-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
+  "responses-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "cchat/gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
+};
+
+const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-pipeline-"));
+writeFileSync(
+  join(dir, "config.yaml"),
+  `providers:
+  - { id: openai, kind: openai, base_url: "http://bench.invalid/v1" }
+  - { id: anthropic, kind: anthropic, base_url: "http://bench.invalid" }
+  - { id: cchat, kind: openai-compatible, base_url: "http://bench.invalid/v1" }
+accounts:
+  - { id: openai-bench, provider: openai, api_key: sk-bench-not-a-secret }
+  - { id: anthropic-bench, provider: anthropic, api_key: sk-bench-not-a-secret }
+  - { id: cchat-bench, provider: cchat, api_key: sk-bench-not-a-secret }
+`,
+);
+
+/** The upstream: the bench upstream's reply, made in process (no socket, no HTTP parsing). */
+const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  const body = typeof init?.body === "string" ? init.body : new TextDecoder().decode(init?.body as Uint8Array);
+  return benchReply(new URL(url).pathname, body, init?.signal ?? undefined) ?? new Response("not found", { status: 404 });
+}) as typeof fetch;
+
+let logged = 0;
+const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++ });
+
+/** Runs `n` requests of one lane, `concurrency` at a time; returns CPU µs and wall µs per request. */
+async function run(lane: (typeof LANES)[string], stream: boolean, n: number) {
+  const text = JSON.stringify(lane.body(stream));
+  const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", "content-length": String(Buffer.byteLength(text)) };
+  const url = app.url + lane.path;
+  let next = 0;
+  let failed = 0;
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < n) {
+        const res = await app.gateway.handle({ request: new Request(url, { method: "POST", headers, body: text }), endpoint: lane.endpoint, peer: "127.0.0.1" });
+        await res.arrayBuffer();
+        if (res.status !== 200) failed++;
+      }
+    }),
+  );
+  const wall = performance.now() - t0;
+  const c = process.cpuUsage(c0);
+  if (failed) throw new Error(`${failed} requests failed`);
+  return { cpuUs: (c.user + c.system) / n, wallUs: (wall * 1000) / n };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const names = laneArg === "all" ? Object.keys(LANES) : laneArg.split(",");
+console.log(`${requests} requests per round, ${rounds} rounds, concurrency ${concurrency}; CPU µs per request (median, min–max)`);
+for (const name of names) {
+  const lane = LANES[name];
+  if (!lane) throw new Error(`unknown lane ${name}`);
+  for (const stream of modes) {
+    await run(lane, stream, Math.min(requests, 5000)); // warm-up (JIT, caches, the first flushes)
+    const cpu: number[] = [];
+    for (let r = 0; r < rounds; r++) cpu.push((await run(lane, stream, requests)).cpuUs);
+    console.log(`${name.padEnd(15)} ${stream ? "stream" : "json  "}  ${median(cpu).toFixed(1).padStart(6)} µs  (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)})`);
+  }
+}
+await app.shutdown(1000);
+rmSync(dir, { recursive: true, force: true });
+if (logged === 0) throw new Error("no request was logged");
