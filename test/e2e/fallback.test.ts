@@ -366,6 +366,30 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(order()).toEqual(["a1", "a1"]);
   });
 
+  test("a JSON (non-streamed) reply cut off mid-body is a failed attempt, retried before anything reaches the client", async () => {
+    const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
+    script({ a1: [{ json, reset_after_bytes: 60 }] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0]).toMatchObject({ type: "text", text: "served by a1" });
+    expect(order()).toEqual(["a1", "a1"]);
+    const trace = gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!)!;
+    expect(trace.attempts.map((a) => a.status ?? a.classification)).toEqual(["transport", 200]);
+  });
+
+  test("a JSON reply that goes silent mid-body is given up after the idle timeout and served by the next attempt", async () => {
+    const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
+    script({ a1: [{ json, stall_after_bytes: 60 }] });
+    const t0 = Date.now();
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toMatch(/^served by a[12]$/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(350); // the provider's idle_timeout_ms is 400
+    expect(order()).toHaveLength(2);
+    const trace = gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!)!;
+    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
+  });
+
   test("a client that disconnects mid-stream aborts the upstream call; usage recorded as client_closed", async () => {
     const sse = textStream("anthropic-messages");
     script({ a1: [{ sse, split_at: [sse.indexOf("two"), sse.indexOf("five")], delay_ms: 1500 }] });
