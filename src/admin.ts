@@ -10,7 +10,6 @@ import { presentedKey } from "../pipeline/guard.ts";
 import type { KeyLookup } from "../pipeline/ports.ts";
 import type { Store } from "./store/types.ts";
 import { StoreError } from "./store/types.ts";
-import { adminOpenApiDocument } from "./openapi.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -114,7 +113,9 @@ export function adminApi(deps: AdminDeps) {
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;
-  // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), read at request time.
+  // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), read at request time. Its
+  // generator (@elysiajs/openapi, @valibot/to-json-schema) is loaded on the first request for it: ~15 MB
+  // of memory an instance that nobody asks for its schema does not need.
   const routes = app;
-  return app.get("/openapi.json", () => adminOpenApiDocument(routes as never));
+  return app.get("/openapi.json", async () => (await import("./openapi.ts")).adminOpenApiDocument(routes as never));
 }

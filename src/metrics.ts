@@ -16,7 +16,10 @@
  * `/health`; a remote caller needs a key with the `admin` scope or the instance's admin token.
  */
 import { Elysia } from "elysia";
-import { Counter, Gauge, Registry } from "prom-client";
+// The classes from their own modules, not the package index (see src/types/prom-client-lib.d.ts).
+import Counter from "prom-client/lib/counter";
+import Gauge from "prom-client/lib/gauge";
+import Registry from "prom-client/lib/registry";
 import { isRemote, type Endpoint } from "../pipeline/context.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "./admin.ts";
@@ -186,7 +189,7 @@ export class GatewayMetrics {
     const registers = [this.registry];
     for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.bytes]) {
       // prom-client's registry reads any metric through `get()`; its types list only its own classes.
-      this.registry.registerMetric(m as unknown as Counter);
+      this.registry.registerMetric(m as unknown as InstanceType<typeof Counter>);
     }
 
     new Gauge({

@@ -22,7 +22,10 @@
  * {@link SubscriptionHealth} wraps the account registry's AccountHealth with these rules and the
  * quota-window reader (SPEC P-5). Nothing here logs a token.
  */
-import { Data, Duration, Effect, Schedule } from "effect";
+import * as Data from "effect/Data";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Schedule from "effect/Schedule";
 import type { Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";

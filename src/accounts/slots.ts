@@ -5,7 +5,9 @@
  * (`Effect.makeSemaphore`, FIFO takes) and the wait is `Effect.timeoutOption`; a client that goes away
  * interrupts its wait through the AbortSignal. Unlimited accounts only count. No global lock.
  */
-import { Duration, Effect, Option } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
 import type { Clock } from "../../pipeline/ports.ts";
 
 /** SPEC A-4: how long a request waits for a slot before moving on, ms. */

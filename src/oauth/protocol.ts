@@ -19,8 +19,7 @@
  *
  * Nothing here logs, and no error message carries a token.
  */
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import * as v from "valibot";
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Credential } from "../../pipeline/ports.ts";
@@ -192,7 +191,9 @@ async function tokenCall(
   const clean: Record<string, string> = {};
   for (const [k, val] of Object.entries(fields)) if (val !== undefined) clean[k] = val;
   // The token endpoint through @effect/platform's HttpClient (fetch-backed; the caller's fetch is
-  // injected for tests, its signal interrupts the call).
+  // injected for tests, its signal interrupts the call). Loaded on first use: most instances never
+  // refresh a token, and the module is a large share of a fresh process's memory.
+  const { FetchHttpClient, HttpClient, HttpClientRequest } = await import("@effect/platform");
   const request = HttpClientRequest.post(url).pipe(
     HttpClientRequest.setHeader("accept", "application/json"),
     encoding === "json" ? HttpClientRequest.bodyUnsafeJson(clean) : HttpClientRequest.bodyUrlParams(clean),

@@ -373,7 +373,7 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).content[0]).toMatchObject({ type: "text", text: "served by a1" });
     expect(order()).toEqual(["a1", "a1"]);
-    const trace = gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!)!;
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
     expect(trace.attempts.map((a) => a.status ?? a.classification)).toEqual(["transport", 200]);
   });
 
@@ -386,7 +386,7 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(((await res.json()) as any).content[0].text).toMatch(/^served by a[12]$/);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(350); // the provider's idle_timeout_ms is 400
     expect(order()).toHaveLength(2);
-    const trace = gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!)!;
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
     expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
   });
 
