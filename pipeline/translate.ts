@@ -134,6 +134,30 @@ export function codexCacheKey(headers: Headers | undefined, body: Record<string,
 }
 
 
+/** `"stream_options":{"include_usage":true},` as UTF-8: SPEC F-3 for a Chat client that did not ask. */
+const INCLUDE_USAGE_MEMBER = new TextEncoder().encode('"stream_options":{"include_usage":true},');
+
+/**
+ * A JSON object's bytes with `member` (`"key":value,`, UTF-8) inserted right after its opening brace,
+ * or undefined when `raw` does not start (after whitespace or a UTF-8 BOM) with `{` followed by a
+ * member (`{}` and anything else fall back to re-serialising). The caller makes sure the key is not
+ * already there. Saves a `JSON.stringify` of the whole body (the conversation) per request.
+ */
+function withLeadingMember(raw: Uint8Array, member: Uint8Array): Uint8Array | undefined {
+  let i = 0;
+  if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) i = 3;
+  while (i < raw.length && (raw[i] === 0x20 || raw[i] === 0x09 || raw[i] === 0x0a || raw[i] === 0x0d)) i++;
+  if (raw[i] !== 0x7b) return undefined;
+  let j = i + 1;
+  while (j < raw.length && (raw[j] === 0x20 || raw[j] === 0x09 || raw[j] === 0x0a || raw[j] === 0x0d)) j++;
+  if (raw[j] !== 0x22) return undefined; // `{}` or not an object
+  const out = new Uint8Array(raw.length - i + member.length);
+  out[0] = 0x7b;
+  out.set(member, 1);
+  out.set(raw.subarray(i + 1), 1 + member.length);
+  return out;
+}
+
 /**
  * Builds the upstream body for `target`. Returns a {@link HubError} (400 in the client's format) when
  * the request cannot be expressed for it (reject portability, invalid body for the hub).
@@ -174,6 +198,11 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
     const sameModel = ctx.body.model === target.model;
     if (sameModel && !needsUsage && !needsStream && !params) {
       return { mode: "native", upstreamFormat, body: ctx.rawBody, upstreamStream, warnings: [] };
+    }
+    if (sameModel && needsUsage && !needsStream && !params && ctx.body.stream_options === undefined) {
+      // The common streaming Chat request: the client's bytes with the usage option put in front.
+      const spliced = withLeadingMember(ctx.rawBody, INCLUDE_USAGE_MEMBER);
+      if (spliced) return { mode: "native", upstreamFormat, body: spliced, upstreamStream, warnings: [] };
     }
     const body: Record<string, unknown> = { ...ctx.body, model: target.model };
     if (needsStream) body.stream = upstreamStream;

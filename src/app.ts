@@ -93,13 +93,10 @@ export const realClock: Clock = {
     }),
 };
 
-/** ms a log line waits at most before it is written (a line per request would be a write per request). */
-export const LOG_FLUSH_MS = 20;
-
 /**
  * Log lines gathered and written together (SPEC O-4: one JSON line per request): under load a write
- * per request is a syscall per request. Flushed {@link LOG_FLUSH_MS} after the first line of a batch,
- * at 64 KiB, and at shutdown.
+ * per request is a syscall per request. Flushed at the end of the current macrotask burst (setImmediate)
+ * or at 64 KiB, and at shutdown.
  */
 export class LineBuffer {
   private lines: string[] = [];
@@ -114,7 +111,7 @@ export class LineBuffer {
     if (this.size >= 64 * 1024) return this.flush();
     if (!this.scheduled) {
       this.scheduled = true;
-      setTimeout(() => this.flush(), LOG_FLUSH_MS);
+      setImmediate(() => this.flush());
     }
   }
 

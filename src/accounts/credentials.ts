@@ -30,7 +30,7 @@ import type { Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
-import { OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
+import { loadTokenClient, OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
 import { readQuotaWindows } from "../quota.ts";
 import { credentialFingerprint, sha256Hex } from "../store/secrets.ts";
 import { StoreError, type QuotaWindow, type Store } from "../store/types.ts";
@@ -252,7 +252,8 @@ export class CredentialManager {
       catch: (e) =>
         e instanceof OAuthError && e.permanent ? new Rejected({ reason: e.message }) : new Temporary({ reason: e instanceof Error ? e.message : "refresh failed" }),
     }).pipe(Effect.timeoutFail({ duration: Duration.millis(this.t.refreshTimeoutMs), onTimeout: () => new Temporary({ reason: "the token endpoint did not answer in time" }) }));
-    const retried = call.pipe(
+    // Loading the token client (first refresh only) is not part of the timed call.
+    const retried = Effect.promise(loadTokenClient).pipe(Effect.zipRight(call)).pipe(
       Effect.retry({
         schedule: Schedule.exponential(Duration.millis(this.t.retryBaseMs)).pipe(Schedule.intersect(Schedule.recurs(this.t.retries))),
         while: (e) => e._tag === "Temporary",

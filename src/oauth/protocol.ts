@@ -181,6 +181,20 @@ export async function refreshTokens(kind: SubscriptionKind, settings: OAuthSetti
   return tokenCall(settings.tokenUrl, "json", body, kind, opts);
 }
 
+let tokenClient: Promise<typeof import("./token-client.ts")> | undefined;
+
+/**
+ * The HTTP client of token calls (@effect/platform's HttpClient modules), loaded on first use: most
+ * instances never refresh a token, and these modules are ~35 MB of a fresh process's memory
+ * (measured from source). Callers that time a token call await this first, so loading (a few
+ * hundred ms once) does not count against the call's timeout. Memoized; never rejects unless the
+ * modules are missing from the install.
+ */
+export function loadTokenClient(): Promise<typeof import("./token-client.ts")> {
+  tokenClient ??= import("./token-client.ts");
+  return tokenClient;
+}
+
 async function tokenCall(
   url: string,
   encoding: "json" | "form",
@@ -191,9 +205,8 @@ async function tokenCall(
   const clean: Record<string, string> = {};
   for (const [k, val] of Object.entries(fields)) if (val !== undefined) clean[k] = val;
   // The token endpoint through @effect/platform's HttpClient (fetch-backed; the caller's fetch is
-  // injected for tests, its signal interrupts the call). Loaded on first use: most instances never
-  // refresh a token, and the module is a large share of a fresh process's memory.
-  const { FetchHttpClient, HttpClient, HttpClientRequest } = await import("@effect/platform");
+  // injected for tests, its signal interrupts the call).
+  const { FetchHttpClient, HttpClient, HttpClientRequest } = await loadTokenClient();
   const request = HttpClientRequest.post(url).pipe(
     HttpClientRequest.setHeader("accept", "application/json"),
     encoding === "json" ? HttpClientRequest.bodyUnsafeJson(clean) : HttpClientRequest.bodyUrlParams(clean),

@@ -102,6 +102,22 @@ describe("native pairs (SPEC F-3)", () => {
     expect(bodyOf(t).stream_options).toEqual({ include_usage: true });
   });
 
+  test("the usage option is put in front of the client's own bytes (spacing, key order and a BOM-less body kept)", () => {
+    const raw = '\n { "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }';
+    const t = ok(translate(ctx("openai-chat", JSON.parse(raw), raw), target("openai"), "strip_with_warning"));
+    expect(new TextDecoder().decode(t.body as Uint8Array)).toBe('{"stream_options":{"include_usage":true}, "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }');
+    expect(bodyOf(t)).toEqual({ stream_options: { include_usage: true }, ...JSON.parse(raw) });
+    // A UTF-8 byte order mark before the object is dropped with the whitespace.
+    const bom = ok(translate(ctx("openai-chat", JSON.parse(raw), "\uFEFF" + raw), target("openai"), "strip_with_warning"));
+    expect(bodyOf(bom)).toEqual({ stream_options: { include_usage: true }, ...JSON.parse(raw) });
+  });
+
+  test("stream_options the client sent (without include_usage) are kept and include_usage added", () => {
+    const body = { model: "up-model", stream: true, stream_options: { chunk_size: 3 }, messages: [{ role: "user", content: "hi" }] };
+    const t = ok(translate(ctx("openai-chat", body), target("openai"), "strip_with_warning"));
+    expect(bodyOf(t)).toEqual({ ...body, stream_options: { chunk_size: 3, include_usage: true } });
+  });
+
   test("combo target params are merged into the upstream body", () => {
     const c = ctx("anthropic-messages", anthropicBody);
     const t = ok(translate(c, target("anthropic", "up-model", { params: { temperature: 0.2 } }), "strip_with_warning"));
