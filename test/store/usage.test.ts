@@ -24,6 +24,22 @@ describe("usage batching", () => {
     s.close();
   });
 
+  test("256 waiting rows are written on the next macrotask, without waiting for the interval (a flush's pause stays short)", async () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 255; i++) s.record(usage({ requestId: `r${i}` }));
+    await Bun.sleep(20);
+    expect(countRows(path, "usage")).toBe(0);
+    s.record(usage({ requestId: "r255" }));
+    expect(countRows(path, "usage")).toBe(0); // never inside the request that filled the batch
+    await Bun.sleep(20);
+    expect(countRows(path, "usage")).toBe(256);
+    for (let i = 0; i < 256; i++) s.save(trace(i));
+    await Bun.sleep(20);
+    expect(countRows(path, "route_traces")).toBe(256);
+    s.close();
+  });
+
   test("close() and flush() write synchronously", () => {
     const path = join(tempDir(), "sy.db");
     const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
