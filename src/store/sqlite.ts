@@ -78,7 +78,7 @@ const MAX_SECRET_LENGTH = 4096;
 /**
  * Buffered usage rows (or traces) that trigger an early flush, on the next macrotask. A flush holds the
  * event loop for ~20 µs per row (usage + trace, measured): 256 rows keep that pause near 5 ms, where
- * one flush per second at a few thousand requests per second held it for 40–70 ms. The CPU per row is
+ * one flush per second at 2,000–3,500 requests per second holds it for 40–70 ms. The CPU per row is
  * the same from batches of ~256 up (microbenchmark of `flush`: 21–24 µs per row at 256, 512 and 3,000).
  */
 const EARLY_FLUSH_AT = 256;
@@ -159,7 +159,7 @@ export class SqliteStore implements Store {
   private earlyFlushScheduled = false;
 
   // write buffers
-  /** Usage rows as `usageInsert` parameters (flat, so a second of them is cheap for the GC to keep). */
+  /** Usage rows as `usageInsert` parameters (flat arrays of primitives until the flush). */
   private usageBuf: UsageParams[] = [];
   /** Traces as `traceInsert` parameters: route id, request id, ts, the JSON body. */
   private traceBuf: TraceParams[] = [];
@@ -839,8 +839,9 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Buffers a route trace for the next flush, serialised now (one string is cheaper for the GC to keep
-   * for a second than the trace's objects). Never throws: a trace that cannot be serialised is dropped.
+   * Buffers a route trace for the next flush, serialised now (the buffer holds one string per trace,
+   * not the trace's object graph, for the GC to keep until the flush). Never throws: a trace that
+   * cannot be serialised is dropped and counted.
    */
   save(trace: RouteTrace): void {
     if (this.closed || !trace || typeof trace.routeId !== "string") {
