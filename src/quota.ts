@@ -35,13 +35,27 @@ export interface QuotaContext {
 /** Maps Claude's `representative-claim` values to the window names of the headers. */
 const CLAIM_WINDOW: Record<string, string> = { five_hour: "5h", seven_day: "7d", seven_day_opus: "7d_opus", seven_day_sonnet: "7d_sonnet" };
 
-/** Every quota window the headers report, or none. Never throws. */
+/**
+ * Every quota window the headers report, or none. Never throws. Runs on every reply: one pass over the
+ * header names decides which of the three header families to read, so a reply pays only for the
+ * family its provider sends (the unified and Codex readers match every header name against a pattern).
+ */
 export function readQuotaWindows(headers: Headers, ctx: QuotaContext): QuotaWindow[] {
   const out: QuotaWindow[] = [];
+  let unified = false;
+  let standard = false;
+  let codex = false;
+  headers.forEach((_, name) => {
+    if (name.startsWith("anthropic-ratelimit-")) {
+      if (name.startsWith("anthropic-ratelimit-unified-")) unified = true;
+      else standard = true;
+    } else if (name.startsWith("x-ratelimit-")) standard = true;
+    else if (name.startsWith("x-codex")) codex = true;
+  });
   try {
-    anthropicUnified(headers, ctx, out);
-    standardWindows(headers, ctx, out);
-    codexWindows(headers, ctx, out);
+    if (unified) anthropicUnified(headers, ctx, out);
+    if (standard) standardWindows(headers, ctx, out);
+    if (codex) codexWindows(headers, ctx, out);
   } catch {
     // a malformed header must never fail a request
   }
