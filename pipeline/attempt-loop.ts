@@ -203,10 +203,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], route:
         }
         attempts++;
         const result = await attemptOnce(ctx, target, account, translated, isLastTarget, deps, { attempts, fallback, release, hints });
-        if ("response" in result) {
-          addWarnings(result.response, translated.warnings, ctx.warnings);
-          return result.response;
-        }
+        if ("response" in result) return result.response;
         last = { ...result, target, account };
         const c = result.classification;
         if (ctx.signal.aborted) break targetLoop;
@@ -280,11 +277,6 @@ function noAccountError(target: Target, picked: Picked): HubError {
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
     : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });
-}
-
-function addWarnings(res: Response, from: Warning[], into: Warning[]): void {
-  new Warnings(into).addAll(from);
-  if (into.length > 0) res.headers.set("x-switchyard-warning", JSON.stringify(into));
 }
 
 /**
@@ -449,7 +441,11 @@ async function attemptOnce(
     trace.status = reply.status;
     deps.health.success(account, provider, target.model, now - started);
     if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
+    // The warnings of the body that was served join the request's before anything records them
+    // (`finish` runs below for a whole reply; the trace is serialised there).
+    new Warnings(ctx.warnings).addAll(translated.warnings);
     const headers = new Headers(ctx.headers);
+    if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
     if (counters.fallback) headers.set("x-switchyard-fallback", "1");
     const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
 

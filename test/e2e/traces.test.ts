@@ -1,0 +1,44 @@
+/**
+ * Route traces (SPEC O-2) record what the client was told: the translation warnings a reply carried in
+ * `X-Switchyard-Warning` are in its stored trace, for whole replies (recorded before the attempt loop
+ * returns) and streamed ones (recorded at the stream's end) alike.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: q1
+    provider: q
+    api_key: env:KEY_Q
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: { KEY_Q: "sk-test-traces-account" } });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+for (const stream of [false, true]) {
+  test(`a Messages request with top_k to a Chat provider (stream: ${stream}): the dropped field is in the header and in the trace`, async () => {
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "q/glm-x", max_tokens: 50, top_k: 5, stream, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const header = JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Array<{ code: string; message: string }>;
+    expect(header.map((w) => w.code)).toContain("dropped_field");
+    expect(header.find((w) => w.code === "dropped_field")!.message).toContain("top_k");
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.warnings).toEqual(header);
+    expect(trace.outcome).toBe("ok");
+  });
+}
