@@ -380,13 +380,14 @@ async function attemptOnce(
       });
     }
 
-    // A JSON reply is read whole (natively, when the executor can); an SSE reply chunk by chunk.
-    const whole = !isSse && reply.bytes !== undefined;
-    if (!whole && !reply.body) {
+    if (!reply.body) {
       controller.abort();
       return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
     }
-    const reader = whole ? wholeBodyReader(reply.bytes!, () => controller.abort()) : (reply.body!.getReader() as unknown as ByteReader);
+    // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
+    // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
+    // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
+    const reader = reply.body.getReader() as unknown as ByteReader;
     const prefix: Uint8Array[] = [];
     let ended = false;
     const idleMs = provider.idleTimeoutMs;
@@ -510,22 +511,6 @@ function describeEffect(c: Classification): string {
     case "remove_pairing":
       return `account/model pairing removed; ${c.loop}`;
   }
-}
-
-/** A {@link ByteReader} over a body read at once: one chunk (none when empty), then done. */
-function wholeBodyReader(bytes: () => Promise<Uint8Array>, cancel: () => void): ByteReader {
-  let read = false;
-  return {
-    async read() {
-      if (read) return { done: true };
-      read = true;
-      const value = await bytes();
-      return value.byteLength > 0 ? { done: false, value } : { done: true };
-    },
-    async cancel() {
-      cancel();
-    },
-  };
 }
 
 async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {

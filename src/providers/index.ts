@@ -132,15 +132,7 @@ export class HttpExecutor implements Executor {
     };
     if (call.account.proxy) init.proxy = call.account.proxy;
     const res = await this.fetchImpl(url, init);
-    return {
-      status: res.status,
-      headers: res.headers,
-      // A getter: touching `body` makes a JS stream of the native one, which `bytes` does without.
-      get body() {
-        return res.body;
-      },
-      bytes: () => res.bytes(),
-    };
+    return { status: res.status, headers: res.headers, body: res.body };
   }
 }
 

@@ -390,6 +390,16 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
   });
 
+  test("a JSON reply that trickles in with gaps shorter than the idle timeout is served whole, by one attempt", async () => {
+    const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
+    // Five gaps of 250 ms: 1.25 s in all, far past the provider's idle_timeout_ms (400), no gap reaching it.
+    script({ a1: [{ json, split_at: [10, 40, 80, 120, 160], delay_ms: 250 }] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("one two three four five six seven eight nine ten");
+    expect(order()).toEqual(["a1"]);
+  });
+
   test("a client that disconnects mid-stream aborts the upstream call; usage recorded as client_closed", async () => {
     const sse = textStream("anthropic-messages");
     script({ a1: [{ sse, split_at: [sse.indexOf("two"), sse.indexOf("five")], delay_ms: 1500 }] });
