@@ -56,6 +56,9 @@ const TOKEN_KINDS = [
   ["reasoning", "reasoningTokens"],
 ] as const;
 
+/** Whether `n` may be added to a counter: a finite number above zero. */
+const countable = (n: number | undefined): n is number => typeof n === "number" && n > 0 && Number.isFinite(n);
+
 /** Provider label of a request that never reached a target (guard rejection, no route). */
 export const NO_PROVIDER = "none";
 
@@ -81,6 +84,9 @@ abstract class SeriesFamily<L extends string, S extends object> {
   /** A fresh series (all zero). */
   protected abstract fresh(): S;
 
+  /** Sets a series back to zero, in place. */
+  protected abstract zero(series: S): void;
+
   /** The series of `labels`, created on first use; `key` must identify the label values. */
   child(key: string, labels: () => LabelSet<L>): S {
     let s = this.series.get(key);
@@ -88,9 +94,12 @@ abstract class SeriesFamily<L extends string, S extends object> {
     return s;
   }
 
-  /** Forgets every series (prom-client's `Registry.resetMetrics`). */
+  /**
+   * Zeroes every series (prom-client's `Registry.resetMetrics`). In place: callers keep the series
+   * objects they looked up, and a zeroed series is left out of the exposition until it counts again.
+   */
   reset(): void {
-    this.series.clear();
+    for (const s of this.series.values()) this.zero(s);
   }
 }
 
@@ -100,6 +109,10 @@ export class LabelledCounter<L extends string> extends SeriesFamily<L, { value: 
 
   protected fresh() {
     return { value: 0 };
+  }
+
+  protected zero(s: { value: number }): void {
+    s.value = 0;
   }
 
   /** prom-client's metric read (name, help, type, values); series never incremented are left out. */
@@ -134,6 +147,12 @@ export class LabelledHistogram<L extends string> extends SeriesFamily<L, Histogr
 
   protected fresh(): HistogramSeries {
     return { counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 };
+  }
+
+  protected zero(s: HistogramSeries): void {
+    s.counts.fill(0);
+    s.sum = 0;
+    s.count = 0;
   }
 
   /** Records `value` (in the buckets' unit) in `series`. */
@@ -302,14 +321,15 @@ export class GatewayMetrics {
       this.attempts.child(endpoint + "\u0000" + p + "\u0000" + result, () => ({ endpoint, provider: p, result })).value++;
     }
     if (rec.fallback) req.fallbacks.value++;
-    if (bytesSent) req.bytes.value += bytesSent;
+    if (countable(bytesSent)) req.bytes.value += bytesSent;
     const model = rec.model;
     if (model !== undefined) {
       const u = rec.usage;
       let series: Array<{ value: number }> | undefined;
       for (let i = 0; i < TOKEN_KINDS.length; i++) {
         const n = u[TOKEN_KINDS[i]![1]];
-        if (!n) continue;
+        // A provider's negative or non-finite count would make a counter go down or stick at +Inf.
+        if (!countable(n)) continue;
         series ??= this.tokenSeries(provider, model);
         series[i]!.value += n;
       }

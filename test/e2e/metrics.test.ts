@@ -347,6 +347,34 @@ describe("gauges read live state at scrape time", () => {
     expect(valueOf(f, "switchyard_store_dropped_total")).toBe(9);
   });
 
+  test("after a registry reset counting starts again from zero; a negative or infinite token count is not added", async () => {
+    const m = new GatewayMetrics({
+      accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),
+      circuit: () => ({ state: "closed" }),
+      store: () => ({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0, lastFlushAt: 0 }),
+      inflight: () => 0,
+    });
+    const rec = (usage: Record<string, number>) =>
+      ({ requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: "m", providerId: "p", model: "m", usage, estimated: false, outcome: "ok", status: 200, ttfbMs: 100, totalMs: 200, attempts: 1, fallback: false }) as never;
+    m.observe("chat", rec({ inputTokens: 10 }), 100);
+    m.observe("chat", rec({ inputTokens: 10 }), 100);
+    let f = parseExposition(await m.text());
+    expect(valueOf(f, "switchyard_requests_total", { endpoint: "chat", provider: "p", outcome: "ok" })).toBe(2);
+    m.registry.resetMetrics();
+    f = parseExposition(await m.text());
+    expect(valueOf(f, "switchyard_requests_total", { endpoint: "chat", provider: "p", outcome: "ok" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_request_duration_seconds", { endpoint: "chat", provider: "p", outcome: "ok" }, "switchyard_request_duration_seconds_count")).toBeUndefined();
+    m.observe("chat", rec({ inputTokens: 7, outputTokens: -8, cacheReadTokens: Infinity, reasoningTokens: Number.NaN }), 50);
+    f = parseExposition(await m.text());
+    expect(valueOf(f, "switchyard_requests_total", { endpoint: "chat", provider: "p", outcome: "ok" })).toBe(1);
+    expect(valueOf(f, "switchyard_request_duration_seconds", { endpoint: "chat", provider: "p", outcome: "ok" }, "switchyard_request_duration_seconds_count")).toBe(1);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "input" })).toBe(7);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "output" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "cache_read" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "reasoning" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_stream_bytes_sent_total", { endpoint: "chat", provider: "p" })).toBe(50);
+  });
+
   test("20,000 requests add up exactly; a duration equal to a bucket bound counts in that bucket (le is inclusive)", async () => {
     const m = new GatewayMetrics({
       accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),

@@ -107,9 +107,9 @@ describe("native pairs (SPEC F-3)", () => {
     const t = ok(translate(ctx("openai-chat", JSON.parse(raw), raw), target("openai"), "strip_with_warning"));
     expect(new TextDecoder().decode(t.body as Uint8Array)).toBe('{"stream_options":{"include_usage":true}, "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }');
     expect(bodyOf(t)).toEqual({ stream_options: { include_usage: true }, ...JSON.parse(raw) });
-    // A UTF-8 byte order mark before the object is dropped with the whitespace.
+    // A UTF-8 byte order mark before the object is dropped with the whitespace; the rest is byte for byte.
     const bom = ok(translate(ctx("openai-chat", JSON.parse(raw), "\uFEFF" + raw), target("openai"), "strip_with_warning"));
-    expect(bodyOf(bom)).toEqual({ stream_options: { include_usage: true }, ...JSON.parse(raw) });
+    expect(Buffer.from(bom.body as Uint8Array).toString("utf8")).toBe('{"stream_options":{"include_usage":true}, "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }');
   });
 
   test("stream_options the client sent (without include_usage) are kept and include_usage added", () => {
