@@ -8,7 +8,7 @@
  * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
  */
 import { codecFor } from "../formats/index.ts";
-import { hubError, Warnings, type HubError, type Warning } from "../formats/hub.ts";
+import { hubError, Warnings, type HubError } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
