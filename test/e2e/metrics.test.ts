@@ -124,6 +124,15 @@ function parseExposition(text: string): Map<string, Family> {
   return families;
 }
 
+/** Metrics of an instance with no live state (no accounts, closed circuits, empty store buffers). */
+const quietMetrics = () =>
+  new GatewayMetrics({
+    accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),
+    circuit: () => ({ state: "closed" }),
+    store: () => ({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0, lastFlushAt: 0 }),
+    inflight: () => 0,
+  });
+
 /** The value of the sample of `name` whose labels include `labels` (exactly one must match). */
 function valueOf(fams: Map<string, Family>, family: string, labels: Record<string, string> = {}, sample = family): number | undefined {
   const f = fams.get(family);
@@ -348,12 +357,7 @@ describe("gauges read live state at scrape time", () => {
   });
 
   test("after a registry reset counting starts again from zero; a negative or infinite token count is not added", async () => {
-    const m = new GatewayMetrics({
-      accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),
-      circuit: () => ({ state: "closed" }),
-      store: () => ({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0, lastFlushAt: 0 }),
-      inflight: () => 0,
-    });
+    const m = quietMetrics();
     const rec = (usage: Record<string, number>) =>
       ({ requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: "m", providerId: "p", model: "m", usage, estimated: false, outcome: "ok", status: 200, ttfbMs: 100, totalMs: 200, attempts: 1, fallback: false }) as never;
     m.observe("chat", rec({ inputTokens: 10 }), 100);
@@ -376,12 +380,7 @@ describe("gauges read live state at scrape time", () => {
   });
 
   test("20,000 requests add up exactly; a duration equal to a bucket bound counts in that bucket (le is inclusive)", async () => {
-    const m = new GatewayMetrics({
-      accounts: () => ({ accounts: [], providers: new Map(), cooldowns: [] }),
-      circuit: () => ({ state: "closed" }),
-      store: () => ({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0, lastFlushAt: 0 }),
-      inflight: () => 0,
-    });
+    const m = quietMetrics();
     const rec = {
       requestId: "r",
       ts: 0,
