@@ -6,9 +6,9 @@
  * What it prints is the pipeline's cost (guard … re-translate, usage, trace, metrics, log line, the
  * store's flushes) per request, in CPU µs of this process; Bun's HTTP server and a real `fetch` are
  * not in it (scripts/bench measures those end to end). Every reply is ready at once, so requests do
- * not overlap the way they do behind a network: the figures are a floor (about half of what the same
- * work costs end to end, measured by giving the fake upstream one event-loop hop). Compare medians
- * of runs made one after the other; on a shared machine a round can be off by 2×.
+ * not overlap the way they do behind a network: the figures are a floor (with a fake upstream that
+ * answers after one event-loop hop the same work measured up to twice as much; docs/performance.md).
+ * Compare medians of runs made one after the other; on a shared machine a round can be off by 2×.
  *
  * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|all]
  *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N]
