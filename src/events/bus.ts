@@ -1,0 +1,94 @@
+/**
+ * The in-process event bus for live state (SPEC 9.4 `GET /admin/api/events`, 9.7 alerts): the request
+ * path publishes, the admin event stream, the dashboard and the alert webhook subscribe. Publishing
+ * with no subscriber costs one length check, so the hot path pays nothing when nobody listens.
+ * Subscribers run synchronously and must not throw or block (queue work of their own instead); a
+ * subscriber that throws is logged and kept.
+ */
+
+/** A request left the gateway (after the stream ended, or the error reply was sent). */
+export interface RequestFinishedEvent {
+  type: "request_finished";
+  /** Epoch ms. */
+  at: number;
+  /** Opaque route id (`sy_…`), resolvable through `GET /admin/api/route-traces/{id}`. */
+  routeId: string;
+  /** Requested model name as the client sent it. */
+  model: string;
+  /** `provider/model` that served it, when one did. */
+  served?: string;
+  provider?: string;
+  account?: string;
+  /** Client key name, when the request presented one. */
+  key?: string;
+  /** Outcome as recorded in usage (`ok`, `error`, `client_closed`, …). */
+  outcome: string;
+  status: number;
+  /** Total latency, ms. */
+  latencyMs: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** Cost in USD when priced (SPEC 9.5). */
+  costUsd?: number;
+}
+
+/** An account's (or account+model's) routing state changed (SPEC 6.3, A-1). */
+export interface AccountStateEvent {
+  type: "account_state";
+  at: number;
+  account: string;
+  /** The model the state applies to; absent when it is about the whole account. */
+  model?: string;
+  /** `cooldown_start` | `cooldown_end` | `lock` | `unlock` | `quarantine` | `circuit_open` | `circuit_closed` | `disabled` | `enabled`. */
+  change: string;
+  /** Human-readable reason (the classification row). */
+  reason?: string;
+  /** Epoch ms when the state ends, when known. */
+  until?: number;
+}
+
+/** An alert (SPEC 9.7), also POSTed to `settings.alerts.webhook`. */
+export interface AlertEvent {
+  type: "alert";
+  /** `quota_threshold` | `account_quarantined` | `account_locked` | `circuit_open` | `circuit_closed`. */
+  event: string;
+  /** Epoch ms. */
+  at: number;
+  /** What it is about, e.g. `account:cc-main` or `key:ci`; never a secret. */
+  subject: string;
+  detail: Record<string, unknown>;
+}
+
+/** Every event the bus carries. */
+export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent;
+
+/** A typed publish/subscribe bus, one per running instance. */
+export class EventBus {
+  private listeners: Array<(event: GatewayEvent) => void> = [];
+
+  /** Whether anybody listens (lets a publisher skip building an event). */
+  get active(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  /** Delivers `event` to every subscriber, synchronously, in subscription order. */
+  publish(event: GatewayEvent): void {
+    const ls = this.listeners;
+    if (ls.length === 0) return;
+    for (let i = 0; i < ls.length; i++) {
+      try {
+        ls[i](event);
+      } catch (error) {
+        console.error(JSON.stringify({ level: "error", msg: "event subscriber failed", error: error instanceof Error ? error.message : String(error) }));
+      }
+    }
+  }
+
+  /** Adds a subscriber; returns the function that removes it. */
+  subscribe(listener: (event: GatewayEvent) => void): () => void {
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+}
