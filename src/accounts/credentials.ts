@@ -31,7 +31,7 @@ import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { loadTokenClient, OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
-import { readQuotaWindows } from "../quota.ts";
+import { readQuotaWindows } from "../providers/quota-headers.ts";
 import { credentialFingerprint, sha256Hex } from "../store/secrets.ts";
 import { StoreError, type QuotaWindow, type Store } from "../store/types.ts";
 

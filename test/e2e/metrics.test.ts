@@ -6,7 +6,7 @@
  * wants an admin key from remote callers. The gauges are also checked against scripted live state.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { GatewayMetrics, type MetricsSources } from "../../src/metrics.ts";
+import { GatewayMetrics, type MetricsSources } from "../../src/http/metrics.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 // ---- a strict little parser of the Prometheus text format (0.0.4) -------------------------------

@@ -5,7 +5,7 @@
  * the admin guard; and generating it changes nothing about how the live routes validate.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_ROUTE_DOCS } from "../../src/openapi.ts";
+import { ADMIN_ROUTE_DOCS } from "../../src/admin/openapi.ts";
 import { VERSION } from "../../src/version.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 

@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { classify, resetTimeOf } from "../../pipeline/classify.ts";
 import { remainingFraction, QuotaBook } from "../../src/accounts/quota.ts";
-import { readQuotaWindows } from "../../src/quota.ts";
+import { readQuotaWindows } from "../../src/providers/quota-headers.ts";
 
 const NOW = 1_789_400_000_000;
 const ctx = (model = "claude-opus-4-1") => ({ accountId: "acct", model, now: NOW });

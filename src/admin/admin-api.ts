@@ -5,11 +5,11 @@
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import { isRemote } from "../pipeline/context.ts";
-import { presentedKey } from "../pipeline/guard.ts";
-import type { KeyLookup } from "../pipeline/ports.ts";
-import type { Store } from "./store/types.ts";
-import { StoreError } from "./store/types.ts";
+import { isRemote } from "../../pipeline/context.ts";
+import { presentedKey } from "../../pipeline/guard.ts";
+import type { KeyLookup } from "../../pipeline/ports.ts";
+import type { Store } from "../store/types.ts";
+import { StoreError } from "../store/types.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {

@@ -29,10 +29,10 @@ import type { CredentialManager } from "../accounts/credentials.ts";
 import { remainingFraction } from "../accounts/quota.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { ConfiguredProvider } from "../config/types.ts";
-import type { Discovery } from "../discovery.ts";
+import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
-import { codexIdentity, isSubscription } from "./protocol.ts";
+import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {

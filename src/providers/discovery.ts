@@ -19,13 +19,13 @@
  * their accounts are discovered only when asked for by provider id). A failed discovery keeps the
  * account's previous list.
  */
-import { KIND_TRAITS } from "../formats/codec.ts";
-import type { Account, Clock, ProviderInfo } from "../pipeline/ports.ts";
-import type { UpstreamCall } from "../pipeline/execute.ts";
-import { claudeCodeHeaders } from "./providers/claude-code.ts";
-import { CODEX_DEFAULT_ORIGINATOR } from "./providers/codex.ts";
-import { headersFor, joinUrl, type CredentialSource } from "./providers/index.ts";
-import type { Store } from "./store/types.ts";
+import { KIND_TRAITS } from "../../formats/codec.ts";
+import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
+import type { UpstreamCall } from "../../pipeline/execute.ts";
+import { claudeCodeHeaders } from "./claude-code.ts";
+import { CODEX_DEFAULT_ORIGINATOR } from "./codex.ts";
+import { headersFor, joinUrl, type CredentialSource } from "./index.ts";
+import type { Store } from "../store/types.ts";
 
 /** Client version sent to the Codex model catalogue (it hides models newer clients need); the recorded Codex CLI's. */
 export const CODEX_CLIENT_VERSION = "0.171.0";

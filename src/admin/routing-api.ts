@@ -22,16 +22,16 @@
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
-import type { WireFormat } from "../formats/hub.ts";
-import { codecFor } from "../formats/index.ts";
-import { ENDPOINT_FORMAT } from "../pipeline/context.ts";
-import { stripClientModelSuffix } from "../pipeline/guard.ts";
-import { planRoute, type TargetOrder } from "../pipeline/order.ts";
-import type { RoutingTable } from "../pipeline/resolve.ts";
-import type { AccountRegistry } from "./accounts/registry.ts";
-import type { AccountStrategy } from "./accounts/selection.ts";
-import { accountsStatus } from "./accounts/status.ts";
-import type { Store } from "./store/types.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+import { codecFor } from "../../formats/index.ts";
+import { ENDPOINT_FORMAT } from "../../pipeline/context.ts";
+import { stripClientModelSuffix } from "../../pipeline/guard.ts";
+import { planRoute, type TargetOrder } from "../../pipeline/order.ts";
+import type { RoutingTable } from "../../pipeline/resolve.ts";
+import type { AccountRegistry } from "../accounts/registry.ts";
+import type { AccountStrategy } from "../accounts/selection.ts";
+import { accountsStatus } from "../accounts/status.ts";
+import type { Store } from "../store/types.ts";
 
 /** What the routing admin routes read. */
 export interface RoutingAdminDeps {

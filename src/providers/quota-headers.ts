@@ -21,8 +21,8 @@
  *   family present in the reply, the default `x-codex-*` numbers are that family's copy: they are
  *   stored for this request's model only, never for the whole account.
  */
-import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
-import { ALL_MODELS, type QuotaWindow } from "./store/types.ts";
+import { epochMs, parseGoDuration } from "../../formats/retry-after.ts";
+import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 
 /** What a reply is about. `now` is ms since the epoch. */
 export interface QuotaContext {

@@ -4,14 +4,14 @@
  * (which runs through the gateway's guard, resolve and order stages first; see {@link countTokensUpstream}).
  */
 import * as v from "valibot";
-import { hubError } from "../formats/hub.ts";
-import { errorResponse, tryHubOf, type RequestContext } from "../pipeline/context.ts";
-import { executeCall, TransportError, type ExecutorFor } from "../pipeline/execute.ts";
-import { pickAccount, verdictDecision, type AccountPool } from "../pipeline/pick.ts";
-import type { AttemptTrace, Clock } from "../pipeline/ports.ts";
-import { estimateInputTokens } from "../pipeline/predicates.ts";
-import type { Target } from "../pipeline/resolve.ts";
-import type { RuntimeConfig } from "./config/types.ts";
+import { hubError } from "../../formats/hub.ts";
+import { errorResponse, tryHubOf, type RequestContext } from "../../pipeline/context.ts";
+import { executeCall, TransportError, type ExecutorFor } from "../../pipeline/execute.ts";
+import { pickAccount, verdictDecision, type AccountPool } from "../../pipeline/pick.ts";
+import type { AttemptTrace, Clock } from "../../pipeline/ports.ts";
+import { estimateInputTokens } from "../../pipeline/predicates.ts";
+import type { Target } from "../../pipeline/resolve.ts";
+import type { RuntimeConfig } from "../config/types.ts";
 
 interface Entry {
   id: string;

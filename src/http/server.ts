@@ -4,8 +4,8 @@
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
-import type { Gateway } from "../pipeline/gateway.ts";
-import type { Endpoint } from "../pipeline/context.ts";
+import type { Gateway } from "../../pipeline/gateway.ts";
+import type { Endpoint } from "../../pipeline/context.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {

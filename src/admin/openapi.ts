@@ -15,9 +15,9 @@ import type { AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { DryRunBody } from "./admin-routing.ts";
-import { AccountCreate, DiscoveryRequest } from "./oauth/admin.ts";
-import { VERSION } from "./version.ts";
+import { DryRunBody } from "./routing-api.ts";
+import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
+import { VERSION } from "../version.ts";
 
 /** The prefix every admin route lives under. */
 export const ADMIN_PREFIX = "/admin/api";
