@@ -22,6 +22,8 @@ import { isSubscription } from "./oauth/protocol.ts";
 import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
 import { adminApi } from "./admin/admin-api.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
+import { controlRoutes } from "./admin/control-routes.ts";
+import { EventBus, type RequestFinishedEvent } from "./events/bus.ts";
 import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
@@ -71,6 +73,8 @@ export interface App {
   inflight: () => number;
   /** Prometheus metrics served at GET /metrics (SPEC O-3). */
   metrics: GatewayMetrics;
+  /** Live events (SPEC 9.4, 9.7): request finished, account state, alerts; served at GET /admin/api/events. */
+  bus: EventBus;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -159,6 +163,30 @@ function assertDataDirFree(dataDir: string): void {
   throw new Error(`another switchyard instance (pid ${pid}${url ? `, ${url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
 }
 
+/** The `request_finished` event of a finished request (SPEC 9.4): its usage row, no bodies, no secrets. */
+function requestFinishedEvent(ctx: RequestContext, rec: UsageRecord, now: number, served: string | undefined): RequestFinishedEvent {
+  const e: RequestFinishedEvent = {
+    type: "request_finished",
+    at: now,
+    routeId: ctx.routeId,
+    requestId: ctx.requestId,
+    model: rec.requestedModel,
+    outcome: rec.outcome,
+    status: rec.status,
+    latencyMs: rec.totalMs,
+    attempts: rec.attempts,
+    fallback: rec.fallback,
+  };
+  if (served !== undefined) e.served = served;
+  if (rec.providerId !== undefined) e.provider = rec.providerId;
+  if (rec.accountId !== undefined) e.account = rec.accountId;
+  if (rec.keyName !== undefined) e.key = rec.keyName;
+  if (rec.ttfbMs !== undefined) e.ttfbMs = rec.ttfbMs;
+  if (rec.usage.inputTokens !== undefined) e.inputTokens = rec.usage.inputTokens;
+  if (rec.usage.outputTokens !== undefined) e.outputTokens = rec.usage.outputTokens;
+  return e;
+}
+
 /** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
 export const ACCOUNT_REREAD_MS = 10_000;
 
@@ -175,7 +203,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
   store.setConfigKeys(cfg.keys);
 
-  const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy });
+  const bus = new EventBus();
+  const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
   const refreshAccounts = async () => {
     const stored = await store.listAccounts();
     const ids = new Set(cfg.accounts.map((a) => a.id));
@@ -296,6 +325,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
     // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
     store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]) : ctx.trace);
+    // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
+    if (bus.active) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
     log(
       JSON.stringify({
         level: f.outcome === "ok" ? "info" : "warn",
@@ -385,7 +416,19 @@ export async function startApp(opts: AppOptions): Promise<App> {
           discovery,
           reload: refreshAccounts,
           clock,
-        })(routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store })(admin)),
+        })(
+          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store })(
+            controlRoutes({
+              bus,
+              registry,
+              providers: () => cfg.providers,
+              discovered: () => discovery.publishedAll(),
+              executorFor,
+              clock,
+              secrets,
+            })(admin),
+          ),
+        ),
     }),
   ).use(metricsRoute(metrics, { keys: store, adminToken }));
 
@@ -456,10 +499,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     adminToken,
     inflight: () => inflight.size,
     metrics,
+    bus,
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
+      registry.close();
       watcher?.();
       void server.stop(false);
       const deadline = Date.now() + graceMs;

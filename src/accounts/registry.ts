@@ -9,6 +9,7 @@ import { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "../.
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
 import type { AccountCandidate, AccountPool, Exclusion, PickHints } from "../../pipeline/pick.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
+import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { Bindings } from "./bindings.ts";
@@ -25,6 +26,12 @@ export interface RegistryOptions {
   slotWaitMs?: number;
   /** Uniform [0, 1) numbers for `random` and `p2c`; default Math.random. */
   rng?: () => number;
+  /**
+   * Where account state changes are published (SPEC 9.4 live events): cooldown start and end, lock and
+   * unlock, quarantine, removed pairings, provider circuits. Events are built only while somebody
+   * listens; ends are found by one timer armed for the earliest known end.
+   */
+  bus?: EventBus;
 }
 
 /** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
@@ -67,12 +74,19 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly rr = new Map<string, number>();
   /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
+  /** The timer that publishes state ends (cooldown_end, unlock, circuit_half_open), and when it fires. */
+  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
+  private expiryAt = Infinity;
+  /** Ends up to this time were already published. */
+  private expiredUpTo: number;
 
   constructor(
     private readonly store: Store | undefined,
     private readonly clock: Clock,
     private readonly opts: RegistryOptions = {},
-  ) {}
+  ) {
+    this.expiredUpTo = clock.now();
+  }
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
   setAccounts(accounts: Account[], providers: Map<string, ProviderInfo>): void {
@@ -116,7 +130,81 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
+    const before = this.quarantined;
     this.quarantined = new Set(state.quarantined.map((q) => q.fingerprint));
+    if (this.opts.bus?.active) {
+      // Quarantines are written by the credential manager (or another instance) and arrive here.
+      for (const q of state.quarantined) {
+        if (before.has(q.fingerprint)) continue;
+        for (const a of this.accounts) if (this.fingerprint(a) === q.fingerprint) this.publish(a.id, a.providerId, "quarantine", { reason: q.reason });
+      }
+    }
+    if (this.opts.bus) {
+      for (const c of this.cooldowns.values()) this.armExpiry(c.until);
+      for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
+      for (const c of this.circuits.values()) this.armExpiry(c.openUntil);
+    }
+  }
+
+  /** Publishes an account state change (SPEC 9.4) when somebody listens. */
+  private publish(account: string, provider: string | undefined, change: string, extra: Omit<Partial<AccountStateEvent>, "type" | "account" | "change"> = {}): void {
+    const bus = this.opts.bus;
+    if (!bus?.active) return;
+    const event: AccountStateEvent = { type: "account_state", at: this.clock.now(), account, change, ...extra };
+    if (provider !== undefined) event.provider = provider;
+    if (event.model === ALL_MODELS) delete event.model;
+    bus.publish(event);
+  }
+
+  /** Publishes a provider-wide change once per account of the provider. */
+  private publishProvider(providerId: string, change: string, extra: Omit<Partial<AccountStateEvent>, "type" | "account" | "change"> = {}): void {
+    if (!this.opts.bus?.active) return;
+    for (const a of this.byProvider.get(providerId) ?? []) this.publish(a.id, providerId, change, extra);
+  }
+
+  private providerOf(accountId: string): string | undefined {
+    return this.accounts.find((a) => a.id === accountId)?.providerId;
+  }
+
+  /** Arms the end timer for a state that ends at `until` (ms since the epoch), when it is the earliest. */
+  private armExpiry(until: number): void {
+    if (!this.opts.bus || until <= this.expiredUpTo || until >= this.expiryAt) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = until;
+    // +5 ms: the timer may fire a little early against the clock's own reading.
+    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, until - this.clock.now()) + 5);
+    (this.expiryTimer as { unref?: () => void }).unref?.();
+  }
+
+  /** Publishes every state that ended since the last scan and re-arms for the next end. */
+  private expire(): void {
+    this.expiryTimer = undefined;
+    this.expiryAt = Infinity;
+    const now = this.clock.now();
+    const from = this.expiredUpTo;
+    this.expiredUpTo = now;
+    const ended = (until: number) => until > from && until <= now;
+    for (const [k, c] of this.cooldowns) {
+      const [accountId, model] = k.split("\u0000") as [string, string];
+      if (ended(c.until)) this.publish(accountId, this.providerOf(accountId), "cooldown_end", { model, reason: `cooldown (${c.reason}) ended` });
+      else if (c.until > now) this.armExpiry(c.until);
+    }
+    for (const [accountId, l] of this.locks) {
+      if (l.until === null) continue;
+      if (ended(l.until)) this.publish(accountId, this.providerOf(accountId), "unlock", { reason: `lock (${l.reason}) ended` });
+      else if (l.until > now) this.armExpiry(l.until);
+    }
+    for (const [providerId, c] of this.circuits) {
+      if (ended(c.openUntil)) this.publishProvider(providerId, "circuit_half_open", { reason: "the next request probes the provider" });
+      else if (c.openUntil > now) this.armExpiry(c.openUntil);
+    }
+  }
+
+  /** Stops the end timer (shutdown). */
+  close(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = Infinity;
   }
 
   /** Why an account may not serve `model` now, with when that ends; undefined when eligible. */
@@ -344,15 +432,19 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       case "lock":
         this.locks.set(account.id, { until: effect.until ?? null, reason: effect.reason });
         this.persist((st) => st.setLock({ accountId: account.id, until: effect.until ?? null, reason: effect.reason, since: now }));
+        if (effect.until) this.armExpiry(effect.until);
+        this.publish(account.id, account.providerId, "lock", { reason: effect.reason, ...(effect.until ? { until: effect.until } : {}) });
         return;
       case "credential":
         // Without a refresh path (API keys), a rejected credential disables the account until changed.
         this.locks.set(account.id, { until: null, reason: effect.reason });
         this.persist((st) => st.setLock({ accountId: account.id, until: null, reason: effect.reason, since: now }));
+        this.publish(account.id, account.providerId, "lock", { reason: effect.reason });
         return;
       case "remove_pairing":
         this.removed.set(key(account.id, model), { until: null, reason: effect.reason });
         this.persist((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until: null, since: now }));
+        this.publish(account.id, account.providerId, "model_removed", { model, reason: effect.reason });
         return;
     }
   }
@@ -364,12 +456,16 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (circuit) {
       this.circuits.delete(provider.id);
       this.persist((st) => st.clearCircuit(provider.id));
+      this.publishProvider(provider.id, "circuit_closed", { reason: "a request succeeded" });
     }
     for (const m of [model, ALL_MODELS]) {
       const k = key(account.id, m);
-      if (this.cooldowns.has(k)) {
+      const c = this.cooldowns.get(k);
+      if (c) {
         this.cooldowns.delete(k);
         this.persist((st) => st.clearCooldown(account.id, m));
+        // A cooldown that had already run out was announced by the end timer.
+        if (c.until > this.clock.now()) this.publish(account.id, account.providerId, "cooldown_end", { model: m, reason: "a request succeeded" });
       }
     }
   }
@@ -393,6 +489,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       this.circuits.set(providerId, { openUntil, probing: false });
       this.serverErrors.set(providerId, 0);
       this.persist((st) => st.setCircuit({ providerId, openUntil, reason: `${CIRCUIT_THRESHOLD} consecutive 5xx`, since: now }));
+      this.armExpiry(openUntil);
+      this.publishProvider(providerId, "circuit_open", { reason: c ? "the half-open probe failed" : `${CIRCUIT_THRESHOLD} consecutive 5xx`, until: openUntil });
     }
   }
 
@@ -413,6 +511,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private setCooldown(accountId: string, model: string, until: number, reason: string, level: number): void {
     this.cooldowns.set(key(accountId, model), { until, reason, level });
     this.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.clock.now() }));
+    this.armExpiry(until);
+    if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
   }
 }
 

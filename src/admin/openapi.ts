@@ -17,6 +17,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
+import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
 import { VERSION } from "../version.ts";
 
 /** The prefix every admin route lives under. */
@@ -29,7 +30,21 @@ export interface AdminRouteDoc {
   body?: v.GenericSchema;
   /** The query parameters the handler reads (valibot object). */
   query?: v.GenericSchema;
+  /** The JSON answer (status 200 unless keyed by status), or for `stream` routes one event's data. */
+  response?: v.GenericSchema | Record<number, v.GenericSchema>;
+  /** A Server-Sent Events route: the answer is `text/event-stream`, `response` describes one event's data. */
+  stream?: boolean;
 }
+
+/** The error answer of every admin route (400 bad input, 404 unknown object, 409 read-only or taken). */
+export const ErrorReply = v.object({
+  error: v.object({
+    message: v.string(),
+    type: v.string(),
+    param: v.pipe(v.nullable(v.string()), v.description("The offending field's path, e.g. targets[0].model.")),
+    code: v.nullable(v.string()),
+  }),
+});
 
 /** Query of `GET /usage`. */
 const UsageQuery = v.object({
@@ -60,6 +75,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "POST /admin/api/discovery": { summary: "Run model discovery now for a provider or account.", body: DiscoveryRequest },
   "GET /admin/api/quota": { summary: "Live quota windows per account." },
   "GET /admin/api/openapi.json": { summary: "This document." },
+  ...CONTROL_ROUTE_DOCS,
 };
 
 /** valibot → JSON Schema for OpenAPI 3.1 (draft 2020-12); an unconvertible part becomes `{}`, never a 500. */
@@ -86,8 +102,13 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
       // Copies: the live routes' hooks stay exactly as they are.
       const doc = ADMIN_ROUTE_DOCS[`${r.method} ${r.path}`];
       const hooks = { ...r.hooks };
-      if (doc?.body && !hooks.body) hooks.body = doc.body;
+      if (doc?.body && !hooks.body) {
+        hooks.body = doc.body;
+        // A route that reads its own body (parse: "none") still takes JSON.
+        delete hooks.parse;
+      }
       if (doc?.query && !hooks.query) hooks.query = doc.query;
+      if (doc?.response && !hooks.response) hooks.response = doc.response;
       hooks.detail = { tags: ["admin"], ...(doc ? { summary: doc.summary } : {}), ...hooks.detail };
       return { ...r, hooks };
     });
@@ -95,10 +116,26 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
   const view = { getGlobalRoutes: () => routes, getGlobalDefinitions: () => ({ type: {} }) } as unknown as AnyElysia;
   const { paths, components } = toOpenAPISchema(view, { staticFile: false }, undefined, { valibot: valibotToJsonSchema } as never, "3.1.0");
   // The admin API reads JSON bodies only (the generator also lists form encodings).
-  for (const item of Object.values(paths as Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>)) {
-    for (const op of Object.values(item)) {
-      const content = op?.requestBody?.content;
+  const errorSchema = valibotToJsonSchema(ErrorReply);
+  type Op = { requestBody?: { content?: Record<string, unknown> }; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };
+  for (const [path, item] of Object.entries(paths as Record<string, Record<string, Op>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!op) continue;
+      const content = op.requestBody?.content;
       if (content) for (const type of Object.keys(content)) if (type !== "application/json") delete content[type];
+      const doc = ADMIN_ROUTE_DOCS[`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`];
+      const ok = op.responses?.["200"];
+      if (doc?.stream && ok?.content) {
+        // One SSE event's data; the stream itself is text/event-stream.
+        const schema = Object.values(ok.content)[0] as { schema?: unknown } | undefined;
+        ok.content = { "text/event-stream": { schema: { type: "string", description: "Server-Sent Events; each event's data is JSON of this shape.", contentSchema: schema?.schema } } };
+      }
+      // The generator lists every media type for an answer too: JSON only.
+      for (const r of Object.values(op.responses ?? {})) {
+        if (r?.content) for (const type of Object.keys(r.content)) if (type !== "application/json" && type !== "text/event-stream") delete r.content[type];
+      }
+      op.responses ??= {};
+      op.responses["4XX"] ??= { description: "Bad input (400), unknown object (404), read-only or taken (409), no admin key (401).", content: { "application/json": { schema: errorSchema } } };
     }
   }
   return {

@@ -13,6 +13,8 @@ export interface RequestFinishedEvent {
   at: number;
   /** Opaque route id (`sy_…`), resolvable through `GET /admin/api/route-traces/{id}`. */
   routeId: string;
+  /** The request id (X-Request-Id). */
+  requestId?: string;
   /** Requested model name as the client sent it. */
   model: string;
   /** `provider/model` that served it, when one did. */
@@ -26,6 +28,12 @@ export interface RequestFinishedEvent {
   status: number;
   /** Total latency, ms. */
   latencyMs: number;
+  /** ms from arrival to the first byte sent to the client, when one was sent. */
+  ttfbMs?: number;
+  /** Upstream attempts made. */
+  attempts?: number;
+  /** Served by another target or account than the first choice (SPEC 2.4 X-Switchyard-Fallback). */
+  fallback?: boolean;
   inputTokens?: number;
   outputTokens?: number;
   /** Cost in USD when priced (SPEC 9.5). */
@@ -37,9 +45,15 @@ export interface AccountStateEvent {
   type: "account_state";
   at: number;
   account: string;
+  /** The account's provider id. */
+  provider?: string;
   /** The model the state applies to; absent when it is about the whole account. */
   model?: string;
-  /** `cooldown_start` | `cooldown_end` | `lock` | `unlock` | `quarantine` | `circuit_open` | `circuit_closed` | `disabled` | `enabled`. */
+  /**
+   * `cooldown_start` | `cooldown_end` | `lock` | `unlock` | `quarantine` | `model_removed` |
+   * `circuit_open` | `circuit_half_open` | `circuit_closed` | `disabled` | `enabled`. Circuit changes are
+   * provider-wide and published once per account of the provider.
+   */
   change: string;
   /** Human-readable reason (the classification row). */
   reason?: string;

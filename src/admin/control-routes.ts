@@ -1,0 +1,155 @@
+/**
+ * Admin routes for watching and steering the running gateway (SPEC 9.3, 9.4), mounted through
+ * AdminDeps.extend so the admin guard applies:
+ *
+ * - `GET /admin/api/events`: live events as Server-Sent Events (events-stream.ts).
+ * - `GET /admin/api/providers`: ids, kinds, formats, base URLs, configured and discovered models,
+ *   account ids and circuit state per provider; never credentials.
+ * - `POST /admin/api/accounts/{id}/test`: one minimal upstream call (account-test.ts).
+ *
+ * The JSON shapes are in /work/notes/admin-api.md (the contract the dashboard codes against) and in
+ * the OpenAPI document (openapi.ts).
+ */
+import type { Elysia } from "elysia";
+import * as v from "valibot";
+import type { ExecutorFor } from "../../pipeline/execute.ts";
+import type { Clock } from "../../pipeline/ports.ts";
+import type { AccountRegistry } from "../accounts/registry.ts";
+import type { ConfiguredProvider } from "../config/types.ts";
+import type { EventBus } from "../events/bus.ts";
+import { testAccount } from "./account-test.ts";
+import { eventStream, EventsQuery } from "./events-stream.ts";
+import { adminError, parseInput, readJson } from "./replies.ts";
+
+/** What the control routes read. */
+export interface ControlDeps {
+  bus: EventBus;
+  registry: AccountRegistry;
+  providers: () => Map<string, ConfiguredProvider>;
+  /** Models discovered per provider (SPEC P-6). */
+  discovered: () => Map<string, string[]>;
+  executorFor: ExecutorFor;
+  clock: Clock;
+  secrets: () => Iterable<string>;
+}
+
+/** Body of `POST /accounts/{id}/test` (the body itself is optional). */
+export const AccountTestBody = v.object({
+  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first known model)."))),
+});
+
+/** One provider as `GET /providers` lists it. */
+export const ProviderView = v.object({
+  id: v.string(),
+  kind: v.string(),
+  format: v.string(),
+  baseUrl: v.string(),
+  source: v.picklist(["builtin", "config", "db"]),
+  models: v.record(v.string(), v.record(v.string(), v.unknown())),
+  discoveredModels: v.array(v.string()),
+  accounts: v.array(v.string()),
+  circuit: v.object({ state: v.picklist(["closed", "open", "half-open"]), openUntil: v.optional(v.number()), consecutive5xx: v.number() }),
+});
+
+/** The answer of `GET /providers`. */
+export const ProvidersReply = v.object({ providers: v.array(ProviderView) });
+
+/** The answer of `POST /accounts/{id}/test`. */
+export const AccountTestReply = v.object({
+  ok: v.boolean(),
+  status: v.pipe(v.number(), v.description("HTTP status of the upstream reply; 0 when none came (connection refused, timeout).")),
+  latency_ms: v.number(),
+  model: v.string(),
+  error: v.optional(v.string()),
+});
+
+/** Adds the control routes to the admin app (use inside AdminDeps.extend). */
+export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
+  return (app) =>
+    app
+      .get("/events", ({ request, query }) => {
+        const q = parseInput(EventsQuery, query, "query");
+        if (!q.ok) return q.response;
+        const types = q.value.types ? new Set(q.value.types.split(",")) : undefined;
+        return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now() });
+      })
+      .get("/providers", () => {
+        const discovered = deps.discovered();
+        const accounts = deps.registry.list();
+        return {
+          providers: [...deps.providers().values()].map((p) => ({
+            id: p.id,
+            kind: p.kind,
+            format: p.format,
+            baseUrl: p.baseUrl,
+            source: p.source,
+            models: p.models,
+            discoveredModels: discovered.get(p.id) ?? [],
+            accounts: accounts.filter((a) => a.providerId === p.id).map((a) => a.id),
+            circuit: deps.registry.circuitState(p.id),
+          })),
+        };
+      })
+      .post(
+        "/accounts/:id/test",
+        async ({ params, request }) => {
+          const id = decodeURIComponent(params.id);
+          const account = deps.registry.list().find((a) => a.id === id);
+          if (!account) return adminError(404, `No account ${id}.`, "id");
+          const raw = await readJson(request);
+          if (!raw.ok) return raw.response;
+          const body = parseInput(AccountTestBody, raw.value ?? {});
+          if (!body.ok) return body.response;
+          const provider = deps.providers().get(account.providerId);
+          if (!provider) return adminError(409, `Account ${id} names provider ${account.providerId}, which is not configured.`);
+          const model = body.value.model ?? Object.keys(provider.models)[0] ?? account.models?.[0] ?? deps.discovered().get(provider.id)?.[0];
+          if (!model) return adminError(400, `No model is known for provider ${provider.id}: give one as {"model": "…"}.`, "model");
+          return testAccount(deps, provider, account, model);
+        },
+        { parse: "none" },
+      ) as never;
+}
+
+/** OpenAPI documentation of the control routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
+export const CONTROL_ROUTE_DOCS = {
+  "GET /admin/api/events": {
+    summary: "Live events as Server-Sent Events: request_finished, account_state, alert (data = the JSON below); `: ping` every 15 s.",
+    query: EventsQuery,
+    stream: true,
+    response: v.union([
+      v.object({
+        type: v.literal("request_finished"),
+        at: v.number(),
+        routeId: v.string(),
+        requestId: v.optional(v.string()),
+        model: v.string(),
+        served: v.optional(v.string()),
+        provider: v.optional(v.string()),
+        account: v.optional(v.string()),
+        key: v.optional(v.string()),
+        outcome: v.string(),
+        status: v.number(),
+        latencyMs: v.number(),
+        ttfbMs: v.optional(v.number()),
+        attempts: v.optional(v.number()),
+        fallback: v.optional(v.boolean()),
+        inputTokens: v.optional(v.number()),
+        outputTokens: v.optional(v.number()),
+        costUsd: v.optional(v.number()),
+      }),
+      v.object({
+        type: v.literal("account_state"),
+        at: v.number(),
+        account: v.string(),
+        provider: v.optional(v.string()),
+        model: v.optional(v.string()),
+        change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "model_removed", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
+        reason: v.optional(v.string()),
+        until: v.optional(v.number()),
+      }),
+      v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) }),
+    ]),
+  },
+  "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids, circuit state; never credentials.", response: ProvidersReply },
+  "POST /admin/api/accounts/:id/test": { summary: "One minimal upstream call with this account; writes no cooldown.", body: AccountTestBody, response: AccountTestReply },
+};

@@ -1,0 +1,126 @@
+/**
+ * `GET /admin/api/events` (SPEC 9.3, 9.4, 9.7): the event bus (src/events/bus.ts) as Server-Sent
+ * Events, one SSE event per bus event:
+ *
+ * ```
+ * id: 17
+ * event: request_finished | account_state | alert
+ * data: {"type":"request_finished",…}
+ * ```
+ *
+ * The first frame is `event: hello` (`{at, heartbeatMs}`); a comment line `: ping` follows every
+ * {@link HEARTBEAT_MS} so proxies and browsers keep the connection. `?types=a,b` keeps only those event
+ * types.
+ *
+ * Back-pressure: each connection has its own bounded queue (the stream's queue, measured in bytes).
+ * A reader that lets more than {@link MAX_QUEUED_BYTES} pile up is sent `event: dropped` and
+ * disconnected; the publisher never waits, so a slow dashboard cannot slow a request down. A client
+ * that goes away (its request's signal aborts, or the stream is cancelled) is unsubscribed at once.
+ */
+import * as v from "valibot";
+import type { EventBus, GatewayEvent } from "../events/bus.ts";
+
+/** Interval of the `: ping` comment lines, ms. */
+export const HEARTBEAT_MS = 15_000;
+/** Bytes a connection may have queued before it is dropped as a slow reader (1 MiB). */
+export const MAX_QUEUED_BYTES = 1024 * 1024;
+
+/** The event types a client may ask for with `?types=`. */
+export const EVENT_TYPES = ["request_finished", "account_state", "alert"] as const;
+
+/** Query of `GET /events`. */
+export const EventsQuery = v.object({
+  types: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^(request_finished|account_state|alert)(,(request_finished|account_state|alert))*$/, "types is a comma-separated list of request_finished, account_state, alert"),
+      v.description("Comma-separated event types to receive (default: all)."),
+    ),
+  ),
+});
+
+const enc = new TextEncoder();
+
+/** One SSE frame. `data` is JSON on one line (JSON.stringify never emits a raw newline). */
+function frame(event: string, data: unknown, id?: number): Uint8Array {
+  return enc.encode(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** Options of {@link eventStream}. */
+export interface EventStreamOptions {
+  /** Only these event types; all when absent. */
+  types?: ReadonlySet<string>;
+  /** Aborts when the client goes away. */
+  signal?: AbortSignal;
+  heartbeatMs?: number;
+  maxQueuedBytes?: number;
+  now?: () => number;
+}
+
+/**
+ * Subscribes to `bus` and answers the events as an SSE Response. The subscription ends when the client
+ * disconnects, cancels the body, or falls more than `maxQueuedBytes` behind.
+ */
+export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Response {
+  const heartbeatMs = opts.heartbeatMs ?? HEARTBEAT_MS;
+  const maxQueued = opts.maxQueuedBytes ?? MAX_QUEUED_BYTES;
+  let unsubscribe: (() => void) | undefined;
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let closed = false;
+  let seq = 0;
+  const stop = () => {
+    if (closed) return;
+    closed = true;
+    unsubscribe?.();
+    if (heartbeat) clearInterval(heartbeat);
+    opts.signal?.removeEventListener("abort", stop);
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const send = (chunk: Uint8Array): boolean => {
+          if (closed) return false;
+          // desiredSize = highWaterMark − bytes queued: below zero the reader is maxQueued behind.
+          if ((controller.desiredSize ?? 0) < 0) {
+            stop();
+            try {
+              controller.enqueue(frame("dropped", { reason: "slow reader", at: (opts.now ?? Date.now)() }));
+              controller.close();
+            } catch {
+              // already closed
+            }
+            return false;
+          }
+          try {
+            controller.enqueue(chunk);
+            return true;
+          } catch {
+            stop();
+            return false;
+          }
+        };
+        send(frame("hello", { at: (opts.now ?? Date.now)(), heartbeatMs }));
+        unsubscribe = bus.subscribe((event: GatewayEvent) => {
+          if (opts.types && !opts.types.has(event.type)) return;
+          send(frame(event.type, event, ++seq));
+        });
+        heartbeat = setInterval(() => send(enc.encode(": ping\n\n")), heartbeatMs);
+        if (opts.signal?.aborted) stop();
+        else opts.signal?.addEventListener("abort", stop, { once: true });
+      },
+      cancel() {
+        stop();
+      },
+    },
+    { highWaterMark: maxQueued, size: (chunk) => chunk?.byteLength ?? 0 },
+  );
+  return new Response(body, {
+    status: 200,
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+}

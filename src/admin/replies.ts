@@ -1,0 +1,49 @@
+/**
+ * Replies shared by the admin routes (SPEC 9.3): the error shape `{error: {message, type, param, code}}`
+ * with 400 (bad input, `param` naming the field), 404 (unknown object), 409 (read-only or taken), and
+ * valibot parsing of bodies and queries into that shape.
+ */
+import * as v from "valibot";
+
+/** An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault. */
+export function adminError(status: number, message: string, param: string | null = null, code: string | null = null, extra: Record<string, unknown> = {}): Response {
+  const type = status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : "invalid_request_error";
+  return new Response(JSON.stringify({ error: { message, type, param, code, ...extra } }), {
+    status,
+    headers: { "content-type": "application/json" },
+  });
+}
+
+/**
+ * Parses `input` with `schema`. On failure, the 400 reply names the first issue's path (dot and bracket
+ * notation, e.g. `targets[0].model`) in `param` and at the start of `message`.
+ */
+export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown, what = "body"): { ok: true; value: v.InferOutput<S> } | { ok: false; response: Response } {
+  const r = v.safeParse(schema, input);
+  if (r.success) return { ok: true, value: r.output };
+  const issue = r.issues[0];
+  const path = issuePath(issue);
+  return { ok: false, response: adminError(400, `${path ? `${path}: ` : `${what}: `}${issue.message}`, path || null) };
+}
+
+/** The path of a valibot issue as `a.b[0].c`; empty at the root. */
+export function issuePath(issue: v.BaseIssue<unknown>): string {
+  let out = "";
+  for (const item of issue.path ?? []) {
+    const k = item.key;
+    if (typeof k === "number") out += `[${k}]`;
+    else out += out ? `.${String(k)}` : String(k);
+  }
+  return out;
+}
+
+/** Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON. */
+export async function readJson(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const text = await request.text();
+  if (text.trim() === "") return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false, response: adminError(400, "The body is not valid JSON.") };
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * `GET /admin/api/providers` and `POST /admin/api/accounts/{id}/test` (SPEC 9.3) through the real
+ * gateway: providers without credentials; an account test makes exactly one upstream call with the
+ * account's own key and writes no cooldown, whatever the upstream says.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    models:
+      claude-x: { context_window: 200000, images: true }
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: g
+    kind: gemini
+    base_url: "{{FAKE}}"
+accounts:
+  - id: a1
+    provider: p
+    api_key: env:KEY_A1
+  - id: q1
+    provider: q
+    api_key: env:KEY_Q1
+  - id: g1
+    provider: g
+    api_key: env:KEY_G1
+`;
+const ENV = { KEY_A1: "sk-test-account-one", KEY_Q1: "sk-test-account-q", KEY_G1: "gm-test-account-g" };
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: ENV });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const post = (path: string, body?: unknown) =>
+  fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+describe("GET /admin/api/providers", () => {
+  test("lists configured and built-in providers with kinds, base URLs, models, accounts; no credential", async () => {
+    const res = await fetch(`${gw.url}/admin/api/providers`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const secret of Object.values(ENV)) expect(text).not.toContain(secret);
+    const { providers } = JSON.parse(text) as { providers: any[] };
+    const p = providers.find((x) => x.id === "p");
+    expect(p).toEqual({
+      id: "p",
+      kind: "anthropic",
+      format: "anthropic-messages",
+      baseUrl: gw.fake.url,
+      source: "config",
+      models: { "claude-x": { contextWindow: 200000, images: true } },
+      discoveredModels: [],
+      accounts: ["a1"],
+      circuit: { state: "closed", consecutive5xx: 0 },
+    });
+    expect(providers.find((x) => x.id === "q")).toMatchObject({ kind: "openai-compatible", format: "openai-chat", baseUrl: `${gw.fake.url}/v1`, accounts: ["q1"] });
+    // The built-ins are there too, without accounts here.
+    expect(providers.find((x) => x.id === "cc")).toMatchObject({ kind: "claude-code", source: "builtin", accounts: [] });
+  });
+});
+
+describe("POST /admin/api/accounts/{id}/test", () => {
+  test("one minimal upstream call with the account's key; ok with status and latency", async () => {
+    const before = gw.fake.requests.length;
+    const res = await post("/accounts/a1/test");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ ok: true, status: 200, model: "claude-x" });
+    expect(typeof body.latency_ms).toBe("number");
+    expect(body.error).toBeUndefined();
+    const sent = gw.fake.requests.slice(before);
+    expect(sent.length).toBe(1);
+    expect(sent[0].path).toBe("/v1/messages");
+    expect(sent[0].headers["x-api-key"]).toBe(ENV.KEY_A1);
+    expect(sent[0].body).toEqual({ model: "claude-x", max_tokens: 1, messages: [{ role: "user", content: "ping" }] });
+  });
+
+  test("a 429 is reported, and no cooldown is written (the account stays eligible)", async () => {
+    gw.fake.enqueue({ status: 429, headers: { "retry-after": "120" }, json: { error: { message: "Rate limit reached", type: "rate_limit_error" } } });
+    const before = gw.fake.requests.length;
+    const res = await post("/accounts/q1/test", { model: "glm-x" });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ ok: false, status: 429, model: "glm-x" });
+    expect(body.error).toContain("Rate limit reached");
+    expect(gw.fake.requests.length - before).toBe(1);
+    expect(gw.fake.requests.at(-1)!.body).toEqual({ model: "glm-x", messages: [{ role: "user", content: "ping" }], max_tokens: 1 });
+    const status = (await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as any;
+    const q1 = status.accounts.find((a: any) => a.id === "q1");
+    expect(q1.cooldowns).toEqual([]);
+    expect(q1.eligible).toBe(true);
+    // The very next request goes to the account the test saw limited.
+    const next = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "q/glm-x", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(next.status).toBe(200);
+    await next.text();
+  });
+
+  test("a Gemini account is tested in Gemini's format", async () => {
+    const before = gw.fake.requests.length;
+    const res = await post("/accounts/g1/test", { model: "gemini-x" });
+    expect(((await res.json()) as any).ok).toBe(true);
+    const sent = gw.fake.requests.slice(before);
+    expect(sent.length).toBe(1);
+    expect(sent[0].format).toBe("gemini");
+    expect(sent[0].model).toBe("gemini-x");
+  });
+
+  test("unreachable upstream: status 0 and the reason", async () => {
+    // A closed port (the discard port) through a second gateway.
+    const dead = await startGateway(
+      `
+providers:
+  - id: d
+    kind: anthropic
+    base_url: "http://127.0.0.1:9"
+accounts:
+  - id: d1
+    provider: d
+    api_key: env:KEY_A1
+`,
+      { env: ENV },
+    );
+    try {
+      const res = await fetch(`${dead.url}/admin/api/accounts/d1/test`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "claude-x" }) });
+      const body = (await res.json()) as any;
+      expect(body).toMatchObject({ ok: false, status: 0, model: "claude-x" });
+      expect(body.error).toContain("could not be reached");
+      expect(JSON.stringify(body)).not.toContain(ENV.KEY_A1);
+    } finally {
+      await dead.stop();
+    }
+  });
+
+  test("unknown account 404; no known model 400 naming model; bad body 400", async () => {
+    const r404 = await post("/accounts/nope/test");
+    expect(r404.status).toBe(404);
+    const r400 = await post("/accounts/q1/test");
+    expect(r400.status).toBe(400);
+    expect(((await r400.json()) as any).error.param).toBe("model");
+    const bad = await post("/accounts/a1/test", { model: 5 });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model: model must be a string" });
+  });
+});
