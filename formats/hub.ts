@@ -403,6 +403,14 @@ export class FormatError extends Error {
   }
 }
 
+/**
+ * A {@link FormatError} for a client body the format cannot accept: kind `invalid_request` (400),
+ * with `param` (the dotted path of the offending field) when given.
+ */
+export function invalidRequest(message: string, param?: string): FormatError {
+  return new FormatError(hubError("invalid_request", message, param ? { param } : {}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Warnings
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import type { EncoderOptions } from "../formats/codec.ts";
 import type { HubResponse } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
 import type { RequestContext } from "./context.ts";
+import { isObj, type JsonObject as Json } from "../formats/json.ts";
 
 /** Which housekeeping probe a request is. */
 export type ProbeKind = "quota" | "warmup" | "topic" | "title";
@@ -38,9 +39,6 @@ export function isClaudeCodeClient(headers: Headers): boolean {
   const ua = headers.get("user-agent") ?? "";
   return ua.startsWith("claude-cli/") || (headers.get("x-app") ?? "").trim().toLowerCase() === "cli";
 }
-
-type Json = Record<string, unknown>;
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The whole text of a message content (string or text blocks); undefined when any block is not text. */
 function contentText(content: unknown): string | undefined {

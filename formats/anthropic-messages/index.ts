@@ -8,7 +8,9 @@ import type { FormatCodec } from "../codec.ts";
 import { createDecoder } from "./decoder.ts";
 import { createEncoder } from "./encoder.ts";
 import { errorBody, parseError } from "./errors.ts";
-import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
+import { buildRequest } from "./build.ts";
+import { parseRequest } from "./parse.ts";
+import { tidyRequest } from "./tidy.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
@@ -18,7 +20,8 @@ export { AnthropicEncoder, PING_FRAME } from "./encoder.ts";
 export { errorFrame, errorFromObject } from "./errors.ts";
 export { AnthropicTap } from "./tap.ts";
 export { readOpaque, writeOpaque, sanitizeToolId, OPAQUE_TAG } from "./mapping.ts";
-export { ACCEPTED_IDENTITIES, CLAUDE_CODE_IDENTITY, DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY, hasClaudeCodeIdentity } from "./request.ts";
+export { ACCEPTED_IDENTITIES, CLAUDE_CODE_IDENTITY, hasClaudeCodeIdentity } from "./claude-code.ts";
+export { DEFAULT_MAX_TOKENS, EFFORT_BUDGET, ITEM_FIELDS_KEY } from "./mapping.ts";
 export { buildRequest, parseRequest, tidyRequest, decodeResponse, encodeResponse, errorBody, parseError };
 
 /** The Anthropic Messages {@link FormatCodec}. */

@@ -3,7 +3,7 @@
  * stop reasons, usage, error types, tool-id sanitising and the signature tag that lets foreign opaque
  * state ride through an Anthropic client. Pure functions, no I/O.
  */
-import type { CacheControl, ErrorKind, Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
+import type { CacheControl, ErrorKind, Opaque, ProviderFamily, ReasoningEffort, StopReason, Usage } from "../hub.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Stop reasons (REFERENCE §1.2, §5.1)
@@ -221,4 +221,41 @@ export function readCacheControl(v: unknown): CacheControl | undefined {
 /** Hub {@link CacheControl} → Anthropic `cache_control` object. */
 export function writeCacheControl(c: CacheControl): Record<string, unknown> {
   return c.ttl !== undefined ? { type: "ephemeral", ttl: c.ttl } : { type: "ephemeral" };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request limits and kept fields (parse.ts, build.ts, tidy.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** Output-token limit used when neither the request nor the target gives one (Anthropic requires one). */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/** Anthropic's minimum thinking budget (REFERENCE §1.1). */
+export const MIN_THINKING_BUDGET = 1024;
+
+/**
+ * Effort → `thinking.budget_tokens` for Anthropic models with budgeted thinking (REFERENCE §5.9 leaves
+ * the table open; judgement: powers of two from the minimum, `high` at 16k as in the §5.9 table).
+ */
+export const EFFORT_BUDGET: Record<Exclude<ReasoningEffort, "none">, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 24576,
+  max: 32768,
+};
+
+/**
+ * Key in `HubRequest.source.extra` under which {@link parseRequest} keeps per-message and per-tool
+ * fields the hub has no slot for (Claude Code's per-message `output_config`, a tool's
+ * `eager_input_streaming`, …), so {@link buildRequest} can re-emit them for the same format.
+ * Shape: {@link ItemFields}.
+ */
+export const ITEM_FIELDS_KEY = "$anthropic_item_fields";
+
+/** Unknown fields of individual messages (by index in `messages`) and tools (by name). */
+export interface ItemFields {
+  messages?: Record<string, Record<string, unknown>>;
+  tools?: Record<string, Record<string, unknown>>;
 }

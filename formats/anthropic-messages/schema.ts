@@ -9,7 +9,7 @@
  * `metadata.user_id` holding a JSON document; tools with `defer_loading`, `$schema` and schemas without
  * `type`; content blocks of types this gateway does not know.
  *
- * Block-level rules (a `tool_use` needs an `id`, …) are checked while mapping (request.ts), which can
+ * Block-level rules (a `tool_use` needs an `id`, …) are checked while mapping (parse.ts), which can
  * name the offending path; the schema only fixes the envelope. Used once per request, never per
  * stream event.
  */
@@ -24,7 +24,7 @@ export const BlockSchema = v.looseObject({ type: v.string() });
 /** `content`: a string or a list of blocks. */
 export const ContentSchema = v.union([v.string(), v.array(BlockSchema)]);
 
-/** One entry of `messages`. `role` is any string here (Claude Code sends `system`); request.ts decides. */
+/** One entry of `messages`. `role` is any string here (Claude Code sends `system`); parse.ts decides. */
 export const MessageSchema = v.looseObject({
   role: v.string(),
   content: ContentSchema,

@@ -11,10 +11,7 @@
  *   yielded; nor are ids, names, images, cache markers.
  */
 import type { TextSlot, ToolResultSlot } from "../codec.ts";
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObj, type JsonObject as Obj } from "../json.ts";
 
 /** A slot over `parent[key]` (an object property or an array index) holding a string. */
 function slot(parent: Obj | unknown[], key: string | number): TextSlot {

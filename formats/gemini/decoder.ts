@@ -32,12 +32,13 @@ import { errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage, sameUsage } from "./mapping.ts";
 import { PartialArgsAccumulator } from "./partial-args.ts";
 import type { GeminiPartialArg } from "./schema.ts";
+import { isObj, type JsonObject as Obj } from "../json.ts";
 
 /** Decoder options for Gemini: the common ones plus the reverse tool-name map. */
 export interface GeminiDecoderOptions extends DecoderOptions {
   /**
    * Gemini function name → the name the client declared, for names `buildRequest` had to change
-   * (`geminiToolNames(req)` in request.ts). Names not listed pass unchanged.
+   * (`geminiToolNames(req)` in build.ts). Names not listed pass unchanged.
    */
   toolNames?: Record<string, string>;
 }
@@ -53,12 +54,6 @@ export const MALFORMED_CHUNK_ERROR: HubError = {
 const NONE = 0;
 const TEXT = 1;
 const THINKING = 2;
-
-type Obj = Record<string, unknown>;
-
-function isObj(x: unknown): x is Obj {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 /**
  * Decodes parsed `GenerateContentResponse` objects (one per SSE event, or one whole non-streamed body)

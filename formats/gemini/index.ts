@@ -10,12 +10,12 @@
 import type { FormatCodec } from "../codec.ts";
 import { createDecoder } from "./decoder.ts";
 import { errorBody, parseError } from "./errors.ts";
-import { buildRequest } from "./request.ts";
+import { buildRequest } from "./build.ts";
 import { decodeResponse } from "./response.ts";
 import { createTap } from "./tap.ts";
 import { toolResults } from "./tool-results.ts";
 
-export { geminiPath, geminiToolNames, thinkingConfig, DUMMY_THOUGHT_SIGNATURE } from "./request.ts";
+export { geminiPath, geminiToolNames, thinkingConfig, DUMMY_THOUGHT_SIGNATURE } from "./build.ts";
 export { cleanSchema, cleanParameters } from "./schema-clean.ts";
 export type { GeminiDecoderOptions } from "./decoder.ts";
 

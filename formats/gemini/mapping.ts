@@ -2,6 +2,7 @@
  * Small Gemini ↔ hub vocabulary maps shared by the decoder, decodeResponse and the tap.
  */
 import type { StopReason, Usage } from "../hub.ts";
+import { finiteNumber } from "../json.ts";
 
 /**
  * `finishReason` → hub stop reason (REFERENCE §4.2, §5.1): STOP → `end_turn` (the normalizer promotes
@@ -42,11 +43,11 @@ export function mapFinishReason(reason: string): StopReason {
 export function mapUsage(u: unknown): Usage | undefined {
   if (typeof u !== "object" || u === null) return undefined;
   const m = u as Record<string, unknown>;
-  const prompt = num(m.promptTokenCount);
-  const cached = num(m.cachedContentTokenCount);
-  const cand = num(m.candidatesTokenCount);
-  const thoughts = num(m.thoughtsTokenCount);
-  const toolPrompt = num(m.toolUsePromptTokenCount);
+  const prompt = finiteNumber(m.promptTokenCount);
+  const cached = finiteNumber(m.cachedContentTokenCount);
+  const cand = finiteNumber(m.candidatesTokenCount);
+  const thoughts = finiteNumber(m.thoughtsTokenCount);
+  const toolPrompt = finiteNumber(m.toolUsePromptTokenCount);
   if (prompt === undefined && cand === undefined && thoughts === undefined && cached === undefined) return undefined;
   const out: Usage = {};
   if (prompt !== undefined) out.inputTokens = Math.max(0, prompt - (cached ?? 0)) + (toolPrompt ?? 0);
@@ -54,10 +55,6 @@ export function mapUsage(u: unknown): Usage | undefined {
   if (cand !== undefined || thoughts !== undefined) out.outputTokens = (cand ?? 0) + (thoughts ?? 0);
   if (thoughts !== undefined) out.reasoningTokens = thoughts;
   return out;
-}
-
-function num(x: unknown): number | undefined {
-  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
 }
 
 /** Whether two usage snapshots say the same. */

@@ -30,6 +30,7 @@
  *
  * Pure and allocation-light; never throws; the input is not mutated.
  */
+import { isObj, type JsonObject as Json } from "../json.ts";
 
 const GEMINI_TYPES: Record<string, string> = {
   string: "STRING",
@@ -59,12 +60,6 @@ interface Ctx {
   /** `$ref` strings being expanded right now (cycle guard). */
   expanding: string[];
   nodes: number;
-}
-
-type Json = Record<string, unknown>;
-
-function isObj(x: unknown): x is Json {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
 }
 
 /**

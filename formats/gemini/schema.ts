@@ -94,7 +94,7 @@ export const ErrorBodySchema = v.looseObject({
 export type GeminiErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 
 // ---------------------------------------------------------------------------------------------
-// Request (REFERENCE §4.1) — written by request.ts
+// Request (REFERENCE §4.1) — written by build.ts
 // ---------------------------------------------------------------------------------------------
 
 /** A request part. Exactly one data field (`text`, `inlineData`, `fileData`, `functionCall`, `functionResponse`). */

@@ -19,14 +19,10 @@ import { TRUNCATED_ERROR } from "../normalize.ts";
 import { SseReader, sseData } from "../sse.ts";
 import { errorBody, errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage } from "./mapping.ts";
+import { isObj } from "../json.ts";
 
 const utf8 = new TextEncoder();
 const EMPTY = new Uint8Array(0);
-
-type Obj = Record<string, unknown>;
-function isObj(x: unknown): x is Obj {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 /**
  * Creates a tap (FormatCodec.createTap). `push` returns the very chunk it was given; `end` returns the

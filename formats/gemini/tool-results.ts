@@ -8,10 +8,7 @@
  * Gemini is not a client format yet, so there is no `promptText` (redaction runs on client bodies).
  */
 import type { ToolResultSlot } from "../codec.ts";
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObj, type JsonObject as Obj } from "../json.ts";
 
 /**
  * The `functionResponse.response.result` (or `.error`, with `isError`) strings of every function

@@ -39,6 +39,7 @@ import type { HubError, HubEvent, StopReason } from "../hub.ts";
 import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
 import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
+import { isObj } from "../json.ts";
 
 interface Slot {
   /** Block key: -1, -2, … in order of appearance. */
@@ -55,8 +56,6 @@ interface Slot {
 const KIND_NONE = 0;
 const KIND_TEXT = 1;
 const KIND_THINKING = 2;
-
-const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /** Whether `text` is one complete JSON value (used only on the rare repeated-arguments path). */
 function isCompleteJson(text: string): boolean {

@@ -13,9 +13,7 @@
  */
 import { ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
 import { classifyOpenAiError, openAiRetryAfter } from "../openai-common/errors.ts";
-
-const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
-const str = (x: unknown): string | undefined => (typeof x === "string" && x.length > 0 ? x : undefined);
+import { isObj, nonEmptyString } from "../json.ts";
 
 /** The Chat error object inside `{"error": …}`. */
 export interface ChatErrorObject {
@@ -64,29 +62,28 @@ function fields(payload: unknown): { message?: string; type?: string; code?: str
   const e = payload.error;
   if (isObj(e)) {
     return {
-      message: str(e.message) ?? (typeof e.metadata?.raw === "string" ? e.metadata.raw : undefined),
-      type: str(e.type) ?? str(e.status),
-      code: typeof e.code === "number" ? undefined : str(e.code),
-      param: str(e.param),
+      message: nonEmptyString(e.message) ?? (isObj(e.metadata) && typeof e.metadata.raw === "string" ? e.metadata.raw : undefined),
+      type: nonEmptyString(e.type) ?? nonEmptyString(e.status),
+      code: typeof e.code === "number" ? undefined : nonEmptyString(e.code),
+      param: nonEmptyString(e.param),
       status: typeof e.code === "number" ? e.code : undefined,
     };
   }
-  if (typeof e === "string") return { message: e, type: str(payload.type), code: str(payload.code) };
+  if (typeof e === "string") return { message: e, type: nonEmptyString(payload.type), code: nonEmptyString(payload.code) };
   // vLLM / SGLang: {"object":"error","message":…,"type":…,"param":…,"code":400}
-  if (payload.object === "error" || str(payload.message)) {
+  if (payload.object === "error" || nonEmptyString(payload.message)) {
     return {
-      message: str(payload.message),
-      type: str(payload.type),
-      code: typeof payload.code === "number" ? undefined : str(payload.code),
-      param: str(payload.param),
+      message: nonEmptyString(payload.message),
+      type: nonEmptyString(payload.type),
+      code: typeof payload.code === "number" ? undefined : nonEmptyString(payload.code),
+      param: nonEmptyString(payload.param),
       status: typeof payload.code === "number" ? payload.code : undefined,
     };
   }
   // FastAPI: {"detail": "…"} or {"detail": [{msg}]}
   if (typeof payload.detail === "string") return { message: payload.detail };
-  if (Array.isArray(payload.detail) && isObj(payload.detail[0]) && str(payload.detail[0].msg)) {
-    return { message: payload.detail[0].msg };
-  }
+  const first = Array.isArray(payload.detail) ? payload.detail[0] : undefined;
+  if (isObj(first) && nonEmptyString(first.msg)) return { message: nonEmptyString(first.msg) };
   return {};
 }
 

@@ -4,9 +4,7 @@
  * valibot: they run per stream event.
  */
 import type { StopReason, Usage } from "../hub.ts";
-
-const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
-const num = (x: unknown): number | undefined => (typeof x === "number" && Number.isFinite(x) ? x : undefined);
+import { isObj, finiteNumber } from "../json.ts";
 
 /**
  * Chat `usage` object → hub {@link Usage} (REFERENCE §5.10). Returns `undefined` when `u` is not an
@@ -27,14 +25,14 @@ const num = (x: unknown): number | undefined => (typeof x === "number" && Number
 export function usageFromChat(u: unknown): Usage | undefined {
   if (!isObj(u)) return undefined;
   const out: Usage = {};
-  const prompt = num(u.prompt_tokens);
-  const completion = num(u.completion_tokens);
-  const total = num(u.total_tokens);
+  const prompt = finiteNumber(u.prompt_tokens);
+  const completion = finiteNumber(u.completion_tokens);
+  const total = finiteNumber(u.total_tokens);
   const pd = isObj(u.prompt_tokens_details) ? u.prompt_tokens_details : undefined;
   const cd = isObj(u.completion_tokens_details) ? u.completion_tokens_details : undefined;
-  const cached = num(pd?.cached_tokens) ?? num(u.prompt_cache_hit_tokens);
-  const cacheWrite = num(pd?.cache_write_tokens);
-  const reasoning = num(cd?.reasoning_tokens);
+  const cached = finiteNumber(pd?.cached_tokens) ?? finiteNumber(u.prompt_cache_hit_tokens);
+  const cacheWrite = finiteNumber(pd?.cache_write_tokens);
+  const reasoning = finiteNumber(cd?.reasoning_tokens);
   if (prompt !== undefined) out.inputTokens = Math.max(0, prompt - (cached ?? 0) - (cacheWrite ?? 0));
   if (cached !== undefined) out.cacheReadTokens = cached;
   if (cacheWrite !== undefined) out.cacheWriteTokens = cacheWrite;

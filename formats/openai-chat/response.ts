@@ -9,8 +9,7 @@ import { FormatError, hubError, type HubPart, type HubResponse, type StopReason 
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
 import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
-
-const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
+import { isObj } from "../json.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {

@@ -32,14 +32,13 @@ import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
 import { concatBytes, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
+import { isObj } from "../json.ts";
 
 const LF = 10;
 const CR = 13;
 const EMPTY = new Uint8Array(0);
 /** Events are cut at ASCII boundaries, so a stateless (non-streaming) decode per event is exact. */
 const DECODER = new TextDecoder("utf-8");
-
-const isObj = (x: unknown): x is Record<string, any> => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /** Joined `data:` lines of one SSE event's text, and its `event:` name. */
 function parseEventText(text: string): { data: string | undefined; event: string | undefined } {
@@ -88,7 +87,6 @@ function keyFollowedBy(text: string, key: string, open: number): boolean {
   }
   return false;
 }
-
 
 /** The Chat passthrough tap; see the module comment. */
 export class ChatTap implements PassthroughTap {

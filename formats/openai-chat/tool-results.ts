@@ -10,10 +10,7 @@
  * `Error: <text>`, so a tool message starting with `Error:` counts as an error (and is left alone).
  */
 import type { TextSlot, ToolResultSlot } from "../codec.ts";
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObj, type JsonObject as Obj } from "../json.ts";
 
 function slot(parent: Obj, key: string): TextSlot {
   const text = parent[key] as string;

@@ -3,6 +3,7 @@
  * mapping (REFERENCE §5.10), stop-reason mapping (§5.1), data URLs (§5.5). Pure functions.
  */
 import type { MediaSource, StopReason, Usage } from "../hub.ts";
+import { finiteNumber } from "../json.ts";
 
 /**
  * Mints a gateway id with the given prefix (`resp_`, `msg_`, `fc_`, `rs_`, `ctc_`). Uses
@@ -83,21 +84,17 @@ export function fromResponsesUsage(raw: unknown): Usage | undefined {
   const u = raw as Record<string, any>;
   const out: Usage = {};
   const inDetails = u.input_tokens_details;
-  const cached = num(inDetails?.cached_tokens);
-  const write = num(u.cache_write_tokens) ?? num(inDetails?.cache_write_tokens);
-  const input = num(u.input_tokens);
+  const cached = finiteNumber(inDetails?.cached_tokens);
+  const write = finiteNumber(u.cache_write_tokens) ?? finiteNumber(inDetails?.cache_write_tokens);
+  const input = finiteNumber(u.input_tokens);
   if (input !== undefined) out.inputTokens = Math.max(0, input - (cached ?? 0) - (write ?? 0));
   if (cached !== undefined) out.cacheReadTokens = cached;
   if (write !== undefined) out.cacheWriteTokens = write;
-  const output = num(u.output_tokens);
+  const output = finiteNumber(u.output_tokens);
   if (output !== undefined) out.outputTokens = output;
-  const reasoning = num(u.output_tokens_details?.reasoning_tokens);
+  const reasoning = finiteNumber(u.output_tokens_details?.reasoning_tokens);
   if (reasoning !== undefined) out.reasoningTokens = reasoning;
   return out;
-}
-
-function num(x: unknown): number | undefined {
-  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
 }
 
 /** Terminal status + incomplete reason of a Responses reply, from a hub stop reason (REFERENCE §5.1). */
@@ -213,3 +210,10 @@ export function sanitizeCallId(id: string): string {
   if (id.length === 0) return "call_" + stableHash("empty");
   return id.slice(0, 40) + "_" + stableHash(id);
 }
+
+/**
+ * `source.extra` key holding the fields of function tools the hub has no slot for (`output_schema`,
+ * `allowed_callers`, …), by tool key (`name`, or `namespace/name`), so a Responses target gets them
+ * back (parse.ts keeps them, build.ts and response.ts restore them). Same convention as the Anthropic codec's `$anthropic_item_fields`.
+ */
+export const TOOL_FIELDS_KEY = "$responses_tool_fields";

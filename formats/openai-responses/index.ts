@@ -1,10 +1,12 @@
 /**
  * The OpenAI Responses wire format (`POST /v1/responses`, REFERENCE §3), both sides: client
  * (Codex CLI, OpenAI SDK `responses.*`) and provider (OpenAI, Codex backend, Responses-compatible
- * servers). See the module docs of request.ts, decoder.ts, encoder.ts, response.ts, tap.ts, errors.ts.
+ * servers). See the module docs of parse.ts, build.ts, tidy.ts, codex.ts, decoder.ts, encoder.ts, response.ts, tap.ts, errors.ts.
  */
 import type { FormatCodec } from "../codec.ts";
-import { buildRequest, parseRequest, tidyRequest } from "./request.ts";
+import { buildRequest } from "./build.ts";
+import { parseRequest } from "./parse.ts";
+import { tidyRequest } from "./tidy.ts";
 import { createDecoder } from "./decoder.ts";
 import { createEncoder } from "./encoder.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
@@ -12,7 +14,8 @@ import { errorBody, parseError } from "./errors.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
-export { assertNoPreviousResponse, tidyRequest } from "./request.ts";
+export { assertNoPreviousResponse } from "./parse.ts";
+export { tidyRequest } from "./tidy.ts";
 
 /** The Responses codec (SPEC F-1). */
 export const openaiResponses: FormatCodec = {

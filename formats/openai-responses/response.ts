@@ -16,9 +16,9 @@ import {
   type Usage,
 } from "../hub.ts";
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
-import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage } from "./common.ts";
+import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
-import { buildTools, TOOL_FIELDS_KEY } from "./request.ts";
+import { buildTools } from "./build.ts";
 
 type Json = Record<string, any>;
 

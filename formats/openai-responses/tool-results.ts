@@ -11,10 +11,7 @@
  * encrypted and never yielded.
  */
 import type { TextSlot, ToolResultSlot } from "../codec.ts";
-
-type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObj, type JsonObject as Obj } from "../json.ts";
 
 function slot(parent: Obj | unknown[], key: string | number): TextSlot {
   const text = (parent as Record<string | number, unknown>)[key] as string;

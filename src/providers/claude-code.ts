@@ -15,7 +15,7 @@
  *
  * The body rule — a system prompt that starts with a Claude Code / Agent SDK identity line, since
  * subscription tokens are only honoured for requests shaped like Claude Code's — is the Anthropic
- * codec's for kind `claude-code` (formats/anthropic-messages/request.ts `withClaudeCodeIdentity`,
+ * codec's for kind `claude-code` (formats/anthropic-messages/claude-code.ts `withClaudeCodeIdentity`,
  * applied when the body is built or tidied; pipeline/translate.ts tidies a native body only when the
  * line is missing), so the executor never parses a body and Claude Code's own requests pass byte for
  * byte.

@@ -2,7 +2,7 @@
  * The Codex provider's transport (SPEC P-2): the headers the Codex CLI sends to the ChatGPT-backed
  * Codex endpoint (`https://chatgpt.com/backend-api/codex/responses`). The backend's BODY rules (only
  * streams, `store:false`, unsupported fields, list input, instructions, …) are the Responses codec's,
- * applied for kind `codex` when the body is built or tidied (formats/openai-responses/request.ts
+ * applied for kind `codex` when the body is built or tidied (formats/openai-responses/codex.ts
  * `applyCodexFixes`), so the executor never parses a body. The prompt-cache key is derived where the
  * client's headers and body are both at hand (pipeline/translate.ts `codexCacheKey`) and reaches the
  * executor as `UpstreamCall.promptCacheKey`.

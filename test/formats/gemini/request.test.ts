@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { gemini, geminiPath, geminiToolNames, DUMMY_THOUGHT_SIGNATURE } from "../../../formats/gemini/index.ts";
-import { thinkingConfig } from "../../../formats/gemini/request.ts";
+import { thinkingConfig } from "../../../formats/gemini/build.ts";
 import type { BuildTarget } from "../../../formats/codec.ts";
 import type { HubMessage, HubRequest, Opaque } from "../../../formats/hub.ts";
 import { clientRequest, recordedBytes, regressionCase } from "../../support/fixtures.ts";

@@ -6,7 +6,7 @@ import { responseToEvents } from "../../../formats/accumulate.ts";
 import type { HubEvent, HubRequest } from "../../../formats/hub.ts";
 import type { EncoderOptions } from "../../../formats/codec.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
-import { parseRequest } from "../../../formats/openai-responses/request.ts";
+import { parseRequest } from "../../../formats/openai-responses/parse.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
 

@@ -49,6 +49,7 @@ import { Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
+import { isObj } from "../json.ts";
 
 /** Google's documented placeholder for a function call whose signature is not available (REFERENCE §4.3). */
 export const DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
@@ -207,7 +208,7 @@ function responseObject(text: string, isError: boolean | undefined): Record<stri
   if (t.startsWith("{")) {
     try {
       const parsed = JSON.parse(text);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      if (isObj(parsed)) return parsed;
     } catch {
       // not JSON: wrap it
     }
@@ -414,7 +415,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
             } catch {
               parsed = undefined;
             }
-            if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+            if (isObj(parsed)) args = parsed;
             else w.add("invalid_tool_arguments", `The arguments of a ${name} call in history are not a JSON object; sent as {}.`);
           }
           const part: GeminiPart = { functionCall: { name, args } };

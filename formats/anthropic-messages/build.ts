@@ -1,0 +1,482 @@
+/**
+ * Hub → Anthropic Messages provider body (REFERENCE §1.1, §5.4–§5.12): {@link buildRequest} for kinds
+ * `anthropic`, `claude-code` and `anthropic-compatible`, with a {@link Warning} for everything dropped
+ * or changed. The turn shaping ({@link mergeTurns}) is shared with tidy.ts.
+ */
+import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import {
+  type CacheControl,
+  type DocumentPart,
+  type FunctionTool,
+  type HubMessage,
+  type HubRequest,
+  type ImagePart,
+  invalidRequest as invalid,
+  type MediaSource,
+  type ProviderFamily,
+  type ReasoningConfig,
+  type TextPart,
+  type ToolResultPart,
+  Warnings,
+} from "../hub.ts";
+import { isObj, type JsonObject as Json } from "../json.ts";
+import { withClaudeCodeIdentity } from "./claude-code.ts";
+import {
+  DEFAULT_MAX_TOKENS,
+  EFFORT_BUDGET,
+  ITEM_FIELDS_KEY,
+  MIN_THINKING_BUDGET,
+  sanitizeToolId,
+  writeCacheControl,
+  type ItemFields,
+} from "./mapping.ts";
+
+/** One Anthropic message being assembled (build and tidy). */
+export interface OutMessage {
+  role: "user" | "assistant" | "system";
+  content: Json[];
+  /** Same-format per-message fields to re-emit. */
+  fields?: Json;
+  /** Thinking or redacted-thinking blocks were dropped from this turn (foreign or unsigned). */
+  droppedThinking?: boolean;
+}
+
+function cacheField(block: Json, cc: CacheControl | undefined): Json {
+  if (cc) block.cache_control = writeCacheControl(cc);
+  return block;
+}
+
+function sourceJson(s: MediaSource, forDocument: boolean): Json | null {
+  switch (s.kind) {
+    case "base64":
+      return { type: "base64", media_type: s.mediaType, data: s.data };
+    case "url":
+      return { type: "url", url: s.url };
+    case "file_id":
+      return { type: "file", file_id: s.fileId };
+    case "text":
+      return forDocument ? { type: "text", media_type: s.mediaType || "text/plain", data: s.data } : null;
+  }
+}
+
+function textBlock(p: TextPart): Json | null {
+  if (p.text.length === 0) return null; // "text content blocks must be non-empty" (REFERENCE §1.1)
+  return cacheField({ type: "text", text: p.text }, p.cacheControl);
+}
+
+function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
+  const isDoc = p.type === "document";
+  const src = sourceJson(p.source, isDoc);
+  if (!src) {
+    w.add("dropped_content", `A ${p.type} with a ${p.source.kind} source cannot be sent to Anthropic and was dropped`);
+    return null;
+  }
+  const block: Json = { type: p.type, source: src };
+  if (isDoc) {
+    const title = p.title ?? p.filename;
+    if (title) block.title = title;
+  }
+  return cacheField(block, p.cacheControl);
+}
+
+function toolInput(args: string, w: Warnings): Json {
+  if (args.trim().length === 0) return {};
+  try {
+    const v = JSON.parse(args);
+    if (isObj(v)) return v;
+    w.add("invalid_tool_arguments", "Tool-call arguments that are not a JSON object were wrapped as {\"value\": …}");
+    return { value: v };
+  } catch {
+    w.add("invalid_tool_arguments", "Tool-call arguments that are not valid JSON were replaced by {}");
+    return {};
+  }
+}
+
+function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
+  const block: Json = { type: "tool_result", tool_use_id: sanitizeToolId(p.callId) };
+  const parts: Json[] = [];
+  for (const c of p.content) {
+    const b = c.type === "text" ? textBlock(c) : mediaBlock(c, w);
+    if (b) parts.push(b);
+  }
+  if (parts.length === 1 && parts[0].type === "text" && parts[0].cache_control === undefined) block.content = parts[0].text;
+  else if (parts.length > 0) block.content = parts;
+  if (p.isError !== undefined) block.is_error = p.isError;
+  return cacheField(block, p.cacheControl);
+}
+
+/** Converts one hub turn's parts into Anthropic blocks for a user/assistant/system message. */
+function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage): void {
+  const assistant = m.role === "assistant";
+  for (const p of m.content) {
+    let b: Json | null = null;
+    switch (p.type) {
+      case "text":
+        if (p.signature) w.add("dropped_opaque_state", "A provider signature on a text part has no Anthropic slot and was dropped");
+        b = textBlock(p);
+        break;
+      case "image":
+      case "document":
+        if (assistant) {
+          w.add("dropped_content", `An assistant ${p.type} cannot be sent to Anthropic and was dropped`);
+        } else {
+          b = mediaBlock(p, w);
+        }
+        break;
+      case "audio":
+      case "video":
+        w.add("dropped_content", `${p.type} input is not supported by Anthropic and was dropped`);
+        break;
+      case "tool_call":
+        if (!assistant) {
+          w.add("dropped_content", "A tool call outside an assistant turn was dropped");
+          break;
+        }
+        if (p.signature && p.signature.family !== family) {
+          w.add("dropped_opaque_state", "A provider signature on a tool call has no Anthropic slot and was dropped");
+        }
+        b = cacheField({ type: "tool_use", id: sanitizeToolId(p.id), name: p.name, input: toolInput(p.arguments, w) }, p.cacheControl);
+        break;
+      case "tool_result":
+        if (assistant) {
+          w.add("dropped_content", "A tool result inside an assistant turn was dropped");
+          break;
+        }
+        b = toolResultBlock(p, w);
+        break;
+      case "thinking":
+        if (!assistant) break;
+        if (p.signature && p.signature.family === family && p.signature.value.length > 0) {
+          b = { type: "thinking", thinking: p.text, signature: p.signature.value };
+        } else {
+          out.droppedThinking = true;
+          w.add("dropped_thinking", "Thinking without a signature from this provider cannot be replayed to it and was dropped");
+        }
+        break;
+      case "redacted_thinking":
+        if (!assistant) break;
+        if (p.data.family === family) {
+          b = { type: "redacted_thinking", data: p.data.value };
+        } else {
+          out.droppedThinking = true;
+          w.add("dropped_thinking", "Redacted thinking from another provider cannot be replayed and was dropped");
+        }
+        break;
+    }
+    if (b) out.content.push(b);
+  }
+}
+
+/** Stable partition: `tool_result` blocks first in a user turn (REFERENCE §1.1, §5.7). */
+function resultsFirst(content: Json[]): Json[] {
+  let seenOther = false;
+  let needs = false;
+  for (const b of content) {
+    if (b.type === "tool_result") {
+      if (seenOther) {
+        needs = true;
+        break;
+      }
+    } else seenOther = true;
+  }
+  if (!needs) return content;
+  return [...content.filter((b) => b.type === "tool_result"), ...content.filter((b) => b.type !== "tool_result")];
+}
+
+/**
+ * Drops empty turns, merges consecutive user (or assistant) turns — N consecutive tool-result turns
+ * become one user message (REFERENCE §5.7) — and puts tool results first in every user turn.
+ * `system` turns (kept only for Anthropic's own API) are never merged.
+ */
+export function mergeTurns(list: OutMessage[]): OutMessage[] {
+  const out: OutMessage[] = [];
+  for (const m of list) {
+    if (m.content.length === 0) continue;
+    const prev = out[out.length - 1];
+    if (prev && prev.role === m.role && m.role !== "system") {
+      prev.content.push(...m.content);
+      if (m.droppedThinking) prev.droppedThinking = true;
+      if (m.fields && !prev.fields) prev.fields = m.fields;
+    } else {
+      out.push({ ...m, content: [...m.content] });
+    }
+  }
+  for (const m of out) if (m.role === "user") m.content = resultsFirst(m.content);
+  return out;
+}
+
+type ThinkingPlan = { kind: "none" } | { kind: "disabled" } | { kind: "adaptive" } | { kind: "budget"; budget: number };
+
+function planThinking(r: ReasoningConfig | undefined, same: boolean): ThinkingPlan {
+  if (!r) return { kind: "none" };
+  if (r.enabled === false || r.effort === "none") return same && r.enabled === false ? { kind: "disabled" } : { kind: "none" };
+  if (r.adaptive) return { kind: "adaptive" };
+  if (r.budgetTokens !== undefined) {
+    if (r.budgetTokens === 0) return { kind: "none" };
+    if (r.budgetTokens < 0) return { kind: "budget", budget: EFFORT_BUDGET.medium }; // Gemini -1 = dynamic
+    return { kind: "budget", budget: Math.max(MIN_THINKING_BUDGET, Math.floor(r.budgetTokens)) };
+  }
+  if (r.effort) return { kind: "budget", budget: EFFORT_BUDGET[r.effort] };
+  if (r.enabled === true) return { kind: "budget", budget: EFFORT_BUDGET.medium };
+  return { kind: "none" }; // summary / includeThoughts alone do not ask for thinking
+}
+
+/**
+ * Whether the last assistant turn that calls tools is fit for budgeted thinking: the API wants that
+ * turn to start with its signed thinking (REFERENCE §1.1: "Expected thinking or redacted_thinking, but
+ * found tool_use"). Unfit when thinking was dropped from it here, or when it does not start with a
+ * thinking block and either the request came from another format (its history has no Anthropic
+ * thinking, case B27) or, for Anthropic's own API, its tool ids were not minted by Anthropic (`toolu…`:
+ * the turn came from another provider and its thinking was stripped before building).
+ * An Anthropic client's own history (Anthropic ids, nothing dropped) is left as the client sent it.
+ */
+function lastToolTurnFit(messages: OutMessage[], same: boolean, family: ProviderFamily): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "assistant") continue;
+    const uses = m.content.filter((b) => b.type === "tool_use");
+    if (uses.length === 0) continue;
+    const first = m.content[0]?.type;
+    if (first === "thinking" || first === "redacted_thinking") return true;
+    if (m.droppedThinking) return false;
+    if (!same) return false;
+    if (family === "anthropic" && !uses.every((u) => typeof u.id === "string" && u.id.startsWith("toolu"))) return false;
+    return true;
+  }
+  return true;
+}
+
+function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined): Json {
+  let schema = t.parameters;
+  if (!isObj(schema) || Object.keys(schema).length === 0) schema = { type: "object", properties: {} };
+  else if (schema.type === undefined) schema = { type: "object", ...schema };
+  const out: Json = { name: t.name };
+  if (t.description !== undefined && t.description !== null) out.description = t.description;
+  out.input_schema = schema;
+  if (same && t.strict !== undefined) out.strict = t.strict;
+  if (t.deferLoading !== undefined) out.defer_loading = t.deferLoading;
+  cacheField(out, t.cacheControl);
+  const rest = same ? fields?.tools?.[t.name] : undefined;
+  if (rest) for (const k in rest) if (!(k in out)) out[k] = rest[k];
+  return out;
+}
+
+/**
+ * {@link HubRequest} → Anthropic Messages body for kinds `anthropic`, `claude-code` and
+ * `anthropic-compatible` (REFERENCE §1.1, §5.4–§5.12). Decisions, each dropped or changed value
+ * reported as a {@link Warning}:
+ * - `model` = target model; `max_tokens` (required) = hub limit, else `target.defaultMaxOutputTokens`,
+ *   else {@link DEFAULT_MAX_TOKENS}.
+ * - `system`: hub system blocks (non-empty, `cache_control` per block) then, in order, the text of
+ *   every hub `system`/`developer` turn (hoisted, REFERENCE §5.4) — except that an Anthropic client's
+ *   own `role: "system"` turns stay in place for Anthropic's API (`anthropic`, `claude-code`), which
+ *   accepts them. Empty system → omitted (case B34).
+ * - messages: no empty text blocks; consecutive same-role turns merged, tool results first (§5.7);
+ *   tool ids sanitised deterministically (mapping.ts `sanitizeToolId`); arguments "" → `input: {}`;
+ *   thinking/redacted thinking only when signed by `target.family` (never unsigned or foreign, F-8);
+ *   audio/video dropped.
+ * - tools: missing description omitted (never null), empty schema → `{type: object, properties: {}}`;
+ *   provider tools of another format dropped. `tool_choice` only with tools; `parallelToolCalls:
+ *   false` → `disable_parallel_tool_use: true` (on `{type: auto}` when no choice was given).
+ * - thinking: adaptive / budget / effort (table {@link EFFORT_BUDGET}) / disabled. Budget ≥ 1024; when
+ *   the budget is not below `max_tokens`, `max_tokens` is raised by the budget (never the answer
+ *   shrunk, §5.8). Budgeted thinking is not sent with a forced tool choice (the choice wins) nor when
+ *   the last tool turn lacks its signed thinking (case B27, {@link lastToolTurnFit}). An Anthropic
+ *   client's own explicit budget is not raised against (interleaved thinking allows budget ≥
+ *   max_tokens). With thinking, `temperature` (other than the default 1) and `top_k` are dropped and
+ *   `top_p` below 0.95 too (case B28).
+ * - `temperature` clamped to [0, 1]; `stop_sequences`; `metadata.user_id` ← `hub.user`;
+ *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
+ *   response format.
+ * - `source.extra` (and per-message/per-tool fields) re-emitted only when the source is Anthropic
+ *   Messages; otherwise each key is reported dropped.
+ * - kind `claude-code`: Claude Code's identity block first in `system` when missing
+ *   ({@link withClaudeCodeIdentity}).
+ *
+ * @throws FormatError (invalid_request, param `previous_response_id`) when the hub carries a
+ *   `previousResponseId`: the history lives at OpenAI and Anthropic cannot continue it (case B41).
+ */
+export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
+  if (req.previousResponseId) {
+    throw invalid(
+      "previous_response_id cannot be used with this model: send the whole conversation instead",
+      "previous_response_id",
+    );
+  }
+  const w = new Warnings();
+  const same = req.source.format === "anthropic-messages";
+  const keepSystemTurns = same && target.kind !== "anthropic-compatible";
+  const family = target.family;
+  const extra = req.source.extra ?? {};
+  const itemFields = same && isObj(extra[ITEM_FIELDS_KEY]) ? (extra[ITEM_FIELDS_KEY] as ItemFields) : undefined;
+
+  // ---- system and messages
+  const system: Json[] = [];
+  for (const p of req.system) {
+    const b = textBlock(p);
+    if (b) system.push(b);
+  }
+  const turns: OutMessage[] = [];
+  let conversationStarted = false;
+  req.messages.forEach((m, i) => {
+    const fields = itemFields?.messages?.[String(i)];
+    if (m.role === "system" || m.role === "developer") {
+      if (keepSystemTurns && m.role === "system") {
+        const out: OutMessage = { role: "system", content: [], fields };
+        convertParts(m, family, w, out);
+        turns.push(out);
+        return;
+      }
+      let hoisted = false;
+      for (const p of m.content) {
+        if (p.type === "text") {
+          const b = textBlock(p);
+          if (b) {
+            system.push(b);
+            hoisted = true;
+          }
+        } else {
+          w.add("dropped_content", `Non-text content in a ${m.role} message cannot be sent to Anthropic and was dropped`);
+        }
+      }
+      if (hoisted && conversationStarted) {
+        w.add("hoisted_system_message", "A mid-conversation system message was moved into the top-level system prompt");
+      }
+      return;
+    }
+    conversationStarted = true;
+    const out: OutMessage = { role: m.role, content: [], fields };
+    convertParts(m, family, w, out);
+    turns.push(out);
+  });
+  const messages = mergeTurns(turns);
+  if (target.kind === "claude-code") withClaudeCodeIdentity(system);
+
+  // ---- tools
+  const tools: Json[] = [];
+  for (const t of req.tools) {
+    if (t.kind === "function") tools.push(toolJson(t, same, itemFields));
+    else if (t.format === "anthropic-messages") tools.push(t.raw);
+    else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);
+  }
+
+  // ---- limits and thinking
+  let maxTokens = req.maxOutputTokens ?? target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;
+  const forced = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
+  let plan = planThinking(req.reasoning, same);
+  if ((plan.kind === "budget" || plan.kind === "adaptive") && forced && tools.length > 0) {
+    w.add("dropped_thinking_config", "Thinking is incompatible with a forced tool choice; thinking was not enabled");
+    plan = { kind: "none" };
+  }
+  if (plan.kind === "budget" && !lastToolTurnFit(messages, same, family)) {
+    w.add("dropped_thinking_config", "The last tool-use turn has no thinking signed by this provider; thinking was not enabled");
+    plan = { kind: "none" };
+  }
+  let thinking: Json | undefined;
+  if (plan.kind === "budget") {
+    // An Anthropic client's own budget is left as sent: with the interleaved-thinking beta (which
+    // Claude Code sends) a budget may exceed max_tokens, and raising it could pass the model's limit.
+    const clientsOwn = same && req.reasoning?.budgetTokens !== undefined;
+    if (plan.budget >= maxTokens && !clientsOwn) maxTokens += plan.budget;
+    thinking = { type: "enabled", budget_tokens: plan.budget };
+  } else if (plan.kind === "adaptive") {
+    thinking = { type: "adaptive" };
+  } else if (plan.kind === "disabled") {
+    thinking = { type: "disabled" };
+  }
+  if (thinking && plan.kind !== "disabled" && req.reasoning?.display) thinking.display = req.reasoning.display;
+  const thinkingOn = plan.kind === "budget" || plan.kind === "adaptive";
+
+  // ---- assemble
+  const body: Json = { model: target.model, max_tokens: maxTokens };
+  body.messages = messages.map((m) => {
+    const o: Json = { role: m.role, content: m.content };
+    if (m.fields) for (const k in m.fields) if (!(k in o)) o[k] = m.fields[k];
+    return o;
+  });
+  if (system.length > 0) body.system = system;
+  if (tools.length > 0) {
+    body.tools = tools;
+    let tc: Json | undefined;
+    switch (req.toolChoice?.type) {
+      case "auto":
+        tc = { type: "auto" };
+        break;
+      case "required":
+        tc = { type: "any" };
+        break;
+      case "none":
+        tc = { type: "none" };
+        break;
+      case "tool":
+        tc = { type: "tool", name: req.toolChoice.name };
+        break;
+    }
+    if (req.parallelToolCalls === false && tc?.type !== "none") {
+      tc ??= { type: "auto" };
+      tc.disable_parallel_tool_use = true;
+    } else if (req.parallelToolCalls === true && same && tc && tc.type !== "none") {
+      tc.disable_parallel_tool_use = false;
+    }
+    if (tc) body.tool_choice = tc;
+  } else if (req.toolChoice && req.toolChoice.type !== "none" && req.toolChoice.type !== "auto") {
+    w.add("dropped_field", "tool_choice was dropped because the request has no tools");
+  }
+  if (thinking) body.thinking = thinking;
+
+  if (req.temperature !== undefined) {
+    if (thinkingOn && req.temperature !== 1) w.add("dropped_field", "temperature is not allowed with thinking and was dropped");
+    else {
+      const t = Math.min(1, Math.max(0, req.temperature));
+      if (t !== req.temperature) w.add("clamped_field", `temperature ${req.temperature} was clamped to Anthropic's range 0–1`);
+      body.temperature = t;
+    }
+  }
+  if (req.topP !== undefined) {
+    if (thinkingOn && req.topP < 0.95) w.add("dropped_field", "top_p below 0.95 is not allowed with thinking and was dropped");
+    else body.top_p = req.topP;
+  }
+  if (req.topK !== undefined) {
+    if (thinkingOn) w.add("dropped_field", "top_k is not allowed with thinking and was dropped");
+    else body.top_k = req.topK;
+  }
+  if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = [...req.stopSequences];
+
+  const outputConfig: Json = {};
+  if (same && req.reasoning?.effort) outputConfig.effort = req.reasoning.effort;
+  if (req.responseFormat?.type === "json_schema") {
+    outputConfig.format = { type: "json_schema", schema: req.responseFormat.schema };
+  } else if (req.responseFormat?.type === "json_object") {
+    w.add("dropped_field", "JSON mode without a schema has no Anthropic equivalent and was dropped");
+  }
+  if (same && isObj(extra.output_config)) {
+    for (const k in extra.output_config) if (!(k in outputConfig)) outputConfig[k] = extra.output_config[k];
+  }
+  if (Object.keys(outputConfig).length > 0) body.output_config = outputConfig;
+
+  const metadata: Json = {};
+  if (req.user !== undefined) metadata.user_id = req.user;
+  if (same && isObj(extra.metadata)) for (const k in extra.metadata) if (!(k in metadata)) metadata[k] = extra.metadata[k];
+  if (Object.keys(metadata).length > 0) body.metadata = metadata;
+
+  if (req.n !== undefined && req.n > 1) w.add("dropped_field", "Anthropic returns one choice; n > 1 was dropped");
+
+  // ---- the client's own fields, for the same format only
+  for (const k in extra) {
+    if (k === ITEM_FIELDS_KEY || k === "output_config" || k === "metadata") continue;
+    if (same) {
+      if (k === "thinking") {
+        // Either the unknown rest of a known thinking config, or a whole config of a newer type.
+        if (isObj(body.thinking) && isObj(extra.thinking)) body.thinking = { ...extra.thinking, ...body.thinking };
+        else if (!("thinking" in body)) body.thinking = extra.thinking;
+        continue;
+      }
+      if (k === "tool_choice" && !body.tools) continue;
+      if (!(k in body)) body[k] = extra[k];
+    } else {
+      w.add("dropped_field", `Field ${JSON.stringify(k)} has no Anthropic equivalent and was dropped`);
+    }
+  }
+  body.stream = target.stream;
+  return { body, warnings: w.list };
+}

@@ -1,0 +1,171 @@
+/**
+ * Anthropic Messages client body → the same format for a provider, without a hub round trip
+ * (SPEC F-3): {@link tidyRequest}.
+ */
+import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import { type ProviderFamily, Warnings } from "../hub.ts";
+import { isObj, leftover, type JsonObject as Json } from "../json.ts";
+import { mergeTurns, type OutMessage } from "./build.ts";
+import { withClaudeCodeIdentity } from "./claude-code.ts";
+import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
+
+function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: Warnings, state: { dropped: boolean }): Json[] {
+  if (typeof content === "string") return content.length > 0 ? [{ type: "text", text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  const out: Json[] = [];
+  for (const raw of content) {
+    if (!isObj(raw)) continue;
+    const b = raw;
+    switch (b.type) {
+      case "text":
+        if (typeof b.text !== "string" || b.text.length === 0) {
+          w.add("dropped_empty_text", "Empty text blocks were removed");
+          continue;
+        }
+        out.push(b);
+        continue;
+      case "thinking":
+      case "redacted_thinking": {
+        if (role !== "assistant") continue;
+        const value = b.type === "thinking" ? b.signature : b.data;
+        const o = typeof value === "string" && value.length > 0 ? readOpaque(value) : undefined;
+        if (!o || o.family !== family) {
+          state.dropped = true;
+          w.add("dropped_thinking", "Thinking not signed by this provider cannot be replayed to it and was dropped");
+          continue;
+        }
+        out.push(b.type === "thinking" ? { ...b, signature: o.value } : { ...b, data: o.value });
+        continue;
+      }
+      case "tool_use":
+        out.push(typeof b.id === "string" ? { ...b, id: sanitizeToolId(b.id) } : b);
+        continue;
+      case "tool_result": {
+        const t: Json = typeof b.tool_use_id === "string" ? { ...b, tool_use_id: sanitizeToolId(b.tool_use_id) } : { ...b };
+        if (t.content === "" || (Array.isArray(t.content) && t.content.length === 0)) delete t.content;
+        else if (Array.isArray(t.content)) t.content = t.content.filter((c) => !(isObj(c) && c.type === "text" && c.text === ""));
+        out.push(t);
+        continue;
+      }
+      default:
+        out.push(b);
+    }
+  }
+  return out;
+}
+
+/**
+ * Tidies an Anthropic Messages client body for an `anthropic-compatible` third-party server without a
+ * hub round trip (SPEC F-3). Also safe for `anthropic` / `claude-code` targets (a native pair whose body
+ * carries tagged foreign signatures, `"sy|` in the raw text, must not be sent as is): there the
+ * in-messages `role: "system"` turns stay in place. The input is not mutated. Changes, each reported
+ * as a {@link Warning} (one per distinct message):
+ * - null-valued top-level fields and null tool fields removed (REFERENCE §5.6, §7.5);
+ * - for `anthropic-compatible`, `role: "system"` turns hoisted into the top-level `system`, in order
+ *   (judgement: third-party servers implement the documented user/assistant roles only; §5.4);
+ * - empty text blocks, empty turns and an empty `system` removed (REFERENCE §1.1, case B34);
+ * - thinking / redacted thinking kept only when signed by this provider (`target.family`, a tagged
+ *   `sy|provider:<id>|…` value is untagged); budgeted thinking is removed when the last tool turn lost
+ *   its thinking that way;
+ * - consecutive same-role turns merged, tool results first in a user turn (REFERENCE §5.7); tool ids
+ *   sanitised;
+ * - `max_tokens` added when missing (`target.defaultMaxOutputTokens`, else {@link DEFAULT_MAX_TOKENS});
+ *   `model` = target model; `stream` = `target.stream`;
+ * - kind `claude-code`: Claude Code's identity block first in `system` when missing
+ *   ({@link withClaudeCodeIdentity}).
+ * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
+ */
+export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
+  const w = new Warnings();
+  const out: Json = {};
+  for (const k in body) {
+    if (body[k] === null || body[k] === undefined) {
+      w.add("dropped_null_field", "Null-valued optional fields were removed");
+      continue;
+    }
+    out[k] = body[k];
+  }
+  out.model = target.model;
+  out.stream = target.stream;
+  if (typeof out.max_tokens !== "number") out.max_tokens = target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;
+
+  let system: Json[] = [];
+  if (typeof out.system === "string") {
+    if (out.system.length > 0) system.push({ type: "text", text: out.system });
+  } else if (Array.isArray(out.system)) {
+    system = tidyBlocks(out.system, "system", target.family, w, { dropped: false });
+  }
+  if (target.kind === "claude-code") withClaudeCodeIdentity(system);
+  const hadStringSystem = typeof out.system === "string" && out.system.length > 0;
+
+  const turns: OutMessage[] = [];
+  const list = Array.isArray(out.messages) ? out.messages : [];
+  for (const raw of list) {
+    if (!isObj(raw)) continue;
+    const role = raw.role;
+    const state = { dropped: false };
+    if (role === "system" || role === "developer") {
+      const blocks = tidyBlocks(raw.content, "system", target.family, w, state).filter((b) => b.type === "text");
+      if (role === "system" && target.kind !== "anthropic-compatible") {
+        // Anthropic's own API accepts Claude Code's in-messages system turn: keep it in place.
+        if (blocks.length > 0) turns.push({ role: "system", content: blocks, fields: leftover(raw, new Set(["role", "content"])) });
+        continue;
+      }
+      if (blocks.length > 0) {
+        system.push(...blocks);
+        w.add("hoisted_system_message", "A system message inside messages was moved into the top-level system prompt");
+      }
+      continue;
+    }
+    if (role !== "user" && role !== "assistant") {
+      w.add("dropped_message", "Messages with a role other than user, assistant or system were removed");
+      continue;
+    }
+    const fields = leftover(raw, new Set(["role", "content"]));
+    const content = tidyBlocks(raw.content, role, target.family, w, state);
+    if (content.length === 0) w.add("dropped_empty_message", "Messages with no content were removed");
+    turns.push({ role, content, fields, droppedThinking: state.dropped });
+  }
+  const merged = mergeTurns(turns);
+  out.messages = merged.map((m) => {
+    const o: Json = { role: m.role, content: m.content };
+    if (m.fields) for (const k in m.fields) if (!(k in o)) o[k] = m.fields[k];
+    return o;
+  });
+  if (system.length === 0) delete out.system;
+  else if (hadStringSystem && system.length === 1 && !system[0].cache_control) out.system = system[0].text;
+  else out.system = system;
+
+  if (Array.isArray(out.tools)) {
+    out.tools = out.tools.map((t) => {
+      if (!isObj(t)) return t;
+      let copy: Json | undefined;
+      for (const k in t) {
+        if (t[k] === null) {
+          copy ??= { ...t };
+          delete copy[k];
+        }
+      }
+      if (copy) w.add("dropped_null_field", "Null-valued optional fields were removed");
+      return copy ?? t;
+    });
+  }
+
+  const th = out.thinking;
+  if (isObj(th) && th.type === "enabled") {
+    // Only thinking dropped here makes the turn unfit: the history is the client's own otherwise.
+    let fit = true;
+    for (let i = merged.length - 1; i >= 0; i--) {
+      const m = merged[i];
+      if (m.role !== "assistant" || !m.content.some((b) => b.type === "tool_use")) continue;
+      const first = m.content[0]?.type;
+      fit = first === "thinking" || first === "redacted_thinking" || !m.droppedThinking;
+      break;
+    }
+    if (!fit) {
+      delete out.thinking;
+      w.add("dropped_thinking_config", "The last tool-use turn has no thinking signed by this provider; thinking was disabled");
+    }
+  }
+  return { body: out, warnings: w.list };
+}

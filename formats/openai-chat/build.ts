@@ -1,0 +1,283 @@
+/**
+ * {@link HubRequest} → the body for a Chat Completions provider (REFERENCE §2.1, §5.3–5.12): kind
+ * `openai` (`max_completion_tokens`) or `openai-compatible` (`max_tokens`): {@link buildRequest}.
+ */
+import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import {
+  invalidRequest as invalid,
+  type HubMessage,
+  type HubPart,
+  type HubRequest,
+  type ReasoningEffort,
+  Warnings,
+} from "../hub.ts";
+import { chatToolId } from "./mapping.ts";
+import type { JsonObject as Json } from "../json.ts";
+
+function joinText(parts: HubPart[], sep: string): string {
+  let out = "";
+  let first = true;
+  for (const p of parts) {
+    if (p.type !== "text" || p.text.length === 0) continue;
+    out += first ? p.text : sep + p.text;
+    first = false;
+  }
+  return out;
+}
+
+function dataUrl(mediaType: string, data: string): string {
+  return `data:${mediaType};base64,${data}`;
+}
+
+/** Reasoning budget (tokens) → effort bucket (REFERENCE §5.9 table; judgement on the thresholds). */
+function effortFromBudget(budget: number): ReasoningEffort {
+  if (budget <= 2048) return "low";
+  if (budget <= 8192) return "medium";
+  return "high";
+}
+
+class Builder {
+  readonly w = new Warnings();
+
+  constructor(private readonly target: BuildTarget) {}
+
+  /** A user-side media/text part → Chat content part, or undefined (dropped with a warning). */
+  part(p: HubPart): Json | undefined {
+    switch (p.type) {
+      case "text":
+        return p.text.length > 0 ? { type: "text", text: p.text } : undefined;
+      case "image": {
+        const s = p.source;
+        let url: string;
+        if (s.kind === "base64") url = dataUrl(s.mediaType, s.data);
+        else if (s.kind === "url") url = s.url;
+        else {
+          this.w.add("dropped_content", `An image given as ${s.kind === "file_id" ? "a file id" : "text"} cannot be sent to a Chat Completions upstream; it was dropped.`);
+          return undefined;
+        }
+        const iu: Json = { url };
+        if (p.detail) iu.detail = p.detail;
+        return { type: "image_url", image_url: iu };
+      }
+      case "document": {
+        const s = p.source;
+        if (s.kind === "text") {
+          return { type: "text", text: p.title ? `${p.title}\n\n${s.data}` : s.data };
+        }
+        if (s.kind === "base64") {
+          return { type: "file", file: { file_data: dataUrl(s.mediaType, s.data), filename: p.filename ?? p.title ?? (s.mediaType === "application/pdf" ? "document.pdf" : "document") } };
+        }
+        if (s.kind === "file_id") {
+          const file: Json = { file_id: s.fileId };
+          if (p.filename) file.filename = p.filename;
+          return { type: "file", file };
+        }
+        this.w.add("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
+        return undefined;
+      }
+      case "audio":
+        return { type: "input_audio", input_audio: { data: p.data, format: p.format } };
+      case "video":
+        this.w.add("dropped_content", "Video input cannot be sent to a Chat Completions upstream; it was dropped.");
+        return undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  /** A hub user turn → tool messages (first, in order), then one user message with the rest. */
+  user(m: HubMessage, out: Json[]): void {
+    const follow: Json[] = [];
+    const own: Json[] = [];
+    for (const p of m.content) {
+      if (p.type === "tool_result") {
+        const id = chatToolId(p.callId);
+        let text = "";
+        const media: Json[] = [];
+        for (const c of p.content) {
+          if (c.type === "text") text += text.length > 0 && c.text.length > 0 ? "\n" + c.text : c.text;
+          else {
+            const part = this.part(c);
+            if (part) media.push(part);
+          }
+        }
+        if (p.isError) text = text.length > 0 ? `Error: ${text}` : "Error";
+        out.push({ role: "tool", tool_call_id: id, content: text });
+        if (media.length > 0) {
+          // Chat tool messages carry text only (REFERENCE §5.5): the media follow as a user message.
+          follow.push({ type: "text", text: `Image returned by tool call ${id}:` }, ...media);
+        }
+      } else if (p.type === "thinking" || p.type === "redacted_thinking" || p.type === "tool_call") {
+        this.w.add("dropped_content", `A ${p.type} part in a user turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+      } else {
+        const part = this.part(p);
+        if (part) own.push(part);
+      }
+    }
+    const parts = follow.concat(own);
+    if (parts.length === 0) return; // empty messages are not sent
+    const msg: Json = { role: "user", content: parts.length === 1 && parts[0].type === "text" ? parts[0].text : parts };
+    if (m.name) msg.name = m.name;
+    out.push(msg);
+  }
+
+  assistant(m: HubMessage, out: Json[]): void {
+    let text = "";
+    const calls: Json[] = [];
+    for (const p of m.content) {
+      switch (p.type) {
+        case "text":
+          text += p.text;
+          break;
+        case "tool_call":
+          calls.push({ id: chatToolId(p.id), type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+          break;
+        case "thinking":
+          // Chat has no input slot for reasoning; only opaque state is worth a warning (F-8).
+          if (p.signature) this.w.add("stripped_signature", "Signed thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
+          break;
+        case "redacted_thinking":
+          this.w.add("stripped_signature", "Redacted thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
+          break;
+        default:
+          this.w.add("dropped_content", `A ${p.type} part in an assistant turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+      }
+    }
+    if (text.length === 0 && calls.length === 0) return;
+    const msg: Json = { role: "assistant" };
+    if (text.length > 0) msg.content = text;
+    if (calls.length > 0) msg.tool_calls = calls;
+    if (m.name) msg.name = m.name;
+    out.push(msg);
+  }
+
+  system(m: HubMessage, out: Json[]): void {
+    for (const p of m.content) {
+      if (p.type !== "text") this.w.add("dropped_content", `A ${p.type} part in a ${m.role} message cannot be sent to a Chat Completions upstream; it was dropped.`);
+    }
+    const text = joinText(m.content, "\n\n");
+    if (text.length === 0) return;
+    // Judgement: third-party servers often reject "developer"; they get "system".
+    const role = m.role === "developer" && this.target.kind !== "openai" ? "system" : m.role;
+    out.push({ role, content: text });
+  }
+}
+
+/**
+ * Hub request → Chat provider body (REFERENCE §2.1, §5.3–5.12; SPEC F-7). Target kinds: `openai`
+ * (token limit as `max_completion_tokens`, never `max_tokens`: OpenAI reasoning models reject it,
+ * B37-chat) and `openai-compatible` (and anything else: `max_tokens`, the field third-party servers know).
+ *
+ * - `hub.system` → one leading `system` message (blocks joined with a blank line; cache markers are
+ *   not sent: plain Chat upstreams reject them, B33). System/developer turns stay in position.
+ * - user turns: tool results first as `tool` messages (text joined; `isError` → "Error: " prefix), then
+ *   one user message: media returned by tools (Chat tool messages carry text only, REFERENCE §5.5),
+ *   then the turn's own parts. Empty messages are not sent.
+ * - assistant turns: text → `content` (omitted when empty), tool calls → `tool_calls` (`arguments`
+ *   `"{}"` when empty). Thinking is not sent (no Chat input slot); signed or redacted thinking is
+ *   reported as `stripped_signature`.
+ * - tool ids longer than 64 characters or with characters outside `[A-Za-z0-9_-]` are mapped
+ *   deterministically ({@link chatToolId}) in calls and results alike.
+ * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
+ *   key is omitted, never null (B35). Provider tools of another format are dropped with a warning.
+ *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise).
+ * - `stop` (at most 4 for `openai`, the rest dropped with a warning), `temperature`, `top_p`, `n`,
+ *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`),
+ *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
+ *   `top_k` has no Chat field and is dropped with a warning.
+ * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
+ * - `source.extra` is re-emitted when the client spoke Chat; otherwise its keys are reported dropped.
+ * - Never writes a null or undefined value.
+ *
+ * Throws {@link FormatError} (400) when `previousResponseId` is set: a Chat upstream cannot resume a
+ * stored Responses conversation, and answering without the context would be wrong (B41).
+ */
+export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
+  if (req.previousResponseId) {
+    throw invalid("previous_response_id cannot be used with this model: its provider does not store conversations.", "previous_response_id");
+  }
+  const b = new Builder(target);
+  const openai = target.kind === "openai";
+  const messages: Json[] = [];
+  const sys = joinText(req.system, "\n\n");
+  if (sys.length > 0) messages.push({ role: "system", content: sys });
+  for (const m of req.messages) {
+    if (m.role === "user") b.user(m, messages);
+    else if (m.role === "assistant") b.assistant(m, messages);
+    else b.system(m, messages);
+  }
+
+  const body: Json = { model: target.model, messages };
+
+  const tools: Json[] = [];
+  for (const t of req.tools) {
+    if (t.kind === "function") {
+      const fn: Json = { name: t.name };
+      if (t.description !== undefined && t.description !== null) fn.description = t.description;
+      fn.parameters = t.parameters ?? { type: "object", properties: {} };
+      if (typeof t.strict === "boolean") fn.strict = t.strict;
+      tools.push({ type: "function", function: fn });
+    } else if (t.format === "openai-chat") {
+      tools.push(t.raw);
+    } else {
+      const which = t.name ?? (typeof t.raw.type === "string" ? t.raw.type : undefined);
+      b.w.add("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
+    }
+  }
+  if (tools.length > 0) {
+    body.tools = tools;
+    const tc = req.toolChoice;
+    if (tc) body.tool_choice = tc.type === "tool" ? { type: "function", function: { name: tc.name } } : tc.type;
+    if (typeof req.parallelToolCalls === "boolean") body.parallel_tool_calls = req.parallelToolCalls;
+  }
+
+  if (req.maxOutputTokens !== undefined) body[openai ? "max_completion_tokens" : "max_tokens"] = req.maxOutputTokens;
+  if (req.temperature !== undefined) body.temperature = Math.min(2, Math.max(0, req.temperature));
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined) b.w.add("dropped_field", "top_k has no Chat Completions equivalent; it was dropped.");
+  if (req.n !== undefined && req.n !== 1) body.n = req.n;
+  if (req.stopSequences && req.stopSequences.length > 0) {
+    let stop = req.stopSequences;
+    if (openai && stop.length > 4) {
+      b.w.add("dropped_field", `OpenAI accepts at most 4 stop sequences; ${stop.length - 4} were dropped.`);
+      stop = stop.slice(0, 4);
+    }
+    body.stop = stop;
+  }
+  const r = req.reasoning;
+  if (r) {
+    let effort: ReasoningEffort | undefined = r.effort;
+    if (!effort && r.enabled !== false && r.budgetTokens !== undefined) effort = effortFromBudget(r.budgetTokens);
+    if (effort === "max") effort = "xhigh";
+    if (effort) body.reasoning_effort = effort;
+  }
+  const rf = req.responseFormat;
+  if (rf) {
+    if (rf.type === "json_schema") {
+      const js: Json = { name: rf.name ?? "response", schema: rf.schema };
+      if (typeof rf.strict === "boolean") js.strict = rf.strict;
+      body.response_format = { type: "json_schema", json_schema: js };
+    } else body.response_format = { type: rf.type };
+  }
+  if (req.user) {
+    if (req.user.length <= 64) body.user = req.user;
+    else b.w.add("dropped_field", "The end-user id is longer than Chat Completions accepts (64); it was not sent.");
+  }
+  if (req.promptCacheKey) {
+    if (openai) body.prompt_cache_key = req.promptCacheKey;
+    else b.w.add("dropped_field", "prompt_cache_key is only sent to OpenAI; it was dropped.");
+  }
+  body.stream = target.stream;
+  if (target.stream) body.stream_options = { include_usage: true };
+
+  const extraKeys = Object.keys(req.source.extra);
+  if (req.source.format === "openai-chat") {
+    for (const k of extraKeys) {
+      const val = req.source.extra[k];
+      if (val !== null && val !== undefined && !(k in body)) body[k] = val;
+    }
+  } else if (extraKeys.length > 0) {
+    b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${extraKeys.join(", ")}.`);
+  }
+  return { body, warnings: b.w.list };
+}

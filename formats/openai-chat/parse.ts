@@ -1,0 +1,323 @@
+/**
+ * Chat Completions client body → {@link HubRequest} (REFERENCE §2.1, §5.3–5.12; SPEC F-7):
+ * {@link parseRequest}.
+ */
+import * as v from "valibot";
+import {
+  invalidRequest as invalid,
+  type AudioPart,
+  type CacheControl,
+  type DocumentPart,
+  type HubMessage,
+  type HubPart,
+  type HubRequest,
+  type HubTool,
+  type ImagePart,
+  type MediaSource,
+  type ReasoningEffort,
+  type ResponseFormat,
+  type TextPart,
+  type ToolResultPart,
+} from "../hub.ts";
+import { shortHash } from "./mapping.ts";
+import { ChatRequestSchema, type ChatContentPart, type ChatMessage } from "./schema.ts";
+import { isObj } from "../json.ts";
+
+const EFFORTS = new Set<string>(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+/** Top-level fields {@link parseRequest} maps into hub slots; everything else goes to `source.extra`. */
+const CONSUMED = new Set([
+  "model",
+  "messages",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_tokens",
+  "max_completion_tokens",
+  "temperature",
+  "top_p",
+  "top_k",
+  "n",
+  "stop",
+  "stream",
+  "stream_options",
+  "reasoning_effort",
+  "response_format",
+  "user",
+  "safety_identifier",
+  "prompt_cache_key",
+]);
+
+
+/**
+ * Splits a data URL `data:<mime>[;params][;base64],<payload>` (REFERENCE §5.5). Returns `undefined` for
+ * anything that is not a base64 data URL (those stay URLs).
+ */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  if (!url.startsWith("data:")) return undefined;
+  const comma = url.indexOf(",");
+  if (comma < 0) return undefined;
+  const meta = url.slice(5, comma);
+  const params = meta.split(";");
+  if (!params.slice(1).some((p) => p.trim().toLowerCase() === "base64")) return undefined;
+  return { mediaType: params[0] || "application/octet-stream", data: url.slice(comma + 1) };
+}
+
+function cacheOf(cc: { type: string; ttl?: string } | null | undefined): CacheControl | undefined {
+  if (!cc || cc.type !== "ephemeral") return undefined;
+  return cc.ttl ? { type: "ephemeral", ttl: cc.ttl } : { type: "ephemeral" };
+}
+
+function textPart(text: string, cc?: { type: string; ttl?: string } | null): TextPart {
+  const p: TextPart = { type: "text", text };
+  const c = cacheOf(cc);
+  if (c) p.cacheControl = c;
+  return p;
+}
+
+function mediaSourceOf(url: string): MediaSource {
+  const d = parseDataUrl(url);
+  return d ? { kind: "base64", mediaType: d.mediaType, data: d.data } : { kind: "url", url };
+}
+
+/** One user-side content part → hub part. Empty text parts yield nothing. */
+function userPart(p: ChatContentPart, where: string): HubPart | undefined {
+  switch (p.type) {
+    case "text":
+    case "input_text":
+      if (typeof p.text !== "string") throw invalid(`${where}: a text part needs "text".`, where);
+      return p.text.length > 0 ? textPart(p.text, p.cache_control) : undefined;
+    case "image_url": {
+      const iu = p.image_url;
+      const url = typeof iu === "string" ? iu : iu?.url;
+      if (!url) throw invalid(`${where}: an image_url part needs "image_url.url".`, where);
+      const img: ImagePart = { type: "image", source: mediaSourceOf(url) };
+      if (typeof iu === "object" && iu.detail) img.detail = iu.detail;
+      const c = cacheOf(p.cache_control);
+      if (c) img.cacheControl = c;
+      return img;
+    }
+    case "input_audio": {
+      if (!p.input_audio) throw invalid(`${where}: an input_audio part needs "input_audio".`, where);
+      const a: AudioPart = { type: "audio", data: p.input_audio.data, format: p.input_audio.format };
+      return a;
+    }
+    case "file": {
+      const f = p.file;
+      if (!f || (!f.file_data && !f.file_id)) throw invalid(`${where}: a file part needs "file.file_data" or "file.file_id".`, where);
+      let source: MediaSource;
+      if (f.file_data) {
+        const d = parseDataUrl(f.file_data);
+        // Judgement: bare base64 without a data: prefix is read as a PDF (the only file type Chat documents).
+        source = d ? { kind: "base64", mediaType: d.mediaType, data: d.data } : { kind: "base64", mediaType: "application/pdf", data: f.file_data };
+      } else {
+        source = { kind: "file_id", fileId: f.file_id! };
+      }
+      const doc: DocumentPart = { type: "document", source };
+      if (f.filename) doc.filename = f.filename;
+      const c = cacheOf(p.cache_control);
+      if (c) doc.cacheControl = c;
+      return doc;
+    }
+    case "refusal":
+      return typeof p.refusal === "string" && p.refusal.length > 0 ? { type: "text", text: p.refusal } : undefined;
+    default:
+      throw invalid(`${where}: content part type "${p.type}" is not supported.`, where);
+  }
+}
+
+/** Text-only content (system, developer, tool, assistant) → text parts; other part types are a 400. */
+function textParts(content: ChatMessage["content"], where: string): TextPart[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === "string") return content.length > 0 ? [textPart(content)] : [];
+  const out: TextPart[] = [];
+  content.forEach((p, i) => {
+    const part = userPart(p, `${where}.content[${i}]`);
+    if (!part) return;
+    if (part.type !== "text") throw invalid(`${where}.content[${i}]: only text parts are allowed here.`, `${where}.content[${i}]`);
+    out.push(part);
+  });
+  return out;
+}
+
+function argumentsText(a: unknown): string {
+  if (typeof a === "string") return a;
+  if (a === null || a === undefined) return "";
+  return JSON.stringify(a);
+}
+
+/**
+ * Chat client body → hub request (REFERENCE §2.1, §5.4–5.12). Validated with the lenient
+ * {@link ChatRequestSchema}; throws {@link FormatError} (400 `invalid_request`, `param` = the offending
+ * path) when a field the translator reads has the wrong shape, or for a content part type Chat does not
+ * define.
+ *
+ * Mapping:
+ * - `system`/`developer` messages stay hub messages with that role, in position (`hub.system` stays
+ *   empty; Anthropic/Gemini builders hoist them, REFERENCE §5.4); per-part `cache_control` is kept.
+ * - user parts: `text`, `image_url` (data URL → base64 source, else URL; `detail` kept),
+ *   `input_audio`, `file` (`file_data` data URL → base64 document, `file_id` → file id). Empty text is
+ *   dropped (B34: no empty text blocks downstream).
+ * - assistant: `reasoning_content` (vendor field) → a thinking part first; text/refusal → text;
+ *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised); the
+ *   legacy `function_call` → a tool call with a minted id that the following `function` message pairs with.
+ * - `tool` (and legacy `function`) messages → `tool_result` parts; consecutive ones form ONE user turn,
+ *   in order (REFERENCE §5.7).
+ * - tools: `function` tools (missing/null `description` stays absent, B35; missing `parameters` →
+ *   empty object schema); other tool types → provider tools of format `openai-chat`.
+ * - `tool_choice` strings/objects, `parallel_tool_calls`, `max_completion_tokens` (preferred) or
+ *   `max_tokens`, `stop` (string or list), `reasoning_effort`, `response_format`, `n`, `user` (or
+ *   `safety_identifier`), `prompt_cache_key`, `stream`, `stream_options.include_usage` → `includeUsage`.
+ * - Any other non-null top-level field → `source.extra` (re-emitted by the Chat builder, reported as
+ *   dropped by others).
+ */
+export function parseRequest(body: unknown): HubRequest {
+  const r = v.safeParse(ChatRequestSchema, body);
+  if (!r.success) {
+    const issue = r.issues[0];
+    const path = v.getDotPath(issue) ?? undefined;
+    throw invalid(`Invalid request${path ? ` at ${path}` : ""}: ${issue.message}`, path);
+  }
+  const b = r.output;
+  const raw = body as Record<string, unknown>;
+
+  const messages: HubMessage[] = [];
+  let toolTurn: HubMessage | null = null;
+  const legacyCalls: Array<{ id: string; name: string; answered: boolean }> = [];
+  b.messages.forEach((m, i) => {
+    const where = `messages[${i}]`;
+    if (m.role === "tool" || m.role === "function") {
+      let callId: string;
+      let name: string | undefined;
+      if (m.role === "tool") {
+        if (!m.tool_call_id) throw invalid(`${where}: a tool message needs "tool_call_id".`, `${where}.tool_call_id`);
+        callId = m.tool_call_id;
+      } else {
+        name = m.name ?? undefined;
+        const call = [...legacyCalls].reverse().find((c) => !c.answered && (!name || c.name === name)) ?? legacyCalls.at(-1);
+        if (!call) throw invalid(`${where}: a function message needs a preceding assistant function_call.`, where);
+        call.answered = true;
+        callId = call.id;
+      }
+      const result: ToolResultPart = { type: "tool_result", callId, content: textParts(m.content, where) };
+      if (name) result.name = name;
+      const c = cacheOf(m.cache_control);
+      if (c) result.cacheControl = c;
+      if (!toolTurn) {
+        toolTurn = { role: "user", content: [] };
+        messages.push(toolTurn);
+      }
+      toolTurn.content.push(result);
+      return;
+    }
+    toolTurn = null;
+    const msg: HubMessage = { role: m.role, content: [] };
+    if (m.name) msg.name = m.name;
+    switch (m.role) {
+      case "system":
+      case "developer":
+        msg.content = textParts(m.content, where);
+        break;
+      case "user": {
+        const content = m.content;
+        if (typeof content === "string") {
+          if (content.length > 0) msg.content.push(textPart(content, m.cache_control));
+        } else if (content) {
+          content.forEach((p, j) => {
+            const part = userPart(p, `${where}.content[${j}]`);
+            if (part) msg.content.push(part);
+          });
+        }
+        break;
+      }
+      case "assistant": {
+        if (typeof m.reasoning_content === "string" && m.reasoning_content.length > 0) {
+          msg.content.push({ type: "thinking", text: m.reasoning_content });
+        }
+        msg.content.push(...textParts(m.content, where));
+        (m.tool_calls ?? []).forEach((tc, j) => {
+          const id = tc.id || `call_${shortHash(`${i}:${j}:${tc.function.name}`)}`;
+          msg.content.push({ type: "tool_call", id, name: tc.function.name, arguments: argumentsText(tc.function.arguments) });
+        });
+        if (m.function_call) {
+          const id = `call_${shortHash(`legacy:${i}:${m.function_call.name}`)}`;
+          legacyCalls.push({ id, name: m.function_call.name, answered: false });
+          msg.content.push({ type: "tool_call", id, name: m.function_call.name, arguments: argumentsText(m.function_call.arguments) });
+        }
+        break;
+      }
+    }
+    messages.push(msg);
+  });
+
+  const tools: HubTool[] = [];
+  for (const t of b.tools ?? []) {
+    if (t.type === "function" && t.function) {
+      const f = t.function;
+      const tool: HubTool = { kind: "function", name: f.name, parameters: f.parameters ?? { type: "object", properties: {} } };
+      if (typeof f.description === "string") tool.description = f.description;
+      if (typeof f.strict === "boolean") tool.strict = f.strict;
+      const c = cacheOf(t.cache_control);
+      if (c) tool.cacheControl = c;
+      tools.push(tool);
+    } else {
+      const name = isObj(t.custom) && typeof t.custom.name === "string" ? t.custom.name : typeof t.name === "string" ? t.name : undefined;
+      tools.push(name ? { kind: "provider", format: "openai-chat", raw: t, name } : { kind: "provider", format: "openai-chat", raw: t });
+    }
+  }
+
+  const extra: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(raw)) {
+    if (!CONSUMED.has(k) && val !== null && val !== undefined) extra[k] = val;
+  }
+
+  const hub: HubRequest = {
+    model: b.model,
+    system: [],
+    messages,
+    tools,
+    stream: b.stream === true,
+    source: { format: "openai-chat", extra },
+  };
+
+  const tc = b.tool_choice;
+  if (typeof tc === "string") {
+    if (tc === "auto" || tc === "required" || tc === "none") hub.toolChoice = { type: tc };
+    else throw invalid(`Invalid tool_choice "${tc}".`, "tool_choice");
+  } else if (tc) {
+    const fnName = tc.type === "function" && isObj(tc.function) && typeof tc.function.name === "string" ? tc.function.name : undefined;
+    if (fnName) hub.toolChoice = { type: "tool", name: fnName };
+    else extra.tool_choice = tc; // allowed_tools, custom: no hub slot
+  }
+  if (typeof b.parallel_tool_calls === "boolean") hub.parallelToolCalls = b.parallel_tool_calls;
+  const max = b.max_completion_tokens ?? b.max_tokens;
+  if (typeof max === "number") hub.maxOutputTokens = max;
+  if (typeof b.temperature === "number") hub.temperature = b.temperature;
+  if (typeof b.top_p === "number") hub.topP = b.top_p;
+  if (typeof b.top_k === "number") hub.topK = b.top_k;
+  if (typeof b.n === "number") hub.n = b.n;
+  if (typeof b.stop === "string") hub.stopSequences = [b.stop];
+  else if (Array.isArray(b.stop)) hub.stopSequences = b.stop;
+  if (b.reasoning_effort) {
+    if (EFFORTS.has(b.reasoning_effort)) hub.reasoning = { effort: b.reasoning_effort as ReasoningEffort };
+    else extra.reasoning_effort = b.reasoning_effort;
+  }
+  const rf = b.response_format;
+  if (rf) {
+    if (rf.type === "text" || rf.type === "json_object") hub.responseFormat = { type: rf.type };
+    else if (rf.type === "json_schema" && isObj(rf.json_schema)) {
+      const js = rf.json_schema;
+      const f: ResponseFormat = { type: "json_schema", schema: isObj(js.schema) ? js.schema : {} };
+      if (typeof js.name === "string") f.name = js.name;
+      if (typeof js.strict === "boolean") f.strict = js.strict;
+      hub.responseFormat = f;
+    } else extra.response_format = rf;
+  }
+  if (b.stream_options && typeof b.stream_options.include_usage === "boolean") hub.includeUsage = b.stream_options.include_usage;
+  if (b.user) {
+    hub.user = b.user;
+    if (b.safety_identifier) extra.safety_identifier = b.safety_identifier;
+  } else if (b.safety_identifier) hub.user = b.safety_identifier;
+  if (b.prompt_cache_key) hub.promptCacheKey = b.prompt_cache_key;
+  return hub;
+}

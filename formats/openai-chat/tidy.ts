@@ -1,0 +1,151 @@
+/**
+ * Chat client body → the body for an `openai-compatible` provider without a hub round trip (SPEC
+ * F-3): cache markers, empty messages, tool-result order, null optional fields: {@link tidyRequest}.
+ */
+import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import { Warnings } from "../hub.ts";
+import { isObj, type JsonObject as Json } from "../json.ts";
+
+/** Copy of a content part without `cache_control`. */
+function stripPart(p: unknown): unknown {
+  if (!isObj(p) || !("cache_control" in p)) return p;
+  const { cache_control: _cc, ...rest } = p;
+  return rest;
+}
+
+/** Whether a message's content carries anything (a non-empty string, or a non-empty-text / non-text part). */
+function hasContent(content: unknown): boolean {
+  if (typeof content === "string") return content.length > 0;
+  if (!Array.isArray(content)) return false;
+  return content.some((p) => isObj(p) && (p.type !== "text" || (typeof p.text === "string" && p.text.length > 0)));
+}
+
+/**
+ * Chat client body → body for a same-format third-party provider (SPEC F-3; REFERENCE §5.12, §5.7),
+ * without a hub round trip. The input is not modified.
+ *
+ * - `model` → `target.model`.
+ * - `cache_control` removed everywhere (top level, messages, content parts, tools, `tools[].function`):
+ *   strict OpenAI-compatible servers 400 on it (B33, new-api#5982).
+ * - null-valued optional fields omitted (top level, messages, tool definitions: a null `description`
+ *   is removed, B35); an assistant `content: null` next to `tool_calls` is omitted; `tool_calls: []`
+ *   is omitted.
+ * - empty messages dropped (system/developer/user/assistant with no content and no tool calls); tool
+ *   messages are kept (they pair with a call) with `content: ""` when they had none.
+ * - tool messages are moved directly after the assistant message that made the call, in call order
+ *   (REFERENCE §5.7); orphans stay where they are.
+ * - `developer` → `system` for `openai-compatible` (judgement: many servers' chat templates know only
+ *   `system`).
+ * - token limit under the kind's field (`openai`: `max_completion_tokens`; others: `max_tokens`).
+ * - streaming: `stream_options.include_usage: true` forced (usage is read from the stream; the encoder
+ *   withholds it from a client that did not ask).
+ *
+ * Warnings: `dropped_empty_message`, `reordered_tool_results`.
+ */
+export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
+  const w = new Warnings();
+  const out: Json = {};
+  for (const [k, val] of Object.entries(body)) {
+    if (val === null || val === undefined || k === "cache_control") continue;
+    out[k] = val;
+  }
+  out.model = target.model;
+  const compat = target.kind !== "openai";
+
+  if (Array.isArray(body.messages)) {
+    let dropped = 0;
+    const msgs: Json[] = [];
+    for (const m of body.messages) {
+      if (!isObj(m)) continue;
+      const msg: Json = {};
+      for (const [k, val] of Object.entries(m)) {
+        if (val === null || val === undefined || k === "cache_control") continue;
+        msg[k] = val;
+      }
+      if (Array.isArray(msg.content)) msg.content = msg.content.map(stripPart);
+      if (Array.isArray(msg.tool_calls) && msg.tool_calls.length === 0) delete msg.tool_calls;
+      if (msg.role === "tool") {
+        if (msg.content === undefined) msg.content = "";
+      } else if (!hasContent(msg.content) && !Array.isArray(msg.tool_calls) && !isObj(msg.function_call)) {
+        dropped++;
+        continue;
+      } else if (msg.role === "assistant" && !hasContent(msg.content) && msg.content !== undefined) {
+        delete msg.content; // "" next to tool calls
+      }
+      if (compat && msg.role === "developer") msg.role = "system";
+      msgs.push(msg);
+    }
+    if (dropped > 0) w.add("dropped_empty_message", `${dropped} empty message(s) were not sent.`);
+
+    // Tool results directly after their call, in call order.
+    const callIds = new Set<string>();
+    for (const m of msgs) {
+      if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
+        for (const c of m.tool_calls) if (isObj(c) && typeof c.id === "string") callIds.add(c.id);
+      }
+    }
+    const results = new Map<string, Json[]>();
+    for (const m of msgs) {
+      if (m.role === "tool" && typeof m.tool_call_id === "string" && callIds.has(m.tool_call_id)) {
+        const list = results.get(m.tool_call_id);
+        if (list) list.push(m);
+        else results.set(m.tool_call_id, [m]);
+      }
+    }
+    const ordered: Json[] = [];
+    for (const m of msgs) {
+      if (m.role === "tool" && typeof m.tool_call_id === "string" && callIds.has(m.tool_call_id)) continue;
+      ordered.push(m);
+      if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
+        for (const c of m.tool_calls) {
+          if (!isObj(c) || typeof c.id !== "string") continue;
+          const list = results.get(c.id);
+          if (list) {
+            ordered.push(...list);
+            results.delete(c.id);
+          }
+        }
+      }
+    }
+    if (ordered.some((m, i) => m !== msgs[i])) {
+      w.add("reordered_tool_results", "Tool results were moved directly after the calls they answer.");
+    }
+    out.messages = ordered;
+  }
+
+  if (Array.isArray(body.tools)) {
+    out.tools = body.tools.map((t) => {
+      if (!isObj(t)) return t;
+      const tool: Json = {};
+      for (const [k, val] of Object.entries(t)) {
+        if (val === null || val === undefined || k === "cache_control") continue;
+        tool[k] = val;
+      }
+      if (isObj(tool.function)) {
+        const fn: Json = {};
+        for (const [k, val] of Object.entries(tool.function)) {
+          if (val === null || val === undefined || k === "cache_control") continue;
+          fn[k] = val;
+        }
+        tool.function = fn;
+      }
+      return tool;
+    });
+  }
+
+  const limit = out.max_completion_tokens ?? out.max_tokens;
+  delete out.max_completion_tokens;
+  delete out.max_tokens;
+  if (limit !== undefined) out[compat ? "max_tokens" : "max_completion_tokens"] = limit;
+
+  if (out.stream === true) {
+    const so = isObj(out.stream_options) ? out.stream_options : {};
+    const opts: Json = {};
+    for (const [k, val] of Object.entries(so)) if (val !== null && val !== undefined) opts[k] = val;
+    opts.include_usage = true;
+    out.stream_options = opts;
+  } else {
+    delete out.stream_options;
+  }
+  return { body: out, warnings: w.list };
+}

@@ -1,0 +1,410 @@
+/**
+ * {@link HubRequest} → OpenAI Responses provider body (REFERENCE §3.1, §5): {@link buildRequest} for
+ * kinds `openai-responses`, `openai` (Responses endpoint) and `codex` (the Codex backend's rules are
+ * codex.ts), and {@link buildTools} (shared with response.ts).
+ */
+import {
+  type HubMessage,
+  type HubPart,
+  type HubRequest,
+  type HubTool,
+  type ReasoningEffort,
+  type ResponseFormat,
+  type TextPart,
+  type ThinkingPart,
+  type ToolChoice,
+  type ToolResultPart,
+  Warnings,
+} from "../hub.ts";
+import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import { applyCodexFixes } from "./codex.ts";
+import { TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
+
+const FORMAT = "openai-responses" as const;
+
+
+function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | undefined {
+  switch (p.type) {
+    case "text":
+      return { type: "input_text", text: p.text };
+    case "image": {
+      if (p.source.kind === "file_id") return { type: "input_image", file_id: p.source.fileId, detail: p.detail ?? "auto" };
+      const url = sourceToUrl(p.source);
+      if (!url) {
+        w.add("dropped_content", "An image with a text source cannot be sent to a Responses upstream; it was dropped.");
+        return undefined;
+      }
+      return { type: "input_image", image_url: url, detail: p.detail ?? "auto" };
+    }
+    case "document": {
+      const s = p.source;
+      if (s.kind === "text") return { type: "input_text", text: s.data };
+      const out: Record<string, unknown> = { type: "input_file" };
+      if (s.kind === "file_id") out.file_id = s.fileId;
+      else if (s.kind === "url") out.file_url = s.url;
+      else out.file_data = `data:${s.mediaType};base64,${s.data}`;
+      const filename = p.filename ?? p.title;
+      if (filename) out.filename = filename;
+      else if (s.kind === "base64") out.filename = s.mediaType === "application/pdf" ? "document.pdf" : "document";
+      return out;
+    }
+    case "audio":
+      return { type: "input_audio", input_audio: { data: p.data, format: p.format } };
+    case "video":
+      w.add("dropped_content", "Video input is not supported by the Responses format; it was dropped.");
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** Tool-result content → `output`: a STRING when text-only (B31; some upstreams reject the list form). */
+function toolResultOutput(r: ToolResultPart, w: Warnings): string | Array<Record<string, unknown>> {
+  if (r.content.every((c) => c.type === "text")) return r.content.map((c) => (c as TextPart).text).join("\n");
+  const parts: Array<Record<string, unknown>> = [];
+  for (const c of r.content) {
+    const x = partToInputContent(c, w);
+    if (x) parts.push(x);
+  }
+  return parts;
+}
+
+interface BuildContext {
+  target: BuildTarget;
+  store: boolean | undefined;
+  w: Warnings;
+  /** Names of `custom` (freeform) tools: calls to them are rebuilt as `custom_tool_call`. */
+  customTools: Set<string>;
+  /** call ids of custom tool calls seen in the history (their outputs are `custom_tool_call_output`). */
+  customCalls: Set<string>;
+}
+
+function customInput(args: string): string {
+  try {
+    const o = JSON.parse(args) as unknown;
+    if (o && typeof o === "object" && typeof (o as Record<string, unknown>).input === "string") return (o as { input: string }).input;
+  } catch {
+    // not JSON: the raw text is the input
+  }
+  return args;
+}
+
+function thinkingItem(p: ThinkingPart, ctx: BuildContext): Record<string, unknown> | undefined {
+  const sig = p.signature;
+  if (sig && sig.family !== ctx.target.family) {
+    ctx.w.add(
+      "stripped_signature",
+      `Reasoning state issued by '${sig.family}' cannot be sent to a '${ctx.target.family}' upstream; it was dropped.`,
+    );
+    return undefined;
+  }
+  const summaries = p.summary && p.summary.length > 0 ? p.summary : p.text.length > 0 && !p.raw ? [p.text] : [];
+  const item: Record<string, unknown> = { type: "reasoning" };
+  if (hasItemPrefix(p.itemId, "rs_")) item.id = p.itemId;
+  item.summary = summaries.map((text) => ({ type: "summary_text", text }));
+  if (p.raw && p.text.length > 0) item.content = [{ type: "reasoning_text", text: p.text }];
+  if (sig) {
+    item.encrypted_content = sig.value;
+    return item;
+  }
+  // No encrypted state: only an item the upstream stored can be referenced, by id (B40).
+  if (item.id && ctx.store !== false) return item;
+  if (item.id) {
+    ctx.w.add("dropped_reasoning", "Reasoning items without encrypted_content cannot be replayed with store:false; they were dropped.");
+  } else {
+    ctx.w.add("dropped_reasoning", "Reasoning without OpenAI encrypted state cannot be replayed to a Responses upstream; it was dropped.");
+  }
+  return undefined;
+}
+
+/** One hub message → Responses input items, in part order. */
+function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string, unknown>>): void {
+  if (m.role === "assistant") {
+    let msg: { item: Record<string, unknown>; content: Array<Record<string, unknown>>; phase: string | undefined } | null = null;
+    for (const p of m.content) {
+      if (p.type === "text") {
+        if (p.text.length === 0) continue;
+        if (!msg || msg.phase !== p.phase) {
+          const content: Array<Record<string, unknown>> = [];
+          const item: Record<string, unknown> = { type: "message", role: "assistant", content };
+          if (p.phase) item.phase = p.phase;
+          out.push(item);
+          msg = { item, content, phase: p.phase };
+        }
+        msg.content.push({ type: "output_text", text: p.text });
+        continue;
+      }
+      msg = null;
+      if (p.type === "thinking") {
+        const item = thinkingItem(p, ctx);
+        if (item) out.push(item);
+      } else if (p.type === "redacted_thinking") {
+        ctx.w.add("stripped_signature", "Redacted thinking cannot be sent to a Responses upstream; it was dropped.");
+      } else if (p.type === "tool_call") {
+        const callId = sanitizeCallId(p.id);
+        if (ctx.customTools.has(p.name)) {
+          ctx.customCalls.add(p.id);
+          const item: Record<string, unknown> = { type: "custom_tool_call" };
+          if (hasItemPrefix(p.itemId, "ctc_")) item.id = p.itemId;
+          item.call_id = callId;
+          item.name = p.name;
+          item.input = customInput(p.arguments);
+          out.push(item);
+          continue;
+        }
+        const item: Record<string, unknown> = { type: "function_call" };
+        if (hasItemPrefix(p.itemId, "fc_")) item.id = p.itemId;
+        item.call_id = callId;
+        item.name = p.name;
+        if (p.namespace) item.namespace = p.namespace;
+        item.arguments = p.arguments.length > 0 ? p.arguments : "{}";
+        out.push(item);
+      } else {
+        // images/documents in an assistant turn: Responses assistant messages carry text only
+        ctx.w.add("dropped_content", "Non-text content in an assistant turn cannot be sent to a Responses upstream; it was dropped.");
+      }
+    }
+    return;
+  }
+  // user / system / developer: tool results become function_call_output items; the rest message items.
+  let content: Array<Record<string, unknown>> | null = null;
+  for (const p of m.content) {
+    if (p.type === "tool_result") {
+      content = null;
+      const custom = ctx.customCalls.has(p.callId);
+      out.push({
+        type: custom ? "custom_tool_call_output" : "function_call_output",
+        call_id: sanitizeCallId(p.callId),
+        output: custom ? toolResultOutputText(p) : toolResultOutput(p, ctx.w),
+      });
+      continue;
+    }
+    if (p.type === "thinking" || p.type === "redacted_thinking" || p.type === "tool_call") continue;
+    const c = partToInputContent(p, ctx.w);
+    if (!c) continue;
+    if (!content) {
+      content = [];
+      out.push({ type: "message", role: m.role, content });
+    }
+    content.push(c);
+  }
+}
+
+function toolResultOutputText(r: ToolResultPart): string {
+  return r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+}
+
+/**
+ * Hub tools → Responses tools: flat functions, namespaces re-nested (members after the namespace's
+ * own non-function tools, in hub order), provider tools of this format; other formats' provider tools
+ * dropped with a warning. `fields` restores per-tool fields kept by {@link parseRequest}.
+ */
+export function buildTools(
+  tools: HubTool[],
+  w?: Warnings,
+  fields?: Record<string, Record<string, unknown>>,
+): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  const namespaces = new Map<string, Array<Record<string, unknown>>>();
+  const nsShell = (name: string, description?: string, extraMembers: Array<Record<string, unknown>> = []) => {
+    let members = namespaces.get(name);
+    if (!members) {
+      members = [...extraMembers];
+      namespaces.set(name, members);
+      out.push({ type: "namespace", name, description: description ?? name, tools: members });
+    }
+    return members;
+  };
+  for (const t of tools) {
+    if (t.kind === "provider") {
+      if (t.format !== FORMAT) {
+        w?.add("dropped_tool", `Tool '${t.name ?? String(t.raw.type ?? "?")}' is specific to ${t.format} and was not sent.`);
+        continue;
+      }
+      if (t.raw.type === "namespace" && typeof t.raw.name === "string") {
+        const existing = namespaces.get(t.raw.name);
+        const members = (Array.isArray(t.raw.tools) ? t.raw.tools : []) as Array<Record<string, unknown>>;
+        if (existing) existing.push(...members);
+        else {
+          const { tools: _m, ...shell } = t.raw;
+          const list = [...members];
+          namespaces.set(t.raw.name, list);
+          out.push({ ...shell, tools: list });
+        }
+        continue;
+      }
+      out.push(t.raw);
+      continue;
+    }
+    const f: Record<string, unknown> = { type: "function", name: t.name };
+    if (t.description !== undefined) f.description = t.description;
+    f.strict = t.strict ?? false;
+    f.parameters = t.parameters;
+    if (t.deferLoading) f.defer_loading = true;
+    const kept = fields?.[t.namespace ? `${t.namespace}/${t.name}` : t.name];
+    if (kept) for (const k of Object.keys(kept)) if (!(k in f)) f[k] = kept[k];
+    if (t.namespace) nsShell(t.namespace).push(f);
+    else out.push(f);
+  }
+  return out;
+}
+
+function customToolNames(tools: HubTool[]): Set<string> {
+  const names = new Set<string>();
+  const fnNames = new Set<string>();
+  for (const t of tools) {
+    if (t.kind === "function") fnNames.add(t.name);
+    else if (t.format === FORMAT) {
+      if (t.raw.type === "custom" && typeof t.raw.name === "string") names.add(t.raw.name);
+      if (t.raw.type === "namespace" && Array.isArray(t.raw.tools)) {
+        for (const m of t.raw.tools as Array<Record<string, unknown>>) if (m.type === "custom" && typeof m.name === "string") names.add(m.name);
+      }
+    }
+  }
+  for (const n of fnNames) names.delete(n);
+  return names;
+}
+
+function buildToolChoice(tc: ToolChoice, customTools: Set<string>): unknown {
+  switch (tc.type) {
+    case "auto":
+    case "required":
+    case "none":
+      return tc.type;
+    case "tool":
+      return { type: customTools.has(tc.name) ? "custom" : "function", name: tc.name };
+  }
+}
+
+/** Bucketing of an Anthropic/Gemini thinking budget into an OpenAI effort (REFERENCE §5.9 "Reverse"). */
+function effortForBudget(budget: number): ReasoningEffort {
+  if (budget < 2048) return "low";
+  if (budget < 16384) return "medium";
+  return "high";
+}
+
+function buildReasoning(req: HubRequest, w: Warnings): Record<string, unknown> | undefined {
+  const r = req.reasoning;
+  if (!r) return undefined;
+  const out: Record<string, unknown> = {};
+  let effort: ReasoningEffort | undefined = r.effort;
+  if (!effort && r.budgetTokens !== undefined && r.enabled !== false) effort = effortForBudget(r.budgetTokens);
+  if (!effort && r.enabled === false) return undefined;
+  if (effort === "max") {
+    effort = "xhigh";
+    w.add("changed_field", "Reasoning effort 'max' is sent as 'xhigh' to the Responses upstream.");
+  }
+  if (effort) out.effort = effort;
+  if (r.summary) out.summary = r.summary;
+  else if (req.source.format !== FORMAT && (effort || r.enabled || r.adaptive || r.includeThoughts)) out.summary = "auto";
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function buildTextFormat(rf: ResponseFormat): Record<string, unknown> {
+  if (rf.type !== "json_schema") return { type: rf.type };
+  const out: Record<string, unknown> = { type: "json_schema", name: rf.name ?? "response", schema: rf.schema };
+  if (rf.strict !== undefined) out.strict = rf.strict;
+  return out;
+}
+
+/** Minimum `max_output_tokens` OpenAI accepts on reasoning models (REFERENCE §3.1, §3.4). */
+const MIN_OUTPUT_TOKENS = 16;
+
+/**
+ * {@link HubRequest} → Responses provider body (codec `buildRequest`; REFERENCE §3.1, §5, B31, B37,
+ * B40). For every kind:
+ * - `hub.system` → `instructions` (blocks joined by a blank line); system/developer turns stay in
+ *   `input` at their position (B31, REFERENCE §5.4);
+ * - tool history → `function_call` / `function_call_output` items, output a STRING when text-only
+ *   (B31); call ids over 64 chars mapped deterministically (§5.3); `fc_`/`rs_` item ids kept, others
+ *   dropped (OpenAI validates prefixes, §3.1);
+ * - tools flat (`{type:"function", name, parameters, strict}`), Codex namespaces re-nested, provider
+ *   tools of other formats dropped with a warning;
+ * - token limit → `max_output_tokens` (B37; raised to 16 with a warning when lower); `stop` is never
+ *   sent (no such field) — warned; `top_k`, `n`>1 warned and dropped;
+ * - thinking: reasoning items only for parts whose signature family equals `target.family`
+ *   (encrypted_content), or id-only items when store is not false (B40); foreign signatures and
+ *   redacted thinking dropped with a warning (F-8);
+ * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
+ *   verbosity, …).
+ * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
+ * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
+ * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip.
+ *
+ * Never throws; what it drops is listed in `warnings`.
+ */
+export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
+  const w = new Warnings();
+  const fromResponses = req.source.format === FORMAT;
+  const store = target.kind === "codex" ? false : req.store;
+  const customTools = customToolNames(req.tools);
+  const ctx: BuildContext = { target, store, w, customTools, customCalls: new Set() };
+
+  const body: Record<string, unknown> = { model: target.model };
+  const instructions = req.system
+    .map((s) => s.text)
+    .filter((t) => t.length > 0)
+    .join("\n\n");
+  if (instructions.length > 0) body.instructions = instructions;
+
+  const input: Array<Record<string, unknown>> = [];
+  for (const m of req.messages) messageItems(m, ctx, input);
+  body.input = input;
+
+  const toolFields = fromResponses ? (req.source.extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : undefined;
+  const tools = buildTools(req.tools, w, toolFields);
+  if (tools.length > 0) body.tools = tools;
+  if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools);
+  else if (fromResponses && req.source.extra.tool_choice !== undefined) body.tool_choice = req.source.extra.tool_choice;
+  if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
+
+  if (req.maxOutputTokens !== undefined) {
+    let max = Math.round(req.maxOutputTokens);
+    if (max < MIN_OUTPUT_TOKENS) {
+      w.add("changed_field", `max_output_tokens ${max} is below the Responses minimum; ${MIN_OUTPUT_TOKENS} was sent.`);
+      max = MIN_OUTPUT_TOKENS;
+    }
+    body.max_output_tokens = max;
+  }
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined) w.add("dropped_field", "top_k is not supported by the Responses format and was not sent.");
+  if (req.stopSequences && req.stopSequences.length > 0) {
+    w.add("dropped_field", "Stop sequences are not supported by the Responses format (no stop field) and were not sent.");
+  }
+  if (req.n !== undefined && req.n > 1) w.add("dropped_field", "n > 1 is not supported by the Responses format; one reply is generated.");
+
+  const reasoning = buildReasoning(req, w);
+  const extraReasoning = fromResponses ? (req.source.extra.reasoning as Record<string, unknown> | undefined) : undefined;
+  if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
+
+  const extraText = fromResponses ? (req.source.extra.text as Record<string, unknown> | undefined) : undefined;
+  if (req.responseFormat || extraText) {
+    const text: Record<string, unknown> = { ...extraText };
+    if (req.responseFormat) text.format = buildTextFormat(req.responseFormat);
+    body.text = text;
+  }
+
+  if (store !== undefined) body.store = store;
+  let include = req.include ? [...req.include] : undefined;
+  if (store === false && !include?.includes("reasoning.encrypted_content")) {
+    include = [...(include ?? []), "reasoning.encrypted_content"];
+  }
+  if (include) body.include = include;
+  if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;
+  if (req.previousResponseId !== undefined) body.previous_response_id = req.previousResponseId;
+  if (req.user !== undefined) {
+    if (fromResponses || req.user.length <= 64) body.user = req.user;
+    else w.add("dropped_field", "The end-user id is longer than the 64 characters OpenAI accepts and was not sent.");
+  }
+
+  if (fromResponses) {
+    for (const [k, val] of Object.entries(req.source.extra)) {
+      if (k === "tool_choice" || k === "reasoning" || k === "text" || k === TOOL_FIELDS_KEY) continue;
+      if (!(k in body)) body[k] = val;
+    }
+  }
+  body.stream = target.stream;
+  if (target.kind === "codex") applyCodexFixes(body, target, w);
+  return { body, warnings: w.list };
+}

@@ -1,0 +1,446 @@
+/**
+ * OpenAI Responses client body → {@link HubRequest} (REFERENCE §3.1, §5): {@link parseRequest}, and
+ * the gateway's rule for `previous_response_id` ({@link assertNoPreviousResponse}).
+ *
+ * Mapping summary (parse):
+ * - `instructions` → `hub.system`; `input` string → one user message.
+ * - message items (roles user/assistant/system/developer; string or part content) → one hub message
+ *   each, except that consecutive assistant-side items (reasoning, assistant message, function_call,
+ *   custom_tool_call) merge into ONE assistant turn and consecutive tool outputs into ONE user turn
+ *   (the shape Anthropic/Chat builders expect). `phase` is kept on text parts.
+ * - `function_call` → tool_call part (`call_id` → id, `id` → itemId, `namespace`);
+ *   `function_call_output` → tool_result part (string or parts).
+ * - `custom_tool_call` (freeform) → tool_call whose arguments are `{"input": "<raw text>"}` (JSON, so
+ *   every format can carry it); rebuilt as `custom_tool_call` for Responses targets.
+ * - `reasoning` → thinking part: summary texts (joined by a blank line) or raw `reasoning_text`,
+ *   `itemId`, and `encrypted_content` as an `openai`-family signature.
+ * - tools: `function` → FunctionTool; `namespace` → one ProviderTool holding the namespace shell
+ *   (name, description, non-function members) followed by its function members flattened with
+ *   `namespace` set; any other type → ProviderTool (kept for Responses targets only).
+ * - fields without a hub slot (`client_metadata`, `metadata`, `text.verbosity`, `truncation`,
+ *   `service_tier`, unmappable `tool_choice`, …) → `source.extra`, re-emitted for Responses targets.
+ *
+ * Item types the hub cannot hold (`web_search_call`, `local_shell_call`, `item_reference`, …) are not
+ * carried (see the report: a hub "provider item" part would be needed).
+ */
+import * as v from "valibot";
+import {
+  FormatError,
+  hubError,
+  invalidRequest as invalid,
+  type AudioPart,
+  type DocumentPart,
+  type FunctionTool,
+  type HubMessage,
+  type HubPart,
+  type HubRequest,
+  type HubTool,
+  type ImagePart,
+  type ProviderTool,
+  type ReasoningEffort,
+  type ResponseFormat,
+  type TextPart,
+  type ThinkingPart,
+  type ToolCallPart,
+  type ToolChoice,
+  type ToolResultPart,
+} from "../hub.ts";
+import {
+  CustomToolCallItemSchema,
+  CustomToolCallOutputItemSchema,
+  FunctionCallItemSchema,
+  FunctionCallOutputItemSchema,
+  FunctionToolSchema,
+  MessageItemSchema,
+  NamespaceToolSchema,
+  ReasoningItemSchema,
+  ResponsesRequestSchema,
+} from "./schema.ts";
+import { TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl } from "./common.ts";
+
+const FORMAT = "openai-responses" as const;
+
+/** Top-level request fields the parser maps into hub slots; everything else goes to `source.extra`. */
+const MAPPED_FIELDS = new Set([
+  "model",
+  "instructions",
+  "input",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_output_tokens",
+  "temperature",
+  "top_p",
+  "reasoning",
+  "text",
+  "store",
+  "include",
+  "prompt_cache_key",
+  "previous_response_id",
+  "user",
+  "stream",
+]);
+
+/**
+ * `source.extra` key holding the fields of function tools the hub has no slot for (`output_schema`,
+ * `allowed_callers`, …), by tool key (`name`, or `namespace/name`), so a Responses target gets them
+ * back. Same convention as the Anthropic codec's `$anthropic_item_fields`.
+/** Function-tool fields the hub maps itself. */
+const FUNCTION_TOOL_FIELDS = new Set(["type", "name", "description", "parameters", "strict", "defer_loading"]);
+
+const EFFORTS: ReadonlySet<string> = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+
+function check<T extends v.GenericSchema>(schema: T, value: unknown, path: string): v.InferOutput<T> {
+  const r = v.safeParse(schema, value);
+  if (r.success) return r.output;
+  const issue = r.issues[0];
+  const sub = v.getDotPath(issue);
+  const param = sub ? `${path}.${sub}` : path;
+  throw invalid(`Invalid '${param}': ${issue.message}`, param);
+}
+
+
+/** One content part of a message or tool output → hub part; undefined for parts the hub cannot hold. */
+function parsePart(p: Record<string, any>, phase: string | undefined): TextPart | ImagePart | DocumentPart | AudioPart | undefined {
+  switch (p.type) {
+    case "input_text":
+    case "output_text":
+    case "text":
+    case "summary_text":
+    case "reasoning_text": {
+      const t: TextPart = { type: "text", text: typeof p.text === "string" ? p.text : "" };
+      if (phase) t.phase = phase;
+      return t;
+    }
+    case "refusal": {
+      const t: TextPart = { type: "text", text: typeof p.refusal === "string" ? p.refusal : String(p.text ?? "") };
+      if (phase) t.phase = phase;
+      return t;
+    }
+    case "input_image": {
+      let source: ImagePart["source"] | undefined;
+      const url = typeof p.image_url === "string" ? p.image_url : typeof p.image_url?.url === "string" ? p.image_url.url : undefined;
+      if (url) {
+        const d = parseDataUrl(url);
+        source = d ? { kind: "base64", mediaType: d.mediaType, data: d.data } : { kind: "url", url };
+      } else if (typeof p.file_id === "string") source = { kind: "file_id", fileId: p.file_id };
+      if (!source) return undefined;
+      const img: ImagePart = { type: "image", source };
+      if (typeof p.detail === "string") img.detail = p.detail;
+      return img;
+    }
+    case "input_file": {
+      const filename = typeof p.filename === "string" ? p.filename : undefined;
+      let source: DocumentPart["source"] | undefined;
+      if (typeof p.file_data === "string") {
+        const d = parseDataUrl(p.file_data);
+        source = d
+          ? { kind: "base64", mediaType: d.mediaType, data: d.data }
+          : { kind: "base64", mediaType: mediaTypeForFilename(filename), data: p.file_data };
+      } else if (typeof p.file_url === "string") source = { kind: "url", url: p.file_url };
+      else if (typeof p.file_id === "string") source = { kind: "file_id", fileId: p.file_id };
+      if (!source) return undefined;
+      const doc: DocumentPart = { type: "document", source };
+      if (filename) doc.filename = filename;
+      return doc;
+    }
+    case "input_audio": {
+      const a = p.input_audio;
+      if (a && typeof a.data === "string") return { type: "audio", data: a.data, format: typeof a.format === "string" ? a.format : "wav" };
+      return undefined;
+    }
+    default:
+      return typeof p.text === "string" ? { type: "text", text: p.text } : undefined;
+  }
+}
+
+function parseContent(content: string | Array<Record<string, any>>, phase: string | undefined): HubPart[] {
+  if (typeof content === "string") {
+    const t: TextPart = { type: "text", text: content };
+    if (phase) t.phase = phase;
+    return [t];
+  }
+  const out: HubPart[] = [];
+  for (const p of content) {
+    const part = parsePart(p, phase);
+    if (part) out.push(part);
+  }
+  return out;
+}
+
+function toolOutputContent(output: unknown): ToolResultPart["content"] {
+  if (typeof output === "string") return [{ type: "text", text: output }];
+  if (Array.isArray(output)) {
+    const out: ToolResultPart["content"] = [];
+    for (const p of output) {
+      const part = p && typeof p === "object" ? parsePart(p as Record<string, any>, undefined) : undefined;
+      if (part && part.type !== "audio") out.push(part);
+    }
+    return out;
+  }
+  // Legacy object form `{content, success}` (older Codex): keep its text.
+  const o = output as Record<string, unknown>;
+  if (o && typeof o.content === "string") return [{ type: "text", text: o.content }];
+  return [{ type: "text", text: JSON.stringify(output) }];
+}
+
+/** Builds the hub messages from the `input` items (see the module doc for the grouping rules). */
+function parseInput(input: string | Array<Record<string, any>> | null | undefined): HubMessage[] {
+  if (input == null) return [];
+  if (typeof input === "string") return [{ role: "user", content: [{ type: "text", text: input }] }];
+  const messages: HubMessage[] = [];
+  /** The open assistant turn that reasoning/calls/assistant text append to. */
+  let assistant: HubMessage | null = null;
+  /** The open user turn that tool outputs append to. */
+  let toolTurn: HubMessage | null = null;
+  const assistantTurn = (): HubMessage => {
+    toolTurn = null;
+    if (!assistant) {
+      assistant = { role: "assistant", content: [] };
+      messages.push(assistant);
+    }
+    return assistant;
+  };
+  const resultTurn = (): HubMessage => {
+    assistant = null;
+    if (!toolTurn) {
+      toolTurn = { role: "user", content: [] };
+      messages.push(toolTurn);
+    }
+    return toolTurn;
+  };
+
+  for (let i = 0; i < input.length; i++) {
+    const item = input[i]!;
+    const path = `input[${i}]`;
+    const type = item.type ?? "message";
+    switch (type) {
+      case "message": {
+        const m = check(MessageItemSchema, item, path);
+        const phase = m.phase ?? undefined;
+        const content = parseContent(m.content as string | Array<Record<string, any>>, m.role === "assistant" ? phase : undefined);
+        if (m.role === "assistant") {
+          assistantTurn().content.push(...content);
+        } else {
+          assistant = null;
+          toolTurn = null;
+          messages.push({ role: m.role, content });
+        }
+        break;
+      }
+      case "function_call": {
+        const fc = check(FunctionCallItemSchema, item, path);
+        const part: ToolCallPart = { type: "tool_call", id: fc.call_id, name: fc.name, arguments: fc.arguments };
+        if (fc.id) part.itemId = fc.id;
+        if (fc.namespace) part.namespace = fc.namespace;
+        assistantTurn().content.push(part);
+        break;
+      }
+      case "custom_tool_call": {
+        const cc = check(CustomToolCallItemSchema, item, path);
+        const part: ToolCallPart = { type: "tool_call", id: cc.call_id, name: cc.name, arguments: JSON.stringify({ input: cc.input }) };
+        if (cc.id) part.itemId = cc.id;
+        assistantTurn().content.push(part);
+        break;
+      }
+      case "function_call_output": {
+        const fo = check(FunctionCallOutputItemSchema, item, path);
+        resultTurn().content.push({ type: "tool_result", callId: fo.call_id, content: toolOutputContent(fo.output) });
+        break;
+      }
+      case "custom_tool_call_output": {
+        const co = check(CustomToolCallOutputItemSchema, item, path);
+        resultTurn().content.push({ type: "tool_result", callId: co.call_id, content: toolOutputContent(co.output) });
+        break;
+      }
+      case "reasoning": {
+        const r = check(ReasoningItemSchema, item, path);
+        const summary = (r.summary ?? []).map((s) => s.text);
+        const rawTexts = (r.content ?? []).map((c) => c.text ?? "").filter((t) => t.length > 0);
+        const part: ThinkingPart = { type: "thinking", text: summary.length > 0 ? summary.join("\n\n") : rawTexts.join("\n\n") };
+        if (summary.length > 0) part.summary = summary;
+        else if (rawTexts.length > 0) part.raw = true;
+        if (r.id) part.itemId = r.id;
+        if (r.encrypted_content) part.signature = { family: "openai", value: r.encrypted_content };
+        assistantTurn().content.push(part);
+        break;
+      }
+      default:
+        // web_search_call, local_shell_call, item_reference, … : no hub slot (see module doc).
+        break;
+    }
+  }
+  return messages;
+}
+
+function keepToolFields(t: Record<string, any>, key: string, fields: Record<string, Record<string, unknown>>): void {
+  let rest: Record<string, unknown> | undefined;
+  for (const k of Object.keys(t)) {
+    if (FUNCTION_TOOL_FIELDS.has(k)) continue;
+    (rest ??= {})[k] = t[k];
+  }
+  if (rest) fields[key] = rest;
+}
+
+/** Tools → hub tools (module doc). Namespaces: shell ProviderTool first, then flattened members. */
+function parseTools(tools: Array<Record<string, any>> | null | undefined, extra: Record<string, unknown>): HubTool[] {
+  if (!tools) return [];
+  const out: HubTool[] = [];
+  const fields: Record<string, Record<string, unknown>> = {};
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i]!;
+    const path = `tools[${i}]`;
+    if (t.type === "function") {
+      out.push(parseFunctionTool(check(FunctionToolSchema, t, path)));
+      keepToolFields(t, t.name, fields);
+    } else if (t.type === "namespace") {
+      const ns = check(NamespaceToolSchema, t, path);
+      const others = ns.tools.filter((m) => m.type !== "function");
+      const { tools: _members, ...shell } = ns;
+      out.push({ kind: "provider", format: FORMAT, raw: { ...shell, tools: others }, name: ns.name });
+      for (let j = 0; j < ns.tools.length; j++) {
+        const m = ns.tools[j]!;
+        if (m.type !== "function") continue;
+        const f = parseFunctionTool(check(FunctionToolSchema, m, `${path}.tools[${j}]`));
+        f.namespace = ns.name;
+        out.push(f);
+        keepToolFields(m, `${ns.name}/${f.name}`, fields);
+      }
+    } else {
+      const p: ProviderTool = { kind: "provider", format: FORMAT, raw: t };
+      if (typeof t.name === "string") p.name = t.name;
+      out.push(p);
+    }
+  }
+  if (Object.keys(fields).length > 0) extra[TOOL_FIELDS_KEY] = fields;
+  return out;
+}
+
+function parseFunctionTool(f: v.InferOutput<typeof FunctionToolSchema>): FunctionTool {
+  const tool: FunctionTool = {
+    kind: "function",
+    name: f.name,
+    parameters: (f.parameters as Record<string, unknown> | null | undefined) ?? { type: "object", properties: {} },
+  };
+  if (typeof f.description === "string") tool.description = f.description;
+  if (typeof f.strict === "boolean") tool.strict = f.strict;
+  if (f.defer_loading === true) tool.deferLoading = true;
+  return tool;
+}
+
+function parseToolChoice(tc: unknown, extra: Record<string, unknown>): ToolChoice | undefined {
+  if (tc == null) return undefined;
+  if (tc === "auto" || tc === "required" || tc === "none") return { type: tc };
+  if (typeof tc === "object") {
+    const o = tc as Record<string, any>;
+    if ((o.type === "function" || o.type === "custom") && typeof o.name === "string") return { type: "tool", name: o.name };
+  }
+  // allowed_tools, hosted-tool choices, unknown strings: no hub equivalent, kept for Responses targets.
+  extra.tool_choice = tc;
+  return undefined;
+}
+
+function parseResponseFormat(format: Record<string, any> | null | undefined): ResponseFormat | undefined {
+  if (!format) return undefined;
+  switch (format.type) {
+    case "text":
+      return { type: "text" };
+    case "json_object":
+      return { type: "json_object" };
+    case "json_schema": {
+      const rf: ResponseFormat = { type: "json_schema", schema: (format.schema as Record<string, unknown>) ?? {} };
+      if (typeof format.name === "string") rf.name = format.name;
+      if (typeof format.strict === "boolean") rf.strict = format.strict;
+      return rf;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Client body of `POST /v1/responses` → {@link HubRequest} (REFERENCE §3.1, §5; mapping in the module
+ * doc). Validation is lenient (valibot `looseObject`): unknown fields pass into `source.extra`.
+ * Accepts every Codex CLI body in `fixtures/clients/codex-*.json`. `stream` defaults to false (the
+ * API's default).
+ *
+ * @throws FormatError (400 `invalid_request`, `param` = the JSON path such as `input[3].call_id`) when
+ *   the body is not an object, `model` is missing, an item or tool lacks a field the mapping needs, or
+ *   a message has an unknown role.
+ */
+export function parseRequest(body: unknown): HubRequest {
+  if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("The request body must be a JSON object.");
+  const b = check(ResponsesRequestSchema, body, "body");
+  const raw = body as Record<string, unknown>;
+  const extra: Record<string, unknown> = {};
+  for (const k of Object.keys(raw)) if (!MAPPED_FIELDS.has(k)) extra[k] = raw[k];
+
+  const system: TextPart[] = [];
+  if (typeof b.instructions === "string") {
+    if (b.instructions.length > 0) system.push({ type: "text", text: b.instructions });
+  } else if (Array.isArray(b.instructions)) {
+    for (const m of parseInput(b.instructions as Array<Record<string, any>>)) {
+      for (const p of m.content) if (p.type === "text" && p.text.length > 0) system.push({ type: "text", text: p.text });
+    }
+  }
+
+  const req: HubRequest = {
+    model: b.model,
+    system,
+    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined),
+    tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra),
+    stream: b.stream === true,
+    source: { format: FORMAT, extra },
+  };
+  const toolChoice = parseToolChoice(b.tool_choice, extra);
+  if (toolChoice) req.toolChoice = toolChoice;
+  if (typeof b.parallel_tool_calls === "boolean") req.parallelToolCalls = b.parallel_tool_calls;
+  if (typeof b.max_output_tokens === "number") req.maxOutputTokens = b.max_output_tokens;
+  if (typeof b.temperature === "number") req.temperature = b.temperature;
+  if (typeof b.top_p === "number") req.topP = b.top_p;
+  if (b.reasoning) {
+    const r: NonNullable<HubRequest["reasoning"]> = {};
+    const effort = b.reasoning.effort;
+    if (typeof effort === "string" && EFFORTS.has(effort)) {
+      r.effort = effort as ReasoningEffort;
+      if (effort === "none") r.enabled = false;
+    }
+    if (typeof b.reasoning.summary === "string") r.summary = b.reasoning.summary;
+    const { effort: _e, summary: _s, ...restReasoning } = b.reasoning as Record<string, unknown>;
+    if (Object.keys(restReasoning).length > 0) extra.reasoning = restReasoning;
+    if (r.effort !== undefined || r.summary !== undefined) req.reasoning = r;
+  }
+  if (b.text) {
+    const rf = parseResponseFormat(b.text.format);
+    if (rf) req.responseFormat = rf;
+    const { format: _f, ...restText } = b.text as Record<string, unknown>;
+    if (!rf && b.text.format) restText.format = b.text.format;
+    if (Object.keys(restText).length > 0) extra.text = restText;
+  }
+  if (typeof b.store === "boolean") req.store = b.store;
+  if (b.include) req.include = [...b.include];
+  if (typeof b.prompt_cache_key === "string") req.promptCacheKey = b.prompt_cache_key;
+  if (typeof b.previous_response_id === "string" && b.previous_response_id.length > 0) req.previousResponseId = b.previous_response_id;
+  if (typeof b.user === "string") req.user = b.user;
+  return req;
+}
+
+/**
+ * The gateway's rule for `previous_response_id` (case B41): the gateway keeps no response store, so a
+ * request that names a previous response can only be served by a Responses upstream that holds it.
+ * The gateway calls this before routing such a request anywhere else.
+ *
+ * @throws FormatError 400 `invalid_request` with `param: "previous_response_id"` when
+ *   `req.previousResponseId` is set; returns normally otherwise.
+ */
+export function assertNoPreviousResponse(req: HubRequest): void {
+  if (req.previousResponseId) {
+    throw new FormatError(
+      hubError("invalid_request", `Previous response with id '${req.previousResponseId}' not found.`, {
+        param: "previous_response_id",
+        code: "previous_response_not_found",
+      }),
+    );
+  }
+}
