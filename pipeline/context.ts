@@ -73,13 +73,32 @@ export function isLoopback(address: string | undefined): boolean {
   return v4.startsWith("127.");
 }
 
+/** Header sets of requests whose `Origin` the HTTP layer found trustworthy (SPEC 2.6, G-6). */
+const vouchedOrigins = new WeakSet<Headers>();
+
 /**
- * Whether a request counts as remote (SPEC G-1, G-3): its TCP peer is not loopback, or it carries
- * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else). `Host` is never
- * consulted.
+ * Records that the HTTP layer checked this request's `Origin` and found it to be the gateway's own
+ * origin or an entry of `server.cors_origins` (SPEC 2.6): such a request keeps the loopback exemption.
+ * Call it with the request's own `request.headers` object (the same object every reader sees).
+ */
+export function vouchForOrigin(headers: Headers): void {
+  vouchedOrigins.add(headers);
+}
+
+/**
+ * Whether a request counts as remote (SPEC G-1, G-3, G-6): its TCP peer is not loopback, or it carries
+ * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else), or it carries an
+ * `Origin` (a web page sent it) that the HTTP layer has not vouched for with {@link vouchForOrigin}.
+ * An unvouched `Origin` counts as remote whatever it says, so a path that skipped the origin check
+ * still gives web pages no loopback exemption. `Host` is never consulted.
  */
 export function isRemote(peer: string | undefined, headers: Headers): boolean {
-  return !isLoopback(peer) || headers.has("x-forwarded-for") || headers.has("x-real-ip");
+  return (
+    !isLoopback(peer) ||
+    headers.has("x-forwarded-for") ||
+    headers.has("x-real-ip") ||
+    (headers.has("origin") && !vouchedOrigins.has(headers))
+  );
 }
 
 /** Mints the ids of a request. */

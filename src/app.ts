@@ -383,6 +383,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     gateway,
     models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
     model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
+    browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
     authorize: (request, peer) => {
       const decision = authenticate(isRemote(peer, request.headers), request.headers, store, {
         requireApiKey: cfg.server.requireApiKey,

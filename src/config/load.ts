@@ -153,6 +153,8 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     requireApiKey: file.server.require_api_key || envFlag(ctx.env.REQUIRE_API_KEY),
     maxBodyBytes: file.server.max_body_bytes,
     shutdownGraceMs: file.server.shutdown_grace_ms,
+    allowedHosts: file.server.allowed_hosts,
+    corsOrigins: [...new Set(file.server.cors_origins)],
   };
   if (file.server.database !== undefined) {
     const db = secret(file.server.database, ["server", "database"]);

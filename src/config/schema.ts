@@ -119,6 +119,47 @@ const section = <S extends v.GenericSchema>(schema: S, def: v.InferInput<S>) => 
 // server
 // ---------------------------------------------------------------------------------------------
 
+const HOST_NAME_RE = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/**
+ * An entry of `server.allowed_hosts` (SPEC 2.6): a host name as a browser sends it in `Host`, without
+ * scheme, port or path; lower-cased.
+ */
+const hostName = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
+    v.trim(),
+    v.check(
+      (s) => HOST_NAME_RE.test(s),
+      (i) => `${what} ${shown(i.input)} is not a host name: write the name alone, without scheme, port or path (e.g. gateway.lan)`,
+    ),
+    v.toLowerCase(),
+  );
+
+/**
+ * An entry of `server.cors_origins` (SPEC 2.6): a web origin `http(s)://host[:port]`, exactly as a
+ * browser sends it in `Origin`; normalised to that form (lower-case, default port dropped). `*` is
+ * refused: each origin is listed.
+ */
+const webOrigin = (what: string) =>
+  v.pipe(
+    v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
+    v.trim(),
+    v.check((s) => {
+      try {
+        const u = new URL(s);
+        const web = u.protocol === "http:" || u.protocol === "https:";
+        return web && !u.username && !u.password && u.pathname === "/" && !s.includes("?") && !s.includes("#");
+      } catch {
+        return false;
+      }
+    }, (i) =>
+      i.input === "*"
+        ? `${what} may not be "*": list each web origin that may call the gateway (e.g. http://localhost:5173)`
+        : `${what} ${shown(i.input)} is not a web origin: write scheme, host and port only (e.g. http://localhost:5173), no path`),
+    v.transform((s) => new URL(s).origin),
+  );
+
 /** `server:` (SPEC 2.1, G-1, G-4, D-3). */
 export const ServerSchema = strictObj(
   {
@@ -134,6 +175,16 @@ export const ServerSchema = strictObj(
     shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
     /** D-2 optional `postgres://…` URL of a shared store (the CLI's `--database` wins). Secret-capable. */
     database: v.optional(secret("database")),
+    /** G-6: Host names accepted besides loopback names, IP literals and the bind host. */
+    allowed_hosts: v.optional(
+      v.array(hostName("each entry of allowed_hosts"), (i) => `allowed_hosts must be a list of host names; got ${describeKind(i.input)}`),
+      [],
+    ),
+    /** G-6: web origins that get CORS headers and keep the loopback exemption. */
+    cors_origins: v.optional(
+      v.array(webOrigin("each entry of cors_origins"), (i) => `cors_origins must be a list of web origins; got ${describeKind(i.input)}`),
+      [],
+    ),
   },
   "the server section",
 );

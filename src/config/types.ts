@@ -20,6 +20,10 @@ export interface ServerConfig {
   shutdownGraceMs: number;
   /** D-2 shared-store URL (`postgres://…`), resolved from env:/file: when written so. A secret. */
   database?: string;
+  /** G-6 (SPEC 2.6): extra `Host` names accepted besides `localhost`, IP literals and the bind host; lower-case, no port. */
+  allowedHosts: string[];
+  /** G-6 (SPEC 2.6): web origins (`scheme://host[:port]`, normalised) that get CORS headers and keep the loopback exemption. */
+  corsOrigins: string[];
 }
 
 /** OAuth endpoints of a subscription provider (SPEC P-9). Defaults are the real ones (builtins.ts). */

@@ -6,6 +6,7 @@
 import { Elysia } from "elysia";
 import type { Gateway } from "../../pipeline/gateway.ts";
 import type { Endpoint } from "../../pipeline/context.ts";
+import { browserGuard, type BrowserPolicy } from "./browser-guard.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -23,6 +24,8 @@ export interface ServerDeps {
    * proceed, else the 401 in the client's format (SPEC G-1/G-2).
    */
   authorize?: (request: Request, peer: string | undefined) => Response | undefined;
+  /** The Host, Origin and CORS rules' settings (SPEC 2.6), read per request. */
+  browser: () => BrowserPolicy;
 }
 
 /** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3). */
@@ -82,7 +85,14 @@ export function createServer(deps: ServerDeps) {
   const noParse = { parse: "none" as const };
 
   const app = new Elysia()
-    .onRequest(({ request }) => bodyLimit(request))
+    // SPEC 2.6 first, for every request and path (WebSocket upgrades included): nothing else runs for a
+    // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
+    .onRequest(({ request, set }) => {
+      const verdict = browserGuard(request, deps.browser());
+      if (verdict.response) return verdict.response;
+      Object.assign(set.headers, verdict.headers);
+      return bodyLimit(request);
+    })
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
     .post("/v1/messages", api("messages") as never, noParse)

@@ -14,6 +14,8 @@ describe("defaults", () => {
       requireApiKey: false,
       maxBodyBytes: 32 * 1024 * 1024,
       shutdownGraceMs: 30_000,
+      allowedHosts: [],
+      corsOrigins: [],
     });
     expect(cfg.settings).toEqual({
       accountStrategy: "scored",
@@ -304,5 +306,34 @@ describe("predicates (SPEC 5.2)", () => {
 
   test("when needs expr", () => {
     expect(issueAt(issues(combo("{ when_unknown: skip }")), "combos[0].targets[0].when.expr").message).toBe("required");
+  });
+});
+
+describe("server.allowed_hosts and server.cors_origins (SPEC 2.6)", () => {
+  test("host names are lower-cased; origins are normalised to scheme://host[:port]", () => {
+    const cfg = ok(yaml`
+      server:
+        allowed_hosts: [Gateway.LAN, box]
+        cors_origins: ["http://LOCALHOST:5173/", "https://app.example.com:443", "http://localhost:5173"]
+    `);
+    expect(cfg.server.allowedHosts).toEqual(["gateway.lan", "box"]);
+    expect(cfg.server.corsOrigins).toEqual(["http://localhost:5173", "https://app.example.com"]);
+  });
+
+  test("a host with a scheme, port or path is an error naming its path", () => {
+    const list = issues("server: { allowed_hosts: [ok.lan, 'http://gateway.lan', 'gateway.lan:8080', 'a/b'] }");
+    expect(issueAt(list, "server.allowed_hosts[1]").message).toContain("not a host name");
+    expect(issueAt(list, "server.allowed_hosts[2]").message).toContain("without scheme, port or path");
+    issueAt(list, "server.allowed_hosts[3]");
+    expect(list.some((i) => i.path === "server.allowed_hosts[0]")).toBe(false);
+  });
+
+  test("'*', a path, a non-web scheme or a non-list is refused with its path", () => {
+    expect(issueAt(issues("server: { cors_origins: ['*'] }"), "server.cors_origins[0]").message).toContain('may not be "*"');
+    expect(issueAt(issues("server: { cors_origins: ['http://a.example/app'] }"), "server.cors_origins[0]").message).toContain("not a web origin");
+    issueAt(issues("server: { cors_origins: ['ftp://a.example'] }"), "server.cors_origins[0]");
+    issueAt(issues("server: { cors_origins: ['localhost:5173'] }"), "server.cors_origins[0]");
+    expect(issueAt(issues("server: { cors_origins: http://a.example }"), "server.cors_origins").message).toContain("must be a list");
+    expect(issueAt(issues("server: { allowed_hosts: 42 }"), "server.allowed_hosts").message).toContain("must be a list");
   });
 });

@@ -1,0 +1,222 @@
+/**
+ * Browsers and the loopback exemption (SPEC 2.6, G-6): web pages the user visits are not clients.
+ *
+ * {@link browserGuard} is the first thing the server runs for every request, on every path (`/v1`,
+ * `/v1beta`, `/admin/api`, `/dashboard`, `/metrics`, `/health`, WebSocket upgrades), before routing,
+ * body parsing or authentication:
+ *
+ * - Host rule: a `Host` that is a domain name other than `localhost`, the bind host or an entry of
+ *   `server.allowed_hosts` is refused with 421 (DNS rebinding: a hostile name resolving to 127.0.0.1
+ *   would make the attacker's page same-origin). IP literals (`127.0.0.1`, `[::1]`, a LAN address)
+ *   cannot be rebound and pass. A request without `Host` (HTTP/1.0; never a browser) passes.
+ * - Origin rule: an `Origin` that is neither the gateway's own origin (`http://` + the `Host` it was
+ *   reached at) nor an entry of `server.cors_origins` gets no loopback exemption. Without a client key
+ *   it is refused here with 403 (nothing else runs); with one it proceeds as a remote caller, so the key
+ *   is checked like any remote caller's. Own and configured origins are vouched for
+ *   ({@link vouchForOrigin}); an Origin nobody vouched for counts as remote everywhere (`isRemote`).
+ *   `GET /health` needs no key from anyone and stays open.
+ * - CORS rule: preflights (`OPTIONS` with `Access-Control-Request-Method`) and `Access-Control-Allow-*`
+ *   headers only for `server.cors_origins`, echoing the exact origin, never `*`, with `Vary: Origin`.
+ *   A preflight from any other origin is a 403 without CORS headers, so the browser blocks the call.
+ *
+ * Errors are JSON in the client's format for the path ({@link formatForPath}).
+ */
+import { hubError, type HubError, type WireFormat } from "../../formats/hub.ts";
+import { errorResponse, vouchForOrigin } from "../../pipeline/context.ts";
+import { presentedKey } from "../../pipeline/guard.ts";
+
+/** What the rules are checked against; read per request (the config may be reloaded). */
+export interface BrowserPolicy {
+  /** The address the gateway was told to bind (`server.host` or `--host`); accepted as a Host name. */
+  bindHost: string;
+  /** `server.allowed_hosts`: extra Host names, lower-case, without port. */
+  allowedHosts: readonly string[];
+  /** `server.cors_origins`: web origins in `URL.origin` form (`http://localhost:5173`). */
+  corsOrigins: readonly string[];
+}
+
+/** The outcome of {@link browserGuard}. */
+export interface BrowserVerdict {
+  /** The refusal (421/403 JSON, or the answer to a preflight) when the request must not go further. */
+  response?: Response;
+  /** Headers every answer to this request carries (`Access-Control-*`, `Vary`). */
+  headers: Record<string, string>;
+}
+
+/** Response headers a configured web origin may read (SPEC 2.4). */
+const EXPOSED_HEADERS = [
+  "x-request-id",
+  "x-switchyard-route-id",
+  "x-switchyard-fallback",
+  "x-switchyard-warning",
+  "x-switchyard-cache",
+  "retry-after",
+].join(", ");
+
+const PREFLIGHT_METHODS = "GET, POST, PUT, PATCH, DELETE";
+/** Request headers a configured web origin may send when its preflight names none. */
+const DEFAULT_ALLOWED_HEADERS = "authorization, x-api-key, content-type, anthropic-version, anthropic-beta, x-goog-api-key";
+const PREFLIGHT_MAX_AGE_SECONDS = "600";
+
+/** Paths that need no key from anyone (SPEC 2.1): a foreign Origin changes nothing for them. */
+const OPEN_PATHS = new Set(["/health", "/api/hello"]);
+
+const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+const IPV6_LITERAL_RE = /^\[[0-9a-f:.]+(%25[0-9a-z._~-]+)?\]$/i;
+
+/**
+ * Splits a `Host` header value into its host name (lower-case; IPv6 keeps its brackets) and whether
+ * that is an IP literal. Undefined when the value is not a syntactically valid Host.
+ */
+export function parseHostHeader(value: string): { name: string; ip: boolean } | undefined {
+  const host = value.trim().toLowerCase();
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]");
+    if (end < 0) return undefined;
+    const name = host.slice(0, end + 1);
+    const rest = host.slice(end + 1);
+    if (rest !== "" && !/^:\d{1,5}$/.test(rest)) return undefined;
+    return IPV6_LITERAL_RE.test(name) ? { name, ip: true } : undefined;
+  }
+  const m = /^([^:]+)(:\d{1,5})?$/.exec(host);
+  if (!m) return undefined;
+  return { name: m[1], ip: IPV4_RE.test(m[1]) };
+}
+
+/** Whether the Host rule accepts this `Host` value (see the module comment). */
+export function hostAllowed(value: string | null, policy: BrowserPolicy): boolean {
+  if (value === null) return true;
+  const host = parseHostHeader(value);
+  if (!host) return false;
+  if (host.ip || host.name === "localhost") return true;
+  if (host.name === policy.bindHost.toLowerCase()) return true;
+  return policy.allowedHosts.includes(host.name);
+}
+
+/** The origin a browser names for a page of this gateway reached at `host` (`http://` + Host, normalised). */
+function ownOrigin(host: string | null): string | undefined {
+  if (host === null) return undefined;
+  try {
+    return new URL(`http://${host}`).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `URL.origin` form of an `Origin` header value; undefined for `null` or garbage. */
+function normalOrigin(value: string): string | undefined {
+  try {
+    const u = new URL(value);
+    return u.protocol === "http:" || u.protocol === "https:" ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The client format errors on `path` are written in: Anthropic Messages for `/v1/messages…` (and the
+ * model list asked in Anthropic's shape), Gemini for `/v1beta/…` and the `:generateContent`-style
+ * routes, OpenAI Responses for `/v1/responses`, OpenAI Chat otherwise.
+ */
+export function formatForPath(path: string, headers: Headers): WireFormat {
+  if (path.startsWith("/v1/messages") || path.startsWith("/v1/v1/messages")) return "anthropic-messages";
+  if (path.startsWith("/v1beta/") || path === "/v1beta" || /^\/v1\/models\/[^]*:(generateContent|streamGenerateContent|countTokens)$/.test(path)) return "gemini";
+  if (path.startsWith("/v1/responses")) return "openai-responses";
+  if (path.startsWith("/v1/models") && headers.has("anthropic-version")) return "anthropic-messages";
+  return "openai-chat";
+}
+
+function refuse(request: Request, path: string, err: HubError, headers: Record<string, string>): BrowserVerdict {
+  const response = errorResponse(formatForPath(path, request.headers), err, new Headers(headers));
+  return { response, headers };
+}
+
+/**
+ * Applies the Host, Origin and CORS rules of SPEC 2.6 to a request (see the module comment). Returns
+ * the refusal or preflight answer to send instead of running the request, and the headers to add to
+ * whatever is answered. Marks own and configured origins as vouched for ({@link vouchForOrigin}).
+ * Never throws; reads no body.
+ */
+export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVerdict {
+  const headers: Record<string, string> = {};
+  const host = request.headers.get("host");
+  const path = pathOf(request.url);
+  if (!hostAllowed(host, policy)) {
+    const name = host === null ? "" : (parseHostHeader(host)?.name ?? host);
+    return refuse(
+      request,
+      path,
+      hubError(
+        "permission",
+        `This gateway does not answer for the host name "${name.slice(0, 200)}" (a web page may be trying DNS rebinding). ` +
+          `Reach it as localhost or by IP address, or add the name to server.allowed_hosts in the config file.`,
+        { status: 421, code: "host_not_allowed" },
+      ),
+      headers,
+    );
+  }
+
+  const origin = request.headers.get("origin");
+  if (origin === null) return { headers };
+  headers.vary = "Origin";
+  const normal = normalOrigin(origin);
+  const configured = normal !== undefined && policy.corsOrigins.includes(normal);
+  const own = normal !== undefined && normal === ownOrigin(host);
+
+  if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) {
+    if (!configured) {
+      return refuse(
+        request,
+        path,
+        hubError("permission", `Cross-origin calls from ${origin.slice(0, 200)} are not allowed. To allow a web origin, add it to server.cors_origins in the config file.`, {
+          code: "origin_not_allowed",
+        }),
+        headers,
+      );
+    }
+    const response = new Response(null, {
+      status: 204,
+      headers: {
+        ...headers,
+        "access-control-allow-origin": origin,
+        "access-control-allow-methods": PREFLIGHT_METHODS,
+        "access-control-allow-headers": request.headers.get("access-control-request-headers") ?? DEFAULT_ALLOWED_HEADERS,
+        "access-control-max-age": PREFLIGHT_MAX_AGE_SECONDS,
+      },
+    });
+    return { response, headers };
+  }
+
+  if (configured || own) {
+    vouchForOrigin(request.headers);
+    if (configured) {
+      headers["access-control-allow-origin"] = origin;
+      headers["access-control-expose-headers"] = EXPOSED_HEADERS;
+    }
+    return { headers };
+  }
+  // A foreign origin: no loopback exemption (isRemote sees the unvouched Origin). Without any key there
+  // is nothing to check, so it is refused before anything runs.
+  if (presentedKey(request.headers) === undefined && !OPEN_PATHS.has(path)) {
+    return refuse(
+      request,
+      path,
+      hubError(
+        "permission",
+        `This request comes from a web page (Origin ${origin.slice(0, 200)}) and carries no client key; web pages do not get the loopback exemption. ` +
+          `Send a client key (Authorization: Bearer KEY or x-api-key), or add the origin to server.cors_origins in the config file to trust it.`,
+        { code: "origin_not_allowed" },
+      ),
+      headers,
+    );
+  }
+  return { headers };
+}
+
+/** The path of a request URL without parsing the whole URL (`http://host/path?query` → `/path`). */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const q = url.indexOf("?", start);
+  return q < 0 ? url.slice(start) : url.slice(start, q);
+}
