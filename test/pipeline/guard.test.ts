@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { isLoopback, isRemote, newContext, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
+import { isLoopback, isRemote, newContext, vouchForOrigin, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
 import {
   authenticate,
   guard,
@@ -67,6 +67,19 @@ describe("loopback and remote (G-1, G-3)", () => {
     expect(isRemote("127.0.0.1", new Headers())).toBe(false);
     expect(isRemote("127.0.0.1", new Headers({ "x-forwarded-for": "203.0.113.7" }))).toBe(true);
     expect(isRemote("::1", new Headers({ "x-real-ip": "203.0.113.7" }))).toBe(true);
+  });
+
+  test("G-6: a loopback request with an Origin is remote until the HTTP layer vouches for that origin", () => {
+    const headers = new Headers({ origin: "https://evil.example" });
+    expect(isRemote("127.0.0.1", headers)).toBe(true);
+    const own = new Headers({ origin: "http://127.0.0.1:20128" });
+    vouchForOrigin(own);
+    expect(isRemote("127.0.0.1", own)).toBe(false);
+    // Vouching is per request (per header set), and does not make a remote peer local.
+    expect(isRemote("127.0.0.1", new Headers({ origin: "http://127.0.0.1:20128" }))).toBe(true);
+    const far = new Headers({ origin: "http://127.0.0.1:20128" });
+    vouchForOrigin(far);
+    expect(isRemote("203.0.113.7", far)).toBe(true);
   });
 
   test("G-3: Host: localhost from a remote peer does not make it local", () => {

@@ -1,0 +1,45 @@
+/**
+ * The Host rule's reading of `Host` values and the client format of refusals (SPEC 2.6): which names
+ * a rebinding attacker could control (domain names) and which it cannot (IP literals, localhost).
+ * The rules as a client meets them are tested through the gateway in test/e2e/browser-guard.test.ts.
+ */
+import { describe, expect, test } from "bun:test";
+import { formatForPath, hostAllowed, parseHostHeader, type BrowserPolicy } from "../../src/http/browser-guard.ts";
+
+const policy: BrowserPolicy = { bindHost: "127.0.0.1", allowedHosts: ["gateway.lan"], corsOrigins: [] };
+
+describe("Host rule", () => {
+  test("loopback names, IP literals, the bind host and allowed hosts pass, with or without port", () => {
+    for (const h of ["localhost", "LOCALHOST:20128", "127.0.0.1", "127.0.0.1:1", "10.1.2.3:8080", "[::1]", "[::1]:20128", "[fe80::1%25eth0]:80", "[::ffff:127.0.0.1]", "gateway.lan", "Gateway.LAN:20128"]) {
+      expect(hostAllowed(h, policy)).toBe(true);
+    }
+    expect(hostAllowed("box.local", { ...policy, bindHost: "box.local" })).toBe(true);
+    expect(hostAllowed(null, policy)).toBe(true);
+  });
+
+  test("any other domain name is refused, including ones that resolve to loopback", () => {
+    for (const h of ["evil.example", "evil.example:20128", "127.0.0.1.nip.io", "localhost.evil.example", "localtest.me", "gateway.lan.evil.example", "2130706433", "0x7f000001", "127.1", "", " ", "a b", "evil.example:port", "[::1", "[::1]x", "[zz]"]) {
+      expect(hostAllowed(h, policy)).toBe(false);
+    }
+  });
+
+  test("parseHostHeader keeps IPv6 brackets and drops the port", () => {
+    expect(parseHostHeader("[::1]:20128")).toEqual({ name: "[::1]", ip: true });
+    expect(parseHostHeader("Example.COM:80")).toEqual({ name: "example.com", ip: false });
+    expect(parseHostHeader("256.1.1.1")).toEqual({ name: "256.1.1.1", ip: false });
+  });
+});
+
+describe("refusals speak the client's format", () => {
+  test("by path (and anthropic-version on the model list)", () => {
+    const none = new Headers();
+    expect(formatForPath("/v1/messages", none)).toBe("anthropic-messages");
+    expect(formatForPath("/v1/v1/messages/count_tokens", none)).toBe("anthropic-messages");
+    expect(formatForPath("/v1beta/models/gemini-2.5-pro:streamGenerateContent", none)).toBe("gemini");
+    expect(formatForPath("/v1/models/gemini-2.5-pro:generateContent", none)).toBe("gemini");
+    expect(formatForPath("/v1/responses", none)).toBe("openai-responses");
+    expect(formatForPath("/v1/models", new Headers({ "anthropic-version": "2023-06-01" }))).toBe("anthropic-messages");
+    expect(formatForPath("/v1/models", none)).toBe("openai-chat");
+    expect(formatForPath("/admin/api/keys", none)).toBe("openai-chat");
+  });
+});
