@@ -13,7 +13,7 @@ import { classify, type Classification } from "./classify.ts";
 import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints, type Picked } from "./pick.ts";
-import type { Account, AttemptTrace, Clock, Outcome, ProviderInfo } from "./ports.ts";
+import type { Account, AttemptTrace, Clock, Credential, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
   passthroughDriver,
@@ -47,9 +47,10 @@ export interface AccountHealth {
   circuitOpen(providerId: string): boolean;
   /**
    * SPEC 6.2/P-7: refresh an OAuth credential after a 401; resolves true when a new token is in place
-   * (one coalesced refresh per account). Undefined for API-key accounts.
+   * (one coalesced refresh per account). `sentWith` is the credential the failed call carried (a
+   * newer one may already be current: then no refresh is needed). Undefined for API-key accounts.
    */
-  refresh?(account: Account): Promise<boolean>;
+  refresh?(account: Account, sentWith?: Credential): Promise<boolean>;
   /**
    * SPEC P-5: sees every upstream reply's status and headers (success or error, before its body is
    * read), e.g. to read quota windows from rate-limit headers. Optional; must not throw.
@@ -126,6 +127,8 @@ interface Failed {
   /** The target and account of the failed attempt (none when no attempt was made). */
   target?: Target;
   account?: Account;
+  /** The credential the failed call carried, when the executor says (OAuth accounts). */
+  sentWith?: Credential;
 }
 
 /**
@@ -211,7 +214,7 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], route:
           // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           refreshed = true;
           deps.health.failure(account, target.provider, target.model, c, { retrying: true });
-          if (await deps.health.refresh(account)) continue;
+          if (await deps.health.refresh(account, result.sentWith)) continue;
         }
         if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
           // SPEC 6.1: 100 ms doubling to 1 s between same-account attempts unless the provider names a wait;
@@ -352,7 +355,7 @@ async function attemptOnce(
       const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
       controller.abort();
       const error = providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
-      return fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error);
+      return { ...fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
     }
 
     // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------

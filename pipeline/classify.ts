@@ -219,12 +219,15 @@ export function classify(f: FailureFacts): Classification {
     };
   }
 
-  if (s === 429 || s === 529 || kind === "overloaded" || (kind === "rate_limit" && f.inBand)) {
+  // The status decides first (SPEC 6.2/6.3): a 502/503/504 is the same-account row whatever its body
+  // says (an OpenAI or Gemini 503 reads as "overloaded"), so only a 429, a 529 or an in-band notice (the
+  // first event of a 200, which carries no status of its own) can reach the backoff row.
+  const statusSays5xx = s >= 500 && s !== 529 && !f.inBand;
+  if (!statusSays5xx && (s === 429 || s === 529 || kind === "overloaded" || (kind === "rate_limit" && f.inBand))) {
     const overloaded = s === 529 || kind === "overloaded" || OVERLOAD_WORDS.test(text);
     if (overloaded) {
-      // SPEC 6.2/R-8: an overloaded notice is retried on the same account first, then backs off.
       // SPEC 6.3: backoff and the next account. SPEC R-8/6.2: an overloaded notice as the first event of
-      // a 200 is first retried on the same account (like a 503), then backs off.
+      // a 200 counts as a 503: first retried on the same account, then backs off.
       return { row: "rate_limit_backoff", account: { type: "backoff", reason: "overloaded" }, loop: f.inBand ? "retry_same" : "next_account", retryAfterSeconds };
     }
     if (reset !== undefined) {

@@ -4,7 +4,7 @@
  * fixes (P-2) and the outbound proxy (P-4); this stage owns the header timeout and cancellation.
  */
 import type { WireFormat } from "../formats/hub.ts";
-import type { Account, ProviderInfo } from "./ports.ts";
+import type { Account, Credential, ProviderInfo } from "./ports.ts";
 
 /** Everything an executor needs for one call. */
 export interface UpstreamCall {
@@ -38,6 +38,11 @@ export interface UpstreamReply {
   status: number;
   headers: Headers;
   body: ReadableStream<Uint8Array> | null;
+  /**
+   * The credential the call carried when it differs from `account.credential` or is OAuth (a token
+   * refreshed before the call): lets a 401 tell a revoked current token from a replaced one (P-7).
+   */
+  credential?: Credential;
 }
 
 /**

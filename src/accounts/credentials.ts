@@ -5,9 +5,12 @@
  *   call that would use it ({@link CredentialManager.ensureFresh}, called by the executor).
  * - Reactive refresh (6.2, P-7): after a 401 or a credential-classified 403 the attempt loop calls
  *   {@link CredentialManager.refresh} once and retries once. However many requests saw the 401, an
- *   account gets ONE refresh call: requests arriving while it runs join it (Effect `cached`), and
- *   401s that arrive within {@link REFRESH_GRACE_MS} after it succeeded reuse its result (they were
- *   sent with the old token).
+ *   account gets ONE refresh call: requests arriving while it runs join it (Effect `cached`), and a
+ *   401 on a request that was sent with a token since replaced (by that refresh or a later one) reuses
+ *   the current token instead of refreshing again. A 401 on a request sent with the CURRENT token
+ *   refreshes, however recent the last refresh: the token may have been revoked right after it was
+ *   issued (a login elsewhere, a server-side rotation). Only a caller that cannot say which token it
+ *   sent falls back to a grace window ({@link REFRESH_GRACE_MS}) after a successful refresh.
  * - Each refresh round is an Effect: one token call with a timeout ({@link REFRESH_TIMEOUT_MS}),
  *   temporary failures (5xx, 429, transport, timeout) retried on an exponential schedule within the
  *   round, then backed off across rounds (5 s doubling to 5 min) so a sick token endpoint is not
@@ -43,7 +46,10 @@ export const REFRESH_TIMEOUT_MS = 15_000;
 export const REFRESH_RETRY_BASE_MS = 500;
 /** Retries within one round (so at most 3 token calls per round). */
 export const REFRESH_RETRIES = 2;
-/** A credential failure this soon after a successful refresh reuses it instead of refreshing again, ms. */
+/**
+ * A credential failure this soon after a successful refresh reuses it instead of refreshing again, ms —
+ * only for callers that do not say which token the failed request carried.
+ */
 export const REFRESH_GRACE_MS = 30_000;
 /** Backoff between failed rounds: 5 s doubling to 5 min. */
 export const REFRESH_BACKOFF_BASE_MS = 5_000;
@@ -181,9 +187,13 @@ export class CredentialManager {
 
   /**
    * SPEC 6.2/P-7: refresh after a credential failure; resolves true when a new token is in place.
-   * One token call per account however many requests ask (see the module comment).
+   * One token call per account however many requests ask (see the module comment). `sentWith` is the
+   * credential the failed request carried: when it is no longer the current one, a newer token is
+   * already in place and no refresh starts; when it is the current one, a refresh starts (or is
+   * joined) even right after another. Without `sentWith`, a refresh that succeeded within the grace
+   * window is reused.
    */
-  async refresh(account: Account): Promise<boolean> {
+  async refresh(account: Account, sentWith?: Credential): Promise<boolean> {
     const cur = this.current(account);
     if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return false;
     const running = this.inflight.get(account.id);
@@ -191,7 +201,10 @@ export class CredentialManager {
     const now = this.deps.clock.now();
     const fp = credentialFingerprint(cur);
     const last = this.outcomes.get(account.id);
-    if (last?.kind === "ok" && now - last.at < this.t.graceMs) return true;
+    if (sentWith !== undefined) {
+      // Sent with a token that has been replaced since: retry with the current one.
+      if (sentWith.type === "oauth" && sentWith.accessToken !== cur.accessToken) return true;
+    } else if (last?.kind === "ok" && now - last.at < this.t.graceMs) return true;
     if (last?.kind === "rejected" && last.fp === fp) return false;
     if (last?.kind === "temporary" && last.retryAt > now) return false;
     if (!cur.refreshToken) {
@@ -412,8 +425,8 @@ export class SubscriptionHealth implements AccountHealth {
     return this.base.circuitOpen(providerId);
   }
 
-  refresh(account: Account): Promise<boolean> {
-    return this.credentials.refresh(account);
+  refresh(account: Account, sentWith?: Credential): Promise<boolean> {
+    return this.credentials.refresh(account, sentWith);
   }
 
   /** SPEC P-5: quota windows from every reply's headers, stored per account. */

@@ -221,6 +221,26 @@ describe("classification rows through the gateway", () => {
     expect((await state()).cooldowns).toEqual([]);
   });
 
+  test("503 from an OpenAI-compatible provider worded 'overloaded', on its only account: retried there and served (SPEC 6.2 loop 1)", async () => {
+    const e503: FakeReply = { status: 503, json: { error: { message: "The server is overloaded or not ready yet.", type: "server_error", code: null } } };
+    script({ q: [e503] });
+    const res = await post("/v1/chat/completions", { model: "q/glm-x", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).choices[0].message.content).toBe("served by q");
+    expect(order()).toEqual(["q", "q"]);
+    expect(res.headers.get("x-switchyard-fallback")).toBeNull();
+  });
+
+  test("503 three times then a fourth: the same account gets exactly 1 + 3 attempts, then the next account", async () => {
+    const e503: FakeReply = { status: 503, json: anthropicError("overloaded_error", "Overloaded") };
+    script({ a1: [e503, e503, e503, e503] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("served by a2");
+    expect(order()).toEqual(["a1", "a1", "a1", "a1", "a2"]);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+  });
+
   test("500 is not retried on the same account: short cooldown, next account", async () => {
     script({ a1: [{ status: 500, json: anthropicError("api_error", "internal") }] });
     const t0 = Date.now();

@@ -22,7 +22,7 @@ async function post(url: string, body: unknown): Promise<Response> {
 
 /** A second claude-code pool on the same fake vendor, so scenarios do not share accounts. */
 const POOLS = (vendorUrl: string) =>
-  ["ccq", "cct"].map(
+  ["ccq", "cct", "ccr"].map(
     (id) => `  - id: ${id}
     kind: claude-code
     base_url: "${vendorUrl}/cc"
@@ -87,6 +87,36 @@ describe("refresh", () => {
     const rejected = seen.filter((c) => c.token === t.accessToken).length;
     expect(rejected).toBeGreaterThan(1); // many requests really saw the 401
     expect(seen.filter((c) => c.login === "many").length).toBe(50);
+  });
+
+  test("P-7: a token revoked right after a proactive refresh: 20 parallel requests cause exactly one more refresh and all 20 are answered", async () => {
+    const t = w.vendor.seed({ name: "rotated", models: ["claude-r"] });
+    const calls0 = w.vendor.refreshCalls.length;
+    await addAccount(w, { provider: "ccr", id: "ccr-1", max_concurrency: 32, credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 120_000 } });
+    // A-5: the first request refreshes before the call (the token expires within 5 minutes).
+    expect((await post(w.gw.url, messages("ccr/claude-r"))).status).toBe(200);
+    expect(w.vendor.refreshCalls.length - calls0).toBe(1);
+    const proactive = w.vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!.token;
+    expect(proactive).not.toBe(t.accessToken);
+    // The fresh token is revoked upstream (a login elsewhere) well inside the 30 s after its refresh.
+    w.vendor.revokeAccess(proactive!);
+    w.vendor.refreshDelayMs = 100;
+    const before = w.vendor.calls.length;
+    try {
+      const results = await Promise.all(Array.from({ length: 20 }, () => post(w.gw.url, messages("ccr/claude-r"))));
+      expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+      const bodies = (await Promise.all(results.map((r) => r.json()))) as Array<{ content: Array<{ type: string }> }>;
+      expect(bodies.every((b) => b.content[0]?.type === "text")).toBe(true);
+    } finally {
+      w.vendor.refreshDelayMs = 0;
+    }
+    expect(w.vendor.refreshCalls.length - calls0).toBe(2);
+    const seen = w.vendor.calls.slice(before).filter((c) => c.path.startsWith("/v1/messages"));
+    expect(seen.filter((c) => c.token === proactive).length).toBeGreaterThanOrEqual(1); // the 401s really happened
+    expect(seen.filter((c) => c.token !== proactive && c.login === "rotated").length).toBe(20);
+    // Not quarantined: the account keeps serving.
+    const st = (await w.call("GET", "/accounts")) as { accounts: Array<{ id: string; reasons: string[] }> };
+    expect(st.accounts.find((a) => a.id === "ccr-1")!.reasons.some((r) => r.includes("quarantined"))).toBe(false);
   });
 
   test("6.3/P-7: a refresh token the provider rejects quarantines the credential; it survives a restart; a new import lifts it", async () => {

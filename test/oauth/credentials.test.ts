@@ -53,6 +53,22 @@ describe("CredentialManager", () => {
     expect(h.m.current(a)).toEqual({ type: "oauth", accessToken: "at-1", refreshToken: "rt-1", expiresAt: expect.any(Number) });
   });
 
+  test("a 401 on the token a refresh replaced reuses it; a 401 on the current token refreshes again at once (P-7)", async () => {
+    const h = harness(ok, { graceMs: 60_000 });
+    const a = account({ expiresAt: Date.now() + 60_000 }); // within 5 minutes: proactive refresh
+    const old = a.credential;
+    const fresh = await h.m.ensureFresh(a);
+    expect((fresh as { accessToken: string }).accessToken).toBe("at-1");
+    expect(h.calls()).toBe(1);
+    // A request that left with at-0 before the refresh: retried with at-1, no token call.
+    expect(await h.m.refresh(a, old)).toBe(true);
+    expect(h.calls()).toBe(1);
+    // at-1 itself is rejected (revoked right after it was issued): a new refresh, well inside the grace window.
+    expect(await h.m.refresh(a, fresh)).toBe(true);
+    expect(h.calls()).toBe(2);
+    expect((h.m.current(a) as { accessToken: string }).accessToken).toBe("at-2");
+  });
+
   test("the rotated refresh token is persisted before the new access token becomes current", async () => {
     const h = harness(ok);
     const a = account({ expiresAt: Date.now() + 60_000 }); // within 5 minutes: proactive

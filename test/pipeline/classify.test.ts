@@ -2,7 +2,8 @@
  * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
  */
 import { describe, expect, test } from "bun:test";
-import { classify, MAX_COOLDOWN_MS, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { classify, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
 
@@ -24,7 +25,7 @@ describe("rows", () => {
   test("429 reset time in Anthropic's reset headers and capped at 6 h", () => {
     const c = classify(f({ status: 429, headers: h({ "anthropic-ratelimit-tokens-reset": "2026-12-02T12:00:00Z" }) }));
     expect(c.row).toBe("rate_limit_with_reset");
-    expect(c.account).toMatchObject({ type: "cooldown_until", until: NOW + MAX_COOLDOWN_MS });
+    expect(c.account).toMatchObject({ type: "cooldown_until", until: NOW + 6 * 3600_000 }); // SPEC 6.3: capped at 6 h
   });
 
   test("429 reset time in the body (Gemini RetryInfo parsed by the format; OpenAI 'try again in')", () => {
@@ -50,6 +51,23 @@ describe("rows", () => {
     expect(classify(f({ status: 529, inBand: true, error: hubError("overloaded", "Overloaded") }))).toMatchObject({ row: "rate_limit_backoff", loop: "retry_same" });
     // A 429 with low quota is not the per-minute rule.
     expect(classify(f({ status: 429, bodyText: "rate limit exceeded", quotaHealthy: false })).row).toBe("rate_limit_backoff");
+  });
+
+  test("the status decides first: a 503 read as overloaded by any provider's error reader is the same-account row (SPEC 6.2 loop 1)", () => {
+    const bodies: Array<[Parameters<typeof codecFor>[0], string]> = [
+      ["openai-chat", '{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","code":null}}'],
+      ["openai-responses", '{"error":{"message":"Service unavailable","type":"server_error"}}'],
+      ["anthropic-messages", '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'],
+      ["gemini", '{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}'],
+    ];
+    for (const [format, body] of bodies) {
+      const error = codecFor(format).parseError(503, body, new Headers(), NOW);
+      expect([format, classify(f({ status: 503, bodyText: body, error }))]).toMatchObject([format, { row: "server_error", loop: "retry_same", account: { type: "cooldown_for", scope: "account", ms: 30_000 } }]);
+    }
+    // The backoff row needs a 429, a 529, or an in-band notice.
+    const overloaded = codecFor("anthropic-messages").parseError(529, bodies[2][1], new Headers(), NOW);
+    expect(classify(f({ status: 529, error: overloaded })).row).toBe("rate_limit_backoff");
+    expect(classify(f({ status: 429, bodyText: "The engine is currently overloaded" })).row).toBe("rate_limit_backoff");
   });
 
   test("quota exhausted / spend cap / ban → whole-account lock", () => {
