@@ -12,7 +12,7 @@ import { hubError, Warnings, type HubError } from "../formats/hub.ts";
 import { classify, type Classification } from "./classify.ts";
 import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
-import { pickAccount, verdictDecision, type AccountPool, type PickHints, type Picked } from "./pick.ts";
+import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
@@ -26,6 +26,7 @@ import {
 import type { Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
+import { siblingsOf } from "./siblings.ts";
 import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
 
 /** Applies the account effects of the classification table and records successes. */
@@ -135,7 +136,11 @@ interface Failed {
  * Runs the targets in order until one commits. Returns the client Response: a committed reply, or the
  * last error in the client's format (with Retry-After when accounts were cooling down).
  */
-export async function runAttempts(ctx: RequestContext, targets: Target[], route: AttemptRoute, deps: AttemptDeps): Promise<Response> {
+export async function runAttempts(ctx: RequestContext, planned: Target[], route: AttemptRoute, deps: AttemptDeps): Promise<Response> {
+  /** The planned targets; siblings of a missing model are inserted after it (SPEC R-10). */
+  let targets = planned;
+  /** The failure of a model that siblings stood in for: reported instead of a missing sibling's own (R-10). */
+  const missing = new Map<string, Failed>();
   const { maxAttempts, precommitDeadlineMs } = deps.settings();
   const deadline = deps.clock.now() + precommitDeadlineMs;
   let attempts = 0;
@@ -232,7 +237,19 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], route:
           }
         }
         deps.health.failure(account, target.provider, target.model, c);
-        if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account });
+        if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account, cache: deps.pool.cacheState?.(hints, target.provider.id) });
+        if (c.row === "model_unavailable" && !target.siblingOf) {
+          // SPEC R-10: the model does not exist here; its siblings on the same provider come next.
+          const siblings = siblingsOf(target.model, target.provider.models[target.model]?.siblings).map(
+            (model): Target => ({ ...target, model, label: `${target.provider.id}/${model}`, siblingOf: target.model }),
+          );
+          if (siblings.length > 0) {
+            if (targets === planned) targets = planned.slice(); // the caller's list stays as planned
+            missing.set(target.label, last);
+            targets.splice(ti + 1, 0, ...siblings);
+            for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model} (R-10): the upstream said ${target.model} does not exist` });
+          }
+        }
         if (c.loop === "next_target") break targetLoop;
         continue targetLoop; // next account
       }
@@ -244,22 +261,28 @@ export async function runAttempts(ctx: RequestContext, targets: Target[], route:
     deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback });
     return new Response(null, { status: 499 });
   }
+  if (last?.target?.siblingOf && last.classification.row === "model_unavailable") {
+    // Every sibling was missing too: the client hears about the model it asked for.
+    last = missing.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
+  }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
-  return finalError(ctx, err, deps, { attempts, fallback, target: last?.target, account: last?.account });
+  return finalError(ctx, err, deps, { attempts, fallback, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }
 
 function finalError(
   ctx: RequestContext,
   err: HubError,
   deps: AttemptDeps,
-  f: { attempts: number; fallback: boolean; target?: Target; account?: Account },
+  f: { attempts: number; fallback: boolean; target?: Target; account?: Account; cache?: CacheState },
 ): Response {
   const headers = new Headers(ctx.headers);
   if (f.fallback) headers.set("x-switchyard-fallback", "1");
+  // SPEC 2.4: no account served this reply, so affinity cannot have hit.
+  if (f.cache) headers.set("x-switchyard-cache", f.cache);
   if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
   deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return errorResponse(ctx.clientFormat, err, headers);
@@ -444,13 +467,19 @@ async function attemptOnce(
     trace.durationMs = now - started;
     trace.status = reply.status;
     deps.health.success(account, provider, target.model, now - started);
+    const cache = deps.pool.cacheState?.(counters.hints, provider.id, account);
     if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
     // The warnings of the body that was served join the request's before anything records them
     // (`finish` runs below for a whole reply; the trace is serialised there).
-    new Warnings(ctx.warnings).addAll(translated.warnings);
+    const warnings = new Warnings(ctx.warnings);
+    warnings.addAll(translated.warnings);
+    if (target.siblingOf) {
+      warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
+    }
     const headers = new Headers(ctx.headers);
     if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
     if (counters.fallback) headers.set("x-switchyard-fallback", "1");
+    if (cache) headers.set("x-switchyard-cache", cache);
     const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
 
     if (driver.buffered || ended) {

@@ -81,7 +81,17 @@ export interface AccountPool {
    * successfully (SPEC A-2). The pool reads the key only when binding matters (several accounts).
    */
   bind(hints: PickHints, account: Account): void;
+  /**
+   * SPEC 2.4 `X-Switchyard-Cache` for a reply `account` is about to serve (asked before {@link bind}):
+   * `hit` when the conversation is bound to that very account, `miss` when it has no live binding or
+   * is bound elsewhere (or no account served), `bypass` when affinity is off for the request
+   * (round-robin strategy, the combo's `cache_affinity: false`) or there is nothing to fingerprint.
+   */
+  cacheState?(hints: PickHints, providerId: string, account?: Account): CacheState;
 }
+
+/** The values of `X-Switchyard-Cache` (SPEC 2.4). */
+export type CacheState = "hit" | "miss" | "bypass";
 
 /** Per-request facts the pool may use to order accounts (affinity, strategy). */
 export interface PickHints {

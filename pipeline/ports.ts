@@ -31,6 +31,8 @@ export interface ModelInfo {
   video?: boolean;
   /** Reasoning effort levels this model supports (SPEC P-8); absent = unknown. */
   reasoningEfforts?: string[];
+  /** SPEC R-10: configured siblings, tried before the built-in table's when the upstream says this model does not exist. */
+  siblings?: string[];
 }
 
 /** A configured provider (SPEC 2.3, P-1). */

@@ -2,9 +2,12 @@
  * resolve (SPEC R-2): the model name a client sent → the candidate targets.
  *
  * Order: a name with `/` is `provider/model` (prefix before the FIRST slash; no combo lookup);
- * otherwise an alias, then a combo, then a guess from the name (`claude-` → anthropic, `gemini-` →
- * gemini, `gpt-`/`o1`/`o3`/`o4` and anything unknown → openai). Combos may reference combos; they are
- * expanded depth-first in written order (cycles are rejected when the config loads).
+ * otherwise an alias, then a combo, then a guess ({@link guessProvider}): the one provider whose
+ * accounts advertise that exact model when there is exactly one, else from the name (`claude-` →
+ * anthropic, or claude-code when anthropic has no account and claude-code has one; `gemini-` → gemini;
+ * `gpt-`/`o1`/`o3`/`o4`/`codex-` and anything unknown → openai, or codex when openai has no account and
+ * codex has one). Combos may reference combos; they are expanded depth-first in written order (cycles
+ * are rejected when the config loads).
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import type { ProviderInfo } from "./ports.ts";
@@ -38,11 +41,24 @@ export interface ComboSpec {
   targets: TargetSpec[];
 }
 
+/** What the guess of SPEC R-2 reads about accounts (the account registry answers). */
+export interface AccountFacts {
+  /** Whether the provider has any account (a `*-compatible` provider always has its keyless one). */
+  hasAccounts(providerId: string): boolean;
+  /**
+   * Ids of the providers with at least one account that advertise exactly this model: an account's
+   * discovered models (SPEC P-6), or the provider's configured `models`.
+   */
+  advertising(model: string): string[];
+}
+
 /** What resolution reads from the configuration. */
 export interface RoutingTable {
   providers: Map<string, ProviderInfo>;
   aliases: Map<string, string>;
   combos: Map<string, ComboSpec>;
+  /** Account facts for the guess; without them the guess goes by the name alone. */
+  accounts?: AccountFacts;
 }
 
 /** A concrete candidate: one upstream model of one provider, optionally pinned to an account. */
@@ -58,6 +74,8 @@ export interface Target {
   label: string;
   /** The combo that contributed this target (innermost), if any. */
   combo?: string;
+  /** SPEC R-10: set on a sibling tried because the upstream said this model (the target's original) does not exist. */
+  siblingOf?: string;
 }
 
 /** The outcome of resolution. */
@@ -71,11 +89,29 @@ export interface Resolution {
   via: "provider-prefix" | "alias" | "combo" | "guess";
 }
 
-/** Guesses the built-in provider for a bare model name (SPEC R-2). */
-export function guessProvider(model: string): string {
-  if (model.startsWith("claude-")) return "anthropic";
-  if (model.startsWith("gemini-")) return "gemini";
-  return "openai";
+/**
+ * Guesses the provider of a bare model name that is no alias and no combo (SPEC R-2), returning its id:
+ * 1. the one provider whose accounts advertise exactly this model, when there is exactly one;
+ * 2. else by name: `claude-` → `anthropic`, or the claude-code provider when `anthropic` has no account
+ *    and a claude-code provider has one (what Claude Code sends when the user chose no model);
+ *    `gemini-` → `gemini`; anything else (`gpt-`, `o1`, `o3`, `o4`, `codex-`, unknown) → `openai`, or
+ *    the codex provider when `openai` has no account and a codex provider has one. Without account
+ *    facts, the name rule's first choice. The built-in `cc` / `cx` win over other providers of their
+ *    kind; among configured ones, the first in the table.
+ */
+export function guessProvider(model: string, table?: Pick<RoutingTable, "providers" | "accounts">): string {
+  const facts = table?.accounts;
+  if (facts) {
+    const advertising = facts.advertising(model);
+    if (advertising.length === 1) return advertising[0];
+  }
+  const byName = model.startsWith("claude-") ? "anthropic" : model.startsWith("gemini-") ? "gemini" : "openai";
+  if (!facts || !table || byName === "gemini" || facts.hasAccounts(byName)) return byName;
+  const kind = byName === "anthropic" ? "claude-code" : "codex";
+  const pool = [...table.providers.values()]
+    .filter((p) => p.kind === kind && facts.hasAccounts(p.id))
+    .sort((a, b) => Number(b.source === "builtin") - Number(a.source === "builtin"));
+  return pool[0]?.id ?? byName;
 }
 
 /**
@@ -105,7 +141,7 @@ export function resolveModel(name: string, table: RoutingTable): Resolution | Hu
     if (err) return err;
     return { targets, combo, via: "combo" };
   }
-  const providerId = guessProvider(name);
+  const providerId = guessProvider(name, table);
   const provider = table.providers.get(providerId);
   if (!provider) return unknownProvider(`${providerId}/${name}`);
   return { targets: [{ provider, model: name, label: `${providerId}/${name}` }], via: "guess" };

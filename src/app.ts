@@ -271,7 +271,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     return out;
   };
 
-  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never });
+  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry });
   const order = new TargetOrder({
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,
@@ -452,6 +452,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
   if (registry.list().length === 0 && ![...cfg.providers.values()].some((p) => KIND_TRAITS[p.kind].thirdParty)) {
     log(JSON.stringify({ level: "warn", time: clock.now(), msg: "no accounts are configured: requests will fail until one is added (accounts: in the config file, ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY with the default config, or switchyard login / import)" }));
   }
+  // Non-fatal config remarks (check-config prints the same): e.g. an alias that shadows a combo.
+  const logConfigWarnings = (c: RuntimeConfig) => {
+    for (const w of c.warnings) log(JSON.stringify({ level: "warn", time: clock.now(), msg: "config warning", path: w.path, warning: w.message }));
+  };
+  logConfigWarnings(cfg);
   if (cfg.server.database) {
     log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.database is set, but this build has only the embedded SQLite store; it is used instead", path: join(opts.dataDir, "switchyard.db") }));
   }
@@ -471,6 +476,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
         store.setConfigKeys(cfg.keys);
         void refreshAccounts();
         log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: cfg.source.path }));
+        logConfigWarnings(cfg);
         if (moved) {
           log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
         }

@@ -7,7 +7,7 @@
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "../../pipeline/classify.ts";
 import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
-import type { AccountCandidate, AccountPool, Exclusion, PickHints } from "../../pipeline/pick.ts";
+import type { AccountCandidate, AccountPool, CacheState, Exclusion, PickHints } from "../../pipeline/pick.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
@@ -63,6 +63,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly serverErrors = new Map<string, number>();
   private readonly implicit = new Map<string, Account>();
   private readonly advertisedBy = new Map<string, Set<string>>();
+  private readonly advertisingMemo = new Map<string, string[]>();
 
   /** Routing state (SPEC A-2…A-4, P-5): quota windows, bindings, health stats, slots. */
   readonly quota = new QuotaBook();
@@ -100,6 +101,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.providers = providers;
     this.implicit.clear();
     this.advertisedBy.clear();
+    this.advertisingMemo.clear();
   }
 
   /** Models advertised by any account of a provider (discovery, SPEC P-6); memoised until the next setAccounts. */
@@ -270,6 +272,25 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return busy.length > 0 ? [...out, ...busy] : out;
   }
 
+  /**
+   * SPEC R-2's guess: ids of the providers that have accounts and advertise exactly `model` (an
+   * account's discovered models, P-6, or the provider's configured `models`), in provider-table order.
+   * Memoised per model until the next setAccounts.
+   */
+  advertising(model: string): string[] {
+    let out = this.advertisingMemo.get(model);
+    if (!out) {
+      out = [];
+      for (const p of this.providers.values()) {
+        if (!this.hasAccounts(p.id)) continue;
+        if (Object.hasOwn(p.models, model) || this.advertised(p.id).has(model)) out.push(p.id);
+      }
+      if (this.advertisingMemo.size > 1000) this.advertisingMemo.clear();
+      this.advertisingMemo.set(model, out);
+    }
+    return out;
+  }
+
   /** Whether the provider has any account (disabled ones count; a `*-compatible` provider has its keyless one). O(1). */
   hasAccounts(providerId: string): boolean {
     if (this.byProvider.has(providerId)) return true;
@@ -387,12 +408,21 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    */
   bind(hints: PickHints, account: Account): void {
     if ((this.opts.strategy?.() ?? "scored") === "round-robin" || hints.affinity === false) return;
-    // A provider with one account has nothing to steer: no key is computed, nothing is written.
-    if ((this.byProvider.get(account.providerId)?.length ?? 0) <= 1) return;
+    // A provider with one account has nothing to steer, but the binding still says whether the next
+    // request finds that account's prompt cache warm (X-Switchyard-Cache, SPEC 2.4).
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return;
     const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, this.clock.now());
     this.persist((st) => st.bind(b));
+  }
+
+  /** SPEC 2.4 `X-Switchyard-Cache` (see AccountPool.cacheState). */
+  cacheState(hints: PickHints, providerId: string, account?: Account): CacheState {
+    if ((this.opts.strategy?.() ?? "scored") === "round-robin" || hints.affinity === false) return "bypass";
+    const affinityKey = hints.affinityKey;
+    if (!affinityKey) return "bypass";
+    if (!account) return "miss";
+    return this.bindings.get(bindingKey(providerId, affinityKey), this.clock.now())?.accountId === account.id ? "hit" : "miss";
   }
 
   /** A `*-compatible` provider without accounts (a local Ollama, LM Studio…) is called without a key. */

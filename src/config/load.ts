@@ -8,7 +8,7 @@
  *
  * Cross-reference rules (all errors unless noted):
  * - ids are unique: `providers[].id`, `accounts[].id`, `combos[].name`, `keys[].name`; two keys may not
- *   share a secret; an alias may not have a combo's name;
+ *   share a secret; (a warning, not an error: an alias named like a combo shadows it, SPEC R-2);
  * - `accounts[].provider` names a built-in or configured provider; the credential fits its kind
  *   (`api_key` for API kinds — optional for `*-compatible`, e.g. a local Ollama —, `access_token` for
  *   claude-code/codex, and `refresh_token`/`expires_at`/`account_id` only next to `access_token`);
@@ -322,7 +322,10 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   for (const name of Object.keys(file.aliases)) {
     const at: PathSegment[] = ["aliases", name];
     if (!/^[^\s/]+$/.test(name)) add(at, `alias name must not be empty or contain spaces or "/" (a "/" means provider/model)`);
-    else if (comboAt.has(name)) add(at, `alias "${name}" has the same name as combo combos[${comboAt.get(name)}]`);
+    else if (comboAt.has(name)) {
+      // SPEC R-2: a name is looked up as an alias before a combo, so this is allowed; say what it does.
+      warn(at, `alias "${name}" shadows combo combos[${comboAt.get(name)}] of the same name: "${name}" resolves to the alias (aliases are looked up before combos); the combo cannot be reached by that name`);
+    }
     aliasNames.add(name);
   }
 
@@ -476,6 +479,7 @@ function modelInfo(m: ModelEntry): ModelInfo {
   if (m.audio !== undefined) out.audio = m.audio;
   if (m.video !== undefined) out.video = m.video;
   if (m.reasoning_efforts !== undefined) out.reasoningEfforts = m.reasoning_efforts;
+  if (m.siblings !== undefined) out.siblings = m.siblings;
   return out;
 }
 

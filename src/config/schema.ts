@@ -203,6 +203,8 @@ export const ModelSchema = strictObj(
     audio: v.optional(bool("audio")),
     video: v.optional(bool("video")),
     reasoning_efforts: v.optional(stringList("reasoning_efforts")),
+    /** SPEC R-10: models of the same provider tried (first, in order) when the upstream says this one does not exist. */
+    siblings: v.optional(stringList("siblings")),
   },
   "a model entry",
 );

@@ -91,6 +91,20 @@ describe("checkConfig", () => {
   });
 });
 
+describe("an alias that shadows a combo (SPEC R-2)", () => {
+  test("check-config accepts it and warns", () => {
+    const p = join(dir, "shadow.yaml");
+    writeFileSync(p, "combos: [{ name: coding, targets: [{ model: openai/x }] }]\naliases: { coding: openai/y }\n");
+    expect(checkConfig(p, {})).toEqual({
+      ok: true,
+      lines: [
+        'warning: aliases.coding: alias "coding" shadows combo combos[0] of the same name: "coding" resolves to the alias (aliases are looked up before combos); the combo cannot be reached by that name',
+        "ok: 5 providers, 0 accounts, 1 combos, 1 aliases, 0 keys",
+      ],
+    });
+  });
+});
+
 describe("examples/config.yaml", () => {
   test("is accepted by the loader and says what it means", () => {
     const cfg = loadConfigFile(exampleCopy(), exampleEnv);

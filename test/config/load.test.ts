@@ -304,7 +304,7 @@ describe("cross-references name their exact path", () => {
     expect(issueAt(list, "combos[0].targets[2].account").message).toContain("can only pin a provider/model target");
   });
 
-  test("alias targets must resolve; alias names may not clash with combos or contain '/'", () => {
+  test("alias targets must resolve; alias names may not contain '/'", () => {
     const list = issues(yaml`
       combos: [{ name: c, targets: [{ model: openai/x }] }]
       aliases:
@@ -316,8 +316,24 @@ describe("cross-references name their exact path", () => {
     `);
     expect(issueAt(list, "aliases.bad").message).toContain('"nowhere" is neither provider/model, an alias nor a combo');
     expect(issueAt(list, "aliases.worse").message).toContain('unknown provider "acme"');
-    expect(issueAt(list, "aliases.c").message).toBe('alias "c" has the same name as combo combos[0]');
+    expect(list.some((i) => i.path === "aliases.c")).toBe(false);
     expect(issueAt(list, 'aliases["a/b"]').message).toContain('"/"');
+  });
+
+  test("SPEC R-2: an alias named like a combo is accepted with a warning and shadows it", () => {
+    const cfg = ok(yaml`
+      combos: [{ name: coding, targets: [{ model: openai/x }] }]
+      aliases:
+        coding: anthropic/claude-y
+    `);
+    expect(cfg.warnings).toEqual([
+      {
+        path: "aliases.coding",
+        message: 'alias "coding" shadows combo combos[0] of the same name: "coding" resolves to the alias (aliases are looked up before combos); the combo cannot be reached by that name',
+      },
+    ]);
+    expect(cfg.aliases.get("coding")).toBe("anthropic/claude-y");
+    expect(cfg.combos.has("coding")).toBe(true);
   });
 
   test("capacity adapter entries are provider/model with a known provider", () => {

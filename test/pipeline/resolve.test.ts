@@ -58,7 +58,46 @@ describe("resolution order (SPEC R-2)", () => {
   }
 
   test("guessProvider follows the prefixes of SPEC R-2", () => {
-    expect(["claude-3", "gemini-x", "gpt-4o", "o1", "o4-mini", "llama"].map(guessProvider)).toEqual(["anthropic", "gemini", "openai", "openai", "openai", "openai"]);
+    expect(["claude-3", "gemini-x", "gpt-4o", "o1", "o4-mini", "llama"].map((m) => guessProvider(m))).toEqual(["anthropic", "gemini", "openai", "openai", "openai", "openai"]);
+  });
+
+  describe("the guess with account facts (SPEC R-2)", () => {
+    const cc = { ...provider("cc", "claude-code"), source: "builtin" as const };
+    const cx = { ...provider("cx", "codex"), source: "builtin" as const };
+    const cc2 = provider("cc-team", "claude-code");
+    const glmModels = provider("glm", "anthropic-compatible", { "glm-5.3": {} });
+    /** `withAccounts`: provider ids that have accounts; `advertised`: provider id → models its accounts advertise. */
+    const facts = (withAccounts: string[], advertised: Record<string, string[]> = {}, providers = [anthropic, openai, gemini, cc, cx, cc2, glmModels]) => ({
+      ...table(providers),
+      accounts: {
+        hasAccounts: (id: string) => withAccounts.includes(id),
+        advertising: (m: string) =>
+          providers.filter((p) => withAccounts.includes(p.id) && (m in p.models || (advertised[p.id] ?? []).includes(m))).map((p) => p.id),
+      },
+    });
+    const guess = (name: string, t: ReturnType<typeof facts>) => {
+      const r = resolveModel(name, t);
+      if ("kind" in r) throw new Error(r.message);
+      expect(r.via).toBe("guess");
+      return r.targets.map((x) => x.label);
+    };
+    const cases: Array<[string, string, ReturnType<typeof facts>, string]> = [
+      ["only a Claude Code login: a bare claude- name goes to cc", "claude-sonnet-4-5", facts(["cc"]), "cc/claude-sonnet-4-5"],
+      ["an anthropic account wins over cc", "claude-sonnet-4-5", facts(["anthropic", "cc"]), "anthropic/claude-sonnet-4-5"],
+      ["no account anywhere: the name's provider (the gateway says no account)", "claude-sonnet-4-5", facts([]), "anthropic/claude-sonnet-4-5"],
+      ["only a Codex login: gpt- goes to cx", "gpt-5.1-codex", facts(["cx"]), "cx/gpt-5.1-codex"],
+      ["only a Codex login: codex- goes to cx", "codex-mini-latest", facts(["cx"]), "cx/codex-mini-latest"],
+      ["only a Codex login: an unknown name goes to cx", "mystery", facts(["cx"]), "cx/mystery"],
+      ["openai account wins over cx", "gpt-5", facts(["openai", "cx"]), "openai/gpt-5"],
+      ["gemini- stays gemini", "gemini-2.5-pro", facts(["cx", "cc"]), "gemini/gemini-2.5-pro"],
+      ["the built-in cc wins over another claude-code provider", "claude-opus-4-1", facts(["cc", "cc-team"]), "cc/claude-opus-4-1"],
+      ["a configured claude-code provider when it is the only one with accounts", "claude-opus-4-1", facts(["cc-team"]), "cc-team/claude-opus-4-1"],
+      ["exactly one provider advertises the model: it", "claude-opus-4-1", facts(["anthropic", "cc-team"], { "cc-team": ["claude-opus-4-1"] }), "cc-team/claude-opus-4-1"],
+      ["configured models count as advertised", "glm-5.3", facts(["openai", "glm"]), "glm/glm-5.3"],
+      ["two providers advertise it: the name decides", "claude-opus-4-1", facts(["anthropic", "cc"], { anthropic: ["claude-opus-4-1"], cc: ["claude-opus-4-1"] }), "anthropic/claude-opus-4-1"],
+      ["a provider without accounts does not advertise", "glm-5.3", facts(["openai"]), "openai/glm-5.3"],
+    ];
+    for (const [what, name, t, want] of cases) test(what, () => expect(guess(name, t)).toEqual([want]));
   });
 
   test("an alias to a combo reports both the alias and the combo", () => {
