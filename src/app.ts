@@ -32,7 +32,7 @@ import { countTokensUpstream, modelList, modelEntry } from "./http/models.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
-import { openSqliteStore } from "./store/sqlite.ts";
+import { openSqliteStore } from "./store/sqlite/store.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { cleanupTempDirs, tempDir, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { cleanupTempDirs, countRows, fileBytes, tempDir, withRaw } from "./helpers.ts";
 

@@ -2,8 +2,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/migrations.ts";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { cleanupTempDirs, tempDir, withRaw } from "./helpers.ts";
 
@@ -79,7 +79,7 @@ describe("migrations", () => {
   test("pragmas: WAL, synchronous=NORMAL, foreign keys, busy timeout", () => {
     const path = join(tempDir(), "sy.db");
     const s = openSqliteStore({ path, busyTimeoutMs: 1234 });
-    const db = (s as unknown as { db: Database }).db;
+    const db = (s as unknown as { ctx: { db: Database } }).ctx.db;
     expect((db.query("PRAGMA journal_mode").get() as any).journal_mode).toBe("wal");
     expect((db.query("PRAGMA synchronous").get() as any).synchronous).toBe(1);
     expect((db.query("PRAGMA foreign_keys").get() as any).foreign_keys).toBe(1);

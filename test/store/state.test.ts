@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { credentialFingerprint } from "../../src/store/secrets.ts";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { cleanupTempDirs, countRows, fakeClock, tempDir, withRaw } from "./helpers.ts";
 

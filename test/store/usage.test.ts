@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { UsageRecord } from "../../pipeline/ports.ts";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);

@@ -5,7 +5,7 @@
  * next start simply retries. Never edit a released migration: append a new one.
  */
 import type { Database } from "bun:sqlite";
-import { StoreError } from "./types.ts";
+import { StoreError } from "../types.ts";
 
 /** One schema step. `up` is SQL (several statements allowed) or a function for data migrations. */
 export interface Migration {

@@ -1,0 +1,120 @@
+/**
+ * The in-memory client-key cache every store backend answers `lookup` and `any` from (SPEC G-2): config
+ * keys (hashed here, never written) and the active stored keys (their hashes as read from the database).
+ * Lookups hash the presented secret with SHA-256, find the candidate by its hex hash and confirm with a
+ * constant-time compare. No I/O.
+ */
+import type { ClientKey } from "../../pipeline/ports.ts";
+import { checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseScopes } from "./rows.ts";
+import { bytesEqual, sha256 } from "./secrets.ts";
+import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
+
+interface CachedKey {
+  hash: Buffer;
+  key: ClientKey;
+}
+
+/** A stored key as read from the `client_keys` table. */
+export interface KeyRow {
+  name: string;
+  /** Hex SHA-256 of the secret. */
+  hash: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  tag: string | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** Config keys and active stored keys, by the hex SHA-256 of their secret. */
+export class KeyCache {
+  private configKeys = new Map<string, CachedKey>();
+  private configNames = new Set<string>();
+  private dbKeys = new Map<string, CachedKey>();
+
+  /**
+   * The key whose secret this is, when valid and not revoked; else undefined. The returned object is
+   * frozen and shared; do not mutate it.
+   */
+  lookup(secret: string): ClientKey | undefined {
+    if (typeof secret !== "string" || secret.length === 0 || secret.length > MAX_SECRET_LENGTH) return undefined;
+    const hash = sha256(secret);
+    const hex = hash.toString("hex");
+    const hit = this.dbKeys.get(hex) ?? this.configKeys.get(hex);
+    if (!hit || !bytesEqual(hit.hash, hash)) return undefined;
+    return hit.key;
+  }
+
+  /** Whether any active client key (config or stored) exists. */
+  any(): boolean {
+    return this.dbKeys.size > 0 || this.configKeys.size > 0;
+  }
+
+  /** Whether a config-file key has this name. */
+  isConfigName(name: string): boolean {
+    return this.configNames.has(name);
+  }
+
+  /**
+   * Replaces the config-file keys.
+   * @throws StoreError `invalid` for an empty name or secret, a duplicate name, or a shared secret.
+   */
+  setConfigKeys(keys: ConfigKey[]): void {
+    const byHash = new Map<string, CachedKey>();
+    const names = new Set<string>();
+    for (const k of keys) {
+      const name = checkName(k?.name);
+      if (typeof k.secret !== "string" || k.secret.length === 0) {
+        throw new StoreError("invalid", `config key ${JSON.stringify(name)} has an empty secret`);
+      }
+      if (k.secret.length > MAX_SECRET_LENGTH) {
+        throw new StoreError("invalid", `config key ${JSON.stringify(name)} has a secret longer than ${MAX_SECRET_LENGTH} characters`);
+      }
+      if (names.has(name)) throw new StoreError("invalid", `config key name ${JSON.stringify(name)} is used twice`);
+      const hash = sha256(k.secret);
+      const hex = hash.toString("hex");
+      const other = byHash.get(hex);
+      if (other) {
+        throw new StoreError("invalid", `config keys ${JSON.stringify(other.key.name)} and ${JSON.stringify(name)} have the same secret`);
+      }
+      names.add(name);
+      byHash.set(hex, { hash, key: freezeKey({ name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), source: "config" }) });
+    }
+    this.configKeys = byHash;
+    this.configNames = names;
+  }
+
+  /** Replaces the stored keys with these rows (revoked rows are skipped). */
+  setStoredKeys(rows: Iterable<KeyRow>): void {
+    const map = new Map<string, CachedKey>();
+    for (const row of rows) {
+      if (row.revoked_at !== null) continue;
+      map.set(row.hash, {
+        hash: Buffer.from(row.hash, "hex"),
+        key: freezeKey({ name: row.name, scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, source: "db" }),
+      });
+    }
+    this.dbKeys = map;
+  }
+
+  /** Every key for `listKeys`: the config keys plus these stored rows, sorted by name then source. */
+  list(rows: Iterable<KeyRow>): KeyInfo[] {
+    const out: KeyInfo[] = [];
+    for (const { key } of this.configKeys.values()) {
+      out.push(omitUndefined({ name: key.name, scopes: [...key.scopes], tag: key.tag, source: "config" as const }));
+    }
+    for (const row of rows) {
+      out.push(
+        omitUndefined({
+          name: row.name,
+          scopes: parseScopes(row.scopes),
+          tag: row.tag ?? undefined,
+          source: "db" as const,
+          createdAt: row.created_at,
+          revokedAt: row.revoked_at ?? undefined,
+        }),
+      );
+    }
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.source < b.source ? -1 : 1));
+  }
+}

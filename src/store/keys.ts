@@ -1,0 +1,68 @@
+/**
+ * The client-key role of the store (SPEC G-2, 2.2 `keys …`): config keys held hashed in memory, stored
+ * keys created and revoked through the CLI or admin API. Conventions: see `./types.ts`.
+ */
+import type { ClientKey, KeyLookup } from "../../pipeline/ports.ts";
+import type { Awaitable } from "./types.ts";
+
+/** A client key declared in the config file (SPEC 2.3 `keys:`), secret already resolved from env/file. */
+export interface ConfigKey {
+  name: string;
+  /** The secret as the client presents it. Only its SHA-256 is kept, in memory. */
+  secret: string;
+  /** Defaults to []. */
+  scopes?: string[];
+  tag?: string;
+}
+
+/** What `createKey` returns: the only time the secret is ever visible. */
+export interface CreatedKey {
+  /** `sy-` followed by 43 base64url characters (32 random bytes). Show it once, then forget it. */
+  secret: string;
+  key: ClientKey;
+  /** ms since the epoch */
+  createdAt: number;
+}
+
+/** A client key as listed by `keys list` / the admin API: no secret, no hash. */
+export interface KeyInfo {
+  name: string;
+  scopes: string[];
+  tag?: string;
+  source: "config" | "db";
+  /** ms since the epoch; absent for config keys. */
+  createdAt?: number;
+  /** ms since the epoch when revoked; absent while the key is active (always absent for config keys). */
+  revokedAt?: number;
+}
+
+/** Client keys: `lookup`/`any` answer from memory; the rest reads or writes the database. */
+export interface KeyStore extends KeyLookup {
+  /**
+   * Replaces the set of keys declared in the config file. They are hashed and held in memory only,
+   * never written, and are looked up with `source: "config"`. Call again on every config reload.
+   * @throws StoreError `invalid` when a name or secret is empty or two config keys share a name.
+   */
+  setConfigKeys(keys: ConfigKey[]): void;
+
+  /**
+   * Creates a client key and returns its secret, the only time it is visible (only its SHA-256 is
+   * stored). A revoked key of the same name is replaced.
+   * @throws StoreError `conflict` when an active key of that name exists, `read_only` when a config key
+   *   has that name, `invalid` for an empty/oversized name or non-string scopes.
+   */
+  createKey(name: string, scopes?: string[], tag?: string): Awaitable<CreatedKey>;
+
+  /** All keys, config and stored, active and revoked, by name; never secrets or hashes. */
+  listKeys(): Awaitable<KeyInfo[]>;
+
+  /**
+   * Revokes the stored key of that name; `lookup` rejects it from the moment this returns.
+   * @returns false when no active stored key has that name.
+   * @throws StoreError `read_only` when the name belongs to a config key.
+   */
+  revokeKey(name: string): Awaitable<boolean>;
+
+  /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
+  refreshKeys(): Awaitable<void>;
+}

@@ -1,0 +1,249 @@
+/**
+ * Validation and row conversion shared by the store backends (SQLite, PostgreSQL): argument checks that
+ * throw `StoreError("invalid")`, coercions that keep a malformed usage record from failing a batch, and
+ * the mapping between database rows (snake_case columns) and the port's objects. No I/O.
+ */
+import type { Account, ClientKey, Credential, UsageRecord } from "../../pipeline/ports.ts";
+import { type CallRow, StoreError } from "./types.ts";
+
+/** Largest accepted client-key name, in characters. */
+export const MAX_NAME_LENGTH = 128;
+/** Longest secret `lookup` will hash; longer inputs are rejected without hashing. */
+export const MAX_SECRET_LENGTH = 4096;
+
+/** A stored account as read from the `accounts` table joined with `account_models`. */
+export interface AccountRow {
+  id: string;
+  provider_id: string;
+  credential: string;
+  priority: number;
+  max_concurrency: number | null;
+  proxy: string | null;
+  /** 0/1 (SQLite) or a boolean (PostgreSQL). */
+  disabled: number | boolean;
+  models: string | null;
+}
+
+/** A usage row as read back, with the route id of its newest trace when a query joins it. */
+export interface UsageRow {
+  request_id: string;
+  ts: number;
+  client_format: string;
+  requested_model: string;
+  provider_id: string | null;
+  model: string | null;
+  account_id: string | null;
+  key_name: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cache_read_tokens: number | null;
+  cache_write_tokens: number | null;
+  reasoning_tokens: number | null;
+  /** 0/1 (SQLite) or a boolean (PostgreSQL). */
+  estimated: number | boolean;
+  outcome: string;
+  status: number;
+  ttfb_ms: number | null;
+  total_ms: number;
+  attempts: number;
+  /** 0/1 (SQLite) or a boolean (PostgreSQL). */
+  fallback: number | boolean;
+  route_id?: string | null;
+}
+
+/** A client-key name: non-empty, at most MAX_NAME_LENGTH characters, no control characters. @throws StoreError `invalid`. */
+export function checkName(name: unknown): string {
+  if (typeof name !== "string" || name.trim().length === 0) throw new StoreError("invalid", "key name must be a non-empty string");
+  if (name.length > MAX_NAME_LENGTH) throw new StoreError("invalid", `key name is longer than ${MAX_NAME_LENGTH} characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters on purpose
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw new StoreError("invalid", "key name contains control characters");
+  return name;
+}
+
+/** Scopes as a de-duplicated array of non-empty strings ([] when absent). @throws StoreError `invalid`. */
+export function checkScopes(scopes: unknown): string[] {
+  if (scopes === undefined || scopes === null) return [];
+  if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string" || s.length === 0)) {
+    throw new StoreError("invalid", "scopes must be an array of non-empty strings");
+  }
+  return [...new Set(scopes as string[])];
+}
+
+/** A key tag, or undefined when absent or empty. @throws StoreError `invalid` for a non-string. */
+export function checkTag(tag: unknown): string | undefined {
+  if (tag === undefined || tag === null || tag === "") return undefined;
+  if (typeof tag !== "string") throw new StoreError("invalid", "tag must be a string");
+  return tag;
+}
+
+/** A non-empty string id (`what` names it in the error). @throws StoreError `invalid`. */
+export function checkId(v: unknown, what: string): string {
+  if (typeof v !== "string" || v.length === 0) throw new StoreError("invalid", `${what} must be a non-empty string`);
+  return v;
+}
+
+/** A finite time in ms since the epoch, rounded. @throws StoreError `invalid`. */
+export function checkTime(v: unknown, what: string): number {
+  if (typeof v !== "number" || !Number.isFinite(v)) throw new StoreError("invalid", `${what} must be a time in ms since the epoch`);
+  return Math.round(v);
+}
+
+/** A credential with a known `type`. @throws StoreError `invalid` (the message never quotes the credential). */
+export function checkCredential(c: unknown, accountId: string): Credential {
+  const t = (c as { type?: unknown } | null)?.type;
+  if (t !== "api_key" && t !== "oauth" && t !== "none") {
+    throw new StoreError("invalid", `credential of account ${JSON.stringify(accountId)} has no valid type`);
+  }
+  return c as Credential;
+}
+
+/** A frozen copy of a client key (the lookup cache shares it between requests). */
+export function freezeKey(k: ClientKey): ClientKey {
+  const key: ClientKey = { name: k.name, scopes: Object.freeze([...k.scopes]) as string[], source: k.source };
+  if (k.tag !== undefined) key.tag = k.tag;
+  return Object.freeze(key);
+}
+
+/** Scopes from their stored JSON array. */
+export function parseScopes(json: string): string[] {
+  return parseStringArray(json);
+}
+
+/** The strings of a stored JSON array; [] for null, malformed JSON or a non-array. */
+export function parseStringArray(json: string | null): string[] {
+  if (!json) return [];
+  try {
+    const v = JSON.parse(json);
+    return Array.isArray(v) ? v.filter((s): s is string => typeof s === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A stored account row as an `Account` (source `db`). @throws StoreError `invalid` for a corrupt credential. */
+export function rowToAccount(r: AccountRow): Account {
+  let credential: Credential;
+  try {
+    credential = JSON.parse(r.credential) as Credential;
+  } catch {
+    // Never echo the parser's message: it may quote part of a token.
+    throw new StoreError("invalid", `stored credential of account ${JSON.stringify(r.id)} is not valid JSON`);
+  }
+  const a: Account = {
+    id: r.id,
+    providerId: r.provider_id,
+    priority: r.priority,
+    credential,
+    disabled: r.disabled !== 0 && r.disabled !== false,
+    source: "db",
+  };
+  if (r.max_concurrency !== null) a.maxConcurrency = r.max_concurrency;
+  if (r.proxy !== null) a.proxy = r.proxy;
+  if (r.models !== null) a.models = parseStringArray(r.models);
+  return a;
+}
+
+/** Positional parameters of a usage insert, in the column order of the `usage` table. */
+export type UsageParams = (string | number | null)[];
+/** Positional parameters of a trace insert: route id, request id, ts (ms), JSON body. */
+export type TraceParams = [string, string, number, string];
+
+/** Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch. */
+export function usageParams(r: UsageRecord): UsageParams {
+  const u = r.usage ?? {};
+  return [
+    str(r.requestId) ?? "",
+    intOr(r.ts, 0),
+    str(r.clientFormat) ?? "",
+    str(r.requestedModel) ?? "",
+    str(r.providerId),
+    str(r.model),
+    str(r.accountId),
+    str(r.keyName),
+    intOrNull(u.inputTokens),
+    intOrNull(u.outputTokens),
+    intOrNull(u.cacheReadTokens),
+    intOrNull(u.cacheWriteTokens),
+    intOrNull(u.reasoningTokens),
+    r.estimated ? 1 : 0,
+    str(r.outcome) ?? "error",
+    intOr(r.status, 0),
+    intOrNull(r.ttfbMs),
+    intOr(r.totalMs, 0),
+    intOr(r.attempts, 0),
+    r.fallback ? 1 : 0,
+  ];
+}
+
+/** A usage row as a `CallRow` (absent columns left out, not set to undefined). */
+export function rowToCall(r: UsageRow): CallRow {
+  const usage: CallRow["usage"] = {};
+  if (r.input_tokens !== null) usage.inputTokens = r.input_tokens;
+  if (r.output_tokens !== null) usage.outputTokens = r.output_tokens;
+  if (r.cache_read_tokens !== null) usage.cacheReadTokens = r.cache_read_tokens;
+  if (r.cache_write_tokens !== null) usage.cacheWriteTokens = r.cache_write_tokens;
+  if (r.reasoning_tokens !== null) usage.reasoningTokens = r.reasoning_tokens;
+  const c: CallRow = {
+    requestId: r.request_id,
+    ts: r.ts,
+    clientFormat: r.client_format as CallRow["clientFormat"],
+    requestedModel: r.requested_model,
+    usage,
+    estimated: r.estimated !== 0 && r.estimated !== false,
+    outcome: r.outcome as CallRow["outcome"],
+    status: r.status,
+    totalMs: r.total_ms,
+    attempts: r.attempts,
+    fallback: r.fallback !== 0 && r.fallback !== false,
+  };
+  if (r.provider_id !== null) c.providerId = r.provider_id;
+  if (r.model !== null) c.model = r.model;
+  if (r.account_id !== null) c.accountId = r.account_id;
+  if (r.key_name !== null) c.keyName = r.key_name;
+  if (r.ttfb_ms !== null) c.ttfbMs = r.ttfb_ms;
+  if (r.route_id) c.routeId = r.route_id;
+  return c;
+}
+
+/** A string, or null for undefined/null; other values stringified. */
+export function str(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  return typeof v === "string" ? v : String(v);
+}
+
+/** A finite number rounded to an integer, else `dflt`. */
+export function intOr(v: unknown, dflt: number): number {
+  return typeof v === "number" && Number.isFinite(v) ? Math.round(v) : dflt;
+}
+
+/** A finite number rounded to an integer, else null. */
+export function intOrNull(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? Math.round(v) : null;
+}
+
+/** A finite number as is, else null. */
+export function finiteOrNull(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+/** A finite number as is, else undefined. */
+export function finiteOrUndefined(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+}
+
+/** A row limit clamped to 1–10,000 (50 when not a number). */
+export function clampLimit(limit: number): number {
+  const n = Math.floor(Number(limit));
+  return Number.isFinite(n) ? Math.min(10_000, Math.max(1, n)) : 50;
+}
+
+/** The message of an error (or its string form); for logs, never containing request data. */
+export function errMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Deletes the keys whose value is undefined, in place; returns the object. */
+export function omitUndefined<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}

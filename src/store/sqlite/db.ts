@@ -1,0 +1,94 @@
+/**
+ * The database connection the SQLite roles share (SPEC D-1): opening the file (mode 0600 for it and its
+ * `-wal`/`-shm` companions: they hold OAuth tokens and API keys), the pragmas (WAL, `synchronous=NORMAL`),
+ * the migrations, and the small helpers every role uses (open check, durable commits, timestamps).
+ */
+import { Database } from "bun:sqlite";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { finiteOrUndefined } from "../rows.ts";
+import { StoreError } from "../types.ts";
+import { migrate } from "./migrations.ts";
+
+/** What every SQLite role holds: the connection, the clock and the closed flag. */
+export class SqliteContext {
+  /** Absolute path of the database file, or ":memory:". */
+  readonly path: string;
+  readonly db: Database;
+  /** Set by the store's `close`; queries then throw StoreError `closed`. */
+  closed = false;
+
+  /**
+   * Opens (creating when missing) the database at `path`, sets the pragmas and applies pending
+   * migrations. Closes the connection again when any of that fails.
+   * @param now ms since the epoch (timestamps, `applied_at` of migrations)
+   * @param onError receives failures of background work (flushes, refreshes); messages carry no secrets
+   * @throws StoreError `schema` for a newer database; bun:sqlite errors when the file cannot be opened.
+   */
+  constructor(
+    path: string,
+    busyTimeoutMs: number | undefined,
+    readonly now: () => number,
+    readonly onError: (message: string, error: unknown) => void,
+  ) {
+    const memory = path === ":memory:" || path === "";
+    this.path = memory ? ":memory:" : resolve(path);
+    if (!memory) prepareFile(this.path);
+    this.db = new Database(this.path, { create: true, readwrite: true, strict: true });
+    try {
+      const busy = Math.max(0, Math.floor(busyTimeoutMs ?? 5000));
+      this.db.run(`PRAGMA busy_timeout = ${busy}`);
+      this.db.run("PRAGMA journal_mode = WAL");
+      this.db.run("PRAGMA synchronous = NORMAL");
+      this.db.run("PRAGMA foreign_keys = ON");
+      this.db.run("PRAGMA journal_size_limit = 67108864");
+      migrate(this.db, this.now);
+      if (!memory) tightenModes(this.path);
+    } catch (err) {
+      this.db.close(false);
+      throw err;
+    }
+  }
+
+  /** @throws StoreError `closed` once the store is closed. */
+  assertOpen(): void {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
+  }
+
+  /** Runs `fn` with `synchronous=FULL` (fsync of the WAL at commit), for credentials (SPEC P-7). */
+  durably<T>(fn: () => T): T {
+    this.db.run("PRAGMA synchronous = FULL");
+    try {
+      return fn();
+    } finally {
+      this.db.run("PRAGMA synchronous = NORMAL");
+    }
+  }
+
+  /** The given `since` rounded, or now when it is absent or not finite. */
+  since(v: number | undefined): number {
+    return Math.round(finiteOrUndefined(v) ?? this.now());
+  }
+}
+
+/** Creates the parent directory (0700) and the database file (0600) before SQLite opens it. */
+function prepareFile(path: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, "a", 0o600));
+  chmodSync(path, 0o600);
+}
+
+/**
+ * Sets 0600 on the database file and its -wal/-shm companions. SQLite creates the companions with the
+ * database file's mode, so this only repairs files left by an older, looser setup.
+ */
+function tightenModes(path: string): void {
+  for (const p of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(p, 0o600);
+    } catch {
+      // absent: fine
+    }
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Client keys in SQLite (SPEC G-2): the `client_keys` table holds the SHA-256 of each stored key's
+ * secret; `lookup` answers from the in-memory {@link KeyCache}, which is re-read when another
+ * connection commits (`PRAGMA data_version`, checked by the store's timer).
+ */
+import type { ClientKey } from "../../../pipeline/ports.ts";
+import { KeyCache, type KeyRow } from "../key-cache.ts";
+import { checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
+import { generateKeySecret, sha256Hex } from "../secrets.ts";
+import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import type { SqliteContext } from "./db.ts";
+
+/** The `KeyStore` role of the SQLite store. */
+export class SqliteKeys implements KeyStore {
+  private readonly cache = new KeyCache();
+  private dataVersion = 0;
+  private readonly s;
+
+  /** Prepares the statements and loads the key cache. */
+  constructor(private readonly ctx: SqliteContext) {
+    const db = ctx.db;
+    this.s = {
+      dataVersion: db.prepare("PRAGMA data_version"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at FROM client_keys ORDER BY name"),
+      keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
+      keyUpsert: db.prepare(
+        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)
+         ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
+           created_at = excluded.created_at, revoked_at = NULL`,
+      ),
+      keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
+    };
+    this.reloadKeys();
+  }
+
+  /**
+   * The key whose secret this is, when valid and not revoked; else undefined. Memory only: hashes the
+   * presented secret (SHA-256), finds the candidate by its hash and confirms with a constant-time
+   * compare. The returned object is frozen and shared; do not mutate it.
+   */
+  lookup(secret: string): ClientKey | undefined {
+    return this.cache.lookup(secret);
+  }
+
+  /** Whether any active client key (config or stored) exists. Memory only. */
+  any(): boolean {
+    return this.cache.any();
+  }
+
+  /**
+   * Replaces the config-file keys (held hashed in memory, never written).
+   * @throws StoreError `invalid` for an empty name or secret, a duplicate name, or a shared secret.
+   */
+  setConfigKeys(keys: ConfigKey[]): void {
+    this.cache.setConfigKeys(keys);
+  }
+
+  /**
+   * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
+   * same name is replaced.
+   * @throws StoreError `conflict` (active key of that name), `read_only` (config key of that name),
+   *   `invalid` (bad name, scopes or tag), `closed`.
+   */
+  createKey(name: string, scopes: string[] = [], tag?: string): CreatedKey {
+    this.ctx.assertOpen();
+    const n = checkName(name);
+    const sc = checkScopes(scopes);
+    const tg = checkTag(tag);
+    if (this.cache.isConfigName(n)) {
+      throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
+    }
+    const secret = generateKeySecret();
+    const createdAt = Math.round(this.ctx.now());
+    this.ctx.db
+      .transaction(() => {
+        const row = this.s.keyByName.get(n) as { revoked_at: number | null } | null;
+        if (row && row.revoked_at === null) {
+          throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+        }
+        this.s.keyUpsert.run(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt);
+      })
+      .immediate();
+    this.reloadKeys();
+    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, source: "db" }), createdAt };
+  }
+
+  /** Every key, config and stored (active and revoked), sorted by name; no secrets, no hashes. */
+  listKeys(): KeyInfo[] {
+    this.ctx.assertOpen();
+    return this.cache.list(this.s.keysAll.all() as KeyRow[]);
+  }
+
+  /**
+   * Revokes the active stored key of that name; effective for `lookup` on return.
+   * @returns false when there is none. @throws StoreError `read_only` for a config key's name.
+   */
+  revokeKey(name: string): boolean {
+    this.ctx.assertOpen();
+    const changed = this.s.keyRevoke.run(Math.round(this.ctx.now()), String(name)).changes > 0;
+    if (changed) {
+      this.reloadKeys();
+      return true;
+    }
+    if (this.cache.isConfigName(name)) {
+      throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    }
+    return false;
+  }
+
+  /** Re-reads the stored keys into the lookup cache. */
+  refreshKeys(): void {
+    this.ctx.assertOpen();
+    this.reloadKeys();
+  }
+
+  /**
+   * Re-reads the key cache when another connection (another process) committed since the last read
+   * (`PRAGMA data_version` changed). Failures go to `onError`.
+   */
+  refreshIfChanged(): void {
+    try {
+      const v = (this.s.dataVersion.get() as { data_version: number }).data_version;
+      if (v !== this.dataVersion) this.reloadKeys();
+    } catch (err) {
+      this.ctx.onError(`key refresh failed: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+  }
+
+  /** Finalizes the prepared statements (the store is closing). */
+  finalize(): void {
+    for (const stmt of Object.values(this.s)) stmt.finalize();
+  }
+
+  private reloadKeys(): void {
+    this.cache.setStoredKeys(this.s.keysAll.all() as KeyRow[]);
+    this.dataVersion = (this.s.dataVersion.get() as { data_version: number }).data_version;
+  }
+}

@@ -1,0 +1,253 @@
+/**
+ * The embedded store (SPEC D-1): bun:sqlite in WAL mode with `synchronous=NORMAL`, one object made of
+ * the four roles of `Store` (client keys, accounts, account state, usage and traces; one file each in
+ * this folder) over one connection.
+ *
+ * - Hot path (`lookup`, `any`, `record`, `save`, `bind`, `setQuota`): memory only. Usage rows, traces,
+ *   bindings and quota windows are buffered and written in ONE transaction by an unref'd timer at least
+ *   every `flushIntervalMs`, as soon as {@link EARLY_FLUSH_AT} rows are waiting, and by `flush()` /
+ *   `close()`; a kill -9 loses at most one interval.
+ * - Routing state (cooldowns, locks, removed pairings, quarantines, circuits) is written through: each
+ *   call commits before it returns. Credentials are committed with `synchronous=FULL` (fsync of the
+ *   WAL) so a rotated refresh token survives even a power loss (SPEC P-7).
+ * - The database file and its `-wal`/`-shm` companions are created with mode 0600: they hold OAuth
+ *   tokens and API keys.
+ */
+import type { Clock, Credential, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
+import { errMessage } from "../rows.ts";
+import type {
+  AccountInput,
+  AccountLock,
+  Binding,
+  Circuit,
+  ConfigKey,
+  Cooldown,
+  Quarantine,
+  QuotaWindow,
+  RemovedModel,
+  Store,
+  StoreStats,
+  UsageQuery,
+} from "../types.ts";
+import { SqliteAccountState } from "./account-state.ts";
+import { SqliteAccounts } from "./accounts.ts";
+import { SqliteContext } from "./db.ts";
+import { SqliteFlusher } from "./flush.ts";
+import { SqliteKeys } from "./keys.ts";
+import { SqliteUsage } from "./usage.ts";
+
+export { EARLY_FLUSH_AT };
+
+/** Options of `openSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** Database file path (parent directories are created, mode 0700), or ":memory:". */
+  path: string;
+  /** Source of "now" (ms since the epoch) for timestamps and expiry; default `Date.now`. */
+  clock?: Pick<Clock, "now">;
+  /** Longest time a buffered usage row/trace waits before it is written, in ms. Default 1000. */
+  flushIntervalMs?: number;
+  /** Route traces kept (the ring's size, SPEC O-2). Default 10,000. */
+  traceRingSize?: number;
+  /** SQLite busy timeout in ms (waiting for another connection's write lock). Default 5000. */
+  busyTimeoutMs?: number;
+  /**
+   * Rows buffered at most while flushes fail; further `record`/`save` calls are dropped and counted.
+   * Default 100,000.
+   */
+  maxPending?: number;
+  /** Receives flush/refresh failures (messages carry no secrets). Default: one line on stderr. */
+  onError?: (message: string, error: unknown) => void;
+}
+
+/**
+ * Opens (creating when missing) the SQLite store at `path`, applies pending migrations and loads the
+ * client-key cache. The returned store's query methods are synchronous.
+ * @throws StoreError `schema` when the file was written by a newer build; bun:sqlite errors when the
+ *   file cannot be opened (not a database, permission denied).
+ */
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  return new SqliteStore(options);
+}
+
+/** Stores that are open in this process; flushed when the event loop drains (`beforeExit`). */
+const openStores = new Set<SqliteStore>();
+let exitHookInstalled = false;
+
+/**
+ * The SQLite implementation of `Store`. Create it with `openSqliteStore`. Each method is its role's
+ * (`SqliteKeys`, `SqliteAccounts`, `SqliteAccountState`, `SqliteUsage`; documented there), with the
+ * synchronous return types of SQLite.
+ */
+export class SqliteStore implements Store {
+  /** Absolute path of the database file, or ":memory:". */
+  readonly path: string;
+  private readonly ctx: SqliteContext;
+  private readonly pending: PendingWrites;
+  private readonly flusher: SqliteFlusher;
+  private readonly keys: SqliteKeys;
+  private readonly accounts: SqliteAccounts;
+  private readonly state: SqliteAccountState;
+  private readonly usage: SqliteUsage;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private earlyFlushScheduled = false;
+
+  /** Use `openSqliteStore`. */
+  constructor(options: SqliteStoreOptions) {
+    const clock = options.clock;
+    const now = clock ? () => clock.now() : Date.now;
+    const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
+    const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
+    const onError =
+      options.onError ??
+      ((message: string) => {
+        console.error(`[switchyard store] ${message}`);
+      });
+    this.ctx = new SqliteContext(options.path, options.busyTimeoutMs, now, onError);
+    this.path = this.ctx.path;
+    this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush());
+    try {
+      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize);
+      const flush = () => this.flusher.flush();
+      this.keys = new SqliteKeys(this.ctx);
+      this.state = new SqliteAccountState(this.ctx, this.pending, flush);
+      this.accounts = new SqliteAccounts(this.ctx, (id) => this.state.forgetAccount(id));
+      this.usage = new SqliteUsage(this.ctx, this.pending, flush);
+    } catch (err) {
+      this.ctx.db.close(false);
+      throw err;
+    }
+
+    const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
+    this.timer = setInterval(() => this.tick(), interval);
+    this.timer.unref?.();
+    openStores.add(this);
+    installExitHook();
+  }
+
+  // -- client keys -----------------------------------------------------------------------------
+  lookup(secret: string) { return this.keys.lookup(secret); }
+  any() { return this.keys.any(); }
+  setConfigKeys(keys: ConfigKey[]) { this.keys.setConfigKeys(keys); }
+  createKey(name: string, scopes?: string[], tag?: string) { return this.keys.createKey(name, scopes, tag); }
+  listKeys() { return this.keys.listKeys(); }
+  revokeKey(name: string) { return this.keys.revokeKey(name); }
+  refreshKeys() { this.keys.refreshKeys(); }
+
+  // -- accounts --------------------------------------------------------------------------------
+  listAccounts() { return this.accounts.listAccounts(); }
+  getAccount(id: string) { return this.accounts.getAccount(id); }
+  upsertAccount(account: AccountInput) { this.accounts.upsertAccount(account); }
+  updateCredential(id: string, credential: Credential) { this.accounts.updateCredential(id, credential); }
+  setCredentialOverride(accountId: string, baseFingerprint: string, credential: Credential) {
+    this.accounts.setCredentialOverride(accountId, baseFingerprint, credential);
+  }
+  listCredentialOverrides() { return this.accounts.listCredentialOverrides(); }
+  clearCredentialOverride(accountId: string) { this.accounts.clearCredentialOverride(accountId); }
+  setAccountDisabled(id: string, disabled: boolean) { this.accounts.setAccountDisabled(id, disabled); }
+  deleteAccount(id: string) { return this.accounts.deleteAccount(id); }
+  setAccountModels(id: string, models: string[] | null) { this.accounts.setAccountModels(id, models); }
+
+  // -- account state ---------------------------------------------------------------------------
+  setCooldown(c: Cooldown) { this.state.setCooldown(c); }
+  clearCooldown(accountId: string, model?: string) { this.state.clearCooldown(accountId, model); }
+  setLock(l: AccountLock) { this.state.setLock(l); }
+  clearLock(accountId: string) { this.state.clearLock(accountId); }
+  removeModel(r: RemovedModel) { this.state.removeModel(r); }
+  restoreModel(accountId: string, model?: string) { this.state.restoreModel(accountId, model); }
+  quarantine(q: Quarantine) { this.state.quarantine(q); }
+  unquarantine(fingerprint: string) { this.state.unquarantine(fingerprint); }
+  setCircuit(c: Circuit) { this.state.setCircuit(c); }
+  clearCircuit(providerId: string) { this.state.clearCircuit(providerId); }
+  setQuota(q: QuotaWindow) { this.state.setQuota(q); }
+  bind(b: Binding) { this.state.bind(b); }
+  unbind(key: string) { this.state.unbind(key); }
+  loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- usage and traces ------------------------------------------------------------------------
+  record(rec: UsageRecord) { this.usage.record(rec); }
+  save(trace: RouteTrace) { this.usage.save(trace); }
+  usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
+  recentCalls(limit: number) { return this.usage.recentCalls(limit); }
+  getTrace(id: string) { return this.usage.getTrace(id); }
+  recentTraces(limit: number) { return this.usage.recentTraces(limit); }
+  pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }
+
+  /**
+   * Writes every buffered usage row, trace, binding and quota window in one IMMEDIATE transaction and
+   * trims the trace ring. On failure the rows stay buffered for the next attempt and the error goes to
+   * `onError`; nothing is thrown. No-op once closed.
+   */
+  flush(): void {
+    this.flusher.flush();
+  }
+
+  // -- lifecycle -------------------------------------------------------------------------------
+
+  /** Buffer and flush counters. */
+  stats(): StoreStats {
+    return {
+      pendingUsage: this.pending.pendingUsage,
+      pendingTraces: this.pending.pendingTraces,
+      dropped: this.pending.dropped,
+      flushErrors: this.flusher.flushErrors,
+      lastFlushAt: this.flusher.lastFlushAt,
+    };
+  }
+
+  /** True when `SELECT 1` succeeds; false when closed or failing. Never throws. */
+  health(): boolean {
+    if (this.ctx.closed) return false;
+    try {
+      return (this.ctx.db.query("SELECT 1 AS ok").get() as { ok: number } | null)?.ok === 1;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Flushes, checkpoints (truncating the WAL) and closes. Idempotent; never throws for a flush failure. */
+  close(): void {
+    if (this.ctx.closed) return;
+    clearInterval(this.timer);
+    this.flush();
+    this.pending.discard();
+    this.pending.closed = true;
+    this.ctx.closed = true;
+    openStores.delete(this);
+    try {
+      this.ctx.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch (err) {
+      this.ctx.onError(`checkpoint at close failed: ${errMessage(err)}`, err);
+    }
+    this.usage.finalize();
+    this.state.finalize();
+    this.accounts.finalize();
+    this.keys.finalize();
+    this.flusher.finalize();
+    this.ctx.db.close(false);
+  }
+
+  private tick(): void {
+    if (this.ctx.closed) return;
+    this.flush();
+    // data_version changes when another connection (another process) commits: refresh the key cache.
+    this.keys.refreshIfChanged();
+  }
+
+  private scheduleEarlyFlush(): void {
+    if (this.earlyFlushScheduled) return;
+    this.earlyFlushScheduled = true;
+    setTimeout(() => {
+      this.earlyFlushScheduled = false;
+      this.flush();
+    }, 0);
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("beforeExit", () => {
+    for (const store of openStores) store.flush();
+  });
+}

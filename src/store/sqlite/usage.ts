@@ -1,0 +1,152 @@
+/**
+ * Usage rows and route traces in SQLite (SPEC O-1, O-2): `record`/`save` buffer in memory (see
+ * {@link PendingWrites}); the queries behind `usage`, `calls` and the dashboard flush first, so they see
+ * every row recorded before the call.
+ */
+import type { Statement } from "bun:sqlite";
+import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import type { PendingWrites } from "../pending.ts";
+import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
+import {
+  type CallRow,
+  StoreError,
+  type UsageGroupBy,
+  type UsageQuery,
+  type UsageStore,
+  type UsageSummaryRow,
+} from "../types.ts";
+import type { SqliteContext } from "./db.ts";
+
+const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
+  model: "model",
+  account: "account_id",
+  key: "key_name",
+  provider: "provider_id",
+};
+
+/** The `UsageStore` role of the SQLite store. */
+export class SqliteUsage implements UsageStore {
+  private readonly s;
+  private readonly summaryStmts = new Map<string, Statement>();
+
+  /**
+   * Prepares the statements.
+   * @param pending the store's write buffers
+   * @param flush writes the buffers now (the store's flush)
+   */
+  constructor(
+    private readonly ctx: SqliteContext,
+    private readonly pending: PendingWrites,
+    readonly flush: () => void,
+  ) {
+    const db = ctx.db;
+    this.s = {
+      usageRecent: db.prepare(
+        `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+         FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
+      ),
+      usagePrune: db.prepare("DELETE FROM usage WHERE ts < ?"),
+      traceByRoute: db.prepare("SELECT body FROM route_traces WHERE route_id = ?"),
+      traceByRequest: db.prepare("SELECT body FROM route_traces WHERE request_id = ? ORDER BY seq DESC LIMIT 1"),
+      traceRecent: db.prepare("SELECT body FROM route_traces ORDER BY seq DESC LIMIT ?"),
+    };
+  }
+
+  /** Buffers a usage row for the next flush. O(1), no I/O, never throws. */
+  record(rec: UsageRecord): void {
+    this.pending.record(rec);
+  }
+
+  /**
+   * Buffers a route trace for the next flush, serialised now. Never throws: a trace that cannot be
+   * serialised is dropped and counted.
+   */
+  save(trace: RouteTrace): void {
+    this.pending.save(trace);
+  }
+
+  /**
+   * Usage per group since `sinceMs` (and before `untilMs`), most requests first.
+   * @throws StoreError `invalid` for an unknown `by`, `closed`.
+   */
+  usageSummary(q: UsageQuery): UsageSummaryRow[] {
+    this.ctx.assertOpen();
+    const col = GROUP_COLUMNS[q?.by];
+    if (!col) throw new StoreError("invalid", `usage summary: unknown grouping ${JSON.stringify(q?.by)}`);
+    this.flush();
+    let stmt = this.summaryStmts.get(col);
+    if (!stmt) {
+      stmt = this.ctx.db.prepare(
+        `SELECT ${col} AS grp, COUNT(*) AS requests,
+           SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
+           SUM(outcome = 'client_closed') AS client_closed,
+           SUM(estimated) AS estimated,
+           SUM(fallback) AS fallbacks,
+           COALESCE(SUM(input_tokens), 0) AS input_tokens,
+           COALESCE(SUM(output_tokens), 0) AS output_tokens,
+           COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+           COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+           COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+           AVG(total_ms) AS avg_total_ms,
+           AVG(ttfb_ms) AS avg_ttfb_ms
+         FROM usage WHERE ts >= ? AND ts < ?
+         GROUP BY ${col} ORDER BY requests DESC, grp`,
+      );
+      this.summaryStmts.set(col, stmt);
+    }
+    const since = Math.floor(Number(q.sinceMs) || 0);
+    const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
+    return (stmt.all(since, until) as any[]).map((r) => ({
+      group: r.grp ?? null,
+      requests: r.requests,
+      errors: r.errors ?? 0,
+      clientClosed: r.client_closed ?? 0,
+      estimated: r.estimated ?? 0,
+      fallbacks: r.fallbacks ?? 0,
+      inputTokens: r.input_tokens,
+      outputTokens: r.output_tokens,
+      cacheReadTokens: r.cache_read_tokens,
+      cacheWriteTokens: r.cache_write_tokens,
+      reasoningTokens: r.reasoning_tokens,
+      avgTotalMs: r.avg_total_ms ?? 0,
+      avgTtfbMs: r.avg_ttfb_ms ?? null,
+    }));
+  }
+
+  /** The `limit` (1–10,000) most recent requests, newest first. @throws StoreError `closed`. */
+  recentCalls(limit: number): CallRow[] {
+    this.ctx.assertOpen();
+    this.flush();
+    return (this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
+  }
+
+  /** The trace with this route id, else the newest with this request id. @throws StoreError `closed`. */
+  getTrace(id: string): RouteTrace | undefined {
+    this.ctx.assertOpen();
+    this.flush();
+    const row = (this.s.traceByRoute.get(String(id)) ?? this.s.traceByRequest.get(String(id))) as {
+      body: string;
+    } | null;
+    return row ? (JSON.parse(row.body) as RouteTrace) : undefined;
+  }
+
+  /** The `limit` (1–10,000) most recent traces, newest first. @throws StoreError `closed`. */
+  recentTraces(limit: number): RouteTrace[] {
+    this.ctx.assertOpen();
+    this.flush();
+    return (this.s.traceRecent.all(clampLimit(limit)) as { body: string }[]).map((r) => JSON.parse(r.body));
+  }
+
+  /** Deletes usage rows with `ts` < beforeMs. @returns rows deleted. @throws StoreError `closed`. */
+  pruneUsage(beforeMs: number): number {
+    this.ctx.assertOpen();
+    this.flush();
+    return this.s.usagePrune.run(Math.floor(Number(beforeMs))).changes;
+  }
+
+  /** Finalizes the prepared statements (the store is closing). */
+  finalize(): void {
+    for (const stmt of this.summaryStmts.values()) stmt.finalize();
+    for (const stmt of Object.values(this.s)) stmt.finalize();
+  }
+}

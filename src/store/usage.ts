@@ -1,0 +1,84 @@
+/**
+ * The usage-and-traces role of the store (SPEC O-1, O-2, D-1): one usage row and one route trace per
+ * request, buffered and flushed in batches, and the queries behind `usage`, `calls` and the dashboard.
+ * Conventions: see `./types.ts`.
+ */
+import type { RouteTrace, TraceSink, UsageRecord, UsageSink } from "../../pipeline/ports.ts";
+import type { Awaitable } from "./types.ts";
+
+/** Grouping of `usageSummary`. */
+export type UsageGroupBy = "model" | "account" | "key" | "provider";
+
+/** Query of `usageSummary`. */
+export interface UsageQuery {
+  /** Only requests that arrived at or after this time (ms since the epoch). */
+  sinceMs: number;
+  /** Only requests that arrived before this time (ms since the epoch); default: no upper bound. */
+  untilMs?: number;
+  by: UsageGroupBy;
+}
+
+/** One group of `usageSummary`. Token sums count only what providers reported (unknown = 0). */
+export interface UsageSummaryRow {
+  /** The model / account id / key name / provider id, or null for requests without one (e.g. rejected). */
+  group: string | null;
+  requests: number;
+  /** Requests whose outcome was `error`, `upstream_error` or `rejected`. */
+  errors: number;
+  /** Requests the client abandoned (`client_closed`). */
+  clientClosed: number;
+  /** Requests whose token counts are estimates (provider gave no usage). */
+  estimated: number;
+  /** Requests served after a fallback. */
+  fallbacks: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** Mean ms from arrival to end of response. */
+  avgTotalMs: number;
+  /** Mean ms to first byte over requests that have one; null when none did. */
+  avgTtfbMs: number | null;
+}
+
+/** A row of `calls list`: the usage record plus the route id of its trace when one is stored. */
+export interface CallRow extends UsageRecord {
+  routeId?: string;
+}
+
+/** Counters for /metrics and diagnostics. */
+export interface StoreStats {
+  /** Usage records waiting for the next flush. */
+  pendingUsage: number;
+  /** Route traces waiting for the next flush. */
+  pendingTraces: number;
+  /** Records/traces dropped because the buffer overflowed while flushes failed, or after close. */
+  dropped: number;
+  /** Flushes that failed (their rows were kept for the next one). */
+  flushErrors: number;
+  /** ms since the epoch of the last successful flush that wrote something; 0 = never. */
+  lastFlushAt: number;
+}
+
+/** Usage rows and route traces: written through buffers, read by the reporting commands. */
+export interface UsageStore extends UsageSink, TraceSink {
+  /** Appends a usage row to the write buffer. Never blocks, never throws. */
+  record(rec: UsageRecord): void;
+  /** Appends a route trace to the write buffer (kept in a bounded ring). Never blocks, never throws. */
+  save(trace: RouteTrace): void;
+
+  /** Writes every buffered row now, in one transaction. Flush failures are counted, not thrown. */
+  flush(): Awaitable<void>;
+
+  /** Usage per group since a time, most requests first (pending rows are flushed first). */
+  usageSummary(q: UsageQuery): Awaitable<UsageSummaryRow[]>;
+  /** The most recent requests, newest first (pending rows are flushed first). */
+  recentCalls(limit: number): Awaitable<CallRow[]>;
+  /** The trace with this route id (`sy_…`), or else the newest trace with this request id. */
+  getTrace(id: string): Awaitable<RouteTrace | undefined>;
+  /** The most recent traces, newest first. */
+  recentTraces(limit: number): Awaitable<RouteTrace[]>;
+  /** Deletes usage rows older than `beforeMs` (ms since the epoch). @returns rows deleted. */
+  pruneUsage(beforeMs: number): Awaitable<number>;
+}
