@@ -21,6 +21,8 @@ import { subscriptionAdmin } from "./admin/subscription-routes.ts";
 import { isSubscription } from "./oauth/protocol.ts";
 import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
 import { adminApi } from "./admin/admin-api.ts";
+import { SessionBook } from "./admin/sessions.ts";
+import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
 import { controlRoutes } from "./admin/control-routes.ts";
 import { EventBus, type RequestFinishedEvent } from "./events/bus.ts";
@@ -377,6 +379,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
 
   const adminToken = "sy-admin-" + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  // Dashboard sign-ins (SPEC 9.4): cookie sessions the admin API accepts with their CSRF token.
+  const sessions = new SessionBook();
   const host = opts.host ?? cfg.server.host;
   const port = opts.port ?? cfg.server.port;
   const app = createServer({
@@ -407,6 +411,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
+      sessions,
       extend: (admin) =>
         subscriptionAdmin({
           store,
@@ -431,7 +436,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
           ),
         ),
     }),
-  ).use(metricsRoute(metrics, { keys: store, adminToken }));
+  )
+    .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }))
+    .use(metricsRoute(metrics, { keys: store, adminToken }));
 
   app.listen({
     hostname: host,

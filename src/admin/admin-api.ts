@@ -5,8 +5,8 @@
  */
 import { Elysia } from "elysia";
 import * as v from "valibot";
-import { isRemote } from "../../pipeline/context.ts";
-import { presentedKey } from "../../pipeline/guard.ts";
+import { adminAccess, type AdminAuth } from "./access.ts";
+import type { SessionBook } from "./sessions.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
 import type { Store } from "../store/types.ts";
 import { StoreError } from "../store/types.ts";
@@ -18,6 +18,8 @@ export interface AdminDeps {
   /** The admin token written to instance.json at start (compared in constant time). */
   adminToken: string;
   requireApiKey: () => boolean;
+  /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
+  sessions?: SessionBook;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }
@@ -28,23 +30,9 @@ const openaiError = (status: number, message: string, type = "invalid_request_er
     headers: { "content-type": "application/json" },
   });
 
-function safeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  if (x.length !== y.length) return false;
-  let d = 0;
-  for (let i = 0; i < x.length; i++) d |= x[i] ^ y[i];
-  return d === 0;
-}
-
-/** Whether a request may use the admin API. */
-export function adminAllowed(request: Request, peer: string | undefined, deps: Pick<AdminDeps, "keys" | "adminToken" | "requireApiKey">): boolean {
-  const secret = presentedKey(request.headers);
-  if (secret && safeEqual(secret, deps.adminToken)) return true;
-  const remote = isRemote(peer, request.headers);
-  if (!remote && !deps.requireApiKey()) return true;
-  const key = secret ? deps.keys.lookup(secret) : undefined;
-  return Boolean(key && key.scopes.includes("admin"));
+/** Whether a request may use the admin API (src/admin/access.ts has the rule). */
+export function adminAllowed(request: Request, peer: string | undefined, deps: AdminAuth): boolean {
+  return adminAccess(request, peer, deps).ok;
 }
 
 const KeyCreate = v.object({
@@ -68,7 +56,8 @@ export function adminApi(deps: AdminDeps) {
   let app = new Elysia({ prefix: "/admin/api" })
     .onBeforeHandle(({ request, server }) => {
       const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
-      if (!adminAllowed(request, peer, deps)) return openaiError(401, "This admin API needs a key with the admin scope.", "authentication_error");
+      const access = adminAccess(request, peer, deps);
+      if (!access.ok) return openaiError(access.status, access.message, access.status === 401 ? "authentication_error" : "permission_error");
     })
     .get("/keys", async () => ({ keys: await deps.store.listKeys() }))
     .post(
@@ -89,6 +78,8 @@ export function adminApi(deps: AdminDeps) {
       try {
         const ok = await deps.store.revokeKey(decodeURIComponent(params.name));
         if (!ok) return openaiError(404, `No active key named ${params.name}.`);
+        // A dashboard signed in with this key is signed out with it.
+        deps.sessions?.endSubject(decodeURIComponent(params.name));
         return { revoked: params.name };
       } catch (e) {
         if (e instanceof StoreError) return openaiError(409, e.message);

@@ -1,7 +1,8 @@
 /**
  * The single binary (SPEC K-1): `scripts/build` compiles dist/switchyard; a copy of it, run from an
  * empty temporary directory (no node_modules, no sources), starts, serves a request to the fake
- * upstream, stores usage, and answers `version` and `check-config`.
+ * upstream, stores usage, serves the dashboard from its embedded assets, and answers `version` and
+ * `check-config`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -90,6 +91,18 @@ accounts:
     const calls = (await (await fetch(`${inst.url}/admin/api/calls`)).json()) as { calls: Array<{ model: string; outcome: string }> };
     expect(calls.calls[0]).toMatchObject({ model: "claude-bin", outcome: "ok" });
     expect(inst.stdout.some((l) => l.includes('"msg":"request"'))).toBe(true);
+    // SPEC 9.4: the dashboard's page and its bundled script and stylesheet come out of the binary.
+    const page = await fetch(`${inst.url}/dashboard/accounts`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const assets = [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.filter((a) => a.endsWith(".js")).length).toBe(1);
+    expect(assets.filter((a) => a.endsWith(".css")).length).toBe(1);
+    for (const a of assets) {
+      const r = await fetch(`${inst.url}${a}`);
+      expect(r.status).toBe(200);
+      expect((await r.text()).length).toBeGreaterThan(a.endsWith(".js") ? 20_000 : 1_000);
+    }
     await stopInstance(inst);
     expect(await inst.exited).toBe(0);
     expect(existsSync(join(data, "switchyard.db"))).toBe(true);

@@ -1,0 +1,46 @@
+/**
+ * Who may use the admin API and the dashboard's data (SPEC 9.3, 9.4). In order:
+ *
+ * 1. a header key (`Authorization: Bearer` or `x-api-key`) that is the per-start admin token of
+ *    instance.json (the CLI) or a client key with the `admin` scope — no cookie or CSRF involved;
+ * 2. a dashboard session cookie (src/admin/sessions.ts): allowed, but a state-changing call (anything
+ *    but GET, HEAD, OPTIONS) must carry the session's CSRF token, else 403 — a browser's cookie never
+ *    authorises a call on its own;
+ * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
+ * 4. anyone else: 401.
+ */
+import { isRemote } from "../../pipeline/context.ts";
+import { presentedKey } from "../../pipeline/guard.ts";
+import type { KeyLookup } from "../../pipeline/ports.ts";
+import { safeEqual, type Session, type SessionBook } from "./sessions.ts";
+
+/** What the access rule reads. */
+export interface AdminAuth {
+  keys: KeyLookup;
+  /** The admin token written to instance.json at start (compared in constant time). */
+  adminToken: string;
+  requireApiKey: () => boolean;
+  /** Dashboard sessions; without it cookies are ignored. */
+  sessions?: SessionBook;
+}
+
+/** The decision for one request. */
+export type AdminDecision =
+  | { ok: true; via: "token" | "key" | "session" | "loopback"; session?: Session }
+  | { ok: false; status: 401 | 403; message: string };
+
+/** Applies the rule of the module comment to one request. */
+export function adminAccess(request: Request, peer: string | undefined, auth: AdminAuth): AdminDecision {
+  const secret = presentedKey(request.headers);
+  if (secret) {
+    if (safeEqual(secret, auth.adminToken)) return { ok: true, via: "token" };
+    if (auth.keys.lookup(secret)?.scopes.includes("admin")) return { ok: true, via: "key" };
+  }
+  const check = auth.sessions?.check(request) ?? { kind: "none" as const };
+  if (check.kind === "ok") return { ok: true, via: "session", session: check.session };
+  if (check.kind === "csrf") {
+    return { ok: false, status: 403, message: "This call changes state and needs the dashboard session's CSRF token in the X-CSRF-Token header." };
+  }
+  if (!isRemote(peer, request.headers) && !auth.requireApiKey()) return { ok: true, via: "loopback" };
+  return { ok: false, status: 401, message: "This admin API needs a key with the admin scope." };
+}

@@ -1,0 +1,246 @@
+/** Shared view pieces: data loading, the 1-second ticker, countdowns, charts (uPlot), cards, pills. */
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { ApiError } from "./api.ts";
+import { clock, span } from "./format.ts";
+
+/** Result of {@link useData}. */
+export interface Data<T> {
+  data?: T;
+  error?: string;
+  loading: boolean;
+  /** Loads again; concurrent calls coalesce. */
+  reload: () => void;
+}
+
+/** Loads `load()` on mount and whenever `deps` change; `reload` re-runs it (newest answer wins). */
+export function useData<T>(load: () => Promise<T>, deps: unknown[] = []): Data<T> {
+  const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
+  const seq = useRef(0);
+  const loader = useRef(load);
+  loader.current = load;
+  const reload = useCallback(() => {
+    const n = ++seq.current;
+    loader
+      .current()
+      .then((data) => n === seq.current && setState({ data, loading: false }))
+      .catch((e: unknown) => n === seq.current && setState((s) => ({ ...s, loading: false, error: e instanceof ApiError || e instanceof Error ? e.message : String(e) })));
+  }, []);
+  useEffect(reload, deps);
+  return { ...state, reload };
+}
+
+/** Calls `fn` at most once per `ms`, trailing (for bursts of live events). */
+export function useDebounced(fn: () => void, ms: number): () => void {
+  const t = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const f = useRef(fn);
+  f.current = fn;
+  useEffect(() => () => clearTimeout(t.current), []);
+  return useCallback(() => {
+    if (t.current !== undefined) return;
+    t.current = setTimeout(() => {
+      t.current = undefined;
+      f.current();
+    }, ms);
+  }, [ms]);
+}
+
+const tickers = new Set<(now: number) => void>();
+let tickTimer: ReturnType<typeof setInterval> | undefined;
+
+/** The current time, re-rendered every second (one shared timer). */
+export function useNow(): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    tickers.add(setNow);
+    tickTimer ??= setInterval(() => {
+      const n = Date.now();
+      for (const t of tickers) t(n);
+    }, 1000);
+    return () => {
+      tickers.delete(setNow);
+      if (tickers.size === 0) {
+        clearInterval(tickTimer);
+        tickTimer = undefined;
+      }
+    };
+  }, []);
+  return now;
+}
+
+/** A live countdown to `until` ("1m 05s"), with the clock time in its tooltip. */
+export function Countdown({ until, prefix }: { until: number; prefix?: string }) {
+  const now = useNow();
+  return (
+    <span class="countdown" title={new Date(until).toLocaleString()} data-until={until}>
+      {prefix}
+      {until - now > 0 ? span(until - now) : "ending…"}
+    </span>
+  );
+}
+
+/** A coloured status label. */
+export function Pill({ tone, children, title }: { tone: "ok" | "warn" | "bad" | "off" | "info"; children: ComponentChildren; title?: string }) {
+  return (
+    <span class={`pill pill-${tone}`} title={title}>
+      {children}
+    </span>
+  );
+}
+
+/** A titled panel. */
+export function Card({ title, actions, children, class: cls }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; class?: string }) {
+  return (
+    <section class={`card ${cls ?? ""}`}>
+      {(title || actions) && (
+        <header class="card-head">
+          <h2>{title}</h2>
+          <div class="card-actions">{actions}</div>
+        </header>
+      )}
+      {children}
+    </section>
+  );
+}
+
+/** A teaching empty state. */
+export function Empty({ title, children }: { title: string; children: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <h3>{title}</h3>
+      {children}
+    </div>
+  );
+}
+
+/** An error line from a failed load or action. */
+export function ErrorLine({ error }: { error?: string }) {
+  return error ? (
+    <p class="error-line" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** A code block with a copy button. */
+export function Snippet({ code, label }: { code: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = () => {
+    void navigator.clipboard?.writeText(code).then(() => {
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1500);
+    });
+  };
+  return (
+    <div class="snippet">
+      {label && <div class="snippet-label">{label}</div>}
+      <pre>
+        <code>{code}</code>
+      </pre>
+      <button type="button" class="btn btn-small snippet-copy" onClick={copy}>
+        {copied ? "Copied" : "Copy"}
+      </button>
+    </div>
+  );
+}
+
+/** One stat tile. */
+export function Stat({ label, value, sub, tone }: { label: string; value: ComponentChildren; sub?: ComponentChildren; tone?: string }) {
+  return (
+    <div class={`stat ${tone ? `stat-${tone}` : ""}`}>
+      <div class="stat-label">{label}</div>
+      <div class="stat-value">{value}</div>
+      {sub !== undefined && <div class="stat-sub">{sub}</div>}
+    </div>
+  );
+}
+
+/** One series of a {@link TimeChart}. */
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+  color: string;
+  /** Bars instead of a line. */
+  bars?: boolean;
+  fmt?: (v: number) => string;
+}
+
+/**
+ * A time-series chart drawn by uPlot (canvas). `times` are ms since the epoch; the chart resizes
+ * with its container.
+ */
+export function TimeChart({ times, series, height = 200 }: { times: number[]; series: ChartSeries[]; height?: number }) {
+  const el = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | undefined>(undefined);
+  const key = series.map((s) => `${s.label}:${s.bars ? 1 : 0}`).join("|");
+  useLayoutEffect(() => {
+    if (!el.current) return;
+    const width = el.current.clientWidth || 600;
+    const bars = uPlot.paths.bars!({ size: [0.7, 24] });
+    const opts: uPlot.Options = {
+      width,
+      height,
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: true } },
+      axes: [
+        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
+        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 56, values: (_u, vals) => vals.map((v) => compact(v)) },
+      ],
+      series: [
+        { value: (_u, v) => (v == null ? "–" : clock(v * 1000)) },
+        ...series.map((s) => ({
+          label: s.label,
+          stroke: s.color,
+          width: s.bars ? 0 : 2,
+          fill: s.bars ? s.color : `${s.color}22`,
+          paths: s.bars ? bars : undefined,
+          points: { show: false },
+          value: (_u: uPlot, v: number | null) => (v == null ? "–" : s.fmt ? s.fmt(v) : compact(v)),
+        })),
+      ],
+    };
+    plot.current = new uPlot(opts, [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData, el.current);
+    const ro = new ResizeObserver(() => {
+      if (el.current && plot.current) plot.current.setSize({ width: el.current.clientWidth, height });
+    });
+    ro.observe(el.current);
+    return () => {
+      ro.disconnect();
+      plot.current?.destroy();
+      plot.current = undefined;
+    };
+  }, [key, height]);
+  useEffect(() => {
+    plot.current?.setData([times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData);
+  }, [times, series]);
+  return <div class="chart" ref={el} />;
+}
+
+function compact(v: number): string {
+  if (Math.abs(v) >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
+  if (Math.abs(v) >= 1e3) return `${+(v / 1e3).toFixed(1)}k`;
+  if (Math.abs(v) > 0 && Math.abs(v) < 1) return `${+v.toFixed(3)}`;
+  return `${+v.toFixed(1)}`;
+}
+
+/** A button that shows it is busy while its action runs. */
+export function ActionButton({ onClick, children, tone, small, disabled, title }: { onClick: () => Promise<unknown>; children: ComponentChildren; tone?: "danger" | "primary"; small?: boolean; disabled?: boolean; title?: string }) {
+  const [busy, setBusy] = useState(false);
+  return (
+    <button
+      type="button"
+      title={title}
+      class={`btn ${tone ? `btn-${tone}` : ""} ${small ? "btn-small" : ""}`}
+      disabled={busy || disabled}
+      onClick={() => {
+        setBusy(true);
+        void onClick().finally(() => setBusy(false));
+      }}
+    >
+      {busy ? "…" : children}
+    </button>
+  );
+}

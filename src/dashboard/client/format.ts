@@ -1,0 +1,64 @@
+/** Formatting for the dashboard: durations, times, counts, money. */
+
+/** "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero. */
+export function span(ms: number): string {
+  if (!(ms > 0)) return "now";
+  const s = Math.ceil(ms / 1000);
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  if (d > 0) return `${d}d ${h}h`;
+  if (h > 0) return `${h}h ${String(m).padStart(2, "0")}m`;
+  if (m > 0) return `${m}m ${String(sec).padStart(2, "0")}s`;
+  return `${sec}s`;
+}
+
+/** Local clock time (HH:MM, with the date when not today). */
+export function clock(ms: number): string {
+  const d = new Date(ms);
+  const today = new Date();
+  const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  if (d.toDateString() === today.toDateString()) return hm;
+  return `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}`;
+}
+
+/** Local time with seconds. */
+export function clockSeconds(ms: number): string {
+  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+}
+
+/** "3 min ago". */
+export function ago(ms: number, now = Date.now()): string {
+  const d = now - ms;
+  if (d < 5000) return "just now";
+  return `${span(d)} ago`;
+}
+
+/** 1234 → "1,234"; 1234567 → "1.23M". */
+export function count(n: number | undefined | null): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return "–";
+  if (Math.abs(n) >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (Math.abs(n) >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
+  return Math.round(n).toLocaleString("en-US");
+}
+
+/** USD with enough digits for small amounts. */
+export function usd(n: number | undefined | null): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return "–";
+  if (n === 0) return "$0";
+  if (Math.abs(n) < 0.01) return `$${n.toFixed(4)}`;
+  return `$${n.toFixed(2)}`;
+}
+
+/** A share 0–1 as "42 %". */
+export function pct(share: number | undefined): string {
+  if (share === undefined || !Number.isFinite(share)) return "–";
+  return `${Math.round(share * 1000) / 10} %`;
+}
+
+/** Milliseconds as "812 ms" / "1.4 s". */
+export function ms(n: number | undefined | null): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return "–";
+  return n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
+}

@@ -1,0 +1,72 @@
+/**
+ * Live events from `GET /admin/api/events` (Server-Sent Events, SPEC 9.4): one EventSource per page
+ * load, shared by every view. Views subscribe with {@link useLive}; after a reconnect every subscriber
+ * gets a `hello` event, so it can re-read the state it shows.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { AccountStateEvent, AlertEvent, RequestFinishedEvent } from "../../events/bus.ts";
+
+/** What subscribers receive. */
+export type LiveEvent =
+  | (RequestFinishedEvent & { inflight?: number; costUsd?: number })
+  | (AccountStateEvent & { provider?: string })
+  | AlertEvent
+  | { type: "hello"; at: number };
+
+/** Connection state shown in the header. */
+export type LiveState = "connecting" | "live" | "reconnecting";
+
+const listeners = new Set<(e: LiveEvent) => void>();
+const stateListeners = new Set<(s: LiveState) => void>();
+let state: LiveState = "connecting";
+let source: EventSource | undefined;
+
+function setState(s: LiveState) {
+  state = s;
+  for (const l of stateListeners) l(s);
+}
+
+function dispatch(e: LiveEvent) {
+  for (const l of listeners) l(e);
+}
+
+/** Opens the event stream (once). */
+export function connectLive(): void {
+  if (source) return;
+  source = new EventSource("/admin/api/events");
+  source.addEventListener("hello", (m) => {
+    setState("live");
+    dispatch({ type: "hello", at: Number(JSON.parse((m as MessageEvent).data).at) || Date.now() });
+  });
+  for (const type of ["request_finished", "account_state", "alert"]) {
+    source.addEventListener(type, (m) => {
+      try {
+        dispatch(JSON.parse((m as MessageEvent).data) as LiveEvent);
+      } catch {
+        // a frame that is not JSON is skipped
+      }
+    });
+  }
+  source.addEventListener("error", () => setState("reconnecting"));
+}
+
+/** Calls `fn` for every live event while the component is mounted. */
+export function useLive(fn: (e: LiveEvent) => void): void {
+  const ref = useRef(fn);
+  ref.current = fn;
+  useEffect(() => {
+    const l = (e: LiveEvent) => ref.current(e);
+    listeners.add(l);
+    return () => void listeners.delete(l);
+  }, []);
+}
+
+/** The connection state, re-rendering on change. */
+export function useLiveState(): LiveState {
+  const [s, set] = useState(state);
+  useEffect(() => {
+    stateListeners.add(set);
+    return () => void stateListeners.delete(set);
+  }, []);
+  return s;
+}

@@ -1,0 +1,320 @@
+/**
+ * Accounts (SPEC 9.4): every account with its state per model — cooling down with a live countdown and
+ * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
+ * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test.
+ */
+import { useEffect, useState } from "preact/hooks";
+import type { AccountsStatus, AccountStatus } from "../types.ts";
+import { estimateBurn, usedShare, windowLengthMs, type UsageSample } from "../../burn.ts";
+import { api } from "../api.ts";
+import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
+import { clock, ms, pct, span } from "../format.ts";
+import { useLive } from "../live.ts";
+
+type QuotaRow = AccountStatus["quota"][number];
+
+/** Readings of each quota window seen while the page is open (for the observed burn rate). */
+const readings = new Map<string, UsageSample[]>();
+
+function remember(status: AccountsStatus) {
+  for (const a of status.accounts) {
+    for (const w of a.quota) {
+      const used = usedShare(w);
+      if (used === undefined) continue;
+      const k = `${a.id}|${w.window}|${w.model}`;
+      const list = readings.get(k) ?? [];
+      const at = w.updatedAt ?? status.now;
+      if (list.length === 0 || list[list.length - 1].at !== at) list.push({ at, used });
+      if (list.length > 500) list.shift();
+      readings.set(k, list);
+    }
+  }
+}
+
+/** The state labels of an account as a whole. */
+function accountPills(a: AccountStatus, now: number) {
+  const pills = [];
+  if (a.disabled) pills.push(<Pill tone="off">Disabled</Pill>);
+  if (a.reasons.some((r) => r.startsWith("credential quarantined"))) pills.push(<Pill tone="bad" title="The provider rejected this credential; log in again or import a new one">Quarantined</Pill>);
+  if (a.lock)
+    pills.push(
+      <Pill tone="bad" title={a.lock.reason}>
+        Locked: {a.lock.reason}
+        {a.lock.until ? <Countdown until={a.lock.until} prefix=" · " /> : " · until changed"}
+      </Pill>,
+    );
+  const whole = a.cooldowns.find((c) => c.model === "*" && c.until > now);
+  if (whole)
+    pills.push(
+      <Pill tone="warn" title={`level ${whole.level}`}>
+        Cooling down ({whole.reason}) <Countdown until={whole.until} prefix="· " />
+      </Pill>,
+    );
+  if (a.circuit.state !== "closed")
+    pills.push(
+      <Pill tone={a.circuit.state === "open" ? "bad" : "warn"} title={`${a.circuit.consecutive5xx} consecutive 5xx from ${a.providerId}`}>
+        Circuit {a.circuit.state}
+        {a.circuit.openUntil && a.circuit.openUntil > now ? <Countdown until={a.circuit.openUntil} prefix=" · " /> : null}
+      </Pill>,
+    );
+  const modelCooling = a.cooldowns.filter((c) => c.model !== "*" && c.until > now).length;
+  if (modelCooling > 0) pills.push(<Pill tone="warn">{modelCooling === 1 ? "1 model cooling down" : `${modelCooling} models cooling down`}</Pill>);
+  if (pills.length === 0) pills.push(<Pill tone="ok">Ready</Pill>);
+  return pills;
+}
+
+function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: number }) {
+  const used = usedShare(w);
+  const burn = used === undefined ? undefined : estimateBurn({ now, used, resetAt: w.resetAt, windowMs: windowLengthMs(w.window), samples: readings.get(`${accountId}|${w.window}|${w.model}`) });
+  const tone = used === undefined ? "" : used >= 0.9 ? "bad" : used >= 0.7 ? "warn" : "ok";
+  const label = `${w.window}${w.model !== "*" ? ` · ${w.model}` : ""}`;
+  return (
+    <div class="quota" data-window={w.window}>
+      <div class="quota-head">
+        <span class="quota-name">{label}</span>
+        <span class="quota-used">
+          {used !== undefined ? `${pct(used)} used` : w.remaining !== undefined ? `${w.remaining.toLocaleString()} left` : "–"}
+          {w.remaining !== undefined && w.limit !== undefined ? ` (${w.remaining.toLocaleString()} of ${w.limit.toLocaleString()} left)` : ""}
+        </span>
+      </div>
+      <div class="bar">
+        <div class={`bar-fill bar-${tone}`} style={{ width: `${Math.max(used ?? 0, 0.005) * 100}%` }} />
+      </div>
+      <div class="quota-foot">
+        <span>{w.resetAt ? <>resets in {span(w.resetAt - now)} ({clock(w.resetAt)})</> : "reset time not reported"}</span>
+        <span class="burn">
+          {burn?.verdict === "runs_out" && burn.exhaustAt !== undefined && (
+            <span class="burn-bad" title={`basis: ${burn.basis === "observed" ? "readings while this page was open" : "average since the window started"}`}>
+              {pct(burn.ratePerHour)}/h · runs out in {span(burn.exhaustAt - now)} ({clock(burn.exhaustAt)})
+            </span>
+          )}
+          {burn?.verdict === "lasts" && (
+            <span title={`basis: ${burn.basis === "observed" ? "readings while this page was open" : "average since the window started"}`}>{pct(burn.ratePerHour)}/h · lasts until reset</span>
+          )}
+          {burn?.verdict === "idle" && <span>not burning</span>}
+          {burn?.verdict === "exhausted" && <span class="burn-bad">exhausted</span>}
+          {burn?.verdict === "unknown" && <span class="muted">burn rate: not enough readings yet</span>}
+        </span>
+      </div>
+    </div>
+  );
+}
+
+function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload: () => void }) {
+  const [test, setTest] = useState<{ ok: boolean; status: number; latency_ms: number; model?: string; error?: string } | { failed: string } | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const toggle = async () => {
+    setError(undefined);
+    try {
+      await api(`/accounts/${encodeURIComponent(a.id)}/${a.disabled ? "enable" : "disable"}`, { method: "POST" });
+      reload();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const runTest = async () => {
+    setTest(undefined);
+    try {
+      setTest(await api(`/accounts/${encodeURIComponent(a.id)}/test`, { method: "POST", body: {} }));
+    } catch (e) {
+      setTest({ failed: (e as Error).message });
+    }
+  };
+  const models = a.models.filter((m) => m.model !== "*");
+  return (
+    <Card
+      class={`account ${a.eligible ? "" : "account-held"}`}
+      title={
+        <span class="account-title" data-account={a.id}>
+          {a.id}
+          <span class="tag">{a.providerId}</span>
+          {a.providerKind && a.providerKind !== a.providerId && <span class="tag tag-soft">{a.providerKind}</span>}
+        </span>
+      }
+      actions={
+        <>
+          <ActionButton small onClick={runTest} title="One minimal upstream call with this account (writes no cooldown)">
+            Test
+          </ActionButton>
+          <ActionButton small tone={a.disabled ? "primary" : "danger"} onClick={toggle}>
+            {a.disabled ? "Enable" : "Disable"}
+          </ActionButton>
+        </>
+      }
+    >
+      <div class="pills">{accountPills(a, now)}</div>
+      <ErrorLine error={error} />
+      {test && (
+        <p class={`test-result ${"failed" in test || !test.ok ? "test-bad" : "test-ok"}`}>
+          {"failed" in test
+            ? `Test failed: ${test.failed}`
+            : test.ok
+              ? `Test passed: ${test.status} in ${ms(test.latency_ms)}${test.model ? ` (${test.model})` : ""}`
+              : `Test failed: ${test.status || "no answer"}${test.error ? ` · ${test.error}` : ""} after ${ms(test.latency_ms)}`}
+        </p>
+      )}
+      <dl class="facts">
+        <div>
+          <dt>Credential</dt>
+          <dd>{a.credential === "api_key" ? "API key" : a.credential === "oauth" ? "subscription (OAuth)" : "none"}</dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>{a.source === "config" ? "config file" : "database"}</dd>
+        </div>
+        <div>
+          <dt>Priority</dt>
+          <dd>{a.priority}</dd>
+        </div>
+        <div>
+          <dt>Slots</dt>
+          <dd>
+            {a.slots.inUse}
+            {a.slots.limit !== null ? ` / ${a.slots.limit}` : ""} in use{a.slots.waiting ? ` · ${a.slots.waiting} waiting` : ""}
+          </dd>
+        </div>
+        <div>
+          <dt>Success</dt>
+          <dd>{pct(a.health.successRate)}</dd>
+        </div>
+        <div>
+          <dt>Latency</dt>
+          <dd>{ms(a.health.latencyMs)}</dd>
+        </div>
+        <div>
+          <dt>Bindings</dt>
+          <dd>{a.bindings}</dd>
+        </div>
+      </dl>
+      {a.quota.length > 0 && (
+        <div class="quotas">
+          <h3>Quota windows</h3>
+          {a.quota.map((w) => (
+            <QuotaBar key={`${w.window}|${w.model}`} accountId={a.id} w={w} now={now} />
+          ))}
+        </div>
+      )}
+      {models.length > 0 && (
+        <table class="models">
+          <thead>
+            <tr>
+              <th>Model</th>
+              <th>State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.map((m) => (
+              <tr key={m.model} data-model={m.model}>
+                <td class="mono">{m.model}</td>
+                <td>
+                  {m.eligible ? (
+                    <span class="ok-text">eligible</span>
+                  ) : (
+                    <span class="held-text">
+                      {m.reason}
+                      {m.until && m.until > now ? <Countdown until={m.until} prefix=" · " /> : null}
+                    </span>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {a.removedModels.length > 0 && (
+        <p class="muted small">
+          Removed: {a.removedModels.map((r) => `${r.model} (${r.reason}${r.until ? `, until ${clock(r.until)}` : ""})`).join(", ")}
+        </p>
+      )}
+    </Card>
+  );
+}
+
+/** How to add accounts: shown as the empty state and under the list. */
+export function AddAccountHints() {
+  return (
+    <div class="hints">
+      <p>Accounts come from three places:</p>
+      <ol>
+        <li>
+          <strong>The config file</strong> (<code>~/.switchyard/config.yaml</code>), an API key per account:
+          <Snippet code={"accounts:\n  - id: anthropic-main\n    provider: anthropic\n    api_key: env:ANTHROPIC_API_KEY"} />
+          With the built-in default config, <code>ANTHROPIC_API_KEY</code>, <code>OPENAI_API_KEY</code> and <code>GEMINI_API_KEY</code> in the gateway's environment become accounts.
+        </li>
+        <li>
+          <strong>A subscription login</strong> (Claude Code or ChatGPT/Codex), on the gateway's machine:
+          <Snippet code={"switchyard login claude-code\nswitchyard login codex"} />
+        </li>
+        <li>
+          <strong>An import</strong> of the credentials those CLIs already keep (<code>~/.claude/.credentials.json</code>, <code>~/.codex/auth.json</code>):
+          <Snippet code={"switchyard import claude-code\nswitchyard import codex"} />
+        </li>
+      </ol>
+    </div>
+  );
+}
+
+export function AccountsPage() {
+  const status = useData(() => api<AccountsStatus>("/accounts").then((s) => (remember(s), s)));
+  const now = useNow();
+  const soon = useDebounced(status.reload, 150);
+  const later = useDebounced(status.reload, 1000);
+  useLive((e) => {
+    if (e.type === "account_state" || e.type === "hello") soon();
+    else if (e.type === "request_finished" && e.account) later();
+  });
+  // A cooldown or lock that runs out publishes nothing: re-read when the first one ends.
+  const accounts = status.data?.accounts ?? [];
+  const ends = accounts.flatMap((a) => [...a.cooldowns.map((c) => c.until), a.lock?.until ?? Infinity, a.circuit.openUntil ?? Infinity, ...a.models.map((m) => m.until ?? Infinity)]).filter((t) => t > Date.now());
+  const next = ends.length ? Math.min(...ends) : Infinity;
+  useEffect(() => {
+    if (!Number.isFinite(next)) return;
+    const t = setTimeout(status.reload, Math.min(next - Date.now() + 300, 2 ** 31 - 1));
+    return () => clearTimeout(t);
+  }, [next]);
+
+  const counts = {
+    ready: accounts.filter((a) => a.eligible && a.circuit.state === "closed" && !a.cooldowns.some((c) => c.until > now)).length,
+    cooling: accounts.filter((a) => a.cooldowns.some((c) => c.until > now)).length,
+    held: accounts.filter((a) => !a.eligible).length,
+    disabled: accounts.filter((a) => a.disabled).length,
+  };
+  return (
+    <div class="page">
+      <header class="page-head">
+        <div>
+          <h1>Accounts</h1>
+          <p class="muted">
+            {status.data ? (
+              <>
+                {accounts.length} accounts · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
+              </>
+            ) : (
+              "Loading…"
+            )}
+          </p>
+        </div>
+      </header>
+      <ErrorLine error={status.error} />
+      {status.data && accounts.length === 0 && (
+        <Card>
+          <Empty title="No accounts yet">
+            <p>Requests fail until the gateway has at least one account to send them with.</p>
+            <AddAccountHints />
+          </Empty>
+        </Card>
+      )}
+      <div class="accounts">
+        {accounts.map((a) => (
+          <AccountCard key={a.id} a={a} now={now} reload={status.reload} />
+        ))}
+      </div>
+      {accounts.length > 0 && (
+        <details class="card add-hints">
+          <summary>Add an account</summary>
+          <AddAccountHints />
+        </details>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,65 @@
+/**
+ * Setup (SPEC 9.4): copy-paste snippets for Claude Code, Codex and Gemini CLI with this instance's URL
+ * (the page's own origin), and the model names this gateway answers to (combos and aliases).
+ */
+import { api } from "../api.ts";
+import { Card, Snippet, useData } from "../components.tsx";
+import type { Alias, Combo } from "../types.ts";
+
+/** The snippets for an instance at `origin`, with `model` as the suggested model name. */
+export function setupSnippets(origin: string, model: string, keyHint: string) {
+  return {
+    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${model}`,
+    codex: `# ~/.codex/config.toml\nmodel = "${model}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
+    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${model}`,
+    sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
+  };
+}
+
+export function SetupSnippets({ compact }: { compact?: boolean }) {
+  const names = useData(async () => {
+    const [combos, aliases] = await Promise.all([
+      api<{ combos: Combo[] }>("/combos").catch(() => ({ combos: [] as Combo[] })),
+      api<{ aliases: Alias[] }>("/aliases").catch(() => ({ aliases: [] as Alias[] })),
+    ]);
+    return [...aliases.aliases.map((a) => a.name), ...combos.combos.map((c) => c.name)];
+  });
+  const loopback = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content === "loopback";
+  const keyHint = loopback ? "placeholder   # any value works from this machine" : "sy-…   # a client key from the Keys page";
+  const model = names.data?.[0] ?? "anthropic/claude-sonnet-4-5";
+  const s = setupSnippets(location.origin, model, keyHint);
+  return (
+    <div class={compact ? "grid-2" : ""}>
+      <Card title="Claude Code">
+        <Snippet code={s.claude} />
+      </Card>
+      <Card title="Codex CLI">
+        <Snippet code={s.codex} />
+      </Card>
+      <Card title="Gemini CLI">
+        <Snippet code={s.gemini} />
+      </Card>
+      {!compact && (
+        <Card title="Any OpenAI or Anthropic SDK">
+          <Snippet code={s.sdk} />
+        </Card>
+      )}
+    </div>
+  );
+}
+
+export function SetupPage() {
+  return (
+    <div class="page">
+      <header class="page-head">
+        <div>
+          <h1>Setup</h1>
+          <p class="muted">
+            Point your agent at <code>{location.origin}</code>. Model names: <code>provider/model</code> goes straight to that provider; a combo or alias name routes through it.
+          </p>
+        </div>
+      </header>
+      <SetupSnippets />
+    </div>
+  );
+}

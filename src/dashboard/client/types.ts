@@ -1,0 +1,236 @@
+/**
+ * The admin API's answers as the dashboard reads them (SPEC 9.3; /work contract of h/admin-api, the
+ * OpenAPI document at /admin/api/openapi.json). Written out here rather than imported from the server
+ * modules, whose type graph reaches Bun- and Node-only code the browser build must not type-check
+ * against; the browser tests (test/dashboard) catch drift.
+ */
+
+/** `GET /accounts` (src/accounts/status.ts). Times are ms since the epoch. */
+export interface AccountsStatus {
+  now: number;
+  strategy: string;
+  accounts: AccountStatus[];
+}
+
+export interface QuotaWindowRow {
+  accountId?: string;
+  window: string;
+  model: string;
+  usedPercent?: number;
+  remaining?: number;
+  limit?: number;
+  resetAt?: number;
+  updatedAt?: number;
+  remainingPercent?: number;
+}
+
+export interface AccountStatus {
+  id: string;
+  providerId: string;
+  providerKind?: string;
+  source: "config" | "db";
+  credential: "api_key" | "oauth" | "none";
+  priority: number;
+  disabled: boolean;
+  eligible: boolean;
+  reasons: string[];
+  lock?: { reason: string; until: number | null };
+  cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
+  removedModels: Array<{ model: string; reason: string; until: number | null }>;
+  quota: QuotaWindowRow[];
+  slots: { inUse: number; limit: number | null; waiting: number };
+  bindings: number;
+  health: { successRate: number; latencyMs?: number };
+  circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
+  models: Array<{ model: string; eligible: boolean; reason?: string; until?: number }>;
+}
+
+/** Token counts of one request. */
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** `GET /calls` rows. */
+export interface CallRow {
+  requestId: string;
+  routeId?: string;
+  ts: number;
+  clientFormat: string;
+  requestedModel: string;
+  providerId?: string;
+  model?: string;
+  accountId?: string;
+  keyName?: string;
+  usage: Usage;
+  estimated: boolean;
+  outcome: string;
+  status: number;
+  ttfbMs?: number;
+  totalMs: number;
+  attempts: number;
+  fallback: boolean;
+  /** Present when priced (SPEC 9.5). */
+  costUsd?: number;
+  /** The flight recorder holds this call's bodies. */
+  recorded?: boolean;
+}
+
+/** `GET /route-traces/{id}`. */
+export interface RouteTrace {
+  routeId: string;
+  requestId: string;
+  ts: number;
+  clientFormat: string;
+  requestedModel: string;
+  keyName?: string;
+  candidates: string[];
+  decisions: Array<{ subject: string; verdict: "in" | "out" | "moved"; reason: string }>;
+  attempts: Array<{
+    target: string;
+    providerId: string;
+    model: string;
+    accountId?: string;
+    startMs: number;
+    durationMs?: number;
+    status?: number;
+    classification?: string;
+    effect?: string;
+    error?: string;
+  }>;
+  warnings: Array<{ code?: string; message?: string } & Record<string, unknown>>;
+  outcome?: string;
+  status?: number;
+  totalMs?: number;
+  redactions?: Record<string, number>;
+  tokenSaver?: { skipped: string } | { results: number; charsBefore: number; charsAfter: number; tokensSaved: number; rules: Record<string, number> };
+}
+
+/** One recorded body (flight recorder). */
+export interface RecordedBody {
+  body: string;
+  bytes: number;
+  truncated: boolean;
+  events?: Array<{ event: string; data: string }>;
+}
+
+/** `GET /calls/{id}/recording`. */
+export interface Recording {
+  requestId: string;
+  routeId: string;
+  at: number;
+  endpoint: string;
+  clientFormat: string;
+  client: RecordedBody;
+  attempts: Array<{ n: number; target: string; accountId?: string; upstreamFormat: string; status?: number; request: RecordedBody; reply?: RecordedBody }>;
+  response?: RecordedBody & { status: number };
+}
+
+/** `GET /usage` rows. */
+export interface UsageRow {
+  group: string | null;
+  requests: number;
+  errors: number;
+  clientClosed: number;
+  estimated: number;
+  fallbacks: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  avgTotalMs: number;
+  avgTtfbMs: number | null;
+  costUsd?: number;
+  tokensSaved?: number;
+}
+
+export interface UsageBucket {
+  t: number;
+  requests: number;
+  errors: number;
+  fallbacks: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  costUsd?: number;
+}
+
+/** `GET /usage`. */
+export interface UsageAnswer {
+  since: string;
+  by: string;
+  rows: UsageRow[];
+  series?: { bucketMs: number; from: number; to: number; buckets: UsageBucket[] };
+}
+
+/** `GET /keys` entries (never a secret). */
+export interface KeyInfo {
+  name: string;
+  scopes: string[];
+  tag?: string;
+  source: "config" | "db";
+  createdAt?: number;
+  revokedAt?: number;
+  /** The first characters of the secret, when the API reports them. */
+  prefix?: string;
+  limits?: Record<string, unknown>;
+  /** Budget use, when key limits are on (SPEC 9.6). */
+  budget?: Record<string, unknown> | Array<Record<string, unknown>>;
+  usage?: Record<string, unknown>;
+}
+
+/** `POST /dry-run` (pipeline/order.ts RoutePlan). */
+export interface RoutePlan {
+  requestedModel: string;
+  clientFormat: string;
+  via: string;
+  alias?: string;
+  combo?: string;
+  candidates: string[];
+  targets: Array<{
+    target: string;
+    providerId: string;
+    model: string;
+    verdict: "in" | "out";
+    reason?: string;
+    accounts: Array<{ accountId: string; verdict: "in" | "out"; reason: string; until?: number }>;
+  }>;
+  attempts: Array<{ target: string; accountId: string }>;
+  decisions: Array<{ subject: string; verdict: "in" | "out" | "moved"; reason: string }>;
+  affinity: string;
+  accountStrategy?: string;
+}
+
+/** `GET /combos` entries. */
+export interface Combo {
+  name: string;
+  strategy: string;
+  targets: Array<{ model: string; account?: string; weight?: number; when?: unknown; params?: unknown }>;
+  source: "config" | "db";
+  [k: string]: unknown;
+}
+
+/** `GET /aliases` entries. */
+export interface Alias {
+  name: string;
+  target: string;
+  source: "config" | "db";
+}
+
+/** `GET /providers` entries. */
+export interface Provider {
+  id: string;
+  kind: string;
+  format?: string;
+  baseUrl?: string;
+  source?: string;
+  models?: Record<string, unknown>;
+  discoveredModels?: string[];
+  accounts?: string[];
+}

@@ -1,0 +1,178 @@
+/**
+ * The dashboard's HTTP routes (SPEC 9.4), served by the gateway process itself:
+ *
+ * - `GET /dashboard` and `GET /dashboard/{page}` (overview, accounts, routing, calls, usage, keys,
+ *   setup): the HTML shell of the single-page app when the caller may use the admin API (a loopback
+ *   caller when keys are not required, or a signed-in session), else the login page. Neither carries
+ *   data: every figure the pages show comes from `/admin/api/…` (src/admin/access.ts decides).
+ * - `GET /dashboard/assets/{file}`: the bundled JavaScript and CSS (src/dashboard/assets.ts), embedded
+ *   in the program; content-hashed names, cached for a year.
+ * - `POST /dashboard/login` `{"key": "…"}`: an admin-scope key (or the instance's admin token) →
+ *   an HttpOnly, SameSite=Strict session cookie (src/admin/sessions.ts). The key is not kept.
+ * - `POST /dashboard/logout`: ends the session (CSRF token required, as for every state change).
+ *
+ * Every dashboard response carries a strict Content-Security-Policy: scripts, styles and connections
+ * from this origin only, no inline script or style element, no framing.
+ */
+import { Elysia } from "elysia";
+import { adminAccess, type AdminAuth } from "../admin/access.ts";
+import { clearedSessionCookie, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
+
+/** The pages of the app (each is also a path under /dashboard). */
+export const PAGES = ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"] as const;
+
+/** The Content-Security-Policy of every dashboard response. */
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; " +
+  "manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const SECURITY_HEADERS: Record<string, string> = {
+  "content-security-policy": CSP,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+/** What the dashboard routes need: the admin access rule and its sessions. */
+export interface DashboardDeps extends AdminAuth {
+  sessions: SessionBook;
+}
+
+interface PeerSource {
+  requestIP(r: Request): { address: string } | null;
+}
+
+const peerOf = (server: unknown, request: Request) => (server as PeerSource | null)?.requestIP(request)?.address;
+
+const jsonError = (status: number, message: string, type = "invalid_request_error") =>
+  new Response(JSON.stringify({ error: { message, type, param: null, code: null } }), {
+    status,
+    headers: { "content-type": "application/json", ...SECURITY_HEADERS },
+  });
+
+type Files = Map<string, { type: string; body: string }>;
+let loaded: Promise<Files> | undefined;
+
+/** The built files, loaded (and, when run from source, built) on first use. */
+function files(): Promise<Files> {
+  loaded ??= import("./assets.ts").then((m) => new Map(m.files.map((f) => [f.name, { type: f.type, body: f.text }])));
+  return loaded;
+}
+
+const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+
+/** The HTML shell: no inline script or style, only references to the bundled files. */
+async function shell(view: "app" | "login", csrf: string, mode: string): Promise<string> {
+  const all = await files();
+  const names = [...all.keys()];
+  const js = names.find((n) => n.startsWith("main-") && n.endsWith(".js"));
+  const css = names.filter((n) => n.endsWith(".css"));
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${escapeAttr(csrf)}">
+<meta name="access-mode" content="${escapeAttr(mode)}">
+<title>switchyard</title>
+<link rel="icon" href="data:,">
+${css.map((c) => `<link rel="stylesheet" href="/dashboard/assets/${c}">`).join("\n")}
+</head>
+<body data-view="${view}">
+<div id="app"></div>
+<noscript>The switchyard dashboard needs JavaScript. The same data is in the admin API (/admin/api/openapi.json) and the CLI.</noscript>
+<script type="module" src="/dashboard/assets/${js}"></script>
+</body>
+</html>
+`;
+}
+
+const html = (body: string, extra: Record<string, string> = {}) =>
+  new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...SECURITY_HEADERS, ...extra } });
+
+/** The request's own origin (`http://host:port`), from its URL and Host header. */
+function ownOrigin(request: Request): string {
+  const url = new URL(request.url);
+  const host = request.headers.get("host") ?? url.host;
+  return `${url.protocol}//${host}`;
+}
+
+const isSecure = (request: Request) => new URL(request.url).protocol === "https:" || request.headers.get("x-forwarded-proto") === "https";
+
+/** The dashboard routes as an Elysia plugin. */
+export function dashboardRoutes(deps: DashboardDeps) {
+  const page = async ({ request, server }: { request: Request; server: unknown }) => {
+    const access = adminAccess(request, peerOf(server, request), deps);
+    if (!access.ok) return html(await shell("login", "", "login"));
+    // A browser allowed in without a session (loopback, or a header key) gets one, so its state
+    // changes carry a CSRF token like everybody else's.
+    let session: Session | undefined = access.session ?? deps.sessions.fromRequest(request);
+    const extra: Record<string, string> = {};
+    if (!session) {
+      session = deps.sessions.create(access.via === "loopback" ? "loopback" : access.via);
+      extra["set-cookie"] = sessionCookie(session, isSecure(request));
+    }
+    return html(await shell("app", session.csrf, access.via === "loopback" ? "loopback" : "session"), extra);
+  };
+
+  return new Elysia()
+    .get("/dashboard", page as never)
+    .get("/dashboard/", page as never)
+    .get("/dashboard/:page", (async (ctx: { request: Request; server: unknown; params: { page: string } }) => {
+      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return jsonError(404, `No dashboard page ${ctx.params.page}.`, "not_found_error");
+      return page(ctx);
+    }) as never)
+    .get("/dashboard/assets/:name", async ({ params }) => {
+      const f = (await files()).get(params.name);
+      if (!f) return jsonError(404, `No dashboard asset ${params.name}.`, "not_found_error");
+      return new Response(f.body, { headers: { "content-type": f.type, "cache-control": "public, max-age=31536000, immutable", ...SECURITY_HEADERS } });
+    })
+    .post(
+      "/dashboard/login",
+      async ({ request }) => {
+        const origin = request.headers.get("origin");
+        if (origin !== null && origin !== ownOrigin(request)) return jsonError(403, "Sign in from the dashboard's own page.", "permission_error");
+        let key: unknown;
+        try {
+          key = ((await request.json()) as { key?: unknown })?.key;
+        } catch {
+          return jsonError(400, 'Send {"key": "…"} as JSON.');
+        }
+        if (typeof key !== "string" || key.trim() === "") return jsonError(400, "key: enter an admin-scope key.");
+        const secret = key.trim();
+        let subject: string | undefined;
+        if (safeEqual(secret, deps.adminToken)) subject = "admin-token";
+        else {
+          const k = deps.keys.lookup(secret);
+          if (k?.scopes.includes("admin")) subject = k.name;
+          else if (k) return jsonError(403, `Key ${k.name} has no admin scope; the dashboard needs a key created with --scope admin.`, "permission_error");
+        }
+        if (!subject) {
+          await Bun.sleep(200); // slows guessing a little; keys are long random strings anyway
+          return jsonError(401, "That key is not valid.", "authentication_error");
+        }
+        const session = deps.sessions.create(subject);
+        return new Response(JSON.stringify({ ok: true, subject }), {
+          headers: { "content-type": "application/json", "set-cookie": sessionCookie(session, isSecure(request)), ...SECURITY_HEADERS },
+        });
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/logout",
+      ({ request }) => {
+        const s = deps.sessions.fromRequest(request);
+        if (s) {
+          const token = request.headers.get(CSRF_HEADER);
+          if (!token || !safeEqual(token, s.csrf)) return jsonError(403, "Signing out needs the session's CSRF token.", "permission_error");
+          deps.sessions.end(s.id);
+        }
+        return new Response(JSON.stringify({ ok: true }), {
+          headers: { "content-type": "application/json", "set-cookie": clearedSessionCookie(), ...SECURITY_HEADERS },
+        });
+      },
+      { parse: "none" },
+    );
+}

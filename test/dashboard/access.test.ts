@@ -1,0 +1,167 @@
+/**
+ * Dashboard access (SPEC 9.4, 2.6) over plain HTTP: who gets the app and who gets the login page, the
+ * session cookie's attributes, the CSRF rule on the admin API, and the security headers. The browser
+ * tests (dashboard.browser.test.ts) check the same rules as a user sees them.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CSP } from "../../src/dashboard/routes.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const ADMIN = "sy-test-admin-key-0123456789abcdef";
+const PLAIN = "sy-test-plain-key-0123456789abcdef";
+const REMOTE = { "x-forwarded-for": "203.0.113.9" };
+
+let gw: TestGateway;
+
+beforeAll(async () => {
+  gw = await startGateway(
+    `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+keys:
+  - { name: boss, key: "${ADMIN}", scopes: [admin] }
+  - { name: dev, key: "${PLAIN}" }
+`,
+  );
+});
+afterAll(() => gw?.stop());
+
+const meta = (html: string, name: string) => new RegExp(`<meta name="${name}" content="([^"]*)">`).exec(html)?.[1];
+const view = (html: string) => /<body data-view="(\w+)">/.exec(html)?.[1];
+const cookieOf = (res: Response) => res.headers.get("set-cookie")?.split(";")[0];
+
+async function login(key: string, headers: Record<string, string> = REMOTE): Promise<Response> {
+  return fetch(`${gw.url}/dashboard/login`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ key }) });
+}
+
+describe("who sees what", () => {
+  test("a local browser gets the app, a session cookie (HttpOnly, SameSite=Strict) and a CSRF token", async () => {
+    const res = await fetch(`${gw.url}/dashboard`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await res.text();
+    expect(view(html)).toBe("app");
+    expect(meta(html, "csrf-token")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(meta(html, "access-mode")).toBe("loopback");
+    const cookie = res.headers.get("set-cookie")!;
+    expect(cookie).toMatch(/^sy_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+  });
+
+  test("a remote browser without a session gets the login page: no CSRF token, no data, and the admin API refuses it", async () => {
+    const res = await fetch(`${gw.url}/dashboard/accounts`, { headers: REMOTE });
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(view(html)).toBe("login");
+    expect(meta(html, "csrf-token")).toBe("");
+    expect(res.headers.get("set-cookie")).toBeNull();
+    expect(html).not.toContain("anth-1");
+    const api = await fetch(`${gw.url}/admin/api/accounts`, { headers: REMOTE });
+    expect(api.status).toBe(401);
+  });
+
+  test("every dashboard response carries the strict CSP and no inline script or style", async () => {
+    const res = await fetch(`${gw.url}/dashboard/keys`);
+    expect(res.headers.get("content-security-policy")).toBe(CSP);
+    expect(CSP).toContain("script-src 'self'");
+    expect(CSP).not.toContain("unsafe-inline");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/<style|style="/);
+    expect(html).not.toMatch(/https?:\/\//);
+    const assets = [...html.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.some((a) => a.endsWith(".js"))).toBe(true);
+    expect(assets.some((a) => a.endsWith(".css"))).toBe(true);
+    for (const a of assets) {
+      const r = await fetch(`${gw.url}${a}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get("content-security-policy")).toBe(CSP);
+      expect(r.headers.get("content-type")).toMatch(a.endsWith(".js") ? /^text\/javascript/ : /^text\/css/);
+    }
+  });
+
+  test("unknown dashboard paths and assets are JSON 404s", async () => {
+    for (const path of ["/dashboard/nope", "/dashboard/assets/nope.js"]) {
+      const r = await fetch(`${gw.url}${path}`);
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
+    }
+  });
+});
+
+describe("sign-in and CSRF", () => {
+  test("a wrong key is refused, a key without the admin scope is refused by name", async () => {
+    const bad = await login("sy-nope");
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("set-cookie")).toBeNull();
+    const plain = await login(PLAIN);
+    expect(plain.status).toBe(403);
+    expect(((await plain.json()) as { error: { message: string } }).error.message).toContain("dev has no admin scope");
+    const foreign = await login(ADMIN, { ...REMOTE, origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+  });
+
+  test("an admin key signs in; the cookie then reads data, and changes state only with the CSRF token", async () => {
+    const res = await login(ADMIN);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("set-cookie")).toMatch(/; HttpOnly; SameSite=Strict;/);
+    const cookie = cookieOf(res)!;
+    const page = await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } });
+    const html = await page.text();
+    expect(view(html)).toBe("app");
+    expect(meta(html, "access-mode")).toBe("session");
+    const csrf = meta(html, "csrf-token")!;
+    expect(csrf.length).toBe(43);
+    expect(html).not.toContain(ADMIN);
+
+    const read = await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } });
+    expect(read.status).toBe(200);
+
+    const body = JSON.stringify({ name: "from-cookie" });
+    const noToken = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, cookie, "content-type": "application/json" }, body });
+    expect(noToken.status).toBe(403);
+    expect(((await noToken.json()) as { error: { message: string } }).error.message).toContain("CSRF");
+    const wrongToken = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": "x".repeat(43), "content-type": "application/json" }, body });
+    expect(wrongToken.status).toBe(403);
+    const listed = (await (await fetch(`${gw.url}/admin/api/keys`, { headers: { ...REMOTE, cookie } })).json()) as { keys: Array<{ name: string }> };
+    expect(listed.keys.map((k) => k.name)).not.toContain("from-cookie");
+
+    const ok = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body });
+    expect(ok.status).toBe(201);
+  });
+
+  test("a local browser's cookie needs the CSRF token too; header-key callers need none", async () => {
+    const page = await fetch(`${gw.url}/dashboard`);
+    const cookie = cookieOf(page)!;
+    const csrf = meta(await page.text(), "csrf-token")!;
+    const body = JSON.stringify({ name: "local-cookie" });
+    const refused = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { cookie, "content-type": "application/json" }, body });
+    expect(refused.status).toBe(403);
+    const ok = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body });
+    expect(ok.status).toBe(201);
+    const header = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ name: "by-header" }) });
+    expect(header.status).toBe(201);
+  });
+
+  test("signing out needs the CSRF token and ends the session; revoking a key ends its sessions", async () => {
+    const cookie = cookieOf(await login(ADMIN))!;
+    const csrf = meta(await (await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } })).text(), "csrf-token")!;
+    expect((await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...REMOTE, cookie } })).status).toBe(403);
+    const out = await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": csrf } });
+    expect(out.status).toBe(200);
+    expect(out.headers.get("set-cookie")).toContain("Max-Age=0");
+    expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } })).status).toBe(401);
+
+    // A stored admin key, signed in, then revoked.
+    const created = (await (await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ name: "temp-admin", scopes: ["admin"] }) })).json()) as { secret?: string; key?: string };
+    const secret = created.secret ?? created.key!;
+    const c2 = cookieOf(await login(secret))!;
+    expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie: c2 } })).status).toBe(200);
+    expect((await fetch(`${gw.url}/admin/api/keys/temp-admin`, { method: "DELETE", headers: { authorization: `Bearer ${ADMIN}` } })).status).toBe(200);
+    expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie: c2 } })).status).toBe(401);
+  });
+});

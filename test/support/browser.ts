@@ -1,0 +1,84 @@
+/**
+ * Debian's Chromium driven by playwright-core for the dashboard tests (SPEC 9.4): headless, no sandbox,
+ * no GPU, no QUIC, no background networking, a fresh empty profile per launch (Playwright's own). Every page records its
+ * console errors, uncaught page errors and every request that leaves the gateway's origin, so a test
+ * can assert there were none.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { ROOT } from "./instance.ts";
+
+/** Where screenshots go (git-ignored). */
+export const SHOTS = join(ROOT, "test-results/dashboard");
+
+/** The Chromium binary: $CHROMIUM, else Debian's. */
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+/** A launched browser with its scratch profile. */
+export interface TestBrowser {
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Launches headless Chromium with the flags the suite uses. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "switchyard-chromium-"));
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    // Playwright gives every launch a new, empty --user-data-dir of its own (it refuses the flag);
+    // its temporary files go under this scratch directory.
+    tracesDir: profile,
+  });
+  mkdirSync(SHOTS, { recursive: true });
+  return {
+    browser,
+    async close() {
+      await browser.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A page that records what a test must not see. */
+export interface WatchedPage {
+  page: Page;
+  context: BrowserContext;
+  /** Console messages of type error, and uncaught exceptions. */
+  errors: string[];
+  /** URLs requested outside `origin`. */
+  foreign: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a page in a new context (its own cookies). `headers` are sent with every request (e.g.
+ * `X-Forwarded-For` to make the browser a remote caller).
+ */
+export async function openPage(b: TestBrowser, origin: string, headers?: Record<string, string>): Promise<WatchedPage> {
+  const context = await b.browser.newContext({ viewport: { width: 1440, height: 900 }, extraHTTPHeaders: headers, serviceWorkers: "block" });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const foreign: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
+  page.on("request", (r) => {
+    const u = r.url();
+    if (!u.startsWith(origin + "/") && u !== origin && !u.startsWith("data:")) foreign.push(u);
+  });
+  return { page, context, errors, foreign, close: () => context.close() };
+}
