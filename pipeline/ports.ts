@@ -100,6 +100,32 @@ export interface ClientKey {
   /** Optional tag used by routing predicates (`key_tag`). */
   tag?: string;
   source: "config" | "db";
+  /** SPEC 9.6 limits; absent = unlimited. */
+  limits?: KeyLimits;
+}
+
+/** Budget window sizes (SPEC 9.6): 5 hours, 1, 7 and 30 days. */
+export type BudgetWindow = "5h" | "1d" | "7d" | "30d";
+
+/** One budget of a key: exactly one of `tokens` (input + output tokens) or `usd` (SPEC 9.5 cost). */
+export interface KeyBudget {
+  window: BudgetWindow;
+  tokens?: number;
+  usd?: number;
+}
+
+/**
+ * A client key's limits (SPEC 2.3 `keys[].limits`, 9.6), each optional: `rpm` requests per rolling
+ * minute, `tpm` input + output tokens per rolling minute, `concurrency` requests in flight, `budgets`
+ * per fixed window aligned to the first use, `models` an allow-list of requested model names, aliases,
+ * combos or `provider/*` patterns.
+ */
+export interface KeyLimits {
+  rpm?: number;
+  tpm?: number;
+  concurrency?: number;
+  budgets?: KeyBudget[];
+  models?: string[];
 }
 
 /** Resolves a presented client key (SPEC G-2). */

@@ -28,7 +28,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
-import type { Account, Credential, ModelInfo } from "../../pipeline/ports.ts";
+import type { Account, Credential, KeyLimits, ModelInfo } from "../../pipeline/ports.ts";
 import {
   BUILTIN_KINDS,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -49,7 +49,7 @@ import {
   ROOT_PATH,
   suggest,
 } from "./errors.ts";
-import { type ConfigFile, ConfigFileSchema, type ModelEntry } from "./schema.ts";
+import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, type ModelEntry } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
   Combo,
@@ -308,6 +308,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     secretAt.set(s.value, i);
     const key: ConfigKey = { name: k.name, secret: s.value, scopes: k.scopes, source: "config" };
     if (k.tag !== undefined) key.tag = k.tag;
+    if (k.limits !== undefined) key.limits = keyLimits(k.limits);
     keys.push(key);
   });
 
@@ -454,7 +455,28 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     maxAttempts: s.max_attempts,
     precommitDeadlineMs: s.precommit_deadline_ms,
     traceRingSize: s.trace_ring_size,
+    alerts: { quotaThresholds: [...new Set(s.alerts.quota_thresholds)].sort((a, b) => a - b) },
+    pricing: new Map(
+      Object.entries(s.pricing).map(([model, p]) => [
+        model,
+        { input: p.input, output: p.output, ...(p.cache_read !== undefined ? { cacheRead: p.cache_read } : {}), ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}) },
+      ]),
+    ),
   };
+  if (s.alerts.webhook !== undefined) {
+    const hook = secret(s.alerts.webhook, ["settings", "alerts", "webhook"]);
+    if (hook) {
+      let ok = false;
+      try {
+        const u = new URL(hook.value);
+        ok = u.protocol === "http:" || u.protocol === "https:";
+      } catch {
+        ok = false;
+      }
+      if (ok) settings.alerts.webhook = hook.value;
+      else add(["settings", "alerts", "webhook"], "must be an http:// or https:// URL");
+    }
+  }
 
   if (issues.length > 0) throw new ConfigError(issues, ctx.path);
   return {
@@ -468,6 +490,17 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     warnings,
     source: { ...(ctx.path ? { path: ctx.path } : {}), loadedAt: ctx.loadedAt },
   };
+}
+
+/** `keys[].limits` as written (valibot output) → the runtime {@link KeyLimits}; only the fields given. */
+export function keyLimits(l: v.InferOutput<typeof KeyLimitsSchema>): KeyLimits {
+  const out: KeyLimits = {};
+  if (l.rpm !== undefined) out.rpm = l.rpm;
+  if (l.tpm !== undefined) out.tpm = l.tpm;
+  if (l.concurrency !== undefined) out.concurrency = l.concurrency;
+  if (l.budgets !== undefined) out.budgets = l.budgets.map((b) => (b.tokens !== undefined ? { window: b.window, tokens: b.tokens } : { window: b.window, usd: b.usd! }));
+  if (l.models !== undefined) out.models = l.models;
+  return out;
 }
 
 function modelInfo(m: ModelEntry): ModelInfo {

@@ -340,6 +340,63 @@ export const ComboSchema = strictObj(
 // keys, aliases, settings
 // ---------------------------------------------------------------------------------------------
 
+/** Budget windows (SPEC 9.6): fixed windows aligned to the key's first use in the window. */
+export const BUDGET_WINDOWS = ["5h", "1d", "7d", "30d"] as const;
+
+/** A non-negative finite number (USD amounts, prices). */
+const amount = (what: string) =>
+  v.pipe(
+    v.number((i) => `${what} must be a number; got ${shown(i.input)}`),
+    v.finite(`${what} must be a finite number`),
+    v.minValue(0, (i) => `${what} must be at least 0; got ${i.input}`),
+  );
+
+/** One budget: a window and exactly one of `tokens` (input + output tokens) or `usd` (SPEC 9.5 prices). */
+export const KeyBudgetSchema = v.pipe(
+  strictObj(
+    {
+      window: pick(BUDGET_WINDOWS, "window"),
+      tokens: v.optional(int("tokens", 1)),
+      usd: v.optional(v.pipe(amount("usd"), v.gtValue(0, (i) => `usd must be greater than 0; got ${i.input}`))),
+    },
+    "a budget",
+  ),
+  v.check((b) => (b.tokens === undefined) !== (b.usd === undefined), "a budget takes exactly one of tokens or usd"),
+);
+
+/**
+ * `keys[].limits` (SPEC 2.3, 9.6), also the admin API's `limits` body field. Each is optional:
+ * `rpm` requests per rolling minute, `tpm` input + output tokens per rolling minute, `concurrency`
+ * requests in flight, `budgets` per fixed window, `models` an allow-list of model names, aliases, combos
+ * or `provider/*` patterns.
+ */
+export const KeyLimitsSchema = strictObj(
+  {
+    rpm: v.optional(int("rpm", 1)),
+    tpm: v.optional(int("tpm", 1)),
+    concurrency: v.optional(int("concurrency", 1)),
+    budgets: v.optional(
+      v.pipe(
+        v.array(KeyBudgetSchema, (i) => `budgets must be a list; got ${describeKind(i.input)}`),
+        v.check((bs) => new Set(bs.map((b) => `${b.window}:${b.tokens === undefined ? "usd" : "tokens"}`)).size === bs.length, "two budgets of the same window and unit"),
+      ),
+    ),
+    models: v.optional(
+      v.pipe(
+        v.array(
+          v.pipe(
+            text("each entry of models"),
+            v.check((m) => !m.includes("*") || /^[^/*\s]+\/\*$/.test(m), (i) => `models entry ${shown(i.input)}: the only pattern is provider/*`),
+          ),
+          (i) => `models must be a list; got ${describeKind(i.input)}`,
+        ),
+        v.minLength(1, "models must name at least one model (omit it to allow every model)"),
+      ),
+    ),
+  },
+  "limits",
+);
+
 /** One `keys:` entry: a client key declared in the file (SPEC 2.3, G-2). */
 export const KeySchema = strictObj(
   {
@@ -349,8 +406,21 @@ export const KeySchema = strictObj(
     scopes: v.optional(stringList("scopes"), []),
     /** Routing predicates see it as fact `key_tag`. */
     tag: v.optional(text("tag")),
+    /** SPEC 9.6: rates, concurrency, budgets and a model allow-list. */
+    limits: v.optional(KeyLimitsSchema),
   },
   "a key",
+);
+
+/** One `settings.pricing` entry: USD per million tokens (SPEC 9.5). */
+export const PriceSchema = strictObj(
+  {
+    input: amount("input"),
+    output: amount("output"),
+    cache_read: v.optional(amount("cache_read")),
+    cache_write: v.optional(amount("cache_write")),
+  },
+  "a price",
 );
 
 /** `aliases:` name → `provider/model`, combo or alias. Names are checked by the loader. */
@@ -388,6 +458,35 @@ export const SettingsSchema = strictObj(
     precommit_deadline_ms: v.optional(int("precommit_deadline_ms", 1), 60_000),
     /** Route traces kept (SPEC O-2). */
     trace_ring_size: v.optional(int("trace_ring_size", 1), 10_000),
+    /** SPEC 9.7: webhook (secret-capable URL) and the shares of a window or budget that raise `quota_threshold`. */
+    alerts: section(
+      strictObj(
+        {
+          webhook: v.optional(secret("webhook")),
+          quota_thresholds: v.optional(
+            v.array(
+              v.pipe(
+                v.number((i) => `each quota threshold must be a number; got ${shown(i.input)}`),
+                v.gtValue(0, (i) => `a quota threshold is a share in (0, 1]; got ${i.input}`),
+                v.maxValue(1, (i) => `a quota threshold is a share in (0, 1]; got ${i.input}`),
+              ),
+              (i) => `quota_thresholds must be a list; got ${describeKind(i.input)}`,
+            ),
+            [0.8, 0.95],
+          ),
+        },
+        "alerts",
+      ),
+      {},
+    ),
+    /** SPEC 9.5: price overrides by `provider/model` (or a bare model id), USD per million tokens. */
+    pricing: section(
+      v.pipe(
+        v.custom<Record<string, unknown>>(isMapping, (i) => `pricing must be a mapping of provider/model → prices; got ${describeKind(i.input)}`),
+        v.record(text("model"), PriceSchema),
+      ),
+      {},
+    ),
   },
   "the settings section",
 );

@@ -2,7 +2,7 @@
  * The runtime configuration the loader produces (camelCase, defaults applied, secrets resolved,
  * cross-references checked). Providers and accounts use the pipeline's own types (pipeline/ports.ts).
  */
-import type { Account, ProviderInfo } from "../../pipeline/ports.ts";
+import type { Account, KeyLimits, ProviderInfo } from "../../pipeline/ports.ts";
 import type { ConfigIssue } from "./errors.ts";
 import type { TargetWhen } from "./predicate.ts";
 
@@ -94,6 +94,8 @@ export interface ConfigKey {
   scopes: string[];
   /** Routing fact `key_tag`. */
   tag?: string;
+  /** SPEC 9.6 limits; absent = unlimited. */
+  limits?: KeyLimits;
   source: "config";
 }
 
@@ -113,6 +115,10 @@ export interface Settings {
   precommitDeadlineMs: number;
   /** SPEC O-2 route-trace ring size (entries). Default 10 000. */
   traceRingSize: number;
+  /** SPEC 9.7: the webhook URL (secret resolved) and the shares that raise `quota_threshold` (default 0.8, 0.95), ascending. */
+  alerts: { webhook?: string; quotaThresholds: number[] };
+  /** SPEC 9.5: price overrides by `provider/model` or bare model id, USD per million tokens. */
+  pricing: Map<string, { input: number; output: number; cacheRead?: number; cacheWrite?: number }>;
 }
 
 /** The loaded configuration. Immutable by convention: a reload builds a new one. */

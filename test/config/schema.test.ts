@@ -25,6 +25,8 @@ describe("defaults", () => {
       maxAttempts: 8,
       precommitDeadlineMs: 60_000,
       traceRingSize: 10_000,
+      alerts: { quotaThresholds: [0.8, 0.95] },
+      pricing: new Map(),
     });
     expect([...cfg.providers.keys()].sort()).toEqual(["anthropic", "cc", "cx", "gemini", "openai"]);
     expect(cfg.accounts).toEqual([]);
@@ -68,6 +70,8 @@ describe("defaults", () => {
       maxAttempts: 20,
       precommitDeadlineMs: 1000,
       traceRingSize: 50,
+      alerts: { quotaThresholds: [0.8, 0.95] },
+      pricing: new Map(),
     });
   });
 

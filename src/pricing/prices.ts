@@ -1,0 +1,113 @@
+/**
+ * Cost of a request in USD (SPEC 9.5): a maintained price table (`@pydantic/genai-prices`, bundled
+ * data, no network) with `settings.pricing` overrides, cache reads and writes at their own prices.
+ *
+ * Token semantics follow the hub (formats/hub.ts `Usage`): `inputTokens` excludes cache reads and
+ * writes; `outputTokens` includes reasoning tokens. Prices are USD per million tokens.
+ *
+ * Subscription accounts (claude-code, codex) are priced at the API price of the same model at its
+ * vendor (Anthropic, OpenAI): the "API-price equivalent" of what the subscription served.
+ */
+import { calcPrice } from "@pydantic/genai-prices";
+import type { ProviderKind } from "../../formats/codec.ts";
+import type { Usage } from "../../formats/hub.ts";
+
+/** One `settings.pricing` entry: USD per million tokens. Missing cache prices fall back (see {@link PriceBook}). */
+export interface PriceOverride {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
+/** A request's cost. `usd` is absent when the model has no price (`unpriced`). */
+export interface Cost {
+  /** USD, unrounded. Absent when unpriced. */
+  usd?: number;
+  /** Where the price came from: `override` (settings.pricing) or `price_table` (the package); absent when unpriced. */
+  source?: "override" | "price_table";
+  /** True when neither an override nor the price table knows the model: the cost is unknown, not zero. */
+  unpriced: boolean;
+}
+
+/**
+ * The price table's provider id for a provider kind: API kinds and their subscription counterparts map
+ * to the same vendor (claude-code → anthropic, codex → openai). The `*-compatible` kinds map to none:
+ * the model id alone is matched across the table's providers.
+ */
+export function priceVendor(kind: ProviderKind): string | undefined {
+  switch (kind) {
+    case "anthropic":
+    case "claude-code":
+      return "anthropic";
+    case "openai":
+    case "openai-responses":
+    case "codex":
+      return "openai";
+    case "gemini":
+      return "google";
+    default:
+      return undefined;
+  }
+}
+
+const PER_TOKEN = 1 / 1_000_000;
+
+/** Cost under an override: each token class at its own price. */
+export function overrideCost(price: PriceOverride, usage: Usage): number {
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  const cacheRead = usage.cacheReadTokens ?? 0;
+  const cacheWrite = usage.cacheWriteTokens ?? 0;
+  return (
+    (input * price.input + output * price.output + cacheRead * (price.cacheRead ?? price.input) + cacheWrite * (price.cacheWrite ?? price.input)) *
+    PER_TOKEN
+  );
+}
+
+/**
+ * Prices requests. Lookup order for a request served by `provider/model`:
+ * 1. `settings.pricing["provider/model"]`, then `settings.pricing["model"]` (an override; a missing
+ *    `cache_read` or `cache_write` price is the override's `input` price: a provider that does not
+ *    discount cached tokens bills them as input);
+ * 2. the price table, under the provider kind's vendor ({@link priceVendor}), else by model id alone;
+ * 3. otherwise unpriced.
+ * Lookups that find no price are remembered (the table is bundled and does not change at run time).
+ */
+export class PriceBook {
+  private readonly unknown = new Set<string>();
+
+  constructor(private readonly overrides: ReadonlyMap<string, PriceOverride> = new Map()) {}
+
+  /** The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws. */
+  cost(providerId: string, kind: ProviderKind, model: string, usage: Usage): Cost {
+    const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model);
+    if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
+    const vendor = priceVendor(kind);
+    const memo = `${vendor ?? ""}\u0000${model}`;
+    if (this.unknown.has(memo)) return { unpriced: true };
+    const cacheRead = usage.cacheReadTokens ?? 0;
+    const cacheWrite = usage.cacheWriteTokens ?? 0;
+    let result: ReturnType<typeof calcPrice> = null;
+    try {
+      result = calcPrice(
+        {
+          // The table counts cache reads and writes as part of the input (they are partitions of it).
+          input_tokens: (usage.inputTokens ?? 0) + cacheRead + cacheWrite,
+          output_tokens: usage.outputTokens ?? 0,
+          cache_read_tokens: cacheRead,
+          cache_write_tokens: cacheWrite,
+        },
+        model,
+        vendor ? { providerId: vendor } : undefined,
+      );
+    } catch {
+      result = null;
+    }
+    if (!result) {
+      this.unknown.add(memo);
+      return { unpriced: true };
+    }
+    return { usd: result.total_price, source: "price_table", unpriced: false };
+  }
+}
