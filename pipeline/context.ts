@@ -40,6 +40,8 @@ export interface RequestContext {
   remote: boolean;
   /** The client key, when one was presented and valid. */
   key?: ClientKey;
+  /** Set when the key's limit counters counted this request (SPEC 9.6): it must be settled once when it ends. */
+  limitsAdmitted?: boolean;
   /** The body bytes exactly as received. */
   rawBody: Uint8Array;
   /** The parsed JSON body (always an object past the guard). */

@@ -5,7 +5,8 @@
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { errorResponse, type RequestContext } from "./context.ts";
-import type { ClientKey, KeyLookup } from "./ports.ts";
+import { checkKeyLimits } from "./key-limits.ts";
+import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 
 /** Guard settings. */
@@ -132,12 +133,16 @@ export function stripClientModelSuffix(model: string): string {
 export interface GuardDeps {
   keys: KeyLookup;
   settings: () => GuardSettings;
+  /** Counters of client key limits (SPEC 9.6); without them only the models allow-list is checked. */
+  limits?: KeyLimitCounters;
+  /** Clock for the limit counters, ms since the epoch; default Date.now. */
+  now?: () => number;
 }
 
 /**
  * Runs the guard on a context whose transport fields are set. Fills `key`, `rawBody`, `body`,
- * `requestedModel`, `stream`, `includeUsage`; returns an error Response in the client's format instead
- * when the request may not proceed, or (with `ctx.probe` set) the local answer to a Claude Code
+ * `requestedModel`, `stream`, `includeUsage` (and `limitsAdmitted`, SPEC 9.6); returns an error Response
+ * in the client's format instead when the request may not proceed (a key's limit refuses it: 429/403), or (with `ctx.probe` set) the local answer to a Claude Code
  * housekeeping probe (SPEC G-5, see probes.ts).
  */
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
@@ -174,6 +179,9 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
       return probeResponse(ctx, probe);
     }
   }
+  // SPEC 9.6: the key's limits, last (a probe answered locally costs nothing and is not counted).
+  const refused = checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now());
+  if (refused) return refused;
   return ctx;
 }
 

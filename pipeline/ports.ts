@@ -128,6 +128,61 @@ export interface KeyLimits {
   models?: string[];
 }
 
+/** One budget's use in its current window (SPEC 9.6), for the admin API, `usage --by key` and alerts. */
+export interface BudgetUse {
+  budget: KeyBudget;
+  /** Tokens or USD used in the current window (0 when no window is open). */
+  used: number;
+  /** ms since the epoch when the window opened (the first use); absent when no window is open. */
+  startedAt?: number;
+  /** ms since the epoch when the window ends; absent when no window is open. */
+  resetsAt?: number;
+}
+
+/** Why the counters refused a request. `used`/`max` are in the limit's unit (requests, tokens, USD). */
+export interface LimitRefusal {
+  limit: "rpm" | "tpm" | "concurrency" | "budget";
+  /** ms from now until the request would be admitted (window reset, oldest request leaving the minute). */
+  retryAfterMs: number;
+  used: number;
+  max: number;
+  /** The budget refused, for `limit: "budget"`. */
+  budget?: KeyBudget;
+}
+
+/** What a settled request did to a budget: its use before and after (same window), for threshold alerts. */
+export interface BudgetChange {
+  budget: KeyBudget;
+  before: number;
+  after: number;
+  resetsAt: number;
+}
+
+/**
+ * Counters behind client key limits (SPEC 9.6): rpm and tpm per rolling minute, requests in flight,
+ * budgets per fixed window aligned to the first use. Every call is O(1) in the number of requests and
+ * never waits on a disk or network (SPEC D-1): implementations count in memory and persist lazily. The
+ * embedded one is src/limits/counters.ts; a shared store (D-2) implements this port to count across
+ * instances. Keys are identified by name.
+ */
+export interface KeyLimitCounters {
+  /**
+   * Checks rpm, tpm, concurrency and budgets of `key` at `now`; when all pass, counts the request (one
+   * rpm slot, one slot in flight, opens budget windows that are closed) and returns ok. Otherwise counts
+   * nothing and returns the refusal with the longest wait.
+   */
+  admit(key: string, limits: KeyLimits, now: number): { ok: true } | { ok: false; refusal: LimitRefusal };
+  /**
+   * An admitted request ended: frees its slot in flight; adds `tokens` (input + output, cache reads and
+   * writes included) to tpm and token budgets and `usd` to USD budgets. Returns each budget's change.
+   */
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number): BudgetChange[];
+  /** Each budget's use in its current window. */
+  budgetUse(key: string, limits: KeyLimits, now: number): BudgetUse[];
+  /** Requests of `key` in flight now. */
+  inFlight(key: string): number;
+}
+
 /** Resolves a presented client key (SPEC G-2). */
 export interface KeyLookup {
   /** The key's record when the secret is valid and not revoked, else undefined. */
@@ -157,6 +212,13 @@ export interface UsageRecord {
   usage: Usage;
   /** true when the provider gave no usage and the numbers are estimates (or zero). */
   estimated: boolean;
+  /**
+   * Cost in USD (SPEC 9.5): the price table or a `settings.pricing` override applied to `usage`; for a
+   * subscription account, the API-price equivalent. Absent when nothing was served or the model has no price.
+   */
+  costUsd?: number;
+  /** true when a model served tokens but has no price: the cost is unknown (not zero). */
+  unpriced?: boolean;
   outcome: Outcome;
   status: number;
   /** ms from arrival to the first byte written to the client */

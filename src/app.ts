@@ -35,6 +35,10 @@ import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
+import { MemoryKeyCounters } from "./limits/counters.ts";
+import { RequestAccounting } from "./limits/accounting.ts";
+import { Alerts } from "./alerts/alerts.ts";
+import { AlertWebhook } from "./alerts/webhook.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 
@@ -77,6 +81,10 @@ export interface App {
   metrics: GatewayMetrics;
   /** Live events (SPEC 9.4, 9.7): request finished, account state, alerts; served at GET /admin/api/events. */
   bus: EventBus;
+  /** SPEC 9.6 client key limit counters (budget use for the admin API). */
+  keyCounters: MemoryKeyCounters;
+  /** SPEC 9.7 alert webhook delivery (counts delivered and dropped alerts). */
+  webhook: AlertWebhook;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -186,6 +194,7 @@ function requestFinishedEvent(ctx: RequestContext, rec: UsageRecord, now: number
   if (rec.ttfbMs !== undefined) e.ttfbMs = rec.ttfbMs;
   if (rec.usage.inputTokens !== undefined) e.inputTokens = rec.usage.inputTokens;
   if (rec.usage.outputTokens !== undefined) e.outputTokens = rec.usage.outputTokens;
+  if (rec.costUsd !== undefined) e.costUsd = rec.costUsd;
   return e;
 }
 
@@ -294,6 +303,24 @@ export async function startApp(opts: AppOptions): Promise<App> {
     inflight: () => inflight.size,
   });
 
+  // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
+  const keyCounters = new MemoryKeyCounters();
+  // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
+  const alerts = new Alerts(bus, {
+    thresholds: () => cfg.settings.alerts.quotaThresholds,
+    quotaWindows: function* () {
+      const now = clock.now();
+      for (const a of registry.list()) yield* registry.quota.windows(a.id, now);
+    },
+    now: () => clock.now(),
+  });
+  const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log });
+  const accounting = new RequestAccounting({
+    pricing: () => cfg.settings.pricing,
+    counters: keyCounters,
+    onBudgetChange: (key, changes, now) => alerts.budgetChanged(key, changes, now),
+  });
+
   const finish = (ctx: RequestContext, f: Finished) => {
     if (!inflight.delete(ctx.requestId)) return;
     const now = clock.now();
@@ -317,6 +344,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       attempts: f.attempts,
       fallback: f.fallback,
     };
+    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now);
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (ctx.endpoint !== "count_tokens") store.record(rec);
     metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
@@ -346,6 +374,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
         ttfbMs: rec.ttfbMs,
         totalMs: rec.totalMs,
         usage: rec.usage,
+        costUsd: rec.costUsd,
         // SPEC S-1 savings and R-1 redaction counts (never values); not in the usage table yet.
         tokenSaver: ctx.trace.tokenSaver,
         redactions: ctx.trace.redactions,
@@ -357,6 +386,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const gateway = createGateway({
     clock,
     keys: store,
+    limits: keyCounters,
+    now: () => clock.now(),
     settings: () => ({
       requireApiKey: cfg.server.requireApiKey,
       maxBodyBytes: cfg.server.maxBodyBytes,
@@ -514,17 +545,21 @@ export async function startApp(opts: AppOptions): Promise<App> {
     inflight: () => inflight.size,
     metrics,
     bus,
+    keyCounters,
+    webhook,
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
       registry.close();
+      alerts.close();
       watcher?.();
       void server.stop(false);
       const deadline = Date.now() + graceMs;
       // A finished request may still be writing its last bytes: wait for Bun's pending count too.
       while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline) await Bun.sleep(50);
       await server.stop(true);
+      await webhook.close();
       await store.flush();
       await store.close();
       stdoutLog?.flush();

@@ -1,0 +1,115 @@
+/**
+ * Client key limits (SPEC 9.6), checked by the guard before routing: the model allow-list (403) and,
+ * through the {@link KeyLimitCounters} port, rates, concurrency and budgets (429 with Retry-After).
+ * Refusals are in the client's own format and name the limit and when it resets (SPEC 2.4).
+ *
+ * A request admitted here holds a concurrency slot until `settle` is called for it, once, when it
+ * ends (src/app.ts `finish`), with the tokens and cost it used.
+ */
+import { hubError, type HubError } from "../formats/hub.ts";
+import { errorResponse, type RequestContext } from "./context.ts";
+import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
+
+/** Length of each budget window, ms. */
+export const BUDGET_WINDOW_MS: Record<BudgetWindow, number> = {
+  "5h": 5 * 3_600_000,
+  "1d": 86_400_000,
+  "7d": 7 * 86_400_000,
+  "30d": 30 * 86_400_000,
+};
+
+/**
+ * Whether `model` (the name the client asked for, after G-5's suffix strip) is in the allow-list:
+ * an exact model name, alias or combo name, or a `provider/*` pattern matching `provider/anything`.
+ * No allow-list allows every model.
+ */
+export function modelAllowed(limits: KeyLimits | undefined, model: string): boolean {
+  const list = limits?.models;
+  if (!list) return true;
+  for (const entry of list) {
+    if (entry === model) return true;
+    if (entry.endsWith("/*") && model.startsWith(entry.slice(0, -1)) && model.length > entry.length - 1) return true;
+  }
+  return false;
+}
+
+/** Whether any counted limit (everything but the allow-list) is set. */
+export function hasCountedLimits(limits: KeyLimits | undefined): limits is KeyLimits {
+  return !!limits && (limits.rpm !== undefined || limits.tpm !== undefined || limits.concurrency !== undefined || (limits.budgets?.length ?? 0) > 0);
+}
+
+/** `1,234,567` for token counts, `$25.00` for USD. */
+export function formatBudgetAmount(budget: KeyBudget, value: number): string {
+  return budget.usd !== undefined ? `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}` : `${Math.round(value).toLocaleString("en-US")} tokens`;
+}
+
+/** "in 2h 5m" / "in 40 s", for messages. */
+export function formatWait(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 120) return `${s} s`;
+  const m = Math.ceil(s / 60);
+  if (m < 120) return `${m} min`;
+  const h = Math.floor(m / 60);
+  const d = Math.floor(h / 24);
+  return d >= 2 ? `${d}d ${h % 24}h` : `${h}h ${m % 60}m`;
+}
+
+/**
+ * The error for a refused request (SPEC 2.4): the model allow-list → 403 `permission`; everything
+ * else → 429 `rate_limit` with `retryAfterSeconds`. The message names the key, the limit and when it
+ * resets (an ISO-8601 UTC time).
+ */
+export function refusalError(keyName: string, refusal: LimitRefusal, now: number): HubError {
+  const resetAt = new Date(now + refusal.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const wait = `${formatWait(refusal.retryAfterMs)} (at ${resetAt})`;
+  let message: string;
+  switch (refusal.limit) {
+    case "rpm":
+      message = `Client key "${keyName}" is over its limit of ${refusal.max} requests per minute (rpm); retry in ${wait}.`;
+      break;
+    case "tpm":
+      message = `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
+      break;
+    case "concurrency":
+      message = `Client key "${keyName}" already has ${refusal.used} requests in flight, its concurrency limit of ${refusal.max}; retry when one finishes (in about ${wait}).`;
+      break;
+    case "budget": {
+      const b = refusal.budget!;
+      message = `Client key "${keyName}" has used its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); the window resets in ${wait}.`;
+      break;
+    }
+  }
+  return hubError("rate_limit", message, {
+    code: refusal.limit === "budget" ? "key_budget_exceeded" : "key_rate_limit_exceeded",
+    retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryAfterMs / 1000)),
+  });
+}
+
+/**
+ * The guard's limit check (SPEC 9.6) for a request that presented a key: the allow-list, then the
+ * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
+ * Returns the refusal Response, or undefined when the request may go on.
+ */
+export function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number): Response | undefined {
+  const key = ctx.key;
+  const limits = key?.limits;
+  if (!key || !limits) return undefined;
+  if (!modelAllowed(limits, ctx.requestedModel)) {
+    const err = hubError(
+      "permission",
+      `Client key "${key.name}" may not use the model "${ctx.requestedModel}"; its models limit allows: ${limits.models!.join(", ")}.`,
+      { code: "model_not_allowed", param: "model" },
+    );
+    ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list (9.6)` });
+    return errorResponse(ctx.clientFormat, err, ctx.headers);
+  }
+  if (!counters || !hasCountedLimits(limits)) return undefined;
+  const verdict = counters.admit(key.name, limits, now);
+  if (verdict.ok) {
+    ctx.limitsAdmitted = true;
+    return undefined;
+  }
+  const err = refusalError(key.name, verdict.refusal, now);
+  ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit (9.6)` });
+  return errorResponse(ctx.clientFormat, err, ctx.headers);
+}

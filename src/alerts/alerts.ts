@@ -1,0 +1,151 @@
+/**
+ * Alerts (SPEC 9.7): turns what the gateway sees into `alert` events on the bus, which the webhook
+ * (webhook.ts) and `GET /admin/api/events` carry on.
+ *
+ * | event | raised when | subject |
+ * |---|---|---|
+ * | `quota_threshold` | a key's budget use, or an account's quota window use, crosses one of `settings.alerts.quota_thresholds` (shares, e.g. 0.8) | `key:NAME` / `account:ID` |
+ * | `account_quarantined` | an `account_state` event with change `quarantine` | `account:ID` |
+ * | `account_locked` | an `account_state` event with change `lock` | `account:ID` |
+ * | `circuit_open` / `circuit_closed` | an `account_state` event with that change (once per provider, though the registry reports it per account) | `provider:ID` |
+ *
+ * Each crossing is raised once: a budget's threshold once per budget window, a quota window's once per
+ * reset period. Account quota windows are compared on a timer (default every 5 s) against what was
+ * last seen; windows already past a threshold when first seen after a restart raise nothing (they were
+ * raised before). Nothing here runs on the request path except {@link Alerts.budgetChanged}, which is
+ * a few comparisons.
+ */
+import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
+import type { BudgetChange } from "../../pipeline/ports.ts";
+import type { QuotaWindow } from "../store/types.ts";
+import { remainingFraction } from "../accounts/quota.ts";
+
+/** Options of {@link Alerts}. */
+export interface AlertsOptions {
+  /** `settings.alerts.quota_thresholds` in force, ascending shares in (0, 1]. */
+  thresholds: () => readonly number[];
+  /** Every live account quota window (for the periodic comparison); omit to watch none. */
+  quotaWindows?: () => Iterable<QuotaWindow>;
+  /** ms since the epoch. */
+  now: () => number;
+  /** Period of the quota window comparison, ms. Default 5 000. */
+  quotaScanMs?: number;
+}
+
+const CHANGE_EVENTS: Record<string, string> = {
+  quarantine: "account_quarantined",
+  lock: "account_locked",
+  circuit_open: "circuit_open",
+  circuit_closed: "circuit_closed",
+};
+
+/** Raises alerts on the bus; see the module comment. */
+export class Alerts {
+  private readonly unsubscribe: () => void;
+  private readonly timer?: ReturnType<typeof setInterval>;
+  /** Last used share per quota window (`account|window|model`) and the reset it belonged to. */
+  private readonly seen = new Map<string, { share: number; resetAt?: number }>();
+  /** Open (true) / closed (false) per provider, to report a circuit change once per provider. */
+  private readonly circuits = new Map<string, boolean>();
+  private readonly startedAt: number;
+
+  constructor(
+    private readonly bus: EventBus,
+    private readonly opts: AlertsOptions,
+  ) {
+    this.startedAt = opts.now();
+    this.unsubscribe = bus.subscribe((e) => {
+      if (e.type === "account_state") this.accountState(e);
+    });
+    if (opts.quotaWindows) {
+      this.timer = setInterval(() => this.scanQuotas(), opts.quotaScanMs ?? 5000);
+      this.timer.unref?.();
+    }
+  }
+
+  private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now()): void {
+    const alert: AlertEvent = { type: "alert", event, at, subject, detail };
+    this.bus.publish(alert);
+  }
+
+  private accountState(e: AccountStateEvent): void {
+    const event = CHANGE_EVENTS[e.change];
+    if (!event) return;
+    const detail: Record<string, unknown> = {};
+    if (e.reason !== undefined) detail.reason = e.reason;
+    if (e.until !== undefined) detail.until = new Date(e.until).toISOString();
+    if (event === "circuit_open" || event === "circuit_closed") {
+      const provider = (e as AccountStateEvent & { provider?: string }).provider ?? e.account;
+      const open = event === "circuit_open";
+      if (this.circuits.get(provider) === open) return;
+      this.circuits.set(provider, open);
+      this.raise(event, `provider:${provider}`, detail, e.at);
+      return;
+    }
+    if (e.model !== undefined) detail.model = e.model;
+    this.raise(event, `account:${e.account}`, detail, e.at);
+  }
+
+  /** The thresholds crossed going from share `before` to `after` (before < t ≤ after). */
+  private crossed(before: number, after: number): number[] {
+    return this.opts.thresholds().filter((t) => before < t && t <= after);
+  }
+
+  /**
+   * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
+   * share crossed. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`, `threshold`, `resets_at`.
+   */
+  budgetChanged(keyName: string, changes: readonly BudgetChange[], now: number): void {
+    for (const c of changes) {
+      const limit = c.budget.usd ?? c.budget.tokens!;
+      for (const t of this.crossed(c.before / limit, c.after / limit)) {
+        this.raise(
+          "quota_threshold",
+          `key:${keyName}`,
+          {
+            kind: "key_budget",
+            window: c.budget.window,
+            unit: c.budget.usd !== undefined ? "usd" : "tokens",
+            limit,
+            used: c.after,
+            threshold: t,
+            resets_at: new Date(c.resetsAt).toISOString(),
+          },
+          now,
+        );
+      }
+    }
+  }
+
+  /**
+   * Compares every account quota window with what was last seen and raises `quota_threshold` for each
+   * share crossed. Detail: `window`, `model`, `used_share`, `threshold`, `resets_at` (when known).
+   */
+  scanQuotas(): void {
+    const windows = this.opts.quotaWindows?.();
+    if (!windows) return;
+    for (const w of windows) {
+      const f = remainingFraction(w);
+      if (f === undefined) continue;
+      const share = 1 - f;
+      const id = `${w.accountId}|${w.window}|${w.model}`;
+      const last = this.seen.get(id);
+      let before: number;
+      if (last && last.resetAt === w.resetAt) before = last.share;
+      else if (!last && (w.updatedAt ?? 0) < this.startedAt) before = share; // stored before this start: raised back then
+      else before = 0; // a new window, or a new period of it
+      this.seen.set(id, { share, resetAt: w.resetAt });
+      for (const t of this.crossed(before, share)) {
+        const detail: Record<string, unknown> = { kind: "account_quota", window: w.window, model: w.model, used_share: Math.round(share * 1000) / 1000, threshold: t };
+        if (w.resetAt !== undefined) detail.resets_at = new Date(w.resetAt).toISOString();
+        this.raise("quota_threshold", `account:${w.accountId}`, detail);
+      }
+    }
+  }
+
+  /** Stops listening. */
+  close(): void {
+    this.unsubscribe();
+    if (this.timer) clearInterval(this.timer);
+  }
+}

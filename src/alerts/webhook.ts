@@ -1,0 +1,126 @@
+/**
+ * The alert webhook (SPEC 9.7): every `alert` event on the bus is POSTed as JSON
+ * `{event, at, subject, detail}` (`at` an ISO-8601 UTC time) to `settings.alerts.webhook`, off the
+ * request path.
+ *
+ * Alerts wait in a bounded queue (default 256; when it is full the newest alert is dropped and counted)
+ * and one Effect fiber delivers them in order. A delivery that fails (connection error, timeout of
+ * 10 s, a 5xx, 408 or 429) is retried with exponential backoff (0.5 s doubling, 5 tries in all); a
+ * 4xx other than 408/429 is not retried. Publishing an alert is a queue offer: a dead or slow webhook
+ * never blocks or slows a request.
+ */
+import { Duration, Effect, Fiber, Queue, Schedule } from "effect";
+import type { AlertEvent, EventBus } from "../events/bus.ts";
+import { scrubValue } from "../../pipeline/scrub.ts";
+
+/** The JSON body POSTed per alert. */
+export interface WebhookPayload {
+  event: string;
+  /** ISO-8601 UTC time of the alert. */
+  at: string;
+  subject: string;
+  detail: Record<string, unknown>;
+}
+
+/** Options of {@link AlertWebhook}. */
+export interface WebhookOptions {
+  /** The webhook URL in force (re-read per delivery: a config reload takes effect); undefined = off. */
+  url: () => string | undefined;
+  /** Every secret the instance holds; scrubbed from payloads (none should be there). */
+  secrets?: () => Iterable<string>;
+  fetchImpl?: typeof fetch;
+  /** Queue bound. Default 256. */
+  capacity?: number;
+  /** First retry delay, ms. Default 500. */
+  baseDelayMs?: number;
+  /** Tries per alert, the first included. Default 5. */
+  attempts?: number;
+  /** Time allowed per POST, ms. Default 10 000. */
+  timeoutMs?: number;
+  log?: (line: string) => void;
+}
+
+class DeliveryError {
+  readonly _tag = "DeliveryError";
+  constructor(
+    readonly message: string,
+    readonly retryable: boolean,
+  ) {}
+}
+
+/** The payload of an alert event, scrubbed of every known secret. */
+export function webhookPayload(e: AlertEvent, secrets: Iterable<string> = []): WebhookPayload {
+  return scrubValue({ event: e.event, at: new Date(e.at).toISOString(), subject: e.subject, detail: e.detail }, secrets);
+}
+
+/** Delivers alerts from the bus to the webhook; see the module comment. */
+export class AlertWebhook {
+  /** Alerts dropped because the queue was full, or after every try failed. */
+  dropped = 0;
+  /** Alerts delivered (a 2xx answer). */
+  delivered = 0;
+  private readonly queue: Queue.Queue<WebhookPayload>;
+  private readonly fiber: Fiber.RuntimeFiber<never, never>;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    bus: EventBus,
+    private readonly opts: WebhookOptions,
+  ) {
+    const f = opts.fetchImpl ?? fetch;
+    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const log = opts.log ?? ((l: string) => console.error(l));
+    this.queue = Effect.runSync(Queue.dropping<WebhookPayload>(opts.capacity ?? 256));
+    const post = (url: string, p: WebhookPayload) =>
+      Effect.tryPromise({
+        try: (signal) =>
+          f(url, {
+            method: "POST",
+            headers: { "content-type": "application/json", "user-agent": "switchyard-alerts" },
+            body: JSON.stringify(p),
+            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
+          }),
+        catch: (e) => new DeliveryError(e instanceof Error ? e.message : String(e), true),
+      }).pipe(
+        Effect.flatMap((res) => {
+          void res.body?.cancel().catch(() => {});
+          if (res.ok) return Effect.void;
+          const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
+          return Effect.fail(new DeliveryError(`HTTP ${res.status}`, retryable));
+        }),
+      );
+    const schedule = Schedule.exponential(Duration.millis(opts.baseDelayMs ?? 500)).pipe(Schedule.intersect(Schedule.recurs((opts.attempts ?? 5) - 1)));
+    const deliver = (p: WebhookPayload) => {
+      const url = opts.url();
+      if (!url) return Effect.void;
+      return post(url, p).pipe(
+        Effect.retry({ schedule, while: (e) => e.retryable }),
+        Effect.tap(() => Effect.sync(() => this.delivered++)),
+        Effect.catchAll((e) =>
+          Effect.sync(() => {
+            this.dropped++;
+            log(JSON.stringify({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message }));
+          }),
+        ),
+      );
+    };
+    this.fiber = Effect.runFork(Effect.forever(Effect.flatMap(Queue.take(this.queue), deliver)));
+    this.unsubscribe = bus.subscribe((e) => {
+      if (e.type !== "alert" || !opts.url()) return;
+      const accepted = Effect.runSync(Queue.offer(this.queue, webhookPayload(e, opts.secrets?.() ?? [])));
+      if (!accepted) this.dropped++;
+    });
+  }
+
+  /** Alerts waiting for delivery. */
+  pending(): number {
+    return Math.max(0, Effect.runSync(Queue.size(this.queue)));
+  }
+
+  /** Stops listening and delivering (alerts still queued are dropped). */
+  async close(): Promise<void> {
+    this.unsubscribe();
+    await Effect.runPromise(Fiber.interrupt(this.fiber));
+    await Effect.runPromise(Queue.shutdown(this.queue));
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * What a finished request costs and spends (SPEC 9.5, 9.6): prices its usage row and settles the
+ * client key's limit counters with the tokens and USD it used. Called once per request from the app's
+ * `finish`, after the reply ended; O(1), no I/O.
+ */
+import type { ProviderKind } from "../../formats/codec.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
+import { PriceBook, type PriceOverride } from "../pricing/prices.ts";
+import type { MemoryKeyCounters } from "./counters.ts";
+
+/** The provider and model that served a request. */
+export interface ServedBy {
+  provider: { id: string; kind: ProviderKind };
+  model: string;
+}
+
+/** Dependencies of {@link RequestAccounting}. */
+export interface AccountingDeps {
+  /** `settings.pricing` of the configuration in force (a new map after a reload). */
+  pricing: () => ReadonlyMap<string, PriceOverride>;
+  counters: MemoryKeyCounters;
+  /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7). */
+  onBudgetChange?: (keyName: string, changes: BudgetChange[], now: number) => void;
+}
+
+/** Tokens a request counts against `tpm` and token budgets: all input (cache reads and writes included) plus output. */
+export function countedTokens(usage: UsageRecord["usage"]): number {
+  return (usage.inputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + (usage.outputTokens ?? 0);
+}
+
+/** Prices requests and settles key limits; see the module comment. */
+export class RequestAccounting {
+  private book?: PriceBook;
+  private bookFor?: ReadonlyMap<string, PriceOverride>;
+
+  constructor(private readonly deps: AccountingDeps) {}
+
+  /** The price book of the pricing in force (rebuilt when a reload replaced it). */
+  prices(): PriceBook {
+    const pricing = this.deps.pricing();
+    if (!this.book || this.bookFor !== pricing) {
+      this.book = new PriceBook(pricing);
+      this.bookFor = pricing;
+    }
+    return this.book;
+  }
+
+  /**
+   * Sets `rec.costUsd` / `rec.unpriced` from `rec.usage` and what served the request (nothing served:
+   * no cost), then settles the key's counters when the guard admitted the request under its limits.
+   */
+  finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number): void {
+    const tokens = countedTokens(rec.usage);
+    if (served && tokens > 0) {
+      const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage);
+      if (cost.usd !== undefined) rec.costUsd = cost.usd;
+      if (cost.unpriced) rec.unpriced = true;
+    }
+    if (ctx.limitsAdmitted && ctx.key?.limits) {
+      ctx.limitsAdmitted = false;
+      const changes = this.deps.counters.settle(ctx.key.name, ctx.key.limits, { tokens, usd: rec.costUsd ?? 0 }, now);
+      if (changes.length > 0) this.deps.onBudgetChange?.(ctx.key.name, changes, now);
+    }
+  }
+}

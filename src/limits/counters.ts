@@ -1,0 +1,228 @@
+/**
+ * The embedded {@link KeyLimitCounters} (SPEC 9.6): per client key, in memory, O(1) per request.
+ *
+ * - rpm: a ring of the last `rpm` admission times; a request is admitted when the oldest of them is a
+ *   minute old (an exact rolling minute); Retry-After is when that oldest one leaves the minute.
+ * - tpm: 60 one-second buckets of settled tokens (a rolling minute at one-second resolution); a request
+ *   is refused while the last minute's tokens are at or over the limit; Retry-After is when enough
+ *   buckets have left the minute to bring it under.
+ * - concurrency: a count of admitted, unsettled requests; Retry-After 1 s (nobody knows when one ends).
+ * - budgets: one window per key and window size (`5h`, `1d`, `7d`, `30d`), opened by the first request
+ *   admitted while none is open and closed a window length later (fixed windows aligned to the first
+ *   use); a request is refused while the window's tokens (or USD) are at or over the budget, until the
+ *   window ends.
+ *
+ * Budget windows survive a restart: changed windows are handed to the store by {@link
+ * MemoryKeyCounters.takeDirty} on a timer and at shutdown, and read back with {@link
+ * MemoryKeyCounters.load}. Rates and requests in flight are not persisted (a minute, and the requests
+ * of a stopped process are gone).
+ */
+import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
+import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
+
+/** One key's budget window as persisted: tokens and USD spent since `startedAt` (ms since the epoch). */
+export interface BudgetWindowRow {
+  keyName: string;
+  window: BudgetWindow;
+  startedAt: number;
+  tokens: number;
+  usd: number;
+}
+
+interface Window {
+  start: number;
+  tokens: number;
+  usd: number;
+}
+
+interface KeyState {
+  /** Admission times of the last `rpm` admitted requests; `ring[head]` is the oldest (0 = free). */
+  ring?: Float64Array;
+  head: number;
+  /** Second (epoch s) of each tpm bucket, and its tokens. */
+  tpmSec?: Float64Array;
+  tpmTok?: Float64Array;
+  inFlight: number;
+  windows: Map<BudgetWindow, Window>;
+}
+
+const MINUTE = 60_000;
+
+/** In-memory counters for client key limits; see the module comment. */
+export class MemoryKeyCounters implements KeyLimitCounters {
+  private readonly keys = new Map<string, KeyState>();
+  private readonly dirty = new Set<string>();
+
+  private state(key: string): KeyState {
+    let s = this.keys.get(key);
+    if (!s) {
+      s = { head: 0, inFlight: 0, windows: new Map() };
+      this.keys.set(key, s);
+    }
+    return s;
+  }
+
+  /** The ring sized for `rpm`, keeping the most recent admissions when the limit changed. */
+  private ring(s: KeyState, rpm: number): Float64Array {
+    const old = s.ring;
+    if (old && old.length === rpm) return old;
+    const next = new Float64Array(rpm);
+    if (old) {
+      // old[head] is the oldest; copy in age order, keeping the newest `rpm`.
+      const ordered: number[] = [];
+      for (let i = 0; i < old.length; i++) ordered.push(old[(s.head + i) % old.length]);
+      const keep = ordered.slice(Math.max(0, ordered.length - rpm));
+      next.set(keep, rpm - keep.length);
+    }
+    s.ring = next;
+    s.head = 0;
+    return next;
+  }
+
+  private tpmUsed(s: KeyState, now: number): number {
+    if (!s.tpmSec) return 0;
+    const sec = Math.floor(now / 1000);
+    let sum = 0;
+    for (let i = 0; i < 60; i++) if (s.tpmSec[i] > sec - 60) sum += s.tpmTok![i];
+    return sum;
+  }
+
+  /** ms until the last minute's tokens drop under `tpm`. */
+  private tpmWait(s: KeyState, now: number, tpm: number): number {
+    const sec = Math.floor(now / 1000);
+    const live: Array<[number, number]> = [];
+    for (let i = 0; i < 60; i++) if (s.tpmSec![i] > sec - 60) live.push([s.tpmSec![i], s.tpmTok![i]]);
+    live.sort((a, b) => a[0] - b[0]);
+    let sum = live.reduce((n, [, t]) => n + t, 0);
+    for (const [bucket, tokens] of live) {
+      sum -= tokens;
+      if (sum < tpm) return Math.max(1, (bucket + 60) * 1000 - now);
+    }
+    return 1000;
+  }
+
+  /** The open window of `w` at `now`, or undefined when it never opened or has ended. */
+  private open(s: KeyState, w: BudgetWindow, now: number): Window | undefined {
+    const win = s.windows.get(w);
+    return win && now < win.start + BUDGET_WINDOW_MS[w] ? win : undefined;
+  }
+
+  admit(key: string, limits: KeyLimits, now: number): { ok: true } | { ok: false; refusal: LimitRefusal } {
+    const s = this.state(key);
+    let refusal: LimitRefusal | undefined;
+    const refuse = (r: LimitRefusal) => {
+      if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
+    };
+    for (const b of limits.budgets ?? []) {
+      const win = this.open(s, b.window, now);
+      if (!win) continue;
+      const used = b.usd !== undefined ? win.usd : win.tokens;
+      const max = b.usd ?? b.tokens!;
+      if (used >= max) refuse({ limit: "budget", budget: b, used, max, retryAfterMs: win.start + BUDGET_WINDOW_MS[b.window] - now });
+    }
+    if (limits.rpm !== undefined) {
+      const ring = this.ring(s, limits.rpm);
+      const oldest = ring[s.head];
+      if (oldest !== 0 && oldest > now - MINUTE) refuse({ limit: "rpm", used: limits.rpm, max: limits.rpm, retryAfterMs: oldest + MINUTE - now });
+    }
+    if (limits.tpm !== undefined) {
+      const used = this.tpmUsed(s, now);
+      if (used >= limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: this.tpmWait(s, now, limits.tpm) });
+    }
+    if (limits.concurrency !== undefined && s.inFlight >= limits.concurrency) {
+      refuse({ limit: "concurrency", used: s.inFlight, max: limits.concurrency, retryAfterMs: 1000 });
+    }
+    if (refusal) return { ok: false, refusal };
+
+    if (limits.rpm !== undefined) {
+      s.ring![s.head] = now;
+      s.head = (s.head + 1) % s.ring!.length;
+    }
+    s.inFlight++;
+    for (const b of limits.budgets ?? []) {
+      if (!this.open(s, b.window, now)) {
+        s.windows.set(b.window, { start: now, tokens: 0, usd: 0 });
+        this.dirty.add(key);
+      }
+    }
+    return { ok: true };
+  }
+
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number): BudgetChange[] {
+    const s = this.state(key);
+    s.inFlight = Math.max(0, s.inFlight - 1);
+    const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
+    const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
+    if (tokens > 0) {
+      if (!s.tpmSec) {
+        s.tpmSec = new Float64Array(60);
+        s.tpmTok = new Float64Array(60);
+      }
+      const sec = Math.floor(now / 1000);
+      const i = sec % 60;
+      if (s.tpmSec[i] !== sec) {
+        s.tpmSec[i] = sec;
+        s.tpmTok![i] = 0;
+      }
+      s.tpmTok![i] += tokens;
+    }
+    const changes: BudgetChange[] = [];
+    const budgets = limits.budgets ?? [];
+    if (budgets.length === 0) return changes;
+    const before = new Map<BudgetWindow, Window>();
+    for (const b of budgets) {
+      if (before.has(b.window)) continue;
+      let win = this.open(s, b.window, now);
+      if (!win) {
+        // The window ended while the request ran: its use opens the next one.
+        win = { start: now, tokens: 0, usd: 0 };
+        s.windows.set(b.window, win);
+      }
+      before.set(b.window, { ...win });
+      win.tokens += tokens;
+      win.usd += usd;
+    }
+    if (tokens > 0 || usd > 0) this.dirty.add(key);
+    for (const b of budgets) {
+      const was = before.get(b.window)!;
+      const win = s.windows.get(b.window)!;
+      const unit = b.usd !== undefined ? "usd" : "tokens";
+      changes.push({ budget: b, before: was[unit], after: win[unit], resetsAt: win.start + BUDGET_WINDOW_MS[b.window] });
+    }
+    return changes;
+  }
+
+  budgetUse(key: string, limits: KeyLimits, now: number): BudgetUse[] {
+    const s = this.keys.get(key);
+    return (limits.budgets ?? []).map((b) => {
+      const win = s && this.open(s, b.window, now);
+      if (!win) return { budget: b, used: 0 };
+      return { budget: b, used: b.usd !== undefined ? win.usd : win.tokens, startedAt: win.start, resetsAt: win.start + BUDGET_WINDOW_MS[b.window] };
+    });
+  }
+
+  inFlight(key: string): number {
+    return this.keys.get(key)?.inFlight ?? 0;
+  }
+
+  /** Restores persisted budget windows (at start, before the first request). Ended windows are skipped. */
+  load(rows: readonly BudgetWindowRow[], now: number): void {
+    for (const r of rows) {
+      const ms = BUDGET_WINDOW_MS[r.window];
+      if (!ms || now >= r.startedAt + ms) continue;
+      this.state(r.keyName).windows.set(r.window, { start: r.startedAt, tokens: r.tokens, usd: r.usd });
+    }
+  }
+
+  /** The budget windows changed since the last call (for the store to persist), and forgets them. */
+  takeDirty(): BudgetWindowRow[] {
+    const out: BudgetWindowRow[] = [];
+    for (const key of this.dirty) {
+      const s = this.keys.get(key);
+      if (!s) continue;
+      for (const [window, w] of s.windows) out.push({ keyName: key, window, startedAt: w.start, tokens: w.tokens, usd: w.usd });
+    }
+    this.dirty.clear();
+    return out;
+  }
+}

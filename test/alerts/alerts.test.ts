@@ -1,0 +1,198 @@
+/**
+ * Alerts (SPEC 9.7) from the bus to a local webhook receiver: each event once, in the documented shape
+ * `{event, at, subject, detail}`, no secret; retries with backoff on failure; the account and circuit
+ * events from `account_state`; quota windows and key budgets crossing the configured shares.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { Alerts } from "../../src/alerts/alerts.ts";
+import { AlertWebhook, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
+import type { QuotaWindow } from "../../src/store/types.ts";
+
+interface Receiver {
+  url: string;
+  got: WebhookPayload[];
+  hits: number;
+  stop(): void;
+}
+
+/** A webhook receiver on 127.0.0.1:0 answering `statuses` in turn (then 200). */
+function receiver(statuses: number[] = []): Receiver {
+  const got: WebhookPayload[] = [];
+  let hits = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      hits++;
+      const status = statuses.shift() ?? 200;
+      const body = (await req.json()) as WebhookPayload;
+      if (status === 200) got.push(body);
+      return new Response(null, { status });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/hook`,
+    got,
+    get hits() {
+      return hits;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+async function until(cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await Bun.sleep(10);
+  }
+}
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+const T = Date.UTC(2026, 11, 1, 12, 0, 0);
+
+describe("the webhook", () => {
+  test("each alert arrives once as {event, at, subject, detail}; a secret in a reason is scrubbed", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const hook = new AlertWebhook(bus, { url: () => r.url, secrets: () => ["sk-upstream-secret-12345"] });
+    cleanups.push(() => hook.close());
+    const alert: AlertEvent = { type: "alert", event: "account_locked", at: T, subject: "account:glm-main", detail: { reason: "402 for key sk-upstream-secret-12345" } };
+    bus.publish(alert);
+    bus.publish({ ...alert, event: "circuit_open", subject: "provider:glm", detail: {} });
+    await until(() => r.got.length === 2);
+    await Bun.sleep(50);
+    expect(r.hits).toBe(2);
+    expect(r.got[0]).toEqual({ event: "account_locked", at: "2026-12-01T12:00:00.000Z", subject: "account:glm-main", detail: { reason: "402 for key [redacted]" } });
+    expect(Object.keys(r.got[1])).toEqual(["event", "at", "subject", "detail"]);
+    expect(JSON.stringify(r.got)).not.toContain("sk-upstream-secret-12345");
+    expect(hook.delivered).toBe(2);
+  });
+
+  test("a 503 is retried with backoff until it is accepted; a 400 is not retried", async () => {
+    const r = receiver([503, 503]);
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const hook = new AlertWebhook(bus, { url: () => r.url, baseDelayMs: 20, log: () => {} });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "circuit_closed", at: T, subject: "provider:glm", detail: {} });
+    await until(() => r.got.length === 1);
+    expect(r.hits).toBe(3);
+
+    const bad = receiver([400]);
+    cleanups.push(bad.stop);
+    const hook2 = new AlertWebhook(bus, { url: () => bad.url, baseDelayMs: 20, log: () => {} });
+    cleanups.push(() => hook2.close());
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:x", detail: {} });
+    await until(() => hook2.dropped === 1);
+    await Bun.sleep(100);
+    expect(bad.hits).toBe(1);
+  });
+
+  test("a dead webhook: tries stop after the configured number, the alert is dropped and logged", async () => {
+    const dead = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null) });
+    const url = `http://127.0.0.1:${dead.port}/hook`;
+    dead.stop(true);
+    const bus = new EventBus();
+    const logs: string[] = [];
+    const hook = new AlertWebhook(bus, { url: () => url, baseDelayMs: 5, attempts: 3, log: (l) => logs.push(l) });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "account_locked", at: T, subject: "account:a", detail: {} });
+    await until(() => hook.dropped === 1);
+    expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert webhook delivery failed; alert dropped", event: "account_locked", subject: "account:a" });
+  });
+
+  test("alerts raised while no webhook is configured are not sent later", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    let url: string | undefined;
+    const hook = new AlertWebhook(bus, { url: () => url });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "account_locked", at: T, subject: "account:a", detail: {} });
+    url = r.url; // a config reload sets it
+    bus.publish({ type: "alert", event: "account_locked", at: T, subject: "account:b", detail: {} });
+    await until(() => r.got.length === 1);
+    await Bun.sleep(50);
+    expect(r.got.map((p) => p.subject)).toEqual(["account:b"]);
+  });
+});
+
+describe("alert events", () => {
+  const collect = (bus: EventBus) => {
+    const out: AlertEvent[] = [];
+    bus.subscribe((e) => {
+      if (e.type === "alert") out.push(e);
+    });
+    return out;
+  };
+
+  test("account_state quarantine/lock become account alerts; a circuit change is raised once per provider", () => {
+    const bus = new EventBus();
+    const got = collect(bus);
+    const alerts = new Alerts(bus, { thresholds: () => [0.8], now: () => T });
+    cleanups.push(() => alerts.close());
+    bus.publish({ type: "account_state", at: T, account: "cc-1", change: "quarantine", reason: "refresh token rejected" });
+    bus.publish({ type: "account_state", at: T, account: "glm-main", change: "lock", reason: "402 payment required", until: T + 3_600_000 });
+    bus.publish({ type: "account_state", at: T, account: "glm-main", change: "cooldown_start", reason: "429" });
+    for (const account of ["glm-a", "glm-b"]) bus.publish({ type: "account_state", at: T, account, provider: "glm", change: "circuit_open" } as never);
+    for (const account of ["glm-a", "glm-b"]) bus.publish({ type: "account_state", at: T + 1, account, provider: "glm", change: "circuit_closed" } as never);
+    expect(got).toEqual([
+      { type: "alert", event: "account_quarantined", at: T, subject: "account:cc-1", detail: { reason: "refresh token rejected" } },
+      { type: "alert", event: "account_locked", at: T, subject: "account:glm-main", detail: { reason: "402 payment required", until: "2026-12-01T13:00:00.000Z" } },
+      { type: "alert", event: "circuit_open", at: T, subject: "provider:glm", detail: {} },
+      { type: "alert", event: "circuit_closed", at: T + 1, subject: "provider:glm", detail: {} },
+    ]);
+  });
+
+  test("key budgets: each configured share is raised once, when crossed", () => {
+    const bus = new EventBus();
+    const got = collect(bus);
+    const alerts = new Alerts(bus, { thresholds: () => [0.5, 0.8, 0.95], now: () => T });
+    cleanups.push(() => alerts.close());
+    const budget = { window: "1d" as const, usd: 10 };
+    alerts.budgetChanged("ci", [{ budget, before: 0, after: 4, resetsAt: T + 86_400_000 }], T);
+    alerts.budgetChanged("ci", [{ budget, before: 4, after: 8.5, resetsAt: T + 86_400_000 }], T);
+    alerts.budgetChanged("ci", [{ budget, before: 8.5, after: 9, resetsAt: T + 86_400_000 }], T);
+    expect(got.map((a) => [a.subject, a.detail.threshold, a.detail.used])).toEqual([
+      ["key:ci", 0.5, 8.5],
+      ["key:ci", 0.8, 8.5],
+    ]);
+    expect(got[0].detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 8.5, threshold: 0.5, resets_at: "2026-12-02T12:00:00.000Z" });
+  });
+
+  test("account quota windows: a crossing seen by the scan is raised once per reset period", () => {
+    const bus = new EventBus();
+    const got = collect(bus);
+    let windows: QuotaWindow[] = [];
+    let now = T;
+    const alerts = new Alerts(bus, { thresholds: () => [0.8, 0.95], quotaWindows: () => windows, now: () => now, quotaScanMs: 3_600_000 });
+    cleanups.push(() => alerts.close());
+    // stored before this start and already past 0.8: raised by the previous run, not again
+    windows = [{ accountId: "cc-1", window: "7d", model: "*", usedPercent: 85, resetAt: T + 1e9, updatedAt: T - 1000 }];
+    alerts.scanQuotas();
+    expect(got).toEqual([]);
+    now = T + 10;
+    windows = [
+      { accountId: "cc-1", window: "7d", model: "*", usedPercent: 96, resetAt: T + 1e9, updatedAt: T + 5 },
+      { accountId: "cx-1", window: "5h", model: "*", usedPercent: 81, resetAt: T + 1e7, updatedAt: T + 5 },
+    ];
+    alerts.scanQuotas();
+    alerts.scanQuotas();
+    expect(got.map((a) => [a.subject, a.detail.window, a.detail.threshold])).toEqual([
+      ["account:cc-1", "7d", 0.95],
+      ["account:cx-1", "5h", 0.8],
+    ]);
+    // the 5h window resets and fills again: raised again for the new period
+    windows = [{ accountId: "cx-1", window: "5h", model: "*", usedPercent: 90, resetAt: T + 2e7, updatedAt: T + 6 }];
+    alerts.scanQuotas();
+    expect(got.at(-1)!.detail).toEqual({ kind: "account_quota", window: "5h", model: "*", used_share: 0.9, threshold: 0.8, resets_at: new Date(T + 2e7).toISOString() });
+    expect(got.length).toBe(3);
+  });
+});
