@@ -356,7 +356,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
     store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]) : ctx.trace);
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
-    if (bus.active) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
+    if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
     log(
       JSON.stringify({
         level: f.outcome === "ok" ? "info" : "warn",

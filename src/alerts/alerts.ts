@@ -56,7 +56,7 @@ export class Alerts {
     this.startedAt = opts.now();
     this.unsubscribe = bus.subscribe((e) => {
       if (e.type === "account_state") this.accountState(e);
-    });
+    }, ["account_state"]);
     if (opts.quotaWindows) {
       this.timer = setInterval(() => this.scanQuotas(), opts.quotaScanMs ?? 5000);
       this.timer.unref?.();

@@ -109,7 +109,7 @@ export class AlertWebhook {
       if (e.type !== "alert" || !opts.url()) return;
       const accepted = Effect.runSync(Queue.offer(this.queue, webhookPayload(e, opts.secrets?.() ?? [])));
       if (!accepted) this.dropped++;
-    });
+    }, ["alert"]);
   }
 
   /** Alerts waiting for delivery. */

@@ -79,10 +79,21 @@ export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent
 /** A typed publish/subscribe bus, one per running instance. */
 export class EventBus {
   private listeners: Array<(event: GatewayEvent) => void> = [];
+  /** Subscribers per event type (a subscriber of every type counts for each). */
+  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0 };
 
-  /** Whether anybody listens (lets a publisher skip building an event). */
+  /** Whether anybody listens to anything (lets a publisher skip building an event). */
   get active(): boolean {
     return this.listeners.length > 0;
+  }
+
+  /**
+   * Whether anybody listens to events of `type`: the check before building one. The alert machinery
+   * (src/alerts) always listens to `account_state` and `alert`, never to `request_finished`, so the
+   * per-request event stays free while no event stream is open.
+   */
+  wants(type: GatewayEvent["type"]): boolean {
+    return this.counts[type] > 0;
   }
 
   /** Delivers `event` to every subscriber, synchronously, in subscription order. */
@@ -98,11 +109,22 @@ export class EventBus {
     }
   }
 
-  /** Adds a subscriber; returns the function that removes it. */
-  subscribe(listener: (event: GatewayEvent) => void): () => void {
-    this.listeners = [...this.listeners, listener];
+  /**
+   * Adds a subscriber, of every event type or only of `types` (it then receives only those); returns
+   * the function that removes it.
+   */
+  subscribe(listener: (event: GatewayEvent) => void, types?: readonly GatewayEvent["type"][]): () => void {
+    const only = types ? new Set(types) : undefined;
+    const fn = only ? (e: GatewayEvent) => (only.has(e.type) ? listener(e) : undefined) : listener;
+    const kinds = only ? [...only] : (Object.keys(this.counts) as GatewayEvent["type"][]);
+    for (const k of kinds) this.counts[k]++;
+    this.listeners = [...this.listeners, fn];
+    let removed = false;
     return () => {
-      this.listeners = this.listeners.filter((l) => l !== listener);
+      if (removed) return;
+      removed = true;
+      for (const k of kinds) this.counts[k]--;
+      this.listeners = this.listeners.filter((l) => l !== fn);
     };
   }
 }

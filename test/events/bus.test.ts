@@ -38,4 +38,21 @@ describe("EventBus", () => {
     expect(bus.active).toBe(false);
     bus.publish(alert("x"));
   });
+
+  test("a subscriber of some types gets only those, and wants() counts it only for them", () => {
+    const bus = new EventBus();
+    const seen: string[] = [];
+    const off = bus.subscribe((e) => seen.push(e.type), ["alert"]);
+    expect(bus.wants("alert")).toBe(true);
+    expect(bus.wants("request_finished")).toBe(false);
+    bus.publish({ type: "account_state", at: 1, account: "a", change: "lock" });
+    bus.publish(alert("x"));
+    expect(seen).toEqual(["alert"]);
+    const offAll = bus.subscribe(() => {});
+    expect(bus.wants("request_finished")).toBe(true);
+    offAll();
+    offAll();
+    off();
+    expect([bus.wants("alert"), bus.wants("request_finished"), bus.active]).toEqual([false, false, false]);
+  });
 });
