@@ -97,6 +97,11 @@ export const QUOTA_LOCK_REASON = "quota exhausted or account blocked";
 export const MAX_COOLDOWN_MS = 6 * 3600_000;
 /** Cooldown after transport/5xx failures once same-account retries are spent (SPEC 6.3): 30 s. */
 export const SHORT_COOLDOWN_MS = 30_000;
+/**
+ * The furthest a quota lock follows a named reset: 31 days (switchyard's bound, not the SPEC's: a
+ * monthly window resets within 31 days, so a reset named further ahead is more likely misread than real).
+ */
+export const MAX_QUOTA_LOCK_MS = 31 * 24 * 3600_000;
 /** The per-minute rate-limit rule (SPEC 6.3): 90 s. */
 export const PER_MINUTE_COOLDOWN_MS = 90_000;
 
@@ -161,7 +166,9 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
       }
     });
   }
-  if (f.error?.retryAfterSeconds !== undefined) candidates.push(f.now + f.error.retryAfterSeconds * 1000);
+  // A format's parsed wait repeats the headers (rounded up to whole seconds: `retry-after-ms: 2500` reads
+  // as 3 s there), so it counts only when the headers named none (Gemini's RetryInfo lives in the body).
+  if (f.error?.retryAfterSeconds !== undefined && candidates.length === 0) candidates.push(f.now + f.error.retryAfterSeconds * 1000);
   const text = f.bodyText ?? f.error?.message ?? "";
   const m = /try again in ([\d.]+)\s*(ms|s|seconds?|m|minutes?|h|hours?)\b/i.exec(text);
   if (m) {
@@ -213,7 +220,7 @@ export function classify(f: FailureFacts): Classification {
   if (kind === "quota_exhausted" || kind === "billing" || ((s === 429 || s === 403 || s === 400) && QUOTA_WORDS.test(text))) {
     return {
       row: "quota_exhausted",
-      account: { type: "lock", until: reset !== undefined ? Math.min(reset, f.now + MAX_COOLDOWN_MS * 4 * 31) : undefined, reason: QUOTA_LOCK_REASON },
+      account: { type: "lock", until: reset !== undefined ? Math.min(reset, f.now + MAX_QUOTA_LOCK_MS) : undefined, reason: QUOTA_LOCK_REASON },
       loop: "next_account",
       retryAfterSeconds,
     };

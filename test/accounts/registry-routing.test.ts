@@ -8,11 +8,13 @@ import { seededRng } from "../../pipeline/order.ts";
 import type { AccountCandidate, PickHints } from "../../pipeline/pick.ts";
 import type { ProviderInfo } from "../../pipeline/ports.ts";
 import { AccountRegistry, bindingKey, type RegistryOptions } from "../../src/accounts/registry.ts";
-import { BINDING_TTL_MS } from "../../src/accounts/bindings.ts";
 import { accountsStatus } from "../../src/accounts/status.ts";
 import { sha256Hex } from "../../src/store/secrets.ts";
 import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
+
+/** SPEC A-2: a binding lasts 15 minutes (a literal from the SPEC, not the code's constant). */
+const BINDING_TTL_MS = 15 * 60_000;
 
 const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
 

@@ -11,9 +11,11 @@ import { seededRng, TargetOrder } from "../../pipeline/order.ts";
 import type { RouteTrace } from "../../pipeline/ports.ts";
 import type { ComboSpec } from "../../pipeline/resolve.ts";
 import { AccountRegistry, type RegistryOptions } from "../../src/accounts/registry.ts";
-import { BINDING_TTL_MS } from "../../src/accounts/bindings.ts";
 import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
+
+/** SPEC A-2: a binding lasts 15 minutes (a literal from the SPEC, not the code's constant). */
+const BINDING_TTL_MS = 15 * 60_000;
 
 const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
 /** A scripted reply; `silent` answers 200 with SSE headers and then never sends a byte. */
