@@ -10,6 +10,7 @@ import type { SessionBook } from "./sessions.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
 import type { Store } from "../store/types.ts";
 import { StoreError } from "../store/types.ts";
+import { parseInput, readBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -35,10 +36,31 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
   return adminAccess(request, peer, deps).ok;
 }
 
-const KeyCreate = v.object({
-  name: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
-  scopes: v.optional(v.array(v.string())),
-  tag: v.optional(v.string()),
+/** The body of `POST /keys`. */
+export const KeyCreate = v.object({
+  name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty"), v.maxLength(128, "name is at most 128 characters")),
+  scopes: v.optional(v.array(v.string("each scope is a string"), "scopes must be a list of strings")),
+  tag: v.optional(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters"))),
+});
+
+/** Query of `GET /usage`. */
+export const UsageQuery = v.object({
+  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
+  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model)."))),
+});
+
+/** Query of `GET /calls`. */
+export const CallsQuery = v.object({
+  limit: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,7}$/, "limit must be a whole number from 1 to 1000"),
+      v.transform(Number),
+      v.minValue(1, "limit must be a whole number from 1 to 1000"),
+      v.maxValue(1000, "limit must be a whole number from 1 to 1000"),
+      v.description("How many recent calls, 1–1000 (default 50)."),
+    ),
+  ),
 });
 
 const SINCE = /^(\d+)(s|m|h|d)$/;
@@ -62,9 +84,11 @@ export function adminApi(deps: AdminDeps) {
     .get("/keys", async () => ({ keys: await deps.store.listKeys() }))
     .post(
       "/keys",
-      async ({ body, set }) => {
+      async ({ request, set }) => {
+        const input = await readBody(request, KeyCreate);
+        if (!input.ok) return input.response;
         try {
-          const created = await deps.store.createKey(body.name, body.scopes, body.tag);
+          const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag);
           set.status = 201;
           return created;
         } catch (e) {
@@ -72,35 +96,39 @@ export function adminApi(deps: AdminDeps) {
           throw e;
         }
       },
-      { body: KeyCreate },
+      { parse: "none" },
     )
     .delete("/keys/:name", async ({ params }) => {
+      // Elysia hands path parameters over percent-decoded.
+      const name = params.name;
       try {
-        const ok = await deps.store.revokeKey(decodeURIComponent(params.name));
-        if (!ok) return openaiError(404, `No active key named ${params.name}.`);
+        const ok = await deps.store.revokeKey(name);
+        if (!ok) return openaiError(404, `No active key named ${name}.`);
         // A dashboard signed in with this key is signed out with it.
-        deps.sessions?.endSubject(decodeURIComponent(params.name));
-        return { revoked: params.name };
+        deps.sessions?.endSubject(name);
+        return { revoked: name };
       } catch (e) {
         if (e instanceof StoreError) return openaiError(409, e.message);
         throw e;
       }
     })
     .get("/usage", async ({ query }) => {
-      const since = parseSince(String(query.since ?? "24h"));
-      if (since === undefined) return openaiError(400, "since must look like 30m, 24h or 7d");
-      const by = String(query.by ?? "model");
-      if (!["model", "account", "key", "provider"].includes(by)) return openaiError(400, "by must be model, account, key or provider");
-      const rows = await deps.store.usageSummary({ sinceMs: Date.now() - since, by: by as "model" });
-      return { since: String(query.since ?? "24h"), by, rows };
+      const q = parseInput(UsageQuery, query, "query");
+      if (!q.ok) return q.response;
+      const since = q.value.since ?? "24h";
+      const by = q.value.by ?? "model";
+      const rows = await deps.store.usageSummary({ sinceMs: Date.now() - parseSince(since)!, by });
+      return { since, by, rows };
     })
     .get("/calls", async ({ query }) => {
-      const limit = Math.min(1000, Math.max(1, Number(query.limit ?? 50) || 50));
-      return { calls: await deps.store.recentCalls(limit) };
+      const q = parseInput(CallsQuery, query, "query");
+      if (!q.ok) return q.response;
+      return { calls: await deps.store.recentCalls(q.value.limit ?? 50) };
     })
     .get("/route-traces/:id", async ({ params }) => {
-      const t = await deps.store.getTrace(params.id);
-      if (!t) return openaiError(404, `No route trace ${params.id}.`);
+      const id = params.id;
+      const t = await deps.store.getTrace(id);
+      if (!t) return openaiError(404, `No route trace ${id}.`);
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;

@@ -93,7 +93,8 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
       .post(
         "/accounts/:id/test",
         async ({ params, request }) => {
-          const id = decodeURIComponent(params.id);
+          // Elysia hands path parameters over percent-decoded (decoding again would fail on a "%").
+          const id = params.id;
           const account = deps.registry.list().find((a) => a.id === id);
           if (!account) return adminError(404, `No account ${id}.`, "id");
           const raw = await readJson(request);

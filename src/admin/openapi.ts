@@ -15,6 +15,7 @@ import type { AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
+import { CallsQuery, KeyCreate, UsageQuery } from "./admin-api.ts";
 import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
 import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
@@ -46,24 +47,13 @@ export const ErrorReply = v.object({
   }),
 });
 
-/** Query of `GET /usage`. */
-const UsageQuery = v.object({
-  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
-  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"]), v.description("Grouping (default model)."))),
-});
-
-/** Query of `GET /calls`. */
-const CallsQuery = v.object({
-  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/), v.description("How many recent calls, 1–1000 (default 50)."))),
-});
-
 /**
  * Summaries, handler-validated bodies and query parameters of the admin routes, keyed by
  * `METHOD /path` as Elysia names the route (prefix included, `:param` placeholders).
  */
 export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "GET /admin/api/keys": { summary: "List client API keys (names, scopes, tags, dates; never the secrets)." },
-  "POST /admin/api/keys": { summary: "Create a client API key; the answer carries the secret, shown this once." },
+  "POST /admin/api/keys": { summary: "Create a client API key; the answer carries the secret, shown this once.", body: KeyCreate },
   "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
   "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
   "GET /admin/api/calls": { summary: "Recent requests, newest first.", query: CallsQuery },

@@ -19,11 +19,49 @@ export function adminError(status: number, message: string, param: string | null
  * notation, e.g. `targets[0].model`) in `param` and at the start of `message`.
  */
 export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown, what = "body"): { ok: true; value: v.InferOutput<S> } | { ok: false; response: Response } {
+  // valibot's object schemas accept arrays (they are objects to JS): a body must be a JSON object.
+  if (what === "body" && input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
+    return { ok: false, response: adminError(400, `The request body must be a JSON object; got ${describeJson(input)}.`) };
+  }
   const r = v.safeParse(schema, input);
   if (r.success) return { ok: true, value: r.output };
   const issue = r.issues[0];
   const path = issuePath(issue);
+  if (!path && what === "body" && input === undefined) return { ok: false, response: adminError(400, "The request needs a JSON object body.") };
   return { ok: false, response: adminError(400, `${path ? `${path}: ` : `${what}: `}${issue.message}`, path || null) };
+}
+
+/** "an array", "null", "a number", … for messages about a JSON value. */
+function describeJson(x: unknown): string {
+  if (x === null) return "null";
+  if (x === undefined) return "no body";
+  if (Array.isArray(x)) return "an array";
+  return typeof x === "object" ? "an object" : `a ${typeof x}`;
+}
+
+/**
+ * Reads and validates a JSON request body in one step: the route's whole input handling is
+ *
+ * ```ts
+ * .post("/things", async ({ request }) => {
+ *   const input = await readBody(request, ThingCreate);
+ *   if (!input.ok) return input.response;   // 400 {error: {message, type, param}}
+ *   …input.value…
+ * }, { parse: "none" })
+ * ```
+ *
+ * `parse: "none"` keeps Elysia from reading the body first (its own parser answers malformed JSON
+ * with its own error). Malformed JSON is a 400; an empty body is validated as `emptyAs` (default
+ * undefined, which an object schema refuses: pass `{}` when every field is optional).
+ */
+export async function readBody<S extends v.GenericSchema>(
+  request: Request,
+  schema: S,
+  emptyAs?: unknown,
+): Promise<{ ok: true; value: v.InferOutput<S> } | { ok: false; response: Response }> {
+  const raw = await readJson(request);
+  if (!raw.ok) return raw;
+  return parseInput(schema, raw.value === undefined ? emptyAs : raw.value);
 }
 
 /** The path of a valibot issue as `a.b[0].c`; empty at the root. */
@@ -39,11 +77,16 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 
 /** Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON. */
 export async function readJson(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-  const text = await request.text();
+  let text: string;
+  try {
+    text = await request.text();
+  } catch {
+    return { ok: false, response: adminError(400, "The request body could not be read.") };
+  }
   if (text.trim() === "") return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false, response: adminError(400, "The body is not valid JSON.") };
+  } catch (e) {
+    return { ok: false, response: adminError(400, e instanceof RangeError ? "The body is nested too deeply." : "The body is not valid JSON.") };
   }
 }

@@ -31,6 +31,7 @@ import type { RoutingTable } from "../../pipeline/resolve.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
+import { readBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
 
 /** What the routing admin routes read. */
@@ -113,13 +114,13 @@ export function routingAdmin(deps: RoutingAdminDeps): (app: Elysia<"/admin/api">
   return (app) =>
     app
       .get("/accounts", () => accountsStatus(deps.registry, deps.strategy()))
-      .post("/dry-run", async ({ body }) => {
-        const parsed = v.safeParse(DryRunBody, body);
-        if (!parsed.success) {
-          const issue = parsed.issues[0];
-          const path = v.getDotPath(issue);
-          return err(400, `${path ? `${path}: ` : ""}${issue.message}`);
-        }
-        return dryRun(deps, parsed.output);
-      }) as never;
+      .post(
+        "/dry-run",
+        async ({ request }) => {
+          const input = await readBody(request, DryRunBody);
+          if (!input.ok) return input.response;
+          return dryRun(deps, input.value);
+        },
+        { parse: "none" },
+      ) as never;
 }

@@ -33,6 +33,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
+import { readBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -79,12 +80,6 @@ const err = (status: number, message: string) =>
     headers: { "content-type": "application/json" },
   });
 
-function firstIssue(issues: readonly v.BaseIssue<unknown>[]): string {
-  const i = issues[0];
-  const path = v.getDotPath(i);
-  return `${path ? `${path}: ` : ""}${i.message}`;
-}
-
 /** The subscription provider a request names (its id, or the first of a kind, built-in ids first). */
 export function subscriptionProvider(providers: Map<string, ConfiguredProvider>, name: string): ConfiguredProvider | undefined {
   const byId = providers.get(name);
@@ -111,10 +106,10 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         subs.sort((a, b) => (a.source === "builtin" ? -1 : 0) - (b.source === "builtin" ? -1 : 0));
         return { providers: subs.map((p) => ({ id: p.id, kind: p.kind, oauth: p.oauth })) };
       })
-      .post("/accounts", async ({ body, set }) => {
-        const parsed = v.safeParse(AccountCreate, body);
-        if (!parsed.success) return err(400, firstIssue(parsed.issues));
-        const input = parsed.output;
+      .post("/accounts", async ({ request, set }) => {
+        const parsed = await readBody(request, AccountCreate);
+        if (!parsed.ok) return parsed.response;
+        const input = parsed.value;
         const provider = subscriptionProvider(deps.providers(), input.provider);
         if (!provider) return err(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
         const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
@@ -157,13 +152,13 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         void deps.discovery.run({ accountId: id }).catch(() => {});
         set.status = existing ? 200 : 201;
         return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, expiresAt: credential.expiresAt ?? null };
-      })
-      .post("/discovery", async ({ body }) => {
-        const parsed = v.safeParse(DiscoveryRequest, body ?? {});
-        if (!parsed.success) return err(400, firstIssue(parsed.issues));
-        const results = await deps.discovery.run({ providerId: parsed.output.provider, accountId: parsed.output.account });
+      }, { parse: "none" })
+      .post("/discovery", async ({ request }) => {
+        const parsed = await readBody(request, DiscoveryRequest, {});
+        if (!parsed.ok) return parsed.response;
+        const results = await deps.discovery.run({ providerId: parsed.value.provider, accountId: parsed.value.account });
         return { results };
-      })
+      }, { parse: "none" })
       .get("/quota", () => {
         const now = deps.clock.now();
         return {

@@ -6,7 +6,9 @@
 import { Elysia } from "elysia";
 import type { Gateway } from "../../pipeline/gateway.ts";
 import type { Endpoint } from "../../pipeline/context.ts";
-import { browserGuard, type BrowserPolicy } from "./browser-guard.ts";
+import { hubError } from "../../formats/hub.ts";
+import { errorResponse } from "../../pipeline/context.ts";
+import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -109,7 +111,13 @@ export function createServer(deps: ServerDeps) {
     .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
       if (denied) return denied;
-      const id = decodeURIComponent(new URL(request.url).pathname.slice("/v1/models/".length));
+      const raw = new URL(request.url).pathname.slice("/v1/models/".length);
+      let id = raw;
+      try {
+        id = decodeURIComponent(raw);
+      } catch {
+        // A malformed escape (`%E0%A4%A`) names no model: answered as unknown below.
+      }
       const m = deps.model(id, request.headers.has("anthropic-version"));
       if (m === undefined) {
         return json(404, { error: { message: `The model \`${id}\` does not exist.`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
@@ -130,6 +138,17 @@ export function createServer(deps: ServerDeps) {
     .onError(({ code, request, error }) => {
       const path = new URL(request.url).pathname;
       if (code === "NOT_FOUND") return notFound(request.method, path);
+      // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
+      // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
+      if (code === "PARSE") {
+        return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", "The request body is not valid JSON."));
+      }
+      if (code === "VALIDATION") {
+        const issue = (error as { valueError?: { message?: string; path?: Array<{ key?: unknown }> } }).valueError;
+        const param = (issue?.path ?? []).map((p, i) => (typeof p.key === "number" ? `[${p.key}]` : `${i ? "." : ""}${String(p.key)}`)).join("");
+        const message = `${param ? `${param}: ` : ""}${issue?.message ?? "The request does not have the expected shape."}`;
+        return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", message, param ? { param } : {}));
+      }
       console.error(JSON.stringify({ level: "error", msg: "http error", path, code, error: error instanceof Error ? error.message : String(error) }));
       return json(500, { error: { message: "The gateway failed to handle this request.", type: "server_error", param: null, code: null } });
     });

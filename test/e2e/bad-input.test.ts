@@ -251,6 +251,11 @@ describe("model list (SPEC 2.1)", () => {
     expect(body.error.code).toBe("model_not_found");
   });
 
+  test("a malformed percent-escape in a model id is an unknown model, not a 500", async () => {
+    const body = await expectError(await fetch(`${gw.url}/v1/models/%E0%A4%A`), 404, "openai");
+    expect(body.error.code).toBe("model_not_found");
+  });
+
   test("a remote caller needs a key for the model list, like every /v1 route (G-1/G-2)", async () => {
     const res = await fetch(`${gw.url}/v1/models`, { headers: { "x-forwarded-for": "203.0.113.9" } });
     await expectError(res, 401, "openai");
