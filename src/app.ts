@@ -198,6 +198,9 @@ function requestFinishedEvent(ctx: RequestContext, rec: UsageRecord, now: number
   return e;
 }
 
+/** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
+export const BUDGET_SAVE_MS = 5_000;
+
 /** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
 export const ACCOUNT_REREAD_MS = 10_000;
 
@@ -305,6 +308,23 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
   const keyCounters = new MemoryKeyCounters();
+  // Budget windows survive restarts: read back now, written every few seconds and at shutdown (SPEC 9.6).
+  try {
+    keyCounters.load(await store.loadKeyBudgets(), clock.now());
+  } catch (err) {
+    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "key budget windows could not be read; budgets start empty", error: err instanceof Error ? err.message : String(err) }));
+  }
+  const saveBudgets = async () => {
+    const rows = keyCounters.takeDirty();
+    if (rows.length === 0) return;
+    try {
+      await store.saveKeyBudgets(rows);
+    } catch (err) {
+      log(JSON.stringify({ level: "warn", time: clock.now(), msg: "key budget windows could not be saved", error: err instanceof Error ? err.message : String(err) }));
+    }
+  };
+  const budgetTimer = setInterval(() => void saveBudgets(), BUDGET_SAVE_MS);
+  budgetTimer.unref?.();
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
   const alerts = new Alerts(bus, {
     thresholds: () => cfg.settings.alerts.quotaThresholds,
@@ -551,6 +571,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
+      clearInterval(budgetTimer);
       registry.close();
       alerts.close();
       watcher?.();
@@ -560,6 +581,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline) await Bun.sleep(50);
       await server.stop(true);
       await webhook.close();
+      await saveBudgets();
       await store.flush();
       await store.close();
       stdoutLog?.flush();

@@ -19,15 +19,10 @@
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
 import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
+import type { KeyBudgetRow } from "../store/types.ts";
 
-/** One key's budget window as persisted: tokens and USD spent since `startedAt` (ms since the epoch). */
-export interface BudgetWindowRow {
-  keyName: string;
-  window: BudgetWindow;
-  startedAt: number;
-  tokens: number;
-  usd: number;
-}
+/** One key's budget window as persisted (the store's row). */
+export type BudgetWindowRow = KeyBudgetRow;
 
 interface Window {
   start: number;

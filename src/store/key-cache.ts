@@ -5,7 +5,7 @@
  * constant-time compare. No I/O.
  */
 import type { ClientKey } from "../../pipeline/ports.ts";
-import { checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseScopes } from "./rows.ts";
+import { checkLimits, checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseLimits, parseScopes } from "./rows.ts";
 import { bytesEqual, sha256 } from "./secrets.ts";
 import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
 
@@ -24,6 +24,8 @@ export interface KeyRow {
   tag: string | null;
   created_at: number;
   revoked_at: number | null;
+  /** JSON KeyLimits (SPEC 9.6), or null. */
+  limits: string | null;
 }
 
 /** Config keys and active stored keys, by the hex SHA-256 of their secret. */
@@ -78,7 +80,7 @@ export class KeyCache {
         throw new StoreError("invalid", `config keys ${JSON.stringify(other.key.name)} and ${JSON.stringify(name)} have the same secret`);
       }
       names.add(name);
-      byHash.set(hex, { hash, key: freezeKey({ name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), source: "config" }) });
+      byHash.set(hex, { hash, key: freezeKey({ name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits), source: "config" }) });
     }
     this.configKeys = byHash;
     this.configNames = names;
@@ -91,7 +93,7 @@ export class KeyCache {
       if (row.revoked_at !== null) continue;
       map.set(row.hash, {
         hash: Buffer.from(row.hash, "hex"),
-        key: freezeKey({ name: row.name, scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, source: "db" }),
+        key: freezeKey({ name: row.name, scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" }),
       });
     }
     this.dbKeys = map;
@@ -101,7 +103,7 @@ export class KeyCache {
   list(rows: Iterable<KeyRow>): KeyInfo[] {
     const out: KeyInfo[] = [];
     for (const { key } of this.configKeys.values()) {
-      out.push(omitUndefined({ name: key.name, scopes: [...key.scopes], tag: key.tag, source: "config" as const }));
+      out.push(omitUndefined({ name: key.name, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const }));
     }
     for (const row of rows) {
       out.push(
@@ -112,6 +114,7 @@ export class KeyCache {
           source: "db" as const,
           createdAt: row.created_at,
           revokedAt: row.revoked_at ?? undefined,
+          limits: parseLimits(row.limits),
         }),
       );
     }

@@ -2,7 +2,7 @@
  * The client-key role of the store (SPEC G-2, 2.2 `keys …`): config keys held hashed in memory, stored
  * keys created and revoked through the CLI or admin API. Conventions: see `./types.ts`.
  */
-import type { ClientKey, KeyLookup } from "../../pipeline/ports.ts";
+import type { BudgetWindow, ClientKey, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import type { Awaitable } from "./types.ts";
 
 /** A client key declared in the config file (SPEC 2.3 `keys:`), secret already resolved from env/file. */
@@ -13,6 +13,20 @@ export interface ConfigKey {
   /** Defaults to []. */
   scopes?: string[];
   tag?: string;
+  /** SPEC 9.6 limits; absent = unlimited. */
+  limits?: KeyLimits;
+}
+
+/**
+ * One key's open budget window (SPEC 9.6) as persisted: tokens and USD spent since `startedAt` (ms
+ * since the epoch, the first use). Written lazily by the limit counters, read back at start.
+ */
+export interface KeyBudgetRow {
+  keyName: string;
+  window: BudgetWindow;
+  startedAt: number;
+  tokens: number;
+  usd: number;
 }
 
 /** What `createKey` returns: the only time the secret is ever visible. */
@@ -34,6 +48,8 @@ export interface KeyInfo {
   createdAt?: number;
   /** ms since the epoch when revoked; absent while the key is active (always absent for config keys). */
   revokedAt?: number;
+  /** SPEC 9.6 limits; absent = unlimited. */
+  limits?: KeyLimits;
 }
 
 /** Client keys: `lookup`/`any` answer from memory; the rest reads or writes the database. */
@@ -48,10 +64,11 @@ export interface KeyStore extends KeyLookup {
   /**
    * Creates a client key and returns its secret, the only time it is visible (only its SHA-256 is
    * stored). A revoked key of the same name is replaced.
+   * `limits` (SPEC 9.6) are stored with it and carried by `lookup`.
    * @throws StoreError `conflict` when an active key of that name exists, `read_only` when a config key
-   *   has that name, `invalid` for an empty/oversized name or non-string scopes.
+   *   has that name, `invalid` for an empty/oversized name, non-string scopes or malformed limits.
    */
-  createKey(name: string, scopes?: string[], tag?: string): Awaitable<CreatedKey>;
+  createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits): Awaitable<CreatedKey>;
 
   /** All keys, config and stored, active and revoked, by name; never secrets or hashes. */
   listKeys(): Awaitable<KeyInfo[]>;
@@ -65,4 +82,9 @@ export interface KeyStore extends KeyLookup {
 
   /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
   refreshKeys(): Awaitable<void>;
+
+  /** SPEC 9.6: the persisted budget windows of every key (ended ones included; the caller skips them). */
+  loadKeyBudgets(): Awaitable<KeyBudgetRow[]>;
+  /** SPEC 9.6: writes these budget windows (one row per key and window size, replacing the old one). */
+  saveKeyBudgets(rows: KeyBudgetRow[]): Awaitable<void>;
 }

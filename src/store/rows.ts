@@ -3,7 +3,7 @@
  * throw `StoreError("invalid")`, coercions that keep a malformed usage record from failing a batch, and
  * the mapping between database rows (snake_case columns) and the port's objects. No I/O.
  */
-import type { Account, ClientKey, Credential, UsageRecord } from "../../pipeline/ports.ts";
+import type { Account, ClientKey, Credential, KeyLimits, UsageRecord } from "../../pipeline/ports.ts";
 import { type CallRow, StoreError } from "./types.ts";
 
 /** Largest accepted client-key name, in characters. */
@@ -48,6 +48,10 @@ export interface UsageRow {
   attempts: number;
   /** 0/1 (SQLite) or a boolean (PostgreSQL). */
   fallback: number | boolean;
+  /** USD (SPEC 9.5); null when not priced. */
+  cost_usd: number | null;
+  /** 0/1 (SQLite) or a boolean (PostgreSQL). */
+  unpriced: number | boolean;
   route_id?: string | null;
 }
 
@@ -101,7 +105,61 @@ export function checkCredential(c: unknown, accountId: string): Credential {
 export function freezeKey(k: ClientKey): ClientKey {
   const key: ClientKey = { name: k.name, scopes: Object.freeze([...k.scopes]) as string[], source: k.source };
   if (k.tag !== undefined) key.tag = k.tag;
+  if (k.limits !== undefined) key.limits = deepFreeze(structuredClone(k.limits));
   return Object.freeze(key);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object") {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/**
+ * Client key limits (SPEC 9.6) as given to `createKey` or read back: a plain object whose known fields
+ * have the right types (positive integers, budgets with one amount, strings), else StoreError
+ * `invalid`. The admin API and config loader validate the full shape first; this keeps bad rows out.
+ */
+export function checkLimits(limits: unknown): KeyLimits | undefined {
+  if (limits === undefined || limits === null) return undefined;
+  const bad = (m: string) => new StoreError("invalid", `limits: ${m}`);
+  if (typeof limits !== "object" || Array.isArray(limits)) throw bad("must be an object");
+  const l = limits as Record<string, unknown>;
+  const out: KeyLimits = {};
+  for (const k of ["rpm", "tpm", "concurrency"] as const) {
+    const v = l[k];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) throw bad(`${k} must be a positive whole number`);
+    out[k] = v;
+  }
+  if (l.budgets !== undefined) {
+    if (!Array.isArray(l.budgets)) throw bad("budgets must be a list");
+    out.budgets = l.budgets.map((b: any) => {
+      if (!b || !["5h", "1d", "7d", "30d"].includes(b.window)) throw bad("a budget window is 5h, 1d, 7d or 30d");
+      const tokens = b.tokens, usd = b.usd;
+      if ((tokens === undefined) === (usd === undefined)) throw bad("a budget takes exactly one of tokens or usd");
+      if (tokens !== undefined && (typeof tokens !== "number" || !Number.isInteger(tokens) || tokens < 1)) throw bad("budget tokens must be a positive whole number");
+      if (usd !== undefined && (typeof usd !== "number" || !Number.isFinite(usd) || usd <= 0)) throw bad("budget usd must be a positive number");
+      return tokens !== undefined ? { window: b.window, tokens } : { window: b.window, usd };
+    });
+  }
+  if (l.models !== undefined) {
+    if (!Array.isArray(l.models) || l.models.some((m) => typeof m !== "string" || m.length === 0)) throw bad("models must be a list of names");
+    out.models = [...(l.models as string[])];
+  }
+  return out;
+}
+
+/** Limits from their stored JSON; undefined for NULL or a row that no longer parses. */
+export function parseLimits(json: string | null | undefined): KeyLimits | undefined {
+  if (!json) return undefined;
+  try {
+    return checkLimits(JSON.parse(json));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Scopes from their stored JSON array. */
@@ -172,6 +230,8 @@ export function usageParams(r: UsageRecord): UsageParams {
     intOr(r.totalMs, 0),
     intOr(r.attempts, 0),
     r.fallback ? 1 : 0,
+    typeof r.costUsd === "number" && Number.isFinite(r.costUsd) && r.costUsd >= 0 ? r.costUsd : null,
+    r.unpriced ? 1 : 0,
   ];
 }
 
@@ -196,6 +256,8 @@ export function rowToCall(r: UsageRow): CallRow {
     attempts: r.attempts,
     fallback: r.fallback !== 0 && r.fallback !== false,
   };
+  if (r.cost_usd !== null && r.cost_usd !== undefined) c.costUsd = r.cost_usd;
+  if (r.unpriced === 1 || r.unpriced === true) c.unpriced = true;
   if (r.provider_id !== null) c.providerId = r.provider_id;
   if (r.model !== null) c.model = r.model;
   if (r.account_id !== null) c.accountId = r.account_id;

@@ -36,6 +36,10 @@ export interface UsageSummaryRow {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
+  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
+  costUsd: number;
+  /** Requests that served tokens with a model that has no price: `costUsd` leaves them out. */
+  unpriced: number;
   /** Mean ms from arrival to end of response. */
   avgTotalMs: number;
   /** Mean ms to first byte over requests that have one; null when none did. */

@@ -3,11 +3,11 @@
  * secret; `lookup` answers from the in-memory {@link KeyCache}, which is re-read when another
  * connection commits (`PRAGMA data_version`, checked by the store's timer).
  */
-import type { ClientKey } from "../../../pipeline/ports.ts";
+import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
-import { checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
+import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
 /** The `KeyStore` role of the SQLite store. */
@@ -21,12 +21,17 @@ export class SqliteKeys implements KeyStore {
     const db = ctx.db;
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at FROM client_keys ORDER BY name"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits FROM client_keys ORDER BY name"),
       keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
       keyUpsert: db.prepare(
-        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)
+        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, NULL, ?)
          ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-           created_at = excluded.created_at, revoked_at = NULL`,
+           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits`,
+      ),
+      budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
+      budgetUpsert: db.prepare(
+        `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
       ),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
     };
@@ -61,11 +66,12 @@ export class SqliteKeys implements KeyStore {
    * @throws StoreError `conflict` (active key of that name), `read_only` (config key of that name),
    *   `invalid` (bad name, scopes or tag), `closed`.
    */
-  createKey(name: string, scopes: string[] = [], tag?: string): CreatedKey {
+  createKey(name: string, scopes: string[] = [], tag?: string, limits?: KeyLimits): CreatedKey {
     this.ctx.assertOpen();
     const n = checkName(name);
     const sc = checkScopes(scopes);
     const tg = checkTag(tag);
+    const lim = checkLimits(limits);
     if (this.cache.isConfigName(n)) {
       throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
     }
@@ -77,11 +83,11 @@ export class SqliteKeys implements KeyStore {
         if (row && row.revoked_at === null) {
           throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
         }
-        this.s.keyUpsert.run(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt);
+        this.s.keyUpsert.run(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null);
       })
       .immediate();
     this.reloadKeys();
-    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, source: "db" }), createdAt };
+    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
   }
 
   /** Every key, config and stored (active and revoked), sorted by name; no secrets, no hashes. */
@@ -105,6 +111,29 @@ export class SqliteKeys implements KeyStore {
       throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     }
     return false;
+  }
+
+  /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`. */
+  loadKeyBudgets(): KeyBudgetRow[] {
+    this.ctx.assertOpen();
+    return (this.s.budgetsAll.all() as { key_name: string; window: KeyBudgetRow["window"]; started_at: number; tokens: number; usd: number }[]).map((r) => ({
+      keyName: r.key_name,
+      window: r.window,
+      startedAt: r.started_at,
+      tokens: r.tokens,
+      usd: r.usd,
+    }));
+  }
+
+  /** Writes budget windows in one transaction. @throws StoreError `closed`. */
+  saveKeyBudgets(rows: KeyBudgetRow[]): void {
+    this.ctx.assertOpen();
+    if (rows.length === 0) return;
+    this.ctx.db
+      .transaction(() => {
+        for (const r of rows) this.s.budgetUpsert.run(String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0);
+      })
+      .immediate();
   }
 
   /** Re-reads the stored keys into the lookup cache. */

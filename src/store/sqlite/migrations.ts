@@ -164,6 +164,28 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 3,
+    name: "cost per request, client key limits and budget windows",
+    up: `
+      -- SPEC 9.5: cost in USD (NULL when nothing was served or the model has no price) and whether a
+      -- model that served tokens had no price.
+      ALTER TABLE usage ADD COLUMN cost_usd REAL;
+      ALTER TABLE usage ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0;
+      -- SPEC 9.6: a stored key's limits, JSON KeyLimits (NULL = unlimited).
+      ALTER TABLE client_keys ADD COLUMN limits TEXT;
+      -- SPEC 9.6: each key's open budget window per window size, persisted lazily so budgets survive
+      -- a restart. Tokens and USD spent since started_at (the first use).
+      CREATE TABLE key_budget_windows (
+        key_name   TEXT NOT NULL,
+        window     TEXT NOT NULL,              -- 5h | 1d | 7d | 30d
+        started_at INTEGER NOT NULL,
+        tokens     REAL NOT NULL DEFAULT 0,
+        usd        REAL NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_name, window)
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

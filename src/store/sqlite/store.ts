@@ -13,7 +13,7 @@
  * - The database file and its `-wal`/`-shm` companions are created with mode 0600: they hold OAuth
  *   tokens and API keys.
  */
-import type { Clock, Credential, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import type { Clock, Credential, KeyLimits, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
 import { errMessage } from "../rows.ts";
 import type {
@@ -23,6 +23,7 @@ import type {
   Circuit,
   ConfigKey,
   Cooldown,
+  KeyBudgetRow,
   Quarantine,
   QuotaWindow,
   RemovedModel,
@@ -129,10 +130,12 @@ export class SqliteStore implements Store {
   lookup(secret: string) { return this.keys.lookup(secret); }
   any() { return this.keys.any(); }
   setConfigKeys(keys: ConfigKey[]) { this.keys.setConfigKeys(keys); }
-  createKey(name: string, scopes?: string[], tag?: string) { return this.keys.createKey(name, scopes, tag); }
+  createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
   refreshKeys() { this.keys.refreshKeys(); }
+  loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
+  saveKeyBudgets(rows: KeyBudgetRow[]) { this.keys.saveKeyBudgets(rows); }
 
   // -- accounts --------------------------------------------------------------------------------
   listAccounts() { return this.accounts.listAccounts(); }

@@ -87,6 +87,8 @@ export class SqliteUsage implements UsageStore {
            COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
            COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
            COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+           COALESCE(SUM(cost_usd), 0) AS cost_usd,
+           COALESCE(SUM(unpriced), 0) AS unpriced,
            AVG(total_ms) AS avg_total_ms,
            AVG(ttfb_ms) AS avg_ttfb_ms
          FROM usage WHERE ts >= ? AND ts < ?
@@ -108,6 +110,8 @@ export class SqliteUsage implements UsageStore {
       cacheReadTokens: r.cache_read_tokens,
       cacheWriteTokens: r.cache_write_tokens,
       reasoningTokens: r.reasoning_tokens,
+      costUsd: r.cost_usd,
+      unpriced: r.unpriced,
       avgTotalMs: r.avg_total_ms ?? 0,
       avgTtfbMs: r.avg_ttfb_ms ?? null,
     }));

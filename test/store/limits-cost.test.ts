@@ -1,0 +1,106 @@
+/**
+ * The store's part of issue 15: cost per request with usage (SPEC 9.5), client key limits on stored and
+ * config keys (9.6), budget windows persisted across a reopen, and migration 3 over a version-2 file.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { StoreError } from "../../src/store/types.ts";
+import { cleanupTempDirs, tempDir, usage, withRaw } from "./helpers.ts";
+
+afterAll(cleanupTempDirs);
+
+describe("cost with usage", () => {
+  test("cost_usd and unpriced round-trip; the summary sums priced cost and counts unpriced requests", () => {
+    const s = openSqliteStore({ path: join(tempDir(), "sy.db") });
+    s.record(usage({ requestId: "r1", keyName: "ci", costUsd: 0.0126 }));
+    s.record(usage({ requestId: "r2", keyName: "ci", costUsd: 0.00222 }));
+    s.record(usage({ requestId: "r3", keyName: "ci", unpriced: true }));
+    s.record(usage({ requestId: "r4", keyName: "other" }));
+    const calls = s.recentCalls(10);
+    const byId = new Map(calls.map((c) => [c.requestId, c]));
+    expect(byId.get("r1")!.costUsd).toBe(0.0126);
+    expect(byId.get("r3")!.unpriced).toBe(true);
+    expect(byId.get("r4")!.costUsd).toBeUndefined();
+    expect(byId.get("r4")!.unpriced).toBeUndefined();
+    const rows = s.usageSummary({ sinceMs: 0, by: "key" });
+    const ci = rows.find((r) => r.group === "ci")!;
+    expect(ci.costUsd).toBeCloseTo(0.01482, 12);
+    expect(ci.unpriced).toBe(1);
+    expect(rows.find((r) => r.group === "other")).toMatchObject({ costUsd: 0, unpriced: 0 });
+    s.close();
+  });
+
+  test("a negative or non-finite cost is not stored", () => {
+    const s = openSqliteStore({ path: join(tempDir(), "sy.db") });
+    s.record(usage({ requestId: "bad", costUsd: Number.NaN }));
+    s.record(usage({ requestId: "neg", costUsd: -1 }));
+    expect(s.recentCalls(10).map((c) => c.costUsd)).toEqual([undefined, undefined]);
+    s.close();
+  });
+});
+
+describe("client key limits", () => {
+  const limits = { rpm: 60, tpm: 1000, concurrency: 2, budgets: [{ window: "1d" as const, usd: 5 }], models: ["glm/*"] };
+
+  test("a stored key keeps its limits across a reopen; lookup and list carry them", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path });
+    const created = s.createKey("ci", [], undefined, limits);
+    expect(created.key.limits).toEqual(limits);
+    s.close();
+    const t = openSqliteStore({ path });
+    expect(t.lookup(created.secret)!.limits).toEqual(limits);
+    expect(t.listKeys()[0].limits).toEqual(limits);
+    const plain = t.createKey("plain");
+    expect(t.lookup(plain.secret)!.limits).toBeUndefined();
+    t.close();
+  });
+
+  test("config keys carry their limits; malformed limits are refused as invalid", () => {
+    const s = openSqliteStore({ path: join(tempDir(), "sy.db") });
+    s.setConfigKeys([{ name: "laptop", secret: "sy-config-secret-1", limits: { rpm: 5 } }]);
+    expect(s.lookup("sy-config-secret-1")!.limits).toEqual({ rpm: 5 });
+    expect(s.listKeys()).toEqual([{ name: "laptop", scopes: [], limits: { rpm: 5 }, source: "config" }]);
+    for (const bad of [{ rpm: 0 }, { budgets: [{ window: "2h", tokens: 1 }] }, { budgets: [{ window: "1d", tokens: 1, usd: 1 }] }, { models: [1] }]) {
+      let code: string | undefined;
+      try {
+        s.createKey("x", [], undefined, bad as never);
+      } catch (e) {
+        code = (e as StoreError).code;
+      }
+      expect(code).toBe("invalid");
+    }
+    s.close();
+  });
+
+  test("budget windows are saved and read back", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path });
+    s.saveKeyBudgets([{ keyName: "ci", window: "1d", startedAt: 1000, tokens: 10, usd: 0.5 }]);
+    s.saveKeyBudgets([{ keyName: "ci", window: "1d", startedAt: 1000, tokens: 30, usd: 0.75 }, { keyName: "ci", window: "5h", startedAt: 2000, tokens: 30, usd: 0.75 }]);
+    s.close();
+    const t = openSqliteStore({ path });
+    expect(t.loadKeyBudgets().sort((a, b) => a.window.localeCompare(b.window))).toEqual([
+      { keyName: "ci", window: "1d", startedAt: 1000, tokens: 30, usd: 0.75 },
+      { keyName: "ci", window: "5h", startedAt: 2000, tokens: 30, usd: 0.75 },
+    ]);
+    t.close();
+  });
+});
+
+describe("migration 3", () => {
+  test("a version-2 database gains the columns; its rows stay and read as unpriced = false, no limits", () => {
+    const path = join(tempDir(), "sy.db");
+    const db = new Database(path);
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 2));
+    db.run("INSERT INTO client_keys (name, hash, scopes, tag, created_at) VALUES ('old', 'abc', '[]', NULL, 1)");
+    db.close();
+    const s = openSqliteStore({ path });
+    expect(withRaw(path, (d) => (d.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number }).v)).toBe(SCHEMA_VERSION);
+    expect(s.listKeys()).toEqual([{ name: "old", scopes: [], source: "db", createdAt: 1 }]);
+    s.close();
+  });
+});
