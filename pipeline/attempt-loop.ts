@@ -13,7 +13,7 @@ import { classify, type Classification } from "./classify.ts";
 import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
-import type { Account, AttemptTrace, Clock, Credential, Outcome, ProviderInfo } from "./ports.ts";
+import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, Outcome, ProviderInfo } from "./ports.ts";
 import {
   AccumulatedDriver,
   passthroughDriver,
@@ -339,6 +339,8 @@ async function attemptOnce(
       startMs: started - ctx.startedAt,
     };
     ctx.trace.attempts.push(trace);
+    // SPEC O-6: the body sent upstream and the reply's bytes, when the flight recorder is on.
+    const recording = ctx.recording?.attempt({ target: target.label, accountId: account.id, upstreamFormat: translated.upstreamFormat, body: translated.body });
     const providerCodec = codecFor(translated.upstreamFormat);
     const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
       const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(account, target.model), ...facts, now: deps.clock.now() });
@@ -373,9 +375,11 @@ async function attemptOnce(
     } catch {
       // observing is best effort and never fails an attempt
     }
+    recording?.headers(reply.status, reply.headers);
 
     if (reply.status < 200 || reply.status >= 300) {
       const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
+      recording?.bytes(text);
       controller.abort();
       const error = providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
       return { ...fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
@@ -413,7 +417,8 @@ async function attemptOnce(
     // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
     // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
     // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
-    const reader = reply.body.getReader() as unknown as ByteReader;
+    const upstream = reply.body.getReader() as unknown as ByteReader;
+    const reader = recording ? recordedReader(upstream, recording) : upstream;
     const prefix: Uint8Array[] = [];
     let ended = false;
     const idleMs = provider.idleTimeoutMs;
@@ -523,6 +528,18 @@ async function attemptOnce(
   } finally {
     if (!handedOff) release();
   }
+}
+
+/** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */
+function recordedReader(reader: ByteReader, recording: AttemptRecording): ByteReader {
+  return {
+    async read() {
+      const r = await reader.read();
+      if (!r.done) recording.bytes(r.value);
+      return r;
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
 }
 
 function describeEffect(c: Classification): string {

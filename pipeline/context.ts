@@ -6,6 +6,7 @@ import { Warnings, type HubError, type HubRequest, type Warning, type WireFormat
 import { codecFor } from "../formats/index.ts";
 import type { ClientKey, RouteTrace } from "./ports.ts";
 import type { ProbeKind } from "./probes.ts";
+import type { FlightRecording } from "./ports.ts";
 
 /** The client-facing endpoint a request came in on. */
 export type Endpoint = "chat" | "responses" | "messages" | "count_tokens";
@@ -62,6 +63,8 @@ export interface RequestContext {
   headers: Headers;
   /** Set when the guard answered a Claude Code housekeeping probe locally (SPEC G-5). */
   probe?: ProbeKind;
+  /** The flight recorder's hooks for this request (SPEC O-6); undefined while the recorder is off. */
+  recording: FlightRecording | undefined;
 }
 
 /**
@@ -169,6 +172,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     trace,
     signal: incoming.request.signal,
     headers,
+    recording: undefined,
   };
 }
 

@@ -46,14 +46,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const ids = deps.ids ?? defaultIds;
   return {
     async handle(incoming) {
-      const res = await handleInner(incoming);
+      const seen: { ctx?: RequestContext } = {};
+      const res = await handleInner(incoming, seen);
       // Upstream error bodies may echo a credential (SPEC 2.4): scrub every error answer before it leaves.
-      return res.status >= 400 ? scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]) : res;
+      const out = res.status >= 400 ? await scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]) : res;
+      // SPEC O-6: the flight recorder sees what the client gets.
+      const recording = seen.ctx?.recording;
+      return recording ? recording.response(out) : out;
     },
   };
 
-  async function handleInner(incoming: IncomingRequest): Promise<Response> {
+  async function handleInner(incoming: IncomingRequest, seen: { ctx?: RequestContext }): Promise<Response> {
     const ctx = newContext(incoming, deps.clock.now(), ids);
+    seen.ctx = ctx;
     deps.started?.(ctx);
     try {
       const guarded = await guard(ctx, deps);

@@ -295,3 +295,28 @@ export type TokenSaverTrace =
 export interface TraceSink {
   save(trace: RouteTrace): void;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Flight recorder (SPEC O-6)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the flight recorder sees of one request (SPEC O-6). The application sets it on the request
+ * context when the recorder is on; the pipeline then reports each attempt's upstream body and reply
+ * bytes, and the gateway hands it the client's Response. Implementations copy what they keep (bounded)
+ * and never throw.
+ */
+export interface FlightRecording {
+  /** An attempt is about to send `body` upstream; the returned hooks see its reply. */
+  attempt(a: { target: string; accountId: string; upstreamFormat: string; body: string | Uint8Array }): AttemptRecording;
+  /** The Response about to go to the client; returns a Response with the same status, headers and bytes, observed as they pass. */
+  response(res: Response): Response;
+}
+
+/** The flight recorder's hooks for one attempt. */
+export interface AttemptRecording {
+  /** The upstream reply's status and headers arrived. */
+  headers(status: number, headers: Headers): void;
+  /** Bytes of the upstream reply body as they were read (an error body as its text). */
+  bytes(chunk: Uint8Array | string): void;
+}

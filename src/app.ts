@@ -26,6 +26,7 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
 import { controlRoutes } from "./admin/control-routes.ts";
 import { EventBus, type RequestFinishedEvent } from "./events/bus.ts";
+import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
@@ -85,6 +86,8 @@ export interface App {
   keyCounters: MemoryKeyCounters;
   /** SPEC 9.7 alert webhook delivery (counts delivered and dropped alerts). */
   webhook: AlertWebhook;
+  /** The flight recorder (SPEC O-6), served at GET /admin/api/calls/{id}/recording. */
+  recorder: FlightRecorder;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -218,6 +221,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   store.setConfigKeys(cfg.keys);
 
   const bus = new EventBus();
+  // SPEC O-6: off by default; read per request so a settings change applies to the next one.
+  const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
   const refreshAccounts = async () => {
     const stored = await store.listAccounts();
@@ -425,7 +430,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
     countTokens: countTokensUpstream({ pool: registry, executorFor, clock }),
-    started: (ctx) => inflight.add(ctx.requestId),
+    started: (ctx) => {
+      inflight.add(ctx.requestId);
+      if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
+    },
     finish,
   });
 
@@ -483,6 +491,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               executorFor,
               clock,
               secrets,
+              recorder,
             })(admin),
           ),
         ),
@@ -567,6 +576,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     bus,
     keyCounters,
     webhook,
+    recorder,
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;

@@ -15,6 +15,7 @@ import { buildInfo } from "./version.ts";
 import { accountsCommand, routeCommand } from "./cli/routing.ts";
 import { loginCommand, openBrowser } from "./cli/login.ts";
 import { importCommand } from "./cli/import.ts";
+import { inspectCommand } from "./cli/calls.ts";
 import { realServiceHost, serviceCommand } from "./cli/service.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
@@ -24,7 +25,7 @@ Usage:
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] | keys list | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
-  switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--json]
+  switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
   switchyard accounts status [--json]
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
@@ -74,6 +75,7 @@ function parseCli(argv: string[]) {
       provider: { type: "string" },
       from: { type: "string" },
       "no-browser": { type: "boolean" },
+      bodies: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -128,9 +130,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "calls": {
       if (sub === "inspect") {
-        if (!arg) fail("usage: switchyard calls inspect ROUTE_ID", 2);
-        const t = await admin(values, dataDir, "GET", `/route-traces/${encodeURIComponent(arg)}`);
-        return out(JSON.stringify(t, null, 2));
+        return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
       }
       if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
       const r = (await admin(values, dataDir, "GET", `/calls?limit=${Number(values.limit ?? 20) || 20}`)) as { calls: Array<Record<string, unknown>> };

@@ -18,6 +18,7 @@ import type { AccountRegistry } from "../accounts/registry.ts";
 import type { ConfiguredProvider } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import { testAccount } from "./account-test.ts";
+import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readJson } from "./replies.ts";
 
@@ -31,6 +32,7 @@ export interface ControlDeps {
   executorFor: ExecutorFor;
   clock: Clock;
   secrets: () => Iterable<string>;
+  recorder: FlightRecorder;
 }
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
@@ -63,6 +65,36 @@ export const AccountTestReply = v.object({
   error: v.optional(v.string()),
 });
 
+const RecordedBodySchema = v.object({
+  body: v.pipe(v.string(), v.description("The body as text, secrets scrubbed, cut at max_body_bytes.")),
+  bytes: v.pipe(v.number(), v.description("Bytes of the whole body.")),
+  truncated: v.boolean(),
+  events: v.optional(v.array(v.object({ event: v.string(), data: v.string() }))),
+});
+
+/** The answer of `GET /calls/{id}/recording`. */
+export const RecordingReply = v.object({
+  requestId: v.string(),
+  routeId: v.string(),
+  at: v.number(),
+  endpoint: v.string(),
+  clientFormat: v.string(),
+  requestedModel: v.string(),
+  client: RecordedBodySchema,
+  attempts: v.array(
+    v.object({
+      n: v.number(),
+      target: v.string(),
+      accountId: v.string(),
+      upstreamFormat: v.string(),
+      status: v.optional(v.number()),
+      request: RecordedBodySchema,
+      reply: RecordedBodySchema,
+    }),
+  ),
+  response: v.object({ ...RecordedBodySchema.entries, status: v.number() }),
+});
+
 /** Adds the control routes to the admin app (use inside AdminDeps.extend). */
 export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
   return (app) =>
@@ -89,6 +121,12 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
             circuit: deps.registry.circuitState(p.id),
           })),
         };
+      })
+      .get("/calls/:id/recording", ({ params }) => {
+        const id = decodeURIComponent(params.id);
+        const rec = deps.recorder.get(id);
+        if (!rec) return adminError(404, `No flight recording of ${id}: the flight recorder is off (settings.flight_recorder.enabled), or the request is older than its last max_requests.`, "id");
+        return rec;
       })
       .post(
         "/accounts/:id/test",
@@ -152,5 +190,6 @@ export const CONTROL_ROUTE_DOCS = {
     ]),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids, circuit state; never credentials.", response: ProvidersReply },
+  "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
   "POST /admin/api/accounts/:id/test": { summary: "One minimal upstream call with this account; writes no cooldown.", body: AccountTestBody, response: AccountTestReply },
 };

@@ -462,6 +462,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
         { input: p.input, output: p.output, ...(p.cache_read !== undefined ? { cacheRead: p.cache_read } : {}), ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}) },
       ]),
     ),
+    flightRecorder: { enabled: s.flight_recorder.enabled, maxRequests: s.flight_recorder.max_requests, maxBodyBytes: s.flight_recorder.max_body_bytes },
   };
   if (s.alerts.webhook !== undefined) {
     const hook = secret(s.alerts.webhook, ["settings", "alerts", "webhook"]);

@@ -487,6 +487,18 @@ export const SettingsSchema = strictObj(
       ),
       {},
     ),
+    /** The flight recorder (SPEC O-6): off by default; bodies of the last `max_requests` requests. */
+    flight_recorder: section(
+      strictObj(
+        {
+          enabled: v.optional(bool("enabled"), false),
+          max_requests: v.optional(int("max_requests", 1, 100_000), 200),
+          max_body_bytes: v.optional(int("max_body_bytes", 1, 64 * 1024 * 1024), 1024 * 1024),
+        },
+        "flight_recorder",
+      ),
+      {},
+    ),
   },
   "the settings section",
 );

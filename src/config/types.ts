@@ -119,6 +119,8 @@ export interface Settings {
   alerts: { webhook?: string; quotaThresholds: number[] };
   /** SPEC 9.5: price overrides by `provider/model` or bare model id, USD per million tokens. */
   pricing: Map<string, { input: number; output: number; cacheRead?: number; cacheWrite?: number }>;
+  /** SPEC O-6 flight recorder: off by default; the last `maxRequests` (200) requests, `maxBodyBytes` (1 MiB) per body. */
+  flightRecorder: { enabled: boolean; maxRequests: number; maxBodyBytes: number };
 }
 
 /** The loaded configuration. Immutable by convention: a reload builds a new one. */

@@ -27,6 +27,7 @@ describe("defaults", () => {
       traceRingSize: 10_000,
       alerts: { quotaThresholds: [0.8, 0.95] },
       pricing: new Map(),
+      flightRecorder: { enabled: false, maxRequests: 200, maxBodyBytes: 1048576 },
     });
     expect([...cfg.providers.keys()].sort()).toEqual(["anthropic", "cc", "cx", "gemini", "openai"]);
     expect(cfg.accounts).toEqual([]);
@@ -60,6 +61,7 @@ describe("defaults", () => {
         max_attempts: 20
         precommit_deadline_ms: 1000
         trace_ring_size: 50
+        flight_recorder: { enabled: true, max_requests: 5 }
     `);
     expect(cfg.server).toMatchObject({ host: "0.0.0.0", port: 8080, maxBodyBytes: 1024, shutdownGraceMs: 5 });
     expect(cfg.settings).toEqual({
@@ -72,6 +74,7 @@ describe("defaults", () => {
       traceRingSize: 50,
       alerts: { quotaThresholds: [0.8, 0.95] },
       pricing: new Map(),
+      flightRecorder: { enabled: true, maxRequests: 5, maxBodyBytes: 1048576 },
     });
   });
 

@@ -1,0 +1,249 @@
+/**
+ * The flight recorder (SPEC O-6): for the last N requests, the client's request body, the body sent
+ * upstream on each attempt, the upstream's reply bytes and the bytes sent to the client — so a broken
+ * translation can be seen side by side with its input. Off by default
+ * (`settings.flight_recorder: {enabled, max_requests: 200, max_body_bytes: 1048576}`).
+ *
+ * Held in memory by this instance (a ring of `max_requests` entries, oldest evicted first); each body
+ * is kept up to `max_body_bytes` and marked `truncated` beyond that, with its full byte count. Secrets
+ * are scrubbed when a recording is read (pipeline/scrub.ts: every secret the instance holds, the key
+ * the request presented, and anything shaped like a credential), so what leaves the instance through
+ * `GET /admin/api/calls/{id}/recording` or `switchyard calls inspect ID --bodies` never carries one.
+ * SSE bodies are also split into their events (eventsource-parser) for display.
+ *
+ * Cost: nothing while off (the request context's `recording` stays undefined). While on, each chunk
+ * is copied once into a bounded list.
+ */
+import { createParser } from "eventsource-parser";
+import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
+import type { RequestContext } from "../../pipeline/context.ts";
+import { presentedSecrets, scrubText } from "../../pipeline/scrub.ts";
+
+/** `settings.flight_recorder` as the recorder reads it. */
+export interface FlightRecorderSettings {
+  enabled: boolean;
+  /** Requests kept (the ring's size). Default 200. */
+  maxRequests: number;
+  /** Bytes kept per body. Default 1 MiB. */
+  maxBodyBytes: number;
+}
+
+/** Defaults of `settings.flight_recorder` (SPEC O-6). */
+export const FLIGHT_RECORDER_DEFAULTS: FlightRecorderSettings = { enabled: false, maxRequests: 200, maxBodyBytes: 1024 * 1024 };
+
+/** A body kept up to a byte limit. */
+class BoundedBody {
+  private parts: Uint8Array[] = [];
+  private kept = 0;
+  /** Every byte seen, kept or not. */
+  total = 0;
+
+  constructor(private readonly limit: number) {}
+
+  add(chunk: Uint8Array | string): void {
+    const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+    this.total += bytes.byteLength;
+    const room = this.limit - this.kept;
+    if (room <= 0) return;
+    // Copy: the caller's buffer may be reused or transferred.
+    const part = bytes.byteLength <= room ? bytes.slice() : bytes.slice(0, room);
+    this.parts.push(part);
+    this.kept += part.byteLength;
+  }
+
+  text(): string {
+    return new TextDecoder().decode(Buffer.concat(this.parts));
+  }
+
+  get truncated(): boolean {
+    return this.total > this.kept;
+  }
+}
+
+/** One recorded body as the admin API answers it. */
+export interface RecordedBody {
+  /** The body as text (UTF-8), secrets scrubbed, cut at `max_body_bytes`. */
+  body: string;
+  /** Bytes of the whole body. */
+  bytes: number;
+  truncated: boolean;
+  /** For a Server-Sent Events body: its events in order (`event` defaults to `message`). */
+  events?: Array<{ event: string; data: string }>;
+}
+
+/** One request's recording as the admin API answers it. */
+export interface RecordingView {
+  requestId: string;
+  routeId: string;
+  /** ms since the epoch when the request arrived. */
+  at: number;
+  endpoint: string;
+  clientFormat: string;
+  requestedModel: string;
+  client: RecordedBody;
+  attempts: Array<{
+    n: number;
+    target: string;
+    accountId: string;
+    upstreamFormat: string;
+    /** Upstream HTTP status; absent when no reply came (connection failure, timeout). */
+    status?: number;
+    request: RecordedBody;
+    reply: RecordedBody;
+  }>;
+  response: RecordedBody & { status: number };
+}
+
+interface AttemptEntry {
+  target: string;
+  accountId: string;
+  upstreamFormat: string;
+  status?: number;
+  sse: boolean;
+  request: BoundedBody;
+  reply: BoundedBody;
+}
+
+interface Entry {
+  requestId: string;
+  routeId: string;
+  at: number;
+  endpoint: string;
+  clientFormat: string;
+  /** The request context until the request finishes (then its body is copied and it is let go). */
+  ctx?: RequestContext;
+  requestedModel: string;
+  client: BoundedBody;
+  attempts: AttemptEntry[];
+  responseStatus: number;
+  responseSse: boolean;
+  response: BoundedBody;
+  /** The key the request presented, for scrubbing its echoes; never part of a view. */
+  presented: string[];
+}
+
+const isSse = (headers: Headers) => (headers.get("content-type") ?? "").includes("text/event-stream");
+
+/** The flight recorder of one instance. */
+export class FlightRecorder {
+  private readonly entries = new Map<string, Entry>();
+
+  /**
+   * @param settings read when a request starts (so `PATCH /settings` applies to the next request)
+   * @param secrets every secret the instance holds, read when a recording is viewed
+   */
+  constructor(
+    private readonly settings: () => FlightRecorderSettings,
+    private readonly secrets: () => Iterable<string>,
+  ) {}
+
+  /** Hooks for a request that is starting, or undefined while the recorder is off. */
+  start(ctx: RequestContext): FlightRecording | undefined {
+    const s = this.settings();
+    if (!s.enabled) {
+      if (this.entries.size > 0) this.entries.clear();
+      return undefined;
+    }
+    const limit = s.maxBodyBytes;
+    const entry: Entry = {
+      requestId: ctx.requestId,
+      routeId: ctx.routeId,
+      at: ctx.startedAt,
+      endpoint: ctx.endpoint,
+      clientFormat: ctx.clientFormat,
+      ctx,
+      requestedModel: "",
+      client: new BoundedBody(limit),
+      attempts: [],
+      responseStatus: 0,
+      responseSse: false,
+      response: new BoundedBody(limit),
+      presented: presentedSecrets(ctx.request.headers),
+    };
+    this.entries.set(ctx.requestId, entry);
+    while (this.entries.size > Math.max(1, s.maxRequests)) this.entries.delete(this.entries.keys().next().value!);
+    return {
+      attempt: (a): AttemptRecording => {
+        const at: AttemptEntry = { target: a.target, accountId: a.accountId, upstreamFormat: a.upstreamFormat, sse: false, request: new BoundedBody(limit), reply: new BoundedBody(limit) };
+        at.request.add(a.body);
+        entry.attempts.push(at);
+        return {
+          headers: (status, headers) => {
+            at.status = status;
+            at.sse = isSse(headers);
+          },
+          bytes: (chunk) => at.reply.add(chunk),
+        };
+      },
+      response: (res) => {
+        this.captureClient(entry);
+        entry.responseStatus = res.status;
+        entry.responseSse = isSse(res.headers);
+        if (!res.body) return res;
+        const copy = new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, controller) {
+            entry.response.add(chunk);
+            controller.enqueue(chunk);
+          },
+        });
+        return new Response(res.body.pipeThrough(copy), { status: res.status, statusText: res.statusText, headers: res.headers });
+      },
+    };
+  }
+
+  /** Copies the client body out of the request context and lets the context go. */
+  private captureClient(entry: Entry): void {
+    const ctx = entry.ctx;
+    if (!ctx) return;
+    entry.ctx = undefined;
+    entry.client.add(ctx.rawBody);
+    entry.requestedModel = ctx.requestedModel;
+  }
+
+  /** Whether a recording of this request id is kept. */
+  has(requestId: string): boolean {
+    return this.entries.has(requestId);
+  }
+
+  /** The recording of a request, by request id or route id, secrets scrubbed; undefined when not kept. */
+  get(id: string): RecordingView | undefined {
+    let entry = this.entries.get(id);
+    if (!entry) for (const e of this.entries.values()) if (e.routeId === id) entry = e;
+    if (!entry) return undefined;
+    this.captureClient(entry);
+    const secrets = [...this.secrets(), ...entry.presented];
+    const view = (b: BoundedBody, sse: boolean): RecordedBody => {
+      const body = scrubText(b.text(), secrets);
+      const out: RecordedBody = { body, bytes: b.total, truncated: b.truncated };
+      if (sse) out.events = sseEvents(body);
+      return out;
+    };
+    return {
+      requestId: entry.requestId,
+      routeId: entry.routeId,
+      at: entry.at,
+      endpoint: entry.endpoint,
+      clientFormat: entry.clientFormat,
+      requestedModel: entry.requestedModel,
+      client: view(entry.client, false),
+      attempts: entry.attempts.map((a, i) => ({
+        n: i + 1,
+        target: a.target,
+        accountId: a.accountId,
+        upstreamFormat: a.upstreamFormat,
+        ...(a.status !== undefined ? { status: a.status } : {}),
+        request: view(a.request, false),
+        reply: view(a.reply, a.sse),
+      })),
+      response: { status: entry.responseStatus, ...view(entry.response, entry.responseSse) },
+    };
+  }
+}
+
+/** The events of an SSE text (a cut-off last event is left out). */
+export function sseEvents(text: string): Array<{ event: string; data: string }> {
+  const out: Array<{ event: string; data: string }> = [];
+  const parser = createParser({ onEvent: (m) => out.push({ event: m.event ?? "message", data: m.data }) });
+  parser.feed(text);
+  return out;
+}
