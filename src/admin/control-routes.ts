@@ -20,7 +20,7 @@ import type { EventBus } from "../events/bus.ts";
 import { testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
-import { adminError, parseInput, readJson } from "./replies.ts";
+import { adminError, parseInput, readBody } from "./replies.ts";
 
 /** What the control routes read. */
 export interface ControlDeps {
@@ -123,7 +123,8 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         };
       })
       .get("/calls/:id/recording", ({ params }) => {
-        const id = decodeURIComponent(params.id);
+        // Elysia hands path parameters over percent-decoded.
+        const id = params.id;
         const rec = deps.recorder.get(id);
         if (!rec) return adminError(404, `No flight recording of ${id}: the flight recorder is off (settings.flight_recorder.enabled), or the request is older than its last max_requests.`, "id");
         return rec;
@@ -135,9 +136,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           const id = params.id;
           const account = deps.registry.list().find((a) => a.id === id);
           if (!account) return adminError(404, `No account ${id}.`, "id");
-          const raw = await readJson(request);
-          if (!raw.ok) return raw.response;
-          const body = parseInput(AccountTestBody, raw.value ?? {});
+          const body = await readBody(request, AccountTestBody, {});
           if (!body.ok) return body.response;
           const provider = deps.providers().get(account.providerId);
           if (!provider) return adminError(409, `Account ${id} names provider ${account.providerId}, which is not configured.`);
