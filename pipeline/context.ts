@@ -8,8 +8,11 @@ import type { ClientKey, RouteTrace } from "./ports.ts";
 import type { ProbeKind } from "./probes.ts";
 import type { FlightRecording } from "./ports.ts";
 
-/** The client-facing endpoint a request came in on. */
-export type Endpoint = "chat" | "responses" | "messages" | "count_tokens";
+/**
+ * The client-facing endpoint a request came in on. `gemini` is generateContent and
+ * streamGenerateContent (the URL says which); `gemini_count_tokens` is Gemini's `:countTokens`.
+ */
+export type Endpoint = "chat" | "responses" | "messages" | "count_tokens" | "gemini" | "gemini_count_tokens";
 
 /** Which client format each endpoint speaks. */
 export const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
@@ -17,7 +20,14 @@ export const ENDPOINT_FORMAT: Record<Endpoint, WireFormat> = {
   responses: "openai-responses",
   messages: "anthropic-messages",
   count_tokens: "anthropic-messages",
+  gemini: "gemini",
+  gemini_count_tokens: "gemini",
 };
+
+/** Whether an endpoint only counts tokens (no generation, no usage record). */
+export function isCountTokens(endpoint: Endpoint): boolean {
+  return endpoint === "count_tokens" || endpoint === "gemini_count_tokens";
+}
 
 /** A request as it arrives from the HTTP layer. */
 export interface IncomingRequest {
@@ -25,6 +35,13 @@ export interface IncomingRequest {
   endpoint: Endpoint;
   /** The TCP peer address from the socket (SPEC G-3), never from a header. */
   peer: string | undefined;
+  /**
+   * Formats that carry the model and the stream mode in the URL, not the body (Gemini,
+   * `/v1beta/models/{model}:streamGenerateContent`): the model named there (URL-decoded).
+   */
+  pathModel?: string;
+  /** With {@link pathModel}: whether the URL asked for a streamed reply. */
+  pathStream?: boolean;
 }
 
 /** State carried through the stages of one request. Times in ms since the epoch. */
@@ -65,6 +82,8 @@ export interface RequestContext {
   probe?: ProbeKind;
   /** The flight recorder's hooks for this request (SPEC O-6); undefined while the recorder is off. */
   recording: FlightRecording | undefined;
+  /** The model and stream mode named in the URL (Gemini), see {@link IncomingRequest.pathModel}. */
+  path?: { model: string; stream: boolean };
 }
 
 /**
@@ -173,6 +192,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     signal: incoming.request.signal,
     headers,
     recording: undefined,
+    ...(incoming.pathModel !== undefined ? { path: { model: incoming.pathModel, stream: incoming.pathStream === true } } : {}),
   };
 }
 
@@ -196,6 +216,8 @@ export function hubOf(ctx: RequestContext): HubRequest {
     const codec = codecFor(ctx.clientFormat);
     if (!codec.parseRequest) throw new Error(`${ctx.clientFormat} is not a client format`);
     ctx.hub = codec.parseRequest(ctx.body);
+    // Gemini names the model in the URL, not the body.
+    if (!ctx.hub.model) ctx.hub.model = ctx.requestedModel;
   }
   return ctx.hub;
 }

@@ -23,8 +23,9 @@ export interface UpstreamCall {
   /** The client's headers; the executor forwards only its allow-list. */
   clientHeaders: Headers;
   /**
-   * The endpoint called: the format's model call when absent; `count_tokens` is Anthropic Messages'
-   * token count (`/v1/messages/count_tokens`, SPEC 2.1), same auth and headers.
+   * The endpoint called: the format's model call when absent; `count_tokens` is the format's token
+   * count (Anthropic `/v1/messages/count_tokens`, Gemini `/v1beta/models/{model}:countTokens`; SPEC
+   * 2.1), same auth and headers.
    */
   endpoint?: "count_tokens";
   /** Kind `codex`: the prompt-cache key the body carries, sent as `session_id` too (pipeline/translate.ts). */

@@ -5,7 +5,7 @@
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorResponse, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { defaultIds, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
 import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
@@ -49,7 +49,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const seen: { ctx?: RequestContext } = {};
       const res = await handleInner(incoming, seen);
       // Upstream error bodies may echo a credential (SPEC 2.4): scrub every error answer before it leaves.
-      const out = res.status >= 400 ? await scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]) : res;
+      const out = res.status >= 400 ? await scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]) : res;
       // SPEC O-6: the flight recorder sees what the client gets.
       const recording = seen.ctx?.recording;
       return recording ? recording.response(out) : out;
@@ -84,7 +84,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
       ctx.trace.candidates = resolution.targets.map((t) => t.label);
       const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
-      if (ctx.endpoint === "count_tokens") {
+      if (isCountTokens(ctx.endpoint)) {
         const res = deps.countTokens
           ? await deps.countTokens(ctx, targets)
           : errorResponse(ctx.clientFormat, hubError("not_found", "Token counting is not available."), ctx.headers);
@@ -95,7 +95,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true }, deps);
     } catch (e) {
       // A bug must never become a stack trace or an HTML page for the client.
-      const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers)]);
+      const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
       console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
       deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
       return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);

@@ -17,15 +17,26 @@ export interface GuardSettings {
   maxBodyBytes: number;
 }
 
-/** The key a request presents: `Authorization: Bearer KEY` or `x-api-key: KEY` (SPEC G-2). */
-export function presentedKey(headers: Headers): string | undefined {
+/**
+ * The key a request presents: `Authorization: Bearer KEY` or `x-api-key: KEY` (SPEC G-2); for the
+ * Gemini routes also `x-goog-api-key: KEY` or `?key=KEY` in the URL (SPEC 2.1, how Gemini clients send
+ * their key). Pass `url` only for Gemini routes.
+ */
+export function presentedKey(headers: Headers, url?: string): string | undefined {
   const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
     if (m) return m[1].trim();
   }
   const x = headers.get("x-api-key");
-  return x ? x.trim() : undefined;
+  if (x) return x.trim();
+  if (url === undefined) return undefined;
+  const g = headers.get("x-goog-api-key");
+  if (g) return g.trim();
+  const q = url.indexOf("?");
+  if (q < 0) return undefined;
+  const key = new URLSearchParams(url.slice(q + 1)).get("key");
+  return key ? key.trim() : undefined;
 }
 
 /** Result of the authentication decision. */
@@ -36,8 +47,8 @@ export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: H
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
  * tools often send a placeholder). Everything else needs a valid key.
  */
-export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup, settings: GuardSettings): AuthDecision {
-  const secret = presentedKey(headers);
+export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup, settings: GuardSettings, url?: string): AuthDecision {
+  const secret = presentedKey(headers, url);
   const key = secret ? keys.lookup(secret) : undefined;
   if (!remote && !settings.requireApiKey) return { ok: true, key };
   if (key) return { ok: true, key };
@@ -148,7 +159,7 @@ export interface GuardDeps {
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const settings = deps.settings();
   const fail = (err: HubError) => errorResponse(ctx.clientFormat, err, ctx.headers);
-  const auth = authenticate(ctx.remote, ctx.request.headers, deps.keys, settings);
+  const auth = authenticate(ctx.remote, ctx.request.headers, deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
   if (!auth.ok) return fail(auth.error);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
@@ -161,7 +172,8 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   const body = parsed.value;
   ctx.body = body;
 
-  const model = body.model;
+  // Gemini names the model in the URL (SPEC 2.1).
+  const model = ctx.path ? ctx.path.model : body.model;
   if (typeof model !== "string" || model.trim() === "") {
     return fail(hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" }));
   }
@@ -169,7 +181,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   ctx.trace.requestedModel = ctx.requestedModel;
   const typeError = checkFieldTypes(ctx.clientFormat, body);
   if (typeError) return fail(typeError);
-  ctx.stream = streamRequested(ctx.clientFormat, body);
+  ctx.stream = ctx.path ? ctx.path.stream : streamRequested(ctx.clientFormat, body);
   ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
   if (ctx.endpoint === "messages") {
     const probe = recogniseProbe(body, ctx.request.headers);
@@ -215,6 +227,15 @@ export function checkFieldTypes(format: WireFormat, body: Record<string, unknown
         return bad("input", "`input` must be a string or an array of input items.");
       }
       return positiveInt("max_output_tokens");
+    }
+    case "gemini": {
+      // countTokens may wrap the request as `generateContentRequest` (Gemini API).
+      const inner = body.contents === undefined && typeof body.generateContentRequest === "object" && body.generateContentRequest !== null
+        ? (body.generateContentRequest as Record<string, unknown>)
+        : body;
+      if (!Array.isArray(inner.contents)) return bad("contents", "`contents` must be an array of Content objects.");
+      if (inner.contents.length === 0) return bad("contents", "`contents` must contain at least one Content.");
+      return undefined;
     }
     default:
       return undefined;

@@ -51,13 +51,23 @@ export function scrubValue<T>(value: T, secrets: Iterable<string> = []): T {
   return clean === text ? value : (JSON.parse(clean) as T);
 }
 
-/** The client key a request presented (Authorization or x-api-key), for scrubbing its own echoes. */
-export function presentedSecrets(headers: Headers): string[] {
+/**
+ * The client key a request presented (Authorization, x-api-key, Gemini's x-goog-api-key, and with
+ * `url` a `?key=` query parameter), for scrubbing its own echoes.
+ */
+export function presentedSecrets(headers: Headers, url?: string): string[] {
   const out: string[] = [];
   const auth = headers.get("authorization");
   if (auth) out.push(auth.replace(/^\s*\w+\s+/, "").trim());
   const x = headers.get("x-api-key");
   if (x) out.push(x.trim());
+  const g = headers.get("x-goog-api-key");
+  if (g) out.push(g.trim());
+  const q = url?.indexOf("?") ?? -1;
+  if (url !== undefined && q >= 0) {
+    const key = new URLSearchParams(url.slice(q + 1)).get("key");
+    if (key) out.push(key.trim());
+  }
   return out;
 }
 

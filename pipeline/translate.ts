@@ -2,7 +2,8 @@
  * translate (SPEC R-5, F-3, F-8): the client's body → the body for one target.
  *
  * - Native pairs pass the client's bytes through: Anthropic Messages → `anthropic` / `claude-code`;
- *   Responses → `openai-responses` / `openai` (whose API also speaks Responses); Chat → `openai`. The
+ *   Responses → `openai-responses` / `openai` (whose API also speaks Responses); Chat → `openai`;
+ *   Gemini → `gemini` (the model and stream mode are in the URL, so the body never changes for them). The
  *   body is re-serialised only when it must change: another model id, a streaming Chat request that
  *   needs `stream_options.include_usage` (F-3), or combo target params.
  * - Native Responses → `codex`: the client's body with only the Codex backend's fixes applied (the
@@ -60,27 +61,31 @@ export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): bool
       return kind === "openai-responses" || kind === "codex" || kind === "openai";
     case "openai-chat":
       return kind === "openai";
+    case "gemini":
+      return kind === "gemini";
     default:
       return false;
   }
 }
 
 /**
- * Whether an Anthropic client's body carries reasoning state the gateway tagged for it (signatures of
- * another provider family travel to Anthropic clients as `sy|<family>|<value>`): such a body must not
- * reach Anthropic byte for byte; the tidy pass untags and strips it (SPEC F-8).
+ * Whether an Anthropic or Gemini client's body carries reasoning state the gateway tagged for it
+ * (signatures of another provider family travel to those clients as `sy|<family>|<value>`): such a
+ * body must not reach the provider byte for byte; the tidy pass (Anthropic) or the hub (Gemini) untags
+ * it and strips what the target did not issue (SPEC F-8).
  */
 function carriesTaggedState(ctx: RequestContext): boolean {
-  if (ctx.clientFormat !== "anthropic-messages") return false;
+  if (ctx.clientFormat !== "anthropic-messages" && ctx.clientFormat !== "gemini") return false;
   return hasTaggedValue(ctx.rawBody);
 }
 
 const SIGNATURE_KEY = new TextEncoder().encode('"signature"');
+const THOUGHT_SIGNATURE_KEY = new TextEncoder().encode('"thoughtSignature"');
 const DATA_KEY = new TextEncoder().encode('"data"');
 
 /**
- * Whether a JSON body has a `"signature"` or `"data"` value that starts with the gateway's tag `sy|`
- * (`"signature": "sy|gemini|…"`). Text that merely contains `"sy|` (escaped inside a string) does not
+ * Whether a JSON body has a `"signature"`, `"thoughtSignature"` or `"data"` value that starts with the
+ * gateway's tag `sy|` (`"signature": "sy|gemini|…"`). Text that merely contains `"sy|` (escaped inside a string) does not
  * count. A byte scan: no decoding or parsing of the body.
  */
 export function hasTaggedValue(raw: Uint8Array): boolean {
@@ -93,7 +98,7 @@ export function hasTaggedValue(raw: Uint8Array): boolean {
     if (raw[j] !== 0x3a) continue; // not a value after a colon
     j--;
     while (j >= 0 && (raw[j] === 0x20 || raw[j] === 0x0a || raw[j] === 0x0d || raw[j] === 0x09)) j--;
-    if (endsWith(raw, j, SIGNATURE_KEY) || endsWith(raw, j, DATA_KEY)) return true;
+    if (endsWith(raw, j, SIGNATURE_KEY) || endsWith(raw, j, THOUGHT_SIGNATURE_KEY) || endsWith(raw, j, DATA_KEY)) return true;
   }
   return false;
 }
@@ -192,6 +197,12 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
       // withClaudeCodeIdentity); combo params merged first, as for Codex.
       const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
       return { mode: "native", upstreamFormat, body: JSON.stringify(built.body), upstreamStream, warnings: built.warnings };
+    }
+    if (ctx.clientFormat === "gemini") {
+      // Gemini names the model and the stream mode in the URL (the executor's geminiPath): the
+      // client's bytes go as they are unless combo params change the body.
+      if (!params) return { mode: "native", upstreamFormat, body: ctx.rawBody, upstreamStream, warnings: [] };
+      return { mode: "native", upstreamFormat, body: JSON.stringify({ ...ctx.body, ...params }), upstreamStream, warnings: [] };
     }
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
     const needsStream = upstreamStream !== ctx.stream;

@@ -6,7 +6,7 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorResponse, isRemote, type RequestContext } from "../pipeline/context.ts";
+import { errorResponse, isCountTokens, isRemote, type RequestContext } from "../pipeline/context.ts";
 import { authenticate } from "../pipeline/guard.ts";
 import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
@@ -31,7 +31,7 @@ import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
-import { countTokensUpstream, modelList, modelEntry } from "./http/models.ts";
+import { countTokensUpstream, geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
@@ -371,7 +371,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     };
     accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now);
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
-    if (ctx.endpoint !== "count_tokens") store.record(rec);
+    if (!isCountTokens(ctx.endpoint)) store.record(rec);
     metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
@@ -379,7 +379,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     ctx.trace.warnings = ctx.warnings;
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
     // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
-    store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers)]) : ctx.trace);
+    store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
     log(
@@ -447,13 +447,19 @@ export async function startApp(opts: AppOptions): Promise<App> {
     models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
     model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
     browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
-    authorize: (request, peer) => {
-      const decision = authenticate(isRemote(peer, request.headers), request.headers, store, {
-        requireApiKey: cfg.server.requireApiKey,
-        maxBodyBytes: cfg.server.maxBodyBytes,
-      });
+    geminiModels: () => geminiModelList(cfg, discovery.publishedAll()),
+    geminiModel: (id) => geminiModelEntry(cfg, id, discovery.publishedAll()),
+    authorize: (request, peer, format) => {
+      const gemini = format === "gemini";
+      const decision = authenticate(
+        isRemote(peer, request.headers),
+        request.headers,
+        store,
+        { requireApiKey: cfg.server.requireApiKey, maxBodyBytes: cfg.server.maxBodyBytes },
+        gemini ? request.url : undefined,
+      );
       if (decision.ok) return undefined;
-      return errorResponse(request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", decision.error);
+      return errorResponse(gemini ? "gemini" : request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", decision.error);
     },
     health: () => {
       let db = false;

@@ -615,7 +615,17 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (req[key] !== undefined) w.add("dropped_field", `${label} has no Gemini equivalent and was not sent.`);
   }
   if (req.source.format === "gemini") {
-    for (const [k, val] of Object.entries(req.source.extra)) if (!(k in body) && k !== "model" && k !== "stream") body[k] = val;
+    // A Gemini client's members without a hub slot go back where they were: `generationConfig.seed`
+    // into generationConfig, `toolConfig.retrievalConfig` into toolConfig (parse.ts).
+    for (const [k, val] of Object.entries(req.source.extra)) {
+      const dot = k.indexOf(".");
+      if (dot > 0) {
+        const outer = k.slice(0, dot);
+        const inner = k.slice(dot + 1);
+        const holder = (body[outer] ??= {}) as Record<string, unknown>;
+        if (!(inner in holder)) holder[inner] = val;
+      } else if (!(k in body) && k !== "model" && k !== "stream") body[k] = val;
+    }
   } else {
     for (const k of Object.keys(req.source.extra)) w.add("dropped_field", `${k} has no Gemini equivalent and was not sent.`);
   }

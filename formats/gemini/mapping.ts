@@ -1,7 +1,7 @@
 /**
  * Small Gemini ↔ hub vocabulary maps shared by the decoder, decodeResponse and the tap.
  */
-import type { StopReason, Usage } from "../hub.ts";
+import type { Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
 import { finiteNumber } from "../json.ts";
 
 /**
@@ -67,4 +67,81 @@ export function sameUsage(a: Usage | undefined, b: Usage): boolean {
     a.cacheWriteTokens === b.cacheWriteTokens &&
     a.reasoningTokens === b.reasoningTokens
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client side: stop reasons, usage, opaque state (SPEC F-8)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Hub stop reason → the `finishReason` a Gemini client gets (REFERENCE §4.2, §5.1): a turn that ended
+ * in tool calls says `STOP`, as Gemini itself does (clients derive tool use from the functionCall
+ * parts); `max_tokens` → `MAX_TOKENS`; `refusal` → `SAFETY`; `context_window_exceeded` →
+ * `MAX_TOKENS` (the reply was cut by a token limit); `other` → `OTHER`.
+ */
+export function finishReasonToGemini(reason: StopReason): string {
+  switch (reason) {
+    case "end_turn":
+    case "tool_use":
+    case "stop_sequence":
+    case "pause_turn":
+      return "STOP";
+    case "max_tokens":
+    case "context_window_exceeded":
+      return "MAX_TOKENS";
+    case "refusal":
+      return "SAFETY";
+    case "other":
+      return "OTHER";
+  }
+}
+
+/**
+ * Hub usage → `usageMetadata` (REFERENCE §5.10), every counter an integer: `promptTokenCount` = input +
+ * cache read + cache write (Gemini's prompt count includes cached tokens); `cachedContentTokenCount` =
+ * cache read (only when known); `candidatesTokenCount` = output − reasoning; `thoughtsTokenCount` =
+ * reasoning (only when non-zero); `totalTokenCount` = prompt + candidates + thoughts.
+ */
+export function usageToGemini(u: Usage): Record<string, number> {
+  const int = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+  const cached = int(u.cacheReadTokens);
+  const prompt = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
+  const thoughts = Math.min(int(u.reasoningTokens), int(u.outputTokens));
+  const candidates = int(u.outputTokens) - thoughts;
+  const out: Record<string, number> = { promptTokenCount: prompt, candidatesTokenCount: candidates };
+  if (thoughts > 0) out.thoughtsTokenCount = thoughts;
+  if (cached > 0) out.cachedContentTokenCount = cached;
+  out.totalTokenCount = prompt + candidates + thoughts;
+  return out;
+}
+
+/**
+ * Prefix that marks a `thoughtSignature` minted by a provider family other than `gemini`, when
+ * switchyard hands it to a Gemini client: `sy|<family>|<value>` (the same tag the Anthropic client side
+ * uses; `|` is not in the base64 alphabet, so a real Gemini signature never starts with it). The
+ * client sends the string back unchanged and {@link readGeminiSignature} recovers the family (SPEC F-8).
+ */
+export const SIGNATURE_TAG = "sy|";
+
+/** Placeholders Google documents for history without a real signature (REFERENCE §4.3): no state. */
+const PLACEHOLDER_SIGNATURES = new Set(["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"]);
+
+/** Hub {@link Opaque} → the `thoughtSignature` a Gemini client sees (raw for `gemini`, tagged otherwise). */
+export function writeGeminiSignature(o: Opaque): string {
+  return o.family === "gemini" ? o.value : SIGNATURE_TAG + o.family + "|" + o.value;
+}
+
+/**
+ * A `thoughtSignature` from a Gemini client body → hub {@link Opaque}, or undefined for Google's
+ * documented placeholders (Gemini CLI puts `skip_thought_signature_validator` on every call that came
+ * without a signature: it carries no reasoning state). Untagged values are `gemini`; tagged values get
+ * their family back; a malformed tag is kept verbatim as `gemini`.
+ */
+export function readGeminiSignature(value: string): Opaque | undefined {
+  if (value.length === 0 || PLACEHOLDER_SIGNATURES.has(value)) return undefined;
+  if (value.startsWith(SIGNATURE_TAG)) {
+    const bar = value.indexOf("|", SIGNATURE_TAG.length);
+    if (bar > SIGNATURE_TAG.length) return { family: value.slice(SIGNATURE_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
+  }
+  return { family: "gemini", value };
 }

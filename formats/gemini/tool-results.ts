@@ -5,7 +5,6 @@
  * Tool results are `contents[].parts[].functionResponse.response`, always an object (formats/gemini
  * writes `{result: text}`, `{error: text}` for an error, or the parsed object when the text was a JSON
  * object). Only the string `result` / `error` members are text slots; a structured response is not.
- * Gemini is not a client format yet, so there is no `promptText` (redaction runs on client bodies).
  */
 import type { ToolResultSlot } from "../codec.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
@@ -37,5 +36,54 @@ export function toolResults(body: Obj): ToolResultSlot[] {
       });
     }
   }
+  return out;
+}
+
+/**
+ * Every text slot the model reads in a Gemini client body (SPEC R-1, redaction): the system
+ * instruction's text parts, the text parts of `contents` (not thoughts: signed reasoning), and the
+ * string members of `functionResponse.response` (tool results). Not function names, arguments objects,
+ * media, or signatures. Never throws.
+ */
+export function promptText(body: Obj): import("../codec.ts").TextSlot[] {
+  const out: import("../codec.ts").TextSlot[] = [];
+  const textParts = (parts: unknown) => {
+    if (!Array.isArray(parts)) return;
+    for (const p of parts) {
+      if (!isObj(p)) continue;
+      if (typeof p.text === "string" && p.text.length > 0 && p.thought !== true) {
+        out.push({
+          text: p.text,
+          set(t: string) {
+            p.text = t;
+          },
+        });
+      }
+      const fr = p.functionResponse;
+      if (isObj(fr) && isObj(fr.response)) {
+        const response = fr.response;
+        for (const [k, v] of Object.entries(response)) {
+          if (typeof v !== "string" || v.length === 0) continue;
+          out.push({
+            text: v,
+            set(t: string) {
+              response[k] = t;
+            },
+          });
+        }
+      }
+    }
+  };
+  const si = body.systemInstruction;
+  if (isObj(si)) textParts(si.parts);
+  else if (typeof si === "string" && si.length > 0) {
+    out.push({
+      text: si,
+      set(t: string) {
+        body.systemInstruction = t;
+      },
+    });
+  }
+  if (Array.isArray(body.contents)) for (const c of body.contents) if (isObj(c)) textParts(c.parts);
   return out;
 }

@@ -197,7 +197,9 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
   }
   // A foreign origin: no loopback exemption (isRemote sees the unvouched Origin). Without any key there
   // is nothing to check, so it is refused before anything runs.
-  if (presentedKey(request.headers) === undefined && !OPEN_PATHS.has(path)) {
+  // Gemini clients send their key as x-goog-api-key or ?key= (SPEC 2.1).
+  const geminiUrl = formatForPath(path, request.headers) === "gemini" ? request.url : undefined;
+  if (presentedKey(request.headers, geminiUrl) === undefined && !OPEN_PATHS.has(path)) {
     return refuse(
       request,
       path,

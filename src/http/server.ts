@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import type { Gateway } from "../../pipeline/gateway.ts";
 import type { Endpoint } from "../../pipeline/context.ts";
-import { hubError } from "../../formats/hub.ts";
+import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { errorResponse } from "../../pipeline/context.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 
@@ -23,11 +23,16 @@ export interface ServerDeps {
   admin?: (request: Request, peer: string | undefined, path: string) => Promise<Response>;
   /**
    * The /v1 guard for routes outside the pipeline (model list): undefined when the caller may
-   * proceed, else the 401 in the client's format (SPEC G-1/G-2).
+   * proceed, else the 401 in the client's format (SPEC G-1/G-2). `format` is `gemini` for the
+   * `/v1beta` routes (the key may come as `x-goog-api-key` or `?key=`, the error in Gemini's shape).
    */
-  authorize?: (request: Request, peer: string | undefined) => Response | undefined;
+  authorize?: (request: Request, peer: string | undefined, format?: WireFormat) => Response | undefined;
   /** The Host, Origin and CORS rules' settings (SPEC 2.6), read per request. */
   browser: () => BrowserPolicy;
+  /** GET /v1beta/models body (Gemini list shape). */
+  geminiModels?: () => unknown;
+  /** GET /v1beta/models/{model}; undefined when unknown. */
+  geminiModel?: (id: string) => unknown | undefined;
 }
 
 /** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3). */
@@ -55,6 +60,9 @@ const GUARDED_PATHS = new Set([
   "/v1/v1/messages/count_tokens",
 ]);
 
+/** Prefixes of the Gemini routes (`…/models/{model}:method`), whose bodies the guard reads too. */
+const GEMINI_PREFIXES = ["/v1beta/models/", "/v1/models/"];
+
 /** Body limit of every other route (admin API), in bytes. */
 export const OTHER_BODY_LIMIT = 1024 * 1024;
 
@@ -73,11 +81,67 @@ export function bodyLimit(request: Request): Response | undefined {
   const unsized = declared === null && request.headers.has("transfer-encoding");
   if (!tooLarge && !unsized) return undefined;
   // The API routes read their bodies with the guard's own limit (SPEC G-4).
-  if (GUARDED_PATHS.has(new URL(request.url).pathname)) return undefined;
+  const path = new URL(request.url).pathname;
+  if (GUARDED_PATHS.has(path)) return undefined;
+  if (request.method === "POST" && GEMINI_PREFIXES.some((p) => path.startsWith(p))) return undefined;
   if (tooLarge) {
     return json(413, { error: { message: `The request body exceeds ${OTHER_BODY_LIMIT} bytes.`, type: "invalid_request_error", param: null, code: "request_too_large" } });
   }
   return json(411, { error: { message: "Send the request body with a Content-Length.", type: "invalid_request_error", param: null, code: "length_required" } });
+}
+
+/** A Gemini route's path after `…/models/`: the model and the method (`generateContent`, …). */
+export interface GeminiCall {
+  model: string;
+  method: string;
+}
+
+/**
+ * Splits the rest of a Gemini path (`glm/glm-5.3:streamGenerateContent`) at its LAST colon: model ids
+ * may hold slashes (`provider/model`) and colons (`ollama/qwen:7b`), methods never do. The model is
+ * URL-decoded. Undefined when there is no `model:method`.
+ */
+export function parseGeminiCall(rest: string): GeminiCall | undefined {
+  const colon = rest.lastIndexOf(":");
+  if (colon <= 0 || colon === rest.length - 1) return undefined;
+  let model: string;
+  try {
+    model = decodeURIComponent(rest.slice(0, colon));
+  } catch {
+    return undefined;
+  }
+  return { model, method: rest.slice(colon + 1) };
+}
+
+/**
+ * The Gemini endpoints (SPEC 2.1): `POST …/models/{model}:generateContent`,
+ * `:streamGenerateContent` (server-sent events; the `?alt=sse` form every Gemini SDK asks for — the
+ * JSON-array stream without it is refused with a 400 saying so), `:countTokens`. Other methods are a
+ * 404 in Gemini's error shape.
+ */
+function geminiApi(deps: ServerDeps, prefix: string) {
+  return ({ request, server }: { request: Request; server: PeerSource | null }) => {
+    const url = new URL(request.url);
+    const call = parseGeminiCall(url.pathname.slice(prefix.length));
+    const peer = server?.requestIP(request)?.address;
+    if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${url.pathname}; expected ${prefix}{model}:generateContent.`));
+    switch (call.method) {
+      case "generateContent":
+        return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: false });
+      case "streamGenerateContent":
+        if (url.searchParams.get("alt") !== "sse") {
+          return errorResponse(
+            "gemini",
+            hubError("invalid_request", "streamGenerateContent is served as server-sent events only: add ?alt=sse (what the Gemini SDKs and Gemini CLI send).", { param: "alt" }),
+          );
+        }
+        return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: true });
+      case "countTokens":
+        return deps.gateway.handle({ request, endpoint: "gemini_count_tokens", peer, pathModel: call.model, pathStream: false });
+      default:
+        return errorResponse("gemini", hubError("not_found", `The method ${call.method} is not served by this gateway (generateContent, streamGenerateContent and countTokens are).`));
+    }
+  };
 }
 
 /** Builds the Elysia app. Call `.listen()` on the result. */
@@ -122,6 +186,27 @@ export function createServer(deps: ServerDeps) {
       if (m === undefined) {
         return json(404, { error: { message: `The model \`${id}\` does not exist.`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
       }
+      return json(200, m);
+    }) as never)
+    // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
+    .post("/v1beta/models/*", geminiApi(deps, "/v1beta/models/") as never, noParse)
+    .post("/v1/models/*", geminiApi(deps, "/v1/models/") as never, noParse)
+    .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
+      if (denied) return denied;
+      return json(200, deps.geminiModels?.() ?? { models: [] });
+    }) as never)
+    .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
+      if (denied) return denied;
+      let id: string;
+      try {
+        id = decodeURIComponent(new URL(request.url).pathname.slice("/v1beta/models/".length));
+      } catch {
+        id = "";
+      }
+      const m = deps.geminiModel?.(id);
+      if (m === undefined) return errorResponse("gemini", hubError("not_found", `models/${id} is not found for this gateway.`));
       return json(200, m);
     }) as never)
     .get("/health", () => {

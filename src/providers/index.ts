@@ -39,7 +39,7 @@ export function joinUrl(base: string, path: string): string {
   return base.replace(/\/+$/, "") + (path.startsWith("/") ? path : "/" + path);
 }
 
-/** The URL of one call (SPEC 2.3 base-URL conventions); `count_tokens` is Anthropic Messages' token count. */
+/** The URL of one call (SPEC 2.3 base-URL conventions); `count_tokens` is the format's token count (Anthropic, Gemini). */
 export function urlFor(provider: ProviderInfo, format: WireFormat, model: string, stream: boolean, endpoint?: UpstreamCall["endpoint"]): string {
   switch (format) {
     case "anthropic-messages":
@@ -49,7 +49,7 @@ export function urlFor(provider: ProviderInfo, format: WireFormat, model: string
     case "openai-responses":
       return joinUrl(provider.baseUrl, "/responses");
     case "gemini":
-      return joinUrl(provider.baseUrl, geminiPath(model, stream));
+      return joinUrl(provider.baseUrl, endpoint === "count_tokens" ? geminiPath(model, false).replace(/:generateContent$/, ":countTokens") : geminiPath(model, stream));
   }
 }
 

@@ -23,7 +23,7 @@ const laptop: ClientKey = { name: "laptop", scopes: [], source: "db" };
 const keys: KeyLookup = { lookup: (s) => (s === VALID ? laptop : undefined), any: () => true };
 const open: GuardSettings = { requireApiKey: false, maxBodyBytes: 1024 };
 const strict: GuardSettings = { requireApiKey: true, maxBodyBytes: 1024 };
-const PATHS: Record<Endpoint, string> = { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages", count_tokens: "/v1/messages/count_tokens" };
+const PATHS: Record<Endpoint, string> = { chat: "/v1/chat/completions", responses: "/v1/responses", messages: "/v1/messages", count_tokens: "/v1/messages/count_tokens", gemini: "/v1beta/models/m:generateContent", gemini_count_tokens: "/v1beta/models/m:countTokens" };
 
 /** A context as the gateway builds it, for `endpoint`, from `peer`, with `body` and headers. */
 function ctxFor(endpoint: Endpoint, peer: string | undefined, body: string | Uint8Array | null, headers: Record<string, string> = {}): RequestContext {

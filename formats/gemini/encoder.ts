@@ -1,0 +1,233 @@
+/**
+ * Hub → Gemini client: the stream encoder (canonical hub events → `streamGenerateContent?alt=sse`
+ * bytes) and the non-streamed `GenerateContentResponse` body (REFERENCE §4.2, §4.3, §6.4; SPEC F-5,
+ * 6.4).
+ *
+ * Stream grammar the client gets:
+ * - `data: <GenerateContentResponse>\n\n` events only: no event names, no `[DONE]`; the end is EOF.
+ *   Every chunk carries `candidates: [{content: {role: "model", parts: [...]}, index: 0}]`, the model
+ *   the client asked for as `modelVersion`, and one gateway-minted `responseId`.
+ * - text → `{text}` parts as they arrive; thinking → `{text, thought: true}` parts; a signature (a
+ *   text block's, a thinking block's, whatever family issued it) rides on the first part of its block
+ *   when it is known at the start, else on an empty part of its own (`{text: "", thoughtSignature}`,
+ *   as Gemini itself sends it); a signature minted by another family is tagged `sy|<family>|…`
+ *   (mapping.ts) so it only ever goes back to that family (SPEC F-8). Redacted thinking has no Gemini
+ *   slot and is not sent.
+ * - a tool call is buffered until its block stops and sent as ONE `functionCall` part
+ *   `{id, name, args}` with the parsed arguments object (Gemini has no argument deltas; `""` → `{}`;
+ *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped).
+ * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`) and `usageMetadata`
+ *   (every counter an integer) with `parts: []`, which Gemini CLI accepts as a valid model chunk. It is
+ *   written at the end of the event stream, so usage that arrives after the finish is in it.
+ * - failure before the finish (an `error` event, or the end without a finish) → one
+ *   `data: {"error": {code, message, status}}` chunk (the SDKs raise on it) and nothing else; never an
+ *   invented finish. An error after the finish closes the stream normally (SPEC 6.4 exception).
+ */
+import type { EncoderOptions, StreamEncoder } from "../codec.ts";
+import type { HubError, HubEvent, HubResponse, Opaque, Usage } from "../hub.ts";
+import { mergeUsage, type StopReason } from "../hub.ts";
+import { TRUNCATED_ERROR } from "../normalize.ts";
+import { errorBody } from "./errors.ts";
+import { finishReasonToGemini, usageToGemini, writeGeminiSignature } from "./mapping.ts";
+
+/** A fresh response id (22 base64url characters, the length Google's look like). */
+export function defaultResponseId(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url").slice(0, 22);
+}
+
+/** Tool-call arguments text → the `args` object Gemini clients expect. */
+export function argsObject(json: string): Record<string, unknown> {
+  if (json.trim().length === 0) return {};
+  try {
+    const v = JSON.parse(json);
+    if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;
+  } catch {
+    // not JSON: kept as text below
+  }
+  return { arguments: json };
+}
+
+const NONE = 0;
+const TEXT = 1;
+const THINKING = 2;
+const TOOL = 3;
+
+/** The incremental Gemini encoder; see the module comment. */
+export class GeminiEncoder implements StreamEncoder {
+  /** `data: {"candidates":[{"content":{"role":"model","parts":[` */
+  private static readonly HEAD = `data: {"candidates":[{"content":{"role":"model","parts":[`;
+  /** `]},"index":0}],"modelVersion":…,"responseId":…}\n\n` */
+  private readonly tail: string;
+  private readonly meta: string;
+  private readonly usage: Usage = {};
+  private openKind = NONE;
+  private openIndex = -1;
+  /** A signature known at block start, put on the block's first part. */
+  private pendingSig: string | undefined;
+  private tool: { id: string; name: string; args: string; sig?: string } | undefined;
+  private finish: StopReason | undefined;
+  private closed = false;
+
+  constructor(
+    opts: EncoderOptions,
+    private readonly write: (text: string) => void,
+  ) {
+    const id = opts.newId ? opts.newId("") : defaultResponseId();
+    this.meta = `"modelVersion":${JSON.stringify(opts.model)},"responseId":${JSON.stringify(id)}}`;
+    this.tail = `]},"index":0}],` + this.meta + "\n\n";
+  }
+
+  private part(json: string): void {
+    this.write(GeminiEncoder.HEAD + json + this.tail);
+  }
+
+  private sigMember(sig: string | undefined): string {
+    return sig === undefined ? "" : `,"thoughtSignature":${JSON.stringify(sig)}`;
+  }
+
+  event(ev: HubEvent): void {
+    if (this.closed) return;
+    switch (ev.type) {
+      case "message_start":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "usage":
+        mergeUsage(this.usage, ev.usage);
+        return;
+      case "block_start": {
+        if (this.finish !== undefined) return;
+        this.openIndex = ev.index;
+        this.pendingSig = undefined;
+        const b = ev.block;
+        if (b.type === "text") {
+          this.openKind = TEXT;
+          if (b.signature) this.pendingSig = writeGeminiSignature(b.signature);
+        } else if (b.type === "thinking") {
+          this.openKind = THINKING;
+        } else if (b.type === "tool_call") {
+          this.openKind = TOOL;
+          this.tool = { id: b.id, name: b.name, args: "" };
+          if (b.signature) this.tool.sig = writeGeminiSignature(b.signature);
+        } else {
+          this.openKind = NONE; // redacted thinking: no Gemini slot
+        }
+        return;
+      }
+      case "block_delta": {
+        if (this.finish !== undefined || ev.index !== this.openIndex) return;
+        const d = ev.delta;
+        switch (d.type) {
+          case "text":
+            if (this.openKind !== TEXT) return;
+            this.part(`{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`);
+            this.pendingSig = undefined;
+            return;
+          case "thinking":
+            if (this.openKind !== THINKING) return;
+            this.part(`{"text":${JSON.stringify(d.text)},"thought":true}`);
+            return;
+          case "signature":
+            this.signature(d.signature);
+            return;
+          case "tool_args":
+            if (this.openKind === TOOL && this.tool) this.tool.args += d.json;
+            return;
+          case "thinking_part":
+            return;
+        }
+        return;
+      }
+      case "block_stop":
+        if (this.finish !== undefined || ev.index !== this.openIndex) return;
+        if (this.openKind === TOOL && this.tool) {
+          const t = this.tool;
+          const call = `{"id":${JSON.stringify(t.id)},"name":${JSON.stringify(t.name)},"args":${JSON.stringify(argsObject(t.args))}}`;
+          this.part(`{"functionCall":${call}${this.sigMember(t.sig)}}`);
+          this.tool = undefined;
+        } else if (this.openKind === TEXT && this.pendingSig !== undefined) {
+          this.part(`{"text":""${this.sigMember(this.pendingSig)}}`);
+        }
+        this.pendingSig = undefined;
+        this.openKind = NONE;
+        this.openIndex = -1;
+        return;
+      case "finish":
+        if (this.finish === undefined) this.finish = ev.reason;
+        return;
+      case "error":
+        if (this.finish !== undefined) this.close();
+        else this.fail(ev.error);
+        return;
+    }
+  }
+
+  private signature(sig: Opaque): void {
+    const value = writeGeminiSignature(sig);
+    if (this.openKind === TOOL && this.tool) this.tool.sig = value;
+    else if (this.openKind === THINKING) this.part(`{"text":"","thought":true${this.sigMember(value)}}`);
+    else if (this.openKind === TEXT) this.part(`{"text":""${this.sigMember(value)}}`);
+  }
+
+  end(): void {
+    if (this.closed) return;
+    if (this.finish !== undefined) this.close();
+    else this.fail(TRUNCATED_ERROR);
+  }
+
+  /** The last chunk: finishReason and usage (SPEC F-5 for Gemini clients). */
+  private close(): void {
+    this.closed = true;
+    const reason = finishReasonToGemini(this.finish ?? "other");
+    this.write(
+      `data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"${reason}","index":0}],"usageMetadata":${JSON.stringify(usageToGemini(this.usage))},` +
+        this.meta +
+        "\n\n",
+    );
+  }
+
+  /** The in-band error chunk; nothing follows (SPEC 6.4). */
+  private fail(err: HubError): void {
+    this.closed = true;
+    this.write("data: " + JSON.stringify(errorBody(err)) + "\n\n");
+  }
+}
+
+/** Creates a Gemini stream encoder writing SSE text into `write` (codec contract). */
+export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
+  return new GeminiEncoder(opts, write);
+}
+
+/**
+ * Complete hub reply → the `GenerateContentResponse` a non-streaming Gemini client gets (REFERENCE
+ * §4.2): one candidate whose parts are, in output order, text (`thoughtSignature` on the part it came
+ * with), thinking (`thought: true`), and `functionCall` parts with parsed `args`; `finishReason`
+ * (absent only for a reply that never said why it stopped), `usageMetadata`, `modelVersion` (the model
+ * the client asked for) and a gateway-minted `responseId`.
+ */
+export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
+  const parts: Record<string, unknown>[] = [];
+  for (const p of resp.content) {
+    if (p.type === "text") {
+      const part: Record<string, unknown> = { text: p.text };
+      if (p.signature) part.thoughtSignature = writeGeminiSignature(p.signature);
+      parts.push(part);
+    } else if (p.type === "thinking") {
+      const part: Record<string, unknown> = { text: p.text, thought: true };
+      if (p.signature) part.thoughtSignature = writeGeminiSignature(p.signature);
+      if (p.text.length > 0 || p.signature) parts.push(part);
+    } else if (p.type === "tool_call") {
+      const part: Record<string, unknown> = { functionCall: { id: p.id, name: p.name, args: argsObject(p.arguments) } };
+      if (p.signature) part.thoughtSignature = writeGeminiSignature(p.signature);
+      parts.push(part);
+    }
+  }
+  const candidate: Record<string, unknown> = { content: { role: "model", parts } };
+  if (resp.stopReason) candidate.finishReason = finishReasonToGemini(resp.stopReason);
+  candidate.index = 0;
+  return {
+    candidates: [candidate],
+    usageMetadata: usageToGemini(resp.usage),
+    modelVersion: opts.model,
+    responseId: opts.newId ? opts.newId("") : defaultResponseId(),
+  };
+}

@@ -1,0 +1,471 @@
+/**
+ * Gemini client body → hub request (FormatCodec.parseRequest; REFERENCE §4.1, §5.3–§5.12; SPEC F-2,
+ * F-7, F-8). The body is a `GenerateContentRequest` as Gemini CLI and `@google/genai` send it; the model
+ * and whether to stream are in the URL, not the body, so the HTTP layer passes them in (a `model` field
+ * in the body, which Google also accepts, is read when the caller passes none).
+ *
+ * What goes where:
+ * - `systemInstruction` (a Content, or a plain string) → `hub.system`, one text block per text part.
+ * - `contents[]`: role `user` (also the legacy `function` role, and a missing role) → `user`; `model` →
+ *   `assistant`. Any other role is a 400.
+ * - Parts: `text` → text (its `thoughtSignature` kept on the same part); `thought: true` text →
+ *   thinking (consecutive thought parts are one thinking block; a signature on any of them is the
+ *   block's); an empty non-thought text that carries only a signature → a signature-only thinking part
+ *   (the shape Gemini itself sends, decoder.ts); `inlineData` / `fileData` → image, document (PDF,
+ *   text/*), audio or video by MIME type; `functionCall` → tool call; `functionResponse` → tool result;
+ *   `executableCode` / `codeExecutionResult` (Gemini's server-side code tool) → text, so other providers
+ *   still see what ran.
+ * - Signatures: a tagged `sy|<family>|…` value gets its family back, an untagged one is `gemini`, and
+ *   Google's placeholder `skip_thought_signature_validator` (Gemini CLI adds it to calls it got without
+ *   one) is no state at all (mapping.ts `readGeminiSignature`).
+ * - Tool-call ids (REFERENCE §5.3): `functionCall.id` when the client kept it (Gemini CLI does, as
+ *   `<name>__<id>`), else minted from the position (`call_<content>_<part>`: the same every turn, so
+ *   prompt caches keep hitting). A `functionResponse` pairs with the earlier unanswered call of the same
+ *   id, else the first unanswered call of the same name (Gemini pairs by name and order).
+ * - `functionResponse.response` → the result text: the one string member of `{output}`, `{result}` or
+ *   `{content}`; `{error: "…"}` alone → an error result; anything else → its JSON. Media in
+ *   `functionResponse.parts` (multimodal results) → image/document parts of the result.
+ * - `tools[].functionDeclarations[]` → function tools; `parametersJsonSchema` is taken as is,
+ *   `parameters` (Gemini's OpenAPI subset: upper-case types, `nullable`) is turned into JSON Schema;
+ *   every other tool entry (`googleSearch`, `codeExecution`, `urlContext`, …) → a `gemini` provider
+ *   tool, one per key.
+ * - `toolConfig.functionCallingConfig.mode`: AUTO/VALIDATED → auto, ANY → required (a single
+ *   `allowedFunctionNames` entry → that tool), NONE → none.
+ * - `generationConfig`: maxOutputTokens, temperature, topP, topK, stopSequences, candidateCount (→ n),
+ *   `responseMimeType: application/json` with `responseJsonSchema` / `responseSchema` → JSON output
+ *   (with its schema), `thinkingConfig` (thinkingBudget 0 → reasoning off, −1 → on and dynamic, N →
+ *   budget N; thinkingLevel → effort; includeThoughts kept). Other members are kept in `source.extra`
+ *   as `generationConfig.<name>`, and `safetySettings`, `cachedContent`, `labels` as themselves: the
+ *   Gemini builder sends them again, other builders report them dropped.
+ *
+ * Throws {@link FormatError} (400 `invalid_request`, naming the field) for a body that is not a
+ * GenerateContentRequest: no `contents` array, an empty one, a content without `parts`, a role other
+ * than user/model, a function declaration without a name.
+ */
+import {
+  FormatError,
+  hubError,
+  type DocumentPart,
+  type HubMessage,
+  type HubPart,
+  type HubRequest,
+  type HubTool,
+  type ImagePart,
+  type MediaSource,
+  type ReasoningConfig,
+  type ReasoningEffort,
+  type ResponseFormat,
+  type TextPart,
+  type ThinkingPart,
+  type ToolChoice,
+} from "../hub.ts";
+import { readGeminiSignature } from "./mapping.ts";
+
+type Obj = Record<string, unknown>;
+
+const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
+
+function bad(message: string, param?: string): FormatError {
+  return new FormatError(hubError("invalid_request", message, param ? { param } : {}));
+}
+
+/** Options of {@link parseRequest} beyond the body. */
+export interface GeminiParseOptions {
+  /** The model named in the URL (`/v1beta/models/{model}:…`). */
+  model?: string;
+  /** Whether the URL asked for a stream (`:streamGenerateContent`). */
+  stream?: boolean;
+}
+
+/** Members of `generationConfig` the hub has a slot for (everything else is kept as extra). */
+const MAPPED_GENERATION = new Set([
+  "maxOutputTokens",
+  "temperature",
+  "topP",
+  "topK",
+  "stopSequences",
+  "candidateCount",
+  "responseMimeType",
+  "responseJsonSchema",
+  "responseSchema",
+  "_responseJsonSchema",
+  "thinkingConfig",
+]);
+
+/** Top-level request members with a hub slot, or none worth keeping (`model` lives in the URL). */
+const MAPPED_TOP = new Set(["contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"]);
+
+/**
+ * Parses a Gemini `GenerateContentRequest` into the hub (see the module comment). Pure; throws
+ * {@link FormatError} on a body that is not one.
+ */
+export function parseRequest(body: unknown, opts: GeminiParseOptions = {}): HubRequest {
+  if (!isObj(body)) throw bad("The request body must be a JSON object.");
+  // countTokens may wrap the whole request (`{generateContentRequest: {model, contents, …}}`).
+  if (body.contents === undefined && isObj(body.generateContentRequest)) body = body.generateContentRequest;
+  if (!isObj(body)) throw bad("The request body must be a JSON object.");
+  const contents = body.contents;
+  if (!Array.isArray(contents)) throw bad("`contents` must be an array of Content objects.", "contents");
+  if (contents.length === 0) throw bad("`contents` must not be empty.", "contents");
+
+  const bodyModel = typeof body.model === "string" ? body.model.replace(/^models\//, "") : "";
+  const req: HubRequest = {
+    model: opts.model ?? bodyModel,
+    system: parseSystem(body.systemInstruction),
+    messages: parseContents(contents),
+    tools: parseTools(body.tools),
+    stream: opts.stream === true,
+    source: { format: "gemini", extra: {} },
+  };
+
+  const choice = parseToolConfig(body.toolConfig);
+  if (choice) req.toolChoice = choice;
+
+  const gc = body.generationConfig;
+  if (gc !== undefined && gc !== null) {
+    if (!isObj(gc)) throw bad("`generationConfig` must be an object.", "generationConfig");
+    applyGenerationConfig(req, gc);
+  }
+
+  for (const [k, v] of Object.entries(body)) {
+    if (!MAPPED_TOP.has(k) && v !== undefined && v !== null) req.source.extra[k] = v;
+  }
+  if (isObj(body.toolConfig)) {
+    for (const [k, v] of Object.entries(body.toolConfig)) {
+      if (k !== "functionCallingConfig" && v !== undefined && v !== null) req.source.extra[`toolConfig.${k}`] = v;
+    }
+  }
+  return req;
+}
+
+// ---------------------------------------------------------------------------------------------
+// System prompt
+// ---------------------------------------------------------------------------------------------
+
+function parseSystem(si: unknown): TextPart[] {
+  if (si === undefined || si === null) return [];
+  if (typeof si === "string") return si.length > 0 ? [{ type: "text", text: si }] : [];
+  if (!isObj(si)) throw bad("`systemInstruction` must be a Content object.", "systemInstruction");
+  const parts = si.parts;
+  if (!Array.isArray(parts)) return [];
+  const out: TextPart[] = [];
+  for (const p of parts) {
+    if (isObj(p) && typeof p.text === "string" && p.text.length > 0) out.push({ type: "text", text: p.text });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Contents
+// ---------------------------------------------------------------------------------------------
+
+/** A call waiting for its result, in history order. */
+interface OpenCall {
+  id: string;
+  name: string;
+}
+
+function parseContents(contents: unknown[]): HubMessage[] {
+  const messages: HubMessage[] = [];
+  const open: OpenCall[] = [];
+  contents.forEach((c, ci) => {
+    if (!isObj(c)) throw bad(`contents[${ci}] must be a Content object.`, `contents[${ci}]`);
+    const role = c.role === undefined || c.role === null || c.role === "" ? "user" : c.role;
+    if (role !== "user" && role !== "model" && role !== "function") {
+      throw bad(`contents[${ci}].role must be "user" or "model".`, `contents[${ci}].role`);
+    }
+    const parts = c.parts;
+    if (!Array.isArray(parts)) throw bad(`contents[${ci}].parts must be an array of parts.`, `contents[${ci}].parts`);
+    const assistant = role === "model";
+    const content: HubPart[] = [];
+    let thinking: ThinkingPart | undefined;
+    parts.forEach((p, pi) => {
+      if (!isObj(p)) return;
+      const sigText = typeof p.thoughtSignature === "string" ? p.thoughtSignature : typeof p.thought_signature === "string" ? p.thought_signature : undefined;
+      const sig = sigText !== undefined ? readGeminiSignature(sigText) : undefined;
+      if (typeof p.text === "string" && p.thought === true) {
+        if (!thinking) {
+          thinking = { type: "thinking", text: "" };
+          content.push(thinking);
+        }
+        thinking.text += p.text;
+        if (sig) thinking.signature = sig;
+        return;
+      }
+      thinking = undefined;
+      if (typeof p.text === "string") {
+        if (p.text.length > 0) {
+          const t: TextPart = { type: "text", text: p.text };
+          if (sig) t.signature = sig;
+          content.push(t);
+        } else if (sig && assistant) {
+          content.push({ type: "thinking", text: "", signature: sig });
+        }
+        return;
+      }
+      if (isObj(p.functionCall)) {
+        const fc = p.functionCall;
+        const name = typeof fc.name === "string" ? fc.name : "";
+        if (!name) throw bad(`contents[${ci}].parts[${pi}].functionCall.name is required.`, `contents[${ci}].parts[${pi}].functionCall.name`);
+        const id = typeof fc.id === "string" && fc.id.length > 0 ? fc.id : `call_${ci}_${pi}`;
+        const call: HubPart = { type: "tool_call", id, name, arguments: JSON.stringify(isObj(fc.args) ? fc.args : {}) };
+        if (sig) call.signature = sig;
+        content.push(call);
+        open.push({ id, name });
+        return;
+      }
+      if (isObj(p.functionResponse)) {
+        content.push(parseFunctionResponse(p.functionResponse, open, ci, pi));
+        return;
+      }
+      const media = mediaOf(p);
+      if (media) {
+        content.push(media);
+        return;
+      }
+      if (isObj(p.executableCode) && typeof p.executableCode.code === "string") {
+        const lang = typeof p.executableCode.language === "string" ? p.executableCode.language.toLowerCase() : "";
+        content.push({ type: "text", text: "```" + (lang === "language_unspecified" ? "" : lang) + "\n" + p.executableCode.code + "\n```" });
+        return;
+      }
+      if (isObj(p.codeExecutionResult)) {
+        const r = p.codeExecutionResult;
+        const output = typeof r.output === "string" ? r.output : "";
+        content.push({ type: "text", text: `Code execution result (${typeof r.outcome === "string" ? r.outcome : "OUTCOME_UNSPECIFIED"}):\n${output}` });
+      }
+    });
+    if (content.length === 0) return;
+    const hubRole = assistant ? "assistant" : "user";
+    const last = messages.at(-1);
+    // Gemini sends one content per turn; two in a row of one role are one hub turn.
+    if (last && last.role === hubRole) last.content.push(...content);
+    else messages.push({ role: hubRole, content });
+  });
+  return messages;
+}
+
+function parseFunctionResponse(fr: Obj, open: OpenCall[], ci: number, pi: number): HubPart {
+  const name = typeof fr.name === "string" ? fr.name : "";
+  const given = typeof fr.id === "string" && fr.id.length > 0 ? fr.id : undefined;
+  let idx = given !== undefined ? open.findIndex((c) => c.id === given) : -1;
+  if (idx < 0) idx = open.findIndex((c) => c.name === name);
+  let callId: string;
+  if (idx >= 0) {
+    callId = open[idx]!.id;
+    open.splice(idx, 1);
+  } else {
+    callId = given ?? `call_${ci}_${pi}`;
+  }
+  const resp = fr.response;
+  let text: string;
+  let isError = false;
+  if (isObj(resp)) {
+    const keys = Object.keys(resp);
+    const only = keys.length === 1 ? keys[0]! : undefined;
+    if (only !== undefined && typeof resp[only] === "string" && (only === "output" || only === "result" || only === "content")) {
+      text = resp[only] as string;
+    } else if (only === "error" && typeof resp.error === "string") {
+      text = resp.error;
+      isError = true;
+    } else {
+      text = JSON.stringify(resp);
+    }
+  } else if (typeof resp === "string") {
+    text = resp;
+  } else {
+    text = resp === undefined ? "" : JSON.stringify(resp);
+  }
+  const content: Array<TextPart | ImagePart | DocumentPart> = [];
+  if (text.length > 0) content.push({ type: "text", text });
+  if (Array.isArray(fr.parts)) {
+    for (const p of fr.parts) {
+      if (!isObj(p)) continue;
+      const m = mediaOf(p);
+      if (m && (m.type === "image" || m.type === "document")) content.push(m);
+      else if (typeof p.text === "string" && p.text.length > 0) content.push({ type: "text", text: p.text });
+    }
+  }
+  const part: HubPart = { type: "tool_result", callId, content };
+  if (name) part.name = name;
+  if (isError) part.isError = true;
+  return part;
+}
+
+/** `inlineData` / `fileData` → the hub media part its MIME type says, or undefined. */
+function mediaOf(p: Obj): ImagePart | DocumentPart | HubPart | undefined {
+  let source: MediaSource | undefined;
+  let mime = "";
+  if (isObj(p.inlineData) && typeof p.inlineData.data === "string") {
+    mime = typeof p.inlineData.mimeType === "string" ? p.inlineData.mimeType : "application/octet-stream";
+    source = { kind: "base64", mediaType: mime, data: p.inlineData.data };
+  } else if (isObj(p.fileData) && typeof p.fileData.fileUri === "string") {
+    mime = typeof p.fileData.mimeType === "string" ? p.fileData.mimeType : "";
+    source = mime ? { kind: "url", url: p.fileData.fileUri, mediaType: mime } : { kind: "url", url: p.fileData.fileUri };
+  }
+  if (!source) return undefined;
+  if (mime.startsWith("image/")) return { type: "image", source };
+  if (mime.startsWith("video/")) return { type: "video", source };
+  if (mime.startsWith("audio/") && source.kind === "base64") return { type: "audio", data: source.data, format: mime.slice(6).replace(/^x-/, "") };
+  return { type: "document", source };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Gemini's OpenAPI-subset `Schema` → JSON Schema: upper-case `type` names lower-cased, `nullable: true`
+ * → `type: [t, "null"]`, `propertyOrdering` dropped, nested `properties` / `items` / `anyOf` converted;
+ * every other keyword kept. Pure; the input is not mutated.
+ */
+export function geminiSchemaToJsonSchema(s: unknown): Record<string, unknown> {
+  if (!isObj(s)) return {};
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(s)) {
+    switch (k) {
+      case "type":
+        if (typeof v === "string" && v !== "TYPE_UNSPECIFIED") out.type = v.toLowerCase();
+        break;
+      case "properties":
+        if (isObj(v)) {
+          const props: Obj = {};
+          for (const [pk, pv] of Object.entries(v)) props[pk] = geminiSchemaToJsonSchema(pv);
+          out.properties = props;
+        }
+        break;
+      case "items":
+        out.items = geminiSchemaToJsonSchema(v);
+        break;
+      case "anyOf":
+        if (Array.isArray(v)) out.anyOf = v.map(geminiSchemaToJsonSchema);
+        break;
+      case "nullable":
+      case "propertyOrdering":
+        break;
+      default:
+        out[k] = v;
+    }
+  }
+  if (s.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  return out;
+}
+
+function parseTools(tools: unknown): HubTool[] {
+  if (tools === undefined || tools === null) return [];
+  if (!Array.isArray(tools)) throw bad("`tools` must be an array of Tool objects.", "tools");
+  const out: HubTool[] = [];
+  tools.forEach((t, ti) => {
+    if (!isObj(t)) return;
+    for (const [key, value] of Object.entries(t)) {
+      if (key !== "functionDeclarations") {
+        if (value !== undefined && value !== null) out.push({ kind: "provider", format: "gemini", raw: { [key]: value }, name: key });
+        continue;
+      }
+      if (!Array.isArray(value)) throw bad(`tools[${ti}].functionDeclarations must be an array.`, `tools[${ti}].functionDeclarations`);
+      value.forEach((d, di) => {
+        if (!isObj(d) || typeof d.name !== "string" || d.name.length === 0) {
+          throw bad(`tools[${ti}].functionDeclarations[${di}].name is required.`, `tools[${ti}].functionDeclarations[${di}].name`);
+        }
+        const parameters = isObj(d.parametersJsonSchema)
+          ? d.parametersJsonSchema
+          : isObj(d.parameters)
+            ? geminiSchemaToJsonSchema(d.parameters)
+            : { type: "object", properties: {} };
+        const tool: HubTool = { kind: "function", name: d.name, parameters };
+        if (typeof d.description === "string" && d.description.length > 0) tool.description = d.description;
+        out.push(tool);
+      });
+    }
+  });
+  return out;
+}
+
+function parseToolConfig(tc: unknown): ToolChoice | undefined {
+  if (!isObj(tc) || !isObj(tc.functionCallingConfig)) return undefined;
+  const fcc = tc.functionCallingConfig;
+  const allowed = Array.isArray(fcc.allowedFunctionNames) ? fcc.allowedFunctionNames.filter((n): n is string => typeof n === "string") : [];
+  switch (fcc.mode) {
+    case "AUTO":
+    case "VALIDATED":
+      return { type: "auto" };
+    case "ANY":
+      return allowed.length === 1 ? { type: "tool", name: allowed[0]! } : { type: "required" };
+    case "NONE":
+      return { type: "none" };
+    default:
+      return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// generationConfig
+// ---------------------------------------------------------------------------------------------
+
+const LEVELS: Record<string, ReasoningEffort> = { minimal: "minimal", low: "low", medium: "medium", high: "high" };
+
+function num(x: unknown, field: string): number | undefined {
+  if (x === undefined || x === null) return undefined;
+  if (typeof x !== "number" || !Number.isFinite(x)) throw bad(`\`generationConfig.${field}\` must be a number.`, `generationConfig.${field}`);
+  return x;
+}
+
+function applyGenerationConfig(req: HubRequest, gc: Obj): void {
+  const max = num(gc.maxOutputTokens, "maxOutputTokens");
+  if (max !== undefined) {
+    if (!Number.isInteger(max) || max <= 0) throw bad("`generationConfig.maxOutputTokens` must be a positive integer.", "generationConfig.maxOutputTokens");
+    req.maxOutputTokens = max;
+  }
+  const temperature = num(gc.temperature, "temperature");
+  if (temperature !== undefined) req.temperature = temperature;
+  const topP = num(gc.topP, "topP");
+  if (topP !== undefined) req.topP = topP;
+  const topK = num(gc.topK, "topK");
+  if (topK !== undefined) req.topK = topK;
+  const n = num(gc.candidateCount, "candidateCount");
+  if (n !== undefined) req.n = n;
+  if (Array.isArray(gc.stopSequences)) {
+    const stops = gc.stopSequences.filter((s): s is string => typeof s === "string" && s.length > 0);
+    if (stops.length > 0) req.stopSequences = stops;
+  }
+
+  const schema = isObj(gc.responseJsonSchema)
+    ? gc.responseJsonSchema
+    : isObj(gc._responseJsonSchema)
+      ? gc._responseJsonSchema
+      : isObj(gc.responseSchema)
+        ? geminiSchemaToJsonSchema(gc.responseSchema)
+        : undefined;
+  if (gc.responseMimeType === "application/json" || schema) {
+    const rf: ResponseFormat = schema ? { type: "json_schema", schema } : { type: "json_object" };
+    req.responseFormat = rf;
+  } else if (typeof gc.responseMimeType === "string" && gc.responseMimeType !== "text/plain") {
+    req.source.extra["generationConfig.responseMimeType"] = gc.responseMimeType;
+  }
+
+  const tc = gc.thinkingConfig;
+  if (isObj(tc)) {
+    const r: ReasoningConfig = {};
+    if (typeof tc.includeThoughts === "boolean") r.includeThoughts = tc.includeThoughts;
+    const budget = tc.thinkingBudget;
+    if (typeof budget === "number" && Number.isFinite(budget)) {
+      if (budget === 0) r.enabled = false;
+      else if (budget < 0) r.enabled = true;
+      else {
+        r.enabled = true;
+        r.budgetTokens = Math.round(budget);
+      }
+    }
+    if (typeof tc.thinkingLevel === "string") {
+      const level = LEVELS[tc.thinkingLevel.toLowerCase()];
+      if (level) {
+        r.enabled = true;
+        r.effort = level;
+      }
+    }
+    if (Object.keys(r).length > 0) req.reasoning = r;
+  }
+
+  for (const [k, v] of Object.entries(gc)) {
+    if (!MAPPED_GENERATION.has(k) && v !== undefined && v !== null) req.source.extra[`generationConfig.${k}`] = v;
+  }
+}
