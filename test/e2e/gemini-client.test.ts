@@ -367,6 +367,17 @@ keys:
     expect((await sdk.models.generateContent({ model: "anth/claude-test", contents: "hi" })).text).toBe(FAKE_TEXT);
   });
 
+  test("the browser rules (SPEC 2.6) apply: a foreign Origin needs a key, and x-goog-api-key counts as one", async () => {
+    const url = `${strict.url}/v1beta/models/anth/claude-test:generateContent`;
+    const refused = await fetch(url, { method: "POST", body, headers: { origin: "http://evil.example" } });
+    expect(refused.status).toBe(403);
+    expect((await json(refused)).error.status).toBe("PERMISSION_DENIED");
+    const keyed = await fetch(url, { method: "POST", body, headers: { origin: "http://evil.example", "x-goog-api-key": secret } });
+    expect(keyed.status).toBe(200);
+    const rebound = await fetch(url, { method: "POST", body, headers: { host: "attacker.example", "x-goog-api-key": secret } });
+    expect(rebound.status).toBe(421);
+  });
+
   test("the model list needs the key too and lists limits in Gemini's Model shape", async () => {
     expect((await fetch(`${strict.url}/v1beta/models`)).status).toBe(401);
     const list = await json(await fetch(`${strict.url}/v1beta/models`, { headers: { "x-goog-api-key": secret } }));
