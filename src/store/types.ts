@@ -19,11 +19,13 @@
 import type { AccountStateStore } from "./account-state.ts";
 import type { AccountStore } from "./accounts.ts";
 import type { KeyStore } from "./keys.ts";
+import type { SharedStore } from "./shared.ts";
 import type { StoreStats, UsageStore } from "./usage.ts";
 
 export * from "./account-state.ts";
 export * from "./accounts.ts";
 export * from "./keys.ts";
+export * from "./shared.ts";
 export * from "./usage.ts";
 
 /** A value or a promise of it: synchronous backends return the value, network backends a promise. */
@@ -40,9 +42,11 @@ export type Awaitable<T> = T | Promise<T>;
  * - `read_only`: the object comes from the config file and cannot be changed through the store;
  * - `invalid`: a malformed argument (empty name, non-string scope, …);
  * - `closed`: the store was closed;
- * - `schema`: the database was written by a newer build (unknown migration version).
+ * - `schema`: the database was written by a newer build (unknown migration version);
+ * - `unavailable`: a shared database (PostgreSQL) cannot be reached right now; the instance serves from
+ *   memory and catches up when it returns (SPEC D-2).
  */
-export type StoreErrorCode = "conflict" | "not_found" | "read_only" | "invalid" | "closed" | "schema";
+export type StoreErrorCode = "conflict" | "not_found" | "read_only" | "invalid" | "closed" | "schema" | "unavailable";
 
 /** An expected store failure. The message names the object (key name, account id), never a secret. */
 export class StoreError extends Error {
@@ -62,10 +66,11 @@ export class StoreError extends Error {
 /**
  * Persistent state of the gateway, one interface per role (SPEC D-2): client keys (`./keys.ts`),
  * accounts (`./accounts.ts`), account state (`./account-state.ts`), usage and traces (`./usage.ts`),
- * plus the lifecycle below. Implementations: `openSqliteStore` (embedded, default).
+ * coordination between instances (`./shared.ts`), plus the lifecycle below. Implementations:
+ * `openSqliteStore` (embedded, default) and `openPostgresStore` (several instances on one database).
  * See the module comment for the conventions (units, awaiting, write-through vs buffered, errors).
  */
-export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore {
+export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore {
   /** Buffer and flush counters (for /metrics). */
   stats(): StoreStats;
   /** True when the backend answers a trivial query (GET /health readiness). Never throws. */

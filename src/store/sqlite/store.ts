@@ -14,6 +14,7 @@
  *   tokens and API keys.
  */
 import type { Clock, Credential, KeyLimits, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import { LocalShared } from "../local-shared.ts";
 import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
 import { errMessage } from "../rows.ts";
 import type {
@@ -28,6 +29,7 @@ import type {
   QuotaWindow,
   RemovedModel,
   Store,
+  StoreChange,
   StoreStats,
   UsageQuery,
 } from "../types.ts";
@@ -90,6 +92,7 @@ export class SqliteStore implements Store {
   private readonly accounts: SqliteAccounts;
   private readonly state: SqliteAccountState;
   private readonly usage: SqliteUsage;
+  private readonly local: LocalShared;
   private readonly timer: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
 
@@ -107,6 +110,7 @@ export class SqliteStore implements Store {
     this.ctx = new SqliteContext(options.path, options.busyTimeoutMs, now, onError);
     this.path = this.ctx.path;
     this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush());
+    this.local = new LocalShared(now);
     try {
       this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize);
       const flush = () => this.flusher.flush();
@@ -175,6 +179,14 @@ export class SqliteStore implements Store {
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }
+
+  // -- coordination (one instance: process memory, see LocalShared) ------------------------------
+  readonly shared = false;
+  tryLease(scope: string, limit: number) { return this.local.tryLease(scope, limit); }
+  releaseLease(id: string) { this.local.releaseLease(id); }
+  addToCounter(name: string, windowMs: number, amount: number) { return this.local.addToCounter(name, windowMs, amount); }
+  withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.local.withRefreshLock(accountId, fn); }
+  onChange(listener: (change: StoreChange) => void) { return this.local.onChange(listener); }
 
   /**
    * Writes every buffered usage row, trace, binding and quota window in one IMMEDIATE transaction and

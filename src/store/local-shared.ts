@@ -1,0 +1,78 @@
+/**
+ * The coordination role (`SharedStore`, SPEC D-2) for a store that serves one instance (SQLite): leases
+ * and counters live in this process's memory, the refresh lock is a per-account promise chain, and no
+ * other instance ever announces a change. Same contract as the PostgreSQL version, `shared: false`.
+ */
+import { checkId } from "./rows.ts";
+import type { CounterWindow, SharedStore, StoreChange } from "./shared.ts";
+import { StoreError } from "./types.ts";
+
+/** In-process leases, counters and refresh locks. */
+export class LocalShared implements SharedStore {
+  readonly shared = false;
+  private readonly leases = new Map<string, string>();
+  private readonly held = new Map<string, number>();
+  private readonly counters = new Map<string, { start: number; total: number }>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private seq = 0;
+
+  /** @param now ms since the epoch (counter windows) */
+  constructor(private readonly now: () => number) {}
+
+  /** One of `limit` slots of `scope`, or undefined when all are held. @throws StoreError `invalid`. */
+  tryLease(scope: string, limit: number): string | undefined {
+    checkId(scope, "lease scope");
+    if (!Number.isFinite(limit) || limit < 1) throw new StoreError("invalid", "lease limit must be at least 1");
+    const n = this.held.get(scope) ?? 0;
+    if (n >= limit) return undefined;
+    const id = `local-${++this.seq}`;
+    this.leases.set(id, scope);
+    this.held.set(scope, n + 1);
+    return id;
+  }
+
+  /** Gives a lease back; unknown ids are ignored. */
+  releaseLease(id: string): void {
+    const scope = this.leases.get(id);
+    if (scope === undefined) return;
+    this.leases.delete(id);
+    const n = (this.held.get(scope) ?? 1) - 1;
+    if (n <= 0) this.held.delete(scope);
+    else this.held.set(scope, n);
+  }
+
+  /** Adds to the fixed window containing now; returns its total. @throws StoreError `invalid`. */
+  addToCounter(name: string, windowMs: number, amount: number): CounterWindow {
+    checkId(name, "counter name");
+    if (!Number.isFinite(windowMs) || windowMs < 1) throw new StoreError("invalid", "counter window must be at least 1 ms");
+    if (!Number.isFinite(amount)) throw new StoreError("invalid", "counter amount must be a finite number");
+    const w = Math.floor(windowMs);
+    const start = Math.floor(this.now() / w) * w;
+    const key = `${w}\u0000${name}`;
+    let c = this.counters.get(key);
+    if (!c || c.start !== start) {
+      c = { start, total: 0 };
+      this.counters.set(key, c);
+    }
+    c.total += amount;
+    return { total: c.total, resetAt: start + w };
+  }
+
+  /** Runs `fn` after any earlier locked call for the same account has settled. */
+  async withRefreshLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(accountId) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const tail = run.catch(() => {});
+    this.locks.set(accountId, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(accountId) === tail) this.locks.delete(accountId);
+    }
+  }
+
+  /** No other instance: the listener is never called. */
+  onChange(_listener: (change: StoreChange) => void): () => void {
+    return () => {};
+  }
+}

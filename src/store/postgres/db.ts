@@ -1,0 +1,255 @@
+/**
+ * The connection the PostgreSQL roles share (SPEC D-2): Bun's built-in SQL client (a pool), the change
+ * feed (LISTEN/NOTIFY on one channel, payload `{"i": instance id, "k": change}`), and degraded operation:
+ * when the database cannot be reached, write-through calls are kept in order in an outbox and the
+ * instance serves from memory with one logged warning; a probe every second notices the database is
+ * back, replays the outbox, then tells every role to catch up.
+ */
+import { SQL } from "bun";
+import { errMessage } from "../rows.ts";
+import type { StoreChange } from "../shared.ts";
+import { StoreError } from "../types.ts";
+
+/** The NOTIFY channel every instance listens on. */
+export const CHANNEL = "switchyard_changes";
+
+/** A write-through statement, kept for replay while the database is away. */
+type Write = (sql: SQL) => Promise<unknown>;
+
+/** Write-through calls kept at most while the database is away; older ones are dropped (and counted). */
+const MAX_OUTBOX = 100_000;
+
+/**
+ * Whether an error means "the database cannot be reached" (as opposed to a rejected statement):
+ * Bun's connection errors (`ERR_POSTGRES_CONNECTION_*`, socket and timeout codes) and the server's
+ * connection-exception (SQLSTATE class 08) and shutdown (57P01–57P03) states.
+ */
+export function isUnavailable(err: unknown): boolean {
+  if (err instanceof StoreError) return err.code === "unavailable";
+  const e = err as { code?: unknown; errno?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === "string" ? e.code : "";
+  if (/^ERR_POSTGRES_(CONNECTION|SOCKET|.*TIMEOUT|IDLE|LIFETIME|SERVER_CLOSED|TLS)/.test(code)) return true;
+  if (/^(ECONN|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)/.test(code)) return true;
+  const state = typeof e?.errno === "string" ? e.errno : "";
+  if (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03") return true;
+  return false;
+}
+
+/** What every PostgreSQL role holds: the pool, the instance id, the clock, degraded-mode state. */
+export class PgContext {
+  /** This instance's id in leases and notifications (random per process). */
+  readonly instanceId = crypto.randomUUID();
+  /** Set by the store's `close`. */
+  closed = false;
+  /** False while the database cannot be reached (memory-only operation). */
+  reachable = true;
+  /** Write-through calls dropped because the outbox overflowed during an outage. */
+  outboxDropped = 0;
+  private outbox: Write[] = [];
+  private probeTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly listeners = new Set<(change: StoreChange) => void>();
+  private readonly recoveredHooks: Array<() => Promise<void> | void> = [];
+  private pendingNotify = new Set<StoreChange>();
+  private notifyScheduled = false;
+  private subscription: SQL.ListenSubscription | undefined;
+
+  /**
+   * @param sql the pool (Bun's SQL client)
+   * @param now ms since the epoch
+   * @param onError receives failures of background work and degraded-mode notices (no secrets)
+   */
+  constructor(
+    readonly sql: SQL,
+    readonly now: () => number,
+    readonly onError: (message: string, error: unknown) => void,
+  ) {}
+
+  /** @throws StoreError `closed` once the store is closed. */
+  assertOpen(): void {
+    if (this.closed) throw new StoreError("closed", "the store is closed");
+  }
+
+  /**
+   * Runs a read. @throws StoreError `unavailable` when the database cannot be reached (and enters
+   * degraded mode), the statement's error otherwise.
+   */
+  async read<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    if (!this.reachable) throw new StoreError("unavailable", "the database cannot be reached; serving from memory");
+    try {
+      return await fn(this.sql);
+    } catch (err) {
+      if (isUnavailable(err)) {
+        this.degrade(err);
+        throw new StoreError("unavailable", "the database cannot be reached; serving from memory");
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Runs a write-through statement and announces `change` to the other instances. While the database
+   * cannot be reached the statement is kept (in order) and replayed when it returns; the call then
+   * resolves at once (memory already holds the state). A rejected statement throws.
+   */
+  async write(change: StoreChange | undefined, fn: Write): Promise<void> {
+    this.assertOpen();
+    if (!this.reachable) {
+      this.keep(fn, change);
+      return;
+    }
+    try {
+      await fn(this.sql);
+    } catch (err) {
+      if (!isUnavailable(err)) throw err;
+      this.degrade(err);
+      this.keep(fn, change);
+      return;
+    }
+    if (change) this.announce(change);
+  }
+
+  /** Announces a change to the other instances (coalesced per macrotask). Never throws. */
+  announce(change: StoreChange): void {
+    this.pendingNotify.add(change);
+    if (this.notifyScheduled) return;
+    this.notifyScheduled = true;
+    setTimeout(() => {
+      this.notifyScheduled = false;
+      const kinds = [...this.pendingNotify];
+      this.pendingNotify.clear();
+      if (this.closed || !this.reachable) return;
+      for (const k of kinds) {
+        this.sql.notify(CHANNEL, JSON.stringify({ i: this.instanceId, k })).catch((err) => {
+          if (isUnavailable(err)) this.degrade(err);
+        });
+      }
+    }, 0);
+  }
+
+  /** Adds a change listener (see `SharedStore.onChange`). */
+  onChange(listener: (change: StoreChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Tells local listeners about a change (another instance's, or "all" after a gap). */
+  dispatch(change: StoreChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change);
+      } catch (err) {
+        this.onError(`change listener failed: ${errMessage(err)}`, err);
+      }
+    }
+  }
+
+  /** Registers work to run when the database is back (after the outbox replay): flush, reload caches. */
+  onRecovered(hook: () => Promise<void> | void): void {
+    this.recoveredHooks.push(hook);
+  }
+
+  /**
+   * Subscribes to the change channel. After a reconnect of the listening connection (notifications
+   * may have been missed) every listener hears "all".
+   */
+  async listen(onChange: (change: StoreChange) => void): Promise<void> {
+    let first = true;
+    this.subscription = await this.sql.listen(
+      CHANNEL,
+      (payload) => {
+        try {
+          const m = JSON.parse(payload) as { i?: string; k?: StoreChange };
+          if (m.i === this.instanceId || typeof m.k !== "string") return;
+          onChange(m.k);
+        } catch {
+          // not ours
+        }
+      },
+      () => {
+        if (first) {
+          first = false;
+          return;
+        }
+        onChange("all");
+      },
+    );
+  }
+
+  /** Enters degraded mode (once per outage): a warning, then a probe every second until it answers. */
+  degrade(err: unknown): void {
+    if (!this.reachable || this.closed) return;
+    this.reachable = false;
+    this.onError(`database unreachable (${errMessage(err)}): serving from memory; writes are kept and replayed when it returns`, err);
+    this.probeTimer = setInterval(() => void this.probe(), 1000);
+    this.probeTimer.unref?.();
+  }
+
+  /** Stops the probe (close). */
+  stopProbe(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  /** Unsubscribes from the change channel. Never throws. */
+  async unlisten(): Promise<void> {
+    try {
+      await this.subscription?.unlisten();
+    } catch {
+      // closing anyway
+    }
+    this.subscription = undefined;
+  }
+
+  private keep(fn: Write, change: StoreChange | undefined): void {
+    this.outbox.push(change ? async (sql) => {
+      await fn(sql);
+      this.announce(change);
+    } : fn);
+    if (this.outbox.length > MAX_OUTBOX) {
+      this.outbox.shift();
+      this.outboxDropped++;
+    }
+  }
+
+  private probing = false;
+
+  /** One recovery attempt: answer a trivial query, replay the outbox in order, run the catch-up hooks. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    try {
+      await this.sql`SELECT 1`;
+      while (this.outbox.length) {
+        const fn = this.outbox[0]!;
+        try {
+          await fn(this.sql);
+        } catch (err) {
+          if (isUnavailable(err)) return;
+          this.onError(`a write kept during the outage was rejected: ${errMessage(err)}`, err);
+        }
+        this.outbox.shift();
+      }
+      this.stopProbe();
+      this.reachable = true;
+      this.onError("database reachable again: kept writes replayed, catching up", undefined);
+      for (const hook of this.recoveredHooks) {
+        try {
+          await hook();
+        } catch (err) {
+          this.onError(`catch-up after the outage failed: ${errMessage(err)}`, err);
+        }
+      }
+      this.announce("all");
+    } catch {
+      // still away
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /** Write-through calls waiting for the database. */
+  get keptWrites(): number {
+    return this.outbox.length;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Client keys in PostgreSQL (SPEC G-2, D-2): the `client_keys` table holds the SHA-256 of each stored
+ * key's secret; `lookup` answers from the in-memory {@link KeyCache}, re-read when this instance changes
+ * a key and when another instance announces "keys" (within about a second).
+ */
+import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
+import { KeyCache, type KeyRow } from "../key-cache.ts";
+import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
+import { generateKeySecret, sha256Hex } from "../secrets.ts";
+import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import type { PgContext } from "./db.ts";
+import { num, numOrNull } from "./values.ts";
+
+/** The `KeyStore` role of the PostgreSQL store. */
+export class PgKeys implements KeyStore {
+  private readonly cache = new KeyCache();
+
+  constructor(private readonly ctx: PgContext) {}
+
+  /** The key whose secret this is, when valid and not revoked. Memory only (see KeyCache). */
+  lookup(secret: string): ClientKey | undefined {
+    return this.cache.lookup(secret);
+  }
+
+  /** Whether any active client key (config or stored) exists. Memory only. */
+  any(): boolean {
+    return this.cache.any();
+  }
+
+  /** Replaces the config-file keys (held hashed in memory, never written). @throws StoreError `invalid`. */
+  setConfigKeys(keys: ConfigKey[]): void {
+    this.cache.setConfigKeys(keys);
+  }
+
+  /**
+   * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
+   * same name is replaced. @throws StoreError `conflict`, `read_only`, `invalid`, `closed`, `unavailable`.
+   */
+  async createKey(name: string, scopes: string[] = [], tag?: string, limits?: KeyLimits): Promise<CreatedKey> {
+    this.ctx.assertOpen();
+    const n = checkName(name);
+    const sc = checkScopes(scopes);
+    const tg = checkTag(tag);
+    const lim = checkLimits(limits);
+    const limJson = lim ? JSON.stringify(lim) : null;
+    if (this.cache.isConfigName(n)) throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
+    const secret = generateKeySecret();
+    const createdAt = Math.round(this.ctx.now());
+    await this.ctx.read((sql) =>
+      sql.begin(async (tx) => {
+        const [row] = await tx`SELECT revoked_at FROM client_keys WHERE name = ${n} FOR UPDATE`;
+        if (row && row.revoked_at === null) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+        await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits)
+                 VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson})
+                 ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
+                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits`;
+      }),
+    );
+    await this.reloadKeys();
+    this.ctx.announce("keys");
+    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
+  }
+
+  /** Every key, config and stored, sorted by name; no secrets, no hashes. @throws StoreError `closed`, `unavailable`. */
+  async listKeys(): Promise<KeyInfo[]> {
+    return this.cache.list(await this.rows());
+  }
+
+  /**
+   * Revokes the active stored key of that name; `lookup` here rejects it on return, other instances
+   * within about a second. @returns false when there is none. @throws StoreError `read_only`.
+   */
+  async revokeKey(name: string): Promise<boolean> {
+    this.ctx.assertOpen();
+    const now = Math.round(this.ctx.now());
+    const res = await this.ctx.read((sql) => sql`UPDATE client_keys SET revoked_at = ${now} WHERE name = ${String(name)} AND revoked_at IS NULL`);
+    if (res.count > 0) {
+      await this.reloadKeys();
+      this.ctx.announce("keys");
+      return true;
+    }
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    return false;
+  }
+
+  /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`, `unavailable`. */
+  async loadKeyBudgets(): Promise<KeyBudgetRow[]> {
+    const rows = await this.ctx.read((sql) => sql`SELECT key_name, "window", started_at, tokens, usd FROM key_budget_windows`);
+    return (rows as any[]).map((r) => ({ keyName: r.key_name, window: r.window, startedAt: num(r.started_at), tokens: Number(r.tokens), usd: Number(r.usd) }));
+  }
+
+  /** Writes budget windows in one statement (kept and replayed while the database is away). */
+  async saveKeyBudgets(rows: KeyBudgetRow[]): Promise<void> {
+    this.ctx.assertOpen();
+    if (rows.length === 0) return;
+    const values = rows.map((r) => ({
+      key_name: String(r.keyName),
+      window: String(r.window),
+      started_at: Math.round(r.startedAt),
+      tokens: Number(r.tokens) || 0,
+      usd: Number(r.usd) || 0,
+    }));
+    await this.ctx.write(
+      undefined,
+      (sql) => sql`INSERT INTO key_budget_windows ${sql(values, "key_name", "window", "started_at", "tokens", "usd")}
+                   ON CONFLICT (key_name, "window") DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
+    );
+  }
+
+  /** Re-reads the stored keys into the lookup cache. */
+  async refreshKeys(): Promise<void> {
+    this.ctx.assertOpen();
+    await this.reloadKeys();
+  }
+
+  /** Re-reads the key cache (another instance changed keys). */
+  async reloadKeys(): Promise<void> {
+    this.cache.setStoredKeys(await this.rows());
+  }
+
+  private async rows(): Promise<KeyRow[]> {
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits FROM client_keys ORDER BY name COLLATE "C"`);
+    return (rows as any[]).map((r) => ({
+      name: r.name,
+      hash: r.hash,
+      scopes: r.scopes,
+      tag: r.tag,
+      created_at: num(r.created_at),
+      revoked_at: numOrNull(r.revoked_at),
+      limits: r.limits,
+    }));
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * Versioned schema migrations of the PostgreSQL store (SPEC D-2), separate from the SQLite ones: the
+ * same tables with PostgreSQL types (BIGINT ms since the epoch, BOOLEAN, JSONB-free TEXT for JSON so
+ * rows round-trip byte for byte), plus what only a shared database needs (leases, counters). Each
+ * migration runs once, in its own transaction with the row that records it; the whole run holds a
+ * transaction-scoped advisory lock so instances starting together migrate one at a time. Never edit a
+ * released migration: append a new one.
+ */
+import type { SQL } from "bun";
+import { StoreError } from "../types.ts";
+
+/** One schema step: SQL text (several statements allowed). */
+export interface PgMigration {
+  /** 1, 2, 3, … with no gaps. */
+  version: number;
+  name: string;
+  up: string;
+}
+
+/** All migrations, in order. */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: "initial schema",
+    up: `
+      CREATE TABLE client_keys (
+        name        TEXT PRIMARY KEY,
+        hash        TEXT NOT NULL UNIQUE,
+        scopes      TEXT NOT NULL DEFAULT '[]',
+        tag         TEXT,
+        created_at  BIGINT NOT NULL,
+        revoked_at  BIGINT,
+        limits      TEXT                              -- JSON KeyLimits (SPEC 9.6), NULL = unlimited
+      );
+      -- SPEC 9.6: each key's open budget window per window size (tokens and USD since started_at).
+      CREATE TABLE key_budget_windows (
+        key_name   TEXT NOT NULL,
+        "window"   TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        tokens     DOUBLE PRECISION NOT NULL DEFAULT 0,
+        usd        DOUBLE PRECISION NOT NULL DEFAULT 0,
+        PRIMARY KEY (key_name, "window")
+      );
+      CREATE TABLE accounts (
+        id              TEXT PRIMARY KEY,
+        provider_id     TEXT NOT NULL,
+        credential      TEXT NOT NULL,
+        priority        INTEGER NOT NULL DEFAULT 0,
+        max_concurrency INTEGER,
+        proxy           TEXT,
+        disabled        BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at      BIGINT NOT NULL,
+        updated_at      BIGINT NOT NULL
+      );
+      CREATE TABLE account_models (
+        account_id    TEXT PRIMARY KEY,
+        models        TEXT NOT NULL,
+        discovered_at BIGINT NOT NULL
+      );
+      CREATE TABLE credential_overrides (
+        account_id       TEXT PRIMARY KEY,
+        base_fingerprint TEXT NOT NULL,
+        credential       TEXT NOT NULL,
+        updated_at       BIGINT NOT NULL
+      );
+      CREATE TABLE cooldowns (
+        account_id TEXT NOT NULL,
+        model      TEXT NOT NULL,
+        until      BIGINT NOT NULL,
+        reason     TEXT NOT NULL,
+        level      INTEGER NOT NULL DEFAULT 0,
+        since      BIGINT NOT NULL,
+        PRIMARY KEY (account_id, model)
+      );
+      CREATE TABLE account_locks (
+        account_id TEXT PRIMARY KEY,
+        until      BIGINT,
+        reason     TEXT NOT NULL,
+        since      BIGINT NOT NULL
+      );
+      CREATE TABLE removed_models (
+        account_id TEXT NOT NULL,
+        model      TEXT NOT NULL,
+        reason     TEXT NOT NULL,
+        until      BIGINT,
+        since      BIGINT NOT NULL,
+        PRIMARY KEY (account_id, model)
+      );
+      CREATE TABLE quarantined_credentials (
+        fingerprint TEXT PRIMARY KEY,
+        account_id  TEXT,
+        reason      TEXT NOT NULL,
+        since       BIGINT NOT NULL
+      );
+      CREATE TABLE provider_circuits (
+        provider_id TEXT PRIMARY KEY,
+        open_until  BIGINT NOT NULL,
+        reason      TEXT,
+        since       BIGINT NOT NULL
+      );
+      CREATE TABLE quota_windows (
+        account_id   TEXT NOT NULL,
+        "window"     TEXT NOT NULL,
+        model        TEXT NOT NULL,
+        used_percent DOUBLE PRECISION,
+        remaining    DOUBLE PRECISION,
+        quota_limit  DOUBLE PRECISION,
+        reset_at     BIGINT,
+        updated_at   BIGINT NOT NULL,
+        PRIMARY KEY (account_id, "window", model)
+      );
+      CREATE TABLE bindings (
+        key        TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX bindings_expires_at ON bindings (expires_at);
+      CREATE TABLE usage (
+        id                 BIGSERIAL PRIMARY KEY,
+        request_id         TEXT NOT NULL,
+        ts                 BIGINT NOT NULL,
+        client_format      TEXT NOT NULL,
+        requested_model    TEXT NOT NULL,
+        provider_id        TEXT,
+        model              TEXT,
+        account_id         TEXT,
+        key_name           TEXT,
+        input_tokens       BIGINT,
+        output_tokens      BIGINT,
+        cache_read_tokens  BIGINT,
+        cache_write_tokens BIGINT,
+        reasoning_tokens   BIGINT,
+        estimated          BOOLEAN NOT NULL,
+        outcome            TEXT NOT NULL,
+        status             INTEGER NOT NULL,
+        ttfb_ms            BIGINT,
+        total_ms           BIGINT NOT NULL,
+        attempts           INTEGER NOT NULL,
+        fallback           BOOLEAN NOT NULL,
+        cost_usd           DOUBLE PRECISION,          -- SPEC 9.5; NULL when not priced
+        unpriced           BOOLEAN NOT NULL DEFAULT FALSE
+      );
+      CREATE INDEX usage_ts ON usage (ts);
+      CREATE INDEX usage_request_id ON usage (request_id);
+      CREATE TABLE route_traces (
+        seq        BIGSERIAL PRIMARY KEY,
+        route_id   TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        ts         BIGINT NOT NULL,
+        body       TEXT NOT NULL
+      );
+      CREATE INDEX route_traces_request_id ON route_traces (request_id);
+      -- Leases (SPEC D-2): a slot of a scope ("account:ID", "key:NAME") held by one instance until it
+      -- is released or expires (the instance died and stopped renewing it).
+      CREATE TABLE leases (
+        id          TEXT PRIMARY KEY,
+        scope       TEXT NOT NULL,
+        instance_id TEXT NOT NULL,
+        expires_at  BIGINT NOT NULL
+      );
+      CREATE INDEX leases_scope ON leases (scope, expires_at);
+      CREATE INDEX leases_instance ON leases (instance_id);
+      -- Fixed-window counters (SPEC 9.6 key limits across instances): one row per name and window start.
+      CREATE TABLE counters (
+        name         TEXT NOT NULL,
+        window_start BIGINT NOT NULL,
+        value        DOUBLE PRECISION NOT NULL,
+        expires_at   BIGINT NOT NULL,
+        PRIMARY KEY (name, window_start)
+      );
+    `,
+  },
+];
+
+/** The schema version this build writes. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
+
+/** Advisory lock key held while migrating (an arbitrary constant: "sy-migr"). */
+const MIGRATION_LOCK = 0x73792d6d;
+
+/**
+ * Applies every migration not yet recorded in `schema_migrations`, under an advisory lock.
+ * @param now ms since the epoch, recorded as `applied_at`
+ * @returns the versions applied by this call
+ * @throws StoreError `schema` when the database records a version newer than this build knows
+ */
+export async function migratePg(sql: SQL, now: () => number, migrations: readonly PgMigration[] = PG_MIGRATIONS): Promise<number[]> {
+  const latest = migrations.length ? migrations[migrations.length - 1]!.version : 0;
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx.unsafe(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+    );
+    const [row] = await tx`SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_migrations`;
+    const have = Number(row?.v ?? 0);
+    if (have > latest) {
+      throw new StoreError("schema", `database schema version ${have} is newer than this build supports (${latest}); upgrade switchyard`);
+    }
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (m.version <= have) continue;
+      await tx.unsafe(m.up);
+      await tx`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${Math.round(now())})`;
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * Coordination across instances in PostgreSQL (SPEC D-2, 9.6): leases (rows with an expiry this
+ * instance renews while it lives), fixed-window counters (one upserted row per name and window), the
+ * per-account OAuth refresh lock (a session advisory lock on a reserved connection: released by the
+ * server if the instance dies), and the change feed. Times of leases and counters are the database's
+ * clock, so instances with skewed clocks still agree.
+ */
+import { checkId, errMessage } from "../rows.ts";
+import { type CounterWindow, LEASE_TTL_MS, type SharedStore, type StoreChange } from "../shared.ts";
+import { StoreError } from "../types.ts";
+import { isUnavailable, type PgContext } from "./db.ts";
+import { DB_NOW_MS, num } from "./values.ts";
+
+/** The `SharedStore` role of the PostgreSQL store. */
+export class PgShared implements SharedStore {
+  readonly shared = true;
+  /** Lease ids this instance holds (renewed by the timer). */
+  private readonly held = new Set<string>();
+  private readonly renewTimer: ReturnType<typeof setInterval>;
+  private lastCounterPrune = 0;
+
+  /** @param leaseTtlMs how long a lease outlives its instance's last renewal (renewed every third of it) */
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly leaseTtlMs: number = LEASE_TTL_MS,
+  ) {
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(leaseTtlMs / 3)));
+    this.renewTimer.unref?.();
+  }
+
+  /**
+   * One of `limit` slots of `scope` across all instances, or undefined when all are taken. Expired
+   * leases (their instance died) no longer count. @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async tryLease(scope: string, limit: number): Promise<string | undefined> {
+    checkId(scope, "lease scope");
+    if (!Number.isFinite(limit) || limit < 1) throw new StoreError("invalid", "lease limit must be at least 1");
+    const id = crypto.randomUUID();
+    const ttl = this.leaseTtlMs;
+    const got = await this.ctx.read((sql) =>
+      sql.begin(async (tx) => {
+        // Serialises takers of this scope: the count below then sees every committed lease.
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${`lease:${scope}`}))`;
+        const rows = await tx.unsafe(
+          `INSERT INTO leases (id, scope, instance_id, expires_at)
+           SELECT $1, $2, $3, ${DB_NOW_MS} + $4
+           WHERE (SELECT count(*) FROM leases WHERE scope = $2 AND expires_at > ${DB_NOW_MS}) < $5
+           RETURNING id`,
+          [id, scope, this.ctx.instanceId, ttl, Math.floor(limit)],
+        );
+        return rows.length > 0;
+      }),
+    );
+    if (!got) return undefined;
+    this.held.add(id);
+    return id;
+  }
+
+  /** Gives a lease back and announces "leases" (waiters elsewhere retry). Never throws. */
+  async releaseLease(id: string): Promise<void> {
+    if (!this.held.delete(id)) return;
+    try {
+      await this.ctx.write("leases", (sql) => sql`DELETE FROM leases WHERE id = ${id}`);
+    } catch (err) {
+      this.ctx.onError(`lease release failed: ${errMessage(err)}`, err);
+    }
+  }
+
+  /** Adds to the counter's current fixed window across instances. @throws StoreError `invalid`, `closed`, `unavailable`. */
+  async addToCounter(name: string, windowMs: number, amount: number): Promise<CounterWindow> {
+    checkId(name, "counter name");
+    if (!Number.isFinite(windowMs) || windowMs < 1) throw new StoreError("invalid", "counter window must be at least 1 ms");
+    if (!Number.isFinite(amount)) throw new StoreError("invalid", "counter amount must be a finite number");
+    const w = Math.floor(windowMs);
+    const [row] = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `INSERT INTO counters (name, window_start, value, expires_at)
+         VALUES ($1, (${DB_NOW_MS} / $2) * $2, $3, (${DB_NOW_MS} / $2) * $2 + $2)
+         ON CONFLICT (name, window_start) DO UPDATE SET value = counters.value + excluded.value
+         RETURNING value, expires_at`,
+        [`${w}:${name}`, w, amount],
+      ),
+    );
+    const now = this.ctx.now();
+    if (now - this.lastCounterPrune > 60_000) {
+      this.lastCounterPrune = now;
+      void this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE expires_at < ${DB_NOW_MS}`)).catch(() => {});
+    }
+    return { total: Number(row.value), resetAt: num(row.expires_at) };
+  }
+
+  /**
+   * Runs `fn` holding the account's refresh lock across instances (a session advisory lock on a
+   * reserved connection). When the database cannot be reached, `fn` runs without it.
+   */
+  async withRefreshLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
+    this.ctx.assertOpen();
+    let conn: Awaited<ReturnType<PgContext["sql"]["reserve"]>> | undefined;
+    const key = `refresh:${accountId}`;
+    try {
+      if (this.ctx.reachable) {
+        conn = await this.ctx.sql.reserve();
+        await conn`SELECT pg_advisory_lock(hashtext(${key}))`;
+      }
+    } catch (err) {
+      if (isUnavailable(err)) this.ctx.degrade(err);
+      else this.ctx.onError(`refresh lock of ${JSON.stringify(accountId)} failed: ${errMessage(err)}`, err);
+      conn?.release();
+      conn = undefined;
+    }
+    try {
+      return await fn();
+    } finally {
+      if (conn) {
+        const c = conn;
+        try {
+          await c`SELECT pg_advisory_unlock(hashtext(${key}))`;
+          c.release();
+        } catch {
+          // The connection is gone, and the server released its lock with it.
+          void c.close().catch(() => {});
+        }
+      }
+    }
+  }
+
+  /** Calls `listener` when another instance changed something. */
+  onChange(listener: (change: StoreChange) => void): () => void {
+    return this.ctx.onChange(listener);
+  }
+
+  /** Gives back every lease this instance holds (close). Never throws. */
+  async releaseAll(): Promise<void> {
+    clearInterval(this.renewTimer);
+    if (!this.held.size || !this.ctx.reachable) return;
+    const ids = [...this.held];
+    this.held.clear();
+    try {
+      await this.ctx.sql`DELETE FROM leases WHERE id IN ${this.ctx.sql(ids)}`;
+      this.ctx.announce("leases");
+    } catch {
+      // they expire
+    }
+  }
+
+  /** Extends this instance's leases (it is alive). */
+  private async renew(): Promise<void> {
+    if (!this.held.size || !this.ctx.reachable || this.ctx.closed) return;
+    try {
+      await this.ctx.sql.unsafe(`UPDATE leases SET expires_at = ${DB_NOW_MS} + $1 WHERE instance_id = $2`, [this.leaseTtlMs, this.ctx.instanceId]);
+    } catch (err) {
+      if (isUnavailable(err)) this.ctx.degrade(err);
+    }
+  }
+}

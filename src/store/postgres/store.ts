@@ -1,0 +1,266 @@
+/**
+ * The shared store (SPEC D-2): PostgreSQL through Bun's built-in SQL client, for several instances that
+ * behave as one gateway. Same four roles as the embedded store (one file each in this folder) plus the
+ * coordination role (`./shared.ts`):
+ *
+ * - Hot path (`lookup`, `any`, `record`, `save`, `bind`, `setQuota`): memory only, as with SQLite.
+ *   Buffers are flushed at least every `flushIntervalMs` (default 1 s), early at 256 rows, and on close.
+ * - Routing state and credentials are written through and announced on a NOTIFY channel; every instance
+ *   listens and re-reads (within about a second), and re-reads everything after a reconnect.
+ * - Database outage: one logged warning, memory-only operation, write-through calls kept in order and
+ *   replayed when the database answers again (probed every second), buffers flushed, caches re-read.
+ * - Query methods return promises.
+ */
+import { SQL } from "bun";
+import type { Clock, Credential, KeyLimits, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import { LEASE_TTL_MS } from "../shared.ts";
+import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
+import { errMessage } from "../rows.ts";
+import type {
+  AccountInput,
+  AccountLock,
+  Binding,
+  Circuit,
+  ConfigKey,
+  Cooldown,
+  KeyBudgetRow,
+  Quarantine,
+  QuotaWindow,
+  RemovedModel,
+  Store,
+  StoreChange,
+  StoreStats,
+  UsageQuery,
+} from "../types.ts";
+import { PgAccountState } from "./account-state.ts";
+import { PgAccounts } from "./accounts.ts";
+import { PgContext } from "./db.ts";
+import { PgFlusher } from "./flush.ts";
+import { PgKeys } from "./keys.ts";
+import { migratePg } from "./migrations.ts";
+import { PgShared } from "./shared.ts";
+import { PgUsage } from "./usage.ts";
+
+export { EARLY_FLUSH_AT };
+
+/** Options of `openPostgresStore`. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` (also `postgresql://`). */
+  url: string;
+  /** Source of "now" (ms since the epoch) for timestamps and expiry; default `Date.now`. */
+  clock?: Pick<Clock, "now">;
+  /** Longest time a buffered usage row/trace waits before it is written, in ms. Default 1000. */
+  flushIntervalMs?: number;
+  /** Route traces kept (the ring's size, SPEC O-2). Default 10,000. */
+  traceRingSize?: number;
+  /** Rows buffered at most while flushes fail. Default 100,000. */
+  maxPending?: number;
+  /** Connections in the pool (plus one for LISTEN). Default 10. */
+  maxConnections?: number;
+  /** How long a lease outlives its instance's last renewal, ms. Default 15,000. */
+  leaseTtlMs?: number;
+  /** Receives background failures and outage notices (no secrets). Default: one line on stderr. */
+  onError?: (message: string, error: unknown) => void;
+}
+
+/** Whether a `--database` / `server.database` value names PostgreSQL. */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return typeof url === "string" && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/**
+ * Connects, applies pending migrations, loads the client-key cache and starts listening for other
+ * instances' changes.
+ * @throws StoreError `schema` for a database written by a newer build; the client's error when the
+ *   database cannot be reached at start (an instance does not start without its shared state).
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const clock = options.clock;
+  const now = clock ? () => clock.now() : Date.now;
+  const onError =
+    options.onError ??
+    ((message: string) => {
+      console.error(`[switchyard store] ${message}`);
+    });
+  const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10 });
+  try {
+    await migratePg(sql, now);
+  } catch (err) {
+    await sql.close().catch(() => {});
+    throw err;
+  }
+  const store = new PostgresStore(new PgContext(sql, now, onError), options);
+  await store.start();
+  return store;
+}
+
+/**
+ * The PostgreSQL implementation of `Store`. Create it with `openPostgresStore`. Each method is its
+ * role's (`PgKeys`, `PgAccounts`, `PgAccountState`, `PgUsage`, `PgShared`; documented there).
+ */
+export class PostgresStore implements Store {
+  private readonly pending: PendingWrites;
+  private readonly flusher: PgFlusher;
+  private readonly keys: PgKeys;
+  private readonly accounts: PgAccounts;
+  private readonly state: PgAccountState;
+  private readonly usage: PgUsage;
+  private readonly coord: PgShared;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private earlyFlushScheduled = false;
+  private closing: Promise<void> | undefined;
+
+  /** Use `openPostgresStore`. */
+  constructor(
+    private readonly ctx: PgContext,
+    options: PostgresStoreOptions,
+  ) {
+    const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
+    const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
+    this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush());
+    this.flusher = new PgFlusher(ctx, this.pending, traceRingSize);
+    const flush = () => this.flusher.flush();
+    this.keys = new PgKeys(ctx);
+    this.state = new PgAccountState(ctx, this.pending, flush);
+    this.accounts = new PgAccounts(ctx, (id) => this.state.forgetPending(id));
+    this.usage = new PgUsage(ctx, this.pending, flush);
+    this.coord = new PgShared(ctx, options.leaseTtlMs ?? LEASE_TTL_MS);
+    const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
+    this.timer = setInterval(() => void this.flush(), interval);
+    this.timer.unref?.();
+    ctx.onRecovered(async () => {
+      await this.flusher.flush();
+      await this.keys.reloadKeys();
+      ctx.dispatch("all");
+    });
+  }
+
+  /** Loads the key cache and subscribes to the change channel (called by `openPostgresStore`). */
+  async start(): Promise<void> {
+    await this.keys.reloadKeys();
+    await this.ctx.listen((change) => {
+      if (change === "keys" || change === "all") {
+        void this.keys.reloadKeys().catch((err) => this.ctx.onError(`key refresh failed: ${errMessage(err)}`, err));
+      }
+      this.ctx.dispatch(change);
+    });
+  }
+
+  /** This instance's id in leases and notifications. */
+  get instanceId(): string {
+    return this.ctx.instanceId;
+  }
+
+  // -- client keys -----------------------------------------------------------------------------
+  lookup(secret: string) { return this.keys.lookup(secret); }
+  any() { return this.keys.any(); }
+  setConfigKeys(keys: ConfigKey[]) { this.keys.setConfigKeys(keys); }
+  createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }
+  listKeys() { return this.keys.listKeys(); }
+  revokeKey(name: string) { return this.keys.revokeKey(name); }
+  refreshKeys() { return this.keys.refreshKeys(); }
+  loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
+  saveKeyBudgets(rows: KeyBudgetRow[]) { return this.keys.saveKeyBudgets(rows); }
+
+  // -- accounts --------------------------------------------------------------------------------
+  listAccounts() { return this.accounts.listAccounts(); }
+  getAccount(id: string) { return this.accounts.getAccount(id); }
+  upsertAccount(account: AccountInput) { return this.accounts.upsertAccount(account); }
+  updateCredential(id: string, credential: Credential) { return this.accounts.updateCredential(id, credential); }
+  setCredentialOverride(accountId: string, baseFingerprint: string, credential: Credential) {
+    return this.accounts.setCredentialOverride(accountId, baseFingerprint, credential);
+  }
+  listCredentialOverrides() { return this.accounts.listCredentialOverrides(); }
+  clearCredentialOverride(accountId: string) { return this.accounts.clearCredentialOverride(accountId); }
+  setAccountDisabled(id: string, disabled: boolean) { return this.accounts.setAccountDisabled(id, disabled); }
+  deleteAccount(id: string) { return this.accounts.deleteAccount(id); }
+  setAccountModels(id: string, models: string[] | null) { return this.accounts.setAccountModels(id, models); }
+
+  // -- account state ---------------------------------------------------------------------------
+  setCooldown(c: Cooldown) { return this.state.setCooldown(c); }
+  clearCooldown(accountId: string, model?: string) { return this.state.clearCooldown(accountId, model); }
+  setLock(l: AccountLock) { return this.state.setLock(l); }
+  clearLock(accountId: string) { return this.state.clearLock(accountId); }
+  removeModel(r: RemovedModel) { return this.state.removeModel(r); }
+  restoreModel(accountId: string, model?: string) { return this.state.restoreModel(accountId, model); }
+  quarantine(q: Quarantine) { return this.state.quarantine(q); }
+  unquarantine(fingerprint: string) { return this.state.unquarantine(fingerprint); }
+  setCircuit(c: Circuit) { return this.state.setCircuit(c); }
+  clearCircuit(providerId: string) { return this.state.clearCircuit(providerId); }
+  setQuota(q: QuotaWindow) { this.state.setQuota(q); }
+  bind(b: Binding) { this.state.bind(b); }
+  unbind(key: string) { return this.state.unbind(key); }
+  loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- usage and traces ------------------------------------------------------------------------
+  record(rec: UsageRecord) { this.usage.record(rec); }
+  save(trace: RouteTrace) { this.usage.save(trace); }
+  usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
+  recentCalls(limit: number) { return this.usage.recentCalls(limit); }
+  getTrace(id: string) { return this.usage.getTrace(id); }
+  recentTraces(limit: number) { return this.usage.recentTraces(limit); }
+  pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }
+
+  // -- coordination ----------------------------------------------------------------------------
+  readonly shared = true;
+  tryLease(scope: string, limit: number) { return this.coord.tryLease(scope, limit); }
+  releaseLease(id: string) { return this.coord.releaseLease(id); }
+  addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
+  withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }
+  onChange(listener: (change: StoreChange) => void) { return this.coord.onChange(listener); }
+
+  /** Writes every buffered row now, in one transaction. Failures are counted, not thrown. */
+  flush(): Promise<void> {
+    return this.flusher.flush();
+  }
+
+  // -- lifecycle -------------------------------------------------------------------------------
+
+  /** Buffer and flush counters. */
+  stats(): StoreStats {
+    return {
+      pendingUsage: this.pending.pendingUsage,
+      pendingTraces: this.pending.pendingTraces,
+      dropped: this.pending.dropped + this.ctx.outboxDropped,
+      flushErrors: this.flusher.flushErrors,
+      lastFlushAt: this.flusher.lastFlushAt,
+    };
+  }
+
+  /** Whether the database answered the last statement (false while serving from memory). Never throws. */
+  health(): boolean {
+    return !this.ctx.closed && this.ctx.reachable;
+  }
+
+  /**
+   * Flushes, gives back this instance's leases, stops listening and closes the pool. Idempotent.
+   * Afterwards `record`/`save` drop (counted), `lookup` answers from memory, queries throw `closed`.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      clearInterval(this.timer);
+      await this.flusher.flush();
+      await this.coord.releaseAll();
+      this.pending.discard();
+      this.pending.closed = true;
+      this.ctx.closed = true;
+      this.ctx.stopProbe();
+      await this.ctx.unlisten();
+      try {
+        await this.ctx.sql.close({ timeout: 5 });
+      } catch (err) {
+        this.ctx.onError(`closing the connection pool failed: ${errMessage(err)}`, err);
+      }
+    })();
+    return this.closing;
+  }
+
+  private scheduleEarlyFlush(): void {
+    if (this.earlyFlushScheduled) return;
+    this.earlyFlushScheduled = true;
+    setTimeout(() => {
+      this.earlyFlushScheduled = false;
+      void this.flush();
+    }, 0);
+  }
+}

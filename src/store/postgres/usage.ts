@@ -1,0 +1,151 @@
+/**
+ * Usage rows and route traces in PostgreSQL (SPEC O-1, O-2, D-2): every instance writes into the same
+ * tables, so `usage`, `calls` and the dashboard on any instance show every instance's requests (those
+ * still in another instance's buffer appear at its next flush, within a second). The queries flush this
+ * instance's buffer first.
+ */
+import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
+import type { PendingWrites } from "../pending.ts";
+import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
+import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow } from "../types.ts";
+import type { PgContext } from "./db.ts";
+import { num, numOrNull } from "./values.ts";
+
+const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
+  model: "model",
+  account: "account_id",
+  key: "key_name",
+  provider: "provider_id",
+};
+
+/** The `UsageStore` role of the PostgreSQL store. */
+export class PgUsage implements UsageStore {
+  /**
+   * @param pending the store's write buffers
+   * @param flush writes the buffers now (the store's flush)
+   */
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly pending: PendingWrites,
+    readonly flush: () => Promise<void>,
+  ) {}
+
+  /** Buffers a usage row for the next flush. O(1), no I/O, never throws. */
+  record(rec: UsageRecord): void {
+    this.pending.record(rec);
+  }
+
+  /** Buffers a route trace for the next flush, serialised now. Never throws. */
+  save(trace: RouteTrace): void {
+    this.pending.save(trace);
+  }
+
+  /**
+   * Usage per group since `sinceMs` (and before `untilMs`), most requests first, over every instance.
+   * @throws StoreError `invalid` for an unknown `by`, `closed`, `unavailable`.
+   */
+  async usageSummary(q: UsageQuery): Promise<UsageSummaryRow[]> {
+    this.ctx.assertOpen();
+    const col = GROUP_COLUMNS[q?.by];
+    if (!col) throw new StoreError("invalid", `usage summary: unknown grouping ${JSON.stringify(q?.by)}`);
+    await this.flush();
+    const since = Math.floor(Number(q.sinceMs) || 0);
+    const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
+    const rows = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT ${col} AS grp, COUNT(*)::float8 AS requests,
+           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE outcome = 'client_closed')::float8 AS client_closed,
+           COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
+           COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
+           COALESCE(SUM(input_tokens), 0)::float8 AS input_tokens,
+           COALESCE(SUM(output_tokens), 0)::float8 AS output_tokens,
+           COALESCE(SUM(cache_read_tokens), 0)::float8 AS cache_read_tokens,
+           COALESCE(SUM(cache_write_tokens), 0)::float8 AS cache_write_tokens,
+           COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
+           COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd,
+           COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
+           AVG(total_ms)::float8 AS avg_total_ms,
+           AVG(ttfb_ms)::float8 AS avg_ttfb_ms
+         FROM usage WHERE ts >= $1 AND ts < $2
+         GROUP BY ${col} ORDER BY requests DESC, ${col} COLLATE "C" NULLS FIRST`,
+        [since, until],
+      ),
+    );
+    return (rows as any[]).map((r) => ({
+      group: r.grp ?? null,
+      requests: num(r.requests),
+      errors: num(r.errors),
+      clientClosed: num(r.client_closed),
+      estimated: num(r.estimated),
+      fallbacks: num(r.fallbacks),
+      inputTokens: num(r.input_tokens),
+      outputTokens: num(r.output_tokens),
+      cacheReadTokens: num(r.cache_read_tokens),
+      cacheWriteTokens: num(r.cache_write_tokens),
+      reasoningTokens: num(r.reasoning_tokens),
+      costUsd: num(r.cost_usd),
+      unpriced: num(r.unpriced),
+      avgTotalMs: num(r.avg_total_ms),
+      avgTtfbMs: numOrNull(r.avg_ttfb_ms),
+    }));
+  }
+
+  /** The `limit` (1–10,000) most recent requests of every instance, newest first. */
+  async recentCalls(limit: number): Promise<CallRow[]> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const n = clampLimit(limit);
+    const rows = await this.ctx.read(
+      (sql) => sql`SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+                   FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ${n}`,
+    );
+    return (rows as any[]).map((r) => rowToCall(toUsageRow(r)));
+  }
+
+  /** The trace with this route id, else the newest with this request id. */
+  async getTrace(id: string): Promise<RouteTrace | undefined> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const key = String(id);
+    const rows = await this.ctx.read(
+      (sql) => sql`(SELECT body, 0 AS pref, seq FROM route_traces WHERE route_id = ${key})
+                   UNION ALL (SELECT body, 1 AS pref, seq FROM route_traces WHERE request_id = ${key} ORDER BY seq DESC LIMIT 1)
+                   ORDER BY pref, seq DESC LIMIT 1`,
+    );
+    const row = rows[0] as { body: string } | undefined;
+    return row ? (JSON.parse(row.body) as RouteTrace) : undefined;
+  }
+
+  /** The `limit` (1–10,000) most recent traces, newest first. */
+  async recentTraces(limit: number): Promise<RouteTrace[]> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const n = clampLimit(limit);
+    const rows = await this.ctx.read((sql) => sql`SELECT body FROM route_traces ORDER BY seq DESC LIMIT ${n}`);
+    return (rows as { body: string }[]).map((r) => JSON.parse(r.body));
+  }
+
+  /** Deletes usage rows with `ts` < beforeMs (every instance's). @returns rows deleted. */
+  async pruneUsage(beforeMs: number): Promise<number> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const before = Math.floor(Number(beforeMs));
+    const res = await this.ctx.read((sql) => sql`DELETE FROM usage WHERE ts < ${before}`);
+    return res.count;
+  }
+}
+
+function toUsageRow(r: any): UsageRow {
+  return {
+    ...r,
+    ts: num(r.ts),
+    input_tokens: numOrNull(r.input_tokens),
+    output_tokens: numOrNull(r.output_tokens),
+    cache_read_tokens: numOrNull(r.cache_read_tokens),
+    cache_write_tokens: numOrNull(r.cache_write_tokens),
+    reasoning_tokens: numOrNull(r.reasoning_tokens),
+    ttfb_ms: numOrNull(r.ttfb_ms),
+    total_ms: num(r.total_ms),
+  };
+}

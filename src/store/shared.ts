@@ -1,0 +1,73 @@
+/**
+ * The coordination role of the store (SPEC D-2, 9.6): what several instances on one database must agree
+ * on beyond rows — concurrency leases, fixed-window counters, one OAuth refresh at a time per account,
+ * and a feed of changes other instances made. The embedded SQLite store serves one instance, so it
+ * answers from process memory with the same contract; the PostgreSQL store answers across instances.
+ * Conventions: see `./types.ts`.
+ */
+import type { Awaitable } from "./types.ts";
+
+/** What another instance changed, announced through the shared database (LISTEN/NOTIFY). */
+export type StoreChange =
+  /** Client keys created or revoked (the store refreshes its own key cache before announcing). */
+  | "keys"
+  /** Accounts, credentials, credential overrides or discovered models. */
+  | "accounts"
+  /** Cooldowns, locks, removed pairings, quarantines, circuits, bindings or quota windows. */
+  | "state"
+  /** A lease was released: a request waiting for a slot may try again. */
+  | "leases"
+  /** Anything may have changed (notifications were missed: the listener reconnected, the database came back). */
+  | "all";
+
+/** One fixed window of a counter after an `addToCounter`. */
+export interface CounterWindow {
+  /** Sum of every amount added in this window, by every instance, this call's included. */
+  total: number;
+  /** ms since the epoch when the window ends (and the count starts again from 0). */
+  resetAt: number;
+}
+
+/** Default lifetime of a lease that is not renewed (its instance died), ms. */
+export const LEASE_TTL_MS = 15_000;
+
+/** Leases, counters, the refresh lock and the change feed. */
+export interface SharedStore {
+  /** True when counts and leases span every instance on the database (PostgreSQL); false = this process only. */
+  readonly shared: boolean;
+
+  /**
+   * Takes one of `limit` slots of `scope` (e.g. `account:ID`, `key:NAME`) if one is free across all
+   * instances. The lease lasts until `releaseLease`, or until about `LEASE_TTL_MS` after its instance
+   * stops renewing it (it died). @returns the lease id, or undefined when all `limit` slots are taken.
+   * @throws StoreError `unavailable` when the shared database cannot be reached (callers then count
+   *   locally), `invalid` for an empty scope or a limit below 1.
+   */
+  tryLease(scope: string, limit: number): Awaitable<string | undefined>;
+
+  /** Gives a lease back (unknown or expired ids are ignored). Never throws. */
+  releaseLease(id: string): Awaitable<void>;
+
+  /**
+   * Adds `amount` to the fixed window of `windowMs` that contains now (windows start at multiples of
+   * `windowMs` since the epoch) of the counter `name`, and returns the window's total across all
+   * instances. `amount` 0 reads without adding. Old windows are pruned.
+   * @throws StoreError `unavailable` (shared database unreachable), `invalid` (empty name, windowMs < 1,
+   *   non-finite amount).
+   */
+  addToCounter(name: string, windowMs: number, amount: number): Awaitable<CounterWindow>;
+
+  /**
+   * Runs `fn` while holding the refresh lock of an account: at most one OAuth refresh of an account runs
+   * at a time across all instances (SPEC D-2, P-7); the others wait, then find the rotated credential
+   * in the store and adopt it. When the shared database cannot be reached `fn` runs without the lock.
+   * `fn`'s result or error is passed through.
+   */
+  withRefreshLock<T>(accountId: string, fn: () => Promise<T>): Promise<T>;
+
+  /**
+   * Calls `listener` when another instance changed something (within about a second); returns a
+   * function that removes the listener. The embedded store never calls it (it has no other instance).
+   */
+  onChange(listener: (change: StoreChange) => void): () => void;
+}

@@ -1,0 +1,285 @@
+/**
+ * The store contract (SPEC D-1, D-2): the same behaviour checked against both backends — the embedded
+ * SQLite store and the PostgreSQL store on a throwaway server started for this file. Every call is
+ * awaited, as code holding a `Store` does.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { type Store, StoreError } from "../../src/store/types.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { cleanupTempDirs, fakeClock, tempDir, trace, usage } from "./helpers.ts";
+
+let pg: TestPostgres;
+let dbSeq = 0;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+
+afterAll(async () => {
+  await pg?.destroy();
+  cleanupTempDirs();
+});
+
+type Clock = ReturnType<typeof fakeClock>;
+
+interface Backend {
+  name: string;
+  /** A fresh, empty store; `reopen` opens the same database again. */
+  open(clock?: Clock): Promise<{ store: Store; reopen: () => Promise<Store> }>;
+}
+
+const backends: Backend[] = [
+  {
+    name: "sqlite",
+    async open(clock) {
+      const path = join(tempDir(), "sy.db");
+      return { store: openSqliteStore({ path, clock, flushIntervalMs: 60_000 }), reopen: async () => openSqliteStore({ path, clock, flushIntervalMs: 60_000 }) };
+    },
+  },
+  {
+    name: "postgres",
+    async open(clock) {
+      const url = await pg.createDatabase(`contract_${++dbSeq}`);
+      const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
+      return { store: await open(), reopen: open };
+    },
+  },
+];
+
+/** The StoreError code a call fails with (thrown at once or rejected), or undefined when it succeeds. */
+async function code(call: () => unknown): Promise<string | undefined> {
+  try {
+    await call();
+    return undefined;
+  } catch (e) {
+    return e instanceof StoreError ? e.code : `not a StoreError: ${String(e)}`;
+  }
+}
+
+for (const backend of backends) {
+  describe(`store contract: ${backend.name}`, () => {
+    test("client keys: create shows the secret once, lookup from memory, list, revoke, conflicts, config keys read-only", async () => {
+      const { store: s, reopen } = await backend.open();
+      s.setConfigKeys([{ name: "cfg", secret: "config-secret", scopes: ["admin"] }]);
+      const created = await s.createKey("laptop", ["admin", "admin"], "team-a");
+      expect(created.secret).toMatch(/^sy-[A-Za-z0-9_-]{43}$/);
+      expect(created.key).toEqual({ name: "laptop", scopes: ["admin"], tag: "team-a", source: "db" });
+      expect(s.lookup(created.secret)).toEqual({ name: "laptop", scopes: ["admin"], tag: "team-a", source: "db" });
+      expect(s.lookup("config-secret")?.source).toBe("config");
+      expect(s.lookup("nope")).toBeUndefined();
+      expect(s.any()).toBe(true);
+      expect(await code(() => s.createKey("laptop"))).toBe("conflict");
+      expect(await code(() => s.createKey("cfg"))).toBe("read_only");
+      expect(await code(() => s.createKey(""))).toBe("invalid");
+      const list = await s.listKeys();
+      expect(list.map((k) => [k.name, k.source, k.revokedAt === undefined])).toEqual([
+        ["cfg", "config", true],
+        ["laptop", "db", true],
+      ]);
+      expect(JSON.stringify(list)).not.toContain(created.secret);
+      expect(await s.revokeKey("laptop")).toBe(true);
+      expect(s.lookup(created.secret)).toBeUndefined();
+      expect(await s.revokeKey("laptop")).toBe(false);
+      expect(await code(() => s.revokeKey("cfg"))).toBe("read_only");
+      const again = await s.createKey("laptop");
+      expect(s.lookup(again.secret)?.name).toBe("laptop");
+      await s.close();
+      const r = await reopen();
+      expect(r.lookup(again.secret)?.name).toBe("laptop");
+      expect(r.lookup(created.secret)).toBeUndefined();
+      await r.close();
+    });
+
+    test("accounts: upsert, get, list by priority, credential update, overrides, disable, delete with its state", async () => {
+      const clock = fakeClock();
+      const { store: s, reopen } = await backend.open(clock);
+      await s.upsertAccount({ id: "b", providerId: "openai", priority: 2, credential: { type: "api_key", apiKey: "sk-b" }, disabled: false });
+      await s.upsertAccount({ id: "a", providerId: "cc", priority: 1, maxConcurrency: 3, proxy: "http://proxy:8080", credential: { type: "oauth", accessToken: "at", refreshToken: "rt", expiresAt: 1_900_000_000_000 }, disabled: false });
+      expect((await s.listAccounts()).map((a) => a.id)).toEqual(["a", "b"]);
+      expect(await s.getAccount("a")).toEqual({
+        id: "a",
+        providerId: "cc",
+        priority: 1,
+        maxConcurrency: 3,
+        proxy: "http://proxy:8080",
+        credential: { type: "oauth", accessToken: "at", refreshToken: "rt", expiresAt: 1_900_000_000_000 },
+        disabled: false,
+        source: "db",
+      });
+      await s.updateCredential("a", { type: "oauth", accessToken: "at2", refreshToken: "rt2", expiresAt: 1_900_000_100_000 });
+      expect((await s.getAccount("a"))?.credential).toEqual({ type: "oauth", accessToken: "at2", refreshToken: "rt2", expiresAt: 1_900_000_100_000 });
+      expect(await code(() => s.updateCredential("ghost", { type: "api_key", apiKey: "x" }))).toBe("not_found");
+      expect(await code(() => s.upsertAccount({ id: "", providerId: "x", priority: 0, credential: { type: "none" }, disabled: false }))).toBe("invalid");
+      await s.setCredentialOverride("cfg-acct", "base-fp", { type: "oauth", accessToken: "new", refreshToken: "r" });
+      expect(await s.listCredentialOverrides()).toEqual([{ accountId: "cfg-acct", baseFingerprint: "base-fp", credential: { type: "oauth", accessToken: "new", refreshToken: "r" } }]);
+      await s.clearCredentialOverride("cfg-acct");
+      expect(await s.listCredentialOverrides()).toEqual([]);
+      await s.setAccountDisabled("b", true);
+      expect((await s.getAccount("b"))?.disabled).toBe(true);
+      expect(await code(() => s.setAccountDisabled("ghost", true))).toBe("not_found");
+      await s.setAccountModels("a", ["m1", "m2", "m1"]);
+      expect((await s.getAccount("a"))?.models).toEqual(["m1", "m2"]);
+      await s.setCooldown({ accountId: "a", model: "m1", until: clock.now() + 60_000, reason: "429", level: 1 });
+      await s.quarantine({ fingerprint: "fp-a", accountId: "a", reason: "rejected" });
+      expect(await s.deleteAccount("a")).toBe(true);
+      expect(await s.deleteAccount("a")).toBe(false);
+      const st = await s.loadAccountState();
+      expect(st.cooldowns).toEqual([]);
+      expect(st.discoveredModels).toEqual([]);
+      expect(st.quarantined.map((q) => q.fingerprint)).toEqual(["fp-a"]);
+      await s.close();
+      const r = await reopen();
+      expect((await r.listAccounts()).map((a) => [a.id, a.disabled])).toEqual([["b", true]]);
+      await r.close();
+    });
+
+    test("account state: written through, expired rows left out, buffered bindings and quotas after a flush", async () => {
+      const clock = fakeClock();
+      const { store: s, reopen } = await backend.open(clock);
+      const now = clock.now();
+      await s.setCooldown({ accountId: "a", model: "*", until: now + 30_000, reason: "429 rate limit", level: 2 });
+      await s.setCooldown({ accountId: "a", model: "old", until: now + 10, reason: "429", level: 0 });
+      await s.setLock({ accountId: "b", until: null, reason: "402" });
+      await s.removeModel({ accountId: "b", model: "m", reason: "404", until: null });
+      await s.setCircuit({ providerId: "p", openUntil: now + 300_000, reason: "10 consecutive 5xx" });
+      await s.quarantine({ fingerprint: "fp", reason: "invalid_grant" });
+      s.bind({ key: "p|conv", accountId: "a", expiresAt: now + 900_000 });
+      s.setQuota({ accountId: "a", window: "5h", model: "*", usedPercent: 42.5, resetAt: now + 3_600_000 });
+      clock.advance(100);
+      const st = await s.loadAccountState();
+      expect(st.cooldowns).toEqual([{ accountId: "a", model: "*", until: now + 30_000, reason: "429 rate limit", level: 2, since: now }]);
+      expect(st.locks).toEqual([{ accountId: "b", until: null, reason: "402", since: now }]);
+      expect(st.removedModels).toEqual([{ accountId: "b", model: "m", reason: "404", until: null, since: now }]);
+      expect(st.circuits).toEqual([{ providerId: "p", openUntil: now + 300_000, reason: "10 consecutive 5xx", since: now }]);
+      expect(st.quarantined).toEqual([{ fingerprint: "fp", reason: "invalid_grant", since: now }]);
+      expect(st.bindings).toEqual([{ key: "p|conv", accountId: "a", expiresAt: now + 900_000 }]);
+      expect(st.quotas).toEqual([{ accountId: "a", window: "5h", model: "*", usedPercent: 42.5, resetAt: now + 3_600_000, updatedAt: now }]);
+      await s.clearCooldown("a");
+      await s.clearLock("b");
+      await s.restoreModel("b");
+      await s.clearCircuit("p");
+      await s.unquarantine("fp");
+      await s.unbind("p|conv");
+      const cleared = await s.loadAccountState();
+      expect([cleared.cooldowns, cleared.locks, cleared.removedModels, cleared.circuits, cleared.quarantined, cleared.bindings]).toEqual([[], [], [], [], [], []]);
+      expect(await code(() => s.setCooldown({ accountId: "a", model: "m", until: Number.NaN, reason: "x", level: 0 }))).toBe("invalid");
+      await s.setLock({ accountId: "c", until: now + 50_000, reason: "quota" });
+      await s.close();
+      const r = await reopen();
+      expect((await r.loadAccountState()).locks).toEqual([{ accountId: "c", until: now + 50_000, reason: "quota", since: now + 100 }]);
+      await r.close();
+    });
+
+    test("usage and traces: buffered until a flush, summaries by group, recent calls with route ids, trace lookups, prune", async () => {
+      const { store: s } = await backend.open();
+      s.record(usage({ requestId: "r1", ts: 1_800_000_000_001, model: "m-a", keyName: "k1" }));
+      s.record(usage({ requestId: "r2", ts: 1_800_000_000_002, model: "m-a", keyName: "k2", outcome: "upstream_error", status: 502, fallback: true, ttfbMs: undefined }));
+      s.record(usage({ requestId: "r3", ts: 1_800_000_000_003, model: "m-b", estimated: true, usage: {} }));
+      s.record({ ...usage({ requestId: "r4", ts: 1_800_000_000_004 }), providerId: undefined, model: undefined, accountId: undefined, keyName: undefined, outcome: "rejected", status: 404 });
+      s.save(trace(1, { requestId: "r1" }));
+      s.save(trace(2, { requestId: "r2" }));
+      expect(s.stats()).toMatchObject({ pendingUsage: 4, pendingTraces: 2 });
+      await s.flush();
+      expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, flushErrors: 0 });
+      const byModel = await s.usageSummary({ sinceMs: 0, by: "model" });
+      expect(byModel.map((r) => [r.group, r.requests, r.errors, r.fallbacks, r.estimated, r.inputTokens, r.outputTokens])).toEqual([
+        ["m-a", 2, 1, 1, 0, 200, 40],
+        [null, 1, 1, 0, 0, 100, 20],
+        ["m-b", 1, 0, 0, 1, 0, 0],
+      ]);
+      expect(byModel[0]!.avgTtfbMs).toBe(120);
+      expect(byModel[0]!.avgTotalMs).toBe(900);
+      const byKey = await s.usageSummary({ sinceMs: 1_800_000_000_002, untilMs: 1_800_000_000_004, by: "key" });
+      expect(byKey.map((r) => [r.group, r.requests])).toEqual([
+        ["k2", 1],
+        ["laptop", 1],
+      ]);
+      expect(await code(() => s.usageSummary({ sinceMs: 0, by: "nope" as never }))).toBe("invalid");
+      const calls = await s.recentCalls(10);
+      expect(calls.map((c) => c.requestId)).toEqual(["r4", "r3", "r2", "r1"]);
+      expect(calls[3]).toEqual({ ...usage({ requestId: "r1", ts: 1_800_000_000_001, model: "m-a", keyName: "k1" }), routeId: "sy_1" });
+      expect(calls[2]!.ttfbMs).toBeUndefined();
+      expect(calls[0]!.providerId).toBeUndefined();
+      expect((await s.getTrace("sy_2"))?.requestId).toBe("r2");
+      expect((await s.getTrace("r1"))?.routeId).toBe("sy_1");
+      expect(await s.getTrace("nothing")).toBeUndefined();
+      expect((await s.recentTraces(1)).map((t) => t.routeId)).toEqual(["sy_2"]);
+      expect(await s.pruneUsage(1_800_000_000_003)).toBe(2);
+      expect((await s.recentCalls(10)).map((c) => c.requestId)).toEqual(["r4", "r3"]);
+      await s.close();
+      s.record(usage({ requestId: "late" }));
+      expect(s.stats().dropped).toBe(1);
+      expect(await code(() => s.recentCalls(1))).toBe("closed");
+    });
+
+    test("key limits, budget windows and cost: stored, carried by lookup, summed by the summary", async () => {
+      const { store: s, reopen } = await backend.open();
+      const limits = { rpm: 60, concurrency: 2, budgets: [{ window: "1d" as const, usd: 5 }], models: ["glm/*"] };
+      const k = await s.createKey("ci", [], undefined, limits);
+      expect(s.lookup(k.secret)?.limits).toEqual(limits);
+      expect((await s.listKeys()).find((x) => x.name === "ci")?.limits).toEqual(limits);
+      expect(await code(() => s.createKey("bad", [], undefined, { rpm: 0 }))).toBe("invalid");
+      await s.saveKeyBudgets([{ keyName: "ci", window: "1d", startedAt: 1_800_000_000_000, tokens: 1234, usd: 0.5 }]);
+      await s.saveKeyBudgets([{ keyName: "ci", window: "1d", startedAt: 1_800_000_000_000, tokens: 2000, usd: 0.75 }]);
+      s.record(usage({ requestId: "c1", keyName: "ci", costUsd: 0.0126 }));
+      s.record(usage({ requestId: "c2", keyName: "ci", unpriced: true }));
+      s.record(usage({ requestId: "c3", keyName: "ci", costUsd: -1 }));
+      const ci = (await s.usageSummary({ sinceMs: 0, by: "key" })).find((r) => r.group === "ci")!;
+      expect(ci.costUsd).toBeCloseTo(0.0126, 12);
+      expect(ci.unpriced).toBe(1);
+      const calls = new Map((await s.recentCalls(10)).map((c) => [c.requestId, c]));
+      expect(calls.get("c1")!.costUsd).toBe(0.0126);
+      expect(calls.get("c2")!.unpriced).toBe(true);
+      expect(calls.get("c3")!.costUsd).toBeUndefined();
+      await s.close();
+      const r = await reopen();
+      expect(r.lookup(k.secret)?.limits).toEqual(limits);
+      expect(await r.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "1d", startedAt: 1_800_000_000_000, tokens: 2000, usd: 0.75 }]);
+      await r.close();
+    });
+
+    test("coordination: leases up to a limit, counters per fixed window, one refresh-locked call at a time", async () => {
+      const { store: s } = await backend.open();
+      const a = await s.tryLease("account:x", 2);
+      const b = await s.tryLease("account:x", 2);
+      expect(typeof a).toBe("string");
+      expect(typeof b).toBe("string");
+      expect(await s.tryLease("account:x", 2)).toBeUndefined();
+      expect(typeof (await s.tryLease("account:y", 1))).toBe("string");
+      await s.releaseLease(a!);
+      await s.releaseLease(a!);
+      const c = await s.tryLease("account:x", 2);
+      expect(typeof c).toBe("string");
+      expect(await s.tryLease("account:x", 2)).toBeUndefined();
+      expect(await code(() => s.tryLease("account:x", 0))).toBe("invalid");
+      const w1 = await s.addToCounter("key:laptop:rpm", 3_600_000, 1);
+      const w2 = await s.addToCounter("key:laptop:rpm", 3_600_000, 2);
+      expect(w2.total - w1.total).toBe(2);
+      expect(w2.resetAt).toBe(w1.resetAt);
+      expect(w2.resetAt % 3_600_000).toBe(0);
+      expect((await s.addToCounter("key:laptop:rpm", 3_600_000, 0)).total).toBe(w2.total);
+      expect((await s.addToCounter("key:other:rpm", 3_600_000, 0)).total).toBe(0);
+      expect(await code(() => s.addToCounter("x", 0, 1))).toBe("invalid");
+      const order: string[] = [];
+      const slow = s.withRefreshLock("acct", async () => {
+        order.push("first in");
+        await Bun.sleep(150);
+        order.push("first out");
+        return 1;
+      });
+      await Bun.sleep(20);
+      const second = s.withRefreshLock("acct", async () => {
+        order.push("second");
+        return 2;
+      });
+      expect(await Promise.all([slow, second])).toEqual([1, 2]);
+      expect(order).toEqual(["first in", "first out", "second"]);
+      await expect(s.withRefreshLock("acct", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+      expect(await s.withRefreshLock("acct", async () => "after a failure")).toBe("after a failure");
+      await s.close();
+    });
+  });
+}
