@@ -3,6 +3,7 @@
  * `anthropic`, `claude-code` and `anthropic-compatible`, with a {@link Warning} for everything dropped
  * or changed. The turn shaping ({@link mergeTurns}) is shared with tidy.ts.
  */
+import { portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   type CacheControl,
@@ -354,7 +355,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   // ---- tools
   const tools: Json[] = [];
-  for (const t of req.tools) {
+  // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
+  for (const t of portableTools(req.tools)) {
     if (t.kind === "function") tools.push(toolJson(t, same, itemFields));
     else if (t.format === "anthropic-messages") tools.push(t.raw);
     else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);

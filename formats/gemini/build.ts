@@ -34,6 +34,7 @@
  *   thoughtSignature}`, or `{text: "", thoughtSignature}` for a signature-only part, exactly as the
  *   decoder received it); unsigned or foreign reasoning text is dropped with a warning.
  */
+import { portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import type {
   DocumentPart,
@@ -83,7 +84,7 @@ export function geminiPath(model: string, stream: boolean): string {
 function registerNames(req: HubRequest): GeminiNameMap {
   const names = new GeminiNameMap();
   const declared: string[] = [];
-  for (const t of req.tools) if (t.kind === "function") declared.push(t.name);
+  for (const t of portableTools(req.tools)) if (t.kind === "function") declared.push(t.name);
   for (const n of declared) if (/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/.test(n)) names.toGemini(n);
   for (const n of declared) names.toGemini(n);
   for (const m of req.messages) {
@@ -533,7 +534,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   const decls: GeminiFunctionDeclaration[] = [];
   const tools: Record<string, unknown>[] = [];
-  for (const t of req.tools) {
+  // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
+  for (const t of portableTools(req.tools)) {
     if (t.kind === "function") {
       if (t.cacheControl) sawCache = true;
       const name = names.toGemini(t.name);

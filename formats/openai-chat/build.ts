@@ -2,6 +2,7 @@
  * {@link HubRequest} → the body for a Chat Completions provider (REFERENCE §2.1, §5.3–5.12): kind
  * `openai` (`max_completion_tokens`) or `openai-compatible` (`max_tokens`): {@link buildRequest}.
  */
+import { portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   invalidRequest as invalid,
@@ -210,7 +211,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const body: Json = { model: target.model, messages };
 
   const tools: Json[] = [];
-  for (const t of req.tools) {
+  // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
+  for (const t of portableTools(req.tools)) {
     if (t.kind === "function") {
       const fn: Json = { name: t.name };
       if (t.description !== undefined && t.description !== null) fn.description = t.description;
