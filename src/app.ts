@@ -476,6 +476,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
+      keyUse: (name, limits) => ({ budgets: keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
       sessions,
       extend: (admin) =>
         subscriptionAdmin({

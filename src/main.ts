@@ -17,13 +17,16 @@ import { loginCommand, openBrowser } from "./cli/login.ts";
 import { importCommand } from "./cli/import.ts";
 import { inspectCommand } from "./cli/calls.ts";
 import { realServiceHost, serviceCommand } from "./cli/service.ts";
+import { costCell, describeBudgetUse, limitsFromFlags } from "./cli/key-limits.ts";
+import type { BudgetUse } from "../pipeline/ports.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
 
 Usage:
   switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR]
   switchyard check-config FILE
-  switchyard keys create NAME [--scope admin] [--tag TAG] | keys list | keys revoke NAME
+  switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
+                   [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST] | keys list | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
@@ -68,6 +71,11 @@ function parseCli(argv: string[]) {
       limit: { type: "string" },
       scope: { type: "string", multiple: true },
       tag: { type: "string" },
+      rpm: { type: "string" },
+      tpm: { type: "string" },
+      concurrency: { type: "string" },
+      budget: { type: "string", multiple: true },
+      models: { type: "string" },
       body: { type: "string" },
       format: { type: "string" },
       header: { type: "string", multiple: true },
@@ -120,7 +128,24 @@ async function main(argv: string[]): Promise<void> {
       // SPEC P-5: the providers' quota windows per account next to the token usage.
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
-      out(table(["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning"], r.rows.map((x) => [x.group ?? "-", x.requests, x.errors, x.inputTokens, x.outputTokens, x.cacheReadTokens, x.cacheWriteTokens, x.reasoningTokens])));
+      const byKey = values.by === "key";
+      out(
+        table(
+          ["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "cost", ...(byKey ? ["budgets"] : [])],
+          r.rows.map((x) => [
+            x.group ?? "-",
+            x.requests,
+            x.errors,
+            x.inputTokens,
+            x.outputTokens,
+            x.cacheReadTokens,
+            x.cacheWriteTokens,
+            x.reasoningTokens,
+            costCell(x.costUsd, x.unpriced),
+            ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
+          ]),
+        ),
+      );
       const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
       if (windows.length > 0) {
         out("");
@@ -215,7 +240,13 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "create": {
       if (!name) fail("usage: switchyard keys create NAME", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
-      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes, ...(values.tag ? { tag: values.tag } : {}) })) as { secret: string; key: { name: string } };
+      let limits: Record<string, unknown> | undefined;
+      try {
+        limits = limitsFromFlags(values as never);
+      } catch (e) {
+        fail(e instanceof Error ? e.message : String(e), 2);
+      }
+      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes, ...(values.tag ? { tag: values.tag } : {}), ...(limits ? { limits } : {}) })) as { secret: string; key: { name: string } };
       out(`created key ${r.key.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
       out(r.secret);
       return;
@@ -223,7 +254,7 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "list": {
       const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
-      out(table(["name", "source", "scopes", "created", "revoked"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-"])));
+      out(table(["name", "source", "scopes", "created", "revoked", "limits"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeLimits(k)])));
       return;
     }
     case "revoke": {
@@ -235,6 +266,19 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     default:
       fail("usage: switchyard keys create NAME | keys list | keys revoke NAME", 2);
   }
+}
+
+/** A key's limits for `keys list`: "rpm 60, tpm 400,000, concurrency 4, models coding|glm/*, 1d $3.20 / $25.00 (13 %)…". */
+function describeLimits(k: Record<string, unknown>): string {
+  const l = k.limits as Record<string, unknown> | undefined;
+  if (!l) return "-";
+  const parts: string[] = [];
+  for (const n of ["rpm", "tpm", "concurrency"]) if (typeof l[n] === "number") parts.push(`${n} ${(l[n] as number).toLocaleString("en-US")}`);
+  if (Array.isArray(l.models)) parts.push(`models ${(l.models as string[]).join("|")}`);
+  const use = k.use as { budgets?: BudgetUse[] } | undefined;
+  if (use?.budgets?.length) parts.push(describeBudgetUse(use.budgets));
+  else if (Array.isArray(l.budgets)) parts.push(describeBudgetUse((l.budgets as BudgetUse["budget"][]).map((budget) => ({ budget, used: 0 }))));
+  return parts.join(", ");
 }
 
 /** Finds the running instance and calls its admin API; exits with one line when none runs. */

@@ -7,7 +7,9 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
 import type { SessionBook } from "./sessions.ts";
-import type { KeyLookup } from "../../pipeline/ports.ts";
+import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
+import { keyLimits } from "../config/load.ts";
+import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
 import { StoreError } from "../store/types.ts";
 import { parseInput, readBody } from "./replies.ts";
@@ -19,6 +21,8 @@ export interface AdminDeps {
   /** The admin token written to instance.json at start (compared in constant time). */
   adminToken: string;
   requireApiKey: () => boolean;
+  /** SPEC 9.6: a key's budget use in its current windows and its requests in flight (the limit counters). */
+  keyUse?: (name: string, limits: KeyLimits) => { budgets: BudgetUse[]; inFlight: number };
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
@@ -41,6 +45,8 @@ export const KeyCreate = v.object({
   name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty"), v.maxLength(128, "name is at most 128 characters")),
   scopes: v.optional(v.array(v.string("each scope is a string"), "scopes must be a list of strings")),
   tag: v.optional(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters"))),
+  /** SPEC 9.6: rpm, tpm, concurrency, budgets, models; the shape of the config file's `keys[].limits`. */
+  limits: v.optional(KeyLimitsSchema),
 });
 
 /** Query of `GET /usage`. */
@@ -81,14 +87,19 @@ export function adminApi(deps: AdminDeps) {
       const access = adminAccess(request, peer, deps);
       if (!access.ok) return openaiError(access.status, access.message, access.status === 401 ? "authentication_error" : "permission_error");
     })
-    .get("/keys", async () => ({ keys: await deps.store.listKeys() }))
+    .get("/keys", async () => {
+      const keys = await deps.store.listKeys();
+      // SPEC 9.6: limits with their current use (budget windows, requests in flight) for active keys.
+      return { keys: keys.map((k) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: deps.keyUse(k.name, k.limits) } : k)) };
+    })
     .post(
       "/keys",
       async ({ request, set }) => {
         const input = await readBody(request, KeyCreate);
         if (!input.ok) return input.response;
         try {
-          const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag);
+          const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
+          const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);
           set.status = 201;
           return created;
         } catch (e) {
@@ -118,6 +129,11 @@ export function adminApi(deps: AdminDeps) {
       const since = q.value.since ?? "24h";
       const by = q.value.by ?? "model";
       const rows = await deps.store.usageSummary({ sinceMs: Date.now() - parseSince(since)!, by });
+      if (by === "key" && deps.keyUse) {
+        // SPEC 9.6: budget use next to each key's usage.
+        const limits = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k.limits!]));
+        return { since, by, rows: rows.map((r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: deps.keyUse!(r.group, limits.get(r.group)!).budgets } : r)) };
+      }
       return { since, by, rows };
     })
     .get("/calls", async ({ query }) => {

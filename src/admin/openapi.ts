@@ -52,8 +52,8 @@ export const ErrorReply = v.object({
  * `METHOD /path` as Elysia names the route (prefix included, `:param` placeholders).
  */
 export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
-  "GET /admin/api/keys": { summary: "List client API keys (names, scopes, tags, dates; never the secrets)." },
-  "POST /admin/api/keys": { summary: "Create a client API key; the answer carries the secret, shown this once.", body: KeyCreate },
+  "GET /admin/api/keys": { summary: "List client API keys (names, scopes, tags, dates, limits with their budget use and requests in flight; never the secrets)." },
+  "POST /admin/api/keys": { summary: "Create a client API key, optionally with limits (rpm, tpm, concurrency, budgets, models); the answer carries the secret, shown this once.", body: KeyCreate },
   "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
   "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
   "GET /admin/api/calls": { summary: "Recent requests, newest first.", query: CallsQuery },

@@ -97,6 +97,38 @@ describe("keys", () => {
   }, 30_000);
 });
 
+describe("keys with limits (SPEC 9.6)", () => {
+  test("keys create --rpm --budget --models: the key is limited; keys list and usage --by key show limits, cost and budget use", async () => {
+    const r = cli(["keys", "create", "capped", "--rpm", "2", "--budget", "1d:tokens:1000", "--budget", "5h:usd:2.5", "--models", "oai/*,fast", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    const key = lines(r.stdout).at(-1)!;
+    expect((await chat(key)).status).toBe(200);
+    expect((await chat(key)).status).toBe(200);
+    const third = await chat(key);
+    expect(third.status).toBe(429);
+    expect(((await third.json()) as any).error.message).toContain("2 requests per minute (rpm)");
+
+    const list = cli(["keys", "list", "--data-dir", inst.dataDir]);
+    const row = lines(list.stdout).find((l) => l.startsWith("capped"))!;
+    expect(row).toContain("rpm 2, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");
+    expect(row).toContain("5h $0.00 / $2.50 (0 %), resets ");
+
+    const usage = cli(["usage", "--by", "key", "--data-dir", inst.dataDir]);
+    expect(usage.code).toBe(0);
+    const header = lines(usage.stdout)[0];
+    expect(header).toMatch(/group\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+cost\s+budgets/);
+    const capped = lines(usage.stdout).find((l) => l.startsWith("capped"))!;
+    // 3 requests (one refused), 22 input, 14 output; gpt-test has no price: unpriced
+    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+\? \(\+2 unpriced\)\s+1d 36 \/ 1,000 tokens \(4 %\)/);
+  }, 30_000);
+
+  test("a malformed --budget fails in one line before calling the instance", () => {
+    const r = cli(["keys", "create", "bad", "--budget", "2h:tokens:5", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(2);
+    expect(lines(r.stderr)).toEqual(['--budget takes WINDOW:tokens:AMOUNT or WINDOW:usd:AMOUNT with WINDOW 5h, 1d, 7d or 30d (e.g. 1d:usd:25), not "2h:tokens:5"']);
+  });
+});
+
 describe("--url and --key", () => {
   test("with require_api_key on: a key with the admin scope works; none, or one without the scope, is refused in one line", async () => {
     const adminKey = lines(cli(["keys", "create", "ops", "--scope", "admin", "--data-dir", inst.dataDir]).stdout).at(-1)!;

@@ -1,0 +1,67 @@
+/**
+ * `switchyard keys create NAME --rpm N --tpm N --concurrency N --budget WINDOW:tokens|usd:AMOUNT
+ * --models LIST` (SPEC 9.6): the flags as the admin API's `limits` body (the config file's
+ * `keys[].limits` shape; the server validates it), and the text `usage --by key` shows for budget use.
+ */
+import type { BudgetUse } from "../../pipeline/ports.ts";
+
+/** The flags' values as parsed by node:util parseArgs. */
+export interface LimitFlags {
+  rpm?: string;
+  tpm?: string;
+  concurrency?: string;
+  budget?: string[];
+  models?: string;
+}
+
+/**
+ * The `limits` body of `POST /admin/api/keys` from the flags, or undefined when none is given.
+ * @throws Error with a one-line message naming the flag when a value cannot be read.
+ */
+export function limitsFromFlags(f: LimitFlags): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  const whole = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new Error(`--${flag} must be a positive whole number, not ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  for (const k of ["rpm", "tpm", "concurrency"] as const) {
+    const n = whole(k, f[k]);
+    if (n !== undefined) out[k] = n;
+  }
+  if (f.budget?.length) {
+    out.budgets = f.budget.map((b) => {
+      const m = /^(5h|1d|7d|30d):(tokens|usd):(\d+(?:\.\d+)?)$/.exec(b.trim());
+      if (!m) throw new Error(`--budget takes WINDOW:tokens:AMOUNT or WINDOW:usd:AMOUNT with WINDOW 5h, 1d, 7d or 30d (e.g. 1d:usd:25), not ${JSON.stringify(b)}`);
+      return { window: m[1], [m[2]]: Number(m[3]) };
+    });
+  }
+  if (f.models !== undefined) {
+    const list = f.models.split(",").map((s) => s.trim()).filter(Boolean);
+    if (list.length === 0) throw new Error("--models takes a comma-separated list of model names, aliases, combos or provider/* patterns");
+    out.models = list;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; ". */
+export function describeBudgetUse(uses: readonly BudgetUse[]): string {
+  return uses
+    .map((u) => {
+      const usd = u.budget.usd !== undefined;
+      const limit = u.budget.usd ?? u.budget.tokens ?? 0;
+      const fmt = (n: number) => (usd ? `$${n.toFixed(2)}` : Math.round(n).toLocaleString("en-US"));
+      const share = limit > 0 ? Math.round((u.used / limit) * 100) : 0;
+      const resets = u.resetsAt !== undefined ? `, resets ${new Date(u.resetsAt).toISOString().replace(/\.\d{3}Z$/, "Z")}` : ", not started";
+      return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}`;
+    })
+    .join("; ");
+}
+
+/** A cost cell: "$0.0123", with "+N unpriced" when some requests had no price; "-" when nothing was priced. */
+export function costCell(costUsd: unknown, unpriced: unknown): string {
+  const c = typeof costUsd === "number" ? costUsd : 0;
+  const n = typeof unpriced === "number" ? unpriced : 0;
+  const text = c > 0 ? `$${c < 1 ? c.toFixed(4) : c.toFixed(2)}` : n > 0 ? "?" : "-";
+  return n > 0 ? `${text} (+${n} unpriced)` : text;
+}
