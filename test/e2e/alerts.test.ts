@@ -1,0 +1,178 @@
+/**
+ * Alerts (SPEC 9.7) through the real gateway: a local webhook receiver gets each event once, as
+ * `{event, at, subject, detail}` with no secret — key budget thresholds, an account's quota window
+ * crossing a share (from the provider's rate-limit headers), an account locked by a 402 — and the same
+ * events reach GET /admin/api/events. A dead webhook does not slow requests down (p50 latency with and
+ * without one, compared generously: a behaviour check, not a benchmark).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+
+interface Hook {
+  url: string;
+  got: any[];
+  stop(): void;
+}
+
+function receiver(): Hook {
+  const got: any[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      got.push({ headers: Object.fromEntries(req.headers), body: await req.json() });
+      return new Response(null, { status: 204 });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/alerts`, got, stop: () => server.stop(true) };
+}
+
+async function until(cond: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await Bun.sleep(25);
+  }
+}
+
+const BUDGET_KEY = "sy-test-alerts-budget-000001";
+
+describe("webhook deliveries from the gateway", () => {
+  let gw: TestGateway;
+  let hook: Hook;
+  beforeAll(async () => {
+    hook = receiver();
+    gw = await startGateway(
+      `${DEFAULT_YAML}
+keys:
+  - { name: b, key: ${BUDGET_KEY}, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
+settings:
+  alerts: { webhook: env:HOOK, quota_thresholds: [0.5, 0.9] }
+`,
+      { env: { HOOK: hook.url } },
+    );
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    hook?.stop();
+  });
+
+  const events = () => hook.got.map((g) => g.body);
+
+  test("a key budget: 0.5 is crossed by the 3rd request (54 of 100 tokens), 0.9 by the 5th (90), each once", async () => {
+    const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    for (let i = 0; i < 5; i++) await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] });
+    await until(() => events().filter((e) => e.subject === "key:b").length === 2, 5000);
+    const got = events().filter((e) => e.subject === "key:b");
+    expect(got.map((e) => [e.event, e.detail.threshold, e.detail.used])).toEqual([
+      ["quota_threshold", 0.5, 54],
+      ["quota_threshold", 0.9, 90],
+    ]);
+    expect(Object.keys(got[0])).toEqual(["event", "at", "subject", "detail"]);
+    expect(got[0].detail).toMatchObject({ kind: "key_budget", window: "1d", unit: "tokens", limit: 100 });
+    expect(Date.parse(got[0].at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(hook.got[0].headers["content-type"]).toBe("application/json");
+  });
+
+  test("an account's quota window from the provider's rate-limit headers: 0.5 and 0.9 crossed, raised once", async () => {
+    const reset = new Date(Date.now() + 3_600_000).toISOString();
+    const headers = { "anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "8", "anthropic-ratelimit-requests-reset": reset };
+    gw.fake.handle((req) => (req.format === "anthropic-messages" ? { headers, json: { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } } : undefined));
+    const client = new Anthropic({ apiKey: "placeholder", baseURL: gw.url, maxRetries: 0 });
+    for (let i = 0; i < 2; i++) await client.messages.create({ model: "anth/claude-test", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+    gw.fake.handle(undefined);
+    // account quota windows are compared every 5 s
+    await until(() => events().filter((e) => e.subject === "account:anth-1").length >= 2, 8000);
+    await Bun.sleep(5500); // one more comparison: nothing new
+    const got = events().filter((e) => e.subject === "account:anth-1");
+    expect(got.map((e) => [e.event, e.detail.window, e.detail.threshold, e.detail.used_share])).toEqual([
+      ["quota_threshold", "requests", 0.5, 0.92],
+      ["quota_threshold", "requests", 0.9, 0.92],
+    ]);
+  }, 20_000);
+
+  test("a 402 locks the account: account_locked once, no credential in the payload; the same alert on /admin/api/events", async () => {
+    const stream = await fetch(`${gw.url}/admin/api/events?types=alert`, { headers: { accept: "text/event-stream" } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let sse = "";
+    const pump = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        sse += new TextDecoder().decode(value);
+      }
+    })();
+    gw.fake.enqueue({ status: 402, json: { error: { message: "Payment required for sk-fake-upstream-secret", type: "billing_error", code: "payment_required" } } });
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    await until(() => events().some((e) => e.event === "account_locked"), 5000);
+    await until(() => sse.includes("account_locked"), 5000);
+    await reader.cancel();
+    await pump.catch(() => {});
+    await Bun.sleep(100);
+    const locked = events().filter((e) => e.event === "account_locked");
+    expect(locked).toHaveLength(1);
+    expect(locked[0].subject).toBe("account:oai-1");
+    expect(typeof locked[0].detail.reason).toBe("string");
+    expect(JSON.stringify(hook.got)).not.toContain("sk-fake-upstream-secret");
+    expect(sse).not.toContain("sk-fake-upstream-secret");
+    // every event arrived once
+    const ids = events().map((e) => JSON.stringify([e.event, e.subject, e.detail.threshold ?? null, e.detail.window ?? null]));
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});
+
+describe("a dead webhook does not slow requests", () => {
+  // Every request crosses one of 100 thresholds of its key's budget, so every request raises an alert.
+  const thresholds = Array.from({ length: 100 }, (_, i) => (i + 1) / 100);
+  const yaml = (hook: boolean) => `${DEFAULT_YAML}
+keys:
+  - { name: b, key: ${BUDGET_KEY}, limits: { budgets: [{ window: 1d, tokens: 1800 }] } }
+settings:
+  alerts: { ${hook ? "webhook: env:HOOK, " : ""}quota_thresholds: [${thresholds.join(", ")}] }
+`;
+
+  async function p50(gw: TestGateway): Promise<number> {
+    const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const times: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const t = performance.now();
+      await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] });
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    return times[20];
+  }
+
+  test("p50 with a webhook that never answers stays close to p50 without a webhook", async () => {
+    // accepts connections, never answers
+    let hits = 0;
+    const dead = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        hits++;
+        return new Promise<Response>(() => {});
+      },
+    });
+    const without = await startGateway(yaml(false));
+    const withHook = await startGateway(yaml(true), { env: { HOOK: `http://127.0.0.1:${dead.port}/alerts` } });
+    try {
+      await p50(without); // warm-up of the SDK and the process
+      const base = await p50(without);
+      const slowed = await p50(withHook);
+      // the alerts were raised and are stuck behind the dead webhook
+      expect(hits).toBeGreaterThanOrEqual(1);
+      expect(withHook.app.webhook.delivered).toBe(0);
+      expect(withHook.app.webhook.pending()).toBeGreaterThan(10);
+      expect(slowed).toBeLessThan(base * 3 + 25);
+    } finally {
+      await without.stop();
+      await withHook.stop();
+      dead.stop(true);
+    }
+  }, 60_000);
+});
