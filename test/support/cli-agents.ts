@@ -174,7 +174,20 @@ plugins = false
  */
 export async function runCodex(
   bin: string,
-  opts: { baseUrlV1: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string },
+  opts: {
+    baseUrlV1: string;
+    model: string;
+    prompt: string;
+    trap: TrapProxy;
+    timeoutMs?: number;
+    key?: string;
+    /** Arguments before the prompt (e.g. a sandbox mode). */
+    extraArgs?: string[];
+    /** Prepares the working directory before the run (files the agent will edit). */
+    setupWork?: (work: string) => void;
+    /** Reads the working directory after the run, before the scratch HOME is removed. */
+    inspectWork?: (work: string) => void;
+  },
 ): Promise<CodexRun> {
   const h = scratchHome("codex");
   const trapStart = opts.trap.attempts.length;
@@ -183,8 +196,9 @@ export async function runCodex(
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, "config.toml"), codexConfigToml(opts.baseUrlV1, opts.model));
     const lastFile = join(h.home, "last-message.txt");
+    opts.setupWork?.(h.work);
     const run = await runCli(
-      [bin, "exec", "--skip-git-repo-check", "--color", "never", "--output-last-message", lastFile, opts.prompt],
+      [bin, "exec", "--skip-git-repo-check", "--color", "never", "--output-last-message", lastFile, ...(opts.extraArgs ?? []), opts.prompt],
       {
         cwd: h.work,
         timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,
@@ -198,6 +212,7 @@ export async function runCodex(
       /* not written */
     }
     const outside = opts.trap.attempts.slice(trapStart);
+    opts.inspectWork?.(h.work);
     return {
       run,
       lastMessage,
@@ -248,7 +263,8 @@ export function toolResultsIn(req: ReceivedRequest): SeenToolResult[] {
       break;
     case "openai-responses":
       if (Array.isArray(b.input))
-        for (const it of b.input) if (it?.type === "function_call_output") out.push({ id: it.call_id, text: textOf(it.output) });
+        for (const it of b.input)
+          if (it?.type === "function_call_output" || it?.type === "custom_tool_call_output") out.push({ id: it.call_id, text: textOf(it.output) });
       break;
     case "gemini":
       for (const c of b.contents ?? [])

@@ -4,13 +4,18 @@
  * (Responses ↔ Anthropic Messages) and an openai-compatible provider (Responses ↔ OpenAI Chat). Each
  * lane: one plain answer and one tool round trip (the fake asks for `exec_command` with
  * `echo switchyard-e2e`; Codex runs it in its sandbox and sends the output; the fake answers with a text
- * that quotes it).
+ * that quotes it). Then, on the two translated lanes, Codex applies a real patch: it declares its
+ * freeform `apply_patch` tool (for model gpt-5.5, an alias of the lane's model here), the provider
+ * sees a function tool with one `input` string, the fake calls it with a patch, Codex applies it to
+ * files in its working directory and sends the result back through the provider's tool-result shape.
  *
  * The CLI is installed by the beforeAll (npm, into .cache/e2e-clis/); without network that fails and so
  * do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
  * when it fails, the CLI or the environment is broken, not switchyard.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
@@ -24,11 +29,12 @@ import {
   TOOL_COMMAND,
   TOOL_MARKER,
   toolResultsIn,
+  toolNamesIn,
   toolRoundTrip,
   type CliLane,
   type CodexRun,
 } from "../../support/cli-agents.ts";
-import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { simpleReply, startFakeUpstream, type FakeHandler, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -143,6 +149,79 @@ for (const lane of LANES) {
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
         await expectLane(gw, lane, r, logStart);
         expectToolRoundTrip(gw.fake, r);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+  });
+}
+
+/** The patch the fake asks Codex to apply: one edit of an existing file, one new file. */
+const PATCH = "*** Begin Patch\n*** Update File: greet.txt\n@@\n-hello\n+hello from switchyard\n*** Add File: added.txt\n+made by apply_patch through a translated provider\n*** End Patch\n";
+
+/**
+ * While no tool result came back, answer a request that offers `apply_patch` with a call of it
+ * carrying PATCH (as a function call with one `input` argument: the translated providers' shape);
+ * once a result came back, a final text quoting it.
+ */
+function patchRoundTrip(lane: string): FakeHandler {
+  return (req) => {
+    if (!req.format) return undefined;
+    const results = toolResultsIn(req);
+    if (results.length > 0) return simpleReply(req.format, { text: `Patched over ${lane}: ${results[0].text.split("\n")[0]}` }, req.stream);
+    if (toolNamesIn(req).includes("apply_patch")) {
+      return simpleReply(req.format, { toolCalls: [{ id: req.format === "anthropic-messages" ? "toolu_patch_1" : "call_patch_1", name: "apply_patch", arguments: { input: PATCH } }] }, req.stream);
+    }
+    return simpleReply(req.format, { text: "ok" }, req.stream);
+  };
+}
+
+for (const lane of [
+  { name: "openai-compatible", target: "chat/qwen-e2e", format: "openai-chat" },
+  { name: "anthropic-compatible", target: "anthc/glm-e2e", format: "anthropic-messages" },
+] as const) {
+  describe(`Codex applies a patch through switchyard → ${lane.name} (freeform apply_patch translated)`, () => {
+    test(
+      "the file on disk is changed exactly as the patch says",
+      async () => {
+        // Codex 0.171.0 declares the freeform apply_patch tool for the model names its bundled catalogue
+        // gives it (gpt-5.5 among them): an alias of that name sends the conversation to the lane.
+        const lgw = await startGateway(`${YAML}aliases:\n  gpt-5.5: ${lane.target}\n`);
+        try {
+          lgw.fake.handle(patchRoundTrip(lane.name));
+          let greet = "";
+          let added = "";
+          const r = await runCodex(bin, {
+            baseUrlV1: `${lgw.url}/v1`,
+            model: "gpt-5.5",
+            prompt: "Change the greeting in greet.txt and add added.txt.",
+            trap,
+            // The scratch work directory is the sandbox; Codex's own sandbox needs user namespaces.
+            extraArgs: ["--dangerously-bypass-approvals-and-sandbox"],
+            setupWork: (work) => writeFileSync(join(work, "greet.txt"), "hello\n"),
+            inspectWork: (work) => {
+              greet = readFileSync(join(work, "greet.txt"), "utf8");
+              try {
+                added = readFileSync(join(work, "added.txt"), "utf8");
+              } catch {
+                added = "(missing)";
+              }
+            },
+          });
+          const story = r.describe(`--- upstream requests ---\n${summarizeRequests(lgw.fake)}`);
+          expect(r.run.code, story).toBe(0);
+          expect(greet, story).toBe("hello from switchyard\n");
+          expect(added, story).toBe("made by apply_patch through a translated provider\n");
+          const reqs = modelRequests(lgw.fake).filter((q) => toolNamesIn(q).includes("apply_patch"));
+          expect(reqs.length, story).toBeGreaterThanOrEqual(2);
+          expect(reqs.every((q) => q.format === lane.format), story).toBe(true);
+          // The second turn carries Codex's tool output back to the provider as its own tool result.
+          const results = toolResultsIn(reqs[1]);
+          expect(results.length, story).toBe(1);
+          expect(results[0].text, story).toContain("Success");
+          expect(r.lastMessage, story).toContain(`Patched over ${lane.name}`);
+        } finally {
+          await lgw.stop();
+        }
       },
       CLI_TEST_TIMEOUT_MS,
     );
