@@ -42,6 +42,8 @@ export interface IncomingRequest {
   pathModel?: string;
   /** With {@link pathModel}: whether the URL asked for a streamed reply. */
   pathStream?: boolean;
+  /** How the request arrived when not as an HTTP request of its own: a Responses WebSocket frame (SPEC 2.5). */
+  transport?: "websocket";
 }
 
 /** State carried through the stages of one request. Times in ms since the epoch. */
@@ -84,6 +86,8 @@ export interface RequestContext {
   recording: FlightRecording | undefined;
   /** The model and stream mode named in the URL (Gemini), see {@link IncomingRequest.pathModel}. */
   path?: { model: string; stream: boolean };
+  /** Set for a request that came as a Responses WebSocket frame (SPEC 2.5). */
+  transport?: "websocket";
 }
 
 /**
@@ -193,6 +197,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     headers,
     recording: undefined,
     ...(incoming.pathModel !== undefined ? { path: { model: incoming.pathModel, stream: incoming.pathStream === true } } : {}),
+    ...(incoming.transport ? { transport: incoming.transport } : {}),
   };
 }
 

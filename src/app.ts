@@ -59,6 +59,8 @@ export interface AppOptions {
   fetchImpl?: typeof fetch;
   /** Write instance.json (default true). */
   writeInstanceFile?: boolean;
+  /** Codex's Responses WebSocket: idle time before a socket is closed, ms (SPEC 2.5; default 10 min). */
+  responsesSocketIdleMs?: number;
 }
 
 /** A running instance. */
@@ -390,6 +392,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
         requestId: ctx.requestId,
         routeId: ctx.routeId,
         endpoint: ctx.endpoint,
+        transport: ctx.transport,
         model: ctx.requestedModel || undefined,
         target: ctx.probe ? `switchyard/probe:${ctx.probe}` : f.target?.label,
         outcome: f.outcome,
@@ -447,6 +450,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
     model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
     browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
+    responsesSocketIdleMs: opts.responsesSocketIdleMs,
     geminiModels: () => geminiModelList(cfg, discovery.publishedAll()),
     geminiModel: (id) => geminiModelEntry(cfg, id, discovery.publishedAll()),
     authorize: (request, peer, format) => {
@@ -518,6 +522,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on the same port would then
     // silently share the traffic. One port, one gateway.
     reusePort: false,
+    // Codex's Responses WebSocket (SPEC 2.5) negotiates permessage-deflate.
+    websocket: { perMessageDeflate: true },
   });
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;

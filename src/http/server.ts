@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import type { Gateway } from "../../pipeline/gateway.ts";
 import type { Endpoint } from "../../pipeline/context.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
+import { ResponsesSocketSession } from "./responses-socket.ts";
 import { errorResponse } from "../../pipeline/context.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 
@@ -29,15 +30,59 @@ export interface ServerDeps {
   authorize?: (request: Request, peer: string | undefined, format?: WireFormat) => Response | undefined;
   /** The Host, Origin and CORS rules' settings (SPEC 2.6), read per request. */
   browser: () => BrowserPolicy;
+  /**
+   * Codex's Responses WebSocket (SPEC 2.5): idle time before a socket is closed, ms (default 10 min).
+   * The sockets run frames through `gateway` (src/http/responses-socket.ts).
+   */
+  responsesSocketIdleMs?: number;
   /** GET /v1beta/models body (Gemini list shape). */
   geminiModels?: () => unknown;
   /** GET /v1beta/models/{model}; undefined when unknown. */
   geminiModel?: (id: string) => unknown | undefined;
 }
 
-/** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3). */
+/** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3), WebSocket upgrades. */
 interface PeerSource {
   requestIP(r: Request): { address: string } | null;
+  upgrade?(r: Request, opts: { data: unknown }): boolean;
+}
+
+/** What Elysia's WebSocket dispatch calls on `ws.data` (elysia/ws: open, message, close). */
+interface SocketHandlers {
+  open(ws: { send(d: string): unknown; close(code?: number, reason?: string): void }): void;
+  message(ws: unknown, message: string | Buffer): void;
+  close(): void;
+}
+
+/**
+ * `GET /v1/responses` (SPEC 2.5): with `Upgrade: websocket`, the client-key rule of SPEC G-1/G-2 is
+ * checked (the browser rules already ran in `onRequest`) and the socket is accepted with a
+ * {@link ResponsesSocketSession}; a refused upgrade is an HTTP error, never a socket. Without the
+ * upgrade header the path is a JSON 404 (Responses has no plain GET here).
+ */
+function responsesSocket(deps: ServerDeps) {
+  return ({ request, server }: { request: Request; server: PeerSource | null }) => {
+    if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket" || !server?.upgrade) {
+      return notFound(request.method, new URL(request.url).pathname);
+    }
+    const peer = server.requestIP(request)?.address;
+    const denied = deps.authorize?.(request, peer);
+    if (denied) return denied;
+    let session: ResponsesSocketSession | undefined;
+    const handlers: SocketHandlers = {
+      open(ws) {
+        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs });
+      },
+      message(_ws, message) {
+        session?.message(typeof message === "string" ? message : message.toString("utf8"));
+      },
+      close() {
+        session?.close();
+      },
+    };
+    if (server.upgrade(request, { data: handlers })) return undefined;
+    return json(400, { error: { message: "The WebSocket upgrade failed.", type: "invalid_request_error", param: null, code: "websocket_upgrade_failed" } });
+  };
 }
 
 const json = (status: number, body: unknown, headers?: Record<string, string>) =>
@@ -161,6 +206,8 @@ export function createServer(deps: ServerDeps) {
     })
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
+    // Codex's Responses WebSocket (SPEC 2.5).
+    .get("/v1/responses", responsesSocket(deps) as never)
     .post("/v1/messages", api("messages") as never, noParse)
     .post("/v1/v1/messages", api("messages") as never, noParse)
     // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).

@@ -145,7 +145,7 @@ export interface CodexRun {
 }
 
 /** The scratch ~/.codex/config.toml: switchyard as the model provider, analytics and plugins off. */
-export function codexConfigToml(baseUrlV1: string, model: string): string {
+export function codexConfigToml(baseUrlV1: string, model: string, opts: { websockets?: boolean } = {}): string {
   return `# written by test/support/cli-agents.ts for one e2e run
 model = ${JSON.stringify(model)}
 model_provider = "switchyard"
@@ -155,7 +155,7 @@ check_for_update_on_startup = false
 name = "switchyard"
 base_url = ${JSON.stringify(baseUrlV1)}
 wire_api = "responses"
-env_key = "SWITCHYARD_E2E_KEY"
+env_key = "SWITCHYARD_E2E_KEY"${opts.websockets ? "\n# Codex opens /v1/responses as a WebSocket first (SPEC 2.5).\nsupports_websockets = true" : ""}
 # No retries: the first attempt through the gateway must work (a retry would hide a broken stream).
 request_max_retries = 0
 stream_max_retries = 0
@@ -187,6 +187,8 @@ export async function runCodex(
     setupWork?: (work: string) => void;
     /** Reads the working directory after the run, before the scratch HOME is removed. */
     inspectWork?: (work: string) => void;
+    /** `supports_websockets = true` on the provider: Codex uses the Responses WebSocket (SPEC 2.5). */
+    websockets?: boolean;
   },
 ): Promise<CodexRun> {
   const h = scratchHome("codex");
@@ -194,7 +196,7 @@ export async function runCodex(
   try {
     const codexHome = join(h.home, ".codex");
     mkdirSync(codexHome);
-    writeFileSync(join(codexHome, "config.toml"), codexConfigToml(opts.baseUrlV1, opts.model));
+    writeFileSync(join(codexHome, "config.toml"), codexConfigToml(opts.baseUrlV1, opts.model, { websockets: opts.websockets }));
     const lastFile = join(h.home, "last-message.txt");
     opts.setupWork?.(h.work);
     const run = await runCli(

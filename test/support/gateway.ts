@@ -29,7 +29,7 @@ export interface TestGateway {
  */
 export async function startGateway(
   yaml?: string,
-  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream } = {},
+  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream; responsesSocketIdleMs?: number } = {},
 ): Promise<TestGateway> {
   const fake = opts.fake ?? (await startFakeUpstream());
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-test-"));
@@ -44,6 +44,7 @@ export async function startGateway(
     env: { FAKE_KEY: "sk-fake-upstream-secret", ...opts.env },
     clock: opts.clock,
     log: (l) => logs.push(l),
+    responsesSocketIdleMs: opts.responsesSocketIdleMs,
   });
   return {
     app,

@@ -1,0 +1,259 @@
+/**
+ * Codex's Responses WebSocket (SPEC 2.5): `GET /v1/responses` with `Upgrade: websocket`, on Bun's
+ * native WebSocket server.
+ *
+ * The upgrade is guarded like HTTP: the browser rules (SPEC 2.6) already ran for it as for every
+ * request, and the loopback rule or a client key in `Authorization` / `x-api-key` is checked before the
+ * socket is accepted (a refused upgrade is an HTTP 401 in the OpenAI error shape, never a socket).
+ *
+ * Frames, one at a time per socket (a frame that arrives while one runs waits its turn):
+ * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
+ *   It runs through the same gateway as `POST /v1/responses` (guard, routing, fallback before the first
+ *   event, translation to any provider), always streamed; each SSE event of the reply goes back as one
+ *   JSON text frame, in order, ending with the terminal event (`response.completed` /
+ *   `response.incomplete` / `response.failed`). A failure after the first event is the pipeline's own
+ *   in-band `response.failed`, so the socket never goes silent on a broken reply.
+ * - A request the gateway refuses before any event (a 4xx/5xx answer) becomes one error frame in the
+ *   shape Codex reads as an HTTP error: `{"type":"error","status":N,"error":{…},"headers":{…}}` (the
+ *   error object is the HTTP body's; `retry-after` is carried in `headers`).
+ * - `generate: false` (Codex's warm-up) is answered at once, with no upstream call: `response.created`
+ *   then `response.completed` of an empty response (no output, zero usage).
+ * - `previous_response_id` refers to an earlier response of THIS socket: the socket keeps each
+ *   response's full input and output items for its lifetime and sends the whole history upstream (the
+ *   id is removed: with `store: false` no provider could look it up, and only Responses providers know
+ *   the field). An id the socket never issued is an error frame (400 `previous_response_not_found`).
+ * - `response.processed` acknowledgements (newer Codex versions) need no answer; any other `type`, or
+ *   a frame that is not a JSON object, is an error frame (400).
+ *
+ * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
+ * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
+ */
+import type { Gateway } from "../../pipeline/gateway.ts";
+import { isRemote, vouchForOrigin } from "../../pipeline/context.ts";
+import { SseReader } from "../../formats/sse.ts";
+
+/** The default idle time after which a socket is closed, ms (SPEC 2.5). */
+export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;
+
+/** The part of Bun's ServerWebSocket a session uses. */
+export interface SocketLike {
+  send(data: string): unknown;
+  close(code?: number, reason?: string): void;
+}
+
+/** Headers of the upgrade request that do not belong on the per-frame requests. */
+const HOP_HEADERS = ["upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "content-length", "transfer-encoding"];
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/** What a session needs: the gateway, the upgrade request, the socket's peer address. */
+export interface ResponsesSocketOptions {
+  gateway: Gateway;
+  /** The upgrade request (its headers carry the client key and Codex's session headers). */
+  upgrade: Request;
+  /** The TCP peer of the socket (SPEC G-3). */
+  peer: string | undefined;
+  idleMs?: number;
+  /** Wall clock in ms, for the warm-up response's `created_at`. */
+  now?: () => number;
+}
+
+/** One socket's state: its queue of frames, the responses it issued, the request in flight. */
+export class ResponsesSocketSession {
+  private readonly queue: string[] = [];
+  private busy = false;
+  private closed = false;
+  private inFlight: AbortController | undefined;
+  private idle: ReturnType<typeof setTimeout> | undefined;
+  /** Response id → the full conversation items (input then output) as of that response. */
+  private readonly history = new Map<string, unknown[]>();
+  private readonly headers: Headers;
+  private readonly url: string;
+  private readonly originVouched: boolean;
+  private readonly idleMs: number;
+
+  constructor(
+    private readonly ws: SocketLike,
+    private readonly opts: ResponsesSocketOptions,
+  ) {
+    this.headers = new Headers(opts.upgrade.headers);
+    for (const h of HOP_HEADERS) this.headers.delete(h);
+    this.headers.set("content-type", "application/json");
+    const u = new URL(opts.upgrade.url);
+    this.url = `${u.protocol}//${u.host}/v1/responses`;
+    // The browser rules vouched for the upgrade's Origin (or not): the frames inherit that verdict.
+    this.originVouched = opts.upgrade.headers.has("origin") && !isRemote("127.0.0.1", opts.upgrade.headers);
+    this.idleMs = opts.idleMs ?? RESPONSES_SOCKET_IDLE_MS;
+    this.touch();
+  }
+
+  /** Restarts the idle timer (a frame went in or out). */
+  private touch(): void {
+    if (this.closed) return;
+    if (this.idle) clearTimeout(this.idle);
+    this.idle = setTimeout(() => {
+      if (this.busy) return this.touch();
+      this.ws.close(1000, "idle");
+      this.closed_();
+    }, this.idleMs);
+  }
+
+  private send(frame: unknown): void {
+    if (this.closed) return;
+    this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
+    this.touch();
+  }
+
+  private errorFrame(status: number, type: string, code: string | null, message: string, headers?: Obj): void {
+    const frame: Obj = { type: "error", status, error: { type, code, message, param: null } };
+    if (headers) frame.headers = headers;
+    this.send(frame);
+  }
+
+  /** A text frame from the client. */
+  message(text: string): void {
+    if (this.closed) return;
+    this.touch();
+    this.queue.push(text);
+    if (!this.busy) void this.drain();
+  }
+
+  /** The socket closed (either side): abort what runs, drop what waits. */
+  close(): void {
+    this.closed_();
+  }
+
+  private closed_(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.idle) clearTimeout(this.idle);
+    this.queue.length = 0;
+    this.inFlight?.abort(new Error("the WebSocket closed"));
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true;
+    try {
+      while (!this.closed && this.queue.length > 0) {
+        await this.handle(this.queue.shift()!);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async handle(text: string): Promise<void> {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return this.errorFrame(400, "invalid_request_error", "invalid_json", "The frame is not valid JSON.");
+    }
+    if (!isObj(frame)) return this.errorFrame(400, "invalid_request_error", "invalid_frame", "A frame must be a JSON object with a `type`.");
+    if (frame.type === "response.processed") return;
+    if (frame.type !== "response.create") {
+      return this.errorFrame(400, "invalid_request_error", "unknown_frame_type", `Unknown frame type ${JSON.stringify(frame.type)}; this socket takes response.create.`);
+    }
+    const { type: _type, generate, previous_response_id, ...body } = frame;
+    let input: unknown[] = typeof body.input === "string" ? [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }] : Array.isArray(body.input) ? body.input : [];
+    if (typeof previous_response_id === "string" && previous_response_id.length > 0) {
+      const earlier = this.history.get(previous_response_id);
+      if (!earlier) {
+        return this.errorFrame(400, "invalid_request_error", "previous_response_not_found", `Previous response with id '${previous_response_id}' not found on this socket.`);
+      }
+      input = [...earlier, ...input];
+    }
+    if (generate === false) return this.warmUp(body, input);
+    await this.run({ ...body, input, stream: true }, input);
+  }
+
+  /** `generate: false`: an empty completed response, no upstream call (SPEC 2.5). */
+  private warmUp(body: Obj, input: unknown[]): void {
+    const id = "resp_" + crypto.randomUUID().replace(/-/g, "");
+    const response = {
+      id,
+      object: "response",
+      created_at: Math.floor((this.opts.now?.() ?? Date.now()) / 1000),
+      status: "in_progress",
+      model: typeof body.model === "string" ? body.model : "",
+      output: [] as unknown[],
+      usage: null as unknown,
+    };
+    this.history.set(id, input);
+    this.send({ type: "response.created", sequence_number: 0, response });
+    this.send({
+      type: "response.completed",
+      sequence_number: 1,
+      response: {
+        ...response,
+        status: "completed",
+        usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+      },
+    });
+  }
+
+  /** One generating request through the gateway; its events back as frames. */
+  private async run(body: Obj, input: unknown[]): Promise<void> {
+    const controller = new AbortController();
+    this.inFlight = controller;
+    const headers = new Headers(this.headers);
+    if (this.originVouched) vouchForOrigin(headers);
+    const request = new Request(this.url, { method: "POST", headers, body: JSON.stringify(body), signal: controller.signal });
+    try {
+      const res = await this.opts.gateway.handle({ request, endpoint: "responses", peer: this.opts.peer, transport: "websocket" });
+      if (res.status !== 200 || !res.body) return await this.refused(res);
+      const output: unknown[] = [];
+      let responseId: string | undefined;
+      let completed = false;
+      const reader = res.body.getReader();
+      const sse = new SseReader((ev) => {
+        if (ev.data.length === 0 || ev.data === "[DONE]") return;
+        this.send(ev.data);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(ev.data);
+        } catch {
+          return;
+        }
+        if (!isObj(parsed)) return;
+        if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(parsed.item);
+        if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
+        if (parsed.type === "response.completed") completed = true;
+      });
+      try {
+        for (;;) {
+          if (this.closed) {
+            void reader.cancel().catch(() => {});
+            return;
+          }
+          const r = await reader.read();
+          if (r.done) break;
+          sse.push(r.value);
+        }
+        sse.end();
+      } catch {
+        // the client closed the socket (the request was aborted) or the reply broke: nothing to add,
+        // the pipeline ended the reply with its own in-band error when it could
+      }
+      if (completed && responseId) this.history.set(responseId, [...input, ...output]);
+    } finally {
+      if (this.inFlight === controller) this.inFlight = undefined;
+    }
+  }
+
+  /** A request refused before any event: one error frame carrying the HTTP status and error body. */
+  private async refused(res: Response): Promise<void> {
+    let error: Obj = { type: "api_error", code: null, message: `The gateway answered ${res.status}.`, param: null };
+    try {
+      const body = (await res.json()) as unknown;
+      if (isObj(body) && isObj(body.error)) error = body.error;
+    } catch {
+      // keep the generic error
+    }
+    const frame: Obj = { type: "error", status: res.status, error };
+    const retry = res.headers.get("retry-after");
+    if (retry) frame.headers = { "retry-after": retry };
+    this.send(frame);
+  }
+}

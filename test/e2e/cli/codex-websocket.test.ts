@@ -1,0 +1,115 @@
+/**
+ * The real Codex CLI with `supports_websockets = true` (SPEC 2.5): it opens `/v1/responses` as a
+ * WebSocket, and the gateway serves every turn over the socket — no fallback to HTTP, no reconnect
+ * warning — on a native Responses provider and a translated (Anthropic-format) one: one plain answer
+ * and one tool round trip each.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
+import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import {
+  CLI_TEST_TIMEOUT_MS,
+  expectLane,
+  finalTextFor,
+  gatewayRequestLogs,
+  modelRequests,
+  plainAnswer,
+  runCodex,
+  summarizeRequests,
+  TOOL_COMMAND,
+  TOOL_MARKER,
+  toolResultsIn,
+  toolRoundTrip,
+  type CliLane,
+  type CodexRun,
+} from "../../support/cli-agents.ts";
+import { startGateway, type TestGateway } from "../../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+  - id: anthc
+    kind: anthropic-compatible
+    base_url: "{{FAKE}}"
+accounts:
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+  - id: anthc-1
+    provider: anthc
+    api_key: env:FAKE_KEY
+`;
+
+const LANES: CliLane[] = [
+  { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
+  { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
+];
+
+const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
+
+let bin = "";
+let gw: TestGateway;
+let trap: TrapProxy;
+
+beforeAll(async () => {
+  trap = startTrapProxy();
+  bin = await ensureCli(CODEX);
+  gw = await startGateway(YAML);
+}, INSTALL_HOOK_TIMEOUT_MS);
+
+afterAll(async () => {
+  await gw?.stop();
+  trap?.stop();
+});
+
+/** Success, served over the socket: every model request the gateway logged came as a WebSocket frame, and Codex never fell back. */
+function expectSocketSuccess(r: CodexRun, expectedText: string, logStart: number) {
+  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`);
+  expect(r.run.timedOut, story()).toBe(false);
+  expect(r.run.code, story()).toBe(0);
+  expect(r.lastMessage, story()).toContain(expectedText);
+  expect(r.outside, story()).toEqual([]);
+  const output = r.run.stdout + r.run.stderr;
+  expect(output, story()).not.toMatch(/falling back|fallback to HTTP|reconnecting|stream disconnected|websocket/i);
+  const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+  expect(logged.length, story()).toBeGreaterThanOrEqual(1);
+  for (const l of logged) expect(l.transport, story()).toBe("websocket");
+}
+
+for (const lane of LANES) {
+  describe(`Codex over the Responses WebSocket → ${lane.name}`, () => {
+    test(
+      "plain answer",
+      async () => {
+        gw.fake.reset();
+        const logStart = gw.logs.length;
+        const text = `Socket answer over ${lane.name}.`;
+        gw.fake.handle(plainAnswer(text));
+        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap, websockets: true });
+        await expectLane(gw, lane, r, logStart);
+        expectSocketSuccess(r, text, logStart);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+
+    test(
+      "tool round trip (exec_command)",
+      async () => {
+        gw.fake.reset();
+        const logStart = gw.logs.length;
+        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
+        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap, websockets: true });
+        await expectLane(gw, lane, r, logStart);
+        expectSocketSuccess(r, finalTextFor(lane.name), logStart);
+        const reqs = modelRequests(gw.fake);
+        expect(reqs.length).toBeGreaterThanOrEqual(2);
+        const results = toolResultsIn(reqs[1]!);
+        expect(results.length).toBe(1);
+        expect(results[0]!.text).toContain(TOOL_MARKER);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+  });
+}

@@ -1,0 +1,340 @@
+/**
+ * Codex's Responses WebSocket (SPEC 2.5) with a raw WebSocket client, one test per rule: the upgrade
+ * is guarded like HTTP; `response.create` frames run through the pipeline (routing, fallback before the
+ * first event, translation) and the events come back as frames in SSE order; `generate: false` is
+ * answered locally; `previous_response_id` within the socket; frames one at a time; a failure after
+ * the first event is `response.failed`; errors before it are error frames; idle close; closing the
+ * socket cancels the upstream call.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { simpleReply } from "../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+/** A raw client socket with a queue of received frames. */
+interface Client {
+  ws: WebSocket;
+  frames: any[];
+  /** Waits for the next frame (parsed JSON). */
+  next(timeoutMs?: number): Promise<any>;
+  /** Frames up to and including the first terminal event or error frame. */
+  untilTerminal(): Promise<any[]>;
+  send(frame: unknown): void;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+/** The end of one request's frames: a terminal event, or the gateway's error frame (it carries `status`). */
+const isLast = (f: any) => TERMINAL.has(f.type) || (f.type === "error" && f.status !== undefined);
+
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const ws = new WebSocket(url.replace(/^http/, "ws") + "/v1/responses", { headers } as any);
+  const frames: any[] = [];
+  let waiting: ((f: any) => void) | undefined;
+  const pending: any[] = [];
+  ws.onmessage = (e) => {
+    const f = JSON.parse(String(e.data));
+    frames.push(f);
+    if (waiting) {
+      const w = waiting;
+      waiting = undefined;
+      w(f);
+    } else pending.push(f);
+  };
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })));
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error("socket error"));
+  });
+  const next = (timeoutMs = 5000) =>
+    new Promise<any>((resolve, reject) => {
+      if (pending.length > 0) return resolve(pending.shift());
+      const t = setTimeout(() => reject(new Error("no frame")), timeoutMs);
+      waiting = (f) => {
+        clearTimeout(t);
+        resolve(f);
+      };
+    });
+  return {
+    ws,
+    frames,
+    next,
+    async untilTerminal() {
+      const out: any[] = [];
+      for (;;) {
+        const f = await next();
+        out.push(f);
+        if (isLast(f)) return out;
+      }
+    },
+    send: (frame) => ws.send(JSON.stringify(frame)),
+    closed,
+  };
+}
+
+const create = (model: string, input: unknown, extra: Record<string, unknown> = {}) => ({ type: "response.create", model, input, store: false, ...extra });
+const userText = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
+const textOf = (frames: any[]) => frames.filter((f) => f.type === "response.output_text.delta").map((f) => f.delta).join("");
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(
+    `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+combos:
+  - name: first-missing
+    targets:
+      - model: resp/missing-model
+      - model: anth/claude-test
+`,
+    { responsesSocketIdleMs: 1500 },
+  );
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+describe("the upgrade is guarded like HTTP", () => {
+  let strict: TestGateway;
+  beforeAll(async () => {
+    strict = await startGateway(
+      `
+server: { require_api_key: true }
+providers:
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+keys:
+  - name: codex
+    key: env:CODEX_KEY
+`,
+      { env: { CODEX_KEY: "sy-ws-client-key-0001" } },
+    );
+  });
+  afterAll(async () => {
+    await strict?.stop();
+  });
+  const upgradeHeaders = { upgrade: "websocket", connection: "Upgrade", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", "sec-websocket-version": "13" };
+
+  test("without a key the upgrade is a JSON 401 and no socket opens; with a key the socket serves", async () => {
+    const res = await fetch(`${strict.url}/v1/responses`, { headers: upgradeHeaders });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as any).error.code).toBe("invalid_api_key");
+    await expect(connect(strict.url)).rejects.toThrow();
+    const c = await connect(strict.url, { authorization: "Bearer sy-ws-client-key-0001" });
+    c.send(create("resp/gpt-test", userText("hi")));
+    const frames = await c.untilTerminal();
+    expect(frames.at(-1).type).toBe("response.completed");
+    c.ws.close();
+  });
+
+  test("a rebinding Host name is refused before the upgrade (SPEC 2.6)", async () => {
+    const res = await fetch(`${strict.url}/v1/responses`, { headers: { ...upgradeHeaders, host: "attacker.example", authorization: "Bearer sy-ws-client-key-0001" } });
+    expect(res.status).toBe(421);
+  });
+
+  test("GET /v1/responses without an upgrade is a JSON 404", async () => {
+    const res = await fetch(`${gw.url}/v1/responses`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as any).error.code).toBe("unknown_url");
+  });
+});
+
+describe("response.create through the pipeline", () => {
+  test("native Responses provider: the frames are the SSE events, in order, ending with response.completed", async () => {
+    gw.fake.reset();
+    const http = await fetch(`${gw.url}/v1/responses`, { method: "POST", body: JSON.stringify({ model: "resp/gpt-test", input: userText("hi"), stream: true, store: false }) });
+    const sseTypes = (await http.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)).type);
+    const c = await connect(gw.url);
+    c.send(create("resp/gpt-test", userText("hi")));
+    const frames = await c.untilTerminal();
+    expect(frames.map((f) => f.type)).toEqual(sseTypes);
+    expect(frames[0].type).toBe("response.created");
+    expect(textOf(frames)).toBe("Hello from the fake upstream.");
+    const seen = gw.fake.requests.at(-1)!;
+    expect(seen.path).toBe("/v1/responses");
+    expect(seen.body.stream).toBe(true);
+    expect(seen.body.type).toBeUndefined();
+    c.ws.close();
+  });
+
+  test("translated to Anthropic: Responses events with gap-free sequence numbers and a complete usage object", async () => {
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    c.send(create("anth/claude-test", userText("hi")));
+    const frames = await c.untilTerminal();
+    expect(gw.fake.requests.at(-1)!.path).toBe("/v1/messages");
+    expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
+    expect(textOf(frames)).toBe("Hello from the fake upstream.");
+    const done = frames.at(-1);
+    expect(done.type).toBe("response.completed");
+    expect(done.response.usage).toEqual({ input_tokens: 11, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 18 });
+    c.ws.close();
+  });
+
+  test("fallback before the first event: a missing model on the first target, the reply from the second", async () => {
+    gw.fake.reset();
+    gw.fake.handle((req) => (req.model === "missing-model" ? { status: 404, json: { error: { message: "The model `missing-model` does not exist", type: "invalid_request_error", code: "model_not_found" } } } : undefined));
+    const c = await connect(gw.url);
+    c.send(create("first-missing", userText("hi")));
+    const frames = await c.untilTerminal();
+    gw.fake.handle(undefined);
+    expect(frames[0].type).toBe("response.created");
+    expect(frames.at(-1).type).toBe("response.completed");
+    expect(textOf(frames)).toBe("Hello from the fake upstream.");
+    expect(gw.fake.requests.map((r) => r.path)).toEqual(["/v1/responses", "/v1/messages"]);
+    c.ws.close();
+  });
+
+  test("an error before any event is one error frame with the HTTP status and error body", async () => {
+    const c = await connect(gw.url);
+    c.send(create("nope/model", userText("hi")));
+    const f = await c.next();
+    expect(f).toMatchObject({ type: "error", status: 404, error: { code: "model_not_found" } });
+    // The socket stays usable.
+    c.send(create("resp/gpt-test", userText("hi")));
+    expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
+    c.ws.close();
+  });
+
+  test("frames that are not response.create JSON objects get a 400 error frame; response.processed needs no answer", async () => {
+    const c = await connect(gw.url);
+    c.ws.send("{oops");
+    expect(await c.next()).toMatchObject({ type: "error", status: 400, error: { code: "invalid_json" } });
+    c.send({ type: "response.processed", response_id: "resp_x" });
+    c.send({ type: "session.update" });
+    expect(await c.next()).toMatchObject({ type: "error", status: 400, error: { code: "unknown_frame_type" } });
+    c.ws.close();
+  });
+});
+
+describe("generate: false and previous_response_id", () => {
+  test("a warm-up is answered at once with an empty completed response and no upstream call", async () => {
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    c.send(create("resp/gpt-test", userText("hi"), { generate: false }));
+    const frames = await c.untilTerminal();
+    expect(frames.map((f) => f.type)).toEqual(["response.created", "response.completed"]);
+    expect(frames[1].response).toMatchObject({ status: "completed", output: [], usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } });
+    expect(frames[1].response.id).toMatch(/^resp_/);
+    expect(gw.fake.requests).toHaveLength(0);
+    c.ws.close();
+  });
+
+  test("a follow-up naming an earlier response of the socket sends the full history upstream, without the id", async () => {
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    c.send(create("anth/claude-test", userText("first"), { generate: false }));
+    const warm = (await c.untilTerminal()).at(-1).response.id;
+    c.send(create("anth/claude-test", [], { previous_response_id: warm }));
+    const first = (await c.untilTerminal()).at(-1).response.id;
+    c.send(create("anth/claude-test", userText("second"), { previous_response_id: first }));
+    await c.untilTerminal();
+    const sent = gw.fake.requests.at(-1)!.body;
+    expect(sent.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "first" }] },
+      { role: "assistant", content: [{ type: "text", text: "Hello from the fake upstream." }] },
+      { role: "user", content: [{ type: "text", text: "second" }] },
+    ]);
+    // To a Responses provider the field is gone too.
+    c.send(create("resp/gpt-test", userText("third"), { previous_response_id: first }));
+    await c.untilTerminal();
+    expect(gw.fake.requests.at(-1)!.body.previous_response_id).toBeUndefined();
+    expect(gw.fake.requests.at(-1)!.body.input).toHaveLength(3);
+    c.ws.close();
+  });
+
+  test("an id the socket never issued is a 400 error frame; another socket's ids are unknown too", async () => {
+    const a = await connect(gw.url);
+    a.send(create("resp/gpt-test", userText("hi")));
+    const id = (await a.untilTerminal()).at(-1).response.id;
+    const b = await connect(gw.url);
+    b.send(create("resp/gpt-test", userText("more"), { previous_response_id: id }));
+    expect(await b.next()).toMatchObject({ type: "error", status: 400, error: { code: "previous_response_not_found" } });
+    a.ws.close();
+    b.ws.close();
+  });
+});
+
+describe("one frame at a time, failures, closing", () => {
+  test("a second frame sent at once waits until the first response is complete", async () => {
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    // When the second request reaches the provider, the client must already hold the first's terminal event.
+    let firstDoneWhenSecondArrived: boolean | undefined;
+    gw.fake.handle((req) => {
+      if (req.path === "/v1/responses") return { ...simpleReply("openai-responses", { text: "first reply" }, true), headers_delay_ms: 200 };
+      firstDoneWhenSecondArrived = c.frames.some((f) => f.type === "response.completed");
+      return undefined;
+    });
+    c.send(create("resp/gpt-test", userText("one")));
+    c.send(create("anth/claude-test", userText("two")));
+    const one = await c.untilTerminal();
+    const two = await c.untilTerminal();
+    gw.fake.handle(undefined);
+    expect(textOf(one)).toBe("first reply");
+    expect(textOf(two)).toBe("Hello from the fake upstream.");
+    const oneId = one.at(-1).response.id;
+    expect(one.filter((f) => f.response).every((f) => f.response.id === oneId)).toBe(true);
+    expect(two[0].type).toBe("response.created");
+    expect(two[0].response.id).not.toBe(oneId);
+    expect(firstDoneWhenSecondArrived).toBe(true);
+    c.ws.close();
+  });
+
+  test("a reply cut off after the first event ends with one response.failed frame", async () => {
+    gw.fake.reset();
+    const sse =
+      `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n` +
+      `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n` +
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Partial"}}\n\n`;
+    gw.fake.enqueue({ sse });
+    const c = await connect(gw.url);
+    c.send(create("anth/claude-test", userText("hi")));
+    const frames = await c.untilTerminal();
+    expect(textOf(frames)).toBe("Partial");
+    // As on the SSE stream: an `error` event, then `response.failed` (status failed, the error object).
+    expect(frames.at(-2)).toMatchObject({ type: "error", message: "The upstream stream ended before the reply was complete." });
+    expect(frames.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error" } } });
+    expect(frames.filter((f) => TERMINAL.has(f.type))).toHaveLength(1);
+    c.ws.close();
+  });
+
+  test("closing the socket mid-reply cancels the upstream call", async () => {
+    gw.fake.reset();
+    const head =
+      `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n` +
+      `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n` +
+      `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Streaming"}}\n\n`;
+    gw.fake.enqueue({ sse: head + "event: ping\ndata: {}\n\n", stall_after_bytes: new TextEncoder().encode(head).length });
+    const c = await connect(gw.url);
+    c.send(create("anth/claude-test", userText("hi")));
+    for (;;) if ((await c.next()).type === "response.output_text.delta") break;
+    c.ws.close();
+    const deadline = Date.now() + 5000;
+    while (gw.fake.aborted === 0 && Date.now() < deadline) await Bun.sleep(20);
+    expect(gw.fake.aborted).toBe(1);
+  });
+
+  test("an idle socket is closed (code 1000, reason idle)", async () => {
+    const c = await connect(gw.url);
+    const closed = await c.closed;
+    expect(closed).toEqual({ code: 1000, reason: "idle" });
+  });
+});
