@@ -15,6 +15,7 @@
  * from this origin only, no inline script or style element, no framing.
  */
 import { Elysia } from "elysia";
+import { isRemote } from "../../pipeline/context.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
 import { clearedSessionCookie, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 
@@ -114,7 +115,9 @@ export function dashboardRoutes(deps: DashboardDeps) {
       session = deps.sessions.create(access.via === "loopback" ? "loopback" : access.via);
       extra["set-cookie"] = sessionCookie(session, isSecure(request));
     }
-    return html(await shell("app", session.csrf, access.via === "loopback" ? "loopback" : "session"), extra);
+    // "loopback": this browser needs no sign-in (nothing to sign out of).
+    const local = access.via === "loopback" || (session.subject === "loopback" && !isRemote(peerOf(server, request), request.headers) && !deps.requireApiKey());
+    return html(await shell("app", session.csrf, local ? "loopback" : "session"), extra);
   };
 
   return new Elysia()

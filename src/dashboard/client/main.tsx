@@ -10,11 +10,21 @@ import "./style.css";
 import { csrfToken } from "./api.ts";
 import { connectLive, useLiveState } from "./live.ts";
 import { AccountsPage } from "./pages/accounts.tsx";
+import { CallsPage } from "./pages/calls.tsx";
+import { KeysPage } from "./pages/keys.tsx";
 import { LoginPage } from "./pages/login.tsx";
+import { OverviewPage } from "./pages/overview.tsx";
+import { RoutingPage } from "./pages/routing.tsx";
 import { SetupPage } from "./pages/setup.tsx";
+import { UsagePage } from "./pages/usage.tsx";
 
 const PAGES: Array<{ id: string; label: string; view: ComponentType }> = [
+  { id: "overview", label: "Overview", view: OverviewPage },
   { id: "accounts", label: "Accounts", view: AccountsPage },
+  { id: "routing", label: "Routing", view: RoutingPage },
+  { id: "calls", label: "Calls", view: CallsPage },
+  { id: "usage", label: "Usage", view: UsagePage },
+  { id: "keys", label: "Keys", view: KeysPage },
   { id: "setup", label: "Setup", view: SetupPage },
 ];
 

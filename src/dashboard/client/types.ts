@@ -73,8 +73,10 @@ export interface CallRow {
   totalMs: number;
   attempts: number;
   fallback: boolean;
-  /** Present when priced (SPEC 9.5). */
+  /** Present when priced (SPEC 9.5); the API-price equivalent for subscription accounts. */
   costUsd?: number;
+  /** A model served tokens but has no price: the cost is unknown, not zero. */
+  unpriced?: boolean;
   /** The flight recorder holds this call's bodies. */
   recorded?: boolean;
 }
@@ -144,7 +146,10 @@ export interface UsageRow {
   reasoningTokens: number;
   avgTotalMs: number;
   avgTtfbMs: number | null;
+  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
   costUsd?: number;
+  /** Requests that served tokens with a model that has no price (left out of costUsd). */
+  unpriced?: number;
   tokensSaved?: number;
 }
 

@@ -31,6 +31,11 @@ function remember(status: AccountsStatus) {
   }
 }
 
+/** A reason without the ISO end time the API appends (the countdown shows it). */
+function withoutIsoTime(reason: string | undefined): string {
+  return (reason ?? "").replace(/ until \d{4}-\d\d-\d\dT[\d:.]+Z/, "");
+}
+
 /** The state labels of an account as a whole. */
 function accountPills(a: AccountStatus, now: number) {
   const pills = [];
@@ -205,13 +210,13 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <tbody>
             {models.map((m) => (
               <tr key={m.model} data-model={m.model}>
-                <td class="mono">{m.model}</td>
+                <td class="mono nowrap">{m.model}</td>
                 <td>
                   {m.eligible ? (
                     <span class="ok-text">eligible</span>
                   ) : (
                     <span class="held-text">
-                      {m.reason}
+                      {withoutIsoTime(m.reason)}
                       {m.until && m.until > now ? <Countdown until={m.until} prefix=" · " /> : null}
                     </span>
                   )}

@@ -1,0 +1,300 @@
+/**
+ * Calls (SPEC 9.4): recent requests, filterable by model, account, key and outcome, new ones arriving
+ * live; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
+ * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
+ * and what the client received.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiError, qs } from "../api.ts";
+import { Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
+import { clockSeconds, count, ms, usd } from "../format.ts";
+import { useLive } from "../live.ts";
+import type { CallRow, Recording, RouteTrace } from "../types.ts";
+import { SetupSnippets } from "./setup.tsx";
+
+const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
+
+/** A call's outcome as a pill. */
+export function OutcomePill({ outcome, status }: { outcome: string; status?: number }) {
+  const tone = outcome === "ok" ? "ok" : outcome === "client_closed" ? "off" : outcome === "rejected" ? "warn" : "bad";
+  return (
+    <Pill tone={tone}>
+      {outcome}
+      {status ? ` ${status}` : ""}
+    </Pill>
+  );
+}
+
+function selectedFromUrl(): string | undefined {
+  return new URLSearchParams(location.search).get("id") ?? undefined;
+}
+
+function BodyView({ title, body }: { title: string; body?: { body: string; bytes: number; truncated: boolean } }) {
+  if (!body) return null;
+  let text = body.body;
+  try {
+    text = JSON.stringify(JSON.parse(body.body), null, 2);
+  } catch {
+    // not JSON (an SSE stream): shown as sent
+  }
+  return (
+    <div class="recorded">
+      <h3>
+        {title} <span class="muted small">({count(body.bytes)} bytes{body.truncated ? ", truncated" : ""})</span>
+      </h3>
+      <pre class="body-view">{text}</pre>
+    </div>
+  );
+}
+
+function TraceView({ call }: { call: CallRow }) {
+  const id = call.routeId ?? call.requestId;
+  const trace = useData(() => api<RouteTrace>(`/route-traces/${encodeURIComponent(id)}`), [id]);
+  const [rec, setRec] = useState<Recording | undefined>();
+  const [recError, setRecError] = useState<string | undefined>();
+  useEffect(() => {
+    setRec(undefined);
+    setRecError(undefined);
+    if (!call.recorded) return;
+    api<Recording>(`/calls/${encodeURIComponent(id)}/recording`)
+      .then(setRec)
+      .catch((e) => setRecError(e instanceof ApiError && e.status === 404 ? "The flight recorder no longer holds this call's bodies." : (e as Error).message));
+  }, [id, call.recorded]);
+  const t = trace.data;
+  return (
+    <Card class="trace" title={<span class="mono">{id}</span>}>
+      <dl class="kv">
+        <dt>Requested</dt>
+        <dd class="mono">{call.requestedModel}</dd>
+        <dt>Served by</dt>
+        <dd class="mono">{call.providerId ? `${call.providerId}/${call.model}` : "–"}</dd>
+        <dt>Account</dt>
+        <dd>{call.accountId ?? "–"}</dd>
+        <dt>Key</dt>
+        <dd>{call.keyName ?? "–"}</dd>
+        <dt>Client format</dt>
+        <dd>{call.clientFormat}</dd>
+        <dt>Outcome</dt>
+        <dd>
+          <OutcomePill outcome={call.outcome} status={call.status} />
+          {call.fallback && <Pill tone="warn">fallback</Pill>}
+        </dd>
+        <dt>Timing</dt>
+        <dd>
+          first byte {ms(call.ttfbMs)} · total {ms(call.totalMs)}
+        </dd>
+        <dt>Tokens</dt>
+        <dd>
+          {count(call.usage.inputTokens)} in · {count(call.usage.outputTokens)} out
+          {call.usage.cacheReadTokens ? ` · ${count(call.usage.cacheReadTokens)} cache read` : ""}
+          {call.usage.cacheWriteTokens ? ` · ${count(call.usage.cacheWriteTokens)} cache write` : ""}
+          {call.estimated ? " (estimated)" : ""}
+        </dd>
+        <dt>Cost</dt>
+        <dd>{call.unpriced ? "unknown (this model has no price)" : call.costUsd !== undefined ? `${usd(call.costUsd)} at API prices` : "–"}</dd>
+      </dl>
+      <ErrorLine error={trace.error} />
+      {t && (
+        <div class="trace-body">
+          <h3>Candidates</h3>
+          <p class="mono small">{t.candidates.join(" → ") || "none"}</p>
+          {t.decisions.length > 0 && (
+            <>
+              <h3>Decisions</h3>
+              {t.decisions.map((d, i) => (
+                <div key={i} class={`decision decision-${d.verdict}`}>
+                  <strong class="mono">{d.subject}</strong> <span class="muted">{d.verdict}</span> — {d.reason}
+                </div>
+              ))}
+            </>
+          )}
+          <h3>Attempts</h3>
+          {t.attempts.length === 0 && <p class="muted">No upstream attempt{call.outcome === "ok" ? " (answered locally)" : ""}.</p>}
+          {t.attempts.map((a, i) => (
+            <div key={i} class={`attempt ${a.status !== undefined && a.status < 400 && !a.error ? "attempt-ok" : "attempt-bad"}`} data-attempt={i + 1}>
+              <div>
+                <strong>#{i + 1}</strong> <span class="mono">{a.target}</span>
+                {a.accountId ? ` on ${a.accountId}` : ""} · {a.status ?? "no status"} · started +{ms(a.startMs)}
+                {a.durationMs !== undefined ? `, took ${ms(a.durationMs)}` : ""}
+              </div>
+              {a.classification && (
+                <div class="muted small">
+                  {a.classification}
+                  {a.effect ? ` → ${a.effect}` : ""}
+                </div>
+              )}
+              {a.error && <div class="small held-text">{a.error}</div>}
+            </div>
+          ))}
+          {t.warnings.length > 0 && (
+            <>
+              <h3>Warnings</h3>
+              {t.warnings.map((w, i) => (
+                <p key={i} class="small">
+                  {String(w.message ?? w.code ?? JSON.stringify(w))}
+                </p>
+              ))}
+            </>
+          )}
+          {t.tokenSaver && "results" in t.tokenSaver && (
+            <p class="small">
+              Token savers shortened {t.tokenSaver.results} tool results, saving about {count(t.tokenSaver.tokensSaved)} tokens.
+            </p>
+          )}
+        </div>
+      )}
+      {call.recorded && (
+        <div class="recording">
+          <h3>Flight recorder</h3>
+          <ErrorLine error={recError} />
+          {rec && (
+            <>
+              <BodyView title="Client request" body={rec.client} />
+              {rec.attempts.map((a) => (
+                <div key={a.n}>
+                  <BodyView title={`Attempt ${a.n} → ${a.target} (${a.upstreamFormat}) request`} body={a.request} />
+                  <BodyView title={`Attempt ${a.n} reply${a.status ? ` (${a.status})` : ""}`} body={a.reply} />
+                </div>
+              ))}
+              <BodyView title={`Sent to the client${rec.response ? ` (${rec.response.status})` : ""}`} body={rec.response} />
+            </>
+          )}
+        </div>
+      )}
+      {!call.recorded && <p class="muted small">Bodies are not recorded for this call. Turn on the flight recorder (settings.flight_recorder.enabled) to keep the last requests' bodies.</p>}
+    </Card>
+  );
+}
+
+export function CallsPage() {
+  const [filters, setFilters] = useState({ model: "", account: "", key: "", outcome: "" });
+  const [selected, setSelected] = useState<string | undefined>(selectedFromUrl());
+  const calls = useData(() => api<{ calls: CallRow[] }>(`/calls${qs({ limit: 200, ...filters })}`), [filters.model, filters.account, filters.key, filters.outcome]);
+  const seen = useRef<Set<string> | undefined>(undefined);
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const refresh = useDebounced(calls.reload, 250);
+  useLive((e) => {
+    if (e.type === "request_finished" || e.type === "hello") refresh();
+  });
+  useEffect(() => {
+    const rows = calls.data?.calls;
+    if (!rows) return;
+    if (seen.current) setFresh(new Set(rows.map((r) => r.requestId).filter((id) => !seen.current!.has(id))));
+    seen.current = new Set(rows.map((r) => r.requestId));
+  }, [calls.data]);
+  const select = (c: CallRow) => {
+    const id = c.routeId ?? c.requestId;
+    setSelected(id);
+    history.replaceState(null, "", `/dashboard/calls?id=${encodeURIComponent(id)}`);
+  };
+  const rows = calls.data?.calls ?? [];
+  const current = rows.find((c) => (c.routeId ?? c.requestId) === selected);
+  const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value.trim() });
+  const filtered = Object.values(filters).some((v) => v !== "");
+  return (
+    <div class="page page-wide">
+      <header class="page-head">
+        <div>
+          <h1>Calls</h1>
+          <p class="muted">The most recent requests, newest first; new ones appear as they finish.</p>
+        </div>
+        <form class="form-row filters" onSubmit={(e) => e.preventDefault()}>
+          <div class="field">
+            <label for="f-model">Model</label>
+            <input id="f-model" name="model" placeholder="any" onChange={set("model")} />
+          </div>
+          <div class="field">
+            <label for="f-account">Account</label>
+            <input id="f-account" name="account" placeholder="any" onChange={set("account")} />
+          </div>
+          <div class="field">
+            <label for="f-key">Key</label>
+            <input id="f-key" name="key" placeholder="any" onChange={set("key")} />
+          </div>
+          <div class="field">
+            <label for="f-outcome">Outcome</label>
+            <select id="f-outcome" name="outcome" onChange={set("outcome")}>
+              {OUTCOMES.map((o) => (
+                <option key={o} value={o}>
+                  {o || "any"}
+                </option>
+              ))}
+            </select>
+          </div>
+        </form>
+      </header>
+      <ErrorLine error={calls.error} />
+      {calls.data && rows.length === 0 && !filtered && (
+        <Card>
+          <Empty title="No traffic yet">
+            <p>Point a coding agent at this gateway; its requests show up here as they finish.</p>
+          </Empty>
+          <SetupSnippets compact />
+        </Card>
+      )}
+      {calls.data && rows.length === 0 && filtered && <p class="muted">No call matches these filters.</p>}
+      {rows.length > 0 && (
+        <div class={current ? "split" : ""}>
+          <Card>
+            <div class="table-wrap">
+              <table class={`calls ${current ? "compact" : ""}`}>
+                <thead>
+                  <tr>
+                    <th>Time</th>
+                    <th>Model</th>
+                    <th data-opt="1">Served by</th>
+                    <th>Account</th>
+                    <th data-opt="1">Key</th>
+                    <th>Outcome</th>
+                    <th data-opt="1" class="num">Tokens in/out</th>
+                    <th data-opt="1" class="num">Cost</th>
+                    <th class="num">Total</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((c) => {
+                    const id = c.routeId ?? c.requestId;
+                    return (
+                      <tr key={c.requestId} data-route-id={id} class={`clickable ${id === selected ? "selected" : ""} ${fresh.has(c.requestId) ? "fresh" : ""}`} onClick={() => select(c)}>
+                        <td class="nowrap">{clockSeconds(c.ts)}</td>
+                        <td class="mono">
+                          {c.requestedModel || "–"}
+                          {c.fallback && current && (
+                            <>
+                              {" "}
+                              <Pill tone="warn">fallback</Pill>
+                            </>
+                          )}
+                        </td>
+                        <td class="mono" data-opt="1">
+                          {c.providerId ? `${c.providerId}/${c.model}` : "–"}
+                          {c.fallback && (
+                            <>
+                              {" "}
+                              <Pill tone="warn">fallback</Pill>
+                            </>
+                          )}
+                        </td>
+                        <td>{c.accountId ?? "–"}</td>
+                        <td data-opt="1">{c.keyName ?? "–"}</td>
+                        <td>
+                          <OutcomePill outcome={c.outcome} status={c.status} />
+                        </td>
+                        <td class="num" data-opt="1">
+                          {count(c.usage.inputTokens)} / {count(c.usage.outputTokens)}
+                        </td>
+                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="This model has no price">unpriced</span> : usd(c.costUsd)}</td>
+                        <td class="num">{ms(c.totalMs)}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          </Card>
+          {current && <TraceView call={current} />}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,129 @@
+/**
+ * Overview (SPEC 9.4): requests, errors, fallbacks, tokens and cost over the last hour or day as
+ * charts, the live request rate (from request_finished events) and the requests in flight (the
+ * account slots in use, re-read on every finished request and every 5 s).
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, qs } from "../api.ts";
+import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
+import { count, pct, usd } from "../format.ts";
+import { useLive } from "../live.ts";
+import type { AccountsStatus, UsageAnswer } from "../types.ts";
+import { SetupSnippets } from "./setup.tsx";
+
+const RANGES = [
+  { id: "1h", label: "Last hour", bucket: "1m" },
+  { id: "24h", label: "Last day", bucket: "1h" },
+] as const;
+
+/** Sums a field over usage rows, undefined when no row has it. */
+export function total(rows: UsageAnswer["rows"], f: (r: UsageAnswer["rows"][number]) => number | undefined): number | undefined {
+  let sum: number | undefined;
+  for (const r of rows) {
+    const v = f(r);
+    if (v !== undefined && Number.isFinite(v)) sum = (sum ?? 0) + v;
+  }
+  return sum;
+}
+
+export function OverviewPage() {
+  const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[0]);
+  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by: "model", bucket: range.bucket })}`), [range.id]);
+  // Requests in flight (streams included) hold an account slot each until they end.
+  const slots = useData(() => api<AccountsStatus>("/accounts").then((s) => s.accounts.reduce((n, a) => n + a.slots.inUse, 0)));
+  useEffect(() => {
+    const t = setInterval(slots.reload, 5000);
+    return () => clearInterval(t);
+  }, []);
+  const finished = useRef<number[]>([]);
+  const now = useNow();
+  const refresh = useDebounced(usage.reload, 2000);
+  const refreshSlots = useDebounced(slots.reload, 500);
+  useLive((e) => {
+    if (e.type === "request_finished") {
+      finished.current.push(e.at);
+      refreshSlots();
+      refresh();
+    } else if (e.type === "hello") {
+      usage.reload();
+      slots.reload();
+    }
+  });
+  finished.current = finished.current.filter((t) => t > now - 60_000);
+  const rows = usage.data?.rows ?? [];
+  const buckets = usage.data?.series?.buckets ?? [];
+  const times = buckets.map((b) => b.t);
+  const requests = total(rows, (r) => r.requests) ?? 0;
+  const errors = total(rows, (r) => r.errors) ?? 0;
+  const fallbacks = total(rows, (r) => r.fallbacks) ?? 0;
+  const tokensIn = total(rows, (r) => r.inputTokens) ?? 0;
+  const tokensOut = total(rows, (r) => r.outputTokens) ?? 0;
+  const cost = total(rows, (r) => r.costUsd);
+  const unpriced = total(rows, (r) => r.unpriced) ?? 0;
+  const hasCost = buckets.some((b) => b.costUsd !== undefined);
+  return (
+    <div class="page">
+      <header class="page-head">
+        <div>
+          <h1>Overview</h1>
+          <p class="muted">What went through this gateway, and what is going through it now.</p>
+        </div>
+        <div class="seg" role="tablist">
+          {RANGES.map((r) => (
+            <button key={r.id} type="button" class={r.id === range.id ? "on" : ""} onClick={() => setRange(r)}>
+              {r.label}
+            </button>
+          ))}
+        </div>
+      </header>
+      <ErrorLine error={usage.error} />
+      <div class="stats">
+        <Stat label="Requests" value={count(requests)} sub={range.label.toLowerCase()} />
+        <Stat label="Errors" value={count(errors)} sub={requests ? `${pct(errors / requests)} of requests` : "–"} tone={errors ? "bad" : undefined} />
+        <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? `${pct(fallbacks / requests)} of requests` : "–"} tone={fallbacks ? "warn" : undefined} />
+        <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={`${count(tokensIn)} in · ${count(tokensOut)} out`} />
+        <Stat label="Cost" value={usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
+        <Stat label="Request rate" value={`${finished.current.length}/min`} sub="live, last 60 s" />
+        <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
+      </div>
+      {usage.data && requests === 0 && (
+        <Card>
+          <Empty title="No traffic yet">
+            <p>Nothing went through this gateway {range.id === "1h" ? "in the last hour" : "in the last day"}. Point an agent at it:</p>
+          </Empty>
+          <SetupSnippets compact />
+        </Card>
+      )}
+      {requests > 0 && buckets.length > 0 && (
+        <div class="grid-2">
+          <Card title="Requests">
+            <TimeChart
+              times={times}
+              series={[
+                { label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true },
+                { label: "errors", values: buckets.map((b) => b.errors), color: "#dc2626" },
+                { label: "fallbacks", values: buckets.map((b) => b.fallbacks), color: "#d97706" },
+              ]}
+            />
+          </Card>
+          <Card title="Tokens">
+            <TimeChart
+              times={times}
+              series={[
+                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
+                { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
+                { label: "cache read", values: buckets.map((b) => b.cacheReadTokens), color: "#16a34a" },
+              ]}
+            />
+          </Card>
+          {hasCost && (
+            <Card title="Cost (USD)">
+              <TimeChart times={times} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
+            </Card>
+          )}
+        </div>
+      )}
+      {requests > 0 && buckets.length === 0 && <p class="muted">This gateway's admin API reports totals but no time series.</p>}
+    </div>
+  );
+}

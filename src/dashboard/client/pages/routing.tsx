@@ -1,0 +1,285 @@
+/**
+ * Routing (SPEC 9.4): combos and aliases as configured (file and database), and the dry run — "where
+ * would this request go and why" — through `POST /admin/api/dry-run`, the same call and the same
+ * answer as `switchyard route`.
+ */
+import { useState } from "preact/hooks";
+import { api, ApiError } from "../api.ts";
+import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData } from "../components.tsx";
+import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
+
+/** The body `switchyard route MODEL` sends when given no --body (src/cli/routing.ts). */
+const DEFAULT_REQUEST = '{\n  "messages": [{ "role": "user", "content": "hi" }]\n}';
+
+function whenText(when: unknown): string {
+  if (!when) return "";
+  try {
+    return JSON.stringify(when);
+  } catch {
+    return "";
+  }
+}
+
+/** The answer, or undefined when this gateway's admin API has no such route (404). */
+function optional<T>(p: Promise<T>): Promise<T | undefined> {
+  return p.catch((e) => {
+    if (e instanceof ApiError && e.status === 404) return undefined;
+    throw e;
+  });
+}
+
+function DryRun({ names }: { names: string[] }) {
+  const [model, setModel] = useState("");
+  const [format, setFormat] = useState("");
+  const [body, setBody] = useState(DEFAULT_REQUEST);
+  const [session, setSession] = useState("");
+  const [plan, setPlan] = useState<RoutePlan | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const run = async () => {
+    setError(undefined);
+    let request: Record<string, unknown>;
+    try {
+      request = JSON.parse(body || "{}") as Record<string, unknown>;
+      if (!request || typeof request !== "object" || Array.isArray(request)) throw new Error();
+    } catch {
+      setError("The request body must be a JSON object.");
+      return;
+    }
+    const payload: Record<string, unknown> = { request };
+    if (model.trim()) payload.model = model.trim();
+    if (format) payload.endpoint = format;
+    if (session.trim()) payload.headers = { "x-session-id": session.trim() };
+    try {
+      setPlan(await api<RoutePlan>("/dry-run", { method: "POST", body: payload }));
+    } catch (e) {
+      setPlan(undefined);
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <Card title="Dry run: where would this request go, and why?">
+      <form
+        class="dry-run"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run();
+        }}
+      >
+        <div class="form-row">
+          <div class="field grow">
+            <label for="dr-model">Model</label>
+            <input id="dr-model" name="model" list="dr-models" value={model} onInput={(e) => setModel((e.target as HTMLInputElement).value)} placeholder="a combo, alias or provider/model" />
+            <datalist id="dr-models">
+              {names.map((n) => (
+                <option key={n} value={n} />
+              ))}
+            </datalist>
+          </div>
+          <div class="field">
+            <label for="dr-format">Endpoint</label>
+            <select id="dr-format" name="endpoint" value={format} onChange={(e) => setFormat((e.target as HTMLSelectElement).value)}>
+              <option value="">guess from the body</option>
+              <option value="chat">/v1/chat/completions</option>
+              <option value="responses">/v1/responses</option>
+              <option value="messages">/v1/messages</option>
+            </select>
+          </div>
+          <div class="field">
+            <label for="dr-session">Session id (affinity)</label>
+            <input id="dr-session" name="session" value={session} onInput={(e) => setSession((e.target as HTMLInputElement).value)} placeholder="optional" />
+          </div>
+          <button class="btn btn-primary" type="submit">
+            Route it
+          </button>
+        </div>
+        <div class="field">
+          <label for="dr-body">Request body (JSON, as the client would send it; tools and images change the route)</label>
+          <textarea id="dr-body" name="body" rows={5} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} />
+        </div>
+      </form>
+      <ErrorLine error={error} />
+      {plan && <PlanView plan={plan} />}
+    </Card>
+  );
+}
+
+function PlanView({ plan }: { plan: RoutePlan }) {
+  const via = plan.via === "combo" ? `combo ${plan.combo}` : plan.via === "alias" ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}` : plan.via;
+  return (
+    <div class="plan">
+      <p>
+        <strong class="mono">{plan.requestedModel}</strong> ({plan.clientFormat}) via {via} · account strategy <code>{plan.accountStrategy ?? "?"}</code> · affinity {plan.affinity}
+      </p>
+      <h3>Attempt order</h3>
+      {plan.attempts.length === 0 && <p class="held-text">No target has an eligible account: the request would fail.</p>}
+      <ol class="attempt-order">
+        {plan.attempts.map((a, i) => (
+          <li key={i} data-target={a.target} data-account={a.accountId}>
+            <span class="plan-order">{i + 1}</span>
+            <span class="mono">{a.target}</span> <span class="muted">on</span> <span class="mono">{a.accountId}</span>
+          </li>
+        ))}
+      </ol>
+      <h3>Targets and accounts</h3>
+      {plan.targets.map((t) => (
+        <div key={t.target} class={`plan-target ${t.verdict === "out" ? "plan-target-out" : ""}`}>
+          <div>
+            <strong class="mono">{t.target}</strong> {t.verdict === "in" ? <Pill tone="ok">in</Pill> : <Pill tone="bad">out</Pill>} {t.reason && <span class="muted">{t.reason}</span>}
+          </div>
+          {t.accounts.map((a) => (
+            <div key={a.accountId} class={`decision decision-${a.verdict}`}>
+              <span class="mono">{a.accountId}</span> — {a.reason}
+              {a.until && a.until > Date.now() ? <Countdown until={a.until} prefix=" · " /> : null}
+            </div>
+          ))}
+        </div>
+      ))}
+      {plan.decisions.length > 0 && (
+        <>
+          <h3>Target decisions</h3>
+          {plan.decisions.map((d, i) => (
+            <div key={i} class={`decision decision-${d.verdict}`}>
+              <strong class="mono">{d.subject}</strong> <span class="muted">{d.verdict}</span> — {d.reason}
+            </div>
+          ))}
+        </>
+      )}
+    </div>
+  );
+}
+
+function AliasForm({ done }: { done: () => void }) {
+  const [name, setName] = useState("");
+  const [target, setTarget] = useState("");
+  const [error, setError] = useState<string | undefined>();
+  return (
+    <form
+      class="form-row"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setError(undefined);
+        api("/aliases", { method: "POST", body: { name: name.trim(), target: target.trim() } })
+          .then(() => {
+            setName("");
+            setTarget("");
+            done();
+          })
+          .catch((err) => setError((err as Error).message));
+      }}
+    >
+      <div class="field">
+        <label for="al-name">New alias</label>
+        <input id="al-name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="fast" required />
+      </div>
+      <div class="field grow">
+        <label for="al-target">Points at</label>
+        <input id="al-target" value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} placeholder="provider/model or a combo" required />
+      </div>
+      <button class="btn" type="submit">
+        Add alias
+      </button>
+      <ErrorLine error={error} />
+    </form>
+  );
+}
+
+export function RoutingPage() {
+  const data = useData(async () => {
+    const [combos, aliases, providers] = await Promise.all([
+      optional(api<{ combos: Combo[] }>("/combos")),
+      optional(api<{ aliases: Alias[] }>("/aliases")),
+      optional(api<{ providers: Provider[] }>("/providers")),
+    ]);
+    return { combos: combos?.combos, aliases: aliases?.aliases, providers: providers?.providers ?? [] };
+  });
+  const d = data.data;
+  const names = d
+    ? [
+        ...(d.aliases ?? []).map((a) => a.name),
+        ...(d.combos ?? []).map((c) => c.name),
+        ...d.providers.flatMap((p) => [...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])].map((m) => `${p.id}/${m}`)),
+      ]
+    : [];
+  const remove = (kind: "combos" | "aliases", name: string) => api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" }).then(data.reload);
+  return (
+    <div class="page">
+      <header class="page-head">
+        <div>
+          <h1>Routing</h1>
+          <p class="muted">Model names resolve as provider/model, then an alias, then a combo, then a guess from the name.</p>
+        </div>
+      </header>
+      <DryRun names={names} />
+      <ErrorLine error={data.error} />
+      <div class="grid-2">
+        <Card title="Combos">
+          {d && !d.combos && <p class="muted">This gateway's admin API does not list combos (no GET /admin/api/combos).</p>}
+          {d?.combos?.length === 0 && (
+            <Empty title="No combos">
+              <p>
+                A combo is an ordered list of targets with a strategy (fallback, round-robin, weighted, least-used), addressed like a model name. Declare them under <code>combos:</code> in the config file.
+              </p>
+            </Empty>
+          )}
+          {d?.combos?.map((c) => (
+            <div key={c.name} class="combo" data-combo={c.name}>
+              <div class="card-head">
+                <h2>
+                  <span class="mono">{c.name}</span> <span class="tag">{c.strategy}</span> <span class="tag tag-soft">{c.source === "config" ? "config file" : "database"}</span>
+                </h2>
+                {c.source === "db" && (
+                  <ActionButton small tone="danger" onClick={() => remove("combos", c.name)}>
+                    Delete
+                  </ActionButton>
+                )}
+              </div>
+              <ol class="targets">
+                {c.targets.map((t, i) => (
+                  <li key={i}>
+                    <span class="mono">{t.model}</span>
+                    {t.account ? <span class="muted"> on {t.account}</span> : null}
+                    {t.weight !== undefined && c.strategy === "weighted" ? <span class="muted"> · weight {t.weight}</span> : null}
+                    {t.when ? <div class="muted small mono">when {whenText(t.when)}</div> : null}
+                  </li>
+                ))}
+              </ol>
+            </div>
+          ))}
+        </Card>
+        <Card title="Aliases">
+          {d && !d.aliases && <p class="muted">This gateway's admin API does not list aliases (no GET /admin/api/aliases).</p>}
+          {d?.aliases?.length === 0 && <p class="muted">No aliases. An alias is a short name for one model or combo.</p>}
+          {d?.aliases && d.aliases.length > 0 && (
+            <table>
+              <thead>
+                <tr>
+                  <th>Alias</th>
+                  <th>Points at</th>
+                  <th>Source</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {d.aliases.map((a) => (
+                  <tr key={a.name} data-alias={a.name}>
+                    <td class="mono">{a.name}</td>
+                    <td class="mono">{a.target}</td>
+                    <td>{a.source === "config" ? "config file" : "database"}</td>
+                    <td>
+                      {a.source === "db" && (
+                        <ActionButton small tone="danger" onClick={() => remove("aliases", a.name)}>
+                          Delete
+                        </ActionButton>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          {d?.aliases && <AliasForm done={data.reload} />}
+        </Card>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * Usage (SPEC 9.4): tokens and cost by model, account, key or provider over time — a chart of the
+ * time series and a table of the groups — and the token savers' savings where usage reports them.
+ */
+import { useState } from "preact/hooks";
+import { api, qs } from "../api.ts";
+import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
+import { count, ms, usd } from "../format.ts";
+import { useLive } from "../live.ts";
+import type { UsageAnswer } from "../types.ts";
+import { total } from "./overview.tsx";
+
+const RANGES = [
+  { id: "1h", label: "1 hour", bucket: "1m" },
+  { id: "24h", label: "1 day", bucket: "1h" },
+  { id: "7d", label: "7 days", bucket: "1d" },
+] as const;
+const GROUPS = ["model", "account", "key", "provider"] as const;
+
+export function UsagePage() {
+  const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[1]);
+  const [by, setBy] = useState<(typeof GROUPS)[number]>("model");
+  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by, bucket: range.bucket })}`), [range.id, by]);
+  const refresh = useDebounced(usage.reload, 2000);
+  useLive((e) => {
+    if (e.type === "request_finished" || e.type === "hello") refresh();
+  });
+  const rows = [...(usage.data?.rows ?? [])].sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
+  const buckets = usage.data?.series?.buckets ?? [];
+  const hasCost = rows.some((r) => r.costUsd !== undefined);
+  const saved = total(rows, (r) => r.tokensSaved);
+  return (
+    <div class="page">
+      <header class="page-head">
+        <div>
+          <h1>Usage</h1>
+          <p class="muted">Tokens as the providers reported them{hasCost ? "; cost at API prices (subscriptions show the API-price equivalent)" : ""}.</p>
+        </div>
+        <div class="form-row">
+          <div class="seg">
+            {GROUPS.map((g) => (
+              <button key={g} type="button" class={g === by ? "on" : ""} onClick={() => setBy(g)}>
+                by {g}
+              </button>
+            ))}
+          </div>
+          <div class="seg">
+            {RANGES.map((r) => (
+              <button key={r.id} type="button" class={r.id === range.id ? "on" : ""} onClick={() => setRange(r)}>
+                {r.label}
+              </button>
+            ))}
+          </div>
+        </div>
+      </header>
+      <ErrorLine error={usage.error} />
+      {usage.data && rows.length === 0 && (
+        <Card>
+          <Empty title="No usage in this period">
+            <p>Requests show up here with their tokens once they finish. The Setup page has the snippets to point an agent at this gateway.</p>
+          </Empty>
+        </Card>
+      )}
+      {buckets.length > 0 && rows.length > 0 && (
+        <div class="grid-2">
+          <Card title="Tokens over time">
+            <TimeChart
+              times={buckets.map((b) => b.t)}
+              series={[
+                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2", bars: true },
+                { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
+                { label: "cache read", values: buckets.map((b) => b.cacheReadTokens), color: "#16a34a" },
+                { label: "cache write", values: buckets.map((b) => b.cacheWriteTokens), color: "#d97706" },
+              ]}
+            />
+          </Card>
+          <Card title={hasCost ? "Cost over time (USD)" : "Requests over time"}>
+            {hasCost ? (
+              <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
+            ) : (
+              <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true }]} />
+            )}
+          </Card>
+        </div>
+      )}
+      {rows.length > 0 && (
+        <Card title={`By ${by}`}>
+          <div class="table-wrap">
+            <table class="usage">
+              <thead>
+                <tr>
+                  <th>{by}</th>
+                  <th class="num">Requests</th>
+                  <th class="num">Errors</th>
+                  <th class="num">Fallbacks</th>
+                  <th class="num">Input</th>
+                  <th class="num">Output</th>
+                  <th class="num">Cache read</th>
+                  <th class="num">Cache write</th>
+                  <th class="num">Reasoning</th>
+                  {hasCost && <th class="num">Cost</th>}
+                  {saved !== undefined && <th class="num">Saved</th>}
+                  <th class="num">Avg first byte</th>
+                  <th class="num">Avg total</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((r) => (
+                  <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
+                    <td class="mono">{r.group ?? <span class="muted">(none)</span>}</td>
+                    <td class="num">{count(r.requests)}</td>
+                    <td class="num">{count(r.errors)}</td>
+                    <td class="num">{count(r.fallbacks)}</td>
+                    <td class="num">{count(r.inputTokens)}</td>
+                    <td class="num">{count(r.outputTokens)}</td>
+                    <td class="num">{count(r.cacheReadTokens)}</td>
+                    <td class="num">{count(r.cacheWriteTokens)}</td>
+                    <td class="num">{count(r.reasoningTokens)}</td>
+                    {hasCost && (
+                      <td class="num" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
+                        {usd(r.costUsd)}
+                        {r.unpriced ? <span class="muted">*</span> : null}
+                      </td>
+                    )}
+                    {saved !== undefined && <td class="num">{count(r.tokensSaved)}</td>}
+                    <td class="num">{ms(r.avgTtfbMs)}</td>
+                    <td class="num">{ms(r.avgTotalMs)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {rows.some((r) => r.unpriced) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
+          <p class="muted small">
+            {saved !== undefined
+              ? `Token savers saved about ${count(saved)} input tokens in this period.`
+              : "Token-saver savings are recorded per request in its route trace (Calls page); usage totals of them are not reported by this gateway yet."}
+          </p>
+        </Card>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,284 @@
+/**
+ * The dashboard in a real browser (SPEC 9.4): Debian's Chromium driven by playwright-core against a
+ * gateway with realistic state (test/support/dashboard-demo.ts). What a user would notice: every page
+ * loads without console errors and without a request leaving the gateway's origin; a 429 with
+ * Retry-After makes a countdown appear on the open Accounts page and count down; a request shows up
+ * on the open Calls page and its trace opens; the dry-run form gives the order `switchyard route`
+ * gives; a key created on Keys is shown once and works; a remote caller without a key sees the login
+ * page and no data; a cookie call without the CSRF token is refused. Screenshots go to
+ * test-results/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
+import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { ROOT, SOURCE_CLI } from "../support/instance.ts";
+
+let gw: TestGateway & { script: DemoScript };
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
+  gw = await startDemoGateway();
+  await driveDemoState(gw);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+/** Marks the window, so a test can tell the page was not reloaded. */
+const mark = (page: Page) => page.evaluate(() => ((window as unknown as { __kept: number }).__kept = 42));
+const stillMarked = (page: Page) => page.evaluate(() => (window as unknown as { __kept?: number }).__kept === 42);
+
+/** Waits until the live event stream said hello (the badge reads Live). */
+const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
+
+/** "1m 05s" → 65. */
+function seconds(text: string): number {
+  let s = 0;
+  for (const [, n, u] of text.matchAll(/(\d+)([dhms])/g)) s += Number(n) * { d: 86400, h: 3600, m: 60, s: 1 }[u as "s"];
+  return s;
+}
+
+const PAGES: Array<{ id: string; ready: string }> = [
+  { id: "overview", ready: ".stat-value" },
+  { id: "accounts", ready: '[data-account="claude-work"]' },
+  { id: "routing", ready: "#dr-model" },
+  { id: "calls", ready: "table.calls tbody tr" },
+  { id: "usage", ready: "table.usage tbody tr" },
+  { id: "keys", ready: "#key-name" },
+  { id: "setup", ready: ".snippet pre" },
+];
+
+describe("every page", () => {
+  test("loads without console errors and without a request leaving the origin", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      for (const p of PAGES) {
+        await w.page.goto(`${gw.url}/dashboard/${p.id}`);
+        await w.page.locator(p.ready).first().waitFor({ timeout: 10_000 });
+        await live(w.page);
+        await w.page.waitForTimeout(300); // let the page's other reads finish
+        await w.page.screenshot({ path: join(SHOTS, `page-${p.id}.png`), fullPage: true });
+        expect({ page: p.id, errors: w.errors }).toEqual({ page: p.id, errors: [] });
+        expect({ page: p.id, foreign: w.foreign }).toEqual({ page: p.id, foreign: [] });
+      }
+      // Moving between pages through the navigation reloads nothing.
+      await mark(w.page);
+      await w.page.click('nav a[data-page="accounts"]');
+      await w.page.locator('[data-account="openai-main"]').waitFor();
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 90_000);
+});
+
+describe("live updates", () => {
+  test("a 429 with Retry-After makes a countdown appear on the open Accounts page, and it counts down", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      const row = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section").locator('tr[data-model="gpt-5-mini"]');
+      await row.waitFor();
+      await live(w.page);
+      expect(await row.locator(".countdown").count()).toBe(0);
+      await mark(w.page);
+
+      gw.script["openai-main"] = [{ status: 429, headers: { "retry-after": "120" }, json: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } } }];
+      expect(await sendMessage(gw.url, "fast")).toBe(429);
+
+      const countdown = row.locator(".countdown");
+      await countdown.waitFor({ timeout: 10_000 });
+      const first = seconds(await countdown.innerText());
+      expect(first).toBeGreaterThan(100);
+      expect(first).toBeLessThanOrEqual(120);
+      expect(await row.innerText()).toContain("429");
+      await w.page.waitForTimeout(2200);
+      const later = seconds(await countdown.innerText());
+      expect(later).toBeLessThan(first);
+      expect(await stillMarked(w.page)).toBe(true);
+      await w.page.screenshot({ path: join(SHOTS, "accounts-countdown.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await gw.app.store.clearCooldown("openai-main");
+      gw.app.registry.loadState(await gw.app.store.loadAccountState());
+      await w.close();
+    }
+  }, 30_000);
+
+  test("a request sent while Calls is open shows up without a reload, and its trace opens", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.locator("table.calls tbody tr").first().waitFor();
+      await live(w.page);
+      await mark(w.page);
+
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "claude/claude-opus-4-1", max_tokens: 20, messages: [{ role: "user", content: "hello from the calls test" }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const routeId = res.headers.get("x-switchyard-route-id")!;
+      expect(routeId).toMatch(/^sy_/);
+
+      const row = w.page.locator(`tr[data-route-id="${routeId}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.innerText()).toContain("claude/claude-opus-4-1");
+      await row.click();
+      const trace = w.page.locator(".trace");
+      await trace.locator('[data-attempt="1"]').waitFor({ timeout: 10_000 });
+      expect(await trace.innerText()).toContain(routeId);
+      expect(await trace.locator('[data-attempt="1"]').innerText()).toContain("claude/claude-opus-4-1 on claude-");
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(new URL(w.page.url()).searchParams.get("id")).toBe(routeId);
+      await w.page.screenshot({ path: join(SHOTS, "calls-trace.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+});
+
+describe("routing", () => {
+  test("the dry-run form gives the same order as `switchyard route`", async () => {
+    // The gateway runs in this process: the CLI is spawned asynchronously so it can answer.
+    const cli = Bun.spawn([...SOURCE_CLI, "route", "coding", "--json", "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const [out, err] = await Promise.all([new Response(cli.stdout).text(), new Response(cli.stderr).text(), cli.exited]);
+    expect(err).toBe("");
+    const plan = JSON.parse(out) as { attempts: Array<{ target: string; accountId: string }> };
+    expect(plan.attempts.length).toBeGreaterThanOrEqual(2);
+
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.fill("#dr-model", "coding");
+      await w.page.click('.dry-run button[type="submit"]');
+      const items = w.page.locator("ol.attempt-order li");
+      await items.first().waitFor();
+      const shown = await items.evaluateAll((els) => els.map((e) => ({ target: e.getAttribute("data-target"), accountId: e.getAttribute("data-account") })));
+      expect(shown).toEqual(plan.attempts.map((a) => ({ target: a.target, accountId: a.accountId })));
+      // The visible text says the same, in the same order.
+      const text = await items.allInnerTexts();
+      expect(text.map((t) => t.replace(/\s+/g, ""))).toEqual(plan.attempts.map((a, i) => `${i + 1}${a.target}on${a.accountId}`));
+      await w.page.screenshot({ path: join(SHOTS, "routing-dry-run.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+});
+
+describe("keys", () => {
+  test("a key created on Keys is shown once, works, and is not shown again", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.fill("#key-name", "browser-made");
+      await w.page.click('form button[type="submit"]');
+      const secretEl = w.page.locator(".secret-value");
+      await secretEl.waitFor();
+      const secret = (await secretEl.innerText()).trim();
+      expect(secret).toMatch(/^sy-[A-Za-z0-9_-]{43}$/);
+      await w.page.locator('tr[data-key="browser-made"]').waitFor();
+      await w.page.screenshot({ path: join(SHOTS, "keys-created.png"), fullPage: true });
+
+      // It works: a request with it is served and counted under its name.
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": secret },
+        body: JSON.stringify({ model: "fast", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const calls = (await (await fetch(`${gw.url}/admin/api/calls?limit=5`)).json()) as { calls: Array<{ keyName?: string }> };
+      expect(calls.calls[0].keyName).toBe("browser-made");
+
+      // Shown once: after a reload the page holds no trace of it.
+      await w.page.reload();
+      await w.page.locator('tr[data-key="browser-made"]').waitFor();
+      expect(await w.page.content()).not.toContain(secret);
+      expect(await w.page.locator(".secret-value").count()).toBe(0);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+});
+
+describe("access", () => {
+  const REMOTE = { "X-Forwarded-For": "203.0.113.7" };
+
+  async function remoteSignedIn(): Promise<WatchedPage> {
+    const created = (await (await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: `remote-admin-${Date.now()}`, scopes: ["admin"] }) })).json()) as { secret: string };
+    const w = await openPage(browser, gw.url, REMOTE);
+    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    await w.page.fill("#key", created.secret);
+    await w.page.click('button[type="submit"]');
+    await w.page.locator('[data-account="claude-work"]').waitFor({ timeout: 10_000 });
+    expect(await w.page.content()).not.toContain(created.secret);
+    return w;
+  }
+
+  test("a remote caller without a key sees the login page and no data", async () => {
+    const w = await openPage(browser, gw.url, REMOTE);
+    try {
+      const apiCalls: string[] = [];
+      w.page.on("response", (r) => {
+        if (r.url().includes("/admin/api/") && r.ok()) apiCalls.push(r.url());
+      });
+      for (const p of ["accounts", "calls", "keys"]) {
+        await w.page.goto(`${gw.url}/dashboard/${p}`);
+        await w.page.locator("#key").waitFor();
+        const body = await w.page.locator("body").innerText();
+        expect(body).toContain("Sign in");
+        for (const secretish of ["claude-work", "openai-main", "coding", "browser-made", ...Object.values(DEMO_ENV)]) expect(body).not.toContain(secretish);
+      }
+      await w.page.screenshot({ path: join(SHOTS, "login.png") });
+      expect(apiCalls).toEqual([]);
+      // The same browser reading the API directly is refused.
+      const status = await w.page.evaluate(() => fetch("/admin/api/accounts").then((r) => r.status));
+      expect(status).toBe(401);
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+
+  test("signed in with an admin key, a cookie call without the CSRF token is refused and one with it passes", async () => {
+    const w = await remoteSignedIn();
+    try {
+      const without = await w.page.evaluate(() =>
+        fetch("/admin/api/keys", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "csrf-less" }) }).then(async (r) => ({ status: r.status, body: await r.text() })),
+      );
+      expect(without.status).toBe(403);
+      expect(without.body).toContain("CSRF");
+      const withToken = await w.page.evaluate(() =>
+        fetch("/admin/api/keys", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-csrf-token": document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')!.content },
+          body: JSON.stringify({ name: "csrf-ok" }),
+        }).then((r) => r.status),
+      );
+      expect(withToken).toBe(201);
+      const names = ((await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> }).keys.map((k) => k.name);
+      expect(names).toContain("csrf-ok");
+      expect(names).not.toContain("csrf-less");
+      // The session cookie is out of the page's reach (HttpOnly).
+      expect(await w.page.evaluate(() => document.cookie)).toBe("");
+      const cookies = await w.context.cookies();
+      expect(cookies.find((c) => c.name === "sy_session")).toMatchObject({ httpOnly: true, sameSite: "Strict" });
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+});
