@@ -60,6 +60,8 @@ export interface WatchedPage {
   errors: string[];
   /** URLs requested outside `origin`. */
   foreign: string[];
+  /** `STATUS URL` of every answer with a status of 400 or more (Chromium logs each as a console error). */
+  failed: string[];
   close(): Promise<void>;
 }
 
@@ -72,6 +74,10 @@ export async function openPage(b: TestBrowser, origin: string, headers?: Record<
   const page = await context.newPage();
   const errors: string[] = [];
   const foreign: string[] = [];
+  const failed: string[] = [];
+  page.on("response", (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+  });
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(m.text());
   });
@@ -80,5 +86,5 @@ export async function openPage(b: TestBrowser, origin: string, headers?: Record<
     const u = r.url();
     if (!u.startsWith(origin + "/") && u !== origin && !u.startsWith("data:")) foreign.push(u);
   });
-  return { page, context, errors, foreign, close: () => context.close() };
+  return { page, context, errors, foreign, failed, close: () => context.close() };
 }

@@ -66,6 +66,7 @@ export function useLiveState(): LiveState {
   const [s, set] = useState(state);
   useEffect(() => {
     stateListeners.add(set);
+    set(state); // a change between the first render and this effect would be missed otherwise
     return () => void stateListeners.delete(set);
   }, []);
   return s;
