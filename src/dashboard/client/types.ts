@@ -174,6 +174,23 @@ export interface UsageAnswer {
   series?: { bucketMs: number; from: number; to: number; buckets: UsageBucket[] };
 }
 
+/** A key's limits (SPEC 9.6; the config file's `keys[].limits`). */
+export interface KeyLimits {
+  rpm?: number;
+  tpm?: number;
+  concurrency?: number;
+  budgets?: Array<{ window: string; tokens?: number; usd?: number }>;
+  models?: string[];
+}
+
+/** One budget's use in its current window. Times are ms since the epoch. */
+export interface BudgetUse {
+  budget: { window: string; tokens?: number; usd?: number };
+  used: number;
+  startedAt?: number;
+  resetsAt?: number;
+}
+
 /** `GET /keys` entries (never a secret). */
 export interface KeyInfo {
   name: string;
@@ -184,10 +201,9 @@ export interface KeyInfo {
   revokedAt?: number;
   /** The first characters of the secret, when the API reports them. */
   prefix?: string;
-  limits?: Record<string, unknown>;
-  /** Budget use, when key limits are on (SPEC 9.6). */
-  budget?: Record<string, unknown> | Array<Record<string, unknown>>;
-  usage?: Record<string, unknown>;
+  limits?: KeyLimits;
+  /** Current use of the limits, for active keys with limits. */
+  use?: { budgets: BudgetUse[]; inFlight: number };
 }
 
 /** `POST /dry-run` (pipeline/order.ts RoutePlan). */

@@ -4,35 +4,69 @@
  */
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import { ActionButton, Card, Empty, ErrorLine, Pill, useData } from "../components.tsx";
-import { clock } from "../format.ts";
-import type { KeyInfo } from "../types.ts";
+import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useNow } from "../components.tsx";
+import { clock, count, pct, span, usd } from "../format.ts";
+import type { BudgetUse, KeyInfo, KeyLimits } from "../types.ts";
 
-/** Limits or budget use as short text (`rpm 60 · tpm 100k`), whatever fields the API reports. */
-function describe(x: unknown): string {
-  if (x === undefined || x === null) return "–";
-  if (Array.isArray(x)) return x.map(describe).join("; ") || "–";
-  if (typeof x !== "object") return String(x);
-  const parts = Object.entries(x as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined && v !== null)
-    .map(([k, v]) => `${k} ${typeof v === "object" ? describe(v) : String(v)}`);
-  return parts.join(" · ") || "–";
+/** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
+export function limitsText(l: KeyLimits | undefined): string {
+  if (!l) return "none";
+  const parts: string[] = [];
+  if (l.rpm !== undefined) parts.push(`${count(l.rpm)} rpm`);
+  if (l.tpm !== undefined) parts.push(`${count(l.tpm)} tpm`);
+  if (l.concurrency !== undefined) parts.push(`${l.concurrency} concurrent`);
+  if (l.models?.length) parts.push(`models ${l.models.join(", ")}`);
+  return parts.join(" · ") || (l.budgets?.length ? "budgets only" : "none");
 }
+
+/** One budget's use as a bar: `$1.20 of $5.00 per 1d, resets in 3h`. */
+function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
+  const max = b.budget.usd ?? b.budget.tokens ?? 0;
+  const share = max > 0 ? Math.min(1, b.used / max) : 0;
+  const fmt = (x: number) => (b.budget.usd !== undefined ? usd(x) : `${count(x)} tokens`);
+  return (
+    <div class="quota budget">
+      <div class="quota-head">
+        <span class="quota-name">{b.budget.window}</span>
+        <span>
+          {fmt(b.used)} of {fmt(max)}
+        </span>
+      </div>
+      <div class="bar">
+        <div class={`bar-fill bar-${share >= 0.9 ? "bad" : share >= 0.7 ? "warn" : "ok"}`} style={{ width: `${Math.max(share, 0.005) * 100}%` }} />
+      </div>
+      <div class="quota-foot">
+        <span>{b.resetsAt ? `resets in ${span(b.resetsAt - now)}` : "window opens at the next request"}</span>
+        <span>{pct(share)}</span>
+      </div>
+    </div>
+  );
+}
+
+const intOrUndefined = (s: string) => (s.trim() === "" ? undefined : Math.floor(Number(s)));
 
 function CreateKey({ created }: { created: () => void }) {
   const [name, setName] = useState("");
   const [tag, setTag] = useState("");
   const [admin, setAdmin] = useState(false);
+  const [lim, setLim] = useState({ rpm: "", tpm: "", concurrency: "", budgetWindow: "1d", budgetUsd: "" });
   const [error, setError] = useState<string | undefined>();
   const [secret, setSecret] = useState<{ name: string; secret: string } | undefined>();
   const create = async () => {
     setError(undefined);
+    const limits: KeyLimits = {};
+    if (intOrUndefined(lim.rpm) !== undefined) limits.rpm = intOrUndefined(lim.rpm);
+    if (intOrUndefined(lim.tpm) !== undefined) limits.tpm = intOrUndefined(lim.tpm);
+    if (intOrUndefined(lim.concurrency) !== undefined) limits.concurrency = intOrUndefined(lim.concurrency);
+    if (lim.budgetUsd.trim() !== "") limits.budgets = [{ window: lim.budgetWindow, usd: Number(lim.budgetUsd) }];
+    const body = { name: name.trim(), scopes: admin ? ["admin"] : [], ...(tag.trim() ? { tag: tag.trim() } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
     try {
-      const r = await api<{ secret: string; key: { name: string } }>("/keys", { method: "POST", body: { name: name.trim(), scopes: admin ? ["admin"] : [], ...(tag.trim() ? { tag: tag.trim() } : {}) } });
+      const r = await api<{ secret: string; key: { name: string } }>("/keys", { method: "POST", body });
       setSecret({ name: r.key?.name ?? name.trim(), secret: r.secret });
       setName("");
       setTag("");
       setAdmin(false);
+      setLim({ rpm: "", tpm: "", concurrency: "", budgetWindow: "1d", budgetUsd: "" });
       created();
     } catch (e) {
       setError((e as Error).message);
@@ -69,6 +103,31 @@ function CreateKey({ created }: { created: () => void }) {
           <label for="key-tag">Tag (routing predicates)</label>
           <input id="key-tag" name="tag" value={tag} onInput={(e) => setTag((e.target as HTMLInputElement).value)} placeholder="optional" />
         </div>
+        <div class="field">
+          <label for="key-rpm">Requests/min</label>
+          <input id="key-rpm" class="narrow" inputMode="numeric" value={lim.rpm} onInput={(e) => setLim({ ...lim, rpm: (e.target as HTMLInputElement).value })} placeholder="no limit" />
+        </div>
+        <div class="field">
+          <label for="key-tpm">Tokens/min</label>
+          <input id="key-tpm" class="narrow" inputMode="numeric" value={lim.tpm} onInput={(e) => setLim({ ...lim, tpm: (e.target as HTMLInputElement).value })} placeholder="no limit" />
+        </div>
+        <div class="field">
+          <label for="key-conc">Concurrent</label>
+          <input id="key-conc" class="narrow" inputMode="numeric" value={lim.concurrency} onInput={(e) => setLim({ ...lim, concurrency: (e.target as HTMLInputElement).value })} placeholder="no limit" />
+        </div>
+        <div class="field">
+          <label for="key-budget">Budget (USD)</label>
+          <span class="form-row">
+            <input id="key-budget" class="narrow" inputMode="decimal" value={lim.budgetUsd} onInput={(e) => setLim({ ...lim, budgetUsd: (e.target as HTMLInputElement).value })} placeholder="none" />
+            <select aria-label="Budget window" value={lim.budgetWindow} onChange={(e) => setLim({ ...lim, budgetWindow: (e.target as HTMLSelectElement).value })}>
+              {["5h", "1d", "7d", "30d"].map((w) => (
+                <option key={w} value={w}>
+                  per {w}
+                </option>
+              ))}
+            </select>
+          </span>
+        </div>
         <label class="check">
           <input type="checkbox" name="admin" checked={admin} onChange={(e) => setAdmin((e.target as HTMLInputElement).checked)} /> admin scope
         </label>
@@ -78,7 +137,7 @@ function CreateKey({ created }: { created: () => void }) {
       </form>
       <ErrorLine error={error} />
       <p class="muted small">
-        Per-key limits and budgets (requests and tokens per minute, concurrency, budgets, allowed models) come from the config file's <code>keys[].limits</code> or <code>switchyard keys create</code>; their use shows in the table below.
+        Over a rate or concurrency limit a caller gets 429 with Retry-After; over a budget, 429 naming it and when its window resets. A model allow-list is set with <code>switchyard keys create NAME --models LIST</code> or the config file's <code>keys[].limits</code>.
       </p>
     </Card>
   );
@@ -119,6 +178,7 @@ function RevokeButton({ name, done }: { name: string; done: () => void }) {
 
 export function KeysPage() {
   const keys = useData(() => api<{ keys: KeyInfo[] }>("/keys"));
+  const now = useNow();
   const list = keys.data?.keys ?? [];
   return (
     <div class="page">
@@ -163,8 +223,13 @@ export function KeysPage() {
                     <td>{k.tag ?? "–"}</td>
                     <td>{k.source === "config" ? "config file" : "database"}</td>
                     <td>{k.createdAt ? clock(k.createdAt) : "–"}</td>
-                    <td class="small">{describe(k.limits)}</td>
-                    <td class="small">{describe(k.budget)}</td>
+                    <td class="small">
+                      {limitsText(k.limits)}
+                      {k.use && k.use.inFlight > 0 ? <div class="muted">{k.use.inFlight} in flight</div> : null}
+                    </td>
+                    <td class="budgets">
+                      {k.use?.budgets.length ? k.use.budgets.map((b) => <BudgetBar key={`${b.budget.window}`} b={b} now={now} />) : <span class="muted small">–</span>}
+                    </td>
                     <td>{k.revokedAt ? <Pill tone="off">revoked {clock(k.revokedAt)}</Pill> : <Pill tone="ok">active</Pill>}</td>
                     <td>{k.source === "db" && !k.revokedAt ? <RevokeButton name={k.name} done={keys.reload} /> : null}</td>
                   </tr>
