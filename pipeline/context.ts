@@ -62,6 +62,8 @@ export interface RequestContext {
   key?: ClientKey;
   /** Set when the key's limit counters counted this request (SPEC 9.6): it must be settled once when it ends. */
   limitsAdmitted?: boolean;
+  /** What the limit counters returned with the admission (a lease, SPEC D-2); handed back to `settle`. */
+  limitsTicket?: unknown;
   /** The body bytes exactly as received. */
   rawBody: Uint8Array;
   /** The parsed JSON body (always an object past the guard). */

@@ -192,7 +192,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     }
   }
   // SPEC 9.6: the key's limits, last (a probe answered locally costs nothing and is not counted).
-  const refused = checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now());
+  const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now());
   if (refused) return refused;
   return ctx;
 }

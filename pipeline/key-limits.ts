@@ -90,7 +90,7 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
  * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
  * Returns the refusal Response, or undefined when the request may go on.
  */
-export function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number): Response | undefined {
+export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number): Promise<Response | undefined> {
   const key = ctx.key;
   const limits = key?.limits;
   if (!key || !limits) return undefined;
@@ -104,9 +104,10 @@ export function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters |
     return errorResponse(ctx.clientFormat, err, ctx.headers);
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
-  const verdict = counters.admit(key.name, limits, now);
+  const verdict = await counters.admit(key.name, limits, now);
   if (verdict.ok) {
     ctx.limitsAdmitted = true;
+    if (verdict.ticket !== undefined) ctx.limitsTicket = verdict.ticket;
     return undefined;
   }
   const err = refusalError(key.name, verdict.refusal, now);

@@ -89,6 +89,9 @@ export interface Account {
   models?: string[];
 }
 
+/** A value or a promise of it (synchronous and network-backed implementations of one port). */
+export type Awaitable<T> = T | Promise<T>;
+
 // ---------------------------------------------------------------------------------------------
 // Client keys
 // ---------------------------------------------------------------------------------------------
@@ -159,11 +162,12 @@ export interface BudgetChange {
 }
 
 /**
- * Counters behind client key limits (SPEC 9.6): rpm and tpm per rolling minute, requests in flight,
- * budgets per fixed window aligned to the first use. Every call is O(1) in the number of requests and
- * never waits on a disk or network (SPEC D-1): implementations count in memory and persist lazily. The
- * embedded one is src/limits/counters.ts; a shared store (D-2) implements this port to count across
- * instances. Keys are identified by name.
+ * Counters behind client key limits (SPEC 9.6): rpm and tpm per minute, requests in flight, budgets per
+ * fixed window. Every call is O(1) in the number of requests. The embedded implementation
+ * (src/limits/counters.ts) counts in memory, answers synchronously and persists budget windows lazily
+ * (no disk wait); the shared one (src/limits/shared-counters.ts, SPEC D-2) counts across instances
+ * through the store's leases and counters, one database round trip per limit for keys that have limits.
+ * Keys are identified by name.
  */
 export interface KeyLimitCounters {
   /**
@@ -171,15 +175,16 @@ export interface KeyLimitCounters {
    * rpm slot, one slot in flight, opens budget windows that are closed) and returns ok. Otherwise counts
    * nothing and returns the refusal with the longest wait.
    */
-  admit(key: string, limits: KeyLimits, now: number): { ok: true } | { ok: false; refusal: LimitRefusal };
+  admit(key: string, limits: KeyLimits, now: number): Awaitable<{ ok: true; ticket?: unknown } | { ok: false; refusal: LimitRefusal }>;
   /**
    * An admitted request ended: frees its slot in flight; adds `tokens` (input + output, cache reads and
-   * writes included) to tpm and token budgets and `usd` to USD budgets. Returns each budget's change.
+   * writes included) to tpm and token budgets and `usd` to USD budgets. `ticket` is what `admit`
+   * returned with ok. Returns each budget's change. Never rejects.
    */
-  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number): BudgetChange[];
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Awaitable<BudgetChange[]>;
   /** Each budget's use in its current window. */
-  budgetUse(key: string, limits: KeyLimits, now: number): BudgetUse[];
-  /** Requests of `key` in flight now. */
+  budgetUse(key: string, limits: KeyLimits, now: number): Awaitable<BudgetUse[]>;
+  /** Requests of `key` in flight now (on this instance, for the shared counters). */
   inFlight(key: string): number;
 }
 

@@ -10,7 +10,7 @@ import { errorResponse, isCountTokens, isRemote, type RequestContext } from "../
 import { authenticate } from "../pipeline/guard.ts";
 import { createGateway, type Gateway } from "../pipeline/gateway.ts";
 import type { Finished } from "../pipeline/attempt-loop.ts";
-import type { Account, Clock, UsageRecord } from "../pipeline/ports.ts";
+import type { Account, Clock, KeyLimitCounters, UsageRecord } from "../pipeline/ports.ts";
 import type { RoutingTable } from "../pipeline/resolve.ts";
 import { presentedSecrets, scrubValue } from "../pipeline/scrub.ts";
 import { TargetOrder } from "../pipeline/order.ts";
@@ -38,6 +38,7 @@ import { createServer } from "./http/server.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
 import { MemoryKeyCounters } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
+import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
 import type { Store } from "./store/types.ts";
@@ -85,7 +86,7 @@ export interface App {
   /** Live events (SPEC 9.4, 9.7): request finished, account state, alerts; served at GET /admin/api/events. */
   bus: EventBus;
   /** SPEC 9.6 client key limit counters (budget use for the admin API). */
-  keyCounters: MemoryKeyCounters;
+  keyCounters: KeyLimitCounters;
   /** SPEC 9.7 alert webhook delivery (counts delivered and dropped alerts). */
   webhook: AlertWebhook;
   /** The flight recorder (SPEC O-6), served at GET /admin/api/calls/{id}/recording. */
@@ -314,15 +315,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
 
   // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
-  const keyCounters = new MemoryKeyCounters();
+  const memoryCounters = new MemoryKeyCounters();
+  // SPEC D-2: on a shared store (PostgreSQL) the limits count across instances.
+  const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, memoryCounters, log) : memoryCounters;
   // Budget windows survive restarts: read back now, written every few seconds and at shutdown (SPEC 9.6).
   try {
-    keyCounters.load(await store.loadKeyBudgets(), clock.now());
+    memoryCounters.load(await store.loadKeyBudgets(), clock.now());
   } catch (err) {
     log(JSON.stringify({ level: "warn", time: clock.now(), msg: "key budget windows could not be read; budgets start empty", error: err instanceof Error ? err.message : String(err) }));
   }
   const saveBudgets = async () => {
-    const rows = keyCounters.takeDirty();
+    const rows = memoryCounters.takeDirty();
     if (rows.length === 0) return;
     try {
       await store.saveKeyBudgets(rows);
@@ -480,7 +483,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: (name, limits) => ({ budgets: keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
+      keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
       sessions,
       extend: (admin) =>
         subscriptionAdmin({

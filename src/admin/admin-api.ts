@@ -22,7 +22,7 @@ export interface AdminDeps {
   adminToken: string;
   requireApiKey: () => boolean;
   /** SPEC 9.6: a key's budget use in its current windows and its requests in flight (the limit counters). */
-  keyUse?: (name: string, limits: KeyLimits) => { budgets: BudgetUse[]; inFlight: number };
+  keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number }>;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
@@ -90,7 +90,7 @@ export function adminApi(deps: AdminDeps) {
     .get("/keys", async () => {
       const keys = await deps.store.listKeys();
       // SPEC 9.6: limits with their current use (budget windows, requests in flight) for active keys.
-      return { keys: keys.map((k) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: deps.keyUse(k.name, k.limits) } : k)) };
+      return { keys: await Promise.all(keys.map(async (k) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: await deps.keyUse(k.name, k.limits) } : k))) };
     })
     .post(
       "/keys",
@@ -132,7 +132,7 @@ export function adminApi(deps: AdminDeps) {
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
         const limits = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k.limits!]));
-        return { since, by, rows: rows.map((r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: deps.keyUse!(r.group, limits.get(r.group)!).budgets } : r)) };
+        return { since, by, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))) };
       }
       return { since, by, rows };
     })

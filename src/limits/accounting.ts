@@ -7,7 +7,7 @@ import type { ProviderKind } from "../../formats/codec.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride } from "../pricing/prices.ts";
-import type { MemoryKeyCounters } from "./counters.ts";
+import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
 /** The provider and model that served a request. */
 export interface ServedBy {
@@ -19,7 +19,7 @@ export interface ServedBy {
 export interface AccountingDeps {
   /** `settings.pricing` of the configuration in force (a new map after a reload). */
   pricing: () => ReadonlyMap<string, PriceOverride>;
-  counters: MemoryKeyCounters;
+  counters: KeyLimitCounters;
   /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7). */
   onBudgetChange?: (keyName: string, changes: BudgetChange[], now: number) => void;
 }
@@ -59,8 +59,14 @@ export class RequestAccounting {
     }
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
-      const changes = this.deps.counters.settle(ctx.key.name, ctx.key.limits, { tokens, usd: rec.costUsd ?? 0 }, now);
-      if (changes.length > 0) this.deps.onBudgetChange?.(ctx.key.name, changes, now);
+      const key = ctx.key.name;
+      const changes = this.deps.counters.settle(key, ctx.key.limits, { tokens, usd: rec.costUsd ?? 0 }, now, ctx.limitsTicket);
+      const report = (c: BudgetChange[]) => {
+        if (c.length > 0) this.deps.onBudgetChange?.(key, c, now);
+      };
+      // The shared counters settle in the background: the reply has already ended.
+      if (changes instanceof Promise) void changes.then(report, () => {});
+      else report(changes);
     }
   }
 }
