@@ -168,6 +168,28 @@ describe("live updates", () => {
   }, 30_000);
 });
 
+describe("account actions", () => {
+  test("Test on an account makes one upstream call with it and shows the answer", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      const card = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section");
+      await card.waitFor();
+      const before = gw.fake.requests.length;
+      await card.getByRole("button", { name: "Test" }).click();
+      const result = card.locator(".test-result");
+      await result.waitFor({ timeout: 10_000 });
+      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms \(gpt-5(-mini)?\)$/);
+      const calls = gw.fake.requests.slice(before);
+      expect(calls.length).toBe(1);
+      expect(calls[0].headers["authorization"]).toBe(`Bearer ${DEMO_ENV.OPENAI_MAIN}`);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 30_000);
+});
+
 describe("routing", () => {
   test("the dry-run form gives the same order as `switchyard route`", async () => {
     // The gateway runs in this process: the CLI is spawned asynchronously so it can answer.

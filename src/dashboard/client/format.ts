@@ -62,3 +62,8 @@ export function ms(n: number | undefined | null): string {
   if (n === undefined || n === null || !Number.isFinite(n)) return "–";
   return n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
 }
+
+/** A reason without the ISO end time the API appends to it (the page shows a countdown instead). */
+export function withoutIsoTime(reason: string | undefined): string {
+  return (reason ?? "").replace(/ until \d{4}-\d\d-\d\dT[\d:.]+Z/, "");
+}

@@ -8,7 +8,7 @@ import type { AccountsStatus, AccountStatus } from "../types.ts";
 import { estimateBurn, usedShare, windowLengthMs, type UsageSample } from "../../burn.ts";
 import { api } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
-import { clock, ms, pct, span } from "../format.ts";
+import { clock, ms, pct, span, withoutIsoTime } from "../format.ts";
 import { useLive } from "../live.ts";
 
 type QuotaRow = AccountStatus["quota"][number];
@@ -29,11 +29,6 @@ function remember(status: AccountsStatus) {
       readings.set(k, list);
     }
   }
-}
-
-/** A reason without the ISO end time the API appends (the countdown shows it). */
-function withoutIsoTime(reason: string | undefined): string {
-  return (reason ?? "").replace(/ until \d{4}-\d\d-\d\dT[\d:.]+Z/, "");
 }
 
 /** The state labels of an account as a whole. */

@@ -4,6 +4,7 @@
  * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
  * and what the client received.
  */
+import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
@@ -148,16 +149,16 @@ function TraceView({ call }: { call: CallRow }) {
           <h3>Flight recorder</h3>
           <ErrorLine error={recError} />
           {rec && (
-            <>
-              <BodyView title="Client request" body={rec.client} />
-              {rec.attempts.map((a) => (
-                <div key={a.n}>
-                  <BodyView title={`Attempt ${a.n} → ${a.target} (${a.upstreamFormat}) request`} body={a.request} />
-                  <BodyView title={`Attempt ${a.n} reply${a.status ? ` (${a.status})` : ""}`} body={a.reply} />
-                </div>
-              ))}
+            <div class="side-by-side">
+              <BodyView title={`Client request (${rec.clientFormat})`} body={rec.client} />
               <BodyView title={`Sent to the client${rec.response ? ` (${rec.response.status})` : ""}`} body={rec.response} />
-            </>
+              {rec.attempts.map((a) => (
+                <Fragment key={a.n}>
+                  <BodyView title={`Attempt ${a.n}: sent to ${a.target} (${a.upstreamFormat})`} body={a.request} />
+                  <BodyView title={`Attempt ${a.n}: upstream reply${a.status ? ` (${a.status})` : ""}`} body={a.reply} />
+                </Fragment>
+              ))}
+            </div>
           )}
         </div>
       )}

@@ -6,6 +6,7 @@
 import { useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData } from "../components.tsx";
+import { withoutIsoTime } from "../format.ts";
 import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
 
 /** The body `switchyard route MODEL` sends when given no --body (src/cli/routing.ts). */
@@ -128,7 +129,7 @@ function PlanView({ plan }: { plan: RoutePlan }) {
           </div>
           {t.accounts.map((a) => (
             <div key={a.accountId} class={`decision decision-${a.verdict}`}>
-              <span class="mono">{a.accountId}</span> — {a.reason}
+              <span class="mono">{a.accountId}</span> — {withoutIsoTime(a.reason)}
               {a.until && a.until > Date.now() ? <Countdown until={a.until} prefix=" · " /> : null}
             </div>
           ))}
