@@ -122,8 +122,13 @@ class Builder {
     out.push(msg);
   }
 
-  assistant(m: HubMessage, out: Json[]): void {
+  /**
+   * An assistant turn. `replayReasoning`: the turn belongs to the current tool-call loop of an
+   * OpenAI-compatible thinking model, which expects its reasoning back (see {@link buildRequest}).
+   */
+  assistant(m: HubMessage, out: Json[], replayReasoning = false): void {
     let text = "";
+    let reasoning = "";
     const calls: Json[] = [];
     for (const p of m.content) {
       switch (p.type) {
@@ -134,8 +139,17 @@ class Builder {
           calls.push({ id: chatToolId(p.id), type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
           break;
         case "thinking":
-          // Chat has no input slot for reasoning; only opaque state is worth a warning (F-8).
-          if (p.signature) this.w.add("stripped_signature", "Signed thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
+          // Reasoning text goes back as `reasoning_content` where a compatible thinking model expects
+          // it; opaque state never does (F-8).
+          if (replayReasoning && p.text.length > 0) reasoning += reasoning.length > 0 ? "\n\n" + p.text : p.text;
+          if (p.signature) {
+            this.w.add(
+              "stripped_signature",
+              replayReasoning
+                ? "The signature of thinking in the conversation history cannot be sent to a Chat Completions upstream; the reasoning text was sent as reasoning_content without it."
+                : "Signed thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.",
+            );
+          }
           break;
         case "redacted_thinking":
           this.w.add("stripped_signature", "Redacted thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
@@ -146,6 +160,7 @@ class Builder {
     }
     if (text.length === 0 && calls.length === 0) return;
     const msg: Json = { role: "assistant" };
+    if (reasoning.length > 0) msg.reasoning_content = reasoning;
     if (text.length > 0) msg.content = text;
     if (calls.length > 0) msg.tool_calls = calls;
     if (m.name) msg.name = m.name;
@@ -175,8 +190,13 @@ class Builder {
  *   one user message: media returned by tools (Chat tool messages carry text only, REFERENCE §5.5),
  *   then the turn's own parts. Empty messages are not sent.
  * - assistant turns: text → `content` (omitted when empty), tool calls → `tool_calls` (`arguments`
- *   `"{}"` when empty). Thinking is not sent (no Chat input slot); signed or redacted thinking is
- *   reported as `stripped_signature`.
+ *   `"{}"` when empty). Thinking: for `openai-compatible` targets, the reasoning text of the assistant
+ *   turns of the current tool-call loop (those after the last user turn that is more than tool
+ *   results) goes back as `reasoning_content`, the vendor field DeepSeek, Kimi, GLM and Qwen thinking
+ *   models return and expect back on tool-call turns (DeepSeek rejects a thinking tool loop without
+ *   it); earlier turns' reasoning is not sent (those servers ignore it; it would only cost tokens).
+ *   Never as `content`, never with a signature; kind `openai` gets no reasoning (no such input field).
+ *   Signed or redacted thinking is reported as `stripped_signature`.
  * - tool ids longer than 64 characters or with characters outside `[A-Za-z0-9_-]` are mapped
  *   deterministically ({@link chatToolId}) in calls and results alike.
  * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
@@ -202,9 +222,21 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const messages: Json[] = [];
   const sys = joinText(req.system, "\n\n");
   if (sys.length > 0) messages.push({ role: "system", content: sys });
-  for (const m of req.messages) {
+  // The current tool-call loop starts after the last user turn that carries more than tool results.
+  let loopStart = 0;
+  if (target.kind === "openai-compatible") {
+    for (let i = req.messages.length - 1; i >= 0; i--) {
+      const m = req.messages[i]!;
+      if (m.role === "user" && m.content.some((p) => p.type !== "tool_result")) {
+        loopStart = i + 1;
+        break;
+      }
+    }
+  }
+  for (let i = 0; i < req.messages.length; i++) {
+    const m = req.messages[i]!;
     if (m.role === "user") b.user(m, messages);
-    else if (m.role === "assistant") b.assistant(m, messages);
+    else if (m.role === "assistant") b.assistant(m, messages, target.kind === "openai-compatible" && i >= loopStart);
     else b.system(m, messages);
   }
 

@@ -247,15 +247,36 @@ describe("buildRequest", () => {
     expect(warnings).toEqual([]);
   });
 
-  test("thinking is not sent; a warning only when it carried a signature (or was redacted)", () => {
-    const plain = hub({ messages: [{ role: "assistant", content: [{ type: "thinking", text: "hmm" }, { type: "text", text: "ok" }] }] });
-    const a = openaiChat.buildRequest(plain, target());
-    expect(a.body.messages).toEqual([{ role: "assistant", content: "ok" }]);
+  test("kind openai: thinking is not sent; a warning only when it carried a signature (or was redacted)", () => {
+    const plain = hub({ messages: [{ role: "user", content: [{ type: "text", text: "q" }] }, { role: "assistant", content: [{ type: "thinking", text: "hmm" }, { type: "text", text: "ok" }] }] });
+    const a = openaiChat.buildRequest(plain, target("openai"));
+    expect(a.body.messages).toEqual([{ role: "user", content: "q" }, { role: "assistant", content: "ok" }]);
     expect(a.warnings).toEqual([]);
-    const signed = hub({ messages: [{ role: "assistant", content: [{ type: "thinking", text: "hmm", signature: { family: "anthropic", value: "s" } }, { type: "text", text: "ok" }] }] });
-    const b = openaiChat.buildRequest(signed, target());
-    expect(b.body.messages).toEqual([{ role: "assistant", content: "ok" }]);
+    const signed = hub({ messages: [{ role: "user", content: [{ type: "text", text: "q" }] }, { role: "assistant", content: [{ type: "thinking", text: "hmm", signature: { family: "anthropic", value: "s" } }, { type: "text", text: "ok" }] }] });
+    const b = openaiChat.buildRequest(signed, target("openai"));
+    expect(b.body.messages).toEqual([{ role: "user", content: "q" }, { role: "assistant", content: "ok" }]);
     expect(b.warnings.map((w) => w.code)).toEqual(["stripped_signature"]);
+  });
+
+  test("openai-compatible: the current tool loop's reasoning goes back as reasoning_content (DeepSeek/Kimi/GLM/Qwen), earlier turns' does not, signatures never", () => {
+    const h = hub({
+      messages: [
+        { role: "user", content: [{ type: "text", text: "first question" }] },
+        { role: "assistant", content: [{ type: "thinking", text: "old reasoning" }, { type: "text", text: "old answer" }] },
+        { role: "user", content: [{ type: "text", text: "fix the bug" }] },
+        { role: "assistant", content: [{ type: "thinking", text: "look at the file" }, { type: "tool_call", id: "call_1", name: "read", arguments: '{"path":"a.ts"}' }] },
+        { role: "user", content: [{ type: "tool_result", callId: "call_1", content: [{ type: "text", text: "code" }] }] },
+        { role: "assistant", content: [{ type: "thinking", text: "now patch it", signature: { family: "anthropic", value: "sig" } }, { type: "tool_call", id: "call_2", name: "patch", arguments: "{}" }] },
+        { role: "user", content: [{ type: "tool_result", callId: "call_2", content: [{ type: "text", text: "done" }] }] },
+      ],
+    });
+    const built = openaiChat.buildRequest(h, target("openai-compatible"));
+    const assistants = (built.body.messages as any[]).filter((m) => m.role === "assistant");
+    expect(assistants.map((m) => m.reasoning_content)).toEqual([undefined, "look at the file", "now patch it"]);
+    expect(assistants[0]).toEqual({ role: "assistant", content: "old answer" });
+    expect(JSON.stringify(built.body)).not.toContain("sig");
+    expect(assistants.every((m) => !String(m.content ?? "").includes("reasoning"))).toBe(true);
+    expect(built.warnings.map((w) => w.code)).toEqual(["stripped_signature"]);
   });
 
   test("tool ids over 64 characters or with odd characters are mapped the same way in call and result", () => {
