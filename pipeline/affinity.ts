@@ -9,9 +9,11 @@
  *
  * Keys are hashed (SHA-256, hex, 32 chars) with a kind prefix (`s:` session, `f:` fingerprint): they
  * are stored in the database and must never carry prompt text or a client's header value in clear.
- * Pure functions only.
+ * Pure functions, and {@link affinityHints}: the pick hints of one request.
  */
 import type { HubMessage, HubRequest } from "../formats/hub.ts";
+import { tryHubOf, type RequestContext } from "./context.ts";
+import type { PickHints } from "./pick.ts";
 
 /** Session headers in precedence order (SPEC 2.4); lower-case, as `Headers` compares them. */
 export const SESSION_HEADERS = [
@@ -90,4 +92,25 @@ export function affinityKey(headers: Headers, hub: HubRequest | undefined, model
   const s = sessionHeader(headers);
   if (s) return sessionKey(s.value);
   return hub ? conversationFingerprint(hub, model) : undefined;
+}
+
+/**
+ * Pick hints for a request (SPEC A-2): the affinity key (session header, else conversation
+ * fingerprint) and whether the combo addressed keeps cache affinity on (`cacheAffinity`, default
+ * true). The key needs the parsed conversation: it is computed on first read (only providers with
+ * several accounts read it), then kept.
+ */
+export function affinityHints(ctx: RequestContext, cacheAffinity = true): PickHints {
+  let key: string | undefined;
+  let computed = false;
+  return {
+    get affinityKey() {
+      if (!computed) {
+        computed = true;
+        key = affinityKey(ctx.request.headers, tryHubOf(ctx), ctx.requestedModel);
+      }
+      return key;
+    },
+    affinity: cacheAffinity,
+  };
 }

@@ -1,6 +1,6 @@
 /**
- * The attempt loop (SPEC 6.1, 6.2) around pick → translate → save-tokens → execute → commit, and the
- * commit point itself (R-8).
+ * The attempt loop (SPEC 6.1, 6.2) around pick → translate → save-tokens → execute → commit (the
+ * commit point is commit.ts).
  *
  * States: SELECT → CONNECT → WAITING_FOR_FIRST_BYTE → COMMITTED → STREAMING → COMPLETE | FAILED.
  * Retry and fallback happen only before COMMITTED. Three nested loops: the same account (502/503/504,
@@ -8,26 +8,19 @@
  * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
  */
 import { codecFor } from "../formats/index.ts";
-import { hubError, Warnings, type HubError } from "../formats/hub.ts";
+import { hubError, type HubError } from "../formats/hub.ts";
+import { concatBytes } from "../formats/sse.ts";
+import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
-import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
+import { commitReply, type AttemptFailure } from "./commit.ts";
+import { errorResponse, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
-import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, Outcome, ProviderInfo } from "./ports.ts";
-import {
-  AccumulatedDriver,
-  passthroughDriver,
-  replyStream,
-  TranslatedStreamDriver,
-  WholeBodyDriver,
-  type ByteReader,
-  type ReplyDriver,
-} from "./re-translate.ts";
+import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { siblingsOf } from "./siblings.ts";
-import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
@@ -59,21 +52,6 @@ export interface AccountHealth {
   observe?(account: Account, provider: ProviderInfo, model: string, status: number, headers: Headers): void;
 }
 
-/** How a finished request is reported (usage row, trace, log line). */
-export interface Finished {
-  outcome: Outcome;
-  status: number;
-  target?: Target;
-  account?: Account;
-  driver?: ReplyDriver;
-  /** ms since the epoch of the first byte written, if any. */
-  firstByteAt?: number;
-  /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */
-  bytesSent?: number;
-  attempts: number;
-  fallback: boolean;
-}
-
 /** Bounds of the attempt loop (SPEC 6.1). */
 export interface AttemptSettings {
   /** At most this many attempts per request (default 8, capped at 20). */
@@ -89,11 +67,6 @@ export interface AttemptDeps {
   executorFor: ExecutorFor;
   clock: Clock;
   settings: () => AttemptSettings;
-  /**
-   * Per-request pick hints (SPEC A-2): the affinity key, with `affinity` set to the route's
-   * `cacheAffinity`. Without it the loop uses `{ affinity: cacheAffinity }` (no key).
-   */
-  hints?: (ctx: RequestContext, cacheAffinity: boolean) => PickHints;
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
   /**
@@ -122,9 +95,7 @@ const LONG_WAIT_MS = 60_000;
 /** Error bodies are read up to this many bytes. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 
-interface Failed {
-  error: HubError;
-  classification: Classification;
+interface Failed extends AttemptFailure {
   /** The target and account of the failed attempt (none when no attempt was made). */
   target?: Target;
   account?: Account;
@@ -147,7 +118,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let last: Failed | undefined;
   let firstFreeAt: number | undefined;
   let fallback = false;
-  const hints = deps.hints?.(ctx, route.cacheAffinity) ?? { affinity: route.cacheAffinity };
+  const hints = affinityHints(ctx, route.cacheAffinity);
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
@@ -385,161 +356,18 @@ async function attemptOnce(
       return { ...fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
     }
 
-    // ---- 2xx: choose the driver, peek to the commit point ----------------------------------------
-    const clientCodec = codecFor(ctx.clientFormat);
-    const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-    // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
-    const encoderOptions = {
-      model: ctx.requestedModel,
-      includeUsage: ctx.includeUsage,
-      get request() {
-        return ctx.clientFormat === "openai-responses" ? tryHubOf(ctx) : undefined;
-      },
-    };
-    let driver: ReplyDriver;
-    if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
-      driver = passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
-    } else if (isSse && ctx.stream) {
-      driver = new TranslatedStreamDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
-    } else if (isSse) {
-      driver = new AccumulatedDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions);
-    } else {
-      driver = new WholeBodyDriver(providerCodec, clientCodec, { family: provider.family, ...translated.decoderHints }, encoderOptions, {
-        native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
-        clientStream: ctx.stream,
-      });
-    }
-
-    if (!reply.body) {
-      controller.abort();
-      return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
-    }
-    // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
-    // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
-    // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
-    const upstream = reply.body.getReader() as unknown as ByteReader;
-    const reader = recording ? recordedReader(upstream, recording) : upstream;
-    const prefix: Uint8Array[] = [];
-    let ended = false;
-    const idleMs = provider.idleTimeoutMs;
-    // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
-    // the call is aborted, which settles the pending read.
-    let silent = false;
-    const idle = setTimeout(() => {
-      silent = true;
-      controller.abort();
-      void reader.cancel().catch(() => {});
-    }, idleMs);
-    const wentSilent = () => fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
-    try {
-      while (driver.buffered || !driver.contentSeen) {
-        idle.refresh();
-        const r = await reader.read();
-        if (silent) return wentSilent();
-        if (r.done) {
-          ended = true;
-          prefix.push(driver.end());
-          break;
-        }
-        prefix.push(driver.push(r.value));
-        if (driver.earlyError) break;
-      }
-    } catch (e) {
-      controller.abort();
-      if (silent) return wentSilent();
-      if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
-      return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
-    } finally {
-      clearTimeout(idle);
-    }
-
-    if (driver.earlyError) {
-      controller.abort();
-      void reader.cancel().catch(() => {});
-      const e = driver.earlyError;
-      const status = e.kind === "overloaded" ? 529 : e.status;
-      return fail({ status, error: e, inBand: true }, e);
-    }
-    if (driver.buffered && driver.empty && !isLastTarget) {
-      return {
-        error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
-        classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
-      };
-    }
-
-    // ---- COMMITTED ------------------------------------------------------------------------------
-    const now = deps.clock.now();
-    trace.durationMs = now - started;
-    trace.status = reply.status;
-    deps.health.success(account, provider, target.model, now - started);
-    const cache = deps.pool.cacheState?.(counters.hints, provider.id, account);
-    if (counters.hints.affinity !== false) deps.pool.bind(counters.hints, account);
-    // The warnings of the body that was served join the request's before anything records them
-    // (`finish` runs below for a whole reply; the trace is serialised there).
-    const warnings = new Warnings(ctx.warnings);
-    warnings.addAll(translated.warnings);
-    if (target.siblingOf) {
-      warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
-    }
-    const headers = new Headers(ctx.headers);
-    if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
-    if (counters.fallback) headers.set("x-switchyard-fallback", "1");
-    if (cache) headers.set("x-switchyard-cache", cache);
-    const base = { target, account, driver, attempts: counters.attempts, fallback: counters.fallback };
-
-    if (driver.buffered || ended) {
-      const body = concatBytes(prefix);
-      if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-      else headers.set("content-type", "application/json");
-      release();
-      deps.finish(ctx, { ...base, outcome: driver.lateError ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: body.byteLength });
-      return { response: new Response(body, { status: 200, headers }) };
-    }
-
-    for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-    let finished = false;
-    const sent = { bytes: 0 };
-    const clientGone = () => {
-      release();
-      if (finished) return;
-      finished = true;
-      controller.abort(new TransportError("aborted", "the client went away"));
-      deps.finish(ctx, { ...base, outcome: "client_closed", status: 200, firstByteAt: now, bytesSent: sent.bytes });
-    };
-    // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
-    // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
-    ctx.signal.addEventListener("abort", clientGone, { once: true });
-    const body = replyStream(
-      reader,
-      driver,
-      prefix,
-      { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
-      (failure) => {
-        release();
-        ctx.signal.removeEventListener("abort", clientGone);
-        if (finished) return;
-        finished = true;
-        deps.finish(ctx, { ...base, outcome: failure ? "upstream_error" : "ok", status: 200, firstByteAt: now, bytesSent: sent.bytes });
-      },
-      sent,
+    // ---- 2xx: the commit point (commit.ts) ---------------------------------------------------------
+    const committed = await commitReply(
+      ctx,
+      { target, account, translated, isLastTarget, reply, controller, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
+      deps,
     );
-    handedOff = true;
-    return { response: new Response(body, { status: 200, headers }) };
+    if (!("response" in committed)) return committed;
+    handedOff = committed.streaming;
+    return { response: committed.response };
   } finally {
     if (!handedOff) release();
   }
-}
-
-/** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */
-function recordedReader(reader: ByteReader, recording: AttemptRecording): ByteReader {
-  return {
-    async read() {
-      const r = await reader.read();
-      if (!r.done) recording.bytes(r.value);
-      return r;
-    },
-    cancel: (reason) => reader.cancel(reason),
-  };
 }
 
 function describeEffect(c: Classification): string {

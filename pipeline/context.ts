@@ -2,11 +2,10 @@
  * The request context that flows through the pipeline stages (SPEC 3), and the helpers every stage
  * uses to answer with an error in the client's own format.
  */
-import { Warnings, type HubError, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
+import { Warnings, type HubError, type HubRequest, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
-import type { ClientKey, RouteTrace } from "./ports.ts";
-import type { ProbeKind } from "./probes.ts";
-import type { FlightRecording } from "./ports.ts";
+import type { Account, ClientKey, FlightRecording, Outcome, RouteTrace } from "./ports.ts";
+import type { Target } from "./resolve.ts";
 
 /**
  * The client-facing endpoint a request came in on. `gemini` is generateContent and
@@ -90,6 +89,31 @@ export interface RequestContext {
   path?: { model: string; stream: boolean };
   /** Set for a request that came as a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";
+}
+
+/** Which Claude Code housekeeping probe a request is (SPEC G-5; recognised by probes.ts). */
+export type ProbeKind = "quota" | "warmup" | "topic" | "title";
+
+/**
+ * How a finished request is reported to the application (usage row, trace, log line, metrics): once
+ * per request, when its reply is complete, failed, or the client left.
+ */
+export interface Finished {
+  outcome: Outcome;
+  status: number;
+  /** The target and account that served, or of the last failed attempt; none when no attempt was made. */
+  target?: Target;
+  account?: Account;
+  /** Token usage of the reply (as reported by the provider, else as estimated while streaming); none without a reply. */
+  usage?: Usage;
+  /** Whether the provider reported usage at all (false: the numbers are estimates or zero). */
+  usageSeen?: boolean;
+  /** ms since the epoch of the first byte written, if any. */
+  firstByteAt?: number;
+  /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */
+  bytesSent?: number;
+  attempts: number;
+  fallback: boolean;
 }
 
 /**

@@ -1,35 +1,30 @@
 /**
  * The pipeline assembled (SPEC 3): guard → redact → resolve → order → attempt loop (pick → translate →
- * save-tokens → execute → commit) → re-translate. src/ provides the ports; this module knows no HTTP
- * framework.
+ * save-tokens → execute → commit) → re-translate; POST /v1/messages/count_tokens stops after order
+ * (count-tokens.ts). src/ provides the ports; this module knows no HTTP framework.
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
 import { defaultIds, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { countTokens } from "./count-tokens.ts";
 import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
+import type { TargetOrder } from "./order.ts";
 import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
-import { resolveModel, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+import { resolveModel, type RoutingTable } from "./resolve.ts";
 
 /** Everything the gateway needs. */
 export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDeps, "settings"> {
   settings: () => GuardSettings & AttemptSettings;
   clock: Clock;
   routing: () => RoutingTable;
-  /** Reorders the targets per request (SPEC R-3); identity when absent. Gets the resolution (alias, combo). */
-  order?: (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[];
+  /** The order stage (SPEC R-3) with its strategy state; the resolution's order is kept when absent. */
+  order?: TargetOrder;
   /** Called when a request starts (before the guard); `finish` is called once when it ends. */
   started?: (ctx: RequestContext) => void;
   /** Mints request ids and route ids ({@link defaultIds} when absent). */
   ids?: Ids;
-  /**
-   * POST /v1/messages/count_tokens after guard, resolve and order (SPEC 2.1): forwards to the first
-   * target when it speaks Anthropic Messages, else estimates locally. Answers `{input_tokens}` (a 400
-   * for a body that is no Messages request); never throws. Without it, count_tokens requests are
-   * answered 404.
-   */
-  countTokens?: (ctx: RequestContext, targets: Target[]) => Promise<Response>;
   /** Every secret the instance holds (account credentials, client keys), scrubbed from error answers. */
   secrets?: () => Iterable<string>;
   /** PII redaction settings (SPEC R-1/S-3, config `settings.redaction`); redaction is off when absent. */
@@ -83,11 +78,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         return errorResponse(ctx.clientFormat, err, ctx.headers);
       }
       ctx.trace.candidates = resolution.targets.map((t) => t.label);
-      const targets = deps.order ? deps.order(ctx, resolution.targets, resolution) : resolution.targets;
+      const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
       if (isCountTokens(ctx.endpoint)) {
-        const res = deps.countTokens
-          ? await deps.countTokens(ctx, targets)
-          : errorResponse(ctx.clientFormat, hubError("not_found", "Token counting is not available."), ctx.headers);
+        // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.
+        const res = await countTokens(ctx, targets, deps);
         deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
         return res;
       }

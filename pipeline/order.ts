@@ -148,36 +148,15 @@ export class TargetOrder {
     return this.used.get(targetSubject(t)) ?? this.seedByModel.get(t.model) ?? 0;
   }
 
-  /** The gateway's `order` hook (SPEC R-3): orders and records the decisions in the trace. */
-  stage(): (ctx: RequestContext, targets: Target[], resolution?: Resolution) => Target[] {
-    return (ctx, targets, resolution) => {
-      const res: Resolution = resolution ?? { targets, via: "provider-prefix" };
-      // A token count (count_tokens) is routed like a request but is not one: no counter moves.
-      const plan = this.plan(requestOf(ctx), { ...res, targets }, { dryRun: ctx.endpoint === "count_tokens" });
-      ctx.trace.decisions.push(...plan.decisions);
-      return plan.targets;
-    };
-  }
-
   /**
-   * Pick hints for a request (SPEC A-2): the affinity key (session header, else conversation
-   * fingerprint) and whether the combo addressed keeps cache affinity on. For AttemptDeps.hints.
+   * The order stage of a request (SPEC R-3), called by the gateway after resolve: orders the
+   * resolution's targets and records the decisions in the route trace. A token count (count_tokens)
+   * is ordered like a request but is not one: no strategy counter moves.
    */
-  hints(ctx: RequestContext, cacheAffinity = true): PickHints {
-    // The key needs the parsed conversation: computed on first read (only providers with several
-    // accounts read it), then kept.
-    let key: string | undefined;
-    let computed = false;
-    return {
-      get affinityKey() {
-        if (!computed) {
-          computed = true;
-          key = affinityKey(ctx.request.headers, tryHubOf(ctx), ctx.requestedModel);
-        }
-        return key;
-      },
-      affinity: cacheAffinity,
-    };
+  forRequest(ctx: RequestContext, resolution: Resolution): Target[] {
+    const plan = this.plan(requestOf(ctx), resolution, { dryRun: ctx.endpoint === "count_tokens" });
+    ctx.trace.decisions.push(...plan.decisions);
+    return plan.targets;
   }
 
   /** Orders a resolution's targets for one request. Pure except for the strategy counters (not in a dry run). */

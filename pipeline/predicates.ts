@@ -25,7 +25,7 @@
  * `contains` are false for it, `ne` and `not_in` true, ordering comparisons false.
  */
 import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
-import type { Target, TargetPredicate } from "./resolve.ts";
+import type { ProviderInfo } from "./ports.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary and expression types (validated when the config loads: src/config/predicate.ts)
@@ -97,6 +97,21 @@ export type PredicateExpr =
 
 /** What decides an expression that evaluates to "unknown" (SPEC 5.2): `skip` the target (default) or `allow` it. */
 export type WhenUnknown = "skip" | "allow";
+
+/** A predicate attached to a combo target (SPEC 5.2); evaluated by the order stage. */
+export interface TargetPredicate {
+  expr: PredicateExpr;
+  whenUnknown: WhenUnknown;
+}
+
+/** What a predicate reads of a target (resolve.ts `Target` carries these): its provider, upstream model and label. */
+export interface PredicateTarget {
+  provider: ProviderInfo;
+  /** Upstream model id. */
+  model: string;
+  /** `provider/model`, for explanations. */
+  label: string;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Evaluation
@@ -244,7 +259,7 @@ export function estimateInputTokens(hub: HubRequest): number {
 }
 
 /** Looks up one fact for (request, target). `arg` is the capability name of `target_capability`. */
-export function readFact(req: RequestFacts, target: Target, fact: string, arg?: string): FactReading {
+export function readFact(req: RequestFacts, target: PredicateTarget, fact: string, arg?: string): FactReading {
   const bodyUnknown = (): FactReading => ({ value: undefined, note: req.unknownReason ?? "unknown" });
   const info = target.provider.models[target.model];
   const noInfo = `no models entry for ${target.label}`;
@@ -335,7 +350,7 @@ const MAX_DEPTH = 64;
  * else unknown when any is unknown, else false; `not` swaps true and false and keeps unknown. A
  * comparison on an unknown fact is unknown. Never throws; a malformed node is unknown.
  */
-export function evaluate(expr: PredicateExpr, req: RequestFacts, target: Target, depth = 0): Evaluation {
+export function evaluate(expr: PredicateExpr, req: RequestFacts, target: PredicateTarget, depth = 0): Evaluation {
   if (depth > MAX_DEPTH || expr === null || typeof expr !== "object") return { value: "unknown", explanation: "malformed expression → unknown" };
   if ("all" in expr || "any" in expr) {
     const isAll = "all" in expr;
@@ -370,7 +385,7 @@ export function evaluate(expr: PredicateExpr, req: RequestFacts, target: Target,
  * Decides a target's `when` (SPEC 5.2): true admits, false skips, unknown follows `when_unknown`
  * (`skip`, the default, or `allow`). The explanation ends with the rule that decided.
  */
-export function decide(when: TargetPredicate, req: RequestFacts, target: Target): PredicateVerdict {
+export function decide(when: TargetPredicate, req: RequestFacts, target: PredicateTarget): PredicateVerdict {
   const e = evaluate(when.expr, req, target);
   if (e.value === "unknown") {
     const admit = when.whenUnknown === "allow";

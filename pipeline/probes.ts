@@ -25,11 +25,8 @@ import { anthropicMessages } from "../formats/anthropic-messages/index.ts";
 import type { EncoderOptions } from "../formats/codec.ts";
 import type { HubResponse } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
-import type { RequestContext } from "./context.ts";
+import type { ProbeKind, RequestContext } from "./context.ts";
 import { isObj, type JsonObject as Json } from "../formats/json.ts";
-
-/** Which housekeeping probe a request is. */
-export type ProbeKind = "quota" | "warmup" | "topic" | "title";
 
 const TOPIC_MARKER = "Analyze if this message indicates a new conversation topic";
 const TITLE_MARKER = "Generate a concise, sentence-case title";

@@ -11,13 +11,7 @@
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import type { ProviderInfo } from "./ports.ts";
-import type { PredicateExpr, WhenUnknown } from "./predicates.ts";
-
-/** A predicate attached to a combo target (SPEC 5.2); evaluated by the order stage (pipeline/predicates.ts). */
-export interface TargetPredicate {
-  expr: PredicateExpr;
-  whenUnknown: WhenUnknown;
-}
+import type { TargetPredicate } from "./predicates.ts";
 
 /** One target of a combo as configured. */
 export interface TargetSpec {

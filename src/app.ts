@@ -6,14 +6,21 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorResponse, isCountTokens, isRemote, type RequestContext } from "../pipeline/context.ts";
-import { authenticate } from "../pipeline/guard.ts";
-import { createGateway, type Gateway } from "../pipeline/gateway.ts";
-import type { Finished } from "../pipeline/attempt-loop.ts";
+import {
+  authenticate,
+  createGateway,
+  errorResponse,
+  isCountTokens,
+  isRemote,
+  presentedSecrets,
+  scrubValue,
+  TargetOrder,
+  type Finished,
+  type Gateway,
+  type RequestContext,
+  type RoutingTable,
+} from "../pipeline/index.ts";
 import type { Account, Clock, KeyLimitCounters, UsageRecord } from "../pipeline/ports.ts";
-import type { RoutingTable } from "../pipeline/resolve.ts";
-import { presentedSecrets, scrubValue } from "../pipeline/scrub.ts";
-import { TargetOrder } from "../pipeline/order.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
 import { Discovery } from "./providers/discovery.ts";
@@ -31,7 +38,7 @@ import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
-import { countTokensUpstream, geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
+import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
@@ -354,7 +361,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const finish = (ctx: RequestContext, f: Finished) => {
     if (!inflight.delete(ctx.requestId)) return;
     const now = clock.now();
-    const driver = f.driver;
     const rec: UsageRecord = {
       requestId: ctx.requestId,
       ts: ctx.startedAt,
@@ -365,8 +371,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       model: ctx.probe ? `probe:${ctx.probe}` : f.target?.model,
       accountId: f.account?.id,
       keyName: ctx.key?.name,
-      usage: driver ? { ...driver.usage } : {},
-      estimated: !driver?.usageSeen && !ctx.probe,
+      usage: f.usage ?? {},
+      estimated: !f.usageSeen && !ctx.probe,
       outcome: f.outcome,
       status: f.status,
       ttfbMs: f.firstByteAt !== undefined ? f.firstByteAt - ctx.startedAt : undefined,
@@ -426,8 +432,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       precommitDeadlineMs: cfg.settings.precommitDeadlineMs,
     }),
     routing,
-    order: order.stage(),
-    hints: (ctx, cacheAffinity) => order.hints(ctx, cacheAffinity),
+    order,
     pool: registry,
     health,
     executorFor,
@@ -435,7 +440,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
     tokenSavers: () => cfg.settings.tokenSavers,
     redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
-    countTokens: countTokensUpstream({ pool: registry, executorFor, clock }),
     started: (ctx) => {
       inflight.add(ctx.requestId);
       if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);

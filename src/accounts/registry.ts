@@ -5,9 +5,17 @@
  * store every 10 s. Implements the pipeline's AccountPool and AccountHealth ports.
  */
 import { KIND_TRAITS } from "../../formats/codec.ts";
-import { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "../../pipeline/classify.ts";
-import type { AccountHealth } from "../../pipeline/attempt-loop.ts";
-import type { AccountCandidate, AccountPool, CacheState, Exclusion, PickHints } from "../../pipeline/pick.ts";
+import {
+  QUOTA_LOCK_REASON,
+  RATE_LIMIT_REASONS,
+  type AccountCandidate,
+  type AccountHealth,
+  type AccountPool,
+  type CacheState,
+  type Classification,
+  type Exclusion,
+  type PickHints,
+} from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";

@@ -4,7 +4,7 @@
  * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
  * credentials (only the credential type).
  */
-import { describeExclusion } from "../../pipeline/pick.ts";
+import { describeExclusion } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";

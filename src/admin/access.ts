@@ -9,8 +9,7 @@
  * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
  * 4. anyone else: 401.
  */
-import { isRemote } from "../../pipeline/context.ts";
-import { presentedKey } from "../../pipeline/guard.ts";
+import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
 import { safeEqual, type Session, type SessionBook } from "./sessions.ts";
 

@@ -9,9 +9,8 @@
  */
 import { codecFor } from "../../formats/index.ts";
 import type { WireFormat } from "../../formats/hub.ts";
-import { executeCall, TransportError, type ExecutorFor } from "../../pipeline/execute.ts";
+import { executeCall, scrubText, TransportError, type ExecutorFor } from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
-import { scrubText } from "../../pipeline/scrub.ts";
 
 /** The answer of an account test. `status` is 0 when no HTTP status came back. */
 export interface AccountTestResult {

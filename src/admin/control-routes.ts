@@ -12,7 +12,7 @@
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
-import type { ExecutorFor } from "../../pipeline/execute.ts";
+import type { ExecutorFor } from "../../pipeline/index.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { ConfiguredProvider } from "../config/types.ts";

@@ -16,8 +16,7 @@
  */
 import { createParser } from "eventsource-parser";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
-import type { RequestContext } from "../../pipeline/context.ts";
-import { presentedSecrets, scrubText } from "../../pipeline/scrub.ts";
+import { presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
 /** `settings.flight_recorder` as the recorder reads it. */
 export interface FlightRecorderSettings {

@@ -11,7 +11,7 @@
  */
 import { Duration, Effect, Fiber, Queue, Schedule } from "effect";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
-import { scrubValue } from "../../pipeline/scrub.ts";
+import { scrubValue } from "../../pipeline/index.ts";
 
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {

@@ -4,7 +4,7 @@
  * its admin API (`POST /admin/api/dry-run`, `GET /admin/api/accounts`); main.ts supplies the call.
  */
 import { readFileSync } from "node:fs";
-import type { RoutePlan } from "../../pipeline/order.ts";
+import type { RoutePlan } from "../../pipeline/index.ts";
 import type { AccountsStatus } from "../accounts/status.ts";
 
 /** Calls the admin API of the running instance; exits with one line when none runs (main.ts). */

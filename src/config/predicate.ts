@@ -39,7 +39,7 @@ import {
   type PredicateFact,
   type PredicateOp,
   type WhenUnknown,
-} from "../../pipeline/predicates.ts";
+} from "../../pipeline/index.ts";
 import { describeKind, isMapping, shown, strictObj as strict, suggest } from "./errors.ts";
 
 // ---------------------------------------------------------------------------------------------

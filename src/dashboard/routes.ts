@@ -15,7 +15,7 @@
  * from this origin only, no inline script or style element, no framing.
  */
 import { Elysia } from "elysia";
-import { isRemote } from "../../pipeline/context.ts";
+import { isRemote } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
 import { clearedSessionCookie, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 

@@ -22,8 +22,7 @@
  * Errors are JSON in the client's format for the path ({@link formatForPath}).
  */
 import { hubError, type HubError, type WireFormat } from "../../formats/hub.ts";
-import { errorResponse, vouchForOrigin } from "../../pipeline/context.ts";
-import { presentedKey } from "../../pipeline/guard.ts";
+import { errorResponse, presentedKey, vouchForOrigin } from "../../pipeline/index.ts";
 
 /** What the rules are checked against; read per request (the config may be reloaded). */
 export interface BrowserPolicy {

@@ -20,7 +20,7 @@ import { Elysia } from "elysia";
 import Counter from "prom-client/lib/counter";
 import Gauge from "prom-client/lib/gauge";
 import Registry from "prom-client/lib/registry";
-import { isRemote, type Endpoint } from "../../pipeline/context.ts";
+import { isRemote, type Endpoint } from "../../pipeline/index.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "../admin/admin-api.ts";
 import type { StoreStats } from "../store/types.ts";

@@ -28,8 +28,7 @@
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
-import type { Gateway } from "../../pipeline/gateway.ts";
-import { isRemote, vouchForOrigin } from "../../pipeline/context.ts";
+import { isRemote, vouchForOrigin, type Gateway } from "../../pipeline/index.ts";
 import { SseReader } from "../../formats/sse.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */

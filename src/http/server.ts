@@ -4,11 +4,9 @@
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
-import type { Gateway } from "../../pipeline/gateway.ts";
-import type { Endpoint } from "../../pipeline/context.ts";
+import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession } from "./responses-socket.ts";
-import { errorResponse } from "../../pipeline/context.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 
 /** What the server needs besides the gateway. */

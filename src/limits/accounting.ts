@@ -4,7 +4,7 @@
  * `finish`, after the reply ended; O(1), no I/O.
  */
 import type { ProviderKind } from "../../formats/codec.ts";
-import type { RequestContext } from "../../pipeline/context.ts";
+import type { RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride } from "../pricing/prices.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";

@@ -17,7 +17,7 @@
  * MemoryKeyCounters.load}. Rates and requests in flight are not persisted (a minute, and the requests
  * of a stopped process are gone).
  */
-import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
+import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
 import type { KeyBudgetRow } from "../store/types.ts";
 

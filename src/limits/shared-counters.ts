@@ -16,7 +16,7 @@
  * they are reads. When the database cannot be reached (`StoreError` `unavailable`) the request is
  * counted by the embedded counters instead (degraded mode, logged once until the database is back).
  */
-import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
+import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
 import type { CounterWindow, SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";

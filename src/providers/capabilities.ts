@@ -10,8 +10,7 @@
  * Anthropic `output_config.effort` (Claude's effort parameter).
  */
 import type { Warning } from "../../formats/hub.ts";
-import type { Translated } from "../../pipeline/translate.ts";
-import type { Target } from "../../pipeline/resolve.ts";
+import type { Target, Translated } from "../../pipeline/index.ts";
 
 /** Effort levels from least to most reasoning (OpenAI's `none`…`xhigh`, Claude's `max`). */
 export const EFFORT_SCALE = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;

@@ -21,7 +21,7 @@
  */
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
-import type { UpstreamCall } from "../../pipeline/execute.ts";
+import type { UpstreamCall } from "../../pipeline/index.ts";
 import { claudeCodeHeaders } from "./claude-code.ts";
 import { CODEX_DEFAULT_ORIGINATOR } from "./codex.ts";
 import { headersFor, joinUrl, type CredentialSource } from "./index.ts";

@@ -8,7 +8,7 @@ import { geminiPath } from "../../formats/gemini/index.ts";
 import { codexHeaders } from "./codex.ts";
 import { claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
-import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/execute.ts";
+import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/index.ts";
 import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 
 /**

@@ -4,7 +4,7 @@
  * round-robin ignores them, and a full account is passed over (at once, or after the slot wait).
  */
 import { describe, expect, test } from "bun:test";
-import type { Finished } from "../../pipeline/attempt-loop.ts";
+import type { Finished } from "../../pipeline/context.ts";
 import type { Executor, UpstreamCall } from "../../pipeline/execute.ts";
 import { createGateway } from "../../pipeline/gateway.ts";
 import { seededRng, TargetOrder } from "../../pipeline/order.ts";
@@ -58,8 +58,7 @@ function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; 
     keys: { lookup: () => undefined, any: () => false },
     settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
     routing: () => table,
-    order: order.stage(),
-    hints: (ctx, cacheAffinity) => order.hints(ctx, cacheAffinity),
+    order,
     pool: registry,
     health: registry,
     executorFor: () => executor,

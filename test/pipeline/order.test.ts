@@ -5,9 +5,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { HubRequest } from "../../formats/hub.ts";
+import { affinityHints } from "../../pipeline/affinity.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { currentTurnAttachments, seededRng, TargetOrder, type CapacityAdapter, type OrderRequest } from "../../pipeline/order.ts";
-import { resolveModel, type ComboSpec, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
+import { resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
 import { guardedContext } from "../support/context.ts";
 import { combo, hub, provider, table } from "./routing-helpers.ts";
 
@@ -243,25 +244,24 @@ describe("the gateway hook", () => {
     return guardedContext(endpoint, body, { headers: { "x-session-id": "abc" }, path: "/v1/chat/completions" });
   }
 
-  test("stage() writes decisions into the route trace; hints carry the session key and the cache_affinity given", () => {
+  test("forRequest() writes decisions into the route trace; affinity hints carry the session key and the cache_affinity given", () => {
     const c = combo("c", ["p/a", "p/b"], { strategy: "round-robin", cacheAffinity: false });
     const { order, table: t } = setup([c]);
-    const stage = order.stage();
-    const r = resolveModel("c", t) as { targets: Target[] };
-    stage(ctxFor({ model: "c", messages: [{ role: "user", content: "hi" }] }), r.targets, r as never);
+    const r = resolveModel("c", t) as Resolution;
+    order.forRequest(ctxFor({ model: "c", messages: [{ role: "user", content: "hi" }] }), r);
     const ctx = ctxFor({ model: "c", messages: [{ role: "user", content: "hi" }] });
-    const out = stage(ctx, r.targets, r as never);
+    const out = order.forRequest(ctx, r);
     expect(out.map((x) => x.label)).toEqual(["p/b", "p/a"]);
     expect(ctx.trace.decisions.map((d) => d.verdict)).toEqual(["moved", "moved"]);
-    expect(order.hints(ctx, c.cacheAffinity)).toEqual({ affinityKey: expect.stringMatching(/^s:[0-9a-f]{32}$/), affinity: false });
-    expect(order.hints(ctx).affinity).toBe(true);
+    expect(affinityHints(ctx, c.cacheAffinity)).toEqual({ affinityKey: expect.stringMatching(/^s:[0-9a-f]{32}$/), affinity: false });
+    expect(affinityHints(ctx).affinity).toBe(true);
   });
 
   test("a count_tokens request is ordered like a request but moves no counter", () => {
     const c = combo("c", ["p/a", "p/b"], { strategy: "round-robin" });
     const { order, table: t, labels } = setup([c]);
-    const r = resolveModel("c", t) as { targets: Target[] };
-    order.stage()(ctxFor({ model: "c", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }, "count_tokens"), r.targets, r as never);
+    const r = resolveModel("c", t) as Resolution;
+    order.forRequest(ctxFor({ model: "c", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }, "count_tokens"), r);
     expect(labels("c")[0]).toBe("p/a");
   });
 });

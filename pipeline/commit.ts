@@ -1,0 +1,261 @@
+/**
+ * commit (SPEC R-8, 6.1, 6.4): what happens to an upstream success status before anything reaches the
+ * client. The reply driver is chosen ({@link replyDriverFor}), the reply is read up to its first
+ * content without writing to the client, and then either the attempt fails — a 200 that opens with an
+ * error event is classified as if that error had come with its own status (an overloaded notice as a
+ * 529), a non-final target's whole reply with nothing usable moves on — or the request commits: the
+ * account's error state is cleared, the conversation is bound to the account, and status and headers
+ * are sent with the reply (whole, or streamed by re-translate.ts).
+ */
+import { codecFor } from "../formats/index.ts";
+import { hubError, Warnings, type HubError } from "../formats/hub.ts";
+import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
+import type { Classification, FailureFacts } from "./classify.ts";
+import { tryHubOf, type Finished, type RequestContext } from "./context.ts";
+import { TransportError, type UpstreamReply } from "./execute.ts";
+import type { AccountPool, PickHints } from "./pick.ts";
+import type { Account, AttemptRecording, AttemptTrace, Clock, ProviderInfo } from "./ports.ts";
+import {
+  AccumulatedDriver,
+  passthroughDriver,
+  replyStream,
+  TranslatedStreamDriver,
+  WholeBodyDriver,
+  type ByteReader,
+  type ReplyDriver,
+} from "./re-translate.ts";
+import type { Target } from "./resolve.ts";
+import type { Translated } from "./translate.ts";
+
+/** A failed attempt: the error the client would get and what the classification table says (SPEC 6.3). */
+export interface AttemptFailure {
+  error: HubError;
+  classification: Classification;
+}
+
+/** What the commit point reads and changes besides the attempt itself. */
+export interface CommitDeps {
+  clock: Clock;
+  /** Binds the conversation to the account that answered (SPEC A-2) and says whether affinity hit (SPEC 2.4). */
+  pool: Pick<AccountPool, "bind" | "cacheState">;
+  /** Clears the account's error state after a committed reply and feeds latency to scoring (SPEC R-8). */
+  health: { success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void };
+  /** Called exactly once per request when its reply is complete, failed, or the client left. */
+  finish: (ctx: RequestContext, f: Finished) => void;
+}
+
+/** One attempt whose upstream answered with a 2xx status. */
+export interface CommitAttempt {
+  target: Target;
+  account: Account;
+  translated: Translated;
+  /** The last combo target: an empty whole reply is then the answer, not a reason to move on. */
+  isLastTarget: boolean;
+  reply: UpstreamReply;
+  /** Aborts the upstream call. */
+  controller: AbortController;
+  /** ms since the epoch when the attempt started. */
+  started: number;
+  /** The attempt's entry in the route trace (duration and status are filled in here). */
+  trace: AttemptTrace;
+  /** The flight recorder's hooks for this attempt (SPEC O-6); undefined while the recorder is off. */
+  recording?: AttemptRecording;
+  /** Attempts made so far, this one included. */
+  attempts: number;
+  /** Whether a target or account other than the first serves (X-Switchyard-Fallback). */
+  fallback: boolean;
+  hints: PickHints;
+  /** Releases the account's concurrency slot; idempotent. */
+  release: () => void;
+  /** Classifies a failure and fills the trace (the attempt loop's). */
+  fail: (facts: Omit<FailureFacts, "now">, error: HubError) => AttemptFailure;
+}
+
+/** A committed reply. `streaming`: the body owns the concurrency slot and releases it when it ends. */
+export interface Committed {
+  response: Response;
+  streaming: boolean;
+}
+
+/**
+ * The reply driver for an upstream 2xx (SPEC F-2, R-9): the native passthrough tap when client and
+ * provider speak the same format and the body was not rebuilt; a translating stream for a streamed
+ * reply to a streaming client; an accumulating driver for a streamed reply to a non-streaming client;
+ * a whole-body driver for a JSON reply.
+ */
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply): ReplyDriver {
+  const providerCodec = codecFor(translated.upstreamFormat);
+  const clientCodec = codecFor(ctx.clientFormat);
+  const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
+  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
+  const encoderOptions = {
+    model: ctx.requestedModel,
+    includeUsage: ctx.includeUsage,
+    get request() {
+      return ctx.clientFormat === "openai-responses" ? tryHubOf(ctx) : undefined;
+    },
+  };
+  const hints = { family: provider.family, ...translated.decoderHints };
+  if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
+    return passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
+  }
+  if (isSse && ctx.stream) return new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions);
+  if (isSse) return new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions);
+  return new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
+    native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
+    clientStream: ctx.stream,
+  });
+}
+
+/**
+ * The commit point of one attempt whose upstream answered 2xx. Reads the reply up to its first
+ * content (the whole reply for a buffering driver) under the provider's idle timeout, writing nothing
+ * to the client; returns the failure when the reply opened with an error event, broke, went silent,
+ * was empty, or (on a non-final target) had nothing usable. Otherwise commits and returns the
+ * Response: whole when the reply was read to its end, else streamed (the stream then owns the
+ * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
+ */
+export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
+  const { target, account, reply, controller, fail } = a;
+  const provider = target.provider;
+  const driver = replyDriverFor(ctx, provider, a.translated, reply);
+
+  if (!reply.body) {
+    controller.abort();
+    return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
+  }
+  // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
+  // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
+  // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
+  const upstream = reply.body.getReader() as unknown as ByteReader;
+  const reader = a.recording ? recordedReader(upstream, a.recording) : upstream;
+  const prefix: Uint8Array[] = [];
+  let ended = false;
+  const idleMs = provider.idleTimeoutMs;
+  // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
+  // the call is aborted, which settles the pending read.
+  let silent = false;
+  const idle = setTimeout(() => {
+    silent = true;
+    controller.abort();
+    void reader.cancel().catch(() => {});
+  }, idleMs);
+  const wentSilent = () => fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
+  try {
+    while (driver.buffered || !driver.contentSeen) {
+      idle.refresh();
+      const r = await reader.read();
+      if (silent) return wentSilent();
+      if (r.done) {
+        ended = true;
+        prefix.push(driver.end());
+        break;
+      }
+      prefix.push(driver.push(r.value));
+      if (driver.earlyError) break;
+    }
+  } catch {
+    controller.abort();
+    if (silent) return wentSilent();
+    if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+    return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
+  } finally {
+    clearTimeout(idle);
+  }
+
+  if (driver.earlyError) {
+    controller.abort();
+    void reader.cancel().catch(() => {});
+    const e = driver.earlyError;
+    const status = e.kind === "overloaded" ? 529 : e.status;
+    return fail({ status, error: e, inBand: true }, e);
+  }
+  if (driver.buffered && driver.empty && !a.isLastTarget) {
+    return {
+      error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
+      classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
+    };
+  }
+
+  // ---- COMMITTED ------------------------------------------------------------------------------
+  const now = deps.clock.now();
+  a.trace.durationMs = now - a.started;
+  a.trace.status = reply.status;
+  deps.health.success(account, provider, target.model, now - a.started);
+  const cache = deps.pool.cacheState?.(a.hints, provider.id, account);
+  if (a.hints.affinity !== false) deps.pool.bind(a.hints, account);
+  // The warnings of the body that was served join the request's before anything records them
+  // (`finish` runs below for a whole reply; the trace is serialised there).
+  const warnings = new Warnings(ctx.warnings);
+  warnings.addAll(a.translated.warnings);
+  if (target.siblingOf) {
+    warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
+  }
+  const headers = new Headers(ctx.headers);
+  if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
+  if (a.fallback) headers.set("x-switchyard-fallback", "1");
+  if (cache) headers.set("x-switchyard-cache", cache);
+  /** The report of this request; usage is read from the driver when the reply has ended. */
+  const finished = (outcome: Finished["outcome"], bytesSent: number): Finished => ({
+    outcome,
+    status: 200,
+    target,
+    account,
+    usage: { ...driver.usage },
+    usageSeen: driver.usageSeen,
+    firstByteAt: now,
+    bytesSent,
+    attempts: a.attempts,
+    fallback: a.fallback,
+  });
+
+  if (driver.buffered || ended) {
+    const body = concatBytes(prefix);
+    if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+    else headers.set("content-type", "application/json");
+    a.release();
+    deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", body.byteLength));
+    return { response: new Response(body, { status: 200, headers }), streaming: false };
+  }
+
+  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  let done = false;
+  const sent = { bytes: 0 };
+  const clientGone = () => {
+    a.release();
+    if (done) return;
+    done = true;
+    controller.abort(new TransportError("aborted", "the client went away"));
+    deps.finish(ctx, finished("client_closed", sent.bytes));
+  };
+  // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
+  // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
+  ctx.signal.addEventListener("abort", clientGone, { once: true });
+  const body = replyStream(
+    reader,
+    driver,
+    prefix,
+    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
+    (failure) => {
+      a.release();
+      ctx.signal.removeEventListener("abort", clientGone);
+      if (done) return;
+      done = true;
+      deps.finish(ctx, finished(failure ? "upstream_error" : "ok", sent.bytes));
+    },
+    sent,
+  );
+  return { response: new Response(body, { status: 200, headers }), streaming: true };
+}
+
+/** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */
+function recordedReader(reader: ByteReader, recording: AttemptRecording): ByteReader {
+  return {
+    async read() {
+      const r = await reader.read();
+      if (!r.done) recording.bytes(r.value);
+      return r;
+    },
+    cancel: (reason) => reader.cancel(reason),
+  };
+}

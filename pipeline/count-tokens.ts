@@ -1,0 +1,132 @@
+/**
+ * Token counts (SPEC 2.1): POST /v1/messages/count_tokens and Gemini's `:countTokens`, run by the
+ * gateway after guard, resolve and order. The count comes from the first target's provider when it
+ * speaks the client's format, else it is estimated locally.
+ */
+import * as v from "valibot";
+import { hubError } from "../formats/hub.ts";
+import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
+import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
+import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
+import type { AttemptTrace, Clock } from "./ports.ts";
+import { estimateInputTokens } from "./predicates.ts";
+import type { Target } from "./resolve.ts";
+
+/** Anthropic's count_tokens answer: `{"input_tokens": N}` (other fields ignored). */
+const CountTokensReply = v.object({ input_tokens: v.pipe(v.number(), v.integer(), v.minValue(0)) });
+/** Gemini's countTokens answer: `{"totalTokens": N}` (other fields ignored). */
+const GeminiCountTokensReply = v.object({ totalTokens: v.pipe(v.number(), v.integer(), v.minValue(0)) });
+
+/**
+ * The body forwarded to a provider's token count: Anthropic gets the client's body with the upstream
+ * model id; Gemini gets `contents` (or a `generateContentRequest` whose `model` names the upstream id),
+ * the model itself being in the URL.
+ */
+function countTokensBody(ctx: RequestContext, model: string): string {
+  if (ctx.clientFormat !== "gemini") return JSON.stringify({ ...ctx.body, model });
+  const inner = ctx.body.generateContentRequest;
+  if (ctx.body.contents === undefined && typeof inner === "object" && inner !== null) {
+    return JSON.stringify({ ...ctx.body, generateContentRequest: { ...(inner as Record<string, unknown>), model: `models/${model}` } });
+  }
+  return JSON.stringify(ctx.body);
+}
+
+/** What token counting needs (the attempt loop's pool, executors and clock). */
+export interface CountTokensDeps {
+  /** The account pool, to pick the account whose credential the forwarded call uses. */
+  pool: AccountPool;
+  /** The provider executors (the attempt loop's): URL, auth, forwarded headers, fresh OAuth credentials, proxy. */
+  executorFor: ExecutorFor;
+  clock: Clock;
+}
+
+/**
+ * POST /v1/messages/count_tokens and Gemini's `:countTokens` after the gateway's guard, resolve and
+ * order stages (SPEC 2.1): when the first target's provider speaks the client's format (Anthropic
+ * Messages, or Gemini) and has an eligible account, the client's body (model replaced by the upstream
+ * id) goes through that provider's executor to `{base_url}/v1/messages/count_tokens` or
+ * `{base_url}/v1beta/models/{model}:countTokens` (UpstreamCall `endpoint: "count_tokens"`: the account's auth,
+ * the allow-listed client headers, a subscription's fresh token and headers, the account's proxy),
+ * within the provider's header timeout; its `{input_tokens}` (Gemini: `{totalTokens}`) is returned. Otherwise, or when that call
+ * fails in any way (status, transport, timeout, a body without `input_tokens`), the count is estimated
+ * locally from the parsed request (predicates.ts {@link estimateInputTokens}); upstream error
+ * bodies never reach the client. A body that is no Messages request at all is a 400. The route trace
+ * records the attempt and which way the answer was made.
+ */
+export async function countTokens(ctx: RequestContext, targets: Target[], deps: CountTokensDeps): Promise<Response> {
+  const gemini = ctx.clientFormat === "gemini";
+  const answer = (n: number) => {
+    const headers = new Headers(ctx.headers);
+    headers.set("content-type", "application/json");
+    return new Response(JSON.stringify(gemini ? { totalTokens: n } : { input_tokens: n }), { status: 200, headers });
+  };
+  const local = (reason: string) => {
+    let parseError: unknown;
+    const hub = tryHubOf(ctx, (e) => (parseError = e));
+    if (!hub) {
+      const message = parseError instanceof Error ? parseError.message : "The request body is not a Messages request.";
+      return errorResponse(ctx.clientFormat, hubError("invalid_request", message), ctx.headers);
+    }
+    ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `estimated locally: ${reason}` });
+    return answer(Math.max(1, estimateInputTokens(hub)));
+  };
+  const target = targets[0];
+  if (!target) return local("no target");
+  if (target.provider.format !== ctx.clientFormat) return local(`${target.provider.id} speaks ${target.provider.format}`);
+  const picked = pickAccount(deps.pool, target, new Set(), {});
+  for (const v of picked.verdicts) ctx.trace.decisions.push(verdictDecision(target, v));
+  const account = picked.account;
+  if (!account) return local(`no eligible account of ${target.provider.id}`);
+
+  const started = deps.clock.now();
+  const attempt: AttemptTrace = { target: target.label, providerId: target.provider.id, model: target.model, accountId: account.id, startMs: started - ctx.startedAt };
+  ctx.trace.attempts.push(attempt);
+  let controller: AbortController | undefined;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const call = {
+      provider: target.provider,
+      account,
+      model: target.model,
+      body: countTokensBody(ctx, target.model),
+      stream: false,
+      upstreamFormat: ctx.clientFormat,
+      clientFormat: ctx.clientFormat,
+      clientHeaders: ctx.request.headers,
+      endpoint: "count_tokens" as const,
+    };
+    const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs);
+    controller = sent.controller;
+    const reply = sent.reply;
+    attempt.status = reply.status;
+    // The reply is a few bytes: reading it may take no longer than the provider's idle timeout.
+    idle = setTimeout(() => sent.controller.abort(), target.provider.idleTimeoutMs);
+    const text = await new Response(reply.body).text();
+    attempt.durationMs = deps.clock.now() - started;
+    if (reply.status < 200 || reply.status >= 300) {
+      attempt.error = `upstream answered ${reply.status}`;
+      return local(`${target.provider.id} answered ${reply.status}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const count = gemini ? (v.is(GeminiCountTokensReply, parsed) ? parsed.totalTokens : undefined) : v.is(CountTokensReply, parsed) ? parsed.input_tokens : undefined;
+    if (count === undefined) {
+      attempt.error = gemini ? "reply without totalTokens" : "reply without input_tokens";
+      return local(`${target.provider.id} sent no token count`);
+    }
+    ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `counted by ${target.label}` });
+    return answer(count);
+  } catch (e) {
+    attempt.durationMs = deps.clock.now() - started;
+    const timedOut = (e instanceof TransportError && (e.reason === "header_timeout" || e.reason === "aborted")) || controller?.signal.aborted === true;
+    attempt.error = timedOut ? "timeout or client gone" : "transport error";
+    return local(`${target.provider.id} could not be reached`);
+  } finally {
+    clearTimeout(idle);
+    controller?.abort();
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The public surface of pipeline/, with ports.ts: src/ imports the pipeline from these two files only
+ * (ports.ts for the types src implements — clock, providers, accounts, keys, usage and trace sinks —
+ * and this file for everything else; scripts/check-structure.ts holds src/ to at most three pipeline
+ * modules). Modules inside pipeline/ import each other directly, never this file.
+ *
+ * - the gateway (SPEC 3) and the ports of its stages: the attempt loop's account health, the pick
+ *   stage's account pool, the execute stage's executors;
+ * - routing vocabulary (targets, routing table, predicates) for the config loader and the admin API;
+ * - the helpers the HTTP and admin layers share with the pipeline (guard decisions, error answers,
+ *   secret scrubbing, the dry run).
+ */
+// The gateway and the request context
+export { createGateway, type Gateway, type GatewayDeps } from "./gateway.ts";
+export {
+  ENDPOINT_FORMAT,
+  isCountTokens,
+  errorResponse,
+  isRemote,
+  vouchForOrigin,
+  type Endpoint,
+  type Finished,
+  type IncomingRequest,
+  type RequestContext,
+} from "./context.ts";
+export { authenticate, presentedKey, stripClientModelSuffix } from "./guard.ts";
+export { BUDGET_WINDOW_MS } from "./key-limits.ts";
+export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
+
+// Ports of the stages
+export type { AccountHealth, AttemptSettings } from "./attempt-loop.ts";
+export { describeExclusion, type AccountCandidate, type AccountPool, type CacheState, type Exclusion, type PickHints } from "./pick.ts";
+export { executeCall, TransportError, type Executor, type ExecutorFor, type UpstreamCall, type UpstreamReply } from "./execute.ts";
+export { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "./classify.ts";
+export type { Translated } from "./translate.ts";
+
+// Routing: resolve, order, predicates, the dry run
+export type { ComboSpec, ComboStrategy, Resolution, RoutingTable, Target, TargetSpec } from "./resolve.ts";
+export { planRoute, TargetOrder, type RoutePlan } from "./order.ts";
+export {
+  CAPABILITIES,
+  FACT_TYPES,
+  PREDICATE_OPS,
+  type FactType,
+  type PredicateComparison,
+  type PredicateExpr,
+  type PredicateFact,
+  type PredicateOp,
+  type TargetPredicate,
+  type WhenUnknown,
+} from "./predicates.ts";
