@@ -79,7 +79,8 @@ export interface Committed {
 
 /**
  * The reply driver for an upstream 2xx (SPEC F-2, R-9): the native passthrough tap when client and
- * provider speak the same format and the body was not rebuilt; a translating stream for a streamed
+ * provider speak the same format and the body was not rebuilt (and nothing was redacted: S-3 maps
+ * placeholders back on the hub events); a translating stream for a streamed
  * reply to a streaming client; an accumulating driver for a streamed reply to a non-streaming client;
  * a whole-body driver for a JSON reply.
  */
@@ -96,14 +97,17 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
     },
   };
   const hints = { family: provider.family, ...translated.decoderHints };
-  if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat) {
+  // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
+  const restoration = ctx.restoration;
+  if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
     return passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
   }
-  if (isSse && ctx.stream) return new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions);
-  if (isSse) return new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions);
+  if (isSse && ctx.stream) return new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
+  if (isSse) return new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
   return new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
     native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
     clientStream: ctx.stream,
+    restoration,
   });
 }
 

@@ -3,6 +3,7 @@
  * uses to answer with an error in the client's own format.
  */
 import { Warnings, type HubError, type HubRequest, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
+import type { Restoration } from "./restore-placeholders.ts";
 import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, RouteTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
@@ -75,6 +76,8 @@ export interface RequestContext {
   includeUsage: boolean;
   /** The hub form of the body, parsed on first need (translation, predicates). */
   hub?: HubRequest;
+  /** Set by the redact stage when it replaced anything: the placeholders to map back in the reply (SPEC S-3). */
+  restoration?: Restoration;
   warnings: Warning[];
   trace: RouteTrace;
   /** Aborts when the client goes away. */

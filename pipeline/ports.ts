@@ -282,6 +282,8 @@ export interface RouteTrace {
   totalMs?: number;
   /** Counts of redactions by kind (never the values). */
   redactions?: Record<string, number>;
+  /** Counts of placeholders mapped back to their values in the reply, by kind (SPEC S-3; never the values). */
+  restored?: Record<string, number>;
   /** What the token savers did to the body of the last attempt (SPEC S-1, S-2); absent when they were off or found nothing. */
   tokenSaver?: TokenSaverTrace;
 }

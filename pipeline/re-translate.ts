@@ -11,6 +11,11 @@
  *   client served by a streaming provider, F-9).
  * - whole body: a JSON reply (non-streaming upstream) converted once at the end; replayed as a stream
  *   when the client wanted one.
+ *
+ * When the request was redacted (SPEC S-3), the hub-based drivers map placeholders back to the original
+ * values (pipeline/restore-placeholders.ts) on the normalized events, before the encoder or the
+ * accumulator; the attempt loop then uses no passthrough driver, whose bytes would carry the
+ * placeholders. A native whole body is forwarded as it is unless it holds a placeholder.
  */
 import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
@@ -27,6 +32,7 @@ import {
   type Usage,
 } from "../formats/hub.ts";
 import { EventNormalizer } from "../formats/normalize.ts";
+import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 
 const utf8 = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -139,14 +145,20 @@ export class TranslatedStreamDriver extends HubDriver {
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
 
-  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions) {
+  private readonly restorer: EventRestorer | undefined;
+
+  /** `restoration`: the request's redaction placeholders, mapped back in text and tool arguments (SPEC S-3). */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
     super();
     if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
     this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
-    this.normalizer = new EventNormalizer((ev) => {
+    const sink = (ev: HubEvent) => {
       this.observe(ev);
       this.encoder.event(ev);
-    });
+    };
+    this.restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
+    const restorer = this.restorer;
+    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
     this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
   }
 
@@ -166,6 +178,7 @@ export class TranslatedStreamDriver extends HubDriver {
     if (failure) this.normalizer.event({ type: "error", error: failure });
     else this.decoder.end();
     this.normalizer.end();
+    this.restorer?.end();
     this.encoder.end();
     return this.take();
   }
@@ -177,18 +190,24 @@ export class AccumulatedDriver extends HubDriver {
   private readonly acc = new Accumulator();
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
+  private readonly restorer: EventRestorer | undefined;
 
+  /** `restoration` as for {@link TranslatedStreamDriver}. */
   constructor(
     provider: FormatCodec,
     private readonly client: FormatCodec,
     decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
+    restoration?: Restoration,
   ) {
     super();
-    this.normalizer = new EventNormalizer((ev) => {
+    const sink = (ev: HubEvent) => {
       this.observe(ev);
       this.acc.event(ev);
-    });
+    };
+    this.restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
+    const restorer = this.restorer;
+    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
     this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
   }
 
@@ -201,6 +220,7 @@ export class AccumulatedDriver extends HubDriver {
     if (failure) this.normalizer.event({ type: "error", error: failure });
     else this.decoder.end();
     this.normalizer.end();
+    this.restorer?.end();
     const r = this.acc.result;
     if (r.error) {
       // Nothing was sent yet: any error, early or late, is a failed attempt.
@@ -227,7 +247,7 @@ export class WholeBodyDriver extends HubDriver {
     private readonly client: FormatCodec,
     private readonly decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
-    private readonly opts: { native: boolean; clientStream: boolean },
+    private readonly opts: { native: boolean; clientStream: boolean; restoration?: Restoration },
   ) {
     super();
   }
@@ -258,6 +278,8 @@ export class WholeBodyDriver extends HubDriver {
       this.earlyError = err ?? hubError("api_error", "The upstream reply could not be read.", { status: 502 });
       return EMPTY;
     }
+    // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.
+    const restored = this.opts.restoration ? restoreResponse(this.opts.restoration, resp) : false;
     const events = responseToEvents(resp);
     for (const ev of events) this.observe(ev);
     this.empty = !hasUsableContent(resp.content, resp.stopReason);
@@ -272,7 +294,7 @@ export class WholeBodyDriver extends HubDriver {
       encoder.end();
       return utf8.encode(out);
     }
-    if (this.opts.native) return bytes;
+    if (this.opts.native && !restored) return bytes;
     if (!this.client.encodeResponse) throw new Error(`${this.client.format} cannot encode a reply`);
     return utf8.encode(JSON.stringify(this.client.encodeResponse(resp, this.encoderOptions)));
   }

@@ -20,10 +20,12 @@
  * to them, and a conversation's earlier values keep their numbers as it grows. Each replacement is
  * counted by kind in `ctx.trace.redactions`; values are never logged or traced. When anything was
  * replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the redacted body.
- * Placeholders in the reply are not mapped back.
+ * The reply is mapped back (S-3): `ctx.placeholders` keeps each placeholder's original value (the text
+ * first seen for it) for pipeline/restore-placeholders.ts, which the reply drivers apply.
  */
 import { codecFor } from "../formats/index.ts";
 import type { RequestContext } from "./context.ts";
+import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
 export interface RedactionSettings {
@@ -174,6 +176,8 @@ export class Redactor {
   private readonly next: Record<string, number> = {};
   /** Replacements made so far, by kind (each occurrence counts). */
   readonly counts: Partial<Record<RedactionKind, number>> = {};
+  /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
+  readonly originals = new Map<string, PlaceholderValue>();
 
   /** `text` with every recognised value replaced by its placeholder. */
   redact(text: string): string {
@@ -182,13 +186,13 @@ export class Redactor {
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
         if (p.accept && !p.accept(value, whole.slice(Math.max(0, offset - 24), offset))) return match;
-        return keep + this.placeholder(p.kind, p.identity ? p.identity(value) : value);
+        return keep + this.placeholder(p.kind, p.identity ? p.identity(value) : value, value);
       });
     }
     return out;
   }
 
-  private placeholder(kind: RedactionKind, identity: string): string {
+  private placeholder(kind: RedactionKind, identity: string, value: string): string {
     this.counts[kind] = (this.counts[kind] ?? 0) + 1;
     const key = `${kind}\u0000${identity}`;
     let ph = this.seen.get(key);
@@ -196,6 +200,7 @@ export class Redactor {
       const n = (this.next[kind] = (this.next[kind] ?? 0) + 1);
       ph = `[${LABEL[kind]}_${n}]`;
       this.seen.set(key, ph);
+      this.originals.set(ph, { kind, value });
     }
     return ph;
   }
@@ -205,8 +210,8 @@ const encoder = new TextEncoder();
 
 /**
  * The redact stage (see the module doc). With `settings.enabled`, rewrites `ctx.body` in place, and
- * when anything was replaced also `ctx.rawBody` (re-serialised) and `ctx.trace.redactions` (counts by
- * kind); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
+ * when anything was replaced also `ctx.rawBody` (re-serialised), `ctx.trace.redactions` (counts by
+ * kind) and `ctx.restoration` (placeholders to map back in the reply, counted in `ctx.trace.restored`); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
  * Never throws.
  */
 export function redact(ctx: RequestContext, settings: RedactionSettings | undefined): void {
@@ -225,4 +230,7 @@ export function redact(ctx: RequestContext, settings: RedactionSettings | undefi
   ctx.rawBody = encoder.encode(JSON.stringify(ctx.body));
   ctx.hub = undefined;
   ctx.trace.redactions = { ...r.counts } as Record<string, number>;
+  const counts: Record<string, number> = {};
+  ctx.trace.restored = counts;
+  ctx.restoration = { placeholders: r.originals, counts };
 }

@@ -215,7 +215,10 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
 /** A text (and optionally tool-call) reply in the given format, streamed or not. */
 export interface SimpleReply {
   text?: string;
-  toolCalls?: Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
+  /** The text deltas of a streamed reply, exactly (they join to `text`); default: split after each space. */
+  textPieces?: string[];
+  /** `argumentPieces`: the streamed argument deltas, exactly (they join to the arguments' JSON); default: two halves. */
+  toolCalls?: Array<{ id: string; name: string; arguments: Record<string, unknown>; argumentPieces?: string[] }>;
   model?: string;
   usage?: { input: number; output: number; cacheRead?: number };
 }
@@ -229,7 +232,17 @@ export function simpleReply(format: FakeFormat, r: SimpleReply, stream: boolean)
   const model = r.model ?? "fake-model";
   const usage = r.usage ?? { input: 11, output: 7 };
   const calls = r.toolCalls ?? [];
-  const text = r.text ?? "";
+  const text = r.text ?? r.textPieces?.join("") ?? "";
+  if (r.textPieces && r.textPieces.join("") !== text) throw new Error("textPieces must join to text");
+  piecesOverride = r.textPieces;
+  try {
+    return replyOf(format, model, text, calls, usage, stream);
+  } finally {
+    piecesOverride = undefined;
+  }
+}
+
+function replyOf(format: FakeFormat, model: string, text: string, calls: Calls, usage: U, stream: boolean): FakeReply {
   switch (format) {
     case "anthropic-messages":
       return stream ? { sse: anthropicSse(model, text, calls, usage) } : { json: anthropicJson(model, text, calls, usage) };
@@ -245,7 +258,22 @@ export function simpleReply(format: FakeFormat, r: SimpleReply, stream: boolean)
 type Calls = NonNullable<SimpleReply["toolCalls"]>;
 type U = NonNullable<SimpleReply["usage"]>;
 
+/** A call's streamed argument deltas: its `argumentPieces`, else the JSON in two halves. */
+function argPieces(c: Calls[number]): string[] {
+  const json = JSON.stringify(c.arguments);
+  if (c.argumentPieces) {
+    if (c.argumentPieces.join("") !== json) throw new Error("argumentPieces must join to the arguments' JSON");
+    return c.argumentPieces;
+  }
+  const mid = Math.floor(json.length / 2);
+  return [json.slice(0, mid), json.slice(mid)];
+}
+
+/** The text deltas of a streamed reply: `r.textPieces`, else split after each space. */
+let piecesOverride: string[] | undefined;
+
 function chunksOf(text: string): string[] {
+  if (piecesOverride) return piecesOverride;
   const words = text.split(/(?<= )/);
   return words.length > 0 ? words : [text];
 }
@@ -297,11 +325,8 @@ function anthropicSse(model: string, text: string, calls: Calls, u: U): string {
       index,
       content_block: { type: "tool_use", id: c.id, name: c.name, input: {} },
     });
-    const json = JSON.stringify(c.arguments);
-    const mid = Math.floor(json.length / 2);
     out += ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: "" } });
-    out += ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(0, mid) } });
-    out += ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: json.slice(mid) } });
+    for (const piece of argPieces(c)) out += ev("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } });
     out += ev("content_block_stop", { type: "content_block_stop", index });
     index++;
   }
@@ -357,10 +382,7 @@ function chatSse(model: string, text: string, calls: Calls, u: U): string {
   if (text) for (const piece of chunksOf(text)) out += chunk({ content: piece });
   calls.forEach((c, i) => {
     out += chunk({ tool_calls: [{ index: i, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] });
-    const json = JSON.stringify(c.arguments);
-    const mid = Math.floor(json.length / 2);
-    out += chunk({ tool_calls: [{ index: i, function: { arguments: json.slice(0, mid) } }] });
-    out += chunk({ tool_calls: [{ index: i, function: { arguments: json.slice(mid) } }] });
+    for (const piece of argPieces(c)) out += chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] });
   });
   out += chunk({}, calls.length ? "tool_calls" : "stop");
   out += `data: ${JSON.stringify({ ...base, choices: [], usage: chatUsage(u) })}\n\n`;
@@ -443,7 +465,7 @@ function responsesSse(model: string, text: string, calls: Calls, u: U): string {
     const id = `fc_fake0${i + 1}`;
     const json = JSON.stringify(c.arguments);
     out += ev({ type: "response.output_item.added", output_index: oi, item: { type: "function_call", id, call_id: c.id, name: c.name, arguments: "", status: "in_progress" } });
-    out += ev({ type: "response.function_call_arguments.delta", item_id: id, output_index: oi, delta: json });
+    for (const piece of argPieces(c)) out += ev({ type: "response.function_call_arguments.delta", item_id: id, output_index: oi, delta: piece });
     out += ev({ type: "response.function_call_arguments.done", item_id: id, output_index: oi, name: c.name, arguments: json });
     out += ev({ type: "response.output_item.done", output_index: oi, item: { type: "function_call", id, call_id: c.id, name: c.name, arguments: json, status: "completed" } });
     oi++;

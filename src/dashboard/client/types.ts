@@ -108,6 +108,7 @@ export interface RouteTrace {
   status?: number;
   totalMs?: number;
   redactions?: Record<string, number>;
+  restored?: Record<string, number>;
   tokenSaver?: { skipped: string } | { results: number; charsBefore: number; charsAfter: number; tokensSaved: number; rules: Record<string, number> };
 }
 
