@@ -200,14 +200,15 @@ describe("left alone", () => {
     expect(t.body).toBe(ctx.rawBody);
   });
 
-  test("cost of the no-op path: 300 fresh requests with Claude Code's 100 KB first turn", async () => {
+  test("the no-op path: Claude Code's 100 KB first turn (no long tool result) leaves the upstream body the same string", async () => {
+    // What it costs is measured by scripts/bench, not asserted here (no timing assertions in tests).
     const body = await clientRequest("claude-code-default.json");
-    const ctxs = Array.from({ length: 300 }, () => ctxFor("anthropic-messages", body));
-    const t = translate(ctxs[0], target(provider("p", "openai-compatible"), "glm-5"), "strip_with_warning") as Translated;
-    const start = performance.now();
-    for (const ctx of ctxs) saveTokens(ctx, target(provider("p", "openai-compatible"), "glm-5"), t, ON);
-    const perRequestMs = (performance.now() - start) / ctxs.length;
-    expect(perRequestMs).toBeLessThan(0.05);
+    const ctx = ctxFor("anthropic-messages", body);
+    const t = translate(ctx, target(provider("p", "openai-compatible"), "glm-5"), "strip_with_warning") as Translated;
+    const before = t.body;
+    saveTokens(ctx, target(provider("p", "openai-compatible"), "glm-5"), t, ON);
+    expect(t.body).toBe(before);
+    expect(ctx.trace.tokenSaver).toBeUndefined();
   });
 });
 
