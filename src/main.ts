@@ -18,6 +18,7 @@ import { importCommand } from "./cli/import.ts";
 import { inspectCommand } from "./cli/calls.ts";
 import { realServiceHost, serviceCommand } from "./cli/service.ts";
 import { costCell, describeBudgetUse, limitsFromFlags } from "./cli/key-limits.ts";
+import { runSetup, type SetupModel } from "./cli/setup.ts";
 import type { BudgetUse } from "../pipeline/ports.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
@@ -34,6 +35,7 @@ Usage:
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
+  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY]
   switchyard version
 
 Commands other than start, check-config, service and version talk to the running instance
@@ -84,6 +86,8 @@ function parseCli(argv: string[]) {
       from: { type: "string" },
       "no-browser": { type: "boolean" },
       bodies: { type: "boolean" },
+      model: { type: "string" },
+      "dry-run": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -190,6 +194,8 @@ async function main(argv: string[]): Promise<void> {
         realServiceHost(),
         { out, fail },
       );
+    case "setup":
+      return setup(sub, values, dataDir);
     case "accounts":
       return accountsCommand(sub, { json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
     default:
@@ -279,6 +285,58 @@ function describeLimits(k: Record<string, unknown>): string {
   if (use?.budgets?.length) parts.push(describeBudgetUse(use.budgets));
   else if (Array.isArray(l.budgets)) parts.push(describeBudgetUse((l.budgets as BudgetUse["budget"][]).map((budget) => ({ budget, used: 0 }))));
   return parts.join(", ");
+}
+
+/** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */
+function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
+  const given = values.url as string | undefined;
+  if (given) return given.replace(/\/+$/, "");
+  const file = join(dataDir, "instance.json");
+  if (!existsSync(file)) fail(`no running switchyard instance found (no ${file}); start one with: switchyard start`);
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url.replace(/\/+$/, "");
+  } catch {
+    fail(`cannot read ${file}`);
+  }
+}
+
+/**
+ * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]` (SPEC 2.2, src/cli/setup.ts).
+ * The gateway URL comes from the running instance; the model's limits from its `GET /v1/models/{id}`;
+ * `--key` (else `$SWITCHYARD_KEY`, else a placeholder) is the client key written for the CLI.
+ */
+async function setup(target: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
+  if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]", 2);
+  const url = instanceUrl(values, dataDir);
+  const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? "switchyard";
+  let model: SetupModel | undefined;
+  const name = values.model as string | undefined;
+  if (name) {
+    let res: Response;
+    try {
+      res = await fetch(`${url}/v1/models/${name.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
+    } catch {
+      fail(`no running switchyard instance answers at ${url}`);
+    }
+    if (res.status === 404) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
+    if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
+    const m = (await res.json()) as { context_window?: unknown; max_output_tokens?: unknown };
+    model = { id: name };
+    if (typeof m.context_window === "number") model.contextWindow = m.context_window;
+    if (typeof m.max_output_tokens === "number") model.maxOutputTokens = m.max_output_tokens;
+  }
+  const dryRun = values["dry-run"] === true;
+  let r;
+  try {
+    r = runSetup({ target, gatewayUrl: url, key, model, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
+  } catch (e) {
+    fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (r.changes.length === 0) return out(`${target} already points at ${url}: nothing to change`);
+  process.stdout.write(r.diff);
+  if (model && model.contextWindow === undefined) out(`note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`);
+  for (const b of r.backups) out(`backup: ${b}`);
+  out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
 }
 
 /** Finds the running instance and calls its admin API; exits with one line when none runs. */

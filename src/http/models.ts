@@ -30,15 +30,26 @@ function entries(cfg: RuntimeConfig, discovered?: DiscoveredModels): Entry[] {
 
 const CREATED = 1_700_000_000;
 
-function shape(e: Entry, anthropic: boolean): unknown {
-  return anthropic
+/**
+ * One list entry: OpenAI's `{id, object, created, owned_by}` or Anthropic's `{type, id, display_name,
+ * created_at}`, plus what the config or discovery says about the model (SPEC P-8; what `switchyard
+ * setup` and the CLIs read): `context_window` and `max_output_tokens` in tokens and
+ * `reasoning_efforts`, each only when known (extra members the SDKs ignore).
+ */
+function shape(cfg: RuntimeConfig, e: Entry, anthropic: boolean, discovered?: DiscoveredModels): unknown {
+  const base: Record<string, unknown> = anthropic
     ? { type: "model", id: e.id, display_name: e.id, created_at: new Date(CREATED * 1000).toISOString() }
     : { id: e.id, object: "model", created: CREATED, owned_by: e.owner };
+  const meta = modelMetadata(cfg, e.id, discovered);
+  if (meta?.contextWindow !== undefined) base.context_window = meta.contextWindow;
+  if (meta?.maxOutputTokens !== undefined) base.max_output_tokens = meta.maxOutputTokens;
+  if (meta?.reasoningEfforts !== undefined) base.reasoning_efforts = meta.reasoningEfforts;
+  return base;
 }
 
 /** The model list body. */
 export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: DiscoveredModels): unknown {
-  const list = entries(cfg, discovered).map((e) => shape(e, anthropic));
+  const list = entries(cfg, discovered).map((e) => shape(cfg, e, anthropic, discovered));
   if (anthropic) {
     return { data: list, has_more: false, first_id: (list[0] as { id?: string })?.id ?? null, last_id: (list.at(-1) as { id?: string })?.id ?? null };
   }
@@ -48,7 +59,7 @@ export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: D
 /** One model entry, or undefined when the id is not listed. */
 export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean, discovered?: DiscoveredModels): unknown | undefined {
   const e = entries(cfg, discovered).find((x) => x.id === id);
-  return e ? shape(e, anthropic) : undefined;
+  return e ? shape(cfg, e, anthropic, discovered) : undefined;
 }
 
 /** What a model name offers, as far as the config and discovery say (SPEC P-8, 2.2). */

@@ -1,0 +1,314 @@
+/**
+ * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]` (SPEC 2.2): points a coding
+ * CLI at this gateway by writing its own settings files, with the model's real context window and a
+ * compaction limit so the CLI compacts in time.
+ *
+ * What each CLI gets (setting names read from the CLIs themselves: Claude Code 2.1's binary, Codex's
+ * `config.toml` reference, Gemini CLI's `settingsSchema.ts` and `tokenLimits.ts`):
+ * - Claude Code, `~/.claude/settings.json`, the `env` block: `ANTHROPIC_BASE_URL`,
+ *   `ANTHROPIC_AUTH_TOKEN` (sent as Bearer; no "use this API key?" prompt), and with `--model`:
+ *   `ANTHROPIC_MODEL` and `ANTHROPIC_DEFAULT_HAIKU_MODEL` (its small/fast model, so no request goes out
+ *   under a name the gateway does not know); with a known context window: `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
+ *   (the window of a model Claude Code does not know) and `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (the window
+ *   auto-compaction measures against; either one silences the "doesn't recognize the model … assumes a
+ *   context window" notice); with a known output limit: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`.
+ * - Codex, `$CODEX_HOME/config.toml` (default `~/.codex`): top-level `model_provider = "switchyard"`,
+ *   and with `--model`: `model`, `model_context_window`, `model_auto_compact_token_limit` (90 % of the
+ *   window); the table `[model_providers.switchyard]` with `name`, `base_url` (`…/v1`), `wire_api =
+ *   "responses"`, `supports_websockets = true` (SPEC 2.5) and `experimental_bearer_token`.
+ * - Gemini CLI, `~/.gemini/.env`: `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, and with `--model`
+ *   `GEMINI_MODEL`; `~/.gemini/settings.json`: `security.auth.selectedType: "gemini-api-key"` (without
+ *   it the CLI refuses to run non-interactively), with `--model` `model.name`, and with a known window
+ *   `model.compressionThreshold`: Gemini CLI assumes 1,048,576 tokens for a model it does not know and
+ *   compresses at a fraction of that, so the fraction is set to compress at half the real window (its
+ *   default fraction), capped at 0.5.
+ *
+ * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
+ * or .env file included); a changed file is first copied to `<file>.switchyard-backup-<time>`; the
+ * change is printed as a unified diff with the key masked; a second run with the same arguments
+ * changes nothing (and says so); `--dry-run` prints the diff and writes nothing. The key is the
+ * client key the CLI will present: `--key`, else `$SWITCHYARD_KEY`, else the placeholder `switchyard`
+ * (enough from loopback while `require_api_key` is off).
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createTwoFilesPatch } from "diff";
+
+/** The CLIs `setup` knows. */
+export type SetupTarget = "claude-code" | "codex" | "gemini";
+
+/** What the gateway says about the model (`GET /v1/models/{id}`). */
+export interface SetupModel {
+  id: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+}
+
+/** Inputs of one setup run. */
+export interface SetupOptions {
+  target: SetupTarget;
+  /** The gateway's base URL (`http://127.0.0.1:20128`). */
+  gatewayUrl: string;
+  /** The client key to write (never printed). */
+  key: string;
+  model?: SetupModel;
+  /** The user's home directory (`~`). */
+  home: string;
+  /** `$CODEX_HOME` when set. */
+  codexHome?: string;
+  dryRun: boolean;
+  /** Wall clock (ms) for backup names. */
+  now?: () => number;
+}
+
+/** One file's planned change. */
+export interface FileChange {
+  path: string;
+  before: string | undefined;
+  after: string;
+}
+
+/** The outcome of a run: the files that change (empty when nothing does), their diff, the backups made. */
+export interface SetupResult {
+  changes: FileChange[];
+  diff: string;
+  backups: string[];
+}
+
+/** The compaction limit Codex gets: 90 % of the context window, in tokens. */
+export function codexCompactLimit(window: number): number {
+  return Math.floor(window * 0.9);
+}
+
+/** The tokens Gemini CLI assumes for a model it does not know (its tokenLimits.ts default). */
+export const GEMINI_ASSUMED_WINDOW = 1_048_576;
+
+/** Gemini CLI's `model.compressionThreshold` that compresses at half of `window` (at most its default 0.5). */
+export function geminiCompressionThreshold(window: number): number {
+  return Math.min(0.5, Math.round(((window * 0.5) / GEMINI_ASSUMED_WINDOW) * 10_000) / 10_000);
+}
+
+function readText(path: string): string | undefined {
+  return existsSync(path) ? readFileSync(path, "utf8") : undefined;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
+
+function parseJsonFile(path: string, text: string | undefined): Obj {
+  if (text === undefined || text.trim() === "") return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not valid JSON; fix or move it, then run setup again`);
+  }
+  if (!isObj(v)) throw new Error(`${path} does not hold a JSON object`);
+  return v;
+}
+
+/** Sets `obj.a.b.c = value`, creating objects on the way; refuses to replace a non-object. */
+function setPath(path: string, obj: Obj, keys: string[], value: unknown): void {
+  let cur = obj;
+  for (const k of keys.slice(0, -1)) {
+    const next = cur[k];
+    if (next === undefined) cur[k] = {};
+    else if (!isObj(next)) throw new Error(`${path}: ${keys.join(".")} cannot be set because ${k} is not an object`);
+    cur = cur[k] as Obj;
+  }
+  cur[keys.at(-1)!] = value;
+}
+
+/** JSON file with `sets` applied (other members untouched), formatted with two spaces. */
+function editJson(path: string, before: string | undefined, sets: Array<[string[], unknown]>): string {
+  const obj = parseJsonFile(path, before);
+  for (const [keys, value] of sets) setPath(path, obj, keys, value);
+  return JSON.stringify(obj, null, 2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// .env (KEY=value lines)
+// ---------------------------------------------------------------------------------------------
+
+/** `.env` text with each `KEY=value` of `sets` replaced in place or appended; other lines untouched. */
+export function editDotenv(before: string | undefined, sets: Array<[string, string]>): string {
+  const lines = before === undefined || before === "" ? [] : before.replace(/\n$/, "").split("\n");
+  for (const [key, value] of sets) {
+    const line = `${key}=${value}`;
+    const re = new RegExp(`^\\s*(export\\s+)?${key}\\s*=`);
+    const i = lines.findIndex((l) => re.test(l));
+    if (i >= 0) lines[i] = line;
+    else lines.push(line);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// TOML (line edits: comments, order and unrelated tables stay exactly as they were)
+// ---------------------------------------------------------------------------------------------
+
+const TABLE_HEADER = /^\s*\[/;
+
+/** A TOML value literal for a string or an integer. */
+function tomlValue(v: string | number | boolean): string {
+  return typeof v === "string" ? JSON.stringify(v) : String(v);
+}
+
+/** Index of the line that sets `key` in lines [from, to), or -1. */
+function findKey(lines: string[], from: number, to: number, key: string): number {
+  const re = new RegExp(`^\\s*${key.replace(/[.]/g, "\\.")}\\s*=`);
+  for (let i = from; i < to; i++) if (re.test(lines[i]!)) return i;
+  return -1;
+}
+
+/**
+ * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` set; lines that set
+ * other keys, comments and other tables are kept byte for byte. A missing key is added at the end of
+ * its section (top-level keys before the first table); a missing table is appended. The result is
+ * checked with Bun's TOML parser.
+ */
+export function editToml(before: string | undefined, top: Array<[string, string | number | boolean]>, tableName: string, table: Array<[string, string | number | boolean]>): string {
+  const lines = before === undefined || before === "" ? [] : before.replace(/\n$/, "").split("\n");
+  let firstTable = lines.findIndex((l) => TABLE_HEADER.test(l));
+  if (firstTable < 0) firstTable = lines.length;
+  for (const [k, v] of top) {
+    const i = findKey(lines, 0, firstTable, k);
+    const line = `${k} = ${tomlValue(v)}`;
+    if (i >= 0) lines[i] = line;
+    else {
+      // After the last non-blank top-level line.
+      let at = firstTable;
+      while (at > 0 && lines[at - 1]!.trim() === "") at--;
+      lines.splice(at, 0, line);
+      firstTable++;
+    }
+  }
+  const header = new RegExp(`^\\s*\\[\\s*${tableName.replace(/[.]/g, "\\s*\\.\\s*")}\\s*\\]\\s*(#.*)?$`);
+  let start = lines.findIndex((l) => header.test(l));
+  if (start < 0) {
+    while (lines.length > 0 && lines.at(-1)!.trim() === "") lines.pop();
+    if (lines.length > 0) lines.push("");
+    lines.push(`[${tableName}]`);
+    start = lines.length - 1;
+  }
+  let end = lines.findIndex((l, i) => i > start && TABLE_HEADER.test(l));
+  if (end < 0) end = lines.length;
+  for (const [k, v] of table) {
+    const i = findKey(lines, start + 1, end, k);
+    const line = `${k} = ${tomlValue(v)}`;
+    if (i >= 0) lines[i] = line;
+    else {
+      let at = end;
+      while (at > start + 1 && lines[at - 1]!.trim() === "") at--;
+      lines.splice(at, 0, line);
+      end++;
+    }
+  }
+  const out = lines.join("\n") + "\n";
+  Bun.TOML.parse(out); // throws on a file this edit made invalid (it never should)
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans per CLI
+// ---------------------------------------------------------------------------------------------
+
+function claudeCode(o: SetupOptions): FileChange[] {
+  const path = join(o.home, ".claude", "settings.json");
+  const before = readText(path);
+  const env: Array<[string, string]> = [
+    ["ANTHROPIC_BASE_URL", o.gatewayUrl],
+    ["ANTHROPIC_AUTH_TOKEN", o.key],
+  ];
+  const m = o.model;
+  if (m) {
+    env.push(["ANTHROPIC_MODEL", m.id], ["ANTHROPIC_DEFAULT_HAIKU_MODEL", m.id]);
+    if (m.contextWindow !== undefined) {
+      env.push(["CLAUDE_CODE_MAX_CONTEXT_TOKENS", String(m.contextWindow)], ["CLAUDE_CODE_AUTO_COMPACT_WINDOW", String(m.contextWindow)]);
+    }
+    if (m.maxOutputTokens !== undefined) env.push(["CLAUDE_CODE_MAX_OUTPUT_TOKENS", String(m.maxOutputTokens)]);
+  }
+  return [{ path, before, after: editJson(path, before, env.map(([k, v]) => [["env", k], v])) }];
+}
+
+function codex(o: SetupOptions): FileChange[] {
+  const path = join(o.codexHome ?? join(o.home, ".codex"), "config.toml");
+  const before = readText(path);
+  if (before !== undefined) {
+    try {
+      Bun.TOML.parse(before);
+    } catch {
+      throw new Error(`${path} is not valid TOML; fix or move it, then run setup again`);
+    }
+  }
+  const top: Array<[string, string | number]> = [["model_provider", "switchyard"]];
+  const m = o.model;
+  if (m) {
+    top.push(["model", m.id]);
+    if (m.contextWindow !== undefined) top.push(["model_context_window", m.contextWindow], ["model_auto_compact_token_limit", codexCompactLimit(m.contextWindow)]);
+  }
+  const table: Array<[string, string | boolean]> = [
+    ["name", "switchyard"],
+    ["base_url", `${o.gatewayUrl}/v1`],
+    ["wire_api", "responses"],
+    ["supports_websockets", true],
+    ["experimental_bearer_token", o.key],
+  ];
+  return [{ path, before, after: editToml(before, top, "model_providers.switchyard", table) }];
+}
+
+function gemini(o: SetupOptions): FileChange[] {
+  const envPath = join(o.home, ".gemini", ".env");
+  const envBefore = readText(envPath);
+  const env: Array<[string, string]> = [
+    ["GOOGLE_GEMINI_BASE_URL", o.gatewayUrl],
+    ["GEMINI_API_KEY", o.key],
+  ];
+  if (o.model) env.push(["GEMINI_MODEL", o.model.id]);
+  const settingsPath = join(o.home, ".gemini", "settings.json");
+  const settingsBefore = readText(settingsPath);
+  const sets: Array<[string[], unknown]> = [[["security", "auth", "selectedType"], "gemini-api-key"]];
+  if (o.model) {
+    sets.push([["model", "name"], o.model.id]);
+    if (o.model.contextWindow !== undefined) sets.push([["model", "compressionThreshold"], geminiCompressionThreshold(o.model.contextWindow)]);
+  }
+  return [
+    { path: envPath, before: envBefore, after: editDotenv(envBefore, env) },
+    { path: settingsPath, before: settingsBefore, after: editJson(settingsPath, settingsBefore, sets) },
+  ];
+}
+
+/** The files a run would change (unchanged files are left out). Throws on a file it cannot edit safely. */
+export function planSetup(o: SetupOptions): FileChange[] {
+  const all = o.target === "claude-code" ? claudeCode(o) : o.target === "codex" ? codex(o) : gemini(o);
+  return all.filter((c) => c.before !== c.after);
+}
+
+/** Replaces the key (and any value that contains it) with `***` for printing. */
+function mask(text: string, key: string): string {
+  return key.length > 0 ? text.split(key).join("***") : text;
+}
+
+/**
+ * Plans the change, prints nothing itself, and unless `dryRun` writes it: each changed file that
+ * existed is first copied to `<file>.switchyard-backup-<ms>`, then written (parent folders created,
+ * mode 0600 for files that hold the key). Returns the changes, the masked diff and the backups.
+ */
+export function runSetup(o: SetupOptions): SetupResult {
+  const changes = planSetup(o);
+  const diff = changes.map((c) => mask(createTwoFilesPatch(c.path, c.path, c.before ?? "", c.after, c.before === undefined ? "(new file)" : "before", "after"), o.key)).join("");
+  const backups: string[] = [];
+  if (!o.dryRun) {
+    const stamp = (o.now ?? Date.now)();
+    for (const c of changes) {
+      mkdirSync(dirname(c.path), { recursive: true });
+      if (c.before !== undefined) {
+        const backup = `${c.path}.switchyard-backup-${stamp}`;
+        copyFileSync(c.path, backup);
+        backups.push(backup);
+      }
+      writeFileSync(c.path, c.after, { mode: 0o600 });
+    }
+  }
+  return { changes, diff, backups };
+}

@@ -1,0 +1,300 @@
+/**
+ * `switchyard setup claude-code|codex|gemini` (SPEC 2.2) as a user runs it, against a running gateway
+ * and a scratch HOME that already holds unrelated settings: those survive byte for byte, the CLI's
+ * own keys are written with the model's context window and compaction limit, a backup is kept, the
+ * printed diff never shows the key, a second run changes nothing, `--dry-run` writes nothing. Then the
+ * real Claude Code and Codex CLIs, started with nothing but that HOME, answer through the gateway.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { CLAUDE_CODE, CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../support/cli-install.ts";
+import { runCli, startTrapProxy, type TrapProxy } from "../support/cli-run.ts";
+import { CLI_TEST_TIMEOUT_MS, gatewayRequestLogs, plainAnswer } from "../support/cli-agents.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
+
+const MAIN = resolve(import.meta.dir, "../../src/main.ts");
+const KEY = "sy-setup-client-key-0001";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(
+    `
+server: { require_api_key: true }
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    models:
+      claude-e2e: { context_window: 200000, max_output_tokens: 32000 }
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+    models:
+      gpt-e2e: { context_window: 400000 }
+accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
+aliases:
+  coding: anth/claude-e2e
+keys:
+  - name: laptop
+    key: env:SETUP_KEY
+`,
+    { env: { SETUP_KEY: KEY } },
+  );
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** Runs `switchyard setup …` with HOME = `home`, the gateway found through its data directory. */
+async function setup(home: string, ...args: string[]) {
+  const proc = Bun.spawn(["bun", MAIN, "setup", ...args, "--data-dir", gw.dataDir, "--key", KEY], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { stdout, stderr, code };
+}
+
+/** A scratch HOME with unrelated settings of all three CLIs. */
+function scratchHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "sy-setup-"));
+  mkdirSync(join(home, ".claude"));
+  writeFileSync(join(home, ".claude", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash(ls:*)"] }, env: { MY_VAR: "keep me" }, theme: "dark" }, null, 2) + "\n");
+  mkdirSync(join(home, ".codex"));
+  writeFileSync(
+    join(home, ".codex", "config.toml"),
+    `# my codex settings
+approval_policy = "never"
+
+[model_providers.other]
+name = "Other"
+base_url = "https://other.example/v1"
+
+[projects."/home/me/work"]
+trust_level = "trusted"
+`,
+  );
+  mkdirSync(join(home, ".gemini"));
+  writeFileSync(join(home, ".gemini", ".env"), "# mine\nOTHER_TOOL_TOKEN=abc\n");
+  writeFileSync(join(home, ".gemini", "settings.json"), JSON.stringify({ ui: { theme: "GitHub" }, security: { folderTrust: { enabled: false } } }, null, 2));
+  return home;
+}
+
+const read = (p: string) => readFileSync(p, "utf8");
+const backupsIn = (dir: string) => readdirSync(dir).filter((f) => f.includes(".switchyard-backup-"));
+
+describe("setup writes each CLI's settings", () => {
+  test("claude-code: the env block gets the gateway, key, model and its window; unrelated settings survive; idempotent", async () => {
+    const home = scratchHome();
+    try {
+      const file = join(home, ".claude", "settings.json");
+      const original = read(file);
+      const r = await setup(home, "claude-code", "--model", "anth/claude-e2e");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("+    \"CLAUDE_CODE_MAX_CONTEXT_TOKENS\": \"200000\"");
+      expect(r.stdout).not.toContain(KEY);
+      const s = JSON.parse(read(file));
+      expect(s).toEqual({
+        permissions: { allow: ["Bash(ls:*)"] },
+        env: {
+          MY_VAR: "keep me",
+          ANTHROPIC_BASE_URL: gw.url,
+          ANTHROPIC_AUTH_TOKEN: KEY,
+          ANTHROPIC_MODEL: "anth/claude-e2e",
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: "anth/claude-e2e",
+          CLAUDE_CODE_MAX_CONTEXT_TOKENS: "200000",
+          CLAUDE_CODE_AUTO_COMPACT_WINDOW: "200000",
+          CLAUDE_CODE_MAX_OUTPUT_TOKENS: "32000",
+        },
+        theme: "dark",
+      });
+      const backups = backupsIn(join(home, ".claude"));
+      expect(backups).toHaveLength(1);
+      expect(read(join(home, ".claude", backups[0]!))).toBe(original);
+
+      const after = read(file);
+      const again = await setup(home, "claude-code", "--model", "anth/claude-e2e");
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain("nothing to change");
+      expect(read(file)).toBe(after);
+      expect(backupsIn(join(home, ".claude"))).toHaveLength(1);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("codex: model, window and compaction limit at the top, the switchyard provider table; comments and other tables kept", async () => {
+    const home = scratchHome();
+    try {
+      const file = join(home, ".codex", "config.toml");
+      const r = await setup(home, "codex", "--model", "resp/gpt-e2e");
+      expect(r.code).toBe(0);
+      expect(r.stdout).not.toContain(KEY);
+      expect(read(file)).toBe(`# my codex settings
+approval_policy = "never"
+model_provider = "switchyard"
+model = "resp/gpt-e2e"
+model_context_window = 400000
+model_auto_compact_token_limit = 360000
+
+[model_providers.other]
+name = "Other"
+base_url = "https://other.example/v1"
+
+[projects."/home/me/work"]
+trust_level = "trusted"
+
+[model_providers.switchyard]
+name = "switchyard"
+base_url = "${gw.url}/v1"
+wire_api = "responses"
+supports_websockets = true
+experimental_bearer_token = "${KEY}"
+`);
+      const after = read(file);
+      expect((await setup(home, "codex", "--model", "resp/gpt-e2e")).stdout).toContain("nothing to change");
+      expect(read(file)).toBe(after);
+      // Another model later: only the model lines change.
+      const other = await setup(home, "codex", "--model", "anth/claude-e2e");
+      expect(other.stdout).toContain('-model = "resp/gpt-e2e"');
+      expect(other.stdout).toContain('+model = "anth/claude-e2e"');
+      expect(read(file)).toContain("model_context_window = 200000\nmodel_auto_compact_token_limit = 180000\n");
+      expect(backupsIn(join(home, ".codex"))).toHaveLength(2);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("gemini: .env and settings.json (auth type, model, compression threshold); other lines kept", async () => {
+    const home = scratchHome();
+    try {
+      const r = await setup(home, "gemini", "--model", "coding");
+      expect(r.code).toBe(0);
+      expect(read(join(home, ".gemini", ".env"))).toBe(`# mine\nOTHER_TOOL_TOKEN=abc\nGOOGLE_GEMINI_BASE_URL=${gw.url}\nGEMINI_API_KEY=${KEY}\nGEMINI_MODEL=coding\n`);
+      expect(JSON.parse(read(join(home, ".gemini", "settings.json")))).toEqual({
+        ui: { theme: "GitHub" },
+        security: { folderTrust: { enabled: false }, auth: { selectedType: "gemini-api-key" } },
+        model: { name: "coding", compressionThreshold: geminiCompressionThreshold(200000) },
+      });
+      expect(geminiCompressionThreshold(200000)).toBe(0.0954);
+      expect((await setup(home, "gemini", "--model", "coding")).stdout).toContain("nothing to change");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("--dry-run prints the diff and writes nothing; a model the gateway does not list is an error", async () => {
+    const home = scratchHome();
+    try {
+      const before = read(join(home, ".codex", "config.toml"));
+      const r = await setup(home, "codex", "--model", "resp/gpt-e2e", "--dry-run");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('+model_context_window = 400000');
+      expect(r.stdout).toContain("dry run: nothing was written");
+      expect(read(join(home, ".codex", "config.toml"))).toBe(before);
+      expect(backupsIn(join(home, ".codex"))).toHaveLength(0);
+      const bad = await setup(home, "codex", "--model", "nope/none");
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain("does not list the model nope/none");
+      expect(read(join(home, ".codex", "config.toml"))).toBe(before);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("a fresh HOME gets new files (no backup)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "sy-setup-fresh-"));
+    try {
+      const r = await setup(home, "codex");
+      expect(r.code).toBe(0);
+      expect(existsSync(join(home, ".codex", "config.toml"))).toBe(true);
+      expect(backupsIn(join(home, ".codex"))).toHaveLength(0);
+      expect(Bun.TOML.parse(read(join(home, ".codex", "config.toml")))).toMatchObject({ model_provider: "switchyard", model_providers: { switchyard: { base_url: `${gw.url}/v1` } } });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
+
+test("editToml replaces a key in place and keeps inline comments of other lines", () => {
+  const out = editToml('model = "a" # old\n# note\n[model_providers.switchyard]\nbase_url = "x"\nextra = 1 # mine\n', [["model", "b"]], "model_providers.switchyard", [["base_url", "y"]]);
+  expect(out).toBe('model = "b"\n# note\n[model_providers.switchyard]\nbase_url = "y"\nextra = 1 # mine\n');
+});
+
+describe("the real CLIs started with only the HOME setup wrote", () => {
+  let trap: TrapProxy;
+  beforeAll(() => {
+    trap = startTrapProxy();
+  });
+  afterAll(() => trap?.stop());
+  const envFor = (home: string) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, USER: "root", SHELL: "/bin/bash", LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1", ...trap.env() });
+
+  test(
+    "Claude Code answers through the gateway, without the unknown-model notice",
+    async () => {
+      const bin = await ensureCli(CLAUDE_CODE);
+      const home = scratchHome();
+      try {
+        // Claude Code's own housekeeping switches, written next to setup's keys the way a user would.
+        const settings = JSON.parse(read(join(home, ".claude", "settings.json")));
+        settings.env = { ...settings.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_MAX_RETRIES: "0" };
+        writeFileSync(join(home, ".claude", "settings.json"), JSON.stringify(settings, null, 2));
+        expect((await setup(home, "claude-code", "--model", "anth/claude-e2e")).code).toBe(0);
+        gw.fake.reset();
+        gw.fake.handle(plainAnswer("Answer through setup."));
+        const logStart = gw.logs.length;
+        mkdirSync(join(home, "work"));
+        const run = await runCli([bin, "-p", "say hi", "--output-format", "json", "--no-session-persistence"], { cwd: join(home, "work"), env: envFor(home), timeoutMs: 60_000 });
+        gw.fake.handle(undefined);
+        const story = `${run.stdout}\n${run.stderr}`;
+        expect(run.code, story).toBe(0);
+        expect(JSON.parse(run.stdout).result, story).toBe("Answer through setup.");
+        expect(story).not.toContain("doesn't recognize the model");
+        const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+        expect(logged.length, story).toBeGreaterThanOrEqual(1);
+        expect(logged.every((l) => l.model === "anth/claude-e2e" && l.status === 200), story).toBe(true);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+    INSTALL_HOOK_TIMEOUT_MS,
+  );
+
+  test(
+    "Codex answers through the gateway over its WebSocket",
+    async () => {
+      const bin = await ensureCli(CODEX);
+      const home = scratchHome();
+      try {
+        expect((await setup(home, "codex", "--model", "resp/gpt-e2e")).code).toBe(0);
+        // Codex's own housekeeping switches, as in the other Codex e2e tests.
+        writeFileSync(join(home, ".codex", "config.toml"), read(join(home, ".codex", "config.toml")).replace('approval_policy = "never"', 'approval_policy = "never"\ncheck_for_update_on_startup = false') + "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n");
+        gw.fake.reset();
+        gw.fake.handle(plainAnswer("Codex answer through setup."));
+        const logStart = gw.logs.length;
+        mkdirSync(join(home, "work"));
+        const run = await runCli([bin, "exec", "--skip-git-repo-check", "--color", "never", "say hi"], { cwd: join(home, "work"), env: envFor(home), timeoutMs: 60_000 });
+        gw.fake.handle(undefined);
+        const story = `${run.stdout}\n${run.stderr}`;
+        expect(run.code, story).toBe(0);
+        expect(run.stdout, story).toContain("Codex answer through setup.");
+        const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+        expect(logged.length, story).toBeGreaterThanOrEqual(1);
+        expect(logged.every((l) => l.model === "resp/gpt-e2e" && l.status === 200 && l.transport === "websocket"), story).toBe(true);
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+    CLI_TEST_TIMEOUT_MS + INSTALL_HOOK_TIMEOUT_MS,
+  );
+});
