@@ -20,6 +20,7 @@ import type { AccountStateStore } from "./account-state.ts";
 import type { AccountStore } from "./accounts.ts";
 import type { KeyStore } from "./keys.ts";
 import type { SharedStore } from "./shared.ts";
+import type { RoutingObjectStore } from "./routing-objects.ts";
 import type { StoreStats, UsageStore } from "./usage.ts";
 
 export * from "./account-state.ts";
@@ -27,6 +28,7 @@ export * from "./accounts.ts";
 export * from "./keys.ts";
 export * from "./shared.ts";
 export * from "./usage.ts";
+export * from "./routing-objects.ts";
 
 /** A value or a promise of it: synchronous backends return the value, network backends a promise. */
 export type Awaitable<T> = T | Promise<T>;
@@ -70,7 +72,7 @@ export class StoreError extends Error {
  * `openSqliteStore` (embedded, default) and `openPostgresStore` (several instances on one database).
  * See the module comment for the conventions (units, awaiting, write-through vs buffered, errors).
  */
-export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore {
+export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore {
   /** Buffer and flush counters (for /metrics). */
   stats(): StoreStats;
   /** True when the backend answers a trivial query (GET /health readiness). Never throws. */

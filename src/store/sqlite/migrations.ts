@@ -186,6 +186,37 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 4,
+    name: "combos, aliases, settings and account flags from the admin API",
+    up: `
+      -- SPEC 9.3: objects created through the admin API, next to the config file's read-only ones.
+      CREATE TABLE stored_combos (
+        name       TEXT PRIMARY KEY,
+        spec       TEXT NOT NULL,              -- JSON combo in the config file's shape
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE stored_aliases (
+        name       TEXT PRIMARY KEY,
+        target     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      -- Top-level keys of the settings block set through the admin API (the file's keys win).
+      CREATE TABLE stored_settings (
+        key        TEXT PRIMARY KEY,
+        value      TEXT NOT NULL,              -- JSON
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+      -- Config-file accounts disabled through the admin API (stored accounts use accounts.disabled).
+      CREATE TABLE account_flags (
+        account_id TEXT PRIMARY KEY,
+        disabled   INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -39,6 +39,7 @@ import { SqliteContext } from "./db.ts";
 import { SqliteFlusher } from "./flush.ts";
 import { SqliteKeys } from "./keys.ts";
 import { SqliteUsage } from "./usage.ts";
+import { SqliteRoutingObjects } from "./routing-objects.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -93,6 +94,7 @@ export class SqliteStore implements Store {
   private readonly state: SqliteAccountState;
   private readonly usage: SqliteUsage;
   private readonly local: LocalShared;
+  private readonly objects: SqliteRoutingObjects;
   private readonly timer: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
 
@@ -118,6 +120,7 @@ export class SqliteStore implements Store {
       this.state = new SqliteAccountState(this.ctx, this.pending, flush);
       this.accounts = new SqliteAccounts(this.ctx, (id) => this.state.forgetAccount(id));
       this.usage = new SqliteUsage(this.ctx, this.pending, flush);
+      this.objects = new SqliteRoutingObjects(this.ctx);
     } catch (err) {
       this.ctx.db.close(false);
       throw err;
@@ -170,6 +173,18 @@ export class SqliteStore implements Store {
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { this.state.unbind(key); }
   loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- routing objects of the admin API ---------------------------------------------------------
+  listCombos() { return this.objects.listCombos(); }
+  putCombo(name: string, spec: Record<string, unknown>) { this.objects.putCombo(name, spec); }
+  deleteCombo(name: string) { return this.objects.deleteCombo(name); }
+  listAliases() { return this.objects.listAliases(); }
+  putAlias(name: string, target: string) { this.objects.putAlias(name, target); }
+  deleteAlias(name: string) { return this.objects.deleteAlias(name); }
+  getSettings() { return this.objects.getSettings(); }
+  setSetting(key: string, value: unknown) { this.objects.setSetting(key, value); }
+  listDisabledAccounts() { return this.objects.listDisabledAccounts(); }
+  setAccountDisabledFlag(accountId: string, disabled: boolean) { this.objects.setAccountDisabledFlag(accountId, disabled); }
 
   // -- usage and traces ------------------------------------------------------------------------
   record(rec: UsageRecord) { this.usage.record(rec); }
