@@ -32,6 +32,7 @@ import { SessionBook } from "./admin/sessions.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
 import { controlRoutes } from "./admin/control-routes.ts";
+import { configRoutes } from "./admin/config-routes.ts";
 import { EventBus, type RequestFinishedEvent } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { loadConfig } from "./config/load.ts";
@@ -39,6 +40,8 @@ import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
+import { LiveConfig } from "./config/live.ts";
+import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
@@ -229,6 +232,22 @@ export async function startApp(opts: AppOptions): Promise<App> {
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
   const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
   store.setConfigKeys(cfg.keys);
+  // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
+  // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).
+  let afterApply: ((next: RuntimeConfig, prev: RuntimeConfig, changes: ConfigChanges, why: "file" | "stored") => void) | undefined;
+  const live = new LiveConfig({
+    path: cfg.source.path,
+    env,
+    store,
+    now: () => clock.now(),
+    initial: cfg,
+    applied: (next, prev, changes, why) => {
+      cfg = next;
+      store.setConfigKeys(cfg.keys);
+      afterApply?.(next, prev, changes, why);
+    },
+  });
+  await live.init();
 
   const bus = new EventBus();
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
@@ -238,9 +257,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const stored = await store.listAccounts();
     const ids = new Set(cfg.accounts.map((a) => a.id));
     const state = await store.loadAccountState();
+    // SPEC 9.3: config-file accounts disabled through the admin API (kept across restarts).
+    const flagged = new Set(await store.listDisabledAccounts());
     // SPEC P-6: config accounts carry the models discovery stored for them (stored accounts already do).
     const discovered = new Map(state.discoveredModels.map((d) => [d.accountId, d.models]));
-    const fromConfig = cfg.accounts.map((a) => (a.models === undefined && discovered.has(a.id) ? { ...a, models: discovered.get(a.id) } : a));
+    const fromConfig = cfg.accounts.map((a) => {
+      let out = a.models === undefined && discovered.has(a.id) ? { ...a, models: discovered.get(a.id) } : a;
+      if (flagged.has(a.id) && !out.disabled) out = { ...out, disabled: true };
+      return out;
+    });
     registry.setAccounts([...fromConfig, ...stored.filter((a) => !ids.has(a.id))], cfg.providers);
     registry.loadState(state);
   };
@@ -510,7 +535,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               clock,
               secrets,
               recorder,
-            })(admin),
+            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock })(admin)),
           ),
         ),
     }),
@@ -557,24 +582,32 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let watcher: ConfigWatcher | undefined;
   if (cfg.source.path) {
     watcher = watchConfig(cfg.source.path, {
-      onReload: (next) => {
-        const moved = next.server.host !== cfg.server.host || next.server.port !== cfg.server.port;
-        cfg = next;
-        store.setConfigKeys(cfg.keys);
-        void refreshAccounts();
-        log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: cfg.source.path }));
-        logConfigWarnings(cfg);
-        if (moved) {
-          log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
-        }
+      onReload: (next, text) => {
+        live.acceptFile(next, text ?? "");
       },
       onError: (err) => {
         const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);
         log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", error }));
       },
-    }, { env });
+    }, { env, load: (text) => live.composeFile(text) });
   }
-  const reread = setInterval(() => void refreshAccounts().catch(() => {}), ACCOUNT_REREAD_MS);
+  // Every new configuration (file change, SIGHUP, POST /admin/api/config/reload, a change through the
+  // admin API) reaches the accounts at once.
+  afterApply = (next, prev, changes, why) => {
+    void refreshAccounts();
+    // A re-read of the file is always logged (SIGHUP with the same file too); a stored change when it changed something.
+    if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes }));
+    if (Object.keys(changes).length === 0) return;
+    if (why === "stored") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config changed through the admin API", changes }));
+    logConfigWarnings(next);
+    for (const r of next.stored?.rejected ?? []) {
+      if (r.why === "invalid") log(JSON.stringify({ level: "warn", time: clock.now(), msg: `stored ${r.kind} left out: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, name: r.name }));
+    }
+    if (next.server.host !== prev.server.host || next.server.port !== prev.server.port) {
+      log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
+    }
+  };
+  const reread = setInterval(() => void live.refreshStored().then(() => refreshAccounts()).catch(() => {}), ACCOUNT_REREAD_MS);
   reread.unref?.();
   // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).
   void discovery.run().catch(() => {});

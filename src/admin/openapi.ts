@@ -19,6 +19,7 @@ import { CallsQuery, KeyCreate, UsageQuery } from "./admin-api.ts";
 import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
 import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
+import { CONFIG_ROUTE_DOCS } from "./config-routes.ts";
 import { VERSION } from "../version.ts";
 
 /** The prefix every admin route lives under. */
@@ -66,6 +67,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "GET /admin/api/quota": { summary: "Live quota windows per account." },
   "GET /admin/api/openapi.json": { summary: "This document." },
   ...CONTROL_ROUTE_DOCS,
+  ...CONFIG_ROUTE_DOCS,
 };
 
 /** valibot → JSON Schema for OpenAPI 3.1 (draft 2020-12); an unconvertible part becomes `{}`, never a 500. */

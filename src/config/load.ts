@@ -86,7 +86,7 @@ export function envFlag(value: string | undefined): boolean {
  * first line at which a prefix of the document fails the same way is reported as "near line N".
  * @throws ConfigError with one issue at {@link ROOT_PATH}.
  */
-function parseYaml(text: string, file?: string): unknown {
+export function parseYaml(text: string, file?: string): unknown {
   try {
     return Bun.YAML.parse(text);
   } catch (e) {
@@ -116,9 +116,17 @@ function parseYaml(text: string, file?: string): unknown {
  * @throws ConfigError listing every problem, each with its path; no message contains a secret.
  */
 export function parseConfig(text: string, opts: ParseOptions = {}): RuntimeConfig {
+  return parseConfigDocument(parseYaml(text, opts.path), opts);
+}
+
+/**
+ * {@link parseConfig} for a document already parsed from YAML (or assembled, as src/config/compose.ts
+ * does with the objects created through the admin API).
+ * @throws ConfigError listing every problem, each with its path.
+ */
+export function parseConfigDocument(doc: unknown, opts: ParseOptions = {}): RuntimeConfig {
   const env = opts.env ?? process.env;
   const baseDir = opts.baseDir ?? process.cwd();
-  const doc = parseYaml(text, opts.path);
   const parsed = v.safeParse(ConfigFileSchema, doc ?? {}, { abortEarly: false, message: () => DEFAULT_MESSAGE });
   if (!parsed.success) throw new ConfigError(parsed.issues.map(issueFromValibot), opts.path);
   return build(parsed.output, { env, baseDir, path: opts.path, loadedAt: (opts.now ?? Date.now)() });
@@ -565,7 +573,11 @@ export function loadConfigFile(path: string, env: Env = process.env): RuntimeCon
  * `openai-env`, GEMINI_API_KEY → `gemini-env`; empty values are ignored). REQUIRE_API_KEY applies.
  */
 export function defaultConfig(env: Env = process.env, now: () => number = Date.now): RuntimeConfig {
-  const cfg = parseConfig("", { env, now });
+  return addEnvAccounts(parseConfig("", { env, now }), env);
+}
+
+/** Adds the `*-env` accounts of {@link defaultConfig} to a configuration built without a file. */
+export function addEnvAccounts(cfg: RuntimeConfig, env: Env): RuntimeConfig {
   for (const e of ENV_ACCOUNTS) {
     const key = env[e.env];
     if (key === undefined || key.trim() === "") continue;

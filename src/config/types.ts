@@ -5,6 +5,7 @@
 import type { Account, KeyLimits, ProviderInfo } from "../../pipeline/ports.ts";
 import type { ConfigIssue } from "./errors.ts";
 import type { TargetWhen } from "./predicate.ts";
+import type { StoredOrigin } from "./compose.ts";
 
 /** `server:` with defaults (SPEC 2.1, G-1, G-4, D-2, D-3). */
 export interface ServerConfig {
@@ -137,6 +138,12 @@ export interface RuntimeConfig {
   settings: Settings;
   /** Non-fatal remarks (e.g. a weight on a non-weighted combo), same shape as errors. */
   warnings: ConfigIssue[];
+  /**
+   * Which combos, aliases and settings come from the database (admin API) rather than the file, and
+   * the stored objects left out (src/config/compose.ts). Absent for a configuration loaded from the
+   * file alone.
+   */
+  stored?: StoredOrigin;
   source: {
     /** Absolute path of the file; absent for the default (no-file) configuration. */
     path?: string;

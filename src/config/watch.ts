@@ -18,8 +18,8 @@ import type { RuntimeConfig } from "./types.ts";
 
 /** Callbacks of {@link watchConfig}. Neither may throw; if one does, the error goes to `onError`. */
 export interface WatchHandlers {
-  /** A new, valid configuration. */
-  onReload(cfg: RuntimeConfig): void;
+  /** A new, valid configuration, and the file text it was built from. */
+  onReload(cfg: RuntimeConfig, text?: string): void;
   /** The new file is invalid or unreadable (a `ConfigError`), or watching failed. Keep the old config. */
   onError(err: unknown): void;
 }
@@ -32,6 +32,12 @@ export interface WatchOptions {
   debounceMs?: number;
   /** Re-read on SIGHUP. Default true. */
   sighup?: boolean;
+  /**
+   * Builds the configuration from the file's new text (default: the file alone, `loadConfigFile`);
+   * the running instance composes it with the objects stored through the admin API (compose.ts).
+   * @throws ConfigError for an invalid file.
+   */
+  load?: (text: string) => RuntimeConfig;
 }
 
 /** Stops watching (idempotent). `reload()` re-reads now, as SIGHUP does (for the admin API's reload). */
@@ -89,9 +95,9 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
       return;
     }
     safe(() => {
-      const cfg = loadConfigFile(abs, opts.env ?? process.env);
+      const cfg = opts.load && text !== undefined ? opts.load(text) : loadConfigFile(abs, opts.env ?? process.env);
       lastText = text;
-      handlers.onReload(cfg);
+      handlers.onReload(cfg, text);
     });
   };
 

@@ -1,0 +1,411 @@
+/**
+ * Admin routes that change the configuration (SPEC 2.3, 9.3), mounted through AdminDeps.extend:
+ *
+ * - `GET|POST /combos`, `GET|PUT|DELETE /combos/{name}`; `GET|POST /aliases`, `PUT|DELETE
+ *   /aliases/{name}`: objects created here live in the database (store role RoutingObjectStore) next to
+ *   the file's, are validated by the file's own loader together with the file and the other stored
+ *   objects (src/config/compose.ts: same rules, same messages, paths inside the object), are used by
+ *   the next request and listed by `/v1/models`. The file's objects are listed with `source: "config"`
+ *   and are read-only here: changing one is a 409 naming the file.
+ * - `GET /settings`, `PATCH /settings`: the settings block in force, who set each key; a PATCH stores
+ *   top-level keys the file does not write (a key the file writes is a 409 naming the file).
+ * - `POST /accounts/{id}/disable|enable`: takes effect for the next request, kept in the database.
+ * - `POST /config/reload`: re-reads the file; the answer says what changed or why it was rejected.
+ */
+import type { Elysia } from "elysia";
+import * as v from "valibot";
+import type { Account, Clock } from "../../pipeline/ports.ts";
+import type { AccountRegistry } from "../accounts/registry.ts";
+import type { StoredObjects } from "../config/compose.ts";
+import { ConfigError, type ConfigIssue } from "../config/errors.ts";
+import type { LiveConfig } from "../config/live.ts";
+import { parseYaml } from "../config/load.ts";
+import { ComboSchema, SettingsSchema } from "../config/schema.ts";
+import type { Combo, RuntimeConfig } from "../config/types.ts";
+import type { EventBus } from "../events/bus.ts";
+import type { Store } from "../store/types.ts";
+import { adminError, parseInput, readJson } from "./replies.ts";
+
+/** What the configuration routes read and change. */
+export interface ConfigRoutesDeps {
+  live: LiveConfig;
+  store: Pick<Store, "putCombo" | "deleteCombo" | "putAlias" | "deleteAlias" | "setSetting" | "setAccountDisabled" | "setAccountDisabledFlag">;
+  registry: Pick<AccountRegistry, "list">;
+  /** Re-reads accounts into the live registry (after disable/enable). */
+  refreshAccounts: () => Promise<void>;
+  bus: EventBus;
+  clock: Clock;
+}
+
+/** A combo as the admin API lists it: the config file's shape with defaults filled, and where it comes from. */
+export function comboView(c: Combo): Record<string, unknown> {
+  return {
+    name: c.name,
+    strategy: c.strategy,
+    portability: c.portability,
+    cache_affinity: c.cacheAffinity,
+    targets: c.targets.map((t) => ({
+      model: t.model,
+      ...(t.account !== undefined ? { account: t.account } : {}),
+      weight: t.weight,
+      ...(t.params !== undefined ? { params: t.params } : {}),
+      ...(t.when !== undefined ? { when: { expr: t.when.expr, when_unknown: t.when.whenUnknown } } : {}),
+    })),
+    source: c.source,
+    active: true,
+  };
+}
+
+const fileName = (cfg: RuntimeConfig) => cfg.source.path ?? "the configuration file";
+
+/** Issues of a refused object as one 400: the first names the field, all are listed. */
+function invalid(issues: ConfigIssue[], paramOf: (i: ConfigIssue) => string | null): Response {
+  const first = issues[0];
+  const param = paramOf(first);
+  return adminError(400, `${param ? `${param}: ` : ""}${first.message}`, param, "invalid_object", { issues: issues.map((i) => ({ param: paramOf(i), message: i.message })) });
+}
+
+const rootless = (path: string) => (path === "(root)" ? null : path);
+
+/**
+ * Validates stored objects as they would be after a change: the change is refused when the changed
+ * object is left out, or when another stored object that loads today would be left out after it.
+ */
+function check(
+  live: LiveConfig,
+  next: StoredObjects,
+  subject: { kind: "combo" | "alias" | "setting"; names: string[] },
+): { ok: true; cfg: RuntimeConfig } | { ok: false; own?: ConfigIssue[]; broken?: string[]; fileError?: ConfigError } {
+  const before = new Set((live.current().stored?.rejected ?? []).map((r) => `${r.kind}:${r.name}`));
+  let cfg: RuntimeConfig;
+  try {
+    cfg = live.composeWith(next);
+  } catch (e) {
+    if (e instanceof ConfigError) return { ok: false, fileError: e };
+    throw e;
+  }
+  const rejected = cfg.stored?.rejected ?? [];
+  const own = rejected.filter((r) => r.kind === subject.kind && subject.names.includes(r.name) && r.why === "invalid").flatMap((r) => r.issues);
+  if (own.length > 0) return { ok: false, own };
+  const broken = rejected.filter((r) => r.why === "invalid" && !before.has(`${r.kind}:${r.name}`) && !(r.kind === subject.kind && subject.names.includes(r.name)));
+  if (broken.length > 0) return { ok: false, broken: broken.map((r) => `${r.kind} "${r.name}" (${r.issues[0]?.path}: ${r.issues[0]?.message})`) };
+  return { ok: true, cfg };
+}
+
+function refused(r: { own?: ConfigIssue[]; broken?: string[]; fileError?: ConfigError }, paramOf: (i: ConfigIssue) => string | null): Response {
+  if (r.own) return invalid(r.own, paramOf);
+  if (r.broken) return adminError(409, `This change would break stored ${r.broken.join("; ")}.`, null, "breaks_dependents");
+  return adminError(409, `The config file is invalid right now (${r.fileError?.issues[0]?.path}: ${r.fileError?.issues[0]?.message}); fix it first.`, null, "config_invalid");
+}
+
+/** Body of `POST /aliases`. */
+export const AliasCreate = v.object({
+  name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")),
+  target: v.pipe(v.string("target must be a string"), v.minLength(1, "target must not be empty"), v.description("provider/model, a combo or another alias")),
+});
+/** Body of `PUT /aliases/{name}`. */
+export const AliasUpdate = v.object({
+  name: v.optional(v.string("name must be a string")),
+  target: AliasCreate.entries.target,
+});
+/** A body that must carry a combo name (the rest is validated by the config loader). */
+const ComboName = v.looseObject({ name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")) });
+const ComboNameOptional = v.looseObject({ name: v.optional(v.string("name must be a string")) });
+/** `PATCH /settings`: top-level settings keys (validated by the config loader); null removes a stored value. */
+const SettingsPatch = v.record(v.string(), v.unknown());
+
+/** The alias field a loader issue is about. */
+const aliasParam = (i: ConfigIssue) => (/alias name|same name/.test(i.message) ? "name" : "target");
+
+/** The effective settings block (file shape, defaults filled) and who set each top-level key. */
+export function settingsView(live: LiveConfig): Record<string, unknown> {
+  const cfg = live.current();
+  const fileDoc = live.path ? parseYaml(readTextOf(live), live.path) : {};
+  const fileSettings = isMapping(fileDoc) && isMapping(fileDoc.settings) ? fileDoc.settings : {};
+  const stored = live.storedObjects().settings;
+  const active = cfg.stored?.settings ?? new Set<string>();
+  const merged: Record<string, unknown> = { ...Object.fromEntries([...active].map((k) => [k, stored[k]])), ...fileSettings };
+  const parsed = v.safeParse(SettingsSchema, merged);
+  const settings = parsed.success ? ({ ...parsed.output } as Record<string, unknown>) : merged;
+  // A webhook URL written inline may carry a token: only env:/file: references are shown.
+  const alerts = settings.alerts as { webhook?: string } | undefined;
+  if (alerts?.webhook && !/^(env|file):/.test(alerts.webhook)) settings.alerts = { ...alerts, webhook: "[redacted]" };
+  const sources: Record<string, "config" | "db" | "default"> = {};
+  for (const k of Object.keys(SettingsSchema.pipe[1].entries)) sources[k] = k in fileSettings ? "config" : active.has(k) ? "db" : "default";
+  return { settings, sources, file: cfg.source.path ?? null };
+}
+
+const isMapping = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const readTextOf = (live: LiveConfig) => live.fileText();
+
+/** Adds the configuration routes to the admin app (use inside AdminDeps.extend). */
+export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
+  const { live } = deps;
+  const cfg = () => live.current();
+
+  const readObject = async (request: Request) => {
+    const raw = await readJson(request);
+    if (!raw.ok) return raw;
+    if (!isMapping(raw.value)) return { ok: false as const, response: adminError(400, "The request body must be a JSON object.") };
+    return { ok: true as const, value: raw.value };
+  };
+
+  const listCombos = () => {
+    const c = cfg();
+    const out = [...c.combos.values()].map(comboView);
+    for (const r of c.stored?.rejected ?? []) {
+      if (r.kind !== "combo") continue;
+      const s = live.storedObjects().combos.find((x) => x.name === r.name);
+      if (s) out.push({ ...s.spec, name: s.name, source: "db", active: false, error: r.why === "shadowed" ? `shadowed by the combo or alias "${r.name}" of ${fileName(c)}` : r.issues.map((i) => `${i.path}: ${i.message}`).join("; ") });
+    }
+    return out;
+  };
+  const listAliases = () => {
+    const c = cfg();
+    const dbAliases = c.stored?.aliases ?? new Set<string>();
+    const out: Array<Record<string, unknown>> = [...c.aliases].map(([name, target]) => ({ name, target, source: dbAliases.has(name) ? "db" : "config", active: true }));
+    for (const r of c.stored?.rejected ?? []) {
+      if (r.kind !== "alias") continue;
+      const s = live.storedObjects().aliases.find((x) => x.name === r.name);
+      if (s) out.push({ name: s.name, target: s.target, source: "db", active: false, error: r.why === "shadowed" ? `shadowed by the combo or alias "${r.name}" of ${fileName(c)}` : r.issues.map((i) => i.message).join("; ") });
+    }
+    return out;
+  };
+  /** Where a name is taken: the file's combo or alias, or a stored one. */
+  const owner = (name: string): "file" | "db-combo" | "db-alias" | undefined => {
+    const c = cfg();
+    const stored = live.storedObjects();
+    if (stored.combos.some((x) => x.name === name)) return "db-combo";
+    if (stored.aliases.some((x) => x.name === name)) return "db-alias";
+    if (c.combos.has(name) || c.aliases.has(name)) return "file";
+    return undefined;
+  };
+  const readOnly = (kind: string, name: string) => adminError(409, `${kind} "${name}" comes from the config file ${fileName(cfg())}; change it there.`, "name", "read_only");
+  const comboParam = (i: ConfigIssue) => rootless(i.path);
+
+  const setDisabled = async (id: string, disabled: boolean): Promise<Response | { id: string; disabled: boolean }> => {
+    const account: Account | undefined = deps.registry.list().find((a) => a.id === id);
+    if (!account) return adminError(404, `No account ${id}.`, "id");
+    if (account.source === "config") {
+      const inFile = cfg().accounts.find((a) => a.id === id);
+      if (!disabled && inFile?.disabled) return adminError(409, `Account ${id} is disabled in the config file ${fileName(cfg())} (disabled: true); enable it there.`, "id", "read_only");
+      await deps.store.setAccountDisabledFlag(id, disabled);
+    } else {
+      await deps.store.setAccountDisabled(id, disabled);
+    }
+    await deps.refreshAccounts();
+    if (deps.bus.active) deps.bus.publish({ type: "account_state", at: deps.clock.now(), account: id, provider: account.providerId, change: disabled ? "disabled" : "enabled", reason: "through the admin API" });
+    return { id, disabled };
+  };
+
+  return (app) =>
+    app
+      // ---- combos --------------------------------------------------------------------------
+      .get("/combos", () => ({ combos: listCombos() }))
+      .get("/combos/:name", ({ params }) => {
+        const found = listCombos().find((c) => c.name === params.name);
+        return found ?? adminError(404, `No combo ${params.name}.`, "name");
+      })
+      .post(
+        "/combos",
+        async ({ request, set }) => {
+          const body = await readObject(request);
+          if (!body.ok) return body.response;
+          const named = parseInput(ComboName, body.value);
+          if (!named.ok) return named.response;
+          const { source: _source, active: _active, error: _error, ...spec } = body.value;
+          const name = named.value.name;
+          const taken = owner(name);
+          if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
+          if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+          const stored = live.storedObjects();
+          const r = check(live, { ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] });
+          if (!r.ok) return refused(r, comboParam);
+          await deps.store.putCombo(name, spec);
+          await live.refreshStored();
+          set.status = 201;
+          return comboView(cfg().combos.get(name)!);
+        },
+        { parse: "none" },
+      )
+      .put(
+        "/combos/:name",
+        async ({ params, request }) => {
+          const name = params.name;
+          const taken = owner(name);
+          if (taken === "file") return readOnly("combo", name);
+          if (taken !== "db-combo") return adminError(404, `No combo ${name} was created through the admin API.`, "name");
+          const body = await readObject(request);
+          if (!body.ok) return body.response;
+          const named = parseInput(ComboNameOptional, body.value);
+          if (!named.ok) return named.response;
+          if (named.value.name !== undefined && named.value.name !== name) return adminError(400, `name: the body names "${named.value.name}", the path "${name}" (a combo is not renamed).`, "name");
+          const { source: _source, active: _active, error: _error, ...spec } = body.value;
+          const stored = live.storedObjects();
+          const r = check(live, { ...stored, combos: stored.combos.map((c) => (c.name === name ? { ...c, spec: { ...spec, name } } : c)) }, { kind: "combo", names: [name] });
+          if (!r.ok) return refused(r, comboParam);
+          await deps.store.putCombo(name, { ...spec, name });
+          await live.refreshStored();
+          return comboView(cfg().combos.get(name)!);
+        },
+        { parse: "none" },
+      )
+      .delete("/combos/:name", async ({ params }) => {
+        const name = params.name;
+        const taken = owner(name);
+        if (taken === "file") return readOnly("combo", name);
+        if (taken !== "db-combo") return adminError(404, `No combo ${name} was created through the admin API.`, "name");
+        const stored = live.storedObjects();
+        const r = check(live, { ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name] });
+        if (!r.ok) return refused(r, comboParam);
+        await deps.store.deleteCombo(name);
+        await live.refreshStored();
+        return { deleted: name };
+      })
+      // ---- aliases -------------------------------------------------------------------------
+      .get("/aliases", () => ({ aliases: listAliases() }))
+      .post(
+        "/aliases",
+        async ({ request, set }) => {
+          const raw = await readJson(request);
+          if (!raw.ok) return raw.response;
+          const body = parseInput(AliasCreate, raw.value);
+          if (!body.ok) return body.response;
+          const { name, target } = body.value;
+          const taken = owner(name);
+          if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
+          if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+          const stored = live.storedObjects();
+          const r = check(live, { ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] });
+          if (!r.ok) return refused(r, aliasParam);
+          await deps.store.putAlias(name, target);
+          await live.refreshStored();
+          set.status = 201;
+          return { name, target, source: "db", active: true };
+        },
+        { parse: "none" },
+      )
+      .put(
+        "/aliases/:name",
+        async ({ params, request }) => {
+          const name = params.name;
+          const taken = owner(name);
+          if (taken === "file") return readOnly("alias", name);
+          if (taken !== "db-alias") return adminError(404, `No alias ${name} was created through the admin API.`, "name");
+          const raw = await readJson(request);
+          if (!raw.ok) return raw.response;
+          const body = parseInput(AliasUpdate, raw.value);
+          if (!body.ok) return body.response;
+          if (body.value.name !== undefined && body.value.name !== name) return adminError(400, `name: the body names "${body.value.name}", the path "${name}" (an alias is not renamed).`, "name");
+          const target = body.value.target;
+          const stored = live.storedObjects();
+          const r = check(live, { ...stored, aliases: stored.aliases.map((a) => (a.name === name ? { ...a, target } : a)) }, { kind: "alias", names: [name] });
+          if (!r.ok) return refused(r, aliasParam);
+          await deps.store.putAlias(name, target);
+          await live.refreshStored();
+          return { name, target, source: "db", active: true };
+        },
+        { parse: "none" },
+      )
+      .delete("/aliases/:name", async ({ params }) => {
+        const name = params.name;
+        const taken = owner(name);
+        if (taken === "file") return readOnly("alias", name);
+        if (taken !== "db-alias") return adminError(404, `No alias ${name} was created through the admin API.`, "name");
+        const stored = live.storedObjects();
+        const r = check(live, { ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name] });
+        if (!r.ok) return refused(r, aliasParam);
+        await deps.store.deleteAlias(name);
+        await live.refreshStored();
+        return { deleted: name };
+      })
+      // ---- settings ------------------------------------------------------------------------
+      .get("/settings", () => settingsView(live))
+      .patch(
+        "/settings",
+        async ({ request }) => {
+          const body = await readObject(request);
+          if (!body.ok) return body.response;
+          const patch = parseInput(SettingsPatch, body.value);
+          if (!patch.ok) return patch.response;
+          const keys = Object.keys(patch.value);
+          if (keys.length === 0) return adminError(400, "The body names no settings key.");
+          const fileKeys = cfg().stored?.fileSettings ?? new Set<string>();
+          const inFile = keys.find((k) => fileKeys.has(k));
+          if (inFile) return adminError(409, `settings.${inFile} is set in the config file ${fileName(cfg())}; change it there.`, inFile, "read_only");
+          const stored = live.storedObjects();
+          const next: Record<string, unknown> = { ...stored.settings };
+          for (const k of keys) {
+            const value = patch.value[k];
+            if (value === null) delete next[k];
+            else next[k] = isMapping(value) && isMapping(next[k]) ? { ...(next[k] as object), ...value } : value;
+          }
+          const r = check(live, { ...stored, settings: next }, { kind: "setting", names: keys });
+          if (!r.ok) return refused(r, (i) => rootless(i.path));
+          for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);
+          await live.refreshStored();
+          return settingsView(live);
+        },
+        { parse: "none" },
+      )
+      // ---- accounts ------------------------------------------------------------------------
+      .post("/accounts/:id/disable", ({ params }) => setDisabled(params.id, true))
+      .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
+      // ---- reload --------------------------------------------------------------------------
+      .post("/config/reload", () => {
+        if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload.", null, "no_config_file");
+        const r = live.reloadFile();
+        if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, warnings: r.warnings };
+        const issues = r.error.issues;
+        return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
+      }) as never;
+}
+
+// ---- OpenAPI -------------------------------------------------------------------------------
+
+const ComboReply = v.object({ ...ComboSchema.pipe[1].entries, source: v.picklist(["config", "db"]), active: v.boolean(), error: v.optional(v.string()) });
+const AliasReply = v.object({ name: v.string(), target: v.string(), source: v.picklist(["config", "db"]), active: v.boolean(), error: v.optional(v.string()) });
+const SectionChanges = v.object({ added: v.array(v.string()), removed: v.array(v.string()), changed: v.array(v.string()) });
+const SettingsReply = v.object({
+  settings: SettingsSchema.pipe[1],
+  sources: v.record(v.string(), v.picklist(["config", "db", "default"])),
+  file: v.nullable(v.string()),
+});
+
+/** OpenAPI documentation of the configuration routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
+export const CONFIG_ROUTE_DOCS = {
+  "GET /admin/api/combos": { summary: "Combos: the config file's (source config, read-only) and the database's (source db).", response: v.object({ combos: v.array(ComboReply) }) },
+  "POST /admin/api/combos": { summary: "Create a combo in the database (validated like the config file); used by the next request.", body: ComboSchema.pipe[1], response: { 201: ComboReply } },
+  "GET /admin/api/combos/:name": { summary: "One combo.", response: ComboReply },
+  "PUT /admin/api/combos/:name": { summary: "Replace a database combo (a config-file combo is a 409).", body: ComboSchema.pipe[1], response: ComboReply },
+  "DELETE /admin/api/combos/:name": { summary: "Delete a database combo (a config-file combo is a 409).", response: v.object({ deleted: v.string() }) },
+  "GET /admin/api/aliases": { summary: "Aliases: the config file's (source config, read-only) and the database's (source db).", response: v.object({ aliases: v.array(AliasReply) }) },
+  "POST /admin/api/aliases": { summary: "Create an alias in the database; used by the next request.", body: AliasCreate, response: { 201: AliasReply } },
+  "PUT /admin/api/aliases/:name": { summary: "Change a database alias's target (a config-file alias is a 409).", body: AliasUpdate, response: AliasReply },
+  "DELETE /admin/api/aliases/:name": { summary: "Delete a database alias (a config-file alias is a 409).", response: v.object({ deleted: v.string() }) },
+  "GET /admin/api/settings": { summary: "The settings block in force (defaults filled) and who set each key: config (read-only), db or default.", response: SettingsReply },
+  "PATCH /admin/api/settings": {
+    summary: "Store top-level settings keys the file does not set (null removes a stored value); validated like the file.",
+    body: v.pipe(v.record(v.string(), v.unknown()), v.description("A partial settings block, e.g. {\"flight_recorder\": {\"enabled\": true}}.")),
+    response: SettingsReply,
+  },
+  "POST /admin/api/accounts/:id/disable": { summary: "Disable an account from the next request on; kept across restarts.", response: v.object({ id: v.string(), disabled: v.boolean() }) },
+  "POST /admin/api/accounts/:id/enable": { summary: "Enable an account disabled through the admin API (a file's disabled: true is a 409).", response: v.object({ id: v.string(), disabled: v.boolean() }) },
+  "POST /admin/api/config/reload": {
+    summary: "Re-read the config file: what changed (ids per section, settings and server keys), or why it was rejected (400, the old config stays).",
+    response: v.object({
+      reloaded: v.literal(true),
+      file: v.string(),
+      changed: v.object({
+        providers: v.optional(SectionChanges),
+        accounts: v.optional(SectionChanges),
+        combos: v.optional(SectionChanges),
+        aliases: v.optional(SectionChanges),
+        keys: v.optional(SectionChanges),
+        settings: v.optional(v.array(v.string())),
+        server: v.optional(v.array(v.string())),
+      }),
+      warnings: v.array(v.object({ path: v.string(), message: v.string() })),
+    }),
+  },
+};

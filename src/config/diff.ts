@@ -1,0 +1,66 @@
+/**
+ * What changed between two configurations (SPEC 9.3 `POST /admin/api/config/reload` answers it): per
+ * section the ids added, removed and changed — never values, so no secret can appear — and for
+ * `settings` and `server` the keys whose values differ (in the file's snake_case spelling).
+ */
+import type { RuntimeConfig } from "./types.ts";
+
+/** Ids added, removed and changed in one section. */
+export interface SectionChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+/** The non-empty sections of a change; `{}` when nothing changed. */
+export interface ConfigChanges {
+  providers?: SectionChanges;
+  accounts?: SectionChanges;
+  combos?: SectionChanges;
+  aliases?: SectionChanges;
+  keys?: SectionChanges;
+  /** Top-level settings keys whose value changed. */
+  settings?: string[];
+  /** `server` keys whose value changed (host and port apply at the next start). */
+  server?: string[];
+}
+
+/** JSON for comparison: Maps and Sets as entries, stable enough for equality of loader output. */
+const stable = (x: unknown) => JSON.stringify(x, (_k, v) => (v instanceof Map ? [...v.entries()] : v instanceof Set ? [...v] : v));
+
+function section<T>(prev: Iterable<[string, T]>, next: Iterable<[string, T]>): SectionChanges | undefined {
+  const a = new Map(prev);
+  const b = new Map(next);
+  const out: SectionChanges = { added: [], removed: [], changed: [] };
+  for (const [id, v] of b) {
+    if (!a.has(id)) out.added.push(id);
+    else if (stable(a.get(id)) !== stable(v)) out.changed.push(id);
+  }
+  for (const id of a.keys()) if (!b.has(id)) out.removed.push(id);
+  return out.added.length + out.removed.length + out.changed.length > 0 ? out : undefined;
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function keysChanged(prev: object, next: object): string[] | undefined {
+  const a = prev as Record<string, unknown>;
+  const b = next as Record<string, unknown>;
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => stable(a[k]) !== stable(b[k]));
+  return keys.length > 0 ? keys.map(snake).sort() : undefined;
+}
+
+/** What differs from `prev` to `next`. */
+export function configChanges(prev: RuntimeConfig, next: RuntimeConfig): ConfigChanges {
+  const out: ConfigChanges = {};
+  const put = <K extends keyof ConfigChanges>(k: K, v: ConfigChanges[K] | undefined) => {
+    if (v !== undefined) out[k] = v;
+  };
+  put("providers", section(prev.providers, next.providers));
+  put("accounts", section(prev.accounts.map((a) => [a.id, a]), next.accounts.map((a) => [a.id, a])));
+  put("combos", section(prev.combos, next.combos));
+  put("aliases", section(prev.aliases, next.aliases));
+  put("keys", section(prev.keys.map((k) => [k.name, k]), next.keys.map((k) => [k.name, k])));
+  put("settings", keysChanged(prev.settings, next.settings));
+  put("server", keysChanged(prev.server, next.server));
+  return out;
+}

@@ -1,0 +1,132 @@
+/**
+ * The configuration a running instance uses (SPEC 2.3, 9.3): the file's text as last read, composed
+ * with the combos, aliases and settings stored through the admin API (compose.ts), swapped in one
+ * assignment so a request sees either the old or the new configuration, never a mix.
+ *
+ * - The file is re-read on change, on SIGHUP (watch.ts) and by `POST /admin/api/config/reload`
+ *   ({@link LiveConfig.reloadFile}); an invalid file is rejected and the running configuration stays.
+ * - A change through the admin API writes the store, then {@link LiveConfig.refreshStored} re-reads the
+ *   stored objects and recomposes (the next request uses it); the periodic account re-read calls it
+ *   too, so objects another instance stored arrive within 10 s.
+ */
+import type { RoutingObjectStore } from "../store/routing-objects.ts";
+import { composeConfig, readConfigBase, type ConfigBase, type StoredObjects } from "./compose.ts";
+import { configChanges, type ConfigChanges } from "./diff.ts";
+import { ConfigError } from "./errors.ts";
+import type { Env } from "./secrets.ts";
+import type { RuntimeConfig } from "./types.ts";
+
+/** Options of {@link LiveConfig}. */
+export interface LiveConfigOptions {
+  /** The file's path; absent when running on the built-in default. */
+  path?: string;
+  env: Env;
+  store: RoutingObjectStore;
+  now: () => number;
+  /** The configuration loaded from the file alone at start (already validated). */
+  initial: RuntimeConfig;
+  /**
+   * Called with every new configuration after it is in force, and why: `file` (the file was re-read)
+   * or `stored` (objects stored through the admin API changed). Must not throw.
+   */
+  applied: (next: RuntimeConfig, prev: RuntimeConfig, changes: ConfigChanges, why: "file" | "stored") => void;
+}
+
+/** The result of re-reading the file. */
+export type ReloadResult = { ok: true; changes: ConfigChanges; warnings: RuntimeConfig["warnings"] } | { ok: false; error: ConfigError };
+
+const EMPTY: StoredObjects = { combos: [], aliases: [], settings: {} };
+
+/** The running configuration and how it changes. */
+export class LiveConfig {
+  private cfg: RuntimeConfig;
+  private base: ConfigBase;
+  private stored: StoredObjects = EMPTY;
+
+  constructor(private readonly opts: LiveConfigOptions) {
+    this.cfg = opts.initial;
+    this.base = opts.path ? readConfigBase(opts.path) : { text: "" };
+  }
+
+  /** The configuration in force. */
+  current(): RuntimeConfig {
+    return this.cfg;
+  }
+
+  /** The stored objects as last read. */
+  storedObjects(): StoredObjects {
+    return this.stored;
+  }
+
+  /** The file's text as last read ("" without a file). */
+  fileText(): string {
+    return this.base.text;
+  }
+
+  /** The file's absolute path, when there is a file. */
+  get path(): string | undefined {
+    return this.base.path;
+  }
+
+  /** Reads the stored objects and composes them with the file (at start). The file was valid a moment ago. */
+  async init(): Promise<void> {
+    this.stored = await this.readStored();
+    this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now), "stored");
+  }
+
+  /**
+   * The configuration the file and `stored` would give, without changing anything (used to validate
+   * an object before it is stored).
+   * @throws ConfigError when the file itself is invalid.
+   */
+  composeWith(stored: StoredObjects): RuntimeConfig {
+    return composeConfig(this.base, stored, this.opts.env, this.opts.now);
+  }
+
+  /** Re-reads the stored objects and puts the recomposed configuration in force. */
+  async refreshStored(): Promise<ConfigChanges> {
+    const stored = await this.readStored();
+    const same = JSON.stringify(stored) === JSON.stringify(this.stored);
+    this.stored = stored;
+    if (same) return {};
+    return this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now), "stored");
+  }
+
+  /** Composes `text` (the file's new content, as the watcher read it) with the stored objects. */
+  composeFile(text: string): RuntimeConfig {
+    return composeConfig({ path: this.base.path, text }, this.stored, this.opts.env, this.opts.now);
+  }
+
+  /** Puts a configuration composed from new file text in force (the watcher's onReload). */
+  acceptFile(next: RuntimeConfig, text: string): ConfigChanges {
+    this.base = { path: this.base.path, text };
+    return this.set(next, "file");
+  }
+
+  /** Re-reads the file now (SIGHUP, `POST /config/reload`) and says what changed or why it was rejected. */
+  reloadFile(): ReloadResult {
+    if (!this.base.path) return { ok: false, error: new ConfigError([{ path: "(root)", message: "this instance runs on the built-in default configuration: there is no file to reload" }]) };
+    try {
+      const base = readConfigBase(this.base.path);
+      const next = composeConfig(base, this.stored, this.opts.env, this.opts.now);
+      this.base = base;
+      return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };
+    } catch (e) {
+      if (e instanceof ConfigError) return { ok: false, error: e };
+      throw e;
+    }
+  }
+
+  private set(next: RuntimeConfig, why: "file" | "stored"): ConfigChanges {
+    const prev = this.cfg;
+    const changes = configChanges(prev, next);
+    this.cfg = next;
+    this.opts.applied(next, prev, changes, why);
+    return changes;
+  }
+
+  private async readStored(): Promise<StoredObjects> {
+    const [combos, aliases, settings] = await Promise.all([this.opts.store.listCombos(), this.opts.store.listAliases(), this.opts.store.getSettings()]);
+    return { combos, aliases, settings };
+  }
+}

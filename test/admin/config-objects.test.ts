@@ -1,0 +1,284 @@
+/**
+ * Combos, aliases, settings and account disable/enable through the admin API (SPEC 2.3, 9.3) on the
+ * real gateway: objects created in the database are used by the next request, listed by /v1/models
+ * and survive a restart; the file's objects are read-only (409 naming the file); bad objects are 400s
+ * naming the field with the config loader's own words; `POST /config/reload` says what changed or why
+ * the file was rejected.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const yaml = (keyFile: string) => `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: r
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: a1
+    provider: p
+    api_key: file:${keyFile}
+  - id: a2
+    provider: p
+    api_key: env:KEY_A2
+  - id: off
+    provider: r
+    api_key: env:KEY_A2
+    disabled: true
+combos:
+  - name: filecombo
+    targets:
+      - model: p/claude-file
+aliases:
+  filealias: p/claude-file
+settings:
+  account_strategy: round-robin
+`;
+const ENV = { KEY_A2: "sk-test-account-two" };
+
+let gw: TestGateway;
+let keyFile: string;
+let YAML: string;
+beforeAll(async () => {
+  const { mkdtempSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  keyFile = join(mkdtempSync(join(tmpdir(), "sy-key-")), "a1.key");
+  writeFileSync(keyFile, "sk-test-account-one\n");
+  YAML = yaml(keyFile);
+  gw = await startGateway(YAML, { env: ENV });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const api = (method: string, path: string, body?: unknown) =>
+  fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+const json = async (r: Response) => (await r.json()) as any;
+const messages = (model: string) =>
+  fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+    body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+  });
+const modelIds = async () => ((await (await fetch(`${gw.url}/v1/models`)).json()) as any).data.map((m: any) => m.id) as string[];
+
+describe("combos", () => {
+  test("a combo created here serves the next request and is listed by /v1/models", async () => {
+    const created = await api("POST", "/combos", { name: "dbcombo", strategy: "fallback", targets: [{ model: "p/claude-db" }, { model: "q/glm-db" }] });
+    expect(created.status).toBe(201);
+    expect(await json(created)).toEqual({
+      name: "dbcombo",
+      strategy: "fallback",
+      portability: "strip_with_warning",
+      cache_affinity: true,
+      targets: [
+        { model: "p/claude-db", weight: 1 },
+        { model: "q/glm-db", weight: 1 },
+      ],
+      source: "db",
+      active: true,
+    });
+    const res = await messages("dbcombo");
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(gw.fake.requests.at(-1)!.model).toBe("claude-db");
+    expect(await modelIds()).toEqual(expect.arrayContaining(["dbcombo", "filecombo"]));
+    const list = (await json(await api("GET", "/combos"))).combos;
+    expect(list.map((c: any) => [c.name, c.source])).toEqual([
+      ["filecombo", "config"],
+      ["dbcombo", "db"],
+    ]);
+    expect((await json(await api("GET", "/combos/dbcombo"))).targets[1].model).toBe("q/glm-db");
+  });
+
+  test("PUT changes it for the next request; the path's name wins", async () => {
+    const put = await api("PUT", "/combos/dbcombo", { targets: [{ model: "q/glm-first" }] });
+    expect(put.status).toBe(200);
+    expect((await json(put)).targets).toEqual([{ model: "q/glm-first", weight: 1 }]);
+    const res = await messages("dbcombo");
+    await res.text();
+    expect(gw.fake.requests.at(-1)!.model).toBe("glm-first");
+    const renamed = await api("PUT", "/combos/dbcombo", { name: "other", targets: [{ model: "q/x" }] });
+    expect(renamed.status).toBe(400);
+    expect((await json(renamed)).error.param).toBe("name");
+  });
+
+  test("the file's combo is read-only: 409 naming the file; its name cannot be taken", async () => {
+    for (const [method, body] of [["PUT", { targets: [{ model: "p/x" }] }], ["DELETE", undefined]] as const) {
+      const r = await api(method, "/combos/filecombo", body);
+      expect(r.status).toBe(409);
+      const e = (await json(r)).error;
+      expect(e.message).toContain(gw.configPath);
+      expect(e.message).toContain("filecombo");
+    }
+    for (const name of ["filecombo", "filealias"]) {
+      const r = await api("POST", "/combos", { name, targets: [{ model: "p/x" }] });
+      expect(r.status).toBe(409);
+      expect((await json(r)).error.message).toContain(gw.configPath);
+    }
+  });
+
+  test("validated like the config file: 400 naming the field in the loader's words", async () => {
+    const unknownProvider = await api("POST", "/combos", { name: "bad", targets: [{ model: "nope/x" }] });
+    expect(unknownProvider.status).toBe(400);
+    const e1 = (await json(unknownProvider)).error;
+    expect(e1.param).toBe("targets[0].model");
+    expect(e1.message).toStartWith('targets[0].model: unknown provider "nope" in "nope/x"');
+    const badStrategy = await api("POST", "/combos", { name: "bad", strategy: "sometimes", targets: [{ model: "p/x" }] });
+    expect(badStrategy.status).toBe(400);
+    expect((await json(badStrategy)).error.param).toBe("strategy");
+    const unknownKey = await api("POST", "/combos", { name: "bad", targets: [{ model: "p/x" }], colour: "red" });
+    expect(unknownKey.status).toBe(400);
+    expect((await json(unknownKey)).error.param).toBe("colour");
+    const noName = await api("POST", "/combos", { targets: [{ model: "p/x" }] });
+    expect(noName.status).toBe(400);
+    expect((await json(noName)).error.param).toBe("name");
+    // Nothing was stored.
+    expect((await json(await api("GET", "/combos"))).combos.map((c: any) => c.name)).not.toContain("bad");
+    expect((await api("GET", "/combos/bad")).status).toBe(404);
+  });
+});
+
+describe("aliases", () => {
+  test("created, used, changed, listed; the file's are read-only", async () => {
+    const created = await api("POST", "/aliases", { name: "dbalias", target: "dbcombo" });
+    expect(created.status).toBe(201);
+    expect(await json(created)).toEqual({ name: "dbalias", target: "dbcombo", source: "db", active: true });
+    let res = await messages("dbalias");
+    await res.text();
+    expect(gw.fake.requests.at(-1)!.model).toBe("glm-first");
+    expect(await modelIds()).toContain("dbalias");
+
+    expect((await api("PUT", "/aliases/dbalias", { target: "p/claude-aliased" })).status).toBe(200);
+    res = await messages("dbalias");
+    await res.text();
+    expect(gw.fake.requests.at(-1)!.model).toBe("claude-aliased");
+
+    const list = (await json(await api("GET", "/aliases"))).aliases;
+    expect(list).toEqual(expect.arrayContaining([
+      { name: "filealias", target: "p/claude-file", source: "config", active: true },
+      { name: "dbalias", target: "p/claude-aliased", source: "db", active: true },
+    ]));
+    const ro = await api("PUT", "/aliases/filealias", { target: "p/x" });
+    expect(ro.status).toBe(409);
+    expect((await json(ro)).error.message).toContain(gw.configPath);
+    const bad = await api("POST", "/aliases", { name: "broken", target: "nowhere" });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error).toMatchObject({ param: "target" });
+    expect((await api("POST", "/aliases", { name: "x" })).status).toBe(400);
+  });
+
+  test("a combo a stored alias points to cannot be deleted from under it", async () => {
+    await api("PUT", "/aliases/dbalias", { target: "dbcombo" });
+    const del = await api("DELETE", "/combos/dbcombo");
+    expect(del.status).toBe(409);
+    expect((await json(del)).error.message).toContain('alias "dbalias"');
+    expect((await api("DELETE", "/aliases/dbalias")).status).toBe(200);
+    expect(await modelIds()).not.toContain("dbalias");
+    expect((await api("DELETE", "/aliases/dbalias")).status).toBe(404);
+  });
+});
+
+describe("settings", () => {
+  test("GET shows the block in force and who set each key", async () => {
+    const s = await json(await api("GET", "/settings"));
+    expect(s.file).toBe(gw.configPath);
+    expect(s.settings.account_strategy).toBe("round-robin");
+    expect(s.settings.flight_recorder).toEqual({ enabled: false, max_requests: 200, max_body_bytes: 1048576 });
+    expect(s.sources.account_strategy).toBe("config");
+    expect(s.sources.flight_recorder).toBe("default");
+  });
+
+  test("PATCH stores a key the file does not set and applies it to the next request; the file's keys are 409", async () => {
+    const r = await api("PATCH", "/settings", { flight_recorder: { enabled: true } });
+    expect(r.status).toBe(200);
+    const s = await json(r);
+    expect(s.settings.flight_recorder).toEqual({ enabled: true, max_requests: 200, max_body_bytes: 1048576 });
+    expect(s.sources.flight_recorder).toBe("db");
+    const res = await messages("p/claude-rec");
+    await res.text();
+    expect((await api("GET", `/calls/${res.headers.get("x-request-id")}/recording`)).status).toBe(200);
+
+    const ro = await api("PATCH", "/settings", { account_strategy: "p2c" });
+    expect(ro.status).toBe(409);
+    expect((await json(ro)).error.message).toContain(`settings.account_strategy is set in the config file ${gw.configPath}`);
+    const bad = await api("PATCH", "/settings", { flight_recorder: { max_requests: 0 } });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error.param).toBe("flight_recorder.max_requests");
+    const unknown = await api("PATCH", "/settings", { no_such_setting: 1 });
+    expect(unknown.status).toBe(400);
+    expect((await json(unknown)).error.param).toBe("no_such_setting");
+  });
+});
+
+describe("accounts disable and enable", () => {
+  test("a disabled account gets no request from the next one on; enable brings it back", async () => {
+    expect(await json(await api("POST", "/accounts/a1/disable"))).toEqual({ id: "a1", disabled: true });
+    const status = await json(await api("GET", "/accounts"));
+    expect(status.accounts.find((a: any) => a.id === "a1")).toMatchObject({ disabled: true, eligible: false });
+    for (let i = 0; i < 3; i++) {
+      const before = gw.fake.requests.length;
+      const res = await messages("p/claude-d");
+      await res.text();
+      expect(gw.fake.requests.slice(before).map((r) => r.headers["x-api-key"])).toEqual([ENV.KEY_A2]);
+    }
+    expect((await api("POST", "/accounts/nope/disable")).status).toBe(404);
+    const fileDisabled = await api("POST", "/accounts/off/enable");
+    expect(fileDisabled.status).toBe(409);
+    expect((await json(fileDisabled)).error.message).toContain(gw.configPath);
+  });
+});
+
+describe("restart", () => {
+  test("stored combos, aliases, settings and the disabled flag survive a restart", async () => {
+    await api("POST", "/aliases", { name: "kept", target: "dbcombo" });
+    await gw.stopGatewayOnly();
+    gw = await startGateway(YAML, { env: ENV, dataDir: gw.dataDir, fake: gw.fake });
+    expect(await modelIds()).toEqual(expect.arrayContaining(["dbcombo", "kept"]));
+    const res = await messages("kept");
+    await res.text();
+    expect(res.status).toBe(200);
+    expect(gw.fake.requests.at(-1)!.model).toBe("glm-first");
+    expect((await json(await api("GET", "/settings"))).settings.flight_recorder.enabled).toBe(true);
+    const a1 = (await json(await api("GET", "/accounts"))).accounts.find((a: any) => a.id === "a1");
+    expect(a1.disabled).toBe(true);
+    expect(await json(await api("POST", "/accounts/a1/enable"))).toEqual({ id: "a1", disabled: false });
+    expect((await json(await api("GET", "/accounts"))).accounts.find((a: any) => a.id === "a1").disabled).toBe(false);
+  });
+});
+
+describe("POST /config/reload", () => {
+  test("says what changed: a key file's new secret changes its account", async () => {
+    writeFileSync(keyFile, "sk-test-account-one-rotated\n");
+    const r = await api("POST", "/config/reload");
+    expect(r.status).toBe(200);
+    const body = await json(r);
+    expect(body).toMatchObject({ reloaded: true, file: gw.configPath });
+    expect(body.changed).toEqual({ accounts: { added: [], removed: [], changed: ["a1"] } });
+    expect(JSON.stringify(body)).not.toContain("rotated");
+    // Nothing changed since: an empty answer.
+    expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
+  });
+
+  test("an invalid file is rejected with its issues; the running config stays", async () => {
+    writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("model: p/claude-file", "model: zz/claude-file"));
+    const r = await api("POST", "/config/reload");
+    expect(r.status).toBe(400);
+    const e = (await json(r)).error;
+    expect(e.code).toBe("config_invalid");
+    expect(e.param).toBe("combos[0].targets[0].model");
+    expect(e.issues[0].message).toContain('unknown provider "zz"');
+    const res = await messages("filecombo");
+    await res.text();
+    expect(res.status).toBe(200);
+    writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url));
+    expect((await api("POST", "/config/reload")).status).toBe(200);
+  });
+});
