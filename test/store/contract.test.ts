@@ -283,3 +283,45 @@ for (const backend of backends) {
     });
   });
 }
+
+for (const backend of backends) {
+  describe(`store contract: ${backend.name}: routing objects of the admin API`, () => {
+    test("combos, aliases, settings and account flags round-trip, are written through and survive a reopen", async () => {
+      const clock = fakeClock(1_800_000_000_000);
+      const { store: a, reopen } = await backend.open(clock);
+      const spec = { name: "duo", strategy: "fallback", targets: [{ model: "p/x", when: { expr: { fact: "has_tools", op: "eq", value: true } } }] };
+      await a.putCombo("duo", spec);
+      await a.putAlias("fast", "p/x");
+      await a.setSetting("flight_recorder", { enabled: true });
+      await a.setSetting("account_strategy", "p2c");
+      await a.setAccountDisabledFlag("a1", true);
+      // Written through: a second connection sees them before any flush or close.
+      const other = await reopen();
+      expect((await other.listCombos()).map((c) => c.name)).toEqual(["duo"]);
+      await other.close();
+      clock.advance(5000);
+      await a.putAlias("fast", "p/y");
+      await a.close();
+
+      const b = await reopen();
+      expect(await b.listCombos()).toEqual([{ name: "duo", spec, createdAt: 1_800_000_000_000, updatedAt: 1_800_000_000_000 }]);
+      expect(await b.listAliases()).toEqual([{ name: "fast", target: "p/y", createdAt: 1_800_000_000_000, updatedAt: 1_800_000_005_000 }]);
+      expect(await b.getSettings()).toEqual({ account_strategy: "p2c", flight_recorder: { enabled: true } });
+      expect(await b.listDisabledAccounts()).toEqual(["a1"]);
+
+      await b.setSetting("account_strategy", null);
+      await b.setAccountDisabledFlag("a1", false);
+      expect(await b.deleteCombo("duo")).toBe(true);
+      expect(await b.deleteCombo("duo")).toBe(false);
+      expect(await b.deleteAlias("fast")).toBe(true);
+      expect(await b.getSettings()).toEqual({ flight_recorder: { enabled: true } });
+      expect(await b.listDisabledAccounts()).toEqual([]);
+      expect(await b.listCombos()).toEqual([]);
+      expect(await b.listAliases()).toEqual([]);
+      expect(await code(() => b.putCombo("", {}))).toBe("invalid");
+      expect(await code(() => b.putAlias("x", " "))).toBe("invalid");
+      await b.close();
+      expect(await code(() => b.listCombos())).toBe("closed");
+    });
+  });
+}

@@ -170,6 +170,37 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "combos, aliases, settings and account flags from the admin API",
+    up: `
+      -- SPEC 9.3: objects created through the admin API, next to the config file's read-only ones.
+      CREATE TABLE stored_combos (
+        name       TEXT PRIMARY KEY,
+        spec       TEXT NOT NULL,                    -- JSON combo in the config file's shape
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      CREATE TABLE stored_aliases (
+        name       TEXT PRIMARY KEY,
+        target     TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+      -- Top-level keys of the settings block set through the admin API (the file's keys win).
+      CREATE TABLE stored_settings (
+        key        TEXT PRIMARY KEY,
+        value      TEXT NOT NULL,                    -- JSON
+        updated_at BIGINT NOT NULL
+      );
+      -- Config-file accounts disabled through the admin API (stored accounts use accounts.disabled).
+      CREATE TABLE account_flags (
+        account_id TEXT PRIMARY KEY,
+        disabled   BOOLEAN NOT NULL,
+        updated_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -38,6 +38,7 @@ import { PgContext } from "./db.ts";
 import { PgFlusher } from "./flush.ts";
 import { PgKeys } from "./keys.ts";
 import { migratePg } from "./migrations.ts";
+import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 
@@ -106,6 +107,7 @@ export class PostgresStore implements Store {
   private readonly state: PgAccountState;
   private readonly usage: PgUsage;
   private readonly coord: PgShared;
+  private readonly objects: PgRoutingObjects;
   private readonly timer: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
   private closing: Promise<void> | undefined;
@@ -125,6 +127,7 @@ export class PostgresStore implements Store {
     this.accounts = new PgAccounts(ctx, (id) => this.state.forgetPending(id));
     this.usage = new PgUsage(ctx, this.pending, flush);
     this.coord = new PgShared(ctx, options.leaseTtlMs ?? LEASE_TTL_MS);
+    this.objects = new PgRoutingObjects(ctx);
     const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
     this.timer = setInterval(() => void this.flush(), interval);
     this.timer.unref?.();
@@ -191,6 +194,18 @@ export class PostgresStore implements Store {
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { return this.state.unbind(key); }
   loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- routing objects of the admin API ---------------------------------------------------------
+  listCombos() { return this.objects.listCombos(); }
+  putCombo(name: string, spec: Record<string, unknown>) { return this.objects.putCombo(name, spec); }
+  deleteCombo(name: string) { return this.objects.deleteCombo(name); }
+  listAliases() { return this.objects.listAliases(); }
+  putAlias(name: string, target: string) { return this.objects.putAlias(name, target); }
+  deleteAlias(name: string) { return this.objects.deleteAlias(name); }
+  getSettings() { return this.objects.getSettings(); }
+  setSetting(key: string, value: unknown) { return this.objects.setSetting(key, value); }
+  listDisabledAccounts() { return this.objects.listDisabledAccounts(); }
+  setAccountDisabledFlag(accountId: string, disabled: boolean) { return this.objects.setAccountDisabledFlag(accountId, disabled); }
 
   // -- usage and traces ------------------------------------------------------------------------
   record(rec: UsageRecord) { this.usage.record(rec); }
