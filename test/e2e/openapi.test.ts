@@ -82,7 +82,7 @@ describe("the admin OpenAPI document", () => {
     }
     const keys = op("post", "/admin/api/keys")!.requestBody!.content["application/json"].schema;
     expect(keys.required).toEqual(["name"]);
-    expect(Object.keys(keys.properties).sort()).toEqual(["name", "scopes", "tag"]);
+    expect(Object.keys(keys.properties).sort()).toEqual(["limits", "name", "scopes", "tag"]);
 
     const dry = op("post", "/admin/api/dry-run")!.requestBody!.content["application/json"].schema;
     expect(dry.required).toEqual(["request"]);
