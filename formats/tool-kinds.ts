@@ -10,6 +10,10 @@
  *   also how the hub already holds a `custom_tool_call` from history (formats/openai-responses/parse.ts),
  *   so history and replies use one shape; the Responses encoder turns a call of a `custom` tool back
  *   into a `custom_tool_call` with the raw `input`.
+ * - A `local_shell` tool (Codex's shell for models trained on it: the model names a command as an argv
+ *   array and Codex runs it) becomes a function tool `local_shell` with `command` (string array),
+ *   `workdir` and `timeout_ms`; a call of it comes back to the client as a `local_shell_call` item with
+ *   an `exec` action, and a `local_shell_call` in history is held in the hub as that function call.
  * - Hosted tools (`web_search`, `file_search`, `code_interpreter`, `image_generation`, …) run on
  *   OpenAI's servers: no other provider can run them, so they stay provider tools and the builders
  *   drop them with a warning (never pretend a search happened).
@@ -30,7 +34,8 @@ export function portableTools(tools: HubTool[]): HubTool[] {
   let out: HubTool[] | undefined;
   for (let i = 0; i < tools.length; i++) {
     const t = tools[i]!;
-    const fn = t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "custom" ? freeformAsFunction(t.raw) : undefined;
+    const responses = t.kind === "provider" && t.format === "openai-responses";
+    const fn = responses && t.raw.type === "custom" ? freeformAsFunction(t.raw) : responses && t.raw.type === "local_shell" ? LOCAL_SHELL_FUNCTION : undefined;
     if (fn) {
       out ??= tools.slice(0, i);
       out.push(fn);
@@ -65,5 +70,61 @@ export function freeformAsFunction(raw: Record<string, unknown>): FunctionTool |
       required: [FREEFORM_INPUT_ARG],
       additionalProperties: false,
     },
+  };
+}
+
+/** The name of the function that stands in for Responses' `local_shell` tool. */
+export const LOCAL_SHELL_NAME = "local_shell";
+
+/** Responses `local_shell` → a function tool (module doc). */
+export const LOCAL_SHELL_FUNCTION: FunctionTool = {
+  kind: "function",
+  name: LOCAL_SHELL_NAME,
+  description:
+    "Runs a command on the user's machine and returns its output. `command` is the program and its arguments as an array (for a shell pipeline: [\"bash\", \"-lc\", \"<script>\"]).",
+  parameters: {
+    type: "object",
+    properties: {
+      command: { type: "array", items: { type: "string" }, description: "The program and its arguments." },
+      workdir: { type: "string", description: "The working directory; the session's when omitted." },
+      timeout_ms: { type: "integer", description: "How long the command may run, in milliseconds." },
+    },
+    required: ["command"],
+    additionalProperties: false,
+  },
+};
+
+/** A `local_shell_call` action (Responses) → the arguments JSON of the {@link LOCAL_SHELL_FUNCTION} call. */
+export function localShellArguments(action: unknown): string {
+  const a = typeof action === "object" && action !== null ? (action as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = { command: Array.isArray(a.command) ? a.command : [] };
+  if (typeof a.working_directory === "string") out.workdir = a.working_directory;
+  if (typeof a.timeout_ms === "number") out.timeout_ms = a.timeout_ms;
+  if (typeof a.env === "object" && a.env !== null && Object.keys(a.env).length > 0) out.env = a.env;
+  if (typeof a.user === "string") out.user = a.user;
+  return JSON.stringify(out);
+}
+
+/**
+ * The arguments JSON of a {@link LOCAL_SHELL_FUNCTION} call → a Responses `local_shell_call` action
+ * (`{type:"exec", command, timeout_ms, working_directory, env, user}`). A `command` given as one string
+ * runs through `bash -lc`; unreadable arguments give an empty command (the client then reports it).
+ */
+export function localShellAction(args: string): Record<string, unknown> {
+  let a: Record<string, unknown> = {};
+  try {
+    const o = JSON.parse(args) as unknown;
+    if (typeof o === "object" && o !== null && !Array.isArray(o)) a = o as Record<string, unknown>;
+  } catch {
+    // an empty action below
+  }
+  const command = Array.isArray(a.command) ? a.command.map(String) : typeof a.command === "string" ? ["bash", "-lc", a.command] : [];
+  return {
+    type: "exec",
+    command,
+    timeout_ms: typeof a.timeout_ms === "number" ? a.timeout_ms : null,
+    working_directory: typeof a.workdir === "string" ? a.workdir : null,
+    env: typeof a.env === "object" && a.env !== null ? a.env : {},
+    user: typeof a.user === "string" ? a.user : null,
   };
 }

@@ -20,7 +20,7 @@ export function mintId(prefix: string, newId?: (prefix: string) => string): stri
 }
 
 /** True when `id` is an item id OpenAI can accept back for that item kind (REFERENCE §3.1). */
-export function hasItemPrefix(id: string | undefined, prefix: "msg_" | "fc_" | "rs_" | "ctc_"): id is string {
+export function hasItemPrefix(id: string | undefined, prefix: "msg_" | "fc_" | "rs_" | "ctc_" | "lsh_"): id is string {
   return typeof id === "string" && id.startsWith(prefix) && id.length > prefix.length;
 }
 

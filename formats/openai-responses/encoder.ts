@@ -31,6 +31,7 @@
  * Ids: `resp_`, `msg_`, `rs_`, `fc_`, `ctc_` minted with `opts.newId` when given; upstream `rs_`/`fc_`
  * item ids are reused (they are what an OpenAI upstream would want back).
  */
+import { localShellAction } from "../tool-kinds.ts";
 import type { BlockStart, HubError, HubEvent, StopReason, Usage } from "../hub.ts";
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
@@ -43,7 +44,7 @@ import { clientTools, customInputOf, responseEcho, type ClientTools } from "./re
 type Json = Record<string, any>;
 
 interface OpenItem {
-  kind: "message" | "reasoning" | "function_call" | "custom_tool_call" | "skip";
+  kind: "message" | "reasoning" | "function_call" | "custom_tool_call" | "local_shell_call" | "skip";
   outputIndex: number;
   id: string;
   /** JSON of the id, precomputed for the per-delta string concatenation. */
@@ -203,6 +204,16 @@ class ResponsesEncoder implements StreamEncoder {
           });
           return;
         }
+        if (r.localShell) {
+          // Codex's local shell: the action is known once the arguments are complete (sent at the stop).
+          const id = mintId("lsh_", this.opts.newId);
+          this.cur = { ...base, kind: "local_shell_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
+          this.sendObj("response.output_item.added", {
+            output_index: outputIndex,
+            item: { id, type: "local_shell_call", status: "in_progress", call_id: b.id, action: { type: "exec", command: [], env: {} } },
+          });
+          return;
+        }
         const id = hasItemPrefix(b.itemId, "fc_") ? b.itemId : mintId("fc_", this.opts.newId);
         const it: OpenItem = { ...base, kind: "function_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
         const item: Json = { id, type: "function_call", status: "in_progress", arguments: "", call_id: b.id, name: r.name };
@@ -254,8 +265,8 @@ class ResponsesEncoder implements StreamEncoder {
             "response.function_call_arguments.delta",
             `{"type":"response.function_call_arguments.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"delta":${JSON.stringify(d.json)}}`,
           );
-        } else if (it.kind === "custom_tool_call") {
-          it.text += d.json; // sent whole at the stop: the hub carries `{"input": …}` JSON
+        } else if (it.kind === "custom_tool_call" || it.kind === "local_shell_call") {
+          it.text += d.json; // sent whole at the stop: the hub carries `{"input": …}` / the action's JSON
         }
         return;
     }
@@ -322,6 +333,9 @@ class ResponsesEncoder implements StreamEncoder {
         item = { id: it.id, type: "custom_tool_call", status: "completed", call_id: it.callId, name: it.name, input };
         break;
       }
+      case "local_shell_call":
+        item = { id: it.id, type: "local_shell_call", status: "completed", call_id: it.callId, action: localShellAction(it.text) };
+        break;
     }
     this.output.push(item);
     this.sendObj("response.output_item.done", { output_index: it.outputIndex, item });

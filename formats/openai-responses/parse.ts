@@ -20,9 +20,13 @@
  * - fields without a hub slot (`client_metadata`, `metadata`, `text.verbosity`, `truncation`,
  *   `service_tier`, unmappable `tool_choice`, …) → `source.extra`, re-emitted for Responses targets.
  *
- * Item types the hub cannot hold (`web_search_call`, `local_shell_call`, `item_reference`, …) are not
- * carried (see the report: a hub "provider item" part would be needed).
+ * - `local_shell_call` → a tool_call of the `local_shell` function (arguments from its `exec` action,
+ *   formats/tool-kinds.ts); `local_shell_call_output` → tool_result.
+ *
+ * Item types the hub cannot hold (`web_search_call`, `item_reference`, …) are not carried (a hub
+ * "provider item" part would be needed).
  */
+import { LOCAL_SHELL_NAME, localShellArguments } from "../tool-kinds.ts";
 import * as v from "valibot";
 import {
   FormatError,
@@ -247,6 +251,20 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
       case "function_call_output": {
         const fo = check(FunctionCallOutputItemSchema, item, path);
         resultTurn().content.push({ type: "tool_result", callId: fo.call_id, content: toolOutputContent(fo.output) });
+        break;
+      }
+      case "local_shell_call": {
+        // Codex's local shell: held as a call of the local_shell function (formats/tool-kinds.ts).
+        const id = typeof item.call_id === "string" && item.call_id ? item.call_id : typeof item.id === "string" ? item.id : "";
+        if (!id) throw invalid(`${path}.call_id: a local_shell_call needs a call_id.`, `${path}.call_id`);
+        const part: ToolCallPart = { type: "tool_call", id, name: LOCAL_SHELL_NAME, arguments: localShellArguments(item.action) };
+        if (typeof item.id === "string" && item.id) part.itemId = item.id;
+        assistantTurn().content.push(part);
+        break;
+      }
+      case "local_shell_call_output": {
+        const callId = typeof item.call_id === "string" ? item.call_id : typeof item.id === "string" ? item.id : "";
+        resultTurn().content.push({ type: "tool_result", callId, content: toolOutputContent(typeof item.output === "string" ? item.output : "") });
         break;
       }
       case "custom_tool_call_output": {

@@ -3,6 +3,7 @@
  * (`decodeResponse`), and a hub reply → non-streamed client body (`encodeResponse`). Also the pieces
  * the stream encoder shares: the request echo and the client-side tool lookup.
  */
+import { LOCAL_SHELL_NAME, localShellAction } from "../tool-kinds.ts";
 import {
   FormatError,
   hubError,
@@ -34,7 +35,7 @@ type Json = Record<string, any>;
  */
 export interface ClientTools {
   /** Namespace to put on a call to `name`, or undefined. Also accepts the flat `ns__name` form. */
-  resolve(name: string): { name: string; namespace?: string; custom: boolean };
+  resolve(name: string): { name: string; namespace?: string; custom: boolean; localShell?: boolean };
 }
 
 /** Builds {@link ClientTools} from the parsed client request (none → every call is a plain function). */
@@ -43,6 +44,7 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
   const namespaced = new Map<string, string>();
   const flat = new Map<string, { name: string; namespace: string }>();
   const custom = new Set<string>();
+  let localShell = false;
   for (const t of req?.tools ?? []) {
     if (t.kind === "function") {
       if (t.namespace) {
@@ -50,6 +52,7 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
         flat.set(`${t.namespace.replace(/_+$/, "")}__${t.name.replace(/^_+/, "")}`, { name: t.name, namespace: t.namespace });
       } else plain.add(t.name);
     } else if (t.raw.type === "custom" && typeof t.raw.name === "string") custom.add(t.raw.name);
+    else if (t.raw.type === "local_shell") localShell = true;
     else if (t.raw.type === "namespace" && Array.isArray(t.raw.tools)) {
       for (const m of t.raw.tools as Json[]) if (m.type === "custom" && typeof m.name === "string") custom.add(m.name);
     }
@@ -61,6 +64,7 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
       if (ns) return { name, namespace: ns, custom: false };
       const f = flat.get(name);
       if (f) return { name: f.name, namespace: f.namespace, custom: false };
+      if (localShell && name === LOCAL_SHELL_NAME) return { name, custom: false, localShell: true };
       return { name, custom: custom.has(name) };
     },
   };
@@ -133,6 +137,10 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
         const r = tools.resolve(p.name);
         if (r.custom) {
           out.push({ type: "custom_tool_call", id: hasItemPrefix(p.itemId, "ctc_") ? p.itemId : mintId("ctc_", opts.newId), status: "completed", call_id: p.id, name: r.name, input: customInputOf(p.arguments) });
+          break;
+        }
+        if (r.localShell) {
+          out.push({ type: "local_shell_call", id: hasItemPrefix(p.itemId, "lsh_") ? p.itemId : mintId("lsh_", opts.newId), status: "completed", call_id: p.id, action: localShellAction(p.arguments) });
           break;
         }
         const item: Json = { type: "function_call", id: hasItemPrefix(p.itemId, "fc_") ? p.itemId : mintId("fc_", opts.newId), status: "completed", call_id: p.id, name: r.name };

@@ -5,6 +5,7 @@
  * Gemini providers as a function tool with one string argument, its call comes back to the client as a
  * `custom_tool_call` with the exact raw patch (streamed and whole), and a history that carries a
  * `custom_tool_call` and its output reaches each provider as that provider's tool call and result.
+ * `local_shell` likewise: a function with an argv array there, a `local_shell_call` exec action here.
  * Hosted tools (`web_search`) cannot run elsewhere: dropped with a warning, never faked.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
@@ -174,6 +175,44 @@ describe("Codex freeform apply_patch (custom tool) across provider formats", () 
         expect(h.results[0].text).toContain("Success. Updated the following files:");
         if (lane.format !== "gemini") expect(h.results[0].id).toBe(h.calls[0].id);
       });
+    });
+  }
+});
+
+describe("Codex local_shell across provider formats", () => {
+  const LOCAL_SHELL = { type: "local_shell" };
+  for (const lane of LANES.filter((l) => l.format !== "openai-responses")) {
+    test(`${lane.name}: offered as a local_shell function; the call reaches the SDK as a local_shell_call exec action; history goes back as the provider's tool call`, async () => {
+      gw.fake.handle((r) => simpleReply(r.format!, { toolCalls: [{ id: "call_sh_1", name: "local_shell", arguments: { command: ["ls", "-la"], workdir: "/srv/app", timeout_ms: 5000 } }] }, r.stream));
+      const stream = client().responses.stream({ model: lane.model, input: "List the files.", tools: [LOCAL_SHELL] as never, store: false });
+      for await (const _ of stream) {
+        /* drain */
+      }
+      const final = await stream.finalResponse();
+      const tool = declaredTools(gw.fake.requests[0]).find((t) => t.name === "local_shell")!;
+      expect(tool.kind).toBe("function");
+      expect(JSON.stringify(tool.parameters).toLowerCase()).toContain('"command":{"type":"array"');
+      expect(final.output).toEqual([
+        expect.objectContaining({ type: "local_shell_call", call_id: lane.format === "gemini" ? expect.any(String) : "call_sh_1", status: "completed", action: { type: "exec", command: ["ls", "-la"], working_directory: "/srv/app", timeout_ms: 5000, env: {}, user: null } }),
+      ]);
+
+      gw.fake.reset();
+      gw.fake.handle((r) => simpleReply(r.format!, { text: "Two files." }, r.stream));
+      const r = await client().responses.create({
+        model: lane.model,
+        store: false,
+        tools: [LOCAL_SHELL] as never,
+        input: [
+          { role: "user", content: "List the files." },
+          { type: "local_shell_call", id: "lsh_1", call_id: "call_sh_1", status: "completed", action: { type: "exec", command: ["ls", "-la"], working_directory: "/srv/app", timeout_ms: 5000, env: {}, user: null } },
+          { type: "local_shell_call_output", call_id: "call_sh_1", output: "a.ts\nb.ts\n" },
+        ] as never,
+      });
+      expect(r.output_text).toBe("Two files.");
+      const h = history(gw.fake.requests[0]);
+      expect(h.calls).toEqual([expect.objectContaining({ name: "local_shell", args: { command: ["ls", "-la"], workdir: "/srv/app", timeout_ms: 5000 } })]);
+      expect(h.results).toHaveLength(1);
+      expect(h.results[0].text).toContain("a.ts");
     });
   }
 });
