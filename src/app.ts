@@ -45,6 +45,7 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
+import { isPostgresUrl, openPostgresStore } from "./store/postgres/store.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
 import { MemoryKeyCounters } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
@@ -72,6 +73,8 @@ export interface AppOptions {
   writeInstanceFile?: boolean;
   /** Codex's Responses WebSocket: idle time before a socket is closed, ms (SPEC 2.5; default 10 min). */
   responsesSocketIdleMs?: number;
+  /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
+  database?: string;
 }
 
 /** A running instance. */
@@ -217,6 +220,24 @@ function requestFinishedEvent(ctx: RequestContext, rec: UsageRecord, now: number
 /** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
 export const BUDGET_SAVE_MS = 5_000;
 
+/**
+ * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
+ * log as warnings), else the embedded SQLite file in the data directory.
+ * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
+ */
+async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock): Promise<Store> {
+  if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize });
+  if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
+  const store = await openPostgresStore({
+    url: database,
+    traceRingSize,
+    onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+  });
+  const safe = new URL(database);
+  log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: `${safe.protocol}//${safe.host}${safe.pathname}` }));
+  return store;
+}
+
 /** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
 export const ACCOUNT_REREAD_MS = 10_000;
 
@@ -230,7 +251,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
-  const store = openSqliteStore({ path: join(opts.dataDir, "switchyard.db"), traceRingSize: cfg.settings.traceRingSize });
+  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock);
   store.setConfigKeys(cfg.keys);
   // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
   // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).
@@ -284,6 +305,28 @@ export async function startApp(opts: AppOptions): Promise<App> {
     log,
   });
   credentials.loadOverrides(await store.listCredentialOverrides());
+  // SPEC D-2: another instance changed shared state (announced within about a second): re-read it.
+  // Coalesced: one re-read per burst of announcements; account changes re-read the account list too.
+  let changeTimer: ReturnType<typeof setTimeout> | undefined;
+  let accountsChanged = false;
+  const unsubscribeChanges = store.onChange((change) => {
+    if (change === "keys" || change === "leases") return; // the key cache is the store's; lease waiters poll
+    if (change !== "state") accountsChanged = true;
+    if (changeTimer) return;
+    changeTimer = setTimeout(async () => {
+      changeTimer = undefined;
+      const all = accountsChanged;
+      accountsChanged = false;
+      try {
+        if (all) {
+          await refreshAccounts();
+          credentials.loadOverrides(await store.listCredentialOverrides());
+        } else registry.loadState(await store.loadAccountState());
+      } catch {
+        // the database went away again: the next announcement or the periodic re-read catches up
+      }
+    }, 20);
+  });
   const health = new SubscriptionHealth(registry, credentials, clock);
   const discovery = new Discovery({
     store,
@@ -504,7 +547,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       } catch {
         db = false;
       }
-      return { ok: db, db };
+      // A shared store that cannot be reached is degraded operation, not an outage (SPEC D-2): the
+      // instance keeps serving from memory, so a load balancer should keep sending to it.
+      return { ok: db || store.shared === true, db };
     },
   }).use(
     adminApi({
@@ -569,9 +614,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
     for (const w of c.warnings) log(JSON.stringify({ level: "warn", time: clock.now(), msg: "config warning", path: w.path, warning: w.message }));
   };
   logConfigWarnings(cfg);
-  if (cfg.server.database) {
-    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.database is set, but this build has only the embedded SQLite store; it is used instead", path: join(opts.dataDir, "switchyard.db") }));
-  }
 
   const instanceFile = join(opts.dataDir, "instance.json");
   if (opts.writeInstanceFile !== false) {
@@ -634,6 +676,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
+      unsubscribeChanges();
+      if (changeTimer) clearTimeout(changeTimer);
       clearInterval(budgetTimer);
       registry.close();
       alerts.close();

@@ -24,7 +24,7 @@ import type { BudgetUse } from "../pipeline/ports.ts";
 const USAGE = `switchyard — a local-first LLM gateway
 
 Usage:
-  switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR]
+  switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR] [--database postgres://…]
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST] | keys list | keys revoke NAME
@@ -65,6 +65,7 @@ function parseCli(argv: string[]) {
       host: { type: "string" },
       port: { type: "string" },
       "data-dir": { type: "string" },
+      database: { type: "string" },
       url: { type: "string" },
       key: { type: "string" },
       json: { type: "boolean" },
@@ -211,6 +212,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       host: values.host as string | undefined,
       port: values.port !== undefined ? Number(values.port) : undefined,
       dataDir,
+      database: values.database as string | undefined,
     });
   } catch (e) {
     if (e instanceof ConfigError) {

@@ -76,7 +76,8 @@ export interface CredentialTimings {
 
 /** What the credential manager needs. */
 export interface CredentialDeps {
-  store: Pick<Store, "updateCredential" | "quarantine"> & Partial<Pick<Store, "setCredentialOverride">>;
+  store: Pick<Store, "updateCredential" | "quarantine"> &
+    Partial<Pick<Store, "setCredentialOverride" | "withRefreshLock" | "getAccount" | "listCredentialOverrides">>;
   clock: Clock;
   /** The OAuth client of a provider; undefined for providers that are not subscription kinds. */
   oauthOf(providerId: string): { kind: SubscriptionKind; settings: OAuthSettings } | undefined;
@@ -244,11 +245,51 @@ export class CredentialManager {
   private start(account: Account, why: string): Promise<RefreshOutcome> {
     let e = this.inflight.get(account.id);
     if (!e) {
-      const program = this.round(account, why).pipe(Effect.ensuring(Effect.sync(() => this.inflight.delete(account.id))));
+      const program = this.lockedRound(account, why).pipe(Effect.ensuring(Effect.sync(() => this.inflight.delete(account.id))));
       e = Effect.runSync(Effect.cached(program));
       this.inflight.set(account.id, e);
     }
     return Effect.runPromise(e);
+  }
+
+  /**
+   * SPEC D-2: one refresh across every instance on a shared store. The round runs under the store's
+   * per-account refresh lock; once it holds the lock it first looks at the stored credential: when
+   * another instance has rotated it meanwhile, that credential is adopted and no token call is made.
+   */
+  private lockedRound(account: Account, why: string): Effect.Effect<RefreshOutcome> {
+    const store = this.deps.store;
+    if (!store.withRefreshLock) return this.round(account, why);
+    return Effect.promise(() =>
+      store.withRefreshLock!(account.id, async () => (await this.adoptStored(account)) ?? Effect.runPromise(this.round(account, why))),
+    );
+  }
+
+  /**
+   * The credential another instance stored for this account since ours was issued, adopted: for a
+   * stored account its row, for a config-file account the override of the file's current token.
+   * Undefined when the store holds nothing newer (or cannot be read).
+   */
+  private async adoptStored(account: Account): Promise<RefreshOutcome | undefined> {
+    const cur = this.current(account);
+    if (cur.type !== "oauth") return undefined;
+    const baseFp = sha256Hex(account.credential.type === "oauth" ? account.credential.accessToken : "");
+    let stored: Credential | undefined;
+    try {
+      if (account.source === "db") stored = (await this.deps.store.getAccount?.(account.id))?.credential;
+      else stored = (await this.deps.store.listCredentialOverrides?.())?.find((o) => o.accountId === account.id && o.baseFingerprint === baseFp)?.credential;
+    } catch {
+      return undefined;
+    }
+    if (stored?.type !== "oauth" || stored.accessToken === cur.accessToken) return undefined;
+    if (stored.expiresAt !== undefined && cur.expiresAt !== undefined && stored.expiresAt < cur.expiresAt) return undefined;
+    this.overrides.set(account.id, { baseFp, credential: stored });
+    this.overridesVersion++;
+    const outcome: RefreshOutcome = { kind: "ok", at: this.deps.clock.now(), fp: credentialFingerprint(stored) };
+    this.outcomes.set(account.id, outcome);
+    this.failures.delete(account.id);
+    this.log("info", "credential adopted: another instance refreshed it", { account: account.id, expiresAt: stored.expiresAt });
+    return outcome;
   }
 
   /** One refresh round as an Effect: token call (timeout, retried while temporary), then adopt, quarantine or back off. */

@@ -46,6 +46,8 @@ export interface RegistryOptions {
 export const BACKOFF_BASE_MS = 2000;
 /** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
 export const BACKOFF_MAX_MS = 5 * 60_000;
+/** How often a request waiting for a slot held by another instance asks again (SPEC D-2), ms. */
+export const SHARED_SLOT_POLL_MS = 50;
 /** SPEC 6.3: consecutive 5xx from one provider that open its circuit. */
 export const CIRCUIT_THRESHOLD = 10;
 /** SPEC 6.3: how long an opened provider circuit stays open before its half-open probe, ms (5 min). */
@@ -405,9 +407,50 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.rr.clear();
   }
 
-  /** Takes a concurrency slot (SPEC A-4), waiting up to the slot timeout (15 s) for one to free. */
+  /**
+   * Takes a concurrency slot (SPEC A-4), waiting up to the slot timeout (15 s) for one to free. With a
+   * shared store (SPEC D-2) a limited account's slot is also a lease in the database, so the limit
+   * holds across every instance; while the database cannot be reached the local slot alone counts.
+   */
   async acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined> {
-    return this.slots.acquire(account.id, this.slotLimit(account), signal, this.opts.slotWaitMs ?? SLOT_WAIT_MS, this.clock);
+    const limit = this.slotLimit(account);
+    const waitMs = this.opts.slotWaitMs ?? SLOT_WAIT_MS;
+    const deadline = Date.now() + waitMs;
+    const release = await this.slots.acquire(account.id, limit, signal, waitMs, this.clock);
+    const store = this.store;
+    if (!release || limit === undefined || store?.shared !== true) return release;
+    const lease = await this.sharedSlot(store, account.id, limit, signal, deadline);
+    if (lease === null) {
+      release();
+      return undefined;
+    }
+    return () => {
+      release();
+      if (lease !== undefined) void Promise.resolve(store.releaseLease(lease)).catch(() => {});
+    };
+  }
+
+  /**
+   * A lease on one of the account's `limit` slots across instances, polling until `deadline` (ms since
+   * the epoch, wall clock): the lease id, null when none freed in time (or the client went away), or
+   * undefined when the shared database cannot be reached (local counting only).
+   */
+  private async sharedSlot(store: Store, accountId: string, limit: number, signal: AbortSignal, deadline: number): Promise<string | null | undefined> {
+    for (;;) {
+      let id: string | undefined;
+      try {
+        id = await store.tryLease(`account:${accountId}`, limit);
+      } catch {
+        return undefined;
+      }
+      if (id !== undefined) {
+        if (!signal.aborted) return id;
+        void Promise.resolve(store.releaseLease(id)).catch(() => {});
+        return null;
+      }
+      if (signal.aborted || Date.now() >= deadline) return null;
+      await Bun.sleep(Math.min(SHARED_SLOT_POLL_MS, Math.max(1, deadline - Date.now())));
+    }
   }
 
   /**

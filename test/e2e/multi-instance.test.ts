@@ -1,0 +1,255 @@
+/**
+ * Several instances on one PostgreSQL behave as one gateway (SPEC D-2), end to end: two real
+ * `switchyard start --database postgres://…` processes (A and B) on a throwaway PostgreSQL, a scriptable
+ * fake upstream and a fake OAuth vendor. The scenarios run in order on the same pair: a 429 through A
+ * is honoured by B, conversations bound through A stay on their accounts through B, 20 parallel 401s
+ * over A and B cause one refresh, a max_concurrency 1 account is never used twice at once, usage and
+ * calls agree on both, SIGKILL of A loses nothing written, and a stopped and restarted database is
+ * survived.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startFakeVendor, vendorProviders, type FakeVendor } from "../oauth/fake-oauth.ts";
+import { simpleReply, startFakeUpstream, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ENV = {
+  KEY_RL1: "sk-rl-one",
+  KEY_RL2: "sk-rl-two",
+  KEY_AFF1: "sk-aff-one",
+  KEY_AFF2: "sk-aff-two",
+  KEY_ONE: "sk-one",
+  KEY_DBO1: "sk-dbo-one",
+  KEY_DBO2: "sk-dbo-two",
+};
+const WHO: Record<string, string> = Object.fromEntries(Object.entries(ENV).map(([k, v]) => [v, k.slice(4).toLowerCase().replace(/(\d)$/, "-$1")]));
+
+let pg: TestPostgres;
+let upstream: FakeUpstream;
+let vendor: FakeVendor;
+let dbUrl: string;
+let yaml: string;
+let a: Instance;
+let b: Instance;
+
+/** Which account a request reached: `rl-1`, `aff-2`, `one`… from its API key, or `cc` for the vendor. */
+const who = (r: ReceivedRequest) => WHO[r.headers["x-api-key"] ?? ""] ?? (r.path.startsWith("/cc") ? "cc" : "?");
+
+function start(): Promise<Instance> {
+  return startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+}
+
+const post = (inst: Instance, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${inst.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+const msg = (model: string, text = "hi") => ({ model, max_tokens: 30, messages: [{ role: "user", content: text }] });
+const admin = async (inst: Instance, path: string, init: RequestInit = {}) => {
+  const res = await fetch(`${inst.url}/admin/api${path}`, { ...init, headers: { "content-type": "application/json", ...(init.headers ?? {}) } });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+/** Polls until `cond` holds (or fails the test after `ms`). */
+async function until(cond: () => boolean | Promise<boolean>, ms = 10_000, what = "condition"): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  dbUrl = await pg.createDatabase("multi");
+  upstream = await startFakeUpstream();
+  vendor = await startFakeVendor(upstream);
+  upstream.handle((r) => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream));
+  yaml = `${vendorProviders(vendor.url)}
+  - id: rl
+    kind: anthropic
+    base_url: "${upstream.url}/rl"
+  - id: aff
+    kind: anthropic
+    base_url: "${upstream.url}/aff"
+  - id: one
+    kind: anthropic
+    base_url: "${upstream.url}/one"
+  - id: dbo
+    kind: anthropic
+    base_url: "${upstream.url}/dbo"
+accounts:
+  - { id: rl-1, provider: rl, api_key: env:KEY_RL1 }
+  - { id: rl-2, provider: rl, api_key: env:KEY_RL2 }
+  - { id: aff-1, provider: aff, api_key: env:KEY_AFF1 }
+  - { id: aff-2, provider: aff, api_key: env:KEY_AFF2 }
+  - { id: one, provider: one, api_key: env:KEY_ONE, max_concurrency: 1 }
+  - { id: dbo-1, provider: dbo, api_key: env:KEY_DBO1 }
+  - { id: dbo-2, provider: dbo, api_key: env:KEY_DBO2 }
+settings:
+  account_strategy: random
+`;
+  [a, b] = await Promise.all([start(), start()]);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([stopInstance(a), stopInstance(b)]);
+  await vendor?.stop();
+  await upstream?.stop();
+  await pg?.destroy();
+}, 60_000);
+
+describe("two instances on one PostgreSQL (SPEC D-2)", () => {
+  test("a 429 with Retry-After through A is honoured by B within 1 s", async () => {
+    upstream.reset();
+    let limited: string | undefined;
+    upstream.handle((r) => {
+      if (!limited && r.path.startsWith("/rl")) {
+        limited = who(r);
+        return { status: 429, headers: { "retry-after": "120" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      }
+      return simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+    });
+    expect((await post(a, msg("rl/claude-x"))).status).toBe(200);
+    expect(limited).toMatch(/^rl-[12]$/);
+    await Bun.sleep(1000);
+    upstream.reset();
+    for (let i = 0; i < 8; i++) expect((await post(b, msg("rl/claude-x"))).status).toBe(200);
+    expect(upstream.requests.map(who)).toEqual(Array(8).fill(limited === "rl-1" ? "rl-2" : "rl-1"));
+  }, 60_000);
+
+  test("conversations bound through A stay on their accounts through B", async () => {
+    upstream.reset();
+    upstream.handle((r) => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream));
+    const bound = new Map<string, string>();
+    for (let i = 0; i < 8; i++) {
+      const res = await post(a, msg("aff/claude-x", `conversation ${i}`), { "x-session-id": `conv-${i}` });
+      expect(res.status).toBe(200);
+      bound.set(`conv-${i}`, who(upstream.requests.at(-1)!));
+    }
+    // The random strategy spreads the conversations over both accounts (1 in 128 that it does not).
+    expect(new Set(bound.values()).size).toBe(2);
+    await Bun.sleep(2000); // bindings are buffered (flushed within 1 s), then announced
+    upstream.reset();
+    for (const [conv, account] of bound) {
+      expect((await post(b, msg("aff/claude-x", `${conv} again`), { "x-session-id": conv })).status).toBe(200);
+      expect([conv, who(upstream.requests.at(-1)!)]).toEqual([conv, account]);
+    }
+  }, 60_000);
+
+  test("20 parallel requests over A and B that see a 401 cause exactly one token refresh", async () => {
+    upstream.reset();
+    const t = vendor.seed({ name: "team", models: ["claude-x"] });
+    const added = await admin(a, "/accounts", {
+      method: "POST",
+      body: JSON.stringify({ provider: "cc", id: "cc-team", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 3_600_000 } }),
+    });
+    expect(added.status).toBe(201);
+    // B learns about the new account through the database.
+    await until(async () => (await post(b, msg("cc/claude-x"))).status === 200, 10_000, "B to serve the new account");
+    await Bun.sleep(500);
+    const before = vendor.refreshCalls.length;
+    vendor.revokeAccess(t.accessToken);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? b : a, msg("cc/claude-x", `parallel ${i}`))));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(vendor.refreshCalls.slice(before)).toEqual([t.refreshToken]);
+    // Both instances now use the rotated token.
+    const rotated = vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!.token;
+    expect(rotated).not.toBe(t.accessToken);
+    expect(vendor.loginOf(rotated)).toBe("team");
+  }, 90_000);
+
+  test("a max_concurrency 1 account is not used twice at once across instances", async () => {
+    upstream.reset();
+    let inflight = 0;
+    let most = 0;
+    upstream.handle(async (r) => {
+      if (who(r) === "one") {
+        inflight++;
+        most = Math.max(most, inflight);
+        await Bun.sleep(400);
+        inflight--;
+      }
+      return simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+    });
+    const res = await Promise.all(Array.from({ length: 6 }, (_, i) => post(i % 2 ? b : a, msg("one/claude-x", `slot ${i}`))));
+    expect(res.map((r) => r.status)).toEqual(Array(6).fill(200));
+    expect(upstream.requests.filter((r) => who(r) === "one").length).toBe(6);
+    expect(most).toBe(1);
+  }, 60_000);
+
+  test("usage and calls inspect agree on both instances", async () => {
+    await Bun.sleep(1500); // each instance flushes its usage buffer within a second
+    const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
+    expect(ua.status).toBe(200);
+    expect(ub.body.rows).toEqual(ua.body.rows);
+    const accounts = Object.fromEntries((ua.body.rows as any[]).map((r) => [r.group, r.requests]));
+    expect(accounts.one).toBe(6);
+    expect(accounts["aff-1"] + accounts["aff-2"]).toBe(16);
+    const [ca, cb] = await Promise.all([admin(a, "/calls?limit=200"), admin(b, "/calls?limit=200")]);
+    expect(cb.body.calls).toEqual(ca.body.calls);
+    const call = (ca.body.calls as any[]).find((c) => c.accountId === "one")!;
+    const [ta, tb] = await Promise.all([admin(a, `/route-traces/${call.routeId}`), admin(b, `/route-traces/${call.routeId}`)]);
+    expect(ta.status).toBe(200);
+    expect(tb.body).toEqual(ta.body);
+    expect(tb.body.requestId).toBe(call.requestId);
+  }, 60_000);
+
+  test("SIGKILL of A while B serves loses nothing that was written", async () => {
+    upstream.reset();
+    let limited: string | undefined;
+    upstream.handle((r) => {
+      if (!limited && r.path.startsWith("/aff")) {
+        limited = who(r);
+        return { status: 429, headers: { "retry-after": "300" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      }
+      return simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+    });
+    for (let i = 0; i < 5; i++) expect((await post(a, msg("aff/claude-x", `before kill ${i}`))).status).toBe(200);
+    await Bun.sleep(1500);
+    const fromA = (await admin(a, "/calls?limit=200")).body.calls as any[];
+    a.kill("SIGKILL");
+    await a.exited;
+    upstream.reset();
+    const served = await Promise.all(Array.from({ length: 4 }, (_, i) => post(b, msg("aff/claude-x", `after kill ${i}`))));
+    expect(served.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(upstream.requests.map(who)).toEqual(Array(4).fill(limited === "aff-1" ? "aff-2" : "aff-1"));
+    await Bun.sleep(1500);
+    const onB = (await admin(b, "/calls?limit=200")).body.calls as any[];
+    const ids = new Set(onB.map((c) => c.requestId));
+    expect(fromA.filter((c) => !ids.has(c.requestId))).toEqual([]);
+    a = await start();
+  }, 90_000);
+
+  test("a stopped and restarted database is survived: serving goes on from memory, writes catch up", async () => {
+    upstream.reset();
+    await pg.stop();
+    let limited: string | undefined;
+    upstream.handle((r) => {
+      if (!limited && r.path.startsWith("/dbo")) {
+        limited = who(r);
+        return { status: 429, headers: { "retry-after": "300" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      }
+      return simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+    });
+    // B serves while the database is down: the 429 falls back to the other account, the cooldown is in memory.
+    const during = [];
+    for (const m of ["dbo/claude-x", "one/claude-x", "dbo/claude-x"]) {
+      const res = await post(b, msg(m, "during the outage"));
+      expect(res.status).toBe(200);
+      during.push(res.headers.get("x-request-id")!);
+    }
+    const other = limited === "dbo-1" ? "dbo-2" : "dbo-1";
+    expect(upstream.requests.map(who)).toEqual([limited, other, "one", other]);
+    expect(await (await fetch(`${b.url}/health`)).json()).toEqual({ status: "ok", db: "unreachable" });
+    expect([...b.stderr, ...b.stdout].some((l) => l.includes("database unreachable"))).toBe(true);
+    await pg.start();
+    await until(async () => ((await (await fetch(`${b.url}/health`)).json()) as any).db === "ok", 30_000, "B to reconnect");
+    await until(async () => ((await (await fetch(`${a.url}/health`)).json()) as any).db === "ok", 30_000, "A to reconnect");
+    expect([...b.stderr, ...b.stdout].some((l) => l.includes("database reachable again"))).toBe(true);
+    await Bun.sleep(1500);
+    // A honours the cooldown B wrote during the outage, and sees B's usage rows from it.
+    upstream.reset();
+    for (let i = 0; i < 4; i++) expect((await post(a, msg("dbo/claude-x", `after ${i}`))).status).toBe(200);
+    expect(upstream.requests.map(who)).toEqual(Array(4).fill(other));
+    const ids = new Set(((await admin(a, "/calls?limit=500")).body.calls as any[]).map((c) => c.requestId));
+    expect(during.filter((id) => !ids.has(id))).toEqual([]);
+  }, 120_000);
+});
