@@ -21,6 +21,7 @@ const ENV = {
   KEY_ONE: "sk-one",
   KEY_DBO1: "sk-dbo-one",
   KEY_DBO2: "sk-dbo-two",
+  CLIENT_CI: "sy-client-key-of-ci-with-rpm-4",
 };
 const WHO: Record<string, string> = Object.fromEntries(Object.entries(ENV).map(([k, v]) => [v, k.slice(4).toLowerCase().replace(/(\d)$/, "-$1")]));
 
@@ -83,6 +84,10 @@ accounts:
   - { id: one, provider: one, api_key: env:KEY_ONE, max_concurrency: 1 }
   - { id: dbo-1, provider: dbo, api_key: env:KEY_DBO1 }
   - { id: dbo-2, provider: dbo, api_key: env:KEY_DBO2 }
+keys:
+  - name: ci
+    key: env:CLIENT_CI
+    limits: { rpm: 4 }
 settings:
   account_strategy: random
 `;
@@ -175,6 +180,23 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     expect(most).toBe(1);
   }, 60_000);
 
+  test("a key's rpm limit counts requests through both instances", async () => {
+    upstream.reset();
+    upstream.handle((r) => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream));
+    // The shared rpm window is a fixed minute: start well inside one.
+    const into = Date.now() % 60_000;
+    if (into > 50_000) await Bun.sleep(60_000 - into + 200);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await post(i % 2 ? b : a, msg("aff/claude-x", `limited ${i}`), { "x-api-key": ENV.CLIENT_CI });
+      statuses.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    // rpm 4: two requests through A and two through B, then refused on both.
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+    expect(upstream.requests.length).toBe(4);
+  }, 60_000);
+
   test("usage and calls inspect agree on both instances", async () => {
     await Bun.sleep(1500); // each instance flushes its usage buffer within a second
     const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
@@ -182,7 +204,7 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     expect(ub.body.rows).toEqual(ua.body.rows);
     const accounts = Object.fromEntries((ua.body.rows as any[]).map((r) => [r.group, r.requests]));
     expect(accounts.one).toBe(6);
-    expect(accounts["aff-1"] + accounts["aff-2"]).toBe(16);
+    expect(accounts["aff-1"] + accounts["aff-2"]).toBe(20);
     const [ca, cb] = await Promise.all([admin(a, "/calls?limit=200"), admin(b, "/calls?limit=200")]);
     expect(cb.body.calls).toEqual(ca.body.calls);
     const call = (ca.body.calls as any[]).find((c) => c.accountId === "one")!;
@@ -237,7 +259,7 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
       during.push(res.headers.get("x-request-id")!);
     }
     const other = limited === "dbo-1" ? "dbo-2" : "dbo-1";
-    expect(upstream.requests.map(who)).toEqual([limited, other, "one", other]);
+    expect(upstream.requests.map(who)).toEqual([limited!, other, "one", other]);
     expect(await (await fetch(`${b.url}/health`)).json()).toEqual({ status: "ok", db: "unreachable" });
     expect([...b.stderr, ...b.stdout].some((l) => l.includes("database unreachable"))).toBe(true);
     await pg.start();
