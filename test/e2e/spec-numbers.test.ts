@@ -185,6 +185,27 @@ describe("SPEC 6.3 row 3: other 429, overloaded, 529 → backoff 2 s, doubling, 
   });
 });
 
+describe("SPEC 6.3 row 3: a 429 that names no reset and is not worded as a rate limit", () => {
+  test("backs off 2 s for that model (not the 90 s per-minute rule)", async () => {
+    once({ status: 429, text: "Slow down" });
+    const t0 = clock.now();
+    expect((await post(msg("b/claude-x"))).status).toBe(429);
+    expect((await accountStatus("b1")).cooldowns).toEqual([{ model: "claude-x", reason: "429", until: t0 + 2 * SECOND, level: 0 }]);
+  });
+});
+
+describe("SPEC 6.3: a request too large is returned at once", () => {
+  test("413 from the upstream: the client gets it, no other account is tried, no cooldown is written", async () => {
+    once({ status: 413, json: anthropicError("request_too_large", "Request exceeds the maximum size") });
+    const res = await post(msg("p/claude-x"));
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as any).error.type).toBe("request_too_large");
+    expect(reached()).toHaveLength(1);
+    expect((await accountStatus("a1")).cooldowns).toEqual([]);
+    expect((await accountStatus("a2")).cooldowns).toEqual([]);
+  });
+});
+
 describe("SPEC 6.3 row 4: quota exhausted / spend cap → the whole account is locked until the named reset", () => {
   const spendCap = (headers: Record<string, string>): FakeReply => ({
     status: 429,
