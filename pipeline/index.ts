@@ -24,7 +24,7 @@ export {
   type RequestContext,
 } from "./context.ts";
 export { authenticate, presentedKey, stripClientModelSuffix } from "./guard.ts";
-export { BUDGET_WINDOW_MS } from "./key-limits.ts";
+export { BUDGET_WINDOW_MS, modelAllowed } from "./key-limits.ts";
 export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
 
 // Ports of the stages

@@ -12,6 +12,8 @@ import {
   errorResponse,
   isCountTokens,
   isRemote,
+  modelAllowed,
+  presentedKey,
   presentedSecrets,
   scrubValue,
   TargetOrder,
@@ -515,6 +517,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
     finish,
   });
 
+  /** SPEC 2.1/9.6: the models a presented key may use (its allow-list), or undefined for every model. */
+  const allowedModels = (request: Request): ((id: string) => boolean) | undefined => {
+    const secret = presentedKey(request.headers);
+    const limits = secret ? store.lookup(secret)?.limits : undefined;
+    return limits?.models ? (id) => modelAllowed(limits, id) : undefined;
+  };
+
   const adminToken = "sy-admin-" + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
   // Dashboard sign-ins (SPEC 9.4): cookie sessions the admin API accepts with their CSRF token.
   const sessions = new SessionBook();
@@ -522,8 +531,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const port = opts.port ?? cfg.server.port;
   const app = createServer({
     gateway,
-    models: (anthropic) => modelList(cfg, anthropic, discovery.publishedAll()),
-    model: (id, anthropic) => modelEntry(cfg, id, anthropic, discovery.publishedAll()),
+    models: (anthropic, request) => modelList(cfg, anthropic, discovery.publishedAll(), allowedModels(request)),
+    model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
     geminiModels: () => geminiModelList(cfg, discovery.publishedAll()),

@@ -48,8 +48,10 @@ function shape(cfg: RuntimeConfig, e: Entry, anthropic: boolean, discovered?: Di
 }
 
 /** The model list body. */
-export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: DiscoveredModels): unknown {
-  const list = entries(cfg, discovered).map((e) => shape(cfg, e, anthropic, discovered));
+export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: DiscoveredModels, allowed?: (id: string) => boolean): unknown {
+  const list = entries(cfg, discovered)
+    .filter((e) => !allowed || allowed(e.id))
+    .map((e) => shape(cfg, e, anthropic, discovered));
   if (anthropic) {
     return { data: list, has_more: false, first_id: (list[0] as { id?: string })?.id ?? null, last_id: (list.at(-1) as { id?: string })?.id ?? null };
   }
@@ -57,7 +59,8 @@ export function modelList(cfg: RuntimeConfig, anthropic: boolean, discovered?: D
 }
 
 /** One model entry, or undefined when the id is not listed. */
-export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean, discovered?: DiscoveredModels): unknown | undefined {
+export function modelEntry(cfg: RuntimeConfig, id: string, anthropic: boolean, discovered?: DiscoveredModels, allowed?: (id: string) => boolean): unknown | undefined {
+  if (allowed && !allowed(id)) return undefined;
   const e = entries(cfg, discovered).find((x) => x.id === id);
   return e ? shape(cfg, e, anthropic, discovered) : undefined;
 }

@@ -12,10 +12,10 @@ import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
   gateway: Gateway;
-  /** GET /v1/models data. */
-  models: (anthropicShape: boolean) => unknown;
-  /** GET /v1/models/{id}; undefined when unknown. */
-  model: (id: string, anthropicShape: boolean) => unknown | undefined;
+  /** GET /v1/models data; `request` tells whose key asks (a key's models allow-list narrows the list, SPEC 9.6). */
+  models: (anthropicShape: boolean, request: Request) => unknown;
+  /** GET /v1/models/{id}; undefined when unknown (or outside the asking key's allow-list). */
+  model: (id: string, anthropicShape: boolean, request: Request) => unknown | undefined;
   /** Liveness + readiness (DB reachable). */
   health: () => { ok: boolean; db: boolean };
   /** The admin API (SPEC 9.3) mounted under /admin/api. */
@@ -214,7 +214,7 @@ export function createServer(deps: ServerDeps) {
     .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
       if (denied) return denied;
-      return json(200, deps.models(request.headers.has("anthropic-version")));
+      return json(200, deps.models(request.headers.has("anthropic-version"), request));
     }) as never)
     // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
     .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
@@ -227,7 +227,7 @@ export function createServer(deps: ServerDeps) {
       } catch {
         // A malformed escape (`%E0%A4%A`) names no model: answered as unknown below.
       }
-      const m = deps.model(id, request.headers.has("anthropic-version"));
+      const m = deps.model(id, request.headers.has("anthropic-version"), request);
       if (m === undefined) {
         return json(404, { error: { message: `The model \`${id}\` does not exist.`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
       }

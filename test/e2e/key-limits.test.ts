@@ -26,6 +26,7 @@ const YAML = `${DEFAULT_YAML}
 server: { require_api_key: true }
 aliases:
   fast: oai/gpt-test
+  careful: anth/claude-test
 keys:
   - { name: rpm, key: ${KEYS.rpm}, limits: { rpm: 3 } }
   - { name: tpm, key: ${KEYS.tpm}, limits: { tpm: 40 } }
@@ -176,6 +177,19 @@ describe("models allow-list", () => {
     await ask.chat(KEYS.models, "oai/gpt-test");
     await ask.chat(KEYS.models, "fast");
     expect(upstreamCalls()).toBe(start + 2);
+  });
+});
+
+describe("GET /v1/models lists what the key may use (SPEC 2.1)", () => {
+  test("a key with an allow-list sees only the names it may use; others see everything", async () => {
+    const ids = async (key: string) => ((await (await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    // the test config lists two aliases and no provider models
+    expect((await ids(KEYS.free)).sort()).toEqual(["careful", "fast"]);
+    expect(await ids(KEYS.models)).toEqual(["fast"]);
+    const one = await fetch(`${gw.url}/v1/models/fast`, { headers: { authorization: `Bearer ${KEYS.models}` } });
+    expect(one.status).toBe(200);
+    const hidden = await fetch(`${gw.url}/v1/models/careful`, { headers: { authorization: `Bearer ${KEYS.models}` } });
+    expect(hidden.status).toBe(404);
   });
 });
 
