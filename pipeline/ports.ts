@@ -292,10 +292,11 @@ export interface RouteTrace {
  * Token-saver outcome of one attempt (SPEC S-1): the tool results shortened, their length before and
  * after in characters (UTF-16 code units), the estimated tokens saved (characters / 4, rounded) and
  * results shortened per rule; or why the savers were skipped (S-2: `header` for
- * `X-Switchyard-Token-Saver: off`, `prompt_cache` for an Anthropic-format provider with prompt caching).
+ * `X-Switchyard-Token-Saver: off`, `prompt_cache` for an Anthropic-format provider with prompt caching;
+ * S-4: `cache_marker` when every long tool result sits at or before the client's last `cache_control` marker).
  */
 export type TokenSaverTrace =
-  | { skipped: "header" | "prompt_cache" }
+  | { skipped: "header" | "prompt_cache" | "cache_marker" }
   | { results: number; charsBefore: number; charsAfter: number; tokensSaved: number; rules: Record<string, number> };
 
 /** Stores route traces in a bounded ring (SPEC O-2). */

@@ -12,6 +12,14 @@
  * for Anthropic-format providers with prompt caching (kinds `anthropic`, `claude-code`), whose cache
  * depends on byte-identical history.
  *
+ * Never costing more than it saves (S-4): compression is a pure function of the tool result's text
+ * (pipeline/savers/), so a result compresses to the same bytes in every later turn wherever it sits and
+ * a provider's prefix cache keeps hitting. Tool results at or before the client body's last
+ * Anthropic-style `cache_control` marker (whatever the provider) are left exactly as the client wrote
+ * them: the client asked for that prefix to be cached. (Claude Code marks its newest message each turn,
+ * so its tool results are all protected.) They are found by their text in the upstream body, like the
+ * client's error results; a later result with the same text is left alone too.
+ *
  * Cost: a request whose client body has no tool result of {@link MIN_CHARS} characters or more costs
  * one walk over the client body's messages (cached per request) and nothing else: the upstream body is
  * neither parsed nor re-serialised, native passthrough bytes stay the client's. The upstream body is
@@ -63,10 +71,55 @@ export function skipReason(
 
 /** Per-request state kept across attempts: the client-body scan. */
 interface RequestState {
-  /** The client body has a non-error tool result of MIN_CHARS or more. */
+  /** The client body has a non-error tool result of MIN_CHARS or more that no cache marker protects. */
   candidates: boolean;
   /** Texts of tool results the client marked as errors (each part, and the parts joined by `\n`). */
   errored: Set<string>;
+  /** Texts of tool results at or before the client's last `cache_control` marker (each part, and joined). */
+  cached: Set<string>;
+}
+
+/** Where each client format keeps its conversation (the array a `cache_control` marker can sit in). */
+const MESSAGES_KEY: Record<string, string> = {
+  "anthropic-messages": "messages",
+  "openai-chat": "messages",
+  "openai-responses": "input",
+  gemini: "contents",
+};
+
+const CACHE_CONTROL = new TextEncoder().encode('"cache_control"');
+
+/** Whether `value` holds a `cache_control` key at any depth. */
+function holdsCacheControl(value: unknown, depth = 0): boolean {
+  if (depth > 32 || typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) return value.some((v) => holdsCacheControl(v, depth + 1));
+  for (const [k, v] of Object.entries(value)) if (k === "cache_control" || holdsCacheControl(v, depth + 1)) return true;
+  return false;
+}
+
+/**
+ * Index of the last conversation item of `body` that holds an Anthropic-style `cache_control` marker
+ * (on a block, a content part or the item itself), or -1. The client asked the provider to cache the
+ * prompt up to and including that block, so everything up to it is left as the client wrote it (S-4).
+ * Markers in `system` or `tools` come before every message and protect no tool result.
+ */
+export function lastCacheMarkerIndex(format: string, body: Record<string, unknown>, raw: Uint8Array): number {
+  const key = MESSAGES_KEY[format];
+  const items = key ? body[key] : undefined;
+  if (!Array.isArray(items) || !bytesInclude(raw, CACHE_CONTROL)) return -1;
+  for (let i = items.length - 1; i >= 0; i--) if (holdsCacheControl(items[i])) return i;
+  return -1;
+}
+
+/** Whether `hay` contains `needle` (native search over the raw body; no decode). */
+function bytesInclude(hay: Uint8Array, needle: Uint8Array): boolean {
+  return Buffer.from(hay.buffer, hay.byteOffset, hay.byteLength).indexOf(needle) !== -1;
+}
+
+/** Adds each result's texts (every part, and the non-empty parts joined by `\n`, as a translation may join them). */
+function addTexts(into: Set<string>, texts: string[]): void {
+  for (const t of texts) into.add(t);
+  into.add(texts.filter((t) => t.length > 0).join("\n"));
 }
 
 /**
@@ -110,27 +163,43 @@ function compressCached(text: string): Compressed | undefined {
 
 const STATE = new WeakMap<RequestContext, RequestState>();
 
-function stateOf(ctx: RequestContext): RequestState {
-  let s = STATE.get(ctx);
-  if (s) return s;
-  s = { candidates: false, errored: new Set() };
-  const slots = codecFor(ctx.clientFormat).toolResults?.(ctx.body) ?? [];
+/** Groups a client body's tool-result slots by result: texts, total length, error flag. */
+function resultsOf(format: string, body: Record<string, unknown>): Map<number, { len: number; isError: boolean; texts: string[] }> {
   const byResult = new Map<number, { len: number; isError: boolean; texts: string[] }>();
-  for (const slot of slots) {
+  for (const slot of codecFor(format as RequestContext["clientFormat"]).toolResults?.(body) ?? []) {
     let r = byResult.get(slot.result);
     if (!r) byResult.set(slot.result, (r = { len: 0, isError: slot.isError, texts: [] }));
     r.len += slot.text.length;
     r.texts.push(slot.text);
   }
-  for (const r of byResult.values()) {
-    if (r.isError) {
-      for (const t of r.texts) s.errored.add(t);
-      s.errored.add(r.texts.filter((t) => t.length > 0).join("\n"));
-    } else if (r.len >= MIN_CHARS) s.candidates = true;
+  return byResult;
+}
+
+function stateOf(ctx: RequestContext): RequestState {
+  let s = STATE.get(ctx);
+  if (s) return s;
+  s = { candidates: false, errored: new Set(), cached: new Set() };
+  const all = resultsOf(ctx.clientFormat, ctx.body);
+  if ([...all.values()].some((r) => !r.isError && r.len >= MIN_CHARS)) {
+    // Results up to the last cache marker: the same accessor over the conversation cut after it.
+    const last = lastCacheMarkerIndex(ctx.clientFormat, ctx.body, ctx.rawBody);
+    const key = MESSAGES_KEY[ctx.clientFormat]!;
+    const upToMarker = last < 0 ? new Map() : resultsOf(ctx.clientFormat, { ...ctx.body, [key]: (ctx.body[key] as unknown[]).slice(0, last + 1) });
+    const cachedCount = Math.max(-1, ...upToMarker.keys()) + 1;
+    for (const [n, r] of all) {
+      if (r.isError) addTexts(s.errored, r.texts);
+      else if (n < cachedCount) addTexts(s.cached, r.texts);
+      else if (r.len >= MIN_CHARS) s.candidates = true;
+    }
+    // Some protected result was long enough to shorten: say why nothing may be.
+    if (!s.candidates) s.cached.add(CACHED_ONLY);
   }
   STATE.set(ctx, s);
   return s;
 }
+
+/** Marks a state whose only long results sit before the last cache marker. */
+const CACHED_ONLY = "\u0000cached-only";
 
 const decoder = new TextDecoder();
 
@@ -151,7 +220,10 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
   }
   delete ctx.trace.tokenSaver;
   const state = stateOf(ctx);
-  if (!state.candidates) return;
+  if (!state.candidates) {
+    if (state.cached.has(CACHED_ONLY)) ctx.trace.tokenSaver = { skipped: "cache_marker" };
+    return;
+  }
   const codec = codecFor(translated.upstreamFormat);
   if (!codec.toolResults) return;
 
@@ -165,7 +237,7 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
   }
   const trace = { results: 0, charsBefore: 0, charsAfter: 0, tokensSaved: 0, rules: {} as Record<string, number> };
   for (const slot of codec.toolResults(body)) {
-    if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text)) continue;
+    if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text) || state.cached.has(slot.text)) continue;
     const c = compressCached(slot.text);
     if (!c) continue;
     trace.results++;

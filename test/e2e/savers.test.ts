@@ -39,11 +39,16 @@ ${settings}
 const REMINDER = "\n\n<system-reminder>\n<total_tokens>14999968 tokens left</total_tokens>\n</system-reminder>";
 const LOG = serverLog(1000);
 
-/** Claude Code's real turn 2 with its Bash result replaced by `content`, for `model`. */
+/**
+ * Claude Code's real turn 2 with its Bash result replaced by `content`, for `model`. Claude Code marks
+ * that result with `cache_control`, which protects it from the savers (S-4, test/e2e/savers-cache.test.ts);
+ * the marker is taken off here (a client caching only its system prompt).
+ */
 async function claudeTurn(model: string, content: string) {
   const body = await clientRequest("claude-code-tool-use-2.json");
   body.model = model;
   body.messages.at(-1).content[0].content = content;
+  delete body.messages.at(-1).content[0].cache_control;
   return body;
 }
 

@@ -3,7 +3,8 @@
  * target: tool results are found in every provider format's body and shortened; Anthropic-format
  * providers with prompt caching, the `X-Switchyard-Token-Saver: off` header and the setting skip it;
  * error results are left alone; a body with nothing to shorten is not touched (native passthrough keeps
- * the client's bytes); the same history compresses to the same bytes every turn.
+ * the client's bytes); the same history compresses to the same bytes every turn; results at or before
+ * the client's last `cache_control` marker are left as written (S-4).
  */
 import { describe, expect, spyOn, test } from "bun:test";
 import type { ProviderKind } from "../../formats/codec.ts";
@@ -38,12 +39,17 @@ function send(ctx: RequestContext, kind: ProviderKind, model: string, settings =
 const bodyText = (t: Translated) => (typeof t.body === "string" ? t.body : new TextDecoder().decode(t.body));
 const bodyOf = (t: Translated) => JSON.parse(bodyText(t));
 
-/** Claude Code's real turn 2, its Bash result replaced by `content` (and `is_error`). */
-async function claudeTurn(content: string, isError = false) {
+/**
+ * Claude Code's real turn 2, its Bash result replaced by `content` (and `is_error`). Claude Code marks
+ * that result with `cache_control`, which protects it (S-4); without `marked` the marker is taken off
+ * (a client that caches only its system prompt), so the savers may act on it.
+ */
+async function claudeTurn(content: string, isError = false, marked = false) {
   const body = await clientRequest("claude-code-tool-use-2.json");
   const last = body.messages[body.messages.length - 1];
   last.content[0].content = content;
   last.content[0].is_error = isError;
+  if (!marked) delete last.content[0].cache_control;
   return body;
 }
 
@@ -280,5 +286,56 @@ describe("format accessors (FormatCodec.toolResults)", () => {
     const body = { contents: [{ role: "user", parts: [{ functionResponse: { name: "a", response: { result: "r" } } }, { functionResponse: { name: "b", response: { error: "e" } } }, { functionResponse: { name: "c", response: { rows: 3 } } }] }] };
     const slots = codecFor("gemini").toolResults!(body);
     expect(slots.map((s) => [s.text, s.isError])).toEqual([["r", false], ["e", true]]);
+  });
+});
+
+describe("S-4: tool results at or before the client's last cache_control marker are left as written", () => {
+  test("Claude Code's real turn (its marker on the tool result): the openai-compatible upstream gets the whole result", async () => {
+    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER, false, true));
+    const t = send(ctx, "openai-compatible", "glm-5");
+    expect(bodyOf(t).messages.find((m: any) => m.role === "tool").content).toBe(DIFF + REMINDER);
+    expect(ctx.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+  });
+
+  test("a result before the marker is kept, the one after it is shortened", async () => {
+    const body = await claudeTurn(DIFF + REMINDER);
+    const first = body.messages.at(-1);
+    first.content[0].cache_control = { type: "ephemeral" };
+    body.messages.push(
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_fake_2", name: "Bash", input: { command: "rg -n session" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fake_2", content: sample("rg.txt") }] },
+    );
+    const ctx = ctxFor("anthropic-messages", body);
+    const tools = bodyOf(send(ctx, "openai-compatible", "glm-5")).messages.filter((m: any) => m.role === "tool");
+    expect(tools[0].content).toBe(DIFF + REMINDER);
+    expect(tools[1].content).toBe(compressToolResult(sample("rg.txt"))!.text);
+    expect(ctx.trace.tokenSaver).toMatchObject({ results: 1, rules: { search: 1 } });
+  });
+
+  test("a marker on an earlier message protects nothing after it; markers in system protect no message", async () => {
+    const body = await claudeTurn(DIFF + REMINDER);
+    body.messages[0].content[0].cache_control = { type: "ephemeral" };
+    const ctx = ctxFor("anthropic-messages", body);
+    expect(bodyOf(send(ctx, "openai-compatible", "glm-5")).messages.find((m: any) => m.role === "tool").content).toBe(diffOut);
+  });
+
+  test("a Chat client's marker on a content part (OpenRouter style) protects the tool message before it", async () => {
+    const body = {
+      model: "glm-5",
+      messages: [
+        { role: "user", content: "what changed?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "git_diff", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "call_1", content: DIFF },
+        { role: "user", content: [{ type: "text", text: "summarise", cache_control: { type: "ephemeral" } }] },
+      ],
+    };
+    const ctx = ctxFor("openai-chat", structuredClone(body));
+    const t = send(ctx, "openai-compatible", "glm-5");
+    expect(bodyOf(t).messages[2].content).toBe(DIFF);
+    expect(ctx.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+    // Without the marker the same result is shortened.
+    delete (body.messages[3].content as any)[0].cache_control;
+    const ctx2 = ctxFor("openai-chat", body);
+    expect(bodyOf(send(ctx2, "openai-compatible", "glm-5")).messages[2].content).toBe(compressToolResult(DIFF)!.text);
   });
 });

@@ -47,6 +47,8 @@ export interface ReceivedRequest {
   format: FakeFormat | undefined;
   headers: Record<string, string>;
   body: any;
+  /** The body exactly as received (byte-level comparisons: prefix caches key on bytes). */
+  raw: string;
   /** Model, from the body or (Gemini) the path. */
   model: string | undefined;
   /** true when the request asked for a streamed reply. */
@@ -115,7 +117,7 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
         model = m?.[1];
         stream = m?.[2] === "streamGenerateContent";
       }
-      const rec: ReceivedRequest = { method: request.method, path, format, headers, body, model, stream };
+      const rec: ReceivedRequest = { method: request.method, path, format, headers, body, raw, model, stream };
       requests.push(rec);
 
       if (request.method === "GET" && url.pathname.endsWith("/models")) {
