@@ -96,7 +96,10 @@ describe("ordinary code is not redacted", () => {
   test("real files: this repository's lockfile, source, README and the real client captures", () => {
     const root = join(import.meta.dir, "..", "..");
     for (const f of ["bun.lock", "package.json", "pipeline/attempt-loop.ts", "formats/hub.ts", "README.md", "test/pipeline/save-tokens-fixtures/git-diff.txt"]) {
-      untouched(readFileSync(join(root, f), "utf8"));
+      let text = readFileSync(join(root, f), "utf8");
+      // The README's example database URLs carry a password (a secret by design, tested above) and a user@host.
+      if (f === "README.md") text = text.replace(/\bpostgres(?:ql)?:\/\/\S+/g, "postgres://DATABASE");
+      untouched(text);
     }
     for (const f of ["claude-code-default.json", "claude-code-tool-use-2.json", "codex-default.json", "codex-tool-use-2.json"]) {
       untouched(readFileSync(join(root, "test/fixtures/shared/clients", f), "utf8"));
