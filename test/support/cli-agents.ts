@@ -425,3 +425,70 @@ export async function expectLane(gw: { fake: FakeUpstream; logs: string[] }, lan
     expect(l.status, logStory).toBe(200);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Gemini CLI
+// ---------------------------------------------------------------------------------------------
+
+export interface GeminiRun {
+  run: CliRunResult;
+  /** The parsed `--output-format json` result, when stdout was JSON. */
+  json: any;
+  /** `json.response`, or "" */
+  response: string;
+  /** What the CLI tried to reach outside 127.0.0.1 during this run (trap proxy request lines). */
+  outside: string[];
+  describe(extra?: string): string;
+}
+
+/**
+ * The scratch `~/.gemini/settings.json`: API-key auth (without it Gemini CLI refuses to run
+ * non-interactively), telemetry and usage statistics off, no update checks, no IDE integration.
+ */
+export function geminiSettings(): Record<string, unknown> {
+  return {
+    security: { auth: { selectedType: "gemini-api-key" } },
+    telemetry: { enabled: false },
+    privacy: { usageStatisticsEnabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+    ide: { enabled: false },
+  };
+}
+
+/**
+ * `gemini -p PROMPT -m MODEL --output-format json --yolo` with GOOGLE_GEMINI_BASE_URL = `baseUrl`
+ * (the host root: the CLI appends `/v1beta/models/…`) and GEMINI_API_KEY = `key` ("placeholder"
+ * unless given), in a scratch HOME holding {@link geminiSettings}. `--yolo` approves tool calls (print
+ * mode has nobody to answer a prompt).
+ */
+export async function runGemini(bin: string, opts: { baseUrl: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string }): Promise<GeminiRun> {
+  const h = scratchHome("gemini");
+  const trapStart = opts.trap.attempts.length;
+  try {
+    mkdirSync(join(h.home, ".gemini"));
+    writeFileSync(join(h.home, ".gemini", "settings.json"), JSON.stringify(geminiSettings(), null, 2));
+    const run = await runCli([bin, "-p", opts.prompt, "-m", opts.model, "--output-format", "json", "--yolo"], {
+      cwd: h.work,
+      timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,
+      env: {
+        ...baseEnv(h.home, opts.trap),
+        GOOGLE_GEMINI_BASE_URL: opts.baseUrl,
+        GEMINI_API_KEY: opts.key ?? "placeholder",
+        GEMINI_CLI_NO_RELAUNCH: "true",
+        // The scratch working directory is trusted (headless runs refuse untrusted folders).
+        GEMINI_CLI_TRUST_WORKSPACE: "true",
+      },
+    });
+    let json: any;
+    try {
+      json = JSON.parse(run.stdout);
+    } catch {
+      json = undefined;
+    }
+    const response = typeof json?.response === "string" ? json.response : "";
+    const outside = opts.trap.attempts.slice(trapStart);
+    return { run, json, response, outside, describe: (extra = "") => describeRun(run, `--- outside hosts tried ---\n${outside.join("\n")}\n${extra}`) };
+  } finally {
+    h.cleanup();
+  }
+}

@@ -1,5 +1,5 @@
 /**
- * Installs the real coding-agent CLIs (Claude Code, Codex) for the CLI e2e tests into an ignored cache
+ * Installs the real coding-agent CLIs (Claude Code, Codex, Gemini CLI) for the CLI e2e tests into an ignored cache
  * folder (`.cache/e2e-clis/<name>@<version>/` under the repo, or `$SWITCHYARD_E2E_CLI_CACHE`), with
  * `npm install --prefix`. A cache whose installed version matches and whose binary answers `--version`
  * is reused. Installing is part of the test run (a fresh CI machine has node, npm and the npm registry);
@@ -25,6 +25,9 @@ export interface CliSpec {
 export const CLAUDE_CODE: CliSpec = { name: "claude-code", pkg: "@anthropic-ai/claude-code", version: "2.1.332", bin: "claude" };
 /** Codex CLI: the version the client fixtures were captured with. */
 export const CODEX: CliSpec = { name: "codex", pkg: "@openai/codex", version: "0.171.0", bin: "codex" };
+
+/** Gemini CLI: the newest release when the Gemini client endpoints were built (node >= 20). */
+export const GEMINI_CLI: CliSpec = { name: "gemini-cli", pkg: "@google/gemini-cli", version: "0.61.0", bin: "gemini" };
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
 export const CLI_CACHE = process.env.SWITCHYARD_E2E_CLI_CACHE ?? join(REPO_ROOT, ".cache", "e2e-clis");
