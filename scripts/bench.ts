@@ -36,6 +36,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
+import { driverBench } from "./bench-drivers.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -438,73 +439,7 @@ async function streams(): Promise<StreamRow[]> {
   return rows;
 }
 
-// ---- 4. in-process reply drivers (no network) -------------------------------------------------------
-
-interface CodecRow {
-  lane: string;
-  driver: string;
-  eventsPerSec: number[];
-  mbPerSec: number[];
-}
-
-async function codecBench(): Promise<CodecRow[]> {
-  const { codecFor } = await import("../formats/index.ts");
-  const { passthroughDriver, TranslatedStreamDriver } = await import("../pipeline/re-translate.ts");
-  // the same bytes the proxies see, from the running bench upstream
-  const fetchBig = async (path: string, body: string) => new Uint8Array(await (await fetch(procs.direct!.url + path, { method: "POST", headers: HEADERS, body })).arrayBuffer());
-  const chatBig = await fetchBig("/v1/chat/completions", JSON.stringify({ model: "gpt-bench-big", stream: true, stream_options: { include_usage: true } }));
-  const msgBig = await fetchBig("/v1/messages", JSON.stringify({ model: "claude-bench-big", stream: true }));
-  const chunks = (b: Uint8Array, size = 16 * 1024) => {
-    const out: Uint8Array[] = [];
-    for (let o = 0; o < b.length; o += size) out.push(b.subarray(o, Math.min(b.length, o + size)));
-    return out;
-  };
-  const cases: Array<{ lane: string; driver: string; bytes: Uint8Array; make: () => { push(c: Uint8Array): Uint8Array; end(): Uint8Array } }> = [
-    { lane: "chat→chat", driver: "native tap", bytes: chatBig, make: () => passthroughDriver(codecFor("openai-chat").createTap({ family: "openai", includeUsage: false })) },
-    { lane: "messages→messages", driver: "native tap", bytes: msgBig, make: () => passthroughDriver(codecFor("anthropic-messages").createTap({ family: "anthropic" })) },
-    {
-      lane: "messages→chat",
-      driver: "translated",
-      bytes: chatBig,
-      make: () => new TranslatedStreamDriver(codecFor("openai-chat"), codecFor("anthropic-messages"), { family: "openai" }, { model: "gpt-bench" }),
-    },
-    {
-      lane: "responses→chat",
-      driver: "translated",
-      bytes: chatBig,
-      make: () => new TranslatedStreamDriver(codecFor("openai-chat"), codecFor("openai-responses"), { family: "openai" }, { model: "gpt-bench" }),
-    },
-    {
-      lane: "chat→messages",
-      driver: "translated",
-      bytes: msgBig,
-      make: () => new TranslatedStreamDriver(codecFor("anthropic-messages"), codecFor("openai-chat"), { family: "anthropic" }, { model: "claude-bench" }),
-    },
-  ];
-  const rows: CodecRow[] = cases.map((c) => ({ lane: c.lane, driver: c.driver, eventsPerSec: [], mbPerSec: [] }));
-  for (let r = 0; r < ROUNDS; r++) {
-    for (let ci = 0; ci < cases.length; ci++) {
-      const c = cases[ci];
-      const parts = chunks(c.bytes);
-      for (let w = 0; w < 3; w++) {
-        const d = c.make();
-        for (const p of parts) d.push(p);
-        d.end();
-      }
-      const reps = QUICK ? 5 : 15;
-      const t0 = performance.now();
-      for (let k = 0; k < reps; k++) {
-        const d = c.make();
-        for (const p of parts) d.push(p);
-        d.end();
-      }
-      const secs = (performance.now() - t0) / 1000;
-      rows[ci].eventsPerSec.push((BIG_EVENTS * reps) / secs);
-      rows[ci].mbPerSec.push((c.bytes.length * reps) / 1e6 / secs);
-    }
-  }
-  return rows;
-}
+// ---- 4. in-process reply drivers (no network): scripts/bench-drivers.ts -----------------------------
 
 // ---- 5. 1,000 open idle streams ---------------------------------------------------------------------
 
@@ -620,7 +555,7 @@ async function main() {
     await Bun.sleep(1000);
     const idleAfter = { direct: rssMb(upstream.pid), raw: rssMb(pipe.pid), switchyard: rssMb(sy.pid) };
     const str = run("streams") ? await streams() : [];
-    const codec = run("drivers") ? await codecBench() : [];
+    const codec = run("drivers") ? await driverBench({ upstream: procs.direct!.url, headers: HEADERS, rounds: ROUNDS, reps: QUICK ? 5 : 15, events: BIG_EVENTS }) : [];
     process.stderr.write("open streams…\n");
     const open: OpenStreamsResult[] = [];
     if (run("open")) for (const t of ["raw", "switchyard"] as TargetName[]) open.push(await openStreams(t, LANES[1]));
@@ -710,7 +645,7 @@ async function main() {
     out.push(`\ntook ${result.seconds.toFixed(0)} s`);
     process.stdout.write(out.join("\n") + "\n");
 
-    const file = JSON_OUT ?? join(ROOT, "bench-results", "latest.json");
+    const file = JSON_OUT ?? join(ROOT, "docs", "bench", "latest.json");
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify(result, (_k, v) => (typeof v === "number" ? round(v) : v), 2));
     process.stderr.write(`JSON written to ${file}\n`);

@@ -11,8 +11,8 @@
  * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
  * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
  * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4); on Linux also the
- * optional `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR`
- * (never written into the unit).
+ * `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR` (never
+ * written into the unit): install writes the ones set in the installing shell (service-env.ts).
  *
  * System commands go through {@link ServiceHost} so tests run without systemd or launchd.
  */
@@ -22,6 +22,7 @@ import { dirname, join, resolve } from "node:path";
 import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
 import type { CliIo } from "./routing.ts";
+import { serviceEnvNames, writeServiceEnv } from "./service-env.ts";
 
 /** The systemd unit name. */
 export const SYSTEMD_UNIT = "switchyard.service";
@@ -147,7 +148,7 @@ export function systemdUnit(argv: string[], env: Record<string, string>, dataDir
     "Restart=on-failure",
     "RestartSec=2",
     ...Object.entries(env).map(([k, v]) => `Environment=${systemdWord(`${k}=${v}`)}`),
-    "# Optional: KEY=value lines for the secrets the config names as env:VAR.",
+    "# KEY=value lines for the secrets the config names as env:VAR (written by install, mode 0600).",
     // A path, not a command line: no quoting, only specifiers escaped.
     `EnvironmentFile=-${join(dataDir, "service.env").replaceAll("%", "%%")}`,
     `# SIGTERM lets streams finish (grace period ${Math.round(graceMs / 1000)} s) and flushes usage before exit.`,
@@ -210,6 +211,14 @@ function graceOf(opts: ServiceOptions, host: ServiceHost): number {
   }
 }
 
+/** The config file `start` will read: `--config`, else the default path (`$SWITCHYARD_HOME` or `~/.switchyard`) when a file is there. */
+function configPathOf(opts: ServiceOptions, host: ServiceHost): string | undefined {
+  if (opts.config) return resolve(host.cwd, opts.config);
+  const home = host.env.SWITCHYARD_HOME ? resolve(host.cwd, host.env.SWITCHYARD_HOME) : join(host.home, ".switchyard");
+  const path = join(home, "config.yaml");
+  return existsSync(path) ? path : undefined;
+}
+
 /** Runs `switchyard service install|uninstall|status`. */
 export async function serviceCommand(sub: string | undefined, opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
   if (sub !== "install" && sub !== "uninstall" && sub !== "status") io.fail("usage: switchyard service install|uninstall|status [--config FILE] [--data-dir DIR]", 2);
@@ -240,6 +249,13 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     mkdirSync(dirname(unitPath), { recursive: true });
     writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir, graceOf(opts, host)));
     io.out(`wrote ${unitPath}`);
+    const secrets = writeServiceEnv(join(dataDir, "service.env"), serviceEnvNames(configPathOf(opts, host)), host.env);
+    const said = [
+      secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
+      secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",
+    ].filter(Boolean);
+    io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : "no secrets needed"}`);
+    for (const name of secrets.missing) io.out(`${secrets.path}: ${name} is not set in this shell; add a line ${name}=… there before the service needs it`);
     await must("daemon-reload");
     if (existed) {
       await must("enable", SYSTEMD_UNIT);

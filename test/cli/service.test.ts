@@ -5,7 +5,7 @@
  * and as a compiled binary) with a fake `systemctl` on PATH, and with none.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -128,20 +128,56 @@ describe("Linux: systemd user unit", () => {
   });
 
   test("the compiled binary runs itself; host, port and SWITCHYARD_HOME pass through", async () => {
-    const h = harness({ compiled: true, execPath: "/home/dev/bin/switchyard", env: { SWITCHYARD_HOME: "/srv/sy" } });
-    await h.run("install", { dataDir: "/srv/sy", host: "127.0.0.1", port: "20200" });
+    const sy = tempDir("switchyard-svc-sy-");
+    const h = harness({ compiled: true, execPath: "/home/dev/bin/switchyard", env: { SWITCHYARD_HOME: sy } });
+    await h.run("install", { dataDir: sy, host: "127.0.0.1", port: "20200" });
     const unit = readFileSync(systemdUnitPath(h.home), "utf8");
-    expect(unit).toContain("\nExecStart=/home/dev/bin/switchyard start --host 127.0.0.1 --port 20200 --data-dir /srv/sy\n");
-    expect(unit).toContain("\nEnvironment=SWITCHYARD_HOME=/srv/sy\n");
+    expect(unit).toContain(`\nExecStart=/home/dev/bin/switchyard start --host 127.0.0.1 --port 20200 --data-dir ${sy}\n`);
+    expect(unit).toContain(`\nEnvironment=SWITCHYARD_HOME=${sy}\n`);
     expect(unit).not.toContain("main.ts");
   });
 
   test("paths with spaces, % and $ are quoted and escaped for systemd", async () => {
     const h = harness();
-    await h.run("install", { dataDir: "/data/my sy%dir", config: "/etc/$cfg.yaml" });
+    const data = join(tempDir("switchyard-svc-data-"), "my sy%dir");
+    await h.run("install", { dataDir: data, config: "/etc/$cfg.yaml" });
     const unit = readFileSync(systemdUnitPath(h.home), "utf8");
-    expect(unit).toContain('--config "/etc/$$cfg.yaml" --data-dir "/data/my sy%%dir"\n');
-    expect(unit).toContain("\nEnvironmentFile=-/data/my sy%%dir/service.env\n");
+    expect(unit).toContain(`--config "/etc/$$cfg.yaml" --data-dir "${data.replaceAll("%", "%%")}"\n`);
+    expect(unit).toContain(`\nEnvironmentFile=-${data.replaceAll("%", "%%")}/service.env\n`);
+  });
+
+  test("install writes DATA_DIR/service.env (mode 0600) with the env: secrets the config names, from the installing shell; values are never printed", async () => {
+    const dir = tempDir("switchyard-svc-conf-");
+    const config = join(dir, "switchyard.yaml");
+    writeFileSync(config, "providers:\n  - id: glm\n    kind: openai-compatible\n    base_url: https://example.test/v1\naccounts:\n  - id: g1\n    provider: glm\n    api_key: env:GLM_KEY\n  - id: g2\n    provider: glm\n    api_key: env:GLM_KEY_2\nkeys:\n  - name: laptop\n    secret: env:CLIENT_KEY\n");
+    const h = harness({ env: { USER: "dev", GLM_KEY: "sk-glm secret \"q\"", CLIENT_KEY: "sy-plain-1" } });
+    await h.run("install", { config });
+    const envFile = join(h.home, ".switchyard", "service.env");
+    const text = readFileSync(envFile, "utf8");
+    expect(text.split("\n").filter((l) => !l.startsWith("#"))).toEqual(['GLM_KEY="sk-glm secret \\"q\\""', "CLIENT_KEY=sy-plain-1", ""]);
+    expect(statSync(envFile).mode & 0o777).toBe(0o600);
+    const said = h.out.join("\n");
+    expect(said).toContain(`${envFile}: GLM_KEY, CLIENT_KEY from this shell`);
+    expect(said).toContain(`${envFile}: GLM_KEY_2 is not set in this shell; add a line GLM_KEY_2=… there before the service needs it`);
+    expect(said).not.toContain("sk-glm");
+    expect(said).not.toContain("sy-plain-1");
+
+    // A line the user wrote (or changed) is kept; installing again adds what is now set, nothing twice.
+    writeFileSync(envFile, text.replace("CLIENT_KEY=sy-plain-1", "CLIENT_KEY=edited-by-hand"));
+    h.host.env.GLM_KEY_2 = "sk-second";
+    h.out.length = 0;
+    await h.run("install", { config });
+    expect(readFileSync(envFile, "utf8").split("\n").filter((l) => !l.startsWith("#"))).toEqual(['GLM_KEY="sk-glm secret \\"q\\""', "CLIENT_KEY=edited-by-hand", "GLM_KEY_2=sk-second", ""]);
+    expect(h.out.join("\n")).toContain(`${envFile}: GLM_KEY_2 from this shell; GLM_KEY, CLIENT_KEY kept as they were`);
+  });
+
+  test("without a config file, service.env gets the API keys the built-in default reads (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY)", async () => {
+    const h = harness({ env: { USER: "dev", OPENAI_API_KEY: "sk-openai-test" } });
+    await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(readFileSync(envFile, "utf8")).toContain("\nOPENAI_API_KEY=sk-openai-test\n");
+    expect(h.out.join("\n")).toContain(`${envFile}: ANTHROPIC_API_KEY is not set in this shell`);
+    expect(h.out.join("\n")).toContain(`${envFile}: GEMINI_API_KEY is not set in this shell`);
   });
 
   test("installing again rewrites the unit and restarts the service", async () => {

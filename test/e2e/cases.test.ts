@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caseIds, regressionCase } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { endpointOf, pointer, viewReply, type ClientFormat } from "../support/client-reply.ts";
+import { endpointOf, viewReply, type ClientFormat } from "../support/client-reply.ts";
+import { pointer } from "../support/json.ts";
 
 const KINDS = ["openai-compatible", "openai", "openai-responses", "codex", "anthropic-compatible", "anthropic", "claude-code", "gemini"] as const;
 const DEFAULT_KIND: Record<string, string> = {

@@ -397,7 +397,6 @@ describe("gauges read live state at scrape time", () => {
       attempts: 1,
       fallback: false,
     } as const;
-    const t0 = performance.now();
     const attempts = [{ target: "p/m", providerId: "p", model: "m", startMs: 0, status: 200 }];
     // Durations cycle through 0.05 s (a bound itself), 0.3 s and 700 s (past the last bound: +Inf only).
     const totals = [50, 300, 700_000];

@@ -155,18 +155,6 @@ export async function viewReply(format: ClientFormat, res: Response, request: an
   }
 }
 
-/** Resolves a JSON pointer (RFC 6901) in a document. */
-export function pointer(doc: unknown, ptr: string): unknown {
-  if (ptr === "") return doc;
-  let cur: any = doc;
-  for (const raw of ptr.slice(1).split("/")) {
-    const key = raw.replaceAll("~1", "/").replaceAll("~0", "~");
-    if (cur === null || typeof cur !== "object" || !(key in cur)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}
-
 /** The endpoint path of a client format. */
 export function endpointOf(format: ClientFormat): string {
   return format === "anthropic-messages" ? "/v1/messages" : format === "openai-chat" ? "/v1/chat/completions" : "/v1/responses";

@@ -92,14 +92,3 @@ export function ssePayloads(text: string): Array<any> {
   return out;
 }
 
-/** RFC 6901 JSON pointer lookup; `undefined` when any step is missing. */
-export function pointer(doc: unknown, ptr: string): unknown {
-  if (ptr === "") return doc;
-  let cur: any = doc;
-  for (const raw of ptr.slice(1).split("/")) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object" || !(key in cur)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}

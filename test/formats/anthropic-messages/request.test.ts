@@ -4,29 +4,13 @@ import type { BuildTarget } from "../../../formats/codec.ts";
 import { FormatError, type HubMessage, type HubRequest } from "../../../formats/hub.ts";
 import { openaiChat } from "../../../formats/openai-chat/index.ts";
 import { clientRequest, regressionCase } from "../../support/fixtures.ts";
+import { pointer as at, expectUpstream } from "../../support/json.ts";
 
 const ANTHROPIC: BuildTarget = { model: "claude-x", kind: "anthropic", family: "anthropic", stream: true };
 const COMPAT: BuildTarget = { model: "glm-5", kind: "anthropic-compatible", family: "provider:glm", stream: true };
 
 const build = (req: HubRequest, target: BuildTarget = ANTHROPIC) => anthropicMessages.buildRequest(req, target);
 const parse = (body: unknown) => anthropicMessages.parseRequest!(body);
-
-/** Reads a JSON pointer (RFC 6901) out of a value; undefined when absent. */
-function at(doc: unknown, pointer: string): unknown {
-  let cur: any = doc;
-  for (const raw of pointer.split("/").slice(1)) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object" || !(key in cur)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}
-
-/** Checks a case's `expect.upstream_request` against a built body. */
-function expectUpstream(body: unknown, spec: { equals?: Record<string, unknown>; absent?: string[] }): void {
-  for (const [p, v] of Object.entries(spec.equals ?? {})) expect({ p, v: at(body, p) }).toEqual({ p, v });
-  for (const p of spec.absent ?? []) expect({ p, v: at(body, p) }).toEqual({ p, v: undefined });
-}
 
 function hub(messages: HubMessage[], extra: Partial<HubRequest> = {}): HubRequest {
   return { model: "m", system: [], messages, tools: [], stream: true, source: { format: "openai-chat", extra: {} }, ...extra };

@@ -144,9 +144,8 @@ describe("cleanSchema: $ref and $defs", () => {
   test("a ref used many times does not blow up exponentially", () => {
     const defs: Record<string, unknown> = { L0: { type: "string" } };
     for (let i = 1; i <= 30; i++) defs[`L${i}`] = { type: "object", properties: { a: { $ref: `#/$defs/L${i - 1}` }, b: { $ref: `#/$defs/L${i - 1}` } } };
-    const started = performance.now();
+    // 2^30 expansions would never finish: the test's own timeout is the failure (speed: scripts/bench-schema-clean.ts).
     const out = cleanSchema({ $ref: "#/$defs/L30", $defs: defs });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(out.type).toBe("OBJECT");
     expect(violations(out)).toEqual([]);
   });

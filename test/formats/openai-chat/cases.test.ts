@@ -15,7 +15,8 @@ import { EventNormalizer } from "../../../formats/normalize.ts";
 import type { ProviderKind } from "../../../formats/codec.ts";
 import type { WireFormat } from "../../../formats/hub.ts";
 import { caseIds, regressionCase } from "../../support/fixtures.ts";
-import { pointer, sdkFinalChatCompletion } from "../../support/openai-chat-helpers.ts";
+import { sdkFinalChatCompletion } from "../../support/openai-chat-helpers.ts";
+import { expectUpstream } from "../../support/json.ts";
 import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";
 import { fakeOpenAI } from "../../support/openai-responses-helpers.ts";
 
@@ -50,8 +51,7 @@ describe("cases with a Chat client", () => {
       if (c.expect.upstream_request) {
         const kind = (c.upstream.kind ?? DEFAULT_KIND[up]) as ProviderKind;
         const built = codecFor(up).buildRequest(hub, { model: "up-model", kind, family: up === "anthropic-messages" ? "anthropic" : "openai", stream: true }).body;
-        for (const [ptr, val] of Object.entries(c.expect.upstream_request.equals ?? {})) expect({ ptr, val: pointer(built, ptr) }).toEqual({ ptr, val });
-        for (const ptr of c.expect.upstream_request.absent ?? []) expect({ ptr, val: pointer(built, ptr) }).toEqual({ ptr, val: undefined });
+        expectUpstream(built, c.expect.upstream_request);
       }
       const sse = translate(c.upstream.response.sse, up, "openai-chat", hub.includeUsage);
       const done = await sdkFinalChatCompletion(sse, hub.includeUsage === true);

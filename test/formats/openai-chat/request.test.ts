@@ -11,7 +11,7 @@ import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { FormatError, type HubRequest } from "../../../formats/hub.ts";
 import type { BuildTarget, ProviderKind } from "../../../formats/codec.ts";
 import { regressionCase } from "../../support/fixtures.ts";
-import { pointer } from "../../support/openai-chat-helpers.ts";
+import { expectUpstream, pointer } from "../../support/json.ts";
 
 const parse = (body: unknown) => openaiChat.parseRequest!(body);
 const target = (kind: ProviderKind = "openai-compatible", stream = true): BuildTarget => ({
@@ -29,12 +29,6 @@ const hub = (over: Partial<HubRequest> = {}): HubRequest => ({
   source: { format: "anthropic-messages", extra: {} },
   ...over,
 });
-
-/** Asserts a case's `expect.upstream_request` (JSON pointers) against a built body. */
-function checkUpstream(body: unknown, spec: { equals?: Record<string, unknown>; absent?: string[] }) {
-  for (const [ptr, val] of Object.entries(spec.equals ?? {})) expect({ ptr, val: pointer(body, ptr) }).toEqual({ ptr, val });
-  for (const ptr of spec.absent ?? []) expect({ ptr, val: pointer(body, ptr) }).toEqual({ ptr, val: undefined });
-}
 
 /** Every path in a JSON value whose value is null (the builders never write null). */
 function nullPaths(x: unknown, path = ""): string[] {
@@ -180,7 +174,7 @@ describe("buildRequest", () => {
   test("B37-chat: kind openai gets max_completion_tokens and never max_tokens; openai-compatible gets max_tokens", async () => {
     const c = await regressionCase("B37-chat");
     const h = anthropicMessages.parseRequest!(c.request);
-    checkUpstream(openaiChat.buildRequest(h, target("openai")).body, c.expect.upstream_request);
+    expectUpstream(openaiChat.buildRequest(h, target("openai")).body, c.expect.upstream_request);
     const compat = openaiChat.buildRequest(h, target("openai-compatible")).body;
     expect(compat.max_tokens).toBe(1000);
     expect("max_completion_tokens" in compat).toBe(false);
@@ -189,7 +183,7 @@ describe("buildRequest", () => {
   test("B35: a tool without description is sent with the key omitted, never null", async () => {
     const c = await regressionCase("B35");
     const built = openaiChat.buildRequest(anthropicMessages.parseRequest!(c.request), target()).body;
-    checkUpstream(built, c.expect.upstream_request);
+    expectUpstream(built, c.expect.upstream_request);
     expect(nullPaths(built)).toEqual([]);
     // the same from a hub made by hand (independent of the Anthropic parser)
     const own = openaiChat.buildRequest(hub({ tools: [{ kind: "function", name: "Glob", parameters: { type: "object" } }] }), target()).body;
@@ -199,7 +193,7 @@ describe("buildRequest", () => {
   test("B33: cache markers from an Anthropic client are not sent to a plain Chat upstream", async () => {
     const c = await regressionCase("B33");
     const built = openaiChat.buildRequest(anthropicMessages.parseRequest!(c.request), target()).body;
-    checkUpstream(built, c.expect.upstream_request);
+    expectUpstream(built, c.expect.upstream_request);
     expect(JSON.stringify(built)).not.toContain("cache_control");
   });
 
@@ -369,7 +363,7 @@ describe("B31: Chat client → Responses upstream", () => {
   test("tool history as function_call / function_call_output, flattened tools, no max_tokens/stop", async () => {
     const c = await regressionCase("B31");
     const built = openaiResponses.buildRequest(parse(c.request), { model: "gpt-x", kind: "openai-responses", family: "openai", stream: true });
-    checkUpstream(built.body, c.expect.upstream_request);
+    expectUpstream(built.body, c.expect.upstream_request);
   });
 });
 

@@ -5,27 +5,12 @@ import type { BuildTarget } from "../../../formats/codec.ts";
 import { openaiResponses, assertNoPreviousResponse } from "../../../formats/openai-responses/index.ts";
 import { openaiChat } from "../../../formats/openai-chat/index.ts";
 import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
+import { pointer as at, expectUpstream } from "../../support/json.ts";
 
 const { parseRequest, buildRequest } = openaiResponses as Required<typeof openaiResponses>;
 
 const CODEX: BuildTarget = { model: "gpt-5-codex", kind: "codex", family: "openai", stream: true };
 const OPENAI: BuildTarget = { model: "gpt-x", kind: "openai", family: "openai", stream: true };
-
-/** RFC 6901 JSON pointer lookup (undefined when absent). */
-function at(doc: unknown, pointer: string): unknown {
-  let cur: any = doc;
-  for (const raw of pointer.split("/").slice(1)) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (cur === null || typeof cur !== "object" || !(key in cur)) return undefined;
-    cur = cur[key];
-  }
-  return cur;
-}
-
-function checkUpstream(body: unknown, expectation: { equals?: Record<string, unknown>; absent?: string[] }): void {
-  for (const [p, val] of Object.entries(expectation.equals ?? {})) expect({ pointer: p, value: at(body, p) }).toEqual({ pointer: p, value: val });
-  for (const p of expectation.absent ?? []) expect({ pointer: p, value: at(body, p) }).toEqual({ pointer: p, value: undefined });
-}
 
 /** A Codex body as its upstream should see it after a hub round trip: message/output item ids (no hub slot) and item status are not carried. */
 function withoutItemIds(body: any): any {
@@ -108,7 +93,7 @@ describe("regression cases", () => {
     const c = await regressionCase("B40");
     const hub = parseRequest(c.request);
     const built = buildRequest(hub, { model: "gpt-x", kind: c.upstream.kind, family: "openai", stream: true });
-    checkUpstream(built.body, c.expect.upstream_request);
+    expectUpstream(built.body, c.expect.upstream_request);
     expect(built.warnings.map((w) => w.code)).toContain("dropped_reasoning");
   });
 
@@ -154,7 +139,7 @@ describe("regression cases", () => {
     const c = await regressionCase("B31");
     const hub = openaiChat.parseRequest!(c.request);
     const built = buildRequest(hub, OPENAI);
-    checkUpstream(built.body, c.expect.upstream_request);
+    expectUpstream(built.body, c.expect.upstream_request);
     const body = built.body as any;
     expect(body.input[0]).toEqual({ type: "message", role: "system", content: [{ type: "input_text", text: "be brief" }] });
     expect(body.tools[0]).toEqual({ type: "function", name: "get_weather", strict: false, parameters: c.request.tools[0].function.parameters });
@@ -164,7 +149,7 @@ describe("regression cases", () => {
     const c = await regressionCase("B37");
     const hub = anthropicMessages.parseRequest!(c.request);
     const built = buildRequest(hub, OPENAI);
-    checkUpstream(built.body, c.expect.upstream_request);
+    expectUpstream(built.body, c.expect.upstream_request);
     expect((built.body as any).input).toEqual([{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }]);
   });
 
@@ -198,7 +183,7 @@ describe("tidyRequest (native Responses body, no hub round trip)", () => {
   test("B40 on the raw client body for kind codex", async () => {
     const c = await regressionCase("B40");
     const built = openaiResponses.tidyRequest!(c.request, CODEX);
-    checkUpstream(built.body, c.expect.upstream_request);
+    expectUpstream(built.body, c.expect.upstream_request);
     expect(built.warnings.map((w) => w.code)).toEqual(["dropped_reasoning"]);
     expect(c.request.input.length).toBe(4); // the client's object is not mutated
   });

@@ -1,0 +1,100 @@
+/**
+ * `DATA_DIR/service.env` for `switchyard service install` on Linux: the systemd unit reads it as its
+ * `EnvironmentFile`, so the secrets a config names as `env:VAR` reach the service without being
+ * written into the unit. Install writes the variables the config needs, with their values from the
+ * installing shell; lines already in the file are kept as they are (an edited file is never
+ * overwritten). Values are never printed.
+ *
+ * File format (systemd.exec "EnvironmentFile="): one `KEY=value` per line; a value with spaces,
+ * quotes, `\`, `$` or `#` is written in double quotes with `\` and `"` escaped.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { ENV_ACCOUNTS } from "../config/builtins.ts";
+
+const ENV_REF = /^env:([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/** The variables a config file's text reads as `env:NAME` (anywhere in the document), in first-use order. */
+export function envReferences(yamlText: string): string[] {
+  const names: string[] = [];
+  const walk = (v: unknown) => {
+    if (typeof v === "string") {
+      const m = ENV_REF.exec(v.trim());
+      if (m && !names.includes(m[1])) names.push(m[1]);
+    } else if (Array.isArray(v)) {
+      for (const x of v) walk(x);
+    } else if (v && typeof v === "object") {
+      for (const x of Object.values(v)) walk(x);
+    }
+  };
+  walk(Bun.YAML.parse(yamlText));
+  return names;
+}
+
+/**
+ * The variables the service needs from its environment file: the config file's `env:` references, or,
+ * without a config file (the built-in default), the API-key variables the default reads
+ * (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY). An unreadable file needs none (install refuses
+ * a broken config before this).
+ */
+export function serviceEnvNames(configPath: string | undefined): string[] {
+  if (!configPath) return ENV_ACCOUNTS.map((e) => e.env);
+  try {
+    return envReferences(readFileSync(configPath, "utf8"));
+  } catch {
+    return [];
+  }
+}
+
+/** One `KEY=value` line, the value quoted when systemd would otherwise read it differently. */
+function envLine(name: string, value: string): string {
+  if (/^[A-Za-z0-9_@+=:,./-]*$/.test(value)) return `${name}=${value}`;
+  return `${name}="${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/** What {@link writeServiceEnv} did, by variable name (never values). */
+export interface ServiceEnvResult {
+  path: string;
+  /** Written now, from the installing shell's environment. */
+  written: string[];
+  /** Already in the file: left as they were. */
+  kept: string[];
+  /** Needed but neither in the file nor set in the shell (or not writable: a value with a line break). */
+  missing: string[];
+}
+
+/**
+ * Adds the `names` not yet in the file at `path` with their values from `env` (the installing shell),
+ * creating the file (mode 0600, directory 0700) when needed. Existing lines are kept unchanged.
+ */
+export function writeServiceEnv(path: string, names: string[], env: Record<string, string | undefined>): ServiceEnvResult {
+  const existing = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const present = new Set(
+    existing
+      .split("\n")
+      .map((l) => /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(l)?.[1])
+      .filter((n): n is string => n !== undefined),
+  );
+  const result: ServiceEnvResult = { path, written: [], kept: [], missing: [] };
+  const lines: string[] = [];
+  for (const name of names) {
+    if (present.has(name)) {
+      result.kept.push(name);
+      continue;
+    }
+    const value = env[name];
+    if (value === undefined || value === "" || /[\r\n]/.test(value)) {
+      result.missing.push(name);
+      continue;
+    }
+    lines.push(envLine(name, value));
+    result.written.push(name);
+  }
+  if (lines.length > 0 || !existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const head = existing === "" ? "# Secrets for the switchyard service (KEY=value lines); read by its systemd unit.\n" : existing.endsWith("\n") ? existing : existing + "\n";
+    writeFileSync(path, head + lines.map((l) => l + "\n").join(""), { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+  return result;
+}
