@@ -4,7 +4,7 @@
  * instance file the CLI uses).
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   authenticate,
@@ -35,7 +35,7 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
 import { controlRoutes } from "./admin/control-routes.ts";
 import { configRoutes } from "./admin/config-routes.ts";
-import { EventBus, type RequestFinishedEvent } from "./events/bus.ts";
+import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { loadConfig } from "./config/load.ts";
 import { ConfigError } from "./config/errors.ts";
@@ -56,6 +56,10 @@ import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
+import { realClock } from "./clock.ts";
+import { LineBuffer } from "./log-lines.ts";
+import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
+import { requestFinishedEvent } from "./events/request-finished.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions {
@@ -108,115 +112,6 @@ export interface App {
   recorder: FlightRecorder;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
-}
-
-/** The wall clock (Date.now) and a real, abortable sleep: the default when AppOptions has no clock. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const t = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(t);
-        reject(signal!.reason);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-    }),
-};
-
-/**
- * Log lines gathered and written together (SPEC O-4: one JSON line per request): under load a write
- * per request is a syscall per request. Flushed at the end of the current macrotask burst (setImmediate)
- * or at 64 KiB, and at shutdown.
- */
-export class LineBuffer {
-  private lines: string[] = [];
-  private size = 0;
-  private scheduled = false;
-
-  constructor(private readonly write: (text: string) => void) {}
-
-  push(line: string): void {
-    this.lines.push(line);
-    this.size += line.length + 1;
-    if (this.size >= 64 * 1024) return this.flush();
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
-  }
-
-  flush(): void {
-    this.scheduled = false;
-    if (this.lines.length === 0) return;
-    const text = this.lines.join("\n") + "\n";
-    this.lines = [];
-    this.size = 0;
-    this.write(text);
-  }
-}
-
-/** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
-function instanceOwner(file: string): number | undefined {
-  try {
-    const pid = (JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown }).pid;
-    return typeof pid === "number" ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
- * Throws when instance.json names a live process other than this one (a stale file from a crash is
- * taken over).
- */
-function assertDataDirFree(dataDir: string): void {
-  const file = join(dataDir, "instance.json");
-  if (!existsSync(file)) return;
-  const pid = instanceOwner(file);
-  if (pid === undefined || pid === process.pid) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // no such process: a stale file
-  }
-  let url = "";
-  try {
-    url = (JSON.parse(readFileSync(file, "utf8")) as { url?: string }).url ?? "";
-  } catch {
-    url = "";
-  }
-  throw new Error(`another switchyard instance (pid ${pid}${url ? `, ${url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
-}
-
-/** The `request_finished` event of a finished request (SPEC 9.4): its usage row, no bodies, no secrets. */
-function requestFinishedEvent(ctx: RequestContext, rec: UsageRecord, now: number, served: string | undefined): RequestFinishedEvent {
-  const e: RequestFinishedEvent = {
-    type: "request_finished",
-    at: now,
-    routeId: ctx.routeId,
-    requestId: ctx.requestId,
-    model: rec.requestedModel,
-    outcome: rec.outcome,
-    status: rec.status,
-    latencyMs: rec.totalMs,
-    attempts: rec.attempts,
-    fallback: rec.fallback,
-  };
-  if (served !== undefined) e.served = served;
-  if (rec.providerId !== undefined) e.provider = rec.providerId;
-  if (rec.accountId !== undefined) e.account = rec.accountId;
-  if (rec.keyName !== undefined) e.key = rec.keyName;
-  if (rec.ttfbMs !== undefined) e.ttfbMs = rec.ttfbMs;
-  if (rec.usage.inputTokens !== undefined) e.inputTokens = rec.usage.inputTokens;
-  if (rec.usage.outputTokens !== undefined) e.outputTokens = rec.usage.outputTokens;
-  if (rec.costUsd !== undefined) e.costUsd = rec.costUsd;
-  return e;
 }
 
 /** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
