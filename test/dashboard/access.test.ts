@@ -84,6 +84,15 @@ describe("who sees what", () => {
     }
   });
 
+  test("the browser guard (SPEC 2.6) covers the dashboard: a rebound host name and a foreign page's sign-in are refused", async () => {
+    const rebound = await fetch(`${gw.url}/dashboard/accounts`, { headers: { host: "evil.example" } });
+    expect(rebound.status).toBe(421);
+    expect(rebound.headers.get("content-type")).toContain("application/json");
+    const foreign = await fetch(`${gw.url}/dashboard/login`, { method: "POST", headers: { origin: "https://evil.example", "content-type": "application/json" }, body: JSON.stringify({ key: ADMIN }) });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get("set-cookie")).toBeNull();
+  });
+
   test("unknown dashboard paths and assets are JSON 404s", async () => {
     for (const path of ["/dashboard/nope", "/dashboard/assets/nope.js"]) {
       const r = await fetch(`${gw.url}${path}`);

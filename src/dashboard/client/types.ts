@@ -235,6 +235,9 @@ export interface Combo {
   strategy: string;
   targets: Array<{ model: string; account?: string; weight?: number; when?: unknown; params?: unknown }>;
   source: "config" | "db";
+  /** false for a stored combo that does not take effect (shadowed by the file, or invalid): see `error`. */
+  active?: boolean;
+  error?: string;
   [k: string]: unknown;
 }
 
@@ -243,6 +246,8 @@ export interface Alias {
   name: string;
   target: string;
   source: "config" | "db";
+  active?: boolean;
+  error?: string;
 }
 
 /** `GET /providers` entries. */

@@ -149,6 +149,58 @@ function PlanView({ plan }: { plan: RoutePlan }) {
   );
 }
 
+const COMBO_EXAMPLE = `{
+  "name": "my-combo",
+  "strategy": "fallback",
+  "targets": [{ "model": "provider/model" }]
+}`;
+
+/** Creates a combo in the database from its config-file shape (validated by the API like the file). */
+function ComboForm({ done }: { done: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [text, setText] = useState(COMBO_EXAMPLE);
+  const [error, setError] = useState<string | undefined>();
+  if (!open)
+    return (
+      <button type="button" class="btn btn-small" onClick={() => setOpen(true)}>
+        New combo…
+      </button>
+    );
+  const save = async () => {
+    setError(undefined);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      setError("The combo must be JSON.");
+      return;
+    }
+    try {
+      await api("/combos", { method: "POST", body });
+      setOpen(false);
+      setText(COMBO_EXAMPLE);
+      done();
+    } catch (e) {
+      setError(e instanceof ApiError && e.param ? `${e.param}: ${e.message}` : (e as Error).message);
+    }
+  };
+  return (
+    <div class="combo-form">
+      <label for="combo-json">New combo (the config file's shape, as JSON)</label>
+      <textarea id="combo-json" rows={7} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      <ErrorLine error={error} />
+      <div class="form-row">
+        <ActionButton tone="primary" small onClick={save}>
+          Save combo
+        </ActionButton>
+        <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
 function AliasForm({ done }: { done: () => void }) {
   const [name, setName] = useState("");
   const [target, setTarget] = useState("");
@@ -227,6 +279,14 @@ export function RoutingPage() {
               <div class="card-head">
                 <h2>
                   <span class="mono">{c.name}</span> <span class="tag">{c.strategy}</span> <span class="tag tag-soft">{c.source === "config" ? "config file" : "database"}</span>
+                  {c.active === false && (
+                    <>
+                      {" "}
+                      <Pill tone="bad" title={c.error}>
+                        inactive
+                      </Pill>
+                    </>
+                  )}
                 </h2>
                 {c.source === "db" && (
                   <ActionButton small tone="danger" onClick={() => remove("combos", c.name)}>
@@ -234,6 +294,7 @@ export function RoutingPage() {
                   </ActionButton>
                 )}
               </div>
+              {c.active === false && c.error && <p class="held-text small">{c.error}</p>}
               <ol class="targets">
                 {c.targets.map((t, i) => (
                   <li key={i}>
@@ -246,6 +307,7 @@ export function RoutingPage() {
               </ol>
             </div>
           ))}
+          {d?.combos && <ComboForm done={data.reload} />}
         </Card>
         <Card title="Aliases">
           {d && !d.aliases && <p class="muted">This gateway's admin API does not list aliases (no GET /admin/api/aliases).</p>}
@@ -264,7 +326,14 @@ export function RoutingPage() {
                 {d.aliases.map((a) => (
                   <tr key={a.name} data-alias={a.name}>
                     <td class="mono">{a.name}</td>
-                    <td class="mono">{a.target}</td>
+                    <td class="mono">
+                      {a.target}
+                      {a.active === false && (
+                        <div class="held-text small" title={a.error}>
+                          inactive: {a.error}
+                        </div>
+                      )}
+                    </td>
                     <td>{a.source === "config" ? "config file" : "database"}</td>
                     <td>
                       {a.source === "db" && (
