@@ -11,7 +11,7 @@ import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
-import { StoreError } from "../store/types.ts";
+import { MAX_USAGE_BUCKETS, StoreError } from "../store/types.ts";
 import { parseInput, readBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
@@ -49,11 +49,26 @@ export const KeyCreate = v.object({
   limits: v.optional(KeyLimitsSchema),
 });
 
+/** Bucket widths of the `GET /usage` time series. */
+export const USAGE_BUCKETS = ["1m", "5m", "15m", "1h", "1d"] as const;
+
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({
   since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
   by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model)."))),
+  bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
 });
+
+/**
+ * The `series` of `GET /usage` (SPEC 9.4 charts): buckets of `bucket` (or the smallest width that
+ * gives at most 60 buckets over `since`) from `now − since` rounded down to a bucket, to now; every
+ * bucket present, zeros included.
+ */
+export function usageSeriesWindow(sinceMs: number, bucket: (typeof USAGE_BUCKETS)[number] | undefined, now: number): { sinceMs: number; untilMs: number; bucketMs: number } {
+  const widths = USAGE_BUCKETS.map((b) => parseSince(b)!);
+  const bucketMs = bucket ? parseSince(bucket)! : (widths.find((w) => w * 60 >= sinceMs) ?? widths[widths.length - 1]);
+  return { sinceMs: now - sinceMs, untilMs: now + 1, bucketMs };
+}
 
 /** Query of `GET /calls`. */
 export const CallsQuery = v.object({
@@ -128,13 +143,20 @@ export function adminApi(deps: AdminDeps) {
       if (!q.ok) return q.response;
       const since = q.value.since ?? "24h";
       const by = q.value.by ?? "model";
-      const rows = await deps.store.usageSummary({ sinceMs: Date.now() - parseSince(since)!, by });
+      const now = Date.now();
+      const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by });
+      const window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
+      if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
+        return openaiError(400, `since ${since} in buckets of ${q.value.bucket ?? "1d"} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
+      }
+      const buckets = await deps.store.usageSeries(window);
+      const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
         const limits = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k.limits!]));
-        return { since, by, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))) };
+        return { since, by, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))), series };
       }
-      return { since, by, rows };
+      return { since, by, rows, series };
     })
     .get("/calls", async ({ query }) => {
       const q = parseInput(CallsQuery, query, "query");

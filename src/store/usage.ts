@@ -4,7 +4,7 @@
  * Conventions: see `./types.ts`.
  */
 import type { RouteTrace, TraceSink, UsageRecord, UsageSink } from "../../pipeline/ports.ts";
-import type { Awaitable } from "./types.ts";
+import { StoreError, type Awaitable } from "./types.ts";
 
 /** Grouping of `usageSummary`. */
 export type UsageGroupBy = "model" | "account" | "key" | "provider";
@@ -65,6 +65,54 @@ export interface StoreStats {
   lastFlushAt: number;
 }
 
+/** Query of `usageSeries`: buckets of `bucketMs` from `sinceMs` (rounded down to a bucket) to `untilMs`. */
+export interface UsageSeriesQuery {
+  /** ms since the epoch. */
+  sinceMs: number;
+  /** ms since the epoch (exclusive). */
+  untilMs: number;
+  /** Bucket width in ms (at least 1,000). Buckets start at multiples of it since the epoch. */
+  bucketMs: number;
+}
+
+/** One time bucket of `usageSeries`: the requests that arrived in [t, t + bucketMs). */
+export interface UsageBucket {
+  /** ms since the epoch when the bucket starts. */
+  t: number;
+  requests: number;
+  /** Requests whose outcome was `error`, `upstream_error` or `rejected`. */
+  errors: number;
+  fallbacks: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
+  costUsd: number;
+}
+
+/** Most buckets one series may have (a query asking for more is refused). */
+export const MAX_USAGE_BUCKETS = 2000;
+
+/**
+ * Every bucket of a series from the rows a store found (keyed by bucket start), zeros where none
+ * were: the shape both backends answer.
+ * @throws StoreError `invalid` for a bucket under 1 s or more than {@link MAX_USAGE_BUCKETS} buckets.
+ */
+export function fillUsageBuckets(q: UsageSeriesQuery, found: Map<number, Omit<UsageBucket, "t">>): UsageBucket[] {
+  const width = Math.floor(q.bucketMs);
+  if (!(width >= 1000)) throw new StoreError("invalid", "usage series: bucketMs must be at least 1000");
+  const first = Math.floor(q.sinceMs / width) * width;
+  const count = Math.ceil((q.untilMs - first) / width);
+  if (count > MAX_USAGE_BUCKETS) throw new StoreError("invalid", `usage series: more than ${MAX_USAGE_BUCKETS} buckets`);
+  const out: UsageBucket[] = [];
+  for (let t = first; t < q.untilMs; t += width) {
+    out.push({ t, ...(found.get(t) ?? { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0 }) });
+  }
+  return out;
+}
+
 /** Usage rows and route traces: written through buffers, read by the reporting commands. */
 export interface UsageStore extends UsageSink, TraceSink {
   /** Appends a usage row to the write buffer. Never blocks, never throws. */
@@ -77,6 +125,11 @@ export interface UsageStore extends UsageSink, TraceSink {
 
   /** Usage per group since a time, most requests first (pending rows are flushed first). */
   usageSummary(q: UsageQuery): Awaitable<UsageSummaryRow[]>;
+  /**
+   * Usage over time (SPEC 9.4 charts): every bucket of the query, zeros included, oldest first
+   * (pending rows are flushed first). @throws StoreError `invalid` (see {@link fillUsageBuckets}).
+   */
+  usageSeries(q: UsageSeriesQuery): Awaitable<UsageBucket[]>;
   /** The most recent requests, newest first (pending rows are flushed first). */
   recentCalls(limit: number): Awaitable<CallRow[]>;
   /** The trace with this route id (`sy_…`), or else the newest trace with this request id. */

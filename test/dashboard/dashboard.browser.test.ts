@@ -47,11 +47,12 @@ function seconds(text: string): number {
 }
 
 const PAGES: Array<{ id: string; ready: string }> = [
-  { id: "overview", ready: ".stat-value" },
+  // Overview and Usage draw their time series with uPlot (a canvas per chart).
+  { id: "overview", ready: ".chart canvas" },
   { id: "accounts", ready: '[data-account="claude-work"]' },
   { id: "routing", ready: "#dr-model" },
   { id: "calls", ready: "table.calls tbody tr" },
-  { id: "usage", ready: "table.usage tbody tr" },
+  { id: "usage", ready: ".chart canvas" },
   { id: "keys", ready: "#key-name" },
   { id: "setup", ready: ".snippet pre" },
 ];
@@ -79,6 +80,11 @@ describe("every page", () => {
         await live(w.page).catch((e) => Promise.reject(new Error(`${p.id}: the live badge never said Live: ${e}`)));
         await w.page.waitForTimeout(300); // let the page's other reads finish
         await w.page.screenshot({ path: join(SHOTS, `page-${p.id}.png`), fullPage: true });
+        if (p.id === "overview") {
+          expect(await w.page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(3); // requests, tokens, cost
+          expect(await w.page.locator(".stat").first().innerText()).toMatch(/^REQUESTS\n\d+\n/i);
+        }
+        if (p.id === "usage") expect(await w.page.locator("table.usage tbody tr").count()).toBeGreaterThanOrEqual(3);
         const failed = w.failed.slice(before.failed).filter((f) => !excused.includes(f));
         expect({ page: p.id, failed }).toEqual({ page: p.id, failed: [] });
         const allowed = w.failed.length - before.failed - failed.length;

@@ -104,7 +104,7 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);
     expect(names(op("get", "/admin/api/route-traces/{id}"), "path")).toEqual(["id"]);
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
-    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["by", "since"]);
+    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["bucket", "by", "since"]);
     expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider"]);
     expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["limit"]);
   });

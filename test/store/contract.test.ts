@@ -215,6 +215,29 @@ for (const backend of backends) {
       expect(await code(() => s.recentCalls(1))).toBe("closed");
     });
 
+    test("usage series: one bucket per interval from the rounded-down start, zeros included, sums per bucket", async () => {
+      const { store: s } = await backend.open();
+      const t0 = 1_800_000_040_000; // 40 s into a minute
+      s.record(usage({ requestId: "s1", ts: t0 + 1_000, costUsd: 0.25 }));
+      s.record(usage({ requestId: "s2", ts: t0 + 2_000, outcome: "upstream_error", status: 502, fallback: true }));
+      s.record(usage({ requestId: "s3", ts: t0 + 125_000, costUsd: 0.5 }));
+      s.record(usage({ requestId: "s4", ts: t0 + 500_000 })); // after the range
+      const series = await s.usageSeries({ sinceMs: t0, untilMs: t0 + 180_000, bucketMs: 60_000 });
+      const minute = 1_800_000_000_000 + 0; // t0 rounded down to its minute
+      expect(series.map((b) => [b.t, b.requests, b.errors, b.fallbacks, b.inputTokens, b.outputTokens])).toEqual([
+        [minute, 2, 1, 1, 200, 40],
+        [minute + 60_000, 0, 0, 0, 0, 0],
+        [minute + 120_000, 1, 0, 0, 100, 20],
+        [minute + 180_000, 0, 0, 0, 0, 0],
+      ]);
+      expect(series[0]!.costUsd).toBeCloseTo(0.25, 12);
+      expect(series[2]!.costUsd).toBeCloseTo(0.5, 12);
+      expect(series[1]).toEqual({ t: minute + 60_000, requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0 });
+      expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_000_000, bucketMs: 10 }))).toBe("invalid");
+      expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_800_000_000_000, bucketMs: 60_000 }))).toBe("invalid");
+      await s.close();
+    });
+
     test("key limits, budget windows and cost: stored, carried by lookup, summed by the summary", async () => {
       const { store: s, reopen } = await backend.open();
       const limits = { rpm: 60, concurrency: 2, budgets: [{ window: "1d" as const, usd: 5 }], models: ["glm/*"] };

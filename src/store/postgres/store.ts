@@ -31,6 +31,7 @@ import type {
   StoreChange,
   StoreStats,
   UsageQuery,
+  UsageSeriesQuery,
 } from "../types.ts";
 import { PgAccountState } from "./account-state.ts";
 import { PgAccounts } from "./accounts.ts";
@@ -211,6 +212,7 @@ export class PostgresStore implements Store {
   record(rec: UsageRecord) { this.usage.record(rec); }
   save(trace: RouteTrace) { this.usage.save(trace); }
   usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
+  usageSeries(q: UsageSeriesQuery) { return this.usage.usageSeries(q); }
   recentCalls(limit: number) { return this.usage.recentCalls(limit); }
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }

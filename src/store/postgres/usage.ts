@@ -8,6 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow } from "../types.ts";
+import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -89,6 +90,45 @@ export class PgUsage implements UsageStore {
       avgTotalMs: num(r.avg_total_ms),
       avgTtfbMs: numOrNull(r.avg_ttfb_ms),
     }));
+  }
+
+  /** Usage per time bucket of every instance, every bucket present (see UsageStore). */
+  async usageSeries(q: UsageSeriesQuery): Promise<UsageBucket[]> {
+    this.ctx.assertOpen();
+    fillUsageBuckets(q, new Map()); // validates the query before any work
+    await this.flush();
+    const width = Math.floor(q.bucketMs);
+    const first = Math.floor(q.sinceMs / width) * width;
+    const rows = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT (ts / $1) * $1 AS t, COUNT(*)::float8 AS requests,
+           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
+           COALESCE(SUM(input_tokens), 0)::float8 AS input_tokens,
+           COALESCE(SUM(output_tokens), 0)::float8 AS output_tokens,
+           COALESCE(SUM(cache_read_tokens), 0)::float8 AS cache_read_tokens,
+           COALESCE(SUM(cache_write_tokens), 0)::float8 AS cache_write_tokens,
+           COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
+           COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd
+         FROM usage WHERE ts >= $2 AND ts < $3 GROUP BY 1`,
+        [width, first, Math.floor(q.untilMs)],
+      ),
+    );
+    const found = new Map<number, Omit<UsageBucket, "t">>();
+    for (const r of rows as any[]) {
+      found.set(num(r.t), {
+        requests: num(r.requests),
+        errors: num(r.errors),
+        fallbacks: num(r.fallbacks),
+        inputTokens: num(r.input_tokens),
+        outputTokens: num(r.output_tokens),
+        cacheReadTokens: num(r.cache_read_tokens),
+        cacheWriteTokens: num(r.cache_write_tokens),
+        reasoningTokens: num(r.reasoning_tokens),
+        costUsd: num(r.cost_usd),
+      });
+    }
+    return fillUsageBuckets(q, found);
   }
 
   /** The `limit` (1–10,000) most recent requests of every instance, newest first. */

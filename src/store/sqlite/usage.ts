@@ -15,6 +15,7 @@ import {
   type UsageStore,
   type UsageSummaryRow,
 } from "../types.ts";
+import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 
 const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
@@ -28,6 +29,7 @@ const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
 export class SqliteUsage implements UsageStore {
   private readonly s;
   private readonly summaryStmts = new Map<string, Statement>();
+  private seriesStmt: Statement | undefined;
 
   /**
    * Prepares the statements.
@@ -117,6 +119,42 @@ export class SqliteUsage implements UsageStore {
     }));
   }
 
+  /** Usage per time bucket, every bucket present (see UsageStore). @throws StoreError `invalid`, `closed`. */
+  usageSeries(q: UsageSeriesQuery): UsageBucket[] {
+    this.ctx.assertOpen();
+    fillUsageBuckets(q, new Map()); // validates the query before any work
+    this.flush();
+    this.seriesStmt ??= this.ctx.db.prepare(
+      `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
+         SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
+         SUM(fallback) AS fallbacks,
+         COALESCE(SUM(input_tokens), 0) AS input_tokens,
+         COALESCE(SUM(output_tokens), 0) AS output_tokens,
+         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+         COALESCE(SUM(cost_usd), 0) AS cost_usd
+       FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`,
+    );
+    const width = Math.floor(q.bucketMs);
+    const first = Math.floor(q.sinceMs / width) * width;
+    const found = new Map<number, Omit<UsageBucket, "t">>();
+    for (const r of this.seriesStmt.all(width, first, Math.floor(q.untilMs)) as any[]) {
+      found.set(Number(r.t), {
+        requests: r.requests,
+        errors: r.errors ?? 0,
+        fallbacks: r.fallbacks ?? 0,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        cacheReadTokens: r.cache_read_tokens,
+        cacheWriteTokens: r.cache_write_tokens,
+        reasoningTokens: r.reasoning_tokens,
+        costUsd: r.cost_usd,
+      });
+    }
+    return fillUsageBuckets(q, found);
+  }
+
   /** The `limit` (1–10,000) most recent requests, newest first. @throws StoreError `closed`. */
   recentCalls(limit: number): CallRow[] {
     this.ctx.assertOpen();
@@ -151,6 +189,7 @@ export class SqliteUsage implements UsageStore {
   /** Finalizes the prepared statements (the store is closing). */
   finalize(): void {
     for (const stmt of this.summaryStmts.values()) stmt.finalize();
+    this.seriesStmt?.finalize();
     for (const stmt of Object.values(this.s)) stmt.finalize();
   }
 }

@@ -8,7 +8,7 @@ import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
 import { count, pct, usd } from "../format.ts";
 import { useLive } from "../live.ts";
-import type { AccountsStatus, UsageAnswer } from "../types.ts";
+import type { AccountsStatus, CallRow, UsageAnswer } from "../types.ts";
 import { SetupSnippets } from "./setup.tsx";
 
 const RANGES = [
@@ -35,13 +35,20 @@ export function OverviewPage() {
     const t = setInterval(slots.reload, 5000);
     return () => clearInterval(t);
   }, []);
-  const finished = useRef<number[]>([]);
+  /** Finish time by route id of the requests of the last minute. */
+  const finished = useRef(new Map<string, number>());
+  // The rate starts from the calls that finished in the last minute before the page opened.
+  useEffect(() => {
+    void api<{ calls: CallRow[] }>(`/calls${qs({ limit: 1000 })}`).then(({ calls }) => {
+      for (const c of calls) if (c.ts + c.totalMs > Date.now() - 60_000 && !finished.current.has(c.routeId ?? c.requestId)) finished.current.set(c.routeId ?? c.requestId, c.ts + c.totalMs);
+    });
+  }, []);
   const now = useNow();
   const refresh = useDebounced(usage.reload, 2000);
   const refreshSlots = useDebounced(slots.reload, 500);
   useLive((e) => {
     if (e.type === "request_finished") {
-      finished.current.push(e.at);
+      finished.current.set(e.routeId, e.at);
       refreshSlots();
       refresh();
     } else if (e.type === "hello") {
@@ -49,7 +56,7 @@ export function OverviewPage() {
       slots.reload();
     }
   });
-  finished.current = finished.current.filter((t) => t > now - 60_000);
+  for (const [id, t] of finished.current) if (t <= now - 60_000) finished.current.delete(id);
   const rows = usage.data?.rows ?? [];
   const buckets = usage.data?.series?.buckets ?? [];
   const times = buckets.map((b) => b.t);
@@ -83,7 +90,7 @@ export function OverviewPage() {
         <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? `${pct(fallbacks / requests)} of requests` : "–"} tone={fallbacks ? "warn" : undefined} />
         <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={`${count(tokensIn)} in · ${count(tokensOut)} out`} />
         <Stat label="Cost" value={usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
-        <Stat label="Request rate" value={`${finished.current.length}/min`} sub="live, last 60 s" />
+        <Stat label="Request rate" value={`${finished.current.size}/min`} sub="live, last 60 s" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>
       {usage.data && requests === 0 && (
