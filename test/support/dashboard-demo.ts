@@ -111,7 +111,7 @@ export async function driveDemoState(gw: TestGateway & { script: DemoScript }): 
   gw.script["claude-personal"] = [ok(0.86, 0.61, 1.1 * H, 2 * 24 * H)(fakeReq)];
   // claude-work is preferred (priority 0): a cooldown on it sends the next request to claude-personal.
   gw.script["claude-work"] = [
-    { status: 429, headers: { "retry-after": "95", ...unifiedHeaders(0.4, 0.15, 3.2 * H, 4.5 * 24 * H) }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } },
+    { status: 429, headers: { "retry-after": "600", ...unifiedHeaders(0.4, 0.15, 3.2 * H, 4.5 * 24 * H) }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } },
   ];
   await sendMessage(gw.url, "claude/claude-sonnet-4-5");
   for (let i = 0; i < 3; i++) await sendMessage(gw.url, "fast");
