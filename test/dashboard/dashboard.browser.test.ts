@@ -118,7 +118,7 @@ describe("live updates", () => {
       gw.app.registry.loadState(await gw.app.store.loadAccountState());
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 
   test("a request sent while Calls is open shows up without a reload, and its trace opens", async () => {
     const w = await openPage(browser, gw.url);
@@ -153,7 +153,7 @@ describe("live updates", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("account actions", () => {
@@ -175,7 +175,7 @@ describe("account actions", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("account state from the page", () => {
@@ -200,7 +200,44 @@ describe("account state from the page", () => {
       await fetch(`${gw.url}/admin/api/accounts/claude-personal/enable`, { method: "POST" });
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
+});
+
+describe("flight recorder", () => {
+  test("turned on from the Calls page, it shows a translated call's client body next to the body sent upstream", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.locator("table.calls tbody tr").first().click();
+      await w.page.getByRole("button", { name: "Turn on the flight recorder" }).click();
+      await w.page.locator(".trace", { hasText: "The flight recorder is on" }).waitFor({ timeout: 10_000 });
+
+      // An Anthropic Messages client, an OpenAI Chat provider: the recording shows both sides.
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "fast", max_tokens: 20, messages: [{ role: "user", content: "recorded prompt 4711" }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const routeId = res.headers.get("x-switchyard-route-id")!;
+      await w.page.locator(`tr[data-route-id="${routeId}"]`).click();
+      const rec = w.page.locator(".recording");
+      await rec.locator(".body-view").first().waitFor({ timeout: 10_000 });
+      const titles = await rec.locator("h3").allTextContents();
+      expect(titles.some((t) => t.startsWith("Client request (anthropic-messages)"))).toBe(true);
+      expect(titles.some((t) => t.startsWith("Attempt 1: sent to openai/gpt-5-mini (openai-chat)"))).toBe(true);
+      const text = await rec.innerText();
+      expect(text).toContain("recorded prompt 4711");
+      expect(text).toContain('"max_tokens": 20'); // the client's body
+      for (const secret of Object.values(DEMO_ENV)) expect(text).not.toContain(secret);
+      await w.page.screenshot({ path: join(SHOTS, "calls-recording.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await fetch(`${gw.url}/admin/api/settings`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ flight_recorder: null }) });
+      await w.close();
+    }
+  }, 60_000);
 });
 
 describe("routing", () => {
@@ -230,7 +267,7 @@ describe("routing", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("keys", () => {
@@ -267,7 +304,7 @@ describe("keys", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("access", () => {
@@ -306,7 +343,7 @@ describe("access", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 
   test("signed in with an admin key, a cookie call without the CSRF token is refused and one with it passes", async () => {
     const w = await remoteSignedIn();
@@ -334,5 +371,5 @@ describe("access", () => {
     } finally {
       await w.close();
     }
-  }, 30_000);
+  }, 60_000);
 });

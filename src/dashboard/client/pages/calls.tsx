@@ -7,7 +7,7 @@
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, qs } from "../api.ts";
-import { Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
+import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { clockSeconds, count, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
@@ -48,19 +48,53 @@ function BodyView({ title, body }: { title: string; body?: { body: string; bytes
   );
 }
 
-function TraceView({ call }: { call: CallRow }) {
+/** `GET /settings`, the part the Calls page reads. */
+interface RecorderSettings {
+  settings: { flight_recorder?: { enabled?: boolean; max_requests?: number } };
+  sources?: Record<string, string>;
+}
+
+function RecorderSwitch({ settings, changed }: { settings?: RecorderSettings; changed: () => void }) {
+  const [error, setError] = useState<string | undefined>();
+  if (!settings) return null;
+  const fr = settings.settings.flight_recorder;
+  if (fr?.enabled) return <p class="muted small">The flight recorder is on (last {fr.max_requests ?? 200} requests); this call's bodies are no longer held.</p>;
+  return (
+    <div class="recorder-off">
+      <p class="muted small">Bodies are not recorded. The flight recorder keeps the last requests' client body, upstream bodies and events, secrets scrubbed (SPEC O-6).</p>
+      <ActionButton
+        small
+        onClick={() =>
+          api("/settings", { method: "PATCH", body: { flight_recorder: { enabled: true } } })
+            .then(changed)
+            .catch((e) => setError((e as Error).message))
+        }
+      >
+        Turn on the flight recorder
+      </ActionButton>
+      <ErrorLine error={error} />
+    </div>
+  );
+}
+
+function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow; recorder?: RecorderSettings; recorderChanged: () => void; onSince?: number }) {
+  // Calls carry `recorded` when the API reports it; else a call is looked up while the recorder is on
+  // (and, when this page turned it on, only calls that arrived after that).
+  const recorded = call.recorded ?? (recorder?.settings.flight_recorder?.enabled === true && (onSince === undefined || call.ts >= onSince));
   const id = call.routeId ?? call.requestId;
   const trace = useData(() => api<RouteTrace>(`/route-traces/${encodeURIComponent(id)}`), [id]);
   const [rec, setRec] = useState<Recording | undefined>();
   const [recError, setRecError] = useState<string | undefined>();
+  const [gone, setGone] = useState(false);
   useEffect(() => {
     setRec(undefined);
     setRecError(undefined);
-    if (!call.recorded) return;
+    setGone(false);
+    if (!recorded) return;
     api<Recording>(`/calls/${encodeURIComponent(id)}/recording`)
       .then(setRec)
-      .catch((e) => setRecError(e instanceof ApiError && e.status === 404 ? "The flight recorder no longer holds this call's bodies." : (e as Error).message));
-  }, [id, call.recorded]);
+      .catch((e) => (e instanceof ApiError && e.status === 404 ? setGone(true) : setRecError((e as Error).message)));
+  }, [id, recorded]);
   const t = trace.data;
   return (
     <Card class="trace" title={<span class="mono">{id}</span>}>
@@ -144,7 +178,7 @@ function TraceView({ call }: { call: CallRow }) {
           )}
         </div>
       )}
-      {call.recorded && (
+      {recorded && (rec || recError) && (
         <div class="recording">
           <h3>Flight recorder</h3>
           <ErrorLine error={recError} />
@@ -162,7 +196,7 @@ function TraceView({ call }: { call: CallRow }) {
           )}
         </div>
       )}
-      {!call.recorded && <p class="muted small">Bodies are not recorded for this call. Turn on the flight recorder (settings.flight_recorder.enabled) to keep the last requests' bodies.</p>}
+      {(!recorded || gone) && <RecorderSwitch settings={recorder} changed={recorderChanged} />}
     </Card>
   );
 }
@@ -170,6 +204,8 @@ function TraceView({ call }: { call: CallRow }) {
 export function CallsPage() {
   const [filters, setFilters] = useState({ model: "", account: "", key: "", outcome: "" });
   const [selected, setSelected] = useState<string | undefined>(selectedFromUrl());
+  const recorder = useData(() => api<RecorderSettings>("/settings"));
+  const [onSince, setOnSince] = useState<number | undefined>();
   const calls = useData(() => api<{ calls: CallRow[] }>(`/calls${qs({ limit: 200, ...filters })}`), [filters.model, filters.account, filters.key, filters.outcome]);
   const seen = useRef<Set<string> | undefined>(undefined);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
@@ -188,7 +224,15 @@ export function CallsPage() {
     setSelected(id);
     history.replaceState(null, "", `/dashboard/calls?id=${encodeURIComponent(id)}`);
   };
-  const rows = calls.data?.calls ?? [];
+  // The filters go to the API and are applied here as well (exact match; the model filter matches the
+  // requested name or the provider/model that served), so the list is right whatever the API filters.
+  const rows = (calls.data?.calls ?? []).filter(
+    (c) =>
+      (!filters.model || c.requestedModel === filters.model || `${c.providerId}/${c.model}` === filters.model) &&
+      (!filters.account || c.accountId === filters.account) &&
+      (!filters.key || c.keyName === filters.key) &&
+      (!filters.outcome || c.outcome === filters.outcome),
+  );
   const current = rows.find((c) => (c.routeId ?? c.requestId) === selected);
   const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value.trim() });
   const filtered = Object.values(filters).some((v) => v !== "");
@@ -244,7 +288,7 @@ export function CallsPage() {
                     <th>Time</th>
                     <th>Model</th>
                     <th data-opt="1">Served by</th>
-                    <th>Account</th>
+                    <th data-opt="1">Account</th>
                     <th data-opt="1">Key</th>
                     <th>Outcome</th>
                     <th data-opt="1" class="num">Tokens in/out</th>
@@ -276,7 +320,7 @@ export function CallsPage() {
                             </>
                           )}
                         </td>
-                        <td>{c.accountId ?? "–"}</td>
+                        <td data-opt="1">{c.accountId ?? "–"}</td>
                         <td data-opt="1">{c.keyName ?? "–"}</td>
                         <td>
                           <OutcomePill outcome={c.outcome} status={c.status} />
@@ -293,7 +337,17 @@ export function CallsPage() {
               </table>
             </div>
           </Card>
-          {current && <TraceView call={current} />}
+          {current && (
+            <TraceView
+              call={current}
+              recorder={recorder.data}
+              onSince={onSince}
+              recorderChanged={() => {
+                setOnSince(Date.now());
+                recorder.reload();
+              }}
+            />
+          )}
         </div>
       )}
     </div>
