@@ -492,3 +492,21 @@ export async function runGemini(bin: string, opts: { baseUrl: string; model: str
     h.cleanup();
   }
 }
+
+/**
+ * A fake-upstream handler for the "error after commit" scenario: every model request gets an
+ * Anthropic Messages stream that starts a text block with `text` and then ends without
+ * `message_stop` (the connection closes mid-reply). The gateway has committed by then, so the CLI must
+ * get the format's in-band error (SPEC 6.4) and must not present `text` as a finished answer.
+ */
+export function cutOffAnthropicReply(text: string): FakeHandler {
+  return (req) => {
+    if (req.format !== "anthropic-messages") return undefined;
+    const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const sse =
+      ev("message_start", { type: "message_start", message: { id: "msg_cut", type: "message", role: "assistant", model: req.model ?? "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }) +
+      ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+    return req.stream ? { sse } : { status: 500, json: { type: "error", error: { type: "api_error", message: "no stream" } } };
+  };
+}

@@ -14,6 +14,8 @@ import { CLAUDE_CODE, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/c
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
+  gatewayRequestLogs,
+  cutOffAnthropicReply,
   expectLane,
   credentialOf,
   finalTextFor,
@@ -29,6 +31,7 @@ import {
   type ClaudeRun,
 } from "../../support/cli-agents.ts";
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { conformance } from "../../support/conformance.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -128,7 +131,7 @@ for (const lane of LANES) {
   describe(`Claude Code → switchyard → ${lane.name}`, () => {
     test(
       "plain answer",
-      async () => {
+      conformance(CLAUDE_CODE, lane.name, "plain answer", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
@@ -136,13 +139,13 @@ for (const lane of LANES) {
         const r = await runClaude(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
         expectSuccess(r, gw.fake, text);
         await expectLane(gw, lane, r, logStart);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
 
     test(
       "tool round trip (Bash)",
-      async () => {
+      conformance(CLAUDE_CODE, lane.name, "tool round trip", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
@@ -156,7 +159,7 @@ for (const lane of LANES) {
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
         await expectLane(gw, lane, r, logStart);
         expectToolRoundTrip(gw.fake, r);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
   });
@@ -222,6 +225,31 @@ describe("Claude Code client variants through switchyard", () => {
         expect(q.model).toBe("gemini-e2e");
       }
     },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+describe("Claude Code: a reply cut off after the commit point", () => {
+  test(
+    "the CLI reports an error, never the cut-off text as its answer",
+    conformance(CLAUDE_CODE, "anthropic (native)", "error after commit", async () => {
+      // A gateway of its own: the failed attempts put its account on a cooldown.
+      const egw = await startGateway(YAML);
+      try {
+        egw.fake.handle(cutOffAnthropicReply("Partial answer"));
+        const r = await runClaude(bin, { baseUrl: egw.url, model: "anth/claude-e2e", prompt: "say hi", trap });
+        const story = r.describe(`--- upstream requests ---\n${summarizeRequests(egw.fake)}`);
+        expect(r.run.code, story).not.toBe(0);
+        expect(r.json?.is_error, story).toBe(true);
+        expect(r.result, story).not.toBe("Partial answer");
+        expect(r.outside, story).toEqual([]);
+        // The streamed attempt was committed and ended in the in-band error (SPEC 6.4).
+        const logged = gatewayRequestLogs(egw.logs);
+        expect(logged.some((l) => l.outcome === "upstream_error" && l.status === 200), story).toBe(true);
+      } finally {
+        await egw.stop();
+      }
+    }),
     CLI_TEST_TIMEOUT_MS,
   );
 });

@@ -9,6 +9,7 @@ import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-ins
 import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
+  cutOffAnthropicReply,
   expectLane,
   finalTextFor,
   gatewayRequestLogs,
@@ -23,6 +24,7 @@ import {
   type CliLane,
   type CodexRun,
 } from "../../support/cli-agents.ts";
+import { conformance } from "../../support/conformance.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -82,7 +84,7 @@ for (const lane of LANES) {
   describe(`Codex over the Responses WebSocket → ${lane.name}`, () => {
     test(
       "plain answer",
-      async () => {
+      conformance(CODEX, `${lane.name} over WebSocket`, "plain answer", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         const text = `Socket answer over ${lane.name}.`;
@@ -90,13 +92,13 @@ for (const lane of LANES) {
         const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap, websockets: true });
         await expectLane(gw, lane, r, logStart);
         expectSocketSuccess(r, text, logStart);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
 
     test(
       "tool round trip (exec_command)",
-      async () => {
+      conformance(CODEX, `${lane.name} over WebSocket`, "tool round trip", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
@@ -108,8 +110,31 @@ for (const lane of LANES) {
         const results = toolResultsIn(reqs[1]!);
         expect(results.length).toBe(1);
         expect(results[0]!.text).toContain(TOOL_MARKER);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
   });
 }
+
+describe("Codex over the Responses WebSocket: a reply cut off after the commit point", () => {
+  test(
+    "the CLI reports the stream error and exits non-zero, never the cut-off text as its answer",
+    conformance(CODEX, "anthropic-compatible over WebSocket", "error after commit", async () => {
+      const egw = await startGateway(YAML);
+      try {
+        egw.fake.handle(cutOffAnthropicReply("Partial answer"));
+        const r = await runCodex(bin, { baseUrlV1: `${egw.url}/v1`, model: "anthc/glm-e2e", prompt: "say hi", trap, websockets: true });
+        const story = r.describe(`--- upstream requests ---\n${summarizeRequests(egw.fake)}\n--- gateway log ---\n${egw.logs.join("\n")}`);
+        expect(r.run.code, story).not.toBe(0);
+        expect(r.lastMessage, story).not.toContain("Partial answer");
+        expect(r.run.stderr, story).toContain("The upstream stream ended before the reply was complete.");
+        expect(r.outside, story).toEqual([]);
+        const logged = gatewayRequestLogs(egw.logs);
+        expect(logged.some((l) => l.transport === "websocket" && l.outcome === "upstream_error"), story).toBe(true);
+      } finally {
+        await egw.stop();
+      }
+    }),
+    CLI_TEST_TIMEOUT_MS,
+  );
+});

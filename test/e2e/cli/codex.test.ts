@@ -35,6 +35,7 @@ import {
   type CodexRun,
 } from "../../support/cli-agents.ts";
 import { simpleReply, startFakeUpstream, type FakeHandler, type FakeUpstream } from "../../support/fake-upstream.ts";
+import { conformance } from "../../support/conformance.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -127,7 +128,7 @@ for (const lane of LANES) {
   describe(`Codex → switchyard → ${lane.name}`, () => {
     test(
       "plain answer",
-      async () => {
+      conformance(CODEX, lane.name, "plain answer", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
@@ -135,13 +136,13 @@ for (const lane of LANES) {
         const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap });
         expectSuccess(r, gw.fake, text);
         await expectLane(gw, lane, r, logStart);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
 
     test(
       "tool round trip (exec_command)",
-      async () => {
+      conformance(CODEX, lane.name, "tool round trip", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
@@ -149,7 +150,7 @@ for (const lane of LANES) {
         expectSuccess(r, gw.fake, finalTextFor(lane.name));
         await expectLane(gw, lane, r, logStart);
         expectToolRoundTrip(gw.fake, r);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
   });

@@ -24,6 +24,7 @@ import {
   type CliLane,
   type GeminiRun,
 } from "../../support/cli-agents.ts";
+import { conformance } from "../../support/conformance.ts";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
 
 const YAML = `
@@ -77,7 +78,7 @@ for (const lane of LANES) {
   describe(`Gemini CLI → switchyard → ${lane.name}`, () => {
     test(
       "plain answer",
-      async () => {
+      conformance(GEMINI_CLI, lane.name, "plain answer", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
@@ -91,13 +92,13 @@ for (const lane of LANES) {
         const models = (r.json?.stats?.models ?? {}) as Record<string, { tokens?: unknown }>;
         expect(Object.keys(models), r.describe()).toEqual([lane.format === "gemini" ? "fake-model" : lane.model]);
         expect(Object.values(models)[0]?.tokens, r.describe()).toMatchObject({ prompt: 11, candidates: 7, total: 18 });
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
 
     test(
       "tool round trip (run_shell_command)",
-      async () => {
+      conformance(GEMINI_CLI, lane.name, "tool round trip", async () => {
         gw.fake.reset();
         const logStart = gw.logs.length;
         gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "run_shell_command", args: { command: TOOL_COMMAND } }));
@@ -112,7 +113,7 @@ for (const lane of LANES) {
         expect(results.length, story).toBe(1);
         expect(results[0]!.text, story).toContain(TOOL_MARKER);
         expect(r.json?.stats?.tools?.byName?.run_shell_command?.success, story).toBe(1);
-      },
+      }),
       CLI_TEST_TIMEOUT_MS,
     );
   });
