@@ -462,6 +462,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
       keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
+      recorded: (requestId) => recorder.has(requestId),
       sessions,
       extend: (admin) =>
         subscriptionAdmin({

@@ -11,7 +11,7 @@ import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
-import { MAX_USAGE_BUCKETS, StoreError } from "../store/types.ts";
+import { MAX_USAGE_BUCKETS, StoreError, type UsageFilter } from "../store/types.ts";
 import { parseInput, readBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
@@ -23,6 +23,8 @@ export interface AdminDeps {
   requireApiKey: () => boolean;
   /** SPEC 9.6: a key's budget use in its current windows and its requests in flight (the limit counters). */
   keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number }>;
+  /** Whether the flight recorder holds a request's bodies (SPEC O-6), for `recorded` in GET /calls. */
+  recorded?: (requestId: string) => boolean;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
@@ -52,11 +54,28 @@ export const KeyCreate = v.object({
 /** Bucket widths of the `GET /usage` time series. */
 export const USAGE_BUCKETS = ["1m", "5m", "15m", "1h", "1d"] as const;
 
+/** Filters shared by `GET /usage` and `GET /calls` (exact matches; `model` also matches the served `provider/model`). */
+const UsageFilterEntries = {
+  model: v.optional(v.pipe(v.string(), v.minLength(1, "model must not be empty"), v.description("Requested model, alias or combo, served upstream model, or provider/model."))),
+  account: v.optional(v.pipe(v.string(), v.minLength(1, "account must not be empty"), v.description("Account id."))),
+  key: v.optional(v.pipe(v.string(), v.minLength(1, "key must not be empty"), v.description("Client key name."))),
+  provider: v.optional(v.pipe(v.string(), v.minLength(1, "provider must not be empty"), v.description("Provider id."))),
+  outcome: v.optional(v.pipe(v.picklist(["ok", "error", "upstream_error", "client_closed", "rejected"], "outcome must be ok, error, upstream_error, client_closed or rejected"), v.description("How the request ended."))),
+};
+
+/** The filter fields of a parsed query, or undefined when none is given. */
+function filterOf(q: { model?: string; account?: string; key?: string; provider?: string; outcome?: string }): UsageFilter | undefined {
+  const f: UsageFilter = {};
+  for (const k of ["model", "account", "key", "provider", "outcome"] as const) if (q[k] !== undefined) f[k] = q[k];
+  return Object.keys(f).length > 0 ? f : undefined;
+}
+
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({
   since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
   by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model)."))),
   bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
+  ...UsageFilterEntries,
 });
 
 /**
@@ -82,6 +101,8 @@ export const CallsQuery = v.object({
       v.description("How many recent calls, 1–1000 (default 50)."),
     ),
   ),
+  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("Only calls this recent: 30m, 24h, 7d (default: any age)."))),
+  ...UsageFilterEntries,
 });
 
 const SINCE = /^(\d+)(s|m|h|d)$/;
@@ -143,25 +164,32 @@ export function adminApi(deps: AdminDeps) {
       if (!q.ok) return q.response;
       const since = q.value.since ?? "24h";
       const by = q.value.by ?? "model";
+      const filter = filterOf(q.value);
       const now = Date.now();
-      const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by });
+      const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter });
       const window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
       if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
         return openaiError(400, `since ${since} in buckets of ${q.value.bucket ?? "1d"} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
       }
-      const buckets = await deps.store.usageSeries(window);
+      const buckets = await deps.store.usageSeries({ ...window, filter });
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
+      const echo = filter ? { filter } : {};
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
         const limits = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k.limits!]));
-        return { since, by, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))), series };
+        return { since, by, ...echo, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))), series };
       }
-      return { since, by, rows, series };
+      return { since, by, ...echo, rows, series };
     })
     .get("/calls", async ({ query }) => {
       const q = parseInput(CallsQuery, query, "query");
       if (!q.ok) return q.response;
-      return { calls: await deps.store.recentCalls(q.value.limit ?? 50) };
+      const since = q.value.since !== undefined ? Date.now() - parseSince(q.value.since)! : undefined;
+      const filter = filterOf(q.value);
+      const calls = await deps.store.recentCalls(q.value.limit ?? 50, since === undefined && !filter ? undefined : { sinceMs: since, filter });
+      // SPEC O-6: which calls the flight recorder holds the bodies of (the dashboard's call view).
+      const recorded = deps.recorded;
+      return { calls: recorded ? calls.map((c) => (recorded(c.requestId) ? { ...c, recorded: true } : c)) : calls };
     })
     .get("/route-traces/:id", async ({ params }) => {
       const id = params.id;

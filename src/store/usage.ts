@@ -16,6 +16,46 @@ export interface UsageQuery {
   /** Only requests that arrived before this time (ms since the epoch); default: no upper bound. */
   untilMs?: number;
   by: UsageGroupBy;
+  /** Only requests matching every given field. */
+  filter?: UsageFilter;
+}
+
+/**
+ * Narrows usage queries (the dashboard's filters, SPEC 9.4). Each field is an exact match; `model`
+ * matches the requested name, the served upstream model or `provider/model`.
+ */
+export interface UsageFilter {
+  model?: string;
+  account?: string;
+  key?: string;
+  provider?: string;
+  /** `ok`, `error`, `upstream_error`, `client_closed` or `rejected`. */
+  outcome?: string;
+}
+
+/**
+ * The WHERE conditions (each starting with " AND ") of a {@link UsageFilter} over the `usage` table;
+ * `param` adds a bound value and returns its placeholder (`?` or `$n`). Shared by the backends so both
+ * filter the same way.
+ */
+export function usageFilterSql(filter: UsageFilter | undefined, param: (value: string) => string): string {
+  if (!filter) return "";
+  let out = "";
+  if (filter.model !== undefined) {
+    out += ` AND (requested_model = ${param(filter.model)} OR model = ${param(filter.model)} OR (provider_id || '/' || model) = ${param(filter.model)})`;
+  }
+  if (filter.account !== undefined) out += ` AND account_id = ${param(filter.account)}`;
+  if (filter.key !== undefined) out += ` AND key_name = ${param(filter.key)}`;
+  if (filter.provider !== undefined) out += ` AND provider_id = ${param(filter.provider)}`;
+  if (filter.outcome !== undefined) out += ` AND outcome = ${param(filter.outcome)}`;
+  return out;
+}
+
+/** Filters of `recentCalls`. */
+export interface CallsQuery {
+  /** Only requests that arrived at or after this time (ms since the epoch). */
+  sinceMs?: number;
+  filter?: UsageFilter;
 }
 
 /** One group of `usageSummary`. Token sums count only what providers reported (unknown = 0). */
@@ -73,6 +113,8 @@ export interface UsageSeriesQuery {
   untilMs: number;
   /** Bucket width in ms (at least 1,000). Buckets start at multiples of it since the epoch. */
   bucketMs: number;
+  /** Only requests matching every given field. */
+  filter?: UsageFilter;
 }
 
 /** One time bucket of `usageSeries`: the requests that arrived in [t, t + bucketMs). */
@@ -130,8 +172,8 @@ export interface UsageStore extends UsageSink, TraceSink {
    * (pending rows are flushed first). @throws StoreError `invalid` (see {@link fillUsageBuckets}).
    */
   usageSeries(q: UsageSeriesQuery): Awaitable<UsageBucket[]>;
-  /** The most recent requests, newest first (pending rows are flushed first). */
-  recentCalls(limit: number): Awaitable<CallRow[]>;
+  /** The most recent requests, newest first, optionally filtered (pending rows are flushed first). */
+  recentCalls(limit: number, q?: CallsQuery): Awaitable<CallRow[]>;
   /** The trace with this route id (`sy_…`), or else the newest trace with this request id. */
   getTrace(id: string): Awaitable<RouteTrace | undefined>;
   /** The most recent traces, newest first. */

@@ -346,5 +346,39 @@ for (const backend of backends) {
       await b.close();
       expect(await code(() => b.listCombos())).toBe("closed");
     });
+
+    test("usage filters and time buckets: every bucket present, filters on summary, series and calls", async () => {
+      const { store: s } = await backend.open();
+      const T = 1_800_000_000_000; // a multiple of 60 000
+      s.record(usage({ requestId: "r1", ts: T + 1_000, requestedModel: "fast", providerId: "openai", model: "gpt-5-mini", accountId: "o1", keyName: "laptop" }));
+      s.record(usage({ requestId: "r2", ts: T + 59_999, requestedModel: "fast", providerId: "openai", model: "gpt-5-mini", accountId: "o2", keyName: "ci", outcome: "error", status: 429, fallback: true }));
+      s.record(usage({ requestId: "r3", ts: T + 180_000, requestedModel: "coding", providerId: "glm", model: "glm-5.3", accountId: "g1", keyName: "laptop", usage: { inputTokens: 10, outputTokens: 2 } }));
+      s.record(usage({ requestId: "r4", ts: T - 1, requestedModel: "fast" }));
+      const series = await s.usageSeries({ sinceMs: T + 30_000, untilMs: T + 240_000, bucketMs: 60_000 });
+      expect(series.map((b) => [b.t - T, b.requests, b.errors, b.fallbacks, b.inputTokens, b.outputTokens])).toEqual([
+        [0, 2, 1, 1, 200, 40],
+        [60_000, 0, 0, 0, 0, 0],
+        [120_000, 0, 0, 0, 0, 0],
+        [180_000, 1, 0, 0, 10, 2],
+      ]);
+      expect(series[0]).toMatchObject({ cacheReadTokens: 10, cacheWriteTokens: 2, reasoningTokens: 14 });
+      // model matches the requested name, the upstream model and provider/model.
+      for (const model of ["coding", "glm-5.3", "glm/glm-5.3"]) {
+        const only = await s.usageSeries({ sinceMs: T, untilMs: T + 240_000, bucketMs: 60_000, filter: { model } });
+        expect(only.map((b) => b.requests)).toEqual([0, 0, 0, 1]);
+      }
+      const byAccount = await s.usageSummary({ sinceMs: T, by: "account", filter: { key: "laptop" } });
+      expect(byAccount.map((r) => [r.group, r.requests])).toEqual([
+        ["g1", 1],
+        ["o1", 1],
+      ]);
+      expect((await s.usageSummary({ sinceMs: 0, by: "model", filter: { outcome: "error", provider: "openai" } })).map((r) => [r.group, r.requests])).toEqual([["gpt-5-mini", 1]]);
+      expect((await s.recentCalls(10, { filter: { account: "o2" } })).map((c) => c.requestId)).toEqual(["r2"]);
+      expect((await s.recentCalls(10, { sinceMs: T })).map((c) => c.requestId)).toEqual(["r3", "r2", "r1"]);
+      expect((await s.recentCalls(10, { sinceMs: T, filter: { model: "fast", key: "laptop" } })).map((c) => c.requestId)).toEqual(["r1"]);
+      expect((await s.recentCalls(10)).length).toBe(4);
+      expect(await code(() => s.usageSeries({ sinceMs: T, untilMs: T + 60_000, bucketMs: 10 }))).toBe("invalid");
+      await s.close();
+    });
   });
 }

@@ -31,6 +31,7 @@ import type {
   StoreChange,
   StoreStats,
   UsageQuery,
+  CallsQuery,
   UsageSeriesQuery,
 } from "../types.ts";
 import { PgAccountState } from "./account-state.ts";
@@ -213,7 +214,7 @@ export class PostgresStore implements Store {
   save(trace: RouteTrace) { this.usage.save(trace); }
   usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
   usageSeries(q: UsageSeriesQuery) { return this.usage.usageSeries(q); }
-  recentCalls(limit: number) { return this.usage.recentCalls(limit); }
+  recentCalls(limit: number, q?: CallsQuery) { return this.usage.recentCalls(limit, q); }
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }

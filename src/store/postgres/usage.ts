@@ -7,7 +7,7 @@
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
-import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow } from "../types.ts";
+import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, usageFilterSql } from "../types.ts";
 import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
@@ -52,6 +52,8 @@ export class PgUsage implements UsageStore {
     await this.flush();
     const since = Math.floor(Number(q.sinceMs) || 0);
     const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
+    const params: Array<string | number> = [since, until];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT ${col} AS grp, COUNT(*)::float8 AS requests,
@@ -68,9 +70,9 @@ export class PgUsage implements UsageStore {
            COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
            AVG(total_ms)::float8 AS avg_total_ms,
            AVG(ttfb_ms)::float8 AS avg_ttfb_ms
-         FROM usage WHERE ts >= $1 AND ts < $2
+         FROM usage WHERE ts >= $1 AND ts < $2${where}
          GROUP BY ${col} ORDER BY requests DESC, ${col} COLLATE "C" NULLS FIRST`,
-        [since, until],
+        params,
       ),
     );
     return (rows as any[]).map((r) => ({
@@ -99,6 +101,8 @@ export class PgUsage implements UsageStore {
     await this.flush();
     const width = Math.floor(q.bucketMs);
     const first = Math.floor(q.sinceMs / width) * width;
+    const params: Array<string | number> = [width, first, Math.floor(q.untilMs)];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT (ts / $1) * $1 AS t, COUNT(*)::float8 AS requests,
@@ -110,8 +114,8 @@ export class PgUsage implements UsageStore {
            COALESCE(SUM(cache_write_tokens), 0)::float8 AS cache_write_tokens,
            COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
            COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd
-         FROM usage WHERE ts >= $2 AND ts < $3 GROUP BY 1`,
-        [width, first, Math.floor(q.untilMs)],
+         FROM usage WHERE ts >= $2 AND ts < $3${where} GROUP BY 1`,
+        params,
       ),
     );
     const found = new Map<number, Omit<UsageBucket, "t">>();
@@ -131,14 +135,19 @@ export class PgUsage implements UsageStore {
     return fillUsageBuckets(q, found);
   }
 
-  /** The `limit` (1–10,000) most recent requests of every instance, newest first. */
-  async recentCalls(limit: number): Promise<CallRow[]> {
+  /** The `limit` (1–10,000) most recent requests of every instance, newest first, filtered. */
+  async recentCalls(limit: number, q: CallsQuery = {}): Promise<CallRow[]> {
     this.ctx.assertOpen();
     await this.flush();
     const n = clampLimit(limit);
-    const rows = await this.ctx.read(
-      (sql) => sql`SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
-                   FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ${n}`,
+    const params: Array<string | number> = [Math.floor(Number(q.sinceMs ?? 0)), n];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
+    const rows = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+         FROM usage u WHERE ts >= $1${where} ORDER BY u.ts DESC, u.id DESC LIMIT $2`,
+        params,
+      ),
     );
     return (rows as any[]).map((r) => rowToCall(toUsageRow(r)));
   }

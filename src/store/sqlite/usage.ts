@@ -14,6 +14,8 @@ import {
   type UsageQuery,
   type UsageStore,
   type UsageSummaryRow,
+  type CallsQuery,
+  usageFilterSql,
 } from "../types.ts";
 import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
@@ -24,6 +26,18 @@ const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
   key: "key_name",
   provider: "provider_id",
 };
+
+/** The usage series query; a filter's conditions go before GROUP BY (parameters ?4 on). */
+const SERIES_SQL = `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
+         SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
+         SUM(fallback) AS fallbacks,
+         COALESCE(SUM(input_tokens), 0) AS input_tokens,
+         COALESCE(SUM(output_tokens), 0) AS output_tokens,
+         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
+         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
+         COALESCE(SUM(cost_usd), 0) AS cost_usd
+       FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`;
 
 /** The `UsageStore` role of the SQLite store. */
 export class SqliteUsage implements UsageStore {
@@ -76,7 +90,10 @@ export class SqliteUsage implements UsageStore {
     const col = GROUP_COLUMNS[q?.by];
     if (!col) throw new StoreError("invalid", `usage summary: unknown grouping ${JSON.stringify(q?.by)}`);
     this.flush();
-    let stmt = this.summaryStmts.get(col);
+    const params: string[] = [];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), "?"));
+    const key = `${col}|${where}`;
+    let stmt = this.summaryStmts.get(key);
     if (!stmt) {
       stmt = this.ctx.db.prepare(
         `SELECT ${col} AS grp, COUNT(*) AS requests,
@@ -93,14 +110,15 @@ export class SqliteUsage implements UsageStore {
            COALESCE(SUM(unpriced), 0) AS unpriced,
            AVG(total_ms) AS avg_total_ms,
            AVG(ttfb_ms) AS avg_ttfb_ms
-         FROM usage WHERE ts >= ? AND ts < ?
+         FROM usage WHERE ts >= ? AND ts < ?${where}
          GROUP BY ${col} ORDER BY requests DESC, grp`,
       );
-      this.summaryStmts.set(col, stmt);
+      // Filtered shapes are few (one per combination of filter fields): cached like the others.
+      this.summaryStmts.set(key, stmt);
     }
     const since = Math.floor(Number(q.sinceMs) || 0);
     const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
-    return (stmt.all(since, until) as any[]).map((r) => ({
+    return (stmt.all(since, until, ...params) as any[]).map((r) => ({
       group: r.grp ?? null,
       requests: r.requests,
       errors: r.errors ?? 0,
@@ -124,22 +142,15 @@ export class SqliteUsage implements UsageStore {
     this.ctx.assertOpen();
     fillUsageBuckets(q, new Map()); // validates the query before any work
     this.flush();
-    this.seriesStmt ??= this.ctx.db.prepare(
-      `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
-         SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
-         SUM(fallback) AS fallbacks,
-         COALESCE(SUM(input_tokens), 0) AS input_tokens,
-         COALESCE(SUM(output_tokens), 0) AS output_tokens,
-         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-         COALESCE(SUM(cost_usd), 0) AS cost_usd
-       FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`,
-    );
+    const params: string[] = [];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), `?${3 + params.length}`));
+    const stmt = where
+      ? this.ctx.db.query(SERIES_SQL.replace("GROUP BY t", `${where} GROUP BY t`))
+      : (this.seriesStmt ??= this.ctx.db.prepare(SERIES_SQL));
     const width = Math.floor(q.bucketMs);
     const first = Math.floor(q.sinceMs / width) * width;
     const found = new Map<number, Omit<UsageBucket, "t">>();
-    for (const r of this.seriesStmt.all(width, first, Math.floor(q.untilMs)) as any[]) {
+    for (const r of stmt.all(width, first, Math.floor(q.untilMs), ...params) as any[]) {
       found.set(Number(r.t), {
         requests: r.requests,
         errors: r.errors ?? 0,
@@ -155,11 +166,21 @@ export class SqliteUsage implements UsageStore {
     return fillUsageBuckets(q, found);
   }
 
-  /** The `limit` (1–10,000) most recent requests, newest first. @throws StoreError `closed`. */
-  recentCalls(limit: number): CallRow[] {
+  /** The `limit` (1–10,000) most recent requests, newest first, filtered. @throws StoreError `closed`. */
+  recentCalls(limit: number, q: CallsQuery = {}): CallRow[] {
     this.ctx.assertOpen();
     this.flush();
-    return (this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
+    if (q.sinceMs === undefined && !q.filter) return (this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
+    const params: Array<string | number> = [];
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), "?"));
+    return (
+      this.ctx.db
+        .query(
+          `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+           FROM usage u WHERE ts >= ?${where} ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
+        )
+        .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[]
+    ).map(rowToCall);
   }
 
   /** The trace with this route id, else the newest with this request id. @throws StoreError `closed`. */

@@ -1,0 +1,109 @@
+/**
+ * `GET /admin/api/usage` and `GET /admin/api/calls` with the dashboard's filters and time buckets
+ * (SPEC 9.3, 9.4) through the real gateway: the buckets of the last hour count the requests just made,
+ * filters by model, account and outcome narrow rows, series and calls alike, and bad parameters are
+ * 400s naming them.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+accounts:
+  - id: a1
+    provider: p
+    api_key: env:KEY_A1
+settings:
+  flight_recorder: { enabled: true }
+`;
+
+let gw: TestGateway;
+const ids: Record<string, string> = {};
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: { KEY_A1: "sk-test-account-one" } });
+  const send = async (model: string) => {
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    await res.text();
+    return res.headers.get("x-request-id")!;
+  };
+  ids.a1 = await send("p/claude-a");
+  ids.a2 = await send("p/claude-a");
+  gw.fake.enqueue({ status: 400, json: { type: "error", error: { type: "invalid_request_error", message: "no" } } });
+  ids.b = await send("p/claude-b");
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const get = async (path: string) => {
+  const res = await fetch(`${gw.url}/admin/api${path}`);
+  return { status: res.status, body: (await res.json()) as any };
+};
+const total = (buckets: Array<{ requests: number }>) => buckets.reduce((n, b) => n + b.requests, 0);
+
+describe("GET /usage", () => {
+  test("the last hour in one-minute buckets, every bucket present, the requests in the current one", async () => {
+    const { status, body } = await get("/usage?since=1h");
+    expect(status).toBe(200);
+    expect(body.series.bucketMs).toBe(60_000);
+    expect(body.series.buckets.length).toBeGreaterThanOrEqual(60);
+    expect(body.series.buckets.length).toBeLessThanOrEqual(61);
+    for (let i = 1; i < body.series.buckets.length; i++) expect(body.series.buckets[i].t - body.series.buckets[i - 1].t).toBe(60_000);
+    expect(total(body.series.buckets)).toBe(3);
+    expect(body.series.buckets.reduce((n: number, b: any) => n + b.errors, 0)).toBe(1);
+    expect(body.series.buckets.reduce((n: number, b: any) => n + b.inputTokens, 0)).toBe(body.rows.reduce((n: number, r: any) => n + r.inputTokens, 0));
+    expect(body.rows.map((r: any) => [r.group, r.requests, r.errors])).toEqual([
+      ["claude-a", 2, 0],
+      ["claude-b", 1, 1],
+    ]);
+  });
+
+  test("the default bucket for a day is an hour; a chosen bucket is used", async () => {
+    expect((await get("/usage")).body.series).toMatchObject({ bucketMs: 3_600_000 });
+    const five = (await get("/usage?since=1h&bucket=5m")).body.series;
+    expect(five.bucketMs).toBe(300_000);
+    expect(total(five.buckets)).toBe(3);
+  });
+
+  test("filters narrow rows and series", async () => {
+    const a = (await get("/usage?since=1h&model=p/claude-a&by=account")).body;
+    expect(a.filter).toEqual({ model: "p/claude-a" });
+    expect(a.rows.map((r: any) => [r.group, r.requests])).toEqual([["a1", 2]]);
+    expect(total(a.series.buckets)).toBe(2);
+    const errors = (await get("/usage?since=1h&outcome=error")).body;
+    expect(errors.rows.map((r: any) => r.group)).toEqual(["claude-b"]);
+    expect(total(errors.series.buckets)).toBe(1);
+    expect(total((await get("/usage?since=1h&account=nobody")).body.series.buckets)).toBe(0);
+  });
+
+  test("bad parameters are 400s naming them", async () => {
+    for (const [q, param] of [["bucket=2m", "bucket"], ["outcome=nope", "outcome"], ["since=yesterday", "since"], ["model=", "model"]]) {
+      const r = await get(`/usage?${q}`);
+      expect({ q, status: r.status, param: r.body.error?.param }).toEqual({ q, status: 400, param });
+    }
+    const tooMany = await get("/usage?since=30d&bucket=1m");
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.message).toContain("more than 2000 buckets");
+  });
+});
+
+describe("GET /calls", () => {
+  test("filters by model and outcome; says which calls the flight recorder holds", async () => {
+    const all = (await get("/calls?since=1h")).body.calls;
+    expect(all.map((c: any) => c.requestId)).toEqual([ids.b, ids.a2, ids.a1]);
+    expect(all.every((c: any) => c.recorded === true)).toBe(true);
+    expect((await get("/calls?outcome=error")).body.calls.map((c: any) => c.requestId)).toEqual([ids.b]);
+    expect((await get("/calls?model=claude-a&limit=1")).body.calls.map((c: any) => c.requestId)).toEqual([ids.a2]);
+    expect((await get("/calls?account=a1&outcome=ok")).body.calls.length).toBe(2);
+    const bad = await get("/calls?outcome=maybe");
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("outcome");
+  });
+});
