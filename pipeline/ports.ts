@@ -224,6 +224,12 @@ export interface UsageRecord {
   costUsd?: number;
   /** true when a model served tokens but has no price: the cost is unknown (not zero). */
   unpriced?: boolean;
+  /**
+   * SPEC S-1, S-4: what the token savers removed from the body that was served, in characters (UTF-16
+   * code units) and estimated tokens (characters / 4, rounded). Absent (0) when they removed nothing.
+   */
+  savedChars?: number;
+  savedTokens?: number;
   outcome: Outcome;
   status: number;
   /** ms from arrival to the first byte written to the client */

@@ -345,6 +345,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
       attempts: f.attempts,
       fallback: f.fallback,
     };
+    // SPEC S-4: what the token savers removed from the body that was served.
+    const saver = ctx.trace.tokenSaver;
+    if (saver && "results" in saver) {
+      rec.savedChars = saver.charsBefore - saver.charsAfter;
+      rec.savedTokens = saver.tokensSaved;
+    }
     accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now);
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (!isCountTokens(ctx.endpoint)) store.record(rec);

@@ -136,7 +136,7 @@ async function main(argv: string[]): Promise<void> {
       const byKey = values.by === "key";
       out(
         table(
-          ["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "cost", ...(byKey ? ["budgets"] : [])],
+          ["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
           r.rows.map((x) => [
             x.group ?? "-",
             x.requests,
@@ -146,6 +146,7 @@ async function main(argv: string[]): Promise<void> {
             x.cacheReadTokens,
             x.cacheWriteTokens,
             x.reasoningTokens,
+            x.savedTokens ?? 0,
             costCell(x.costUsd, x.unpriced),
             ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
           ]),

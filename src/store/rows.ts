@@ -52,6 +52,9 @@ export interface UsageRow {
   cost_usd: number | null;
   /** 0/1 (SQLite) or a boolean (PostgreSQL). */
   unpriced: number | boolean;
+  /** SPEC S-4: characters and estimated tokens the token savers removed (0 when none). */
+  saved_chars: number | string | null;
+  saved_tokens: number | string | null;
   route_id?: string | null;
 }
 
@@ -232,6 +235,8 @@ export function usageParams(r: UsageRecord): UsageParams {
     r.fallback ? 1 : 0,
     typeof r.costUsd === "number" && Number.isFinite(r.costUsd) && r.costUsd >= 0 ? r.costUsd : null,
     r.unpriced ? 1 : 0,
+    intOr(r.savedChars, 0),
+    intOr(r.savedTokens, 0),
   ];
 }
 
@@ -258,6 +263,9 @@ export function rowToCall(r: UsageRow): CallRow {
   };
   if (r.cost_usd !== null && r.cost_usd !== undefined) c.costUsd = r.cost_usd;
   if (r.unpriced === 1 || r.unpriced === true) c.unpriced = true;
+  // PostgreSQL BIGINT columns may come back as strings.
+  if (Number(r.saved_chars) > 0) c.savedChars = Number(r.saved_chars);
+  if (Number(r.saved_tokens) > 0) c.savedTokens = Number(r.saved_tokens);
   if (r.provider_id !== null) c.providerId = r.provider_id;
   if (r.model !== null) c.model = r.model;
   if (r.account_id !== null) c.accountId = r.account_id;

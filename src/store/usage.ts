@@ -80,6 +80,10 @@ export interface UsageSummaryRow {
   costUsd: number;
   /** Requests that served tokens with a model that has no price: `costUsd` leaves them out. */
   unpriced: number;
+  /** SPEC S-4: characters the token savers removed from the bodies sent upstream. */
+  savedChars: number;
+  /** SPEC S-4: estimated tokens the token savers removed (characters / 4 per request, rounded). */
+  savedTokens: number;
   /** Mean ms from arrival to end of response. */
   avgTotalMs: number;
   /** Mean ms to first byte over requests that have one; null when none did. */

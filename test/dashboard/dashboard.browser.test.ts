@@ -16,6 +16,7 @@ import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser, type Watche
 import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
+import { count } from "../../src/dashboard/client/format.ts";
 
 let gw: TestGateway & { script: DemoScript };
 let browser: TestBrowser;
@@ -150,6 +151,45 @@ describe("live updates", () => {
       expect(new URL(w.page.url()).searchParams.get("id")).toBe(routeId);
       await w.page.screenshot({ path: join(SHOTS, "calls-trace.png"), fullPage: true });
       expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
+describe("usage", () => {
+  test("a request whose tool result the savers shortened shows its saved tokens on the Usage page (SPEC S-4)", async () => {
+    const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "openai/gpt-5-mini",
+        messages: [
+          { role: "user", content: "why does it not start?" },
+          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "c1", content: log },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const trace: any = await (await fetch(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`)).json();
+    const saved: number = trace.tokenSaver.tokensSaved;
+    expect(saved).toBeGreaterThan(1000);
+    const usage: any = await (await fetch(`${gw.url}/admin/api/usage?by=model&since=24h`)).json();
+    const row = usage.rows.find((r: any) => r.group === "gpt-5-mini");
+    expect(row.savedTokens).toBe(saved);
+
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/usage`);
+      const tr = w.page.locator('table.usage tr[data-group="gpt-5-mini"]');
+      await tr.waitFor({ timeout: 10_000 });
+      const headers = await w.page.locator("table.usage thead th").allInnerTexts();
+      const cells = await tr.locator("td").allInnerTexts();
+      expect(cells[headers.indexOf("Saved")]).toBe(count(saved));
+      await expect(w.page.locator("p.muted.small").filter({ hasText: "Token savers saved about" }).count()).resolves.toBe(1);
     } finally {
       await w.close();
     }

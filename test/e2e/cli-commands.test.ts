@@ -97,6 +97,36 @@ describe("keys", () => {
   }, 30_000);
 });
 
+describe("usage shows what the token savers removed (SPEC S-4)", () => {
+  test("usage --by model: the saved column sums the requests' estimated tokens; --json (GET /admin/api/usage) carries savedTokens and savedChars", async () => {
+    const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
+    const key = lines(cli(["keys", "create", "saver", "--data-dir", inst.dataDir]).stdout).at(-1)!;
+    const res = await fetch(`${inst.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        model: "oai/gpt-saver",
+        messages: [
+          { role: "user", content: "why does it not start?" },
+          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "c1", content: log },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const sent = fake.requests.at(-1)!.body.messages[2].content as string;
+    const saved = Math.round((log.length - sent.length) / 4);
+    expect(saved).toBeGreaterThan(1000);
+
+    const usage = cli(["usage", "--by", "model", "--data-dir", inst.dataDir]);
+    expect(usage.code).toBe(0);
+    expect(lines(usage.stdout).find((l) => l.startsWith("gpt-saver"))).toMatch(new RegExp(`^gpt-saver\\s+1\\s+0\\s+11\\s+7\\s+0\\s+0\\s+0\\s+${saved}\\s`));
+    const json = JSON.parse(cli(["usage", "--by", "model", "--json", "--data-dir", inst.dataDir]).stdout);
+    expect(json.rows.find((r: any) => r.group === "gpt-saver")).toMatchObject({ savedTokens: saved, savedChars: log.length - sent.length });
+  }, 30_000);
+});
+
 describe("keys with limits (SPEC 9.6)", () => {
   test("keys create --rpm --budget --models: the key is limited; keys list and usage --by key show limits, cost and budget use", async () => {
     const r = cli(["keys", "create", "capped", "--rpm", "2", "--budget", "1d:tokens:1000", "--budget", "5h:usd:2.5", "--models", "oai/*,fast", "--data-dir", inst.dataDir]);
@@ -116,10 +146,10 @@ describe("keys with limits (SPEC 9.6)", () => {
     const usage = cli(["usage", "--by", "key", "--data-dir", inst.dataDir]);
     expect(usage.code).toBe(0);
     const header = lines(usage.stdout)[0];
-    expect(header).toMatch(/group\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+cost\s+budgets/);
+    expect(header).toMatch(/group\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+saved\s+cost\s+budgets/);
     const capped = lines(usage.stdout).find((l) => l.startsWith("capped"))!;
-    // 3 requests (one refused), 22 input, 14 output; gpt-test has no price: unpriced
-    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+\? \(\+2 unpriced\)\s+1d 36 \/ 1,000 tokens \(4 %\)/);
+    // 3 requests (one refused), 22 input, 14 output, nothing saved; gpt-test has no price: unpriced
+    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+\? \(\+2 unpriced\)\s+1d 36 \/ 1,000 tokens \(4 %\)/);
   }, 30_000);
 
   test("a malformed --budget fails in one line before calling the instance", () => {

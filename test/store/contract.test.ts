@@ -264,6 +264,22 @@ for (const backend of backends) {
       await r.close();
     });
 
+    test("token-saver savings (SPEC S-4): stored per request, summed per group, absent when nothing was saved", async () => {
+      const { store: s, reopen } = await backend.open();
+      s.record(usage({ requestId: "s1", model: "glm-5", savedChars: 40_000, savedTokens: 10_000 }));
+      s.record(usage({ requestId: "s2", model: "glm-5", savedChars: 2_002, savedTokens: 501 }));
+      s.record(usage({ requestId: "s3", model: "glm-5" }));
+      const row = (await s.usageSummary({ sinceMs: 0, by: "model" })).find((r) => r.group === "glm-5")!;
+      expect(row).toMatchObject({ requests: 3, savedChars: 42_002, savedTokens: 10_501 });
+      const calls = new Map((await s.recentCalls(10)).map((c) => [c.requestId, c]));
+      expect(calls.get("s1")).toMatchObject({ savedChars: 40_000, savedTokens: 10_000 });
+      expect(calls.get("s3")!.savedTokens).toBeUndefined();
+      await s.close();
+      const r = await reopen();
+      expect((await r.usageSummary({ sinceMs: 0, by: "model" })).find((x) => x.group === "glm-5")!.savedTokens).toBe(10_501);
+      await r.close();
+    });
+
     test("coordination: leases up to a limit, counters per fixed window, one refresh-locked call at a time", async () => {
       const { store: s } = await backend.open();
       const a = await s.tryLease("account:x", 2);

@@ -151,7 +151,9 @@ export interface UsageRow {
   costUsd?: number;
   /** Requests that served tokens with a model that has no price (left out of costUsd). */
   unpriced?: number;
-  tokensSaved?: number;
+  /** SPEC S-4: characters and estimated tokens the token savers removed from the bodies sent upstream. */
+  savedChars?: number;
+  savedTokens?: number;
 }
 
 export interface UsageBucket {

@@ -9,7 +9,7 @@ import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { errMessage, finiteOrNull, intOrNull } from "../rows.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 
-/** Rows per INSERT statement (PostgreSQL allows 65,535 parameters; usage rows have 22 columns). */
+/** Rows per INSERT statement (PostgreSQL allows 65,535 parameters; usage rows have 24 columns). */
 const CHUNK = 1000;
 
 const USAGE_COLUMNS = [
@@ -35,6 +35,8 @@ const USAGE_COLUMNS = [
   "fallback",
   "cost_usd",
   "unpriced",
+  "saved_chars",
+  "saved_tokens",
 ] as const;
 const ESTIMATED = USAGE_COLUMNS.indexOf("estimated");
 const FALLBACK = USAGE_COLUMNS.indexOf("fallback");

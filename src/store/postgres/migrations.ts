@@ -201,6 +201,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "token-saver savings per request",
+    up: `
+      -- SPEC S-4: characters and estimated tokens (characters / 4) the token savers removed from the
+      -- body that was served; 0 when they removed nothing (and for rows written before this version).
+      ALTER TABLE usage ADD COLUMN saved_chars BIGINT NOT NULL DEFAULT 0,
+                        ADD COLUMN saved_tokens BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -68,6 +68,8 @@ export class PgUsage implements UsageStore {
            COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
            COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd,
            COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
+           COALESCE(SUM(saved_chars), 0)::float8 AS saved_chars,
+           COALESCE(SUM(saved_tokens), 0)::float8 AS saved_tokens,
            AVG(total_ms)::float8 AS avg_total_ms,
            AVG(ttfb_ms)::float8 AS avg_ttfb_ms
          FROM usage WHERE ts >= $1 AND ts < $2${where}
@@ -89,6 +91,8 @@ export class PgUsage implements UsageStore {
       reasoningTokens: num(r.reasoning_tokens),
       costUsd: num(r.cost_usd),
       unpriced: num(r.unpriced),
+      savedChars: num(r.saved_chars),
+      savedTokens: num(r.saved_tokens),
       avgTotalMs: num(r.avg_total_ms),
       avgTtfbMs: numOrNull(r.avg_ttfb_ms),
     }));

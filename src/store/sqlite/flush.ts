@@ -26,8 +26,8 @@ export class SqliteFlusher {
       usageInsert: db.prepare(
         `INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, account_id, key_name,
            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated, outcome,
-           status, ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           status, ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced, saved_chars, saved_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       traceInsert: db.prepare(
         "INSERT OR REPLACE INTO route_traces (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)",

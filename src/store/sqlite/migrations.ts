@@ -217,6 +217,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 5,
+    name: "token-saver savings per request",
+    up: `
+      -- SPEC S-4: characters and estimated tokens (characters / 4) the token savers removed from the
+      -- body that was served; 0 when they removed nothing (and for rows written before this version).
+      ALTER TABLE usage ADD COLUMN saved_chars INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -108,6 +108,8 @@ export class SqliteUsage implements UsageStore {
            COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
            COALESCE(SUM(cost_usd), 0) AS cost_usd,
            COALESCE(SUM(unpriced), 0) AS unpriced,
+           COALESCE(SUM(saved_chars), 0) AS saved_chars,
+           COALESCE(SUM(saved_tokens), 0) AS saved_tokens,
            AVG(total_ms) AS avg_total_ms,
            AVG(ttfb_ms) AS avg_ttfb_ms
          FROM usage WHERE ts >= ? AND ts < ?${where}
@@ -132,6 +134,8 @@ export class SqliteUsage implements UsageStore {
       reasoningTokens: r.reasoning_tokens,
       costUsd: r.cost_usd,
       unpriced: r.unpriced,
+      savedChars: r.saved_chars,
+      savedTokens: r.saved_tokens,
       avgTotalMs: r.avg_total_ms ?? 0,
       avgTtfbMs: r.avg_ttfb_ms ?? null,
     }));

@@ -28,7 +28,7 @@ export function UsagePage() {
   const rows = [...(usage.data?.rows ?? [])].sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
   const buckets = usage.data?.series?.buckets ?? [];
   const hasCost = rows.some((r) => r.costUsd !== undefined);
-  const saved = total(rows, (r) => r.tokensSaved);
+  const saved = total(rows, (r) => r.savedTokens);
   return (
     <div class="page">
       <header class="page-head">
@@ -122,7 +122,7 @@ export function UsagePage() {
                         {r.unpriced ? <span class="muted">*</span> : null}
                       </td>
                     )}
-                    {saved !== undefined && <td class="num">{count(r.tokensSaved)}</td>}
+                    {saved !== undefined && <td class="num">{count(r.savedTokens)}</td>}
                     <td class="num">{ms(r.avgTtfbMs)}</td>
                     <td class="num">{ms(r.avgTotalMs)}</td>
                   </tr>
@@ -132,9 +132,9 @@ export function UsagePage() {
           </div>
           {rows.some((r) => r.unpriced) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
           <p class="muted small">
-            {saved !== undefined
+            {saved
               ? `Token savers saved about ${count(saved)} input tokens in this period.`
-              : "Token-saver savings are recorded per request in its route trace (Calls page); usage totals of them are not reported by this gateway yet."}
+              : "No token-saver savings recorded in this period."}
           </p>
         </Card>
       )}
