@@ -20,6 +20,7 @@ import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
 import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
 import { CONFIG_ROUTE_DOCS } from "./config-routes.ts";
+import { OLDER_ROUTE_RESPONSES } from "./reply-schemas.ts";
 import { VERSION } from "../version.ts";
 
 /** The prefix every admin route lives under. */
@@ -100,7 +101,8 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
         delete hooks.parse;
       }
       if (doc?.query && !hooks.query) hooks.query = doc.query;
-      if (doc?.response && !hooks.response) hooks.response = doc.response;
+      const response = doc?.response ?? OLDER_ROUTE_RESPONSES[`${r.method} ${r.path}`];
+      if (response && !hooks.response) hooks.response = response;
       hooks.detail = { tags: ["admin"], ...(doc ? { summary: doc.summary } : {}), ...hooks.detail };
       return { ...r, hooks };
     });

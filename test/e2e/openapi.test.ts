@@ -99,6 +99,22 @@ describe("the admin OpenAPI document", () => {
     expect(Object.keys(disc.properties).sort()).toEqual(["account", "provider"]);
   });
 
+  test("every route has its success response schema and the error shape", () => {
+    type Resp = { content?: Record<string, { schema?: any }> };
+    for (const { method, path, o } of operations()) {
+      const responses = ((o as { responses?: Record<string, Resp> }).responses ?? {}) as Record<string, Resp>;
+      const ok = Object.entries(responses).filter(([status]) => status.startsWith("2"));
+      const described = ok.flatMap(([, r]) => Object.entries(r.content ?? {})).filter(([, c]) => c.schema && (c.schema.type || c.schema.anyOf || c.schema.contentSchema));
+      expect({ route: `${method} ${path}`, described: described.length > 0 }).toEqual({ route: `${method} ${path}`, described: true });
+      expect(responses["4XX"]?.content?.["application/json"]?.schema?.properties?.error?.required).toEqual(["message", "type", "param", "code"]);
+    }
+    // The event stream is text/event-stream, each event's data described.
+    const events = (op("get", "/admin/api/events") as any).responses["200"].content["text/event-stream"].schema;
+    expect(events.contentSchema.anyOf.map((s: any) => s.properties.type.const)).toEqual(["request_finished", "account_state", "alert"]);
+    const test = (op("post", "/admin/api/accounts/{id}/test") as any).responses["200"].content["application/json"].schema;
+    expect(test.required).toEqual(["ok", "status", "latency_ms", "model"]);
+  });
+
   test("path and query parameters are declared", () => {
     const names = (o: Operation | undefined, where: string) => (o?.parameters ?? []).filter((p) => p.in === where).map((p) => p.name).sort();
     expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);

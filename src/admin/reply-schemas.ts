@@ -1,0 +1,191 @@
+/**
+ * Response schemas of the admin routes that predate the route documentation table (keys, usage,
+ * calls, route traces, accounts, dry run, OAuth, discovery, quota), for the OpenAPI document only
+ * (SPEC 9.3: every route with its request and response schemas). They describe what the handlers
+ * answer (src/store/*, src/accounts/status.ts, pipeline/order.ts RoutePlan); objects whose inner
+ * shape belongs to another module (a route trace's decisions, a dry run's targets) are documented down
+ * to their main fields and left open below that.
+ */
+import * as v from "valibot";
+
+const ms = (what: string) => v.pipe(v.number(), v.description(`${what} (ms since the epoch)`));
+
+const KeyLimitsReply = v.looseObject({
+  rpm: v.optional(v.number()),
+  tpm: v.optional(v.number()),
+  concurrency: v.optional(v.number()),
+  budgets: v.optional(v.array(v.looseObject({ window: v.string(), tokens: v.optional(v.number()), usd: v.optional(v.number()) }))),
+  models: v.optional(v.array(v.string())),
+});
+
+const KeyInfoReply = v.object({
+  name: v.string(),
+  scopes: v.array(v.string()),
+  tag: v.optional(v.string()),
+  source: v.picklist(["config", "db"]),
+  createdAt: v.optional(ms("created")),
+  revokedAt: v.optional(ms("revoked")),
+  limits: v.optional(KeyLimitsReply),
+  use: v.optional(v.looseObject({ budgets: v.array(v.looseObject({ used: v.number(), startedAt: v.optional(v.number()), resetsAt: v.optional(v.number()) })), inFlight: v.number() })),
+});
+
+const UsageRowReply = v.looseObject({
+  group: v.pipe(v.nullable(v.string()), v.description("The model / account / key / provider; null for requests without one.")),
+  requests: v.number(),
+  errors: v.number(),
+  clientClosed: v.number(),
+  estimated: v.number(),
+  fallbacks: v.number(),
+  inputTokens: v.number(),
+  outputTokens: v.number(),
+  cacheReadTokens: v.number(),
+  cacheWriteTokens: v.number(),
+  reasoningTokens: v.number(),
+  costUsd: v.number(),
+  unpriced: v.number(),
+  avgTotalMs: v.number(),
+  avgTtfbMs: v.nullable(v.number()),
+});
+
+const BucketReply = v.object({
+  t: ms("bucket start"),
+  requests: v.number(),
+  errors: v.number(),
+  fallbacks: v.number(),
+  inputTokens: v.number(),
+  outputTokens: v.number(),
+  cacheReadTokens: v.number(),
+  cacheWriteTokens: v.number(),
+  reasoningTokens: v.number(),
+  costUsd: v.number(),
+});
+
+const UsageReply = v.object({
+  since: v.string(),
+  by: v.picklist(["model", "account", "key", "provider"]),
+  filter: v.optional(v.record(v.string(), v.string())),
+  rows: v.array(UsageRowReply),
+  series: v.object({ bucketMs: v.number(), from: ms("first bucket"), to: ms("now"), buckets: v.array(BucketReply) }),
+});
+
+const CallReply = v.looseObject({
+  requestId: v.string(),
+  routeId: v.optional(v.string()),
+  ts: ms("arrival"),
+  clientFormat: v.string(),
+  requestedModel: v.string(),
+  providerId: v.optional(v.string()),
+  model: v.optional(v.string()),
+  accountId: v.optional(v.string()),
+  keyName: v.optional(v.string()),
+  usage: v.looseObject({ inputTokens: v.optional(v.number()), outputTokens: v.optional(v.number()), cacheReadTokens: v.optional(v.number()), cacheWriteTokens: v.optional(v.number()), reasoningTokens: v.optional(v.number()) }),
+  estimated: v.boolean(),
+  outcome: v.picklist(["ok", "error", "client_closed", "upstream_error", "rejected"]),
+  status: v.number(),
+  ttfbMs: v.optional(v.number()),
+  totalMs: v.number(),
+  attempts: v.number(),
+  fallback: v.boolean(),
+  costUsd: v.optional(v.number()),
+  recorded: v.optional(v.pipe(v.boolean(), v.description("The flight recorder holds this call's bodies (GET /calls/{id}/recording)."))),
+});
+
+const Decision = v.looseObject({ subject: v.string(), verdict: v.string(), reason: v.string() });
+
+const RouteTraceReply = v.looseObject({
+  routeId: v.string(),
+  requestId: v.string(),
+  ts: ms("arrival"),
+  clientFormat: v.string(),
+  requestedModel: v.string(),
+  keyName: v.optional(v.string()),
+  candidates: v.array(v.string()),
+  decisions: v.array(Decision),
+  attempts: v.array(
+    v.looseObject({
+      target: v.string(),
+      providerId: v.string(),
+      model: v.string(),
+      accountId: v.string(),
+      startMs: v.number(),
+      durationMs: v.optional(v.number()),
+      status: v.optional(v.number()),
+      classification: v.optional(v.string()),
+      error: v.optional(v.string()),
+      effect: v.optional(v.string()),
+    }),
+  ),
+  warnings: v.array(v.looseObject({})),
+  outcome: v.optional(v.string()),
+  status: v.optional(v.number()),
+  totalMs: v.optional(v.number()),
+});
+
+const QuotaWindowReply = v.looseObject({
+  accountId: v.string(),
+  window: v.string(),
+  model: v.string(),
+  usedPercent: v.optional(v.number()),
+  remaining: v.optional(v.number()),
+  limit: v.optional(v.number()),
+  resetAt: v.optional(ms("reset")),
+  updatedAt: v.optional(ms("read")),
+  remainingPercent: v.optional(v.number()),
+});
+
+const AccountStatusReply = v.looseObject({
+  id: v.string(),
+  providerId: v.string(),
+  providerKind: v.optional(v.string()),
+  source: v.picklist(["config", "db"]),
+  credential: v.pipe(v.picklist(["api_key", "oauth", "none"]), v.description("The credential's type only, never its value.")),
+  priority: v.number(),
+  disabled: v.boolean(),
+  eligible: v.boolean(),
+  reasons: v.array(v.string()),
+  lock: v.optional(v.object({ reason: v.string(), until: v.nullable(v.number()) })),
+  cooldowns: v.array(v.object({ model: v.string(), reason: v.string(), until: ms("end"), level: v.number() })),
+  removedModels: v.array(v.object({ model: v.string(), reason: v.string(), until: v.nullable(v.number()) })),
+  quota: v.array(QuotaWindowReply),
+  slots: v.object({ inUse: v.number(), limit: v.nullable(v.number()), waiting: v.number() }),
+  bindings: v.number(),
+  health: v.object({ successRate: v.number(), latencyMs: v.optional(v.number()) }),
+  circuit: v.object({ state: v.picklist(["closed", "open", "half-open"]), openUntil: v.optional(v.number()), consecutive5xx: v.number() }),
+  models: v.array(v.object({ model: v.string(), eligible: v.boolean(), reason: v.optional(v.string()), until: v.optional(v.number()) })),
+});
+
+const RoutePlanReply = v.looseObject({
+  requestedModel: v.string(),
+  clientFormat: v.string(),
+  via: v.string(),
+  alias: v.optional(v.string()),
+  combo: v.optional(v.string()),
+  candidates: v.array(v.string()),
+  targets: v.array(v.looseObject({})),
+  attempts: v.array(v.object({ target: v.string(), accountId: v.string() })),
+  decisions: v.array(Decision),
+  affinity: v.picklist(["session", "fingerprint", "off", "none"]),
+  accountStrategy: v.string(),
+});
+
+/** Response schemas by `METHOD /path` (Elysia's spelling), merged into the OpenAPI document. */
+export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {
+  "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
+  "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), source: v.literal("db") }), createdAt: ms("created") }) },
+  "DELETE /admin/api/keys/:name": v.object({ revoked: v.string() }),
+  "GET /admin/api/usage": UsageReply,
+  "GET /admin/api/calls": v.object({ calls: v.array(CallReply) }),
+  "GET /admin/api/route-traces/:id": RouteTraceReply,
+  "GET /admin/api/accounts": v.object({ now: ms("now"), strategy: v.string(), accounts: v.array(AccountStatusReply) }),
+  "POST /admin/api/accounts": {
+    200: v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) }),
+    201: v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) }),
+  },
+  "POST /admin/api/dry-run": RoutePlanReply,
+  "GET /admin/api/oauth/:kind": v.object({
+    providers: v.array(v.object({ id: v.string(), kind: v.string(), oauth: v.looseObject({ authorizeUrl: v.string(), tokenUrl: v.string(), clientId: v.string(), scopes: v.array(v.string()), redirectUri: v.string() }) })),
+  }),
+  "POST /admin/api/discovery": v.object({ results: v.array(v.looseObject({ accountId: v.optional(v.string()) })) }),
+  "GET /admin/api/quota": v.object({ now: ms("now"), accounts: v.array(v.object({ id: v.string(), providerId: v.string(), windows: v.array(QuotaWindowReply) })) }),
+  "GET /admin/api/openapi.json": v.pipe(v.looseObject({ openapi: v.string(), info: v.looseObject({}), paths: v.record(v.string(), v.unknown()) }), v.description("This document.")),
+};
