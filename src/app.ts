@@ -168,6 +168,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   await live.init();
 
   const bus = new EventBus();
+  // SPEC O-5: OpenTelemetry only when an OTLP endpoint is configured; otherwise the SDK is never loaded.
+  const telemetry =
+    env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION) : undefined;
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
@@ -362,6 +365,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
     // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
     store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
+    telemetry?.record({ trace: ctx.trace, usage: ctx.endpoint !== "count_tokens" ? rec : undefined, endpoint: ctx.endpoint, startedAt: ctx.startedAt, endedAt: now });
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
     log(
@@ -602,6 +606,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await saveBudgets();
       await store.flush();
       await store.close();
+      await telemetry?.shutdown();
       stdoutLog?.flush();
       if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
     },

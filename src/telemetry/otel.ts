@@ -1,0 +1,159 @@
+/**
+ * OpenTelemetry traces (SPEC O-5) with the official OpenTelemetry JS SDK, exported over OTLP/HTTP
+ * (JSON) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. The app imports this module only then (a dynamic
+ * import), so an instance without it loads none of the SDK.
+ *
+ * Spans are built when a request finishes, from what the request recorded (its route trace and usage
+ * row), with their real start and end times: one SERVER span per request and one CLIENT child per
+ * upstream attempt, named and attributed after the GenAI semantic conventions (`{operation} {model}`,
+ * `gen_ai.operation.name`, `gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.provider.name`,
+ * `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `error.type`), plus `switchyard.*`
+ * attributes (route and request ids, account, outcome). No prompt text, no secrets. The hot path does
+ * nothing for it: the batch span processor exports in the background.
+ *
+ * Environment read (OpenTelemetry's standard names): `OTEL_EXPORTER_OTLP_ENDPOINT` (spans go to
+ * `{endpoint}/v1/traces`), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, wins),
+ * `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`
+ * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000).
+ */
+import { type Attributes, context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+
+/** What the app hands over for one finished request. */
+export interface FinishedRequest {
+  trace: RouteTrace;
+  /** The usage row (token counts, served model, account), when one was recorded. */
+  usage?: UsageRecord;
+  /** The endpoint family (`messages`, `chat`, `responses`, `count_tokens`, …). */
+  endpoint: string;
+  /** ms since the epoch when the request arrived and when it finished. */
+  startedAt: number;
+  endedAt: number;
+}
+
+/** A running exporter. */
+export interface Telemetry {
+  /** Records one finished request as a span with one child per attempt. Never throws. */
+  record(req: FinishedRequest): void;
+  /** Exports what is pending and stops. */
+  shutdown(): Promise<void>;
+}
+
+/** GenAI `gen_ai.operation.name` of an endpoint family. */
+function operation(endpoint: string): string {
+  if (endpoint === "count_tokens") return "count_tokens";
+  if (endpoint === "embeddings") return "embeddings";
+  return "chat";
+}
+
+/** `k=v,k2=v2` (values URL-encoded, as the OTLP exporter spec says) as headers. */
+function parseHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (text ?? "").split(",")) {
+    const i = part.indexOf("=");
+    if (i <= 0) continue;
+    try {
+      out[decodeURIComponent(part.slice(0, i).trim())] = decodeURIComponent(part.slice(i + 1).trim());
+    } catch {
+      // a malformed pair is skipped
+    }
+  }
+  return out;
+}
+
+/** The OTLP/HTTP traces URL from the environment, or undefined when export is off. */
+export function tracesUrl(env: Record<string, string | undefined>): string | undefined {
+  const full = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (full) return full;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!base) return undefined;
+  return `${base.replace(/\/+$/, "")}/v1/traces`;
+}
+
+/**
+ * Starts the SDK: a tracer provider with the service's resource and a batch processor in front of the
+ * OTLP/HTTP exporter. @returns undefined when the environment does not ask for export.
+ */
+export function startTelemetry(env: Record<string, string | undefined>, version: string): Telemetry | undefined {
+  const url = tracesUrl(env);
+  if (!url) return undefined;
+  const exporter = new OTLPTraceExporter({
+    url,
+    headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+  });
+  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || "switchyard", "service.version": version }),
+    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
+  });
+  const tracer = provider.getTracer("switchyard", version);
+  return {
+    record(req) {
+      try {
+        recordSpans(tracer, req);
+      } catch {
+        // telemetry never fails a request
+      }
+    },
+    async shutdown() {
+      await provider.shutdown().catch(() => {});
+    },
+  };
+}
+
+function recordSpans(tracer: Tracer, req: FinishedRequest): void {
+  const t = req.trace;
+  const u = req.usage;
+  const op = operation(req.endpoint);
+  const attrs: Attributes = {
+    "gen_ai.operation.name": op,
+    "gen_ai.request.model": t.requestedModel,
+    "switchyard.route_id": t.routeId,
+    "switchyard.request_id": t.requestId,
+    "switchyard.client_format": t.clientFormat,
+    "switchyard.endpoint": req.endpoint,
+    "switchyard.attempts": t.attempts.length,
+  };
+  if (t.outcome) attrs["switchyard.outcome"] = t.outcome;
+  if (t.status !== undefined) attrs["http.response.status_code"] = t.status;
+  if (t.keyName) attrs["switchyard.key"] = t.keyName;
+  if (u?.providerId) attrs["gen_ai.provider.name"] = u.providerId;
+  if (u?.model) attrs["gen_ai.response.model"] = u.model;
+  if (u?.accountId) attrs["switchyard.account"] = u.accountId;
+  if (u?.fallback) attrs["switchyard.fallback"] = true;
+  if (u?.usage.inputTokens !== undefined) attrs["gen_ai.usage.input_tokens"] = u.usage.inputTokens;
+  if (u?.usage.outputTokens !== undefined) attrs["gen_ai.usage.output_tokens"] = u.usage.outputTokens;
+  if (u?.usage.cacheReadTokens !== undefined) attrs["gen_ai.usage.cache_read.input_tokens"] = u.usage.cacheReadTokens;
+  if (u?.usage.cacheWriteTokens !== undefined) attrs["gen_ai.usage.cache_creation.input_tokens"] = u.usage.cacheWriteTokens;
+  if (u?.costUsd !== undefined) attrs["switchyard.cost_usd"] = u.costUsd;
+  const failed = t.outcome !== undefined && t.outcome !== "ok";
+  if (failed) attrs["error.type"] = t.status ? String(t.status) : t.outcome!;
+  const span = tracer.startSpan(`${op} ${t.requestedModel}`.trim(), { kind: SpanKind.SERVER, startTime: req.startedAt, attributes: attrs });
+  if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: t.outcome });
+  const parent = trace.setSpan(context.active(), span);
+  for (const a of t.attempts) attemptSpan(tracer, parent, op, req.startedAt, req.endedAt, a);
+  span.end(req.endedAt);
+}
+
+function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, op: string, startedAt: number, endedAt: number, a: AttemptTrace): void {
+  const attrs: Attributes = {
+    "gen_ai.operation.name": op,
+    "gen_ai.request.model": a.model,
+    "gen_ai.provider.name": a.providerId,
+    "switchyard.target": a.target,
+  };
+  if (a.accountId) attrs["switchyard.account"] = a.accountId;
+  if (a.status !== undefined) attrs["http.response.status_code"] = a.status;
+  if (a.classification) attrs["switchyard.classification"] = a.classification;
+  if (a.effect) attrs["switchyard.effect"] = a.effect;
+  const ok = a.error === undefined && (a.status === undefined || a.status < 400);
+  if (!ok) attrs["error.type"] = a.classification ?? (a.status !== undefined ? String(a.status) : "error");
+  const start = startedAt + a.startMs;
+  const end = a.durationMs !== undefined ? start + a.durationMs : endedAt;
+  const span = tracer.startSpan(`${op} ${a.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, parent);
+  if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: a.classification });
+  span.end(end);
+}

@@ -1,0 +1,166 @@
+/**
+ * OpenTelemetry export (SPEC O-5) through the real gateway: a small OTLP/HTTP receiver on 127.0.0.1
+ * decodes what the official SDK's exporter sends (OTLP JSON at /v1/traces) and the test checks the
+ * request span, one child span per upstream attempt and their GenAI attributes. Without the
+ * environment variable nothing is exported and the SDK is not loaded.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { simpleReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startTimeUnixNano: string | number;
+  endTimeUnixNano: string | number;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+  status?: { code?: number };
+}
+
+/** An OTLP/HTTP receiver: every exported span (flattened), the resource attributes, the raw bodies' content types. */
+function startReceiver() {
+  const spans: OtlpSpan[] = [];
+  const resources: Array<Record<string, unknown>> = [];
+  const contentTypes: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const url = new URL(req.url);
+      if (req.method !== "POST" || url.pathname !== "/v1/traces") return new Response("not found", { status: 404 });
+      contentTypes.push(req.headers.get("content-type") ?? "");
+      const body = (await req.json()) as any;
+      for (const rs of body.resourceSpans ?? []) {
+        resources.push(attrs(rs.resource?.attributes ?? []));
+        for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+      }
+      return Response.json({});
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, spans, resources, contentTypes, stop: () => server.stop(true) };
+}
+
+/** OTLP key/value attributes as a plain object (int values arrive as strings or numbers). */
+function attrs(list: Array<{ key: string; value: Record<string, unknown> }>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const { key, value } of list) {
+    if ("stringValue" in value) out[key] = value.stringValue;
+    else if ("intValue" in value) out[key] = Number(value.intValue);
+    else if ("doubleValue" in value) out[key] = Number(value.doubleValue);
+    else if ("boolValue" in value) out[key] = value.boolValue;
+  }
+  return out;
+}
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+accounts:
+  - { id: a1, provider: p, api_key: env:KEY_A1, priority: 0 }
+  - { id: a2, provider: p, api_key: env:KEY_A2, priority: 1 }
+`;
+const ENV = { KEY_A1: "sk-otel-one", KEY_A2: "sk-otel-two" };
+const who = (r: ReceivedRequest) => (r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : "a2");
+
+let receiver: ReturnType<typeof startReceiver>;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  receiver = startReceiver();
+  gw = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_SERVICE_NAME: "switchyard-test" } });
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  receiver?.stop();
+});
+
+describe("OpenTelemetry export (SPEC O-5)", () => {
+  test("one span per request, one child per attempt, GenAI attributes, over OTLP/HTTP", async () => {
+    let first = true;
+    gw.fake.handle((r) => {
+      if (first) {
+        first = false;
+        return { status: 429, headers: { "retry-after": "30" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      }
+      return simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model, usage: { input: 11, output: 7 } } as never, r.stream);
+    });
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    const routeId = res.headers.get("x-switchyard-route-id")!;
+    const deadline = Date.now() + 10_000;
+    const mine = () => receiver.spans.filter((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
+    while (mine().length === 0 && Date.now() < deadline) await Bun.sleep(50);
+    const [root] = mine();
+    expect(root).toBeDefined();
+    while (receiver.spans.filter((s) => s.parentSpanId === root!.spanId).length < 2 && Date.now() < deadline) await Bun.sleep(50);
+    expect(receiver.contentTypes[0]).toContain("application/json");
+    expect(receiver.resources[0]).toMatchObject({ "service.name": "switchyard-test" });
+
+    expect(root!.name).toBe("chat p/claude-x");
+    expect(root!.kind).toBe(2); // SERVER
+    expect(root!.parentSpanId ?? "").toBe("");
+    const ra = attrs(root!.attributes);
+    expect(ra).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "p/claude-x",
+      "gen_ai.response.model": "claude-x",
+      "gen_ai.provider.name": "p",
+      "switchyard.account": "a2",
+      "switchyard.outcome": "ok",
+      "switchyard.attempts": 2,
+      "switchyard.fallback": true,
+      "http.response.status_code": 200,
+    });
+    expect(typeof ra["gen_ai.usage.input_tokens"]).toBe("number");
+    expect(typeof ra["gen_ai.usage.output_tokens"]).toBe("number");
+
+    const children = receiver.spans.filter((s) => s.parentSpanId === root!.spanId).sort((x, y) => Number(x.startTimeUnixNano) - Number(y.startTimeUnixNano));
+    expect(children).toHaveLength(2);
+    expect(children.every((c) => c.traceId === root!.traceId && c.kind === 3)).toBe(true); // CLIENT
+    expect(children.map((c) => c.name)).toEqual(["chat claude-x", "chat claude-x"]);
+    const [failed, served] = children.map((c) => attrs(c.attributes));
+    expect(failed).toMatchObject({ "gen_ai.provider.name": "p", "gen_ai.request.model": "claude-x", "switchyard.account": "a1", "http.response.status_code": 429 });
+    expect(failed!["error.type"]).toBeDefined();
+    expect(children[0]!.status?.code).toBe(2); // ERROR
+    expect(served).toMatchObject({ "switchyard.account": "a2", "http.response.status_code": 200 });
+    expect(served!["error.type"]).toBeUndefined();
+    expect(Number(root!.startTimeUnixNano)).toBeLessThanOrEqual(Number(children[0]!.startTimeUnixNano));
+    expect(Number(children[1]!.endTimeUnixNano)).toBeLessThanOrEqual(Number(root!.endTimeUnixNano));
+    // No secrets and no prompt text in what was exported.
+    const exported = JSON.stringify(receiver.spans);
+    expect(exported).not.toContain(ENV.KEY_A1);
+    expect(exported).not.toContain("Rate limited");
+  });
+
+  test("without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded (with it, it is)", () => {
+    const loaded = (env: Record<string, string>) => {
+      const proc = Bun.spawnSync(
+        [
+          process.execPath,
+          "-e",
+          `const { startApp } = await import(${JSON.stringify(new URL("../../src/app.ts", import.meta.url).pathname)});
+           const { mkdtempSync } = await import("node:fs");
+           const app = await startApp({ host: "127.0.0.1", port: 0, dataDir: mkdtempSync("/tmp/sy-otel-"), env: ${JSON.stringify(env)}, log: () => {}, writeInstanceFile: false });
+           const loaded = Object.keys(require.cache).filter((k) => k.includes("@opentelemetry")).length;
+           await app.shutdown(100);
+           console.log(JSON.stringify({ loaded }));`,
+        ],
+        { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp" } },
+      );
+      expect(proc.exitCode).toBe(0);
+      return (JSON.parse(proc.stdout.toString().trim().split("\n").at(-1)!) as { loaded: number }).loaded;
+    };
+    expect(loaded({})).toBe(0);
+    expect(loaded({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBeGreaterThan(0);
+  }, 60_000);
+});
