@@ -133,7 +133,7 @@ export class PgContext {
     return () => this.listeners.delete(listener);
   }
 
-  /** Tells local listeners about a change (another instance's, or "all" after a gap). */
+  /** Tells local listeners about a change (another instance's, "all" after a gap, or the periodic "state"). */
   dispatch(change: StoreChange): void {
     for (const l of this.listeners) {
       try {

@@ -60,6 +60,11 @@ export interface PostgresStoreOptions {
   maxPending?: number;
   /** Connections in the pool (plus one for LISTEN). Default 10. */
   maxConnections?: number;
+  /**
+   * How often listeners hear "state" anyway (the safety net under LISTEN/NOTIFY: a notification missed
+   * while the listening connection was reconnecting is caught up by the next re-read), ms. Default 2000.
+   */
+  resyncMs?: number;
   /** How long a lease outlives its instance's last renewal, ms. Default 15,000. */
   leaseTtlMs?: number;
   /** Receives background failures and outage notices (no secrets). Default: one line on stderr. */
@@ -111,6 +116,7 @@ export class PostgresStore implements Store {
   private readonly coord: PgShared;
   private readonly objects: PgRoutingObjects;
   private readonly timer: ReturnType<typeof setInterval>;
+  private readonly resync: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
   private closing: Promise<void> | undefined;
 
@@ -133,6 +139,10 @@ export class PostgresStore implements Store {
     const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
     this.timer = setInterval(() => void this.flush(), interval);
     this.timer.unref?.();
+    this.resync = setInterval(() => {
+      if (ctx.reachable && !ctx.closed) ctx.dispatch("state");
+    }, Math.max(100, Math.floor(options.resyncMs ?? 2000)));
+    this.resync.unref?.();
     ctx.onRecovered(async () => {
       await this.flusher.flush();
       await this.keys.reloadKeys();
@@ -257,6 +267,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       clearInterval(this.timer);
+      clearInterval(this.resync);
       await this.flusher.flush();
       await this.coord.releaseAll();
       this.pending.discard();
