@@ -51,6 +51,7 @@ import { isPostgresUrl, openPostgresStore } from "./store/postgres/store.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
 import { MemoryKeyCounters } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
+import { loadPriceTable } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
@@ -322,6 +323,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
+    priceTable: await loadPriceTable(),
     counters: keyCounters,
     onBudgetChange: (key, changes, now) => alerts.budgetChanged(key, changes, now),
   });

@@ -6,7 +6,7 @@
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
-import { PriceBook, type PriceOverride } from "../pricing/prices.ts";
+import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
 /** The provider and model that served a request. */
@@ -19,6 +19,8 @@ export interface ServedBy {
 export interface AccountingDeps {
   /** `settings.pricing` of the configuration in force (a new map after a reload). */
   pricing: () => ReadonlyMap<string, PriceOverride>;
+  /** The price table ({@link loadPriceTable}); without it only `settings.pricing` prices requests. */
+  priceTable?: PriceTable;
   counters: KeyLimitCounters;
   /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7). */
   onBudgetChange?: (keyName: string, changes: BudgetChange[], now: number) => void;
@@ -40,7 +42,7 @@ export class RequestAccounting {
   prices(): PriceBook {
     const pricing = this.deps.pricing();
     if (!this.book || this.bookFor !== pricing) {
-      this.book = new PriceBook(pricing);
+      this.book = new PriceBook(pricing, this.deps.priceTable);
       this.bookFor = pricing;
     }
     return this.book;

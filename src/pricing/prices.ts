@@ -8,7 +8,7 @@
  * Subscription accounts (claude-code, codex) are priced at the API price of the same model at its
  * vendor (Anthropic, OpenAI): the "API-price equivalent" of what the subscription served.
  */
-import { calcPrice } from "@pydantic/genai-prices";
+import type { calcPrice } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
 
@@ -53,6 +53,17 @@ export function priceVendor(kind: ProviderKind): string | undefined {
 
 const PER_TOKEN = 1 / 1_000_000;
 
+/** The price table's lookup (`calcPrice` of @pydantic/genai-prices, bundled data). */
+export type PriceTable = typeof calcPrice;
+
+/**
+ * Loads the price table (~0.8 MB of JavaScript): at gateway start, not at import, so CLI commands that
+ * never price a request do not pay for it.
+ */
+export async function loadPriceTable(): Promise<PriceTable> {
+  return (await import("@pydantic/genai-prices")).calcPrice;
+}
+
 /** Cost under an override: each token class at its own price. */
 export function overrideCost(price: PriceOverride, usage: Usage): number {
   const input = usage.inputTokens ?? 0;
@@ -73,11 +84,15 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
  * 2. the price table, under the provider kind's vendor ({@link priceVendor}), else by model id alone;
  * 3. otherwise unpriced.
  * Lookups that find no price are remembered (the table is bundled and does not change at run time).
+ * Without a `table` ({@link loadPriceTable}) only the overrides price anything.
  */
 export class PriceBook {
   private readonly unknown = new Set<string>();
 
-  constructor(private readonly overrides: ReadonlyMap<string, PriceOverride> = new Map()) {}
+  constructor(
+    private readonly overrides: ReadonlyMap<string, PriceOverride> = new Map(),
+    private readonly table?: PriceTable,
+  ) {}
 
   /** The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws. */
   cost(providerId: string, kind: ProviderKind, model: string, usage: Usage): Cost {
@@ -85,12 +100,12 @@ export class PriceBook {
     if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
     const vendor = priceVendor(kind);
     const memo = `${vendor ?? ""}\u0000${model}`;
-    if (this.unknown.has(memo)) return { unpriced: true };
+    if (!this.table || this.unknown.has(memo)) return { unpriced: true };
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
-    let result: ReturnType<typeof calcPrice> = null;
+    let result: ReturnType<PriceTable> = null;
     try {
-      result = calcPrice(
+      result = this.table(
         {
           // The table counts cache reads and writes as part of the input (they are partitions of it).
           input_tokens: (usage.inputTokens ?? 0) + cacheRead + cacheWrite,

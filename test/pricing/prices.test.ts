@@ -3,24 +3,29 @@
  * `settings.pricing` override and for models priced by the package; subscription kinds at their API
  * price; unknown models unpriced, never zero.
  */
-import { describe, expect, test } from "bun:test";
-import { PriceBook, overrideCost, priceVendor } from "../../src/pricing/prices.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { PriceBook, loadPriceTable, overrideCost, priceVendor, type PriceTable } from "../../src/pricing/prices.ts";
+
+let table: PriceTable;
+beforeAll(async () => {
+  table = await loadPriceTable();
+});
 
 // inputTokens excludes cache reads and writes (formats/hub.ts Usage).
 const usage = { inputTokens: 1000, outputTokens: 500, cacheReadTokens: 2000, cacheWriteTokens: 400 };
 
 describe("settings.pricing overrides", () => {
-  const book = new PriceBook(new Map([["glm/glm-5.3", { input: 0.6, output: 2.2, cacheRead: 0.11, cacheWrite: 0.75 }]]));
+  const book = () => new PriceBook(new Map([["glm/glm-5.3", { input: 0.6, output: 2.2, cacheRead: 0.11, cacheWrite: 0.75 }]]), table);
 
   test("each token class at its own price: 1000×0.6 + 500×2.2 + 2000×0.11 + 400×0.75 per million = $0.00222", () => {
-    const c = book.cost("glm", "anthropic-compatible", "glm-5.3", usage);
+    const c = book().cost("glm", "anthropic-compatible", "glm-5.3", usage);
     expect(c.source).toBe("override");
     expect(c.unpriced).toBe(false);
     expect(c.usd).toBeCloseTo(0.00222, 12);
   });
 
   test("an override wins over the package's price for the same model", () => {
-    const b = new PriceBook(new Map([["anthropic/claude-sonnet-4-5", { input: 1, output: 1 }]]));
+    const b = new PriceBook(new Map([["anthropic/claude-sonnet-4-5", { input: 1, output: 1 }]]), table);
     expect(b.cost("anthropic", "anthropic", "claude-sonnet-4-5", { inputTokens: 1_000_000 }).usd).toBeCloseTo(1, 12);
   });
 
@@ -35,7 +40,14 @@ describe("settings.pricing overrides", () => {
 });
 
 describe("the price table (@pydantic/genai-prices)", () => {
-  const book = new PriceBook();
+  let book: PriceBook;
+  beforeAll(() => {
+    book = new PriceBook(new Map(), table);
+  });
+
+  test("without the table loaded only overrides price: a table model is unpriced", () => {
+    expect(new PriceBook().cost("anthropic", "anthropic", "claude-sonnet-4-5", usage)).toEqual({ unpriced: true });
+  });
 
   test("anthropic claude-sonnet-4-5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million = $0.0126", () => {
     const c = book.cost("anthropic", "anthropic", "claude-sonnet-4-5", usage);
