@@ -425,8 +425,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
 
   /** SPEC 2.1/9.6: the models a presented key may use (its allow-list), or undefined for every model. */
-  const allowedModels = (request: Request): ((id: string) => boolean) | undefined => {
-    const secret = presentedKey(request.headers);
+  const allowedModels = (request: Request, gemini = false): ((id: string) => boolean) | undefined => {
+    const secret = presentedKey(request.headers, gemini ? request.url : undefined);
     const limits = secret ? store.lookup(secret)?.limits : undefined;
     return limits?.models ? (id) => modelAllowed(limits, id) : undefined;
   };
@@ -442,8 +442,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
-    geminiModels: () => geminiModelList(cfg, discovery.publishedAll()),
-    geminiModel: (id) => geminiModelEntry(cfg, id, discovery.publishedAll()),
+    geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
+    geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),
     authorize: (request, peer, format) => {
       const gemini = format === "gemini";
       const decision = authenticate(

@@ -136,13 +136,14 @@ function geminiShape(cfg: RuntimeConfig, e: Entry, discovered?: DiscoveredModels
 }
 
 /** `GET /v1beta/models`: every listed model in the Gemini API's list shape `{models: [...]}`. */
-export function geminiModelList(cfg: RuntimeConfig, discovered?: DiscoveredModels): { models: Record<string, unknown>[] } {
-  return { models: entries(cfg, discovered).map((e) => geminiShape(cfg, e, discovered)) };
+export function geminiModelList(cfg: RuntimeConfig, discovered?: DiscoveredModels, allowed?: (id: string) => boolean): { models: Record<string, unknown>[] } {
+  return { models: entries(cfg, discovered).filter((e) => !allowed || allowed(e.id)).map((e) => geminiShape(cfg, e, discovered)) };
 }
 
 /** `GET /v1beta/models/{model}` (a leading `models/` accepted); undefined when not listed. */
-export function geminiModelEntry(cfg: RuntimeConfig, id: string, discovered?: DiscoveredModels): Record<string, unknown> | undefined {
+export function geminiModelEntry(cfg: RuntimeConfig, id: string, discovered?: DiscoveredModels, allowed?: (id: string) => boolean): Record<string, unknown> | undefined {
   const name = id.startsWith("models/") ? id.slice(7) : id;
+  if (allowed && !allowed(name)) return undefined;
   const e = entries(cfg, discovered).find((x) => x.id === name);
   return e ? geminiShape(cfg, e, discovered) : undefined;
 }

@@ -33,10 +33,10 @@ export interface ServerDeps {
    * The sockets run frames through `gateway` (src/http/responses-socket.ts).
    */
   responsesSocketIdleMs?: number;
-  /** GET /v1beta/models body (Gemini list shape). */
-  geminiModels?: () => unknown;
-  /** GET /v1beta/models/{model}; undefined when unknown. */
-  geminiModel?: (id: string) => unknown | undefined;
+  /** GET /v1beta/models body (Gemini list shape), narrowed to the asking key's models allow-list (SPEC 9.6). */
+  geminiModels?: (request: Request) => unknown;
+  /** GET /v1beta/models/{model}; undefined when unknown (or outside the asking key's allow-list). */
+  geminiModel?: (id: string, request: Request) => unknown | undefined;
 }
 
 /** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3), WebSocket upgrades. */
@@ -239,7 +239,7 @@ export function createServer(deps: ServerDeps) {
     .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
       if (denied) return denied;
-      return json(200, deps.geminiModels?.() ?? { models: [] });
+      return json(200, deps.geminiModels?.(request) ?? { models: [] });
     }) as never)
     .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
@@ -250,7 +250,7 @@ export function createServer(deps: ServerDeps) {
       } catch {
         id = "";
       }
-      const m = deps.geminiModel?.(id);
+      const m = deps.geminiModel?.(id, request);
       if (m === undefined) return errorResponse("gemini", hubError("not_found", `models/${id} is not found for this gateway.`));
       return json(200, m);
     }) as never)

@@ -190,6 +190,11 @@ describe("GET /v1/models lists what the key may use (SPEC 2.1)", () => {
     expect(one.status).toBe(200);
     const hidden = await fetch(`${gw.url}/v1/models/careful`, { headers: { authorization: `Bearer ${KEYS.models}` } });
     expect(hidden.status).toBe(404);
+    // the Gemini list, with the key as Gemini clients send it
+    const gemini = async (key: string) => ((await (await fetch(`${gw.url}/v1beta/models`, { headers: { "x-goog-api-key": key } })).json()) as { models: { name: string }[] }).models.map((m) => m.name);
+    expect(await gemini(KEYS.models)).toEqual(["models/fast"]);
+    expect((await gemini(KEYS.free)).sort()).toEqual(["models/careful", "models/fast"]);
+    expect((await fetch(`${gw.url}/v1beta/models/careful?key=${KEYS.models}`)).status).toBe(404);
   });
 });
 
