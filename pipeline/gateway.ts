@@ -73,7 +73,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
         // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2).
         const guessed = resolution.targets[0].provider.id;
-        const err = hubError("model_not_found", `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a ${guessed} model, but no ${guessed} account is configured. Use provider/model or a configured alias.`, { code: "model_not_found", param: "model" });
+        const err = hubError("model_not_found", `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed}, but no ${guessed} account is configured. Use provider/model or a configured alias.`, { code: "model_not_found", param: "model" });
         deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
         return errorResponse(ctx.clientFormat, err, ctx.headers);
       }

@@ -70,6 +70,11 @@ describe("rows", () => {
     expect(classify(f({ status: 429, bodyText: "The engine is currently overloaded" })).row).toBe("rate_limit_backoff");
   });
 
+  test("SPEC 6.2: a 503 asking to wait up to a minute stays on the same account; one second more moves on", () => {
+    expect(classify(f({ status: 503, headers: h({ "retry-after": "60" }) })).loop).toBe("retry_same");
+    expect(classify(f({ status: 503, headers: h({ "retry-after": "61" }) })).loop).toBe("next_account");
+  });
+
   test("quota exhausted / spend cap / ban → whole-account lock", () => {
     for (const body of [
       '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}',
