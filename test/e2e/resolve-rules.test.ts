@@ -117,6 +117,13 @@ describe("SPEC R-2: the guess lands on the subscription that can serve a bare na
     expect(calls().map((c) => [who(c), c.format, c.model])).toEqual([["cx", "openai-responses", "gpt-5.1-codex"]]);
   });
 
+  test("a bare name that exactly one provider with accounts advertises (configured models) goes there", async () => {
+    upstreamKnowsAllBut([]);
+    const res = await post("/v1/messages", msg("house-model"));
+    expect(res.status).toBe(200);
+    expect(calls().map((r) => [who(r), r.model])).toEqual([[expect.stringMatching(/^a[12]$/), "house-model"]]);
+  });
+
   test("a gemini- name with no gemini account is still a 404 that says so", async () => {
     const res = await post("/v1/chat/completions", { model: "gemini-2.5-pro", messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(404);
