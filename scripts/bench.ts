@@ -24,6 +24,7 @@
  * is the median over rounds, with the spread (min–max over rounds) in the JSON.
  *
  * Usage: scripts/bench [--quick] [--json out.json] [--rounds N] [--no-binary] [--body-kb N]
+ *        [--database postgres://…]   (switchyard on the PostgreSQL store instead of SQLite, SPEC D-2)
  */
 // The load client opens 1,000 streams at once. Bun reads this variable only at process start
 // (setting it in process.env is too late), so without it the bench runs itself again with it.
@@ -55,6 +56,8 @@ const CONCURRENCY = 32;
 const OPEN_STREAMS = 1000;
 const BODY_KB = Number(opt("--body-kb") ?? 2);
 const BUILD_BINARY = !flag("--no-binary");
+/** `--database URL`: run switchyard on the PostgreSQL store (the URL's database is used as is). */
+const DATABASE = opt("--database");
 /** `--only latency,throughput,streams,drivers,open,binary`: run some sections (debugging). */
 const ONLY = opt("--only")?.split(",");
 const run = (section: string) => !ONLY || ONLY.includes(section);
@@ -207,7 +210,8 @@ async function startSwitchyard(cmd: string[], upstream: string, dir: string, nam
   const config = join(dir, "config.yaml");
   writeFileSync(config, configYaml(upstream));
   const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
-  const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data")], {
+  const db = DATABASE ? ["--database", DATABASE] : [];
+  const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), ...db], {
     stdout: "ignore",
     stderr: "pipe",
     env,
@@ -591,7 +595,7 @@ async function main() {
     const codecRows = codec.map((c) => ({ lane: c.lane, driver: c.driver, eventsPerSec: spread(c.eventsPerSec), mbPerSec: spread(c.mbPerSec) }));
     const result = {
       when: new Date().toISOString(),
-      command: `scripts/bench ${argv.join(" ")}`.trim(),
+      command: `scripts/bench ${argv.join(" ").replace(/(:\/\/[^:/@\s]+):[^@\s]*@/g, "$1:***@")}`.trim(),
       machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "bun fetch x32" },
       settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, rpsSeconds: RPS_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
       latency: latRows,
