@@ -135,7 +135,12 @@ export class ResponsesSocketSession {
     this.busy = true;
     try {
       while (!this.closed && this.queue.length > 0) {
-        await this.handle(this.queue.shift()!);
+        try {
+          await this.handle(this.queue.shift()!);
+        } catch {
+          // A bug must not end the socket silently or reject unhandled: the frame gets an error frame.
+          this.errorFrame(500, "server_error", null, "The gateway failed to handle this frame.");
+        }
       }
     } finally {
       this.busy = false;
