@@ -3,9 +3,9 @@
  *
  * 1. a header key (`Authorization: Bearer` or `x-api-key`) that is the per-start admin token of
  *    instance.json (the CLI) or a client key with the `admin` scope — no cookie or CSRF involved;
- * 2. a dashboard session cookie (src/admin/sessions.ts): allowed, but a state-changing call (anything
- *    but GET, HEAD, OPTIONS) must carry the session's CSRF token, else 403 — a browser's cookie never
- *    authorises a call on its own;
+ * 2. a dashboard session cookie (src/admin/sessions.ts) whose key is still valid with the admin scope:
+ *    allowed, but a state-changing call (anything but GET, HEAD, OPTIONS) must carry the session's CSRF
+ *    token, else 403 — a browser's cookie never authorises a call on its own;
  * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
  * 4. anyone else: 401.
  */
@@ -35,7 +35,12 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
     if (safeEqual(secret, auth.adminToken)) return { ok: true, via: "token" };
     if (auth.keys.lookup(secret)?.scopes.includes("admin")) return { ok: true, via: "key" };
   }
-  const check = auth.sessions?.check(request) ?? { kind: "none" as const };
+  let check = auth.sessions?.check(request) ?? { kind: "none" as const };
+  // A session signed in with a key lasts only as long as the key is valid and has the admin scope.
+  if (check.kind !== "none" && check.session.secret !== undefined && !safeEqual(check.session.secret, auth.adminToken) && !auth.keys.lookup(check.session.secret)?.scopes.includes("admin")) {
+    auth.sessions!.end(check.session.id);
+    check = { kind: "none" };
+  }
   if (check.kind === "ok") return { ok: true, via: "session", session: check.session };
   if (check.kind === "csrf") {
     return { ok: false, status: 403, message: "This call changes state and needs the dashboard session's CSRF token in the X-CSRF-Token header." };

@@ -6,7 +6,8 @@
  *
  * Sessions live in this process's memory only: they end when the instance restarts, and with several
  * instances behind a load balancer a session is valid on the instance that issued it (README).
- * Neither the session id nor the CSRF token is derived from the key; the key itself is never kept.
+ * Neither the session id nor the CSRF token is derived from the key; the key is kept in memory next to
+ * its session only to re-check it on every call (Session.secret).
  */
 
 /** The cookie that carries the session id. */
@@ -26,6 +27,12 @@ export interface Session {
   subject: string;
   /** ms since the epoch. */
   expiresAt: number;
+  /**
+   * The key a browser signed in with, kept in this process's memory only (never sent, logged or
+   * rendered) so every call re-checks it: a revoked key, or one a config reload removed or stripped of
+   * the admin scope, ends its sessions at once.
+   */
+  secret?: string;
 }
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
@@ -67,11 +74,11 @@ export class SessionBook {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Issues a new session for `subject`. */
-  create(subject: string): Session {
+  /** Issues a new session for `subject`, signed in with `secret` when a key was entered. */
+  create(subject: string, secret?: string): Session {
     this.sweep();
     while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
-    const s: Session = { id: randomToken(), csrf: randomToken(), subject, expiresAt: this.now() + SESSION_TTL_MS };
+    const s: Session = { id: randomToken(), csrf: randomToken(), subject, expiresAt: this.now() + SESSION_TTL_MS, ...(secret ? { secret } : {}) };
     this.sessions.set(s.id, s);
     return s;
   }

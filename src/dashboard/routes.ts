@@ -8,7 +8,8 @@
  * - `GET /dashboard/assets/{file}`: the bundled JavaScript and CSS (src/dashboard/assets.ts), embedded
  *   in the program; content-hashed names, cached for a year.
  * - `POST /dashboard/login` `{"key": "…"}`: an admin-scope key (or the instance's admin token) →
- *   an HttpOnly, SameSite=Strict session cookie (src/admin/sessions.ts). The key is not kept.
+ *   an HttpOnly, SameSite=Strict session cookie (src/admin/sessions.ts). The key stays in memory with
+ *   the session so that revoking it (or a reload that drops it) signs the browser out.
  * - `POST /dashboard/logout`: ends the session (CSRF token required, as for every state change).
  *
  * Every dashboard response carries a strict Content-Security-Policy: scripts, styles and connections
@@ -156,7 +157,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
           await Bun.sleep(200); // slows guessing a little; keys are long random strings anyway
           return jsonError(401, "That key is not valid.", "authentication_error");
         }
-        const session = deps.sessions.create(subject);
+        const session = deps.sessions.create(subject, secret);
         return new Response(JSON.stringify({ ok: true, subject }), {
           headers: { "content-type": "application/json", "set-cookie": sessionCookie(session, isSecure(request)), ...SECURITY_HEADERS },
         });

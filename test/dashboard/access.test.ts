@@ -174,3 +174,23 @@ describe("sign-in and CSRF", () => {
     expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie: c2 } })).status).toBe(401);
   });
 });
+
+describe("a session lasts as long as its key", () => {
+  test("a config reload that drops the key signs its browser out", async () => {
+    const cookie = cookieOf(await login(ADMIN))!;
+    expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } })).status).toBe(200);
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    const before = readFileSync(gw.configPath, "utf8");
+    try {
+      writeFileSync(gw.configPath, before.replace(`  - { name: boss, key: "${ADMIN}", scopes: [admin] }\n`, ""));
+      const reload = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${gw.app.adminToken}` } });
+      expect(reload.status).toBe(200);
+      expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } })).status).toBe(401);
+      const page = await (await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } })).text();
+      expect(view(page)).toBe("login");
+    } finally {
+      writeFileSync(gw.configPath, before);
+      await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${gw.app.adminToken}` } });
+    }
+  });
+});

@@ -49,7 +49,7 @@ export function LoginPage() {
         <button class="btn btn-primary" type="submit" disabled={busy || key.trim() === ""}>
           {busy ? "Signing in…" : "Sign in"}
         </button>
-        <p class="muted small">The key is checked once and not stored; the browser keeps an HttpOnly session cookie for 12 hours.</p>
+        <p class="muted small">The browser keeps an HttpOnly session cookie for 12 hours; revoking the key signs it out.</p>
       </form>
     </div>
   );

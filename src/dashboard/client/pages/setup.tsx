@@ -6,12 +6,16 @@ import { api } from "../api.ts";
 import { Card, Snippet, useData } from "../components.tsx";
 import type { Alias, Combo } from "../types.ts";
 
-/** The snippets for an instance at `origin`, with `model` as the suggested model name. */
-export function setupSnippets(origin: string, model: string, keyHint: string) {
+/**
+ * The snippets for an instance at `origin`: `model` (a combo or alias of this gateway) as the model
+ * name when there is one, else each CLI's own vendor model through its provider prefix.
+ */
+export function setupSnippets(origin: string, model: string | undefined, keyHint: string) {
+  const m = (fallback: string) => model ?? fallback;
   return {
-    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${model}`,
-    codex: `# ~/.codex/config.toml\nmodel = "${model}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
-    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${model}`,
+    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${m("anthropic/claude-sonnet-4-5")}`,
+    codex: `# ~/.codex/config.toml\nmodel = "${m("openai/gpt-5-codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
+    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini/gemini-2.5-pro")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
@@ -26,7 +30,7 @@ export function SetupSnippets({ compact }: { compact?: boolean }) {
   });
   const loopback = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content === "loopback";
   const keyHint = loopback ? "placeholder   # any value works from this machine" : "sy-…   # a client key from the Keys page";
-  const model = names.data?.[0] ?? "anthropic/claude-sonnet-4-5";
+  const model = names.data?.[0];
   const s = setupSnippets(location.origin, model, keyHint);
   return (
     <div class={compact ? "grid-2" : ""}>

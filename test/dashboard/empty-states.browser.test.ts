@@ -1,0 +1,57 @@
+/**
+ * Empty states that teach (SPEC 9.4): a gateway with no accounts and no traffic shows, in the browser,
+ * how to add an account (config, `switchyard login`, `switchyard import`) and the setup snippets with
+ * this instance's own URL.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
+  gw = await startGateway(`
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+`);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+test("no accounts: Accounts says how to add one; no traffic: Overview and Calls show the setup snippets with this instance's URL", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    const empty = w.page.locator(".empty", { hasText: "No accounts yet" });
+    await empty.waitFor({ timeout: 10_000 });
+    const text = await empty.innerText();
+    expect(text).toContain("accounts:\n  - id: anthropic-main\n    provider: anthropic\n    api_key: env:ANTHROPIC_API_KEY");
+    expect(text).toContain("switchyard login claude-code");
+    expect(text).toContain("switchyard import codex");
+    await w.page.screenshot({ path: join(SHOTS, "empty-accounts.png"), fullPage: true });
+
+    for (const page of ["overview", "calls"]) {
+      await w.page.goto(`${gw.url}/dashboard/${page}`);
+      await w.page.locator(".empty", { hasText: "No traffic yet" }).waitFor({ timeout: 10_000 });
+      const snippets = await w.page.locator(".snippet pre").allInnerTexts();
+      expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${gw.url}\n`))).toBe(true);
+      expect(snippets.some((s) => s.includes(`base_url = "${gw.url}/v1"`))).toBe(true);
+      expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${gw.url}\n`))).toBe(true);
+    }
+    await w.page.screenshot({ path: join(SHOTS, "empty-calls.png"), fullPage: true });
+    expect(w.errors).toEqual([]);
+    expect(w.foreign).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
