@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const CLIENT_KEY = "sy-e2e-browser-client-key-7c1d2e";
 const ADMIN_KEY = "sy-e2e-browser-admin-key-0a9b8c";
@@ -16,21 +17,7 @@ server:
   host: 127.0.0.1
   allowed_hosts: [gateway.lan]
   cors_origins: ["http://localhost:5173"]
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: oai-1
-    provider: oai
-    api_key: env:FAKE_KEY
-keys:
+${fakeProviders([["anth", "anthropic"], ["oai", "openai"]])}keys:
   - name: laptop
     key: env:CLIENT_KEY
   - name: ops

@@ -8,27 +8,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const CLIENT_KEY = "sy-e2e-guard-client-key-3b8f0a";
 const YAML = (extra = "") => `
 server:
   host: 127.0.0.1
 ${extra}
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: oai-1
-    provider: oai
-    api_key: env:FAKE_KEY
-keys:
+${fakeProviders([["anth", "anthropic"], ["oai", "openai"]])}keys:
   - name: laptop
     key: env:CLIENT_KEY
 `;

@@ -9,9 +9,8 @@
  * so do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
  * when it fails, the CLI or the environment is broken, not switchyard.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CLAUDE_CODE, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
-import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import { describe, expect, test } from "bun:test";
+import { CLAUDE_CODE } from "../../support/cli-install.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
   gatewayRequestLogs,
@@ -32,30 +31,12 @@ import {
 } from "../../support/cli-agents.ts";
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { conformance } from "../../support/conformance.ts";
-import { startGateway, type TestGateway } from "../../support/gateway.ts";
+import { cliSuite } from "../../support/cli-suite.ts";
+import { startGateway } from "../../support/gateway.ts";
+import { fakeProviders } from "../../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: chat-1
-    provider: chat
-    api_key: env:FAKE_KEY
-  - id: gem-1
-    provider: gem
-    api_key: env:FAKE_KEY
-aliases:
+${fakeProviders([["anth", "anthropic"], ["chat", "openai-compatible"], ["gem", "gemini"]])}aliases:
   e2e-alias: chat/glm-e2e
   claude-sonnet-4-5: gem/gemini-e2e
 `;
@@ -66,20 +47,7 @@ const LANES: CliLane[] = [
   { name: "gemini", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
 ];
 
-let bin = "";
-let gw: TestGateway;
-let trap: TrapProxy;
-
-beforeAll(async () => {
-  trap = startTrapProxy();
-  bin = await ensureCli(CLAUDE_CODE);
-  gw = await startGateway(YAML);
-}, INSTALL_HOOK_TIMEOUT_MS);
-
-afterAll(async () => {
-  await gw?.stop();
-  trap?.stop();
-});
+const suite = cliSuite([CLAUDE_CODE], YAML);
 
 /** Everything a user or the gateway's operator would notice about one run, checked with a full story on failure. */
 function expectSuccess(r: ClaudeRun, fake: FakeUpstream, expectedText: string) {
@@ -110,12 +78,12 @@ describe("Claude Code straight to the fake (control, no gateway)", () => {
       const fake = await startFakeUpstream();
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
-        const r = await runClaude(bin, {
+        const r = await runClaude(suite.bins[0], {
           baseUrl: fake.url,
           model: "claude-e2e",
           prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
           allowedTools: ["Bash"],
-          trap,
+          trap: suite.trap,
         });
         expectSuccess(r, fake, finalTextFor("direct"));
         expectToolRoundTrip(fake, r);
@@ -132,13 +100,13 @@ for (const lane of LANES) {
     test(
       "plain answer",
       conformance(CLAUDE_CODE, lane.name, "plain answer", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
-        gw.fake.handle(plainAnswer(text));
-        const r = await runClaude(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
-        expectSuccess(r, gw.fake, text);
-        await expectLane(gw, lane, r, logStart);
+        suite.gw.fake.handle(plainAnswer(text));
+        const r = await runClaude(suite.bins[0], { baseUrl: suite.gw.url, model: lane.model, prompt: "say hi", trap: suite.trap });
+        expectSuccess(r, suite.gw.fake, text);
+        await expectLane(suite.gw, lane, r, logStart);
       }),
       CLI_TEST_TIMEOUT_MS,
     );
@@ -146,19 +114,19 @@ for (const lane of LANES) {
     test(
       "tool round trip (Bash)",
       conformance(CLAUDE_CODE, lane.name, "tool round trip", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
-        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
-        const r = await runClaude(bin, {
-          baseUrl: gw.url,
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
+        suite.gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+        const r = await runClaude(suite.bins[0], {
+          baseUrl: suite.gw.url,
           model: lane.model,
           prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
           allowedTools: ["Bash"],
-          trap,
+          trap: suite.trap,
         });
-        expectSuccess(r, gw.fake, finalTextFor(lane.name));
-        await expectLane(gw, lane, r, logStart);
-        expectToolRoundTrip(gw.fake, r);
+        expectSuccess(r, suite.gw.fake, finalTextFor(lane.name));
+        await expectLane(suite.gw, lane, r, logStart);
+        expectToolRoundTrip(suite.gw.fake, r);
       }),
       CLI_TEST_TIMEOUT_MS,
     );
@@ -169,20 +137,20 @@ describe("Claude Code client variants through switchyard", () => {
   test(
     "base URL ending in /v1 (Claude Code then posts /v1/v1/messages) with ANTHROPIC_AUTH_TOKEN as Bearer",
     async () => {
-      gw.fake.reset();
-      gw.fake.handle(toolRoundTrip({ lane: "v1 prefix", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
-      const r = await runClaude(bin, {
-        baseUrl: `${gw.url}/v1`,
+      suite.gw.fake.reset();
+      suite.gw.fake.handle(toolRoundTrip({ lane: "v1 prefix", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+      const r = await runClaude(suite.bins[0], {
+        baseUrl: `${suite.gw.url}/v1`,
         auth: "token",
         model: "anth/claude-e2e",
         prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
         allowedTools: ["Bash"],
-        trap,
+        trap: suite.trap,
       });
-      expectSuccess(r, gw.fake, finalTextFor("v1 prefix"));
-      expectToolRoundTrip(gw.fake, r);
-      for (const q of modelRequests(gw.fake)) {
-        expect(q.path, r.describe(summarizeRequests(gw.fake))).toBe("/v1/messages");
+      expectSuccess(r, suite.gw.fake, finalTextFor("v1 prefix"));
+      expectToolRoundTrip(suite.gw.fake, r);
+      for (const q of modelRequests(suite.gw.fake)) {
+        expect(q.path, r.describe(summarizeRequests(suite.gw.fake))).toBe("/v1/messages");
         expect(credentialOf(q)).toBe("sk-fake-upstream-secret");
       }
     },
@@ -192,14 +160,14 @@ describe("Claude Code client variants through switchyard", () => {
   test(
     "a model alias without a provider prefix (e2e-alias → chat/glm-e2e)",
     async () => {
-      gw.fake.reset();
-      gw.fake.handle(plainAnswer("Answer through an alias."));
-      const r = await runClaude(bin, { baseUrl: gw.url, model: "e2e-alias", prompt: "say hi", trap });
-      expectSuccess(r, gw.fake, "Answer through an alias.");
-      const reqs = modelRequests(gw.fake);
-      expect(reqs.length, r.describe(summarizeRequests(gw.fake))).toBeGreaterThanOrEqual(1);
+      suite.gw.fake.reset();
+      suite.gw.fake.handle(plainAnswer("Answer through an alias."));
+      const r = await runClaude(suite.bins[0], { baseUrl: suite.gw.url, model: "e2e-alias", prompt: "say hi", trap: suite.trap });
+      expectSuccess(r, suite.gw.fake, "Answer through an alias.");
+      const reqs = modelRequests(suite.gw.fake);
+      expect(reqs.length, r.describe(summarizeRequests(suite.gw.fake))).toBeGreaterThanOrEqual(1);
       for (const q of reqs) {
-        expect(q.path, r.describe(summarizeRequests(gw.fake))).toBe("/v1/chat/completions");
+        expect(q.path, r.describe(summarizeRequests(suite.gw.fake))).toBe("/v1/chat/completions");
         expect(q.model).toBe("glm-e2e");
       }
     },
@@ -209,19 +177,19 @@ describe("Claude Code client variants through switchyard", () => {
   test(
     "Claude Code's own model name (claude-sonnet-4-5: thinking on, its full beta list) aliased to gemini, tool round trip",
     async () => {
-      gw.fake.reset();
-      gw.fake.handle(toolRoundTrip({ lane: "sonnet alias", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
-      const r = await runClaude(bin, {
-        baseUrl: gw.url,
+      suite.gw.fake.reset();
+      suite.gw.fake.handle(toolRoundTrip({ lane: "sonnet alias", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
+      const r = await runClaude(suite.bins[0], {
+        baseUrl: suite.gw.url,
         model: "claude-sonnet-4-5",
         prompt: `Run \`${TOOL_COMMAND}\` with the Bash tool and tell me what it printed.`,
         allowedTools: ["Bash"],
-        trap,
+        trap: suite.trap,
       });
-      expectSuccess(r, gw.fake, finalTextFor("sonnet alias"));
-      expectToolRoundTrip(gw.fake, r);
-      for (const q of modelRequests(gw.fake)) {
-        expect(q.format, r.describe(summarizeRequests(gw.fake))).toBe("gemini");
+      expectSuccess(r, suite.gw.fake, finalTextFor("sonnet alias"));
+      expectToolRoundTrip(suite.gw.fake, r);
+      for (const q of modelRequests(suite.gw.fake)) {
+        expect(q.format, r.describe(summarizeRequests(suite.gw.fake))).toBe("gemini");
         expect(q.model).toBe("gemini-e2e");
       }
     },
@@ -237,7 +205,7 @@ describe("Claude Code: a reply cut off after the commit point", () => {
       const egw = await startGateway(YAML);
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
-        const r = await runClaude(bin, { baseUrl: egw.url, model: "anth/claude-e2e", prompt: "say hi", trap });
+        const r = await runClaude(suite.bins[0], { baseUrl: egw.url, model: "anth/claude-e2e", prompt: "say hi", trap: suite.trap });
         const story = r.describe(`--- upstream requests ---\n${summarizeRequests(egw.fake)}`);
         expect(r.run.code, story).not.toBe(0);
         expect(r.json?.is_error, story).toBe(true);

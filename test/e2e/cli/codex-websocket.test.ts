@@ -4,9 +4,8 @@
  * warning — on a native Responses provider and a translated (Anthropic-format) one: one plain answer
  * and one tool round trip each.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
-import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import { describe, expect, test } from "bun:test";
+import { CODEX } from "../../support/cli-install.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
   cutOffAnthropicReply,
@@ -25,24 +24,12 @@ import {
   type CodexRun,
 } from "../../support/cli-agents.ts";
 import { conformance } from "../../support/conformance.ts";
-import { startGateway, type TestGateway } from "../../support/gateway.ts";
+import { cliSuite } from "../../support/cli-suite.ts";
+import { startGateway } from "../../support/gateway.ts";
+import { fakeProviders } from "../../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-accounts:
-  - id: resp-1
-    provider: resp
-    api_key: env:FAKE_KEY
-  - id: anthc-1
-    provider: anthc
-    api_key: env:FAKE_KEY
-`;
+${fakeProviders([["resp", "openai-responses"], ["anthc", "anthropic-compatible"]])}`;
 
 const LANES: CliLane[] = [
   { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
@@ -51,31 +38,18 @@ const LANES: CliLane[] = [
 
 const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
-let bin = "";
-let gw: TestGateway;
-let trap: TrapProxy;
-
-beforeAll(async () => {
-  trap = startTrapProxy();
-  bin = await ensureCli(CODEX);
-  gw = await startGateway(YAML);
-}, INSTALL_HOOK_TIMEOUT_MS);
-
-afterAll(async () => {
-  await gw?.stop();
-  trap?.stop();
-});
+const suite = cliSuite([CODEX], YAML);
 
 /** Success, served over the socket: every model request the gateway logged came as a WebSocket frame, and Codex never fell back. */
 function expectSocketSuccess(r: CodexRun, expectedText: string, logStart: number) {
-  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}\n--- gateway log ---\n${gw.logs.slice(logStart).join("\n")}`);
+  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}\n--- gateway log ---\n${suite.gw.logs.slice(logStart).join("\n")}`);
   expect(r.run.timedOut, story()).toBe(false);
   expect(r.run.code, story()).toBe(0);
   expect(r.lastMessage, story()).toContain(expectedText);
   expect(r.outside, story()).toEqual([]);
   const output = r.run.stdout + r.run.stderr;
   expect(output, story()).not.toMatch(/falling back|fallback to HTTP|reconnecting|stream disconnected|websocket/i);
-  const logged = gatewayRequestLogs(gw.logs.slice(logStart));
+  const logged = gatewayRequestLogs(suite.gw.logs.slice(logStart));
   expect(logged.length, story()).toBeGreaterThanOrEqual(1);
   for (const l of logged) expect(l.transport, story()).toBe("websocket");
 }
@@ -85,12 +59,12 @@ for (const lane of LANES) {
     test(
       "plain answer",
       conformance(CODEX, `${lane.name} over WebSocket`, "plain answer", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
         const text = `Socket answer over ${lane.name}.`;
-        gw.fake.handle(plainAnswer(text));
-        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap, websockets: true });
-        await expectLane(gw, lane, r, logStart);
+        suite.gw.fake.handle(plainAnswer(text));
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${suite.gw.url}/v1`, model: lane.model, prompt: "say hi", trap: suite.trap, websockets: true });
+        await expectLane(suite.gw, lane, r, logStart);
         expectSocketSuccess(r, text, logStart);
       }),
       CLI_TEST_TIMEOUT_MS,
@@ -99,13 +73,13 @@ for (const lane of LANES) {
     test(
       "tool round trip (exec_command)",
       conformance(CODEX, `${lane.name} over WebSocket`, "tool round trip", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
-        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
-        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap, websockets: true });
-        await expectLane(gw, lane, r, logStart);
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
+        suite.gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${suite.gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap: suite.trap, websockets: true });
+        await expectLane(suite.gw, lane, r, logStart);
         expectSocketSuccess(r, finalTextFor(lane.name), logStart);
-        const reqs = modelRequests(gw.fake);
+        const reqs = modelRequests(suite.gw.fake);
         expect(reqs.length).toBeGreaterThanOrEqual(2);
         const results = toolResultsIn(reqs[1]!);
         expect(results.length).toBe(1);
@@ -123,7 +97,7 @@ describe("Codex over the Responses WebSocket: a reply cut off after the commit p
       const egw = await startGateway(YAML);
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
-        const r = await runCodex(bin, { baseUrlV1: `${egw.url}/v1`, model: "anthc/glm-e2e", prompt: "say hi", trap, websockets: true });
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${egw.url}/v1`, model: "anthc/glm-e2e", prompt: "say hi", trap: suite.trap, websockets: true });
         const story = r.describe(`--- upstream requests ---\n${summarizeRequests(egw.fake)}\n--- gateway log ---\n${egw.logs.join("\n")}`);
         expect(r.run.code, story).not.toBe(0);
         expect(r.lastMessage, story).not.toContain("Partial answer");

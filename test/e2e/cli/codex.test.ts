@@ -13,11 +13,10 @@
  * do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
  * when it fails, the CLI or the environment is broken, not switchyard.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
-import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import { CODEX } from "../../support/cli-install.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
   expectLane,
@@ -36,30 +35,12 @@ import {
 } from "../../support/cli-agents.ts";
 import { simpleReply, startFakeUpstream, type FakeHandler, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { conformance } from "../../support/conformance.ts";
-import { startGateway, type TestGateway } from "../../support/gateway.ts";
+import { cliSuite } from "../../support/cli-suite.ts";
+import { startGateway } from "../../support/gateway.ts";
+import { fakeProviders } from "../../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: resp-1
-    provider: resp
-    api_key: env:FAKE_KEY
-  - id: anthc-1
-    provider: anthc
-    api_key: env:FAKE_KEY
-  - id: chat-1
-    provider: chat
-    api_key: env:FAKE_KEY
-`;
+${fakeProviders([["resp", "openai-responses"], ["anthc", "anthropic-compatible"], ["chat", "openai-compatible"]])}`;
 
 const LANES: CliLane[] = [
   { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
@@ -69,20 +50,7 @@ const LANES: CliLane[] = [
 
 const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
-let bin = "";
-let gw: TestGateway;
-let trap: TrapProxy;
-
-beforeAll(async () => {
-  trap = startTrapProxy();
-  bin = await ensureCli(CODEX);
-  gw = await startGateway(YAML);
-}, INSTALL_HOOK_TIMEOUT_MS);
-
-afterAll(async () => {
-  await gw?.stop();
-  trap?.stop();
-});
+const suite = cliSuite([CODEX], YAML);
 
 function expectSuccess(r: CodexRun, fake: FakeUpstream, expectedText: string) {
   const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
@@ -113,7 +81,7 @@ describe("Codex straight to the fake (control, no gateway)", () => {
       const fake = await startFakeUpstream();
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
-        const r = await runCodex(bin, { baseUrlV1: `${fake.url}/v1`, model: "gpt-e2e", prompt: TOOL_PROMPT, trap });
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${fake.url}/v1`, model: "gpt-e2e", prompt: TOOL_PROMPT, trap: suite.trap });
         expectSuccess(r, fake, finalTextFor("direct"));
         expectToolRoundTrip(fake, r);
       } finally {
@@ -129,13 +97,13 @@ for (const lane of LANES) {
     test(
       "plain answer",
       conformance(CODEX, lane.name, "plain answer", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
-        gw.fake.handle(plainAnswer(text));
-        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: "say hi", trap });
-        expectSuccess(r, gw.fake, text);
-        await expectLane(gw, lane, r, logStart);
+        suite.gw.fake.handle(plainAnswer(text));
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${suite.gw.url}/v1`, model: lane.model, prompt: "say hi", trap: suite.trap });
+        expectSuccess(r, suite.gw.fake, text);
+        await expectLane(suite.gw, lane, r, logStart);
       }),
       CLI_TEST_TIMEOUT_MS,
     );
@@ -143,13 +111,13 @@ for (const lane of LANES) {
     test(
       "tool round trip (exec_command)",
       conformance(CODEX, lane.name, "tool round trip", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
-        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
-        const r = await runCodex(bin, { baseUrlV1: `${gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap });
-        expectSuccess(r, gw.fake, finalTextFor(lane.name));
-        await expectLane(gw, lane, r, logStart);
-        expectToolRoundTrip(gw.fake, r);
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
+        suite.gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
+        const r = await runCodex(suite.bins[0], { baseUrlV1: `${suite.gw.url}/v1`, model: lane.model, prompt: TOOL_PROMPT, trap: suite.trap });
+        expectSuccess(r, suite.gw.fake, finalTextFor(lane.name));
+        await expectLane(suite.gw, lane, r, logStart);
+        expectToolRoundTrip(suite.gw.fake, r);
       }),
       CLI_TEST_TIMEOUT_MS,
     );
@@ -191,11 +159,11 @@ for (const lane of [
           lgw.fake.handle(patchRoundTrip(lane.name));
           let greet = "";
           let added = "";
-          const r = await runCodex(bin, {
+          const r = await runCodex(suite.bins[0], {
             baseUrlV1: `${lgw.url}/v1`,
             model: "gpt-5.5",
             prompt: "Change the greeting in greet.txt and add added.txt.",
-            trap,
+            trap: suite.trap,
             // The scratch work directory is the sandbox; Codex's own sandbox needs user namespaces.
             extraArgs: ["--dangerously-bypass-approvals-and-sandbox"],
             setupWork: (work) => writeFileSync(join(work, "greet.txt"), "hello\n"),

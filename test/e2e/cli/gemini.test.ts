@@ -6,9 +6,8 @@
  * `echo switchyard-e2e`; the CLI runs it and sends the output back; the fake answers with a text that
  * quotes it). Scratch HOME, API-key auth, telemetry and usage statistics off.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ensureCli, GEMINI_CLI, INSTALL_HOOK_TIMEOUT_MS } from "../../support/cli-install.ts";
-import { startTrapProxy, type TrapProxy } from "../../support/cli-run.ts";
+import { describe, expect, test } from "bun:test";
+import { GEMINI_CLI } from "../../support/cli-install.ts";
 import {
   CLI_TEST_TIMEOUT_MS,
   expectLane,
@@ -25,24 +24,11 @@ import {
   type GeminiRun,
 } from "../../support/cli-agents.ts";
 import { conformance } from "../../support/conformance.ts";
-import { startGateway, type TestGateway } from "../../support/gateway.ts";
+import { cliSuite } from "../../support/cli-suite.ts";
+import { fakeProviders } from "../../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-accounts:
-  - id: gem-1
-    provider: gem
-    api_key: env:FAKE_KEY
-  - id: anthc-1
-    provider: anthc
-    api_key: env:FAKE_KEY
-`;
+${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"]])}`;
 
 const LANES: CliLane[] = [
   { name: "gemini (native)", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
@@ -51,23 +37,10 @@ const LANES: CliLane[] = [
 
 const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
-let bin = "";
-let gw: TestGateway;
-let trap: TrapProxy;
-
-beforeAll(async () => {
-  trap = startTrapProxy();
-  bin = await ensureCli(GEMINI_CLI);
-  gw = await startGateway(YAML);
-}, INSTALL_HOOK_TIMEOUT_MS);
-
-afterAll(async () => {
-  await gw?.stop();
-  trap?.stop();
-});
+const suite = cliSuite([GEMINI_CLI], YAML);
 
 function expectSuccess(r: GeminiRun, expectedText: string) {
-  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
+  const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
   expect(r.run.timedOut, story()).toBe(false);
   expect(r.run.code, story()).toBe(0);
   expect(r.response, story()).toContain(expectedText);
@@ -79,13 +52,13 @@ for (const lane of LANES) {
     test(
       "plain answer",
       conformance(GEMINI_CLI, lane.name, "plain answer", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
         const text = `Plain answer over ${lane.name}.`;
-        gw.fake.handle(plainAnswer(text));
-        const r = await runGemini(bin, { baseUrl: gw.url, model: lane.model, prompt: "say hi", trap });
+        suite.gw.fake.handle(plainAnswer(text));
+        const r = await runGemini(suite.bins[0], { baseUrl: suite.gw.url, model: lane.model, prompt: "say hi", trap: suite.trap });
         expectSuccess(r, text);
-        await expectLane(gw, lane, r, logStart);
+        await expectLane(suite.gw, lane, r, logStart);
         // Usage reached the CLI through the Gemini shape (the fake reports 11 in, 7 out). The CLI keys
         // its stats by the reply's modelVersion: the model asked for when translated, the provider's
         // own on the native lane.
@@ -99,14 +72,14 @@ for (const lane of LANES) {
     test(
       "tool round trip (run_shell_command)",
       conformance(GEMINI_CLI, lane.name, "tool round trip", async () => {
-        gw.fake.reset();
-        const logStart = gw.logs.length;
-        gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "run_shell_command", args: { command: TOOL_COMMAND } }));
-        const r = await runGemini(bin, { baseUrl: gw.url, model: lane.model, prompt: TOOL_PROMPT, trap });
+        suite.gw.fake.reset();
+        const logStart = suite.gw.logs.length;
+        suite.gw.fake.handle(toolRoundTrip({ lane: lane.name, toolName: "run_shell_command", args: { command: TOOL_COMMAND } }));
+        const r = await runGemini(suite.bins[0], { baseUrl: suite.gw.url, model: lane.model, prompt: TOOL_PROMPT, trap: suite.trap });
         expectSuccess(r, finalTextFor(lane.name));
-        await expectLane(gw, lane, r, logStart);
-        const reqs = modelRequests(gw.fake);
-        const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
+        await expectLane(suite.gw, lane, r, logStart);
+        const reqs = modelRequests(suite.gw.fake);
+        const story = r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
         expect(reqs.length, story).toBeGreaterThanOrEqual(2);
         expect(toolResultsIn(reqs[0]!), story).toEqual([]);
         const results = toolResultsIn(reqs.at(-1)!);

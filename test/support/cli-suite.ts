@@ -1,0 +1,35 @@
+/**
+ * The setup every real-CLI test file (test/e2e/cli/) shares: a trap proxy that catches any call the
+ * CLI tries to make to the internet, the pinned CLIs installed into the cache, and a gateway with the
+ * file's config in front of a fake upstream; all stopped after the file's tests.
+ */
+import { afterAll, beforeAll } from "bun:test";
+import { ensureCli, INSTALL_HOOK_TIMEOUT_MS, type CliSpec } from "./cli-install.ts";
+import { startTrapProxy, type TrapProxy } from "./cli-run.ts";
+import { startGateway, type TestGateway } from "./gateway.ts";
+
+/** What a CLI test file works with once its `beforeAll` has run. */
+export interface CliSuite {
+  /** The installed CLI executables, in the order of the specs given. */
+  bins: string[];
+  gw: TestGateway;
+  trap: TrapProxy;
+}
+
+/**
+ * Registers the file's `beforeAll` (trap proxy, CLIs, gateway with `yaml`, `{{FAKE}}` being the fake
+ * upstream's URL) and `afterAll`, and returns the suite whose fields are set once `beforeAll` ran.
+ */
+export function cliSuite(clis: CliSpec[], yaml: string, gateway: Parameters<typeof startGateway>[1] = {}): CliSuite {
+  const suite = { bins: [] as string[] } as CliSuite;
+  beforeAll(async () => {
+    suite.trap = startTrapProxy();
+    for (const c of clis) suite.bins.push(await ensureCli(c));
+    suite.gw = await startGateway(yaml, gateway);
+  }, clis.length * INSTALL_HOOK_TIMEOUT_MS);
+  afterAll(async () => {
+    await suite.gw?.stop();
+    suite.trap?.stop();
+  });
+  return suite;
+}
