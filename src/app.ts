@@ -566,7 +566,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
       log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
     }
   };
-  const reread = setInterval(() => void live.refreshStored().then(() => refreshAccounts()).catch(() => {}), ACCOUNT_REREAD_MS);
+  // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their
+  // admin API; a failure of the one never skips the other.
+  const reread = setInterval(
+    () =>
+      void live
+        .refreshStored()
+        .catch(() => {})
+        .then(() => refreshAccounts())
+        .catch(() => {}),
+    ACCOUNT_REREAD_MS,
+  );
   reread.unref?.();
   // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).
   void discovery.run().catch(() => {});
