@@ -20,24 +20,18 @@ import { startApp } from "../src/app.ts";
 import type { Endpoint } from "../pipeline/context.ts";
 import { benchReply } from "./bench-upstream.ts";
 
-const argv = process.argv.slice(2);
-const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
-const laneArg = opt("--lane") ?? "all";
-const modes = argv.includes("--both") ? [false, true] : [argv.includes("--stream")];
-const requests = Number(opt("--requests") ?? 20_000);
-const rounds = Number(opt("--rounds") ?? 5);
-const concurrency = Number(opt("--concurrency") ?? 32);
-
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
 /** The lanes of scripts/bench: client endpoint, and the body for a stream flag. */
-const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown }> = {
+export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown }> = {
   chat: { endpoint: "chat", path: "/v1/chat/completions", body: (stream) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
   messages: { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "claude-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
   "messages-chat": { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "gpt-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
   "responses-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "cchat/gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
 };
 
+/** The real app on a scratch data dir with one account per lane's provider and the in-process upstream; `shutdown` removes the dir. */
+export async function startPipelineBenchApp() {
 const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-pipeline-"));
 writeFileSync(
   join(dir, "config.yaml"),
@@ -52,18 +46,29 @@ accounts:
 `,
 );
 
+let logged = 0;
+const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++ });
+return {
+  app,
+  logged: () => logged,
+  async shutdown() {
+    await app.shutdown(1000);
+    rmSync(dir, { recursive: true, force: true });
+  },
+};
+}
+
 /** The upstream: the bench upstream's reply, made in process (no socket, no HTTP parsing). */
-const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+export const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   const body = typeof init?.body === "string" ? init.body : new TextDecoder().decode(init?.body as Uint8Array);
   return benchReply(new URL(url).pathname, body, init?.signal ?? undefined) ?? new Response("not found", { status: 404 });
 }) as typeof fetch;
 
-let logged = 0;
-const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++ });
+type BenchApp = Awaited<ReturnType<typeof startPipelineBenchApp>>["app"];
 
-/** Runs `n` requests of one lane, `concurrency` at a time; returns CPU µs and wall µs per request. */
-async function run(lane: (typeof LANES)[string], stream: boolean, n: number) {
+/** Runs `n` requests of one lane through `app.gateway.handle`, `concurrency` at a time; returns CPU µs and wall µs per request. */
+export async function runPipelineLane(app: BenchApp, lane: (typeof LANES)[string], stream: boolean, n: number, concurrency: number) {
   const text = JSON.stringify(lane.body(stream));
   const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", "content-length": String(Buffer.byteLength(text)) };
   const url = app.url + lane.path;
@@ -86,6 +91,15 @@ async function run(lane: (typeof LANES)[string], stream: boolean, n: number) {
   return { cpuUs: (c.user + c.system) / n, wallUs: (wall * 1000) / n };
 }
 
+if (import.meta.main) {
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const laneArg = opt("--lane") ?? "all";
+const modes = argv.includes("--both") ? [false, true] : [argv.includes("--stream")];
+const requests = Number(opt("--requests") ?? 20_000);
+const rounds = Number(opt("--rounds") ?? 5);
+const concurrency = Number(opt("--concurrency") ?? 32);
+const { app, logged, shutdown } = await startPipelineBenchApp();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const names = laneArg === "all" ? Object.keys(LANES) : laneArg.split(",");
 console.log(`${requests} requests per round, ${rounds} rounds, concurrency ${concurrency}; CPU µs per request (median, min–max)`);
@@ -93,12 +107,12 @@ for (const name of names) {
   const lane = LANES[name];
   if (!lane) throw new Error(`unknown lane ${name}`);
   for (const stream of modes) {
-    await run(lane, stream, Math.min(requests, 5000)); // warm-up (JIT, caches, the first flushes)
+    await runPipelineLane(app, lane, stream, Math.min(requests, 5000), concurrency); // warm-up (JIT, caches, the first flushes)
     const cpu: number[] = [];
-    for (let r = 0; r < rounds; r++) cpu.push((await run(lane, stream, requests)).cpuUs);
+    for (let r = 0; r < rounds; r++) cpu.push((await runPipelineLane(app, lane, stream, requests, concurrency)).cpuUs);
     console.log(`${name.padEnd(15)} ${stream ? "stream" : "json  "}  ${median(cpu).toFixed(1).padStart(6)} µs  (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)})`);
   }
 }
-await app.shutdown(1000);
-rmSync(dir, { recursive: true, force: true });
-if (logged === 0) throw new Error("no request was logged");
+await shutdown();
+if (logged() === 0) throw new Error("no request was logged");
+}
