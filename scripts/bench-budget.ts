@@ -49,7 +49,7 @@ const QUICK = argv.includes("--quick");
 const WRITE = argv.includes("--write");
 /** Iterations per timed run of a microbenchmark, timed runs (median taken), pipeline requests per run. */
 const ITER = QUICK ? 200 : 3000;
-const ROUNDS = QUICK ? 1 : 5;
+const ROUNDS = QUICK ? 1 : 3;
 const PIPELINE_N = QUICK ? 300 : 5000;
 const MARK_START = "<!-- bench-budget:start -->";
 const MARK_END = "<!-- bench-budget:end -->";
@@ -177,9 +177,12 @@ for (const bl of BUDGET_LANES) {
   };
   const executor: Executor = { send: replyNow };
   const call = { provider: target!.provider, account: picked.account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.headers };
-  const parent = new AbortController().signal;
-  const sendOnly = await cpuPerCall(async () => drainChunks((await replyNow()).body));
-  const viaExecute = await cpuPerCall(async () => drainChunks((await executeCall(executor, call, parent, 30_000)).reply.body));
+  // A fresh parent signal per call on both sides (a request's own signal; one shared signal would pile up listeners).
+  const sendOnly = await cpuPerCall(async () => {
+    void new AbortController().signal;
+    await drainChunks((await replyNow()).body);
+  });
+  const viaExecute = await cpuPerCall(async () => drainChunks((await executeCall(executor, call, new AbortController().signal, 30_000)).reply.body));
   const viaDriver = await cpuPerCall(async () => {
     const reply = await replyNow();
     const driver = replyDriverFor(ctx0, target!.provider, translated, reply);
