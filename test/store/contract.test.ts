@@ -309,7 +309,8 @@ for (const backend of backends) {
         order.push("first out");
         return 1;
       });
-      await Bun.sleep(20);
+      // The second caller starts once the first holds the lock (a database round trip away).
+      while (!order.includes("first in")) await Bun.sleep(5);
       const second = s.withRefreshLock("acct", async () => {
         order.push("second");
         return 2;
