@@ -390,7 +390,12 @@ function describeEffect(c: Classification): string {
   }
 }
 
-async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
+/**
+ * Reads at most `limit` bytes (UTF-8 text, cut to `limit` characters) of an upstream error body and
+ * cancels the rest; a body that breaks mid-read yields what arrived. Used for classification and by
+ * the admin account test.
+ */
+export async function readBounded(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
   if (!body) return "";
   const reader = body.getReader();
   const parts: Uint8Array[] = [];

@@ -9,7 +9,7 @@
  */
 import { codecFor } from "../../formats/index.ts";
 import type { WireFormat } from "../../formats/hub.ts";
-import { executeCall, scrubText, TransportError, type ExecutorFor } from "../../pipeline/index.ts";
+import { executeCall, readBounded, scrubText, TransportError, type ExecutorFor } from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 
 /** The answer of an account test. `status` is 0 when no HTTP status came back. */
@@ -51,27 +51,6 @@ export interface AccountTestDeps {
   secrets: () => Iterable<string>;
 }
 
-/** Reads at most `limit` bytes of a body as text and cancels the rest. */
-async function readSome(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string> {
-  if (!body) return "";
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let n = 0;
-  try {
-    while (n < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      n += value.byteLength;
-    }
-  } catch {
-    // what arrived is enough to describe the error
-  } finally {
-    void reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(Buffer.concat(parts)).slice(0, limit);
-}
-
 /**
  * Makes the one test call for `account` on `provider` with `model`. Never throws: a transport failure
  * is `{ok: false, status: 0}`.
@@ -101,7 +80,7 @@ export async function testAccount(deps: AccountTestDeps, provider: ProviderInfo,
     const latency = deps.clock.now() - started;
     const { status, headers } = sent.reply;
     if (status >= 200 && status < 300) return { ok: true, status, latency_ms: latency, model };
-    const text = await readSome(sent.reply.body, 16 * 1024);
+    const text = await readBounded(sent.reply.body, 16 * 1024);
     const error = codecFor(format).parseError(status, text, headers, deps.clock.now());
     return { ok: false, status, latency_ms: latency, model, error: scrubText(error.message, deps.secrets()).slice(0, 500) };
   } catch (e) {
