@@ -29,6 +29,16 @@ const KeyInfoReply = v.object({
   use: v.optional(v.looseObject({ budgets: v.array(v.looseObject({ used: v.number(), startedAt: v.optional(v.number()), resetsAt: v.optional(v.number()) })), inFlight: v.number() })),
 });
 
+/** The token and cost totals a usage row and a series bucket both carry. */
+const TOTALS = {
+  inputTokens: v.number(),
+  outputTokens: v.number(),
+  cacheReadTokens: v.number(),
+  cacheWriteTokens: v.number(),
+  reasoningTokens: v.number(),
+  costUsd: v.number(),
+};
+
 const UsageRowReply = v.looseObject({
   group: v.pipe(v.nullable(v.string()), v.description("The model / account / key / provider; null for requests without one.")),
   requests: v.number(),
@@ -36,12 +46,7 @@ const UsageRowReply = v.looseObject({
   clientClosed: v.number(),
   estimated: v.number(),
   fallbacks: v.number(),
-  inputTokens: v.number(),
-  outputTokens: v.number(),
-  cacheReadTokens: v.number(),
-  cacheWriteTokens: v.number(),
-  reasoningTokens: v.number(),
-  costUsd: v.number(),
+  ...TOTALS,
   unpriced: v.number(),
   avgTotalMs: v.number(),
   avgTtfbMs: v.nullable(v.number()),
@@ -52,12 +57,7 @@ const BucketReply = v.object({
   requests: v.number(),
   errors: v.number(),
   fallbacks: v.number(),
-  inputTokens: v.number(),
-  outputTokens: v.number(),
-  cacheReadTokens: v.number(),
-  cacheWriteTokens: v.number(),
-  reasoningTokens: v.number(),
-  costUsd: v.number(),
+  ...TOTALS,
 });
 
 const UsageReply = v.object({
@@ -168,6 +168,8 @@ const RoutePlanReply = v.looseObject({
   accountStrategy: v.string(),
 });
 
+const AccountSavedReply = v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) });
+
 /** Response schemas by `METHOD /path` (Elysia's spelling), merged into the OpenAPI document. */
 export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {
   "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
@@ -177,10 +179,7 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
   "GET /admin/api/calls": v.object({ calls: v.array(CallReply) }),
   "GET /admin/api/route-traces/:id": RouteTraceReply,
   "GET /admin/api/accounts": v.object({ now: ms("now"), strategy: v.string(), accounts: v.array(AccountStatusReply) }),
-  "POST /admin/api/accounts": {
-    200: v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) }),
-    201: v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) }),
-  },
+  "POST /admin/api/accounts": { 200: AccountSavedReply, 201: AccountSavedReply },
   "POST /admin/api/dry-run": RoutePlanReply,
   "GET /admin/api/oauth/:kind": v.object({
     providers: v.array(v.object({ id: v.string(), kind: v.string(), oauth: v.looseObject({ authorizeUrl: v.string(), tokenUrl: v.string(), clientId: v.string(), scopes: v.array(v.string()), redirectUri: v.string() }) })),
