@@ -138,6 +138,24 @@ export interface UsageBucket {
   costUsd: number;
 }
 
+/** The summed token and cost columns of a usage row, as both backends' queries name them. */
+export type UsageTotals = Pick<UsageBucket, "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens" | "costUsd">;
+
+/**
+ * {@link UsageTotals} from a summary or series row (SQLite gives numbers; PostgreSQL's float8 sums
+ * may arrive as strings; null reads as 0).
+ */
+export function usageTotalsFromRow(r: Record<string, unknown>): UsageTotals {
+  return {
+    inputTokens: Number(r.input_tokens ?? 0),
+    outputTokens: Number(r.output_tokens ?? 0),
+    cacheReadTokens: Number(r.cache_read_tokens ?? 0),
+    cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
+    reasoningTokens: Number(r.reasoning_tokens ?? 0),
+    costUsd: Number(r.cost_usd ?? 0),
+  };
+}
+
 /** Most buckets one series may have (a query asking for more is refused). */
 export const MAX_USAGE_BUCKETS = 2000;
 

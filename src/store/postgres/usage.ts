@@ -8,7 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, usageFilterSql } from "../types.ts";
-import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, usageTotalsFromRow, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -84,12 +84,7 @@ export class PgUsage implements UsageStore {
       clientClosed: num(r.client_closed),
       estimated: num(r.estimated),
       fallbacks: num(r.fallbacks),
-      inputTokens: num(r.input_tokens),
-      outputTokens: num(r.output_tokens),
-      cacheReadTokens: num(r.cache_read_tokens),
-      cacheWriteTokens: num(r.cache_write_tokens),
-      reasoningTokens: num(r.reasoning_tokens),
-      costUsd: num(r.cost_usd),
+      ...usageTotalsFromRow(r),
       unpriced: num(r.unpriced),
       savedChars: num(r.saved_chars),
       savedTokens: num(r.saved_tokens),
@@ -128,12 +123,7 @@ export class PgUsage implements UsageStore {
         requests: num(r.requests),
         errors: num(r.errors),
         fallbacks: num(r.fallbacks),
-        inputTokens: num(r.input_tokens),
-        outputTokens: num(r.output_tokens),
-        cacheReadTokens: num(r.cache_read_tokens),
-        cacheWriteTokens: num(r.cache_write_tokens),
-        reasoningTokens: num(r.reasoning_tokens),
-        costUsd: num(r.cost_usd),
+        ...usageTotalsFromRow(r),
       });
     }
     return fillUsageBuckets(q, found);

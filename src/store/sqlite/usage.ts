@@ -17,7 +17,7 @@ import {
   type CallsQuery,
   usageFilterSql,
 } from "../types.ts";
-import { fillUsageBuckets, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, usageTotalsFromRow, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 
 const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
@@ -127,12 +127,7 @@ export class SqliteUsage implements UsageStore {
       clientClosed: r.client_closed ?? 0,
       estimated: r.estimated ?? 0,
       fallbacks: r.fallbacks ?? 0,
-      inputTokens: r.input_tokens,
-      outputTokens: r.output_tokens,
-      cacheReadTokens: r.cache_read_tokens,
-      cacheWriteTokens: r.cache_write_tokens,
-      reasoningTokens: r.reasoning_tokens,
-      costUsd: r.cost_usd,
+      ...usageTotalsFromRow(r),
       unpriced: r.unpriced,
       savedChars: r.saved_chars,
       savedTokens: r.saved_tokens,
@@ -159,12 +154,7 @@ export class SqliteUsage implements UsageStore {
         requests: r.requests,
         errors: r.errors ?? 0,
         fallbacks: r.fallbacks ?? 0,
-        inputTokens: r.input_tokens,
-        outputTokens: r.output_tokens,
-        cacheReadTokens: r.cache_read_tokens,
-        cacheWriteTokens: r.cache_write_tokens,
-        reasoningTokens: r.reasoning_tokens,
-        costUsd: r.cost_usd,
+        ...usageTotalsFromRow(r),
       });
     }
     return fillUsageBuckets(q, found);
