@@ -6,23 +6,13 @@
  * Kimi, GLM and Qwen); opaque state (Anthropic signatures, Responses encrypted reasoning) goes back only
  * to the family that issued it, and what was dropped is in `X-Switchyard-Warning` and the route trace.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewaySuite } from "../support/gateway-suite.ts";
 import { simpleReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-});
-afterEach(() => {
-  gw.fake.reset();
-  gw.fake.handle(undefined);
-});
+const suite = gatewaySuite();
 
 const REASONING = "The user wants the file read first; call read_file on a.ts.";
 const READ_TOOL = { name: "read_file", description: "Reads a file.", input_schema: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } };
@@ -43,22 +33,22 @@ function deepseekToolCallSse(): string {
 const lastAssistantChat = (r: ReceivedRequest) => (r.body.messages as any[]).filter((m) => m.role === "assistant").at(-1);
 const warningsOf = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Array<{ code: string; message: string }>;
 async function traceWarnings(routeId: string | null) {
-  const t = await gw.app.store.getTrace(routeId!);
+  const t = await suite.gw.app.store.getTrace(routeId!);
   return (t?.warnings ?? []) as Array<{ code: string; message: string }>;
 }
 
 describe("a DeepSeek-style Chat thinking model in a tool-call loop", () => {
   test("Claude Code (Anthropic SDK): reasoning arrives as a thinking block, never text; the next turn sends it back as reasoning_content", async () => {
-    gw.fake.handle((r) => ({ sse: deepseekToolCallSse() }));
-    const client = new Anthropic({ apiKey: "x", baseURL: gw.url, maxRetries: 0 });
+    suite.gw.fake.handle((r) => ({ sse: deepseekToolCallSse() }));
+    const client = new Anthropic({ apiKey: "x", baseURL: suite.gw.url, maxRetries: 0 });
     const first = await client.messages.stream({ model: "chat/deepseek-reasoner", max_tokens: 500, tools: [READ_TOOL] as never, messages: [{ role: "user", content: "What is in a.ts?" }] }).finalMessage();
     expect(first.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
     expect((first.content[0] as any).thinking).toBe(REASONING);
     expect(first.stop_reason).toBe("tool_use");
     expect(JSON.stringify(first.content.filter((b) => b.type === "text"))).not.toContain("read_file on");
 
-    gw.fake.reset();
-    gw.fake.handle((r) => simpleReply(r.format!, { text: "It exports foo." }, r.stream));
+    suite.gw.fake.reset();
+    suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "It exports foo." }, r.stream));
     const second = await client.messages.create({
       model: "chat/deepseek-reasoner",
       max_tokens: 500,
@@ -70,15 +60,15 @@ describe("a DeepSeek-style Chat thinking model in a tool-call loop", () => {
       ],
     });
     expect((second.content[0] as any).text).toBe("It exports foo.");
-    const sent = lastAssistantChat(gw.fake.requests[0]);
+    const sent = lastAssistantChat(suite.gw.fake.requests[0]);
     expect(sent.reasoning_content).toBe(REASONING);
     expect(sent.content ?? "").not.toContain(REASONING);
     expect(sent.tool_calls[0].function).toEqual({ name: "read_file", arguments: '{"path":"a.ts"}' });
   });
 
   test("Codex (OpenAI SDK, Responses): reasoning arrives as a reasoning item, never output_text; replayed as reasoning_content", async () => {
-    gw.fake.handle(() => ({ sse: deepseekToolCallSse() }));
-    const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    suite.gw.fake.handle(() => ({ sse: deepseekToolCallSse() }));
+    const client = new OpenAI({ apiKey: "x", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
     const tools = [{ type: "function", name: "read_file", description: "Reads a file.", strict: false, parameters: READ_TOOL.input_schema }] as never;
     const stream = client.responses.stream({ model: "chat/deepseek-reasoner", input: "What is in a.ts?", tools, store: false, include: ["reasoning.encrypted_content"] });
     for await (const _ of stream) {
@@ -90,8 +80,8 @@ describe("a DeepSeek-style Chat thinking model in a tool-call loop", () => {
     const reasoningText = JSON.stringify(first.output[0]);
     expect(reasoningText).toContain("call read_file on a.ts");
 
-    gw.fake.reset();
-    gw.fake.handle((r) => simpleReply(r.format!, { text: "It exports foo." }, r.stream));
+    suite.gw.fake.reset();
+    suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "It exports foo." }, r.stream));
     const fc = first.output[1] as any;
     const second = await client.responses.create({
       model: "chat/deepseek-reasoner",
@@ -104,7 +94,7 @@ describe("a DeepSeek-style Chat thinking model in a tool-call loop", () => {
       ] as never,
     });
     expect(second.output_text).toBe("It exports foo.");
-    const sent = lastAssistantChat(gw.fake.requests[0]);
+    const sent = lastAssistantChat(suite.gw.fake.requests[0]);
     expect(sent.reasoning_content).toBe(REASONING);
     expect(sent.tool_calls[0].function.name).toBe("read_file");
   });
@@ -124,14 +114,14 @@ describe("opaque reasoning state goes back only to its family (F-8)", () => {
   ];
 
   test("Anthropic signature → the anthropic provider: the thinking block goes back whole, signature included", async () => {
-    gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
-    const res = await fetch(`${gw.url}/v1/messages`, {
+    suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+    const res = await fetch(`${suite.gw.url}/v1/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "anth/claude-x", max_tokens: 200, tools: [READ_TOOL], messages: signedHistory("EqRealAnthropicSignature==") }),
     });
     expect(res.status).toBe(200);
-    const blocks = gw.fake.requests[0].body.messages[1].content;
+    const blocks = suite.gw.fake.requests[0].body.messages[1].content;
     expect(blocks[0]).toEqual({ type: "thinking", thinking: REASONING, signature: "EqRealAnthropicSignature==" });
   });
 
@@ -141,17 +131,17 @@ describe("opaque reasoning state goes back only to its family (F-8)", () => {
     ["a Gemini provider", "gem/gemini-x"],
   ] as const) {
     test(`Anthropic signature → ${lane}: stripped, never sent as text, reported in the header and the trace`, async () => {
-      gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
-      const res = await fetch(`${gw.url}/v1/messages`, {
+      suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+      const res = await fetch(`${suite.gw.url}/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model, max_tokens: 200, tools: [READ_TOOL], messages: signedHistory("EqRealAnthropicSignature==") }),
       });
       expect(res.status).toBe(200);
-      const body = JSON.stringify(gw.fake.requests[0].body);
+      const body = JSON.stringify(suite.gw.fake.requests[0].body);
       expect(body).not.toContain("EqRealAnthropicSignature==");
       // Never as visible text: no text part or message content carries the reasoning.
-      const texts = JSON.stringify(gw.fake.requests[0].body).match(/"(?:text|content)":"[^"]*read_file on a\.ts[^"]*"/g) ?? [];
+      const texts = JSON.stringify(suite.gw.fake.requests[0].body).match(/"(?:text|content)":"[^"]*read_file on a\.ts[^"]*"/g) ?? [];
       expect(texts).toEqual([]);
       const w = warningsOf(res);
       // Through the hub the signature is stripped; the same-format tidy (Anthropic → anthropic-compatible) drops the block.
@@ -161,8 +151,8 @@ describe("opaque reasoning state goes back only to its family (F-8)", () => {
   }
 
   test("Responses encrypted reasoning → an Anthropic provider: stripped with a warning, never sent", async () => {
-    gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
-    const res = await fetch(`${gw.url}/v1/responses`, {
+    suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+    const res = await fetch(`${suite.gw.url}/v1/responses`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
@@ -178,7 +168,7 @@ describe("opaque reasoning state goes back only to its family (F-8)", () => {
       }),
     });
     expect(res.status).toBe(200);
-    const body = JSON.stringify(gw.fake.requests[0].body);
+    const body = JSON.stringify(suite.gw.fake.requests[0].body);
     expect(body).not.toContain("gAAAAopaque-openai-state");
     expect(warningsOf(res)).toContainEqual({ code: "stripped_reasoning_state", message: expect.stringContaining("Removed reasoning state issued by openai") });
     expect(await traceWarnings(res.headers.get("x-switchyard-route-id"))).toEqual(warningsOf(res));

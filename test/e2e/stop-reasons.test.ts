@@ -5,24 +5,14 @@
  * where a limit or a filter cut the reply, never `completed`; no finish is invented or softened into a
  * plain stop where the client's format has a word for what happened.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { GoogleGenAI } from "@google/genai";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewaySuite } from "../support/gateway-suite.ts";
 import type { FakeReply } from "../support/fake-upstream.ts";
 
-let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startGateway();
-});
-afterAll(async () => {
-  await gw?.stop();
-});
-afterEach(() => {
-  gw.fake.reset();
-  gw.fake.handle(undefined);
-});
+const suite = gatewaySuite();
 
 const TEXT = "Partial answer";
 
@@ -134,15 +124,15 @@ const EXPECT: Record<Why, { anthropic: string; chat: string; responses: { status
   pause_turn: { anthropic: "pause_turn", chat: "stop", responses: { status: "incomplete", reason: "pause_turn" }, gemini: "STOP" },
 };
 
-const anthropic = () => new Anthropic({ apiKey: "x", baseURL: gw.url, maxRetries: 0 });
-const openai = () => new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
-const genai = () => new GoogleGenAI({ apiKey: "placeholder", httpOptions: { baseUrl: gw.url } });
+const anthropic = () => new Anthropic({ apiKey: "x", baseURL: suite.gw.url, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: "x", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+const genai = () => new GoogleGenAI({ apiKey: "placeholder", httpOptions: { baseUrl: suite.gw.url } });
 
 for (const p of PROVIDERS) {
   describe(`${p.name} provider`, () => {
     for (const [why, says, reply] of p.says) {
       const want = EXPECT[why];
-      const replay = () => gw.fake.handle(() => reply);
+      const replay = () => suite.gw.fake.handle(() => reply);
 
       test(`${says} → Anthropic client stop_reason ${want.anthropic} (stream)`, async () => {
         replay();
