@@ -137,29 +137,58 @@ abstract class HubDriver implements ReplyDriver {
   }
 }
 
+/**
+ * The decode chain of the streaming-upstream drivers: provider decoder → normalizer → placeholder
+ * restorer (only with a `restoration`, SPEC S-3) → {@link HubDriver.observe} and `deliver`.
+ */
+abstract class DecodingDriver extends HubDriver {
+  private readonly normalizer: EventNormalizer;
+  private readonly decoder: StreamDecoder;
+  private readonly restorer: EventRestorer | undefined;
+
+  constructor(provider: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined) {
+    super();
+    const sink = (ev: HubEvent) => {
+      this.observe(ev);
+      this.deliver(ev);
+    };
+    const restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
+    this.restorer = restorer;
+    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
+    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
+  }
+
+  /** One canonical (normalized, restored) event for the client side. */
+  protected abstract deliver(ev: HubEvent): void;
+
+  protected decode(chunk: Uint8Array): void {
+    this.decoder.push(chunk);
+  }
+
+  /** The end of the upstream stream (or its `failure`): flushes decoder, normalizer and restorer. */
+  protected endDecode(failure: HubError | undefined): void {
+    if (failure) this.normalizer.event({ type: "error", error: failure });
+    else this.decoder.end();
+    this.normalizer.end();
+    this.restorer?.end();
+  }
+}
+
 /** Provider SSE → client SSE through the hub. */
-export class TranslatedStreamDriver extends HubDriver {
+export class TranslatedStreamDriver extends DecodingDriver {
   readonly buffered = false;
   private out = "";
   private readonly encoder: StreamEncoder;
-  private readonly normalizer: EventNormalizer;
-  private readonly decoder: StreamDecoder;
-
-  private readonly restorer: EventRestorer | undefined;
 
   /** `restoration`: the request's redaction placeholders, mapped back in text and tool arguments (SPEC S-3). */
   constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
-    super();
+    super(provider, decoderOptions, restoration);
     if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
     this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
-    const sink = (ev: HubEvent) => {
-      this.observe(ev);
-      this.encoder.event(ev);
-    };
-    this.restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
-    const restorer = this.restorer;
-    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
-    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
+  }
+
+  protected deliver(ev: HubEvent): void {
+    this.encoder.event(ev);
   }
 
   private take(): Uint8Array {
@@ -170,27 +199,21 @@ export class TranslatedStreamDriver extends HubDriver {
   }
 
   push(chunk: Uint8Array): Uint8Array {
-    this.decoder.push(chunk);
+    this.decode(chunk);
     return this.take();
   }
 
   end(failure?: HubError): Uint8Array {
-    if (failure) this.normalizer.event({ type: "error", error: failure });
-    else this.decoder.end();
-    this.normalizer.end();
-    this.restorer?.end();
+    this.endDecode(failure);
     this.encoder.end();
     return this.take();
   }
 }
 
 /** Provider SSE → one client JSON body (F-9). */
-export class AccumulatedDriver extends HubDriver {
+export class AccumulatedDriver extends DecodingDriver {
   readonly buffered = true;
   private readonly acc = new Accumulator();
-  private readonly normalizer: EventNormalizer;
-  private readonly decoder: StreamDecoder;
-  private readonly restorer: EventRestorer | undefined;
 
   /** `restoration` as for {@link TranslatedStreamDriver}. */
   constructor(
@@ -200,27 +223,20 @@ export class AccumulatedDriver extends HubDriver {
     private readonly encoderOptions: EncoderOptions,
     restoration?: Restoration,
   ) {
-    super();
-    const sink = (ev: HubEvent) => {
-      this.observe(ev);
-      this.acc.event(ev);
-    };
-    this.restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
-    const restorer = this.restorer;
-    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
-    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
+    super(provider, decoderOptions, restoration);
+  }
+
+  protected deliver(ev: HubEvent): void {
+    this.acc.event(ev);
   }
 
   push(chunk: Uint8Array): Uint8Array {
-    this.decoder.push(chunk);
+    this.decode(chunk);
     return EMPTY;
   }
 
   end(failure?: HubError): Uint8Array {
-    if (failure) this.normalizer.event({ type: "error", error: failure });
-    else this.decoder.end();
-    this.normalizer.end();
-    this.restorer?.end();
+    this.endDecode(failure);
     const r = this.acc.result;
     if (r.error) {
       // Nothing was sent yet: any error, early or late, is a failed attempt.
