@@ -12,7 +12,7 @@ import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
 import { MAX_USAGE_BUCKETS, StoreError, type UsageFilter } from "../store/types.ts";
-import { parseInput, readBody } from "./replies.ts";
+import { adminError, parseInput, readBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -30,12 +30,6 @@ export interface AdminDeps {
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }
-
-const openaiError = (status: number, message: string, type = "invalid_request_error") =>
-  new Response(JSON.stringify({ error: { message, type, param: null, code: null } }), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
 
 /** Whether a request may use the admin API (src/admin/access.ts has the rule). */
 export function adminAllowed(request: Request, peer: string | undefined, deps: AdminAuth): boolean {
@@ -121,7 +115,7 @@ export function adminApi(deps: AdminDeps) {
     .onBeforeHandle(({ request, server }) => {
       const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
       const access = adminAccess(request, peer, deps);
-      if (!access.ok) return openaiError(access.status, access.message, access.status === 401 ? "authentication_error" : "permission_error");
+      if (!access.ok) return adminError(access.status, access.message);
     })
     .get("/keys", async () => {
       const keys = await deps.store.listKeys();
@@ -139,7 +133,7 @@ export function adminApi(deps: AdminDeps) {
           set.status = 201;
           return created;
         } catch (e) {
-          if (e instanceof StoreError) return openaiError(e.code === "conflict" || e.code === "read_only" ? 409 : 400, e.message);
+          if (e instanceof StoreError) return adminError(e.code === "conflict" || e.code === "read_only" ? 409 : 400, e.message);
           throw e;
         }
       },
@@ -150,12 +144,12 @@ export function adminApi(deps: AdminDeps) {
       const name = params.name;
       try {
         const ok = await deps.store.revokeKey(name);
-        if (!ok) return openaiError(404, `No active key named ${name}.`);
+        if (!ok) return adminError(404, `No active key named ${name}.`);
         // A dashboard signed in with this key is signed out with it.
         deps.sessions?.endSubject(name);
         return { revoked: name };
       } catch (e) {
-        if (e instanceof StoreError) return openaiError(409, e.message);
+        if (e instanceof StoreError) return adminError(409, e.message);
         throw e;
       }
     })
@@ -169,7 +163,7 @@ export function adminApi(deps: AdminDeps) {
       const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter });
       const window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
       if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
-        return openaiError(400, `since ${since} in buckets of ${q.value.bucket ?? "1d"} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
+        return adminError(400, `since ${since} in buckets of ${q.value.bucket ?? "1d"} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
       }
       const buckets = await deps.store.usageSeries({ ...window, filter });
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
@@ -194,7 +188,7 @@ export function adminApi(deps: AdminDeps) {
     .get("/route-traces/:id", async ({ params }) => {
       const id = params.id;
       const t = await deps.store.getTrace(id);
-      if (!t) return openaiError(404, `No route trace ${id}.`);
+      if (!t) return adminError(404, `No route trace ${id}.`);
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;

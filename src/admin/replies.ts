@@ -1,13 +1,14 @@
 /**
  * Replies shared by the admin routes (SPEC 9.3): the error shape `{error: {message, type, param, code}}`
- * with 400 (bad input, `param` naming the field), 404 (unknown object), 409 (read-only or taken), and
+ * with 400 (bad input, `param` naming the field), 401 / 403 (admin access refused), 404 (unknown object),
+ * 409 (read-only or taken), and
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
 
 /** An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault. */
 export function adminError(status: number, message: string, param: string | null = null, code: string | null = null, extra: Record<string, unknown> = {}): Response {
-  const type = status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : "invalid_request_error";
+  const type = status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : status === 403 ? "permission_error" : "invalid_request_error";
   return new Response(JSON.stringify({ error: { message, type, param, code, ...extra } }), {
     status,
     headers: { "content-type": "application/json" },

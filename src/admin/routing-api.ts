@@ -28,7 +28,7 @@ import { ENDPOINT_FORMAT, planRoute, stripClientModelSuffix, type RoutingTable, 
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
-import { readBody } from "./replies.ts";
+import { adminError, readBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
 
 /** What the routing admin routes read. */
@@ -70,17 +70,11 @@ export function guessFormat(body: Record<string, unknown>): WireFormat {
   return "openai-chat";
 }
 
-const err = (status: number, message: string) =>
-  new Response(JSON.stringify({ error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", param: null, code: null } }), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
-
 /** Runs a dry run for a validated body. Exported for tests and the CLI-less callers. */
 export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promise<Response> {
   const clientFormat: WireFormat = input.format ?? (input.endpoint ? ENDPOINT_FORMAT[input.endpoint] : guessFormat(input.request));
   const rawModel = input.model ?? input.request.model;
-  if (typeof rawModel !== "string" || rawModel.trim() === "") return err(400, "The request must name a model (request.model or model).");
+  if (typeof rawModel !== "string" || rawModel.trim() === "") return adminError(400, "The request must name a model (request.model or model).");
   const requestedModel = stripClientModelSuffix(rawModel.trim());
   const body = { ...input.request, model: requestedModel };
   let hub;
@@ -93,7 +87,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   let keyTag = input.key_tag;
   if (keyTag === undefined && input.key !== undefined) {
     const k = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
-    if (!k) return err(404, `No active key named ${input.key}.`);
+    if (!k) return adminError(404, `No active key named ${input.key}.`);
     keyTag = k.tag;
   }
   const plan = planRoute(
@@ -102,7 +96,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     { clientFormat, requestedModel, hub, hubError, keyTag, headers: new Headers(input.headers ?? {}) },
     { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open" },
   );
-  if ("error" in plan) return err(plan.error.status, plan.error.message);
+  if ("error" in plan) return adminError(plan.error.status, plan.error.message);
   return Response.json({ ...plan, accountStrategy: deps.strategy() });
 }
 

@@ -33,7 +33,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
-import { readBody } from "./replies.ts";
+import { adminError, readBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -74,12 +74,6 @@ export const DiscoveryRequest = v.object({
   account: v.optional(v.string()),
 });
 
-const err = (status: number, message: string) =>
-  new Response(JSON.stringify({ error: { message, type: status === 404 ? "not_found_error" : "invalid_request_error", param: null, code: null } }), {
-    status,
-    headers: { "content-type": "application/json" },
-  });
-
 /** The subscription provider a request names (its id, or the first of a kind, built-in ids first). */
 export function subscriptionProvider(providers: Map<string, ConfiguredProvider>, name: string): ConfiguredProvider | undefined {
   const byId = providers.get(name);
@@ -102,7 +96,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .get("/oauth/:kind", ({ params }) => {
         const providers = [...deps.providers().values()].filter((p) => p.kind === params.kind || p.id === params.kind);
         const subs = providers.filter((p) => isSubscription(p.kind) && p.oauth);
-        if (subs.length === 0) return err(404, `No subscription provider of kind or id ${params.kind}.`);
+        if (subs.length === 0) return adminError(404, `No subscription provider of kind or id ${params.kind}.`);
         subs.sort((a, b) => (a.source === "builtin" ? -1 : 0) - (b.source === "builtin" ? -1 : 0));
         return { providers: subs.map((p) => ({ id: p.id, kind: p.kind, oauth: p.oauth })) };
       })
@@ -111,11 +105,11 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         if (!parsed.ok) return parsed.response;
         const input = parsed.value;
         const provider = subscriptionProvider(deps.providers(), input.provider);
-        if (!provider) return err(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
+        if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
         const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
-        if (deps.configAccountIds().has(id)) return err(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
+        if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
         const existing = await deps.store.getAccount(id);
-        if (existing && existing.providerId !== provider.id) return err(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
+        if (existing && existing.providerId !== provider.id) return adminError(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
         let unquarantined = false;
         const c = input.credential;
         const credential: Extract<Account["credential"], { type: "oauth" }> = { type: "oauth", accessToken: c.access_token };
@@ -144,7 +138,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
           await deps.store.clearLock(id);
           await deps.store.clearCooldown(id);
         } catch (e) {
-          if (e instanceof StoreError) return err(e.code === "read_only" || e.code === "conflict" ? 409 : 400, e.message);
+          if (e instanceof StoreError) return adminError(e.code === "read_only" || e.code === "conflict" ? 409 : 400, e.message);
           throw e;
         }
         deps.credentials.forget(id);
