@@ -1,9 +1,11 @@
 /**
  * The admin API's answers as the dashboard reads them (SPEC 9.3; /work contract of h/admin-api, the
- * OpenAPI document at /admin/api/openapi.json). Written out here rather than imported from the server
- * modules, whose type graph reaches Bun- and Node-only code the browser build must not type-check
- * against; the browser tests (test/dashboard) catch drift.
+ * OpenAPI document at /admin/api/openapi.json). Imported (`import type`, gone from the bundle) from server
+ * modules whose type graph stays free of Bun and Node code (pipeline/ports.ts, src/store/usage.ts);
+ * written out here where it does not (src/accounts/status.ts reaches the whole pipeline), and the
+ * browser tests (test/dashboard) catch drift in those.
  */
+import type { UsageSummaryRow as UsageRow } from "../../store/usage.ts";
 
 /** `GET /accounts` (src/accounts/status.ts). Times are ms since the epoch. */
 export interface AccountsStatus {
@@ -81,36 +83,8 @@ export interface CallRow {
   recorded?: boolean;
 }
 
-/** `GET /route-traces/{id}`. */
-export interface RouteTrace {
-  routeId: string;
-  requestId: string;
-  ts: number;
-  clientFormat: string;
-  requestedModel: string;
-  keyName?: string;
-  candidates: string[];
-  decisions: Array<{ subject: string; verdict: "in" | "out" | "moved"; reason: string }>;
-  attempts: Array<{
-    target: string;
-    providerId: string;
-    model: string;
-    accountId?: string;
-    startMs: number;
-    durationMs?: number;
-    status?: number;
-    classification?: string;
-    effect?: string;
-    error?: string;
-  }>;
-  warnings: Array<{ code?: string; message?: string } & Record<string, unknown>>;
-  outcome?: string;
-  status?: number;
-  totalMs?: number;
-  redactions?: Record<string, number>;
-  restored?: Record<string, number>;
-  tokenSaver?: { skipped: string } | { results: number; charsBefore: number; charsAfter: number; tokensSaved: number; rules: Record<string, number> };
-}
+/** `GET /route-traces/{id}`: the server's own type (pipeline/ports.ts is types only, so the browser build can check against it). */
+export type { RouteTrace } from "../../../pipeline/ports.ts";
 
 /** One recorded body (flight recorder). */
 export interface RecordedBody {
@@ -132,30 +106,8 @@ export interface Recording {
   response?: RecordedBody & { status: number };
 }
 
-/** `GET /usage` rows. */
-export interface UsageRow {
-  group: string | null;
-  requests: number;
-  errors: number;
-  clientClosed: number;
-  estimated: number;
-  fallbacks: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  avgTotalMs: number;
-  avgTtfbMs: number | null;
-  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
-  costUsd?: number;
-  /** Requests that served tokens with a model that has no price (left out of costUsd). */
-  unpriced?: number;
-  /** SPEC S-4: characters and estimated tokens the token savers removed from the bodies sent upstream. */
-  savedChars?: number;
-  savedTokens?: number;
-}
-
+/** `GET /usage` rows: the server's own type (src/store/usage.ts imports types only). */
+export type { UsageSummaryRow as UsageRow } from "../../store/usage.ts";
 export interface UsageBucket {
   t: number;
   requests: number;
