@@ -8,6 +8,9 @@ import type { Awaitable } from "./types.ts";
 /** Model name used for a cooldown, quota window or pairing that covers every model of the account. */
 export const ALL_MODELS = "*";
 
+/** Quota windows not updated for this long are pruned by either backend, ms (30 days). */
+export const QUOTA_STALE_MS = 30 * 24 * 3600 * 1000;
+
 /** A cooldown of one account for one model, or for all its models (`model: "*"`). */
 export interface Cooldown {
   accountId: string;

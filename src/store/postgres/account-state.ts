@@ -5,6 +5,7 @@
  * them too). A load returns the database's state with this instance's writes still on their way laid
  * over it, so a re-read never undoes a change this instance has just made.
  */
+import { QUOTA_STALE_MS } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -21,8 +22,6 @@ import type {
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
-/** Quota windows not updated for this long are pruned, ms (30 days). */
-const QUOTA_STALE_MS = 30 * 24 * 3600 * 1000;
 /** Recent writes kept for laying over a load, at most. */
 const MAX_RECENT = 1000;
 

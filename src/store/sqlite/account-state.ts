@@ -3,6 +3,7 @@
  * circuits are written through (each call commits before it returns); quota windows and conversation
  * bindings are buffered in {@link PendingWrites} and written by the store's flush.
  */
+import { QUOTA_STALE_MS } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -17,9 +18,6 @@ import type {
   RemovedModel,
 } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
-
-/** Quota windows not updated for this long are pruned, ms (30 days). */
-export const QUOTA_STALE_MS = 30 * 24 * 3600 * 1000;
 
 /** The `AccountStateStore` role of the SQLite store. */
 export class SqliteAccountState implements AccountStateStore {
