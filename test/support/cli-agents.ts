@@ -21,6 +21,8 @@ import { describeRun, runCli, type CliRunResult, type TrapProxy } from "./cli-ru
 /** The command the fake asks the CLI's shell tool to run, and the text it prints. */
 export const TOOL_MARKER = "switchyard-e2e";
 export const TOOL_COMMAND = `echo ${TOOL_MARKER}`;
+/** The prompt that makes a CLI run {@link TOOL_COMMAND} in its shell tool. */
+export const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
 /** Per-run timeout; a run normally takes 1–5 s. */
 export const CLI_RUN_TIMEOUT_MS = 60_000;
@@ -399,6 +401,9 @@ export interface CliLane {
   /** Path prefix of every model request the fake must see. */
   path: string;
 }
+
+/** The translated lane the CLI tests share: an Anthropic-format (`anthropic-compatible`) provider `anthc`. */
+export const ANTHROPIC_COMPATIBLE_LANE: CliLane = { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" };
 
 /**
  * Asserts a CLI run was served on `lane`: every model request the fake received (since its reset) went

@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { CODEX } from "../../support/cli-install.ts";
 import {
+  ANTHROPIC_COMPATIBLE_LANE,
   CLI_TEST_TIMEOUT_MS,
   cutOffAnthropicReply,
   expectLane,
@@ -18,6 +19,7 @@ import {
   summarizeRequests,
   TOOL_COMMAND,
   TOOL_MARKER,
+  TOOL_PROMPT,
   toolResultsIn,
   toolRoundTrip,
   type CliLane,
@@ -33,10 +35,8 @@ ${fakeProviders([["resp", "openai-responses"], ["anthc", "anthropic-compatible"]
 
 const LANES: CliLane[] = [
   { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
-  { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
+  ANTHROPIC_COMPATIBLE_LANE,
 ];
-
-const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
 const suite = cliSuite([CODEX], YAML);
 

@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CODEX } from "../../support/cli-install.ts";
 import {
+  ANTHROPIC_COMPATIBLE_LANE,
   CLI_TEST_TIMEOUT_MS,
   expectLane,
   finalTextFor,
@@ -27,6 +28,7 @@ import {
   summarizeRequests,
   TOOL_COMMAND,
   TOOL_MARKER,
+  TOOL_PROMPT,
   toolResultsIn,
   toolNamesIn,
   toolRoundTrip,
@@ -44,11 +46,9 @@ ${fakeProviders([["resp", "openai-responses"], ["anthc", "anthropic-compatible"]
 
 const LANES: CliLane[] = [
   { name: "openai-responses (native)", model: "resp/gpt-e2e", upstreamModel: "gpt-e2e", format: "openai-responses", path: "/v1/responses" },
-  { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
+  ANTHROPIC_COMPATIBLE_LANE,
   { name: "openai-compatible", model: "chat/qwen-e2e", upstreamModel: "qwen-e2e", format: "openai-chat", path: "/v1/chat/completions" },
 ];
-
-const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
 const suite = cliSuite([CODEX], YAML);
 

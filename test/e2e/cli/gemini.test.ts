@@ -9,6 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { GEMINI_CLI } from "../../support/cli-install.ts";
 import {
+  ANTHROPIC_COMPATIBLE_LANE,
   CLI_TEST_TIMEOUT_MS,
   expectLane,
   finalTextFor,
@@ -18,6 +19,7 @@ import {
   summarizeRequests,
   TOOL_COMMAND,
   TOOL_MARKER,
+  TOOL_PROMPT,
   toolResultsIn,
   toolRoundTrip,
   type CliLane,
@@ -32,10 +34,8 @@ ${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"]])}`;
 
 const LANES: CliLane[] = [
   { name: "gemini (native)", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
-  { name: "anthropic-compatible", model: "anthc/glm-e2e", upstreamModel: "glm-e2e", format: "anthropic-messages", path: "/v1/messages" },
+  ANTHROPIC_COMPATIBLE_LANE,
 ];
-
-const TOOL_PROMPT = `Run \`${TOOL_COMMAND}\` in the shell and tell me what it printed.`;
 
 const suite = cliSuite([GEMINI_CLI], YAML);
 
