@@ -1,11 +1,11 @@
 /**
  * The admin API's answers as the dashboard reads them (SPEC 9.3; /work contract of h/admin-api, the
  * OpenAPI document at /admin/api/openapi.json). Imported (`import type`, gone from the bundle) from server
- * modules whose type graph stays free of Bun and Node code (pipeline/ports.ts, src/store/usage.ts);
+ * modules whose type graph stays free of Bun and Node code (formats/hub.ts, pipeline/ports.ts, src/store/usage.ts);
  * written out here where it does not (src/accounts/status.ts reaches the whole pipeline), and the
  * browser tests (test/dashboard) catch drift in those.
  */
-import type { UsageSummaryRow as UsageRow } from "../../store/usage.ts";
+import type { CallRow as StoreCallRow, UsageBucket, UsageSummaryRow as UsageRow } from "../../store/usage.ts";
 
 /** `GET /accounts` (src/accounts/status.ts). Times are ms since the epoch. */
 export interface AccountsStatus {
@@ -48,38 +48,10 @@ export interface AccountStatus {
 }
 
 /** Token counts of one request. */
-export interface Usage {
-  inputTokens?: number;
-  outputTokens?: number;
-  cacheReadTokens?: number;
-  cacheWriteTokens?: number;
-  reasoningTokens?: number;
-}
+export type { Usage } from "../../../formats/hub.ts";
 
-/** `GET /calls` rows. */
-export interface CallRow {
-  requestId: string;
-  routeId?: string;
-  ts: number;
-  clientFormat: string;
-  requestedModel: string;
-  providerId?: string;
-  model?: string;
-  accountId?: string;
-  keyName?: string;
-  usage: Usage;
-  estimated: boolean;
-  outcome: string;
-  status: number;
-  ttfbMs?: number;
-  totalMs: number;
-  attempts: number;
-  fallback: boolean;
-  /** Present when priced (SPEC 9.5); the API-price equivalent for subscription accounts. */
-  costUsd?: number;
-  /** A model served tokens but has no price: the cost is unknown, not zero. */
-  unpriced?: boolean;
-  /** The flight recorder holds this call's bodies. */
+/** `GET /calls` rows: the store's row plus whether the flight recorder holds the call's bodies. */
+export interface CallRow extends StoreCallRow {
   recorded?: boolean;
 }
 
@@ -108,18 +80,7 @@ export interface Recording {
 
 /** `GET /usage` rows: the server's own type (src/store/usage.ts imports types only). */
 export type { UsageSummaryRow as UsageRow } from "../../store/usage.ts";
-export interface UsageBucket {
-  t: number;
-  requests: number;
-  errors: number;
-  fallbacks: number;
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  costUsd?: number;
-}
+export type { UsageBucket } from "../../store/usage.ts";
 
 /** `GET /usage`. */
 export interface UsageAnswer {
