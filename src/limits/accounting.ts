@@ -2,8 +2,8 @@
  * What a finished request costs and spends (SPEC 9.5, 9.6): prices its usage row and settles the
  * client key's limit counters with the tokens and USD it used. Called once per request from the app's
  * `finish`, after the reply ended; no I/O (shared counters settle in the background). Not O(1): a
- * price-table lookup matches the model across the bundled table, ~25–100 µs per priced request (not
- * cached per model: tiered prices depend on the request's usage).
+ * priced request runs the price table's calculation on its remembered model match ({@link PriceBook}),
+ * ~5–20 µs (the calculation itself is per request: tiered prices depend on the request's usage).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { RequestContext } from "../../pipeline/index.ts";

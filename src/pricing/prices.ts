@@ -8,7 +8,7 @@
  * Subscription accounts (claude-code, codex) are priced at the API price of the same model at its
  * vendor (Anthropic, OpenAI): the "API-price equivalent" of what the subscription served.
  */
-import type { calcPrice } from "@pydantic/genai-prices";
+import type { Provider, calcPrice } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
 
@@ -83,11 +83,20 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
  *    discount cached tokens bills them as input);
  * 2. the price table, under the provider kind's vendor ({@link priceVendor}), else by model id alone;
  * 3. otherwise unpriced.
- * Lookups that find no price are remembered (the table is bundled and does not change at run time).
+ *
+ * The table is bundled and does not change at run time, so what a lookup finds is remembered per
+ * (vendor, model): a model with no price stays unpriced, and a priced model's match (the table's
+ * provider with only the matched model in it) is handed back to `calcPrice` as its `provider` option
+ * on later requests. `calcPrice` then still does the whole calculation (the price in force at the time,
+ * tiers chosen by this request's usage) but matches the model against one entry instead of scanning
+ * the table's providers and models (~20 µs of ~65 µs for claude-sonnet-4-5). The result is the same as
+ * the uncached call's (test/pricing/prices.test.ts compares every model of the vendors we map to).
  * Without a `table` ({@link loadPriceTable}) only the overrides price anything.
  */
 export class PriceBook {
   private readonly unknown = new Set<string>();
+  /** (vendor, model) → the table's provider narrowed to the model the table matched for it. */
+  private readonly matched = new Map<string, Provider>();
 
   constructor(
     private readonly overrides: ReadonlyMap<string, PriceOverride> = new Map(),
@@ -103,6 +112,7 @@ export class PriceBook {
     if (!this.table || this.unknown.has(memo)) return { unpriced: true };
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
+    const match = this.matched.get(memo);
     let result: ReturnType<PriceTable> = null;
     try {
       result = this.table(
@@ -114,15 +124,18 @@ export class PriceBook {
           cache_write_tokens: cacheWrite,
         },
         model,
-        vendor ? { providerId: vendor } : undefined,
+        match ? { provider: match } : vendor ? { providerId: vendor } : undefined,
       );
     } catch {
       result = null;
     }
     if (!result) {
       this.unknown.add(memo);
+      this.matched.delete(memo);
       return { unpriced: true };
     }
+    // A model found through the provider's fallback providers keeps the provider it was found under.
+    if (!match) this.matched.set(memo, { ...result.provider, models: [result.model], fallback_model_providers: undefined });
     return { usd: result.total_price, source: "price_table", unpriced: false };
   }
 }

@@ -4,6 +4,9 @@
  * price; unknown models unpriced, never zero.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { calcPrice, findProvider } from "@pydantic/genai-prices";
+import type { ProviderKind } from "../../formats/codec.ts";
+import type { Usage } from "../../formats/hub.ts";
 import { PriceBook, loadPriceTable, overrideCost, priceVendor, type PriceTable } from "../../src/pricing/prices.ts";
 
 let table: PriceTable;
@@ -75,5 +78,61 @@ describe("the price table (@pydantic/genai-prices)", () => {
     expect(priceVendor("codex")).toBe("openai");
     expect(priceVendor("gemini")).toBe("google");
     expect(priceVendor("openai-compatible")).toBeUndefined();
+  });
+});
+
+describe("remembered matches price exactly like the table's own lookup", () => {
+  // The library's uncached call: the whole table scanned for the provider and the model.
+  const direct = (vendor: string | undefined, model: string, u: Usage): number | undefined => {
+    const cacheRead = u.cacheReadTokens ?? 0;
+    const cacheWrite = u.cacheWriteTokens ?? 0;
+    const input = (u.inputTokens ?? 0) + cacheRead + cacheWrite;
+    const usageIn = { input_tokens: input, output_tokens: u.outputTokens ?? 0, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite };
+    return calcPrice(usageIn, model, vendor ? { providerId: vendor } : undefined)?.total_price;
+  };
+  const usages: Usage[] = [
+    { inputTokens: 1000, outputTokens: 500 },
+    { inputTokens: 1000, outputTokens: 500, cacheReadTokens: 2000, cacheWriteTokens: 400 },
+    // long-context tiers (claude-sonnet-4-5, gemini-2.5-pro: above 200k input tokens, cache included)
+    { inputTokens: 150_000, outputTokens: 2000, cacheReadTokens: 60_000, cacheWriteTokens: 1000 },
+    { inputTokens: 200_000, outputTokens: 1 },
+    { inputTokens: 250_000, outputTokens: 8000 },
+    { outputTokens: 10 },
+    { cacheReadTokens: 300_000, outputTokens: 100 },
+  ];
+  const kinds: ProviderKind[] = ["anthropic", "openai", "gemini", "openai-compatible"];
+  const modelIds = ["anthropic", "openai", "google"].flatMap((id) => findProvider({ providerId: id })?.models.map((m) => m.id) ?? []);
+
+  test("the vendors' tables are there to compare (> 100 models)", () => {
+    expect(modelIds.length).toBeGreaterThan(100);
+  });
+
+  test.each(kinds)("every model of the anthropic, openai and google tables, dated ids too, served by kind %s: same USD for each usage, tiers and cache tokens included", (kind) => {
+    const mismatches: string[] = [];
+    let priced = 0;
+    {
+      const vendor = priceVendor(kind);
+      for (const id of modelIds) {
+        for (const model of [id, `${id}-20250929`]) {
+          const book = new PriceBook(new Map(), table);
+          for (const u of usages) {
+            const want = direct(vendor, model, u);
+            const got = book.cost("p", kind, model, u);
+            if (want !== undefined) priced++;
+            const same = want === undefined ? got.unpriced && got.usd === undefined : !got.unpriced && got.usd === want;
+            if (!same) mismatches.push(`${kind} ${model} ${JSON.stringify(u)}: table ${want}, book ${got.usd}`);
+          }
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+    expect(priced).toBeGreaterThan(100);
+  });
+
+  test("claude-sonnet-4-5 above 200k input tokens at its long-context prices, from the remembered match: $6 in, $22.5 out, $0.60 cache read, $7.50 cache write", () => {
+    const book = new PriceBook(new Map(), table);
+    expect(book.cost("a", "anthropic", "claude-sonnet-4-5", usage).usd).toBeCloseTo(0.0126, 12);
+    const long = { inputTokens: 150_000, outputTokens: 2000, cacheReadTokens: 60_000, cacheWriteTokens: 1000 };
+    expect(book.cost("a", "anthropic", "claude-sonnet-4-5", long).usd).toBeCloseTo((150_000 * 6 + 2000 * 22.5 + 60_000 * 0.6 + 1000 * 7.5) / 1e6, 12);
   });
 });
