@@ -3,7 +3,7 @@
  * client key's limit counters with the tokens and USD it used. Called once per request from the app's
  * `finish`, after the reply ended; no I/O (shared counters settle in the background). Not O(1): a
  * priced request runs the price table's calculation on its remembered model match ({@link PriceBook}),
- * ~5–20 µs (the calculation itself is per request: tiered prices depend on the request's usage).
+ * ~4–9 µs (the calculation itself is per request: tiered prices depend on the request's usage).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { RequestContext } from "../../pipeline/index.ts";

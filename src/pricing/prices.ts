@@ -8,7 +8,7 @@
  * Subscription accounts (claude-code, codex) are priced at the API price of the same model at its
  * vendor (Anthropic, OpenAI): the "API-price equivalent" of what the subscription served.
  */
-import type { Provider, calcPrice } from "@pydantic/genai-prices";
+import type { ModelInfo, ModelPrice, Provider, calcPrice } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
 
@@ -77,6 +77,21 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
 }
 
 /**
+ * The price keys of the token classes a {@link PriceBook} reports (`input_tokens`, `output_tokens`,
+ * `cache_read_tokens`, `cache_write_tokens`) and of the per-request price (`requests`, always counted
+ * once). Every other price of the table (audio, image, 1-hour cache writes, web searches, …) applies
+ * to a usage class we never report and is not an ancestor of one we do, so `calcPrice` prices it at
+ * zero; its cost is in the library's per-call checks of each pair of priced classes.
+ */
+const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "requests_kcount"]);
+
+/** `model` with only its {@link REPORTED_PRICE_KEYS} prices, in each of its dated price sets. */
+function priceOfReportedTokens(model: ModelInfo): ModelInfo {
+  const keep = (p: ModelPrice): ModelPrice => Object.fromEntries(Object.entries(p).filter(([key]) => REPORTED_PRICE_KEYS.has(key)));
+  return { ...model, prices: Array.isArray(model.prices) ? model.prices.map((c) => ({ ...c, prices: keep(c.prices) })) : keep(model.prices) };
+}
+
+/**
  * Prices requests. Lookup order for a request served by `provider/model`:
  * 1. `settings.pricing["provider/model"]`, then `settings.pricing["model"]` (an override; a missing
  *    `cache_read` or `cache_write` price is the override's `input` price: a provider that does not
@@ -86,11 +101,13 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
  *
  * The table is bundled and does not change at run time, so what a lookup finds is remembered per
  * (vendor, model): a model with no price stays unpriced, and a priced model's match (the table's
- * provider with only the matched model in it) is handed back to `calcPrice` as its `provider` option
- * on later requests. `calcPrice` then still does the whole calculation (the price in force at the time,
- * tiers chosen by this request's usage) but matches the model against one entry instead of scanning
- * the table's providers and models (~20 µs of ~65 µs for claude-sonnet-4-5). The result is the same as
- * the uncached call's (test/pricing/prices.test.ts compares every model of the vendors we map to).
+ * provider with only the matched model in it, that model with only the prices of the token classes we
+ * report: {@link REPORTED_PRICE_KEYS}) is handed back to `calcPrice` as its `provider` option on later
+ * requests. `calcPrice` then still does the whole calculation (the price in force at the time, tiers
+ * chosen by this request's usage) but matches the model against one entry instead of scanning the
+ * table, and checks 4–5 priced classes instead of up to a dozen (claude-sonnet-4-5: ~36 → ~8 µs). The
+ * result is the same as the uncached call's (test/pricing/prices.test.ts compares every model of the
+ * vendors we map to).
  * Without a `table` ({@link loadPriceTable}) only the overrides price anything.
  */
 export class PriceBook {
@@ -135,7 +152,7 @@ export class PriceBook {
       return { unpriced: true };
     }
     // A model found through the provider's fallback providers keeps the provider it was found under.
-    if (!match) this.matched.set(memo, { ...result.provider, models: [result.model], fallback_model_providers: undefined });
+    if (!match) this.matched.set(memo, { ...result.provider, models: [priceOfReportedTokens(result.model)], fallback_model_providers: undefined });
     return { usd: result.total_price, source: "price_table", unpriced: false };
   }
 }
