@@ -7,8 +7,10 @@
  * Usage: `bun scripts/bench-upstream.ts` — listens on 127.0.0.1:0 and prints `{"port":N}` on stdout.
  *
  * Paths (by suffix): `/chat/completions` (OpenAI Chat), `/v1/messages` (Anthropic Messages),
- * `/responses` (OpenAI Responses). The reply is decided by cheap substring tests on the request body:
- * - `"stream":true` → a streamed reply, else one JSON body;
+ * `/responses` (OpenAI Responses), `/models/{model}:generateContent` and
+ * `/models/{model}:streamGenerateContent` (Gemini; always SSE, as if `?alt=sse` were given). The reply
+ * is decided by cheap substring tests on the path and the request body:
+ * - `"stream":true` (Gemini: the `:streamGenerateContent` method) → a streamed reply, else one JSON body;
  * - a model containing `bench-big` → a {@link BIG_EVENTS}-event stream (stream throughput);
  * - a model containing `bench-hold` → the events up to the first content delta at once, then the
  *   stream stays open until the client goes away (open idle streams);
@@ -115,9 +117,37 @@ const RESPONSES_JSON = JSON.stringify({
   usage: { input_tokens: 42, output_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS },
 });
 
+// ---- Gemini generateContent / streamGenerateContent ------------------------------------------------
+
+const GEMINI_USAGE = (deltas: number) => ({ promptTokenCount: 42, candidatesTokenCount: deltas, totalTokenCount: 42 + deltas });
+/** One `streamGenerateContent?alt=sse` chunk: new parts only; `finishReason` and usage on the last. */
+function geminiChunk(text: string, last?: { deltas: number }): string {
+  const candidate: Record<string, unknown> = { content: { role: "model", parts: [{ text }] }, index: 0 };
+  const chunk: Record<string, unknown> = { candidates: [candidate] };
+  if (last) {
+    candidate.finishReason = "STOP";
+    chunk.usageMetadata = GEMINI_USAGE(last.deltas);
+  }
+  chunk.modelVersion = "gemini-bench";
+  chunk.responseId = "bench";
+  // Google separates SSE events with CRLF pairs (REFERENCE §4.3).
+  return "data: " + JSON.stringify(chunk) + "\r\n\r\n";
+}
+function geminiStream(deltas: number): string {
+  let s = "";
+  for (let i = 0; i < deltas; i++) s += geminiChunk(word(i));
+  return s + geminiChunk("", { deltas });
+}
+const GEMINI_JSON = JSON.stringify({
+  candidates: [{ content: { role: "model", parts: [{ text: TEXT }] }, finishReason: "STOP", index: 0 }],
+  usageMetadata: GEMINI_USAGE(SMALL_DELTAS),
+  modelVersion: "gemini-bench",
+  responseId: "bench",
+});
+
 // ---- precomputed bodies -------------------------------------------------------------------------
 
-type Fmt = "chat" | "messages" | "responses";
+type Fmt = "chat" | "messages" | "responses" | "gemini";
 interface Bodies {
   json: Uint8Array;
   small: Uint8Array;
@@ -128,16 +158,17 @@ interface Bodies {
   first: Uint8Array;
 }
 function bodies(fmt: Fmt): Bodies {
-  const stream = (n: number, usage: boolean) => (fmt === "chat" ? chatStream(n, usage) : fmt === "messages" ? messagesStream(n) : responsesStream(n));
+  const stream = (n: number, usage: boolean) => (fmt === "chat" ? chatStream(n, usage) : fmt === "messages" ? messagesStream(n) : fmt === "responses" ? responsesStream(n) : geminiStream(n));
   // BIG_EVENTS events in all: the framing events of each format plus content deltas.
-  const framing = fmt === "chat" ? 2 : fmt === "messages" ? 5 : 8;
+  const framing = { chat: 2, messages: 5, responses: 8, gemini: 1 }[fmt];
   const small = stream(SMALL_DELTAS, false);
   // A held stream sends everything up to and including the first content delta: a gateway commits
   // (writes to its client) only once content arrived (SPEC R-8).
-  const firstDelta = small.indexOf(fmt === "chat" ? '"content":"The"' : fmt === "messages" ? '"text_delta"' : '"response.output_text.delta"');
-  const firstEnd = small.indexOf("\n\n", firstDelta) + 2;
+  const firstDelta = small.indexOf({ chat: '"content":"The"', messages: '"text_delta"', responses: '"response.output_text.delta"', gemini: '"text":"The"' }[fmt]);
+  const sep = fmt === "gemini" ? "\r\n\r\n" : "\n\n";
+  const firstEnd = small.indexOf(sep, firstDelta) + sep.length;
   return {
-    json: enc.encode(fmt === "chat" ? CHAT_JSON : fmt === "messages" ? MESSAGES_JSON : RESPONSES_JSON),
+    json: enc.encode({ chat: CHAT_JSON, messages: MESSAGES_JSON, responses: RESPONSES_JSON, gemini: GEMINI_JSON }[fmt]),
     small: enc.encode(small),
     smallUsage: enc.encode(stream(SMALL_DELTAS, true)),
     big: enc.encode(stream(BIG_EVENTS - framing, false)),
@@ -145,7 +176,7 @@ function bodies(fmt: Fmt): Bodies {
     first: enc.encode(small.slice(0, firstEnd)),
   };
 }
-const BODIES: Record<Fmt, Bodies> = { chat: bodies("chat"), messages: bodies("messages"), responses: bodies("responses") };
+const BODIES: Record<Fmt, Bodies> = { chat: bodies("chat"), messages: bodies("messages"), responses: bodies("responses"), gemini: bodies("gemini") };
 
 const SSE = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 const JSON_H = { "content-type": "application/json" };
@@ -154,6 +185,7 @@ function formatOf(path: string): Fmt | undefined {
   if (path.endsWith("/chat/completions")) return "chat";
   if (path.endsWith("/messages")) return "messages";
   if (path.endsWith("/responses")) return "responses";
+  if (path.endsWith(":generateContent") || path.endsWith(":streamGenerateContent")) return "gemini";
   return undefined;
 }
 
@@ -161,7 +193,8 @@ function formatOf(path: string): Fmt | undefined {
 let held = 0;
 
 /**
- * The bench upstream's reply to a POST of `body` (the request's JSON text) to `path`, or undefined for
+ * The bench upstream's reply to a POST of `body` (the request's JSON text) to `path` (the URL's
+ * pathname, without the query: Gemini streams are SSE whether or not `?alt=sse` is given), or undefined for
  * a path it does not serve. `signal` ends a held stream (the client went away). Used by the server
  * below and, as a fetch without a network, by scripts/bench-pipeline.ts.
  */
@@ -169,9 +202,12 @@ export function benchReply(path: string, body: string, signal?: AbortSignal): Re
   const fmt = formatOf(path);
   if (!fmt) return undefined;
   const b = BODIES[fmt];
-  if (!body.includes('"stream":true')) return new Response(b.json, { headers: JSON_H });
+  const streamed = fmt === "gemini" ? path.endsWith(":streamGenerateContent") : body.includes('"stream":true');
+  if (!streamed) return new Response(b.json, { headers: JSON_H });
   const usage = fmt === "chat" && body.includes('"include_usage":true');
-  if (body.includes("bench-hold")) {
+  // Gemini names the model in the path only.
+  const model = fmt === "gemini" ? path : body;
+  if (model.includes("bench-hold")) {
     held++;
     let closed = false;
     const stream = new ReadableStream<Uint8Array>({
@@ -189,7 +225,7 @@ export function benchReply(path: string, body: string, signal?: AbortSignal): Re
     });
     return new Response(stream, { headers: SSE });
   }
-  if (body.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
+  if (model.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
   return new Response(usage ? b.smallUsage : b.small, { headers: SSE });
 }
 

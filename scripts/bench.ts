@@ -8,10 +8,15 @@
  * - switchyard itself: `bun src/main.ts start --config … --port 0 --data-dir …` (the real app).
  *
  * Lanes (client endpoint → upstream format): chat→chat (native, kind openai), messages→messages
- * (native, kind anthropic), messages→chat and responses→chat (translated), each non-streaming and
- * streaming. "direct" is the client talking to the upstream itself; the raw pipe and "direct" send
- * the lane's client request to the upstream endpoint of the client's own format (a pipe cannot
- * translate), switchyard sends it to the lane's upstream format.
+ * (native, kind anthropic), messages→chat and responses→chat (translated), gemini→gemini (the Gemini
+ * client endpoints to a provider of kind gemini: native) and gemini→chat (translated), each
+ * non-streaming and streaming; and responses-ws→chat: the same Responses request as responses→chat
+ * sent as `response.create` frames over Codex's Responses WebSocket (SPEC 2.5), streamed only. "direct"
+ * is the client talking to the upstream itself; the raw pipe and "direct" send the lane's client
+ * request to the upstream endpoint of the client's own format (a pipe cannot translate), switchyard
+ * sends it to the lane's upstream format. The raw pipe has no WebSocket: on the WebSocket lane
+ * "direct" is the upstream's HTTP Responses stream and the raw column is empty (compare the lane with
+ * responses→chat stream of the same run).
  *
  * Measured (see docs/performance.md): added latency p50/p99 at concurrency 1 and added time to the
  * first SSE frame (each minus direct in the same round); requests/s at concurrency 32 (wrk when
@@ -25,6 +30,9 @@
  *
  * Usage: scripts/bench [--quick] [--json out.json] [--rounds N] [--no-binary] [--body-kb N]
  *        [--database postgres://…]   (switchyard on the PostgreSQL store instead of SQLite, SPEC D-2)
+ *        [--lanes responses,gemini]  (only lanes whose name contains one of the words)
+ *        [--smoke]                   (one round of a few requests per lane: proves every lane runs,
+ *                                     its figures mean nothing; test/scripts/bench-lanes.test.ts)
  */
 // The load client opens 1,000 streams at once. Bun reads this variable only at process start
 // (setting it in process.env is too late), so without it the bench runs itself again with it.
@@ -46,12 +54,14 @@ const opt = (name: string) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : undefined;
 };
-const QUICK = flag("--quick");
+const SMOKE = flag("--smoke");
+const QUICK = flag("--quick") || SMOKE;
 const JSON_OUT = opt("--json");
-const ROUNDS = Number(opt("--rounds") ?? (QUICK ? 3 : 5));
-const LAT_N = QUICK ? 150 : 400;
-const RPS_SECONDS = QUICK ? 2 : 4;
-const RPS_ROUNDS = QUICK ? 2 : 3;
+const ROUNDS = Number(opt("--rounds") ?? (SMOKE ? 1 : QUICK ? 3 : 5));
+const LAT_N = SMOKE ? 10 : QUICK ? 150 : 400;
+const LAT_WARM = SMOKE ? 2 : 20;
+const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
+const RPS_ROUNDS = SMOKE ? 1 : QUICK ? 2 : 3;
 const CONCURRENCY = 32;
 const OPEN_STREAMS = 1000;
 const BODY_KB = Number(opt("--body-kb") ?? 2);
@@ -71,55 +81,101 @@ const MODES: Mode[] = ["json", "stream"];
 interface Lane {
   name: string;
   kind: "native" | "translated";
-  /** Client endpoint path. */
-  path: string;
+  /** Client endpoint path (with its query) for a stream mode and model name. */
+  path: (stream: boolean, model: string) => string;
   body: (stream: boolean, model: string) => Record<string, unknown>;
   /** Base model name: `bench`, `bench-big` and `bench-hold` variants are derived from it. */
   model: string;
+  /**
+   * `websocket`: switchyard is called over the Responses WebSocket (one `response.create` frame per
+   * request on a socket kept open, as Codex does); direct over HTTP; no raw pipe (it has no WebSocket).
+   */
+  transport?: "websocket";
+  /** The modes run (default both). */
+  modes?: Mode[];
 }
 
 // ---- request bodies -------------------------------------------------------------------------------
 
 const SYSTEM = ("You are a careful coding assistant. Answer briefly and precisely. ").repeat(Math.max(1, Math.round((BODY_KB * 1024 - 400) / 68)));
 const USER = "Summarise the change in one sentence.";
-const LANES: Lane[] = [
+const at = (path: string) => () => path;
+/** The Gemini client path: the model and the method are in it (SPEC 2.1). */
+const geminiPath = (stream: boolean, model: string) => `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+const geminiBody = () => ({ systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: "user", parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 256 } });
+const responsesBody = (stream: boolean, model: string) => ({ model, stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 });
+const ALL_LANES: Lane[] = [
   {
     name: "chat→chat",
     kind: "native",
-    path: "/v1/chat/completions",
+    path: at("/v1/chat/completions"),
     model: "gpt-bench",
     body: (stream, model) => ({ model, stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }),
   },
   {
     name: "messages→messages",
     kind: "native",
-    path: "/v1/messages",
+    path: at("/v1/messages"),
     model: "claude-bench",
     body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
   },
   {
     name: "messages→chat",
     kind: "translated",
-    path: "/v1/messages",
+    path: at("/v1/messages"),
     model: "gpt-bench",
     body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
   },
   {
     name: "responses→chat",
     kind: "translated",
-    path: "/v1/responses",
+    path: at("/v1/responses"),
     model: "cchat/gpt-bench",
-    body: (stream, model) => ({ model, stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }),
+    body: responsesBody,
   },
+  {
+    name: "responses-ws→chat",
+    kind: "translated",
+    path: at("/v1/responses"),
+    model: "cchat/gpt-bench",
+    body: responsesBody,
+    transport: "websocket",
+    modes: ["stream"],
+  },
+  { name: "gemini→gemini", kind: "native", path: geminiPath, model: "gemini-bench", body: geminiBody },
+  { name: "gemini→chat", kind: "translated", path: geminiPath, model: "gpt-bench", body: geminiBody },
 ];
+/** `--lanes a,b`: the lanes whose name contains one of the words (the open-streams and binary sections use the first two lanes). */
+const LANE_FILTER = opt("--lanes")?.split(",").filter(Boolean);
+const LANES = LANE_FILTER ? ALL_LANES.filter((l) => LANE_FILTER.some((w) => l.name.includes(w))) : ALL_LANES;
+if (LANES.length === 0) throw new Error(`--lanes ${opt("--lanes")}: no lane matches (lanes: ${ALL_LANES.map((l) => l.name).join(", ")})`);
+const modesOf = (lane: Lane) => lane.modes ?? MODES;
+/** The targets a lane runs on: no raw pipe for the WebSocket lane. */
+const targetsOf = (lane: Lane): TargetName[] => (lane.transport === "websocket" ? ["direct", "switchyard"] : TARGETS);
 
 /** The model name of a variant: `gpt-bench` → `gpt-bench-big`. */
 const variant = (lane: Lane, v: "" | "-big" | "-hold") => lane.model + v;
 /** direct and raw call the upstream's own endpoint of the client's format; model prefixes are gateway-only. */
-const bodyFor = (lane: Lane, target: TargetName, stream: boolean, v: "" | "-big" | "-hold" = "") => {
-  const model = variant(lane, v);
-  return JSON.stringify(lane.body(stream, target === "switchyard" ? model : model.replace(/^[^/]+\//, "")));
-};
+const modelFor = (lane: Lane, target: TargetName, v: "" | "-big" | "-hold") => (target === "switchyard" ? variant(lane, v) : variant(lane, v).replace(/^[^/]+\//, ""));
+const bodyFor = (lane: Lane, target: TargetName, stream: boolean, v: "" | "-big" | "-hold" = "") => JSON.stringify(lane.body(stream, modelFor(lane, target, v)));
+
+/**
+ * One lane request to one target: the URL (with the model and method in the path on Gemini lanes) and
+ * what is sent. On the WebSocket lane switchyard gets a `response.create` frame on a `ws://` URL.
+ */
+interface Call {
+  url: string;
+  body: string;
+  websocket: boolean;
+}
+function callFor(lane: Lane, target: TargetName, stream: boolean, v: "" | "-big" | "-hold" = ""): Call {
+  const model = modelFor(lane, target, v);
+  const path = lane.path(stream, model);
+  if (lane.transport === "websocket" && target === "switchyard") {
+    return { url: urls.switchyard.replace(/^http/, "ws") + path, body: JSON.stringify({ type: "response.create", ...lane.body(stream, model) }), websocket: true };
+  }
+  return { url: urls[target] + path, body: JSON.stringify(lane.body(stream, model)), websocket: false };
+}
 
 // ---- processes ----------------------------------------------------------------------------------
 
@@ -189,6 +245,9 @@ providers:
   - id: cchat
     kind: openai-compatible
     base_url: "${upstream}/v1"
+  - id: gemini
+    kind: gemini
+    base_url: "${upstream}"
 accounts:
   - id: openai-bench
     provider: openai
@@ -198,6 +257,9 @@ accounts:
     api_key: env:BENCH_UPSTREAM_KEY
   - id: cchat-bench
     provider: cchat
+    api_key: env:BENCH_UPSTREAM_KEY
+  - id: gemini-bench
+    provider: gemini
     api_key: env:BENCH_UPSTREAM_KEY
 `;
 }
@@ -269,10 +331,84 @@ async function timedRequest(url: string, body: string): Promise<{ total: number;
   return { total: performance.now() - t0, first, bytes, status: res.status };
 }
 
-const targetUrl = (t: TargetName, lane: Lane) => urls[t] + lane.path;
+interface Timed {
+  total: number;
+  first: number;
+  bytes: number;
+  status: number;
+}
 
-/** Rotates the target order per round so none always runs first. */
-const orderFor = (r: number) => TARGETS.map((_, i) => TARGETS[(i + r) % TARGETS.length]);
+/** A terminal frame of the Responses WebSocket: the reply's last event, or an error frame (SPEC 2.5). */
+const TERMINAL_FRAME = /^\{"type":"(response\.completed|response\.incomplete|response\.failed|error)"/;
+
+/**
+ * A Responses WebSocket client as Codex uses it: one socket kept open, one `response.create` frame at
+ * a time, the next sent once the previous reply's terminal frame arrived.
+ */
+class BenchSocket {
+  private pending: { resolve: (t: Timed) => void; reject: (e: Error) => void; t0: number; first: number; bytes: number } | undefined;
+  private closedWith: Error | undefined;
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.onmessage = (ev) => this.frame(ev.data as string);
+    ws.onclose = (ev) => {
+      this.closedWith = new Error(`the socket closed (${ev.code} ${ev.reason})`);
+      this.pending?.reject(this.closedWith);
+      this.pending = undefined;
+    };
+  }
+
+  /** Opens a socket to `url` (`ws://…/v1/responses`); rejects when the upgrade fails. */
+  static open(url: string): Promise<BenchSocket> {
+    const ws = new WebSocket(url);
+    return new Promise((resolve, reject) => {
+      ws.onopen = () => resolve(new BenchSocket(ws));
+      ws.onerror = () => reject(new Error(`WebSocket ${url}: the upgrade failed`));
+    });
+  }
+
+  private frame(data: string): void {
+    const p = this.pending;
+    if (!p) return;
+    if (p.bytes === 0) p.first = performance.now() - p.t0;
+    p.bytes += data.length;
+    const m = TERMINAL_FRAME.exec(data.slice(0, 40));
+    if (!m) return;
+    this.pending = undefined;
+    const status = m[1] === "error" ? Number(/"status":(\d+)/.exec(data)?.[1] ?? 500) : m[1] === "response.failed" ? 502 : 200;
+    p.resolve({ total: performance.now() - p.t0, first: p.first, bytes: p.bytes, status });
+  }
+
+  /** Sends one `response.create` frame and waits for its terminal frame. */
+  send(frame: string): Promise<Timed> {
+    if (this.closedWith) return Promise.reject(this.closedWith);
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject, t0: performance.now(), first: NaN, bytes: 0 };
+      this.ws.send(frame);
+    });
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+/** One socket per URL for the sequential sections (latency, streams), opened on first use. */
+const sockets = new Map<string, Promise<BenchSocket>>();
+
+/** One request of a lane to a target, read to the end (over HTTP, or as one frame on a kept socket). */
+async function timedCall(c: Call): Promise<Timed> {
+  if (!c.websocket) return timedRequest(c.url, c.body);
+  let s = sockets.get(c.url);
+  if (!s) sockets.set(c.url, (s = BenchSocket.open(c.url)));
+  return (await s).send(c.body);
+}
+
+/** Rotates a lane's target order per round so none always runs first. */
+const orderFor = (r: number, lane: Lane) => {
+  const ts = targetsOf(lane);
+  return ts.map((_, i) => ts[(i + r) % ts.length]);
+};
 
 // ---- 1. latency at concurrency 1 --------------------------------------------------------------------
 
@@ -285,20 +421,19 @@ interface LatencyRow {
 
 async function latency(): Promise<LatencyRow[]> {
   const rows: LatencyRow[] = [];
-  for (const lane of LANES) for (const mode of MODES) rows.push({ lane: lane.name, mode, rounds: { direct: [], raw: [], switchyard: [] } });
+  for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rounds: { direct: [], raw: [], switchyard: [] } });
   for (let r = 0; r < ROUNDS; r++) {
     let i = 0;
     for (const lane of LANES) {
-      for (const mode of MODES) {
+      for (const mode of modesOf(lane)) {
         const row = rows[i++];
-        for (const t of orderFor(r + i)) {
-          const body = bodyFor(lane, t, mode === "stream");
-          const url = targetUrl(t, lane);
-          for (let w = 0; w < 20; w++) await timedRequest(url, body); // warm the connection and JIT
+        for (const t of orderFor(r + i, lane)) {
+          const call = callFor(lane, t, mode === "stream");
+          for (let w = 0; w < LAT_WARM; w++) await timedCall(call); // warm the connection and JIT
           const totals: number[] = [];
           const firsts: number[] = [];
           for (let k = 0; k < LAT_N; k++) {
-            const x = await timedRequest(url, body);
+            const x = await timedCall(call);
             if (x.status !== 200) throw new Error(`${t} ${lane.name} ${mode}: HTTP ${x.status}`);
             totals.push(x.total);
             firsts.push(x.first);
@@ -364,6 +499,37 @@ async function loadBun(url: string, body: string, seconds: number): Promise<Load
   return { requests, seconds: (performance.now() - t0) / 1000, errors };
 }
 
+/**
+ * The WebSocket load client: {@link CONCURRENCY} sockets, each sending `response.create` frames one
+ * after another (the next once the previous reply's terminal frame arrived, as Codex does) for
+ * `seconds`; a completed response counts as a request, anything else (an error frame,
+ * `response.failed`, a closed socket) as an error.
+ */
+async function loadWs(url: string, frame: string, seconds: number): Promise<LoadResult> {
+  const opened = await Promise.all(Array.from({ length: CONCURRENCY }, () => BenchSocket.open(url)));
+  const end = performance.now() + seconds * 1000;
+  let requests = 0;
+  let errors = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    opened.map(async (s) => {
+      while (performance.now() < end) {
+        try {
+          const x = await s.send(frame);
+          if (x.status === 200) requests++;
+          else errors++;
+        } catch {
+          errors++;
+          return;
+        }
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  for (const s of opened) s.close();
+  return { requests, seconds: secs, errors };
+}
+
 interface RpsRow {
   lane: string;
   mode: Mode;
@@ -374,20 +540,20 @@ interface RpsRow {
 
 async function throughput(dir: string, peak: Record<TargetName, number>): Promise<RpsRow[]> {
   const rows: RpsRow[] = [];
-  for (const lane of LANES) for (const mode of MODES) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0 });
+  for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0 });
   for (let r = 0; r < RPS_ROUNDS; r++) {
     let i = 0;
     for (const lane of LANES) {
-      for (const mode of MODES) {
+      for (const mode of modesOf(lane)) {
         const row = rows[i++];
-        for (const t of orderFor(r + i)) {
-          const pid = t === "direct" ? procs.direct!.pid : procs[t]!.pid;
-          const body = bodyFor(lane, t, mode === "stream");
+        for (const t of orderFor(r + i, lane)) {
+          const pid = procs[t]!.pid;
+          const call = callFor(lane, t, mode === "stream");
           const c0 = cpuUs(pid);
           const sampler = setInterval(() => (peak[t] = Math.max(peak[t], rssMb(pid))), 100);
           let res: LoadResult;
           try {
-            res = WRK ? await loadWrk(targetUrl(t, lane), body, RPS_SECONDS, dir) : await loadBun(targetUrl(t, lane), body, RPS_SECONDS);
+            res = call.websocket ? await loadWs(call.url, call.body, RPS_SECONDS) : WRK ? await loadWrk(call.url, call.body, RPS_SECONDS, dir) : await loadBun(call.url, call.body, RPS_SECONDS);
           } finally {
             clearInterval(sampler);
           }
@@ -408,7 +574,7 @@ async function throughput(dir: string, peak: Record<TargetName, number>): Promis
 
 const BIG_EVENTS = 20_000;
 /** Big streams per measurement (the CPU figure is their total over the count). */
-const STREAM_REPS = QUICK ? 4 : 8;
+const STREAM_REPS = SMOKE ? 1 : QUICK ? 4 : 8;
 
 interface StreamRow {
   lane: string;
@@ -421,16 +587,16 @@ async function streams(): Promise<StreamRow[]> {
   for (let r = 0; r < ROUNDS; r++) {
     for (let li = 0; li < LANES.length; li++) {
       const lane = LANES[li];
-      for (const t of orderFor(r + li)) {
-        const body = bodyFor(lane, t, true, "-big");
+      for (const t of orderFor(r + li, lane)) {
+        const call = callFor(lane, t, true, "-big");
         const pid = procs[t]!.pid;
-        await timedRequest(targetUrl(t, lane), body); // warm-up
+        await timedCall(call); // warm-up
         // STREAM_REPS streams back to back: the CPU clock ticks in 10 ms steps, one stream takes a few.
         const c0 = cpuUs(pid);
         let seconds = 0;
         let bytes = 0;
         for (let k = 0; k < STREAM_REPS; k++) {
-          const x = await timedRequest(targetUrl(t, lane), body);
+          const x = await timedCall(call);
           if (x.status !== 200) throw new Error(`stream ${t} ${lane.name}: HTTP ${x.status}`);
           seconds += x.total / 1000;
           bytes += x.bytes;
@@ -462,13 +628,13 @@ async function openStreams(target: TargetName, lane: Lane): Promise<OpenStreamsR
   await Bun.sleep(300);
   const rssBeforeMb = rssMb(pid);
   const ctrls: AbortController[] = [];
-  const body = bodyFor(lane, target, true, "-hold");
+  const call = callFor(lane, target, true, "-hold");
   const t0 = performance.now();
   let opened = 0;
   const first = Array.from({ length: OPEN_STREAMS }, async () => {
     const ctrl = new AbortController();
     ctrls.push(ctrl);
-    const res = await fetch(targetUrl(target, lane), { method: "POST", headers: HEADERS, body, signal: ctrl.signal });
+    const res = await fetch(call.url, { method: "POST", headers: HEADERS, body: call.body, signal: ctrl.signal });
     const reader = res.body!.getReader();
     const r = await reader.read();
     if (!r.done && r.value.byteLength > 0) opened++;
@@ -501,8 +667,8 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
   try {
     await Bun.sleep(1500);
     const idleMb = rssMb(p.pid);
-    const lane = LANES[0];
-    for (let k = 0; k < 200; k++) await timedRequest(p.url + lane.path, bodyFor(lane, "switchyard", k % 2 === 0));
+    const lane = ALL_LANES[0];
+    for (let k = 0; k < 200; k++) await timedRequest(p.url + lane.path(k % 2 === 0, lane.model), bodyFor(lane, "switchyard", k % 2 === 0));
     await Bun.sleep(1500);
     const warmIdleMb = rssMb(p.pid);
     return { idleMb, warmIdleMb, sizeMb: Bun.file(out).size / 1e6 };
@@ -562,25 +728,28 @@ async function main() {
     const codec = run("drivers") ? await driverBench({ upstream: procs.direct!.url, headers: HEADERS, rounds: ROUNDS, reps: QUICK ? 5 : 15, events: BIG_EVENTS }) : [];
     process.stderr.write("open streams…\n");
     const open: OpenStreamsResult[] = [];
-    if (run("open")) for (const t of ["raw", "switchyard"] as TargetName[]) open.push(await openStreams(t, LANES[1]));
+    if (run("open")) for (const t of ["raw", "switchyard"] as TargetName[]) open.push(await openStreams(t, ALL_LANES[1]));
     const binary = BUILD_BINARY && run("binary") ? await binaryRss(upstream.url, dir) : undefined;
 
     // ---- assemble
+    // A target a lane does not run on (the raw pipe on the WebSocket lane) is null in the JSON.
+    const orNull = <T>(xs: unknown[], f: () => T): T | null => (xs.length === 0 ? null : f());
     const latRows = lat.map((row) => {
       const added = (t: TargetName, k: "p50" | "p99" | "first50") => row.rounds[t].map((x, i) => x[k] - row.rounds.direct[i][k]);
+      const addedOf = (t: TargetName) => orNull(row.rounds[t], () => ({ addedP50Ms: spread(added(t, "p50")), addedP99Ms: spread(added(t, "p99")), addedFirstFrameMs: spread(added(t, "first50")) }));
       return {
         lane: row.lane,
         mode: row.mode,
         direct: { p50Ms: median(row.rounds.direct.map((x) => x.p50)), p99Ms: median(row.rounds.direct.map((x) => x.p99)), firstFrameMs: median(row.rounds.direct.map((x) => x.first50)) },
-        raw: { addedP50Ms: spread(added("raw", "p50")), addedP99Ms: spread(added("raw", "p99")), addedFirstFrameMs: spread(added("raw", "first50")) },
-        switchyard: { addedP50Ms: spread(added("switchyard", "p50")), addedP99Ms: spread(added("switchyard", "p99")), addedFirstFrameMs: spread(added("switchyard", "first50")) },
+        raw: addedOf("raw"),
+        switchyard: addedOf("switchyard")!,
       };
     });
     const rpsRows = rps.map((row) => ({
       lane: row.lane,
       mode: row.mode,
-      rps: { direct: spread(row.rps.direct), raw: spread(row.rps.raw), switchyard: spread(row.rps.switchyard) },
-      cpuUsPerRequest: { upstream: spread(row.cpuUsPerReq.direct), raw: spread(row.cpuUsPerReq.raw), switchyard: spread(row.cpuUsPerReq.switchyard) },
+      rps: { direct: spread(row.rps.direct), raw: orNull(row.rps.raw, () => spread(row.rps.raw)), switchyard: spread(row.rps.switchyard) },
+      cpuUsPerRequest: { upstream: spread(row.cpuUsPerReq.direct), raw: orNull(row.cpuUsPerReq.raw, () => spread(row.cpuUsPerReq.raw)), switchyard: spread(row.cpuUsPerReq.switchyard) },
       errors: row.errors,
     }));
     const strRows = str.map((row) => {
@@ -590,14 +759,15 @@ async function main() {
         // at the clock's resolution: one tick over all STREAM_REPS streams is the least that can be measured
         eventsPerCpuSec: t === "direct" ? undefined : spread(row.runs[t].map((x) => BIG_EVENTS / Math.max(x.cpuS, TICK_US / 1e6 / STREAM_REPS))),
       });
-      return { lane: row.lane, direct: per("direct"), raw: per("raw"), switchyard: per("switchyard") };
+      return { lane: row.lane, direct: per("direct"), raw: orNull(row.runs.raw, () => per("raw")), switchyard: per("switchyard") };
     });
     const codecRows = codec.map((c) => ({ lane: c.lane, driver: c.driver, eventsPerSec: spread(c.eventsPerSec), mbPerSec: spread(c.mbPerSec) }));
     const result = {
       when: new Date().toISOString(),
       command: `scripts/bench ${argv.join(" ").replace(/(:\/\/[^:/@\s]+):[^@\s]*@/g, "$1:***@")}`.trim(),
       machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "bun fetch x32" },
-      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, rpsSeconds: RPS_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
+      lanes: LANES.map((l) => ({ name: l.name, kind: l.kind, transport: l.transport ?? "http", modes: modesOf(l), targets: targetsOf(l) })),
+      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, rpsSeconds: RPS_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(ALL_LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
       latency: latRows,
       throughput: rpsRows,
       streamThroughput: strRows,
@@ -607,7 +777,7 @@ async function main() {
     };
 
     // ---- print
-    const m = (s: { median: number }) => s.median;
+    const m = (s: { median: number } | null | undefined) => (s ? s.median : NaN);
     const out: string[] = [];
     out.push(`\nswitchyard bench — ${result.command} — ${result.when} — ${result.machine.cores} cores, bun ${Bun.version}, ${result.machine.loadClient}`);
     out.push(`medians over ${ROUNDS} rounds (latency, streams) / ${RPS_ROUNDS} rounds (throughput); body ${result.settings.bodyBytes} bytes\n`);
@@ -615,7 +785,7 @@ async function main() {
     out.push(
       table(
         ["lane", "mode", "direct p50", "raw +p50", "sy +p50", "raw +p99", "sy +p99", "raw +1st frame", "sy +1st frame", "sy/raw +p50"],
-        latRows.map((r) => [r.lane, r.mode, r.direct.p50Ms, m(r.raw.addedP50Ms), m(r.switchyard.addedP50Ms), m(r.raw.addedP99Ms), m(r.switchyard.addedP99Ms), r.mode === "stream" ? m(r.raw.addedFirstFrameMs) : null, r.mode === "stream" ? m(r.switchyard.addedFirstFrameMs) : null, ratio(m(r.switchyard.addedP50Ms), m(r.raw.addedP50Ms))]),
+        latRows.map((r) => [r.lane, r.mode, r.direct.p50Ms, m(r.raw?.addedP50Ms), m(r.switchyard.addedP50Ms), m(r.raw?.addedP99Ms), m(r.switchyard.addedP99Ms), r.mode === "stream" ? m(r.raw?.addedFirstFrameMs) : null, r.mode === "stream" ? m(r.switchyard.addedFirstFrameMs) : null, ratio(m(r.switchyard.addedP50Ms), m(r.raw?.addedP50Ms))]),
       ),
     );
     out.push(`\nRequests/s at concurrency ${CONCURRENCY} and CPU µs per request of each process`);
@@ -629,7 +799,7 @@ async function main() {
     out.push(
       table(
         ["lane", "direct ev/s", "raw ev/s", "sy ev/s", "sy/raw", "raw MB/s", "sy MB/s", "raw ev/CPU-s", "sy ev/CPU-s"],
-        strRows.map((r) => [r.lane, m(r.direct.eventsPerSec), m(r.raw.eventsPerSec), m(r.switchyard.eventsPerSec), ratio(m(r.switchyard.eventsPerSec), m(r.raw.eventsPerSec)), m(r.raw.mbPerSec), m(r.switchyard.mbPerSec), m(r.raw.eventsPerCpuSec!), m(r.switchyard.eventsPerCpuSec!)]),
+        strRows.map((r) => [r.lane, m(r.direct.eventsPerSec), m(r.raw?.eventsPerSec), m(r.switchyard.eventsPerSec), ratio(m(r.switchyard.eventsPerSec), m(r.raw?.eventsPerSec)), m(r.raw?.mbPerSec), m(r.switchyard.mbPerSec), m(r.raw?.eventsPerCpuSec), m(r.switchyard.eventsPerCpuSec)]),
       ),
     );
     out.push(`\nReply drivers in process (one core, no network; ${BIG_EVENTS.toLocaleString("en-US")}-event streams in 16 KiB reads)`);
@@ -654,6 +824,7 @@ async function main() {
     writeFileSync(file, JSON.stringify(result, (_k, v) => (typeof v === "number" ? round(v) : v), 2));
     process.stderr.write(`JSON written to ${file}\n`);
   } finally {
+    for (const s of sockets.values()) void s.then((x) => x.close()).catch(() => {});
     for (const p of all.reverse()) {
       p.proc.kill();
       await p.proc.exited;
