@@ -46,6 +46,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
 import { driverBench } from "./bench-drivers.ts";
+import { benchLanes, MODES, type Lane, type Mode } from "./bench-lanes.ts";
+import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -62,7 +64,6 @@ const LAT_N = SMOKE ? 10 : QUICK ? 150 : 400;
 const LAT_WARM = SMOKE ? 2 : 20;
 const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
 const RPS_ROUNDS = SMOKE ? 1 : QUICK ? 2 : 3;
-const CONCURRENCY = 32;
 const OPEN_STREAMS = 1000;
 const BODY_KB = Number(opt("--body-kb") ?? 2);
 const BUILD_BINARY = !flag("--no-binary");
@@ -75,77 +76,8 @@ const TICK_US = 1e6 / 100; // clock ticks (USER_HZ = 100 on Linux)
 
 type TargetName = "direct" | "raw" | "switchyard";
 const TARGETS: TargetName[] = ["direct", "raw", "switchyard"];
-type Mode = "json" | "stream";
-const MODES: Mode[] = ["json", "stream"];
-
-interface Lane {
-  name: string;
-  kind: "native" | "translated";
-  /** Client endpoint path (with its query) for a stream mode and model name. */
-  path: (stream: boolean, model: string) => string;
-  body: (stream: boolean, model: string) => Record<string, unknown>;
-  /** Base model name: `bench`, `bench-big` and `bench-hold` variants are derived from it. */
-  model: string;
-  /**
-   * `websocket`: switchyard is called over the Responses WebSocket (one `response.create` frame per
-   * request on a socket kept open, as Codex does); direct over HTTP; no raw pipe (it has no WebSocket).
-   */
-  transport?: "websocket";
-  /** The modes run (default both). */
-  modes?: Mode[];
-}
-
-// ---- request bodies -------------------------------------------------------------------------------
-
-const SYSTEM = ("You are a careful coding assistant. Answer briefly and precisely. ").repeat(Math.max(1, Math.round((BODY_KB * 1024 - 400) / 68)));
-const USER = "Summarise the change in one sentence.";
-const at = (path: string) => () => path;
-/** The Gemini client path: the model and the method are in it (SPEC 2.1). */
-const geminiPath = (stream: boolean, model: string) => `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
-const geminiBody = () => ({ systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: "user", parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 256 } });
-const responsesBody = (stream: boolean, model: string) => ({ model, stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 });
-const ALL_LANES: Lane[] = [
-  {
-    name: "chat→chat",
-    kind: "native",
-    path: at("/v1/chat/completions"),
-    model: "gpt-bench",
-    body: (stream, model) => ({ model, stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }),
-  },
-  {
-    name: "messages→messages",
-    kind: "native",
-    path: at("/v1/messages"),
-    model: "claude-bench",
-    body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
-  },
-  {
-    name: "messages→chat",
-    kind: "translated",
-    path: at("/v1/messages"),
-    model: "gpt-bench",
-    body: (stream, model) => ({ model, stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }),
-  },
-  {
-    name: "responses→chat",
-    kind: "translated",
-    path: at("/v1/responses"),
-    model: "cchat/gpt-bench",
-    body: responsesBody,
-  },
-  {
-    name: "responses-ws→chat",
-    kind: "translated",
-    path: at("/v1/responses"),
-    model: "cchat/gpt-bench",
-    body: responsesBody,
-    transport: "websocket",
-    modes: ["stream"],
-  },
-  { name: "gemini→gemini", kind: "native", path: geminiPath, model: "gemini-bench", body: geminiBody },
-  { name: "gemini→chat", kind: "translated", path: geminiPath, model: "gpt-bench", body: geminiBody },
-];
-/** `--lanes a,b`: the lanes whose name contains one of the words (the open-streams and binary sections use the first two lanes). */
+const ALL_LANES = benchLanes(BODY_KB);
+/** `--lanes a,b`: the lanes whose name contains one of the words. */
 const LANE_FILTER = opt("--lanes")?.split(",").filter(Boolean);
 const LANES = LANE_FILTER ? ALL_LANES.filter((l) => LANE_FILTER.some((w) => l.name.includes(w))) : ALL_LANES;
 if (LANES.length === 0) throw new Error(`--lanes ${opt("--lanes")}: no lane matches (lanes: ${ALL_LANES.map((l) => l.name).join(", ")})`);
@@ -313,85 +245,6 @@ const round = (x: number, d = 3) => (Number.isFinite(x) ? Math.round(x * 10 ** d
 
 const urls: Record<TargetName, string> = { direct: "", raw: "", switchyard: "" };
 const procs: Partial<Record<TargetName, Proc>> = {};
-const HEADERS = { "content-type": "application/json", "anthropic-version": "2023-06-01" };
-
-/** One request, read to the end: total ms, ms to the first body bytes, bytes received. */
-async function timedRequest(url: string, body: string): Promise<{ total: number; first: number; bytes: number; status: number }> {
-  const t0 = performance.now();
-  const res = await fetch(url, { method: "POST", headers: HEADERS, body });
-  let first = NaN;
-  let bytes = 0;
-  const reader = res.body!.getReader();
-  for (;;) {
-    const r = await reader.read();
-    if (r.done) break;
-    if (bytes === 0 && r.value.byteLength > 0) first = performance.now() - t0;
-    bytes += r.value.byteLength;
-  }
-  return { total: performance.now() - t0, first, bytes, status: res.status };
-}
-
-interface Timed {
-  total: number;
-  first: number;
-  bytes: number;
-  status: number;
-}
-
-/** A terminal frame of the Responses WebSocket: the reply's last event, or an error frame (SPEC 2.5). */
-const TERMINAL_FRAME = /^\{"type":"(response\.completed|response\.incomplete|response\.failed|error)"/;
-
-/**
- * A Responses WebSocket client as Codex uses it: one socket kept open, one `response.create` frame at
- * a time, the next sent once the previous reply's terminal frame arrived.
- */
-class BenchSocket {
-  private pending: { resolve: (t: Timed) => void; reject: (e: Error) => void; t0: number; first: number; bytes: number } | undefined;
-  private closedWith: Error | undefined;
-
-  private constructor(private readonly ws: WebSocket) {
-    ws.onmessage = (ev) => this.frame(ev.data as string);
-    ws.onclose = (ev) => {
-      this.closedWith = new Error(`the socket closed (${ev.code} ${ev.reason})`);
-      this.pending?.reject(this.closedWith);
-      this.pending = undefined;
-    };
-  }
-
-  /** Opens a socket to `url` (`ws://…/v1/responses`); rejects when the upgrade fails. */
-  static open(url: string): Promise<BenchSocket> {
-    const ws = new WebSocket(url);
-    return new Promise((resolve, reject) => {
-      ws.onopen = () => resolve(new BenchSocket(ws));
-      ws.onerror = () => reject(new Error(`WebSocket ${url}: the upgrade failed`));
-    });
-  }
-
-  private frame(data: string): void {
-    const p = this.pending;
-    if (!p) return;
-    if (p.bytes === 0) p.first = performance.now() - p.t0;
-    p.bytes += data.length;
-    const m = TERMINAL_FRAME.exec(data.slice(0, 40));
-    if (!m) return;
-    this.pending = undefined;
-    const status = m[1] === "error" ? Number(/"status":(\d+)/.exec(data)?.[1] ?? 500) : m[1] === "response.failed" ? 502 : 200;
-    p.resolve({ total: performance.now() - p.t0, first: p.first, bytes: p.bytes, status });
-  }
-
-  /** Sends one `response.create` frame and waits for its terminal frame. */
-  send(frame: string): Promise<Timed> {
-    if (this.closedWith) return Promise.reject(this.closedWith);
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject, t0: performance.now(), first: NaN, bytes: 0 };
-      this.ws.send(frame);
-    });
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
 
 /** One socket per URL for the sequential sections (latency, streams), opened on first use. */
 const sockets = new Map<string, Promise<BenchSocket>>();
@@ -448,87 +301,6 @@ async function latency(): Promise<LatencyRow[]> {
 }
 
 // ---- 2. requests/s at concurrency 32, CPU per request, peak RSS -------------------------------------
-
-const WRK = Bun.which("wrk");
-
-interface LoadResult {
-  requests: number;
-  seconds: number;
-  errors: number;
-}
-
-async function loadWrk(url: string, body: string, seconds: number, dir: string): Promise<LoadResult> {
-  const bodyFile = join(dir, "wrk-body.json");
-  writeFileSync(bodyFile, body);
-  const script = join(dir, "wrk.lua");
-  writeFileSync(
-    script,
-    `wrk.method = "POST"\nlocal f = io.open(${JSON.stringify(bodyFile)}, "rb")\nwrk.body = f:read("*a")\nf:close()\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["anthropic-version"] = "2023-06-01"\n`,
-  );
-  const p = Bun.spawn([WRK!, "-t1", `-c${CONCURRENCY}`, `-d${seconds}s`, "--latency", "-s", script, url], { stdout: "pipe", stderr: "pipe" });
-  const out = await new Response(p.stdout).text();
-  await p.exited;
-  const m = /(\d+) requests in ([\d.]+)(ms|s|m)/.exec(out);
-  if (!m) throw new Error(`wrk output not understood:\n${out}`);
-  const secs = Number(m[2]) * (m[3] === "ms" ? 1e-3 : m[3] === "m" ? 60 : 1);
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const errors = (non2xx ? Number(non2xx[1]) : 0) + (sock ? Number(sock[1]) + Number(sock[2]) + Number(sock[3]) + Number(sock[4]) : 0);
-  return { requests: Number(m[1]), seconds: secs, errors };
-}
-
-async function loadBun(url: string, body: string, seconds: number): Promise<LoadResult> {
-  const end = performance.now() + seconds * 1000;
-  let requests = 0;
-  let errors = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < end) {
-        try {
-          const res = await fetch(url, { method: "POST", headers: HEADERS, body });
-          await res.arrayBuffer();
-          if (res.status === 200) requests++;
-          else errors++;
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  return { requests, seconds: (performance.now() - t0) / 1000, errors };
-}
-
-/**
- * The WebSocket load client: {@link CONCURRENCY} sockets, each sending `response.create` frames one
- * after another (the next once the previous reply's terminal frame arrived, as Codex does) for
- * `seconds`; a completed response counts as a request, anything else (an error frame,
- * `response.failed`, a closed socket) as an error.
- */
-async function loadWs(url: string, frame: string, seconds: number): Promise<LoadResult> {
-  const opened = await Promise.all(Array.from({ length: CONCURRENCY }, () => BenchSocket.open(url)));
-  const end = performance.now() + seconds * 1000;
-  let requests = 0;
-  let errors = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    opened.map(async (s) => {
-      while (performance.now() < end) {
-        try {
-          const x = await s.send(frame);
-          if (x.status === 200) requests++;
-          else errors++;
-        } catch {
-          errors++;
-          return;
-        }
-      }
-    }),
-  );
-  const secs = (performance.now() - t0) / 1000;
-  for (const s of opened) s.close();
-  return { requests, seconds: secs, errors };
-}
 
 interface RpsRow {
   lane: string;

@@ -1,0 +1,62 @@
+/**
+ * The lanes of scripts/bench: one client endpoint (and transport) → one upstream format each, with the
+ * realistic small request every lane sends. See docs/performance.md ("What scripts/bench does").
+ */
+
+/** Non-streaming (`json`) or streaming. */
+export type Mode = "json" | "stream";
+export const MODES: Mode[] = ["json", "stream"];
+
+/** One lane: what the client sends, where, and how switchyard is reached. */
+export interface Lane {
+  /** `client→upstream` format, e.g. `gemini→chat`. */
+  name: string;
+  /** native: the upstream speaks the client's format; translated: through the hub. */
+  kind: "native" | "translated";
+  /** Client endpoint path (with its query) for a stream mode and model name. */
+  path: (stream: boolean, model: string) => string;
+  /** The client request body for a stream mode and model name. */
+  body: (stream: boolean, model: string) => Record<string, unknown>;
+  /** Base model name: `bench`, `bench-big` and `bench-hold` variants are derived from it. */
+  model: string;
+  /**
+   * `websocket`: switchyard is called over the Responses WebSocket (one `response.create` frame per
+   * request on a socket kept open, as Codex does); direct over HTTP; no raw pipe (it has no WebSocket).
+   */
+  transport?: "websocket";
+  /** The modes run (default both). */
+  modes?: Mode[];
+}
+
+const USER = "Summarise the change in one sentence.";
+const at = (path: string) => () => path;
+/** The Gemini client path: the model and the method are in it (SPEC 2.1); streams always as SSE. */
+const geminiPath = (stream: boolean, model: string) => `/v1beta/models/${model}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+
+/**
+ * Every lane, in the order the tables print them (the HTTP Responses lane right above the WebSocket
+ * one, so their CPU per request sit next to each other). `bodyKb` sizes the system prompt so that the
+ * Chat body is about that many KiB. The first two lanes (chat→chat, messages→messages) are the ones the
+ * binary and open-streams sections use.
+ */
+export function benchLanes(bodyKb: number): Lane[] {
+  const system = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(Math.max(1, Math.round((bodyKb * 1024 - 400) / 68)));
+  const messagesBody = (stream: boolean, model: string) => ({ model, stream, max_tokens: 256, system, messages: [{ role: "user", content: USER }] });
+  const responsesBody = (stream: boolean, model: string) => ({ model, stream, instructions: system, input: USER, max_output_tokens: 256 });
+  const geminiBody = () => ({ systemInstruction: { parts: [{ text: system }] }, contents: [{ role: "user", parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 256 } });
+  return [
+    {
+      name: "chat→chat",
+      kind: "native",
+      path: at("/v1/chat/completions"),
+      model: "gpt-bench",
+      body: (stream, model) => ({ model, stream, messages: [{ role: "system", content: system }, { role: "user", content: USER }], max_tokens: 256 }),
+    },
+    { name: "messages→messages", kind: "native", path: at("/v1/messages"), model: "claude-bench", body: messagesBody },
+    { name: "messages→chat", kind: "translated", path: at("/v1/messages"), model: "gpt-bench", body: messagesBody },
+    { name: "responses→chat", kind: "translated", path: at("/v1/responses"), model: "cchat/gpt-bench", body: responsesBody },
+    { name: "responses-ws→chat", kind: "translated", path: at("/v1/responses"), model: "cchat/gpt-bench", body: responsesBody, transport: "websocket", modes: ["stream"] },
+    { name: "gemini→gemini", kind: "native", path: geminiPath, model: "gemini-bench", body: geminiBody },
+    { name: "gemini→chat", kind: "translated", path: geminiPath, model: "gpt-bench", body: geminiBody },
+  ];
+}
