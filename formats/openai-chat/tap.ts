@@ -14,11 +14,13 @@
  * and then withheld, and a frame the tap appends never fuses with a half-sent one. Complete events are
  * forwarded as views of the input chunk (no copy) when they do not straddle reads.
  *
- * Cheap observation: each complete event is decoded to text and checked with substring tests
- * (`"finish_reason":"`, `"usage":{`, `"tool_calls":[{`, `"error"`) before any `JSON.parse`; in JSON
- * text those byte patterns can only come from keys or the string value `"error"`, so a miss is
- * certain and a hit costs one parse. Events are parsed unconditionally only until the first content
- * arrived (usually the second event).
+ * Cheap observation: a complete event is checked for the patterns `"finish_reason":"`, `"usage":{`,
+ * `"tool_calls":[` and `"error"` on its BYTES (native searches over the read, no decoding, no string
+ * per event) before anything else; in JSON text those patterns can only come from keys or the string
+ * value `"error"`, so a miss is certain and the event is forwarded untouched. A hit, an event in
+ * another form than `data: <payload>` + blank line, or an event that straddles reads is decoded and
+ * checked as text, and a hit there costs one `JSON.parse`. Events are parsed unconditionally only
+ * until the first content arrived (usually the second event).
  *
  * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived; `[DONE]` alone when the finish arrived
  * without it, or after an in-band error the provider already sent; otherwise the Chat in-band error
@@ -88,6 +90,29 @@ function keyFollowedBy(text: string, key: string, open: number): boolean {
   return false;
 }
 
+const bufferIndexOf = Buffer.prototype.indexOf;
+const ERROR_KEY = Buffer.from('"error"');
+const TOOL_CALLS_KEY = Buffer.from('"tool_calls"');
+const FINISH_KEY = Buffer.from('"finish_reason"');
+const USAGE_KEY = Buffer.from('"usage"');
+const DATA_PREFIX = [100, 97, 116, 97, 58, 32]; // "data: "
+const DONE = [91, 68, 79, 78, 69, 93]; // "[DONE]"
+
+/**
+ * Whether [from, to) of `b` is exactly `data: <payload>\n\n` with one line (the form
+ * {@link parseEventText}'s fast path takes): the bytes `to-1` and `to-2` are LF (the caller cut there).
+ */
+function isPlainDataEvent(b: Uint8Array, from: number, to: number): boolean {
+  if (to - from < 8 || b[to - 1] !== LF || b[to - 2] !== LF || b[to - 3] === CR) return false;
+  for (let i = 0; i < 6; i++) if (b[from + i] !== DATA_PREFIX[i]) return false;
+  return b.indexOf(LF, from) === to - 2;
+}
+
+function isDone(b: Uint8Array, at: number): boolean {
+  for (let i = 0; i < 6; i++) if (b[at + i] !== DONE[i]) return false;
+  return true;
+}
+
 /** The Chat passthrough tap; see the module comment. */
 export class ChatTap implements PassthroughTap {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
@@ -108,6 +133,8 @@ export class ChatTap implements PassthroughTap {
   private outs: Uint8Array[] = [];
   private outLen = 0;
   private runStart = -1;
+  /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet). */
+  private readonly hits = new Int32Array(4);
 
   constructor(opts: TapOptions) {
     this.includeUsage = opts.includeUsage === true;
@@ -115,9 +142,10 @@ export class ChatTap implements PassthroughTap {
 
   push(chunk: Uint8Array): Uint8Array {
     if (this.ended || chunk.length === 0) return EMPTY;
-    this.outs = [];
+    this.outs.length = 0;
     this.outLen = 0;
     this.runStart = -1;
+    this.hits.fill(-1);
     let segStart = 0;
     const n = chunk.length;
     if (!this.prevCR && !this.cutAtCR && chunk.indexOf(CR) === -1) {
@@ -185,7 +213,7 @@ export class ChatTap implements PassthroughTap {
       this.pendingLen += rest.length;
     }
     const result = this.outs.length === 0 ? EMPTY : concatBytes(this.outs, this.outLen);
-    this.outs = [];
+    this.outs.length = 0;
     return result;
   }
 
@@ -244,8 +272,7 @@ export class ChatTap implements PassthroughTap {
     } else {
       bytes = chunk.subarray(from, to);
     }
-    const { data, event } = parseEventText(this.decoder.decode(bytes));
-    const forward = this.observe(data, event);
+    const forward = hadPending ? this.observeText(bytes) : this.observeBytes(chunk, from, to);
     if (hadPending) {
       this.pending = [];
       this.pendingLen = 0;
@@ -258,6 +285,67 @@ export class ChatTap implements PassthroughTap {
       this.out(chunk.subarray(this.runStart, from));
       this.runStart = -1;
     }
+  }
+
+  /** Decodes one whole event and reads it ({@link observe}). */
+  private observeText(bytes: Uint8Array): boolean {
+    const { data, event } = parseEventText(this.decoder.decode(bytes));
+    return this.observe(data, event);
+  }
+
+  /**
+   * Reads the event at [from, to) of `chunk` without decoding it when the bytes prove that
+   * {@link observe} would change nothing and forward it: the event is the plain `data: <payload>\n\n`
+   * form, content was already seen, and the payload holds none of the byte patterns observe reacts to
+   * (`"error"`, `"tool_calls"` + `[`, `"finish_reason"` + `"`, `"usage"` + `{`; in UTF-8 JSON these ASCII
+   * bytes occur exactly where the decoded text has them). `[DONE]` is recognised by its bytes. Any
+   * other event is decoded and read as text. Searches are native (`Buffer#indexOf` over the chunk) and
+   * their positions are kept for the rest of the push, so a chunk of many events costs a few scans.
+   */
+  private observeBytes(chunk: Uint8Array, from: number, to: number): boolean {
+    const st = this.state;
+    if (st.terminal) return true;
+    const end = to - 2; // the payload ends at the first of the two LFs
+    if (!st.sawContent || !isPlainDataEvent(chunk, from, to)) return this.observeText(chunk.subarray(from, to));
+    const start = from + 6;
+    if (end - start === 6 && isDone(chunk, start)) {
+      st.terminal = true;
+      return true;
+    }
+    const hits = this.hits;
+    if (
+      this.nextHit(chunk, hits, 0, ERROR_KEY, start) < end ||
+      this.keyHit(chunk, hits, 1, TOOL_CALLS_KEY, start, end, LBRACKET) ||
+      this.keyHit(chunk, hits, 2, FINISH_KEY, start, end, QUOTE) ||
+      this.keyHit(chunk, hits, 3, USAGE_KEY, start, end, LBRACE)
+    ) {
+      return this.observeText(chunk.subarray(from, to));
+    }
+    return true;
+  }
+
+  /** Next position ≥ `from` of needle `k` in `chunk` (cached per push in `hits`), or `chunk.length`. */
+  private nextHit(chunk: Uint8Array, hits: Int32Array, k: number, needle: Buffer, from: number): number {
+    let at = hits[k];
+    if (at < from) {
+      const i = bufferIndexOf.call(chunk, needle, from) as number;
+      at = i === -1 ? chunk.length : i;
+      hits[k] = at;
+    }
+    return at;
+  }
+
+  /** Whether `key` occurs in [from, end) followed by `: <open>` (JSON whitespace allowed), by bytes. */
+  private keyHit(chunk: Uint8Array, hits: Int32Array, k: number, key: Buffer, from: number, end: number, open: number): boolean {
+    for (let at = this.nextHit(chunk, hits, k, key, from); at < end; at = this.nextHit(chunk, hits, k, key, at + 1)) {
+      let j = at + key.length;
+      while (j < end && isSpace(chunk[j])) j++;
+      if (chunk[j] !== 58) continue;
+      j++;
+      while (j < end && isSpace(chunk[j])) j++;
+      if (chunk[j] === open) return true;
+    }
+    return false;
   }
 
   /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for). */

@@ -174,6 +174,28 @@ describe("tap endings (SPEC 6.4)", () => {
     expect(tap.state.stopReason).toBe("tool_use");
   });
 
+  test("many events in one read after the content: keys spaced out by JSON whitespace are still seen, text that only quotes them is not", () => {
+    // Deltas whose text mentions the keys (escaped quotes) must not count as a finish, usage or tool call.
+    const quoting = `data: {"id":"c","choices":[{"index":0,"delta":{"content":"say \\"finish_reason\\":\\"stop\\" and \\"usage\\":{ and \\"tool_calls\\":["},"finish_reason":null}]}\n\n`;
+    const spacedFinish = `data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason" :\t "length"}]}\n\n`;
+    const spacedUsage = `data: {"id":"c","choices":[],"usage" : {"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}\n\n`;
+    const tap = openaiChat.createTap({ family: "openai", includeUsage: false });
+    const out = [tap.push(utf8.encode(role + hi + quoting + quoting)), tap.push(utf8.encode(quoting + spacedFinish + spacedUsage + done))];
+    expect(tap.state.stopReason).toBe("max_tokens");
+    expect(tap.state.usage).toMatchObject({ inputTokens: 7, outputTokens: 3 });
+    out.push(tap.end());
+    // The usage-only chunk is withheld (the client did not ask for usage); everything else as sent.
+    expect(text(concat(out))).toBe(role + hi + quoting + quoting + quoting + spacedFinish + done);
+    expect(tap.state.terminal).toBe(true);
+  });
+
+  test("an error after the content inside a read of several events is observed", () => {
+    const err = `data: {"error":{"message":"boom","type":"server_error","param":null,"code":null}}\n\n`;
+    const { bytes, tap } = tapRun([utf8.encode(role + hi + hi + err)], true);
+    expect(text(bytes)).toBe(role + hi + hi + err + done);
+    expect(tap.state.error).toMatchObject({ message: "boom" });
+  });
+
   test("CRLF framing: events are cut at \\r\\n\\r\\n and the usage chunk is withheld whole", () => {
     const crlf = (s: string) => s.replace(/\n/g, "\r\n");
     const input = crlf(role + fin + usage + done);
