@@ -616,6 +616,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await server.stop(true);
       await webhook.close();
       await saveBudgets();
+      // Leased key-limit shares: report the last use before the store gives the unused shares back.
+      if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
       await store.flush();
       await store.close();
       await telemetry?.shutdown();

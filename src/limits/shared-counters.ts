@@ -1,47 +1,464 @@
 /**
- * {@link KeyLimitCounters} across instances (SPEC 9.6, D-2: "per-key limits count across instances"),
- * over the store's coordination role (src/store/shared.ts) when several instances share PostgreSQL:
+ * {@link KeyLimitCounters} across instances (SPEC 9.6, D-2: "per-key limits count across instances";
+ * "the hot path reads memory, never waits on a database round trip") by leased local quotas over the
+ * store's coordination role (src/store/shared.ts, `setQuotaShare` / `reportQuotaUse`):
  *
- * - concurrency: one lease of `key:NAME` per request in flight (`tryLease`), exact across instances; a
- *   dead instance's leases lapse after ~15 s. Retry-After 1 s.
- * - rpm: a counter `key:NAME:rpm` over fixed one-minute windows, +1 per admitted request (taken back
- *   when the request is refused); Retry-After until the window ends.
- * - tpm: a counter `key:NAME:tpm` over fixed one-minute windows, the tokens of each settled request;
- *   refused while the window holds `tpm` tokens.
- * - budgets: counters `key:NAME:budget:WINDOW:UNIT` over fixed windows of the budget's length. Unlike
- *   the embedded counters (aligned to the key's first use), shared windows are aligned to multiples of
- *   their length since the epoch (UTC): every instance must agree on the window without asking.
+ * - Every limit of a key is a pool in the database: rpm = requests per fixed minute window, tpm = tokens
+ *   per fixed minute window, a budget = tokens or USD per fixed window of its length (aligned to
+ *   multiples of that length since the epoch, UTC, so every instance agrees without asking),
+ *   concurrency = slots. Windows follow the database's clock (the offset is learned from every answer).
+ * - Each instance holds a share of each pool it serves and admits from that share in memory: a request
+ *   is admitted when every limit's share has room (rpm: an unused request; tpm, budgets: use below the
+ *   share and the window's known total below the limit; concurrency: a free slot).
+ * - Refills run ahead of need, in the background: when a share's spare room drops under half of its
+ *   block (block = an eighth of the limit, at least one request or token; concurrency keeps no spare
+ *   slot below 8), the instance asks for `used + block`. The database grants what is left when others
+ *   hold the rest (one statement, `switchyard_quota_share`). Near a window's end (last 5 s) the next
+ *   window's share is taken ahead. A key idle on this instance for 5 s gives its spare back.
+ * - Use is reported every second in one batched statement (and at once when a share overran), which
+ *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check).
+ * - Shares are renewed with the store's leases; an instance that dies stops renewing, and after ~15 s
+ *   its share counts only its reported use (windows) or nothing (slots): the rest returns to the pool.
  *
- * Each check is one database round trip, made only for keys that have that limit, in parallel where
- * they are reads. When the database cannot be reached (`StoreError` `unavailable`) the request is
- * counted by the embedded counters instead (degraded mode, logged once until the database is back).
+ * Waiting: only when this instance has no room at all for a limit (no share yet: the key's first
+ * request here, a new window that was not taken ahead, or a share used up) does `admit` wait for one
+ * database round trip (coalesced per share) and decide from its answer; a share the database could not
+ * refill less than a second ago is refused from memory without asking again.
+ *
+ * Exactness (stated in README "Running several instances"):
+ * - rpm: the sum of shares never exceeds the limit, so while every instance lives a fixed minute window
+ *   admits at most `rpm` requests across instances. An instance that dies took with it up to one
+ *   block of admissions it had not reported yet (at most 1 s of them): those are granted again, so a
+ *   window with a dead instance may admit up to one block more than `rpm` (block = max(1, ⌊rpm/8⌋)).
+ *   Spare held by other instances is not lent: a window may refuse while up to one block per other
+ *   instance is unused (given back after 5 s idle). As with the embedded counters across a boundary of
+ *   fixed windows, any 60 s span may see up to 2 × rpm.
+ * - tpm and budgets: tokens are known when a request ends, so a window may end over its limit by what
+ *   requests in flight spend and by what other instances admitted within the last report (≤ 1 s).
+ * - concurrency: exact (below 8 every admission beyond the held slots asks the database).
+ * When the database cannot be reached (`StoreError` `unavailable`) requests are counted by the embedded
+ * counters instead (degraded mode, logged once until the database is back).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
-import type { CounterWindow, SharedStore } from "../store/shared.ts";
+import type { SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import type { MemoryKeyCounters } from "./counters.ts";
 
 const MINUTE = 60_000;
+/** How often use is reported and idle spare given back, ms. */
+const REPORT_MS = 1000;
+/** A key unused this long on this instance gives its spare back, ms. */
+const IDLE_MS = 5000;
+/** The next window's share is taken this long before the window ends (at most a twelfth of it), ms. */
+const AHEAD_MS = 5000;
+/** A share the database could not refill is refused from memory this long before asking again, ms. */
+const SHORT_RETRY_MS = 1000;
 
-/** What `admit` hands to `settle`: the lease taken, or that the request was counted locally. */
-interface Ticket {
-  local: boolean;
-  lease?: string;
+/** One instance's share of one pool (a limit of a key in one window, or its concurrency slots). */
+interface Share {
+  name: string;
+  /** 0 for slots. */
+  windowStart: number;
+  /** 0 for slots. */
+  windowEnd: number;
+  limit: number;
+  /** Spare room kept ahead of use. */
+  block: number;
+  granted: number;
+  /** Requests, tokens or USD used in the window; slots: held now. */
+  used: number;
+  /** `used` as last told to the database. */
+  reported: number;
+  /** Use the other instances reported in this window. */
+  othersUsed: number;
+  /** ms (local clock) of the last admission or settle. */
+  lastUse: number;
+  /** ms (local clock) when the database last granted less than asked; 0 = never. */
+  shortAt: number;
+  /** The refill or give-back in flight. */
+  syncing?: Promise<void>;
+  /** Admissions waiting for a refill of this share. */
+  waiting: number;
 }
 
-const budgetCounter = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
+/** What `admit` hands to `settle`. */
+interface Ticket {
+  local: boolean;
+  /** The concurrency share a slot was taken from. */
+  slots?: Share;
+}
 
-/** Counts client key limits through a shared store; see the module comment. */
+/** Tuning of {@link SharedKeyCounters} (tests shorten the timers). */
+export interface SharedCountersOptions {
+  /** Report interval, ms (default 1000). */
+  reportMs?: number;
+  /** Idle time before spare is given back, ms (default 5000). */
+  idleMs?: number;
+}
+
+const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
+
+/** Counts client key limits through leased shares of a shared store; see the module comment. */
 export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
+  private readonly shares = new Map<string, Share>();
   private readonly inFlightHere = new Map<string, number>();
+  /** Database clock minus local clock, ms. */
+  private offset = 0;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly idleMs: number;
+  private reporting: Promise<void> | undefined;
 
   constructor(
     private readonly store: SharedStore,
     private readonly local: MemoryKeyCounters,
     private readonly log: (line: string) => void = () => {},
-  ) {}
+    options: SharedCountersOptions = {},
+  ) {
+    this.idleMs = options.idleMs ?? IDLE_MS;
+    this.timer = setInterval(() => void this.tick(), options.reportMs ?? REPORT_MS);
+    this.timer.unref?.();
+  }
+
+  // -- the port ---------------------------------------------------------------------------------
+
+  /**
+   * Admits from the shares in memory when every limit has room (no I/O, returns synchronously);
+   * otherwise waits for the shares that have none to be refilled (one round trip) and decides then.
+   */
+  admit(key: string, limits: KeyLimits, now: number): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
+    if (this.degraded) return this.admitLocally(key, limits, now);
+    const shares = this.sharesOf(key, limits);
+    const empty = shares.filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
+    if (empty.length === 0) return this.decide(key, shares);
+    return (async () => {
+      // No room here for some limit: wait for those shares to be refilled, then decide. Requests that
+      // arrive together wait for the same refill, which asks for room for all of them.
+      let waitFor = empty;
+      for (let round = 0; round < 8 && waitFor.length; round++) {
+        for (const [s] of waitFor) s.waiting++;
+        try {
+          await Promise.all(waitFor.map(([s]) => this.sync(s, true)));
+        } catch (err) {
+          if (!this.unavailable(err)) throw err;
+          return this.admitLocally(key, limits, now);
+        } finally {
+          for (const [s] of waitFor) s.waiting--;
+        }
+        if (this.degraded) return this.admitLocally(key, limits, now);
+        waitFor = this.sharesOf(key, limits).filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
+      }
+      return this.decide(key, this.sharesOf(key, limits));
+    })();
+  }
+
+  /** Adds the request's tokens/USD to this instance's shares, frees its slot; refills or reports in the background. */
+  async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
+    const t = ticket as Ticket | undefined;
+    if (!t || t.local) return this.local.settle(key, limits, spent, now);
+    this.track(key, -1);
+    const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
+    const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
+    const at = Date.now();
+    const touched: Share[] = [];
+    if (t.slots) {
+      t.slots.used = Math.max(0, t.slots.used - 1);
+      t.slots.lastUse = at;
+      touched.push(t.slots);
+    }
+    if (limits.tpm !== undefined && tokens > 0) {
+      const s = this.windowShare(`key:${key}:tpm`, MINUTE, limits.tpm, "tokens");
+      s.used += tokens;
+      s.lastUse = at;
+      touched.push(s);
+    }
+    const budgets = limits.budgets ?? [];
+    const before: number[] = [];
+    const budgetShares = budgets.map((b) => {
+      const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], b.usd ?? b.tokens!, b.usd !== undefined ? "usd" : "tokens");
+      before.push(s.used);
+      s.used += b.usd !== undefined ? usd : tokens;
+      s.lastUse = at;
+      touched.push(s);
+      return s;
+    });
+    try {
+      // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
+      // a slot beyond the spare given back.
+      await Promise.all(touched.filter((s) => this.needsSync(s)).map((s) => this.sync(s, false)));
+    } catch (err) {
+      if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
+    }
+    return budgets.map((b, i) => {
+      const s = budgetShares[i]!;
+      return { budget: b, before: s.othersUsed + before[i]!, after: s.othersUsed + s.used, resetsAt: s.windowEnd };
+    });
+  }
+
+  /** Each budget's use in its current window across instances, as last reported (within about a second). */
+  budgetUse(key: string, limits: KeyLimits, now: number): BudgetUse[] {
+    if (this.degraded) return this.local.budgetUse(key, limits, now);
+    return (limits.budgets ?? []).map((b) => {
+      const ms = BUDGET_WINDOW_MS[b.window];
+      const start = Math.floor(this.dbNow() / ms) * ms;
+      const s = this.shares.get(`${budgetName(key, b)}@${start}`);
+      return { budget: b, used: s ? s.othersUsed + s.used : 0, startedAt: start, resetsAt: start + ms };
+    });
+  }
+
+  inFlight(key: string): number {
+    return (this.inFlightHere.get(key) ?? 0) + this.local.inFlight(key);
+  }
+
+  /**
+   * Reports every share's use now and gives idle spare back (what the timer does every second); tests
+   * and shutdown call it. Never throws.
+   */
+  async report(): Promise<void> {
+    while (this.reporting) await this.reporting;
+    this.reporting = this.reportNow().finally(() => {
+      this.reporting = undefined;
+    });
+    await this.reporting;
+  }
+
+  /** Stops the timer after a last report (shutdown; the store's close then gives the unused shares back). */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.report();
+  }
+
+  // -- admission --------------------------------------------------------------------------------
+
+  /** The shares `limits` needs for a request now, with what each refusal would say. */
+  private sharesOf(key: string, limits: KeyLimits): Array<[Share, (s: Share) => LimitRefusal]> {
+    const out: Array<[Share, (s: Share) => LimitRefusal]> = [];
+    const wait = (s: Share) => Math.max(1, s.windowEnd - this.dbNow());
+    for (const b of limits.budgets ?? []) {
+      const max = b.usd ?? b.tokens!;
+      const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], max, b.usd !== undefined ? "usd" : "tokens");
+      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x) })]);
+    }
+    if (limits.rpm !== undefined) {
+      const rpm = limits.rpm;
+      out.push([this.windowShare(`key:${key}:rpm`, MINUTE, rpm, "requests"), (x) => ({ limit: "rpm", used: rpm, max: rpm, retryAfterMs: wait(x) })]);
+    }
+    if (limits.tpm !== undefined) {
+      const tpm = limits.tpm;
+      out.push([this.windowShare(`key:${key}:tpm`, MINUTE, tpm, "tokens"), (x) => ({ limit: "tpm", used: x.othersUsed + x.used, max: tpm, retryAfterMs: wait(x) })]);
+    }
+    if (limits.concurrency !== undefined) {
+      const n = limits.concurrency;
+      out.push([this.slotShare(`key:${key}:concurrency`, n), () => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000 })]);
+    }
+    return out;
+  }
+
+  /** Whether `s` admits one more request now. */
+  private hasRoom(s: Share): boolean {
+    if (s.windowEnd === 0 || this.isRequests(s)) return s.used + 1 <= s.granted;
+    return s.used < s.granted && s.othersUsed + s.used < s.limit;
+  }
+
+  /** rpm shares count whole requests (the others tokens or USD). */
+  private isRequests(s: Share): boolean {
+    return s.name.endsWith(":rpm");
+  }
+
+  /** The database said the pool was short less than a second ago: refuse from memory. */
+  private knownShort(s: Share): boolean {
+    // Slots free when a request anywhere ends: a request finding none always asks (exact concurrency).
+    return s.windowEnd !== 0 && s.shortAt !== 0 && Date.now() - s.shortAt < SHORT_RETRY_MS;
+  }
+
+  /** Decides from memory: refuses with the longest wait, or counts the request. */
+  private decide(key: string, shares: Array<[Share, (s: Share) => LimitRefusal]>): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
+    let refusal: LimitRefusal | undefined;
+    for (const [s, refuse] of shares) {
+      if (this.hasRoom(s)) continue;
+      const r = refuse(s);
+      if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
+    }
+    if (refusal) return { ok: false, refusal };
+    const at = Date.now();
+    let slots: Share | undefined;
+    for (const [s] of shares) {
+      s.lastUse = at;
+      if (s.windowEnd === 0) {
+        s.used++;
+        slots = s;
+      } else if (this.isRequests(s)) s.used++;
+      if (this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+    }
+    this.track(key, 1);
+    return { ok: true, ticket: { local: false, slots } };
+  }
+
+  private admitLocally(key: string, limits: KeyLimits, now: number): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
+    const v = this.local.admit(key, limits, now);
+    return v.ok ? { ok: true, ticket: { local: true } } : v;
+  }
+
+  // -- shares -----------------------------------------------------------------------------------
+
+  private dbNow(): number {
+    return Date.now() + this.offset;
+  }
+
+  private blockOf(limit: number, unit: "requests" | "tokens" | "usd"): number {
+    if (unit === "requests") return Math.floor(limit / 8);
+    if (unit === "tokens") return Math.max(1, limit / 8);
+    return limit / 8;
+  }
+
+  /** This instance's share of the current window of a windowed pool (created empty). */
+  private windowShare(name: string, windowMs: number, limit: number, unit: "requests" | "tokens" | "usd"): Share {
+    const start = Math.floor(this.dbNow() / windowMs) * windowMs;
+    return this.shareAt(name, start, start + windowMs, limit, this.blockOf(limit, unit));
+  }
+
+  /** This instance's concurrency slots of a key. */
+  private slotShare(name: string, limit: number): Share {
+    return this.shareAt(name, 0, 0, limit, Math.floor(limit / 8));
+  }
+
+  private shareAt(name: string, start: number, end: number, limit: number, block: number): Share {
+    const id = `${name}@${start}`;
+    let s = this.shares.get(id);
+    if (!s) {
+      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: Date.now(), shortAt: 0, waiting: 0 };
+      this.shares.set(id, s);
+    } else if (s.limit !== limit) {
+      // The key's limit changed (config reload): the pool is the new size from now on.
+      s.limit = limit;
+      s.block = block;
+    }
+    return s;
+  }
+
+  /** Whether `s` should talk to the database now: spare under half a block, an overrun, or slots to give back. */
+  private needsSync(s: Share): boolean {
+    if (s.syncing) return false;
+    const spare = s.granted - s.used;
+    if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.knownShort(s));
+    if (s.used > s.granted) return true;
+    return spare < s.block / 2 && !this.knownShort(s) && s.granted < s.limit;
+  }
+
+  /**
+   * Sets the share to `used + block` (refill, or give back what is above it), reporting the use; learns
+   * the others' use and the database clock. Coalesced: a caller finding one in flight waits for it and,
+   * when `forAdmission` and it still has no room, asks once more.
+   * @throws StoreError `unavailable`
+   */
+  private async sync(s: Share, forAdmission: boolean): Promise<void> {
+    if (s.syncing) {
+      await s.syncing;
+      if (!forAdmission || this.hasRoom(s) || this.knownShort(s)) return;
+    }
+    const run = (async () => {
+      const used = s.used;
+      const need = forAdmission && (s.windowEnd === 0 || this.isRequests(s)) ? Math.max(1, s.waiting) : 0;
+      const target = Math.min(s.limit, used + Math.max(need, s.block));
+      const sentAt = Date.now();
+      const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target, used });
+      this.offset = got.now - Math.round((sentAt + Date.now()) / 2);
+      s.granted = got.granted;
+      s.othersUsed = got.othersUsed;
+      s.reported = used;
+      s.shortAt = got.granted < target ? Date.now() : 0;
+      this.recovered();
+    })();
+    s.syncing = run;
+    try {
+      await run;
+    } finally {
+      s.syncing = undefined;
+    }
+  }
+
+  private async reportNow(): Promise<void> {
+    const now = Date.now();
+    const dbNow = this.dbNow();
+    const rows: Share[] = [];
+    const work: Promise<void>[] = [];
+    for (const [id, s] of this.shares) {
+      const ended = s.windowEnd !== 0 && s.windowEnd < dbNow;
+      if (ended && s.used === s.reported) {
+        this.shares.delete(id);
+        continue;
+      }
+      const idle = now - s.lastUse > this.idleMs;
+      if (!ended && !s.syncing && idle && s.granted > s.used) {
+        // Idle here: give the spare back to the other instances.
+        work.push(this.giveBack(s));
+        continue;
+      }
+      if (s.windowEnd === 0 && idle && s.used === 0 && s.granted === 0 && !s.syncing) {
+        this.shares.delete(id);
+        continue;
+      }
+      if (s.used !== s.reported) rows.push(s);
+      else if (s.windowEnd !== 0 && !idle && !ended) rows.push(s); // refresh the others' use
+      // Take the next window's share ahead while the key is busy here.
+      const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
+      if (s.windowEnd !== 0 && !idle && !ended && s.windowEnd - dbNow < ahead) {
+        const next = this.shareAt(s.name, s.windowEnd, 2 * s.windowEnd - s.windowStart, s.limit, s.block);
+        if (next.granted === 0 && !next.syncing && !this.knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
+      }
+    }
+    if (rows.length) {
+      work.push(
+        (async () => {
+          const used = rows.map((s) => s.used);
+          const others = await this.store.reportQuotaUse(rows.map((s, i) => ({ name: s.name, windowStart: s.windowStart, used: used[i]! })));
+          rows.forEach((s, i) => {
+            s.reported = used[i]!;
+            s.othersUsed = others[i] ?? s.othersUsed;
+          });
+          this.recovered();
+        })().catch((err) => {
+          if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));
+        }),
+      );
+    }
+    await Promise.all(work);
+  }
+
+  private async giveBack(s: Share): Promise<void> {
+    const run = (async () => {
+      const used = s.used;
+      const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: used, used });
+      s.granted = Math.min(s.granted, got.granted);
+      s.othersUsed = got.othersUsed;
+      s.reported = used;
+      this.recovered();
+    })();
+    s.syncing = run;
+    try {
+      await run;
+    } catch (err) {
+      void this.unavailable(err);
+    } finally {
+      s.syncing = undefined;
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (this.degraded) {
+      // Degraded: one harmless statement tells whether the database is back.
+      try {
+        await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
+        this.recovered();
+      } catch {
+        return;
+      }
+    }
+    await this.report();
+  }
+
+  // -- degraded mode ----------------------------------------------------------------------------
 
   private unavailable(err: unknown): boolean {
     if (!(err instanceof StoreError && err.code === "unavailable")) return false;
@@ -52,103 +469,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return true;
   }
 
+  private recovered(): void {
+    this.degraded = false;
+  }
+
   private track(key: string, d: number): void {
     const n = (this.inFlightHere.get(key) ?? 0) + d;
     if (n <= 0) this.inFlightHere.delete(key);
     else this.inFlightHere.set(key, n);
-  }
-
-  async admit(key: string, limits: KeyLimits, now: number): Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
-    let tookRpm = false;
-    let lease: string | undefined;
-    try {
-      let refusal: LimitRefusal | undefined;
-      const refuse = (r: LimitRefusal) => {
-        if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
-      };
-      const budgets = limits.budgets ?? [];
-      const [windows, tpm] = await Promise.all([
-        Promise.all(budgets.map((b) => this.store.addToCounter(budgetCounter(key, b), BUDGET_WINDOW_MS[b.window], 0))),
-        limits.tpm !== undefined ? this.store.addToCounter(`key:${key}:tpm`, MINUTE, 0) : undefined,
-      ]);
-      budgets.forEach((b, i) => {
-        const w = windows[i];
-        const max = b.usd ?? b.tokens!;
-        if (w.total >= max) refuse({ limit: "budget", budget: b, used: w.total, max, retryAfterMs: Math.max(1, w.resetAt - now) });
-      });
-      if (tpm && limits.tpm !== undefined && tpm.total >= limits.tpm) refuse({ limit: "tpm", used: tpm.total, max: limits.tpm, retryAfterMs: Math.max(1, tpm.resetAt - now) });
-      if (refusal) return { ok: false, refusal };
-
-      if (limits.rpm !== undefined) {
-        const w = await this.store.addToCounter(`key:${key}:rpm`, MINUTE, 1);
-        tookRpm = true;
-        if (w.total > limits.rpm) {
-          await this.store.addToCounter(`key:${key}:rpm`, MINUTE, -1);
-          tookRpm = false;
-          return { ok: false, refusal: { limit: "rpm", used: limits.rpm, max: limits.rpm, retryAfterMs: Math.max(1, w.resetAt - now) } };
-        }
-      }
-      if (limits.concurrency !== undefined) {
-        lease = await this.store.tryLease(`key:${key}`, limits.concurrency);
-        if (lease === undefined) {
-          if (tookRpm) await this.store.addToCounter(`key:${key}:rpm`, MINUTE, -1);
-          return { ok: false, refusal: { limit: "concurrency", used: limits.concurrency, max: limits.concurrency, retryAfterMs: 1000 } };
-        }
-      }
-      this.degraded = false;
-      this.track(key, 1);
-      return { ok: true, ticket: { local: false, lease } };
-    } catch (err) {
-      if (!this.unavailable(err)) throw err;
-      if (lease !== undefined) void this.store.releaseLease(lease);
-      const v = this.local.admit(key, limits, now);
-      return v.ok ? { ok: true, ticket: { local: true } } : v;
-    }
-  }
-
-  async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
-    const t = ticket as Ticket | undefined;
-    if (!t || t.local) return this.local.settle(key, limits, spent, now);
-    this.track(key, -1);
-    const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
-    const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
-    try {
-      const budgets = limits.budgets ?? [];
-      const [, , windows] = await Promise.all([
-        t.lease !== undefined ? this.store.releaseLease(t.lease) : undefined,
-        limits.tpm !== undefined && tokens > 0 ? this.store.addToCounter(`key:${key}:tpm`, MINUTE, tokens) : undefined,
-        Promise.all(
-          budgets.map((b): Promise<CounterWindow> | CounterWindow =>
-            this.store.addToCounter(budgetCounter(key, b), BUDGET_WINDOW_MS[b.window], b.usd !== undefined ? usd : tokens),
-          ),
-        ),
-      ]);
-      return budgets.map((b, i) => {
-        const added = b.usd !== undefined ? usd : tokens;
-        return { budget: b, before: windows[i].total - added, after: windows[i].total, resetsAt: windows[i].resetAt };
-      });
-    } catch (err) {
-      if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
-      return [];
-    }
-  }
-
-  async budgetUse(key: string, limits: KeyLimits, now: number): Promise<BudgetUse[]> {
-    try {
-      return await Promise.all(
-        (limits.budgets ?? []).map(async (b) => {
-          const ms = BUDGET_WINDOW_MS[b.window];
-          const w = await this.store.addToCounter(budgetCounter(key, b), ms, 0);
-          return { budget: b, used: w.total, startedAt: w.resetAt - ms, resetsAt: w.resetAt };
-        }),
-      );
-    } catch (err) {
-      if (!this.unavailable(err)) throw err;
-      return this.local.budgetUse(key, limits, now);
-    }
-  }
-
-  inFlight(key: string): number {
-    return (this.inFlightHere.get(key) ?? 0) + this.local.inFlight(key);
   }
 }

@@ -4,7 +4,7 @@
  * other instance ever announces a change. Same contract as the PostgreSQL version, `shared: false`.
  */
 import { checkId } from "./rows.ts";
-import type { CounterWindow, SharedStore, StoreChange } from "./shared.ts";
+import type { CounterWindow, QuotaShare, QuotaShareRequest, QuotaUse, SharedStore, StoreChange } from "./shared.ts";
 import { StoreError } from "./types.ts";
 
 /** In-process leases, counters and refresh locks. */
@@ -56,6 +56,23 @@ export class LocalShared implements SharedStore {
     }
     c.total += amount;
     return { total: c.total, resetAt: start + w };
+  }
+
+  /**
+   * One instance: the whole pool is this instance's, so the share is `target` capped at `limit` and
+   * nobody else uses anything. @throws StoreError `invalid`.
+   */
+  setQuotaShare(req: QuotaShareRequest): QuotaShare {
+    checkId(req.name, "quota name");
+    for (const v of [req.windowStart, req.windowEnd, req.limit, req.target, req.used]) {
+      if (!Number.isFinite(v)) throw new StoreError("invalid", "quota share numbers must be finite");
+    }
+    return { granted: Math.max(0, Math.min(req.target, req.limit)), othersUsed: 0, now: this.now() };
+  }
+
+  /** One instance: nobody else uses anything. */
+  reportQuotaUse(rows: readonly QuotaUse[]): number[] {
+    return rows.map(() => 0);
   }
 
   /** Runs `fn` after any earlier locked call for the same account has settled. */

@@ -28,6 +28,42 @@ export interface CounterWindow {
   resetAt: number;
 }
 
+/**
+ * One instance's share of a pool (SPEC 9.6 key limits across instances): the pool is `limit` units of
+ * one counter name in one fixed window (requests, tokens or USD), or `limit` concurrency slots.
+ */
+export interface QuotaShareRequest {
+  /** The pool's name, e.g. `key:NAME:rpm`. */
+  name: string;
+  /** ms since the epoch when the window starts; 0 for concurrency slots. */
+  windowStart: number;
+  /** ms since the epoch when the window ends; 0 for concurrency slots (held, not used up). */
+  windowEnd: number;
+  /** The pool's size. */
+  limit: number;
+  /** The share this instance wants to hold now (more to refill, less to give back). */
+  target: number;
+  /** What this instance has used of the window so far (reported with the call; slots: ignored). */
+  used: number;
+}
+
+/** The answer to a {@link QuotaShareRequest}. */
+export interface QuotaShare {
+  /** This instance's share now: `target`, or what was left of the pool when that was less (≥ 0). */
+  granted: number;
+  /** Use reported by every other instance in this window (slots: 0). */
+  othersUsed: number;
+  /** The database's clock, ms since the epoch (windows are its windows). */
+  now: number;
+}
+
+/** Use of one share, reported in a batch. */
+export interface QuotaUse {
+  name: string;
+  windowStart: number;
+  used: number;
+}
+
 /** Default lifetime of a lease that is not renewed (its instance died), ms. */
 export const LEASE_TTL_MS = 15_000;
 
@@ -56,6 +92,23 @@ export interface SharedStore {
    *   non-finite amount).
    */
   addToCounter(name: string, windowMs: number, amount: number): Awaitable<CounterWindow>;
+
+  /**
+   * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left
+   * when other instances hold the rest, and records `used`. A pool holds at most `limit`: other
+   * instances' shares count while they renew them (they live); an expired share (its instance died)
+   * counts only its reported use (windows) or nothing (slots), so its unused part returns. Shares are
+   * renewed with leases (every third of `LEASE_TTL_MS`).
+   * @throws StoreError `unavailable` (shared database unreachable), `invalid` (empty name, non-finite numbers).
+   */
+  setQuotaShare(req: QuotaShareRequest): Awaitable<QuotaShare>;
+
+  /**
+   * Records the use of several of this instance's shares at once (their windows' totals so far, not
+   * increments) and returns, per row in order, the use every other instance has reported in that window.
+   * @throws StoreError `unavailable`.
+   */
+  reportQuotaUse(rows: readonly QuotaUse[]): Awaitable<number[]>;
 
   /**
    * Runs `fn` while holding the refresh lock of an account: at most one OAuth refresh of an account runs

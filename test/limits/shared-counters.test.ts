@@ -47,13 +47,13 @@ describe("across two instances", () => {
     expect(a.shared).toBe(true);
   });
 
-  test("rpm 3: two requests on A and one on B pass, the 4th on either is refused until the minute ends", async () => {
+  test("rpm 3: requests alternating over A and B pass until 3, then the next is refused on both until the minute ends", async () => {
     const l = { rpm: 3 };
     await insideOneMinute();
     const now = Date.now();
     expect((await A.admit("rpm", l, now)).ok).toBe(true);
-    expect((await A.admit("rpm", l, now)).ok).toBe(true);
     expect((await B.admit("rpm", l, now)).ok).toBe(true);
+    expect((await A.admit("rpm", l, now)).ok).toBe(true);
     const r = await B.admit("rpm", l, now);
     expect(r.ok).toBe(false);
     if (!r.ok) {
@@ -63,6 +63,24 @@ describe("across two instances", () => {
     }
     // the refusal took nothing back from anyone else: still refused on A
     expect((await A.admit("rpm", l, now)).ok).toBe(false);
+  });
+
+  test("rpm 40 under 200 parallel admissions over A and B: exactly 40 admitted, mostly from memory", async () => {
+    const l = { rpm: 40 };
+    await insideOneMinute();
+    const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? A : B).admit("burst", l, Date.now())));
+    expect(verdicts.filter((v) => v.ok).length).toBe(40);
+  });
+
+  test("a share is admitted from memory: after the first request, A answers without waiting while its share has room", async () => {
+    const l = { rpm: 80 };
+    await insideOneMinute();
+    expect((await A.admit("mem", l, Date.now())).ok).toBe(true);
+    await A.report();
+    // block = 80 / 8 = 10 requests held ahead: the next ones are decided synchronously (not a promise)
+    const next = A.admit("mem", l, Date.now());
+    expect(next instanceof Promise).toBe(false);
+    expect((next as { ok: boolean }).ok).toBe(true);
   });
 
   test("concurrency 1: a request in flight on A refuses B until A's is settled", async () => {
@@ -85,6 +103,9 @@ describe("across two instances", () => {
       expect(v.ok).toBe(true);
       await c.settle("tpm", l, spent, Date.now(), v.ok ? v.ticket : undefined);
     }
+    // Each instance learns the other's use at its next report (every second).
+    await A.report();
+    await B.report();
     const r = await B.admit("tpm", l, Date.now());
     expect(r.ok === false && r.refusal.limit).toBe("tpm");
     expect(r.ok === false && r.refusal.used).toBe(54);
@@ -102,12 +123,64 @@ describe("across two instances", () => {
       [36, 54],
       [0.5, 0.75],
     ]);
+    await B.report();
+    await A.report(); // A learns B's use at its next report (every second)
     const r = await A.admit("budget", l, Date.now());
     expect(r.ok === false && r.refusal).toMatchObject({ limit: "budget", budget: { window: "5h", tokens: 50 }, used: 54, max: 50 });
     const use = await A.budgetUse("budget", l, Date.now());
     expect(use.map((u) => u.used)).toEqual([54, 0.75]);
     expect(use[0].startedAt! % BUDGET_WINDOW_MS["5h"]).toBe(0);
     expect(use[0].resetsAt! - use[0].startedAt!).toBe(BUDGET_WINDOW_MS["5h"]);
+  });
+
+  test("an instance that dies without reporting: the window over-admits by at most its share (one block)", async () => {
+    const url = await pg.createDatabase("shared_counters_dead");
+    const x = await openPostgresStore({ url, onError: () => {} });
+    const y = await openPostgresStore({ url, onError: () => {} });
+    // X never reports on its own (its timer is an hour): its admissions from memory stay unreported.
+    const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    try {
+      const l = { rpm: 32 }; // block = 4 requests
+      await insideOneMinute();
+      // X takes a share of 4 (reporting 0 used) and admits 2 from it, the second from memory.
+      expect((await X.admit("dead", l, Date.now())).ok).toBe(true);
+      const second = X.admit("dead", l, Date.now());
+      expect(second instanceof Promise).toBe(false);
+      expect((second as { ok: boolean }).ok).toBe(true);
+      // X's instance goes away without X reporting: its share no longer counts, its 2 admissions are unknown.
+      await x.close();
+      let admitted = 2;
+      for (let i = 0; i < 40; i++) if ((await Y.admit("dead", l, Date.now())).ok) admitted++;
+      expect(admitted).toBe(34);
+      expect(admitted - l.rpm).toBeLessThanOrEqual(4);
+    } finally {
+      await Y.close();
+      await y.close();
+    }
+  });
+
+  test("spare a key left idle on one instance returns to the pool", async () => {
+    const url = await pg.createDatabase("shared_counters_idle");
+    const x = await openPostgresStore({ url, onError: () => {} });
+    const y = await openPostgresStore({ url, onError: () => {} });
+    const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000, idleMs: 0 });
+    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    try {
+      const l = { rpm: 16 }; // block = 2
+      await insideOneMinute();
+      for (let i = 0; i < 3; i++) expect((await X.admit("idle", l, Date.now())).ok).toBe(true);
+      await Bun.sleep(20);
+      await X.report(); // X is idle: its spare goes back
+      let admitted = 0;
+      for (let i = 0; i < 20; i++) if ((await Y.admit("idle", l, Date.now())).ok) admitted++;
+      expect(admitted).toBe(13);
+    } finally {
+      await X.close();
+      await Y.close();
+      await x.close();
+      await y.close();
+    }
   });
 });
 
@@ -116,7 +189,7 @@ describe("when the shared database cannot be reached", () => {
     const down = (): never => {
       throw new StoreError("unavailable", "database unreachable");
     };
-    const broken = { shared: true, tryLease: down, releaseLease: () => {}, addToCounter: down } as unknown as SharedStore;
+    const broken = { shared: true, tryLease: down, releaseLease: () => {}, addToCounter: down, setQuotaShare: down, reportQuotaUse: down } as unknown as SharedStore;
     const logs: string[] = [];
     const c = new SharedKeyCounters(broken, new MemoryKeyCounters(), (l) => logs.push(l));
     const l = { rpm: 1 };

@@ -302,6 +302,15 @@ for (const backend of backends) {
       expect((await s.addToCounter("key:laptop:rpm", 3_600_000, 0)).total).toBe(w2.total);
       expect((await s.addToCounter("key:other:rpm", 3_600_000, 0)).total).toBe(0);
       expect(await code(() => s.addToCounter("x", 0, 1))).toBe("invalid");
+      // One instance's share of a pool: what it asks for, capped at the pool; giving back lowers it.
+      const pool = { name: "key:laptop:rpm", windowStart: 3_600_000, windowEnd: 7_200_000, limit: 10 };
+      expect((await s.setQuotaShare({ ...pool, target: 4, used: 0 })).granted).toBe(4);
+      expect((await s.setQuotaShare({ ...pool, target: 25, used: 3 })).granted).toBe(10);
+      const back = await s.setQuotaShare({ ...pool, target: 3, used: 3 });
+      expect(back).toMatchObject({ granted: 3, othersUsed: 0 });
+      expect(Math.abs(back.now - Date.now())).toBeLessThan(60_000);
+      expect(await s.reportQuotaUse([{ name: pool.name, windowStart: pool.windowStart, used: 5 }])).toEqual([0]);
+      expect(await code(() => s.setQuotaShare({ ...pool, name: "", target: 1, used: 0 }))).toBe("invalid");
       const order: string[] = [];
       const slow = s.withRefreshLock("acct", async () => {
         order.push("first in");

@@ -211,6 +211,63 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
                         ADD COLUMN saved_tokens BIGINT NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 4,
+    name: "leased key-limit shares and the OAuth refresh lock row",
+    up: `
+      -- SPEC 9.6, D-2: each instance's share of a client key's limit (rpm, tpm, budget: one row per
+      -- window; concurrency: window_start 0). An instance admits from its share in memory and reports
+      -- its use; a row whose instance stopped renewing it (expires_at passed) counts only its reported
+      -- use (windows) or nothing (concurrency slots), so a dead instance's unused share returns.
+      CREATE TABLE quota_shares (
+        name         TEXT NOT NULL,
+        window_start BIGINT NOT NULL,
+        instance_id  TEXT NOT NULL,
+        granted      DOUBLE PRECISION NOT NULL,
+        used         DOUBLE PRECISION NOT NULL,
+        window_end   BIGINT NOT NULL,               -- 0 for concurrency slots (no window)
+        expires_at   BIGINT NOT NULL,
+        PRIMARY KEY (name, window_start, instance_id)
+      );
+      CREATE INDEX quota_shares_instance ON quota_shares (instance_id);
+      -- Sets one instance's share of a pool to what it asks for, or to what is left (one round trip;
+      -- a volatile function sees rows committed while it waited for the pool's lock).
+      CREATE FUNCTION switchyard_quota_share(p_name TEXT, p_start BIGINT, p_end BIGINT, p_instance TEXT,
+          p_limit DOUBLE PRECISION, p_target DOUBLE PRECISION, p_used DOUBLE PRECISION, p_ttl BIGINT)
+        RETURNS TABLE (granted DOUBLE PRECISION, others_used DOUBLE PRECISION, db_now BIGINT)
+        LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_now BIGINT := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+        v_held DOUBLE PRECISION;
+        v_used DOUBLE PRECISION;
+        v_grant DOUBLE PRECISION;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('quota:' || p_name || '@' || p_start::text));
+        IF p_end = 0 THEN
+          SELECT COALESCE(SUM(q.granted), 0), 0 INTO v_held, v_used FROM quota_shares q
+            WHERE q.name = p_name AND q.window_start = p_start AND q.instance_id <> p_instance AND q.expires_at > v_now;
+        ELSE
+          SELECT COALESCE(SUM(CASE WHEN q.expires_at > v_now THEN GREATEST(q.granted, q.used) ELSE q.used END), 0),
+                 COALESCE(SUM(q.used), 0)
+            INTO v_held, v_used FROM quota_shares q
+            WHERE q.name = p_name AND q.window_start = p_start AND q.instance_id <> p_instance;
+        END IF;
+        v_grant := GREATEST(0, LEAST(p_target, p_limit - v_held));
+        INSERT INTO quota_shares (name, window_start, instance_id, granted, used, window_end, expires_at)
+          VALUES (p_name, p_start, p_instance, v_grant, p_used, p_end, v_now + p_ttl)
+          ON CONFLICT (name, window_start, instance_id)
+          DO UPDATE SET granted = excluded.granted, used = excluded.used, expires_at = excluded.expires_at;
+        RETURN QUERY SELECT v_grant, v_used, v_now;
+      END $$;
+      -- SPEC D-2, P-7: one OAuth refresh per account across instances. A row held by one instance until
+      -- it deletes it or until expires_at (renewed while the token call runs; a dead holder's row lapses).
+      CREATE TABLE refresh_locks (
+        account_id  TEXT PRIMARY KEY,
+        holder      TEXT NOT NULL,
+        expires_at  BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -6,7 +6,7 @@
  * clock, so instances with skewed clocks still agree.
  */
 import { checkId, errMessage } from "../rows.ts";
-import { type CounterWindow, LEASE_TTL_MS, type SharedStore, type StoreChange } from "../shared.ts";
+import { type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { DB_NOW_MS, num } from "./values.ts";
@@ -18,6 +18,9 @@ export class PgShared implements SharedStore {
   private readonly held = new Set<string>();
   private readonly renewTimer: ReturnType<typeof setInterval>;
   private lastCounterPrune = 0;
+  private lastQuotaPrune = 0;
+  /** Whether this instance ever took a quota share (then renewal and release cover them). */
+  private quotaHeld = false;
 
   /** @param leaseTtlMs how long a lease outlives its instance's last renewal (renewed every third of it) */
   constructor(
@@ -89,6 +92,60 @@ export class PgShared implements SharedStore {
     return { total: Number(row.value), resetAt: num(row.expires_at) };
   }
 
+  /** This instance's share of a pool (see `SharedStore.setQuotaShare`): one round trip. @throws StoreError `invalid`, `closed`, `unavailable`. */
+  async setQuotaShare(req: QuotaShareRequest): Promise<QuotaShare> {
+    checkId(req.name, "quota name");
+    for (const v of [req.windowStart, req.windowEnd, req.limit, req.target, req.used]) {
+      if (!Number.isFinite(v)) throw new StoreError("invalid", "quota share numbers must be finite");
+    }
+    const [row] = await this.ctx.read((sql) =>
+      sql.unsafe(`SELECT granted, others_used, db_now FROM switchyard_quota_share($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        req.name,
+        Math.floor(req.windowStart),
+        Math.floor(req.windowEnd),
+        this.ctx.instanceId,
+        req.limit,
+        Math.max(0, req.target),
+        Math.max(0, req.used),
+        this.leaseTtlMs,
+      ]),
+    );
+    this.quotaHeld = true;
+    this.pruneQuotas();
+    return { granted: Number(row.granted), othersUsed: Number(row.others_used), now: num(row.db_now) };
+  }
+
+  /** Records the use of several shares in one statement; returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
+  async reportQuotaUse(rows: readonly QuotaUse[]): Promise<number[]> {
+    if (rows.length === 0) return [];
+    const json = JSON.stringify(rows.map((r, i) => ({ i, name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0 })));
+    const out = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(i int, name text, ws bigint, used float8)),
+         upd AS (UPDATE quota_shares q SET used = v.used, expires_at = ${DB_NOW_MS} + $3
+                 FROM v WHERE q.name = v.name AND q.window_start = v.ws AND q.instance_id = $2)
+         SELECT v.i, (SELECT COALESCE(SUM(o.used), 0) FROM quota_shares o
+                      WHERE o.name = v.name AND o.window_start = v.ws AND o.instance_id <> $2)::float8 AS others
+         FROM v ORDER BY v.i`,
+        [json, this.ctx.instanceId, this.leaseTtlMs],
+      ),
+    );
+    return (out as Array<{ others: unknown }>).map((r) => Number(r.others));
+  }
+
+  /** Drops ended windows' shares (every instance's) at most once a minute. */
+  private pruneQuotas(): void {
+    const now = this.ctx.now();
+    if (now - this.lastQuotaPrune < 60_000) return;
+    this.lastQuotaPrune = now;
+    void this.ctx
+      .read((sql) =>
+        sql.unsafe(`DELETE FROM quota_shares WHERE (window_end <> 0 AND window_end < ${DB_NOW_MS} - 60000)
+                    OR (window_end = 0 AND expires_at < ${DB_NOW_MS} - 60000)`),
+      )
+      .catch(() => {});
+  }
+
   /**
    * Runs `fn` holding the account's refresh lock across instances (a session advisory lock on a
    * reserved connection). When the database cannot be reached, `fn` runs without it.
@@ -132,7 +189,16 @@ export class PgShared implements SharedStore {
   /** Gives back every lease this instance holds (close). Never throws. */
   async releaseAll(): Promise<void> {
     clearInterval(this.renewTimer);
-    if (!this.held.size || !this.ctx.reachable) return;
+    if (!this.ctx.reachable) return;
+    if (this.quotaHeld) {
+      // Unused shares return to their pools now; the reported use keeps counting in its window.
+      try {
+        await this.ctx.sql.unsafe(`UPDATE quota_shares SET granted = used, expires_at = ${DB_NOW_MS} WHERE instance_id = $1`, [this.ctx.instanceId]);
+      } catch {
+        // they expire
+      }
+    }
+    if (!this.held.size) return;
     const ids = [...this.held];
     this.held.clear();
     try {
@@ -145,9 +211,17 @@ export class PgShared implements SharedStore {
 
   /** Extends this instance's leases (it is alive). */
   private async renew(): Promise<void> {
-    if (!this.held.size || !this.ctx.reachable || this.ctx.closed) return;
+    if ((!this.held.size && !this.quotaHeld) || !this.ctx.reachable || this.ctx.closed) return;
     try {
-      await this.ctx.sql.unsafe(`UPDATE leases SET expires_at = ${DB_NOW_MS} + $1 WHERE instance_id = $2`, [this.leaseTtlMs, this.ctx.instanceId]);
+      if (this.held.size) {
+        await this.ctx.sql.unsafe(`UPDATE leases SET expires_at = ${DB_NOW_MS} + $1 WHERE instance_id = $2`, [this.leaseTtlMs, this.ctx.instanceId]);
+      }
+      if (this.quotaHeld) {
+        await this.ctx.sql.unsafe(
+          `UPDATE quota_shares SET expires_at = ${DB_NOW_MS} + $1 WHERE instance_id = $2 AND (window_end = 0 OR window_end > ${DB_NOW_MS})`,
+          [this.leaseTtlMs, this.ctx.instanceId],
+        );
+      }
     } catch (err) {
       if (isUnavailable(err)) this.ctx.degrade(err);
     }

@@ -29,6 +29,8 @@ import type {
   RemovedModel,
   Store,
   StoreChange,
+  QuotaShareRequest,
+  QuotaUse,
   StoreStats,
   UsageQuery,
   CallsQuery,
@@ -234,6 +236,8 @@ export class PostgresStore implements Store {
   tryLease(scope: string, limit: number) { return this.coord.tryLease(scope, limit); }
   releaseLease(id: string) { return this.coord.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
+  setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
+  reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.coord.onChange(listener); }
 

@@ -30,6 +30,8 @@ import type {
   RemovedModel,
   Store,
   StoreChange,
+  QuotaShareRequest,
+  QuotaUse,
   StoreStats,
   UsageQuery,
   CallsQuery,
@@ -203,6 +205,8 @@ export class SqliteStore implements Store {
   tryLease(scope: string, limit: number) { return this.local.tryLease(scope, limit); }
   releaseLease(id: string) { this.local.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.local.addToCounter(name, windowMs, amount); }
+  setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
+  reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.local.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.local.onChange(listener); }
 
