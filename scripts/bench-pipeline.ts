@@ -11,7 +11,9 @@
  * Compare medians of runs made one after the other; on a shared machine a round can be off by 2×.
  *
  * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|all]
- *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N]
+ *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N] [--window]
+ * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
+ * measured rounds, warm-up excluded), for a profile taken of this run (scripts/bench-budget.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -109,7 +111,9 @@ for (const name of names) {
   for (const stream of modes) {
     await runPipelineLane(app, lane, stream, Math.min(requests, 5000), concurrency); // warm-up (JIT, caches, the first flushes)
     const cpu: number[] = [];
+    const from = Date.now();
     for (let r = 0; r < rounds; r++) cpu.push((await runPipelineLane(app, lane, stream, requests, concurrency)).cpuUs);
+    if (argv.includes("--window")) console.log(`window ${JSON.stringify({ from, to: Date.now() })}`);
     console.log(`${name.padEnd(15)} ${stream ? "stream" : "json  "}  ${median(cpu).toFixed(1).padStart(6)} µs  (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)})`);
   }
 }

@@ -7,10 +7,13 @@
  *
  * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat]
  *          [--stream] [--seconds N] [--top N] [--keep DIR]
+ * The self time is also printed grouped by module (pipeline/<stage>.ts, formats/<format>/, src/<dir>/,
+ * node_modules/<package>, Bun's built-ins; scripts/lib/profile-groups.ts), over the whole profile.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { profileGroups } from "./lib/profile-groups.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -124,7 +127,11 @@ async function main() {
   }
   const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
   if (!file) throw new Error("no profile was written");
-  process.stdout.write(summarise(JSON.parse(await Bun.file(join(dir, file)).text()), top) + "\n");
+  const profile = JSON.parse(await Bun.file(join(dir, file)).text());
+  process.stdout.write(summarise(profile, top) + "\n");
+  const g = profileGroups(profile, ROOT);
+  const pct = (us: number) => `${((100 * us) / g.total).toFixed(1).padStart(5)} %`;
+  process.stdout.write(`\nself time by module (natives charged to their caller; ${pct(g.native).trim()} native)\n${g.groups.slice(0, top).map(([k, us]) => `${pct(us)}  ${k}`).join("\n")}\n`);
   if (keep) process.stderr.write(`profile kept in ${join(dir, file)}\n`);
   else rmSync(dir, { recursive: true, force: true });
 }

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { cleanSchema } from "../formats/gemini/schema-clean.ts";
 import { saveTokens } from "../pipeline/save-tokens.ts";
 import { translate, type Translated } from "../pipeline/translate.ts";
-import { guardedContext } from "../test/support/context.ts";
+import { guardedContext } from "./lib/context.ts";
 import { clientRequest } from "../test/support/fixtures.ts";
 import { provider, target } from "../test/pipeline/routing-helpers.ts";
 

@@ -1,10 +1,11 @@
 /**
  * scripts/bench-budget.ts in its quick mode (as CI runs it, issue 17): it must run to the end and print
- * every named row of the budget with a figure for every lane. No timing is asserted: speed lives in
- * scripts/bench and the budget table itself.
+ * every named row of the budget with a figure for every lane, and the `bun --cpu-prof` attribution by
+ * module beside it. No timing is asserted: speed lives in scripts/bench and the budget table itself.
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
+import { gcPausesByBracket } from "../../scripts/lib/gc-log.ts";
 
 const ROWS = [
   "raw Bun pipe (baseline)",
@@ -15,8 +16,20 @@ const ROWS = [
   "translate",
   "executor call setup and abort wiring",
   "reply driver (tap / re-translate)",
-  "bookkeeping and the rest (remainder)",
-  "whole request (raw + framework + pipeline)",
+  "commit point and JS reply stream",
+  "attempt loop",
+  "cost and key-limit accounting",
+  "usage row",
+  "route trace",
+  "metrics update",
+  "log line",
+  "event publishing",
+  "store flushes",
+  "GC (JS-thread pauses + GC helper threads)",
+  "JIT compiler threads",
+  "allocator and other threads",
+  "remainder",
+  "whole request (raw + framework + pipeline, all threads)",
   "whole request × raw pipe",
 ];
 const LANES = ["chat→chat json", "chat→chat stream", "messages→chat json", "messages→chat stream"];
@@ -25,7 +38,8 @@ test("bench-budget --quick prints every row of the budget with a number per lane
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../scripts/bench-budget.ts"), "--quick"], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
-  const header = out.split("\n").find((l) => l.startsWith("| part"));
+  const lines = out.split("\n");
+  const header = lines.find((l) => l.startsWith("| part"));
   expect(header?.split("|").slice(2, -1).map((c) => c.trim())).toEqual(LANES);
   for (const row of ROWS) {
     const line = out.split("\n").find((l) => l.startsWith(`| ${row} |`));
@@ -35,4 +49,28 @@ test("bench-budget --quick prints every row of the budget with a number per lane
     // "12.3" (baseline), "12.3 / 4.5" (measured / target), "3.10× / 2×" (ratio / target ratio)
     for (const c of cells) expect(c, `${row}: ${c}`).toMatch(/^-?\d+(\.\d+)?×?( \/ -?\d+(\.\d+)?×?)?$/);
   }
-}, 120_000);
+  // The profile's share table: the same lanes, shares in per cent, the pipeline's own stage modules among the rows.
+  const profileHeader = lines.find((l) => l.startsWith("| module (share"));
+  expect(profileHeader?.split("|").slice(2, -1).map((c) => c.trim())).toEqual(LANES);
+  const start = lines.indexOf(profileHeader!);
+  const rows = lines.slice(start + 2).filter((l) => l.startsWith("| ") && !l.startsWith("| samples"));
+  expect(rows.some((l) => l.startsWith("| pipeline/"))).toBe(true);
+  for (const l of rows) for (const c of l.split("|").slice(2, -1)) expect(c.trim(), l).toMatch(/^\d+\.\d %$/);
+}, 180_000);
+
+test("the GC pauses JavaScriptCore logs are added up per bracket of the measuring child", () => {
+  const stderr = [
+    "[GC<0x1>: START M 8624kb => EdenCollection, a=0kb p=1.5ms (max 1.5)...]",
+    "@@budget lane|x#0 start",
+    "[GC<0x1>: START M 8624kb => EdenCollection, a=0kb hf=0.000 p=0.25ms (max 1.737068)...]",
+    "[GC<0x1>: M a=28kb hf=0.009 p=0.5ms (max 1.737068)...]",
+    "@@budget lane|x#0 end",
+    "[GC<0x1>: M a=28kb p=9ms (max 9)...]",
+    "@@budget lane|y#0 start",
+    "@@budget lane|y#0 end",
+    "@@budget lane|x#0 start",
+    "[GC<0x1>: M => 7207kb, p=1.25ms (max 2.250588), cycle 23.390381ms END]",
+    "@@budget lane|x#0 end",
+  ].join("\n");
+  expect(Object.fromEntries(gcPausesByBracket(stderr))).toEqual({ "lane|x#0": 2000, "lane|y#0": 0 });
+});

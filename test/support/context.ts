@@ -1,20 +1,14 @@
 /**
- * Request contexts for stage unit tests: the gateway's own {@link newContext}, then the body fields the
- * guard would have filled in (raw body, parsed body, model, stream), with fixed ids.
+ * Request contexts for stage unit tests: scripts/lib/context.ts's {@link guardedContext} (the gateway's
+ * own newContext, then the body fields the guard would have filled in) with fixed ids.
  */
-import { newContext, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
+import type { Endpoint, RequestContext } from "../../pipeline/context.ts";
+import { guardedContext as contextPastGuard } from "../../scripts/lib/context.ts";
 
 /** Fixed ids: `req_test` and `sy_test`. */
 export const TEST_IDS = { request: () => "req_test", route: () => "sy_test" };
 
-/** A context for `endpoint` past the guard: `body` parsed, its model and `stream` read; a loopback peer. */
+/** A context for `endpoint` past the guard: `body` parsed, its model and `stream` read; a loopback peer; fixed ids. */
 export function guardedContext(endpoint: Endpoint, body: Record<string, unknown>, init: { headers?: Record<string, string>; path?: string } = {}): RequestContext {
-  const text = JSON.stringify(body);
-  const request = new Request(`http://127.0.0.1${init.path ?? "/v1/x"}`, { method: "POST", headers: init.headers });
-  const ctx = newContext({ request, endpoint, peer: "127.0.0.1" }, 0, TEST_IDS);
-  ctx.rawBody = new TextEncoder().encode(text);
-  ctx.body = JSON.parse(text);
-  ctx.requestedModel = ctx.trace.requestedModel = String(body.model);
-  ctx.stream = body.stream === true;
-  return ctx;
+  return contextPastGuard(endpoint, body, init, TEST_IDS, 0);
 }

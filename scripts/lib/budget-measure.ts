@@ -1,0 +1,342 @@
+#!/usr/bin/env bun
+/**
+ * The measuring half of scripts/bench-budget.ts, run by it as a child process with
+ * `BUN_JSC_logGC=1` so that every garbage collection's pauses are logged on stderr. Each timed run is
+ * bracketed by `@@budget <id> start` / `@@budget <id> end` lines on the same stream; the parent adds up
+ * the pauses (`p=…ms`) logged between a run's brackets and takes them out of that run's CPU, so every
+ * row is its work without the collections it happened to meet, and GC is a row of its own.
+ *
+ * CPU is the JavaScript thread's own (CLOCK_THREAD_CPUTIME_ID, scripts/lib/threads.ts), not the process's: JavaScriptCore's
+ * JIT and GC helper threads and mimalloc's scavenger work on other cores at the same time and are
+ * measured as rows of their own over the whole-pipeline runs (scripts/lib/threads.ts).
+ *
+ * Prints one JSON document on stdout ({@link MeasureOutput}). Usage (normally only through
+ * scripts/bench-budget.ts): BUN_JSC_logGC=1 bun scripts/lib/budget-measure.ts [--quick]
+ */
+import { closeSync, openSync, writeSync } from "node:fs";
+import { guard, parseJsonObject, readBody } from "../../pipeline/guard.ts";
+import { newContext, type RequestContext } from "../../pipeline/context.ts";
+import { resolveModel, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
+import { pickAccount } from "../../pipeline/pick.ts";
+import { translate } from "../../pipeline/translate.ts";
+import { executeCall, type Executor, type UpstreamReply } from "../../pipeline/execute.ts";
+import { commitReply, replyDriverFor } from "../../pipeline/commit.ts";
+import { runAttempts } from "../../pipeline/attempt-loop.ts";
+import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+import { createServer } from "../../src/http/server.ts";
+import { realClock } from "../../src/clock.ts";
+import { SubscriptionHealth } from "../../src/accounts/credentials.ts";
+import { RequestAccounting } from "../../src/limits/accounting.ts";
+import { MemoryKeyCounters } from "../../src/limits/counters.ts";
+import { loadPriceTable } from "../../src/pricing/prices.ts";
+import { PendingWrites } from "../../src/store/pending.ts";
+import { LineBuffer } from "../../src/log-lines.ts";
+import { requestFinishedEvent } from "../../src/events/request-finished.ts";
+import { startRawPipe } from "../bench-pipe.ts";
+import { fakeFetch, LANES, runPipelineLane, startPipelineBenchApp } from "../bench-pipeline.ts";
+import { guardedContext } from "./context.ts";
+import { jsThreadCpuUs, threadCpu, threadDelta, type ThreadKind } from "./threads.ts";
+
+/** One timed run: its bracket id, JS-thread CPU µs per call (GC pauses included), calls made. */
+export interface Run {
+  id: string;
+  us: number;
+  n: number;
+}
+/** One whole-pipeline run: bracket id, requests, CPU µs per request by thread kind (JS thread: GC included). */
+export interface PipelineRun {
+  id: string;
+  n: number;
+  threads: Record<ThreadKind, number>;
+}
+/** What the child prints: per lane, the runs of every microbenchmark and of the whole pipeline. */
+export interface MeasureOutput {
+  iterations: number;
+  rounds: number;
+  pipelineRequests: number;
+  lanes: Array<{ name: string; kind: "native" | "translated"; runs: Record<string, Run[]>; pipeline: PipelineRun[] }>;
+}
+
+/** The lanes of the budget: scripts/bench-pipeline.ts lane name, stream flag, native or translated. */
+export const BUDGET_LANES = [
+  { name: "chat→chat json", lane: "chat", stream: false, kind: "native" },
+  { name: "chat→chat stream", lane: "chat", stream: true, kind: "native" },
+  { name: "messages→chat json", lane: "messages-chat", stream: false, kind: "translated" },
+  { name: "messages→chat stream", lane: "messages-chat", stream: true, kind: "translated" },
+] as const;
+
+const mark = (id: string, what: "start" | "end") => process.stderr.write(`@@budget ${id} ${what}\n`);
+const jsCpu = jsThreadCpuUs;
+
+/** Reads a body to its end chunk by chunk; hands each chunk to `each`. */
+async function drainChunks(body: ReadableStream<Uint8Array> | null, each?: (c: Uint8Array) => void) {
+  if (!body) return;
+  const reader = body.getReader();
+  for (;;) {
+    const r = await reader.read();
+    if (r.done) return;
+    each?.(r.value);
+  }
+}
+
+/** Replaces `obj[name]` with `fn`; returns what puts the original back. */
+function shadow(obj: Record<string, unknown>, name: string, fn: unknown): () => void {
+  const own = Object.hasOwn(obj, name);
+  const orig = obj[name];
+  obj[name] = fn;
+  return () => {
+    if (own) obj[name] = orig;
+    else delete obj[name];
+  };
+}
+
+async function main() {
+  const QUICK = process.argv.includes("--quick");
+  const ITER = QUICK ? 200 : 3000;
+  const ROUNDS = QUICK ? 1 : 3;
+  const PIPELINE_N = QUICK ? 300 : 5000;
+
+  /** `ITER / 5` warm-up calls, then `ROUNDS` bracketed runs of `ITER` sequential calls. */
+  async function cpuPerCall(key: string, fn: () => unknown): Promise<Run[]> {
+    for (let i = 0; i < Math.max(20, ITER / 5); i++) await fn();
+    const runs: Run[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const id = `${key}#${r}`;
+      mark(id, "start");
+      const c0 = jsCpu();
+      for (let i = 0; i < ITER; i++) await fn();
+      const us = jsCpu() - c0;
+      mark(id, "end");
+      runs.push({ id, us: us / ITER, n: ITER });
+    }
+    return runs;
+  }
+
+  const bench = await startPipelineBenchApp();
+  const { app } = bench;
+  const cfg = app.config();
+  const table: RoutingTable = { providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: app.registry };
+  const guardDeps = { keys: app.store, settings: () => ({ requireApiKey: false, maxBodyBytes: 32 * 1024 * 1024 }) };
+  const health = new SubscriptionHealth(app.registry, app.credentials, realClock);
+  const accounting = new RequestAccounting({ pricing: () => cfg.settings.pricing, priceTable: await loadPriceTable(), counters: new MemoryKeyCounters() });
+  const devNull = openSync("/dev/null", "w");
+  const logBuffer = new LineBuffer((text) => void writeSync(devNull, text));
+
+  // The raw pipe's own handler, called in process with the in-process upstream as its fetch.
+  const realFetch = globalThis.fetch;
+  const rawServer = startRawPipe("http://bench.invalid");
+  // The app's HTTP framework with a gateway that answers at once, and the same gateway behind a bare fetch function.
+  const instant = { handle: async () => new Response("{}", { headers: { "content-type": "application/json" } }) };
+  const framework = createServer({ gateway: instant, models: () => [], model: () => undefined, health: () => ({ ok: true, db: true }), browser: () => ({ bindHost: "127.0.0.1", allowedHosts: [], corsOrigins: [] }) });
+  const bareFetch = (_request: Request) => instant.handle();
+
+  const out: MeasureOutput = { iterations: ITER, rounds: ROUNDS, pipelineRequests: PIPELINE_N, lanes: [] };
+  for (const bl of BUDGET_LANES) {
+    const lane = LANES[bl.lane]!;
+    const body = lane.body(bl.stream) as Record<string, unknown>;
+    const text = JSON.stringify(body);
+    const url = "http://127.0.0.1" + lane.path;
+    const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", host: "127.0.0.1" };
+    const request = () => new Request(url, { method: "POST", headers, body: text });
+    const runs: Record<string, Run[]> = {};
+    const k = (name: string) => `${bl.name}|${name}`;
+
+    globalThis.fetch = fakeFetch;
+    const rawCheck = await rawServer.fetch(request());
+    if (rawCheck.status !== 200) throw new Error(`the raw pipe answered ${rawCheck.status} on ${bl.name}`);
+    const frameworkCheck = await framework.handle(request());
+    if (frameworkCheck.status !== 200) throw new Error(`the framework answered ${frameworkCheck.status} on ${bl.name}: ${await frameworkCheck.text()}`);
+    runs.raw = await cpuPerCall(k("raw"), async () => (await rawServer.fetch(request())).arrayBuffer());
+    globalThis.fetch = realFetch;
+
+    runs.viaFramework = await cpuPerCall(k("viaFramework"), async () => (await framework.handle(request())).arrayBuffer());
+    runs.viaBare = await cpuPerCall(k("viaBare"), async () => (await bareFetch(request())).arrayBuffer());
+
+    runs.bodyRead = await cpuPerCall(k("bodyRead"), async () => {
+      const r = await readBody(request(), 32 * 1024 * 1024);
+      if (r.ok) parseJsonObject(r.value);
+    });
+    const guarded = async (): Promise<RequestContext> => {
+      const ctx = newContext({ request: request(), endpoint: lane.endpoint, peer: "127.0.0.1" }, Date.now());
+      const g = await guard(ctx, guardDeps);
+      if (g instanceof Response) throw new Error(`the guard refused the ${bl.name} request: ${g.status}`);
+      return g;
+    };
+    runs.guardAll = await cpuPerCall(k("guardAll"), guarded);
+
+    const ctx0 = await guarded();
+    let target: Target | undefined;
+    runs.route = await cpuPerCall(k("route"), () => {
+      const res = resolveModel(ctx0.requestedModel, table);
+      if ("kind" in res) throw new Error(res.message);
+      const targets = app.order.forRequest(ctx0, res);
+      target = targets[0]!;
+      pickAccount(app.registry, target, new Set(), {});
+    });
+    const picked = pickAccount(app.registry, target!, new Set(), {});
+    if (!picked.account) throw new Error(`no account picked for ${bl.name}`);
+    const account = picked.account;
+    runs.pick = await cpuPerCall(k("pick"), () => pickAccount(app.registry, target!, new Set(), {}));
+
+    const freshCtx = () => guardedContext(lane.endpoint, body, { path: lane.path }, undefined, Date.now());
+    runs.ctxOnly = await cpuPerCall(k("ctxOnly"), freshCtx);
+    runs.withTranslate = await cpuPerCall(k("withTranslate"), () => translate(freshCtx(), target!, "strip_with_warning"));
+    const translated = translate(ctx0, target!, "strip_with_warning");
+    if ("kind" in translated) throw new Error(translated.message);
+
+    const upstreamPath = translated.upstreamFormat === "anthropic-messages" ? "/v1/messages" : "/v1/chat/completions";
+    const upstreamBody = typeof translated.body === "string" ? translated.body : new TextDecoder().decode(translated.body);
+    const replyNow = async (): Promise<UpstreamReply> => {
+      const res = await fakeFetch("http://bench.invalid" + upstreamPath, { method: "POST", body: upstreamBody });
+      return { status: res.status, headers: res.headers, body: res.body };
+    };
+    const executor: Executor = { send: replyNow };
+    const call = { provider: target!.provider, account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.headers };
+    // A fresh parent signal per call on both sides (a request's own signal; one shared signal would pile up listeners).
+    runs.sendOnly = await cpuPerCall(k("sendOnly"), async () => {
+      void new AbortController().signal;
+      await drainChunks((await replyNow()).body);
+    });
+    runs.viaExecute = await cpuPerCall(k("viaExecute"), async () => drainChunks((await executeCall(executor, call, new AbortController().signal, 30_000)).reply.body));
+    runs.viaDriver = await cpuPerCall(k("viaDriver"), async () => {
+      const reply = await replyNow();
+      const driver = replyDriverFor(ctx0, target!.provider, translated, reply);
+      await drainChunks(reply.body, (c) => driver.push(c));
+      driver.end();
+    });
+
+    // The commit point and the reply stream it builds around the driver, read by a client to the end.
+    const commitDeps = { clock: realClock, pool: app.registry, health, finish: () => {} };
+    const attemptTrace = (): AttemptTrace => ({ target: target!.label, providerId: target!.provider.id, model: target!.model, accountId: account.id, startMs: 0 });
+    runs.viaCommit = await cpuPerCall(k("viaCommit"), async () => {
+      const reply = await replyNow();
+      const committed = await commitReply(
+        ctx0,
+        {
+          target: target!,
+          account,
+          translated,
+          isLastTarget: true,
+          reply,
+          controller: new AbortController(),
+          started: Date.now(),
+          trace: attemptTrace(),
+          attempts: 1,
+          fallback: false,
+          hints: {},
+          release: () => {},
+          fail: () => {
+            throw new Error(`the ${bl.name} reply failed at the commit point`);
+          },
+        },
+        commitDeps,
+      );
+      if (!("response" in committed)) throw new Error(committed.error.message);
+      await committed.response.arrayBuffer();
+    });
+    // The attempt loop around all of it (pick, translate, execute, commit), on a fresh context each time.
+    const attemptDeps = { pool: app.registry, health, executorFor: () => executor, clock: realClock, settings: () => ({ maxAttempts: 8, precommitDeadlineMs: 60_000 }), finish: () => {} };
+    runs.viaAttempts = await cpuPerCall(k("viaAttempts"), async () => {
+      const res = await runAttempts(freshCtx(), [target!], { portability: "strip_with_warning", cacheAffinity: true }, attemptDeps);
+      if (res.status !== 200) throw new Error(`the attempt loop answered ${res.status} on ${bl.name}`);
+      await res.arrayBuffer();
+    });
+
+    // ---- bookkeeping: what the app's `finish` does with a finished request (src/app.ts) ----------------
+    // One real request through the app, to capture the usage row, the route trace and the metric inputs it made.
+    const captured: { rec?: UsageRecord; trace?: RouteTrace; bytes?: number; attempts?: readonly AttemptTrace[] } = {};
+    const store = app.store as unknown as Record<string, unknown>;
+    const metrics = app.metrics as unknown as Record<string, unknown>;
+    const restore = [shadow(store, "record", (rec: UsageRecord) => void (captured.rec = structuredClone(rec))), shadow(store, "save", (trace: RouteTrace) => void (captured.trace = structuredClone(trace))), shadow(metrics, "observe", (_e: unknown, _rec: unknown, bytes: number | undefined, attempts: readonly AttemptTrace[]) => void ((captured.bytes = bytes), (captured.attempts = structuredClone(attempts))))];
+    await runPipelineLane(app, lane, bl.stream, 1, 1);
+    for (const undo of restore) undo();
+    const { rec, trace } = captured;
+    if (!rec || !trace) throw new Error(`no usage row or trace was captured on ${bl.name}`);
+    let seq = 0;
+    const pending = new PendingWrites(1e9, Date.now, () => void pending.take());
+    runs.accounting = await cpuPerCall(k("accounting"), () => accounting.finish(ctx0, { ...rec }, target!, Date.now()));
+    runs.usageRow = await cpuPerCall(k("usageRow"), () => pending.record(rec));
+    runs.routeTrace = await cpuPerCall(k("routeTrace"), () => {
+      trace.outcome = rec.outcome;
+      trace.status = rec.status;
+      trace.totalMs = rec.totalMs;
+      trace.warnings = [];
+      pending.save(trace);
+    });
+    runs.metrics = await cpuPerCall(k("metrics"), () => app.metrics.observe(lane.endpoint, rec, captured.bytes, captured.attempts ?? []));
+    runs.logLine = await cpuPerCall(k("logLine"), () =>
+      logBuffer.push(
+        JSON.stringify({
+          level: rec.outcome === "ok" ? "info" : "warn",
+          time: Date.now(),
+          msg: "request",
+          requestId: rec.requestId,
+          routeId: trace.routeId,
+          endpoint: lane.endpoint,
+          transport: ctx0.transport,
+          model: rec.requestedModel || undefined,
+          target: target!.label,
+          outcome: rec.outcome,
+          status: rec.status,
+          attempts: rec.attempts,
+          fallback: rec.fallback || undefined,
+          ttfbMs: rec.ttfbMs,
+          totalMs: rec.totalMs,
+          usage: rec.usage,
+          costUsd: rec.costUsd,
+          tokenSaver: trace.tokenSaver,
+          redactions: trace.redactions,
+        }),
+      ),
+    );
+    runs.events = await cpuPerCall(k("events"), () => {
+      if (app.bus.wants("request_finished")) app.bus.publish(requestFinishedEvent(ctx0, rec, Date.now(), target!.label));
+    });
+    // Store flushes: rows queued untimed (fresh ids, below the early-flush mark), then one timed flush.
+    const BATCH = 255;
+    const flushRuns: Run[] = [];
+    for (let r = -1; r < ROUNDS; r++) {
+      const id = `${k("flush")}#${r}`;
+      let us = 0;
+      let rows = 0;
+      while (rows < Math.max(BATCH, ITER / 4)) {
+        for (let i = 0; i < BATCH; i++) {
+          const requestId = `${rec.requestId}-${seq++}`;
+          app.store.record({ ...rec, requestId });
+          app.store.save({ ...trace, requestId, routeId: `${trace.routeId}-${seq}` });
+        }
+        if (r >= 0) mark(id, "start");
+        const c0 = jsCpu();
+        await app.store.flush();
+        us += jsCpu() - c0;
+        if (r >= 0) mark(id, "end");
+        rows += BATCH;
+      }
+      if (r >= 0) flushRuns.push({ id, us: us / rows, n: rows });
+    }
+    runs.flush = flushRuns;
+
+    // ---- the whole pipeline, as scripts/bench-pipeline.ts runs it (32 loops) ----------------------------
+    const pipeline: PipelineRun[] = [];
+    await runPipelineLane(app, lane, bl.stream, Math.min(PIPELINE_N, 1000), 32);
+    for (let r = 0; r < ROUNDS; r++) {
+      const id = `${k("pipeline")}#${r}`;
+      mark(id, "start");
+      const t0 = threadCpu();
+      await runPipelineLane(app, lane, bl.stream, PIPELINE_N, 32);
+      const d = threadDelta(t0, threadCpu());
+      mark(id, "end");
+      pipeline.push({ id, n: PIPELINE_N, threads: { js: d.js / PIPELINE_N, gc: d.gc / PIPELINE_N, jit: d.jit / PIPELINE_N, other: d.other / PIPELINE_N } });
+    }
+    out.lanes.push({ name: bl.name, kind: bl.kind, runs, pipeline });
+  }
+  rawServer.stop(true);
+  logBuffer.flush();
+  closeSync(devNull);
+  const logged = bench.logged();
+  await bench.shutdown();
+  if (logged === 0) throw new Error("no request was logged");
+  process.stdout.write(JSON.stringify(out) + "\n");
+}
+
+if (import.meta.main) await main();
