@@ -1,0 +1,123 @@
+#!/usr/bin/env bun
+/**
+ * Idle RSS of switchyard before and after traffic (issue 17: the compiled binary ≤ 60 MB idle after
+ * 1,000 requests), and its CPU per request while serving them, so that a memory change can be checked
+ * to be CPU-neutral. Starts the bench upstream in this process (scripts/bench-upstream.ts), switchyard
+ * as a child (`bun src/main.ts` or a compiled binary) with the bench's config, waits 1.5 s and reads
+ * `VmRSS`, sends `--requests` requests (one at a time, rotating over the lanes chat→chat,
+ * messages→messages, messages→chat and responses→chat, JSON and stream alternating), waits 1.5 s idle
+ * and reads it again. `--runs N` repeats the whole start-to-idle cycle (fresh process and data dir each
+ * time) and prints each run; `--compare` does it for two commands interleaved (A/B back to back).
+ *
+ * Usage: bun scripts/bench-memory.ts [--binary PATH | --build] [--requests 1000] [--runs 3]
+ *          [--compare PATH_B] [--smol]
+ *   --build        bun build --compile src/main.ts into a scratch file and measure that
+ *   --binary PATH  a compiled binary; default: bun src/main.ts (from source)
+ *   --compare B    a second binary measured in the same runs, interleaved with the first
+ *   --smol         run the command with Bun's --smol (for a binary: BUN_OPTIONS=--smol)
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startBenchUpstream } from "./bench-upstream.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+const REQUESTS = Number(opt("--requests") ?? 1000);
+const RUNS = Number(opt("--runs") ?? 1);
+const SMOL = argv.includes("--smol");
+const TICK_US = 10_000;
+
+const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
+const USER = "Summarise the change in one sentence.";
+const LANES = [
+  { path: "/v1/chat/completions", body: (stream: boolean) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
+  { path: "/v1/messages", body: (stream: boolean) => ({ model: "claude-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
+  { path: "/v1/messages", body: (stream: boolean) => ({ model: "gpt-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
+  { path: "/v1/responses", body: (stream: boolean) => ({ model: "cchat/gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
+];
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+function cpuUs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * TICK_US;
+}
+
+/** One cycle: start, idle RSS, `REQUESTS` requests, idle RSS; the process is stopped at the end. */
+async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number; afterMb: number; cpuUsPerRequest: number }> {
+  const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-memory-"));
+  const config = join(dir, "config.yaml");
+  writeFileSync(
+    config,
+    `providers:\n  - { id: openai, kind: openai, base_url: "${upstream}/v1" }\n  - { id: anthropic, kind: anthropic, base_url: "${upstream}" }\n  - { id: cchat, kind: openai-compatible, base_url: "${upstream}/v1" }\naccounts:\n  - { id: openai-bench, provider: openai, api_key: env:BENCH_UPSTREAM_KEY }\n  - { id: anthropic-bench, provider: anthropic, api_key: env:BENCH_UPSTREAM_KEY }\n  - { id: cchat-bench, provider: cchat, api_key: env:BENCH_UPSTREAM_KEY }\n`,
+  );
+  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+  if (SMOL && cmd[0] !== process.execPath) env.BUN_OPTIONS = "--smol";
+  const full = SMOL && cmd[0] === process.execPath ? [cmd[0]!, "--smol", ...cmd.slice(1)] : cmd;
+  const proc = Bun.spawn([...full, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data")], { stdout: "ignore", stderr: "pipe", env });
+  try {
+    const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
+    let buf = "";
+    let url: string | undefined;
+    while (!url) {
+      const r = await reader.read();
+      if (r.done) throw new Error(`switchyard exited before listening: ${buf.slice(-500)}`);
+      buf += new TextDecoder().decode(r.value);
+      const line = buf.split("\n").find((l) => l.includes('"switchyard listening"'));
+      if (line) url = JSON.parse(line).url;
+    }
+    void (async () => {
+      for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return;
+    })();
+    await Bun.sleep(1500);
+    const startMb = rssMb(proc.pid);
+    const c0 = cpuUs(proc.pid);
+    for (let i = 0; i < REQUESTS; i++) {
+      const lane = LANES[i % LANES.length]!;
+      const res = await fetch(url + lane.path, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(lane.body(Math.floor(i / LANES.length) % 2 === 1)) });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`request ${i} to ${lane.path} answered ${res.status}`);
+    }
+    const cpu = cpuUs(proc.pid) - c0;
+    await Bun.sleep(1500);
+    return { startMb, afterMb: rssMb(proc.pid), cpuUsPerRequest: cpu / REQUESTS };
+  } finally {
+    proc.kill();
+    await proc.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  let scratch: string | undefined;
+  let a: string[];
+  if (argv.includes("--build")) {
+    scratch = mkdtempSync(join(tmpdir(), "switchyard-bench-memory-bin-"));
+    const out = join(scratch, "switchyard");
+    const b = Bun.spawnSync(["bun", "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    if (b.exitCode !== 0) throw new Error(`bun build --compile failed: ${b.stderr.toString().slice(0, 500)}`);
+    a = [out];
+  } else a = opt("--binary") ? [opt("--binary")!] : [process.execPath, join(ROOT, "src/main.ts")];
+  const b = opt("--compare") ? [opt("--compare")!] : undefined;
+  const upstream = startBenchUpstream(0);
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
+  console.log(`${REQUESTS} requests per run, idle RSS 1.5 s after start and 1.5 s after the last request${SMOL ? ", --smol" : ""}`);
+  try {
+    for (let r = 0; r < RUNS; r++) {
+      for (const [name, cmd] of b ? ([["A", a], ["B", b]] as const) : ([["", a]] as const)) {
+        const m = await cycle([...cmd], upstreamUrl);
+        console.log(`${name ? name + " " : ""}run ${r + 1}: idle ${m.startMb.toFixed(1)} MB, idle after ${REQUESTS} requests ${m.afterMb.toFixed(1)} MB, ${m.cpuUsPerRequest.toFixed(0)} µs CPU per request`);
+      }
+    }
+  } finally {
+    upstream.stop(true);
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) await main();
