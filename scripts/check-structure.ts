@@ -10,7 +10,10 @@
  * 4. src/ imports at most {@link MAX_PIPELINE_MODULES_FROM_SRC} pipeline modules (pipeline/index.ts
  *    and pipeline/ports.ts are the public surface);
  * 5. the README's "Where things live" section names pipeline/commit.ts, and every repository path it
- *    names exists.
+ *    names exists;
+ * 6. no module of src/, pipeline/ or formats/ imports a package index listed in {@link HEAVY_INDEXES}
+ *    (a value import of the `effect` index loads every Effect module: +3.5 MB heap, +11 MB RSS;
+ *    docs/performance.md items 15 and 22); type-only imports are free and allowed.
  *
  * Usage: `bun scripts/check-structure.ts` (exit status 1 when a check fails). test/structure.test.ts
  * runs the same checks inside the test suite, so CI counts them.
@@ -173,9 +176,29 @@ export function checkReadmeMap(root: string): CheckResult {
   return { name, problems, detail: `${paths.size} paths named` };
 }
 
+/** Package indexes the app imports by module instead (each loads far more than one module needs). */
+export const HEAVY_INDEXES = ["effect", "prom-client"];
+
+/** Check 6: no value import of a {@link HEAVY_INDEXES} package index from src/, pipeline/ or formats/. */
+export function checkHeavyIndexes(root: string): CheckResult {
+  const problems: string[] = [];
+  const re = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^"'`;]*?\s+from\s+)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  for (const dir of ["src", "pipeline", "formats"]) {
+    for (const f of tsFiles(root, dir)) {
+      const text = readFileSync(join(root, f), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
+      for (const m of text.matchAll(re)) {
+        const spec = m[3] ?? m[4];
+        if (m[2] || !spec || !HEAVY_INDEXES.includes(spec)) continue;
+        problems.push(`${f} imports the ${spec} package index; import its modules (e.g. ${spec}/…) instead`);
+      }
+    }
+  }
+  return { name: `no import of a package index that loads every module (${HEAVY_INDEXES.join(", ")})`, problems };
+}
+
 /** All checks, in order. */
 export function runChecks(root: string): CheckResult[] {
-  return [checkStages(root), checkFileSizes(root), checkCycles(root), checkSrcSurface(root), checkReadmeMap(root)];
+  return [checkStages(root), checkFileSizes(root), checkCycles(root), checkSrcSurface(root), checkReadmeMap(root), checkHeavyIndexes(root)];
 }
 
 if (import.meta.main) {

@@ -1,14 +1,15 @@
 /**
  * The layout rules of scripts/check-structure.ts, run in the suite so CI counts them: one module per
  * SPEC stage in pipeline/, no source file over 700 lines, no import cycle in pipeline/ or formats/,
- * src/ through at most three pipeline modules, and a README map that names pipeline/commit.ts. Each
+ * src/ through at most three pipeline modules, a README map that names pipeline/commit.ts, and no
+ * value import of a package index that loads every module (effect, prom-client). Each
  * failure lists what breaks the rule (file, lines, cycle, importing files).
  */
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { checkCycles, checkSrcSurface, runChecks } from "../scripts/check-structure.ts";
+import { checkCycles, checkHeavyIndexes, checkSrcSurface, runChecks } from "../scripts/check-structure.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -55,6 +56,22 @@ describe("the checks catch what they are for", () => {
       expect(r.problems).toHaveLength(1);
       expect(r.problems[0]).toStartWith("src/ imports 4 pipeline modules (at most 3): ");
       expect(r.problems[0]).toContain("pipeline/order.ts (1 files, e.g. src/admin/b.ts)");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("a value import of the effect index is reported; type-only and per-module imports are not", () => {
+    const root = tree({
+      "src/a.ts": 'import { Effect, Queue } from "effect";\nimport type { Option } from "effect";\n',
+      "src/b.ts": 'import * as Effect from "effect/Effect";\nimport { Counter } from "prom-client/lib/counter";\n',
+      "pipeline/c.ts": 'const m = await import("prom-client");\n',
+    });
+    try {
+      expect(checkHeavyIndexes(root).problems).toEqual([
+        "src/a.ts imports the effect package index; import its modules (e.g. effect/…) instead",
+        "pipeline/c.ts imports the prom-client package index; import its modules (e.g. prom-client/…) instead",
+      ]);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -9,7 +9,12 @@
  * 4xx other than 408/429 is not retried. Publishing an alert is a queue offer: a dead or slow webhook
  * never blocks or slows a request.
  */
-import { Duration, Effect, Fiber, Queue, Schedule } from "effect";
+// Effect by module: the package index loads every Effect module (+3.5 MB of heap, +11 MB RSS measured).
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import * as Queue from "effect/Queue";
+import * as Schedule from "effect/Schedule";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { scrubValue } from "../../pipeline/index.ts";
 
