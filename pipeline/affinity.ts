@@ -5,13 +5,15 @@
  * - An explicit session header wins, first present in this order (SPEC 2.4): `X-Switchyard-Session`,
  *   `X-Session-Id`, `X-Conversation-Id`, `X-Session-Affinity`, `Session-Id` (also Codex's `session-id`),
  *   then Claude Code's own `x-claude-code-session-id`.
- * - Otherwise a fingerprint of (model, start of the system prompt, tool names, first user message).
+ * - Otherwise a fingerprint of (model, start of the system prompt, tool names, first user message),
+ *   read from the hub form when a stage parsed it, else straight from the client's JSON body (Chat,
+ *   Messages): a native-lane request is not parsed into the hub just for its fingerprint.
  *
  * Keys are hashed (SHA-256, hex, 32 chars) with a kind prefix (`s:` session, `f:` fingerprint): they
  * are stored in the database and must never carry prompt text or a client's header value in clear.
  * Pure functions, and {@link affinityHints}: the pick hints of one request.
  */
-import type { HubMessage, HubRequest } from "../formats/hub.ts";
+import type { HubMessage, HubRequest, WireFormat } from "../formats/hub.ts";
 import { tryHubOf, type RequestContext } from "./context.ts";
 import type { PickHints } from "./pick.ts";
 
@@ -40,43 +42,282 @@ export function sessionHeader(headers: Headers): { name: string; value: string }
 }
 
 function hash(text: string): string {
-  return new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 32);
+  return Bun.SHA256.hash(text, "hex").slice(0, 32);
 }
 
-function text(m: HubMessage | undefined): string {
-  if (!m) return "";
-  let s = "";
+/**
+ * Text read for one field of the fingerprint, as references to the request's own strings (nothing
+ * joined or copied while reading): reading stops once `cap` UTF-16 units are collected, and the field
+ * is cut to `cap` when hashed ({@link cut}).
+ */
+class Pieces {
+  readonly list: string[] = [];
+  private len = 0;
+  constructor(readonly cap: number) {}
+  /** Adds a piece; false once the cap is reached (read no further). */
+  add(s: string): boolean {
+    this.list.push(s);
+    this.len += s.length;
+    return this.len < this.cap;
+  }
+  get empty(): boolean {
+    return this.len === 0;
+  }
+}
+
+/** What the fingerprint reads of a conversation. */
+interface ConversationParts {
+  system: Pieces;
+  tools: string[];
+  firstUser: Pieces;
+}
+
+/** Hub message text: text parts, a tool result's text, `[type]` for any other part (images, calls…); false when `out` is full. */
+function hubText(m: HubMessage, out: Pieces): boolean {
   for (const p of m.content) {
     if (p.type === "text") {
-      s += p.text;
+      if (!out.add(p.text)) return false;
     } else if (p.type === "tool_result") {
-      for (const c of p.content) if (c.type === "text") s += c.text;
-    } else {
-      s += `[${p.type}]`;
-    }
-    if (s.length >= FIRST_USER_CHARS) break;
+      for (const c of p.content) if (c.type === "text" && !out.add(c.text)) return false;
+    } else if (!out.add(`[${p.type}]`)) return false;
   }
-  return s.slice(0, FIRST_USER_CHARS);
+  return true;
+}
+
+function hubParts(hub: HubRequest): ConversationParts {
+  let system = new Pieces(SYSTEM_PREFIX_CHARS);
+  for (let i = 0; i < hub.system.length; i++) {
+    if ((i > 0 && !system.add("\n")) || !system.add(hub.system[i]!.text)) break;
+  }
+  if (system.empty) {
+    system = new Pieces(SYSTEM_PREFIX_CHARS);
+    for (const m of hub.messages) {
+      if ((m.role !== "system" && m.role !== "developer") || !hubText(m, system) || !system.add("\n")) break;
+    }
+  }
+  const tools = hub.tools.map((t) => (t.kind === "function" ? t.name : (t.name ?? String(t.raw.type ?? "provider-tool"))));
+  const firstUser = new Pieces(FIRST_USER_CHARS);
+  const user = hub.messages.find((m) => m.role === "user");
+  if (user) hubText(user, firstUser);
+  return { system, tools, firstUser };
+}
+
+/** The pieces joined, cut at `cap` UTF-16 units: a string of at most `cap` (JavaScript concatenation). */
+function cut(pieces: Pieces): string {
+  const cap = pieces.cap;
+  let out = "";
+  for (const p of pieces.list) {
+    const left = cap - out.length;
+    if (left <= 0) break;
+    out += p.length > left ? p.slice(0, left) : p;
+  }
+  return out;
+}
+
+/**
+ * SHA-256 of `[model, system prefix, tool names, first user text]` as JSON (the prefix and the text
+ * already cut, so no string longer than the cut is built), hashed in one call.
+ */
+function hashParts(model: string, parts: ConversationParts): string {
+  const text = JSON.stringify([model, cut(parts.system), parts.tools, cut(parts.firstUser)]);
+  return "f:" + Bun.SHA256.hash(text, "hex").slice(0, 32);
 }
 
 /**
  * The conversation fingerprint (SPEC A-2): SHA-256 over the requested model, the first
- * {@link SYSTEM_PREFIX_CHARS} characters of the system prompt (top-level system blocks, else the
- * leading system/developer turns), the tool names in order, and the first {@link FIRST_USER_CHARS}
- * characters of the first user message. Later turns do not change it, so every request of one
- * conversation maps to the same key. Returns `f:` + 32 hex chars.
+ * {@link SYSTEM_PREFIX_CHARS} characters of the system prompt (top-level system blocks joined by a
+ * newline, else the leading system/developer turns, each followed by one), the tool names in order,
+ * and the first {@link FIRST_USER_CHARS} characters of the first user message (its text parts, the text
+ * of its tool results, `[type]` for any other part). Later turns do not change it, so every request of
+ * one conversation maps to the same key. Returns `f:` + 32 hex chars.
  */
 export function conversationFingerprint(hub: HubRequest, model: string): string {
-  let system = hub.system.map((s) => s.text).join("\n");
-  if (!system) {
-    for (const m of hub.messages) {
-      if (m.role !== "system" && m.role !== "developer") break;
-      system += text(m) + "\n";
+  return hashParts(model, hubParts(hub));
+}
+
+type Json = Record<string, unknown>;
+const isObj = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
+/** Thrown by a body reader for a shape it does not read like the format's parser: the hub is used instead. */
+const UNREAD = Symbol("unread");
+
+/**
+ * Chat text of a system/developer or user message, as formats/openai-chat/parse.ts maps it to hub
+ * parts: a non-empty string, or `text`/`input_text`/`refusal` parts (empty ones dropped). Any other
+ * part (images, audio, files) is left to the hub.
+ */
+function chatText(content: unknown, out: Pieces): boolean {
+  if (content === null || content === undefined) return true;
+  if (typeof content === "string") return content.length === 0 || out.add(content);
+  if (!Array.isArray(content)) throw UNREAD;
+  for (const p of content) {
+    if (!isObj(p)) throw UNREAD;
+    const t = p.type === "refusal" ? p.refusal : p.type === "text" || p.type === "input_text" ? p.text : UNREAD;
+    if (typeof t !== "string") throw UNREAD;
+    if (t.length > 0 && !out.add(t)) return false;
+  }
+  return true;
+}
+
+/** Chat Completions body (formats/openai-chat/parse.ts): leading system/developer messages, tools, first user message. */
+function chatParts(b: Json): ConversationParts {
+  const messages = b.messages;
+  if (!Array.isArray(messages)) throw UNREAD;
+  const system = new Pieces(SYSTEM_PREFIX_CHARS);
+  let i = 0;
+  let reading = true;
+  for (; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObj(m)) throw UNREAD;
+    if (m.role !== "system" && m.role !== "developer") break;
+    // Past the cap the rest of the system turns is skipped, not read.
+    if (reading) reading = chatText(m.content, system) && system.add("\n");
+  }
+  const firstUser = new Pieces(FIRST_USER_CHARS);
+  for (; i < messages.length; i++) {
+    const m = messages[i];
+    if (!isObj(m)) throw UNREAD;
+    // A tool message before any user message is a user turn of tool results in the hub.
+    if (m.role === "tool" || m.role === "function") throw UNREAD;
+    if (m.role === "user") {
+      chatText(m.content, firstUser);
+      break;
     }
   }
-  const tools = hub.tools.map((t) => (t.kind === "function" ? t.name : (t.name ?? String(t.raw.type ?? "provider-tool"))));
-  const firstUser = text(hub.messages.find((m) => m.role === "user"));
-  return "f:" + hash(JSON.stringify([model, system.slice(0, SYSTEM_PREFIX_CHARS), tools, firstUser]));
+  const tools: string[] = [];
+  if (b.tools !== undefined && b.tools !== null) {
+    if (!Array.isArray(b.tools)) throw UNREAD;
+    for (const t of b.tools) {
+      if (!isObj(t)) throw UNREAD;
+      if (t.type === "function" && t.function) {
+        if (!isObj(t.function) || typeof t.function.name !== "string") throw UNREAD;
+        tools.push(t.function.name);
+      } else {
+        const name = isObj(t.custom) && typeof t.custom.name === "string" ? t.custom.name : typeof t.name === "string" ? t.name : undefined;
+        tools.push(name ?? String(t.type ?? "provider-tool"));
+      }
+    }
+  }
+  return { system, tools, firstUser };
+}
+
+/**
+ * Anthropic message text, as formats/anthropic-messages/parse.ts maps it to hub parts: a non-empty
+ * string, text blocks, the text of tool results; blocks the hub has no slot for are skipped. Images,
+ * documents, tool calls and thinking are left to the hub.
+ */
+function messagesText(content: unknown, out: Pieces): boolean {
+  if (typeof content === "string") return content.length === 0 || out.add(content);
+  if (!Array.isArray(content)) throw UNREAD;
+  for (const b of content) {
+    if (!isObj(b)) throw UNREAD;
+    switch (b.type) {
+      case "text":
+        if (typeof b.text !== "string") throw UNREAD;
+        if (!out.add(b.text)) return false;
+        break;
+      case "tool_result": {
+        if (typeof b.tool_use_id !== "string") throw UNREAD;
+        const c = b.content;
+        if (typeof c === "string") {
+          if (c.length > 0 && !out.add(c)) return false;
+        } else if (Array.isArray(c)) {
+          for (const r of c) {
+            if (!isObj(r)) continue;
+            if (r.type === "image" || r.type === "document") throw UNREAD;
+            if (r.type === "text" && typeof r.text !== "string") throw UNREAD;
+            if (typeof r.text === "string" && !out.add(r.text)) return false;
+          }
+        } else if (c !== undefined && c !== null) throw UNREAD;
+        break;
+      }
+      case "image":
+      case "document":
+      case "tool_use":
+      case "thinking":
+      case "redacted_thinking":
+        throw UNREAD;
+      default:
+        break; // server_tool_use, web_search_tool_result, …: no hub slot
+    }
+  }
+  return true;
+}
+
+/** Anthropic Messages body (formats/anthropic-messages/parse.ts): system, leading system turns, tools, first user message. */
+function messagesParts(b: Json): ConversationParts {
+  const messages = b.messages;
+  if (!Array.isArray(messages)) throw UNREAD;
+  let system = new Pieces(SYSTEM_PREFIX_CHARS);
+  if (typeof b.system === "string") {
+    if (b.system.length > 0) system.add(b.system);
+  } else if (Array.isArray(b.system)) {
+    let blocks = 0;
+    for (const blk of b.system) {
+      if (!isObj(blk)) throw UNREAD;
+      if (blk.type !== "text") continue;
+      if (typeof blk.text !== "string") throw UNREAD;
+      if ((blocks++ > 0 && !system.add("\n")) || !system.add(blk.text)) break;
+    }
+  } else if (b.system !== undefined && b.system !== null) throw UNREAD;
+  const role = (m: unknown): string => {
+    if (!isObj(m) || (m.role !== "user" && m.role !== "assistant" && m.role !== "system" && m.role !== "developer")) throw UNREAD;
+    return m.role;
+  };
+  if (system.empty) {
+    system = new Pieces(SYSTEM_PREFIX_CHARS);
+    for (const m of messages) {
+      const r = role(m);
+      if (r !== "system" && r !== "developer") break;
+      if (!messagesText(m.content, system) || !system.add("\n")) break;
+    }
+  }
+  const firstUser = new Pieces(FIRST_USER_CHARS);
+  for (const m of messages) {
+    if (role(m) === "user") {
+      messagesText(m.content, firstUser);
+      break;
+    }
+  }
+  const tools: string[] = [];
+  if (b.tools !== undefined && b.tools !== null) {
+    if (!Array.isArray(b.tools)) throw UNREAD;
+    for (const t of b.tools) {
+      if (!isObj(t)) throw UNREAD;
+      if (t.type === undefined || t.type === null || t.type === "custom") {
+        if (typeof t.name !== "string") throw UNREAD;
+        tools.push(t.name);
+      } else tools.push(typeof t.name === "string" ? t.name : String(t.type));
+    }
+  }
+  return { system, tools, firstUser };
+}
+
+/** Body readers by client format; formats without one (Responses, Gemini) are fingerprinted from the hub. */
+const BODY_PARTS: Partial<Record<WireFormat, (b: Json) => ConversationParts>> = {
+  "openai-chat": chatParts,
+  "anthropic-messages": messagesParts,
+};
+
+/**
+ * The fingerprint of a request ({@link conversationFingerprint}'s value) from what is already parsed:
+ * the hub form when a stage parsed it, else the fields it needs read straight from the client's JSON
+ * body (Chat and Messages; a shape the reader does not map like the format's parser, such as an image
+ * in the first user message, falls back to the hub), else the hub parsed now. Undefined when the body
+ * cannot be parsed (no affinity).
+ */
+export function requestFingerprint(ctx: RequestContext): string | undefined {
+  const model = ctx.requestedModel;
+  if (ctx.hub) return conversationFingerprint(ctx.hub, model);
+  const read = BODY_PARTS[ctx.clientFormat];
+  if (read) {
+    try {
+      return hashParts(model, read(ctx.body));
+    } catch (e) {
+      if (e !== UNREAD) throw e;
+    }
+  }
+  const hub = tryHubOf(ctx);
+  return hub ? conversationFingerprint(hub, model) : undefined;
 }
 
 /** The key of an explicit session header: `s:` + 32 hex chars (the header name does not matter). */
@@ -107,7 +348,8 @@ export function affinityHints(ctx: RequestContext, cacheAffinity = true): PickHi
     get affinityKey() {
       if (!computed) {
         computed = true;
-        key = affinityKey(ctx.request.headers, tryHubOf(ctx), ctx.requestedModel);
+        const s = sessionHeader(ctx.request.headers);
+        key = s ? sessionKey(s.value) : requestFingerprint(ctx);
       }
       return key;
     },

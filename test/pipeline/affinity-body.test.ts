@@ -1,0 +1,192 @@
+/**
+ * The conversation fingerprint read straight from the client's JSON body (Chat and Messages, native
+ * lanes): the same key as the fingerprint of the parsed hub request, without parsing it.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { affinityHints, conversationFingerprint, requestFingerprint } from "../../pipeline/affinity.ts";
+import { hubOf, type Endpoint } from "../../pipeline/context.ts";
+import { codecFor } from "../../formats/index.ts";
+import type { HubMessage, HubRequest, WireFormat } from "../../formats/hub.ts";
+import { guardedContext } from "../support/context.ts";
+import { FIXTURES, clientRequest } from "../support/fixtures.ts";
+
+const ENDPOINT: Record<string, Endpoint> = { "openai-chat": "chat", "anthropic-messages": "messages", "openai-responses": "responses" };
+
+/**
+ * The fingerprint as SPEC A-2's first implementation computed it (the whole system prompt joined, then
+ * sliced; SHA-256 of the JSON of the four parts): keys stored before stay valid, so it must not change.
+ */
+function referenceFingerprint(hub: HubRequest, model: string): string {
+  const text = (m: HubMessage | undefined): string => {
+    if (!m) return "";
+    let s = "";
+    for (const p of m.content) {
+      if (p.type === "text") s += p.text;
+      else if (p.type === "tool_result") {
+        for (const c of p.content) if (c.type === "text") s += c.text;
+      } else s += `[${p.type}]`;
+      if (s.length >= 2000) break;
+    }
+    return s.slice(0, 2000);
+  };
+  let system = hub.system.map((s) => s.text).join("\n");
+  if (!system) {
+    for (const m of hub.messages) {
+      if (m.role !== "system" && m.role !== "developer") break;
+      system += text(m) + "\n";
+    }
+  }
+  const tools = hub.tools.map((t) => (t.kind === "function" ? t.name : (t.name ?? String(t.raw.type ?? "provider-tool"))));
+  const firstUser = text(hub.messages.find((m) => m.role === "user"));
+  const json = JSON.stringify([model, system.slice(0, 2000), tools, firstUser]);
+  return "f:" + new Bun.CryptoHasher("sha256").update(json).digest("hex").slice(0, 32);
+}
+
+/** The key from the body (the context's hub left unparsed) and the key of the hub parsed from the same body. */
+function both(format: WireFormat, body: Record<string, unknown>) {
+  const ctx = guardedContext(ENDPOINT[format]!, body);
+  const fromBody = requestFingerprint(ctx);
+  const readBodyOnly = ctx.hub === undefined;
+  const hub = codecFor(format).parseRequest!(structuredClone(body));
+  const fromHub = conversationFingerprint(hub, String(body.model));
+  // The same value as the first implementation's.
+  expect(fromHub).toBe(referenceFingerprint(hub, String(body.model)));
+  return { fromBody, fromHub, readBodyOnly };
+}
+
+const SYS = "You are a careful coding assistant. ".repeat(80); // > 2,000 characters
+const chatBodies: Array<[string, Record<string, unknown>]> = [
+  ["system string, one user turn", { model: "m", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }] }],
+  ["system and developer turns, text parts, an empty part, refusal", {
+    model: "m",
+    messages: [
+      { role: "system", content: [{ type: "text", text: SYS }, { type: "text", text: "" }] },
+      { role: "developer", content: "dev rules" },
+      { role: "user", content: [{ type: "text", text: "first " }, { type: "input_text", text: "question" }] },
+      { role: "assistant", content: "answer" },
+      { role: "user", content: "later" },
+    ],
+  }],
+  ["no system, empty system message, null content", { model: "m", messages: [{ role: "system", content: "" }, { role: "system", content: null }, { role: "user", content: "x".repeat(2500) }] }],
+  ["first user cut across parts at 2,000 characters", { model: "m", messages: [{ role: "user", content: [{ type: "text", text: "a".repeat(1999) }, { type: "text", text: "bcd" }, { type: "text", text: "ef" }] }] }],
+  ["function and custom tools", {
+    model: "m",
+    messages: [{ role: "user", content: "hi" }],
+    tools: [
+      { type: "function", function: { name: "read_file", parameters: {} } },
+      { type: "custom", custom: { name: "apply_patch" } },
+      { type: "web_search" },
+    ],
+  }],
+  ["assistant before the first user message", { model: "m", messages: [{ role: "system", content: "s" }, { role: "assistant", content: "hello" }, { role: "user", content: "u" }] }],
+];
+
+const messagesBodies: Array<[string, Record<string, unknown>]> = [
+  ["system string", { model: "m", max_tokens: 5, system: "Be brief.", messages: [{ role: "user", content: "hi" }] }],
+  ["system blocks (an empty one, a cache_control one) and a long first user message", {
+    model: "m",
+    max_tokens: 5,
+    system: [{ type: "text", text: "A" }, { type: "text", text: "" }, { type: "text", text: SYS, cache_control: { type: "ephemeral" } }],
+    messages: [{ role: "user", content: [{ type: "text", text: "y".repeat(1500) }, { type: "text", text: "z".repeat(1500) }] }, { role: "assistant", content: "ok" }],
+  }],
+  ["no top-level system: leading system turns (Claude Code)", { model: "m", max_tokens: 5, messages: [{ role: "system", content: [{ type: "text", text: "S1" }] }, { role: "system", content: "S2" }, { role: "user", content: "go" }] }],
+  ["a tool result in the first user message, blocks with no hub slot skipped", {
+    model: "m",
+    max_tokens: 5,
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "out" }, { type: "search_result", text: "found" }] },
+          { type: "tool_result", tool_use_id: "t2", content: "plain" },
+          { type: "container_upload", file_id: "f" },
+          { type: "text", text: "next" },
+        ],
+      },
+    ],
+  }],
+  ["custom and server tools", {
+    model: "m",
+    max_tokens: 5,
+    messages: [{ role: "user", content: "hi" }],
+    tools: [{ name: "bash", input_schema: { type: "object" } }, { type: "custom", name: "edit", input_schema: {} }, { type: "web_search_20250305", name: "web_search" }, { type: "text_editor_20250124" }],
+  }],
+];
+
+describe("fingerprint from the body = fingerprint of the parsed hub", () => {
+  for (const [name, body] of chatBodies) {
+    test(`Chat: ${name}`, () => {
+      const r = both("openai-chat", body);
+      expect(r.fromBody).toMatch(/^f:[0-9a-f]{32}$/);
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(true);
+    });
+  }
+  for (const [name, body] of messagesBodies) {
+    test(`Messages: ${name}`, () => {
+      const r = both("anthropic-messages", body);
+      expect(r.fromBody).toMatch(/^f:[0-9a-f]{32}$/);
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(true);
+    });
+  }
+
+  test("real Claude Code and Codex requests (shared fixtures): same key; Claude Code's read from the body", async () => {
+    const files = readdirSync(join(FIXTURES, "clients")).filter((f) => f.endsWith(".json") && !f.endsWith(".headers.json"));
+    expect(files.length).toBeGreaterThan(4);
+    for (const f of files) {
+      const format: WireFormat = f.startsWith("claude-code") ? "anthropic-messages" : "openai-responses";
+      const r = both(format, await clientRequest(f));
+      expect(r.fromBody, f).toBe(r.fromHub);
+      if (format === "anthropic-messages") expect(r.readBodyOnly, f).toBe(true);
+    }
+  });
+
+  test("every Chat and Messages regression case's request (shared fixtures): same key", async () => {
+    const dir = join(FIXTURES, "cases");
+    let n = 0;
+    for (const f of readdirSync(dir).filter((x) => x.endsWith(".json"))) {
+      const c = await Bun.file(join(dir, f)).json();
+      if (c.client_format !== "openai-chat" && c.client_format !== "anthropic-messages") continue;
+      const r = both(c.client_format, c.request);
+      expect(r.fromBody, f).toBe(r.fromHub);
+      n++;
+    }
+    expect(n).toBeGreaterThan(5);
+  });
+});
+
+describe("shapes the body reader leaves to the hub parser: same key, through the hub", () => {
+  test("an image in the first user message (Chat and Messages)", () => {
+    const chat = both("openai-chat", { model: "m", messages: [{ role: "user", content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "https://x/y.png" } }] }] });
+    expect(chat.fromBody).toBe(chat.fromHub);
+    expect(chat.readBodyOnly).toBe(false);
+    const msg = both("anthropic-messages", { model: "m", max_tokens: 5, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://x/y.png" } }] }] });
+    expect(msg.fromBody).toBe(msg.fromHub);
+    expect(msg.readBodyOnly).toBe(false);
+  });
+
+  test("Chat: tool messages before any user message form the first user turn", () => {
+    const r = both("openai-chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }, { role: "tool", tool_call_id: "c1", content: "result" }] });
+    expect(r.fromBody).toBe(r.fromHub);
+    expect(r.readBodyOnly).toBe(false);
+  });
+
+  test("a body the hub parser rejects, with a shape the reader does not read, has no key (bypass)", () => {
+    const ctx = guardedContext("chat", { model: "m", messages: "not a list" });
+    expect(requestFingerprint(ctx)).toBeUndefined();
+  });
+});
+
+describe("the pick hints", () => {
+  test("a session header wins over the body; without one the key is the body's fingerprint and the hub is not parsed", () => {
+    const body = { model: "m", messages: [{ role: "user", content: "hi" }] };
+    const withSession = guardedContext("chat", body, { headers: { "x-session-id": "abc" } });
+    expect(affinityHints(withSession).affinityKey).toMatch(/^s:[0-9a-f]{32}$/);
+    const plain = guardedContext("chat", body);
+    expect(affinityHints(plain).affinityKey).toBe(conversationFingerprint(hubOf(guardedContext("chat", body)), "m"));
+    expect(plain.hub).toBeUndefined();
+  });
+});
