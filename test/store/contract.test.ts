@@ -328,6 +328,20 @@ for (const backend of backends) {
       expect(order).toEqual(["first in", "first out", "second"]);
       await expect(s.withRefreshLock("acct", async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
       expect(await s.withRefreshLock("acct", async () => "after a failure")).toBe("after a failure");
+      // A held refresh lock holds no database connection: 12 refreshes of different accounts at once
+      // (more than the pool's 10 connections) all run together, and each can still read the store.
+      let entered = 0;
+      let allIn!: () => void;
+      const together = new Promise<void>((resolve) => (allIn = resolve));
+      const refreshes = Array.from({ length: 12 }, (_, i) =>
+        s.withRefreshLock(`acct-${i}`, async () => {
+          if (++entered === 12) allIn();
+          await together;
+          return (await s.listAccounts()).length;
+        }),
+      );
+      const timeout = Bun.sleep(15_000).then(() => "some refreshes never got the lock");
+      expect(await Promise.race([Promise.all(refreshes), timeout])).toEqual(Array(12).fill(0));
       await s.close();
     });
   });

@@ -1,8 +1,8 @@
 /**
  * Coordination across instances in PostgreSQL (SPEC D-2, 9.6): leases (rows with an expiry this
- * instance renews while it lives), fixed-window counters (one upserted row per name and window), the
- * per-account OAuth refresh lock (a session advisory lock on a reserved connection: released by the
- * server if the instance dies), and the change feed. Times of leases and counters are the database's
+ * instance renews while it lives), fixed-window counters (one upserted row per name and window), leased
+ * shares of key limits, the per-account OAuth refresh lock (a row with an expiry, taken and released
+ * with short statements), and the change feed. Times of leases and counters are the database's
  * clock, so instances with skewed clocks still agree.
  */
 import { checkId, errMessage } from "../rows.ts";
@@ -10,6 +10,9 @@ import { type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareReque
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { DB_NOW_MS, num } from "./values.ts";
+
+/** Lifetime of a refresh lock row whose holder stopped renewing it (it died), ms. */
+export const REFRESH_LOCK_TTL_MS = 30_000;
 
 /** The `SharedStore` role of the PostgreSQL store. */
 export class PgShared implements SharedStore {
@@ -22,10 +25,14 @@ export class PgShared implements SharedStore {
   /** Whether this instance ever took a quota share (then renewal and release cover them). */
   private quotaHeld = false;
 
-  /** @param leaseTtlMs how long a lease outlives its instance's last renewal (renewed every third of it) */
+  /**
+   * @param leaseTtlMs how long a lease outlives its instance's last renewal (renewed every third of it)
+   * @param refreshLockTtlMs how long a refresh lock outlives its holder's last renewal
+   */
   constructor(
     private readonly ctx: PgContext,
     private readonly leaseTtlMs: number = LEASE_TTL_MS,
+    private readonly refreshLockTtlMs: number = REFRESH_LOCK_TTL_MS,
   ) {
     this.renewTimer = setInterval(() => void this.renew(), Math.max(100, Math.floor(leaseTtlMs / 3)));
     this.renewTimer.unref?.();
@@ -147,36 +154,55 @@ export class PgShared implements SharedStore {
   }
 
   /**
-   * Runs `fn` holding the account's refresh lock across instances (a session advisory lock on a
-   * reserved connection). When the database cannot be reached, `fn` runs without it.
+   * Runs `fn` holding the account's refresh lock across instances: a row in `refresh_locks` taken with
+   * one short statement (or once the holder's row has expired), renewed every third of its lifetime
+   * while `fn` runs, deleted afterwards. No connection is held while `fn` calls the token endpoint, and
+   * it works through transaction-pooling proxies (a session advisory lock does neither). A waiter polls
+   * every 50 ms; a holder that died leaves a row that lapses after `refreshLockTtlMs`. When the database
+   * cannot be reached, `fn` runs without the lock.
    */
   async withRefreshLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
     this.ctx.assertOpen();
-    let conn: Awaited<ReturnType<PgContext["sql"]["reserve"]>> | undefined;
-    const key = `refresh:${accountId}`;
+    const holder = `${this.ctx.instanceId}:${crypto.randomUUID()}`;
+    const ttl = this.refreshLockTtlMs;
+    let held = false;
     try {
-      if (this.ctx.reachable) {
-        conn = await this.ctx.sql.reserve();
-        await conn`SELECT pg_advisory_lock(hashtext(${key}))`;
+      while (this.ctx.reachable && !this.ctx.closed) {
+        const rows = await this.ctx.read((sql) =>
+          sql.unsafe(
+            `INSERT INTO refresh_locks (account_id, holder, expires_at) VALUES ($1, $2, ${DB_NOW_MS} + $3)
+             ON CONFLICT (account_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+               WHERE refresh_locks.expires_at < ${DB_NOW_MS}
+             RETURNING holder`,
+            [accountId, holder, ttl],
+          ),
+        );
+        if (rows.length > 0) {
+          held = true;
+          break;
+        }
+        await Bun.sleep(50);
       }
     } catch (err) {
-      if (isUnavailable(err)) this.ctx.degrade(err);
-      else this.ctx.onError(`refresh lock of ${JSON.stringify(accountId)} failed: ${errMessage(err)}`, err);
-      conn?.release();
-      conn = undefined;
+      if (!(err instanceof StoreError && err.code === "unavailable")) {
+        this.ctx.onError(`refresh lock of ${JSON.stringify(accountId)} failed: ${errMessage(err)}`, err);
+      }
     }
+    if (!held) return fn();
+    const renew = setInterval(() => {
+      void this.ctx
+        .read((sql) => sql.unsafe(`UPDATE refresh_locks SET expires_at = ${DB_NOW_MS} + $3 WHERE account_id = $1 AND holder = $2`, [accountId, holder, ttl]))
+        .catch(() => {});
+    }, Math.max(50, Math.floor(ttl / 3)));
+    renew.unref?.();
     try {
       return await fn();
     } finally {
-      if (conn) {
-        const c = conn;
-        try {
-          await c`SELECT pg_advisory_unlock(hashtext(${key}))`;
-          c.release();
-        } catch {
-          // The connection is gone, and the server released its lock with it.
-          void c.close().catch(() => {});
-        }
+      clearInterval(renew);
+      try {
+        await this.ctx.read((sql) => sql`DELETE FROM refresh_locks WHERE account_id = ${accountId} AND holder = ${holder}`);
+      } catch {
+        // the row lapses after its lifetime
       }
     }
   }
