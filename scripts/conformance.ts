@@ -57,11 +57,19 @@ Scenarios:
   switchyard sends after a cut-off, and what Google sends), the CLI retries the turn and in \`-p\` mode
   prints the partial text of every attempt and exits 0 (observed by hand against this gateway); the row
   is left out rather than recorded as the gateway's failure.
-- Codex 0.171.0 prints "Model metadata for \`<model>\` not found" for every gateway model: for an API-key
-  provider it reads model metadata only from its bundled catalog or a \`model_catalog_json\` file (which
-  would have to repeat its base instructions), never from the provider's \`/models\`.
-  \`switchyard setup codex\` sets \`model_context_window\` and \`model_auto_compact_token_limit\`, which it
-  honours.
+- Codex 0.171.0 prints "Model metadata for \`<model>\` not found" for a gateway model unless it has a
+  catalog entry: for an API-key provider it reads model metadata only from its bundled catalog or a
+  \`model_catalog_json\` file, never from the provider's \`/models\` (only a provider with command
+  \`auth\` refreshes from it). \`switchyard setup codex\` writes that file (every model the gateway
+  lists, with its context window, compaction limit and reasoning efforts) when it finds Codex (PATH or
+  \`--codex-bin\`): each entry must carry a prompt, and setup reads the one Codex sends for a model it
+  does not know from that Codex, so the prompt stays unchanged (re-run setup after upgrading Codex).
+  The CLI runs in this matrix use no catalog, so they still print the warning.
+- Claude Code 2.1.332 logs \`[claude-code:unrecognized_model]\` in \`-p\` mode for a model outside its
+  catalog. \`switchyard setup claude-code --model provider/claude-…\` maps the Claude model the name
+  says to the gateway name with Claude Code's \`modelOverrides\` setting, which silences it; for any
+  other model (GLM, GPT, a combo) no honest mapping exists and the line stays (harmless: the window
+  comes from \`CLAUDE_CODE_MAX_CONTEXT_TOKENS\`, which setup writes).
 `;
   return out;
 }

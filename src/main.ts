@@ -18,6 +18,7 @@ import { inspectCommand } from "./cli/calls.ts";
 import { realServiceHost, serviceCommand } from "./cli/service.ts";
 import { costCell, describeBudgetUse, limitsFromFlags } from "./cli/key-limits.ts";
 import { runSetup, type SetupModel } from "./cli/setup.ts";
+import { captureCodexInstructions } from "./cli/codex-instructions.ts";
 import type { BudgetUse } from "../pipeline/ports.ts";
 
 const USAGE = `switchyard — a local-first LLM gateway
@@ -34,7 +35,7 @@ Usage:
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
-  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY]
+  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]
   switchyard version
 
 Commands other than start, check-config, service and version talk to the running instance
@@ -88,6 +89,7 @@ function parseCli(argv: string[]) {
       bodies: { type: "boolean" },
       model: { type: "string" },
       "dry-run": { type: "boolean" },
+      "codex-bin": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -305,6 +307,16 @@ function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
   }
 }
 
+/** A model entry of the gateway's `GET /v1/models[/{id}]` as setup uses it (unknown members ignored). */
+function setupModel(id: string, entry: unknown): SetupModel {
+  const m = (typeof entry === "object" && entry !== null ? entry : {}) as { context_window?: unknown; max_output_tokens?: unknown; reasoning_efforts?: unknown };
+  const model: SetupModel = { id };
+  if (typeof m.context_window === "number") model.contextWindow = m.context_window;
+  if (typeof m.max_output_tokens === "number") model.maxOutputTokens = m.max_output_tokens;
+  if (Array.isArray(m.reasoning_efforts)) model.reasoningEfforts = m.reasoning_efforts.filter((x): x is string => typeof x === "string");
+  return model;
+}
+
 /**
  * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]` (SPEC 2.2, src/cli/setup.ts).
  * The gateway URL comes from the running instance; the model's limits from its `GET /v1/models/{id}`;
@@ -325,15 +337,38 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     }
     if (res.status === 404) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
-    const m = (await res.json()) as { context_window?: unknown; max_output_tokens?: unknown };
-    model = { id: name };
-    if (typeof m.context_window === "number") model.contextWindow = m.context_window;
-    if (typeof m.max_output_tokens === "number") model.maxOutputTokens = m.max_output_tokens;
+    model = setupModel(name, await res.json());
+  }
+  // Codex reads model metadata only from a catalog file: every model the gateway lists for this key,
+  // each with the prompt the installed Codex sends for a model it does not know (it requires one).
+  let catalog: SetupModel[] | undefined;
+  let codexInstructions: string | undefined;
+  if (target === "codex") {
+    const bin = (values["codex-bin"] as string | undefined) ?? Bun.which("codex") ?? undefined;
+    if (!bin) out("note: no codex on PATH (or --codex-bin): no model catalog written, so Codex will print its fallback-metadata warning for gateway models");
+    else {
+      try {
+        codexInstructions = await captureCodexInstructions(bin);
+      } catch (e) {
+        out(`note: could not read Codex's prompt from ${bin} (${e instanceof Error ? e.message.split("\n")[0] : String(e)}): no model catalog written`);
+      }
+    }
+  }
+  if (codexInstructions !== undefined) {
+    let res: Response;
+    try {
+      res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    } catch {
+      fail(`no running switchyard instance answers at ${url}`);
+    }
+    if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
+    const list = (await res.json()) as { data?: unknown };
+    catalog = (Array.isArray(list.data) ? list.data : []).flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { id?: unknown }).id === "string" ? [setupModel((e as { id: string }).id, e)] : []));
   }
   const dryRun = values["dry-run"] === true;
   let r;
   try {
-    r = runSetup({ target, gatewayUrl: url, key, model, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
+    r = runSetup({ target, gatewayUrl: url, key, model, catalog, codexInstructions, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
   } catch (e) {
     fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
   }

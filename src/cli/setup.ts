@@ -11,11 +11,15 @@
  *   under a name the gateway does not know); with a known context window: `CLAUDE_CODE_MAX_CONTEXT_TOKENS`
  *   (the window of a model Claude Code does not know) and `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (the window
  *   auto-compaction measures against; either one silences the "doesn't recognize the model … assumes a
- *   context window" notice); with a known output limit: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`.
+ *   context window" notice); with a known output limit: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`; for a name
+ *   `provider/claude-…`, `modelOverrides.<claude-…>` = the name (see {@link claudeModelBehind}).
  * - Codex, `$CODEX_HOME/config.toml` (default `~/.codex`): top-level `model_provider = "switchyard"`,
  *   and with `--model`: `model`, `model_context_window`, `model_auto_compact_token_limit` (90 % of the
  *   window); the table `[model_providers.switchyard]` with `name`, `base_url` (`…/v1`), `wire_api =
- *   "responses"`, `supports_websockets = true` (SPEC 2.5) and `experimental_bearer_token`.
+ *   "responses"`, `supports_websockets = true` (SPEC 2.5) and `experimental_bearer_token`; when the
+ *   installed Codex's prompt could be read (src/cli/codex-instructions.ts), `model_catalog_json`
+ *   naming `switchyard-models.json` next to `config.toml`: Codex's model catalog of every model the
+ *   gateway lists ({@link codexModelInfo}), so Codex has their metadata instead of its fallback.
  * - Gemini CLI, `~/.gemini/.env`: `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, and with `--model`
  *   `GEMINI_MODEL`; `~/.gemini/settings.json`: `security.auth.selectedType: "gemini-api-key"` (without
  *   it the CLI refuses to run non-interactively), with `--model` `model.name`, and with a known window
@@ -37,11 +41,13 @@ import { createTwoFilesPatch } from "diff";
 /** The CLIs `setup` knows. */
 export type SetupTarget = "claude-code" | "codex" | "gemini";
 
-/** What the gateway says about the model (`GET /v1/models/{id}`). */
+/** What the gateway says about a model (`GET /v1/models[/{id}]`). */
 export interface SetupModel {
   id: string;
   contextWindow?: number;
   maxOutputTokens?: number;
+  /** Reasoning effort levels (`reasoning_efforts`), when known; empty: no reasoning. */
+  reasoningEfforts?: string[];
 }
 
 /** Inputs of one setup run. */
@@ -52,6 +58,17 @@ export interface SetupOptions {
   /** The client key to write (never printed). */
   key: string;
   model?: SetupModel;
+  /**
+   * Every model the gateway lists for this key (`GET /v1/models`), for Codex's model catalog; `model`
+   * goes first when given. Undefined: no catalog is written.
+   */
+  catalog?: SetupModel[];
+  /**
+   * The prompt the installed Codex sends for a model it does not know (src/cli/codex-instructions.ts):
+   * every catalog entry must carry instructions, and these keep Codex's prompt unchanged. The catalog
+   * is written only with it.
+   */
+  codexInstructions?: string;
   /** The user's home directory (`~`). */
   home: string;
   /** `$CODEX_HOME` when set. */
@@ -73,6 +90,89 @@ export interface SetupResult {
   changes: FileChange[];
   diff: string;
   backups: string[];
+}
+
+/** The file setup writes Codex's model catalog to, next to its `config.toml`. */
+export const CODEX_CATALOG_FILE = "switchyard-models.json";
+
+/** Reasoning efforts Codex 0.171 parses (its `ReasoningEffort`); others are left out of the catalog. */
+const CODEX_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"];
+
+/**
+ * One entry of Codex's model catalog (`model_catalog_json`, a `ModelsResponse` `{models: [ModelInfo]}`;
+ * field names from Codex 0.171's bundled catalog and `model_info_from_slug`). Everything a gateway
+ * cannot know is what Codex itself uses for a model it has no metadata for (its fallback: default
+ * shell tool, no personality messages, 10,000-byte tool-output truncation, no parallel tool calls,
+ * and as `base_instructions` the very prompt it sends then, captured from it); what the gateway knows
+ * replaces the fallback's guesses: the
+ * context window (and 90 % of it as the compaction limit) and the reasoning efforts. `slug` is the
+ * gateway's model name exactly (Codex matches names by longest prefix).
+ */
+export function codexModelInfo(m: SetupModel, priority: number, instructions: string): Record<string, unknown> {
+  const efforts = (m.reasoningEfforts ?? []).filter((e) => CODEX_EFFORTS.includes(e));
+  const reasoning = efforts.length > 0;
+  const info: Record<string, unknown> = {
+    slug: m.id,
+    display_name: m.id,
+    description: "Served by switchyard",
+    default_reasoning_level: reasoning ? (efforts.includes("medium") ? "medium" : efforts[0]) : null,
+    supported_reasoning_levels: efforts.map((effort) => ({ effort, description: effort })),
+    shell_type: "default",
+    visibility: "list",
+    supported_in_api: true,
+    priority,
+    minimal_client_version: "0.0.0",
+    upgrade: null,
+    availability_nux: null,
+    base_instructions: instructions,
+    model_messages: null,
+    supports_reasoning_summaries: reasoning,
+    supports_reasoning_summary_parameter: reasoning,
+    default_reasoning_summary: "auto",
+    support_verbosity: false,
+    default_verbosity: null,
+    apply_patch_tool_type: null,
+    web_search_tool_type: "text",
+    truncation_policy: { mode: "bytes", limit: 10_000 },
+    supports_parallel_tool_calls: false,
+    supports_image_detail_original: false,
+    input_modalities: ["text", "image"],
+    experimental_supported_tools: [],
+    additional_speed_tiers: [],
+    service_tiers: [],
+    default_service_tier: null,
+    available_in_plans: [],
+    include_skills_usage_instructions: false,
+    include_apps_usage_instructions: false,
+    include_plugin_usage_instructions: false,
+    supports_search_tool: false,
+    use_responses_lite: false,
+    prefer_websockets: true,
+    auto_review_model_override: null,
+    model_specialty: null,
+    tool_mode: null,
+    multi_agent_version: null,
+    node_repl_auto_review_required: false,
+    node_repl_disabled: false,
+    comp_hash: null,
+    effective_context_window_percent: 95,
+  };
+  if (m.contextWindow !== undefined) {
+    info.context_window = m.contextWindow;
+    info.max_context_window = m.contextWindow;
+    info.auto_compact_token_limit = codexCompactLimit(m.contextWindow);
+  } else {
+    info.context_window = null;
+    info.max_context_window = null;
+    info.auto_compact_token_limit = null;
+  }
+  return info;
+}
+
+/** Codex's catalog file: `model` first, then every other listed model, in the gateway's order. */
+export function codexCatalog(catalog: SetupModel[], instructions: string, model?: SetupModel): string {
+  const models = model ? [model, ...catalog.filter((m) => m.id !== model.id)] : catalog;
+  return JSON.stringify({ models: models.map((m, i) => codexModelInfo(m, i, instructions)) }, null, 2) + "\n";
 }
 
 /** The compaction limit Codex gets: 90 % of the context window, in tokens. */
@@ -213,6 +313,22 @@ export function editToml(before: string | undefined, top: Array<[string, string 
 // Plans per CLI
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The Anthropic model id behind a gateway name of the form `provider/claude-…` (`anth/claude-sonnet-4-5`
+ * → `claude-sonnet-4-5`), else undefined. Claude Code 2.1 reports every name outside its own catalog
+ * as unrecognized (`[claude-code:unrecognized_model]`); its `modelOverrides` setting maps a model it
+ * knows to the id a provider serves it under, which makes the gateway name a known model (its limits,
+ * prices, features). Only a name that says which Claude model it is gets one: mapping any other model
+ * onto a Claude model would misstate what it is.
+ */
+export function claudeModelBehind(id: string): string | undefined {
+  const slash = id.lastIndexOf("/");
+  if (slash < 0) return undefined;
+  const name = id.slice(slash + 1);
+  // `claude-<family>-<version>` or `claude-<version>-…`: a name that says which model it is.
+  return /^claude-([a-z]+-)?\d[a-z0-9.-]*$/.test(name) ? name : undefined;
+}
+
 function claudeCode(o: SetupOptions): FileChange[] {
   const path = join(o.home, ".claude", "settings.json");
   const before = readText(path);
@@ -228,11 +344,15 @@ function claudeCode(o: SetupOptions): FileChange[] {
     }
     if (m.maxOutputTokens !== undefined) env.push(["CLAUDE_CODE_MAX_OUTPUT_TOKENS", String(m.maxOutputTokens)]);
   }
-  return [{ path, before, after: editJson(path, before, env.map(([k, v]) => [["env", k], v])) }];
+  const sets: Array<[string[], unknown]> = env.map(([k, v]) => [["env", k], v]);
+  const claudeId = m ? claudeModelBehind(m.id) : undefined;
+  if (claudeId !== undefined) sets.push([["modelOverrides", claudeId], m!.id]);
+  return [{ path, before, after: editJson(path, before, sets) }];
 }
 
 function codex(o: SetupOptions): FileChange[] {
-  const path = join(o.codexHome ?? join(o.home, ".codex"), "config.toml");
+  const dir = o.codexHome ?? join(o.home, ".codex");
+  const path = join(dir, "config.toml");
   const before = readText(path);
   if (before !== undefined) {
     try {
@@ -247,6 +367,14 @@ function codex(o: SetupOptions): FileChange[] {
     top.push(["model", m.id]);
     if (m.contextWindow !== undefined) top.push(["model_context_window", m.contextWindow], ["model_auto_compact_token_limit", codexCompactLimit(m.contextWindow)]);
   }
+  const changes: FileChange[] = [];
+  if (o.catalog && o.catalog.length > 0 && o.codexInstructions) {
+    // Codex reads model metadata of an API-key provider only from its bundled catalog or this file
+    // (never from the provider's /models): without it every gateway model gets its fallback metadata.
+    const catalogPath = join(dir, CODEX_CATALOG_FILE);
+    top.push(["model_catalog_json", catalogPath]);
+    changes.push({ path: catalogPath, before: readText(catalogPath), after: codexCatalog(o.catalog, o.codexInstructions, m) });
+  }
   const table: Array<[string, string | boolean]> = [
     ["name", "switchyard"],
     ["base_url", `${o.gatewayUrl}/v1`],
@@ -254,7 +382,7 @@ function codex(o: SetupOptions): FileChange[] {
     ["supports_websockets", true],
     ["experimental_bearer_token", o.key],
   ];
-  return [{ path, before, after: editToml(before, top, "model_providers.switchyard", table) }];
+  return [{ path, before, after: editToml(before, top, "model_providers.switchyard", table) }, ...changes];
 }
 
 function gemini(o: SetupOptions): FileChange[] {

@@ -13,7 +13,8 @@ import { CLAUDE_CODE, CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../suppo
 import { runCli, startTrapProxy, type TrapProxy } from "../support/cli-run.ts";
 import { CLI_TEST_TIMEOUT_MS, gatewayRequestLogs, plainAnswer } from "../support/cli-agents.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
+import { claudeModelBehind, CODEX_CATALOG_FILE, editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
+import { promptOf } from "../../src/cli/codex-instructions.ts";
 
 const MAIN = resolve(import.meta.dir, "../../src/main.ts");
 const KEY = "sy-setup-client-key-0001";
@@ -29,11 +30,12 @@ providers:
     base_url: "{{FAKE}}"
     models:
       claude-e2e: { context_window: 200000, max_output_tokens: 32000 }
+      claude-sonnet-4-5: { context_window: 200000, max_output_tokens: 64000 }
   - id: resp
     kind: openai-responses
     base_url: "{{FAKE}}/v1"
     models:
-      gpt-e2e: { context_window: 400000 }
+      gpt-e2e: { context_window: 400000, reasoning_efforts: [low, medium, high, extreme] }
 accounts:
   - id: anth-1
     provider: anth
@@ -128,16 +130,35 @@ describe("setup writes each CLI's settings", () => {
       expect(again.stdout).toContain("nothing to change");
       expect(read(file)).toBe(after);
       expect(backupsIn(join(home, ".claude"))).toHaveLength(1);
+
+      // A gateway name that says which Claude model it is: Claude Code's modelOverrides maps that
+      // model to it, so Claude Code knows the model instead of reporting it unrecognized.
+      expect((await setup(home, "claude-code", "--model", "anth/claude-sonnet-4-5")).code).toBe(0);
+      const mapped = JSON.parse(read(file));
+      expect(mapped.modelOverrides).toEqual({ "claude-sonnet-4-5": "anth/claude-sonnet-4-5" });
+      expect(mapped.env.ANTHROPIC_MODEL).toBe("anth/claude-sonnet-4-5");
+      expect(mapped.env.CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBe("64000");
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
   });
 
-  test("codex: model, window and compaction limit at the top, the switchyard provider table; comments and other tables kept", async () => {
+  test("claudeModelBehind maps only names that say which Claude model they are", () => {
+    expect(claudeModelBehind("anth/claude-sonnet-4-5")).toBe("claude-sonnet-4-5");
+    expect(claudeModelBehind("bedrock/claude-3-5-sonnet-20241022")).toBe("claude-3-5-sonnet-20241022");
+    expect(claudeModelBehind("anth/claude-e2e")).toBeUndefined();
+    expect(claudeModelBehind("claude-sonnet-4-5")).toBeUndefined(); // Claude Code knows it as is
+    expect(claudeModelBehind("glm/glm-5.3")).toBeUndefined();
+    expect(claudeModelBehind("coding")).toBeUndefined();
+  });
+
+  test("codex: model, window, compaction limit and model catalog at the top, the switchyard provider table; comments and other tables kept", async () => {
+    const codex = await ensureCli(CODEX);
     const home = scratchHome();
     try {
       const file = join(home, ".codex", "config.toml");
-      const r = await setup(home, "codex", "--model", "resp/gpt-e2e");
+      const catalogFile = join(home, ".codex", CODEX_CATALOG_FILE);
+      const r = await setup(home, "codex", "--model", "resp/gpt-e2e", "--codex-bin", codex);
       expect(r.code).toBe(0);
       expect(r.stdout).not.toContain(KEY);
       expect(read(file)).toBe(`# my codex settings
@@ -146,6 +167,7 @@ model_provider = "switchyard"
 model = "resp/gpt-e2e"
 model_context_window = 400000
 model_auto_compact_token_limit = 360000
+model_catalog_json = "${catalogFile}"
 
 [model_providers.other]
 name = "Other"
@@ -161,15 +183,55 @@ wire_api = "responses"
 supports_websockets = true
 experimental_bearer_token = "${KEY}"
 `);
+      // Codex's model catalog: the chosen model first, then every model the gateway lists, each with
+      // what the gateway knows (window, compaction limit, the reasoning efforts Codex parses).
+      const catalog = JSON.parse(read(catalogFile)) as { models: Record<string, unknown>[] };
+      expect(catalog.models.map((m) => m.slug)).toEqual(["resp/gpt-e2e", "anth/claude-e2e", "anth/claude-sonnet-4-5", "coding"]);
+      expect(catalog.models.map((m) => m.priority)).toEqual([0, 1, 2, 3]);
+      expect(catalog.models[0]).toMatchObject({
+        context_window: 400000,
+        max_context_window: 400000,
+        auto_compact_token_limit: 360000,
+        default_reasoning_level: "medium",
+        supported_reasoning_levels: [
+          { effort: "low", description: "low" },
+          { effort: "medium", description: "medium" },
+          { effort: "high", description: "high" },
+        ],
+        visibility: "list",
+        supported_in_api: true,
+      });
+      expect(catalog.models[1]).toMatchObject({ slug: "anth/claude-e2e", context_window: 200000, supported_reasoning_levels: [], default_reasoning_level: null });
+      expect(catalog.models[3]).toMatchObject({ slug: "coding", context_window: 200000 });
+      // Every entry carries the prompt this Codex sends for a model it does not know (read from it).
+      const prompt = catalog.models[0]!.base_instructions;
+      expect(typeof prompt === "string" && prompt.length > 1000).toBe(true);
+      expect(catalog.models.every((m) => m.base_instructions === prompt)).toBe(true);
       const after = read(file);
-      expect((await setup(home, "codex", "--model", "resp/gpt-e2e")).stdout).toContain("nothing to change");
+      const catalogAfter = read(catalogFile);
+      expect((await setup(home, "codex", "--model", "resp/gpt-e2e", "--codex-bin", codex)).stdout).toContain("nothing to change");
       expect(read(file)).toBe(after);
-      // Another model later: only the model lines change.
-      const other = await setup(home, "codex", "--model", "anth/claude-e2e");
+      expect(read(catalogFile)).toBe(catalogAfter);
+      // Another model later: the model lines change, and the catalog lists it first.
+      const other = await setup(home, "codex", "--model", "anth/claude-e2e", "--codex-bin", codex);
       expect(other.stdout).toContain('-model = "resp/gpt-e2e"');
       expect(other.stdout).toContain('+model = "anth/claude-e2e"');
       expect(read(file)).toContain("model_context_window = 200000\nmodel_auto_compact_token_limit = 180000\n");
-      expect(backupsIn(join(home, ".codex"))).toHaveLength(2);
+      expect((JSON.parse(read(catalogFile)) as { models: { slug: string }[] }).models[0]!.slug).toBe("anth/claude-e2e");
+      expect(backupsIn(join(home, ".codex"))).toHaveLength(3); // config.toml twice, the catalog once
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, INSTALL_HOOK_TIMEOUT_MS);
+
+  test("codex without a Codex to read its prompt from: no catalog, and setup says why", async () => {
+    const home = scratchHome();
+    try {
+      const r = await setup(home, "codex", "--model", "resp/gpt-e2e");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("note: no codex on PATH (or --codex-bin): no model catalog written");
+      expect(read(join(home, ".codex", "config.toml"))).not.toContain("model_catalog_json");
+      expect(existsSync(join(home, ".codex", CODEX_CATALOG_FILE))).toBe(false);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
@@ -240,7 +302,7 @@ describe("the real CLIs started with only the HOME setup wrote", () => {
   const envFor = (home: string) => ({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, USER: "root", SHELL: "/bin/bash", LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1", ...trap.env() });
 
   test(
-    "Claude Code answers through the gateway",
+    "Claude Code answers through the gateway and knows the model (no unrecognized-model notice)",
     async () => {
       const bin = await ensureCli(CLAUDE_CODE);
       const home = scratchHome();
@@ -249,7 +311,7 @@ describe("the real CLIs started with only the HOME setup wrote", () => {
         const settings = JSON.parse(read(join(home, ".claude", "settings.json")));
         settings.env = { ...settings.env, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1", DISABLE_AUTOUPDATER: "1", CLAUDE_CODE_MAX_RETRIES: "0" };
         writeFileSync(join(home, ".claude", "settings.json"), JSON.stringify(settings, null, 2));
-        expect((await setup(home, "claude-code", "--model", "anth/claude-e2e")).code).toBe(0);
+        expect((await setup(home, "claude-code", "--model", "anth/claude-sonnet-4-5")).code).toBe(0);
         gw.fake.reset();
         gw.fake.handle(plainAnswer("Answer through setup."));
         const logStart = gw.logs.length;
@@ -259,9 +321,12 @@ describe("the real CLIs started with only the HOME setup wrote", () => {
         const story = `${run.stdout}\n${run.stderr}`;
         expect(run.code, story).toBe(0);
         expect(JSON.parse(run.stdout).result, story).toBe("Answer through setup.");
+        // Without setup's modelOverrides Claude Code 2.1 prints `[claude-code:unrecognized_model]` here.
+        expect(story).not.toContain("unrecognized_model");
+        expect(story).not.toContain("doesn't recognize the model");
         const logged = gatewayRequestLogs(gw.logs.slice(logStart));
         expect(logged.length, story).toBeGreaterThanOrEqual(1);
-        expect(logged.every((l) => l.model === "anth/claude-e2e" && l.status === 200), story).toBe(true);
+        expect(logged.every((l) => l.model === "anth/claude-sonnet-4-5" && l.status === 200), story).toBe(true);
       } finally {
         rmSync(home, { recursive: true, force: true });
       }
@@ -270,12 +335,12 @@ describe("the real CLIs started with only the HOME setup wrote", () => {
   );
 
   test(
-    "Codex answers through the gateway over its WebSocket",
+    "Codex answers through the gateway over its WebSocket, with the gateway's model metadata (no fallback-metadata warning)",
     async () => {
       const bin = await ensureCli(CODEX);
       const home = scratchHome();
       try {
-        expect((await setup(home, "codex", "--model", "resp/gpt-e2e")).code).toBe(0);
+        expect((await setup(home, "codex", "--model", "resp/gpt-e2e", "--codex-bin", bin)).code).toBe(0);
         // Codex's own housekeeping switches, as in the other Codex e2e tests.
         writeFileSync(join(home, ".codex", "config.toml"), read(join(home, ".codex", "config.toml")).replace('approval_policy = "never"', 'approval_policy = "never"\ncheck_for_update_on_startup = false') + "\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n");
         gw.fake.reset();
@@ -287,6 +352,14 @@ describe("the real CLIs started with only the HOME setup wrote", () => {
         const story = `${run.stdout}\n${run.stderr}`;
         expect(run.code, story).toBe(0);
         expect(run.stdout, story).toContain("Codex answer through setup.");
+        // Without setup's model catalog Codex 0.171 warns "Model metadata for `resp/gpt-e2e` not found".
+        expect(story).not.toContain("Model metadata for");
+        expect(story).not.toContain("fallback metadata");
+        // …and the prompt is unchanged: the one Codex sends without a catalog (read by setup from it).
+        const catalog = JSON.parse(read(join(home, ".codex", CODEX_CATALOG_FILE))) as { models: { base_instructions: string }[] };
+        const sent = gw.fake.requests.map((q) => promptOf(q.body));
+        expect(sent.length, story).toBeGreaterThanOrEqual(1);
+        expect(sent.every((p) => p === catalog.models[0]!.base_instructions), story).toBe(true);
         const logged = gatewayRequestLogs(gw.logs.slice(logStart));
         expect(logged.length, story).toBeGreaterThanOrEqual(1);
         expect(logged.every((l) => l.model === "resp/gpt-e2e" && l.status === 200 && l.transport === "websocket"), story).toBe(true);
