@@ -9,8 +9,9 @@
  *   read from the hub form when a stage parsed it, else straight from the client's JSON body (Chat,
  *   Messages): a native-lane request is not parsed into the hub just for its fingerprint.
  *
- * Keys are hashed (SHA-256, hex, 32 chars) with a kind prefix (`s:` session, `f:` fingerprint): they
- * are stored in the database and must never carry prompt text or a client's header value in clear.
+ * Keys are hashed (SHA-256, hex, 32 chars; a fingerprint over `<length>:<text>` fields) with a kind
+ * prefix (`s:` session, `f:` fingerprint): they are stored in the database and must never carry prompt
+ * text or a client's header value in clear.
  * Pure functions, and {@link affinityHints}: the pick hints of one request.
  */
 import type { HubMessage, HubRequest, WireFormat } from "../formats/hub.ts";
@@ -115,11 +116,17 @@ function cut(pieces: Pieces): string {
 }
 
 /**
- * SHA-256 of `[model, system prefix, tool names, first user text]` as JSON (the prefix and the text
- * already cut, so no string longer than the cut is built), hashed in one call.
+ * SHA-256 of the four parts, each field written as `<length>:<text>` (so no two part lists give the
+ * same bytes), the prefix and the text already cut, hashed in one call. Not JSON: `JSON.stringify`
+ * escapes every newline and quote of a prompt character by character, which measured as the larger
+ * part of the fingerprint's cost on a real system prompt.
  */
 function hashParts(model: string, parts: ConversationParts): string {
-  const text = JSON.stringify([model, cut(parts.system), parts.tools, cut(parts.firstUser)]);
+  const system = cut(parts.system);
+  const user = cut(parts.firstUser);
+  let text = `${model.length}:${model}${system.length}:${system}${parts.tools.length}:`;
+  for (const t of parts.tools) text += `${t.length}:${t}`;
+  text += `${user.length}:${user}`;
   return "f:" + Bun.SHA256.hash(text, "hex").slice(0, 32);
 }
 

