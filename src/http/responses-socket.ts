@@ -19,9 +19,12 @@
  * - `generate: false` (Codex's warm-up) is answered at once, with no upstream call: `response.created`
  *   then `response.completed` of an empty response (no output, zero usage).
  * - `previous_response_id` refers to an earlier response of THIS socket: the socket keeps each
- *   response's full input and output items for its lifetime and sends the whole history upstream (the
- *   id is removed: with `store: false` no provider could look it up, and only Responses providers know
- *   the field). An id the socket never issued is an error frame (400 `previous_response_not_found`).
+ *   response's full input and output items and sends the whole history upstream (the id is removed:
+ *   with `store: false` no provider could look it up, and only Responses providers know the field).
+ *   It keeps the {@link RESPONSES_SOCKET_HISTORY} most recent responses, not every response of the
+ *   socket's lifetime as SPEC 2.5 words it: Codex only ever chains to the response it just received,
+ *   and a socket that serves thousands of unchained requests must not grow without bound. An id the
+ *   socket never issued, or one that has aged out, is an error frame (400 `previous_response_not_found`).
  * - `response.processed` acknowledgements (newer Codex versions) need no answer; any other `type`, or
  *   a frame that is not a JSON object, is an error frame (400).
  *
@@ -33,6 +36,13 @@ import { SseReader } from "../../formats/sse.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
 export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;
+
+/**
+ * How many of a socket's most recent responses `previous_response_id` can name (older ones are
+ * forgotten, oldest first). Each entry holds references to the conversation's items, shared with the
+ * later entries, so the cost is pointers, not copies of the text.
+ */
+export const RESPONSES_SOCKET_HISTORY = 64;
 
 /** The part of Bun's ServerWebSocket a session uses. */
 export interface SocketLike {
@@ -54,6 +64,8 @@ export interface ResponsesSocketOptions {
   /** The TCP peer of the socket (SPEC G-3). */
   peer: string | undefined;
   idleMs?: number;
+  /** How many recent responses a socket remembers for `previous_response_id` (default {@link RESPONSES_SOCKET_HISTORY}). */
+  historyLimit?: number;
   /** Wall clock in ms, for the warm-up response's `created_at`. */
   now?: () => number;
 }
@@ -184,7 +196,7 @@ export class ResponsesSocketSession {
       output: [] as unknown[],
       usage: null as unknown,
     };
-    this.history.set(id, input);
+    this.remember(id, input);
     this.send({ type: "response.created", sequence_number: 0, response });
     this.send({
       type: "response.completed",
@@ -240,9 +252,20 @@ export class ResponsesSocketSession {
         // the client closed the socket (the request was aborted) or the reply broke: nothing to add,
         // the pipeline ended the reply with its own in-band error when it could
       }
-      if (completed && responseId) this.history.set(responseId, [...input, ...output]);
+      if (completed && responseId) this.remember(responseId, [...input, ...output]);
     } finally {
       if (this.inFlight === controller) this.inFlight = undefined;
+    }
+  }
+
+  /** Keeps a response's conversation for `previous_response_id`, forgetting the oldest beyond the limit. */
+  private remember(id: string, items: unknown[]): void {
+    this.history.delete(id);
+    this.history.set(id, items);
+    const limit = this.opts.historyLimit ?? RESPONSES_SOCKET_HISTORY;
+    for (const oldest of this.history.keys()) {
+      if (this.history.size <= limit) break;
+      this.history.delete(oldest);
     }
   }
 
