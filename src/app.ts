@@ -516,6 +516,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on the same port would then
     // silently share the traffic. One port, one gateway.
     reusePort: false,
+    // Elysia's Bun adapter turns on Bun's development mode unless NODE_ENV=production: an error that
+    // reached Bun would then be answered with Bun's HTML error page and its stack trace. A gateway is
+    // never in development mode (errors are JSON in the client's format, SPEC 2.6).
+    development: false,
     // Codex's Responses WebSocket (SPEC 2.5) negotiates permessage-deflate.
     websocket: { perMessageDeflate: true },
   });

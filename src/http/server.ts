@@ -156,6 +156,12 @@ export function parseGeminiCall(rest: string): GeminiCall | undefined {
   return { model, method: rest.slice(colon + 1) };
 }
 
+/** A query parameter of a request URL (`?alt=sse&key=…`), reading only the query part; null when absent. */
+function queryParam(url: string, name: string): string | null {
+  const q = url.indexOf("?");
+  return q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get(name);
+}
+
 /**
  * The Gemini endpoints (SPEC 2.1): `POST …/models/{model}:generateContent`,
  * `:streamGenerateContent` (server-sent events; the `?alt=sse` form every Gemini SDK asks for — the
@@ -163,16 +169,16 @@ export function parseGeminiCall(rest: string): GeminiCall | undefined {
  * 404 in Gemini's error shape.
  */
 function geminiApi(deps: ServerDeps, prefix: string) {
-  return ({ request, server }: { request: Request; server: PeerSource | null }) => {
-    const url = new URL(request.url);
-    const call = parseGeminiCall(url.pathname.slice(prefix.length));
+  // `path` is the request's path as Elysia's router already cut it from the URL (no query): no URL parse per request.
+  return ({ request, server, path }: { request: Request; server: PeerSource | null; path: string }) => {
+    const call = parseGeminiCall(path.slice(prefix.length));
     const peer = server?.requestIP(request)?.address;
-    if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${url.pathname}; expected ${prefix}{model}:generateContent.`));
+    if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${path}; expected ${prefix}{model}:generateContent.`));
     switch (call.method) {
       case "generateContent":
         return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: false });
       case "streamGenerateContent":
-        if (url.searchParams.get("alt") !== "sse") {
+        if (queryParam(request.url, "alt") !== "sse") {
           return errorResponse(
             "gemini",
             hubError("invalid_request", "streamGenerateContent is served as server-sent events only: add ?alt=sse (what the Gemini SDKs and Gemini CLI send).", { param: "alt" }),
@@ -187,7 +193,12 @@ function geminiApi(deps: ServerDeps, prefix: string) {
   };
 }
 
-/** Builds the Elysia app. Call `.listen()` on the result. */
+/**
+ * Builds the Elysia app. Call `.listen()` on the result. Elysia's Bun adapter hands every static route
+ * (the `/v1` POST endpoints included) to Bun.serve's native `routes`, so Bun's router matches them and
+ * Elysia adds only its compiled per-route wrapper (~1 µs, docs/performance.md); wildcard routes (Gemini,
+ * `/v1/models/*`, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
+ */
 export function createServer(deps: ServerDeps) {
   const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) =>
     deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });

@@ -363,6 +363,12 @@ keys:
     expect(header.status).toBe(200);
     const query = await fetch(`${strict.url}/v1beta/models/anth/claude-test:generateContent?key=${secret}`, { method: "POST", body });
     expect(query.status).toBe(200);
+    // The key before alt=sse (REST examples write it that way): the stream is still recognised as SSE.
+    const streamed = await fetch(`${strict.url}/v1beta/models/anth/claude-test:streamGenerateContent?key=${secret}&alt=sse`, { method: "POST", body });
+    expect(streamed.status).toBe(200);
+    expect(streamed.headers.get("content-type")).toContain("text/event-stream");
+    const frames = (await streamed.text()).split("\n\n").filter((f) => f.startsWith("data: ")).map((f) => JSON.parse(f.slice(6)));
+    expect(frames.map((f) => f.candidates[0].content.parts.map((p: { text?: string }) => p.text ?? "").join("")).join("")).toBe(FAKE_TEXT);
     const sdk = new GoogleGenAI({ apiKey: secret, httpOptions: { baseUrl: strict.url } });
     expect((await sdk.models.generateContent({ model: "anth/claude-test", contents: "hi" })).text).toBe(FAKE_TEXT);
   });
