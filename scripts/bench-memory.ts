@@ -15,6 +15,8 @@
  *   --binary PATH  a compiled binary; default: bun src/main.ts (from source)
  *   --compare B    a second binary measured in the same runs, interleaved with the first
  *   --smol         run the command with Bun's --smol (for a binary: BUN_OPTIONS=--smol)
+ *   --maps         also print, at both idle points, RSS by kind (anonymous, file-backed) and the largest
+ *                  mappings of /proc/PID/smaps (where the resident memory is: heap, JIT code, the binary)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,6 +30,38 @@ const REQUESTS = Number(opt("--requests") ?? 1000);
 const RUNS = Number(opt("--runs") ?? 1);
 const SMOL = argv.includes("--smol");
 const TICK_US = 10_000;
+const MAPS = argv.includes("--maps");
+
+/** RSS by kind and the largest resident mappings of a process, as text (from /proc/PID/status and smaps). */
+function mapsReport(pid: number, top = 8): string {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  const maps: Array<{ name: string; rss: number }> = [];
+  let cur: { name: string; rss: number } | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      cur = { name: head[1] || "[anonymous]", rss: 0 };
+      maps.push(cur);
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && cur) cur.rss += Number(rss[1]) / 1024;
+  }
+  const byName = new Map<string, { n: number; rss: number }>();
+  for (const m of maps) {
+    const e = byName.get(m.name) ?? { n: 0, rss: 0 };
+    e.n++;
+    e.rss += m.rss;
+    byName.set(m.name, e);
+  }
+  const largest = maps.filter((m) => m.name === "[anonymous]").sort((a, b) => b.rss - a.rss).slice(0, top);
+  return [
+    `    RssAnon ${kb("RssAnon").toFixed(1)} MB, RssFile ${kb("RssFile").toFixed(1)} MB, RssShmem ${kb("RssShmem").toFixed(1)} MB`,
+    ...[...byName].sort((a, b) => b[1].rss - a[1].rss).slice(0, top).map(([name, e]) => `    ${e.rss.toFixed(1).padStart(6)} MB  ${name} (${e.n} mappings)`),
+    `    largest anonymous mappings: ${largest.map((m) => m.rss.toFixed(1)).join(", ")} MB`,
+  ].join("\n");
+}
 
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
@@ -76,6 +110,7 @@ async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number
     })();
     await Bun.sleep(1500);
     const startMb = rssMb(proc.pid);
+    if (MAPS) console.log(`  after start:\n${mapsReport(proc.pid)}`);
     const c0 = cpuUs(proc.pid);
     for (let i = 0; i < REQUESTS; i++) {
       const lane = LANES[i % LANES.length]!;
@@ -85,6 +120,7 @@ async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number
     }
     const cpu = cpuUs(proc.pid) - c0;
     await Bun.sleep(1500);
+    if (MAPS) console.log(`  after ${REQUESTS} requests:\n${mapsReport(proc.pid)}`);
     return { startMb, afterMb: rssMb(proc.pid), cpuUsPerRequest: cpu / REQUESTS };
   } finally {
     proc.kill();
