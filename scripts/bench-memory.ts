@@ -15,6 +15,9 @@
  *   --binary PATH  a compiled binary; default: bun src/main.ts (from source)
  *   --compare B    a second binary measured in the same runs, interleaved with the first
  *   --smol         run the command with Bun's --smol (for a binary: BUN_OPTIONS=--smol)
+ *   --pause MS     pause MS ms after every 50 requests (bursts with idle gaps, as an agent's traffic
+ *                  comes): the CPU per request then includes whatever the gateway does when idle
+ *   --idle MS      how long to wait idle after the last request before the second reading (default 1500)
  *   --maps         also print, at both idle points, RSS by kind (anonymous, file-backed) and the largest
  *                  mappings of /proc/PID/smaps (where the resident memory is: heap, JIT code, the binary)
  */
@@ -31,6 +34,8 @@ const RUNS = Number(opt("--runs") ?? 1);
 const SMOL = argv.includes("--smol");
 const TICK_US = 10_000;
 const MAPS = argv.includes("--maps");
+const PAUSE_MS = Number(opt("--pause") ?? 0);
+const IDLE_MS = Number(opt("--idle") ?? 1500);
 
 /** RSS by kind and the largest resident mappings of a process, as text (from /proc/PID/status and smaps). */
 function mapsReport(pid: number, top = 8): string {
@@ -113,13 +118,14 @@ async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number
     if (MAPS) console.log(`  after start:\n${mapsReport(proc.pid)}`);
     const c0 = cpuUs(proc.pid);
     for (let i = 0; i < REQUESTS; i++) {
+      if (PAUSE_MS > 0 && i > 0 && i % 50 === 0) await Bun.sleep(PAUSE_MS);
       const lane = LANES[i % LANES.length]!;
       const res = await fetch(url + lane.path, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(lane.body(Math.floor(i / LANES.length) % 2 === 1)) });
       await res.arrayBuffer();
       if (res.status !== 200) throw new Error(`request ${i} to ${lane.path} answered ${res.status}`);
     }
     const cpu = cpuUs(proc.pid) - c0;
-    await Bun.sleep(1500);
+    await Bun.sleep(IDLE_MS);
     if (MAPS) console.log(`  after ${REQUESTS} requests:\n${mapsReport(proc.pid)}`);
     return { startMb, afterMb: rssMb(proc.pid), cpuUsPerRequest: cpu / REQUESTS };
   } finally {
@@ -142,12 +148,12 @@ async function main() {
   const b = opt("--compare") ? [opt("--compare")!] : undefined;
   const upstream = startBenchUpstream(0);
   const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
-  console.log(`${REQUESTS} requests per run, idle RSS 1.5 s after start and 1.5 s after the last request${SMOL ? ", --smol" : ""}`);
+  console.log(`${REQUESTS} requests per run${PAUSE_MS ? ` (a ${PAUSE_MS} ms pause after every 50)` : ""}, idle RSS 1.5 s after start and ${IDLE_MS / 1000} s after the last request${SMOL ? ", --smol" : ""}`);
   try {
     for (let r = 0; r < RUNS; r++) {
       for (const [name, cmd] of b ? ([["A", a], ["B", b]] as const) : ([["", a]] as const)) {
         const m = await cycle([...cmd], upstreamUrl);
-        console.log(`${name ? name + " " : ""}run ${r + 1}: idle ${m.startMb.toFixed(1)} MB, idle after ${REQUESTS} requests ${m.afterMb.toFixed(1)} MB, ${m.cpuUsPerRequest.toFixed(0)} µs CPU per request`);
+        console.log(`${name ? name + " " : ""}run ${r + 1}: idle ${m.startMb.toFixed(1)} MB, idle ${IDLE_MS / 1000} s after ${REQUESTS} requests ${m.afterMb.toFixed(1)} MB, ${m.cpuUsPerRequest.toFixed(0)} µs CPU per request`);
       }
     }
   } finally {

@@ -47,6 +47,7 @@ import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
 import { driverBench } from "./bench-drivers.ts";
 import { benchLanes, MODES, type Lane, type Mode } from "./bench-lanes.ts";
+import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
 import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -431,7 +432,7 @@ async function openStreams(target: TargetName, lane: Lane): Promise<OpenStreamsR
 /** Requests sent to the compiled binary before its warm idle RSS is read. */
 const BINARY_WARM_REQUESTS = 1000;
 
-async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: number; warmIdleMb: number; sizeMb: number } | { error: string }> {
+async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: number; warmIdleMb: number; trimmedIdleMb: number; sizeMb: number } | { error: string }> {
   const out = join(dir, "switchyard-bin");
   const b = Bun.spawn(["bun", "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", out], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
   const code = await b.exited;
@@ -447,7 +448,10 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
     for (let k = 0; k < BINARY_WARM_REQUESTS; k++) await timedRequest(p.url + lane.path(k % 2 === 0, lane.model), bodyFor(lane, "switchyard", k % 2 === 0));
     await Bun.sleep(1500);
     const warmIdleMb = rssMb(p.pid);
-    return { idleMb, warmIdleMb, sizeMb: Bun.file(out).size / 1e6 };
+    // Once idle for IDLE_TRIM_MS the gateway gives memory back (src/memory/idle-trim.ts).
+    await Bun.sleep(IDLE_TRIM_MS + 2500);
+    const trimmedIdleMb = rssMb(p.pid);
+    return { idleMb, warmIdleMb, trimmedIdleMb, sizeMb: Bun.file(out).size / 1e6 };
   } finally {
     p.proc.kill();
     await p.proc.exited;
@@ -591,7 +595,7 @@ async function main() {
         }),
       ),
     );
-    if (binary) out.push("error" in binary ? `compiled binary: ${binary.error}` : `compiled binary (${binary.sizeMb.toFixed(0)} MB): idle RSS ${binary.idleMb.toFixed(1)} MB, idle after ${BINARY_WARM_REQUESTS} requests ${binary.warmIdleMb.toFixed(1)} MB`);
+    if (binary) out.push("error" in binary ? `compiled binary: ${binary.error}` : `compiled binary (${binary.sizeMb.toFixed(0)} MB): idle RSS ${binary.idleMb.toFixed(1)} MB, idle after ${BINARY_WARM_REQUESTS} requests ${binary.warmIdleMb.toFixed(1)} MB, ${binary.trimmedIdleMb.toFixed(1)} MB after ${IDLE_TRIM_MS / 1000} s idle (memory trimmed)`);
     out.push(`\ntook ${result.seconds.toFixed(0)} s`);
     process.stdout.write(out.join("\n") + "\n");
 

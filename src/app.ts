@@ -61,6 +61,7 @@ import { realClock } from "./clock.ts";
 import { LineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
+import { IdleTrim } from "./memory/idle-trim.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions {
@@ -283,6 +284,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // counts start at zero
   }
   const inflight = new Set<string>();
+  // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
+  const idleTrim = new IdleTrim({ inflight: () => inflight.size, now: () => clock.now() });
   const metrics = new GatewayMetrics({
     accounts: () => registry.snapshot(),
     circuit: (id) => registry.circuitState(id),
@@ -419,6 +422,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     secrets: () => secrets(),
     started: (ctx) => {
       inflight.add(ctx.requestId);
+      idleTrim.activity();
       if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
     },
     finish,
@@ -607,6 +611,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
+      idleTrim.stop();
       unsubscribeChanges();
       if (changeTimer) clearTimeout(changeTimer);
       clearInterval(budgetTimer);
