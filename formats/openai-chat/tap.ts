@@ -101,11 +101,12 @@ const DONE = [91, 68, 79, 78, 69, 93]; // "[DONE]"
 /**
  * Whether [from, to) of `b` is exactly `data: <payload>\n\n` with one line (the form
  * {@link parseEventText}'s fast path takes): the bytes `to-1` and `to-2` are LF (the caller cut there).
+ * `oneLine`: the caller already knows the event has one line (else the first LF is looked up).
  */
-function isPlainDataEvent(b: Uint8Array, from: number, to: number): boolean {
+function isPlainDataEvent(b: Uint8Array, from: number, to: number, oneLine: boolean): boolean {
   if (to - from < 8 || b[to - 1] !== LF || b[to - 2] !== LF || b[to - 3] === CR) return false;
   for (let i = 0; i < 6; i++) if (b[from + i] !== DATA_PREFIX[i]) return false;
-  return b.indexOf(LF, from) === to - 2;
+  return oneLine || b.indexOf(LF, from) === to - 2;
 }
 
 function isDone(b: Uint8Array, at: number): boolean {
@@ -123,6 +124,8 @@ export class ChatTap implements PassthroughTap {
   private pending: Uint8Array[] = [];
   private pendingLen = 0;
   private lineHasChars = false;
+  /** Lines of the current event counted by the LF-only framing (reset at each event; approximate after CR framing, which never uses it). */
+  private lines = 0;
   private prevCR = false;
   /** An event boundary ended in CR: cut after the next byte if it is LF, else before it. */
   private cutAtCR = false;
@@ -151,6 +154,7 @@ export class ChatTap implements PassthroughTap {
     if (!this.prevCR && !this.cutAtCR && chunk.indexOf(CR) === -1) {
       // Fast path (LF-only framing, the common case): jump from LF to LF natively.
       let lineHasChars = this.lineHasChars;
+      let lines = this.lines;
       let pos = 0;
       for (;;) {
         const i = chunk.indexOf(LF, pos);
@@ -159,13 +163,23 @@ export class ChatTap implements PassthroughTap {
           break;
         }
         if (i === pos && !lineHasChars) {
-          this.complete(chunk, segStart, i + 1);
+          this.complete(chunk, segStart, i + 1, lines === 1);
           segStart = i + 1;
-        }
+          lines = 0;
+        } else if (chunk[i + 1] === LF) {
+          // A line and the blank line after it (the usual `data: …\n\n`): no second search.
+          this.complete(chunk, segStart, i + 2, lines === 0);
+          segStart = i + 2;
+          lines = 0;
+          lineHasChars = false;
+          pos = i + 2;
+          continue;
+        } else lines++;
         lineHasChars = false;
         pos = i + 1;
       }
       this.lineHasChars = lineHasChars;
+      this.lines = lines;
       return this.finishPush(chunk, segStart);
     }
     for (let i = 0; i < n; i++) {
@@ -200,6 +214,7 @@ export class ChatTap implements PassthroughTap {
         this.lineHasChars = true;
       }
     }
+    this.lines = 0; // an event cut here is pending and read as text; the next one starts counting afresh
     return this.finishPush(chunk, segStart);
   }
 
@@ -262,24 +277,21 @@ export class ChatTap implements PassthroughTap {
     this.outLen += bytes.length;
   }
 
-  /** One event is complete: [from, to) of `chunk`, after any pending bytes. */
-  private complete(chunk: Uint8Array, from: number, to: number): void {
-    let bytes: Uint8Array;
-    const hadPending = this.pendingLen > 0;
-    if (hadPending) {
+  /**
+   * One event is complete: [from, to) of `chunk`, after any pending bytes. `singleLine`: the framing
+   * saw exactly one line in it (undefined when it did not count).
+   */
+  private complete(chunk: Uint8Array, from: number, to: number, singleLine?: boolean): void {
+    if (this.pendingLen > 0) {
       this.pending.push(chunk.subarray(from, to));
-      bytes = concatBytes(this.pending, this.pendingLen + (to - from));
-    } else {
-      bytes = chunk.subarray(from, to);
-    }
-    const forward = hadPending ? this.observeText(bytes) : this.observeBytes(chunk, from, to);
-    if (hadPending) {
+      const bytes = concatBytes(this.pending, this.pendingLen + (to - from));
+      const forward = this.observeText(bytes);
       this.pending = [];
       this.pendingLen = 0;
       if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, from));
       this.runStart = -1;
       if (forward) this.out(bytes);
-    } else if (forward) {
+    } else if (this.observeBytes(chunk, from, to, singleLine)) {
       if (this.runStart < 0) this.runStart = from;
     } else if (this.runStart >= 0) {
       this.out(chunk.subarray(this.runStart, from));
@@ -302,11 +314,11 @@ export class ChatTap implements PassthroughTap {
    * other event is decoded and read as text. Searches are native (`Buffer#indexOf` over the chunk) and
    * their positions are kept for the rest of the push, so a chunk of many events costs a few scans.
    */
-  private observeBytes(chunk: Uint8Array, from: number, to: number): boolean {
+  private observeBytes(chunk: Uint8Array, from: number, to: number, singleLine: boolean | undefined): boolean {
     const st = this.state;
     if (st.terminal) return true;
     const end = to - 2; // the payload ends at the first of the two LFs
-    if (!st.sawContent || !isPlainDataEvent(chunk, from, to)) return this.observeText(chunk.subarray(from, to));
+    if (!st.sawContent || singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeText(chunk.subarray(from, to));
     const start = from + 6;
     if (end - start === 6 && isDone(chunk, start)) {
       st.terminal = true;

@@ -196,6 +196,16 @@ describe("tap endings (SPEC 6.4)", () => {
     expect(tap.state.error).toMatchObject({ message: "boom" });
   });
 
+  test("an event of two lines after plain ones in the same read is read whole (its event name too)", () => {
+    // The `event: error` line comes second: only the line count tells this event from a plain one.
+    const named = `data: {"message":"overloaded","type":"server_error"}\nevent: error\n\n`;
+    for (const pieces of [[role + hi + hi + named], [role, hi + hi + named], [role + hi, hi + named.slice(0, 20), named.slice(20)]]) {
+      const { bytes, tap } = tapRun(pieces.map((p) => utf8.encode(p)), true);
+      expect(tap.state.error).toMatchObject({ message: "overloaded" });
+      expect(text(bytes)).toBe(role + hi + hi + named + done);
+    }
+  });
+
   test("CRLF framing: events are cut at \\r\\n\\r\\n and the usage chunk is withheld whole", () => {
     const crlf = (s: string) => s.replace(/\n/g, "\r\n");
     const input = crlf(role + fin + usage + done);
