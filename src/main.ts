@@ -17,7 +17,7 @@ import { importCommand } from "./cli/import.ts";
 import { inspectCommand } from "./cli/calls.ts";
 import { realServiceHost, serviceCommand } from "./cli/service.ts";
 import { costCell, describeBudgetUse, limitsFromFlags } from "./cli/key-limits.ts";
-import { runSetup, type SetupModel } from "./cli/setup.ts";
+import { PLACEHOLDER_KEY, runSetup, type SetupModel } from "./cli/setup.ts";
 import { captureCodexInstructions } from "./cli/codex-instructions.ts";
 import type { BudgetUse } from "../pipeline/ports.ts";
 
@@ -325,7 +325,7 @@ function setupModel(id: string, entry: unknown): SetupModel {
 async function setup(target: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
   if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]", 2);
   const url = instanceUrl(values, dataDir);
-  const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? "switchyard";
+  const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
   let model: SetupModel | undefined;
   const name = values.model as string | undefined;
   if (name) {
@@ -372,8 +372,13 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   } catch (e) {
     fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (r.changes.length === 0) return out(`${target} already points at ${url}: nothing to change`);
+  if (r.changes.length === 0) {
+    out(`${target} already points at ${url}: nothing to change`);
+    for (const n of r.notes) out(n);
+    return;
+  }
   process.stdout.write(r.diff);
+  for (const n of r.notes) out(n);
   if (model && model.contextWindow === undefined) out(`note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`);
   for (const b of r.backups) out(`backup: ${b}`);
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);

@@ -29,10 +29,10 @@
  *
  * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
  * or .env file included); a changed file is first copied to `<file>.switchyard-backup-<time>`; the
- * change is printed as a unified diff with the key masked; a second run with the same arguments
- * changes nothing (and says so); `--dry-run` prints the diff and writes nothing. The key is the
- * client key the CLI will present: `--key`, else `$SWITCHYARD_KEY`, else the placeholder `switchyard`
- * (enough from loopback while `require_api_key` is off).
+ * change is printed as a unified diff with the key masked (Codex's model catalog as one summary line);
+ * a second run with the same arguments changes nothing (and says so); `--dry-run` prints the diff and
+ * writes nothing. The key is the client key the CLI will present: `--key`, else `$SWITCHYARD_KEY`,
+ * else the placeholder `switchyard` (enough from loopback while `require_api_key` is off).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -83,6 +83,8 @@ export interface FileChange {
   path: string;
   before: string | undefined;
   after: string;
+  /** Printed instead of the file's diff (a generated file too long to read as a diff). */
+  summary?: string;
 }
 
 /** The outcome of a run: the files that change (empty when nothing does), their diff, the backups made. */
@@ -90,7 +92,16 @@ export interface SetupResult {
   changes: FileChange[];
   diff: string;
   backups: string[];
+  /** What the user should know about the CLI's reading of these files (one line each). */
+  notes: string[];
 }
+
+/**
+ * The key written when none is given (`--key`, `$SWITCHYARD_KEY`): enough from loopback while keys
+ * are not required, and no secret, so the diff shows it wherever it is not the key (Codex's provider
+ * is named `switchyard` too).
+ */
+export const PLACEHOLDER_KEY = "switchyard";
 
 /** The file setup writes Codex's model catalog to, next to its `config.toml`. */
 export const CODEX_CATALOG_FILE = "switchyard-models.json";
@@ -373,7 +384,11 @@ function codex(o: SetupOptions): FileChange[] {
     // (never from the provider's /models): without it every gateway model gets its fallback metadata.
     const catalogPath = join(dir, CODEX_CATALOG_FILE);
     top.push(["model_catalog_json", catalogPath]);
-    changes.push({ path: catalogPath, before: readText(catalogPath), after: codexCatalog(o.catalog, o.codexInstructions, m) });
+    const after = codexCatalog(o.catalog, o.codexInstructions, m);
+    const slugs = (JSON.parse(after) as { models: { slug: string }[] }).models.map((x) => x.slug);
+    const before = readText(catalogPath);
+    const summary = `${catalogPath} (${before === undefined ? "new file" : "changed"}): Codex model catalog of ${slugs.length} models: ${slugs.join(", ")}\n`;
+    changes.push({ path: catalogPath, before, after, summary });
   }
   const table: Array<[string, string | boolean]> = [
     ["name", "switchyard"],
@@ -412,10 +427,27 @@ export function planSetup(o: SetupOptions): FileChange[] {
   return all.filter((c) => c.before !== c.after);
 }
 
-/** Replaces the key (and any value that contains it) with `***` for printing. */
+/**
+ * A diff line that sets a key-holding setting, in the three files' syntaxes: JSON `"NAME": "value"`,
+ * TOML `name = "value"`, .env `NAME=value` (group 1: everything up to the value).
+ */
+const KEY_SETTING_LINE = /^([-+ ]\s*"?(?:ANTHROPIC_AUTH_TOKEN|ANTHROPIC_API_KEY|experimental_bearer_token|GEMINI_API_KEY|GOOGLE_API_KEY)"?\s*[:=]\s*"?)[^"\n]*/gm;
+
+/**
+ * Masks a diff for printing: the value of every key-holding setting (the key written, and one the
+ * file held before) becomes `***`, and so does the key wherever else it appears, unless it is the
+ * placeholder (no secret, and the provider's name in Codex's config).
+ */
 function mask(text: string, key: string): string {
-  return key.length > 0 ? text.split(key).join("***") : text;
+  const masked = text.replace(KEY_SETTING_LINE, "$1***");
+  return key.length > 0 && key !== PLACEHOLDER_KEY ? masked.split(key).join("***") : masked;
 }
+
+/** Gemini CLI 0.61 reads `~/.gemini/.env` only in a trusted folder (its `findEnvFile`); elsewhere it sees no key. */
+const GEMINI_TRUST_NOTE =
+  "note: Gemini CLI reads ~/.gemini/.env only in a folder it trusts (it asks on its first interactive start there); " +
+  "in an untrusted folder (gemini -p in a new folder) it finds no GEMINI_API_KEY: trust the folder, or export " +
+  "GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY in the shell";
 
 /**
  * Plans the change, prints nothing itself, and unless `dryRun` writes it: each changed file that
@@ -424,7 +456,9 @@ function mask(text: string, key: string): string {
  */
 export function runSetup(o: SetupOptions): SetupResult {
   const changes = planSetup(o);
-  const diff = changes.map((c) => mask(createTwoFilesPatch(c.path, c.path, c.before ?? "", c.after, c.before === undefined ? "(new file)" : "before", "after"), o.key)).join("");
+  const diff = changes
+    .map((c) => c.summary ?? mask(createTwoFilesPatch(c.path, c.path, c.before ?? "", c.after, c.before === undefined ? "(new file)" : "before", "after"), o.key))
+    .join("");
   const backups: string[] = [];
   if (!o.dryRun) {
     const stamp = (o.now ?? Date.now)();
@@ -438,5 +472,5 @@ export function runSetup(o: SetupOptions): SetupResult {
       writeFileSync(c.path, c.after, { mode: 0o600 });
     }
   }
-  return { changes, diff, backups };
+  return { changes, diff, backups, notes: o.target === "gemini" ? [GEMINI_TRUST_NOTE] : [] };
 }

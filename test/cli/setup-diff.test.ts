@@ -1,0 +1,78 @@
+/**
+ * What `switchyard setup` prints (src/cli/setup.ts `runSetup`, dry run, no gateway needed): the diff
+ * hides the client key wherever a setting holds it, and only there — the default placeholder key
+ * `switchyard` is also the provider's name in Codex's config and the catalog's file name, which must
+ * stay readable — and Codex's model catalog (tens of kilobytes of Codex's own prompt per model) is
+ * summarised instead of printed.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CODEX_CATALOG_FILE, PLACEHOLDER_KEY, runSetup } from "../../src/cli/setup.ts";
+
+const homes: string[] = [];
+afterEach(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+function scratch(): string {
+  const h = mkdtempSync(join(tmpdir(), "sy-setup-diff-"));
+  homes.push(h);
+  return h;
+}
+const GW = "http://127.0.0.1:20999";
+const PROMPT = "You are a coding agent running in the Codex CLI. ".repeat(400);
+
+describe("setup's printed diff", () => {
+  test("with the placeholder key, only the key's setting is masked: Codex's provider name and catalog path stay readable", () => {
+    const home = scratch();
+    const r = runSetup({
+      target: "codex",
+      gatewayUrl: GW,
+      key: PLACEHOLDER_KEY,
+      model: { id: "resp/gpt-e2e", contextWindow: 400000 },
+      catalog: [{ id: "resp/gpt-e2e", contextWindow: 400000 }, { id: "coding" }],
+      codexInstructions: PROMPT,
+      home,
+      dryRun: true,
+    });
+    expect(PLACEHOLDER_KEY).toBe("switchyard");
+    expect(r.diff).toContain('+model_provider = "switchyard"');
+    expect(r.diff).toContain("+[model_providers.switchyard]");
+    expect(r.diff).toContain('+name = "switchyard"');
+    expect(r.diff).toContain(`+model_catalog_json = "${join(home, ".codex", CODEX_CATALOG_FILE)}"`);
+    expect(r.diff).toContain('+experimental_bearer_token = "***"');
+    expect(r.diff).not.toContain('experimental_bearer_token = "switchyard"');
+    // The catalog: one summary line naming its models, not 2 × 20 kB of Codex's prompt.
+    expect(r.diff).toContain(`${join(home, ".codex", CODEX_CATALOG_FILE)} (new file): Codex model catalog of 2 models: resp/gpt-e2e, coding`);
+    expect(r.diff).not.toContain("You are a coding agent");
+    expect(r.diff.length).toBeLessThan(2000);
+    expect(existsSync(join(home, ".codex"))).toBe(false);
+  });
+
+  test("a real key is masked everywhere, and so is an older key the file held under a key setting", () => {
+    const home = scratch();
+    const key = "sy-new-client-key-0002";
+    mkdirSync(join(home, ".claude"));
+    writeFileSync(join(home, ".claude", "settings.json"), JSON.stringify({ env: { ANTHROPIC_AUTH_TOKEN: "sy-old-client-key-0001", ANTHROPIC_API_KEY: "sk-ant-private" } }, null, 2));
+    mkdirSync(join(home, ".gemini"));
+    writeFileSync(join(home, ".gemini", ".env"), "GEMINI_API_KEY=old-gemini-secret\n");
+    const claude = runSetup({ target: "claude-code", gatewayUrl: GW, key, home, dryRun: true });
+    expect(claude.diff).toContain('-    "ANTHROPIC_AUTH_TOKEN": "***"');
+    expect(claude.diff).toContain('+    "ANTHROPIC_AUTH_TOKEN": "***"');
+    expect(claude.diff).toContain(`+    "ANTHROPIC_BASE_URL": "${GW}"`);
+    for (const secret of [key, "sy-old-client-key-0001", "sk-ant-private"]) expect(claude.diff).not.toContain(secret);
+    const gemini = runSetup({ target: "gemini", gatewayUrl: GW, key, home, dryRun: true });
+    expect(gemini.diff).toContain("-GEMINI_API_KEY=***");
+    expect(gemini.diff).toContain("+GEMINI_API_KEY=***");
+    expect(gemini.diff).toContain(`+GOOGLE_GEMINI_BASE_URL=${GW}`);
+    for (const secret of [key, "old-gemini-secret"]) expect(gemini.diff).not.toContain(secret);
+  });
+
+  test("gemini: setup says that Gemini CLI reads ~/.gemini/.env only in folders it trusts", () => {
+    const home = scratch();
+    const r = runSetup({ target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: true });
+    expect(r.notes.join("\n")).toContain("Gemini CLI reads ~/.gemini/.env only in a folder it trusts");
+    expect(runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: true }).notes).toEqual([]);
+  });
+});
