@@ -169,10 +169,23 @@ function withLeadingMember(raw: Uint8Array, member: Uint8Array): Uint8Array | un
 
 /**
  * Builds the upstream body for `target`. Returns a {@link HubError} (400 in the client's format) when
- * the request cannot be expressed for it (reject portability, invalid body for the hub).
+ * the request cannot be expressed for it (reject portability, invalid body for the hub, a body nested
+ * too deeply to re-encode: JSON.parse accepts depths JSON.stringify runs out of stack on).
  * Throws nothing.
  */
 export function translate(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
+  try {
+    return translateBody(ctx, target, portability);
+  } catch (e) {
+    if (isStackOverflow(e)) return hubError("invalid_request", TOO_DEEP);
+    throw e;
+  }
+}
+
+const TOO_DEEP = "The request body is nested too deeply to be forwarded (JSON nesting beyond what the gateway re-encodes).";
+const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
+
+function translateBody(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
   const provider = target.provider;
   const upstreamFormat = upstreamFormatFor(provider, ctx.clientFormat);
   const upstreamStream = KIND_TRAITS[provider.kind].forcesStream || ctx.stream;
@@ -268,6 +281,7 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   } catch (e) {
     const err = (e as { error?: HubError }).error;
     if (err && typeof err.status === "number") return err;
+    if (isStackOverflow(e)) return hubError("invalid_request", TOO_DEEP);
     return hubError("invalid_request", `The request could not be translated for ${target.label}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }

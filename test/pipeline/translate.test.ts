@@ -125,6 +125,18 @@ describe("native pairs (SPEC F-3)", () => {
   });
 });
 
+describe("a body too deeply nested to re-encode (SPEC G-4)", () => {
+  // JSON.parse takes 100,000 levels; JSON.stringify runs out of stack far earlier (after seconds of
+  // CPU, so one case only): the native lane re-encodes the body for another model id, and that used
+  // to throw out of translate into the gateway's 500.
+  test("is a 400 invalid_request in the client's format, never a throw", () => {
+    const body = { model: "oai/alias", messages: [{ role: "user", content: "hi" }], metadata: JSON.parse("[".repeat(100_000) + "]".repeat(100_000)) as unknown };
+    let t: ReturnType<typeof translate> | undefined;
+    expect(() => (t = translate(ctx("openai-chat", body, "{}"), target("openai"), "strip_with_warning"))).not.toThrow();
+    expect(t && "kind" in t ? [t.kind, t.status, t.message] : t).toEqual(["invalid_request", 400, "The request body is nested too deeply to be forwarded (JSON nesting beyond what the gateway re-encodes)."]);
+  });
+});
+
 describe("Codex (SPEC P-2, F-9): the Responses codec's Codex fixes, one implementation", () => {
   const withHeaders = (c: RequestContext, headers: Record<string, string>) => ({ ...c, request: new Request("http://x/v1/responses", { method: "POST", headers }) }) as RequestContext;
 
