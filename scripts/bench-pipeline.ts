@@ -49,7 +49,8 @@ accounts:
 );
 
 let logged = 0;
-const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++ });
+// No idle trim: a pause between benchmark phases must not drop the JIT's compiled code mid-measurement.
+const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++, idleTrimMs: 0 });
 return {
   app,
   logged: () => logged,

@@ -83,6 +83,12 @@ export interface AppOptions {
   responsesSocketIdleMs?: number;
   /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
   database?: string;
+  /**
+   * Quiet time before memory is given back (src/memory/idle-trim.ts), ms; default IDLE_TRIM_MS (30 s).
+   * 0 turns the trim off: for in-process benchmarks, whose pauses between phases must not drop the
+   * JIT's compiled code in the middle of a measurement.
+   */
+  idleTrimMs?: number;
 }
 
 /** A running instance. */
@@ -285,7 +291,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   }
   const inflight = new Set<string>();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
-  const idleTrim = new IdleTrim({ inflight: () => inflight.size, now: () => clock.now() });
+  const idleTrim = opts.idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: opts.idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
   const metrics = new GatewayMetrics({
     accounts: () => registry.snapshot(),
     circuit: (id) => registry.circuitState(id),
@@ -422,7 +428,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     secrets: () => secrets(),
     started: (ctx) => {
       inflight.add(ctx.requestId);
-      idleTrim.activity();
+      idleTrim?.activity();
       if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
     },
     finish,
@@ -611,7 +617,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
-      idleTrim.stop();
+      idleTrim?.stop();
       unsubscribeChanges();
       if (changeTimer) clearTimeout(changeTimer);
       clearInterval(budgetTimer);
