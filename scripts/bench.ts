@@ -142,6 +142,19 @@ async function readLine(stream: ReadableStream<Uint8Array>, match: (line: string
   throw new Error("process did not report its address in time");
 }
 
+/**
+ * SIGTERM, then SIGKILL when the process has not exited 15 s later (said on stderr: a server whose
+ * shutdown hangs must not hang the bench).
+ */
+async function stopProc(p: Proc): Promise<void> {
+  p.proc.kill();
+  const late = await Promise.race([p.proc.exited.then(() => false), Bun.sleep(15_000).then(() => true)]);
+  if (!late) return;
+  process.stderr.write(`${p.name} (pid ${p.pid}) did not exit within 15 s of SIGTERM: killed\n`);
+  p.proc.kill("SIGKILL");
+  await p.proc.exited;
+}
+
 /** Keeps reading a pipe so the child never blocks on a full pipe buffer. */
 function drain(stream: ReadableStream<Uint8Array> | undefined | number | null) {
   if (stream && typeof stream === "object") void stream.pipeTo(new WritableStream()).catch(() => {});
@@ -453,8 +466,7 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
     const trimmedIdleMb = rssMb(p.pid);
     return { idleMb, warmIdleMb, trimmedIdleMb, sizeMb: Bun.file(out).size / 1e6 };
   } finally {
-    p.proc.kill();
-    await p.proc.exited;
+    await stopProc(p);
   }
 }
 
@@ -605,12 +617,11 @@ async function main() {
     process.stderr.write(`JSON written to ${file}\n`);
   } finally {
     for (const s of sockets.values()) void s.then((x) => x.close()).catch(() => {});
-    for (const p of all.reverse()) {
-      p.proc.kill();
-      await p.proc.exited;
-    }
+    for (const p of all.reverse()) await stopProc(p);
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 await main();
+// Whatever a lane left open (keep-alive connections, a socket still closing) must not keep the bench alive.
+process.exit(0);

@@ -272,20 +272,34 @@ export class PostgresStore implements Store {
     this.closing ??= (async () => {
       clearInterval(this.timer);
       clearInterval(this.resync);
-      await this.flusher.flush();
-      await this.coord.releaseAll();
+      // Each step is bounded: a database that stopped answering must not keep the process from exiting.
+      await this.bounded("the last flush", this.flusher.flush(), 10_000);
+      await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
       this.pending.discard();
       this.pending.closed = true;
       this.ctx.closed = true;
       this.ctx.stopProbe();
-      await this.ctx.unlisten();
+      await this.bounded("stopping LISTEN", this.ctx.unlisten(), 2_000);
       try {
-        await this.ctx.sql.close({ timeout: 5 });
+        await this.bounded("closing the connection pool", this.ctx.sql.close({ timeout: 2 }), 5_000);
       } catch (err) {
         this.ctx.onError(`closing the connection pool failed: ${errMessage(err)}`, err);
       }
     })();
     return this.closing;
+  }
+
+  /** Waits for `work` at most `ms`; reports (and goes on) when it takes longer. Never throws for a timeout. */
+  private async bounded(what: string, work: Promise<unknown>, ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), ms);
+    });
+    try {
+      if ((await Promise.race([work, late])) === "late") this.ctx.onError(`closing the store: ${what} did not finish within ${ms} ms; going on`, undefined);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private scheduleEarlyFlush(): void {
