@@ -35,7 +35,9 @@
  *   fixed windows, any 60 s span may see up to 2 × rpm.
  * - tpm and budgets: tokens are known when a request ends, so a window may end over its limit by what
  *   requests in flight spend and by what other instances admitted within the last report (≤ 1 s).
- * - concurrency: exact (below 8 every admission beyond the held slots asks the database).
+ * - concurrency: never more than the limit in flight across instances (below 8 every admission beyond
+ *   the held slots asks the database; from 8 a busy instance keeps ⌊n/8⌋ spare slots the others cannot
+ *   use until it gives them back). A share being given back loses its room at once, before the answer.
  * When the database cannot be reached (`StoreError` `unavailable`) requests are counted by the embedded
  * counters instead (degraded mode, logged once until the database is back).
  */
@@ -269,7 +271,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   /** The database said the pool was short less than a second ago: refuse from memory. */
   private knownShort(s: Share): boolean {
     // Slots free when a request anywhere ends: a request finding none always asks (exact concurrency).
-    return s.windowEnd !== 0 && s.shortAt !== 0 && Date.now() - s.shortAt < SHORT_RETRY_MS;
+    return s.windowEnd !== 0 && this.recentlyShort(s);
   }
 
   /** Decides from memory: refuses with the longest wait, or counts the request. */
@@ -339,11 +341,17 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /** Whether `s` should talk to the database now: spare under half a block, an overrun, or slots to give back. */
   private needsSync(s: Share): boolean {
-    if (s.syncing) return false;
+    // Admissions waiting for a refill decide first (a give-back now would take their room).
+    if (s.syncing || s.waiting > 0) return false;
     const spare = s.granted - s.used;
-    if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.knownShort(s));
-    if (s.used > s.granted) return true;
-    return spare < s.block / 2 && !this.knownShort(s) && s.granted < s.limit;
+    if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.recentlyShort(s));
+    if (s.used > s.granted) return s.used !== s.reported;
+    return spare < s.block / 2 && !this.recentlyShort(s) && s.granted < s.limit;
+  }
+
+  /** The database could not grant all that was asked less than a second ago. */
+  private recentlyShort(s: Share): boolean {
+    return s.shortAt !== 0 && Date.now() - s.shortAt < SHORT_RETRY_MS;
   }
 
   /**
@@ -361,6 +369,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const used = s.used;
       const need = forAdmission && (s.windowEnd === 0 || this.isRequests(s)) ? Math.max(1, s.waiting) : 0;
       const target = Math.min(s.limit, used + Math.max(need, s.block));
+      // Giving back: the room is gone from now on, not once the database has answered (an admission
+      // meanwhile must not use what another instance may already be taking).
+      if (target < s.granted) s.granted = target;
       const sentAt = Date.now();
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target, used });
       this.offset = got.now - Math.round((sentAt + Date.now()) / 2);
@@ -376,6 +387,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
     } finally {
       s.syncing = undefined;
     }
+    // What changed while it ran (a request ended, another was admitted) may need another turn.
+    if (this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
   }
 
   private async reportNow(): Promise<void> {
@@ -429,6 +442,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async giveBack(s: Share): Promise<void> {
     const run = (async () => {
       const used = s.used;
+      s.granted = Math.min(s.granted, used); // given back from now on (see sync)
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: used, used });
       s.granted = Math.min(s.granted, got.granted);
       s.othersUsed = got.othersUsed;
