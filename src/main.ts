@@ -165,7 +165,8 @@ async function main(argv: string[]): Promise<void> {
         return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
       }
       if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
-      const r = (await admin(values, dataDir, "GET", `/calls?limit=${Number(values.limit ?? 20) || 20}`)) as { calls: Array<Record<string, unknown>> };
+      // The admin API validates the limit (1–1000) and names it in its 400.
+      const r = (await admin(values, dataDir, "GET", `/calls?limit=${encodeURIComponent(String(values.limit ?? 20))}`)) as { calls: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
       out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
       return;
@@ -423,8 +424,13 @@ async function admin(values: Record<string, unknown>, dataDir: string, method: s
   return data;
 }
 
+/** Longest cell printed in a column other than the last (a client's model name can be any length; `--json` has it whole). */
+const CELL_MAX = 64;
+
+/** A plain-text table: columns padded to their widest cell, cells of all but the last column cut at {@link CELL_MAX} with `…`. */
 function table(head: string[], rows: unknown[][]): string {
-  const cells = [head, ...rows.map((r) => r.map((c) => (c === undefined || c === null ? "-" : String(c))))];
+  const cut = (c: string, i: number) => (i < head.length - 1 && c.length > CELL_MAX ? c.slice(0, CELL_MAX - 1) + "…" : c);
+  const cells = [head, ...rows.map((r) => r.map((c, i) => cut(c === undefined || c === null ? "-" : String(c), i)))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]?.length ?? 0)));
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 }

@@ -159,6 +159,35 @@ describe("keys with limits (SPEC 9.6)", () => {
   });
 });
 
+describe("calls list", () => {
+  test("--limit that is not a whole number from 1 to 1000 fails in one line naming the flag; a client's very long model name is cut in the table, whole in --json", async () => {
+    const key = lines(cli(["keys", "create", "caller", "--data-dir", inst.dataDir]).stdout).at(-1)!;
+    const longModel = `oai/${"m".repeat(300)}`;
+    const res = await fetch(`${inst.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: longModel, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    for (const limit of ["abc", "0", "5000"]) {
+      const r = cli(["calls", "list", "--limit", limit, "--data-dir", inst.dataDir]);
+      expect([r.code, r.stdout]).toEqual([1, ""]);
+      expect(lines(r.stderr)).toEqual(["error 400: limit: limit must be a whole number from 1 to 1000"]);
+    }
+    const one = cli(["calls", "list", "--limit", "1", "--data-dir", inst.dataDir]);
+    expect(one.code).toBe(0);
+    const [head, row] = lines(one.stdout);
+    expect(lines(one.stdout)).toHaveLength(2);
+    expect(head).toMatch(/^time\s+route_id\s+model\s+target\s+status\s+outcome\s+ms$/);
+    expect(row).toContain(`oai/${"m".repeat(59)}…`);
+    expect(row).not.toContain("m".repeat(61));
+    expect(row!.length).toBeLessThan(250);
+    const json = JSON.parse(cli(["calls", "list", "--limit", "1", "--json", "--data-dir", inst.dataDir]).stdout);
+    expect(json.calls[0].requestedModel).toBe(longModel);
+  }, 60_000);
+});
+
 describe("--url and --key", () => {
   test("with require_api_key on: a key with the admin scope works; none, or one without the scope, is refused in one line", async () => {
     const adminKey = lines(cli(["keys", "create", "ops", "--scope", "admin", "--data-dir", inst.dataDir]).stdout).at(-1)!;
