@@ -232,11 +232,14 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
 
 /**
  * Builds an error Response in `format` (SPEC 2.4 headers included). Never a stack trace, never HTML.
- * `Retry-After` is set from `err.retryAfterSeconds` when present.
+ * `Retry-After` is set from `err.retryAfterSeconds` when present. A request's own refusal (its headers
+ * carry a route id) says `X-Switchyard-Cache: miss` unless the attempt loop set it: no account served
+ * it, so no binding was used (SPEC 2.4, every response).
  */
 export function errorResponse(format: WireFormat, err: HubError, headers?: Headers): Response {
   const h = new Headers(headers);
   h.set("content-type", "application/json");
+  if (!h.has("x-switchyard-cache") && h.has("x-switchyard-route-id")) h.set("x-switchyard-cache", "miss");
   if (err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
     h.set("retry-after", String(Math.ceil(err.retryAfterSeconds)));
   }

@@ -116,6 +116,27 @@ describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
     await expectError(await fetch(`${gw.url}${path}`, { method: "POST", body: stream, duplex: "half" } as RequestInit), 413, shape);
   });
 
+  test("a refusal carries SPEC 2.4's reply headers: X-Request-Id, X-Switchyard-Route-Id and X-Switchyard-Cache: miss", async () => {
+    const refusals = [
+      await send(path, "{nope}"),
+      await send(path, JSON.stringify({ ...ok, model: "nosuch/model-x" })),
+      await send(path, JSON.stringify({ ...ok, pad: "x".repeat(LIMIT) })),
+      await send(path, JSON.stringify(ok), { "x-forwarded-for": "203.0.113.9" }),
+    ];
+    const seen = await Promise.all(
+      refusals.map(async (r) => {
+        await r.arrayBuffer();
+        return [r.status, /^req_/.test(r.headers.get("x-request-id") ?? ""), /^sy_/.test(r.headers.get("x-switchyard-route-id") ?? ""), r.headers.get("x-switchyard-cache")];
+      }),
+    );
+    expect(seen).toEqual([
+      [400, true, true, "miss"],
+      [404, true, true, "miss"],
+      [413, true, true, "miss"],
+      [401, true, true, "miss"],
+    ]);
+  });
+
   test("invalid UTF-8 → 400", async () => {
     const bytes = new Uint8Array([...new TextEncoder().encode('{"model":"anth/x","x":"'), 0xc3, 0x28, 0xff, ...new TextEncoder().encode('"}')]);
     const b = await expectError(await send(path, bytes), 400, shape, "invalid_request_error");
