@@ -1,0 +1,39 @@
+/**
+ * `switchyard accounts status` as printed (src/cli/routing.ts formatAccountsStatus): the account
+ * line a user reads, with the success rate as a percentage (the admin API's `successRate` is a
+ * fraction with as many digits as a float has).
+ */
+import { describe, expect, test } from "bun:test";
+import type { AccountsStatus, AccountStatus } from "../../src/accounts/status.ts";
+import { formatAccountsStatus } from "../../src/cli/routing.ts";
+
+function account(id: string, successRate: number, latencyMs?: number): AccountStatus {
+  return {
+    id,
+    providerId: "oai",
+    providerKind: "openai",
+    source: "config",
+    credential: "api_key",
+    priority: 1,
+    disabled: false,
+    eligible: true,
+    reasons: [],
+    cooldowns: [],
+    removedModels: [],
+    quota: [],
+    slots: { inUse: 0, limit: 4, waiting: 0 },
+    bindings: 2,
+    health: { successRate, ...(latencyMs !== undefined ? { latencyMs } : {}) },
+    circuit: { state: "closed", consecutive5xx: 0 },
+    models: [],
+  } as AccountStatus;
+}
+
+describe("accounts status", () => {
+  test("the success rate is a whole percentage", () => {
+    const s = { now: 0, strategy: "scored", accounts: [account("fresh", 1, 12), account("flaky", 5 / 7)] } as AccountsStatus;
+    const lines = formatAccountsStatus(s).split("\n");
+    expect(lines).toContain("fresh (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %, latency 12 ms; bindings 2");
+    expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
+  });
+});
