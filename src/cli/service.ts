@@ -254,7 +254,8 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
       secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
       secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",
     ].filter(Boolean);
-    io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : "no secrets needed"}`);
+    const none = secrets.missing.length > 0 ? "none of the secrets the config needs is set in this shell" : "no secrets needed";
+    io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : none}`);
     for (const name of secrets.missing) io.out(`${secrets.path}: ${name} is not set in this shell; add a line ${name}=… there before the service needs it`);
     await must("daemon-reload");
     if (existed) {

@@ -180,6 +180,19 @@ describe("Linux: systemd user unit", () => {
     expect(h.out.join("\n")).toContain(`${envFile}: GEMINI_API_KEY is not set in this shell`);
   });
 
+  test("when none of the secrets the config names is set in the shell, install does not also say that none is needed", async () => {
+    const h = harness({ env: { USER: "dev" } });
+    await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    const said = h.out.filter((l) => l.startsWith(`${envFile}:`));
+    expect(said).toEqual([
+      `${envFile}: none of the secrets the config needs is set in this shell`,
+      `${envFile}: ANTHROPIC_API_KEY is not set in this shell; add a line ANTHROPIC_API_KEY=… there before the service needs it`,
+      `${envFile}: OPENAI_API_KEY is not set in this shell; add a line OPENAI_API_KEY=… there before the service needs it`,
+      `${envFile}: GEMINI_API_KEY is not set in this shell; add a line GEMINI_API_KEY=… there before the service needs it`,
+    ]);
+  });
+
   test("installing again rewrites the unit and restarts the service", async () => {
     const h = harness();
     await h.run("install");
