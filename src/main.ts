@@ -228,6 +228,15 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     const msg = e instanceof Error ? e.message : String(e);
     fail(/EADDRINUSE|address already in use|Failed to start server/i.test(msg) ? `cannot listen: ${msg}` : `switchyard failed to start: ${msg}`);
   }
+  // The signal handlers go in before "listening" is written: a supervisor (or a test) that sends
+  // SIGTERM the moment it reads that line must get the graceful stop, not Bun's default exit (143).
+  const stop = async (signal: string) => {
+    process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
+    await app.shutdown();
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
   const cfg = app.config();
   process.stderr.write(
     JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir }) + "\n",
@@ -240,13 +249,6 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       JSON.stringify({ level: "warn", time: Date.now(), msg: `at most ${cap} concurrent upstream requests: start switchyard with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 in its environment (scripts/start and the service unit do)` }) + "\n",
     );
   }
-  const stop = async (signal: string) => {
-    process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
-    await app.shutdown();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
 }
 
 async function keys(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
