@@ -1,0 +1,104 @@
+/**
+ * A Responses WebSocket session forwards every event of a reply as a frame, and reads only the events
+ * that carry what it keeps (src/http/responses-socket.ts, READ_EVENTS): the finished output items and
+ * the response id for `previous_response_id`. Streams with `event:` names (OpenAI's, the gateway's own
+ * encoder) and streams of bare `data:` lines both keep the history.
+ */
+import { expect, test } from "bun:test";
+import { ResponsesSocketSession, type SocketLike } from "../../src/http/responses-socket.ts";
+import type { Gateway } from "../../pipeline/index.ts";
+
+type Frame = Record<string, any>;
+
+const ITEM = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello there", annotations: [] }] };
+
+/** A reply of nine events; `named` writes the `event:` line before each `data:` line. */
+function reply(named: boolean): string {
+  const events: Frame[] = [
+    { type: "response.created", sequence_number: 0, response: { id: "resp_chain", status: "in_progress", output: [] } },
+    { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { ...ITEM, status: "in_progress", content: [] } },
+    { type: "response.content_part.added", sequence_number: 2, output_index: 0, content_index: 0, part: { type: "output_text", text: "" } },
+    { type: "response.output_text.delta", sequence_number: 3, output_index: 0, content_index: 0, delta: "Hello" },
+    { type: "response.output_text.delta", sequence_number: 4, output_index: 0, content_index: 0, delta: " there" },
+    { type: "response.output_text.done", sequence_number: 5, output_index: 0, content_index: 0, text: "Hello there" },
+    { type: "response.content_part.done", sequence_number: 6, output_index: 0, content_index: 0, part: { type: "output_text", text: "Hello there" } },
+    { type: "response.output_item.done", sequence_number: 7, output_index: 0, item: ITEM },
+    { type: "response.completed", sequence_number: 8, response: { id: "resp_chain", status: "completed", output: [ITEM] } },
+  ];
+  return events.map((e) => `${named ? `event: ${e.type}\n` : ""}data: ${JSON.stringify(e)}\n\n`).join("");
+}
+
+function session(named: boolean) {
+  const frames: Frame[] = [];
+  const upstreamBodies: Frame[] = [];
+  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: () => {} };
+  const gateway = {
+    handle: async ({ request }: { request: Request }) => {
+      upstreamBodies.push((await request.json()) as Frame);
+      return new Response(reply(named), { headers: { "content-type": "text/event-stream" } });
+    },
+  } as unknown as Gateway;
+  const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
+  return { s: new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1" }), frames, upstreamBodies };
+}
+
+const flush = () => new Promise((r) => setTimeout(r, 20));
+const say = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
+
+for (const named of [true, false]) {
+  test(`${named ? "named events" : "bare data lines"}: every event is a frame, and the answer joins the history of previous_response_id`, async () => {
+    const { s, frames, upstreamBodies } = session(named);
+    s.message(JSON.stringify({ type: "response.create", model: "m", input: say("first") }));
+    await flush();
+    expect(frames.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+    ]);
+    expect(frames.filter((f) => f.type === "response.output_text.delta").map((f) => f.delta).join("")).toBe("Hello there");
+
+    s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: "resp_chain", input: say("second") }));
+    await flush();
+    expect(upstreamBodies).toHaveLength(2);
+    expect(upstreamBodies[1]!.input).toEqual([...say("first"), ITEM, ...say("second")]);
+    expect(upstreamBodies[1]!.previous_response_id).toBeUndefined();
+    s.close();
+  });
+}
+
+test("a socket stays open while a reply runs past the idle time, and closes as idle once it has been quiet that long", async () => {
+  const closes: Array<{ code?: number; reason?: string }> = [];
+  const frames: Frame[] = [];
+  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: (code, reason) => closes.push({ code, reason }) };
+  let release: () => void = () => {};
+  const gateway = {
+    handle: async () => {
+      // The reply's first bytes wait well past the idle time (a slow model thinking before it answers).
+      const body = new ReadableStream<Uint8Array>({
+        start: (c) => {
+          release = () => {
+            c.enqueue(new TextEncoder().encode(reply(true)));
+            c.close();
+          };
+        },
+      });
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    },
+  } as unknown as Gateway;
+  const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
+  const s = new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1", idleMs: 40 });
+  s.message(JSON.stringify({ type: "response.create", model: "m", input: say("first") }));
+  await Bun.sleep(200);
+  expect(closes).toEqual([]);
+  release();
+  await flush();
+  expect(frames.at(-1)!.type).toBe("response.completed");
+  for (let i = 0; i < 50 && closes.length === 0; i++) await Bun.sleep(20);
+  expect(closes).toEqual([{ code: 1000, reason: "idle" }]);
+});
