@@ -14,6 +14,7 @@
  * stream event.
  */
 import * as v from "valibot";
+import { specificIssue } from "../schema-issues.ts";
 
 const nullishNumber = v.nullish(v.number());
 const nullishString = v.nullish(v.string());
@@ -90,7 +91,7 @@ export type ResponseBody = v.InferOutput<typeof ResponseSchema>;
 export function check<S extends v.GenericSchema>(schema: S, body: unknown): { ok: true; value: v.InferOutput<S> } | { ok: false; message: string; path?: string } {
   const r = v.safeParse(schema, body);
   if (r.success) return { ok: true, value: r.output };
-  const issue = r.issues[0];
+  const issue = specificIssue(r.issues[0]);
   const path = v.getDotPath(issue) ?? undefined;
   return { ok: false, message: path ? `${path}: ${issue.message}` : issue.message, path };
 }

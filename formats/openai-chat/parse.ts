@@ -3,6 +3,7 @@
  * {@link parseRequest}.
  */
 import * as v from "valibot";
+import { specificIssue } from "../schema-issues.ts";
 import {
   invalidRequest as invalid,
   type AudioPart,
@@ -174,7 +175,7 @@ function argumentsText(a: unknown): string {
 export function parseRequest(body: unknown): HubRequest {
   const r = v.safeParse(ChatRequestSchema, body);
   if (!r.success) {
-    const issue = r.issues[0];
+    const issue = specificIssue(r.issues[0]);
     const path = v.getDotPath(issue) ?? undefined;
     throw invalid(`Invalid request${path ? ` at ${path}` : ""}: ${issue.message}`, path);
   }

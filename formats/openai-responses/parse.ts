@@ -28,6 +28,7 @@
  */
 import { LOCAL_SHELL_NAME, localShellArguments } from "../tool-kinds.ts";
 import * as v from "valibot";
+import { specificIssue } from "../schema-issues.ts";
 import {
   FormatError,
   hubError,
@@ -98,7 +99,7 @@ const EFFORTS: ReadonlySet<string> = new Set(["none", "minimal", "low", "medium"
 function check<T extends v.GenericSchema>(schema: T, value: unknown, path: string): v.InferOutput<T> {
   const r = v.safeParse(schema, value);
   if (r.success) return r.output;
-  const issue = r.issues[0];
+  const issue = specificIssue(r.issues[0]);
   const sub = v.getDotPath(issue);
   const param = sub ? `${path}.${sub}` : path;
   throw invalid(`Invalid '${param}': ${issue.message}`, param);
