@@ -27,6 +27,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUDGET_LANES, type MeasureOutput, type Run } from "./lib/budget-measure.ts";
+import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
 
@@ -94,7 +95,8 @@ async function measure(): Promise<{ out: MeasureOutput; gc: Map<string, number> 
   const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/lib/budget-measure.ts"), ...(QUICK ? ["--quick"] : [])], {
     stdout: "pipe",
     stderr: "pipe",
-    env: { ...process.env, BUN_JSC_logGC: "1" },
+    // The launchers' allocator setting (SERVICE_ENV: MIMALLOC_PURGE_DELAY), so the thread rows are the product's.
+    env: { ...SERVICE_ENV, ...process.env, BUN_JSC_logGC: "1" },
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) {
@@ -109,7 +111,7 @@ async function profileLane(lane: string, stream: boolean, requests: number) {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-budget-profile-"));
   try {
     const args = [process.execPath, "--cpu-prof", `--cpu-prof-dir=${dir}`, join(ROOT, "scripts/bench-pipeline.ts"), "--lane", lane, ...(stream ? ["--stream"] : []), "--requests", String(requests), "--rounds", "1", "--window"];
-    const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe", env: { ...SERVICE_ENV, ...process.env } });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     if (code !== 0) throw new Error(`profiling ${lane} failed (${code}): ${stderr.slice(-2000)}`);
     const win = stdout.split("\n").find((l) => l.startsWith("window "));

@@ -25,6 +25,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startBenchUpstream } from "./bench-upstream.ts";
+import { SERVICE_ENV } from "../src/cli/service.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -95,7 +96,8 @@ async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number
     config,
     `providers:\n  - { id: openai, kind: openai, base_url: "${upstream}/v1" }\n  - { id: anthropic, kind: anthropic, base_url: "${upstream}" }\n  - { id: cchat, kind: openai-compatible, base_url: "${upstream}/v1" }\naccounts:\n  - { id: openai-bench, provider: openai, api_key: env:BENCH_UPSTREAM_KEY }\n  - { id: anthropic-bench, provider: anthropic, api_key: env:BENCH_UPSTREAM_KEY }\n  - { id: cchat-bench, provider: cchat, api_key: env:BENCH_UPSTREAM_KEY }\n`,
   );
-  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+  // The launchers' environment (scripts/start, the service unit); the caller's own values win.
+  const env: Record<string, string | undefined> = { ...SERVICE_ENV, ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir };
   if (SMOL && cmd[0] !== process.execPath) env.BUN_OPTIONS = "--smol";
   const full = SMOL && cmd[0] === process.execPath ? [cmd[0]!, "--smol", ...cmd.slice(1)] : cmd;
   const proc = Bun.spawn([...full, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data")], { stdout: "ignore", stderr: "pipe", env });

@@ -48,6 +48,7 @@ import type { Subprocess } from "bun";
 import { driverBench } from "./bench-drivers.ts";
 import { benchLanes, MODES, type Lane, type Mode } from "./bench-lanes.ts";
 import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
+import { SERVICE_ENV } from "../src/cli/service.ts";
 import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -171,7 +172,7 @@ async function startPipe(upstream: string): Promise<Proc> {
   const proc = Bun.spawn(["bun", join(ROOT, "scripts/bench-pipe.ts")], {
     stdout: "pipe",
     stderr: "inherit",
-    env: { ...process.env, UPSTREAM: upstream, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+    env: { ...process.env, UPSTREAM: upstream, ...SERVICE_ENV },
   });
   const line = await readLine(proc.stdout as ReadableStream<Uint8Array>, (l) => l.startsWith("{"));
   drain(proc.stdout as ReadableStream<Uint8Array>);
@@ -211,13 +212,14 @@ accounts:
 }
 
 /**
- * Starts switchyard as `cmd start …` with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 in its environment, as
- * scripts/start and the service unit do. Its request log (stdout) goes to /dev/null.
+ * Starts switchyard as `cmd start …` with the service environment (SERVICE_ENV:
+ * BUN_CONFIG_MAX_HTTP_REQUESTS=4096, MIMALLOC_PURGE_DELAY=1000) as scripts/start and the service unit
+ * do; the raw pipe gets the same. Its request log (stdout) goes to /dev/null.
  */
 async function startSwitchyard(cmd: string[], upstream: string, dir: string, name = "switchyard"): Promise<Proc> {
   const config = join(dir, "config.yaml");
   writeFileSync(config, configYaml(upstream));
-  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, ...SERVICE_ENV };
   const db = DATABASE ? ["--database", DATABASE] : [];
   const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), ...db], {
     stdout: "ignore",

@@ -10,7 +10,8 @@
  * `bun /abs/path/src/main.ts start`. `--config`, `--host` and `--port` are passed through as given
  * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
  * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
- * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4); on Linux also the
+ * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4) and
+ * `MIMALLOC_PURGE_DELAY=1000` (allocator churn, issue 17); on Linux also the
  * `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR` (never
  * written into the unit): install writes the ones set in the installing shell (service-env.ts).
  *
@@ -29,8 +30,19 @@ export const SYSTEMD_UNIT = "switchyard.service";
 /** The launchd job label. */
 export const LAUNCHD_LABEL = "dev.switchyard";
 
-/** Environment every service gets (SPEC D-4: raise Bun's cap of 256 concurrent fetches). */
-export const SERVICE_ENV: Record<string, string> = { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+/**
+ * ms mimalloc (Bun's allocator) waits before giving freed pages back to the system (its default: 10).
+ * At 10 ms its scavenger thread returned and the next requests re-faulted the same pages over and over:
+ * 35–36 of 205–253 µs CPU per request in process (chat stream), 2.5–4.5 of 162–173 µs at 1,000
+ * (docs/performance.md, "What was changed"). Idle memory is still given back, a second later.
+ */
+export const MIMALLOC_PURGE_DELAY_MS = 1000;
+
+/**
+ * Environment every service gets: SPEC D-4's raise of Bun's cap of 256 concurrent fetches, and
+ * mimalloc's purge delay ({@link MIMALLOC_PURGE_DELAY_MS}); both are read only at process start.
+ */
+export const SERVICE_ENV: Record<string, string> = { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", MIMALLOC_PURGE_DELAY: String(MIMALLOC_PURGE_DELAY_MS) };
 
 /** A system command's result. */
 export interface RunResult {

@@ -109,6 +109,7 @@ describe("Linux: systemd user unit", () => {
     );
     expect(unit).toContain("\nRestart=on-failure\n");
     expect(unit).toContain("\nEnvironment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096\n");
+    expect(unit).toContain("\nEnvironment=MIMALLOC_PURGE_DELAY=1000\n");
     expect(unit).toContain(`\nEnvironmentFile=-${h.home}/.switchyard/service.env\n`);
     expect(unit).toContain("\n[Install]\nWantedBy=default.target\n");
     expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable --now switchyard.service"]);
@@ -285,6 +286,7 @@ describe("macOS: launchd agent", () => {
       ].join("\n"),
     );
     expect(plist).toContain("<key>BUN_CONFIG_MAX_HTTP_REQUESTS</key>\n    <string>4096</string>");
+    expect(plist).toContain("<key>MIMALLOC_PURGE_DELAY</key>\n    <string>1000</string>");
     expect(plist).toContain("<key>RunAtLoad</key>\n  <true/>");
     expect(plist).toContain("<key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>");
     expect(plist).toContain(`<string>${h.home}/.switchyard/switchyard.log</string>`);
