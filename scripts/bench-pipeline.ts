@@ -12,6 +12,7 @@
  *
  * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|all]
  *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N] [--window]
+ *          [--database postgres://…]   (the PostgreSQL store instead of SQLite: its flushes are in the figure)
  * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
  * measured rounds, warm-up excluded), for a profile taken of this run (scripts/bench-budget.ts).
  */
@@ -33,7 +34,7 @@ export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (st
 };
 
 /** The real app on a scratch data dir with one account per lane's provider and the in-process upstream; `shutdown` removes the dir. */
-export async function startPipelineBenchApp() {
+export async function startPipelineBenchApp(database?: string) {
 const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-pipeline-"));
 writeFileSync(
   join(dir, "config.yaml"),
@@ -50,7 +51,7 @@ accounts:
 
 let logged = 0;
 // No idle trim: a pause between benchmark phases must not drop the JIT's compiled code mid-measurement.
-const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++, idleTrimMs: 0 });
+const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++, idleTrimMs: 0, database });
 return {
   app,
   logged: () => logged,
@@ -102,7 +103,7 @@ const modes = argv.includes("--both") ? [false, true] : [argv.includes("--stream
 const requests = Number(opt("--requests") ?? 20_000);
 const rounds = Number(opt("--rounds") ?? 5);
 const concurrency = Number(opt("--concurrency") ?? 32);
-const { app, logged, shutdown } = await startPipelineBenchApp();
+const { app, logged, shutdown } = await startPipelineBenchApp(opt("--database"));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const names = laneArg === "all" ? Object.keys(LANES) : laneArg.split(",");
 console.log(`${requests} requests per round, ${rounds} rounds, concurrency ${concurrency}; CPU µs per request (median, min–max)`);
