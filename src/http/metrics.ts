@@ -62,6 +62,16 @@ const countable = (n: number | undefined): n is number => typeof n === "number" 
 /** Provider label of a request that never reached a target (guard rejection, no route). */
 export const NO_PROVIDER = "none";
 
+/**
+ * At most this many (provider, model) pairs get their own `switchyard_tokens_total` series; later new
+ * pairs count under the model label {@link OTHER_MODEL}. The model is the one sent upstream, which a
+ * provider that accepts any name (`openai/random-1`, `openai/random-2`, …) lets a client choose, and
+ * every new series would stay in memory and in each scrape for the process's life.
+ */
+export const MAX_MODEL_SERIES = 500;
+/** The model label of token counts beyond {@link MAX_MODEL_SERIES} distinct (provider, model) pairs. */
+export const OTHER_MODEL = "other";
+
 /** Label values of one series, in the metric's label-name order. */
 type LabelSet<L extends string> = Record<L, string>;
 
@@ -204,7 +214,7 @@ export class GatewayMetrics {
   private readonly fallbacks = new LabelledCounter<"endpoint" | "provider">("switchyard_fallbacks_total", "Requests served by a fallback (not the first choice of target or account).");
   private readonly tokens = new LabelledCounter<"provider" | "model" | "kind">(
     "switchyard_tokens_total",
-    "Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning).",
+    `Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning); models beyond the first ${MAX_MODEL_SERIES} (provider, model) pairs count as model="${OTHER_MODEL}".`,
   );
   private readonly bytes = new LabelledCounter<"endpoint" | "provider">("switchyard_stream_bytes_sent_total", "Reply body bytes handed to clients after the commit point (streamed and whole replies).");
 
@@ -357,13 +367,28 @@ export class GatewayMetrics {
     };
   }
 
-  /** The token series of a provider and model, one per entry of TOKEN_KINDS. */
+  /**
+   * The token series of a provider and model, one per entry of TOKEN_KINDS; past
+   * {@link MAX_MODEL_SERIES} pairs a new pair shares its provider's {@link OTHER_MODEL} series.
+   */
   private readonly perModel = new Map<string, Array<{ value: number }>>();
   private tokenSeries(provider: string, model: string): Array<{ value: number }> {
     const key = provider + "\u0000" + model;
     let s = this.perModel.get(key);
-    if (s === undefined) this.perModel.set(key, (s = TOKEN_KINDS.map(([kind]) => this.tokens.child(key + "\u0000" + kind, () => ({ provider, model, kind })))));
+    if (s !== undefined) return s;
+    if (this.perModel.size >= MAX_MODEL_SERIES) return this.otherSeries(provider);
+    this.perModel.set(key, (s = this.makeTokenSeries(provider, model)));
     return s;
+  }
+  private readonly perProviderOther = new Map<string, Array<{ value: number }>>();
+  private otherSeries(provider: string): Array<{ value: number }> {
+    let s = this.perProviderOther.get(provider);
+    if (s === undefined) this.perProviderOther.set(provider, (s = this.makeTokenSeries(provider, OTHER_MODEL)));
+    return s;
+  }
+  private makeTokenSeries(provider: string, model: string): Array<{ value: number }> {
+    const key = provider + "\u0000" + model;
+    return TOKEN_KINDS.map(([kind]) => this.tokens.child(key + "\u0000" + kind, () => ({ provider, model, kind })));
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */

@@ -6,7 +6,7 @@
  * wants an admin key from remote callers. The gauges are also checked against scripted live state.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { GatewayMetrics, type MetricsSources } from "../../src/http/metrics.ts";
+import { GatewayMetrics, MAX_MODEL_SERIES, OTHER_MODEL, type MetricsSources } from "../../src/http/metrics.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 // ---- a strict little parser of the Prometheus text format (0.0.4) -------------------------------
@@ -377,6 +377,20 @@ describe("gauges read live state at scrape time", () => {
     expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "cache_read" })).toBeUndefined();
     expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "m", kind: "reasoning" })).toBeUndefined();
     expect(valueOf(f, "switchyard_stream_bytes_sent_total", { endpoint: "chat", provider: "p" })).toBe(50);
+  });
+
+  test("client-chosen model names stop making new token series after MAX_MODEL_SERIES: the rest count as model=\"other\"", async () => {
+    const m = quietMetrics();
+    const rec = (model: string) =>
+      ({ requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: model, providerId: "p", model, usage: { inputTokens: 3 }, estimated: false, outcome: "ok", status: 200, ttfbMs: 1, totalMs: 2, attempts: 1, fallback: false }) as never;
+    for (let i = 0; i < MAX_MODEL_SERIES + 50; i++) m.observe("chat", rec(`random-${i}`), 1);
+    m.observe("chat", rec("random-0"), 1);
+    const f = parseExposition(await m.text());
+    expect(f.get("switchyard_tokens_total")!.samples.length).toBe(MAX_MODEL_SERIES + 1);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "random-0", kind: "input" })).toBe(6);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: `random-${MAX_MODEL_SERIES - 1}`, kind: "input" })).toBe(3);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: `random-${MAX_MODEL_SERIES}`, kind: "input" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: OTHER_MODEL, kind: "input" })).toBe(150);
   });
 
   test("20,000 requests add up exactly; a duration equal to a bucket bound counts in that bucket (le is inclusive)", async () => {
