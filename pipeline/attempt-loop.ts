@@ -12,7 +12,7 @@ import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
-import { commitReply, type AttemptFailure } from "./commit.ts";
+import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
 import { errorResponse, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
@@ -76,6 +76,8 @@ export interface AttemptDeps {
   adjust?: (target: Target, translated: Translated) => void;
   /** Token-saver settings (SPEC S-1, config `settings.token_savers`); savers are off when absent. */
   tokenSavers?: () => TokenSaverSettings;
+  /** Streamed replies still open, ended by a shutdown whose grace period is over (commit.ts, SPEC D-3). */
+  openStreams?: OpenStreams;
 }
 
 /** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */

@@ -42,6 +42,18 @@ export interface CommitDeps {
   health: { success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void };
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
+  /** Streamed replies still open, for the end of a shutdown's grace period ({@link OpenStreams}). */
+  openStreams?: OpenStreams;
+}
+
+/**
+ * The streamed replies still open (SPEC D-3): each committed stream adds the function that ends it and
+ * deletes it when it ends. A shutdown whose grace period is over calls the rest: the upstream call is
+ * aborted, so the client gets the format's in-band error (SPEC 6.4) instead of a cut connection.
+ */
+export interface OpenStreams {
+  add(end: () => void): void;
+  delete(end: () => void): void;
 }
 
 /** One attempt whose upstream answered with a 2xx status. */
@@ -225,8 +237,11 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
   let done = false;
   const sent = { bytes: 0 };
+  const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
+  deps.openStreams?.add(endAtShutdown);
   const clientGone = () => {
     a.release();
+    deps.openStreams?.delete(endAtShutdown);
     if (done) return;
     done = true;
     controller.abort(new TransportError("aborted", "the client went away"));
@@ -242,6 +257,7 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
     { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
     (failure) => {
       a.release();
+      deps.openStreams?.delete(endAtShutdown);
       ctx.signal.removeEventListener("abort", clientGone);
       if (done) return;
       done = true;

@@ -290,6 +290,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // counts start at zero
   }
   const inflight = new Set<string>();
+  /** Streamed replies still open (pipeline/commit.ts): ended with an in-band error when a shutdown's grace period is over. */
+  const openStreams = new Set<() => void>();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
   const idleTrim = opts.idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: opts.idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
   const metrics = new GatewayMetrics({
@@ -432,6 +434,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
     },
     finish,
+    openStreams,
   });
 
   /** SPEC 2.1/9.6: the models a presented key may use (its allow-list), or undefined for every model. */
@@ -628,6 +631,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
       const deadline = Date.now() + graceMs;
       // A finished request may still be writing its last bytes: wait for Bun's pending count too.
       while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline) await Bun.sleep(50);
+      // Streams still open after the grace period end with the format's in-band error (the upstream call
+      // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
+      if (openStreams.size > 0) {
+        for (const end of [...openStreams]) end();
+        const cut = Date.now() + 1000;
+        while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
+      }
       await server.stop(true);
       await webhook.close();
       await saveBudgets();
