@@ -38,6 +38,6 @@ test("Chat client: a stream open past the grace period gets the error frame then
     const requestLine = gw.logs.map((l) => JSON.parse(l)).find((l) => l.outcome !== undefined);
     expect(requestLine?.outcome).toBe("upstream_error");
   } finally {
-    await gw.fake.stop();
+    await gw.stop(); // the shutdown above already ran: this stops the fake and removes the data directory
   }
 });

@@ -2,7 +2,8 @@
  * A Responses WebSocket session forwards every event of a reply as a frame, and reads only the events
  * that carry what it keeps (src/http/responses-socket.ts, READ_EVENTS): the finished output items and
  * the response id for `previous_response_id`. Streams with `event:` names (OpenAI's, the gateway's own
- * encoder) and streams of bare `data:` lines both keep the history.
+ * encoder) and streams of bare `data:` lines both keep the history; only the most recent responses
+ * (RESPONSES_SOCKET_HISTORY, `historyLimit`) can be named.
  */
 import { expect, test } from "bun:test";
 import { ResponsesSocketSession, type SocketLike } from "../../src/http/responses-socket.ts";
@@ -28,7 +29,7 @@ function reply(named: boolean): string {
   return events.map((e) => `${named ? `event: ${e.type}\n` : ""}data: ${JSON.stringify(e)}\n\n`).join("");
 }
 
-function session(named: boolean) {
+function session(named: boolean, historyLimit?: number) {
   const frames: Frame[] = [];
   const upstreamBodies: Frame[] = [];
   const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: () => {} };
@@ -39,7 +40,7 @@ function session(named: boolean) {
     },
   } as unknown as Gateway;
   const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
-  return { s: new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1" }), frames, upstreamBodies };
+  return { s: new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1", historyLimit }), frames, upstreamBodies };
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 20));
@@ -101,4 +102,26 @@ test("a socket stays open while a reply runs past the idle time, and closes as i
   expect(frames.at(-1)!.type).toBe("response.completed");
   for (let i = 0; i < 50 && closes.length === 0; i++) await Bun.sleep(20);
   expect(closes).toEqual([{ code: 1000, reason: "idle" }]);
+});
+
+test("previous_response_id names one of the last N responses; older ids are forgotten", async () => {
+  const { s, frames, upstreamBodies } = session(true, 2);
+  const say = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
+  const ids: string[] = [];
+  for (const text of ["one", "two", "three"]) {
+    s.message(JSON.stringify({ type: "response.create", model: "m", generate: false, input: say(text) }));
+    await flush();
+    ids.push(frames.findLast((f) => f.type === "response.completed")!.response.id);
+  }
+  s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: ids[0], input: say("again") }));
+  await flush();
+  expect(frames.at(-1)).toMatchObject({ type: "error", status: 400, error: { code: "previous_response_not_found" } });
+  expect(upstreamBodies).toHaveLength(0);
+
+  s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: ids[2], input: say("four") }));
+  await flush();
+  expect(upstreamBodies).toHaveLength(1);
+  expect(upstreamBodies[0]!.input.map((i: Frame) => i.content[0].text)).toEqual(["three", "four"]);
+  expect(upstreamBodies[0]!.previous_response_id).toBeUndefined();
+  s.close();
 });
