@@ -156,6 +156,14 @@ export function usageTotalsFromRow(r: Record<string, unknown>): UsageTotals {
   };
 }
 
+/**
+ * The SELECT list that {@link usageTotalsFromRow} reads back: one `COALESCE(SUM(col), 0) AS col` per
+ * summed token and cost column, comma-separated. `cast` follows each sum (PostgreSQL: `::float8`).
+ */
+export function usageTotalsSql(cast = ""): string {
+  return ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd"].map((c) => `COALESCE(SUM(${c}), 0)${cast} AS ${c}`).join(", ");
+}
+
 /** Most buckets one series may have (a query asking for more is refused). */
 export const MAX_USAGE_BUCKETS = 2000;
 

@@ -8,7 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, usageFilterSql } from "../types.ts";
-import { fillUsageBuckets, usageTotalsFromRow, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -20,6 +20,8 @@ const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
 };
 
 /** The `UsageStore` role of the PostgreSQL store. */
+const TOKEN_AND_COST_SUMS = usageTotalsSql("::float8");
+
 export class PgUsage implements UsageStore {
   /**
    * @param pending the store's write buffers
@@ -61,12 +63,7 @@ export class PgUsage implements UsageStore {
            COUNT(*) FILTER (WHERE outcome = 'client_closed')::float8 AS client_closed,
            COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
-           COALESCE(SUM(input_tokens), 0)::float8 AS input_tokens,
-           COALESCE(SUM(output_tokens), 0)::float8 AS output_tokens,
-           COALESCE(SUM(cache_read_tokens), 0)::float8 AS cache_read_tokens,
-           COALESCE(SUM(cache_write_tokens), 0)::float8 AS cache_write_tokens,
-           COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
-           COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd,
+           ${TOKEN_AND_COST_SUMS},
            COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
            COALESCE(SUM(saved_chars), 0)::float8 AS saved_chars,
            COALESCE(SUM(saved_tokens), 0)::float8 AS saved_tokens,
@@ -107,12 +104,7 @@ export class PgUsage implements UsageStore {
         `SELECT (ts / $1) * $1 AS t, COUNT(*)::float8 AS requests,
            COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
-           COALESCE(SUM(input_tokens), 0)::float8 AS input_tokens,
-           COALESCE(SUM(output_tokens), 0)::float8 AS output_tokens,
-           COALESCE(SUM(cache_read_tokens), 0)::float8 AS cache_read_tokens,
-           COALESCE(SUM(cache_write_tokens), 0)::float8 AS cache_write_tokens,
-           COALESCE(SUM(reasoning_tokens), 0)::float8 AS reasoning_tokens,
-           COALESCE(SUM(cost_usd), 0)::float8 AS cost_usd
+           ${TOKEN_AND_COST_SUMS}
          FROM usage WHERE ts >= $2 AND ts < $3${where} GROUP BY 1`,
         params,
       ),

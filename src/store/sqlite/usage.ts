@@ -17,7 +17,7 @@ import {
   type CallsQuery,
   usageFilterSql,
 } from "../types.ts";
-import { fillUsageBuckets, usageTotalsFromRow, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 
 const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
@@ -27,16 +27,13 @@ const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
   provider: "provider_id",
 };
 
+const TOKEN_AND_COST_SUMS = usageTotalsSql();
+
 /** The usage series query; a filter's conditions go before GROUP BY (parameters ?4 on). */
 const SERIES_SQL = `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
          SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
          SUM(fallback) AS fallbacks,
-         COALESCE(SUM(input_tokens), 0) AS input_tokens,
-         COALESCE(SUM(output_tokens), 0) AS output_tokens,
-         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-         COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-         COALESCE(SUM(cost_usd), 0) AS cost_usd
+         ${TOKEN_AND_COST_SUMS}
        FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`;
 
 /** The `UsageStore` role of the SQLite store. */
@@ -101,12 +98,7 @@ export class SqliteUsage implements UsageStore {
            SUM(outcome = 'client_closed') AS client_closed,
            SUM(estimated) AS estimated,
            SUM(fallback) AS fallbacks,
-           COALESCE(SUM(input_tokens), 0) AS input_tokens,
-           COALESCE(SUM(output_tokens), 0) AS output_tokens,
-           COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-           COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
-           COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-           COALESCE(SUM(cost_usd), 0) AS cost_usd,
+           ${TOKEN_AND_COST_SUMS},
            COALESCE(SUM(unpriced), 0) AS unpriced,
            COALESCE(SUM(saved_chars), 0) AS saved_chars,
            COALESCE(SUM(saved_tokens), 0) AS saved_tokens,
