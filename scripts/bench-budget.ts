@@ -8,8 +8,8 @@
  * - scripts/lib/budget-measure.ts runs as a child with `BUN_JSC_logGC=1`: every microbenchmark and
  *   whole-pipeline run is bracketed on stderr, and the GC pauses JavaScriptCore logs inside a bracket
  *   are taken out of that run (the rows are the work alone; GC is its own row). CPU is the JS thread's
- *   (CLOCK_THREAD_CPUTIME_ID); the JIT, GC-helper and allocator threads are read from /proc over the
- *   whole-pipeline runs and are rows of their own.
+ *   (CLOCK_THREAD_CPUTIME_ID); the JIT, GC-helper, heap-block warm-up and allocator threads are read from
+ *   /proc over the whole-pipeline runs and are rows of their own.
  * - Most stage rows are the difference of two measurements (e.g. `executeCall` around an executor minus
  *   the executor alone). The remainder is the whole pipeline's JS-thread CPU (GC out) minus every
  *   JS-thread row: it takes every other row's error and can come out negative in noise.
@@ -58,7 +58,8 @@ export const ROWS = [
   "event publishing",
   "store flushes",
   "GC (JS-thread pauses + GC helper threads)",
-  "JIT compiler threads",
+  "GC heap block warm-up (JSCWarmUp thread)",
+  "JIT compiler threads (JITWorker)",
   "allocator and other threads",
   "remainder",
 ] as const;
@@ -74,13 +75,13 @@ const SHARES: Record<"native" | "translated", Record<Row, number>> = {
     "HTTP framework dispatch": 0.09, "body read and JSON parse": 0.09, guard: 0.06, "resolve/order/pick": 0.06, translate: 0.03,
     "executor call setup and abort wiring": 0.06, "reply driver (tap / re-translate)": 0.15, "commit point and JS reply stream": 0.1, "attempt loop": 0.04,
     "cost and key-limit accounting": 0.03, "usage row": 0.03, "route trace": 0.03, "metrics update": 0.02, "log line": 0.03, "event publishing": 0.01,
-    "store flushes": 0.04, "GC (JS-thread pauses + GC helper threads)": 0.06, "JIT compiler threads": 0.03, "allocator and other threads": 0.02, remainder: 0.02,
+    "store flushes": 0.04, "GC (JS-thread pauses + GC helper threads)": 0.06, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.02, "allocator and other threads": 0.02, remainder: 0.02,
   },
   translated: {
     "HTTP framework dispatch": 0.04, "body read and JSON parse": 0.04, guard: 0.03, "resolve/order/pick": 0.03, translate: 0.3,
     "executor call setup and abort wiring": 0.03, "reply driver (tap / re-translate)": 0.23, "commit point and JS reply stream": 0.06, "attempt loop": 0.02,
     "cost and key-limit accounting": 0.02, "usage row": 0.02, "route trace": 0.02, "metrics update": 0.01, "log line": 0.02, "event publishing": 0.005,
-    "store flushes": 0.02, "GC (JS-thread pauses + GC helper threads)": 0.05, "JIT compiler threads": 0.02, "allocator and other threads": 0.015, remainder: 0.02,
+    "store flushes": 0.02, "GC (JS-thread pauses + GC helper threads)": 0.05, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.01, "allocator and other threads": 0.015, remainder: 0.02,
   },
 };
 for (const [kind, shares] of Object.entries(SHARES)) {
@@ -158,9 +159,10 @@ for (const lane of out.lanes) {
     "event publishing": m("events"),
     "store flushes": m("flush"),
     "GC (JS-thread pauses + GC helper threads)": gcPause + median(pipe.map((p) => p.threads.gc)),
-    "JIT compiler threads": median(pipe.map((p) => p.threads.jit)),
+    "GC heap block warm-up (JSCWarmUp thread)": median(pipe.map((p) => p.threads.warmup)),
+    "JIT compiler threads (JITWorker)": median(pipe.map((p) => p.threads.jit)),
     "allocator and other threads": median(pipe.map((p) => p.threads.other)),
-    pipeline: median(pipe.map((p) => p.threads.js + p.threads.gc + p.threads.jit + p.threads.other)),
+    pipeline: median(pipe.map((p) => p.threads.js + p.threads.gc + p.threads.warmup + p.threads.jit + p.threads.other)),
   } as Figures;
   const jsRows: Row[] = ["body read and JSON parse", "guard", "resolve/order/pick", "translate", "executor call setup and abort wiring", "reply driver (tap / re-translate)", "commit point and JS reply stream", "attempt loop", "cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
   f.remainder = pipeJs - jsRows.reduce((s, r) => s + f[r], 0);

@@ -7,7 +7,7 @@
  * row is its work without the collections it happened to meet, and GC is a row of its own.
  *
  * CPU is the JavaScript thread's own (CLOCK_THREAD_CPUTIME_ID, scripts/lib/threads.ts), not the process's: JavaScriptCore's
- * JIT and GC helper threads and mimalloc's scavenger work on other cores at the same time and are
+ * JIT, GC helper and heap-block warm-up threads and mimalloc's scavenger work on other cores at the same time and are
  * measured as rows of their own over the whole-pipeline runs (scripts/lib/threads.ts).
  *
  * Prints one JSON document on stdout ({@link MeasureOutput}). Usage (normally only through
@@ -326,7 +326,7 @@ async function main() {
       await runPipelineLane(app, lane, bl.stream, PIPELINE_N, 32);
       const d = threadDelta(t0, threadCpu());
       mark(id, "end");
-      pipeline.push({ id, n: PIPELINE_N, threads: { js: d.js / PIPELINE_N, gc: d.gc / PIPELINE_N, jit: d.jit / PIPELINE_N, other: d.other / PIPELINE_N } });
+      pipeline.push({ id, n: PIPELINE_N, threads: { js: d.js / PIPELINE_N, gc: d.gc / PIPELINE_N, warmup: d.warmup / PIPELINE_N, jit: d.jit / PIPELINE_N, other: d.other / PIPELINE_N } });
     }
     out.lanes.push({ name: bl.name, kind: bl.kind, runs, pipeline });
   }

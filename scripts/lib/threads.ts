@@ -33,11 +33,11 @@ export const jsThreadCpuUs: () => number = (() => {
 })();
 
 /** The kinds of threads of a Bun process the budget names (JavaScriptCore and Bun name their threads). */
-export type ThreadKind = "js" | "gc" | "jit" | "other";
+export type ThreadKind = "js" | "gc" | "warmup" | "jit" | "other";
 
 /** µs of CPU per thread kind since the process started; empty (all zero) where /proc is not there. */
 export function threadCpu(): Record<ThreadKind, number> {
-  const out: Record<ThreadKind, number> = { js: 0, gc: 0, jit: 0, other: 0 };
+  const out: Record<ThreadKind, number> = { js: 0, gc: 0, warmup: 0, jit: 0, other: 0 };
   out.js = jsThreadCpuUs();
   let tids: string[];
   try {
@@ -63,16 +63,20 @@ export function threadCpu(): Record<ThreadKind, number> {
 
 /**
  * The kind of a thread by its name: JavaScriptCore's `HeapHelper` (parallel and concurrent marking) is
- * GC; `JITWorker` and `JSCWarmUp` compile code; everything else (mimalloc's `mi-scavenger`, which returns
- * freed pages to the system, `Bun Pool N`, HTTP and file-watch threads) is "other".
+ * GC; `JSCWarmUp` is JavaScriptCore's `WarmUpBlockProvider`, which allocates GC heap blocks (MarkedBlocks)
+ * ahead of the JS thread and writes one byte per page so that the page faults land on it instead: its
+ * CPU follows how many new heap blocks the program's allocation needs, not compilation; `JITWorker` runs
+ * the baseline, DFG and FTL compilers; everything else (mimalloc's `mi-scavenger`, which returns freed
+ * pages to the system, `Bun Pool N`, Bun's fetch thread `HTTP Client`, file-watch threads) is "other".
  */
 export function kindOf(name: string): ThreadKind {
   if (/^HeapHelper/i.test(name)) return "gc";
-  if (/^(JITWorker|JSCWarmUp)/i.test(name)) return "jit";
+  if (/^JSCWarmUp/i.test(name)) return "warmup";
+  if (/^JITWorker/i.test(name)) return "jit";
   return "other";
 }
 
 /** The difference of two {@link threadCpu} readings, µs per kind. */
 export function threadDelta(a: Record<ThreadKind, number>, b: Record<ThreadKind, number>): Record<ThreadKind, number> {
-  return { js: b.js - a.js, gc: b.gc - a.gc, jit: b.jit - a.jit, other: b.other - a.other };
+  return { js: b.js - a.js, gc: b.gc - a.gc, warmup: b.warmup - a.warmup, jit: b.jit - a.jit, other: b.other - a.other };
 }
