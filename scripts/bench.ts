@@ -41,15 +41,14 @@ if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
   process.exit(await child.exited);
 }
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Subprocess } from "bun";
 import { driverBench } from "./bench-drivers.ts";
 import { benchLanes, MODES, type Lane, type Mode } from "./bench-lanes.ts";
 import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
-import { SERVICE_ENV } from "../src/cli/service.ts";
 import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
+import { cpuUs, median, type Proc, quantile, ratio, round, rssMb, spread, startPipe, startSwitchyard, startUpstream, stopProc, table, TICK_US } from "./lib/bench-procs.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -74,7 +73,6 @@ const DATABASE = opt("--database");
 /** `--only latency,throughput,streams,drivers,open,binary`: run some sections (debugging). */
 const ONLY = opt("--only")?.split(",");
 const run = (section: string) => !ONLY || ONLY.includes(section);
-const TICK_US = 1e6 / 100; // clock ticks (USER_HZ = 100 on Linux)
 
 type TargetName = "direct" | "raw" | "switchyard";
 const TARGETS: TargetName[] = ["direct", "raw", "switchyard"];
@@ -110,152 +108,6 @@ function callFor(lane: Lane, target: TargetName, stream: boolean, v: "" | "-big"
   }
   return { url: urls[target] + path, body: JSON.stringify(lane.body(stream, model)), websocket: false };
 }
-
-// ---- processes ----------------------------------------------------------------------------------
-
-interface Proc {
-  name: string;
-  proc: Subprocess;
-  pid: number;
-  url: string;
-}
-
-async function readLine(stream: ReadableStream<Uint8Array>, match: (line: string) => boolean, timeoutMs = 20_000): Promise<string> {
-  const reader = stream.getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  const deadline = Date.now() + timeoutMs;
-  try {
-    while (Date.now() < deadline) {
-      const r = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => ({ done: true, value: undefined }))]);
-      if (r.done) break;
-      buf += dec.decode(r.value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (match(line)) return line;
-      }
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  throw new Error("process did not report its address in time");
-}
-
-/**
- * SIGTERM, then SIGKILL when the process has not exited 15 s later (said on stderr: a server whose
- * shutdown hangs must not hang the bench).
- */
-async function stopProc(p: Proc): Promise<void> {
-  p.proc.kill();
-  const late = await Promise.race([p.proc.exited.then(() => false), Bun.sleep(15_000).then(() => true)]);
-  if (!late) return;
-  process.stderr.write(`${p.name} (pid ${p.pid}) did not exit within 15 s of SIGTERM: killed\n`);
-  p.proc.kill("SIGKILL");
-  await p.proc.exited;
-}
-
-/** Keeps reading a pipe so the child never blocks on a full pipe buffer. */
-function drain(stream: ReadableStream<Uint8Array> | undefined | number | null) {
-  if (stream && typeof stream === "object") void stream.pipeTo(new WritableStream()).catch(() => {});
-}
-
-async function startUpstream(): Promise<Proc> {
-  const proc = Bun.spawn(["bun", join(ROOT, "scripts/bench-upstream.ts")], { stdout: "pipe", stderr: "inherit", env: { ...process.env } });
-  const line = await readLine(proc.stdout as ReadableStream<Uint8Array>, (l) => l.startsWith("{"));
-  drain(proc.stdout as ReadableStream<Uint8Array>);
-  return { name: "upstream", proc, pid: proc.pid, url: `http://127.0.0.1:${JSON.parse(line).port}` };
-}
-
-async function startPipe(upstream: string): Promise<Proc> {
-  const proc = Bun.spawn(["bun", join(ROOT, "scripts/bench-pipe.ts")], {
-    stdout: "pipe",
-    stderr: "inherit",
-    env: { ...process.env, UPSTREAM: upstream, ...SERVICE_ENV },
-  });
-  const line = await readLine(proc.stdout as ReadableStream<Uint8Array>, (l) => l.startsWith("{"));
-  drain(proc.stdout as ReadableStream<Uint8Array>);
-  return { name: "raw", proc, pid: proc.pid, url: `http://127.0.0.1:${JSON.parse(line).port}` };
-}
-
-function configYaml(upstream: string): string {
-  return `server:
-  host: 127.0.0.1
-providers:
-  - id: openai
-    kind: openai
-    base_url: "${upstream}/v1"
-  - id: anthropic
-    kind: anthropic
-    base_url: "${upstream}"
-  - id: cchat
-    kind: openai-compatible
-    base_url: "${upstream}/v1"
-  - id: gemini
-    kind: gemini
-    base_url: "${upstream}"
-accounts:
-  - id: openai-bench
-    provider: openai
-    api_key: env:BENCH_UPSTREAM_KEY
-  - id: anthropic-bench
-    provider: anthropic
-    api_key: env:BENCH_UPSTREAM_KEY
-  - id: cchat-bench
-    provider: cchat
-    api_key: env:BENCH_UPSTREAM_KEY
-  - id: gemini-bench
-    provider: gemini
-    api_key: env:BENCH_UPSTREAM_KEY
-`;
-}
-
-/**
- * Starts switchyard as `cmd start …` with the service environment (SERVICE_ENV:
- * BUN_CONFIG_MAX_HTTP_REQUESTS=4096, MIMALLOC_PURGE_DELAY=1000) as scripts/start and the service unit
- * do; the raw pipe gets the same. Its request log (stdout) goes to /dev/null.
- */
-async function startSwitchyard(cmd: string[], upstream: string, dir: string, name = "switchyard"): Promise<Proc> {
-  const config = join(dir, "config.yaml");
-  writeFileSync(config, configYaml(upstream));
-  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, ...SERVICE_ENV };
-  const db = DATABASE ? ["--database", DATABASE] : [];
-  const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), ...db], {
-    stdout: "ignore",
-    stderr: "pipe",
-    env,
-  });
-  const line = await readLine(proc.stderr as ReadableStream<Uint8Array>, (l) => l.includes('"switchyard listening"'), 60_000);
-  drain(proc.stderr as ReadableStream<Uint8Array>);
-  return { name, proc, pid: proc.pid, url: JSON.parse(line).url };
-}
-
-// ---- /proc ----------------------------------------------------------------------------------------
-
-/** utime+stime of a process (all its threads), µs. */
-function cpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * TICK_US;
-}
-/** Resident set size, MB. */
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
-// ---- statistics -----------------------------------------------------------------------------------
-
-function quantile(xs: number[], q: number): number {
-  if (xs.length === 0) return NaN;
-  const s = xs.slice().sort((a, b) => a - b);
-  const i = Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1));
-  return s[i];
-}
-const median = (xs: number[]) => quantile(xs, 0.5);
-const spread = (xs: number[]) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length });
-const round = (x: number, d = 3) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null);
 
 // ---- clients --------------------------------------------------------------------------------------
 
@@ -454,7 +306,7 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
   if (code !== 0) return { error: `bun build --compile failed: ${(await new Response(b.stderr).text()).slice(0, 300)}` };
   const bdir = join(dir, "bin");
   mkdirSync(bdir, { recursive: true });
-  const p = await startSwitchyard([out], upstream, bdir, "binary");
+  const p = await startSwitchyard([out], upstream, bdir, "binary", DATABASE);
   try {
     await Bun.sleep(1500);
     const idleMb = rssMb(p.pid);
@@ -472,25 +324,6 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
   }
 }
 
-// ---- report -----------------------------------------------------------------------------------------
-
-function table(head: string[], rows: (string | number | null)[][]): string {
-  const cells = [head, ...rows.map((r) => r.map((c) => (c === null || c === undefined ? "-" : typeof c === "number" ? fmt(c) : c)))];
-  const w = head.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
-  const line = (r: (string | number)[]) => "| " + r.map((c, i) => String(c).padEnd(w[i])).join(" | ") + " |";
-  return [line(cells[0] as string[]), "|" + w.map((x) => "-".repeat(x + 2)).join("|") + "|", ...cells.slice(1).map((r) => line(r as string[]))].join("\n");
-}
-function fmt(x: number): string {
-  if (!Number.isFinite(x)) return "-";
-  const a = Math.abs(x);
-  if (a >= 1000) return Math.round(x).toLocaleString("en-US");
-  if (a >= 100) return x.toFixed(0);
-  if (a >= 10) return x.toFixed(1);
-  if (a >= 1) return x.toFixed(2);
-  return x.toFixed(3);
-}
-const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? a / b : NaN);
-
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-"));
   const started = performance.now();
@@ -500,7 +333,7 @@ async function main() {
     all.push(upstream);
     const pipe = await startPipe(upstream.url);
     all.push(pipe);
-    const sy = await startSwitchyard(["bun", join(ROOT, "src/main.ts")], upstream.url, dir);
+    const sy = await startSwitchyard(["bun", join(ROOT, "src/main.ts")], upstream.url, dir, "switchyard", DATABASE);
     all.push(sy);
     procs.direct = upstream;
     procs.raw = pipe;
