@@ -10,7 +10,7 @@
  * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
  *   It runs through the same gateway as `POST /v1/responses` (guard, routing, fallback before the first
  *   event, translation to any provider), always streamed; each SSE event of the reply goes back as one
- *   JSON text frame, in order, ending with the terminal event (`response.completed` /
+ *   JSON text frame, in order (the frames of one upstream read are sent corked, in one write), ending with the terminal event (`response.completed` /
  *   `response.incomplete` / `response.failed`). A failure after the first event is the pipeline's own
  *   in-band `response.failed`, so the socket never goes silent on a broken reply.
  * - A request the gateway refuses before any event (a 4xx/5xx answer) becomes one error frame in the
@@ -48,6 +48,12 @@ export const RESPONSES_SOCKET_HISTORY = 64;
 export interface SocketLike {
   send(data: string): unknown;
   close(code?: number, reason?: string): void;
+  /**
+   * Runs `callback` with the socket corked: the frames it sends are written together when it returns
+   * (Bun's `ServerWebSocket.cork`), so the events of one upstream read leave in one write, not one
+   * write per frame.
+   */
+  cork(callback: () => void): unknown;
 }
 
 /** Headers of the upgrade request that do not belong on the per-frame requests. */
@@ -260,9 +266,9 @@ export class ResponsesSocketSession {
           }
           const r = await reader.read();
           if (r.done) break;
-          sse.push(r.value);
+          this.ws.cork(() => sse.push(r.value));
         }
-        sse.end();
+        this.ws.cork(() => sse.end());
       } catch {
         // the client closed the socket (the request was aborted) or the reply broke: nothing to add,
         // the pipeline ended the reply with its own in-band error when it could

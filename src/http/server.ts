@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
-import { ResponsesSocketSession } from "./responses-socket.ts";
+import { ResponsesSocketSession, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 
 /** What the server needs besides the gateway. */
@@ -47,7 +47,7 @@ interface PeerSource {
 
 /** What Elysia's WebSocket dispatch calls on `ws.data` (elysia/ws: open, message, close). */
 interface SocketHandlers {
-  open(ws: { send(d: string): unknown; close(code?: number, reason?: string): void }): void;
+  open(ws: SocketLike): void;
   message(ws: unknown, message: string | Buffer): void;
   close(): void;
 }

@@ -32,7 +32,25 @@ function reply(named: boolean): string {
 function session(named: boolean, historyLimit?: number) {
   const frames: Frame[] = [];
   const upstreamBodies: Frame[] = [];
-  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: () => {} };
+  // `corks`: how many corked writes the frames went out in (Bun writes a corked batch at once).
+  const out = { corks: 0, uncorkedFrames: 0 };
+  let corked = false;
+  const ws: SocketLike = {
+    send: (d) => {
+      if (!corked) out.uncorkedFrames++;
+      frames.push(JSON.parse(d));
+    },
+    close: () => {},
+    cork: (f) => {
+      corked = true;
+      out.corks++;
+      try {
+        f();
+      } finally {
+        corked = false;
+      }
+    },
+  };
   const gateway = {
     handle: async ({ request }: { request: Request }) => {
       upstreamBodies.push((await request.json()) as Frame);
@@ -40,7 +58,7 @@ function session(named: boolean, historyLimit?: number) {
     },
   } as unknown as Gateway;
   const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
-  return { s: new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1", historyLimit }), frames, upstreamBodies };
+  return { s: new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1", historyLimit }), frames, upstreamBodies, out };
 }
 
 const flush = () => new Promise((r) => setTimeout(r, 20));
@@ -48,9 +66,12 @@ const say = (text: string) => [{ type: "message", role: "user", content: [{ type
 
 for (const named of [true, false]) {
   test(`${named ? "named events" : "bare data lines"}: every event is a frame, and the answer joins the history of previous_response_id`, async () => {
-    const { s, frames, upstreamBodies } = session(named);
+    const { s, frames, upstreamBodies, out } = session(named);
     s.message(JSON.stringify({ type: "response.create", model: "m", input: say("first") }));
     await flush();
+    // The reply is one read: its nine frames leave corked together, none on a write of its own.
+    expect(out.uncorkedFrames).toBe(0);
+    expect(out.corks).toBeLessThanOrEqual(2);
     expect(frames.map((f) => f.type)).toEqual([
       "response.created",
       "response.output_item.added",
@@ -76,7 +97,7 @@ for (const named of [true, false]) {
 test("a socket stays open while a reply runs past the idle time, and closes as idle once it has been quiet that long", async () => {
   const closes: Array<{ code?: number; reason?: string }> = [];
   const frames: Frame[] = [];
-  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: (code, reason) => closes.push({ code, reason }) };
+  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: (code, reason) => closes.push({ code, reason }), cork: (f) => f() };
   let release: () => void = () => {};
   const gateway = {
     handle: async () => {
