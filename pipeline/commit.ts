@@ -5,7 +5,8 @@
  * error event is classified as if that error had come with its own status (an overloaded notice as a
  * 529), a non-final target's whole reply with nothing usable moves on — or the request commits: the
  * account's error state is cleared, the conversation is bound to the account, and status and headers
- * are sent with the reply (whole, or streamed by re-translate.ts).
+ * are sent with the reply (whole, or streamed by re-translate.ts). A streamed reply whose end had
+ * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
 import { hubError, Warnings, type HubError } from "../formats/hub.ts";
@@ -22,6 +23,7 @@ import {
   TranslatedStreamDriver,
   WholeBodyDriver,
   type ByteReader,
+  type ReadResult,
   type ReplyDriver,
 } from "./re-translate.ts";
 import type { Target } from "./resolve.ts";
@@ -128,7 +130,8 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
  * content (the whole reply for a buffering driver) under the provider's idle timeout, writing nothing
  * to the client; returns the failure when the reply opened with an error event, broke, went silent,
  * was empty, or (on a non-final target) had nothing usable. Otherwise commits and returns the
- * Response: whole when the reply was read to its end, else streamed (the stream then owns the
+ * Response: whole when the reply was read to its end (a streamed reply too, when its end was already
+ * there after the first content: {@link readIfReady}), else streamed (the stream then owns the
  * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
  */
 export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
@@ -147,6 +150,8 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   const reader = a.recording ? recordedReader(upstream, a.recording) : upstream;
   const prefix: Uint8Array[] = [];
   let ended = false;
+  /** A read started after the commit point that had not settled: the reply stream awaits it first. */
+  let pendingRead: Promise<ReadResult> | undefined;
   const idleMs = provider.idleTimeoutMs;
   // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
   // the call is aborted, which settles the pending read.
@@ -169,6 +174,27 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
       }
       prefix.push(driver.push(r.value));
       if (driver.earlyError) break;
+    }
+    if (!ended && !driver.earlyError && !driver.buffered) {
+      // Content was seen: the reply commits. What the upstream already delivered (the rest of a short
+      // reply, often its end too) is taken now, without waiting for anything that has not arrived:
+      // a reply that already ended is sent whole, in one write, instead of through the reply stream.
+      let taken = 0;
+      while (taken < READY_LIMIT) {
+        const read = reader.read();
+        const r = await readIfReady(read);
+        if (r === undefined) {
+          pendingRead = read; // still pending (or failed): the reply stream's first read
+          break;
+        }
+        if (r.done) {
+          ended = true;
+          prefix.push(driver.end());
+          break;
+        }
+        taken += r.value.byteLength;
+        prefix.push(driver.push(r.value));
+      }
     }
   } catch {
     controller.abort();
@@ -254,7 +280,7 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
     reader,
     driver,
     prefix,
-    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone },
+    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead },
     (failure) => {
       a.release();
       deps.openStreams?.delete(endAtShutdown);
@@ -266,6 +292,28 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
     sent,
   );
   return { response: new Response(body, { status: 200, headers }), streaming: true };
+}
+
+/**
+ * Bytes of a streamed reply taken after its first content while they are already there (see
+ * {@link readIfReady}); past this the reply is committed as a stream, so a long reply that arrives
+ * faster than it is read still reaches the client in parts.
+ */
+const READY_LIMIT = 64 * 1024;
+
+/**
+ * The result of `read` if it settles within a few microtask turns (the chunk, or the end, was already
+ * received: Bun's fetch body settles a read of buffered data in one), else undefined. Never waits for
+ * I/O: no timer, no event-loop turn. A read that fails is left to its later awaiter (undefined here).
+ */
+async function readIfReady(read: Promise<ReadResult>): Promise<ReadResult | undefined> {
+  let result: ReadResult | undefined;
+  read.then(
+    (r) => (result = r),
+    () => {},
+  );
+  for (let hop = 0; hop < 4 && result === undefined; hop++) await null;
+  return result;
 }
 
 /** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */

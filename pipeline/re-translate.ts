@@ -366,7 +366,9 @@ export function transportReason(message: string): string {
 /**
  * The client body after the commit point (SPEC R-9) as ONE pull-based ReadableStream: the prefix
  * produced while peeking first; then each upstream read goes through the driver; a read failure or the
- * idle timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `onEnd` runs once,
+ * idle timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `opts.pendingRead`,
+ * when given, is a read of `reader` the commit point started and did not await: it is the first read
+ * awaited (its chunk comes before any later one, its failure is handled like any read's); `onEnd` runs once,
  * with the failure if any; cancelling (client gone) aborts and cancels the upstream and calls
  * `onCancel`. It does the job of a source piped through a TransformStream without the pipe between two
  * streams: one promise hop per upstream read instead of a source, a pipe loop and a transform queue —
@@ -376,13 +378,14 @@ export function replyStream(
   reader: ByteReader,
   driver: ReplyDriver,
   prefix: Uint8Array[],
-  opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void },
+  opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void; pendingRead?: Promise<ReadResult> },
   onEnd: (failure: HubError | undefined) => void,
   sent: { bytes: number } = { bytes: 0 },
 ): ReadableStream<Uint8Array> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idle = false;
   let ended = false;
+  let pendingRead = opts.pendingRead;
   const arm = () => {
     if (timer) timer.refresh();
     else
@@ -420,7 +423,9 @@ export function replyStream(
           arm();
           let r: ReadResult;
           try {
-            r = await reader.read();
+            const read = pendingRead ?? reader.read();
+            pendingRead = undefined;
+            r = await read;
           } catch (e) {
             finish(controller, idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e)));
             return;
