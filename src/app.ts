@@ -47,11 +47,11 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
-import { isPostgresUrl, openPostgresStore } from "./store/postgres/store.ts";
+import { isPostgresUrl } from "./store/postgres/url.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
 import { MemoryKeyCounters } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
-import { loadPriceTable } from "./pricing/prices.ts";
+import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
@@ -127,12 +127,14 @@ export const BUDGET_SAVE_MS = 5_000;
 
 /**
  * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
- * log as warnings), else the embedded SQLite file in the data directory.
+ * log as warnings; its module is imported only then), else the embedded SQLite file in the data directory.
  * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
  */
 async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock): Promise<Store> {
   if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize });
   if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
+  // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
+  const { openPostgresStore } = await import("./store/postgres/store.ts");
   const store = await openPostgresStore({
     url: database,
     traceRingSize,
@@ -334,7 +336,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
-    priceTable: await loadPriceTable(),
+    priceTable: priceTableOnFirstUse(),
     counters: keyCounters,
     onBudgetChange: (key, changes, now) => alerts.budgetChanged(key, changes, now),
   });

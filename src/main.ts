@@ -8,18 +8,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { checkConfig } from "./config/check.ts";
 import { ConfigError } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
-import { accountsCommand, routeCommand } from "./cli/routing.ts";
-import { loginCommand, openBrowser } from "./cli/login.ts";
-import { importCommand } from "./cli/import.ts";
-import { inspectCommand } from "./cli/calls.ts";
-import { realServiceHost, serviceCommand } from "./cli/service.ts";
-import { costCell, describeBudgetUse, limitsFromFlags } from "./cli/key-limits.ts";
-import { PLACEHOLDER_KEY, runSetup, type SetupModel } from "./cli/setup.ts";
-import { captureCodexInstructions } from "./cli/codex-instructions.ts";
+import type { SetupModel } from "./cli/setup.ts";
 import type { BudgetUse } from "../pipeline/ports.ts";
+// Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
+// by that command only: `start` never loads them, so the gateway's idle memory does not hold them
+// (issue 17; the compiled binary still contains them all).
 
 const USAGE = `switchyard — a local-first LLM gateway
 
@@ -120,6 +115,7 @@ async function main(argv: string[]): Promise<void> {
     case "check-config": {
       const file = sub ?? (values.config as string | undefined);
       if (!file) fail("usage: switchyard check-config FILE", 2);
+      const { checkConfig } = await import("./config/check.ts");
       const r = checkConfig(file);
       for (const l of r.lines) out(l);
       process.exit(r.ok ? 0 : 1);
@@ -135,6 +131,7 @@ async function main(argv: string[]): Promise<void> {
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
       const byKey = values.by === "key";
+      const { costCell, describeBudgetUse } = await import("./cli/key-limits.ts");
       out(
         table(
           ["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
@@ -162,6 +159,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "calls": {
       if (sub === "inspect") {
+        const { inspectCommand } = await import("./cli/calls.ts");
         return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
       }
       if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
@@ -171,37 +169,47 @@ async function main(argv: string[]): Promise<void> {
       out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
       return;
     }
-    case "route":
+    case "route": {
+      const { routeCommand } = await import("./cli/routing.ts");
       return routeCommand(
         { model: sub, bodyFile: values.body as string | undefined, format: values.format as string | undefined, headers: values.header as string[] | undefined, json: values.json === true },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail },
       );
-    case "login":
+    }
+    case "login": {
+      const { loginCommand, openBrowser } = await import("./cli/login.ts");
       return loginCommand(
         sub,
         { account: values.account as string | undefined, provider: values.provider as string | undefined, noBrowser: values["no-browser"] === true },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail, err: (line) => process.stderr.write(line + "\n"), ask: async (q) => prompt(q) ?? "", open: openBrowser },
       );
-    case "import":
+    }
+    case "import": {
+      const { importCommand } = await import("./cli/import.ts");
       return importCommand(
         sub,
         { from: values.from as string | undefined, account: values.account as string | undefined, provider: values.provider as string | undefined },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail },
       );
-    case "service":
+    }
+    case "service": {
+      const { realServiceHost, serviceCommand } = await import("./cli/service.ts");
       return serviceCommand(
         sub,
         { config: values.config as string | undefined, dataDir, host: values.host as string | undefined, port: values.port as string | undefined },
         realServiceHost(),
         { out, fail },
       );
+    }
     case "setup":
       return setup(sub, values, dataDir);
-    case "accounts":
+    case "accounts": {
+      const { accountsCommand } = await import("./cli/routing.ts");
       return accountsCommand(sub, { json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
+    }
     default:
       fail(`unknown command: ${cmd}\n\n${USAGE}`, 2);
   }
@@ -257,6 +265,7 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
       if (!name) fail("usage: switchyard keys create NAME", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
       let limits: Record<string, unknown> | undefined;
+      const { limitsFromFlags } = await import("./cli/key-limits.ts");
       try {
         limits = limitsFromFlags(values as never);
       } catch (e) {
@@ -270,6 +279,8 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "list": {
       const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
+      const { describeBudgetUse } = await import("./cli/key-limits.ts");
+      const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse);
       out(table(["name", "source", "scopes", "created", "revoked", "limits"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeLimits(k)])));
       return;
     }
@@ -284,8 +295,11 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
   }
 }
 
-/** A key's limits for `keys list`: "rpm 60, tpm 400,000, concurrency 4, models coding|glm/*, 1d $3.20 / $25.00 (13 %)…". */
-function describeLimits(k: Record<string, unknown>): string {
+/**
+ * A key's limits for `keys list`: "rpm 60, tpm 400,000, concurrency 4, models coding|glm/*, 1d $3.20 / $25.00 (13 %)…".
+ * `describeBudgetUse` is src/cli/key-limits.ts's (passed in: that module is loaded by the command).
+ */
+function limitsCell(k: Record<string, unknown>, describeBudgetUse: (use: BudgetUse[]) => string): string {
   const l = k.limits as Record<string, unknown> | undefined;
   if (!l) return "-";
   const parts: string[] = [];
@@ -328,6 +342,7 @@ function setupModel(id: string, entry: unknown): SetupModel {
 async function setup(target: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
   if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]", 2);
   const url = instanceUrl(values, dataDir);
+  const { PLACEHOLDER_KEY, runSetup } = await import("./cli/setup.ts");
   const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
   let model: SetupModel | undefined;
   const name = values.model as string | undefined;
@@ -351,6 +366,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     if (!bin) out("note: no codex on PATH (or --codex-bin): no model catalog written, so Codex will print its fallback-metadata warning for gateway models");
     else {
       try {
+        const { captureCodexInstructions } = await import("./cli/codex-instructions.ts");
         codexInstructions = await captureCodexInstructions(bin);
       } catch (e) {
         out(`note: could not read Codex's prompt from ${bin} (${e instanceof Error ? e.message.split("\n")[0] : String(e)}): no model catalog written`);

@@ -57,11 +57,26 @@ const PER_TOKEN = 1 / 1_000_000;
 export type PriceTable = typeof calcPrice;
 
 /**
- * Loads the price table (~0.8 MB of JavaScript): at gateway start, not at import, so CLI commands that
- * never price a request do not pay for it.
+ * Loads the price table (~0.8 MB of JavaScript) now, not at import, so CLI commands that never price a
+ * request do not pay for it.
  */
 export async function loadPriceTable(): Promise<PriceTable> {
   return (await import("@pydantic/genai-prices")).calcPrice;
+}
+
+/**
+ * The price table, loaded when the first cost is computed (issue 17: a gateway that has priced nothing
+ * does not hold the table's ~4 MB). The gateway prices a request after its reply has ended
+ * (src/limits/accounting.ts), synchronously, so the package is loaded with `require` (Bun loads an ES
+ * module synchronously that way; the compiled binary has it bundled). Same `calcPrice`, same results as
+ * {@link loadPriceTable}'s.
+ */
+export function priceTableOnFirstUse(): PriceTable {
+  let calc: PriceTable | undefined;
+  return (usage, model, options) => {
+    calc ??= (require("@pydantic/genai-prices") as typeof import("@pydantic/genai-prices")).calcPrice;
+    return calc(usage, model, options);
+  };
 }
 
 /** Cost under an override: each token class at its own price. */

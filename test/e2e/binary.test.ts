@@ -1,8 +1,8 @@
 /**
  * The single binary (SPEC K-1): `scripts/build` compiles dist/switchyard; a copy of it, run from an
  * empty temporary directory (no node_modules, no sources), starts, serves a request to the fake
- * upstream, stores usage, serves the dashboard from its embedded assets, and answers `version` and
- * `check-config`.
+ * upstream, prices it from the embedded price table, stores usage, serves the dashboard from its
+ * embedded assets, and answers `version` and `check-config`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -88,8 +88,22 @@ accounts:
     expect(await res.text()).toContain("message_stop");
     expect(fake.requests.at(-1)).toMatchObject({ path: "/v1/messages", model: "claude-bin" });
     expect(fake.requests.at(-1)!.headers["x-api-key"]).toBe("fake-key-binary");
-    const calls = (await (await fetch(`${inst.url}/admin/api/calls`)).json()) as { calls: Array<{ model: string; outcome: string }> };
-    expect(calls.calls[0]).toMatchObject({ model: "claude-bin", outcome: "ok" });
+    // SPEC 9.5: the price table comes out of the binary too (loaded on the first priced request,
+    // src/pricing/prices.ts): claude-sonnet-4-5 at $3 in and $15 out per million, 11 in + 7 out.
+    const priced = await fetch(`${inst.url}/v1/messages`, {
+      method: "POST",
+      body: JSON.stringify({ model: "anth/claude-sonnet-4-5", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(priced.status).toBe(200);
+    expect(((await priced.json()) as { usage: unknown }).usage).toMatchObject({ input_tokens: 11, output_tokens: 7 });
+    const calls = (await (await fetch(`${inst.url}/admin/api/calls`)).json()) as { calls: Array<{ model: string; outcome: string; costUsd?: number; unpriced?: boolean }> };
+    const unknown = calls.calls.find((c) => c.model === "claude-bin");
+    expect(unknown).toMatchObject({ outcome: "ok", unpriced: true });
+    expect(unknown?.costUsd).toBeUndefined();
+    const sonnet = calls.calls.find((c) => c.model === "claude-sonnet-4-5");
+    expect(sonnet).toMatchObject({ outcome: "ok" });
+    expect(sonnet?.unpriced).not.toBe(true);
+    expect(sonnet?.costUsd).toBeCloseTo((11 * 3 + 7 * 15) / 1e6, 12);
     expect(inst.stdout.some((l) => l.includes('"msg":"request"'))).toBe(true);
     // SPEC 9.4: the dashboard's page and its bundled script and stylesheet come out of the binary.
     const page = await fetch(`${inst.url}/dashboard/accounts`);

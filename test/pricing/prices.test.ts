@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { calcPrice, findProvider } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
-import { PriceBook, loadPriceTable, overrideCost, priceVendor, type PriceTable } from "../../src/pricing/prices.ts";
+import { PriceBook, loadPriceTable, overrideCost, priceTableOnFirstUse, priceVendor, type PriceTable } from "../../src/pricing/prices.ts";
 
 let table: PriceTable;
 beforeAll(async () => {
@@ -134,5 +134,43 @@ describe("remembered matches price exactly like the table's own lookup", () => {
     expect(book.cost("a", "anthropic", "claude-sonnet-4-5", usage).usd).toBeCloseTo(0.0126, 12);
     const long = { inputTokens: 150_000, outputTokens: 2000, cacheReadTokens: 60_000, cacheWriteTokens: 1000 };
     expect(book.cost("a", "anthropic", "claude-sonnet-4-5", long).usd).toBeCloseTo((150_000 * 6 + 2000 * 22.5 + 60_000 * 0.6 + 1000 * 7.5) / 1e6, 12);
+  });
+});
+
+describe("the gateway's price table, loaded on the first cost (priceTableOnFirstUse)", () => {
+  test("loads the package only when the first cost is computed", () => {
+    const script = `
+      import { priceTableOnFirstUse } from ${JSON.stringify(`${import.meta.dir}/../../src/pricing/prices.ts`)};
+      const loaded = () => Object.keys(require.cache).some((k) => k.includes("genai-prices"));
+      const table = priceTableOnFirstUse();
+      const before = loaded();
+      const usd = table({ input_tokens: 100_000, output_tokens: 0 }, "claude-sonnet-4-5", { providerId: "anthropic" })?.total_price;
+      console.log(JSON.stringify({ before, after: loaded(), usd }));`;
+    const r = Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    expect(r.stderr.toString()).toBe("");
+    expect(JSON.parse(r.stdout.toString())).toEqual({ before: false, after: true, usd: 0.3 });
+  });
+
+  test("every model of the anthropic, openai and google tables, with each vendor and none: the same result as the package's calcPrice", () => {
+    const lazy = priceTableOnFirstUse();
+    const ids = ["anthropic", "openai", "google"].flatMap((id) => findProvider({ providerId: id })?.models.map((m) => m.id) ?? []);
+    const usages = [
+      { input_tokens: 1000, output_tokens: 500 },
+      { input_tokens: 3400, output_tokens: 500, cache_read_tokens: 2000, cache_write_tokens: 400 },
+      { input_tokens: 250_000, output_tokens: 8000, cache_read_tokens: 60_000 },
+    ];
+    const mismatches: string[] = [];
+    let priced = 0;
+    for (const model of ids)
+      for (const providerId of ["anthropic", "openai", "google", undefined])
+        for (const u of usages) {
+          const options = providerId ? { providerId } : undefined;
+          const want = calcPrice(u, model, options);
+          const got = lazy(u, model, options);
+          if (want) priced++;
+          if (got?.total_price !== want?.total_price || got?.provider.id !== want?.provider.id || got?.model.id !== want?.model.id) mismatches.push(`${providerId} ${model} ${JSON.stringify(u)}: ${want?.total_price} vs ${got?.total_price}`);
+        }
+    expect(mismatches).toEqual([]);
+    expect(priced).toBeGreaterThan(300);
   });
 });

@@ -73,10 +73,7 @@ export interface PostgresStoreOptions {
   onError?: (message: string, error: unknown) => void;
 }
 
-/** Whether a `--database` / `server.database` value names PostgreSQL. */
-export function isPostgresUrl(url: string | undefined): url is string {
-  return typeof url === "string" && /^postgres(ql)?:\/\//i.test(url);
-}
+export { isPostgresUrl } from "./url.ts";
 
 /**
  * Connects, applies pending migrations, loads the client-key cache and starts listening for other
