@@ -35,6 +35,8 @@ import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 
 const utf8 = new TextEncoder();
+/** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
+const utf8Decoder = new TextDecoder();
 const EMPTY = new Uint8Array(0);
 
 /**
@@ -281,7 +283,7 @@ export class WholeBodyDriver extends HubDriver {
     const bytes = concatBytes(this.parts);
     let body: unknown;
     try {
-      body = JSON.parse(new TextDecoder().decode(bytes));
+      body = JSON.parse(utf8Decoder.decode(bytes));
     } catch {
       this.earlyError = hubError("api_error", "The upstream reply was not valid JSON.", { status: 502, code: "upstream_invalid_json" });
       return EMPTY;

@@ -34,9 +34,12 @@ const FORWARD_BY_FORMAT: Partial<Record<WireFormat, string[]>> = {
 /** The anthropic-version sent when the client sent none (Anthropic API docs). */
 export const ANTHROPIC_VERSION = "2023-06-01";
 
+/** A base URL's trailing slashes (one RegExp for the process: a literal in the function is a new object per call). */
+const TRAILING_SLASHES = /\/+$/;
+
 /** Joins a base URL and a path without doubling or dropping slashes. */
 export function joinUrl(base: string, path: string): string {
-  return base.replace(/\/+$/, "") + (path.startsWith("/") ? path : "/" + path);
+  return base.replace(TRAILING_SLASHES, "") + (path.startsWith("/") ? path : "/" + path);
 }
 
 /** The URL of one call (SPEC 2.3 base-URL conventions); `count_tokens` is the format's token count (Anthropic, Gemini). */

@@ -1,0 +1,57 @@
+#!/usr/bin/env bun
+/**
+ * What one request allocates (issue 17: the allocation that feeds the GC, JavaScriptCore's heap-block
+ * warm-up thread and mimalloc's scavenger). Runs scripts/bench-pipeline.ts's in-process pipeline (the
+ * real app, its upstream answered in process, 32 concurrent loops) with the garbage collector switched
+ * off (`BUN_JSC_useGC=0`: it re-runs itself as a child with that option), so that nothing allocated is
+ * freed while it is counted:
+ * - bytes: the growth of the process's allocator (`memoryUsage().current` of `bun:jsc`: JS heap blocks,
+ *   strings, array buffers and native objects alike) over N requests, per request. It moves in whole
+ *   allocator pages, so use N ≥ 1,000;
+ * - objects by JavaScriptCore type (`heapStats().objectTypeCounts`): the growth per request.
+ * Both include the harness's own `Request` per request and its read of the reply (a few objects and
+ * the request body). The figures do not depend on machine load, so an allocation change can be
+ * compared on a busy machine (unlike CPU).
+ *
+ * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat] [--stream]
+ *          [--requests 2000] [--top 25]
+ */
+import { heapStats, memoryUsage } from "bun:jsc";
+import { LANES, runPipelineLane, startPipelineBenchApp } from "./bench-pipeline.ts";
+
+const argv = process.argv.slice(2);
+const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
+
+if (process.env.BUN_JSC_useGC !== "0") {
+  // JavaScriptCore reads its options at start: run again with the collector off.
+  const proc = Bun.spawn([process.execPath, import.meta.path, ...argv], { env: { ...process.env, BUN_JSC_useGC: "0" }, stdout: "inherit", stderr: "inherit" });
+  process.exit(await proc.exited);
+}
+
+const laneName = opt("--lane") ?? "chat";
+const lane = LANES[laneName];
+if (!lane) throw new Error(`unknown lane ${laneName}: one of ${Object.keys(LANES).join(", ")}`);
+const stream = argv.includes("--stream");
+const n = Number(opt("--requests") ?? 2000);
+const top = Number(opt("--top") ?? 25);
+
+const bench = await startPipelineBenchApp();
+try {
+  // Warm-up: lazy modules, caches, the JIT's first tiers (what a running server has already done).
+  await runPipelineLane(bench.app, lane, stream, 2000, 32);
+  const before = heapStats().objectTypeCounts as Record<string, number>;
+  const bytes0 = memoryUsage().current;
+  await runPipelineLane(bench.app, lane, stream, n, 32);
+  const bytes1 = memoryUsage().current;
+  const after = heapStats().objectTypeCounts as Record<string, number>;
+  const perType = Object.entries(after)
+    .map(([type, count]) => [type, (count - (before[type] ?? 0)) / n] as const)
+    .filter(([, d]) => d >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  const objects = perType.reduce((s, [, d]) => s + d, 0);
+  console.log(`${laneName} ${stream ? "stream" : "json"}, ${n} requests after 2,000 (GC off): ${((bytes1 - bytes0) / n / 1024).toFixed(1)} KiB and ${objects.toFixed(0)} JS objects allocated per request`);
+  console.log(`| objects per request | type |\n|---|---|`);
+  for (const [type, d] of perType.slice(0, top)) console.log(`| ${d.toFixed(1)} | ${type} |`);
+} finally {
+  await bench.shutdown();
+}
