@@ -202,6 +202,13 @@ export interface FormatCodec {
   parseRequest?(body: unknown): HubRequest;
   /** Hub events → client SSE text. */
   createEncoder?(opts: EncoderOptions, write: (text: string) => void): StreamEncoder;
+  /**
+   * Hub events → the same client events without SSE framing: `emit` is called once per event with its
+   * name (the SSE `event:` line) and its data (one JSON text), in order. For a transport that frames
+   * events itself (Codex's Responses WebSocket sends each as one text frame, SPEC 2.5), so nothing is
+   * written as SSE only to be parsed again. Formats served over no such transport leave it out.
+   */
+  createEventEncoder?(opts: EncoderOptions, emit: (event: string, data: string) => void): StreamEncoder;
   /** Complete reply → non-streaming client body. */
   encodeResponse?(resp: HubResponse, opts: EncoderOptions): unknown;
   /** Gateway or upstream error → HTTP error body in this format (status is `err.status`). */

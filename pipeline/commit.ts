@@ -15,11 +15,14 @@ import type { Classification, FailureFacts } from "./classify.ts";
 import { tryHubOf, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
-import type { Account, AttemptRecording, AttemptTrace, Clock, ProviderInfo } from "./ports.ts";
+import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
   passthroughDriver,
+  pumpEvents,
   replyStream,
+  SseEventsDriver,
+  TranslatedEventDriver,
   TranslatedStreamDriver,
   WholeBodyDriver,
   type ByteReader,
@@ -97,8 +100,15 @@ export interface Committed {
  * placeholders back on the hub events); a translating stream for a streamed
  * reply to a streaming client; an accumulating driver for a streamed reply to a non-streaming client;
  * a whole-body driver for a JSON reply.
+ *
+ * With `events` (a request that came over an event transport, SPEC 2.5) the same choice yields the
+ * client's events instead of bytes: a translated stream to a client format with an event encoder is
+ * encoded straight to events; any other driver's SSE bytes (the native passthrough tap, a whole reply
+ * replayed as a stream) are read as events as they come.
  */
-export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply): ReplyDriver {
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply): ReplyDriver;
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events: true): ReplyDriver<ReplyEvent[]>;
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events = false): ReplyDriver | ReplyDriver<ReplyEvent[]> {
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
@@ -113,16 +123,22 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const hints = { family: provider.family, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
+  const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
-    return passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage }));
+    return out(passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage })));
   }
-  if (isSse && ctx.stream) return new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
-  if (isSse) return new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
-  return new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
-    native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
-    clientStream: ctx.stream,
-    restoration,
-  });
+  if (isSse && ctx.stream) {
+    if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
+    return out(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
+  }
+  if (isSse) return out(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
+  return out(
+    new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
+      native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
+      clientStream: ctx.stream,
+      restoration,
+    }),
+  );
 }
 
 /**
@@ -135,9 +151,83 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
  * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
  */
 export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
+  const provider = a.target.provider;
+  // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
+  if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true), toEventSink(ctx.events, ctx.recording));
+  return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply), HTTP_BODY);
+}
+
+/**
+ * How a committed reply reaches the client: as the bytes of an HTTP body ({@link HTTP_BODY}), or as
+ * events handed to an event transport's sink ({@link toEventSink}).
+ */
+interface Delivery<Out> {
+  /**
+   * A reply read to its end while peeking: sets the content type, hands the reply over, and returns the
+   * Response body (null when the events went to a sink) and the bytes handed over.
+   */
+  whole(parts: Out[], headers: Headers, clientStream: boolean): { body: Uint8Array | null; bytes: number };
+  /**
+   * A streamed reply: starts handing it over (SPEC R-9, 6.4, see {@link replyStream} and
+   * {@link pumpEvents}); returns the Response body (null for a sink), and for a sink the function that
+   * stops the delivery when the client left.
+   */
+  stream(
+    reader: ByteReader,
+    driver: ReplyDriver<Out>,
+    prefix: Out[],
+    opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void; pendingRead?: Promise<ReadResult> },
+    onEnd: (failure: HubError | undefined) => void,
+    sent: { bytes: number },
+  ): { body: ReadableStream<Uint8Array> | null; stop?: (reason?: unknown) => void };
+}
+
+/** The reply as an HTTP body: whole (JSON, or SSE for a streaming client) or as one pull-based stream. */
+const HTTP_BODY: Delivery<Uint8Array> = {
+  whole(parts, headers, clientStream) {
+    const body = concatBytes(parts);
+    if (clientStream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+    else headers.set("content-type", "application/json");
+    return { body, bytes: body.byteLength };
+  },
+  stream: (reader, driver, prefix, opts, onEnd, sent) => ({ body: replyStream(reader, driver, prefix, opts, onEnd, sent) }),
+};
+
+/**
+ * The reply as events to an event transport's sink (SPEC 2.5), seen by the flight recorder on the way
+ * when it is on (SPEC O-6). The Response keeps the SSE content type: the events are an SSE reply's.
+ */
+function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefined): Delivery<ReplyEvent[]> {
+  const target: ReplyEventSink = recording
+    ? {
+        events(batch) {
+          recording.events(batch);
+          sink.events(batch);
+        },
+        end: () => sink.end(),
+      }
+    : sink;
+  return {
+    whole(parts, headers) {
+      for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+      const events = parts.flat();
+      let bytes = 0;
+      for (const ev of events) bytes += Buffer.byteLength(ev.data);
+      if (events.length > 0) target.events(events);
+      target.end();
+      return { body: null, bytes };
+    },
+    stream(reader, driver, prefix, opts, onEnd, sent) {
+      const pump = pumpEvents(reader, driver, prefix, opts, target, onEnd, sent);
+      return { body: null, stop: pump.stop };
+    },
+  };
+}
+
+/** {@link commitReply} with the driver and the delivery chosen. */
+async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Committed | AttemptFailure> {
   const { target, account, reply, controller, fail } = a;
   const provider = target.provider;
-  const driver = replyDriverFor(ctx, provider, a.translated, reply);
 
   if (!reply.body) {
     controller.abort();
@@ -148,7 +238,7 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
   const upstream = reply.body.getReader() as unknown as ByteReader;
   const reader = a.recording ? recordedReader(upstream, a.recording) : upstream;
-  const prefix: Uint8Array[] = [];
+  const prefix: Out[] = [];
   let ended = false;
   /** A read started after the commit point that had not settled: the reply stream awaits it first. */
   let pendingRead: Promise<ReadResult> | undefined;
@@ -252,11 +342,9 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   });
 
   if (driver.buffered || ended) {
-    const body = concatBytes(prefix);
-    if (ctx.stream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-    else headers.set("content-type", "application/json");
+    const { body, bytes } = delivery.whole(prefix, headers, ctx.stream);
     a.release();
-    deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", body.byteLength));
+    deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", bytes));
     return { response: new Response(body, { status: 200, headers }), streaming: false };
   }
 
@@ -265,18 +353,21 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   const sent = { bytes: 0 };
   const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
   deps.openStreams?.add(endAtShutdown);
+  let stop: ((reason?: unknown) => void) | undefined;
   const clientGone = () => {
     a.release();
     deps.openStreams?.delete(endAtShutdown);
     if (done) return;
     done = true;
-    controller.abort(new TransportError("aborted", "the client went away"));
+    const gone = new TransportError("aborted", "the client went away");
+    controller.abort(gone);
+    stop?.(gone);
     deps.finish(ctx, finished("client_closed", sent.bytes));
   };
   // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
   // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
   ctx.signal.addEventListener("abort", clientGone, { once: true });
-  const body = replyStream(
+  const delivered = delivery.stream(
     reader,
     driver,
     prefix,
@@ -291,7 +382,8 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
     },
     sent,
   );
-  return { response: new Response(body, { status: 200, headers }), streaming: true };
+  stop = delivered.stop;
+  return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
 }
 
 /**

@@ -5,7 +5,7 @@
 import { Warnings, type HubError, type HubRequest, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
 import type { Restoration } from "./restore-placeholders.ts";
 import { codecFor } from "../formats/index.ts";
-import type { Account, ClientKey, FlightRecording, Outcome, RouteTrace } from "./ports.ts";
+import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
 /**
@@ -44,6 +44,11 @@ export interface IncomingRequest {
   pathStream?: boolean;
   /** How the request arrived when not as an HTTP request of its own: a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";
+  /**
+   * With an event transport: the sink of the committed reply's events (SPEC 2.5). The reply is then not
+   * written as SSE: a 2xx Response carries status and headers only, and the events go to the sink.
+   */
+  events?: ReplyEventSink;
 }
 
 /** State carried through the stages of one request. Times in ms since the epoch. */
@@ -92,6 +97,8 @@ export interface RequestContext {
   path?: { model: string; stream: boolean };
   /** Set for a request that came as a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";
+  /** The event transport's sink of the committed reply ({@link IncomingRequest.events}). */
+  events?: ReplyEventSink;
 }
 
 /** Which Claude Code housekeeping probe a request is (SPEC G-5; recognised by probes.ts). */
@@ -227,6 +234,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     recording: undefined,
     ...(incoming.pathModel !== undefined ? { path: { model: incoming.pathModel, stream: incoming.pathStream === true } } : {}),
     ...(incoming.transport ? { transport: incoming.transport } : {}),
+    ...(incoming.events ? { events: incoming.events } : {}),
   };
 }
 

@@ -325,6 +325,11 @@ export interface FlightRecording {
   attempt(a: { target: string; accountId: string; upstreamFormat: string; body: string | Uint8Array }): AttemptRecording;
   /** The Response about to go to the client; returns a Response with the same status, headers and bytes, observed as they pass. */
   response(res: Response): Response;
+  /**
+   * Events handed to an event transport's sink ({@link ReplyEventSink}) instead of an SSE body, in
+   * order: recorded as the SSE text they stand for, so the recording reads like an HTTP reply's.
+   */
+  events(batch: readonly ReplyEvent[]): void;
 }
 
 /** The flight recorder's hooks for one attempt. */
@@ -333,4 +338,30 @@ export interface AttemptRecording {
   headers(status: number, headers: Headers): void;
   /** Bytes of the upstream reply body as they were read (an error body as its text). */
   bytes(chunk: Uint8Array | string): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event transports (the Responses WebSocket, SPEC 2.5)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One event of a streamed reply handed to a transport that frames events itself: the SSE `event:` name
+ * when the event has one, and its data (for the Responses format one JSON object whose `type` equals the
+ * name). The same events an HTTP client gets as SSE, without the SSE framing.
+ */
+export interface ReplyEvent {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * Where a request that came over an event transport (`IncomingRequest.events`) gets its committed
+ * reply: `events` is called with the events of each upstream read (one batch per read, in order, never
+ * empty), then `end` exactly once, when the reply has ended (completed, failed in-band, or the client
+ * left). The gateway's Response for such a request is then the status and headers only, without a body.
+ * A request refused before the commit point is an ordinary error Response and the sink is not called.
+ */
+export interface ReplyEventSink {
+  events(batch: readonly ReplyEvent[]): void;
+  end(): void;
 }

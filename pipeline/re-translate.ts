@@ -19,7 +19,7 @@
  */
 import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
-import { concatBytes } from "../formats/sse.ts";
+import { concatBytes, SseReader } from "../formats/sse.ts";
 import {
   hubError,
   mergeUsage,
@@ -33,20 +33,24 @@ import {
 } from "../formats/hub.ts";
 import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
+import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
 const utf8Decoder = new TextDecoder();
 const EMPTY = new Uint8Array(0);
+/** The empty event output (shared: callers never modify an output). */
+const NO_EVENTS: ReplyEvent[] = [];
 
 /**
- * Per-attempt reply state machine. `push` takes one read of upstream bytes and returns the bytes to
- * write to the client now (empty when nothing is ready). `end` is called once, at upstream EOF or with
- * the failure that ended it, and returns the final bytes.
+ * Per-attempt reply state machine. `push` takes one read of upstream bytes and returns the client's
+ * output of it now (empty when nothing is ready). `end` is called once, at upstream EOF or with the
+ * failure that ended it, and returns the final output. The output is bytes (`Out` = Uint8Array) for an
+ * HTTP body, or the reply's events ({@link ReplyEvent}[]) for an event transport (SPEC 2.5).
  */
-export interface ReplyDriver {
-  push(chunk: Uint8Array): Uint8Array;
-  end(failure?: HubError): Uint8Array;
+export interface ReplyDriver<Out = Uint8Array> {
+  push(chunk: Uint8Array): Out;
+  end(failure?: HubError): Out;
   /** Content (text, reasoning, tool call, or a finish) has been seen: the attempt may commit. */
   readonly contentSeen: boolean;
   /** An error the provider reported before any content: the attempt failed before the commit point. */
@@ -101,7 +105,7 @@ export function passthroughDriver(tap: PassthroughTap): ReplyDriver {
 }
 
 /** Shared state of the hub-based drivers. */
-abstract class HubDriver implements ReplyDriver {
+abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   contentSeen = false;
   earlyError: HubError | undefined;
   lateError: HubError | undefined;
@@ -110,8 +114,8 @@ abstract class HubDriver implements ReplyDriver {
   stopReason: StopReason | null = null;
   empty = false;
   abstract readonly buffered: boolean;
-  abstract push(chunk: Uint8Array): Uint8Array;
-  abstract end(failure?: HubError): Uint8Array;
+  abstract push(chunk: Uint8Array): Out;
+  abstract end(failure?: HubError): Out;
 
   protected observe(ev: HubEvent): void {
     switch (ev.type) {
@@ -143,7 +147,7 @@ abstract class HubDriver implements ReplyDriver {
  * The decode chain of the streaming-upstream drivers: provider decoder → normalizer → placeholder
  * restorer (only with a `restoration`, SPEC S-3) → {@link HubDriver.observe} and `deliver`.
  */
-abstract class DecodingDriver extends HubDriver {
+abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
@@ -209,6 +213,103 @@ export class TranslatedStreamDriver extends DecodingDriver {
     this.endDecode(failure);
     this.encoder.end();
     return this.take();
+  }
+}
+
+/**
+ * Provider SSE → the client's events, unframed, for an event transport (SPEC 2.5): the same decode chain
+ * and client encoder as {@link TranslatedStreamDriver}, through the client codec's `createEventEncoder`,
+ * so the events are never written as SSE bytes to be parsed again.
+ */
+export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
+  readonly buffered = false;
+  private out: ReplyEvent[] = [];
+  private readonly encoder: StreamEncoder;
+
+  /** `restoration` as for {@link TranslatedStreamDriver}. Throws when the client format has no event encoder. */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
+    super(provider, decoderOptions, restoration);
+    if (!client.createEventEncoder) throw new Error(`${client.format} has no event encoder`);
+    this.encoder = client.createEventEncoder(encoderOptions, (event, data) => this.out.push({ event, data }));
+  }
+
+  protected deliver(ev: HubEvent): void {
+    this.encoder.event(ev);
+  }
+
+  private take(): ReplyEvent[] {
+    if (this.out.length === 0) return NO_EVENTS;
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+
+  push(chunk: Uint8Array): ReplyEvent[] {
+    this.decode(chunk);
+    return this.take();
+  }
+
+  end(failure?: HubError): ReplyEvent[] {
+    this.endDecode(failure);
+    this.encoder.end();
+    return this.take();
+  }
+}
+
+/**
+ * The events of a driver whose output is SSE bytes (the native passthrough tap, a whole JSON reply
+ * replayed as a stream), for an event transport: its bytes are read as SSE events as they come. Every
+ * observation (usage, stop reason, errors, content) is the wrapped driver's.
+ */
+export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
+  private out: ReplyEvent[] = [];
+  private readonly reader = new SseReader((ev) => this.out.push(ev));
+
+  constructor(private readonly driver: ReplyDriver) {}
+
+  private take(): ReplyEvent[] {
+    if (this.out.length === 0) return NO_EVENTS;
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+
+  push(chunk: Uint8Array): ReplyEvent[] {
+    const bytes = this.driver.push(chunk);
+    if (bytes.byteLength > 0) this.reader.push(bytes);
+    return this.take();
+  }
+
+  end(failure?: HubError): ReplyEvent[] {
+    const bytes = failure ? this.driver.end(failure) : this.driver.end();
+    if (bytes.byteLength > 0) this.reader.push(bytes);
+    this.reader.end();
+    return this.take();
+  }
+
+  get contentSeen() {
+    return this.driver.contentSeen;
+  }
+  get earlyError() {
+    return this.driver.earlyError;
+  }
+  get usage() {
+    return this.driver.usage;
+  }
+  get usageSeen() {
+    return this.driver.usageSeen;
+  }
+  get stopReason() {
+    return this.driver.stopReason;
+  }
+  get lateError() {
+    return this.driver.lateError;
+  }
+  get buffered() {
+    return this.driver.buffered;
+  }
+  get empty() {
+    return this.driver.empty;
   }
 }
 
@@ -446,4 +547,114 @@ export function replyStream(
     },
     { highWaterMark: 0 },
   );
+}
+
+/** Bytes of an event's data as UTF-8: what an event transport sends of it (SPEC O-3 counts reply bytes). */
+const dataBytes = (events: readonly ReplyEvent[]): number => {
+  let n = 0;
+  for (const ev of events) n += Buffer.byteLength(ev.data);
+  return n;
+};
+
+/**
+ * The committed reply of an event transport (SPEC 2.5), the counterpart of {@link replyStream}: the
+ * events produced while peeking first, then each upstream read through the driver, each read's events
+ * handed to `sink.events` as one batch (in order, never an empty batch); a read failure or the idle
+ * timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `opts.pendingRead` is
+ * awaited first, as in {@link replyStream}; `onEnd` runs once, with the failure if any, then `sink.end()`. It reads as fast as the upstream sends, like the socket loop it
+ * replaces (a WebSocket send buffers). The returned `stop` is for a client that left: it ends the loop
+ * without another event, aborts and cancels the upstream read, and calls `sink.end()` (not `onEnd`: the
+ * caller reports the client's leaving itself). `sent.bytes` counts the events' data bytes.
+ */
+export function pumpEvents(
+  reader: ByteReader,
+  driver: ReplyDriver<ReplyEvent[]>,
+  prefix: ReplyEvent[][],
+  opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> },
+  sink: ReplyEventSink,
+  onEnd: (failure: HubError | undefined) => void,
+  sent: { bytes: number } = { bytes: 0 },
+): { stop: (reason?: unknown) => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idle = false;
+  let ended = false;
+  let pendingRead = opts.pendingRead;
+  const arm = () => {
+    if (timer) timer.refresh();
+    else
+      timer = setTimeout(() => {
+        idle = true;
+        opts.abort(idleTimeoutError(opts.idleTimeoutMs));
+        void reader.cancel().catch(() => {});
+      }, opts.idleTimeoutMs);
+  };
+  const disarm = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  const emit = (events: ReplyEvent[]) => {
+    if (events.length === 0) return;
+    sent.bytes += dataBytes(events);
+    sink.events(events);
+  };
+  let reported = false;
+  const report = (failure: HubError | undefined) => {
+    if (reported) return;
+    reported = true;
+    onEnd(failure);
+  };
+  let sinkEnded = false;
+  const endSink = () => {
+    if (sinkEnded) return;
+    sinkEnded = true;
+    sink.end();
+  };
+  const finish = (failure: HubError | undefined) => {
+    if (ended) return;
+    ended = true;
+    disarm();
+    emit(failure ? driver.end(failure) : driver.end());
+    report(failure ?? driver.lateError);
+    endSink();
+  };
+  const run = async () => {
+    for (const p of prefix) emit(p);
+    while (!ended) {
+      arm();
+      let r: ReadResult;
+      try {
+        const read = pendingRead ?? reader.read();
+        pendingRead = undefined;
+        r = await read;
+      } catch (e) {
+        return finish(idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e)));
+      }
+      if (ended) return;
+      if (idle) return finish(idleTimeoutError(opts.idleTimeoutMs));
+      if (r.done) return finish(undefined);
+      emit(driver.push(r.value));
+    }
+  };
+  run().catch((e: unknown) => {
+    // A bug in a driver or the sink: the upstream call ends, the reply is reported failed, nothing hangs.
+    ended = true;
+    disarm();
+    opts.abort(e);
+    void reader.cancel().catch(() => {});
+    try {
+      report(hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 }));
+    } finally {
+      endSink();
+    }
+  });
+  return {
+    stop(reason) {
+      if (ended) return;
+      ended = true;
+      disarm();
+      endSink();
+      opts.abort(reason);
+      void reader.cancel(reason).catch(() => {});
+    },
+  };
 }

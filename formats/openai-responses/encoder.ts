@@ -74,9 +74,10 @@ class ResponsesEncoder implements StreamEncoder {
   private finish: StopReason | null = null;
   private readonly usage: Usage = {};
 
+  /** `emit` gets each event's name and data (the SSE encoder frames them, the event encoder hands them on). */
   constructor(
     private readonly opts: EncoderOptions,
-    private readonly write: (text: string) => void,
+    private readonly emit: (event: string, data: string) => void,
   ) {
     this.responseId = mintId("resp_", opts.newId);
     this.createdAt = Math.floor((opts.now ? opts.now() : Date.now()) / 1000);
@@ -135,7 +136,7 @@ class ResponsesEncoder implements StreamEncoder {
 
   private send(type: string, data: string): void {
     this.seq++;
-    this.write(sseNamed(type, data));
+    this.emit(type, data);
   }
 
   /** Sends an event object built by the caller (sequence number added here). */
@@ -362,5 +363,14 @@ class ResponsesEncoder implements StreamEncoder {
  * `normalizeEvents` first); output: Responses SSE text written to `write` (module doc). Never throws.
  */
 export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
-  return new ResponsesEncoder(opts, write);
+  return new ResponsesEncoder(opts, (event, data) => write(sseNamed(event, data)));
+}
+
+/**
+ * Creates the encoder of the same events without SSE framing (codec `createEventEncoder`): `emit` gets
+ * each event's name (its `type`) and its JSON data, in the order and with the sequence numbers the SSE
+ * encoder writes. Never throws.
+ */
+export function createEventEncoder(opts: EncoderOptions, emit: (event: string, data: string) => void): StreamEncoder {
+  return new ResponsesEncoder(opts, emit);
 }

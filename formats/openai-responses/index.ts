@@ -8,7 +8,7 @@ import { buildRequest } from "./build.ts";
 import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
 import { createDecoder } from "./decoder.ts";
-import { createEncoder } from "./encoder.ts";
+import { createEncoder, createEventEncoder } from "./encoder.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { createTap } from "./tap.ts";
@@ -22,6 +22,7 @@ export const openaiResponses: FormatCodec = {
   format: "openai-responses",
   parseRequest,
   createEncoder,
+  createEventEncoder,
   encodeResponse,
   errorBody,
   buildRequest,

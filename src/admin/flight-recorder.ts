@@ -9,12 +9,14 @@
  * are scrubbed when a recording is read (pipeline/scrub.ts: every secret the instance holds, the key
  * the request presented, and anything shaped like a credential), so what leaves the instance through
  * `GET /admin/api/calls/{id}/recording` or `switchyard calls inspect ID --bodies` never carries one.
- * SSE bodies are also split into their events (eventsource-parser) for display.
+ * SSE bodies are also split into their events (eventsource-parser) for display; the events of a
+ * Responses WebSocket reply are recorded as that SSE text.
  *
  * Cost: nothing while off (the request context's `recording` stays undefined). While on, each chunk
  * is copied once into a bounded list.
  */
 import { createParser } from "eventsource-parser";
+import { sseData, sseNamed } from "../../formats/sse.ts";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
 import { presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
@@ -186,6 +188,12 @@ export class FlightRecorder {
           },
         });
         return new Response(res.body.pipeThrough(copy), { status: res.status, statusText: res.statusText, headers: res.headers });
+      },
+      // The Responses WebSocket's events (SPEC 2.5) are kept as the SSE text an HTTP client would get.
+      events: (batch) => {
+        let text = "";
+        for (const ev of batch) text += ev.event === undefined ? sseData(ev.data) : sseNamed(ev.event, ev.data);
+        entry.response.add(text);
       },
     };
   }

@@ -9,9 +9,10 @@
  * Frames, one at a time per socket (a frame that arrives while one runs waits its turn):
  * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
  *   It runs through the same gateway as `POST /v1/responses` (guard, routing, fallback before the first
- *   event, translation to any provider), always streamed; each SSE event of the reply goes back as one
- *   JSON text frame, in order (the frames of one upstream read are sent corked, in one write), ending with the terminal event (`response.completed` /
- *   `response.incomplete` / `response.failed`). A failure after the first event is the pipeline's own
+ *   event, translation to any provider), always streamed. The gateway hands the socket the reply's
+ *   events (pipeline/ports.ts ReplyEventSink), not SSE bytes: each event goes back as one JSON text
+ *   frame, in order (the events of one upstream read are sent corked, in one write), ending with the
+ *   terminal event (`response.completed` / `response.incomplete` / `response.failed`). A failure after the first event is the pipeline's own
  *   in-band `response.failed`, so the socket never goes silent on a broken reply.
  * - A request the gateway refuses before any event (a 4xx/5xx answer) becomes one error frame in the
  *   shape Codex reads as an HTTP error: `{"type":"error","status":N,"error":{…},"headers":{…}}` (the
@@ -32,7 +33,7 @@
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
 import { isRemote, vouchForOrigin, type Gateway } from "../../pipeline/index.ts";
-import { SseReader } from "../../formats/sse.ts";
+import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
 export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;
@@ -229,50 +230,55 @@ export class ResponsesSocketSession {
     });
   }
 
-  /** One generating request through the gateway; its events back as frames. */
+  /**
+   * One generating request through the gateway, which hands the reply's events to this socket's sink
+   * (pipeline/ports.ts ReplyEventSink) instead of writing them as SSE: each batch (one upstream read)
+   * goes out as frames in one corked write; the finished output items and the response id are read on
+   * the way for `previous_response_id`.
+   */
   private async run(body: Obj, input: unknown[]): Promise<void> {
     const controller = new AbortController();
     this.inFlight = controller;
     const headers = new Headers(this.headers);
     if (this.originVouched) vouchForOrigin(headers);
     const request = new Request(this.url, { method: "POST", headers, body: JSON.stringify(body), signal: controller.signal });
-    try {
-      const res = await this.opts.gateway.handle({ request, endpoint: "responses", peer: this.opts.peer, transport: "websocket" });
-      if (res.status !== 200 || !res.body) return await this.refused(res);
-      const output: unknown[] = [];
-      let responseId: string | undefined;
-      let completed = false;
-      const reader = res.body.getReader();
-      const sse = new SseReader((ev) => {
-        if (ev.data.length === 0 || ev.data === "[DONE]") return;
-        this.send(ev.data);
-        if (!mustRead(ev.event)) return;
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(ev.data);
-        } catch {
-          return;
-        }
-        if (!isObj(parsed)) return;
-        if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(parsed.item);
-        if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
-        if (parsed.type === "response.completed") completed = true;
-      });
+    const output: unknown[] = [];
+    let responseId: string | undefined;
+    let completed = false;
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => (ended = resolve));
+    const read = (ev: ReplyEvent) => {
+      if (!mustRead(ev.event)) return;
+      let parsed: unknown;
       try {
-        for (;;) {
-          if (this.closed) {
-            void reader.cancel().catch(() => {});
-            return;
-          }
-          const r = await reader.read();
-          if (r.done) break;
-          this.ws.cork(() => sse.push(r.value));
-        }
-        this.ws.cork(() => sse.end());
+        parsed = JSON.parse(ev.data);
       } catch {
-        // the client closed the socket (the request was aborted) or the reply broke: nothing to add,
-        // the pipeline ended the reply with its own in-band error when it could
+        return;
       }
+      if (!isObj(parsed)) return;
+      if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(parsed.item);
+      if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
+      if (parsed.type === "response.completed") completed = true;
+    };
+    const sink: ReplyEventSink = {
+      events: (batch) => {
+        if (this.closed) return;
+        this.ws.cork(() => {
+          for (const ev of batch) {
+            if (ev.data.length === 0 || ev.data === "[DONE]") continue;
+            this.ws.send(ev.data);
+            read(ev);
+          }
+        });
+        this.touch();
+      },
+      end: () => ended(),
+    };
+    try {
+      const res = await this.opts.gateway.handle({ request, endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
+      // A committed reply has no body: its events came or come to the sink, which is then ended.
+      if (res.status !== 200 || res.body) return await this.refused(res);
+      await done;
       if (completed && responseId) this.remember(responseId, [...input, ...output]);
     } finally {
       if (this.inFlight === controller) this.inFlight = undefined;
