@@ -5,13 +5,14 @@
  *   call that would use it ({@link CredentialManager.ensureFresh}, called by the executor).
  * - Reactive refresh (6.2, P-7): after a 401 or a credential-classified 403 the attempt loop calls
  *   {@link CredentialManager.refresh} once and retries once. However many requests saw the 401, an
- *   account gets ONE refresh call: requests arriving while it runs join it (Effect `cached`), and a
+ *   account gets ONE refresh call: requests arriving while it runs join it (one shared promise), and a
  *   401 on a request that was sent with a token since replaced (by that refresh or a later one) reuses
  *   the current token instead of refreshing again. A 401 on a request sent with the CURRENT token
  *   refreshes, however recent the last refresh: the token may have been revoked right after it was
  *   issued (a login elsewhere, a server-side rotation). Only a caller that cannot say which token it
  *   sent falls back to a grace window ({@link REFRESH_GRACE_MS}) after a successful refresh.
- * - Each refresh round is an Effect: one token call with a timeout ({@link REFRESH_TIMEOUT_MS}),
+ * - Each refresh round is an Effect program (Effect loaded by the first round: src/memory/lazy-effect.ts):
+ *   one token call with a timeout ({@link REFRESH_TIMEOUT_MS}),
  *   temporary failures (5xx, 429, transport, timeout) retried on an exponential schedule within the
  *   round, then backed off across rounds (5 s doubling to 5 min) so a sick token endpoint is not
  *   hammered; meanwhile the account cools down and other accounts serve.
@@ -25,10 +26,7 @@
  * {@link SubscriptionHealth} wraps the account registry's AccountHealth with these rules and the
  * quota-window reader (SPEC P-5). Nothing here logs a token.
  */
-import * as Data from "effect/Data";
-import * as Duration from "effect/Duration";
-import * as Effect from "effect/Effect";
-import * as Schedule from "effect/Schedule";
+import { loadEffect } from "../memory/lazy-effect.ts";
 import type { AccountHealth, Classification } from "../../pipeline/index.ts";
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
@@ -89,8 +87,16 @@ export interface CredentialDeps {
   timings?: Partial<CredentialTimings>;
 }
 
-class Temporary extends Data.TaggedError("Temporary")<{ reason: string }> {}
-class Rejected extends Data.TaggedError("Rejected")<{ reason: string }> {}
+/** A refresh failure worth retrying (connection error, timeout, 5xx), tagged for Effect's `catchTags`. */
+class Temporary {
+  readonly _tag = "Temporary";
+  constructor(readonly reason: string) {}
+}
+/** The token endpoint refused the refresh token for good. */
+class Rejected {
+  readonly _tag = "Rejected";
+  constructor(readonly reason: string) {}
+}
 
 /** Refreshes, persists and quarantines OAuth credentials; one instance per process. */
 export class CredentialManager {
@@ -100,7 +106,8 @@ export class CredentialManager {
    * access token it replaces. For config-file accounts it is also persisted (store overrides).
    */
   private readonly overrides = new Map<string, { baseFp: string; credential: OAuthCredential }>();
-  private readonly inflight = new Map<string, Effect.Effect<RefreshOutcome>>();
+  /** accountId → the running refresh round; requests that need a refresh meanwhile join it. */
+  private readonly inflight = new Map<string, Promise<RefreshOutcome>>();
   private readonly outcomes = new Map<string, RefreshOutcome>();
   private readonly failures = new Map<string, number>();
   private warnedMemoryOnly = new Set<string>();
@@ -172,7 +179,7 @@ export class CredentialManager {
     if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return cur;
     const running = this.inflight.get(account.id);
     if (running) {
-      await raceAbort(Effect.runPromise(running), signal);
+      await raceAbort(running, signal);
       return this.current(account);
     }
     const now = this.deps.clock.now();
@@ -197,7 +204,7 @@ export class CredentialManager {
     const cur = this.current(account);
     if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return false;
     const running = this.inflight.get(account.id);
-    if (running) return (await Effect.runPromise(running)).kind === "ok";
+    if (running) return (await running).kind === "ok";
     const now = this.deps.clock.now();
     const fp = credentialFingerprint(cur);
     const last = this.outcomes.get(account.id);
@@ -243,13 +250,12 @@ export class CredentialManager {
 
   /** Starts (or joins) the account's refresh round. */
   private start(account: Account, why: string): Promise<RefreshOutcome> {
-    let e = this.inflight.get(account.id);
-    if (!e) {
-      const program = this.lockedRound(account, why).pipe(Effect.ensuring(Effect.sync(() => this.inflight.delete(account.id))));
-      e = Effect.runSync(Effect.cached(program));
-      this.inflight.set(account.id, e);
+    let round = this.inflight.get(account.id);
+    if (!round) {
+      round = this.lockedRound(account, why).finally(() => this.inflight.delete(account.id));
+      this.inflight.set(account.id, round);
     }
-    return Effect.runPromise(e);
+    return round;
   }
 
   /**
@@ -257,12 +263,10 @@ export class CredentialManager {
    * per-account refresh lock; once it holds the lock it first looks at the stored credential: when
    * another instance has rotated it meanwhile, that credential is adopted and no token call is made.
    */
-  private lockedRound(account: Account, why: string): Effect.Effect<RefreshOutcome> {
+  private lockedRound(account: Account, why: string): Promise<RefreshOutcome> {
     const store = this.deps.store;
     if (!store.withRefreshLock) return this.round(account, why);
-    return Effect.promise(() =>
-      store.withRefreshLock!(account.id, async () => (await this.adoptStored(account)) ?? Effect.runPromise(this.round(account, why))),
-    );
+    return store.withRefreshLock(account.id, async () => (await this.adoptStored(account)) ?? this.round(account, why));
   }
 
   /**
@@ -292,8 +296,13 @@ export class CredentialManager {
     return outcome;
   }
 
-  /** One refresh round as an Effect: token call (timeout, retried while temporary), then adopt, quarantine or back off. */
-  private round(account: Account, why: string): Effect.Effect<RefreshOutcome> {
+  /**
+   * One refresh round, an Effect program: token call (timeout, retried while temporary), then adopt,
+   * quarantine or back off. Effect and the token client are loaded first (first refresh only), outside
+   * the timed call.
+   */
+  private async round(account: Account, why: string): Promise<RefreshOutcome> {
+    const [{ Duration, Effect, Schedule }] = await Promise.all([loadEffect(), loadTokenClient()]);
     const oauth = this.deps.oauthOf(account.providerId)!;
     const cred = this.current(account) as OAuthCredential;
     const fp = credentialFingerprint(cred);
@@ -303,21 +312,22 @@ export class CredentialManager {
         return refreshTokens(oauth.kind, oauth.settings, cred.refreshToken!, { fetchImpl: this.deps.fetchImpl, signal, now: this.deps.clock.now() });
       },
       catch: (e) =>
-        e instanceof OAuthError && e.permanent ? new Rejected({ reason: e.message }) : new Temporary({ reason: e instanceof Error ? e.message : "refresh failed" }),
-    }).pipe(Effect.timeoutFail({ duration: Duration.millis(this.t.refreshTimeoutMs), onTimeout: () => new Temporary({ reason: "the token endpoint did not answer in time" }) }));
-    // Loading the token client (first refresh only) is not part of the timed call.
-    const retried = Effect.promise(loadTokenClient).pipe(Effect.zipRight(call)).pipe(
+        e instanceof OAuthError && e.permanent ? new Rejected(e.message) : new Temporary(e instanceof Error ? e.message : "refresh failed"),
+    }).pipe(Effect.timeoutFail({ duration: Duration.millis(this.t.refreshTimeoutMs), onTimeout: () => new Temporary("the token endpoint did not answer in time") }));
+    const retried = call.pipe(
       Effect.retry({
         schedule: Schedule.exponential(Duration.millis(this.t.retryBaseMs)).pipe(Schedule.intersect(Schedule.recurs(this.t.retries))),
         while: (e) => e._tag === "Temporary",
       }),
     );
-    return retried.pipe(
-      Effect.flatMap((tokens) => Effect.promise(() => this.adopt(account, cred, tokens, why))),
-      Effect.catchTags({
-        Rejected: (e) => Effect.promise(() => this.rejected(account, fp, e.reason)),
-        Temporary: (e) => Effect.sync(() => this.temporary(account, fp, e.reason)),
-      }),
+    return Effect.runPromise(
+      retried.pipe(
+        Effect.flatMap((tokens) => Effect.promise(() => this.adopt(account, cred, tokens, why))),
+        Effect.catchTags({
+          Rejected: (e) => Effect.promise(() => this.rejected(account, fp, e.reason)),
+          Temporary: (e) => Effect.sync(() => this.temporary(account, fp, e.reason)),
+        }),
+      ),
     );
   }
 

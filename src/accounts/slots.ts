@@ -3,12 +3,13 @@
  * that finds every slot taken waits (FIFO) up to the slot timeout (15 s by default), then gives up so
  * the attempt loop moves to another account. Each limited account has its own Effect semaphore
  * (`Effect.makeSemaphore`, FIFO takes) and the wait is `Effect.timeoutOption`; a client that goes away
- * interrupts its wait through the AbortSignal. Unlimited accounts only count. No global lock.
+ * interrupts its wait through the AbortSignal. Unlimited accounts only count. No global lock. Effect
+ * is loaded by the first acquire on a limited account (src/memory/lazy-effect.ts).
  */
-import * as Duration from "effect/Duration";
-import * as Effect from "effect/Effect";
-import * as Option from "effect/Option";
+import type * as Effect from "effect/Effect";
+import type * as Option from "effect/Option";
 import type { Clock } from "../../pipeline/ports.ts";
+import { effectIfLoaded, loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 
 /** SPEC A-4: how long a request waits for a slot before moving on, ms. */
 export const SLOT_WAIT_MS = 15_000;
@@ -28,14 +29,15 @@ export type Release = () => void;
 export class Slots {
   private readonly m = new Map<string, Account>();
 
-  private of(id: string, limit: number | undefined): Account {
+  private of(id: string, limit: number | undefined, E: EffectModules | undefined): Account {
     let a = this.m.get(id);
     if (!a) {
       a = { inUse: 0, waiting: 0 };
       this.m.set(id, a);
     }
-    if (limit !== undefined && a.limit !== limit) {
+    if (limit !== undefined && a.limit !== limit && E) {
       // A config reload changed the limit: permits already taken stay taken.
+      const { Effect } = E;
       if (!a.sem) a.sem = Effect.runSync(Effect.makeSemaphore(Math.max(0, limit - a.inUse)));
       else Effect.runSync(a.sem.resize(Math.max(0, limit - a.inUse)));
       a.limit = limit;
@@ -67,8 +69,9 @@ export class Slots {
       if (done) return;
       done = true;
       a.inUse = Math.max(0, a.inUse - 1);
-      // A permit goes back to the semaphore it came from (a resize may have replaced nothing).
-      if (sem && sem === a.sem) Effect.runSync(sem.release(1));
+      // A permit goes back to the semaphore it came from (a resize may have replaced nothing); a
+      // semaphore exists only once Effect is loaded.
+      if (sem && sem === a.sem) effectIfLoaded()!.Effect.runSync(sem.release(1));
     };
   }
 
@@ -78,13 +81,16 @@ export class Slots {
    * `_clock` is accepted for interface symmetry; the wait runs on Effect's clock.
    */
   async acquire(id: string, limit: number | undefined, signal: AbortSignal, waitMs: number, _clock?: Clock): Promise<Release | undefined> {
-    const a = this.of(id, limit);
+    // Unlimited accounts never need Effect; a limited one loads it once (no wait once it is loaded).
+    const E = limit === undefined ? undefined : (effectIfLoaded() ?? (await loadEffect()));
+    const a = this.of(id, limit, E);
     if (signal.aborted) return undefined;
     const sem = a.sem;
     if (!sem) {
       a.inUse++;
       return this.releaser(a, undefined);
     }
+    const { Duration, Effect, Option } = E!;
     if (waitMs <= 0) {
       const got = Effect.runSync(sem.withPermitsIfAvailable(1)(Effect.void));
       if (Option.isNone(got)) return undefined;

@@ -7,15 +7,14 @@
  * and one Effect fiber delivers them in order. A delivery that fails (connection error, timeout of
  * 10 s, a 5xx, 408 or 429) is retried with exponential backoff (0.5 s doubling, 5 tries in all); a
  * 4xx other than 408/429 is not retried. Publishing an alert is a queue offer: a dead or slow webhook
- * never blocks or slows a request.
+ * never blocks or slows a request. Effect is loaded, and the queue and fiber made, by the first alert
+ * published while a webhook is set (src/memory/lazy-effect.ts); alerts published while it loads wait,
+ * in order and within the same bound, in a plain list.
  */
-// Effect by module: the package index loads every Effect module (+3.5 MB of heap, +11 MB RSS measured).
-import * as Duration from "effect/Duration";
-import * as Effect from "effect/Effect";
-import * as Fiber from "effect/Fiber";
-import * as Queue from "effect/Queue";
-import * as Schedule from "effect/Schedule";
+import type * as Fiber from "effect/Fiber";
+import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
+import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
 
 /** The JSON body POSTed per alert. */
@@ -64,18 +63,53 @@ export class AlertWebhook {
   dropped = 0;
   /** Alerts delivered (a 2xx answer). */
   delivered = 0;
-  private readonly queue: Queue.Queue<WebhookPayload>;
-  private readonly fiber: Fiber.RuntimeFiber<never, never>;
+  /** The queue, its delivering fiber and Effect, once the first alert has started them. */
+  private delivery?: { E: EffectModules; queue: Queue.Queue<WebhookPayload>; fiber: Fiber.RuntimeFiber<never, never> };
+  /** Loading Effect and starting the delivery (from the first alert on). */
+  private starting?: Promise<void>;
+  /** Alerts published while {@link starting}: offered to the queue, in order, once it exists. */
+  private early: WebhookPayload[] = [];
+  private closed = false;
+  private readonly capacity: number;
   private readonly unsubscribe: () => void;
 
   constructor(
     bus: EventBus,
     private readonly opts: WebhookOptions,
   ) {
+    this.capacity = opts.capacity ?? 256;
+    this.unsubscribe = bus.subscribe((e) => {
+      if (e.type !== "alert" || !opts.url()) return;
+      const payload = webhookPayload(e, opts.secrets?.() ?? []);
+      const d = this.delivery;
+      if (d) {
+        if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, payload))) this.dropped++;
+        return;
+      }
+      // Same bound as the queue's while it is being made: the newest alert is dropped when full.
+      if (this.early.length >= this.capacity) this.dropped++;
+      else this.early.push(payload);
+      this.starting ??= this.start().catch((err) => {
+        this.dropped += this.early.length;
+        this.early = [];
+        this.logLine({ level: "error", time: Date.now(), msg: "alert webhook unavailable: Effect could not be loaded", error: err instanceof Error ? err.message : String(err) });
+      });
+    }, ["alert"]);
+  }
+
+  private logLine(line: Record<string, unknown>): void {
+    (this.opts.log ?? ((l: string) => console.error(l)))(JSON.stringify(line));
+  }
+
+  /** Loads Effect, makes the queue and its fiber, and hands them the alerts published meanwhile. */
+  private async start(): Promise<void> {
+    const E = await loadEffect();
+    if (this.closed) return;
+    const { Duration, Effect, Queue, Schedule } = E;
+    const opts = this.opts;
     const f = opts.fetchImpl ?? fetch;
     const timeoutMs = opts.timeoutMs ?? 10_000;
-    const log = opts.log ?? ((l: string) => console.error(l));
-    this.queue = Effect.runSync(Queue.dropping<WebhookPayload>(opts.capacity ?? 256));
+    const queue = Effect.runSync(Queue.dropping<WebhookPayload>(this.capacity));
     const post = (url: string, p: WebhookPayload) =>
       Effect.tryPromise({
         try: (signal) =>
@@ -104,28 +138,32 @@ export class AlertWebhook {
         Effect.catchAll((e) =>
           Effect.sync(() => {
             this.dropped++;
-            log(JSON.stringify({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message }));
+            this.logLine({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message });
           }),
         ),
       );
     };
-    this.fiber = Effect.runFork(Effect.forever(Effect.flatMap(Queue.take(this.queue), deliver)));
-    this.unsubscribe = bus.subscribe((e) => {
-      if (e.type !== "alert" || !opts.url()) return;
-      const accepted = Effect.runSync(Queue.offer(this.queue, webhookPayload(e, opts.secrets?.() ?? [])));
-      if (!accepted) this.dropped++;
-    }, ["alert"]);
+    const fiber = Effect.runFork(Effect.forever(Effect.flatMap(Queue.take(queue), deliver)));
+    for (const p of this.early) if (!Effect.runSync(Queue.offer(queue, p))) this.dropped++;
+    this.early = [];
+    this.delivery = { E, queue, fiber };
   }
 
   /** Alerts waiting for delivery. */
   pending(): number {
-    return Math.max(0, Effect.runSync(Queue.size(this.queue)));
+    const d = this.delivery;
+    return d ? Math.max(0, d.E.Effect.runSync(d.E.Queue.size(d.queue))) : this.early.length;
   }
 
   /** Stops listening and delivering (alerts still queued are dropped). */
   async close(): Promise<void> {
     this.unsubscribe();
-    await Effect.runPromise(Fiber.interrupt(this.fiber));
-    await Effect.runPromise(Queue.shutdown(this.queue));
+    this.closed = true;
+    this.early = [];
+    await this.starting;
+    const d = this.delivery;
+    if (!d) return;
+    await d.E.Effect.runPromise(d.E.Fiber.interrupt(d.fiber));
+    await d.E.Effect.runPromise(d.E.Queue.shutdown(d.queue));
   }
 }

@@ -19,8 +19,8 @@
  *
  * Nothing here logs, and no error message carries a token.
  */
-import * as Effect from "effect/Effect";
 import * as v from "valibot";
+import { loadEffect } from "../memory/lazy-effect.ts";
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Credential } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
@@ -206,7 +206,7 @@ async function tokenCall(
   for (const [k, val] of Object.entries(fields)) if (val !== undefined) clean[k] = val;
   // The token endpoint through @effect/platform's HttpClient (fetch-backed; the caller's fetch is
   // injected for tests, its signal interrupts the call).
-  const { FetchHttpClient, HttpClient, HttpClientRequest } = await loadTokenClient();
+  const [{ Effect }, { FetchHttpClient, HttpClient, HttpClientRequest }] = await Promise.all([loadEffect(), loadTokenClient()]);
   const request = HttpClientRequest.post(url).pipe(
     HttpClientRequest.setHeader("accept", "application/json"),
     encoding === "json" ? HttpClientRequest.bodyUnsafeJson(clean) : HttpClientRequest.bodyUrlParams(clean),
