@@ -10,8 +10,8 @@
  * `bun /abs/path/src/main.ts start`. `--config`, `--host` and `--port` are passed through as given
  * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
  * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
- * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4) and
- * `MIMALLOC_PURGE_DELAY=1000` (allocator churn, issue 17); on Linux also the
+ * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4),
+ * `MIMALLOC_PURGE_DELAY=1000` and `MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000` (allocator churn, issue 17); on Linux also the
  * `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR` (never
  * written into the unit): install writes the ones set in the installing shell (service-env.ts).
  *
@@ -39,10 +39,26 @@ export const LAUNCHD_LABEL = "dev.switchyard";
 export const MIMALLOC_PURGE_DELAY_MS = 1000;
 
 /**
- * Environment every service gets: SPEC D-4's raise of Bun's cap of 256 concurrent fetches, and
- * mimalloc's purge delay ({@link MIMALLOC_PURGE_DELAY_MS}); both are read only at process start.
+ * ms between two of mimalloc's "hole" purges (its default: 100): besides whole free pages, mimalloc 3.5
+ * gives back the free blocks inside pages still in use, and its scavenger did so ten times a second,
+ * so the JS heap's blocks were faulted in again right after (mi-scavenger 12–58 → 1.5–12 µs of CPU
+ * per request under wrk, chat JSON and stream, 2026-12-01 on a busy machine). The idle trim still
+ * returns everything: the compiled binary's idle RSS 33 s after 1,000 requests is the same (73.3–73.9
+ * vs 73.4–74.0 MB). Turning hole purging off instead (`MIMALLOC_PURGE_HOLES=0`) kept ~10 MB more after
+ * the trim. docs/performance.md, "What was changed".
  */
-export const SERVICE_ENV: Record<string, string> = { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", MIMALLOC_PURGE_DELAY: String(MIMALLOC_PURGE_DELAY_MS) };
+export const MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS = 1000;
+
+/**
+ * Environment every service gets: SPEC D-4's raise of Bun's cap of 256 concurrent fetches, and
+ * mimalloc's purge pacing ({@link MIMALLOC_PURGE_DELAY_MS}, {@link MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS});
+ * all are read only at process start.
+ */
+export const SERVICE_ENV: Record<string, string> = {
+  BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+  MIMALLOC_PURGE_DELAY: String(MIMALLOC_PURGE_DELAY_MS),
+  MIMALLOC_PURGE_HOLES_MIN_INTERVAL: String(MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS),
+};
 
 /** A system command's result. */
 export interface RunResult {

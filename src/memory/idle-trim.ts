@@ -9,7 +9,10 @@
  * The price: the requests after a trim run interpreted until the JIT has compiled them again. Measured
  * with a 1 s threshold and bursts of 50 requests 1.3 s apart, that doubled the CPU per request (≈125 ms
  * of CPU per trim); hence the long threshold: at most one trim per 30 s of idleness, never under
- * continuous traffic (docs/performance.md, "What was changed").
+ * continuous traffic (docs/performance.md, "What was changed"). Heavy traffic after a trim pays the
+ * whole JIT warm-up again (all code and bytecode are dropped: ~590 compilations, seconds of compiler
+ * CPU); `Bun.gc(true)` would keep the code but also ~9–10 MB of the ~10 MB the trim gives back, and Bun
+ * has nothing in between (docs/performance.md, "JIT compilation, the idle trim and allocation churn").
  */
 
 /** Quiet time after the last request before memory is trimmed, ms. */
