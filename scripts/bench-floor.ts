@@ -130,6 +130,18 @@ async function main() {
     }
     process.stderr.write(`bench-floor: ${TARGETS.length} servers up; ${WRK ? "wrk -t1 -c32" : "Bun load client"}; ${ROUNDS} round(s) of ${SECONDS} s per server and lane\n`);
 
+    // Between its own runs a server waits while the others are measured (~25 s per lane). switchyard
+    // then comes back slower: its idle trim (`Bun.shrink()` after IDLE_TRIM_MS without a request) drops
+    // its compiled code, and even without a trim a lane whose code went unused for ~25 s measured at
+    // 2× the CPU per request and a quarter of the requests/s for seconds (messages→chat stream, 2026-12-01).
+    // So every server gets one request of one of its lanes (in turn) every 3 s while it is not being
+    // measured, as under continuous mixed traffic; its CPU is read over its own runs only.
+    let measuring: string | undefined;
+    let turn = 0;
+    const keepWarm = setInterval(() => {
+      const c = COLUMNS[turn++ % COLUMNS.length];
+      for (const t of TARGETS) if (t.key !== measuring && runsOn(t, c)) void timedRequest(...(Object.values(requestFor(t, c, byKey.get(t.key)!.url)) as [string, string])).catch(() => {});
+    }, 3000);
     // Every server answers every lane it runs on (and its code is warm) before anything is measured.
     for (const c of COLUMNS)
       for (const t of TARGETS) {
@@ -159,9 +171,11 @@ async function main() {
         for (const t of order) {
           const p = byKey.get(t.key)!;
           const req = requestFor(t, c, p.url);
+          measuring = t.key;
           const c0 = cpuUs(p.pid);
           const res = await load(req.url, req.body);
           const us = (cpuUs(p.pid) - c0) / Math.max(1, res.requests);
+          measuring = undefined;
           errors += res.errors;
           round.set(t.key, us);
           cpu.get(t.key)![ci].push(us);
@@ -170,6 +184,7 @@ async function main() {
       }
       process.stderr.write(`round ${r + 1}/${ROUNDS} done\n`);
     }
+    clearInterval(keepWarm);
 
     // ---- the table
     const cell = (key: string, ci: number) => {
