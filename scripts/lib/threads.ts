@@ -35,25 +35,47 @@ export const jsThreadCpuUs: () => number = (() => {
 /** The kinds of threads of a Bun process the budget names (JavaScriptCore and Bun name their threads). */
 export type ThreadKind = "js" | "gc" | "warmup" | "jit" | "other";
 
-/** µs of CPU per thread kind since the process started; empty (all zero) where /proc is not there. */
-export function threadCpu(): Record<ThreadKind, number> {
-  const out: Record<ThreadKind, number> = { js: 0, gc: 0, warmup: 0, jit: 0, other: 0 };
-  out.js = jsThreadCpuUs();
+/**
+ * One reading of the process's CPU by thread: the JS thread's own clock ({@link jsThreadCpuUs}), every
+ * other live thread's utime + stime from `/proc/self/task/<tid>/stat` (µs, in 10 ms ticks), and the
+ * process's total from `/proc/self/stat`, which keeps the CPU of threads that have ended.
+ */
+export interface ThreadReading {
+  /** The JS thread's CPU, µs (CLOCK_THREAD_CPUTIME_ID). */
+  js: number;
+  /** Every other live thread by tid: its kind and CPU since it started, µs. */
+  threads: Map<string, { kind: ThreadKind; us: number }>;
+  /** The JS thread's CPU as /proc counts it (ticks, µs), to set against {@link processUs}. */
+  mainTicksUs: number;
+  /** The whole process's CPU, ended threads included (ticks, µs); NaN where /proc is not there. */
+  processUs: number;
+}
+
+const ticksUs = (stat: string) => {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, 100 ticks per second
+};
+
+/** Reads the CPU of every thread of this process now (see {@link ThreadReading}). */
+export function threadCpu(): ThreadReading {
+  const out: ThreadReading = { js: jsThreadCpuUs(), threads: new Map(), mainTicksUs: 0, processUs: Number.NaN };
   let tids: string[];
   try {
+    out.processUs = ticksUs(readFileSync("/proc/self/stat", "utf8"));
     tids = readdirSync("/proc/self/task");
   } catch {
     return out;
   }
   const self = String(process.pid);
   for (const tid of tids) {
-    if (tid === self) continue;
     try {
-      const comm = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const us = (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, 100 ticks per second
-      out[kindOf(comm)] += us;
+      if (tid === self) {
+        out.mainTicksUs = ticksUs(stat);
+        continue;
+      }
+      const comm = readFileSync(`/proc/self/task/${tid}/comm`, "utf8").trim();
+      out.threads.set(tid, { kind: kindOf(comm), us: ticksUs(stat) });
     } catch {
       // the thread ended between the listing and the read
     }
@@ -76,7 +98,25 @@ export function kindOf(name: string): ThreadKind {
   return "other";
 }
 
-/** The difference of two {@link threadCpu} readings, µs per kind. */
-export function threadDelta(a: Record<ThreadKind, number>, b: Record<ThreadKind, number>): Record<ThreadKind, number> {
-  return { js: b.js - a.js, gc: b.gc - a.gc, warmup: b.warmup - a.warmup, jit: b.jit - a.jit, other: b.other - a.other };
+/**
+ * µs of CPU per thread kind between two {@link threadCpu} readings. JavaScriptCore's compiler (and
+ * other automatic) threads end when idle a while, and an ended thread is no longer in /proc/self/task:
+ * what the process's total grew by beyond the live threads' deltas is the CPU of threads that ended in
+ * between (or started and ended), charged to the kind of the threads that ended ("other" when they
+ * were of several kinds or none was seen to end). Without it a per-kind delta could come out low or
+ * negative (docs/performance.md, "JIT compilation, the idle trim and allocation churn").
+ */
+export function threadDelta(a: ThreadReading, b: ThreadReading): Record<ThreadKind, number> {
+  const out: Record<ThreadKind, number> = { js: b.js - a.js, gc: 0, warmup: 0, jit: 0, other: 0 };
+  let seen = 0;
+  for (const [tid, t] of b.threads) {
+    const d = t.us - (a.threads.get(tid)?.us ?? 0);
+    out[t.kind] += d;
+    seen += d;
+  }
+  const ended = new Set<ThreadKind>();
+  for (const [tid, t] of a.threads) if (!b.threads.has(tid)) ended.add(t.kind);
+  const unseen = b.processUs - a.processUs - (b.mainTicksUs - a.mainTicksUs) - seen;
+  if (unseen > 0) out[ended.size === 1 ? [...ended][0]! : "other"] += unseen;
+  return out;
 }
