@@ -18,6 +18,7 @@ import type { AccountPool, PickHints } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
+  eventBytes,
   passthroughDriver,
   pumpEvents,
   replyStream,
@@ -211,8 +212,7 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
     whole(parts, headers) {
       for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
       const events = parts.flat();
-      let bytes = 0;
-      for (const ev of events) bytes += Buffer.byteLength(ev.data);
+      const bytes = eventBytes(events);
       if (events.length > 0) target.events(events);
       target.end();
       return { body: null, bytes };

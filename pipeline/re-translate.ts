@@ -549,8 +549,8 @@ export function replyStream(
   );
 }
 
-/** Bytes of an event's data as UTF-8: what an event transport sends of it (SPEC O-3 counts reply bytes). */
-const dataBytes = (events: readonly ReplyEvent[]): number => {
+/** Bytes of the events' data as UTF-8: what an event transport sends of them (SPEC O-3 counts reply bytes). */
+export const eventBytes = (events: readonly ReplyEvent[]): number => {
   let n = 0;
   for (const ev of events) n += Buffer.byteLength(ev.data);
   return n;
@@ -594,7 +594,7 @@ export function pumpEvents(
   };
   const emit = (events: ReplyEvent[]) => {
     if (events.length === 0) return;
-    sent.bytes += dataBytes(events);
+    sent.bytes += eventBytes(events);
     sink.events(events);
   };
   let reported = false;
