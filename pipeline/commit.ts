@@ -398,7 +398,7 @@ const READY_LIMIT = 64 * 1024;
  * received: Bun's fetch body settles a read of buffered data in one), else undefined. Never waits for
  * I/O: no timer, no event-loop turn. A read that fails is left to its later awaiter (undefined here).
  */
-async function readIfReady(read: Promise<ReadResult>): Promise<ReadResult | undefined> {
+export async function readIfReady(read: Promise<ReadResult>): Promise<ReadResult | undefined> {
   let result: ReadResult | undefined;
   read.then(
     (r) => (result = r),

@@ -13,8 +13,9 @@
  *       client's bytes forwarded (Chat streams: `include_usage` spliced in)   G-1, G-3, G-4, R-2, F-3
  *   2 + executor call: credential header, an AbortController per request wired to the client's signal,
  *       a header timer set and cleared                                           6.4, 6.3, R-7
- *   3 + the reply through JS: first chunk peeked, a pull ReadableStream that sees every chunk (usage and
- *       error searches, usage parsed), idle timer per chunk, in-band error on a broken stream; JSON
+ *   3 + the reply through JS: first chunk peeked, what already arrived taken at once (a stream already
+ *       ended goes out whole), else a pull ReadableStream; every chunk seen (usage and error
+ *       searches, usage parsed), idle timer per chunk, in-band error on a broken stream; JSON
  *       replies read and parsed for usage, answered as bytes                     R-8, R-9, 6.4, O-1
  *   4 + bookkeeping: request and route ids in the headers, usage row and route trace into bun:sqlite
  *       (one transaction per 100 ms), counter and histogram, one JSON log line to a file
@@ -69,7 +70,7 @@ const ROW_LABELS: Record<string, string> = {
   0: "0 raw pipe (scripts/bench-pipe.ts)",
   1: "1 + body read, JSON.parse, model/stream read (guard, routing)",
   2: "2 + AbortController per request, header timer (executor)",
-  3: "3 + reply through a JS stream: peek, tap, idle timer (commit, reply driver)",
+  3: "3 + reply read in JS: peek, tap, idle timer; streamed unless ended (commit, reply driver)",
   4: "4 + usage row, trace, metrics, log line (bookkeeping)",
   5: "5 + Elysia instead of bare Bun.serve (framework)",
   6: "6 + parse and re-encode every SSE event (translation)",

@@ -9,7 +9,7 @@
  * |---|---|---|
  * | 1 | the peer address checked (loopback passes without a key), the body read and `JSON.parse`d, `model` and `stream` read (400 on malformed JSON), the client's bytes forwarded; a streaming Chat body gets `"stream_options":{"include_usage":true},` spliced in front | G-1, G-3, G-4, R-2, F-3 |
  * | 2 | the upstream call as an executor makes it: a credential header, an `AbortController` per request wired to the client's `signal`, a header timer (`setTimeout`, cleared on the headers) | 6.4 (a client that leaves cancels the upstream call), 6.3 (timeout before headers), R-7 |
- * | 3 | the reply through JavaScript: the first chunk peeked before the status is sent; streams through a pull `ReadableStream` (`highWaterMark: 0`) that sees every chunk (native byte searches for usage and errors, the usage event parsed), the idle timer re-armed per chunk, a broken stream ended with the format's in-band error; JSON replies read chunk by chunk under the same timer, parsed for usage, answered as bytes | R-8, R-9, 6.4, O-1 |
+ * | 3 | the reply through JavaScript: the first chunk peeked before the status is sent; what already arrived after it taken without waiting (a stream whose end was already there is answered whole, as switchyard's commit point does), the rest through a pull `ReadableStream` (`highWaterMark: 0`); every chunk seen (native byte searches for usage and errors, the usage event parsed), the idle timer re-armed per chunk, a broken stream ended with the format's in-band error; JSON replies read chunk by chunk under the same timer, parsed for usage, answered as bytes | R-8, R-9, 6.4, O-1 |
  * | 4 | per-request bookkeeping: a request id and a route id in the reply headers, a usage row and a route trace (JSON) buffered and written to bun:sqlite (WAL, `synchronous=NORMAL`) in one transaction every 100 ms (or at 256 rows) with the trace ring trimmed, a counter and a latency histogram updated, one JSON log line per request appended to a file with the flush | 2.4, O-1, O-2, O-3, O-4, D-1 |
  * | 5 | Elysia (the stack's HTTP framework) instead of bare `Bun.serve`, the same handler on its static routes (`parse: "none"`) | the developers' guide |
  * | 6 | translation, the least of it (only on the translated lane): a Messages request rebuilt as a Chat body (`JSON.stringify`), each Chat SSE event of the reply `JSON.parse`d and re-encoded as Messages events (`JSON.stringify`), with the opening and closing events | F-2, R-5, R-9 |
@@ -19,6 +19,9 @@
  */
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
+// the commit point's own "already there?" read (four microtask turns, never waits for I/O): a primitive, not per-request logic
+import { readIfReady } from "../../pipeline/commit.ts";
+import type { ReadResult } from "../../pipeline/re-translate.ts";
 
 /** The highest rung (translation: used on translated lanes only). */
 export const TOP_RUNG = 6;
@@ -76,6 +79,9 @@ function tap(chunk: Uint8Array, seen: Seen): void {
   for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + 1)) usageAt(buf, at, seen);
   if (buf.indexOf(ERROR) >= 0) seen.error = true;
 }
+
+/** Bytes of a streamed reply taken while they are already there before the rest is streamed. */
+const READY_LIMIT = 64 * 1024;
 
 // ---- rung 6: the least translation (Messages client, Chat upstream) ---------------------------------
 
@@ -338,29 +344,50 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
       return new Response(translate && res.ok ? chatReplyToMessages(reply as never) : whole, { status: res.status, headers: { ...JSON_H, ...headers } });
     }
     const translator = translate ? new ChatToMessages(model, seen) : undefined;
-    let pending: Uint8Array | undefined = first.done ? undefined : first.value;
-    let ended = first.done;
     const pass = (chunk: Uint8Array) => {
       if (translator) return translator.push(chunk);
       tap(chunk, seen);
       return chunk;
     };
+    // What the upstream already delivered after the first chunk is taken without waiting (a read that
+    // settles within a few microtask turns); a reply whose end was already there goes out whole, as one
+    // sized body, the rest through the JS stream (switchyard's commit point does the same, item 31).
+    const taken: Uint8Array[] = [];
+    let size = 0;
+    let ended = first.done;
+    let pendingRead: Promise<ReadResult> | undefined;
+    if (!first.done) {
+      taken.push(pass(first.value));
+      size += first.value.byteLength;
+    }
+    while (!ended && size < READY_LIMIT) {
+      const read = reader.read() as Promise<ReadResult>;
+      const r = await readIfReady(read);
+      if (r === undefined) {
+        pendingRead = read;
+        break;
+      }
+      if (r.done) ended = true;
+      else {
+        taken.push(pass(r.value));
+        size += r.value.byteLength;
+      }
+    }
+    if (ended) {
+      finish(seen.error ? "upstream_error" : "ok");
+      return new Response(taken.length === 1 ? taken[0] : Buffer.concat(taken), { status: res.status, headers: { ...SSE_H, ...headers } });
+    }
     const replyBody = new ReadableStream<Uint8Array>(
       {
         async pull(c) {
-          if (pending) {
-            const p = pending;
-            pending = undefined;
-            c.enqueue(pass(p));
-            return;
-          }
-          if (ended) {
-            finish("ok");
-            c.close();
+          if (taken.length > 0) {
+            c.enqueue(taken.length === 1 ? taken[0] : Buffer.concat(taken));
+            taken.length = 0;
             return;
           }
           try {
-            const r = await reader.read();
+            const r = await (pendingRead ?? reader.read());
+            pendingRead = undefined;
             timer.refresh();
             if (r.done) {
               finish(seen.error ? "upstream_error" : "ok");
