@@ -62,8 +62,22 @@ const QUICK = flag("--quick") || SMOKE;
 const JSON_OUT = opt("--json");
 const ROUNDS = Number(opt("--rounds") ?? (SMOKE ? 1 : QUICK ? 3 : 5));
 const LAT_N = SMOKE ? 10 : QUICK ? 150 : 400;
-const LAT_WARM = SMOKE ? 2 : 20;
+/**
+ * Unmeasured requests to a target on a lane right before its measured latency requests. Enough for
+ * JavaScriptCore to have the lane's code optimised again: it discards compiled code that has not run for
+ * a while (code ageing at garbage collections), and a lane comes round only every minute or two here,
+ * while a gateway in use serves its lanes continuously (20 warm-up requests, before issue 17's round 4,
+ * left part of each lane's 400 measured requests in the JIT's lower tiers).
+ */
+const LAT_WARM = SMOKE ? 2 : QUICK ? 100 : 300;
 const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
+/**
+ * Seconds of unmeasured load (the same lane, target and concurrency) right before each measured
+ * requests/s run, for the same reason as {@link LAT_WARM}: a lane unused for ~25 s came back at up to 2×
+ * the CPU per request for its next 3–4 s (docs/performance.md, "The floor in Bun", noticed on the way),
+ * which a 4 s run would mostly measure. Every target gets the same warm-up.
+ */
+const RPS_WARM_SECONDS = SMOKE ? 0 : 1;
 const RPS_ROUNDS = SMOKE ? 1 : QUICK ? 2 : 3;
 const OPEN_STREAMS = 1000;
 const BODY_KB = Number(opt("--body-kb") ?? 2);
@@ -189,11 +203,13 @@ async function throughput(dir: string, peak: Record<TargetName, number>): Promis
         for (const t of orderFor(r + i, lane)) {
           const pid = procs[t]!.pid;
           const call = callFor(lane, t, mode === "stream");
+          const load = (seconds: number) => (call.websocket ? loadWs(call.url, call.body, seconds) : WRK ? loadWrk(call.url, call.body, seconds, dir) : loadBun(call.url, call.body, seconds));
+          if (RPS_WARM_SECONDS > 0) await load(RPS_WARM_SECONDS);
           const c0 = cpuUs(pid);
           const sampler = setInterval(() => (peak[t] = Math.max(peak[t], rssMb(pid))), 100);
           let res: LoadResult;
           try {
-            res = call.websocket ? await loadWs(call.url, call.body, RPS_SECONDS) : WRK ? await loadWrk(call.url, call.body, RPS_SECONDS, dir) : await loadBun(call.url, call.body, RPS_SECONDS);
+            res = await load(RPS_SECONDS);
           } finally {
             clearInterval(sampler);
           }
@@ -394,7 +410,7 @@ async function main() {
       command: `scripts/bench ${argv.join(" ").replace(/(:\/\/[^:/@\s]+):[^@\s]*@/g, "$1:***@")}`.trim(),
       machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "bun fetch x32" },
       lanes: LANES.map((l) => ({ name: l.name, kind: l.kind, transport: l.transport ?? "http", modes: modesOf(l), targets: targetsOf(l) })),
-      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, rpsSeconds: RPS_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(ALL_LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
+      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, latencyWarmRequests: LAT_WARM, rpsSeconds: RPS_SECONDS, rpsWarmSeconds: RPS_WARM_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(ALL_LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
       latency: latRows,
       throughput: rpsRows,
       streamThroughput: strRows,
