@@ -63,19 +63,20 @@ const JSON_OUT = opt("--json");
 const ROUNDS = Number(opt("--rounds") ?? (SMOKE ? 1 : QUICK ? 3 : 5));
 const LAT_N = SMOKE ? 10 : QUICK ? 150 : 400;
 /**
- * Unmeasured requests to a target on a lane right before its measured latency requests. Enough for
- * JavaScriptCore to have the lane's code optimised again: it discards compiled code that has not run for
- * a while (code ageing at garbage collections), and a lane comes round only every minute or two here,
- * while a gateway in use serves its lanes continuously (20 warm-up requests, before issue 17's round 4,
- * left part of each lane's 400 measured requests in the JIT's lower tiers).
+ * Unmeasured requests to a target on a lane right before its measured latency requests: a lane comes
+ * round only every minute or two here, while a gateway in use serves its lanes continuously. 20 warm-up
+ * requests (before issue 17's round 4) left part of a lane's measured requests in the JIT's lower tiers
+ * (switchyard's per-request functions reach JavaScriptCore's top tier only after tens of seconds of
+ * traffic, docs/performance.md "JIT compilation, the idle trim and allocation churn").
  */
 const LAT_WARM = SMOKE ? 2 : QUICK ? 100 : 300;
 const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
 /**
  * Seconds of unmeasured load (the same lane, target and concurrency) right before each measured
- * requests/s run, for the same reason as {@link LAT_WARM}: a lane unused for ~25 s came back at up to 2×
- * the CPU per request for its next 3–4 s (docs/performance.md, "The floor in Bun", noticed on the way),
- * which a 4 s run would mostly measure. Every target gets the same warm-up.
+ * requests/s run, for the same reason as {@link LAT_WARM}, and because a server whose lane waited ~25 s
+ * came back at up to 2× the CPU per request for its next 3–4 s, which a 4 s run mostly measured
+ * (docs/performance.md: the allocator re-faulting the memory it gave back during the wait). Every
+ * target gets the same warm-up.
  */
 const RPS_WARM_SECONDS = SMOKE ? 0 : 1;
 const RPS_ROUNDS = SMOKE ? 1 : QUICK ? 2 : 3;
