@@ -467,6 +467,44 @@ export function transportReason(message: string): string {
 }
 
 /**
+ * The upstream reads of a committed reply under the provider's idle timeout (SPEC 6.4), shared by
+ * {@link replyStream} and {@link pumpEvents}: `next` (re)arms the timer and starts a read — the commit
+ * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires the call is
+ * aborted and the read cancelled, which settles it. `failure` is the in-band error of a read that threw
+ * (`e`) or of the timeout, once it fired. No promise of its own: each read is still one hop.
+ */
+function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idle = false;
+  let pendingRead = opts.pendingRead;
+  return {
+    next(): Promise<ReadResult> {
+      if (timer) timer.refresh();
+      else
+        timer = setTimeout(() => {
+          idle = true;
+          opts.abort(idleTimeoutError(opts.idleTimeoutMs));
+          void reader.cancel().catch(() => {});
+        }, opts.idleTimeoutMs);
+      const read = pendingRead ?? reader.read();
+      pendingRead = undefined;
+      return read;
+    },
+    /** Whether the idle timeout fired. */
+    get idle() {
+      return idle;
+    },
+    failure(e?: unknown): HubError {
+      return idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
+    },
+    disarm() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/**
  * The client body after the commit point (SPEC R-9) as ONE pull-based ReadableStream: the prefix
  * produced while peeking first; then each upstream read goes through the driver; a read failure or the
  * idle timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `opts.pendingRead`,
@@ -485,23 +523,8 @@ export function replyStream(
   onEnd: (failure: HubError | undefined) => void,
   sent: { bytes: number } = { bytes: 0 },
 ): ReadableStream<Uint8Array> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let idle = false;
+  const reads = committedReads(reader, opts);
   let ended = false;
-  let pendingRead = opts.pendingRead;
-  const arm = () => {
-    if (timer) timer.refresh();
-    else
-      timer = setTimeout(() => {
-        idle = true;
-        opts.abort(idleTimeoutError(opts.idleTimeoutMs));
-        void reader.cancel().catch(() => {});
-      }, opts.idleTimeoutMs);
-  };
-  const disarm = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-  };
   const emit = (controller: ReadableStreamDefaultController<Uint8Array>, out: Uint8Array) => {
     if (out.byteLength === 0) return false;
     sent.bytes += out.byteLength;
@@ -509,7 +532,7 @@ export function replyStream(
     return true;
   };
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>, failure: HubError | undefined) => {
-    disarm();
+    reads.disarm();
     ended = true;
     emit(controller, failure ? driver.end(failure) : driver.end());
     onEnd(failure ?? driver.lateError);
@@ -523,23 +546,20 @@ export function replyStream(
       async pull(controller) {
         // Read until the driver has something for the client (an upstream read may end mid-event).
         while (!ended) {
-          arm();
           let r: ReadResult;
           try {
-            const read = pendingRead ?? reader.read();
-            pendingRead = undefined;
-            r = await read;
+            r = await reads.next();
           } catch (e) {
-            finish(controller, idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e)));
+            finish(controller, reads.failure(e));
             return;
           }
-          if (idle) return finish(controller, idleTimeoutError(opts.idleTimeoutMs));
+          if (reads.idle) return finish(controller, reads.failure());
           if (r.done) return finish(controller, undefined);
           if (emit(controller, driver.push(r.value))) return;
         }
       },
       cancel(reason) {
-        disarm();
+        reads.disarm();
         opts.abort(reason);
         void reader.cancel(reason).catch(() => {});
         opts.onCancel();
@@ -575,23 +595,8 @@ export function pumpEvents(
   onEnd: (failure: HubError | undefined) => void,
   sent: { bytes: number } = { bytes: 0 },
 ): { stop: (reason?: unknown) => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let idle = false;
+  const reads = committedReads(reader, opts);
   let ended = false;
-  let pendingRead = opts.pendingRead;
-  const arm = () => {
-    if (timer) timer.refresh();
-    else
-      timer = setTimeout(() => {
-        idle = true;
-        opts.abort(idleTimeoutError(opts.idleTimeoutMs));
-        void reader.cancel().catch(() => {});
-      }, opts.idleTimeoutMs);
-  };
-  const disarm = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-  };
   const emit = (events: ReplyEvent[]) => {
     if (events.length === 0) return;
     sent.bytes += eventBytes(events);
@@ -612,7 +617,7 @@ export function pumpEvents(
   const finish = (failure: HubError | undefined) => {
     if (ended) return;
     ended = true;
-    disarm();
+    reads.disarm();
     emit(failure ? driver.end(failure) : driver.end());
     report(failure ?? driver.lateError);
     endSink();
@@ -620,17 +625,14 @@ export function pumpEvents(
   const run = async () => {
     for (const p of prefix) emit(p);
     while (!ended) {
-      arm();
       let r: ReadResult;
       try {
-        const read = pendingRead ?? reader.read();
-        pendingRead = undefined;
-        r = await read;
+        r = await reads.next();
       } catch (e) {
-        return finish(idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e)));
+        return finish(reads.failure(e));
       }
       if (ended) return;
-      if (idle) return finish(idleTimeoutError(opts.idleTimeoutMs));
+      if (reads.idle) return finish(reads.failure());
       if (r.done) return finish(undefined);
       emit(driver.push(r.value));
     }
@@ -638,7 +640,7 @@ export function pumpEvents(
   run().catch((e: unknown) => {
     // A bug in a driver or the sink: the upstream call ends, the reply is reported failed, nothing hangs.
     ended = true;
-    disarm();
+    reads.disarm();
     opts.abort(e);
     void reader.cancel().catch(() => {});
     try {
@@ -651,7 +653,7 @@ export function pumpEvents(
     stop(reason) {
       if (ended) return;
       ended = true;
-      disarm();
+      reads.disarm();
       endSink();
       opts.abort(reason);
       void reader.cancel(reason).catch(() => {});

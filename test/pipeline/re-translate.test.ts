@@ -6,7 +6,8 @@ import { describe, expect, test } from "bun:test";
 import { anthropicMessages } from "../../formats/anthropic-messages/index.ts";
 import { openaiChat } from "../../formats/openai-chat/index.ts";
 import type { HubError } from "../../formats/hub.ts";
-import { passthroughDriver, replyStream, TranslatedStreamDriver, type ByteReader, type ReadResult, type ReplyDriver } from "../../pipeline/re-translate.ts";
+import { passthroughDriver, pumpEvents, replyStream, SseEventsDriver, TranslatedStreamDriver, type ByteReader, type ReadResult, type ReplyDriver } from "../../pipeline/re-translate.ts";
+import type { ReplyEvent } from "../../pipeline/ports.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 
 const enc = new TextEncoder();
@@ -109,5 +110,60 @@ describe("reply stream after the commit point", () => {
     expect(cancelled).toBe(1);
     expect(r.cancelled).toBe(true);
     expect(aborted).toBe("client gone");
+  });
+});
+
+/** pumpEvents (the event-transport counterpart of replyStream) over scripted reads; resolves when the sink is ended. */
+async function pump(steps: Array<string | "hang" | "fail">, opts: { idleTimeoutMs?: number; pendingRead?: Promise<ReadResult> } = {}) {
+  const d = new SseEventsDriver(passthroughDriver(anthropicMessages.createTap({ family: "anthropic" })));
+  const r = reader(steps);
+  const ends: Array<HubError | undefined> = [];
+  const events: ReplyEvent[] = [];
+  let sinkEnds = 0;
+  let aborted: unknown;
+  const sent = { bytes: 0 };
+  await new Promise<void>((resolve) => {
+    pumpEvents(
+      r,
+      d,
+      [],
+      { idleTimeoutMs: opts.idleTimeoutMs ?? 1000, abort: (x) => (aborted = x), pendingRead: opts.pendingRead },
+      { events: (b) => events.push(...b), end: () => (sinkEnds++, resolve()) },
+      (f) => ends.push(f),
+      sent,
+    );
+  });
+  await Bun.sleep(5);
+  return { events, ends, sinkEnds, aborted, reader: r, sent };
+}
+
+describe("pumpEvents: the same endings as replyStream", () => {
+  test("a silent upstream: the in-band error after the idle timeout, aborted, reported once, the sink ended once", async () => {
+    const out = await pump([cut(anthropicSse, "event: content_block_delta"), "hang"], { idleTimeoutMs: 30 });
+    expect(out.events.at(-1)?.event).toBe("error");
+    expect(out.events.at(-1)?.data).toContain("timeout_error");
+    expect(out.ends.map((e) => e?.code)).toEqual(["upstream_idle_timeout"]);
+    expect((out.aborted as HubError).code).toBe("upstream_idle_timeout");
+    expect(out.reader.cancelled).toBe(true);
+    expect(out.sinkEnds).toBe(1);
+  });
+
+  test("a read that fails: the connection-lost error in-band, reported once", async () => {
+    const out = await pump([cut(anthropicSse, "event: content_block_delta"), "fail"]);
+    expect(out.ends.map((e) => e?.code)).toEqual(["upstream_connection_lost"]);
+    expect(out.events.at(-1)?.event).toBe("error");
+    expect(out.sinkEnds).toBe(1);
+  });
+
+  test("the commit point's pending read is the first read: its chunk before the reader's, every event once, bytes counted", async () => {
+    const head = cut(anthropicSse, "event: content_block_delta");
+    const pendingRead = Promise.resolve<ReadResult>({ done: false, value: enc.encode(head) });
+    const out = await pump([anthropicSse.slice(head.length)], { pendingRead });
+    expect(out.ends).toEqual([undefined]);
+    const names = out.events.map((e) => e.event);
+    expect(names[0]).toBe("message_start");
+    expect(names.at(-1)).toBe("message_stop");
+    expect(names.filter((n) => n === "message_start")).toHaveLength(1);
+    expect(out.sent.bytes).toBe(out.events.reduce((n, e) => n + Buffer.byteLength(e.data), 0));
   });
 });
