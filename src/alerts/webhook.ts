@@ -70,6 +70,8 @@ export class AlertWebhook {
   /** Alerts published while {@link starting}: offered to the queue, in order, once it exists. */
   private early: WebhookPayload[] = [];
   private closed = false;
+  /** Effect could not be loaded (not in the install): alerts are counted as dropped instead of waiting. */
+  private unavailable = false;
   private readonly capacity: number;
   private readonly unsubscribe: () => void;
 
@@ -87,9 +89,10 @@ export class AlertWebhook {
         return;
       }
       // Same bound as the queue's while it is being made: the newest alert is dropped when full.
-      if (this.early.length >= this.capacity) this.dropped++;
+      if (this.unavailable || this.early.length >= this.capacity) this.dropped++;
       else this.early.push(payload);
       this.starting ??= this.start().catch((err) => {
+        this.unavailable = true;
         this.dropped += this.early.length;
         this.early = [];
         this.logLine({ level: "error", time: Date.now(), msg: "alert webhook unavailable: Effect could not be loaded", error: err instanceof Error ? err.message : String(err) });

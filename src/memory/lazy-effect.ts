@@ -1,7 +1,7 @@
 /**
  * Effect, loaded on first use (issue 17: idle memory). A gateway without subscription accounts,
  * concurrency limits or an alert webhook never runs an Effect program, and evaluating Effect's modules
- * costs a plain start ~2 MB of memory (docs/performance.md, "What holds the compiled binary's memory").
+ * costs a plain start ~2 MB of anonymous memory (docs/performance.md item 33).
  * The modules that use Effect import only types statically and call {@link loadEffect} where their
  * work begins: a refresh round, the first wait on a limited account's slot, the first alert.
  */

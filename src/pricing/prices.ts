@@ -66,7 +66,7 @@ export async function loadPriceTable(): Promise<PriceTable> {
 
 /**
  * The price table, loaded when the first cost is computed (issue 17: a gateway that has priced nothing
- * does not hold the table's ~4 MB). The gateway prices a request after its reply has ended
+ * does not hold the table: ~3.4 MB of the compiled binary's RSS, docs/performance.md item 32). The gateway prices a request after its reply has ended
  * (src/limits/accounting.ts), synchronously, so the package is loaded with `require` (Bun loads an ES
  * module synchronously that way; the compiled binary has it bundled). Same `calcPrice`, same results as
  * {@link loadPriceTable}'s.
