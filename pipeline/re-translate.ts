@@ -216,6 +216,23 @@ export class TranslatedStreamDriver extends DecodingDriver {
   }
 }
 
+/** The events produced since the last `take` (one batch per driver push or end). */
+class EventBatch {
+  private out: ReplyEvent[] = [];
+
+  add(ev: ReplyEvent): void {
+    this.out.push(ev);
+  }
+
+  /** The batch, and a new one begins (the shared empty output when nothing came). */
+  take(): ReplyEvent[] {
+    if (this.out.length === 0) return NO_EVENTS;
+    const events = this.out;
+    this.out = [];
+    return events;
+  }
+}
+
 /**
  * Provider SSE → the client's events, unframed, for an event transport (SPEC 2.5): the same decode chain
  * and client encoder as {@link TranslatedStreamDriver}, through the client codec's `createEventEncoder`,
@@ -223,36 +240,29 @@ export class TranslatedStreamDriver extends DecodingDriver {
  */
 export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
   readonly buffered = false;
-  private out: ReplyEvent[] = [];
+  private readonly out = new EventBatch();
   private readonly encoder: StreamEncoder;
 
   /** `restoration` as for {@link TranslatedStreamDriver}. Throws when the client format has no event encoder. */
   constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
     super(provider, decoderOptions, restoration);
     if (!client.createEventEncoder) throw new Error(`${client.format} has no event encoder`);
-    this.encoder = client.createEventEncoder(encoderOptions, (event, data) => this.out.push({ event, data }));
+    this.encoder = client.createEventEncoder(encoderOptions, (event, data) => this.out.add({ event, data }));
   }
 
   protected deliver(ev: HubEvent): void {
     this.encoder.event(ev);
   }
 
-  private take(): ReplyEvent[] {
-    if (this.out.length === 0) return NO_EVENTS;
-    const events = this.out;
-    this.out = [];
-    return events;
-  }
-
   push(chunk: Uint8Array): ReplyEvent[] {
     this.decode(chunk);
-    return this.take();
+    return this.out.take();
   }
 
   end(failure?: HubError): ReplyEvent[] {
     this.endDecode(failure);
     this.encoder.end();
-    return this.take();
+    return this.out.take();
   }
 }
 
@@ -262,29 +272,22 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
  * observation (usage, stop reason, errors, content) is the wrapped driver's.
  */
 export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
-  private out: ReplyEvent[] = [];
-  private readonly reader = new SseReader((ev) => this.out.push(ev));
+  private readonly out = new EventBatch();
+  private readonly reader = new SseReader((ev) => this.out.add(ev));
 
   constructor(private readonly driver: ReplyDriver) {}
-
-  private take(): ReplyEvent[] {
-    if (this.out.length === 0) return NO_EVENTS;
-    const events = this.out;
-    this.out = [];
-    return events;
-  }
 
   push(chunk: Uint8Array): ReplyEvent[] {
     const bytes = this.driver.push(chunk);
     if (bytes.byteLength > 0) this.reader.push(bytes);
-    return this.take();
+    return this.out.take();
   }
 
   end(failure?: HubError): ReplyEvent[] {
     const bytes = failure ? this.driver.end(failure) : this.driver.end();
     if (bytes.byteLength > 0) this.reader.push(bytes);
     this.reader.end();
-    return this.take();
+    return this.out.take();
   }
 
   get contentSeen() {
