@@ -71,10 +71,24 @@ export async function loadPriceTable(): Promise<PriceTable> {
  * module synchronously that way; the compiled binary has it bundled). Same `calcPrice`, same results as
  * {@link loadPriceTable}'s.
  */
-export function priceTableOnFirstUse(): PriceTable {
+export function priceTableOnFirstUse(
+  load: () => PriceTable = () => (require("@pydantic/genai-prices") as typeof import("@pydantic/genai-prices")).calcPrice,
+  report: (error: unknown) => void = (error) =>
+    console.error(JSON.stringify({ level: "error", msg: "price table could not be loaded: requests are recorded unpriced", error: error instanceof Error ? error.message : String(error) })),
+): PriceTable {
   let calc: PriceTable | undefined;
+  let reported = false;
   return (usage, model, options) => {
-    calc ??= (require("@pydantic/genai-prices") as typeof import("@pydantic/genai-prices")).calcPrice;
+    if (!calc) {
+      try {
+        calc = load();
+      } catch (e) {
+        // The caller (PriceBook) records the request unpriced; say why once, not silently on every model.
+        if (!reported) report(e);
+        reported = true;
+        throw e;
+      }
+    }
     return calc(usage, model, options);
   };
 }

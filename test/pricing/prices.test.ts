@@ -151,6 +151,20 @@ describe("the gateway's price table, loaded on the first cost (priceTableOnFirst
     expect(JSON.parse(r.stdout.toString())).toEqual({ before: false, after: true, usd: 0.3 });
   });
 
+  test("a table that cannot be loaded: the request is unpriced, not a crash, and the reason is reported once", () => {
+    const reports: unknown[] = [];
+    const broken = priceTableOnFirstUse(
+      () => {
+        throw new Error("Cannot find package '@pydantic/genai-prices'");
+      },
+      (e) => reports.push(e),
+    );
+    const book = new PriceBook(new Map(), broken);
+    expect(book.cost("anthropic", "anthropic", "claude-sonnet-4-5", usage)).toEqual({ unpriced: true });
+    expect(book.cost("openai", "openai", "gpt-5", usage)).toEqual({ unpriced: true });
+    expect(reports.map((e) => (e as Error).message)).toEqual(["Cannot find package '@pydantic/genai-prices'"]);
+  });
+
   test("every model of the anthropic, openai and google tables, with each vendor and none: the same result as the package's calcPrice", () => {
     const lazy = priceTableOnFirstUse();
     const ids = ["anthropic", "openai", "google"].flatMap((id) => findProvider({ providerId: id })?.models.map((m) => m.id) ?? []);
