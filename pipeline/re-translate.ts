@@ -528,6 +528,12 @@ export function replyStream(
 ): ReadableStream<Uint8Array> {
   const reads = committedReads(reader, opts);
   let ended = false;
+  let reported = false;
+  const report = (failure: HubError | undefined) => {
+    if (reported) return;
+    reported = true;
+    onEnd(failure);
+  };
   const emit = (controller: ReadableStreamDefaultController<Uint8Array>, out: Uint8Array) => {
     if (out.byteLength === 0) return false;
     sent.bytes += out.byteLength;
@@ -538,7 +544,30 @@ export function replyStream(
     reads.disarm();
     ended = true;
     emit(controller, failure ? driver.end(failure) : driver.end());
-    onEnd(failure ?? driver.lateError);
+    report(failure ?? driver.lateError);
+    controller.close();
+  };
+  /**
+   * A bug in a driver (a decoder or encoder that throws on a reply it did not expect): the upstream call
+   * ends and the request is reported failed once (its slot released, its usage row and log line
+   * written), as in {@link pumpEvents}; the client gets the format's in-band error when the driver can
+   * still produce it, else the connection is cut (never a clean end that passes for a finished reply).
+   */
+  const broken = (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
+    ended = true;
+    reads.disarm();
+    opts.abort(e);
+    void reader.cancel().catch(() => {});
+    const failure = hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
+    let tail: Uint8Array | undefined;
+    try {
+      tail = driver.end(failure);
+    } catch {
+      // the driver cannot end either: the connection is cut below
+    }
+    report(failure);
+    if (tail === undefined) return controller.error(e);
+    emit(controller, tail);
     controller.close();
   };
   return new ReadableStream<Uint8Array>(
@@ -547,18 +576,22 @@ export function replyStream(
         for (const p of prefix) emit(controller, p);
       },
       async pull(controller) {
-        // Read until the driver has something for the client (an upstream read may end mid-event).
-        while (!ended) {
-          let r: ReadResult;
-          try {
-            r = await reads.next();
-          } catch (e) {
-            finish(controller, reads.failure(e));
-            return;
+        try {
+          // Read until the driver has something for the client (an upstream read may end mid-event).
+          while (!ended) {
+            let r: ReadResult;
+            try {
+              r = await reads.next();
+            } catch (e) {
+              finish(controller, reads.failure(e));
+              return;
+            }
+            if (reads.idle) return finish(controller, reads.failure());
+            if (r.done) return finish(controller, undefined);
+            if (emit(controller, driver.push(r.value))) return;
           }
-          if (reads.idle) return finish(controller, reads.failure());
-          if (r.done) return finish(controller, undefined);
-          if (emit(controller, driver.push(r.value))) return;
+        } catch (e) {
+          if (!reported) broken(controller, e);
         }
       },
       cancel(reason) {

@@ -98,6 +98,42 @@ describe("reply stream after the commit point", () => {
     expect(out.text).not.toContain("verbose");
   });
 
+  /** A real translating driver whose `push` throws on its second read (and `end` too when `endThrows`): a driver bug. */
+  function throwingDriver(endThrows: boolean): ReplyDriver {
+    const d = new TranslatedStreamDriver(anthropicMessages, openaiChat, { family: "anthropic" }, { model: "m" });
+    let pushes = 0;
+    return new Proxy(d, {
+      get(target, key, receiver) {
+        if (key === "push") return (chunk: Uint8Array) => (++pushes === 2 ? (() => { throw new TypeError("decoder bug"); })() : target.push(chunk));
+        if (key === "end" && endThrows) return () => { throw new TypeError("encoder bug"); };
+        const v = Reflect.get(target, key, receiver);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  }
+
+  test("a driver that throws mid-reply: the client gets the in-band error, the upstream is cancelled, the request is reported failed once", async () => {
+    const half = cut(anthropicSse, "event: content_block_stop");
+    const out = await run(throwingDriver(false), [half.slice(0, 200), half.slice(200), "hang"]);
+    expect(out.text).toMatch(/data: \{"error":\{[^\n]*The gateway failed while relaying the reply[^\n]*\}\}\n\ndata: \[DONE\]\n\n$/);
+    expect(out.text).not.toMatch(/"finish_reason":"/);
+    expect(out.ends).toHaveLength(1);
+    expect(out.ends[0]?.message).toBe("The gateway failed while relaying the reply.");
+    expect(out.reader.cancelled).toBe(true);
+    expect(out.aborted).toBeInstanceOf(TypeError);
+  });
+
+  test("a driver that cannot end either: the connection is cut (no clean end), reported failed once", async () => {
+    const half = cut(anthropicSse, "event: content_block_stop");
+    const ends: Array<HubError | undefined> = [];
+    const r = reader([half.slice(0, 200), half.slice(200), "hang"]);
+    const body = replyStream(r, throwingDriver(true), [], { idleTimeoutMs: 1000, abort: () => {}, onCancel: () => {} }, (f) => ends.push(f));
+    await expect(new Response(body).text()).rejects.toThrow("decoder bug");
+    expect(ends).toHaveLength(1);
+    expect(ends[0]?.message).toBe("The gateway failed while relaying the reply.");
+    expect(r.cancelled).toBe(true);
+  });
+
   test("a client that goes away cancels the upstream reader and reports it once", async () => {
     const d = passthroughDriver(anthropicMessages.createTap({ family: "anthropic" }));
     const r = reader([cut(anthropicSse, "event: content_block_delta"), "hang"]);
