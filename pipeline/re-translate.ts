@@ -480,6 +480,10 @@ function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idle = false;
   let pendingRead = opts.pendingRead;
+  const disarm = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
   return {
     next(): Promise<ReadResult> {
       if (timer) timer.refresh();
@@ -500,9 +504,17 @@ function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort
     failure(e?: unknown): HubError {
       return idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
     },
-    disarm() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+    disarm,
+    /**
+     * A bug in the driver or the delivery (a decoder or encoder that throws on a reply it did not
+     * expect): the timer is disarmed, the upstream call aborted and its read cancelled; returns the
+     * request's failure, which the caller reports once and hands to `driver.end` for the in-band error.
+     */
+    broken(e: unknown): HubError {
+      disarm();
+      opts.abort(e);
+      void reader.cancel().catch(() => {});
+      return hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
     },
   };
 }
@@ -555,10 +567,7 @@ export function replyStream(
    */
   const broken = (controller: ReadableStreamDefaultController<Uint8Array>, e: unknown) => {
     ended = true;
-    reads.disarm();
-    opts.abort(e);
-    void reader.cancel().catch(() => {});
-    const failure = hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
+    const failure = reads.broken(e);
     let tail: Uint8Array | undefined;
     try {
       tail = driver.end(failure);
@@ -674,13 +683,17 @@ export function pumpEvents(
     }
   };
   run().catch((e: unknown) => {
-    // A bug in a driver or the sink: the upstream call ends, the reply is reported failed, nothing hangs.
+    // A bug in a driver or the sink: the upstream call ends, the client gets the in-band error when the
+    // driver can still produce it (as over HTTP), the reply is reported failed once, nothing hangs.
     ended = true;
-    reads.disarm();
-    opts.abort(e);
-    void reader.cancel().catch(() => {});
+    const failure = reads.broken(e);
     try {
-      report(hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 }));
+      emit(driver.end(failure));
+    } catch {
+      // the driver (or the sink) cannot end either: the sink is ended without a terminal event
+    }
+    try {
+      report(failure);
     } finally {
       endSink();
     }

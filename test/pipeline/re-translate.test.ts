@@ -150,8 +150,8 @@ describe("reply stream after the commit point", () => {
 });
 
 /** pumpEvents (the event-transport counterpart of replyStream) over scripted reads; resolves when the sink is ended. */
-async function pump(steps: Array<string | "hang" | "fail">, opts: { idleTimeoutMs?: number; pendingRead?: Promise<ReadResult> } = {}) {
-  const d = new SseEventsDriver(passthroughDriver(anthropicMessages.createTap({ family: "anthropic" })));
+async function pump(steps: Array<string | "hang" | "fail">, opts: { idleTimeoutMs?: number; pendingRead?: Promise<ReadResult>; driver?: ReplyDriver<ReplyEvent[]> } = {}) {
+  const d = opts.driver ?? new SseEventsDriver(passthroughDriver(anthropicMessages.createTap({ family: "anthropic" })));
   const r = reader(steps);
   const ends: Array<HubError | undefined> = [];
   const events: ReplyEvent[] = [];
@@ -188,6 +188,24 @@ describe("pumpEvents: the same endings as replyStream", () => {
     const out = await pump([cut(anthropicSse, "event: content_block_delta"), "fail"]);
     expect(out.ends.map((e) => e?.code)).toEqual(["upstream_connection_lost"]);
     expect(out.events.at(-1)?.event).toBe("error");
+    expect(out.sinkEnds).toBe(1);
+  });
+
+  test("a driver that throws mid-reply: the in-band error event as over HTTP, the upstream cancelled, reported once, the sink ended once", async () => {
+    const inner = new SseEventsDriver(passthroughDriver(anthropicMessages.createTap({ family: "anthropic" })));
+    let pushes = 0;
+    const driver: ReplyDriver<ReplyEvent[]> = Object.assign(Object.create(inner), {
+      push: (chunk: Uint8Array) => (++pushes === 2 ? (() => { throw new TypeError("decoder bug"); })() : inner.push(chunk)),
+      end: (f?: HubError) => inner.end(f),
+    });
+    const head = cut(anthropicSse, "event: content_block_delta");
+    const out = await pump([head, anthropicSse.slice(head.length), "hang"], { driver });
+    expect(out.events[0]?.event).toBe("message_start");
+    expect(out.events.at(-1)?.event).toBe("error");
+    expect(out.events.at(-1)?.data).toContain("The gateway failed while relaying the reply.");
+    expect(out.ends.map((e) => e?.message)).toEqual(["The gateway failed while relaying the reply."]);
+    expect(out.aborted).toBeInstanceOf(TypeError);
+    expect(out.reader.cancelled).toBe(true);
     expect(out.sinkEnds).toBe(1);
   });
 
