@@ -77,15 +77,17 @@ export function priceTableOnFirstUse(
     console.error(JSON.stringify({ level: "error", msg: "price table could not be loaded: requests are recorded unpriced", error: error instanceof Error ? error.message : String(error) })),
 ): PriceTable {
   let calc: PriceTable | undefined;
-  let reported = false;
+  /** The load's failure, kept: a broken install is tried and reported once, not on every request. */
+  let failure: { error: unknown } | undefined;
   return (usage, model, options) => {
     if (!calc) {
+      if (failure) throw failure.error;
       try {
         calc = load();
       } catch (e) {
         // The caller (PriceBook) records the request unpriced; say why once, not silently on every model.
-        if (!reported) report(e);
-        reported = true;
+        failure = { error: e };
+        report(e);
         throw e;
       }
     }

@@ -151,10 +151,12 @@ describe("the gateway's price table, loaded on the first cost (priceTableOnFirst
     expect(JSON.parse(r.stdout.toString())).toEqual({ before: false, after: true, usd: 0.3 });
   });
 
-  test("a table that cannot be loaded: the request is unpriced, not a crash, and the reason is reported once", () => {
+  test("a table that cannot be loaded: the request is unpriced, not a crash, the load is tried and the reason reported once", () => {
     const reports: unknown[] = [];
+    let loads = 0;
     const broken = priceTableOnFirstUse(
       () => {
+        loads++;
         throw new Error("Cannot find package '@pydantic/genai-prices'");
       },
       (e) => reports.push(e),
@@ -163,6 +165,7 @@ describe("the gateway's price table, loaded on the first cost (priceTableOnFirst
     expect(book.cost("anthropic", "anthropic", "claude-sonnet-4-5", usage)).toEqual({ unpriced: true });
     expect(book.cost("openai", "openai", "gpt-5", usage)).toEqual({ unpriced: true });
     expect(reports.map((e) => (e as Error).message)).toEqual(["Cannot find package '@pydantic/genai-prices'"]);
+    expect(loads).toBe(1);
   });
 
   test("every model of the anthropic, openai and google tables, with each vendor and none: the same result as the package's calcPrice", () => {
