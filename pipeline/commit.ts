@@ -18,9 +18,7 @@ import type { AccountPool, PickHints } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
-  eventBytes,
   passthroughDriver,
-  pumpEvents,
   replyStream,
   SseEventsDriver,
   TranslatedEventDriver,
@@ -30,6 +28,7 @@ import {
   type ReadResult,
   type ReplyDriver,
 } from "./re-translate.ts";
+import { eventBytes, pumpEvents } from "./pump-events.ts";
 import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
 

@@ -6,8 +6,9 @@ import { describe, expect, test } from "bun:test";
 import { anthropicMessages } from "../../formats/anthropic-messages/index.ts";
 import { openaiChat } from "../../formats/openai-chat/index.ts";
 import type { HubError } from "../../formats/hub.ts";
-import { passthroughDriver, pumpEvents, replyStream, SseEventsDriver, TranslatedStreamDriver, type ByteReader, type ReadResult, type ReplyDriver } from "../../pipeline/re-translate.ts";
+import { passthroughDriver, replyStream, SseEventsDriver, TranslatedStreamDriver, type ByteReader, type ReadResult, type ReplyDriver } from "../../pipeline/re-translate.ts";
 import type { ReplyEvent } from "../../pipeline/ports.ts";
+import { pumpEvents } from "../../pipeline/pump-events.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 
 const enc = new TextEncoder();
