@@ -8,9 +8,11 @@
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 
+const STREAM = { stream: true };
+
 /** One parsed SSE event: `event` is the `event:` field (undefined when absent), `data` the joined data lines. */
 export interface SseEvent {
-  event: string | undefined;
+  event?: string | undefined;
   data: string;
 }
 
@@ -23,15 +25,14 @@ export class SseReader {
   private readonly decoder = new TextDecoder("utf-8");
   private readonly parser: EventSourceParser;
 
+  /** `onEvent` gets the parser's own message object (no copy per event); it must not keep it past the call's purpose. */
   constructor(onEvent: (ev: SseEvent) => void) {
-    this.parser = createParser({
-      onEvent: (m) => onEvent({ event: m.event, data: m.data }),
-    });
+    this.parser = createParser({ onEvent });
   }
 
   /** Feeds one read of bytes. */
   push(chunk: Uint8Array): void {
-    const text = this.decoder.decode(chunk, { stream: true });
+    const text = this.decoder.decode(chunk, STREAM);
     if (text.length > 0) this.parser.feed(text);
   }
 

@@ -273,7 +273,7 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
  */
 export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   private readonly out = new EventBatch();
-  private readonly reader = new SseReader((ev) => this.out.add(ev));
+  private readonly reader = new SseReader((ev) => this.out.add({ event: ev.event, data: ev.data }));
 
   constructor(private readonly driver: ReplyDriver) {}
 

@@ -32,11 +32,13 @@
  *   failure finish reasons `error` / `insufficient_system_resource` → hub `error` (nothing after it);
  * - vLLM `stop_reason` / SGLang `matched_stop` naming the stop string → `stop_sequence`.
  *
- * Hot path: one `JSON.parse` per SSE event and plain property checks, no valibot.
+ * Hot path: one `JSON.parse` per SSE event and plain property checks, no valibot; a content-only delta
+ * that repeats an earlier one's bytes around its text is read without the parse (content-template.ts).
  */
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import type { HubError, HubEvent, StopReason } from "../hub.ts";
 import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
+import { ContentTemplate } from "./content-template.ts";
 import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
@@ -56,6 +58,8 @@ interface Slot {
 const KIND_NONE = 0;
 const KIND_TEXT = 1;
 const KIND_THINKING = 2;
+/** How many times a stream learns a {@link ContentTemplate} (again when the last one stopped matching). */
+const TEMPLATE_LEARNS = 2;
 
 /** Whether `text` is one complete JSON value (used only on the rare repeated-arguments path). */
 function isCompleteJson(text: string): boolean {
@@ -81,6 +85,9 @@ export class ChatDecoder implements StreamDecoder {
   private sawRefusal = false;
   private readonly nonce = Math.random().toString(36).slice(2, 10);
   private synthesized = 0;
+  /** The learned content-only delta event (see content-template.ts), and how often one was learned. */
+  private template: ContentTemplate | undefined;
+  private learns = 0;
 
   constructor(
     private readonly opts: DecoderOptions,
@@ -113,6 +120,15 @@ export class ChatDecoder implements StreamDecoder {
     if (data === "[DONE]") {
       this.sawDone = true;
       return;
+    }
+    const template = this.template;
+    if (template !== undefined && ev.event === undefined && !this.finished) {
+      // Same bytes as a content-only delta decoded before, but for its text: the full path would only add the text.
+      const text = template.match(data);
+      if (text !== undefined) {
+        if (text.length > 0) this.text(text);
+        return;
+      }
     }
     const chunk = tryParseJson(data);
     if (!isObj(chunk)) {
@@ -160,10 +176,26 @@ export class ChatDecoder implements StreamDecoder {
     const usage = usageFromChat(usageRaw);
     if (usage) this.emit({ type: "usage", usage });
 
+    let finishing = false;
     if (choice && !this.finished) {
       const fr = choice.finish_reason;
-      if (typeof fr === "string" && fr.length > 0) this.onFinish(fr, choice);
+      finishing = typeof fr === "string" && fr.length > 0;
+      if (finishing) this.onFinish(fr, choice);
     }
+    if (!finishing && !usage && choice && ev.event === undefined && this.learns < TEMPLATE_LEARNS && !this.failed && !this.finished) this.learn(data, chunk, choice);
+  }
+
+  /**
+   * Learns the event as the stream's content-delta template when all the full path did with it was
+   * to add its text: a non-empty `content` and no other delta field the decoder reads (no usage, no
+   * finish: checked by the caller).
+   */
+  private learn(data: string, chunk: Record<string, any>, choice: Record<string, any>): void {
+    const d = choice.delta;
+    if (!isObj(d) || typeof d.content !== "string" || d.content.length === 0) return;
+    if (d.reasoning_content != null || d.reasoning != null || d.reasoning_details != null || d.refusal != null || d.tool_calls != null || d.function_call != null) return;
+    this.learns++;
+    this.template = ContentTemplate.learn(data, chunk);
   }
 
   private onDelta(delta: Record<string, any>): void {
