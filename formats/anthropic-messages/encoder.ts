@@ -25,11 +25,16 @@ import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorFrame } from "./errors.ts";
 import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
 
-/** Default id generator: `msg_` + 24 random base-36 characters. */
+const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
+
+/**
+ * Default id generator: `prefix` + 24 random base-36 characters (one `Math.random` per character: a
+ * fifth of the cost of `Math.random().toString(36)`, whose radix conversion is slow in JavaScriptCore).
+ */
 export function defaultNewId(prefix: string): string {
-  let s = "";
-  while (s.length < 24) s += Math.random().toString(36).slice(2);
-  return prefix + s.slice(0, 24);
+  let s = prefix;
+  for (let i = 0; i < 24; i++) s += BASE36[(Math.random() * 36) | 0];
+  return s;
 }
 
 /** The keep-alive event Anthropic itself sends (REFERENCE §0); the server may write it while idle. */
