@@ -68,8 +68,16 @@ class ResponsesEncoder implements StreamEncoder {
   private readonly responseId: string;
   private readonly createdAt: number;
   private readonly echo: Json;
+  /**
+   * The response object's unchanging JSON parts, made at its first use: up to `"status":"`, the `model`
+   * member, and the echo's members with their trailing comma (instructions and tools can be tens of KB).
+   */
+  private responseHead: string | undefined;
+  private modelMember = "";
+  private echoMembers: string | undefined;
   private readonly tools: ClientTools;
-  private readonly output: Json[] = [];
+  /** The JSON text of each finished output item, made once for its `output_item.done` and reused in the terminal. */
+  private readonly output: string[] = [];
   private cur: OpenItem | null = null;
   private finish: StopReason | null = null;
   private readonly usage: Usage = {};
@@ -125,11 +133,12 @@ class ResponsesEncoder implements StreamEncoder {
     this.closed = true;
     const term = terminalForStop(this.finish);
     const type = term.status === "completed" ? "response.completed" : "response.incomplete";
-    const response = this.response(term.status, {
-      incomplete_details: term.reason ? { reason: term.reason } : null,
-      usage: toResponsesUsage(this.usage),
+    const response = this.responseJson(term.status, {
+      incomplete: term.reason ? `{"reason":${JSON.stringify(term.reason)}}` : "null",
+      output: this.outputJson(),
+      usage: JSON.stringify(toResponsesUsage(this.usage)),
     });
-    this.send(type, `{"type":"${type}","sequence_number":${this.seq},"response":${JSON.stringify(response)}}`);
+    this.send(type, `{"type":"${type}","sequence_number":${this.seq},"response":${response}}`);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -144,26 +153,50 @@ class ResponsesEncoder implements StreamEncoder {
     this.send(type, JSON.stringify({ type, sequence_number: this.seq, ...body }));
   }
 
-  private response(status: string, fields: Json): Json {
-    return {
-      id: this.responseId,
-      object: "response",
-      created_at: this.createdAt,
-      status,
-      error: null,
-      incomplete_details: null,
-      model: this.opts.model,
-      output: this.output,
-      ...this.echo,
-      usage: null,
-      ...fields,
-    };
+  /**
+   * The JSON text of the response object: `id`, `object`, `created_at`, `status`, `error`,
+   * `incomplete_details`, `model`, `output`, the request echo's fields, `usage`, in that order (what
+   * `JSON.stringify` of that object literal writes; `model` left out when unknown). `fields` are JSON
+   * texts (null when absent).
+   */
+  private responseJson(status: "in_progress" | "completed" | "incomplete" | "failed", fields: { error?: string; incomplete?: string; output: string; usage?: string }): string {
+    let head = this.responseHead;
+    let echo = this.echoMembers;
+    if (head === undefined || echo === undefined) {
+      // The parts that do not change within a reply, made once.
+      head = this.responseHead = `{"id":${JSON.stringify(this.responseId)},"object":"response","created_at":${JSON.stringify(this.createdAt)},"status":"`;
+      this.modelMember = this.opts.model === undefined ? "" : `"model":${JSON.stringify(this.opts.model)},`;
+      const members = JSON.stringify(this.echo).slice(1, -1);
+      echo = this.echoMembers = members.length > 0 ? members + "," : "";
+    }
+    return (
+      head +
+      status +
+      '","error":' +
+      (fields.error ?? "null") +
+      ',"incomplete_details":' +
+      (fields.incomplete ?? "null") +
+      "," +
+      this.modelMember +
+      '"output":' +
+      fields.output +
+      "," +
+      echo +
+      '"usage":' +
+      (fields.usage ?? "null") +
+      "}"
+    );
+  }
+
+  /** The finished output items as a JSON array. */
+  private outputJson(): string {
+    return `[${this.output.join(",")}]`;
   }
 
   private begin(): void {
     if (this.started) return;
     this.started = true;
-    const r = JSON.stringify(this.response("in_progress", { output: [] }));
+    const r = this.responseJson("in_progress", { output: "[]" });
     this.send("response.created", `{"type":"response.created","sequence_number":${this.seq},"response":${r}}`);
     this.send("response.in_progress", `{"type":"response.in_progress","sequence_number":${this.seq},"response":${r}}`);
   }
@@ -338,8 +371,9 @@ class ResponsesEncoder implements StreamEncoder {
         item = { id: it.id, type: "local_shell_call", status: "completed", call_id: it.callId, action: localShellAction(it.text) };
         break;
     }
-    this.output.push(item);
-    this.sendObj("response.output_item.done", { output_index: it.outputIndex, item });
+    const itemJson = JSON.stringify(item);
+    this.output.push(itemJson);
+    this.send("response.output_item.done", `{"type":"response.output_item.done","sequence_number":${this.seq},"output_index":${it.outputIndex},"item":${itemJson}}`);
   }
 
   /** In-band failure (SPEC 6.4): `error` then `response.failed`; `response.created` first if needed. */
@@ -348,13 +382,13 @@ class ResponsesEncoder implements StreamEncoder {
     this.closed = true;
     if (!this.started) {
       this.started = true;
-      const r = JSON.stringify(this.response("in_progress", { output: [] }));
+      const r = this.responseJson("in_progress", { output: "[]" });
       this.send("response.created", `{"type":"response.created","sequence_number":${this.seq},"response":${r}}`);
     }
     const code = failedCodeForKind(err.kind);
     this.sendObj("error", { code, message: err.message, param: err.param ?? null });
-    const response = this.response("failed", { error: { code, message: err.message } });
-    this.send("response.failed", `{"type":"response.failed","sequence_number":${this.seq},"response":${JSON.stringify(response)}}`);
+    const response = this.responseJson("failed", { error: JSON.stringify({ code, message: err.message }), output: this.outputJson() });
+    this.send("response.failed", `{"type":"response.failed","sequence_number":${this.seq},"response":${response}}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { manifest, recordedBytes } from "../../support/fixtures.ts";
+import { clientRequest, manifest, recordedBytes } from "../../support/fixtures.ts";
 import { decodePieces, parseSse, sdkStream, type WireEvent } from "../../support/openai-responses-helpers.ts";
 import { normalizeEvents } from "../../../formats/normalize.ts";
 import { responseToEvents } from "../../../formats/accumulate.ts";
@@ -7,6 +7,7 @@ import type { HubEvent, HubRequest } from "../../../formats/hub.ts";
 import type { EncoderOptions } from "../../../formats/codec.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { parseRequest } from "../../../formats/openai-responses/parse.ts";
+import { responseEcho } from "../../../formats/openai-responses/response.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
 
@@ -418,4 +419,48 @@ describe("encodeResponse (non-streaming body)", () => {
     expect(streamed.output.map((o: any) => ({ ...o, id: undefined }))).toEqual(whole.output.map((o: any) => ({ ...o, id: undefined })));
     expect(streamed.usage).toEqual(whole.usage);
   });
+});
+
+const codex = parseRequest(await clientRequest("codex-default.json"));
+
+describe("the response object's JSON text (built from parts, not stringified whole)", () => {
+  const ENDS: Record<string, HubEvent[]> = {
+    "text, completed": [{ type: "message_start" }, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: 'say "hi"\n' } }, { type: "block_stop", index: 0 }, { type: "finish", reason: "end_turn" }, { type: "usage", usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 1 } }],
+    "reasoning and a tool call, incomplete": [
+      { type: "message_start" },
+      { type: "block_start", index: 0, block: { type: "thinking" } },
+      { type: "block_delta", index: 0, delta: { type: "thinking", text: "hmm" } },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "tool_call", id: "call_1", name: "shell" } },
+      { type: "block_delta", index: 1, delta: { type: "tool_args", json: '{"command":["ls"]}' } },
+      { type: "block_stop", index: 1 },
+      { type: "finish", reason: "max_tokens" },
+    ],
+    "failed after an item": [{ type: "message_start" }, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "part" } }, { type: "block_stop", index: 0 }, { type: "error", error: { kind: "api_error", status: 502, message: "The upstream broke." } }],
+    "failed before anything": [{ type: "error", error: { kind: "overloaded", status: 529, message: "busy" } }],
+  };
+  for (const [name, events] of Object.entries(ENDS)) {
+    for (const request of [undefined, codex]) {
+      test(`${name}${request ? ", with a Codex request's echo (instructions, tools)" : ""}: keys in the documented order, compact JSON`, () => {
+        const wire = parseSse(encode(events, { request }));
+        const echoKeys = Object.keys(responseEcho(request));
+        const responses = wire.filter((w) => w.data.response !== undefined);
+        expect(responses.length).toBeGreaterThanOrEqual(2);
+        for (const w of responses) {
+          expect(Object.keys(w.data.response)).toEqual(["id", "object", "created_at", "status", "error", "incomplete_details", "model", "output", ...echoKeys, "usage"]);
+          expect(w.data.response.model).toBe("client-model");
+        }
+        const raw = encode(events, { request })
+          .split("\n\n")
+          .filter((f) => f.length > 0)
+          .map((f) => f.slice(f.indexOf("data: ") + 6));
+        for (const data of raw) expect(data).toBe(JSON.stringify(JSON.parse(data)));
+        // Every output_item.done's item is the one the terminal lists, same text.
+        const done = wire.filter((w) => w.data.type === "response.output_item.done").map((w) => JSON.stringify(w.data.item));
+        expect(wire.at(-1)!.data.response.output.map((i: unknown) => JSON.stringify(i))).toEqual(done);
+        const echo = JSON.parse(JSON.stringify(responseEcho(request)));
+        for (const w of responses) for (const k of echoKeys) expect(w.data.response[k]).toEqual(echo[k]);
+      });
+    }
+  }
 });
