@@ -10,7 +10,7 @@
  * answers after one event-loop hop the same work measured up to twice as much; docs/performance.md).
  * Compare medians of runs made one after the other; on a shared machine a round can be off by 2×.
  *
- * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|all]
+ * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|gemini-chat|all]
  *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N] [--window]
  *          [--database postgres://…]   (the PostgreSQL store instead of SQLite: its flushes are in the figure)
  * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
@@ -26,11 +26,18 @@ import { benchReply } from "./bench-upstream.ts";
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
 /** The lanes of scripts/bench: client endpoint, and the body for a stream flag. */
-export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown }> = {
+export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown; gemini?: true }> = {
   chat: { endpoint: "chat", path: "/v1/chat/completions", body: (stream) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
   messages: { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "claude-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
   "messages-chat": { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "gpt-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
   "responses-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "cchat/gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
+  // Gemini names the model and the stream flag in the path (`gemini: true`); the body has neither.
+  "gemini-chat": {
+    endpoint: "gemini",
+    path: "/v1beta/models/gpt-bench",
+    gemini: true,
+    body: () => ({ systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: "user", parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 256 } }),
+  },
 };
 
 /** The real app on a scratch data dir with one account per lane's provider and the in-process upstream; `shutdown` removes the dir. */
@@ -85,7 +92,8 @@ const YIELD_EVERY = 8;
 export async function runPipelineLane(app: BenchApp, lane: (typeof LANES)[string], stream: boolean, n: number, concurrency: number) {
   const text = JSON.stringify(lane.body(stream));
   const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", "content-length": String(Buffer.byteLength(text)) };
-  const url = app.url + lane.path;
+  const url = app.url + lane.path + (lane.gemini ? (stream ? ":streamGenerateContent?alt=sse" : ":generateContent") : "");
+  const pathModel = lane.gemini ? lane.path.slice(lane.path.lastIndexOf("/") + 1) : undefined;
   let next = 0;
   let failed = 0;
   const c0 = process.cpuUsage();
@@ -94,7 +102,8 @@ export async function runPipelineLane(app: BenchApp, lane: (typeof LANES)[string
     Array.from({ length: concurrency }, async () => {
       let mine = 0;
       while (next++ < n) {
-        const res = await app.gateway.handle({ request: new Request(url, { method: "POST", headers, body: text }), endpoint: lane.endpoint, peer: "127.0.0.1" });
+        const request = new Request(url, { method: "POST", headers, body: text });
+        const res = await app.gateway.handle(pathModel ? { request, endpoint: lane.endpoint, peer: "127.0.0.1", pathModel, pathStream: stream } : { request, endpoint: lane.endpoint, peer: "127.0.0.1" });
         await res.arrayBuffer();
         if (res.status !== 200) failed++;
         // Every reply here is ready at once, so without this the loops never leave the microtask queue
