@@ -13,7 +13,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
-import { errorResponse, type Finished, type RequestContext } from "./context.ts";
+import { errorResponse, responseHeaders, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
@@ -113,7 +113,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   /** The planned targets; siblings of a missing model are inserted after it (SPEC R-10). */
   let targets = planned;
   /** The failure of a model that siblings stood in for: reported instead of a missing sibling's own (R-10). */
-  const missing = new Map<string, Failed>();
+  let missing: Map<string, Failed> | undefined;
   const { maxAttempts, precommitDeadlineMs } = deps.settings();
   const deadline = deps.clock.now() + precommitDeadlineMs;
   let attempts = 0;
@@ -131,12 +131,13 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     }
     const tried = new Set<string>();
     /** Accounts whose exclusion is already in the trace (each account's decision is recorded once). */
-    const reported = new Set<string>();
+    let reported: Set<string> | undefined; // made by the first exclusion
     let translated: Translated | undefined;
     targetLoop: for (;;) {
       const picked = pickAccount(deps.pool, target, tried, hints);
       for (const v of picked.verdicts) {
         if (v.verdict === "out") {
+          reported ??= new Set();
           if (reported.has(v.accountId)) continue;
           reported.add(v.accountId);
         }
@@ -176,7 +177,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       let refreshed = false;
       for (;;) {
         if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break targetLoop;
-        const release = await deps.pool.acquire(account, ctx.signal);
+        const release = deps.pool.acquireNow?.(account) ?? (await deps.pool.acquire(account, ctx.signal));
         if (!release) {
           if (ctx.signal.aborted) break targetLoop;
           ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
@@ -218,7 +219,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           );
           if (siblings.length > 0) {
             if (targets === planned) targets = planned.slice(); // the caller's list stays as planned
-            missing.set(target.label, last);
+            (missing ??= new Map()).set(target.label, last);
             targets.splice(ti + 1, 0, ...siblings);
             for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model} (R-10): the upstream said ${target.model} does not exist` });
           }
@@ -236,7 +237,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   if (last?.target?.siblingOf && last.classification.row === "model_unavailable") {
     // Every sibling was missing too: the client hears about the model it asked for.
-    last = missing.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
+    last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
@@ -252,7 +253,7 @@ function finalError(
   deps: AttemptDeps,
   f: { attempts: number; fallback: boolean; target?: Target; account?: Account; cache?: CacheState },
 ): Response {
-  const headers = new Headers(ctx.headers);
+  const headers = responseHeaders(ctx);
   if (f.fallback) headers.set("x-switchyard-fallback", "1");
   // SPEC 2.4: no account served this reply, so affinity cannot have hit.
   if (f.cache) headers.set("x-switchyard-cache", f.cache);

@@ -12,7 +12,7 @@ import { codecFor } from "../formats/index.ts";
 import { hubError, Warnings, type HubError } from "../formats/hub.ts";
 import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
-import { tryHubOf, type Finished, type RequestContext } from "./context.ts";
+import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
@@ -250,12 +250,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     controller.abort();
     void reader.cancel().catch(() => {});
   }, idleMs);
-  const wentSilent = () => fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${provider.id} went silent before answering.`, { status: 504 }));
   try {
     while (driver.buffered || !driver.contentSeen) {
       idle.refresh();
       const r = await reader.read();
-      if (silent) return wentSilent();
+      if (silent) return wentSilent(fail, provider.id);
       if (r.done) {
         ended = true;
         prefix.push(driver.end());
@@ -287,7 +286,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch {
     controller.abort();
-    if (silent) return wentSilent();
+    if (silent) return wentSilent(fail, provider.id);
     if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
     return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
@@ -317,12 +316,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   if (a.hints.affinity !== false) deps.pool.bind(a.hints, account);
   // The warnings of the body that was served join the request's before anything records them
   // (`finish` runs below for a whole reply; the trace is serialised there).
-  const warnings = new Warnings(ctx.warnings);
-  warnings.addAll(a.translated.warnings);
-  if (target.siblingOf) {
-    warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
+  if (a.translated.warnings.length > 0 || target.siblingOf) {
+    const warnings = new Warnings(ctx.warnings);
+    warnings.addAll(a.translated.warnings);
+    if (target.siblingOf) {
+      warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
+    }
   }
-  const headers = new Headers(ctx.headers);
+  const headers = responseHeaders(ctx);
   if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
   if (a.fallback) headers.set("x-switchyard-fallback", "1");
   if (cache) headers.set("x-switchyard-cache", cache);
@@ -383,6 +384,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   );
   stop = delivered.stop;
   return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
+}
+
+/** The failure of an upstream that went silent before its first content (the peek's idle timeout). */
+function wentSilent(fail: CommitAttempt["fail"], providerId: string): AttemptFailure {
+  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${providerId} went silent before answering.`, { status: 504 }));
 }
 
 /**

@@ -87,8 +87,6 @@ export interface RequestContext {
   trace: RouteTrace;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
-  /** Response headers every answer carries (X-Request-Id, X-Switchyard-Route-Id, …). */
-  headers: Headers;
   /** Set when the guard answered a Claude Code housekeeping probe locally (SPEC G-5). */
   probe?: ProbeKind;
   /** The flight recorder's hooks for this request (SPEC O-6); undefined while the recorder is off. */
@@ -212,8 +210,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     attempts: [],
     warnings: [],
   };
-  const headers = new Headers({ "x-request-id": requestId, "x-switchyard-route-id": routeId });
-  return {
+  const ctx: RequestContext = {
     requestId,
     routeId,
     startedAt: now,
@@ -230,12 +227,22 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     warnings: [],
     trace,
     signal: incoming.request.signal,
-    headers,
     recording: undefined,
-    ...(incoming.pathModel !== undefined ? { path: { model: incoming.pathModel, stream: incoming.pathStream === true } } : {}),
-    ...(incoming.transport ? { transport: incoming.transport } : {}),
-    ...(incoming.events ? { events: incoming.events } : {}),
   };
+  // Set only when present (no spread of a conditional object per request).
+  if (incoming.pathModel !== undefined) ctx.path = { model: incoming.pathModel, stream: incoming.pathStream === true };
+  if (incoming.transport) ctx.transport = incoming.transport;
+  if (incoming.events) ctx.events = incoming.events;
+  return ctx;
+}
+
+/**
+ * The headers every answer to this request carries (SPEC 2.4: `X-Request-Id`, `X-Switchyard-Route-Id`),
+ * as a new Headers for one response to add its own to. Made when a response is (not when the request
+ * starts: one Headers per request, not a template and its copy).
+ */
+export function responseHeaders(ctx: RequestContext): Headers {
+  return new Headers({ "x-request-id": ctx.requestId, "x-switchyard-route-id": ctx.routeId });
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { hubError } from "../formats/hub.ts";
-import { errorResponse, tryHubOf, type RequestContext } from "./context.ts";
+import { errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
 import type { AttemptTrace, Clock } from "./ports.ts";
@@ -56,7 +56,7 @@ export interface CountTokensDeps {
 export async function countTokens(ctx: RequestContext, targets: Target[], deps: CountTokensDeps): Promise<Response> {
   const gemini = ctx.clientFormat === "gemini";
   const answer = (n: number) => {
-    const headers = new Headers(ctx.headers);
+    const headers = responseHeaders(ctx);
     headers.set("content-type", "application/json");
     return new Response(JSON.stringify(gemini ? { totalTokens: n } : { input_tokens: n }), { status: 200, headers });
   };
@@ -65,7 +65,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     const hub = tryHubOf(ctx, (e) => (parseError = e));
     if (!hub) {
       const message = parseError instanceof Error ? parseError.message : "The request body is not a Messages request.";
-      return errorResponse(ctx.clientFormat, hubError("invalid_request", message), ctx.headers);
+      return errorResponse(ctx.clientFormat, hubError("invalid_request", message), responseHeaders(ctx));
     }
     ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `estimated locally: ${reason}` });
     return answer(Math.max(1, estimateInputTokens(hub)));

@@ -68,6 +68,9 @@ export class TransportError extends Error {
   }
 }
 
+/** Listener options of the parent-signal listener (one object for every call). */
+const ONCE: AddEventListenerOptions = { once: true };
+
 /**
  * Sends one call with a header timeout (SPEC 6.3: 60 s by default, per provider). The returned
  * controller aborts the upstream call later (client disconnect, idle timeout); aborting the parent
@@ -82,7 +85,7 @@ export async function executeCall(
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   if (parent.aborted) controller.abort(parent.reason);
-  else parent.addEventListener("abort", onParentAbort, { once: true });
+  else parent.addEventListener("abort", onParentAbort, ONCE);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

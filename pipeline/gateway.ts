@@ -5,7 +5,7 @@
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { defaultIds, errorResponse, isCountTokens, newContext, responseHeaders, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
 import { countTokens } from "./count-tokens.ts";
 import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
@@ -67,7 +67,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const resolution = resolveModel(ctx.requestedModel, table);
       if ("kind" in resolution) {
         deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
-        return errorResponse(ctx.clientFormat, resolution, ctx.headers);
+        return errorResponse(ctx.clientFormat, resolution, responseHeaders(ctx));
       }
       if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
@@ -75,7 +75,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         const guessed = resolution.targets[0].provider.id;
         const err = hubError("model_not_found", `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed}, but no ${guessed} account is configured. Use provider/model or a configured alias.`, { code: "model_not_found", param: "model" });
         deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
-        return errorResponse(ctx.clientFormat, err, ctx.headers);
+        return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
       }
       ctx.trace.candidates = resolution.targets.map((t) => t.label);
       const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
@@ -92,7 +92,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
       console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
       deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
-      return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), ctx.headers);
+      return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), responseHeaders(ctx));
     }
   }
 }

@@ -4,7 +4,7 @@
  */
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
-import { errorResponse, type RequestContext } from "./context.ts";
+import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
 import { checkKeyLimits } from "./key-limits.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
@@ -69,12 +69,8 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
  * actual size exceeds the limit (SPEC G-4). A body that fails to arrive is a 400.
  */
 export async function readBody(request: Request, limit: number): Promise<Result<Uint8Array>> {
-  const tooLarge = () =>
-    hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes.`, {
-      code: "request_too_large",
-    });
   const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge() };
+  if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge(limit) };
   if (declared !== null && /^\d+$/.test(declared)) {
     // A declared length within the limit bounds the body (the server reads no more than it): read it
     // natively, without a JS stream reader (~20 µs less per request, docs/performance.md).
@@ -95,7 +91,7 @@ export async function readBody(request: Request, limit: number): Promise<Result<
       total += value.byteLength;
       if (total > limit) {
         void reader.cancel().catch(() => {});
-        return { ok: false, error: tooLarge() };
+        return { ok: false, error: tooLarge(limit) };
       }
       parts.push(value);
     }
@@ -105,12 +101,22 @@ export async function readBody(request: Request, limit: number): Promise<Result<
   return { ok: true, value: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total) };
 }
 
+/** SPEC G-4: the 413 of a body over `limit` bytes. */
+function tooLarge(limit: number): HubError {
+  return hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes.`, { code: "request_too_large" });
+}
+
+/** A 400 `invalid_request` result. */
+function badBody(message: string): Result<never> {
+  return { ok: false, error: hubError("invalid_request", message) };
+}
+
 /**
  * Parses a JSON object body (SPEC G-4): invalid UTF-8, malformed JSON, JSON nested too deep for the
  * parser, and a body that is not an object all become a 400 `invalid_request` error.
  */
 export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknown>> {
-  const bad = (message: string): Result<never> => ({ ok: false, error: hubError("invalid_request", message) });
+  const bad = badBody;
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);
@@ -158,29 +164,28 @@ export interface GuardDeps {
  */
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const settings = deps.settings();
-  const fail = (err: HubError) => errorResponse(ctx.clientFormat, err, ctx.headers);
   const auth = authenticate(ctx.remote, ctx.request.headers, deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
-  if (!auth.ok) return fail(auth.error);
+  if (!auth.ok) return refuse(ctx, auth.error);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
 
   const bytes = await readBody(ctx.request, settings.maxBodyBytes);
-  if (!bytes.ok) return fail(bytes.error);
+  if (!bytes.ok) return refuse(ctx, bytes.error);
   ctx.rawBody = bytes.value;
   const parsed = parseJsonObject(bytes.value);
-  if (!parsed.ok) return fail(parsed.error);
+  if (!parsed.ok) return refuse(ctx, parsed.error);
   const body = parsed.value;
   ctx.body = body;
 
   // Gemini names the model in the URL (SPEC 2.1).
   const model = ctx.path ? ctx.path.model : body.model;
   if (typeof model !== "string" || model.trim() === "") {
-    return fail(hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" }));
+    return refuse(ctx, hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" }));
   }
   ctx.requestedModel = stripClientModelSuffix(model.trim());
   ctx.trace.requestedModel = ctx.requestedModel;
   const typeError = checkFieldTypes(ctx.clientFormat, body);
-  if (typeError) return fail(typeError);
+  if (typeError) return refuse(ctx, typeError);
   ctx.stream = ctx.path ? ctx.path.stream : streamRequested(ctx.clientFormat, body);
   ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
   if (ctx.endpoint === "messages") {
@@ -192,9 +197,16 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     }
   }
   // SPEC 9.6: the key's limits, last (a probe answered locally costs nothing and is not counted).
+  // Only a key with limits has anything to check: no async call (a promise and its turns) otherwise.
+  if (!ctx.key?.limits) return ctx;
   const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now());
   if (refused) return refused;
   return ctx;
+}
+
+/** The guard's refusal: `err` in the client's format, with the request's headers. */
+function refuse(ctx: RequestContext, err: HubError): Response {
+  return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
 }
 
 /**
@@ -205,28 +217,23 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
  * translated requests) or the provider's (for native passthrough).
  */
 export function checkFieldTypes(format: WireFormat, body: Record<string, unknown>): HubError | undefined {
-  const bad = (param: string, message: string) => hubError("invalid_request", message, { param });
+  const bad = badField;
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") {
     return bad("stream", "`stream` must be true or false.");
   }
-  const positiveInt = (k: string) => {
-    const v = body[k];
-    if (v === undefined || v === null) return undefined;
-    return typeof v === "number" && Number.isInteger(v) && v > 0 ? undefined : bad(k, `\`${k}\` must be a positive integer.`);
-  };
   switch (format) {
     case "openai-chat":
     case "anthropic-messages": {
       if (!Array.isArray(body.messages)) return bad("messages", "`messages` must be an array of messages.");
       if (body.messages.length === 0) return bad("messages", "`messages` must contain at least one message.");
-      return positiveInt("max_tokens") ?? positiveInt("max_completion_tokens");
+      return positiveIntField(body, "max_tokens") ?? positiveIntField(body, "max_completion_tokens");
     }
     case "openai-responses": {
       const input = body.input;
       if (input !== undefined && input !== null && typeof input !== "string" && !Array.isArray(input)) {
         return bad("input", "`input` must be a string or an array of input items.");
       }
-      return positiveInt("max_output_tokens");
+      return positiveIntField(body, "max_output_tokens");
     }
     case "gemini": {
       // countTokens may wrap the request as `generateContentRequest` (Gemini API).
@@ -240,6 +247,18 @@ export function checkFieldTypes(format: WireFormat, body: Record<string, unknown
     default:
       return undefined;
   }
+}
+
+/** A 400 `invalid_request` naming the offending field. */
+function badField(param: string, message: string): HubError {
+  return hubError("invalid_request", message, { param });
+}
+
+/** Undefined when `body[k]` is absent, null or a positive integer; else the 400 naming it. */
+function positiveIntField(body: Record<string, unknown>, k: string): HubError | undefined {
+  const v = body[k];
+  if (v === undefined || v === null) return undefined;
+  return typeof v === "number" && Number.isInteger(v) && v > 0 ? undefined : badField(k, `\`${k}\` must be a positive integer.`);
 }
 
 /** `stream` omitted means non-streaming in every client format (SPEC 2.1). */

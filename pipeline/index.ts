@@ -23,7 +23,7 @@ export {
   type IncomingRequest,
   type RequestContext,
 } from "./context.ts";
-export { authenticate, presentedKey, stripClientModelSuffix } from "./guard.ts";
+export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { BUDGET_WINDOW_MS, modelAllowed } from "./key-limits.ts";
 export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
 

@@ -7,7 +7,7 @@
  * ends (src/app.ts `finish`), with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { errorResponse, type RequestContext } from "./context.ts";
+import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
 
 /** Length of each budget window, ms. */
@@ -101,7 +101,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
       { code: "model_not_allowed", param: "model" },
     );
     ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list (9.6)` });
-    return errorResponse(ctx.clientFormat, err, ctx.headers);
+    return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
   const verdict = await counters.admit(key.name, limits, now);
@@ -112,5 +112,5 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
   }
   const err = refusalError(key.name, verdict.refusal, now);
   ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit (9.6)` });
-  return errorResponse(ctx.clientFormat, err, ctx.headers);
+  return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
 }

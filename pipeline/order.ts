@@ -342,6 +342,7 @@ function recordMoves(before: Target[], after: Target[], decisions: DecisionTrace
 
 /** Within one group: targets reporting quota first, most remaining first; the others keep their order. */
 function sortByQuota(group: Target[], quota: (t: Target) => number | undefined, decisions: DecisionTrace[]): Target[] {
+  if (group.length < 2) return group; // nothing to reorder (the common single-target request)
   const q = new Map<Target, number>();
   for (const t of group) {
     const v = quota(t);

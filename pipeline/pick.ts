@@ -77,6 +77,11 @@ export interface AccountPool {
    */
   acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined>;
   /**
+   * {@link acquire} without a promise when nothing can wait (an account without a concurrency limit):
+   * the release, or undefined when `acquire` must be awaited. Optional.
+   */
+  acquireNow?(account: Account): (() => void) | undefined;
+  /**
    * Binds the request's conversation (`hints.affinityKey`) to the account that just answered it
    * successfully (SPEC A-2). The pool reads the key only when binding matters (several accounts).
    */

@@ -25,7 +25,7 @@ import { anthropicMessages } from "../formats/anthropic-messages/index.ts";
 import type { EncoderOptions } from "../formats/codec.ts";
 import type { HubResponse } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
-import type { ProbeKind, RequestContext } from "./context.ts";
+import { responseHeaders, type ProbeKind, type RequestContext } from "./context.ts";
 import { isObj, type JsonObject as Json } from "../formats/json.ts";
 
 const TOPIC_MARKER = "Analyze if this message indicates a new conversation topic";
@@ -141,7 +141,7 @@ export function probeReplyText(kind: ProbeKind, body: Json): { text: string; sto
  * nominal output count): its `encodeResponse` for a `message` object, or, when the request asked for
  * a stream, the reply replayed as hub events (`responseToEvents`) through its stream encoder — the
  * complete sequence message_start … message_stop. The id is `msg_sy…` (made here, not upstream); the
- * model shown is the one the client asked for; headers include `ctx.headers` (X-Request-Id, …).
+ * model shown is the one the client asked for; headers include `responseHeaders` (X-Request-Id, …).
  */
 export function probeResponse(ctx: RequestContext, kind: ProbeKind): Response {
   const { text, stopReason, outputTokens } = probeReplyText(kind, ctx.body);
@@ -152,7 +152,7 @@ export function probeResponse(ctx: RequestContext, kind: ProbeKind): Response {
     usage: { inputTokens: 0, outputTokens, cacheWriteTokens: 0, cacheReadTokens: 0 },
   };
   const opts: EncoderOptions = { model: ctx.requestedModel };
-  const headers = new Headers(ctx.headers);
+  const headers = responseHeaders(ctx);
   if (!ctx.stream) {
     headers.set("content-type", "application/json");
     return new Response(JSON.stringify(anthropicMessages.encodeResponse!(reply, opts)), { status: 200, headers });

@@ -178,9 +178,12 @@ function resultsOf(format: string, body: Record<string, unknown>): Map<number, {
 function stateOf(ctx: RequestContext): RequestState {
   let s = STATE.get(ctx);
   if (s) return s;
-  s = { candidates: false, errored: new Set(), cached: new Set() };
   const all = resultsOf(ctx.clientFormat, ctx.body);
-  if ([...all.values()].some((r) => !r.isError && r.len >= MIN_CHARS)) {
+  s = NOTHING_TO_SAVE;
+  let long = false;
+  for (const r of all.values()) if (!r.isError && r.len >= MIN_CHARS) long = true;
+  if (long) {
+    s = { candidates: false, errored: new Set(), cached: new Set() };
     // Results up to the last cache marker: the same accessor over the conversation cut after it.
     const last = lastCacheMarkerIndex(ctx.clientFormat, ctx.body, ctx.rawBody);
     const key = MESSAGES_KEY[ctx.clientFormat]!;
@@ -194,9 +197,16 @@ function stateOf(ctx: RequestContext): RequestState {
     // Some protected result was long enough to shorten: say why nothing may be.
     if (!s.candidates) s.cached.add(CACHED_ONLY);
   }
-  STATE.set(ctx, s);
+  // Nothing to save is cheap to find again (on a retry): no map entry per request for it.
+  if (s !== NOTHING_TO_SAVE) STATE.set(ctx, s);
   return s;
 }
+
+/**
+ * The state of a body without a long enough tool result (most requests): shared, never written (its
+ * sets are only read once `candidates` is false and no `CACHED_ONLY` mark was needed).
+ */
+const NOTHING_TO_SAVE: RequestState = { candidates: false, errored: new Set(), cached: new Set() };
 
 /** Marks a state whose only long results sit before the last cache marker. */
 const CACHED_ONLY = "\u0000cached-only";

@@ -17,8 +17,10 @@ import {
   presentedSecrets,
   scrubValue,
   TargetOrder,
+  type AttemptSettings,
   type Finished,
   type Gateway,
+  type GuardSettings,
   type RequestContext,
   type RoutingTable,
 } from "../pipeline/index.ts";
@@ -409,18 +411,30 @@ export async function startApp(opts: AppOptions): Promise<App> {
     );
   };
 
+  // The guard's and the attempt loop's settings, made once per configuration (the running one is
+  // replaced as a whole on every change, never edited in place): not an object per request.
+  let settingsOf: RuntimeConfig | undefined;
+  let settingsMade: GuardSettings & AttemptSettings = { requireApiKey: true, maxBodyBytes: 0, maxAttempts: 0, precommitDeadlineMs: 0 };
+  const gatewaySettings = (c: RuntimeConfig): GuardSettings & AttemptSettings => {
+    if (settingsOf !== c) {
+      settingsOf = c;
+      settingsMade = {
+        requireApiKey: c.server.requireApiKey,
+        maxBodyBytes: c.server.maxBodyBytes,
+        maxAttempts: c.settings.maxAttempts,
+        precommitDeadlineMs: c.settings.precommitDeadlineMs,
+      };
+    }
+    return settingsMade;
+  };
+
   const executorFor = createExecutors(opts.fetchImpl, credentials);
   const gateway = createGateway({
     clock,
     keys: store,
     limits: keyCounters,
     now: () => clock.now(),
-    settings: () => ({
-      requireApiKey: cfg.server.requireApiKey,
-      maxBodyBytes: cfg.server.maxBodyBytes,
-      maxAttempts: cfg.settings.maxAttempts,
-      precommitDeadlineMs: cfg.settings.precommitDeadlineMs,
-    }),
+    settings: () => gatewaySettings(cfg),
     routing,
     order,
     pool: registry,

@@ -191,7 +191,7 @@ async function main() {
       return { status: res.status, headers: res.headers, body: res.body };
     };
     const executor: Executor = { send: replyNow };
-    const call = { provider: target!.provider, account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.headers };
+    const call = { provider: target!.provider, account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.request.headers };
     // A fresh parent signal per call on both sides (a request's own signal; one shared signal would pile up listeners).
     runs.sendOnly = await cpuPerCall(k("sendOnly"), async () => {
       void new AbortController().signal;

@@ -85,6 +85,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly rr = new Map<string, number>();
   /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
+  /** The ranking of a provider's only account (always itself), made once per account object. */
+  private readonly onlyAccount = new WeakMap<Account, Ranked[]>();
   /** The timer that publishes state ends (cooldown_end, unlock, circuit_half_open), and when it fires. */
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private expiryAt = Infinity;
@@ -230,17 +232,20 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (lock && (lock.until === null || lock.until > now)) {
       return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
     }
-    const rm = this.removed.get(key(account.id, model));
+    // The maps are empty while nothing failed: no key strings built for them then.
+    const rm = this.removed.size > 0 ? this.removed.get(key(account.id, model)) : undefined;
     if (rm && (rm.until === null || rm.until > now)) return { cause: "removed", reason: `model removed for this account: ${rm.reason}` };
     // SPEC P-6: a model some account of the pool advertised never goes to one that did not; a model
     // no account advertised (a new model, an alias) is left to the upstream to accept or refuse.
     if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) {
       return { cause: "not_advertised", reason: "model not advertised by this account" };
     }
-    for (const m of [model, ALL_MODELS]) {
-      const c = this.cooldowns.get(key(account.id, m));
-      if (c && c.until > now) {
-        return { cause: RATE_LIMIT_REASONS.has(c.reason) ? "rate_limit" : "cooldown", reason: `cooling down (${c.reason})`, until: c.until };
+    if (this.cooldowns.size > 0) {
+      for (const m of [model, ALL_MODELS]) {
+        const c = this.cooldowns.get(key(account.id, m));
+        if (c && c.until > now) {
+          return { cause: RATE_LIMIT_REASONS.has(c.reason) ? "rate_limit" : "cooldown", reason: `cooling down (${c.reason})`, until: c.until };
+        }
       }
     }
     const q = this.quota.exhausted(account.id, model, now);
@@ -262,11 +267,18 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       const p = this.providers.get(providerId);
       if (p && isCompatible(p)) accounts = [this.keyless(p)];
     }
-    let memo = this.ranked.get(hints);
-    if (!memo) this.ranked.set(hints, (memo = new Map()));
-    const mk = providerId + "\u0000" + model;
-    let ranked = memo.get(mk);
-    if (!ranked) memo.set(mk, (ranked = this.rank(accounts, providerId, model, hints)));
+    let ranked: Ranked[] | undefined;
+    if (accounts.length === 1) {
+      // One account: its ranking never changes (no memo per request: no map entry keyed by the hints).
+      ranked = this.onlyAccount.get(accounts[0]);
+      if (!ranked) this.onlyAccount.set(accounts[0], (ranked = this.rank(accounts, providerId, model, hints)));
+    } else {
+      let memo = this.ranked.get(hints);
+      if (!memo) this.ranked.set(hints, (memo = new Map()));
+      const mk = providerId + "\u0000" + model;
+      ranked = memo.get(mk);
+      if (!ranked) memo.set(mk, (ranked = this.rank(accounts, providerId, model, hints)));
+    }
     const out: AccountCandidate[] = [];
     const busy: AccountCandidate[] = [];
     for (const { account, note } of ranked) {
@@ -431,6 +443,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   /**
+   * {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease):
+   * the release; undefined for a limited account, whose `acquire` must be awaited.
+   */
+  acquireNow(account: Account): (() => void) | undefined {
+    return this.slotLimit(account) === undefined ? this.slots.takeUnlimited(account.id) : undefined;
+  }
+
+  /**
    * A lease on one of the account's `limit` slots across instances, polling until `deadline` (ms since
    * the epoch, wall clock): the lease id, null when none freed in time (or the client went away), or
    * undefined when the shared database cannot be reached (local counting only).
@@ -539,6 +559,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       this.persist((st) => st.clearCircuit(provider.id));
       this.publishProvider(provider.id, "circuit_closed", { reason: "a request succeeded" });
     }
+    if (this.cooldowns.size === 0) return;
     for (const m of [model, ALL_MODELS]) {
       const k = key(account.id, m);
       const c = this.cooldowns.get(k);

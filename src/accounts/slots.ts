@@ -76,6 +76,16 @@ export class Slots {
   }
 
   /**
+   * Takes a slot of an account without a limit (it only counts, nothing waits): what {@link acquire}
+   * does for one, without its promise.
+   */
+  takeUnlimited(id: string): Release {
+    const a = this.of(id, undefined, undefined);
+    a.inUse++;
+    return this.releaser(a, undefined);
+  }
+
+  /**
    * Takes a slot of account `id` with at most `limit` in flight (undefined = unlimited). Waits up to
    * `waitMs` for one to free (FIFO); resolves undefined when none did or `signal` aborted.
    * `_clock` is accepted for interface symmetry; the wait runs on Effect's clock.
