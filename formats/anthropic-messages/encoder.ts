@@ -54,6 +54,9 @@ export class AnthropicEncoder implements StreamEncoder {
   /** Kind of the open block and whether it already has thinking text (for summary-part separators). */
   private open: OpenKind = null;
   private thinkingHasText = false;
+  /** The text-delta frame up to the text, for the block index it was made for. */
+  private textHead = "";
+  private textHeadIndex = -1;
 
   constructor(
     private readonly opts: EncoderOptions,
@@ -151,8 +154,13 @@ export class AnthropicEncoder implements StreamEncoder {
     switch (d.type) {
       case "text":
         if (this.open !== "text" || d.text.length === 0) return;
-        delta = '{"type":"text_delta","text":' + JSON.stringify(d.text) + "}";
-        break;
+        // The common event: its frame up to the text made once per block (fewer concatenations per event).
+        if (this.textHeadIndex !== ev.index) {
+          this.textHeadIndex = ev.index;
+          this.textHead = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":{"type":"text_delta","text":';
+        }
+        this.write(this.textHead + JSON.stringify(d.text) + "}}\n\n");
+        return;
       case "thinking":
         if (this.open !== "thinking" || d.text.length === 0) return;
         this.thinkingHasText = true;

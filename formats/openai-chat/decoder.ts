@@ -83,7 +83,8 @@ export class ChatDecoder implements StreamDecoder {
   private readonly byId = new Map<string, Slot>();
   private lastSlot: Slot | undefined;
   private sawRefusal = false;
-  private readonly nonce = Math.random().toString(36).slice(2, 10);
+  /** Per-stream salt of synthesized call ids, drawn when the first one is needed (most streams never do). */
+  private nonce: string | undefined;
   private synthesized = 0;
   /** The learned content-only delta event (see content-template.ts), and how often one was learned. */
   private template: ContentTemplate | undefined;
@@ -343,7 +344,10 @@ export class ChatDecoder implements StreamDecoder {
   private startSlot(slot: Slot): void {
     this.closeKind();
     slot.started = true;
-    if (!slot.id) slot.id = `call_${this.nonce}${shortHash(`${this.nonce}:${this.synthesized++}`).slice(0, 8)}`;
+    if (!slot.id) {
+      const nonce = (this.nonce ??= Math.random().toString(36).slice(2, 10));
+      slot.id = `call_${nonce}${shortHash(`${nonce}:${this.synthesized++}`).slice(0, 8)}`;
+    }
     this.emit({ type: "block_start", index: slot.key, block: { type: "tool_call", id: slot.id, name: slot.name } });
     if (slot.pending.length > 0) {
       this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: slot.pending } });
