@@ -10,7 +10,7 @@
  * The self time is also printed grouped by module (pipeline/<stage>.ts, formats/<format>/, src/<dir>/,
  * node_modules/<package>, Bun's built-ins; scripts/lib/profile-groups.ts), over the whole profile.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { profileGroups } from "./lib/profile-groups.ts";
@@ -70,6 +70,7 @@ async function main() {
   const l = LANES[lane];
   if (!l) throw new Error(`unknown lane ${lane}`);
   const dir = keep ?? mkdtempSync(join(tmpdir(), "switchyard-profile-"));
+  if (keep) mkdirSync(keep, { recursive: true });
   const up = Bun.spawn(["bun", join(ROOT, "scripts/bench-upstream.ts")], { stdout: "pipe", stderr: "inherit" });
   const upLine = await new Response(up.stdout).body!.getReader().read();
   const upstream = `http://127.0.0.1:${JSON.parse(new TextDecoder().decode(upLine.value!).split("\n")[0]).port}`;

@@ -1,0 +1,199 @@
+#!/usr/bin/env bun
+/**
+ * An interleaved A/B of switchyard builds over the wire (issue 17): the bench upstream
+ * (scripts/bench-upstream.ts) and one switchyard per source tree (`bun TREE/src/main.ts start`, as
+ * scripts/bench and scripts/bench-floor.ts start it), optionally the floor's rung 5
+ * (scripts/lib/floor-server.ts) beside them; then rounds of `wrk -t1 -c32` runs, the servers' order
+ * rotating per round and lane (the Bun load client of scripts/bench when wrk is not installed), each server's CPU read from /proc/PID/stat over its own run and divided
+ * by the requests it served. Prints each round's CPU µs per request and the medians, and each build's
+ * median ratio to the first build of the same round (the A/B figure: same minute, same machine load).
+ *
+ * Every server answers 100 requests of every lane and gets one warm-up run per lane first; while it
+ * waits for its next run it gets one request of one of its lanes every 3 s (as in bench-floor.ts: a lane
+ * left unused for ~25 s comes back slower).
+ *
+ * Usage: bun scripts/bench-ab.ts [--tree NAME=DIR]... [--rung5] [--lanes chat-json,messages-json,…]
+ *        [--rounds N] [--seconds N] [--warm N] [--threads] [--smoke]
+ *   --tree: NAME=DIR[:VAR=value,…]: a switchyard source tree (at least one; each with its node_modules
+ *           installed), started with those environment variables; the first is the reference of the ratios
+ *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
+ *   --warm N: N s of unmeasured load per server and lane before the rounds (default 1)
+ *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator)
+ *   --lanes: of chat-json, chat-stream, messages-json, messages-stream, messages→chat-json,
+ *            messages→chat-stream (default chat-json,messages-json)
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SERVICE_ENV } from "../src/cli/service.ts";
+import { benchLanes, type Lane, type Mode } from "./bench-lanes.ts";
+import { loadBun, loadWrk, timedRequest, WRK } from "./bench-load.ts";
+import { cpuUs, median, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const argv = process.argv.slice(2);
+const opts = (name: string) => argv.flatMap((a, i) => (a === name && argv[i + 1] !== undefined ? [argv[i + 1]] : []));
+const SMOKE = argv.includes("--smoke");
+const ROUNDS = Number(opts("--rounds")[0] ?? (SMOKE ? 1 : 5));
+const SECONDS = Number(opts("--seconds")[0] ?? (SMOKE ? 1 : 3));
+/** `NAME=DIR` or `NAME=DIR:VAR=value,VAR=value` (environment variables that server is started with). */
+const TREES = opts("--tree").map((s) => {
+  const eq = s.indexOf("=");
+  const [dir, vars] = (eq > 0 ? s.slice(eq + 1) : s).split(":");
+  const env = Object.fromEntries((vars ?? "").split(",").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+  return { name: eq > 0 ? s.slice(0, eq) : s, dir, env };
+});
+const RUNG5 = argv.includes("--rung5");
+if (TREES.length === 0) {
+  process.stderr.write("usage: bun scripts/bench-ab.ts --tree A=DIR [--tree B=DIR]… [--rung5] [--lanes chat-json,…] [--rounds N] [--seconds N]\n");
+  process.exit(2);
+}
+/** One load run: wrk when installed, else the Bun load client (as scripts/bench and bench-floor.ts). */
+const load = (url: string, body: string, seconds: number, dir: string) => (WRK ? loadWrk(url, body, seconds, dir) : loadBun(url, body, seconds));
+
+interface Column {
+  name: string;
+  lane: Lane;
+  mode: Mode;
+}
+const LANES = benchLanes(2);
+const byName: Record<string, [string, Mode]> = {
+  "chat-json": ["chat→chat", "json"],
+  "chat-stream": ["chat→chat", "stream"],
+  "messages-json": ["messages→messages", "json"],
+  "messages-stream": ["messages→messages", "stream"],
+  "messages→chat-json": ["messages→chat", "json"],
+  "messages→chat-stream": ["messages→chat", "stream"],
+};
+const COLUMNS: Column[] = (opts("--lanes")[0] ?? "chat-json,messages-json").split(",").map((n) => {
+  const [lane, mode] = byName[n] ?? (() => { throw new Error(`unknown lane ${n}`); })();
+  return { name: n, lane: LANES.find((l) => l.name === lane)!, mode };
+});
+
+/** CPU µs by thread name (`/proc/PID/task/<tid>/comm`; the JS thread is `js`), summed over the threads of a name. */
+function threadsUs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const name = tid === String(pid) ? "js" : readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim().replace(/\d+$/, "");
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 1e4);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+const THREADS = argv.includes("--threads");
+/** Seconds of load per server and lane before the rounds (the JIT's tiers take tens of seconds to settle). */
+const WARM = Number(opts("--warm")[0] ?? (SMOKE ? 0 : 1));
+
+/** The request of a column to a server: the floor rung gets the model without its provider prefix (as bench-floor.ts). */
+function requestFor(key: string, c: Column, url: string): [string, string] {
+  const stream = c.mode === "stream";
+  const model = key === "rung5" ? c.lane.model.replace(/^[^/]+\//, "") : c.lane.model;
+  return [url + c.lane.path(stream, model), JSON.stringify(c.lane.body(stream, model))];
+}
+const runsOn = (key: string, c: Column) => key !== "rung5" || c.lane.kind === "native";
+
+const dir = mkdtempSync(join(tmpdir(), "switchyard-ab-"));
+const procs: Proc[] = [];
+const servers: { key: string; p: Proc }[] = [];
+try {
+  const upstream = await startUpstream();
+  procs.push(upstream);
+  for (const t of TREES) {
+    const d = join(dir, t.name);
+    mkdirSync(d);
+    // startSwitchyard passes this process's environment on: the tree's own variables are set around the spawn
+    Object.assign(process.env, t.env);
+    const p = await startSwitchyard(["bun", join(t.dir, "src/main.ts")], upstream.url, d, t.name);
+    for (const k of Object.keys(t.env)) delete process.env[k];
+    procs.push(p);
+    servers.push({ key: t.name, p });
+  }
+  if (RUNG5) {
+    const d = join(dir, "rung5");
+    mkdirSync(d);
+    const p = await startScript("rung5", join(ROOT, "scripts/lib/floor-server.ts"), ["5", d], { UPSTREAM: upstream.url, ...SERVICE_ENV });
+    procs.push(p);
+    servers.push({ key: "rung5", p });
+  }
+  let measuring: string | undefined;
+  let turn = 0;
+  const keepWarm = setInterval(() => {
+    const c = COLUMNS[turn++ % COLUMNS.length];
+    for (const s of servers) if (s.key !== measuring && runsOn(s.key, c)) void timedRequest(...requestFor(s.key, c, s.p.url)).catch(() => {});
+  }, 3000);
+  for (const c of COLUMNS)
+    for (const s of servers) {
+      if (!runsOn(s.key, c)) continue;
+      for (let k = 0; k < (SMOKE ? 2 : 100); k++) {
+        const x = await timedRequest(...requestFor(s.key, c, s.p.url));
+        if (x.status !== 200) throw new Error(`${s.key} on ${c.name}: HTTP ${x.status}`);
+      }
+    }
+  if (WARM > 0) for (const c of COLUMNS) for (const s of servers) if (runsOn(s.key, c)) await load(...requestFor(s.key, c, s.p.url), WARM, dir);
+
+  const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
+  const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
+  /** by server and column: thread name → µs per request per round */
+  const byThread = new Map<string, Map<string, number[]>[]>(servers.map((s) => [s.key, COLUMNS.map(() => new Map())]));
+  let errors = 0;
+  for (let r = 0; r < ROUNDS; r++) {
+    const line: string[] = [];
+    for (let ci = 0; ci < COLUMNS.length; ci++) {
+      const c = COLUMNS[ci];
+      const ss = servers.filter((s) => runsOn(s.key, c));
+      const order = ss.map((_, i) => ss[(i + r + ci) % ss.length]);
+      const round = new Map<string, number>();
+      for (const s of order) {
+        measuring = s.key;
+        const t0 = THREADS ? threadsUs(s.p.pid) : undefined;
+        const c0 = cpuUs(s.p.pid);
+        const res = await load(...requestFor(s.key, c, s.p.url), SECONDS, dir);
+        const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
+        if (t0) {
+          const m = byThread.get(s.key)![ci];
+          for (const [name, v] of threadsUs(s.p.pid)) {
+            const xs = m.get(name) ?? [];
+            xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
+            m.set(name, xs);
+          }
+        }
+        measuring = undefined;
+        errors += res.errors;
+        round.set(s.key, us);
+        cpu.get(s.key)![ci].push(us);
+      }
+      const ref = round.get(TREES[0].name)!;
+      for (const s of ss) ratio.get(s.key)![ci].push(round.get(s.key)! / ref);
+      line.push(`${c.name}: ` + ss.map((s) => `${s.key} ${round.get(s.key)!.toFixed(0)}`).join(" "));
+    }
+    process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
+  }
+  clearInterval(keepWarm);
+  console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} rounds of ${SECONDS} s, load errors ${errors}; CPU µs per request, median (min–max) [× ${TREES[0].name}, median of the rounds' ratios]`);
+  for (const s of servers) {
+    const cells = COLUMNS.map((c, ci) => {
+      const xs = cpu.get(s.key)![ci];
+      if (xs.length === 0) return `${c.name} -`;
+      return `${c.name} ${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}) [${median(ratio.get(s.key)![ci]).toFixed(3)}×]`;
+    });
+    console.log(`${s.key.padEnd(10)} ${cells.join("  ")}`);
+  }
+  if (THREADS) {
+    console.log("\nby thread (µs per request, median of the rounds):");
+    for (const s of servers)
+      COLUMNS.forEach((c, ci) => {
+        const m = byThread.get(s.key)![ci];
+        if (m.size === 0) return;
+        console.log(`${s.key.padEnd(10)} ${c.name}: ` + [...m].map(([name, xs]) => [name, median(xs)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${v.toFixed(1)}`).join(", "));
+      });
+  }
+} finally {
+  for (const p of procs.reverse()) await stopProc(p);
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
