@@ -137,9 +137,36 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
     }
   }
 
+  /**
+   * {@link observe} of every event `responseToEvents(resp)` replays for a whole reply, without making
+   * them: its usage (in `message_start`, and the same values again after a finish), content when a part
+   * opens a block or the reply has a stop reason, and that stop reason.
+   */
+  protected observeReply(resp: HubResponse): void {
+    if (resp.usage) this.addUsage(resp.usage);
+    if (resp.stopReason) {
+      this.stopReason = resp.stopReason;
+      this.contentSeen = true;
+    } else if (resp.content.some(opensBlock)) this.contentSeen = true;
+  }
+
   private addUsage(u: Usage): void {
     mergeUsage(this.usage, u);
     if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
+  }
+}
+
+/** Whether `responseToEvents` opens a block for this part of a reply (an empty unsigned text does not; inputs never appear). */
+function opensBlock(part: HubPart): boolean {
+  switch (part.type) {
+    case "text":
+      return part.text.length > 0 || !!part.signature;
+    case "thinking":
+    case "redacted_thinking":
+    case "tool_call":
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -402,11 +429,13 @@ export class WholeBodyDriver extends HubDriver {
     }
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.
     const restored = this.opts.restoration ? restoreResponse(this.opts.restoration, resp) : false;
-    const events = responseToEvents(resp);
-    for (const ev of events) this.observe(ev);
+    // Replayed as events only for a streaming client, whose encoder needs them.
+    const events = this.opts.clientStream ? responseToEvents(resp) : undefined;
+    if (events) for (const ev of events) this.observe(ev);
+    else this.observeReply(resp);
     this.empty = !hasUsableContent(resp.content, resp.stopReason);
     this.earlyError = undefined;
-    if (this.opts.clientStream) {
+    if (events) {
       let out = "";
       if (!this.client.createEncoder) throw new Error(`${this.client.format} has no client encoder`);
       const encoder = this.client.createEncoder(this.encoderOptions, (t) => (out += t));
