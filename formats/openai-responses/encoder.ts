@@ -61,6 +61,11 @@ interface OpenItem {
   namespace?: string;
 }
 
+/** A message item's `phase` member (with its leading comma), or nothing when the item has none. */
+function phaseMember(phase: string | undefined): string {
+  return phase ? `,"phase":${JSON.stringify(phase)}` : "";
+}
+
 class ResponsesEncoder implements StreamEncoder {
   private seq = 0;
   private started = false;
@@ -208,17 +213,19 @@ class ResponsesEncoder implements StreamEncoder {
     switch (b.type) {
       case "text": {
         const id = mintId("msg_", this.opts.newId);
-        const it: OpenItem = { ...base, kind: "message", id, idJson: JSON.stringify(id) };
-        const item: Json = { id, type: "message", status: "in_progress", content: [], role: "assistant" };
-        if (b.phase) item.phase = it.phase = b.phase;
+        const idJson = JSON.stringify(id);
+        const it: OpenItem = { ...base, kind: "message", id, idJson };
+        if (b.phase) it.phase = b.phase;
         this.cur = it;
-        this.sendObj("response.output_item.added", { output_index: outputIndex, item });
-        this.sendObj("response.content_part.added", {
-          item_id: id,
-          output_index: outputIndex,
-          content_index: 0,
-          part: { type: "output_text", annotations: [], logprobs: [], text: "" },
-        });
+        // The reply's most common item, written from templates (the JSON.stringify of these objects, same key order).
+        this.send(
+          "response.output_item.added",
+          `{"type":"response.output_item.added","sequence_number":${this.seq},"output_index":${outputIndex},"item":{"id":${idJson},"type":"message","status":"in_progress","content":[],"role":"assistant"${phaseMember(it.phase)}}}`,
+        );
+        this.send(
+          "response.content_part.added",
+          `{"type":"response.content_part.added","sequence_number":${this.seq},"item_id":${idJson},"output_index":${outputIndex},"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}}`,
+        );
         return;
       }
       case "thinking": {
@@ -335,16 +342,24 @@ class ResponsesEncoder implements StreamEncoder {
     const it = this.cur;
     if (!it) return;
     this.cur = null;
-    let item: Json;
+    let item: Json | undefined;
+    let itemJson: string | undefined;
     switch (it.kind) {
       case "skip":
         return;
       case "message": {
-        const part = { type: "output_text", annotations: [], logprobs: [], text: it.text };
-        this.sendObj("response.output_text.done", { item_id: it.id, output_index: it.outputIndex, content_index: 0, text: it.text, logprobs: [] });
-        this.sendObj("response.content_part.done", { item_id: it.id, output_index: it.outputIndex, content_index: 0, part });
-        item = { id: it.id, type: "message", status: "completed", content: [part], role: "assistant" };
-        if (it.phase) item.phase = it.phase;
+        // The text is serialised once for its three appearances (done, part, item) and the terminal's.
+        const textJson = JSON.stringify(it.text);
+        const part = `{"type":"output_text","annotations":[],"logprobs":[],"text":${textJson}}`;
+        this.send(
+          "response.output_text.done",
+          `{"type":"response.output_text.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"text":${textJson},"logprobs":[]}`,
+        );
+        this.send(
+          "response.content_part.done",
+          `{"type":"response.content_part.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"part":${part}}`,
+        );
+        itemJson = `{"id":${it.idJson},"type":"message","status":"completed","content":[${part}],"role":"assistant"${phaseMember(it.phase)}}`;
         break;
       }
       case "reasoning": {
@@ -371,7 +386,7 @@ class ResponsesEncoder implements StreamEncoder {
         item = { id: it.id, type: "local_shell_call", status: "completed", call_id: it.callId, action: localShellAction(it.text) };
         break;
     }
-    const itemJson = JSON.stringify(item);
+    itemJson ??= JSON.stringify(item);
     this.output.push(itemJson);
     this.send("response.output_item.done", `{"type":"response.output_item.done","sequence_number":${this.seq},"output_index":${it.outputIndex},"item":${itemJson}}`);
   }

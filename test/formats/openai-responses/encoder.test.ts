@@ -437,6 +437,7 @@ describe("the response object's JSON text (built from parts, not stringified who
       { type: "finish", reason: "max_tokens" },
     ],
     "failed after an item": [{ type: "message_start" }, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "part" } }, { type: "block_stop", index: 0 }, { type: "error", error: { kind: "api_error", status: 502, message: "The upstream broke." } }],
+    "a commentary phase, completed": [{ type: "message_start" }, { type: "block_start", index: 0, block: { type: "text", phase: "commentary" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "café ☕ \u0001" } }, { type: "block_stop", index: 0 }, { type: "finish", reason: "end_turn" }],
     "failed before anything": [{ type: "error", error: { kind: "overloaded", status: 529, message: "busy" } }],
   };
   for (const [name, events] of Object.entries(ENDS)) {
@@ -458,6 +459,24 @@ describe("the response object's JSON text (built from parts, not stringified who
         // Every output_item.done's item is the one the terminal lists, same text.
         const done = wire.filter((w) => w.data.type === "response.output_item.done").map((w) => JSON.stringify(w.data.item));
         expect(wire.at(-1)!.data.response.output.map((i: unknown) => JSON.stringify(i))).toEqual(done);
+        // The message item's events, written from templates: the keys in the order the SDK types list them.
+        const PART = ["type", "annotations", "logprobs", "text"];
+        const ITEM = ["id", "type", "status", "content", "role", ...(name.includes("phase") ? ["phase"] : [])];
+        for (const w of wire) {
+          const d = w.data;
+          if (d.type === "response.output_item.added" || d.type === "response.output_item.done") {
+            expect(Object.keys(d)).toEqual(["type", "sequence_number", "output_index", "item"]);
+            if (d.item.type === "message") {
+              expect(Object.keys(d.item)).toEqual(ITEM);
+              for (const p of d.item.content) expect(Object.keys(p)).toEqual(PART);
+            }
+          } else if (d.type === "response.content_part.added" || d.type === "response.content_part.done") {
+            expect(Object.keys(d)).toEqual(["type", "sequence_number", "item_id", "output_index", "content_index", "part"]);
+            expect(Object.keys(d.part)).toEqual(PART);
+          } else if (d.type === "response.output_text.done") {
+            expect(Object.keys(d)).toEqual(["type", "sequence_number", "item_id", "output_index", "content_index", "text", "logprobs"]);
+          }
+        }
         const echo = JSON.parse(JSON.stringify(responseEcho(request)));
         for (const w of responses) for (const k of echoKeys) expect(w.data.response[k]).toEqual(echo[k]);
       });
