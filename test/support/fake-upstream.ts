@@ -32,6 +32,12 @@ export interface FakeReply {
   delay_ms?: number;
   /** Drop the connection after this many body bytes. */
   reset_after_bytes?: number;
+  /**
+   * Pause between the last bytes sent and the reset, in ms (default 5). A test that means the reset to
+   * come after the commit point gives it ~100 ms: with 5 ms, a test process stalled that long (a loaded
+   * machine) let the gateway see the reset before committing and retry, as it should before the commit.
+   */
+  reset_delay_ms?: number;
   /** Never send headers (for header-timeout tests); the request hangs until the client gives up. */
   hang_before_headers?: boolean;
   /** Send headers and these bytes, then go silent without closing (idle-timeout tests). */
@@ -196,7 +202,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
         if (reply.delay_ms && i < pieces.length - 1) await Bun.sleep(reply.delay_ms);
       }
       if (reply.reset_after_bytes !== undefined && reply.reset_after_bytes < bytes.length) {
-        await Bun.sleep(5);
+        await Bun.sleep(reply.reset_delay_ms ?? 5);
         controller.error(new Error("fake upstream: connection reset"));
         return;
       }
