@@ -116,21 +116,20 @@ function badBody(message: string): Result<never> {
  * parser, and a body that is not an object all become a 400 `invalid_request` error.
  */
 export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknown>> {
-  const bad = badBody;
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);
   } catch {
-    return bad("The request body is not valid UTF-8.");
+    return badBody("The request body is not valid UTF-8.");
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    return bad(e instanceof RangeError ? "The request body is nested too deeply." : "The request body is not valid JSON.");
+    return badBody(e instanceof RangeError ? "The request body is nested too deeply." : "The request body is not valid JSON.");
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return bad("The request body must be a JSON object.");
+    return badBody("The request body must be a JSON object.");
   }
   return { ok: true, value: value as Record<string, unknown> };
 }
@@ -217,21 +216,20 @@ function refuse(ctx: RequestContext, err: HubError): Response {
  * translated requests) or the provider's (for native passthrough).
  */
 export function checkFieldTypes(format: WireFormat, body: Record<string, unknown>): HubError | undefined {
-  const bad = badField;
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean") {
-    return bad("stream", "`stream` must be true or false.");
+    return badField("stream", "`stream` must be true or false.");
   }
   switch (format) {
     case "openai-chat":
     case "anthropic-messages": {
-      if (!Array.isArray(body.messages)) return bad("messages", "`messages` must be an array of messages.");
-      if (body.messages.length === 0) return bad("messages", "`messages` must contain at least one message.");
+      if (!Array.isArray(body.messages)) return badField("messages", "`messages` must be an array of messages.");
+      if (body.messages.length === 0) return badField("messages", "`messages` must contain at least one message.");
       return positiveIntField(body, "max_tokens") ?? positiveIntField(body, "max_completion_tokens");
     }
     case "openai-responses": {
       const input = body.input;
       if (input !== undefined && input !== null && typeof input !== "string" && !Array.isArray(input)) {
-        return bad("input", "`input` must be a string or an array of input items.");
+        return badField("input", "`input` must be a string or an array of input items.");
       }
       return positiveIntField(body, "max_output_tokens");
     }
@@ -240,8 +238,8 @@ export function checkFieldTypes(format: WireFormat, body: Record<string, unknown
       const inner = body.contents === undefined && typeof body.generateContentRequest === "object" && body.generateContentRequest !== null
         ? (body.generateContentRequest as Record<string, unknown>)
         : body;
-      if (!Array.isArray(inner.contents)) return bad("contents", "`contents` must be an array of Content objects.");
-      if (inner.contents.length === 0) return bad("contents", "`contents` must contain at least one Content.");
+      if (!Array.isArray(inner.contents)) return badField("contents", "`contents` must be an array of Content objects.");
+      if (inner.contents.length === 0) return badField("contents", "`contents` must contain at least one Content.");
       return undefined;
     }
     default:

@@ -22,13 +22,14 @@
  *   --lanes: of chat-json, chat-stream, messages-json, messages-stream, messages→chat-json,
  *            messages→chat-stream (default chat-json,messages-json)
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SERVICE_ENV } from "../src/cli/service.ts";
 import { benchLanes, type Lane, type Mode } from "./bench-lanes.ts";
 import { loadBun, loadWrk, timedRequest, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
+import { threadsByName } from "./lib/threads.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -70,21 +71,6 @@ const COLUMNS: Column[] = (opts("--lanes")[0] ?? "chat-json,messages-json").spli
   return { name: n, lane: LANES.find((l) => l.name === lane)!, mode };
 });
 
-/** CPU µs by thread name (`/proc/PID/task/<tid>/comm`; the JS thread is `js`), summed over the threads of a name. */
-function threadsUs(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const name = tid === String(pid) ? "js" : readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim().replace(/\d+$/, "");
-      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 1e4);
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
-}
 const THREADS = argv.includes("--threads");
 /** Seconds of load per server and lane before the rounds (the JIT's tiers take tens of seconds to settle). */
 const WARM = Number(opts("--warm")[0] ?? (SMOKE ? 0 : 1));
@@ -106,10 +92,7 @@ try {
   for (const t of TREES) {
     const d = join(dir, t.name);
     mkdirSync(d);
-    // startSwitchyard passes this process's environment on: the tree's own variables are set around the spawn
-    Object.assign(process.env, t.env);
-    const p = await startSwitchyard(["bun", join(t.dir, "src/main.ts")], upstream.url, d, t.name);
-    for (const k of Object.keys(t.env)) delete process.env[k];
+    const p = await startSwitchyard(["bun", join(t.dir, "src/main.ts")], upstream.url, d, t.name, undefined, t.env);
     procs.push(p);
     servers.push({ key: t.name, p });
   }
@@ -150,13 +133,13 @@ try {
       const round = new Map<string, number>();
       for (const s of order) {
         measuring = s.key;
-        const t0 = THREADS ? threadsUs(s.p.pid) : undefined;
+        const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
         const c0 = cpuUs(s.p.pid);
         const res = await load(...requestFor(s.key, c, s.p.url), SECONDS, dir);
         const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
         if (t0) {
           const m = byThread.get(s.key)![ci];
-          for (const [name, v] of threadsUs(s.p.pid)) {
+          for (const [name, v] of threadsByName(s.p.pid)) {
             const xs = m.get(name) ?? [];
             xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
             m.set(name, xs);

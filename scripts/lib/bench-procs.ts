@@ -118,12 +118,13 @@ accounts:
  * Starts switchyard as `cmd start …` with the service environment (SERVICE_ENV:
  * BUN_CONFIG_MAX_HTTP_REQUESTS=4096, MIMALLOC_PURGE_DELAY=1000, MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000) as scripts/start and the service unit
  * do; the raw pipe gets the same. Its request log (stdout) goes to /dev/null. `database`: a PostgreSQL URL
- * for the shared store (SPEC D-2) instead of SQLite in `dir`.
+ * for the shared store (SPEC D-2) instead of SQLite in `dir`. `extraEnv`: variables of this server only
+ * (scripts/bench-ab.ts's per-tree knock-out switches).
  */
-export async function startSwitchyard(cmd: string[], upstream: string, dir: string, name = "switchyard", database?: string): Promise<Proc> {
+export async function startSwitchyard(cmd: string[], upstream: string, dir: string, name = "switchyard", database?: string, extraEnv: Record<string, string> = {}): Promise<Proc> {
   const config = join(dir, "config.yaml");
   writeFileSync(config, configYaml(upstream));
-  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, ...SERVICE_ENV };
+  const env: Record<string, string | undefined> = { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", SWITCHYARD_HOME: dir, ...SERVICE_ENV, ...extraEnv };
   const db = database ? ["--database", database] : [];
   const proc = Bun.spawn([...cmd, "start", "--config", config, "--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), ...db], {
     stdout: "ignore",

@@ -84,6 +84,26 @@ export function threadCpu(): ThreadReading {
 }
 
 /**
+ * Another process's CPU by thread name now: utime + stime of each live thread of `/proc/PID/task`
+ * (µs, in 10 ms ticks), summed over threads of one name with its trailing number dropped (`JITWorker`,
+ * `HeapHelper`); the main thread is `js`. A thread that ended is not in it (compare the process total).
+ */
+export function threadsByName(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const main = String(pid);
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const us = ticksUs(readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8"));
+      const name = tid === main ? "js" : readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim().replace(/\d+$/, "");
+      out.set(name, (out.get(name) ?? 0) + us);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/**
  * The kind of a thread by its name: JavaScriptCore's `HeapHelper` (parallel and concurrent marking) is
  * GC; `JSCWarmUp` is JavaScriptCore's `WarmUpBlockProvider`, which allocates GC heap blocks (MarkedBlocks)
  * ahead of the JS thread and writes one byte per page so that the page faults land on it instead: its
