@@ -95,7 +95,7 @@ test("a connection that breaks right after the first content ends the committed 
   try {
     const sse = simpleReply("openai-chat", { text: "one two three", textPieces: ["one", " two", " three"] }, true).sse!;
     const cut = sse.indexOf("\n\n", sse.indexOf('"one"')) + 2;
-    gw.fake.enqueue({ sse, split_at: [cut], delay_ms: 50, reset_after_bytes: cut, reset_delay_ms: 100 });
+    gw.fake.enqueue({ sse, split_at: [cut], delay_ms: 50, reset_after_bytes: cut });
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: chatRequest("oai/gpt-x") });
     expect(res.status).toBe(200);
     const body = await res.text();

@@ -330,7 +330,7 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("Anthropic: reset mid-stream → exactly one event: error; the SDK throws", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_delay_ms: 100 }] });
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
     const client = new Anthropic({ apiKey: "x", baseURL: gw.url, maxRetries: 0 });
     const stream = client.messages.stream(msg("p/claude-x") as never);
     let text = "";
@@ -354,7 +354,7 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("Chat client on an Anthropic provider: reset mid-stream → error frame then [DONE]; the SDK raises", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_delay_ms: 100 }] });
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
     const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const run = async () => {
       const s = await client.chat.completions.create({ model: "p/claude-x", messages: [{ role: "user", content: "hi" }], stream: true });
@@ -367,13 +367,13 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("Responses client on an Anthropic provider: reset mid-stream → response.failed; the SDK raises", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_delay_ms: 100 }] });
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
     const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const res = await post("/v1/responses", { model: "p/claude-x", input: "hi", stream: true });
     const body = await res.text();
     expect(body).toContain("response.failed");
     expect(body).not.toContain("response.completed");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_delay_ms: 100 }] });
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
     await expect(client.responses.stream({ model: "p/claude-x", input: "hi" }).finalResponse()).rejects.toThrow();
   });
 

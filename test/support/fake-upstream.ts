@@ -30,14 +30,8 @@ export interface FakeReply {
   split_at?: number[];
   /** Pause between flushed pieces, in ms. */
   delay_ms?: number;
-  /** Drop the connection after this many body bytes. */
+  /** Drop the connection after this many body bytes ({@link RESET_DELAY_MS} after the last of them). */
   reset_after_bytes?: number;
-  /**
-   * Pause between the last bytes sent and the reset, in ms (default 5). A test that means the reset to
-   * come after the commit point gives it ~100 ms: with 5 ms, a test process stalled that long (a loaded
-   * machine) let the gateway see the reset before committing and retry, as it should before the commit.
-   */
-  reset_delay_ms?: number;
   /** Never send headers (for header-timeout tests); the request hangs until the client gives up. */
   hang_before_headers?: boolean;
   /** Send headers and these bytes, then go silent without closing (idle-timeout tests). */
@@ -45,6 +39,14 @@ export interface FakeReply {
   /** Wait this long before sending headers, in ms. */
   headers_delay_ms?: number;
 }
+
+/**
+ * Pause between a reset reply's last bytes and the reset, in ms: long enough that the gateway has acted
+ * on those bytes first (committed a stream whose content they carry) even when the test process stalls
+ * on a loaded machine. At 5 ms such a stall let the gateway see the reset before committing and retry
+ * (right before the commit point), and the tests of a reset after the commit failed ~1 run in 3–4.
+ */
+const RESET_DELAY_MS = 100;
 
 /** What the fake received. */
 export interface ReceivedRequest {
@@ -202,7 +204,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
         if (reply.delay_ms && i < pieces.length - 1) await Bun.sleep(reply.delay_ms);
       }
       if (reply.reset_after_bytes !== undefined && reply.reset_after_bytes < bytes.length) {
-        await Bun.sleep(reply.reset_delay_ms ?? 5);
+        await Bun.sleep(RESET_DELAY_MS);
         controller.error(new Error("fake upstream: connection reset"));
         return;
       }
