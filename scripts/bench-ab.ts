@@ -19,15 +19,17 @@
  *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
  *   --warm N: N s of unmeasured load per server and lane before the rounds (default 1)
  *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator)
- *   --lanes: of chat-json, chat-stream, messages-json, messages-stream, messages→chat-json,
- *            messages→chat-stream (default chat-json,messages-json)
+ *   --lanes: LANE-MODE names, comma-separated (default chat-json,messages-json): every lane of
+ *            scripts/bench-lanes.ts, a native lane by its format alone (chat, messages, gemini), a
+ *            translated one by its full name (messages→chat, responses→chat, gemini→chat,
+ *            responses-ws→chat: the Responses WebSocket, stream only, no rung 5); MODE json or stream
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SERVICE_ENV } from "../src/cli/service.ts";
-import { benchLanes, type Lane, type Mode } from "./bench-lanes.ts";
-import { loadBun, loadWrk, timedRequest, WRK } from "./bench-load.ts";
+import { benchLanes, type Lane, MODES, type Mode } from "./bench-lanes.ts";
+import { BenchSocket, loadBun, loadWrk, loadWs, timedRequest, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
 import { threadsByName } from "./lib/threads.ts";
 
@@ -49,39 +51,57 @@ if (TREES.length === 0) {
   process.stderr.write("usage: bun scripts/bench-ab.ts --tree A=DIR [--tree B=DIR]… [--rung5] [--lanes chat-json,…] [--rounds N] [--seconds N]\n");
   process.exit(2);
 }
-/** One load run: wrk when installed, else the Bun load client (as scripts/bench and bench-floor.ts). */
-const load = (url: string, body: string, seconds: number, dir: string) => (WRK ? loadWrk(url, body, seconds, dir) : loadBun(url, body, seconds));
-
 interface Column {
   name: string;
   lane: Lane;
   mode: Mode;
 }
-const LANES = benchLanes(2);
-const byName: Record<string, [string, Mode]> = {
-  "chat-json": ["chat→chat", "json"],
-  "chat-stream": ["chat→chat", "stream"],
-  "messages-json": ["messages→messages", "json"],
-  "messages-stream": ["messages→messages", "stream"],
-  "messages→chat-json": ["messages→chat", "json"],
-  "messages→chat-stream": ["messages→chat", "stream"],
-};
+/** Every lane and mode by its `--lanes` name: `chat-json`, `messages→chat-stream`, `responses-ws→chat-stream`, … */
+const ALL_COLUMNS = new Map<string, Column>(
+  benchLanes(2).flatMap((lane) =>
+    (lane.modes ?? MODES).map((mode) => {
+      const [from, to] = lane.name.split("→");
+      const name = `${from === to ? from : lane.name}-${mode}`;
+      return [name, { name, lane, mode }] as const;
+    }),
+  ),
+);
 const COLUMNS: Column[] = (opts("--lanes")[0] ?? "chat-json,messages-json").split(",").map((n) => {
-  const [lane, mode] = byName[n] ?? (() => { throw new Error(`unknown lane ${n}`); })();
-  return { name: n, lane: LANES.find((l) => l.name === lane)!, mode };
+  const c = ALL_COLUMNS.get(n);
+  if (!c) throw new Error(`unknown lane ${n} (lanes: ${[...ALL_COLUMNS.keys()].join(", ")})`);
+  return c;
 });
+const isWs = (c: Column) => c.lane.transport === "websocket";
+/** One load run: the Responses WebSocket's load client on its lane; else wrk when installed, else the Bun load client (as scripts/bench and bench-floor.ts). */
+const load = (c: Column, [url, body]: [string, string], seconds: number, dir: string) =>
+  isWs(c) ? loadWs(url, body, seconds) : WRK ? loadWrk(url, body, seconds, dir) : loadBun(url, body, seconds);
+/** One request, read to the end (on the WebSocket lane: one `response.create` on a socket of its own). */
+async function once(c: Column, [url, body]: [string, string]): Promise<number> {
+  if (!isWs(c)) return (await timedRequest(url, body)).status;
+  const s = await BenchSocket.open(url);
+  try {
+    return (await s.send(body)).status;
+  } finally {
+    s.close();
+  }
+}
 
 const THREADS = argv.includes("--threads");
 /** Seconds of load per server and lane before the rounds (the JIT's tiers take tens of seconds to settle). */
 const WARM = Number(opts("--warm")[0] ?? (SMOKE ? 0 : 1));
 
-/** The request of a column to a server: the floor rung gets the model without its provider prefix (as bench-floor.ts). */
+/**
+ * The request of a column to a server: the URL and the body (a `response.create` frame on a `ws://` URL
+ * on the WebSocket lane); the floor rung gets the model without its provider prefix (as bench-floor.ts).
+ */
 function requestFor(key: string, c: Column, url: string): [string, string] {
   const stream = c.mode === "stream";
   const model = key === "rung5" ? c.lane.model.replace(/^[^/]+\//, "") : c.lane.model;
-  return [url + c.lane.path(stream, model), JSON.stringify(c.lane.body(stream, model))];
+  const body = c.lane.body(stream, model);
+  if (isWs(c)) return [url.replace(/^http/, "ws") + c.lane.path(stream, model), JSON.stringify({ type: "response.create", ...body })];
+  return [url + c.lane.path(stream, model), JSON.stringify(body)];
 }
-const runsOn = (key: string, c: Column) => key !== "rung5" || c.lane.kind === "native";
+const runsOn = (key: string, c: Column) => key !== "rung5" || (c.lane.kind === "native" && !isWs(c));
 
 const dir = mkdtempSync(join(tmpdir(), "switchyard-ab-"));
 const procs: Proc[] = [];
@@ -107,17 +127,17 @@ try {
   let turn = 0;
   const keepWarm = setInterval(() => {
     const c = COLUMNS[turn++ % COLUMNS.length];
-    for (const s of servers) if (s.key !== measuring && runsOn(s.key, c)) void timedRequest(...requestFor(s.key, c, s.p.url)).catch(() => {});
+    for (const s of servers) if (s.key !== measuring && runsOn(s.key, c)) void once(c, requestFor(s.key, c, s.p.url)).catch(() => {});
   }, 3000);
   for (const c of COLUMNS)
     for (const s of servers) {
       if (!runsOn(s.key, c)) continue;
       for (let k = 0; k < (SMOKE ? 2 : 100); k++) {
-        const x = await timedRequest(...requestFor(s.key, c, s.p.url));
-        if (x.status !== 200) throw new Error(`${s.key} on ${c.name}: HTTP ${x.status}`);
+        const status = await once(c, requestFor(s.key, c, s.p.url));
+        if (status !== 200) throw new Error(`${s.key} on ${c.name}: HTTP ${status}`);
       }
     }
-  if (WARM > 0) for (const c of COLUMNS) for (const s of servers) if (runsOn(s.key, c)) await load(...requestFor(s.key, c, s.p.url), WARM, dir);
+  if (WARM > 0) for (const c of COLUMNS) for (const s of servers) if (runsOn(s.key, c)) await load(c, requestFor(s.key, c, s.p.url), WARM, dir);
 
   const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
   const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
@@ -135,7 +155,7 @@ try {
         measuring = s.key;
         const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
         const c0 = cpuUs(s.p.pid);
-        const res = await load(...requestFor(s.key, c, s.p.url), SECONDS, dir);
+        const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
         const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
         if (t0) {
           const m = byThread.get(s.key)![ci];

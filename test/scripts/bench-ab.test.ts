@@ -1,8 +1,9 @@
 /**
  * scripts/bench-ab.ts in its `--smoke` mode (issue 17: interleaved A/B of switchyard builds over the
  * wire): two switchyard servers from this tree (the second with an environment variable of its own) and
- * the floor's rung 5 must start, answer both JSON lanes (the script throws on a non-200 before
- * measuring) and each get a CPU figure and a ratio to the first build per lane, and a line per thread
+ * the floor's rung 5 must start, answer both JSON lanes and the Responses WebSocket lane (the script
+ * throws on a non-200 or a failed frame before measuring) and each get a CPU figure and a ratio to the
+ * first build per lane (rung 5 has no WebSocket: "-" there), and a line per thread
  * name with `--threads`. No timing is asserted: the figures of a smoke run mean nothing.
  */
 import { expect, test } from "bun:test";
@@ -11,19 +12,20 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dir, "../..");
 
 test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio per lane", async () => {
-  const args = ["--smoke", "--threads", "--rung5", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}:SWITCHYARD_BENCH_AB_MARK=1`, "--lanes", "chat-json,messages-json"];
+  const args = ["--smoke", "--threads", "--rung5", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}:SWITCHYARD_BENCH_AB_MARK=1`, "--lanes", "chat-json,messages-json,responses-ws→chat-stream"];
   const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
   expect(out).toContain("load errors 0");
   const lines = out.split("\n");
-  const figure = /^(chat-json|messages-json) \d+ \(\d+–\d+\) \[\d+\.\d{3}×\]$/;
+  const figure = /^(chat-json|messages-json|responses-ws→chat-stream) \d+ \(\d+–\d+\) \[\d+\.\d{3}×\]$/;
   for (const name of ["a", "b", "rung5"]) {
     const line = lines.find((l) => l.startsWith(name.padEnd(10) + " "));
     expect(line, name).toBeDefined();
     const cells = line!.slice(11).split("  ");
-    expect(cells.map((c) => c.split(" ")[0]), name).toEqual(["chat-json", "messages-json"]);
-    for (const c of cells) expect(c, name).toMatch(figure);
+    expect(cells.map((c) => c.split(" ")[0]), name).toEqual(["chat-json", "messages-json", "responses-ws→chat-stream"]);
+    for (const c of name === "rung5" ? cells.slice(0, 2) : cells) expect(c, name).toMatch(figure);
+    if (name === "rung5") expect(cells[2]).toBe("responses-ws→chat-stream -");
     if (name === "a") expect(cells.every((c) => c.endsWith("[1.000×]"))).toBe(true);
     // --threads: the JS thread's share per lane
     expect(lines.some((l) => l.startsWith(`${name.padEnd(10)} chat-json: js `)), name).toBe(true);
