@@ -394,6 +394,8 @@ async function main() {
       mode: row.mode,
       rps: { direct: spread(row.rps.direct), raw: orNull(row.rps.raw, () => spread(row.rps.raw)), switchyard: spread(row.rps.switchyard) },
       cpuUsPerRequest: { upstream: spread(row.cpuUsPerReq.direct), raw: orNull(row.cpuUsPerReq.raw, () => spread(row.cpuUsPerReq.raw)), switchyard: spread(row.cpuUsPerReq.switchyard) },
+      /** switchyard's CPU per request over the raw pipe's of the same round (measured seconds apart), per round */
+      cpuRatioToRaw: orNull(row.cpuUsPerReq.raw, () => spread(row.cpuUsPerReq.switchyard.map((x, i) => x / row.cpuUsPerReq.raw[i]))),
       errors: row.errors,
     }));
     const strRows = str.map((row) => {
@@ -436,7 +438,7 @@ async function main() {
     out.push(
       table(
         ["lane", "mode", "direct rps", "raw rps", "sy rps", "sy/raw rps", "raw µs/req", "sy µs/req", "sy/raw CPU", "errors"],
-        rpsRows.map((r) => [r.lane, r.mode, m(r.rps.direct), m(r.rps.raw), m(r.rps.switchyard), ratio(m(r.rps.switchyard), m(r.rps.raw)), m(r.cpuUsPerRequest.raw), m(r.cpuUsPerRequest.switchyard), ratio(m(r.cpuUsPerRequest.switchyard), m(r.cpuUsPerRequest.raw)), r.errors]),
+        rpsRows.map((r) => [r.lane, r.mode, m(r.rps.direct), m(r.rps.raw), m(r.rps.switchyard), ratio(m(r.rps.switchyard), m(r.rps.raw)), m(r.cpuUsPerRequest.raw), m(r.cpuUsPerRequest.switchyard), m(r.cpuRatioToRaw), r.errors]),
       ),
     );
     out.push(`\nOne ${BIG_EVENTS.toLocaleString("en-US")}-event stream per lane (events/s wall; events per CPU-second of the proxy)`);
