@@ -6,6 +6,7 @@ import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
 import { checkKeyLimits } from "./key-limits.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 
@@ -112,10 +113,12 @@ function badBody(message: string): Result<never> {
 }
 
 /**
- * Parses a JSON object body (SPEC G-4): invalid UTF-8, malformed JSON, JSON nested too deep for the
- * parser, and a body that is not an object all become a 400 `invalid_request` error.
+ * Parses a JSON object body (SPEC G-4): invalid UTF-8, malformed JSON, JSON nested deeper than
+ * {@link MAX_JSON_DEPTH} levels (checked before parsing: json-depth.ts), and a body that is not an
+ * object all become a 400 `invalid_request` error.
  */
 export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknown>> {
+  if (nestsDeeperThan(bytes)) return badBody(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   let text: string;
   try {
     text = fatalUtf8.decode(bytes);

@@ -24,6 +24,7 @@ export {
   type RequestContext,
 } from "./context.ts";
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
+export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 export { BUDGET_WINDOW_MS, modelAllowed } from "./key-limits.ts";
 export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
 

@@ -32,7 +32,7 @@
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
-import { isRemote, vouchForOrigin, type Gateway } from "../../pipeline/index.ts";
+import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
@@ -182,6 +182,9 @@ export class ResponsesSocketSession {
 
   private async handle(text: string): Promise<void> {
     let frame: unknown;
+    if (nestsDeeperThan(text)) {
+      return this.errorFrame(400, "invalid_request_error", "invalid_json", `The frame nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+    }
     try {
       frame = JSON.parse(text);
     } catch {

@@ -149,6 +149,14 @@ describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
     }
   });
 
+  test("JSON nested 30,000 deep (a 60 KB body; JSON.stringify of it takes ~0.5 s) → 400 that names the depth limit, for every upstream", async () => {
+    const body = JSON.stringify(ok).replace(/}$/, `,"metadata":${deepArray(30_000)}}`);
+    for (const model of [ok.model, "gem/gemini-test", "anth/claude-test"]) {
+      const b = await expectError(await send(path, body.replace(JSON.stringify(ok.model), JSON.stringify(model))), 400, shape, "invalid_request_error");
+      expect(JSON.stringify(b)).toContain("more than 1000 levels deep");
+    }
+  });
+
   test("JSON nested 10,000 deep → a 4xx or a normal reply, never a 500", async () => {
     await expectError(await send(path, deepArray(10_000)), 400, shape, "invalid_request_error");
     await expectError(await send(path, deepObject(10_000)), 400, shape, "invalid_request_error");

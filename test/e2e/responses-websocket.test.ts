@@ -162,6 +162,20 @@ describe("response.create through the pipeline", () => {
     expect(await c.next()).toMatchObject({ type: "error", status: 400, error: { code: "unknown_frame_type" } });
     c.ws.close();
   });
+
+  test("a frame nested 30,000 deep gets a 400 error frame naming the depth limit; the socket goes on", async () => {
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    const deep = "[".repeat(30_000) + "]".repeat(30_000);
+    c.ws.send(JSON.stringify(create("resp/gpt-test", userText("hi"))).replace(/}$/, `,"metadata":${deep}}`));
+    const err = await c.next();
+    expect(err).toMatchObject({ type: "error", status: 400, error: { code: "invalid_json" } });
+    expect(JSON.stringify(err)).toContain("more than 1000 levels deep");
+    expect(gw.fake.requests.length).toBe(0);
+    c.send(create("resp/gpt-test", userText("hi")));
+    expect(textOf(await c.untilTerminal())).toBe("Hello from the fake upstream.");
+    c.ws.close();
+  });
 });
 
 describe("generate: false and previous_response_id", () => {
