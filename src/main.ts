@@ -26,7 +26,7 @@ Usage:
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
-  switchyard accounts status [--json]
+  switchyard accounts status [--json] | accounts remove ID
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
@@ -208,7 +208,7 @@ async function main(argv: string[]): Promise<void> {
       return setup(sub, values, dataDir);
     case "accounts": {
       const { accountsCommand } = await import("./cli/routing.ts");
-      return accountsCommand(sub, { json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
+      return accountsCommand(sub, { json: values.json === true, id: arg }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
     }
     default:
       fail(`unknown command: ${cmd}\n\n${USAGE}`, 2);

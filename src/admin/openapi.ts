@@ -62,6 +62,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "GET /admin/api/route-traces/:id": { summary: "The route trace of one request, by the opaque id in x-switchyard-route-id." },
   "GET /admin/api/accounts": { summary: "Live eligibility per account and model: cooldowns, locks, quota windows, slots, circuits." },
   "POST /admin/api/accounts": { summary: "Store a subscription account's OAuth tokens (switchyard login / import).", body: AccountCreate },
+  "DELETE /admin/api/accounts/:id": { summary: "Remove a stored subscription account (switchyard login / import) and its state; accounts of the config file are removed there." },
   "POST /admin/api/dry-run": { summary: "The ordered candidates for a request and why, without calling upstream.", body: DryRunBody },
   "GET /admin/api/oauth/:kind": { summary: "The OAuth client of the subscription providers of a kind (claude-code, codex); no secrets." },
   "POST /admin/api/discovery": { summary: "Run model discovery now for a provider or account.", body: DiscoveryRequest },

@@ -180,6 +180,7 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
   "GET /admin/api/route-traces/:id": RouteTraceReply,
   "GET /admin/api/accounts": v.object({ now: ms("now"), strategy: v.string(), accounts: v.array(AccountStatusReply) }),
   "POST /admin/api/accounts": { 200: AccountSavedReply, 201: AccountSavedReply },
+  "DELETE /admin/api/accounts/:id": v.object({ removed: v.string() }),
   "POST /admin/api/dry-run": RoutePlanReply,
   "GET /admin/api/oauth/:kind": v.object({
     providers: v.array(v.object({ id: v.string(), kind: v.string(), oauth: v.looseObject({ authorizeUrl: v.string(), tokenUrl: v.string(), clientId: v.string(), scopes: v.array(v.string()), redirectUri: v.string() }) })),

@@ -9,6 +9,9 @@
  *   `switchyard import` (valibot-validated; durable, DB file mode 0600). Replacing an account's
  *   credential lifts the quarantine of the new credential and the account's lock and cooldowns, and
  *   starts a model discovery for it. The answer never echoes a token.
+ * - `DELETE /admin/api/accounts/{id}`: removes a stored account (from `switchyard login` or `import`) with
+ *   its state (cooldowns, locks, models, bindings); 409 for an account of the config file (remove it
+ *   there), 404 when no stored account has the id. Requests already running on it finish.
  * - `POST /admin/api/discovery` `{provider?, account?}`: runs model discovery now and answers each
  *   account's result.
  * - `GET /admin/api/quota`: the live quota windows per account (SPEC P-5), for `switchyard usage`.
@@ -147,6 +150,14 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         set.status = existing ? 200 : 201;
         return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, expiresAt: credential.expiresAt ?? null };
       }, { parse: "none" })
+      .delete("/accounts/:id", async ({ params }) => {
+        const id = params.id;
+        if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
+        if (!(await deps.store.deleteAccount(id))) return adminError(404, `No stored account ${id}.`);
+        deps.credentials.forget(id);
+        await deps.reload();
+        return { removed: id };
+      })
       .post("/discovery", async ({ request }) => {
         const parsed = await readBody(request, DiscoveryRequest, {});
         if (!parsed.ok) return parsed.response;

@@ -90,9 +90,18 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
   return lines.join("\n");
 }
 
-/** `switchyard accounts status [--json]`. */
-export async function accountsCommand(sub: string | undefined, opts: { json?: boolean }, call: AdminCall, io: CliIo): Promise<void> {
-  if (sub !== "status") io.fail("usage: switchyard accounts status [--json]", 2);
+/**
+ * `switchyard accounts status [--json]`, and `switchyard accounts remove ID`: removes an account stored
+ * by `login` or `import` (DELETE /admin/api/accounts/{id}; the admin API's error, e.g. for an account of
+ * the config file, is what `call` fails with).
+ */
+export async function accountsCommand(sub: string | undefined, opts: { json?: boolean; id?: string }, call: AdminCall, io: CliIo): Promise<void> {
+  if (sub === "remove") {
+    if (!opts.id) io.fail("usage: switchyard accounts remove ID", 2);
+    await call("DELETE", `/accounts/${encodeURIComponent(opts.id!)}`);
+    return io.out(`removed account ${opts.id}`);
+  }
+  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID", 2);
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));
   io.out(formatAccountsStatus(status));

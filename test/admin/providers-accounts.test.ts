@@ -155,3 +155,17 @@ accounts:
     expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model: model must be a string" });
   });
 });
+
+describe("DELETE /admin/api/accounts/{id}", () => {
+  test("an account of the config file is read-only here (409, it stays); an unknown id is a 404", async () => {
+    const del = (id: string) => fetch(`${gw.url}/admin/api/accounts/${id}`, { method: "DELETE" });
+    const cfg = await del("a1");
+    expect(cfg.status).toBe(409);
+    expect(((await cfg.json()) as any).error).toMatchObject({ type: "conflict_error", code: "read_only", message: expect.stringContaining("remove it from the file") });
+    const status = (await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] };
+    expect(status.accounts.map((a) => a.id)).toContain("a1");
+    const unknown = await del("nobody");
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as any).error).toMatchObject({ type: "not_found_error", message: "No stored account nobody." });
+  });
+});

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importCommand } from "../../src/cli/import.ts";
+import { accountsCommand } from "../../src/cli/routing.ts";
 import { defaultCredentialPath, parseCredentialJson } from "../../src/oauth/credential-files.ts";
 import { fakeJwt } from "./fake-oauth.ts";
 import { startWorld, type SubscriptionWorld } from "./helpers.ts";
@@ -86,6 +87,36 @@ describe("switchyard import", () => {
     await importCommand("codex", { from: path, account: "cx-erin" }, w.call, w.io);
     expect(w.out.at(-1)).toContain("as account cx-erin (provider cx) updated");
     expect(((await w.gw.app.store.getAccount("cx-erin"))!.credential as { accessToken: string }).accessToken).toBe(t.accessToken);
+  });
+
+  test("`accounts remove` takes an imported account out of the database and out of routing; removing it again is a 404", async () => {
+    const t = w.vendor.seed({ name: "gale", models: ["claude-opus-4-1-20250805"] });
+    const dir = join(home, "gale");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, ".credentials.json");
+    writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 3600_000 } }));
+    await importCommand("claude-code", { from: path, account: "cc-gale" }, w.call, w.io);
+    const ask = () =>
+      fetch(`${w.gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "cc/claude-opus-4-1", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+      });
+    const listed = async () => ((await w.call("GET", "/accounts")) as { accounts: { id: string }[] }).accounts.map((a) => a.id);
+    expect(await listed()).toContain("cc-gale");
+
+    await accountsCommand("remove", { id: "cc-gale" }, w.call, w.io);
+    expect(w.out.at(-1)).toBe("removed account cc-gale");
+    expect(await w.gw.app.store.getAccount("cc-gale")).toBeUndefined();
+    expect(await listed()).not.toContain("cc-gale");
+    // the only other account of provider cc (cc-dana, imported above) serves; gale's token is not used again
+    w.vendor.calls.length = 0;
+    expect((await ask()).status).toBe(200);
+    expect(w.vendor.calls.some((c) => c.login === "gale")).toBe(false);
+    expect(w.vendor.calls.some((c) => c.login === "dana")).toBe(true);
+    let msg = "";
+    await accountsCommand("remove", { id: "cc-gale" }, w.call, w.io).catch((e) => (msg = String(e)));
+    expect(msg).toContain("error 404: No stored account cc-gale.");
   });
 
   test("a file of the wrong shape is refused with its path, never quoting a token", async () => {
