@@ -29,9 +29,36 @@ export function isCountTokens(endpoint: Endpoint): boolean {
   return endpoint === "count_tokens" || endpoint === "gemini_count_tokens";
 }
 
-/** A request as it arrives from the HTTP layer. */
-export interface IncomingRequest {
-  request: Request;
+/**
+ * What the pipeline reads of a request besides its body: the URL (a Gemini `?key=`), the headers (the
+ * client key, forwarding and session headers, what the executors pass on) and the signal that aborts
+ * when the client leaves. A `Request` is one; a transport that is not an HTTP request of its own (a
+ * Responses WebSocket frame, SPEC 2.5) makes a plain one.
+ */
+export interface RequestHead {
+  readonly url: string;
+  readonly headers: Headers;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A request body a transport already read and parsed (a Responses WebSocket frame, SPEC 2.5): the JSON
+ * object and its UTF-8 bytes, which are what the request's `rawBody` would have been. The guard checks
+ * the size limit on `bytes` and does not read or parse it again.
+ */
+export interface ReceivedBody {
+  value: Record<string, unknown>;
+  bytes: Uint8Array;
+}
+
+/**
+ * A request as it arrives: from the HTTP layer, an HTTP `Request` whose body the guard reads; from an
+ * event transport, the request's head and the body it parsed already.
+ */
+export type IncomingRequest = IncomingCommon & ({ request: Request; body?: undefined } | { request: RequestHead; body: ReceivedBody });
+
+/** The fields of an {@link IncomingRequest} that do not depend on how its body arrives. */
+export interface IncomingCommon {
   endpoint: Endpoint;
   /** The TCP peer address from the socket (SPEC G-3), never from a header. */
   peer: string | undefined;
@@ -59,7 +86,10 @@ export interface RequestContext {
   startedAt: number;
   endpoint: Endpoint;
   clientFormat: WireFormat;
-  request: Request;
+  /** The request's head; an HTTP `Request` (whose body the guard reads) unless {@link received} is set. */
+  request: RequestHead;
+  /** The body as an event transport handed it over, parsed (SPEC 2.5); the guard takes it instead of reading `request`. */
+  received?: ReceivedBody;
   peer: string | undefined;
   /** true when the peer is not loopback or a forwarding header is present (SPEC G-1). */
   remote: boolean;
@@ -233,6 +263,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
   if (incoming.pathModel !== undefined) ctx.path = { model: incoming.pathModel, stream: incoming.pathStream === true };
   if (incoming.transport) ctx.transport = incoming.transport;
   if (incoming.events) ctx.events = incoming.events;
+  if (incoming.body) ctx.received = incoming.body;
   return ctx;
 }
 

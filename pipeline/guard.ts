@@ -159,7 +159,8 @@ export interface GuardDeps {
 }
 
 /**
- * Runs the guard on a context whose transport fields are set. Fills `key`, `rawBody`, `body`,
+ * Runs the guard on a context whose transport fields are set. Fills `key`, `rawBody`, `body` (read
+ * from the HTTP request, or taken from `ctx.received` when an event transport parsed it already),
  * `requestedModel`, `stream`, `includeUsage` (and `limitsAdmitted`, SPEC 9.6); returns an error Response
  * in the client's format instead when the request may not proceed (a key's limit refuses it: 429/403), or (with `ctx.probe` set) the local answer to a Claude Code
  * housekeeping probe (SPEC G-5, see probes.ts).
@@ -171,12 +172,21 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
 
-  const bytes = await readBody(ctx.request, settings.maxBodyBytes);
-  if (!bytes.ok) return refuse(ctx, bytes.error);
-  ctx.rawBody = bytes.value;
-  const parsed = parseJsonObject(bytes.value);
-  if (!parsed.ok) return refuse(ctx, parsed.error);
-  const body = parsed.value;
+  let body: Record<string, unknown>;
+  if (ctx.received) {
+    // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4).
+    if (ctx.received.bytes.byteLength > settings.maxBodyBytes) return refuse(ctx, tooLarge(settings.maxBodyBytes));
+    ctx.rawBody = ctx.received.bytes;
+    body = ctx.received.value;
+  } else {
+    // Without a received body the head is the HTTP Request itself (IncomingRequest).
+    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes);
+    if (!bytes.ok) return refuse(ctx, bytes.error);
+    ctx.rawBody = bytes.value;
+    const parsed = parseJsonObject(bytes.value);
+    if (!parsed.ok) return refuse(ctx, parsed.error);
+    body = parsed.value;
+  }
   ctx.body = body;
 
   // Gemini names the model in the URL (SPEC 2.1).

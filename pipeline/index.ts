@@ -21,7 +21,9 @@ export {
   type Endpoint,
   type Finished,
   type IncomingRequest,
+  type ReceivedBody,
   type RequestContext,
+  type RequestHead,
 } from "./context.ts";
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";

@@ -209,24 +209,26 @@ export class Redactor {
 const encoder = new TextEncoder();
 
 /**
- * The redact stage (see the module doc). With `settings.enabled`, rewrites `ctx.body` in place, and
+ * The redact stage (see the module doc). With `settings.enabled`, rewrites `ctx.body` in place (a copy
+ * of it when an event transport handed the body over, `ctx.received`), and
  * when anything was replaced also `ctx.rawBody` (re-serialised), `ctx.trace.redactions` (counts by
  * kind) and `ctx.restoration` (placeholders to map back in the reply, counted in `ctx.trace.restored`); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
  * Never throws.
  */
 export function redact(ctx: RequestContext, settings: RedactionSettings | undefined): void {
   if (!settings?.enabled) return;
-  const slots = codecFor(ctx.clientFormat).promptText?.(ctx.body) ?? [];
+  const promptText = codecFor(ctx.clientFormat).promptText;
+  const slots = promptText?.(ctx.body) ?? [];
   const r = new Redactor();
-  let changed = false;
-  for (const slot of slots) {
-    const next = r.redact(slot.text);
-    if (next !== slot.text) {
-      slot.set(next);
-      changed = true;
-    }
-  }
-  if (!changed) return;
+  const next = slots.map((slot) => r.redact(slot.text));
+  if (next.every((text, i) => text === slots[i].text)) return;
+  // A body an event transport handed over is shared with it (the Responses socket keeps its input items
+  // for `previous_response_id`, SPEC 2.5): rewrite a copy, so the transport keeps what the client sent.
+  if (ctx.received) ctx.body = structuredClone(ctx.body);
+  const targets = ctx.received ? (promptText?.(ctx.body) ?? []) : slots;
+  targets.forEach((slot, i) => {
+    if (next[i] !== slot.text) slot.set(next[i]);
+  });
   ctx.rawBody = encoder.encode(JSON.stringify(ctx.body));
   ctx.hub = undefined;
   ctx.trace.redactions = { ...r.counts } as Record<string, number>;

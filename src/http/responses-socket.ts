@@ -9,7 +9,9 @@
  * Frames, one at a time per socket (a frame that arrives while one runs waits its turn):
  * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
  *   It runs through the same gateway as `POST /v1/responses` (guard, routing, fallback before the first
- *   event, translation to any provider), always streamed. The gateway hands the socket the reply's
+ *   event, translation to any provider), always streamed. The frame is parsed once, here: the gateway
+ *   gets the body as an object with its serialised bytes (pipeline/context.ts ReceivedBody) and the
+ *   upgrade's headers as the request's head, not an HTTP `Request` to read and parse again. The gateway hands the socket the reply's
  *   events (pipeline/ports.ts ReplyEventSink), not SSE bytes: each event goes back as one JSON text
  *   frame, in order (the events of one upstream read are sent corked, in one write), ending with the
  *   terminal event (`response.completed` / `response.incomplete` / `response.failed`). A failure after the first event is the pipeline's own
@@ -32,7 +34,7 @@
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
-import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway } from "../../pipeline/index.ts";
+import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
@@ -56,6 +58,8 @@ export interface SocketLike {
    */
   cork(callback: () => void): unknown;
 }
+
+const utf8 = new TextEncoder();
 
 /** Headers of the upgrade request that do not belong on the per-frame requests. */
 const HOP_HEADERS = ["upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "content-length", "transfer-encoding"];
@@ -97,9 +101,12 @@ export class ResponsesSocketSession {
   private idle: ReturnType<typeof setTimeout> | undefined;
   /** Response id → the full conversation items (input then output) as of that response. */
   private readonly history = new Map<string, unknown[]>();
+  /**
+   * The headers of every frame's request: the upgrade's, without its hop headers, one object for the
+   * socket's lifetime (the pipeline only reads them), carrying the upgrade's Origin verdict.
+   */
   private readonly headers: Headers;
   private readonly url: string;
-  private readonly originVouched: boolean;
   private readonly idleMs: number;
 
   constructor(
@@ -112,7 +119,7 @@ export class ResponsesSocketSession {
     const u = new URL(opts.upgrade.url);
     this.url = `${u.protocol}//${u.host}/v1/responses`;
     // The browser rules vouched for the upgrade's Origin (or not): the frames inherit that verdict.
-    this.originVouched = opts.upgrade.headers.has("origin") && !isRemote("127.0.0.1", opts.upgrade.headers);
+    if (opts.upgrade.headers.has("origin") && !isRemote("127.0.0.1", opts.upgrade.headers)) vouchForOrigin(this.headers);
     this.idleMs = opts.idleMs ?? RESPONSES_SOCKET_IDLE_MS;
     this.touch();
   }
@@ -242,9 +249,8 @@ export class ResponsesSocketSession {
   private async run(body: Obj, input: unknown[]): Promise<void> {
     const controller = new AbortController();
     this.inFlight = controller;
-    const headers = new Headers(this.headers);
-    if (this.originVouched) vouchForOrigin(headers);
-    const request = new Request(this.url, { method: "POST", headers, body: JSON.stringify(body), signal: controller.signal });
+    const request: RequestHead = { url: this.url, headers: this.headers, signal: controller.signal };
+    const bytes = utf8.encode(JSON.stringify(body));
     const output: unknown[] = [];
     let responseId: string | undefined;
     let completed = false;
@@ -278,7 +284,7 @@ export class ResponsesSocketSession {
       end: () => ended(),
     };
     try {
-      const res = await this.opts.gateway.handle({ request, endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
+      const res = await this.opts.gateway.handle({ request, body: { value: body, bytes }, endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
       // A committed reply has no body: its events came or come to the sink, which is then ended.
       if (res.status !== 200 || res.body) return await this.refused(res);
       await done;

@@ -11,6 +11,7 @@ import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+import { connect } from "../support/responses-socket.ts";
 
 const EMAIL = "dana.lee@corp.example";
 const IP = "203.0.113.44";
@@ -227,4 +228,24 @@ describe("Gemini client (@google/genai)", () => {
       await checkUpstreamAndTrace(lastRouteId());
     });
   }
+});
+
+describe("Responses WebSocket (Codex's transport, SPEC 2.5)", () => {
+  test("a follow-up naming an earlier response: the socket's history keeps the client's values, so the reply's placeholders are restored", async () => {
+    gw.fake.reset();
+    gw.fake.handle((req) => simpleReply(req.format!, { text: req.body.input.length > 1 ? TEXT : "Noted." }, req.stream));
+    const c = await connect(gw.url);
+    const say = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
+    c.send({ type: "response.create", model: "resp/gpt-test", store: false, input: say(`Mail ${EMAIL} from ${IP} please.`) });
+    const first = (await c.untilTerminal()).at(-1);
+    expect(first.type).toBe("response.completed");
+    c.send({ type: "response.create", model: "resp/gpt-test", store: false, previous_response_id: first.response.id, input: say("Go ahead.") });
+    const frames = await c.untilTerminal();
+    // The history went upstream redacted again (the same placeholders), and the reply's came back as the values.
+    const sent = JSON.stringify(gw.fake.requests.at(-1)!.body);
+    expect(sent).toContain("[EMAIL_1]");
+    expect(sent).not.toContain(EMAIL);
+    expect(frames.filter((f) => f.type === "response.output_text.delta").map((f) => f.delta).join("")).toBe(WANT_TEXT);
+    c.ws.close();
+  });
 });

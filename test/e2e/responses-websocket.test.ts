@@ -51,7 +51,7 @@ describe("the upgrade is guarded like HTTP", () => {
   beforeAll(async () => {
     strict = await startGateway(
       `
-server: { require_api_key: true }
+server: { require_api_key: true, max_body_bytes: 4096 }
 providers:
   - id: resp
     kind: openai-responses
@@ -81,6 +81,15 @@ keys:
     c.send(create("resp/gpt-test", userText("hi")));
     const frames = await c.untilTerminal();
     expect(frames.at(-1).type).toBe("response.completed");
+    c.ws.close();
+  });
+
+  test("a response.create over the body limit is a 413 error frame (SPEC G-4); the socket serves the next frame", async () => {
+    const c = await connect(strict.url, { authorization: "Bearer sy-ws-client-key-0001" });
+    c.send(create("resp/gpt-test", userText("x".repeat(5000))));
+    expect(await c.next()).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } });
+    c.send(create("resp/gpt-test", userText("hi")));
+    expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
     c.ws.close();
   });
 

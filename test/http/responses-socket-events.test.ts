@@ -61,8 +61,11 @@ function session(named: boolean, historyLimit?: number) {
     },
   };
   const gateway = {
-    handle: async ({ request, events }: IncomingRequest) => {
-      upstreamBodies.push((await request.json()) as Frame);
+    handle: async ({ body, events }: IncomingRequest) => {
+      // The frame arrives parsed, with the bytes a native passthrough would send: both say the same.
+      const sent = JSON.parse(new TextDecoder().decode(body!.bytes)) as Frame;
+      expect(sent).toEqual(body!.value);
+      upstreamBodies.push(sent);
       return deliver(events, reply(named));
     },
   } as unknown as Gateway;
