@@ -69,7 +69,7 @@ export function pumpEvents(
         return finish(reads.failure(e));
       }
       if (ended) return;
-      if (reads.idle) return finish(reads.failure());
+      if (reads.settled()) return finish(reads.failure());
       if (r.done) return finish(undefined);
       emit(driver.push(r.value));
     }

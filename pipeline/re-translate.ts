@@ -501,13 +501,18 @@ export function transportReason(message: string): string {
 /**
  * The upstream reads of a committed reply under the provider's idle timeout (SPEC 6.4), shared by
  * {@link replyStream} and `pumpEvents` (pipeline/pump-events.ts): `next` (re)arms the timer and starts a read — the commit
- * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires the call is
- * aborted and the read cancelled, which settles it. `failure` is the in-band error of a read that threw
- * (`e`) or of the timeout, once it fired. No promise of its own: each read is still one hop.
+ * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires while that
+ * read waits, the call is aborted and the read cancelled, which settles it. The caller calls `settled`
+ * once the read settled: from then until the next `next` no read waits, and a timer that fires then
+ * does nothing (the client is holding the stream back, e.g. a slow reader over HTTP; the upstream is not
+ * the one that is silent), and `next` re-arms it for the full timeout. `failure` is the in-band error of
+ * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
+ * one hop.
  */
 export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let idle = false;
+  let waiting = false;
   let pendingRead = opts.pendingRead;
   const disarm = () => {
     if (timer) clearTimeout(timer);
@@ -515,9 +520,12 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
   };
   return {
     next(): Promise<ReadResult> {
+      waiting = true;
+      // refresh() also re-arms a timer that already fired while nothing was read
       if (timer) timer.refresh();
       else
         timer = setTimeout(() => {
+          if (!waiting) return;
           idle = true;
           opts.abort(idleTimeoutError(opts.idleTimeoutMs));
           void reader.cancel().catch(() => {});
@@ -526,8 +534,9 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       pendingRead = undefined;
       return read;
     },
-    /** Whether the idle timeout fired. */
-    get idle() {
+    /** The read from `next` settled (with a chunk or the end); returns whether the idle timeout fired meanwhile. */
+    settled(): boolean {
+      waiting = false;
       return idle;
     },
     failure(e?: unknown): HubError {
@@ -624,7 +633,7 @@ export function replyStream(
               finish(controller, reads.failure(e));
               return;
             }
-            if (reads.idle) return finish(controller, reads.failure());
+            if (reads.settled()) return finish(controller, reads.failure());
             if (r.done) return finish(controller, undefined);
             if (emit(controller, driver.push(r.value))) return;
           }

@@ -91,6 +91,22 @@ describe("reply stream after the commit point", () => {
     expect((out.aborted as HubError).code).toBe("upstream_idle_timeout");
   });
 
+  test("a client that holds the stream back longer than the idle timeout is not cut: the timer counts only while a read waits", async () => {
+    const d = passthroughDriver(openaiChat.createTap({ family: "openai", includeUsage: true }));
+    const ends: Array<HubError | undefined> = [];
+    let aborted: unknown;
+    const r = reader([chatSse.slice(0, 200), chatSse.slice(200, 400), chatSse.slice(400)]);
+    const body = replyStream(r, d, [], { idleTimeoutMs: 40, abort: (x) => (aborted = x), onCancel: () => {} }, (f) => ends.push(f));
+    const client = body.getReader();
+    let text = dec.decode((await client.read()).value);
+    await Bun.sleep(150); // the client reads nothing for almost four idle timeouts
+    for (let x = await client.read(); !x.done; x = await client.read()) text += dec.decode(x.value);
+    expect(text).toBe(chatSse);
+    expect(ends).toEqual([undefined]);
+    expect(aborted).toBeUndefined();
+    expect(r.cancelled).toBe(false);
+  });
+
   test("a broken connection becomes an in-band error with a short reason, no runtime hints", async () => {
     const d = new TranslatedStreamDriver(anthropicMessages, openaiChat, { family: "anthropic" }, { model: "m" });
     const out = await run(d, [cut(anthropicSse, "event: content_block_stop"), "fail"]);
