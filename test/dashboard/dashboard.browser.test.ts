@@ -219,6 +219,37 @@ describe("account actions", () => {
 });
 
 describe("account state from the page", () => {
+  test("Remove, confirmed, deletes a stored account: its card goes and routing no longer lists it; config-file accounts have no Remove", async () => {
+    // an account stored in the database, as `switchyard import` leaves one (enable makes the gateway re-read its accounts)
+    await gw.app.store.upsertAccount({ id: "openai-extra", providerId: "openai", priority: 5, credential: { type: "api_key", apiKey: "sk-test-openai-extra" }, disabled: false });
+    await fetch(`${gw.url}/admin/api/accounts/openai-extra/enable`, { method: "POST" });
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      const card = w.page.locator('[data-account="openai-extra"]').locator("xpath=ancestor::section");
+      await card.waitFor({ timeout: 10_000 });
+      const configCard = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section");
+      expect(await configCard.getByRole("button", { name: "Remove" }).count()).toBe(0);
+      expect(await w.page.content()).not.toContain("sk-test-openai-extra");
+      await live(w.page);
+      await mark(w.page);
+      await card.getByRole("button", { name: "Remove" }).click();
+      // the first click only asks; the account is still there
+      await card.getByRole("button", { name: "Confirm remove" }).waitFor({ timeout: 10_000 });
+      expect(await gw.app.store.getAccount("openai-extra")).toBeDefined();
+      await card.getByRole("button", { name: "Confirm remove" }).click();
+      await w.page.locator('[data-account="openai-extra"]').waitFor({ state: "detached", timeout: 10_000 });
+      expect(await gw.app.store.getAccount("openai-extra")).toBeUndefined();
+      const status = (await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] };
+      expect(status.accounts.map((a) => a.id)).not.toContain("openai-extra");
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await fetch(`${gw.url}/admin/api/accounts/openai-extra`, { method: "DELETE" });
+      await w.close();
+    }
+  }, 60_000);
+
   test("Disable takes the account out of routing at once and Enable brings it back, without a reload", async () => {
     const w = await openPage(browser, gw.url);
     try {

@@ -1,7 +1,8 @@
 /**
  * Accounts (SPEC 9.4): every account with its state per model — cooling down with a live countdown and
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
- * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test.
+ * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
+ * database (`switchyard login` / `import`) can also be removed, after a second click to confirm.
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
@@ -112,6 +113,18 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       setError((e as Error).message);
     }
   };
+  const [confirmRemove, setConfirmRemove] = useState(false);
+  const remove = async () => {
+    if (!confirmRemove) return setConfirmRemove(true);
+    setError(undefined);
+    try {
+      await api(`/accounts/${encodeURIComponent(a.id)}`, { method: "DELETE" });
+      reload();
+    } catch (e) {
+      setConfirmRemove(false);
+      setError((e as Error).message);
+    }
+  };
   const runTest = async () => {
     setTest(undefined);
     try {
@@ -139,6 +152,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <ActionButton small tone={a.disabled ? "primary" : "danger"} onClick={toggle}>
             {a.disabled ? "Enable" : "Disable"}
           </ActionButton>
+          {a.source === "db" && (
+            <ActionButton small tone="danger" onClick={remove} title="Delete this stored account and its state (cooldowns, locks, bindings)">
+              {confirmRemove ? "Confirm remove" : "Remove"}
+            </ActionButton>
+          )}
         </>
       }
     >
