@@ -5,6 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { SQL } from "bun";
+import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { type Store, StoreError } from "../../src/store/types.ts";
@@ -422,3 +424,34 @@ for (const backend of backends) {
     });
   });
 }
+
+describe("postgres migration 5", () => {
+  test("a version-4 database loses the unread usage_request_id index and keeps its usage rows and traces", async () => {
+    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const sql = new SQL(url, { max: 1 });
+    const indexes = async () =>
+      ((await sql`SELECT indexname FROM pg_indexes WHERE tablename = 'usage' ORDER BY indexname`) as { indexname: string }[]).map((r) => r.indexname);
+    try {
+      await migratePg(sql, () => 1, PG_MIGRATIONS.filter((m) => m.version <= 4));
+      expect(await indexes()).toEqual(["usage_pkey", "usage_request_id", "usage_ts"]);
+      for (let i = 1; i <= 3; i++) {
+        await sql`INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, estimated, outcome, status, total_ms, attempts, fallback, input_tokens, saved_chars)
+          VALUES (${`req-${i}`}, ${1_800_000_000_000 + i}, 'openai-chat', 'fast', 'openai', 'gpt-5-mini', false, 'ok', 200, 90, 1, false, ${100 * i}, ${10 * i})`;
+        await sql`INSERT INTO route_traces (route_id, request_id, ts, body)
+          VALUES (${`sy_${i}`}, ${`req-${i}`}, ${1_800_000_000_000 + i}, ${JSON.stringify(trace(i, { routeId: `sy_${i}`, requestId: `req-${i}` }))})`;
+      }
+      const s = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
+      expect(((await sql`SELECT version FROM schema_migrations ORDER BY version`) as { version: number }[]).map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(await indexes()).toEqual(["usage_pkey", "usage_ts"]);
+      expect((await s.recentCalls(10)).map((c) => [c.requestId, c.routeId, c.usage.inputTokens, c.savedChars])).toEqual([
+        ["req-3", "sy_3", 300, 30],
+        ["req-2", "sy_2", 200, 20],
+        ["req-1", "sy_1", 100, 10],
+      ]);
+      expect(await s.getTrace("req-2")).toEqual(trace(2, { routeId: "sy_2", requestId: "req-2" }));
+      await s.close();
+    } finally {
+      await sql.close();
+    }
+  });
+});

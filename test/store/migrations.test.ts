@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
-import { cleanupTempDirs, tempDir, withRaw } from "./helpers.ts";
+import { cleanupTempDirs, tempDir, trace, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -125,5 +125,36 @@ describe("file mode", () => {
     s.close();
     expect(s.health()).toBe(false);
     s.close(); // idempotent
+  });
+});
+
+describe("migration 6", () => {
+  test("a version-5 database loses the unread usage_request_id index and keeps its usage rows and traces", () => {
+    const path = join(tempDir(), "sy.db");
+    const db = new Database(path);
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 5));
+    const indexes = (d: Database) =>
+      (d.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('usage', 'route_traces') AND sql IS NOT NULL ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    expect(indexes(db)).toEqual(["route_traces_request_id", "usage_request_id", "usage_ts"]);
+    for (let i = 1; i <= 3; i++) {
+      db.run(
+        `INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, estimated, outcome, status, total_ms, attempts, fallback, input_tokens, saved_chars)
+         VALUES (?, ?, 'openai-chat', 'fast', 'openai', 'gpt-5-mini', 0, 'ok', 200, 90, 1, 0, ?, ?)`,
+        [`req-${i}`, 1_800_000_000_000 + i, 100 * i, 10 * i],
+      );
+      db.run("INSERT INTO route_traces (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)", [`sy_${i}`, `req-${i}`, 1_800_000_000_000 + i, JSON.stringify(trace(i, { routeId: `sy_${i}`, requestId: `req-${i}` }))]);
+    }
+    db.close();
+    const s = openSqliteStore({ path });
+    expect(versions(path)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(withRaw(path, indexes)).toEqual(["route_traces_request_id", "usage_ts"]);
+    const calls = s.recentCalls(10);
+    expect(calls.map((c) => [c.requestId, c.routeId, c.usage.inputTokens, c.savedChars])).toEqual([
+      ["req-3", "sy_3", 300, 30],
+      ["req-2", "sy_2", 200, 20],
+      ["req-1", "sy_1", 100, 10],
+    ]);
+    expect(s.getTrace("req-2")).toEqual(trace(2, { routeId: "sy_2", requestId: "req-2" }));
+    s.close();
   });
 });

@@ -268,6 +268,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "drop the unread usage request-id index",
+    up: `
+      -- No query reads usage by request_id (they search usage by ts; a call's route id is found through
+      -- route_traces_request_id): the index only cost each usage insert a second B-tree write.
+      DROP INDEX IF EXISTS usage_request_id;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -227,6 +227,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage ADD COLUMN saved_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 6,
+    name: "drop the unread usage request-id index",
+    up: `
+      -- No query reads usage by request_id (EXPLAIN QUERY PLAN of every usage and trace query: they
+      -- search usage by ts, and a call's route id through route_traces_request_id). The index only
+      -- cost each usage insert a second B-tree write: 0.6 us of the ~2.8 us a usage row's insert takes.
+      DROP INDEX IF EXISTS usage_request_id;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */
