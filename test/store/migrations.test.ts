@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
-import { cleanupTempDirs, tempDir, trace, withRaw } from "./helpers.ts";
+import { cleanupTempDirs, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -88,6 +88,29 @@ describe("migrations", () => {
     s.upsertAccount({ id: "a", providerId: "glm", priority: 1, credential: { type: "api_key", apiKey: "k" }, disabled: false });
     expect((db.query("PRAGMA synchronous").get() as any).synchronous).toBe(1);
     s.close();
+  });
+});
+
+describe("page size", () => {
+  test("a new database gets 16 KiB pages; an existing 4 KiB one keeps its pages and its rows", () => {
+    const fresh = join(tempDir(), "sy.db");
+    openSqliteStore({ path: fresh }).close();
+    expect(withRaw(fresh, (db) => (db.query("PRAGMA page_size").get() as { page_size: number }).page_size)).toBe(16_384);
+
+    const old = join(tempDir(), "old.db");
+    const db = new Database(old);
+    db.run("PRAGMA journal_mode = WAL");
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 5));
+    expect((db.query("PRAGMA page_size").get() as { page_size: number }).page_size).toBe(4096);
+    db.run("INSERT INTO client_keys (name, hash, scopes, tag, created_at) VALUES ('old', 'abc', '[]', NULL, 1)");
+    db.close();
+    const s = openSqliteStore({ path: old, flushIntervalMs: 60_000 });
+    s.record(usage({ requestId: "req-new" }));
+    s.save(trace(1, { requestId: "req-new" }));
+    expect(s.listKeys().map((k) => k.name)).toEqual(["old"]);
+    expect(s.recentCalls(10).map((c) => [c.requestId, c.routeId])).toEqual([["req-new", "sy_1"]]);
+    s.close();
+    expect(withRaw(old, (d) => (d.query("PRAGMA page_size").get() as { page_size: number }).page_size)).toBe(4096);
   });
 });
 

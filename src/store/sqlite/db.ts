@@ -1,6 +1,6 @@
 /**
  * The database connection the SQLite roles share (SPEC D-1): opening the file (mode 0600 for it and its
- * `-wal`/`-shm` companions: they hold OAuth tokens and API keys), the pragmas (WAL, `synchronous=NORMAL`),
+ * `-wal`/`-shm` companions: they hold OAuth tokens and API keys), the pragmas (16 KiB pages for a new file, WAL, `synchronous=NORMAL`),
  * the migrations, and the small helpers every role uses (open check, durable commits, timestamps).
  */
 import { Database } from "bun:sqlite";
@@ -9,6 +9,9 @@ import { dirname, resolve } from "node:path";
 import { finiteOrUndefined } from "../rows.ts";
 import { StoreError } from "../types.ts";
 import { migrate } from "./migrations.ts";
+
+/** Page size of a database this build creates, in bytes (SQLite's default is 4096). */
+export const PAGE_SIZE = 16_384;
 
 /** What every SQLite role holds: the connection, the clock and the closed flag. */
 export class SqliteContext {
@@ -38,6 +41,11 @@ export class SqliteContext {
     try {
       const busy = Math.max(0, Math.floor(busyTimeoutMs ?? 5000));
       this.db.run(`PRAGMA busy_timeout = ${busy}`);
+      // A new database gets 16 KiB pages (before its first write; an existing file keeps the page size
+      // it was created with: WAL mode cannot change it). A flush's rows then fill a quarter as many WAL
+      // frames, each a write() of its own: 2.3–2.5 µs less CPU per usage row + trace than 4 KiB pages
+      // (docs/performance.md, item 46).
+      this.db.run(`PRAGMA page_size = ${PAGE_SIZE}`);
       this.db.run("PRAGMA journal_mode = WAL");
       this.db.run("PRAGMA synchronous = NORMAL");
       this.db.run("PRAGMA foreign_keys = ON");
