@@ -44,7 +44,7 @@ export class SqliteContext {
       // A new database gets 16 KiB pages (before its first write; an existing file keeps the page size
       // it was created with: WAL mode cannot change it). A flush's rows then fill a quarter as many WAL
       // frames, each a write() of its own: 2.3–2.5 µs less CPU per usage row + trace than 4 KiB pages
-      // (docs/performance.md, item 46).
+      // (docs/performance.md, item 47).
       this.db.run(`PRAGMA page_size = ${PAGE_SIZE}`);
       this.db.run("PRAGMA journal_mode = WAL");
       this.db.run("PRAGMA synchronous = NORMAL");
