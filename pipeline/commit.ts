@@ -260,7 +260,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         prefix.push(driver.end());
         break;
       }
-      prefix.push(driver.push(r.value));
+      if (driver.hold) driver.hold(r.value);
+      else prefix.push(driver.push(r.value));
       if (driver.earlyError) break;
     }
     if (!ended && !driver.earlyError && !driver.buffered) {
@@ -281,8 +282,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
           break;
         }
         taken += r.value.byteLength;
-        prefix.push(driver.push(r.value));
+        if (driver.hold) driver.hold(r.value);
+        else prefix.push(driver.push(r.value));
       }
+      // What a holding driver kept (the reply so far) is the stream's first output.
+      if (!ended && driver.hold) prefix.push(driver.push(NO_BYTES));
     }
   } catch {
     controller.abort();
@@ -397,6 +401,9 @@ function wentSilent(fail: CommitAttempt["fail"], providerId: string): AttemptFai
  * faster than it is read still reaches the client in parts.
  */
 const READY_LIMIT = 64 * 1024;
+
+/** An empty read: pushed to a holding driver to take the output it kept ({@link ReplyDriver.hold}). */
+const NO_BYTES = new Uint8Array(0);
 
 /**
  * The result of `read` if it settles within a few microtask turns (the chunk, or the end, was already

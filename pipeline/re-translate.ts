@@ -66,6 +66,12 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly buffered: boolean;
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
+  /**
+   * Optional: takes one read like `push` but keeps its output, which then comes with the next `push`
+   * or `end` (observations are updated at once). The commit point holds the reads it peeks, so a reply
+   * that ends during the peek is encoded once, as one part, instead of once per read and then joined.
+   */
+  hold?(chunk: Uint8Array): void;
 }
 
 /** Passthrough of a native streaming pair. */
@@ -232,8 +238,12 @@ export class TranslatedStreamDriver extends DecodingDriver {
   }
 
   push(chunk: Uint8Array): Uint8Array {
-    this.decode(chunk);
+    if (chunk.byteLength > 0) this.decode(chunk);
     return this.take();
+  }
+
+  hold(chunk: Uint8Array): void {
+    this.decode(chunk);
   }
 
   end(failure?: HubError): Uint8Array {
