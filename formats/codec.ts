@@ -132,18 +132,28 @@ export interface StreamEncoder {
 /**
  * Observes a native passthrough stream (SPEC F-3): forwards the provider's bytes unchanged (Chat's
  * usage-only chunk excepted when the client did not ask for it) while reading usage, the stop reason,
- * whether the terminal event arrived, and an in-band error.
+ * whether the terminal event arrived, and an in-band error. `Out` is what it forwards: bytes, or (an
+ * event tap, {@link FormatCodec.createEventTap}) the same stream's events as {@link StreamEvent}s.
  */
-export interface PassthroughTap {
-  /** Feeds one read of upstream bytes; returns the bytes to forward to the client (possibly empty). */
-  push(chunk: Uint8Array): Uint8Array;
+export interface PassthroughTap<Out = Uint8Array> {
+  /** Feeds one read of upstream bytes; returns what to forward to the client (possibly empty). */
+  push(chunk: Uint8Array): Out;
   /**
    * Upstream ended or failed. Returns the bytes to append: the missing closing frames when the stop
    * reason arrived without them, the format's in-band error when it did not (or `failure` is given),
    * nothing when the stream was complete.
    */
-  end(failure?: HubError): Uint8Array;
+  end(failure?: HubError): Out;
   readonly state: TapState;
+}
+
+/**
+ * One SSE event as an event transport sends it (SPEC 2.5; pipeline/ports.ts `ReplyEvent` is this
+ * shape): its `event:` name, undefined when the event had none, and its data.
+ */
+export interface StreamEvent {
+  event: string | undefined;
+  data: string;
 }
 
 /** What a {@link PassthroughTap} has observed so far. */
@@ -235,6 +245,12 @@ export interface FormatCodec {
   parseError(status: number, body: string, headers: Headers, now?: number): HubError;
   /** Native passthrough observer (SPEC F-3). */
   createTap(opts: TapOptions): PassthroughTap;
+  /**
+   * The same observer for a client on an event transport (SPEC 2.5: Codex's Responses WebSocket): it
+   * forwards the provider's events as it read them, not bytes an event transport would read as SSE
+   * again. Only a client format with an event transport has one.
+   */
+  createEventTap?(opts: TapOptions): PassthroughTap<StreamEvent[]>;
 
   // ---- body text accessors (optional, pure, no I/O; `formats/<fmt>/tool-results.ts`) ------------
   /**

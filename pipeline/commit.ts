@@ -102,9 +102,10 @@ export interface Committed {
  * a whole-body driver for a JSON reply.
  *
  * With `events` (a request that came over an event transport, SPEC 2.5) the same choice yields the
- * client's events instead of bytes: a translated stream to a client format with an event encoder is
- * encoded straight to events; any other driver's SSE bytes (the native passthrough tap, a whole reply
- * replayed as a stream) are read as events as they come.
+ * client's events instead of bytes: the native passthrough of a format with an event tap forwards the
+ * events the tap read; a translated stream to a client format with an event encoder is encoded
+ * straight to events; any other driver's SSE bytes (a whole reply replayed as a stream) are read as
+ * events as they come.
  */
 export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply): ReplyDriver;
 export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events: true): ReplyDriver<ReplyEvent[]>;
@@ -125,7 +126,9 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const restoration = ctx.restoration;
   const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
-    return out(passthroughDriver(providerCodec.createTap({ family: provider.family, includeUsage: ctx.includeUsage })));
+    const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
+    if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions));
+    return out(passthroughDriver(providerCodec.createTap(tapOptions)));
   }
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);

@@ -74,8 +74,8 @@ export interface ReplyDriver<Out = Uint8Array> {
   hold?(chunk: Uint8Array): void;
 }
 
-/** Passthrough of a native streaming pair. */
-export function passthroughDriver(tap: PassthroughTap): ReplyDriver {
+/** Passthrough of a native streaming pair: bytes, or the events of an event tap (SPEC 2.5). */
+export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>): ReplyDriver<Out> {
   let late: HubError | undefined;
   return {
     push: (chunk) => tap.push(chunk),
@@ -304,9 +304,9 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
 }
 
 /**
- * The events of a driver whose output is SSE bytes (the native passthrough tap, a whole JSON reply
- * replayed as a stream), for an event transport: its bytes are read as SSE events as they come. Every
- * observation (usage, stop reason, errors, content) is the wrapped driver's.
+ * The events of a driver whose output is SSE bytes (a whole JSON reply replayed as a stream; the
+ * passthrough of a format without an event tap), for an event transport: its bytes are read as SSE
+ * events as they come. Every observation (usage, stop reason, errors, content) is the wrapped driver's.
  */
 export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   private readonly out = new EventBatch();

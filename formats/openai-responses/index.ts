@@ -11,7 +11,7 @@ import { createDecoder } from "./decoder.ts";
 import { createEncoder, createEventEncoder } from "./encoder.ts";
 import { decodeResponse, encodeResponse } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
-import { createTap } from "./tap.ts";
+import { createEventTap, createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
 export { assertNoPreviousResponse } from "./parse.ts";
@@ -31,6 +31,7 @@ export const openaiResponses: FormatCodec = {
   decodeResponse,
   parseError,
   createTap,
+  createEventTap,
   toolResults,
   promptText,
 };

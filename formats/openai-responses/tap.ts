@@ -18,9 +18,13 @@
  * `sequence_number`, the response id seen, and `failure` (else the upstream's `error` event, else a
  * truncation error) — SPEC 6.4. When the provider sent nothing at all, `response.created` goes first
  * (the OpenAI SDK requires it, REFERENCE §0).
+ *
+ * The event tap ({@link createEventTap}, for Codex's Responses WebSocket, SPEC 2.5) reads the same
+ * way and forwards the same events, as the events its reader dispatched (each complete event, in order;
+ * the `end` events as events) instead of bytes that the socket would read as SSE a second time.
  */
 import { mergeUsage, type HubError } from "../hub.ts";
-import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
+import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
 import { SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
@@ -29,6 +33,8 @@ import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
 type Json = Record<string, any>;
 
 const EMPTY = new Uint8Array(0);
+/** The empty event output (shared: callers never modify an output). */
+const NO_EVENTS: StreamEvent[] = [];
 const utf8 = new TextEncoder();
 
 /** Index just past the last SSE event terminator (`\n\n`, `\r\n\r\n`, `\r\r`) in `b`, or -1. */
@@ -45,83 +51,55 @@ function lastBoundary(b: Uint8Array, from: number): number {
   return -1;
 }
 
-class ResponsesTap implements PassthroughTap {
+/**
+ * What both Responses taps do on the side (module doc): read every complete event for the response id,
+ * the sequence numbers, content, usage, the stop reason and errors; and make the closing events of a
+ * reply that ended without a terminal event.
+ */
+abstract class ResponsesObserver {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
-  private readonly reader: SseReader;
-  private held: Uint8Array = EMPTY;
+  protected readonly reader: SseReader;
   private lastSeq = -1;
   private events = 0;
   private responseId: string | undefined;
   private model: string | undefined;
   /** `end()` is dispatching the unterminated tail: only a complete terminal event counts then. */
-  private flushing = false;
+  protected flushing = false;
   /** `end()` ran: later calls append nothing. */
-  private ended = false;
+  protected ended = false;
 
-  constructor(_opts: TapOptions) {
+  constructor() {
     this.reader = new SseReader((e) => this.onEvent(e));
   }
 
-  push(chunk: Uint8Array): Uint8Array {
-    if (chunk.length === 0) return EMPTY;
-    this.reader.push(chunk);
-    let buf: Uint8Array;
-    let from = 0;
-    if (this.held.length > 0) {
-      buf = new Uint8Array(this.held.length + chunk.length);
-      buf.set(this.held, 0);
-      buf.set(chunk, this.held.length);
-      from = Math.max(0, this.held.length - 3);
-    } else {
-      buf = chunk;
-    }
-    const cut = lastBoundary(buf, from);
-    if (cut < 0) {
-      this.held = buf === chunk ? chunk.slice() : buf;
-      return EMPTY;
-    }
-    this.held = cut < buf.length ? buf.slice(cut) : EMPTY;
-    return cut === buf.length ? buf : buf.subarray(0, cut);
-  }
+  /** An event the client gets was read (every complete one with data; at `end()` only a terminal one). */
+  protected abstract forwarded(e: SseEvent): void;
 
-  end(failure?: HubError): Uint8Array {
-    if (this.ended) return EMPTY;
-    this.ended = true;
-    const terminalBefore = this.state.terminal;
-    // SseReader.end() dispatches a final event that lacks its blank line.
-    this.flushing = true;
-    this.reader.end();
-    const tail = this.held;
-    this.held = EMPTY;
-    if (tail.length > 0 && !terminalBefore && this.state.terminal) {
-      // The terminal event arrived without its blank line: forward it, terminated.
-      const out = new Uint8Array(tail.length + 2);
-      out.set(tail, 0);
-      out[tail.length] = 0x0a;
-      out[tail.length + 1] = 0x0a;
-      return out;
-    }
-    // Any other unterminated tail is half an event: dropped, never glued to what follows.
-    if (this.state.terminal) return EMPTY;
+  /**
+   * The events that close a reply without a terminal event: `response.failed` with `failure` (else the
+   * upstream's `error`, else truncation), after `response.created` when nothing came at all. Records
+   * the error in `state`.
+   */
+  protected closing(failure: HubError | undefined): StreamEvent[] {
     const err = failure ?? this.state.error ?? TRUNCATED_ERROR;
     this.state.error = err;
     const id = this.responseId ?? "resp_failed";
     const code = failedCodeForKind(err.kind);
     let seq = Math.max(this.lastSeq, this.events - 1);
-    let out = "";
+    const out: StreamEvent[] = [];
     if (this.events === 0) {
-      out += sseNamed(
-        "response.created",
-        JSON.stringify({
+      out.push({
+        event: "response.created",
+        data: JSON.stringify({
           type: "response.created",
           sequence_number: ++seq,
           response: { id, object: "response", status: "in_progress", model: this.model ?? null, output: [], usage: null, error: null, incomplete_details: null },
         }),
-      );
+      });
     }
-    out += sseNamed(
-      "response.failed",
-      JSON.stringify({
+    out.push({
+      event: "response.failed",
+      data: JSON.stringify({
         type: "response.failed",
         sequence_number: ++seq,
         response: {
@@ -135,8 +113,8 @@ class ResponsesTap implements PassthroughTap {
           usage: null,
         },
       }),
-    );
-    return utf8.encode(out);
+    });
+    return out;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -154,6 +132,7 @@ class ResponsesTap implements PassthroughTap {
       if (!parsed || (name !== "response.completed" && name !== "response.incomplete" && name !== "response.failed")) return;
     }
     this.events++;
+    this.forwarded(e);
     this.trackSeq(data);
     if (name === undefined) {
       parsed = parse(data);
@@ -223,6 +202,101 @@ class ResponsesTap implements PassthroughTap {
   }
 }
 
+/** The byte tap: forwards the provider's bytes up to the last complete event (module doc, Framing). */
+class ResponsesTap extends ResponsesObserver implements PassthroughTap {
+  private held: Uint8Array = EMPTY;
+
+  constructor(_opts: TapOptions) {
+    super();
+  }
+
+  protected forwarded(): void {
+    // the bytes go out as they came (push)
+  }
+
+  push(chunk: Uint8Array): Uint8Array {
+    if (chunk.length === 0) return EMPTY;
+    this.reader.push(chunk);
+    let buf: Uint8Array;
+    let from = 0;
+    if (this.held.length > 0) {
+      buf = new Uint8Array(this.held.length + chunk.length);
+      buf.set(this.held, 0);
+      buf.set(chunk, this.held.length);
+      from = Math.max(0, this.held.length - 3);
+    } else {
+      buf = chunk;
+    }
+    const cut = lastBoundary(buf, from);
+    if (cut < 0) {
+      this.held = buf === chunk ? chunk.slice() : buf;
+      return EMPTY;
+    }
+    this.held = cut < buf.length ? buf.slice(cut) : EMPTY;
+    return cut === buf.length ? buf : buf.subarray(0, cut);
+  }
+
+  end(failure?: HubError): Uint8Array {
+    if (this.ended) return EMPTY;
+    this.ended = true;
+    const terminalBefore = this.state.terminal;
+    // SseReader.end() dispatches a final event that lacks its blank line.
+    this.flushing = true;
+    this.reader.end();
+    const tail = this.held;
+    this.held = EMPTY;
+    if (tail.length > 0 && !terminalBefore && this.state.terminal) {
+      // The terminal event arrived without its blank line: forward it, terminated.
+      const out = new Uint8Array(tail.length + 2);
+      out.set(tail, 0);
+      out[tail.length] = 0x0a;
+      out[tail.length + 1] = 0x0a;
+      return out;
+    }
+    // Any other unterminated tail is half an event: dropped, never glued to what follows.
+    if (this.state.terminal) return EMPTY;
+    let out = "";
+    for (const e of this.closing(failure)) out += sseNamed(e.event!, e.data);
+    return utf8.encode(out);
+  }
+}
+
+/** The event tap: forwards the events its reader dispatched (module doc). */
+class ResponsesEventTap extends ResponsesObserver implements PassthroughTap<StreamEvent[]> {
+  private out: StreamEvent[] = [];
+  /** Set by `end()` after a terminal event: a tail after it is dropped, as the byte tap drops it. */
+  private closed = false;
+
+  protected forwarded(e: SseEvent): void {
+    if (!this.closed) this.out.push({ event: e.event, data: e.data });
+  }
+
+  push(chunk: Uint8Array): StreamEvent[] {
+    if (chunk.length === 0) return NO_EVENTS;
+    this.reader.push(chunk);
+    return this.take();
+  }
+
+  end(failure?: HubError): StreamEvent[] {
+    if (this.ended) return NO_EVENTS;
+    this.ended = true;
+    this.closed = this.state.terminal;
+    // SseReader.end() dispatches a final event that lacks its blank line; only a terminal one counts.
+    this.flushing = true;
+    this.reader.end();
+    if (this.state.terminal) return this.take();
+    this.out = [];
+    return this.closing(failure);
+  }
+
+  private take(): StreamEvent[] {
+    if (this.out.length === 0) return NO_EVENTS;
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+}
+
 function parse(data: string): Json | undefined {
   try {
     const v = JSON.parse(data) as unknown;
@@ -238,4 +312,12 @@ function parse(data: string): Json | undefined {
  */
 export function createTap(opts: TapOptions): PassthroughTap {
   return new ResponsesTap(opts);
+}
+
+/**
+ * Creates the event tap for a native Responses stream to an event transport (SPEC 2.5, module doc):
+ * `push` returns the complete events of the read (in order, possibly none), `end` the closing events.
+ */
+export function createEventTap(_opts: TapOptions): PassthroughTap<StreamEvent[]> {
+  return new ResponsesEventTap();
 }

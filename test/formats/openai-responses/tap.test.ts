@@ -3,7 +3,7 @@ import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { parseSse, sdkStream } from "../../support/openai-responses-helpers.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
-import { concatBytes } from "../../../formats/sse.ts";
+import { concatBytes, SseReader } from "../../../formats/sse.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
 const utf8 = new TextEncoder();
@@ -136,5 +136,83 @@ describe("tap end(): the missing terminal", () => {
     const tap = openaiResponses.createTap({ family: "openai" });
     expect(tap.end().length).toBeGreaterThan(0);
     expect(tap.end().length).toBe(0);
+  });
+});
+
+/**
+ * The event tap (Codex's Responses WebSocket, SPEC 2.5) forwards the events the byte tap's output
+ * holds, read once: the same events in the same order, the same closing events, the same observations.
+ */
+describe("event tap: the byte tap's events, without reading its bytes again", () => {
+  /** The events of SSE bytes as a client reads them (events with data; `[DONE]` is no event of Responses). */
+  const eventsOf = (bytes: Uint8Array) => {
+    const out: Array<{ event: string | undefined; data: string }> = [];
+    const r = new SseReader((e) => {
+      if (e.data.length > 0 && e.data !== "[DONE]") out.push({ event: e.event, data: e.data });
+    });
+    r.push(bytes);
+    r.end();
+    return out;
+  };
+  /** Both taps over the same pieces: the byte tap's output read as events, the event tap's events, both states. */
+  function both(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0]) {
+    const bytesRun = run(pieces, failure);
+    const tap = openaiResponses.createEventTap!({ family: "openai" });
+    const events = pieces.flatMap((p) => tap.push(p));
+    const appended = tap.end(failure);
+    return { fromBytes: eventsOf(concat([bytesRun.forwarded, bytesRun.appended])), events: [...events, ...appended], appended, state: tap.state, bytesState: bytesRun.tap.state };
+  }
+  const same = (r: ReturnType<typeof both>) => {
+    expect(r.events).toEqual(r.fromBytes);
+    expect(r.state).toEqual(r.bytesState);
+  };
+
+  for (const entry of entries) {
+    test(entry.file, async () => {
+      const r = both([await recordedBytes(entry.file)]);
+      expect(r.appended).toEqual([]);
+      expect(r.events.length).toBeGreaterThan(0);
+      same(r);
+    });
+  }
+
+  test("split at every byte offset: the same events, and each only once its blank line arrived", async () => {
+    for (const f of ["openai-responses/text.sse", "openai-responses/error-event.sse"]) {
+      const bytes = await recordedBytes(f);
+      const whole = both([bytes]);
+      for (let i = 1; i < bytes.length; i++) {
+        const r = both([bytes.subarray(0, i), bytes.subarray(i)]);
+        if (!Bun.deepEquals(r.events, whole.events) || !Bun.deepEquals(r.state, whole.state)) expect({ i, events: r.events, state: r.state }).toEqual({ i, events: whole.events, state: whole.state });
+      }
+    }
+  });
+
+  test("cut mid-stream, a gateway failure, an error event, nothing at all: the same closing events as the byte tap's", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const s = text(bytes);
+    const cut = bytes.subarray(0, utf8.encode(s.slice(0, s.indexOf('"delta":" file"'))).length);
+    const cutRun = both([cut]);
+    same(cutRun);
+    expect(cutRun.appended.map((e) => e.event)).toEqual(["response.failed"]);
+    expect(JSON.parse(cutRun.appended[0]!.data)).toMatchObject({ sequence_number: 6, response: { status: "failed", error: { code: "server_error" } } });
+    same(both([cut], { kind: "rate_limit", status: 429, message: "Rate limited upstream" }));
+    same(both([utf8.encode('event: error\ndata: {"type":"error","sequence_number":0,"code":"context_length_exceeded","message":"Too long"}\n\n')]));
+    const nothing = both([]);
+    same(nothing);
+    expect(nothing.appended.map((e) => e.event)).toEqual(["response.created", "response.failed"]);
+  });
+
+  test("a terminal event without its blank line is forwarded and completes; a tail after a terminal event is dropped; end() twice adds nothing", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const trimmed = both([bytes.subarray(0, bytes.length - 2)]);
+    same(trimmed);
+    expect(trimmed.events.at(-1)!.event).toBe("response.completed");
+    expect(trimmed.state.terminal).toBe(true);
+    const late = both([bytes, utf8.encode('event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"late"}')]);
+    same(late);
+    expect(late.events.some((e) => e.data.includes('"late"'))).toBe(false);
+    const tap = openaiResponses.createEventTap!({ family: "openai" });
+    expect(tap.end().length).toBe(2);
+    expect(tap.end()).toEqual([]);
   });
 });
