@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
-import { cleanupTempDirs, tempDir, trace, usage, withRaw } from "./helpers.ts";
+import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -91,6 +91,33 @@ describe("migrations", () => {
   });
 });
 
+describe("migration 7", () => {
+  test("a version-6 database's traces stay in the ring's first generation and are cleared in its turn", () => {
+    const path = join(tempDir(), "sy.db");
+    const db = new Database(path);
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 6));
+    for (let i = 1; i <= 3; i++) {
+      db.run("INSERT INTO route_traces (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)", [`sy_${i}`, `req-${i}`, i, JSON.stringify(trace(i))]);
+    }
+    db.close();
+    // N = 4: five tables of one trace; the three old traces fill the first generation beyond its block.
+    const s = openSqliteStore({ path, traceRingSize: 4, flushIntervalMs: 60_000 });
+    expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_3", "sy_2", "sy_1"]);
+    expect(s.getTrace("req-2")).toEqual(trace(2));
+    for (let i = 4; i <= 7; i++) s.save(trace(i));
+    s.flush();
+    // four new traces went to generations 1-4; the old ones are kept until generation 0 comes round
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_7", "sy_6", "sy_5", "sy_4", "sy_3", "sy_2", "sy_1"]);
+    s.save(trace(8));
+    s.flush();
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_8", "sy_7", "sy_6", "sy_5", "sy_4"]);
+    expect(s.getTrace("sy_1")).toBeUndefined();
+    expect(countRows(path, "route_traces")).toBe(1);
+    s.close();
+  });
+});
+
 describe("page size", () => {
   test("a new database gets 16 KiB pages; an existing 4 KiB one keeps its pages and its rows", () => {
     const fresh = join(tempDir(), "sy.db");
@@ -169,7 +196,7 @@ describe("migration 6", () => {
     }
     db.close();
     const s = openSqliteStore({ path });
-    expect(versions(path)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
     expect(withRaw(path, indexes)).toEqual(["route_traces_request_id", "usage_ts"]);
     const calls = s.recentCalls(10);
     expect(calls.map((c) => [c.requestId, c.routeId, c.usage.inputTokens, c.savedChars])).toEqual([

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { UsageRecord } from "../../pipeline/ports.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import { TRACE_TABLES } from "../../src/store/sqlite/trace-ring.ts";
 import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -136,23 +137,46 @@ describe("usage batching", () => {
 });
 
 describe("route traces", () => {
-  test("ring stays bounded at flush time, newest kept", () => {
+  test("ring keeps the newest N traces and at most 5 x ceil(N / 4), across generation tables", () => {
     const path = join(tempDir(), "sy.db");
-    const s = openSqliteStore({ path, traceRingSize: 5, flushIntervalMs: 60_000 });
-    for (let i = 1; i <= 12; i++) {
+    // N = 8: five tables of 2 traces; the four full ones hold the newest 8 at least.
+    const s = openSqliteStore({ path, traceRingSize: 8, flushIntervalMs: 60_000 });
+    const stored = () => TRACE_TABLES.reduce((n, t) => n + countRows(path, t), 0);
+    const newest = (from: number, n: number) => Array.from({ length: n }, (_, i) => `sy_${from - i}`);
+    for (let i = 1; i <= 30; i++) {
       s.save(trace(i));
-      if (i % 4 === 0) s.flush();
+      if (i % 3 === 0) s.flush();
+      const kept = stored();
+      if (i % 3 === 0) {
+        expect(kept).toBeGreaterThanOrEqual(Math.min(i, 8));
+        expect(kept).toBeLessThanOrEqual(10);
+        // what is kept is exactly the newest `kept`, newest first
+        expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(i, kept));
+      }
     }
-    s.flush();
-    expect(countRows(path, "route_traces")).toBe(5);
-    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(["sy_12", "sy_11", "sy_10", "sy_9", "sy_8"]);
+    for (const t of TRACE_TABLES) expect(countRows(path, t)).toBeLessThanOrEqual(2);
+    expect(s.recentTraces(3).map((t) => t.routeId)).toEqual(["sy_30", "sy_29", "sy_28"]);
+    expect(s.getTrace("sy_23")?.routeId).toBe("sy_23");
+    expect(s.getTrace("req-23")?.routeId).toBe("sy_23");
     expect(s.getTrace("sy_3")).toBeUndefined();
+    expect(s.getTrace("req-3")).toBeUndefined();
     // a batch larger than the ring
-    for (let i = 100; i < 120; i++) s.save(trace(i));
+    for (let i = 100; i < 140; i++) s.save(trace(i));
     s.flush();
-    expect(countRows(path, "route_traces")).toBe(5);
-    expect(s.recentTraces(1)[0]!.routeId).toBe("sy_119");
+    const kept = stored();
+    expect(kept).toBeGreaterThanOrEqual(8);
+    expect(kept).toBeLessThanOrEqual(10);
+    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(139, kept));
     s.close();
+    // a reopened store goes on from the newest table
+    const again = openSqliteStore({ path, traceRingSize: 8, flushIntervalMs: 60_000 });
+    for (let i = 200; i < 205; i++) again.save(trace(i));
+    again.flush();
+    const after = stored();
+    expect(after).toBeGreaterThanOrEqual(8);
+    expect(after).toBeLessThanOrEqual(10);
+    expect(again.recentTraces(100).map((t) => t.routeId)).toEqual([...newest(204, 5), ...newest(139, after - 5)]);
+    again.close();
   });
 
   test("traces resolve by route id or request id, and survive a reopen", () => {

@@ -1,11 +1,13 @@
 /**
  * The SQLite flush (SPEC D-1): everything buffered in {@link PendingWrites} (usage rows, route traces,
- * bindings, quota windows) written in ONE IMMEDIATE transaction, the trace ring trimmed to its size.
+ * bindings, quota windows) written in ONE IMMEDIATE transaction; traces go into the ring's generation
+ * tables (./trace-ring.ts).
  * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
-import { errMessage, finiteOrNull, intOrNull } from "../rows.ts";
+import { errMessage, finiteOrNull, intOrNull, type TraceParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
+import { TRACE_TABLES, traceBlock } from "./trace-ring.ts";
 
 /** Writes the buffers; counts failures and remembers the last successful write. */
 export class SqliteFlusher {
@@ -14,6 +16,7 @@ export class SqliteFlusher {
   /** ms since the epoch of the last successful flush that wrote something; 0 = never. */
   lastFlushAt = 0;
   private readonly s;
+  private readonly ring;
 
   /** Prepares the insert statements. @param traceRingSize route traces kept (SPEC O-2) */
   constructor(
@@ -29,10 +32,6 @@ export class SqliteFlusher {
            status, ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced, saved_chars, saved_tokens)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      traceInsert: db.prepare(
-        "INSERT OR REPLACE INTO route_traces (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)",
-      ),
-      traceTrim: db.prepare("DELETE FROM route_traces WHERE seq <= (SELECT MAX(seq) FROM route_traces) - ?"),
       quotaSet: db.prepare(
         `INSERT INTO quota_windows (account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -45,6 +44,46 @@ export class SqliteFlusher {
          ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id, expires_at = excluded.expires_at`,
       ),
     };
+    this.ring = {
+      insert: TRACE_TABLES.map((t) => db.prepare(`INSERT OR REPLACE INTO ${t} (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)`)),
+      insertAt: TRACE_TABLES.map((t) => db.prepare(`INSERT OR REPLACE INTO ${t} (seq, route_id, request_id, ts, body) VALUES (?, ?, ?, ?, ?)`)),
+      clear: TRACE_TABLES.map((t) => db.prepare(`DELETE FROM ${t}`)),
+      max: TRACE_TABLES.map((t) => db.prepare(`SELECT MAX(seq) AS m FROM ${t}`)),
+      min: TRACE_TABLES.map((t) => db.prepare(`SELECT MIN(seq) AS m FROM ${t}`)),
+    };
+  }
+
+  /**
+   * Writes traces into the ring's newest generation table (see ./trace-ring.ts), emptying the oldest
+   * whole and moving on to it when the newest holds a block. Inside the flush's transaction; the
+   * position is read from the tables each time, so another connection's writes are seen.
+   */
+  private writeTraces(traces: readonly TraceParams[]): void {
+    const { insert, insertAt, clear, max, min } = this.ring;
+    const block = traceBlock(this.traceRingSize);
+    let cur = 0;
+    let last = 0;
+    for (let g = 0; g < TRACE_TABLES.length; g++) {
+      const m = (max[g]!.get() as { m: number | null }).m;
+      if (m !== null && m > last) {
+        last = m;
+        cur = g;
+      }
+    }
+    // The newest table's first seq: it holds at most last - first + 1 traces (fewer when a replaced
+    // route id left a gap, which only moves the rotation earlier).
+    let first = last ? ((min[cur]!.get() as { m: number }).m) : 1;
+    for (const row of traces) {
+      if (last - first + 1 >= block) {
+        cur = (cur + 1) % TRACE_TABLES.length;
+        clear[cur]!.run();
+        first = last + 1;
+        insertAt[cur]!.run(first, ...row);
+        last = first;
+      } else {
+        last = Number(insert[cur]!.run(...row).lastInsertRowid);
+      }
+    }
   }
 
   /**
@@ -62,11 +101,7 @@ export class SqliteFlusher {
         .transaction(() => {
           const ins = this.s.usageInsert;
           for (const r of usage) ins.run(...r);
-          if (traces.length) {
-            const tins = this.s.traceInsert;
-            for (const row of traces) tins.run(...row);
-            this.s.traceTrim.run(this.traceRingSize);
-          }
+          if (traces.length) this.writeTraces(traces);
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
           for (const q of quotas.values()) {
             this.s.quotaSet.run(
@@ -93,5 +128,6 @@ export class SqliteFlusher {
   /** Finalizes the prepared statements (the store is closing). */
   finalize(): void {
     for (const stmt of Object.values(this.s)) stmt.finalize();
+    for (const stmts of Object.values(this.ring)) for (const stmt of stmts) stmt.finalize();
   }
 }

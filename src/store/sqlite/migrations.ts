@@ -237,6 +237,25 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX IF EXISTS usage_request_id;
     `,
   },
+  {
+    version: 7,
+    name: "route-trace ring as generation tables",
+    up: [1, 2, 3, 4]
+      .map(
+        (g) => `
+      -- SPEC O-2: generation ${g} of the trace ring (src/store/sqlite/trace-ring.ts); route_traces is
+      -- generation 0 and keeps its rows. The oldest generation is emptied whole when the newest is full.
+      CREATE TABLE route_traces_${g} (
+        seq        INTEGER PRIMARY KEY,
+        route_id   TEXT NOT NULL UNIQUE,
+        request_id TEXT NOT NULL,
+        ts         INTEGER NOT NULL,
+        body       TEXT NOT NULL               -- JSON RouteTrace
+      ) STRICT;
+      CREATE INDEX route_traces_${g}_request_id ON route_traces_${g} (request_id);`,
+      )
+      .join("\n"),
+  },
 ];
 
 /** The schema version this build writes. */

@@ -19,6 +19,7 @@ import {
 } from "../types.ts";
 import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
+import { overTraceTables } from "./trace-ring.ts";
 
 const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
   model: "model",
@@ -35,6 +36,11 @@ const SERIES_SQL = `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
          SUM(fallback) AS fallbacks,
          ${TOKEN_AND_COST_SUMS}
        FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`;
+
+/** A call's route id: the newest trace with its request id in any of the ring's tables (index searches). */
+const ROUTE_ID_OF_CALL = `(SELECT route_id FROM (${overTraceTables(
+  (t) => `SELECT route_id, seq FROM ${t} WHERE request_id = u.request_id`,
+)}) ORDER BY seq DESC LIMIT 1)`;
 
 /** The `UsageStore` role of the SQLite store. */
 export class SqliteUsage implements UsageStore {
@@ -55,13 +61,20 @@ export class SqliteUsage implements UsageStore {
     const db = ctx.db;
     this.s = {
       usageRecent: db.prepare(
-        `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+        `SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id
          FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
       ),
       usagePrune: db.prepare("DELETE FROM usage WHERE ts < ?"),
-      traceByRoute: db.prepare("SELECT body FROM route_traces WHERE route_id = ?"),
-      traceByRequest: db.prepare("SELECT body FROM route_traces WHERE request_id = ? ORDER BY seq DESC LIMIT 1"),
-      traceRecent: db.prepare("SELECT body FROM route_traces ORDER BY seq DESC LIMIT ?"),
+      traceByRoute: db.prepare(
+        `SELECT body FROM (${overTraceTables((t) => `SELECT body, seq FROM ${t} WHERE route_id = ?1`)}) ORDER BY seq DESC LIMIT 1`,
+      ),
+      traceByRequest: db.prepare(
+        `SELECT body FROM (${overTraceTables((t) => `SELECT body, seq FROM ${t} WHERE request_id = ?1`)}) ORDER BY seq DESC LIMIT 1`,
+      ),
+      traceRecent: db.prepare(
+        `SELECT body FROM (${overTraceTables((t) => `SELECT * FROM (SELECT body, seq FROM ${t} ORDER BY seq DESC LIMIT ?1)`)})
+         ORDER BY seq DESC LIMIT ?1`,
+      ),
     };
   }
 
@@ -162,7 +175,7 @@ export class SqliteUsage implements UsageStore {
     return (
       this.ctx.db
         .query(
-          `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+          `SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id
            FROM usage u WHERE ts >= ?${where} ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
         )
         .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[]
