@@ -70,6 +70,9 @@ type Obj = Record<string, unknown>;
  * carry the `response` (its id, and `response.completed`), and finished output items (the history kept
  * for `previous_response_id`). Every other `response.*` event (text, reasoning and argument deltas,
  * content parts: nearly all of a stream) goes out as a frame without a JSON parse (~1 µs per event).
+ * Of a stream with `event:` names, the lifecycle events are parsed only until one gave the response
+ * id: each carries the whole response object with the request's echo (`instructions` and `tools`,
+ * tens of KB for Codex), and `response.completed` is then known by its name.
  */
 const READ_EVENTS = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.failed", "response.incomplete", "response.output_item.done"]);
 
@@ -257,7 +260,13 @@ export class ResponsesSocketSession {
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const read = (ev: ReplyEvent) => {
-      if (!mustRead(ev.event)) return;
+      const name = ev.event;
+      if (name !== undefined && responseId !== undefined && name !== "response.output_item.done") {
+        // The id is known: a named lifecycle event adds nothing the socket keeps but its name.
+        if (name === "response.completed") completed = true;
+        return;
+      }
+      if (!mustRead(name)) return;
       let parsed: unknown;
       try {
         parsed = JSON.parse(ev.data);

@@ -14,8 +14,11 @@ type Frame = Record<string, any>;
 
 const ITEM = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello there", annotations: [] }] };
 
-/** A reply of nine events; `named` gives each its `event:` name (as the gateway's own encoder does). */
-function reply(named: boolean): ReplyEvent[] {
+/**
+ * A reply of nine events; `named` gives each its `event:` name (as the gateway's own encoder does);
+ * `failed` ends it with `response.failed` instead of `response.completed`.
+ */
+function reply(named: boolean, failed = false): ReplyEvent[] {
   const events: Frame[] = [
     { type: "response.created", sequence_number: 0, response: { id: "resp_chain", status: "in_progress", output: [] } },
     { type: "response.output_item.added", sequence_number: 1, output_index: 0, item: { ...ITEM, status: "in_progress", content: [] } },
@@ -25,7 +28,9 @@ function reply(named: boolean): ReplyEvent[] {
     { type: "response.output_text.done", sequence_number: 5, output_index: 0, content_index: 0, text: "Hello there" },
     { type: "response.content_part.done", sequence_number: 6, output_index: 0, content_index: 0, part: { type: "output_text", text: "Hello there" } },
     { type: "response.output_item.done", sequence_number: 7, output_index: 0, item: ITEM },
-    { type: "response.completed", sequence_number: 8, response: { id: "resp_chain", status: "completed", output: [ITEM] } },
+    failed
+      ? { type: "response.failed", sequence_number: 8, response: { id: "resp_chain", status: "failed", output: [], error: { code: "server_error", message: "cut off" } } }
+      : { type: "response.completed", sequence_number: 8, response: { id: "resp_chain", status: "completed", output: [ITEM] } },
   ];
   return events.map((e) => ({ event: named ? e.type : undefined, data: JSON.stringify(e) }));
 }
@@ -38,7 +43,7 @@ function deliver(sink: ReplyEventSink | undefined, events: ReplyEvent[]): Respon
   return new Response(null, { headers: { "content-type": "text/event-stream" } });
 }
 
-function session(named: boolean, historyLimit?: number) {
+function session(named: boolean, historyLimit?: number, failed = false) {
   const frames: Frame[] = [];
   const upstreamBodies: Frame[] = [];
   // `corks`: how many corked writes the frames went out in (Bun writes a corked batch at once).
@@ -66,7 +71,7 @@ function session(named: boolean, historyLimit?: number) {
       const sent = JSON.parse(new TextDecoder().decode(body!.bytes)) as Frame;
       expect(sent).toEqual(body!.value);
       upstreamBodies.push(sent);
-      return deliver(events, reply(named));
+      return deliver(events, reply(named, failed));
     },
   } as unknown as Gateway;
   const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
@@ -102,6 +107,20 @@ for (const named of [true, false]) {
     expect(upstreamBodies).toHaveLength(2);
     expect(upstreamBodies[1]!.input).toEqual([...say("first"), ITEM, ...say("second")]);
     expect(upstreamBodies[1]!.previous_response_id).toBeUndefined();
+    s.close();
+  });
+}
+
+for (const named of [true, false]) {
+  test(`${named ? "named events" : "bare data lines"}: a response that ended in response.failed cannot be named by previous_response_id`, async () => {
+    const { s, frames, upstreamBodies } = session(named, undefined, true);
+    s.message(JSON.stringify({ type: "response.create", model: "m", input: say("first") }));
+    await flush();
+    expect(frames.at(-1)).toMatchObject({ type: "response.failed", response: { id: "resp_chain" } });
+    s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: "resp_chain", input: say("second") }));
+    await flush();
+    expect(frames.at(-1)).toMatchObject({ type: "error", status: 400, error: { code: "previous_response_not_found" } });
+    expect(upstreamBodies).toHaveLength(1);
     s.close();
   });
 }
