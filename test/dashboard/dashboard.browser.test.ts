@@ -220,9 +220,12 @@ describe("account actions", () => {
 
 describe("account state from the page", () => {
   test("Remove, confirmed, deletes a stored account: its card goes and routing no longer lists it; config-file accounts have no Remove", async () => {
-    // an account stored in the database, as `switchyard import` leaves one (enable makes the gateway re-read its accounts)
+    // an account stored in the database, as `switchyard import` leaves one; the gateway re-reads its
+    // accounts every 10 s (SPEC A-1), so wait until the admin API lists it
     await gw.app.store.upsertAccount({ id: "openai-extra", providerId: "openai", priority: 5, credential: { type: "api_key", apiKey: "sk-test-openai-extra" }, disabled: false });
-    await fetch(`${gw.url}/admin/api/accounts/openai-extra/enable`, { method: "POST" });
+    const listed = async () => ((await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] }).accounts.map((a) => a.id);
+    for (let i = 0; i < 150 && !(await listed()).includes("openai-extra"); i++) await Bun.sleep(100);
+    expect(await listed()).toContain("openai-extra");
     const w = await openPage(browser, gw.url);
     try {
       await w.page.goto(`${gw.url}/dashboard/accounts`);
@@ -240,8 +243,7 @@ describe("account state from the page", () => {
       await card.getByRole("button", { name: "Confirm remove" }).click();
       await w.page.locator('[data-account="openai-extra"]').waitFor({ state: "detached", timeout: 10_000 });
       expect(await gw.app.store.getAccount("openai-extra")).toBeUndefined();
-      const status = (await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] };
-      expect(status.accounts.map((a) => a.id)).not.toContain("openai-extra");
+      expect(await listed()).not.toContain("openai-extra");
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {
