@@ -14,11 +14,13 @@ describe("usage batching", () => {
     for (let i = 0; i < 50; i++) s.record(usage({ requestId: `r${i}`, ts: 1_800_000_000_000 + i }));
     for (let i = 0; i < 5; i++) s.save(trace(i));
     expect(s.stats()).toMatchObject({ pendingUsage: 50, pendingTraces: 5 });
+    const recordedAt = performance.now();
     expect(countRows(path, "usage")).toBe(0);
     expect(countRows(path, "route_traces")).toBe(0);
     await Bun.sleep(60);
-    expect(countRows(path, "usage")).toBe(0);
-    await Bun.sleep(250);
+    // A loaded machine can oversleep past the interval: "before" is only asserted while it is before.
+    if (performance.now() - recordedAt < 140) expect(countRows(path, "usage")).toBe(0);
+    for (let i = 0; i < 100 && countRows(path, "usage") < 50; i++) await Bun.sleep(20);
     expect(countRows(path, "usage")).toBe(50);
     expect(countRows(path, "route_traces")).toBe(5);
     expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0 });
