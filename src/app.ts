@@ -60,6 +60,7 @@ import { AlertWebhook } from "./alerts/webhook.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
+import { AfterReply } from "./after-reply.ts";
 import { LineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
@@ -120,6 +121,12 @@ export interface App {
   webhook: AlertWebhook;
   /** The flight recorder (SPEC O-6), served at GET /admin/api/calls/{id}/recording. */
   recorder: FlightRecorder;
+  /**
+   * Runs now what finished requests still have queued to report (usage row, trace, metrics, log line;
+   * src/after-reply.ts), which otherwise runs right after their replies were handed over. The store and
+   * GET /metrics do this themselves before they read; an in-process reader of the log lines calls it.
+   */
+  settle(): void;
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -132,14 +139,15 @@ export const BUDGET_SAVE_MS = 5_000;
  * log as warnings; its module is imported only then), else the embedded SQLite file in the data directory.
  * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
  */
-async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock): Promise<Store> {
-  if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize });
+async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void): Promise<Store> {
+  if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
   if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
   // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
   const { openPostgresStore } = await import("./store/postgres/store.ts");
   const store = await openPostgresStore({
     url: database,
     traceRingSize,
+    beforeFlush,
     onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
   });
   const safe = new URL(database);
@@ -156,11 +164,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const clock = opts.clock ?? realClock;
   const stdoutLog = opts.log ? undefined : new LineBuffer((text) => process.stdout.write(text));
   const log = opts.log ?? ((line: string) => stdoutLog!.push(line));
+  // Per-request bookkeeping that the reply does not depend on runs after the reply is handed over (issue 17).
+  const afterReply = new AfterReply((err) => console.error(JSON.stringify({ level: "error", msg: "request bookkeeping failed", error: err instanceof Error ? err.message : String(err) })));
+  const settle = () => afterReply.settle();
   let cfg = loadConfig({ path: opts.configPath, env });
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
-  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock);
+  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle);
   store.setConfigKeys(cfg.keys);
   // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
   // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).
@@ -303,6 +314,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     circuit: (id) => registry.circuitState(id),
     store: () => store.stats(),
     inflight: () => inflight.size,
+    settle,
   });
 
   // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
@@ -371,14 +383,21 @@ export async function startApp(opts: AppOptions): Promise<App> {
       rec.savedChars = saver.charsBefore - saver.charsAfter;
       rec.savedTokens = saver.tokensSaved;
     }
+    // Cost and key-limit use count at once: the next request's guard reads them.
     accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now);
-    // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
-    if (!isCountTokens(ctx.endpoint)) store.record(rec);
-    metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;
     ctx.trace.warnings = ctx.warnings;
+    // The rest only reports the request: it runs after the reply has been handed over (src/after-reply.ts).
+    afterReply.add(() => report(ctx, f, rec, now));
+  };
+
+  /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
+  const report = (ctx: RequestContext, f: Finished, rec: UsageRecord, now: number) => {
+    // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
+    if (!isCountTokens(ctx.endpoint)) store.record(rec);
+    metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
     // Only failed attempts carry upstream text: a trace without one needs no scrubbing.
     store.save(ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
@@ -445,6 +464,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
     started: (ctx) => {
+      settle(); // what earlier requests report is in before this one reads or changes anything
       inflight.add(ctx.requestId);
       idleTrim?.activity();
       if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
@@ -632,6 +652,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     keyCounters,
     webhook,
     recorder,
+    settle,
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;
@@ -659,6 +680,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await saveBudgets();
       // Leased key-limit shares: report the last use before the store gives the unused shares back.
       if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
+      settle();
       await store.flush();
       await store.close();
       await telemetry?.shutdown();

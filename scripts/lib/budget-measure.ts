@@ -249,6 +249,7 @@ async function main() {
     const metrics = app.metrics as unknown as Record<string, unknown>;
     const restore = [shadow(store, "record", (rec: UsageRecord) => void (captured.rec = structuredClone(rec))), shadow(store, "save", (trace: RouteTrace) => void (captured.trace = structuredClone(trace))), shadow(metrics, "observe", (_e: unknown, _rec: unknown, bytes: number | undefined, attempts: readonly AttemptTrace[]) => void ((captured.bytes = bytes), (captured.attempts = structuredClone(attempts))))];
     await runPipelineLane(app, lane, bl.stream, 1, 1);
+    app.settle(); // the reporting runs after the reply (src/after-reply.ts): made now, while the shadows listen
     for (const undo of restore) undo();
     const { rec, trace } = captured;
     if (!rec || !trace) throw new Error(`no usage row or trace was captured on ${bl.name}`);

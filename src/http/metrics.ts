@@ -40,6 +40,8 @@ export interface MetricsSources {
   store: () => StoreStats;
   /** Requests in flight. */
   inflight: () => number;
+  /** Hands over the requests' metrics still queued to run after their replies (src/after-reply.ts) before a scrape. */
+  settle?: () => void;
 }
 
 /** Seconds: total request duration buckets (LLM replies run from milliseconds to minutes). */
@@ -218,7 +220,7 @@ export class GatewayMetrics {
   );
   private readonly bytes = new LabelledCounter<"endpoint" | "provider">("switchyard_stream_bytes_sent_total", "Reply body bytes handed to clients after the commit point (streamed and whole replies).");
 
-  constructor(sources: MetricsSources) {
+  constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
     for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.bytes]) {
       // prom-client's registry reads any metric through `get()`; its types list only its own classes.
@@ -393,6 +395,7 @@ export class GatewayMetrics {
 
   /** The exposition text (Prometheus text format 0.0.4). */
   text(): Promise<string> {
+    this.sources.settle?.();
     return this.registry.metrics();
   }
 

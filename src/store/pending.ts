@@ -40,12 +40,23 @@ export class PendingWrites {
    * @param maxPending rows buffered at most per kind while flushes fail
    * @param now ms since the epoch, for a quota window without `updatedAt`
    * @param onFull called (synchronously) when usage rows or traces reach EARLY_FLUSH_AT
+   * @param beforeFlush called by {@link settle}: hands over rows still held elsewhere (src/after-reply.ts)
    */
   constructor(
     private readonly maxPending: number,
     private readonly now: () => number,
     private readonly onFull: () => void,
+    private readonly beforeFlush?: () => void,
   ) {}
+
+  /** Called by a flush before it looks at the buffers: rows still on their way are added first. Never throws. */
+  settle(): void {
+    try {
+      this.beforeFlush?.();
+    } catch {
+      // the hook reports its own failures; a flush goes on with what is buffered
+    }
+  }
 
   /** Buffers a usage row. Never throws. */
   record(rec: UsageRecord): void {

@@ -15,8 +15,8 @@ export interface TestGateway {
   fake: FakeUpstream;
   dataDir: string;
   configPath: string;
-  /** Log lines the gateway wrote (one JSON line per request). */
-  logs: string[];
+  /** Log lines the gateway wrote (one JSON line per request), those of every finished request included (read settles the gateway's after-reply work first). */
+  readonly logs: string[];
   stop(): Promise<void>;
   /** Stops the gateway only, keeping the data directory and the fake (restart tests). */
   stopGatewayOnly(): Promise<void>;
@@ -52,7 +52,10 @@ export async function startGateway(
     fake,
     dataDir,
     configPath,
-    logs,
+    get logs() {
+      app.settle();
+      return logs;
+    },
     async stop() {
       await app.shutdown(1000);
       await fake.stop();

@@ -72,6 +72,7 @@ export class PgFlusher {
   /** Writes everything buffered now (see the module comment). Never throws. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
+    this.pending.settle();
     if (this.ctx.closed || this.pending.empty || !this.ctx.reachable) return;
     this.running = this.write(this.pending.take()).finally(() => {
       this.running = undefined;

@@ -71,6 +71,8 @@ export interface PostgresStoreOptions {
   leaseTtlMs?: number;
   /** Receives background failures and outage notices (no secrets). Default: one line on stderr. */
   onError?: (message: string, error: unknown) => void;
+  /** Called before each flush takes the buffers (see `SqliteStoreOptions.beforeFlush`). */
+  beforeFlush?: () => void;
 }
 
 export { isPostgresUrl } from "./url.ts";
@@ -126,7 +128,7 @@ export class PostgresStore implements Store {
   ) {
     const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
     const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
-    this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush());
+    this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush(), options.beforeFlush);
     this.flusher = new PgFlusher(ctx, this.pending, traceRingSize);
     const flush = () => this.flusher.flush();
     this.keys = new PgKeys(ctx);

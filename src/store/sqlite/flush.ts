@@ -93,6 +93,7 @@ export class SqliteFlusher {
    */
   flush(): void {
     if (this.ctx.closed) return;
+    this.pending.settle();
     if (this.pending.empty) return;
     const batch = this.pending.take();
     const { usage, traces, binds, quotas } = batch;

@@ -69,6 +69,11 @@ export interface SqliteStoreOptions {
   maxPending?: number;
   /** Receives flush/refresh failures (messages carry no secrets). Default: one line on stderr. */
   onError?: (message: string, error: unknown) => void;
+  /**
+   * Called before each flush takes the buffers (the flushes that reads run first included): work that
+   * still has rows to hand over (src/after-reply.ts) hands them over now, so a read sees them.
+   */
+  beforeFlush?: () => void;
 }
 
 /**
@@ -118,7 +123,7 @@ export class SqliteStore implements Store {
       });
     this.ctx = new SqliteContext(options.path, options.busyTimeoutMs, now, onError);
     this.path = this.ctx.path;
-    this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush());
+    this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush(), options.beforeFlush);
     this.local = new LocalShared(now);
     try {
       this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize);

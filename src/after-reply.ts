@@ -1,0 +1,47 @@
+/**
+ * Per-request bookkeeping that nothing in the reply depends on (the usage row and route trace handed to
+ * the store, metrics, the OpenTelemetry span, the live event, the log line: SPEC O-1..O-4, 9.4), run
+ * after the reply has been handed to Bun instead of on its critical path (issue 17: added latency at
+ * concurrency 1). A request's reply is written when its handler's promise settles; a task queued here
+ * runs in the next `setImmediate`, after that write.
+ *
+ * Whoever reads what these tasks produce settles the queue first ({@link AfterReply.settle}): the store
+ * before each flush (its reads flush first), GET /metrics before rendering, the gateway before each
+ * request starts, the shutdown before its last flush; in-process readers of the log call `settle` too.
+ * So a reader never sees a reply without its bookkeeping; only the moment the work runs moves.
+ */
+export class AfterReply {
+  private queue: (() => void)[] = [];
+  private scheduled = false;
+  private readonly runScheduled = () => {
+    this.scheduled = false;
+    this.settle();
+  };
+
+  /** @param onError receives a task's exception (the task is dropped; the others still run) */
+  constructor(private readonly onError: (err: unknown) => void) {}
+
+  /** Queues `task` to run after the current reply is handed over (next `setImmediate`), or at the next {@link settle}. */
+  add(task: () => void): void {
+    this.queue.push(task);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.runScheduled);
+    }
+  }
+
+  /** Runs every queued task now, in order (tasks queued meanwhile too). Never throws. */
+  settle(): void {
+    while (this.queue.length > 0) {
+      const tasks = this.queue;
+      this.queue = [];
+      for (const task of tasks) {
+        try {
+          task();
+        } catch (err) {
+          this.onError(err);
+        }
+      }
+    }
+  }
+}
