@@ -329,12 +329,14 @@ async function attemptOnce(
 
     let reply, controller: AbortController;
     try {
-      ({ reply, controller } = await executeCall(
+      const call = executeCall(
         deps.executorFor(provider),
         { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey },
         ctx.signal,
         provider.headerTimeoutMs,
-      ));
+      );
+      primeCacheState(deps.pool, counters.hints, provider.id);
+      ({ reply, controller } = await call);
     } catch (e) {
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
       const status = te.reason === "header_timeout" ? 504 : 502;
@@ -370,6 +372,22 @@ async function attemptOnce(
     return { response: committed.response };
   } finally {
     if (!handedOff) release();
+  }
+}
+
+/**
+ * Reads the request's affinity key (SPEC 2.4 `X-Switchyard-Cache`) while the upstream call is in
+ * flight: the hints keep it, and the commit point's `cacheState` needs it before the reply's headers
+ * are written, so computing it here (the conversation fingerprint: a SHA-256 over the first turns)
+ * takes it off the reply's critical path at no extra cost. `cacheState` without an account reads the
+ * key exactly when the commit point's call will (not under round-robin or with affinity off). A
+ * failure is left to the commit point, where it surfaces as before.
+ */
+function primeCacheState(pool: AttemptDeps["pool"], hints: PickHints, providerId: string): void {
+  try {
+    pool.cacheState?.(hints, providerId);
+  } catch {
+    // read again, and thrown, at the commit point
   }
 }
 
