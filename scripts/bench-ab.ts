@@ -13,12 +13,18 @@
  * left unused for ~25 s comes back slower).
  *
  * Usage: bun scripts/bench-ab.ts [--tree NAME=DIR]... [--rung5] [--lanes chat-json,messages-json,…]
- *        [--rounds N] [--seconds N] [--warm N] [--threads] [--smoke]
+ *        [--rounds N] [--seconds N] [--warm N] [--threads] [--latency N] [--smoke]
  *   --tree: NAME=DIR[:VAR=value,…]: a switchyard source tree (at least one; each with its node_modules
  *           installed), started with those environment variables; the first is the reference of the ratios
  *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
  *   --warm N: N s of unmeasured load per server and lane before the rounds (default 1)
  *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator)
+ *   --latency N: instead of the wrk runs, latency at concurrency 1 (scripts/bench's first section, A/B):
+ *           per round and lane N requests to each server and to the upstream directly ("direct"), one
+ *           at a time and interleaved request by request (direct, then each server, the order rotating
+ *           per request), each read to its end; prints per server the p50 minus direct's p50 of the
+ *           same round (the added p50, median of the rounds) and its difference to the first tree's
+ *           (median of the rounds' differences). HTTP lanes only.
  *   --lanes: LANE-MODE names, comma-separated (default chat-json,messages-json): every lane of
  *            scripts/bench-lanes.ts, a native lane by its format alone (chat, messages, gemini), a
  *            translated one by its full name (messages→chat, responses→chat, gemini→chat,
@@ -87,6 +93,9 @@ async function once(c: Column, [url, body]: [string, string]): Promise<number> {
 }
 
 const THREADS = argv.includes("--threads");
+/** `--latency N`: the concurrency-1 latency A/B with N requests per server, lane and round (0: the CPU A/B). */
+const LATENCY = Number(opts("--latency")[0] ?? 0);
+if (LATENCY > 0 && COLUMNS.some(isWs)) throw new Error("--latency: HTTP lanes only (the WebSocket lane has no direct call to compare with)");
 /** Seconds of load per server and lane before the rounds (the JIT's tiers take tens of seconds to settle). */
 const WARM = Number(opts("--warm")[0] ?? (SMOKE ? 0 : 1));
 
@@ -102,6 +111,51 @@ function requestFor(key: string, c: Column, url: string): [string, string] {
   return [url + c.lane.path(stream, model), JSON.stringify(body)];
 }
 const runsOn = (key: string, c: Column) => key !== "rung5" || (c.lane.kind === "native" && !isWs(c));
+
+/**
+ * `--latency`: per round and lane, {@link LATENCY} requests to the upstream directly and to each server,
+ * interleaved request by request; prints the added p50 (server p50 minus direct p50 of the same round)
+ * and each server's difference to the first tree's, medians of the rounds (min–max).
+ */
+async function latencyRounds(upstreamUrl: string, servers: { key: string; p: Proc }[]): Promise<void> {
+  const added = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
+  const direct: number[][] = COLUMNS.map(() => []);
+  for (let r = 0; r < ROUNDS; r++) {
+    const line: string[] = [];
+    for (let ci = 0; ci < COLUMNS.length; ci++) {
+      const c = COLUMNS[ci];
+      const ss = servers.filter((s) => runsOn(s.key, c));
+      // direct calls the upstream's own endpoint of the client's format, without the gateway's provider prefix.
+      const targets = [{ key: "direct", req: requestFor("rung5", c, upstreamUrl) }, ...ss.map((s) => ({ key: s.key, req: requestFor(s.key, c, s.p.url) }))];
+      const totals = new Map<string, number[]>(targets.map((t) => [t.key, []]));
+      for (let k = 0; k < LATENCY; k++)
+        for (let i = 0; i < targets.length; i++) {
+          const t = targets[(i + k) % targets.length];
+          const x = await timedRequest(t.req[0], t.req[1]);
+          if (x.status !== 200) throw new Error(`${t.key} on ${c.name}: HTTP ${x.status}`);
+          totals.get(t.key)!.push(x.total);
+        }
+      const d = median(totals.get("direct")!);
+      direct[ci].push(d);
+      for (const s of ss) added.get(s.key)![ci].push(median(totals.get(s.key)!) - d);
+      line.push(`${c.name}: direct ${d.toFixed(3)} ` + ss.map((s) => `${s.key} +${added.get(s.key)![ci].at(-1)!.toFixed(3)}`).join(" "));
+    }
+    process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
+  }
+  const ref = TREES[0].name;
+  const range = (xs: number[], f = 3) => `${median(xs).toFixed(f)} (${Math.min(...xs).toFixed(f)}–${Math.max(...xs).toFixed(f)})`;
+  console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, concurrency 1, ${ROUNDS} rounds of ${LATENCY} requests per target and lane, interleaved request by request; ms, median (min–max) of the rounds: direct p50, each server's added p50 [its difference to ${ref}'s, µs]`);
+  COLUMNS.forEach((c, ci) => {
+    const cells = servers
+      .filter((s) => runsOn(s.key, c))
+      .map((s) => {
+        const xs = added.get(s.key)![ci];
+        const diff = xs.map((x, r) => (x - added.get(ref)![ci][r]) * 1000);
+        return `${s.key} +${range(xs)} [${range(diff, 1)}]`;
+      });
+    console.log(`${c.name.padEnd(22)} direct ${range(direct[ci])}  ${cells.join("  ")}`);
+  });
+}
 
 const dir = mkdtempSync(join(tmpdir(), "switchyard-ab-"));
 const procs: Proc[] = [];
@@ -139,61 +193,66 @@ try {
     }
   if (WARM > 0) for (const c of COLUMNS) for (const s of servers) if (runsOn(s.key, c)) await load(c, requestFor(s.key, c, s.p.url), WARM, dir);
 
-  const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
-  const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
-  /** by server and column: thread name → µs per request per round */
-  const byThread = new Map<string, Map<string, number[]>[]>(servers.map((s) => [s.key, COLUMNS.map(() => new Map())]));
-  let errors = 0;
-  for (let r = 0; r < ROUNDS; r++) {
-    const line: string[] = [];
-    for (let ci = 0; ci < COLUMNS.length; ci++) {
-      const c = COLUMNS[ci];
-      const ss = servers.filter((s) => runsOn(s.key, c));
-      const order = ss.map((_, i) => ss[(i + r + ci) % ss.length]);
-      const round = new Map<string, number>();
-      for (const s of order) {
-        measuring = s.key;
-        const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
-        const c0 = cpuUs(s.p.pid);
-        const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
-        const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
-        if (t0) {
-          const m = byThread.get(s.key)![ci];
-          for (const [name, v] of threadsByName(s.p.pid)) {
-            const xs = m.get(name) ?? [];
-            xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
-            m.set(name, xs);
+  if (LATENCY > 0) {
+    clearInterval(keepWarm);
+    await latencyRounds(upstream.url, servers);
+  } else {
+    const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
+    const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
+    /** by server and column: thread name → µs per request per round */
+    const byThread = new Map<string, Map<string, number[]>[]>(servers.map((s) => [s.key, COLUMNS.map(() => new Map())]));
+    let errors = 0;
+    for (let r = 0; r < ROUNDS; r++) {
+      const line: string[] = [];
+      for (let ci = 0; ci < COLUMNS.length; ci++) {
+        const c = COLUMNS[ci];
+        const ss = servers.filter((s) => runsOn(s.key, c));
+        const order = ss.map((_, i) => ss[(i + r + ci) % ss.length]);
+        const round = new Map<string, number>();
+        for (const s of order) {
+          measuring = s.key;
+          const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
+          const c0 = cpuUs(s.p.pid);
+          const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
+          const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
+          if (t0) {
+            const m = byThread.get(s.key)![ci];
+            for (const [name, v] of threadsByName(s.p.pid)) {
+              const xs = m.get(name) ?? [];
+              xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
+              m.set(name, xs);
+            }
           }
+          measuring = undefined;
+          errors += res.errors;
+          round.set(s.key, us);
+          cpu.get(s.key)![ci].push(us);
         }
-        measuring = undefined;
-        errors += res.errors;
-        round.set(s.key, us);
-        cpu.get(s.key)![ci].push(us);
+        const ref = round.get(TREES[0].name)!;
+        for (const s of ss) ratio.get(s.key)![ci].push(round.get(s.key)! / ref);
+        line.push(`${c.name}: ` + ss.map((s) => `${s.key} ${round.get(s.key)!.toFixed(0)}`).join(" "));
       }
-      const ref = round.get(TREES[0].name)!;
-      for (const s of ss) ratio.get(s.key)![ci].push(round.get(s.key)! / ref);
-      line.push(`${c.name}: ` + ss.map((s) => `${s.key} ${round.get(s.key)!.toFixed(0)}`).join(" "));
+      process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
     }
-    process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
-  }
-  clearInterval(keepWarm);
-  console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} rounds of ${SECONDS} s, load errors ${errors}; CPU µs per request, median (min–max) [× ${TREES[0].name}, median of the rounds' ratios]`);
-  for (const s of servers) {
-    const cells = COLUMNS.map((c, ci) => {
-      const xs = cpu.get(s.key)![ci];
-      if (xs.length === 0) return `${c.name} -`;
-      return `${c.name} ${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}) [${median(ratio.get(s.key)![ci]).toFixed(3)}×]`;
-    });
-    console.log(`${s.key.padEnd(10)} ${cells.join("  ")}`);
-  }
-  if (THREADS) {
-    console.log("\nby thread (µs per request, median of the rounds):");
-    for (const s of servers)
-      COLUMNS.forEach((c, ci) => {
-        const m = byThread.get(s.key)![ci];
-        if (m.size === 0) return;
-        console.log(`${s.key.padEnd(10)} ${c.name}: ` + [...m].map(([name, xs]) => [name, median(xs)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${v.toFixed(1)}`).join(", "));
+    clearInterval(keepWarm);
+    console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} rounds of ${SECONDS} s, load errors ${errors}; CPU µs per request, median (min–max) [× ${TREES[0].name}, median of the rounds' ratios]`);
+    for (const s of servers) {
+      const cells = COLUMNS.map((c, ci) => {
+        const xs = cpu.get(s.key)![ci];
+        if (xs.length === 0) return `${c.name} -`;
+        return `${c.name} ${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}) [${median(ratio.get(s.key)![ci]).toFixed(3)}×]`;
       });
+      console.log(`${s.key.padEnd(10)} ${cells.join("  ")}`);
+    }
+    if (THREADS) {
+      console.log("\nby thread (µs per request, median of the rounds):");
+      for (const s of servers)
+        COLUMNS.forEach((c, ci) => {
+          const m = byThread.get(s.key)![ci];
+          if (m.size === 0) return;
+          console.log(`${s.key.padEnd(10)} ${c.name}: ` + [...m].map(([name, xs]) => [name, median(xs)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${v.toFixed(1)}`).join(", "));
+        });
+    }
   }
 } finally {
   for (const p of procs.reverse()) await stopProc(p);

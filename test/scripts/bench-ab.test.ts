@@ -31,3 +31,23 @@ test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio p
     expect(lines.some((l) => l.startsWith(`${name.padEnd(10)} chat-json: js `)), name).toBe(true);
   }
 }, 180_000);
+
+test("bench-ab --smoke --latency prints each lane's direct p50 and every build's added p50 with its difference to the first", async () => {
+  const args = ["--smoke", "--latency", "3", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}`, "--lanes", "chat-json,messages→chat-stream"];
+  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
+  const ms = String.raw`-?\d+\.\d{3} \(-?\d+\.\d{3}–-?\d+\.\d{3}\)`;
+  const us = String.raw`-?\d+\.\d \(-?\d+\.\d–-?\d+\.\d\)`;
+  for (const lane of ["chat-json", "messages→chat-stream"]) {
+    const line = out.split("\n").find((l) => l.startsWith(lane + " "));
+    expect(line, lane).toMatch(new RegExp(`^${lane} +direct ${ms}  a \\+${ms} \\[0\\.0 \\(0\\.0–0\\.0\\)\\]  b \\+${ms} \\[${us}\\]$`));
+  }
+}, 180_000);
+
+test("bench-ab --latency refuses the WebSocket lane (no direct call to compare with)", async () => {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), "--smoke", "--latency", "3", "--tree", `a=${ROOT}`, "--lanes", "responses-ws→chat-stream"], { stdout: "pipe", stderr: "pipe" });
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  expect(code).not.toBe(0);
+  expect(err).toContain("--latency: HTTP lanes only");
+});
