@@ -304,6 +304,9 @@ describe("flight recorder", () => {
       expect(text).toContain("recorded prompt 4711");
       expect(text).toContain('"max_tokens": 20'); // the client's body
       for (const secret of Object.values(DEMO_ENV)) expect(text).not.toContain(secret);
+      // beside the open trace the calls table still fits its card: the outcome and total columns are in view
+      const wrap = await w.page.locator(".split .table-wrap").evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+      expect(wrap.scroll).toBeLessThanOrEqual(wrap.client);
       await w.page.screenshot({ path: join(SHOTS, "calls-recording.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {

@@ -38,6 +38,13 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
     expect(text).toContain("accounts:\n  - id: anthropic-main\n    provider: anthropic\n    api_key: env:ANTHROPIC_API_KEY");
     expect(text).toContain("switchyard login claude-code");
     expect(text).toContain("switchyard import codex");
+    // what a user reads: every snippet's text whole (nothing hidden past the block's edge) and drawn on
+    // the block's own dark background (no light inline-code chip behind each line)
+    const looks = () =>
+      w.page.locator(".snippet pre").evaluateAll((pres) =>
+        pres.map((pre) => ({ overflows: pre.scrollWidth > pre.clientWidth, codeBackground: getComputedStyle(pre.querySelector("code")!).backgroundColor })),
+      );
+    for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });
     await w.page.screenshot({ path: join(SHOTS, "empty-accounts.png"), fullPage: true });
 
     for (const page of ["overview", "calls"]) {
@@ -47,6 +54,7 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
       expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${gw.url}\n`))).toBe(true);
       expect(snippets.some((s) => s.includes(`base_url = "${gw.url}/v1"`))).toBe(true);
       expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${gw.url}\n`))).toBe(true);
+      for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });
     }
     await w.page.screenshot({ path: join(SHOTS, "empty-calls.png"), fullPage: true });
     expect(w.errors).toEqual([]);
