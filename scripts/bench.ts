@@ -80,7 +80,6 @@ const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
  */
 const RPS_WARM_SECONDS = SMOKE ? 0 : 1;
 const RPS_ROUNDS = SMOKE ? 1 : QUICK ? 2 : 3;
-const PREWARM_SECONDS = Number(opt("--prewarm") ?? 0);
 const OPEN_STREAMS = 1000;
 const BODY_KB = Number(opt("--body-kb") ?? 2);
 const BUILD_BINARY = !flag("--no-binary");
@@ -146,17 +145,6 @@ const orderFor = (r: number, lane: Lane) => {
   const ts = targetsOf(lane);
   return ts.map((_, i) => ts[(i + r) % ts.length]);
 };
-
-/** Unmeasured load on every lane, mode and target before the first section. */
-async function prewarm(dir: string): Promise<void> {
-  for (const lane of LANES)
-    for (const mode of modesOf(lane))
-      for (const t of targetsOf(lane)) {
-        const call = callFor(lane, t, mode === "stream");
-        await (call.websocket ? loadWs(call.url, call.body, PREWARM_SECONDS) : WRK ? loadWrk(call.url, call.body, PREWARM_SECONDS, dir) : loadBun(call.url, call.body, PREWARM_SECONDS));
-      }
-  process.stderr.write("prewarm done\n");
-}
 
 // ---- 1. latency at concurrency 1 --------------------------------------------------------------------
 
@@ -374,7 +362,6 @@ async function main() {
     const idle = { direct: rssMb(upstream.pid), raw: rssMb(pipe.pid), switchyard: rssMb(sy.pid) };
     process.stderr.write(`bench: upstream ${upstream.url}, raw pipe ${pipe.url}, switchyard ${sy.url}; ${WRK ? "wrk" : "Bun load client"}; ${QUICK ? "quick" : "full"} run\n`);
 
-    if (PREWARM_SECONDS > 0) await prewarm(dir);
     const lat = run("latency") ? await latency() : [];
     const peak: Record<TargetName, number> = { direct: 0, raw: 0, switchyard: 0 };
     const rps = run("throughput") ? await throughput(dir, peak) : [];
