@@ -42,7 +42,7 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
     // the block's own dark background (no light inline-code chip behind each line)
     const looks = () =>
       w.page.locator(".snippet pre").evaluateAll((pres) =>
-        pres.map((pre) => ({ overflows: pre.scrollWidth > pre.clientWidth, codeBackground: getComputedStyle(pre.querySelector("code")!).backgroundColor })),
+        pres.map((pre) => ({ overflows: pre.scrollWidth > pre.clientWidth, codeBackground: pre.ownerDocument.defaultView!.getComputedStyle(pre.querySelector("code")!).backgroundColor })),
       );
     for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });
     await w.page.screenshot({ path: join(SHOTS, "empty-accounts.png"), fullPage: true });
