@@ -364,4 +364,11 @@ export interface ReplyEvent {
 export interface ReplyEventSink {
   events(batch: readonly ReplyEvent[]): void;
   end(): void;
+  /**
+   * Backpressure: undefined while the transport takes more events, else a promise that settles when
+   * its send buffer has drained (or it closed). The pipeline reads no more of the upstream reply until
+   * it settles, as an HTTP body is pulled only as fast as the client reads it. Optional: a sink
+   * without it is fed as fast as the upstream sends.
+   */
+  ready?(): Promise<void> | undefined;
 }

@@ -16,10 +16,10 @@ export const eventBytes = (events: readonly ReplyEvent[]): number => {
 /**
  * The committed reply of an event transport (SPEC 2.5), the counterpart of `replyStream` (pipeline/re-translate.ts): the
  * events produced while peeking first, then each upstream read through the driver, each read's events
- * handed to `sink.events` as one batch (in order, never an empty batch); a read failure or the idle
+ * handed to `sink.events` as one batch (in order, never an empty batch), the next read only once
+ * `sink.ready()` says the transport drained (backpressure); a read failure or the idle
  * timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `opts.pendingRead` is
- * awaited first, as in `replyStream` (pipeline/re-translate.ts); `onEnd` runs once, with the failure if any, then `sink.end()`. It reads as fast as the upstream sends, like the socket loop it
- * replaces (a WebSocket send buffers). The returned `stop` is for a client that left: it ends the loop
+ * awaited first, as in `replyStream` (pipeline/re-translate.ts); `onEnd` runs once, with the failure if any, then `sink.end()`. The returned `stop` is for a client that left: it ends the loop
  * without another event, aborts and cancels the upstream read, and calls `sink.end()` (not `onEnd`: the
  * caller reports the client's leaving itself). `sent.bytes` counts the events' data bytes.
  */
@@ -72,6 +72,10 @@ export function pumpEvents(
       if (reads.settled()) return finish(reads.failure());
       if (r.done) return finish(undefined);
       emit(driver.push(r.value));
+      // The transport's send buffer is full: the next read waits until it drained (no idle timeout
+      // runs meanwhile: it counts only while a read waits for the upstream).
+      const drained = sink.ready?.();
+      if (drained) await drained;
     }
   };
   run().catch((e: unknown) => {

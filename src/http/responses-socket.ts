@@ -57,7 +57,16 @@ export interface SocketLike {
    * write per frame.
    */
   cork(callback: () => void): unknown;
+  /** Bytes queued for the client and not yet written to the kernel (Bun's `ServerWebSocket.getBufferedAmount`). */
+  getBufferedAmount(): number;
 }
+
+/**
+ * Bytes a socket may hold queued for a slow client before the reply stops reading its upstream until
+ * the socket drains (backpressure). Bun's own limit (`backpressureLimit`, 16 MiB) is far above it: past
+ * that limit Bun drops frames, which must never happen to a reply.
+ */
+export const RESPONSES_SOCKET_HIGH_WATER_BYTES = 1 << 20;
 
 const utf8 = new TextEncoder();
 
@@ -101,6 +110,9 @@ export class ResponsesSocketSession {
   private busy = false;
   private closed = false;
   private inFlight: AbortController | undefined;
+  /** Settles the wait of a reply held back by a full send buffer (the socket drained or closed). */
+  private wake: (() => void) | undefined;
+  private drainedOnce: Promise<void> | undefined;
   private idle: ReturnType<typeof setTimeout> | undefined;
   /** Response id → the full conversation items (input then output) as of that response. */
   private readonly history = new Map<string, unknown[]>();
@@ -158,12 +170,26 @@ export class ResponsesSocketSession {
     if (this.closed) return;
     this.touch();
     this.queue.push(text);
-    if (!this.busy) void this.drain();
+    if (!this.busy) void this.runQueue();
   }
 
   /** The socket closed (either side): abort what runs, drop what waits. */
   close(): void {
     this.closed_();
+  }
+
+  /** Bun's `drain`: the send buffer was written out; a reply held back by it reads on. */
+  drain(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    this.drainedOnce = undefined;
+    wake?.();
+  }
+
+  /** The reply's backpressure (pipeline/ports.ts ReplyEventSink.ready): a wait while the send buffer is over the high-water mark. */
+  private ready(): Promise<void> | undefined {
+    if (this.closed || this.ws.getBufferedAmount() <= RESPONSES_SOCKET_HIGH_WATER_BYTES) return undefined;
+    return (this.drainedOnce ??= new Promise<void>((resolve) => (this.wake = resolve)));
   }
 
   private closed_(): void {
@@ -172,9 +198,10 @@ export class ResponsesSocketSession {
     if (this.idle) clearTimeout(this.idle);
     this.queue.length = 0;
     this.inFlight?.abort(new Error("the WebSocket closed"));
+    this.drain();
   }
 
-  private async drain(): Promise<void> {
+  private async runQueue(): Promise<void> {
     this.busy = true;
     try {
       while (!this.closed && this.queue.length > 0) {
@@ -291,6 +318,7 @@ export class ResponsesSocketSession {
         this.touch();
       },
       end: () => ended(),
+      ready: () => this.ready(),
     };
     try {
       const res = await this.opts.gateway.handle({ request, body: { value: body, bytes }, endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });

@@ -49,6 +49,8 @@ interface PeerSource {
 interface SocketHandlers {
   open(ws: SocketLike): void;
   message(ws: unknown, message: string | Buffer): void;
+  /** The socket's send buffer was written out (backpressure, {@link ResponsesSocketSession.drain}). */
+  drain(): void;
   close(): void;
 }
 
@@ -73,6 +75,9 @@ function responsesSocket(deps: ServerDeps) {
       },
       message(_ws, message) {
         session?.message(typeof message === "string" ? message : message.toString("utf8"));
+      },
+      drain() {
+        session?.drain();
       },
       close() {
         session?.close();

@@ -55,6 +55,7 @@ function session(named: boolean, historyLimit?: number, failed = false) {
       frames.push(JSON.parse(d));
     },
     close: () => {},
+    getBufferedAmount: () => 0,
     cork: (f) => {
       corked = true;
       out.corks++;
@@ -128,7 +129,7 @@ for (const named of [true, false]) {
 test("a socket stays open while a reply runs past the idle time, and closes as idle once it has been quiet that long", async () => {
   const closes: Array<{ code?: number; reason?: string }> = [];
   const frames: Frame[] = [];
-  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: (code, reason) => closes.push({ code, reason }), cork: (f) => f() };
+  const ws: SocketLike = { send: (d) => frames.push(JSON.parse(d)), close: (code, reason) => closes.push({ code, reason }), cork: (f) => f(), getBufferedAmount: () => 0 };
   let release: () => void = () => {};
   const gateway = {
     handle: async ({ events }: IncomingRequest) => {

@@ -237,4 +237,39 @@ describe("pumpEvents: the same endings as replyStream", () => {
     expect(names.filter((n) => n === "message_start")).toHaveLength(1);
     expect(out.sent.bytes).toBe(out.events.reduce((n, e) => n + Buffer.byteLength(e.data), 0));
   });
+  test("backpressure: while the sink's buffer is full no further upstream read starts, and longer than the idle timeout is not a timeout", async () => {
+    const head = cut(anthropicSse, "event: content_block_delta");
+    const steps = [head, anthropicSse.slice(head.length)];
+    let reads = 0;
+    const base = reader(steps);
+    const r: ByteReader = { read: () => (reads++, base.read()), cancel: (x) => base.cancel(x) };
+    const events: ReplyEvent[] = [];
+    const ends: Array<HubError | undefined> = [];
+    let release: () => void = () => {};
+    let full = true;
+    let sinkEnded = false;
+    pumpEvents(
+      r,
+      new SseEventsDriver(passthroughDriver(anthropicMessages.createTap({ family: "anthropic" }))),
+      [],
+      { idleTimeoutMs: 20, abort: () => {} },
+      {
+        events: (b) => events.push(...b),
+        end: () => (sinkEnded = true),
+        // Full after the first batch, until released: as a WebSocket whose client stopped reading.
+        ready: () => (full && events.length > 0 ? new Promise<void>((resolve) => (release = resolve)) : undefined),
+      },
+      (f) => ends.push(f),
+    );
+    await Bun.sleep(80);
+    expect(reads).toBe(1);
+    expect(events.map((e) => e.event)).toEqual(["message_start", "content_block_start", "ping"]);
+    expect(sinkEnded).toBe(false);
+    full = false;
+    release();
+    await Bun.sleep(20);
+    expect(events.at(-1)?.event).toBe("message_stop");
+    expect(ends).toEqual([undefined]);
+    expect(sinkEnded).toBe(true);
+  });
 });
