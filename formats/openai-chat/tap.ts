@@ -22,9 +22,11 @@
  * checked as text, and a hit there costs one `JSON.parse`. Events are parsed unconditionally only
  * until the first content arrived (usually the second event).
  *
- * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived; `[DONE]` alone when the finish arrived
- * without it, or after an in-band error the provider already sent; otherwise the Chat in-band error
- * frame (`failure`, or the truncation error) then `[DONE]`. A trailing event cut off mid-way is dropped
+ * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived after the finish (or an in-band error);
+ * `[DONE]` alone when the finish arrived without it, or after an in-band error the provider already
+ * sent (a failure `finish_reason` such as `error` counts as one); otherwise the Chat in-band error
+ * frame (`failure`, or the truncation error) then `[DONE]`. A `[DONE]` before any finish or error is
+ * withheld: that reply was cut off, and gets the error frame like one that just stopped. A trailing event cut off mid-way is dropped
  * unless its data is complete (`[DONE]` or a whole JSON object), then it is forwarded with its blank
  * line added.
  */
@@ -320,10 +322,7 @@ export class ChatTap implements PassthroughTap {
     const end = to - 2; // the payload ends at the first of the two LFs
     if (!st.sawContent || singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeText(chunk.subarray(from, to));
     const start = from + 6;
-    if (end - start === 6 && isDone(chunk, start)) {
-      st.terminal = true;
-      return true;
-    }
+    if (end - start === 6 && isDone(chunk, start)) return this.done();
     const hits = this.hits;
     if (
       this.nextHit(chunk, hits, 0, ERROR_KEY, start) < end ||
@@ -360,14 +359,25 @@ export class ChatTap implements PassthroughTap {
     return false;
   }
 
-  /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for). */
+  /**
+   * `[DONE]` arrived. After a finish_reason or an in-band error it ends the stream and is forwarded.
+   * Before either, the reply was cut off (some servers and proxies send `[DONE]` when their own
+   * upstream broke): it is withheld, so that `end()` sends the truncation error and then `[DONE]`
+   * (SPEC 6.4: a cut-off reply never reads as a finished one; the decoder treats it the same way).
+   */
+  private done(): boolean {
+    const st = this.state;
+    if (st.terminal) return true;
+    if (this.finishRaw === undefined && st.error === undefined) return false;
+    st.terminal = true;
+    return true;
+  }
+
+  /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for, a premature `[DONE]`). */
   private observe(data: string | undefined, event: string | undefined): boolean {
     if (data === undefined) return true;
     const st = this.state;
-    if (data === "[DONE]") {
-      st.terminal = true;
-      return true;
-    }
+    if (data === "[DONE]") return this.done();
     if (st.terminal) return true;
     let parsed: unknown;
     let didParse = false;
@@ -412,7 +422,10 @@ export class ChatTap implements PassthroughTap {
       const fr = choice?.finish_reason;
       if (typeof fr === "string" && fr.length > 0 && this.finishRaw === undefined) {
         st.sawContent = true;
-        if (!finishIsFailure(fr)) {
+        if (finishIsFailure(fr)) {
+          // The client sees this finish_reason in-band; the reply failed (as the decoder reports it).
+          st.error ??= failureFinishError(fr);
+        } else {
           this.finishRaw = fr;
           const reason = stopFromChat(fr);
           st.stopReason = reason ? promoteStopReason(reason, this.sawTool) : reason;
@@ -430,6 +443,17 @@ export class ChatTap implements PassthroughTap {
     }
     return true;
   }
+}
+
+/** The failure a Chat `finish_reason` that is not a finish stands for (as formats/openai-chat/decoder.ts reports it). */
+function failureFinishError(finish: string): HubError {
+  const overloaded = finish === "insufficient_system_resource";
+  return {
+    kind: overloaded ? "overloaded" : "api_error",
+    status: overloaded ? 503 : 502,
+    message: `The upstream ended the reply with finish_reason "${finish}".`,
+    code: finish,
+  };
 }
 
 /** Creates the Chat passthrough tap (codec contract). */

@@ -146,6 +146,31 @@ describe("tap endings (SPEC 6.4)", () => {
     }
   });
 
+  test("[DONE] before any finish_reason (a cut-off reply): it is withheld, the truncation error and [DONE] follow; the SDK raises", async () => {
+    for (const pieces of [[role + hi + done], [role + hi, done], [role + hi + "data: [DONE]"]]) {
+      const { bytes, tap } = tapRun(pieces.map((p) => utf8.encode(p)), true);
+      expect(text(bytes)).toBe(role + hi + `data: {"error":{"message":"The upstream stream ended before the reply was complete.","type":"server_error","param":null,"code":"upstream_truncated"}}\n\n` + done);
+      expect(tap.state.error).toMatchObject({ code: "upstream_truncated" });
+      expect(tap.state.stopReason).toBeNull();
+      await expect(sdkFinalChatCompletion(bytes)).rejects.toBeInstanceOf(APIError);
+    }
+  });
+
+  test("[DONE] alone (no content at all): the tap reports the truncation as an error before content", () => {
+    const { bytes, tap } = tapRun([utf8.encode(done)], true);
+    expect(ssePayloads(text(bytes)).at(-2)).toMatchObject({ error: { code: "upstream_truncated" } });
+    expect(tap.state.sawContent).toBe(false);
+    expect(tap.state.error).toMatchObject({ code: "upstream_truncated" });
+  });
+
+  test('a failure finish_reason ("error") then [DONE]: forwarded as is, observed as the reply\'s failure', () => {
+    const errFin = `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"error"}]}\n\n`;
+    const { bytes, tap } = tapRun([utf8.encode(role + hi + errFin + done)], true);
+    expect(text(bytes)).toBe(role + hi + errFin + done);
+    expect(tap.state.error).toMatchObject({ kind: "api_error", code: "error" });
+    expect(tap.state.stopReason).toBeNull();
+  });
+
   test("a last event without its blank line is completed, not lost", () => {
     const { bytes, tap } = tapRun([utf8.encode(role + hi + fin + "data: [DONE]\n")], true);
     expect(text(bytes)).toBe(role + hi + fin + done);

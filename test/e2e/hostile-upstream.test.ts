@@ -1,0 +1,50 @@
+/**
+ * The byte path under upstream quirks a real provider or proxy produces, through the real gateway
+ * and read as the client would (SPEC 6.4, F-3): a cut-off reply never reads as a finished one, also
+ * on the native passthrough lanes, and a reply with nothing in it is a failed attempt, not a 200.
+ */
+import { describe, expect, test } from "bun:test";
+import OpenAI, { APIError } from "openai";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { ssePayloads } from "../support/openai-chat-helpers.ts";
+
+const suite = gatewaySuite();
+
+const base = { id: "chatcmpl-h", object: "chat.completion.chunk", created: 1750000000, model: "m" };
+const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+const chatClient = () => new OpenAI({ apiKey: "k", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+
+/** The last request line the gateway logged. */
+const lastOutcome = () => suite.gw.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === "request").at(-1)?.outcome;
+
+describe("a Chat stream that says [DONE] before any finish_reason (a proxy whose own upstream broke)", () => {
+  test("native Chat lane: the client gets the text so far, then the truncation error, and the SDK raises; the reply is logged failed", async () => {
+    suite.gw.fake.enqueue({ sse: chunk({ role: "assistant", content: "" }) + chunk({ content: "The answer is" }) + "data: [DONE]\n\n" });
+    const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    const payloads = ssePayloads(await res.text());
+    expect(payloads.map((p) => (p === "[DONE]" ? p : p.error?.code ?? p.choices[0].delta.content))).toEqual(["", "The answer is", "upstream_truncated", "[DONE]"]);
+    expect(lastOutcome()).toBe("upstream_error");
+
+    suite.gw.fake.enqueue({ sse: chunk({ role: "assistant", content: "" }) + chunk({ content: "The answer is" }) + "data: [DONE]\n\n" });
+    const stream = chatClient().chat.completions.stream({ model: "oai/gpt-x", messages: [{ role: "user", content: "hi" }] });
+    await expect(stream.finalChatCompletion()).rejects.toBeInstanceOf(APIError);
+  });
+
+  test("native Chat lane, [DONE] and nothing else: a failed attempt (retried), then a 502 in Chat's error shape, as on the translated lanes", async () => {
+    suite.gw.fake.handle(() => ({ sse: "data: [DONE]\n\n" }));
+    const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ error: { code: "upstream_truncated", type: "server_error" } });
+    expect(suite.gw.fake.requests.length).toBeGreaterThan(1);
+  });
+});
