@@ -137,6 +137,22 @@ export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknow
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/**
+ * The 415 of a request body sent compressed (`Content-Encoding: gzip`, `br`, `zstd`, …), which the
+ * gateway does not decode; undefined without such a header. Looked at only once the body failed to
+ * parse: a compressed body never parses as UTF-8 JSON (gzip, zlib and zstd open with bytes that are
+ * not UTF-8), so the common path reads no extra header, and the client learns what is wrong instead of
+ * "not valid UTF-8" (SPEC G-4, 2.6).
+ */
+export function compressedBody(headers: Headers): HubError | undefined {
+  const encoding = headers.get("content-encoding")?.trim().toLowerCase();
+  if (!encoding || encoding === "identity") return undefined;
+  return hubError("invalid_request", `The request body is compressed (Content-Encoding: ${encoding}); this gateway takes uncompressed JSON bodies. Send the request without Content-Encoding.`, {
+    status: 415,
+    code: "unsupported_content_encoding",
+  });
+}
+
 /** A value or the error that prevented it. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: HubError };
 
@@ -184,7 +200,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     if (!bytes.ok) return refuse(ctx, bytes.error);
     ctx.rawBody = bytes.value;
     const parsed = parseJsonObject(bytes.value);
-    if (!parsed.ok) return refuse(ctx, parsed.error);
+    if (!parsed.ok) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
     body = parsed.value;
   }
   ctx.body = body;

@@ -143,6 +143,20 @@ describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
     expect(JSON.stringify(b)).toContain("UTF-8");
   });
 
+  test("a compressed body (Content-Encoding gzip, zstd, deflate) → 415 that says so, not a UTF-8 or JSON complaint", async () => {
+    const json = new TextEncoder().encode(JSON.stringify(ok));
+    for (const [encoding, bytes] of [
+      ["gzip", Bun.gzipSync(json)],
+      ["zstd", Bun.zstdCompressSync(json)],
+      ["deflate", Bun.deflateSync(json)],
+    ] as const) {
+      const before = gw.fake.requests.length;
+      const b = await expectError(await send(path, bytes, { "content-encoding": encoding }), 415, shape, "invalid_request_error");
+      expect(b.error.message).toContain(`Content-Encoding: ${encoding}`);
+      expect(gw.fake.requests.length).toBe(before);
+    }
+  });
+
   test("a body that is an array, a string, a number or null → 400", async () => {
     for (const body of [JSON.stringify([ok]), '"hello"', "42", "null", "true"]) {
       await expectError(await send(path, body), 400, shape, "invalid_request_error");
