@@ -49,6 +49,7 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
+import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { isPostgresUrl } from "./store/postgres/url.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
 import { MemoryKeyCounters } from "./limits/counters.ts";
@@ -570,7 +571,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // never in development mode (errors are JSON in the client's format, SPEC 2.6).
     development: false,
     // Codex's Responses WebSocket (SPEC 2.5) negotiates permessage-deflate.
-    websocket: { perMessageDeflate: true },
+    // Frames up to twice the body limit reach the guard (a 413 error frame over the limit), not Bun's
+    // 16 MiB default, which closed the socket instead (src/http/responses-socket.ts).
+    websocket: { perMessageDeflate: true, maxPayloadLength: responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes) },
   });
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;

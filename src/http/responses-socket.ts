@@ -68,6 +68,20 @@ export interface SocketLike {
  */
 export const RESPONSES_SOCKET_HIGH_WATER_BYTES = 1 << 20;
 
+/**
+ * The largest client frame Bun takes on the socket (its `maxPayloadLength`), in bytes, for a gateway
+ * started with the body limit `maxBodyBytes` (SPEC G-4): twice that, at least 64 MiB. Bun's default
+ * (16 MiB) is below the default body limit (32 MiB), and a frame over it closes the socket (1009)
+ * without a word in the client's format, so a `response.create` that HTTP would serve was refused
+ * over the socket. With this backstop, a frame over the body limit reaches the guard and gets its 413
+ * error frame; only a frame over the backstop (Bun holds a frame whole before handing it over) closes
+ * the socket. The backstop is fixed when the server starts: a limit raised by a later reload beyond it
+ * takes effect over HTTP only until a restart.
+ */
+export function responsesSocketMaxFrameBytes(maxBodyBytes: number): number {
+  return Math.max(2 * maxBodyBytes, 64 * 1024 * 1024);
+}
+
 const utf8 = new TextEncoder();
 
 /** Headers of the upgrade request that do not belong on the per-frame requests. */

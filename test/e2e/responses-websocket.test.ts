@@ -301,3 +301,26 @@ describe("one frame at a time, failures, closing", () => {
     expect(closed).toEqual({ code: 1000, reason: "idle" });
   });
 });
+
+describe("large frames (SPEC G-4: the body limit, not the transport's, decides)", () => {
+  test("a 17 MiB response.create (over Bun's 16 MiB frame default, under the 32 MiB body limit) is served like over HTTP", async () => {
+    const c = await connect(gw.url);
+    const big = "x".repeat(17 * 1024 * 1024);
+    c.send(create("resp/gpt-test", userText(big)));
+    const frames = await c.untilTerminal();
+    expect(frames.at(-1).type).toBe("response.completed");
+    expect(gw.fake.requests.at(-1)!.body.input[0].content[0].text.length).toBe(big.length);
+    c.ws.close();
+  });
+
+  test("a 40 MiB response.create (over the 32 MiB body limit) is a 413 error frame, not a closed socket; the socket serves the next frame", async () => {
+    const c = await connect(gw.url);
+    const before = gw.fake.requests.length;
+    c.send(create("resp/gpt-test", userText("y".repeat(40 * 1024 * 1024))));
+    expect(await c.next(15_000)).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } });
+    expect(gw.fake.requests.length).toBe(before);
+    c.send(create("resp/gpt-test", userText("hi")));
+    expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
+    c.ws.close();
+  });
+});
