@@ -13,7 +13,8 @@
  * - the stream was complete (`message_stop`, or the upstream's own `event: error`): nothing;
  * - the stop reason arrived (`message_delta`) but not `message_stop`: only `message_stop` (case B12);
  * - otherwise: one `event: error` (`failure`, else an `api_error` "stream ended early"); never an
- *   invented finish.
+ *   invented finish. A `message_stop` before any stop reason is such a cut-off reply too: it (and
+ *   whatever follows it) is withheld and the error frame takes its place, as the translated lanes do.
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
@@ -25,6 +26,9 @@ import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 const EMPTY = new Uint8Array(0);
 const utf8 = new TextEncoder();
 const MESSAGE_STOP_FRAME = 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+/** The line that opens a `message_stop` event (Anthropic names every event). */
+const MESSAGE_STOP_LINE = Buffer.from("event: message_stop");
+const bufferLastIndexOf = Buffer.prototype.lastIndexOf;
 
 const LF = 10;
 const CR = 13;
@@ -73,13 +77,18 @@ export class AnthropicTap implements PassthroughTap {
   /** Bytes after the last complete event, not yet forwarded. */
   private pending: Uint8Array = EMPTY;
   private ended = false;
+  /**
+   * `message_stop` arrived before any stop reason (and without an error): the reply was cut off, not
+   * finished. That event and anything after it are withheld, and `end()` sends the error frame.
+   */
+  private prematureStop = false;
 
   constructor(_opts: TapOptions) {
     this.reader = new SseReader((ev) => this.onEvent(ev));
   }
 
   push(chunk: Uint8Array): Uint8Array {
-    if (this.ended || chunk.length === 0) return EMPTY;
+    if (this.ended || this.prematureStop || chunk.length === 0) return EMPTY;
     let data = chunk;
     if (this.pending.length > 0) {
       data = new Uint8Array(this.pending.length + chunk.length);
@@ -94,6 +103,13 @@ export class AnthropicTap implements PassthroughTap {
     const out = cut === data.length ? data : data.subarray(0, cut);
     this.pending = cut === data.length ? EMPTY : data.slice(cut);
     this.reader.push(out);
+    if (this.prematureStop) {
+      // Forward what came before the withheld `message_stop` (its event line starts the event).
+      this.pending = EMPTY;
+      const at = bufferLastIndexOf.call(out, MESSAGE_STOP_LINE) as number;
+      // An unnamed `message_stop` (never Anthropic's own) is forwarded; the error frame then follows it.
+      return at < 0 ? out : out.subarray(0, at);
+    }
     return out;
   }
 
@@ -108,6 +124,7 @@ export class AnthropicTap implements PassthroughTap {
       if (wholeEvents(text)) {
         tail = text + "\n\n";
         this.reader.pushText(tail);
+        if (this.prematureStop) tail = "";
       }
     }
     this.pending = EMPTY;
@@ -142,7 +159,10 @@ export class AnthropicTap implements PassthroughTap {
         this.state.sawContent = true;
         return;
       case "message_stop":
-        this.state.terminal = true;
+        // Only a reply with its stop reason (or the provider's own error) is finished (SPEC 6.4): the
+        // translated lanes read a stop without one as truncated, and so does the passthrough.
+        if (this.state.stopReason === null && this.state.error === undefined) this.prematureStop = true;
+        else this.state.terminal = true;
         return;
       case "message_start": {
         const m = parse(ev.data);

@@ -4,6 +4,7 @@
  * on the native passthrough lanes, and a reply with nothing in it is a failed attempt, not a 200.
  */
 import { describe, expect, test } from "bun:test";
+import Anthropic, { APIError as AnthropicError } from "@anthropic-ai/sdk";
 import OpenAI, { APIError } from "openai";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { ssePayloads } from "../support/openai-chat-helpers.ts";
@@ -45,6 +46,43 @@ describe("a Chat stream that says [DONE] before any finish_reason (a proxy whose
     });
     expect(res.status).toBe(502);
     expect(await res.json()).toMatchObject({ error: { code: "upstream_truncated", type: "server_error" } });
+    expect(suite.gw.fake.requests.length).toBeGreaterThan(1);
+  });
+});
+
+describe("an Anthropic stream whose message_stop comes without a stop reason (no message_delta)", () => {
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  const start = ev("message_start", { type: "message_start", message: { id: "msg_h", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } });
+  const text =
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "The answer is" } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 });
+  const stop = ev("message_stop", { type: "message_stop" });
+  const messages = (stream = true) =>
+    fetch(`${suite.gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "anth/claude-x", max_tokens: 50, stream, messages: [{ role: "user", content: "hi" }] }),
+    });
+
+  test("native Messages lane: the text so far, then event: error instead of message_stop; the SDK throws; the reply is logged failed", async () => {
+    suite.gw.fake.enqueue({ sse: start + text + stop });
+    const res = await messages();
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toBe(start + text + 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The upstream stream ended before the reply was complete."}}\n\n');
+    expect(lastOutcome()).toBe("upstream_error");
+
+    suite.gw.fake.enqueue({ sse: start + text + stop });
+    const client = new Anthropic({ apiKey: "k", baseURL: suite.gw.url, maxRetries: 0 });
+    await expect(client.messages.stream({ model: "anth/claude-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }).finalMessage()).rejects.toBeInstanceOf(AnthropicError);
+  });
+
+  test("native Messages lane, message_start and message_stop only: a failed attempt, then a 502 in Anthropic's error shape", async () => {
+    suite.gw.fake.handle(() => ({ sse: start + stop }));
+    const res = await messages();
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ type: "error", error: { type: "api_error", message: "The upstream stream ended before the reply was complete." } });
     expect(suite.gw.fake.requests.length).toBeGreaterThan(1);
   });
 });

@@ -101,6 +101,27 @@ describe("tap end(): closing what was cut, never inventing a finish", () => {
     expect(tap.state.terminal).toBe(true);
   });
 
+  test("message_stop before any stop reason (no message_delta): it is withheld, the truncation error takes its place; the SDK throws", async () => {
+    const full = text(await recordedBytes("anthropic-messages/text.sse"));
+    const delta = full.indexOf("event: message_delta");
+    const stop = full.indexOf("event: message_stop");
+    const upToDelta = full.slice(0, delta);
+    const withoutDelta = upToDelta + full.slice(stop);
+    const errorFrame = 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"The upstream stream ended before the reply was complete."}}\n\n';
+    // whole, split just before message_stop, and with message_stop's blank line missing at EOF
+    for (const pieces of [[withoutDelta], [upToDelta, full.slice(stop)], [withoutDelta.trimEnd()]]) {
+      const { out, tap } = run(pieces.map((p) => utf8.encode(p)));
+      expect(text(out)).toBe(upToDelta + errorFrame);
+      expect(tap.state.terminal).toBe(false);
+      expect(tap.state.error).toMatchObject({ code: "upstream_truncated" });
+      const err = await sdkFinalMessage(out).then(
+        () => null,
+        (e) => e,
+      );
+      expect(err).toBeInstanceOf(APIError);
+    }
+  });
+
   test("the upstream's own in-band error is forwarded and recorded; end() adds nothing", () => {
     const body =
       'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":4,"output_tokens":1}}}\n\n' +
