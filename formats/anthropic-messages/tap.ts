@@ -19,7 +19,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { SseReader, type SseEvent } from "../sse.ts";
+import { concatBytes, SseReader, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
@@ -74,8 +74,9 @@ function wholeEvents(text: string): boolean {
 export class AnthropicTap implements PassthroughTap {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   private readonly reader: SseReader;
-  /** Bytes after the last complete event, not yet forwarded. */
-  private pending: Uint8Array = EMPTY;
+  /** Bytes after the last complete event, not yet forwarded (copies, one per read), and their length. */
+  private pending: Uint8Array[] = [];
+  private pendingLen = 0;
   private ended = false;
   /**
    * `message_stop` arrived before any stop reason (and without an error): the reply was cut off, not
@@ -90,22 +91,44 @@ export class AnthropicTap implements PassthroughTap {
   push(chunk: Uint8Array): Uint8Array {
     if (this.ended || this.prematureStop || chunk.length === 0) return EMPTY;
     let data = chunk;
-    if (this.pending.length > 0) {
-      data = new Uint8Array(this.pending.length + chunk.length);
-      data.set(this.pending, 0);
-      data.set(chunk, this.pending.length);
-    }
-    const cut = lastEventBoundary(data);
+    let cut: number;
+    if (this.pendingLen > 0) {
+      // Only the new read is searched for a boundary, with the last bytes held before it (a terminator
+      // may straddle reads): an event that spans many reads (a tool call's MBs of arguments in one
+      // delta) is joined once, when it completes, not copied and rescanned on every read.
+      const last = this.pending[this.pending.length - 1];
+      const keep = Math.min(3, last.length);
+      const probe = new Uint8Array(keep + chunk.length);
+      probe.set(last.subarray(last.length - keep), 0);
+      probe.set(chunk, keep);
+      const at = lastEventBoundary(probe);
+      if (at === 0) {
+        this.pending.push(chunk.slice());
+        this.pendingLen += chunk.length;
+        return EMPTY;
+      }
+      this.pending.push(chunk);
+      data = concatBytes(this.pending, this.pendingLen + chunk.length);
+      cut = this.pendingLen - keep + at;
+      this.pending = [];
+      this.pendingLen = 0;
+    } else cut = lastEventBoundary(chunk);
     if (cut === 0) {
-      this.pending = data === chunk ? chunk.slice() : data;
+      this.pending = [chunk.slice()];
+      this.pendingLen = chunk.length;
       return EMPTY;
     }
     const out = cut === data.length ? data : data.subarray(0, cut);
-    this.pending = cut === data.length ? EMPTY : data.slice(cut);
+    if (cut < data.length) {
+      const rest = data.slice(cut);
+      this.pending = [rest];
+      this.pendingLen = rest.length;
+    }
     this.reader.push(out);
     if (this.prematureStop) {
       // Forward what came before the withheld `message_stop` (its event line starts the event).
-      this.pending = EMPTY;
+      this.pending = [];
+      this.pendingLen = 0;
       const at = bufferLastIndexOf.call(out, MESSAGE_STOP_LINE) as number;
       // An unnamed `message_stop` (never Anthropic's own) is forwarded; the error frame then follows it.
       return at < 0 ? out : out.subarray(0, at);
@@ -117,17 +140,18 @@ export class AnthropicTap implements PassthroughTap {
     if (this.ended) return EMPTY;
     this.ended = true;
     let tail = "";
-    if (this.pending.length > 0 && !this.state.terminal && this.state.error === undefined) {
+    if (this.pendingLen > 0 && !this.state.terminal && this.state.error === undefined) {
       // A final event without its blank line (some servers close right after the last data line):
       // complete it if it parses as a whole event; otherwise it is a torn event and is not forwarded.
-      const text = new TextDecoder().decode(this.pending);
+      const text = new TextDecoder().decode(concatBytes(this.pending, this.pendingLen));
       if (wholeEvents(text)) {
         tail = text + "\n\n";
         this.reader.pushText(tail);
         if (this.prematureStop) tail = "";
       }
     }
-    this.pending = EMPTY;
+    this.pending = [];
+    this.pendingLen = 0;
     const s = this.state;
     if (s.terminal || s.error !== undefined) return tail.length > 0 ? utf8.encode(tail) : EMPTY;
     if (s.stopReason !== null) {

@@ -141,6 +141,21 @@ describe("tap end(): closing what was cut, never inventing a finish", () => {
   });
 });
 
+describe("an event that spans many reads", () => {
+  test("a 32 MiB content_block_delta in 2,048 reads of 16 KiB: nothing is forwarded until it completes, then it is forwarded whole, once (joined once, not re-copied per read)", () => {
+    const start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
+    const big = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":${JSON.stringify("z".repeat(32 * 1024 * 1024))}}}\n\n`;
+    const bytes = utf8.encode(start + big);
+    const tap = anthropicMessages.createTap({ family: "anthropic" });
+    const forwarded: number[] = [];
+    for (let i = 0; i < bytes.length; i += 16 * 1024) forwarded.push(tap.push(bytes.subarray(i, Math.min(i + 16 * 1024, bytes.length))).length);
+    // The first read carries message_start (whole) and the delta's first bytes (held).
+    expect(forwarded[0]).toBe(utf8.encode(start).length);
+    expect(forwarded.slice(1, -1).every((n) => n === 0)).toBe(true);
+    expect(forwarded.at(-1)).toBe(utf8.encode(big).length);
+  }, 20_000);
+});
+
 describe("lastEventBoundary", () => {
   const b = (s: string) => lastEventBoundary(utf8.encode(s));
   test("LF, CRLF and CR terminators; a partial event yields the previous boundary", () => {
