@@ -84,13 +84,25 @@ export function tryParseJson(text: string): unknown {
 }
 
 /**
- * Concatenates byte chunks (stream reads, held-back partial events). One chunk is returned as it is,
- * without a copy. `total` (bytes) may be passed when the caller already tracks it.
+ * Concatenates byte chunks (stream reads, held-back partial events). When at most one chunk holds
+ * bytes (one chunk; or a whole reply beside a driver's empty output, as the commit point's parts
+ * usually are) that chunk is returned as it is, without a copy. `total` (bytes) may be passed when the
+ * caller already tracks it.
  */
 export function concatBytes(parts: Uint8Array[], total?: number): Uint8Array {
   if (parts.length === 1) return parts[0];
-  let n = total ?? 0;
-  if (total === undefined) for (const p of parts) n += p.byteLength;
+  let n = 0;
+  let filled = -1;
+  let several = false;
+  for (let i = 0; i < parts.length; i++) {
+    const len = parts[i].byteLength;
+    if (len === 0) continue;
+    n += len;
+    if (filled >= 0) several = true;
+    filled = i;
+  }
+  if (!several) return filled >= 0 ? parts[filled] : new Uint8Array(0);
+  if (total !== undefined) n = total;
   const out = new Uint8Array(n);
   let o = 0;
   for (const p of parts) {
