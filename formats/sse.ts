@@ -84,6 +84,22 @@ export function tryParseJson(text: string): unknown {
 }
 
 /**
+ * The last `k` bytes (fewer when there are not that many) of the bytes `parts` hold in order: what a
+ * tap that holds an incomplete event as a list of reads looks back at for a terminator that straddles
+ * reads (a read may be a single byte).
+ */
+export function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
+  const last = parts[parts.length - 1];
+  if (last !== undefined && last.length >= k) return last.subarray(last.length - k);
+  const out: number[] = [];
+  for (let i = parts.length - 1; i >= 0 && out.length < k; i--) {
+    const p = parts[i];
+    for (let j = p.length - 1; j >= 0 && out.length < k; j--) out.push(p[j]);
+  }
+  return Uint8Array.from(out.reverse());
+}
+
+/**
  * Concatenates byte chunks (stream reads, held-back partial events). When at most one chunk holds
  * bytes (one chunk; or a whole reply beside a driver's empty output, as the commit point's parts
  * usually are) that chunk is returned as it is, without a copy. `total` (bytes) may be passed when the

@@ -19,7 +19,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { concatBytes, SseReader, type SseEvent } from "../sse.ts";
+import { concatBytes, lastBytes, SseReader, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
@@ -96,10 +96,10 @@ export class AnthropicTap implements PassthroughTap {
       // Only the new read is searched for a boundary, with the last bytes held before it (a terminator
       // may straddle reads): an event that spans many reads (a tool call's MBs of arguments in one
       // delta) is joined once, when it completes, not copied and rescanned on every read.
-      const last = this.pending[this.pending.length - 1];
-      const keep = Math.min(3, last.length);
+      const tail = lastBytes(this.pending, 3);
+      const keep = tail.length;
       const probe = new Uint8Array(keep + chunk.length);
-      probe.set(last.subarray(last.length - keep), 0);
+      probe.set(tail, 0);
       probe.set(chunk, keep);
       const at = lastEventBoundary(probe);
       if (at === 0) {

@@ -25,7 +25,7 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
-import { SseReader, sseNamed, type SseEvent } from "../sse.ts";
+import { concatBytes, lastBytes, SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
@@ -204,7 +204,9 @@ abstract class ResponsesObserver {
 
 /** The byte tap: forwards the provider's bytes up to the last complete event (module doc, Framing). */
 class ResponsesTap extends ResponsesObserver implements PassthroughTap {
-  private held: Uint8Array = EMPTY;
+  /** The incomplete event's bytes (copies, one per read) and their length. */
+  private held: Uint8Array[] = [];
+  private heldLen = 0;
 
   constructor(_opts: TapOptions) {
     super();
@@ -217,22 +219,38 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
   push(chunk: Uint8Array): Uint8Array {
     if (chunk.length === 0) return EMPTY;
     this.reader.push(chunk);
-    let buf: Uint8Array;
-    let from = 0;
-    if (this.held.length > 0) {
-      buf = new Uint8Array(this.held.length + chunk.length);
-      buf.set(this.held, 0);
-      buf.set(chunk, this.held.length);
-      from = Math.max(0, this.held.length - 3);
-    } else {
-      buf = chunk;
-    }
-    const cut = lastBoundary(buf, from);
+    let buf = chunk;
+    let cut: number;
+    if (this.heldLen > 0) {
+      // Only the new read is searched, after the last 4 held bytes (a terminator may straddle reads;
+      // lastBoundary looks up to 3 bytes back): an event that spans many reads is joined once, when
+      // it completes, not copied again with every read.
+      const tail = lastBytes(this.held, 4);
+      const probe = new Uint8Array(tail.length + chunk.length);
+      probe.set(tail, 0);
+      probe.set(chunk, tail.length);
+      const at = lastBoundary(probe, Math.max(0, tail.length - 3));
+      if (at < 0) {
+        this.held.push(chunk.slice());
+        this.heldLen += chunk.length;
+        return EMPTY;
+      }
+      this.held.push(chunk);
+      buf = concatBytes(this.held, this.heldLen + chunk.length);
+      cut = this.heldLen - tail.length + at;
+      this.held = [];
+      this.heldLen = 0;
+    } else cut = lastBoundary(chunk, 0);
     if (cut < 0) {
-      this.held = buf === chunk ? chunk.slice() : buf;
+      this.held = [chunk.slice()];
+      this.heldLen = chunk.length;
       return EMPTY;
     }
-    this.held = cut < buf.length ? buf.slice(cut) : EMPTY;
+    if (cut < buf.length) {
+      const rest = buf.slice(cut);
+      this.held = [rest];
+      this.heldLen = rest.length;
+    }
     return cut === buf.length ? buf : buf.subarray(0, cut);
   }
 
@@ -243,8 +261,9 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     // SseReader.end() dispatches a final event that lacks its blank line.
     this.flushing = true;
     this.reader.end();
-    const tail = this.held;
-    this.held = EMPTY;
+    const tail = this.heldLen > 0 ? concatBytes(this.held, this.heldLen) : EMPTY;
+    this.held = [];
+    this.heldLen = 0;
     if (tail.length > 0 && !terminalBefore && this.state.terminal) {
       // The terminal event arrived without its blank line: forward it, terminated.
       const out = new Uint8Array(tail.length + 2);

@@ -142,6 +142,22 @@ describe("tap end(): closing what was cut, never inventing a finish", () => {
 });
 
 describe("an event that spans many reads", () => {
+  test("CRLF framing, one byte per read: every event is forwarded as soon as its blank line is whole, byte for byte, nothing added", async () => {
+    const crlf = utf8.encode(text(await recordedBytes("anthropic-messages/text.sse")).replace(/\n/g, "\r\n"));
+    const tap = anthropicMessages.createTap({ family: "anthropic" });
+    const outs: string[] = [];
+    for (let i = 0; i < crlf.length; i++) {
+      const out = tap.push(crlf.subarray(i, i + 1));
+      if (out.length > 0) {
+        outs.push(text(out));
+        expect(text(crlf.subarray(0, i + 1)).endsWith("\r\n\r\n")).toBe(true);
+      }
+    }
+    expect(outs.join("")).toBe(text(crlf));
+    expect(tap.end().length).toBe(0);
+    expect(tap.state.terminal).toBe(true);
+  });
+
   test("a 32 MiB content_block_delta in 2,048 reads of 16 KiB: nothing is forwarded until it completes, then it is forwarded whole, once (joined once, not re-copied per read)", () => {
     const start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}\n\n';
     const big = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":${JSON.stringify("z".repeat(32 * 1024 * 1024))}}}\n\n`;

@@ -69,6 +69,36 @@ describe("tap over every recorded Responses stream", () => {
   });
 });
 
+describe("events that span reads", () => {
+  test("CRLF framing, one byte per read: every event is forwarded as soon as its blank line is whole, byte for byte, nothing added", async () => {
+    const crlf = utf8.encode(text(await recordedBytes("openai-responses/text.sse")).replace(/\n/g, "\r\n"));
+    const tap = openaiResponses.createTap({ family: "openai" });
+    const outs: string[] = [];
+    for (let i = 0; i < crlf.length; i++) {
+      const out = tap.push(crlf.subarray(i, i + 1));
+      if (out.length > 0) {
+        outs.push(text(out));
+        expect(text(crlf.subarray(0, i + 1)).endsWith("\r\n\r\n")).toBe(true);
+      }
+    }
+    expect(outs.join("")).toBe(text(crlf));
+    expect(tap.end().length).toBe(0);
+    expect(tap.state.terminal).toBe(true);
+  });
+
+  test("a 32 MiB delta in 2,048 reads of 16 KiB: held until it completes, then forwarded whole, once (joined once, not re-copied per read)", () => {
+    const created = 'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}\n\n';
+    const big = `event: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":1,"item_id":"fc_1","output_index":0,"delta":${JSON.stringify("z".repeat(32 * 1024 * 1024))}}\n\n`;
+    const bytes = utf8.encode(created + big);
+    const tap = openaiResponses.createTap({ family: "openai" });
+    const forwarded: number[] = [];
+    for (let i = 0; i < bytes.length; i += 16 * 1024) forwarded.push(tap.push(bytes.subarray(i, Math.min(i + 16 * 1024, bytes.length))).length);
+    expect(forwarded[0]).toBe(utf8.encode(created).length);
+    expect(forwarded.slice(1, -1).every((n) => n === 0)).toBe(true);
+    expect(forwarded.at(-1)).toBe(utf8.encode(big).length);
+  }, 20_000);
+});
+
 describe("tap end(): the missing terminal", () => {
   test("cut mid-stream: the half event is dropped and response.failed follows with the next sequence_number and the response id", async () => {
     const bytes = await recordedBytes("openai-responses/text.sse");
