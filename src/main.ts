@@ -25,13 +25,13 @@ Usage:
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST] | keys list | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
-  switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"] [--json]
+  switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
   switchyard accounts status [--json] | accounts remove ID
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
   switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]
-  switchyard version
+  switchyard version (or --version)
 
 Commands other than start, check-config, service and version talk to the running instance
 (--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).`;
@@ -86,8 +86,15 @@ function parseCli(argv: string[]) {
       "dry-run": { type: "boolean" },
       "codex-bin": { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "V" },
     },
   });
+}
+
+/** `switchyard version` and `switchyard --version`: one line, version and build. */
+function versionLine(): string {
+  const b = buildInfo();
+  return `switchyard ${b.version} (bun ${b.bun}, ${b.platform}-${b.arch})`;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -103,15 +110,14 @@ async function main(argv: string[]): Promise<void> {
   const [cmd, sub, arg] = positionals;
   const dataDir = (values["data-dir"] as string | undefined) ?? defaultDataDir();
   if (values.help || cmd === "help") return out(USAGE);
+  if (values.version) return out(versionLine());
   if (!cmd) fail(USAGE, 2);
   if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);
   if (values.port !== undefined && Number(values.port) > 65535) fail(`--port must be a number from 0 to 65535, not ${values.port}`, 2);
 
   switch (cmd) {
-    case "version": {
-      const b = buildInfo();
-      return out(`switchyard ${b.version} (bun ${b.bun}, ${b.platform}-${b.arch})`);
-    }
+    case "version":
+      return out(versionLine());
     case "check-config": {
       const file = sub ?? (values.config as string | undefined);
       if (!file) fail("usage: switchyard check-config FILE", 2);
@@ -262,7 +268,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
 async function keys(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
   switch (sub) {
     case "create": {
-      if (!name) fail("usage: switchyard keys create NAME", 2);
+      if (!name) fail("usage: switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N] [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
       let limits: Record<string, unknown> | undefined;
       const { limitsFromFlags } = await import("./cli/key-limits.ts");
@@ -340,7 +346,7 @@ function setupModel(id: string, entry: unknown): SetupModel {
  * `--key` (else `$SWITCHYARD_KEY`, else a placeholder) is the client key written for the CLI.
  */
 async function setup(target: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
-  if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]", 2);
+  if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]", 2);
   const url = instanceUrl(values, dataDir);
   const { PLACEHOLDER_KEY, runSetup } = await import("./cli/setup.ts");
   const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;

@@ -31,7 +31,7 @@ export interface RouteOptions {
 
 /** `switchyard route MODEL [--body FILE]`: prints the dry run. */
 export async function routeCommand(opts: RouteOptions, call: AdminCall, io: CliIo): Promise<void> {
-  if (!opts.model && !opts.bodyFile) io.fail("usage: switchyard route MODEL [--body FILE] [--format FORMAT] [--json]", 2);
+  if (!opts.model && !opts.bodyFile) io.fail('usage: switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]', 2);
   let request: Record<string, unknown> = { messages: [{ role: "user", content: "hi" }] };
   if (opts.bodyFile) {
     let text: string;

@@ -249,7 +249,7 @@ function configPathOf(opts: ServiceOptions, host: ServiceHost): string | undefin
 
 /** Runs `switchyard service install|uninstall|status`. */
 export async function serviceCommand(sub: string | undefined, opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
-  if (sub !== "install" && sub !== "uninstall" && sub !== "status") io.fail("usage: switchyard service install|uninstall|status [--config FILE] [--data-dir DIR]", 2);
+  if (sub !== "install" && sub !== "uninstall" && sub !== "status") io.fail("usage: switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]", 2);
   if (sub === "install" && opts.config) {
     // A service that crash-loops on a bad file helps nobody: check it first.
     const problems = host.configProblems?.(resolve(host.cwd, opts.config)) ?? [];

@@ -26,4 +26,28 @@ describe("switchyard command line", () => {
     expect(h.code).toBe(0);
     expect(h.out).toContain("switchyard start");
   });
+  test("--version and -V print the version line like `version` (exit 0)", () => {
+    const v = run("version");
+    expect(v.code).toBe(0);
+    expect(v.out).toMatch(/^switchyard \d+\.\d+\.\d+ \(bun /);
+    for (const flag of ["--version", "-V"]) {
+      const r = run(flag);
+      expect(r.code).toBe(0);
+      expect(r.out).toBe(v.out);
+    }
+  });
+  test("a subcommand's usage line names every option it takes", () => {
+    const setup = run("setup", "nope");
+    expect(setup.code).toBe(2);
+    expect(setup.err).toContain("[--key CLIENT_KEY] [--codex-bin PATH]");
+    const keys = run("keys", "create");
+    expect(keys.code).toBe(2);
+    expect(keys.err).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");
+    const service = run("service");
+    expect(service.code).toBe(2);
+    expect(service.err).toContain("[--host H] [--port P]");
+    const route = run("route");
+    expect(route.code).toBe(2);
+    expect(route.err).toContain('[--header "Name: value"]...');
+  });
 });
