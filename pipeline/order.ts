@@ -154,6 +154,11 @@ export class TargetOrder {
    * is ordered like a request but is not one: no strategy counter moves.
    */
   forRequest(ctx: RequestContext, resolution: Resolution): Target[] {
+    // The common request: one target, no combo (no strategy, no least-used counter), no predicate and no
+    // capacity adapter. Every step of `plan` keeps such a list as it is and records nothing, so it is
+    // returned without the plan's per-request closures, getters and arrays (item 60).
+    const targets = resolution.targets;
+    if (targets.length === 1 && !resolution.combo && !targets[0].when && !hasAdapters(this.deps.capacityAdapter())) return targets;
     const plan = this.plan(requestOf(ctx), resolution, { dryRun: ctx.endpoint === "count_tokens" });
     ctx.trace.decisions.push(...plan.decisions);
     return plan.targets;
@@ -328,7 +333,7 @@ function requestOf(ctx: RequestContext): OrderRequest {
 
 /** Whether any capacity adapter is configured (SPEC R-3). */
 function hasAdapters(c: CapacityAdapter): boolean {
-  for (const list of Object.values(c)) if (list.length > 0) return true;
+  for (const k in c) if ((c[k as keyof CapacityAdapter]?.length ?? 0) > 0) return true;
   return false;
 }
 
