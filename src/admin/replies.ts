@@ -17,7 +17,8 @@ export function adminError(status: number, message: string, param: string | null
 
 /**
  * Parses `input` with `schema`. On failure, the 400 reply names the first issue's path (dot and bracket
- * notation, e.g. `targets[0].model`) in `param` and at the start of `message`.
+ * notation, e.g. `targets[0].model`) in `param` and at the start of `message` (once: a schema message
+ * that begins with the field's name is used as it is).
  */
 export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown, what = "body"): { ok: true; value: v.InferOutput<S> } | { ok: false; response: Response } {
   // valibot's object schemas accept arrays (they are objects to JS): a body must be a JSON object.
@@ -29,7 +30,10 @@ export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown,
   const issue = r.issues[0];
   const path = issuePath(issue);
   if (!path && what === "body" && input === undefined) return { ok: false, response: adminError(400, "The request needs a JSON object body.") };
-  return { ok: false, response: adminError(400, `${path ? `${path}: ` : `${what}: `}${issue.message}`, path || null) };
+  // A message that already starts with the field's name ("since must look like …") is not prefixed
+  // again ("since: since must …").
+  const lead = path && issue.message.startsWith(`${path} `) ? "" : `${path || what}: `;
+  return { ok: false, response: adminError(400, `${lead}${issue.message}`, path || null) };
 }
 
 /** "an array", "null", "a number", … for messages about a JSON value. */

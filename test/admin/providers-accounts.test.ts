@@ -152,7 +152,7 @@ accounts:
     expect(((await r400.json()) as any).error.param).toBe("model");
     const bad = await post("/accounts/a1/test", { model: 5 });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model: model must be a string" });
+    expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model must be a string" });
   });
 });
 

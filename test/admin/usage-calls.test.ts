@@ -88,6 +88,9 @@ describe("GET /usage", () => {
       const r = await get(`/usage?${q}`);
       expect({ q, status: r.status, param: r.body.error?.param }).toEqual({ q, status: 400, param });
     }
+    // The field is named once at the start of the message, not twice ("by: by must …").
+    expect((await get("/usage?by=nope")).body.error.message).toBe("by must be model, account, key or provider");
+    expect((await get("/usage?since=yesterday")).body.error.message).toBe("since must look like 30m, 24h or 7d");
     const tooMany = await get("/usage?since=30d&bucket=1m");
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error.message).toContain("more than 2000 buckets");

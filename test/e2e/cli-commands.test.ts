@@ -173,7 +173,7 @@ describe("calls list", () => {
     for (const limit of ["abc", "0", "5000"]) {
       const r = cli(["calls", "list", "--limit", limit, "--data-dir", inst.dataDir]);
       expect([r.code, r.stdout]).toEqual([1, ""]);
-      expect(lines(r.stderr)).toEqual(["error 400: limit: limit must be a whole number from 1 to 1000"]);
+      expect(lines(r.stderr)).toEqual(["error 400: limit must be a whole number from 1 to 1000"]);
     }
     const one = cli(["calls", "list", "--limit", "1", "--data-dir", inst.dataDir]);
     expect(one.code).toBe(0);
