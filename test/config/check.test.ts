@@ -131,6 +131,17 @@ describe("examples/config.yaml", () => {
     expect(cfg.providers.get("openai")!.models["gpt-5-mini"]).toMatchObject({ contextWindow: 400000, images: true });
   });
 
+  test("as shipped, without its variables and secret files, check-config names exactly what its header comment says is missing", () => {
+    const d = mkdtempSync(join(dir, "example-bare-"));
+    cpSync(EXAMPLE, join(d, "config.yaml"));
+    const r = checkConfig(join(d, "config.yaml"), {});
+    expect(r.ok).toBe(false);
+    const named = r.lines.map((l) => l.match(/environment variable (\w+) is not set|cannot read file .*\/(secrets\/[\w.]+): not found/)?.slice(1).find(Boolean));
+    expect(named).toEqual(["GLM_API_KEY", "secrets/openai.key", "OPENROUTER_API_KEY", "CODEX_TOKEN", "SWITCHYARD_KEY_LAPTOP", "secrets/ci.key"]);
+    const header = readFileSync(EXAMPLE, "utf8").split("\n").filter((l) => l.startsWith("#")).join(" ");
+    for (const n of named) expect(header).toContain(n!);
+  });
+
   test("check-config on the example prints the ok line", () => {
     expect(checkConfig(exampleCopy(), exampleEnv)).toEqual({
       ok: true,
