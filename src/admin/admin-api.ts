@@ -39,7 +39,16 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
 /** The body of `POST /keys`. */
 export const KeyCreate = v.object({
   name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty"), v.maxLength(128, "name is at most 128 characters")),
-  scopes: v.optional(v.array(v.string("each scope is a string"), "scopes must be a list of strings")),
+  /** `admin` is the only scope (SPEC 9.3): a misspelt one would silently make a key without it. */
+  scopes: v.optional(
+    v.array(
+      v.pipe(
+        v.string("each scope is a string"),
+        v.check((s) => s === "admin", (i) => `unknown scope ${JSON.stringify(i.input)}: the only scope is admin`),
+      ),
+      "scopes must be a list of strings",
+    ),
+  ),
   tag: v.optional(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters"))),
   /** SPEC 9.6: rpm, tpm, concurrency, budgets, models; the shape of the config file's `keys[].limits`. */
   limits: v.optional(KeyLimitsSchema),

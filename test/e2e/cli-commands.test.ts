@@ -190,6 +190,9 @@ describe("calls list", () => {
 
 describe("--url and --key", () => {
   test("with require_api_key on: a key with the admin scope works; none, or one without the scope, is refused in one line", async () => {
+    // A misspelt scope is refused, not stored as a key that silently lacks admin.
+    const typo = cli(["keys", "create", "ops", "--scope", "admn", "--data-dir", inst.dataDir]);
+    expect([typo.code, typo.stdout, lines(typo.stderr)]).toEqual([1, "", ['error 400: scopes[0]: unknown scope "admn": the only scope is admin']]);
     const adminKey = lines(cli(["keys", "create", "ops", "--scope", "admin", "--data-dir", inst.dataDir]).stdout).at(-1)!;
     const plainKey = lines(cli(["keys", "create", "ci", "--data-dir", inst.dataDir]).stdout).at(-1)!;
     const withKey = cli(["keys", "list", "--url", inst.url, "--key", adminKey]);
