@@ -58,11 +58,15 @@ export function comboView(c: Combo): Record<string, unknown> {
 
 const fileName = (cfg: RuntimeConfig) => cfg.source.path ?? "the configuration file";
 
-/** Issues of a refused object as one 400: the first names the field, all are listed. */
+/**
+ * Issues of a refused object as one 400: the first names the field (once: a loader message that
+ * already starts with it, "strategy must be …", is not prefixed again), all are listed.
+ */
 function invalid(issues: ConfigIssue[], paramOf: (i: ConfigIssue) => string | null): Response {
   const first = issues[0];
   const param = paramOf(first);
-  return adminError(400, `${param ? `${param}: ` : ""}${first.message}`, param, "invalid_object", { issues: issues.map((i) => ({ param: paramOf(i), message: i.message })) });
+  const lead = param && !first.message.startsWith(`${param} `) ? `${param}: ` : "";
+  return adminError(400, `${lead}${first.message}`, param, "invalid_object", { issues: issues.map((i) => ({ param: paramOf(i), message: i.message })) });
 }
 
 const rootless = (path: string) => (path === "(root)" ? null : path);

@@ -133,7 +133,9 @@ describe("combos", () => {
     expect(e1.message).toStartWith('targets[0].model: unknown provider "nope" in "nope/x"');
     const badStrategy = await api("POST", "/combos", { name: "bad", strategy: "sometimes", targets: [{ model: "p/x" }] });
     expect(badStrategy.status).toBe(400);
-    expect((await json(badStrategy)).error.param).toBe("strategy");
+    const e2 = (await json(badStrategy)).error;
+    expect(e2.param).toBe("strategy");
+    expect(e2.message).toStartWith("strategy must be one of fallback,"); // the field named once
     const unknownKey = await api("POST", "/combos", { name: "bad", targets: [{ model: "p/x" }], colour: "red" });
     expect(unknownKey.status).toBe(400);
     expect((await json(unknownKey)).error.param).toBe("colour");
