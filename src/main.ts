@@ -317,12 +317,17 @@ function limitsCell(k: Record<string, unknown>, describeBudgetUse: (use: BudgetU
   return parts.join(", ");
 }
 
+/** The one line printed when no `instance.json` names a running instance. */
+function noInstance(file: string): string {
+  return `no running switchyard instance found (no ${file}); start one with switchyard start (scripts/start in a source checkout), or name it with --data-dir DIR or --url URL`;
+}
+
 /** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */
 function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
   const given = values.url as string | undefined;
   if (given) return given.replace(/\/+$/, "");
   const file = join(dataDir, "instance.json");
-  if (!existsSync(file)) fail(`no running switchyard instance found (no ${file}); start one with: switchyard start`);
+  if (!existsSync(file)) fail(noInstance(file));
   try {
     return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url.replace(/\/+$/, "");
   } catch {
@@ -415,7 +420,7 @@ async function admin(values: Record<string, unknown>, dataDir: string, method: s
   let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
   if (!url) {
     const file = join(dataDir, "instance.json");
-    if (!existsSync(file)) fail(`no running switchyard instance found (no ${file}); start one with: switchyard start`);
+    if (!existsSync(file)) fail(noInstance(file));
     try {
       const inst = JSON.parse(readFileSync(file, "utf8")) as { url: string; adminToken: string };
       url = inst.url;

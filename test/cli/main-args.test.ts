@@ -50,4 +50,13 @@ describe("switchyard command line", () => {
     expect(route.code).toBe(2);
     expect(route.err).toContain('[--header "Name: value"]...');
   });
+  test("a command that needs the running instance says how to start one or name it when none is found", () => {
+    for (const args of [["keys", "list"], ["setup", "claude-code", "--dry-run"]]) {
+      const r = run(...args, "--data-dir", "/nonexistent-dir");
+      expect(r.code).toBe(1);
+      expect(r.err.trim()).toBe(
+        "no running switchyard instance found (no /nonexistent-dir/instance.json); start one with switchyard start (scripts/start in a source checkout), or name it with --data-dir DIR or --url URL",
+      );
+    }
+  });
 });
