@@ -124,6 +124,13 @@ export class ResponsesSocketSession {
   private busy = false;
   private closed = false;
   private inFlight: AbortController | undefined;
+  /**
+   * Frames held back, in order, while the socket's send buffer is over the high-water mark (one batch
+   * can be larger than Bun's limit: a reply's closing events each repeat its whole text); `unsentAt`
+   * is the next one to send. Sent from {@link drain}.
+   */
+  private unsent: string[] = [];
+  private unsentAt = 0;
   /** Settles the wait of a reply held back by a full send buffer (the socket drained or closed). */
   private wake: (() => void) | undefined;
   private drainedOnce: Promise<void> | undefined;
@@ -169,8 +176,18 @@ export class ResponsesSocketSession {
 
   private send(frame: unknown): void {
     if (this.closed) return;
-    this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
+    this.put(typeof frame === "string" ? frame : JSON.stringify(frame));
     this.touch();
+  }
+
+  /**
+   * Sends a frame now, or holds it back behind the frames already held while the send buffer is over
+   * {@link RESPONSES_SOCKET_HIGH_WATER_BYTES}: Bun drops a frame (`send` returns 0) once more than its
+   * own limit (16 MiB) waits, and a frame sent under the mark always fits.
+   */
+  private put(text: string): void {
+    if (this.unsentAt < this.unsent.length || this.ws.getBufferedAmount() > RESPONSES_SOCKET_HIGH_WATER_BYTES) this.unsent.push(text);
+    else this.ws.send(text);
   }
 
   private errorFrame(status: number, type: string, code: string | null, message: string, headers?: Obj): void {
@@ -192,17 +209,25 @@ export class ResponsesSocketSession {
     this.closed_();
   }
 
-  /** Bun's `drain`: the send buffer was written out; a reply held back by it reads on. */
+  /** Bun's `drain`: part of the send buffer was written out; held-back frames go out, and once none is left a reply held back by it reads on. */
   drain(): void {
+    if (!this.closed) {
+      while (this.unsentAt < this.unsent.length) {
+        if (this.ws.getBufferedAmount() > RESPONSES_SOCKET_HIGH_WATER_BYTES) return;
+        this.ws.send(this.unsent[this.unsentAt++]!);
+      }
+    }
+    this.unsent = [];
+    this.unsentAt = 0;
     const wake = this.wake;
     this.wake = undefined;
     this.drainedOnce = undefined;
     wake?.();
   }
 
-  /** The reply's backpressure (pipeline/ports.ts ReplyEventSink.ready): a wait while the send buffer is over the high-water mark. */
+  /** The reply's backpressure (pipeline/ports.ts ReplyEventSink.ready): a wait while frames are held back or the send buffer is over the high-water mark. */
   private ready(): Promise<void> | undefined {
-    if (this.closed || this.ws.getBufferedAmount() <= RESPONSES_SOCKET_HIGH_WATER_BYTES) return undefined;
+    if (this.closed || (this.unsentAt === this.unsent.length && this.ws.getBufferedAmount() <= RESPONSES_SOCKET_HIGH_WATER_BYTES)) return undefined;
     return (this.drainedOnce ??= new Promise<void>((resolve) => (this.wake = resolve)));
   }
 
@@ -325,7 +350,7 @@ export class ResponsesSocketSession {
         this.ws.cork(() => {
           for (const ev of batch) {
             if (ev.data.length === 0 || ev.data === "[DONE]") continue;
-            this.ws.send(ev.data);
+            this.put(ev.data);
             read(ev);
           }
         });

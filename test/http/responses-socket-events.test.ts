@@ -171,3 +171,62 @@ test("previous_response_id names one of the last N responses; older ids are forg
   expect(upstreamBodies[0]!.previous_response_id).toBeUndefined();
   s.close();
 });
+
+test("a batch larger than Bun's send buffer limit is held back and sent as the socket drains: no frame dropped, order kept", async () => {
+  // Bun's ServerWebSocket: `send` queues past what the kernel took and returns 0 (the frame is dropped)
+  // once more than its backpressureLimit (16 MiB) waits unsent; `drain` comes as the queue is written.
+  const LIMIT = 16 << 20;
+  let buffered = 0;
+  let dropped = 0;
+  const received: string[] = [];
+  const ws: SocketLike = {
+    send: (d) => {
+      if (buffered > LIMIT) return void dropped++;
+      buffered += d.length;
+      received.push(d);
+    },
+    close: () => {},
+    cork: (f) => f(),
+    getBufferedAmount: () => buffered,
+  };
+  const text = "z".repeat(8 << 20);
+  // A reply's closing events each repeat its whole text: one batch of ~32 MB.
+  const closing: Frame[] = [
+    { type: "response.output_text.done", sequence_number: 1, text },
+    { type: "response.content_part.done", sequence_number: 2, part: { type: "output_text", text } },
+    { type: "response.output_item.done", sequence_number: 3, item: { ...ITEM, content: [{ type: "output_text", text, annotations: [] }] } },
+    { type: "response.completed", sequence_number: 4, response: { id: "resp_big", status: "completed", output: [] } },
+  ];
+  const gateway = {
+    handle: async ({ events }: IncomingRequest) => {
+      events!.events([{ event: "response.created", data: JSON.stringify({ type: "response.created", sequence_number: 0, response: { id: "resp_big", status: "in_progress", output: [] } }) }]);
+      events!.events(closing.map((e) => ({ event: e.type, data: JSON.stringify(e) })));
+      events!.end();
+      return new Response(null, { headers: { "content-type": "text/event-stream" } });
+    },
+  } as unknown as Gateway;
+  const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
+  const s = new ResponsesSocketSession(ws, { gateway, upgrade, peer: "127.0.0.1" });
+  s.message(JSON.stringify({ type: "response.create", model: "m", input: say("long") }));
+  await flush();
+  // The next frame's answer waits behind the held-back ones.
+  s.message(JSON.stringify({ type: "response.create", model: "m", generate: false, input: say("warm") }));
+  await flush();
+  for (let i = 0; i < 20 && received.length < 7; i++) {
+    buffered = Math.max(0, buffered - (6 << 20)); // the kernel took 6 MB
+    s.drain();
+    await flush();
+  }
+  expect(dropped).toBe(0);
+  expect(received.map((d) => JSON.parse(d).type)).toEqual([
+    "response.created",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+    "response.completed",
+    "response.created",
+    "response.completed",
+  ]);
+  expect(JSON.parse(received[1]!).text).toBe(text);
+  s.close();
+});
