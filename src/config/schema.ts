@@ -397,13 +397,19 @@ export const KeyLimitsSchema = strictObj(
   "limits",
 );
 
+/** A key's `scopes:`. `admin` is the only scope (SPEC 9.3): a misspelt one would silently make a key without it (as POST /admin/api/keys refuses it). */
+const keyScopes = v.array(
+  v.pipe(text("each entry of scopes"), v.check((s: string) => s === "admin", (i) => `unknown scope ${JSON.stringify(i.input)}: the only scope is admin`)),
+  (i) => `scopes must be a list; got ${describeKind(i.input)}`,
+);
+
 /** One `keys:` entry: a client key declared in the file (SPEC 2.3, G-2). */
 export const KeySchema = strictObj(
   {
     name: id("key name"),
     key: secret("key"),
     /** e.g. [admin]: allows /admin/api from remote callers (SPEC 9.3). */
-    scopes: v.optional(stringList("scopes"), []),
+    scopes: v.optional(keyScopes, []),
     /** Routing predicates see it as fact `key_tag`. */
     tag: v.optional(text("tag")),
     /** SPEC 9.6: rates, concurrency, budgets and a model allow-list. */

@@ -344,3 +344,13 @@ describe("server.allowed_hosts and server.cors_origins (SPEC 2.6)", () => {
     expect(issueAt(issues("server: { allowed_hosts: 42 }"), "server.allowed_hosts").message).toContain("must be a list");
   });
 });
+
+test("a key's scope other than admin is refused with its path (a misspelt admin would silently make a key without it)", () => {
+  const list = issues(yaml`
+    keys:
+      - { name: laptop, key: sy-1, scopes: [admin] }
+      - { name: ci, key: sy-2, scopes: [admn] }
+  `);
+  expect(issueAt(list, "keys[1].scopes[0]").message).toBe('unknown scope "admn": the only scope is admin');
+  expect(list).toHaveLength(1);
+});
