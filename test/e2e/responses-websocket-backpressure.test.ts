@@ -14,16 +14,8 @@ import { openRawWebSocket } from "../support/raw-websocket.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(`
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-`);
+  // The default config: provider `anth` (anthropic) at the fake upstream.
+  gw = await startGateway();
 });
 afterAll(async () => {
   await gw?.stop();

@@ -6,6 +6,7 @@ import type { PassthroughTap } from "../../../formats/codec.ts";
 import { manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
 import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";
 import { concatBytes } from "../../../formats/sse.ts";
+import { expectCrlfOneBytePerRead } from "../../support/tap-framing.ts";
 
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -144,18 +145,7 @@ describe("tap end(): closing what was cut, never inventing a finish", () => {
 describe("an event that spans many reads", () => {
   test("CRLF framing, one byte per read: every event is forwarded as soon as its blank line is whole, byte for byte, nothing added", async () => {
     const crlf = utf8.encode(text(await recordedBytes("anthropic-messages/text.sse")).replace(/\n/g, "\r\n"));
-    const tap = anthropicMessages.createTap({ family: "anthropic" });
-    const outs: string[] = [];
-    for (let i = 0; i < crlf.length; i++) {
-      const out = tap.push(crlf.subarray(i, i + 1));
-      if (out.length > 0) {
-        outs.push(text(out));
-        expect(text(crlf.subarray(0, i + 1)).endsWith("\r\n\r\n")).toBe(true);
-      }
-    }
-    expect(outs.join("")).toBe(text(crlf));
-    expect(tap.end().length).toBe(0);
-    expect(tap.state.terminal).toBe(true);
+    expectCrlfOneBytePerRead(anthropicMessages.createTap({ family: "anthropic" }), crlf);
   });
 
   test("a 32 MiB content_block_delta in 2,048 reads of 16 KiB: nothing is forwarded until it completes, then it is forwarded whole, once (joined once, not re-copied per read)", () => {

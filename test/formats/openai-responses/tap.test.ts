@@ -4,6 +4,7 @@ import { parseSse, sdkStream } from "../../support/openai-responses-helpers.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
 import { concatBytes, SseReader } from "../../../formats/sse.ts";
+import { expectCrlfOneBytePerRead } from "../../support/tap-framing.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-responses" && e.kind === "sse");
 const utf8 = new TextEncoder();
@@ -72,18 +73,7 @@ describe("tap over every recorded Responses stream", () => {
 describe("events that span reads", () => {
   test("CRLF framing, one byte per read: every event is forwarded as soon as its blank line is whole, byte for byte, nothing added", async () => {
     const crlf = utf8.encode(text(await recordedBytes("openai-responses/text.sse")).replace(/\n/g, "\r\n"));
-    const tap = openaiResponses.createTap({ family: "openai" });
-    const outs: string[] = [];
-    for (let i = 0; i < crlf.length; i++) {
-      const out = tap.push(crlf.subarray(i, i + 1));
-      if (out.length > 0) {
-        outs.push(text(out));
-        expect(text(crlf.subarray(0, i + 1)).endsWith("\r\n\r\n")).toBe(true);
-      }
-    }
-    expect(outs.join("")).toBe(text(crlf));
-    expect(tap.end().length).toBe(0);
-    expect(tap.state.terminal).toBe(true);
+    expectCrlfOneBytePerRead(openaiResponses.createTap({ family: "openai" }), crlf);
   });
 
   test("a 32 MiB delta in 2,048 reads of 16 KiB: held until it completes, then forwarded whole, once (joined once, not re-copied per read)", () => {
