@@ -84,11 +84,10 @@ export function tryParseJson(text: string): unknown {
 }
 
 /**
- * The last `k` bytes (fewer when there are not that many) of the bytes `parts` hold in order: what a
- * tap that holds an incomplete event as a list of reads looks back at for a terminator that straddles
- * reads (a read may be a single byte).
+ * The last `k` bytes (fewer when there are not that many) of the bytes `parts` hold in order (a read
+ * may be a single byte).
  */
-export function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
+function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
   const last = parts[parts.length - 1];
   if (last !== undefined && last.length >= k) return last.subarray(last.length - k);
   const out: number[] = [];
@@ -98,6 +97,79 @@ export function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
   }
   return Uint8Array.from(out.reverse());
 }
+
+/**
+ * A byte passthrough's held-back partial event (the Anthropic and Responses taps): reads are forwarded
+ * up to the end of their last complete event and the rest is held (copied, one part per read). Only
+ * each new read is searched for a terminator, with the last `lookBack` held bytes before it (a
+ * terminator may straddle reads), so an event that spans many reads (MBs of tool-call arguments in one
+ * delta) is joined once, when it completes, not copied and rescanned on every read.
+ */
+export class HeldEvent {
+  private parts: Uint8Array[] = [];
+  private len = 0;
+
+  /**
+   * @param lastEnd the end offset of the last complete event in `bytes`, or −1; `held` is how many of
+   *   its first bytes were already held (searched before).
+   * @param lookBack how many held bytes a terminator that ends in a new read can start in.
+   */
+  constructor(
+    private readonly lastEnd: (bytes: Uint8Array, held: number) => number,
+    private readonly lookBack: number,
+  ) {}
+
+  /** Bytes held, not yet forwarded. */
+  get size(): number {
+    return this.len;
+  }
+
+  /** Adds a read; returns the held bytes and the read up to the last complete event (empty when none ended), holding the rest. */
+  push(chunk: Uint8Array): Uint8Array {
+    let data = chunk;
+    let cut: number;
+    if (this.len > 0) {
+      const tail = lastBytes(this.parts, this.lookBack);
+      const probe = new Uint8Array(tail.length + chunk.length);
+      probe.set(tail, 0);
+      probe.set(chunk, tail.length);
+      const at = this.lastEnd(probe, tail.length);
+      if (at < 0) {
+        this.parts.push(chunk.slice());
+        this.len += chunk.length;
+        return EMPTY_BYTES;
+      }
+      this.parts.push(chunk);
+      data = concatBytes(this.parts, this.len + chunk.length);
+      cut = this.len - tail.length + at;
+    } else {
+      cut = this.lastEnd(chunk, 0);
+      if (cut < 0) {
+        this.parts = [chunk.slice()];
+        this.len = chunk.length;
+        return EMPTY_BYTES;
+      }
+    }
+    this.parts = [];
+    this.len = 0;
+    if (cut < data.length) {
+      const rest = data.slice(cut);
+      this.parts = [rest];
+      this.len = rest.length;
+    }
+    return cut === data.length ? data : data.subarray(0, cut);
+  }
+
+  /** Everything held, joined (empty when nothing is), and nothing held after. */
+  takeAll(): Uint8Array {
+    const all = this.len > 0 ? concatBytes(this.parts, this.len) : EMPTY_BYTES;
+    this.parts = [];
+    this.len = 0;
+    return all;
+  }
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
 
 /**
  * Concatenates byte chunks (stream reads, held-back partial events). When at most one chunk holds

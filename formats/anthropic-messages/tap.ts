@@ -19,7 +19,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { concatBytes, lastBytes, SseReader, type SseEvent } from "../sse.ts";
+import { HeldEvent, SseReader, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
@@ -53,6 +53,9 @@ export function lastEventBoundary(b: Uint8Array): number {
   return 0;
 }
 
+/** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
+const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
+
 /** True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole. */
 function wholeEvents(text: string): boolean {
   let any = false;
@@ -74,9 +77,8 @@ function wholeEvents(text: string): boolean {
 export class AnthropicTap implements PassthroughTap {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   private readonly reader: SseReader;
-  /** Bytes after the last complete event, not yet forwarded (copies, one per read), and their length. */
-  private pending: Uint8Array[] = [];
-  private pendingLen = 0;
+  /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
+  private readonly pending = new HeldEvent(lastEventEnd, 3);
   private ended = false;
   /**
    * `message_stop` arrived before any stop reason (and without an error): the reply was cut off, not
@@ -90,45 +92,12 @@ export class AnthropicTap implements PassthroughTap {
 
   push(chunk: Uint8Array): Uint8Array {
     if (this.ended || this.prematureStop || chunk.length === 0) return EMPTY;
-    let data = chunk;
-    let cut: number;
-    if (this.pendingLen > 0) {
-      // Only the new read is searched for a boundary, with the last bytes held before it (a terminator
-      // may straddle reads): an event that spans many reads (a tool call's MBs of arguments in one
-      // delta) is joined once, when it completes, not copied and rescanned on every read.
-      const tail = lastBytes(this.pending, 3);
-      const keep = tail.length;
-      const probe = new Uint8Array(keep + chunk.length);
-      probe.set(tail, 0);
-      probe.set(chunk, keep);
-      const at = lastEventBoundary(probe);
-      if (at === 0) {
-        this.pending.push(chunk.slice());
-        this.pendingLen += chunk.length;
-        return EMPTY;
-      }
-      this.pending.push(chunk);
-      data = concatBytes(this.pending, this.pendingLen + chunk.length);
-      cut = this.pendingLen - keep + at;
-      this.pending = [];
-      this.pendingLen = 0;
-    } else cut = lastEventBoundary(chunk);
-    if (cut === 0) {
-      this.pending = [chunk.slice()];
-      this.pendingLen = chunk.length;
-      return EMPTY;
-    }
-    const out = cut === data.length ? data : data.subarray(0, cut);
-    if (cut < data.length) {
-      const rest = data.slice(cut);
-      this.pending = [rest];
-      this.pendingLen = rest.length;
-    }
+    const out = this.pending.push(chunk);
+    if (out.length === 0) return EMPTY;
     this.reader.push(out);
     if (this.prematureStop) {
       // Forward what came before the withheld `message_stop` (its event line starts the event).
-      this.pending = [];
-      this.pendingLen = 0;
+      this.pending.takeAll();
       const at = bufferLastIndexOf.call(out, MESSAGE_STOP_LINE) as number;
       // An unnamed `message_stop` (never Anthropic's own) is forwarded; the error frame then follows it.
       return at < 0 ? out : out.subarray(0, at);
@@ -140,18 +109,17 @@ export class AnthropicTap implements PassthroughTap {
     if (this.ended) return EMPTY;
     this.ended = true;
     let tail = "";
-    if (this.pendingLen > 0 && !this.state.terminal && this.state.error === undefined) {
+    const rest = this.pending.takeAll();
+    if (rest.length > 0 && !this.state.terminal && this.state.error === undefined) {
       // A final event without its blank line (some servers close right after the last data line):
       // complete it if it parses as a whole event; otherwise it is a torn event and is not forwarded.
-      const text = new TextDecoder().decode(concatBytes(this.pending, this.pendingLen));
+      const text = new TextDecoder().decode(rest);
       if (wholeEvents(text)) {
         tail = text + "\n\n";
         this.reader.pushText(tail);
         if (this.prematureStop) tail = "";
       }
     }
-    this.pending = [];
-    this.pendingLen = 0;
     const s = this.state;
     if (s.terminal || s.error !== undefined) return tail.length > 0 ? utf8.encode(tail) : EMPTY;
     if (s.stopReason !== null) {

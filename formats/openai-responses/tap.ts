@@ -25,7 +25,7 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
-import { concatBytes, lastBytes, SseReader, sseNamed, type SseEvent } from "../sse.ts";
+import { HeldEvent, SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
@@ -50,6 +50,9 @@ function lastBoundary(b: Uint8Array, from: number): number {
   }
   return -1;
 }
+
+/** {@link lastBoundary} as {@link HeldEvent} asks for it: bytes already held were searched, but a terminator may start up to 3 bytes back. */
+const lastEventEnd = (bytes: Uint8Array, held: number): number => lastBoundary(bytes, Math.max(0, held - 3));
 
 /**
  * What both Responses taps do on the side (module doc): read every complete event for the response id,
@@ -204,9 +207,8 @@ abstract class ResponsesObserver {
 
 /** The byte tap: forwards the provider's bytes up to the last complete event (module doc, Framing). */
 class ResponsesTap extends ResponsesObserver implements PassthroughTap {
-  /** The incomplete event's bytes (copies, one per read) and their length. */
-  private held: Uint8Array[] = [];
-  private heldLen = 0;
+  /** The incomplete event's bytes (lastBoundary looks up to 3 bytes back, so 4 held bytes are searched again). */
+  private readonly held = new HeldEvent(lastEventEnd, 4);
 
   constructor(_opts: TapOptions) {
     super();
@@ -219,39 +221,7 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
   push(chunk: Uint8Array): Uint8Array {
     if (chunk.length === 0) return EMPTY;
     this.reader.push(chunk);
-    let buf = chunk;
-    let cut: number;
-    if (this.heldLen > 0) {
-      // Only the new read is searched, after the last 4 held bytes (a terminator may straddle reads;
-      // lastBoundary looks up to 3 bytes back): an event that spans many reads is joined once, when
-      // it completes, not copied again with every read.
-      const tail = lastBytes(this.held, 4);
-      const probe = new Uint8Array(tail.length + chunk.length);
-      probe.set(tail, 0);
-      probe.set(chunk, tail.length);
-      const at = lastBoundary(probe, Math.max(0, tail.length - 3));
-      if (at < 0) {
-        this.held.push(chunk.slice());
-        this.heldLen += chunk.length;
-        return EMPTY;
-      }
-      this.held.push(chunk);
-      buf = concatBytes(this.held, this.heldLen + chunk.length);
-      cut = this.heldLen - tail.length + at;
-      this.held = [];
-      this.heldLen = 0;
-    } else cut = lastBoundary(chunk, 0);
-    if (cut < 0) {
-      this.held = [chunk.slice()];
-      this.heldLen = chunk.length;
-      return EMPTY;
-    }
-    if (cut < buf.length) {
-      const rest = buf.slice(cut);
-      this.held = [rest];
-      this.heldLen = rest.length;
-    }
-    return cut === buf.length ? buf : buf.subarray(0, cut);
+    return this.held.push(chunk);
   }
 
   end(failure?: HubError): Uint8Array {
@@ -261,9 +231,7 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     // SseReader.end() dispatches a final event that lacks its blank line.
     this.flushing = true;
     this.reader.end();
-    const tail = this.heldLen > 0 ? concatBytes(this.held, this.heldLen) : EMPTY;
-    this.held = [];
-    this.heldLen = 0;
+    const tail = this.held.takeAll();
     if (tail.length > 0 && !terminalBefore && this.state.terminal) {
       // The terminal event arrived without its blank line: forward it, terminated.
       const out = new Uint8Array(tail.length + 2);
