@@ -1,7 +1,7 @@
 /**
  * Empty states that teach (SPEC 9.4): a gateway with no accounts and no traffic shows, in the browser,
  * how to add an account (config, `switchyard login`, `switchyard import`) and the setup snippets with
- * this instance's own URL.
+ * this instance's own URL, each in a card as tall as its snippet.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
@@ -54,6 +54,13 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
       expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${gw.url}\n`))).toBe(true);
       expect(snippets.some((s) => s.includes(`base_url = "${gw.url}/v1"`))).toBe(true);
       expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${gw.url}\n`))).toBe(true);
+      // a Gemini CLI never set up answers "Invalid auth method selected." until setup picks its auth (README)
+      expect(snippets.find((s) => s.includes("GOOGLE_GEMINI_BASE_URL"))).toContain("switchyard setup gemini");
+      // each snippet's card is as tall as its snippet: no blank area under a short one beside a tall one
+      const gaps = await w.page.locator(".snippet").evaluateAll((els) =>
+        els.map((el) => el.closest(".card")!.getBoundingClientRect().bottom - el.getBoundingClientRect().bottom),
+      );
+      for (const gap of gaps) expect(gap).toBeLessThan(40);
       for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });
     }
     await w.page.screenshot({ path: join(SHOTS, "empty-calls.png"), fullPage: true });

@@ -15,7 +15,9 @@ export function setupSnippets(origin: string, model: string | undefined, keyHint
   return {
     claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${m("anthropic/claude-sonnet-4-5")}`,
     codex: `# ~/.codex/config.toml\nmodel = "${m("openai/gpt-5-codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
-    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini/gemini-2.5-pro")}`,
+    // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
+    // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI).
+    gemini: `switchyard setup gemini   # once: selects API-key auth\nexport GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini/gemini-2.5-pro")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
@@ -33,7 +35,7 @@ export function SetupSnippets({ compact }: { compact?: boolean }) {
   const model = names.data?.[0];
   const s = setupSnippets(location.origin, model, keyHint);
   return (
-    <div class={compact ? "grid-2" : ""}>
+    <div class={compact ? "grid-2 snippet-grid" : ""}>
       <Card title="Claude Code">
         <Snippet code={s.claude} />
       </Card>
