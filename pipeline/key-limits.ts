@@ -3,8 +3,9 @@
  * through the {@link KeyLimitCounters} port, rates, concurrency and budgets (429 with Retry-After).
  * Refusals are in the client's own format and name the limit and when it resets (SPEC 2.4).
  *
- * A request admitted here holds a concurrency slot until `settle` is called for it, once, when it
- * ends (src/app.ts `finish`), with the tokens and cost it used.
+ * A request admitted here holds a concurrency slot (and, on the embedded counters, a reservation of
+ * its expected tokens against tpm and budgets: {@link estimateTokensOfBody}) until `settle` is called
+ * for it, once, when it ends (src/app.ts `finish`), with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
@@ -31,6 +32,16 @@ export function modelAllowed(limits: KeyLimits | undefined, model: string): bool
     if (entry.endsWith("/*") && model.startsWith(entry.slice(0, -1)) && model.length > entry.length - 1) return true;
   }
   return false;
+}
+
+/**
+ * Tokens a request body of `bytes` UTF-8 bytes is expected to carry as input: bytes / 4, rounded up
+ * (the usual characters-per-token rule of thumb; JSON punctuation and field names make it generous).
+ * Used before a request is served (its reservation against tpm and budgets) and for a served reply
+ * whose provider reported no usage (src/limits/accounting.ts).
+ */
+export function estimateTokensOfBody(bytes: number): number {
+  return Math.ceil(bytes / 4);
 }
 
 /** Whether any counted limit (everything but the allow-list) is set. */
@@ -68,19 +79,26 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       message = `Client key "${keyName}" is over its limit of ${refusal.max} requests per minute (rpm); retry in ${wait}.`;
       break;
     case "tpm":
-      message = `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
+      message =
+        refusal.inFlight !== undefined
+          ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); retry when one finishes (in about ${wait}).`
+          : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
       break;
     case "concurrency":
       message = `Client key "${keyName}" already has ${refusal.used} requests in flight, its concurrency limit of ${refusal.max}; retry when one finishes (in about ${wait}).`;
       break;
     case "budget": {
       const b = refusal.budget!;
-      message = `Client key "${keyName}" has used its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); the window resets in ${wait}.`;
+      message =
+        refusal.inFlight !== undefined
+          ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); retry when one finishes (in about ${wait}).`
+          : `Client key "${keyName}" has used its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); the window resets in ${wait}.`;
       break;
     }
   }
   return hubError("rate_limit", message, {
-    code: refusal.limit === "budget" ? "key_budget_exceeded" : "key_rate_limit_exceeded",
+    // A refusal that lasts until requests in flight end is a rate limit, not a spent budget.
+    code: refusal.limit === "budget" && refusal.inFlight === undefined ? "key_budget_exceeded" : "key_rate_limit_exceeded",
     retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryAfterMs / 1000)),
   });
 }
@@ -104,7 +122,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
-  const verdict = await counters.admit(key.name, limits, now);
+  const verdict = await counters.admit(key.name, limits, now, { tokens: estimateTokensOfBody(ctx.rawBody.byteLength) });
   if (verdict.ok) {
     ctx.limitsAdmitted = true;
     if (verdict.ticket !== undefined) ctx.limitsTicket = verdict.ticket;

@@ -151,6 +151,19 @@ export interface LimitRefusal {
   max: number;
   /** The budget refused, for `limit: "budget"`. */
   budget?: KeyBudget;
+  /**
+   * Set when `used` is under `max` but the key's requests in flight (this many) are expected to spend
+   * the rest (tpm and budgets): the request may go once one of them has ended.
+   */
+  inFlight?: number;
+}
+
+/**
+ * What an arriving request is expected to spend, before it is served (tpm and budgets are settled only
+ * when a request ends): `tokens`, its input estimated from the body's size (UTF-8 bytes / 4).
+ */
+export interface RequestEstimate {
+  tokens: number;
 }
 
 /** What a settled request did to a budget: its use before and after (same window), for threshold alerts. */
@@ -173,9 +186,10 @@ export interface KeyLimitCounters {
   /**
    * Checks rpm, tpm, concurrency and budgets of `key` at `now`; when all pass, counts the request (one
    * rpm slot, one slot in flight, opens budget windows that are closed) and returns ok. Otherwise counts
-   * nothing and returns the refusal with the longest wait.
+   * nothing and returns the refusal with the longest wait. `estimate` is what the request is expected
+   * to spend: implementations may hold it against tpm and budgets while the request is in flight.
    */
-  admit(key: string, limits: KeyLimits, now: number): Awaitable<{ ok: true; ticket?: unknown } | { ok: false; refusal: LimitRefusal }>;
+  admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): Awaitable<{ ok: true; ticket?: unknown } | { ok: false; refusal: LimitRefusal }>;
   /**
    * An admitted request ended: frees its slot in flight; adds `tokens` (input + output, cache reads and
    * writes included) to tpm and token budgets and `usd` to USD budgets. `ticket` is what `admit`

@@ -11,6 +11,16 @@
  *   admitted while none is open and closed a window length later (fixed windows aligned to the first
  *   use); a request is refused while the window's tokens (or USD) are at or over the budget, until the
  *   window ends.
+ * - requests in flight against tpm and budgets: what a request spends is known only when it ends, so
+ *   each admitted request holds a reservation until it is settled: its expected tokens, the larger of
+ *   its own input estimate ({@link RequestEstimate}, body bytes / 4) and the key's recent mean per
+ *   request (an exponential moving average of settled requests, this process only), and for USD
+ *   budgets those tokens at the key's USD per token so far in the budget's window (none before a
+ *   priced request was settled in it). While other requests of the key are in flight, a request whose
+ *   reservation would take the minute's tokens or a budget's use plus every reservation over the limit
+ *   is refused (Retry-After 1 s, `inFlight` set); a request arriving while none is in flight is always
+ *   admitted when the limit is not yet reached. So N concurrent requests a few tokens short of a limit
+ *   overshoot it by about one request (and the estimates' error), not by N.
  *
  * Budget windows survive a restart: changed windows are handed to the store by {@link
  * MemoryKeyCounters.takeDirty} on a timer and at shutdown, and read back with {@link
@@ -18,7 +28,7 @@
  * of a stopped process are gone).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
-import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
+import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
 import type { KeyBudgetRow } from "../store/types.ts";
 
 /** One key's budget window as persisted (the store's row). */
@@ -39,9 +49,22 @@ interface KeyState {
   tpmTok?: Float64Array;
   inFlight: number;
   windows: Map<BudgetWindow, Window>;
+  /** Sum of the reservations ({@link Reservation}) of the requests in flight. */
+  reservedTokens: number;
+  reservedUsd: number;
+  /** Exponential moving average of the tokens of settled requests; undefined before the first. */
+  meanTokens?: number;
+}
+
+/** What {@link MemoryKeyCounters.admit} holds for an admitted request until it is settled (its ticket). */
+export interface Reservation {
+  tokens: number;
+  usd: number;
 }
 
 const MINUTE = 60_000;
+/** Weight of the newest settled request in {@link KeyState.meanTokens}. */
+const MEAN_WEIGHT = 0.3;
 
 /** In-memory counters for client key limits; see the module comment. */
 export class MemoryKeyCounters implements KeyLimitCounters {
@@ -51,7 +74,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
   private state(key: string): KeyState {
     let s = this.keys.get(key);
     if (!s) {
-      s = { head: 0, inFlight: 0, windows: new Map() };
+      s = { head: 0, inFlight: 0, windows: new Map(), reservedTokens: 0, reservedUsd: 0 };
       this.keys.set(key, s);
     }
     return s;
@@ -102,18 +125,35 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return win && now < win.start + BUDGET_WINDOW_MS[w] ? win : undefined;
   }
 
-  admit(key: string, limits: KeyLimits, now: number): { ok: true } | { ok: false; refusal: LimitRefusal } {
+  /** USD per token spent so far in the key's open budget windows (the first that has tokens), or 0. */
+  private usdPerToken(s: KeyState, limits: KeyLimits, now: number): number {
+    for (const b of limits.budgets ?? []) {
+      const win = this.open(s, b.window, now);
+      if (win && win.tokens > 0) return win.usd / win.tokens;
+    }
+    return 0;
+  }
+
+  admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Reservation } | { ok: false; refusal: LimitRefusal } {
     const s = this.state(key);
     let refusal: LimitRefusal | undefined;
     const refuse = (r: LimitRefusal) => {
       if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
     };
-    for (const b of limits.budgets ?? []) {
+    const budgets = limits.budgets ?? [];
+    const counted = limits.tpm !== undefined || budgets.length > 0;
+    const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
+    const tokens = counted ? Math.max(own, s.meanTokens ?? 0) : 0;
+    const usd = tokens > 0 && budgets.some((b) => b.usd !== undefined) ? tokens * this.usdPerToken(s, limits, now) : 0;
+    for (const b of budgets) {
       const win = this.open(s, b.window, now);
       if (!win) continue;
       const used = b.usd !== undefined ? win.usd : win.tokens;
       const max = b.usd ?? b.tokens!;
       if (used >= max) refuse({ limit: "budget", budget: b, used, max, retryAfterMs: win.start + BUDGET_WINDOW_MS[b.window] - now });
+      else if (s.inFlight > 0 && used + (b.usd !== undefined ? s.reservedUsd + usd : s.reservedTokens + tokens) > max) {
+        refuse({ limit: "budget", budget: b, used, max, retryAfterMs: 1000, inFlight: s.inFlight });
+      }
     }
     if (limits.rpm !== undefined) {
       const ring = this.ring(s, limits.rpm);
@@ -123,6 +163,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     if (limits.tpm !== undefined) {
       const used = this.tpmUsed(s, now);
       if (used >= limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: this.tpmWait(s, now, limits.tpm) });
+      else if (s.inFlight > 0 && used + s.reservedTokens + tokens > limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: 1000, inFlight: s.inFlight });
     }
     if (limits.concurrency !== undefined && s.inFlight >= limits.concurrency) {
       refuse({ limit: "concurrency", used: s.inFlight, max: limits.concurrency, retryAfterMs: 1000 });
@@ -134,21 +175,30 @@ export class MemoryKeyCounters implements KeyLimitCounters {
       s.head = (s.head + 1) % s.ring!.length;
     }
     s.inFlight++;
-    for (const b of limits.budgets ?? []) {
+    s.reservedTokens += tokens;
+    s.reservedUsd += usd;
+    for (const b of budgets) {
       if (!this.open(s, b.window, now)) {
         s.windows.set(b.window, { start: now, tokens: 0, usd: 0 });
         this.dirty.add(key);
       }
     }
-    return { ok: true };
+    return { ok: true, ticket: { tokens, usd } };
   }
 
-  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number): BudgetChange[] {
+  /** `ticket` is the {@link Reservation} `admit` returned: it is released. */
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): BudgetChange[] {
     const s = this.state(key);
     s.inFlight = Math.max(0, s.inFlight - 1);
+    const held = ticket as Reservation | undefined;
+    if (held) {
+      s.reservedTokens = s.inFlight === 0 ? 0 : Math.max(0, s.reservedTokens - held.tokens);
+      s.reservedUsd = s.inFlight === 0 ? 0 : Math.max(0, s.reservedUsd - held.usd);
+    }
     const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
     const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
     if (tokens > 0) {
+      s.meanTokens = s.meanTokens === undefined ? tokens : s.meanTokens + MEAN_WEIGHT * (tokens - s.meanTokens);
       if (!s.tpmSec) {
         s.tpmSec = new Float64Array(60);
         s.tpmTok = new Float64Array(60);

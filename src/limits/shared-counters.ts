@@ -42,7 +42,7 @@
  * counters instead (degraded mode, logged once until the database is back).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
-import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "../../pipeline/ports.ts";
+import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
 import type { SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import type { MemoryKeyCounters } from "./counters.ts";
@@ -87,6 +87,8 @@ interface Share {
 /** What `admit` hands to `settle`. */
 interface Ticket {
   local: boolean;
+  /** The embedded counters' ticket, for a request they admitted (degraded mode). */
+  reservation?: unknown;
   /** The concurrency share a slot was taken from. */
   slots?: Share;
 }
@@ -129,8 +131,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * Admits from the shares in memory when every limit has room (no I/O, returns synchronously);
    * otherwise waits for the shares that have none to be refilled (one round trip) and decides then.
    */
-  admit(key: string, limits: KeyLimits, now: number): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
-    if (this.degraded) return this.admitLocally(key, limits, now);
+  admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
+    if (this.degraded) return this.admitLocally(key, limits, now, estimate);
     const shares = this.sharesOf(key, limits);
     const empty = shares.filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
     if (empty.length === 0) return this.decide(key, shares);
@@ -144,11 +146,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
           await Promise.all(waitFor.map(([s]) => this.sync(s, true)));
         } catch (err) {
           if (!this.unavailable(err)) throw err;
-          return this.admitLocally(key, limits, now);
+          return this.admitLocally(key, limits, now, estimate);
         } finally {
           for (const [s] of waitFor) s.waiting--;
         }
-        if (this.degraded) return this.admitLocally(key, limits, now);
+        if (this.degraded) return this.admitLocally(key, limits, now, estimate);
         waitFor = this.sharesOf(key, limits).filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
       }
       return this.decide(key, this.sharesOf(key, limits));
@@ -158,7 +160,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   /** Adds the request's tokens/USD to this instance's shares, frees its slot; refills or reports in the background. */
   async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
     const t = ticket as Ticket | undefined;
-    if (!t || t.local) return this.local.settle(key, limits, spent, now);
+    if (!t || t.local) return this.local.settle(key, limits, spent, now, t?.reservation);
     this.track(key, -1);
     const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
     const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
@@ -297,9 +299,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return { ok: true, ticket: { local: false, slots } };
   }
 
-  private admitLocally(key: string, limits: KeyLimits, now: number): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
-    const v = this.local.admit(key, limits, now);
-    return v.ok ? { ok: true, ticket: { local: true } } : v;
+  private admitLocally(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
+    const v = this.local.admit(key, limits, now, estimate);
+    return v.ok ? { ok: true, ticket: { local: true, reservation: v.ticket } } : v;
   }
 
   // -- shares -----------------------------------------------------------------------------------

@@ -117,6 +117,89 @@ describe("budgets: fixed windows aligned to the first use", () => {
   });
 });
 
+describe("requests in flight hold their expected tokens against tpm and budgets", () => {
+  const tokens = { budgets: [{ window: "5h" as const, tokens: 100 }] };
+
+  test("20 requests arriving together 10 tokens short of a token budget: one goes, the rest wait for it", () => {
+    const c = new MemoryKeyCounters();
+    const first = c.admit("k", tokens, T0, { tokens: 20 });
+    if (!first.ok) throw new Error("refused");
+    c.settle("k", tokens, { tokens: 90, usd: 0 }, T0 + 10, first.ticket);
+    // each request's body is worth 20 tokens; the key's last request spent 90
+    const verdicts = Array.from({ length: 20 }, () => c.admit("k", tokens, T0 + 20, { tokens: 20 }));
+    expect(verdicts.filter((v) => v.ok)).toHaveLength(1);
+    expect(verdicts[1]).toEqual({
+      ok: false,
+      refusal: { limit: "budget", budget: { window: "5h", tokens: 100 }, used: 90, max: 100, retryAfterMs: 1000, inFlight: 1 },
+    });
+    // it spends 30: the budget is now over by one request's worth, and the window refuses until it ends
+    const one = verdicts[0];
+    if (!one.ok) throw new Error("refused");
+    c.settle("k", tokens, { tokens: 30, usd: 0 }, T0 + 30, one.ticket);
+    const after = c.admit("k", tokens, T0 + 40, { tokens: 20 });
+    expect(after.ok === false && after.refusal.retryAfterMs).toBe(5 * 3_600_000 - 40);
+  });
+
+  test("far from the limit, requests in flight do not hold each other back", () => {
+    const c = new MemoryKeyCounters();
+    const l = { budgets: [{ window: "1d" as const, tokens: 1_000_000 }], tpm: 100_000 };
+    const verdicts = Array.from({ length: 10 }, () => c.admit("k", l, T0, { tokens: 5000 }));
+    expect(verdicts.every((v) => v.ok)).toBe(true);
+    expect(c.inFlight("k")).toBe(10);
+  });
+
+  test("a request arriving while none is in flight is admitted under the limit, however large its estimate", () => {
+    const c = new MemoryKeyCounters();
+    const a = c.admit("k", tokens, T0, { tokens: 10 });
+    if (!a.ok) throw new Error("refused");
+    c.settle("k", tokens, { tokens: 99, usd: 0 }, T0 + 1, a.ticket);
+    expect(c.admit("k", tokens, T0 + 2, { tokens: 1_000_000 }).ok).toBe(true);
+  });
+
+  test("the key's mean per request counts when it is larger than a request's body: a small body waits behind a large reply", () => {
+    const c = new MemoryKeyCounters();
+    const l = { budgets: [{ window: "5h" as const, tokens: 1000 }] };
+    const a = c.admit("k", l, T0, { tokens: 5 });
+    if (!a.ok) throw new Error("refused");
+    c.settle("k", l, { tokens: 400, usd: 0 }, T0 + 1, a.ticket); // mean 400
+    expect(c.admit("k", l, T0 + 2, { tokens: 5 }).ok).toBe(true); // 400 + 400 ≤ 1000
+    const r = c.admit("k", l, T0 + 3, { tokens: 5 }); // 400 + 400 + 400 > 1000
+    expect(r.ok === false && r.refusal).toMatchObject({ limit: "budget", inFlight: 1, retryAfterMs: 1000 });
+  });
+
+  test("USD budgets reserve the expected tokens at the window's USD per token", () => {
+    const c = new MemoryKeyCounters();
+    const l = { budgets: [{ window: "1d" as const, usd: 1 }] };
+    const a = c.admit("k", l, T0, { tokens: 100 });
+    if (!a.ok) throw new Error("refused");
+    c.settle("k", l, { tokens: 1000, usd: 0.5 }, T0 + 1, a.ticket); // $0.0005 per token, mean 1000 tokens = $0.50
+    const b = c.admit("k", l, T0 + 2, { tokens: 100 }); // $0.50 + $0.50 reserved: not over $1
+    expect(b.ok).toBe(true);
+    const r = c.admit("k", l, T0 + 3, { tokens: 100 });
+    expect(r.ok === false && r.refusal).toMatchObject({ limit: "budget", used: 0.5, max: 1, inFlight: 1 });
+    if (!b.ok) throw new Error("refused");
+    c.settle("k", l, { tokens: 100, usd: 0.05 }, T0 + 4, b.ticket);
+    expect(c.admit("k", l, T0 + 5, { tokens: 100 }).ok).toBe(true); // nothing in flight, $0.55 < $1
+  });
+
+  test("tpm: requests in flight that would take the minute over the limit make the next one wait", () => {
+    const c = new MemoryKeyCounters();
+    const l = { tpm: 1000 };
+    expect(c.admit("k", l, T0, { tokens: 400 }).ok).toBe(true);
+    expect(c.admit("k", l, T0, { tokens: 400 }).ok).toBe(true);
+    expect(c.admit("k", l, T0, { tokens: 400 })).toEqual({ ok: false, refusal: { limit: "tpm", used: 0, max: 1000, retryAfterMs: 1000, inFlight: 2 } });
+  });
+
+  test("settling releases the reservation: after every request ended nothing is held", () => {
+    const c = new MemoryKeyCounters();
+    const tickets = [c.admit("k", tokens, T0, { tokens: 40 }), c.admit("k", tokens, T0, { tokens: 40 })];
+    expect(c.admit("k", tokens, T0, { tokens: 40 }).ok).toBe(false);
+    for (const t of tickets) if (t.ok) c.settle("k", tokens, { tokens: 0, usd: 0 }, T0 + 1, t.ticket);
+    expect(c.admit("k", tokens, T0 + 2, { tokens: 40 }).ok).toBe(true);
+    expect(c.admit("k", tokens, T0 + 2, { tokens: 40 }).ok).toBe(true);
+  });
+});
+
 describe("models allow-list", () => {
   test("exact names and provider/* patterns", () => {
     const l = { models: ["coding", "glm/*"] };

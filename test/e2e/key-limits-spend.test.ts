@@ -1,0 +1,194 @@
+/**
+ * Client key limits (SPEC 9.6) against what requests really spend, through the real gateway:
+ * - requests arriving together when a key is a few tokens (or cents) short of a budget or tpm: the
+ *   embedded counters hold each request in flight's expected tokens, so one goes and the others are
+ *   told to retry when it ends (429, Retry-After 1, in the client's format), instead of every one of
+ *   them being served over the limit;
+ * - a reply that reached the client but whose provider reported no usage (a Chat stream the client
+ *   cancels before the final usage chunk, an upstream that sends none) counts its input estimate (body
+ *   bytes / 4), marked estimated, not a silent zero.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import OpenAI from "openai";
+import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+const KEYS = {
+  tokens: "sy-test-spend-tokens-00000001",
+  usd: "sy-test-spend-usd-000000000002",
+  tpm: "sy-test-spend-tpm-000000000003",
+  cancel: "sy-test-spend-cancel-0000004",
+  silent: "sy-test-spend-silent-0000005",
+};
+
+const YAML = `${DEFAULT_YAML}
+server: { require_api_key: true }
+keys:
+  - { name: tokens, key: ${KEYS.tokens}, limits: { budgets: [{ window: 5h, tokens: 100 }] } }
+  - { name: usd, key: ${KEYS.usd}, limits: { budgets: [{ window: 1d, usd: 0.05 }] } }
+  - { name: tpm, key: ${KEYS.tpm}, limits: { tpm: 100 } }
+  - { name: cancel, key: ${KEYS.cancel}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
+  - { name: silent, key: ${KEYS.silent}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
+  - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
+settings:
+  pricing:
+    oai/gpt-test: { input: 1000, output: 1000 }   # $0.001 per token
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const chatBody = (text: string, stream = false) => JSON.stringify({ model: "oai/gpt-test", stream, messages: [{ role: "user", content: text }] });
+const chat = (key: string, text = "hi", stream = false) =>
+  fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: chatBody(text, stream) });
+const messages = (key: string) =>
+  fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify({ model: "oai/gpt-test", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+  });
+
+/** The upstream answers each request after `ms` with `input`/`output` tokens of usage. */
+function slowUpstream(ms: number, input: number, output: number) {
+  gw.fake.handle(async (req) => {
+    await Bun.sleep(ms);
+    return simpleReply(req.format!, { text: "ok", model: req.model, usage: { input, output } }, req.stream);
+  });
+}
+
+const budgetUse = async (name: string) => {
+  const res = await fetch(`${gw.url}/admin/api/keys`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
+  const keys = ((await res.json()) as { keys: any[] }).keys;
+  return keys.find((k) => k.name === name).use;
+};
+
+const usageRows = async (key: string) => {
+  gw.app.settle();
+  await Bun.sleep(1200); // usage rows are flushed at least every second (D-1)
+  const res = await fetch(`${gw.url}/admin/api/calls?key=${key}&limit=100`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
+  return res.json() as Promise<any>;
+};
+
+describe("requests arriving together near a limit", () => {
+  test("a token budget 10 short: of 10 concurrent requests one is served, nine get 429 Retry-After 1 in their own format", async () => {
+    gw.fake.handle(undefined);
+    expect((await chat(KEYS.tokens)).status).toBe(200); // 18 tokens
+    slowUpstream(0, 60, 12); // 72 more: 90 of 100 used
+    expect((await chat(KEYS.tokens)).status).toBe(200);
+    expect((await budgetUse("tokens")).budgets[0].used).toBe(90);
+
+    slowUpstream(300, 60, 12);
+    const before = gw.fake.requests.length;
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? messages(KEYS.tokens) : chat(KEYS.tokens))));
+    const served = replies.filter((r) => r.status === 200);
+    const refused = replies.filter((r) => r.status === 429);
+    expect(served).toHaveLength(1);
+    expect(refused).toHaveLength(9);
+    expect(gw.fake.requests.length - before).toBe(1);
+    for (const r of refused) {
+      expect(r.headers.get("retry-after")).toBe("1");
+      const body = (await r.json()) as any;
+      const message = body.type === "error" ? body.error.message : body.error.message;
+      if (body.type === "error") expect(body.error.type).toBe("rate_limit_error");
+      else expect(body.error.code).toBe("key_rate_limit_exceeded");
+      expect(message).toBe('Client key "tokens" has 1 requests in flight that may use the rest of its 5h budget of 100 tokens (90 tokens used); retry when one finishes (in about 1 s (at ' + message.match(/at (\S+Z)\)\)/)![1] + ")).");
+    }
+    await Promise.all(served.map((r) => r.text()));
+    // over by the one request served, not by ten
+    expect((await budgetUse("tokens")).budgets[0].used).toBe(162);
+    const after = await chat(KEYS.tokens);
+    expect(after.status).toBe(429);
+    expect(((await after.json()) as any).error.code).toBe("key_budget_exceeded");
+    gw.fake.handle(undefined);
+  });
+
+  test("a USD budget a few cents short: concurrent requests are held to what the window's spend per token predicts", async () => {
+    slowUpstream(0, 20, 10); // $0.03 per request
+    expect((await chat(KEYS.usd)).status).toBe(200);
+    slowUpstream(300, 20, 10);
+    const before = gw.fake.requests.length;
+    const replies = await Promise.all(Array.from({ length: 8 }, () => chat(KEYS.usd)));
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(gw.fake.requests.length - before).toBe(1);
+    await Promise.all(replies.map((r) => r.text()));
+    expect((await budgetUse("usd")).budgets[0].used).toBeCloseTo(0.06, 10);
+    gw.fake.handle(undefined);
+  });
+
+  test("tpm: requests in flight count against the minute", async () => {
+    slowUpstream(0, 30, 10);
+    expect((await chat(KEYS.tpm)).status).toBe(200); // 40 of 100 this minute; the key's mean is 40
+    slowUpstream(300, 30, 10);
+    const replies = await Promise.all(Array.from({ length: 6 }, () => chat(KEYS.tpm)));
+    // 40 used + 40 expected of the first in flight ≤ 100; a second would make 120
+    expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
+    const refused = replies.find((r) => r.status === 429)!;
+    expect(((await refused.json()) as any).error.message).toStartWith('Client key "tpm" has 1 requests in flight that may use the rest of its 100 tokens per minute (tpm; 40 used)');
+    await Promise.all(replies.filter((r) => !r.bodyUsed).map((r) => r.text()));
+    gw.fake.handle(undefined);
+  });
+});
+
+describe("a served reply without usage counts its input estimate", () => {
+  test("a Chat stream the client cancels before the usage chunk: the body's bytes / 4 are counted and marked estimated", async () => {
+    // The stream's text arrives, then the usage chunk would come 5 s later: the client leaves first.
+    gw.fake.handle((req) => {
+      const sse = simpleReply("openai-chat", { text: "one two three", model: req.model, usage: { input: 500, output: 100 } }, true).sse!;
+      const cut = sse.indexOf('"choices":[]');
+      return { sse, split_at: [sse.lastIndexOf("data:", cut)], delay_ms: 5000 };
+    });
+    const text = "x".repeat(2000);
+    const body = chatBody(text, true);
+    const controller = new AbortController();
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.cancel}`, "content-type": "application/json" },
+      body,
+      signal: controller.signal,
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let seen = "";
+    while (!seen.includes('"finish_reason":"stop"')) seen += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    await reader.closed.catch(() => {});
+    const expected = Math.ceil(new TextEncoder().encode(body).byteLength / 4);
+    let use: any;
+    for (let i = 0; i < 50 && !(use = await budgetUse("cancel")).budgets[0].used; i++) await Bun.sleep(50);
+    expect(use.budgets[0].used).toBe(expected);
+    const { calls } = await usageRows("cancel");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatchObject({ keyName: "cancel", outcome: "client_closed", estimated: true, usage: { inputTokens: expected } });
+    expect(calls[0].usage.outputTokens).toBeUndefined();
+    expect(calls[0].costUsd).toBeCloseTo(expected * 0.001, 10);
+    gw.fake.handle(undefined);
+  });
+
+  test("an upstream that never reports usage: each reply counts its body's estimate, and the budget ends", async () => {
+    gw.fake.handle((req) => {
+      const reply = simpleReply("openai-chat", { text: "fine", model: req.model }, false);
+      delete (reply.json as any).usage;
+      return reply;
+    });
+    const text = "y".repeat(1600);
+    const per = Math.ceil(new TextEncoder().encode(chatBody(text)).byteLength / 4);
+    let served = 0;
+    for (let i = 0; i < 10; i++) {
+      const r = await chat(KEYS.silent, text);
+      await r.text();
+      if (r.status !== 200) {
+        expect(r.status).toBe(429);
+        break;
+      }
+      served++;
+    }
+    expect(served).toBe(Math.ceil(1000 / per));
+    expect((await budgetUse("silent")).budgets[0].used).toBe(served * per);
+    gw.fake.handle(undefined);
+  });
+});
