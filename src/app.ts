@@ -547,6 +547,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               clock,
               secrets,
               recorder,
+              traceExists: async (id) => (await store.getTrace(id)) !== undefined,
             })(configRoutes({ live, store, registry, refreshAccounts, bus, clock })(admin)),
           ),
         ),

@@ -166,7 +166,7 @@ async function main(argv: string[]): Promise<void> {
     case "calls": {
       if (sub === "inspect") {
         const { inspectCommand } = await import("./cli/calls.ts");
-        return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
+        return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body, opts) => admin(values, dataDir, method, path, body, opts), { out, fail });
       }
       if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
       // The admin API validates the limit (1–1000) and names it in its 400.
@@ -414,8 +414,11 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
 }
 
-/** Finds the running instance and calls its admin API; exits with one line when none runs. */
-async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown): Promise<unknown> {
+/**
+ * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
+ * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
+ */
+async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean }): Promise<unknown> {
   let url = values.url as string | undefined;
   let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
   if (!url) {
@@ -448,6 +451,10 @@ async function admin(values: Record<string, unknown>, dataDir: string, method: s
   }
   if (!res.ok) {
     const msg = (data as { error?: { message?: string } })?.error?.message ?? text;
+    if (res.status === 404 && opts?.notFound) {
+      const { AdminNotFound } = await import("./cli/routing.ts");
+      return new AdminNotFound(msg);
+    }
     fail(`error ${res.status}: ${msg}`);
   }
   return data;

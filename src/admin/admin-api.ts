@@ -197,7 +197,7 @@ export function adminApi(deps: AdminDeps) {
     .get("/route-traces/:id", async ({ params }) => {
       const id = params.id;
       const t = await deps.store.getTrace(id);
-      if (!t) return adminError(404, `No route trace ${id}.`);
+      if (!t) return adminError(404, `No route trace ${id}: take a route id from switchyard calls list (GET /admin/api/calls) or a reply's X-Switchyard-Route-Id header; only the newest settings.trace_ring_size traces are kept.`);
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;

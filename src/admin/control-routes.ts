@@ -33,6 +33,8 @@ export interface ControlDeps {
   clock: Clock;
   secrets: () => Iterable<string>;
   recorder: FlightRecorder;
+  /** Whether the store holds a route trace of this route or request id (the recording's 404 says which case it is). */
+  traceExists: (id: string) => Promise<boolean>;
 }
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
@@ -122,11 +124,11 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           })),
         };
       })
-      .get("/calls/:id/recording", ({ params }) => {
+      .get("/calls/:id/recording", async ({ params }) => {
         // Elysia hands path parameters over percent-decoded.
         const id = params.id;
         const rec = deps.recorder.get(id);
-        if (!rec) return adminError(404, `No flight recording of ${id}: the flight recorder is off (settings.flight_recorder.enabled), or the request is older than its last max_requests.`, "id");
+        if (!rec) return adminError(404, deps.recorder.missing(id, await deps.traceExists(id).catch(() => false)), "id");
         return rec;
       })
       .post(

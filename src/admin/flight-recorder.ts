@@ -207,6 +207,19 @@ export class FlightRecorder {
     entry.requestedModel = ctx.requestedModel;
   }
 
+  /**
+   * Why no recording of `id` is kept, saying what to do: the answer of `GET /calls/{id}/recording` when
+   * {@link get} has none. `traced` says whether the instance knows the call (a route trace of that id).
+   */
+  missing(id: string, traced: boolean): string {
+    if (!traced) return `No call ${id} is known (no route trace of that id): take a route id from switchyard calls list or a reply's X-Switchyard-Route-Id header.`;
+    const s = this.settings();
+    if (!s.enabled) {
+      return `The call ${id} exists, but its bodies were not recorded: the flight recorder is off (the default). Turn it on with settings.flight_recorder: {enabled: true} in the config file, with PATCH /admin/api/settings {"flight_recorder": {"enabled": true}} or from the dashboard's Calls page, then repeat the request; its route trace is at GET /admin/api/route-traces/${id}.`;
+    }
+    return `The call ${id} exists, but this instance keeps no recording of it: the flight recorder keeps the last ${s.maxRequests} requests (settings.flight_recorder.max_requests) that this instance served since the recorder was turned on; repeat the request to record it.`;
+  }
+
   /** Whether a recording of this request id is kept. */
   has(requestId: string): boolean {
     return this.entries.has(requestId);

@@ -5,7 +5,7 @@
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
-import type { AdminCall, CliIo } from "./routing.ts";
+import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 
 /** Options of `calls inspect`. */
 export interface InspectOptions {
@@ -35,7 +35,14 @@ export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: 
   const id = encodeURIComponent(opts.id);
   const trace = await call("GET", `/route-traces/${id}`);
   if (!opts.bodies) return io.out(JSON.stringify(trace, null, 2));
-  const rec = (await call("GET", `/calls/${id}/recording`)) as RecordingView;
+  const found = await call("GET", `/calls/${id}/recording`, undefined, { notFound: true });
+  if (found instanceof AdminNotFound) {
+    // The call is known (its trace was found) but its bodies are not: print what there is, then why
+    // and how to record them (the admin API's message), and exit 1 (the bodies asked for are missing).
+    io.out(JSON.stringify(opts.json ? { trace, recording: null } : trace, null, 2));
+    io.fail(`no bodies: ${found.message}`);
+  }
+  const rec = found as RecordingView;
   if (opts.json) return io.out(JSON.stringify({ trace, recording: rec }, null, 2));
   io.out(JSON.stringify(trace, null, 2));
   io.out("");

@@ -7,8 +7,17 @@ import { readFileSync } from "node:fs";
 import type { RoutePlan } from "../../pipeline/index.ts";
 import type { AccountsStatus } from "../accounts/status.ts";
 
-/** Calls the admin API of the running instance; exits with one line when none runs (main.ts). */
-export type AdminCall = (method: string, path: string, body?: unknown) => Promise<unknown>;
+/**
+ * Calls the admin API of the running instance and answers its JSON; exits with one line when none runs
+ * or it answers an error (main.ts). With `opts.notFound`, a 404 is answered as an {@link AdminNotFound}
+ * instead, for commands that explain a missing object themselves.
+ */
+export type AdminCall = (method: string, path: string, body?: unknown, opts?: { notFound?: boolean }) => Promise<unknown>;
+
+/** A 404 of the admin API, handed back (not exited on) when the call asked for it; `message` is the API's. */
+export class AdminNotFound {
+  constructor(readonly message: string) {}
+}
 
 /** Output helpers from main.ts. */
 export interface CliIo {

@@ -112,12 +112,21 @@ describe("the flight recorder on a translated stream", () => {
     const first = await chat(gw.url, "one");
     await first.text();
     for (const n of ["two", "three"]) await (await chat(gw.url, n)).text();
-    expect((await recording(gw.url, first.headers.get("x-request-id")!)).status).toBe(404);
+    const evicted = await recording(gw.url, first.headers.get("x-request-id")!);
+    expect(evicted.status).toBe(404);
+    expect(((await evicted.json()) as any).error.message).toContain("exists, but this instance keeps no recording of it: the flight recorder keeps the last 2 requests");
     const missing = await recording(gw.url, "sy_nope");
     expect(missing.status).toBe(404);
-    expect(((await missing.json()) as any).error.message).toContain("flight recorder");
+    expect(((await missing.json()) as any).error.message).toBe("No call sy_nope is known (no route trace of that id): take a route id from switchyard calls list or a reply's X-Switchyard-Route-Id header.");
   });
 });
+
+/** `switchyard calls inspect ID ARGS… --url URL` from source, with its exit code and both streams. */
+async function inspect(url: string, id: string, args: string[]) {
+  const p = Bun.spawn([...SOURCE_CLI, "calls", "inspect", id, "--url", url, ...args], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: gw.dataDir } });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr };
+}
 
 describe("switchyard calls inspect ID --bodies", () => {
   test("prints the trace, then each body: client, sent upstream, upstream reply, sent to the client", async () => {
@@ -149,12 +158,29 @@ describe("switchyard calls inspect ID --bodies", () => {
 });
 
 describe("flight recorder settings", () => {
-  test("off by default: nothing is recorded", async () => {
+  test("off by default: nothing is recorded, and calls inspect --bodies prints the trace and says how to turn the recorder on", async () => {
     const off = await startGateway(yaml("max_attempts: 8"), { env: ENV });
     try {
       const res = await chat(off.url, "hi");
       await res.text();
-      expect((await recording(off.url, res.headers.get("x-request-id")!)).status).toBe(404);
+      const routeId = res.headers.get("x-switchyard-route-id")!;
+      const r = await recording(off.url, res.headers.get("x-request-id")!);
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as any).error.message).toContain("exists, but its bodies were not recorded: the flight recorder is off (the default). Turn it on with settings.flight_recorder: {enabled: true} in the config file");
+
+      const cli = await inspect(off.url, routeId, ["--bodies"]);
+      expect(cli.code).toBe(1);
+      expect(JSON.parse(cli.stdout)).toMatchObject({ routeId, requestedModel: "p/claude-x", outcome: "ok" });
+      expect(cli.stderr).toStartWith(`no bodies: The call ${routeId} exists, but its bodies were not recorded: the flight recorder is off (the default). Turn it on with settings.flight_recorder: {enabled: true}`);
+      const json = await inspect(off.url, routeId, ["--bodies", "--json"]);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toMatchObject({ trace: { routeId }, recording: null });
+
+      // An id nobody knows: one line saying where route ids come from.
+      const unknown = await inspect(off.url, "sy_unknown", ["--bodies"]);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stdout).toBe("");
+      expect(unknown.stderr).toContain("error 404: No route trace sy_unknown: take a route id from switchyard calls list");
     } finally {
       await off.stop();
     }
