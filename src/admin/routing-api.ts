@@ -11,14 +11,16 @@
  *
  * ```json
  * { "request": { "model": "coding", "messages": [...] },   // the client request JSON
- *   "format": "anthropic-messages",                        // or endpoint: "messages" | "chat" | "responses"
+ *   "format": "anthropic-messages",                        // or endpoint: "messages" | "chat" | "responses" | "gemini"
  *   "model": "coding",                                     // optional: overrides request.model
  *   "headers": { "x-session-id": "abc" },                  // optional: session headers (affinity)
  *   "key": "laptop", "key_tag": "team-a" }                 // optional: the key (or tag) for key_tag
  * ```
  *
- * Without `format` or `endpoint`, the format is guessed from the body: `input` → openai-responses;
- * a top-level `system` or Anthropic content blocks → anthropic-messages; else openai-chat.
+ * Without `format` or `endpoint`, the format is guessed from the body: `contents` → gemini; `input` →
+ * openai-responses; a top-level `system` or Anthropic content blocks → anthropic-messages; else
+ * openai-chat. A Gemini client names its model in the URL (`/v1beta/models/{model}:generateContent`):
+ * give it as `model` (a `models/` prefix is dropped, as in the body's own `model`).
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
@@ -41,13 +43,16 @@ export interface RoutingAdminDeps {
   store: Pick<Store, "listKeys">;
 }
 
-const CLIENT_FORMATS = ["openai-chat", "openai-responses", "anthropic-messages"] as const;
+/** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
+export const DRY_RUN_FORMATS = ["openai-chat", "openai-responses", "anthropic-messages", "gemini"] as const;
+/** Endpoint names a dry run takes instead of a format (pipeline/context.ts ENDPOINT_FORMAT). */
+export const DRY_RUN_ENDPOINTS = ["chat", "responses", "messages", "gemini"] as const;
 
 /** The dry-run request body. */
 export const DryRunBody = v.object({
   request: v.record(v.string(), v.unknown(), "request must be the client request JSON object"),
-  format: v.optional(v.picklist(CLIENT_FORMATS, "format is openai-chat, openai-responses or anthropic-messages")),
-  endpoint: v.optional(v.picklist(["chat", "responses", "messages"], "endpoint is chat, responses or messages")),
+  format: v.optional(v.picklist(DRY_RUN_FORMATS, "format is openai-chat, openai-responses, anthropic-messages or gemini")),
+  endpoint: v.optional(v.picklist(DRY_RUN_ENDPOINTS, "endpoint is chat, responses, messages or gemini")),
   model: v.optional(v.pipe(v.string(), v.minLength(1))),
   headers: v.optional(v.record(v.string(), v.string(), "headers maps names to strings")),
   key: v.optional(v.string()),
@@ -59,6 +64,7 @@ export type DryRunInput = v.InferOutput<typeof DryRunBody>;
 
 /** Guesses the client format of a request body (see the module comment). */
 export function guessFormat(body: Record<string, unknown>): WireFormat {
+  if ("contents" in body) return "gemini";
   if ("input" in body || "instructions" in body) return "openai-responses";
   if ("system" in body) return "anthropic-messages";
   const msgs = Array.isArray(body.messages) ? body.messages : [];
@@ -75,7 +81,8 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   const clientFormat: WireFormat = input.format ?? (input.endpoint ? ENDPOINT_FORMAT[input.endpoint] : guessFormat(input.request));
   const rawModel = input.model ?? input.request.model;
   if (typeof rawModel !== "string" || rawModel.trim() === "") return adminError(400, "The request must name a model (request.model or model).");
-  const requestedModel = stripClientModelSuffix(rawModel.trim());
+  // A Gemini body may name its model as the API's resource name (`models/gemini-2.5-pro`).
+  const requestedModel = stripClientModelSuffix(clientFormat === "gemini" ? rawModel.trim().replace(/^models\//, "") : rawModel.trim());
   const body = { ...input.request, model: requestedModel };
   let hub;
   let hubError: string | undefined;

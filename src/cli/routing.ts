@@ -31,17 +31,31 @@ export interface RouteOptions {
   model?: string;
   /** A JSON file with the client request body; `-` reads stdin. */
   bodyFile?: string;
-  /** Client format (openai-chat, openai-responses, anthropic-messages) or endpoint (chat, responses, messages). */
+  /** Client format (openai-chat, openai-responses, anthropic-messages, gemini) or endpoint (chat, responses, messages). */
   format?: string;
   /** `Name: value` session headers, for affinity. */
   headers?: string[];
   json?: boolean;
 }
 
+/** `--format` values of `switchyard route`: a client format, or the endpoint that implies one. */
+export const ROUTE_FORMATS = ["openai-chat", "openai-responses", "anthropic-messages", "gemini", "chat", "responses", "messages"] as const;
+
+/**
+ * The body routed when `--body` is not given: one user message "hi" in the client format (a Gemini
+ * client's `contents`; the other formats' `messages` parse alike).
+ */
+export function defaultRouteRequest(format: string | undefined): Record<string, unknown> {
+  return format === "gemini" ? { contents: [{ role: "user", parts: [{ text: "hi" }] }] } : { messages: [{ role: "user", content: "hi" }] };
+}
+
 /** `switchyard route MODEL [--body FILE]`: prints the dry run. */
 export async function routeCommand(opts: RouteOptions, call: AdminCall, io: CliIo): Promise<void> {
   if (!opts.model && !opts.bodyFile) io.fail('usage: switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]', 2);
-  let request: Record<string, unknown> = { messages: [{ role: "user", content: "hi" }] };
+  if (opts.format !== undefined && !(ROUTE_FORMATS as readonly string[]).includes(opts.format)) {
+    io.fail(`--format is one of openai-chat, openai-responses, anthropic-messages, gemini (or the endpoint: chat, responses, messages), not ${JSON.stringify(opts.format)}`, 2);
+  }
+  let request: Record<string, unknown> = defaultRouteRequest(opts.format);
   if (opts.bodyFile) {
     let text: string;
     try {
@@ -60,7 +74,7 @@ export async function routeCommand(opts: RouteOptions, call: AdminCall, io: CliI
   const body: Record<string, unknown> = { request };
   if (opts.model) body.model = opts.model;
   if (opts.format) {
-    if (["chat", "responses", "messages"].includes(opts.format)) body.endpoint = opts.format;
+    if (opts.format === "chat" || opts.format === "responses" || opts.format === "messages") body.endpoint = opts.format;
     else body.format = opts.format;
   }
   if (opts.headers?.length) {

@@ -338,6 +338,12 @@ describe("routing", () => {
       const text = await items.allInnerTexts();
       expect(text.map((t) => t.replace(/\s+/g, ""))).toEqual(plan.attempts.map((a, i) => `${i + 1}${a.target}on${a.accountId}`));
       await w.page.screenshot({ path: join(SHOTS, "routing-dry-run.png"), fullPage: true });
+      // The Gemini endpoint: the untouched default body becomes a Gemini request, routed as one.
+      await w.page.selectOption("#dr-format", "gemini");
+      expect(await w.page.inputValue("#dr-body")).toContain('"contents"');
+      await w.page.click('.dry-run button[type="submit"]');
+      await w.page.locator(".plan p", { hasText: "(gemini)" }).waitFor();
+      expect((await items.allInnerTexts()).map((t) => t.replace(/\s+/g, ""))).toEqual(plan.attempts.map((a, i) => `${i + 1}${a.target}on${a.accountId}`));
       expect(w.failed).toEqual([]);
       expect(w.errors).toEqual([]);
     } finally {

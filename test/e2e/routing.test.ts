@@ -226,6 +226,29 @@ describe("CLI", () => {
     expect(t.out).toContain("out   q/glm-x: predicate: has_tools (true) eq false → false");
   });
 
+  test("switchyard route MODEL --format gemini: the Gemini request as a Gemini client sends it (tools read from functionDeclarations)", async () => {
+    const plain = await cli("route", "duo", "--format", "gemini", "--json");
+    expect(plain.err).toBe("");
+    expect(plain.code).toBe(0);
+    const p1 = JSON.parse(plain.out) as RoutePlan;
+    expect(p1).toMatchObject({ requestedModel: "duo", clientFormat: "gemini" });
+    expect(p1.targets.map((t) => t.target)).toEqual(["p/claude-x", "q/glm-x"]);
+
+    const file = join(gw.dataDir, "gemini-req.json");
+    await Bun.write(file, JSON.stringify({ contents: [{ role: "user", parts: [{ text: "run ls" }] }], tools: [{ functionDeclarations: [{ name: "bash", parameters: { type: "object" } }] }] }));
+    const t = await cli("route", "models/duo", "--body", file, "--format", "gemini");
+    expect(t.code).toBe(0);
+    expect(t.out).toStartWith("duo (gemini) via combo duo");
+    expect(t.out).toContain("out   q/glm-x: predicate: has_tools (true) eq false → false");
+    // Without --format the body's `contents` says Gemini.
+    const guessed = JSON.parse((await cli("route", "duo", "--body", file, "--json")).out) as RoutePlan;
+    expect(guessed.clientFormat).toBe("gemini");
+
+    const bad = await cli("route", "duo", "--format", "smoke-signals");
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim()).toBe('--format is one of openai-chat, openai-responses, anthropic-messages, gemini (or the endpoint: chat, responses, messages), not "smoke-signals"');
+  });
+
   test("switchyard accounts status [--json]", async () => {
     gw.fake.enqueue(RATE);
     await (await send(body("p/claude-x", "cli status"))).text();

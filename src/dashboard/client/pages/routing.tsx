@@ -11,6 +11,8 @@ import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
 
 /** The body `switchyard route MODEL` sends when given no --body (src/cli/routing.ts). */
 const DEFAULT_REQUEST = '{\n  "messages": [{ "role": "user", "content": "hi" }]\n}';
+/** The same request as a Gemini client sends it (the endpoint select swaps an untouched default). */
+const DEFAULT_GEMINI_REQUEST = '{\n  "contents": [{ "role": "user", "parts": [{ "text": "hi" }] }]\n}';
 
 function whenText(when: unknown): string {
   if (!when) return "";
@@ -78,11 +80,17 @@ function DryRun({ names }: { names: string[] }) {
           </div>
           <div class="field">
             <label for="dr-format">Endpoint</label>
-            <select id="dr-format" name="endpoint" value={format} onChange={(e) => setFormat((e.target as HTMLSelectElement).value)}>
+            <select id="dr-format" name="endpoint" value={format} onChange={(e) => {
+                const next = (e.target as HTMLSelectElement).value;
+                setFormat(next);
+                if (next === "gemini" && body === DEFAULT_REQUEST) setBody(DEFAULT_GEMINI_REQUEST);
+                if (next !== "gemini" && body === DEFAULT_GEMINI_REQUEST) setBody(DEFAULT_REQUEST);
+              }}>
               <option value="">guess from the body</option>
               <option value="chat">/v1/chat/completions</option>
               <option value="responses">/v1/responses</option>
               <option value="messages">/v1/messages</option>
+              <option value="gemini">/v1beta/models/…:generateContent</option>
             </select>
           </div>
           <div class="field">
