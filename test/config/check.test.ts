@@ -6,6 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkConfig, loadConfigFile } from "../../src/config/index.ts";
+import { COMBO_STRATEGIES } from "../../src/config/schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "switchyard-check-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -147,6 +148,29 @@ describe("examples/config.yaml", () => {
       ok: true,
       lines: ["ok: 8 providers, 5 accounts, 3 combos, 3 aliases, 2 keys"],
     });
+  });
+
+  test("key limits, prices, alerts and the flight recorder are shown with the schema's defaults", () => {
+    const cfg = loadConfigFile(exampleCopy(), exampleEnv);
+    expect(cfg.keys[1].limits).toMatchObject({ rpm: 60, tpm: 400000, concurrency: 4, models: ["coding", "glm/*"] });
+    expect(cfg.settings.flightRecorder).toEqual({ enabled: false, maxRequests: 200, maxBodyBytes: 1048576 });
+    expect(cfg.settings.alerts.quotaThresholds).toEqual([0.8, 0.95]);
+    // The values shown are the defaults: a file without them means the same.
+    writeFileSync(join(dir, "empty.yaml"), "");
+    const defaults = loadConfigFile(join(dir, "empty.yaml"), {}).settings;
+    expect(cfg.settings.flightRecorder).toEqual(defaults.flightRecorder);
+    expect(cfg.settings.alerts.quotaThresholds).toEqual(defaults.alerts.quotaThresholds);
+  });
+
+  test("every place that lists the combo strategies names each one the schema accepts", () => {
+    const root = join(import.meta.dir, "..", "..");
+    const comments = [
+      ...readFileSync(EXAMPLE, "utf8").split("\n").filter((l) => /^\s+strategy: \S+\s+#/.test(l)),
+      ...readFileSync(join(root, "README.md"), "utf8").split("\n").filter((l) => /^\s+strategy: \S+\s+#/.test(l)),
+      readFileSync(join(root, "src/dashboard/client/pages/routing.tsx"), "utf8").match(/A combo is an ordered list of targets with a strategy \([^)]*\)[^)]*\)/)?.[0] ?? "",
+    ];
+    expect(comments.length).toBe(3);
+    for (const c of comments) for (const s of COMBO_STRATEGIES) expect(c).toContain(s);
   });
 
   test("writes no secret inline: every credential field is env: or file:", () => {
