@@ -86,8 +86,8 @@ describe("the admin OpenAPI document", () => {
 
     const dry = op("post", "/admin/api/dry-run")!.requestBody!.content["application/json"].schema;
     expect(dry.required).toEqual(["request"]);
-    expect(dry.properties.format.enum).toEqual(["openai-chat", "openai-responses", "anthropic-messages"]);
-    expect(dry.properties.endpoint.enum).toEqual(["chat", "responses", "messages"]);
+    expect(dry.properties.format.enum).toEqual(["openai-chat", "openai-responses", "anthropic-messages", "gemini"]);
+    expect(dry.properties.endpoint.enum).toEqual(["chat", "responses", "messages", "gemini"]);
     expect(Object.keys(dry.properties)).toEqual(expect.arrayContaining(["model", "headers", "key", "key_tag"]));
 
     const acct = op("post", "/admin/api/accounts")!.requestBody!.content["application/json"].schema;
