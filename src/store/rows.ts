@@ -281,14 +281,18 @@ export function str(v: unknown): string | null {
   return typeof v === "string" ? v : String(v);
 }
 
-/** A finite number rounded to an integer, else `dflt`. */
+/**
+ * A finite number rounded to an integer and held within ±`Number.MAX_SAFE_INTEGER`, else `dflt`. The
+ * bound keeps a nonsense count (an upstream reporting 1e20 tokens) storable in SQLite's INTEGER and
+ * PostgreSQL's BIGINT columns: beyond them the whole flush was refused, at every retry.
+ */
 export function intOr(v: unknown, dflt: number): number {
-  return typeof v === "number" && Number.isFinite(v) ? Math.round(v) : dflt;
+  return typeof v === "number" && Number.isFinite(v) ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(v))) : dflt;
 }
 
-/** A finite number rounded to an integer, else null. */
+/** {@link intOr} with null for anything but a finite number. */
 export function intOrNull(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? Math.round(v) : null;
+  return typeof v === "number" && Number.isFinite(v) ? Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, Math.round(v))) : null;
 }
 
 /** A finite number as is, else null. */

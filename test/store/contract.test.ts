@@ -217,6 +217,28 @@ for (const backend of backends) {
       expect(await code(() => s.recentCalls(1))).toBe("closed");
     });
 
+    test("a row with text or numbers the database cannot hold as sent does not hold up the flush: every row is written", async () => {
+      const { store: s } = await backend.open();
+      s.record(usage({ requestId: "before", ts: 1_800_000_000_001 }));
+      // A client's model name with a NUL or a lone surrogate; an upstream's absurd token count.
+      s.record(usage({ requestId: "nul", ts: 1_800_000_000_002, requestedModel: "gpt\u0000x" }));
+      s.record(usage({ requestId: "surrogate", ts: 1_800_000_000_003, requestedModel: "\ud800abc" }));
+      s.record(usage({ requestId: "huge", ts: 1_800_000_000_004, usage: { inputTokens: 1e20, outputTokens: 1e300 } }));
+      s.save(trace(1, { requestId: "nul", requestedModel: "gpt\u0000x" }));
+      await s.flush();
+      s.record(usage({ requestId: "after", ts: 1_800_000_000_005 }));
+      await s.flush();
+      expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0 });
+      const calls = await s.recentCalls(10);
+      expect(calls.map((c) => c.requestId)).toEqual(["after", "huge", "surrogate", "nul", "before"]);
+      // PostgreSQL's text holds no NUL: it becomes U+FFFD there; SQLite keeps it.
+      expect(calls.find((c) => c.requestId === "nul")!.requestedModel).toBe(backend.name === "postgres" ? "gpt\ufffdx" : "gpt\u0000x");
+      expect(calls.find((c) => c.requestId === "surrogate")!.requestedModel).toBe("\ufffdabc");
+      expect(calls.find((c) => c.requestId === "huge")!.usage).toMatchObject({ inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: Number.MAX_SAFE_INTEGER });
+      expect((await s.getTrace("sy_1"))?.requestedModel).toBe("gpt\u0000x");
+      await s.close();
+    });
+
     test("usage series: one bucket per interval from the rounded-down start, zeros included, sums per bucket", async () => {
       const { store: s } = await backend.open();
       const t0 = 1_800_000_040_000; // 40 s into a minute
@@ -449,6 +471,33 @@ describe("postgres migration 5", () => {
         ["req-1", "sy_1", 100, 10],
       ]);
       expect(await s.getTrace("req-2")).toEqual(trace(2, { routeId: "sy_2", requestId: "req-2" }));
+      await s.close();
+    } finally {
+      await sql.close();
+    }
+  });
+});
+
+describe("postgres flush", () => {
+  test("a row PostgreSQL refuses for its value is dropped alone (counted, logged); the rows around it are written", async () => {
+    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const errors: string[] = [];
+    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: (m) => errors.push(m) });
+    const sql = new SQL(url, { max: 1 });
+    try {
+      // A column narrower than what one row carries: the statement fails with a data exception (22001).
+      await sql`ALTER TABLE usage ALTER COLUMN requested_model TYPE VARCHAR(20)`;
+      s.record(usage({ requestId: "r1" }));
+      s.record(usage({ requestId: "too-long", requestedModel: "m".repeat(30) }));
+      s.record(usage({ requestId: "r3" }));
+      s.save(trace(1, { requestId: "r1" }));
+      await s.flush();
+      s.record(usage({ requestId: "r4" }));
+      await s.flush();
+      expect((await s.recentCalls(10)).map((c) => c.requestId)).toEqual(["r4", "r3", "r1"]);
+      expect((await s.getTrace("r1"))?.routeId).toBe("sy_1");
+      expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, dropped: 1, flushErrors: 1 });
+      expect(errors.filter((e) => e.includes("refused 1 row(s)"))).toHaveLength(1);
       await s.close();
     } finally {
       await sql.close();

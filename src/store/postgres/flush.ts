@@ -54,6 +54,31 @@ const FLUSH = `WITH
       updated_at = excluded.updated_at)
   SELECT 1`;
 
+/** A JSON string escape PostgreSQL's `text` cannot hold: NUL, or a lone UTF-16 surrogate. */
+const TEXT_UNSAFE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+/** The same, with the run of backslashes before it (an even run is an escaped backslash, not an escape). */
+const TEXT_UNSAFE_ALL = /(\\+)u(?:0000|d[89a-f][0-9a-f]{2})/gi;
+
+/**
+ * `JSON.stringify(v)` whose strings PostgreSQL can turn into `text`: a NUL character (`\u0000`, which
+ * `text` cannot hold: SQLSTATE 22P05) and a lone surrogate (which `json` rejects: 22P02) become U+FFFD,
+ * the Unicode replacement character. Both can arrive from a client (a model name, say); written as they
+ * were, they made PostgreSQL reject the whole flush, again at every retry, so no usage row or trace of
+ * that instance reached the database any more. `JSON.stringify` escapes exactly those characters (paired
+ * surrogates are written as they are), so a scan for the escape finds them; the common case is one scan.
+ */
+export function pgJson(v: unknown): string {
+  const json = JSON.stringify(v);
+  if (!TEXT_UNSAFE.test(json)) return json;
+  return json.replace(TEXT_UNSAFE_ALL, (m, slashes: string) => (slashes.length % 2 === 1 ? `${slashes}ufffd` : m));
+}
+
+/** Whether PostgreSQL rejected a statement for a value in it (SQLSTATE class 22, data exception). */
+function isDataError(err: unknown): boolean {
+  const state = (err as { errno?: unknown } | null)?.errno;
+  return typeof state === "string" && state.startsWith("22");
+}
+
 /** Writes the buffers; counts failures and remembers the last successful write. */
 export class PgFlusher {
   /** Flushes that failed (their rows were kept for the next one). */
@@ -102,10 +127,10 @@ export class PgFlusher {
         Math.round(q.updatedAt),
       ]);
       const params = (i: number) => [
-        JSON.stringify(usage.slice(i, i + CHUNK)),
-        JSON.stringify(routes.slice(i, i + CHUNK)),
-        i === 0 ? JSON.stringify(bindRows) : "[]",
-        i === 0 ? JSON.stringify(quotaRows) : "[]",
+        pgJson(usage.slice(i, i + CHUNK)),
+        pgJson(routes.slice(i, i + CHUNK)),
+        i === 0 ? pgJson(bindRows) : "[]",
+        i === 0 ? pgJson(quotaRows) : "[]",
         this.traceRingSize,
       ];
       if (usage.length <= CHUNK && routes.length <= CHUNK) {
@@ -120,9 +145,52 @@ export class PgFlusher {
       if (binds.size || quotas.size) this.ctx.announce("state");
     } catch (err) {
       this.flushErrors++;
+      if (isDataError(err) && !isUnavailable(err)) {
+        // A value PostgreSQL refuses (a number beyond BIGINT from an upstream's usage, say): putting the
+        // batch back would fail the same way at every flush and hold every later row back with it.
+        await this.writeOneByOne(batch, err);
+        return;
+      }
       this.pending.putBack(batch);
       if (isUnavailable(err)) this.ctx.degrade(err);
       else this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
     }
+  }
+
+  /**
+   * After a data exception: each usage row, trace, binding and quota window in its own statement, so
+   * one refused value costs only its own row (dropped, counted in `dropped`, logged once per flush).
+   * Rows that fail for another reason (the database went away meanwhile) are put back.
+   */
+  private async writeOneByOne(batch: PendingBatch, first: unknown): Promise<void> {
+    const one = (usage: unknown[], traces: unknown[], binds: unknown[], quotas: unknown[]) =>
+      this.ctx.sql.unsafe(FLUSH, [pgJson(usage), pgJson(traces), pgJson(binds), pgJson(quotas), this.traceRingSize]);
+    const keep: PendingBatch = { usage: [], traces: [], binds: new Map(), quotas: new Map() };
+    let refused = 0;
+    let lastError: unknown = first;
+    const attempt = async (run: () => Promise<unknown>, onKeep: () => void) => {
+      try {
+        await run();
+      } catch (err) {
+        if (isDataError(err) && !isUnavailable(err)) {
+          refused++;
+          lastError = err;
+        } else onKeep();
+      }
+    };
+    for (const u of batch.usage) await attempt(() => one([u], [], [], []), () => keep.usage.push(u));
+    for (const t of batch.traces) await attempt(() => one([], [t], [], []), () => keep.traces.push(t));
+    for (const [k, b] of batch.binds) {
+      await attempt(() => one([], [], [[b.key, b.accountId, Math.round(b.expiresAt)]], []), () => keep.binds.set(k, b));
+    }
+    for (const [k, q] of batch.quotas) {
+      const row = [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt)];
+      await attempt(() => one([], [], [], [row]), () => keep.quotas.set(k, q));
+    }
+    this.pending.dropped += refused;
+    if (keep.usage.length || keep.traces.length || keep.binds.size || keep.quotas.size) this.pending.putBack(keep);
+    else this.lastFlushAt = this.ctx.now();
+    if (batch.binds.size || batch.quotas.size) this.ctx.announce("state");
+    this.ctx.onError(`flush: PostgreSQL refused ${refused} row(s) for their values (${errMessage(lastError)}); they were dropped, the rest written`, lastError);
   }
 }
