@@ -15,6 +15,9 @@
  * - Same format, third-party server (`openai-compatible`, `anthropic-compatible`): tidied only.
  * - Otherwise through the hub, after the portability policy (F-8) strips or rejects opaque reasoning
  *   state that the target's family did not issue.
+ * - Several choices (Chat `n`, Gemini `candidateCount` > 1) only on a native pair: every other reply is
+ *   decoded into the hub's one choice, so such a target answers 400 naming the field (the combo may
+ *   still reach a native target) instead of returning one choice silently.
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
@@ -242,6 +245,15 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: [] };
   }
 
+  const choices = requestedChoices(ctx);
+  if (choices > 1) {
+    // Every reply that is not passed through is read by a decoder that keeps choice 0 (the hub carries
+    // one choice): the client would pay for n answers and silently get one.
+    return hubError("invalid_request", `n=${choices} (several choices) is only served by a provider of the client's own API; ${target.label} is reached through translation, which returns one choice. Send n=1.`, {
+      param: ctx.clientFormat === "gemini" ? "generationConfig.candidateCount" : "n",
+    });
+  }
+
   try {
     if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (KIND_TRAITS[provider.kind].thirdParty || carriesTaggedState(ctx))) {
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
@@ -284,6 +296,21 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (isStackOverflow(e)) return hubError("invalid_request", TOO_DEEP);
     return hubError("invalid_request", `The request could not be translated for ${target.label}: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/**
+ * How many choices the client asked for: Chat `n`, Gemini `generationConfig.candidateCount` (1 when
+ * absent or not a number; Anthropic and Responses have no such field).
+ */
+function requestedChoices(ctx: RequestContext): number {
+  const body = ctx.body;
+  let n: unknown;
+  if (ctx.clientFormat === "openai-chat") n = body.n;
+  else if (ctx.clientFormat === "gemini") {
+    const gc = body.generationConfig;
+    if (typeof gc === "object" && gc !== null) n = (gc as Record<string, unknown>).candidateCount;
+  }
+  return typeof n === "number" && Number.isFinite(n) ? n : 1;
 }
 
 /**

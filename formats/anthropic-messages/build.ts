@@ -475,7 +475,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       }
       if (k === "tool_choice" && !body.tools) continue;
       if (!(k in body)) body[k] = extra[k];
-    } else {
+    } else if (!k.startsWith("$")) {
+      // (`$…`: per-item fields another format keeps for itself)
       w.add("dropped_field", `Field ${JSON.stringify(k)} has no Anthropic equivalent and was dropped`);
     }
   }

@@ -629,7 +629,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       } else if (!(k in body) && k !== "model" && k !== "stream") body[k] = val;
     }
   } else {
-    for (const k of Object.keys(req.source.extra)) w.add("dropped_field", `${k} has no Gemini equivalent and was not sent.`);
+    for (const k of Object.keys(req.source.extra)) {
+      if (!k.startsWith("$")) w.add("dropped_field", `${k} has no Gemini equivalent and was not sent.`); // `$…`: another format's own per-item fields
+    }
   }
   if (sawCache) w.add("dropped_cache_control", "Gemini has no per-block prompt-cache markers; cache_control was not sent.");
 

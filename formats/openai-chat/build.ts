@@ -311,7 +311,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       if (val !== null && val !== undefined && !(k in body)) body[k] = val;
     }
   } else if (extraKeys.length > 0) {
-    b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${extraKeys.join(", ")}.`);
+    const dropped = extraKeys.filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
+    if (dropped.length > 0) b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${dropped.join(", ")}.`);
   }
   return { body, warnings: b.w.list };
 }

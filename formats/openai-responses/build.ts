@@ -60,13 +60,30 @@ function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | 
 
 /** Tool-result content → `output`: a STRING when text-only (B31; some upstreams reject the list form). */
 function toolResultOutput(r: ToolResultPart, w: Warnings): string | Array<Record<string, unknown>> {
-  if (r.content.every((c) => c.type === "text")) return r.content.map((c) => (c as TextPart).text).join("\n");
+  if (r.content.every((c) => c.type === "text")) return errorPrefixed(r, r.content.map((c) => (c as TextPart).text).join("\n"));
   const parts: Array<Record<string, unknown>> = [];
+  if (r.isError) parts.push({ type: "input_text", text: "Error" });
   for (const c of r.content) {
     const x = partToInputContent(c, w);
     if (x) parts.push(x);
   }
   return parts;
+}
+
+/** Whether an object has no own enumerable keys (without allocating the key list). */
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
+/**
+ * A failed tool's output text: Responses has no error flag on `function_call_output`, so an error
+ * result (Anthropic `is_error`, Gemini `response.error`) says so in its text, as Chat tool messages do
+ * (REFERENCE §5.7): `Error: <text>`, or `Error` alone when the result is empty.
+ */
+function errorPrefixed(r: ToolResultPart, text: string): string {
+  if (!r.isError) return text;
+  return text.length > 0 ? `Error: ${text}` : "Error";
 }
 
 interface BuildContext {
@@ -191,7 +208,7 @@ function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string
 }
 
 function toolResultOutputText(r: ToolResultPart): string {
-  return r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n");
+  return errorPrefixed(r, r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
 }
 
 /**
@@ -326,7 +343,8 @@ const MIN_OUTPUT_TOKENS = 16;
  *   (encrypted_content), or id-only items when store is not false (B40); foreign signatures and
  *   redacted thinking dropped with a warning (F-8);
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
- *   verbosity, …).
+ *   verbosity, …); another format's extra fields are named in one `dropped_field` warning;
+ * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
  * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
  * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip.
@@ -403,6 +421,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       if (k === "tool_choice" || k === "reasoning" || k === "text" || k === TOOL_FIELDS_KEY) continue;
       if (!(k in body)) body[k] = val;
     }
+  } else if (!isEmpty(req.source.extra)) {
+    // Another format's fields with no hub slot (Chat `seed`, `logprobs`, `frequency_penalty`; Gemini
+    // `safetySettings`; Anthropic `service_tier` …): not sent, and said so (SPEC F-2), never silently.
+    const dropped = Object.keys(req.source.extra).filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
+    if (dropped.length > 0) w.add("dropped_field", `Fields with no Responses equivalent were dropped: ${dropped.join(", ")}.`);
   }
   body.stream = target.stream;
   if (target.kind === "codex") applyCodexFixes(body, target, w);

@@ -173,7 +173,7 @@ describe("left alone", () => {
     const chat = bodyOf(send(ctx, "openai-compatible", "glm-5"));
     expect(chat.messages.find((m: any) => m.role === "tool").content).toBe(`Error: ${log}`);
     const resp = bodyOf(send(ctx, "openai-responses", "gpt-5"));
-    expect(resp.input.find((i: any) => i.type === "function_call_output").output).toBe(log);
+    expect(resp.input.find((i: any) => i.type === "function_call_output").output).toBe(`Error: ${log}`); // no flag in Responses: said in the text
     const gem = bodyOf(send(ctx, "gemini", "gemini-3-pro"));
     expect(gem.contents.flatMap((c: any) => c.parts).find((p: any) => p.functionResponse).functionResponse.response).toEqual({ error: log });
     expect(ctx.trace.tokenSaver).toBeUndefined();

@@ -212,6 +212,31 @@ describe("same format, third-party server: tidied (F-3)", () => {
   });
 });
 
+describe("several choices (Chat n, Gemini candidateCount)", () => {
+  const chatBody = { model: "up-model", messages: [{ role: "user", content: "hi" }], n: 3 };
+  const geminiBody = { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { candidateCount: 2 } };
+  const refusal = (t: ReturnType<typeof translate>) => ("kind" in t ? [t.kind, t.status, t.param] : t.mode);
+
+  test("pass through to the client's own API, where every choice reaches the client", () => {
+    expect(ok(translate(ctx("openai-chat", chatBody), target("openai"), "strip_with_warning")).mode).toBe("native");
+    expect(ok(translate(ctx("gemini", geminiBody), target("gemini"), "strip_with_warning")).mode).toBe("native");
+  });
+
+  test("through translation or reply normalisation (one choice comes back) are a 400 naming the field, never one choice silently", () => {
+    for (const kind of ["openai-compatible", "anthropic", "openai-responses", "gemini"] as const) {
+      expect(refusal(translate(ctx("openai-chat", chatBody), target(kind), "strip_with_warning"))).toEqual(["invalid_request", 400, "n"]);
+    }
+    for (const kind of ["openai", "anthropic", "openai-responses"] as const) {
+      expect(refusal(translate(ctx("gemini", geminiBody), target(kind), "strip_with_warning"))).toEqual(["invalid_request", 400, "generationConfig.candidateCount"]);
+    }
+  });
+
+  test("n=1 (or none) is translated as usual", () => {
+    expect(ok(translate(ctx("openai-chat", { ...chatBody, n: 1 }), target("anthropic"), "strip_with_warning")).mode).toBe("hub");
+    expect(ok(translate(ctx("gemini", { ...geminiBody, generationConfig: { candidateCount: 1 } }), target("openai"), "strip_with_warning")).mode).toBe("hub");
+  });
+});
+
 describe("through the hub", () => {
   test("Anthropic client → Chat provider: a Chat body", () => {
     const c = ctx("anthropic-messages", anthropicBody);

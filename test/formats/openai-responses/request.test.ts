@@ -284,6 +284,52 @@ describe("buildRequest details", () => {
     expect(built.warnings.every((w) => w.code === "dropped_field" || w.code === "changed_field")).toBe(true);
   });
 
+  test("another format's fields without a Responses slot are named in a warning, never dropped silently", () => {
+    const chat = openaiChat.parseRequest!({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      seed: 7,
+      logprobs: true,
+      frequency_penalty: 0.5,
+    });
+    const built = buildRequest(chat, OPENAI);
+    const body = built.body as any;
+    expect([body.seed, body.logprobs, body.frequency_penalty]).toEqual([undefined, undefined, undefined]);
+    expect(built.warnings).toContainEqual({ code: "dropped_field", message: "Fields with no Responses equivalent were dropped: seed, logprobs, frequency_penalty." });
+    // per-item fields another format keeps for itself (`$…`) are not client fields: never named
+    const anth = anthropicMessages.parseRequest!({ model: "m", max_tokens: 10, messages: [{ role: "user", content: [{ type: "text", text: "x", citations: [] }] }] });
+    expect(JSON.stringify(buildRequest(anth, OPENAI).warnings)).not.toContain("$");
+  });
+
+  test("an error tool result says so in its output (Responses has no error flag; REFERENCE §5.7), text-only and with media", () => {
+    const call = { type: "tool_call" as const, id: "call_1", name: "f", arguments: "{}" };
+    const result = (content: any[]) => ({ type: "tool_result" as const, callId: "call_1", content, isError: true });
+    const built = buildRequest(
+      base({
+        messages: [
+          { role: "assistant", content: [call, { ...call, id: "call_2" }, { ...call, id: "call_3" }] },
+          {
+            role: "user",
+            content: [
+              result([{ type: "text", text: "file not found" }]),
+              { ...result([]), callId: "call_2" },
+              { ...result([{ type: "image", source: { kind: "base64", mediaType: "image/png", data: "iVB" } }]), callId: "call_3" },
+            ],
+          },
+        ],
+      }),
+      OPENAI,
+    );
+    const outputs = (built.body as any).input.filter((i: any) => i.type === "function_call_output").map((i: any) => i.output);
+    expect(outputs).toEqual([
+      "Error: file not found",
+      "Error",
+      [{ type: "input_text", text: "Error" }, { type: "input_image", image_url: "data:image/png;base64,iVB", detail: "auto" }],
+    ]);
+    const ok = buildRequest(base({ messages: [{ role: "assistant", content: [call] }, { role: "user", content: [{ ...result([{ type: "text", text: "fine" }]), isError: false }] }] }), OPENAI);
+    expect((ok.body as any).input[1].output).toBe("fine");
+  });
+
   test("thinking: OpenAI state → reasoning item with encrypted_content; Anthropic signature and redacted thinking dropped with warnings", () => {
     const built = buildRequest(
       base({
@@ -338,7 +384,7 @@ describe("buildRequest details", () => {
       { type: "input_text", text: "here" },
       { type: "input_image", image_url: "data:image/png;base64,iVBOR", detail: "auto" },
     ]);
-    expect(out2).toEqual({ type: "function_call_output", call_id: "t2", output: "line1\nline2" });
+    expect(out2).toEqual({ type: "function_call_output", call_id: "t2", output: "Error: line1\nline2" }); // is_error said in the text (no flag)
     expect(msg).toEqual({ type: "message", role: "user", content: [{ type: "input_text", text: "thanks" }] });
   });
 
