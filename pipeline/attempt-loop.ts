@@ -17,7 +17,7 @@ import { errorResponse, responseHeaders, type Finished, type RequestContext } fr
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
-import type { Target } from "./resolve.ts";
+import { addAccountHint, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { siblingsOf } from "./siblings.ts";
@@ -270,7 +270,7 @@ function finalError(
 function noAccountError(target: Target, picked: Picked): HubError {
   const out = picked.verdicts.filter((v) => v.verdict === "out");
   if (out.length === 0) {
-    return hubError("api_error", `No account is configured for provider ${target.provider.id}.`, { status: 503, code: "no_account" });
+    return hubError("api_error", `No account is configured for provider ${target.provider.id}: ${addAccountHint(target.provider)}.`, { status: 503, code: "no_account" });
   }
   const why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
   const rateLimited = out.some((v) => v.cause === "rate_limit" || v.cause === "quota");

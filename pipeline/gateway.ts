@@ -12,7 +12,7 @@ import type { TargetOrder } from "./order.ts";
 import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
-import { resolveModel, type RoutingTable } from "./resolve.ts";
+import { addAccountHint, resolveModel, type RoutingTable } from "./resolve.ts";
 
 /** Everything the gateway needs. */
 export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDeps, "settings"> {
@@ -72,8 +72,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
         // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2).
-        const guessed = resolution.targets[0].provider.id;
-        const err = hubError("model_not_found", `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed}, but no ${guessed} account is configured. Use provider/model or a configured alias.`, { code: "model_not_found", param: "model" });
+        const guessed = resolution.targets[0].provider;
+        const err = hubError(
+          "model_not_found",
+          `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
+          { code: "model_not_found", param: "model" },
+        );
         deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
         return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
       }

@@ -190,3 +190,22 @@ function unknownProvider(name: string): HubError {
     param: "model",
   });
 }
+
+/** The environment variable the built-in default config reads an API key from, per built-in provider id. */
+const DEFAULT_CONFIG_KEY_VARS: Record<string, string> = { anthropic: "ANTHROPIC_API_KEY", openai: "OPENAI_API_KEY", gemini: "GEMINI_API_KEY" };
+
+/**
+ * How a user gives a provider its first account, for the errors of a provider without one (SPEC R-2):
+ * a login or import for the subscription kinds, an `accounts:` entry otherwise, and for the built-in
+ * API-key providers the variable the built-in default config reads (README "Configuration").
+ */
+export function addAccountHint(provider: Pick<ProviderInfo, "id" | "kind" | "source">): string {
+  if (provider.kind === "claude-code" || provider.kind === "codex") {
+    const which = provider.id === (provider.kind === "codex" ? "cx" : "cc") ? "" : ` --provider ${provider.id}`;
+    return `log in with \`switchyard login ${provider.kind}${which}\` (or adopt the CLI's own login with \`switchyard import ${provider.kind}${which}\`)`;
+  }
+  const entry = `add an account under \`accounts:\` in the config file (\`provider: ${provider.id}\` with its \`api_key\`)`;
+  const envVar = provider.source === "builtin" ? DEFAULT_CONFIG_KEY_VARS[provider.id] : undefined;
+  return envVar ? `${entry}, or set ${envVar} before starting switchyard without a config file` : entry;
+}
+

@@ -275,7 +275,16 @@ describe("wrong field types and model names (found by a new user)", () => {
   test("a bare name that is no alias or combo, guessed to a provider without accounts, is a 404 that says so", async () => {
     const body = await expectError(await bad("/v1/chat/completions", { model: "FAST", messages: [{ role: "user", content: "hi" }] }), 404, "openai");
     expect(body.error.code).toBe("model_not_found");
-    expect(body.error.message).toContain("not an alias or combo");
+    expect(body.error.message).toBe(
+      "The model `FAST` is not an alias or combo; it was taken for a model of provider openai, but no openai account is configured: name a configured alias, combo or provider/model, or add an account under `accounts:` in the config file (`provider: openai` with its `api_key`), or set OPENAI_API_KEY before starting switchyard without a config file.",
+    );
+  });
+
+  test("provider/model of a provider without accounts is a 503 that says how to add one (a login for a subscription provider)", async () => {
+    const cc = await expectError(await bad("/v1/chat/completions", { model: "cc/claude-sonnet-4-5", messages: [{ role: "user", content: "hi" }] }), 503, "openai");
+    expect(cc.error.message).toBe("No account is configured for provider cc: log in with `switchyard login claude-code` (or adopt the CLI's own login with `switchyard import claude-code`).");
+    const gem = await expectError(await bad("/v1/messages", { model: "gemini/gemini-2.5-pro", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }), 503, "anthropic");
+    expect(gem.error.message).toBe("No account is configured for provider gemini: add an account under `accounts:` in the config file (`provider: gemini` with its `api_key`), or set GEMINI_API_KEY before starting switchyard without a config file.");
   });
 
   test("`provider/` with no model after the slash is a 400, nothing goes upstream", async () => {

@@ -3,7 +3,7 @@
  * lookup), alias, combo, guess — nested combos, and the 404 for an unknown prefix.
  */
 import { describe, expect, test } from "bun:test";
-import { guessProvider, resolveModel } from "../../pipeline/resolve.ts";
+import { addAccountHint, guessProvider, resolveModel } from "../../pipeline/resolve.ts";
 import { combo, provider, table } from "./routing-helpers.ts";
 
 const anthropic = provider("anthropic", "anthropic");
@@ -152,5 +152,20 @@ describe("errors", () => {
   test("a guess whose built-in provider is not configured is a 404", () => {
     const r = resolveModel("claude-x", table([openai]));
     expect("kind" in r && r.status).toBe(404);
+  });
+});
+
+describe("addAccountHint: how a provider without accounts gets one", () => {
+  test("subscription kinds: login or import, naming --provider for a provider other than the built-in one", () => {
+    expect(addAccountHint({ id: "cx", kind: "codex", source: "builtin" })).toBe("log in with `switchyard login codex` (or adopt the CLI's own login with `switchyard import codex`)");
+    expect(addAccountHint({ id: "cc-team", kind: "claude-code", source: "config" })).toBe(
+      "log in with `switchyard login claude-code --provider cc-team` (or adopt the CLI's own login with `switchyard import claude-code --provider cc-team`)",
+    );
+  });
+  test("API-key kinds: an accounts: entry; the built-in ones also the default config's variable", () => {
+    expect(addAccountHint({ id: "glm", kind: "anthropic-compatible", source: "config" })).toBe("add an account under `accounts:` in the config file (`provider: glm` with its `api_key`)");
+    expect(addAccountHint({ id: "anthropic", kind: "anthropic", source: "builtin" })).toBe(
+      "add an account under `accounts:` in the config file (`provider: anthropic` with its `api_key`), or set ANTHROPIC_API_KEY before starting switchyard without a config file",
+    );
   });
 });
