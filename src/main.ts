@@ -394,6 +394,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
     const list = (await res.json()) as { data?: unknown };
     catalog = (Array.isArray(list.data) ? list.data : []).flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { id?: unknown }).id === "string" ? [setupModel((e as { id: string }).id, e)] : []));
+    if (catalog.length === 0) out(`note: the gateway at ${url} lists no models yet (no account serves any): no model catalog written; run switchyard setup codex again once it lists some`);
   }
   const dryRun = values["dry-run"] === true;
   let r;

@@ -142,7 +142,13 @@ export function adminApi(deps: AdminDeps) {
           set.status = 201;
           return created;
         } catch (e) {
-          if (e instanceof StoreError) return adminError(e.code === "conflict" || e.code === "read_only" ? 409 : 400, e.message);
+          if (e instanceof StoreError) {
+            // A name already in use: say how to free it or what else to do.
+            const name = JSON.stringify(input.value.name);
+            if (e.code === "conflict") return adminError(409, `${e.message}: revoke it first (switchyard keys revoke ${name}) or choose another name`, "name");
+            if (e.code === "read_only") return adminError(409, `${e.message}: choose another name (a key of the config file is changed in the file)`, "name");
+            return adminError(400, e.message);
+          }
           throw e;
         }
       },

@@ -62,7 +62,11 @@ const CodexFile = v.looseObject({
  * (never quoting a token).
  */
 export function readCredentialFile(kind: SubscriptionKind, path: string): ImportedCredential {
-  if (!existsSync(path)) throw new Error(`${path} does not exist${kind === "claude-code" ? " (on macOS Claude Code keeps its login in the Keychain; use switchyard login claude-code)" : ""}`);
+  if (!existsSync(path)) {
+    const cli = kind === "claude-code" ? "Claude Code (`claude`, then /login)" : "Codex (`codex login`)";
+    const mac = kind === "claude-code" ? "; on macOS Claude Code keeps its login in the Keychain, not in a file" : "";
+    throw new Error(`${path} does not exist: log in with ${cli} on this machine first, name its file with --from PATH, or log in through switchyard with \`switchyard login ${kind}\`${mac}`);
+  }
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, "utf8"));

@@ -237,6 +237,23 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("codex against a gateway that lists no models yet (a first run before any account): no catalog, and setup says so", async () => {
+    const codex = await ensureCli(CODEX);
+    const empty = await startGateway("");
+    const home = scratchHome();
+    try {
+      const proc = Bun.spawn(["bun", MAIN, "setup", "codex", "--codex-bin", codex, "--data-dir", empty.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      expect(stdout).toContain(`note: the gateway at ${empty.url} lists no models yet (no account serves any): no model catalog written; run switchyard setup codex again once it lists some`);
+      expect(read(join(home, ".codex", "config.toml"))).toContain("[model_providers.switchyard]");
+      expect(existsSync(join(home, ".codex", CODEX_CATALOG_FILE))).toBe(false);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      await empty.stop();
+    }
+  }, INSTALL_HOOK_TIMEOUT_MS);
+
   test("gemini: .env and settings.json (auth type, model, compression threshold); other lines kept", async () => {
     const home = scratchHome();
     try {

@@ -128,7 +128,8 @@ describe("switchyard import", () => {
     expect(msg).toContain("claudeAiOauth.accessToken");
     expect(msg).not.toContain("very-secret");
     await importCommand("codex", { from: join(home, "missing.json") }, w.call, w.io).catch((e) => (msg = String(e)));
-    expect(msg).toContain("does not exist");
+    // A missing file says how to get one, or how to log in without it.
+    expect(msg).toContain(`${join(home, "missing.json")} does not exist: log in with Codex (\`codex login\`) on this machine first, name its file with --from PATH, or log in through switchyard with \`switchyard login codex\``);
   });
 
   test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {
