@@ -57,7 +57,9 @@ export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup,
     ok: false,
     error: hubError(
       "authentication",
-      secret ? "The API key is not valid for this gateway." : "An API key is required: send Authorization: Bearer KEY or x-api-key: KEY.",
+      secret
+        ? "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one)."
+        : "An API key is required: send a client key of this gateway as Authorization: Bearer KEY or x-api-key: KEY (switchyard keys create NAME makes one).",
       { code: "invalid_api_key" },
     ),
   };

@@ -59,7 +59,9 @@ describe("keys", () => {
   let secret: string;
 
   test("keys create prints the secret alone on the last line, and it works as a Bearer key", async () => {
-    expect((await chat()).status).toBe(401);
+    const none = await chat();
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as any).error.message).toBe("An API key is required: send a client key of this gateway as Authorization: Bearer KEY or x-api-key: KEY (switchyard keys create NAME makes one).");
     const r = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
     expect(r.code).toBe(0);
     const out = lines(r.stdout);
@@ -90,7 +92,10 @@ describe("keys", () => {
     expect(r.code).toBe(0);
     const res = await chat(secret);
     expect(res.status).toBe(401);
-    expect(((await res.json()) as any).error.type).toBe("authentication_error");
+    expect(((await res.json()) as any).error).toMatchObject({
+      type: "authentication_error",
+      message: "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one).",
+    });
     const again = cli(["keys", "revoke", "laptop", "--data-dir", inst.dataDir]);
     expect(again.code).not.toBe(0);
     expect(lines(again.stderr)).toHaveLength(1);
