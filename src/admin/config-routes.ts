@@ -357,7 +357,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
       // ---- reload --------------------------------------------------------------------------
       .post("/config/reload", () => {
-        if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload.", null, "no_config_file");
+        if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.", null, "no_config_file");
         const r = live.reloadFile();
         if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, warnings: r.warnings };
         const issues = r.error.issues;

@@ -1,0 +1,80 @@
+/**
+ * A new user's first start (README "On a fresh machine"): `switchyard start` with no config file and no
+ * API key in the environment. The log says that no account is configured and where a config file goes;
+ * a request says how to add an account; a reload says why there is nothing to reload.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { SOURCE_CLI } from "../support/instance.ts";
+
+let home: string;
+let proc: Subprocess<"ignore", "pipe", "pipe">;
+let url: string;
+let adminToken: string;
+const lines: string[] = [];
+
+/** Collects a stream's lines into {@link lines}. */
+async function collect(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const dec = new TextDecoder();
+  let buf = "";
+  for await (const chunk of stream) {
+    buf += dec.decode(chunk, { stream: true });
+    const parts = buf.split("\n");
+    buf = parts.pop()!;
+    lines.push(...parts);
+  }
+}
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), "switchyard-first-run-"));
+  // Only PATH and HOME: no SWITCHYARD_HOME, no provider key, no config file.
+  proc = Bun.spawn([...SOURCE_CLI, "start", "--port", "0"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  void collect(proc.stdout);
+  void collect(proc.stderr);
+  const deadline = Date.now() + 15_000;
+  while (!url) {
+    const l = lines.map((x) => (x.startsWith("{") ? JSON.parse(x) : {})).find((j) => j.msg === "switchyard listening");
+    if (l) url = l.url;
+    else if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`switchyard did not start:\n${lines.join("\n")}`);
+    else await Bun.sleep(20);
+  }
+  adminToken = JSON.parse(readFileSync(join(home, ".switchyard", "instance.json"), "utf8")).adminToken;
+});
+afterAll(async () => {
+  proc?.kill("SIGTERM");
+  await proc?.exited;
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe("first start without a config file", () => {
+  test("the log says no account is configured and where a config file goes", () => {
+    const msgs = lines.flatMap((l) => (l.startsWith("{") ? [JSON.parse(l) as { level: string; msg: string; config?: string }] : []));
+    expect(msgs.find((m) => m.msg === "switchyard listening")!.config).toBe("(built-in default)");
+    expect(msgs.some((m) => m.level === "warn" && m.msg.startsWith("no accounts are configured: requests will fail until one is added"))).toBe(true);
+    expect(msgs).toContainEqual(
+      expect.objectContaining({
+        level: "info",
+        msg: `no config file at ${join(home, ".switchyard", "config.yaml")}: running the built-in default; write one there (examples/config.yaml is a commented example) or pass --config FILE, and restart switchyard to use it`,
+      }),
+    );
+  });
+
+  test("a request for a built-in provider says how to give it an account", async () => {
+    const res = await fetch(`${url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "anthropic/claude-sonnet-4-5", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      "No account is configured for provider anthropic: add an account under `accounts:` in the config file (`provider: anthropic` with its `api_key`), or set ANTHROPIC_API_KEY before starting switchyard without a config file.",
+    );
+  });
+
+  test("POST /admin/api/config/reload says there is no file and how to use one", async () => {
+    const res = await fetch(`${url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${adminToken}` } });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.",
+    );
+  });
+});
