@@ -31,7 +31,7 @@ import { Discovery } from "./providers/discovery.ts";
 import { subscriptionAdmin } from "./admin/subscription-routes.ts";
 import { isSubscription } from "./oauth/protocol.ts";
 import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
-import { adminApi } from "./admin/admin-api.ts";
+import { adminAllowed, adminApi } from "./admin/admin-api.ts";
 import { SessionBook } from "./admin/sessions.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
@@ -548,6 +548,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               secrets,
               recorder,
               traceExists: async (id) => (await store.getTrace(id)) !== undefined,
+              allowed: (request, peer) => adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
             })(configRoutes({ live, store, registry, refreshAccounts, bus, clock })(admin)),
           ),
         ),

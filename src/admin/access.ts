@@ -3,9 +3,11 @@
  *
  * 1. a header key (`Authorization: Bearer` or `x-api-key`) that is the per-start admin token of
  *    instance.json (the CLI) or a client key with the `admin` scope — no cookie or CSRF involved;
- * 2. a dashboard session cookie (src/admin/sessions.ts) whose key is still valid with the admin scope:
- *    allowed, but a state-changing call (anything but GET, HEAD, OPTIONS) must carry the session's CSRF
- *    token, else 403 — a browser's cookie never authorises a call on its own;
+ * 2. a dashboard session cookie (src/admin/sessions.ts) whose key is still valid with the admin scope
+ *    (a session issued to a local browser without a key: while that browser is still local and keys are
+ *    still not required): allowed, but a state-changing call (anything but GET, HEAD, OPTIONS) must
+ *    carry the session's CSRF token, else 403 — a browser's cookie never authorises a call on its own;
+ *    a session whose key or exemption lapsed is ended;
  * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
  * 4. anyone else: 401.
  */
@@ -36,15 +38,23 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
     if (auth.keys.lookup(secret)?.scopes.includes("admin")) return { ok: true, via: "key" };
   }
   let check = auth.sessions?.check(request) ?? { kind: "none" as const };
-  // A session signed in with a key lasts only as long as the key is valid and has the admin scope.
-  if (check.kind !== "none" && check.session.secret !== undefined && !safeEqual(check.session.secret, auth.adminToken) && !auth.keys.lookup(check.session.secret)?.scopes.includes("admin")) {
-    auth.sessions!.end(check.session.id);
-    check = { kind: "none" };
+  const local = !isRemote(peer, request.headers);
+  if (check.kind !== "none") {
+    const s = check.session;
+    // A session signed in with a key lasts only as long as the key is valid and has the admin scope.
+    const keyLapsed = s.secret !== undefined && !safeEqual(s.secret, auth.adminToken) && !auth.keys.lookup(s.secret)?.scopes.includes("admin");
+    // A session issued to a local browser without a key (it only carries the CSRF token) lasts only as
+    // long as the loopback exemption it was issued under: not once keys are required, never remotely.
+    const exemptionLapsed = s.secret === undefined && (auth.requireApiKey() || !local);
+    if (keyLapsed || exemptionLapsed) {
+      auth.sessions!.end(s.id);
+      check = { kind: "none" };
+    }
   }
   if (check.kind === "ok") return { ok: true, via: "session", session: check.session };
   if (check.kind === "csrf") {
     return { ok: false, status: 403, message: "This call changes state and needs the dashboard session's CSRF token in the X-CSRF-Token header." };
   }
-  if (!isRemote(peer, request.headers) && !auth.requireApiKey()) return { ok: true, via: "loopback" };
+  if (local && !auth.requireApiKey()) return { ok: true, via: "loopback" };
   return { ok: false, status: 401, message: "This admin API needs a key with the admin scope." };
 }

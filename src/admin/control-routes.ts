@@ -35,6 +35,8 @@ export interface ControlDeps {
   recorder: FlightRecorder;
   /** Whether the store holds a route trace of this route or request id (the recording's 404 says which case it is). */
   traceExists: (id: string) => Promise<boolean>;
+  /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
+  allowed?: (request: Request, peer: string | undefined) => boolean;
 }
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
@@ -101,11 +103,13 @@ export const RecordingReply = v.object({
 export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
   return (app) =>
     app
-      .get("/events", ({ request, query }) => {
+      .get("/events", ({ request, query, server }) => {
         const q = parseInput(EventsQuery, query, "query");
         if (!q.ok) return q.response;
         const types = q.value.types ? new Set(q.value.types.split(",")) : undefined;
-        return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now() });
+        const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
+        const allowed = deps.allowed;
+        return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now(), allowed: allowed && (() => allowed(request, peer)) });
       })
       .get("/providers", () => {
         const discovered = deps.discovered();

@@ -16,12 +16,19 @@
  * A reader that lets more than {@link MAX_QUEUED_BYTES} pile up is sent `event: dropped` and
  * disconnected; the publisher never waits, so a slow dashboard cannot slow a request down. A client
  * that goes away (its request's signal aborts, or the stream is cancelled) is unsubscribed at once.
+ *
+ * Access: the caller was allowed when the stream opened; with `allowed` the stream asks again before
+ * each event (at most once per second) and every {@link RECHECK_MS}, and ends (`event: signed_out`,
+ * then close) once the answer is no — a dashboard that signed out, whose session expired or whose key
+ * was revoked stops receiving events at once rather than when it next calls the API.
  */
 import * as v from "valibot";
 import type { EventBus, GatewayEvent } from "../events/bus.ts";
 
 /** Interval of the `: ping` comment lines, ms. */
 export const HEARTBEAT_MS = 15_000;
+/** How often an open stream re-checks that its caller may still read it, ms (also before each event). */
+export const RECHECK_MS = 5_000;
 /** Bytes a connection may have queued before it is dropped as a slow reader (1 MiB). */
 export const MAX_QUEUED_BYTES = 1024 * 1024;
 
@@ -55,6 +62,9 @@ export interface EventStreamOptions {
   heartbeatMs?: number;
   maxQueuedBytes?: number;
   now?: () => number;
+  /** Whether the caller may still read the stream (re-checked, see the module comment). */
+  allowed?: () => boolean;
+  recheckMs?: number;
 }
 
 /**
@@ -66,6 +76,7 @@ export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Respo
   const maxQueued = opts.maxQueuedBytes ?? MAX_QUEUED_BYTES;
   let unsubscribe: (() => void) | undefined;
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let recheck: ReturnType<typeof setInterval> | undefined;
   let closed = false;
   let seq = 0;
   const stop = () => {
@@ -73,6 +84,7 @@ export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Respo
     closed = true;
     unsubscribe?.();
     if (heartbeat) clearInterval(heartbeat);
+    if (recheck) clearInterval(recheck);
     opts.signal?.removeEventListener("abort", stop);
   };
   const body = new ReadableStream<Uint8Array>(
@@ -99,11 +111,31 @@ export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Respo
             return false;
           }
         };
-        send(frame("hello", { at: (opts.now ?? Date.now)(), heartbeatMs }));
+        const now = opts.now ?? Date.now;
+        let checkedAt = now();
+        /** false (and the stream ended) once the caller may no longer read it. */
+        const stillAllowed = (force: boolean): boolean => {
+          if (!opts.allowed || closed) return !closed;
+          const t = now();
+          if (!force && t - checkedAt < 1000) return true;
+          checkedAt = t;
+          if (opts.allowed()) return true;
+          stop();
+          try {
+            controller.enqueue(frame("signed_out", { at: t }));
+            controller.close();
+          } catch {
+            // already closed
+          }
+          return false;
+        };
+        send(frame("hello", { at: now(), heartbeatMs }));
         unsubscribe = bus.subscribe((event: GatewayEvent) => {
           if (opts.types && !opts.types.has(event.type)) return;
+          if (!stillAllowed(false)) return;
           send(frame(event.type, event, ++seq));
         });
+        if (opts.allowed) recheck = setInterval(() => stillAllowed(true), opts.recheckMs ?? RECHECK_MS);
         heartbeat = setInterval(() => send(enc.encode(": ping\n\n")), heartbeatMs);
         if (opts.signal?.aborted) stop();
         else opts.signal?.addEventListener("abort", stop, { once: true });

@@ -47,7 +47,18 @@ export function connectLive(): void {
       }
     });
   }
-  source.addEventListener("error", () => setState("reconnecting"));
+  // The server ends the stream when this browser's session ends (signed out elsewhere, expired, key
+  // revoked); a reconnect it refuses leaves the source closed. Either way the page goes to the sign-in
+  // view (a page reload re-asks the server which view to show).
+  source.addEventListener("signed_out", () => location.reload());
+  source.addEventListener("error", () => {
+    setState("reconnecting");
+    if (source?.readyState === EventSource.CLOSED) {
+      void fetch("/admin/api/settings", { credentials: "same-origin" }).then((r) => {
+        if (r.status === 401) location.reload();
+      });
+    }
+  });
 }
 
 /** Calls `fn` for every live event while the component is mounted. */

@@ -1,0 +1,130 @@
+/**
+ * Dashboard sessions end everywhere at once (SPEC 9.4), in a real Chromium: an open page whose session
+ * ended — signed out in another tab, its key revoked, or (a local browser that needed no key)
+ * `require_api_key` switched on — stops receiving live data and shows the sign-in view without anyone
+ * touching it, and the admin API refuses its cookie.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { appendFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
+  gw = await startGateway();
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const REMOTE = { "X-Forwarded-For": "203.0.113.7" };
+
+async function adminKey(name: string): Promise<string> {
+  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, scopes: ["admin"] }) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { secret: string }).secret;
+}
+
+/** Signs a remote browser in on `page` and waits until the Calls page is live. */
+async function signIn(w: WatchedPage, secret: string, page = "calls"): Promise<void> {
+  await w.page.goto(`${gw.url}/dashboard/${page}`);
+  await w.page.fill("#key", secret);
+  await w.page.click('button[type="submit"]');
+  await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
+}
+
+const signInShown = (page: Page) => page.locator("h1", { hasText: "Sign in" }).waitFor({ timeout: 15_000 });
+const apiStatus = (page: Page) => page.evaluate(() => fetch("/admin/api/keys").then((r) => r.status));
+
+async function sendMessage(model: string): Promise<void> {
+  const res = await fetch(`${gw.url}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.text();
+}
+
+describe("an open page whose session ended", () => {
+  test("a revoked key: its event stream ends before the next event, and the open Calls page goes to the sign-in view", async () => {
+    const secret = await adminKey("revoked-admin");
+    const w = await openPage(browser, gw.url, REMOTE);
+    try {
+      await signIn(w, secret);
+      // what the browser's event stream carries, watched from a second tab that never reloads
+      const watcher = await w.context.newPage();
+      await watcher.goto(`${gw.url}/health`);
+      await watcher.evaluate(() => {
+        const g = globalThis as any;
+        g.seen = [];
+        const es: any = new g.EventSource("/admin/api/events");
+        es.addEventListener("request_finished", (m: any) => g.seen.push(JSON.parse(m.data).model));
+        es.addEventListener("signed_out", () => {
+          g.seen.push("signed_out");
+          es.close();
+        });
+      });
+      await sendMessage("anth/before-revocation");
+      await w.page.locator("table.calls", { hasText: "anth/before-revocation" }).waitFor({ timeout: 10_000 });
+      await watcher.waitForFunction(() => (globalThis as any).seen.length > 0, undefined, { timeout: 10_000 });
+
+      expect((await fetch(`${gw.url}/admin/api/keys/revoked-admin`, { method: "DELETE" })).status).toBe(200);
+      await sendMessage("anth/after-revocation");
+      await watcher.waitForFunction(() => (globalThis as any).seen.includes("signed_out"), undefined, { timeout: 10_000 });
+      expect(await watcher.evaluate(() => (globalThis as any).seen)).toEqual(["anth/before-revocation", "signed_out"]);
+      await signInShown(w.page);
+      expect(await w.page.locator("body").innerText()).not.toContain("anth/after-revocation");
+      expect(await apiStatus(w.page)).toBe(401);
+    } finally {
+      await w.close();
+    }
+  }, 90_000);
+
+  test("signed out in one tab: the other open tab goes to the sign-in view by itself", async () => {
+    const secret = await adminKey("two-tabs-admin");
+    const a = await openPage(browser, gw.url, REMOTE);
+    try {
+      await signIn(a, secret, "overview");
+      // a second tab of the same browser shares the session cookie
+      const b = await a.context.newPage();
+      await b.goto(`${gw.url}/dashboard/calls`);
+      await b.locator(".live-live").waitFor({ timeout: 10_000 });
+
+      await a.page.getByRole("button", { name: "Sign out" }).click();
+      await signInShown(a.page);
+      await signInShown(b);
+      await b.screenshot({ path: join(SHOTS, "signed-out-other-tab.png") });
+      expect(await apiStatus(b)).toBe(401);
+    } finally {
+      await a.close();
+    }
+  }, 90_000);
+
+  // Last: it switches require_api_key on for the rest of this gateway's life.
+  test("a local browser that needed no key: once require_api_key is on, its open page goes to the sign-in view and its cookie reads nothing", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
+      expect(await apiStatus(w.page)).toBe(200);
+
+      appendFileSync(gw.configPath, "server:\n  require_api_key: true\n");
+      const reload = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST" });
+      expect(reload.status).toBe(200);
+      await signInShown(w.page);
+      expect(await apiStatus(w.page)).toBe(401);
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await signInShown(w.page);
+    } finally {
+      await w.close();
+    }
+  }, 90_000);
+});
