@@ -9,15 +9,17 @@
  *   in the program; content-hashed names, cached for a year.
  * - `POST /dashboard/login` `{"key": "…"}`: an admin-scope key (or the instance's admin token) →
  *   an HttpOnly, SameSite=Strict session cookie (src/admin/sessions.ts). The key stays in memory with
- *   the session so that revoking it (or a reload that drops it) signs the browser out.
+ *   the session so that revoking it (or a reload that drops it) signs the browser out. An address that
+ *   entered too many wrong keys gets 429 for a while (src/admin/sign-in-throttle.ts).
  * - `POST /dashboard/logout`: ends the session (CSRF token required, as for every state change).
  *
  * Every dashboard response carries a strict Content-Security-Policy: scripts, styles and connections
  * from this origin only, no inline script or style element, no framing.
  */
 import { Elysia } from "elysia";
-import { isRemote } from "../../pipeline/index.ts";
+import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
+import { SignInThrottle } from "../admin/sign-in-throttle.ts";
 import { clearedSessionCookie, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 
 /** The pages of the app (each is also a path under /dashboard). */
@@ -40,6 +42,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** What the dashboard routes need: the admin access rule and its sessions. */
 export interface DashboardDeps extends AdminAuth {
   sessions: SessionBook;
+  /** Failed sign-ins per peer address (a fresh one when absent). */
+  signIns?: SignInThrottle;
 }
 
 interface PeerSource {
@@ -105,6 +109,7 @@ const isSecure = (request: Request) => new URL(request.url).protocol === "https:
 
 /** The dashboard routes as an Elysia plugin. */
 export function dashboardRoutes(deps: DashboardDeps) {
+  const throttle = deps.signIns ?? new SignInThrottle();
   const page = async ({ request, server }: { request: Request; server: unknown }) => {
     const access = adminAccess(request, peerOf(server, request), deps);
     if (!access.ok) return html(await shell("login", "", "login"));
@@ -113,7 +118,8 @@ export function dashboardRoutes(deps: DashboardDeps) {
     let session: Session | undefined = access.session ?? deps.sessions.fromRequest(request);
     const extra: Record<string, string> = {};
     if (!session) {
-      session = deps.sessions.create(access.via === "loopback" ? "loopback" : access.via);
+      // A header key is kept with the session like a signed-in one, so revoking it ends the session.
+      session = access.via === "loopback" ? deps.sessions.create("loopback") : deps.sessions.create(access.via, presentedKey(request.headers));
       extra["set-cookie"] = sessionCookie(session, isSecure(request));
     }
     // "loopback": this browser needs no sign-in (nothing to sign out of).
@@ -135,9 +141,16 @@ export function dashboardRoutes(deps: DashboardDeps) {
     })
     .post(
       "/dashboard/login",
-      async ({ request }) => {
+      async ({ request, server }) => {
         const origin = request.headers.get("origin");
         if (origin !== null && origin !== ownOrigin(request)) return jsonError(403, "Sign in from the dashboard's own page.", "permission_error");
+        const peer = peerOf(server, request) ?? "unknown";
+        const wait = throttle.retryAfterSeconds(peer);
+        if (wait > 0) {
+          const res = jsonError(429, `Too many wrong keys from this address; try again in ${wait} s.`, "rate_limit_error");
+          res.headers.set("retry-after", String(wait));
+          return res;
+        }
         let key: unknown;
         try {
           key = ((await request.json()) as { key?: unknown })?.key;
@@ -154,9 +167,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
           else if (k) return jsonError(403, `Key ${k.name} has no admin scope; the dashboard needs a key created with --scope admin.`, "permission_error");
         }
         if (!subject) {
+          throttle.failed(peer);
           await Bun.sleep(200); // slows guessing a little; keys are long random strings anyway
           return jsonError(401, "That key is not valid.", "authentication_error");
         }
+        throttle.succeeded(peer);
         const session = deps.sessions.create(subject, secret);
         return new Response(JSON.stringify({ ok: true, subject }), {
           headers: { "content-type": "application/json", "set-cookie": sessionCookie(session, isSecure(request)), ...SECURITY_HEADERS },
