@@ -18,7 +18,7 @@
  * that goes away (its request's signal aborts, or the stream is cancelled) is unsubscribed at once.
  *
  * Access: the caller was allowed when the stream opened; with `allowed` the stream asks again before
- * each event (at most once per second) and every {@link RECHECK_MS}, and ends (`event: signed_out`,
+ * each event (a session lookup, and a key lookup for a signed-in one) and every {@link RECHECK_MS}, and ends (`event: signed_out`,
  * then close) once the answer is no — a dashboard that signed out, whose session expired or whose key
  * was revoked stops receiving events at once rather than when it next calls the API.
  */
@@ -112,17 +112,13 @@ export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Respo
           }
         };
         const now = opts.now ?? Date.now;
-        let checkedAt = now();
         /** false (and the stream ended) once the caller may no longer read it. */
-        const stillAllowed = (force: boolean): boolean => {
+        const stillAllowed = (): boolean => {
           if (!opts.allowed || closed) return !closed;
-          const t = now();
-          if (!force && t - checkedAt < 1000) return true;
-          checkedAt = t;
           if (opts.allowed()) return true;
           stop();
           try {
-            controller.enqueue(frame("signed_out", { at: t }));
+            controller.enqueue(frame("signed_out", { at: now() }));
             controller.close();
           } catch {
             // already closed
@@ -132,10 +128,10 @@ export function eventStream(bus: EventBus, opts: EventStreamOptions = {}): Respo
         send(frame("hello", { at: now(), heartbeatMs }));
         unsubscribe = bus.subscribe((event: GatewayEvent) => {
           if (opts.types && !opts.types.has(event.type)) return;
-          if (!stillAllowed(false)) return;
+          if (!stillAllowed()) return;
           send(frame(event.type, event, ++seq));
         });
-        if (opts.allowed) recheck = setInterval(() => stillAllowed(true), opts.recheckMs ?? RECHECK_MS);
+        if (opts.allowed) recheck = setInterval(stillAllowed, opts.recheckMs ?? RECHECK_MS);
         heartbeat = setInterval(() => send(enc.encode(": ping\n\n")), heartbeatMs);
         if (opts.signal?.aborted) stop();
         else opts.signal?.addEventListener("abort", stop, { once: true });

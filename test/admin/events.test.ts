@@ -145,3 +145,19 @@ describe("the event stream's bounded queue", () => {
     expect(delivered).toBeLessThan(50);
   });
 });
+
+describe("the event stream's access re-check", () => {
+  test("once the caller may no longer read it, the very next event is not sent: the stream ends with signed_out", async () => {
+    const bus = new EventBus();
+    let allowed = true;
+    const res = eventStream(bus, { heartbeatMs: 60_000, allowed: () => allowed });
+    const alert = (subject: string) => ({ type: "alert" as const, event: "circuit_open", at: 1, subject, detail: {} });
+    bus.publish(alert("provider:before"));
+    allowed = false; // e.g. the key was revoked a moment after the last event
+    bus.publish(alert("provider:after"));
+    expect(bus.active).toBe(false);
+    const frames = (await res.text()).split("\n\n").filter((f) => f.trim() !== "");
+    expect(frames.map((f) => /^(?:id: \d+\n)?event: (\w+)/.exec(f)?.[1])).toEqual(["hello", "alert", "signed_out"]);
+    expect(frames.join("\n")).not.toContain("provider:after");
+  });
+});
