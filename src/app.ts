@@ -354,6 +354,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     priceTable: priceTableOnFirstUse(),
     counters: keyCounters,
     onBudgetChange: (key, changes, now) => alerts.budgetChanged(key, changes, now),
+    log,
   });
 
   const finish = (ctx: RequestContext, f: Finished) => {

@@ -26,6 +26,8 @@ export interface AccountingDeps {
   counters: KeyLimitCounters;
   /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7). */
   onBudgetChange?: (keyName: string, changes: BudgetChange[], now: number) => void;
+  /** Where a warning goes (one JSON line); default: nowhere. */
+  log?: (line: string) => void;
 }
 
 /** Tokens a request counts against `tpm` and token budgets: all input (cache reads and writes included) plus output. */
@@ -37,6 +39,8 @@ export function countedTokens(usage: UsageRecord["usage"]): number {
 export class RequestAccounting {
   private book?: PriceBook;
   private bookFor?: ReadonlyMap<string, PriceOverride>;
+  /** `key\0provider/model` pairs already warned about (a USD budget that cannot count the model). */
+  private readonly warnedUnpriced = new Set<string>();
 
   constructor(private readonly deps: AccountingDeps) {}
 
@@ -70,6 +74,7 @@ export class RequestAccounting {
       if (cost.usd !== undefined) rec.costUsd = cost.usd;
       if (cost.unpriced) rec.unpriced = true;
     }
+    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
       const key = ctx.key.name;
@@ -81,5 +86,26 @@ export class RequestAccounting {
       if (changes instanceof Promise) void changes.then(report, () => {});
       else report(changes);
     }
+  }
+
+  /**
+   * A key with a USD budget was served by a model that has no price: its requests cost an unknown
+   * amount, which no USD budget can count (SPEC 9.5 `unpriced`). Says so once per key and model, with
+   * the fix (a `settings.pricing` entry), instead of letting the budget read $0 in silence.
+   */
+  private warnUnpriced(keyName: string, served: ServedBy): void {
+    const model = `${served.provider.id}/${served.model}`;
+    const id = `${keyName}\u0000${model}`;
+    if (this.warnedUnpriced.has(id)) return;
+    this.warnedUnpriced.add(id);
+    this.deps.log?.(
+      JSON.stringify({
+        level: "warn",
+        time: Date.now(),
+        msg: "a key with a USD budget was served by a model that has no price: its requests are not counted against the budget; give the model a price in settings.pricing",
+        key: keyName,
+        model,
+      }),
+    );
   }
 }

@@ -19,6 +19,7 @@ const KEYS = {
   tpm: "sy-test-spend-tpm-000000000003",
   cancel: "sy-test-spend-cancel-0000004",
   silent: "sy-test-spend-silent-0000005",
+  unpriced: "sy-test-spend-unpriced-00006",
 };
 
 const YAML = `${DEFAULT_YAML}
@@ -29,6 +30,7 @@ keys:
   - { name: tpm, key: ${KEYS.tpm}, limits: { tpm: 100 } }
   - { name: cancel, key: ${KEYS.cancel}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
   - { name: silent, key: ${KEYS.silent}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
+  - { name: unpriced, key: ${KEYS.unpriced}, limits: { budgets: [{ window: 1d, usd: 0.01 }] } }
   - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
 settings:
   pricing:
@@ -190,5 +192,31 @@ describe("a served reply without usage counts its input estimate", () => {
     expect(served).toBe(Math.ceil(1000 / per));
     expect((await budgetUse("silent")).budgets[0].used).toBe(served * per);
     gw.fake.handle(undefined);
+  });
+});
+
+describe("a USD budget and a model without a price", () => {
+  test("the requests are recorded unpriced, the budget cannot count them, and the log says so once per key and model", async () => {
+    // chat/gpt-unknown-model has no price anywhere (no override, not in the price table)
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEYS.unpriced}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "chat/gpt-unknown-model", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(r.status).toBe(200);
+      await r.text();
+    }
+    const warnings = gw.logs.map((l) => JSON.parse(l)).filter((l) => l.level === "warn" && l.key === "unpriced");
+    expect(warnings).toEqual([
+      {
+        level: "warn",
+        time: expect.any(Number),
+        msg: "a key with a USD budget was served by a model that has no price: its requests are not counted against the budget; give the model a price in settings.pricing",
+        key: "unpriced",
+        model: "chat/gpt-unknown-model",
+      },
+    ]);
+    expect((await budgetUse("unpriced")).budgets[0].used).toBe(0);
   });
 });
