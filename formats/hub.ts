@@ -313,6 +313,11 @@ export interface Usage {
   outputTokens?: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /**
+   * Of `cacheWriteTokens`, those written with a one-hour lifetime (Anthropic
+   * `usage.cache_creation.ephemeral_1h_input_tokens`), which cost more than five-minute writes (SPEC 9.5).
+   */
+  cacheWrite1hTokens?: number;
   reasoningTokens?: number;
 }
 
@@ -515,6 +520,7 @@ export function mergeUsage(into: Usage, next: Usage | undefined): Usage {
   if (next.outputTokens !== undefined) into.outputTokens = next.outputTokens;
   if (next.cacheReadTokens !== undefined) into.cacheReadTokens = next.cacheReadTokens;
   if (next.cacheWriteTokens !== undefined) into.cacheWriteTokens = next.cacheWriteTokens;
+  if (next.cacheWrite1hTokens !== undefined) into.cacheWrite1hTokens = next.cacheWrite1hTokens;
   if (next.reasoningTokens !== undefined) into.reasoningTokens = next.reasoningTokens;
   return into;
 }

@@ -53,7 +53,9 @@ export function stopToAnthropic(reason: StopReason): string {
 /**
  * Anthropic `usage` object → hub {@link Usage}. Only fields that are present and numeric are set
  * (null/absent means "not said"). `input_tokens` excludes cache reads/writes in both vocabularies.
- * `output_tokens_details.thinking_tokens` (newer API) becomes `reasoningTokens`.
+ * `output_tokens_details.thinking_tokens` (newer API) becomes `reasoningTokens`;
+ * `cache_creation.ephemeral_1h_input_tokens`, when above 0, `cacheWrite1hTokens` (the one-hour part of
+ * the cache writes, priced apart).
  */
 export function usageFromAnthropic(u: unknown): Usage | undefined {
   if (!u || typeof u !== "object") return undefined;
@@ -63,6 +65,10 @@ export function usageFromAnthropic(u: unknown): Usage | undefined {
   if (typeof o.output_tokens === "number") out.outputTokens = o.output_tokens;
   if (typeof o.cache_read_input_tokens === "number") out.cacheReadTokens = o.cache_read_input_tokens;
   if (typeof o.cache_creation_input_tokens === "number") out.cacheWriteTokens = o.cache_creation_input_tokens;
+  const creation = o.cache_creation as Record<string, unknown> | undefined | null;
+  if (creation && typeof creation === "object" && typeof creation.ephemeral_1h_input_tokens === "number" && creation.ephemeral_1h_input_tokens > 0) {
+    out.cacheWrite1hTokens = creation.ephemeral_1h_input_tokens;
+  }
   const det = o.output_tokens_details as Record<string, unknown> | undefined | null;
   if (det && typeof det === "object") {
     const t = det.thinking_tokens ?? det.reasoning_tokens;

@@ -109,12 +109,12 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
 
 /**
  * The price keys of the token classes a {@link PriceBook} reports (`input_tokens`, `output_tokens`,
- * `cache_read_tokens`, `cache_write_tokens`) and of the per-request price (`requests`, always counted
- * once). Every other price of the table (audio, image, 1-hour cache writes, web searches, …) applies
+ * `cache_read_tokens`, `cache_write_tokens`, `cache_write_1h_tokens`) and of the per-request price (`requests`, always counted
+ * once). Every other price of the table (audio, image, web searches, …) applies
  * to a usage class we never report and is not an ancestor of one we do, so `calcPrice` prices it at
  * zero; its cost is in the library's per-call checks of each pair of priced classes.
  */
-const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "requests_kcount"]);
+const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "requests_kcount"]);
 
 /** `model` with only its {@link REPORTED_PRICE_KEYS} prices, in each of its dated price sets. */
 function priceOfReportedTokens(model: ModelInfo): ModelInfo {
@@ -170,6 +170,8 @@ export class PriceBook {
           output_tokens: usage.outputTokens ?? 0,
           cache_read_tokens: cacheRead,
           cache_write_tokens: cacheWrite,
+          // Of the writes, the one-hour ones: the table prices them at their own (higher) price.
+          ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: Math.min(usage.cacheWrite1hTokens, cacheWrite) } : {}),
         },
         model,
         match ? { provider: match } : vendor ? { providerId: vendor } : undefined,

@@ -87,7 +87,13 @@ describe("remembered matches price exactly like the table's own lookup", () => {
     const cacheRead = u.cacheReadTokens ?? 0;
     const cacheWrite = u.cacheWriteTokens ?? 0;
     const input = (u.inputTokens ?? 0) + cacheRead + cacheWrite;
-    const usageIn = { input_tokens: input, output_tokens: u.outputTokens ?? 0, cache_read_tokens: cacheRead, cache_write_tokens: cacheWrite };
+    const usageIn = {
+      input_tokens: input,
+      output_tokens: u.outputTokens ?? 0,
+      cache_read_tokens: cacheRead,
+      cache_write_tokens: cacheWrite,
+      ...(u.cacheWrite1hTokens ? { cache_write_1h_tokens: u.cacheWrite1hTokens } : {}),
+    };
     return calcPrice(usageIn, model, vendor ? { providerId: vendor } : undefined)?.total_price;
   };
   const usages: Usage[] = [
@@ -99,6 +105,8 @@ describe("remembered matches price exactly like the table's own lookup", () => {
     { inputTokens: 250_000, outputTokens: 8000 },
     { outputTokens: 10 },
     { cacheReadTokens: 300_000, outputTokens: 100 },
+    // one-hour cache writes (Anthropic's cache_creation.ephemeral_1h_input_tokens), a part of the writes
+    { inputTokens: 1000, outputTokens: 500, cacheWriteTokens: 3000, cacheWrite1hTokens: 1000 },
   ];
   const kinds: ProviderKind[] = ["anthropic", "openai", "gemini", "openai-compatible"];
   const modelIds = ["anthropic", "openai", "google"].flatMap((id) => findProvider({ providerId: id })?.models.map((m) => m.id) ?? []);
@@ -127,6 +135,12 @@ describe("remembered matches price exactly like the table's own lookup", () => {
     }
     expect(mismatches).toEqual([]);
     expect(priced).toBeGreaterThan(100);
+  });
+
+  test("claude-sonnet-4-5 one-hour cache writes at $6 per million, the other writes at $3.75: 2000 × 3.75 + 1000 × 6 per million = $0.0135", () => {
+    const book = new PriceBook(new Map(), table);
+    expect(book.cost("a", "anthropic", "claude-sonnet-4-5", { cacheWriteTokens: 3000, cacheWrite1hTokens: 1000 }).usd).toBeCloseTo(0.0135, 12);
+    expect(book.cost("a", "anthropic", "claude-sonnet-4-5", { cacheWriteTokens: 3000 }).usd).toBeCloseTo(0.01125, 12);
   });
 
   test("claude-sonnet-4-5 above 200k input tokens at its long-context prices, from the remembered match: $6 in, $22.5 out, $0.60 cache read, $7.50 cache write", () => {

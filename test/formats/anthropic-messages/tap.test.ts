@@ -174,3 +174,45 @@ describe("lastEventBoundary", () => {
     expect(b("data: 1")).toBe(0);
   });
 });
+
+describe("one-hour cache writes (usage.cache_creation, SPEC 9.5: priced apart)", () => {
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  const stream = (creation: unknown) =>
+    ev("message_start", {
+      type: "message_start",
+      message: {
+        id: "msg_1h",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-5",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 5, cache_creation_input_tokens: 3000, cache_read_input_tokens: 0, cache_creation: creation, output_tokens: 1 },
+      },
+    }) +
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ok" } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 2 } }) +
+    ev("message_stop", { type: "message_stop" });
+
+  test("the passthrough tap and the decoder report the 1h part of the writes", () => {
+    const sse = stream({ ephemeral_5m_input_tokens: 2000, ephemeral_1h_input_tokens: 1000 });
+    const { tap } = run([utf8.encode(sse)]);
+    expect(tap.state.usage).toEqual({ inputTokens: 5, cacheWriteTokens: 3000, cacheWrite1hTokens: 1000, cacheReadTokens: 0, outputTokens: 2 });
+    const usages: unknown[] = [];
+    const dec = anthropicMessages.createDecoder({ family: "anthropic" }, (e) => {
+      if ((e.type === "message_start" && e.usage) || e.type === "usage") usages.push(e.usage);
+    });
+    dec.push(utf8.encode(sse));
+    dec.end();
+    expect(usages[0]).toMatchObject({ cacheWriteTokens: 3000, cacheWrite1hTokens: 1000 });
+  });
+
+  test("all five-minute writes (the 1h count 0, as Anthropic sends it): no 1h part", () => {
+    const { tap } = run([utf8.encode(stream({ ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0 }))]);
+    expect(tap.state.usage.cacheWrite1hTokens).toBeUndefined();
+    expect(tap.state.usage.cacheWriteTokens).toBe(3000);
+  });
+});
