@@ -199,3 +199,43 @@ export function concatBytes(parts: Uint8Array[], total?: number): Uint8Array {
   }
   return out;
 }
+
+const LF = 10;
+const CR = 13;
+
+/**
+ * Index just past the last event terminator (a line end immediately followed by another line end) in
+ * `b`, or 0 when there is none. Handles `\n\n`, `\r\n\r\n`, `\r\r`; a trailing lone `\r` after a line
+ * end is not taken as a terminator (it may be the first half of a CRLF).
+ */
+export function lastEventBoundary(b: Uint8Array): number {
+  for (let i = b.length - 1; i >= 1; i--) {
+    const c = b[i];
+    const p = b[i - 1];
+    if (c === LF) {
+      // "\n\n", or a CRLF empty line after a line end ("\n\r\n", "\r\r\n", "\r\n\r\n")
+      if (p === LF || (p === CR && i >= 2 && (b[i - 2] === LF || b[i - 2] === CR))) return i + 1;
+    } else if (c === CR && (p === CR || p === LF) && i + 1 < b.length && b[i + 1] !== LF) {
+      // a lone CR empty line ("\r\r", "\n\r") whose CR is known not to start a CRLF
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+/** True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole. */
+export function wholeEvents(text: string): boolean {
+  let any = false;
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (!line.startsWith("data:")) continue;
+    const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+    if (v === "[DONE]") continue;
+    try {
+      JSON.parse(v);
+      any = true;
+    } catch {
+      return false;
+    }
+  }
+  return any;
+}

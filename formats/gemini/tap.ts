@@ -2,21 +2,23 @@
  * Native passthrough observer for Gemini (FormatCodec.createTap, SPEC F-3). There is no Gemini client
  * endpoint yet, so no native Gemini pair exists; this is the minimal correct tap for when one does:
  *
- * - the upstream bytes are forwarded unchanged (the same Uint8Array is returned);
+ * - the upstream bytes are forwarded unchanged, each event once its blank line has arrived: a read is
+ *   forwarded up to the end of its last complete event and the rest is held ({@link HeldEvent}), so a
+ *   stream cut off inside an event never hands the client a torn JSON payload;
  * - usage (last `usageMetadata` with counts, mapped as in mapping.ts), content, the finish reason and
  *   an in-band `{"error": …}` are observed from the SSE payloads;
  * - Gemini has no terminal event: the chunk with `finishReason` (or a prompt `blockReason`) is the
  *   end, so `terminal` is set by it;
- * - `end(failure?)`: when a finish or an upstream error was seen, only what closes the last event if
- *   the upstream stopped before its blank line (Gemini has no closing frames; SPEC 6.4 "only the
- *   missing closing frames are added"); otherwise one in-band error chunk `data: {"error": {…}}` (the
- *   `failure`, or the truncation error), preceded by whatever ends a partial line or pending event so
- *   the error is an event of its own.
+ * - `end(failure?)`: a held last event that lacked its blank line is forwarded, completed, when its data
+ *   is whole JSON (some servers close right after the last data line), and dropped when it was torn;
+ *   then, when a finish or an upstream error was seen, nothing more (Gemini has no closing frames;
+ *   SPEC 6.4 "only the missing closing frames are added"); otherwise one in-band error chunk
+ *   `data: {"error": {…}}` (the `failure`, or the truncation error).
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { SseReader, sseData } from "../sse.ts";
+import { HeldEvent, lastEventBoundary, SseReader, sseData, wholeEvents } from "../sse.ts";
 import { errorBody, errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage } from "./mapping.ts";
 import { isObj } from "../json.ts";
@@ -24,19 +26,19 @@ import { isObj } from "../json.ts";
 const utf8 = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
+/** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
+const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
+
 /**
- * Creates a tap (FormatCodec.createTap). `push` returns the very chunk it was given; `end` returns the
- * bytes to append (possibly empty). Never throws.
+ * Creates a tap (FormatCodec.createTap). `push` returns the complete events of what has arrived so far
+ * (the read itself when it ends on an event boundary); `end` returns the bytes to append (possibly
+ * empty). Never throws.
  */
 export function createTap(_opts: TapOptions): PassthroughTap {
   const state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   let done = false;
-  // Line state of the forwarded bytes, as the client's SSE parser sees them (REFERENCE §0): whether
-  // the current line has characters, whether a non-blank line awaits its dispatching blank line, and
-  // whether the last byte was a CR (a following LF belongs to it).
-  let lineHasChars = false;
-  let eventPending = false;
-  let lastCR = false;
+  /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
+  const held = new HeldEvent(lastEventEnd, 3);
 
   const onPayload = (data: string) => {
     if (state.error || data.length === 0 || data === "[DONE]") return;
@@ -87,40 +89,28 @@ export function createTap(_opts: TapOptions): PassthroughTap {
     push(chunk: Uint8Array): Uint8Array {
       if (done) return EMPTY;
       if (chunk.length === 0) return chunk;
-      reader.push(chunk);
-      for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i]!;
-        if (b === 10 || b === 13) {
-          if (b === 10 && lastCR) {
-            lastCR = false;
-            continue;
-          }
-          lastCR = b === 13;
-          if (lineHasChars) {
-            eventPending = true;
-            lineHasChars = false;
-          } else {
-            eventPending = false;
-          }
-        } else {
-          lastCR = false;
-          lineHasChars = true;
-        }
-      }
-      return chunk;
+      const out = held.push(chunk);
+      if (out.length > 0) reader.push(out);
+      return out;
     },
     end(failure?: HubError): Uint8Array {
       if (done) return EMPTY;
       done = true;
-      // Dispatches a last event that lacked its blank line (SseReader.end()).
-      reader.end();
-      // A partial last line or an event still waiting for its blank line: end it, so the client's
-      // parser dispatches it (or, before our error, so the error is an event of its own).
-      const prefix = lineHasChars ? "\n\n" : eventPending ? "\n" : "";
-      if (state.stopReason !== null || state.error) return prefix.length > 0 ? utf8.encode(prefix) : EMPTY;
+      let tail = "";
+      const rest = held.takeAll();
+      if (rest.length > 0) {
+        // A last event without its blank line: completed when its data is whole, else a torn event
+        // that is not forwarded (the client's parser would dispatch it as broken JSON).
+        const text = new TextDecoder().decode(rest);
+        if (wholeEvents(text)) {
+          tail = text + "\n\n";
+          reader.pushText(tail);
+        }
+      }
+      if (state.stopReason !== null || state.error) return tail.length > 0 ? utf8.encode(tail) : EMPTY;
       const err = failure ?? TRUNCATED_ERROR;
       state.error = err; // the client gets an in-band error: the reply failed (SPEC 6.4)
-      return utf8.encode(prefix + sseData(JSON.stringify(errorBody(err))));
+      return utf8.encode(tail + sseData(JSON.stringify(errorBody(err))));
     },
   };
 }

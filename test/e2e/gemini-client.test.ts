@@ -258,6 +258,25 @@ describe("raw SSE grammar", () => {
     const s = await genai().models.generateContentStream({ model: "anth/claude-test", contents: "hi" });
     await expect(collect(s)).rejects.toThrow(/ended before the reply was complete/);
   });
+
+  test("native lane: a provider stream reset inside an event never hands the client the torn JSON; the in-band error chunk follows the whole events", async () => {
+    const chunk = (text: string) => `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }], modelVersion: "gemini-test" })}\r\n\r\n`;
+    const sse = chunk("Partial answer ") + chunk("that goes on and on");
+    // Reset in the middle of the second event's JSON (what Gemini CLI showed as "Unterminated string in JSON").
+    const cut = Buffer.byteLength(sse.slice(0, sse.indexOf("goes")));
+    for (let i = 0; i < 2; i++) gw.fake.enqueue({ sse, split_at: [Buffer.byteLength(chunk("Partial answer "))], reset_after_bytes: cut });
+    const res = await fetch(`${gw.url}/v1beta/models/gem/gemini-test:streamGenerateContent?alt=sse`, { method: "POST", body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }] }) });
+    expect(res.status).toBe(200);
+    const events = (await res.text()).split(/\r?\n\r?\n/).filter((e) => e.length > 0).map((e) => JSON.parse(e.slice(6)));
+    expect(events).toHaveLength(2);
+    expect(events[0].candidates[0].content.parts[0].text).toBe("Partial answer ");
+    expect(events[1]).toEqual({ error: { code: 502, message: expect.stringContaining("upstream"), status: "INTERNAL" } });
+    // The SDK raises on the error chunk, not on a JSON parse error.
+    const s = await genai().models.generateContentStream({ model: "gem/gemini-test", contents: "hi" });
+    const err = await collect(s).then(() => undefined, (e: unknown) => e);
+    expect(String(err)).not.toMatch(/JSON/);
+    expect(String(err)).toMatch(/upstream/i);
+  });
 });
 
 describe("errors in Gemini's shape", () => {

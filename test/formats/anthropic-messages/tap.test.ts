@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { APIError } from "@anthropic-ai/sdk";
 import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
-import { lastEventBoundary } from "../../../formats/anthropic-messages/tap.ts";
+import { lastEventBoundary } from "../../../formats/sse.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
 import { manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
 import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";

@@ -55,23 +55,42 @@ describe("gemini passthrough tap", () => {
     expect(JSON.parse(clientEvents(tap2.end(failure))[0]!)).toEqual(gemini.errorBody(failure));
   });
 
-  test("cut inside an event: the error still arrives as an event of its own", () => {
+  test("cut inside an event: the torn event is never forwarded; the error arrives as an event of its own", () => {
     const bytes = geminiSse({ candidates: [{ content: { parts: [{ text: "a" }] } }] }, { candidates: [{ content: { parts: [{ text: "b" }] } }] });
-    for (const cut of [bytes.length - 2, bytes.length - 1, bytes.length - 10]) {
-      const tap = gemini.createTap({ family: "gemini" });
-      const shown = concat([tap.push(bytes.subarray(0, cut)), tap.end()]);
-      const events = clientEvents(shown);
-      expect(JSON.parse(events.at(-1)!)).toEqual(gemini.errorBody(TRUNCATED_ERROR));
+    const firstEnd = text(bytes).indexOf("\r\n\r\n") + 4;
+    const a = { candidates: [{ content: { parts: [{ text: "a" }] } }] };
+    const b = { candidates: [{ content: { parts: [{ text: "b" }] } }] };
+    // Cut before the blank line only (the data is whole: completed and forwarded) or inside the data (torn: dropped).
+    const cuts: Array<[number, unknown[]]> = [[bytes.length - 2, [a, b]], [bytes.length - 1, [a, b]], [bytes.length - 10, [a]], [firstEnd + 8, [a]]];
+    for (const [cut, forwarded] of cuts) {
+      for (const reads of [[bytes.subarray(0, cut)], bytewise(bytes.subarray(0, cut))]) {
+        const tap = gemini.createTap({ family: "gemini" });
+        const shown = concat([...reads.map((r) => tap.push(r)), tap.end()]);
+        // What Gemini CLI parses: every event is whole JSON, then the error.
+        const events = clientEvents(shown).map((e) => JSON.parse(e));
+        expect(events).toEqual([...forwarded, gemini.errorBody(TRUNCATED_ERROR)]);
+        expect(tap.state.error).toEqual(TRUNCATED_ERROR);
+      }
     }
   });
 
-  test("a finish in an event that lacked its blank line: only the blank line is added, no error", () => {
-    const whole = geminiSse({ candidates: [{ content: { parts: [{ text: "done" }] }, finishReason: "STOP" }] });
+  test("a read ending inside an event forwards only the complete events before it", () => {
+    const bytes = geminiSse({ candidates: [{ content: { parts: [{ text: "a" }] } }] }, { candidates: [{ content: { parts: [{ text: "b" }] } }] });
+    const firstEnd = text(bytes).indexOf("\r\n\r\n") + 4;
     const tap = gemini.createTap({ family: "gemini" });
-    tap.push(whole.subarray(0, whole.length - 2));
-    const tail = tap.end();
-    expect(text(tail)).toBe("\n");
-    expect(tap.state.stopReason).toBe("end_turn");
+    expect(text(tap.push(bytes.subarray(0, firstEnd + 8)))).toBe(text(bytes.subarray(0, firstEnd)));
+    expect(text(tap.push(bytes.subarray(firstEnd + 8)))).toBe(text(bytes.subarray(firstEnd)));
+  });
+
+  test("a finish in an event that lacked its blank line: the event is completed, no error", () => {
+    const whole = geminiSse({ candidates: [{ content: { parts: [{ text: "done" }] }, finishReason: "STOP" }] });
+    for (const cut of [whole.length - 2, whole.length - 4]) {
+      const tap = gemini.createTap({ family: "gemini" });
+      const shown = concat([tap.push(whole.subarray(0, cut)), tap.end()]);
+      expect(clientEvents(shown).map((e) => JSON.parse(e))).toEqual([{ candidates: [{ content: { parts: [{ text: "done" }] }, finishReason: "STOP" }] }]);
+      expect(tap.state.stopReason).toBe("end_turn");
+      expect(tap.state.error).toBeUndefined();
+    }
   });
 
   test("an upstream in-band error is observed and not duplicated", () => {
