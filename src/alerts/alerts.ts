@@ -10,8 +10,9 @@
  * | `circuit_open` / `circuit_closed` | an `account_state` event with that change (once per provider, though the registry reports it per account) | `provider:ID` |
  *
  * Each crossing is raised once: a budget's threshold once per budget window, a quota window's once per
- * reset period. Account quota windows are compared on a timer (default every 5 s) against what was
- * last seen; windows already past a threshold when first seen after a restart raise nothing (they were
+ * reset period (see {@link Alerts.scanQuotas}: a reset time that moves with every response does not
+ * start a new period). Account quota windows are compared on a timer (default every 5 s) against what
+ * was raised; windows already past a threshold when first seen after a restart raise nothing (they were
  * raised before). Nothing here runs on the request path except {@link Alerts.budgetChanged}, which is
  * a few comparisons.
  */
@@ -43,8 +44,11 @@ const CHANGE_EVENTS: Record<string, string> = {
 export class Alerts {
   private readonly unsubscribe: () => void;
   private readonly timer?: ReturnType<typeof setInterval>;
-  /** Last used share per quota window (`account|window|model`) and the reset it belonged to. */
-  private readonly seen = new Map<string, { share: number; resetAt?: number }>();
+  /**
+   * Per quota window (`account|window|model`): the highest share whose thresholds were raised in the
+   * window's current period, and when that period ends (the reset time read when it began).
+   */
+  private readonly seen = new Map<string, { raised: number; periodEnd?: number }>();
   /** Open (true) / closed (false) per provider, to report a circuit change once per provider. */
   private readonly circuits = new Map<string, boolean>();
   private readonly startedAt: number;
@@ -120,22 +124,36 @@ export class Alerts {
   /**
    * Compares every account quota window with what was last seen and raises `quota_threshold` for each
    * share crossed. Detail: `window`, `model`, `used_share`, `threshold`, `resets_at` (when known).
+   *
+   * A threshold is raised once per period of a window. The period is the one in force when the window
+   * was first seen (or last began a period): it ends at that reading's reset time. Providers whose
+   * reset time moves with every response (OpenAI's `x-ratelimit-reset-*` durations, Anthropic's token
+   * buckets, Codex's `reset-after-seconds`) therefore raise a threshold at most once per window
+   * length while the account stays busy, not at every scan; a share that dips under a threshold and
+   * climbs back within the period raises nothing again. A window without a reset time has one period.
    */
   scanQuotas(): void {
     const windows = this.opts.quotaWindows?.();
     if (!windows) return;
+    const now = this.opts.now();
     for (const w of windows) {
       const f = remainingFraction(w);
       if (f === undefined) continue;
       const share = 1 - f;
       const id = `${w.accountId}|${w.window}|${w.model}`;
       const last = this.seen.get(id);
-      let before: number;
-      if (last && last.resetAt === w.resetAt) before = last.share;
-      else if (!last && (w.updatedAt ?? 0) < this.startedAt) before = share; // stored before this start: raised back then
-      else before = 0; // a new window, or a new period of it
-      this.seen.set(id, { share, resetAt: w.resetAt });
-      for (const t of this.crossed(before, share)) {
+      let raised: number;
+      let periodEnd: number | undefined;
+      if (last && (last.periodEnd === undefined || now < last.periodEnd)) {
+        raised = last.raised;
+        periodEnd = last.periodEnd;
+      } else {
+        // A new window, or its period has ended. One stored before this start was raised back then.
+        raised = !last && (w.updatedAt ?? 0) < this.startedAt ? share : 0;
+        periodEnd = w.resetAt;
+      }
+      this.seen.set(id, { raised: Math.max(raised, share), periodEnd });
+      for (const t of this.crossed(raised, share)) {
         const detail: Record<string, unknown> = { kind: "account_quota", window: w.window, model: w.model, used_share: Math.round(share * 1000) / 1000, threshold: t };
         if (w.resetAt !== undefined) detail.resets_at = new Date(w.resetAt).toISOString();
         this.raise("quota_threshold", `account:${w.accountId}`, detail);

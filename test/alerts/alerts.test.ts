@@ -189,10 +189,42 @@ describe("alert events", () => {
       ["account:cc-1", "7d", 0.95],
       ["account:cx-1", "5h", 0.8],
     ]);
-    // the 5h window resets and fills again: raised again for the new period
-    windows = [{ accountId: "cx-1", window: "5h", model: "*", usedPercent: 90, resetAt: T + 2e7, updatedAt: T + 6 }];
+    // the 5h window resets (its reset time passes) and fills again: raised again for the new period
+    now = T + 1e7;
+    windows = [{ accountId: "cx-1", window: "5h", model: "*", usedPercent: 90, resetAt: T + 2e7, updatedAt: T + 1e7 }];
     alerts.scanQuotas();
     expect(got.at(-1)!.detail).toEqual({ kind: "account_quota", window: "5h", model: "*", used_share: 0.9, threshold: 0.8, resets_at: new Date(T + 2e7).toISOString() });
     expect(got.length).toBe(3);
+  });
+
+  test("a rolling window (its reset time moves with every response, as OpenAI's x-ratelimit-reset-* and Anthropic's token buckets do): raised once per period, not at every scan", () => {
+    const bus = new EventBus();
+    const got = collect(bus);
+    let now = T;
+    let used = 95;
+    const windows = () => [{ accountId: "oai-1", window: "tokens", model: "gpt-5", usedPercent: used, resetAt: now + 20_000, updatedAt: now }];
+    const alerts = new Alerts(bus, { thresholds: () => [0.8, 0.95], quotaWindows: windows, now: () => now, quotaScanMs: 3_600_000 });
+    cleanups.push(() => alerts.close());
+    alerts.scanQuotas();
+    expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.95]);
+    // busy above both thresholds for 15 s, scanned every 5 s, the reset 20 s ahead each time
+    for (let i = 1; i <= 3; i++) {
+      now = T + i * 5000;
+      alerts.scanQuotas();
+    }
+    expect(got).toHaveLength(2);
+    // flapping around 0.8 inside the period raises nothing more
+    for (const share of [79, 81, 79, 81]) {
+      used = share;
+      now += 1000;
+      alerts.scanQuotas();
+    }
+    expect(got).toHaveLength(2);
+    // past the first reading's reset time (T + 20 s) the period is over: a share still past 0.8 is raised again, once
+    now = T + 20_000;
+    alerts.scanQuotas();
+    now += 5000;
+    alerts.scanQuotas();
+    expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.95, 0.8]);
   });
 });
