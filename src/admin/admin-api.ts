@@ -121,7 +121,11 @@ export function parseSince(s: string): number | undefined {
 /** The admin routes as an Elysia plugin. */
 export function adminApi(deps: AdminDeps) {
   let app = new Elysia({ prefix: "/admin/api" })
-    .onBeforeHandle(({ request, server }) => {
+    .onBeforeHandle(({ request, server, set }) => {
+      // Admin answers carry accounts, keys, calls and recorded bodies: never kept in a browser's or a
+      // proxy's cache.
+      set.headers["cache-control"] = "no-store";
+      set.headers["x-content-type-options"] = "nosniff";
       const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
       const access = adminAccess(request, peer, deps);
       if (!access.ok) return adminError(access.status, access.message);

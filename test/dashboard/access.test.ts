@@ -84,6 +84,17 @@ describe("who sees what", () => {
     }
   });
 
+  test("the admin API's answers, data and errors alike, are never cached (Cache-Control: no-store) nor sniffed", async () => {
+    for (const path of ["/admin/api/keys", "/admin/api/calls", "/admin/api/accounts", "/admin/api/calls/sy_nope/recording", "/admin/api/usage?by=nope"]) {
+      const r = await fetch(`${gw.url}${path}`);
+      expect({ path, cache: r.headers.get("cache-control"), sniff: r.headers.get("x-content-type-options") }).toEqual({ path, cache: "no-store", sniff: "nosniff" });
+      await r.text();
+    }
+    const refused = await fetch(`${gw.url}/admin/api/keys`, { headers: REMOTE });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+  });
+
   test("the browser guard (SPEC 2.6) covers the dashboard: a rebound host name and a foreign page's sign-in are refused", async () => {
     const rebound = await fetch(`${gw.url}/dashboard/accounts`, { headers: { host: "evil.example" } });
     expect(rebound.status).toBe(421);
