@@ -4,7 +4,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preac
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { ApiError } from "./api.ts";
-import { clock, span } from "./format.ts";
+import { axisTicks, clock, span } from "./format.ts";
 
 /** Result of {@link useData}. */
 export interface Data<T> {
@@ -187,7 +187,7 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
       scales: { x: { time: true } },
       axes: [
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
-        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 56, values: (_u, vals) => vals.map((v) => compact(v)) },
+        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 56, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
       ],
       series: [
         { value: (_u, v) => (v == null ? "–" : clock(v * 1000)) },

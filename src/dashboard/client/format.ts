@@ -67,3 +67,19 @@ export function ms(n: number | undefined | null): string {
 export function withoutIsoTime(reason: string | undefined): string {
   return (reason ?? "").replace(/ until \d{4}-\d\d-\d\dT[\d:.]+Z/, "");
 }
+
+/**
+ * Labels of a chart's value-axis ticks `vals`, `incr` apart: as many decimals as the step needs, so
+ * ticks 0.0002 apart read 0, 0.0002, 0.0004 instead of 0, 0, 0; 1,000 and up as "1.5k" / "2M".
+ */
+export function axisTicks(vals: number[], incr: number): string[] {
+  // the digits the step itself has (0.00025 → 5); a whole step keeps one (uPlot may split 0–5 by 0.5)
+  let decimals = 1;
+  if (incr > 0 && incr < 1) for (decimals = 0; decimals < 10 && Math.abs(incr * 10 ** decimals - Math.round(incr * 10 ** decimals)) > 1e-6; decimals++);
+  return vals.map((v) => {
+    if (v === null || v === undefined || !Number.isFinite(v)) return "";
+    if (Math.abs(v) >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
+    if (Math.abs(v) >= 1e3) return `${+(v / 1e3).toFixed(1)}k`;
+    return `${+v.toFixed(decimals)}`;
+  });
+}

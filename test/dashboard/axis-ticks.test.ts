@@ -1,0 +1,18 @@
+/**
+ * The value-axis labels of the dashboard's charts (src/dashboard/client/format.ts axisTicks): the cost
+ * charts' ticks are fractions of a cent apart, and each tick must read differently from its neighbours.
+ */
+import { expect, test } from "bun:test";
+import { axisTicks } from "../../src/dashboard/client/format.ts";
+
+test("ticks a fraction of a cent apart keep the digits that tell them apart", () => {
+  expect(axisTicks([0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001], 0.0002)).toEqual(["0", "0.0002", "0.0004", "0.0006", "0.0008", "0.001"]);
+  expect(axisTicks([0, 0.00025, 0.0005], 0.00025)).toEqual(["0", "0.00025", "0.0005"]);
+  expect(axisTicks([0, 0.5, 1, 1.5], 0.5)).toEqual(["0", "0.5", "1", "1.5"]);
+});
+
+test("counts: whole numbers, thousands and millions shortened", () => {
+  expect(axisTicks([0, 2, 4, 6], 2)).toEqual(["0", "2", "4", "6"]);
+  expect(axisTicks([0, 1500, 3000], 1500)).toEqual(["0", "1.5k", "3k"]);
+  expect(axisTicks([0, 2_000_000], 2_000_000)).toEqual(["0", "2M"]);
+});
