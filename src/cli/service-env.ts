@@ -1,7 +1,8 @@
 /**
- * `DATA_DIR/service.env` for `switchyard service install` on Linux: the systemd unit reads it as its
+ * `DATA_DIR/service.env` for `switchyard service install`: on Linux the systemd unit reads it as its
  * `EnvironmentFile`, so the secrets a config names as `env:VAR` reach the service without being
- * written into the unit. Install writes the variables the config needs, with their values from the
+ * written into the unit; launchd has no such file, so on macOS install copies its lines into the
+ * agent's `EnvironmentVariables` (a plist of mode 0600, see service.ts). Install writes the variables the config needs, with their values from the
  * installing shell; lines already in the file are kept as they are (an edited file is never
  * overwritten). Values are never printed.
  *
@@ -92,9 +93,27 @@ export function writeServiceEnv(path: string, names: string[], env: Record<strin
   }
   if (lines.length > 0 || !existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const head = existing === "" ? "# Secrets for the switchyard service (KEY=value lines); read by its systemd unit.\n" : existing.endsWith("\n") ? existing : existing + "\n";
+    const head = existing === "" ? "# Secrets for the switchyard service (KEY=value lines); read by its systemd unit (macOS: copied into its launchd agent by service install).\n" : existing.endsWith("\n") ? existing : existing + "\n";
     writeFileSync(path, head + lines.map((l) => l + "\n").join(""), { mode: 0o600 });
     chmodSync(path, 0o600);
   }
   return result;
 }
+
+/**
+ * The `KEY=value` lines of a service.env file (as {@link writeServiceEnv} writes them or a user edits
+ * them: `export ` allowed, a double-quoted value with `\\` and `\"` escapes, `#` comments), by name.
+ * A missing file has none.
+ */
+export function readServiceEnv(path: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!existsSync(path)) return out;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m) continue;
+    const raw = m[2];
+    out[m[1]] = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1).replace(/\\(["\\])/g, "$1") : raw;
+  }
+  return out;
+}
+

@@ -11,19 +11,21 @@
  * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
  * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
  * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4),
- * `MIMALLOC_PURGE_DELAY=1000` and `MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000` (allocator churn, issue 17); on Linux also the
- * `EnvironmentFile` `DATA_DIR/service.env` for the secrets a config names as `env:VAR` (never
- * written into the unit): install writes the ones set in the installing shell (service-env.ts).
+ * `MIMALLOC_PURGE_DELAY=1000` and `MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000` (allocator churn, issue 17); and
+ * the secrets a config names as `env:VAR`, kept in `DATA_DIR/service.env` (install writes the ones set
+ * in the installing shell, service-env.ts): on Linux the unit's `EnvironmentFile` (never written into
+ * the unit), on macOS copied into the plist's `EnvironmentVariables` (launchd has no environment
+ * file), which is then written with mode 0600.
  *
  * System commands go through {@link ServiceHost} so tests run without systemd or launchd.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
 import type { CliIo } from "./routing.ts";
-import { serviceEnvNames, writeServiceEnv } from "./service-env.ts";
+import { readServiceEnv, serviceEnvNames, writeServiceEnv } from "./service-env.ts";
 
 /** The systemd unit name. */
 export const SYSTEMD_UNIT = "switchyard.service";
@@ -260,6 +262,23 @@ export async function serviceCommand(sub: string | undefined, opts: ServiceOptio
   io.fail(`switchyard service supports Linux (systemd) and macOS (launchd), not ${host.platform}; run \`switchyard start\` under your own supervisor.`);
 }
 
+/**
+ * Writes `DATA_DIR/service.env` with the secrets the config reads as `env:VAR` (service-env.ts) and
+ * says, by name only, which came from this shell, which were kept and which are missing (`when`:
+ * when the user must add them). Returns the file's path.
+ */
+function writeSecrets(dataDir: string, opts: ServiceOptions, host: ServiceHost, io: CliIo, when: string): string {
+  const secrets = writeServiceEnv(join(dataDir, "service.env"), serviceEnvNames(configPathOf(opts, host)), host.env);
+  const said = [
+    secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
+    secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",
+  ].filter(Boolean);
+  const none = secrets.missing.length > 0 ? "none of the secrets the config needs is set in this shell" : "no secrets needed";
+  io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : none}`);
+  for (const name of secrets.missing) io.out(`${secrets.path}: ${name} is not set in this shell; add a line ${name}=… there ${when}`);
+  return secrets.path;
+}
+
 async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
   const unitPath = systemdUnitPath(host.home);
   if (!host.has("systemctl")) io.fail(`systemctl not found: this machine has no systemd to run a user service (run \`switchyard start\` under your own supervisor).`);
@@ -277,14 +296,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     mkdirSync(dirname(unitPath), { recursive: true });
     writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir, graceOf(opts, host)));
     io.out(`wrote ${unitPath}`);
-    const secrets = writeServiceEnv(join(dataDir, "service.env"), serviceEnvNames(configPathOf(opts, host)), host.env);
-    const said = [
-      secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
-      secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",
-    ].filter(Boolean);
-    const none = secrets.missing.length > 0 ? "none of the secrets the config needs is set in this shell" : "no secrets needed";
-    io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : none}`);
-    for (const name of secrets.missing) io.out(`${secrets.path}: ${name} is not set in this shell; add a line ${name}=… there before the service needs it`);
+    writeSecrets(dataDir, opts, host, io, "before the service needs it");
     await must("daemon-reload");
     if (existed) {
       await must("enable", SYSTEMD_UNIT);
@@ -326,9 +338,15 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     const argv = serviceArgv(host, opts);
     // launchd opens the log files before switchyard starts: their directory must exist.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    // launchd starts agents without the login shell's environment and has no environment file: the
+    // secrets the config reads as env:VAR go into the plist, from service.env (kept, like on Linux, so
+    // an edit there and a second install update them), and the plist is readable by its owner only.
+    const envFile = writeSecrets(dataDir, opts, host, io, "and run service install again");
+    const env = { ...readServiceEnv(envFile), ...serviceEnv(host) };
     if (existed) await ctl("unload", plistPath);
     mkdirSync(dirname(plistPath), { recursive: true });
-    writeFileSync(plistPath, launchdPlist(argv, serviceEnv(host), dataDir));
+    writeFileSync(plistPath, launchdPlist(argv, env, dataDir), { mode: 0o600 });
+    chmodSync(plistPath, 0o600);
     io.out(`wrote ${plistPath}`);
     const r = await ctl("load", "-w", plistPath);
     if (r.code !== 0) io.fail(`\`launchctl load -w ${plistPath}\` failed (exit ${r.code}): ${firstLine(r)}`);

@@ -301,6 +301,31 @@ describe("macOS: launchd agent", () => {
     expect(existsSync(join(h.home, ".switchyard"))).toBe(true);
   });
 
+  test("the config's env: secrets reach the agent: kept in service.env and copied into the plist (mode 0600), never printed", async () => {
+    const dir = tempDir("switchyard-svc-mac-");
+    const config = join(dir, "switchyard.yaml");
+    writeFileSync(config, "providers:\n  - id: glm\n    kind: openai-compatible\n    base_url: https://example.test/v1\naccounts:\n  - id: g1\n    provider: glm\n    api_key: env:GLM_KEY\n  - id: g2\n    provider: glm\n    api_key: env:GLM_KEY_2\n");
+    const h = harness({ platform: "darwin", env: { USER: "dev", GLM_KEY: 'sk-glm <secret> "q"' } });
+    await h.run("install", { config });
+    const path = launchdPlistPath(h.home);
+    const plist = readFileSync(path, "utf8");
+    expect(plist).toContain("<key>GLM_KEY</key>\n    <string>sk-glm &lt;secret&gt; &quot;q&quot;</string>");
+    expect(plist).toContain("<key>BUN_CONFIG_MAX_HTTP_REQUESTS</key>\n    <string>4096</string>");
+    expect(plist).not.toContain("GLM_KEY_2");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(h.out).toContain(`${envFile}: GLM_KEY from this shell`);
+    expect(h.out).toContain(`${envFile}: GLM_KEY_2 is not set in this shell; add a line GLM_KEY_2=… there and run service install again`);
+    expect(h.out.join("\n")).not.toContain("sk-glm");
+
+    // The line added by hand reaches the plist at the next install.
+    writeFileSync(envFile, readFileSync(envFile, "utf8") + "export GLM_KEY_2=sk-added-by-hand\n");
+    await h.run("install", { config });
+    const again = readFileSync(path, "utf8");
+    expect(again).toContain("<key>GLM_KEY_2</key>\n    <string>sk-added-by-hand</string>");
+    expect(again).toContain("<key>GLM_KEY</key>\n    <string>sk-glm &lt;secret&gt; &quot;q&quot;</string>");
+  });
+
   test("reinstall unloads first; status reads the pid; uninstall unloads and removes", async () => {
     const h = harness({ platform: "darwin" });
     const path = launchdPlistPath(h.home);
