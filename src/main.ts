@@ -355,6 +355,18 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   const url = instanceUrl(values, dataDir);
   const { PLACEHOLDER_KEY, runSetup } = await import("./cli/setup.ts");
   const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
+  // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
+  let probe: Response;
+  try {
+    probe = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    await probe.body?.cancel();
+  } catch {
+    fail(`no running switchyard instance answers at ${url}`);
+  }
+  if (probe.status === 401) {
+    const which = key === PLACEHOLDER_KEY ? "the placeholder key setup writes when none is given" : "the key given";
+    fail(`the gateway at ${url} requires a client key and refuses ${which}: pass a valid one with --key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`);
+  }
   let model: SetupModel | undefined;
   const name = values.model as string | undefined;
   if (name) {

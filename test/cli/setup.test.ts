@@ -272,6 +272,31 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("a gateway that requires keys: setup without a valid client key fails before writing and says how to get one", async () => {
+    const home = scratchHome();
+    try {
+      const before = read(join(home, ".claude", "settings.json"));
+      const run = async (...extra: string[]) => {
+        const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--data-dir", gw.dataDir, ...extra], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+        const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+        return { stdout, stderr, code };
+      };
+      const none = await run();
+      expect(none.code).toBe(1);
+      expect(none.stdout).toBe("");
+      expect(none.stderr.trim()).toBe(
+        `the gateway at ${gw.url} requires a client key and refuses the placeholder key setup writes when none is given: pass a valid one with --key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`,
+      );
+      const wrong = await run("--key", "sy-not-a-key-of-this-gateway");
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain("requires a client key and refuses the key given");
+      expect(wrong.stderr).not.toContain("sy-not-a-key-of-this-gateway");
+      expect(read(join(home, ".claude", "settings.json"))).toBe(before);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("--dry-run prints the diff and writes nothing; a model the gateway does not list is an error", async () => {
     const home = scratchHome();
     try {
