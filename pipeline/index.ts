@@ -27,7 +27,7 @@ export {
 } from "./context.ts";
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
-export { BUDGET_WINDOW_MS, estimateTokensOfBody, modelAllowed } from "./key-limits.ts";
+export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed } from "./key-limits.ts";
 export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
 
 // Ports of the stages

@@ -8,7 +8,8 @@
  * for it, once, when it ends (src/app.ts `finish`), with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
+import { errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { estimateInputTokens } from "./predicates.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
 
 /** Length of each budget window, ms. */
@@ -42,6 +43,17 @@ export function modelAllowed(limits: KeyLimits | undefined, model: string): bool
  */
 export function estimateTokensOfBody(bytes: number): number {
   return Math.ceil(bytes / 4);
+}
+
+/**
+ * The input tokens of a served request whose provider reported no usage (src/limits/accounting.ts):
+ * estimated from its parsed body as the local token count does ({@link estimateInputTokens}: text
+ * characters / 4 plus a flat amount per image or other media, so a base64 image is not counted by its
+ * size), else from its size ({@link estimateTokensOfBody}) when the body cannot be parsed.
+ */
+export function estimateInputOfRequest(ctx: RequestContext): number {
+  const hub = tryHubOf(ctx);
+  return hub ? estimateInputTokens(hub) : estimateTokensOfBody(ctx.rawBody.byteLength);
 }
 
 /** Whether any counted limit (everything but the allow-list) is set. */

@@ -6,7 +6,7 @@
  * ~4–9 µs (the calculation itself is per request: tiered prices depend on the request's usage).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
-import { estimateTokensOfBody, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
+import { estimateInputOfRequest, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
@@ -61,12 +61,12 @@ export class RequestAccounting {
    * A reply that reached the client (`rec.ttfbMs` set) while the provider reported no usage at all
    * (`rec.estimated`: a Chat stream cut before its final usage chunk by the client or the upstream, a
    * provider that never sends usage) still cost its input: `rec.usage.inputTokens` is set to the
-   * request body's estimate ({@link estimateTokensOfBody}), so the row (marked estimated), its cost,
+   * request body's estimate ({@link estimateInputOfRequest}), so the row (marked estimated), its cost,
    * tpm and budgets count it instead of a silent zero. Its output is unknown and not counted.
    */
   finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number): void {
     if (rec.estimated && served && rec.ttfbMs !== undefined && rec.usage.inputTokens === undefined && rec.usage.outputTokens === undefined && !isCountTokens(ctx.endpoint)) {
-      rec.usage = { ...rec.usage, inputTokens: estimateTokensOfBody(ctx.rawBody.byteLength) };
+      rec.usage = { ...rec.usage, inputTokens: estimateInputOfRequest(ctx) };
     }
     const tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {

@@ -5,8 +5,8 @@
  *   told to retry when it ends (429, Retry-After 1, in the client's format), instead of every one of
  *   them being served over the limit;
  * - a reply that reached the client but whose provider reported no usage (a Chat stream the client
- *   cancels before the final usage chunk, an upstream that sends none) counts its input estimate (body
- *   bytes / 4), marked estimated, not a silent zero.
+ *   cancels before the final usage chunk, an upstream that sends none) counts its input estimate (text
+ *   characters / 4, a flat 1,000 per image), marked estimated, not a silent zero.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
@@ -20,6 +20,7 @@ const KEYS = {
   cancel: "sy-test-spend-cancel-0000004",
   silent: "sy-test-spend-silent-0000005",
   unpriced: "sy-test-spend-unpriced-00006",
+  image: "sy-test-spend-image-000000007",
 };
 
 const YAML = `${DEFAULT_YAML}
@@ -31,6 +32,7 @@ keys:
   - { name: cancel, key: ${KEYS.cancel}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
   - { name: silent, key: ${KEYS.silent}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
   - { name: unpriced, key: ${KEYS.unpriced}, limits: { budgets: [{ window: 1d, usd: 0.01 }] } }
+  - { name: image, key: ${KEYS.image}, limits: { budgets: [{ window: 5h, tokens: 1000000 }] } }
   - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
 settings:
   pricing:
@@ -137,7 +139,7 @@ describe("requests arriving together near a limit", () => {
 });
 
 describe("a served reply without usage counts its input estimate", () => {
-  test("a Chat stream the client cancels before the usage chunk: the body's bytes / 4 are counted and marked estimated", async () => {
+  test("a Chat stream the client cancels before the usage chunk: its text's characters / 4 are counted and marked estimated", async () => {
     // The stream's text arrives, then the usage chunk would come 5 s later: the client leaves first.
     gw.fake.handle((req) => {
       const sse = simpleReply("openai-chat", { text: "one two three", model: req.model, usage: { input: 500, output: 100 } }, true).sse!;
@@ -159,7 +161,7 @@ describe("a served reply without usage counts its input estimate", () => {
     while (!seen.includes('"finish_reason":"stop"')) seen += new TextDecoder().decode((await reader.read()).value);
     controller.abort();
     await reader.closed.catch(() => {});
-    const expected = Math.ceil(new TextEncoder().encode(body).byteLength / 4);
+    const expected = Math.ceil(text.length / 4);
     let use: any;
     for (let i = 0; i < 50 && !(use = await budgetUse("cancel")).budgets[0].used; i++) await Bun.sleep(50);
     expect(use.budgets[0].used).toBe(expected);
@@ -171,14 +173,14 @@ describe("a served reply without usage counts its input estimate", () => {
     gw.fake.handle(undefined);
   });
 
-  test("an upstream that never reports usage: each reply counts its body's estimate, and the budget ends", async () => {
+  test("an upstream that never reports usage: each reply counts its input estimate, and the budget ends", async () => {
     gw.fake.handle((req) => {
       const reply = simpleReply("openai-chat", { text: "fine", model: req.model }, false);
       delete (reply.json as any).usage;
       return reply;
     });
     const text = "y".repeat(1600);
-    const per = Math.ceil(new TextEncoder().encode(chatBody(text)).byteLength / 4);
+    const per = Math.ceil(text.length / 4);
     let served = 0;
     for (let i = 0; i < 10; i++) {
       const r = await chat(KEYS.silent, text);
@@ -191,6 +193,24 @@ describe("a served reply without usage counts its input estimate", () => {
     }
     expect(served).toBe(Math.ceil(1000 / per));
     expect((await budgetUse("silent")).budgets[0].used).toBe(served * per);
+    gw.fake.handle(undefined);
+  });
+
+  test("an image is counted as one image (1,000 tokens), not by the size of its base64", async () => {
+    gw.fake.handle((req) => {
+      const reply = simpleReply("openai-chat", { text: "a cat", model: req.model }, false);
+      delete (reply.json as any).usage;
+      return reply;
+    });
+    const image = `data:image/png;base64,${"iVBORw0KGgo".repeat(40_000)}`; // ~440 KB
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.image}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: image } }] }] }),
+    });
+    expect(r.status).toBe(200);
+    await r.text();
+    expect((await budgetUse("image")).budgets[0].used).toBe(Math.ceil("what is this?".length / 4) + 1000);
     gw.fake.handle(undefined);
   });
 });
