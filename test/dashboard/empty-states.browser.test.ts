@@ -70,3 +70,24 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
     await w.close();
   }
 }, 60_000);
+
+test("more calls than the Calls page lists: it shows the newest 200 and says older ones are not listed and where to read them", async () => {
+  for (let i = 0; i < 210; i += 30)
+    await Promise.all(
+      Array.from({ length: 30 }, () =>
+        fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "anth/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text()),
+      ),
+    );
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    const note = w.page.locator(".calls-capped");
+    await note.waitFor({ timeout: 10_000 });
+    expect(await w.page.locator("table.calls tbody tr").count()).toBe(200);
+    expect(await note.innerText()).toContain("The newest 200 calls; older ones are not listed here.");
+    expect(await note.innerText()).toContain("switchyard calls list --limit 1000");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);

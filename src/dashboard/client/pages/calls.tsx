@@ -201,12 +201,15 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
   );
 }
 
+/** How many calls the page lists (the newest). */
+const CALLS_SHOWN = 200;
+
 export function CallsPage() {
   const [filters, setFilters] = useState({ model: "", account: "", key: "", outcome: "" });
   const [selected, setSelected] = useState<string | undefined>(selectedFromUrl());
   const recorder = useData(() => api<RecorderSettings>("/settings"));
   const [onSince, setOnSince] = useState<number | undefined>();
-  const calls = useData(() => api<{ calls: CallRow[] }>(`/calls${qs({ limit: 200, ...filters })}`), [filters.model, filters.account, filters.key, filters.outcome]);
+  const calls = useData(() => api<{ calls: CallRow[] }>(`/calls${qs({ limit: CALLS_SHOWN, ...filters })}`), [filters.model, filters.account, filters.key, filters.outcome]);
   const seen = useRef<Set<string> | undefined>(undefined);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const refresh = useDebounced(calls.reload, 250);
@@ -336,6 +339,12 @@ export function CallsPage() {
                 </tbody>
               </table>
             </div>
+            {(calls.data?.calls.length ?? 0) >= CALLS_SHOWN && (
+              <p class="muted small calls-capped">
+                The newest {CALLS_SHOWN} calls{filtered ? " matching these filters" : ""}; older ones are not listed here. Narrow the list with the filters, or read up to 1,000 with{" "}
+                <code>switchyard calls list --limit 1000</code> (<code>GET /admin/api/calls?limit=1000</code>).
+              </p>
+            )}
           </Card>
           {current && (
             <TraceView
