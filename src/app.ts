@@ -243,6 +243,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       accountsChanged = false;
       try {
         if (all) {
+          // Combos, aliases and settings another instance stored through its admin API are announced
+          // with its account changes: they apply here as soon as the accounts do, not at the 10 s re-read.
+          await live.refreshStored().catch(() => {});
           await refreshAccounts();
           credentials.loadOverrides(await store.listCredentialOverrides());
         } else registry.loadState(await store.loadAccountState());

@@ -20,6 +20,7 @@ import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
+import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
@@ -32,6 +33,8 @@ export interface RegistryOptions {
   strategy?: () => AccountStrategy;
   /** How long a request waits for a concurrency slot before moving on (SPEC A-4: 15 s), ms. */
   slotWaitMs?: number;
+  /** How long a request waits for the shared store's answer to a lease (default `SHARED_ANSWER_MS`), ms. */
+  sharedAnswerMs?: number;
   /** Uniform [0, 1) numbers for `random` and `p2c`; default Math.random. */
   rng?: () => number;
   /**
@@ -453,13 +456,20 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /**
    * A lease on one of the account's `limit` slots across instances, polling until `deadline` (ms since
    * the epoch, wall clock): the lease id, null when none freed in time (or the client went away), or
-   * undefined when the shared database cannot be reached (local counting only).
+   * undefined when the shared database cannot be reached or does not answer within `SHARED_ANSWER_MS`
+   * (local counting only).
    */
   private async sharedSlot(store: Store, accountId: string, limit: number, signal: AbortSignal, deadline: number): Promise<string | null | undefined> {
     for (;;) {
       let id: string | undefined;
       try {
-        id = await store.tryLease(`account:${accountId}`, limit);
+        // A database that does not answer in time counts as away: this request uses the local slot
+        // alone, and a lease granted after all is given back at once (it would otherwise be renewed).
+        const got = await answerWithin(Promise.resolve(store.tryLease(`account:${accountId}`, limit)), this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS, (late) => {
+          if (late !== undefined) void Promise.resolve(store.releaseLease(late)).catch(() => {});
+        });
+        if (!got) return undefined;
+        id = got.value;
       } catch {
         return undefined;
       }

@@ -12,7 +12,7 @@ import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
 import { MAX_USAGE_BUCKETS, StoreError, type UsageFilter } from "../store/types.ts";
-import { adminError, parseInput, readBody } from "./replies.ts";
+import { adminError, parseInput, readBody, storeErrorStatus } from "./replies.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -151,7 +151,7 @@ export function adminApi(deps: AdminDeps) {
             const name = JSON.stringify(input.value.name);
             if (e.code === "conflict") return adminError(409, `${e.message}: revoke it first (switchyard keys revoke ${name}) or choose another name`, "name");
             if (e.code === "read_only") return adminError(409, `${e.message}: choose another name (a key of the config file is changed in the file)`, "name");
-            return adminError(400, e.message);
+            return adminError(storeErrorStatus(e.code), e.message);
           }
           throw e;
         }
@@ -168,7 +168,7 @@ export function adminApi(deps: AdminDeps) {
         deps.sessions?.endSubject(name);
         return { revoked: name };
       } catch (e) {
-        if (e instanceof StoreError) return adminError(409, e.message);
+        if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);
         throw e;
       }
     })

@@ -1,14 +1,26 @@
 /**
  * Replies shared by the admin routes (SPEC 9.3): the error shape `{error: {message, type, param, code}}`
  * with 400 (bad input, `param` naming the field), 401 / 403 (admin access refused), 404 (unknown object),
- * 409 (read-only or taken), and
+ * 409 (read-only or taken), 503 (the store cannot answer: {@link storeErrorStatus}), and
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
+import type { StoreErrorCode } from "../store/types.ts";
+
+/**
+ * The status of an admin reply for a store failure: 409 for a read-only or taken object, 503 when the store cannot answer (a shared database that cannot be reached, SPEC D-2,
+ * or a store closing at shutdown), 400 for the rest (a value the store refuses).
+ */
+export function storeErrorStatus(code: StoreErrorCode): number {
+  if (code === "conflict" || code === "read_only") return 409;
+  if (code === "unavailable" || code === "closed") return 503;
+  return 400;
+}
 
 /** An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault. */
 export function adminError(status: number, message: string, param: string | null = null, code: string | null = null, extra: Record<string, unknown> = {}): Response {
-  const type = status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : status === 403 ? "permission_error" : "invalid_request_error";
+  const type =
+    status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 503 ? "unavailable_error" : "invalid_request_error";
   return new Response(JSON.stringify({ error: { message, type, param, code, ...extra } }), {
     status,
     headers: { "content-type": "application/json" },

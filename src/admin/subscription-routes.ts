@@ -36,7 +36,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
-import { adminError, readBody } from "./replies.ts";
+import { adminError, readBody, storeErrorStatus } from "./replies.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -141,7 +141,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
           await deps.store.clearLock(id);
           await deps.store.clearCooldown(id);
         } catch (e) {
-          if (e instanceof StoreError) return adminError(e.code === "read_only" || e.code === "conflict" ? 409 : 400, e.message);
+          if (e instanceof StoreError) return adminError(storeErrorStatus(e.code), e.message);
           throw e;
         }
         deps.credentials.forget(id);

@@ -6,8 +6,8 @@
  * - The file is re-read on change, on SIGHUP (watch.ts) and by `POST /admin/api/config/reload`
  *   ({@link LiveConfig.reloadFile}); an invalid file is rejected and the running configuration stays.
  * - A change through the admin API writes the store, then {@link LiveConfig.refreshStored} re-reads the
- *   stored objects and recomposes (the next request uses it); the periodic account re-read calls it
- *   too, so objects another instance stored arrive within 10 s.
+ *   stored objects and recomposes (the next request uses it); another instance's announcement of a
+ *   change (SPEC D-2) and the periodic account re-read (every 10 s, the safety net) call it too.
  */
 import type { RoutingObjectStore } from "../store/routing-objects.ts";
 import { composeConfig, readConfigBase, type ConfigBase, type StoredObjects } from "./compose.ts";

@@ -8,6 +8,7 @@ import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
+import { StoreError } from "../store/types.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -294,6 +295,11 @@ export function createServer(deps: ServerDeps) {
         const param = (issue?.path ?? []).map((p, i) => (typeof p.key === "number" ? `[${p.key}]` : `${i ? "." : ""}${String(p.key)}`)).join("");
         const message = `${param ? `${param}: ` : ""}${issue?.message ?? "The request does not have the expected shape."}`;
         return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", message, param ? { param } : {}));
+      }
+      // A read the store cannot answer (the shared database is away, SPEC D-2; the store closing at
+      // shutdown): the admin API says so with 503, not the generic 500 below.
+      if (error instanceof StoreError && (error.code === "unavailable" || error.code === "closed")) {
+        return json(503, { error: { message: error.message, type: "unavailable_error", param: null, code: null } });
       }
       console.error(JSON.stringify({ level: "error", msg: "http error", path, code, error: error instanceof Error ? error.message : String(error) }));
       return json(500, { error: { message: "The gateway failed to handle this request.", type: "server_error", param: null, code: null } });

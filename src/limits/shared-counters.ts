@@ -38,12 +38,13 @@
  * - concurrency: never more than the limit in flight across instances (below 8 every admission beyond
  *   the held slots asks the database; from 8 a busy instance keeps ⌊n/8⌋ spare slots the others cannot
  *   use until it gives them back). A share being given back loses its room at once, before the answer.
- * When the database cannot be reached (`StoreError` `unavailable`) requests are counted by the embedded
- * counters instead (degraded mode, logged once until the database is back).
+ * When the database cannot be reached (`StoreError` `unavailable`), or an admission's refill gets no
+ * answer within `SHARED_ANSWER_MS` (2 s), requests are counted by the embedded counters instead
+ * (degraded mode, logged once until the database answers the probe again).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
-import type { SharedStore } from "../store/shared.ts";
+import { answerWithin, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import type { MemoryKeyCounters } from "./counters.ts";
 
@@ -99,6 +100,8 @@ export interface SharedCountersOptions {
   reportMs?: number;
   /** Idle time before spare is given back, ms (default 5000). */
   idleMs?: number;
+  /** How long an admission waits for a refill before counting locally, ms (default `SHARED_ANSWER_MS`). */
+  answerMs?: number;
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
@@ -113,6 +116,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly idleMs: number;
   private reporting: Promise<void> | undefined;
+  private ticking = false;
+  private readonly answerMs: number;
 
   constructor(
     private readonly store: SharedStore,
@@ -121,6 +126,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     options: SharedCountersOptions = {},
   ) {
     this.idleMs = options.idleMs ?? IDLE_MS;
+    this.answerMs = options.answerMs ?? SHARED_ANSWER_MS;
     this.timer = setInterval(() => void this.tick(), options.reportMs ?? REPORT_MS);
     this.timer.unref?.();
   }
@@ -143,7 +149,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
       for (let round = 0; round < 8 && waitFor.length; round++) {
         for (const [s] of waitFor) s.waiting++;
         try {
-          await Promise.all(waitFor.map(([s]) => this.sync(s, true)));
+          // Bounded: a database that does not answer in time counts as away (the refills go on and
+          // apply their answers when they come; the key is counted here alone until the probe answers).
+          const answered = await answerWithin(Promise.all(waitFor.map(([s]) => this.sync(s, true))), this.answerMs, () => {});
+          if (!answered) throw new StoreError("unavailable", `the shared store did not answer within ${this.answerMs} ms`);
         } catch (err) {
           if (!this.unavailable(err)) throw err;
           return this.admitLocally(key, limits, now, estimate);
@@ -462,16 +471,23 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   private async tick(): Promise<void> {
-    if (this.degraded) {
-      // Degraded: one harmless statement tells whether the database is back.
-      try {
-        await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
-        this.recovered();
-      } catch {
-        return;
+    // One tick at a time: a database that stopped answering must not collect a statement per second.
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      if (this.degraded) {
+        // Degraded: one harmless statement tells whether the database is back.
+        try {
+          await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
+          this.recovered();
+        } catch {
+          return;
+        }
       }
+      await this.report();
+    } finally {
+      this.ticking = false;
     }
-    await this.report();
   }
 
   // -- degraded mode ----------------------------------------------------------------------------

@@ -67,6 +67,33 @@ export interface QuotaUse {
 /** Default lifetime of a lease that is not renewed (its instance died), ms. */
 export const LEASE_TTL_MS = 15_000;
 
+/**
+ * How long a request waits at most for one answer of the shared store (a key limit's share refill, an
+ * account's concurrency lease) before it is counted by this instance alone, as during an outage, ms. A
+ * database that stopped answering without closing its connections (a table lock, a network partition,
+ * an exhausted pool) otherwise held those requests for as long as it stayed silent.
+ */
+export const SHARED_ANSWER_MS = 2000;
+
+/**
+ * `work`'s value, or `undefined` with `late` called once it settles when it takes longer than `ms`.
+ * `work` is not cancelled (a statement already sent may still commit): `late` gets its value to undo it.
+ */
+export async function answerWithin<T>(work: Promise<T>, ms: number, late: (value: T) => void): Promise<{ value: T } | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  const answered = work.then((value) => ({ value }));
+  try {
+    const got = await Promise.race([answered, timeout]);
+    if (got === undefined) answered.then((v) => late(v.value)).catch(() => {});
+    return got;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Leases, counters, the refresh lock and the change feed. */
 export interface SharedStore {
   /** True when counts and leases span every instance on the database (PostgreSQL); false = this process only. */

@@ -14,6 +14,9 @@ import { num, numOrNull } from "./values.ts";
 /** The `KeyStore` role of the PostgreSQL store. */
 export class PgKeys implements KeyStore {
   private readonly cache = new KeyCache();
+  /** Key re-reads started / the newest one applied (see `reloadKeys`). */
+  private reloadSeq = 0;
+  private appliedSeq = 0;
 
   constructor(private readonly ctx: PgContext) {}
 
@@ -113,9 +116,17 @@ export class PgKeys implements KeyStore {
     await this.reloadKeys();
   }
 
-  /** Re-reads the key cache (another instance changed keys). */
+  /**
+   * Re-reads the key cache (another instance changed keys, or the periodic re-read). Re-reads overlap
+   * (a change here, an announcement, the timer): an answer older than one already applied is dropped,
+   * so a slow read cannot bring back a key revoked since it started.
+   */
   async reloadKeys(): Promise<void> {
-    this.cache.setStoredKeys(await this.rows());
+    const seq = ++this.reloadSeq;
+    const rows = await this.rows();
+    if (seq < this.appliedSeq) return;
+    this.appliedSeq = seq;
+    this.cache.setStoredKeys(rows);
   }
 
   private async rows(): Promise<KeyRow[]> {

@@ -141,7 +141,12 @@ export class PostgresStore implements Store {
     this.timer = setInterval(() => void this.flush(), interval);
     this.timer.unref?.();
     this.resync = setInterval(() => {
-      if (ctx.reachable && !ctx.closed) ctx.dispatch("state");
+      if (!ctx.reachable || ctx.closed) return;
+      ctx.dispatch("state");
+      // Client keys too: a revocation announced while this instance's LISTEN connection was away (it
+      // reconnects with a growing back-off, ~20 s after a minute's outage) would otherwise be missed
+      // until that reconnect, and a revoked key accepted meanwhile.
+      void this.keys.reloadKeys().catch(() => {});
     }, Math.max(100, Math.floor(options.resyncMs ?? 2000)));
     this.resync.unref?.();
     ctx.onRecovered(async () => {

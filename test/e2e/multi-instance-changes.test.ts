@@ -1,0 +1,166 @@
+/**
+ * Several instances on one PostgreSQL (SPEC D-2) as an operator changes and stresses them: two real
+ * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
+ * PostgreSQL and a fake upstream.
+ * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
+ *   10 s re-read), and its removal too.
+ * - A key revoked without an announcement reaching B (B's LISTEN connection reconnects with a growing
+ *   back-off after an outage) is refused by B at its next periodic re-read (it was accepted until then).
+ * - A database that stops answering without closing its connections (tables locked) does not hold
+ *   requests: a limited key's admission and a `max_concurrency` account's lease give up waiting and
+ *   count locally (they waited for as long as the lock was held).
+ * - During an outage the admin API answers 503 naming the cause (it answered a generic 500, or 400/409
+ *   for key changes) while requests are still served.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ENV = {
+  UP_KEY: "sk-upstream-account",
+  KEY_PLAIN: "sy-plain-client-key-0000000001",
+  KEY_FRESH: "sy-fresh-limited-key-00000002",
+};
+
+let pg: TestPostgres;
+let upstream: FakeUpstream;
+let dbUrl: string;
+let sql: SQL;
+let a: Instance;
+let b: Instance;
+
+const chat = (inst: Instance, key: string, model = "up/gpt-x", signal?: AbortSignal) =>
+  fetch(`${inst.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+    signal,
+  });
+const admin = async (inst: Instance, path: string, init: RequestInit = {}) => {
+  const res = await fetch(`${inst.url}/admin/api${path}`, {
+    ...init,
+    headers: { "content-type": "application/json", authorization: `Bearer ${inst.instance().adminToken}`, ...(init.headers ?? {}) },
+  });
+  return { status: res.status, body: (await res.json()) as any };
+};
+
+/** Polls until `cond` holds; fails after `ms`. */
+async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  dbUrl = await pg.createDatabase("changes");
+  sql = new SQL(dbUrl, { max: 2 });
+  upstream = await startFakeUpstream();
+  upstream.handle((r) => simpleReply(r.format!, { text: "hello", model: r.model }, r.stream));
+  const yaml = `server:
+  require_api_key: true
+providers:
+  - id: up
+    kind: openai
+    base_url: "${upstream.url}/v1"
+  - id: slots
+    kind: openai
+    base_url: "${upstream.url}/v1"
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+  - { id: slots-1, provider: slots, api_key: env:UP_KEY, max_concurrency: 2 }
+keys:
+  - name: plain
+    key: env:KEY_PLAIN
+  - name: fresh
+    key: env:KEY_FRESH
+    limits: { concurrency: 2 }
+`;
+  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  [a, b] = await Promise.all([start(), start()]);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([stopInstance(a), stopInstance(b)]);
+  await sql?.close();
+  await upstream?.stop();
+  await pg?.destroy();
+}, 60_000);
+
+describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)", () => {
+  test("an alias stored through A is served by B once announced, and its removal too (not after B's 10 s re-read)", async () => {
+    expect((await chat(b, ENV.KEY_PLAIN, "quick")).status).toBe(404);
+    expect((await admin(a, "/aliases", { method: "POST", body: JSON.stringify({ name: "quick", target: "up/gpt-quick" }) })).status).toBe(201);
+    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 200, 3000, "B to serve the alias stored through A");
+    expect(upstream.requests.at(-1)!.model).toBe("gpt-quick");
+    expect((await admin(a, "/aliases/quick", { method: "DELETE" })).status).toBe(200);
+    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 404, 3000, "B to drop the alias deleted through A");
+  }, 60_000);
+
+  test("a key revoked without an announcement reaching B is refused by B at its next re-read", async () => {
+    const created = await admin(a, "/keys", { method: "POST", body: JSON.stringify({ name: "laptop" }) });
+    expect(created.status).toBe(201);
+    const secret = created.body.secret as string;
+    await until(async () => (await chat(b, secret)).status === 200, 3000, "B to accept the new key");
+    // What A's revocation does in the database, without its NOTIFY (B's LISTEN connection was away).
+    await sql`UPDATE client_keys SET revoked_at = ${Date.now()} WHERE name = 'laptop'`;
+    await until(async () => (await chat(b, secret)).status === 401, 5000, "B to refuse the revoked key");
+    await until(async () => (await chat(a, secret)).status === 401, 5000, "A to refuse the revoked key");
+  }, 60_000);
+
+  test("locked tables do not hold requests: a limited key and a max_concurrency account count locally until the database answers", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    let lockHeld = true;
+    const lock = sql
+      .begin(async (tx) => {
+        await tx`LOCK TABLE quota_shares, leases IN ACCESS EXCLUSIVE MODE`;
+        locked();
+        await held;
+      })
+      .finally(() => {
+        lockHeld = false;
+      });
+    await isLocked;
+    try {
+      const signal = AbortSignal.timeout(20_000);
+      // `fresh` has no share on B yet (its first request asks the database); slots-1 takes a lease per request.
+      const [limited, leased] = await Promise.all([chat(b, ENV.KEY_FRESH, "up/gpt-x", signal), chat(b, ENV.KEY_PLAIN, "slots/gpt-x", signal)]);
+      expect([limited.status, leased.status, lockHeld]).toEqual([200, 200, true]);
+      expect((await chat(b, ENV.KEY_FRESH, "up/gpt-x", signal)).status).toBe(200);
+    } finally {
+      release();
+      await lock;
+    }
+    expect([...b.stdout, ...b.stderr].some((l) => l.includes("client key limits are counted by this instance alone"))).toBe(true);
+    // The database answers again: both are served, and no lease of B stays behind once they ended.
+    expect((await chat(b, ENV.KEY_FRESH)).status).toBe(200);
+    expect((await chat(b, ENV.KEY_PLAIN, "slots/gpt-x")).status).toBe(200);
+    await until(async () => Number((await sql`SELECT count(*)::int AS n FROM leases WHERE scope = 'account:slots-1'`)[0].n) === 0, 5000, "no lease left behind");
+  }, 90_000);
+
+  test("during an outage the admin API says the database is away (503), serving goes on, and it answers again after", async () => {
+    await pg.stop();
+    try {
+      expect((await chat(b, ENV.KEY_PLAIN)).status).toBe(200);
+      await until(async () => ((await (await fetch(`${b.url}/health`)).json()) as any).db === "unreachable", 10_000, "B to notice the outage");
+      const reads = await Promise.all(["/usage?by=model", "/calls?limit=5", "/keys"].map((p) => admin(b, p)));
+      const change = await admin(b, "/keys", { method: "POST", body: JSON.stringify({ name: "during-outage" }) });
+      const revoke = await admin(b, "/keys/plain-db", { method: "DELETE" });
+      const alias = await admin(b, "/aliases", { method: "POST", body: JSON.stringify({ name: "later", target: "up/gpt-later" }) });
+      for (const r of [...reads, change, revoke, alias]) {
+        expect([r.status, r.body.error?.type, r.body.error?.message]).toEqual([503, "unavailable_error", "the database cannot be reached; serving from memory"]);
+      }
+    } finally {
+      await pg.start();
+    }
+    await until(async () => ((await (await fetch(`${b.url}/health`)).json()) as any).db === "ok", 30_000, "B to reconnect");
+    expect((await admin(b, "/usage?by=model")).status).toBe(200);
+  }, 90_000);
+});
