@@ -240,7 +240,11 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       process.exit(1);
     }
     const msg = e instanceof Error ? e.message : String(e);
-    fail(/EADDRINUSE|address already in use|Failed to start server/i.test(msg) ? `cannot listen: ${msg}` : `switchyard failed to start: ${msg}`);
+    fail(
+      /EADDRINUSE|address already in use|Failed to start server/i.test(msg)
+        ? `cannot listen: ${msg} Stop the program that holds the port, or choose another with --port P (or server.port in the config file).`
+        : `switchyard failed to start: ${msg}`,
+    );
   }
   // The signal handlers go in before "listening" is written: a supervisor (or a test) that sends
   // SIGTERM the moment it reads that line must get the graceful stop, not Bun's default exit (143).

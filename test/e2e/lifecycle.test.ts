@@ -200,5 +200,7 @@ describe("one gateway per port and per data directory", () => {
     rmSync(other, { recursive: true, force: true });
     expect(second.exitCode).toBe(1);
     expect(second.stderr.toString()).toContain("cannot listen");
+    expect(second.stderr.toString()).toContain(`port ${port}`);
+    expect(second.stderr.toString().trim()).toEndWith("Stop the program that holds the port, or choose another with --port P (or server.port in the config file).");
   }, 30_000);
 });
