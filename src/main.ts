@@ -22,7 +22,7 @@ Usage:
   switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR] [--database postgres://…]
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
-                   [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST] | keys list | keys revoke NAME
+                   [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST] | keys list [--json] | keys revoke NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
@@ -301,7 +301,7 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
       return;
     }
     default:
-      fail("usage: switchyard keys create NAME | keys list | keys revoke NAME", 2);
+      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME", 2);
   }
 }
 

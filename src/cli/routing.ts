@@ -133,6 +133,9 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
 /** Human-readable account status. */
 export function formatAccountsStatus(s: AccountsStatus): string {
   const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
+  if (s.accounts.length === 0) {
+    lines.push("no accounts yet: add API keys under accounts: in the config file, log in with switchyard login claude-code|codex, or adopt a CLI's login with switchyard import claude-code|codex");
+  }
   for (const a of s.accounts) {
     const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
     const circuit = a.circuit.state === "closed" ? "" : `; circuit ${a.circuit.state}${a.circuit.openUntil ? ` until ${iso(a.circuit.openUntil)}` : ""}`;

@@ -36,4 +36,11 @@ describe("accounts status", () => {
     expect(lines).toContain("fresh (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %, latency 12 ms; bindings 2");
     expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
   });
+
+  test("without accounts it says how to add one", () => {
+    expect(formatAccountsStatus({ now: 0, strategy: "scored", accounts: [] } as unknown as AccountsStatus).split("\n")).toEqual([
+      "account strategy: scored; 0 account(s)",
+      "no accounts yet: add API keys under accounts: in the config file, log in with switchyard login claude-code|codex, or adopt a CLI's login with switchyard import claude-code|codex",
+    ]);
+  });
 });
