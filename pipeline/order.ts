@@ -29,7 +29,7 @@ import { affinityKey } from "./affinity.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
-import { resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+import { addAccountHint, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
 export type AttachmentKind = "images" | "pdf" | "audio" | "video";
@@ -458,7 +458,8 @@ export function planRoute(
     }
     if (tried.size === 0) {
       pt.verdict = "out";
-      pt.reason = `no eligible account of ${t.provider.id} for ${t.model}`;
+      // No account at all (rather than none eligible now): the request would fail the same way, so say how to add one.
+      pt.reason = first.verdicts.length === 0 ? `no account is configured for ${t.provider.id}: ${addAccountHint(t.provider)}` : `no eligible account of ${t.provider.id} for ${t.model}`;
     }
   }
   return {

@@ -50,8 +50,11 @@ afterAll(async () => {
 });
 
 describe("first start without a config file", () => {
-  test("the log says no account is configured and where a config file goes", () => {
-    const msgs = lines.flatMap((l) => (l.startsWith("{") ? [JSON.parse(l) as { level: string; msg: string; config?: string }] : []));
+  test("the log says no account is configured and where a config file goes", async () => {
+    // stdout and stderr are separate pipes: the log lines may arrive after the "listening" line.
+    const parsed = () => lines.flatMap((l) => (l.startsWith("{") ? [JSON.parse(l) as { level: string; msg: string; config?: string }] : []));
+    for (let i = 0; i < 250 && !parsed().some((m) => m.msg.startsWith("no config file at")); i++) await Bun.sleep(20);
+    const msgs = parsed();
     expect(msgs.find((m) => m.msg === "switchyard listening")!.config).toBe("(built-in default)");
     expect(msgs.some((m) => m.level === "warn" && m.msg.startsWith("no accounts are configured: requests will fail until one is added"))).toBe(true);
     expect(msgs).toContainEqual(
@@ -68,6 +71,17 @@ describe("first start without a config file", () => {
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
       "No account is configured for provider anthropic: add an account under `accounts:` in the config file (`provider: anthropic` with its `api_key`), or set ANTHROPIC_API_KEY before starting switchyard without a config file.",
     );
+  });
+
+  test("the dry run of a model guessed to a provider without accounts says how to add one", async () => {
+    const proc = Bun.spawn([...SOURCE_CLI, "route", "gpt-5-mini"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toContain(
+      "1. openai/gpt-5-mini  out: no account is configured for openai: add an account under `accounts:` in the config file (`provider: openai` with its `api_key`), or set OPENAI_API_KEY before starting switchyard without a config file",
+    );
+    expect(out).toContain("attempt order: none");
   });
 
   test("POST /admin/api/config/reload says there is no file and how to use one", async () => {
