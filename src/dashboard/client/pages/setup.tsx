@@ -4,36 +4,62 @@
  */
 import { api } from "../api.ts";
 import { Card, Snippet, useData } from "../components.tsx";
-import type { Alias, Combo } from "../types.ts";
+import type { Alias, Combo, Provider } from "../types.ts";
+
+/** Each CLI's own vendor: the provider kinds that serve it natively and its usual model. */
+const VENDORS = {
+  claude: { kinds: ["anthropic", "anthropic-compatible", "claude-code"], model: "claude-sonnet-4-5", builtin: "anthropic" },
+  codex: { kinds: ["openai-responses", "openai", "codex"], model: "gpt-5-codex", builtin: "openai" },
+  gemini: { kinds: ["gemini"], model: "gemini-2.5-pro", builtin: "gemini" },
+} as const;
+
+/**
+ * The model a CLI's snippet names when the gateway has no combo or alias: a model of a provider of the
+ * CLI's own vendor that has an account (its first configured or discovered model, else the vendor's
+ * usual one), else any provider with an account and a known model, else the built-in provider's —
+ * so a copied snippet reaches an account of this gateway instead of an unconfigured built-in provider.
+ */
+export function snippetModel(cli: keyof typeof VENDORS, providers: readonly Provider[]): string {
+  const v = VENDORS[cli];
+  const served = providers.filter((p) => (p.accounts?.length ?? 0) > 0);
+  const firstModel = (p: Provider) => Object.keys(p.models ?? {})[0] ?? p.discoveredModels?.[0];
+  for (const kind of v.kinds) {
+    const p = served.find((x) => x.kind === kind);
+    if (p) return `${p.id}/${firstModel(p) ?? v.model}`;
+  }
+  const any = served.find((p) => firstModel(p) !== undefined);
+  return any ? `${any.id}/${firstModel(any)}` : `${v.builtin}/${v.model}`;
+}
 
 /**
  * The snippets for an instance at `origin`: `model` (a combo or alias of this gateway) as the model
- * name when there is one, else each CLI's own vendor model through its provider prefix.
+ * name when there is one, else {@link snippetModel} for each CLI.
  */
-export function setupSnippets(origin: string, model: string | undefined, keyHint: string) {
-  const m = (fallback: string) => model ?? fallback;
+export function setupSnippets(origin: string, model: string | undefined, keyHint: string, providers: readonly Provider[] = []) {
+  const m = (cli: keyof typeof VENDORS) => model ?? snippetModel(cli, providers);
   return {
-    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${m("anthropic/claude-sonnet-4-5")}`,
-    codex: `# ~/.codex/config.toml\nmodel = "${m("openai/gpt-5-codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
+    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${m("claude")}`,
+    codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
     // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI).
-    gemini: `switchyard setup gemini   # once: selects API-key auth\nexport GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini/gemini-2.5-pro")}`,
+    gemini: `switchyard setup gemini   # once: selects API-key auth\nexport GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
 
 export function SetupSnippets({ compact }: { compact?: boolean }) {
   const names = useData(async () => {
-    const [combos, aliases] = await Promise.all([
+    const [combos, aliases, providers] = await Promise.all([
       api<{ combos: Combo[] }>("/combos").catch(() => ({ combos: [] as Combo[] })),
       api<{ aliases: Alias[] }>("/aliases").catch(() => ({ aliases: [] as Alias[] })),
+      api<{ providers: Provider[] }>("/providers").catch(() => ({ providers: [] as Provider[] })),
     ]);
-    return [...aliases.aliases.map((a) => a.name), ...combos.combos.map((c) => c.name)];
+    return { names: [...aliases.aliases.map((a) => a.name), ...combos.combos.map((c) => c.name)], providers: providers.providers };
   });
   const loopback = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content === "loopback";
   const keyHint = loopback ? "placeholder   # any value works from this machine" : "sy-…   # a client key from the Keys page";
-  const model = names.data?.[0];
-  const s = setupSnippets(location.origin, model, keyHint);
+  const model = names.data?.names[0];
+  const s = setupSnippets(location.origin, model, keyHint, names.data?.providers);
   return (
     <div class={compact ? "grid-2 snippet-grid" : ""}>
       <Card title="Claude Code">

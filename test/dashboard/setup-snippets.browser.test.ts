@@ -1,0 +1,54 @@
+/**
+ * The Setup page's snippets name models this gateway can serve (SPEC 9.4): without a combo or alias,
+ * each CLI's snippet names a model of a provider of its own vendor that has an account — not the
+ * built-in `anthropic/…`, `openai/…`, `gemini/…` providers, which have none here — and a request with
+ * the model copied from the page is answered.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
+  // anth (anthropic), oai (openai), resp (openai-responses), gem (gemini), each with one account
+  gw = await startGateway();
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+test("each snippet names a model of its vendor's provider with an account, and the copied model is served", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/setup`);
+    const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
+    await w.page.locator(".snippet pre", { hasText: "anth/" }).first().waitFor({ timeout: 10_000 });
+    const claude = await snippet("Claude Code").innerText();
+    const codex = await snippet("Codex CLI").innerText();
+    const gemini = await snippet("Gemini CLI").innerText();
+    expect(claude).toContain("claude --model anth/claude-sonnet-4-5");
+    expect(codex).toContain('model = "resp/gpt-5-codex"');
+    expect(gemini).toContain("gemini --model gem/gemini-2.5-pro");
+    await w.page.screenshot({ path: join(SHOTS, "setup-models.png"), fullPage: true });
+
+    const model = /claude --model (\S+)/.exec(claude)![1];
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
