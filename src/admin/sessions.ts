@@ -74,10 +74,24 @@ export class SessionBook {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Issues a new session for `subject`, signed in with `secret` when a key was entered. */
+  /**
+   * Issues a new session for `subject`, signed in with `secret` when a key was entered. At
+   * {@link MAX_SESSIONS} the oldest session of the same kind (keyless or signed in with a key) goes
+   * first: any web page can make a local browser load `/dashboard` a thousand times (an `<img>` sends
+   * no cookie and no Origin), and those keyless sessions must not sign out the browsers that entered a key.
+   */
   create(subject: string, secret?: string): Session {
     this.sweep();
-    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+    while (this.sessions.size >= MAX_SESSIONS) {
+      let victim: string | undefined;
+      for (const [id, s] of this.sessions) {
+        if ((s.secret === undefined) === (secret === undefined)) {
+          victim = id;
+          break;
+        }
+      }
+      this.sessions.delete(victim ?? this.sessions.keys().next().value!);
+    }
     const s: Session = { id: randomToken(), csrf: randomToken(), subject, expiresAt: this.now() + SESSION_TTL_MS, ...(secret ? { secret } : {}) };
     this.sessions.set(s.id, s);
     return s;
