@@ -39,7 +39,7 @@
  *   the held slots asks the database; from 8 a busy instance keeps ⌊n/8⌋ spare slots the others cannot
  *   use until it gives them back). A share being given back loses its room at once, before the answer.
  * When the database cannot be reached (`StoreError` `unavailable`), or an admission's refill gets no
- * answer within `SHARED_ANSWER_MS` (2 s), requests are counted by the embedded counters instead
+ * answer within `SHARED_ANSWER_MS` (10 s), requests are counted by the embedded counters instead
  * (degraded mode, logged once until the database answers the probe again).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";

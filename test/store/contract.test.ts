@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts";
+import { isUnavailable } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { type Store, StoreError } from "../../src/store/types.ts";
@@ -501,6 +502,31 @@ describe("postgres flush", () => {
       await s.close();
     } finally {
       await sql.close();
+    }
+  });
+});
+
+describe("postgres: what counts as the database being away", () => {
+  test("a server with no connection left for this role (53300) is away, not a refused statement", async () => {
+    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const root = new SQL(url, { max: 1 });
+    await root.unsafe("CREATE ROLE capped LOGIN CONNECTION LIMIT 1");
+    const capped = url.replace("//switchyard@", "//capped@");
+    const first = new SQL(capped, { max: 1 });
+    const second = new SQL(capped, { max: 1, connectionTimeout: 5 });
+    try {
+      await first`SELECT 1`;
+      const err = await second`SELECT 1`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as { errno?: string }).errno).toBe("53300");
+      expect(isUnavailable(err)).toBe(true);
+    } finally {
+      await second.close().catch(() => {});
+      await first.close();
+      await root.unsafe("DROP ROLE capped").catch(() => {});
+      await root.close();
     }
   });
 });

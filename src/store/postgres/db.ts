@@ -22,7 +22,8 @@ const MAX_OUTBOX = 100_000;
 /**
  * Whether an error means "the database cannot be reached" (as opposed to a rejected statement):
  * Bun's connection errors (`ERR_POSTGRES_CONNECTION_*`, socket and timeout codes) and the server's
- * connection-exception (SQLSTATE class 08) and shutdown (57P01–57P03) states.
+ * connection-exception (SQLSTATE class 08), insufficient-resources (class 53: too many connections,
+ * disk full) and shutdown (57P01–57P03) states.
  */
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof StoreError) return err.code === "unavailable";
@@ -32,6 +33,9 @@ export function isUnavailable(err: unknown): boolean {
   if (/^(ECONN|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)/.test(code)) return true;
   const state = typeof e?.errno === "string" ? e.errno : "";
   if (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03") return true;
+  // Insufficient resources (53300 too many connections, 53100 disk full, 53200 out of memory): the
+  // database cannot serve this instance now; it serves from memory and keeps its writes until it can.
+  if (state.startsWith("53")) return true;
   return false;
 }
 
