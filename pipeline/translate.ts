@@ -72,25 +72,26 @@ export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): bool
 }
 
 /**
- * Whether an Anthropic or Gemini client's body carries reasoning state the gateway tagged for it
- * (signatures of another provider family travel to those clients as `sy|<family>|<value>`): such a
- * body must not reach the provider byte for byte; the tidy pass (Anthropic) or the hub (Gemini) untags
- * it and strips what the target did not issue (SPEC F-8).
+ * Whether an Anthropic, Gemini or Responses client's body carries reasoning state the gateway tagged
+ * for it (signatures of another provider family travel to those clients as `sy|<family>|<value>`):
+ * such a body must not reach the provider byte for byte; the tidy pass (Anthropic, Responses) or the
+ * hub (Gemini) untags it and strips what the target did not issue (SPEC F-8).
  */
 function carriesTaggedState(ctx: RequestContext): boolean {
-  if (ctx.clientFormat !== "anthropic-messages" && ctx.clientFormat !== "gemini") return false;
+  if (ctx.clientFormat !== "anthropic-messages" && ctx.clientFormat !== "gemini" && ctx.clientFormat !== "openai-responses") return false;
   return hasTaggedValue(ctx.rawBody);
 }
 
 const SIGNATURE_KEY = new TextEncoder().encode('"signature"');
 const THOUGHT_SIGNATURE_KEY = new TextEncoder().encode('"thoughtSignature"');
 const DATA_KEY = new TextEncoder().encode('"data"');
+const ENCRYPTED_CONTENT_KEY = new TextEncoder().encode('"encrypted_content"');
 
 /** `"sy|`: the opening quote of a string value that starts with the gateway's tag. */
 const TAG_OPENING = Buffer.from('"sy|');
 
 /**
- * Whether a JSON body has a `"signature"`, `"thoughtSignature"` or `"data"` value that starts with the
+ * Whether a JSON body has a `"signature"`, `"thoughtSignature"`, `"data"` or `"encrypted_content"` value that starts with the
  * gateway's tag `sy|` (`"signature": "sy|gemini|…"`). Text that merely contains `"sy|` (escaped inside a string) does not
  * count. A byte scan: no decoding or parsing of the body; the tag's occurrences are found with the
  * native `Buffer.indexOf` (a 90 KB Claude Code body in ~1 µs instead of ~60 µs for a JS byte loop),
@@ -105,7 +106,7 @@ export function hasTaggedValue(raw: Uint8Array): boolean {
     if (raw[j] !== 0x3a) continue; // not a value after a colon
     j--;
     while (j >= 0 && (raw[j] === 0x20 || raw[j] === 0x0a || raw[j] === 0x0d || raw[j] === 0x09)) j--;
-    if (endsWith(raw, j, SIGNATURE_KEY) || endsWith(raw, j, THOUGHT_SIGNATURE_KEY) || endsWith(raw, j, DATA_KEY)) return true;
+    if (endsWith(raw, j, SIGNATURE_KEY) || endsWith(raw, j, THOUGHT_SIGNATURE_KEY) || endsWith(raw, j, DATA_KEY) || endsWith(raw, j, ENCRYPTED_CONTENT_KEY)) return true;
   }
   return false;
 }

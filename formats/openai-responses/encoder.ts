@@ -12,7 +12,8 @@
  *   `content_part.done`;
  * - thinking block → `reasoning` item with summary parts (`reasoning_summary_part.added`,
  *   `reasoning_summary_text.delta`*, `…text.done`, `…part.done`; a hub `thinking_part` starts the next
- *   part), `encrypted_content` on the done item when the block's signature is `openai`-family. Raw
+ *   part), `encrypted_content` on the done item when the block has a signature (another family's
+ *   tagged `sy|<family>|…`, common.ts writeEncryptedContent, so it can come back to its issuer). Raw
  *   reasoning is also sent as summary text (judgement: Codex and the SDK render summaries; raw
  *   `reasoning_text` needs content parts few clients read);
  * - tool call → `function_call` item (`call_id` = hub id, `fc_` item id, `namespace` when the call or
@@ -37,7 +38,7 @@ import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { sseNamed } from "../sse.ts";
-import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage } from "./common.ts";
+import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage, writeEncryptedContent } from "./common.ts";
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
 
@@ -297,7 +298,7 @@ class ResponsesEncoder implements StreamEncoder {
         if (it.kind === "reasoning" && it.partOpen) this.closeSummary(it);
         return;
       case "signature":
-        if (it.kind === "reasoning" && d.signature.family === "openai") it.encrypted = d.signature.value;
+        if (it.kind === "reasoning") it.encrypted = writeEncryptedContent(d.signature);
         return;
       case "tool_args":
         if (it.kind === "function_call") {

@@ -13,7 +13,8 @@
  * - `custom_tool_call` (freeform) → tool_call whose arguments are `{"input": "<raw text>"}` (JSON, so
  *   every format can carry it); rebuilt as `custom_tool_call` for Responses targets.
  * - `reasoning` → thinking part: summary texts (joined by a blank line) or raw `reasoning_text`,
- *   `itemId`, and `encrypted_content` as an `openai`-family signature.
+ *   `itemId`, and `encrypted_content` as an `openai`-family signature (a tagged `sy|<family>|…` value,
+ *   common.ts, gets its family back).
  * - tools: `function` → FunctionTool; `namespace` → one ProviderTool holding the namespace shell
  *   (name, description, non-function members) followed by its function members flattened with
  *   `namespace` set; any other type → ProviderTool (kept for Responses targets only).
@@ -61,7 +62,7 @@ import {
   ReasoningItemSchema,
   ResponsesRequestSchema,
 } from "./schema.ts";
-import { TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl } from "./common.ts";
+import { TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl, readEncryptedContent } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -281,7 +282,7 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         if (summary.length > 0) part.summary = summary;
         else if (rawTexts.length > 0) part.raw = true;
         if (r.id) part.itemId = r.id;
-        if (r.encrypted_content) part.signature = { family: "openai", value: r.encrypted_content };
+        if (r.encrypted_content) part.signature = readEncryptedContent(r.encrypted_content);
         assistantTurn().content.push(part);
         break;
       }

@@ -17,7 +17,7 @@ import {
   type Usage,
 } from "../hub.ts";
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
-import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY } from "./common.ts";
+import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
 
@@ -129,7 +129,7 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
         const item: Json = { type: "reasoning", id: hasItemPrefix(p.itemId, "rs_") ? p.itemId : mintId("rs_", opts.newId) };
         const summary = p.summary && p.summary.length > 0 ? p.summary : p.text.length > 0 ? [p.text] : [];
         item.summary = summary.filter((s) => s.length > 0).map((text) => ({ type: "summary_text", text }));
-        if (p.signature?.family === "openai") item.encrypted_content = p.signature.value;
+        if (p.signature) item.encrypted_content = writeEncryptedContent(p.signature);
         out.push(item);
         break;
       }
@@ -160,7 +160,7 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
 /**
  * Hub reply → non-streamed Responses body (codec `encodeResponse`; REFERENCE §3.2): `resp_` id,
  * `status` `completed` or `incomplete` (+ `incomplete_details`) per {@link terminalForStop}, full
- * `output` (message / reasoning with `encrypted_content` for openai-family signatures /
+ * `output` (message / reasoning with `encrypted_content` when signed, another family's tagged /
  * function_call with `call_id` = hub tool-call id), and a usage object whose counters are all
  * integers. A reply without a stop reason (cut off) is reported `incomplete` with reason
  * `interrupted` — never as completed.

@@ -5,7 +5,7 @@
 import { Warnings } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { applyCodexFixes } from "./codex.ts";
-import { isOpenAiItemId, sanitizeCallId } from "./common.ts";
+import { ENCRYPTED_CONTENT_TAG, isOpenAiItemId, readEncryptedContent, sanitizeCallId } from "./common.ts";
 
 /**
  * Tidies a Responses body for a Responses provider WITHOUT a hub round trip (codec `tidyRequest`;
@@ -18,7 +18,10 @@ import { isOpenAiItemId, sanitizeCallId } from "./common.ts";
  * - item `id`s without one of the prefixes in `OPENAI_ITEM_ID_PREFIXES` (common.ts) are removed from
  *   their items (OpenAI validates the prefix: "Expected an ID that begins with 'msg'"); the ids the
  *   Codex CLI sends (`msg_`, `fc_`, and `fco_` for outputs) are kept;
- * - `call_id`s over 64 characters are mapped deterministically (call and output alike, §5.3).
+ * - `call_id`s over 64 characters are mapped deterministically (call and output alike, §5.3);
+ * - a reasoning item whose `encrypted_content` is tagged `sy|<family>|…` (common.ts: state another
+ *   provider issued, handed to the client by switchyard) is untagged when `target.family` issued it
+ *   and dropped otherwise (SPEC F-8: the upstream could not decrypt it and would refuse the request).
  * Everything else is passed through as the client sent it. The input object is not mutated.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
@@ -43,8 +46,16 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
         continue;
       }
       let next = item;
-      if (typeof item.id === "string" && !isOpenAiItemId(item.id)) {
-        const { id: _id, ...rest } = item;
+      if (item.type === "reasoning" && typeof item.encrypted_content === "string" && item.encrypted_content.startsWith(ENCRYPTED_CONTENT_TAG)) {
+        const state = readEncryptedContent(item.encrypted_content);
+        if (state.family !== target.family) {
+          w.add("stripped_signature", `Reasoning state issued by '${state.family}' cannot be sent to a '${target.family}' upstream; it was dropped.`);
+          continue;
+        }
+        next = { ...item, encrypted_content: state.value };
+      }
+      if (typeof next.id === "string" && !isOpenAiItemId(next.id)) {
+        const { id: _id, ...rest } = next;
         next = rest;
       }
       if (typeof next.call_id === "string" && next.call_id.length > 64) next = { ...next, call_id: sanitizeCallId(next.call_id) };

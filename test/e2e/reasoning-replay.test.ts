@@ -174,3 +174,77 @@ describe("opaque reasoning state goes back only to its family (F-8)", () => {
     expect(await traceWarnings(res.headers.get("x-switchyard-route-id"))).toEqual(warningsOf(res));
   });
 });
+
+describe("Codex (Responses client) on an Anthropic provider with thinking, in a tool-call loop", () => {
+  const SIG = "EqSignedByAnthropic==";
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  /** Anthropic's reply with thinking on: a signed thinking block, then a tool call. */
+  const thinkingThenToolUse = () =>
+    ev("message_start", { type: "message_start", message: { id: "msg_th1", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }) +
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: REASONING } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: SIG } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+    ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_th1", name: "read_file", input: {} } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"path":"a.ts"}' } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 20 } }) +
+    ev("message_stop", { type: "message_stop" });
+  const tools = [{ type: "function", name: "read_file", parameters: READ_TOOL.input_schema }];
+  /** A Codex request: store false, encrypted reasoning asked for, effort high. */
+  const codexBody = (model: string, input: unknown[]) => ({ model, store: false, stream: true, include: ["reasoning.encrypted_content"], reasoning: { effort: "high", summary: "auto" }, tools, input });
+  const post = (body: unknown) => fetch(`${suite.gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  /** The output items of a Responses stream's `response.output_item.done` events. */
+  async function doneItems(res: Response): Promise<any[]> {
+    const text = await res.text();
+    return text
+      .split("\n\n")
+      .map((e) => e.split("\n").find((l) => l.startsWith("data: ")))
+      .filter((d): d is string => d !== undefined)
+      .map((d) => JSON.parse(d.slice(6)))
+      .filter((e) => e.type === "response.output_item.done")
+      .map((e) => e.item);
+  }
+
+  test("the signed thinking reaches Codex as encrypted reasoning and goes back to Anthropic whole, so thinking stays on for the next turn", async () => {
+    suite.gw.fake.handle((r) => (r.format === "anthropic-messages" && !(r.body.messages as any[]).some((m) => Array.isArray(m.content) && m.content.some((b: any) => b.type === "tool_result")) ? { sse: thinkingThenToolUse() } : simpleReply(r.format!, { text: "foo is 1" }, r.stream)));
+    const user = { type: "message", role: "user", content: [{ type: "input_text", text: "What is in a.ts?" }] };
+    const first = await post(codexBody("anth/claude-x", [user]));
+    expect(first.status).toBe(200);
+    const items = await doneItems(first);
+    const reasoning = items.find((i) => i.type === "reasoning");
+    expect(reasoning.summary).toEqual([{ type: "summary_text", text: REASONING }]);
+    expect(reasoning.encrypted_content).toBe(`sy|anthropic|${SIG}`);
+    const call = items.find((i) => i.type === "function_call");
+    expect(suite.gw.fake.requests[0].body.thinking?.type).toBe("enabled");
+
+    // Codex's next turn: its history (the items as it kept them) and the tool's output.
+    const second = await post(codexBody("anth/claude-x", [user, reasoning, call, { type: "function_call_output", call_id: call.call_id, output: "export const foo = 1;" }]));
+    expect(second.status).toBe(200);
+    const sent = suite.gw.fake.requests[1].body;
+    const assistant = (sent.messages as any[]).find((m) => m.role === "assistant");
+    expect(assistant.content[0]).toEqual({ type: "thinking", thinking: REASONING, signature: SIG });
+    expect(assistant.content[1]).toMatchObject({ type: "tool_use", name: "read_file", input: { path: "a.ts" } });
+    expect(sent.thinking?.type).toBe("enabled");
+    expect(warningsOf(second).map((w) => w.code)).not.toContain("dropped_thinking_config");
+    await second.text();
+  });
+
+  test("the tagged state is never sent to a Responses provider: the item is dropped with a warning", async () => {
+    suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+    const res = await post(
+      codexBody("resp/gpt-x", [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "What is in a.ts?" }] },
+        { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: REASONING }], encrypted_content: `sy|anthropic|${SIG}` },
+        { type: "function_call", call_id: "toolu_th1", name: "read_file", arguments: '{"path":"a.ts"}' },
+        { type: "function_call_output", call_id: "toolu_th1", output: "export const foo = 1;" },
+      ]),
+    );
+    expect(res.status).toBe(200);
+    await res.text();
+    const raw = suite.gw.fake.requests[0].raw;
+    expect(raw).not.toContain(SIG);
+    expect(raw).not.toContain("sy|");
+    expect(warningsOf(res).map((w) => w.code)).toContain("stripped_signature");
+  });
+});

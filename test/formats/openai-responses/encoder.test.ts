@@ -150,7 +150,8 @@ describe("encoder event sequences", () => {
     ]);
     const reasoningDone = wire[8]!.data.item;
     expect(reasoningDone.summary).toEqual([{ type: "summary_text", text: "Think A then B" }]);
-    expect(reasoningDone.encrypted_content).toBeUndefined(); // an Anthropic signature is not OpenAI state
+    // An Anthropic signature is not OpenAI state: it travels tagged, so it can only go back to Anthropic (F-8).
+    expect(reasoningDone.encrypted_content).toBe("sy|anthropic|sig1");
     const { final } = await sdkStream(sse);
     expect(final.output_text).toBe("Answer");
     expect(final.model).toBe("client-model");
