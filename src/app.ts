@@ -52,7 +52,7 @@ import { createServer } from "./http/server.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { isPostgresUrl } from "./store/postgres/url.ts";
 import { openSqliteStore } from "./store/sqlite/store.ts";
-import { MemoryKeyCounters } from "./limits/counters.ts";
+import { MemoryKeyCounters, persistBudgetWindows } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
@@ -131,9 +131,6 @@ export interface App {
   /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
   shutdown(graceMs?: number): Promise<void>;
 }
-
-/** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
-export const BUDGET_SAVE_MS = 5_000;
 
 /**
  * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
@@ -326,22 +323,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC D-2: on a shared store (PostgreSQL) the limits count across instances.
   const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, memoryCounters, log) : memoryCounters;
   // Budget windows survive restarts: read back now, written every few seconds and at shutdown (SPEC 9.6).
-  try {
-    memoryCounters.load(await store.loadKeyBudgets(), clock.now());
-  } catch (err) {
-    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "key budget windows could not be read; budgets start empty", error: err instanceof Error ? err.message : String(err) }));
-  }
-  const saveBudgets = async () => {
-    const rows = memoryCounters.takeDirty();
-    if (rows.length === 0) return;
-    try {
-      await store.saveKeyBudgets(rows);
-    } catch (err) {
-      log(JSON.stringify({ level: "warn", time: clock.now(), msg: "key budget windows could not be saved", error: err instanceof Error ? err.message : String(err) }));
-    }
-  };
-  const budgetTimer = setInterval(() => void saveBudgets(), BUDGET_SAVE_MS);
-  budgetTimer.unref?.();
+  const budgetWindows = await persistBudgetWindows(memoryCounters, store, () => clock.now(), log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
   const alerts = new Alerts(bus, {
     thresholds: () => cfg.settings.alerts.quotaThresholds,
@@ -674,7 +656,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       idleTrim?.stop();
       unsubscribeChanges();
       if (changeTimer) clearTimeout(changeTimer);
-      clearInterval(budgetTimer);
+      budgetWindows.stop();
       registry.close();
       alerts.close();
       watcher?.();
@@ -691,7 +673,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       }
       await server.stop(true);
       await webhook.close();
-      await saveBudgets();
+      await budgetWindows.save();
       // Leased key-limit shares: report the last use before the store gives the unused shares back.
       if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
       settle();

@@ -271,3 +271,51 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return out;
   }
 }
+
+/** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
+export const BUDGET_SAVE_MS = 5_000;
+
+/** The store's role that keeps budget windows (src/store/keys.ts). */
+export interface BudgetWindowStore {
+  loadKeyBudgets(): KeyBudgetRow[] | Promise<KeyBudgetRow[]>;
+  saveKeyBudgets(rows: KeyBudgetRow[]): void | Promise<void>;
+}
+
+/** What {@link persistBudgetWindows} hands back: the timer's stop and the last save (at shutdown). */
+export interface BudgetWindowPersistence {
+  /** Stops the periodic save. */
+  stop(): void;
+  /** Writes the windows changed since the last save; never rejects (a failure is logged). */
+  save(): Promise<void>;
+}
+
+/**
+ * Budget windows survive restarts (SPEC 9.6): reads the stored windows into `counters` now (a read
+ * failure is logged and budgets start empty), then writes the changed ones every {@link BUDGET_SAVE_MS}
+ * (a process killed without shutdown loses at most that much budget use). Call `save` at shutdown.
+ */
+export async function persistBudgetWindows(
+  counters: MemoryKeyCounters,
+  store: BudgetWindowStore,
+  now: () => number,
+  log: (line: string) => void,
+): Promise<BudgetWindowPersistence> {
+  const warn = (msg: string, err: unknown) => log(JSON.stringify({ level: "warn", time: now(), msg, error: err instanceof Error ? err.message : String(err) }));
+  try {
+    counters.load(await store.loadKeyBudgets(), now());
+  } catch (err) {
+    warn("key budget windows could not be read; budgets start empty", err);
+  }
+  const save = async () => {
+    const rows = counters.takeDirty();
+    if (rows.length === 0) return;
+    try {
+      await store.saveKeyBudgets(rows);
+    } catch (err) {
+      warn("key budget windows could not be saved", err);
+    }
+  };
+  const timer = setInterval(() => void save(), BUDGET_SAVE_MS);
+  timer.unref?.();
+  return { stop: () => clearInterval(timer), save };
+}

@@ -240,3 +240,36 @@ describe("a USD budget and a model without a price", () => {
     expect((await budgetUse("unpriced")).budgets[0].used).toBe(0);
   });
 });
+
+describe("a restart", () => {
+  test("keeps a spent budget window: the key is still refused, with the same reset time", async () => {
+    const yaml = `${DEFAULT_YAML}
+server: { require_api_key: true }
+keys:
+  - { name: once, key: sy-test-spend-restart-000001, limits: { budgets: [{ window: 1d, tokens: 10 }] } }
+`;
+    const first = await startGateway(yaml);
+    const ask = (g: TestGateway) =>
+      fetch(`${g.url}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer sy-test-spend-restart-000001", "content-type": "application/json" }, body: chatBody("hi") });
+    try {
+      expect((await ask(first)).status).toBe(200); // 18 tokens of 10
+      const before = await ask(first);
+      expect(before.status).toBe(429);
+      const resetAt = (((await before.json()) as any).error.message as string).match(/at (\S+Z)\)/)![1];
+      await first.stopGatewayOnly();
+      const second = await startGateway(yaml, { dataDir: first.dataDir, fake: first.fake });
+      try {
+        const after = await ask(second);
+        expect(after.status).toBe(429);
+        const body = (await after.json()) as any;
+        expect(body.error.code).toBe("key_budget_exceeded");
+        expect(body.error.message).toContain(`(18 tokens used)`);
+        expect(body.error.message).toContain(`at ${resetAt})`);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await first.fake.stop().catch(() => {});
+    }
+  });
+});
