@@ -196,3 +196,61 @@ for (const lane of [
     );
   });
 }
+
+/** An Anthropic stream with thinking on: a signed thinking block, then a call of `tool` with `args`. */
+function signedThinkingThenToolUse(model: string, tool: string, args: unknown, thinking: string, signature: string): string {
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  return (
+    ev("message_start", { type: "message_start", message: { id: "msg_th1", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } }) +
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+    ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_th1", name: tool, input: {} } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: JSON.stringify(args) } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 20 } }) +
+    ev("message_stop", { type: "message_stop" })
+  );
+}
+
+describe("Codex with reasoning on, through switchyard → anthropic-compatible: signed thinking across a tool loop", () => {
+  const THINKING = "The user wants the marker printed; run echo. ✓";
+  const SIGNATURE = "EqSignedThinking+/==";
+  for (const websockets of [false, true]) {
+    test(
+      `${websockets ? "over the Responses WebSocket" : "over HTTP"}: the second turn carries the thinking block whole and keeps thinking on`,
+      async () => {
+        suite.gw.fake.reset();
+        suite.gw.fake.handle((req) => {
+          if (!req.format) return undefined;
+          if (toolResultsIn(req).some((t) => t.text.includes(TOOL_MARKER))) return simpleReply(req.format, { text: finalTextFor("thinking") }, req.stream);
+          if (req.format === "anthropic-messages" && req.stream && toolNamesIn(req).includes("exec_command"))
+            return { sse: signedThinkingThenToolUse(req.model ?? "m", "exec_command", { cmd: TOOL_COMMAND }, THINKING, SIGNATURE) };
+          return simpleReply(req.format, { text: "ok" }, req.stream);
+        });
+        const r = await runCodex(suite.bins[0], {
+          baseUrlV1: `${suite.gw.url}/v1`,
+          model: ANTHROPIC_COMPATIBLE_LANE.model,
+          prompt: TOOL_PROMPT,
+          trap: suite.trap,
+          websockets,
+          extraArgs: ["-c", 'model_reasoning_effort="high"'],
+        });
+        const story = r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
+        expect(r.run.code, story).toBe(0);
+        expect(r.lastMessage, story).toContain(finalTextFor("thinking"));
+        const reqs = modelRequests(suite.gw.fake).filter((q) => toolNamesIn(q).includes("exec_command"));
+        expect(reqs.length, story).toBe(2);
+        expect(reqs[0].body.thinking?.type, story).toBe("enabled");
+        // Codex kept the reasoning item (encrypted_content tagged for Anthropic) and sent it back.
+        const assistant = (reqs[1].body.messages as any[]).find((m) => m.role === "assistant");
+        expect(assistant?.content?.[0], story).toEqual({ type: "thinking", thinking: THINKING, signature: SIGNATURE });
+        expect(assistant?.content?.[1]?.type, story).toBe("tool_use");
+        expect(reqs[1].body.thinking?.type, story).toBe("enabled");
+        expect(r.outside, story).toEqual([]);
+      },
+      CLI_TEST_TIMEOUT_MS,
+    );
+  }
+});
