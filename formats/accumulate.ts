@@ -57,6 +57,7 @@ export class Accumulator {
             part = { type: "text", text: "" } as TextPart;
             if (b.signature) part.signature = b.signature;
             if (b.phase) part.phase = b.phase;
+            if (b.refusal) part.refusal = true;
             break;
           case "thinking":
             part = { type: "thinking", text: "" } as ThinkingPart;
@@ -122,7 +123,7 @@ export function responseToEvents(resp: HubResponse): HubEvent[] {
     switch (part.type) {
       case "text":
         if (part.text.length === 0 && !part.signature) continue;
-        out.push({ type: "block_start", index, block: { type: "text", signature: part.signature, phase: part.phase } });
+        out.push({ type: "block_start", index, block: part.refusal ? { type: "text", signature: part.signature, phase: part.phase, refusal: true } : { type: "text", signature: part.signature, phase: part.phase } });
         if (part.text.length > 0) out.push({ type: "block_delta", index, delta: { type: "text", text: part.text } });
         break;
       case "thinking":

@@ -58,6 +58,12 @@ export interface TextPart {
   signature?: Opaque;
   /** Responses assistant message `phase` ("commentary" | "final_answer"), kept for round trips. */
   phase?: string;
+  /**
+   * The model's refusal rather than an answer (Chat `message.refusal` / `delta.refusal`, Responses
+   * `refusal` content part): OpenAI clients read it from its own field (the SDKs' structured-output
+   * helpers), other formats as plain text.
+   */
+  refusal?: boolean;
 }
 
 /** An image input. */
@@ -465,7 +471,7 @@ export class Warnings {
 
 /** The kinds of content block a stream carries. */
 export type BlockStart =
-  | { type: "text"; signature?: Opaque; phase?: string }
+  | { type: "text"; signature?: Opaque; phase?: string; refusal?: boolean }
   | { type: "thinking"; itemId?: string; raw?: boolean }
   | { type: "redacted_thinking"; data: Opaque }
   | { type: "tool_call"; id: string; name: string; itemId?: string; signature?: Opaque; namespace?: string };

@@ -58,6 +58,8 @@ interface Slot {
 const KIND_NONE = 0;
 const KIND_TEXT = 1;
 const KIND_THINKING = 2;
+/** A refusal (`delta.refusal`): a text block marked as the model's refusal. */
+const KIND_REFUSAL = 3;
 /** How many times a stream learns a {@link ContentTemplate} (again when the last one stopped matching). */
 const TEMPLATE_LEARNS = 2;
 
@@ -215,7 +217,8 @@ export class ChatDecoder implements StreamDecoder {
     const refusal = delta.refusal;
     if (typeof refusal === "string" && refusal.length > 0) {
       this.sawRefusal = true;
-      this.text(refusal);
+      this.ensureKind(KIND_REFUSAL);
+      this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text: refusal } });
     }
 
     const calls = delta.tool_calls;
@@ -283,7 +286,7 @@ export class ChatDecoder implements StreamDecoder {
     this.closeKind();
     this.kind = kind;
     this.key = this.nextKey++;
-    this.emit({ type: "block_start", index: this.key, block: kind === KIND_TEXT ? { type: "text" } : { type: "thinking" } });
+    this.emit({ type: "block_start", index: this.key, block: kind === KIND_TEXT ? { type: "text" } : kind === KIND_REFUSAL ? { type: "text", refusal: true } : { type: "thinking" } });
   }
 
   private text(text: string): void {

@@ -7,7 +7,8 @@
  *   for; `data:` lines only;
  * - `delta: {"role":"assistant","content":""}` once, before the first content (lazily: an error before
  *   any content is just the error frame);
- * - text → `delta.content`; thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
+ * - text → `delta.content`, a refusal block's text → `delta.refusal` (the finish is then `stop`, as
+ *   OpenAI ends a refusal, not `content_filter`); thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
  *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
  *   separated from the previous one by a blank line; signatures and redacted thinking have no Chat
  *   slot and are not sent;
@@ -56,6 +57,9 @@ export class ChatEncoder implements StreamEncoder {
   private nextSlot = 0;
   private thinkingSent = false;
   private thinkingSep = false;
+  /** Output index of the open refusal block (its text goes to `delta.refusal`), and whether one was sent. */
+  private refusalBlock = -1;
+  private refusalSent = false;
 
   constructor(
     opts: EncoderOptions,
@@ -99,6 +103,8 @@ export class ChatEncoder implements StreamEncoder {
           this.delta(
             `{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`,
           );
+        } else if (ev.block.type === "text") {
+          if (ev.block.refusal === true) this.refusalBlock = ev.index;
         } else if (ev.block.type === "thinking") {
           // A second reasoning block reads as a new paragraph of the same reasoning_content.
           this.thinkingSep = this.thinkingSent;
@@ -109,7 +115,10 @@ export class ChatEncoder implements StreamEncoder {
         const d = ev.delta;
         switch (d.type) {
           case "text":
-            this.delta(`{"content":${JSON.stringify(d.text)}}`);
+            if (ev.index === this.refusalBlock) {
+              this.refusalSent = true;
+              this.delta(`{"refusal":${JSON.stringify(d.text)}}`);
+            } else this.delta(`{"content":${JSON.stringify(d.text)}}`);
             return;
           case "thinking": {
             const text = this.thinkingSep ? "\n\n" + d.text : d.text;
@@ -142,7 +151,7 @@ export class ChatEncoder implements StreamEncoder {
         if (this.finished) return;
         if (!this.roleSent) this.sendRole();
         this.finished = true;
-        this.write(this.head + `{},"finish_reason":"${stopToChat(ev.reason)}"}]}\n\n`);
+        this.write(this.head + `{},"finish_reason":"${stopToChat(ev.reason, this.refusalSent)}"}]}\n\n`);
         return;
       case "error":
         if (this.finished) {

@@ -126,9 +126,12 @@ export function finishIsFailure(finish: string): boolean {
 /**
  * Hub {@link StopReason} → Chat `finish_reason` (REFERENCE §5.1). `pause_turn` and `other` become
  * `stop` (judgement: Chat has no closer word; the client sees a finished turn, which is what the
- * provider said); `context_window_exceeded` → `length`; `refusal` → `content_filter`.
+ * provider said); `context_window_exceeded` → `length`; `refusal` → `content_filter`, except when the
+ * reply carried its refusal text in the refusal field (`refusalSent`): that is how OpenAI ends a
+ * refusal (`stop`), and the SDKs' structured-output helpers read `message.refusal` on it where they
+ * raise on `content_filter`.
  */
-export function stopToChat(reason: StopReason): "stop" | "length" | "tool_calls" | "content_filter" {
+export function stopToChat(reason: StopReason, refusalSent = false): "stop" | "length" | "tool_calls" | "content_filter" {
   switch (reason) {
     case "tool_use":
       return "tool_calls";
@@ -136,7 +139,7 @@ export function stopToChat(reason: StopReason): "stop" | "length" | "tool_calls"
     case "context_window_exceeded":
       return "length";
     case "refusal":
-      return "content_filter";
+      return refusalSent ? "stop" : "content_filter";
     default:
       return "stop";
   }

@@ -24,7 +24,8 @@ function contentText(content: unknown): string {
  * Provider `chat.completion` body → hub reply. Reads `choices[0]` only (the hub carries one choice).
  *
  * Content order: reasoning (`message.reasoning_content` or `message.reasoning`, vendor fields, REFERENCE
- * §2.3) → thinking part; `content` → text part; `refusal` → text part and stop reason `refusal`;
+ * §2.3) → thinking part; `content` → text part; `refusal` → a text part marked `refusal` and stop
+ * reason `refusal`;
  * `tool_calls` → tool-call parts (a missing id is synthesised as `call_` + a digest of the response id
  * and position; `arguments` sent as an object are serialised). The legacy `function_call` is read as
  * one tool call.
@@ -58,7 +59,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   const text = contentText(msg.content);
   if (text.length > 0) content.push({ type: "text", text });
   const refusal = typeof msg.refusal === "string" && msg.refusal.length > 0 ? msg.refusal : undefined;
-  if (refusal) content.push({ type: "text", text: refusal });
+  if (refusal) content.push({ type: "text", text: refusal, refusal: true });
 
   const calls: unknown[] = Array.isArray(msg.tool_calls) ? msg.tool_calls : isObj(msg.function_call) ? [{ function: msg.function_call }] : [];
   const rid = typeof body.id === "string" ? body.id : "";
@@ -101,7 +102,7 @@ export interface ChatCompletionBody {
     message: {
       role: "assistant";
       content: string | null;
-      refusal: null;
+      refusal: string | null;
       reasoning_content?: string;
       tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
     };
@@ -113,7 +114,7 @@ export interface ChatCompletionBody {
 
 /**
  * Complete hub reply → `chat.completion` body for a Chat client (REFERENCE §2.2). Text parts are joined
- * into `message.content` (`null` when there is none); thinking → `message.reasoning_content` (same
+ * into `message.content` (`null` when there is none), refusal parts into `message.refusal`; thinking → `message.reasoning_content` (same
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
  * call had none; signatures and redacted thinking are not sent (no Chat slot). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
@@ -122,10 +123,13 @@ export interface ChatCompletionBody {
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCompletionBody {
   let text = "";
   let hasText = false;
+  let refusal: string | null = null;
   let reasoning = "";
   const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
   for (const p of resp.content) {
-    if (p.type === "text") {
+    if (p.type === "text" && p.refusal) {
+      refusal = (refusal ?? "") + p.text;
+    } else if (p.type === "text") {
       text += p.text;
       hasText = true;
     } else if (p.type === "thinking") {
@@ -137,11 +141,11 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   const message: ChatCompletionBody["choices"][0]["message"] = {
     role: "assistant",
     content: hasText && (text.length > 0 || toolCalls.length === 0) ? text : null,
-    refusal: null,
+    refusal,
   };
   if (reasoning.length > 0) message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
-  let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason) : null;
+  let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason, refusal !== null) : null;
   if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";
   return {
     id: opts.newId ? opts.newId("chatcmpl-") : defaultChatId(),

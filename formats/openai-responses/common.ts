@@ -107,17 +107,19 @@ export interface TerminalStatus {
 /**
  * Hub stop reason → Responses terminal (REFERENCE §5.1): natural end, tool use, stop sequence and
  * `other` → `completed`; `max_tokens` and `context_window_exceeded` → `incomplete`
- * `max_output_tokens`; `refusal` → `incomplete` `content_filter`; `pause_turn` → `incomplete` with
+ * `max_output_tokens`; `refusal` → `incomplete` `content_filter` (`completed` when the reply carried a
+ * `refusal` content part, `refusalSent`: how OpenAI ends a refusal); `pause_turn` → `incomplete` with
  * reason `pause_turn` (judgement: REFERENCE §5.1 says "incomplete (judgement)"; the reason string is
  * outside OpenAI's enum but says what happened).
  */
-export function terminalForStop(reason: StopReason): TerminalStatus {
+export function terminalForStop(reason: StopReason, refusalSent = false): TerminalStatus {
   switch (reason) {
     case "max_tokens":
     case "context_window_exceeded":
       return { status: "incomplete", reason: "max_output_tokens" };
     case "refusal":
-      return { status: "incomplete", reason: "content_filter" };
+      // A refusal the client got as a `refusal` part is OpenAI's own shape of it: `completed`.
+      return refusalSent ? { status: "completed" } : { status: "incomplete", reason: "content_filter" };
     case "pause_turn":
       return { status: "incomplete", reason: "pause_turn" };
     default:

@@ -22,6 +22,8 @@
  * - usage only from the terminal response: `inputTokens = input_tokens − cached_tokens`,
  *   `cacheReadTokens = cached_tokens`, reasoning tokens kept (§5.10);
  * - `response.incomplete` `max_output_tokens` → finish `max_tokens`, `content_filter` → `refusal`.
+ * - a `refusal` content part is a text block marked `refusal`; a `completed` reply that carried one
+ *   (and no tool call) finishes as `refusal`.
  * - `custom_tool_call` items (freeform tools) become tool calls with arguments `{"input":"…"}`,
  *   streamed by JSON-escaping each input fragment.
  * EOF without a terminal event emits nothing here: the normalizer's `end()` reports the truncation.
@@ -40,6 +42,8 @@ interface PartState {
   started: boolean;
   /** Text streamed so far (for reconciling `.done`). */
   text: string;
+  /** A `refusal` content part (its block is a text block marked `refusal`). */
+  refusal?: boolean;
 }
 
 interface ItemState {
@@ -84,6 +88,8 @@ class ResponsesDecoder implements StreamDecoder {
   private started = false;
   private ended = false;
   private sawTool = false;
+  /** A refusal part was emitted: a `completed` reply without tool calls then ends as `refusal`. */
+  private sawRefusal = false;
   /** end() is flushing: an unparsable last event is a truncation, not a malformed stream. */
   private atEof = false;
   private readonly family: ProviderFamily;
@@ -277,6 +283,7 @@ class ResponsesDecoder implements StreamDecoder {
         for (let ci = 0; ci < content.length; ci++) {
           const c = content[ci]!;
           const text = typeof c.text === "string" ? c.text : typeof c.refusal === "string" ? c.refusal : undefined;
+          if (c.type === "refusal") this.markRefusal(it, ci);
           if (text !== undefined) this.reconcileText(it, ci, text);
         }
         if (it.parts) for (const p of it.parts.values()) if (p.started) this.emit({ type: "block_stop", index: p.key });
@@ -335,10 +342,20 @@ class ResponsesDecoder implements StreamDecoder {
     if (!p.started) {
       p.started = true;
       const block: BlockStart = it.phase ? { type: "text", phase: it.phase } : { type: "text" };
+      if (p.refusal) {
+        block.refusal = true;
+        this.sawRefusal = true;
+      }
       this.emit({ type: "block_start", index: p.key, block });
     }
     p.text += text;
     this.emit({ type: "block_delta", index: p.key, delta: { type: "text", text } });
+  }
+
+  /** Marks content part `ci` of a message as a refusal (before its block opens). */
+  private markRefusal(it: ItemState, ci: number): void {
+    const p = this.part(it, ci);
+    if (!p.started) p.refusal = true;
   }
 
   /** Emits whatever of `final` was not streamed yet (nothing when the stream diverged from it). */
@@ -352,20 +369,27 @@ class ResponsesDecoder implements StreamDecoder {
     const it = this.item(ev.output_index, rawReasoning ? "reasoning" : "message");
     if (!it || it.done) return;
     // Text and raw reasoning open at their first non-empty text; only the part slot is noted here.
-    if (it.type === "message" && typeof ev.content_index === "number") this.part(it, ev.content_index);
+    if (it.type === "message" && typeof ev.content_index === "number") {
+      if (ev.part?.type === "refusal") this.markRefusal(it, ev.content_index);
+      else this.part(it, ev.content_index);
+    }
   }
 
   private onTextDelta(ev: Json): void {
     this.start(undefined);
     const it = this.item(ev.output_index, "message");
     if (!it || it.done || it.type !== "message") return;
-    if (typeof ev.delta === "string") this.textDelta(it, typeof ev.content_index === "number" ? ev.content_index : 0, ev.delta);
+    const ci = typeof ev.content_index === "number" ? ev.content_index : 0;
+    if (ev.type === "response.refusal.delta") this.markRefusal(it, ci);
+    if (typeof ev.delta === "string") this.textDelta(it, ci, ev.delta);
   }
 
   private onTextDone(ev: Json, text: unknown): void {
     const it = this.item(ev.output_index, "message");
     if (!it || it.done || it.type !== "message" || typeof text !== "string") return;
-    this.reconcileText(it, typeof ev.content_index === "number" ? ev.content_index : 0, text);
+    const ci = typeof ev.content_index === "number" ? ev.content_index : 0;
+    if (ev.type === "response.refusal.done") this.markRefusal(it, ci);
+    this.reconcileText(it, ci, text);
   }
 
   private onPartDone(ev: Json): void {
@@ -375,6 +399,7 @@ class ResponsesDecoder implements StreamDecoder {
     const ci = typeof ev.content_index === "number" ? ev.content_index : 0;
     if (it.type === "message") {
       const text = typeof part?.text === "string" ? part.text : typeof part?.refusal === "string" ? part.refusal : undefined;
+      if (part?.type === "refusal") this.markRefusal(it, ci);
       if (text !== undefined) this.reconcileText(it, ci, text);
     } else if (it.type === "reasoning" && part?.type === "reasoning_text" && typeof part.text === "string") {
       this.reconcileRaw(it, ci, part.text);
@@ -543,9 +568,11 @@ class ResponsesDecoder implements StreamDecoder {
     const status = typeof response?.status === "string" ? response.status : fallbackStatus;
     const reason = typeof response?.incomplete_details?.reason === "string" ? (response.incomplete_details.reason as string) : undefined;
     this.ended = true;
+    const stop = stopForTerminal(status, reason, this.sawTool);
     this.emit({
       type: "finish",
-      reason: stopForTerminal(status, reason, this.sawTool),
+      // OpenAI ends a refusal `completed`; by meaning it is one (as the Chat decoder reads `refusal` + `stop`).
+      reason: stop === "end_turn" && this.sawRefusal ? "refusal" : stop,
       raw: reason ? `${status}:${reason}` : status,
     });
     const usage = fromResponsesUsage(response?.usage);

@@ -9,7 +9,8 @@
  * - every item is announced with `output_item.added` and closed with `output_item.done` carrying the
  *   full item (Codex builds messages and tool calls from `.done` only, REFERENCE §0);
  * - text block → `message` item: `content_part.added`, `output_text.delta`*, `output_text.done`,
- *   `content_part.done`;
+ *   `content_part.done`; a refusal block (Chat `refusal`, a Responses refusal part) the same with a
+ *   `refusal` part, `response.refusal.delta`* and `.done` (its `refusal` finish is then `completed`);
  * - thinking block → `reasoning` item with summary parts (`reasoning_summary_part.added`,
  *   `reasoning_summary_text.delta`*, `…text.done`, `…part.done`; a hub `thinking_part` starts the next
  *   part), `encrypted_content` on the done item when the block has a signature (another family's
@@ -52,6 +53,8 @@ interface OpenItem {
   idJson: string;
   text: string;
   phase?: string;
+  /** A message whose one content part is a `refusal` part (not `output_text`). */
+  refusal?: boolean;
   // reasoning
   summaries: string[];
   partOpen: boolean;
@@ -86,6 +89,8 @@ class ResponsesEncoder implements StreamEncoder {
   private readonly output: string[] = [];
   private cur: OpenItem | null = null;
   private finish: StopReason | null = null;
+  /** A refusal part was sent: a `refusal` finish is then `completed`, as OpenAI ends one. */
+  private refusalSent = false;
   private readonly usage: Usage = {};
 
   /** `emit` gets each event's name and data (the SSE encoder frames them, the event encoder hands them on). */
@@ -137,7 +142,7 @@ class ResponsesEncoder implements StreamEncoder {
       return;
     }
     this.closed = true;
-    const term = terminalForStop(this.finish);
+    const term = terminalForStop(this.finish, this.refusalSent);
     const type = term.status === "completed" ? "response.completed" : "response.incomplete";
     const response = this.responseJson(term.status, {
       incomplete: term.reason ? `{"reason":${JSON.stringify(term.reason)}}` : "null",
@@ -218,6 +223,12 @@ class ResponsesEncoder implements StreamEncoder {
         const it: OpenItem = { ...base, kind: "message", id, idJson };
         if (b.phase) it.phase = b.phase;
         this.cur = it;
+        if (b.refusal === true) {
+          it.refusal = this.refusalSent = true;
+          this.sendObj("response.output_item.added", { output_index: outputIndex, item: { id, type: "message", status: "in_progress", content: [], role: "assistant", ...(it.phase ? { phase: it.phase } : {}) } });
+          this.sendObj("response.content_part.added", { item_id: id, output_index: outputIndex, content_index: 0, part: { type: "refusal", refusal: "" } });
+          return;
+        }
         // The reply's most common item, written from templates (the JSON.stringify of these objects, same key order).
         this.send(
           "response.output_item.added",
@@ -278,6 +289,13 @@ class ResponsesEncoder implements StreamEncoder {
       case "text":
         if (it.kind !== "message") return;
         it.text += d.text;
+        if (it.refusal) {
+          this.send(
+            "response.refusal.delta",
+            `{"type":"response.refusal.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)}}`,
+          );
+          return;
+        }
         this.send(
           "response.output_text.delta",
           `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":[]}`,
@@ -351,6 +369,13 @@ class ResponsesEncoder implements StreamEncoder {
       case "message": {
         // The text is serialised once for its three appearances (done, part, item) and the terminal's.
         const textJson = JSON.stringify(it.text);
+        if (it.refusal) {
+          const part = `{"type":"refusal","refusal":${textJson}}`;
+          this.send("response.refusal.done", `{"type":"response.refusal.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"refusal":${textJson}}`);
+          this.send("response.content_part.done", `{"type":"response.content_part.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"part":${part}}`);
+          itemJson = `{"id":${it.idJson},"type":"message","status":"completed","content":[${part}],"role":"assistant"${phaseMember(it.phase)}}`;
+          break;
+        }
         const part = `{"type":"output_text","annotations":[],"logprobs":[],"text":${textJson}}`;
         this.send(
           "response.output_text.done",

@@ -11,6 +11,7 @@ import {
   type HubRequest,
   type HubResponse,
   type ProviderFamily,
+  type StopReason,
   type TextPart,
   type ThinkingPart,
   type ToolCallPart,
@@ -121,7 +122,7 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
         if (p.text.length === 0) break;
         const item: Json = { type: "message", id: mintId("msg_", opts.newId), status: "completed", role: "assistant" };
         if (p.phase) item.phase = p.phase;
-        item.content = [{ type: "output_text", text: p.text, annotations: [], logprobs: [] }];
+        item.content = [p.refusal ? { type: "refusal", refusal: p.text } : { type: "output_text", text: p.text, annotations: [], logprobs: [] }];
         out.push(item);
         break;
       }
@@ -167,7 +168,8 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
   const now = opts.now ? opts.now() : Date.now();
-  const term = resp.stopReason ? terminalForStop(resp.stopReason) : { status: "incomplete" as const, reason: "interrupted" };
+  const refusalSent = resp.content.some((p) => p.type === "text" && p.refusal === true && p.text.length > 0);
+  const term = resp.stopReason ? terminalForStop(resp.stopReason, refusalSent) : { status: "incomplete" as const, reason: "interrupted" };
   return {
     id: mintId("resp_", opts.newId),
     object: "response",
@@ -196,9 +198,15 @@ function thinkingFrom(item: Json, family: ProviderFamily): ThinkingPart | undefi
   return part;
 }
 
+/** OpenAI ends a refusal `completed`; by meaning it is a refusal (as the stream decoder reads it). */
+function refusalStop(stop: StopReason, sawRefusal: boolean): StopReason {
+  return stop === "end_turn" && sawRefusal ? "refusal" : stop;
+}
+
 /**
  * Non-streamed provider body → hub reply (codec `decodeResponse`; REFERENCE §3.2, §5.1, §5.10).
- * Output items become parts in order (message text with `phase`, reasoning, function_call with
+ * Output items become parts in order (message text with `phase`, a `refusal` part as text marked
+ * `refusal` (a `completed` reply with one ends `refusal`), reasoning, function_call with
  * `call_id`/`id`/`namespace`, custom_tool_call as `{"input": …}` arguments); `completed` →
  * `end_turn`/`tool_use`, `incomplete` → `max_tokens`/`refusal`/`other`; usage per §5.10. Thinking
  * text is the summary parts concatenated (as the stream accumulator builds it).
@@ -214,6 +222,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (r.status === "failed") throw new FormatError(hubErrorFromOpenAi(r.error ?? { code: "server_error" }, 0));
   const content: HubPart[] = [];
   let sawTool = false;
+  let sawRefusal = false;
   for (const item of r.output as Json[]) {
     if (!item || typeof item !== "object") continue;
     switch (item.type) {
@@ -224,6 +233,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
           if (text === undefined || text.length === 0) continue;
           const t: TextPart = { type: "text", text };
           if (typeof item.phase === "string") t.phase = item.phase;
+          if (c.type === "refusal") t.refusal = sawRefusal = true;
           content.push(t);
         }
         break;
@@ -257,7 +267,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   const finished = status === "completed" || status === "incomplete";
   const out: HubResponse = {
     content,
-    stopReason: finished ? stopForTerminal(status, reason, sawTool) : null,
+    stopReason: finished ? refusalStop(stopForTerminal(status, reason, sawTool), sawRefusal) : null,
     usage: fromResponsesUsage(r.usage) ?? ({} as Usage),
     rawStopReason: reason ? `${status}:${reason}` : status,
   };

@@ -70,6 +70,7 @@ describe("regression cases through the gateway", () => {
         expect(view.error, ctx).toBeUndefined();
       }
       if (e.text !== undefined) expect(view.text, ctx).toBe(e.text);
+      if (e.refusal !== undefined) expect(view.refusal, ctx).toBe(e.refusal);
       if (e.tool_calls) {
         expect(view.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })), ctx).toEqual(e.tool_calls.map((t: any) => ({ name: t.name, arguments: t.arguments })));
         e.tool_calls.forEach((t: any, i: number) => {

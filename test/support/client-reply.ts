@@ -24,6 +24,8 @@ export interface ClientView {
   error?: { inBand: boolean; type?: string; code?: string; param?: string; message?: string };
   /** Thinking / reasoning text, kept apart from `text`. */
   reasoning: string;
+  /** The model's refusal where the format has a field for it (Chat `message.refusal`, Responses `refusal` parts), apart from `text`. */
+  refusal: string;
   raw: string;
 }
 
@@ -60,7 +62,7 @@ export function sseEvents(text: string): Array<{ event?: string; data: string; j
  */
 export async function viewReply(format: ClientFormat, res: Response, request: any): Promise<ClientView> {
   const raw = await res.text();
-  const view: ClientView = { status: res.status, eventTypes: [], text: "", toolCalls: [], stopReason: null, usage: undefined, reasoning: "", raw };
+  const view: ClientView = { status: res.status, eventTypes: [], text: "", toolCalls: [], stopReason: null, usage: undefined, reasoning: "", refusal: "", raw };
   const isSse = (res.headers.get("content-type") ?? "").includes("event-stream");
   if (res.status >= 400) {
     let body: any;
@@ -117,6 +119,7 @@ export async function viewReply(format: ClientFormat, res: Response, request: an
       }
       const choice = c.choices?.[0];
       view.text = choice?.message?.content ?? "";
+      view.refusal = choice?.message?.refusal ?? "";
       view.reasoning = choice?.message?.reasoning_content ?? "";
       for (const t of choice?.message?.tool_calls ?? []) {
         view.toolCalls.push({ id: t.id, name: t.function.name, arguments: t.function.arguments === "" ? {} : JSON.parse(t.function.arguments) });
@@ -144,7 +147,12 @@ export async function viewReply(format: ClientFormat, res: Response, request: an
         }
       } else r = JSON.parse(raw);
       for (const item of r.output ?? []) {
-        if (item.type === "message") for (const p of item.content ?? []) if (p.type === "output_text") view.text += p.text;
+        if (item.type === "message") {
+          for (const p of item.content ?? []) {
+            if (p.type === "output_text") view.text += p.text;
+            else if (p.type === "refusal") view.refusal += p.refusal;
+          }
+        }
         if (item.type === "reasoning") for (const p of item.summary ?? []) view.reasoning += p.text;
         if (item.type === "function_call") view.toolCalls.push({ id: item.call_id, name: item.name, arguments: item.arguments === "" ? {} : JSON.parse(item.arguments) });
       }

@@ -359,7 +359,7 @@ describe("upstream quirks", () => {
     const b = sse(chunk({ refusal: "I can't help with that." }), chunk({}, "stop"));
     const { response } = accumulate(normalizeEvents(decodeChat([b])));
     expect(response.stopReason).toBe("refusal");
-    expect(response.content).toEqual([{ type: "text", text: "I can't help with that." }]);
+    expect(response.content).toEqual([{ type: "text", text: "I can't help with that.", refusal: true }]);
   });
 
   test("choices of other indices (n > 1) are ignored; content after the finish is ignored", () => {

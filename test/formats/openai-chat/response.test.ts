@@ -46,7 +46,7 @@ describe("decodeResponse", () => {
 
   test("a refusal is text with stop reason refusal; no finish_reason stays null (nothing invented)", () => {
     const a = openaiChat.decodeResponse({ choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: null, refusal: "No." } }] }, opts);
-    expect(a.content).toEqual([{ type: "text", text: "No." }]);
+    expect(a.content).toEqual([{ type: "text", text: "No.", refusal: true }]);
     expect(a.stopReason).toBe("refusal");
     const b = openaiChat.decodeResponse({ choices: [{ index: 0, message: { role: "assistant", content: "x" } }] }, opts);
     expect(b.stopReason).toBeNull();
