@@ -16,7 +16,19 @@ export interface GuardSettings {
   requireApiKey: boolean;
   /** SPEC G-4: body limit in bytes (default 32 MiB). */
   maxBodyBytes: number;
+  /**
+   * How long the whole body may take to arrive once the guard starts reading it, in ms (default
+   * {@link DEFAULT_BODY_TIMEOUT_MS}); a body still incomplete then is a 408 and the connection is closed.
+   */
+  bodyTimeoutMs?: number;
 }
+
+/**
+ * Default of `server.body_timeout_ms`: 120 s, enough for a 32 MiB body at ~2.3 Mbit/s. The server has no
+ * idle timeout of its own (a stream may be silent for minutes), so this is what frees a connection whose
+ * declared body never fully arrives.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 120_000;
 
 /**
  * The key a request presents: `Authorization: Bearer KEY` or `x-api-key: KEY` (SPEC G-2); for the
@@ -67,29 +79,100 @@ export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup,
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** What a body read that ran out of time resolves to (never a body). */
+const TIMED_OUT = Symbol("body timed out");
+
+/** A body read in progress, as the shared sweep sees it. */
+interface BodyRead {
+  /** The sweep tick by which the body must have arrived. */
+  dueTick: number;
+  /** Ends the read as timed out. */
+  expire: () => void;
+}
+
+/** How often the shared sweep looks at the body reads in progress, in ms: the timeout's granularity. */
+const SWEEP_MS = 250;
+/** Body reads in progress (each request adds and removes its own: no timer per request). */
+const bodyReads = new Set<BodyRead>();
+/** Sweeps run since start: the body reads' clock. */
+let sweepTick = 0;
+let sweeper: ReturnType<typeof setInterval> | undefined;
+
 /**
- * Reads a request body up to `limit` bytes. Returns the bytes, or a 413 error when the declared or
- * actual size exceeds the limit (SPEC G-4). A body that fails to arrive is a 400.
+ * Watches one body read: `expire` runs on the first sweep at least `timeoutMs` after this call. One
+ * interval serves every read (running only while reads are in progress): a timer armed and cleared
+ * per request cost ~1 µs of CPU per request, a set entry ~0.2 µs (docs/performance.md).
  */
-export async function readBody(request: Request, limit: number): Promise<Result<Uint8Array>> {
+function watchBodyRead(timeoutMs: number, expire: () => void): BodyRead {
+  // +1: the tick in progress is already partly over
+  const read: BodyRead = { dueTick: sweepTick + Math.ceil(timeoutMs / SWEEP_MS) + 1, expire };
+  bodyReads.add(read);
+  if (sweeper === undefined) {
+    sweeper = setInterval(sweepBodyReads, SWEEP_MS);
+    sweeper.unref?.();
+  }
+  return read;
+}
+
+/** The sweep: expires the reads that are due; stops itself when none is in progress. */
+function sweepBodyReads(): void {
+  sweepTick++;
+  for (const read of bodyReads) {
+    if (read.dueTick > sweepTick) continue;
+    bodyReads.delete(read);
+    read.expire();
+  }
+  if (bodyReads.size === 0 && sweeper !== undefined) {
+    clearInterval(sweeper);
+    sweeper = undefined;
+  }
+}
+
+/**
+ * Reads a request body up to `limit` bytes within `timeoutMs` ms. Returns the bytes, or a 413 error when
+ * the declared or actual size exceeds the limit (SPEC G-4), or a 408 (`request_timeout`) when the body
+ * has not fully arrived `timeoutMs` (rounded up to the next 250 ms sweep) after the read began (a
+ * declared Content-Length larger than what is sent, a chunked body that stalls): the caller answers it
+ * with `Connection: close`, which frees the connection (the server itself has no idle timeout: replies
+ * may be silent for minutes). A body that fails to arrive otherwise (the client closed) is a 400.
+ */
+export async function readBody(request: Request, limit: number, timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): Promise<Result<Uint8Array>> {
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge(limit) };
   if (declared !== null && /^\d+$/.test(declared)) {
     // A declared length within the limit bounds the body (the server reads no more than it): read it
-    // natively, without a JS stream reader (~20 µs less per request, docs/performance.md).
+    // natively, without a JS stream reader (~20 µs less per request, docs/performance.md), raced
+    // against the sweep (Bun cannot say whether the body is already complete: the read is pending
+    // either way, for at least one turn of the event loop).
+    const read = request.arrayBuffer();
+    let watched: BodyRead | undefined;
     try {
-      return { ok: true, value: new Uint8Array(await request.arrayBuffer()) };
+      const buf = await new Promise<ArrayBuffer | typeof TIMED_OUT>((resolve, reject) => {
+        watched = watchBodyRead(timeoutMs, () => resolve(TIMED_OUT));
+        read.then(resolve, reject);
+      });
+      if (buf === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
+      return { ok: true, value: new Uint8Array(buf) };
     } catch {
       return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
+    } finally {
+      bodyReads.delete(watched!);
     }
   }
   if (!request.body) return { ok: true, value: new Uint8Array(0) };
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
+  // Out of time, the reader is cancelled: its pending read ends (done) and the flag says why.
+  let late = false;
+  const watched = watchBodyRead(timeoutMs, () => {
+    late = true;
+    void reader.cancel().catch(() => {});
+  });
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      if (late) return { ok: false, error: timedOut(timeoutMs) };
       if (done) break;
       total += value.byteLength;
       if (total > limit) {
@@ -99,9 +182,19 @@ export async function readBody(request: Request, limit: number): Promise<Result<
       parts.push(value);
     }
   } catch {
-    return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
+    return { ok: false, error: late ? timedOut(timeoutMs) : hubError("invalid_request", "The request body could not be read.") };
+  } finally {
+    bodyReads.delete(watched);
   }
   return { ok: true, value: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total) };
+}
+
+/** The 408 of a body still incomplete `timeoutMs` after the read began (see {@link readBody}). */
+function timedOut(timeoutMs: number): HubError {
+  return hubError("invalid_request", `The request body did not fully arrive within ${timeoutMs} ms (server.body_timeout_ms); the connection is closed.`, {
+    status: 408,
+    code: "request_timeout",
+  });
 }
 
 /** SPEC G-4: the 413 of a body over `limit` bytes. */
@@ -198,8 +291,13 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     body = ctx.received.value;
   } else {
     // Without a received body the head is the HTTP Request itself (IncomingRequest).
-    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes);
-    if (!bytes.ok) return refuse(ctx, bytes.error);
+    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes, settings.bodyTimeoutMs);
+    if (!bytes.ok) {
+      const refusal = refuse(ctx, bytes.error);
+      // The rest of a body that did not arrive in time must not be read as the next request.
+      if (bytes.error.status === 408) refusal.headers.set("connection", "close");
+      return refusal;
+    }
     ctx.rawBody = bytes.value;
     const parsed = parseJsonObject(bytes.value);
     if (!parsed.ok) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);

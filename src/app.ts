@@ -427,6 +427,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       settingsMade = {
         requireApiKey: c.server.requireApiKey,
         maxBodyBytes: c.server.maxBodyBytes,
+        bodyTimeoutMs: c.server.bodyTimeoutMs,
         maxAttempts: c.settings.maxAttempts,
         precommitDeadlineMs: c.settings.precommitDeadlineMs,
       };

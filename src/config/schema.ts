@@ -171,6 +171,8 @@ export const ServerSchema = strictObj(
     require_api_key: v.optional(bool("require_api_key"), false),
     /** G-4 request body limit in bytes (default 32 MiB). */
     max_body_bytes: v.optional(int("max_body_bytes", 1), 32 * 1024 * 1024),
+    /** G-4: ms the whole request body may take to arrive; a body still incomplete then is a 408 and the connection closes. */
+    body_timeout_ms: v.optional(int("body_timeout_ms", 1), 120_000),
     /** D-3 grace period for in-flight streams on SIGTERM, in ms. */
     shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
     /** D-2 optional `postgres://…` URL of a shared store (the CLI's `--database` wins). Secret-capable. */

@@ -17,6 +17,11 @@ export interface ServerConfig {
   requireApiKey: boolean;
   /** G-4 request body limit, bytes. Default 32 MiB (33 554 432). */
   maxBodyBytes: number;
+  /**
+   * G-4: how long a request body may take to arrive once the guard reads it, ms. Default 120 000. A body
+   * still incomplete then gets a 408 in the client's format and its connection is closed.
+   */
+  bodyTimeoutMs: number;
   /** D-3 grace period for in-flight streams on SIGTERM, ms. Default 30 000. */
   shutdownGraceMs: number;
   /** D-2 shared-store URL (`postgres://…`), resolved from env:/file: when written so. A secret. */

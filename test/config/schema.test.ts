@@ -13,6 +13,7 @@ describe("defaults", () => {
       port: 20128,
       requireApiKey: false,
       maxBodyBytes: 32 * 1024 * 1024,
+      bodyTimeoutMs: 120_000,
       shutdownGraceMs: 30_000,
       allowedHosts: [],
       corsOrigins: [],
@@ -52,7 +53,7 @@ describe("defaults", () => {
 
   test("explicit values are kept; settings are camelCased", () => {
     const cfg = ok(yaml`
-      server: { host: 0.0.0.0, port: 8080, max_body_bytes: 1024, shutdown_grace_ms: 5 }
+      server: { host: 0.0.0.0, port: 8080, max_body_bytes: 1024, body_timeout_ms: 2500, shutdown_grace_ms: 5 }
       settings:
         account_strategy: p2c
         token_savers: { compress_tool_results: false }
@@ -63,7 +64,7 @@ describe("defaults", () => {
         trace_ring_size: 50
         flight_recorder: { enabled: true, max_requests: 5 }
     `);
-    expect(cfg.server).toMatchObject({ host: "0.0.0.0", port: 8080, maxBodyBytes: 1024, shutdownGraceMs: 5 });
+    expect(cfg.server).toMatchObject({ host: "0.0.0.0", port: 8080, maxBodyBytes: 1024, bodyTimeoutMs: 2500, shutdownGraceMs: 5 });
     expect(cfg.settings).toEqual({
       accountStrategy: "p2c",
       tokenSavers: { compressToolResults: false },
