@@ -94,7 +94,11 @@ export interface DecoderOptions {
   toolNames?: Record<string, string>;
 }
 
-/** Incremental provider-bytes → hub-events decoder. Never throws on malformed input: emits `error`. */
+/**
+ * Incremental provider-bytes → hub-events decoder. Never throws on malformed input: emits `error`. The
+ * one exception: `push` throws the FormatError of `eventTooLarge` (sse.ts) when one event grows past
+ * `MAX_SSE_EVENT_BYTES` without ending; nothing more is decoded after it.
+ */
 export interface StreamDecoder {
   /** Feeds one read of upstream bytes; emits zero or more events into the sink synchronously. */
   push(chunk: Uint8Array): void;
@@ -136,7 +140,11 @@ export interface StreamEncoder {
  * event tap, {@link FormatCodec.createEventTap}) the same stream's events as {@link StreamEvent}s.
  */
 export interface PassthroughTap<Out = Uint8Array> {
-  /** Feeds one read of upstream bytes; returns what to forward to the client (possibly empty). */
+  /**
+   * Feeds one read of upstream bytes; returns what to forward to the client (possibly empty). Throws the
+   * FormatError of `eventTooLarge` (sse.ts) when one event grows past `MAX_SSE_EVENT_BYTES` without
+   * ending; `end(failure)` then still gives the format's in-band error.
+   */
   push(chunk: Uint8Array): Out;
   /**
    * Upstream ended or failed. Returns the bytes to append: the missing closing frames when the stop

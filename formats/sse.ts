@@ -5,8 +5,15 @@
  * comment/keep-alive lines, multi-line `data`, events split across reads) behind a streaming UTF-8
  * decoder, so a multi-byte character split across reads is never turned into U+FFFD.
  * Writing always uses `\n` line ends and `\n\n` terminators.
+ *
+ * What is held of one incomplete event is bounded by {@link MAX_SSE_EVENT_BYTES}: a provider (or a
+ * misconfigured base URL serving a huge non-SSE body as `text/event-stream`) cannot make the gateway
+ * hold an event without end however large it grows; past the bound the reader or tap throws
+ * {@link eventTooLarge}'s FormatError, which the pipeline treats as a failed attempt before the commit
+ * point and as the format's in-band error after it.
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
+import { FormatError, hubError } from "./hub.ts";
 
 const STREAM = { stream: true };
 
@@ -17,37 +24,100 @@ export interface SseEvent {
 }
 
 /**
+ * The most the gateway holds of one upstream SSE event that has not ended, in bytes (64 MiB; the SSE
+ * reader counts UTF-16 characters against it, which an ASCII stream has as many of as bytes). Large
+ * enough for any real event (a whole tool call's arguments, a base64 image in one Gemini chunk), small
+ * enough that a stream without event ends cannot exhaust memory. The commit point holds no more than
+ * this before the first content either (pipeline/commit.ts).
+ */
+export const MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The failure of an upstream stream one of whose events grew past `limit` bytes without ending (502,
+ * `upstream_event_too_large`), as the FormatError the readers and taps throw.
+ */
+export function eventTooLarge(limit: number = MAX_SSE_EVENT_BYTES): FormatError {
+  return new FormatError(
+    hubError("api_error", `The upstream sent a stream event larger than ${limit} bytes without ending it; it is not a server-sent event stream the gateway can relay.`, {
+      status: 502,
+      code: "upstream_event_too_large",
+    }),
+  );
+}
+
+/**
  * Incremental SSE reader. `push(bytes)` calls `onEvent` synchronously for every complete event;
  * `end()` flushes a final event that lacked its blank-line terminator (some servers close right after
  * the last `data:` line) — callers decide whether that counts as a complete stream.
+ *
+ * The event in progress (its partial line plus its data lines so far) is bounded by `maxEventSize`
+ * characters (eventsource-parser's `maxBufferSize`): past it the parser drops the event and stops, and
+ * `push` throws {@link eventTooLarge}; after that the reader takes nothing more (`push` and `end` do
+ * nothing). No `onError` is given to the parser: with one it builds an Error
+ * (and its stack) for every line that is no SSE field, ~30 µs a line on a body that is no event stream.
  */
 export class SseReader {
   private readonly decoder = new TextDecoder("utf-8");
   private readonly parser: EventSourceParser;
+  private overflowed = false;
+  /** Characters fed in all: the parser cannot have overflowed before this exceeds the bound. */
+  private fed = 0;
 
-  /** `onEvent` gets the parser's own message object (no copy per event); it must not keep it past the call's purpose. */
-  constructor(onEvent: (ev: SseEvent) => void) {
-    this.parser = createParser({ onEvent });
+  /**
+   * `onEvent` gets the parser's own message object (no copy per event); it must not keep it past the
+   * call's purpose. `maxEventSize` (characters) is {@link MAX_SSE_EVENT_BYTES} unless a test passes less.
+   */
+  constructor(
+    onEvent: (ev: SseEvent) => void,
+    private readonly maxEventSize: number = MAX_SSE_EVENT_BYTES,
+  ) {
+    this.parser = createParser({ onEvent, maxBufferSize: maxEventSize });
   }
 
   /** Feeds one read of bytes. */
   push(chunk: Uint8Array): void {
+    if (this.overflowed) return;
     const text = this.decoder.decode(chunk, STREAM);
-    if (text.length > 0) this.parser.feed(text);
+    if (text.length > 0) this.feed(text);
   }
 
   /** Feeds text that is already decoded (tests, fixtures). */
   pushText(text: string): void {
-    this.parser.feed(text);
+    if (this.overflowed) return;
+    this.feed(text);
   }
 
   /** End of input: flushes the UTF-8 decoder and any unterminated final event. */
   end(): void {
-    const rest = this.decoder.decode();
-    if (rest.length > 0) this.parser.feed(rest);
-    // Terminate a final event that lacked its blank line so it is dispatched (reset alone drops it).
-    this.parser.feed("\n\n");
+    if (this.overflowed) return;
+    try {
+      const rest = this.decoder.decode();
+      if (rest.length > 0) this.feed(rest);
+      // Terminate a final event that lacked its blank line so it is dispatched (reset alone drops it).
+      this.feed("\n\n");
+    } catch (e) {
+      if (!this.overflowed) throw e;
+      return;
+    }
     this.parser.reset({ consume: true });
+  }
+
+  /**
+   * `parser.feed`, with an overflow turned into {@link eventTooLarge}. The parser stops silently when it
+   * overflows and throws at the next feed, before doing anything else ("Cannot feed parser: it was
+   * terminated after exceeding the configured max buffer size"; overflowing is the only way to stop
+   * it): once more than the bound has been fed in all, an empty feed after each one (a no-op for a
+   * parser that runs) asks at once.
+   */
+  private feed(text: string): void {
+    try {
+      this.parser.feed(text);
+      if ((this.fed += text.length) > this.maxEventSize) this.parser.feed("");
+    } catch (e) {
+      if (!(e instanceof Error) || !e.message.startsWith("Cannot feed parser")) throw e;
+      this.overflowed = true;
+      throw eventTooLarge(this.maxEventSize);
+    }
   }
 }
 
@@ -103,7 +173,8 @@ function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
  * up to the end of their last complete event and the rest is held (copied, one part per read). Only
  * each new read is searched for a terminator, with the last `lookBack` held bytes before it (a
  * terminator may straddle reads), so an event that spans many reads (MBs of tool-call arguments in one
- * delta) is joined once, when it completes, not copied and rescanned on every read.
+ * delta) is joined once, when it completes, not copied and rescanned on every read. `push` throws
+ * {@link eventTooLarge} when the held event would exceed `maxEventSize` bytes, and holds nothing after.
  */
 export class HeldEvent {
   private parts: Uint8Array[] = [];
@@ -113,10 +184,12 @@ export class HeldEvent {
    * @param lastEnd the end offset of the last complete event in `bytes`, or −1; `held` is how many of
    *   its first bytes were already held (searched before).
    * @param lookBack how many held bytes a terminator that ends in a new read can start in.
+   * @param maxEventSize the most bytes held ({@link MAX_SSE_EVENT_BYTES} unless a test passes less).
    */
   constructor(
     private readonly lastEnd: (bytes: Uint8Array, held: number) => number,
     private readonly lookBack: number,
+    private readonly maxEventSize: number = MAX_SSE_EVENT_BYTES,
   ) {}
 
   /** Bytes held, not yet forwarded. */
@@ -135,6 +208,7 @@ export class HeldEvent {
       probe.set(chunk, tail.length);
       const at = this.lastEnd(probe, tail.length);
       if (at < 0) {
+        if (this.len + chunk.length > this.maxEventSize) this.overflow();
         this.parts.push(chunk.slice());
         this.len += chunk.length;
         return EMPTY_BYTES;
@@ -145,6 +219,7 @@ export class HeldEvent {
     } else {
       cut = this.lastEnd(chunk, 0);
       if (cut < 0) {
+        if (chunk.length > this.maxEventSize) this.overflow();
         this.parts = [chunk.slice()];
         this.len = chunk.length;
         return EMPTY_BYTES;
@@ -153,11 +228,19 @@ export class HeldEvent {
     this.parts = [];
     this.len = 0;
     if (cut < data.length) {
+      if (data.length - cut > this.maxEventSize) this.overflow();
       const rest = data.slice(cut);
       this.parts = [rest];
       this.len = rest.length;
     }
     return cut === data.length ? data : data.subarray(0, cut);
+  }
+
+  /** Drops what is held and throws {@link eventTooLarge}. */
+  private overflow(): never {
+    this.parts = [];
+    this.len = 0;
+    throw eventTooLarge(this.maxEventSize);
   }
 
   /** Everything held, joined (empty when nothing is), and nothing held after. */

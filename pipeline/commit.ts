@@ -9,8 +9,8 @@
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
-import { hubError, Warnings, type HubError } from "../formats/hub.ts";
-import { concatBytes, SSE_HEADERS } from "../formats/sse.ts";
+import { FormatError, hubError, Warnings, type HubError } from "../formats/hub.ts";
+import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
 import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type UpstreamReply } from "./execute.ts";
@@ -248,6 +248,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
   // the call is aborted, which settles the pending read.
   let silent = false;
+  /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
+  let peeked = 0;
   const idle = setTimeout(() => {
     silent = true;
     controller.abort();
@@ -266,6 +268,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
       if (driver.earlyError) break;
+      // Events without content (or bytes that are no events at all) are held here until the first
+      // content: no more of them than one event may be (formats/sse.ts). A buffering driver keeps the
+      // reply it builds, not these bytes.
+      if (!driver.buffered && (peeked += r.value.byteLength) > MAX_SSE_EVENT_BYTES) throw eventTooLarge();
     }
     if (!ended && !driver.earlyError && !driver.buffered) {
       // Content was seen: the reply commits. What the upstream already delivered (the rest of a short
@@ -291,9 +297,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       // What a holding driver kept (the reply so far) is the stream's first output.
       if (!ended && driver.hold) prefix.push(driver.push(NO_BYTES));
     }
-  } catch {
+  } catch (e) {
     controller.abort();
     if (silent) return wentSilent(fail, provider.id);
+    // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES): a failed attempt.
+    if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
     if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
     return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {

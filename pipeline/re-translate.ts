@@ -21,6 +21,7 @@ import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, Strea
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import {
+  FormatError,
   hubError,
   mergeUsage,
   type HubError,
@@ -562,6 +563,8 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       disarm();
       opts.abort(e);
       void reader.cancel().catch(() => {});
+      // A reply the formats refused to relay further (an event past MAX_SSE_EVENT_BYTES) says so.
+      if (e instanceof FormatError) return e.error;
       return hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
     },
   };

@@ -285,7 +285,8 @@ export class GeminiChunkDecoder {
 
 /**
  * Incremental SSE decoder (FormatCodec.createDecoder). `push` feeds one read of upstream bytes (any
- * split: inside `\r\n`, inside a UTF-8 character, inside a JSON line); `end` is EOF. Never throws.
+ * split: inside `\r\n`, inside a UTF-8 character, inside a JSON line); `end` is EOF. Never throws on malformed input (see
+ * StreamDecoder for the one exception: an event past MAX_SSE_EVENT_BYTES).
  */
 export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder {
   const core = new GeminiChunkDecoder(opts, emit);

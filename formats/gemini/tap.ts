@@ -32,7 +32,7 @@ const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || 
 /**
  * Creates a tap (FormatCodec.createTap). `push` returns the complete events of what has arrived so far
  * (the read itself when it ends on an event boundary); `end` returns the bytes to append (possibly
- * empty). Never throws.
+ * empty). Throws only when one event grows past MAX_SSE_EVENT_BYTES (sse.ts).
  */
 export function createTap(_opts: TapOptions): PassthroughTap {
   const state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };

@@ -33,7 +33,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
-import { concatBytes, SSE_DONE, tryParseJson } from "../sse.ts";
+import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
@@ -225,6 +225,12 @@ export class ChatTap implements PassthroughTap {
     const n = chunk.length;
     if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, segStart));
     if (segStart < n) {
+      if (this.pendingLen + (n - segStart) > MAX_SSE_EVENT_BYTES) {
+        // One event without end past the bound (sse.ts): dropped, and the reply fails.
+        this.pending = [];
+        this.pendingLen = 0;
+        throw eventTooLarge();
+      }
       const rest = chunk.slice(segStart);
       this.pending.push(rest);
       this.pendingLen += rest.length;

@@ -38,6 +38,11 @@ export interface FakeReply {
   stall_after_bytes?: number;
   /** Wait this long before sending headers, in ms. */
   headers_delay_ms?: number;
+  /**
+   * After the body (`sse`/`text`, pieces and delays as given), send this text again and again, as fast
+   * as the client reads, until the client goes away (a base URL that serves an endless body).
+   */
+  endless?: string;
 }
 
 /**
@@ -175,8 +180,9 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
   if (!headers.has("content-type")) headers.set("content-type", isSse ? "text/event-stream" : "application/json");
   const text = reply.sse ?? reply.text ?? (reply.json !== undefined ? JSON.stringify(reply.json) : "");
   const bytes = enc.encode(text);
+  const endless = reply.endless === undefined ? undefined : enc.encode(reply.endless);
   const simple =
-    !reply.split_at && !reply.delay_ms && reply.reset_after_bytes === undefined && reply.stall_after_bytes === undefined;
+    !reply.split_at && !reply.delay_ms && reply.reset_after_bytes === undefined && reply.stall_after_bytes === undefined && reply.endless === undefined;
   if (simple) return new Response(bytes, { status, headers });
 
   let limit = bytes.length;
@@ -212,7 +218,11 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
         await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         return;
       }
-      controller.close();
+      if (reply.endless === undefined) controller.close();
+    },
+    // Only for an endless reply: one more copy per read the client asks for.
+    pull(controller) {
+      if (endless !== undefined && !aborted) controller.enqueue(endless);
     },
   });
   return new Response(body, { status, headers });
