@@ -544,8 +544,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }))
     .use(metricsRoute(metrics, { keys: store, adminToken }));
 
-  // Fixed for the server's lifetime (Bun holds a frame whole before the guard sees it; see
-  // responsesSocketMaxFrameBytes): a reload that raises the body limit past it is warned about below.
+  // Fixed while the server runs (responsesSocketMaxFrameBytes); a reload past it is warned about below.
   const socketFrameLimit = responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes);
   app.listen({
     hostname: host,
@@ -616,15 +615,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (r.why === "invalid") log(JSON.stringify({ level: "warn", time: clock.now(), msg: `stored ${r.kind} left out: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, name: r.name }));
     }
     if (next.server.maxBodyBytes !== prev.server.maxBodyBytes && next.server.maxBodyBytes > socketFrameLimit) {
-      log(
-        JSON.stringify({
-          level: "warn",
-          time: clock.now(),
-          msg: `server.max_body_bytes is now above the Responses WebSocket's frame limit, which is fixed at start: over the WebSocket a frame larger than ${socketFrameLimit} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`,
-          maxBodyBytes: next.server.maxBodyBytes,
-          socketFrameLimit,
-        }),
-      );
+      const msg = `server.max_body_bytes is now above the Responses WebSocket's frame limit, which is fixed at start: over the WebSocket a frame larger than ${socketFrameLimit} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`;
+      log(JSON.stringify({ level: "warn", time: clock.now(), msg, maxBodyBytes: next.server.maxBodyBytes, socketFrameLimit }));
     }
     if (next.server.host !== prev.server.host || next.server.port !== prev.server.port) {
       log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
