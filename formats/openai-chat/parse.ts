@@ -121,7 +121,7 @@ function userPart(p: ChatContentPart, where: string): HubPart | undefined {
       return doc;
     }
     case "refusal":
-      return typeof p.refusal === "string" && p.refusal.length > 0 ? { type: "text", text: p.refusal } : undefined;
+      return typeof p.refusal === "string" && p.refusal.length > 0 ? { type: "text", text: p.refusal, refusal: true } : undefined;
     default:
       throw invalid(`${where}: content part type "${p.type}" is not supported.`, where);
   }
@@ -159,7 +159,8 @@ function argumentsText(a: unknown): string {
  * - user parts: `text`, `image_url` (data URL → base64 source, else URL; `detail` kept),
  *   `input_audio`, `file` (`file_data` data URL → base64 document, `file_id` → file id). Empty text is
  *   dropped (B34: no empty text blocks downstream).
- * - assistant: `reasoning_content` (vendor field) → a thinking part first; text/refusal → text;
+ * - assistant: `reasoning_content` (vendor field) → a thinking part first; text → text; refusal parts
+ *   and the message's `refusal` field → text marked `refusal` (builders send it as text);
  *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised); the
  *   legacy `function_call` → a tool call with a minted id that the following `function` message pairs with.
  * - `tool` (and legacy `function`) messages → `tool_result` parts; consecutive ones form ONE user turn,
@@ -236,6 +237,8 @@ export function parseRequest(body: unknown): HubRequest {
           msg.content.push({ type: "thinking", text: m.reasoning_content });
         }
         msg.content.push(...textParts(m.content, where));
+        // A reply appended back to history as the SDK returned it: `content: null, refusal: "…"`.
+        if (typeof m.refusal === "string" && m.refusal.length > 0) msg.content.push({ type: "text", text: m.refusal, refusal: true });
         (m.tool_calls ?? []).forEach((tc, j) => {
           const id = tc.id || `call_${shortHash(`${i}:${j}:${tc.function.name}`)}`;
           msg.content.push({ type: "tool_call", id, name: tc.function.name, arguments: argumentsText(tc.function.arguments) });

@@ -42,6 +42,8 @@ export const MessageSchema = v.looseObject({
   tool_call_id: v.nullish(v.string()),
   function_call: v.nullish(v.looseObject({ name: v.string(), arguments: v.nullish(v.string()) })),
   reasoning_content: v.nullish(v.string()),
+  /** Assistant history: the refusal a reply carried (the SDK's `message` appended back as is). */
+  refusal: v.nullish(v.string()),
   cache_control: v.nullish(CacheControlSchema),
 });
 

@@ -30,7 +30,8 @@ function hasContent(content: unknown): boolean {
  * - null-valued optional fields omitted (top level, messages, tool definitions: a null `description`
  *   is removed, B35); an assistant `content: null` next to `tool_calls` is omitted; `tool_calls: []`
  *   is omitted.
- * - empty messages dropped (system/developer/user/assistant with no content and no tool calls); tool
+ * - an assistant message with only a `refusal` gets it as its content; empty messages dropped
+ *   (system/developer/user/assistant with no content and no tool calls); tool
  *   messages are kept (they pair with a call) with `content: ""` when they had none.
  * - tool messages are moved directly after the assistant message that made the call, in call order
  *   (REFERENCE §5.7); orphans stay where they are.
@@ -64,6 +65,12 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       }
       if (Array.isArray(msg.content)) msg.content = msg.content.map(stripPart);
       if (Array.isArray(msg.tool_calls) && msg.tool_calls.length === 0) delete msg.tool_calls;
+      if (msg.role === "assistant" && typeof msg.refusal === "string" && msg.refusal.length > 0 && !hasContent(msg.content)) {
+        // A refused reply appended back as the SDK returned it (`content: null, refusal: "…"`): its text
+        // is the turn, sent as content (third-party servers may not read `refusal`), never dropped as empty.
+        msg.content = msg.refusal;
+        delete msg.refusal;
+      }
       if (msg.role === "tool") {
         if (msg.content === undefined) msg.content = "";
       } else if (!hasContent(msg.content) && !Array.isArray(msg.tool_calls) && !isObj(msg.function_call)) {

@@ -120,7 +120,7 @@ function parsePart(p: Record<string, any>, phase: string | undefined): TextPart 
       return t;
     }
     case "refusal": {
-      const t: TextPart = { type: "text", text: typeof p.refusal === "string" ? p.refusal : String(p.text ?? "") };
+      const t: TextPart = { type: "text", text: typeof p.refusal === "string" ? p.refusal : String(p.text ?? ""), refusal: true };
       if (phase) t.phase = phase;
       return t;
     }

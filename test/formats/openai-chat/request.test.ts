@@ -170,6 +170,41 @@ describe("parseRequest", () => {
   });
 });
 
+describe("a refused reply appended back to history (the SDK's message: content null, refusal set)", () => {
+  const body = {
+    model: "m",
+    messages: [
+      { role: "user", content: "q" },
+      { role: "assistant", content: null, refusal: "I can't help with that.", tool_calls: null },
+      { role: "assistant", content: [{ type: "refusal", refusal: "Still no." }] },
+      { role: "user", content: "why not?" },
+    ],
+  };
+
+  test("keeps the turn: parsed as refusal text, sent as the assistant's text by every builder and the tidy pass", () => {
+    const h = parse(body);
+    expect(h.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", [{ type: "text", text: "q" }]],
+      ["assistant", [{ type: "text", text: "I can't help with that.", refusal: true }]],
+      ["assistant", [{ type: "text", text: "Still no.", refusal: true }]],
+      ["user", [{ type: "text", text: "why not?" }]],
+    ]);
+    const anth = anthropicMessages.buildRequest(h, { model: "c", kind: "anthropic", family: "anthropic", stream: false }).body as any;
+    expect(anth.messages.map((m: any) => [m.role, m.content.map((c: any) => c.text).join("")])).toEqual([
+      ["user", "q"],
+      ["assistant", "I can't help with that.Still no."],
+      ["user", "why not?"],
+    ]);
+    const tidy = openaiChat.tidyRequest!(body, target()).body as any;
+    expect(tidy.messages.map((m: any) => [m.role, m.content, m.refusal])).toEqual([
+      ["user", "q", undefined],
+      ["assistant", "I can't help with that.", undefined],
+      ["assistant", [{ type: "refusal", refusal: "Still no." }], undefined],
+      ["user", "why not?", undefined],
+    ]);
+  });
+});
+
 describe("buildRequest", () => {
   test("B37-chat: kind openai gets max_completion_tokens and never max_tokens; openai-compatible gets max_tokens", async () => {
     const c = await regressionCase("B37-chat");

@@ -479,7 +479,7 @@ describe("parseRequest", () => {
       role: "assistant",
       content: [
         { type: "text", text: "hmm", phase: "commentary" },
-        { type: "text", text: "no", phase: "final_answer" },
+        { type: "text", text: "no", phase: "final_answer", refusal: true }, // a refusal part, marked
       ],
     });
     expect(hub.maxOutputTokens).toBe(500);
