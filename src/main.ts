@@ -326,6 +326,15 @@ function noInstance(file: string): string {
   return `no running switchyard instance found (no ${file}); start one with switchyard start (scripts/start in a source checkout), or name it with --data-dir DIR or --url URL`;
 }
 
+/**
+ * The one line printed when the instance's address does not answer: with `--url`, that address; from
+ * `instance.json`, also that the file is stale (its instance stopped without removing it, e.g. killed).
+ */
+function notAnswering(values: Record<string, unknown>, dataDir: string, url: string): string {
+  if (values.url) return `no running switchyard instance answers at ${url}`;
+  return `no running switchyard instance answers at ${url}, the address in ${join(dataDir, "instance.json")} (left by an instance that has stopped); start one with switchyard start (scripts/start in a source checkout)`;
+}
+
 /** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */
 function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
   const given = values.url as string | undefined;
@@ -365,7 +374,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     probe = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     await probe.body?.cancel();
   } catch {
-    fail(`no running switchyard instance answers at ${url}`);
+    fail(notAnswering(values, dataDir, url!));
   }
   if (probe.status === 401) {
     const which = key === PLACEHOLDER_KEY ? "the placeholder key setup writes when none is given" : "the key given";
@@ -378,7 +387,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     try {
       res = await fetch(`${url}/v1/models/${name.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
     } catch {
-      fail(`no running switchyard instance answers at ${url}`);
+      fail(notAnswering(values, dataDir, url!));
     }
     if (res.status === 404) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
@@ -405,7 +414,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     try {
       res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
     } catch {
-      fail(`no running switchyard instance answers at ${url}`);
+      fail(notAnswering(values, dataDir, url!));
     }
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
     const list = (await res.json()) as { data?: unknown };
@@ -457,7 +466,7 @@ async function admin(values: Record<string, unknown>, dataDir: string, method: s
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    fail(`no running switchyard instance answers at ${url}`);
+    fail(notAnswering(values, dataDir, url!));
   }
   const text = await res.text();
   let data: unknown;

@@ -3,7 +3,7 @@
  * check-config, one-line failures when no instance runs, and --url/--key.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
@@ -277,6 +277,12 @@ describe("no running instance", () => {
     oneLine(cli(["keys", "list", "--url", deadUrl]));
     const stale = mkdtempSync(join(scratch, "stale-"));
     writeFileSync(join(stale, "instance.json"), JSON.stringify({ url: deadUrl, pid: 999999, adminToken: "sy-admin-stale" }));
-    oneLine(cli(["usage", "--data-dir", stale]));
+    const r = cli(["usage", "--data-dir", stale]);
+    oneLine(r);
+    expect(r.stderr.trim()).toBe(`no running switchyard instance answers at ${deadUrl}, the address in ${join(stale, "instance.json")} (left by an instance that has stopped); start one with switchyard start (scripts/start in a source checkout)`);
+    // setup too: nothing is written for an address nobody answers at.
+    const setup = cli(["setup", "gemini", "--data-dir", stale]);
+    oneLine(setup);
+    expect(existsSync(join(scratch, ".gemini"))).toBe(false);
   }, 30_000);
 });
