@@ -40,6 +40,7 @@ import { configRoutes } from "./admin/config-routes.ts";
 import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { defaultConfigPath, loadConfig } from "./config/load.ts";
+import { startRemarks } from "./start-remarks.ts";
 import { ConfigError } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
@@ -569,15 +570,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const server = app.server!;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
-  // Things a user would otherwise only find out from failing requests.
-  if (registry.list().length === 0 && ![...cfg.providers.values()].some((p) => KIND_TRAITS[p.kind].thirdParty)) {
-    log(JSON.stringify({ level: "warn", time: clock.now(), msg: "no accounts are configured: requests will fail until one is added (accounts: in the config file, ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY with the default config, or switchyard login / import)" }));
-  }
-  if (!cfg.source.path) {
-    // A first run: say where a config file goes, and that one created now is read at the next start
-    // (only a file the instance started with is watched).
-    log(JSON.stringify({ level: "info", time: clock.now(), msg: `no config file at ${defaultConfigPath(env)}: running the built-in default; write one there (examples/config.yaml is a commented example) or pass --config FILE, and restart switchyard to use it` }));
-  }
+  // Things a user would otherwise only find out from failing requests (src/start-remarks.ts).
+  const keylessProvider = [...cfg.providers.values()].some((p) => KIND_TRAITS[p.kind].thirdParty);
+  for (const line of startRemarks({ accounts: registry.list().length, keylessProvider, configPath: cfg.source.path, defaultConfigPath: defaultConfigPath(env), now: clock.now() })) log(line);
   // Non-fatal config remarks (check-config prints the same): e.g. an alias that shadows a combo (R-2).
   const logConfigWarnings = (c: RuntimeConfig) => {
     for (const w of c.warnings) log(JSON.stringify({ level: "warn", time: clock.now(), msg: "config warning", path: w.path, warning: w.message }));
