@@ -50,6 +50,7 @@ export const ROWS = [
   "reply driver (tap / re-translate)",
   "commit point and JS reply stream",
   "attempt loop",
+  "affinity key (X-Switchyard-Cache)",
   "cost and key-limit accounting",
   "usage row",
   "route trace",
@@ -73,13 +74,13 @@ type Row = (typeof ROWS)[number];
 const SHARES: Record<"native" | "translated", Record<Row, number>> = {
   native: {
     "HTTP framework dispatch": 0.09, "body read and JSON parse": 0.09, guard: 0.06, "resolve/order/pick": 0.06, translate: 0.03,
-    "executor call setup and abort wiring": 0.06, "reply driver (tap / re-translate)": 0.15, "commit point and JS reply stream": 0.1, "attempt loop": 0.04,
+    "executor call setup and abort wiring": 0.06, "reply driver (tap / re-translate)": 0.15, "commit point and JS reply stream": 0.1, "attempt loop": 0.02, "affinity key (X-Switchyard-Cache)": 0.02,
     "cost and key-limit accounting": 0.03, "usage row": 0.03, "route trace": 0.03, "metrics update": 0.02, "log line": 0.03, "event publishing": 0.01,
     "store flushes": 0.04, "GC (JS-thread pauses + GC helper threads)": 0.06, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.02, "allocator and other threads": 0.02, remainder: 0.02,
   },
   translated: {
     "HTTP framework dispatch": 0.04, "body read and JSON parse": 0.04, guard: 0.03, "resolve/order/pick": 0.03, translate: 0.3,
-    "executor call setup and abort wiring": 0.03, "reply driver (tap / re-translate)": 0.23, "commit point and JS reply stream": 0.06, "attempt loop": 0.02,
+    "executor call setup and abort wiring": 0.03, "reply driver (tap / re-translate)": 0.23, "commit point and JS reply stream": 0.06, "attempt loop": 0.01, "affinity key (X-Switchyard-Cache)": 0.01,
     "cost and key-limit accounting": 0.02, "usage row": 0.02, "route trace": 0.02, "metrics update": 0.01, "log line": 0.02, "event publishing": 0.005,
     "store flushes": 0.02, "GC (JS-thread pauses + GC helper threads)": 0.05, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.01, "allocator and other threads": 0.015, remainder: 0.02,
   },
@@ -150,7 +151,8 @@ for (const lane of out.lanes) {
     "executor call setup and abort wiring": m("viaExecute") - m("sendOnly"),
     "reply driver (tap / re-translate)": m("viaDriver") - m("sendOnly"),
     "commit point and JS reply stream": m("viaCommit") - m("viaDriver"),
-    "attempt loop": m("viaAttempts") - m("pick") - m("withTranslate") - m("viaExecute") + m("sendOnly") - m("viaCommit"),
+    "attempt loop": m("viaAttempts") - m("viaStages"),
+    "affinity key (X-Switchyard-Cache)": m("withKey") - m("withTranslate"),
     "cost and key-limit accounting": m("accounting"),
     "usage row": m("usageRow"),
     "route trace": m("routeTrace"),
@@ -164,7 +166,7 @@ for (const lane of out.lanes) {
     "allocator and other threads": median(pipe.map((p) => p.threads.other)),
     pipeline: median(pipe.map((p) => p.threads.js + p.threads.gc + p.threads.warmup + p.threads.jit + p.threads.other)),
   } as Figures;
-  const jsRows: Row[] = ["body read and JSON parse", "guard", "resolve/order/pick", "translate", "executor call setup and abort wiring", "reply driver (tap / re-translate)", "commit point and JS reply stream", "attempt loop", "cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
+  const jsRows: Row[] = ["body read and JSON parse", "guard", "resolve/order/pick", "translate", "executor call setup and abort wiring", "reply driver (tap / re-translate)", "commit point and JS reply stream", "attempt loop", "affinity key (X-Switchyard-Cache)", "cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
   f.remainder = pipeJs - jsRows.reduce((s, r) => s + f[r], 0);
   results.push({ name: lane.name, kind: lane.kind, f });
 }

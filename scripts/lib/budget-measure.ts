@@ -22,6 +22,7 @@ import { translate } from "../../pipeline/translate.ts";
 import { executeCall, type Executor, type UpstreamReply } from "../../pipeline/execute.ts";
 import { commitReply, replyDriverFor } from "../../pipeline/commit.ts";
 import { runAttempts } from "../../pipeline/attempt-loop.ts";
+import { affinityHints } from "../../pipeline/affinity.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { createServer } from "../../src/http/server.ts";
 import { realClock } from "../../src/clock.ts";
@@ -112,6 +113,32 @@ async function main() {
     return runs;
   }
 
+  /**
+   * {@link cpuPerCall} for measurements whose difference makes a row: their rounds alternate (the order
+   * reversed every other round), so a drift of the machine or of the JIT between them cancels out
+   * instead of landing in the row (measured one after the other, the executor row came out at −8 to
+   * −12 µs on stream lanes and the attempt loop's, which subtracted it, at +17 to +24).
+   */
+  async function cpuPerCallInterleaved(fns: Record<string, () => unknown>): Promise<Record<string, Run[]>> {
+    const names = Object.keys(fns);
+    for (const name of names) for (let i = 0; i < Math.max(20, ITER / 5); i++) await fns[name]!();
+    const runs: Record<string, Run[]> = Object.fromEntries(names.map((n) => [n, []]));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const name of r % 2 === 0 ? names : [...names].reverse()) {
+        const fn = fns[name]!;
+        const id = `${key(name)}#${r}`;
+        mark(id, "start");
+        const c0 = jsCpu();
+        for (let i = 0; i < ITER; i++) await fn();
+        const us = jsCpu() - c0;
+        mark(id, "end");
+        runs[name]!.push({ id, us: us / ITER, n: ITER });
+      }
+    }
+    return runs;
+  }
+  let key = (name: string) => name;
+
   const bench = await startPipelineBenchApp();
   const { app } = bench;
   const cfg = app.config();
@@ -140,6 +167,7 @@ async function main() {
     const request = () => new Request(url, { method: "POST", headers, body: text });
     const runs: Record<string, Run[]> = {};
     const k = (name: string) => `${bl.name}|${name}`;
+    key = k;
 
     globalThis.fetch = fakeFetch;
     const rawCheck = await rawServer.fetch(request());
@@ -176,11 +204,22 @@ async function main() {
     const picked = pickAccount(app.registry, target!, new Set(), {});
     if (!picked.account) throw new Error(`no account picked for ${bl.name}`);
     const account = picked.account;
-    runs.pick = await cpuPerCall(k("pick"), () => pickAccount(app.registry, target!, new Set(), {}));
 
     const freshCtx = () => guardedContext(lane.endpoint, body, { path: lane.path }, undefined, Date.now());
-    runs.ctxOnly = await cpuPerCall(k("ctxOnly"), freshCtx);
-    runs.withTranslate = await cpuPerCall(k("withTranslate"), () => translate(freshCtx(), target!, "strip_with_warning"));
+    // The affinity key (SPEC 2.4 X-Switchyard-Cache: session header, else the conversation fingerprint) is
+    // read once per request; after translate, as in the attempt loop (a translated lane's hub is parsed then).
+    Object.assign(
+      runs,
+      await cpuPerCallInterleaved({
+        ctxOnly: freshCtx,
+        withTranslate: () => translate(freshCtx(), target!, "strip_with_warning"),
+        withKey: () => {
+          const c = freshCtx();
+          translate(c, target!, "strip_with_warning");
+          return affinityHints(c, true).affinityKey;
+        },
+      }),
+    );
     const translated = translate(ctx0, target!, "strip_with_warning");
     if ("kind" in translated) throw new Error(translated.message);
 
@@ -193,17 +232,22 @@ async function main() {
     const executor: Executor = { send: replyNow };
     const call = { provider: target!.provider, account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.request.headers };
     // A fresh parent signal per call on both sides (a request's own signal; one shared signal would pile up listeners).
-    runs.sendOnly = await cpuPerCall(k("sendOnly"), async () => {
-      void new AbortController().signal;
-      await drainChunks((await replyNow()).body);
-    });
-    runs.viaExecute = await cpuPerCall(k("viaExecute"), async () => drainChunks((await executeCall(executor, call, new AbortController().signal, 30_000)).reply.body));
-    runs.viaDriver = await cpuPerCall(k("viaDriver"), async () => {
-      const reply = await replyNow();
-      const driver = replyDriverFor(ctx0, target!.provider, translated, reply);
-      await drainChunks(reply.body, (c) => driver.push(c));
-      driver.end();
-    });
+    Object.assign(
+      runs,
+      await cpuPerCallInterleaved({
+        sendOnly: async () => {
+          void new AbortController().signal;
+          await drainChunks((await replyNow()).body);
+        },
+        viaExecute: async () => drainChunks((await executeCall(executor, call, new AbortController().signal, 30_000)).reply.body),
+        viaDriver: async () => {
+          const reply = await replyNow();
+          const driver = replyDriverFor(ctx0, target!.provider, translated, reply);
+          await drainChunks(reply.body, (c) => driver.push(c));
+          driver.end();
+        },
+      }),
+    );
 
     // The commit point and the reply stream it builds around the driver, read by a client to the end.
     const commitDeps = { clock: realClock, pool: app.registry, health, finish: () => {} };
@@ -234,13 +278,37 @@ async function main() {
       if (!("response" in committed)) throw new Error(committed.error.message);
       await committed.response.arrayBuffer();
     });
-    // The attempt loop around all of it (pick, translate, execute, commit), on a fresh context each time.
+    // The attempt loop around all of it (pick, translate, execute, commit), on a fresh context each time,
+    // against the same stages called one after the other by hand (same hints, so the same affinity key
+    // read): the difference is the loop's own work (trace entry, slot, hints, bookkeeping of the attempt).
     const attemptDeps = { pool: app.registry, health, executorFor: () => executor, clock: realClock, settings: () => ({ maxAttempts: 8, precommitDeadlineMs: 60_000 }), finish: () => {} };
-    runs.viaAttempts = await cpuPerCall(k("viaAttempts"), async () => {
-      const res = await runAttempts(freshCtx(), [target!], { portability: "strip_with_warning", cacheAffinity: true }, attemptDeps);
-      if (res.status !== 200) throw new Error(`the attempt loop answered ${res.status} on ${bl.name}`);
-      await res.arrayBuffer();
-    });
+    Object.assign(
+      runs,
+      await cpuPerCallInterleaved({
+        viaAttempts: async () => {
+          const res = await runAttempts(freshCtx(), [target!], { portability: "strip_with_warning", cacheAffinity: true }, attemptDeps);
+          if (res.status !== 200) throw new Error(`the attempt loop answered ${res.status} on ${bl.name}`);
+          await res.arrayBuffer();
+        },
+        viaStages: async () => {
+          const ctx = freshCtx();
+          const hints = affinityHints(ctx, true);
+          const acc = pickAccount(app.registry, target!, new Set(), hints).account!;
+          const tr = translate(ctx, target!, "strip_with_warning");
+          if ("kind" in tr) throw new Error(tr.message);
+          const { reply, controller } = await executeCall(executor, { ...call, account: acc, body: tr.body, stream: tr.upstreamStream, clientHeaders: ctx.request.headers }, ctx.signal, 30_000);
+          const committed = await commitReply(
+            ctx,
+            { target: target!, account: acc, translated: tr, isLastTarget: true, reply, controller, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, fail: () => {
+              throw new Error(`the ${bl.name} reply failed at the commit point`);
+            } },
+            commitDeps,
+          );
+          if (!("response" in committed)) throw new Error(committed.error.message);
+          await committed.response.arrayBuffer();
+        },
+      }),
+    );
 
     // ---- bookkeeping: what the app's `finish` does with a finished request (src/app.ts) ----------------
     // One real request through the app, to capture the usage row, the route trace and the metric inputs it made.

@@ -18,6 +18,7 @@ const ROWS = [
   "reply driver (tap / re-translate)",
   "commit point and JS reply stream",
   "attempt loop",
+  "affinity key (X-Switchyard-Cache)",
   "cost and key-limit accounting",
   "usage row",
   "route trace",
