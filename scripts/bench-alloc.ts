@@ -13,7 +13,7 @@
  * the request body). The figures do not depend on machine load, so an allocation change can be
  * compared on a busy machine (unlike CPU).
  *
- * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini-chat] [--stream]
+ * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat] [--stream]
  *          [--requests 2000] [--top 25]
  */
 import { heapStats, memoryUsage } from "bun:jsc";

@@ -10,7 +10,7 @@
  * answers after one event-loop hop the same work measured up to twice as much; docs/performance.md).
  * Compare medians of runs made one after the other; on a shared machine a round can be off by 2×.
  *
- * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|gemini-chat|all]
+ * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|all]
  *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N] [--window]
  *          [--database postgres://…]   (the PostgreSQL store instead of SQLite: its flushes are in the figure)
  * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
@@ -32,6 +32,12 @@ export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (st
   "messages-chat": { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ model: "gpt-bench", stream, max_tokens: 256, system: SYSTEM, messages: [{ role: "user", content: USER }] }) },
   "responses-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "cchat/gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
   // Gemini names the model and the stream flag in the path (`gemini: true`); the body has neither.
+  gemini: {
+    endpoint: "gemini",
+    path: "/v1beta/models/gemini-bench",
+    gemini: true,
+    body: () => ({ systemInstruction: { parts: [{ text: SYSTEM }] }, contents: [{ role: "user", parts: [{ text: USER }] }], generationConfig: { maxOutputTokens: 256 } }),
+  },
   "gemini-chat": {
     endpoint: "gemini",
     path: "/v1beta/models/gpt-bench",
@@ -49,10 +55,12 @@ writeFileSync(
   - { id: openai, kind: openai, base_url: "http://bench.invalid/v1" }
   - { id: anthropic, kind: anthropic, base_url: "http://bench.invalid" }
   - { id: cchat, kind: openai-compatible, base_url: "http://bench.invalid/v1" }
+  - { id: gemini, kind: gemini, base_url: "http://bench.invalid" }
 accounts:
   - { id: openai-bench, provider: openai, api_key: sk-bench-not-a-secret }
   - { id: anthropic-bench, provider: anthropic, api_key: sk-bench-not-a-secret }
   - { id: cchat-bench, provider: cchat, api_key: sk-bench-not-a-secret }
+  - { id: gemini-bench, provider: gemini, api_key: sk-bench-not-a-secret }
 `,
 );
 
