@@ -4,7 +4,7 @@
  * instance file the CLI uses).
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   authenticate,
@@ -151,6 +151,16 @@ async function openStore(database: string | undefined, dataDir: string, traceRin
   });
   const safe = new URL(database);
   log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: `${safe.protocol}//${safe.host}${safe.pathname}` }));
+  // A data directory that ran on the embedded store before: what it stored stays there, unseen.
+  const embedded = join(dataDir, "switchyard.db");
+  if (existsSync(embedded)) {
+    log(JSON.stringify({
+      level: "warn",
+      time: clock.now(),
+      msg: "this data directory also holds an embedded SQLite store: its client keys, accounts, stored combos, aliases and settings, and its usage are not in PostgreSQL and are not copied there; create the keys and accounts again through the admin API or the CLI",
+      path: embedded,
+    }));
+  }
   return store;
 }
 

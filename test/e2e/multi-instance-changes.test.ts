@@ -9,6 +9,8 @@
  * - A database that stops answering without closing its connections (tables locked) does not hold
  *   requests: a limited key's admission and a `max_concurrency` account's lease give up waiting and
  *   count locally (they waited for as long as the lock was held).
+ * - A data directory that ran on the embedded store warns at its first start on PostgreSQL that the
+ *   SQLite store's keys, accounts and objects stay behind (they silently vanished).
  * - During an outage the admin API answers 503 naming the cause (it answered a generic 500, or 400/409
  *   for key changes) while requests are still served.
  */
@@ -143,6 +145,31 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     expect((await chat(b, ENV.KEY_FRESH)).status).toBe(200);
     expect((await chat(b, ENV.KEY_PLAIN, "slots/gpt-x")).status).toBe(200);
     await until(async () => Number((await sql`SELECT count(*)::int AS n FROM leases WHERE scope = 'account:slots-1'`)[0].n) === 0, 5000, "no lease left behind");
+  }, 90_000);
+
+  test("an instance moved from the embedded store to PostgreSQL says that the SQLite store's keys stay behind", async () => {
+    const yaml = `providers:\n  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }\n`;
+    const before = await startInstance({ yaml, env: ENV });
+    let moved: Instance | undefined;
+    try {
+      expect((await admin(before, "/keys", { method: "POST", body: JSON.stringify({ name: "from-sqlite" }) })).status).toBe(201);
+      await stopInstance(before);
+      moved = await startInstance({ yaml, env: ENV, dataDir: before.dataDir, args: ["--database", dbUrl], timeoutMs: 30_000 });
+      const lines = [...moved.stdout, ...moved.stderr].flatMap((l) => {
+        try {
+          return [JSON.parse(l)];
+        } catch {
+          return []; // not a log line
+        }
+      });
+      const warning = lines.find((l) => l.level === "warn" && String(l.msg).includes("embedded SQLite store"));
+      expect(warning?.path).toBe(`${before.dataDir}/switchyard.db`);
+      expect(warning?.msg).toContain("not copied");
+      expect(((await admin(moved, "/keys")).body.keys as any[]).some((k) => k.name === "from-sqlite")).toBe(false);
+    } finally {
+      await stopInstance(before);
+      await stopInstance(moved);
+    }
   }, 90_000);
 
   test("during an outage the admin API says the database is away (503), serving goes on, and it answers again after", async () => {
