@@ -1,0 +1,41 @@
+/**
+ * Opening the store a gateway runs on (SPEC D-1, D-2): the embedded SQLite file in the data directory,
+ * or PostgreSQL for a `postgres://` URL (`--database` / `server.database`).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Clock } from "../../pipeline/ports.ts";
+import { isPostgresUrl } from "./postgres/url.ts";
+import { openSqliteStore } from "./sqlite/store.ts";
+import type { Store } from "./types.ts";
+
+/**
+ * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
+ * log as warnings; its module is imported only then), else the embedded SQLite file in the data directory.
+ * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
+ */
+export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void): Promise<Store> {
+  if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
+  if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
+  // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
+  const { openPostgresStore } = await import("./postgres/store.ts");
+  const store = await openPostgresStore({
+    url: database,
+    traceRingSize,
+    beforeFlush,
+    onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+  });
+  const safe = new URL(database);
+  log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: `${safe.protocol}//${safe.host}${safe.pathname}` }));
+  // A data directory that ran on the embedded store before: what it stored stays there, unseen.
+  const embedded = join(dataDir, "switchyard.db");
+  if (existsSync(embedded)) {
+    log(JSON.stringify({
+      level: "warn",
+      time: clock.now(),
+      msg: "this data directory also holds an embedded SQLite store: its client keys, accounts, stored combos, aliases and settings, and its usage are not in PostgreSQL and are not copied there; create the keys and accounts again through the admin API or the CLI",
+      path: embedded,
+    }));
+  }
+  return store;
+}
