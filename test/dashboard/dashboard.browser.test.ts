@@ -9,10 +9,9 @@
  * test-results/dashboard/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
+import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
 import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
@@ -22,7 +21,6 @@ let gw: TestGateway & { script: DemoScript };
 let browser: TestBrowser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
   gw = await startDemoGateway();
   await driveDemoState(gw);
   browser = await launchBrowser();

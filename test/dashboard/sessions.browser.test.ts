@@ -5,17 +5,16 @@
  * touching it, and the admin API refuses its cookie.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
+import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
 let browser: TestBrowser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
   gw = await startGateway();
   browser = await launchBrowser();
 }, 60_000);

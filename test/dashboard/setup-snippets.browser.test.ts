@@ -5,16 +5,14 @@
  * the model copied from the page is answered.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { CHROMIUM, launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
 let browser: TestBrowser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
   // anth (anthropic), oai (openai), resp (openai-responses), gem (gemini), each with one account
   gw = await startGateway();
   browser = await launchBrowser();

@@ -4,7 +4,7 @@
  * console errors, uncaught page errors and every request that leaves the gateway's origin, so a test
  * can assert there were none.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -22,8 +22,12 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Launches headless Chromium with the flags the suite uses. */
+/**
+ * Launches headless Chromium with the flags the suite uses.
+ * @throws Error naming how to install it when {@link CHROMIUM} is missing (scripts/test installs it).
+ */
 export async function launchBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/test installs it (apt-get install chromium), or set CHROMIUM`);
   const profile = mkdtempSync(join(tmpdir(), "switchyard-chromium-"));
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
