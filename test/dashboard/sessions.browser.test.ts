@@ -64,13 +64,17 @@ describe("an open page whose session ended", () => {
       await watcher.evaluate(() => {
         const g = globalThis as any;
         g.seen = [];
+        g.subscribed = false;
         const es: any = new g.EventSource("/admin/api/events");
+        // the stream's first frame: from here on the server has it subscribed to the bus
+        es.addEventListener("hello", () => (g.subscribed = true));
         es.addEventListener("request_finished", (m: any) => g.seen.push(JSON.parse(m.data).model));
         es.addEventListener("signed_out", () => {
           g.seen.push("signed_out");
           es.close();
         });
       });
+      await watcher.waitForFunction(() => (globalThis as any).subscribed === true, undefined, { timeout: 10_000 });
       await sendMessage("anth/before-revocation");
       await w.page.locator("table.calls", { hasText: "anth/before-revocation" }).waitFor({ timeout: 10_000 });
       await watcher.waitForFunction(() => (globalThis as any).seen.length > 0, undefined, { timeout: 10_000 });
