@@ -30,6 +30,32 @@ export interface Opaque {
   value: string;
 }
 
+/**
+ * Prefix that marks opaque state handed to a client of another family than the one that minted it
+ * (SPEC F-8, REFERENCE §5.9 "keep signatures round-trippable"): `sy|<family>|<value>`. `|` is in neither
+ * base64's alphabet nor OpenAI's encrypted content, so a provider's own value never starts with it. The
+ * client stores the string and sends it back unchanged; {@link readTaggedOpaque} recovers the family,
+ * so the state only goes back to the provider that issued it.
+ */
+export const OPAQUE_TAG = "sy|";
+
+/** Hub {@link Opaque} → the string a client of format family `native` sees: raw when `native` minted it, tagged otherwise. */
+export function writeTaggedOpaque(o: Opaque, native: ProviderFamily): string {
+  return o.family === native ? o.value : OPAQUE_TAG + o.family + "|" + o.value;
+}
+
+/**
+ * A string a client of format family `native` sent back → hub {@link Opaque}: untagged values are
+ * `native`'s; tagged values get their family back; a malformed tag (no second `|`) is kept verbatim as `native`'s.
+ */
+export function readTaggedOpaque(value: string, native: ProviderFamily): Opaque {
+  if (value.startsWith(OPAQUE_TAG)) {
+    const bar = value.indexOf("|", OPAQUE_TAG.length);
+    if (bar > OPAQUE_TAG.length) return { family: value.slice(OPAQUE_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
+  }
+  return { family: native, value };
+}
+
 /** Anthropic-style prompt-cache breakpoint (REFERENCE §1.1). */
 export interface CacheControl {
   type: "ephemeral";

@@ -4,6 +4,7 @@
  * state ride through an Anthropic client. Pure functions, no I/O.
  */
 import type { CacheControl, ErrorKind, Opaque, ProviderFamily, ReasoningEffort, StopReason, Usage } from "../hub.ts";
+import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Stop reasons (REFERENCE §1.2, §5.1)
@@ -155,33 +156,17 @@ export function kindForErrorType(type: string): ErrorKind | undefined {
 // Opaque state tagging (SPEC F-8, REFERENCE §5.9 "keep signatures round-trippable")
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Prefix that marks a thinking `signature` / `redacted_thinking.data` minted by a provider family other
- * than `anthropic`, when switchyard hands it to an Anthropic client: `sy|<family>|<value>`. `|` is not
- * in the base64 alphabet, so a real Anthropic signature never starts with it. The client stores the
- * string and sends it back unchanged; {@link readOpaque} recovers the family, so the value only goes
- * back to the provider that issued it (judgement, REFERENCE §5.9 suggests exactly this).
- */
-export const OPAQUE_TAG = "sy|";
+/** The tag of opaque state minted by another family ({@link OPAQUE_TAG}, formats/hub.ts). */
+export { OPAQUE_TAG };
 
-/** Hub {@link Opaque} → the string an Anthropic client sees (raw for `anthropic`, tagged otherwise). */
+/** Hub {@link Opaque} → the signature string an Anthropic client sees (raw for `anthropic`, tagged otherwise). */
 export function writeOpaque(o: Opaque): string {
-  return o.family === "anthropic" ? o.value : OPAQUE_TAG + o.family + "|" + o.value;
+  return writeTaggedOpaque(o, "anthropic");
 }
 
-/**
- * A signature string from an Anthropic client body → hub {@link Opaque}. Untagged values are
- * `anthropic` (only real Anthropic signatures reach a client untagged); tagged values get their family
- * back. A malformed tag (no second `|`) is kept verbatim as `anthropic`.
- */
+/** A signature string from an Anthropic client body → hub {@link Opaque} (untagged values are `anthropic`). */
 export function readOpaque(value: string): Opaque {
-  if (value.startsWith(OPAQUE_TAG)) {
-    const bar = value.indexOf("|", OPAQUE_TAG.length);
-    if (bar > OPAQUE_TAG.length) {
-      return { family: value.slice(OPAQUE_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
-    }
-  }
-  return { family: "anthropic", value };
+  return readTaggedOpaque(value, "anthropic");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Small Gemini ↔ hub vocabulary maps shared by the decoder, decodeResponse and the tap.
  */
 import type { Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
+import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
 import { finiteNumber } from "../json.ts";
 
 /**
@@ -121,14 +122,14 @@ export function usageToGemini(u: Usage): Record<string, number> {
  * uses; `|` is not in the base64 alphabet, so a real Gemini signature never starts with it). The
  * client sends the string back unchanged and {@link readGeminiSignature} recovers the family (SPEC F-8).
  */
-export const SIGNATURE_TAG = "sy|";
+export const SIGNATURE_TAG = OPAQUE_TAG;
 
 /** Placeholders Google documents for history without a real signature (REFERENCE §4.3): no state. */
 const PLACEHOLDER_SIGNATURES = new Set(["skip_thought_signature_validator", "context_engineering_is_the_way_to_go"]);
 
 /** Hub {@link Opaque} → the `thoughtSignature` a Gemini client sees (raw for `gemini`, tagged otherwise). */
 export function writeGeminiSignature(o: Opaque): string {
-  return o.family === "gemini" ? o.value : SIGNATURE_TAG + o.family + "|" + o.value;
+  return writeTaggedOpaque(o, "gemini");
 }
 
 /**
@@ -139,9 +140,5 @@ export function writeGeminiSignature(o: Opaque): string {
  */
 export function readGeminiSignature(value: string): Opaque | undefined {
   if (value.length === 0 || PLACEHOLDER_SIGNATURES.has(value)) return undefined;
-  if (value.startsWith(SIGNATURE_TAG)) {
-    const bar = value.indexOf("|", SIGNATURE_TAG.length);
-    if (bar > SIGNATURE_TAG.length) return { family: value.slice(SIGNATURE_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
-  }
-  return { family: "gemini", value };
+  return readTaggedOpaque(value, "gemini");
 }

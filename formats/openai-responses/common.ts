@@ -3,6 +3,7 @@
  * mapping (REFERENCE §5.10), stop-reason mapping (§5.1), data URLs (§5.5). Pure functions.
  */
 import type { MediaSource, Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
+import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
 import { finiteNumber } from "../json.ts";
 
 /**
@@ -221,32 +222,21 @@ export function sanitizeCallId(id: string): string {
 export const TOOL_FIELDS_KEY = "$responses_tool_fields";
 
 /**
- * Prefix that marks a reasoning item's `encrypted_content` holding state minted by a provider family
- * other than `openai` (an Anthropic thinking signature, a Gemini thought signature, a third-party
- * provider's), when switchyard hands it to a Responses client: `sy|<family>|<value>`, the tag the
- * Anthropic and Gemini client sides use. `|` is not in the alphabet of OpenAI's encrypted content, so
- * a real one never starts with it. Codex keeps the item (it asks for `reasoning.encrypted_content`
- * with `store: false`) and sends it back with its summary in the next turn's `input`;
- * {@link readEncryptedContent} recovers the family, so the state goes back only to the provider that
+ * A reasoning item's `encrypted_content` holding state minted by a provider family other than `openai`
+ * (an Anthropic thinking signature, a Gemini thought signature, a third-party provider's) is tagged
+ * `sy|<family>|<value>` ({@link OPAQUE_TAG}, formats/hub.ts), as on the Anthropic and Gemini client
+ * sides. Codex keeps the item (it asks for `reasoning.encrypted_content` with `store: false`) and sends
+ * it back with its summary in the next turn's `input`, so the state goes back only to the provider that
  * issued it (SPEC F-8) and a tool loop keeps its signed thinking.
  */
-export const ENCRYPTED_CONTENT_TAG = "sy|";
+export const ENCRYPTED_CONTENT_TAG = OPAQUE_TAG;
 
 /** Hub {@link Opaque} → the `encrypted_content` a Responses client sees (raw for `openai`, tagged otherwise). */
 export function writeEncryptedContent(o: Opaque): string {
-  return o.family === "openai" ? o.value : ENCRYPTED_CONTENT_TAG + o.family + "|" + o.value;
+  return writeTaggedOpaque(o, "openai");
 }
 
-/**
- * A reasoning item's `encrypted_content` from a Responses client → hub {@link Opaque}: untagged values
- * are `openai`; tagged values get their family back; a malformed tag is kept verbatim as `openai`.
- */
+/** A reasoning item's `encrypted_content` from a Responses client → hub {@link Opaque} (untagged values are `openai`). */
 export function readEncryptedContent(value: string): Opaque {
-  if (value.startsWith(ENCRYPTED_CONTENT_TAG)) {
-    const bar = value.indexOf("|", ENCRYPTED_CONTENT_TAG.length);
-    if (bar > ENCRYPTED_CONTENT_TAG.length) {
-      return { family: value.slice(ENCRYPTED_CONTENT_TAG.length, bar) as ProviderFamily, value: value.slice(bar + 1) };
-    }
-  }
-  return { family: "openai", value };
+  return readTaggedOpaque(value, "openai");
 }
