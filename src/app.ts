@@ -132,7 +132,11 @@ export interface App {
   shutdown(graceMs?: number): Promise<void>;
 }
 
-/** How often accounts and their state are re-read from the store (SPEC A-1), ms. */
+/**
+ * How often accounts and their state are re-read from the store (SPEC A-1), ms. The environment
+ * variable `SWITCHYARD_REREAD_MS` overrides it (a positive integer; tests lengthen it so that only an
+ * announcement can carry another instance's change).
+ */
 export const ACCOUNT_REREAD_MS = 10_000;
 
 /** Starts the gateway. Throws ConfigError for an invalid config file. */
@@ -604,7 +608,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
         .catch(() => {})
         .then(() => refreshAccounts())
         .catch(() => {}),
-    ACCOUNT_REREAD_MS,
+    Number(env.SWITCHYARD_REREAD_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_REREAD_MS)) : ACCOUNT_REREAD_MS,
   );
   reread.unref?.();
   // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).

@@ -3,7 +3,9 @@
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
- *   10 s re-read), and its removal too.
+ *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
+ *   to 10 minutes (`SWITCHYARD_REREAD_MS`) so that only the announcement can carry the change (with the
+ *   10 s default, B's re-read fell inside the 3 s window in ~30 % of runs without the fix).
  * - A key revoked without an announcement reaching B (B's LISTEN connection reconnects with a growing
  *   back-off after an outage) is refused by B at its next periodic re-read (it was accepted until then).
  * - A database that stops answering without closing its connections (tables locked) does not hold
@@ -82,7 +84,8 @@ keys:
     key: env:KEY_FRESH
     limits: { concurrency: 2 }
 `;
-  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  // Only announcements carry stored objects between the two (no periodic re-read within the tests).
+  const start = () => startInstance({ yaml, env: { ...ENV, SWITCHYARD_REREAD_MS: "600000" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
   [a, b] = await Promise.all([start(), start()]);
 }, 180_000);
 
