@@ -13,6 +13,11 @@ import type { ProviderFamily, Usage, Warning, WireFormat } from "../formats/hub.
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * Milliseconds on a clock that never steps (not set back or forward by NTP or an operator), for
+   * durations such as rate windows; any origin. Optional: without it, durations are read from `now`.
+   */
+  monotonic?(): number;
   /** Resolves after `ms` milliseconds, or rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }

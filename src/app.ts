@@ -302,7 +302,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
 
   // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
-  const memoryCounters = new MemoryKeyCounters();
+  const memoryCounters = new MemoryKeyCounters(clock.monotonic ? () => clock.monotonic!() : undefined);
   // SPEC D-2: on a shared store (PostgreSQL) the limits count across instances.
   const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, memoryCounters, log) : memoryCounters;
   // Budget windows survive restarts: read back now, written every few seconds and at shutdown (SPEC 9.6).

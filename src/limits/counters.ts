@@ -26,6 +26,15 @@
  * MemoryKeyCounters.takeDirty} on a timer and at shutdown, and read back with {@link
  * MemoryKeyCounters.load}. Rates and requests in flight are not persisted (a minute, and the requests
  * of a stopped process are gone).
+ *
+ * Clocks: rpm and tpm read the monotonic clock given to the constructor (a running process's
+ * `performance.now()`), so a wall clock stepped backwards (NTP, an operator) neither makes their
+ * refusals wait for the size of the step nor, stepped forwards, lets a minute's requests through
+ * early; without one (tests on a fixed clock) they read the `now` they are given. Budget windows stay
+ * on the wall clock (`now`): their start is persisted and must mean the same instant after a restart,
+ * which a monotonic clock (its origin is the process) cannot say. A step of the wall clock moves the
+ * end of an open budget window by the step: backwards, the window lasts that much longer (strict: its
+ * refusals wait that much longer), forwards it ends that much sooner; against windows of 5 h to 30 days.
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
@@ -70,6 +79,12 @@ const MEAN_WEIGHT = 0.3;
 export class MemoryKeyCounters implements KeyLimitCounters {
   private readonly keys = new Map<string, KeyState>();
   private readonly dirty = new Set<string>();
+
+  /**
+   * @param monotonic ms on a clock that never steps (see the module comment), for rpm and tpm;
+   *   default: the `now` each call is given
+   */
+  constructor(private readonly monotonic?: () => number) {}
 
   private state(key: string): KeyState {
     let s = this.keys.get(key);
@@ -155,14 +170,16 @@ export class MemoryKeyCounters implements KeyLimitCounters {
         refuse({ limit: "budget", budget: b, used, max, retryAfterMs: 1000, inFlight: s.inFlight });
       }
     }
+    // Rates read the monotonic clock (see the module comment); budgets the wall clock `now`.
+    const at = this.monotonic ? this.monotonic() : now;
     if (limits.rpm !== undefined) {
       const ring = this.ring(s, limits.rpm);
       const oldest = ring[s.head];
-      if (oldest !== 0 && oldest > now - MINUTE) refuse({ limit: "rpm", used: limits.rpm, max: limits.rpm, retryAfterMs: oldest + MINUTE - now });
+      if (oldest !== 0 && oldest > at - MINUTE) refuse({ limit: "rpm", used: limits.rpm, max: limits.rpm, retryAfterMs: oldest + MINUTE - at });
     }
     if (limits.tpm !== undefined) {
-      const used = this.tpmUsed(s, now);
-      if (used >= limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: this.tpmWait(s, now, limits.tpm) });
+      const used = this.tpmUsed(s, at);
+      if (used >= limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: this.tpmWait(s, at, limits.tpm) });
       else if (s.inFlight > 0 && used + s.reservedTokens + tokens > limits.tpm) refuse({ limit: "tpm", used, max: limits.tpm, retryAfterMs: 1000, inFlight: s.inFlight });
     }
     if (limits.concurrency !== undefined && s.inFlight >= limits.concurrency) {
@@ -171,7 +188,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     if (refusal) return { ok: false, refusal };
 
     if (limits.rpm !== undefined) {
-      s.ring![s.head] = now;
+      s.ring![s.head] = at;
       s.head = (s.head + 1) % s.ring!.length;
     }
     s.inFlight++;
@@ -203,7 +220,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
         s.tpmSec = new Float64Array(60);
         s.tpmTok = new Float64Array(60);
       }
-      const sec = Math.floor(now / 1000);
+      const sec = Math.floor((this.monotonic ? this.monotonic() : now) / 1000);
       const i = sec % 60;
       if (s.tpmSec[i] !== sec) {
         s.tpmSec[i] = sec;

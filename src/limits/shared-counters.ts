@@ -58,6 +58,14 @@ const AHEAD_MS = 5000;
 /** A share the database could not refill is refused from memory this long before asking again, ms. */
 const SHORT_RETRY_MS = 1000;
 
+/**
+ * ms on a clock a step of the system clock does not move (the process's start on the wall clock plus
+ * `performance.now()`): idle times, the short-refill pause and the database clock (its offset to this
+ * clock, learned from every answer) read it, so a local clock stepped backwards neither refuses from
+ * memory for the size of the step nor moves the windows away from the database's.
+ */
+const monoNow = () => performance.timeOrigin + performance.now();
+
 /** One instance's share of one pool (a limit of a key in one window, or its concurrency slots). */
 interface Share {
   name: string;
@@ -75,9 +83,9 @@ interface Share {
   reported: number;
   /** Use the other instances reported in this window. */
   othersUsed: number;
-  /** ms (local clock) of the last admission or settle. */
+  /** ms ({@link monoNow}) of the last admission or settle. */
   lastUse: number;
-  /** ms (local clock) when the database last granted less than asked; 0 = never. */
+  /** ms ({@link monoNow}) when the database last granted less than asked; 0 = never. */
   shortAt: number;
   /** The refill or give-back in flight. */
   syncing?: Promise<void>;
@@ -111,7 +119,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
   private readonly shares = new Map<string, Share>();
   private readonly inFlightHere = new Map<string, number>();
-  /** Database clock minus local clock, ms. */
+  /** Database clock minus the local monotonic clock ({@link monoNow}), ms. */
   private offset = 0;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly idleMs: number;
@@ -173,7 +181,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     this.track(key, -1);
     const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
     const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
-    const at = Date.now();
+    const at = monoNow();
     const touched: Share[] = [];
     if (t.slots) {
       t.slots.used = Math.max(0, t.slots.used - 1);
@@ -294,7 +302,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
     }
     if (refusal) return { ok: false, refusal };
-    const at = Date.now();
+    const at = monoNow();
     let slots: Share | undefined;
     for (const [s] of shares) {
       s.lastUse = at;
@@ -316,7 +324,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   // -- shares -----------------------------------------------------------------------------------
 
   private dbNow(): number {
-    return Date.now() + this.offset;
+    return monoNow() + this.offset;
   }
 
   private blockOf(limit: number, unit: "requests" | "tokens" | "usd"): number {
@@ -340,7 +348,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const id = `${name}@${start}`;
     let s = this.shares.get(id);
     if (!s) {
-      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: Date.now(), shortAt: 0, waiting: 0 };
+      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0 };
       this.shares.set(id, s);
     } else if (s.limit !== limit) {
       // The key's limit changed (config reload): the pool is the new size from now on.
@@ -362,7 +370,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /** The database could not grant all that was asked less than a second ago. */
   private recentlyShort(s: Share): boolean {
-    return s.shortAt !== 0 && Date.now() - s.shortAt < SHORT_RETRY_MS;
+    return s.shortAt !== 0 && monoNow() - s.shortAt < SHORT_RETRY_MS;
   }
 
   /**
@@ -383,13 +391,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
       // Giving back: the room is gone from now on, not once the database has answered (an admission
       // meanwhile must not use what another instance may already be taking).
       if (target < s.granted) s.granted = target;
-      const sentAt = Date.now();
+      const sentAt = monoNow();
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target, used });
-      this.offset = got.now - Math.round((sentAt + Date.now()) / 2);
+      this.offset = got.now - Math.round((sentAt + monoNow()) / 2);
       s.granted = got.granted;
       s.othersUsed = got.othersUsed;
       s.reported = used;
-      s.shortAt = got.granted < target ? Date.now() : 0;
+      s.shortAt = got.granted < target ? monoNow() : 0;
       this.recovered();
     })();
     s.syncing = run;
@@ -403,7 +411,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   private async reportNow(): Promise<void> {
-    const now = Date.now();
+    const now = monoNow();
     const dbNow = this.dbNow();
     const rows: Share[] = [];
     const work: Promise<void>[] = [];

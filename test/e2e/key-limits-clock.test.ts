@@ -1,0 +1,76 @@
+/**
+ * Client key rate limits (SPEC 9.6) when the system clock is stepped backwards (NTP, an operator):
+ * rpm and tpm windows are durations, read from the monotonic clock, so a request a minute after the
+ * limit was reached is served although the wall clock now reads an hour earlier (it was refused with
+ * 429 and Retry-After 3599 s: the step plus the minute less the time gone). Budget windows stay on the
+ * wall clock (persisted).
+ * The gateway runs on a clock whose wall time and monotonic time the test moves apart.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { realClock } from "../../src/clock.ts";
+import type { Clock } from "../../pipeline/ports.ts";
+
+/** The real clocks plus shifts the test sets: `wall` steps the wall clock, `elapsed` adds to both. */
+class SteppedClock implements Clock {
+  wall = 0;
+  elapsed = 0;
+  now(): number {
+    return Date.now() + this.wall + this.elapsed;
+  }
+  monotonic(): number {
+    return performance.now() + this.elapsed;
+  }
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return realClock.sleep(ms, signal);
+  }
+}
+
+const KEYS = { rpm: "sy-test-clock-rpm-000000000001", tpm: "sy-test-clock-tpm-000000000002" };
+const YAML = `
+providers:
+  - id: oai
+    kind: openai
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }
+server: { require_api_key: true }
+keys:
+  - { name: rpm, key: ${KEYS.rpm}, limits: { rpm: 1 } }
+  - { name: tpm, key: ${KEYS.tpm}, limits: { tpm: 10 } }
+`;
+
+const clock = new SteppedClock();
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { clock });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const chat = (key: string) =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }),
+  });
+
+describe("rate limits across a wall clock stepped backwards", () => {
+  test("rpm and tpm refuse within the minute, and serve a minute later although the wall clock went back an hour", async () => {
+    for (const key of [KEYS.rpm, KEYS.tpm]) expect((await chat(key)).status).toBe(200);
+    // rpm 1 is used; the first reply's 18 tokens are over tpm 10.
+    for (const key of [KEYS.rpm, KEYS.tpm]) {
+      const r = await chat(key);
+      expect(r.status).toBe(429);
+      expect(Number(r.headers.get("retry-after"))).toBeLessThanOrEqual(60);
+    }
+    // 61 s pass while the wall clock is stepped back an hour.
+    clock.elapsed += 61_000;
+    clock.wall -= 3_600_000;
+    for (const key of [KEYS.rpm, KEYS.tpm]) {
+      const r = await chat(key);
+      expect({ key, status: r.status, retryAfter: r.headers.get("retry-after") }).toEqual({ key, status: 200, retryAfter: null });
+    }
+  });
+});
