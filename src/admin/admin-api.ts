@@ -12,7 +12,7 @@ import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
 import { MAX_USAGE_BUCKETS, StoreError, type UsageFilter } from "../store/types.ts";
-import { adminError, parseInput, readBody, storeErrorStatus } from "./replies.ts";
+import { adminError, parseInput, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -36,8 +36,8 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
   return adminAccess(request, peer, deps).ok;
 }
 
-/** The body of `POST /keys`. */
-export const KeyCreate = v.object({
+/** The body of `POST /keys` (an unknown field is a 400 naming it). */
+export const KeyCreate = strictBody({
   name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty"), v.maxLength(128, "name is at most 128 characters")),
   /** `admin` is the only scope (SPEC 9.3): a misspelt one would silently make a key without it. */
   scopes: v.optional(
@@ -52,7 +52,7 @@ export const KeyCreate = v.object({
   tag: v.optional(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters"))),
   /** SPEC 9.6: rpm, tpm, concurrency, budgets, models; the shape of the config file's `keys[].limits`. */
   limits: v.optional(KeyLimitsSchema),
-});
+}, "a key");
 
 /** Bucket widths of the `GET /usage` time series. */
 export const USAGE_BUCKETS = ["1m", "5m", "15m", "1h", "1d"] as const;

@@ -24,7 +24,7 @@ import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
-import { adminError, parseInput, readJson } from "./replies.ts";
+import { adminError, parseInput, readJson, strictBody } from "./replies.ts";
 
 /** What the configuration routes read and change. */
 export interface ConfigRoutesDeps {
@@ -103,15 +103,16 @@ function refused(r: { own?: ConfigIssue[]; broken?: string[]; fileError?: Config
 }
 
 /** Body of `POST /aliases`. */
-export const AliasCreate = v.object({
+const aliasTarget = v.pipe(v.string("target must be a string"), v.minLength(1, "target must not be empty"), v.description("provider/model, a combo or another alias"));
+export const AliasCreate = strictBody({
   name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")),
-  target: v.pipe(v.string("target must be a string"), v.minLength(1, "target must not be empty"), v.description("provider/model, a combo or another alias")),
-});
+  target: aliasTarget,
+}, "an alias");
 /** Body of `PUT /aliases/{name}`. */
-export const AliasUpdate = v.object({
+export const AliasUpdate = strictBody({
   name: v.optional(v.string("name must be a string")),
-  target: AliasCreate.entries.target,
-});
+  target: aliasTarget,
+}, "an alias");
 /** A body that must carry a combo name (the rest is validated by the config loader). */
 const ComboName = v.looseObject({ name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")) });
 const ComboNameOptional = v.looseObject({ name: v.optional(v.string("name must be a string")) });

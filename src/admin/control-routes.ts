@@ -20,7 +20,7 @@ import type { EventBus } from "../events/bus.ts";
 import { testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
-import { adminError, parseInput, readBody } from "./replies.ts";
+import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
 
 /** What the control routes read. */
 export interface ControlDeps {
@@ -40,9 +40,9 @@ export interface ControlDeps {
 }
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
-export const AccountTestBody = v.object({
+export const AccountTestBody = strictBody({
   model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first known model)."))),
-});
+}, "an account test");
 
 /** One provider as `GET /providers` lists it. */
 export const ProviderView = v.object({

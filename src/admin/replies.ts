@@ -5,6 +5,7 @@
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
+import { suggest } from "../config/errors.ts";
 import type { StoreErrorCode } from "../store/types.ts";
 
 /**
@@ -28,6 +29,31 @@ export function adminError(status: number, message: string, param: string | null
 }
 
 /**
+ * A JSON object body with exactly these fields (valibot `strictObject`): a field it does not know is
+ * refused, not ignored, so a misspelt or unsupported field (`tags` for `tag`) cannot pass unnoticed.
+ * The message names every unknown field of that object (valibot stops at the first), suggests the
+ * intended one for a typo, and lists the fields `what` has; a missing field is "required". The issue's
+ * path is the first unknown field, so the 400 of {@link parseInput} carries it as `param`.
+ */
+export function strictBody<E extends v.ObjectEntries>(entries: E, what: string) {
+  const fields = Object.keys(entries);
+  return v.strictObject(entries, (issue) => {
+    if (issue.expected === "never") {
+      const obj = issue.path?.[issue.path.length - 1]?.input;
+      const unknown = obj && typeof obj === "object" ? Object.keys(obj).filter((k) => !fields.includes(k)) : [String(issue.input)];
+      const hint = unknown.length === 1 ? suggest(unknown[0], fields) : undefined;
+      const list = unknown.map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
+      return `unknown field${unknown.length > 1 ? "s" : ""} ${list}${hint ? ` (did you mean "${hint}"?)` : ""}; ${what} has the fields ${fields.join(", ")}`;
+    }
+    if (issue.input === undefined && issue.expected?.startsWith('"')) return "required";
+    return `${what} must be a JSON object`;
+  });
+}
+
+/** Whether a valibot issue is an object's unknown field (its path ends at that field). */
+const isUnknownField = (issue: v.BaseIssue<unknown>) => issue.type === "strict_object" && issue.expected === "never";
+
+/**
  * Parses `input` with `schema`. On failure, the 400 reply names the first issue's path (dot and bracket
  * notation, e.g. `targets[0].model`) in `param` and at the start of `message` (once: a schema message
  * that begins with the field's name is used as it is).
@@ -44,7 +70,9 @@ export function parseInput<S extends v.GenericSchema>(schema: S, input: unknown,
   if (!path && what === "body" && input === undefined) return { ok: false, response: adminError(400, "The request needs a JSON object body.") };
   // A message that already starts with the field's name ("since must look like …") is not prefixed
   // again ("since: since must …").
-  const lead = path && issue.message.startsWith(`${path} `) ? "" : `${path || what}: `;
+  // An unknown field's message names it (and its siblings): led by the object it is in, not by itself.
+  const parent = isUnknownField(issue) ? issuePath({ ...issue, path: issue.path?.slice(0, -1) } as v.BaseIssue<unknown>) : undefined;
+  const lead = parent !== undefined ? (parent ? `${parent}: ` : "") : path && issue.message.startsWith(`${path} `) ? "" : `${path || what}: `;
   return { ok: false, response: adminError(400, `${lead}${issue.message}`, path || null) };
 }
 

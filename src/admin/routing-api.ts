@@ -30,7 +30,7 @@ import { ENDPOINT_FORMAT, planRoute, stripClientModelSuffix, type RoutingTable, 
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
-import { adminError, readBody } from "./replies.ts";
+import { adminError, readBody, strictBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
 
 /** What the routing admin routes read. */
@@ -49,7 +49,7 @@ export const DRY_RUN_FORMATS = ["openai-chat", "openai-responses", "anthropic-me
 export const DRY_RUN_ENDPOINTS = ["chat", "responses", "messages", "gemini"] as const;
 
 /** The dry-run request body. */
-export const DryRunBody = v.object({
+export const DryRunBody = strictBody({
   request: v.record(v.string(), v.unknown(), "request must be the client request JSON object"),
   format: v.optional(v.picklist(DRY_RUN_FORMATS, "format is openai-chat, openai-responses, anthropic-messages or gemini")),
   endpoint: v.optional(v.picklist(DRY_RUN_ENDPOINTS, "endpoint is chat, responses, messages or gemini")),
@@ -57,7 +57,7 @@ export const DryRunBody = v.object({
   headers: v.optional(v.record(v.string(), v.string(), "headers maps names to strings")),
   key: v.optional(v.string()),
   key_tag: v.optional(v.string()),
-});
+}, "a dry run");
 
 /** A parsed dry-run body. */
 export type DryRunInput = v.InferOutput<typeof DryRunBody>;

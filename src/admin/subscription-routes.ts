@@ -36,7 +36,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
-import { adminError, readBody, storeErrorStatus } from "./replies.ts";
+import { adminError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -55,27 +55,27 @@ export interface SubscriptionAdminDeps {
 const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** The body of `POST /admin/api/accounts`. */
-export const AccountCreate = v.object({
+export const AccountCreate = strictBody({
   provider: v.pipe(v.string("provider must be a provider id or kind"), v.minLength(1, "provider must not be empty")),
   id: v.optional(v.pipe(v.string(), v.regex(ACCOUNT_ID, "id: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit"))),
-  credential: v.object({
+  credential: strictBody({
     type: v.literal("oauth", 'credential.type must be "oauth"'),
     access_token: v.pipe(v.string("credential.access_token must be a string"), v.minLength(1, "credential.access_token must not be empty")),
     refresh_token: v.optional(v.pipe(v.string(), v.minLength(1))),
     expires_at: v.optional(v.pipe(v.number("credential.expires_at must be ms since the epoch"), v.integer(), v.minValue(0))),
     account_id: v.optional(v.pipe(v.string(), v.minLength(1))),
-  }),
+  }, "the credential"),
   priority: v.optional(v.pipe(v.number(), v.integer())),
   max_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   email: v.optional(v.string()),
   origin: v.optional(v.picklist(["login", "import"], "origin is login or import")),
-});
+}, "an account");
 
 /** The body of `POST /admin/api/discovery`. */
-export const DiscoveryRequest = v.object({
+export const DiscoveryRequest = strictBody({
   provider: v.optional(v.string()),
   account: v.optional(v.string()),
-});
+}, "a discovery request");
 
 /** The subscription provider a request names (its id, or the first of a kind, built-in ids first). */
 export function subscriptionProvider(providers: Map<string, ConfiguredProvider>, name: string): ConfiguredProvider | undefined {
