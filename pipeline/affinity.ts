@@ -7,7 +7,7 @@
  *   then Claude Code's own `x-claude-code-session-id`.
  * - Otherwise a fingerprint of (model, start of the system prompt, tool names, first user message),
  *   read from the hub form when a stage parsed it, else straight from the client's JSON body (Chat,
- *   Messages): a native-lane request is not parsed into the hub just for its fingerprint.
+ *   Messages, Gemini): a native-lane request is not parsed into the hub just for its fingerprint.
  *
  * Keys are hashed (SHA-256, hex, 32 chars; a fingerprint over `<length>:<text>` fields) with a kind
  * prefix (`s:` session, `f:` fingerprint): they are stored in the database and must never carry prompt
@@ -299,17 +299,117 @@ function messagesParts(b: Json): ConversationParts {
   return { system, tools, firstUser };
 }
 
-/** Body readers by client format; formats without one (Responses, Gemini) are fingerprinted from the hub. */
+/**
+ * Text of a Gemini user turn's parts, as formats/gemini/parse.ts maps them to hub parts: non-empty
+ * `text` (a `thoughtSignature` on it does not change the text; an empty one adds nothing in a user
+ * turn), parts naming no field the parser reads skipped. Thought text, function calls and responses,
+ * media and code parts are left to the hub.
+ */
+function geminiUserText(parts: unknown[], out: Pieces): boolean {
+  for (const p of parts) {
+    if (!isObj(p)) continue;
+    if (typeof p.text === "string") {
+      if (p.thought === true) throw UNREAD;
+      if (p.text.length > 0 && !out.add(p.text)) return false;
+      continue;
+    }
+    if (p.functionCall !== undefined || p.functionResponse !== undefined || p.inlineData !== undefined || p.fileData !== undefined) throw UNREAD;
+    if (p.executableCode !== undefined || p.codeExecutionResult !== undefined) throw UNREAD;
+  }
+  return true;
+}
+
+/** Fields of a Gemini part that can make a hub part (formats/gemini/parse.ts). */
+const GEMINI_PART_FIELDS = ["text", "functionCall", "functionResponse", "inlineData", "fileData", "executableCode", "codeExecutionResult"] as const;
+
+/**
+ * Whether a Gemini model turn becomes a hub turn: true with text, thought text or a named call; false
+ * when no part has a field the parser reads (no turn); a turn the reader cannot tell (an empty text with
+ * a signature, media, code) is left to the hub.
+ */
+function geminiModelTurn(parts: unknown[]): boolean {
+  let unsure = false;
+  for (const p of parts) {
+    if (!isObj(p)) continue;
+    if (typeof p.text === "string" && (p.thought === true || p.text.length > 0)) return true;
+    if (isObj(p.functionCall) && typeof p.functionCall.name === "string" && p.functionCall.name.length > 0) return true;
+    if (!unsure) for (const f of GEMINI_PART_FIELDS) if (p[f] !== undefined) unsure = true;
+  }
+  if (unsure) throw UNREAD;
+  return false;
+}
+
+/**
+ * Gemini `GenerateContentRequest` (formats/gemini/parse.ts; countTokens' `generateContentRequest`
+ * wrapper too): `systemInstruction` text parts, tool names (each function declaration's, else the
+ * tool's member name), and the first user turn, which in the hub is every user content up to the
+ * first model content that has something in it (consecutive contents of one role are one hub turn;
+ * an empty one is no turn).
+ */
+function geminiParts(b: Json): ConversationParts {
+  if (b.contents === undefined && isObj(b.generateContentRequest)) b = b.generateContentRequest;
+  const contents = b.contents;
+  if (!Array.isArray(contents) || contents.length === 0) throw UNREAD;
+  const system = new Pieces(SYSTEM_PREFIX_CHARS);
+  const si = b.systemInstruction;
+  if (typeof si === "string") {
+    if (si.length > 0) system.add(si);
+  } else if (isObj(si)) {
+    if (Array.isArray(si.parts)) {
+      let blocks = 0;
+      for (const p of si.parts) {
+        if (!isObj(p) || typeof p.text !== "string" || p.text.length === 0) continue;
+        if ((blocks++ > 0 && !system.add("\n")) || !system.add(p.text)) break;
+      }
+    }
+  } else if (si !== undefined && si !== null) throw UNREAD;
+  const firstUser = new Pieces(FIRST_USER_CHARS);
+  for (const c of contents) {
+    if (!isObj(c) || !Array.isArray(c.parts)) throw UNREAD;
+    const role = c.role === undefined || c.role === null || c.role === "" ? "user" : c.role;
+    if (role === "model") {
+      // Every part a user turn has goes into `firstUser` (or is left to the hub), so a non-empty
+      // `firstUser` means the first user turn has begun; a model turn with content ends it.
+      if (!firstUser.empty && geminiModelTurn(c.parts)) break;
+      continue;
+    }
+    if (role !== "user" && role !== "function") throw UNREAD;
+    if (!geminiUserText(c.parts, firstUser)) break;
+  }
+  const tools: string[] = [];
+  if (b.tools !== undefined && b.tools !== null) {
+    if (!Array.isArray(b.tools)) throw UNREAD;
+    for (const t of b.tools) {
+      if (!isObj(t)) continue;
+      for (const key in t) {
+        const value = t[key];
+        if (key !== "functionDeclarations") {
+          if (value !== undefined && value !== null) tools.push(key);
+          continue;
+        }
+        if (!Array.isArray(value)) throw UNREAD;
+        for (const d of value) {
+          if (!isObj(d) || typeof d.name !== "string" || d.name.length === 0) throw UNREAD;
+          tools.push(d.name);
+        }
+      }
+    }
+  }
+  return { system, tools, firstUser };
+}
+
+/** Body readers by client format; a format without one (Responses) is fingerprinted from the hub. */
 const BODY_PARTS: Partial<Record<WireFormat, (b: Json) => ConversationParts>> = {
   "openai-chat": chatParts,
   "anthropic-messages": messagesParts,
+  gemini: geminiParts,
 };
 
 /**
  * The fingerprint of a request ({@link conversationFingerprint}'s value) from what is already parsed:
  * the hub form when a stage parsed it, else the fields it needs read straight from the client's JSON
- * body (Chat and Messages; a shape the reader does not map like the format's parser, such as an image
- * in the first user message, falls back to the hub), else the hub parsed now. Undefined when the body
+ * body (Chat, Messages and Gemini; a shape the reader does not map like the format's parser, such as an
+ * image in the first user message, falls back to the hub), else the hub parsed now. Undefined when the body
  * cannot be parsed (no affinity).
  */
 export function requestFingerprint(ctx: RequestContext): string | undefined {

@@ -12,7 +12,7 @@ import type { HubMessage, HubRequest, WireFormat } from "../../formats/hub.ts";
 import { guardedContext } from "../support/context.ts";
 import { FIXTURES, clientRequest } from "../support/fixtures.ts";
 
-const ENDPOINT: Record<string, Endpoint> = { "openai-chat": "chat", "anthropic-messages": "messages", "openai-responses": "responses" };
+const ENDPOINT: Record<string, Endpoint> = { "openai-chat": "chat", "anthropic-messages": "messages", "openai-responses": "responses", gemini: "gemini" };
 
 /**
  * The fingerprint's parts as SPEC A-2's first implementation read them (the whole system prompt joined,
@@ -116,7 +116,63 @@ const messagesBodies: Array<[string, Record<string, unknown>]> = [
   }],
 ];
 
+const GSYS = "You are Gemini CLI, an interactive agent. ".repeat(60); // > 2,000 characters
+const geminiBodies: Array<[string, Record<string, unknown>]> = [
+  ["systemInstruction parts (an empty one), one user turn", {
+    systemInstruction: { parts: [{ text: "Be brief." }, { text: "" }, { text: GSYS }] },
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+  }],
+  ["systemInstruction as a string, no role on the user content", { systemInstruction: "Be brief.", contents: [{ parts: [{ text: "hi" }] }] }],
+  ["no systemInstruction; consecutive user contents are one turn, an empty model content no turn", {
+    contents: [
+      { role: "user", parts: [{ text: "first " }, { text: "" }, { unknownPart: 1 }] },
+      { role: "user", parts: [{ text: "second", thoughtSignature: "sig" }] },
+      { role: "model", parts: [] },
+      { role: "user", parts: [{ text: "third" }] },
+      { role: "model", parts: [{ text: "answer" }] },
+      { role: "user", parts: [{ text: "later" }] },
+    ],
+  }],
+  ["a model turn before the first user turn, an empty user content before it", {
+    contents: [
+      { role: "user", parts: [{ text: "" }] },
+      { role: "model", parts: [{ text: "hello" }] },
+      { role: "user", parts: [{ text: "u" }] },
+      { role: "model", parts: [{ functionCall: { name: "f", args: {} } }] },
+    ],
+  }],
+  ["the first user turn ended by a model turn with only a call or only thought text", {
+    contents: [
+      { role: "user", parts: [{ text: "a" }] },
+      { role: "model", parts: [{ text: "", thought: true }] },
+      { role: "user", parts: [{ text: "b" }] },
+    ],
+  }],
+  ["first user turn cut at 2,000 characters across contents", {
+    contents: [{ role: "user", parts: [{ text: "a".repeat(1999) }] }, { role: "user", parts: [{ text: "bcd" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }] }],
+  }],
+  ["function declarations and built-in tools, in order", {
+    contents: [{ role: "user", parts: [{ text: "hi" }] }],
+    tools: [
+      { functionDeclarations: [{ name: "read_file", parameters: { type: "OBJECT" } }, { name: "run_shell_command" }] },
+      { googleSearch: {} },
+      { codeExecution: {}, urlContext: {} },
+      "not a tool",
+    ],
+  }],
+  ["countTokens' generateContentRequest wrapper", { generateContentRequest: { model: "models/m", systemInstruction: { parts: [{ text: "S" }] }, contents: [{ role: "user", parts: [{ text: "count me" }] }] } }],
+];
+
 describe("fingerprint from the body = fingerprint of the parsed hub", () => {
+  for (const [name, body] of geminiBodies) {
+    test(`Gemini: ${name}`, () => {
+      const r = both("gemini", body);
+      expect(r.fromBody).toMatch(/^f:[0-9a-f]{32}$/);
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(true);
+    });
+  }
+
   for (const [name, body] of chatBodies) {
     test(`Chat: ${name}`, () => {
       const r = both("openai-chat", body);
@@ -167,6 +223,36 @@ describe("shapes the body reader leaves to the hub parser: same key, through the
     const msg = both("anthropic-messages", { model: "m", max_tokens: 5, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://x/y.png" } }] }] });
     expect(msg.fromBody).toBe(msg.fromHub);
     expect(msg.readBodyOnly).toBe(false);
+  });
+
+  test("Gemini: thought text, a function response, media or code in the first user turn", () => {
+    const turns: unknown[][] = [
+      [{ text: "think", thought: true }, { text: "x" }],
+      [{ functionResponse: { name: "f", response: { ok: true } } }],
+      [{ text: "see" }, { inlineData: { mimeType: "image/png", data: "AAAA" } }],
+      [{ fileData: { mimeType: "application/pdf", fileUri: "gs://b/f.pdf" } }],
+      [{ executableCode: { language: "PYTHON", code: "1+1" } }],
+    ];
+    for (const parts of turns) {
+      const r = both("gemini", { contents: [{ role: "user", parts }, { role: "model", parts: [{ text: "ok" }] }] });
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(false);
+    }
+    // A function content (tool results) is a user turn too.
+    const fn = both("gemini", { contents: [{ role: "model", parts: [{ functionCall: { name: "f", args: {} } }] }, { role: "function", parts: [{ functionResponse: { name: "f", response: {} } }] }] });
+    expect(fn.fromBody).toBe(fn.fromHub);
+    expect(fn.readBodyOnly).toBe(false);
+    // A model content inside the first user turn whose parts the reader cannot tell apart.
+    const media = both("gemini", { contents: [{ role: "user", parts: [{ text: "a" }] }, { role: "model", parts: [{ inlineData: { mimeType: "image/png", data: "AAAA" } }] }, { role: "user", parts: [{ text: "b" }] }] });
+    expect(media.fromBody).toBe(media.fromHub);
+    expect(media.readBodyOnly).toBe(false);
+  });
+
+  test("Gemini: a body the hub parser rejects has no key (bypass)", () => {
+    for (const body of [{ contents: [] }, { contents: [{ role: "user", parts: [{ text: "x" }] }], systemInstruction: [1] }, { contents: [{ role: "tool", parts: [] }] }]) {
+      const ctx = guardedContext("gemini", body);
+      expect(requestFingerprint(ctx)).toBeUndefined();
+    }
   });
 
   test("Chat: tool messages before any user message form the first user turn", () => {
