@@ -91,8 +91,9 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       message = `Client key "${keyName}" is over its limit of ${refusal.max} requests per minute (rpm); retry in ${wait}.`;
       break;
     case "tpm":
-      message =
-        refusal.inFlight !== undefined
+      message = refusal.heldElsewhere
+        ? `Client key "${keyName}" has the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used) held by requests in flight on other instances; retry in about ${wait}.`
+        : refusal.inFlight !== undefined
           ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); retry when one finishes (in about ${wait}).`
           : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
       break;
@@ -101,8 +102,9 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       break;
     case "budget": {
       const b = refusal.budget!;
-      message =
-        refusal.inFlight !== undefined
+      message = refusal.heldElsewhere
+        ? `Client key "${keyName}" has the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used) held by requests in flight on other instances; retry in about ${wait}.`
+        : refusal.inFlight !== undefined
           ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); retry when one finishes (in about ${wait}).`
           : `Client key "${keyName}" has used its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); the window resets in ${wait}.`;
       break;
@@ -110,7 +112,7 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
   }
   return hubError("rate_limit", message, {
     // A refusal that lasts until requests in flight end is a rate limit, not a spent budget.
-    code: refusal.limit === "budget" && refusal.inFlight === undefined ? "key_budget_exceeded" : "key_rate_limit_exceeded",
+    code: refusal.limit === "budget" && refusal.inFlight === undefined && !refusal.heldElsewhere ? "key_budget_exceeded" : "key_rate_limit_exceeded",
     retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryAfterMs / 1000)),
   });
 }

@@ -161,6 +161,11 @@ export interface LimitRefusal {
    * the rest (tpm and budgets): the request may go once one of them has ended.
    */
   inFlight?: number;
+  /**
+   * Set when `used` is under `max` but other instances on the shared store hold the rest (their
+   * requests in flight and spare room, SPEC D-2), none of this instance's: retry shortly.
+   */
+  heldElsewhere?: boolean;
 }
 
 /**

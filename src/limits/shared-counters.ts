@@ -33,8 +33,17 @@
  *   Spare held by other instances is not lent: a window may refuse while up to one block per other
  *   instance is unused (given back after 5 s idle). As with the embedded counters across a boundary of
  *   fixed windows, any 60 s span may see up to 2 × rpm.
- * - tpm and budgets: tokens are known when a request ends, so a window may end over its limit by what
- *   requests in flight spend and by what other instances admitted within the last report (≤ 1 s).
+ * - tpm and budgets: tokens are known when a request ends, so each request in flight holds its expected
+ *   spend ({@link SharedKeyCounters.expected}) on the instance's share until it is settled. A request
+ *   arriving while none of the key's is in flight on its instance is admitted while the share has room
+ *   and the window's known use is under the limit; while some are, only when their reservations, its
+ *   own and the window's use fit in the share (refilled first, one round trip) and under the limit,
+ *   else it is refused with Retry-After 1 s (`inFlight`). Shares never sum past the limit, so a window
+ *   may end over its limit by about one request per instance (the one admitted with none in flight
+ *   there), by the estimates' error, and by what others settled since their last report (≤ 1 s); not
+ *   by the number of requests in flight. Room another instance holds for its requests in flight is not
+ *   lent: a request elsewhere is refused with Retry-After 1 s (`heldElsewhere`) until they end and
+ *   the room returns (an instance gives back spare beyond two blocks as soon as it has it).
  * - concurrency: never more than the limit in flight across instances (below 8 every admission beyond
  *   the held slots asks the database; from 8 a busy instance keeps ⌊n/8⌋ spare slots the others cannot
  *   use until it gives them back). A share being given back loses its room at once, before the answer.
@@ -91,7 +100,27 @@ interface Share {
   syncing?: Promise<void>;
   /** Admissions waiting for a refill of this share. */
   waiting: number;
+  /** Tokens or USD the waiting admissions expect to spend (what the refill asks room for). */
+  waitingAmount: number;
+  /** tpm and budget shares: tokens or USD held by this instance's requests in flight (their expected spend). */
+  reserved: number;
+  /** tpm and budget shares: this instance's requests in flight that hold a reservation here. */
+  holding: number;
 }
+
+/** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
+type Need = [share: Share, refuse: (s: Share) => LimitRefusal, amount: number];
+
+/** A key's recent spend per request on this instance, for the reservation of a request in flight. */
+interface KeyMean {
+  /** Exponential moving average of the tokens of settled requests. */
+  tokens: number;
+  /** Exponential moving average of USD per token of settled priced requests; 0 before the first. */
+  usdPerToken: number;
+}
+
+/** Weight of the newest settled request in {@link KeyMean}. */
+const MEAN_WEIGHT = 0.3;
 
 /** What `admit` hands to `settle`. */
 interface Ticket {
@@ -100,6 +129,8 @@ interface Ticket {
   reservation?: unknown;
   /** The concurrency share a slot was taken from. */
   slots?: Share;
+  /** tpm and budget shares the request holds its expected spend on, and how much. */
+  holds?: Array<[Share, number]>;
 }
 
 /** Tuning of {@link SharedKeyCounters} (tests shorten the timers). */
@@ -119,6 +150,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
   private readonly shares = new Map<string, Share>();
   private readonly inFlightHere = new Map<string, number>();
+  private readonly means = new Map<string, KeyMean>();
   /** Database clock minus the local monotonic clock ({@link monoNow}), ms. */
   private offset = 0;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -147,15 +179,19 @@ export class SharedKeyCounters implements KeyLimitCounters {
    */
   admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
     if (this.degraded) return this.admitLocally(key, limits, now, estimate);
-    const shares = this.sharesOf(key, limits);
-    const empty = shares.filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
+    const want = this.expected(key, limits, estimate);
+    const shares = this.sharesOf(key, limits, want);
+    const empty = shares.filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
     if (empty.length === 0) return this.decide(key, shares);
     return (async () => {
       // No room here for some limit: wait for those shares to be refilled, then decide. Requests that
       // arrive together wait for the same refill, which asks for room for all of them.
       let waitFor = empty;
       for (let round = 0; round < 8 && waitFor.length; round++) {
-        for (const [s] of waitFor) s.waiting++;
+        for (const [s, , n] of waitFor) {
+          s.waiting++;
+          s.waitingAmount += n;
+        }
         try {
           // Bounded: a database that does not answer in time counts as away (the refills go on and
           // apply their answers when they come; the key is counted here alone until the probe answers).
@@ -165,12 +201,15 @@ export class SharedKeyCounters implements KeyLimitCounters {
           if (!this.unavailable(err)) throw err;
           return this.admitLocally(key, limits, now, estimate);
         } finally {
-          for (const [s] of waitFor) s.waiting--;
+          for (const [s, , n] of waitFor) {
+            s.waiting--;
+            s.waitingAmount = s.waiting === 0 ? 0 : Math.max(0, s.waitingAmount - n);
+          }
         }
         if (this.degraded) return this.admitLocally(key, limits, now, estimate);
-        waitFor = this.sharesOf(key, limits).filter(([s]) => !this.hasRoom(s) && !this.knownShort(s));
+        waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
       }
-      return this.decide(key, this.sharesOf(key, limits));
+      return this.decide(key, this.sharesOf(key, limits, want));
     })();
   }
 
@@ -183,6 +222,20 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
     const at = monoNow();
     const touched: Share[] = [];
+    for (const [s, n] of t.holds ?? []) {
+      s.holding = Math.max(0, s.holding - 1);
+      s.reserved = s.holding === 0 ? 0 : Math.max(0, s.reserved - n);
+      touched.push(s);
+    }
+    if (tokens > 0) {
+      const m = this.means.get(key);
+      const perToken = usd > 0 ? usd / tokens : undefined;
+      if (!m) this.means.set(key, { tokens, usdPerToken: perToken ?? 0 });
+      else {
+        m.tokens += MEAN_WEIGHT * (tokens - m.tokens);
+        if (perToken !== undefined) m.usdPerToken = m.usdPerToken === 0 ? perToken : m.usdPerToken + MEAN_WEIGHT * (perToken - m.usdPerToken);
+      }
+    }
     if (t.slots) {
       t.slots.used = Math.max(0, t.slots.used - 1);
       t.slots.lastUse = at;
@@ -252,34 +305,56 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   // -- admission --------------------------------------------------------------------------------
 
-  /** The shares `limits` needs for a request now, with what each refusal would say. */
-  private sharesOf(key: string, limits: KeyLimits): Array<[Share, (s: Share) => LimitRefusal]> {
-    const out: Array<[Share, (s: Share) => LimitRefusal]> = [];
+  /**
+   * What a request of `key` is expected to spend, held against tpm and budgets while it is in flight:
+   * the larger of its own input estimate (body bytes / 4) and the key's recent mean tokens per request
+   * on this instance; for USD budgets those tokens at the key's recent USD per token (0 before a priced
+   * request of the key was settled here).
+   */
+  private expected(key: string, limits: KeyLimits, estimate?: RequestEstimate): { tokens: number; usd: number } {
+    const budgets = limits.budgets ?? [];
+    if (limits.tpm === undefined && budgets.length === 0) return { tokens: 0, usd: 0 };
+    const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
+    const m = this.means.get(key);
+    const tokens = Math.max(own, m?.tokens ?? 0);
+    return { tokens, usd: m ? tokens * m.usdPerToken : 0 };
+  }
+
+  /** The shares `limits` needs for a request now, with what each refusal would say and what it expects to spend there. */
+  private sharesOf(key: string, limits: KeyLimits, want: { tokens: number; usd: number }): Need[] {
+    const out: Need[] = [];
     const wait = (s: Share) => Math.max(1, s.windowEnd - this.dbNow());
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
       const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], max, b.usd !== undefined ? "usd" : "tokens");
-      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x) })]);
+      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x) }), b.usd !== undefined ? want.usd : want.tokens]);
     }
     if (limits.rpm !== undefined) {
       const rpm = limits.rpm;
-      out.push([this.windowShare(`key:${key}:rpm`, MINUTE, rpm, "requests"), (x) => ({ limit: "rpm", used: rpm, max: rpm, retryAfterMs: wait(x) })]);
+      out.push([this.windowShare(`key:${key}:rpm`, MINUTE, rpm, "requests"), (x) => ({ limit: "rpm", used: rpm, max: rpm, retryAfterMs: wait(x) }), 0]);
     }
     if (limits.tpm !== undefined) {
       const tpm = limits.tpm;
-      out.push([this.windowShare(`key:${key}:tpm`, MINUTE, tpm, "tokens"), (x) => ({ limit: "tpm", used: x.othersUsed + x.used, max: tpm, retryAfterMs: wait(x) })]);
+      out.push([this.windowShare(`key:${key}:tpm`, MINUTE, tpm, "tokens"), (x) => ({ limit: "tpm", used: x.othersUsed + x.used, max: tpm, retryAfterMs: wait(x) }), want.tokens]);
     }
     if (limits.concurrency !== undefined) {
       const n = limits.concurrency;
-      out.push([this.slotShare(`key:${key}:concurrency`, n), () => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000 })]);
+      out.push([this.slotShare(`key:${key}:concurrency`, n), () => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000 }), 0]);
     }
     return out;
   }
 
-  /** Whether `s` admits one more request now. */
-  private hasRoom(s: Share): boolean {
+  /**
+   * Whether `s` admits one more request now, expected to spend `amount` there (tpm and budgets). With
+   * none of this instance's requests in flight on a tpm or budget share, a request is admitted while
+   * the share has room and the window's known use is under the limit; with some in flight, only when
+   * their reservations, its own and the window's use fit the share and the limit.
+   */
+  private hasRoom(s: Share, amount: number): boolean {
     if (s.windowEnd === 0 || this.isRequests(s)) return s.used + 1 <= s.granted;
-    return s.used < s.granted && s.othersUsed + s.used < s.limit;
+    if (s.holding === 0) return s.used < s.granted && s.othersUsed + s.used < s.limit;
+    const held = s.used + s.reserved;
+    return held < s.granted && held + amount <= s.granted && s.othersUsed + held + amount <= s.limit;
   }
 
   /** rpm shares count whole requests (the others tokens or USD). */
@@ -294,26 +369,39 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /** Decides from memory: refuses with the longest wait, or counts the request. */
-  private decide(key: string, shares: Array<[Share, (s: Share) => LimitRefusal]>): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
+  private decide(key: string, shares: Need[]): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
     let refusal: LimitRefusal | undefined;
-    for (const [s, refuse] of shares) {
-      if (this.hasRoom(s)) continue;
+    for (const [s, refuse, amount] of shares) {
+      if (this.hasRoom(s, amount)) continue;
       const r = refuse(s);
+      if (s.windowEnd !== 0 && !this.isRequests(s) && s.othersUsed + s.used < s.limit) {
+        // tpm or a budget not reached yet: requests in flight hold the rest, here (one ends soon) or on
+        // other instances (their spare returns when they end, see needsSync): retry shortly.
+        r.retryAfterMs = 1000;
+        if (s.holding > 0) r.inFlight = this.inFlightHere.get(key) ?? s.holding;
+        else r.heldElsewhere = true;
+      }
       if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
     }
     if (refusal) return { ok: false, refusal };
     const at = monoNow();
     let slots: Share | undefined;
-    for (const [s] of shares) {
+    let holds: Array<[Share, number]> | undefined;
+    for (const [s, , amount] of shares) {
       s.lastUse = at;
       if (s.windowEnd === 0) {
         s.used++;
         slots = s;
       } else if (this.isRequests(s)) s.used++;
+      else {
+        s.holding++;
+        s.reserved += amount;
+        (holds ??= []).push([s, amount]);
+      }
       if (this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
     }
     this.track(key, 1);
-    return { ok: true, ticket: { local: false, slots } };
+    return { ok: true, ticket: { local: false, slots, holds } };
   }
 
   private admitLocally(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
@@ -348,7 +436,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const id = `${name}@${start}`;
     let s = this.shares.get(id);
     if (!s) {
-      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0 };
+      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0 };
       this.shares.set(id, s);
     } else if (s.limit !== limit) {
       // The key's limit changed (config reload): the pool is the new size from now on.
@@ -362,9 +450,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private needsSync(s: Share): boolean {
     // Admissions waiting for a refill decide first (a give-back now would take their room).
     if (s.syncing || s.waiting > 0) return false;
-    const spare = s.granted - s.used;
+    const spare = s.granted - s.used - s.reserved;
     if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.recentlyShort(s));
     if (s.used > s.granted) return s.used !== s.reported;
+    // More than two blocks spare (reservations of ended requests): the excess goes back to the pool,
+    // where other instances may be waiting for it.
+    if (!this.isRequests(s) && spare > 2 * s.block) return true;
     return spare < s.block / 2 && !this.recentlyShort(s) && s.granted < s.limit;
   }
 
@@ -374,7 +465,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /**
-   * Sets the share to `used + block` (refill, or give back what is above it), reporting the use; learns
+   * Sets the share to `used + reserved + block` (refill, or give back what is above it; a waiting
+   * admission's expected spend when larger than a block), reporting the use; learns
    * the others' use and the database clock. Coalesced: a caller finding one in flight waits for it and,
    * when `forAdmission` and it still has no room, asks once more.
    * @throws StoreError `unavailable`
@@ -382,12 +474,15 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async sync(s: Share, forAdmission: boolean): Promise<void> {
     if (s.syncing) {
       await s.syncing;
-      if (!forAdmission || this.hasRoom(s) || this.knownShort(s)) return;
+      if (!forAdmission || this.hasRoom(s, s.waitingAmount) || this.knownShort(s)) return;
     }
     const run = (async () => {
       const used = s.used;
-      const need = forAdmission && (s.windowEnd === 0 || this.isRequests(s)) ? Math.max(1, s.waiting) : 0;
-      const target = Math.min(s.limit, used + Math.max(need, s.block));
+      const counted = s.windowEnd === 0 || this.isRequests(s);
+      const need = forAdmission ? (counted ? Math.max(1, s.waiting) : s.waitingAmount) : 0;
+      // tpm and budgets: the reservations of the requests in flight here keep their room.
+      const reserved = s.reserved;
+      const target = Math.min(s.limit, used + reserved + Math.max(need, s.block));
       // Giving back: the room is gone from now on, not once the database has answered (an admission
       // meanwhile must not use what another instance may already be taking).
       if (target < s.granted) s.granted = target;
@@ -397,7 +492,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.granted = got.granted;
       s.othersUsed = got.othersUsed;
       s.reported = used;
-      s.shortAt = got.granted < target ? monoNow() : 0;
+      // Short also when a waiting admission's expected spend cannot fit under the limit at all.
+      s.shortAt = got.granted < target || (!counted && need > 0 && used + reserved + need > s.limit) ? monoNow() : 0;
       this.recovered();
     })();
     s.syncing = run;
@@ -422,7 +518,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
         continue;
       }
       const idle = now - s.lastUse > this.idleMs;
-      if (!ended && !s.syncing && idle && s.granted > s.used) {
+      if (!ended && !s.syncing && idle && s.granted > s.used + s.reserved) {
         // Idle here: give the spare back to the other instances.
         work.push(this.giveBack(s));
         continue;
@@ -461,8 +557,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async giveBack(s: Share): Promise<void> {
     const run = (async () => {
       const used = s.used;
-      s.granted = Math.min(s.granted, used); // given back from now on (see sync)
-      const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: used, used });
+      const keep = used + s.reserved; // requests in flight here keep their reservations
+      s.granted = Math.min(s.granted, keep); // given back from now on (see sync)
+      const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: keep, used });
       s.granted = Math.min(s.granted, got.granted);
       s.othersUsed = got.othersUsed;
       s.reported = used;

@@ -149,6 +149,41 @@ describe("across two instances", () => {
     expect(use[0].resetsAt! - use[0].startedAt!).toBe(BUDGET_WINDOW_MS["5h"]);
   });
 
+  test("tpm: requests in flight hold their expected tokens; the one that would take the minute past the limit waits (Retry-After 1 s)", async () => {
+    const l = { tpm: 1000 };
+    await insideOneMinute();
+    const first = await A.admit("tpm-held", l, Date.now(), { tokens: 400 });
+    const second = await A.admit("tpm-held", l, Date.now(), { tokens: 400 });
+    expect([first.ok, second.ok]).toEqual([true, true]);
+    // 400 + 400 held, 400 more would pass 1,000: before, all were admitted (tokens counted only at the end).
+    const third = await A.admit("tpm-held", l, Date.now(), { tokens: 400 });
+    expect(third).toEqual({ ok: false, refusal: { limit: "tpm", used: 0, max: 1000, retryAfterMs: 1000, inFlight: 2 } });
+    for (const v of [first, second]) if (v.ok) await A.settle("tpm-held", l, { tokens: 10, usd: 0 }, Date.now(), v.ticket);
+    // Both ended (20 tokens used): nothing is held, a request goes again.
+    expect((await A.admit("tpm-held", l, Date.now(), { tokens: 400 })).ok).toBe(true);
+  });
+
+  test("a budget across A and B: six requests sent together, 400 tokens expected each against 1,000, get two admitted, not six; the others are told to retry in 1 s", async () => {
+    const l = { budgets: [{ window: "5h" as const, tokens: 1000 }] };
+    const verdicts = [];
+    for (const c of [A, A, A, B, B, B]) verdicts.push(await c.admit("budget-held", l, Date.now(), { tokens: 400 }));
+    // A holds 800 for its two in flight (and the rest of the pool its third asked for); B gets none of it.
+    expect(verdicts.map((v) => v.ok)).toEqual([true, true, false, false, false, false]);
+    for (const v of verdicts) {
+      if (v.ok) continue;
+      // Under the budget: a rate limit for the time requests in flight take, not a spent budget.
+      expect(v.refusal).toMatchObject({ limit: "budget", used: 0, max: 1000, retryAfterMs: 1000 });
+    }
+    expect(verdicts[2].ok === false && verdicts[2].refusal.inFlight).toBe(2);
+    expect(verdicts.slice(3).map((v) => v.ok === false && v.refusal.heldElsewhere)).toEqual([true, true, true]);
+    // A's requests end (100 tokens each): what they held returns to the pool, and B's next request goes
+    // once B's pause after a short refill (1 s) is over.
+    for (const v of verdicts.slice(0, 2)) if (v.ok) await A.settle("budget-held", l, { tokens: 100, usd: 0 }, Date.now(), v.ticket);
+    await A.report();
+    await Bun.sleep(1100);
+    expect((await B.admit("budget-held", l, Date.now(), { tokens: 400 })).ok).toBe(true);
+  });
+
   test("an instance that dies without reporting: the window over-admits by at most its share (one block)", async () => {
     const url = await pg.createDatabase("shared_counters_dead");
     const x = await openPostgresStore({ url, onError: () => {} });
