@@ -464,7 +464,7 @@ describe("postgres migration 5", () => {
           VALUES (${`sy_${i}`}, ${`req-${i}`}, ${1_800_000_000_000 + i}, ${JSON.stringify(trace(i, { routeId: `sy_${i}`, requestId: `req-${i}` }))})`;
       }
       const s = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
-      expect(((await sql`SELECT version FROM schema_migrations ORDER BY version`) as { version: number }[]).map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
+      expect(((await sql`SELECT version FROM schema_migrations ORDER BY version`) as { version: number }[]).map((r) => r.version)).toEqual([1, 2, 3, 4, 5, 6]);
       expect(await indexes()).toEqual(["usage_pkey", "usage_ts"]);
       expect((await s.recentCalls(10)).map((c) => [c.requestId, c.routeId, c.usage.inputTokens, c.savedChars])).toEqual([
         ["req-3", "sy_3", 300, 30],
@@ -504,6 +504,51 @@ describe("postgres flush", () => {
       await sql.close();
     }
   });
+});
+
+describe("postgres flush against a stalled database", () => {
+  test("a flush the database does not answer (usage locked) is bounded: the store is away, its rows kept; after the lock they are written once, not twice", async () => {
+    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const errors: string[] = [];
+    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m) });
+    const sql = new SQL(url, { max: 2 });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = sql.begin(async (tx) => {
+      await tx`LOCK TABLE usage IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      for (let i = 0; i < 3; i++) s.record(usage({ requestId: `stall-${i}` }));
+      // Before, this waited for as long as the lock was held.
+      await s.flush();
+      expect(s.health()).toBe(false);
+      expect(s.stats().pendingUsage).toBe(3);
+      expect(errors.some((e) => e.startsWith("database unreachable (the database did not answer a flush within 300 ms)"))).toBe(true);
+      // The probe's SELECT 1 answers, but the kept rows cannot be written yet: still away.
+      await Bun.sleep(2500);
+      expect(s.health()).toBe(false);
+      release();
+      await holder;
+      const end = Date.now() + 15_000;
+      while (!s.health() && Date.now() < end) await Bun.sleep(100);
+      expect(s.health()).toBe(true);
+      await s.flush();
+      // The stalled statement committed once the lock was gone; its replay wrote nothing.
+      const [row] = await sql`SELECT count(*)::int AS n FROM usage WHERE request_id LIKE 'stall-%'`;
+      expect(row.n).toBe(3);
+      expect(s.stats().pendingUsage).toBe(0);
+      await s.close();
+    } finally {
+      release();
+      await holder.catch(() => {});
+      await sql.close();
+    }
+  }, 30_000);
 });
 
 describe("postgres: what counts as the database being away", () => {

@@ -3,11 +3,16 @@
  * feed (LISTEN/NOTIFY on one channel, payload `{"i": instance id, "k": change}`), and degraded operation:
  * when the database cannot be reached, write-through calls are kept in order in an outbox and the
  * instance serves from memory with one logged warning; a probe every second notices the database is
- * back, replays the outbox, then tells every role to catch up.
+ * back, replays the outbox, then tells every role to catch up. The probe's `SELECT 1` is bounded by
+ * {@link PROBE_ANSWER_MS} (a stalled database is still away; at most {@link MAX_STALLED_PROBES}
+ * unanswered probes are outstanding, so a stall does not collect a statement per second), and the
+ * database counts as back only when the roles' probe checks pass (the flush's kept batch is written:
+ * a database that answers `SELECT 1` may still hold the usage table's lock).
  */
 import { SQL } from "bun";
 import { errMessage } from "../rows.ts";
 import type { StoreChange } from "../shared.ts";
+import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
 
 /** The NOTIFY channel every instance listens on. */
@@ -18,6 +23,11 @@ type Write = (sql: SQL) => Promise<unknown>;
 
 /** Write-through calls kept at most while the database is away; older ones are dropped (and counted). */
 const MAX_OUTBOX = 100_000;
+
+/** How long the outage probe's `SELECT 1` may go unanswered before that probe counts as failed, ms. */
+export const PROBE_ANSWER_MS = 5_000;
+/** Unanswered probe statements outstanding at most; while that many wait, no probe is sent. */
+const MAX_STALLED_PROBES = 2;
 
 /**
  * Whether an error means "the database cannot be reached" (as opposed to a rejected statement):
@@ -53,6 +63,9 @@ export class PgContext {
   private probeTimer: ReturnType<typeof setInterval> | undefined;
   private readonly listeners = new Set<(change: StoreChange) => void>();
   private readonly recoveredHooks: Array<() => Promise<void> | void> = [];
+  private readonly probeChecks: Array<() => Promise<boolean>> = [];
+  /** Probe statements sent that have not answered (they timed out). */
+  private stalledProbes = 0;
   private pendingNotify = new Set<StoreChange>();
   private notifyScheduled = false;
   private subscription: SQL.ListenSubscription | undefined;
@@ -148,6 +161,14 @@ export class PgContext {
     }
   }
 
+  /**
+   * Registers a check the probe runs before the database counts as back (after `SELECT 1` and the
+   * outbox replay): false or a throw = still away. The flusher's replay of its kept batch is one.
+   */
+  onProbe(check: () => Promise<boolean>): void {
+    this.probeChecks.push(check);
+  }
+
   /** Registers work to run when the database is back (after the outbox replay): flush, reload caches. */
   onRecovered(hook: () => Promise<void> | void): void {
     this.recoveredHooks.push(hook);
@@ -220,10 +241,19 @@ export class PgContext {
 
   /** One recovery attempt: answer a trivial query, replay the outbox in order, run the catch-up hooks. */
   private async probe(): Promise<void> {
-    if (this.probing || this.closed) return;
+    if (this.probing || this.closed || this.stalledProbes >= MAX_STALLED_PROBES) return;
     this.probing = true;
     try {
-      await this.sql`SELECT 1`;
+      const ping = this.sql`SELECT 1`;
+      if (!(await answerWithin(ping, PROBE_ANSWER_MS, () => {}))) {
+        // Stalled: still away. The statement is left to answer (counted until it does).
+        this.stalledProbes++;
+        void Promise.resolve(ping).then(
+          () => this.stalledProbes--,
+          () => this.stalledProbes--,
+        );
+        return;
+      }
       while (this.outbox.length) {
         const fn = this.outbox[0]!;
         try {
@@ -234,6 +264,7 @@ export class PgContext {
         }
         this.outbox.shift();
       }
+      for (const check of this.probeChecks) if (!(await check())) return;
       this.stopProbe();
       this.reachable = true;
       this.onError("database reachable again: kept writes replayed, catching up", undefined);

@@ -2,21 +2,46 @@
  * The PostgreSQL flush (SPEC D-1, D-2): everything buffered in {@link PendingWrites} written by one
  * statement (one transaction of several for a backlog over 1,000 rows), the trace ring trimmed; bindings and quota windows announced as
  * "state" to the other instances. One flush runs at a time; a flush asked for while one runs waits for
- * it and then writes what arrived meanwhile. A failed flush puts its rows back; while the database is
- * away nothing is attempted (the rows wait, bounded) until it returns.
+ * it and then writes what arrived meanwhile. A flush the database rejected puts its rows back; while
+ * the database is away nothing is attempted (the rows wait, bounded) until it returns.
+ *
+ * A stalled database (a table lock, a network partition, a full pool: connections open, no answer) is
+ * away too: a flush unanswered after {@link FLUSH_ANSWER_MS} (per 1,000 rows of a backlog) enters
+ * degraded mode like a lost connection. Such a flush, or one whose connection broke, may still commit:
+ * its batch is kept whole with its id and replayed with the same id, first by the outage probe before
+ * the database counts as back ({@link PgFlusher.probeWrites}). Each statement first inserts its id into
+ * `flush_batches` (ON CONFLICT DO NOTHING) and writes its rows only when that inserted a row, so a
+ * batch is written once: a replay after the first statement committed writes nothing, and one that
+ * runs while the first still waits for the lock waits on the id's row and then writes nothing too.
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { errMessage, finiteOrNull, intOrNull } from "../rows.ts";
+import { answerWithin } from "../shared.ts";
+import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
+import { DB_NOW_MS } from "./values.ts";
 
 /** Usage rows (and traces) per statement: bounds one statement's JSON parameters. */
 const CHUNK = 1000;
 
 /**
+ * How long a flush statement may go unanswered before the database counts as away (degraded mode), ms;
+ * a backlog's transaction gets this per statement of 1,000 rows. The same bound as a request's wait
+ * for the shared store (SHARED_ANSWER_MS).
+ */
+export const FLUSH_ANSWER_MS = 10_000;
+
+/** Batch ids in `flush_batches` are kept this long (a kept batch is replayed within it), ms. */
+const BATCH_ID_KEEP_MS = 7 * 24 * 3600_000;
+/** How often an instance prunes `flush_batches`, ms. */
+const BATCH_ID_PRUNE_MS = 600_000;
+
+/**
  * One flush statement: usage rows, route traces (then the ring trimmed), bindings and quota windows,
  * each from a JSON array parameter of positional rows ($1 usage rows in the order of `usageParams` in
  * ../rows.ts; $2 `[route_id, request_id, ts, body]`; $3 `[key, account_id, expires_at]`; $4 quota
- * windows; $5 the trace ring's size). The client serialises each batch with one native
+ * windows; $5 the trace ring's size), written only when $6, the statement's batch id, is new in
+ * `flush_batches` (see the module comment; it returns `fresh`: whether it was). The client serialises each batch with one native
  * `JSON.stringify` and sends one statement: no object per row, no bound parameter per cell, no
  * BEGIN/COMMIT round trips (one statement is atomic). Measured in process on the loaded 2-core machine,
  * 256 rows per flush: 29.6–33.6 µs of CPU per usage row + trace, against 38.7–44.4 µs with Bun's
@@ -25,6 +50,8 @@ const CHUNK = 1000;
  * are one per key in their buffers.
  */
 const FLUSH = `WITH
+  f AS (
+    INSERT INTO flush_batches (id, at) VALUES ($6, ${DB_NOW_MS}) ON CONFLICT (id) DO NOTHING RETURNING 1),
   u AS (
     INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, account_id, key_name,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated, outcome, status,
@@ -33,26 +60,26 @@ const FLUSH = `WITH
       (r->>10)::bigint, (r->>11)::bigint, (r->>12)::bigint, (r->>13)::int = 1, r->>14, (r->>15)::int, (r->>16)::bigint,
       (r->>17)::bigint, (r->>18)::int, (r->>19)::int = 1, (r->>20)::float8, (r->>21)::int = 1, (r->>22)::bigint,
       (r->>23)::bigint
-    FROM json_array_elements($1::text::json) AS r),
+    FROM json_array_elements($1::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)),
   t AS (
     INSERT INTO route_traces (route_id, request_id, ts, body)
-    SELECT r->>0, r->>1, (r->>2)::bigint, r->>3 FROM json_array_elements($2::text::json) AS r
+    SELECT r->>0, r->>1, (r->>2)::bigint, r->>3 FROM json_array_elements($2::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (route_id) DO UPDATE SET request_id = excluded.request_id, ts = excluded.ts, body = excluded.body
     RETURNING seq),
   trimmed AS (
     DELETE FROM route_traces WHERE seq <= (SELECT MAX(seq) FROM t) - $5::bigint),
   b AS (
     INSERT INTO bindings (key, account_id, expires_at)
-    SELECT r->>0, r->>1, (r->>2)::bigint FROM json_array_elements($3::text::json) AS r
+    SELECT r->>0, r->>1, (r->>2)::bigint FROM json_array_elements($3::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id, expires_at = excluded.expires_at),
   q AS (
     INSERT INTO quota_windows (account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at)
     SELECT r->>0, r->>1, r->>2, (r->>3)::float8, (r->>4)::float8, (r->>5)::float8, (r->>6)::bigint, (r->>7)::bigint
-    FROM json_array_elements($4::text::json) AS r
+    FROM json_array_elements($4::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (account_id, "window", model) DO UPDATE SET used_percent = excluded.used_percent,
       remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
       updated_at = excluded.updated_at)
-  SELECT 1`;
+  SELECT EXISTS (SELECT 1 FROM f) AS fresh`;
 
 /** A JSON string escape PostgreSQL's `text` cannot hold: NUL, or a lone UTF-16 surrogate. */
 const TEXT_UNSAFE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
@@ -85,61 +112,162 @@ export class PgFlusher {
   flushErrors = 0;
   /** ms since the epoch of the last successful flush that wrote something; 0 = never. */
   lastFlushAt = 0;
+  /** Kept batches replayed whose first statement had committed (the replay wrote nothing). */
+  replayedWritten = 0;
   private running: Promise<void> | undefined;
+  /** The batch whose flush got no answer or lost its connection: replayed with its id (module comment). */
+  private unsure: { id: string; batch: PendingBatch } | undefined;
+  /** The probe's replay of {@link unsure} while unanswered (no second one is sent meanwhile). */
+  private replaying: Promise<unknown> | undefined;
+  private lastPrune = 0;
 
-  /** @param traceRingSize route traces kept (SPEC O-2) */
+  /**
+   * @param traceRingSize route traces kept (SPEC O-2)
+   * @param answerMs how long a flush statement may go unanswered, ms ({@link FLUSH_ANSWER_MS})
+   */
   constructor(
     private readonly ctx: PgContext,
     private readonly pending: PendingWrites,
     private readonly traceRingSize: number,
-  ) {}
+    private readonly answerMs: number = FLUSH_ANSWER_MS,
+  ) {
+    ctx.onProbe(() => this.probeWrites());
+  }
 
-  /** Writes everything buffered now (see the module comment). Never throws. */
+  /** Usage rows of the kept batch (awaiting its replay). */
+  get keptRows(): number {
+    return this.unsure ? this.unsure.batch.usage.length : 0;
+  }
+
+  /** Writes everything buffered now, the kept batch first (see the module comment). Never throws. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
     this.pending.settle();
-    if (this.ctx.closed || this.pending.empty || !this.ctx.reachable) return;
-    this.running = this.write(this.pending.take()).finally(() => {
+    if (this.ctx.closed || !this.ctx.reachable) return;
+    const kept = this.unsure;
+    if (kept) {
+      this.unsure = undefined;
+      await this.run(kept.batch, kept.id);
+      if (this.unsure || !this.ctx.reachable) return;
+    }
+    if (this.pending.empty) return;
+    await this.run(this.pending.take(), crypto.randomUUID());
+    this.prune();
+  }
+
+  /**
+   * The outage probe's check that writes go through (a database that answers `SELECT 1` may still
+   * hold the usage table's lock): replays the kept batch, if any, and answers whether it was written
+   * in time. While an earlier replay is unanswered it answers false without sending another.
+   */
+  async probeWrites(): Promise<boolean> {
+    const kept = this.unsure;
+    if (!kept || this.ctx.closed) return true;
+    if (this.replaying) return false;
+    const sent = this.send(kept.batch, kept.id);
+    const settled = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.replaying = settled;
+    void settled.then(() => {
+      if (this.replaying === settled) this.replaying = undefined;
+    });
+    try {
+      const got = await answerWithin(sent, this.answerMs * this.statements(kept.batch), () => {});
+      if (!got) return false;
+      if (!got.value) this.replayedWritten++;
+      if (this.unsure === kept) this.unsure = undefined;
+      this.lastFlushAt = this.ctx.now();
+      if (kept.batch.binds.size || kept.batch.quotas.size) this.ctx.announce("state");
+      return true;
+    } catch (err) {
+      if (!isUnavailable(err)) {
+        // Rejected (it did not commit): its rows go back to the buffers, written by the next flush.
+        if (this.unsure === kept) this.unsure = undefined;
+        this.pending.putBack(kept.batch);
+        this.ctx.onError(`replaying a kept flush failed: ${errMessage(err)}`, err);
+        return true;
+      }
+      return false;
+    }
+  }
+
+  private async run(batch: PendingBatch, id: string): Promise<void> {
+    this.running = this.write(batch, id).finally(() => {
       this.running = undefined;
     });
     await this.running;
   }
 
-  private async write(batch: PendingBatch): Promise<void> {
+  /** Statements a batch takes (one per 1,000 usage rows or traces). */
+  private statements(batch: PendingBatch): number {
+    return Math.max(1, Math.ceil(Math.max(batch.usage.length, batch.traces.length) / CHUNK));
+  }
+
+  /** Sends a batch's statements (one, or a transaction of several) with batch id `id`: whether it was new. */
+  private async send(batch: PendingBatch, id: string): Promise<boolean> {
+    const { usage, traces, binds, quotas } = batch;
+    // One row per route id (ON CONFLICT cannot touch a row twice in a statement): the newest wins.
+    const byRoute = new Map<string, (typeof traces)[number]>();
+    for (const t of traces) {
+      byRoute.delete(t[0]);
+      byRoute.set(t[0], t);
+    }
+    const routes = [...byRoute.values()];
+    const bindRows = [...binds.values()].map((b) => [b.key, b.accountId, Math.round(b.expiresAt)]);
+    const quotaRows = [...quotas.values()].map((q) => [
+      q.accountId,
+      q.window,
+      q.model,
+      finiteOrNull(q.usedPercent),
+      finiteOrNull(q.remaining),
+      finiteOrNull(q.limit),
+      intOrNull(q.resetAt),
+      Math.round(q.updatedAt),
+    ]);
+    const params = (i: number, batchId: string) => [
+      pgJson(usage.slice(i, i + CHUNK)),
+      pgJson(routes.slice(i, i + CHUNK)),
+      i === 0 ? pgJson(bindRows) : "[]",
+      i === 0 ? pgJson(quotaRows) : "[]",
+      this.traceRingSize,
+      batchId,
+    ];
+    if (usage.length <= CHUNK && routes.length <= CHUNK) {
+      const [row] = await this.ctx.sql.unsafe(FLUSH, params(0, id));
+      return row?.fresh === true;
+    }
+    // A backlog (after an outage): several statements, one transaction, one id per statement.
+    return this.ctx.sql.begin(async (tx) => {
+      let fresh = false;
+      for (let i = 0; i < Math.max(usage.length, routes.length); i += CHUNK) {
+        const [row] = await tx.unsafe(FLUSH, params(i, `${id}/${i / CHUNK}`));
+        fresh ||= row?.fresh === true;
+      }
+      return fresh;
+    });
+  }
+
+  /** Deletes batch ids older than a week, every ten minutes (in the background). */
+  private prune(): void {
+    const now = this.ctx.now();
+    if (now - this.lastPrune < BATCH_ID_PRUNE_MS) return;
+    this.lastPrune = now;
+    void this.ctx.read((sql) => sql.unsafe(`DELETE FROM flush_batches WHERE at < ${DB_NOW_MS} - $1::bigint`, [BATCH_ID_KEEP_MS])).catch(() => {});
+  }
+
+  private async write(batch: PendingBatch, id: string): Promise<void> {
     const { usage, traces, binds, quotas } = batch;
     try {
-      // One row per route id (ON CONFLICT cannot touch a row twice in a statement): the newest wins.
-      const byRoute = new Map<string, (typeof traces)[number]>();
-      for (const t of traces) {
-        byRoute.delete(t[0]);
-        byRoute.set(t[0], t);
-      }
-      const routes = [...byRoute.values()];
-      const bindRows = [...binds.values()].map((b) => [b.key, b.accountId, Math.round(b.expiresAt)]);
-      const quotaRows = [...quotas.values()].map((q) => [
-        q.accountId,
-        q.window,
-        q.model,
-        finiteOrNull(q.usedPercent),
-        finiteOrNull(q.remaining),
-        finiteOrNull(q.limit),
-        intOrNull(q.resetAt),
-        Math.round(q.updatedAt),
-      ]);
-      const params = (i: number) => [
-        pgJson(usage.slice(i, i + CHUNK)),
-        pgJson(routes.slice(i, i + CHUNK)),
-        i === 0 ? pgJson(bindRows) : "[]",
-        i === 0 ? pgJson(quotaRows) : "[]",
-        this.traceRingSize,
-      ];
-      if (usage.length <= CHUNK && routes.length <= CHUNK) {
-        await this.ctx.sql.unsafe(FLUSH, params(0));
-      } else {
-        // A backlog (after an outage): several statements, one transaction.
-        await this.ctx.sql.begin(async (tx) => {
-          for (let i = 0; i < Math.max(usage.length, routes.length); i += CHUNK) await tx.unsafe(FLUSH, params(i));
-        });
+      const ms = this.answerMs * this.statements(batch);
+      const answered = await answerWithin(this.send(batch, id), ms, () => {});
+      if (!answered) {
+        // Stalled: the statement may still commit, so the batch is kept whole with its id.
+        this.flushErrors++;
+        this.unsure = { id, batch };
+        this.ctx.degrade(new StoreError("unavailable", `the database did not answer a flush within ${ms} ms`));
+        return;
       }
       this.lastFlushAt = this.ctx.now();
       if (binds.size || quotas.size) this.ctx.announce("state");
@@ -151,9 +279,14 @@ export class PgFlusher {
         await this.writeOneByOne(batch, err);
         return;
       }
+      if (isUnavailable(err)) {
+        // The connection broke: the statement may have committed first; kept whole with its id.
+        this.unsure = { id, batch };
+        this.ctx.degrade(err);
+        return;
+      }
       this.pending.putBack(batch);
-      if (isUnavailable(err)) this.ctx.degrade(err);
-      else this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
+      this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
     }
   }
 
@@ -164,7 +297,7 @@ export class PgFlusher {
    */
   private async writeOneByOne(batch: PendingBatch, first: unknown): Promise<void> {
     const one = (usage: unknown[], traces: unknown[], binds: unknown[], quotas: unknown[]) =>
-      this.ctx.sql.unsafe(FLUSH, [pgJson(usage), pgJson(traces), pgJson(binds), pgJson(quotas), this.traceRingSize]);
+      this.ctx.sql.unsafe(FLUSH, [pgJson(usage), pgJson(traces), pgJson(binds), pgJson(quotas), this.traceRingSize, crypto.randomUUID()]);
     const keep: PendingBatch = { usage: [], traces: [], binds: new Map(), quotas: new Map() };
     let refused = 0;
     let lastError: unknown = first;

@@ -277,6 +277,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP INDEX IF EXISTS usage_request_id;
     `,
   },
+  {
+    version: 6,
+    name: "flush batch ids: a flush whose outcome is unknown is replayed once",
+    up: `
+      -- One row per flush statement (src/store/postgres/flush.ts): a flush that got no answer (a stalled
+      -- database) may still commit; its replay carries the same id and writes nothing when it did.
+      -- Pruned after a week by the instances.
+      CREATE TABLE IF NOT EXISTS flush_batches (
+        id  TEXT PRIMARY KEY,
+        at  BIGINT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS flush_batches_at ON flush_batches (at);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -73,6 +73,8 @@ export interface PostgresStoreOptions {
   onError?: (message: string, error: unknown) => void;
   /** Called before each flush takes the buffers (see `SqliteStoreOptions.beforeFlush`). */
   beforeFlush?: () => void;
+  /** How long a flush statement may go unanswered before the database counts as away, ms. Default `FLUSH_ANSWER_MS` (10 s). */
+  flushAnswerMs?: number;
 }
 
 export { isPostgresUrl } from "./url.ts";
@@ -129,7 +131,7 @@ export class PostgresStore implements Store {
     const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
     const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
     this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush(), options.beforeFlush);
-    this.flusher = new PgFlusher(ctx, this.pending, traceRingSize);
+    this.flusher = new PgFlusher(ctx, this.pending, traceRingSize, options.flushAnswerMs);
     const flush = () => this.flusher.flush();
     this.keys = new PgKeys(ctx);
     this.state = new PgAccountState(ctx, this.pending, flush);
@@ -255,7 +257,8 @@ export class PostgresStore implements Store {
   /** Buffer and flush counters. */
   stats(): StoreStats {
     return {
-      pendingUsage: this.pending.pendingUsage,
+      // The batch kept for its replay after a stalled flush counts as waiting too.
+      pendingUsage: this.pending.pendingUsage + this.flusher.keptRows,
       pendingTraces: this.pending.pendingTraces,
       dropped: this.pending.dropped + this.ctx.outboxDropped,
       flushErrors: this.flusher.flushErrors,
