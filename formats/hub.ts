@@ -491,6 +491,28 @@ export class Warnings {
   }
 }
 
+/**
+ * The stop sequences a builder may send, in the client's order: an empty string is never sent (it
+ * would match at once or be refused; Chat's `stop: ""` used to reach providers as `[""]`), and with
+ * `nonBlank` neither is a whitespace-only one (Anthropic's Messages API answers 400 "stop_sequences:
+ * each stop sequence must contain non-whitespace", BerriAI/litellm#3286). Each dropped kind is named in
+ * one `dropped_field` warning. Undefined when nothing is left to send.
+ */
+export function sendableStops(stops: readonly string[] | undefined, w: Warnings, nonBlank = false): string[] | undefined {
+  if (!stops || stops.length === 0) return undefined;
+  let out: string[] | undefined;
+  for (let i = 0; i < stops.length; i++) {
+    const s = stops[i]!;
+    const empty = s.length === 0;
+    if (empty || (nonBlank && s.trim().length === 0)) {
+      out ??= stops.slice(0, i);
+      w.add("dropped_field", empty ? "An empty stop sequence was not sent." : "A stop sequence of only whitespace was not sent (Anthropic refuses it).");
+    } else out?.push(s);
+  }
+  const kept = out ?? [...stops];
+  return kept.length > 0 ? kept : undefined;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stream events
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import {
   type ReasoningConfig,
   type TextPart,
   type ToolResultPart,
+  sendableStops,
   Warnings,
 } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
@@ -286,7 +287,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   client's own explicit budget is not raised against (interleaved thinking allows budget ≥
  *   max_tokens). With thinking, `temperature` (other than the default 1) and `top_k` are dropped and
  *   `top_p` below 0.95 too (case B28).
- * - `temperature` clamped to [0, 1]; `stop_sequences`; `metadata.user_id` ← `hub.user`;
+ * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
+ *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
  *   response format.
  * - `source.extra` (and per-message/per-tool fields) re-emitted only when the source is Anthropic
@@ -442,7 +444,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (thinkingOn) w.add("dropped_field", "top_k is not allowed with thinking and was dropped");
     else body.top_k = req.topK;
   }
-  if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = [...req.stopSequences];
+  const stops = sendableStops(req.stopSequences, w, true);
+  if (stops) body.stop_sequences = stops;
 
   const outputConfig: Json = {};
   if (same && req.reasoning?.effort) outputConfig.effort = req.reasoning.effort;

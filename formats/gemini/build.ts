@@ -28,7 +28,7 @@
  *   with a warning; `gemini` provider tools pass as their own `tools` entries.
  * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames).
  * - `generationConfig`: maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
- *   most 5: the first 5 are kept, with a warning), candidateCount (`n`), responseMimeType +
+ *   most 5: the first 5 are kept, with a warning; an empty one is not sent, hub.ts `sendableStops`), candidateCount (`n`), responseMimeType +
  *   responseJsonSchema (`responseFormat`), thinkingConfig (see {@link thinkingConfig}).
  * - Thinking parts: only those carrying a Gemini signature go back (`{text, thought: true,
  *   thoughtSignature}`, or `{text: "", thoughtSignature}` for a signature-only part, exactly as the
@@ -46,7 +46,7 @@ import type {
   ReasoningConfig,
   ReasoningEffort,
 } from "../hub.ts";
-import { Warnings } from "../hub.ts";
+import { sendableStops, Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
@@ -590,14 +590,15 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (req.topP !== undefined) gc.topP = req.topP;
   if (req.topK !== undefined) gc.topK = req.topK;
-  if (req.stopSequences && req.stopSequences.length > 0) {
-    if (req.stopSequences.length > MAX_STOP_SEQUENCES) {
+  const stops = sendableStops(req.stopSequences, w);
+  if (stops) {
+    if (stops.length > MAX_STOP_SEQUENCES) {
       w.add(
         "truncated_stop_sequences",
-        `Gemini accepts at most ${MAX_STOP_SEQUENCES} stop sequences; ${req.stopSequences.length - MAX_STOP_SEQUENCES} were not sent.`,
+        `Gemini accepts at most ${MAX_STOP_SEQUENCES} stop sequences; ${stops.length - MAX_STOP_SEQUENCES} were not sent.`,
       );
     }
-    gc.stopSequences = req.stopSequences.slice(0, MAX_STOP_SEQUENCES);
+    gc.stopSequences = stops.slice(0, MAX_STOP_SEQUENCES);
   }
   if (req.n !== undefined) {
     gc.candidateCount = req.n;

@@ -10,6 +10,7 @@ import {
   type HubPart,
   type HubRequest,
   type ReasoningEffort,
+  sendableStops,
   Warnings,
 } from "../hub.ts";
 import { chatToolId } from "./mapping.ts";
@@ -202,7 +203,8 @@ class Builder {
  * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
  *   key is omitted, never null (B35). Provider tools of another format are dropped with a warning.
  *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise).
- * - `stop` (at most 4 for `openai`, the rest dropped with a warning), `temperature`, `top_p`, `n`,
+ * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
+ *   `sendableStops`), `temperature`, `top_p`, `n`,
  *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`),
  *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
  *   `top_k` has no Chat field and is dropped with a warning.
@@ -270,8 +272,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.topK !== undefined) b.w.add("dropped_field", "top_k has no Chat Completions equivalent; it was dropped.");
   if (req.n !== undefined && req.n !== 1) body.n = req.n;
-  if (req.stopSequences && req.stopSequences.length > 0) {
-    let stop = req.stopSequences;
+  let stop = sendableStops(req.stopSequences, b.w);
+  if (stop) {
     if (openai && stop.length > 4) {
       b.w.add("dropped_field", `OpenAI accepts at most 4 stop sequences; ${stop.length - 4} were dropped.`);
       stop = stop.slice(0, 4);

@@ -3,7 +3,7 @@
  * F-3): cache markers, empty messages, tool-result order, null optional fields: {@link tidyRequest}.
  */
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { Warnings } from "../hub.ts";
+import { sendableStops, Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
 
 /** Copy of a content part without `cache_control`. */
@@ -37,6 +37,7 @@ function hasContent(content: unknown): boolean {
  *   (REFERENCE §5.7); orphans stay where they are.
  * - `developer` → `system` for `openai-compatible` (judgement: many servers' chat templates know only
  *   `system`).
+ * - an empty `stop` string (alone or in the list) is not sent (hub.ts `sendableStops`).
  * - token limit under the kind's field (`openai`: `max_completion_tokens`; others: `max_tokens`).
  * - streaming: `stream_options.include_usage: true` forced (usage is read from the stream; the encoder
  *   withholds it from a client that did not ask).
@@ -138,6 +139,12 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       }
       return tool;
     });
+  }
+
+  if (out.stop === "" || Array.isArray(out.stop)) {
+    const stops = sendableStops(typeof out.stop === "string" ? [out.stop] : out.stop.filter((x): x is string => typeof x === "string"), w);
+    if (!stops) delete out.stop;
+    else if (Array.isArray(out.stop) && stops.length !== out.stop.length) out.stop = stops;
   }
 
   const limit = out.max_completion_tokens ?? out.max_tokens;

@@ -1,0 +1,61 @@
+/**
+ * Request and reply fields that cross formats (README "Not done yet", 2026-12-02): empty stop
+ * sequences, usage a provider did not report, temperature with top_p for Claude, disabled thinking for
+ * OpenAI models, Responses `allowed_tools` / `text.verbosity` for Chat, Chat logprobs. Each case
+ * parses a client body with its format's codec and builds the provider body (or encodes the reply)
+ * with the target's, as the pipeline does.
+ */
+import { describe, expect, test } from "bun:test";
+import { codecFor } from "../../formats/index.ts";
+import type { BuildTarget, ProviderKind } from "../../formats/codec.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+
+const FAMILY: Partial<Record<ProviderKind, BuildTarget["family"]>> = {
+  openai: "openai",
+  "openai-responses": "openai",
+  anthropic: "anthropic",
+  gemini: "gemini",
+};
+
+/** Client body of `from` → provider body for a `kind` target speaking `to` (non-streamed). */
+function translate(from: WireFormat, body: Record<string, unknown>, to: WireFormat, kind: ProviderKind, model = "up-model") {
+  const hub = codecFor(from).parseRequest!(body);
+  const target: BuildTarget = { model, kind, family: FAMILY[kind] ?? "provider:x", stream: false };
+  return codecFor(to).buildRequest({ ...hub, model, stream: false }, target);
+}
+
+const chatBody = (over: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...over });
+
+describe("an empty stop sequence is not sent", () => {
+  test("Chat stop: \"\" reaches no provider as [\"\"]", () => {
+    for (const [to, kind, field] of [
+      ["openai-chat", "openai-compatible", "stop"],
+      ["anthropic-messages", "anthropic", "stop_sequences"],
+      ["gemini", "gemini", "generationConfig"],
+    ] as const) {
+      const built = translate("openai-chat", chatBody({ stop: "" }), to, kind);
+      const sent = field === "generationConfig" ? (built.body.generationConfig as Record<string, unknown> | undefined)?.stopSequences : built.body[field];
+      expect(sent, `${to}`).toBeUndefined();
+      expect(built.warnings.map((w) => w.message), `${to}`).toContain("An empty stop sequence was not sent.");
+    }
+  });
+
+  test("the other stop sequences are kept in order; Anthropic also drops whitespace-only ones", () => {
+    const chat = translate("openai-chat", chatBody({ stop: ["a", "", "\n", "b"] }), "openai-chat", "openai");
+    expect(chat.body.stop).toEqual(["a", "\n", "b"]);
+    const claude = translate("openai-chat", chatBody({ stop: ["a", "", "\n", "b"] }), "anthropic-messages", "anthropic");
+    expect(claude.body.stop_sequences).toEqual(["a", "b"]);
+    expect(claude.warnings.map((w) => w.message)).toContain("A stop sequence of only whitespace was not sent (Anthropic refuses it).");
+    const plain = translate("openai-chat", chatBody({ stop: ["</a>"] }), "anthropic-messages", "anthropic");
+    expect(plain.body.stop_sequences).toEqual(["</a>"]);
+    expect(plain.warnings).toEqual([]);
+  });
+
+  test("a third-party Chat server (tidy pass, no hub) gets no empty stop either", () => {
+    const tidy = (stop: unknown) => codecFor("openai-chat").tidyRequest!(chatBody({ stop }), { model: "x", kind: "openai-compatible", family: "provider:x", stream: false });
+    expect("stop" in tidy("").body).toBe(false);
+    expect(tidy(["", "b"]).body.stop).toEqual(["b"]);
+    expect(tidy("b").body.stop).toBe("b");
+    expect(tidy("").warnings.map((w) => w.message)).toEqual(["An empty stop sequence was not sent."]);
+  });
+});
