@@ -17,7 +17,8 @@
  *   `{id, name, args}` with the parsed arguments object (Gemini has no argument deltas; `""` → `{}`;
  *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped).
  * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`) and `usageMetadata`
- *   (every counter an integer) with `parts: []`, which Gemini CLI accepts as a valid model chunk. It is
+ *   (every counter an integer; only the counts the provider reported, none when it reported no usage,
+ *   mapping.ts `usageToGemini`) with `parts: []`, which Gemini CLI accepts as a valid model chunk. It is
  *   written at the end of the event stream, so usage that arrives after the finish is in it.
  * - failure before the finish (an `error` event, or the end without a finish) → one
  *   `data: {"error": {code, message, status}}` chunk (the SDKs raise on it) and nothing else; never an
@@ -178,8 +179,10 @@ export class GeminiEncoder implements StreamEncoder {
   private close(): void {
     this.closed = true;
     const reason = finishReasonToGemini(this.finish ?? "other");
+    const usage = usageToGemini(this.usage);
     this.write(
-      `data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"${reason}","index":0}],"usageMetadata":${JSON.stringify(usageToGemini(this.usage))},` +
+      `data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"${reason}","index":0}],` +
+        (usage ? `"usageMetadata":${JSON.stringify(usage)},` : "") +
         this.meta +
         "\n\n",
     );
@@ -201,7 +204,8 @@ export function createEncoder(opts: EncoderOptions, write: (text: string) => voi
  * Complete hub reply → the `GenerateContentResponse` a non-streaming Gemini client gets (REFERENCE
  * §4.2): one candidate whose parts are, in output order, text (`thoughtSignature` on the part it came
  * with), thinking (`thought: true`), and `functionCall` parts with parsed `args`; `finishReason`
- * (absent only for a reply that never said why it stopped), `usageMetadata`, `modelVersion` (the model
+ * (absent only for a reply that never said why it stopped), `usageMetadata` (absent when the provider
+ * reported no usage), `modelVersion` (the model
  * the client asked for) and a gateway-minted `responseId`.
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
@@ -224,10 +228,10 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   const candidate: Record<string, unknown> = { content: { role: "model", parts } };
   if (resp.stopReason) candidate.finishReason = finishReasonToGemini(resp.stopReason);
   candidate.index = 0;
-  return {
-    candidates: [candidate],
-    usageMetadata: usageToGemini(resp.usage),
-    modelVersion: opts.model,
-    responseId: opts.newId ? opts.newId("") : defaultResponseId(),
-  };
+  const out: Record<string, unknown> = { candidates: [candidate] };
+  const usage = usageToGemini(resp.usage);
+  if (usage) out.usageMetadata = usage;
+  out.modelVersion = opts.model;
+  out.responseId = opts.newId ? opts.newId("") : defaultResponseId();
+  return out;
 }

@@ -102,17 +102,27 @@ export function finishReasonToGemini(reason: StopReason): string {
  * cache read + cache write (Gemini's prompt count includes cached tokens); `cachedContentTokenCount` =
  * cache read (only when known); `candidatesTokenCount` = output − reasoning; `thoughtsTokenCount` =
  * reasoning (only when non-zero); `totalTokenCount` = prompt + candidates + thoughts.
+ *
+ * Only what the provider reported: the prompt counts when an input count is known, the candidate and
+ * thought counts when the output count is, the total when both are; undefined (no `usageMetadata`,
+ * which the google-genai SDKs type as optional) when the provider reported no usage at all, rather
+ * than zeros a client would read as a free, empty reply.
  */
-export function usageToGemini(u: Usage): Record<string, number> {
+export function usageToGemini(u: Usage): Record<string, number> | undefined {
   const int = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) && n > 0 ? Math.round(n) : 0);
+  const promptKnown = u.inputTokens !== undefined || u.cacheReadTokens !== undefined || u.cacheWriteTokens !== undefined;
+  const outputKnown = u.outputTokens !== undefined;
+  if (!promptKnown && !outputKnown) return undefined;
   const cached = int(u.cacheReadTokens);
   const prompt = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
   const thoughts = Math.min(int(u.reasoningTokens), int(u.outputTokens));
   const candidates = int(u.outputTokens) - thoughts;
-  const out: Record<string, number> = { promptTokenCount: prompt, candidatesTokenCount: candidates };
+  const out: Record<string, number> = {};
+  if (promptKnown) out.promptTokenCount = prompt;
+  if (outputKnown) out.candidatesTokenCount = candidates;
   if (thoughts > 0) out.thoughtsTokenCount = thoughts;
   if (cached > 0) out.cachedContentTokenCount = cached;
-  out.totalTokenCount = prompt + candidates + thoughts;
+  if (promptKnown && outputKnown) out.totalTokenCount = prompt + candidates + thoughts;
   return out;
 }
 

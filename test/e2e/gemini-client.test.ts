@@ -259,6 +259,21 @@ describe("raw SSE grammar", () => {
     await expect(collect(s)).rejects.toThrow(/ended before the reply was complete/);
   });
 
+  test("a provider that reports no usage: the SDK sees no usageMetadata (not zero counts), streamed or not", async () => {
+    gw.fake.reset();
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    gw.fake.enqueue({ sse: chunk({ role: "assistant", content: "ok" }, null) + chunk({}, "stop") + "data: [DONE]\n\n" });
+    const chunks = await collect(await genai().models.generateContentStream({ model: "chat/gpt-test", contents: "hi" }));
+    expect(chunks.map((c) => c.text ?? "").join("")).toBe("ok");
+    expect(chunks.at(-1)!.candidates?.[0]?.finishReason).toBe(FinishReason.STOP);
+    expect(chunks.every((c) => c.usageMetadata === undefined)).toBe(true);
+    gw.fake.enqueue({ json: { id: "c2", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } });
+    const r = await genai().models.generateContent({ model: "chat/gpt-test", contents: "hi" });
+    expect(r.text).toBe("ok");
+    expect(r.usageMetadata).toBeUndefined();
+  });
+
   test("native lane: a provider stream reset inside an event never hands the client the torn JSON; the in-band error chunk follows the whole events", async () => {
     const chunk = (text: string) => `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }], modelVersion: "gemini-test" })}\r\n\r\n`;
     const sse = chunk("Partial answer ") + chunk("that goes on and on");

@@ -59,3 +59,37 @@ describe("an empty stop sequence is not sent", () => {
     expect(tidy("").warnings.map((w) => w.message)).toEqual(["An empty stop sequence was not sent."]);
   });
 });
+
+describe("a Gemini client gets only the usage the provider reported", () => {
+  const events = (usage?: Record<string, number>) => {
+    let out = "";
+    const enc = codecFor("gemini").createEncoder!({ model: "gemini-x" }, (t) => (out += t));
+    enc.event({ type: "message_start" });
+    enc.event({ type: "block_start", index: 0, block: { type: "text" } });
+    enc.event({ type: "block_delta", index: 0, delta: { type: "text", text: "ok" } });
+    enc.event({ type: "block_stop", index: 0 });
+    enc.event({ type: "finish", reason: "end_turn" });
+    if (usage) enc.event({ type: "usage", usage });
+    enc.end();
+    return out.split("\n\n").filter((c) => c.startsWith("data: ")).map((c) => JSON.parse(c.slice(6)));
+  };
+
+  test("stream: no usageMetadata when none was reported, not zeros", () => {
+    const last = events().at(-1);
+    expect(last.candidates[0].finishReason).toBe("STOP");
+    expect("usageMetadata" in last).toBe(false);
+  });
+
+  test("stream: an input count alone gives the prompt count, no invented candidates or total", () => {
+    expect(events({ inputTokens: 7 }).at(-1).usageMetadata).toEqual({ promptTokenCount: 7 });
+    expect(events({ inputTokens: 7, outputTokens: 2 }).at(-1).usageMetadata).toEqual({ promptTokenCount: 7, candidatesTokenCount: 2, totalTokenCount: 9 });
+  });
+
+  test("JSON reply: no usageMetadata when none was reported", () => {
+    const body = codecFor("gemini").encodeResponse!({ content: [{ type: "text", text: "ok" }], stopReason: "end_turn", usage: {} }, { model: "gemini-x" });
+    expect("usageMetadata" in body).toBe(false);
+    expect(body.modelVersion).toBe("gemini-x");
+    const known = codecFor("gemini").encodeResponse!({ content: [], stopReason: "end_turn", usage: { outputTokens: 3 } }, { model: "gemini-x" });
+    expect(known.usageMetadata).toEqual({ candidatesTokenCount: 3 });
+  });
+});
