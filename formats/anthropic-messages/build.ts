@@ -28,6 +28,7 @@ import {
   EFFORT_BUDGET,
   ITEM_FIELDS_KEY,
   MIN_THINKING_BUDGET,
+  refusesTemperatureWithTopP,
   sanitizeToolId,
   writeCacheControl,
   type ItemFields,
@@ -286,7 +287,9 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   the last tool turn lacks its signed thinking (case B27, {@link lastToolTurnFit}). An Anthropic
  *   client's own explicit budget is not raised against (interleaved thinking allows budget ≥
  *   max_tokens). With thinking, `temperature` (other than the default 1) and `top_k` are dropped and
- *   `top_p` below 0.95 too (case B28).
+ *   `top_p` below 0.95 too (case B28). When both `temperature` and `top_p` remain and the model
+ *   refuses the pair (Claude from Opus 4.1 / Sonnet 4.5 on, mapping.ts
+ *   {@link refusesTemperatureWithTopP}), `top_p` is dropped with a warning and `temperature` kept.
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
@@ -439,6 +442,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.topP !== undefined) {
     if (thinkingOn && req.topP < 0.95) w.add("dropped_field", "top_p below 0.95 is not allowed with thinking and was dropped");
     else body.top_p = req.topP;
+  }
+  if (body.temperature !== undefined && body.top_p !== undefined && refusesTemperatureWithTopP(target.model)) {
+    // Temperature is kept: the field clients set most, and the one Anthropic's migration guide keeps.
+    delete body.top_p;
+    w.add("dropped_field", `${target.model} accepts temperature or top_p, not both; top_p was dropped and temperature kept`);
   }
   if (req.topK !== undefined) {
     if (thinkingOn) w.add("dropped_field", "top_k is not allowed with thinking and was dropped");

@@ -250,3 +250,28 @@ export interface ItemFields {
   messages?: Record<string, Record<string, unknown>>;
   tools?: Record<string, Record<string, unknown>>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sampling parameters
+// ---------------------------------------------------------------------------------------------
+
+/** `claude-<family>-<major>[-<minor>]` (also inside Bedrock/Vertex ids); a date after the major is no minor. */
+const CLAUDE_VERSION = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2}))?(?!\d)/;
+
+/**
+ * Whether a Claude model refuses `temperature` and `top_p` in the same request (400 "temperature and
+ * top_p cannot both be specified for this model. Please use only one."). Anthropic's migration guide
+ * (platform.claude.com/docs/en/about-claude/models/migrating-to-claude-4, "Update sampling
+ * parameters": "Use only temperature OR top_p, not both", a breaking change from Sonnet 3.7) names
+ * Sonnet 4.5 and Haiku 4.5; Opus 4.1 answers the same 400 (open-webui/functions#9), and so do the
+ * models after them. So: a `claude-<family>-<major>[-<minor>]` id (also inside a Bedrock or Vertex
+ * id) from version 4.1 on. The `claude-3-…` ids, Opus 4 and Sonnet 4, ids that do not name a version
+ * this way and the non-Claude models of Anthropic-compatible servers (GLM, Kimi, …) keep both.
+ */
+export function refusesTemperatureWithTopP(model: string): boolean {
+  const v = CLAUDE_VERSION.exec(model.toLowerCase());
+  if (!v) return false;
+  const major = Number(v[1]);
+  const minor = v[2] === undefined ? 0 : Number(v[2]);
+  return major > 4 || (major === 4 && minor >= 1);
+}

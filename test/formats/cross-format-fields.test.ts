@@ -93,3 +93,25 @@ describe("a Gemini client gets only the usage the provider reported", () => {
     expect(known.usageMetadata).toEqual({ candidatesTokenCount: 3 });
   });
 });
+
+describe("temperature with top_p for Claude", () => {
+  const both = chatBody({ temperature: 0.5, top_p: 0.9 });
+  test("models from Opus 4.1 / Sonnet 4.5 on get temperature only, with a warning", () => {
+    for (const model of ["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5", "claude-opus-4-6", "anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"]) {
+      const built = translate("openai-chat", both, "anthropic-messages", "anthropic", model);
+      expect(built.body.temperature, model).toBe(0.5);
+      expect("top_p" in built.body, model).toBe(false);
+      expect(built.warnings.map((w) => w.message), model).toContain(`${model} accepts temperature or top_p, not both; top_p was dropped and temperature kept`);
+    }
+  });
+
+  test("older Claude models and other models of Anthropic-compatible servers keep both; one alone is never touched", () => {
+    for (const model of ["claude-3-7-sonnet-20250219", "claude-sonnet-4-20250514", "claude-opus-4-20250514", "claude-3-5-haiku-latest", "claude-x", "glm-4.6"]) {
+      const built = translate("openai-chat", both, "anthropic-messages", "anthropic-compatible", model);
+      expect([built.body.temperature, built.body.top_p], model).toEqual([0.5, 0.9]);
+    }
+    const alone = translate("openai-chat", chatBody({ top_p: 0.9 }), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(alone.body.top_p).toBe(0.9);
+    expect(alone.warnings).toEqual([]);
+  });
+});

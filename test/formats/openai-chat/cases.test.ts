@@ -51,7 +51,7 @@ describe("cases with a Chat client", () => {
       const up = c.upstream.format as WireFormat;
       if (c.expect.upstream_request) {
         const kind = (c.upstream.kind ?? DEFAULT_KIND[up]) as ProviderKind;
-        const built = codecFor(up).buildRequest(hub, { model: "up-model", kind, family: up === "anthropic-messages" ? "anthropic" : "openai", stream: true }).body;
+        const built = codecFor(up).buildRequest(hub, { model: c.request.model ?? "up-model", kind, family: up === "anthropic-messages" ? "anthropic" : "openai", stream: true }).body;
         expectUpstream(built, c.expect.upstream_request);
       }
       const sse = translate(c.upstream.response.sse, up, "openai-chat", hub.includeUsage);
