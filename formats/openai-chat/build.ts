@@ -13,6 +13,7 @@ import {
   sendableStops,
   Warnings,
 } from "../hub.ts";
+import { effortForDisabledReasoning } from "../openai-common/effort.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 
@@ -205,7 +206,9 @@ class Builder {
  *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise).
  * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
  *   `sendableStops`), `temperature`, `top_p`, `n`,
- *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`),
+ *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`; reasoning switched
+ *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
+ *   openai-common/effort.ts, with a `changed_field` warning when it is not off),
  *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
  *   `top_k` has no Chat field and is dropped with a warning.
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
@@ -284,6 +287,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (r) {
     let effort: ReasoningEffort | undefined = r.effort;
     if (!effort && r.enabled !== false && r.budgetTokens !== undefined) effort = effortFromBudget(r.budgetTokens);
+    if (!effort && r.enabled === false) {
+      const off = effortForDisabledReasoning(target.model);
+      effort = off.effort;
+      if (off.note) b.w.add("changed_field", off.note);
+    }
     if (effort === "max") effort = "xhigh";
     if (effort) body.reasoning_effort = effort;
   }

@@ -17,6 +17,7 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
+import { effortForDisabledReasoning } from "../openai-common/effort.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
@@ -300,13 +301,18 @@ function effortForBudget(budget: number): ReasoningEffort {
   return "high";
 }
 
-function buildReasoning(req: HubRequest, w: Warnings): Record<string, unknown> | undefined {
+function buildReasoning(req: HubRequest, model: string, w: Warnings): Record<string, unknown> | undefined {
   const r = req.reasoning;
   if (!r) return undefined;
   const out: Record<string, unknown> = {};
   let effort: ReasoningEffort | undefined = r.effort;
   if (!effort && r.budgetTokens !== undefined && r.enabled !== false) effort = effortForBudget(r.budgetTokens);
-  if (!effort && r.enabled === false) return undefined;
+  if (!effort && r.enabled === false) {
+    // Reasoning switched off (Anthropic thinking disabled, Gemini budget 0): the model's least effort.
+    const off = effortForDisabledReasoning(model);
+    if (off.note) w.add("changed_field", off.note);
+    return off.effort ? { effort: off.effort } : undefined;
+  }
   if (effort === "max") {
     effort = "xhigh";
     w.add("changed_field", "Reasoning effort 'max' is sent as 'xhigh' to the Responses upstream.");
@@ -341,7 +347,9 @@ const MIN_OUTPUT_TOKENS = 16;
  *   sent (no such field) — warned; `top_k`, `n`>1 warned and dropped;
  * - thinking: reasoning items only for parts whose signature family equals `target.family`
  *   (encrypted_content), or id-only items when store is not false (B40); foreign signatures and
- *   redacted thinking dropped with a warning (F-8);
+ *   redacted thinking dropped with a warning (F-8); reasoning switched off (Anthropic thinking
+ *   disabled, Gemini budget 0) → the model's least `reasoning.effort` (`none` from gpt-5.1 on,
+ *   `minimal` for gpt-5, …: openai-common/effort.ts), with a `changed_field` warning when it is not off;
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
  *   verbosity, …); another format's extra fields are named in one `dropped_field` warning;
  * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
@@ -392,7 +400,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (req.n !== undefined && req.n > 1) w.add("dropped_field", "n > 1 is not supported by the Responses format; one reply is generated.");
 
-  const reasoning = buildReasoning(req, w);
+  const reasoning = buildReasoning(req, target.model, w);
   const extraReasoning = fromResponses ? (req.source.extra.reasoning as Record<string, unknown> | undefined) : undefined;
   if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
 

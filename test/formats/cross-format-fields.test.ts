@@ -115,3 +115,39 @@ describe("temperature with top_p for Claude", () => {
     expect(alone.warnings).toEqual([]);
   });
 });
+
+describe("Anthropic thinking disabled for OpenAI models", () => {
+  const off = { model: "claude-x", max_tokens: 100, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] };
+  const effortOf = (to: "openai-chat" | "openai-responses", model: string) => {
+    const built = translate("anthropic-messages", off, to, to === "openai-chat" ? "openai" : "openai-responses", model);
+    const effort = to === "openai-chat" ? built.body.reasoning_effort : (built.body.reasoning as { effort?: string } | undefined)?.effort;
+    return { effort, warnings: built.warnings.filter((w) => w.code === "changed_field").map((w) => w.message), body: built.body };
+  };
+
+  test("gpt-5.1 and later: effort none (Chat reasoning_effort, Responses reasoning.effort, no summary)", () => {
+    for (const to of ["openai-chat", "openai-responses"] as const) {
+      for (const model of ["gpt-5.1", "gpt-5.2-mini", "openai/gpt-5.1"]) {
+        const r = effortOf(to, model);
+        expect(r.effort, `${to} ${model}`).toBe("none");
+        expect(r.warnings, `${to} ${model}`).toEqual([]);
+      }
+      if (to === "openai-responses") expect(effortOf(to, "gpt-5.1").body.reasoning).toEqual({ effort: "none" });
+    }
+  });
+
+  test("models that cannot switch reasoning off get their least effort with a warning; others get no field", () => {
+    expect(effortOf("openai-chat", "gpt-5-mini")).toMatchObject({ effort: "minimal", warnings: ["gpt-5-mini cannot switch reasoning off (models before gpt-5.1 have no effort none); reasoning effort minimal was sent"] });
+    expect(effortOf("openai-responses", "o4-mini")).toMatchObject({ effort: "low", warnings: ["o4-mini cannot switch reasoning off; reasoning effort low was sent"] });
+    expect(effortOf("openai-responses", "gpt-5.1-codex").effort).toBe("low");
+    expect(effortOf("openai-chat", "gpt-5-pro")).toMatchObject({ effort: undefined, warnings: ["gpt-5-pro only reasons at high effort; reasoning could not be switched off"] });
+    for (const to of ["openai-chat", "openai-responses"] as const) {
+      const r = effortOf(to, "gpt-4.1");
+      expect([r.effort, r.warnings, "reasoning" in r.body, "reasoning_effort" in r.body]).toEqual([undefined, [], false, false]);
+    }
+  });
+
+  test("an effort the client named is still sent as named", () => {
+    const built = translate("anthropic-messages", { ...off, thinking: { type: "enabled", budget_tokens: 20000 }, max_tokens: 30000 }, "openai-chat", "openai", "gpt-5.1");
+    expect(built.body.reasoning_effort).toBe("high");
+  });
+});

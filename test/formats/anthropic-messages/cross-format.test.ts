@@ -71,7 +71,7 @@ describe("regression cases with an Anthropic client", () => {
 
       const spec = c.expect.upstream_request;
       if (spec && format !== "anthropic-messages") {
-        const built = codecFor(format).buildRequest(hub, { model: "upstream-model", kind, family, stream: true });
+        const built = codecFor(format).buildRequest(hub, { model: c.request.model ?? "upstream-model", kind, family, stream: true });
         expectUpstream(built.body, spec);
       }
 

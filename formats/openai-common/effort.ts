@@ -1,0 +1,30 @@
+/**
+ * What OpenAI Chat Completions (`reasoning_effort`) and Responses (`reasoning.effort`) share about
+ * switching reasoning off: {@link effortForDisabledReasoning}. Pure.
+ */
+import type { ReasoningEffort } from "../hub.ts";
+
+/**
+ * The effort that asks an OpenAI model for the least reasoning, for a client that switched reasoning
+ * off (Anthropic `thinking: {type: "disabled"}`, Gemini `thinkingBudget: 0`), by model family as
+ * OpenAI's API reference for `reasoning_effort` / `reasoning.effort` describes it: "gpt-5.1 defaults
+ * to none, which does not perform reasoning"; "all models before gpt-5.1 default to medium reasoning
+ * effort, and do not support none" (gpt-5, -mini, -nano take `minimal`); "the gpt-5-pro model defaults
+ * to (and only supports) high"; the o-series take `low` at the least, and the Codex models reason at
+ * `low` at the least too (400 "Unsupported value: 'minimal' … Supported values are: 'none', 'low',
+ * 'medium', and 'high'" shows each model refuses a value outside its list).
+ *
+ * `model` is the upstream id; a routing prefix (`openai/gpt-5.1`) is ignored. Returns the effort to
+ * send (undefined: send none) and, when the model cannot switch reasoning off, a note for the
+ * warning. Models not named above (gpt-4o, gpt-4.1, other servers' models) get neither: they have no
+ * reasoning to switch off, and OpenAI's non-reasoning models refuse the field.
+ */
+export function effortForDisabledReasoning(model: string): { effort?: ReasoningEffort; note?: string } {
+  const m = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+  if (/^gpt-5(?:\.\d+)?-pro/.test(m)) return { note: `${model} only reasons at high effort; reasoning could not be switched off` };
+  if (/^gpt-5/.test(m) && m.includes("codex")) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
+  if (/^gpt-5\.\d/.test(m)) return { effort: "none" };
+  if (/^gpt-5(?:-|$)/.test(m)) return { effort: "minimal", note: `${model} cannot switch reasoning off (models before gpt-5.1 have no effort none); reasoning effort minimal was sent` };
+  if (/^o\d/.test(m)) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
+  return {};
+}
