@@ -236,12 +236,19 @@ export interface ProviderTool {
 /** A tool the request declares: a function tool every format can express, or a provider-specific one. */
 export type HubTool = FunctionTool | ProviderTool;
 
-/** What the model may do with tools (REFERENCE §5.6). */
+/**
+ * What the model may do with tools (REFERENCE §5.6). `allowed`: only the named function tools, the
+ * rest of `tools` staying declared (OpenAI's `allowed_tools` choice, which keeps the prompt cache:
+ * Chat `{type: "allowed_tools", allowed_tools: {mode, tools: [{type: "function", function: {name}}]}}`,
+ * Responses `{type: "allowed_tools", mode, tools: [{type: "function", name}]}`); `mode` `auto` lets the
+ * model answer without a call, `required` makes it call one of them.
+ */
 export type ToolChoice =
   | { type: "auto" }
   | { type: "required" }
   | { type: "none" }
-  | { type: "tool"; name: string };
+  | { type: "tool"; name: string }
+  | { type: "allowed"; mode: "auto" | "required"; names: string[] };
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -308,6 +315,8 @@ export interface HubRequest {
   previousResponseId?: string;
   /** Responses `include` list. */
   include?: string[];
+  /** How long the answer should be (OpenAI Chat `verbosity`, Responses `text.verbosity`). */
+  verbosity?: "low" | "medium" | "high";
   /** Number of choices (Chat `n`, Gemini `candidateCount`). */
   n?: number;
   /**

@@ -369,7 +369,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   // ---- limits and thinking
   let maxTokens = req.maxOutputTokens ?? target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;
-  const forced = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool";
+  const forced = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool" || (req.toolChoice?.type === "allowed" && req.toolChoice.mode === "required");
   let plan = planThinking(req.reasoning, same);
   if ((plan.kind === "budget" || plan.kind === "adaptive") && forced && tools.length > 0) {
     w.add("dropped_thinking_config", "Thinking is incompatible with a forced tool choice; thinking was not enabled");
@@ -417,6 +417,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         break;
       case "tool":
         tc = { type: "tool", name: req.toolChoice.name };
+        break;
+      case "allowed":
+        // No Anthropic equivalent of a subset: its mode, every tool staying callable.
+        tc = { type: req.toolChoice.mode === "required" ? "any" : "auto" };
+        w.add("dropped_field", `tool_choice allowed_tools has no Anthropic equivalent; ${tc.type} was sent and every declared tool stays callable`);
         break;
     }
     if (req.parallelToolCalls === false && tc?.type !== "none") {
@@ -473,6 +478,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (Object.keys(metadata).length > 0) body.metadata = metadata;
 
   if (req.n !== undefined && req.n > 1) w.add("dropped_field", "Anthropic returns one choice; n > 1 was dropped");
+  if (req.verbosity) w.add("dropped_field", "verbosity has no Anthropic equivalent and was dropped");
 
   // ---- the client's own fields, for the same format only
   for (const k in extra) {

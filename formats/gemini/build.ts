@@ -26,7 +26,8 @@
  * - Function tools → ONE `{functionDeclarations: […]}` entry; names sanitised (names.ts), parameters
  *   cleaned to Gemini's schema subset (schema-clean.ts). Provider tools of other formats are dropped
  *   with a warning; `gemini` provider tools pass as their own `tools` entries.
- * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames).
+ * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames
+ *   for one tool or an `allowed` choice of mode required; mode auto → AUTO with a warning).
  * - `generationConfig`: maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
  *   most 5: the first 5 are kept, with a warning; an empty one is not sent, hub.ts `sendableStops`), candidateCount (`n`), responseMimeType +
  *   responseJsonSchema (`responseFormat`), thinkingConfig (see {@link thinkingConfig}).
@@ -94,6 +95,7 @@ function registerNames(req: HubRequest): GeminiNameMap {
     }
   }
   if (req.toolChoice?.type === "tool") names.toGemini(req.toolChoice.name);
+  else if (req.toolChoice?.type === "allowed") for (const n of req.toolChoice.names) names.toGemini(n);
   return names;
 }
 
@@ -330,6 +332,7 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
   ["store", "store"],
   ["previousResponseId", "previous_response_id"],
   ["include", "include"],
+  ["verbosity", "verbosity"],
 ];
 
 /**
@@ -572,6 +575,14 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         break;
       case "tool":
         fcc = { mode: "ANY", allowedFunctionNames: [names.toGemini(tc.name)] };
+        break;
+      case "allowed":
+        // ANY + allowedFunctionNames: a call of one of them (Gemini's FunctionCallingConfig); AUTO takes no list.
+        if (tc.mode === "required") fcc = { mode: "ANY", allowedFunctionNames: tc.names.map((n) => names.toGemini(n)) };
+        else {
+          fcc = { mode: "AUTO" };
+          w.add("dropped_field", "tool_choice allowed_tools with mode auto has no Gemini equivalent; AUTO was sent and every declared function stays callable.");
+        }
         break;
     }
     body.toolConfig = { functionCallingConfig: fcc };

@@ -10,10 +10,11 @@ import {
   type HubPart,
   type HubRequest,
   type ReasoningEffort,
+  type ToolChoice,
   sendableStops,
   Warnings,
 } from "../hub.ts";
-import { effortForDisabledReasoning } from "../openai-common/effort.ts";
+import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 
@@ -37,6 +38,22 @@ function effortFromBudget(budget: number): ReasoningEffort {
   if (budget <= 2048) return "low";
   if (budget <= 8192) return "medium";
   return "high";
+}
+
+/**
+ * Hub tool choice → Chat `tool_choice`. `allowed` → `{type: "allowed_tools", allowed_tools: {mode,
+ * tools: [{type: "function", function: {name}}]}}` (OpenAI Chat Completions reference, `tool_choice`);
+ * the caller decides where it can go ({@link buildRequest}).
+ */
+function chatToolChoice(tc: ToolChoice): unknown {
+  switch (tc.type) {
+    case "tool":
+      return { type: "function", function: { name: tc.name } };
+    case "allowed":
+      return { type: "allowed_tools", allowed_tools: { mode: tc.mode, tools: tc.names.map((name) => ({ type: "function", function: { name } })) } };
+    default:
+      return tc.type;
+  }
 }
 
 class Builder {
@@ -203,12 +220,17 @@ class Builder {
  *   deterministically ({@link chatToolId}) in calls and results alike.
  * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
  *   key is omitted, never null (B35). Provider tools of another format are dropped with a warning.
- *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise).
+ *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise). An
+ *   `allowed` choice → `allowed_tools` for `openai` and a Chat client's own; for another client's
+ *   request to a third-party server → only the allowed tools declared, with its mode as `tool_choice`
+ *   (`changed_field` warning; the model can call the same tools, the prompt cache sees a shorter list).
+ * - `verbosity` (the Responses `text.verbosity`) for `openai`, a Chat client's own, and a third-party
+ *   server's gpt-5 model (openai-common/models.ts `takesVerbosity`); otherwise dropped with a warning.
  * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
  *   `sendableStops`), `temperature`, `top_p`, `n`,
  *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`; reasoning switched
  *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
- *   openai-common/effort.ts, with a `changed_field` warning when it is not off),
+ *   openai-common/models.ts, with a `changed_field` warning when it is not off),
  *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
  *   `top_k` has no Chat field and is dropped with a warning.
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
@@ -263,10 +285,20 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       b.w.add("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
   }
+  let tc = req.toolChoice;
+  if (tc?.type === "allowed" && !openai && req.source.format !== "openai-chat") {
+    // Third-party servers may not know allowed_tools (vLLM's and OpenRouter's tool_choice take the
+    // strings and a named function only): the same restriction as a shorter tool list and the mode.
+    const allowed = new Set(tc.names);
+    const kept = tools.filter((t) => t.type === "function" && allowed.has((t.function as Json).name as string));
+    b.w.add("changed_field", `tool_choice allowed_tools is not sent to a third-party Chat server: only the ${kept.length} allowed tool(s) were declared, with tool_choice "${tc.mode}".`);
+    tools.length = 0;
+    tools.push(...kept);
+    tc = { type: tc.mode };
+  }
   if (tools.length > 0) {
     body.tools = tools;
-    const tc = req.toolChoice;
-    if (tc) body.tool_choice = tc.type === "tool" ? { type: "function", function: { name: tc.name } } : tc.type;
+    if (tc) body.tool_choice = chatToolChoice(tc);
     if (typeof req.parallelToolCalls === "boolean") body.parallel_tool_calls = req.parallelToolCalls;
   }
 
@@ -294,6 +326,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
     if (effort === "max") effort = "xhigh";
     if (effort) body.reasoning_effort = effort;
+  }
+  if (req.verbosity) {
+    if (openai || req.source.format === "openai-chat" || takesVerbosity(target.model)) body.verbosity = req.verbosity;
+    else b.w.add("dropped_field", `verbosity is sent to OpenAI's gpt-5 models only; ${target.model} did not get it.`);
   }
   const rf = req.responseFormat;
   if (rf) {

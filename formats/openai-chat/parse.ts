@@ -18,6 +18,7 @@ import {
   type ReasoningEffort,
   type ResponseFormat,
   type TextPart,
+  type ToolChoice,
   type ToolResultPart,
 } from "../hub.ts";
 import { shortHash } from "./mapping.ts";
@@ -47,6 +48,7 @@ const CONSUMED = new Set([
   "user",
   "safety_identifier",
   "prompt_cache_key",
+  "verbosity",
 ]);
 
 
@@ -148,6 +150,23 @@ function argumentsText(a: unknown): string {
 }
 
 /**
+ * Chat `{type: "allowed_tools", allowed_tools: {mode, tools}}` naming function tools only (OpenAI
+ * Chat Completions reference, `tool_choice`) → hub `allowed` choice; anything else → undefined.
+ */
+function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
+  if (tc.type !== "allowed_tools" || !isObj(tc.allowed_tools)) return undefined;
+  const { mode, tools } = tc.allowed_tools;
+  if ((mode !== "auto" && mode !== "required") || !Array.isArray(tools) || tools.length === 0) return undefined;
+  const names: string[] = [];
+  for (const t of tools) {
+    if (!isObj(t) || t.type !== "function" || !isObj(t.function) || typeof t.function.name !== "string") return undefined;
+    if (Object.keys(t).length !== 2 || Object.keys(t.function).length !== 1) return undefined;
+    names.push(t.function.name);
+  }
+  return { type: "allowed", mode, names };
+}
+
+/**
  * Chat client body → hub request (REFERENCE §2.1, §5.4–5.12). Validated with the lenient
  * {@link ChatRequestSchema}; throws {@link FormatError} (400 `invalid_request`, `param` = the offending
  * path) when a field the translator reads has the wrong shape, or for a content part type Chat does not
@@ -167,7 +186,8 @@ function argumentsText(a: unknown): string {
  *   in order (REFERENCE §5.7).
  * - tools: `function` tools (missing/null `description` stays absent, B35; missing `parameters` →
  *   empty object schema); other tool types → provider tools of format `openai-chat`.
- * - `tool_choice` strings/objects, `parallel_tool_calls`, `max_completion_tokens` (preferred) or
+ * - `tool_choice` strings/objects (an `allowed_tools` choice of function tools → `allowed`),
+ *   `verbosity` (low/medium/high), `parallel_tool_calls`, `max_completion_tokens` (preferred) or
  *   `max_tokens`, `stop` (string or list), `reasoning_effort`, `response_format`, `n`, `user` (or
  *   `safety_identifier`), `prompt_cache_key`, `stream`, `stream_options.include_usage` → `includeUsage`.
  * - Any other non-null top-level field → `source.extra` (re-emitted by the Chat builder, reported as
@@ -290,9 +310,14 @@ export function parseRequest(body: unknown): HubRequest {
     else throw invalid(`Invalid tool_choice "${tc}".`, "tool_choice");
   } else if (tc) {
     const fnName = tc.type === "function" && isObj(tc.function) && typeof tc.function.name === "string" ? tc.function.name : undefined;
+    const allowed = fnName ? undefined : allowedFunctions(tc);
     if (fnName) hub.toolChoice = { type: "tool", name: fnName };
-    else extra.tool_choice = tc; // allowed_tools, custom: no hub slot
+    else if (allowed) hub.toolChoice = allowed;
+    else extra.tool_choice = tc; // custom, allowed_tools naming other tool kinds: no hub slot
   }
+  const verbosity = raw.verbosity;
+  if (verbosity === "low" || verbosity === "medium" || verbosity === "high") hub.verbosity = verbosity;
+  else if (verbosity !== undefined && verbosity !== null) extra.verbosity = verbosity;
   if (typeof b.parallel_tool_calls === "boolean") hub.parallelToolCalls = b.parallel_tool_calls;
   const max = b.max_completion_tokens ?? b.max_tokens;
   if (typeof max === "number") hub.maxOutputTokens = max;

@@ -17,7 +17,7 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { effortForDisabledReasoning } from "../openai-common/effort.ts";
+import { effortForDisabledReasoning } from "../openai-common/models.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
@@ -291,6 +291,8 @@ function buildToolChoice(tc: ToolChoice, customTools: Set<string>): unknown {
       return tc.type;
     case "tool":
       return { type: customTools.has(tc.name) ? "custom" : "function", name: tc.name };
+    case "allowed":
+      return { type: "allowed_tools", mode: tc.mode, tools: tc.names.map((name) => ({ type: customTools.has(name) ? "custom" : "function", name })) };
   }
 }
 
@@ -342,14 +344,15 @@ const MIN_OUTPUT_TOKENS = 16;
  *   (B31); call ids over 64 chars mapped deterministically (§5.3); `fc_`/`rs_` item ids kept, others
  *   dropped (OpenAI validates prefixes, §3.1);
  * - tools flat (`{type:"function", name, parameters, strict}`), Codex namespaces re-nested, provider
- *   tools of other formats dropped with a warning;
+ *   tools of other formats dropped with a warning; an `allowed` tool choice → `allowed_tools`;
+ *   `verbosity` → `text.verbosity`;
  * - token limit → `max_output_tokens` (B37; raised to 16 with a warning when lower); `stop` is never
  *   sent (no such field) — warned; `top_k`, `n`>1 warned and dropped;
  * - thinking: reasoning items only for parts whose signature family equals `target.family`
  *   (encrypted_content), or id-only items when store is not false (B40); foreign signatures and
  *   redacted thinking dropped with a warning (F-8); reasoning switched off (Anthropic thinking
  *   disabled, Gemini budget 0) → the model's least `reasoning.effort` (`none` from gpt-5.1 on,
- *   `minimal` for gpt-5, …: openai-common/effort.ts), with a `changed_field` warning when it is not off;
+ *   `minimal` for gpt-5, …: openai-common/models.ts), with a `changed_field` warning when it is not off;
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
  *   verbosity, …); another format's extra fields are named in one `dropped_field` warning;
  * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
@@ -405,8 +408,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
 
   const extraText = fromResponses ? (req.source.extra.text as Record<string, unknown> | undefined) : undefined;
-  if (req.responseFormat || extraText) {
+  if (req.responseFormat || extraText || req.verbosity) {
     const text: Record<string, unknown> = { ...extraText };
+    if (req.verbosity) text.verbosity = req.verbosity;
     if (req.responseFormat) text.format = buildTextFormat(req.responseFormat);
     body.text = text;
   }

@@ -18,8 +18,9 @@
  * - tools: `function` → FunctionTool; `namespace` → one ProviderTool holding the namespace shell
  *   (name, description, non-function members) followed by its function members flattened with
  *   `namespace` set; any other type → ProviderTool (kept for Responses targets only).
- * - fields without a hub slot (`client_metadata`, `metadata`, `text.verbosity`, `truncation`,
- *   `service_tier`, unmappable `tool_choice`, …) → `source.extra`, re-emitted for Responses targets.
+ * - `tool_choice` `allowed_tools` naming function tools → hub `allowed`; `text.verbosity` → `verbosity`.
+ * - fields without a hub slot (`client_metadata`, `metadata`, `truncation`, `service_tier`,
+ *   unmappable `tool_choice`, …) → `source.extra`, re-emitted for Responses targets.
  *
  * - `local_shell_call` → a tool_call of the `local_shell` function (arguments from its `exec` action,
  *   formats/tool-kinds.ts); `local_shell_call_output` → tool_result.
@@ -349,12 +350,30 @@ function parseFunctionTool(f: v.InferOutput<typeof FunctionToolSchema>): Functio
   return tool;
 }
 
+/**
+ * `{type: "allowed_tools", mode, tools: [{type: "function", name}, …]}` (OpenAI Responses reference,
+ * `ToolChoiceAllowed`) naming function tools only → hub `allowed` choice; undefined otherwise (hosted
+ * or custom tools stay in `source.extra`).
+ */
+function allowedFunctions(o: Record<string, any>): ToolChoice | undefined {
+  if (o.type !== "allowed_tools" || (o.mode !== "auto" && o.mode !== "required") || !Array.isArray(o.tools) || o.tools.length === 0) return undefined;
+  if (Object.keys(o).length !== 3) return undefined;
+  const names: string[] = [];
+  for (const t of o.tools) {
+    if (!t || typeof t !== "object" || t.type !== "function" || typeof t.name !== "string" || Object.keys(t).length !== 2) return undefined;
+    names.push(t.name);
+  }
+  return { type: "allowed", mode: o.mode, names };
+}
+
 function parseToolChoice(tc: unknown, extra: Record<string, unknown>): ToolChoice | undefined {
   if (tc == null) return undefined;
   if (tc === "auto" || tc === "required" || tc === "none") return { type: tc };
   if (typeof tc === "object") {
     const o = tc as Record<string, any>;
     if ((o.type === "function" || o.type === "custom") && typeof o.name === "string") return { type: "tool", name: o.name };
+    const allowed = allowedFunctions(o);
+    if (allowed) return allowed;
   }
   // allowed_tools, hosted-tool choices, unknown strings: no hub equivalent, kept for Responses targets.
   extra.tool_choice = tc;
@@ -436,6 +455,11 @@ export function parseRequest(body: unknown): HubRequest {
     if (rf) req.responseFormat = rf;
     const { format: _f, ...restText } = b.text as Record<string, unknown>;
     if (!rf && b.text.format) restText.format = b.text.format;
+    const verbosity = restText.verbosity;
+    if (verbosity === "low" || verbosity === "medium" || verbosity === "high") {
+      req.verbosity = verbosity;
+      delete restText.verbosity;
+    }
     if (Object.keys(restText).length > 0) extra.text = restText;
   }
   if (typeof b.store === "boolean") req.store = b.store;

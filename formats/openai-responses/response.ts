@@ -92,9 +92,14 @@ export function responseEcho(req: HubRequest | undefined): Json {
   const extra = req?.source.format === "openai-responses" ? req.source.extra : {};
   const instructions = req?.system.map((s) => s.text).join("\n\n");
   let toolChoice: unknown = "auto";
-  if (req?.toolChoice) toolChoice = req.toolChoice.type === "tool" ? { type: "function", name: req.toolChoice.name } : req.toolChoice.type;
-  else if (extra.tool_choice !== undefined) toolChoice = extra.tool_choice;
+  const tc = req?.toolChoice;
+  if (tc) {
+    if (tc.type === "tool") toolChoice = { type: "function", name: tc.name };
+    else if (tc.type === "allowed") toolChoice = { type: "allowed_tools", mode: tc.mode, tools: tc.names.map((name) => ({ type: "function", name })) };
+    else toolChoice = tc.type;
+  } else if (extra.tool_choice !== undefined) toolChoice = extra.tool_choice;
   const text: Json = { ...(extra.text as Json | undefined) };
+  if (req?.verbosity) text.verbosity = req.verbosity;
   const rf = req?.responseFormat;
   text.format = rf ? (rf.type === "json_schema" ? { type: "json_schema", name: rf.name ?? "response", schema: rf.schema, strict: rf.strict ?? false } : { type: rf.type }) : { type: "text" };
   return {

@@ -86,10 +86,10 @@ describe("a Gemini client gets only the usage the provider reported", () => {
   });
 
   test("JSON reply: no usageMetadata when none was reported", () => {
-    const body = codecFor("gemini").encodeResponse!({ content: [{ type: "text", text: "ok" }], stopReason: "end_turn", usage: {} }, { model: "gemini-x" });
+    const body: any = codecFor("gemini").encodeResponse!({ content: [{ type: "text", text: "ok" }], stopReason: "end_turn", usage: {} }, { model: "gemini-x" });
     expect("usageMetadata" in body).toBe(false);
     expect(body.modelVersion).toBe("gemini-x");
-    const known = codecFor("gemini").encodeResponse!({ content: [], stopReason: "end_turn", usage: { outputTokens: 3 } }, { model: "gemini-x" });
+    const known: any = codecFor("gemini").encodeResponse!({ content: [], stopReason: "end_turn", usage: { outputTokens: 3 } }, { model: "gemini-x" });
     expect(known.usageMetadata).toEqual({ candidatesTokenCount: 3 });
   });
 });
@@ -149,5 +149,79 @@ describe("Anthropic thinking disabled for OpenAI models", () => {
   test("an effort the client named is still sent as named", () => {
     const built = translate("anthropic-messages", { ...off, thinking: { type: "enabled", budget_tokens: 20000 }, max_tokens: 30000 }, "openai-chat", "openai", "gpt-5.1");
     expect(built.body.reasoning_effort).toBe("high");
+  });
+});
+
+describe("Responses allowed_tools and text.verbosity for Chat targets (and back)", () => {
+  const fn = (name: string) => ({ type: "function", name, parameters: { type: "object", properties: {} } });
+  const respBody = (over: Record<string, unknown> = {}) => ({
+    model: "m",
+    input: "hi",
+    tools: [fn("a"), fn("b"), fn("c")],
+    tool_choice: { type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "a" }, { type: "function", name: "b" }] },
+    text: { verbosity: "low" },
+    ...over,
+  });
+
+  test("OpenAI Chat gets tool_choice allowed_tools and verbosity, with no warning", () => {
+    const built = translate("openai-responses", respBody(), "openai-chat", "openai", "gpt-5.1");
+    expect(built.body.tool_choice).toEqual({
+      type: "allowed_tools",
+      allowed_tools: { mode: "required", tools: [{ type: "function", function: { name: "a" } }, { type: "function", function: { name: "b" } }] },
+    });
+    expect(built.body.verbosity).toBe("low");
+    expect((built.body.tools as unknown[]).length).toBe(3);
+    expect(built.warnings).toEqual([]);
+  });
+
+  test("a third-party Chat server gets only the allowed tools with the mode; verbosity only for a gpt-5 model", () => {
+    const built = translate("openai-responses", respBody(), "openai-chat", "openai-compatible", "glm-4.6");
+    expect(built.body.tool_choice).toBe("required");
+    expect((built.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(["a", "b"]);
+    expect("verbosity" in built.body).toBe(false);
+    expect(built.warnings.map((w) => w.message)).toEqual([
+      `tool_choice allowed_tools is not sent to a third-party Chat server: only the 2 allowed tool(s) were declared, with tool_choice "required".`,
+      "verbosity is sent to OpenAI's gpt-5 models only; glm-4.6 did not get it.",
+    ]);
+    expect(translate("openai-responses", respBody(), "openai-chat", "openai-compatible", "openai/gpt-5-mini").body.verbosity).toBe("low");
+  });
+
+  test("a Chat client's allowed_tools and verbosity reach a Responses target; Gemini gets ANY with the names", () => {
+    const chat = chatBody({
+      tools: ["a", "b"].map((name) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } })),
+      tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "b" } }] } },
+      verbosity: "high",
+    });
+    const resp = translate("openai-chat", chat, "openai-responses", "openai-responses");
+    expect(resp.body.tool_choice).toEqual({ type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "b" }] });
+    expect(resp.body.text).toEqual({ verbosity: "high" });
+    expect(resp.warnings).toEqual([]);
+    const gem = translate("openai-responses", respBody(), "gemini", "gemini");
+    expect(gem.body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "b"] } });
+  });
+
+  test("a Responses body round-trips through the hub unchanged; allowed_tools naming a hosted tool still does", () => {
+    const body = respBody({ text: { format: { type: "text" }, verbosity: "medium" } });
+    const same = translate("openai-responses", body, "openai-responses", "openai-responses");
+    expect(same.body.tool_choice).toEqual(body.tool_choice);
+    expect(same.body.text).toEqual(body.text);
+    const hosted = { type: "allowed_tools", mode: "auto", tools: [{ type: "web_search" }] };
+    expect(translate("openai-responses", respBody({ tool_choice: hosted }), "openai-responses", "openai-responses").body.tool_choice).toEqual(hosted);
+  });
+});
+
+describe("the Response object a Responses client gets echoes its allowed_tools and verbosity", () => {
+  test("tool_choice and text as the client sent them", async () => {
+    const { responseEcho } = await import("../../formats/openai-responses/response.ts");
+    const body = {
+      model: "m",
+      input: "hi",
+      tools: [{ type: "function", name: "a", parameters: { type: "object", properties: {} } }],
+      tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "a" }] },
+      text: { verbosity: "high" },
+    };
+    const echo = responseEcho(codecFor("openai-responses").parseRequest!(body));
+    expect(echo.tool_choice).toEqual(body.tool_choice);
+    expect(echo.text).toEqual({ verbosity: "high", format: { type: "text" } });
   });
 });

@@ -485,7 +485,8 @@ describe("parseRequest", () => {
     expect(hub.maxOutputTokens).toBe(500);
     expect(hub.reasoning).toEqual({ effort: "low", summary: "detailed" });
     expect(hub.responseFormat).toEqual({ type: "json_object" });
-    expect(hub.source.extra).toEqual({ text: { verbosity: "low" }, metadata: { a: "b" } });
+    expect(hub.source.extra).toEqual({ metadata: { a: "b" } });
+    expect(hub.verbosity).toBe("low");
     expect(parseRequest({ model: "m", input: "hello" }).messages).toEqual([{ role: "user", content: [{ type: "text", text: "hello" }] }]);
   });
 

@@ -1,8 +1,24 @@
 /**
- * What OpenAI Chat Completions (`reasoning_effort`) and Responses (`reasoning.effort`) share about
- * switching reasoning off: {@link effortForDisabledReasoning}. Pure.
+ * What an OpenAI model accepts, by model family, for the Chat Completions and Responses builders:
+ * the effort that switches reasoning off ({@link effortForDisabledReasoning}) and whether it takes
+ * `verbosity` ({@link takesVerbosity}). Pure.
  */
 import type { ReasoningEffort } from "../hub.ts";
+
+/** The model id without a routing prefix (`openai/gpt-5.1` → `gpt-5.1`), lower case. */
+function bareModel(model: string): string {
+  return model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+}
+
+/**
+ * Whether the model takes `verbosity` (Chat) / `text.verbosity` (Responses): OpenAI introduced it with
+ * the gpt-5 family ("verbosity … currently supported values are low, medium, and high", OpenAI API
+ * reference; the GPT-5 guide's "Verbosity" section), so an id of that family, also behind a
+ * third-party OpenAI-compatible server (OpenRouter's `openai/gpt-5`, an Azure deployment), does.
+ */
+export function takesVerbosity(model: string): boolean {
+  return /^gpt-5/.test(bareModel(model));
+}
 
 /**
  * The effort that asks an OpenAI model for the least reasoning, for a client that switched reasoning
@@ -20,7 +36,7 @@ import type { ReasoningEffort } from "../hub.ts";
  * reasoning to switch off, and OpenAI's non-reasoning models refuse the field.
  */
 export function effortForDisabledReasoning(model: string): { effort?: ReasoningEffort; note?: string } {
-  const m = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+  const m = bareModel(model);
   if (/^gpt-5(?:\.\d+)?-pro/.test(m)) return { note: `${model} only reasons at high effort; reasoning could not be switched off` };
   if (/^gpt-5/.test(m) && m.includes("codex")) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
   if (/^gpt-5\.\d/.test(m)) return { effort: "none" };
