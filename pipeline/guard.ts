@@ -24,9 +24,9 @@ export interface GuardSettings {
 }
 
 /**
- * Default of `server.body_timeout_ms`: 120 s, enough for a 32 MiB body at ~2.3 Mbit/s. The server has no
- * idle timeout of its own (a stream may be silent for minutes), so this is what frees a connection whose
- * declared body never fully arrives.
+ * Default of `server.body_timeout_ms`: 120 s, enough for a 32 MiB body at ~2.3 Mbit/s. The server's idle
+ * timer is off while a request is in flight (a stream may be silent for minutes, src/http/keep-alive.ts),
+ * so this is what frees a connection whose declared body never fully arrives.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 120_000;
 

@@ -50,6 +50,7 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
+import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { openStore } from "./store/open.ts";
 import { MemoryKeyCounters, persistBudgetWindows } from "./limits/counters.ts";
@@ -289,6 +290,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // counts start at zero
   }
   const inflight = new Set<string>();
+  /** Bun's server once it listens (the idle timer of a finished request's connection). */
+  let bunServer: IdleTimerServer | undefined;
   /** Streamed replies still open (pipeline/commit.ts): ended with an in-band error when a shutdown's grace period is over. */
   const openStreams = new Set<() => void>();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
@@ -327,6 +330,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   const finish = (ctx: RequestContext, f: Finished) => {
     if (!inflight.delete(ctx.requestId)) return;
+    // Its reply is ending: the connection is idle-timed again (src/http/keep-alive.ts).
+    idleAgain(bunServer, ctx.request, cfg.server.keepAliveTimeoutMs);
     const now = clock.now();
     const rec: UsageRecord = {
       requestId: ctx.requestId,
@@ -532,8 +537,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   app.listen({
     hostname: host,
     port,
-    // Streams are long: no server idle timeout on open requests (upstream idle timeouts apply instead).
-    idleTimeout: 0,
+    // Connections with no request in flight (src/http/keep-alive.ts); a request in flight has its own timers.
+    idleTimeout: idleSeconds(cfg.server.keepAliveTimeoutMs),
     // No transport limit: Bun's own 413 is an empty body. The guard enforces max_body_bytes on the API
     // routes (client-format 413, reading no further than the limit); createServer bounds every other route.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
@@ -550,6 +555,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     websocket: { perMessageDeflate: true, maxPayloadLength: socketFrameLimit },
   });
   const server = app.server!;
+  bunServer = server;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
   // Things a user would otherwise only find out from failing requests (src/start-remarks.ts).

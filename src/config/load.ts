@@ -161,6 +161,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     requireApiKey: file.server.require_api_key || envFlag(ctx.env.REQUIRE_API_KEY),
     maxBodyBytes: file.server.max_body_bytes,
     bodyTimeoutMs: file.server.body_timeout_ms,
+    keepAliveTimeoutMs: file.server.keep_alive_timeout_ms,
     shutdownGraceMs: file.server.shutdown_grace_ms,
     allowedHosts: file.server.allowed_hosts,
     corsOrigins: [...new Set(file.server.cors_origins)],

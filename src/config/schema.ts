@@ -173,6 +173,8 @@ export const ServerSchema = strictObj(
     max_body_bytes: v.optional(int("max_body_bytes", 1), 32 * 1024 * 1024),
     /** G-4: ms the whole request body may take to arrive; a body still incomplete then is a 408 and the connection closes. */
     body_timeout_ms: v.optional(int("body_timeout_ms", 1), 120_000),
+    /** ms a connection may sit with no request in flight (keep-alive, before its first request); 0 never closes it. Whole seconds, at most 255 (Bun's). */
+    keep_alive_timeout_ms: v.optional(int("keep_alive_timeout_ms", 0, 255_000), 120_000),
     /** D-3 grace period for in-flight streams on SIGTERM, in ms. */
     shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
     /** D-2 optional `postgres://…` URL of a shared store (the CLI's `--database` wins). Secret-capable. */

@@ -22,6 +22,13 @@ export interface ServerConfig {
    * still incomplete then gets a 408 in the client's format and its connection is closed.
    */
   bodyTimeoutMs: number;
+  /**
+   * How long a connection may sit with no request in flight (between two keep-alive requests, or
+   * before its first), ms; then the server closes it. Default 120 000; 0 keeps it until the client
+   * closes it. Bun counts whole seconds (rounded up, at most 255) and checks every 4 s, so the close
+   * comes up to ~4 s later. Never applies while a request is in flight (src/http/keep-alive.ts).
+   */
+  keepAliveTimeoutMs: number;
   /** D-3 grace period for in-flight streams on SIGTERM, ms. Default 30 000. */
   shutdownGraceMs: number;
   /** D-2 shared-store URL (`postgres://…`), resolved from env:/file: when written so. A secret. */

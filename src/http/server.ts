@@ -9,6 +9,7 @@ import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 import { StoreError } from "../store/types.ts";
+import { holdOpen } from "./keep-alive.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -40,10 +41,14 @@ export interface ServerDeps {
   geminiModel?: (id: string, request: Request) => unknown | undefined;
 }
 
-/** The part of Bun's server the handlers use: the socket's peer address (SPEC G-3), WebSocket upgrades. */
+/**
+ * The part of Bun's server the handlers use: the socket's peer address (SPEC G-3), WebSocket upgrades,
+ * the socket's idle timer (src/http/keep-alive.ts).
+ */
 interface PeerSource {
   requestIP(r: Request): { address: string } | null;
   upgrade?(r: Request, opts: { data: unknown }): boolean;
+  timeout?(r: Request, seconds: number): void;
 }
 
 /** What Elysia's WebSocket dispatch calls on `ws.data` (elysia/ws: open, message, close). */
@@ -182,6 +187,7 @@ function geminiApi(deps: ServerDeps, prefix: string) {
     if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${path}; expected ${prefix}{model}:generateContent.`));
     switch (call.method) {
       case "generateContent":
+        holdOpen(server, request); // the gateway's `finish` times the socket again (src/http/keep-alive.ts)
         return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: false });
       case "streamGenerateContent":
         if (queryParam(request.url, "alt") !== "sse") {
@@ -190,8 +196,10 @@ function geminiApi(deps: ServerDeps, prefix: string) {
             hubError("invalid_request", "streamGenerateContent is served as server-sent events only: add ?alt=sse (what the Gemini SDKs and Gemini CLI send).", { param: "alt" }),
           );
         }
+        holdOpen(server, request);
         return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: true });
       case "countTokens":
+        holdOpen(server, request);
         return deps.gateway.handle({ request, endpoint: "gemini_count_tokens", peer, pathModel: call.model, pathStream: false });
       default:
         return errorResponse("gemini", hubError("not_found", `The method ${call.method} is not served by this gateway (generateContent, streamGenerateContent and countTokens are).`));
@@ -206,8 +214,12 @@ function geminiApi(deps: ServerDeps, prefix: string) {
  * `/v1/models/*`, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
  */
 export function createServer(deps: ServerDeps) {
-  const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) =>
-    deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
+  // A request the gateway serves is not idle-timed until its reply ends (the gateway's `finish` times
+  // the socket again: src/http/keep-alive.ts).
+  const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) => {
+    holdOpen(server, request);
+    return deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
+  };
   const noParse = { parse: "none" as const };
 
   const app = new Elysia()
@@ -280,6 +292,8 @@ export function createServer(deps: ServerDeps) {
     .all("/admin/api/*", (async ({ request, server }: { request: Request; server: PeerSource | null }) => {
       if (!deps.admin) return notFound(request.method, new URL(request.url).pathname);
       const path = new URL(request.url).pathname.slice("/admin/api".length) || "/";
+      // The live event stream is open for as long as its reader wants (src/http/keep-alive.ts).
+      if (path === "/events") holdOpen(server, request);
       return deps.admin(request, server?.requestIP(request)?.address, path);
     }) as never, noParse)
     .onError(({ code, request, error }) => {

@@ -14,6 +14,7 @@ describe("defaults", () => {
       requireApiKey: false,
       maxBodyBytes: 32 * 1024 * 1024,
       bodyTimeoutMs: 120_000,
+      keepAliveTimeoutMs: 120_000,
       shutdownGraceMs: 30_000,
       allowedHosts: [],
       corsOrigins: [],

@@ -1,7 +1,7 @@
 /**
  * A request whose body never fully arrives (SPEC G-4, README "Not done yet" until this was fixed): the
- * server has no idle timeout of its own (a reply may be silent for minutes), so the guard's body read is
- * bounded by `server.body_timeout_ms`: the client gets a 408 in its own format, the connection is
+ * server's idle timer is off while a request is in flight (a reply may be silent for minutes,
+ * src/http/keep-alive.ts), so the guard's body read is bounded by `server.body_timeout_ms`: the client gets a 408 in its own format, the connection is
  * closed, and nothing goes upstream. Raw sockets, since no HTTP client sends a body that stalls.
  */
 import { describe, expect, test } from "bun:test";

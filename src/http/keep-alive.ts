@@ -1,0 +1,45 @@
+/**
+ * The idle timeout of client connections (`server.keep_alive_timeout_ms`). Bun's server has one idle
+ * timer per socket (uSockets: reset by every byte read or written, checked every 4 s, whole seconds
+ * up to 255, 0 = none). It counts while a request is in flight too: a reply silent for longer (a
+ * reasoning model, a long upstream wait, a request body that pauses) would be cut mid-request. So a
+ * request the gateway serves switches the timer off when it starts ({@link holdOpen}) and back on when
+ * its reply ends ({@link idleAgain}); only a connection with no request in flight is timed out, the
+ * in-flight request by its own timers (`server.body_timeout_ms`, the provider's idle and header
+ * timeouts, the pre-commit deadline).
+ *
+ * What Bun does, measured on Bun 1.4.5 with raw sockets (test/e2e/keep-alive-timeout.test.ts):
+ * `server.timeout(request, 0)` stays in force on the socket after that request's reply, so the timer
+ * must be set again before the reply's last bytes are written (a call after the reply has been written
+ * does nothing, and does not throw); set then, it counts from the last byte written. A WebSocket after
+ * its upgrade is not timed by it (Bun's `websocket.idleTimeout` and pings apply). Before a
+ * connection's first request Bun uses its own fixed ~10 s, whatever `idleTimeout` says.
+ */
+
+/** The part of Bun's Server this uses. */
+export interface IdleTimerServer {
+  /** Bun's `server.timeout(request, seconds)`: the idle timeout of the request's socket; 0 switches it off. */
+  timeout(request: Request, seconds: number): void;
+}
+
+/** The most Bun takes for an idle timeout, in seconds. */
+export const MAX_IDLE_SECONDS = 255;
+
+/** `keep_alive_timeout_ms` as Bun's whole seconds: rounded up, at most 255; 0 stays 0 (never). */
+export function idleSeconds(ms: number): number {
+  return ms <= 0 ? 0 : Math.min(MAX_IDLE_SECONDS, Math.ceil(ms / 1000));
+}
+
+/** A request starts: its socket is not timed while it is served (its own timers apply). */
+export function holdOpen(server: Partial<IdleTimerServer> | null | undefined, request: Request): void {
+  server?.timeout?.(request, 0);
+}
+
+/**
+ * A request's reply is ending (called before its last bytes are written: a whole reply before it is
+ * returned, a stream when its upstream ended): the socket is timed again, from its last byte, by
+ * `keepAliveMs`. Does nothing for a request that is no HTTP request of its own (a WebSocket frame).
+ */
+export function idleAgain(server: IdleTimerServer | undefined, request: unknown, keepAliveMs: number): void {
+  if (server && request instanceof Request) server.timeout(request, idleSeconds(keepAliveMs));
+}
