@@ -300,7 +300,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   } catch (e) {
     controller.abort();
     if (silent) return wentSilent(fail, provider.id);
-    // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES): a failed attempt.
+    // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
+    // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
     if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
     return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));

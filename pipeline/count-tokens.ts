@@ -18,6 +18,31 @@ const CountTokensReply = v.object({ input_tokens: v.pipe(v.number(), v.integer()
 const GeminiCountTokensReply = v.object({ totalTokens: v.pipe(v.number(), v.integer(), v.minValue(0)) });
 
 /**
+ * The most of a token count's reply read, bytes: `{"input_tokens": N}` is a few bytes, an error body a
+ * few hundred; a reply past this is no count (an endless body is not read on until the idle timeout).
+ */
+export const MAX_COUNT_REPLY_BYTES = 64 * 1024;
+
+/** A token count's reply as text, or undefined when it grew past {@link MAX_COUNT_REPLY_BYTES} (the rest is cancelled). */
+async function readCount(body: ReadableStream<Uint8Array> | null): Promise<string | undefined> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let n = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return text + decoder.decode();
+      if ((n += value.byteLength) > MAX_COUNT_REPLY_BYTES) return undefined;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+}
+
+/**
  * The body forwarded to a provider's token count: Anthropic gets the client's body with the upstream
  * model id; Gemini gets `contents` (or a `generateContentRequest` whose `model` names the upstream id),
  * the model itself being in the URL.
@@ -101,8 +126,12 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     attempt.status = reply.status;
     // The reply is a few bytes: reading it may take no longer than the provider's idle timeout.
     idle = setTimeout(() => sent.controller.abort(), target.provider.idleTimeoutMs);
-    const text = await new Response(reply.body).text();
+    const text = await readCount(reply.body);
     attempt.durationMs = deps.clock.now() - started;
+    if (text === undefined) {
+      attempt.error = `reply larger than ${MAX_COUNT_REPLY_BYTES} bytes`;
+      return local(`${target.provider.id} sent no token count`);
+    }
     if (reply.status < 200 || reply.status >= 300) {
       attempt.error = `upstream answered ${reply.status}`;
       return local(`${target.provider.id} answered ${reply.status}`);

@@ -34,6 +34,7 @@ import {
 } from "../formats/hub.ts";
 import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
+import { MAX_WHOLE_REPLY_BYTES, replyTooLarge } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 
 const utf8 = new TextEncoder();
@@ -397,22 +398,31 @@ export class AccumulatedDriver extends DecodingDriver {
 /**
  * A whole JSON reply from a non-streaming upstream. Native pairs forward the bytes unchanged (usage read
  * from the decoded copy); others convert. A streaming client gets the reply replayed as a stream.
+ * `push` throws {@link replyTooLarge} when the reply grows past `maxBytes` (and holds nothing after).
  */
 export class WholeBodyDriver extends HubDriver {
   readonly buffered = true;
-  private readonly parts: Uint8Array[] = [];
+  private parts: Uint8Array[] = [];
+  /** Bytes held in `parts`. */
+  private held = 0;
 
+  /** `maxBytes` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
   constructor(
     private readonly provider: FormatCodec,
     private readonly client: FormatCodec,
     private readonly decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
     private readonly opts: { native: boolean; clientStream: boolean; restoration?: Restoration },
+    private readonly maxBytes: number = MAX_WHOLE_REPLY_BYTES,
   ) {
     super();
   }
 
   push(chunk: Uint8Array): Uint8Array {
+    if ((this.held += chunk.length) > this.maxBytes) {
+      this.parts = [];
+      throw replyTooLarge(this.maxBytes);
+    }
     this.parts.push(chunk);
     return EMPTY;
   }

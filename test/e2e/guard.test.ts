@@ -9,6 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { MAX_COUNT_REPLY_BYTES } from "../../pipeline/count-tokens.ts";
 
 const CLIENT_KEY = "sy-e2e-guard-client-key-3b8f0a";
 const YAML = (extra = "") => `
@@ -198,6 +199,16 @@ describe("count_tokens behind the guard", () => {
     const text = await res.text();
     expect(text).not.toContain("sk-fake-upstream-secret");
     expect(JSON.parse(text).input_tokens).toBeGreaterThan(0);
+  });
+
+  test("a reply that never ends: read no further than MAX_COUNT_REPLY_BYTES, then estimated locally (the trace says why)", async () => {
+    gw.fake.enqueue({ text: '{"input_tokens": 1', endless: "0".repeat(64 * 1024) });
+    const res = await post(gw, "/v1/messages/count_tokens", BODY);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).input_tokens).toBeGreaterThan(0);
+    const trace = await getJson(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`);
+    expect(trace.attempts.at(-1).error).toBe(`reply larger than ${MAX_COUNT_REPLY_BYTES} bytes`);
+    expect(trace.decisions).toContainEqual({ subject: "count_tokens", verdict: "in", reason: "estimated locally: anth sent no token count" });
   });
 
   test("a non-Anthropic target is estimated locally without an upstream call", async () => {
