@@ -5,6 +5,9 @@
  *   setup): the HTML shell of the single-page app when the caller may use the admin API (a loopback
  *   caller when keys are not required, or a signed-in session), else the login page. Neither carries
  *   data: every figure the pages show comes from `/admin/api/…` (src/admin/access.ts decides).
+ * - Any other path under /dashboard (a mistyped page): the dashboard's own 404 page, HTML with the same
+ *   security headers, naming the path and linking back to the pages; it carries no data and no script,
+ *   so it needs no sign-in. (Unknown assets stay JSON 404s, as the admin API and /v1 keep theirs.)
  * - `GET /dashboard/assets/{file}`: the bundled JavaScript and CSS (src/dashboard/assets.ts), embedded
  *   in the program; content-hashed names, cached for a year.
  * - `POST /dashboard/login` `{"key": "…"}`: an admin-scope key (or the instance's admin token) →
@@ -95,8 +98,60 @@ ${css.map((c) => `<link rel="stylesheet" href="/dashboard/assets/${c}">`).join("
 `;
 }
 
-const html = (body: string, extra: Record<string, string> = {}) =>
-  new Response(body, { headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...SECURITY_HEADERS, ...extra } });
+const html = (body: string, extra: Record<string, string> = {}, status = 200) =>
+  new Response(body, { status, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...SECURITY_HEADERS, ...extra } });
+
+const escapeText = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+const PAGE_LABELS: Record<(typeof PAGES)[number], string> = {
+  overview: "Overview",
+  accounts: "Accounts",
+  routing: "Routing",
+  calls: "Calls",
+  usage: "Usage",
+  keys: "Keys",
+  setup: "Setup",
+};
+
+/**
+ * The dashboard's 404 page for `rawPath` (percent-decoded, shown escaped and cut at 200 characters): static
+ * HTML styled by the bundle's stylesheet, no script, no data, links to every page.
+ */
+async function notFoundPage(rawPath: string): Promise<Response> {
+  let path = rawPath;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    // not valid percent-encoding: shown as requested
+  }
+  const css = [...(await files()).keys()].filter((n) => n.endsWith(".css"));
+  const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+  const links = PAGES.map((p) => `<li><a href="/dashboard/${p}">${PAGE_LABELS[p]}</a></li>`).join("");
+  const body = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>No such page · switchyard</title>
+<link rel="icon" href="data:,">
+${css.map((c) => `<link rel="stylesheet" href="/dashboard/assets/${c}">`).join("\n")}
+</head>
+<body data-view="not-found">
+<div class="login">
+<main class="login-box not-found">
+<div class="brand brand-dark"><span class="brand-mark">⇄</span> switchyard</div>
+<h1>No such page</h1>
+<p class="muted">The dashboard has no page at <code>${escapeText(shown)}</code>.</p>
+<a class="btn btn-primary" href="/dashboard">Back to the dashboard</a>
+<p class="muted small">Or go straight to a page:</p>
+<ul class="not-found-pages">${links}</ul>
+</main>
+</div>
+</body>
+</html>
+`;
+  return html(body, {}, 404);
+}
 
 /** The request's own origin (`http://host:port`), from its URL and Host header. */
 function ownOrigin(request: Request): string {
@@ -131,9 +186,10 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .get("/dashboard", page as never)
     .get("/dashboard/", page as never)
     .get("/dashboard/:page", (async (ctx: { request: Request; server: unknown; params: { page: string } }) => {
-      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return jsonError(404, `No dashboard page ${ctx.params.page}.`, "not_found_error");
+      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return notFoundPage(new URL(ctx.request.url).pathname);
       return page(ctx);
     }) as never)
+    .get("/dashboard/*", ({ request }) => notFoundPage(new URL(request.url).pathname))
     .get("/dashboard/assets/:name", async ({ params }) => {
       const f = (await files()).get(params.name);
       if (!f) return jsonError(404, `No dashboard asset ${params.name}.`, "not_found_error");

@@ -104,11 +104,31 @@ describe("who sees what", () => {
     expect(foreign.headers.get("set-cookie")).toBeNull();
   });
 
-  test("unknown dashboard paths and assets are JSON 404s", async () => {
-    for (const path of ["/dashboard/nope", "/dashboard/assets/nope.js"]) {
+  test("a mistyped dashboard page is the dashboard's own 404 page (HTML, same headers, a link back); assets, the admin API and /v1 keep JSON 404s", async () => {
+    for (const [path, shown] of [
+      ["/dashboard/nope", "/dashboard/nope"],
+      ["/dashboard/calls/extra", "/dashboard/calls/extra"],
+      ["/dashboard/%3Cimg%20src=x%20onerror=alert(1)%3E", "/dashboard/&lt;img src=x onerror=alert(1)&gt;"],
+    ]) {
+      for (const headers of [{}, REMOTE]) {
+        const r = await fetch(`${gw.url}${path}`, { headers });
+        expect({ path, status: r.status, type: r.headers.get("content-type") }).toEqual({ path, status: 404, type: "text/html; charset=utf-8" });
+        expect(r.headers.get("content-security-policy")).toBe(CSP);
+        expect(r.headers.get("x-frame-options")).toBe("DENY");
+        expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(r.headers.get("cache-control")).toBe("no-store");
+        expect(r.headers.get("set-cookie")).toBeNull();
+        const html = await r.text();
+        expect(html).toContain(`<code>${shown}</code>`);
+        expect(html).toContain('<a class="btn btn-primary" href="/dashboard">Back to the dashboard</a>');
+        expect(html).not.toMatch(/<script|<style|style="|<img|csrf-token|anth-1/);
+        expect(html).toMatch(/<link rel="stylesheet" href="\/dashboard\/assets\/[^"]+\.css">/);
+      }
+    }
+    for (const path of ["/dashboard/assets/nope.js", "/admin/api/nope", "/v1/nope"]) {
       const r = await fetch(`${gw.url}${path}`);
-      expect(r.status).toBe(404);
-      expect(((await r.json()) as { error: { type: string } }).error.type).toBe("not_found_error");
+      expect({ path, status: r.status, type: r.headers.get("content-type") }).toEqual({ path, status: 404, type: "application/json" });
+      expect(((await r.json()) as { error: { type: string } }).error.type).toMatch(/^(not_found_error|invalid_request_error)$/);
     }
   });
 });

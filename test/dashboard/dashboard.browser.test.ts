@@ -84,6 +84,36 @@ describe("every page", () => {
       await w.close();
     }
   }, 90_000);
+
+  test("a mistyped page shows the dashboard's own 404 page, styled, naming the path, and its link leads back", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      const res = await w.page.goto(`${gw.url}/dashboard/usgae`);
+      expect(res?.status()).toBe(404);
+      const box = w.page.locator("main.not-found");
+      await box.waitFor({ timeout: 10_000 });
+      expect(await w.page.title()).toBe("No such page · switchyard");
+      expect(await box.locator("h1").innerText()).toBe("No such page");
+      expect(await box.locator("code").innerText()).toBe("/dashboard/usgae");
+      // drawn by the dashboard's stylesheet (a white box on the dark login background), not bare HTML
+      const look = await box.evaluate((el) => {
+        const style = el.ownerDocument.defaultView!.getComputedStyle(el);
+        return { bg: style.backgroundColor, radius: style.borderRadius };
+      });
+      expect(look).toEqual({ bg: "rgb(255, 255, 255)", radius: "14px" });
+      expect(await box.locator(".not-found-pages a").allInnerTexts()).toEqual(["Overview", "Accounts", "Routing", "Calls", "Usage", "Keys", "Setup"]);
+      await w.page.screenshot({ path: join(SHOTS, "not-found.png"), fullPage: true });
+      await box.locator("a", { hasText: "Back to the dashboard" }).click();
+      await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
+      expect(new URL(w.page.url()).pathname).toBe("/dashboard");
+      await box.waitFor({ state: "detached" });
+      expect(w.foreign).toEqual([]);
+      // the only failed answer is the mistyped page itself (no stylesheet or script went missing)
+      expect(w.failed).toEqual([`404 ${gw.url}/dashboard/usgae`]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
 });
 
 describe("live updates", () => {
