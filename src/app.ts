@@ -500,6 +500,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       requireApiKey: () => cfg.server.requireApiKey,
       keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
       recorded: (requestId) => recorder.has(requestId),
+      providerIds: () => cfg.providers.keys(),
       sessions,
       extend: (admin) =>
         subscriptionAdmin({

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 import { ConfigError } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import type { SetupModel } from "./cli/setup.ts";
+import type { UsageGrouping } from "./cli/usage-table.ts";
 import type { BudgetUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
 // by that command only: `start` never loads them, so the gateway's idle memory does not hold them
@@ -136,26 +137,8 @@ async function main(argv: string[]): Promise<void> {
       // SPEC P-5: the providers' quota windows per account next to the token usage.
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
-      const byKey = values.by === "key";
-      const { costCell, describeBudgetUse } = await import("./cli/key-limits.ts");
-      out(
-        table(
-          ["group", "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
-          r.rows.map((x) => [
-            x.group ?? "-",
-            x.requests,
-            x.errors,
-            x.inputTokens,
-            x.outputTokens,
-            x.cacheReadTokens,
-            x.cacheWriteTokens,
-            x.reasoningTokens,
-            x.savedTokens ?? 0,
-            costCell(x.costUsd, x.unpriced),
-            ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
-          ]),
-        ),
-      );
+      const { usageLines } = await import("./cli/usage-table.ts");
+      for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table)) out(l);
       const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
       if (windows.length > 0) {
         out("");

@@ -25,6 +25,8 @@ export interface AdminDeps {
   keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number }>;
   /** Whether the flight recorder holds a request's bodies (SPEC O-6), for `recorded` in GET /calls. */
   recorded?: (requestId: string) => boolean;
+  /** The ids of the providers in force: a new key's `provider/*` model pattern must name one. */
+  providerIds?: () => Iterable<string>;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
@@ -53,6 +55,21 @@ export const KeyCreate = strictBody({
   /** SPEC 9.6: rpm, tpm, concurrency, budgets, models; the shape of the config file's `keys[].limits`. */
   limits: v.optional(KeyLimitsSchema),
 }, "a key");
+
+/**
+ * The first `provider/*` entry of a key's `models` allow-list whose provider is not among `providers`
+ * (such a pattern would allow nothing: a `provider/model` name goes to that provider only), as a 400's
+ * message and param; undefined when every pattern names a known provider.
+ */
+export function unknownProviderPattern(models: readonly string[] | undefined, providers: readonly string[]): { message: string; param: string } | undefined {
+  const i = (models ?? []).findIndex((m) => m.endsWith("/*") && !providers.includes(m.slice(0, -2)));
+  if (i < 0) return undefined;
+  const m = models![i];
+  return {
+    param: `limits.models[${i}]`,
+    message: `limits.models[${i}]: ${JSON.stringify(m)} names no provider of this gateway: there is no provider ${JSON.stringify(m.slice(0, -2))}; the providers are ${providers.join(", ")}`,
+  };
+}
 
 /** Bucket widths of the `GET /usage` time series. */
 export const USAGE_BUCKETS = ["1m", "5m", "15m", "1h", "1d"] as const;
@@ -140,6 +157,8 @@ export function adminApi(deps: AdminDeps) {
       async ({ request, set }) => {
         const input = await readBody(request, KeyCreate);
         if (!input.ok) return input.response;
+        const unknownProvider = deps.providerIds && unknownProviderPattern(input.value.limits?.models, [...deps.providerIds()]);
+        if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
         try {
           const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
           const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);

@@ -57,11 +57,3 @@ export function describeBudgetUse(uses: readonly BudgetUse[]): string {
     })
     .join("; ");
 }
-
-/** A cost cell: "$0.0123", with "+N unpriced" when some requests had no price; "-" when nothing was priced. */
-export function costCell(costUsd: unknown, unpriced: unknown): string {
-  const c = typeof costUsd === "number" ? costUsd : 0;
-  const n = typeof unpriced === "number" ? unpriced : 0;
-  const text = c > 0 ? `$${c < 1 ? c.toFixed(4) : c.toFixed(2)}` : n > 0 ? "?" : "-";
-  return n > 0 ? `${text} (+${n} unpriced)` : text;
-}

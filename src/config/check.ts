@@ -1,7 +1,7 @@
 /**
  * `switchyard check-config FILE` (SPEC 2.2): validates a configuration file without starting anything.
  */
-import { ConfigError } from "./errors.ts";
+import { ConfigError, ROOT_PATH } from "./errors.ts";
 import { loadConfigFile } from "./load.ts";
 import type { Env } from "./secrets.ts";
 
@@ -14,22 +14,29 @@ export interface CheckResult {
 /**
  * Loads the file at `path` as `start` would (secrets resolved from `env`, so a missing variable is
  * reported) and describes the result:
- * - invalid: one line per problem, `path: message` (e.g. `combos[1].targets[0].model: …`);
+ * - invalid: one line per problem, `path: message` (e.g. `combos[1].targets[0].model: …`); a problem
+ *   of the whole file (unreadable, not YAML, not a mapping) is led by the file's name as given
+ *   (`my.yaml: YAML syntax error near line 3: …`);
  * - valid: `warning: path: message` lines for non-fatal remarks, then
- *   `ok: N providers, N accounts, N combos, N aliases, N keys` (providers include the built-ins).
+ *   `ok: 6 providers (5 built in), 1 account, 1 combo, 0 aliases, 2 keys`.
  * Never throws for a bad file; no line contains a secret value.
  */
 export function checkConfig(path: string, env: Env = process.env): CheckResult {
+  const where = (p: string) => (p === ROOT_PATH ? path : p);
   try {
     const cfg = loadConfigFile(path, env);
-    const lines = cfg.warnings.map((w) => `warning: ${w.path}: ${w.message}`);
+    const lines = cfg.warnings.map((w) => `warning: ${where(w.path)}: ${w.message}`);
+    const builtin = [...cfg.providers.values()].filter((p) => p.source === "builtin").length;
     lines.push(
-      `ok: ${cfg.providers.size} providers, ${cfg.accounts.length} accounts, ${cfg.combos.size} combos, ` +
-        `${cfg.aliases.size} aliases, ${cfg.keys.length} keys`,
+      `ok: ${counted(cfg.providers.size, "provider")}${builtin > 0 ? ` (${builtin} built in)` : ""}, ${counted(cfg.accounts.length, "account")}, ` +
+        `${counted(cfg.combos.size, "combo")}, ${counted(cfg.aliases.size, "alias", "aliases")}, ${counted(cfg.keys.length, "key")}`,
     );
     return { ok: true, lines };
   } catch (err) {
-    if (err instanceof ConfigError) return { ok: false, lines: err.issues.map((i) => `${i.path}: ${i.message}`) };
-    return { ok: false, lines: [`(root): ${err instanceof Error ? err.message : String(err)}`] };
+    if (err instanceof ConfigError) return { ok: false, lines: err.issues.map((i) => `${where(i.path)}: ${i.message}`) };
+    return { ok: false, lines: [`${path}: ${err instanceof Error ? err.message : String(err)}`] };
   }
 }
+
+/** "1 account", "0 accounts", "2 aliases". */
+const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;

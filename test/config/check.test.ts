@@ -29,7 +29,7 @@ function exampleCopy(): string {
 }
 
 describe("checkConfig", () => {
-  test("a valid file: one ok line with counts (providers include the built-ins)", () => {
+  test("a valid file: one ok line with counts in words (one account, not 1 accounts; providers say how many are built in)", () => {
     const p = join(dir, "ok.yaml");
     writeFileSync(
       p,
@@ -41,7 +41,7 @@ describe("checkConfig", () => {
         "keys: [{ name: k, key: s }]",
       ].join("\n"),
     );
-    expect(checkConfig(p, {})).toEqual({ ok: true, lines: ["ok: 6 providers, 1 accounts, 1 combos, 1 aliases, 1 keys"] });
+    expect(checkConfig(p, {})).toEqual({ ok: true, lines: ["ok: 6 providers (5 built in), 1 account, 1 combo, 1 alias, 1 key"] });
   });
 
   test("an invalid file: one `path: message` line per issue, no secrets", () => {
@@ -74,9 +74,14 @@ describe("checkConfig", () => {
     expect(r.lines[0]).toStartWith('combos[0].targets[0].modle: unknown key "modle" in a combo target (did you mean "model"?)');
   });
 
-  test("a missing file", () => {
+  test("a problem of the whole file (missing, not YAML, not a mapping) is led by the file's name, not (root)", () => {
     const r = checkConfig(join(dir, "nope.yaml"), {});
-    expect(r).toEqual({ ok: false, lines: [`(root): cannot read config file ${join(dir, "nope.yaml")}: not found`] });
+    expect(r).toEqual({ ok: false, lines: [`${join(dir, "nope.yaml")}: cannot read config file ${join(dir, "nope.yaml")}: not found`] });
+    const p = join(dir, "broken.yaml");
+    writeFileSync(p, "providers: [\n");
+    expect(checkConfig(p, {})).toEqual({ ok: false, lines: [`${p}: YAML syntax error near line 1: Unexpected token`] });
+    writeFileSync(p, "- a\n- b\n");
+    expect(checkConfig(p, {})).toEqual({ ok: false, lines: [`${p}: expected the configuration file (a mapping), got a list`] });
   });
 
   test("warnings are printed before the ok line", () => {
@@ -86,7 +91,7 @@ describe("checkConfig", () => {
       ok: true,
       lines: [
         'warning: combos[0].targets[0].weight: ignored: combo "c" uses strategy fallback, not weighted',
-        "ok: 5 providers, 0 accounts, 1 combos, 0 aliases, 0 keys",
+        "ok: 5 providers (5 built in), 0 accounts, 1 combo, 0 aliases, 0 keys",
       ],
     });
   });
@@ -100,7 +105,7 @@ describe("an alias that shadows a combo (SPEC R-2)", () => {
       ok: true,
       lines: [
         'warning: aliases.coding: alias "coding" shadows combo combos[0] of the same name: "coding" resolves to the alias (aliases are looked up before combos); the combo cannot be reached by that name',
-        "ok: 5 providers, 0 accounts, 1 combos, 1 aliases, 0 keys",
+        "ok: 5 providers (5 built in), 0 accounts, 1 combo, 1 alias, 0 keys",
       ],
     });
   });
@@ -146,7 +151,7 @@ describe("examples/config.yaml", () => {
   test("check-config on the example prints the ok line", () => {
     expect(checkConfig(exampleCopy(), exampleEnv)).toEqual({
       ok: true,
-      lines: ["ok: 8 providers, 5 accounts, 3 combos, 3 aliases, 2 keys"],
+      lines: ["ok: 8 providers (4 built in), 5 accounts, 3 combos, 3 aliases, 2 keys"],
     });
   });
 

@@ -151,10 +151,20 @@ describe("keys with limits (SPEC 9.6)", () => {
     const usage = cli(["usage", "--by", "key", "--data-dir", inst.dataDir]);
     expect(usage.code).toBe(0);
     const header = lines(usage.stdout)[0];
-    expect(header).toMatch(/group\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+saved\s+cost\s+budgets/);
+    // the first column is named for the grouping (it said "group")
+    expect(header).toMatch(/^key\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+saved\s+cost\s+budgets/);
     const capped = lines(usage.stdout).find((l) => l.startsWith("capped"))!;
-    // 3 requests (one refused), 22 input, 14 output, nothing saved; gpt-test has no price: unpriced
-    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+\? \(\+2 unpriced\)\s+1d 36 \/ 1,000 tokens \(4 %\)/);
+    // 3 requests (one refused), 22 input, 14 output, nothing saved; gpt-test has no price: "2 unpriced"
+    // spelled out (it said "? (+2 unpriced)"), and a legend line says what that means
+    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+2 unpriced\s+1d 36 \/ 1,000 tokens \(4 %\)/);
+    expect(lines(usage.stdout)).toContain("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+  }, 30_000);
+
+  test("--models with a provider/* pattern of no provider of the gateway is refused in one line naming the providers; no key is made", () => {
+    const r = cli(["keys", "create", "glmonly", "--models", "oai/*,glm/*", "--data-dir", inst.dataDir]);
+    expect([r.code, r.stdout]).toEqual([1, ""]);
+    expect(lines(r.stderr)).toEqual(['error 400: limits.models[1]: "glm/*" names no provider of this gateway: there is no provider "glm"; the providers are anthropic, openai, gemini, cc, cx, oai']);
+    expect(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).not.toContain("glmonly");
   }, 30_000);
 
   test("a malformed --budget fails in one line before calling the instance", () => {

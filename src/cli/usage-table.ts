@@ -1,0 +1,67 @@
+/**
+ * `switchyard usage [--since 24h] [--by model|account|key|provider]` (SPEC 9.5, 9.6, P-5): the rows of
+ * `GET /admin/api/usage` as a table whose first column is named for the grouping, and the legend lines
+ * a reader needs: what the `(none)` group is (requests that reached no model, account or provider, or
+ * sent without a key) and what "unpriced" in the cost column means.
+ */
+import type { BudgetUse } from "../../pipeline/ports.ts";
+import { describeBudgetUse } from "./key-limits.ts";
+
+/** How `usage` groups rows (the admin API's `by`). */
+export type UsageGrouping = "model" | "account" | "key" | "provider";
+
+/** The cell of the group that has no value (the API's `group: null`). */
+export const NO_GROUP = "(none)";
+
+/** What the `(none)` row counts, per grouping. */
+const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
+  model: "requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
+  account: "requests no account served (refused, e.g. by a key limit, or failed before reaching one)",
+  provider: "requests no provider served (refused, e.g. by a key limit, or failed before reaching one)",
+  key: "requests sent without a client key (allowed from this machine while keys are not required)",
+};
+
+/**
+ * A cost cell: "$0.0123"; "$0.0123 + 2 unpriced" when some requests had no price (their cost is not in
+ * the sum); "2 unpriced" when none had one; "-" when nothing was priced nor served.
+ */
+export function costCell(costUsd: unknown, unpriced: unknown): string {
+  const c = typeof costUsd === "number" ? costUsd : 0;
+  const n = typeof unpriced === "number" ? unpriced : 0;
+  const sum = c > 0 ? `$${c < 1 ? c.toFixed(4) : c.toFixed(2)}` : undefined;
+  if (n === 0) return sum ?? "-";
+  return sum ? `${sum} + ${n} unpriced` : `${n} unpriced`;
+}
+
+/**
+ * The `usage` output: the table (via `table`, the CLI's plain-text table), then a legend line for each
+ * cryptic cell that appears in it. `rows` are the admin API's usage rows.
+ */
+export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string): string[] {
+  const byKey = by === "key";
+  const out = [
+    table(
+      [by, "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
+      rows.map((x) => [
+        x.group ?? NO_GROUP,
+        x.requests,
+        x.errors,
+        x.inputTokens,
+        x.outputTokens,
+        x.cacheReadTokens,
+        x.cacheWriteTokens,
+        x.reasoningTokens,
+        x.savedTokens ?? 0,
+        costCell(x.costUsd, x.unpriced),
+        ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
+      ]),
+    ),
+  ];
+  const legend: string[] = [];
+  if (rows.some((x) => x.group === null || x.group === undefined)) legend.push(`${NO_GROUP}: ${NO_GROUP_MEANS[by]}`);
+  if (rows.some((x) => typeof x.unpriced === "number" && x.unpriced > 0)) {
+    legend.push("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+  }
+  if (legend.length > 0) out.push("", ...legend);
+  return out;
+}

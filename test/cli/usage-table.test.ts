@@ -1,0 +1,53 @@
+/**
+ * `switchyard usage`'s table (src/cli/usage-table.ts): the first column is named for the grouping, the
+ * group without a value reads "(none)" and the cost of requests without a price reads "unpriced", each
+ * explained by a legend line under the table; nothing cryptic ("-" as a group, "? (+N unpriced)").
+ */
+import { describe, expect, test } from "bun:test";
+import { costCell, usageLines } from "../../src/cli/usage-table.ts";
+
+/** A table as tab-joined cells, so the test reads the cells, not the padding. */
+const tsv = (head: string[], rows: unknown[][]) => [head, ...rows].map((r) => r.map(String).join("\t")).join("\n");
+const row = (group: string | null, extra: Record<string, unknown> = {}) => ({
+  group,
+  requests: 2,
+  errors: 0,
+  inputTokens: 10,
+  outputTokens: 5,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  savedTokens: 0,
+  costUsd: 0,
+  unpriced: 0,
+  ...extra,
+});
+
+describe("usage table", () => {
+  test("by model: the (none) row and the unpriced cost are explained under the table", () => {
+    const out = usageLines([row("claude-x", { costUsd: 0.0123, unpriced: 1 }), row("glm-5", { unpriced: 2 }), row(null, { errors: 2 })], "model", tsv);
+    expect(out).toEqual([
+      [
+        "model\trequests\terrors\tinput\toutput\tcache_read\tcache_write\treasoning\tsaved\tcost",
+        "claude-x\t2\t0\t10\t5\t0\t0\t0\t0\t$0.0123 + 1 unpriced",
+        "glm-5\t2\t0\t10\t5\t0\t0\t0\t0\t2 unpriced",
+        "(none)\t2\t2\t10\t5\t0\t0\t0\t0\t-",
+      ].join("\n"),
+      "",
+      "(none): requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
+      "unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)",
+    ]);
+  });
+
+  test("by key: (none) is requests without a client key; no legend when nothing needs one", () => {
+    expect(usageLines([row(null)], "key", tsv).slice(1)).toEqual(["", "(none): requests sent without a client key (allowed from this machine while keys are not required)"]);
+    const plain = usageLines([row("ci", { costUsd: 1.5 })], "account", tsv);
+    expect(plain).toHaveLength(1);
+    expect(plain[0]).toStartWith("account\trequests\t");
+    expect(plain[0]).toEndWith("\t$1.50");
+  });
+
+  test("cost cells", () => {
+    expect([costCell(0.5, 0), costCell(2, 0), costCell(0, 0), costCell(0.25, 3), costCell(0, 3), costCell(undefined, undefined)]).toEqual(["$0.5000", "$2.00", "-", "$0.2500 + 3 unpriced", "3 unpriced", "-"]);
+  });
+});
