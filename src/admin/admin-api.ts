@@ -11,7 +11,7 @@ import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
-import { MAX_USAGE_BUCKETS, StoreError, type UsageFilter } from "../store/types.ts";
+import { MAX_USAGE_BUCKETS, parseCallCursor, StoreError, type UsageFilter } from "../store/types.ts";
 import { adminError, parseInput, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
@@ -122,6 +122,8 @@ export const CallsQuery = v.object({
     ),
   ),
   since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("Only calls this recent: 30m, 24h, 7d (default: any age)."))),
+  before: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "before must be a cursor from an answer's older"), v.description("Only calls older than this cursor (an earlier answer's `older`): the next older page."))),
+  after: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "after must be a cursor from an answer's newer"), v.description("The `limit` calls just newer than this cursor (an earlier answer's `newer`), still newest first: the next newer page."))),
   ...UsageFilterEntries,
 });
 
@@ -216,12 +218,16 @@ export function adminApi(deps: AdminDeps) {
     .get("/calls", async ({ query }) => {
       const q = parseInput(CallsQuery, query, "query");
       if (!q.ok) return q.response;
+      if (q.value.before !== undefined && q.value.after !== undefined) return adminError(400, "give before or after, not both", "after");
       const since = q.value.since !== undefined ? Date.now() - parseSince(q.value.since)! : undefined;
       const filter = filterOf(q.value);
-      const calls = await deps.store.recentCalls(q.value.limit ?? 50, since === undefined && !filter ? undefined : { sinceMs: since, filter });
+      const before = q.value.before !== undefined ? parseCallCursor(q.value.before) : undefined;
+      const after = q.value.after !== undefined ? parseCallCursor(q.value.after) : undefined;
+      const page = await deps.store.callsPage({ limit: q.value.limit ?? 50, sinceMs: since, filter, before, after });
       // SPEC O-6: which calls the flight recorder holds the bodies of (the dashboard's call view).
       const recorded = deps.recorded;
-      return { calls: recorded ? calls.map((c) => (recorded(c.requestId) ? { ...c, recorded: true } : c)) : calls };
+      const calls = recorded ? page.calls.map((c) => (recorded(c.requestId) ? { ...c, recorded: true } : c)) : page.calls;
+      return { calls, ...(page.older !== undefined ? { older: page.older } : {}), ...(page.newer !== undefined ? { newer: page.newer } : {}) };
     })
     .get("/route-traces/:id", async ({ params }) => {
       const id = params.id;

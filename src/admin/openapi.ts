@@ -58,7 +58,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "POST /admin/api/keys": { summary: "Create a client API key, optionally with limits (rpm, tpm, concurrency, budgets, models); the answer carries the secret, shown this once.", body: KeyCreate },
   "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
   "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
-  "GET /admin/api/calls": { summary: "Recent requests, newest first.", query: CallsQuery },
+  "GET /admin/api/calls": { summary: "Recent requests, newest first, a page at a time (older / newer cursors, keeping the filters).", query: CallsQuery },
   "GET /admin/api/route-traces/:id": { summary: "The route trace of one request, by the opaque id in x-switchyard-route-id." },
   "GET /admin/api/accounts": { summary: "Live eligibility per account and model: cooldowns, locks, quota windows, slots, circuits." },
   "POST /admin/api/accounts": { summary: "Store a subscription account's OAuth tokens (switchyard login / import).", body: AccountCreate },

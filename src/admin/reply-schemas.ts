@@ -176,7 +176,11 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
   "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), source: v.literal("db") }), createdAt: ms("created") }) },
   "DELETE /admin/api/keys/:name": v.object({ revoked: v.string() }),
   "GET /admin/api/usage": UsageReply,
-  "GET /admin/api/calls": v.object({ calls: v.array(CallReply) }),
+  "GET /admin/api/calls": v.object({
+    calls: v.array(CallReply),
+    older: v.optional(v.pipe(v.string(), v.description("Cursor of the next older page (pass as before); absent when no older call matches."))),
+    newer: v.optional(v.pipe(v.string(), v.description("Cursor of the next newer page (pass as after); absent on the newest page."))),
+  }),
   "GET /admin/api/route-traces/:id": RouteTraceReply,
   "GET /admin/api/accounts": v.object({ now: ms("now"), strategy: v.string(), accounts: v.array(AccountStatusReply) }),
   "POST /admin/api/accounts": { 200: AccountSavedReply, 201: AccountSavedReply },

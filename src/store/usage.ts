@@ -58,6 +58,99 @@ export interface CallsQuery {
   filter?: UsageFilter;
 }
 
+/**
+ * A position in the calls list (newest first): the arrival time and the usage row's id, which orders
+ * calls that arrived in the same millisecond. Written as the opaque string `"<ts>.<id>"` by
+ * {@link formatCallCursor}; the admin API's `before` / `after` and its `older` / `newer` answers.
+ */
+export interface CallCursor {
+  ts: number;
+  id: number;
+}
+
+/** The string form of a {@link CallCursor}. */
+export const formatCallCursor = (c: CallCursor): string => `${c.ts}.${c.id}`;
+
+/** A cursor string read back; undefined when it is not one {@link formatCallCursor} writes. */
+export function parseCallCursor(s: string): CallCursor | undefined {
+  const m = /^(\d{1,16})\.(\d{1,16})$/.exec(s);
+  if (!m) return undefined;
+  const ts = Number(m[1]);
+  const id = Number(m[2]);
+  return Number.isSafeInteger(ts) && Number.isSafeInteger(id) ? { ts, id } : undefined;
+}
+
+/**
+ * Query of `callsPage`: at most `limit` calls (1–10,000), newest first, of those matching `sinceMs` and
+ * `filter`; with `before`, only calls older than that position; with `after` (and no `before`), the
+ * `limit` calls just newer than it.
+ */
+export interface CallsPageQuery extends CallsQuery {
+  limit: number;
+  before?: CallCursor;
+  after?: CallCursor;
+}
+
+/** One page of calls, newest first, with the cursors of the pages on either side when there are calls there. */
+export interface CallsPage {
+  calls: CallRow[];
+  /** Pass as `before` for the next older page; absent when no older call matches. */
+  older?: string;
+  /** Pass as `after` for the next newer page; absent when no newer call matches (this is the newest page). */
+  newer?: string;
+}
+
+/**
+ * The WHERE clause (without "WHERE") of a calls query over `usage u`: `sinceMs`, the filter, and the
+ * side of `at` (strictly older or newer, ties on `ts` ordered by id). The cursor's condition is
+ * written `ts <= x AND (ts < x OR id < y)` (and its mirror) so that the `usage_ts` index bounds the
+ * scan in SQLite and PostgreSQL alike. `param` binds a value and returns its placeholder.
+ */
+export function callsWhere(q: CallsQuery, at: { side: "older" | "newer"; cursor: CallCursor } | undefined, param: (value: string | number) => string): string {
+  const since = Math.floor(Number(q.sinceMs ?? 0));
+  // One placeholder per use (SQLite's `?` binds one value each). A single lower bound on ts: given two
+  // (`ts >= since AND ts >= cursor`), SQLite seeks the index by the first and scans up to the cursor.
+  let where: string;
+  if (!at) where = `u.ts >= ${param(since)}`;
+  else if (at.side === "older") where = `u.ts >= ${param(since)} AND u.ts <= ${param(at.cursor.ts)} AND (u.ts < ${param(at.cursor.ts)} OR u.id < ${param(at.cursor.id)})`;
+  else where = `u.ts >= ${param(Math.max(since, at.cursor.ts))} AND (u.ts > ${param(at.cursor.ts)} OR u.id > ${param(at.cursor.id)})`;
+  return where + usageFilterSql(q.filter, (v) => param(v));
+}
+
+/**
+ * Turns the rows of a page query (`limit + 1` rows read in the query's own order: newest first, or
+ * oldest first for an `after` query) into a {@link CallsPage}; `exists` answers whether any call lies
+ * beyond a cursor on a side (a one-row query), asked only for the side the rows cannot tell.
+ */
+export async function finishCallsPage<R>(
+  q: CallsPageQuery,
+  rows: R[],
+  cursorOf: (r: R) => CallCursor,
+  toCall: (r: R) => CallRow,
+  exists: (side: "older" | "newer", at: CallCursor) => Awaitable<boolean>,
+): Promise<CallsPage> {
+  const n = Math.max(1, Math.floor(q.limit));
+  const ascending = q.before === undefined && q.after !== undefined;
+  const more = rows.length > n;
+  const kept = rows.slice(0, n);
+  if (ascending) kept.reverse();
+  const page: CallsPage = { calls: kept.map(toCall) };
+  const newest = kept.length > 0 ? cursorOf(kept[0]) : undefined;
+  const oldest = kept.length > 0 ? cursorOf(kept[kept.length - 1]) : undefined;
+  if (ascending) {
+    if (more) page.newer = formatCallCursor(newest!);
+    const from = oldest ?? q.after!;
+    if (await exists("older", from)) page.older = formatCallCursor(from);
+  } else {
+    if (more) page.older = formatCallCursor(oldest!);
+    if (q.before !== undefined) {
+      const from = newest ?? q.before;
+      if (await exists("newer", from)) page.newer = formatCallCursor(from);
+    }
+  }
+  return page;
+}
+
 /** One group of `usageSummary`. Token sums count only what providers reported (unknown = 0). */
 export interface UsageSummaryRow {
   /** The model / account id / key name / provider id, or null for requests without one (e.g. rejected). */
@@ -204,6 +297,12 @@ export interface UsageStore extends UsageSink, TraceSink {
   usageSeries(q: UsageSeriesQuery): Awaitable<UsageBucket[]>;
   /** The most recent requests, newest first, optionally filtered (pending rows are flushed first). */
   recentCalls(limit: number, q?: CallsQuery): Awaitable<CallRow[]>;
+  /**
+   * One page of requests, newest first, filtered, before or after a cursor, with the cursors of the
+   * neighbouring pages (pending rows are flushed first): keyset paging over the `usage_ts` index, so a
+   * page far back costs what the first one does.
+   */
+  callsPage(q: CallsPageQuery): Awaitable<CallsPage>;
   /** The trace with this route id (`sy_…`), or else the newest trace with this request id. */
   getTrace(id: string): Awaitable<RouteTrace | undefined>;
   /** The most recent traces, newest first. */

@@ -109,4 +109,23 @@ describe("GET /calls", () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.param).toBe("outcome");
   });
+
+  test("a page at a time: older and newer cursors, the filter kept; bad cursors are 400s naming them", async () => {
+    const first = (await get("/calls?limit=1")).body;
+    expect(first.calls.map((c: any) => c.requestId)).toEqual([ids.b]);
+    expect(first.newer).toBeUndefined();
+    const second = (await get(`/calls?limit=1&before=${first.older}`)).body;
+    expect(second.calls.map((c: any) => c.requestId)).toEqual([ids.a2]);
+    const third = (await get(`/calls?limit=1&before=${second.older}`)).body;
+    expect([third.calls.map((c: any) => c.requestId), third.older]).toEqual([[ids.a1], undefined]);
+    expect((await get(`/calls?limit=1&after=${third.newer}`)).body.calls.map((c: any) => c.requestId)).toEqual([ids.a2]);
+    // with a filter: model claude-a has two calls
+    const a = (await get("/calls?limit=1&model=claude-a")).body;
+    const a2 = (await get(`/calls?limit=1&model=claude-a&before=${a.older}`)).body;
+    expect([a2.calls.map((c: any) => c.requestId), a2.older, typeof a2.newer]).toEqual([[ids.a1], undefined, "string"]);
+    for (const [q, param] of [["before=yesterday", "before"], ["after=1.2.3", "after"], [`before=${first.older}&after=${first.older}`, "after"]]) {
+      const r = await get(`/calls?${q}`);
+      expect({ q, status: r.status, param: r.body.error.param }).toEqual({ q, status: 400, param });
+    }
+  });
 });

@@ -69,23 +69,61 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
   }
 }, 60_000);
 
-test("more calls than the Calls page lists: it shows the newest 200 and says older ones are not listed and where to read them", async () => {
-  for (let i = 0; i < 210; i += 30)
-    await Promise.all(
-      Array.from({ length: 30 }, () =>
-        fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "anth/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text()),
-      ),
-    );
+test("more calls than a page holds: Older and Newer page through all of them, keeping the filters, and the page says where it is", async () => {
+  const send = (model: string) =>
+    fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+  // 210 calls of claude-x and 15 of claude-y, interleaved
+  for (let i = 0; i < 15; i++) await Promise.all([...Array.from({ length: 14 }, () => send("anth/claude-x")), send("anth/claude-y")]);
+  const all = ((await (await fetch(`${gw.url}/admin/api/calls?limit=1000`)).json()) as { calls: Array<{ routeId?: string; requestId: string; requestedModel: string }> }).calls;
+  expect(all).toHaveLength(225);
   const w = await openPage(browser, gw.url);
+  const shown = () => w.page.locator("table.calls tbody tr").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-route-id")!));
+  const where = () => w.page.locator(".pager .pager-where").first().innerText();
+  const go = async (to: "older" | "newer", rows: number) => {
+    await w.page.locator(`.pager button[data-go="${to}"]`).first().click();
+    await w.page.waitForFunction(`document.querySelectorAll("table.calls tbody tr").length === ${rows}`);
+  };
   try {
     await w.page.goto(`${gw.url}/dashboard/calls`);
-    const note = w.page.locator(".calls-capped");
-    await note.waitFor({ timeout: 10_000 });
-    expect(await w.page.locator("table.calls tbody tr").count()).toBe(200);
-    expect(await note.innerText()).toContain("The newest 200 calls; older ones are not listed here.");
-    expect(await note.innerText()).toContain("switchyard calls list --limit 1000");
+    await w.page.locator(".pager").first().waitFor({ timeout: 10_000 });
+    const page1 = await shown();
+    expect(page1).toEqual(all.slice(0, 200).map((c) => c.routeId ?? c.requestId));
+    expect(await where()).toMatch(/^Newest 200 calls, .+ – .+; new ones appear as they finish$/);
+    expect(await w.page.locator('.pager button[data-go="newer"]').first().isDisabled()).toBe(true);
+
+    await go("older", 25);
+    expect(await shown()).toEqual(all.slice(200).map((c) => c.routeId ?? c.requestId));
+    expect(await where()).toMatch(/^Page 2: 25 calls, .+ – .+; not live/);
+    expect(await w.page.locator('.pager button[data-go="older"]').first().isDisabled()).toBe(true);
+    expect(new URL(w.page.url()).searchParams.get("page")).toBe("2");
+    await w.page.screenshot({ path: join(SHOTS, "calls-page-2.png"), fullPage: true });
+
+    await go("newer", 200);
+    expect(await shown()).toEqual(page1);
+    expect(await where()).toStartWith("Newest 200 calls");
+    expect(new URL(w.page.url()).search).toBe("");
+
+    // a filter is kept while paging, and in the address: a reload comes back to the same page
+    await w.page.fill("#f-model", "anth/claude-x");
+    await w.page.press("#f-model", "Enter");
+    await w.page.locator("#f-model").blur();
+    await w.page.waitForFunction(`[...document.querySelectorAll("table.calls tbody tr")].every((tr) => tr.children[1].textContent.startsWith("anth/claude-x"))`);
+    const xs = all.filter((c) => c.requestedModel === "anth/claude-x").map((c) => c.routeId ?? c.requestId);
+    expect(await shown()).toEqual(xs.slice(0, 200));
+    expect(await where()).toStartWith("Newest 200 calls matching these filters");
+    await go("older", 10);
+    expect(await shown()).toEqual(xs.slice(200));
+    expect(await where()).toMatch(/^Page 2: 10 calls matching these filters, /);
+    await w.page.reload();
+    await w.page.waitForFunction(`document.querySelectorAll("table.calls tbody tr").length === 10`);
+    expect(await shown()).toEqual(xs.slice(200));
+    expect(await w.page.inputValue("#f-model")).toBe("anth/claude-x");
+    expect(await where()).toStartWith("Page 2: 10 calls matching these filters");
+    await go("newer", 200);
+    expect(await shown()).toEqual(xs.slice(0, 200));
     expect(w.errors).toEqual([]);
+    expect(w.failed).toEqual([]);
   } finally {
     await w.close();
   }
-}, 60_000);
+}, 90_000);

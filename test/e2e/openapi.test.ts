@@ -122,7 +122,7 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
     expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "key", "model", "outcome", "provider", "since"]);
     expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider"]);
-    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "key", "limit", "model", "outcome", "provider", "since"]);
+    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "key", "limit", "model", "outcome", "provider", "since"]);
   });
 
   test("the documented GET routes without parameters answer", async () => {

@@ -10,7 +10,7 @@ import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts
 import { isUnavailable } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { type Store, StoreError } from "../../src/store/types.ts";
+import { parseCallCursor, type Store, StoreError } from "../../src/store/types.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { cleanupTempDirs, fakeClock, tempDir, trace, usage } from "./helpers.ts";
 
@@ -575,3 +575,38 @@ describe("postgres: what counts as the database being away", () => {
     }
   });
 });
+
+for (const backend of backends) {
+  describe(`store contract: ${backend.name}: calls a page at a time`, () => {
+    test("older and newer cursors walk every call once, in order, keeping the filter; calls of the same millisecond are not lost at a page's edge", async () => {
+      const { store: s } = await backend.open();
+      // 7 calls, three of them in the same millisecond (ts 2), every other one of model "b".
+      const ts = [1, 2, 2, 2, 3, 4, 5];
+      ts.forEach((t, i) => s.record(usage({ requestId: `r${i}`, ts: 1_800_000_000_000 + t, model: i % 2 ? "b" : "a" })));
+      await s.flush();
+      const ids = (p: { calls: Array<{ requestId: string }> }) => p.calls.map((c) => c.requestId);
+      const first = await s.callsPage({ limit: 3 });
+      expect([ids(first), first.newer]).toEqual([["r6", "r5", "r4"], undefined]);
+      const second = await s.callsPage({ limit: 3, before: parseCallCursor(first.older!) });
+      expect(ids(second)).toEqual(["r3", "r2", "r1"]);
+      expect(second.newer).toBeString();
+      const third = await s.callsPage({ limit: 3, before: parseCallCursor(second.older!) });
+      expect([ids(third), third.older]).toEqual([["r0"], undefined]);
+      // back up: the page just newer than the third is the second again, then the first (no newer)
+      const back = await s.callsPage({ limit: 3, after: parseCallCursor(third.newer!) });
+      expect(ids(back)).toEqual(["r3", "r2", "r1"]);
+      const top = await s.callsPage({ limit: 3, after: parseCallCursor(back.newer!) });
+      expect([ids(top), top.newer, top.older]).toEqual([["r6", "r5", "r4"], undefined, first.older]);
+      // a filter is kept on every page
+      const b1 = await s.callsPage({ limit: 2, filter: { model: "b" } });
+      expect(ids(b1)).toEqual(["r5", "r3"]);
+      const b2 = await s.callsPage({ limit: 2, filter: { model: "b" }, before: parseCallCursor(b1.older!) });
+      expect([ids(b2), b2.older]).toEqual([["r1"], undefined]);
+      expect(ids(await s.callsPage({ limit: 2, filter: { model: "b" }, after: parseCallCursor(b2.newer!) }))).toEqual(["r5", "r3"]);
+      // recentCalls is the first page
+      expect((await s.recentCalls(3)).map((c) => c.requestId)).toEqual(ids(first));
+      expect(parseCallCursor("12.x")).toBeUndefined();
+      await s.close();
+    });
+  });
+}

@@ -34,6 +34,7 @@ import type {
   StoreStats,
   UsageQuery,
   CallsQuery,
+  CallsPageQuery,
   UsageSeriesQuery,
 } from "../types.ts";
 import { PgAccountState } from "./account-state.ts";
@@ -233,6 +234,7 @@ export class PostgresStore implements Store {
   usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
   usageSeries(q: UsageSeriesQuery) { return this.usage.usageSeries(q); }
   recentCalls(limit: number, q?: CallsQuery) { return this.usage.recentCalls(limit, q); }
+  callsPage(q: CallsPageQuery) { return this.usage.callsPage(q); }
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }

@@ -7,7 +7,7 @@
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
-import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, usageFilterSql } from "../types.ts";
+import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, usageFilterSql } from "../types.ts";
 import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
@@ -136,6 +136,33 @@ export class PgUsage implements UsageStore {
       ),
     );
     return (rows as any[]).map((r) => rowToCall(toUsageRow(r)));
+  }
+
+  /** One page of requests of every instance (see UsageStore.callsPage). */
+  async callsPage(q: CallsPageQuery): Promise<CallsPage> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const n = clampLimit(q.limit);
+    const ascending = q.before === undefined && q.after !== undefined;
+    const params: Array<string | number> = [];
+    const at = q.before ? { side: "older" as const, cursor: q.before } : q.after ? { side: "newer" as const, cursor: q.after } : undefined;
+    const where = callsWhere(q, at, (value) => (params.push(value), `$${params.length}`));
+    const dir = ascending ? "ASC" : "DESC";
+    params.push(n + 1);
+    const rows = (await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
+         FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT $${params.length}`,
+        params,
+      ),
+    )) as any[];
+    const exists = async (side: "older" | "newer", cursor: { ts: number; id: number }) => {
+      const p: Array<string | number> = [];
+      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), `$${p.length}`));
+      const found = await this.ctx.read((sql) => sql.unsafe(`SELECT 1 FROM usage u WHERE ${w} LIMIT 1`, p));
+      return (found as unknown[]).length > 0;
+    };
+    return finishCallsPage({ ...q, limit: n }, rows, (r) => ({ ts: Number(r.ts), id: Number(r.id) }), (r) => rowToCall(toUsageRow(r)), exists);
   }
 
   /** The trace with this route id, else the newest with this request id. */

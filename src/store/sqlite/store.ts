@@ -35,6 +35,7 @@ import type {
   StoreStats,
   UsageQuery,
   CallsQuery,
+  CallsPageQuery,
   UsageSeriesQuery,
 } from "../types.ts";
 import { SqliteAccountState } from "./account-state.ts";
@@ -204,6 +205,7 @@ export class SqliteStore implements Store {
   usageSummary(q: UsageQuery) { return this.usage.usageSummary(q); }
   usageSeries(q: UsageSeriesQuery) { return this.usage.usageSeries(q); }
   recentCalls(limit: number, q?: CallsQuery) { return this.usage.recentCalls(limit, q); }
+  callsPage(q: CallsPageQuery) { return this.usage.callsPage(q); }
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }

@@ -15,6 +15,10 @@ import {
   type UsageStore,
   type UsageSummaryRow,
   type CallsQuery,
+  type CallsPage,
+  type CallsPageQuery,
+  callsWhere,
+  finishCallsPage,
   usageFilterSql,
 } from "../types.ts";
 import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
@@ -180,6 +184,27 @@ export class SqliteUsage implements UsageStore {
         )
         .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[]
     ).map(rowToCall);
+  }
+
+  /** One page of requests (see UsageStore.callsPage). @throws StoreError `closed`. */
+  callsPage(q: CallsPageQuery): Promise<CallsPage> {
+    this.ctx.assertOpen();
+    this.flush();
+    const n = clampLimit(q.limit);
+    const ascending = q.before === undefined && q.after !== undefined;
+    const params: Array<string | number> = [];
+    const at = q.before ? { side: "older" as const, cursor: q.before } : q.after ? { side: "newer" as const, cursor: q.after } : undefined;
+    const where = callsWhere(q, at, (value) => (params.push(value), "?"));
+    const dir = ascending ? "ASC" : "DESC";
+    const rows = this.ctx.db
+      .query(`SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT ?`)
+      .all(...params, n + 1) as Array<UsageRow & { id: number }>;
+    const exists = (side: "older" | "newer", cursor: { ts: number; id: number }) => {
+      const p: Array<string | number> = [];
+      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), "?"));
+      return this.ctx.db.query(`SELECT 1 FROM usage u WHERE ${w} LIMIT 1`).get(...p) !== null;
+    };
+    return finishCallsPage({ ...q, limit: n }, rows, (r) => ({ ts: Number(r.ts), id: Number(r.id) }), rowToCall, exists);
   }
 
   /** The trace with this route id, else the newest with this request id. @throws StoreError `closed`. */

@@ -201,35 +201,125 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
   );
 }
 
-/** How many calls the page lists (the newest). */
-const CALLS_SHOWN = 200;
+/** How many calls one page lists. */
+const PAGE_SIZE = 200;
+
+type Filters = { model: string; account: string; key: string; outcome: string };
+
+/**
+ * Where the list is: the newest calls (`page` 1, live), or a page before / after a cursor of the admin
+ * API (`GET /calls?before=…|after=…`). `page` counts pages from the newest as the user moved; unknown
+ * (undefined) for an address typed or kept without it.
+ */
+interface Position {
+  before?: string;
+  after?: string;
+  page?: number;
+}
+
+/** `GET /calls`: a page of calls and the cursors of its neighbours. */
+interface CallsAnswer {
+  calls: CallRow[];
+  older?: string;
+  newer?: string;
+}
+
+/** Filters, position and selected call as the address keeps them (`/dashboard/calls?model=…&before=…&page=2&id=…`). */
+function readUrl(): { filters: Filters; pos: Position } {
+  const p = new URLSearchParams(location.search);
+  const filters = { model: p.get("model") ?? "", account: p.get("account") ?? "", key: p.get("key") ?? "", outcome: p.get("outcome") ?? "" };
+  const before = p.get("before") || undefined;
+  const after = before ? undefined : p.get("after") || undefined;
+  const page = Math.floor(Number(p.get("page")));
+  if (!before && !after) return { filters, pos: { page: 1 } };
+  return { filters, pos: { before, after, page: page >= 2 ? page : undefined } };
+}
+
+function writeUrl(filters: Filters, pos: Position, selected: string | undefined): void {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v) p.set(k, v);
+  if (pos.before) p.set("before", pos.before);
+  if (pos.after) p.set("after", pos.after);
+  if ((pos.before || pos.after) && pos.page) p.set("page", String(pos.page));
+  if (selected) p.set("id", selected);
+  const q = p.toString();
+  const url = `/dashboard/calls${q ? `?${q}` : ""}`;
+  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+}
+
+/** "12:01:03", with the date when not today. */
+function when(ms: number): string {
+  const d = new Date(ms);
+  return d.toDateString() === new Date().toDateString() ? clockSeconds(ms) : `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${clockSeconds(ms)}`;
+}
+
+/** Newer / older buttons and where the list is. */
+function Pager({ pos, answer, rows, filtered, go }: { pos: Position; answer?: CallsAnswer; rows: CallRow[]; filtered: boolean; go: (to: "newer" | "older" | "newest") => void }) {
+  const newest = !pos.before && !pos.after;
+  const matching = filtered ? " matching these filters" : "";
+  const span = rows.length > 0 ? `, ${when(rows[rows.length - 1].ts)} – ${when(rows[0].ts)}` : "";
+  const where = newest
+    ? `Newest ${count(rows.length)} call${rows.length === 1 ? "" : "s"}${matching}${span}; new ones appear as they finish`
+    : `${pos.page ? `Page ${pos.page}: ` : "Older calls: "}${count(rows.length)} call${rows.length === 1 ? "" : "s"}${matching}${span}; not live (new calls appear on the newest page)`;
+  return (
+    <div class="pager">
+      <button type="button" class="btn btn-small" data-go="newest" disabled={newest} onClick={() => go("newest")} title="The newest calls, updated live">
+        Newest
+      </button>
+      <button type="button" class="btn btn-small" data-go="newer" disabled={newest || !answer?.newer} onClick={() => go("newer")}>
+        ← Newer
+      </button>
+      <span class="pager-where muted small">{where}</span>
+      <button type="button" class="btn btn-small" data-go="older" disabled={!answer?.older} onClick={() => go("older")}>
+        Older →
+      </button>
+    </div>
+  );
+}
 
 export function CallsPage() {
-  const [filters, setFilters] = useState({ model: "", account: "", key: "", outcome: "" });
+  const [init] = useState(readUrl);
+  const [filters, setFilters] = useState<Filters>(init.filters);
+  const [pos, setPos] = useState<Position>(init.pos);
   const [selected, setSelected] = useState<string | undefined>(selectedFromUrl());
   const recorder = useData(() => api<RecorderSettings>("/settings"));
   const [onSince, setOnSince] = useState<number | undefined>();
-  const calls = useData(() => api<{ calls: CallRow[] }>(`/calls${qs({ limit: CALLS_SHOWN, ...filters })}`), [filters.model, filters.account, filters.key, filters.outcome]);
+  const query = qs({ limit: PAGE_SIZE, ...filters, before: pos.before, after: pos.after });
+  // Each answer carries the query it answers, so a stale one is never read as the current page's.
+  const calls = useData(() => api<CallsAnswer>(`/calls${query}`).then((a) => ({ ...a, query })), [query]);
+  const answer = calls.data?.query === query ? calls.data : undefined;
+  const newest = !pos.before && !pos.after;
   const seen = useRef<Set<string> | undefined>(undefined);
   const [fresh, setFresh] = useState<Set<string>>(new Set());
   const refresh = useDebounced(calls.reload, 250);
   useLive((e) => {
-    if (e.type === "request_finished" || e.type === "hello") refresh();
+    // Only the newest page follows new calls; an older page stays where the user put it.
+    if (newest && (e.type === "request_finished" || e.type === "hello")) refresh();
   });
+  useEffect(() => writeUrl(filters, pos, selected), [filters, pos, selected]);
   useEffect(() => {
-    const rows = calls.data?.calls;
+    // A newer page that reached the newest calls is the newest page itself (full, and live).
+    if (pos.after && answer && !answer.newer) setPos({ page: 1 });
+  }, [answer, pos.after]);
+  useEffect(() => {
+    const rows = answer?.calls;
     if (!rows) return;
-    if (seen.current) setFresh(new Set(rows.map((r) => r.requestId).filter((id) => !seen.current!.has(id))));
+    // Rows are "fresh" only when they arrived live on the newest page, not when the user paged.
+    if (seen.current && newest) setFresh(new Set(rows.map((r) => r.requestId).filter((id) => !seen.current!.has(id))));
+    else setFresh(new Set());
     seen.current = new Set(rows.map((r) => r.requestId));
-  }, [calls.data]);
-  const select = (c: CallRow) => {
-    const id = c.routeId ?? c.requestId;
-    setSelected(id);
-    history.replaceState(null, "", `/dashboard/calls?id=${encodeURIComponent(id)}`);
+  }, [answer]);
+  const select = (c: CallRow) => setSelected(c.routeId ?? c.requestId);
+  const go = (to: "newer" | "older" | "newest") => {
+    if (to === "newest" || !answer) return setPos({ page: 1 });
+    if (to === "older" && answer.older) setPos({ before: answer.older, page: pos.page ? pos.page + 1 : undefined });
+    if (to === "newer" && answer.newer) setPos(pos.page === 2 ? { page: 1 } : { after: answer.newer, page: pos.page ? pos.page - 1 : undefined });
+    document.querySelector(".content")?.scrollTo?.({ top: 0 });
+    scrollTo({ top: 0 });
   };
   // The filters go to the API and are applied here as well (exact match; the model filter matches the
   // requested name or the provider/model that served), so the list is right whatever the API filters.
-  const rows = (calls.data?.calls ?? []).filter(
+  const rows = (answer?.calls ?? []).filter(
     (c) =>
       (!filters.model || c.requestedModel === filters.model || `${c.providerId}/${c.model}` === filters.model) &&
       (!filters.account || c.accountId === filters.account) &&
@@ -237,31 +327,36 @@ export function CallsPage() {
       (!filters.outcome || c.outcome === filters.outcome),
   );
   const current = rows.find((c) => (c.routeId ?? c.requestId) === selected);
-  const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value.trim() });
+  // A changed filter starts again from the newest calls.
+  const set = (k: keyof Filters) => (e: Event) => {
+    setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value.trim() });
+    setPos({ page: 1 });
+  };
   const filtered = Object.values(filters).some((v) => v !== "");
+  const pager = (answer?.older || !newest) && <Pager pos={pos} answer={answer} rows={rows} filtered={filtered} go={go} />;
   return (
     <div class="page page-wide">
       <header class="page-head">
         <div>
           <h1>Calls</h1>
-          <p class="muted">The most recent requests, newest first; new ones appear as they finish.</p>
+          <p class="muted">Requests, newest first, {PAGE_SIZE} a page; new ones appear as they finish.</p>
         </div>
         <form class="form-row filters" onSubmit={(e) => e.preventDefault()}>
           <div class="field">
             <label for="f-model">Model</label>
-            <input id="f-model" name="model" placeholder="any" onChange={set("model")} />
+            <input id="f-model" name="model" placeholder="any" defaultValue={init.filters.model} onChange={set("model")} />
           </div>
           <div class="field">
             <label for="f-account">Account</label>
-            <input id="f-account" name="account" placeholder="any" onChange={set("account")} />
+            <input id="f-account" name="account" placeholder="any" defaultValue={init.filters.account} onChange={set("account")} />
           </div>
           <div class="field">
             <label for="f-key">Key</label>
-            <input id="f-key" name="key" placeholder="any" onChange={set("key")} />
+            <input id="f-key" name="key" placeholder="any" defaultValue={init.filters.key} onChange={set("key")} />
           </div>
           <div class="field">
             <label for="f-outcome">Outcome</label>
-            <select id="f-outcome" name="outcome" onChange={set("outcome")}>
+            <select id="f-outcome" name="outcome" value={filters.outcome} onChange={set("outcome")}>
               {OUTCOMES.map((o) => (
                 <option key={o} value={o}>
                   {o || "any"}
@@ -272,7 +367,7 @@ export function CallsPage() {
         </form>
       </header>
       <ErrorLine error={calls.error} />
-      {calls.data && rows.length === 0 && !filtered && (
+      {answer && rows.length === 0 && !filtered && newest && (
         <Card>
           <Empty title="No traffic yet">
             <p>Point a coding agent at this gateway; its requests show up here as they finish.</p>
@@ -280,10 +375,16 @@ export function CallsPage() {
           <SetupSnippets compact />
         </Card>
       )}
-      {calls.data && rows.length === 0 && filtered && <p class="muted">No call matches these filters.</p>}
+      {answer && rows.length === 0 && (filtered || !newest) && (
+        <>
+          <p class="muted">{filtered ? "No call matches these filters" : "No calls"}{newest ? "." : " on this page."}</p>
+          {pager}
+        </>
+      )}
       {rows.length > 0 && (
         <div class={current ? "split" : ""}>
           <Card>
+            {pager}
             <div class="table-wrap">
               <table class={`calls ${current ? "compact" : ""}`}>
                 <thead>
@@ -339,12 +440,7 @@ export function CallsPage() {
                 </tbody>
               </table>
             </div>
-            {(calls.data?.calls.length ?? 0) >= CALLS_SHOWN && (
-              <p class="muted small calls-capped">
-                The newest {CALLS_SHOWN} calls{filtered ? " matching these filters" : ""}; older ones are not listed here. Narrow the list with the filters, or read up to 1,000 with{" "}
-                <code>switchyard calls list --limit 1000</code> (<code>GET /admin/api/calls?limit=1000</code>).
-              </p>
-            )}
+            {pager}
           </Card>
           {current && (
             <TraceView
