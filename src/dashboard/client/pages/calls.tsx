@@ -297,6 +297,20 @@ export function CallsPage() {
     if (newest && (e.type === "request_finished" || e.type === "hello")) refresh();
   });
   useEffect(() => writeUrl(filters, pos, selected), [filters, pos, selected]);
+  // The address changed under the page (the Calls link of the navigation, back / forward): follow it.
+  const [formKey, setFormKey] = useState(0);
+  useEffect(() => {
+    const on = () => {
+      if (!location.pathname.startsWith("/dashboard/calls")) return;
+      const u = readUrl();
+      setFilters(u.filters);
+      setPos(u.pos);
+      setSelected(selectedFromUrl());
+      setFormKey((k) => k + 1);
+    };
+    addEventListener("popstate", on);
+    return () => removeEventListener("popstate", on);
+  }, []);
   useEffect(() => {
     // A newer page that reached the newest calls is the newest page itself (full, and live).
     if (pos.after && answer && !answer.newer) setPos({ page: 1 });
@@ -341,18 +355,18 @@ export function CallsPage() {
           <h1>Calls</h1>
           <p class="muted">Requests, newest first, {PAGE_SIZE} a page; new ones appear as they finish.</p>
         </div>
-        <form class="form-row filters" onSubmit={(e) => e.preventDefault()}>
+        <form key={formKey} class="form-row filters" onSubmit={(e) => e.preventDefault()}>
           <div class="field">
             <label for="f-model">Model</label>
-            <input id="f-model" name="model" placeholder="any" defaultValue={init.filters.model} onChange={set("model")} />
+            <input id="f-model" name="model" placeholder="any" defaultValue={filters.model} onChange={set("model")} />
           </div>
           <div class="field">
             <label for="f-account">Account</label>
-            <input id="f-account" name="account" placeholder="any" defaultValue={init.filters.account} onChange={set("account")} />
+            <input id="f-account" name="account" placeholder="any" defaultValue={filters.account} onChange={set("account")} />
           </div>
           <div class="field">
             <label for="f-key">Key</label>
-            <input id="f-key" name="key" placeholder="any" defaultValue={init.filters.key} onChange={set("key")} />
+            <input id="f-key" name="key" placeholder="any" defaultValue={filters.key} onChange={set("key")} />
           </div>
           <div class="field">
             <label for="f-outcome">Outcome</label>
