@@ -43,12 +43,25 @@ export interface RequestHead {
 
 /**
  * A request body a transport already read and parsed (a Responses WebSocket frame, SPEC 2.5): the JSON
- * object and its UTF-8 bytes, which are what the request's `rawBody` would have been. The guard checks
- * the size limit on `bytes` and does not read or parse it again.
+ * object, and its UTF-8 bytes (what the request's `rawBody` would have been), which the transport may
+ * make only when they are first read ({@link bodyBytes}): a translated request never reads them. The
+ * guard checks the size limit (SPEC G-4) on `maxBytes`, and on `bytes` only when that bound is over the
+ * limit; it does not read or parse the body again.
  */
 export interface ReceivedBody {
-  value: Record<string, unknown>;
-  bytes: Uint8Array;
+  readonly value: Record<string, unknown>;
+  /** The body's UTF-8 bytes (JSON text of `value`). */
+  readonly bytes: Uint8Array;
+  /** An upper bound of `bytes.byteLength`, known without making the bytes. */
+  readonly maxBytes: number;
+}
+
+/**
+ * The request body's bytes: `ctx.rawBody` (read by the guard, or re-serialised by redaction), or, while
+ * that is empty, the event transport's body ({@link ReceivedBody.bytes}, made on its first read).
+ */
+export function bodyBytes(ctx: RequestContext): Uint8Array {
+  return ctx.received && ctx.rawBody.byteLength === 0 ? ctx.received.bytes : ctx.rawBody;
 }
 
 /**
@@ -99,7 +112,10 @@ export interface RequestContext {
   limitsAdmitted?: boolean;
   /** What the limit counters returned with the admission (a lease, SPEC D-2); handed back to `settle`. */
   limitsTicket?: unknown;
-  /** The body bytes exactly as received. */
+  /**
+   * The body bytes exactly as received (re-serialised by redaction); empty when an event transport's
+   * body ({@link received}) holds them and redaction did not rewrite it: read them with {@link bodyBytes}.
+   */
   rawBody: Uint8Array;
   /** The parsed JSON body (always an object past the guard). */
   body: Record<string, unknown>;

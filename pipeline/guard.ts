@@ -285,10 +285,11 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
 
   let body: Record<string, unknown>;
   if (ctx.received) {
-    // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4).
-    if (ctx.received.bytes.byteLength > settings.maxBodyBytes) return refuse(ctx, tooLarge(settings.maxBodyBytes));
-    ctx.rawBody = ctx.received.bytes;
-    body = ctx.received.value;
+    // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4), on
+    // its bytes only when the transport's bound does not already place it under the limit.
+    const received = ctx.received;
+    if (received.maxBytes > settings.maxBodyBytes && received.bytes.byteLength > settings.maxBodyBytes) return refuse(ctx, tooLarge(settings.maxBodyBytes));
+    body = received.value;
   } else {
     // Without a received body the head is the HTTP Request itself (IncomingRequest).
     const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes, settings.bodyTimeoutMs);

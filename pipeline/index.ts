@@ -13,6 +13,7 @@
 // The gateway and the request context
 export { createGateway, type Gateway, type GatewayDeps } from "./gateway.ts";
 export {
+  bodyBytes,
   ENDPOINT_FORMAT,
   isCountTokens,
   errorResponse,

@@ -8,7 +8,7 @@
  * for it, once, when it ends (src/app.ts `finish`), with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
 
@@ -53,7 +53,7 @@ export function estimateTokensOfBody(bytes: number): number {
  */
 export function estimateInputOfRequest(ctx: RequestContext): number {
   const hub = tryHubOf(ctx);
-  return hub ? estimateInputTokens(hub) : estimateTokensOfBody(ctx.rawBody.byteLength);
+  return hub ? estimateInputTokens(hub) : estimateTokensOfBody(bodyBytes(ctx).byteLength);
 }
 
 /** Whether any counted limit (everything but the allow-list) is set. */
@@ -136,7 +136,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
-  const verdict = await counters.admit(key.name, limits, now, { tokens: estimateTokensOfBody(ctx.rawBody.byteLength) });
+  const verdict = await counters.admit(key.name, limits, now, { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) });
   if (verdict.ok) {
     ctx.limitsAdmitted = true;
     if (verdict.ticket !== undefined) ctx.limitsTicket = verdict.ticket;

@@ -33,7 +33,7 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { ProviderKind } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
-import type { RequestContext } from "./context.ts";
+import { bodyBytes, type RequestContext } from "./context.ts";
 import type { TokenSaverTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import { compressToolResult, MIN_CHARS, type Compressed } from "./savers/index.ts";
@@ -185,7 +185,7 @@ function stateOf(ctx: RequestContext): RequestState {
   if (long) {
     s = { candidates: false, errored: new Set(), cached: new Set() };
     // Results up to the last cache marker: the same accessor over the conversation cut after it.
-    const last = lastCacheMarkerIndex(ctx.clientFormat, ctx.body, ctx.rawBody);
+    const last = lastCacheMarkerIndex(ctx.clientFormat, ctx.body, bodyBytes(ctx));
     const key = MESSAGES_KEY[ctx.clientFormat]!;
     const upToMarker = last < 0 ? new Map() : resultsOf(ctx.clientFormat, { ...ctx.body, [key]: (ctx.body[key] as unknown[]).slice(0, last + 1) });
     const cachedCount = Math.max(-1, ...upToMarker.keys()) + 1;

@@ -24,7 +24,7 @@ import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
-import { hubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, hubOf, type RequestContext } from "./context.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
@@ -79,7 +79,7 @@ export function isNativePair(clientFormat: WireFormat, kind: ProviderKind): bool
  */
 function carriesTaggedState(ctx: RequestContext): boolean {
   if (ctx.clientFormat !== "anthropic-messages" && ctx.clientFormat !== "gemini" && ctx.clientFormat !== "openai-responses") return false;
-  return hasTaggedValue(ctx.rawBody);
+  return hasTaggedValue(bodyBytes(ctx));
 }
 
 const SIGNATURE_KEY = new TextEncoder().encode('"signature"');
@@ -222,18 +222,18 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (ctx.clientFormat === "gemini") {
       // Gemini names the model and the stream mode in the URL (the executor's geminiPath): the
       // client's bytes go as they are unless combo params change the body.
-      if (!params) return { mode: "native", upstreamFormat, body: ctx.rawBody, upstreamStream, warnings: [] };
+      if (!params) return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: [] };
       return { mode: "native", upstreamFormat, body: JSON.stringify({ ...ctx.body, ...params }), upstreamStream, warnings: [] };
     }
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
     const needsStream = upstreamStream !== ctx.stream;
     const sameModel = ctx.body.model === target.model;
     if (sameModel && !needsUsage && !needsStream && !params) {
-      return { mode: "native", upstreamFormat, body: ctx.rawBody, upstreamStream, warnings: [] };
+      return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: [] };
     }
     if (sameModel && needsUsage && !needsStream && !params && ctx.body.stream_options === undefined) {
       // The common streaming Chat request: the client's bytes with the usage option put in front.
-      const spliced = withLeadingMember(ctx.rawBody, INCLUDE_USAGE_MEMBER);
+      const spliced = withLeadingMember(bodyBytes(ctx), INCLUDE_USAGE_MEMBER);
       if (spliced) return { mode: "native", upstreamFormat, body: spliced, upstreamStream, warnings: [] };
     }
     const body: Record<string, unknown> = { ...ctx.body, model: target.model };

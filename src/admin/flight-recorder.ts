@@ -18,7 +18,7 @@
 import { createParser } from "eventsource-parser";
 import { sseData, sseNamed } from "../../formats/sse.ts";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
-import { presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
+import { bodyBytes, presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
 /** `settings.flight_recorder` as the recorder reads it. */
 export interface FlightRecorderSettings {
@@ -203,7 +203,7 @@ export class FlightRecorder {
     const ctx = entry.ctx;
     if (!ctx) return;
     entry.ctx = undefined;
-    entry.client.add(ctx.rawBody);
+    entry.client.add(bodyBytes(ctx));
     entry.requestedModel = ctx.requestedModel;
   }
 

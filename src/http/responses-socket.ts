@@ -10,7 +10,7 @@
  * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
  *   It runs through the same gateway as `POST /v1/responses` (guard, routing, fallback before the first
  *   event, translation to any provider), always streamed. The frame is parsed once, here: the gateway
- *   gets the body as an object with its serialised bytes (pipeline/context.ts ReceivedBody) and the
+ *   gets the body as an object whose bytes are serialised only if read (pipeline/context.ts ReceivedBody) and the
  *   upgrade's headers as the request's head, not an HTTP `Request` to read and parse again. The gateway hands the socket the reply's
  *   events (pipeline/ports.ts ReplyEventSink), not SSE bytes: each event goes back as one JSON text
  *   frame, in order (the events of one upstream read are sent corked, in one write), ending with the
@@ -34,7 +34,7 @@
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
-import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type RequestHead } from "../../pipeline/index.ts";
+import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
@@ -105,6 +105,98 @@ const mustRead = (event: string | undefined): boolean => event === undefined || 
 
 const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
+/**
+ * How the gateway's Responses encoder (formats/openai-responses/encoder.ts) and OpenAI begin a lifecycle
+ * event: its `type`, `sequence_number`, then the response object with its `id` first. The id (`resp_`
+ * and hex or base62: no quote, no backslash) is read from there without a parse of the event, which
+ * carries the whole response with the request's echo (~2 KB for the bench's request, ~18 KB for
+ * Codex's); an event of any other shape is parsed.
+ */
+const LEADING_RESPONSE_ID = /^\{"type":"(response\.[a-z_]+)","sequence_number":\d+,"response":\{"id":"([^"\\]+)"/;
+
+/** An event's `type` and response id read from its first characters ({@link LEADING_RESPONSE_ID}), or undefined. */
+function leadingResponseId(data: string): { type: string; id: string } | undefined {
+  const m = LEADING_RESPONSE_ID.exec(data);
+  return m ? { type: m[1]!, id: m[2]! } : undefined;
+}
+
+/** The `item` of a `response.output_item.done` event's JSON data, or undefined when it has none. */
+function finishedItem(data: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  return isObj(parsed) && parsed.type === "response.output_item.done" && isObj(parsed.item) ? parsed.item : undefined;
+}
+
+/**
+ * UTF-8 bytes of `JSON.stringify(JSON.parse(text))` per character of `text`, at most: a string
+ * character is at most 3 bytes (a character escaped in `text` is as long or longer there), and a number
+ * grows at most from `1e20` (4 characters) to `100000000000000000000` (21).
+ */
+const SERIALISED_PER_SOURCE_CHAR = 6;
+
+/**
+ * A `response.create` frame's body for the gateway (pipeline/context.ts ReceivedBody): the object, and
+ * its bytes made only when read (a native passthrough, a key with limits, the flight recorder, a body
+ * over `maxBytes`): a translated request never reads them, and serialising a Codex request (~40 KB,
+ * more with the history of `previous_response_id`) per frame was the socket's largest per-frame cost.
+ */
+class FrameBody implements ReceivedBody {
+  private made: Uint8Array | undefined;
+
+  /** `sourceChars`: characters of the JSON texts the body's members were parsed from (the frame, the history's events). */
+  constructor(
+    readonly value: Record<string, unknown>,
+    sourceChars: number,
+  ) {
+    // The members the socket adds: `"stream":true`, and a string `input` made one message item (~80).
+    this.maxBytes = SERIALISED_PER_SOURCE_CHAR * sourceChars + 256;
+  }
+
+  readonly maxBytes: number;
+
+  get bytes(): Uint8Array {
+    return (this.made ??= utf8.encode(JSON.stringify(this.value)));
+  }
+}
+
+/**
+ * A response the socket issued, for `previous_response_id`: the conversation's items before it, and its
+ * finished output items, kept as their events' JSON and parsed when a later request names the response
+ * (most responses are never named: each parse saved is ~1 µs per item, more for long answers).
+ */
+class IssuedResponse {
+  private items: unknown[] | undefined;
+
+  /** `inputChars`: characters of the JSON texts the input items were parsed from (for {@link FrameBody.maxBytes}). */
+  constructor(
+    private readonly input: unknown[],
+    private readonly outputEvents: string[],
+    inputChars: number,
+  ) {
+    let chars = inputChars;
+    for (const data of outputEvents) chars += data.length;
+    this.chars = chars;
+  }
+
+  /** Characters of the JSON texts the conversation's items were parsed from (an item's JSON is no longer than its text). */
+  readonly chars: number;
+
+  /** The full conversation as of this response: input items, then its output items. */
+  conversation(): unknown[] {
+    if (this.items) return this.items;
+    const items = [...this.input];
+    for (const data of this.outputEvents) {
+      const item = finishedItem(data);
+      if (item !== undefined) items.push(item);
+    }
+    return (this.items = items);
+  }
+}
+
 /** What a session needs: the gateway, the upgrade request, the socket's peer address. */
 export interface ResponsesSocketOptions {
   gateway: Gateway;
@@ -136,8 +228,8 @@ export class ResponsesSocketSession {
   private wake: (() => void) | undefined;
   private drainedOnce: Promise<void> | undefined;
   private idle: ReturnType<typeof setTimeout> | undefined;
-  /** Response id → the full conversation items (input then output) as of that response. */
-  private readonly history = new Map<string, unknown[]>();
+  /** Response id → the conversation as of that response (input then output items). */
+  private readonly history = new Map<string, IssuedResponse>();
   /**
    * The headers of every frame's request: the upgrade's, without its hop headers, one object for the
    * socket's lifetime (the pipeline only reads them), carrying the upgrade's Origin verdict.
@@ -274,19 +366,22 @@ export class ResponsesSocketSession {
     }
     const { type: _type, generate, previous_response_id, ...body } = frame;
     let input: unknown[] = typeof body.input === "string" ? [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }] : Array.isArray(body.input) ? body.input : [];
+    // Characters of the JSON the input items come from: this frame's, and the history's.
+    let chars = text.length;
     if (typeof previous_response_id === "string" && previous_response_id.length > 0) {
       const earlier = this.history.get(previous_response_id);
       if (!earlier) {
         return this.errorFrame(400, "invalid_request_error", "previous_response_not_found", `Previous response with id '${previous_response_id}' not found on this socket.`);
       }
-      input = [...earlier, ...input];
+      input = [...earlier.conversation(), ...input];
+      chars += earlier.chars;
     }
-    if (generate === false) return this.warmUp(body, input);
-    await this.run({ ...body, input, stream: true }, input);
+    if (generate === false) return this.warmUp(body, input, chars);
+    await this.run({ ...body, input, stream: true }, input, chars);
   }
 
   /** `generate: false`: an empty completed response, no upstream call (SPEC 2.5). */
-  private warmUp(body: Obj, input: unknown[]): void {
+  private warmUp(body: Obj, input: unknown[], inputChars: number): void {
     const id = "resp_" + crypto.randomUUID().replace(/-/g, "");
     const response = {
       id,
@@ -297,7 +392,7 @@ export class ResponsesSocketSession {
       output: [] as unknown[],
       usage: null as unknown,
     };
-    this.remember(id, input);
+    this.remember(id, new IssuedResponse(input, [], inputChars));
     this.send({ type: "response.created", sequence_number: 0, response });
     this.send({
       type: "response.completed",
@@ -316,24 +411,34 @@ export class ResponsesSocketSession {
    * goes out as frames in one corked write; the finished output items and the response id are read on
    * the way for `previous_response_id`.
    */
-  private async run(body: Obj, input: unknown[]): Promise<void> {
+  private async run(body: Obj, input: unknown[], inputChars: number): Promise<void> {
     const controller = new AbortController();
     this.inFlight = controller;
     const request: RequestHead = { url: this.url, headers: this.headers, signal: controller.signal };
-    const bytes = utf8.encode(JSON.stringify(body));
-    const output: unknown[] = [];
+    const output: string[] = [];
     let responseId: string | undefined;
     let completed = false;
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const read = (ev: ReplyEvent) => {
       const name = ev.event;
-      if (name !== undefined && responseId !== undefined && name !== "response.output_item.done") {
+      if (name === "response.output_item.done") {
+        // Parsed only if a later request names this response (IssuedResponse).
+        output.push(ev.data);
+        return;
+      }
+      if (name !== undefined && responseId !== undefined) {
         // The id is known: a named lifecycle event adds nothing the socket keeps but its name.
         if (name === "response.completed") completed = true;
         return;
       }
       if (!mustRead(name)) return;
+      const lead = name !== undefined ? leadingResponseId(ev.data) : undefined;
+      if (lead && lead.type === name) {
+        responseId = lead.id;
+        if (name === "response.completed") completed = true;
+        return;
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(ev.data);
@@ -341,7 +446,7 @@ export class ResponsesSocketSession {
         return;
       }
       if (!isObj(parsed)) return;
-      if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(parsed.item);
+      if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(ev.data);
       if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
       if (parsed.type === "response.completed") completed = true;
     };
@@ -361,20 +466,20 @@ export class ResponsesSocketSession {
       ready: () => this.ready(),
     };
     try {
-      const res = await this.opts.gateway.handle({ request, body: { value: body, bytes }, endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
+      const res = await this.opts.gateway.handle({ request, body: new FrameBody(body, inputChars), endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
       // A committed reply has no body: its events came or come to the sink, which is then ended.
       if (res.status !== 200 || res.body) return await this.refused(res);
       await done;
-      if (completed && responseId) this.remember(responseId, [...input, ...output]);
+      if (completed && responseId) this.remember(responseId, new IssuedResponse(input, output, inputChars));
     } finally {
       if (this.inFlight === controller) this.inFlight = undefined;
     }
   }
 
   /** Keeps a response's conversation for `previous_response_id`, forgetting the oldest beyond the limit. */
-  private remember(id: string, items: unknown[]): void {
+  private remember(id: string, issued: IssuedResponse): void {
     this.history.delete(id);
-    this.history.set(id, items);
+    this.history.set(id, issued);
     const limit = this.opts.historyLimit ?? RESPONSES_SOCKET_HISTORY;
     for (const oldest of this.history.keys()) {
       if (this.history.size <= limit) break;

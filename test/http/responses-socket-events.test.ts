@@ -43,7 +43,7 @@ function deliver(sink: ReplyEventSink | undefined, events: ReplyEvent[]): Respon
   return new Response(null, { headers: { "content-type": "text/event-stream" } });
 }
 
-function session(named: boolean, historyLimit?: number, failed = false) {
+function session(named: boolean, historyLimit?: number, failed = false, events: () => ReplyEvent[] = () => reply(named, failed)) {
   const frames: Frame[] = [];
   const upstreamBodies: Frame[] = [];
   // `corks`: how many corked writes the frames went out in (Bun writes a corked batch at once).
@@ -67,12 +67,14 @@ function session(named: boolean, historyLimit?: number, failed = false) {
     },
   };
   const gateway = {
-    handle: async ({ body, events }: IncomingRequest) => {
+    handle: async ({ body, events: sink }: IncomingRequest) => {
       // The frame arrives parsed, with the bytes a native passthrough would send: both say the same.
       const sent = JSON.parse(new TextDecoder().decode(body!.bytes)) as Frame;
       expect(sent).toEqual(body!.value);
+      // The bound the guard checks the size limit on (SPEC G-4) holds without serialising.
+      expect(body!.maxBytes).toBeGreaterThanOrEqual(body!.bytes.byteLength);
       upstreamBodies.push(sent);
-      return deliver(events, reply(named, failed));
+      return deliver(sink, events());
     },
   } as unknown as Gateway;
   const upgrade = new Request("http://127.0.0.1:1/v1/responses", { headers: { upgrade: "websocket" } });
@@ -125,6 +127,40 @@ for (const named of [true, false]) {
     s.close();
   });
 }
+
+test("named lifecycle events in another member order (a third-party server's) still give the response id for previous_response_id", async () => {
+  // The socket reads the id from the first characters when an event begins as the gateway's encoder
+  // and OpenAI begin one (`type`, `sequence_number`, `response.id`); any other shape is parsed.
+  const reordered = () =>
+    reply(true).map((ev) => {
+      const data = JSON.parse(ev.data) as Frame;
+      if (!data.response) return ev;
+      const { type, sequence_number, response } = data;
+      return { event: ev.event, data: JSON.stringify({ response: { status: response.status, output: response.output, id: response.id }, sequence_number, type }) };
+    });
+  const { s, upstreamBodies } = session(true, undefined, false, reordered);
+  s.message(JSON.stringify({ type: "response.create", model: "m", input: say("first") }));
+  await flush();
+  s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: "resp_chain", input: say("second") }));
+  await flush();
+  expect(upstreamBodies).toHaveLength(2);
+  expect(upstreamBodies[1]!.input).toEqual([...say("first"), ITEM, ...say("second")]);
+  s.close();
+});
+
+test("a frame's size bound holds for bodies that grow when serialised again (numbers, characters outside ASCII, a string input, a chained history)", async () => {
+  const { s, upstreamBodies } = session(true);
+  // `1e20` serialises as 21 digits; `\u00e9` (6 characters) and raw non-ASCII characters as their UTF-8.
+  const numbers = `{"type":"response.create","model":"m","temperature":1e20,"metadata":{"a":[${Array(200).fill("1e20").join(",")}]},"input":"\u00e9\u20ac${"€😀".repeat(100)}"}`;
+  s.message(numbers);
+  await flush();
+  s.message(JSON.stringify({ type: "response.create", model: "m", previous_response_id: "resp_chain", input: say("é€😀 ".repeat(500)) }));
+  await flush();
+  // The fake gateway checked maxBytes ≥ the bytes on each frame; both were served.
+  expect(upstreamBodies).toHaveLength(2);
+  expect(upstreamBodies[1]!.input).toHaveLength(3);
+  s.close();
+});
 
 test("a socket stays open while a reply runs past the idle time, and closes as idle once it has been quiet that long", async () => {
   const closes: Array<{ code?: number; reason?: string }> = [];

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
-import { isLoopback, isRemote, newContext, vouchForOrigin, type Endpoint, type RequestContext } from "../../pipeline/context.ts";
+import { bodyBytes, isLoopback, isRemote, newContext, vouchForOrigin, type Endpoint, type ReceivedBody, type RequestContext } from "../../pipeline/context.ts";
 import {
   authenticate,
   guard,
@@ -207,6 +207,33 @@ describe("body limits and JSON (G-4)", () => {
   test("a body exactly at the limit is read", async () => {
     const r = await readBody(new Request("http://127.0.0.1/", { method: "POST", body: "y".repeat(1024) }), 1024);
     expect(r.ok && r.value.byteLength).toBe(1024);
+  });
+
+  test("a body an event transport handed over is serialised only when read, or when its bound is over the limit", async () => {
+    // SPEC 2.5 / G-4: the Responses socket hands the parsed frame with an upper bound of its size; its
+    // bytes are what a native passthrough sends and the flight recorder keeps, and a translated request
+    // never reads them.
+    const received = (value: Record<string, unknown>, maxBytes: number) => {
+      const body = { value, maxBytes, reads: 0, get bytes() {
+        body.reads++;
+        return new TextEncoder().encode(JSON.stringify(value));
+      } };
+      return body;
+    };
+    const head = { url: "http://127.0.0.1:20128/v1/responses", headers: new Headers({ "content-type": "application/json" }), signal: new AbortController().signal };
+    const ctxOf = (body: ReceivedBody) => newContext({ request: head, body, endpoint: "responses", peer: "127.0.0.1", transport: "websocket" }, 0, TEST_IDS);
+    const small = received({ model: "resp/gpt-test", input: "hi" }, 1000);
+    const ctx = await run(ctxOf(small));
+    expect(ctx).not.toBeInstanceOf(Response);
+    expect(small.reads).toBe(0);
+    expect(new TextDecoder().decode(bodyBytes(ctx as RequestContext))).toBe('{"model":"resp/gpt-test","input":"hi"}');
+    // A bound over the limit: the bytes decide (under it: served; over it: 413).
+    const loose = received({ model: "resp/gpt-test", input: "hi" }, 5000);
+    expect(await run(ctxOf(loose))).not.toBeInstanceOf(Response);
+    expect(loose.reads).toBe(1);
+    const big = received({ model: "resp/gpt-test", input: "x".repeat(2000) }, 12_000);
+    const refused = await expectOpenAIError(await run(ctxOf(big)), 413, "invalid_request_error");
+    expect(refused.error.code).toBe("request_too_large");
   });
 
   test("malformed JSON is 400 in the client's format", async () => {
