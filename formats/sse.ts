@@ -16,6 +16,12 @@ import { createParser, type EventSourceParser } from "eventsource-parser";
 import { FormatError, hubError } from "./hub.ts";
 
 const STREAM = { stream: true };
+/**
+ * {@link SseReader}'s decoder of reads that end on a character boundary, one call each (no state kept
+ * between calls). It keeps a BOM as text: it only decodes a stream's first read when that read cannot
+ * start with one, and later a BOM is text.
+ */
+const WHOLE_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** One parsed SSE event: `event` is the `event:` field (undefined when absent), `data` the joined data lines. */
 export interface SseEvent {
@@ -57,7 +63,10 @@ export function eventTooLarge(limit: number = MAX_SSE_EVENT_BYTES): FormatError 
  * (and its stack) for every line that is no SSE field, ~30 µs a line on a body that is no event stream.
  */
 export class SseReader {
-  private readonly decoder = new TextDecoder("utf-8");
+  /** The streaming UTF-8 decoder, made at the first read that needs one (see {@link SseReader.push}). */
+  private decoder: TextDecoder | undefined;
+  /** Whether any byte was read: a BOM is only stripped at the very start (as TextDecoder does). */
+  private began = false;
   private readonly parser: EventSourceParser;
   private overflowed = false;
   /** Characters fed in all: the parser cannot have overflowed before this exceeds the bound. */
@@ -74,10 +83,26 @@ export class SseReader {
     this.parser = createParser({ onEvent, maxBufferSize: maxEventSize });
   }
 
-  /** Feeds one read of bytes. */
+  /**
+   * Feeds one read of bytes. A read that ends on an ASCII byte (no character can be split there) is
+   * decoded whole by one shared decoder, as long as no read before it needed the streaming one:
+   * the same text, without a streaming decoder per stream (its first decode costs more than the
+   * decoding itself on a short reply). A read that ends inside a character, or a first read that may
+   * start with a BOM, switches this stream to its own streaming decoder for good.
+   */
   push(chunk: Uint8Array): void {
     if (this.overflowed) return;
-    const text = this.decoder.decode(chunk, STREAM);
+    const n = chunk.length;
+    if (n === 0) return;
+    let text: string;
+    if (this.decoder === undefined && chunk[n - 1]! < 0x80 && (this.began || chunk[0] !== 0xef)) {
+      text = WHOLE_UTF8.decode(chunk);
+    } else {
+      // Past the first byte, a BOM is text (TextDecoder strips one only at the start of its stream).
+      this.decoder ??= new TextDecoder("utf-8", { ignoreBOM: this.began });
+      text = this.decoder.decode(chunk, STREAM);
+    }
+    this.began = true;
     if (text.length > 0) this.feed(text);
   }
 
@@ -91,7 +116,7 @@ export class SseReader {
   end(): void {
     if (this.overflowed) return;
     try {
-      const rest = this.decoder.decode();
+      const rest = this.decoder === undefined ? "" : this.decoder.decode();
       if (rest.length > 0) this.feed(rest);
       // Terminate a final event that lacked its blank line so it is dispatched (reset alone drops it).
       this.feed("\n\n");
