@@ -4,7 +4,7 @@
  */
 import type { HubError } from "../formats/hub.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
-import { committedReads, type ByteReader, type ReadResult, type ReplyDriver } from "./re-translate.ts";
+import { committedReads, endedWith, type ByteReader, type ReadResult, type ReplyDriver } from "./re-translate.ts";
 
 /** Bytes of the events' data as UTF-8: what an event transport sends of them (SPEC O-3 counts reply bytes). */
 export const eventBytes = (events: readonly ReplyEvent[]): number => {
@@ -56,7 +56,7 @@ export function pumpEvents(
     ended = true;
     reads.disarm();
     emit(failure ? driver.end(failure) : driver.end());
-    report(failure ?? driver.lateError);
+    report(endedWith(driver, failure));
     endSink();
   };
   const run = async () => {

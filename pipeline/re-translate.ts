@@ -84,8 +84,9 @@ export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>): R
     end(failure) {
       const out = tap.end(failure);
       // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
-      // error) makes the reply a failed one.
-      late = failure ?? tap.state.error;
+      // error) makes the reply a failed one; a failure after the provider's stop reason got only the
+      // missing closing frames (SPEC 6.4): the reply finished.
+      late = tap.state.error;
       return out;
     },
     get contentSeen() {
@@ -139,6 +140,8 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
         this.addUsage(ev.usage);
         return;
       case "error":
+        // After the finish the client encoders only close the reply (SPEC 6.4): it finished.
+        if (this.stopReason !== null) return;
         if (this.contentSeen) this.lateError = ev.error;
         else this.earlyError = ev.error;
         return;
@@ -581,6 +584,15 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
 }
 
 /**
+ * What a streamed reply that ended (its driver's `end` called, with the upstream's `failure` if any)
+ * is reported with (SPEC 6.4): the in-band error its client got; none when the provider had already
+ * sent its stop reason, since only the missing closing frames were then added and the reply finished.
+ */
+export function endedWith(driver: ReplyDriver<unknown>, failure: HubError | undefined): HubError | undefined {
+  return driver.lateError ?? (driver.stopReason === null ? failure : undefined);
+}
+
+/**
  * The client body after the commit point (SPEC R-9) as ONE pull-based ReadableStream: the prefix
  * produced while peeking first; then each upstream read goes through the driver; a read failure or the
  * idle timeout becomes the driver's in-band error (SPEC 6.4); EOF ends the driver; `opts.pendingRead`,
@@ -617,7 +629,7 @@ export function replyStream(
     reads.disarm();
     ended = true;
     emit(controller, failure ? driver.end(failure) : driver.end());
-    report(failure ?? driver.lateError);
+    report(endedWith(driver, failure));
     controller.close();
   };
   /**

@@ -130,7 +130,10 @@ class ResponsesEncoder implements StreamEncoder {
         this.finish = ev.reason;
         return;
       case "error":
-        this.fail(ev.error);
+        // After the provider's stop reason only the closing events are missing (SPEC 6.4), as in the
+        // other encoders: the reply ends as it finished.
+        if (this.finish !== null) this.end();
+        else this.fail(ev.error);
         return;
     }
   }
