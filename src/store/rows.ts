@@ -4,7 +4,7 @@
  * the mapping between database rows (snake_case columns) and the port's objects. No I/O.
  */
 import type { Account, ClientKey, Credential, KeyLimits, UsageRecord } from "../../pipeline/ports.ts";
-import { type CallRow, StoreError } from "./types.ts";
+import { type CallRow, type QuotaWindow, StoreError } from "./types.ts";
 
 /** Largest accepted client-key name, in characters. */
 export const MAX_NAME_LENGTH = 128;
@@ -208,6 +208,15 @@ export function rowToAccount(r: AccountRow): Account {
 export type UsageParams = (string | number | null)[];
 /** Positional parameters of a trace insert: route id, request id, ts (ms), JSON body. */
 export type TraceParams = [string, string, number, string];
+
+/**
+ * Positional parameters of a quota window upsert, in the column order of `quota_windows` (account id,
+ * window, model, used percent, remaining, limit, reset time ms, updated time ms): non-finite numbers
+ * become null so a provider's odd header cannot fail the batch. Both stores' flushes write these.
+ */
+export function quotaParams(q: QuotaWindow & { updatedAt: number }): (string | number | null)[] {
+  return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt)];
+}
 
 /** Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch. */
 export function usageParams(r: UsageRecord): UsageParams {

@@ -15,7 +15,7 @@
  * runs while the first still waits for the lock waits on the id's row and then writes nothing too.
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
-import { errMessage, finiteOrNull, intOrNull } from "../rows.ts";
+import { errMessage, quotaParams } from "../rows.ts";
 import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
@@ -216,16 +216,7 @@ export class PgFlusher {
     }
     const routes = [...byRoute.values()];
     const bindRows = [...binds.values()].map((b) => [b.key, b.accountId, Math.round(b.expiresAt)]);
-    const quotaRows = [...quotas.values()].map((q) => [
-      q.accountId,
-      q.window,
-      q.model,
-      finiteOrNull(q.usedPercent),
-      finiteOrNull(q.remaining),
-      finiteOrNull(q.limit),
-      intOrNull(q.resetAt),
-      Math.round(q.updatedAt),
-    ]);
+    const quotaRows = [...quotas.values()].map(quotaParams);
     const params = (i: number, batchId: string) => [
       pgJson(usage.slice(i, i + CHUNK)),
       pgJson(routes.slice(i, i + CHUNK)),
@@ -317,8 +308,7 @@ export class PgFlusher {
       await attempt(() => one([], [], [[b.key, b.accountId, Math.round(b.expiresAt)]], []), () => keep.binds.set(k, b));
     }
     for (const [k, q] of batch.quotas) {
-      const row = [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt)];
-      await attempt(() => one([], [], [], [row]), () => keep.quotas.set(k, q));
+      await attempt(() => one([], [], [], [quotaParams(q)]), () => keep.quotas.set(k, q));
     }
     this.pending.dropped += refused;
     if (keep.usage.length || keep.traces.length || keep.binds.size || keep.quotas.size) this.pending.putBack(keep);

@@ -5,7 +5,7 @@
  * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
-import { errMessage, finiteOrNull, intOrNull, type TraceParams } from "../rows.ts";
+import { errMessage, quotaParams, type TraceParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
 import { TRACE_TABLES, traceBlock } from "./trace-ring.ts";
 
@@ -104,18 +104,7 @@ export class SqliteFlusher {
           for (const r of usage) ins.run(...r);
           if (traces.length) this.writeTraces(traces);
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
-          for (const q of quotas.values()) {
-            this.s.quotaSet.run(
-              q.accountId,
-              q.window,
-              q.model,
-              finiteOrNull(q.usedPercent),
-              finiteOrNull(q.remaining),
-              finiteOrNull(q.limit),
-              intOrNull(q.resetAt),
-              Math.round(q.updatedAt),
-            );
-          }
+          for (const q of quotas.values()) this.s.quotaSet.run(...quotaParams(q));
         })
         .immediate();
       this.lastFlushAt = this.ctx.now();
