@@ -28,6 +28,7 @@ import {
   EFFORT_BUDGET,
   ITEM_FIELDS_KEY,
   MIN_THINKING_BUDGET,
+  refusesSampling,
   refusesTemperatureWithTopP,
   sanitizeToolId,
   writeCacheControl,
@@ -290,6 +291,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   `top_p` below 0.95 too (case B28). When both `temperature` and `top_p` remain and the model
  *   refuses the pair (Claude from Opus 4.1 / Sonnet 4.5 on, mapping.ts
  *   {@link refusesTemperatureWithTopP}), `top_p` is dropped with a warning and `temperature` kept.
+ *   A model that refuses all three (Claude from Opus 4.7 on, {@link refusesSampling}) gets none of
+ *   `temperature`, `top_p`, `top_k` (one warning naming those the client sent).
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
@@ -419,7 +422,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         tc = { type: "tool", name: req.toolChoice.name };
         break;
       case "allowed":
-        // No Anthropic equivalent of a subset: its mode, every tool staying callable.
+        // No Anthropic equivalent of a subset: `tool_choice` is auto / any / tool (one name) / none
+        // (platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use, "Forcing tool
+        // use"), and leaving tools out of `tools` would break the prompt cache. Its mode is sent,
+        // every tool staying callable.
         tc = { type: req.toolChoice.mode === "required" ? "any" : "auto" };
         w.add("dropped_field", `tool_choice allowed_tools has no Anthropic equivalent; ${tc.type} was sent and every declared tool stays callable`);
         break;
@@ -436,26 +442,32 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (thinking) body.thinking = thinking;
 
-  if (req.temperature !== undefined) {
-    if (thinkingOn && req.temperature !== 1) w.add("dropped_field", "temperature is not allowed with thinking and was dropped");
-    else {
-      const t = Math.min(1, Math.max(0, req.temperature));
-      if (t !== req.temperature) w.add("clamped_field", `temperature ${req.temperature} was clamped to Anthropic's range 0–1`);
-      body.temperature = t;
+  if (refusesSampling(target.model)) {
+    // Claude from Opus 4.7 on refuses all three at any non-default value (mapping.ts refusesSampling).
+    const sent = [req.temperature !== undefined && "temperature", req.topP !== undefined && "top_p", req.topK !== undefined && "top_k"].filter((f) => f !== false);
+    if (sent.length > 0) w.add("dropped_field", `${target.model} refuses temperature, top_p and top_k; ${sent.join(", ")} dropped`);
+  } else {
+    if (req.temperature !== undefined) {
+      if (thinkingOn && req.temperature !== 1) w.add("dropped_field", "temperature is not allowed with thinking and was dropped");
+      else {
+        const t = Math.min(1, Math.max(0, req.temperature));
+        if (t !== req.temperature) w.add("clamped_field", `temperature ${req.temperature} was clamped to Anthropic's range 0–1`);
+        body.temperature = t;
+      }
     }
-  }
-  if (req.topP !== undefined) {
-    if (thinkingOn && req.topP < 0.95) w.add("dropped_field", "top_p below 0.95 is not allowed with thinking and was dropped");
-    else body.top_p = req.topP;
-  }
-  if (body.temperature !== undefined && body.top_p !== undefined && refusesTemperatureWithTopP(target.model)) {
-    // Temperature is kept: the field clients set most, and the one Anthropic's migration guide keeps.
-    delete body.top_p;
-    w.add("dropped_field", `${target.model} accepts temperature or top_p, not both; top_p was dropped and temperature kept`);
-  }
-  if (req.topK !== undefined) {
-    if (thinkingOn) w.add("dropped_field", "top_k is not allowed with thinking and was dropped");
-    else body.top_k = req.topK;
+    if (req.topP !== undefined) {
+      if (thinkingOn && req.topP < 0.95) w.add("dropped_field", "top_p below 0.95 is not allowed with thinking and was dropped");
+      else body.top_p = req.topP;
+    }
+    if (body.temperature !== undefined && body.top_p !== undefined && refusesTemperatureWithTopP(target.model)) {
+      // Temperature is kept: the field clients set most, and the one Anthropic's migration guide keeps.
+      delete body.top_p;
+      w.add("dropped_field", `${target.model} accepts temperature or top_p, not both; top_p was dropped and temperature kept`);
+    }
+    if (req.topK !== undefined) {
+      if (thinkingOn) w.add("dropped_field", "top_k is not allowed with thinking and was dropped");
+      else body.top_k = req.topK;
+    }
   }
   const stops = sendableStops(req.stopSequences, w, true);
   if (stops) body.stop_sequences = stops;

@@ -256,7 +256,30 @@ export interface ItemFields {
 // ---------------------------------------------------------------------------------------------
 
 /** `claude-<family>-<major>[-<minor>]` (also inside Bedrock/Vertex ids); a date after the major is no minor. */
-const CLAUDE_VERSION = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2}))?(?!\d)/;
+const CLAUDE_VERSION = /claude-(?:opus|sonnet|haiku|fable|mythos)-(\d+)(?:[-.](\d{1,2}))?(?!\d)/;
+
+/** The `[major, minor]` a Claude model id names (`claude-opus-4-7` → [4, 7]), or undefined for other ids. */
+function claudeVersion(model: string): [number, number] | undefined {
+  const v = CLAUDE_VERSION.exec(model.toLowerCase());
+  if (!v) return undefined;
+  return [Number(v[1]), v[2] === undefined ? 0 : Number(v[2])];
+}
+
+/**
+ * Whether a Claude model refuses the sampling parameters altogether: `temperature`, `top_p` and `top_k`
+ * at any non-default value are a 400 ("`temperature` is deprecated for this model."). Anthropic's
+ * migration guide (platform.claude.com/docs/en/about-claude/models/migration-guide, "Migrating to
+ * Claude Opus 4.7", "Sampling parameters removed": "Starting with Claude Opus 4.7, setting
+ * `temperature`, `top_p`, or `top_k` to any non-default value will return a 400 error. The safest
+ * migration path is to omit these parameters entirely"), its model-deprecations page ("Claude 4.7 and
+ * later models") and the claude-api skill's migration notes (anthropics/skills, "Remove the field
+ * entirely on Opus 4.7"; Sonnet 5 the same). So: a `claude-<family>-<major>[-<minor>]` id from
+ * version 4.7 on. Ids that do not name a version this way keep what the client sent.
+ */
+export function refusesSampling(model: string): boolean {
+  const v = claudeVersion(model);
+  return v !== undefined && (v[0] > 4 || (v[0] === 4 && v[1] >= 7));
+}
 
 /**
  * Whether a Claude model refuses `temperature` and `top_p` in the same request (400 "temperature and
@@ -269,9 +292,6 @@ const CLAUDE_VERSION = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2}))?(?!\
  * this way and the non-Claude models of Anthropic-compatible servers (GLM, Kimi, …) keep both.
  */
 export function refusesTemperatureWithTopP(model: string): boolean {
-  const v = CLAUDE_VERSION.exec(model.toLowerCase());
-  if (!v) return false;
-  const major = Number(v[1]);
-  const minor = v[2] === undefined ? 0 : Number(v[2]);
-  return major > 4 || (major === 4 && minor >= 1);
+  const v = claudeVersion(model);
+  return v !== undefined && (v[0] > 4 || (v[0] === 4 && v[1] >= 1));
 }

@@ -27,7 +27,8 @@
  *   cleaned to Gemini's schema subset (schema-clean.ts). Provider tools of other formats are dropped
  *   with a warning; `gemini` provider tools pass as their own `tools` entries.
  * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames
- *   for one tool or an `allowed` choice of mode required; mode auto → AUTO with a warning).
+ *   for one tool or an `allowed` choice of mode required, VALIDATED + allowedFunctionNames for an
+ *   `allowed` choice of mode auto; every function stays declared).
  * - `generationConfig`: maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
  *   most 5: the first 5 are kept, with a warning; an empty one is not sent, hub.ts `sendableStops`), candidateCount (`n`), responseMimeType +
  *   responseJsonSchema (`responseFormat`), thinkingConfig (see {@link thinkingConfig}).
@@ -577,12 +578,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         fcc = { mode: "ANY", allowedFunctionNames: [names.toGemini(tc.name)] };
         break;
       case "allowed":
-        // ANY + allowedFunctionNames: a call of one of them (Gemini's FunctionCallingConfig); AUTO takes no list.
-        if (tc.mode === "required") fcc = { mode: "ANY", allowedFunctionNames: tc.names.map((n) => names.toGemini(n)) };
-        else {
-          fcc = { mode: "AUTO" };
-          w.add("dropped_field", "tool_choice allowed_tools with mode auto has no Gemini equivalent; AUTO was sent and every declared function stays callable.");
-        }
+        // Gemini's FunctionCallingConfig: `allowedFunctionNames` "should only be set when the Mode is
+        // ANY or VALIDATED" (generativelanguage v1beta); ANY: a call of one of them; VALIDATED (Google's
+        // proto: "either function calls or natural language response … limited to any one of
+        // allowed_function_names"): OpenAI's mode auto. AUTO takes no list. Every declaration stays.
+        fcc = { mode: tc.mode === "required" ? "ANY" : "VALIDATED", allowedFunctionNames: tc.names.map((n) => names.toGemini(n)) };
         break;
     }
     body.toolConfig = { functionCallingConfig: fcc };

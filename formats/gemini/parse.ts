@@ -29,8 +29,9 @@
  *   `parameters` (Gemini's OpenAPI subset: upper-case types, `nullable`) is turned into JSON Schema;
  *   every other tool entry (`googleSearch`, `codeExecution`, `urlContext`, …) → a `gemini` provider
  *   tool, one per key.
- * - `toolConfig.functionCallingConfig.mode`: AUTO/VALIDATED → auto, ANY → required (a single
- *   `allowedFunctionNames` entry → that tool), NONE → none.
+ * - `toolConfig.functionCallingConfig.mode`: AUTO → auto, VALIDATED → auto (with
+ *   `allowedFunctionNames`: an `allowed` choice of mode auto), ANY → required (a single
+ *   `allowedFunctionNames` entry → that tool, several → an `allowed` choice of mode required), NONE → none.
  * - `generationConfig`: maxOutputTokens, temperature, topP, topK, stopSequences, candidateCount (→ n),
  *   `responseMimeType: application/json` with `responseJsonSchema` / `responseSchema` → JSON output
  *   (with its schema), `thinkingConfig` (thinkingBudget 0 → reasoning off, −1 → on and dynamic, N →
@@ -386,9 +387,11 @@ function parseToolConfig(tc: unknown): ToolChoice | undefined {
   const allowed = Array.isArray(fcc.allowedFunctionNames) ? fcc.allowedFunctionNames.filter((n): n is string => typeof n === "string") : [];
   switch (fcc.mode) {
     case "AUTO":
-    case "VALIDATED":
       return { type: "auto" };
+    case "VALIDATED":
+      return allowed.length > 0 ? { type: "allowed", mode: "auto", names: allowed } : { type: "auto" };
     case "ANY":
+      if (allowed.length > 1) return { type: "allowed", mode: "required", names: allowed };
       return allowed.length === 1 ? { type: "tool", name: allowed[0]! } : { type: "required" };
     case "NONE":
       return { type: "none" };

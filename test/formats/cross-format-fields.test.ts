@@ -116,6 +116,67 @@ describe("temperature with top_p for Claude", () => {
   });
 });
 
+describe("sampling parameters for Claude from Opus 4.7 on", () => {
+  const all = chatBody({ temperature: 0.5, top_p: 0.9, top_k: 40 });
+  test("none of temperature, top_p, top_k is sent, with one warning naming those the client sent", () => {
+    for (const model of ["claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-5", "claude-opus-5-1", "anthropic.claude-opus-4-7-v1:0", "claude-opus-4-7@20260416"]) {
+      const built = translate("openai-chat", all, "anthropic-messages", "anthropic", model);
+      expect(["temperature", "top_p", "top_k"].filter((k) => k in built.body), model).toEqual([]);
+      expect(built.warnings.map((w) => w.message), model).toContain(`${model} refuses temperature, top_p and top_k; temperature, top_p, top_k dropped`);
+    }
+    const one = translate("openai-chat", chatBody({ temperature: 0 }), "anthropic-messages", "anthropic", "claude-opus-4-7");
+    expect("temperature" in one.body).toBe(false);
+    expect(one.warnings.map((w) => w.message)).toEqual(["claude-opus-4-7 refuses temperature, top_p and top_k; temperature dropped"]);
+    expect(translate("openai-chat", chatBody(), "anthropic-messages", "anthropic", "claude-opus-4-7").warnings).toEqual([]);
+  });
+
+  test("Opus 4.6 and the 4.5 line keep their rules (temperature kept, top_p dropped from the pair, top_k sent)", () => {
+    for (const model of ["claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-5-20250929"]) {
+      const built = translate("openai-chat", all, "anthropic-messages", "anthropic", model);
+      expect([built.body.temperature, built.body.top_p, built.body.top_k], model).toEqual([0.5, undefined, 40]);
+    }
+  });
+});
+
+describe("an allowed_tools subset for Gemini and Anthropic targets", () => {
+  const tools = ["a", "b", "c"].map((name) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } }));
+  const allowed = (mode: string) => chatBody({ tools, tool_choice: { type: "allowed_tools", allowed_tools: { mode, tools: [{ type: "function", function: { name: "a" } }, { type: "function", function: { name: "c" } }] } } });
+  const declared = (body: Record<string, unknown>) => ((body.tools as any[])[0].functionDeclarations as any[]).map((d) => d.name);
+
+  test("Gemini: mode auto → VALIDATED with the names, mode required → ANY with the names; every function stays declared, no warning", () => {
+    const auto = translate("openai-chat", allowed("auto"), "gemini", "gemini");
+    expect(auto.body.toolConfig).toEqual({ functionCallingConfig: { mode: "VALIDATED", allowedFunctionNames: ["a", "c"] } });
+    expect(declared(auto.body)).toEqual(["a", "b", "c"]);
+    expect(auto.warnings).toEqual([]);
+    const req = translate("openai-chat", allowed("required"), "gemini", "gemini");
+    expect(req.body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["a", "c"] } });
+    expect(declared(req.body)).toEqual(["a", "b", "c"]);
+  });
+
+  test("a Gemini client's VALIDATED / ANY with several names reaches Chat and Responses as allowed_tools", () => {
+    const gemBody = (mode: string) => ({
+      contents: [{ role: "user", parts: [{ text: "hi" }] }],
+      tools: [{ functionDeclarations: ["a", "b", "c"].map((name) => ({ name, parameters: { type: "object", properties: {} } })) }],
+      toolConfig: { functionCallingConfig: { mode, allowedFunctionNames: ["a", "c"] } },
+    });
+    const chat = translate("gemini", { model: "m", ...gemBody("VALIDATED") }, "openai-chat", "openai");
+    expect(chat.body.tool_choice).toEqual({ type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "a" } }, { type: "function", function: { name: "c" } }] } });
+    const resp = translate("gemini", { model: "m", ...gemBody("ANY") }, "openai-responses", "openai-responses");
+    expect(resp.body.tool_choice).toEqual({ type: "allowed_tools", mode: "required", tools: [{ type: "function", name: "a" }, { type: "function", name: "c" }] });
+    const back = translate("gemini", { model: "m", ...gemBody("VALIDATED") }, "gemini", "gemini");
+    expect(back.body.toolConfig).toEqual({ functionCallingConfig: { mode: "VALIDATED", allowedFunctionNames: ["a", "c"] } });
+  });
+
+  test("Anthropic has no subset: the mode is sent, every tool stays declared (prompt cache), with a warning", () => {
+    for (const [mode, type] of [["auto", "auto"], ["required", "any"]] as const) {
+      const built = translate("openai-chat", allowed(mode), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+      expect(built.body.tool_choice).toEqual({ type });
+      expect((built.body.tools as any[]).map((t) => t.name)).toEqual(["a", "b", "c"]);
+      expect(built.warnings.map((w) => w.message)).toContain(`tool_choice allowed_tools has no Anthropic equivalent; ${type} was sent and every declared tool stays callable`);
+    }
+  });
+});
+
 describe("Anthropic thinking disabled for OpenAI models", () => {
   const off = { model: "claude-x", max_tokens: 100, thinking: { type: "disabled" }, messages: [{ role: "user", content: "hi" }] };
   const effortOf = (to: "openai-chat" | "openai-responses", model: string) => {
