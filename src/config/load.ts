@@ -319,6 +319,17 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     const key: ConfigKey = { name: k.name, secret: s.value, scopes: k.scopes, source: "config" };
     if (k.tag !== undefined) key.tag = k.tag;
     if (k.limits !== undefined) key.limits = keyLimits(k.limits);
+    // A `provider/*` pattern names a provider as a target does: an unknown one is an error (the pattern
+    // would allow nothing), as `keys create` and POST /admin/api/keys refuse it.
+    k.limits?.models?.forEach((m, j) => {
+      if (!m.endsWith("/*") || knownProviderIds.has(m.slice(0, -2))) return;
+      const providerId = m.slice(0, -2);
+      const hint = suggest(providerId, [...knownProviderIds]);
+      add(
+        [...at, "limits", "models", j],
+        `unknown provider "${providerId}" in "${m}"${hint ? ` (did you mean "${hint}"?)` : ""}: the pattern would allow no model; known providers: ${quoteNames(knownProviderIds)}`,
+      );
+    });
     keys.push(key);
   });
 

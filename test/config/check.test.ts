@@ -65,6 +65,25 @@ describe("checkConfig", () => {
     ]);
   });
 
+  test("a key's limits.models pattern provider/* naming no provider is an error naming the known providers, as keys create refuses it", () => {
+    const p = join(dir, "key-models.yaml");
+    writeFileSync(
+      p,
+      [
+        "providers: [{ id: glmx, kind: anthropic-compatible, base_url: 'https://h/api/anthropic' }]",
+        "keys:",
+        "  - { name: ok, key: s1, limits: { models: ['openai/*', 'glmx/*'] } }",
+        "  - { name: typo, key: s2, limits: { models: ['openai/*', 'glm/*'] } }",
+      ].join("\n"),
+    );
+    expect(checkConfig(p, {})).toEqual({
+      ok: false,
+      lines: [
+        'keys[1].limits.models[1]: unknown provider "glm" in "glm/*" (did you mean "glmx"?): the pattern would allow no model; known providers: "anthropic", "openai", "gemini", "cc", "cx", "glmx"',
+      ],
+    });
+  });
+
   test("unknown keys are reported with their path", () => {
     const p = join(dir, "typo.yaml");
     writeFileSync(p, "combos:\n  - name: c\n    targets:\n      - model: openai/x\n        modle: y\n");

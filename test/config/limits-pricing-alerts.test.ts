@@ -18,7 +18,7 @@ describe("keys[].limits", () => {
             budgets:
               - { window: 5h, tokens: 3000000 }
               - { window: 1d, usd: 25 }
-            models: [coding, "glm/*"]
+            models: [coding, "openai/*"]
     `, { env: { K: "sy-secret-ci" } });
     expect(cfg.keys[0].limits).toEqual({
       rpm: 60,
@@ -28,7 +28,7 @@ describe("keys[].limits", () => {
         { window: "5h", tokens: 3000000 },
         { window: "1d", usd: 25 },
       ],
-      models: ["coding", "glm/*"],
+      models: ["coding", "openai/*"],
     });
   });
 
