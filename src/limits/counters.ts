@@ -23,7 +23,8 @@
  *   overshoot it by about one request (and the estimates' error), not by N.
  *
  * Budget windows survive a restart: changed windows are handed to the store by {@link
- * MemoryKeyCounters.takeDirty} on a timer and at shutdown, and read back with {@link
+ * MemoryKeyCounters.takeDirty} (at each usage flush on the embedded store, else on a timer; and at
+ * shutdown), and read back with {@link
  * MemoryKeyCounters.load}. Rates and requests in flight are not persisted (a minute, and the requests
  * of a stopped process are gone).
  *
@@ -289,18 +290,19 @@ export class MemoryKeyCounters implements KeyLimitCounters {
   }
 }
 
-/** How often changed key budget windows are written to the store (SPEC 9.6), ms. */
+/** How often changed key budget windows are written to a store that does not take them with its usage flush (SPEC 9.6), ms. */
 export const BUDGET_SAVE_MS = 5_000;
 
 /** The store's role that keeps budget windows (src/store/keys.ts). */
 export interface BudgetWindowStore {
   loadKeyBudgets(): KeyBudgetRow[] | Promise<KeyBudgetRow[]>;
   saveKeyBudgets(rows: KeyBudgetRow[]): void | Promise<void>;
+  writeKeyBudgetsWithFlush?(take: () => KeyBudgetRow[]): void;
 }
 
 /** What {@link persistBudgetWindows} hands back: the timer's stop and the last save (at shutdown). */
 export interface BudgetWindowPersistence {
-  /** Stops the periodic save. */
+  /** Stops the periodic save (none runs when the store's usage flush writes the windows). */
   stop(): void;
   /** Writes the windows changed since the last save; never rejects (a failure is logged). */
   save(): Promise<void>;
@@ -308,8 +310,10 @@ export interface BudgetWindowPersistence {
 
 /**
  * Budget windows survive restarts (SPEC 9.6): reads the stored windows into `counters` now (a read
- * failure is logged and budgets start empty), then writes the changed ones every {@link BUDGET_SAVE_MS}
- * (a process killed without shutdown loses at most that much budget use). Call `save` at shutdown.
+ * failure is logged and budgets start empty), then has the changed ones written: by each usage flush,
+ * in its transaction, when the store offers it (`writeKeyBudgetsWithFlush`, the embedded store: a
+ * process killed without shutdown loses the budget use of the usage rows it loses, the last flush
+ * interval), else every {@link BUDGET_SAVE_MS} (it loses at most that much). Call `save` at shutdown.
  */
 export async function persistBudgetWindows(
   counters: MemoryKeyCounters,
@@ -332,6 +336,10 @@ export async function persistBudgetWindows(
       warn("key budget windows could not be saved", err);
     }
   };
+  if (store.writeKeyBudgetsWithFlush) {
+    store.writeKeyBudgetsWithFlush(() => counters.takeDirty());
+    return { stop: () => {}, save };
+  }
   const timer = setInterval(() => void save(), BUDGET_SAVE_MS);
   timer.unref?.();
   return { stop: () => clearInterval(timer), save };

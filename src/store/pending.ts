@@ -1,11 +1,12 @@
 /**
- * The write buffers of a store backend (SPEC D-1): usage rows, route traces, conversation bindings and
- * quota windows wait here, in memory, until the backend's flush writes them in one transaction. Adding
- * is O(1), never does I/O and never throws; the buffers are bounded while flushes fail. No I/O.
+ * The write buffers of a store backend (SPEC D-1): usage rows, route traces, conversation bindings,
+ * quota windows and (on the embedded store) client keys' changed budget windows wait here, in memory,
+ * until the backend's flush writes them in one transaction. Adding is O(1), never does I/O and never
+ * throws; the buffers are bounded while flushes fail. No I/O.
  */
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usageParams } from "./rows.ts";
-import type { Binding, QuotaWindow } from "./types.ts";
+import type { Binding, KeyBudgetRow, QuotaWindow } from "./types.ts";
 
 /**
  * Buffered usage rows (or traces) that trigger an early flush, on the next macrotask. A flush holds the
@@ -21,6 +22,8 @@ export interface PendingBatch {
   traces: TraceParams[];
   binds: Map<string, Binding>;
   quotas: Map<string, QuotaWindow & { updatedAt: number }>;
+  /** Client keys' budget windows (SPEC 9.6), one per key and window size; only a backend that pulls them has any. */
+  budgets: Map<string, KeyBudgetRow>;
 }
 
 /** The buffers, their bounds and the drop counter. */
@@ -31,6 +34,9 @@ export class PendingWrites {
   private traceBuf: TraceParams[] = [];
   private bindBuf = new Map<string, Binding>();
   private quotaBuf = new Map<string, QuotaWindow & { updatedAt: number }>();
+  private budgetBuf = new Map<string, KeyBudgetRow>();
+  /** Where {@link settle} takes changed budget windows from ({@link pullKeyBudgets}). */
+  private budgetSource: (() => KeyBudgetRow[]) | undefined;
   /** Records/traces dropped (overflow, unserialisable, after close). */
   dropped = 0;
   /** Set by the store's `close`: later `record`/`save` are dropped and counted, `bind`/`setQuota` ignored. */
@@ -49,13 +55,32 @@ export class PendingWrites {
     private readonly beforeFlush?: () => void,
   ) {}
 
-  /** Called by a flush before it looks at the buffers: rows still on their way are added first. Never throws. */
+  /**
+   * Called by a flush before it looks at the buffers: rows still on their way are added first (the
+   * `beforeFlush` hook's usage rows, then the budget windows changed so far, so a flush that writes a
+   * request's usage row writes its budget use too). Never throws.
+   */
   settle(): void {
     try {
       this.beforeFlush?.();
     } catch {
       // the hook reports its own failures; a flush goes on with what is buffered
     }
+    if (!this.budgetSource || this.closed) return;
+    try {
+      for (const r of this.budgetSource()) this.budgetBuf.set(`${r.keyName}\u0000${r.window}`, r);
+    } catch {
+      // a source that fails loses nothing buffered; its windows come with a later flush or at shutdown
+    }
+  }
+
+  /**
+   * Makes every flush take the client keys' changed budget windows from `take` (called by {@link
+   * settle}; it hands over each changed window once) and write them in its transaction, coalesced per
+   * key and window size (SPEC 9.6). A later call replaces the source.
+   */
+  pullKeyBudgets(take: () => KeyBudgetRow[]): void {
+    this.budgetSource = take;
   }
 
   /** Buffers a usage row. Never throws. */
@@ -125,7 +150,7 @@ export class PendingWrites {
 
   /** Whether anything waits. */
   get empty(): boolean {
-    return !this.usageBuf.length && !this.traceBuf.length && !this.bindBuf.size && !this.quotaBuf.size;
+    return !this.usageBuf.length && !this.traceBuf.length && !this.bindBuf.size && !this.quotaBuf.size && !this.budgetBuf.size;
   }
 
   /** Usage rows waiting. */
@@ -140,17 +165,18 @@ export class PendingWrites {
 
   /** Takes everything out of the buffers for one flush. */
   take(): PendingBatch {
-    const batch = { usage: this.usageBuf, traces: this.traceBuf, binds: this.bindBuf, quotas: this.quotaBuf };
+    const batch = { usage: this.usageBuf, traces: this.traceBuf, binds: this.bindBuf, quotas: this.quotaBuf, budgets: this.budgetBuf };
     this.usageBuf = [];
     this.traceBuf = [];
     this.bindBuf = new Map();
     this.quotaBuf = new Map();
+    this.budgetBuf = new Map();
     return batch;
   }
 
   /**
    * Puts a failed flush's batch back in front of whatever was buffered since (older rows first;
-   * bindings and quota windows buffered since win), bounded by `maxPending`; the overflow is dropped
+   * bindings, quota and budget windows buffered since win), bounded by `maxPending`; the overflow is dropped
    * and counted.
    */
   putBack(batch: PendingBatch): void {
@@ -164,6 +190,10 @@ export class PendingWrites {
     for (const [k, q] of this.quotaBuf) batch.quotas.set(k, q);
     this.bindBuf = batch.binds;
     this.quotaBuf = batch.quotas;
+    if (batch.budgets.size) {
+      for (const [k, r] of this.budgetBuf) batch.budgets.set(k, r);
+      this.budgetBuf = batch.budgets;
+    }
   }
 
   /** Drops everything still buffered (at close, after the last flush), counting rows and traces. */
@@ -173,5 +203,6 @@ export class PendingWrites {
     this.traceBuf = [];
     this.bindBuf.clear();
     this.quotaBuf.clear();
+    this.budgetBuf.clear();
   }
 }

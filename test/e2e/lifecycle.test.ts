@@ -176,6 +176,41 @@ describe("kill -9 under load (D-1)", () => {
   }, 30_000);
 });
 
+describe("kill -9 and a key's budget (SPEC 9.6, D-1)", () => {
+  test("the budget use of requests whose usage rows reached the database survives: after a restart on the same database the key is refused", async () => {
+    const KEY = "sy-test-lifecycle-budget-0001";
+    const yaml = `${YAML(fake.url)}server: { require_api_key: true }\nkeys:\n  - { name: capped, key: ${KEY}, limits: { budgets: [{ window: 5h, tokens: 50 }] } }\n`;
+    const ask = (url: string) =>
+      fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
+    const inst = await startInstance({ yaml, env: ENV });
+    started.push(inst);
+    // Three replies of 11 + 7 tokens: 54 of the 50-token budget.
+    for (let i = 0; i < 3; i++) expect((await ask(inst.url)).status).toBe(200);
+    // Killed as soon as their usage rows are in the database (the usage flush, at most ~1 s later).
+    const end = Date.now() + 10_000;
+    while (usageRows(inst.dataDir).length < 3 && Date.now() < end) await Bun.sleep(20);
+    expect(usageRows(inst.dataDir)).toHaveLength(3);
+    inst.kill("SIGKILL");
+    await inst.exited;
+    expect(inst.proc.signalCode).toBe("SIGKILL");
+
+    // The budget window reached the database with the usage rows (it was saved on a 5 s timer of its own).
+    const db = new Database(join(inst.dataDir, "switchyard.db"), { readonly: true });
+    try {
+      expect(db.query("SELECT key_name, window, tokens FROM key_budget_windows").all()).toEqual([{ key_name: "capped", window: "5h", tokens: 54 }]);
+    } finally {
+      db.close();
+    }
+    const again = await startInstance({ yaml, env: ENV, dataDir: inst.dataDir });
+    started.push(again);
+    const res = await ask(again.url);
+    expect(res.status).toBe(429);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("key_budget_exceeded");
+    expect(body.error.message).toStartWith('Client key "capped" has used its 5h budget of 50 tokens (54 tokens used)');
+  }, 30_000);
+});
+
 describe("one gateway per port and per data directory", () => {
   test("a second instance on the same data directory refuses to start and leaves the first one's instance.json", async () => {
     const first = await start();

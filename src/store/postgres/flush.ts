@@ -289,7 +289,7 @@ export class PgFlusher {
   private async writeOneByOne(batch: PendingBatch, first: unknown): Promise<void> {
     const one = (usage: unknown[], traces: unknown[], binds: unknown[], quotas: unknown[]) =>
       this.ctx.sql.unsafe(FLUSH, [pgJson(usage), pgJson(traces), pgJson(binds), pgJson(quotas), this.traceRingSize, crypto.randomUUID()]);
-    const keep: PendingBatch = { usage: [], traces: [], binds: new Map(), quotas: new Map() };
+    const keep: PendingBatch = { usage: [], traces: [], binds: new Map(), quotas: new Map(), budgets: new Map() };
     let refused = 0;
     let lastError: unknown = first;
     const attempt = async (run: () => Promise<unknown>, onKeep: () => void) => {

@@ -1,7 +1,8 @@
 /**
  * The SQLite flush (SPEC D-1): everything buffered in {@link PendingWrites} (usage rows, route traces,
- * bindings, quota windows) written in ONE IMMEDIATE transaction; traces go into the ring's generation
- * tables (./trace-ring.ts).
+ * bindings, quota windows, client keys' changed budget windows) written in ONE IMMEDIATE transaction;
+ * traces go into the ring's generation tables (./trace-ring.ts). A budget window is written with the
+ * usage rows of the requests that spent it, so a kill -9 loses no more budget use than usage rows.
  * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
@@ -38,6 +39,10 @@ export class SqliteFlusher {
          ON CONFLICT (account_id, window, model) DO UPDATE SET used_percent = excluded.used_percent,
            remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
            updated_at = excluded.updated_at`,
+      ),
+      budgetSet: db.prepare(
+        `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
       ),
       bindSet: db.prepare(
         `INSERT INTO bindings (key, account_id, expires_at) VALUES (?, ?, ?)
@@ -87,7 +92,7 @@ export class SqliteFlusher {
   }
 
   /**
-   * Writes every buffered usage row, trace, binding and quota window in one IMMEDIATE transaction and
+   * Writes every buffered usage row, trace, binding, quota and budget window in one IMMEDIATE transaction and
    * trims the trace ring. On failure the rows stay buffered for the next attempt and the error goes to
    * `onError`; nothing is thrown. No-op once closed.
    */
@@ -96,7 +101,7 @@ export class SqliteFlusher {
     this.pending.settle();
     if (this.pending.empty) return;
     const batch = this.pending.take();
-    const { usage, traces, binds, quotas } = batch;
+    const { usage, traces, binds, quotas, budgets } = batch;
     try {
       this.ctx.db
         .transaction(() => {
@@ -105,6 +110,7 @@ export class SqliteFlusher {
           if (traces.length) this.writeTraces(traces);
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
           for (const q of quotas.values()) this.s.quotaSet.run(...quotaParams(q));
+          for (const r of budgets.values()) this.s.budgetSet.run(String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0);
         })
         .immediate();
       this.lastFlushAt = this.ctx.now();

@@ -4,7 +4,8 @@
  * this folder) over one connection.
  *
  * - Hot path (`lookup`, `any`, `record`, `save`, `bind`, `setQuota`): memory only. Usage rows, traces,
- *   bindings and quota windows are buffered and written in ONE transaction by an unref'd timer at least
+ *   bindings, quota windows and changed key budget windows (`writeKeyBudgetsWithFlush`) are buffered
+ *   and written in ONE transaction by an unref'd timer at least
  *   every `flushIntervalMs`, as soon as {@link EARLY_FLUSH_AT} rows are waiting, and by `flush()` /
  *   `close()`; a kill -9 loses at most one interval.
  * - Routing state (cooldowns, locks, removed pairings, quarantines, circuits) is written through: each
@@ -156,6 +157,7 @@ export class SqliteStore implements Store {
   refreshKeys() { this.keys.refreshKeys(); }
   loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
   saveKeyBudgets(rows: KeyBudgetRow[]) { this.keys.saveKeyBudgets(rows); }
+  writeKeyBudgetsWithFlush(take: () => KeyBudgetRow[]) { this.pending.pullKeyBudgets(take); }
 
   // -- accounts --------------------------------------------------------------------------------
   listAccounts() { return this.accounts.listAccounts(); }
