@@ -5,7 +5,7 @@
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
-import { suggest } from "../config/errors.ts";
+import { unknownKeysMessage } from "../unknown-keys.ts";
 import type { StoreErrorCode } from "../store/types.ts";
 
 /**
@@ -33,18 +33,13 @@ export function adminError(status: number, message: string, param: string | null
  * refused, not ignored, so a misspelt or unsupported field (`tags` for `tag`) cannot pass unnoticed.
  * The message names every unknown field of that object (valibot stops at the first), suggests the
  * intended one for a typo, and lists the fields `what` has; a missing field is "required". The issue's
- * path is the first unknown field, so the 400 of {@link parseInput} carries it as `param`.
+ * path is the first unknown field, so the 400 of {@link parseInput} carries it as `param`. The message
+ * is the config loader's (src/unknown-keys.ts), worded for a body: "field", all of them.
  */
 export function strictBody<E extends v.ObjectEntries>(entries: E, what: string) {
   const fields = Object.keys(entries);
   return v.strictObject(entries, (issue) => {
-    if (issue.expected === "never") {
-      const obj = issue.path?.[issue.path.length - 1]?.input;
-      const unknown = obj && typeof obj === "object" ? Object.keys(obj).filter((k) => !fields.includes(k)) : [String(issue.input)];
-      const hint = unknown.length === 1 ? suggest(unknown[0], fields) : undefined;
-      const list = unknown.map((k) => JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)).join(", ");
-      return `unknown field${unknown.length > 1 ? "s" : ""} ${list}${hint ? ` (did you mean "${hint}"?)` : ""}; ${what} has the fields ${fields.join(", ")}`;
-    }
+    if (issue.expected === "never") return unknownKeysMessage(issue, fields, { noun: "field", what, all: true });
     if (issue.input === undefined && issue.expected?.startsWith('"')) return "required";
     return `${what} must be a JSON object`;
   });

@@ -3,6 +3,9 @@
  * key in the file, e.g. `combos[1].targets[0].model`, and never carries a secret value.
  */
 import * as v from "valibot";
+import { suggest, unknownKeysMessage } from "../unknown-keys.ts";
+
+export { suggest };
 
 /** One problem in a configuration file. */
 export interface ConfigIssue {
@@ -103,37 +106,6 @@ export function issueFromValibot(issue: v.BaseIssue<unknown>): ConfigIssue {
   return { path, message: `expected ${expected}, got ${describeKind(issue.input)}` };
 }
 
-/** Edit distance counting a swap of two neighbours as one edit (optimal string alignment), for "did you mean". */
-function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
-}
-
-/** The closest of `candidates` to `word` when it is plausibly a typo of it, else undefined. */
-export function suggest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestD = Infinity;
-  for (const c of candidates) {
-    const d = distance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestD) {
-      bestD = d;
-      best = c;
-    }
-  }
-  if (best === undefined) return undefined;
-  const limit = best.length <= 3 ? 1 : best.length <= 6 ? 2 : 3;
-  return bestD <= limit ? best : undefined;
-}
-
 /**
  * How a (non-secret) received value is shown in a message: strings quoted and cut at 40 characters,
  * anything else by kind only. Never use it for a value read from a secret field.
@@ -152,7 +124,8 @@ export function isMapping(x: unknown): x is Record<string, unknown> {
 /**
  * `v.strictObject` with messages written for people: an unknown key names itself, suggests the
  * intended key when it looks like a typo, and lists the allowed keys; a missing key is "required"
- * (or its entry in `required`); a non-mapping (including a list) says what it got.
+ * (or its entry in `required`); a non-mapping (including a list) says what it got. The unknown-key
+ * message is the admin API's (src/unknown-keys.ts), worded for a file: "key", the first one only.
  * `what` names the object in messages ("a provider", "the server section").
  */
 export function strictObj<E extends v.ObjectEntries>(entries: E, what: string, required: Record<string, string> = {}) {
@@ -160,10 +133,7 @@ export function strictObj<E extends v.ObjectEntries>(entries: E, what: string, r
   return v.pipe(
     v.custom<Record<string, unknown>>(isMapping, (issue) => `expected ${what}, got ${describeKind(issue.input)}`),
     v.strictObject(entries, (issue) => {
-      if (issue.expected === "never" && typeof issue.input === "string") {
-        const hint = suggest(issue.input, keys);
-        return `unknown key "${issue.input}" in ${what}${hint ? ` (did you mean "${hint}"?)` : ""}; allowed: ${keys.join(", ")}`;
-      }
+      if (issue.expected === "never" && typeof issue.input === "string") return unknownKeysMessage(issue, keys, { noun: "key", what, all: false });
       if (issue.input === undefined && issue.expected?.startsWith('"')) {
         return required[issue.expected.slice(1, -1)] ?? "required";
       }

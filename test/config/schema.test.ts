@@ -112,6 +112,13 @@ describe("unknown keys are errors naming their path", () => {
     expect(i.message).toContain('did you mean "model"');
   });
 
+  test("the message is the admin API's worded for a file: the key quoted as JSON and cut at 40 characters, the allowed keys listed", () => {
+    const long = `x"${"y".repeat(60)}`;
+    const list = issues(`server: { ${JSON.stringify(long)}: 1 }\n`);
+    const i = issueAt(list, `server[${JSON.stringify(long)}]`);
+    expect(i.message).toStartWith(`unknown key ${JSON.stringify(`${long.slice(0, 40)}…`)} in the server section; allowed: host, port,`);
+  });
+
   test("at the top level, in server, settings and nested settings", () => {
     const list = issues(yaml`
       servr: {}
