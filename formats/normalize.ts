@@ -131,7 +131,7 @@ export class EventNormalizer {
       case "block_delta":
         if (this.finished) return;
         this.ensureStarted();
-        this.onDelta(ev.index, ev.delta);
+        this.onDelta(ev);
         return;
       case "block_stop":
         if (this.finished) return;
@@ -183,7 +183,9 @@ export class EventNormalizer {
     if (block.hasContent) this.schedule(block);
   }
 
-  private onDelta(key: number, delta: BlockDelta): void {
+  private onDelta(ev: Extract<HubEvent, { type: "block_delta" }>): void {
+    const key = ev.index;
+    const delta = ev.delta;
     let block = this.blocks.get(key);
     if (!block || block.stopped) {
       if (delta.type === "text") {
@@ -197,7 +199,8 @@ export class EventNormalizer {
     const content = isContentDelta(delta);
     if (!content && delta.type !== "thinking_part") return; // empty delta: drop
     if (block === this.live) {
-      this.emit({ type: "block_delta", index: this.liveIndex, delta });
+      // The decoder's own event when its key is the output index (a Chat text block's usually is).
+      this.emit(key === this.liveIndex ? ev : { type: "block_delta", index: this.liveIndex, delta });
       return;
     }
     block.deltas.push(delta);
