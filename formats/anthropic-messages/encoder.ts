@@ -21,6 +21,7 @@
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import { mergeUsage, type HubError, type HubEvent, type StopReason, type Usage } from "../hub.ts";
+import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorFrame } from "./errors.ts";
 import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
@@ -54,8 +55,12 @@ export class AnthropicEncoder implements StreamEncoder {
   /** Kind of the open block and whether it already has thinking text (for summary-part separators). */
   private open: OpenKind = null;
   private thinkingHasText = false;
-  /** The text-delta frame up to the text, for the block index it was made for. */
+  /**
+   * The text-delta frame up to the text, for the block index it was made for; `textHeadQ` the same with
+   * the text's opening quote, for a text JSON leaves as it is (flat strings: they go into every delta).
+   */
   private textHead = "";
+  private textHeadQ = "";
   private textHeadIndex = -1;
 
   constructor(
@@ -157,9 +162,12 @@ export class AnthropicEncoder implements StreamEncoder {
         // The common event: its frame up to the text made once per block (fewer concatenations per event).
         if (this.textHeadIndex !== ev.index) {
           this.textHeadIndex = ev.index;
-          this.textHead = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":{"type":"text_delta","text":';
+          this.textHead = flat('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":{"type":"text_delta","text":');
+          this.textHeadQ = flat(this.textHead + '"');
         }
-        this.write(this.textHead + JSON.stringify(d.text) + "}}\n\n");
+        // A text without a character to escape is written between the quotes as it is (JSON.stringify's output).
+        if (isPlainJsonText(d.text)) this.write(this.textHeadQ + d.text + '"}}\n\n');
+        else this.write(this.textHead + JSON.stringify(d.text) + "}}\n\n");
         return;
       case "thinking":
         if (this.open !== "thinking" || d.text.length === 0) return;

@@ -27,6 +27,7 @@
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import type { HubError, HubEvent, HubResponse, Opaque, Usage } from "../hub.ts";
 import { mergeUsage, type StopReason } from "../hub.ts";
+import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorBody } from "./errors.ts";
 import { finishReasonToGemini, usageToGemini, writeGeminiSignature } from "./mapping.ts";
@@ -57,9 +58,13 @@ const TOOL = 3;
 export class GeminiEncoder implements StreamEncoder {
   /** `data: {"candidates":[{"content":{"role":"model","parts":[` */
   private static readonly HEAD = `data: {"candidates":[{"content":{"role":"model","parts":[`;
+  /** {@link HEAD} and a text part's start up to its opening quote. */
+  private static readonly TEXT_HEAD = `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"`;
   /** `]},"index":0}],"modelVersion":…,"responseId":…}\n\n` */
   private readonly tail: string;
   private readonly meta: string;
+  /** The text part's closing quote and brace, then {@link tail}: a plain text chunk is HEAD, `{"text":"`, the text, this. */
+  private readonly textTail: string;
   private readonly usage: Usage = {};
   private openKind = NONE;
   private openIndex = -1;
@@ -75,7 +80,8 @@ export class GeminiEncoder implements StreamEncoder {
   ) {
     const id = opts.newId ? opts.newId("") : defaultResponseId();
     this.meta = `"modelVersion":${JSON.stringify(opts.model)},"responseId":${JSON.stringify(id)}}`;
-    this.tail = `]},"index":0}],` + this.meta + "\n\n";
+    this.tail = flat(`]},"index":0}],` + this.meta + "\n\n");
+    this.textTail = flat('"}' + this.tail);
   }
 
   private part(json: string): void {
@@ -120,7 +126,9 @@ export class GeminiEncoder implements StreamEncoder {
         switch (d.type) {
           case "text":
             if (this.openKind !== TEXT) return;
-            this.part(`{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`);
+            // The common chunk: a text without a character to escape, written between the quotes as it is.
+            if (this.pendingSig === undefined && isPlainJsonText(d.text)) this.write(GeminiEncoder.TEXT_HEAD + d.text + this.textTail);
+            else this.part(`{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`);
             this.pendingSig = undefined;
             return;
           case "thinking":

@@ -37,6 +37,7 @@ import { localShellAction } from "../tool-kinds.ts";
 import type { BlockStart, HubError, HubEvent, StopReason, Usage } from "../hub.ts";
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
+import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { sseNamed } from "../sse.ts";
 import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage, writeEncryptedContent } from "./common.ts";
@@ -59,11 +60,23 @@ interface OpenItem {
   summaries: string[];
   partOpen: boolean;
   encrypted?: string;
+  /**
+   * A message item's `output_text.delta` text from its sequence number to the delta's opening quote
+   * (`,"item_id":…,"delta":"`), flat, made at its first plain delta.
+   */
+  deltaMid?: string;
   // calls
   callId: string;
   name: string;
   namespace?: string;
 }
+
+/** An `output_text.delta` event up to its sequence number, bare (event transport) and SSE-framed. */
+const TEXT_DELTA_HEAD = '{"type":"response.output_text.delta","sequence_number":';
+const TEXT_DELTA_HEAD_SSE = flat("event: response.output_text.delta\ndata: " + TEXT_DELTA_HEAD);
+/** The same event after its delta text's closing quote, bare and SSE-framed. */
+const TEXT_DELTA_TAIL = '","logprobs":[]}';
+const TEXT_DELTA_TAIL_SSE = flat(TEXT_DELTA_TAIL + "\n\n");
 
 /** A message item's `phase` member (with its leading comma), or nothing when the item has none. */
 function phaseMember(phase: string | undefined): string {
@@ -93,10 +106,15 @@ class ResponsesEncoder implements StreamEncoder {
   private refusalSent = false;
   private readonly usage: Usage = {};
 
-  /** `emit` gets each event's name and data (the SSE encoder frames them, the event encoder hands them on). */
+  /**
+   * `emit` gets each event's name and data (the SSE encoder frames them, the event encoder hands them
+   * on); `write`, given by the SSE encoder, takes a whole frame the encoder wrote itself (the text
+   * deltas: fewer string pieces per event than framing the data afterwards).
+   */
   constructor(
     private readonly opts: EncoderOptions,
     private readonly emit: (event: string, data: string) => void,
+    private readonly write?: (text: string) => void,
   ) {
     this.responseId = mintId("resp_", opts.newId);
     this.createdAt = Math.floor((opts.now ? opts.now() : Date.now()) / 1000);
@@ -299,6 +317,14 @@ class ResponsesEncoder implements StreamEncoder {
           );
           return;
         }
+        if (isPlainJsonText(d.text)) {
+          // The reply's most common event, from flat parts around the text (what the template below writes).
+          const mid = (it.deltaMid ??= flat(`,"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":"`));
+          const seq = this.seq++;
+          if (this.write) this.write(TEXT_DELTA_HEAD_SSE + seq + mid + d.text + TEXT_DELTA_TAIL_SSE);
+          else this.emit("response.output_text.delta", TEXT_DELTA_HEAD + seq + mid + d.text + TEXT_DELTA_TAIL);
+          return;
+        }
         this.send(
           "response.output_text.delta",
           `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":[]}`,
@@ -441,7 +467,7 @@ class ResponsesEncoder implements StreamEncoder {
  * `normalizeEvents` first); output: Responses SSE text written to `write` (module doc). Never throws.
  */
 export function createEncoder(opts: EncoderOptions, write: (text: string) => void): StreamEncoder {
-  return new ResponsesEncoder(opts, (event, data) => write(sseNamed(event, data)));
+  return new ResponsesEncoder(opts, (event, data) => write(sseNamed(event, data)), write);
 }
 
 /**
