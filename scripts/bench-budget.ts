@@ -47,6 +47,8 @@ export const ROWS = [
   "resolve/order/pick",
   "translate",
   "executor call setup and abort wiring",
+  "provider executor (upstream URL, headers, fetch call)",
+  "in-process upstream reply (harness; the raw pipe pays it too)",
   "reply driver (tap / re-translate)",
   "commit point and JS reply stream",
   "attempt loop",
@@ -58,6 +60,9 @@ export const ROWS = [
   "log line",
   "event publishing",
   "store flushes",
+  "gateway wrapper (handle, redaction check, candidates)",
+  "the app's request hooks (started/finish, after-reply queue)",
+  "32 concurrent requests (against one at a time)",
   "GC (JS-thread pauses + GC helper threads)",
   "GC heap block warm-up (JSCWarmUp thread)",
   "JIT compiler threads (JITWorker)",
@@ -73,16 +78,20 @@ type Row = (typeof ROWS)[number];
  */
 const SHARES: Record<"native" | "translated", Record<Row, number>> = {
   native: {
-    "HTTP framework dispatch": 0.09, "body read and JSON parse": 0.09, guard: 0.06, "resolve/order/pick": 0.06, translate: 0.03,
-    "executor call setup and abort wiring": 0.06, "reply driver (tap / re-translate)": 0.15, "commit point and JS reply stream": 0.1, "attempt loop": 0.02, "affinity key (X-Switchyard-Cache)": 0.02,
+    "HTTP framework dispatch": 0.08, "body read and JSON parse": 0.09, guard: 0.06, "resolve/order/pick": 0.06, translate: 0.03,
+    "executor call setup and abort wiring": 0.06, "provider executor (upstream URL, headers, fetch call)": 0.02, "in-process upstream reply (harness; the raw pipe pays it too)": 0,
+    "reply driver (tap / re-translate)": 0.13, "commit point and JS reply stream": 0.085, "attempt loop": 0.02, "affinity key (X-Switchyard-Cache)": 0.02,
     "cost and key-limit accounting": 0.03, "usage row": 0.03, "route trace": 0.03, "metrics update": 0.02, "log line": 0.03, "event publishing": 0.01,
-    "store flushes": 0.04, "GC (JS-thread pauses + GC helper threads)": 0.06, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.02, "allocator and other threads": 0.02, remainder: 0.02,
+    "store flushes": 0.04, "gateway wrapper (handle, redaction check, candidates)": 0.01, "the app's request hooks (started/finish, after-reply queue)": 0.02, "32 concurrent requests (against one at a time)": 0.01,
+    "GC (JS-thread pauses + GC helper threads)": 0.06, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.02, "allocator and other threads": 0.02, remainder: 0.005,
   },
   translated: {
-    "HTTP framework dispatch": 0.04, "body read and JSON parse": 0.04, guard: 0.03, "resolve/order/pick": 0.03, translate: 0.3,
-    "executor call setup and abort wiring": 0.03, "reply driver (tap / re-translate)": 0.23, "commit point and JS reply stream": 0.06, "attempt loop": 0.01, "affinity key (X-Switchyard-Cache)": 0.01,
+    "HTTP framework dispatch": 0.04, "body read and JSON parse": 0.04, guard: 0.03, "resolve/order/pick": 0.03, translate: 0.29,
+    "executor call setup and abort wiring": 0.03, "provider executor (upstream URL, headers, fetch call)": 0.01, "in-process upstream reply (harness; the raw pipe pays it too)": 0,
+    "reply driver (tap / re-translate)": 0.225, "commit point and JS reply stream": 0.06, "attempt loop": 0.01, "affinity key (X-Switchyard-Cache)": 0.01,
     "cost and key-limit accounting": 0.02, "usage row": 0.02, "route trace": 0.02, "metrics update": 0.01, "log line": 0.02, "event publishing": 0.005,
-    "store flushes": 0.02, "GC (JS-thread pauses + GC helper threads)": 0.05, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.01, "allocator and other threads": 0.015, remainder: 0.02,
+    "store flushes": 0.02, "gateway wrapper (handle, redaction check, candidates)": 0.005, "the app's request hooks (started/finish, after-reply queue)": 0.01, "32 concurrent requests (against one at a time)": 0.005,
+    "GC (JS-thread pauses + GC helper threads)": 0.05, "GC heap block warm-up (JSCWarmUp thread)": 0.01, "JIT compiler threads (JITWorker)": 0.01, "allocator and other threads": 0.015, remainder: 0.005,
   },
 };
 for (const [kind, shares] of Object.entries(SHARES)) {
@@ -160,14 +169,27 @@ for (const lane of out.lanes) {
     "log line": m("logLine"),
     "event publishing": m("events"),
     "store flushes": m("flush"),
+    "provider executor (upstream URL, headers, fetch call)": m("viaProvider") - m("sendOnly"),
+    "in-process upstream reply (harness; the raw pipe pays it too)": m("sendOnly"),
+    "gateway wrapper (handle, redaction check, candidates)": m("oneViaGateway") - m("oneByHand"),
+    "the app's request hooks (started/finish, after-reply queue)": 0, // below: the app's run minus the bookkeeping rows
+    "32 concurrent requests (against one at a time)": pipeJs - m("oneViaApp"),
     "GC (JS-thread pauses + GC helper threads)": gcPause + median(pipe.map((p) => p.threads.gc)),
     "GC heap block warm-up (JSCWarmUp thread)": median(pipe.map((p) => p.threads.warmup)),
     "JIT compiler threads (JITWorker)": median(pipe.map((p) => p.threads.jit)),
     "allocator and other threads": median(pipe.map((p) => p.threads.other)),
     pipeline: median(pipe.map((p) => p.threads.js + p.threads.gc + p.threads.warmup + p.threads.jit + p.threads.other)),
   } as Figures;
-  const jsRows: Row[] = ["body read and JSON parse", "guard", "resolve/order/pick", "translate", "executor call setup and abort wiring", "reply driver (tap / re-translate)", "commit point and JS reply stream", "attempt loop", "affinity key (X-Switchyard-Cache)", "cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
-  f.remainder = pipeJs - jsRows.reduce((s, r) => s + f[r], 0);
+  // The stages' rows: what one request called by hand (the stages one after the other) is made of.
+  const stageRows: Row[] = ["body read and JSON parse", "guard", "resolve/order/pick", "translate", "executor call setup and abort wiring", "provider executor (upstream URL, headers, fetch call)", "in-process upstream reply (harness; the raw pipe pays it too)", "reply driver (tap / re-translate)", "commit point and JS reply stream", "attempt loop", "affinity key (X-Switchyard-Cache)"];
+  // What the app does with a finished request (src/app.ts `finish` and `report`, the store's flushes).
+  const bookkeepingRows: Row[] = ["cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
+  const sum = (rows: Row[]) => rows.reduce((s, r) => s + f[r], 0);
+  f["the app's request hooks (started/finish, after-reply queue)"] = m("oneViaApp") - m("oneViaGateway") - sum(bookkeepingRows);
+  // So the remainder is the stages called one after the other minus the same stages measured each on its
+  // own (caches and inline caches warm for one stage at a time, every row's error); the whole pipeline's
+  // JS-thread CPU minus every JS-thread row comes out the same.
+  f.remainder = m("oneByHand") - sum(stageRows);
   results.push({ name: lane.name, kind: lane.kind, f });
 }
 

@@ -23,6 +23,8 @@ import { executeCall, type Executor, type UpstreamReply } from "../../pipeline/e
 import { commitReply, replyDriverFor } from "../../pipeline/commit.ts";
 import { runAttempts } from "../../pipeline/attempt-loop.ts";
 import { affinityHints } from "../../pipeline/affinity.ts";
+import { createGateway } from "../../pipeline/gateway.ts";
+import { createExecutors } from "../../src/providers/index.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { createServer } from "../../src/http/server.ts";
 import { realClock } from "../../src/clock.ts";
@@ -163,7 +165,9 @@ async function main() {
     const body = lane.body(bl.stream) as Record<string, unknown>;
     const text = JSON.stringify(body);
     const url = "http://127.0.0.1" + lane.path;
-    const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", host: "127.0.0.1" };
+    // Content-Length as scripts/bench-pipeline.ts's requests carry it: the guard reads such a body natively
+    // (readBody), without one through a JS stream reader (before 2026-12-02 the body row measured that path).
+    const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", host: "127.0.0.1", "content-length": String(Buffer.byteLength(text)) };
     const request = () => new Request(url, { method: "POST", headers, body: text });
     const runs: Record<string, Run[]> = {};
     const k = (name: string) => `${bl.name}|${name}`;
@@ -230,6 +234,10 @@ async function main() {
       return { status: res.status, headers: res.headers, body: res.body };
     };
     const executor: Executor = { send: replyNow };
+    // The provider's executor (src/providers/index.ts: the upstream URL, its headers, the fetch call) around
+    // the in-process upstream, measured with the executor rows against that upstream alone (`sendOnly`, which
+    // is the harness's fake server: scripts/bench-pipeline.ts `fakeFetch`; the raw pipe pays the same).
+    const providerExecutor = createExecutors(fakeFetch, app.credentials);
     const call = { provider: target!.provider, account, model: target!.model, body: translated.body, stream: bl.stream, upstreamFormat: translated.upstreamFormat, clientFormat: ctx0.clientFormat, clientHeaders: ctx0.request.headers };
     // A fresh parent signal per call on both sides (a request's own signal; one shared signal would pile up listeners).
     Object.assign(
@@ -240,6 +248,7 @@ async function main() {
           await drainChunks((await replyNow()).body);
         },
         viaExecute: async () => drainChunks((await executeCall(executor, call, new AbortController().signal, 30_000)).reply.body),
+        viaProvider: async () => drainChunks((await providerExecutor(target!.provider).send({ ...call, signal: new AbortController().signal })).body),
         viaDriver: async () => {
           const reply = await replyNow();
           const driver = replyDriverFor(ctx0, target!.provider, translated, reply);
@@ -307,6 +316,41 @@ async function main() {
           if (!("response" in committed)) throw new Error(committed.error.message);
           await committed.response.arrayBuffer();
         },
+      }),
+    );
+
+    // ---- what surrounds the stages in a request (until 2026-12-02 all of it was in the remainder) --------
+    // One request at a time, as the pipeline's loops send them (a Request with Content-Length, the reply read
+    // whole, the event loop let turn every 8 requests): (1) the stages called by hand (newContext, guard,
+    // resolve, order, the attempt loop with the provider's executor and a no-op finish); (2) the same stages
+    // through the pipeline's gateway (`createGateway`: handle/handleInner, the redaction check, the candidates,
+    // the error-answer check); (3) the app's own gateway (src/app.ts: `started`/`finish`, the after-reply
+    // queue and what it runs, the token-saver, reasoning-effort and key-limit hooks, the store's flushes).
+    // (2) − (1) is the gateway's wrapper, (3) − (2) minus the bookkeeping rows below the app's hooks, and
+    // the 32-loop pipeline run minus (3) what concurrency adds.
+    let turns = 0;
+    const oneRequest = async (send: (request: Request) => Promise<Response>) => {
+      const res = await send(new Request(url, { method: "POST", headers, body: text }));
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`a request on ${bl.name} answered ${res.status}`);
+      if (++turns % 8 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    const byHandDeps = { ...attemptDeps, executorFor: providerExecutor };
+    const gatewayOnly = createGateway({ ...byHandDeps, keys: app.store, settings: () => ({ requireApiKey: false, maxBodyBytes: 32 * 1024 * 1024, maxAttempts: 8, precommitDeadlineMs: 60_000 }), routing: () => table, order: app.order });
+    Object.assign(
+      runs,
+      await cpuPerCallInterleaved({
+        oneByHand: () =>
+          oneRequest(async (request) => {
+            const ctx = newContext({ request, endpoint: lane.endpoint, peer: "127.0.0.1" }, Date.now());
+            const g = await guard(ctx, guardDeps);
+            if (g instanceof Response) return g;
+            const res = resolveModel(ctx.requestedModel, table);
+            if ("kind" in res) throw new Error(res.message);
+            return runAttempts(ctx, app.order.forRequest(ctx, res), { portability: "strip_with_warning", cacheAffinity: true }, byHandDeps);
+          }),
+        oneViaGateway: () => oneRequest((request) => gatewayOnly.handle({ request, endpoint: lane.endpoint, peer: "127.0.0.1" })),
+        oneViaApp: () => oneRequest((request) => app.gateway.handle({ request, endpoint: lane.endpoint, peer: "127.0.0.1" })),
       }),
     );
 
