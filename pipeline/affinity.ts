@@ -449,17 +449,29 @@ export function affinityKey(headers: Headers, hub: HubRequest | undefined, model
  * several accounts read it), then kept.
  */
 export function affinityHints(ctx: RequestContext, cacheAffinity = true): PickHints {
-  let key: string | undefined;
-  let computed = false;
-  return {
-    get affinityKey() {
-      if (!computed) {
-        computed = true;
-        const s = sessionHeader(ctx.request.headers);
-        key = s ? sessionKey(s.value) : requestFingerprint(ctx);
-      }
-      return key;
-    },
-    affinity: cacheAffinity,
-  };
+  return new RequestHints(ctx, cacheAffinity);
+}
+
+/**
+ * {@link PickHints} whose affinity key is read from the request when first asked for, then kept. A class
+ * (the getter on its prototype), not an object literal with `get`: one object per request instead of an
+ * object, its getter pair, the getter function and the scope it closes over (issue 17).
+ */
+class RequestHints implements PickHints {
+  private key: string | undefined;
+  private computed = false;
+
+  constructor(
+    private readonly ctx: RequestContext,
+    readonly affinity: boolean,
+  ) {}
+
+  get affinityKey(): string | undefined {
+    if (!this.computed) {
+      this.computed = true;
+      const s = sessionHeader(this.ctx.request.headers);
+      this.key = s ? sessionKey(s.value) : requestFingerprint(this.ctx);
+    }
+    return this.key;
+  }
 }

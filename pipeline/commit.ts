@@ -9,7 +9,8 @@
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
-import { FormatError, hubError, Warnings, type HubError } from "../formats/hub.ts";
+import type { EncoderOptions } from "../formats/codec.ts";
+import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
 import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
@@ -114,13 +115,7 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
   // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
-  const encoderOptions = {
-    model: ctx.requestedModel,
-    includeUsage: ctx.includeUsage,
-    get request() {
-      return ctx.clientFormat === "openai-responses" ? tryHubOf(ctx) : undefined;
-    },
-  };
+  const encoderOptions = new ReplyEncoderOptions(ctx);
   const hints = { family: provider.family, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
@@ -142,6 +137,26 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
       restoration,
     }),
   );
+}
+
+/**
+ * The encoders' options for one request's reply: the model the client asked for, its usage option, and
+ * the parsed request, fetched only when an encoder reads it (Responses encoders echo request fields). A
+ * class (the getter on its prototype), not an object literal with `get`: no getter pair, getter function
+ * and scope per reply (issue 17).
+ */
+class ReplyEncoderOptions implements EncoderOptions {
+  readonly model: string;
+  readonly includeUsage: boolean;
+
+  constructor(private readonly ctx: RequestContext) {
+    this.model = ctx.requestedModel;
+    this.includeUsage = ctx.includeUsage;
+  }
+
+  get request(): HubRequest | undefined {
+    return this.ctx.clientFormat === "openai-responses" ? tryHubOf(this.ctx) : undefined;
+  }
 }
 
 /**

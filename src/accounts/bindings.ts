@@ -23,11 +23,21 @@ export class Bindings {
     return b;
   }
 
-  /** Binds `key` to `accountId` until `now` + 15 min; returns the binding to persist. */
+  /**
+   * Binds `key` to `accountId` until `now` + 15 min; returns the binding to persist. A key already in
+   * the table has its entry rewritten in place (a conversation's every success binds it again: no new
+   * entry per request, issue 17); {@link get}'s callers read an entry at once and keep none.
+   */
   set(key: string, accountId: string, now: number): Binding {
-    const b = { accountId, expiresAt: now + BINDING_TTL_MS };
-    this.m.set(key, b);
-    return { key, ...b };
+    const expiresAt = now + BINDING_TTL_MS;
+    const b = this.m.get(key);
+    if (b) {
+      b.accountId = accountId;
+      b.expiresAt = expiresAt;
+    } else {
+      this.m.set(key, { accountId, expiresAt });
+    }
+    return { key, accountId, expiresAt };
   }
 
   /** Merges stored bindings (a re-read) and drops expired ones; the later expiry wins per key. */

@@ -18,7 +18,7 @@ import {
 } from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
-import { ALL_MODELS, type AccountState, type QuotaWindow, type Store } from "../store/types.ts";
+import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
@@ -494,7 +494,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return;
     const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, this.clock.now());
-    this.persist((st) => st.bind(b));
+    this.persist(persistBinding, b); // a module function: no closure per request
   }
 
   /** SPEC 2.4 `X-Switchyard-Cache` (see AccountPool.cacheState). */
@@ -608,12 +608,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /**
    * Writes state through to the store. A store failure (locked past its busy timeout, closed) must not
-   * fail the request: memory already holds the state; the next periodic re-read reconciles.
+   * fail the request: memory already holds the state; the next periodic re-read reconciles. `arg` is
+   * handed to `write` (for a write made on every request without a closure).
    */
-  private persist(write: (store: Store) => unknown): void {
+  private persist<A>(write: (store: Store, arg: A) => unknown, arg?: A): void {
     if (!this.store) return;
     try {
-      const r = write(this.store);
+      const r = write(this.store, arg as A);
       if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch(() => {});
     } catch {
       // see above
@@ -626,6 +627,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.armExpiry(until);
     if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
   }
+}
+
+/** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */
+function persistBinding(store: Store, b: Binding): unknown {
+  return store.bind(b);
 }
 
 /** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
