@@ -17,7 +17,9 @@
  *   --smol         run the command with Bun's --smol (for a binary: BUN_OPTIONS=--smol)
  *   --pause MS     pause MS ms after every 50 requests (bursts with idle gaps, as an agent's traffic
  *                  comes): the CPU per request then includes whatever the gateway does when idle
- *   --idle MS      how long to wait idle after the last request before the second reading (default 1500)
+ *   --idle MS[,MS…] how long after the last request the idle readings are taken, ms (default 1500; a list
+ *                  such as 33000,120000 reads at each: the idle trim runs 30 s after the last request,
+ *                  and what it gave back of the executable's pages comes back as idle timers run code)
  *   --maps         also print, at both idle points, RSS by kind (anonymous, file-backed) and the largest
  *                  mappings of /proc/PID/smaps (where the resident memory is: heap, JIT code, the binary)
  */
@@ -36,7 +38,7 @@ const SMOL = argv.includes("--smol");
 const TICK_US = 10_000;
 const MAPS = argv.includes("--maps");
 const PAUSE_MS = Number(opt("--pause") ?? 0);
-const IDLE_MS = Number(opt("--idle") ?? 1500);
+const IDLE_MS = (opt("--idle") ?? "1500").split(",").map(Number).sort((x, y) => x - y);
 
 /** RSS by kind and the largest resident mappings of a process, as text (from /proc/PID/status and smaps). */
 function mapsReport(pid: number, top = 8): string {
@@ -82,6 +84,12 @@ function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+/** RSS with its anonymous and file-backed parts, as text: "73.1 MB (22.9 anon + 50.2 file)". */
+function rssSplit(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mb = (k: string) => (Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024).toFixed(1);
+  return `${mb("VmRSS")} MB (${mb("RssAnon")} anon + ${mb("RssFile")} file)`;
+}
 function cpuUs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -89,7 +97,7 @@ function cpuUs(pid: number): number {
 }
 
 /** One cycle: start, idle RSS, `REQUESTS` requests, idle RSS; the process is stopped at the end. */
-async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number; afterMb: number; cpuUsPerRequest: number }> {
+async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number; afterMb: string[]; cpuUsPerRequest: number }> {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-memory-"));
   const config = join(dir, "config.yaml");
   writeFileSync(
@@ -127,9 +135,14 @@ async function cycle(cmd: string[], upstream: string): Promise<{ startMb: number
       if (res.status !== 200) throw new Error(`request ${i} to ${lane.path} answered ${res.status}`);
     }
     const cpu = cpuUs(proc.pid) - c0;
-    await Bun.sleep(IDLE_MS);
-    if (MAPS) console.log(`  after ${REQUESTS} requests:\n${mapsReport(proc.pid)}`);
-    return { startMb, afterMb: rssMb(proc.pid), cpuUsPerRequest: cpu / REQUESTS };
+    const last = performance.now();
+    const afterMb: string[] = [];
+    for (const ms of IDLE_MS) {
+      await Bun.sleep(Math.max(0, ms - (performance.now() - last)));
+      afterMb.push(rssSplit(proc.pid));
+      if (MAPS) console.log(`  ${ms / 1000} s after ${REQUESTS} requests:\n${mapsReport(proc.pid)}`);
+    }
+    return { startMb, afterMb, cpuUsPerRequest: cpu / REQUESTS };
   } finally {
     proc.kill();
     await proc.exited;
@@ -150,12 +163,12 @@ async function main() {
   const b = opt("--compare") ? [opt("--compare")!] : undefined;
   const upstream = startBenchUpstream(0);
   const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
-  console.log(`${REQUESTS} requests per run${PAUSE_MS ? ` (a ${PAUSE_MS} ms pause after every 50)` : ""}, idle RSS 1.5 s after start and ${IDLE_MS / 1000} s after the last request${SMOL ? ", --smol" : ""}`);
+  console.log(`${REQUESTS} requests per run${PAUSE_MS ? ` (a ${PAUSE_MS} ms pause after every 50)` : ""}, idle RSS 1.5 s after start and ${IDLE_MS.map((ms) => ms / 1000).join(" / ")} s after the last request${SMOL ? ", --smol" : ""}`);
   try {
     for (let r = 0; r < RUNS; r++) {
       for (const [name, cmd] of b ? ([["A", a], ["B", b]] as const) : ([["", a]] as const)) {
         const m = await cycle([...cmd], upstreamUrl);
-        console.log(`${name ? name + " " : ""}run ${r + 1}: idle ${m.startMb.toFixed(1)} MB, idle ${IDLE_MS / 1000} s after ${REQUESTS} requests ${m.afterMb.toFixed(1)} MB, ${m.cpuUsPerRequest.toFixed(0)} µs CPU per request`);
+        console.log(`${name ? name + " " : ""}run ${r + 1}: idle ${m.startMb.toFixed(1)} MB, idle ${IDLE_MS.map((ms) => ms / 1000).join(" / ")} s after ${REQUESTS} requests ${m.afterMb.join(" / ")}, ${m.cpuUsPerRequest.toFixed(0)} µs CPU per request`);
       }
     }
   } finally {

@@ -41,7 +41,7 @@ if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) {
   process.exit(await child.exited);
 }
 
-import { mkdtempSync, rmSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { driverBench } from "./bench-drivers.ts";
@@ -316,7 +316,14 @@ async function openStreams(target: TargetName, lane: Lane): Promise<OpenStreamsR
 /** Requests sent to the compiled binary before its warm idle RSS is read. */
 const BINARY_WARM_REQUESTS = 1000;
 
-async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: number; warmIdleMb: number; trimmedIdleMb: number; sizeMb: number } | { error: string }> {
+/** Anonymous and file-backed parts of a process's RSS, MB (`RssAnon`, `RssFile` of /proc/PID/status). */
+function rssParts(pid: number): { anonMb: number; fileMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  return { anonMb: mb("RssAnon"), fileMb: mb("RssFile") };
+}
+
+async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: number; warmIdleMb: number; trimmedIdleMb: number; trimmed: { anonMb: number; fileMb: number }; sizeMb: number } | { error: string }> {
   const out = join(dir, "switchyard-bin");
   const b = Bun.spawn(["bun", "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", out], { stdout: "pipe", stderr: "pipe", cwd: ROOT });
   const code = await b.exited;
@@ -335,7 +342,10 @@ async function binaryRss(upstream: string, dir: string): Promise<{ idleMb: numbe
     // Once idle for IDLE_TRIM_MS the gateway gives memory back (src/memory/idle-trim.ts).
     await Bun.sleep(IDLE_TRIM_MS + 2500);
     const trimmedIdleMb = rssMb(p.pid);
-    return { idleMb, warmIdleMb, trimmedIdleMb, sizeMb: Bun.file(out).size / 1e6 };
+    // The trim also drops the executable's clean pages (src/memory/file-pages.ts): they come back as
+    // code runs, so the split says which part fell.
+    const trimmed = rssParts(p.pid);
+    return { idleMb, warmIdleMb, trimmedIdleMb, trimmed, sizeMb: Bun.file(out).size / 1e6 };
   } finally {
     await stopProc(p);
   }
@@ -461,7 +471,7 @@ async function main() {
         }),
       ),
     );
-    if (binary) out.push("error" in binary ? `compiled binary: ${binary.error}` : `compiled binary (${binary.sizeMb.toFixed(0)} MB): idle RSS ${binary.idleMb.toFixed(1)} MB, idle after ${BINARY_WARM_REQUESTS} requests ${binary.warmIdleMb.toFixed(1)} MB, ${binary.trimmedIdleMb.toFixed(1)} MB after ${IDLE_TRIM_MS / 1000} s idle (memory trimmed)`);
+    if (binary) out.push("error" in binary ? `compiled binary: ${binary.error}` : `compiled binary (${binary.sizeMb.toFixed(0)} MB): idle RSS ${binary.idleMb.toFixed(1)} MB, idle after ${BINARY_WARM_REQUESTS} requests ${binary.warmIdleMb.toFixed(1)} MB, ${binary.trimmedIdleMb.toFixed(1)} MB after ${IDLE_TRIM_MS / 1000} s idle (memory trimmed: ${binary.trimmed.anonMb.toFixed(1)} anonymous + ${binary.trimmed.fileMb.toFixed(1)} file-backed)`);
     out.push(`\ntook ${result.seconds.toFixed(0)} s`);
     process.stdout.write(out.join("\n") + "\n");
 

@@ -66,7 +66,7 @@ import { AfterReply } from "./after-reply.ts";
 import { LineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
-import { IdleTrim } from "./memory/idle-trim.ts";
+import { IdleTrim, idleTrimMsFromEnv } from "./memory/idle-trim.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions {
@@ -89,7 +89,8 @@ export interface AppOptions {
   /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
   database?: string;
   /**
-   * Quiet time before memory is given back (src/memory/idle-trim.ts), ms; default IDLE_TRIM_MS (30 s).
+   * Quiet time before memory is given back (src/memory/idle-trim.ts), ms; default `SWITCHYARD_IDLE_TRIM_MS`
+   * from the environment, else IDLE_TRIM_MS (30 s).
    * 0 turns the trim off: for in-process benchmarks, whose pauses between phases must not drop the
    * JIT's compiled code in the middle of a measurement.
    */
@@ -295,7 +296,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   /** Streamed replies still open (pipeline/commit.ts): ended with an in-band error when a shutdown's grace period is over. */
   const openStreams = new Set<() => void>();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
-  const idleTrim = opts.idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: opts.idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
+  const idleTrimMs = opts.idleTrimMs ?? idleTrimMsFromEnv(env);
+  const idleTrim = idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
   const metrics = new GatewayMetrics({
     accounts: () => registry.snapshot(),
     circuit: (id) => registry.circuitState(id),

@@ -13,10 +13,41 @@
  * whole JIT warm-up again (all code and bytecode are dropped: ~590 compilations, seconds of compiler
  * CPU); `Bun.gc(true)` would keep the code but also ~9–10 MB of the ~10 MB the trim gives back, and Bun
  * has nothing in between (docs/performance.md, "JIT compilation, the idle trim and allocation churn").
+ *
+ * After the shrink, on Linux, the executable's clean read-only pages (Bun's machine code and read-only
+ * data, ~40 MB after traffic) are dropped from the process too (src/memory/file-pages.ts): they stay in
+ * the page cache and come back by minor faults when the code runs again.
  */
+import { releaseExecutablePages, type ReleaseResult } from "./file-pages.ts";
 
 /** Quiet time after the last request before memory is trimmed, ms. */
 export const IDLE_TRIM_MS = 30_000;
+
+/**
+ * The idle time a start uses: `SWITCHYARD_IDLE_TRIM_MS` when it is a whole number of ms (0 turns the trim
+ * off; tests and benchmarks shorten it to force a trim), else {@link IDLE_TRIM_MS}.
+ */
+export function idleTrimMsFromEnv(env: Record<string, string | undefined>): number {
+  const v = env.SWITCHYARD_IDLE_TRIM_MS;
+  return v !== undefined && /^\d+$/.test(v.trim()) ? Number(v) : IDLE_TRIM_MS;
+}
+
+/**
+ * How long after `Bun.shrink()` the executable's pages are released, ms: the VM runs the shrink once the
+ * current JavaScript has returned, and its collection and code deletion touch code of their own; the
+ * release comes after them so that it is not undone at once.
+ */
+export const RELEASE_DELAY_MS = 250;
+
+/**
+ * The trim as shipped: `Bun.shrink()`, then after {@link RELEASE_DELAY_MS} the executable's clean pages
+ * ({@link releaseExecutablePages}; a no-op where it cannot run). `released` hears what was given back.
+ */
+export function trimMemory(released?: (r: ReleaseResult | undefined) => void): void {
+  Bun.shrink();
+  const t = setTimeout(() => void releaseExecutablePages().then((r) => released?.(r)), RELEASE_DELAY_MS);
+  t.unref?.();
+}
 
 /** Options of {@link IdleTrim}. */
 export interface IdleTrimOptions {
@@ -26,7 +57,7 @@ export interface IdleTrimOptions {
   inflight: () => number;
   /** ms since the epoch. */
   now: () => number;
-  /** The trim itself (default `Bun.shrink()`). */
+  /** The trim itself (default {@link trimMemory}: `Bun.shrink()` and the executable's clean pages). */
   trim?: () => void;
   /** How often the idle time is checked, ms (default a quarter of `idleMs`, between 50 and 1,000). */
   checkEveryMs?: number;
@@ -64,7 +95,7 @@ export class IdleTrim {
     if (!this.due || this.opts.inflight() > 0 || this.opts.now() - this.lastActivity < this.idleMs) return;
     this.due = false;
     this.trims++;
-    (this.opts.trim ?? (() => Bun.shrink()))();
+    (this.opts.trim ?? (() => trimMemory()))();
   }
 
   /** Stops the timer (shutdown). */

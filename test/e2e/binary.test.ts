@@ -2,13 +2,15 @@
  * The single binary (SPEC K-1): `scripts/build` compiles dist/switchyard; a copy of it, run from an
  * empty temporary directory (no node_modules, no sources), starts, serves a request to the fake
  * upstream, prices it from the embedded price table, stores usage, serves the dashboard from its
- * embedded assets, and answers `version` and `check-config`.
+ * embedded assets, and answers `version` and `check-config`; after the idle trim has given back the
+ * executable's pages (src/memory/file-pages.ts) it still serves JSON and streamed replies.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { viewReply, type ClientFormat } from "../support/client-reply.ts";
 import { ROOT, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
 let fake: FakeUpstream;
@@ -121,4 +123,63 @@ accounts:
     expect(await inst.exited).toBe(0);
     expect(existsSync(join(data, "switchyard.db"))).toBe(true);
   }, 30_000);
+
+  test("after the idle trim has dropped the executable's clean pages (Linux), serves JSON and streamed replies in two formats", async () => {
+    if (process.platform !== "linux") return;
+    const data = join(dir, "data-trim");
+    // A trim 1.5 s after the last request (src/memory/idle-trim.ts; 30 s when not set).
+    inst = await startInstance({
+      cli: [bin],
+      cwd: dir,
+      dataDir: data,
+      env: { FAKE_KEY: "fake-key-binary", SWITCHYARD_IDLE_TRIM_MS: "1500" },
+      yaml: `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "${fake.url}"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+`,
+    });
+    const pid = inst.proc.pid;
+    // Resident kB of the executable's machine code (its r-xp mapping), from the process's smaps.
+    const exe = readlinkSync(`/proc/${pid}/exe`);
+    const codeKb = () => {
+      let kb = 0;
+      let inCode = false;
+      for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+        const head = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ \S+\s*(.*)$/.exec(line);
+        if (head) inCode = head[1] === "r-xp" && head[2] === exe;
+        else if (inCode && line.startsWith("Rss:")) kb += Number(/(\d+)/.exec(line)![1]);
+      }
+      return kb;
+    };
+    const ask = async (format: ClientFormat, stream: boolean) => {
+      const body = { model: "anth/claude-bin", max_tokens: 20, stream, messages: [{ role: "user", content: "hi" }] };
+      const res = await fetch(`${inst!.url}${format === "anthropic-messages" ? "/v1/messages" : "/v1/chat/completions"}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      return viewReply(format, res, body);
+    };
+    for (const stream of [false, true]) expect((await ask("anthropic-messages", stream)).status).toBe(200);
+    // The requests' code is resident now; the trim (1.5 s later) gives most of it back.
+    let most = codeKb();
+    let least = most;
+    for (let i = 0; i < 300 && least > most / 2; i++) {
+      await Bun.sleep(100);
+      const kb = codeKb();
+      most = Math.max(most, kb);
+      least = Math.min(least, kb);
+    }
+    expect(least).toBeLessThan(most / 2);
+    // What a client gets after it: the same replies, whole, in both formats, JSON and stream.
+    for (const format of ["anthropic-messages", "openai-chat"] as const) {
+      for (const stream of [false, true]) {
+        const v = await ask(format, stream);
+        expect({ format, stream, status: v.status, text: v.text, error: v.error }).toEqual({ format, stream, status: 200, text: "Hello from the fake upstream.", error: undefined });
+        expect(v.stopReason).toBe(format === "anthropic-messages" ? "end_turn" : "stop");
+      }
+    }
+    await stopInstance(inst);
+    expect(await inst.exited).toBe(0);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@
  * clock and the trim are injected and `check` is called directly, so nothing here depends on timing.
  */
 import { expect, test } from "bun:test";
-import { IDLE_TRIM_MS, IdleTrim } from "../../src/memory/idle-trim.ts";
+import { IDLE_TRIM_MS, IdleTrim, idleTrimMsFromEnv } from "../../src/memory/idle-trim.ts";
 
 function harness(idleMs?: number) {
   const state = { now: 1_000_000, inflight: 0, trims: 0 };
@@ -59,4 +59,11 @@ test("the default trim is Bun.shrink and runs without throwing", () => {
   } finally {
     t.stop();
   }
+});
+
+test("SWITCHYARD_IDLE_TRIM_MS sets the idle time when it is a whole number of ms (0: off); anything else keeps 30 s", () => {
+  expect(idleTrimMsFromEnv({})).toBe(IDLE_TRIM_MS);
+  expect(idleTrimMsFromEnv({ SWITCHYARD_IDLE_TRIM_MS: "1500" })).toBe(1500);
+  expect(idleTrimMsFromEnv({ SWITCHYARD_IDLE_TRIM_MS: "0" })).toBe(0);
+  for (const bad of ["", "-5", "1.5", "soon", "1e3"]) expect(idleTrimMsFromEnv({ SWITCHYARD_IDLE_TRIM_MS: bad })).toBe(IDLE_TRIM_MS);
 });
