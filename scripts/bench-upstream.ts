@@ -120,23 +120,25 @@ const RESPONSES_JSON = JSON.stringify({
 // ---- Gemini generateContent / streamGenerateContent ------------------------------------------------
 
 const GEMINI_USAGE = (deltas: number) => ({ promptTokenCount: 42, candidatesTokenCount: deltas, totalTokenCount: 42 + deltas });
-/** One `streamGenerateContent?alt=sse` chunk: new parts only; `finishReason` and usage on the last. */
-function geminiChunk(text: string, last?: { deltas: number }): string {
+/**
+ * One `streamGenerateContent?alt=sse` chunk: new parts only; `finishReason` on the last; usage on every
+ * chunk, the count so far (as Google's streams do: every recording in the shared fixtures repeats
+ * `usageMetadata`, with `promptTokensDetails`, on every chunk; REFERENCE §4.3 "may be on every chunk").
+ * Before docs/performance.md item 72 usage was on the last chunk only: gemini stream lanes are not
+ * comparable across that change.
+ */
+function geminiChunk(text: string, sent: number, last = false): string {
   const candidate: Record<string, unknown> = { content: { role: "model", parts: [{ text }] }, index: 0 };
-  const chunk: Record<string, unknown> = { candidates: [candidate] };
-  if (last) {
-    candidate.finishReason = "STOP";
-    chunk.usageMetadata = GEMINI_USAGE(last.deltas);
-  }
-  chunk.modelVersion = "gemini-bench";
-  chunk.responseId = "bench";
+  if (last) candidate.finishReason = "STOP";
+  const usageMetadata = { ...GEMINI_USAGE(sent), promptTokensDetails: [{ modality: "TEXT", tokenCount: 42 }] };
+  const chunk = { candidates: [candidate], usageMetadata, modelVersion: "gemini-bench", responseId: "bench" };
   // Google separates SSE events with CRLF pairs (REFERENCE §4.3).
   return "data: " + JSON.stringify(chunk) + "\r\n\r\n";
 }
 function geminiStream(deltas: number): string {
   let s = "";
-  for (let i = 0; i < deltas; i++) s += geminiChunk(word(i));
-  return s + geminiChunk("", { deltas });
+  for (let i = 0; i < deltas; i++) s += geminiChunk(word(i), i + 1);
+  return s + geminiChunk("", deltas, true);
 }
 const GEMINI_JSON = JSON.stringify({
   candidates: [{ content: { role: "model", parts: [{ text: TEXT }] }, finishReason: "STOP", index: 0 }],
