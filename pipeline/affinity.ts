@@ -127,8 +127,30 @@ function hashParts(model: string, parts: ConversationParts): string {
   let text = `${model.length}:${model}${system.length}:${system}${parts.tools.length}:`;
   for (const t of parts.tools) text += `${t.length}:${t}`;
   text += `${user.length}:${user}`;
-  return "f:" + Bun.SHA256.hash(text, "hex").slice(0, 32);
+  const known = recentFingerprints.get(text);
+  if (known !== undefined) return known;
+  const key = "f:" + Bun.SHA256.hash(text, "hex").slice(0, 32);
+  if (text.length <= FINGERPRINT_MEMO_MAX_CHARS) {
+    if (recentFingerprints.size >= FINGERPRINT_MEMO_ENTRIES) recentFingerprints.delete(recentFingerprints.keys().next().value!);
+    recentFingerprints.set(text, key);
+  }
+  return key;
 }
+
+/** How many fingerprinted texts {@link recentFingerprints} keeps (the oldest is dropped first). */
+export const FINGERPRINT_MEMO_ENTRIES = 64;
+/** Longest fingerprinted text (UTF-16 units) kept there: with both prefixes cut at 2,000 only a long tool list is longer. */
+export const FINGERPRINT_MEMO_MAX_CHARS = 16_384;
+/**
+ * The keys of recently fingerprinted conversations, by the exact text {@link hashParts} hashes: every
+ * request of a conversation without a session header has the same text (that is what makes it one
+ * conversation), and looking the text up (JavaScriptCore hashes and compares the string natively) costs
+ * about half of its SHA-256 (~1 against ~2 µs for the bench's 1.7 kB, docs/performance.md item 70). An
+ * exact-match memo: the key returned is the digest of that very text, so keys do not change. Bounded to
+ * {@link FINGERPRINT_MEMO_ENTRIES} texts of at most {@link FINGERPRINT_MEMO_MAX_CHARS} (≤ ~2 MB, a
+ * few hundred kB with typical prompts); in memory only, never stored or logged.
+ */
+const recentFingerprints = new Map<string, string>();
 
 /**
  * The conversation fingerprint (SPEC A-2): SHA-256 over the requested model, the first

@@ -277,3 +277,35 @@ describe("the pick hints", () => {
     expect(plain.hub).toBeUndefined();
   });
 });
+
+describe("recently fingerprinted conversations (the memo of hashParts)", () => {
+  test("a conversation seen again, one evicted from the memo, and texts differing in one character each get their own text's key", () => {
+    // 150 conversations (more than the memo keeps), fingerprinted in three passes: each pass meets some
+    // texts still remembered and some already dropped; every key must be the reference digest of its parts.
+    const bodies = Array.from({ length: 150 }, (_, i) => ({ model: "m", messages: [{ role: "system", content: SYS }, { role: "user", content: `question ${i}` }] }));
+    const first = bodies.map((b) => both("openai-chat", b).fromBody);
+    expect(new Set(first).size).toBe(150);
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = pass === 0 ? 0 : 149; pass === 0 ? i < 150 : i >= 0; i += pass === 0 ? 1 : -1) {
+        const r = both("openai-chat", bodies[i]!);
+        expect(r.fromBody).toBe(r.fromHub);
+        expect(r.fromBody).toBe(first[i]!);
+      }
+    }
+    // One character apart at the end of the first user message, and in the model name: different keys.
+    const a = both("openai-chat", { model: "m", messages: [{ role: "user", content: "same text." }] });
+    const b = both("openai-chat", { model: "m", messages: [{ role: "user", content: "same text!" }] });
+    const c = both("openai-chat", { model: "n", messages: [{ role: "user", content: "same text." }] });
+    expect(new Set([a.fromBody, b.fromBody, c.fromBody]).size).toBe(3);
+    expect(both("openai-chat", { model: "m", messages: [{ role: "user", content: "same text." }] }).fromBody).toBe(a.fromBody);
+  });
+
+  test("a text longer than the memo keeps (a long tool list) gets the same key every time", () => {
+    const tools = Array.from({ length: 600 }, (_, i) => ({ type: "function", function: { name: `mcp__server__a_rather_long_tool_name_${i}`, parameters: { type: "object" } } }));
+    const body = { model: "m", messages: [{ role: "system", content: SYS }, { role: "user", content: "hi" }], tools };
+    const r1 = both("openai-chat", body);
+    const r2 = both("openai-chat", body);
+    expect(r1.fromBody).toBe(r1.fromHub);
+    expect(r2.fromBody).toBe(r1.fromBody);
+  });
+});
