@@ -16,7 +16,7 @@
  *   `data: {"error": {…}}` (the `failure`, or the truncation error).
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
-import { mergeUsage, type HubError } from "../hub.ts";
+import { mergeUsage, type HubError, type Usage } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { HeldEvent, lastEventBoundary, SseReader, sseData, wholeEvents } from "../sse.ts";
 import { errorBody, errorFromStatus } from "./errors.ts";
@@ -35,13 +35,78 @@ const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || 
  * empty). Throws only when one event grows past MAX_SSE_EVENT_BYTES (sse.ts).
  */
 export function createTap(_opts: TapOptions): PassthroughTap {
-  const state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  /** Usage merged so far, without the {@link pending} events: read through `state.usage`, which merges them first. */
+  const usage: Usage = {};
+  /**
+   * Payloads whose only effect is their usage, not parsed yet, oldest first: Google repeats
+   * `usageMetadata` (the counts so far) on every chunk, and each chunk's fields overwrite the previous
+   * ones (mergeUsage), so mostly only the last one counts ({@link mergePending}).
+   */
+  let pending: string[] = [];
+  const state: TapState = {
+    get usage() {
+      mergePending(undefined);
+      return usage;
+    },
+    sawContent: false,
+    stopReason: null,
+    terminal: false,
+  };
   let done = false;
   /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
   const held = new HeldEvent(lastEventEnd, 3);
 
+  /**
+   * Merges the {@link pending} payloads' usage as if each had been parsed in turn, given the usage of
+   * the event that comes after them (`later`, merged by the caller), parsing only the payloads that can
+   * still set a field: newest first, a payload is parsed only when its text names a Gemini field behind
+   * a usage field that neither `later` nor a newer payload set (pending payloads have no `\u` escape, so
+   * a member name can only be spelled out). With a chunk's usage repeated on every chunk that is one
+   * parse, or none when the finish chunk carries usage too.
+   */
+  const mergePending = (later: Usage | undefined) => {
+    if (pending.length === 0) return;
+    const list = pending;
+    pending = [];
+    let needInput = later?.inputTokens === undefined;
+    let needCache = later?.cacheReadTokens === undefined;
+    let needOutput = later?.outputTokens === undefined;
+    let needReasoning = later?.reasoningTokens === undefined;
+    const found: Usage[] = [];
+    for (let i = list.length - 1; i >= 0 && (needInput || needCache || needOutput || needReasoning); i--) {
+      const d = list[i]!;
+      const may =
+        (needInput && d.includes('"promptTokenCount"')) ||
+        (needCache && d.includes('"cachedContentTokenCount"')) ||
+        (needOutput && d.includes('"candidatesTokenCount"')) ||
+        ((needOutput || needReasoning) && d.includes('"thoughtsTokenCount"'));
+      if (!may) continue;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(d);
+      } catch {
+        continue;
+      }
+      const u = isObj(obj) ? mapUsage(obj.usageMetadata) : undefined;
+      if (!u) continue;
+      found.push(u);
+      if (u.inputTokens !== undefined) needInput = false;
+      if (u.cacheReadTokens !== undefined) needCache = false;
+      if (u.outputTokens !== undefined) needOutput = false;
+      if (u.reasoningTokens !== undefined) needReasoning = false;
+    }
+    for (let i = found.length - 1; i >= 0; i--) mergeUsage(usage, found[i]);
+  };
+
   const onPayload = (data: string) => {
     if (state.error || data.length === 0 || data === "[DONE]") return;
+    // After the first content, an event naming no finish reason, error or prompt feedback can only
+    // change the usage (its parts no longer matter): kept unparsed until the usage is read or a later
+    // event is parsed. A text with a `\u` escape is parsed now (an escaped member name could hide).
+    if (state.sawContent && !data.includes("finishReason") && !data.includes("error") && !data.includes("promptFeedback") && !data.includes("\\u")) {
+      pending.push(data);
+      return;
+    }
     let obj: unknown;
     try {
       obj = JSON.parse(data);
@@ -54,7 +119,8 @@ export function createTap(_opts: TapOptions): PassthroughTap {
       return;
     }
     const u = mapUsage(obj.usageMetadata);
-    if (u) mergeUsage(state.usage, u);
+    mergePending(u);
+    if (u) mergeUsage(usage, u);
     const cands = obj.candidates;
     if (Array.isArray(cands) && cands.length > 0) {
       const c = cands.find((x) => isObj(x) && (typeof x.index === "number" ? x.index : 0) === 0);

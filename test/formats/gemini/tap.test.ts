@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { gemini } from "../../../formats/gemini/index.ts";
-import { hubError } from "../../../formats/hub.ts";
+import { hubError, mergeUsage, type Usage } from "../../../formats/hub.ts";
+import { mapUsage } from "../../../formats/gemini/mapping.ts";
 import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { SseReader } from "../../../formats/sse.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
@@ -99,5 +100,72 @@ describe("gemini passthrough tap", () => {
     tap.push(bytes);
     expect(tap.state.error).toMatchObject({ kind: "rate_limit", status: 429 });
     expect(tap.end().length).toBe(0);
+  });
+});
+
+describe("gemini passthrough tap: usage of every chunk (events after the first content are parsed only for what they can still change)", () => {
+  /** The usage a tap that parsed every payload in turn would hold: each chunk's usage merged in order, until an in-band error. */
+  function everyChunkUsage(bytes: Uint8Array): Usage {
+    const usage: Usage = {};
+    let stopped = false;
+    new SseReader((e) => {
+      if (stopped) return;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      if (typeof obj !== "object" || obj === null || Array.isArray(obj)) return;
+      const o = obj as Record<string, unknown>;
+      if (typeof o.error === "object" && o.error !== null) {
+        stopped = true;
+        return;
+      }
+      mergeUsage(usage, mapUsage(o.usageMetadata));
+    }).push(bytes);
+    return usage;
+  }
+  const chunk = (parts: unknown[], usage?: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    "data: " + JSON.stringify({ candidates: [{ content: { role: "model", parts }, index: 0, ...extra }], ...(usage ? { usageMetadata: usage } : {}) }) + "\r\n\r\n";
+  const u = (p: number, c: number, more: Record<string, unknown> = {}) => ({ promptTokenCount: p, candidatesTokenCount: c, totalTokenCount: p + c, ...more });
+  const streams: Array<[string, string]> = [
+    ["usage on every chunk, growing", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "b" }], u(9, 2)), chunk([{ text: "c" }], u(9, 3)), chunk([{ text: "" }], u(9, 3), { finishReason: "STOP" })].join("")],
+    ["usage on every chunk but the finish chunk", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "b" }], u(9, 2)), chunk([{ text: "" }], undefined, { finishReason: "STOP" })].join("")],
+    ["thoughts counted on early chunks only", [chunk([{ text: "a" }], u(9, 1, { thoughtsTokenCount: 50 })), chunk([{ text: "b" }], u(9, 2, { thoughtsTokenCount: 60 })), chunk([{ text: "c" }], u(9, 3)), chunk([{ text: "" }], u(9, 3), { finishReason: "STOP" })].join("")],
+    ["cached tokens on one middle chunk only", [chunk([{ text: "a" }], u(90, 1)), chunk([{ text: "b" }], u(90, 2, { cachedContentTokenCount: 40 })), chunk([{ text: "c" }], u(90, 3)), chunk([{ text: "" }], { candidatesTokenCount: 4 }, { finishReason: "STOP" })].join("")],
+    ["prompt count dropped from later chunks; no finish", [chunk([{ text: "a" }], u(9, 1, { toolUsePromptTokenCount: 3 })), chunk([{ text: "b" }], { candidatesTokenCount: 2 }), chunk([{ text: "c" }], { candidatesTokenCount: 5 })].join("")],
+    ["a non-JSON and a non-object payload between usage chunks", [chunk([{ text: "a" }], u(9, 1)), "data: {not json\r\n\r\n", "data: [1,2]\r\n\r\n", chunk([{ text: "b" }], u(9, 2)), chunk([{ text: "" }], undefined, { finishReason: "STOP" })].join("")],
+    ["an escaped member name (usage under \\u escapes)", [chunk([{ text: "a" }], u(9, 1)), 'data: {"candidates":[{"content":{"parts":[{"text":"b"}]}}],"\\u0075sageMetadata":{"\\u0070romptTokenCount":11,"\\u0063andidatesTokenCount":7}}\r\n\r\n', chunk([{ text: "" }], undefined, { finishReason: "STOP" })].join("")],
+    ["an in-band error after usage chunks; later chunks ignored", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "b" }], u(9, 2)), 'data: {"error":{"code":500,"message":"boom","status":"INTERNAL"}}\r\n\r\n', chunk([{ text: "c" }], u(9, 30))].join("")],
+    ["the word error in a text part and usage", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "no error here" }], u(9, 4, { thoughtsTokenCount: 2 })), chunk([{ text: "c" }], u(9, 5)), chunk([{ text: "" }], u(9, 5), { finishReason: "STOP" })].join("")],
+  ];
+  for (const [name, body] of streams) {
+    test(`${name}: the usage of every chunk merged in order, at every split into two reads and one byte per read`, () => {
+      const bytes = new TextEncoder().encode(body);
+      const want = everyChunkUsage(bytes);
+      const splits: Uint8Array[][] = [bytewise(bytes), [bytes]];
+      for (let i = 1; i < bytes.length; i += 7) splits.push([bytes.subarray(0, i), bytes.subarray(i)]);
+      for (const reads of splits) {
+        const tap = gemini.createTap({ family: "gemini" });
+        // usage read in the middle of the stream too (a read merges what is pending; later events still count)
+        reads.forEach((r, i) => {
+          tap.push(r);
+          if (i === 0) void tap.state.usage;
+        });
+        tap.end();
+        expect(tap.state.usage).toEqual(want);
+      }
+    });
+  }
+
+  test("the recorded streams: the usage of every chunk merged", async () => {
+    for (const entry of entries) {
+      const bytes = await recordedBytes(entry.file);
+      const tap = gemini.createTap({ family: "gemini" });
+      tap.push(bytes);
+      tap.end();
+      expect(tap.state.usage, entry.file).toEqual(everyChunkUsage(bytes));
+    }
   });
 });
