@@ -19,11 +19,13 @@ import type { AccountPool, PickHints } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
+  idleTimeoutError,
   passthroughDriver,
   replyStream,
   SseEventsDriver,
   TranslatedEventDriver,
   TranslatedStreamDriver,
+  upstreamBrokenError,
   WholeBodyDriver,
   type ByteReader,
   type ReadResult,
@@ -273,8 +275,22 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   try {
     while (driver.buffered || !driver.contentSeen) {
       idle.refresh();
-      const r = await reader.read();
-      if (silent) return wentSilent(fail, provider.id);
+      let r: ReadResult;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        if (!finishedAlready(ctx, driver)) throw e;
+        // SPEC 6.4: the stop reason had arrived, only the closing events were lost: the reply finished.
+        ended = true;
+        prefix.push(driver.end(silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
+        break;
+      }
+      if (silent) {
+        if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id);
+        ended = true;
+        prefix.push(driver.end(idleTimeoutError(idleMs)));
+        break;
+      }
       if (r.done) {
         ended = true;
         prefix.push(driver.end());
@@ -415,6 +431,17 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   );
   stop = delivered.stop;
   return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
+}
+
+/**
+ * Whether a buffering driver's reply (a stream gathered for a non-streaming client) already has its
+ * provider's stop reason while the client is still there: a break or silence of the upstream after it
+ * then lost only the closing events (Anthropic's `message_stop`, a Chat usage chunk or `[DONE]`), and
+ * the reply is finished with what arrived, as a streaming client's is (SPEC 6.4, `endedWith` in
+ * re-translate.ts), instead of failing the attempt.
+ */
+function finishedAlready(ctx: RequestContext, driver: ReplyDriver<unknown>): boolean {
+  return driver.buffered && driver.stopReason !== null && !ctx.signal.aborted;
 }
 
 /** The failure of an upstream that went silent before its first content (the peek's idle timeout). */

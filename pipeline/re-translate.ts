@@ -34,7 +34,7 @@ import {
 } from "../formats/hub.ts";
 import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
-import { MAX_WHOLE_REPLY_BYTES, replyTooLarge } from "./whole-reply-bound.ts";
+import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 
 const utf8 = new TextEncoder();
@@ -358,23 +358,33 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   }
 }
 
-/** Provider SSE → one client JSON body (F-9). */
+/**
+ * Provider SSE → one client JSON body (F-9). The reply it gathers is bounded like a JSON reply
+ * (pipeline/whole-reply-bound.ts {@link gatheredChars}): `push` (or `end`) throws
+ * {@link gatheredReplyTooLarge} past it, which the commit point makes a failed attempt.
+ */
 export class AccumulatedDriver extends DecodingDriver {
   readonly buffered = true;
   private readonly acc = new Accumulator();
+  /** Characters of content gathered so far ({@link gatheredChars}). */
+  private gathered = 0;
 
-  /** `restoration` as for {@link TranslatedStreamDriver}. */
+  /** `restoration` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
   constructor(
     provider: FormatCodec,
     private readonly client: FormatCodec,
     decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
     restoration?: Restoration,
+    private readonly maxChars: number = MAX_WHOLE_REPLY_BYTES,
   ) {
     super(provider, decoderOptions, restoration);
   }
 
   protected deliver(ev: HubEvent): void {
+    if (ev.type === "block_delta" || ev.type === "block_start") {
+      if ((this.gathered += gatheredChars(ev)) > this.maxChars) throw gatheredReplyTooLarge(this.maxChars);
+    }
     this.acc.event(ev);
   }
 
@@ -386,8 +396,9 @@ export class AccumulatedDriver extends DecodingDriver {
   end(failure?: HubError): Uint8Array {
     this.endDecode(failure);
     const r = this.acc.result;
-    if (r.error) {
-      // Nothing was sent yet: any error, early or late, is a failed attempt.
+    // Nothing was sent yet: an error, early or late, is a failed attempt; but one after the provider's
+    // stop reason (a break that lost only the closing events) leaves the reply finished (SPEC 6.4).
+    if (r.error && this.stopReason === null) {
       this.earlyError = r.error;
       this.lateError = undefined;
       return EMPTY;

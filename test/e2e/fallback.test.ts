@@ -410,6 +410,16 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
   });
 
+  test("a stream gathered for a non-streaming client that goes silent after its stop reason is served finished by that attempt (SPEC 6.4)", async () => {
+    const sse = textStream("anthropic-messages");
+    // Everything up to the message_stop arrives, then the upstream says nothing more and keeps the connection.
+    script({ a1: [{ sse, stall_after_bytes: sse.indexOf("event: message_stop") }] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ content: [{ type: "text", text: "one two three four five six seven eight nine ten" }], stop_reason: "end_turn" });
+    expect(order()).toEqual(["a1"]);
+  });
+
   test("a JSON reply that trickles in with gaps shorter than the idle timeout is served whole, by one attempt", async () => {
     const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
     // Five gaps of 250 ms: 1.25 s in all, far past the provider's idle_timeout_ms (400), no gap reaching it.

@@ -3,7 +3,9 @@
  * `message_stop` is lost (README "Not done yet" until this was fixed): SPEC 6.4's exception, the client
  * gets the missing closing frames and a finished reply, and the call is recorded as the finished reply
  * it is (`ok`) in the log line, usage row, route trace and metrics (the dashboard reads the same row and
- * live event), on the native and the translated lanes. Cut before the stop reason it stays a failure.
+ * live event), on the native and the translated lanes; a non-streaming client, whose reply is gathered
+ * from the stream, gets the finished JSON reply (it was a failed attempt, retried). Cut before the stop
+ * reason it stays a failure.
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
@@ -58,6 +60,46 @@ describe("an Anthropic stream cut after its stop reason (only the final message_
     expect(chat.at(-2).choices[0].finish_reason).toBe("stop");
     expect(chat.some((p) => p !== "[DONE]" && p.error)).toBe(false);
     expect(lastOutcome()).toBe("ok");
+  });
+
+  test("a non-streaming client (the stream gathered into one JSON reply): the finished reply, served once and recorded ok, not retried", async () => {
+    // Messages client, native provider: the reply the stream carried, as one JSON body.
+    suite.gw.fake.enqueue(cut);
+    const res = await send("/v1/messages", { model: "anth/claude-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      id: "msg_c",
+      type: "message",
+      role: "assistant",
+      content: [{ type: "text", text: "The answer is 42." }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 5, output_tokens: 7 },
+    });
+    expect(suite.gw.fake.requests.length).toBe(1);
+    expect(lastOutcome()).toBe("ok");
+    const requestId = res.headers.get("x-request-id");
+    const row = ((await getJson("/admin/api/calls?limit=20")).calls as any[]).find((c) => c.requestId === requestId);
+    expect(row).toMatchObject({ outcome: "ok", status: 200, usage: { inputTokens: 5, outputTokens: 7 }, estimated: false });
+
+    // Chat and Responses clients (translated) on the same upstream: completed, not retried.
+    suite.gw.fake.enqueue(cut);
+    const chat: any = await (await send("/v1/chat/completions", { model: "anth/claude-x", messages: [{ role: "user", content: "hi" }] })).json();
+    expect(chat.choices[0]).toMatchObject({ message: { role: "assistant", content: "The answer is 42." }, finish_reason: "stop" });
+    expect(chat.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 7 });
+    suite.gw.fake.enqueue(cut);
+    const responses: any = await (await send("/v1/responses", { model: "anth/claude-x", input: "hi" })).json();
+    expect(responses.status).toBe("completed");
+    expect(responses.output.at(-1).content[0].text).toBe("The answer is 42.");
+    expect(suite.gw.fake.requests.length).toBe(3);
+    expect(lastOutcome()).toBe("ok");
+  });
+
+  test("a non-streaming client, cut before the stop reason: a failed attempt, retried (the retry's reply is what it gets)", async () => {
+    suite.gw.fake.enqueue({ sse: start + text + delta + stop, reset_after_bytes: (start + text).length });
+    const res = await send("/v1/messages", { model: "anth/claude-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("Hello from the fake upstream.");
+    expect(suite.gw.fake.requests.length).toBe(2);
   });
 
   test("cut before the stop reason it is still a failed reply: the client gets the error, logged upstream_error", async () => {
