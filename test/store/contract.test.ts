@@ -551,6 +551,57 @@ describe("postgres flush against a stalled database", () => {
   }, 30_000);
 });
 
+describe("postgres flush: the row-by-row retry after a refused value", () => {
+  test("a row whose statement goes unanswered is bounded like a batch (the store is away); after the lock it is written once, the rows after it too, the refused one dropped", async () => {
+    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const errors: string[] = [];
+    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m) });
+    const sql = new SQL(url, { max: 2 });
+    // A column narrower than one row's value (a data exception, 22001: the batch falls back to one
+    // statement per row), and a row whose insert waits for an advisory lock the test holds (a stall).
+    await sql`ALTER TABLE usage ALTER COLUMN requested_model TYPE VARCHAR(20)`;
+    await sql.unsafe(`CREATE FUNCTION stall_one() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.request_id = 'stall' THEN PERFORM pg_advisory_xact_lock(4242); END IF; RETURN NEW; END $$`);
+    await sql.unsafe("CREATE TRIGGER stall_one BEFORE INSERT ON usage FOR EACH ROW EXECUTE FUNCTION stall_one()");
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = sql.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(4242)`;
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      s.record(usage({ requestId: "too-long", requestedModel: "m".repeat(30) }));
+      s.record(usage({ requestId: "r1" }));
+      s.record(usage({ requestId: "stall" }));
+      s.record(usage({ requestId: "r3" }));
+      // Before, this waited for as long as the lock was held.
+      await s.flush();
+      expect(s.health()).toBe(false);
+      expect(errors.some((e) => e.startsWith("database unreachable (the database did not answer a flush within 300 ms)"))).toBe(true);
+      expect(errors.filter((e) => e.includes("refused 1 row(s)"))).toHaveLength(1);
+      release();
+      await holder;
+      const end = Date.now() + 15_000;
+      while (!s.health() && Date.now() < end) await Bun.sleep(100);
+      expect(s.health()).toBe(true);
+      await s.flush();
+      // The stalled statement committed once the lock was gone; its replay (same id) wrote nothing.
+      const rows = (await sql`SELECT request_id FROM usage ORDER BY request_id`) as { request_id: string }[];
+      expect(rows.map((r) => r.request_id)).toEqual(["r1", "r3", "stall"]);
+      expect(s.stats()).toMatchObject({ pendingUsage: 0, dropped: 1 });
+      await s.close();
+    } finally {
+      release();
+      await holder.catch(() => {});
+      await sql.close();
+    }
+  }, 30_000);
+});
+
 describe("postgres: what counts as the database being away", () => {
   test("a server with no connection left for this role (53300) is away, not a refused statement", async () => {
     const url = await pg.createDatabase(`contract_${++dbSeq}`);

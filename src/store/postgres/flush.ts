@@ -13,6 +13,8 @@
  * `flush_batches` (ON CONFLICT DO NOTHING) and writes its rows only when that inserted a row, so a
  * batch is written once: a replay after the first statement committed writes nothing, and one that
  * runs while the first still waits for the lock waits on the id's row and then writes nothing too.
+ * The row-by-row retry after a refused value (`writeOneByOne`) does the same per row: each statement
+ * has the answer bound and an id derived from the batch's, and an unanswered one is kept and replayed.
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams } from "../rows.ts";
@@ -267,7 +269,7 @@ export class PgFlusher {
       if (isDataError(err) && !isUnavailable(err)) {
         // A value PostgreSQL refuses (a number beyond BIGINT from an upstream's usage, say): putting the
         // batch back would fail the same way at every flush and hold every later row back with it.
-        await this.writeOneByOne(batch, err);
+        await this.writeOneByOne(batch, id, err);
         return;
       }
       if (isUnavailable(err)) {
@@ -284,36 +286,57 @@ export class PgFlusher {
   /**
    * After a data exception: each usage row, trace, binding and quota window in its own statement, so
    * one refused value costs only its own row (dropped, counted in `dropped`, logged once per flush).
-   * Rows that fail for another reason (the database went away meanwhile) are put back.
+   * Each statement carries its own flush id, `<batch id>/row<n>` (the batch's n-th row, so a replay of
+   * the batch makes the same ids), and gets the batch path's answer bound ({@link FLUSH_ANSWER_MS}):
+   * a row whose statement goes unanswered or loses its connection may still commit, so it is kept with
+   * its id and replayed like a stalled batch (the database counts as away; the rows not yet sent go
+   * back to the buffers). Rows refused for another reason (they did not commit) go back too.
    */
-  private async writeOneByOne(batch: PendingBatch, first: unknown): Promise<void> {
-    const one = (usage: unknown[], traces: unknown[], binds: unknown[], quotas: unknown[]) =>
-      this.ctx.sql.unsafe(FLUSH, [pgJson(usage), pgJson(traces), pgJson(binds), pgJson(quotas), this.traceRingSize, crypto.randomUUID()]);
-    const keep: PendingBatch = { usage: [], traces: [], binds: new Map(), quotas: new Map(), budgets: new Map() };
+  private async writeOneByOne(batch: PendingBatch, id: string, first: unknown): Promise<void> {
+    const parts: PendingBatch[] = [];
+    const part = (p: Partial<PendingBatch>): PendingBatch => ({ usage: [], traces: [], binds: new Map(), quotas: new Map(), budgets: new Map(), ...p });
+    for (const u of batch.usage) parts.push(part({ usage: [u] }));
+    for (const t of batch.traces) parts.push(part({ traces: [t] }));
+    for (const [k, b] of batch.binds) parts.push(part({ binds: new Map([[k, b]]) }));
+    for (const [k, q] of batch.quotas) parts.push(part({ quotas: new Map([[k, q]]) }));
+    const back: PendingBatch = part({});
+    const putBack = (p: PendingBatch) => {
+      back.usage.push(...p.usage);
+      back.traces.push(...p.traces);
+      for (const [k, b] of p.binds) back.binds.set(k, b);
+      for (const [k, q] of p.quotas) back.quotas.set(k, q);
+    };
     let refused = 0;
     let lastError: unknown = first;
-    const attempt = async (run: () => Promise<unknown>, onKeep: () => void) => {
+    let away: { id: string; part: PendingBatch; err: unknown } | undefined;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i]!;
+      if (away) {
+        putBack(p); // not sent: no id needed
+        continue;
+      }
+      const rowId = `${id}/row${i}`;
       try {
-        await run();
+        const answered = await answerWithin(this.send(p, rowId), this.answerMs, () => {});
+        if (!answered) away = { id: rowId, part: p, err: new StoreError("unavailable", `the database did not answer a flush within ${this.answerMs} ms`) };
       } catch (err) {
         if (isDataError(err) && !isUnavailable(err)) {
           refused++;
           lastError = err;
-        } else onKeep();
+        } else if (isUnavailable(err)) away = { id: rowId, part: p, err };
+        else putBack(p);
       }
-    };
-    for (const u of batch.usage) await attempt(() => one([u], [], [], []), () => keep.usage.push(u));
-    for (const t of batch.traces) await attempt(() => one([], [t], [], []), () => keep.traces.push(t));
-    for (const [k, b] of batch.binds) {
-      await attempt(() => one([], [], [[b.key, b.accountId, Math.round(b.expiresAt)]], []), () => keep.binds.set(k, b));
-    }
-    for (const [k, q] of batch.quotas) {
-      await attempt(() => one([], [], [], [quotaParams(q)]), () => keep.quotas.set(k, q));
     }
     this.pending.dropped += refused;
-    if (keep.usage.length || keep.traces.length || keep.binds.size || keep.quotas.size) this.pending.putBack(keep);
-    else this.lastFlushAt = this.ctx.now();
+    const kept = back.usage.length || back.traces.length || back.binds.size || back.quotas.size;
+    if (kept) this.pending.putBack(back);
+    else if (!away) this.lastFlushAt = this.ctx.now();
     if (batch.binds.size || batch.quotas.size) this.ctx.announce("state");
-    this.ctx.onError(`flush: PostgreSQL refused ${refused} row(s) for their values (${errMessage(lastError)}); they were dropped, the rest written`, lastError);
+    if (refused || !away) this.ctx.onError(`flush: PostgreSQL refused ${refused} row(s) for their values (${errMessage(lastError)}); they were dropped, the rest ${away ? "written or kept" : "written"}`, lastError);
+    if (away) {
+      // The row's statement may still commit: kept whole with its id, replayed by the probe (module comment).
+      this.unsure = { id: away.id, batch: away.part };
+      this.ctx.degrade(away.err);
+    }
   }
 }
