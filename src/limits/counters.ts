@@ -31,11 +31,14 @@
  * Clocks: rpm and tpm read the monotonic clock given to the constructor (a running process's
  * `performance.now()`), so a wall clock stepped backwards (NTP, an operator) neither makes their
  * refusals wait for the size of the step nor, stepped forwards, lets a minute's requests through
- * early; without one (tests on a fixed clock) they read the `now` they are given. Budget windows stay
- * on the wall clock (`now`): their start is persisted and must mean the same instant after a restart,
- * which a monotonic clock (its origin is the process) cannot say. A step of the wall clock moves the
- * end of an open budget window by the step: backwards, the window lasts that much longer (strict: its
- * refusals wait that much longer), forwards it ends that much sooner; against windows of 5 h to 30 days.
+ * early; without one (tests on a fixed clock) they read the `now` they are given. A budget window's
+ * start is persisted on the wall clock (it must mean the same instant after a restart, which a
+ * monotonic clock, whose origin is the process, cannot say), but while the process runs its length is
+ * measured on the monotonic clock: each look at the window re-expresses its start on the wall clock as
+ * `now` minus the monotonic time since it opened (or since it was loaded), so a step of the wall clock
+ * neither lengthens nor shortens it, and what is persisted next (and `resetsAt`) is in the stepped
+ * clock's terms. Only a step while no process runs, or between the last write of the window and a
+ * restart (the window is rewritten when its key next spends), still moves its end by the step.
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
@@ -45,9 +48,12 @@ import type { KeyBudgetRow } from "../store/types.ts";
 export type BudgetWindowRow = KeyBudgetRow;
 
 interface Window {
+  /** ms since the epoch on the wall clock, as of the last look ({@link MemoryKeyCounters.open}). */
   start: number;
   tokens: number;
   usd: number;
+  /** The start on the monotonic clock, when the counters have one. */
+  mono?: number;
 }
 
 interface KeyState {
@@ -135,10 +141,20 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return 1000;
   }
 
-  /** The open window of `w` at `now`, or undefined when it never opened or has ended. */
+  /**
+   * The open window of `w` at `now`, or undefined when it never opened or has ended; with a monotonic
+   * clock its start is first re-expressed on the wall clock, in whole ms (the module comment's "Clocks").
+   */
   private open(s: KeyState, w: BudgetWindow, now: number): Window | undefined {
     const win = s.windows.get(w);
-    return win && now < win.start + BUDGET_WINDOW_MS[w] ? win : undefined;
+    if (!win) return undefined;
+    if (win.mono !== undefined && this.monotonic) win.start = Math.round(now - (this.monotonic() - win.mono));
+    return now < win.start + BUDGET_WINDOW_MS[w] ? win : undefined;
+  }
+
+  /** A window opening at `now` (wall clock), with its start on the monotonic clock when there is one. */
+  private opening(now: number): Window {
+    return this.monotonic ? { start: now, tokens: 0, usd: 0, mono: this.monotonic() } : { start: now, tokens: 0, usd: 0 };
   }
 
   /** USD per token spent so far in the key's open budget windows (the first that has tokens), or 0. */
@@ -197,7 +213,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     s.reservedUsd += usd;
     for (const b of budgets) {
       if (!this.open(s, b.window, now)) {
-        s.windows.set(b.window, { start: now, tokens: 0, usd: 0 });
+        s.windows.set(b.window, this.opening(now));
         this.dirty.add(key);
       }
     }
@@ -238,7 +254,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
       let win = this.open(s, b.window, now);
       if (!win) {
         // The window ended while the request ran: its use opens the next one.
-        win = { start: now, tokens: 0, usd: 0 };
+        win = this.opening(now);
         s.windows.set(b.window, win);
       }
       before.set(b.window, { ...win });
@@ -273,7 +289,9 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     for (const r of rows) {
       const ms = BUDGET_WINDOW_MS[r.window];
       if (!ms || now >= r.startedAt + ms) continue;
-      this.state(r.keyName).windows.set(r.window, { start: r.startedAt, tokens: r.tokens, usd: r.usd });
+      const win: Window = { start: r.startedAt, tokens: r.tokens, usd: r.usd };
+      if (this.monotonic) win.mono = this.monotonic() - (now - r.startedAt);
+      this.state(r.keyName).windows.set(r.window, win);
     }
   }
 

@@ -2,8 +2,9 @@
  * Client key rate limits (SPEC 9.6) when the system clock is stepped backwards (NTP, an operator):
  * rpm and tpm windows are durations, read from the monotonic clock, so a request a minute after the
  * limit was reached is served although the wall clock now reads an hour earlier (it was refused with
- * 429 and Retry-After 3599 s: the step plus the minute less the time gone). Budget windows stay on the
- * wall clock (persisted).
+ * 429 and Retry-After 3599 s: the step plus the minute less the time gone). A budget window's start is
+ * persisted on the wall clock, but its length is measured on the monotonic clock while the gateway
+ * runs: a step back neither lengthens its refusals nor keeps it from ending on time.
  * The gateway runs on a clock whose wall time and monotonic time the test moves apart.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -26,7 +27,7 @@ class SteppedClock implements Clock {
   }
 }
 
-const KEYS = { rpm: "sy-test-clock-rpm-000000000001", tpm: "sy-test-clock-tpm-000000000002" };
+const KEYS = { rpm: "sy-test-clock-rpm-000000000001", tpm: "sy-test-clock-tpm-000000000002", budget: "sy-test-clock-budget-0000000003" };
 const YAML = `
 providers:
   - id: oai
@@ -38,6 +39,7 @@ server: { require_api_key: true }
 keys:
   - { name: rpm, key: ${KEYS.rpm}, limits: { rpm: 1 } }
   - { name: tpm, key: ${KEYS.tpm}, limits: { tpm: 10 } }
+  - { name: budget, key: ${KEYS.budget}, limits: { budgets: [{ window: 5h, tokens: 10 }] } }
 `;
 
 const clock = new SteppedClock();
@@ -72,5 +74,28 @@ describe("rate limits across a wall clock stepped backwards", () => {
       const r = await chat(key);
       expect({ key, status: r.status, retryAfter: r.headers.get("retry-after") }).toEqual({ key, status: 200, retryAfter: null });
     }
+  });
+});
+
+describe("a budget window across a wall clock stepped backwards", () => {
+  test("its refusal says the time left, not that plus the step; it ends 5 h after it opened although the wall clock reads an hour less", async () => {
+    clock.wall = 0;
+    expect((await chat(KEYS.budget)).status).toBe(200);
+    // The reply's 18 tokens are over the 10-token budget: refused until the 5 h window ends.
+    const first = await chat(KEYS.budget);
+    expect(first.status).toBe(429);
+    expect(Number(first.headers.get("retry-after"))).toBeGreaterThan(5 * 3600 - 60);
+    expect(Number(first.headers.get("retry-after"))).toBeLessThanOrEqual(5 * 3600);
+    // The wall clock is stepped back an hour: the window still ends when it did (it said 6 h before).
+    clock.wall -= 3_600_000;
+    const stepped = await chat(KEYS.budget);
+    expect(stepped.status).toBe(429);
+    expect(Number(stepped.headers.get("retry-after"))).toBeLessThanOrEqual(5 * 3600);
+    const body = (await stepped.json()) as { error: { message: string } };
+    expect(body.error.message).toContain("the window resets in 5h 0m");
+    // 5 h pass (the wall clock still an hour behind): the window has ended, the key is served.
+    clock.elapsed += 5 * 3_600_000;
+    const r = await chat(KEYS.budget);
+    expect({ status: r.status, retryAfter: r.headers.get("retry-after") }).toEqual({ status: 200, retryAfter: null });
   });
 });

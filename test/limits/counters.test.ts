@@ -115,6 +115,28 @@ describe("budgets: fixed windows aligned to the first use", () => {
     after.load(rows, T0 + 5 * 3_600_000);
     expect(after.admit("k", limits, T0 + 5 * 3_600_000).ok).toBe(true);
   });
+
+  test("with a monotonic clock, a wall clock stepped back an hour moves the persisted start with it: a restart keeps the window's true end", () => {
+    let mono = 1_000;
+    const c = new MemoryKeyCounters(() => mono);
+    c.admit("k", limits, T0);
+    // 10 minutes pass while the wall clock is stepped back an hour.
+    mono += 600_000;
+    const wall = T0 - 3_600_000 + 600_000;
+    c.settle("k", limits, { tokens: 1000, usd: 0.1 }, wall);
+    const rows = c.takeDirty();
+    expect(rows.map((r) => r.startedAt)).toEqual([T0 - 3_600_000, T0 - 3_600_000]);
+    const use = c.budgetUse("k", limits, wall);
+    expect(use[0]).toMatchObject({ startedAt: T0 - 3_600_000, resetsAt: T0 - 3_600_000 + 5 * 3_600_000 });
+    // After a restart on the stepped clock, the 5h window ends 5 h after it opened (4 h 50 min from now).
+    let mono2 = 50;
+    const next = new MemoryKeyCounters(() => mono2);
+    next.load(rows, wall);
+    mono2 += 4 * 3_600_000 + 49 * 60_000;
+    expect(next.admit("k", limits, wall + 4 * 3_600_000 + 49 * 60_000).ok).toBe(false);
+    mono2 += 60_000;
+    expect(next.admit("k", { budgets: [limits.budgets[0]] }, wall + 4 * 3_600_000 + 50 * 60_000).ok).toBe(true);
+  });
 });
 
 describe("requests in flight hold their expected tokens against tpm and budgets", () => {
