@@ -185,6 +185,40 @@ describe("live updates", () => {
   }, 60_000);
 });
 
+describe("layout", () => {
+  /** The table's cells whose right edge passes the card's content edge, and whether its wrapper scrolls sideways. */
+  const callsFit = (page: Page) =>
+    page.locator("table.calls").evaluate((table) => {
+      const card = table.closest(".card")!;
+      const style = card.ownerDocument.defaultView!.getComputedStyle(card);
+      const edge = card.getBoundingClientRect().right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+      const wrap = table.closest(".table-wrap")!;
+      const cut = [...table.querySelectorAll("th, td")].filter((c) => c.getBoundingClientRect().right > edge + 0.5).map((c) => c.textContent);
+      return { cut: [...new Set(cut)], scrolls: wrap.scrollWidth > wrap.clientWidth };
+    });
+
+  test("at 1440 and 1280 px every column of the Calls table, Total last, is inside its card: no sideways scroll, with or without a trace open", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      for (const width of [1440, 1280]) {
+        await w.page.setViewportSize({ width, height: 900 });
+        await w.page.goto(`${gw.url}/dashboard/calls`);
+        await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
+        expect(await w.page.locator("table.calls th").last().innerText()).toBe("Total");
+        expect({ width, ...(await callsFit(w.page)) }).toEqual({ width, cut: [], scrolls: false });
+        await w.page.screenshot({ path: join(SHOTS, `calls-${width}.png`), fullPage: true });
+        await w.page.locator("table.calls tbody tr").first().click();
+        await w.page.locator(".trace").waitFor({ timeout: 10_000 });
+        expect({ width, trace: true, ...(await callsFit(w.page)) }).toEqual({ width, trace: true, cut: [], scrolls: false });
+        await w.page.screenshot({ path: join(SHOTS, `calls-trace-${width}.png`), fullPage: true });
+      }
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
 describe("usage", () => {
   test("a request whose tool result the savers shortened shows its saved tokens on the Usage page (SPEC S-4)", async () => {
     const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";

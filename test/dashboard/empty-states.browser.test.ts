@@ -69,6 +69,38 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
   }
 }, 60_000);
 
+test("at 1440 and 1280 px every line of the setup snippets on Overview, Calls and Setup is one line on screen, clear of the Copy button", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    for (const width of [1440, 1280]) {
+      await w.page.setViewportSize({ width, height: 900 });
+      for (const page of ["overview", "calls", "setup"]) {
+        await w.page.goto(`${gw.url}/dashboard/${page}`);
+        await w.page.locator(".snippet pre", { hasText: "GOOGLE_GEMINI_BASE_URL" }).waitFor({ timeout: 10_000 });
+        // per snippet: its lines as written, the lines the browser drew, and the lines a Copy button covers
+        const drawn = await w.page.locator(".card:has(> .snippet)").evaluateAll((cards) =>
+          cards.map((card) => {
+            const pre = card.querySelector(".snippet pre")!;
+            const style = pre.ownerDocument.defaultView!.getComputedStyle(pre);
+            const inner = pre.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+            const button = card.querySelector("button")!.getBoundingClientRect();
+            const range = pre.ownerDocument.createRange();
+            range.selectNodeContents(pre.querySelector("code")!);
+            const covered = [...range.getClientRects()].filter((r) => r.width > 0 && r.right > button.left && r.left < button.right && r.bottom > button.top && r.top < button.bottom).length;
+            return { card: card.querySelector("h2")!.textContent, written: pre.textContent!.split("\n").length, drawn: Math.round(inner / parseFloat(style.lineHeight)), covered };
+          }),
+        );
+        expect(drawn.length).toBeGreaterThanOrEqual(3);
+        for (const d of drawn) expect({ width, page, ...d }).toEqual({ width, page, card: d.card, written: d.written, drawn: d.written, covered: 0 });
+        await w.page.screenshot({ path: join(SHOTS, `snippets-${page}-${width}.png`), fullPage: true });
+      }
+    }
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
 test("more calls than a page holds: Older and Newer page through all of them, keeping the filters, and the page says where it is", async () => {
   const send = (model: string) =>
     fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());

@@ -124,8 +124,8 @@ export function ErrorLine({ error }: { error?: string }) {
   ) : null;
 }
 
-/** A code block with a copy button. */
-export function Snippet({ code, label }: { code: string; label?: string }) {
+/** A button that copies `code` to the clipboard and says "Copied" for 1.5 s. */
+export function CopyButton({ code, class: cls }: { code: string; class?: string }) {
   const [copied, setCopied] = useState(false);
   const copy = () => {
     void navigator.clipboard?.writeText(code).then(() => {
@@ -134,14 +134,25 @@ export function Snippet({ code, label }: { code: string; label?: string }) {
     });
   };
   return (
+    <button type="button" class={`btn btn-small ${cls ?? ""}`} onClick={copy}>
+      {copied ? "Copied" : "Copy"}
+    </button>
+  );
+}
+
+/**
+ * A code block with a copy button in its top right corner (its lines keep clear of it), or, with
+ * `copy={false}`, without one: the caller puts a {@link CopyButton} elsewhere (a card's head) and the
+ * lines get the block's whole width.
+ */
+export function Snippet({ code, label, copy = true }: { code: string; label?: string; copy?: boolean }) {
+  return (
     <div class="snippet">
       {label && <div class="snippet-label">{label}</div>}
-      <pre>
+      <pre class={copy ? "" : "snippet-full"}>
         <code>{code}</code>
       </pre>
-      <button type="button" class="btn btn-small snippet-copy" onClick={copy}>
-        {copied ? "Copied" : "Copy"}
-      </button>
+      {copy && <CopyButton code={code} class="snippet-copy" />}
     </div>
   );
 }

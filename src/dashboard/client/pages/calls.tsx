@@ -26,6 +26,24 @@ export function OutcomePill({ outcome, status }: { outcome: string; status?: num
   );
 }
 
+/**
+ * A `provider/model` name that may wrap only after its slash (a `<wbr>`; each part stays whole, so no
+ * "claude-sonnet-4-" / "5" split; the text reads and copies the same).
+ */
+function Breakable({ name }: { name: string }) {
+  const parts = name.split("/");
+  return (
+    <>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          <span class="nowrap">{i < parts.length - 1 ? `${p}/` : p}</span>
+          {i < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </>
+  );
+}
+
 function selectedFromUrl(): string | undefined {
   return new URLSearchParams(location.search).get("id") ?? undefined;
 }
@@ -421,7 +439,7 @@ export function CallsPage() {
                       <tr key={c.requestId} data-route-id={id} class={`clickable ${id === selected ? "selected" : ""} ${fresh.has(c.requestId) ? "fresh" : ""}`} onClick={() => select(c)}>
                         <td class="nowrap">{clockSeconds(c.ts)}</td>
                         <td class="mono">
-                          {c.requestedModel || "–"}
+                          {c.requestedModel ? <Breakable name={c.requestedModel} /> : "–"}
                           {c.fallback && current && (
                             <>
                               {" "}
@@ -430,7 +448,7 @@ export function CallsPage() {
                           )}
                         </td>
                         <td class="mono" data-opt="1">
-                          {c.providerId ? `${c.providerId}/${c.model}` : "–"}
+                          {c.providerId ? <Breakable name={`${c.providerId}/${c.model}`} /> : "–"}
                           {c.fallback && (
                             <>
                               {" "}

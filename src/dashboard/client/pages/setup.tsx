@@ -3,7 +3,7 @@
  * (the page's own origin), and the model names this gateway answers to (combos and aliases).
  */
 import { api } from "../api.ts";
-import { Card, Snippet, useData } from "../components.tsx";
+import { Card, CopyButton, Snippet, useData } from "../components.tsx";
 import type { Alias, Combo, Provider } from "../types.ts";
 
 /** Each CLI's own vendor: the provider kinds that serve it natively and its usual model. */
@@ -31,18 +31,25 @@ export function snippetModel(cli: keyof typeof VENDORS, providers: readonly Prov
   return any ? `${any.id}/${firstModel(any)}` : `${v.builtin}/${v.model}`;
 }
 
+/** What a snippet puts in the client's key variable, and the comment line above it saying why. */
+export interface KeyHint {
+  value: string;
+  note: string;
+}
+
 /**
  * The snippets for an instance at `origin`: `model` (a combo or alias of this gateway) as the model
- * name when there is one, else {@link snippetModel} for each CLI.
+ * name when there is one, else {@link snippetModel} for each CLI. Comments stand on lines of their own
+ * (never after a command), so a card about 50 monospace characters wide shows every line unwrapped.
  */
-export function setupSnippets(origin: string, model: string | undefined, keyHint: string, providers: readonly Provider[] = []) {
+export function setupSnippets(origin: string, model: string | undefined, key: KeyHint, providers: readonly Provider[] = []) {
   const m = (cli: keyof typeof VENDORS) => model ?? snippetModel(cli, providers);
   return {
-    claude: `export ANTHROPIC_BASE_URL=${origin}\nexport ANTHROPIC_API_KEY=${keyHint}\nclaude --model ${m("claude")}`,
-    codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\nexport SWITCHYARD_KEY=${keyHint}\ncodex`,
+    claude: `export ANTHROPIC_BASE_URL=${origin}\n# ${key.note}\nexport ANTHROPIC_API_KEY=${key.value}\nclaude --model ${m("claude")}`,
+    codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\n# ${key.note}\nexport SWITCHYARD_KEY=${key.value}\ncodex`,
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
     // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI).
-    gemini: `switchyard setup gemini   # once: selects API-key auth\nexport GOOGLE_GEMINI_BASE_URL=${origin}\nexport GEMINI_API_KEY=${keyHint}\ngemini --model ${m("gemini")}`,
+    gemini: `# once: selects API-key auth\nswitchyard setup gemini\nexport GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
@@ -57,23 +64,23 @@ export function SetupSnippets({ compact }: { compact?: boolean }) {
     return { names: [...aliases.aliases.map((a) => a.name), ...combos.combos.map((c) => c.name)], providers: providers.providers };
   });
   const loopback = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content === "loopback";
-  const keyHint = loopback ? "placeholder   # any value works from this machine" : "sy-…   # a client key from the Keys page";
+  const key: KeyHint = loopback ? { value: "placeholder", note: "any key value works from this machine" } : { value: "sy-…", note: "a client key from the Keys page" };
   const model = names.data?.names[0];
-  const s = setupSnippets(location.origin, model, keyHint, names.data?.providers);
+  const s = setupSnippets(location.origin, model, key, names.data?.providers);
   return (
     <div class={compact ? "grid-2 snippet-grid" : ""}>
-      <Card title="Claude Code">
-        <Snippet code={s.claude} />
+      <Card title="Claude Code" actions={<CopyButton code={s.claude} />}>
+        <Snippet code={s.claude} copy={false} />
       </Card>
-      <Card title="Codex CLI">
-        <Snippet code={s.codex} />
+      <Card title="Codex CLI" actions={<CopyButton code={s.codex} />}>
+        <Snippet code={s.codex} copy={false} />
       </Card>
-      <Card title="Gemini CLI">
-        <Snippet code={s.gemini} />
+      <Card title="Gemini CLI" actions={<CopyButton code={s.gemini} />}>
+        <Snippet code={s.gemini} copy={false} />
       </Card>
       {!compact && (
-        <Card title="Any OpenAI or Anthropic SDK">
-          <Snippet code={s.sdk} />
+        <Card title="Any OpenAI or Anthropic SDK" actions={<CopyButton code={s.sdk} />}>
+          <Snippet code={s.sdk} copy={false} />
         </Card>
       )}
     </div>
