@@ -21,14 +21,22 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
   key: "requests sent without a client key (allowed from this machine while keys are not required)",
 };
 
+/** USD for the table: "$12.34" from $1, "$0.0123" from $0.0001, below that two significant digits ("$0.000016", never "$0.0000"). */
+function dollars(c: number): string {
+  if (c >= 1) return `$${c.toFixed(2)}`;
+  if (c >= 0.0001) return `$${c.toFixed(4)}`;
+  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
+}
+
 /**
- * A cost cell: "$0.0123"; "$0.0123 + 2 unpriced" when some requests had no price (their cost is not in
- * the sum); "2 unpriced" when none had one; "-" when nothing was priced nor served.
+ * A cost cell: "$0.0123" (a few thousandths of a cent as "$0.000016"); "$0.0123 + 2 unpriced" when
+ * some requests had no price (their cost is not in the sum); "2 unpriced" when none had one; "-" when
+ * nothing was priced nor served.
  */
 export function costCell(costUsd: unknown, unpriced: unknown): string {
   const c = typeof costUsd === "number" ? costUsd : 0;
   const n = typeof unpriced === "number" ? unpriced : 0;
-  const sum = c > 0 ? `$${c < 1 ? c.toFixed(4) : c.toFixed(2)}` : undefined;
+  const sum = c > 0 ? dollars(c) : undefined;
   if (n === 0) return sum ?? "-";
   return sum ? `${sum} + ${n} unpriced` : `${n} unpriced`;
 }

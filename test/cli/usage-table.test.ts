@@ -50,4 +50,8 @@ describe("usage table", () => {
   test("cost cells", () => {
     expect([costCell(0.5, 0), costCell(2, 0), costCell(0, 0), costCell(0.25, 3), costCell(0, 3), costCell(undefined, undefined)]).toEqual(["$0.5000", "$2.00", "-", "$0.2500 + 3 unpriced", "3 unpriced", "-"]);
   });
+
+  test("a cost of a few thousandths of a cent keeps its leading digits (it read $0.0000)", () => {
+    expect([costCell(0.000016, 0), costCell(0.000043, 2), costCell(0.00012, 0), costCell(4e-9, 0)]).toEqual(["$0.000016", "$0.000043 + 2 unpriced", "$0.0001", "$0.000000004"]);
+  });
 });

@@ -1,9 +1,10 @@
 /**
- * The value-axis labels of the dashboard's charts (src/dashboard/client/format.ts axisTicks): the cost
- * charts' ticks are fractions of a cent apart, and each tick must read differently from its neighbours.
+ * The value-axis labels of the dashboard's charts and its dollar amounts (src/dashboard/client/format.ts
+ * axisTicks, usd): the cost charts' ticks are fractions of a cent apart, and each tick must read
+ * differently from its neighbours; a cost above zero never reads as zero.
  */
 import { expect, test } from "bun:test";
-import { axisTicks } from "../../src/dashboard/client/format.ts";
+import { axisTicks, usd } from "../../src/dashboard/client/format.ts";
 
 test("ticks a fraction of a cent apart keep the digits that tell them apart", () => {
   expect(axisTicks([0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001], 0.0002)).toEqual(["0", "0.0002", "0.0004", "0.0006", "0.0008", "0.001"]);
@@ -15,4 +16,20 @@ test("counts: whole numbers, thousands and millions shortened", () => {
   expect(axisTicks([0, 2, 4, 6], 2)).toEqual(["0", "2", "4", "6"]);
   expect(axisTicks([0, 1500, 3000], 1500)).toEqual(["0", "1.5k", "3k"]);
   expect(axisTicks([0, 2_000_000], 2_000_000)).toEqual(["0", "2M"]);
+});
+
+test("dollars: cents from $0.01, two significant digits below a cent, never $0.0000 for a cost above zero", () => {
+  expect([usd(0), usd(1.234), usd(0.01), usd(0.0096), usd(0.0012), usd(0.000129), usd(0.000043), usd(3.8e-7), usd(0.00999), usd(5e-9), usd(undefined)]).toEqual([
+    "$0",
+    "$1.23",
+    "$0.01",
+    "$0.0096",
+    "$0.0012",
+    "$0.00013",
+    "$0.000043",
+    "$0.00000038",
+    "$0.01",
+    "<$0.00000001",
+    "–",
+  ]);
 });

@@ -198,7 +198,7 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
       scales: { x: { time: true } },
       axes: [
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
-        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: 56, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
+        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: valueAxisSize, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
       ],
       series: [
         { value: (_u, v) => (v == null ? "–" : clock(v * 1000)) },
@@ -228,6 +228,23 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
     plot.current?.setData([times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData);
   }, [times, series]);
   return <div class="chart" ref={el} />;
+}
+
+/**
+ * The value axis's width in CSS px: its longest tick label as drawn in the axis's font, plus the tick
+ * and the gap, at least 56 (uPlot's fixed size cut labels such as "0.00015" at the chart's left edge).
+ * uPlot calls it again after laying the axis out (`cycle`); from the third call it keeps its size.
+ */
+function valueAxisSize(u: uPlot, values: string[] | null, axisIdx: number, cycle: number): number {
+  const axis = u.axes[axisIdx] as uPlot.Axis & { _size?: number; font?: [string, number] };
+  if (cycle > 1 && axis._size !== undefined) return axis._size;
+  const longest = (values ?? []).reduce((a, v) => (v.length > a.length ? v : a), "");
+  let width = 0;
+  if (longest && axis.font) {
+    u.ctx.font = axis.font[0];
+    width = u.ctx.measureText(longest).width / devicePixelRatio;
+  }
+  return Math.max(56, Math.ceil(width + (axis.ticks?.size ?? 10) + (axis.gap ?? 5) + 4));
 }
 
 function compact(v: number): string {

@@ -43,12 +43,18 @@ export function count(n: number | undefined | null): string {
   return Math.round(n).toLocaleString("en-US");
 }
 
-/** USD with enough digits for small amounts. */
+/**
+ * USD: cents from $0.01 up ("$1.25"); below a cent two significant digits ("$0.0012", "$0.000038"), so
+ * a call of a few thousandths of a cent never reads as "$0.0000"; under $0.00000001 "<$0.00000001".
+ */
 export function usd(n: number | undefined | null): string {
   if (n === undefined || n === null || !Number.isFinite(n)) return "–";
   if (n === 0) return "$0";
-  if (Math.abs(n) < 0.01) return `$${n.toFixed(4)}`;
-  return `$${n.toFixed(2)}`;
+  const sign = n < 0 ? "-" : "";
+  const a = Number(Math.abs(n).toPrecision(2));
+  if (a >= 0.01) return `${sign}$${Math.abs(n).toFixed(2)}`;
+  if (a < 1e-8) return `${sign}<$0.00000001`;
+  return `${sign}$${a.toFixed(8).replace(/0+$/, "")}`;
 }
 
 /** A share 0–1 as "42 %". */
