@@ -50,45 +50,67 @@ function fail(line: string, code = 1): never {
   process.exit(code);
 }
 
+/** The options every command may take (`parseArgs`'s table). */
+const CLI_OPTIONS = {
+  config: { type: "string" },
+  host: { type: "string" },
+  port: { type: "string" },
+  "data-dir": { type: "string" },
+  database: { type: "string" },
+  url: { type: "string" },
+  key: { type: "string" },
+  json: { type: "boolean" },
+  since: { type: "string" },
+  by: { type: "string" },
+  limit: { type: "string" },
+  scope: { type: "string", multiple: true },
+  tag: { type: "string" },
+  rpm: { type: "string" },
+  tpm: { type: "string" },
+  concurrency: { type: "string" },
+  budget: { type: "string", multiple: true },
+  models: { type: "string" },
+  body: { type: "string" },
+  format: { type: "string" },
+  header: { type: "string", multiple: true },
+  account: { type: "string" },
+  provider: { type: "string" },
+  from: { type: "string" },
+  "no-browser": { type: "boolean" },
+  bodies: { type: "boolean" },
+  model: { type: "string" },
+  "dry-run": { type: "boolean" },
+  "codex-bin": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const;
+
+/**
+ * `--rpm -3` as `--rpm=-3`: node's parseArgs takes a value that starts with a dash for an option and
+ * refuses it as "ambiguous", so a negative number reached the user as that, not as the flag's own check
+ * ("--rpm must be a positive whole number, not "-3"").
+ */
+function joinNegativeValues(argv: string[], stringOptions: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = argv[i + 1];
+    if (a.startsWith("--") && !a.includes("=") && stringOptions.has(a.slice(2)) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** The command line's options (SPEC 2.2). Strict: an unknown option throws. */
 function parseCli(argv: string[]) {
+  const stringOptions = new Set(Object.entries(CLI_OPTIONS).filter(([, o]) => o.type === "string").map(([name]) => name));
   return parseArgs({
-    args: argv,
+    args: joinNegativeValues(argv, stringOptions),
     allowPositionals: true,
     strict: true,
-    options: {
-      config: { type: "string" },
-      host: { type: "string" },
-      port: { type: "string" },
-      "data-dir": { type: "string" },
-      database: { type: "string" },
-      url: { type: "string" },
-      key: { type: "string" },
-      json: { type: "boolean" },
-      since: { type: "string" },
-      by: { type: "string" },
-      limit: { type: "string" },
-      scope: { type: "string", multiple: true },
-      tag: { type: "string" },
-      rpm: { type: "string" },
-      tpm: { type: "string" },
-      concurrency: { type: "string" },
-      budget: { type: "string", multiple: true },
-      models: { type: "string" },
-      body: { type: "string" },
-      format: { type: "string" },
-      header: { type: "string", multiple: true },
-      account: { type: "string" },
-      provider: { type: "string" },
-      from: { type: "string" },
-      "no-browser": { type: "boolean" },
-      bodies: { type: "boolean" },
-      model: { type: "string" },
-      "dry-run": { type: "boolean" },
-      "codex-bin": { type: "string" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean", short: "V" },
-    },
+    options: CLI_OPTIONS,
   });
 }
 
@@ -138,7 +160,7 @@ async function main(argv: string[]): Promise<void> {
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
       const { usageLines } = await import("./cli/usage-table.ts");
-      for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table)) out(l);
+      for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table, String(values.since ?? "24h"))) out(l);
       const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
       if (windows.length > 0) {
         out("");
@@ -155,6 +177,7 @@ async function main(argv: string[]): Promise<void> {
       // The admin API validates the limit (1–1000) and names it in its 400.
       const r = (await admin(values, dataDir, "GET", `/calls?limit=${encodeURIComponent(String(values.limit ?? 20))}`)) as { calls: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
+      if (r.calls.length === 0) return out("no calls yet: point a client at this gateway (switchyard setup claude-code|codex|gemini does it for those CLIs); each request is listed here once it finishes");
       out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
       return;
     }
@@ -274,6 +297,7 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
       if (values.json) return out(JSON.stringify(r, null, 2));
       const { describeBudgetUse } = await import("./cli/key-limits.ts");
       const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse);
+      if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
       out(table(["name", "source", "scopes", "created", "revoked", "limits"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeLimits(k)])));
       return;
     }
@@ -475,7 +499,7 @@ const CELL_MAX = 64;
 /** A plain-text table: columns padded to their widest cell, cells of all but the last column cut at {@link CELL_MAX} with `…`. */
 function table(head: string[], rows: unknown[][]): string {
   const cut = (c: string, i: number) => (i < head.length - 1 && c.length > CELL_MAX ? c.slice(0, CELL_MAX - 1) + "…" : c);
-  const cells = [head, ...rows.map((r) => r.map((c, i) => cut(c === undefined || c === null ? "-" : String(c), i)))];
+  const cells = [head, ...rows.map((r) => r.map((c, i) => cut(c === undefined || c === null || c === "" ? "-" : String(c), i)))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]?.length ?? 0)));
   return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 }

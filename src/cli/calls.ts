@@ -1,9 +1,10 @@
 /**
  * `switchyard calls inspect ID [--bodies] [--json]` (SPEC 2.2, O-2, O-6): the route trace of one
- * request and, with `--bodies`, its flight recording — the client's body, the body sent upstream and the
+ * request (as lines to read; `--json` the admin API's object) and, with `--bodies`, its flight recording — the client's body, the body sent upstream and the
  * upstream's reply on each attempt, and what the client got — from the running instance's admin API
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
+import type { RouteTrace } from "../../pipeline/ports.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 
@@ -29,22 +30,70 @@ function show(b: RecordedBody): string {
 
 const size = (b: RecordedBody) => `${b.bytes} bytes${b.events ? `, ${b.events.length} events` : ""}${b.truncated ? ", truncated" : ""}`;
 
+/** "341 ms" / "1.4 s". */
+const dur = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
+
+/** "email 2, phone 1". */
+const counts = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(", ");
+
+/**
+ * A route trace as lines to read (what the dashboard's call view shows): when and what was asked, the
+ * outcome with its status and time, the candidates, each decision, each attempt (target, account,
+ * status, timing, classification and effect, error), warnings, token savers and redaction counts.
+ */
+export function traceLines(t: RouteTrace): string[] {
+  const lines = [
+    `${t.routeId}  ${new Date(t.ts).toISOString()}`,
+    `requested   ${t.requestedModel || "(no model)"} (${t.clientFormat})${t.keyName ? `, key ${t.keyName}` : ""}`,
+    `outcome     ${t.outcome ?? "unknown"}${t.status !== undefined ? ` ${t.status}` : ""}${t.totalMs !== undefined ? `, ${dur(t.totalMs)}` : ""}`,
+    `candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`,
+  ];
+  if (t.decisions.length) {
+    lines.push("decisions");
+    for (const d of t.decisions) lines.push(`  ${d.verdict.padEnd(5)} ${d.subject}: ${d.reason}`);
+  }
+  if (t.attempts.length === 0) lines.push(`attempts    none${t.outcome === "rejected" ? " (refused before any upstream call)" : ""}`);
+  else {
+    lines.push("attempts");
+    t.attempts.forEach((a, i) => {
+      const timing = `started +${dur(a.startMs)}${a.durationMs !== undefined ? `, took ${dur(a.durationMs)}` : ""}`;
+      lines.push(`  ${i + 1}. ${a.target}${a.accountId ? ` @ ${a.accountId}` : ""} → ${a.status ?? "no status"}, ${timing}`);
+      if (a.classification) lines.push(`     ${a.classification}${a.effect ? ` → ${a.effect}` : ""}`);
+      if (a.error) lines.push(`     error: ${a.error}`);
+    });
+  }
+  if (t.warnings.length) {
+    lines.push("warnings");
+    for (const w of t.warnings) lines.push(`  ${w.code}: ${w.message}`);
+  }
+  const ts = t.tokenSaver;
+  if (ts && "skipped" in ts) lines.push(`token savers skipped (${ts.skipped})`);
+  else if (ts) lines.push(`token savers shortened ${ts.results} tool result${ts.results === 1 ? "" : "s"}: ${ts.charsBefore} → ${ts.charsAfter} characters, ~${ts.tokensSaved} tokens saved (${counts(ts.rules)})`);
+  if (t.redactions && Object.keys(t.redactions).length) lines.push(`redacted    ${counts(t.redactions)}${t.restored && Object.keys(t.restored).length ? `; restored ${counts(t.restored)}` : ""}`);
+  return lines;
+}
+
 /** Prints the trace (and the recording with `--bodies`). */
 export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: CliIo): Promise<void> {
   if (!opts.id) io.fail("usage: switchyard calls inspect ROUTE_ID [--bodies] [--json]", 2);
   const id = encodeURIComponent(opts.id);
-  const trace = await call("GET", `/route-traces/${id}`);
-  if (!opts.bodies) return io.out(JSON.stringify(trace, null, 2));
+  const trace = (await call("GET", `/route-traces/${id}`)) as RouteTrace;
+  const printTrace = () => (opts.json ? io.out(JSON.stringify(trace, null, 2)) : traceLines(trace).forEach((l) => io.out(l)));
+  if (!opts.bodies) return printTrace();
   const found = await call("GET", `/calls/${id}/recording`, undefined, { notFound: true });
   if (found instanceof AdminNotFound) {
     // The call is known (its trace was found) but its bodies are not: print what there is, then why
     // and how to record them (the admin API's message), and exit 1 (the bodies asked for are missing).
-    io.out(JSON.stringify(opts.json ? { trace, recording: null } : trace, null, 2));
+    if (opts.json) io.out(JSON.stringify({ trace, recording: null }, null, 2));
+    else printTrace();
     io.fail(`no bodies: ${found.message}`);
   }
   const rec = found as RecordingView;
   if (opts.json) return io.out(JSON.stringify({ trace, recording: rec }, null, 2));
-  io.out(JSON.stringify(trace, null, 2));
+  printTrace();
   io.out("");
   io.out(`=== client request (${rec.clientFormat}, ${size(rec.client)})`);
   io.out(show(rec.client));

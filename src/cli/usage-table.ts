@@ -43,9 +43,11 @@ export function costCell(costUsd: unknown, unpriced: unknown): string {
 
 /**
  * The `usage` output: the table (via `table`, the CLI's plain-text table), then a legend line for each
- * cryptic cell that appears in it. `rows` are the admin API's usage rows.
+ * cryptic cell that appears in it; one line saying so when `rows` (the admin API's usage rows over the
+ * last `since`) are empty.
  */
-export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string): string[] {
+export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string, since = "24h"): string[] {
+  if (rows.length === 0) return [`no requests in the last ${since}: each request is counted here once it finishes (--since 7d looks further back)`];
   const byKey = by === "key";
   const out = [
     table(

@@ -13,6 +13,11 @@ describe("switchyard command line", () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain("Unknown option '--prot'");
   });
+  test("a negative number after a flag reaches that flag's own check (parseArgs called it 'ambiguous')", () => {
+    const r = run("keys", "create", "x", "--rpm", "-3", "--data-dir", "/nonexistent-dir");
+    expect(r.code).toBe(2);
+    expect(r.err.trim()).toBe('--rpm must be a positive whole number, not "-3"');
+  });
   test("--port must be a port number", () => {
     for (const p of ["", "abc", "70000"]) {
       const r = run("start", "--port", p);

@@ -263,6 +263,33 @@ combos:
   }, 30_000);
 });
 
+describe("a fresh instance", () => {
+  test("calls list, keys list and usage each say in one line that there is nothing yet, and what fills it; --json keeps the empty lists", async () => {
+    const fresh = await startInstance({ yaml: `providers:\n  - { id: oai, kind: openai, base_url: "${fake.url}/v1" }\n` });
+    try {
+      const run = (...args: string[]) => {
+        const r = cli([...args, "--data-dir", fresh.dataDir]);
+        expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+        return r.stdout;
+      };
+      expect(run("calls", "list")).toBe("no calls yet: point a client at this gateway (switchyard setup claude-code|codex|gemini does it for those CLIs); each request is listed here once it finishes\n");
+      expect(run("keys", "list")).toBe("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)\n");
+      expect(run("usage", "--since", "1h")).toBe("no requests in the last 1h: each request is counted here once it finishes (--since 7d looks further back)\n");
+      expect(JSON.parse(run("calls", "list", "--json")).calls).toEqual([]);
+      expect(JSON.parse(run("keys", "list", "--json")).keys).toEqual([]);
+      // a request refused before it named a model: its model cell reads "-", not blank
+      await (await fetch(`${fresh.url}/v1/chat/completions`, { method: "POST", body: "{not json" })).text();
+      let listed = lines(run("calls", "list"));
+      for (let i = 0; i < 50 && listed.length < 2; i++, await Bun.sleep(100)) listed = lines(run("calls", "list")); // the usage flush runs each second
+      const row = listed[1].split(/ {2,}/);
+      expect(row.slice(2)).toEqual(["-", "-", "400", "rejected", expect.stringMatching(/^\d+$/)]);
+    } finally {
+      await stopInstance(fresh);
+      rmSync(fresh.dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
 describe("no running instance", () => {
   const oneLine = (r: ReturnType<typeof cli>) => {
     expect(r.code).not.toBe(0);

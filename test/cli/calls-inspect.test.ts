@@ -1,0 +1,71 @@
+/**
+ * `switchyard calls inspect ID` (src/cli/calls.ts): without `--json` the route trace is lines to read —
+ * the outcome with its status and time, the candidates, each decision and each attempt with its
+ * classification, effect and error, warnings and token savers — not the admin API's JSON object.
+ */
+import { expect, test } from "bun:test";
+import type { RouteTrace } from "../../pipeline/ports.ts";
+import { inspectCommand, traceLines } from "../../src/cli/calls.ts";
+
+const FALLBACK: RouteTrace = {
+  routeId: "sy_test",
+  requestId: "req_test",
+  ts: Date.UTC(2026, 11, 2, 14, 12, 0, 984),
+  clientFormat: "anthropic-messages",
+  requestedModel: "coding",
+  keyName: "ci",
+  candidates: ["glm/glm-5.3", "oai/gpt-5-mini"],
+  decisions: [
+    { subject: "glm/glm-5.3 @ glm-main", verdict: "in", reason: "first eligible account; the provider's only account" },
+    { subject: "oai/gpt-5-mini @ oai-main", verdict: "in", reason: "first eligible account; the provider's only account" },
+  ],
+  attempts: [
+    { target: "glm/glm-5.3", providerId: "glm", model: "glm-5.3", accountId: "glm-main", startMs: 2, durationMs: 40, status: 429, classification: "rate_limited", effect: "cooldown 90s for glm-5.3", error: "Rate limited" },
+    { target: "oai/gpt-5-mini", providerId: "oai", model: "gpt-5-mini", accountId: "oai-main", startMs: 43, durationMs: 1250, status: 200 },
+  ],
+  warnings: [{ code: "dropped_field", message: "top_k is not supported by openai-chat: dropped" }],
+  outcome: "ok",
+  status: 200,
+  totalMs: 1294,
+  tokenSaver: { results: 2, charsBefore: 12000, charsAfter: 3000, tokensSaved: 2250, rules: { diff: 1, log: 1 } },
+};
+
+test("a call that fell back reads as its outcome, candidates, decisions and both attempts", () => {
+  expect(traceLines(FALLBACK)).toEqual([
+    "sy_test  2026-12-02T14:12:00.984Z",
+    "requested   coding (anthropic-messages), key ci",
+    "outcome     ok 200, 1.3 s",
+    "candidates  glm/glm-5.3 → oai/gpt-5-mini",
+    "decisions",
+    "  in    glm/glm-5.3 @ glm-main: first eligible account; the provider's only account",
+    "  in    oai/gpt-5-mini @ oai-main: first eligible account; the provider's only account",
+    "attempts",
+    "  1. glm/glm-5.3 @ glm-main → 429, started +2 ms, took 40 ms",
+    "     rate_limited → cooldown 90s for glm-5.3",
+    "     error: Rate limited",
+    "  2. oai/gpt-5-mini @ oai-main → 200, started +43 ms, took 1.3 s",
+    "warnings",
+    "  dropped_field: top_k is not supported by openai-chat: dropped",
+    "token savers shortened 2 tool results: 12000 → 3000 characters, ~2250 tokens saved (diff 1, log 1)",
+  ]);
+});
+
+test("a request refused before routing says no upstream call was made", () => {
+  const refused: RouteTrace = { routeId: "sy_r", requestId: "req_r", ts: 0, clientFormat: "openai-chat", requestedModel: "", candidates: [], decisions: [], attempts: [], warnings: [], outcome: "rejected", status: 400, totalMs: 0 };
+  expect(traceLines(refused)).toEqual(["sy_r  1970-01-01T00:00:00.000Z", "requested   (no model) (openai-chat)", "outcome     rejected 400, 0 ms", "candidates  none", "attempts    none (refused before any upstream call)"]);
+});
+
+test("inspect prints those lines; with --json the admin API's object", async () => {
+  const run = async (json: boolean) => {
+    const out: string[] = [];
+    await inspectCommand({ id: "sy_test", bodies: false, json }, async () => FALLBACK, {
+      out: (l) => out.push(l),
+      fail: (l) => {
+        throw new Error(l);
+      },
+    });
+    return out;
+  };
+  expect(await run(false)).toEqual(traceLines(FALLBACK));
+  expect(JSON.parse((await run(true)).join("\n"))).toEqual(FALLBACK);
+});
