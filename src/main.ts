@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError } from "./config/errors.ts";
+import { ConfigError, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import type { SetupModel } from "./cli/setup.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
@@ -242,7 +242,11 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     });
   } catch (e) {
     if (e instanceof ConfigError) {
-      for (const i of e.issues) process.stderr.write(`${i.path}: ${i.message}\n`);
+      // The file first (the default one may not be the file the user had in mind), then each problem
+      // at its path in it; a problem of the whole file (unreadable, not YAML) is its message alone.
+      const file = e.file ?? (values.config as string | undefined) ?? "the configuration";
+      process.stderr.write(`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):\n`);
+      for (const i of e.issues) process.stderr.write(`  ${i.path === ROOT_PATH ? "" : `${i.path}: `}${i.message}\n`);
       process.exit(1);
     }
     const msg = e instanceof Error ? e.message : String(e);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
@@ -208,6 +208,30 @@ describe("kill -9 and a key's budget (SPEC 9.6, D-1)", () => {
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("key_budget_exceeded");
     expect(body.error.message).toStartWith('Client key "capped" has used its 5h budget of 50 tokens (54 tokens used)');
+  }, 30_000);
+});
+
+describe("a config file start cannot use", () => {
+  test("start names the file it read and each problem, a whole-file problem without the (root) it was led by, and exits 1", () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-badconf-"));
+    try {
+      const bad = join(dir, "config.yaml");
+      writeFileSync(bad, "accounts:\n  - { id: a, provider: nope, api_key: env:UNSET_KEY_FOR_TEST }\n");
+      const run = (config: string) => {
+        const r = Bun.spawnSync([...SOURCE_CLI, "start", "--config", config, "--port", "0", "--data-dir", dir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, timeout: 20_000 });
+        return { code: r.exitCode, lines: r.stderr.toString().trim().split("\n") };
+      };
+      const one = run(bad);
+      expect(one.code).toBe(1);
+      expect(one.lines[0]).toBe(`switchyard did not start: the config file ${bad} cannot be used (switchyard check-config ${bad} checks it again):`);
+      expect(one.lines.slice(1).every((l) => l.startsWith("  accounts[0]."))).toBe(true);
+      expect(one.lines.length).toBeGreaterThan(1);
+      const missing = join(dir, "absent.yaml");
+      const two = run(missing);
+      expect(two).toEqual({ code: 1, lines: [`switchyard did not start: the config file ${missing} cannot be used (switchyard check-config ${missing} checks it again):`, `  cannot read config file ${missing}: not found`] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 30_000);
 });
 
