@@ -449,6 +449,29 @@ describe("keys", () => {
       await w.close();
     }
   }, 60_000);
+
+  test("the open Keys page follows a key's budget use as its requests finish, without a reload", async () => {
+    const made = (await (
+      await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "budgeted", limits: { budgets: [{ window: "1d", usd: 5 }] } }) })
+    ).json()) as { secret: string };
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      const row = w.page.locator('tr[data-key="budgeted"]');
+      await row.waitFor({ timeout: 10_000 });
+      await live(w.page);
+      await mark(w.page);
+      expect(await row.locator(".budget").innerText()).toContain("$0 of $5.00");
+      expect(await sendMessage(gw.url, "claude/claude-sonnet-4-5", { "x-api-key": made.secret })).toBe(200);
+      // claude-sonnet-4-5 at its API price: about a cent for the demo upstream's 1,200–2,000 tokens in and 150–450 out; a 1d window
+      await row.locator(".budget", { hasText: /\$0\.0\d+ of \$5\.00/ }).waitFor({ timeout: 10_000 });
+      expect(await row.locator(".budget").innerText()).toMatch(/resets in (1d 0h|23h \d\dm)/);
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
 });
 
 describe("access", () => {

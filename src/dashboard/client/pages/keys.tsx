@@ -1,11 +1,13 @@
 /**
- * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits and budget use; create (the secret
- * is shown once, in this view only, and never again) and revoke. No secret is ever listed.
+ * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits and budget use, which follows the
+ * keys' requests live; create (the secret is shown once, in this view only, and never again) and
+ * revoke. No secret is ever listed.
  */
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useNow } from "../components.tsx";
+import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, count, pct, span, usd } from "../format.ts";
+import { useLive } from "../live.ts";
 import type { BudgetUse, KeyInfo, KeyLimits } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -178,6 +180,12 @@ function RevokeButton({ name, done }: { name: string; done: () => void }) {
 
 export function KeysPage() {
   const keys = useData(() => api<{ keys: KeyInfo[] }>("/keys"));
+  // Budget use and requests in flight change as a key's requests finish: re-read then (and after a
+  // reconnect), at most once a second.
+  const refresh = useDebounced(keys.reload, 1000);
+  useLive((e) => {
+    if ((e.type === "request_finished" && e.key) || e.type === "hello") refresh();
+  });
   const now = useNow();
   const list = keys.data?.keys ?? [];
   return (
