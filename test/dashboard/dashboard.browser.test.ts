@@ -197,6 +197,27 @@ describe("layout", () => {
       return { cut: [...new Set(cut)], scrolls: wrap.scrollWidth > wrap.clientWidth };
     });
 
+  test("in the forms of Calls, Keys and Routing a select box is as tall as the text fields beside it and lines up with them", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      for (const p of [
+        { page: "calls", select: "#f-outcome", input: "#f-model" },
+        { page: "keys", select: 'select[aria-label="Budget window"]', input: "#key-budget" },
+        { page: "routing", select: "#dr-format", input: "#dr-model" },
+      ]) {
+        await w.page.goto(`${gw.url}/dashboard/${p.page}`);
+        await w.page.locator(p.select).waitFor({ timeout: 10_000 });
+        const box = async (sel: string) => {
+          const b = (await w.page.locator(sel).boundingBox())!;
+          return { top: Math.round(b.y), height: Math.round(b.height) };
+        };
+        expect({ page: p.page, select: await box(p.select) }).toEqual({ page: p.page, select: await box(p.input) });
+      }
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
   test("at 1440 and 1280 px every column of the Calls table, Total last, is inside its card: no sideways scroll, with or without a trace open", async () => {
     const w = await openPage(browser, gw.url);
     try {
