@@ -82,8 +82,13 @@ export class Accumulator {
         const p = this.current;
         if (!p) return;
         const d = ev.delta;
-        if (d.type === "text" && p.type === "text") p.text += d.text;
-        else if (d.type === "thinking" && p.type === "thinking") {
+        if (d.type === "text" && p.type === "text") {
+          p.text += d.text;
+          if (d.logprobs !== undefined) {
+            if (p.logprobs) for (const lp of d.logprobs) p.logprobs.push(lp);
+            else p.logprobs = d.logprobs.slice();
+          }
+        } else if (d.type === "thinking" && p.type === "thinking") {
           p.text += d.text;
           if (p.summary) p.summary[p.summary.length - 1] += d.text;
         } else if (d.type === "thinking_part" && p.type === "thinking") {
@@ -124,7 +129,7 @@ export function responseToEvents(resp: HubResponse): HubEvent[] {
       case "text":
         if (part.text.length === 0 && !part.signature) continue;
         out.push({ type: "block_start", index, block: part.refusal ? { type: "text", signature: part.signature, phase: part.phase, refusal: true } : { type: "text", signature: part.signature, phase: part.phase } });
-        if (part.text.length > 0) out.push({ type: "block_delta", index, delta: { type: "text", text: part.text } });
+        if (part.text.length > 0) out.push({ type: "block_delta", index, delta: part.logprobs ? { type: "text", text: part.text, logprobs: part.logprobs } : { type: "text", text: part.text } });
         break;
       case "thinking":
         out.push({ type: "block_start", index, block: { type: "thinking", itemId: part.itemId, raw: part.raw } });

@@ -75,6 +75,29 @@ export type MediaSource =
 // Content parts
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * A token the model could have produced at one position, with its log probability (natural log, ≤ 0).
+ * `bytes`: the token's UTF-8 bytes when the provider gave them (Chat, Responses parts); absent
+ * otherwise (Gemini gives none).
+ */
+export interface TokenAlternative {
+  token: string;
+  logprob: number;
+  bytes?: number[];
+}
+
+/**
+ * One generated token's log probability and, when the client asked for them, the most likely tokens
+ * at its position, best first (`top`). The same thing in each format: Chat `choices[].logprobs.content[]`
+ * `{token, logprob, bytes, top_logprobs}` (platform.openai.com/docs/api-reference/chat/object), Responses
+ * `output_text.logprobs[]` and `response.output_text.delta` `logprobs[]` (…/api-reference/responses),
+ * Gemini `candidates[].logprobsResult.chosenCandidates[i]` `{token, tokenId, logProbability}` with
+ * `topCandidates[i].candidates` (ai.google.dev/api/generate-content#LogprobsResult).
+ */
+export interface TokenLogprob extends TokenAlternative {
+  top?: TokenAlternative[];
+}
+
 /** Visible text. */
 export interface TextPart {
   type: "text";
@@ -90,6 +113,8 @@ export interface TextPart {
    * helpers), other formats as plain text.
    */
   refusal?: boolean;
+  /** Log probabilities of the text's tokens, in order, when the client asked for them and the provider sent them. */
+  logprobs?: TokenLogprob[];
 }
 
 /** An image input. */
@@ -320,6 +345,16 @@ export interface HubRequest {
   /** Number of choices (Chat `n`, Gemini `candidateCount`). */
   n?: number;
   /**
+   * Whether the reply should carry the log probability of each output token (Chat `logprobs`,
+   * Responses `include: ["message.output_text.logprobs"]`, Gemini `generationConfig.responseLogprobs`).
+   */
+  logprobs?: boolean;
+  /**
+   * How many most likely tokens to return at each position, 0–20 (Chat and Responses `top_logprobs`,
+   * Gemini `generationConfig.logprobs`).
+   */
+  topLogprobs?: number;
+  /**
    * The client's own format and its fields the hub has no slot for, kept so the same format can emit
    * them again and other formats can warn about dropping them. Keys are top-level field names.
    */
@@ -535,7 +570,8 @@ export type BlockStart =
 
 /** An increment to the open block. */
 export type BlockDelta =
-  | { type: "text"; text: string }
+  /** Text; `logprobs`: its tokens' log probabilities when the provider sent them (absent otherwise, never empty). */
+  | { type: "text"; text: string; logprobs?: TokenLogprob[] }
   | { type: "thinking"; text: string }
   /** A new reasoning summary part starts (Responses `summary_index`); text deltas follow. */
   | { type: "thinking_part" }

@@ -293,6 +293,7 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   {@link refusesTemperatureWithTopP}), `top_p` is dropped with a warning and `temperature` kept.
  *   A model that refuses all three (Claude from Opus 4.7 on, {@link refusesSampling}) gets none of
  *   `temperature`, `top_p`, `top_k` (one warning naming those the client sent).
+ * - `logprobs` / `top_logprobs`: no Anthropic field, dropped with a warning.
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
@@ -469,6 +470,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       else body.top_k = req.topK;
     }
   }
+  if (req.logprobs === true || req.topLogprobs !== undefined) w.add("dropped_field", "logprobs has no Anthropic equivalent and was dropped");
   const stops = sendableStops(req.stopSequences, w, true);
   if (stops) body.stop_sequences = stops;
 

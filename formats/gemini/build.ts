@@ -29,7 +29,8 @@
  * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames
  *   for one tool or an `allowed` choice of mode required, VALIDATED + allowedFunctionNames for an
  *   `allowed` choice of mode auto; every function stays declared).
- * - `generationConfig`: maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
+ * - `generationConfig`: responseLogprobs / logprobs (the count only with responseLogprobs, as Gemini
+ *   requires), maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
  *   most 5: the first 5 are kept, with a warning; an empty one is not sent, hub.ts `sendableStops`), candidateCount (`n`), responseMimeType +
  *   responseJsonSchema (`responseFormat`), thinkingConfig (see {@link thinkingConfig}).
  * - Thinking parts: only those carrying a Gemini signature go back (`{text, thought: true,
@@ -601,6 +602,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (req.topP !== undefined) gc.topP = req.topP;
   if (req.topK !== undefined) gc.topK = req.topK;
+  if (req.logprobs !== undefined) gc.responseLogprobs = req.logprobs;
+  // `logprobs` is "only valid if responseLogprobs=True" (GenerationConfig): another format's count alone is not sent.
+  if (req.topLogprobs !== undefined && (req.logprobs === true || req.source.format === "gemini")) gc.logprobs = req.topLogprobs;
   const stops = sendableStops(req.stopSequences, w);
   if (stops) {
     if (stops.length > MAX_STOP_SEQUENCES) {

@@ -18,6 +18,8 @@
  *   closes, so the signature stays on the text it came with); on an empty text part → a thinking block
  *   carrying only a signature delta. `thought: true` parts → thinking. Every Opaque is stamped with
  *   `opts.family`.
+ * - A candidate's `logprobsResult` (asked for with `generationConfig.responseLogprobs`) covers that
+ *   chunk's tokens: it goes on the chunk's first text delta (mapping.ts `readGeminiLogprobs`).
  * - `usageMetadata` is cumulative, last wins (mapped by mapping.ts `mapUsage`); it is emitted only when
  *   it changed, before the chunk's finish.
  * - An in-band `{"error": {…}}` chunk → hub `error` (errors.ts); a chunk that is not JSON → `error`
@@ -26,10 +28,10 @@
  * No valibot on this path: cheap manual shape checks only.
  */
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
-import type { HubError, HubEvent, Opaque, Usage } from "../hub.ts";
+import type { HubError, HubEvent, Opaque, TokenLogprob, Usage } from "../hub.ts";
 import { SseReader } from "../sse.ts";
 import { errorFromStatus } from "./errors.ts";
-import { mapFinishReason, mapUsage, sameUsage } from "./mapping.ts";
+import { mapFinishReason, mapUsage, readGeminiLogprobs, sameUsage } from "./mapping.ts";
 import { PartialArgsAccumulator } from "./partial-args.ts";
 import type { GeminiPartialArg } from "./schema.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
@@ -68,6 +70,8 @@ export class GeminiChunkDecoder {
   private openKey = -1;
   private streamed: { key: number; acc: PartialArgsAccumulator } | undefined;
   private lastUsage: Usage | undefined;
+  /** The log probabilities of the chunk being decoded, until its first text takes them. */
+  private logprobs: TokenLogprob[] | undefined;
   private idBase: string | undefined;
   private minted = 0;
 
@@ -129,7 +133,11 @@ export class GeminiChunkDecoder {
         if (!this.finishedFlag) {
           const content = c.content;
           const parts = isObj(content) ? content.parts : undefined;
+          // `logprobsResult` (asked for with `responseLogprobs`): this chunk's tokens, put on its first text.
+          const lr = c.logprobsResult;
+          if (lr !== undefined) this.logprobs = readGeminiLogprobs(lr);
           if (Array.isArray(parts)) for (let j = 0; j < parts.length; j++) this.part(parts[j]);
+          this.logprobs = undefined;
         }
         if (typeof c.finishReason === "string" && c.finishReason.length > 0) finishReason = c.finishReason;
         break;
@@ -190,6 +198,14 @@ export class GeminiChunkDecoder {
     this.openKind = NONE;
   }
 
+  /** A text delta, with the chunk's log probabilities when it has some left. */
+  private textDelta(text: string): HubEvent {
+    const logprobs = this.logprobs;
+    if (logprobs === undefined) return { type: "block_delta", index: this.openKey, delta: { type: "text", text } };
+    this.logprobs = undefined;
+    return { type: "block_delta", index: this.openKey, delta: { type: "text", text, logprobs } };
+  }
+
   private text(text: string, sig: string | undefined): void {
     if (this.openKind !== TEXT) {
       this.closeOpen();
@@ -197,13 +213,13 @@ export class GeminiChunkDecoder {
       this.openKey = this.nextKey++;
       if (sig) {
         this.emit({ type: "block_start", index: this.openKey, block: { type: "text", signature: this.opaque(sig) } });
-        this.emit({ type: "block_delta", index: this.openKey, delta: { type: "text", text } });
+        this.emit(this.textDelta(text));
         this.closeOpen();
         return;
       }
       this.emit({ type: "block_start", index: this.openKey, block: { type: "text" } });
     }
-    this.emit({ type: "block_delta", index: this.openKey, delta: { type: "text", text } });
+    this.emit(this.textDelta(text));
     if (sig) {
       this.emit({ type: "block_delta", index: this.openKey, delta: { type: "signature", signature: this.opaque(sig) } });
       this.closeOpen();

@@ -7,7 +7,8 @@
  * - `data: <GenerateContentResponse>\n\n` events only: no event names, no `[DONE]`; the end is EOF.
  *   Every chunk carries `candidates: [{content: {role: "model", parts: [...]}, index: 0}]`, the model
  *   the client asked for as `modelVersion`, and one gateway-minted `responseId`.
- * - text → `{text}` parts as they arrive; thinking → `{text, thought: true}` parts; a signature (a
+ * - text → `{text}` parts as they arrive (a delta's token log probabilities as the chunk's candidate
+ *   `logprobsResult`); thinking → `{text, thought: true}` parts; a signature (a
  *   text block's, a thinking block's, whatever family issued it) rides on the first part of its block
  *   when it is known at the start, else on an empty part of its own (`{text: "", thoughtSignature}`,
  *   as Gemini itself sends it); a signature minted by another family is tagged `sy|<family>|…`
@@ -25,12 +26,12 @@
  *   invented finish. An error after the finish closes the stream normally (SPEC 6.4 exception).
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import type { HubError, HubEvent, HubResponse, Opaque, Usage } from "../hub.ts";
+import type { HubError, HubEvent, HubResponse, Opaque, TokenLogprob, Usage } from "../hub.ts";
 import { mergeUsage, type StopReason } from "../hub.ts";
 import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorBody } from "./errors.ts";
-import { finishReasonToGemini, usageToGemini, writeGeminiSignature } from "./mapping.ts";
+import { finishReasonToGemini, usageToGemini, writeGeminiLogprobs, writeGeminiSignature } from "./mapping.ts";
 
 /** A fresh response id (22 base64url characters, the length Google's look like). */
 export function defaultResponseId(): string {
@@ -124,13 +125,20 @@ export class GeminiEncoder implements StreamEncoder {
         if (this.finish !== undefined || ev.index !== this.openIndex) return;
         const d = ev.delta;
         switch (d.type) {
-          case "text":
+          case "text": {
             if (this.openKind !== TEXT) return;
-            // The common chunk: a text without a character to escape, written between the quotes as it is.
-            if (this.pendingSig === undefined && isPlainJsonText(d.text)) this.write(GeminiEncoder.TEXT_HEAD + d.text + this.textTail);
-            else this.part(`{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`);
+            const logprobs = d.logprobs;
+            if (logprobs === undefined) {
+              // The common chunk: a text without a character to escape, written between the quotes as it is.
+              if (this.pendingSig === undefined && isPlainJsonText(d.text)) this.write(GeminiEncoder.TEXT_HEAD + d.text + this.textTail);
+              else this.part(`{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`);
+            } else {
+              const part = `{"text":${JSON.stringify(d.text)}${this.sigMember(this.pendingSig)}}`;
+              this.write(GeminiEncoder.HEAD + part + `]},"logprobsResult":${JSON.stringify(writeGeminiLogprobs(logprobs))},"index":0}],` + this.meta + "\n\n");
+            }
             this.pendingSig = undefined;
             return;
+          }
           case "thinking":
             if (this.openKind !== THINKING) return;
             this.part(`{"text":${JSON.stringify(d.text)},"thought":true}`);
@@ -211,15 +219,18 @@ export function createEncoder(opts: EncoderOptions, write: (text: string) => voi
 /**
  * Complete hub reply → the `GenerateContentResponse` a non-streaming Gemini client gets (REFERENCE
  * §4.2): one candidate whose parts are, in output order, text (`thoughtSignature` on the part it came
- * with), thinking (`thought: true`), and `functionCall` parts with parsed `args`; `finishReason`
+ * with), thinking (`thought: true`), and `functionCall` parts with parsed `args`; the text's token log
+ * probabilities as `logprobsResult`; `finishReason`
  * (absent only for a reply that never said why it stopped), `usageMetadata` (absent when the provider
  * reported no usage), `modelVersion` (the model
  * the client asked for) and a gateway-minted `responseId`.
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
   const parts: Record<string, unknown>[] = [];
+  let logprobs: TokenLogprob[] | undefined;
   for (const p of resp.content) {
     if (p.type === "text") {
+      if (p.logprobs) logprobs = logprobs ? logprobs.concat(p.logprobs) : p.logprobs;
       const part: Record<string, unknown> = { text: p.text };
       if (p.signature) part.thoughtSignature = writeGeminiSignature(p.signature);
       parts.push(part);
@@ -234,6 +245,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
     }
   }
   const candidate: Record<string, unknown> = { content: { role: "model", parts } };
+  if (logprobs) candidate.logprobsResult = writeGeminiLogprobs(logprobs);
   if (resp.stopReason) candidate.finishReason = finishReasonToGemini(resp.stopReason);
   candidate.index = 0;
   const out: Record<string, unknown> = { candidates: [candidate] };

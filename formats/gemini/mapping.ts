@@ -1,9 +1,9 @@
 /**
  * Small Gemini ↔ hub vocabulary maps shared by the decoder, decodeResponse and the tap.
  */
-import type { Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
+import type { Opaque, ProviderFamily, StopReason, TokenAlternative, TokenLogprob, Usage } from "../hub.ts";
 import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
-import { finiteNumber } from "../json.ts";
+import { finiteNumber, isObj } from "../json.ts";
 
 /**
  * `finishReason` → hub stop reason (REFERENCE §4.2, §5.1): STOP → `end_turn` (the normalizer promotes
@@ -151,4 +151,54 @@ export function writeGeminiSignature(o: Opaque): string {
 export function readGeminiSignature(value: string): Opaque | undefined {
   if (value.length === 0 || PLACEHOLDER_SIGNATURES.has(value)) return undefined;
   return readTaggedOpaque(value, "gemini");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log probabilities
+// ---------------------------------------------------------------------------------------------
+
+/** A `LogprobsResult.Candidate` → hub token; proto3 JSON leaves out a 0 `logProbability` and an empty `token`. */
+function readCandidate(v: unknown): TokenAlternative | undefined {
+  if (!isObj(v)) return undefined;
+  return { token: typeof v.token === "string" ? v.token : "", logprob: typeof v.logProbability === "number" ? v.logProbability : 0 };
+}
+
+/**
+ * A candidate's `logprobsResult` → hub tokens (ai.google.dev/api/generate-content#LogprobsResult):
+ * `chosenCandidates[i]` `{token, tokenId, logProbability}` is token i, `topCandidates[i].candidates`
+ * (sorted by log probability, best first) its alternatives. In a stream each chunk's result covers
+ * that chunk's tokens. Undefined when there are no chosen candidates.
+ */
+export function readGeminiLogprobs(r: unknown): TokenLogprob[] | undefined {
+  if (!isObj(r) || !Array.isArray(r.chosenCandidates) || r.chosenCandidates.length === 0) return undefined;
+  const tops = Array.isArray(r.topCandidates) ? r.topCandidates : undefined;
+  const out: TokenLogprob[] = [];
+  for (let i = 0; i < r.chosenCandidates.length; i++) {
+    const t = readCandidate(r.chosenCandidates[i]) as TokenLogprob | undefined;
+    if (!t) continue;
+    const top = tops?.[i];
+    if (isObj(top) && Array.isArray(top.candidates) && top.candidates.length > 0) {
+      const alts: TokenAlternative[] = [];
+      for (const c of top.candidates) {
+        const a = readCandidate(c);
+        if (a) alts.push(a);
+      }
+      if (alts.length > 0) t.top = alts;
+    }
+    out.push(t);
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/**
+ * Hub tokens → a Gemini `logprobsResult` (`topCandidates` first, as Gemini writes it, only when some
+ * token has alternatives; then `chosenCandidates`). No `tokenId`: other formats do not carry one.
+ */
+export function writeGeminiLogprobs(list: readonly TokenLogprob[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (list.some((t) => t.top !== undefined)) {
+    out.topCandidates = list.map((t) => ({ candidates: (t.top ?? []).map((a) => ({ token: a.token, logProbability: a.logprob })) }));
+  }
+  out.chosenCandidates = list.map((t) => ({ token: t.token, logProbability: t.logprob }));
+  return out;
 }

@@ -33,6 +33,7 @@
  *   `allowedFunctionNames`: an `allowed` choice of mode auto), ANY → required (a single
  *   `allowedFunctionNames` entry → that tool, several → an `allowed` choice of mode required), NONE → none.
  * - `generationConfig`: maxOutputTokens, temperature, topP, topK, stopSequences, candidateCount (→ n),
+ *   responseLogprobs (→ logprobs), logprobs (→ topLogprobs),
  *   `responseMimeType: application/json` with `responseJsonSchema` / `responseSchema` → JSON output
  *   (with its schema), `thinkingConfig` (thinkingBudget 0 → reasoning off, −1 → on and dynamic, N →
  *   budget N; thinkingLevel → effort; includeThoughts kept). Other members are kept in `source.extra`
@@ -81,6 +82,8 @@ export interface GeminiParseOptions {
 /** Members of `generationConfig` the hub has a slot for (everything else is kept as extra). */
 const MAPPED_GENERATION = new Set([
   "maxOutputTokens",
+  "responseLogprobs",
+  "logprobs",
   "temperature",
   "topP",
   "topK",
@@ -426,6 +429,9 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
   if (topK !== undefined) req.topK = topK;
   const n = num(gc.candidateCount, "candidateCount");
   if (n !== undefined) req.n = n;
+  if (typeof gc.responseLogprobs === "boolean") req.logprobs = gc.responseLogprobs;
+  const top = num(gc.logprobs, "logprobs");
+  if (top !== undefined) req.topLogprobs = top;
   if (Array.isArray(gc.stopSequences)) {
     const stops = gc.stopSequences.filter((s): s is string => typeof s === "string" && s.length > 0);
     if (stops.length > 0) req.stopSequences = stops;

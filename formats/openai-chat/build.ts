@@ -232,7 +232,8 @@ class Builder {
  *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
  *   openai-common/models.ts, with a `changed_field` warning when it is not off),
  *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
- *   `top_k` has no Chat field and is dropped with a warning.
+ *   `top_k` has no Chat field and is dropped with a warning. `logprobs` as asked; `top_logprobs` with
+ *   it (Chat refuses the count without `logprobs: true`; a Chat client's own pair is sent as it came).
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
  * - `source.extra` is re-emitted when the client spoke Chat; otherwise its keys are reported dropped.
  * - Never writes a null or undefined value.
@@ -307,6 +308,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.topK !== undefined) b.w.add("dropped_field", "top_k has no Chat Completions equivalent; it was dropped.");
   if (req.n !== undefined && req.n !== 1) body.n = req.n;
+  if (req.logprobs !== undefined) body.logprobs = req.logprobs;
+  // Chat takes top_logprobs only with logprobs: true; another format's count without its logprobs switch is not sent.
+  if (req.topLogprobs !== undefined && (req.logprobs === true || req.source.format === "openai-chat")) body.top_logprobs = req.topLogprobs;
   let stop = sendableStops(req.stopSequences, b.w);
   if (stop) {
     if (openai && stop.length > 4) {

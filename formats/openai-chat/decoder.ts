@@ -31,12 +31,15 @@
  * - in-band `{"error":…}` / vLLM `{"object":"error",…}` frames, an `event: error` SSE event, and the
  *   failure finish reasons `error` / `insufficient_system_resource` → hub `error` (nothing after it);
  * - vLLM `stop_reason` / SGLang `matched_stop` naming the stop string → `stop_sequence`.
+ * - `choices[].logprobs.content` (asked for with `logprobs: true`) → the `logprobs` of the chunk's text
+ *   delta; `logprobs: null` (every chunk of a stream that did not ask) costs one field check.
  *
  * Hot path: one `JSON.parse` per SSE event and plain property checks, no valibot; a content-only delta
  * that repeats an earlier one's bytes around its text is read without the parse (content-template.ts).
  */
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
-import type { HubError, HubEvent, StopReason } from "../hub.ts";
+import type { HubError, HubEvent, StopReason, TokenLogprob } from "../hub.ts";
+import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
 import { ContentTemplate } from "./content-template.ts";
 import { errorFromPayload } from "./errors.ts";
@@ -91,6 +94,8 @@ export class ChatDecoder implements StreamDecoder {
   /** The learned content-only delta event (see content-template.ts), and how often one was learned. */
   private template: ContentTemplate | undefined;
   private learns = 0;
+  /** The log probabilities of the chunk being decoded, for its content delta (set only around `onDelta`). */
+  private logprobs: TokenLogprob[] | undefined;
 
   constructor(
     private readonly opts: DecoderOptions,
@@ -174,7 +179,13 @@ export class ChatDecoder implements StreamDecoder {
         }
       }
     }
-    if (choice && !this.finished && isObj(choice.delta)) this.onDelta(choice.delta);
+    if (choice && !this.finished && isObj(choice.delta)) {
+      // `logprobs` (asked for with `logprobs: true`): `{content: [...]}` for this chunk's content tokens.
+      const lp = choice.logprobs;
+      this.logprobs = lp != null && isObj(lp) ? readOpenAILogprobs(lp.content) : undefined;
+      this.onDelta(choice.delta);
+      this.logprobs = undefined;
+    }
 
     const usage = usageFromChat(usageRaw);
     if (usage) this.emit({ type: "usage", usage });
@@ -195,7 +206,7 @@ export class ChatDecoder implements StreamDecoder {
    */
   private learn(data: string, chunk: Record<string, any>, choice: Record<string, any>): void {
     const d = choice.delta;
-    if (!isObj(d) || typeof d.content !== "string" || d.content.length === 0) return;
+    if (!isObj(d) || typeof d.content !== "string" || d.content.length === 0 || choice.logprobs != null) return;
     if (d.reasoning_content != null || d.reasoning != null || d.reasoning_details != null || d.refusal != null || d.tool_calls != null || d.function_call != null) return;
     this.learns++;
     this.template = ContentTemplate.learn(data, chunk);
@@ -291,7 +302,12 @@ export class ChatDecoder implements StreamDecoder {
 
   private text(text: string): void {
     this.ensureKind(KIND_TEXT);
-    this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text } });
+    const logprobs = this.logprobs;
+    if (logprobs === undefined) this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text } });
+    else {
+      this.logprobs = undefined; // a chunk's tokens go with its first text
+      this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text, logprobs } });
+    }
   }
 
   private thinking(text: string): void {

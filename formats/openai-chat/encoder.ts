@@ -7,7 +7,8 @@
  *   for; `data:` lines only;
  * - `delta: {"role":"assistant","content":""}` once, before the first content (lazily: an error before
  *   any content is just the error frame);
- * - text → `delta.content`, a refusal block's text → `delta.refusal` (the finish is then `stop`, as
+ * - text → `delta.content` (with the choice's `logprobs: {content, refusal: null}` when the delta carries
+ *   token log probabilities; no `logprobs` member otherwise), a refusal block's text → `delta.refusal` (the finish is then `stop`, as
  *   OpenAI ends a refusal, not `content_filter`); thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
  *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
  *   separated from the previous one by a blank line; signatures and redacted thinking have no Chat
@@ -31,6 +32,7 @@ import type { HubError, HubEvent, Usage } from "../hub.ts";
 import { mergeUsage } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { SSE_DONE } from "../sse.ts";
+import { chatLogprobsJson } from "../openai-common/logprobs.ts";
 import { errorBody } from "./errors.ts";
 import { stopToChat, usageToChat } from "./mapping.ts";
 
@@ -118,7 +120,11 @@ export class ChatEncoder implements StreamEncoder {
             if (ev.index === this.refusalBlock) {
               this.refusalSent = true;
               this.delta(`{"refusal":${JSON.stringify(d.text)}}`);
-            } else this.delta(`{"content":${JSON.stringify(d.text)}}`);
+            } else if (d.logprobs === undefined) this.delta(`{"content":${JSON.stringify(d.text)}}`);
+            else {
+              if (!this.roleSent) this.sendRole();
+              this.write(this.head + `{"content":${JSON.stringify(d.text)}},"logprobs":{"content":${chatLogprobsJson(d.logprobs)},"refusal":null},"finish_reason":null}]}\n\n`);
+            }
             return;
           case "thinking": {
             const text = this.thinkingSep ? "\n\n" + d.text : d.text;

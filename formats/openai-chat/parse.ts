@@ -49,6 +49,8 @@ const CONSUMED = new Set([
   "safety_identifier",
   "prompt_cache_key",
   "verbosity",
+  "logprobs",
+  "top_logprobs",
 ]);
 
 
@@ -189,7 +191,8 @@ function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
  * - `tool_choice` strings/objects (an `allowed_tools` choice of function tools → `allowed`),
  *   `verbosity` (low/medium/high), `parallel_tool_calls`, `max_completion_tokens` (preferred) or
  *   `max_tokens`, `stop` (string or list), `reasoning_effort`, `response_format`, `n`, `user` (or
- *   `safety_identifier`), `prompt_cache_key`, `stream`, `stream_options.include_usage` → `includeUsage`.
+ *   `safety_identifier`), `prompt_cache_key`, `stream`, `stream_options.include_usage` → `includeUsage`,
+ *   `logprobs` (boolean) and `top_logprobs` (number) → `logprobs` / `topLogprobs`.
  * - Any other non-null top-level field → `source.extra` (re-emitted by the Chat builder, reported as
  *   dropped by others).
  */
@@ -348,5 +351,9 @@ export function parseRequest(body: unknown): HubRequest {
     if (b.safety_identifier) extra.safety_identifier = b.safety_identifier;
   } else if (b.safety_identifier) hub.user = b.safety_identifier;
   if (b.prompt_cache_key) hub.promptCacheKey = b.prompt_cache_key;
+  if (typeof raw.logprobs === "boolean") hub.logprobs = raw.logprobs;
+  else if (raw.logprobs !== undefined && raw.logprobs !== null) extra.logprobs = raw.logprobs;
+  if (typeof raw.top_logprobs === "number") hub.topLogprobs = raw.top_logprobs;
+  else if (raw.top_logprobs !== undefined && raw.top_logprobs !== null) extra.top_logprobs = raw.top_logprobs;
   return hub;
 }

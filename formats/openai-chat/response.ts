@@ -5,7 +5,8 @@
  * - {@link encodeResponse}: a complete hub reply → the `chat.completion` body a Chat client gets.
  */
 import type { DecoderOptions, EncoderOptions } from "../codec.ts";
-import { FormatError, hubError, type HubPart, type HubResponse, type StopReason } from "../hub.ts";
+import { FormatError, hubError, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
+import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
 import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
@@ -22,6 +23,8 @@ function contentText(content: unknown): string {
 
 /**
  * Provider `chat.completion` body → hub reply. Reads `choices[0]` only (the hub carries one choice).
+ *
+ * `choices[0].logprobs.content` (asked for with `logprobs: true`) → the text part's `logprobs`.
  *
  * Content order: reasoning (`message.reasoning_content` or `message.reasoning`, vendor fields, REFERENCE
  * §2.3) → thinking part; `content` → text part; `refusal` → a text part marked `refusal` and stop
@@ -57,7 +60,10 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
     }
   }
   const text = contentText(msg.content);
-  if (text.length > 0) content.push({ type: "text", text });
+  if (text.length > 0) {
+    const logprobs = isObj(choice.logprobs) ? readOpenAILogprobs(choice.logprobs.content) : undefined;
+    content.push(logprobs ? { type: "text", text, logprobs } : { type: "text", text });
+  }
   const refusal = typeof msg.refusal === "string" && msg.refusal.length > 0 ? msg.refusal : undefined;
   if (refusal) content.push({ type: "text", text: refusal, refusal: true });
 
@@ -107,7 +113,8 @@ export interface ChatCompletionBody {
       tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
     };
     finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | null;
-    logprobs: null;
+    /** `null` unless the reply carries token log probabilities: then `{content: [...], refusal: null}`. */
+    logprobs: null | { content: unknown[]; refusal: null };
   }>;
   usage: ChatUsage;
 }
@@ -118,7 +125,8 @@ export interface ChatCompletionBody {
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
  * call had none; signatures and redacted thinking are not sent (no Chat slot). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
- * a reply with an error instead). `usage` always has every counter ({@link usageToChat}).
+ * a reply with an error instead). `usage` always has every counter ({@link usageToChat}). `logprobs`:
+ * the text parts' token log probabilities as `{content, refusal: null}`, `null` when they carry none.
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCompletionBody {
   let text = "";
@@ -126,12 +134,14 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   let refusal: string | null = null;
   let reasoning = "";
   const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
+  let logprobs: TokenLogprob[] | undefined;
   for (const p of resp.content) {
     if (p.type === "text" && p.refusal) {
       refusal = (refusal ?? "") + p.text;
     } else if (p.type === "text") {
       text += p.text;
       hasText = true;
+      if (p.logprobs) logprobs = logprobs ? logprobs.concat(p.logprobs) : p.logprobs;
     } else if (p.type === "thinking") {
       reasoning += reasoning.length > 0 && p.text.length > 0 ? "\n\n" + p.text : p.text;
     } else if (p.type === "tool_call") {
@@ -152,7 +162,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
     object: "chat.completion",
     created: Math.floor((opts.now ? opts.now() : Date.now()) / 1000),
     model: opts.model,
-    choices: [{ index: 0, message, finish_reason: finish, logprobs: null }],
+    choices: [{ index: 0, message, finish_reason: finish, logprobs: logprobs ? { content: chatLogprobs(logprobs), refusal: null } : null }],
     usage: usageToChat(resp.usage),
   };
 }

@@ -19,7 +19,7 @@ import {
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { effortForDisabledReasoning } from "../openai-common/models.ts";
 import { applyCodexFixes } from "./codex.ts";
-import { TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
+import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -359,6 +359,8 @@ const MIN_OUTPUT_TOKENS = 16;
  * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
  * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip.
+ * Asked-for logprobs (`logprobs: true`) add `message.output_text.logprobs` to `include`; `topLogprobs`
+ * → `top_logprobs`.
  *
  * Never throws; what it drops is listed in `warnings`.
  */
@@ -397,6 +399,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topLogprobs !== undefined) body.top_logprobs = req.topLogprobs;
   if (req.topK !== undefined) w.add("dropped_field", "top_k is not supported by the Responses format and was not sent.");
   if (req.stopSequences && req.stopSequences.length > 0) {
     w.add("dropped_field", "Stop sequences are not supported by the Responses format (no stop field) and were not sent.");
@@ -417,6 +420,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   if (store !== undefined) body.store = store;
   let include = req.include ? [...req.include] : undefined;
+  if (req.logprobs === true && !include?.includes(LOGPROBS_INCLUDE)) include = [...(include ?? []), LOGPROBS_INCLUDE];
   if (store === false && !include?.includes("reasoning.encrypted_content")) {
     include = [...(include ?? []), "reasoning.encrypted_content"];
   }

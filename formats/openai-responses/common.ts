@@ -240,3 +240,10 @@ export function writeEncryptedContent(o: Opaque): string {
 export function readEncryptedContent(value: string): Opaque {
   return readTaggedOpaque(value, "openai");
 }
+
+/**
+ * The `include` entry that asks for the log probabilities of output text (Responses
+ * `include: ["message.output_text.logprobs"]`, with `top_logprobs` for alternatives; OpenAI API
+ * reference, Responses create, `include`).
+ */
+export const LOGPROBS_INCLUDE = "message.output_text.logprobs";

@@ -26,9 +26,12 @@
  *   (and no tool call) finishes as `refusal`.
  * - `custom_tool_call` items (freeform tools) become tool calls with arguments `{"input":"…"}`,
  *   streamed by JSON-escaping each input fragment.
+ * - `logprobs` of `output_text.delta` events (asked for with `include: ["message.output_text.logprobs"]`)
+ *   → the text delta's `logprobs`; text that only comes in a final form takes that form's `logprobs`.
  * EOF without a terminal event emits nothing here: the normalizer's `end()` reports the truncation.
  */
-import { hubError, type BlockStart, type HubEvent, type ProviderFamily } from "../hub.ts";
+import { hubError, type BlockStart, type HubEvent, type ProviderFamily, type TokenLogprob } from "../hub.ts";
+import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
@@ -284,7 +287,7 @@ class ResponsesDecoder implements StreamDecoder {
           const c = content[ci]!;
           const text = typeof c.text === "string" ? c.text : typeof c.refusal === "string" ? c.refusal : undefined;
           if (c.type === "refusal") this.markRefusal(it, ci);
-          if (text !== undefined) this.reconcileText(it, ci, text);
+          if (text !== undefined) this.reconcileText(it, ci, text, c.logprobs);
         }
         if (it.parts) for (const p of it.parts.values()) if (p.started) this.emit({ type: "block_stop", index: p.key });
         return;
@@ -336,7 +339,7 @@ class ResponsesDecoder implements StreamDecoder {
     return p;
   }
 
-  private textDelta(it: ItemState, ci: number, text: string): void {
+  private textDelta(it: ItemState, ci: number, text: string, logprobs?: TokenLogprob[]): void {
     if (text.length === 0) return;
     const p = this.part(it, ci);
     if (!p.started) {
@@ -349,7 +352,7 @@ class ResponsesDecoder implements StreamDecoder {
       this.emit({ type: "block_start", index: p.key, block });
     }
     p.text += text;
-    this.emit({ type: "block_delta", index: p.key, delta: { type: "text", text } });
+    this.emit({ type: "block_delta", index: p.key, delta: logprobs ? { type: "text", text, logprobs } : { type: "text", text } });
   }
 
   /** Marks content part `ci` of a message as a refusal (before its block opens). */
@@ -358,10 +361,13 @@ class ResponsesDecoder implements StreamDecoder {
     if (!p.started) p.refusal = true;
   }
 
-  /** Emits whatever of `final` was not streamed yet (nothing when the stream diverged from it). */
-  private reconcileText(it: ItemState, ci: number, final: string): void {
+  /**
+   * Emits whatever of `final` was not streamed yet (nothing when the stream diverged from it), with the
+   * final form's `logprobs` when none of its text was streamed (they then belong to all of it).
+   */
+  private reconcileText(it: ItemState, ci: number, final: string, logprobs?: unknown): void {
     const p = this.part(it, ci);
-    if (final.length > p.text.length && final.startsWith(p.text)) this.textDelta(it, ci, final.slice(p.text.length));
+    if (final.length > p.text.length && final.startsWith(p.text)) this.textDelta(it, ci, final.slice(p.text.length), p.text.length === 0 ? readOpenAILogprobs(logprobs) : undefined);
   }
 
   private onPartAdded(ev: Json): void {
@@ -381,7 +387,9 @@ class ResponsesDecoder implements StreamDecoder {
     if (!it || it.done || it.type !== "message") return;
     const ci = typeof ev.content_index === "number" ? ev.content_index : 0;
     if (ev.type === "response.refusal.delta") this.markRefusal(it, ci);
-    if (typeof ev.delta === "string") this.textDelta(it, ci, ev.delta);
+    // `logprobs` is `[]` unless the request included `message.output_text.logprobs`: one length check.
+    const lp = ev.logprobs;
+    if (typeof ev.delta === "string") this.textDelta(it, ci, ev.delta, Array.isArray(lp) && lp.length > 0 ? readOpenAILogprobs(lp) : undefined);
   }
 
   private onTextDone(ev: Json, text: unknown): void {
@@ -389,7 +397,7 @@ class ResponsesDecoder implements StreamDecoder {
     if (!it || it.done || it.type !== "message" || typeof text !== "string") return;
     const ci = typeof ev.content_index === "number" ? ev.content_index : 0;
     if (ev.type === "response.refusal.done") this.markRefusal(it, ci);
-    this.reconcileText(it, ci, text);
+    this.reconcileText(it, ci, text, ev.logprobs);
   }
 
   private onPartDone(ev: Json): void {
@@ -400,7 +408,7 @@ class ResponsesDecoder implements StreamDecoder {
     if (it.type === "message") {
       const text = typeof part?.text === "string" ? part.text : typeof part?.refusal === "string" ? part.refusal : undefined;
       if (part?.type === "refusal") this.markRefusal(it, ci);
-      if (text !== undefined) this.reconcileText(it, ci, text);
+      if (text !== undefined) this.reconcileText(it, ci, text, part?.logprobs);
     } else if (it.type === "reasoning" && part?.type === "reasoning_text" && typeof part.text === "string") {
       this.reconcileRaw(it, ci, part.text);
     }

@@ -9,7 +9,8 @@
  * - every item is announced with `output_item.added` and closed with `output_item.done` carrying the
  *   full item (Codex builds messages and tool calls from `.done` only, REFERENCE §0);
  * - text block → `message` item: `content_part.added`, `output_text.delta`*, `output_text.done`,
- *   `content_part.done`; a refusal block (Chat `refusal`, a Responses refusal part) the same with a
+ *   `content_part.done`; token log probabilities ride on their delta (`logprobs`, else `[]`) and are
+ *   gathered into the `.done` event's, the part's and the item's `logprobs`; a refusal block (Chat `refusal`, a Responses refusal part) the same with a
  *   `refusal` part, `response.refusal.delta`* and `.done` (its `refusal` finish is then `completed`);
  * - thinking block → `reasoning` item with summary parts (`reasoning_summary_part.added`,
  *   `reasoning_summary_text.delta`*, `…text.done`, `…part.done`; a hub `thinking_part` starts the next
@@ -34,7 +35,8 @@
  * item ids are reused (they are what an OpenAI upstream would want back).
  */
 import { localShellAction } from "../tool-kinds.ts";
-import type { BlockStart, HubError, HubEvent, StopReason, Usage } from "../hub.ts";
+import type { BlockStart, HubError, HubEvent, StopReason, TokenLogprob, Usage } from "../hub.ts";
+import { responsesDeltaLogprobsJson, responsesPartLogprobsJson } from "../openai-common/logprobs.ts";
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import { flat, isPlainJsonText } from "../json-text.ts";
@@ -56,6 +58,8 @@ interface OpenItem {
   phase?: string;
   /** A message whose one content part is a `refusal` part (not `output_text`). */
   refusal?: boolean;
+  /** The text's token log probabilities so far, when its deltas carried any. */
+  logprobs?: TokenLogprob[];
   // reasoning
   summaries: string[];
   partOpen: boolean;
@@ -317,7 +321,7 @@ class ResponsesEncoder implements StreamEncoder {
           );
           return;
         }
-        if (isPlainJsonText(d.text)) {
+        if (d.logprobs === undefined && isPlainJsonText(d.text)) {
           // The reply's most common event, from flat parts around the text (what the template below writes).
           const mid = (it.deltaMid ??= flat(`,"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":"`));
           const seq = this.seq++;
@@ -325,9 +329,15 @@ class ResponsesEncoder implements StreamEncoder {
           else this.emit("response.output_text.delta", TEXT_DELTA_HEAD + seq + mid + d.text + TEXT_DELTA_TAIL);
           return;
         }
+        let lp = "[]";
+        if (d.logprobs !== undefined) {
+          if (it.logprobs) for (const t of d.logprobs) it.logprobs.push(t);
+          else it.logprobs = d.logprobs.slice();
+          lp = responsesDeltaLogprobsJson(d.logprobs);
+        }
         this.send(
           "response.output_text.delta",
-          `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":[]}`,
+          `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":${lp}}`,
         );
         return;
       case "thinking": {
@@ -405,10 +415,11 @@ class ResponsesEncoder implements StreamEncoder {
           itemJson = `{"id":${it.idJson},"type":"message","status":"completed","content":[${part}],"role":"assistant"${phaseMember(it.phase)}}`;
           break;
         }
-        const part = `{"type":"output_text","annotations":[],"logprobs":[],"text":${textJson}}`;
+        const lp = it.logprobs ? responsesPartLogprobsJson(it.logprobs) : "[]";
+        const part = `{"type":"output_text","annotations":[],"logprobs":${lp},"text":${textJson}}`;
         this.send(
           "response.output_text.done",
-          `{"type":"response.output_text.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"text":${textJson},"logprobs":[]}`,
+          `{"type":"response.output_text.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"text":${textJson},"logprobs":${lp}}`,
         );
         this.send(
           "response.content_part.done",

@@ -18,7 +18,9 @@
  * - tools: `function` → FunctionTool; `namespace` → one ProviderTool holding the namespace shell
  *   (name, description, non-function members) followed by its function members flattened with
  *   `namespace` set; any other type → ProviderTool (kept for Responses targets only).
- * - `tool_choice` `allowed_tools` naming function tools → hub `allowed`; `text.verbosity` → `verbosity`.
+ * - `tool_choice` `allowed_tools` naming function tools → hub `allowed`; `text.verbosity` → `verbosity`;
+ *   `include` kept whole, its `message.output_text.logprobs` entry also → `logprobs: true`;
+ *   `top_logprobs` → `topLogprobs`.
  * - fields without a hub slot (`client_metadata`, `metadata`, `truncation`, `service_tier`,
  *   unmappable `tool_choice`, …) → `source.extra`, re-emitted for Responses targets.
  *
@@ -63,7 +65,7 @@ import {
   ReasoningItemSchema,
   ResponsesRequestSchema,
 } from "./schema.ts";
-import { TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl, readEncryptedContent } from "./common.ts";
+import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl, readEncryptedContent } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -78,6 +80,7 @@ const MAPPED_FIELDS = new Set([
   "max_output_tokens",
   "temperature",
   "top_p",
+  "top_logprobs",
   "reasoning",
   "text",
   "store",
@@ -463,7 +466,12 @@ export function parseRequest(body: unknown): HubRequest {
     if (Object.keys(restText).length > 0) extra.text = restText;
   }
   if (typeof b.store === "boolean") req.store = b.store;
-  if (b.include) req.include = [...b.include];
+  if (b.include) {
+    req.include = [...b.include];
+    if (b.include.includes(LOGPROBS_INCLUDE)) req.logprobs = true;
+  }
+  if (typeof raw.top_logprobs === "number") req.topLogprobs = raw.top_logprobs;
+  else if (raw.top_logprobs !== undefined && raw.top_logprobs !== null) extra.top_logprobs = raw.top_logprobs;
   if (typeof b.prompt_cache_key === "string") req.promptCacheKey = b.prompt_cache_key;
   if (typeof b.previous_response_id === "string" && b.previous_response_id.length > 0) req.previousResponseId = b.previous_response_id;
   if (typeof b.user === "string") req.user = b.user;

@@ -3,6 +3,7 @@
  * (`decodeResponse`), and a hub reply → non-streamed client body (`encodeResponse`). Also the pieces
  * the stream encoder shares: the request echo and the client-side tool lookup.
  */
+import { readOpenAILogprobs, responsesPartLogprobs } from "../openai-common/logprobs.ts";
 import { LOCAL_SHELL_NAME, localShellAction } from "../tool-kinds.ts";
 import {
   FormatError,
@@ -127,7 +128,7 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
         if (p.text.length === 0) break;
         const item: Json = { type: "message", id: mintId("msg_", opts.newId), status: "completed", role: "assistant" };
         if (p.phase) item.phase = p.phase;
-        item.content = [p.refusal ? { type: "refusal", refusal: p.text } : { type: "output_text", text: p.text, annotations: [], logprobs: [] }];
+        item.content = [p.refusal ? { type: "refusal", refusal: p.text } : { type: "output_text", text: p.text, annotations: [], logprobs: p.logprobs ? responsesPartLogprobs(p.logprobs) : [] }];
         out.push(item);
         break;
       }
@@ -212,7 +213,8 @@ function refusalStop(stop: StopReason, sawRefusal: boolean): StopReason {
  * Non-streamed provider body → hub reply (codec `decodeResponse`; REFERENCE §3.2, §5.1, §5.10).
  * Output items become parts in order (message text with `phase`, a `refusal` part as text marked
  * `refusal` (a `completed` reply with one ends `refusal`), reasoning, function_call with
- * `call_id`/`id`/`namespace`, custom_tool_call as `{"input": …}` arguments); `completed` →
+ * `call_id`/`id`/`namespace`, custom_tool_call as `{"input": …}` arguments; an `output_text` part's
+ * `logprobs` stay on its text); `completed` →
  * `end_turn`/`tool_use`, `incomplete` → `max_tokens`/`refusal`/`other`; usage per §5.10. Thinking
  * text is the summary parts concatenated (as the stream accumulator builds it).
  *
@@ -239,6 +241,10 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
           const t: TextPart = { type: "text", text };
           if (typeof item.phase === "string") t.phase = item.phase;
           if (c.type === "refusal") t.refusal = sawRefusal = true;
+          else {
+            const logprobs = readOpenAILogprobs(c.logprobs);
+            if (logprobs) t.logprobs = logprobs;
+          }
           content.push(t);
         }
         break;

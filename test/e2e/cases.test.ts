@@ -71,6 +71,7 @@ describe("regression cases through the gateway", () => {
       }
       if (e.text !== undefined) expect(view.text, ctx).toBe(e.text);
       if (e.refusal !== undefined) expect(view.refusal, ctx).toBe(e.refusal);
+      if (e.logprobs !== undefined) expect(view.logprobs, ctx).toEqual(e.logprobs);
       if (e.tool_calls) {
         expect(view.toolCalls.map((t) => ({ name: t.name, arguments: t.arguments })), ctx).toEqual(e.tool_calls.map((t: any) => ({ name: t.name, arguments: t.arguments })));
         e.tool_calls.forEach((t: any, i: number) => {

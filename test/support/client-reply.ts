@@ -26,7 +26,15 @@ export interface ClientView {
   reasoning: string;
   /** The model's refusal where the format has a field for it (Chat `message.refusal`, Responses `refusal` parts), apart from `text`. */
   refusal: string;
+  /** Token log probabilities of the text, in order, as the SDK reassembled them (Chat `choices[0].logprobs.content`, Responses `output_text.logprobs`). */
+  logprobs: Array<{ token: string; logprob: number; top: Array<{ token: string; logprob: number }> }>;
   raw: string;
+}
+
+/** An OpenAI token list reduced to what every format carries: token, logprob, alternatives'. */
+function tokensOf(list: unknown): ClientView["logprobs"] {
+  if (!Array.isArray(list)) return [];
+  return list.map((t: any) => ({ token: t.token, logprob: t.logprob, top: (t.top_logprobs ?? []).map((a: any) => ({ token: a.token, logprob: a.logprob })) }));
 }
 
 function feed(bytes: string, contentType: string) {
@@ -62,7 +70,7 @@ export function sseEvents(text: string): Array<{ event?: string; data: string; j
  */
 export async function viewReply(format: ClientFormat, res: Response, request: any): Promise<ClientView> {
   const raw = await res.text();
-  const view: ClientView = { status: res.status, eventTypes: [], text: "", toolCalls: [], stopReason: null, usage: undefined, reasoning: "", refusal: "", raw };
+  const view: ClientView = { status: res.status, eventTypes: [], text: "", toolCalls: [], stopReason: null, usage: undefined, reasoning: "", refusal: "", logprobs: [], raw };
   const isSse = (res.headers.get("content-type") ?? "").includes("event-stream");
   if (res.status >= 400) {
     let body: any;
@@ -120,6 +128,7 @@ export async function viewReply(format: ClientFormat, res: Response, request: an
       const choice = c.choices?.[0];
       view.text = choice?.message?.content ?? "";
       view.refusal = choice?.message?.refusal ?? "";
+      view.logprobs = tokensOf(choice?.logprobs?.content);
       view.reasoning = choice?.message?.reasoning_content ?? "";
       for (const t of choice?.message?.tool_calls ?? []) {
         view.toolCalls.push({ id: t.id, name: t.function.name, arguments: t.function.arguments === "" ? {} : JSON.parse(t.function.arguments) });
@@ -149,7 +158,10 @@ export async function viewReply(format: ClientFormat, res: Response, request: an
       for (const item of r.output ?? []) {
         if (item.type === "message") {
           for (const p of item.content ?? []) {
-            if (p.type === "output_text") view.text += p.text;
+            if (p.type === "output_text") {
+              view.text += p.text;
+              view.logprobs.push(...tokensOf(p.logprobs));
+            }
             else if (p.type === "refusal") view.refusal += p.refusal;
           }
         }

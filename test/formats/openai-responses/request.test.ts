@@ -295,7 +295,9 @@ describe("buildRequest details", () => {
     const built = buildRequest(chat, OPENAI);
     const body = built.body as any;
     expect([body.seed, body.logprobs, body.frequency_penalty]).toEqual([undefined, undefined, undefined]);
-    expect(built.warnings).toContainEqual({ code: "dropped_field", message: "Fields with no Responses equivalent were dropped: seed, logprobs, frequency_penalty." });
+    // logprobs has a Responses slot (test/formats/logprobs.test.ts): `include`, not a dropped field
+    expect(body.include).toEqual(["message.output_text.logprobs"]);
+    expect(built.warnings).toContainEqual({ code: "dropped_field", message: "Fields with no Responses equivalent were dropped: seed, frequency_penalty." });
     // per-item fields another format keeps for itself (`$…`) are not client fields: never named
     const anth = anthropicMessages.parseRequest!({ model: "m", max_tokens: 10, messages: [{ role: "user", content: [{ type: "text", text: "x", citations: [] }] }] });
     expect(JSON.stringify(buildRequest(anth, OPENAI).warnings)).not.toContain("$");
