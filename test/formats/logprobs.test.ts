@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { codecFor } from "../../formats/index.ts";
-import { accumulate } from "../../formats/accumulate.ts";
+import { accumulate, responseToEvents } from "../../formats/accumulate.ts";
 import { EventNormalizer, normalizeEvents } from "../../formats/normalize.ts";
 import type { BuildTarget, ProviderKind } from "../../formats/codec.ts";
 import type { HubEvent, HubRequest, WireFormat } from "../../formats/hub.ts";
@@ -139,6 +139,16 @@ describe("JSON replies carry the tokens into the client's shape", () => {
   test("Gemini upstream → Chat and Responses clients (no bytes from Gemini: Chat null, Responses the token's UTF-8)", () => {
     expect(jsonThrough("gemini", geminiReply, "openai-chat").choices[0].logprobs).toEqual({ content: chatTokensNoBytes, refusal: null });
     expect(jsonThrough("gemini", geminiReply, "openai-responses").output[0].content[0].logprobs).toEqual(chatTokens);
+  });
+
+  test("a JSON upstream reply to a streaming client: the text's one delta carries every token", () => {
+    const resp = codecFor("gemini").decodeResponse(geminiReply, { family: "gemini" });
+    let out = "";
+    const enc = codecFor("openai-chat").createEncoder!({ model: "client-model" }, (t) => (out += t));
+    for (const e of responseToEvents(resp)) enc.event(e);
+    enc.end();
+    const chunks = sseEvents(out).filter((e) => e.json?.choices?.length > 0);
+    expect(chunks.flatMap((e) => e.json.choices[0].logprobs?.content ?? [])).toEqual(chatTokensNoBytes);
   });
 
   test("a reply without logprobs keeps its old shape", () => {
