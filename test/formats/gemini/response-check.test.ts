@@ -85,11 +85,11 @@ describe("plainResponse: the schema's check by hand", () => {
 
   test("a reply the check hands on is decoded as before: valibot's verdict and its words in the 502", () => {
     // An array as a candidate is a loose object to valibot (it has none of the fields): accepted.
-    expect(() => decodeResponse({ candidates: [[]], usageMetadata: { promptTokenCount: 3 } }, {})).not.toThrow();
+    expect(() => decodeResponse({ candidates: [[]], usageMetadata: { promptTokenCount: 3 } }, { family: "gemini" })).not.toThrow();
     // A wrong type is refused with valibot's message.
     let message = "";
     try {
-      decodeResponse({ candidates: [{ content: { parts: [{ text: 5 }] } }] }, {});
+      decodeResponse({ candidates: [{ content: { parts: [{ text: 5 }] } }] }, { family: "gemini" });
     } catch (e) {
       message = (e as { error: { message: string } }).error.message;
     }
