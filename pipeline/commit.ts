@@ -32,6 +32,7 @@ import {
   type ReplyDriver,
 } from "./re-translate.ts";
 import { eventBytes, pumpEvents } from "./pump-events.ts";
+import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
 
@@ -124,8 +125,9 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
     const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
-    if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions));
-    return out(passthroughDriver(providerCodec.createTap(tapOptions)));
+    // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
+    if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints));
+    return out(passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints)));
   }
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
@@ -382,6 +384,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     account,
     usage: { ...driver.usage },
     usageSeen: driver.usageSeen,
+    reply: driver,
     firstByteAt: now,
     bytesSent,
     attempts: a.attempts,

@@ -162,6 +162,12 @@ export interface Finished {
   usage?: Usage;
   /** Whether the provider reported usage at all (false: the numbers are estimates or zero). */
   usageSeen?: boolean;
+  /**
+   * The reply's driver, for the characters of text, reasoning and tool arguments that reached the
+   * client (`outputChars`): what the output of a reply without usage is estimated from. Read it only
+   * then (a passthrough counts them when read, pipeline/output-estimate.ts).
+   */
+  reply?: { readonly outputChars: number };
   /** ms since the epoch of the first byte written, if any. */
   firstByteAt?: number;
   /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */

@@ -29,6 +29,7 @@ export {
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed } from "./key-limits.ts";
+export { estimateOutputTokens } from "./output-estimate.ts";
 export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
 
 // Ports of the stages

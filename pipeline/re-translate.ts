@@ -21,7 +21,6 @@ import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, Strea
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import {
-  FormatError,
   hubError,
   mergeUsage,
   type HubError,
@@ -36,6 +35,8 @@ import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
+import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
+import type { OutputSample } from "./output-estimate.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -61,6 +62,12 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly usage: Usage;
   /** Whether the provider reported usage at all. */
   readonly usageSeen: boolean;
+  /**
+   * Characters of text, reasoning and tool-call arguments that reached the client
+   * (pipeline/output-estimate.ts): what the output of a reply without usage is estimated from. Read it
+   * only then: a passthrough counts them when read.
+   */
+  readonly outputChars: number;
   readonly stopReason: StopReason | null;
   /** An error that ended the reply after content (the client got an in-band error). */
   readonly lateError: HubError | undefined;
@@ -76,13 +83,23 @@ export interface ReplyDriver<Out = Uint8Array> {
   hold?(chunk: Uint8Array): void;
 }
 
-/** Passthrough of a native streaming pair: bytes, or the events of an event tap (SPEC 2.5). */
-export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>): ReplyDriver<Out> {
+/**
+ * Passthrough of a native streaming pair: bytes, or the events of an event tap (SPEC 2.5). `sample`
+ * keeps what was forwarded, for `outputChars` (pipeline/output-estimate.ts); without it that is 0.
+ */
+export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>): ReplyDriver<Out> {
   let late: HubError | undefined;
   return {
-    push: (chunk) => tap.push(chunk),
+    push: sample
+      ? (chunk) => {
+          const out = tap.push(chunk);
+          sample.add(out);
+          return out;
+        }
+      : (chunk) => tap.push(chunk),
     end(failure) {
       const out = tap.end(failure);
+      sample?.add(out);
       // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
       // error) makes the reply a failed one; a failure after the provider's stop reason got only the
       // missing closing frames (SPEC 6.4): the reply finished.
@@ -102,6 +119,9 @@ export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>): R
       const u = tap.state.usage;
       return u.inputTokens !== undefined || u.outputTokens !== undefined;
     },
+    get outputChars() {
+      return sample ? sample.count() : 0;
+    },
     get stopReason() {
       return tap.state.stopReason;
     },
@@ -120,6 +140,8 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   lateError: HubError | undefined;
   usage: Usage = {};
   usageSeen = false;
+  /** Counted as the events pass ({@link gatheredChars}); for a whole reply without usage, from its content. */
+  outputChars = 0;
   stopReason: StopReason | null = null;
   empty = false;
   abstract readonly buffered: boolean;
@@ -131,7 +153,11 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
       case "block_start":
       case "finish":
         if (ev.type === "finish") this.stopReason = ev.reason;
+        else this.outputChars += gatheredChars(ev);
         this.contentSeen = true;
+        return;
+      case "block_delta":
+        this.outputChars += gatheredChars(ev);
         return;
       case "message_start":
         if (ev.usage) this.addUsage(ev.usage);
@@ -155,6 +181,7 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
    */
   protected observeReply(resp: HubResponse): void {
     if (resp.usage) this.addUsage(resp.usage);
+    if (!this.usageSeen) this.outputChars = replyChars(resp.content);
     if (resp.stopReason) {
       this.stopReason = resp.stopReason;
       this.contentSeen = true;
@@ -165,6 +192,17 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
     mergeUsage(this.usage, u);
     if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
   }
+}
+
+/** {@link gatheredChars} of a whole reply's content (text, reasoning, tool arguments, redacted reasoning). */
+function replyChars(content: HubPart[]): number {
+  let n = 0;
+  for (const p of content) {
+    if (p.type === "text" || p.type === "thinking") n += p.text.length;
+    else if (p.type === "tool_call") n += p.arguments.length;
+    else if (p.type === "redacted_thinking") n += p.data.value.length;
+  }
+  return n;
 }
 
 /** Whether `responseToEvents` opens a block for this part of a reply (an empty unsigned text does not; inputs never appear). */
@@ -344,6 +382,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get usageSeen() {
     return this.driver.usageSeen;
   }
+  get outputChars() {
+    return this.driver.outputChars;
+  }
   get stopReason() {
     return this.driver.stopReason;
   }
@@ -366,8 +407,6 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
 export class AccumulatedDriver extends DecodingDriver {
   readonly buffered = true;
   private readonly acc = new Accumulator();
-  /** Characters of content gathered so far ({@link gatheredChars}). */
-  private gathered = 0;
 
   /** `restoration` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
   constructor(
@@ -382,9 +421,8 @@ export class AccumulatedDriver extends DecodingDriver {
   }
 
   protected deliver(ev: HubEvent): void {
-    if (ev.type === "block_delta" || ev.type === "block_start") {
-      if ((this.gathered += gatheredChars(ev)) > this.maxChars) throw gatheredReplyTooLarge(this.maxChars);
-    }
+    // `observe` counted the event's content first (outputChars)
+    if (this.outputChars > this.maxChars) throw gatheredReplyTooLarge(this.maxChars);
     this.acc.event(ev);
   }
 
@@ -498,101 +536,8 @@ function hasUsableContent(content: HubPart[], stop: StopReason | null): boolean 
 // After the commit point
 // ---------------------------------------------------------------------------------------------
 
-/** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
-export interface ByteReader {
-  read(): Promise<ReadResult>;
-  cancel(reason?: unknown): Promise<void>;
-}
-
-/** One read of a {@link ByteReader}. */
-export type ReadResult = { done: true; value?: undefined } | { done: false; value: Uint8Array };
-
-
-
-/** Error sent in-band when the provider stream stays silent too long (SPEC 6.4). */
-export function idleTimeoutError(ms: number): HubError {
-  return hubError("timeout", `The upstream stream was silent for ${Math.round(ms / 1000)} s and was closed.`, {
-    status: 504,
-    code: "upstream_idle_timeout",
-  });
-}
-
-/** Error sent in-band when the provider connection breaks mid-reply. */
-export function upstreamBrokenError(message: string): HubError {
-  return hubError("api_error", `The upstream connection broke mid-reply (${transportReason(message)}).`, { status: 502, code: "upstream_connection_lost" });
-}
-
-/**
- * A short, client-safe reason from a fetch/stream error message: the error code when there is one
- * (ECONNRESET, …), else the first sentence without runtime hints ("pass `verbose: true` …").
- */
-export function transportReason(message: string): string {
-  const code = /\b(E[A-Z]{3,}|Connection[A-Za-z]+)\b/.exec(message)?.[1];
-  if (code) return code;
-  const first = message.split(/(?<=\.)\s|\n/)[0]?.trim() ?? "";
-  return first.length > 0 && first.length <= 120 ? first.replace(/\.$/, "") : "connection error";
-}
-
-/**
- * The upstream reads of a committed reply under the provider's idle timeout (SPEC 6.4), shared by
- * {@link replyStream} and `pumpEvents` (pipeline/pump-events.ts): `next` (re)arms the timer and starts a read — the commit
- * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires while that
- * read waits, the call is aborted and the read cancelled, which settles it. The caller calls `settled`
- * once the read settled: from then until the next `next` no read waits, and a timer that fires then
- * does nothing (the client is holding the stream back, e.g. a slow reader over HTTP; the upstream is not
- * the one that is silent), and `next` re-arms it for the full timeout. `failure` is the in-band error of
- * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
- * one hop.
- */
-export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let idle = false;
-  let waiting = false;
-  let pendingRead = opts.pendingRead;
-  const disarm = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-  };
-  return {
-    next(): Promise<ReadResult> {
-      waiting = true;
-      // refresh() also re-arms a timer that already fired while nothing was read
-      if (timer) timer.refresh();
-      else
-        timer = setTimeout(() => {
-          if (!waiting) return;
-          idle = true;
-          opts.abort(idleTimeoutError(opts.idleTimeoutMs));
-          void reader.cancel().catch(() => {});
-        }, opts.idleTimeoutMs);
-      const read = pendingRead ?? reader.read();
-      pendingRead = undefined;
-      return read;
-    },
-    /** The read from `next` settled (with a chunk or the end); returns whether the idle timeout fired meanwhile. */
-    settled(): boolean {
-      waiting = false;
-      return idle;
-    },
-    failure(e?: unknown): HubError {
-      return idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
-    },
-    disarm,
-    /**
-     * A bug in the driver or the delivery (a decoder or encoder that throws on a reply it did not
-     * expect): the timer is disarmed, the upstream call aborted and its read cancelled; returns the
-     * request's failure, which the caller reports once and hands to `driver.end` for the in-band error.
-     */
-    broken(e: unknown): HubError {
-      disarm();
-      opts.abort(e);
-      void reader.cancel().catch(() => {});
-      // A reply the formats refused to relay further (an event past MAX_SSE_EVENT_BYTES) says so.
-      if (e instanceof FormatError) return e.error;
-      return hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
-    },
-  };
-}
+/** The committed reads moved to their own module; re-exported for the modules that import them from here. */
+export { committedReads, idleTimeoutError, transportReason, upstreamBrokenError, type ByteReader, type ReadResult } from "./committed-reads.ts";
 
 /**
  * What a streamed reply that ended (its driver's `end` called, with the upstream's `failure` if any)

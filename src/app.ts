@@ -361,7 +361,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       rec.savedTokens = saver.tokensSaved;
     }
     // Cost and key-limit use count at once: the next request's guard reads them.
-    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now);
+    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
     ctx.trace.outcome = f.outcome;
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;

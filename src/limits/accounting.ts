@@ -6,7 +6,7 @@
  * ~4–9 µs (the calculation itself is per request: tiered prices depend on the request's usage).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
-import { estimateInputOfRequest, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
+import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
@@ -62,11 +62,14 @@ export class RequestAccounting {
    * (`rec.estimated`: a Chat stream cut before its final usage chunk by the client or the upstream, a
    * provider that never sends usage) still cost its input: `rec.usage.inputTokens` is set to the
    * request body's estimate ({@link estimateInputOfRequest}), so the row (marked estimated), its cost,
-   * tpm and budgets count it instead of a silent zero. Its output is unknown and not counted.
+   * tpm and budgets count it instead of a silent zero; and its output the estimate of what reached the
+   * client: `reply.outputChars` (the characters of text, reasoning and tool arguments the reply driver
+   * saw, pipeline/output-estimate.ts; read only here) by the same /4 rule ({@link estimateOutputTokens}).
    */
-  finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number): void {
+  finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number, reply?: { readonly outputChars: number }): void {
     if (rec.estimated && served && rec.ttfbMs !== undefined && rec.usage.inputTokens === undefined && rec.usage.outputTokens === undefined && !isCountTokens(ctx.endpoint)) {
-      rec.usage = { ...rec.usage, inputTokens: estimateInputOfRequest(ctx) };
+      const output = estimateOutputTokens(reply?.outputChars ?? 0);
+      rec.usage = output > 0 ? { ...rec.usage, inputTokens: estimateInputOfRequest(ctx), outputTokens: output } : { ...rec.usage, inputTokens: estimateInputOfRequest(ctx) };
     }
     const tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {

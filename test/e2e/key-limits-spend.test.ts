@@ -6,7 +6,8 @@
  *   them being served over the limit;
  * - a reply that reached the client but whose provider reported no usage (a Chat stream the client
  *   cancels before the final usage chunk, an upstream that sends none) counts its input estimate (text
- *   characters / 4, a flat 1,000 per image), marked estimated, not a silent zero.
+ *   characters / 4, a flat 1,000 per image) and the estimate of the output the client got (its text
+ *   and tool-argument characters / 4), marked estimated, not a silent zero.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
@@ -21,6 +22,8 @@ const KEYS = {
   silent: "sy-test-spend-silent-0000005",
   unpriced: "sy-test-spend-unpriced-00006",
   image: "sy-test-spend-image-000000007",
+  cut: "sy-test-spend-cut-00000000010",
+  native: "sy-test-spend-native-0000011",
 };
 
 const YAML = `${DEFAULT_YAML}
@@ -33,6 +36,8 @@ keys:
   - { name: silent, key: ${KEYS.silent}, limits: { budgets: [{ window: 5h, tokens: 1000 }] } }
   - { name: unpriced, key: ${KEYS.unpriced}, limits: { budgets: [{ window: 1d, usd: 0.01 }] } }
   - { name: image, key: ${KEYS.image}, limits: { budgets: [{ window: 5h, tokens: 1000000 }] } }
+  - { name: cut, key: ${KEYS.cut}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
+  - { name: native, key: ${KEYS.native}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
   - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
 settings:
   pricing:
@@ -138,8 +143,8 @@ describe("requests arriving together near a limit", () => {
   });
 });
 
-describe("a served reply without usage counts its input estimate", () => {
-  test("a Chat stream the client cancels before the usage chunk: its text's characters / 4 are counted and marked estimated", async () => {
+describe("a served reply without usage counts its input estimate and the estimate of the output sent", () => {
+  test("a Chat stream the client cancels before the usage chunk: its body's and its reply text's characters / 4 are counted and marked estimated", async () => {
     // The stream's text arrives, then the usage chunk would come 5 s later: the client leaves first.
     gw.fake.handle((req) => {
       const sse = simpleReply("openai-chat", { text: "one two three", model: req.model, usage: { input: 500, output: 100 } }, true).sse!;
@@ -162,14 +167,60 @@ describe("a served reply without usage counts its input estimate", () => {
     controller.abort();
     await reader.closed.catch(() => {});
     const expected = Math.ceil(text.length / 4);
+    const output = Math.ceil("one two three".length / 4);
     let use: any;
     for (let i = 0; i < 50 && !(use = await budgetUse("cancel")).budgets[0].used; i++) await Bun.sleep(50);
-    expect(use.budgets[0].used).toBe(expected);
+    expect(use.budgets[0].used).toBe(expected + output);
     const { calls } = await usageRows("cancel");
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ keyName: "cancel", outcome: "client_closed", estimated: true, usage: { inputTokens: expected } });
-    expect(calls[0].usage.outputTokens).toBeUndefined();
-    expect(calls[0].costUsd).toBeCloseTo(expected * 0.001, 10);
+    expect(calls[0]).toMatchObject({ keyName: "cancel", outcome: "client_closed", estimated: true, usage: { inputTokens: expected, outputTokens: output } });
+    expect(calls[0].costUsd).toBeCloseTo((expected + output) * 0.001, 10);
+    gw.fake.handle(undefined);
+  });
+
+  test("a Chat stream the upstream cuts before its usage, to a Messages client (translated): the text and tool arguments sent count as estimated output", async () => {
+    const args = { path: "src/app.ts", line: 42 };
+    gw.fake.handle((req) => {
+      const sse = simpleReply("openai-chat", { text: "Let me look.", model: req.model, toolCalls: [{ id: "call_1", name: "read", arguments: args }] }, true).sse!;
+      // The connection breaks right before the finish_reason chunk: no usage ever arrives.
+      return { sse, reset_after_bytes: sse.lastIndexOf("data:", sse.indexOf('"finish_reason":"tool_calls"')) };
+    });
+    const text = "z".repeat(800);
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": KEYS.cut, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "oai/gpt-test", max_tokens: 50, stream: true, messages: [{ role: "user", content: text }] }),
+    });
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain("event: error");
+    const { calls } = await usageRows("cut");
+    expect(calls).toHaveLength(1);
+    const output = Math.ceil(("Let me look.".length + JSON.stringify(args).length) / 4);
+    expect(calls[0]).toMatchObject({ keyName: "cut", outcome: "upstream_error", estimated: true, usage: { outputTokens: output } });
+    expect(calls[0].usage.inputTokens).toBeGreaterThanOrEqual(200);
+    expect((await budgetUse("cut")).budgets[0].used).toBe(calls[0].usage.inputTokens + output);
+    gw.fake.handle(undefined);
+  });
+
+  test("a Chat stream the upstream cuts before its usage, to a Chat client (the native passthrough): the text and tool arguments forwarded count as estimated output", async () => {
+    const args = { path: "src/app.ts", line: 42 };
+    gw.fake.handle((req) => {
+      const sse = simpleReply("openai-chat", { text: "Let me look.", model: req.model, toolCalls: [{ id: "call_1", name: "read", arguments: args }] }, true).sse!;
+      return { sse, reset_after_bytes: sse.lastIndexOf("data:", sse.indexOf('"finish_reason":"tool_calls"')) };
+    });
+    const text = "n".repeat(1200);
+    const res = await chat(KEYS.native, text, true);
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain('"upstream_connection_lost"');
+    const { calls } = await usageRows("native");
+    expect(calls).toHaveLength(1);
+    const output = Math.ceil(("Let me look.".length + JSON.stringify(args).length) / 4);
+    expect(calls[0]).toMatchObject({ keyName: "native", outcome: "upstream_error", estimated: true, usage: { outputTokens: output } });
+    expect(calls[0].usage.inputTokens).toBeGreaterThanOrEqual(300);
+    expect(calls[0].costUsd).toBeCloseTo((calls[0].usage.inputTokens + output) * 0.001, 10);
+    expect((await budgetUse("native")).budgets[0].used).toBe(calls[0].usage.inputTokens + output);
     gw.fake.handle(undefined);
   });
 
@@ -180,7 +231,7 @@ describe("a served reply without usage counts its input estimate", () => {
       return reply;
     });
     const text = "y".repeat(1600);
-    const per = Math.ceil(text.length / 4);
+    const per = Math.ceil(text.length / 4) + Math.ceil("fine".length / 4);
     let served = 0;
     for (let i = 0; i < 10; i++) {
       const r = await chat(KEYS.silent, text);
@@ -210,7 +261,7 @@ describe("a served reply without usage counts its input estimate", () => {
     });
     expect(r.status).toBe(200);
     await r.text();
-    expect((await budgetUse("image")).budgets[0].used).toBe(Math.ceil("what is this?".length / 4) + 1000);
+    expect((await budgetUse("image")).budgets[0].used).toBe(Math.ceil("what is this?".length / 4) + 1000 + Math.ceil("a cat".length / 4));
     gw.fake.handle(undefined);
   });
 });

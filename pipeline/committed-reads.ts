@@ -1,0 +1,100 @@
+/**
+ * The upstream reads of a committed reply (SPEC 6.4): the reader type, the provider's idle timeout
+ * between reads, and the in-band errors of a read that failed or went silent. Used by the reply stream
+ * (pipeline/re-translate.ts replyStream), the event pump (pipeline/pump-events.ts) and the commit point.
+ */
+import { FormatError, hubError, type HubError } from "../formats/hub.ts";
+
+/** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
+export interface ByteReader {
+  read(): Promise<ReadResult>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** One read of a {@link ByteReader}. */
+export type ReadResult = { done: true; value?: undefined } | { done: false; value: Uint8Array };
+
+/** Error sent in-band when the provider stream stays silent too long (SPEC 6.4). */
+export function idleTimeoutError(ms: number): HubError {
+  return hubError("timeout", `The upstream stream was silent for ${Math.round(ms / 1000)} s and was closed.`, {
+    status: 504,
+    code: "upstream_idle_timeout",
+  });
+}
+
+/** Error sent in-band when the provider connection breaks mid-reply. */
+export function upstreamBrokenError(message: string): HubError {
+  return hubError("api_error", `The upstream connection broke mid-reply (${transportReason(message)}).`, { status: 502, code: "upstream_connection_lost" });
+}
+
+/**
+ * A short, client-safe reason from a fetch/stream error message: the error code when there is one
+ * (ECONNRESET, …), else the first sentence without runtime hints ("pass `verbose: true` …").
+ */
+export function transportReason(message: string): string {
+  const code = /\b(E[A-Z]{3,}|Connection[A-Za-z]+)\b/.exec(message)?.[1];
+  if (code) return code;
+  const first = message.split(/(?<=\.)\s|\n/)[0]?.trim() ?? "";
+  return first.length > 0 && first.length <= 120 ? first.replace(/\.$/, "") : "connection error";
+}
+
+/**
+ * The upstream reads of a committed reply under the provider's idle timeout (SPEC 6.4), shared by
+ * `replyStream` (pipeline/re-translate.ts) and `pumpEvents` (pipeline/pump-events.ts): `next` (re)arms the timer and starts a read — the commit
+ * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires while that
+ * read waits, the call is aborted and the read cancelled, which settles it. The caller calls `settled`
+ * once the read settled: from then until the next `next` no read waits, and a timer that fires then
+ * does nothing (the client is holding the stream back, e.g. a slow reader over HTTP; the upstream is not
+ * the one that is silent), and `next` re-arms it for the full timeout. `failure` is the in-band error of
+ * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
+ * one hop.
+ */
+export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let idle = false;
+  let waiting = false;
+  let pendingRead = opts.pendingRead;
+  const disarm = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  };
+  return {
+    next(): Promise<ReadResult> {
+      waiting = true;
+      // refresh() also re-arms a timer that already fired while nothing was read
+      if (timer) timer.refresh();
+      else
+        timer = setTimeout(() => {
+          if (!waiting) return;
+          idle = true;
+          opts.abort(idleTimeoutError(opts.idleTimeoutMs));
+          void reader.cancel().catch(() => {});
+        }, opts.idleTimeoutMs);
+      const read = pendingRead ?? reader.read();
+      pendingRead = undefined;
+      return read;
+    },
+    /** The read from `next` settled (with a chunk or the end); returns whether the idle timeout fired meanwhile. */
+    settled(): boolean {
+      waiting = false;
+      return idle;
+    },
+    failure(e?: unknown): HubError {
+      return idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
+    },
+    disarm,
+    /**
+     * A bug in the driver or the delivery (a decoder or encoder that throws on a reply it did not
+     * expect): the timer is disarmed, the upstream call aborted and its read cancelled; returns the
+     * request's failure, which the caller reports once and hands to `driver.end` for the in-band error.
+     */
+    broken(e: unknown): HubError {
+      disarm();
+      opts.abort(e);
+      void reader.cancel().catch(() => {});
+      // A reply the formats refused to relay further (an event past MAX_SSE_EVENT_BYTES) says so.
+      if (e instanceof FormatError) return e.error;
+      return hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
+    },
+  };
+}
