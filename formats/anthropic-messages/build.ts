@@ -16,6 +16,7 @@ import {
   type MediaSource,
   type ProviderFamily,
   type ReasoningConfig,
+  type ReasoningEffort,
   type TextPart,
   type ToolResultPart,
   sendableStops,
@@ -30,6 +31,7 @@ import {
   MIN_THINKING_BUDGET,
   refusesSampling,
   refusesTemperatureWithTopP,
+  thinksAdaptiveOnly,
   sanitizeToolId,
   writeCacheControl,
   type ItemFields,
@@ -226,6 +228,17 @@ function planThinking(r: ReasoningConfig | undefined, same: boolean): ThinkingPl
 }
 
 /**
+ * The effort a thinking budget stood for, for a model that takes an effort instead of a budget: the
+ * highest level whose {@link EFFORT_BUDGET} the budget reaches (`low` at the least; Claude Code's 31,999
+ * → `xhigh`, 32,768 and more → `max`).
+ */
+function effortForBudget(budget: number): ReasoningEffort {
+  const levels = ["max", "xhigh", "high", "medium", "low"] as const;
+  for (const level of levels) if (budget >= EFFORT_BUDGET[level]) return level;
+  return "low";
+}
+
+/**
  * Whether the last assistant turn that calls tools is fit for budgeted thinking: the API wants that
  * turn to start with its signed thinking (REFERENCE §1.1: "Expected thinking or redacted_thinking, but
  * found tool_use"). Unfit when thinking was dropped from it here, or when it does not start with a
@@ -292,7 +305,10 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   refuses the pair (Claude from Opus 4.1 / Sonnet 4.5 on, mapping.ts
  *   {@link refusesTemperatureWithTopP}), `top_p` is dropped with a warning and `temperature` kept.
  *   A model that refuses all three (Claude from Opus 4.7 on, {@link refusesSampling}) gets none of
- *   `temperature`, `top_p`, `top_k` (one warning naming those the client sent).
+ *   `temperature`, `top_p`, `top_k` (one warning naming those the client sent). Such a model also
+ *   thinks adaptively only ({@link thinksAdaptiveOnly}): budgeted thinking is sent as
+ *   `{type: "adaptive"}` with `output_config.effort` = the client's effort (`minimal` → `low`), else the
+ *   level the budget reaches ({@link effortForBudget}); a client's explicit budget dropped so is warned.
  * - `logprobs` / `top_logprobs`: no Anthropic field, dropped with a warning.
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
@@ -382,6 +398,15 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (plan.kind === "budget" && !lastToolTurnFit(messages, same, family)) {
     w.add("dropped_thinking_config", "The last tool-use turn has no thinking signed by this provider; thinking was not enabled");
     plan = { kind: "none" };
+  }
+  // Claude from Opus 4.7 on thinks adaptively only (mapping.ts thinksAdaptiveOnly): a budget is a 400
+  // there, so budgeted thinking goes as adaptive thinking with the effort the budget stood for.
+  let adaptiveEffort: ReasoningEffort | undefined;
+  if (plan.kind === "budget" && thinksAdaptiveOnly(target.model)) {
+    const r = req.reasoning;
+    adaptiveEffort = r?.effort && r.effort !== "none" ? (r.effort === "minimal" ? "low" : r.effort) : effortForBudget(plan.budget);
+    if (r?.budgetTokens !== undefined) w.add("dropped_thinking_config", `${target.model} takes no thinking budget; adaptive thinking was sent with effort ${adaptiveEffort} for budget_tokens ${r.budgetTokens}`);
+    plan = { kind: "adaptive" };
   }
   let thinking: Json | undefined;
   if (plan.kind === "budget") {
@@ -476,6 +501,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   const outputConfig: Json = {};
   if (same && req.reasoning?.effort) outputConfig.effort = req.reasoning.effort;
+  else if (adaptiveEffort) outputConfig.effort = adaptiveEffort;
   if (req.responseFormat?.type === "json_schema") {
     outputConfig.format = { type: "json_schema", schema: req.responseFormat.schema };
   } else if (req.responseFormat?.type === "json_object") {

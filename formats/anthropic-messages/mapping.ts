@@ -282,6 +282,20 @@ export function refusesSampling(model: string): boolean {
 }
 
 /**
+ * Whether a Claude model thinks only adaptively: `thinking: {type: "enabled", budget_tokens}` is a 400
+ * there ("\"thinking.type.enabled\" is not supported for this model. Use \"thinking.type.adaptive\" and
+ * \"output_config.effort\" to control thinking behavior.", the answer reported in
+ * NousResearch/hermes-agent#11137), and how hard it thinks is `output_config.effort` (`low` … `xhigh`,
+ * `max`). Anthropic's migration guide ("Migrating to Claude Opus 4.7": extended thinking budgets
+ * removed, adaptive thinking the only thinking mode), as OpenRouter's Claude 4.7 migration guide
+ * restates it ("Adaptive-only thinking … thinking.budget_tokens is no longer supported"). The same
+ * versions as {@link refusesSampling}: a `claude-<family>-<major>[-<minor>]` id from 4.7 on.
+ */
+export function thinksAdaptiveOnly(model: string): boolean {
+  return refusesSampling(model);
+}
+
+/**
  * Whether a Claude model refuses `temperature` and `top_p` in the same request (400 "temperature and
  * top_p cannot both be specified for this model. Please use only one."). Anthropic's migration guide
  * (platform.claude.com/docs/en/about-claude/models/migrating-to-claude-4, "Update sampling

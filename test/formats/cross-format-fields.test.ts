@@ -138,6 +138,45 @@ describe("sampling parameters for Claude from Opus 4.7 on", () => {
   });
 });
 
+describe("thinking for Claude from Opus 4.7 on: adaptive only, its effort in output_config", () => {
+  const geminiBody = (thinkingBudget: number) => ({ contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { thinkingConfig: { thinkingBudget } } });
+  const messagesBody = (budget_tokens: number) => ({ model: "m", max_tokens: 64000, messages: [{ role: "user", content: "hi" }], thinking: { type: "enabled", budget_tokens } });
+
+  test("a Chat client's reasoning_effort reaches it as adaptive thinking with that effort: no budget, max_tokens not raised, no warning", () => {
+    for (const model of ["claude-opus-4-7", "claude-sonnet-5", "anthropic.claude-opus-4-7-v1:0"]) {
+      const built = translate("openai-chat", chatBody({ reasoning_effort: "high", max_completion_tokens: 1000 }), "anthropic-messages", "anthropic", model);
+      expect(built.body.thinking, model).toEqual({ type: "adaptive" });
+      expect(built.body.output_config, model).toEqual({ effort: "high" });
+      expect(built.body.max_tokens, model).toBe(1000);
+      expect(built.warnings, model).toEqual([]);
+    }
+    const minimal = translate("openai-chat", chatBody({ reasoning_effort: "minimal" }), "anthropic-messages", "anthropic", "claude-opus-4-7");
+    expect([minimal.body.thinking, minimal.body.output_config]).toEqual([{ type: "adaptive" }, { effort: "low" }]);
+  });
+
+  test("a budget (Gemini thinkingBudget, an Anthropic client's budget_tokens) becomes the effort it reaches, warned", () => {
+    for (const [budget, effort] of [[1024, "low"], [8192, "medium"], [16384, "high"], [31999, "xhigh"], [40000, "max"]] as const) {
+      const fromGemini = translate("gemini", geminiBody(budget), "anthropic-messages", "anthropic", "claude-opus-4-7");
+      expect([fromGemini.body.thinking, fromGemini.body.output_config], `gemini ${budget}`).toEqual([{ type: "adaptive" }, { effort }]);
+      expect(fromGemini.warnings.map((w) => w.message), `gemini ${budget}`).toEqual([`claude-opus-4-7 takes no thinking budget; adaptive thinking was sent with effort ${effort} for budget_tokens ${budget}`]);
+    }
+    const fromClaude = translate("anthropic-messages", messagesBody(31999), "anthropic-messages", "anthropic", "claude-opus-4-7");
+    expect(fromClaude.body.thinking).toEqual({ type: "adaptive" });
+    expect(fromClaude.body.output_config).toEqual({ effort: "xhigh" });
+    expect(fromClaude.body.max_tokens).toBe(64000);
+    expect(fromClaude.warnings.map((w) => w.code)).toEqual(["dropped_thinking_config"]);
+  });
+
+  test("Opus 4.6 and older keep budgeted thinking as before", () => {
+    const chat = translate("openai-chat", chatBody({ reasoning_effort: "high" }), "anthropic-messages", "anthropic", "claude-opus-4-6");
+    expect(chat.body.thinking).toEqual({ type: "enabled", budget_tokens: 16384 });
+    expect(chat.body.output_config).toBeUndefined();
+    const claude = translate("anthropic-messages", messagesBody(31999), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(claude.body.thinking).toEqual({ type: "enabled", budget_tokens: 31999 });
+    expect(claude.warnings).toEqual([]);
+  });
+});
+
 describe("an allowed_tools subset for Gemini and Anthropic targets", () => {
   const tools = ["a", "b", "c"].map((name) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } }));
   const allowed = (mode: string) => chatBody({ tools, tool_choice: { type: "allowed_tools", allowed_tools: { mode, tools: [{ type: "function", function: { name: "a" } }, { type: "function", function: { name: "c" } }] } } });
