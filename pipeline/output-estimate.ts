@@ -79,16 +79,17 @@ export function byteSample(codec: FormatCodec, options: DecoderOptions): OutputS
 
 /** The sample of a passthrough whose output is the events of an event tap of `codec`'s format. */
 export function eventSample(codec: FormatCodec, options: DecoderOptions): OutputSample<ReplyEvent[]> {
-  const enc = new TextEncoder();
   return new OutputSample<ReplyEvent[]>(eventCount, SAMPLE_EVENTS, (batches) =>
     decodedChars(
       codec,
       options,
-      batches.map((b) => enc.encode(b.map((e) => (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`).join(""))),
+      batches.map((b) => utf8.encode(b.map((e) => (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`).join(""))),
     ),
   );
 }
 
+/** One encoder for the process: an event sample is encoded only when a reply ended without usage. */
+const utf8 = new TextEncoder();
 const byteLength = (b: Uint8Array) => b.byteLength;
 const eventCount = (b: ReplyEvent[]) => b.length;
 
