@@ -29,6 +29,9 @@ const EMPTY = new Uint8Array(0);
 /** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
 const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
 
+/** Most usage-only payloads the tap keeps unparsed before merging them ({@link createTap}). */
+export const PENDING_MAX = 32;
+
 /**
  * Creates a tap (FormatCodec.createTap). `push` returns the complete events of what has arrived so far
  * (the read itself when it ends on an event boundary); `end` returns the bytes to append (possibly
@@ -104,7 +107,9 @@ export function createTap(_opts: TapOptions): PassthroughTap {
     // change the usage (its parts no longer matter): kept unparsed until the usage is read or a later
     // event is parsed. A text with a `\u` escape is parsed now (an escaped member name could hide).
     if (state.sawContent && !data.includes("finishReason") && !data.includes("error") && !data.includes("promptFeedback") && !data.includes("\\u")) {
-      pending.push(data);
+      // Bounded: every PENDING_MAX payloads are merged (newest first, mostly one parse), so a long
+      // stream holds a few chunks, not the whole reply.
+      if (pending.push(data) >= PENDING_MAX) mergePending(undefined);
       return;
     }
     let obj: unknown;

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { gemini } from "../../../formats/gemini/index.ts";
 import { hubError, mergeUsage, type Usage } from "../../../formats/hub.ts";
 import { mapUsage } from "../../../formats/gemini/mapping.ts";
+import { PENDING_MAX } from "../../../formats/gemini/tap.ts";
 import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { SseReader } from "../../../formats/sse.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
@@ -138,6 +139,10 @@ describe("gemini passthrough tap: usage of every chunk (events after the first c
     ["a non-JSON and a non-object payload between usage chunks", [chunk([{ text: "a" }], u(9, 1)), "data: {not json\r\n\r\n", "data: [1,2]\r\n\r\n", chunk([{ text: "b" }], u(9, 2)), chunk([{ text: "" }], undefined, { finishReason: "STOP" })].join("")],
     ["an escaped member name (usage under \\u escapes)", [chunk([{ text: "a" }], u(9, 1)), 'data: {"candidates":[{"content":{"parts":[{"text":"b"}]}}],"\\u0075sageMetadata":{"\\u0070romptTokenCount":11,"\\u0063andidatesTokenCount":7}}\r\n\r\n', chunk([{ text: "" }], undefined, { finishReason: "STOP" })].join("")],
     ["an in-band error after usage chunks; later chunks ignored", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "b" }], u(9, 2)), 'data: {"error":{"code":500,"message":"boom","status":"INTERNAL"}}\r\n\r\n', chunk([{ text: "c" }], u(9, 30))].join("")],
+    [
+      "more usage-only chunks than the tap keeps unparsed (merged every PENDING_MAX); cached tokens on an early one",
+      [chunk([{ text: "a" }], u(90, 1)), chunk([{ text: "b" }], u(90, 2, { cachedContentTokenCount: 40 })), ...Array.from({ length: 2 * PENDING_MAX + 5 }, (_, i) => chunk([{ text: "x" }], u(90, 3 + i))), chunk([{ text: "" }], { candidatesTokenCount: 99 }, { finishReason: "STOP" })].join(""),
+    ],
     ["the word error in a text part and usage", [chunk([{ text: "a" }], u(9, 1)), chunk([{ text: "no error here" }], u(9, 4, { thoughtsTokenCount: 2 })), chunk([{ text: "c" }], u(9, 5)), chunk([{ text: "" }], u(9, 5), { finishReason: "STOP" })].join("")],
   ];
   for (const [name, body] of streams) {
