@@ -49,6 +49,11 @@ export function countRows(path: string, table: string): number {
   return withRaw(path, (db) => (db.query(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n);
 }
 
+/** Route traces stored in the SQLite ring (the `n` of its blocks, src/store/sqlite/trace-ring.ts). */
+export function storedTraces(path: string): number {
+  return withRaw(path, (db) => (db.query("SELECT COALESCE(SUM(n), 0) AS n FROM trace_blocks").get() as { n: number }).n);
+}
+
 /** The bytes of the database file and its -wal/-shm companions, concatenated. */
 export function fileBytes(path: string): Buffer {
   const parts = [path, `${path}-wal`, `${path}-shm`].filter((p) => existsSync(p)).map((p) => readFileSync(p));

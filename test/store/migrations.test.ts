@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
-import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
+import { cleanupTempDirs, countRows, storedTraces, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -32,7 +32,7 @@ describe("migrations", () => {
     expect(migrate(db, () => 1)).toEqual(MIGRATIONS.map((m) => m.version));
     expect(migrate(db, () => 2)).toEqual([]);
     const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    for (const t of ["client_keys", "accounts", "cooldowns", "account_locks", "usage", "route_traces", "bindings", "quota_windows"]) {
+    for (const t of ["client_keys", "accounts", "cooldowns", "account_locks", "usage", "trace_blocks", "bindings", "quota_windows"]) {
       expect(tables).toContain(t);
     }
     db.close();
@@ -91,29 +91,38 @@ describe("migrations", () => {
   });
 });
 
-describe("migration 7", () => {
-  test("a version-6 database's traces stay in the ring's first generation and are cleared in its turn", () => {
+describe("migration 8", () => {
+  test("a version-7 database's traces, in any generation table, become blocks: readable, resolvable, rotated out in turn", () => {
     const path = join(tempDir(), "sy.db");
     const db = new Database(path);
-    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 6));
-    for (let i = 1; i <= 3; i++) {
-      db.run("INSERT INTO route_traces (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)", [`sy_${i}`, `req-${i}`, i, JSON.stringify(trace(i))]);
-    }
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 7));
+    // the ring had rotated: generation 2 holds the newest traces, generation 0 older ones (seq is global)
+    const put = (table: string, seq: number) =>
+      db.run(`INSERT INTO ${table} (seq, route_id, request_id, ts, body) VALUES (?, ?, ?, ?, ?)`, [seq, `sy_${seq}`, `req-${seq}`, seq, JSON.stringify(trace(seq))]);
+    for (const i of [1, 2]) put("route_traces", i);
+    for (const i of [3, 4]) put("route_traces_1", i);
+    put("route_traces_2", 5);
+    db.run(
+      `INSERT INTO usage (request_id, ts, client_format, requested_model, estimated, outcome, status, total_ms, attempts, fallback)
+       VALUES ('req-4', 1800000000004, 'openai-chat', 'fast', 0, 'ok', 200, 90, 1, 0)`,
+    );
     db.close();
-    // N = 4: five tables of one trace; the three old traces fill the first generation beyond its block.
     const s = openSqliteStore({ path, traceRingSize: 4, flushIntervalMs: 60_000 });
     expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_3", "sy_2", "sy_1"]);
-    expect(s.getTrace("req-2")).toEqual(trace(2));
-    for (let i = 4; i <= 7; i++) s.save(trace(i));
+    const tables = withRaw(path, (d) => (d.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'route_traces%'").all() as unknown[]).length);
+    expect(tables).toBe(0);
+    expect(storedTraces(path)).toBe(5);
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_5", "sy_4", "sy_3", "sy_2", "sy_1"]);
+    expect(s.getTrace("sy_2")).toEqual(trace(2));
+    expect(s.getTrace("req-5")).toEqual(trace(5));
+    expect(s.recentCalls(10).map((c) => [c.requestId, c.routeId])).toEqual([["req-4", "sy_4"]]);
+    for (let i = 6; i <= 9; i++) s.save(trace(i));
     s.flush();
-    // four new traces went to generations 1-4; the old ones are kept until generation 0 comes round
-    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_7", "sy_6", "sy_5", "sy_4", "sy_3", "sy_2", "sy_1"]);
-    s.save(trace(8));
-    s.flush();
-    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_8", "sy_7", "sy_6", "sy_5", "sy_4"]);
+    // the migrated block goes once the new one holds the ring's 4
+    expect(s.recentTraces(10).map((t) => t.routeId)).toEqual(["sy_9", "sy_8", "sy_7", "sy_6"]);
     expect(s.getTrace("sy_1")).toBeUndefined();
-    expect(countRows(path, "route_traces")).toBe(1);
+    expect(s.recentCalls(10).map((c) => [c.requestId, c.routeId ?? null])).toEqual([["req-4", null]]);
+    expect(countRows(path, "trace_blocks")).toBe(1);
     s.close();
   });
 });
@@ -197,7 +206,8 @@ describe("migration 6", () => {
     db.close();
     const s = openSqliteStore({ path });
     expect(versions(path)).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(withRaw(path, indexes)).toEqual(["route_traces_request_id", "usage_ts"]);
+    // (the trace tables and their index became blocks in migration 8)
+    expect(withRaw(path, indexes)).toEqual(["usage_ts"]);
     const calls = s.recentCalls(10);
     expect(calls.map((c) => [c.requestId, c.routeId, c.usage.inputTokens, c.savedChars])).toEqual([
       ["req-3", "sy_3", 300, 30],

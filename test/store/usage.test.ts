@@ -2,8 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { UsageRecord } from "../../pipeline/ports.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { TRACE_TABLES } from "../../src/store/sqlite/trace-ring.ts";
-import { cleanupTempDirs, countRows, tempDir, trace, usage, withRaw } from "./helpers.ts";
+import { cleanupTempDirs, countRows, storedTraces, tempDir, trace, usage, withRaw } from "./helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -16,13 +15,13 @@ describe("usage batching", () => {
     expect(s.stats()).toMatchObject({ pendingUsage: 50, pendingTraces: 5 });
     const recordedAt = performance.now();
     expect(countRows(path, "usage")).toBe(0);
-    expect(countRows(path, "route_traces")).toBe(0);
+    expect(storedTraces(path)).toBe(0);
     await Bun.sleep(60);
     // A loaded machine can oversleep past the interval: "before" is only asserted while it is before.
     if (performance.now() - recordedAt < 140) expect(countRows(path, "usage")).toBe(0);
     for (let i = 0; i < 100 && countRows(path, "usage") < 50; i++) await Bun.sleep(20);
     expect(countRows(path, "usage")).toBe(50);
-    expect(countRows(path, "route_traces")).toBe(5);
+    expect(storedTraces(path)).toBe(5);
     expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, dropped: 0, flushErrors: 0 });
     expect(s.stats().lastFlushAt).toBeGreaterThan(0);
     s.close();
@@ -40,7 +39,7 @@ describe("usage batching", () => {
     expect(countRows(path, "usage")).toBe(256);
     for (let i = 0; i < 256; i++) s.save(trace(i));
     await Bun.sleep(20);
-    expect(countRows(path, "route_traces")).toBe(256);
+    expect(storedTraces(path)).toBe(256);
     s.close();
   });
 
@@ -54,7 +53,7 @@ describe("usage batching", () => {
     s.save(trace(1));
     s.close();
     expect(countRows(path, "usage")).toBe(2);
-    expect(countRows(path, "route_traces")).toBe(1);
+    expect(storedTraces(path)).toBe(1);
     // after close, records are dropped (and counted), never thrown
     s.record(usage({ requestId: "c" }));
     s.save(trace(2));
@@ -139,52 +138,67 @@ describe("usage batching", () => {
 });
 
 describe("route traces", () => {
-  test("ring keeps the newest N traces and at most 5 x ceil(N / 4), across generation tables", () => {
+  test("ring keeps the newest N traces and fewer than N + a block, as one block per flush", () => {
     const path = join(tempDir(), "sy.db");
-    // N = 8: five tables of 2 traces; the four full ones hold the newest 8 at least.
+    // N = 8, a flush every 3 traces: blocks of 3; the oldest goes while the others hold 8.
     const s = openSqliteStore({ path, traceRingSize: 8, flushIntervalMs: 60_000 });
-    const stored = () => TRACE_TABLES.reduce((n, t) => n + countRows(path, t), 0);
     const newest = (from: number, n: number) => Array.from({ length: n }, (_, i) => `sy_${from - i}`);
     for (let i = 1; i <= 30; i++) {
       s.save(trace(i));
       if (i % 3 === 0) s.flush();
-      const kept = stored();
+      const kept = storedTraces(path);
       if (i % 3 === 0) {
-        expect(kept).toBeGreaterThanOrEqual(Math.min(i, 8));
-        expect(kept).toBeLessThanOrEqual(10);
+        expect(kept).toBe(Math.min(i, 9));
         // what is kept is exactly the newest `kept`, newest first
         expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(i, kept));
       }
     }
-    for (const t of TRACE_TABLES) expect(countRows(path, t)).toBeLessThanOrEqual(2);
+    expect(countRows(path, "trace_blocks")).toBe(3);
     expect(s.recentTraces(3).map((t) => t.routeId)).toEqual(["sy_30", "sy_29", "sy_28"]);
     expect(s.getTrace("sy_23")?.routeId).toBe("sy_23");
     expect(s.getTrace("req-23")?.routeId).toBe("sy_23");
     expect(s.getTrace("sy_3")).toBeUndefined();
     expect(s.getTrace("req-3")).toBeUndefined();
-    // a batch larger than the ring
+    // a batch larger than the ring: its block alone holds the newest 8 and more
     for (let i = 100; i < 140; i++) s.save(trace(i));
     s.flush();
-    const kept = stored();
-    expect(kept).toBeGreaterThanOrEqual(8);
-    expect(kept).toBeLessThanOrEqual(10);
-    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(139, kept));
+    expect(storedTraces(path)).toBe(40);
+    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(139, 40));
+    expect(s.getTrace("sy_30")).toBeUndefined();
     s.close();
-    // a reopened store goes on from the newest table
+    // a reopened store goes on from the newest block
     const again = openSqliteStore({ path, traceRingSize: 8, flushIntervalMs: 60_000 });
     for (let i = 200; i < 205; i++) again.save(trace(i));
     again.flush();
-    const after = stored();
-    expect(after).toBeGreaterThanOrEqual(8);
-    expect(after).toBeLessThanOrEqual(10);
-    expect(again.recentTraces(100).map((t) => t.routeId)).toEqual([...newest(204, 5), ...newest(139, after - 5)]);
+    expect(storedTraces(path)).toBe(45);
+    expect(again.recentTraces(100).map((t) => t.routeId)).toEqual([...newest(204, 5), ...newest(139, 40)]);
+    for (let i = 205; i < 208; i++) again.save(trace(i));
+    again.flush();
+    expect(again.recentTraces(100).map((t) => t.routeId)).toEqual(newest(207, 8));
     again.close();
+  });
+
+  test("a flush of more than a block's traces writes several blocks; ids resolve in each", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, traceRingSize: 10_000, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 600; i++) s.save(trace(i));
+    for (let i = 0; i < 600; i++) s.record(usage({ requestId: `req-${i}`, ts: 1_800_000_000_000 + i }));
+    s.flush();
+    expect(countRows(path, "trace_blocks")).toBe(3);
+    expect(storedTraces(path)).toBe(600);
+    for (const i of [0, 255, 256, 511, 512, 599]) {
+      expect(s.getTrace(`sy_${i}`)).toEqual(trace(i));
+      expect(s.getTrace(`req-${i}`)?.routeId).toBe(`sy_${i}`);
+    }
+    expect(s.recentCalls(600).map((c) => c.routeId)).toEqual(Array.from({ length: 600 }, (_, i) => `sy_${599 - i}`));
+    expect(s.recentTraces(10_000)).toHaveLength(600);
+    s.close();
   });
 
   test("traces resolve by route id or request id, and survive a reopen", () => {
     const path = join(tempDir(), "sy.db");
     const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
-    const t = trace(7, { warnings: [{ code: "stripped_signature", message: "x" }], redactions: { email: 2 } });
+    const t = trace(7, { warnings: [{ code: "stripped_signature", message: "x — é 漢字 😀 \t\n" }], redactions: { email: 2 } });
     s.save(t);
     expect(s.getTrace("sy_7")).toEqual(t); // pending traces are flushed before the query
     expect(s.getTrace("req-7")).toEqual(t);
@@ -194,7 +208,8 @@ describe("route traces", () => {
     s.close();
     const again = openSqliteStore({ path });
     expect(again.getTrace("sy_7")?.status).toBe(502);
-    expect(countRows(path, "route_traces")).toBe(1);
+    expect(again.getTrace("req-7")?.status).toBe(502);
+    expect(again.recentTraces(10).map((r) => [r.routeId, r.status])).toEqual([["sy_7", 502]]);
     again.close();
   });
 

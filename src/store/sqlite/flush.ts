@@ -1,14 +1,14 @@
 /**
  * The SQLite flush (SPEC D-1): everything buffered in {@link PendingWrites} (usage rows, route traces,
  * bindings, quota windows, client keys' changed budget windows) written in ONE IMMEDIATE transaction;
- * traces go into the ring's generation tables (./trace-ring.ts). A budget window is written with the
+ * traces go into the ring as one compressed block per flush (./trace-ring.ts). A budget window is written with the
  * usage rows of the requests that spent it, so a kill -9 loses no more budget use than usage rows.
  * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams, type TraceParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
-import { TRACE_TABLES, traceBlock } from "./trace-ring.ts";
+import { BLOCK_MAX, encodeBlock } from "./trace-ring.ts";
 
 /** Writes the buffers; counts failures and remembers the last successful write. */
 export class SqliteFlusher {
@@ -50,44 +50,30 @@ export class SqliteFlusher {
       ),
     };
     this.ring = {
-      insert: TRACE_TABLES.map((t) => db.prepare(`INSERT OR REPLACE INTO ${t} (route_id, request_id, ts, body) VALUES (?, ?, ?, ?)`)),
-      insertAt: TRACE_TABLES.map((t) => db.prepare(`INSERT OR REPLACE INTO ${t} (seq, route_id, request_id, ts, body) VALUES (?, ?, ?, ?, ?)`)),
-      clear: TRACE_TABLES.map((t) => db.prepare(`DELETE FROM ${t}`)),
-      max: TRACE_TABLES.map((t) => db.prepare(`SELECT MAX(seq) AS m FROM ${t}`)),
-      min: TRACE_TABLES.map((t) => db.prepare(`SELECT MIN(seq) AS m FROM ${t}`)),
+      insert: db.prepare("INSERT INTO trace_blocks (n, min_route, max_route, min_request, max_request, body) VALUES (?, ?, ?, ?, ?, ?)"),
+      sizes: db.prepare("SELECT seq, n FROM trace_blocks ORDER BY seq"),
+      remove: db.prepare("DELETE FROM trace_blocks WHERE seq = ?"),
     };
   }
 
   /**
-   * Writes traces into the ring's newest generation table (see ./trace-ring.ts), emptying the oldest
-   * whole and moving on to it when the newest holds a block. Inside the flush's transaction; the
-   * position is read from the tables each time, so another connection's writes are seen.
+   * Writes traces as blocks of at most {@link BLOCK_MAX} (./trace-ring.ts), then deletes the oldest
+   * blocks while the others hold at least the ring's size. Inside the flush's transaction; the sizes
+   * are read from the table each time, so another connection's writes are seen.
    */
   private writeTraces(traces: readonly TraceParams[]): void {
-    const { insert, insertAt, clear, max, min } = this.ring;
-    const block = traceBlock(this.traceRingSize);
-    let cur = 0;
-    let last = 0;
-    for (let g = 0; g < TRACE_TABLES.length; g++) {
-      const m = (max[g]!.get() as { m: number | null }).m;
-      if (m !== null && m > last) {
-        last = m;
-        cur = g;
-      }
+    const { insert, sizes, remove } = this.ring;
+    for (let i = 0; i < traces.length; i += BLOCK_MAX) {
+      const b = encodeBlock(i === 0 && traces.length <= BLOCK_MAX ? traces : traces.slice(i, i + BLOCK_MAX));
+      insert.run(b.n, b.minRoute, b.maxRoute, b.minRequest, b.maxRequest, b.body);
     }
-    // The newest table's first seq: it holds at most last - first + 1 traces (fewer when a replaced
-    // route id left a gap, which only moves the rotation earlier).
-    let first = last ? ((min[cur]!.get() as { m: number }).m) : 1;
-    for (const row of traces) {
-      if (last - first + 1 >= block) {
-        cur = (cur + 1) % TRACE_TABLES.length;
-        clear[cur]!.run();
-        first = last + 1;
-        insertAt[cur]!.run(first, ...row);
-        last = first;
-      } else {
-        last = Number(insert[cur]!.run(...row).lastInsertRowid);
-      }
+    const blocks = sizes.all() as { seq: number; n: number }[];
+    let kept = 0;
+    for (const b of blocks) kept += b.n;
+    for (const b of blocks) {
+      if (kept - b.n < this.traceRingSize) break;
+      remove.run(b.seq);
+      kept -= b.n;
     }
   }
 
@@ -124,6 +110,6 @@ export class SqliteFlusher {
   /** Finalizes the prepared statements (the store is closing). */
   finalize(): void {
     for (const stmt of Object.values(this.s)) stmt.finalize();
-    for (const stmts of Object.values(this.ring)) for (const stmt of stmts) stmt.finalize();
+    for (const stmt of Object.values(this.ring)) stmt.finalize();
   }
 }

@@ -5,7 +5,9 @@
  * next start simply retries. Never edit a released migration: append a new one.
  */
 import type { Database } from "bun:sqlite";
+import type { TraceParams } from "../rows.ts";
 import { StoreError } from "../types.ts";
+import { BLOCK_MAX, encodeBlock } from "./trace-ring.ts";
 
 /** One schema step. `up` is SQL (several statements allowed) or a function for data migrations. */
 export interface Migration {
@@ -255,6 +257,35 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX route_traces_${g}_request_id ON route_traces_${g} (request_id);`,
       )
       .join("\n"),
+  },
+  {
+    version: 8,
+    name: "route-trace ring as compressed blocks",
+    up: (db) => {
+      // SPEC O-2: the ring as one row per flush (src/store/sqlite/trace-ring.ts): the traces' lines
+      // compressed together, with the block's route id and request id ranges for the lookups.
+      db.run(`CREATE TABLE trace_blocks (
+        seq         INTEGER PRIMARY KEY,
+        n           INTEGER NOT NULL,          -- traces in the block
+        min_route   TEXT NOT NULL,
+        max_route   TEXT NOT NULL,
+        min_request TEXT NOT NULL,
+        max_request TEXT NOT NULL,
+        body        BLOB NOT NULL              -- zstd of one line per trace: JSON route id, tab, JSON request id, tab, JSON RouteTrace
+      ) STRICT`);
+      // The generation tables' traces (migration 7), oldest first, become blocks; then the tables go.
+      const tables = ["route_traces", ...[1, 2, 3, 4].map((g) => `route_traces_${g}`)];
+      const rows = db
+        .query(`SELECT route_id, request_id, ts, body FROM (${tables.map((t) => `SELECT seq, route_id, request_id, ts, body FROM ${t}`).join(" UNION ALL ")}) ORDER BY seq`)
+        .values() as TraceParams[];
+      const insert = db.prepare("INSERT INTO trace_blocks (n, min_route, max_route, min_request, max_request, body) VALUES (?, ?, ?, ?, ?, ?)");
+      for (let i = 0; i < rows.length; i += BLOCK_MAX) {
+        const b = encodeBlock(rows.slice(i, i + BLOCK_MAX));
+        insert.run(b.n, b.minRoute, b.maxRoute, b.minRequest, b.maxRequest, b.body);
+      }
+      insert.finalize();
+      for (const t of tables) db.run(`DROP TABLE ${t}`);
+    },
   },
 ];
 

@@ -58,8 +58,8 @@ export interface SqliteStoreOptions {
   /** Longest time a buffered usage row/trace waits before it is written, in ms. Default 1000. */
   flushIntervalMs?: number;
   /**
-   * Route traces kept (the ring's size N, SPEC O-2): at least the newest N, at most 5 × ceil(N / 4)
-   * (./trace-ring.ts). Default 10,000.
+   * Route traces kept (the ring's size N, SPEC O-2): at least the newest N, fewer than N + 256 (whole
+   * blocks of one flush each, ./trace-ring.ts). Default 10,000.
    */
   traceRingSize?: number;
   /** SQLite busy timeout in ms (waiting for another connection's write lock). Default 5000. */

@@ -1,27 +1,115 @@
 /**
- * The SQLite route-trace ring (SPEC O-2) as generation tables: `route_traces` and `route_traces_1` …
- * `route_traces_4` (migration 7), each holding one block of ceil(N / 4) traces in `seq` order. Traces go
- * into the newest table (the one holding the largest `seq`); when it holds a block, the oldest table is
- * emptied whole and becomes the newest. A whole-table DELETE frees pages without visiting rows
- * (SQLite's truncate optimisation), where trimming the oldest rows one by one removed each row and its
- * two index entries: 4.6–4.9 against 7.0–7.5 µs of CPU per trace written (docs/performance.md, item 50).
- * So the ring keeps at least the newest N traces (the four tables besides the newest hold a block each)
- * and at most 5 × ceil(N / 4) of them: 12,500 for the default 10,000. Every trace kept is visible to the
- * queries. No I/O here: SQL text only.
+ * The SQLite route-trace ring (SPEC O-2) as blocks (migration 8): each flush writes its traces as ONE
+ * row of `trace_blocks` (at most {@link BLOCK_MAX} traces per row), the traces' lines joined and
+ * compressed with zstd, with the smallest and largest route id and request id of the block beside it.
+ * One row and one compressed body per flush instead of a row and two index entries per trace: the
+ * block's body fills a page or two of the WAL where the traces' rows filled ten
+ * (docs/performance.md, item 88). The ring keeps whole blocks: the oldest are deleted while the
+ * others still hold at least N traces, so at least the newest N and fewer than N + {@link BLOCK_MAX}
+ * are kept, all of them visible.
+ *
+ * A block's text is one line per trace, each line starting with "\n": the route id as a JSON string,
+ * a tab, the request id as a JSON string, a tab, the trace's JSON. JSON text holds no raw newline or
+ * tab, so `\n"ID"\t` finds a route id and `\t"ID"\t` a request id, and nothing else. Pure: encoding,
+ * decoding and searching; the queries are in ./usage.ts and ./flush.ts.
  */
+import type { TraceParams } from "../rows.ts";
 
-/** The generation tables, in rotation order. */
-export const TRACE_TABLES = ["route_traces", "route_traces_1", "route_traces_2", "route_traces_3", "route_traces_4"] as const;
+/** Traces per block row at most (a flush of more writes several blocks). */
+export const BLOCK_MAX = 256;
 
-/** Traces per generation table for a ring of `ringSize` (≥ 1): the other four tables hold ≥ ringSize. */
-export function traceBlock(ringSize: number): number {
-  return Math.max(1, Math.ceil(ringSize / (TRACE_TABLES.length - 1)));
+/** zstd level of a block body: level 1 compresses the bench's 255-trace block 36× in ~0.25 µs per trace. */
+const ZSTD_LEVEL = 1;
+
+/** The columns of one `trace_blocks` row, as the flush inserts them. */
+export interface TraceBlock {
+  n: number;
+  minRoute: string;
+  maxRoute: string;
+  minRequest: string;
+  maxRequest: string;
+  /** zstd of the block's text. */
+  body: Uint8Array;
+}
+
+/** A block's id ranges, as read back to decide which blocks can hold an id. */
+export interface BlockHead {
+  seq: number;
+  min_route: string;
+  max_route: string;
+  min_request: string;
+  max_request: string;
+}
+
+/** Encodes traces (route id, request id, ts, JSON body; non-empty) as one block, in their order. */
+export function encodeBlock(traces: readonly TraceParams[]): TraceBlock {
+  let minRoute = traces[0]![0];
+  let maxRoute = minRoute;
+  let minRequest = traces[0]![1];
+  let maxRequest = minRequest;
+  let text = "";
+  for (const [route, request, , body] of traces) {
+    if (route < minRoute) minRoute = route;
+    else if (route > maxRoute) maxRoute = route;
+    if (request < minRequest) minRequest = request;
+    else if (request > maxRequest) maxRequest = request;
+    text += "\n" + JSON.stringify(route) + "\t" + JSON.stringify(request) + "\t" + body;
+  }
+  return { n: traces.length, minRoute, maxRoute, minRequest, maxRequest, body: Bun.zstdCompressSync(text, { level: ZSTD_LEVEL }) };
 }
 
 /**
- * One SELECT over every generation table: `arm(table)` is the SELECT for one table (the same columns in
- * each); the arms are joined with UNION ALL.
+ * A block body's text (see the module comment). `Buffer#toString` rather than a `TextDecoder`: the
+ * same UTF-8 decoding (invalid bytes as U+FFFD), ~0.01 against ~0.6 ms for a 148 KB block of ASCII.
  */
-export function overTraceTables(arm: (table: string) => string): string {
-  return TRACE_TABLES.map(arm).join(" UNION ALL ");
+export function decodeBlock(body: Uint8Array): string {
+  return Bun.zstdDecompressSync(body).toString("utf8");
+}
+
+/** Whether a block can hold `id` as a route id (`route`) or a request id. */
+export function blockMayHold(head: BlockHead, id: string, route: boolean): boolean {
+  return route ? head.min_route <= id && id <= head.max_route : head.min_request <= id && id <= head.max_request;
+}
+
+/** One trace line of a block, split. */
+export interface TraceLine {
+  routeId: string;
+  requestId: string;
+  /** The trace's JSON. */
+  json: string;
+}
+
+/** The line starting at `start` (its "\n") of a block's text, up to `end` (the next line's "\n") when known. */
+function lineAt(text: string, start: number, end = -1): TraceLine {
+  const tab1 = text.indexOf("\t", start + 1);
+  const tab2 = text.indexOf("\t", tab1 + 1);
+  if (end < 0) end = text.indexOf("\n", tab2 + 1);
+  return {
+    routeId: JSON.parse(text.slice(start + 1, tab1)) as string,
+    requestId: JSON.parse(text.slice(tab1 + 1, tab2)) as string,
+    json: text.slice(tab2 + 1, end < 0 ? text.length : end),
+  };
+}
+
+/** The last (newest) line of a block's text with this route id (`route`) or request id, if any. */
+export function findLine(text: string, id: string, route: boolean): TraceLine | undefined {
+  const key = JSON.stringify(id);
+  if (route) {
+    const at = text.lastIndexOf("\n" + key + "\t");
+    return at < 0 ? undefined : lineAt(text, at);
+  }
+  const at = text.lastIndexOf("\t" + key + "\t");
+  return at < 0 ? undefined : lineAt(text, text.lastIndexOf("\n", at));
+}
+
+/** Every line of a block's text, newest (last) first. */
+export function linesNewestFirst(text: string): TraceLine[] {
+  const out: TraceLine[] = [];
+  let end = text.length;
+  while (end > 0) {
+    const start = text.lastIndexOf("\n", end - 1);
+    out.push(lineAt(text, start, end));
+    end = start;
+  }
+  return out;
 }

@@ -23,7 +23,7 @@ import {
 } from "../types.ts";
 import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
-import { overTraceTables } from "./trace-ring.ts";
+import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
 const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
   model: "model",
@@ -41,10 +41,6 @@ const SERIES_SQL = `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
          ${TOKEN_AND_COST_SUMS}
        FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`;
 
-/** A call's route id: the newest trace with its request id in any of the ring's tables (index searches). */
-const ROUTE_ID_OF_CALL = `(SELECT route_id FROM (${overTraceTables(
-  (t) => `SELECT route_id, seq FROM ${t} WHERE request_id = u.request_id`,
-)}) ORDER BY seq DESC LIMIT 1)`;
 
 /** The `UsageStore` role of the SQLite store. */
 export class SqliteUsage implements UsageStore {
@@ -64,21 +60,11 @@ export class SqliteUsage implements UsageStore {
   ) {
     const db = ctx.db;
     this.s = {
-      usageRecent: db.prepare(
-        `SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id
-         FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
-      ),
+      usageRecent: db.prepare("SELECT u.* FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?"),
       usagePrune: db.prepare("DELETE FROM usage WHERE ts < ?"),
-      traceByRoute: db.prepare(
-        `SELECT body FROM (${overTraceTables((t) => `SELECT body, seq FROM ${t} WHERE route_id = ?1`)}) ORDER BY seq DESC LIMIT 1`,
-      ),
-      traceByRequest: db.prepare(
-        `SELECT body FROM (${overTraceTables((t) => `SELECT body, seq FROM ${t} WHERE request_id = ?1`)}) ORDER BY seq DESC LIMIT 1`,
-      ),
-      traceRecent: db.prepare(
-        `SELECT body FROM (${overTraceTables((t) => `SELECT * FROM (SELECT body, seq FROM ${t} ORDER BY seq DESC LIMIT ?1)`)})
-         ORDER BY seq DESC LIMIT ?1`,
-      ),
+      blockHeads: db.prepare("SELECT seq, min_route, max_route, min_request, max_request FROM trace_blocks ORDER BY seq DESC"),
+      blockBody: db.prepare("SELECT body FROM trace_blocks WHERE seq = ?"),
+      blocksNewest: db.prepare("SELECT body FROM trace_blocks ORDER BY seq DESC"),
     };
   }
 
@@ -173,16 +159,13 @@ export class SqliteUsage implements UsageStore {
   recentCalls(limit: number, q: CallsQuery = {}): CallRow[] {
     this.ctx.assertOpen();
     this.flush();
-    if (q.sinceMs === undefined && !q.filter) return (this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
+    if (q.sinceMs === undefined && !q.filter) return this.withRouteIds(this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
     const params: Array<string | number> = [];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), "?"));
-    return (
+    return this.withRouteIds(
       this.ctx.db
-        .query(
-          `SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id
-           FROM usage u WHERE ts >= ?${where} ORDER BY u.ts DESC, u.id DESC LIMIT ?`,
-        )
-        .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[]
+        .query(`SELECT u.* FROM usage u WHERE ts >= ?${where} ORDER BY u.ts DESC, u.id DESC LIMIT ?`)
+        .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[],
     ).map(rowToCall);
   }
 
@@ -196,9 +179,11 @@ export class SqliteUsage implements UsageStore {
     const at = q.before ? { side: "older" as const, cursor: q.before } : q.after ? { side: "newer" as const, cursor: q.after } : undefined;
     const where = callsWhere(q, at, (value) => (params.push(value), "?"));
     const dir = ascending ? "ASC" : "DESC";
-    const rows = this.ctx.db
-      .query(`SELECT u.*, ${ROUTE_ID_OF_CALL} AS route_id FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT ?`)
-      .all(...params, n + 1) as Array<UsageRow & { id: number }>;
+    const rows = this.withRouteIds(
+      this.ctx.db
+        .query(`SELECT u.* FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT ?`)
+        .all(...params, n + 1) as Array<UsageRow & { id: number }>,
+    );
     const exists = (side: "older" | "newer", cursor: { ts: number; id: number }) => {
       const p: Array<string | number> = [];
       const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), "?"));
@@ -211,17 +196,80 @@ export class SqliteUsage implements UsageStore {
   getTrace(id: string): RouteTrace | undefined {
     this.ctx.assertOpen();
     this.flush();
-    const row = (this.s.traceByRoute.get(String(id)) ?? this.s.traceByRequest.get(String(id))) as {
-      body: string;
-    } | null;
-    return row ? (JSON.parse(row.body) as RouteTrace) : undefined;
+    const heads = this.s.blockHeads.all() as BlockHead[];
+    const texts = new Map<number, string>();
+    const line = this.newestLine(heads, texts, String(id), true) ?? this.newestLine(heads, texts, String(id), false);
+    return line ? (JSON.parse(line.json) as RouteTrace) : undefined;
   }
 
-  /** The `limit` (1–10,000) most recent traces, newest first. @throws StoreError `closed`. */
+  /**
+   * The `limit` (1–10,000) most recent traces, newest first (a route id saved more than once counts
+   * once, as its newest). @throws StoreError `closed`.
+   */
   recentTraces(limit: number): RouteTrace[] {
     this.ctx.assertOpen();
     this.flush();
-    return (this.s.traceRecent.all(clampLimit(limit)) as { body: string }[]).map((r) => JSON.parse(r.body));
+    const n = clampLimit(limit);
+    const out: RouteTrace[] = [];
+    const seen = new Set<string>();
+    for (const { body } of this.s.blocksNewest.iterate() as IterableIterator<{ body: Uint8Array }>) {
+      for (const line of linesNewestFirst(decodeBlock(body))) {
+        if (seen.has(line.routeId)) continue;
+        seen.add(line.routeId);
+        out.push(JSON.parse(line.json) as RouteTrace);
+        if (out.length >= n) return out;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The newest trace line with this route id (`route`) or request id: the blocks whose range holds the
+   * id are searched newest first; `texts` keeps the blocks decoded during one call.
+   */
+  private newestLine(heads: readonly BlockHead[], texts: Map<number, string>, id: string, route: boolean): TraceLine | undefined {
+    for (const h of heads) {
+      if (!blockMayHold(h, id, route)) continue;
+      let text = texts.get(h.seq);
+      if (text === undefined) {
+        const row = this.s.blockBody.get(h.seq) as { body: Uint8Array } | null;
+        if (!row) continue;
+        text = decodeBlock(row.body);
+        texts.set(h.seq, text);
+      }
+      const line = findLine(text, id, route);
+      if (line) return line;
+    }
+    return undefined;
+  }
+
+  /**
+   * Sets each call row's `route_id`: the route id of the newest trace with its request id, else null.
+   * The blocks whose request id range meets the rows' are decoded once each, newest first.
+   */
+  private withRouteIds<R extends UsageRow>(rows: R[]): R[] {
+    if (!rows.length) return rows;
+    const wanted = new Set<string>();
+    let lo = String(rows[0]!.request_id);
+    let hi = lo;
+    for (const r of rows) {
+      const id = String(r.request_id);
+      wanted.add(id);
+      if (id < lo) lo = id;
+      else if (id > hi) hi = id;
+    }
+    const routeOf = new Map<string, string>();
+    for (const h of this.s.blockHeads.all() as BlockHead[]) {
+      if (h.max_request < lo || h.min_request > hi) continue;
+      const row = this.s.blockBody.get(h.seq) as { body: Uint8Array } | null;
+      if (!row) continue;
+      for (const line of linesNewestFirst(decodeBlock(row.body))) {
+        if (wanted.has(line.requestId) && !routeOf.has(line.requestId)) routeOf.set(line.requestId, line.routeId);
+      }
+      if (routeOf.size === wanted.size) break;
+    }
+    for (const r of rows) r.route_id = routeOf.get(String(r.request_id)) ?? null;
+    return rows;
   }
 
   /** Deletes usage rows with `ts` < beforeMs. @returns rows deleted. @throws StoreError `closed`. */
