@@ -64,6 +64,10 @@ class Pieces {
   get empty(): boolean {
     return this.len === 0;
   }
+  /** Length of the field as hashed: the pieces joined and cut at the cap ({@link cut}). */
+  get cutLength(): number {
+    return this.len < this.cap ? this.len : this.cap;
+  }
 }
 
 /** What the fingerprint reads of a conversation. */
@@ -119,22 +123,87 @@ function cut(pieces: Pieces): string {
  * SHA-256 of the four parts, each field written as `<length>:<text>` (so no two part lists give the
  * same bytes), the prefix and the text already cut, hashed in one call. Not JSON: `JSON.stringify`
  * escapes every newline and quote of a prompt character by character, which measured as the larger
- * part of the fingerprint's cost on a real system prompt.
+ * part of the fingerprint's cost on a real system prompt. A conversation fingerprinted recently is
+ * found in {@link recentFingerprints} without building that text.
  */
 function hashParts(model: string, parts: ConversationParts): string {
-  const system = cut(parts.system);
-  const user = cut(parts.firstUser);
-  let text = `${model.length}:${model}${system.length}:${system}${parts.tools.length}:`;
-  for (const t of parts.tools) text += `${t.length}:${t}`;
+  const { system, tools, firstUser } = parts;
+  // The memo is looked up only when the text could be in it: every field's characters count.
+  let chars = model.length + system.cutLength + firstUser.cutLength;
+  for (let i = 0; i < tools.length && chars <= FINGERPRINT_MEMO_MAX_CHARS; i++) chars += tools[i]!.length;
+  const remembered = chars <= FINGERPRINT_MEMO_MAX_CHARS;
+  const index = remembered ? crcPieces(firstUser, crcPieces(system, Bun.hash.crc32(model))) ^ tools.length : 0;
+  if (remembered) {
+    const known = recentFingerprints.get(index);
+    if (known !== undefined && known.holds(model, parts)) return known.key;
+  }
+  const sys = cut(system);
+  const user = cut(firstUser);
+  let text = `${model.length}:${model}${sys.length}:${sys}${tools.length}:`;
+  for (const t of tools) text += `${t.length}:${t}`;
+  const userAt = text.length + `${user.length}:`.length;
   text += `${user.length}:${user}`;
-  const known = recentFingerprints.get(text);
-  if (known !== undefined) return known;
   const key = "f:" + Bun.SHA256.hash(text, "hex").slice(0, 32);
-  if (text.length <= FINGERPRINT_MEMO_MAX_CHARS) {
-    if (recentFingerprints.size >= FINGERPRINT_MEMO_ENTRIES) recentFingerprints.delete(recentFingerprints.keys().next().value!);
-    recentFingerprints.set(text, key);
+  if (remembered && text.length <= FINGERPRINT_MEMO_MAX_CHARS) {
+    // A text already there under this index (another conversation whose index is the same) is replaced.
+    if (!recentFingerprints.delete(index) && recentFingerprints.size >= FINGERPRINT_MEMO_ENTRIES) recentFingerprints.delete(recentFingerprints.keys().next().value!);
+    const sysAt = `${model.length}:${model}${sys.length}:`.length;
+    recentFingerprints.set(index, new Fingerprinted(key, text, model, sysAt, sys.length, tools.slice(), userAt, user.length));
   }
   return key;
+}
+
+/** CRC-32 (Bun's native one) of a field's pieces as they are hashed (cut at the cap), continuing `crc`. */
+function crcPieces(pieces: Pieces, crc: number): number {
+  let left = pieces.cap;
+  for (const p of pieces.list) {
+    if (left <= 0) break;
+    crc = Bun.hash.crc32(p.length > left ? p.slice(0, left) : p, crc);
+    left -= p.length;
+  }
+  return crc;
+}
+
+/** Whether `text` holds, from `at`, exactly the pieces as they are hashed (joined and cut at the cap). */
+function piecesAt(text: string, at: number, pieces: Pieces): boolean {
+  let left = pieces.cap;
+  for (const p of pieces.list) {
+    if (left <= 0) break;
+    const s = p.length > left ? p.slice(0, left) : p;
+    if (!text.startsWith(s, at)) return false;
+    at += s.length;
+    left -= p.length;
+  }
+  return true;
+}
+
+/**
+ * A fingerprinted conversation in {@link recentFingerprints}: its key and the exact text it is the
+ * digest of, with where the system prompt and first user message are in it.
+ */
+class Fingerprinted {
+  constructor(
+    readonly key: string,
+    private readonly text: string,
+    private readonly model: string,
+    private readonly sysAt: number,
+    private readonly sysLen: number,
+    private readonly tools: string[],
+    private readonly userAt: number,
+    private readonly userLen: number,
+  ) {}
+
+  /**
+   * Whether these parts are exactly the ones this key was hashed from: the same model, tool names and
+   * field lengths, and the same characters of the system prompt and first user message (compared in
+   * place, nothing joined), so that the text {@link hashParts} would hash is this very text.
+   */
+  holds(model: string, parts: ConversationParts): boolean {
+    const { system, tools, firstUser } = parts;
+    if (model !== this.model || system.cutLength !== this.sysLen || firstUser.cutLength !== this.userLen || tools.length !== this.tools.length) return false;
+    for (let i = 0; i < tools.length; i++) if (tools[i] !== this.tools[i]) return false;
+    return piecesAt(this.text, this.sysAt, system) && piecesAt(this.text, this.userAt, firstUser);
+  }
 }
 
 /** How many fingerprinted texts {@link recentFingerprints} keeps (the oldest is dropped first). */
@@ -142,15 +211,17 @@ export const FINGERPRINT_MEMO_ENTRIES = 64;
 /** Longest fingerprinted text (UTF-16 units) kept there: with both prefixes cut at 2,000 only a long tool list is longer. */
 export const FINGERPRINT_MEMO_MAX_CHARS = 16_384;
 /**
- * The keys of recently fingerprinted conversations, by the exact text {@link hashParts} hashes: every
- * request of a conversation without a session header has the same text (that is what makes it one
- * conversation), and looking the text up (JavaScriptCore hashes and compares the string natively) costs
- * about half of its SHA-256 (~1 against ~2 µs for the bench's 1.7 kB, docs/performance.md item 70). An
- * exact-match memo: the key returned is the digest of that very text, so keys do not change. Bounded to
- * {@link FINGERPRINT_MEMO_ENTRIES} texts of at most {@link FINGERPRINT_MEMO_MAX_CHARS} (≤ ~2 MB, a
- * few hundred kB with typical prompts); in memory only, never stored or logged.
+ * The keys of recently fingerprinted conversations: every request of a conversation without a session
+ * header has the same parts (that is what makes it one conversation). An entry is found by a CRC-32 of
+ * the model, the system prompt's and first user message's pieces as hashed (Bun's native CRC over the
+ * request's own strings, the tool count mixed in) and returned only when the parts are exactly those
+ * its key was hashed from ({@link Fingerprinted.holds}): an exact-match memo, so keys do not change.
+ * Item 70 of docs/performance.md looked the joined text up (JavaScriptCore flattening and hashing it);
+ * item 80 finds it without joining. Bounded to {@link FINGERPRINT_MEMO_ENTRIES} texts of at most
+ * {@link FINGERPRINT_MEMO_MAX_CHARS} (≤ ~2 MB, a few hundred kB with typical prompts); in memory only,
+ * never stored or logged. Two conversations with the same index take turns in one entry.
  */
-const recentFingerprints = new Map<string, string>();
+const recentFingerprints = new Map<number, Fingerprinted>();
 
 /**
  * The conversation fingerprint (SPEC A-2): SHA-256 over the requested model, the first

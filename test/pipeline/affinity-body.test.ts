@@ -300,6 +300,61 @@ describe("recently fingerprinted conversations (the memo of hashParts)", () => {
     expect(both("openai-chat", { model: "m", messages: [{ role: "user", content: "same text." }] }).fromBody).toBe(a.fromBody);
   });
 
+  test("conversations the memo's index cannot tell apart each get their own text's key", () => {
+    // The index is a CRC of the model, system prompt and first user message with the tool count mixed in:
+    // tool names of the same count, two first messages of one CRC-32 (found by a search; equal-length
+    // texts whose CRCs agree agree after any prefix), a lone surrogate against U+FFFD (one CRC after
+    // UTF-8 conversion) and the same text split into other pieces share an index. Alternated, each must
+    // keep its own key.
+    expect(Bun.hash.crc32("wxsfxqurodfg")).toBe(Bun.hash.crc32("aaxienlqaqcp"));
+    const chat = (system: string[], user: string, tools: string[] = []) => ({
+      model: "m",
+      messages: [...system.map((content) => ({ role: "system", content })), { role: "user", content: user }],
+      ...(tools.length > 0 ? { tools: tools.map((name) => ({ type: "function", function: { name, parameters: { type: "object" } } })) } : {}),
+    });
+    const cases = [
+      chat([SYS], "q", ["read", "write"]),
+      chat([SYS], "q", ["read", "grep"]),
+      chat([SYS], "q", ["grep", "read"]),
+      chat([SYS], "wxsfxqurodfg"),
+      chat([SYS], "aaxienlqaqcp"),
+      chat(["A"], "x\ud800y"),
+      chat(["A"], "x\ufffdy"),
+      chat(["AB"], "q"),
+      chat(["A", "B"], "q"),
+    ];
+    const first = cases.map((b) => both("openai-chat", b).fromBody);
+    // SHA-256 hashes the text as UTF-8, where a lone surrogate is U+FFFD: those two share their key.
+    expect(first[5]).toBe(first[6]!);
+    expect(new Set(first).size).toBe(cases.length - 1);
+    for (let pass = 0; pass < 3; pass++) {
+      for (const [i, b] of cases.entries()) {
+        const r = both("openai-chat", b);
+        expect(r.fromBody).toBe(r.fromHub);
+        expect(r.fromBody).toBe(first[i]!);
+      }
+    }
+    // One text in other pieces: the Messages system blocks "A", "B" and the Chat system turns "A\n", …
+    // are other texts; the same joined text read from a string or from text blocks is one key.
+    const asString = both("anthropic-messages", { model: "m", max_tokens: 1, system: "A\nB", messages: [{ role: "user", content: "q" }] });
+    const asBlocks = both("anthropic-messages", { model: "m", max_tokens: 1, system: [{ type: "text", text: "A" }, { type: "text", text: "B" }], messages: [{ role: "user", content: "q" }] });
+    const asParts = both("anthropic-messages", { model: "m", max_tokens: 1, system: "A\nB", messages: [{ role: "user", content: [{ type: "text", text: "q" }] }] });
+    expect(asBlocks.fromBody).toBe(asString.fromBody);
+    expect(asParts.fromBody).toBe(asString.fromBody);
+  });
+
+  test("only the first 2,000 characters of a system prompt in several pieces count, remembered or not", () => {
+    const head = "x".repeat(1990);
+    const key = (tail: string) => both("anthropic-messages", { model: "m", max_tokens: 1, system: [{ type: "text", text: head }, { type: "text", text: tail }], messages: [{ role: "user", content: "q" }] }).fromBody;
+    // The second block crosses the cap: the newline and its first 9 characters count, the rest does not.
+    const a = key("abcdefghi-one");
+    expect(key("abcdefghi-two")).toBe(a);
+    expect(key("abcdefghi-one")).toBe(a);
+    expect(key("abcdefghX-one")).not.toBe(a);
+    expect(key("abcdefghi")).toBe(a);
+    expect(key("abcdefgh")).not.toBe(a);
+  });
+
   test("a text longer than the memo keeps (a long tool list) gets the same key every time", () => {
     const tools = Array.from({ length: 600 }, (_, i) => ({ type: "function", function: { name: `mcp__server__a_rather_long_tool_name_${i}`, parameters: { type: "object" } } }));
     const body = { model: "m", messages: [{ role: "system", content: SYS }, { role: "user", content: "hi" }], tools };
