@@ -13,7 +13,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
-import { errorResponse, responseHeaders, type Finished, type RequestContext } from "./context.ts";
+import { errorAnswer, responseHeaders, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
@@ -258,8 +258,9 @@ function finalError(
   // SPEC 2.4: no account served this reply, so affinity cannot have hit.
   if (f.cache) headers.set("x-switchyard-cache", f.cache);
   if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
+  const res = errorAnswer(ctx, err, headers);
   deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
-  return errorResponse(ctx.clientFormat, err, headers);
+  return res;
 }
 
 /**

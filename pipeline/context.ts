@@ -306,6 +306,20 @@ export function responseHeaders(ctx: RequestContext): Headers {
 }
 
 /**
+ * The error answer of a request that no reply served (a refusal, or the last error after every target
+ * failed): records it in the route trace (`RouteTrace.error`, so the operator sees why in `calls inspect`
+ * and the dashboard) and builds it in the client's format ({@link errorResponse}). Call it before
+ * `finish` (which hands the trace over).
+ */
+export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers = responseHeaders(ctx)): Response {
+  const t: RouteTrace["error"] = { status: err.status, kind: err.kind, message: err.message };
+  if (err.code !== undefined) t.code = err.code;
+  if (err.param !== undefined) t.param = err.param;
+  ctx.trace.error = t;
+  return errorResponse(ctx.clientFormat, err, headers);
+}
+
+/**
  * Builds an error Response in `format` (SPEC 2.4 headers included). Never a stack trace, never HTML.
  * `Retry-After` is set from `err.retryAfterSeconds` when present. A request's own refusal (its headers
  * carry a route id) says `X-Switchyard-Cache: miss` unless the attempt loop set it: no account served

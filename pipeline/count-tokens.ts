@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { hubError } from "../formats/hub.ts";
-import { errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { errorAnswer, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
 import type { AttemptTrace, Clock } from "./ports.ts";
@@ -90,7 +90,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     const hub = tryHubOf(ctx, (e) => (parseError = e));
     if (!hub) {
       const message = parseError instanceof Error ? parseError.message : "The request body is not a Messages request.";
-      return errorResponse(ctx.clientFormat, hubError("invalid_request", message), responseHeaders(ctx));
+      return errorAnswer(ctx, hubError("invalid_request", message));
     }
     ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `estimated locally: ${reason}` });
     return answer(Math.max(1, estimateInputTokens(hub)));

@@ -5,7 +5,7 @@
  */
 import { hubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorResponse, isCountTokens, newContext, responseHeaders, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { defaultIds, errorAnswer, isCountTokens, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
 import { countTokens } from "./count-tokens.ts";
 import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
@@ -66,8 +66,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const table = deps.routing();
       const resolution = resolveModel(ctx.requestedModel, table);
       if ("kind" in resolution) {
+        const res = errorAnswer(ctx, resolution);
         deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
-        return errorResponse(ctx.clientFormat, resolution, responseHeaders(ctx));
+        return res;
       }
       if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
@@ -78,8 +79,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
           `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
           { code: "model_not_found", param: "model" },
         );
+        const res = errorAnswer(ctx, err);
         deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
-        return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
+        return res;
       }
       ctx.trace.candidates = resolution.targets.map((t) => t.label);
       const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
@@ -95,8 +97,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // A bug must never become a stack trace or an HTML page for the client.
       const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
       console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
+      const res = errorAnswer(ctx, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }));
       deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
-      return errorResponse(ctx.clientFormat, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }), responseHeaders(ctx));
+      return res;
     }
   }
 }

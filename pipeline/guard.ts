@@ -4,7 +4,7 @@
  */
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
-import { errorResponse, responseHeaders, type RequestContext } from "./context.ts";
+import { errorAnswer, type RequestContext } from "./context.ts";
 import { checkKeyLimits } from "./key-limits.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
@@ -335,7 +335,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
 
 /** The guard's refusal: `err` in the client's format, with the request's headers. */
 function refuse(ctx: RequestContext, err: HubError): Response {
-  return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
+  return errorAnswer(ctx, err);
 }
 
 /**

@@ -8,7 +8,7 @@
  * for it, once, when it ends (src/app.ts `finish`), with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { bodyBytes, errorResponse, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, errorAnswer, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
 
@@ -133,7 +133,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
       { code: "model_not_allowed", param: "model" },
     );
     ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list (9.6)` });
-    return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
+    return errorAnswer(ctx, err);
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
   const verdict = await counters.admit(key.name, limits, now, { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) });
@@ -144,5 +144,5 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
   }
   const err = refusalError(key.name, verdict.refusal, now);
   ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit (9.6)` });
-  return errorResponse(ctx.clientFormat, err, responseHeaders(ctx));
+  return errorAnswer(ctx, err);
 }

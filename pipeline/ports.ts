@@ -316,6 +316,25 @@ export interface RouteTrace {
   restored?: Record<string, number>;
   /** What the token savers did to the body of the last attempt (SPEC S-1, S-2); absent when they were off or found nothing. */
   tokenSaver?: TokenSaverTrace;
+  /**
+   * The error the client got when no reply was served: a refusal before routing (bad request, a key's
+   * limit, an unknown model) or the last error after every target failed. Absent for a served reply
+   * (an error after the commit point is an attempt's `error`). Scrubbed of secrets before it is stored.
+   */
+  error?: TraceError;
+}
+
+/**
+ * The error answer of a request as its client read it (SPEC O-2, the dashboard's call view): HTTP
+ * status, the hub error kind (`invalid_request`, `rate_limit`, `model_not_found`, …), the provider or
+ * gateway code and offending parameter when known, and the message.
+ */
+export interface TraceError {
+  status: number;
+  kind: string;
+  message: string;
+  code?: string;
+  param?: string;
 }
 
 /**

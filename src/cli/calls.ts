@@ -41,7 +41,7 @@ const counts = (c: Record<string, number>) =>
 
 /**
  * A route trace as lines to read (what the dashboard's call view shows): when and what was asked, the
- * outcome with its status and time, the candidates, each decision, each attempt (target, account,
+ * outcome with its status and time, the error answer the client got (when no reply was served), the candidates, each decision, each attempt (target, account,
  * status, timing, classification and effect, error), warnings, token savers and redaction counts.
  */
 export function traceLines(t: RouteTrace): string[] {
@@ -49,8 +49,10 @@ export function traceLines(t: RouteTrace): string[] {
     `${t.routeId}  ${new Date(t.ts).toISOString()}`,
     `requested   ${t.requestedModel || "(no model)"} (${t.clientFormat})${t.keyName ? `, key ${t.keyName}` : ""}`,
     `outcome     ${t.outcome ?? "unknown"}${t.status !== undefined ? ` ${t.status}` : ""}${t.totalMs !== undefined ? `, ${dur(t.totalMs)}` : ""}`,
-    `candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`,
   ];
+  // The error answer the client got (a refusal, or the last error after every target failed).
+  if (t.error) lines.push(`error       ${t.error.status} ${t.error.kind}${t.error.param ? ` (${t.error.param})` : ""}: ${t.error.message}`);
+  lines.push(`candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`);
   if (t.decisions.length) {
     lines.push("decisions");
     for (const d of t.decisions) lines.push(`  ${d.verdict.padEnd(5)} ${d.subject}: ${d.reason}`);

@@ -55,6 +55,21 @@ test("a request refused before routing says no upstream call was made", () => {
   expect(traceLines(refused)).toEqual(["sy_r  1970-01-01T00:00:00.000Z", "requested   (no model) (openai-chat)", "outcome     rejected 400, 0 ms", "candidates  none", "attempts    none (refused before any upstream call)"]);
 });
 
+test("a refused request's trace names the status, kind, field and message the client got", () => {
+  const refused: RouteTrace = {
+    routeId: "sy_m", requestId: "req_m", ts: 0, clientFormat: "anthropic-messages", requestedModel: "cluade", candidates: [], decisions: [], attempts: [], warnings: [], outcome: "rejected", status: 404, totalMs: 1,
+    error: { status: 404, kind: "model_not_found", code: "model_not_found", param: "model", message: "The model `cluade` is not an alias or combo." },
+  };
+  expect(traceLines(refused)).toEqual([
+    "sy_m  1970-01-01T00:00:00.000Z",
+    "requested   cluade (anthropic-messages)",
+    "outcome     rejected 404, 1 ms",
+    "error       404 model_not_found (model): The model `cluade` is not an alias or combo.",
+    "candidates  none",
+    "attempts    none (refused before any upstream call)",
+  ]);
+});
+
 test("inspect prints those lines; with --json the admin API's object", async () => {
   const run = async (json: boolean) => {
     const out: string[] = [];

@@ -42,3 +42,46 @@ for (const stream of [false, true]) {
     expect(trace.outcome).toBe("ok");
   });
 }
+
+test("a refused request's trace holds the error answer the client got (status, kind, message), scrubbed of the key it presented", async () => {
+  const presented = "sk-client-presented-0123456789abcdef";
+  for (const r of [
+    { body: { model: "q/glm-x", messages: "hi" }, status: 400, kind: "invalid_request", param: "messages" },
+    // An unknown name echoed in the message: here it is the key the client presented (scrubbed in both).
+    { body: { model: presented, messages: [{ role: "user", content: "hi" }] }, status: 404, kind: "model_not_found", param: "model" },
+  ]) {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${presented}` },
+      body: JSON.stringify(r.body),
+    });
+    expect(res.status).toBe(r.status);
+    const told = ((await res.json()) as { error: { message: string } }).error.message;
+    gw.app.settle();
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.outcome).toBe("rejected");
+    expect(trace.error).toEqual({ status: r.status, kind: r.kind, message: told, param: r.param, ...(r.kind === "model_not_found" ? { code: "model_not_found" } : {}) });
+    expect(JSON.stringify(trace)).not.toContain(presented);
+  }
+});
+
+test("a request every target failed has the last error the client got in its trace, next to the attempt", async () => {
+  gw.fake.handle(() => ({ status: 400, json: { error: { message: "context too long for glm-x", type: "invalid_request_error" } } }));
+  try {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "q/glm-x", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(400);
+    const told = ((await res.json()) as { error: { message: string } }).error.message;
+    gw.app.settle();
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.outcome).toBe("error");
+    expect(trace.attempts.length).toBe(1);
+    expect(trace.error?.status).toBe(400);
+    expect(trace.error?.message).toBe(told);
+  } finally {
+    gw.fake.handle(undefined as never);
+  }
+});

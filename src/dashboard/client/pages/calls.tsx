@@ -141,12 +141,25 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
           {count(call.usage.inputTokens)} in · {count(call.usage.outputTokens)} out
           {call.usage.cacheReadTokens ? ` · ${count(call.usage.cacheReadTokens)} cache read` : ""}
           {call.usage.cacheWriteTokens ? ` · ${count(call.usage.cacheWriteTokens)} cache write` : ""}
-          {call.estimated ? " (estimated)" : ""}
+          {call.estimated && call.outcome !== "rejected" ? " (estimated)" : ""}
         </dd>
         <dt>Cost</dt>
         <dd>{call.unpriced ? "unknown (this model has no price)" : call.costUsd !== undefined ? `${usd(call.costUsd)} at API prices` : "–"}</dd>
       </dl>
       <ErrorLine error={trace.error} />
+      {t?.error && (
+        <div class="answered-error" data-error-status={t.error.status}>
+          <h3>{call.outcome === "rejected" ? "Refused: what the client was told" : "The error the client got"}</h3>
+          <div class="answered-error-head">
+            <span class="mono">
+              {t.error.status} {t.error.kind}
+            </span>
+            {t.error.code && t.error.code !== t.error.kind && <span class="mono muted"> · {t.error.code}</span>}
+            {t.error.param && <span class="muted"> · field <code>{t.error.param}</code></span>}
+          </div>
+          <p class="answered-error-message">{t.error.message}</p>
+        </div>
+      )}
       {t && (
         <div class="trace-body">
           <h3>Candidates</h3>
@@ -162,7 +175,7 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
             </>
           )}
           <h3>Attempts</h3>
-          {t.attempts.length === 0 && <p class="muted">No upstream attempt{call.outcome === "ok" ? " (answered locally)" : ""}.</p>}
+          {t.attempts.length === 0 && <p class="muted">No upstream attempt{call.outcome === "ok" ? " (answered locally)" : call.outcome === "rejected" ? " (refused before routing)" : ""}.</p>}
           {t.attempts.map((a, i) => (
             <div key={i} class={`attempt ${a.status !== undefined && a.status < 400 && !a.error ? "attempt-ok" : "attempt-bad"}`} data-attempt={i + 1}>
               <div>

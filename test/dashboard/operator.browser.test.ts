@@ -1,0 +1,84 @@
+/**
+ * The operator's side of the dashboard in a real browser (SPEC 9.4), what a new operator would trip
+ * over: a refused call says why in its trace view (the status and the message the client got, no
+ * secret); the open Keys page follows keys created or revoked elsewhere (the CLI, another tab);
+ * Overview's stat tiles fit one row at 1280 and 1440 px; a bad key name gets the API's 400 message in
+ * the Keys form. Screenshots go to test-results/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import type { TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway & { script: DemoScript };
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startDemoGateway();
+  await driveDemoState(gw);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+/** Marks the window, so a test can tell the page was not reloaded. */
+const mark = (page: Page) => page.evaluate("window.__kept = 42");
+const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
+/** Waits until the live event stream said hello (the badge reads Live). */
+const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
+
+/** POSTs `body` to `path`; the status, the route id and the error message the client read. */
+async function call(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; routeId: string; message: string }> {
+  const res = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const json = (await res.json()) as { error?: { message?: string } };
+  return { status: res.status, routeId: res.headers.get("x-switchyard-route-id")!, message: json.error?.message ?? "" };
+}
+
+/** Creates a key through the admin API; its secret. */
+async function createKey(body: Record<string, unknown>): Promise<string> {
+  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { secret: string }).secret;
+}
+
+describe("calls refused before routing", () => {
+  test("the trace view of a bad request, an unknown model and a key's limit shows the status and the message the client got, and no secret", async () => {
+    const secret = await createKey({ name: "fast-only", limits: { models: ["fast"] } });
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
+      await live(w.page);
+      const refusals = [
+        { label: "bad-request", want: 400, ...(await call("/v1/chat/completions", { model: "fast", messages: "fix the test" })) },
+        { label: "unknown-model", want: 404, ...(await call("/v1/messages", { model: "nosuch/model-9", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })) },
+        { label: "key-limit", want: 403, ...(await call("/v1/messages", { model: "coding", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, { "x-api-key": secret })) },
+      ];
+      for (const r of refusals) {
+        expect({ label: r.label, status: r.status }).toEqual({ label: r.label, status: r.want });
+        expect(r.message.length).toBeGreaterThan(10);
+        const row = w.page.locator(`tr[data-route-id="${r.routeId}"]`);
+        await row.waitFor({ timeout: 10_000 });
+        expect(await row.innerText()).toContain(`rejected ${r.status}`);
+        await row.click();
+        const box = w.page.locator(".trace .answered-error");
+        await box.waitFor({ timeout: 10_000 });
+        expect(await w.page.locator(".trace").innerText()).toContain(r.routeId);
+        const text = await box.innerText();
+        expect({ label: r.label, text }).toEqual({ label: r.label, text: expect.stringContaining(String(r.status)) });
+        expect(await box.locator(".answered-error-message").innerText()).toBe(r.message);
+        await w.page.screenshot({ path: join(SHOTS, `calls-refused-${r.label}.png`), fullPage: true });
+      }
+      expect(await w.page.content()).not.toContain(secret);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
