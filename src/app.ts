@@ -216,7 +216,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let changeTimer: ReturnType<typeof setTimeout> | undefined;
   let accountsChanged = false;
   const unsubscribeChanges = store.onChange((change) => {
-    if (change === "keys" || change === "leases") return; // the key cache is the store's; lease waiters poll
+    // Keys another instance created or revoked: the key cache is the store's; open Keys pages re-read (SPEC 9.4).
+    if ((change === "keys" || change === "all") && bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change: "changed" });
+    if (change === "keys" || change === "leases") return; // lease waiters poll
     if (change !== "state") accountsChanged = true;
     if (changeTimer) return;
     changeTimer = setTimeout(async () => {
@@ -505,6 +507,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       sessions,
+      keysChanged: (change, name) => {
+        if (bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change, name });
+      },
       extend: (admin) =>
         subscriptionAdmin({
           store,

@@ -29,6 +29,8 @@ export interface AdminDeps {
   providerIds?: () => Iterable<string>;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
+  /** Called after a key was created or revoked here (the live `keys_changed` event: open Keys pages re-read). */
+  keysChanged?: (change: "created" | "revoked", name: string) => void;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }
@@ -164,6 +166,7 @@ export function adminApi(deps: AdminDeps) {
         try {
           const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
           const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);
+          deps.keysChanged?.("created", input.value.name);
           set.status = 201;
           return created;
         } catch (e) {
@@ -187,6 +190,7 @@ export function adminApi(deps: AdminDeps) {
         if (!ok) return adminError(404, `No active key named ${name}.`);
         // A dashboard signed in with this key is signed out with it.
         deps.sessions?.endSubject(name);
+        deps.keysChanged?.("revoked", name);
         return { revoked: name };
       } catch (e) {
         if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);

@@ -157,7 +157,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
 /** OpenAPI documentation of the control routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
 export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/events": {
-    summary: "Live events as Server-Sent Events: request_finished, account_state, alert (data = the JSON below); `: ping` every 15 s.",
+    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed (data = the JSON below); `: ping` every 15 s.",
     query: EventsQuery,
     stream: true,
     response: v.union([
@@ -192,6 +192,7 @@ export const CONTROL_ROUTE_DOCS = {
         until: v.optional(v.number()),
       }),
       v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) }),
+      v.object({ type: v.literal("keys_changed"), at: v.number(), change: v.picklist(["created", "revoked", "changed"]), name: v.optional(v.string()) }),
     ]),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids, circuit state; never credentials.", response: ProvidersReply },

@@ -73,14 +73,29 @@ export interface AlertEvent {
   detail: Record<string, unknown>;
 }
 
+/**
+ * Client keys changed (SPEC 9.4 Keys page, 9.3 `POST|DELETE /admin/api/keys`): a key was created or
+ * revoked through this instance's admin API (the CLI's `keys create|revoke`, another browser), or
+ * another instance sharing the store announced a change of keys (`changed`, no name: re-read the list).
+ * Never carries a secret.
+ */
+export interface KeysChangedEvent {
+  type: "keys_changed";
+  at: number;
+  /** `created` | `revoked` (through this instance) | `changed` (announced by another instance). */
+  change: "created" | "revoked" | "changed";
+  /** The key's name, when known. */
+  name?: string;
+}
+
 /** Every event the bus carries. */
-export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent;
+export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent | KeysChangedEvent;
 
 /** A typed publish/subscribe bus, one per running instance. */
 export class EventBus {
   private listeners: Array<(event: GatewayEvent) => void> = [];
   /** Subscribers per event type (a subscriber of every type counts for each). */
-  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0 };
+  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0, keys_changed: 0 };
 
   /** Whether anybody listens to anything (lets a publisher skip building an event). */
   get active(): boolean {

@@ -11,6 +11,7 @@ import type { Page } from "playwright-core";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
+import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 
 let gw: TestGateway & { script: DemoScript };
 let browser: TestBrowser;
@@ -74,6 +75,43 @@ describe("calls refused before routing", () => {
         expect(await box.locator(".answered-error-message").innerText()).toBe(r.message);
         await w.page.screenshot({ path: join(SHOTS, `calls-refused-${r.label}.png`), fullPage: true });
       }
+      expect(await w.page.content()).not.toContain(secret);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
+/** Runs `switchyard ARGS --data-dir` against the test gateway, from source; stdout, stderr, exit code. */
+async function cli(...args: string[]): Promise<{ out: string; err: string; code: number }> {
+  const p = Bun.spawn([...SOURCE_CLI, ...args, "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { out, err, code };
+}
+
+describe("keys made elsewhere", () => {
+  test("the open Keys page shows a key the CLI creates and a revoke from another tab, without a reload", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.locator("#key-name").waitFor({ timeout: 10_000 });
+      await live(w.page);
+      await mark(w.page);
+      const made = await cli("keys", "create", "cli-made", "--rpm", "30");
+      expect({ err: made.err, code: made.code }).toEqual({ err: "", code: 0 });
+      const secret = made.out.trim().split("\n").pop()!;
+      const row = w.page.locator('tr[data-key="cli-made"]');
+      await row.waitFor({ timeout: 5_000 });
+      expect(await row.innerText()).toContain("30 rpm");
+      expect(await row.innerText()).toContain("active");
+      await w.page.screenshot({ path: join(SHOTS, "keys-cli-made.png"), fullPage: true });
+
+      // Another tab (here: the admin API) revokes it.
+      expect((await fetch(`${gw.url}/admin/api/keys/cli-made`, { method: "DELETE" })).status).toBe(200);
+      await row.locator(".pill", { hasText: "revoked" }).waitFor({ timeout: 5_000 });
+      expect(await row.locator("button", { hasText: "Revoke" }).count()).toBe(0);
+      expect(await stillMarked(w.page)).toBe(true);
       expect(await w.page.content()).not.toContain(secret);
       expect(w.errors).toEqual([]);
     } finally {

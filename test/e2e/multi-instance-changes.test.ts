@@ -2,6 +2,7 @@
  * Several instances on one PostgreSQL (SPEC D-2) as an operator changes and stresses them: two real
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
+ * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
  *   to 10 minutes (`SWITCHYARD_REREAD_MS`) so that only the announcement can carry the change (with the
@@ -18,6 +19,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
+import { openEvents } from "../support/admin-events.ts";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -104,6 +106,18 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     expect(upstream.requests.at(-1)!.model).toBe("gpt-quick");
     expect((await admin(a, "/aliases/quick", { method: "DELETE" })).status).toBe(200);
     await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 404, 3000, "B to drop the alias deleted through A");
+  }, 60_000);
+
+  test("a key created through A reaches B's event stream as keys_changed (an open Keys page on B re-reads its list)", async () => {
+    const events = await openEvents(b.url, "?types=keys_changed", { authorization: `Bearer ${b.instance().adminToken}` });
+    try {
+      expect((await admin(a, "/keys", { method: "POST", body: JSON.stringify({ name: "desk" }) })).status).toBe(201);
+      const e = await events.waitFor((x) => x.event === "keys_changed", 5000);
+      expect(e.data).toMatchObject({ type: "keys_changed", change: "changed" });
+      expect((await admin(b, "/keys")).body.keys.map((k: { name: string }) => k.name)).toContain("desk");
+    } finally {
+      events.close();
+    }
   }, 60_000);
 
   test("a key revoked without an announcement reaching B is refused by B at its next re-read", async () => {

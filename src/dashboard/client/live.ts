@@ -4,13 +4,14 @@
  * gets a `hello` event, so it can re-read the state it shows.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AccountStateEvent, AlertEvent, RequestFinishedEvent } from "../../events/bus.ts";
+import type { AccountStateEvent, AlertEvent, KeysChangedEvent, RequestFinishedEvent } from "../../events/bus.ts";
 
 /** What subscribers receive. */
 export type LiveEvent =
   | (RequestFinishedEvent & { inflight?: number; costUsd?: number })
   | (AccountStateEvent & { provider?: string })
   | AlertEvent
+  | KeysChangedEvent
   | { type: "hello"; at: number };
 
 /** Connection state shown in the header. */
@@ -38,7 +39,7 @@ export function connectLive(): void {
     setState("live");
     dispatch({ type: "hello", at: Number(JSON.parse((m as MessageEvent).data).at) || Date.now() });
   });
-  for (const type of ["request_finished", "account_state", "alert"]) {
+  for (const type of ["request_finished", "account_state", "alert", "keys_changed"]) {
     source.addEventListener(type, (m) => {
       try {
         dispatch(JSON.parse((m as MessageEvent).data) as LiveEvent);

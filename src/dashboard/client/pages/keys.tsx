@@ -181,10 +181,13 @@ function RevokeButton({ name, done }: { name: string; done: () => void }) {
 export function KeysPage() {
   const keys = useData(() => api<{ keys: KeyInfo[] }>("/keys"));
   // Budget use and requests in flight change as a key's requests finish: re-read then (and after a
-  // reconnect), at most once a second.
+  // reconnect), at most once a second. A key created or revoked elsewhere (the CLI, another browser,
+  // another instance sharing the store) is re-read at once.
   const refresh = useDebounced(keys.reload, 1000);
+  const soon = useDebounced(keys.reload, 100);
   useLive((e) => {
-    if ((e.type === "request_finished" && e.key) || e.type === "hello") refresh();
+    if (e.type === "keys_changed") soon();
+    else if ((e.type === "request_finished" && e.key) || e.type === "hello") refresh();
   });
   const now = useNow();
   const list = keys.data?.keys ?? [];
