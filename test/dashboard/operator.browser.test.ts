@@ -120,3 +120,40 @@ describe("keys made elsewhere", () => {
   }, 60_000);
 });
 
+describe("overview layout", () => {
+  test("at 1280 and 1440 px the seven stat tiles sit in one row, each label, value and line inside its tile", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      for (const width of [1280, 1440]) {
+        await w.page.setViewportSize({ width, height: 900 });
+        await w.page.goto(`${gw.url}/dashboard/overview`);
+        await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
+        await w.page.waitForTimeout(300); // the live figures' first reads
+        const tiles = await w.page.locator(".stat").evaluateAll((els) =>
+          els.map((el) => {
+            const box = el.getBoundingClientRect();
+            const parts = [...el.children].map((c) => ({
+              cls: c.className,
+              // a part that does not fit its tile: cut (wider than its box) or wrapped (more than one line)
+              overflows: c.scrollWidth > c.clientWidth + 0.5,
+              lines: Math.round(c.getBoundingClientRect().height / parseFloat(el.ownerDocument.defaultView!.getComputedStyle(c).lineHeight || "0")) || 1,
+            }));
+            return { label: el.querySelector(".stat-label")!.textContent, top: Math.round(box.top), parts };
+          }),
+        );
+        expect(tiles.length).toBe(7);
+        expect({ width, rows: [...new Set(tiles.map((t) => t.top))].length }).toEqual({ width, rows: 1 });
+        for (const t of tiles) {
+          expect({ width, tile: t.label, cut: t.parts.filter((p) => p.overflows).map((p) => p.cls) }).toEqual({ width, tile: t.label, cut: [] });
+          const label = t.parts.find((p) => p.cls === "stat-label")!;
+          const value = t.parts.find((p) => p.cls === "stat-value")!;
+          expect({ width, tile: t.label, labelLines: label.lines, valueLines: value.lines }).toEqual({ width, tile: t.label, labelLines: 1, valueLines: 1 });
+        }
+        await w.page.screenshot({ path: join(SHOTS, `overview-${width}.png`), fullPage: true });
+      }
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});

@@ -86,9 +86,10 @@ export function OverviewPage() {
       <ErrorLine error={usage.error} />
       <div class="stats">
         <Stat label="Requests" value={count(requests)} sub={range.label.toLowerCase()} />
-        <Stat label="Errors" value={count(errors)} sub={requests ? `${pct(errors / requests)} of requests` : "–"} tone={errors ? "bad" : undefined} />
-        <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? `${pct(fallbacks / requests)} of requests` : "–"} tone={fallbacks ? "warn" : undefined} />
-        <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={`${count(tokensIn)} in · ${count(tokensOut)} out`} />
+        <Stat label="Errors" value={count(errors)} sub={requests ? <><span class="nowrap">{pct(errors / requests)}</span> of requests</> : "–"} tone={errors ? "bad" : undefined} />
+        <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? <><span class="nowrap">{pct(fallbacks / requests)}</span> of requests</> : "–"} tone={fallbacks ? "warn" : undefined} />
+        {/* a narrow tile wraps between "in" and "out", never inside a figure */}
+        <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={<><span class="nowrap">{count(tokensIn)} in</span> · <span class="nowrap">{count(tokensOut)} out</span></>} />
         <Stat label="Cost" value={usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
         <Stat label="Request rate" value={`${finished.current.size}/min`} sub="live, last 60 s" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
