@@ -6,6 +6,7 @@
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
+import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
 import type { SessionBook } from "./sessions.ts";
 import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
@@ -42,7 +43,16 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
 
 /** The body of `POST /keys` (an unknown field is a 400 naming it). */
 export const KeyCreate = strictBody({
-  name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty"), v.maxLength(128, "name is at most 128 characters")),
+  /** src/admin/key-name.ts has the rule; surrounding whitespace is dropped. */
+  name: v.pipe(
+    v.string("name must be a string"),
+    v.trim(),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const problem = dataset.typed ? keyNameProblem(dataset.value) : undefined;
+      if (problem) addIssue({ message: problem });
+    }),
+    v.description(`Letters, digits, ".", "_" and "-", starting with a letter or digit; at most ${MAX_KEY_NAME} characters.`),
+  ),
   /** `admin` is the only scope (SPEC 9.3): a misspelt one would silently make a key without it. */
   scopes: v.optional(
     v.array(
@@ -163,6 +173,10 @@ export function adminApi(deps: AdminDeps) {
         if (!input.ok) return input.response;
         const unknownProvider = deps.providerIds && unknownProviderPattern(input.value.limits?.models, [...deps.providerIds()]);
         if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
+        // Names that differ only in case would read as the same key in tables, filters and alerts.
+        const name = input.value.name;
+        const twin = (await deps.store.listKeys()).find((k) => k.revokedAt === undefined && k.name !== name && k.name.toLowerCase() === name.toLowerCase());
+        if (twin) return adminError(409, `a key named ${JSON.stringify(twin.name)} already exists (names differ only in case): choose another name`, "name");
         try {
           const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
           const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);

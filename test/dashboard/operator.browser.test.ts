@@ -120,6 +120,35 @@ describe("keys made elsewhere", () => {
   }, 60_000);
 });
 
+describe("key names", () => {
+  test("a name with a space gets the API's 400 message under the form; nothing is created and the typed name stays to be fixed", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.locator("#key-name").waitFor({ timeout: 10_000 });
+      await w.page.fill("#key-name", "my laptop");
+      await w.page.click('form button[type="submit"]');
+      const error = w.page.locator(".card", { hasText: "Create a key" }).locator(".error-line");
+      await error.waitFor({ timeout: 10_000 });
+      expect(await error.innerText()).toContain('name "my laptop" may use letters, digits, ".", "_" and "-" only');
+      expect(await w.page.locator(".secret-value").count()).toBe(0);
+      expect(await w.page.inputValue("#key-name")).toBe("my laptop");
+      await w.page.screenshot({ path: join(SHOTS, "keys-bad-name.png"), fullPage: true });
+      // Fixed, it is created and the message goes.
+      await w.page.fill("#key-name", "my-laptop");
+      await w.page.click('form button[type="submit"]');
+      await w.page.locator('.secret-once[data-secret-for="my-laptop"]').waitFor({ timeout: 10_000 });
+      expect(await error.count()).toBe(0);
+      const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
+      expect(keys.keys.map((k) => k.name).filter((n) => n.includes("laptop"))).toEqual(["my-laptop"]);
+      // the only failed answer is the refused create (Chromium logs it as a console error)
+      expect(w.failed).toEqual([`400 ${gw.url}/admin/api/keys`]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
 describe("overview layout", () => {
   test("at 1280 and 1440 px the seven stat tiles sit in one row, each label, value and line inside its tile", async () => {
     const w = await openPage(browser, gw.url);

@@ -3,7 +3,7 @@
  * check-config, one-line failures when no instance runs, and --url/--key.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
@@ -100,6 +100,49 @@ describe("keys", () => {
     expect(again.code).not.toBe(0);
     expect(lines(again.stderr)).toHaveLength(1);
   }, 30_000);
+});
+
+describe("key names", () => {
+  const RULE = 'may use letters, digits, ".", "_" and "-" only, starting with a letter or digit (the rule for keys[].name in the config file), e.g. laptop or ci-runner';
+  const names = () => (JSON.parse(cli(["keys", "list", "--json", "--data-dir", inst.dataDir]).stdout).keys as Array<{ name: string }>).map((k) => k.name);
+
+  test("keys create refuses a name with a space, a control or invisible character, a slash, or over 64 characters, in one line naming the rule; none is made", () => {
+    for (const [name, shown] of [
+      ["my laptop", '"my laptop"'],
+      ["bell\u0007", '"bell\\u{7}"'],
+      ["zero\u200bwidth", '"zero\\u{200b}width"'],
+      ["../admin", '"../admin"'],
+      ["", undefined],
+      ["   ", undefined],
+      ["k".repeat(65), undefined],
+    ] as const) {
+      const r = cli(["keys", "create", name, "--data-dir", inst.dataDir]);
+      const stderr = lines(r.stderr);
+      expect({ name, code: r.code, lines: stderr.length }).toEqual({ name, code: name === "" ? 2 : 1, lines: 1 });
+      if (shown) expect(stderr[0]).toBe(`error 400: name ${shown} ${RULE}`);
+      else if (name.length > 64) expect(stderr[0]).toBe("error 400: name is at most 64 characters; this one has 65");
+      else if (name !== "") expect(stderr[0]).toBe("error 400: name must not be empty (e.g. laptop or ci-runner)");
+      expect(r.stdout).toBe("");
+    }
+    expect(names().filter((n) => !/^[a-z]+$/.test(n))).toEqual([]);
+  }, 60_000);
+
+  test("surrounding spaces are dropped; a name that differs from an active key's only in case is refused (409)", async () => {
+    const made = cli(["keys", "create", "  desk  ", "--data-dir", inst.dataDir]);
+    expect(made.code).toBe(0);
+    expect(lines(made.stdout)[0]).toBe("created key desk; the secret is shown once:");
+    expect(names()).toContain("desk");
+    const twin = cli(["keys", "create", "Desk", "--data-dir", inst.dataDir]);
+    expect(lines(twin.stderr)).toEqual(['error 409: a key named "desk" already exists (names differ only in case): choose another name']);
+    // The admin API answers in its JSON error format, naming the field.
+    const res = await fetch(`${inst.url}/admin/api/keys`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${JSON.parse(readFileSync(join(inst.dataDir, "instance.json"), "utf8")).adminToken}` },
+      body: JSON.stringify({ name: "tab\there" }),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: { message: `name "tab\\u{9}here" ${RULE}`, type: "invalid_request_error", param: "name", code: null } });
+  }, 60_000);
 });
 
 describe("usage shows what the token savers removed (SPEC S-4)", () => {

@@ -99,7 +99,18 @@ function CreateKey({ created }: { created: () => void }) {
       >
         <div class="field">
           <label for="key-name">Name</label>
-          <input id="key-name" name="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="laptop" required />
+          <input
+            id="key-name"
+            name="name"
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            placeholder="laptop"
+            maxLength={64}
+            title={'Letters, digits, ".", "_" and "-", starting with a letter or digit (the config file\'s rule for keys[].name)'}
+            autoComplete="off"
+            spellcheck={false}
+            required
+          />
         </div>
         <div class="field">
           <label for="key-tag">Tag (routing predicates)</label>
