@@ -186,3 +186,42 @@ describe("overview layout", () => {
     }
   }, 60_000);
 });
+
+describe("narrow screens", () => {
+  test("at 390 px no page is wider than the screen, the content has no dark sidebar stripe behind it, the page links fit a few rows, and Calls shows each call's outcome and total", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.setViewportSize({ width: 390, height: 844 });
+      for (const p of ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"]) {
+        await w.page.goto(`${gw.url}/dashboard/${p}`);
+        await w.page.locator("main h1").waitFor({ timeout: 10_000 });
+        await live(w.page);
+        await w.page.waitForTimeout(300); // charts and tables drawn
+        const look = await w.page.locator("html").evaluate((html) => {
+          const doc = html.ownerDocument;
+          return {
+            wide: html.scrollWidth,
+            // the desktop layout paints the sidebar as a dark band down the page's left edge
+            stripe: doc.defaultView!.getComputedStyle(doc.querySelector(".shell")!).backgroundImage !== "none",
+            nav: Math.round(doc.querySelector("nav.side")!.getBoundingClientRect().height),
+          };
+        });
+        expect({ page: p, wide: look.wide, stripe: look.stripe }).toEqual({ page: p, wide: 390, stripe: false });
+        expect({ page: p, navUnder200: look.nav < 200 }).toEqual({ page: p, navUnder200: true });
+        await w.page.screenshot({ path: join(SHOTS, `narrow-${p}.png`), fullPage: true });
+      }
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
+      const cut = await w.page.locator("table.calls").evaluate((table) => {
+        const edge = table.closest(".card")!.getBoundingClientRect().right;
+        return [...table.querySelectorAll("th")].filter((th) => th.getBoundingClientRect().right > edge + 0.5).map((th) => th.textContent);
+      });
+      // Time, Model, Outcome, Total stay; the other columns are in the call's trace view
+      expect(cut).toEqual([]);
+      expect(await w.page.locator("table.calls th:visible").allInnerTexts()).toEqual(["Time", "Model", "Outcome", "Total"]);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 90_000);
+});
