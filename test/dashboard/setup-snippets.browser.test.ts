@@ -50,3 +50,29 @@ test("each snippet names a model of its vendor's provider with an account, and t
     await w.close();
   }
 }, 60_000);
+
+test("with only an OpenAI account that lists no models, every snippet names a model of that provider (not the unconfigured built-in anthropic/ or gemini/), and Claude Code's is served", async () => {
+  const only = await startGateway(`providers:\n  - id: up\n    kind: openai\n    base_url: "{{FAKE}}/v1"\naccounts:\n  - { id: up-1, provider: up, api_key: env:UP_KEY }\n`, { env: { UP_KEY: "sk-only-openai" } });
+  const w = await openPage(browser, only.url);
+  try {
+    await w.page.goto(`${only.url}/dashboard/setup`);
+    const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
+    await w.page.locator(".snippet pre", { hasText: "up/" }).first().waitFor({ timeout: 10_000 });
+    const claude = await snippet("Claude Code").innerText();
+    expect(claude.split("\n").at(-1)).toBe("claude --model up/gpt-5");
+    expect(await snippet("Codex CLI").innerText()).toContain('model = "up/gpt-5-codex"');
+    expect(await snippet("Gemini CLI").innerText()).toContain("gemini --model up/gpt-5");
+    const model = /claude --model (\S+)/.exec(claude)![1];
+    const res = await fetch(`${only.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+    await only.stop();
+  }
+}, 60_000);

@@ -215,7 +215,7 @@ export function KeysPage() {
       <Card title="Keys">
         {keys.data && list.length === 0 && (
           <Empty title="No keys yet">
-            <p>While no key exists and server.require_api_key is off, callers on this machine need none. Create one here for remote callers or to tell callers apart in Usage.</p>
+            <p>Callers on this machine need no key while server.require_api_key is off (with keys or without). Create one for callers on other machines, or to tell callers apart in Usage and give them limits.</p>
           </Empty>
         )}
         {list.length > 0 && (

@@ -278,7 +278,7 @@ export function RoutingPage() {
           {d?.combos?.length === 0 && (
             <Empty title="No combos">
               <p>
-                A combo is an ordered list of targets with a strategy (fallback, also written priority; round-robin; weighted; least-used), addressed like a model name. Declare them under <code>combos:</code> in the config file.
+                A combo is an ordered list of targets with a strategy (fallback, also written priority; round-robin; weighted; least-used), addressed like a model name. Make one here with New combo, or declare it under <code>combos:</code> in the config file.
               </p>
             </Empty>
           )}

@@ -8,16 +8,18 @@ import type { Alias, Combo, Provider } from "../types.ts";
 
 /** Each CLI's own vendor: the provider kinds that serve it natively and its usual model. */
 const VENDORS = {
-  claude: { kinds: ["anthropic", "anthropic-compatible", "claude-code"], model: "claude-sonnet-4-5", builtin: "anthropic" },
-  codex: { kinds: ["openai-responses", "openai", "codex"], model: "gpt-5-codex", builtin: "openai" },
-  gemini: { kinds: ["gemini"], model: "gemini-2.5-pro", builtin: "gemini" },
+  claude: { kinds: ["anthropic", "anthropic-compatible", "claude-code"], model: "claude-sonnet-4-5", general: "claude-sonnet-4-5", builtin: "anthropic" },
+  codex: { kinds: ["openai-responses", "openai", "codex"], model: "gpt-5-codex", general: "gpt-5", builtin: "openai" },
+  gemini: { kinds: ["gemini"], model: "gemini-2.5-pro", general: "gemini-2.5-pro", builtin: "gemini" },
 } as const;
 
 /**
  * The model a CLI's snippet names when the gateway has no combo or alias: a model of a provider of the
  * CLI's own vendor that has an account (its first configured or discovered model, else the vendor's
- * usual one), else any provider with an account and a known model, else the built-in provider's —
- * so a copied snippet reaches an account of this gateway instead of an unconfigured built-in provider.
+ * usual one), else any provider with an account and a known model, else a provider of another vendor
+ * with an account and that vendor's general model (`up/gpt-5` for Claude Code on a gateway with only an
+ * OpenAI account that lists no models), else the built-in provider's — so a copied snippet reaches an
+ * account of this gateway instead of an unconfigured built-in provider.
  */
 export function snippetModel(cli: keyof typeof VENDORS, providers: readonly Provider[]): string {
   const v = VENDORS[cli];
@@ -28,7 +30,12 @@ export function snippetModel(cli: keyof typeof VENDORS, providers: readonly Prov
     if (p) return `${p.id}/${firstModel(p) ?? v.model}`;
   }
   const any = served.find((p) => firstModel(p) !== undefined);
-  return any ? `${any.id}/${firstModel(any)}` : `${v.builtin}/${v.model}`;
+  if (any) return `${any.id}/${firstModel(any)}`;
+  for (const p of served) {
+    const other = Object.values(VENDORS).find((x) => (x.kinds as readonly string[]).includes(p.kind));
+    if (other) return `${p.id}/${other.general}`;
+  }
+  return `${v.builtin}/${v.model}`;
 }
 
 /** What a snippet puts in the client's key variable, and the comment line above it saying why. */
