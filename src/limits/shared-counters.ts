@@ -490,7 +490,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target, used });
       this.offset = got.now - Math.round((sentAt + monoNow()) / 2);
       s.granted = got.granted;
-      s.othersUsed = got.othersUsed;
+      this.learnOthers(s, got.othersUsed);
       s.reported = used;
       // Short also when a waiting admission's expected spend cannot fit under the limit at all.
       s.shortAt = got.granted < target || (!counted && need > 0 && used + reserved + need > s.limit) ? monoNow() : 0;
@@ -543,7 +543,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
           const others = await this.store.reportQuotaUse(rows.map((s, i) => ({ name: s.name, windowStart: s.windowStart, used: used[i]! })));
           rows.forEach((s, i) => {
             s.reported = used[i]!;
-            s.othersUsed = others[i] ?? s.othersUsed;
+            if (others[i] !== undefined) this.learnOthers(s, others[i]!);
           });
           this.recovered();
         })().catch((err) => {
@@ -554,6 +554,15 @@ export class SharedKeyCounters implements KeyLimitCounters {
     await Promise.all(work);
   }
 
+  /**
+   * Takes the other instances' use in `s`'s window from an answer. Answers to statements sent on
+   * different connections (a report, a refill) may come back in any order, and a window's use only
+   * grows: an older, smaller figure arriving last does not take it back.
+   */
+  private learnOthers(s: Share, othersUsed: number): void {
+    s.othersUsed = s.windowEnd === 0 ? othersUsed : Math.max(s.othersUsed, othersUsed);
+  }
+
   private async giveBack(s: Share): Promise<void> {
     const run = (async () => {
       const used = s.used;
@@ -561,7 +570,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.granted = Math.min(s.granted, keep); // given back from now on (see sync)
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: keep, used });
       s.granted = Math.min(s.granted, got.granted);
-      s.othersUsed = got.othersUsed;
+      this.learnOthers(s, got.othersUsed);
       s.reported = used;
       this.recovered();
     })();

@@ -43,7 +43,11 @@ export interface QuotaShareRequest {
   limit: number;
   /** The share this instance wants to hold now (more to refill, less to give back). */
   target: number;
-  /** What this instance has used of the window so far (reported with the call; slots: ignored). */
+  /**
+   * What this instance has used of the window so far (reported with the call; slots: ignored). A
+   * window's use only grows: a value below the one recorded (a statement sent earlier that reached the
+   * database later) leaves the recorded one.
+   */
   used: number;
 }
 
@@ -135,7 +139,8 @@ export interface SharedStore {
 
   /**
    * Records the use of several of this instance's shares at once (their windows' totals so far, not
-   * increments) and returns, per row in order, the use every other instance has reported in that window.
+   * increments; a total below the recorded one is ignored, see {@link QuotaShareRequest.used}) and
+   * returns, per row in order, the use every other instance has reported in that window.
    * @throws StoreError `unavailable`.
    */
   reportQuotaUse(rows: readonly QuotaUse[]): Awaitable<number[]>;

@@ -211,6 +211,46 @@ describe("across two instances", () => {
     }
   });
 
+  test("a report sent before a refill that reaches the database after it does not take the use back", async () => {
+    // One instance's statements go over different pooled connections: X's timer report (0 used) is sent,
+    // then X's request ends and its refill writes 18 used, then the report commits. Before, the row said 0
+    // again and Y counted the window without X's 18 tokens (budget alerts and the limit included).
+    const url = await pg.createDatabase("shared_counters_order");
+    const x = await openPostgresStore({ url, onError: () => {} });
+    const y = await openPostgresStore({ url, onError: () => {} });
+    let release!: () => void;
+    const reportHeld = new Promise<void>((r) => (release = r));
+    const late = new Proxy(x, {
+      get(t, p) {
+        if (p === "reportQuotaUse") return async (rows: Parameters<Store["reportQuotaUse"]>[0]) => (await reportHeld, t.reportQuotaUse(rows));
+        const v = Reflect.get(t, p);
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+    });
+    const X = new SharedKeyCounters(late, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    try {
+      const l = { budgets: [{ window: "5h" as const, tokens: 30 }] };
+      const v = await X.admit("order", l, Date.now());
+      expect(v.ok).toBe(true);
+      const report = X.report(); // sends 0 used; held on its way
+      await X.settle("order", l, spent, Date.now(), v.ok ? v.ticket : undefined); // over the share: refilled at once with 18 used
+      release();
+      await report; // commits after the refill
+      const w = await Y.admit("order", l, Date.now());
+      expect(w.ok).toBe(true);
+      const changes = await Y.settle("order", l, spent, Date.now(), w.ok ? w.ticket : undefined);
+      expect(changes.map((c) => [c.before, c.after])).toEqual([[18, 36]]);
+      const r = await Y.admit("order", l, Date.now());
+      expect(r.ok === false && r.refusal).toMatchObject({ limit: "budget", used: 36, max: 30 });
+    } finally {
+      await X.close();
+      await Y.close();
+      await x.close();
+      await y.close();
+    }
+  });
+
   test("spare a key left idle on one instance returns to the pool", async () => {
     const url = await pg.createDatabase("shared_counters_idle");
     const x = await openPostgresStore({ url, onError: () => {} });

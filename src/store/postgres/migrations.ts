@@ -291,6 +291,46 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX IF NOT EXISTS flush_batches_at ON flush_batches (at);
     `,
   },
+  {
+    version: 7,
+    name: "a window's reported quota use never goes back",
+    up: `
+      -- An instance's statements about one share travel on different pooled connections: a report sent
+      -- before a refill could commit after it and write back the smaller use, so other instances counted
+      -- less than was spent (until the next report, or for the rest of the window once the key was idle
+      -- there). A window's use only grows, so the larger value is kept; concurrency slots (window_end 0)
+      -- are held, not used up, and keep the value sent. Same function as version 4 otherwise.
+      CREATE OR REPLACE FUNCTION switchyard_quota_share(p_name TEXT, p_start BIGINT, p_end BIGINT, p_instance TEXT,
+          p_limit DOUBLE PRECISION, p_target DOUBLE PRECISION, p_used DOUBLE PRECISION, p_ttl BIGINT)
+        RETURNS TABLE (granted DOUBLE PRECISION, others_used DOUBLE PRECISION, db_now BIGINT)
+        LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_now BIGINT := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+        v_held DOUBLE PRECISION;
+        v_used DOUBLE PRECISION;
+        v_grant DOUBLE PRECISION;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('quota:' || p_name || '@' || p_start::text));
+        IF p_end = 0 THEN
+          SELECT COALESCE(SUM(q.granted), 0), 0 INTO v_held, v_used FROM quota_shares q
+            WHERE q.name = p_name AND q.window_start = p_start AND q.instance_id <> p_instance AND q.expires_at > v_now;
+        ELSE
+          SELECT COALESCE(SUM(CASE WHEN q.expires_at > v_now THEN GREATEST(q.granted, q.used) ELSE q.used END), 0),
+                 COALESCE(SUM(q.used), 0)
+            INTO v_held, v_used FROM quota_shares q
+            WHERE q.name = p_name AND q.window_start = p_start AND q.instance_id <> p_instance;
+        END IF;
+        v_grant := GREATEST(0, LEAST(p_target, p_limit - v_held));
+        INSERT INTO quota_shares (name, window_start, instance_id, granted, used, window_end, expires_at)
+          VALUES (p_name, p_start, p_instance, v_grant, p_used, p_end, v_now + p_ttl)
+          ON CONFLICT (name, window_start, instance_id)
+          DO UPDATE SET granted = excluded.granted,
+                        used = CASE WHEN excluded.window_end = 0 THEN excluded.used ELSE GREATEST(quota_shares.used, excluded.used) END,
+                        expires_at = excluded.expires_at;
+        RETURN QUERY SELECT v_grant, v_used, v_now;
+      END $$;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -122,14 +122,14 @@ export class PgShared implements SharedStore {
     return { granted: Number(row.granted), othersUsed: Number(row.others_used), now: num(row.db_now) };
   }
 
-  /** Records the use of several shares in one statement; returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
+  /** Records the use of several shares in one statement (a window's use only grows: a smaller one sent earlier and committed later is ignored); returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
   async reportQuotaUse(rows: readonly QuotaUse[]): Promise<number[]> {
     if (rows.length === 0) return [];
     const json = JSON.stringify(rows.map((r, i) => ({ i, name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0 })));
     const out = await this.ctx.read((sql) =>
       sql.unsafe(
         `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(i int, name text, ws bigint, used float8)),
-         upd AS (UPDATE quota_shares q SET used = v.used, expires_at = ${DB_NOW_MS} + $3
+         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END, expires_at = ${DB_NOW_MS} + $3
                  FROM v WHERE q.name = v.name AND q.window_start = v.ws AND q.instance_id = $2)
          SELECT v.i, (SELECT COALESCE(SUM(o.used), 0) FROM quota_shares o
                       WHERE o.name = v.name AND o.window_start = v.ws AND o.instance_id <> $2)::float8 AS others
