@@ -2,17 +2,24 @@
  * The credential manager's rules (SPEC A-5, P-7) against a scripted token endpoint, with short
  * timings: coalescing, the grace window, persistence before use, quarantine on a rejected refresh
  * token, the refresh timeout and the backoff of temporary failures.
+ *
+ * The manager's clock (grace window, backoff, expiry) stands still unless a test moves it, and a token
+ * call is cut only where a test asks for it (the hanging endpoint): on a loaded machine a 30 ms answer
+ * took over 200 ms, was cut by a 200 ms timeout and retried, and the wall clock left the grace window.
  */
 import { describe, expect, test } from "bun:test";
 import { CredentialManager, type CredentialDeps } from "../../src/accounts/credentials.ts";
 import type { Account, Credential } from "../../pipeline/ports.ts";
 import type { Quarantine } from "../../src/store/types.ts";
 
-const clock = { now: () => Date.now(), sleep: (ms: number) => Bun.sleep(ms) };
+/** The manager's clock: `now` moves only by {@link advance}. */
+let now = Date.now();
+const clock = { now: () => now, sleep: (ms: number) => Bun.sleep(ms) };
+const advance = (ms: number) => void (now += ms);
 const settings = { authorizeUrl: "http://x/a", tokenUrl: "http://oauth.test/token", clientId: "cid", scopes: ["s"], redirectUri: "http://x/cb" };
 
 function account(over: Partial<Extract<Credential, { type: "oauth" }>> = {}, source: Account["source"] = "db"): Account {
-  return { id: "acct", providerId: "cc", priority: 0, disabled: false, source, credential: { type: "oauth", accessToken: "at-0", refreshToken: "rt-0", expiresAt: Date.now() + 3600_000, ...over } };
+  return { id: "acct", providerId: "cc", priority: 0, disabled: false, source, credential: { type: "oauth", accessToken: "at-0", refreshToken: "rt-0", expiresAt: now + 3600_000, ...over } };
 }
 
 /** A token endpoint answering from a script; records what happened, in order. */
@@ -35,7 +42,7 @@ function harness(answer: (n: number) => Response | Promise<Response>, timings: C
     oauthOf: () => ({ kind: "claude-code", settings }),
     reload: () => void events.push("reload"),
     fetchImpl,
-    timings: { retryBaseMs: 5, graceMs: 1000, backoffBaseMs: 200, refreshTimeoutMs: 200, ...timings },
+    timings: { retryBaseMs: 5, graceMs: 1000, backoffBaseMs: 200, refreshTimeoutMs: 60_000, ...timings },
   });
   return { m, events, quarantined, calls: () => n };
 }
@@ -44,20 +51,25 @@ const ok = (i: number) => Response.json({ access_token: `at-${i}`, refresh_token
 
 describe("CredentialManager", () => {
   test("concurrent refreshes of one account share one token call; later ones within the grace window reuse it", async () => {
-    // A grace window far longer than the refresh: on a loaded machine the 20 refreshes and the token
-    // call took 2.5 s once, and the later refresh then fell outside a 1 s window.
-    const h = harness(async (i) => (await Bun.sleep(30), ok(i)), { graceMs: 60_000 });
+    const h = harness(async (i) => (await Bun.sleep(30), ok(i)));
     const a = account();
     const results = await Promise.all(Array.from({ length: 20 }, () => h.m.refresh(a)));
     expect(results.every(Boolean)).toBe(true);
     expect(await h.m.refresh(a)).toBe(true);
     expect(h.calls()).toBe(1);
     expect(h.m.current(a)).toEqual({ type: "oauth", accessToken: "at-1", refreshToken: "rt-1", expiresAt: expect.any(Number) });
+    // Once the grace window (1 s) has passed, a refresh calls the token endpoint again.
+    advance(999);
+    expect(await h.m.refresh(a)).toBe(true);
+    expect(h.calls()).toBe(1);
+    advance(1);
+    expect(await h.m.refresh(a)).toBe(true);
+    expect(h.calls()).toBe(2);
   });
 
   test("a 401 on the token a refresh replaced reuses it; a 401 on the current token refreshes again at once (P-7)", async () => {
-    const h = harness(ok, { graceMs: 60_000 });
-    const a = account({ expiresAt: Date.now() + 60_000 }); // within 5 minutes: proactive refresh
+    const h = harness(ok);
+    const a = account({ expiresAt: now + 60_000 }); // within 5 minutes: proactive refresh
     const old = a.credential;
     const fresh = await h.m.ensureFresh(a);
     expect((fresh as { accessToken: string }).accessToken).toBe("at-1");
@@ -73,7 +85,7 @@ describe("CredentialManager", () => {
 
   test("the rotated refresh token is persisted before the new access token becomes current", async () => {
     const h = harness(ok);
-    const a = account({ expiresAt: Date.now() + 60_000 }); // within 5 minutes: proactive
+    const a = account({ expiresAt: now + 60_000 }); // within 5 minutes: proactive
     const c = await h.m.ensureFresh(a);
     expect((c as { accessToken: string }).accessToken).toBe("at-1");
     expect(h.events).toEqual(["token call rt-0", "persist acct rt-1", "reload"]);
@@ -81,7 +93,7 @@ describe("CredentialManager", () => {
 
   test("a config-file account is refreshed in memory only (the store cannot hold it)", async () => {
     const h = harness(ok);
-    const a = account({ expiresAt: Date.now() - 1000 }, "config");
+    const a = account({ expiresAt: now - 1000 }, "config");
     expect(((await h.m.ensureFresh(a)) as { accessToken: string }).accessToken).toBe("at-1");
     expect(h.events).toEqual(["token call rt-0"]);
     // A new object for the same config credential (periodic re-read) still gets the refreshed one.
@@ -90,7 +102,7 @@ describe("CredentialManager", () => {
 
   test("version changes when a refreshed credential is adopted or forgotten (the app's secret list is rebuilt then)", async () => {
     const h = harness(ok);
-    const a = account({ expiresAt: Date.now() - 1000 }, "config");
+    const a = account({ expiresAt: now - 1000 }, "config");
     const v0 = h.m.version;
     await h.m.ensureFresh(a);
     const v1 = h.m.version;
@@ -115,16 +127,18 @@ describe("CredentialManager", () => {
   test("a hanging token endpoint times out; temporary failures are retried within the round, then back off", async () => {
     const h = harness(() => new Promise<Response>(() => {}), { refreshTimeoutMs: 50, retries: 1 });
     const a = account();
-    const t0 = Date.now();
     expect(await h.m.refresh(a)).toBe(false);
-    expect(Date.now() - t0).toBeLessThan(1000);
     expect(h.calls()).toBe(2);
     const o = h.m.lastOutcome("acct");
-    expect(o?.kind).toBe("temporary");
-    expect(o?.kind === "temporary" && o.retryAt - Date.now()).toBeGreaterThan(100);
-    // Backing off: no call until retryAt.
+    expect(o).toMatchObject({ kind: "temporary", reason: "the token endpoint did not answer in time" });
+    expect(o?.kind === "temporary" && o.retryAt - now).toBe(200); // the first backoff: backoffBaseMs
+    // Backing off: no call until retryAt; at retryAt a new round (two calls again).
+    advance(199);
     expect(await h.m.refresh(a)).toBe(false);
     expect(h.calls()).toBe(2);
+    advance(1);
+    expect(await h.m.refresh(a)).toBe(false);
+    expect(h.calls()).toBe(4);
     expect(h.quarantined).toEqual([]);
   });
 
