@@ -120,6 +120,8 @@ export interface App {
   bus: EventBus;
   /** SPEC 9.6 client key limit counters (budget use for the admin API). */
   keyCounters: KeyLimitCounters;
+  /** SPEC 9.7 alerts: budget crossings as requests settle, account quota windows compared every 5 s (`scanQuotas`). */
+  alerts: Alerts;
   /** SPEC 9.7 alert webhook delivery (counts delivered and dropped alerts). */
   webhook: AlertWebhook;
   /** The flight recorder (SPEC O-6), served at GET /admin/api/calls/{id}/recording. */
@@ -645,6 +647,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     metrics,
     bus,
     keyCounters,
+    alerts,
     webhook,
     recorder,
     settle,
