@@ -48,9 +48,9 @@ async function bytesMetric(): Promise<number> {
   const line = text.split("\n").find((l) => l.startsWith("switchyard_stream_bytes_sent_total{") && l.includes('endpoint="responses"'));
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
+/** Waits for `check` (the test's own timeout bounds the wait; a loaded machine decides how long it takes). */
 async function until(check: () => boolean) {
-  const deadline = Date.now() + 5000;
-  while (!check() && Date.now() < deadline) await Bun.sleep(20);
+  while (!check()) await Bun.sleep(20);
 }
 
 describe("the reply handed to the socket as events", () => {

@@ -8,7 +8,12 @@ export interface Client {
   frames: any[];
   /** The frames' text exactly as received. */
   raw: string[];
-  /** Waits for the next frame (parsed JSON). */
+  /**
+   * Waits for the next frame (parsed JSON); rejects when the socket closes first (naming its code and
+   * reason), or with "no frame" after `timeoutMs` when one is given. Without one the test's own timeout
+   * bounds the wait: how long a frame takes is the machine's load (a 17 MiB request is ~1 s of CPU
+   * before its first event), not something a test asserts.
+   */
   next(timeoutMs?: number): Promise<any>;
   /** Frames up to and including the first terminal event or error frame. */
   untilTerminal(): Promise<any[]>;
@@ -25,6 +30,9 @@ export async function connect(url: string, headers: Record<string, string> = {})
   const frames: any[] = [];
   const raw: string[] = [];
   let waiting: ((f: any) => void) | undefined;
+  let failWaiting: ((e: Error) => void) | undefined;
+  let closedAs: { code: number; reason: string } | undefined;
+  const closedError = () => new Error(`the socket closed (${closedAs!.code} ${closedAs!.reason}) before the next frame`);
   const pending: any[] = [];
   ws.onmessage = (e) => {
     raw.push(String(e.data));
@@ -32,22 +40,36 @@ export async function connect(url: string, headers: Record<string, string> = {})
     frames.push(f);
     if (waiting) {
       const w = waiting;
-      waiting = undefined;
+      waiting = failWaiting = undefined;
       w(f);
     } else pending.push(f);
   };
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => (ws.onclose = (e) => resolve({ code: e.code, reason: e.reason })));
+  const closed = new Promise<{ code: number; reason: string }>(
+    (resolve) =>
+      (ws.onclose = (e) => {
+        closedAs = { code: e.code, reason: e.reason };
+        const fail = failWaiting;
+        waiting = failWaiting = undefined;
+        fail?.(closedError());
+        resolve(closedAs);
+      }),
+  );
   await new Promise<void>((resolve, reject) => {
     ws.onopen = () => resolve();
     ws.onerror = () => reject(new Error("socket error"));
   });
-  const next = (timeoutMs = 5000) =>
+  const next = (timeoutMs?: number) =>
     new Promise<any>((resolve, reject) => {
       if (pending.length > 0) return resolve(pending.shift());
-      const t = setTimeout(() => reject(new Error("no frame")), timeoutMs);
+      if (closedAs) return reject(closedError());
+      const t = timeoutMs === undefined ? undefined : setTimeout(() => ((waiting = failWaiting = undefined), reject(new Error("no frame"))), timeoutMs);
       waiting = (f) => {
         clearTimeout(t);
         resolve(f);
+      };
+      failWaiting = (e) => {
+        clearTimeout(t);
+        reject(e);
       };
     });
   return {
