@@ -30,6 +30,11 @@ export interface FakeReply {
   split_at?: number[];
   /** Pause between flushed pieces, in ms. */
   delay_ms?: number;
+  /**
+   * The pieces after the first wait for this (test-only, in-process): the reply stays in flight until the
+   * test has checked what it needed meanwhile, however slow the machine.
+   */
+  resume_after_first?: Promise<unknown>;
   /** Drop the connection after this many body bytes ({@link RESET_DELAY_MS} after the last of them). */
   reset_after_bytes?: number;
   /** Never send headers (for header-timeout tests); the request hangs until the client gives up. */
@@ -182,7 +187,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
   const bytes = enc.encode(text);
   const endless = reply.endless === undefined ? undefined : enc.encode(reply.endless);
   const simple =
-    !reply.split_at && !reply.delay_ms && reply.reset_after_bytes === undefined && reply.stall_after_bytes === undefined && reply.endless === undefined;
+    !reply.split_at && !reply.delay_ms && !reply.resume_after_first && reply.reset_after_bytes === undefined && reply.stall_after_bytes === undefined && reply.endless === undefined;
   if (simple) return new Response(bytes, { status, headers });
 
   let limit = bytes.length;
@@ -207,6 +212,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
       for (let i = 0; i < pieces.length; i++) {
         if (aborted) return;
         if (pieces[i].length > 0) controller.enqueue(pieces[i]);
+        if (i === 0 && reply.resume_after_first) await reply.resume_after_first;
         if (reply.delay_ms && i < pieces.length - 1) await Bun.sleep(reply.delay_ms);
       }
       if (reply.reset_after_bytes !== undefined && reply.reset_after_bytes < bytes.length) {

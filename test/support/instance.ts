@@ -43,8 +43,17 @@ export interface StartOptions {
   dataDir?: string;
   /** Extra `start` arguments. */
   args?: string[];
+  /**
+   * Gives up (SIGKILL, throws) when the instance does not listen within this many ms. Default: no limit
+   * of its own (the test's timeout bounds the wait): starting from source is seconds of CPU, and a
+   * loaded machine took more than 15 s.
+   */
   timeoutMs?: number;
 }
+
+/** Instances started and not yet exited: killed when the test process exits (a test that timed out). */
+const live = new Set<Subprocess>();
+let exitHook = false;
 
 /** Reads a stream line by line into `into` until it ends. */
 async function collect(stream: ReadableStream<Uint8Array>, into: string[]): Promise<void> {
@@ -79,7 +88,15 @@ export async function startInstance(opts: StartOptions): Promise<Instance> {
   const stderr: string[] = [];
   const reading = Promise.all([collect(proc.stdout, stdout), collect(proc.stderr, stderr)]);
   const exited = Promise.all([proc.exited, reading]).then(([code]) => code);
-  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+  live.add(proc);
+  void proc.exited.finally(() => live.delete(proc));
+  if (!exitHook) {
+    exitHook = true;
+    process.on("exit", () => {
+      for (const p of live) p.kill("SIGKILL");
+    });
+  }
+  const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   let url: string | undefined;
   while (!url) {
     for (const l of [...stderr, ...stdout]) {
