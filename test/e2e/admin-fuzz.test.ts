@@ -118,7 +118,13 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
     for (const route of routes) {
       const takesBody = route.op.requestBody !== undefined;
       const path = fill(route.path, () => "fuzz-target");
+      // A GET carries no body (probe leaves it out): its requests differ only by their content type.
+      const sentTypes = new Set<string>();
       for (const [label, body, type] of bodies) {
+        if (route.method === "GET") {
+          if (sentTypes.has(type ?? "application/json")) continue;
+          sentTypes.add(type ?? "application/json");
+        }
         const status = await probe(label, route.method, path, body, type);
         if (takesBody && route.method !== "GET" && label !== "invalid UTF-8 escapes") {
           expect(status, `${label} (seed ${SEED}): ${route.method} ${path} must be refused`).toBeGreaterThanOrEqual(400);
