@@ -265,7 +265,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let pendingRead: Promise<ReadResult> | undefined;
   const idleMs = provider.idleTimeoutMs;
   // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
-  // the call is aborted, which settles the pending read.
+  // the call is aborted, which settles the pending read. A reply gathered for a non-streaming client
+  // that holds nothing yet does not refresh it: events that add nothing (keep-alive pings) are silence
+  // until its first content (SPEC 6.4's idle timeout; the attempt then fails like a silent upstream and
+  // the loop moves on within the pre-commit deadline, 6.1/6.3). Once it holds content they keep it
+  // alive, as they keep a committed stream alive (a reasoning model may ping for minutes).
+  const gathers = driver.gathers === true;
+  /** Bytes of events without content read by a gathering driver that holds nothing yet. */
+  let contentless = 0;
   let silent = false;
   /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
   let peeked = 0;
@@ -276,7 +283,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   }, idleMs);
   try {
     while (driver.buffered || !driver.contentSeen) {
-      idle.refresh();
+      if (!gathers || driver.contentSeen) idle.refresh();
       let r: ReadResult;
       try {
         r = await reader.read();
@@ -288,7 +295,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         break;
       }
       if (silent) {
-        if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id);
+        if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
         ended = true;
         prefix.push(driver.end(idleTimeoutError(idleMs)));
         break;
@@ -300,6 +307,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       }
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
+      if (gathers && !driver.contentSeen) contentless += r.value.byteLength;
       if (driver.earlyError) break;
       // Events without content (or bytes that are no events at all) are held here until the first
       // content: no more of them than one event may be (formats/sse.ts). A buffering driver keeps the
@@ -332,7 +340,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch (e) {
     controller.abort();
-    if (silent) return wentSilent(fail, provider.id);
+    if (silent) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
@@ -447,9 +455,17 @@ function finishedAlready(ctx: RequestContext, driver: ReplyDriver<unknown>): boo
   return driver.buffered && driver.stopReason !== null && !ctx.signal.aborted;
 }
 
-/** The failure of an upstream that went silent before its first content (the peek's idle timeout). */
-function wentSilent(fail: CommitAttempt["fail"], providerId: string): AttemptFailure {
-  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", `Upstream ${providerId} went silent before answering.`, { status: 504 }));
+/**
+ * The failure of an upstream that went silent before its first content (the peek's idle timeout).
+ * `pingedMs`: a gathered reply that held nothing while events without content kept arriving, for
+ * that long (the idle timeout): the message says so.
+ */
+function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: number): AttemptFailure {
+  const message =
+    pingedMs === undefined
+      ? `Upstream ${providerId} went silent before answering.`
+      : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s.`;
+  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 
 /**

@@ -76,6 +76,13 @@ export interface ReplyDriver<Out = Uint8Array> {
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
   /**
+   * Optional; true for a driver that gathers a streamed reply for a non-streaming client
+   * ({@link AccumulatedDriver}, SPEC F-9). Until such a reply holds content ({@link contentSeen}), the
+   * commit point does not count events that add nothing to it (keep-alive pings) as the upstream
+   * speaking: the provider's idle timeout runs on as if it were silent (pipeline/commit.ts).
+   */
+  readonly gathers?: boolean;
+  /**
    * Optional: takes one read like `push` but keeps its output, which then comes with the next `push`
    * or `end` (observations are updated at once). The commit point holds the reads it peeks, so a reply
    * that ends during the peek is encoded once, as one part, instead of once per read and then joined.
@@ -397,6 +404,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get empty() {
     return this.driver.empty;
   }
+  get gathers() {
+    return this.driver.gathers;
+  }
 }
 
 /**
@@ -406,6 +416,7 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
  */
 export class AccumulatedDriver extends DecodingDriver {
   readonly buffered = true;
+  readonly gathers = true;
   private readonly acc = new Accumulator();
 
   /** `restoration` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */

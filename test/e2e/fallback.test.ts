@@ -420,6 +420,50 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
     expect(order()).toEqual(["a1"]);
   });
 
+  /** A streamed reply that opens and then sends keep-alive pings every 50 ms, forever: it never holds anything. */
+  const pingsOnly = (): FakeReply => {
+    const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+    const start = ev("message_start", { type: "message_start", message: { id: "msg_p", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } });
+    return { sse: start, endless: ev("ping", { type: "ping" }), endless_every_ms: 50 };
+  };
+
+  test("a stream gathered for a non-streaming client that sends only pings is given up after the idle timeout and served by the next attempt", async () => {
+    // Pings every 50 ms keep bytes flowing far inside the provider's idle_timeout_ms (400), but the
+    // reply holds nothing: the attempt fails like a silent upstream (SPEC 6.4's idle timeout, 6.3's
+    // timeout row) and the attempt loop moves on within the pre-commit deadline.
+    script({ a1: [pingsOnly()] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toMatch(/^served by a[12]$/);
+    expect(order()).toHaveLength(2);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
+    expect(trace.attempts[0].error).toBe("Upstream p sent only events without content (keep-alive pings) for 0.4 s.");
+  });
+
+  test("pings on every attempt: the client gets a 504 in its own format saying so", async () => {
+    script({ a1: Array.from({ length: 8 }, pingsOnly), a2: Array.from({ length: 8 }, pingsOnly) });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(504);
+    const body = (await res.json()) as any;
+    expect(body.type).toBe("error");
+    expect(body.error.message).toBe("Upstream p sent only events without content (keep-alive pings) for 0.4 s.");
+  });
+
+  test("pings after the gathered reply's first content keep it alive, as they keep a stream alive (SPEC 6.4)", async () => {
+    const sse = textStream("anthropic-messages");
+    const cut = sse.indexOf("event: content_block_delta", sse.indexOf("event: content_block_delta") + 1);
+    const ping = `event: ping\ndata: ${JSON.stringify({ type: "ping" })}\n\n`;
+    // The reply's first text arrives, then 12 pings 100 ms apart (1.2 s, three idle timeouts), then the rest.
+    const body = sse.slice(0, cut) + ping.repeat(12) + sse.slice(cut);
+    const cuts = Array.from({ length: 13 }, (_, i) => cut + i * ping.length);
+    script({ a1: [{ sse: body, split_at: cuts, delay_ms: 100 }] });
+    const res = await post("/v1/messages", msg("p/claude-x"));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).content[0].text).toBe("one two three four five six seven eight nine ten");
+    expect(order()).toEqual(["a1"]);
+  });
+
   test("a JSON reply that trickles in with gaps shorter than the idle timeout is served whole, by one attempt", async () => {
     const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
     // Five gaps of 250 ms: 1.25 s in all, far past the provider's idle_timeout_ms (400), no gap reaching it.

@@ -48,6 +48,8 @@ export interface FakeReply {
    * as the client reads, until the client goes away (a base URL that serves an endless body).
    */
   endless?: string;
+  /** Pause before each copy of `endless`, in ms (keep-alive events at a steady pace); default none. */
+  endless_every_ms?: number;
 }
 
 /**
@@ -227,8 +229,10 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
       if (reply.endless === undefined) controller.close();
     },
     // Only for an endless reply: one more copy per read the client asks for.
-    pull(controller) {
-      if (endless !== undefined && !aborted) controller.enqueue(endless);
+    async pull(controller) {
+      if (endless === undefined || aborted) return;
+      if (reply.endless_every_ms) await Bun.sleep(reply.endless_every_ms);
+      if (!aborted) controller.enqueue(endless);
     },
   });
   return new Response(body, { status, headers });
