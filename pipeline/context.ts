@@ -2,7 +2,7 @@
  * The request context that flows through the pipeline stages (SPEC 3), and the helpers every stage
  * uses to answer with an error in the client's own format.
  */
-import { Warnings, type HubError, type HubRequest, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
+import { Warnings, type HubError, type HubRequest, type StopReason, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
 import type { Restoration } from "./restore-placeholders.ts";
 import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
@@ -164,10 +164,11 @@ export interface Finished {
   usageSeen?: boolean;
   /**
    * The reply's driver, for the characters of text, reasoning and tool arguments that reached the
-   * client (`outputChars`): what the output of a reply without usage is estimated from. Read it only
-   * then (a passthrough counts them when read, pipeline/output-estimate.ts).
+   * client (`outputChars`): what the output of a reply without usage, or cut before its provider's
+   * finish (`stopReason` null), is estimated from. Read it only then (a passthrough counts them when
+   * read, pipeline/output-estimate.ts).
    */
-  reply?: { readonly outputChars: number };
+  reply?: { readonly outputChars: number; readonly stopReason?: StopReason | null };
   /** ms since the epoch of the first byte written, if any. */
   firstByteAt?: number;
   /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */

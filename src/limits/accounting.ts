@@ -6,6 +6,7 @@
  * ~4–9 µs (the calculation itself is per request: tiered prices depend on the request's usage).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
+import type { StopReason } from "../../formats/hub.ts";
 import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
@@ -65,11 +66,24 @@ export class RequestAccounting {
    * tpm and budgets count it instead of a silent zero; and its output the estimate of what reached the
    * client: `reply.outputChars` (the characters of text, reasoning and tool arguments the reply driver
    * saw, pipeline/output-estimate.ts; read only here) by the same /4 rule ({@link estimateOutputTokens}).
+   *
+   * A reply cut after its usage began but before its provider's finish (the client left or the
+   * upstream broke, `reply.stopReason` null: an Anthropic stream cut before its `message_delta` has
+   * reported only `message_start`'s `output_tokens`, usually 1) counts as output the larger of what the
+   * provider had reported and the same estimate of what reached the client, and is then marked
+   * estimated when the estimate is used. A reply that ended normally, or after its finish, keeps the
+   * provider's figures (the estimate is not even read: a passthrough decodes what it kept to count it).
    */
-  finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number, reply?: { readonly outputChars: number }): void {
+  finish(ctx: RequestContext, rec: UsageRecord, served: ServedBy | undefined, now: number, reply?: { readonly outputChars: number; readonly stopReason?: StopReason | null }): void {
     if (rec.estimated && served && rec.ttfbMs !== undefined && rec.usage.inputTokens === undefined && rec.usage.outputTokens === undefined && !isCountTokens(ctx.endpoint)) {
       const output = estimateOutputTokens(reply?.outputChars ?? 0);
       rec.usage = output > 0 ? { ...rec.usage, inputTokens: estimateInputOfRequest(ctx), outputTokens: output } : { ...rec.usage, inputTokens: estimateInputOfRequest(ctx) };
+    } else if (!rec.estimated && rec.outcome !== "ok" && reply?.stopReason === null && served && rec.ttfbMs !== undefined && !isCountTokens(ctx.endpoint)) {
+      const output = estimateOutputTokens(reply.outputChars);
+      if (output > (rec.usage.outputTokens ?? 0)) {
+        rec.usage = { ...rec.usage, outputTokens: output };
+        rec.estimated = true;
+      }
     }
     const tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {

@@ -24,6 +24,8 @@ const KEYS = {
   image: "sy-test-spend-image-000000007",
   cut: "sy-test-spend-cut-00000000010",
   native: "sy-test-spend-native-0000011",
+  anthNative: "sy-test-spend-anth-native-012",
+  anthChat: "sy-test-spend-anth-chat-00013",
 };
 
 const YAML = `${DEFAULT_YAML}
@@ -38,6 +40,8 @@ keys:
   - { name: image, key: ${KEYS.image}, limits: { budgets: [{ window: 5h, tokens: 1000000 }] } }
   - { name: cut, key: ${KEYS.cut}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
   - { name: native, key: ${KEYS.native}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
+  - { name: anthNative, key: ${KEYS.anthNative}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
+  - { name: anthChat, key: ${KEYS.anthChat}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
   - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
 settings:
   pricing:
@@ -221,6 +225,50 @@ describe("a served reply without usage counts its input estimate and the estimat
     expect(calls[0].usage.inputTokens).toBeGreaterThanOrEqual(300);
     expect(calls[0].costUsd).toBeCloseTo((calls[0].usage.inputTokens + output) * 0.001, 10);
     expect((await budgetUse("native")).budgets[0].used).toBe(calls[0].usage.inputTokens + output);
+    gw.fake.handle(undefined);
+  });
+
+  /** An Anthropic stream of `text` cut right before its message_delta: the only usage it reported is message_start's (500 in, 1 out). */
+  const anthropicCutBeforeUsage = (text: string) =>
+    gw.fake.handle((req) => {
+      const sse = simpleReply("anthropic-messages", { text, model: req.model, usage: { input: 500, output: 100 } }, true).sse!;
+      return { sse, reset_after_bytes: sse.indexOf("event: message_delta") };
+    });
+  const TEXT = "The answer takes a few sentences. Every one of them reached the client before the cut.";
+
+  test("an Anthropic stream cut after its usage began, to a Messages client (the native passthrough): the output sent counts, not message_start's 1", async () => {
+    anthropicCutBeforeUsage(TEXT);
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": KEYS.anthNative, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "anth/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    const body = await res.text();
+    expect(body).toContain("event: error");
+    const { calls } = await usageRows("anthNative");
+    expect(calls).toHaveLength(1);
+    const output = Math.ceil(TEXT.length / 4);
+    // The input is the provider's own (message_start); the output is an estimate, and the row says so.
+    expect(calls[0]).toMatchObject({ keyName: "anthNative", outcome: "upstream_error", estimated: true, usage: { inputTokens: 500, outputTokens: output } });
+    expect((await budgetUse("anthNative")).budgets[0].used).toBe(500 + output);
+    gw.fake.handle(undefined);
+  });
+
+  test("the same stream to a Chat client (translated): the output sent counts", async () => {
+    anthropicCutBeforeUsage(TEXT);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.anthChat}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "anth/claude-x", stream: true, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"upstream_connection_lost"');
+    const { calls } = await usageRows("anthChat");
+    expect(calls).toHaveLength(1);
+    const output = Math.ceil(TEXT.length / 4);
+    expect(calls[0]).toMatchObject({ keyName: "anthChat", outcome: "upstream_error", estimated: true, usage: { inputTokens: 500, outputTokens: output } });
+    expect((await budgetUse("anthChat")).budgets[0].used).toBe(500 + output);
     gw.fake.handle(undefined);
   });
 
