@@ -350,7 +350,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       accountId: f.account?.id,
       keyName: ctx.key?.name,
       usage: f.usage ?? {},
-      estimated: !f.usageSeen && !ctx.probe,
+      // SPEC O-1: only a reply can lack the provider's usage; a request no model served (a key's limit,
+      // a bad request, every attempt failed) has no usage at all, so nothing in its row is estimated.
+      estimated: !f.usageSeen && !ctx.probe && f.firstByteAt !== undefined,
       outcome: f.outcome,
       status: f.status,
       ttfbMs: f.firstByteAt !== undefined ? f.firstByteAt - ctx.startedAt : undefined,

@@ -65,6 +65,16 @@ describe("GET /usage", () => {
     ]);
   });
 
+  test("a request no model served (the upstream refused it) has no usage to estimate: not counted as estimated, its call not marked so", async () => {
+    const { body } = await get("/usage?since=1h");
+    expect(body.rows.map((r: any) => [r.group, r.estimated])).toEqual([
+      ["claude-a", 0],
+      ["claude-b", 0],
+    ]);
+    const [call] = (await get("/calls?outcome=error")).body.calls;
+    expect([call.requestId, call.estimated]).toEqual([ids.b, false]);
+  });
+
   test("the default bucket for a day is an hour; a chosen bucket is used", async () => {
     expect((await get("/usage")).body.series).toMatchObject({ bucketMs: 3_600_000 });
     const five = (await get("/usage?since=1h&bucket=5m")).body.series;

@@ -117,6 +117,10 @@ describe("requests arriving together near a limit", () => {
     const after = await chat(KEYS.tokens);
     expect(after.status).toBe(429);
     expect(((await after.json()) as any).error.code).toBe("key_budget_exceeded");
+    // The ten refusals have usage rows but no usage: GET /admin/api/usage counts none of them as estimated.
+    const res = await fetch(`${gw.url}/admin/api/usage?by=key&since=1h`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
+    const row = ((await res.json()) as any).rows.find((r: any) => r.group === "tokens");
+    expect([row.requests, row.errors, row.estimated]).toEqual([13, 10, 0]);
     gw.fake.handle(undefined);
   });
 
