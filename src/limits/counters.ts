@@ -329,7 +329,7 @@ export interface BudgetWindowPersistence {
 /**
  * Budget windows survive restarts (SPEC 9.6): reads the stored windows into `counters` now (a read
  * failure is logged and budgets start empty), then has the changed ones written: by each usage flush,
- * in its transaction, when the store offers it (`writeKeyBudgetsWithFlush`, the embedded store: a
+ * in its transaction, when the store offers it (`writeKeyBudgetsWithFlush`, both stores: a
  * process killed without shutdown loses the budget use of the usage rows it loses, the last flush
  * interval), else every {@link BUDGET_SAVE_MS} (it loses at most that much). Call `save` at shutdown.
  */

@@ -88,7 +88,7 @@ export interface KeyStore extends KeyLookup {
   /** SPEC 9.6: writes these budget windows (one row per key and window size, replacing the old one). */
   saveKeyBudgets(rows: KeyBudgetRow[]): Awaitable<void>;
   /**
-   * SPEC 9.6, optional (the embedded store has it): every usage flush takes the changed budget windows
+   * SPEC 9.6, optional (both stores have it): every usage flush takes the changed budget windows
    * from `take` and writes them in its own transaction, so they are as durable as the usage rows of the
    * requests that spent them (a kill -9 loses the last flush interval of both). Without it the caller
    * saves them with `saveKeyBudgets` on a timer of its own.

@@ -1,6 +1,6 @@
 /**
  * The write buffers of a store backend (SPEC D-1): usage rows, route traces, conversation bindings,
- * quota windows and (on the embedded store) client keys' changed budget windows wait here, in memory,
+ * quota windows and client keys' changed budget windows wait here, in memory,
  * until the backend's flush writes them in one transaction. Adding is O(1), never does I/O and never
  * throws; the buffers are bounded while flushes fail. No I/O.
  */
@@ -22,7 +22,7 @@ export interface PendingBatch {
   traces: TraceParams[];
   binds: Map<string, Binding>;
   quotas: Map<string, QuotaWindow & { updatedAt: number }>;
-  /** Client keys' budget windows (SPEC 9.6), one per key and window size; only a backend that pulls them has any. */
+  /** Client keys' budget windows (SPEC 9.6), one per key and window size; only while a source is set ({@link PendingWrites.pullKeyBudgets}). */
   budgets: Map<string, KeyBudgetRow>;
 }
 

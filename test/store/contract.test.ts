@@ -289,6 +289,30 @@ for (const backend of backends) {
       await r.close();
     });
 
+    test("budget windows handed to writeKeyBudgetsWithFlush are written by the usage flush, with the rows that spent them (SPEC 9.6)", async () => {
+      const { store: s, reopen } = await backend.open();
+      expect(typeof s.writeKeyBudgetsWithFlush).toBe("function");
+      let changed = [{ keyName: "ci", window: "5h" as const, startedAt: 1_800_000_000_000, tokens: 54, usd: 0.25 }];
+      s.writeKeyBudgetsWithFlush!(() => {
+        const out = changed;
+        changed = [];
+        return out;
+      });
+      s.record(usage({ requestId: "b1", keyName: "ci" }));
+      await s.flush();
+      // A second connection (another instance, or this one after a kill -9) finds both.
+      const r = await reopen();
+      expect(await r.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 54, usd: 0.25 }]);
+      expect((await r.recentCalls(10)).map((c) => c.requestId)).toEqual(["b1"]);
+      // A later change replaces the window with the next flush.
+      changed = [{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 90, usd: 0.5 }];
+      s.record(usage({ requestId: "b2", keyName: "ci" }));
+      await s.flush();
+      expect(await r.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 90, usd: 0.5 }]);
+      await r.close();
+      await s.close();
+    });
+
     test("token-saver savings (SPEC S-4): stored per request, summed per group, absent when nothing was saved", async () => {
       const { store: s, reopen } = await backend.open();
       s.record(usage({ requestId: "s1", model: "glm-5", savedChars: 40_000, savedTokens: 10_000 }));

@@ -185,6 +185,7 @@ export class PostgresStore implements Store {
   refreshKeys() { return this.keys.refreshKeys(); }
   loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
   saveKeyBudgets(rows: KeyBudgetRow[]) { return this.keys.saveKeyBudgets(rows); }
+  writeKeyBudgetsWithFlush(take: () => KeyBudgetRow[]) { this.pending.pullKeyBudgets(take); }
 
   // -- accounts --------------------------------------------------------------------------------
   listAccounts() { return this.accounts.listAccounts(); }
