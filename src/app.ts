@@ -50,6 +50,7 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
+import type { BrowserPolicy } from "./http/browser-guard.ts";
 import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { openStore } from "./store/open.ts";
@@ -470,11 +471,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const sessions = new SessionBook();
   const host = opts.host ?? cfg.server.host;
   const port = opts.port ?? cfg.server.port;
+  let browserPolicy: { of: RuntimeConfig; policy: BrowserPolicy } | undefined;
   const app = createServer({
     gateway,
     models: (anthropic, request) => modelList(cfg, anthropic, discovery.publishedAll(), allowedModels(request)),
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
-    browser: () => ({ bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins }),
+    // One policy object per configuration (replaced as a whole on a change), not one per request.
+    browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),

@@ -42,6 +42,9 @@ export interface BrowserVerdict {
   headers: Record<string, string>;
 }
 
+/** The verdict of a request without an `Origin` whose Host passes: no refusal, no headers (shared, never written to). */
+const PASS: BrowserVerdict = Object.freeze({ headers: Object.freeze({}) as Record<string, string> });
+
 /** Response headers a configured web origin may read (SPEC 2.4). */
 const EXPOSED_HEADERS = [
   "x-request-id",
@@ -82,14 +85,24 @@ export function parseHostHeader(value: string): { name: string; ip: boolean } | 
   return { name: m[1], ip: IPV4_RE.test(m[1]) };
 }
 
+/**
+ * The last `Host` value {@link hostAllowed} accepted, with the policy's names it was checked against: a
+ * gateway is reached at one or a few host names, so most requests repeat it and skip the parse (two
+ * regular expressions) and the comparisons (issue 17). Only an acceptance is remembered; a policy with
+ * another bind host or another `allowedHosts` array (a reloaded config) checks again.
+ */
+let lastAccepted: { value: string; bindHost: string; allowedHosts: readonly string[] } | undefined;
+
 /** Whether the Host rule accepts this `Host` value (see the module comment). */
 export function hostAllowed(value: string | null, policy: BrowserPolicy): boolean {
   if (value === null) return true;
+  const last = lastAccepted;
+  if (last !== undefined && last.value === value && last.bindHost === policy.bindHost && last.allowedHosts === policy.allowedHosts) return true;
   const host = parseHostHeader(value);
   if (!host) return false;
-  if (host.ip || host.name === "localhost") return true;
-  if (host.name === policy.bindHost.toLowerCase()) return true;
-  return policy.allowedHosts.includes(host.name);
+  const ok = host.ip || host.name === "localhost" || host.name === policy.bindHost.toLowerCase() || policy.allowedHosts.includes(host.name);
+  if (ok) lastAccepted = { value, bindHost: policy.bindHost, allowedHosts: policy.allowedHosts };
+  return ok;
 }
 
 /** The origin a browser names for a page of this gateway reached at `host` (`http://` + Host, normalised). */
@@ -137,27 +150,27 @@ function refuse(request: Request, path: string, err: HubError, headers: Record<s
  * Never throws; reads no body.
  */
 export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVerdict {
-  const headers: Record<string, string> = {};
   const host = request.headers.get("host");
-  const path = pathOf(request.url);
   if (!hostAllowed(host, policy)) {
     const name = host === null ? "" : (parseHostHeader(host)?.name ?? host);
     return refuse(
       request,
-      path,
+      pathOf(request.url),
       hubError(
         "permission",
         `This gateway does not answer for the host name "${name.slice(0, 200)}" (a web page may be trying DNS rebinding). ` +
           `Reach it as localhost or by IP address, or add the name to server.allowed_hosts in the config file.`,
         { status: 421, code: "host_not_allowed" },
       ),
-      headers,
+      {},
     );
   }
 
   const origin = request.headers.get("origin");
-  if (origin === null) return { headers };
-  headers.vary = "Origin";
+  // No Origin (every API client, curl, the SDKs): nothing to add; the URL is not even read.
+  if (origin === null) return PASS;
+  const headers: Record<string, string> = { vary: "Origin" };
+  const path = pathOf(request.url);
   const normal = normalOrigin(origin);
   const configured = normal !== undefined && policy.corsOrigins.includes(normal);
   const own = normal !== undefined && normal === ownOrigin(host);

@@ -23,6 +23,16 @@ describe("Host rule", () => {
     }
   });
 
+  test("a name accepted under one policy is checked again under another (a reloaded config)", () => {
+    // The last accepted Host is remembered with the policy's names it was accepted under (issue 17).
+    expect(hostAllowed("box.local", { ...policy, bindHost: "box.local" })).toBe(true);
+    expect(hostAllowed("box.local", policy)).toBe(false);
+    expect(hostAllowed("box.local:20128", { ...policy, allowedHosts: ["box.local"] })).toBe(true);
+    expect(hostAllowed("box.local:20128", { ...policy, allowedHosts: ["box.local"] })).toBe(true);
+    expect(hostAllowed("box.local:20128", { ...policy, allowedHosts: ["other.lan"] })).toBe(false);
+    expect(hostAllowed("box.local:20128", policy)).toBe(false);
+  });
+
   test("parseHostHeader keeps IPv6 brackets and drops the port", () => {
     expect(parseHostHeader("[::1]:20128")).toEqual({ name: "[::1]", ip: true });
     expect(parseHostHeader("Example.COM:80")).toEqual({ name: "example.com", ip: false });
