@@ -209,6 +209,17 @@ export interface ToolResultSlot extends TextSlot {
 }
 
 /**
+ * The facts of a plain whole reply ({@link FormatCodec.plainReplyFacts}): its usage as
+ * `decodeResponse` maps it (undefined when the body carries none), its stop reason (always present:
+ * a reply without one is not plain), and the characters of its text.
+ */
+export interface PlainReplyFacts {
+  usage: Usage | undefined;
+  stopReason: import("./hub.ts").StopReason;
+  outputChars: number;
+}
+
+/**
  * One wire format. Client-side members are optional for formats that are only spoken to providers
  * (Gemini, for now).
  */
@@ -245,6 +256,14 @@ export interface FormatCodec {
   createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder;
   /** Non-streamed provider body → hub. Throws {@link FormatError} when the body is not this format. */
   decodeResponse(body: unknown, opts: DecoderOptions): HubResponse;
+  /**
+   * What a native whole reply is observed for, read straight from the parsed provider body when it has
+   * the plainest shape (one choice or candidate of plain text with its stop reason, nothing else the
+   * decoder would turn into a part): exactly what {@link decodeResponse} makes of it, without building
+   * the hub reply (issue 17, docs/performance.md item 92). Undefined for every other shape, which the
+   * caller then decodes. Optional; never throws.
+   */
+  plainReplyFacts?(body: unknown): PlainReplyFacts | undefined;
   /**
    * Provider HTTP error (status, body text, response headers) → hub error; never throws. `now` (ms
    * since the epoch) measures an HTTP-date `Retry-After` (formats/retry-after.ts); without it such a

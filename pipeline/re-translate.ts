@@ -195,7 +195,7 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
     } else if (resp.content.some(opensBlock)) this.contentSeen = true;
   }
 
-  private addUsage(u: Usage): void {
+  protected addUsage(u: Usage): void {
     mergeUsage(this.usage, u);
     if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
   }
@@ -502,6 +502,18 @@ export class WholeBodyDriver extends HubDriver {
     } catch {
       this.earlyError = hubError("api_error", "The upstream reply was not valid JSON.", { status: 502, code: "upstream_invalid_json" });
       return EMPTY;
+    }
+    // A native reply of the plainest shape (the usual answer) is observed from its facts: the bytes go
+    // out as they came, and nothing needs the hub reply decodeResponse would build (item 92).
+    const facts = this.opts.native && !this.opts.clientStream && !this.opts.restoration ? this.provider.plainReplyFacts?.(body) : undefined;
+    if (facts) {
+      if (facts.usage) this.addUsage(facts.usage);
+      if (!this.usageSeen) this.outputChars = facts.outputChars;
+      this.stopReason = facts.stopReason;
+      this.contentSeen = true;
+      this.empty = false;
+      this.earlyError = undefined;
+      return bytes;
     }
     let resp: HubResponse;
     try {

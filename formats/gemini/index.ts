@@ -18,7 +18,7 @@ import { createDecoder } from "./decoder.ts";
 import { createEncoder, encodeResponse } from "./encoder.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { buildRequest } from "./build.ts";
-import { decodeResponse } from "./response.ts";
+import { decodeResponse, plainReplyFacts } from "./response.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
@@ -38,6 +38,7 @@ export const gemini: FormatCodec = {
   buildRequest,
   createDecoder,
   decodeResponse,
+  plainReplyFacts,
   parseError,
   createTap,
   toolResults,

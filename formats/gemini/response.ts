@@ -8,11 +8,13 @@
  */
 import * as v from "valibot";
 import type { HubResponse } from "../hub.ts";
+import type { PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubEvent } from "../hub.ts";
 import { accumulate } from "../accumulate.ts";
 import { normalizeEvents } from "../normalize.ts";
 import { GeminiChunkDecoder, type GeminiDecoderOptions } from "./decoder.ts";
 import { errorFromStatus } from "./errors.ts";
+import { mapFinishReason, mapUsage } from "./mapping.ts";
 import { GenerateContentResponseSchema } from "./schema.ts";
 
 function notGemini(why: string): FormatError {
@@ -104,4 +106,33 @@ export function plainResponse(obj: Obj): boolean {
   if (!isRecord(u)) return false;
   for (const f of USAGE_FIELDS) if (!optNumber(u[f])) return false;
   return true;
+}
+
+/**
+ * {@link FormatCodec.plainReplyFacts} for Gemini: a single `GenerateContentResponse` (no array, no
+ * `error`) that passes the schema's check, with one candidate (index 0) whose parts all have text (answer
+ * or thought, signed or not; no function call or other part) and a `finishReason`, and no log
+ * probabilities. For it {@link decodeResponse} makes text and thinking blocks of those parts, the mapped
+ * finish reason (no tool call to promote it) and `mapUsage(usageMetadata)`, and the output characters are
+ * the texts' lengths: the same facts are read here without the chunk decoder,
+ * the normalizer and the accumulator (1–3 µs and ~35 objects less per reply, docs/performance.md item 92). Undefined otherwise.
+ */
+export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
+  if (!isRecord(body) || body.error !== undefined || !plainResponse(body)) return undefined;
+  const cands = body.candidates;
+  if (!Array.isArray(cands) || cands.length !== 1) return undefined;
+  const c = cands[0] as Obj; // an object: plainResponse checked it
+  if ((c.index !== undefined && c.index !== 0) || c.logprobsResult !== undefined) return undefined;
+  const finish = c.finishReason;
+  if (typeof finish !== "string" || finish.length === 0) return undefined;
+  let chars = 0;
+  const parts = c.content === undefined ? undefined : (c.content as Obj).parts;
+  if (parts !== undefined) {
+    for (const p of parts as Obj[]) {
+      // A thought is counted like text; a signature adds no characters (plainResponse checked both fields' types).
+      if (typeof p.text !== "string" || p.functionCall !== undefined) return undefined;
+      chars += p.text.length;
+    }
+  }
+  return { usage: mapUsage(body.usageMetadata), stopReason: mapFinishReason(finish), outputChars: chars };
 }

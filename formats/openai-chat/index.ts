@@ -14,7 +14,7 @@ import { errorBody, parseError } from "./errors.ts";
 import { buildRequest } from "./build.ts";
 import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
-import { decodeResponse, encodeResponse } from "./response.ts";
+import { decodeResponse, encodeResponse, plainReplyFacts } from "./response.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
@@ -29,6 +29,7 @@ export const openaiChat: FormatCodec = {
   tidyRequest,
   createDecoder,
   decodeResponse,
+  plainReplyFacts,
   parseError,
   createTap,
   toolResults,

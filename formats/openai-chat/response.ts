@@ -4,7 +4,7 @@
  * - {@link decodeResponse}: a provider's `chat.completion` body → {@link HubResponse}.
  * - {@link encodeResponse}: a complete hub reply → the `chat.completion` body a Chat client gets.
  */
-import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import type { DecoderOptions, EncoderOptions, PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
 import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
@@ -95,6 +95,29 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (raw !== undefined) resp.rawStopReason = raw;
   if (stopSequence !== undefined) resp.stopSequence = stopSequence;
   return resp;
+}
+
+/**
+ * {@link FormatCodec.plainReplyFacts} for Chat: one choice (index 0) whose message has string
+ * `content` and nothing else {@link decodeResponse} reads (no reasoning, refusal, tool or function call,
+ * log probabilities), with a `finish_reason` (a `stop` that names a matched stop string is not plain).
+ * decodeResponse makes it one text part, `stopFromChat(finish_reason)` (no tool call to promote it) and
+ * `usageFromChat(usage)`: the same facts without building the hub reply. Undefined otherwise.
+ */
+export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
+  if (!isObj(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return undefined;
+  const choice = body.choices[0];
+  if (!isObj(choice) || (choice.index !== 0 && choice.index !== undefined) || !isObj(choice.message)) return undefined;
+  const msg = choice.message;
+  if (typeof msg.content !== "string") return undefined;
+  if (msg.reasoning_content != null || msg.reasoning != null || msg.reasoning_details != null || msg.tool_calls != null || msg.function_call != null || msg.refusal != null) return undefined;
+  if (choice.logprobs != null) return undefined;
+  const raw = choice.finish_reason;
+  if (typeof raw !== "string" || raw === "") return undefined;
+  if (raw === "stop" && (typeof choice.stop_reason === "string" || typeof choice.matched_stop === "string")) return undefined;
+  const stopReason = stopFromChat(raw);
+  if (stopReason === null) return undefined;
+  return { usage: usageFromChat(body.usage), stopReason, outputChars: msg.content.length };
 }
 
 /** The `chat.completion` body {@link encodeResponse} returns. */
