@@ -1,7 +1,7 @@
 /**
  * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
  */
-import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import type { DecoderOptions, EncoderOptions, PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
@@ -70,6 +70,63 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
     if (resp.stopReason === "end_turn" || resp.stopReason === "other" || resp.stopReason === "stop_sequence") resp.stopReason = "tool_use";
   }
   return resp;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(x: unknown): x is Obj {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** A member valibot's `nullish(string())` takes: absent, null or a string. */
+function nullishString(x: unknown): boolean {
+  return x === undefined || x === null || typeof x === "string";
+}
+
+/**
+ * {@link FormatCodec.plainReplyFacts} for Anthropic Messages: a `{"type":"message"}` body (not an
+ * array) that {@link decodeResponse}'s schema takes (`id`, `model`, `stop_sequence` absent, null or a
+ * string; `usage` absent, null or an object), whose `content` is an array of only `text` blocks with a
+ * string `text`, `thinking` blocks with a string `thinking` (signed or not; a signature of any other
+ * type than a string is not plain) and `redacted_thinking` blocks with a string `data`, and with a
+ * non-empty string `stop_reason`. For it decodeResponse makes one text, thinking or redacted part per
+ * block, `stopFromAnthropic(stop_reason)` (no tool call to promote it) and
+ * `usageFromAnthropic(usage)`, and the output characters are the texts', thoughts' and redacted data's
+ * lengths: the same facts are read here without valibot's check and the hub reply (issue 17,
+ * docs/performance.md item 95). Undefined for every other shape (a tool use, a server-tool block, an
+ * error body, …), which the caller decodes.
+ */
+export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
+  if (!isObj(body) || body.type !== "message") return undefined;
+  const stop = body.stop_reason;
+  if (typeof stop !== "string" || stop.length === 0) return undefined;
+  if (!nullishString(body.id) || !nullishString(body.model) || !nullishString(body.stop_sequence)) return undefined;
+  const usage = body.usage;
+  if (usage !== undefined && usage !== null && !isObj(usage)) return undefined;
+  const content = body.content;
+  if (!Array.isArray(content)) return undefined;
+  let chars = 0;
+  for (const blk of content) {
+    if (!isObj(blk)) return undefined;
+    switch (blk.type) {
+      case "text":
+        if (typeof blk.text !== "string") return undefined;
+        chars += blk.text.length;
+        break;
+      case "thinking":
+        // The signature adds no characters; decodeResponse only stamps it on the part.
+        if (typeof blk.thinking !== "string" || (blk.signature !== undefined && typeof blk.signature !== "string")) return undefined;
+        chars += blk.thinking.length;
+        break;
+      case "redacted_thinking":
+        if (typeof blk.data !== "string") return undefined;
+        chars += blk.data.length;
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return { usage: usageFromAnthropic(usage), stopReason: stopFromAnthropic(stop), outputChars: chars };
 }
 
 /**

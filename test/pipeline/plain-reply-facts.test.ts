@@ -1,6 +1,6 @@
 /**
- * A native JSON reply of the plainest shape is observed from its facts (`plainReplyFacts`, Chat and
- * Gemini; docs/performance.md item 92) instead of the hub reply `decodeResponse` builds: what the
+ * A native JSON reply of the plainest shape is observed from its facts (`plainReplyFacts`, Chat,
+ * Gemini and Anthropic Messages; docs/performance.md items 92 and 95) instead of the hub reply `decodeResponse` builds: what the
  * request is recorded as (usage, whether the provider reported it, output characters, stop reason,
  * content seen, empty, early error) and the bytes the client gets must be exactly what the decoding
  * path gives, for every recorded reply and for shapes on both sides of "plain". The decoding path is
@@ -117,6 +117,64 @@ const geminiShapes: Array<[string, string, boolean]> = [
   ["not Gemini", JSON.stringify({ hello: "world" }), false],
 ];
 
+const ant = (content: unknown, usage?: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ id: "msg_1", type: "message", role: "assistant", model: "claude-x", content, stop_reason: "end_turn", stop_sequence: null, ...(usage !== undefined ? { usage } : {}), ...extra });
+const AUSAGE = { input_tokens: 12, cache_creation_input_tokens: 30, cache_read_input_tokens: 40, cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 }, output_tokens: 9, output_tokens_details: { thinking_tokens: 3 }, service_tier: "standard" };
+const t = (x: unknown) => ({ type: "text", text: x });
+const think = (x: unknown, signature?: unknown) => ({ type: "thinking", thinking: x, ...(signature !== undefined ? { signature } : {}) });
+
+const anthropicShapes: Array<[string, string, boolean]> = [
+  ["text, end_turn, usage with cache and 1h writes", ant([t("Hello there")], AUSAGE), true],
+  ["two text blocks, one with citations", ant([t("a"), { ...t("bc"), citations: [{ type: "char_location", cited_text: "x" }] }], AUSAGE), true],
+  ["text, max_tokens", ant([t("Hel")], { input_tokens: 3, output_tokens: 3 }, { stop_reason: "max_tokens" }), true],
+  ["text, stop_sequence with the sequence", ant([t("x")], AUSAGE, { stop_reason: "stop_sequence", stop_sequence: "###" }), true],
+  ["text, model_context_window_exceeded", ant([t("x")], AUSAGE, { stop_reason: "model_context_window_exceeded" }), true],
+  ["text, pause_turn", ant([t("x")], AUSAGE, { stop_reason: "pause_turn" }), true],
+  ["text, unknown stop reason", ant([t("x")], AUSAGE, { stop_reason: "weird" }), true],
+  ["text, tool_use stop without a tool use", ant([t("x")], AUSAGE, { stop_reason: "tool_use" }), true],
+  ["no content, refusal", ant([], AUSAGE, { stop_reason: "refusal" }), true],
+  ["empty text, no usage", ant([t("")]), true],
+  ["usage null", ant([t("x")], null), true],
+  ["usage without counts", ant([t("x")], { service_tier: "standard" }), true],
+  ["usage counts of the wrong type", ant([t("x")], { input_tokens: "12", output_tokens: null, cache_read_input_tokens: 4 }), true],
+  ["reasoning tokens under their other name", ant([t("x")], { input_tokens: 1, output_tokens: 2, output_tokens_details: { reasoning_tokens: 1 } }), true],
+  ["id, model and stop_sequence absent", JSON.stringify({ type: "message", content: [t("x")], stop_reason: "end_turn", usage: AUSAGE }), true],
+  ["signed thinking, then text", ant([think("925 / 5", "Er4BCkYI"), t("185")], AUSAGE), true],
+  ["unsigned thinking", ant([think("hmm"), t("x")], AUSAGE), true],
+  ["thinking with an empty signature", ant([think("hmm", ""), t("x")], AUSAGE), true],
+  ["thinking only", ant([think("hmm", "c2ln")], AUSAGE), true],
+  ["redacted thinking, then text", ant([{ type: "redacted_thinking", data: "EmwKAhgBEgy" }, t("x")], AUSAGE), true],
+  // Without token counts the output is measured in characters: every kind of block counts.
+  ["signed thinking and two texts, no usage", ant([think("925 / 5", "Er4BCkYI"), t("18"), t("5")]), true],
+  ["unsigned thinking, usage without counts", ant([think("hmm")], { service_tier: "standard" }), true],
+  ["redacted thinking and text, no usage", ant([{ type: "redacted_thinking", data: "EmwKAhgBEgy" }, t("x")]), true],
+  ["thinking with a signature of the wrong type", ant([think("hmm", 7), t("x")], AUSAGE), false],
+  ["thinking without its text", ant([{ type: "thinking", signature: "c2ln" }, t("x")], AUSAGE), false],
+  ["redacted thinking without data", ant([{ type: "redacted_thinking" }, t("x")], AUSAGE), false],
+  ["text block without text", ant([{ type: "text" }], AUSAGE), false],
+  ["text then tool use", ant([t("x"), { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } }], AUSAGE, { stop_reason: "tool_use" }), false],
+  ["tool use with an end_turn stop (promoted)", ant([{ type: "tool_use", id: "toolu_1", name: "f", input: {} }], AUSAGE), false],
+  ["server tool use and its result", ant([{ type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } }, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }, t("x")], AUSAGE), false],
+  ["a block of an unknown type", ant([{ type: "image_generation", data: "x" }, t("x")], AUSAGE), false],
+  ["a block that is not an object", ant(["x"], AUSAGE), false],
+  ["no stop reason", ant([t("x")], AUSAGE, { stop_reason: null }), false],
+  ["empty stop reason", ant([t("x")], AUSAGE, { stop_reason: "" }), false],
+  ["stop reason of the wrong type", ant([t("x")], AUSAGE, { stop_reason: 1 }), false],
+  ["type absent", JSON.stringify({ id: "msg_1", content: [t("x")], stop_reason: "end_turn", usage: AUSAGE }), false],
+  ["type of another kind", ant([t("x")], AUSAGE, { type: "completion" }), false],
+  ["id of the wrong type", ant([t("x")], AUSAGE, { id: 5 }), false],
+  ["model of the wrong type", ant([t("x")], AUSAGE, { model: ["claude"] }), false],
+  ["stop_sequence of the wrong type", ant([t("x")], AUSAGE, { stop_sequence: 0 }), false],
+  ["usage of the wrong type", ant([t("x")], 12), false],
+  ["usage as an array", ant([t("x")], [1, 2]), false],
+  ["content absent", JSON.stringify({ type: "message", stop_reason: "end_turn", usage: AUSAGE }), false],
+  ["content a string", ant("hello", AUSAGE), false],
+  ["an array of messages", `[${ant([t("x")], AUSAGE)}]`, false],
+  ["an error body", JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), false],
+  ["not Anthropic", JSON.stringify({ hello: "world" }), false],
+  ["not JSON", "<html>oops</html>", false],
+];
+
 describe("native JSON reply facts: the same as the decoding path", () => {
   for (const [name, body, plain] of chatShapes) {
     test(`chat: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("openai-chat", body)).toBe(plain));
@@ -124,12 +182,20 @@ describe("native JSON reply facts: the same as the decoding path", () => {
   for (const [name, body, plain] of geminiShapes) {
     test(`gemini: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("gemini", body)).toBe(plain));
   }
+  for (const [name, body, plain] of anthropicShapes) {
+    test(`anthropic: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("anthropic-messages", body)).toBe(plain));
+  }
   for (const [format, file, plain] of [
     ["openai-chat", "text.json", true],
     ["openai-chat", "error-unsupported-parameter.json", false],
     ["gemini", "text.json", true],
     ["gemini", "function-call.json", false],
     ["gemini", "error-429-retry-info.json", false],
+    ["anthropic-messages", "text.json", true],
+    ["anthropic-messages", "thinking-signature.json", true],
+    ["anthropic-messages", "refusal.json", true],
+    ["anthropic-messages", "tool-call-no-args.json", false],
+    ["anthropic-messages", "error-invalid-request.json", false],
   ] as Array<[WireFormat, string, boolean]>) {
     test(`recorded ${format}/${file}`, () => expect(same(format, readFileSync(join(RECORDED, format, file), "utf8"))).toBe(plain));
   }
