@@ -1,9 +1,10 @@
 /**
  * What a finished request costs and spends (SPEC 9.5, 9.6): prices its usage row and settles the
  * client key's limit counters with the tokens and USD it used. Called once per request from the app's
- * `finish`, after the reply ended; no I/O (shared counters settle in the background). Not O(1): a
- * priced request runs the price table's calculation on its remembered model match ({@link PriceBook}),
- * ~4–9 µs (the calculation itself is per request: tiered prices depend on the request's usage).
+ * `finish`, after the reply ended; no I/O (shared counters settle in the background). A priced
+ * request multiplies its tokens by its model's remembered rates ({@link PriceBook}, ~0.15 µs; tiers
+ * chosen by the request's usage); the price table's own calculation runs on a model's first request,
+ * when a dated price set's interval has passed, and on every request of a model with time-of-day prices.
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { StopReason } from "../../formats/hub.ts";

@@ -11,6 +11,7 @@
 import type { ModelInfo, ModelPrice, Provider, calcPrice } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
+import { planCost, ratePlan, type RatePlan } from "./rate-plan.ts";
 
 /** One `settings.pricing` entry: USD per million tokens. Missing cache prices fall back (see {@link PriceBook}). */
 export interface PriceOverride {
@@ -116,8 +117,8 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
  */
 const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "requests_kcount"]);
 
-/** `model` with only its {@link REPORTED_PRICE_KEYS} prices, in each of its dated price sets. */
-function priceOfReportedTokens(model: ModelInfo): ModelInfo {
+/** `model` with only its {@link REPORTED_PRICE_KEYS} prices, in each of its dated price sets (a copy; `model` is not changed). */
+export function priceOfReportedTokens(model: ModelInfo): ModelInfo {
   const keep = (p: ModelPrice): ModelPrice => Object.fromEntries(Object.entries(p).filter(([key]) => REPORTED_PRICE_KEYS.has(key)));
   return { ...model, prices: Array.isArray(model.prices) ? model.prices.map((c) => ({ ...c, prices: keep(c.prices) })) : keep(model.prices) };
 }
@@ -133,22 +134,31 @@ function priceOfReportedTokens(model: ModelInfo): ModelInfo {
  * The table is bundled and does not change at run time, so what a lookup finds is remembered per
  * (vendor, model): a model with no price stays unpriced, and a priced model's match (the table's
  * provider with only the matched model in it, that model with only the prices of the token classes we
- * report: {@link REPORTED_PRICE_KEYS}) is handed back to `calcPrice` as its `provider` option on later
- * requests. `calcPrice` then still does the whole calculation (the price in force at the time, tiers
- * chosen by this request's usage) but matches the model against one entry instead of scanning the
- * table, and checks 4–5 priced classes instead of up to a dozen (claude-sonnet-4-5: ~36 → ~8 µs). The
- * result is the same as the uncached call's (test/pricing/prices.test.ts compares every model of the
- * vendors we map to).
+ * report: {@link REPORTED_PRICE_KEYS}) is kept, with its rates resolved ({@link RatePlan}: the price set
+ * in force and its prices, rate-plan.ts). A later request is priced from the rates alone: its tokens
+ * times the prices, tiers chosen by its input tokens, with the package's arithmetic in the package's
+ * order, so the USD is `calcPrice`'s to the last bit (test/pricing/rate-plan.test.ts compares every
+ * model of the table across random token mixes). In process, `calcPrice` on the remembered match
+ * took 4–14 µs per request (medians, claude-sonnet-4-5, gpt-5, gemini-2.5-pro), the rates ~0.15 µs
+ * (docs/performance.md item 96). When the rates cannot answer (a
+ * dated price set whose interval has passed, a usage value the package would refuse, a model with
+ * time-of-day prices) `calcPrice` is asked on the remembered match, as before, and the rates are
+ * resolved again. The book belongs to one `settings.pricing` (src/limits/accounting.ts makes a new one
+ * when a reload replaces it), and overrides are looked up before anything remembered.
  * Without a `table` ({@link loadPriceTable}) only the overrides price anything.
  */
 export class PriceBook {
   private readonly unknown = new Set<string>();
   /** (vendor, model) → the table's provider narrowed to the model the table matched for it. */
   private readonly matched = new Map<string, Provider>();
+  /** (vendor, model) → the matched model's resolved rates (absent when they cannot be resolved). */
+  private readonly plans = new Map<string, RatePlan>();
 
+  /** `now`: the clock that picks a dated price set (ms since the epoch; tests move it). */
   constructor(
     private readonly overrides: ReadonlyMap<string, PriceOverride> = new Map(),
     private readonly table?: PriceTable,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws. */
@@ -160,21 +170,30 @@ export class PriceBook {
     if (!this.table || this.unknown.has(memo)) return { unpriced: true };
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
-    const match = this.matched.get(memo);
+    // The table counts cache reads and writes as part of the input (they are partitions of it).
+    const input = (usage.inputTokens ?? 0) + cacheRead + cacheWrite;
+    const output = usage.outputTokens ?? 0;
+    // Of the writes, the one-hour ones: the table prices them at their own (higher) price.
+    const write1h = usage.cacheWrite1hTokens ? Math.min(usage.cacheWrite1hTokens, cacheWrite) : 0;
+    const plan = this.plans.get(memo);
+    if (plan) {
+      const usd = planCost(plan, input, output, cacheRead, cacheWrite, write1h, this.now);
+      if (usd !== undefined) return { usd, source: "price_table", unpriced: false };
+    }
+    const now = this.now();
+    let match = this.matched.get(memo);
     let result: ReturnType<PriceTable> = null;
     try {
       result = this.table(
         {
-          // The table counts cache reads and writes as part of the input (they are partitions of it).
-          input_tokens: (usage.inputTokens ?? 0) + cacheRead + cacheWrite,
-          output_tokens: usage.outputTokens ?? 0,
+          input_tokens: input,
+          output_tokens: output,
           cache_read_tokens: cacheRead,
           cache_write_tokens: cacheWrite,
-          // Of the writes, the one-hour ones: the table prices them at their own (higher) price.
-          ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: Math.min(usage.cacheWrite1hTokens, cacheWrite) } : {}),
+          ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: write1h } : {}),
         },
         model,
-        match ? { provider: match } : vendor ? { providerId: vendor } : undefined,
+        match ? { provider: match, timestamp: new Date(now) } : vendor ? { providerId: vendor, timestamp: new Date(now) } : { timestamp: new Date(now) },
       );
     } catch {
       result = null;
@@ -182,10 +201,17 @@ export class PriceBook {
     if (!result) {
       this.unknown.add(memo);
       this.matched.delete(memo);
+      this.plans.delete(memo);
       return { unpriced: true };
     }
     // A model found through the provider's fallback providers keeps the provider it was found under.
-    if (!match) this.matched.set(memo, { ...result.provider, models: [priceOfReportedTokens(result.model)], fallback_model_providers: undefined });
+    if (!match) {
+      match = { ...result.provider, models: [priceOfReportedTokens(result.model)], fallback_model_providers: undefined };
+      this.matched.set(memo, match);
+    }
+    const next = ratePlan(match.models[0]!, now);
+    if (next) this.plans.set(memo, next);
+    else this.plans.delete(memo);
     return { usd: result.total_price, source: "price_table", unpriced: false };
   }
 }
