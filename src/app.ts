@@ -608,6 +608,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // A re-read of the file is always logged (SIGHUP with the same file too); a stored change when it changed something.
     if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes }));
     if (Object.keys(changes).length === 0) return;
+    // SPEC 9.4: open Routing pages follow combos, aliases, providers and settings changed by anyone.
+    const { combos, aliases, providers, settings } = changes;
+    if ((combos || aliases || providers || settings) && bus.wants("routing_changed")) bus.publish({ type: "routing_changed", at: clock.now(), source: why, combos, aliases, providers, settings });
     if (why === "stored") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config changed through the admin API", changes }));
     logConfigWarnings(next);
     for (const r of next.stored?.rejected ?? []) {

@@ -154,10 +154,13 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
       ) as never;
 }
 
+/** Names added, removed and changed in one section (the `routing_changed` event). */
+const NamesChanged = v.object({ added: v.array(v.string()), removed: v.array(v.string()), changed: v.array(v.string()) });
+
 /** OpenAPI documentation of the control routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
 export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/events": {
-    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed (data = the JSON below); `: ping` every 15 s.",
+    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed, routing_changed (data = the JSON below); `: ping` every 15 s.",
     query: EventsQuery,
     stream: true,
     response: v.union([
@@ -193,6 +196,15 @@ export const CONTROL_ROUTE_DOCS = {
       }),
       v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) }),
       v.object({ type: v.literal("keys_changed"), at: v.number(), change: v.picklist(["created", "revoked", "changed"]), name: v.optional(v.string()) }),
+      v.object({
+        type: v.literal("routing_changed"),
+        at: v.number(),
+        source: v.picklist(["file", "stored"]),
+        combos: v.optional(NamesChanged),
+        aliases: v.optional(NamesChanged),
+        providers: v.optional(NamesChanged),
+        settings: v.optional(v.array(v.string())),
+      }),
     ]),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids, circuit state; never credentials.", response: ProvidersReply },

@@ -88,14 +88,41 @@ export interface KeysChangedEvent {
   name?: string;
 }
 
+/** Names added, removed and changed in one section of the configuration (src/config/diff.ts). */
+export interface NamesChanged {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+/**
+ * The routing configuration in force changed (SPEC 9.4 Routing page, 9.3 combos/aliases/settings,
+ * `POST /admin/api/config/reload`): combos, aliases, providers (their models) or settings, whoever
+ * changed them — this instance's admin API (another browser, the CLI, a script), a re-read of the
+ * config file (file change, SIGHUP, reload), or another instance sharing the store (its announcement
+ * or the periodic re-read). Names only, never values, so never a secret.
+ */
+export interface RoutingChangedEvent {
+  type: "routing_changed";
+  at: number;
+  /** `file` (the config file was re-read) | `stored` (objects stored through an admin API changed). */
+  source: "file" | "stored";
+  combos?: NamesChanged;
+  aliases?: NamesChanged;
+  /** Provider ids whose definition (base URL, models, …) changed. */
+  providers?: NamesChanged;
+  /** `settings` keys whose value changed, in the file's snake_case spelling. */
+  settings?: string[];
+}
+
 /** Every event the bus carries. */
-export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent | KeysChangedEvent;
+export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent | KeysChangedEvent | RoutingChangedEvent;
 
 /** A typed publish/subscribe bus, one per running instance. */
 export class EventBus {
   private listeners: Array<(event: GatewayEvent) => void> = [];
   /** Subscribers per event type (a subscriber of every type counts for each). */
-  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0, keys_changed: 0 };
+  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0, keys_changed: 0, routing_changed: 0 };
 
   /** Whether anybody listens to anything (lets a publisher skip building an event). */
   get active(): boolean {

@@ -3,11 +3,13 @@
  * real gateway: objects created in the database are used by the next request, listed by /v1/models
  * and survive a restart; the file's objects are read-only (409 naming the file); bad objects are 400s
  * naming the field with the config loader's own words; `POST /config/reload` says what changed or why
- * the file was rejected.
+ * the file was rejected. Each change of combos, aliases, providers or settings, stored or from the
+ * file, is a `routing_changed` live event naming what changed (open Routing pages follow it).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { openEvents } from "../support/admin-events.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 const yaml = (keyFile: string) => `
@@ -267,6 +269,35 @@ describe("POST /config/reload", () => {
     expect(JSON.stringify(body)).not.toContain("rotated");
     // Nothing changed since: an empty answer.
     expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
+  });
+
+  test("the live event stream announces routing changes (names only): from the file with source file, through the admin API with source stored; an accounts-only change is not one", async () => {
+    const events = await openEvents(gw.url, "?types=routing_changed");
+    try {
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("  filealias: p/claude-file", "  filealias: p/claude-file\n  filenew: p/claude-file"));
+      expect((await api("POST", "/config/reload")).status).toBe(200);
+      const file = await events.waitFor((e) => e.event === "routing_changed", 5000);
+      expect(file.data).toMatchObject({ type: "routing_changed", source: "file", aliases: { added: ["filenew"], removed: [], changed: [] } });
+      expect(file.data.combos).toBeUndefined();
+      expect((await api("POST", "/aliases", { name: "evented", target: "p/claude-db" })).status).toBe(201);
+      const stored = await events.waitFor((e) => e.event === "routing_changed" && e.data.source === "stored", 5000);
+      expect(stored.data.aliases).toEqual({ added: ["evented"], removed: [], changed: [] });
+      expect((await api("DELETE", "/aliases/evented")).status).toBe(200);
+      await events.waitFor((e) => e.event === "routing_changed" && e.data.aliases?.removed?.[0] === "evented", 5000);
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url));
+      expect((await api("POST", "/config/reload")).status).toBe(200);
+      await events.waitFor((e) => e.event === "routing_changed" && e.data.aliases?.removed?.[0] === "filenew", 5000);
+      const seen = events.events.length;
+      writeFileSync(keyFile, "sk-test-account-one-rotated-again\n");
+      expect((await json(await api("POST", "/config/reload"))).changed).toEqual({ accounts: { added: [], removed: [], changed: ["a1"] } });
+      // The next routing event is the next routing change's.
+      expect((await api("POST", "/aliases", { name: "marker", target: "p/claude-db" })).status).toBe(201);
+      await events.waitFor((e) => e.event === "routing_changed" && e.data.aliases?.added?.[0] === "marker", 5000);
+      expect(events.events.slice(seen).filter((e) => e.event === "routing_changed").map((e) => e.data.aliases?.added)).toEqual([["marker"]]);
+      expect((await api("DELETE", "/aliases/marker")).status).toBe(200);
+    } finally {
+      events.close();
+    }
   });
 
   test("an invalid file is rejected with its issues; the running config stays", async () => {

@@ -2,7 +2,8 @@
  * Several instances on one PostgreSQL (SPEC D-2) as an operator changes and stresses them: two real
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
- * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it.
+ * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
+ *   a combo stored through A reaches it as `routing_changed`, so a Routing page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
  *   to 10 minutes (`SWITCHYARD_REREAD_MS`) so that only the announcement can carry the change (with the
@@ -106,6 +107,19 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     expect(upstream.requests.at(-1)!.model).toBe("gpt-quick");
     expect((await admin(a, "/aliases/quick", { method: "DELETE" })).status).toBe(200);
     await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 404, 3000, "B to drop the alias deleted through A");
+  }, 60_000);
+
+  test("a combo stored through A reaches B's event stream as routing_changed (an open Routing page on B re-reads its lists)", async () => {
+    const events = await openEvents(b.url, "?types=routing_changed", { authorization: `Bearer ${b.instance().adminToken}` });
+    try {
+      const combo = { name: "shared", strategy: "fallback", targets: [{ model: "up/gpt-quick" }] };
+      expect((await admin(a, "/combos", { method: "POST", body: JSON.stringify(combo) })).status).toBe(201);
+      const e = await events.waitFor((x) => x.event === "routing_changed", 5000);
+      expect(e.data).toMatchObject({ type: "routing_changed", source: "stored", combos: { added: ["shared"] } });
+      expect((await admin(a, "/combos/shared", { method: "DELETE" })).status).toBe(200);
+    } finally {
+      events.close();
+    }
   }, 60_000);
 
   test("a key created through A reaches B's event stream as keys_changed (an open Keys page on B re-reads its list)", async () => {

@@ -4,7 +4,7 @@
  * gets a `hello` event, so it can re-read the state it shows.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AccountStateEvent, AlertEvent, KeysChangedEvent, RequestFinishedEvent } from "../../events/bus.ts";
+import type { AccountStateEvent, AlertEvent, KeysChangedEvent, RequestFinishedEvent, RoutingChangedEvent } from "../../events/bus.ts";
 
 /** What subscribers receive. */
 export type LiveEvent =
@@ -12,6 +12,7 @@ export type LiveEvent =
   | (AccountStateEvent & { provider?: string })
   | AlertEvent
   | KeysChangedEvent
+  | RoutingChangedEvent
   | { type: "hello"; at: number };
 
 /** Connection state shown in the header. */
@@ -39,7 +40,7 @@ export function connectLive(): void {
     setState("live");
     dispatch({ type: "hello", at: Number(JSON.parse((m as MessageEvent).data).at) || Date.now() });
   });
-  for (const type of ["request_finished", "account_state", "alert", "keys_changed"]) {
+  for (const type of ["request_finished", "account_state", "alert", "keys_changed", "routing_changed"]) {
     source.addEventListener(type, (m) => {
       try {
         dispatch(JSON.parse((m as MessageEvent).data) as LiveEvent);

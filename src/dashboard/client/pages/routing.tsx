@@ -1,12 +1,15 @@
 /**
  * Routing (SPEC 9.4): combos and aliases as configured (file and database), and the dry run — "where
  * would this request go and why" — through `POST /admin/api/dry-run`, the same call and the same
- * answer as `switchyard route`.
+ * answer as `switchyard route`. The lists follow changes made elsewhere (another browser, the admin API,
+ * the CLI, a config reload, another instance sharing the store: the `routing_changed` live event); while
+ * a combo or alias is being written here, a notice says so instead, and the edit is kept.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
-import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData } from "../components.tsx";
+import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { withoutIsoTime } from "../format.ts";
+import { useLive, type LiveEvent } from "../live.ts";
 import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
 
 /** The body `switchyard route MODEL` sends when given no --body (src/cli/routing.ts). */
@@ -164,10 +167,12 @@ const COMBO_EXAMPLE = `{
 }`;
 
 /** Creates a combo in the database from its config-file shape (validated by the API like the file). */
-function ComboForm({ done }: { done: () => void }) {
+function ComboForm({ done, editing }: { done: () => void; editing: (on: boolean) => void }) {
   const [open, setOpen] = useState(false);
   const [text, setText] = useState(COMBO_EXAMPLE);
   const [error, setError] = useState<string | undefined>();
+  useEffect(() => editing(open), [open]);
+  useEffect(() => () => editing(false), []);
   if (!open)
     return (
       <button type="button" class="btn btn-small" onClick={() => setOpen(true)}>
@@ -209,10 +214,12 @@ function ComboForm({ done }: { done: () => void }) {
   );
 }
 
-function AliasForm({ done }: { done: () => void }) {
+function AliasForm({ done, editing }: { done: () => void; editing: (on: boolean) => void }) {
   const [name, setName] = useState("");
   const [target, setTarget] = useState("");
   const [error, setError] = useState<string | undefined>();
+  useEffect(() => editing(name !== "" || target !== ""), [name, target]);
+  useEffect(() => () => editing(false), []);
   return (
     <form
       class="form-row"
@@ -244,6 +251,22 @@ function AliasForm({ done }: { done: () => void }) {
   );
 }
 
+/** "combo fast added, alias x removed, …" from a `routing_changed` event (names only). */
+export function routingChangeText(e: Extract<LiveEvent, { type: "routing_changed" }>): string {
+  const parts: string[] = [];
+  const names = (kind: string, c: { added: string[]; removed: string[]; changed: string[] } | undefined) => {
+    if (!c) return;
+    for (const [verb, list] of [["added", c.added], ["removed", c.removed], ["changed", c.changed]] as const) {
+      if (list.length > 0) parts.push(`${kind}${list.length > 1 ? "s" : ""} ${list.join(", ")} ${verb}`);
+    }
+  };
+  names("combo", e.combos);
+  names("alias", e.aliases);
+  names("provider", e.providers);
+  if (e.settings?.length) parts.push(`settings ${e.settings.join(", ")} changed`);
+  return parts.join("; ");
+}
+
 export function RoutingPage() {
   const data = useData(async () => {
     const [combos, aliases, providers] = await Promise.all([
@@ -262,6 +285,34 @@ export function RoutingPage() {
       ]
     : [];
   const remove = (kind: "combos" | "aliases", name: string) => api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" }).then(data.reload);
+  // Changes made elsewhere: re-read at once, unless a combo or alias is being written here; then a
+  // notice (what changed) waits until the edit is saved, cancelled or emptied, or Show is pressed.
+  const edits = useRef(new Set<string>());
+  const [pending, setPending] = useState<string[] | undefined>();
+  const waiting = useRef(false);
+  const soon = useDebounced(data.reload, 100);
+  const show = () => {
+    waiting.current = false;
+    setPending(undefined);
+    data.reload();
+  };
+  const editors = useRef<Record<"combo" | "alias", (on: boolean) => void> | undefined>(undefined);
+  editors.current ??= {
+    combo: (on) => editing("combo", on),
+    alias: (on) => editing("alias", on),
+  };
+  function editing(form: string, on: boolean) {
+    if (on) edits.current.add(form);
+    else edits.current.delete(form);
+    if (edits.current.size === 0 && waiting.current) show();
+  }
+  useLive((e) => {
+    if (e.type !== "routing_changed" && e.type !== "hello") return;
+    if (edits.current.size === 0) return soon();
+    // After a reconnect something may have changed unseen: re-read once the edit is over.
+    waiting.current = true;
+    if (e.type === "routing_changed") setPending((p) => [...(p ?? []), routingChangeText(e)].filter((x) => x !== ""));
+  });
   return (
     <div class="page">
       <header class="page-head">
@@ -272,6 +323,16 @@ export function RoutingPage() {
       </header>
       <DryRun names={names} />
       <ErrorLine error={data.error} />
+      {pending && (
+        <div class="notice" role="status" data-notice="routing-changed">
+          <span>
+            Routing was changed elsewhere{pending.length > 0 ? `: ${pending.slice(-3).join("; ")}` : ""}. The lists below are as they were; your edit is kept.
+          </span>
+          <button type="button" class="btn btn-small" onClick={show}>
+            Show the changes
+          </button>
+        </div>
+      )}
       <div class="grid-2">
         <Card title="Combos">
           {d && !d.combos && <p class="muted">This gateway's admin API does not list combos (no GET /admin/api/combos).</p>}
@@ -315,7 +376,7 @@ export function RoutingPage() {
               </ol>
             </div>
           ))}
-          {d?.combos && <ComboForm done={data.reload} />}
+          {d?.combos && <ComboForm done={data.reload} editing={editors.current.combo} />}
         </Card>
         <Card title="Aliases">
           {d && !d.aliases && <p class="muted">This gateway's admin API does not list aliases (no GET /admin/api/aliases).</p>}
@@ -355,7 +416,7 @@ export function RoutingPage() {
               </tbody>
             </table>
           )}
-          {d?.aliases && <AliasForm done={data.reload} />}
+          {d?.aliases && <AliasForm done={data.reload} editing={editors.current.alias} />}
         </Card>
       </div>
     </div>

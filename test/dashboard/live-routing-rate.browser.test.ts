@@ -1,0 +1,104 @@
+/**
+ * Pages that follow what happens elsewhere, in a real browser (SPEC 9.4):
+ * - Routing follows a combo changed through the admin API (another tab, the CLI, a script) without a
+ *   reload (the `routing_changed` live event); with an edit open it shows a notice instead, and the
+ *   edit is kept.
+ * Screenshots go to test-results/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import type { TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway & { script: DemoScript };
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startDemoGateway();
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+/** Marks the window, so a test can tell the page was not reloaded. */
+const mark = (page: Page) => page.evaluate("window.__kept = 42");
+const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
+/** Waits until the live event stream said hello (the badge reads Live). */
+const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
+
+/** At each width: the page is no wider than the window (no sideways scroll); a screenshot per width. */
+async function fits(page: Page, name: string): Promise<void> {
+  for (const width of [1440, 1280, 390]) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForTimeout(200); // the charts follow their container's width
+    const wide = await page.evaluate("document.documentElement.scrollWidth");
+    expect({ name, width, wide }).toEqual({ name, width, wide: width });
+    await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+}
+
+/** Calls the admin API as a script or another tab would; the status. */
+async function admin(method: string, path: string, body?: unknown): Promise<number> {
+  const res = await fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  await res.text();
+  return res.status;
+}
+
+const combo = (model: string) => ({ name: "nightly", strategy: "fallback", targets: [{ model }] });
+
+describe("Routing follows changes made elsewhere", () => {
+  test("a combo changed through the admin API shows on the open page without a reload; with a combo being written, a notice shows instead and the edit is kept", async () => {
+    expect(await admin("POST", "/combos", combo("openai/gpt-5"))).toBe(201);
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/routing`);
+      const nightly = w.page.locator('[data-combo="nightly"]');
+      await nightly.waitFor({ timeout: 10_000 });
+      await live(w.page);
+      await mark(w.page);
+
+      // Nobody is editing: the change shows as it happens.
+      expect(await admin("PUT", "/combos/nightly", combo("glm/glm-5.3"))).toBe(200);
+      await nightly.locator("li", { hasText: "glm/glm-5.3" }).waitFor({ timeout: 5_000 });
+      expect(await nightly.innerText()).not.toContain("openai/gpt-5");
+      expect(await admin("POST", "/aliases", { name: "cheap", target: "openai/gpt-5-mini" })).toBe(201);
+      await w.page.locator('tr[data-alias="cheap"]').waitFor({ timeout: 5_000 });
+      expect(await stillMarked(w.page)).toBe(true);
+
+      // A new combo is being written here: the change elsewhere is announced, not applied under it.
+      await w.page.getByRole("button", { name: "New combo…" }).click();
+      const draft = '{ "name": "draft", "strategy": "fallback", "targets": [{ "model": "claude/claude-opus-4-1" }] }';
+      await w.page.locator("#combo-json").fill(draft);
+      expect(await admin("PUT", "/combos/nightly", combo("claude/claude-sonnet-4-5"))).toBe(200);
+      const notice = w.page.locator('[data-notice="routing-changed"]');
+      await notice.waitFor({ timeout: 5_000 });
+      expect(await notice.innerText()).toContain("combo nightly changed");
+      expect(await w.page.locator("#combo-json").inputValue()).toBe(draft);
+      expect(await nightly.innerText()).toContain("glm/glm-5.3");
+      await fits(w.page, "routing-changed-elsewhere");
+
+      // Show the changes: the lists follow, the edit stays.
+      await notice.getByRole("button", { name: "Show the changes" }).click();
+      await nightly.locator("li", { hasText: "claude/claude-sonnet-4-5" }).waitFor({ timeout: 5_000 });
+      expect(await notice.count()).toBe(0);
+      expect(await w.page.locator("#combo-json").inputValue()).toBe(draft);
+
+      // Saving the draft ends the edit; a change after that shows at once again.
+      await w.page.getByRole("button", { name: "Save combo" }).click();
+      await w.page.locator('[data-combo="draft"]').waitFor({ timeout: 5_000 });
+      expect(await admin("DELETE", "/combos/draft")).toBe(200);
+      await w.page.locator('[data-combo="draft"]').waitFor({ state: "detached", timeout: 5_000 });
+      expect(await notice.count()).toBe(0);
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
