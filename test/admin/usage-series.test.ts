@@ -40,6 +40,17 @@ describe("GET /usage series", () => {
     expect(body.rows.reduce((n: number, r: { requests: number }) => n + r.requests, 0)).toBe(2);
   });
 
+  test("10 s buckets over the last 30 minutes (the dashboard's request rate) hold the same two requests", async () => {
+    const { status, body } = await get("?since=30m&bucket=10s");
+    expect(status).toBe(200);
+    const s = body.series;
+    expect(s.bucketMs).toBe(10_000);
+    expect(s.buckets.length).toBeGreaterThanOrEqual(180);
+    expect(s.buckets.length).toBeLessThanOrEqual(181);
+    for (let i = 1; i < s.buckets.length; i++) expect(s.buckets[i].t - s.buckets[i - 1].t).toBe(10_000);
+    expect(s.buckets.reduce((n: number, b: { requests: number }) => n + b.requests, 0)).toBe(2);
+  });
+
   test("the default bucket gives at most about 60 buckets; a series too fine for its range is a 400", async () => {
     expect((await get("?since=24h")).body.series.bucketMs).toBe(3_600_000);
     expect((await get("?since=1h")).body.series.bucketMs).toBe(60_000);
@@ -49,6 +60,6 @@ describe("GET /usage series", () => {
     expect(tooFine.body.error.message).toContain("buckets");
     const bad = await get("?bucket=2m");
     expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toContain("bucket must be 1m, 5m, 15m, 1h or 1d");
+    expect(bad.body.error.message).toContain("bucket must be 10s, 1m, 5m, 15m, 1h or 1d");
   });
 });

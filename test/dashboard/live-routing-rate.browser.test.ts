@@ -3,13 +3,15 @@
  * - Routing follows a combo changed through the admin API (another tab, the CLI, a script) without a
  *   reload (the `routing_changed` live event); with an edit open it shows a notice instead, and the
  *   edit is kept.
+ * - Overview's request rate shows the requests made before the page was opened (the server's 10 s
+ *   usage buckets of the last 30 minutes), then follows new ones live.
  * Screenshots go to test-results/dashboard/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import { sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway & { script: DemoScript };
@@ -96,6 +98,33 @@ describe("Routing follows changes made elsewhere", () => {
       await w.page.locator('[data-combo="draft"]').waitFor({ state: "detached", timeout: 5_000 });
       expect(await notice.count()).toBe(0);
       expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
+describe("Overview's request rate", () => {
+  test("requests made before the page opened are in the rate chart and the rate tile; a new one adds to the chart live", async () => {
+    // Whatever earlier tests sent (none reach a model here; counted to be sure).
+    const before = ((await (await fetch(`${gw.url}/admin/api/usage?since=30m`)).json()) as { rows: { requests: number }[] }).rows.reduce((n, r) => n + r.requests, 0);
+    const N = 7;
+    for (let i = 0; i < N; i++) expect(await sendMessage(gw.url, "fast")).toBe(200);
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard`);
+      const chart = w.page.locator("[data-rate-total]");
+      await chart.waitFor({ timeout: 10_000 });
+      expect(Number(await chart.getAttribute("data-rate-total"))).toBe(before + N);
+      expect(await w.page.locator(".rate-card canvas").count()).toBeGreaterThan(0);
+      const tile = w.page.locator(".stat", { hasText: "Request rate" }).locator(".stat-value");
+      await tile.filter({ hasText: new RegExp(`^${before + N}/min$`) }).waitFor({ timeout: 5_000 });
+      await fits(w.page, "overview-rate-on-open");
+
+      await live(w.page);
+      expect(await sendMessage(gw.url, "fast")).toBe(200);
+      await w.page.locator(`[data-rate-total="${before + N + 1}"]`).waitFor({ timeout: 5_000 });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();

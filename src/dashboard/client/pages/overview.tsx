@@ -1,9 +1,12 @@
 /**
  * Overview (SPEC 9.4): requests, errors, fallbacks, tokens and cost over the last hour or day as
- * charts, the live request rate (from request_finished events) and the requests in flight (the
- * account slots in use, re-read on every finished request and every 5 s).
+ * charts, the live request rate and the requests in flight (the account slots in use, re-read on every
+ * finished request and every 5 s). The request rate chart starts from the server's 10 s usage buckets
+ * of the last 30 minutes (`GET /admin/api/usage?since=30m&bucket=10s`, the usage store: every request
+ * made before the page opened, on every instance sharing the store), re-read every minute and after a
+ * reconnect; between reads this instance's request_finished events add to it.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
 import { count, pct, usd } from "../format.ts";
@@ -15,6 +18,49 @@ const RANGES = [
   { id: "1h", label: "Last hour", bucket: "1m" },
   { id: "24h", label: "Last day", bucket: "1h" },
 ] as const;
+
+/** The request rate chart: 10 s buckets over the last 30 minutes. */
+const RATE_BUCKET_MS = 10_000;
+const RATE_SPAN = "30m";
+const RATE_SPAN_MS = 30 * 60_000;
+
+/** Outcomes the usage store counts as errors (src/store/sqlite/usage.ts). */
+const ERROR_OUTCOMES = new Set(["error", "upstream_error", "rejected"]);
+
+/** A request seen live: the start of its 10 s bucket (by arrival, as the store buckets), when it ended, whether it failed. */
+interface LiveRequest {
+  t: number;
+  at: number;
+  error: boolean;
+}
+
+/**
+ * The request rate per 10 s over the last 30 minutes: the stored series as last read, plus the live
+ * requests that ended after that read (`series.to`, the server's clock like the events'), bucketed by
+ * arrival. Every bucket present up to `now`'s.
+ */
+export function rateBuckets(series: UsageAnswer["series"] | undefined, live: readonly LiveRequest[], now: number): { t: number; requests: number; errors: number }[] {
+  const last = Math.floor(now / RATE_BUCKET_MS) * RATE_BUCKET_MS;
+  const first = last - RATE_SPAN_MS + RATE_BUCKET_MS;
+  const out = new Map<number, { t: number; requests: number; errors: number }>();
+  for (let t = first; t <= last; t += RATE_BUCKET_MS) out.set(t, { t, requests: 0, errors: 0 });
+  for (const b of series?.buckets ?? []) {
+    const o = out.get(Math.floor(b.t / RATE_BUCKET_MS) * RATE_BUCKET_MS);
+    if (o) {
+      o.requests += b.requests;
+      o.errors += b.errors;
+    }
+  }
+  const to = series?.to ?? -Infinity;
+  for (const r of live) {
+    const o = r.at > to ? out.get(r.t) : undefined;
+    if (o) {
+      o.requests++;
+      if (r.error) o.errors++;
+    }
+  }
+  return [...out.values()];
+}
 
 /** Sums a field over usage rows, undefined when no row has it. */
 export function total(rows: UsageAnswer["rows"], f: (r: UsageAnswer["rows"][number]) => number | undefined): number | undefined {
@@ -43,19 +89,48 @@ export function OverviewPage() {
       for (const c of calls) if (c.ts + c.totalMs > Date.now() - 60_000 && !finished.current.has(c.routeId ?? c.requestId)) finished.current.set(c.routeId ?? c.requestId, c.ts + c.totalMs);
     });
   }, []);
+  // The request rate chart: the stored 10 s buckets, re-read every minute (other instances' requests),
+  // and this instance's requests as they finish.
+  const rate = useData(() => api<UsageAnswer>(`/usage${qs({ since: RATE_SPAN, by: "provider", bucket: "10s" })}`));
+  useEffect(() => {
+    const t = setInterval(rate.reload, 60_000);
+    return () => clearInterval(t);
+  }, []);
+  // Requests that finished since the last read: the chart takes them in at the next 1 s tick (so a
+  // burst redraws it once a second, not once per request).
+  const liveRequests = useRef<LiveRequest[]>([]);
   const now = useNow();
   const refresh = useDebounced(usage.reload, 2000);
   const refreshSlots = useDebounced(slots.reload, 500);
   useLive((e) => {
     if (e.type === "request_finished") {
       finished.current.set(e.routeId, e.at);
+      const start = e.at - (e.latencyMs || 0);
+      liveRequests.current.push({ t: Math.floor(start / RATE_BUCKET_MS) * RATE_BUCKET_MS, at: e.at, error: ERROR_OUTCOMES.has(e.outcome) });
       refreshSlots();
       refresh();
     } else if (e.type === "hello") {
       usage.reload();
       slots.reload();
+      rate.reload();
     }
   });
+  const rateSeries = rate.data?.series;
+  const rateRows = useMemo(() => {
+    // What the last read holds, or what is older than the chart, is dropped.
+    const to = rateSeries?.to ?? -Infinity;
+    liveRequests.current = liveRequests.current.filter((r) => r.at > to && r.at > now - RATE_SPAN_MS);
+    return rateBuckets(rateSeries, liveRequests.current, now);
+  }, [rateSeries, now]);
+  const rateTimes = useMemo(() => rateRows.map((b) => b.t), [rateRows]);
+  const rateLines = useMemo(
+    () => [
+      { label: "requests / 10 s", values: rateRows.map((b) => b.requests), color: "#3b6ef5", bars: true },
+      { label: "errors", values: rateRows.map((b) => b.errors), color: "#dc2626" },
+    ],
+    [rateRows],
+  );
+  const rateTotal = rateRows.reduce((n, b) => n + b.requests, 0);
   for (const [id, t] of finished.current) if (t <= now - 60_000) finished.current.delete(id);
   const rows = usage.data?.rows ?? [];
   const buckets = usage.data?.series?.buckets ?? [];
@@ -100,6 +175,13 @@ export function OverviewPage() {
             <p>Nothing went through this gateway {range.id === "1h" ? "in the last hour" : "in the last day"}. Point an agent at it:</p>
           </Empty>
           <SetupSnippets compact />
+        </Card>
+      )}
+      {rate.data && rateTotal > 0 && (
+        <Card title="Request rate, last 30 minutes" class="rate-card">
+          <div data-rate-total={rateTotal}>
+            <TimeChart times={rateTimes} series={rateLines} height={160} />
+          </div>
         </Card>
       )}
       {requests > 0 && buckets.length > 0 && (
