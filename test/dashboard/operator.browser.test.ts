@@ -67,7 +67,8 @@ describe("calls refused before routing", () => {
         await row.waitFor({ timeout: 10_000 });
         expect(await row.innerText()).toContain(`rejected ${r.status}`);
         await row.click();
-        const box = w.page.locator(".trace .answered-error");
+        // This call's trace, not the one still open from the row before (a loaded machine shows it a moment longer).
+        const box = w.page.locator(".trace", { hasText: r.routeId }).locator(".answered-error");
         await box.waitFor({ timeout: 10_000 });
         expect(await w.page.locator(".trace").innerText()).toContain(r.routeId);
         const text = await box.innerText();
