@@ -1,0 +1,233 @@
+/**
+ * The Responses encoder's exact output, pinned (docs/performance.md items 99–100): the bytes a client
+ * reads are part of the contract (SDKs, Codex and recorded clients compare ids, order and members), so
+ * a change made for speed must leave every byte as it was. Every recorded upstream stream and reply of
+ * the shared fixtures (all four formats, decoded by their own decoders and normalized), every
+ * regression case's upstream stream, and hand-made event lists for what no recording has (log
+ * probabilities, refusals, phases, text needing escapes, namespaced, custom and local-shell calls,
+ * failures, an end without a finish) are encoded — with several client requests (none, the bench's,
+ * Codex's recorded ones, one with every kind of tool) — by the SSE encoder and by the event encoder
+ * (Codex's WebSocket), and each output's SHA-256 is compared with the one recorded from the encoder
+ * before those items (test/fixtures/responses-encoder-bytes.json; `UPDATE_RESPONSES_GOLDEN=1`
+ * rewrites it, for a change that means to change the bytes).
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { caseIds, clientRequest, manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { codecFor } from "../../../formats/index.ts";
+import { normalizeEvents } from "../../../formats/normalize.ts";
+import { responseToEvents } from "../../../formats/accumulate.ts";
+import type { HubEvent, HubRequest, WireFormat } from "../../../formats/hub.ts";
+import { openaiResponses } from "../../../formats/openai-responses/index.ts";
+
+const GOLDEN = join(import.meta.dir, "..", "..", "fixtures", "responses-encoder-bytes.json");
+const UPDATE = process.env.UPDATE_RESPONSES_GOLDEN === "1";
+const utf8 = new TextEncoder();
+
+const familyOf = (f: WireFormat) => (f === "anthropic-messages" ? "anthropic" : f === "gemini" ? "gemini" : "openai");
+
+/** Upstream bytes → that format's decoder → canonical hub events (whole, and in 7-byte reads). */
+function decodeSse(format: WireFormat, bytes: Uint8Array, piece?: number): HubEvent[] {
+  const evs: HubEvent[] = [];
+  const dec = codecFor(format).createDecoder({ family: familyOf(format) } as never, (e) => evs.push(e));
+  if (piece) for (let i = 0; i < bytes.length; i += piece) dec.push(bytes.subarray(i, i + piece));
+  else dec.push(bytes);
+  dec.end();
+  return normalizeEvents(evs);
+}
+
+const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
+const parseResponses = (body: unknown) => openaiResponses.parseRequest!(body as never);
+
+/** The client requests each stream is encoded for (their echo is in every response object). */
+async function requests(): Promise<[string, HubRequest | undefined][]> {
+  return [
+    ["none", undefined],
+    ["bench", parseResponses({ model: "cchat/gpt-bench", stream: true, instructions: SYSTEM, input: "Summarise the change in one sentence.", max_output_tokens: 256 })],
+    ["codex-default", parseResponses(await clientRequest("codex-default.json"))],
+    ["codex-tool-use", parseResponses(await clientRequest("codex-tool-use-1.json"))],
+    [
+      "tools",
+      parseResponses({
+        model: "m",
+        input: "x",
+        stream: true,
+        instructions: 'quote " and newline\n and ☕',
+        tools: [
+          { type: "function", name: "get_weather", parameters: { type: "object", properties: {} } },
+          { type: "namespace", name: "ns_", description: "d", tools: [{ type: "function", name: "inner", parameters: { type: "object", properties: {} } }] },
+          { type: "custom", name: "apply_patch", description: "patch" },
+          { type: "local_shell" },
+        ],
+        tool_choice: "auto",
+        reasoning: { effort: "high", summary: "auto" },
+        text: { verbosity: "low" },
+        metadata: { a: "b" },
+      }),
+    ],
+  ];
+}
+
+const lp = (token: string) => ({ token, logprob: -0.5, bytes: [...utf8.encode(token)], top: [{ token, logprob: -0.5 }] });
+const start = { type: "message_start", usage: { inputTokens: 7 } } as const;
+const fin = (reason: string): HubEvent[] => [{ type: "usage", usage: { outputTokens: 3, reasoningTokens: 1 } }, { type: "finish", reason } as HubEvent];
+
+/** Event lists no recording has. */
+const SYNTHETIC: Record<string, HubEvent[]> = {
+  "plain text, many deltas": [
+    start,
+    { type: "block_start", index: 0, block: { type: "text" } },
+    ...Array.from({ length: 30 }, (_, i): HubEvent => ({ type: "block_delta", index: 0, delta: { type: "text", text: ` w${i}` } })),
+    { type: "block_stop", index: 0 },
+    ...fin("end_turn"),
+  ],
+  "text needing escapes and unicode": [
+    start,
+    { type: "block_start", index: 0, block: { type: "text", phase: "commentary" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: 'say "hi"\n' } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "back\\slash \u0001 café ☕ 😀" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "x".repeat(300) } },
+    { type: "block_stop", index: 0 },
+    { type: "block_start", index: 1, block: { type: "text", phase: "final_answer" } },
+    { type: "block_delta", index: 1, delta: { type: "text", text: "done" } },
+    { type: "block_stop", index: 1 },
+    ...fin("max_tokens"),
+  ],
+  "log probabilities": [
+    start,
+    { type: "block_start", index: 0, block: { type: "text" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "Hi", logprobs: [lp("Hi")] } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: " there" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: '"q"', logprobs: [lp('"'), lp("q"), lp('"')] } },
+    { type: "block_stop", index: 0 },
+    ...fin("end_turn"),
+  ],
+  refusal: [
+    start,
+    { type: "block_start", index: 0, block: { type: "text", refusal: true } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "I can't" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: ' "help"' } },
+    { type: "block_stop", index: 0 },
+    ...fin("refusal"),
+  ],
+  "reasoning, calls of every kind": [
+    start,
+    { type: "block_start", index: 0, block: { type: "thinking", itemId: "rs_upstream1" } },
+    { type: "block_delta", index: 0, delta: { type: "thinking", text: "first part" } },
+    { type: "block_delta", index: 0, delta: { type: "thinking_part" } },
+    { type: "block_delta", index: 0, delta: { type: "thinking", text: 'second "part"' } },
+    { type: "block_delta", index: 0, delta: { type: "signature", signature: { family: "anthropic", value: "sig1" } } },
+    { type: "block_stop", index: 0 },
+    { type: "block_start", index: 1, block: { type: "redacted_thinking", data: { family: "anthropic", value: "opaque" } } },
+    { type: "block_stop", index: 1 },
+    { type: "block_start", index: 2, block: { type: "tool_call", id: "call_1", name: "get_weather" } },
+    { type: "block_delta", index: 2, delta: { type: "tool_args", json: '{"city":' } },
+    { type: "block_delta", index: 2, delta: { type: "tool_args", json: '"Paris"}' } },
+    { type: "block_stop", index: 2 },
+    { type: "block_start", index: 3, block: { type: "tool_call", id: "call_2", name: "inner", itemId: "fc_up2" } },
+    { type: "block_stop", index: 3 },
+    { type: "block_start", index: 4, block: { type: "tool_call", id: "call_3", name: "ns__inner" } },
+    { type: "block_delta", index: 4, delta: { type: "tool_args", json: "{}" } },
+    { type: "block_stop", index: 4 },
+    { type: "block_start", index: 5, block: { type: "tool_call", id: "call_4", name: "apply_patch" } },
+    { type: "block_delta", index: 5, delta: { type: "tool_args", json: '{"input":"*** Begin Patch\\n*** End Patch"}' } },
+    { type: "block_stop", index: 5 },
+    { type: "block_start", index: 6, block: { type: "tool_call", id: "call_5", name: "local_shell" } },
+    { type: "block_delta", index: 6, delta: { type: "tool_args", json: '{"command":["ls","-la"],"workdir":"/tmp"}' } },
+    { type: "block_stop", index: 6 },
+    ...fin("tool_use"),
+  ],
+  "failure after text": [
+    start,
+    { type: "block_start", index: 0, block: { type: "text" } },
+    { type: "block_delta", index: 0, delta: { type: "text", text: "partial" } },
+    { type: "block_stop", index: 0 },
+    { type: "error", error: { kind: "overloaded_error", message: 'Overloaded "now"', status: 529 } } as HubEvent,
+  ],
+  "failure before anything": [{ type: "error", error: { kind: "rate_limit_error", message: "slow down", status: 429, param: "model" } } as HubEvent],
+  "end without a finish": [start, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "cut" } }],
+  "error after the finish": [start, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "ok" } }, { type: "block_stop", index: 0 }, ...fin("context_window_exceeded"), { type: "error", error: { kind: "api_error", message: "late", status: 502 } } as HubEvent],
+};
+
+/** Every input stream: name → canonical hub events. */
+async function streams(): Promise<[string, HubEvent[]][]> {
+  const out: [string, HubEvent[]][] = [];
+  for (const e of await manifest()) {
+    const bytes = await recordedBytes(e.file);
+    if (e.kind === "sse") {
+      out.push([`recorded ${e.file}`, decodeSse(e.format, bytes)]);
+      out.push([`recorded ${e.file} in 7-byte reads`, decodeSse(e.format, bytes, 7)]);
+    } else {
+      try {
+        const resp = codecFor(e.format).decodeResponse(bytes, { family: familyOf(e.format) } as never);
+        out.push([`recorded ${e.file}`, normalizeEvents(responseToEvents(resp))]);
+      } catch {
+        // an error body: no reply to encode
+      }
+    }
+  }
+  for (const id of await caseIds()) {
+    const c = await regressionCase(id);
+    const sse = c.upstream?.response?.sse;
+    if (typeof sse !== "string") continue;
+    out.push([`case ${id}`, decodeSse(c.upstream.format, utf8.encode(sse))]);
+  }
+  for (const [name, evs] of Object.entries(SYNTHETIC)) out.push([`synthetic ${name}`, normalizeEvents(evs)]);
+  return out;
+}
+
+function counterIds(): (prefix: string) => string {
+  let n = 0;
+  return (prefix) => `${prefix}${++n}`;
+}
+
+/** The SSE encoder's text and the event encoder's events (as `event\ndata\n` lines) for one stream. */
+function encodeBoth(events: HubEvent[], request: HubRequest | undefined): { sse: string; events: string } {
+  const opts = () => ({ model: "client-model", request, newId: counterIds(), now: () => 1_750_000_000_000 });
+  let sse = "";
+  const a = openaiResponses.createEncoder!(opts(), (t) => (sse += t));
+  let evs = "";
+  const b = openaiResponses.createEventEncoder!(opts(), (event, data) => (evs += `${event}\n${data}\n`));
+  for (const ev of events) {
+    a.event(ev);
+    b.event(ev);
+  }
+  a.end();
+  b.end();
+  return { sse, events: evs };
+}
+
+const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
+
+describe("the Responses encoder's bytes are the pinned ones", async () => {
+  const golden: Record<string, string> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
+  const seen: Record<string, string> = {};
+  const all = await streams();
+  const reqs = await requests();
+
+  test("every stream was read (the fixtures are there)", () => {
+    expect(all.filter(([n]) => n.startsWith("recorded ")).length).toBeGreaterThan(40);
+    expect(all.filter(([n]) => n.startsWith("case ")).length).toBeGreaterThan(20);
+  });
+
+  for (const [name, events] of all) {
+    test(name, () => {
+      for (const [reqName, req] of reqs) {
+        const { sse, events: evs } = encodeBoth(events, req);
+        // The two encoders write the same events (the SSE one frames them).
+        const framed = evs.replace(/^([^\n]*)\n([^\n]*)\n/gm, "event: $1\ndata: $2\n\n");
+        expect(framed).toBe(sse);
+        const key = `${name} | ${reqName}`;
+        seen[key] = sha(sse);
+        if (!UPDATE) expect(`${key}: ${sha(sse)}`).toBe(`${key}: ${golden[key]}`);
+      }
+    });
+  }
+
+  test("the pinned set is complete", () => {
+    if (UPDATE) writeFileSync(GOLDEN, JSON.stringify(seen, Object.keys(seen).sort(), 1) + "\n");
+    expect(Object.keys(seen).sort()).toEqual(Object.keys(UPDATE ? seen : golden).sort());
+  });
+});
