@@ -17,7 +17,8 @@ export function mintId(prefix: string, newId?: (prefix: string) => string): stri
     const id = newId(prefix);
     return id.startsWith(prefix) ? id : prefix + id;
   }
-  return prefix + crypto.randomUUID().replace(/-/g, "");
+  // `replaceAll` of a string: a regular expression literal is a new RegExp object at every call.
+  return prefix + crypto.randomUUID().replaceAll("-", "");
 }
 
 /** True when `id` is an item id OpenAI can accept back for that item kind (REFERENCE §3.1). */

@@ -205,23 +205,8 @@ class ResponsesEncoder implements StreamEncoder {
       const members = JSON.stringify(this.echo).slice(1, -1);
       echo = this.echoMembers = members.length > 0 ? members + "," : "";
     }
-    return (
-      head +
-      status +
-      '","error":' +
-      (fields.error ?? "null") +
-      ',"incomplete_details":' +
-      (fields.incomplete ?? "null") +
-      "," +
-      this.modelMember +
-      '"output":' +
-      fields.output +
-      "," +
-      echo +
-      '"usage":' +
-      (fields.usage ?? "null") +
-      "}"
-    );
+    // One template literal (joined in one step), not a chain of `+` (a rope per `+`).
+    return `${head}${status}","error":${fields.error ?? "null"},"incomplete_details":${fields.incomplete ?? "null"},${this.modelMember}"output":${fields.output},${echo}"usage":${fields.usage ?? "null"}}`;
   }
 
   /** The finished output items as a JSON array. */

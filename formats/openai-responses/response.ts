@@ -40,8 +40,13 @@ export interface ClientTools {
   resolve(name: string): { name: string; namespace?: string; custom: boolean; localShell?: boolean };
 }
 
+/** The {@link ClientTools} of a request without tools: every call is a plain function of its own name. */
+const NO_TOOLS: ClientTools = { resolve: (name) => ({ name, custom: false }) };
+
 /** Builds {@link ClientTools} from the parsed client request (none → every call is a plain function). */
 export function clientTools(req: HubRequest | undefined): ClientTools {
+  // Most replies are to requests without tools: one shared answer, no sets or maps made per reply.
+  if (!req || req.tools.length === 0) return NO_TOOLS;
   const plain = new Set<string>();
   const namespaced = new Map<string, string>();
   const flat = new Map<string, { name: string; namespace: string }>();
