@@ -144,11 +144,11 @@ const SYNTHETIC: Record<string, HubEvent[]> = {
     { type: "block_start", index: 0, block: { type: "text" } },
     { type: "block_delta", index: 0, delta: { type: "text", text: "partial" } },
     { type: "block_stop", index: 0 },
-    { type: "error", error: { kind: "overloaded_error", message: 'Overloaded "now"', status: 529 } } as HubEvent,
+    { type: "error", error: { kind: "overloaded", message: 'Overloaded "now"', status: 529 } },
   ],
-  "failure before anything": [{ type: "error", error: { kind: "rate_limit_error", message: "slow down", status: 429, param: "model" } } as HubEvent],
+  "failure before anything": [{ type: "error", error: { kind: "rate_limit", message: "slow down", status: 429, param: "model" } }],
   "end without a finish": [start, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "cut" } }],
-  "error after the finish": [start, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "ok" } }, { type: "block_stop", index: 0 }, ...fin("context_window_exceeded"), { type: "error", error: { kind: "api_error", message: "late", status: 502 } } as HubEvent],
+  "error after the finish": [start, { type: "block_start", index: 0, block: { type: "text" } }, { type: "block_delta", index: 0, delta: { type: "text", text: "ok" } }, { type: "block_stop", index: 0 }, ...fin("context_window_exceeded"), { type: "error", error: { kind: "api_error", message: "late", status: 502 } }],
 };
 
 /** Every input stream: name → canonical hub events. */
