@@ -5,35 +5,65 @@
  */
 import type * as v from "valibot";
 
-/** Edit distance counting a swap of two neighbours as one edit (optimal string alignment), for "did you mean". */
-function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
+/**
+ * Edit distance counting a swap of two neighbours as one edit (optimal string alignment), for "did you
+ * mean", exact up to `cap`; above it, some number over `cap`. Only cells within `cap` of the diagonal
+ * are computed (any other is more than `cap` edits away): time `a.length` × (2 `cap` + 1), three rows
+ * of `b.length + 1` numbers.
+ */
+function distance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) > cap) return cap + 1;
+  const over = cap + 1;
+  let before = new Array<number>(b.length + 1).fill(over); // row i - 2
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => Math.min(j, over)); // row i - 1
+  let row = new Array<number>(b.length + 1).fill(over);
   for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    const lo = Math.max(1, i - cap);
+    const hi = Math.min(b.length, i + cap);
+    // The cells next to the band read as "too far" (this row's array last held row i - 3).
+    row[lo - 1] = lo === 1 ? Math.min(i, over) : over;
+    if (hi < b.length) row[hi + 1] = over;
+    const ai = a.charCodeAt(i - 1);
+    const aBefore = i > 1 ? a.charCodeAt(i - 2) : -1;
+    for (let j = lo; j <= hi; j++) {
+      const bj = b.charCodeAt(j - 1);
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (ai === bj ? 0 : 1));
+      if (j > 1 && ai === b.charCodeAt(j - 2) && aBefore === bj) d = Math.min(d, before[j - 2]! + 1);
+      row[j] = Math.min(d, over);
     }
+    const oldest = before;
+    before = prev;
+    prev = row;
+    row = oldest;
   }
-  return d[a.length][b.length];
+  return prev[b.length];
 }
 
-/** The closest of `candidates` to `word` when it is plausibly a typo of it, else undefined. */
+/** The most edits a guess may be away from the word (for a candidate of `length` characters). */
+const editsAllowed = (length: number) => (length <= 3 ? 1 : length <= 6 ? 2 : 3);
+/** The most {@link editsAllowed} gives any candidate. */
+const MAX_EDITS = 3;
+
+/**
+ * The closest of `candidates` to `word` when it is plausibly a typo of it (at most 1, 2 or 3 edits
+ * away for a candidate of up to 3, 6 or more characters), else undefined. Distances are measured only
+ * up to {@link MAX_EDITS}, so a hostile word (a 300,000-character alias target in an admin body) costs a
+ * length comparison per candidate of another length, and a few operations per character for one of
+ * about its length, instead of an edit-distance table of its length times theirs.
+ */
 export function suggest(word: string, candidates: readonly string[]): string | undefined {
+  const w = word.toLowerCase();
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = distance(word.toLowerCase(), c.toLowerCase());
+    const d = distance(w, c.toLowerCase(), MAX_EDITS);
     if (d < bestD) {
       bestD = d;
       best = c;
     }
   }
   if (best === undefined) return undefined;
-  const limit = best.length <= 3 ? 1 : best.length <= 6 ? 2 : 3;
-  return bestD <= limit ? best : undefined;
+  return bestD <= editsAllowed(best.length) ? best : undefined;
 }
 
 /** How the messages of {@link unknownKeysMessage} are worded. */
