@@ -257,9 +257,12 @@ export function adminApi(deps: AdminDeps) {
       return t;
     });
   if (deps.extend) app = deps.extend(app as never) as never;
-  // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), read at request time. Its
-  // generator (@elysiajs/openapi, @valibot/to-json-schema) is loaded on the first request for it: ~15 MB
+  // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), built on the first request
+  // for it and kept. Its generator (@elysiajs/openapi, @valibot/to-json-schema) is loaded then: ~15 MB
   // of memory an instance that nobody asks for its schema does not need.
   const routes = app;
-  return app.get("/openapi.json", async () => (await import("./openapi.ts")).adminOpenApiDocument(routes as never));
+  return app.get(
+    "/openapi.json",
+    async () => new Response((await import("./openapi.ts")).adminOpenApiJson(routes as never), { headers: { "content-type": "application/json;charset=utf-8" } }),
+  );
 }

@@ -2,10 +2,13 @@
  * GET /admin/api/openapi.json (SPEC 9.3) from a real gateway: the OpenAPI document lists every admin
  * route (keys, usage, calls, route traces, dry run, accounts, OAuth, discovery, quota), with path
  * and query parameters and the JSON request body schema of every route that takes a body; it is behind
- * the admin guard; and generating it changes nothing about how the live routes validate.
+ * the admin guard; generating it changes nothing about how the live routes validate; and it is built
+ * once per set of routes (a config reload does not change it; a route added to the app does).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_ROUTE_DOCS } from "../../src/admin/openapi.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { Elysia } from "elysia";
+import { ADMIN_ROUTE_DOCS, adminOpenApiDocument, adminOpenApiJson } from "../../src/admin/openapi.ts";
 import { VERSION } from "../../src/version.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
@@ -154,5 +157,42 @@ describe("the admin OpenAPI document", () => {
     expect(remote.status).toBe(401);
     const withToken = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${gw.app.adminToken}` } });
     expect(withToken.status).toBe(200);
+  });
+});
+
+describe("the document is built once per set of routes", () => {
+  test("three requests build it once; a route added to the app rebuilds it, listing that route", () => {
+    let builds = 0;
+    const build = (a: Parameters<typeof adminOpenApiDocument>[0]) => (builds++, adminOpenApiDocument(a));
+    const app = new Elysia({ prefix: "/admin/api" }).get("/keys", () => []);
+    const first = adminOpenApiJson(app as never, build);
+    expect(adminOpenApiJson(app as never, build)).toBe(first);
+    expect(adminOpenApiJson(app as never, build)).toBe(first);
+    expect(builds).toBe(1);
+    expect(Object.keys(JSON.parse(first).paths)).toEqual(["/admin/api/keys"]);
+    app.get("/quota", () => ({}));
+    const second = JSON.parse(adminOpenApiJson(app as never, build));
+    expect(builds).toBe(2);
+    expect(Object.keys(second.paths).sort()).toEqual(["/admin/api/keys", "/admin/api/quota"]);
+    // Another app has its own document.
+    expect(Object.keys(JSON.parse(adminOpenApiJson(new Elysia({ prefix: "/admin/api" }).get("/usage", () => ({})) as never, build)).paths)).toEqual(["/admin/api/usage"]);
+  });
+
+  test("a config reload that adds a combo serves the same document (it reads no configuration)", async () => {
+    const before = await (await fetch(`${gw.url}/admin/api/openapi.json`)).text();
+    const yaml = readFileSync(gw.configPath, "utf8");
+    try {
+      writeFileSync(gw.configPath, `${yaml}\ncombos:\n  - name: reload-combo\n    targets:\n      - model: oai/gpt-test\n`);
+      const r = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST" });
+      expect(r.status).toBe(200);
+      expect(((await r.json()) as { changed: Record<string, unknown> }).changed).toHaveProperty("combos");
+      const after = await fetch(`${gw.url}/admin/api/openapi.json`);
+      expect(after.status).toBe(200);
+      expect(after.headers.get("content-type")).toBe("application/json;charset=utf-8");
+      expect(await after.text()).toBe(before);
+    } finally {
+      writeFileSync(gw.configPath, yaml);
+      await (await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST" })).text();
+    }
   });
 });
