@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { unknownKeysMessage } from "../unknown-keys.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../pipeline/json-depth.ts";
 import type { StoreErrorCode } from "../store/types.ts";
 
 /**
@@ -115,7 +116,13 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
   return out;
 }
 
-/** Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON. */
+/**
+ * Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON and for JSON
+ * nesting arrays and objects more than {@link MAX_JSON_DEPTH} levels deep (checked before parsing,
+ * pipeline/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored combo's params that deep
+ * held the event loop for most of a second and then ran the config checks out of stack (a 500), and
+ * every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
+ */
 export async function readJson(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
   let text: string;
   try {
@@ -124,6 +131,7 @@ export async function readJson(request: Request): Promise<{ ok: true; value: unk
     return { ok: false, response: adminError(400, "The request body could not be read.") };
   }
   if (text.trim() === "") return { ok: true, value: undefined };
+  if (nestsDeeperThan(text)) return { ok: false, response: adminError(400, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`) };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (e) {

@@ -150,6 +150,29 @@ describe("combos", () => {
   });
 });
 
+describe("a body nested too deeply (SPEC 2.6)", () => {
+  test("combo params nested 90,000 levels: a 400 naming the limit, nothing stored, the gateway still serves; 995 levels are taken", async () => {
+    const nested = (n: number) => "[".repeat(n) + "]".repeat(n);
+    const send = (method: string, path: string, text: string) => fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: text });
+    const combo = (depth: number, name = "deepcombo") => `{"name":"${name}","targets":[{"model":"p/claude-deep","params":{"metadata":${nested(depth)}}}]}`;
+    expect((await api("POST", "/combos", { name: "deepcombo", targets: [{ model: "p/claude-deep" }] })).status).toBe(201);
+    for (const [method, path, name] of [["POST", "/combos", "deepcombo2"], ["PUT", "/combos/deepcombo", "deepcombo"]]) {
+      const r = await send(method!, path!, combo(90_000, name));
+      expect(r.status).toBe(400);
+      expect((await json(r)).error).toEqual({ message: "The body nests arrays and objects more than 1000 levels deep.", type: "invalid_request_error", param: null, code: null });
+    }
+    expect((await json(await api("GET", "/combos/deepcombo"))).targets).toEqual([{ model: "p/claude-deep", weight: 1 }]);
+    expect((await api("GET", "/combos/deepcombo2")).status).toBe(404);
+    const res = await messages("deepcombo");
+    await res.text();
+    expect(res.status).toBe(200);
+    // The body, targets, a target and params are 4 levels: 995 in all.
+    const ok = await send("PUT", "/combos/deepcombo", combo(991));
+    expect(ok.status).toBe(200);
+    expect((await api("DELETE", "/combos/deepcombo")).status).toBe(200);
+  });
+});
+
 describe("aliases", () => {
   test("created, used, changed, listed; the file's are read-only", async () => {
     const created = await api("POST", "/aliases", { name: "dbalias", target: "dbcombo" });
