@@ -16,7 +16,7 @@ import type { Classification, FailureFacts } from "./classify.ts";
 import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
-import type { Account, AttemptRecording, AttemptTrace, Clock, FlightRecording, ProviderInfo, ReplyEvent, ReplyEventSink } from "./ports.ts";
+import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
   idleTimeoutError,
@@ -281,6 +281,19 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     controller.abort();
     void reader.cancel().catch(() => {});
   }, idleMs);
+  // A streamed reply (not a JSON one, which may be padded while the provider works) gets its first
+  // content within the provider's first-content timeout of its headers, however many events without
+  // content (keep-alive pings) arrive meanwhile: before the commit point the client gets nothing, so
+  // an upstream that pings forever would hold it forever. A block's start ends the bound too, a
+  // thinking block's with no thinking yet included (the Anthropic tap's content, the hub drivers'
+  // `begun`): a model that thinks at length has begun its reply. The timer is made only when a read
+  // leaves the reply without content (most first reads bring it).
+  const firstMs = driver.buffered && !gathers ? 0 : (provider.firstContentTimeoutMs ?? Math.max(DEFAULT_FIRST_CONTENT_TIMEOUT_MS, idleMs));
+  /** Whether the first-content bound still applies (a streamed reply that has not begun). */
+  let bounded = firstMs > 0;
+  const peekStart = bounded ? performance.now() : 0;
+  let firstContent: ReturnType<typeof setTimeout> | undefined;
+  let starved = false;
   try {
     while (driver.buffered || !driver.contentSeen) {
       if (!gathers || driver.contentSeen) idle.refresh();
@@ -294,6 +307,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         prefix.push(driver.end(silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
+      if (starved) return noContentInTime(fail, provider.id, firstMs);
       if (silent) {
         if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
         ended = true;
@@ -309,6 +323,21 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       else prefix.push(driver.push(r.value));
       if (gathers && !driver.contentSeen) contentless += r.value.byteLength;
       if (driver.earlyError) break;
+      if (bounded) {
+        if (driver.contentSeen || driver.begun === true) {
+          if (firstContent !== undefined) clearTimeout(firstContent);
+          bounded = false;
+        } else if (firstContent === undefined) {
+          firstContent = setTimeout(
+            () => {
+              starved = true;
+              controller.abort();
+              void reader.cancel().catch(() => {});
+            },
+            Math.max(0, firstMs - (performance.now() - peekStart)),
+          );
+        }
+      }
       // Events without content (or bytes that are no events at all) are held here until the first
       // content: no more of them than one event may be (formats/sse.ts). A buffering driver keeps the
       // reply it builds, not these bytes.
@@ -340,6 +369,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch (e) {
     controller.abort();
+    if (starved) return noContentInTime(fail, provider.id, firstMs);
     if (silent) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
@@ -348,6 +378,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
     clearTimeout(idle);
+    if (firstContent !== undefined) clearTimeout(firstContent);
   }
 
   if (driver.earlyError) {
@@ -465,6 +496,17 @@ function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: 
     pingedMs === undefined
       ? `Upstream ${providerId} went silent before answering.`
       : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s.`;
+  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
+}
+
+/**
+ * The failure of a streamed reply that brought no content within the provider's first-content timeout
+ * (`ms`) of its headers, only events without any (keep-alive pings, a `message_start`): a timeout (504,
+ * SPEC 6.3's timeout row), so the attempt loop retries or moves on within the pre-commit deadline
+ * (6.1), and the client gets it in its own format when nothing else serves.
+ */
+function noContentInTime(fail: CommitAttempt["fail"], providerId: string, ms: number): AttemptFailure {
+  const message = `Upstream ${providerId} sent no content within ${ms / 1000} s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is ${ms}.`;
   return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 

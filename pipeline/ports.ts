@@ -40,6 +40,15 @@ export interface ModelInfo {
   siblings?: string[];
 }
 
+/**
+ * The default bound on a streamed reply's wait for its first content (ProviderInfo.firstContentTimeoutMs),
+ * ms: 4 minutes, longer than the idle timeout of a slow provider (180 s, SPEC 6.4), so a reasoning model
+ * that works for minutes behind keep-alive pings is not cut, and shorter than the clients' own limits
+ * (Codex gives up on a stream after 300 s without an event, the Anthropic and OpenAI SDKs on a request
+ * after 600 s), so the client hears the gateway's timeout error, or the fallback's reply, instead of its own.
+ */
+export const DEFAULT_FIRST_CONTENT_TIMEOUT_MS = 240_000;
+
 /** A configured provider (SPEC 2.3, P-1). */
 export interface ProviderInfo {
   /** Model-name prefix: `anthropic`, `cc`, `glm`, … */
@@ -57,6 +66,12 @@ export interface ProviderInfo {
   idleTimeoutMs: number;
   /** Time to wait for response headers, in ms (SPEC 6.3: 60 s). */
   headerTimeoutMs: number;
+  /**
+   * Time a streamed reply may take from its headers to its first content, in ms, however many events
+   * without content (keep-alive pings) arrive meanwhile (pipeline/commit.ts). Undefined: the larger of
+   * {@link DEFAULT_FIRST_CONTENT_TIMEOUT_MS} and `idleTimeoutMs`.
+   */
+  firstContentTimeoutMs?: number;
   /** Default concurrency slots per account (SPEC A-4); undefined = unlimited. */
   defaultMaxConcurrency?: number;
   /** Where this provider came from. */

@@ -56,6 +56,12 @@ export interface ReplyDriver<Out = Uint8Array> {
   end(failure?: HubError): Out;
   /** Content (text, reasoning, tool call, or a finish) has been seen: the attempt may commit. */
   readonly contentSeen: boolean;
+  /**
+   * Optional: the upstream's reply has begun a block, content or not yet (a thinking block's start with
+   * no thinking so far, which the hub drivers commit only with its first text): the reply is under way,
+   * so the commit point's first-content bound no longer applies to it (pipeline/commit.ts).
+   */
+  readonly begun?: boolean;
   /** An error the provider reported before any content: the attempt failed before the commit point. */
   readonly earlyError: HubError | undefined;
   /** Usage observed so far (tokens). */
@@ -231,6 +237,8 @@ function opensBlock(part: HubPart): boolean {
  * restorer (only with a `restoration`, SPEC S-3) → {@link HubDriver.observe} and `deliver`.
  */
 abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
+  /** The decoder started a block ({@link ReplyDriver.begun}); the normalizer opens it only with content. */
+  begun = false;
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
@@ -244,7 +252,10 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     const restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
     this.restorer = restorer;
     this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
-    this.decoder = provider.createDecoder(decoderOptions, (ev) => this.normalizer.event(ev));
+    this.decoder = provider.createDecoder(decoderOptions, (ev) => {
+      if (ev.type === "block_start") this.begun = true;
+      this.normalizer.event(ev);
+    });
   }
 
   /** One canonical (normalized, restored) event for the client side. */
@@ -379,6 +390,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
 
   get contentSeen() {
     return this.driver.contentSeen;
+  }
+  get begun() {
+    return this.driver.begun;
   }
   get earlyError() {
     return this.driver.earlyError;

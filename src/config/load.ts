@@ -208,6 +208,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     if (p.idle_timeout_ms !== undefined) prov.idleTimeoutMs = p.idle_timeout_ms;
     else if (p.slow !== undefined) prov.idleTimeoutMs = slow ? SLOW_IDLE_TIMEOUT_MS : DEFAULT_IDLE_TIMEOUT_MS;
     if (p.header_timeout_ms !== undefined) prov.headerTimeoutMs = p.header_timeout_ms;
+    if (p.first_content_timeout_ms !== undefined) prov.firstContentTimeoutMs = p.first_content_timeout_ms;
     if (p.max_concurrency !== undefined) prov.defaultMaxConcurrency = p.max_concurrency;
     if (p.oauth) {
       if (!prov.oauth) {

@@ -65,6 +65,22 @@ describe("checkConfig", () => {
     ]);
   });
 
+  test("providers[].first_content_timeout_ms: a whole number of ms, at least 1; a good one reaches the provider", () => {
+    const p = join(dir, "first-content.yaml");
+    writeFileSync(p, "providers:\n  - { id: glm, kind: anthropic-compatible, base_url: \"https://open.bigmodel.cn/api/anthropic\", first_content_timeout_ms: 0 }\n");
+    const r = checkConfig(p, {});
+    expect(r.ok).toBe(false);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toStartWith("providers[0].first_content_timeout_ms: ");
+    expect(r.lines[0]).toContain("at least 1");
+    writeFileSync(p, "providers:\n  - { id: glm, kind: anthropic-compatible, base_url: \"https://open.bigmodel.cn/api/anthropic\", first_content_timeout_ms: 30000 }\n");
+    expect(checkConfig(p, {}).ok).toBe(true);
+    const cfg = loadConfigFile(p, {});
+    expect(cfg.providers.get("glm")!.firstContentTimeoutMs).toBe(30_000);
+    // Unset: the commit point's default (the larger of 240 s and the idle timeout).
+    expect(cfg.providers.get("anthropic")!.firstContentTimeoutMs).toBeUndefined();
+  });
+
   test("a key's limits.models pattern provider/* naming no provider is an error naming the known providers, as keys create refuses it", () => {
     const p = join(dir, "key-models.yaml");
     writeFileSync(

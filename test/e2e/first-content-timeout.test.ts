@@ -1,0 +1,218 @@
+/**
+ * A streamed reply's wait for its first content (`providers[].first_content_timeout_ms`,
+ * pipeline/commit.ts): before the commit point the client gets nothing, so an upstream that sends only
+ * events without content (keep-alive pings) must not hold a streaming client forever. Past the bound
+ * the attempt is a timeout (504) and the attempt loop falls back; with nothing left the client gets the
+ * 504 in its own format. A reply that has begun (a thinking block's start) is not cut by it.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+
+// Pings every 50 ms keep each idle timeout (2 s) far away; the first-content bound is 400 ms.
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    idle_timeout_ms: 2000
+    first_content_timeout_ms: 400
+  - id: s
+    kind: anthropic
+    base_url: "{{FAKE}}/s"
+    idle_timeout_ms: 2000
+    first_content_timeout_ms: 400
+  - id: q
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - id: a1
+    provider: p
+    api_key: env:KEY_A1
+  - id: a2
+    provider: p
+    api_key: env:KEY_A2
+  - id: s1
+    provider: s
+    api_key: env:KEY_S
+combos:
+  - name: pingfirst
+    targets:
+      - model: s/claude-x
+      - model: q/glm-x
+settings:
+  precommit_deadline_ms: 20000
+`;
+const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_S: "sk-test-account-s" };
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: ENV });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+afterEach(async () => {
+  gw.fake.reset();
+  for (const a of ["a1", "a2", "s1"]) {
+    await gw.app.store.clearCooldown(a);
+    await gw.app.store.clearLock(a);
+  }
+  for (const p of ["p", "s", "q"]) await gw.app.store.clearCircuit(p);
+  gw.app.registry.loadState(await gw.app.store.loadAccountState());
+  gw.app.registry.resetCounters();
+});
+
+const who = (r: ReceivedRequest) =>
+  r.path.startsWith("/s/") ? "s1" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
+const order = () => gw.fake.requests.map(who);
+const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
+/** Per-account scripts: a queue of replies each, or `forever` for one that answers every request; else a normal reply. */
+function script(s: Partial<Record<"a1" | "a2" | "s1" | "q", FakeReply[] | (() => FakeReply)>>) {
+  gw.fake.handle((r) => {
+    const q = s[who(r) as "a1"];
+    if (typeof q === "function") return q();
+    return q && q.length > 0 ? q.shift() : ok(r);
+  });
+}
+const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const MESSAGE_START = ev("message_start", {
+  type: "message_start",
+  message: { id: "msg_p", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } },
+});
+const PING = ev("ping", { type: "ping" });
+
+/** A streamed reply that opens and then sends keep-alive pings every 50 ms, forever: it never begins. */
+const pingsForever = (): FakeReply => ({ sse: MESSAGE_START, endless: PING, endless_every_ms: 50 });
+
+/**
+ * The text a streaming client reads from a reply: Anthropic text and thinking deltas, Chat content and
+ * reasoning deltas, joined in order.
+ */
+async function sseText(res: Response): Promise<string> {
+  let out = "";
+  for (const line of (await res.text()).split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    const d = JSON.parse(line.slice(6));
+    out += d.delta?.text ?? d.delta?.thinking ?? d.choices?.[0]?.delta?.content ?? d.choices?.[0]?.delta?.reasoning_content ?? "";
+  }
+  return out;
+}
+
+describe("an upstream that pings forever before its first content", () => {
+  test("a streaming client's attempt is given up after first_content_timeout_ms and the next account serves, before the first byte", async () => {
+    script({ a1: pingsForever });
+    const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    expect(await sseText(res)).toBe("served by a2");
+    const o = order();
+    expect(o[o.length - 1]).toBe("a2");
+    expect(o.filter((x) => x === "a1").length).toBeGreaterThanOrEqual(1);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
+    expect(trace.attempts[0].error).toBe(
+      "Upstream p sent no content within 0.4 s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is 400.",
+    );
+  });
+
+  test("a combo's target that pings forever is left for the next model", async () => {
+    script({ s1: pingsForever });
+    const res = await post("/v1/chat/completions", { model: "pingfirst", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    expect(await sseText(res)).toBe("served by q");
+    expect(order()[order().length - 1]).toBe("q");
+  });
+
+  describe("the only candidate: the client gets a 504 in its own format", () => {
+    const message = "Upstream s sent no content within 0.4 s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is 400.";
+    const lanes: { name: string; path: string; body: unknown; read: (b: any) => { status?: unknown; message: unknown } }[] = [
+      {
+        name: "Anthropic Messages",
+        path: "/v1/messages",
+        body: { model: "s/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] },
+        read: (b) => ({ status: b.type === "error" ? b.error.type : undefined, message: b.error.message }),
+      },
+      {
+        name: "OpenAI Chat",
+        path: "/v1/chat/completions",
+        body: { model: "s/claude-x", stream: true, messages: [{ role: "user", content: "hi" }] },
+        read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
+      },
+      {
+        name: "OpenAI Responses",
+        path: "/v1/responses",
+        body: { model: "s/claude-x", stream: true, input: "hi" },
+        read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
+      },
+      {
+        name: "Gemini",
+        path: "/v1beta/models/s/claude-x:streamGenerateContent?alt=sse",
+        body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+        read: (b) => ({ status: b.error.status, message: b.error.message }),
+      },
+    ];
+    for (const lane of lanes) {
+      test(lane.name, async () => {
+        script({ s1: pingsForever });
+        const res = await post(lane.path, lane.body);
+        expect(res.status).toBe(504);
+        expect(res.headers.get("content-type")).toContain("application/json");
+        const seen = lane.read(await res.json());
+        expect(seen.message).toBe(message);
+        if (lane.name === "Anthropic Messages") expect(seen.status).toBe("timeout_error");
+        else if (lane.name === "Gemini") expect(seen.status).toBe("DEADLINE_EXCEEDED");
+        else expect(seen.status).toBe("error");
+        expect(order().every((x) => x === "s1")).toBe(true);
+      });
+    }
+  });
+});
+
+describe("a reply that has begun is not cut by the first-content bound", () => {
+  /**
+   * Extended thinking: `message_start`, the thinking block's start, then 12 pings 100 ms apart (1.2 s,
+   * three first-content bounds) while the model thinks, then the thinking, its signature and the answer.
+   */
+  function thinkingSlowly(): FakeReply {
+    const head =
+      MESSAGE_START +
+      PING +
+      ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
+    const tail =
+      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Let me think about it." } }) +
+      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
+      ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+      ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
+      ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
+      ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+      ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
+      ev("message_stop", { type: "message_stop" });
+    const sse = head + PING.repeat(12) + tail;
+    const split_at = Array.from({ length: 13 }, (_, i) => head.length + i * PING.length);
+    return { sse, split_at, delay_ms: 100 };
+  }
+
+  test("a streaming Anthropic client (native passthrough) gets the whole reply from the one attempt", async () => {
+    script({ a1: [thinkingSlowly()] });
+    const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const raw = await res.text();
+    expect(raw).toContain("Let me think about it.");
+    expect(raw).toContain("thought it through");
+    expect(raw).toContain('"stop_reason":"end_turn"');
+    expect(order()).toEqual(["a1"]);
+  });
+
+  test("a streaming Chat client (translated) gets the whole reply from the one attempt", async () => {
+    script({ a1: [thinkingSlowly()] });
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    // The thinking reaches a Chat client as reasoning_content, then the answer.
+    expect(await sseText(res)).toBe("Let me think about it.thought it through");
+    expect(order()).toEqual(["a1"]);
+  });
+});
