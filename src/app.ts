@@ -53,6 +53,7 @@ import { createServer } from "./http/server.ts";
 import type { BrowserPolicy } from "./http/browser-guard.ts";
 import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
+import { socketFrameLimit } from "./http/socket-frame-limit.ts";
 import { openStore } from "./store/open.ts";
 import { MemoryKeyCounters, persistBudgetWindows } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
@@ -548,8 +549,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }))
     .use(metricsRoute(metrics, { keys: store, adminToken }));
 
-  // Fixed while the server runs (responsesSocketMaxFrameBytes); a reload past it is warned about below.
-  const socketFrameLimit = responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes);
+  // Follows max_body_bytes through reloads (src/http/socket-frame-limit.ts).
+  const startFrameLimit = responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes);
   app.listen({
     hostname: host,
     port,
@@ -568,9 +569,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Codex's Responses WebSocket (SPEC 2.5) negotiates permessage-deflate.
     // Frames up to twice the body limit reach the guard (a 413 error frame over the limit), not Bun's
     // 16 MiB default, which closed the socket instead (src/http/responses-socket.ts).
-    websocket: { perMessageDeflate: true, maxPayloadLength: socketFrameLimit },
+    websocket: { perMessageDeflate: true, maxPayloadLength: startFrameLimit },
   });
   const server = app.server!;
+  const frameLimit = socketFrameLimit(server, startFrameLimit);
   bunServer = server;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
 
@@ -616,9 +618,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     for (const r of next.stored?.rejected ?? []) {
       if (r.why === "invalid") log(JSON.stringify({ level: "warn", time: clock.now(), msg: `stored ${r.kind} left out: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, name: r.name }));
     }
-    if (next.server.maxBodyBytes !== prev.server.maxBodyBytes && next.server.maxBodyBytes > socketFrameLimit) {
-      const msg = `server.max_body_bytes is now above the Responses WebSocket's frame limit, which is fixed at start: over the WebSocket a frame larger than ${socketFrameLimit} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`;
-      log(JSON.stringify({ level: "warn", time: clock.now(), msg, maxBodyBytes: next.server.maxBodyBytes, socketFrameLimit }));
+    if (next.server.maxBodyBytes !== prev.server.maxBodyBytes && !frameLimit.follow(next.server.maxBodyBytes) && next.server.maxBodyBytes > frameLimit.bytes) {
+      const msg = `server.max_body_bytes is now above the Responses WebSocket's frame limit, which could not be changed: over the WebSocket a frame larger than ${frameLimit.bytes} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`;
+      log(JSON.stringify({ level: "warn", time: clock.now(), msg, maxBodyBytes: next.server.maxBodyBytes, socketFrameLimit: frameLimit.bytes }));
     }
     if (next.server.host !== prev.server.host || next.server.port !== prev.server.port) {
       log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));

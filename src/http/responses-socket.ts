@@ -75,9 +75,9 @@ export const RESPONSES_SOCKET_HIGH_WATER_BYTES = 1 << 20;
  * without a word in the client's format, so a `response.create` that HTTP would serve was refused
  * over the socket. With this backstop, a frame over the body limit reaches the guard and gets its 413
  * error frame; only a frame over the backstop (Bun holds a frame whole before handing it over) closes
- * the socket. The backstop is fixed when the server starts (Bun takes `maxPayloadLength` only then): a
- * limit raised by a later reload beyond it takes effect over HTTP only until a restart, and the reload
- * logs a warning saying so (src/app.ts).
+ * the socket. Bun holds a frame whole (inflated) before handing it over, so the backstop is what one
+ * frame may cost in memory per socket. It follows a reload that changes the body limit
+ * (src/http/socket-frame-limit.ts).
  */
 export function responsesSocketMaxFrameBytes(maxBodyBytes: number): number {
   return Math.max(2 * maxBodyBytes, 64 * 1024 * 1024);
