@@ -60,3 +60,14 @@ export function benchLanes(bodyKb: number): Lane[] {
     { name: "gemini→chat", kind: "translated", path: geminiPath, model: "gpt-bench", body: geminiBody },
   ];
 }
+
+/**
+ * The order a section of scripts/bench visits its rows (lane × mode) in round `round` (0-based): as
+ * listed in even rounds, reversed in odd ones. With one fixed order the Gemini lanes, listed last, were
+ * always measured at the end of a round (two minutes after the first lane, right after the Messages and
+ * Responses lanes); a lane's position in a round moved its CPU per request by tens of µs in one run
+ * (docs/performance.md item 97), so each row is measured near both ends. Returns a new array.
+ */
+export function roundOrder<T>(rows: readonly T[], round: number): T[] {
+  return round % 2 === 0 ? [...rows] : [...rows].reverse();
+}

@@ -25,8 +25,10 @@
  * reply drivers alone (native tap vs translation, events/s per core); RSS idle, peak under load and
  * with 1,000 open idle streams; idle RSS of the compiled binary.
  *
- * Rounds alternate between direct, raw pipe and switchyard (rotating which goes first); every figure
- * is the median over rounds, with the spread (min–max over rounds) in the JSON.
+ * Rounds alternate between direct, raw pipe and switchyard (rotating which goes first); the latency and
+ * requests/s sections visit the lanes in their listed order in even rounds and reversed in odd ones
+ * (`roundOrder`, docs/performance.md item 97); every figure is the median over rounds, with the spread
+ * (min–max over rounds) in the JSON.
  *
  * Usage: scripts/bench [--quick] [--json out.json] [--rounds N] [--no-binary] [--body-kb N]
  *        [--database postgres://…]   (switchyard on the PostgreSQL store instead of SQLite, SPEC D-2)
@@ -45,7 +47,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { driverBench } from "./bench-drivers.ts";
-import { benchLanes, MODES, type Lane, type Mode } from "./bench-lanes.ts";
+import { benchLanes, MODES, type Lane, type Mode, roundOrder } from "./bench-lanes.ts";
 import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
 import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, quantile, ratio, round, rssMb, spread, startPipe, startSwitchyard, startUpstream, stopProc, table, TICK_US } from "./lib/bench-procs.ts";
@@ -142,6 +144,17 @@ async function timedCall(c: Call): Promise<Timed> {
   return (await s).send(c.body);
 }
 
+/**
+ * A section's rows (one per lane and mode, in the order of {@link LANES}) with their lane, mode and
+ * 1-based position in that order (the offset of the target rotation, {@link orderFor}); a section visits
+ * them in {@link roundOrder}.
+ */
+function cellsOf<R>(rows: R[]): { lane: Lane; mode: Mode; row: R; i: number }[] {
+  const cells: { lane: Lane; mode: Mode; row: R; i: number }[] = [];
+  for (const lane of LANES) for (const mode of modesOf(lane)) cells.push({ lane, mode, row: rows[cells.length], i: cells.length + 1 });
+  return cells;
+}
+
 /** Rotates a lane's target order per round so none always runs first. */
 const orderFor = (r: number, lane: Lane) => {
   const ts = targetsOf(lane);
@@ -161,23 +174,19 @@ async function latency(): Promise<LatencyRow[]> {
   const rows: LatencyRow[] = [];
   for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rounds: { direct: [], raw: [], switchyard: [] } });
   for (let r = 0; r < ROUNDS; r++) {
-    let i = 0;
-    for (const lane of LANES) {
-      for (const mode of modesOf(lane)) {
-        const row = rows[i++];
-        for (const t of orderFor(r + i, lane)) {
-          const call = callFor(lane, t, mode === "stream");
-          for (let w = 0; w < LAT_WARM; w++) await timedCall(call); // warm the connection and JIT
-          const totals: number[] = [];
-          const firsts: number[] = [];
-          for (let k = 0; k < LAT_N; k++) {
-            const x = await timedCall(call);
-            if (x.status !== 200) throw new Error(`${t} ${lane.name} ${mode}: HTTP ${x.status}`);
-            totals.push(x.total);
-            firsts.push(x.first);
-          }
-          row.rounds[t].push({ p50: median(totals), p99: quantile(totals, 0.99), first50: median(firsts) });
+    for (const { lane, mode, row, i } of roundOrder(cellsOf(rows), r)) {
+      for (const t of orderFor(r + i, lane)) {
+        const call = callFor(lane, t, mode === "stream");
+        for (let w = 0; w < LAT_WARM; w++) await timedCall(call); // warm the connection and JIT
+        const totals: number[] = [];
+        const firsts: number[] = [];
+        for (let k = 0; k < LAT_N; k++) {
+          const x = await timedCall(call);
+          if (x.status !== 200) throw new Error(`${t} ${lane.name} ${mode}: HTTP ${x.status}`);
+          totals.push(x.total);
+          firsts.push(x.first);
         }
+        row.rounds[t].push({ p50: median(totals), p99: quantile(totals, 0.99), first50: median(firsts) });
       }
     }
     process.stderr.write(`latency round ${r + 1}/${ROUNDS} done\n`);
@@ -199,38 +208,34 @@ async function throughput(dir: string, peak: Record<TargetName, number>): Promis
   const rows: RpsRow[] = [];
   for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0 });
   for (let r = 0; r < RPS_ROUNDS; r++) {
-    let i = 0;
-    for (const lane of LANES) {
-      for (const mode of modesOf(lane)) {
-        const row = rows[i++];
-        for (const t of orderFor(r + i, lane)) {
-          const pid = procs[t]!.pid;
-          const call = callFor(lane, t, mode === "stream");
-          const load = (seconds: number) => (call.websocket ? loadWs(call.url, call.body, seconds) : WRK ? loadWrk(call.url, call.body, seconds, dir) : loadBun(call.url, call.body, seconds));
-          if (RPS_WARM_SECONDS > 0) await load(RPS_WARM_SECONDS);
-          const c0 = cpuUs(pid);
-          const sampler = setInterval(() => (peak[t] = Math.max(peak[t], rssMb(pid))), 100);
-          let res: LoadResult;
-          try {
-            res = await load(RPS_SECONDS);
-            // --smoke proves every row gets its figures: on a loaded machine one short window can end
-            // with no request answered (wrk counts only finished ones) or the target's CPU clock (10 ms
-            // ticks) not moved, so the window is extended, one more at a time, until both happened.
-            let more = 0;
-            for (; SMOKE && more < SMOKE_MAX_EXTRA_WINDOWS && (res.requests === 0 || cpuUs(pid) === c0); more++) {
-              const next = await load(RPS_SECONDS);
-              res = { requests: res.requests + next.requests, seconds: res.seconds + next.seconds, errors: res.errors + next.errors };
-            }
-            if (more > 0) process.stderr.write(`throughput ${lane.name} ${mode} ${t}: ${more} more window(s) of ${RPS_SECONDS} s until it measured something\n`);
-          } finally {
-            clearInterval(sampler);
+    for (const { lane, mode, row, i } of roundOrder(cellsOf(rows), r)) {
+      for (const t of orderFor(r + i, lane)) {
+        const pid = procs[t]!.pid;
+        const call = callFor(lane, t, mode === "stream");
+        const load = (seconds: number) => (call.websocket ? loadWs(call.url, call.body, seconds) : WRK ? loadWrk(call.url, call.body, seconds, dir) : loadBun(call.url, call.body, seconds));
+        if (RPS_WARM_SECONDS > 0) await load(RPS_WARM_SECONDS);
+        const c0 = cpuUs(pid);
+        const sampler = setInterval(() => (peak[t] = Math.max(peak[t], rssMb(pid))), 100);
+        let res: LoadResult;
+        try {
+          res = await load(RPS_SECONDS);
+          // --smoke proves every row gets its figures: on a loaded machine one short window can end
+          // with no request answered (wrk counts only finished ones) or the target's CPU clock (10 ms
+          // ticks) not moved, so the window is extended, one more at a time, until both happened.
+          let more = 0;
+          for (; SMOKE && more < SMOKE_MAX_EXTRA_WINDOWS && (res.requests === 0 || cpuUs(pid) === c0); more++) {
+            const next = await load(RPS_SECONDS);
+            res = { requests: res.requests + next.requests, seconds: res.seconds + next.seconds, errors: res.errors + next.errors };
           }
-          peak[t] = Math.max(peak[t], rssMb(pid));
-          const c1 = cpuUs(pid);
-          row.rps[t].push(res.requests / res.seconds);
-          row.cpuUsPerReq[t].push((c1 - c0) / Math.max(1, res.requests));
-          row.errors += res.errors;
+          if (more > 0) process.stderr.write(`throughput ${lane.name} ${mode} ${t}: ${more} more window(s) of ${RPS_SECONDS} s until it measured something\n`);
+        } finally {
+          clearInterval(sampler);
         }
+        peak[t] = Math.max(peak[t], rssMb(pid));
+        const c1 = cpuUs(pid);
+        row.rps[t].push(res.requests / res.seconds);
+        row.cpuUsPerReq[t].push((c1 - c0) / Math.max(1, res.requests));
+        row.errors += res.errors;
       }
     }
     process.stderr.write(`throughput round ${r + 1}/${RPS_ROUNDS} done\n`);

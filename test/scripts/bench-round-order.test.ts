@@ -1,0 +1,29 @@
+/**
+ * scripts/bench's lane order per round (docs/performance.md item 97): with one fixed order the Gemini
+ * lanes, listed last, were always measured at the end of a round, and a lane's position in a round moved
+ * its CPU per request. Over two rounds every row (lane × mode) must sit on average in the middle of a
+ * round (early in one round, as late in the other), and a single round (--smoke, --rounds 1) keeps the
+ * listed order.
+ */
+import { expect, test } from "bun:test";
+import { benchLanes, MODES, roundOrder } from "../../scripts/bench-lanes.ts";
+
+const rows = benchLanes(2).flatMap((l) => (l.modes ?? MODES).map((m) => `${l.name} ${m}`));
+
+test("every lane of scripts/bench sits on average in the middle of a round over two rounds", () => {
+  expect(rows.length).toBeGreaterThan(10);
+  for (const row of rows) {
+    const [a, b] = [0, 1].map((r) => roundOrder(rows, r).indexOf(row));
+    expect([row, (a + b) / 2]).toEqual([row, (rows.length - 1) / 2]);
+  }
+  // The Gemini client lanes (listed last) open the odd rounds.
+  expect(roundOrder(rows, 1).slice(0, 2)).toEqual(["gemini→chat stream", "gemini→chat json"]);
+});
+
+test("even rounds keep the listed order, odd rounds reverse it, and the rows given are not changed", () => {
+  const copy = [...rows];
+  expect(roundOrder(rows, 0)).toEqual(copy);
+  expect(roundOrder(rows, 2)).toEqual(copy);
+  expect(roundOrder(rows, 3)).toEqual([...copy].reverse());
+  expect(rows).toEqual(copy);
+});
