@@ -64,7 +64,7 @@ export function benchLanes(bodyKb: number): Lane[] {
 /**
  * The order a section of scripts/bench visits its rows (lane × mode) in round `round` (0-based): as
  * listed in even rounds, reversed in odd ones. With one fixed order the Gemini lanes, listed last, were
- * always measured at the end of a round (two minutes after the first lane, right after the Messages and
+ * always measured at the end of a round (2–3 minutes after the first lane, right after the Messages and
  * Responses lanes); a lane's position in a round moved its CPU per request by tens of µs in one run
  * (docs/performance.md item 97), so each row is measured near both ends. Returns a new array.
  */
