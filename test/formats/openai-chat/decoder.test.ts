@@ -1,7 +1,8 @@
 /**
  * Chat SSE decoder: every recorded openai-chat stream (text, reasoning, tool calls with parsed
- * arguments, finish reason, usage vs manifest.json), adversarial framing (every byte offset, one byte
- * per read), and the upstream quirks of REFERENCE §2.3 on small synthetic streams.
+ * arguments, finish reason, usage vs manifest.json), adversarial framing (one byte per read; reads cut
+ * around every line end, multi-byte character and escape, test/support/split-reads.ts), and the
+ * upstream quirks of REFERENCE §2.3 on small synthetic streams.
  */
 import { describe, expect, test } from "bun:test";
 import { normalizeEvents, TRUNCATED_ERROR } from "../../../formats/normalize.ts";
@@ -9,6 +10,7 @@ import { accumulate } from "../../../formats/accumulate.ts";
 import type { HubEvent, StopReason } from "../../../formats/hub.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { decodeChat } from "../../support/openai-chat-helpers.ts";
+import { expectSplitReadsDecodeAlike } from "../../support/split-reads.ts";
 
 const utf8 = new TextEncoder();
 const entries = (await manifest()).filter((e) => e.format === "openai-chat" && e.kind === "sse");
@@ -118,8 +120,6 @@ describe("recorded openai-chat streams", () => {
 });
 
 describe("adversarial framing", () => {
-  const SMALL = 20_000;
-
   for (const entry of entries) {
     test(`${entry.file}: one byte per read equals the unsplit decode`, async () => {
       const bytes = await recordedBytes(entry.file);
@@ -130,33 +130,16 @@ describe("adversarial framing", () => {
     });
   }
 
+  // The reads: test/support/split-reads.ts says why they cover every state a read boundary can leave
+  // the decoder in (a cut at every offset near each line end, in and around each multi-byte character
+  // and escape, each checked with everything before it decoded; a seeded sample of two-piece splits);
+  // the test above (one byte per read) makes every offset a read boundary as well.
   for (const entry of entries) {
-    test(`${entry.file}: split in two at every byte offset equals the unsplit decode`, async () => {
+    test(`${entry.file}: reads cut around every line end, character and escape equal the unsplit decode`, async () => {
       const bytes = await recordedBytes(entry.file);
-      if (bytes.length <= SMALL || process.env.CHAT_SPLIT_EXHAUSTIVE) {
-        // The whole recording, split at every offset.
-        const whole = JSON.stringify(decodeChat([bytes]));
-        for (let k = 1; k < bytes.length; k++) {
-          const got = JSON.stringify(decodeChat([bytes.subarray(0, k), bytes.subarray(k)]));
-          if (got !== whole) expect({ offset: k, got: JSON.parse(got) }).toEqual({ offset: k, got: JSON.parse(whole) });
-        }
-        return;
-      }
-      // Large recordings (100 KB+: O(n²) would take minutes): every offset of the file is still a
-      // split point, inside a window of the event holding it plus its neighbours, compared with the
-      // unsplit decode of the same window. CHAT_SPLIT_EXHAUSTIVE=1 runs the whole-file version.
-      const bounds = eventBounds(bytes);
-      let j = 0;
-      for (let k = 1; k < bytes.length; k++) {
-        while (bounds[j + 1] <= k) j++;
-        const from = bounds[Math.max(0, j - 1)];
-        const to = bounds[Math.min(bounds.length - 1, j + 2)];
-        const win = bytes.subarray(from, to);
-        const whole = JSON.stringify(decodeChat([win]));
-        const got = JSON.stringify(decodeChat([win.subarray(0, k - from), win.subarray(k - from)]));
-        if (got !== whole) expect({ offset: k, got: JSON.parse(got) }).toEqual({ offset: k, got: JSON.parse(whole) });
-      }
-    }, 120_000);
+      const plan = expectSplitReadsDecodeAlike(bytes, (reads) => decodeChat(reads));
+      if (/[^\x00-\x7f]/.test(new TextDecoder().decode(bytes))) expect(plan.utf8Cuts).toBeGreaterThan(0);
+    });
   }
 
   test("CRLF and CR line ends, comments, data: without a space, multi-line data are all read", () => {
@@ -180,14 +163,6 @@ describe("adversarial framing", () => {
     expect(response.content).toEqual([{ type: "text", text: "naïve 🙂 日本" }]);
   });
 });
-
-/** Byte offsets where SSE events start (0, after each blank line, and the end). */
-function eventBounds(bytes: Uint8Array): number[] {
-  const out = [0];
-  for (let i = 1; i < bytes.length; i++) if (bytes[i] === 10 && bytes[i - 1] === 10) out.push(i + 1);
-  if (out.at(-1) !== bytes.length) out.push(bytes.length);
-  return out;
-}
 
 describe("upstream quirks", () => {
   test("B36: a name arriving after the id starts the call then; argument fragments sent before are kept", () => {
