@@ -210,13 +210,27 @@ export interface ToolResultSlot extends TextSlot {
 
 /**
  * The facts of a plain whole reply ({@link FormatCodec.plainReplyFacts}): its usage as
- * `decodeResponse` maps it (undefined when the body carries none), its stop reason (always present:
- * a reply without one is not plain), and the characters of its text.
+ * `decodeResponse` maps it (undefined when the body carries none), its stop reason as the hub reply
+ * would carry it (always present: a reply without one is not plain; promoted to `tool_use` when the
+ * reply calls a tool, as the decoders do), and the characters of its text, reasoning and tool-call
+ * arguments as the hub reply's parts would hold them (pipeline/re-translate.ts `replyChars`).
+ * `outputChars` is read only for a reply whose usage has neither an input nor an output token count
+ * ({@link countsTokens}; ReplyDriver.outputChars): when it has one, a codec may leave out what is costly
+ * to measure (tool arguments it would have to serialise), so the count is then a lower bound.
  */
 export interface PlainReplyFacts {
   usage: Usage | undefined;
   stopReason: import("./hub.ts").StopReason;
   outputChars: number;
+}
+
+/**
+ * Whether `u` has an input or an output token count: what makes a reply's usage "reported" for the
+ * pipeline (ReplyDriver.usageSeen), so that its output characters are not needed
+ * ({@link PlainReplyFacts.outputChars}).
+ */
+export function countsTokens(u: Usage | undefined): boolean {
+  return u !== undefined && (u.inputTokens !== undefined || u.outputTokens !== undefined);
 }
 
 /**
@@ -258,10 +272,10 @@ export interface FormatCodec {
   decodeResponse(body: unknown, opts: DecoderOptions): HubResponse;
   /**
    * What a native whole reply is observed for, read straight from the parsed provider body when it has
-   * the plainest shape (one choice or candidate of plain text with its stop reason, nothing else the
-   * decoder would turn into a part): exactly what {@link decodeResponse} makes of it, without building
-   * the hub reply (issue 17, docs/performance.md item 92). Undefined for every other shape, which the
-   * caller then decodes. Optional; never throws.
+   * a plain shape (one choice or candidate of text, reasoning and tool calls with its stop reason;
+   * nothing the codec is not sure how the decoder reads): exactly what {@link decodeResponse} makes of
+   * it, without building the hub reply (issue 17, docs/performance.md items 92, 95, 101, 102). Undefined
+   * for every other shape, which the caller then decodes. Optional; never throws.
    */
   plainReplyFacts?(body: unknown): PlainReplyFacts | undefined;
   /**

@@ -35,3 +35,16 @@ export function leftover(o: JsonObject, known: ReadonlySet<string>): JsonObject 
   }
   return out;
 }
+
+/**
+ * The length of `JSON.stringify(x)` for a parsed JSON value, or -1 when it cannot be serialised:
+ * `JSON.parse` takes nesting far deeper than `JSON.stringify` can recurse (100,000 levels parse,
+ * 50,000 overflow the stack in Bun 1.4), and such a value throws a RangeError.
+ */
+export function jsonLength(x: unknown): number {
+  try {
+    return JSON.stringify(x).length;
+  } catch {
+    return -1;
+  }
+}

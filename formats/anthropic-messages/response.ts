@@ -1,11 +1,12 @@
 /**
  * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
  */
-import type { DecoderOptions, EncoderOptions, PlainReplyFacts } from "../codec.ts";
+import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
+import { jsonLength } from "../json.ts";
 import { stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
 
@@ -88,13 +89,16 @@ function nullishString(x: unknown): boolean {
  * array) that {@link decodeResponse}'s schema takes (`id`, `model`, `stop_sequence` absent, null or a
  * string; `usage` absent, null or an object), whose `content` is an array of only `text` blocks with a
  * string `text`, `thinking` blocks with a string `thinking` (signed or not; a signature of any other
- * type than a string is not plain) and `redacted_thinking` blocks with a string `data`, and with a
- * non-empty string `stop_reason`. For it decodeResponse makes one text, thinking or redacted part per
- * block, `stopFromAnthropic(stop_reason)` (no tool call to promote it) and
- * `usageFromAnthropic(usage)`, and the output characters are the texts', thoughts' and redacted data's
- * lengths: the same facts are read here without valibot's check and the hub reply (issue 17,
- * docs/performance.md item 95). Undefined for every other shape (a tool use, a server-tool block, an
- * error body, …), which the caller decodes.
+ * type than a string is not plain), `redacted_thinking` blocks with a string `data` and `tool_use`
+ * blocks (whatever their `input`), and with a non-empty string `stop_reason`. For it decodeResponse
+ * makes one text, thinking, redacted or tool-call part per block (a call's arguments are its `input`
+ * serialised, `{}` when absent), `stopFromAnthropic(stop_reason)` promoted to `tool_use` when there is
+ * a call ({@link promoteStopReason}) and `usageFromAnthropic(usage)`, and the output characters are the
+ * texts', thoughts', redacted data's and arguments' lengths: the same facts are read here without
+ * valibot's check and the hub reply (issue 17, docs/performance.md items 95 and 101). A call's input
+ * is serialised for its length only when the usage has no token counts
+ * ({@link PlainReplyFacts.outputChars}). Undefined for every other shape (a server-tool block, an
+ * unknown block, an error body, …), which the caller decodes.
  */
 export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
   if (!isObj(body) || body.type !== "message") return undefined;
@@ -105,7 +109,10 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
   if (usage !== undefined && usage !== null && !isObj(usage)) return undefined;
   const content = body.content;
   if (!Array.isArray(content)) return undefined;
+  const u = usageFromAnthropic(usage);
+  const measure = !countsTokens(u);
   let chars = 0;
+  let sawTool = false;
   for (const blk of content) {
     if (!isObj(blk)) return undefined;
     switch (blk.type) {
@@ -122,11 +129,21 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
         if (typeof blk.data !== "string") return undefined;
         chars += blk.data.length;
         break;
+      case "tool_use":
+        // The id and name ride in the bytes only (decodeResponse takes any value, "" when not a string).
+        sawTool = true;
+        if (measure) {
+          // Too deep to serialise: decodeResponse throws on it (a 502), so leave it to the decode.
+          const n = jsonLength(blk.input ?? {});
+          if (n < 0) return undefined;
+          chars += n;
+        }
+        break;
       default:
         return undefined;
     }
   }
-  return { usage: usageFromAnthropic(usage), stopReason: stopFromAnthropic(stop), outputChars: chars };
+  return { usage: u, stopReason: promoteStopReason(stopFromAnthropic(stop), sawTool), outputChars: chars };
 }
 
 /**

@@ -8,13 +8,14 @@
  */
 import * as v from "valibot";
 import type { HubResponse } from "../hub.ts";
-import type { PlainReplyFacts } from "../codec.ts";
+import { countsTokens, type PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubEvent } from "../hub.ts";
 import { accumulate } from "../accumulate.ts";
-import { normalizeEvents } from "../normalize.ts";
+import { normalizeEvents, promoteStopReason } from "../normalize.ts";
 import { GeminiChunkDecoder, type GeminiDecoderOptions } from "./decoder.ts";
 import { errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage } from "./mapping.ts";
+import { jsonLength } from "../json.ts";
 import { GenerateContentResponseSchema } from "./schema.ts";
 
 function notGemini(why: string): FormatError {
@@ -111,11 +112,15 @@ export function plainResponse(obj: Obj): boolean {
 /**
  * {@link FormatCodec.plainReplyFacts} for Gemini: a single `GenerateContentResponse` (no array, no
  * `error`) that passes the schema's check, with one candidate (index 0) whose parts all have text (answer
- * or thought, signed or not; no function call or other part) and a `finishReason`, and no log
- * probabilities. For it {@link decodeResponse} makes text and thinking blocks of those parts, the mapped
- * finish reason (no tool call to promote it) and `mapUsage(usageMetadata)`, and the output characters are
- * the texts' lengths: the same facts are read here without the chunk decoder,
- * the normalizer and the accumulator (1–3 µs and ~35 objects less per reply, docs/performance.md item 92). Undefined otherwise.
+ * or thought, signed or not) or are a whole function call (a `functionCall` with a non-empty `name`, no
+ * `partialArgs` and no `willContinue: true`, and no `text` beside it), with a `finishReason`, and no log
+ * probabilities. For it {@link decodeResponse} makes text and thinking blocks of the text parts and a
+ * tool call of each call (its arguments `JSON.stringify(args ?? {})`), the mapped finish reason
+ * promoted to `tool_use` when there is a call ({@link promoteStopReason}) and `mapUsage(usageMetadata)`,
+ * and the output characters are the texts' and arguments' lengths: the same facts are read here without
+ * the chunk decoder, the normalizer and the accumulator (1–3 µs and ~35 objects less per reply,
+ * docs/performance.md items 92 and 101). A call's arguments are serialised for their length only when
+ * the usage has no token counts ({@link PlainReplyFacts.outputChars}). Undefined otherwise.
  */
 export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
   if (!isRecord(body) || body.error !== undefined || !plainResponse(body)) return undefined;
@@ -125,14 +130,31 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
   if ((c.index !== undefined && c.index !== 0) || c.logprobsResult !== undefined) return undefined;
   const finish = c.finishReason;
   if (typeof finish !== "string" || finish.length === 0) return undefined;
+  const usage = mapUsage(body.usageMetadata);
+  const measure = !countsTokens(usage);
   let chars = 0;
+  let sawTool = false;
   const parts = c.content === undefined ? undefined : (c.content as Obj).parts;
   if (parts !== undefined) {
     for (const p of parts as Obj[]) {
-      // A thought is counted like text; a signature adds no characters (plainResponse checked both fields' types).
-      if (typeof p.text !== "string" || p.functionCall !== undefined) return undefined;
+      // plainResponse checked every field's type: text a string, a functionCall an object, its
+      // partialArgs an array, its willContinue a boolean, its args an object.
+      const fc = p.functionCall as Obj | undefined;
+      if (fc !== undefined) {
+        if (p.text !== undefined || typeof fc.name !== "string" || fc.name.length === 0 || fc.partialArgs !== undefined || fc.willContinue === true) return undefined;
+        sawTool = true;
+        if (measure) {
+          // Too deep to serialise: decodeResponse throws on it (a 502), so leave it to the decode.
+          const n = jsonLength(fc.args ?? {});
+          if (n < 0) return undefined;
+          chars += n;
+        }
+        continue;
+      }
+      // A thought is counted like text; a signature adds no characters.
+      if (typeof p.text !== "string") return undefined;
       chars += p.text.length;
     }
   }
-  return { usage: mapUsage(body.usageMetadata), stopReason: mapFinishReason(finish), outputChars: chars };
+  return { usage, stopReason: promoteStopReason(mapFinishReason(finish), sawTool), outputChars: chars };
 }

@@ -4,13 +4,13 @@
  * - {@link decodeResponse}: a provider's `chat.completion` body → {@link HubResponse}.
  * - {@link encodeResponse}: a complete hub reply → the `chat.completion` body a Chat client gets.
  */
-import type { DecoderOptions, EncoderOptions, PlainReplyFacts } from "../codec.ts";
+import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
 import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
 import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
-import { isObj } from "../json.ts";
+import { isObj, jsonLength } from "../json.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {
@@ -98,26 +98,56 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
 }
 
 /**
- * {@link FormatCodec.plainReplyFacts} for Chat: one choice (index 0) whose message has string
- * `content` and nothing else {@link decodeResponse} reads (no reasoning, refusal, tool or function call,
- * log probabilities), with a `finish_reason` (a `stop` that names a matched stop string is not plain).
- * decodeResponse makes it one text part, `stopFromChat(finish_reason)` (no tool call to promote it) and
- * `usageFromChat(usage)`: the same facts without building the hub reply. Undefined otherwise.
+ * {@link FormatCodec.plainReplyFacts} for Chat: one choice (index 0) whose message has `content` a
+ * string, null or absent, reasoning as a string `reasoning_content` or `reasoning` (or neither), and
+ * `tool_calls` absent, null or an array of calls that are objects with a `function` object (the
+ * function's `arguments` a string, or any other JSON value, which {@link decodeResponse} serialises),
+ * and nothing else decodeResponse reads (no `reasoning_details`, refusal, legacy `function_call`, log
+ * probabilities), with a `finish_reason` that is not a failure (a `stop` that names a matched stop
+ * string is not plain). decodeResponse makes a thinking part of the reasoning, a text part of the
+ * content and one tool-call part per call, `stopFromChat(finish_reason)` promoted to `tool_use` when
+ * there is a call ({@link promoteStopReason}), and `usageFromChat(usage)`: the same facts without
+ * building the hub reply (docs/performance.md items 92 and 101). A call's arguments that are not a
+ * string are serialised only when the usage has no token counts ({@link PlainReplyFacts.outputChars}).
+ * Undefined otherwise.
  */
 export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
   if (!isObj(body) || !Array.isArray(body.choices) || body.choices.length !== 1) return undefined;
   const choice = body.choices[0];
   if (!isObj(choice) || (choice.index !== 0 && choice.index !== undefined) || !isObj(choice.message)) return undefined;
   const msg = choice.message;
-  if (typeof msg.content !== "string") return undefined;
-  if (msg.reasoning_content != null || msg.reasoning != null || msg.reasoning_details != null || msg.tool_calls != null || msg.function_call != null || msg.refusal != null) return undefined;
-  if (choice.logprobs != null) return undefined;
+  const content = msg.content;
+  if (content !== undefined && content !== null && typeof content !== "string") return undefined;
+  if (msg.reasoning_details != null || msg.function_call != null || msg.refusal != null || choice.logprobs != null) return undefined;
+  // decodeResponse takes `reasoning_content` when it is a string, else `reasoning` when that is.
+  const rc = msg.reasoning_content;
+  const rr = msg.reasoning;
+  if ((rc != null && typeof rc !== "string") || (rr != null && typeof rr !== "string")) return undefined;
   const raw = choice.finish_reason;
   if (typeof raw !== "string" || raw === "") return undefined;
   if (raw === "stop" && (typeof choice.stop_reason === "string" || typeof choice.matched_stop === "string")) return undefined;
-  const stopReason = stopFromChat(raw);
+  let stopReason = stopFromChat(raw);
   if (stopReason === null) return undefined;
-  return { usage: usageFromChat(body.usage), stopReason, outputChars: msg.content.length };
+  const usage = usageFromChat(body.usage);
+  let chars = (typeof content === "string" ? content.length : 0) + (typeof rc === "string" ? rc.length : typeof rr === "string" ? rr.length : 0);
+  const calls = msg.tool_calls;
+  if (calls != null) {
+    if (!Array.isArray(calls)) return undefined;
+    const measure = !countsTokens(usage);
+    for (const c of calls) {
+      if (!isObj(c) || !isObj(c.function)) return undefined;
+      const args = c.function.arguments;
+      if (typeof args === "string") chars += args.length;
+      else if (measure && args !== undefined && args !== null) {
+        // Too deep to serialise: decodeResponse throws on it (a 502), so leave it to the decode.
+        const n = jsonLength(args);
+        if (n < 0) return undefined;
+        chars += n;
+      }
+    }
+    stopReason = promoteStopReason(stopReason, calls.length > 0);
+  }
+  return { usage, stopReason, outputChars: chars };
 }
 
 /** The `chat.completion` body {@link encodeResponse} returns. */

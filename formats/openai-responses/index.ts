@@ -9,7 +9,7 @@ import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
 import { createDecoder } from "./decoder.ts";
 import { createEncoder, createEventEncoder } from "./encoder.ts";
-import { decodeResponse, encodeResponse } from "./response.ts";
+import { decodeResponse, encodeResponse, plainReplyFacts } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { createEventTap, createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
@@ -29,6 +29,7 @@ export const openaiResponses: FormatCodec = {
   tidyRequest,
   createDecoder,
   decodeResponse,
+  plainReplyFacts,
   parseError,
   createTap,
   createEventTap,

@@ -18,7 +18,7 @@ import {
   type ToolCallPart,
   type Usage,
 } from "../hub.ts";
-import type { DecoderOptions, EncoderOptions } from "../codec.ts";
+import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
 import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
@@ -290,4 +290,88 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (typeof r.id === "string") out.id = r.id;
   if (typeof r.model === "string") out.model = r.model;
   return out;
+}
+
+const isObj = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
+
+/**
+ * The characters of a reasoning item's thinking part as {@link thinkingFrom} makes it (its summary
+ * texts joined, else its raw content texts), or -1 when a summary or content entry is not an object
+ * with a string `text` (or either list is neither absent, null nor an array): not plain.
+ */
+function reasoningChars(item: Json): number {
+  const summary = item.summary;
+  const raw = item.content;
+  if ((summary != null && !Array.isArray(summary)) || (raw != null && !Array.isArray(raw))) return -1;
+  let s = 0;
+  let r = 0;
+  if (summary) for (const x of summary) {
+    if (!isObj(x) || typeof x.text !== "string") return -1;
+    s += x.text.length;
+  }
+  if (raw) for (const x of raw) {
+    if (!isObj(x) || typeof x.text !== "string") return -1;
+    r += x.text.length;
+  }
+  return summary && summary.length > 0 ? s : r;
+}
+
+/**
+ * {@link FormatCodec.plainReplyFacts} for Responses: a Response object with `status` `completed` or
+ * `incomplete` whose `output` holds only items that are objects of these types: `message` (its
+ * `content` an array of `output_text` parts with string `text`; log probabilities and `phase` ride in
+ * the bytes only), `reasoning` (summary and content entries objects with string `text`; encrypted
+ * content adds no characters), `function_call` (string `call_id` and `arguments`) and
+ * `custom_tool_call` (string `call_id` and `input`). For it {@link decodeResponse} makes a text part per
+ * non-empty text, a thinking part per reasoning item (the summary texts joined, else the raw texts), a
+ * tool call per call (a custom call's arguments `{"input": …}` serialised), the stop reason
+ * `stopForTerminal(status, incomplete_details.reason, a call was made)` (no refusal part to turn it
+ * into `refusal`) and `fromResponsesUsage(usage)`: the same facts are read here without building the
+ * hub reply (issue 17, docs/performance.md item 102). A custom call's input is serialised for its
+ * length only when the usage has no token counts ({@link PlainReplyFacts.outputChars}). Undefined for
+ * every other shape (a refusal, a failed or unfinished response, a hosted tool's item, an item without
+ * a `call_id`, …), which the caller decodes.
+ */
+export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
+  if (!isObj(body) || !Array.isArray(body.output)) return undefined;
+  const status = body.status;
+  if (status !== "completed" && status !== "incomplete") return undefined;
+  const details = body.incomplete_details;
+  const reason = isObj(details) && typeof details.reason === "string" ? details.reason : undefined;
+  const usage = fromResponsesUsage(body.usage);
+  const measure = !countsTokens(usage);
+  let chars = 0;
+  let sawTool = false;
+  for (const item of body.output as unknown[]) {
+    if (!isObj(item)) return undefined;
+    switch (item.type) {
+      case "message": {
+        if (!Array.isArray(item.content)) return undefined;
+        for (const c of item.content) {
+          if (!isObj(c) || c.type !== "output_text" || typeof c.text !== "string") return undefined;
+          chars += c.text.length;
+        }
+        break;
+      }
+      case "reasoning": {
+        const n = reasoningChars(item);
+        if (n < 0) return undefined;
+        chars += n;
+        break;
+      }
+      case "function_call":
+        if (typeof item.call_id !== "string" || typeof item.arguments !== "string") return undefined;
+        chars += item.arguments.length;
+        sawTool = true;
+        break;
+      case "custom_tool_call":
+        if (typeof item.call_id !== "string" || typeof item.input !== "string") return undefined;
+        if (measure) chars += JSON.stringify({ input: item.input }).length;
+        sawTool = true;
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return { usage, stopReason: stopForTerminal(status, reason, sawTool), outputChars: chars };
 }

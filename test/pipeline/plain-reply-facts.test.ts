@@ -1,6 +1,7 @@
 /**
- * A native JSON reply of the plainest shape is observed from its facts (`plainReplyFacts`, Chat,
- * Gemini and Anthropic Messages; docs/performance.md items 92 and 95) instead of the hub reply `decodeResponse` builds: what the
+ * A native JSON reply of a plain shape (text, reasoning and tool calls with a stop reason) is observed
+ * from its facts (`plainReplyFacts`, Chat, Gemini, Anthropic Messages and Responses; docs/performance.md
+ * items 92, 95, 101 and 102) instead of the hub reply `decodeResponse` builds: what the
  * request is recorded as (usage, whether the provider reported it, output characters, stop reason,
  * content seen, empty, early error) and the bytes the client gets must be exactly what the decoding
  * path gives, for every recorded reply and for shapes on both sides of "plain". The decoding path is
@@ -66,14 +67,15 @@ const chatShapes: Array<[string, string, boolean]> = [
   ["vLLM stop string", chat({ message: msg({ content: "x" }), finish_reason: "stop", stop_reason: "###" }, USAGE), false],
   ["SGLang matched stop", chat({ message: msg({ content: "x" }), finish_reason: "stop", matched_stop: "END" }, USAGE), false],
   ["refusal", chat({ message: msg({ content: null, refusal: "I can't" }), finish_reason: "stop" }, USAGE), false],
-  ["reasoning_content", chat({ message: msg({ content: "x", reasoning_content: "think" }), finish_reason: "stop" }, USAGE), false],
-  ["reasoning", chat({ message: msg({ content: "x", reasoning: "think" }), finish_reason: "stop" }, USAGE), false],
+  ["reasoning_content", chat({ message: msg({ content: "x", reasoning_content: "think" }), finish_reason: "stop" }, USAGE), true],
+  ["reasoning", chat({ message: msg({ content: "x", reasoning: "think" }), finish_reason: "stop" }, USAGE), true],
   ["reasoning_details", chat({ message: msg({ content: "x", reasoning_details: [{ type: "reasoning.encrypted", data: "e" }] }), finish_reason: "stop" }, USAGE), false],
-  ["tool call", chat({ message: msg({ content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }), finish_reason: "tool_calls" }, USAGE), false],
+  ["tool call", chat({ message: msg({ content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }), finish_reason: "tool_calls" }, USAGE), true],
   ["legacy function_call", chat({ message: msg({ content: null, function_call: { name: "f", arguments: "{}" } }), finish_reason: "function_call" }, USAGE), false],
   ["logprobs", chat({ message: msg({ content: "x" }), logprobs: { content: [{ token: "x", logprob: -0.1, top_logprobs: [] }] }, finish_reason: "stop" }, USAGE), false],
   ["content as parts", chat({ message: msg({ content: [{ type: "text", text: "x" }] }), finish_reason: "stop" }, USAGE), false],
-  ["content null", chat({ message: msg({ content: null }), finish_reason: "stop" }, USAGE), false],
+  ["content null", chat({ message: msg({ content: null }), finish_reason: "stop" }, USAGE), true],
+  ...chatToolShapes(),
   ["two choices", JSON.stringify({ choices: [{ index: 0, message: msg({ content: "a" }), finish_reason: "stop" }, { index: 1, message: msg({ content: "b" }), finish_reason: "stop" }], usage: USAGE }), false],
   ["choice of index 1 only", JSON.stringify({ choices: [{ index: 1, message: msg({ content: "a" }), finish_reason: "stop" }], usage: USAGE }), false],
   ["no message", JSON.stringify({ choices: [{ index: 0, finish_reason: "stop" }] }), false],
@@ -104,8 +106,9 @@ const geminiShapes: Array<[string, string, boolean]> = [
   ["signed thought, snake-case signature", gem({ content: { role: "model", parts: [{ text: "t", thought: true, thought_signature: "c2ln" }, { text: "x" }] }, finishReason: "STOP" }, GUSAGE), true],
   ["empty signed text", gem({ content: { role: "model", parts: [{ text: "", thoughtSignature: "c2ln" }] }, finishReason: "STOP" }, GUSAGE), true],
   ["signature of the wrong type", gem({ content: { role: "model", parts: [{ text: "x", thoughtSignature: 7 }] }, finishReason: "STOP" }, GUSAGE), false],
-  ["text then function call", gem({ content: { role: "model", parts: [{ text: "x" }, { functionCall: { name: "f", args: {} } }] }, finishReason: "STOP" }, GUSAGE), false],
-  ["function call", gem({ content: { role: "model", parts: [{ functionCall: { name: "f", args: { a: 1 } } }] }, finishReason: "STOP" }, GUSAGE), false],
+  ["text then function call", gem({ content: { role: "model", parts: [{ text: "x" }, { functionCall: { name: "f", args: {} } }] }, finishReason: "STOP" }, GUSAGE), true],
+  ["function call", gem({ content: { role: "model", parts: [{ functionCall: { name: "f", args: { a: 1 } } }] }, finishReason: "STOP" }, GUSAGE), true],
+  ...geminiCallShapes(),
   ["inline data", gem({ content: { role: "model", parts: [{ inlineData: { mimeType: "image/png", data: "AA==" } }] }, finishReason: "STOP" }, GUSAGE), false],
   ["logprobs", gem({ content: text("x"), finishReason: "STOP", logprobsResult: { chosenCandidates: [] } }, GUSAGE), false],
   ["candidate index 1", gem({ content: text("x"), finishReason: "STOP", index: 1 }, GUSAGE), false],
@@ -152,8 +155,9 @@ const anthropicShapes: Array<[string, string, boolean]> = [
   ["thinking without its text", ant([{ type: "thinking", signature: "c2ln" }, t("x")], AUSAGE), false],
   ["redacted thinking without data", ant([{ type: "redacted_thinking" }, t("x")], AUSAGE), false],
   ["text block without text", ant([{ type: "text" }], AUSAGE), false],
-  ["text then tool use", ant([t("x"), { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } }], AUSAGE, { stop_reason: "tool_use" }), false],
-  ["tool use with an end_turn stop (promoted)", ant([{ type: "tool_use", id: "toolu_1", name: "f", input: {} }], AUSAGE), false],
+  ["text then tool use", ant([t("x"), { type: "tool_use", id: "toolu_1", name: "f", input: { a: 1 } }], AUSAGE, { stop_reason: "tool_use" }), true],
+  ["tool use with an end_turn stop (promoted)", ant([{ type: "tool_use", id: "toolu_1", name: "f", input: {} }], AUSAGE), true],
+  ...anthropicToolShapes(),
   ["server tool use and its result", ant([{ type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } }, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }, t("x")], AUSAGE), false],
   ["a block of an unknown type", ant([{ type: "image_generation", data: "x" }, t("x")], AUSAGE), false],
   ["a block that is not an object", ant(["x"], AUSAGE), false],
@@ -175,6 +179,94 @@ const anthropicShapes: Array<[string, string, boolean]> = [
   ["not JSON", "<html>oops</html>", false],
 ];
 
+const resp = (output: unknown[], usage?: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ id: "resp_1", object: "response", created_at: 1, status: "completed", error: null, incomplete_details: null, model: "gpt-x", output, ...(usage !== undefined ? { usage } : {}), ...extra });
+const RUSAGE = { input_tokens: 45, input_tokens_details: { cached_tokens: 12 }, output_tokens: 24, output_tokens_details: { reasoning_tokens: 8 }, total_tokens: 69 };
+const say = (...texts: string[]) => ({ id: "msg_1", type: "message", status: "completed", role: "assistant", content: texts.map((x) => ({ type: "output_text", text: x, annotations: [], logprobs: [] })) });
+const fcall = (args: unknown, extra: Record<string, unknown> = {}) => ({ id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: "weather", arguments: args, ...extra });
+const reasoning = (extra: Record<string, unknown>) => ({ id: "rs_1", type: "reasoning", ...extra });
+const summary = (...texts: string[]) => texts.map((x) => ({ type: "summary_text", text: x }));
+
+const responsesShapes: Array<[string, string, boolean]> = [
+  ["text, completed, usage with cache and reasoning", resp([say("Hello there")], RUSAGE), true],
+  ["text, no usage", resp([say("Hello there")]), true],
+  ["two text parts and an empty one, no usage", resp([say("a", "", "bc")]), true],
+  ["no output, completed", resp([], RUSAGE), true],
+  ["text with phase and log probabilities, no usage", resp([{ ...say("x"), phase: "final_answer", content: [{ type: "output_text", text: "xy", annotations: [], logprobs: [{ token: "xy", logprob: -0.1, bytes: [120, 121], top_logprobs: [] }] }] }]), true],
+  ["incomplete, max_output_tokens", resp([say("Hel")], RUSAGE, { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } }), true],
+  ["incomplete, content_filter", resp([say("x")], RUSAGE, { status: "incomplete", incomplete_details: { reason: "content_filter" } }), true],
+  ["incomplete without details", resp([say("x")], RUSAGE, { status: "incomplete" }), true],
+  ["incomplete, details of the wrong type", resp([say("x")], RUSAGE, { status: "incomplete", incomplete_details: "max_output_tokens" }), true],
+  ["function call, completed (tool use)", resp([fcall('{"location":"SF"}')], RUSAGE), true],
+  ["two function calls and text, no usage", resp([say("Let me look."), fcall('{"a":1}'), fcall("{}", { call_id: "call_2", namespace: "ns" })]), true],
+  ["function call, incomplete max_output_tokens", resp([fcall('{"loc')], RUSAGE, { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } }), true],
+  ["function call without an item id, no usage", resp([{ type: "function_call", call_id: "call_1", name: "f", arguments: "{}" }]), true],
+  ["reasoning summary, encrypted, then a call, no usage", resp([reasoning({ summary: summary("Think", "ing"), encrypted_content: "gAAA" }), fcall("{}")]), true],
+  ["reasoning with raw content only, no usage", resp([reasoning({ summary: [], content: [{ type: "reasoning_text", text: "raw" }, { type: "reasoning_text", text: "" }] }), say("x")]), true],
+  ["reasoning with a summary and raw content, no usage", resp([reasoning({ summary: summary("s"), content: [{ type: "reasoning_text", text: "longer raw" }] }), say("x")]), true],
+  ["reasoning, encrypted only", resp([reasoning({ summary: [], encrypted_content: "gAAA" }), say("x")], RUSAGE), true],
+  ["reasoning with null summary, no usage", resp([reasoning({ summary: null, content: [{ type: "reasoning_text", text: "r" }] })]), true],
+  ["custom tool call, no usage", resp([{ id: "ctc_1", type: "custom_tool_call", status: "completed", call_id: "call_1", name: "apply_patch", input: "*** Begin Patch\n\"x\"" }]), true],
+  ["custom tool call, usage", resp([{ id: "ctc_1", type: "custom_tool_call", call_id: "call_1", name: "apply_patch", input: "patch" }], RUSAGE), true],
+  ["usage without counts, a call", resp([fcall("{}")], { total_tokens: 3 }), true],
+  ["usage null", resp([say("x")], null), true],
+  ["refusal", resp([{ type: "message", role: "assistant", content: [{ type: "refusal", refusal: "I can't" }] }], RUSAGE), false],
+  ["a content part without type", resp([{ type: "message", role: "assistant", content: [{ text: "x" }] }], RUSAGE), false],
+  ["a content part that is null", resp([{ type: "message", role: "assistant", content: [null] }], RUSAGE), false],
+  ["message content not an array", resp([{ type: "message", role: "assistant", content: "x" }], RUSAGE), false],
+  ["a reasoning summary entry that is null", resp([reasoning({ summary: [null] }), say("x")], RUSAGE), false],
+  ["a reasoning summary of the wrong type", resp([reasoning({ summary: "s" }), say("x")], RUSAGE), false],
+  ["function call without call_id", resp([{ type: "function_call", id: "fc_1", name: "f", arguments: "{}" }], RUSAGE), false],
+  ["function call with an object id and no call_id", resp([{ type: "function_call", id: { toString: 1, valueOf: 1 }, name: "f", arguments: "{}" }], RUSAGE), false],
+  ["function call with object arguments", resp([fcall({ a: 1 })], RUSAGE), false],
+  ["custom tool call without input", resp([{ type: "custom_tool_call", call_id: "call_1", name: "apply_patch" }], RUSAGE), false],
+  ["a hosted tool's item", resp([{ type: "web_search_call", id: "ws_1", status: "completed" }, say("x")], RUSAGE), false],
+  ["an item that is null", resp([null, say("x")], RUSAGE), false],
+  ["failed", resp([], RUSAGE, { status: "failed", error: { code: "server_error", message: "boom" } }), false],
+  ["in progress", resp([say("x")], RUSAGE, { status: "in_progress" }), false],
+  ["status absent", JSON.stringify({ id: "resp_1", object: "response", output: [say("x")], usage: RUSAGE }), false],
+  ["output absent", JSON.stringify({ id: "resp_1", object: "response", status: "completed", usage: RUSAGE }), false],
+  ["an error body", JSON.stringify({ error: { message: "quota", type: "insufficient_quota", code: "insufficient_quota" } }), false],
+  ["not JSON", "<html>oops</html>", false],
+];
+
+/**
+ * A tool input nested deeper than `JSON.stringify` can recurse (`JSON.parse` takes it): the decoding
+ * path serialises it into the call's arguments and fails (502, "could not be read"), after ~1 s of CPU
+ * in JavaScriptCore's slow path. Without token counts the facts path would serialise it too for the
+ * output characters, so it leaves such a reply to the decode (the same 502); with them it does not
+ * serialise the input, and the reply is forwarded. Each overflow costs ~1 s, so the decode is compared
+ * on one format only.
+ */
+describe("a tool input nested past JSON.stringify's depth (60,000 levels)", () => {
+  const DEEP = "[".repeat(60_000) + "]".repeat(60_000);
+  const bodies: Array<[WireFormat, (usage: boolean) => string]> = [
+    ["anthropic-messages", (u) => ant([{ type: "tool_use", id: "toolu_1", name: "f", input: "@DEEP@" }], u ? AUSAGE : undefined, { stop_reason: "tool_use" })],
+    ["openai-chat", (u) => chat({ message: msg({ content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "@DEEP@" } }] }), finish_reason: "tool_calls" }, u ? USAGE : undefined)],
+    ["gemini", (u) => gem({ content: { role: "model", parts: [{ functionCall: { name: "f", args: { a: "@DEEP@" } } }] }, finishReason: "STOP" }, u ? GUSAGE : undefined)],
+  ];
+  for (const [format, body] of bodies) {
+    test(`${format}: with usage, forwarded with its usage and stop reason`, () => {
+      const text = body(true).replace('"@DEEP@"', DEEP);
+      const facts = drive(codecFor(format), text);
+      expect(facts.earlyError).toBeUndefined();
+      expect(facts.out).toBe(text);
+      expect(facts.usageSeen).toBe(true);
+      expect(facts.stopReason).toBe("tool_use");
+    });
+  }
+  const [format, body] = bodies[0];
+  test(`${format}: the decoding path answers it with a 502`, () => {
+    expect(drive(decodingOnly(codecFor(format)), body(true).replace('"@DEEP@"', DEEP)).earlyError?.status).toBe(502);
+  });
+  test(`${format}: without usage, decoded as before (the same 502)`, () => {
+    const text = body(false).replace('"@DEEP@"', DEEP);
+    const facts = drive(codecFor(format), text);
+    expect(facts.earlyError?.status).toBe(502);
+    expect(facts).toEqual(drive(decodingOnly(codecFor(format)), text));
+  });
+});
+
 describe("native JSON reply facts: the same as the decoding path", () => {
   for (const [name, body, plain] of chatShapes) {
     test(`chat: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("openai-chat", body)).toBe(plain));
@@ -185,18 +277,93 @@ describe("native JSON reply facts: the same as the decoding path", () => {
   for (const [name, body, plain] of anthropicShapes) {
     test(`anthropic: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("anthropic-messages", body)).toBe(plain));
   }
+  for (const [name, body, plain] of responsesShapes) {
+    test(`responses: ${name}${plain ? "" : " (decoded)"}`, () => expect(same("openai-responses", body)).toBe(plain));
+  }
   for (const [format, file, plain] of [
     ["openai-chat", "text.json", true],
     ["openai-chat", "error-unsupported-parameter.json", false],
     ["gemini", "text.json", true],
-    ["gemini", "function-call.json", false],
+    ["gemini", "function-call.json", true],
     ["gemini", "error-429-retry-info.json", false],
     ["anthropic-messages", "text.json", true],
     ["anthropic-messages", "thinking-signature.json", true],
     ["anthropic-messages", "refusal.json", true],
-    ["anthropic-messages", "tool-call-no-args.json", false],
+    ["anthropic-messages", "tool-call-no-args.json", true],
     ["anthropic-messages", "error-invalid-request.json", false],
+    ["openai-responses", "text.json", true],
+    ["openai-responses", "function-call.json", true],
+    ["openai-responses", "error-insufficient-quota.json", false],
   ] as Array<[WireFormat, string, boolean]>) {
     test(`recorded ${format}/${file}`, () => expect(same(format, readFileSync(join(RECORDED, format, file), "utf8"))).toBe(plain));
   }
 });
+
+/** Chat replies with tool calls and reasoning (item 101); `chat`, `msg` and `USAGE` are defined before the list that spreads these. */
+function chatToolShapes(): Array<[string, string, boolean]> {
+  const call = (args: unknown, extra: Record<string, unknown> = {}) => ({ id: "call_1", type: "function", function: { name: "f", arguments: args }, ...extra });
+  return [
+    ["tool call, stop finish (promoted), no usage", chat({ message: msg({ content: null, tool_calls: [call('{"a":1}')] }), finish_reason: "stop" }), true],
+    ["tool call, length finish (kept), usage", chat({ message: msg({ content: null, tool_calls: [call('{"a":')] }), finish_reason: "length" }, USAGE), true],
+    ["text and two calls, no usage", chat({ message: msg({ content: "Let me check.", tool_calls: [call('{"a":1}'), call("{}", { id: "call_2" })] }), finish_reason: "tool_calls" }), true],
+    ["call with object arguments, no usage", chat({ message: msg({ content: null, tool_calls: [call({ path: "a.ts", n: [1, 2] })] }), finish_reason: "tool_calls" }), true],
+    ["call with object arguments, usage", chat({ message: msg({ content: null, tool_calls: [call({ path: "a.ts" })] }), finish_reason: "tool_calls" }, USAGE), true],
+    ["call with null arguments, no usage", chat({ message: msg({ content: null, tool_calls: [call(null)] }), finish_reason: "tool_calls" }), true],
+    ["call without arguments or id, no usage", chat({ message: msg({ content: null, tool_calls: [{ type: "function", function: { name: "f" } }] }), finish_reason: "tool_calls" }), true],
+    ["call with arguments a number, no usage", chat({ message: msg({ content: null, tool_calls: [call(12)] }), finish_reason: "tool_calls" }), true],
+    ["content absent with a call", chat({ message: { role: "assistant", tool_calls: [call("{}")] }, finish_reason: "tool_calls" }, USAGE), true],
+    ["tool_calls empty", chat({ message: msg({ content: "x", tool_calls: [] }), finish_reason: "stop" }), true],
+    ["usage with total only, object arguments", chat({ message: msg({ content: null, tool_calls: [call({ a: 1 })] }), finish_reason: "tool_calls" }, { total_tokens: 9 }), true],
+    ["reasoning_content and a call, no usage", chat({ message: msg({ content: null, reasoning_content: "I should call f.", tool_calls: [call("{}")] }), finish_reason: "tool_calls" }), true],
+    ["empty reasoning_content beside reasoning, no usage", chat({ message: msg({ content: "x", reasoning_content: "", reasoning: "ignored" }), finish_reason: "stop" }), true],
+    ["reasoning_content null beside reasoning, no usage", chat({ message: msg({ content: "x", reasoning_content: null, reasoning: "taken" }), finish_reason: "stop" }), true],
+    ["reasoning_content of the wrong type", chat({ message: msg({ content: "x", reasoning_content: 5 }), finish_reason: "stop" }, USAGE), false],
+    ["content a number", chat({ message: msg({ content: 5 }), finish_reason: "stop" }, USAGE), false],
+    ["a call that is not an object", chat({ message: msg({ content: null, tool_calls: ["f"] }), finish_reason: "tool_calls" }), false],
+    ["a call without function", chat({ message: msg({ content: null, tool_calls: [{ id: "c", type: "function" }] }), finish_reason: "tool_calls" }), false],
+    ["tool_calls an object", chat({ message: msg({ content: null, tool_calls: { id: "c" } }), finish_reason: "tool_calls" }), false],
+    ["a call and a matched stop string", chat({ message: msg({ content: null, tool_calls: [call("{}")] }), finish_reason: "stop", stop_reason: "###" }, USAGE), false],
+    ["a call and an error finish", chat({ message: msg({ content: null, tool_calls: [call("{}")] }), finish_reason: "error" }, USAGE), false],
+    ["a call and reasoning_details", chat({ message: msg({ content: null, tool_calls: [call("{}")], reasoning_details: [{ type: "reasoning.text", text: "t", signature: "s" }] }), finish_reason: "tool_calls" }, USAGE), false],
+  ];
+}
+
+/** Gemini replies with function calls (item 101); `gem`, `text` and `GUSAGE` are defined before the list that spreads these. */
+function geminiCallShapes(): Array<[string, string, boolean]> {
+  const parts = (...p: unknown[]) => ({ role: "model", parts: p });
+  const fc = (f: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ functionCall: f, ...extra });
+  return [
+    ["function call, no usage", gem({ content: parts(fc({ name: "f", args: { location: "SF", n: [1, 2] } })), finishReason: "STOP" }), true],
+    ["function call with id and signature, usage", gem({ content: parts(fc({ id: "c1", name: "f", args: { a: 1 } }, { thoughtSignature: "c2ln" })), finishReason: "STOP" }, GUSAGE), true],
+    ["two function calls, no usage", gem({ content: parts(fc({ name: "f", args: { a: 1 } }), fc({ name: "g", args: {} })), finishReason: "STOP" }), true],
+    ["function call without args, no usage", gem({ content: parts(fc({ name: "f" })), finishReason: "STOP" }), true],
+    ["thought, text, call, text, no usage", gem({ content: parts({ text: "hmm", thought: true }, { text: "I'll call." }, fc({ name: "f", args: { q: "x" } }), { text: "after" }), finishReason: "STOP" }), true],
+    ["function call, MAX_TOKENS (kept)", gem({ content: parts(fc({ name: "f", args: {} })), finishReason: "MAX_TOKENS" }, GUSAGE), true],
+    ["function call, willContinue false", gem({ content: parts(fc({ name: "f", args: { a: 1 }, willContinue: false })), finishReason: "STOP" }), true],
+    ["usage without counts, a call", gem({ content: parts(fc({ name: "f", args: { a: 1 } })), finishReason: "STOP" }, { trafficType: "ON_DEMAND" }), true],
+    ["function call with an empty name", gem({ content: parts(fc({ name: "", args: {} })), finishReason: "STOP" }), false],
+    ["function call without a name", gem({ content: parts(fc({ args: {} })), finishReason: "STOP" }), false],
+    ["streamed arguments (partialArgs)", gem({ content: parts(fc({ name: "f", partialArgs: [{ jsonPath: "$.a", stringValue: "x" }] })), finishReason: "STOP" }), false],
+    ["function call that will continue", gem({ content: parts(fc({ name: "f", args: {}, willContinue: true })), finishReason: "STOP" }), false],
+    ["function call with text beside it", gem({ content: parts(fc({ name: "f", args: {} }, { text: "x" })), finishReason: "STOP" }), false],
+    ["function call with args an array", gem({ content: parts(fc({ name: "f", args: [1] })), finishReason: "STOP" }), false],
+  ];
+}
+
+/** Messages replies with tool use (item 101); `ant`, `t`, `think` and `AUSAGE` are defined before the list that spreads these. */
+function anthropicToolShapes(): Array<[string, string, boolean]> {
+  const use = (input: unknown, extra: Record<string, unknown> = {}) => ({ type: "tool_use", id: "toolu_1", name: "f", ...(input !== undefined ? { input } : {}), ...extra });
+  return [
+    ["tool use, no usage", ant([use({ command: "ls -la", paths: ["a", "b"], deep: { x: null } })], undefined, { stop_reason: "tool_use" }), true],
+    ["two tool uses, no usage", ant([use({ a: 1 }), use({ b: "é\n" }, { id: "toolu_2" })], undefined, { stop_reason: "tool_use" }), true],
+    ["tool use without input, no usage", ant([use(undefined)], undefined, { stop_reason: "tool_use" }), true],
+    ["tool use with input null, no usage", ant([use(null)], undefined, { stop_reason: "tool_use" }), true],
+    ["tool use with input a string, no usage", ant([use("x")], undefined, { stop_reason: "tool_use" }), true],
+    ["signed thinking, text, tool use, usage with cache", ant([think("plan", "c2ln"), t("Running it."), use({ a: 1 })], AUSAGE, { stop_reason: "tool_use" }), true],
+    ["tool use, max_tokens (kept)", ant([use({})], AUSAGE, { stop_reason: "max_tokens" }), true],
+    ["tool use, stop_sequence (promoted)", ant([use({})], AUSAGE, { stop_reason: "stop_sequence", stop_sequence: "###" }), true],
+    ["tool use with id and name of the wrong types", ant([use({}, { id: 5, name: null })], AUSAGE, { stop_reason: "tool_use" }), true],
+    ["usage without counts, a tool use", ant([use({ a: 1 })], { service_tier: "standard" }, { stop_reason: "tool_use" }), true],
+    ["tool use and a server tool use", ant([use({}), { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }], AUSAGE, { stop_reason: "tool_use" }), false],
+  ];
+}
