@@ -13,11 +13,14 @@
  * the request body). The figures do not depend on machine load, so an allocation change can be
  * compared on a busy machine (unlike CPU).
  *
- * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat] [--stream]
- *          [--requests 2000] [--top 25]
+ * `--tool`: every upstream reply is the bench upstream's JSON reply of a text and one tool call
+ * (`benchToolReply`), for the native JSON lanes (chat, messages, gemini, responses; not with --stream).
+ *
+ * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|responses]
+ *          [--stream | --tool] [--requests 2000] [--top 25]
  */
 import { heapStats, memoryUsage } from "bun:jsc";
-import { LANES, runPipelineLane, startPipelineBenchApp } from "./bench-pipeline.ts";
+import { EXTRA_LANES, LANES, runPipelineLane, startPipelineBenchApp, toolFetch } from "./bench-pipeline.ts";
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
@@ -29,13 +32,15 @@ if (process.env.BUN_JSC_useGC !== "0") {
 }
 
 const laneName = opt("--lane") ?? "chat";
-const lane = LANES[laneName];
-if (!lane) throw new Error(`unknown lane ${laneName}: one of ${Object.keys(LANES).join(", ")}`);
+const lane = LANES[laneName] ?? EXTRA_LANES[laneName];
+if (!lane) throw new Error(`unknown lane ${laneName}: one of ${[...Object.keys(LANES), ...Object.keys(EXTRA_LANES)].join(", ")}`);
 const stream = argv.includes("--stream");
+const tool = argv.includes("--tool");
+if (tool && stream) throw new Error("--tool replies are JSON: not with --stream");
 const n = Number(opt("--requests") ?? 2000);
 const top = Number(opt("--top") ?? 25);
 
-const bench = await startPipelineBenchApp();
+const bench = await startPipelineBenchApp(undefined, tool ? toolFetch : undefined);
 try {
   // Warm-up: lazy modules, caches, the JIT's first tiers (what a running server has already done).
   await runPipelineLane(bench.app, lane, stream, 2000, 32);
@@ -49,7 +54,7 @@ try {
     .filter(([, d]) => d >= 0.05)
     .sort((a, b) => b[1] - a[1]);
   const objects = perType.reduce((s, [, d]) => s + d, 0);
-  console.log(`${laneName} ${stream ? "stream" : "json"}, ${n} requests after 2,000 (GC off): ${((bytes1 - bytes0) / n / 1024).toFixed(1)} KiB and ${objects.toFixed(0)} JS objects allocated per request`);
+  console.log(`${laneName} ${stream ? "stream" : tool ? "json (tool call)" : "json"}, ${n} requests after 2,000 (GC off): ${((bytes1 - bytes0) / n / 1024).toFixed(1)} KiB and ${objects.toFixed(0)} JS objects allocated per request`);
   console.log(`| objects per request | type |\n|---|---|`);
   for (const [type, d] of perType.slice(0, top)) console.log(`| ${d.toFixed(1)} | ${type} |`);
 } finally {

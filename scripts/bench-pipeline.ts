@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp } from "../src/app.ts";
 import type { Endpoint } from "../pipeline/context.ts";
-import { benchReply } from "./bench-upstream.ts";
+import { benchReply, benchToolReply } from "./bench-upstream.ts";
 
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
@@ -46,8 +46,19 @@ export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (st
   },
 };
 
-/** The real app on a scratch data dir with one account per lane's provider and the in-process upstream; `shutdown` removes the dir. */
-export async function startPipelineBenchApp(database?: string) {
+/**
+ * Lanes that are not scripts/bench's, measured on request (bench-alloc.ts): a Responses client served
+ * natively (the `openai` provider speaks Responses), for the `--tool` upstream's replies.
+ */
+export const EXTRA_LANES: Record<string, (typeof LANES)[string]> = {
+  responses: { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
+};
+
+/**
+ * The real app on a scratch data dir with one account per lane's provider and the in-process upstream
+ * (`fetchImpl`, {@link fakeFetch} unless given); `shutdown` removes the dir.
+ */
+export async function startPipelineBenchApp(database?: string, fetchImpl: typeof fetch = fakeFetch) {
 const dir = mkdtempSync(join(tmpdir(), "switchyard-bench-pipeline-"));
 writeFileSync(
   join(dir, "config.yaml"),
@@ -66,7 +77,7 @@ accounts:
 
 let logged = 0;
 // No idle trim: a pause between benchmark phases must not drop the JIT's compiled code mid-measurement.
-const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl: fakeFetch, writeInstanceFile: false, log: () => void logged++, idleTrimMs: 0, database });
+const app = await startApp({ configPath: join(dir, "config.yaml"), dataDir: join(dir, "data"), host: "127.0.0.1", port: 0, fetchImpl, writeInstanceFile: false, log: () => void logged++, idleTrimMs: 0, database });
 return {
   app,
   logged: () => logged,
@@ -82,6 +93,12 @@ export const fakeFetch = (async (input: string | URL | Request, init?: RequestIn
   const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
   const body = typeof init?.body === "string" ? init.body : new TextDecoder().decode(init?.body as Uint8Array);
   return benchReply(new URL(url).pathname, body, init?.signal ?? undefined) ?? new Response("not found", { status: 404 });
+}) as typeof fetch;
+
+/** An upstream that answers every JSON request with the bench upstream's tool-call reply (`benchToolReply`). */
+export const toolFetch = (async (input: string | URL | Request) => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  return benchToolReply(new URL(url).pathname) ?? new Response("not found", { status: 404 });
 }) as typeof fetch;
 
 type BenchApp = Awaited<ReturnType<typeof startPipelineBenchApp>>["app"];

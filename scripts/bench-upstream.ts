@@ -15,6 +15,9 @@
  * - a model containing `bench-hold` → the events up to the first content delta at once, then the
  *   stream stays open until the client goes away (open idle streams);
  * - Chat: `"include_usage":true` → the usage-only chunk before `[DONE]` (as OpenAI does).
+ *
+ * {@link benchToolReply} answers with a JSON reply of a short text and one tool call instead (a coding
+ * agent's usual turn); no lane of scripts/bench uses it (bench-alloc.ts `--tool` does).
  */
 
 /** Events in the stream-throughput reply. */
@@ -28,6 +31,12 @@ const word = (i: number) => WORDS[i % WORDS.length];
 const TEXT = Array.from({ length: SMALL_DELTAS }, (_, i) => word(i)).join("");
 
 const USAGE_CHAT = { prompt_tokens: 42, completion_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS };
+
+/** The text before the tool call of the tool-call JSON reply ({@link benchToolReply}). */
+export const TOOL_TEXT = "I'll read the file first.";
+/** The arguments of the tool call of the tool-call JSON reply ({@link benchToolReply}) (a coding agent's file read). */
+export const TOOL_ARGS = { file_path: "/work/project/src/server/routes.ts", offset: 120, limit: 80 };
+const TOOL_USAGE_CHAT = { prompt_tokens: 1200, completion_tokens: 38, total_tokens: 1238, prompt_tokens_details: { cached_tokens: 1024 } };
 
 // ---- Chat ---------------------------------------------------------------------------------------
 
@@ -56,6 +65,21 @@ const CHAT_JSON = JSON.stringify({
   usage: USAGE_CHAT,
 });
 
+const CHAT_TOOL_JSON = JSON.stringify({
+  id: "chatcmpl-bench",
+  object: "chat.completion",
+  created: 1700000000,
+  model: "gpt-bench",
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: TOOL_TEXT, tool_calls: [{ id: "call_bench", type: "function", function: { name: "Read", arguments: JSON.stringify(TOOL_ARGS) } }] },
+      finish_reason: "tool_calls",
+    },
+  ],
+  usage: TOOL_USAGE_CHAT,
+});
+
 // ---- Anthropic Messages -------------------------------------------------------------------------
 
 const named = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -79,6 +103,20 @@ const MESSAGES_JSON = JSON.stringify({
   stop_reason: "end_turn",
   stop_sequence: null,
   usage: { input_tokens: 42, output_tokens: SMALL_DELTAS },
+});
+
+const MESSAGES_TOOL_JSON = JSON.stringify({
+  id: "msg_bench",
+  type: "message",
+  role: "assistant",
+  model: "claude-bench",
+  content: [
+    { type: "text", text: TOOL_TEXT },
+    { type: "tool_use", id: "toolu_bench", name: "Read", input: TOOL_ARGS },
+  ],
+  stop_reason: "tool_use",
+  stop_sequence: null,
+  usage: { input_tokens: 176, cache_creation_input_tokens: 0, cache_read_input_tokens: 1024, output_tokens: 38 },
 });
 
 // ---- OpenAI Responses ---------------------------------------------------------------------------
@@ -117,6 +155,19 @@ const RESPONSES_JSON = JSON.stringify({
   usage: { input_tokens: 42, output_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS },
 });
 
+const RESPONSES_TOOL_JSON = JSON.stringify({
+  id: "resp_bench",
+  object: "response",
+  created_at: 1700000000,
+  status: "completed",
+  model: "gpt-bench",
+  output: [
+    { id: "msg_bench", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: TOOL_TEXT, annotations: [] }] },
+    { id: "fc_bench", type: "function_call", status: "completed", call_id: "call_bench", name: "Read", arguments: JSON.stringify(TOOL_ARGS) },
+  ],
+  usage: { input_tokens: 1200, input_tokens_details: { cached_tokens: 1024 }, output_tokens: 38, total_tokens: 1238 },
+});
+
 // ---- Gemini generateContent / streamGenerateContent ------------------------------------------------
 
 const GEMINI_USAGE = (deltas: number) => ({ promptTokenCount: 42, candidatesTokenCount: deltas, totalTokenCount: 42 + deltas });
@@ -147,11 +198,20 @@ const GEMINI_JSON = JSON.stringify({
   responseId: "bench",
 });
 
+const GEMINI_TOOL_JSON = JSON.stringify({
+  candidates: [{ content: { role: "model", parts: [{ text: TOOL_TEXT }, { functionCall: { name: "Read", args: TOOL_ARGS } }] }, finishReason: "STOP", index: 0 }],
+  usageMetadata: { promptTokenCount: 1200, candidatesTokenCount: 38, totalTokenCount: 1238, cachedContentTokenCount: 1024 },
+  modelVersion: "gemini-bench",
+  responseId: "bench",
+});
+
 // ---- precomputed bodies -------------------------------------------------------------------------
 
 type Fmt = "chat" | "messages" | "responses" | "gemini";
 interface Bodies {
   json: Uint8Array;
+  /** The tool-call JSON reply ({@link benchToolReply}): a text and a tool call. */
+  toolJson: Uint8Array;
   small: Uint8Array;
   smallUsage: Uint8Array;
   big: Uint8Array;
@@ -171,6 +231,7 @@ function bodies(fmt: Fmt): Bodies {
   const firstEnd = small.indexOf(sep, firstDelta) + sep.length;
   return {
     json: enc.encode({ chat: CHAT_JSON, messages: MESSAGES_JSON, responses: RESPONSES_JSON, gemini: GEMINI_JSON }[fmt]),
+    toolJson: enc.encode({ chat: CHAT_TOOL_JSON, messages: MESSAGES_TOOL_JSON, responses: RESPONSES_TOOL_JSON, gemini: GEMINI_TOOL_JSON }[fmt]),
     small: enc.encode(small),
     smallUsage: enc.encode(stream(SMALL_DELTAS, true)),
     big: enc.encode(stream(BIG_EVENTS - framing, false)),
@@ -229,6 +290,17 @@ export function benchReply(path: string, body: string, signal?: AbortSignal): Re
   }
   if (model.includes("bench-big")) return new Response(usage ? b.bigUsage : b.big, { headers: SSE });
   return new Response(usage ? b.smallUsage : b.small, { headers: SSE });
+}
+
+/**
+ * The tool-call reply to a POST to `path` (as {@link benchReply}): one JSON body of a short text
+ * ({@link TOOL_TEXT}) and one tool call ({@link TOOL_ARGS}) with its stop reason and usage (cache reads
+ * included), whatever the request asks; undefined for a path it does not serve. For measuring a native
+ * JSON reply with a tool call in process (scripts/bench-alloc.ts `--tool`).
+ */
+export function benchToolReply(path: string): Response | undefined {
+  const fmt = formatOf(path);
+  return fmt ? new Response(BODIES[fmt].toolJson, { headers: JSON_H }) : undefined;
 }
 
 /** Starts the bench upstream on 127.0.0.1:`port` (0 = any free port). */
