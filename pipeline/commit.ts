@@ -284,15 +284,21 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // A streamed reply (not a JSON one, which may be padded while the provider works) gets its first
   // content within the provider's first-content timeout of its headers, however many events without
   // content (keep-alive pings) arrive meanwhile: before the commit point the client gets nothing, so
-  // an upstream that pings forever would hold it forever. A block's start ends the bound too, a
-  // thinking block's with no thinking yet included (the Anthropic tap's content, the hub drivers'
-  // `begun`): a model that thinks at length has begun its reply. The timer is made only when a read
-  // leaves the reply without content (most first reads bring it).
+  // an upstream that pings forever would hold it forever. The passthrough taps count a block's start
+  // as content (Anthropic's content_block_start, a Responses output item's start): the client gets it
+  // and the pings after it. A hub driver commits a block only with its first content, so a block it
+  // began (`begun`: a thinking block's start with no thinking yet) gets the bound once more, counted
+  // from that start: a model that thinks at length behind pings has that long to show the first of it
+  // (its first thinking, or a signature), and one that never does is a timeout rather than a client
+  // held forever. The timer is made only when a read leaves the reply without content (most first
+  // reads bring it).
   const firstMs = driver.buffered && !gathers ? 0 : (provider.firstContentTimeoutMs ?? Math.max(DEFAULT_FIRST_CONTENT_TIMEOUT_MS, idleMs));
-  /** Whether the first-content bound still applies (a streamed reply that has not begun). */
+  /** Whether the first-content bound still applies (a streamed reply without content). */
   let bounded = firstMs > 0;
   const peekStart = bounded ? performance.now() : 0;
   let firstContent: ReturnType<typeof setTimeout> | undefined;
+  /** When (performance.now()) a block began (`begun`) with no content yet: the bound counts from there too; -1 before. */
+  let blockStart = -1;
   let starved = false;
   try {
     while (driver.buffered || !driver.contentSeen) {
@@ -307,7 +313,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         prefix.push(driver.end(silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
-      if (starved) return noContentInTime(fail, provider.id, firstMs);
+      if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
       if (silent) {
         if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
         ended = true;
@@ -324,12 +330,19 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       if (gathers && !driver.contentSeen) contentless += r.value.byteLength;
       if (driver.earlyError) break;
       if (bounded) {
-        if (driver.contentSeen || driver.begun === true) {
+        if (driver.contentSeen) {
           if (firstContent !== undefined) clearTimeout(firstContent);
           bounded = false;
-        } else if (firstContent === undefined) {
-          firstContent = setTimeout(
-            () => {
+        } else {
+          if (blockStart < 0 && driver.begun === true) blockStart = performance.now();
+          // One timer: when it fires after a block began, it waits on for what is left of the block's bound.
+          firstContent ??= setTimeout(
+            function expire() {
+              const left = blockStart < 0 ? 0 : firstMs - (performance.now() - blockStart);
+              if (left > 0) {
+                firstContent = setTimeout(expire, left);
+                return;
+              }
               starved = true;
               controller.abort();
               void reader.cancel().catch(() => {});
@@ -369,7 +382,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch (e) {
     controller.abort();
-    if (starved) return noContentInTime(fail, provider.id, firstMs);
+    if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
     if (silent) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
@@ -501,12 +514,15 @@ function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: 
 
 /**
  * The failure of a streamed reply that brought no content within the provider's first-content timeout
- * (`ms`) of its headers, only events without any (keep-alive pings, a `message_start`): a timeout (504,
- * SPEC 6.3's timeout row), so the attempt loop retries or moves on within the pre-commit deadline
- * (6.1), and the client gets it in its own format when nothing else serves.
+ * (`ms`) of its headers, only events without any (keep-alive pings, a `message_start`), or, when
+ * `inBlock`, within `ms` of the start of a block it began (a thinking block with no thinking): a
+ * timeout (504, SPEC 6.3's timeout row), so the attempt loop retries or moves on within the pre-commit
+ * deadline (6.1), and the client gets it in its own format when nothing else serves.
  */
-function noContentInTime(fail: CommitAttempt["fail"], providerId: string, ms: number): AttemptFailure {
-  const message = `Upstream ${providerId} sent no content within ${ms / 1000} s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is ${ms}.`;
+function noContentInTime(fail: CommitAttempt["fail"], providerId: string, ms: number, inBlock: boolean): AttemptFailure {
+  const message = inBlock
+    ? `Upstream ${providerId} started a block but sent nothing of it within ${ms / 1000} s, only events without content (keep-alive pings); its first_content_timeout_ms is ${ms}.`
+    : `Upstream ${providerId} sent no content within ${ms / 1000} s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is ${ms}.`;
   return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 

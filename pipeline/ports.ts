@@ -68,7 +68,8 @@ export interface ProviderInfo {
   headerTimeoutMs: number;
   /**
    * Time a streamed reply may take from its headers to its first content, in ms, however many events
-   * without content (keep-alive pings) arrive meanwhile (pipeline/commit.ts). Undefined: the larger of
+   * without content (keep-alive pings) arrive meanwhile, and again from the start of a block a
+   * translated lane holds until its first content (pipeline/commit.ts). Undefined: the larger of
    * {@link DEFAULT_FIRST_CONTENT_TIMEOUT_MS} and `idleTimeoutMs`.
    */
   firstContentTimeoutMs?: number;

@@ -59,7 +59,7 @@ export interface ReplyDriver<Out = Uint8Array> {
   /**
    * Optional: the upstream's reply has begun a block, content or not yet (a thinking block's start with
    * no thinking so far, which the hub drivers commit only with its first text): the reply is under way,
-   * so the commit point's first-content bound no longer applies to it (pipeline/commit.ts).
+   * so the commit point's first-content bound counts again from that start (pipeline/commit.ts).
    */
   readonly begun?: boolean;
   /** An error the provider reported before any content: the attempt failed before the commit point. */

@@ -2,7 +2,10 @@
  * Passthrough tap for native Responses pairs (openai-responses / codex client → Responses provider,
  * SPEC F-3). The provider's bytes go to the client unchanged; on the side the tap reads:
  * - the response id (`response.created` etc.) and the last `sequence_number`;
- * - content (any `*.delta`, `output_item.done`, or a terminal success) → `sawContent`;
+ * - content (any `*.delta`, an output item's start or end, or a terminal success) → `sawContent`. An
+ *   item's start (`output_item.added`) is the start of a block, counted as Anthropic's tap counts
+ *   `content_block_start`: a reasoning item that thinks at length before its summary (or without one)
+ *   has begun the reply, and the commit point's first-content bound (pipeline/commit.ts) ends there;
  * - the terminal event: `response.completed` / `response.incomplete` → usage (§5.10) and stop reason
  *   (`tool_use` when the final output holds a function call), `response.failed` → error; `error`
  *   events → error.
@@ -180,6 +183,7 @@ abstract class ResponsesObserver {
         if (!this.state.error) this.state.error = hubErrorFromOpenAi(inner, 0);
         return;
       }
+      case "response.output_item.added":
       case "response.output_item.done":
         this.state.sawContent = true;
         return;

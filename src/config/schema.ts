@@ -257,9 +257,11 @@ export const ProviderSchema = strictObj(
     /** Time to wait for response headers (SPEC 6.3), ms. Default 60 000. */
     header_timeout_ms: v.optional(int("header_timeout_ms", 1)),
     /**
-     * Time a streamed reply may take from its headers to its first content (text, reasoning or a
-     * thinking block, a tool call, a finish), ms, keep-alive pings or not (SPEC 6.1's pre-commit
-     * phase, pipeline/commit.ts). Default: the larger of 240 000 and the idle timeout.
+     * Time a streamed reply may take from its headers to its first content (text, reasoning, a tool
+     * call, a finish; on a passthrough lane the start of a block too), ms, keep-alive pings or not
+     * (SPEC 6.1's pre-commit phase, pipeline/commit.ts), and again from the start of a block a
+     * translated lane holds until something of it arrives. Default: the larger of 240 000 and the idle
+     * timeout.
      */
     first_content_timeout_ms: v.optional(int("first_content_timeout_ms", 1)),
     /** Default concurrency slots per account (SPEC A-4). */

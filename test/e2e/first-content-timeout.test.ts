@@ -3,7 +3,10 @@
  * pipeline/commit.ts): before the commit point the client gets nothing, so an upstream that sends only
  * events without content (keep-alive pings) must not hold a streaming client forever. Past the bound
  * the attempt is a timeout (504) and the attempt loop falls back; with nothing left the client gets the
- * 504 in its own format. A reply that has begun (a thinking block's start) is not cut by it.
+ * 504 in its own format. A block's start is the start of the reply on the passthrough lanes (Anthropic's
+ * content_block_start, a Responses output item's start: committed there); on the translated lanes,
+ * which commit a block only with its first content, the bound counts again from the block's start, so
+ * a model that thinks at length has that long to show the first of it, and one that never does is cut.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -25,6 +28,16 @@ providers:
   - id: q
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
+  - id: r
+    kind: openai-responses
+    base_url: "{{FAKE}}/r/v1"
+    idle_timeout_ms: 2000
+    first_content_timeout_ms: 400
+  - id: t
+    kind: anthropic
+    base_url: "{{FAKE}}/t"
+    idle_timeout_ms: 5000
+    first_content_timeout_ms: 1000
 accounts:
   - id: a1
     provider: p
@@ -35,6 +48,12 @@ accounts:
   - id: s1
     provider: s
     api_key: env:KEY_S
+  - id: r1
+    provider: r
+    api_key: env:KEY_R
+  - id: t1
+    provider: t
+    api_key: env:KEY_T
 combos:
   - name: pingfirst
     targets:
@@ -43,7 +62,7 @@ combos:
 settings:
   precommit_deadline_ms: 20000
 `;
-const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_S: "sk-test-account-s" };
+const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_S: "sk-test-account-s", KEY_R: "sk-test-account-r", KEY_T: "sk-test-account-t" };
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -54,21 +73,21 @@ afterAll(async () => {
 });
 afterEach(async () => {
   gw.fake.reset();
-  for (const a of ["a1", "a2", "s1"]) {
+  for (const a of ["a1", "a2", "s1", "r1", "t1"]) {
     await gw.app.store.clearCooldown(a);
     await gw.app.store.clearLock(a);
   }
-  for (const p of ["p", "s", "q"]) await gw.app.store.clearCircuit(p);
+  for (const p of ["p", "s", "q", "r", "t"]) await gw.app.store.clearCircuit(p);
   gw.app.registry.loadState(await gw.app.store.loadAccountState());
   gw.app.registry.resetCounters();
 });
 
 const who = (r: ReceivedRequest) =>
-  r.path.startsWith("/s/") ? "s1" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
+  r.path.startsWith("/s/") ? "s1" : r.path.startsWith("/r/") ? "r1" : r.path.startsWith("/t/") ? "t1" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
 const order = () => gw.fake.requests.map(who);
 const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
 /** Per-account scripts: a queue of replies each, or `forever` for one that answers every request; else a normal reply. */
-function script(s: Partial<Record<"a1" | "a2" | "s1" | "q", FakeReply[] | (() => FakeReply)>>) {
+function script(s: Partial<Record<"a1" | "a2" | "s1" | "r1" | "t1" | "q", FakeReply[] | (() => FakeReply)>>) {
   gw.fake.handle((r) => {
     const q = s[who(r) as "a1"];
     if (typeof q === "function") return q();
@@ -101,6 +120,34 @@ async function sseText(res: Response): Promise<string> {
   return out;
 }
 
+/** The four client formats streaming from the Anthropic provider `s`, and how each reads its error body. */
+const lanes: { name: string; path: string; body: unknown; read: (b: any) => { status?: unknown; message: unknown } }[] = [
+  {
+    name: "Anthropic Messages",
+    path: "/v1/messages",
+    body: { model: "s/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] },
+    read: (b) => ({ status: b.type === "error" ? b.error.type : undefined, message: b.error.message }),
+  },
+  {
+    name: "OpenAI Chat",
+    path: "/v1/chat/completions",
+    body: { model: "s/claude-x", stream: true, messages: [{ role: "user", content: "hi" }] },
+    read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
+  },
+  {
+    name: "OpenAI Responses",
+    path: "/v1/responses",
+    body: { model: "s/claude-x", stream: true, input: "hi" },
+    read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
+  },
+  {
+    name: "Gemini",
+    path: "/v1beta/models/s/claude-x:streamGenerateContent?alt=sse",
+    body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+    read: (b) => ({ status: b.error.status, message: b.error.message }),
+  },
+];
+
 describe("an upstream that pings forever before its first content", () => {
   test("a streaming client's attempt is given up after first_content_timeout_ms and the next account serves, before the first byte", async () => {
     script({ a1: pingsForever });
@@ -129,32 +176,6 @@ describe("an upstream that pings forever before its first content", () => {
 
   describe("the only candidate: the client gets a 504 in its own format", () => {
     const message = "Upstream s sent no content within 0.4 s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is 400.";
-    const lanes: { name: string; path: string; body: unknown; read: (b: any) => { status?: unknown; message: unknown } }[] = [
-      {
-        name: "Anthropic Messages",
-        path: "/v1/messages",
-        body: { model: "s/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] },
-        read: (b) => ({ status: b.type === "error" ? b.error.type : undefined, message: b.error.message }),
-      },
-      {
-        name: "OpenAI Chat",
-        path: "/v1/chat/completions",
-        body: { model: "s/claude-x", stream: true, messages: [{ role: "user", content: "hi" }] },
-        read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
-      },
-      {
-        name: "OpenAI Responses",
-        path: "/v1/responses",
-        body: { model: "s/claude-x", stream: true, input: "hi" },
-        read: (b) => ({ status: typeof b.error?.type === "string" ? "error" : undefined, message: b.error.message }),
-      },
-      {
-        name: "Gemini",
-        path: "/v1beta/models/s/claude-x:streamGenerateContent?alt=sse",
-        body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
-        read: (b) => ({ status: b.error.status, message: b.error.message }),
-      },
-    ];
     for (const lane of lanes) {
       test(lane.name, async () => {
         script({ s1: pingsForever });
@@ -172,26 +193,65 @@ describe("an upstream that pings forever before its first content", () => {
   });
 });
 
+const THINKING_START = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
+/** The rest of an extended-thinking reply after its thinking block's start: the thinking, its signature, the answer. */
+const THINKING_REST =
+  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Let me think about it." } }) +
+  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
+  ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+  ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
+  ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
+  ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+  ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
+  ev("message_stop", { type: "message_stop" });
+
+/** A streamed reply that starts a thinking block and then sends keep-alive pings every 50 ms, forever: nothing of the block ever comes. */
+const blockThenPings = (): FakeReply => ({ sse: MESSAGE_START + PING + THINKING_START, endless: PING, endless_every_ms: 50 });
+
+describe("a reply that started a block and then only pings", () => {
+  const blockMessage = (p: string) =>
+    `Upstream ${p} started a block but sent nothing of it within 0.4 s, only events without content (keep-alive pings); its first_content_timeout_ms is 400.`;
+
+  test("a translated lane (Chat client, Anthropic provider) gives the block first_content_timeout_ms from its start, then the next account serves, before the first byte", async () => {
+    script({ a1: blockThenPings });
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    expect(await sseText(res)).toBe("served by a2");
+    const o = order();
+    expect(o[o.length - 1]).toBe("a2");
+    expect(o.filter((x) => x === "a1").length).toBeGreaterThanOrEqual(1);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
+    expect(trace.attempts[0].error).toBe(blockMessage("p"));
+  });
+
+  describe("the only candidate on a translated lane: the client gets a 504 in its own format", () => {
+    // The Anthropic client's passthrough commits at the block's start: it gets the block and the pings.
+    for (const lane of lanes.filter((l) => l.name !== "Anthropic Messages")) {
+      test(lane.name, async () => {
+        script({ s1: blockThenPings });
+        const res = await post(lane.path, lane.body);
+        expect(res.status).toBe(504);
+        expect(res.headers.get("content-type")).toContain("application/json");
+        const seen = lane.read(await res.json());
+        expect(seen.message).toBe(blockMessage("s"));
+        if (lane.name === "Gemini") expect(seen.status).toBe("DEADLINE_EXCEEDED");
+        else expect(seen.status).toBe("error");
+        expect(order().every((x) => x === "s1")).toBe(true);
+      });
+    }
+  });
+});
+
 describe("a reply that has begun is not cut by the first-content bound", () => {
   /**
    * Extended thinking: `message_start`, the thinking block's start, then 12 pings 100 ms apart (1.2 s,
    * three first-content bounds) while the model thinks, then the thinking, its signature and the answer.
    */
   function thinkingSlowly(): FakeReply {
-    const head =
-      MESSAGE_START +
-      PING +
-      ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
-    const tail =
-      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Let me think about it." } }) +
-      ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
-      ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
-      ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
-      ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
-      ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
-      ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
-      ev("message_stop", { type: "message_stop" });
-    const sse = head + PING.repeat(12) + tail;
+    const head = MESSAGE_START + PING + THINKING_START;
+    const sse = head + PING.repeat(12) + THINKING_REST;
     const split_at = Array.from({ length: 13 }, (_, i) => head.length + i * PING.length);
     return { sse, split_at, delay_ms: 100 };
   }
@@ -207,12 +267,67 @@ describe("a reply that has begun is not cut by the first-content bound", () => {
     expect(order()).toEqual(["a1"]);
   });
 
-  test("a streaming Chat client (translated) gets the whole reply from the one attempt", async () => {
-    script({ a1: [thinkingSlowly()] });
-    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+  test("a streaming Chat client (translated): the bound counts again from the block's start, so pings before and after it that outlast one bound (0.6 s each, 1.2 s in all, against 1 s) do not cut it", async () => {
+    // Pieces 0.2 s apart: message_start, two pings, the block's start (at 0.6 s), two pings, the rest (at 1.2 s).
+    const pieces = [MESSAGE_START, PING, PING, THINKING_START, PING, PING, THINKING_REST];
+    const split_at = pieces.slice(0, -1).map((_, i) => pieces.slice(0, i + 1).join("").length);
+    script({ t1: [{ sse: pieces.join(""), split_at, delay_ms: 200 }] });
+    const res = await post("/v1/chat/completions", { model: "t/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(200);
     // The thinking reaches a Chat client as reasoning_content, then the answer.
     expect(await sseText(res)).toBe("Let me think about it.thought it through");
+    expect(order()).toEqual(["t1"]);
+  });
+
+  test("a streaming Chat client (translated): thinking that keeps coming for three bounds is never cut", async () => {
+    // The block's start, then 12 thinking deltas 100 ms apart, the last 1.2 s after it (three 0.4 s bounds), then the answer.
+    const thought = (i: number) => ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: `step ${i}. ` } });
+    const head = MESSAGE_START + THINKING_START;
+    const steps = Array.from({ length: 12 }, (_, i) => thought(i));
+    const split_at = [head.length, ...steps.map((_, i) => head.length + steps.slice(0, i + 1).join("").length)];
+    script({ a1: [{ sse: head + steps.join("") + THINKING_REST, split_at, delay_ms: 100 }] });
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(await sseText(res)).toBe(steps.map((_, i) => `step ${i}. `).join("") + "Let me think about it.thought it through");
     expect(order()).toEqual(["a1"]);
+  });
+
+  test("a streaming Responses client (native passthrough): a reasoning item's start begins the reply, and 1.2 s of pings while it reasons without a summary (three bounds) do not cut it", async () => {
+    const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] as unknown[], usage: null as unknown };
+    let seq = 0;
+    const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
+    const reasoning = { id: "rs_1", type: "reasoning", summary: [] };
+    const text = "thought it through";
+    const message = { id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
+    const head =
+      rev("response.created", { response: resp }) +
+      rev("response.in_progress", { response: resp }) +
+      rev("response.output_item.added", { output_index: 0, item: reasoning });
+    const tail =
+      rev("response.output_item.done", { output_index: 0, item: reasoning }) +
+      rev("response.output_item.added", { output_index: 1, item: { ...message, status: "in_progress", content: [] } }) +
+      rev("response.content_part.added", { item_id: "msg_1", output_index: 1, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }) +
+      rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: text }) +
+      rev("response.output_text.done", { item_id: "msg_1", output_index: 1, content_index: 0, text }) +
+      rev("response.content_part.done", { item_id: "msg_1", output_index: 1, content_index: 0, part: message.content[0] }) +
+      rev("response.output_item.done", { output_index: 1, item: message }) +
+      rev("response.completed", {
+        response: {
+          ...resp,
+          status: "completed",
+          output: [reasoning, message],
+          usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 8 }, total_tokens: 17 },
+        },
+      });
+    // A keep-alive comment (no event for an SSE reader) every 100 ms while the model reasons.
+    const KEEP_ALIVE = ": keep-alive\n\n";
+    const split_at = Array.from({ length: 13 }, (_, i) => head.length + i * KEEP_ALIVE.length);
+    script({ r1: [{ sse: head + KEEP_ALIVE.repeat(12) + tail, split_at, delay_ms: 100 }] });
+    const res = await post("/v1/responses", { model: "r/gpt-x", stream: true, input: "hi" });
+    expect(res.status).toBe(200);
+    const raw = await res.text();
+    expect(raw).toContain('"delta":"thought it through"');
+    expect(raw).toContain("event: response.completed");
+    expect(order()).toEqual(["r1"]);
   });
 });

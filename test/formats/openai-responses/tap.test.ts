@@ -242,3 +242,14 @@ describe("event tap: the byte tap's events, without reading its bytes again", ()
     expect(tap.end()).toEqual([]);
   });
 });
+
+describe("content", () => {
+  test("an output item's start is the start of a block (as Anthropic's content_block_start): a reasoning item without a summary has begun the reply", () => {
+    const tap = openaiResponses.createTap({ family: "openai" });
+    tap.push(utf8.encode('event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}\n\n'));
+    tap.push(utf8.encode(": keep-alive\n\n"));
+    expect(tap.state.sawContent).toBe(false);
+    tap.push(utf8.encode('event: response.output_item.added\ndata: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}\n\n'));
+    expect(tap.state.sawContent).toBe(true);
+  });
+});
