@@ -3,11 +3,11 @@
  * save-tokens → execute → commit) → re-translate; POST /v1/messages/count_tokens stops after order
  * (count-tokens.ts). src/ provides the ports; this module knows no HTTP framework.
  */
-import { hubError } from "../formats/hub.ts";
+import { hubError, type WireFormat } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorAnswer, isCountTokens, newContext, type Ids, type IncomingRequest, type RequestContext } from "./context.ts";
+import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
 import { countTokens } from "./count-tokens.ts";
-import { guard, type GuardDeps, type GuardSettings } from "./guard.ts";
+import { guard, receivedTooLarge, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
 import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
@@ -34,6 +34,13 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
 /** The gateway: one function from an incoming API request to a Response. Never throws. */
 export interface Gateway {
   handle(incoming: IncomingRequest): Promise<Response>;
+  /**
+   * Optional: the 413 answer in `format` (SPEC G-4) for a body an event transport parsed and answers
+   * itself, with no request through the pipeline (Codex's `generate: false` warm-up, SPEC 2.5), when it
+   * is over the body limit in force (`server.max_body_bytes`, as the guard holds every request to);
+   * undefined when it is not.
+   */
+  overBodyLimit?(received: ReceivedBody, format: WireFormat): Response | undefined;
 }
 
 /** Builds the gateway from its ports. */
@@ -48,6 +55,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // SPEC O-6: the flight recorder sees what the client gets.
       const recording = seen.ctx?.recording;
       return recording ? recording.response(out) : out;
+    },
+    overBodyLimit(received, format) {
+      const over = receivedTooLarge(received, deps.settings().maxBodyBytes);
+      return over ? errorResponse(format, over) : undefined;
     },
   };
 

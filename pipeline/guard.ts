@@ -4,7 +4,7 @@
  */
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
-import { errorAnswer, type RequestContext } from "./context.ts";
+import { errorAnswer, type ReceivedBody, type RequestContext } from "./context.ts";
 import { checkKeyLimits } from "./key-limits.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
@@ -202,6 +202,15 @@ function tooLarge(limit: number): HubError {
   return hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes.`, { code: "request_too_large" });
 }
 
+/**
+ * SPEC G-4 for a body an event transport parsed already (SPEC 2.5's frames): the 413 error when it is
+ * over `maxBodyBytes` bytes, else undefined. Its bytes are made (and counted) only when its bound
+ * (`maxBytes`) does not already place it under the limit.
+ */
+export function receivedTooLarge(received: ReceivedBody, maxBodyBytes: number): HubError | undefined {
+  return received.maxBytes > maxBodyBytes && received.bytes.byteLength > maxBodyBytes ? tooLarge(maxBodyBytes) : undefined;
+}
+
 /** A 400 `invalid_request` result. */
 function badBody(message: string): Result<never> {
   return { ok: false, error: hubError("invalid_request", message) };
@@ -288,7 +297,8 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4), on
     // its bytes only when the transport's bound does not already place it under the limit.
     const received = ctx.received;
-    if (received.maxBytes > settings.maxBodyBytes && received.bytes.byteLength > settings.maxBodyBytes) return refuse(ctx, tooLarge(settings.maxBodyBytes));
+    const over = receivedTooLarge(received, settings.maxBodyBytes);
+    if (over) return refuse(ctx, over);
     body = received.value;
   } else {
     // Without a received body the head is the HTTP Request itself (IncomingRequest).

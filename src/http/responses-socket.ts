@@ -20,7 +20,8 @@
  *   shape Codex reads as an HTTP error: `{"type":"error","status":N,"error":{…},"headers":{…}}` (the
  *   error object is the HTTP body's; `retry-after` is carried in `headers`).
  * - `generate: false` (Codex's warm-up) is answered at once, with no upstream call: `response.created`
- *   then `response.completed` of an empty response (no output, zero usage).
+ *   then `response.completed` of an empty response (no output, zero usage). It is held to the body
+ *   limit like any request (`server.max_body_bytes`, SPEC G-4): over it, the 413 error frame.
  * - `previous_response_id` refers to an earlier response of THIS socket: the socket keeps each
  *   response's full input and output items and sends the whole history upstream (the id is removed:
  *   with `store: false` no provider could look it up, and only Responses providers know the field).
@@ -376,7 +377,12 @@ export class ResponsesSocketSession {
       input = [...earlier.conversation(), ...input];
       chars += earlier.chars;
     }
-    if (generate === false) return this.warmUp(body, input, chars);
+    if (generate === false) {
+      // Held to the body limit as a generating request is (the guard's 413), though it goes nowhere upstream.
+      const refusal = this.opts.gateway.overBodyLimit?.(new FrameBody({ ...body, input, stream: true }, chars), "openai-responses");
+      if (refusal) return await this.refused(refusal);
+      return this.warmUp(body, input, chars);
+    }
     await this.run({ ...body, input, stream: true }, input, chars);
   }
 

@@ -93,6 +93,22 @@ keys:
     c.ws.close();
   });
 
+  test("a generate: false warm-up over the body limit is the same 413 error frame, though it goes nowhere upstream; under it, and after it, warm-ups are answered", async () => {
+    const c = await connect(strict.url, { authorization: "Bearer sy-ws-client-key-0001" });
+    const before = strict.fake.requests.length;
+    c.send(create("resp/gpt-test", userText("x".repeat(5000)), { generate: false }));
+    expect(await c.next()).toMatchObject({
+      type: "error",
+      status: 413,
+      error: { type: "invalid_request_error", code: "request_too_large", message: "The request body exceeds the gateway's limit of 4096 bytes." },
+    });
+    c.send(create("resp/gpt-test", userText("hi"), { generate: false }));
+    expect(await c.next()).toMatchObject({ type: "response.created" });
+    expect(await c.next()).toMatchObject({ type: "response.completed", response: { output: [] } });
+    expect(strict.fake.requests.length).toBe(before);
+    c.ws.close();
+  });
+
   test("a 17 MiB response.create (over Bun's 16 MiB frame default and the 4 KiB body limit) is a 413 error frame, not a closed socket (1009); the socket serves the next frame", async () => {
     // The socket's frame limit is set from the body limit (twice it, at least 64 MiB): a frame over the
     // body limit reaches the guard whatever the transport's default (with 4 KiB here as with 32 MiB, and

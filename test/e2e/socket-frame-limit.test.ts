@@ -27,7 +27,8 @@ const frameWarnings = () => suite.gw.logs.map((l) => JSON.parse(l)).filter((l) =
 /**
  * A `response.create` frame's text with `bytes` of input text (written out, not stringified: 65 MiB
  * take seconds to stringify on a loaded machine). `generate: false` makes it a warm-up, answered by
- * the socket itself with no upstream call: taking it shows the frame got past Bun's frame limit.
+ * the socket itself with no upstream call (a 413 error frame over the body limit, like any request):
+ * an answer shows the frame got past Bun's frame limit.
  */
 const frame = (bytes: number, generate = true) =>
   `{"type":"response.create",${generate ? "" : '"generate":false,'}"model":"resp/gpt-test","input":"${"w".repeat(bytes)}"}`;
@@ -35,7 +36,7 @@ const frame = (bytes: number, generate = true) =>
 const BIG_FRAME_TIMEOUT_MS = 180_000;
 
 describe("a reload that changes server.max_body_bytes", () => {
-  test("raised to 40 MiB (frame limit 80 MiB): a 65 MiB frame, over the 64 MiB frame limit of the start, reaches the gateway on a socket opened before the reload (a request over the body limit: the guard's 413 error frame) and on a new one (a warm-up: answered); no warning", async () => {
+  test("raised to 40 MiB (frame limit 80 MiB): a 65 MiB frame, over the 64 MiB frame limit of the start, reaches the gateway on a socket opened before the reload (a request over the body limit: the guard's 413 error frame) and on a new one (a warm-up over the body limit: the same 413 frame); no warning", async () => {
     const before = await connect(suite.gw.url);
     expect((await reloadWithBodyLimit(40 * MIB)).changed.server).toEqual(["max_body_bytes"]);
     const sent = suite.gw.fake.requests.length;
@@ -47,6 +48,8 @@ describe("a reload that changes server.max_body_bytes", () => {
     before.ws.close();
     const after = await connect(suite.gw.url);
     after.ws.send(frame(65 * MIB, false));
+    expect(await after.next()).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } });
+    after.ws.send(frame(10, false));
     expect(await after.next()).toMatchObject({ type: "response.created" });
     expect(await after.next()).toMatchObject({ type: "response.completed" });
     after.ws.close();
