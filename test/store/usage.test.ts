@@ -27,6 +27,68 @@ describe("usage batching", () => {
     s.close();
   });
 
+  test("every column of a usage row is written from its field, in the table's order (the flush binds a row's parameters as one array)", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    // Every column a distinct value, so a parameter bound to the wrong column or left unbound shows.
+    const rec = usage({
+      requestId: "r-all",
+      ts: 1_800_000_000_123,
+      clientFormat: "anthropic-messages",
+      requestedModel: "fast",
+      providerId: "anthropic",
+      model: "claude-x",
+      accountId: "acct-9",
+      keyName: "ci",
+      usage: { inputTokens: 11, outputTokens: 12, cacheReadTokens: 13, cacheWriteTokens: 14, reasoningTokens: 15 },
+      estimated: true,
+      outcome: "upstream_error",
+      status: 502,
+      ttfbMs: 16,
+      totalMs: 17,
+      attempts: 3,
+      fallback: true,
+      costUsd: 0.25,
+      unpriced: true,
+      savedChars: 18,
+      savedTokens: 19,
+    });
+    s.record(rec);
+    s.record(usage({ requestId: "r-bare", usage: {}, ttfbMs: undefined, keyName: undefined, accountId: undefined }));
+    s.flush();
+    const rows = withRaw(path, (db) => db.query("SELECT * FROM usage ORDER BY id").all()) as Record<string, unknown>[];
+    expect(rows.map(({ id: _id, ...r }) => r)).toEqual([
+      {
+        request_id: "r-all",
+        ts: 1_800_000_000_123,
+        client_format: "anthropic-messages",
+        requested_model: "fast",
+        provider_id: "anthropic",
+        model: "claude-x",
+        account_id: "acct-9",
+        key_name: "ci",
+        input_tokens: 11,
+        output_tokens: 12,
+        cache_read_tokens: 13,
+        cache_write_tokens: 14,
+        reasoning_tokens: 15,
+        estimated: 1,
+        outcome: "upstream_error",
+        status: 502,
+        ttfb_ms: 16,
+        total_ms: 17,
+        attempts: 3,
+        fallback: 1,
+        cost_usd: 0.25,
+        unpriced: 1,
+        saved_chars: 18,
+        saved_tokens: 19,
+      },
+      expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0 }),
+    ]);
+    s.close();
+  });
+
   test("256 waiting rows are written on the next macrotask, without waiting for the interval (a flush's pause stays short)", async () => {
     const path = join(tempDir(), "sy.db");
     const s = openSqliteStore({ path, flushIntervalMs: 60_000 });

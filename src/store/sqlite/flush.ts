@@ -6,7 +6,7 @@
  * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
-import { errMessage, quotaParams, type TraceParams } from "../rows.ts";
+import { errMessage, quotaParams, type TraceParams, type UsageParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
 import { BLOCK_MAX, encodeBlock } from "./trace-ring.ts";
 
@@ -91,8 +91,11 @@ export class SqliteFlusher {
     try {
       this.ctx.db
         .transaction(() => {
-          const ins = this.s.usageInsert;
-          for (const r of usage) ins.run(...r);
+          // A row's parameters handed over as the array they are (bun:sqlite binds an array argument
+          // positionally, as `Database.run(sql, [..])` does), not spread into 24 arguments that its
+          // `run(...args)` gathers into a new array again (docs/performance.md item 106).
+          const ins = this.s.usageInsert as unknown as { run(params: UsageParams): unknown };
+          for (const r of usage) ins.run(r);
           if (traces.length) this.writeTraces(traces);
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
           for (const q of quotas.values()) this.s.quotaSet.run(...quotaParams(q));
