@@ -105,6 +105,53 @@ describe("Routing follows changes made elsewhere", () => {
   }, 60_000);
 });
 
+describe("a dry-run answer on screen follows changes", () => {
+  test("the request that was routed is routed again when its combo changes, an account is disabled or the combo is removed (the form holding another model by then), and a line says when and why", async () => {
+    expect(await admin("POST", "/combos", { name: "dry", strategy: "fallback", targets: [{ model: "openai/gpt-5" }, { model: "glm/glm-5.3" }] })).toBe(201);
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.locator('[data-combo="dry"]').waitFor({ timeout: 10_000 });
+      await live(w.page);
+      await mark(w.page);
+      await w.page.fill("#dr-model", "dry");
+      await w.page.click('form.dry-run button[type="submit"]');
+      const order = () => w.page.locator(".attempt-order li").evaluateAll((lis) => lis.map((li) => li.getAttribute("data-target")));
+      await w.page.locator('.attempt-order li[data-target="glm/glm-5.3"]').waitFor({ timeout: 10_000 });
+      expect(await order()).toEqual(["openai/gpt-5", "glm/glm-5.3"]);
+      expect(await w.page.locator(".plan-when").innerText()).toStartWith("Routed at ");
+      // the form now holds another request: the answer on screen is still the one for "dry"
+      await w.page.fill("#dr-model", "fast");
+
+      // the combo is changed elsewhere: the answer follows, and says so
+      expect(await admin("PUT", "/combos/dry", { name: "dry", strategy: "fallback", targets: [{ model: "glm/glm-5.3" }, { model: "openai/gpt-5" }] })).toBe(200);
+      const when = w.page.locator(".plan-when", { hasText: "combo dry changed" });
+      await when.waitFor({ timeout: 10_000 });
+      expect(await order()).toEqual(["glm/glm-5.3", "openai/gpt-5"]);
+      expect(await when.innerText()).toMatch(/^Routed again at .+ after combo dry changed\./);
+      expect(await w.page.locator(".plan strong.mono").first().innerText()).toBe("dry");
+
+      // an account is disabled elsewhere: its target drops out of the answer
+      expect(await admin("POST", "/accounts/glm-main/disable")).toBe(200);
+      await w.page.locator(".plan-when", { hasText: "account glm-main: disabled" }).waitFor({ timeout: 10_000 });
+      expect(await order()).toEqual(["openai/gpt-5"]);
+      await fits(w.page, "routing-dry-run-followed");
+      expect(await admin("POST", "/accounts/glm-main/enable")).toBe(200);
+
+      // the combo is removed: "dry" is now a guess from the name (openai), and the answer says so
+      expect(await admin("DELETE", "/combos/dry")).toBe(200);
+      await w.page.locator(".plan-when", { hasText: "combo dry removed" }).waitFor({ timeout: 10_000 });
+      expect(await order()).toEqual(["openai/dry"]);
+      expect(await w.page.locator(".plan p").first().innerText()).not.toContain("combo dry");
+      expect(await w.page.inputValue("#dr-model")).toBe("fast");
+      expect(await stillMarked(w.page)).toBe(true);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
 describe("Overview's request rate", () => {
   test("requests made before the page opened are in the rate chart and the rate tile; a new one adds to the chart live", async () => {
     // Whatever earlier tests sent (none reach a model here; counted to be sure).

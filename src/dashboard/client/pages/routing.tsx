@@ -5,10 +5,11 @@
  * the CLI, a config reload, another instance sharing the store: the `routing_changed` live event); while
  * a combo or alias is being written here, a notice says so instead, and the edit is kept.
  */
+import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
-import { withoutIsoTime } from "../format.ts";
+import { clockSeconds, withoutIsoTime } from "../format.ts";
 import { useLive, type LiveEvent } from "../live.ts";
 import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
 
@@ -34,6 +35,21 @@ function optional<T>(p: Promise<T>): Promise<T | undefined> {
   });
 }
 
+/** What changed, in words, for the line under a dry-run answer routed again ("combo fast changed"). */
+function changeWhy(e: LiveEvent): string | undefined {
+  if (e.type === "routing_changed") return routingChangeText(e) || "routing changed";
+  if (e.type === "account_state") return `account ${e.account}${e.model ? ` (${e.model})` : ""}: ${e.change.replaceAll("_", " ")}`;
+  if (e.type === "hello") return "the live connection came back";
+  return undefined;
+}
+
+/**
+ * The dry-run form and its answer. The answer follows what it depends on: when routing changes
+ * (`routing_changed`: combos, aliases, providers, settings, here or elsewhere), an account's state
+ * changes (`account_state`: cooldown, lock, disabled…) or the live connection comes back (something may
+ * have been missed), the request that produced it is routed again (not what the form holds now), and a
+ * line under it says when and why.
+ */
 function DryRun({ names }: { names: string[] }) {
   const [model, setModel] = useState("");
   const [format, setFormat] = useState("");
@@ -41,6 +57,37 @@ function DryRun({ names }: { names: string[] }) {
   const [session, setSession] = useState("");
   const [plan, setPlan] = useState<RoutePlan | undefined>();
   const [error, setError] = useState<string | undefined>();
+  /** The request the answer on screen is for, when it was routed, and why it was routed again. */
+  const [asked, setAsked] = useState<{ payload: Record<string, unknown>; at: number; why?: string } | undefined>();
+  const seq = useRef(0);
+  const ask = async (payload: Record<string, unknown>, why?: string) => {
+    const n = ++seq.current;
+    try {
+      const answer = await api<RoutePlan>("/dry-run", { method: "POST", body: payload });
+      if (n !== seq.current) return;
+      setError(undefined);
+      setPlan(answer);
+      setAsked({ payload, at: Date.now(), why });
+    } catch (e) {
+      if (n !== seq.current) return;
+      setPlan(undefined);
+      setAsked(why ? { payload, at: Date.now(), why } : undefined);
+      setError(why ? `Routed again after ${why}: ${(e as Error).message}` : (e as Error).message);
+    }
+  };
+  // Changes that may alter the answer: route the same request again (once per burst of events).
+  const reasons = useRef<string[]>([]);
+  const again = useDebounced(() => {
+    const why = [...new Set(reasons.current)].slice(-3).join("; ");
+    reasons.current = [];
+    if (asked) void ask(asked.payload, why);
+  }, 300);
+  useLive((e) => {
+    const why = asked && changeWhy(e);
+    if (!why) return;
+    reasons.current.push(why);
+    again();
+  });
   const run = async () => {
     setError(undefined);
     let request: Record<string, unknown>;
@@ -55,12 +102,7 @@ function DryRun({ names }: { names: string[] }) {
     if (model.trim()) payload.model = model.trim();
     if (format) payload.endpoint = format;
     if (session.trim()) payload.headers = { "x-session-id": session.trim() };
-    try {
-      setPlan(await api<RoutePlan>("/dry-run", { method: "POST", body: payload }));
-    } catch (e) {
-      setPlan(undefined);
-      setError((e as Error).message);
-    }
+    await ask(payload);
   };
   return (
     <Card title="Dry run: where would this request go, and why?">
@@ -110,18 +152,30 @@ function DryRun({ names }: { names: string[] }) {
         </div>
       </form>
       <ErrorLine error={error} />
-      {plan && <PlanView plan={plan} />}
+      {plan && (
+        <PlanView plan={plan}>
+          {asked && (
+            <p class="muted small plan-when" data-plan-at={asked.at}>
+              {asked.why
+                ? `Routed again at ${clockSeconds(asked.at)} after ${asked.why}. The answer follows routing and account changes while it is on screen.`
+                : `Routed at ${clockSeconds(asked.at)}. The answer follows routing and account changes while it is on screen.`}
+            </p>
+          )}
+        </PlanView>
+      )}
     </Card>
   );
 }
 
-function PlanView({ plan }: { plan: RoutePlan }) {
+/** A dry-run answer; `children` (when and why it was routed) go under its first line. */
+function PlanView({ plan, children }: { plan: RoutePlan; children?: ComponentChildren }) {
   const via = plan.via === "combo" ? `combo ${plan.combo}` : plan.via === "alias" ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}` : plan.via;
   return (
     <div class="plan">
       <p>
         <strong class="mono">{plan.requestedModel}</strong> ({plan.clientFormat}) via {via} · account strategy <code>{plan.accountStrategy ?? "?"}</code> · affinity {plan.affinity}
       </p>
+      {children}
       <h3>Attempt order</h3>
       {plan.attempts.length === 0 && <p class="held-text">No target has an eligible account: the request would fail.</p>}
       <ol class="attempt-order">
