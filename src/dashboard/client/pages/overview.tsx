@@ -4,14 +4,16 @@
  * finished request and every 5 s). The request rate chart starts from the server's 10 s usage buckets
  * of the last 30 minutes (`GET /admin/api/usage?since=30m&bucket=10s`, the usage store: every request
  * made before the page opened, on every instance sharing the store), re-read every minute and after a
- * reconnect; between reads this instance's request_finished events add to it.
+ * reconnect, and its last minute (`since=1m`) every 10 s, so other instances' requests appear within
+ * about 10 s; between reads this instance's request_finished events add to it. The Request rate tile
+ * is the chart's last minute (its newest six buckets), so tile and chart agree.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
 import { count, pct, usd } from "../format.ts";
 import { useLive } from "../live.ts";
-import type { AccountsStatus, CallRow, UsageAnswer } from "../types.ts";
+import type { AccountsStatus, UsageAnswer } from "../types.ts";
 import { SetupSnippets } from "./setup.tsx";
 
 const RANGES = [
@@ -23,6 +25,8 @@ const RANGES = [
 const RATE_BUCKET_MS = 10_000;
 const RATE_SPAN = "30m";
 const RATE_SPAN_MS = 30 * 60_000;
+/** What the 10 s re-read asks for: the last minute's buckets (other instances' requests). */
+const RATE_RECENT = "1m";
 
 /** Outcomes the usage store counts as errors (src/store/sqlite/usage.ts). */
 const ERROR_OUTCOMES = new Set(["error", "upstream_error", "rejected"]);
@@ -34,24 +38,39 @@ interface LiveRequest {
   error: boolean;
 }
 
+/** The request rate's stored part: 10 s buckets (by start) as the usage store last answered, and when it answered (`series.to`). */
+export interface RateStore {
+  to: number;
+  buckets: Map<number, { requests: number; errors: number }>;
+}
+
 /**
- * The request rate per 10 s over the last 30 minutes: the stored series as last read, plus the live
- * requests that ended after that read (`series.to`, the server's clock like the events'), bucketed by
+ * `prev` with the buckets of a usage answer put in: a newer answer's buckets replace those they cover
+ * (every bucket of its window is present, zeros included), older ones stay; an answer older than `prev`
+ * (a slow read overtaken by a later one) only adds the buckets `prev` does not have.
+ */
+export function mergeRate(prev: RateStore | undefined, series: UsageAnswer["series"] | undefined): RateStore | undefined {
+  if (!series) return prev;
+  const older = prev !== undefined && series.to < prev.to;
+  const buckets = new Map(prev?.buckets);
+  for (const b of series.buckets) {
+    const t = Math.floor(b.t / RATE_BUCKET_MS) * RATE_BUCKET_MS;
+    if (!older || !buckets.has(t)) buckets.set(t, { requests: b.requests, errors: b.errors });
+  }
+  return { to: older ? prev.to : series.to, buckets };
+}
+
+/**
+ * The request rate per 10 s over the last 30 minutes: the stored buckets as last read, plus the live
+ * requests that ended after that read (`stored.to`, the server's clock like the events'), bucketed by
  * arrival. Every bucket present up to `now`'s.
  */
-export function rateBuckets(series: UsageAnswer["series"] | undefined, live: readonly LiveRequest[], now: number): { t: number; requests: number; errors: number }[] {
+export function rateBuckets(stored: RateStore | undefined, live: readonly LiveRequest[], now: number): { t: number; requests: number; errors: number }[] {
   const last = Math.floor(now / RATE_BUCKET_MS) * RATE_BUCKET_MS;
   const first = last - RATE_SPAN_MS + RATE_BUCKET_MS;
   const out = new Map<number, { t: number; requests: number; errors: number }>();
-  for (let t = first; t <= last; t += RATE_BUCKET_MS) out.set(t, { t, requests: 0, errors: 0 });
-  for (const b of series?.buckets ?? []) {
-    const o = out.get(Math.floor(b.t / RATE_BUCKET_MS) * RATE_BUCKET_MS);
-    if (o) {
-      o.requests += b.requests;
-      o.errors += b.errors;
-    }
-  }
-  const to = series?.to ?? -Infinity;
+  for (let t = first; t <= last; t += RATE_BUCKET_MS) out.set(t, { t, requests: stored?.buckets.get(t)?.requests ?? 0, errors: stored?.buckets.get(t)?.errors ?? 0 });
+  const to = stored?.to ?? -Infinity;
   for (const r of live) {
     const o = r.at > to ? out.get(r.t) : undefined;
     if (o) {
@@ -60,6 +79,11 @@ export function rateBuckets(series: UsageAnswer["series"] | undefined, live: rea
     }
   }
   return [...out.values()];
+}
+
+/** Requests of the last minute: the newest six 10 s buckets of `rows` (the current one included). */
+export function lastMinute(rows: readonly { t: number; requests: number }[]): number {
+  return rows.slice(-6).reduce((n, b) => n + b.requests, 0);
 }
 
 /** Sums a field over usage rows, undefined when no row has it. */
@@ -81,30 +105,41 @@ export function OverviewPage() {
     const t = setInterval(slots.reload, 5000);
     return () => clearInterval(t);
   }, []);
-  /** Finish time by route id of the requests of the last minute. */
-  const finished = useRef(new Map<string, number>());
-  // The rate starts from the calls that finished in the last minute before the page opened.
+  const refresh = useDebounced(usage.reload, 2000);
+  // The request rate chart: the stored 10 s buckets of the last 30 minutes (every instance sharing the
+  // store), re-read every minute and after a reconnect; the last minute's buckets every 10 s, so
+  // requests served by other instances appear within about 10 s; this instance's requests as they finish.
+  // A read that finds requests the page had not counted (another instance's) re-reads the tiles too.
+  const [stored, setStored] = useState<RateStore | undefined>();
+  const storedNow = useRef<RateStore | undefined>(undefined);
+  const readRate = (since: string) => {
+    void api<UsageAnswer>(`/usage${qs({ since, by: "provider", bucket: "10s" })}`)
+      .then((a) => {
+        const prev = storedNow.current;
+        const next = mergeRate(prev, a.series);
+        if (!next || next === prev) return;
+        storedNow.current = next;
+        setStored(next);
+        if (prev && a.series && a.series.to >= prev.to && a.series.buckets.some((b) => (prev.buckets.get(b.t)?.requests ?? 0) !== b.requests)) refresh();
+      })
+      .catch(() => {}); // the next read tries again; the page's other reads show the error
+  };
   useEffect(() => {
-    void api<{ calls: CallRow[] }>(`/calls${qs({ limit: 1000 })}`).then(({ calls }) => {
-      for (const c of calls) if (c.ts + c.totalMs > Date.now() - 60_000 && !finished.current.has(c.routeId ?? c.requestId)) finished.current.set(c.routeId ?? c.requestId, c.ts + c.totalMs);
-    });
-  }, []);
-  // The request rate chart: the stored 10 s buckets, re-read every minute (other instances' requests),
-  // and this instance's requests as they finish.
-  const rate = useData(() => api<UsageAnswer>(`/usage${qs({ since: RATE_SPAN, by: "provider", bucket: "10s" })}`));
-  useEffect(() => {
-    const t = setInterval(rate.reload, 60_000);
-    return () => clearInterval(t);
+    readRate(RATE_SPAN);
+    const whole = setInterval(() => readRate(RATE_SPAN), 60_000);
+    const recent = setInterval(() => readRate(RATE_RECENT), RATE_BUCKET_MS);
+    return () => {
+      clearInterval(whole);
+      clearInterval(recent);
+    };
   }, []);
   // Requests that finished since the last read: the chart takes them in at the next 1 s tick (so a
   // burst redraws it once a second, not once per request).
   const liveRequests = useRef<LiveRequest[]>([]);
   const now = useNow();
-  const refresh = useDebounced(usage.reload, 2000);
   const refreshSlots = useDebounced(slots.reload, 500);
   useLive((e) => {
     if (e.type === "request_finished") {
-      finished.current.set(e.routeId, e.at);
       const start = e.at - (e.latencyMs || 0);
       liveRequests.current.push({ t: Math.floor(start / RATE_BUCKET_MS) * RATE_BUCKET_MS, at: e.at, error: ERROR_OUTCOMES.has(e.outcome) });
       refreshSlots();
@@ -112,16 +147,15 @@ export function OverviewPage() {
     } else if (e.type === "hello") {
       usage.reload();
       slots.reload();
-      rate.reload();
+      readRate(RATE_SPAN);
     }
   });
-  const rateSeries = rate.data?.series;
   const rateRows = useMemo(() => {
     // What the last read holds, or what is older than the chart, is dropped.
-    const to = rateSeries?.to ?? -Infinity;
+    const to = stored?.to ?? -Infinity;
     liveRequests.current = liveRequests.current.filter((r) => r.at > to && r.at > now - RATE_SPAN_MS);
-    return rateBuckets(rateSeries, liveRequests.current, now);
-  }, [rateSeries, now]);
+    return rateBuckets(stored, liveRequests.current, now);
+  }, [stored, now]);
   const rateTimes = useMemo(() => rateRows.map((b) => b.t), [rateRows]);
   const rateLines = useMemo(
     () => [
@@ -131,7 +165,6 @@ export function OverviewPage() {
     [rateRows],
   );
   const rateTotal = rateRows.reduce((n, b) => n + b.requests, 0);
-  for (const [id, t] of finished.current) if (t <= now - 60_000) finished.current.delete(id);
   const rows = usage.data?.rows ?? [];
   const buckets = usage.data?.series?.buckets ?? [];
   const times = buckets.map((b) => b.t);
@@ -166,7 +199,7 @@ export function OverviewPage() {
         {/* a narrow tile wraps between "in" and "out", never inside a figure */}
         <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={<><span class="nowrap">{count(tokensIn)} in</span> · <span class="nowrap">{count(tokensOut)} out</span></>} />
         <Stat label="Cost" value={usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
-        <Stat label="Request rate" value={`${finished.current.size}/min`} sub="live, last 60 s" />
+        <Stat label="Request rate" value={`${count(lastMinute(rateRows))}/min`} sub="live, last minute" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>
       {usage.data && requests === 0 && (
@@ -177,7 +210,7 @@ export function OverviewPage() {
           <SetupSnippets compact />
         </Card>
       )}
-      {rate.data && rateTotal > 0 && (
+      {stored && rateTotal > 0 && (
         <Card title="Request rate, last 30 minutes" class="rate-card">
           <div data-rate-total={rateTotal}>
             <TimeChart times={rateTimes} series={rateLines} height={160} />
