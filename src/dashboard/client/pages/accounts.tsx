@@ -305,7 +305,7 @@ export function AccountsPage() {
           <p class="muted">
             {status.data ? (
               <>
-                {accounts.length} accounts · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
+                {accounts.length} {accounts.length === 1 ? "account" : "accounts"} · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
               </>
             ) : (
               "Loading…"

@@ -237,22 +237,22 @@ export function KeysPage() {
               <tbody>
                 {list.map((k) => (
                   <tr key={k.name} data-key={k.name}>
-                    <td class="mono">
+                    <td class="mono key-name">
                       {k.name}
                       {k.prefix && <span class="muted"> {k.prefix}…</span>}
                     </td>
-                    <td>{k.scopes.length ? k.scopes.join(", ") : <span class="muted">client</span>}</td>
-                    <td>{k.tag ?? "–"}</td>
-                    <td>{k.source === "config" ? "config file" : "database"}</td>
-                    <td>{k.createdAt ? clock(k.createdAt) : "–"}</td>
-                    <td class="small">
+                    <td data-label="Scopes">{k.scopes.length ? k.scopes.join(", ") : <span class="muted">client</span>}</td>
+                    <td data-label="Tag">{k.tag ?? "–"}</td>
+                    <td data-label="Source">{k.source === "config" ? "config file" : "database"}</td>
+                    <td data-label="Created">{k.createdAt ? clock(k.createdAt) : "–"}</td>
+                    <td class="small" data-label="Limits">
                       {limitsText(k.limits)}
                       {k.use && k.use.inFlight > 0 ? <div class="muted">{k.use.inFlight} in flight</div> : null}
                     </td>
-                    <td class="budgets">
+                    <td class="budgets" data-label="Budget use">
                       {k.use?.budgets.length ? k.use.budgets.map((b) => <BudgetBar key={`${b.budget.window}`} b={b} now={now} />) : <span class="muted small">–</span>}
                     </td>
-                    <td>{k.revokedAt ? <Pill tone="off">revoked {clock(k.revokedAt)}</Pill> : <Pill tone="ok">active</Pill>}</td>
+                    <td data-label="State">{k.revokedAt ? <Pill tone="off">revoked {clock(k.revokedAt)}</Pill> : <Pill tone="ok">active</Pill>}</td>
                     <td>{k.source === "db" && !k.revokedAt ? <RevokeButton name={k.name} done={keys.reload} /> : null}</td>
                   </tr>
                 ))}

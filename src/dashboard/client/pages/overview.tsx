@@ -175,7 +175,11 @@ export function OverviewPage() {
   const tokensOut = total(rows, (r) => r.outputTokens) ?? 0;
   const cost = total(rows, (r) => r.costUsd);
   const unpriced = total(rows, (r) => r.unpriced) ?? 0;
-  const hasCost = buckets.some((b) => b.costUsd !== undefined);
+  // A cost chart only when something had a price: requests of unpriced models count as $0 in the
+  // buckets, and an all-zero chart read as "nothing spent" (with a 0–100 axis).
+  const hasCost = buckets.some((b) => (b.costUsd ?? 0) > 0);
+  // Nothing priced but requests without a price: the cost is unknown, not $0.
+  const costUnknown = unpriced > 0 && !((cost ?? 0) > 0);
   return (
     <div class="page">
       <header class="page-head">
@@ -198,7 +202,7 @@ export function OverviewPage() {
         <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? <><span class="nowrap">{pct(fallbacks / requests)}</span> of requests</> : "–"} tone={fallbacks ? "warn" : undefined} />
         {/* a narrow tile wraps between "in" and "out", never inside a figure */}
         <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={<><span class="nowrap">{count(tokensIn)} in</span> · <span class="nowrap">{count(tokensOut)} out</span></>} />
-        <Stat label="Cost" value={usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
+        <Stat label="Cost" value={costUnknown ? "–" : usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
         <Stat label="Request rate" value={`${count(lastMinute(rateRows))}/min`} sub="live, last minute" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>

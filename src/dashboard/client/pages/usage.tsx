@@ -28,6 +28,8 @@ export function UsagePage() {
   const rows = [...(usage.data?.rows ?? [])].sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
   const buckets = usage.data?.series?.buckets ?? [];
   const hasCost = rows.some((r) => r.costUsd !== undefined);
+  // The cost chart only when something had a price (unpriced requests count $0 in the buckets).
+  const costChart = buckets.some((b) => (b.costUsd ?? 0) > 0);
   const saved = total(rows, (r) => r.savedTokens);
   return (
     <div class="page">
@@ -74,8 +76,8 @@ export function UsagePage() {
               ]}
             />
           </Card>
-          <Card title={hasCost ? "Cost over time (USD)" : "Requests over time"}>
-            {hasCost ? (
+          <Card title={costChart ? "Cost over time (USD)" : "Requests over time"}>
+            {costChart ? (
               <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
             ) : (
               <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true }]} />
@@ -89,7 +91,7 @@ export function UsagePage() {
             <table class="usage">
               <thead>
                 <tr>
-                  <th>{by}</th>
+                  <th>{by[0]!.toUpperCase() + by.slice(1)}</th>
                   <th class="num">Requests</th>
                   <th class="num">Errors</th>
                   <th class="num">Fallbacks</th>
@@ -118,8 +120,14 @@ export function UsagePage() {
                     <td class="num">{count(r.reasoningTokens)}</td>
                     {hasCost && (
                       <td class="num" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
-                        {usd(r.costUsd)}
-                        {r.unpriced ? <span class="muted">*</span> : null}
+                        {r.unpriced && !((r.costUsd ?? 0) > 0) ? (
+                          <span class="muted">unpriced</span>
+                        ) : (
+                          <>
+                            {usd(r.costUsd)}
+                            {r.unpriced ? <span class="muted">*</span> : null}
+                          </>
+                        )}
                       </td>
                     )}
                     {saved !== undefined && <td class="num">{count(r.savedTokens)}</td>}
@@ -130,7 +138,12 @@ export function UsagePage() {
               </tbody>
             </table>
           </div>
-          {rows.some((r) => r.unpriced) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
+          {rows.some((r) => r.unpriced && (r.costUsd ?? 0) > 0) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
+          {rows.some((r) => r.unpriced && !((r.costUsd ?? 0) > 0)) && (
+            <p class="muted small">
+              unpriced: a model without a known price, so its cost is not counted (not zero); give it one under <code>settings.pricing</code> in the config file (USD per million tokens).
+            </p>
+          )}
           <p class="muted small">
             {saved
               ? `Token savers saved about ${count(saved)} input tokens in this period.`

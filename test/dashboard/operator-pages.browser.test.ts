@@ -1,0 +1,161 @@
+/**
+ * What a new operator noticed on the dashboard's pages (SPEC 9.4), in a real browser:
+ * - models without a price: the cost is unknown, not $0 — Overview's Cost tile reads "–" with the
+ *   unpriced count and draws no all-zero cost chart (its axis ran 0–100 dollars); Usage charts requests
+ *   instead and its table says "unpriced";
+ * - Usage's table at 1280 px: every column in view (Avg total was past the card's edge) and model names
+ *   on one line (they broke at hyphens: "gpt-" / "demo");
+ * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge);
+ * - a short page on a phone: the navigation is as tall as its links (its two rows spread apart to
+ *   fill the screen);
+ * - Accounts with one account says "1 account".
+ * Screenshots go to test-results/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+/** The `scripts/demo` setup: providers in front of the fake upstream whose models have no price. */
+const UNPRICED_YAML = `
+providers:
+  - { id: demo-anthropic, kind: anthropic-compatible, base_url: "{{FAKE}}" }
+  - { id: demo-chat, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+accounts:
+  - { id: demo-chat-key, provider: demo-chat, api_key: not-a-real-key }
+aliases:
+  fast: demo-chat/gpt-demo
+`;
+
+let demo: TestGateway & { script: DemoScript };
+let unpriced: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  [demo, unpriced] = await Promise.all([startDemoGateway(), startGateway(UNPRICED_YAML)]);
+  await driveDemoState(demo);
+  const post = (path: string, body: unknown) => fetch(`${unpriced.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.text());
+  await post("/v1/chat/completions", { model: "fast", messages: [{ role: "user", content: "hi" }] });
+  await post("/v1/messages", { model: "demo-anthropic/claude-demo", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+  await post("/v1/chat/completions", { model: "fast", messages: "not a list" }); // refused: no tokens, $0
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await demo?.stop();
+  await unpriced?.stop();
+});
+
+/** The value of the Overview tile labelled `label`. */
+const tile = (page: Page, label: string) => page.locator(".stat", { has: page.locator(".stat-label", { hasText: new RegExp(`^${label}$`, "i") }) });
+
+describe("models without a price", () => {
+  test("Overview: the Cost tile reads – with the unpriced count, and no all-zero cost chart; Usage: a requests chart, and 'unpriced' in the cost column", async () => {
+    const w = await openPage(browser, unpriced.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${unpriced.url}/dashboard/overview`);
+      await w.page.locator(".card", { hasText: "Tokens" }).locator("canvas").first().waitFor({ timeout: 10_000 });
+      const cost = tile(w.page, "Cost");
+      expect(await cost.locator(".stat-value").innerText()).toBe("–");
+      expect(await cost.locator(".stat-sub").innerText()).toBe("2 requests unpriced");
+      expect(await w.page.locator(".card h2", { hasText: "Cost" }).count()).toBe(0);
+      await w.page.screenshot({ path: join(SHOTS, "unpriced-overview.png"), fullPage: true });
+
+      await w.page.goto(`${unpriced.url}/dashboard/usage`);
+      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+      expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time", "Requests over time", "By model"]);
+      const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
+        Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelectorAll("td")[9]!.textContent])),
+      );
+      expect(costs).toEqual({ "gpt-demo": "unpriced", "claude-demo": "unpriced", "": "$0" });
+      expect(await w.page.locator(".card", { hasText: "By model" }).innerText()).toContain("unpriced: a model without a known price");
+      await w.page.screenshot({ path: join(SHOTS, "unpriced-usage.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
+describe("layout", () => {
+  test("at 1280 px the Usage table has every column in view and each name on one line, by model and by account", async () => {
+    const w = await openPage(browser, demo.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${demo.url}/dashboard/usage`);
+      for (const by of ["model", "account"]) {
+        await w.page.locator(".seg button", { hasText: `by ${by}` }).click();
+        await w.page.locator("table.usage th", { hasText: by }).first().waitFor({ timeout: 10_000 });
+        await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+        const look = await w.page.locator("table.usage").evaluate((table) => {
+          const wrap = table.closest(".table-wrap")!;
+          const edge = wrap.getBoundingClientRect().right;
+          return {
+            scrolls: wrap.scrollWidth > wrap.clientWidth + 0.5,
+            cut: [...table.querySelectorAll("th")].filter((th) => th.getBoundingClientRect().right > edge + 0.5).map((th) => th.textContent),
+            wrapped: [...table.querySelectorAll("tbody td.mono")].filter((td) => td.getBoundingClientRect().height > 2 * parseFloat(td.ownerDocument.defaultView!.getComputedStyle(td).lineHeight || "20") + 16).map((td) => td.textContent),
+          };
+        });
+        expect({ by, ...look }).toEqual({ by, scrolls: false, cut: [], wrapped: [] });
+        await w.page.screenshot({ path: join(SHOTS, `usage-by-${by}-1280.png`), fullPage: true });
+      }
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("on a phone the Keys table shows each key's state and Revoke inside the card", async () => {
+    await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "phone-check", limits: { rpm: 30, budgets: [{ window: "1d", usd: 5 }] } }) });
+    const w = await openPage(browser, demo.url);
+    try {
+      await w.page.setViewportSize({ width: 390, height: 844 });
+      await w.page.goto(`${demo.url}/dashboard/keys`);
+      const row = w.page.locator('tr[data-key="phone-check"]');
+      await row.waitFor({ timeout: 10_000 });
+      const look = await row.evaluate((tr) => {
+        const card = tr.closest(".card")!.getBoundingClientRect();
+        const state = tr.querySelector(".pill")!.getBoundingClientRect();
+        const revoke = [...tr.querySelectorAll("button")].find((b) => b.textContent === "Revoke")!.getBoundingClientRect();
+        return { stateInside: state.left >= card.left && state.right <= card.right, revokeInside: revoke.left >= card.left && revoke.right <= card.right, wide: tr.ownerDocument.documentElement.scrollWidth };
+      });
+      expect(look).toEqual({ stateInside: true, revokeInside: true, wide: 390 });
+      const text = await row.innerText();
+      for (const fact of ["30 rpm", "$0 of $5.00", "active"]) expect(text).toContain(fact);
+      // each fact under its label (the table's headings are not shown on a phone)
+      const labels = await row.locator("td[data-label]").evaluateAll((tds) => tds.map((td) => td.ownerDocument.defaultView!.getComputedStyle(td, "::before").content));
+      expect(labels).toEqual(['"Scopes"', '"Tag"', '"Source"', '"Created"', '"Limits"', '"Budget use"', '"State"']);
+      await w.page.screenshot({ path: join(SHOTS, "keys-phone.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("on a phone a page shorter than the screen keeps the navigation as tall as its links", async () => {
+    const w = await openPage(browser, unpriced.url);
+    try {
+      // a tall screen: every page is shorter than it
+      await w.page.setViewportSize({ width: 390, height: 2400 });
+      await w.page.goto(`${unpriced.url}/dashboard/accounts`);
+      await w.page.locator("[data-account]").first().waitFor({ timeout: 10_000 });
+      const gap = await w.page.locator("nav.side li").evaluateAll((lis) => {
+        const rows = [...new Set(lis.map((li) => Math.round(li.getBoundingClientRect().top)))].sort((a, b) => a - b);
+        const h = lis[0]!.getBoundingClientRect().height;
+        return rows.length > 1 ? rows[1]! - rows[0]! - h : 0;
+      });
+      expect(gap).toBeLessThanOrEqual(8);
+      expect(await w.page.locator("nav.side").evaluate((n) => n.getBoundingClientRect().height)).toBeLessThan(200);
+      // one account: "1 account"
+      expect(await w.page.locator(".page-head p").innerText()).toStartWith("1 account · ");
+      await w.page.screenshot({ path: join(SHOTS, "short-page-phone.png"), fullPage: false });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
