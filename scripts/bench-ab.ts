@@ -28,7 +28,9 @@
  *   --lanes: LANE-MODE names, comma-separated (default chat-json,messages-json): every lane of
  *            scripts/bench-lanes.ts, a native lane by its format alone (chat, messages, gemini), a
  *            translated one by its full name (messages→chat, responses→chat, gemini→chat,
- *            responses-ws→chat: the Responses WebSocket, stream only, no rung 5); MODE json or stream
+ *            responses-ws→chat: the Responses WebSocket, stream only, no rung 5); MODE json or stream;
+ *            codex→chat and codex-ws→chat are the Responses lanes with Codex's recorded request, and
+ *            responses (native: json, stream) and responses-ws→responses the Responses passthrough
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -62,9 +64,24 @@ interface Column {
   lane: Lane;
   mode: Mode;
 }
-/** Every lane and mode by its `--lanes` name: `chat-json`, `messages→chat-stream`, `responses-ws→chat-stream`, … */
+/**
+ * The Responses lanes again with Codex's recorded second turn as the request (`codex→chat`,
+ * `codex-ws→chat`; test/fixtures/shared/clients/codex-tool-use-2.json, 47 KB, no `instructions`, 9
+ * tools whose ~18 KB every response object of the reply echoes): a Codex-sized request, for A/Bs only
+ * (scripts/bench's lanes are unchanged).
+ */
+const CODEX_TURN: Record<string, unknown> = await Bun.file(join(ROOT, "test", "fixtures", "shared", "clients", "codex-tool-use-2.json")).json();
+const codexLanes = (lanes: Lane[]): Lane[] =>
+  lanes.filter((l) => l.name.startsWith("responses")).map((l) => ({ ...l, name: l.name.replace("responses", "codex"), body: (stream: boolean, model: string) => ({ ...CODEX_TURN, model, stream }) }));
+/**
+ * The Responses lanes served natively (`responses-json`, `responses-stream`, `responses-ws→responses-stream`:
+ * the openai provider's Responses endpoint, the native passthrough), for A/Bs only.
+ */
+const nativeResponsesLanes = (lanes: Lane[]): Lane[] =>
+  lanes.filter((l) => l.name.startsWith("responses")).map((l) => ({ ...l, name: l.name.replace("→chat", "→responses"), kind: "native" as const, model: "gpt-bench" }));
+/** Every lane and mode by its `--lanes` name: `chat-json`, `messages→chat-stream`, `responses-ws→chat-stream`, `codex→chat-stream`, … */
 const ALL_COLUMNS = new Map<string, Column>(
-  benchLanes(2).flatMap((lane) =>
+  [...benchLanes(2), ...codexLanes(benchLanes(2)), ...nativeResponsesLanes(benchLanes(2))].flatMap((lane) =>
     (lane.modes ?? MODES).map((mode) => {
       const [from, to] = lane.name.split("→");
       const name = `${from === to ? from : lane.name}-${mode}`;

@@ -16,7 +16,7 @@
  * `--tool`: every upstream reply is the bench upstream's JSON reply of a text and one tool call
  * (`benchToolReply`), for the native JSON lanes (chat, messages, gemini, responses; not with --stream).
  *
- * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|responses]
+ * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|responses|codex-chat]
  *          [--stream | --tool] [--requests 2000] [--top 25]
  */
 import { heapStats, memoryUsage } from "bun:jsc";

@@ -16,7 +16,7 @@
  * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
  * measured rounds, warm-up excluded), for a profile taken of this run (scripts/bench-budget.ts).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp } from "../src/app.ts";
@@ -25,6 +25,7 @@ import { benchReply, benchToolReply } from "./bench-upstream.ts";
 
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
+const CODEX_TURN: Record<string, unknown> = JSON.parse(readFileSync(join(import.meta.dir, "..", "test", "fixtures", "shared", "clients", "codex-tool-use-2.json"), "utf8"));
 /** The lanes of scripts/bench: client endpoint, and the body for a stream flag. */
 export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown; gemini?: true }> = {
   chat: { endpoint: "chat", path: "/v1/chat/completions", body: (stream) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
@@ -48,10 +49,13 @@ export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (st
 
 /**
  * Lanes that are not scripts/bench's, measured on request (bench-alloc.ts): a Responses client served
- * natively (the `openai` provider speaks Responses), for the `--tool` upstream's replies.
+ * natively (the `openai` provider speaks Responses), for the `--tool` upstream's replies; Codex's
+ * recorded second turn on the responses→chat route (47 KB: 9 tools, ~18 KB echoed by every response
+ * object of the reply).
  */
 export const EXTRA_LANES: Record<string, (typeof LANES)[string]> = {
   responses: { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
+  "codex-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ ...CODEX_TURN, model: "cchat/gpt-bench", stream }) },
 };
 
 /**
