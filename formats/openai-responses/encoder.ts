@@ -45,6 +45,7 @@ import { sseNamed } from "../sse.ts";
 import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage, writeEncryptedContent } from "./common.ts";
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
+import { echoMembers } from "./echo-memo.ts";
 
 type Json = Record<string, any>;
 
@@ -202,8 +203,8 @@ class ResponsesEncoder implements StreamEncoder {
       // The parts that do not change within a reply, made once.
       head = this.responseHead = `{"id":${JSON.stringify(this.responseId)},"object":"response","created_at":${JSON.stringify(this.createdAt)},"status":"`;
       this.modelMember = this.opts.model === undefined ? "" : `"model":${JSON.stringify(this.opts.model)},`;
-      const members = JSON.stringify(this.echo).slice(1, -1);
-      echo = this.echoMembers = members.length > 0 ? members + "," : "";
+      // The same text for the same echo: remembered across requests when large (Codex's tools).
+      echo = this.echoMembers = echoMembers(this.echo);
     }
     // One template literal (joined in one step), not a chain of `+` (a rope per `+`).
     return `${head}${status}","error":${fields.error ?? "null"},"incomplete_details":${fields.incomplete ?? "null"},${this.modelMember}"output":${fields.output},${echo}"usage":${fields.usage ?? "null"}}`;
