@@ -65,10 +65,11 @@ export function snapshotOf(v: unknown): Snapshot {
 }
 
 /**
- * Whether `JSON.stringify(v)` writes the text the snapshot was read from: the same primitives, arrays
- * and members in the same order (`for…in` order, which is the order `JSON.stringify` writes for plain
- * objects). A member whose value JSON drops or changes (undefined, a function, NaN, an object with
- * `toJSON`) compares unequal: a miss, never a wrong hit. Allocates nothing.
+ * Whether `JSON.stringify(v)` writes the text the snapshot was read from, for `v` made of JSON data
+ * (what `JSON.parse` makes, and plain objects and arrays of it: a request's tools): the same
+ * primitives, arrays and members in the same order (`for…in` order, which is the order
+ * `JSON.stringify` writes for plain objects). A value JSON drops or changes (undefined, a function,
+ * NaN, Infinity, an array hole) compares unequal: a miss, never a wrong hit. Allocates nothing.
  */
 export function matches(s: Snapshot, v: unknown): boolean {
   if (s instanceof Members) {
