@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GatewayMetrics, MAX_MODEL_SERIES, OTHER_MODEL, type MetricsSources } from "../../src/http/metrics.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 // ---- a strict little parser of the Prometheus text format (0.0.4) -------------------------------
@@ -189,8 +190,13 @@ describe("GET /metrics after requests through the gateway", () => {
       return r;
     };
     const msg = { model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] };
+    // The two replies wait 5 ms before their headers, so each request lasts at least that on any machine:
+    // durations are whole milliseconds of the wall clock, and in a full run on an idle moment (load ~5)
+    // both took under one, so the duration histogram's sum was 0.
+    gw.fake.handle((rec) => ({ ...simpleReply(rec.format!, { text: "Hello from the fake upstream.", model: rec.model }, rec.stream), headers_delay_ms: 5 }));
     expect((await read(await post(gw, "/v1/messages", msg))).status).toBe(200);
     expect((await read(await post(gw, "/v1/messages", { ...msg, stream: true }))).status).toBe(200);
+    gw.fake.handle(undefined);
     // The combo's first target is rate-limited: the request falls back to q, and a1 cools down.
     gw.fake.enqueue({ status: 429, headers: { "retry-after": "30" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } });
     const fb = await read(await post(gw, "/v1/chat/completions", { model: "duo", stream: true, messages: [{ role: "user", content: "hi" }] }));
