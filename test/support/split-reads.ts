@@ -34,6 +34,7 @@
  * test also decodes one byte per read (every offset a read boundary).
  */
 import { expect } from "bun:test";
+import { seededRng } from "../../pipeline/order.ts";
 
 /** One decode's reads: the cuts (ascending offsets `k`, a read ends before byte `k`) and what they are. */
 export interface CutSet {
@@ -62,18 +63,6 @@ export interface SplitPlanOptions {
   sample?: number;
   /** Bytes the two-piece splits may decode in all (each decodes the whole recording). */
   budget?: number;
-}
-
-/** A small seeded generator (mulberry32): the same sample on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -120,7 +109,7 @@ export function splitPlan(bytes: Uint8Array, opts: SplitPlanOptions = {}): Split
     }
   }
 
-  const rand = seeded(opts.seed ?? 0x5eed);
+  const rand = seededRng(opts.seed ?? 0x5eed);
   const budget = opts.budget ?? 4_000_000;
   const want = Math.min(n - 1, opts.sample ?? 200, Math.max(16, Math.floor(budget / Math.max(1, n))));
   const hood = [...near].filter(inside);
