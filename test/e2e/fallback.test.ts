@@ -13,8 +13,15 @@ providers:
   - id: p
     kind: anthropic
     base_url: "{{FAKE}}"
-    idle_timeout_ms: 400
-    header_timeout_ms: 300
+  # t: the timeout scenarios' provider (accounts t1, t2). Only they get short timeouts, long enough for
+  # what the fake answers at once on a loaded machine. p had a 300 ms header timeout: under load an
+  # answered attempt was timed out and retried (a scenario saw "served by a1" from the retry), and a
+  # hanging attempt was given up before the fake had read its request (it saw three of the four).
+  - id: t
+    kind: anthropic
+    base_url: "{{FAKE}}/t"
+    idle_timeout_ms: 1000
+    header_timeout_ms: 2000
   - id: q
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
@@ -31,6 +38,12 @@ accounts:
     api_key: env:KEY_A1
   - id: a2
     provider: p
+    api_key: env:KEY_A2
+  - id: t1
+    provider: t
+    api_key: env:KEY_A1
+  - id: t2
+    provider: t
     api_key: env:KEY_A2
   - id: d1
     provider: dead
@@ -63,12 +76,13 @@ afterAll(async () => {
 afterEach(async () => {
   gw.fake.reset();
   // Clear live account state between scenarios.
-  for (const a of ["a1", "a2", "d1", ...Array.from({ length: 10 }, (_, i) => `r${i + 1}`)]) {
+  for (const a of ["a1", "a2", "t1", "t2", "d1", ...Array.from({ length: 10 }, (_, i) => `r${i + 1}`)]) {
     await gw.app.store.clearCooldown(a);
     await gw.app.store.clearLock(a);
     await gw.app.store.restoreModel(a);
   }
   await gw.app.store.clearCircuit("p");
+  await gw.app.store.clearCircuit("t");
   await gw.app.store.clearCircuit("dead");
   await gw.app.store.clearCircuit("r");
   gw.app.registry.loadState(await gw.app.store.loadAccountState());
@@ -76,13 +90,21 @@ afterEach(async () => {
 });
 
 const who = (r: ReceivedRequest) =>
-  r.path.startsWith("/r/") ? "r" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
+  r.path.startsWith("/r/")
+    ? "r"
+    : r.headers["x-api-key"] === ENV.KEY_A1
+      ? r.path.startsWith("/t/") ? "t1" : "a1"
+      : r.headers["x-api-key"] === ENV.KEY_A2
+        ? r.path.startsWith("/t/") ? "t2" : "a2"
+        : r.format === "openai-chat"
+          ? "q"
+          : "?";
 const order = () => gw.fake.requests.map(who);
 const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
-/** Per-account scripts: a queue of replies for a1 and a2; an empty queue answers normally. */
-function script(s: { a1?: FakeReply[]; a2?: FakeReply[]; q?: FakeReply[]; r?: FakeReply[] }) {
+/** Per-account scripts: a queue of replies for a1 and a2 (t1 and t2); an empty queue answers normally. */
+function script(s: { a1?: FakeReply[]; a2?: FakeReply[]; t1?: FakeReply[]; t2?: FakeReply[]; q?: FakeReply[]; r?: FakeReply[] }) {
   gw.fake.handle((r) => {
-    const q = s[who(r) as "a1" | "a2" | "q" | "r"];
+    const q = s[who(r) as "a1" | "a2" | "t1" | "t2" | "q" | "r"];
     return q && q.length > 0 ? q.shift() : ok(r);
   });
 }
@@ -260,11 +282,11 @@ describe("classification rows through the gateway", () => {
   });
 
   test("headers never arriving: header timeout, then the next account", async () => {
-    script({ a1: [{ hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }] });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    script({ t1: [{ hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }] });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
-    expect(order()).toEqual(["a1", "a1", "a1", "a1", "a2"]);
-  });
+    expect(order()).toEqual(["t1", "t1", "t1", "t1", "t2"]);
+  }, 60_000);
 
   test("a 200 that opens with an overloaded error event is a failed attempt: same-account retry, then success", async () => {
     const sse = `event: error\ndata: ${JSON.stringify(anthropicError("overloaded_error", "Overloaded"))}\n\n`;
@@ -342,8 +364,8 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("Anthropic: a silent stream is closed after the idle timeout with an in-band error", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, stall_after_bytes: sse.indexOf("four") + 20 }] });
-    const res = await post("/v1/messages", msg("p/claude-x", true));
+    script({ t1: [{ sse, stall_after_bytes: sse.indexOf("four") + 20 }] });
+    const res = await post("/v1/messages", msg("t/claude-x", true));
     const body = await res.text();
     const events = [...body.matchAll(/^event: (\S+)/gm)].map((m) => m[1]);
     expect(events.at(-1)).toBe("error");
@@ -399,25 +421,25 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("a JSON reply that goes silent mid-body is given up after the idle timeout and served by the next attempt", async () => {
     const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
-    script({ a1: [{ json, stall_after_bytes: 60 }] });
+    script({ t1: [{ json, stall_after_bytes: 60 }] });
     const t0 = Date.now();
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).content[0].text).toMatch(/^served by a[12]$/);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(350); // the provider's idle_timeout_ms is 400
+    expect(((await res.json()) as any).content[0].text).toMatch(/^served by t[12]$/);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(950); // the provider's idle_timeout_ms is 1000
     expect(order()).toHaveLength(2);
     const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
-    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
+    expect(trace.attempts[0]).toMatchObject({ accountId: "t1", status: 504 });
   });
 
   test("a stream gathered for a non-streaming client that goes silent after its stop reason is served finished by that attempt (SPEC 6.4)", async () => {
     const sse = textStream("anthropic-messages");
     // Everything up to the message_stop arrives, then the upstream says nothing more and keeps the connection.
-    script({ a1: [{ sse, stall_after_bytes: sse.indexOf("event: message_stop") }] });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    script({ t1: [{ sse, stall_after_bytes: sse.indexOf("event: message_stop") }] });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ content: [{ type: "text", text: "one two three four five six seven eight nine ten" }], stop_reason: "end_turn" });
-    expect(order()).toEqual(["a1"]);
+    expect(order()).toEqual(["t1"]);
   });
 
   /** A streamed reply that opens and then sends keep-alive pings every 50 ms, forever: it never holds anything. */
@@ -428,50 +450,50 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
   };
 
   test("a stream gathered for a non-streaming client that sends only pings is given up after the idle timeout and served by the next attempt", async () => {
-    // Pings every 50 ms keep bytes flowing far inside the provider's idle_timeout_ms (400), but the
+    // Pings every 50 ms keep bytes flowing far inside the provider's idle_timeout_ms (1000), but the
     // reply holds nothing: the attempt fails like a silent upstream (SPEC 6.4's idle timeout, 6.3's
     // timeout row) and the attempt loop moves on within the pre-commit deadline.
-    script({ a1: [pingsOnly()] });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    script({ t1: [pingsOnly()] });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
-    expect(((await res.json()) as any).content[0].text).toMatch(/^served by a[12]$/);
+    expect(((await res.json()) as any).content[0].text).toMatch(/^served by t[12]$/);
     expect(order()).toHaveLength(2);
     const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
-    expect(trace.attempts[0]).toMatchObject({ accountId: "a1", status: 504 });
-    expect(trace.attempts[0].error).toBe("Upstream p sent only events without content (keep-alive pings) for 0.4 s.");
+    expect(trace.attempts[0]).toMatchObject({ accountId: "t1", status: 504 });
+    expect(trace.attempts[0].error).toBe("Upstream t sent only events without content (keep-alive pings) for 1 s.");
   });
 
   test("pings on every attempt: the client gets a 504 in its own format saying so", async () => {
-    script({ a1: Array.from({ length: 8 }, pingsOnly), a2: Array.from({ length: 8 }, pingsOnly) });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    script({ t1: Array.from({ length: 8 }, pingsOnly), t2: Array.from({ length: 8 }, pingsOnly) });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(504);
     const body = (await res.json()) as any;
     expect(body.type).toBe("error");
-    expect(body.error.message).toBe("Upstream p sent only events without content (keep-alive pings) for 0.4 s.");
-  });
+    expect(body.error.message).toBe("Upstream t sent only events without content (keep-alive pings) for 1 s.");
+  }, 60_000);
 
   test("pings after the gathered reply's first content keep it alive, as they keep a stream alive (SPEC 6.4)", async () => {
     const sse = textStream("anthropic-messages");
     const cut = sse.indexOf("event: content_block_delta", sse.indexOf("event: content_block_delta") + 1);
     const ping = `event: ping\ndata: ${JSON.stringify({ type: "ping" })}\n\n`;
-    // The reply's first text arrives, then 12 pings 100 ms apart (1.2 s, three idle timeouts), then the rest.
+    // The reply's first text arrives, then 12 pings 250 ms apart (3 s, three idle timeouts), then the rest.
     const body = sse.slice(0, cut) + ping.repeat(12) + sse.slice(cut);
     const cuts = Array.from({ length: 13 }, (_, i) => cut + i * ping.length);
-    script({ a1: [{ sse: body, split_at: cuts, delay_ms: 100 }] });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    script({ t1: [{ sse: body, split_at: cuts, delay_ms: 250 }] });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).content[0].text).toBe("one two three four five six seven eight nine ten");
-    expect(order()).toEqual(["a1"]);
-  });
+    expect(order()).toEqual(["t1"]);
+  }, 60_000);
 
   test("a JSON reply that trickles in with gaps shorter than the idle timeout is served whole, by one attempt", async () => {
     const json = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten" }, false).json;
-    // Five gaps of 250 ms: 1.25 s in all, far past the provider's idle_timeout_ms (400), no gap reaching it.
-    script({ a1: [{ json, split_at: [10, 40, 80, 120, 160], delay_ms: 250 }] });
-    const res = await post("/v1/messages", msg("p/claude-x"));
+    // Five gaps of 250 ms: 1.25 s in all, past the provider's idle_timeout_ms (1000), no gap reaching it.
+    script({ t1: [{ json, split_at: [10, 40, 80, 120, 160], delay_ms: 250 }] });
+    const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
     expect(((await res.json()) as any).content[0].text).toBe("one two three four five six seven eight nine ten");
-    expect(order()).toEqual(["a1"]);
+    expect(order()).toEqual(["t1"]);
   });
 
   test("a client that disconnects mid-stream aborts the upstream call; usage recorded as client_closed", async () => {
