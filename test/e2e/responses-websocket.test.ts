@@ -39,7 +39,6 @@ combos:
       - model: resp/missing-model
       - model: anth/claude-test
 `,
-    { responsesSocketIdleMs: 1500 },
   );
 });
 afterAll(async () => {
@@ -324,10 +323,17 @@ describe("one frame at a time, failures, closing", () => {
     expect(gw.fake.aborted).toBe(1);
   });
 
+  // A gateway of its own with a short idle time: the others keep the default (10 min), as a 17 MiB
+  // frame that took a loaded machine longer than a short idle time to send was closed as idle first.
   test("an idle socket is closed (code 1000, reason idle)", async () => {
-    const c = await connect(gw.url);
-    const closed = await c.closed;
-    expect(closed).toEqual({ code: 1000, reason: "idle" });
+    const idle = await startGateway(`providers:\n  - id: anth\n    kind: anthropic\n    base_url: "{{FAKE}}"\n`, { responsesSocketIdleMs: 300 });
+    try {
+      const c = await connect(idle.url);
+      const closed = await c.closed;
+      expect(closed).toEqual({ code: 1000, reason: "idle" });
+    } finally {
+      await idle.stop();
+    }
   });
 });
 
