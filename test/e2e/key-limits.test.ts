@@ -117,15 +117,21 @@ describe("tpm", () => {
 
 describe("concurrency", () => {
   test("a second request while one is in flight is refused with Retry-After 1; after it ends the key works again", async () => {
-    // the upstream takes 400 ms before its (default) answer
+    // The upstream holds the first request (its default answer) until the second has been refused, so
+    // the first is really in flight however slowly a loaded machine runs either of them.
+    const arrived = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    let held = 0;
     gw.fake.handle(async () => {
-      await Bun.sleep(400);
+      if (held++ > 0) return undefined; // only the first is held (a second let through answers at once)
+      arrived.resolve();
+      await release.promise;
       return undefined;
     });
     const start = upstreamCalls();
     const slow = ask.chat(KEYS.conc);
-    await Bun.sleep(100);
-    const e = await refusal(ask.messages(KEYS.conc, "anth/claude-test"));
+    await arrived.promise;
+    const e = await refusal(ask.messages(KEYS.conc, "anth/claude-test")).finally(() => release.resolve());
     expect(e).toBeInstanceOf(Anthropic.RateLimitError);
     expect(e.headers.get("retry-after")).toBe("1");
     expect(e.error.error.message).toContain('already has 1 requests in flight, its concurrency limit of 1');
