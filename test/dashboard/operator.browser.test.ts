@@ -66,7 +66,17 @@ describe("calls refused before routing", () => {
         const row = w.page.locator(`tr[data-route-id="${r.routeId}"]`);
         await row.waitFor({ timeout: 10_000 });
         expect(await row.innerText()).toContain(`rejected ${r.status}`);
+        // While this call's trace is still on its way, its view shows nothing of the call open before
+        // (the trace request is held here until checked).
+        const held = Promise.withResolvers<void>();
+        const passed = Promise.withResolvers<void>();
+        const traceUrl = `${gw.url}/admin/api/route-traces/${encodeURIComponent(r.routeId)}`;
+        await w.page.route(traceUrl, (route) => held.promise.then(() => route.continue()).then(passed.resolve, passed.reject), { times: 1 });
         await row.click();
+        await w.page.locator(".trace", { hasText: r.routeId }).waitFor({ timeout: 10_000 });
+        expect({ label: r.label, shown: await w.page.locator(".trace .answered-error, .trace .trace-body").count() }).toEqual({ label: r.label, shown: 0 });
+        held.resolve();
+        await passed.promise;
         // This call's trace, not the one still open from the row before (a loaded machine shows it a moment longer).
         const box = w.page.locator(".trace", { hasText: r.routeId }).locator(".answered-error");
         await box.waitFor({ timeout: 10_000 });

@@ -488,7 +488,10 @@ export function CallsPage() {
             {pager}
           </Card>
           {current && (
+            // Keyed by the call: another call's trace view starts empty until its own trace is read,
+            // never showing the previous call's attempts and error under this call's id.
             <TraceView
+              key={current.routeId ?? current.requestId}
               call={current}
               recorder={recorder.data}
               onSince={onSince}
