@@ -7,6 +7,7 @@ import { manifest, recordedBytes, regressionCase } from "../../support/fixtures.
 import { eventTypes, sdkFinalMessage } from "../../support/anthropic-sdk.ts";
 import { concatBytes } from "../../../formats/sse.ts";
 import { expectCrlfOneBytePerRead } from "../../support/tap-framing.ts";
+import { expectSplitReadsDecodeAlike, readsAt } from "../../support/split-reads.ts";
 
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -22,6 +23,8 @@ function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0
 }
 
 const entries = (await manifest()).filter((e) => e.format === "anthropic-messages" && e.kind === "sse");
+/** Recordings up to this many bytes are also split in two at every offset. */
+const SHORT = 1_200;
 
 describe("passthrough tap over every recorded stream", () => {
   for (const entry of entries) {
@@ -43,14 +46,26 @@ describe("passthrough tap over every recorded stream", () => {
       expect(tap.state.stopReason as string).toBe(rec.stop_reason === "model_context_window_exceeded" ? "context_window_exceeded" : rec.stop_reason);
     });
 
-    test(`${entry.file}: split at every byte offset, forwarded bytes are identical`, async () => {
+    // The reads: one byte per read (every offset a read boundary); two pieces at every offset of a
+    // short recording; for a longer one test/support/split-reads.ts's cuts (every offset near each line
+    // end, multi-byte character and escape, each with everything before it read, and a seeded sample
+    // of two-piece splits): every offset in two pieces was quadratic, up to 4 s a test under load.
+    test(`${entry.file}: split reads (every offset in two pieces when short), forwarded bytes and state identical`, async () => {
       const bytes = await recordedBytes(entry.file);
-      for (let i = 1; i < bytes.length; i++) {
-        const { out, tap } = run([bytes.subarray(0, i), bytes.subarray(i)]);
-        if (out.length !== bytes.length || !out.every((b, j) => b === bytes[j]) || !tap.state.terminal) {
-          expect({ offset: i, out: text(out), terminal: tap.state.terminal }).toEqual({ offset: i, out: text(bytes), terminal: true });
+      const decode = (reads: Uint8Array[]) => {
+        const { out, tap } = run(reads);
+        return { out: Buffer.from(out).toString("latin1"), state: tap.state };
+      };
+      const whole = decode([bytes]);
+      expect(whole.out).toBe(Buffer.from(bytes).toString("latin1"));
+      expect(whole.state.terminal).toBe(true);
+      expect(decode(readsAt(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)))).toEqual(whole);
+      if (bytes.length > SHORT) expectSplitReadsDecodeAlike(bytes, decode);
+      else
+        for (let i = 1; i < bytes.length; i++) {
+          const got = decode([bytes.subarray(0, i), bytes.subarray(i)]);
+          if (!Bun.deepEquals(got, whole)) expect({ offset: i, ...got }).toEqual({ offset: i, ...whole });
         }
-      }
     });
   }
 });

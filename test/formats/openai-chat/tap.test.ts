@@ -10,8 +10,11 @@ import type { HubError } from "../../../formats/hub.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
 import { concatBytes } from "../../../formats/sse.ts";
+import { expectSplitReadsDecodeAlike, readsAt } from "../../support/split-reads.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "openai-chat" && e.kind === "sse");
+/** Recordings up to this many bytes are also split in two at every offset. */
+const SHORT = 1_200;
 const utf8 = new TextEncoder();
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
@@ -37,8 +40,6 @@ function withoutUsageChunk(raw: string): string {
     })
     .join("");
 }
-
-const wholeBufOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /** The first 6 and last 4 SSE events of a recording. */
 function trimmed(raw: Uint8Array): Uint8Array {
@@ -77,23 +78,30 @@ describe("recorded streams through the tap", () => {
       expect(payloads.some((p) => p !== "[DONE]" && p.choices?.length === 0 && p.usage)).toBe(false);
     });
 
-    test(`${entry.file}: split at every offset (or one byte per read) the tap forwards the same bytes`, async () => {
+    // The reads: one byte per read (every offset of the recording a read boundary); then of the
+    // recording when small, else of a trimmed copy (first 6 and last 4 events: role chunk, content,
+    // tool call, finish, usage chunk, [DONE]; the events between are more of the same content),
+    // two pieces at every offset when short, else test/support/split-reads.ts's cuts (every offset
+    // near each line end, multi-byte character and escape, each with everything before it read, and a
+    // seeded sample of two-piece splits). Every offset in two pieces was quadratic, up to 3.4 s a test
+    // under load.
+    test(`${entry.file}: split reads (every offset in two pieces when short, or one byte per read) the tap forwards the same bytes, state identical`, async () => {
       const raw = await recordedBytes(entry.file);
       for (const includeUsage of [true, false]) {
-        const whole = tapRun([raw], includeUsage).bytes;
-        const bytewise: Uint8Array[] = [];
-        for (let i = 0; i < raw.length; i++) bytewise.push(raw.subarray(i, i + 1));
-        expect(wholeBufOf(tapRun(bytewise, includeUsage).bytes).equals(whole)).toBe(true);
-        // Two pieces at every offset: of the recording when small; for the larger ones of a trimmed
-        // copy (first 6 and last 4 events: role chunk, content, tool call, finish, usage chunk,
-        // [DONE]) so the loop stays linear. One byte per read above puts a boundary at every offset.
+        const decode = (reads: Uint8Array[]) => {
+          const { bytes, tap } = tapRun(reads, includeUsage);
+          return { includeUsage, bytes: Buffer.from(bytes).toString("latin1"), state: tap.state };
+        };
+        expect(decode(readsAt(raw, Array.from({ length: raw.length - 1 }, (_, i) => i + 1)))).toEqual(decode([raw]));
         const src = raw.length <= 8_000 ? raw : trimmed(raw);
-        const ref = wholeBufOf(tapRun([src], includeUsage).bytes);
-        if (src !== raw) expect(text(ref)).toBe(includeUsage ? text(src) : withoutUsageChunk(text(src)));
-        for (let k = 1; k < src.length; k++) {
-          const got = tapRun([src.subarray(0, k), src.subarray(k)], includeUsage).bytes;
-          if (!ref.equals(got)) expect({ k, got: text(got) }).toEqual({ k, got: text(ref) });
-        }
+        const whole = decode([src]);
+        if (src !== raw) expect(Buffer.from(whole.bytes, "latin1").toString()).toBe(includeUsage ? text(src) : withoutUsageChunk(text(src)));
+        if (src.length > SHORT) expectSplitReadsDecodeAlike(src, decode);
+        else
+          for (let k = 1; k < src.length; k++) {
+            const got = decode([src.subarray(0, k), src.subarray(k)]);
+            if (!Bun.deepEquals(got, whole)) expect({ k, ...got }).toEqual({ k, ...whole });
+          }
       }
     }, 60_000);
   }
