@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { suggest } from "../../src/unknown-keys.ts";
+import { seededRng } from "../../pipeline/order.ts";
 
 /** The full optimal-string-alignment table (the guess's definition). */
 function fullDistance(a: string, b: string): number {
@@ -31,18 +32,6 @@ function reference(word: string, candidates: readonly string[]): string | undefi
   return bestD <= (best.length <= 3 ? 1 : best.length <= 6 ? 2 : 3) ? best : undefined;
 }
 
-/** mulberry32: a small seeded PRNG, floats in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe("did-you-mean guesses", () => {
   test("the typos the config and the admin API name are still guessed", () => {
     expect(suggest("modle", ["model", "account", "weight"])).toBe("model");
@@ -53,7 +42,7 @@ describe("did-you-mean guesses", () => {
   });
 
   test("the same guess as the full edit-distance table for 3,000 seeded words (typos, swaps, other lengths)", () => {
-    const rnd = prng(2026_12_03);
+    const rnd = seededRng(2026_12_03);
     const letters = "abcdeXY-";
     const word = (n: number) => Array.from({ length: n }, () => letters[Math.floor(rnd() * letters.length)]).join("");
     /** `w` with `k` random edits (change, insert, delete, swap). */

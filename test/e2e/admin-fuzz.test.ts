@@ -9,21 +9,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { seededRng } from "../../pipeline/order.ts";
 
 const SEED = Number(process.env.SWITCHYARD_FUZZ_SEED ?? 19_2026);
 const RANDOM_CASES_PER_ROUTE = 24;
-
-/** mulberry32: a small seeded PRNG, floats in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] };
 type Operation = { parameters?: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: JsonSchema }> } };
@@ -143,7 +132,7 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
   });
 
   test("seeded random bodies, fields, path parameters and queries", async () => {
-    const rnd = prng(SEED);
+    const rnd = seededRng(SEED);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
     for (const route of routes) {
       const schema = route.op.requestBody?.content["application/json"]?.schema;

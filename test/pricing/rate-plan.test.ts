@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { calcPrice, waitForUpdate, type ModelInfo, type Provider } from "@pydantic/genai-prices";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
+import { seededRng } from "../../pipeline/order.ts";
 import { RequestAccounting } from "../../src/limits/accounting.ts";
 import { PriceBook, priceOfReportedTokens, priceVendor, type PriceOverride, type PriceTable } from "../../src/pricing/prices.ts";
 import { planCost, ratePlan } from "../../src/pricing/rate-plan.ts";
@@ -17,18 +18,6 @@ let providers: Provider[];
 beforeAll(async () => {
   providers = (await waitForUpdate()) ?? [];
 });
-
-/** A fixed pseudo-random sequence (mulberry32): the same mixes on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Every tier start of the table: the mixes put the input tokens on, just below and just above each. */
 function tierStarts(ps: Provider[]): number[] {
@@ -47,7 +36,7 @@ function tierStarts(ps: Provider[]): number[] {
 
 /** Token mixes: random sizes of every class (some absent, some zero, one-hour writes above the writes too), and the tier edges. */
 function mixes(n: number, seed: number, starts: number[]): Usage[] {
-  const r = rng(seed);
+  const r = seededRng(seed);
   const size = () => {
     const k = r();
     return k < 0.15 ? 0 : k < 0.55 ? Math.floor(r() * 5_000) : k < 0.85 ? Math.floor(r() * 400_000) : Math.floor(r() * 3_000_000);
