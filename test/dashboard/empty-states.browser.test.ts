@@ -144,7 +144,12 @@ test("more calls than a page holds: Older and Newer page through all of them, ke
     await w.page.fill("#f-model", "anth/claude-x");
     await w.page.press("#f-model", "Enter");
     await w.page.locator("#f-model").blur();
-    await until("only claude-x rows", async () => (await w.page.locator("table.calls tbody tr td:nth-child(2)").allInnerTexts()).every((t) => t.startsWith("anth/claude-x")));
+    // The filtered page's answer, not the moment between (the old list gone, the new one not yet
+    // read: no rows at all, which "every row is claude-x" alone would take for it).
+    await until("200 rows, only claude-x", async () => {
+      const models = await w.page.locator("table.calls tbody tr td:nth-child(2)").allInnerTexts();
+      return models.length === 200 && models.every((t) => t.startsWith("anth/claude-x"));
+    });
     const xs = all.filter((c) => c.requestedModel === "anth/claude-x").map((c) => c.routeId ?? c.requestId);
     expect(await shown()).toEqual(xs.slice(0, 200));
     expect(await where()).toStartWith("Newest 200 calls matching these filters");
