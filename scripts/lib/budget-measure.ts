@@ -33,6 +33,7 @@ import { RequestAccounting } from "../../src/limits/accounting.ts";
 import { MemoryKeyCounters } from "../../src/limits/counters.ts";
 import { loadPriceTable } from "../../src/pricing/prices.ts";
 import { PendingWrites } from "../../src/store/pending.ts";
+import { SQLITE_EARLY_FLUSH_AT } from "../../src/store/sqlite/store.ts";
 import { LineBuffer } from "../../src/log-lines.ts";
 import { requestFinishedEvent } from "../../src/events/request-finished.ts";
 import { startRawPipe } from "../bench-pipe.ts";
@@ -402,8 +403,9 @@ async function main() {
     runs.events = await cpuPerCall(k("events"), () => {
       if (app.bus.wants("request_finished")) app.bus.publish(requestFinishedEvent(ctx0, rec, Date.now(), target!.label));
     });
-    // Store flushes: rows queued untimed (fresh ids, below the early-flush mark), then one timed flush.
-    const BATCH = 255;
+    // Store flushes: rows queued untimed (fresh ids, one below the SQLite store's early-flush mark: the
+    // batch a flush under load writes), then one timed flush.
+    const BATCH = SQLITE_EARLY_FLUSH_AT - 1;
     const flushRuns: Run[] = [];
     for (let r = -1; r < ROUNDS; r++) {
       const id = `${k("flush")}#${r}`;

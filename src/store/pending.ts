@@ -9,10 +9,12 @@ import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usag
 import type { Binding, KeyBudgetRow, QuotaWindow } from "./types.ts";
 
 /**
- * Buffered usage rows (or traces) that trigger an early flush, on the next macrotask. A flush holds the
- * event loop for ~20 µs per row (usage + trace, measured): 256 rows keep that pause near 5 ms, where
- * one flush per second at 2,000–3,500 requests per second holds it for 40–70 ms. The CPU per row is
- * the same from batches of ~256 up (microbenchmark of `flush`: 21–24 µs per row at 256, 512 and 3,000).
+ * Buffered usage rows (or traces) that trigger an early flush, on the next macrotask, unless the backend
+ * gives its own mark (the SQLite store does: `SQLITE_EARLY_FLUSH_AT` in ./sqlite/store.ts). A flush holds
+ * the event loop for ~20 µs per row (usage + trace, measured when this was chosen): 256 rows keep that
+ * pause near 5 ms, where one flush per second at 2,000–3,500 requests per second holds it for 40–70 ms.
+ * The CPU per row was the same from batches of ~256 up (microbenchmark of `flush`: 21–24 µs per row at
+ * 256, 512 and 3,000). The PostgreSQL store keeps this mark.
  */
 export const EARLY_FLUSH_AT = 256;
 
@@ -45,14 +47,16 @@ export class PendingWrites {
   /**
    * @param maxPending rows buffered at most per kind while flushes fail
    * @param now ms since the epoch, for a quota window without `updatedAt`
-   * @param onFull called (synchronously) when usage rows or traces reach EARLY_FLUSH_AT
+   * @param onFull called (synchronously) when usage rows or traces reach `earlyFlushAt`
    * @param beforeFlush called by {@link settle}: hands over rows still held elsewhere (src/after-reply.ts)
+   * @param earlyFlushAt usage rows (or traces) waiting that call `onFull`; default {@link EARLY_FLUSH_AT}
    */
   constructor(
     private readonly maxPending: number,
     private readonly now: () => number,
     private readonly onFull: () => void,
     private readonly beforeFlush?: () => void,
+    private readonly earlyFlushAt: number = EARLY_FLUSH_AT,
   ) {}
 
   /**
@@ -94,7 +98,7 @@ export class PendingWrites {
       return;
     }
     this.usageBuf.push(usageParams(rec));
-    if (this.usageBuf.length >= EARLY_FLUSH_AT) this.onFull();
+    if (this.usageBuf.length >= this.earlyFlushAt) this.onFull();
   }
 
   /**
@@ -119,7 +123,7 @@ export class PendingWrites {
       return;
     }
     this.traceBuf.push([trace.routeId, str(trace.requestId) ?? "", intOr(trace.ts, 0), body]);
-    if (this.traceBuf.length >= EARLY_FLUSH_AT) this.onFull();
+    if (this.traceBuf.length >= this.earlyFlushAt) this.onFull();
   }
 
   /** Buffers a quota window, coalesced per account/window/model. Never throws. */
