@@ -37,6 +37,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
 
 /** The CLIs `setup` knows. */
 export type SetupTarget = "claude-code" | "codex" | "gemini";
@@ -372,7 +373,7 @@ function codex(o: SetupOptions): FileChange[] {
       throw new Error(`${path} is not valid TOML; fix or move it, then run setup again`);
     }
   }
-  const top: Array<[string, string | number]> = [["model_provider", "switchyard"]];
+  const top: Array<[string, string | number]> = [["model_provider", CODEX_PROVIDER_ID]];
   const m = o.model;
   if (m) {
     top.push(["model", m.id]);
@@ -390,14 +391,8 @@ function codex(o: SetupOptions): FileChange[] {
     const summary = `${catalogPath} (${before === undefined ? "new file" : "changed"}): Codex model catalog of ${slugs.length} models: ${slugs.join(", ")}\n`;
     changes.push({ path: catalogPath, before, after, summary });
   }
-  const table: Array<[string, string | boolean]> = [
-    ["name", "switchyard"],
-    ["base_url", `${o.gatewayUrl}/v1`],
-    ["wire_api", "responses"],
-    ["supports_websockets", true],
-    ["experimental_bearer_token", o.key],
-  ];
-  return [{ path, before, after: editToml(before, top, "model_providers.switchyard", table) }, ...changes];
+  const table: Array<[string, string | boolean]> = [...codexProviderTable(o.gatewayUrl), ["experimental_bearer_token", o.key]];
+  return [{ path, before, after: editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table) }, ...changes];
 }
 
 function gemini(o: SetupOptions): FileChange[] {

@@ -2,10 +2,15 @@
  * The Setup page's snippets name models this gateway can serve (SPEC 9.4): without a combo or alias,
  * each CLI's snippet names a model of a provider of its own vendor that has an account — not the
  * built-in `anthropic/…`, `openai/…`, `gemini/…` providers, which have none here — and a request with
- * the model copied from the page is answered.
+ * the model copied from the page is answered. The Codex snippet's `[model_providers.switchyard]` table is
+ * the one README "Point your agent at it" shows and `switchyard setup codex` writes (the key aside).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { planSetup } from "../../src/cli/setup.ts";
+import { ROOT } from "../support/instance.ts";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
@@ -74,5 +79,36 @@ test("with only an OpenAI account that lists no models, every snippet names a mo
   } finally {
     await w.close();
     await only.stop();
+  }
+}, 60_000);
+
+/** The `[model_providers.switchyard]` table of a TOML text, without the entry naming Codex's key. */
+function providerTable(toml: string): Record<string, unknown> {
+  const doc = Bun.TOML.parse(toml) as { model_provider?: string; model_providers?: Record<string, Record<string, unknown>> };
+  const { env_key: _e, experimental_bearer_token: _b, ...table } = doc.model_providers?.[doc.model_provider ?? ""] ?? {};
+  return table;
+}
+
+test("the Codex snippet's provider table is README's and the one `switchyard setup codex` writes, supports_websockets included", async () => {
+  const w = await openPage(browser, gw.url);
+  const home = mkdtempSync(join(tmpdir(), "switchyard-setup-snippet-"));
+  try {
+    await w.page.goto(`${gw.url}/dashboard/setup`);
+    const codex = w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: "Codex CLI" }) }).locator(".snippet pre");
+    await codex.filter({ hasText: "resp/" }).waitFor({ timeout: 10_000 });
+    const page = providerTable((await codex.innerText()).split("# then, in the shell:")[0]!);
+    expect(page).toMatchObject({ supports_websockets: true, wire_api: "responses", base_url: `${gw.url}/v1` });
+
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Point your agent at it"));
+    const block = /```toml\n([\s\S]*?)```/.exec(section)![1]!;
+    const documented = providerTable(block);
+    expect({ ...page, base_url: "(the gateway)/v1" }).toEqual({ ...documented, base_url: "(the gateway)/v1" });
+
+    const written = planSetup({ target: "codex", gatewayUrl: gw.url, key: "sy-example", home, dryRun: true })[0]!.after;
+    expect(providerTable(written)).toEqual(page);
+  } finally {
+    await w.close();
+    rmSync(home, { recursive: true, force: true });
   }
 }, 60_000);

@@ -2,6 +2,7 @@
  * Setup (SPEC 9.4): copy-paste snippets for Claude Code, Codex and Gemini CLI with this instance's URL
  * (the page's own origin), and the model names this gateway answers to (combos and aliases).
  */
+import { CODEX_PROVIDER_ID, codexProviderTable, tomlValue } from "../../../codex-provider.ts";
 import { api } from "../api.ts";
 import { Card, CopyButton, Snippet, useData } from "../components.tsx";
 import type { Alias, Combo, Provider } from "../types.ts";
@@ -51,9 +52,13 @@ export interface KeyHint {
  */
 export function setupSnippets(origin: string, model: string | undefined, key: KeyHint, providers: readonly Provider[] = []) {
   const m = (cli: keyof typeof VENDORS) => model ?? snippetModel(cli, providers);
+  // the table `switchyard setup codex` writes (src/codex-provider.ts), with the key from a variable
+  const codexTable = codexProviderTable(origin)
+    .map(([k, v]) => `${k} = ${tomlValue(v)}`)
+    .join("\n");
   return {
     claude: `export ANTHROPIC_BASE_URL=${origin}\n# ${key.note}\nexport ANTHROPIC_API_KEY=${key.value}\nclaude --model ${m("claude")}`,
-    codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "switchyard"\n\n[model_providers.switchyard]\nname = "switchyard"\nbase_url = "${origin}/v1"\nwire_api = "responses"\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\n# ${key.note}\nexport SWITCHYARD_KEY=${key.value}\ncodex`,
+    codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "${CODEX_PROVIDER_ID}"\n\n[model_providers.${CODEX_PROVIDER_ID}]\n${codexTable}\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\n# ${key.note}\nexport SWITCHYARD_KEY=${key.value}\ncodex`,
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
     // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI).
     gemini: `# once: selects API-key auth\nswitchyard setup gemini\nexport GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\ngemini --model ${m("gemini")}`,
