@@ -1,7 +1,9 @@
 /**
- * Text contrast on every dashboard page, as a signed-in operator sees it (WCAG 2.2 AA, 1.4.3: 4.5:1 for
- * normal text, 3:1 for large; ../support/contrast.ts measures the computed colours in Chromium): the
- * sign-in view with a refused key, every page at 1280 and 390 px on the demo gateway's state (ready,
+ * Contrast on every dashboard page, as a signed-in operator sees it (WCAG 2.2 AA; ../support/contrast.ts
+ * measures the computed colours in Chromium): text (1.4.3: 4.5:1 for normal text, 3:1 for large) and
+ * the outline of every form field — text fields, selects, the JSON editors (1.4.11: 3:1 against the
+ * colour around it, so an empty field can be found) — in the sign-in view with a refused key, every
+ * page at 1280 and 390 px on the demo gateway's state (ready,
  * cooling down and locked accounts, quota bars, refused and fallback calls), and the states a page only
  * shows after something happened — a dry-run answer with targets out, the Routing page's "routing
  * changed" notice, a refused call's trace, a key's one-time secret, a revoked key, the 404 page.
@@ -10,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
-import { contrastMisses } from "../support/contrast.ts";
+import { contrastMisses, controlOutlineMisses } from "../support/contrast.ts";
 import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
 
@@ -43,13 +45,17 @@ async function signIn(w: WatchedPage): Promise<void> {
   await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
 }
 
-/** Asserts no text of the page is below its minimum; `name` labels the failure and the screenshot. */
+/**
+ * Asserts no text of the page is below its minimum and every form field's outline stands out by 3:1;
+ * `name` labels the failure and the screenshot.
+ */
 async function readable(w: WatchedPage, name: string, scope?: string): Promise<void> {
   await w.page.screenshot({ path: join(SHOTS, `contrast-${name}.png`), fullPage: true });
   expect({ name, misses: await contrastMisses(w.page, scope) }).toEqual({ name, misses: [] });
+  expect({ name, outlines: await controlOutlineMisses(w.page, scope) }).toEqual({ name, outlines: [] });
 }
 
-describe("text contrast (WCAG AA)", () => {
+describe("contrast (WCAG AA): text, and form fields' outlines", () => {
   test("the sign-in view, with a refused key's message", async () => {
     const w = await openPage(browser, gw.url, REMOTE);
     try {

@@ -6,6 +6,7 @@
  * control is exempt (as WCAG says). The background is found by walking up the element's ancestors and
  * compositing their background colours (alpha included) down to the first opaque one; a gradient counts
  * as each of its colour stops (the worst one decides). Text drawn in a canvas (chart axes) is not seen.
+ * Form fields' outlines are measured the same way against 3:1 (1.4.11, {@link controlOutlineMisses}).
  */
 import type { Page } from "playwright-core";
 
@@ -24,11 +25,39 @@ export interface ContrastMiss {
   bg: string;
 }
 
+/** A form field whose outline is below 3:1 against the colour around it (WCAG 1.4.11). */
+export interface OutlineMiss {
+  /** The field: tag, id and classes, and its nearest `data-*` marked ancestor's marker. */
+  where: string;
+  /** Contrast of its border against the colour around it, two decimals. */
+  ratio: number;
+  /** Border, the field's own background and the colour around it, as `rgb(r, g, b)` after compositing. */
+  border: string;
+  fill: string;
+  around: string;
+}
+
 /**
  * Every visible text of `page` below its WCAG AA minimum (empty when all pass). Runs in the page;
  * `scope` (a CSS selector) limits it to part of the page.
  */
 export async function contrastMisses(page: Page, scope = "body"): Promise<ContrastMiss[]> {
+  return (await measure(page, scope)).text;
+}
+
+/**
+ * Every visible, enabled form field of `page` (text inputs, selects, text areas) that a reader cannot
+ * make out against the colour around it (WCAG 2.2 success criterion 1.4.11, "Non-text Contrast", level
+ * AA: a control's visual boundary needs 3:1 against adjacent colours): its border below 3:1 against the
+ * background behind the field, unless its own fill already stands out by 3:1. Check boxes and radio
+ * buttons are drawn by Chromium (its own outline colours) and are left out. Empty when all pass.
+ */
+export async function controlOutlineMisses(page: Page, scope = "body"): Promise<OutlineMiss[]> {
+  return (await measure(page, scope)).outlines;
+}
+
+/** Both measures in one pass over the page (see {@link contrastMisses} and {@link controlOutlineMisses}). */
+async function measure(page: Page, scope: string): Promise<{ text: ContrastMiss[]; outlines: OutlineMiss[] }> {
   return page.evaluate((scopeSel: string) => {
     // the page's globals (this file is compiled without the DOM library)
     const win = globalThis as any;
@@ -100,12 +129,34 @@ export async function contrastMisses(page: Page, scope = "body"): Promise<Contra
         }
       }
     };
+    const outlines: OutlineMiss[] = [];
+    /** A field's border against the background around it (1.4.11), unless its own fill stands out. */
+    const outline = (el: Element) => {
+      const cs = getComputedStyle(el);
+      const border = parse(cs.borderTopColor);
+      if (!border || parseFloat(cs.borderTopWidth) === 0 || cs.borderTopStyle === "none") return;
+      const around = backgrounds(el.parentElement);
+      for (const out of around) {
+        const fill0 = parse(cs.backgroundColor) ?? [0, 0, 0, 0];
+        const fill = over(fill0, out);
+        if (ratio(fill, out) >= 3) continue;
+        const b = over(border, out);
+        const r = ratio(b, out);
+        if (r < 3) {
+          outlines.push({ where: describe(el), ratio: Math.round(r * 100) / 100, border: rgb(b), fill: rgb(fill), around: rgb(out) });
+          return;
+        }
+      }
+    };
     const root: Element | null = win.document.querySelector(scopeSel);
-    if (!root) return misses;
+    if (!root) return { text: misses, outlines };
     for (const el of [root, ...root.querySelectorAll("*")]) {
       const cs = getComputedStyle(el);
       if (cs.visibility !== "visible" || el.getClientRects().length === 0) continue;
       if (el.closest(":disabled")) continue;
+      if (el instanceof win.HTMLInputElement || el instanceof win.HTMLTextAreaElement || el instanceof win.HTMLSelectElement) {
+        if (el.type !== "checkbox" && el.type !== "radio" && el.type !== "hidden") outline(el);
+      }
       if (el instanceof win.HTMLInputElement || el instanceof win.HTMLTextAreaElement) {
         if (el.type === "checkbox" || el.type === "radio" || el.type === "hidden") continue;
         if (el.value) check(el, el.type === "password" ? "••••" : el.value, cs.color);
@@ -120,6 +171,6 @@ export async function contrastMisses(page: Page, scope = "body"): Promise<Contra
       const own = [...el.childNodes].filter((n) => n.nodeType === 3 /* a text node */ && n.textContent!.trim() !== "").map((n) => n.textContent).join(" ");
       if (own) check(el, own, cs.color);
     }
-    return misses;
+    return { text: misses, outlines };
   }, scope);
 }
