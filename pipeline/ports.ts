@@ -226,6 +226,20 @@ export interface KeyLimitCounters {
   budgetUse(key: string, limits: KeyLimits, now: number): Awaitable<BudgetUse[]>;
   /** Requests of `key` in flight now (on this instance, for the shared counters). */
   inFlight(key: string): number;
+  /**
+   * What `key` used of its rpm and tpm limits in the current minute (the rolling last 60 s, or the
+   * shared counters' fixed minute window across instances as last reported), for the limits `limits`
+   * has: the requests admitted, and the tokens of the requests that ended.
+   */
+  minuteUse(key: string, limits: KeyLimits, now: number): MinuteUse;
+}
+
+/** A key's use of its rpm and tpm limits in the current minute ({@link KeyLimitCounters.minuteUse}). */
+export interface MinuteUse {
+  /** Requests admitted, against `rpm`; present when the key has an rpm limit. */
+  requests?: { used: number; limit: number };
+  /** Tokens (input + output, cache included) of the requests that ended, against `tpm`; present when the key has a tpm limit. */
+  tokens?: { used: number; limit: number };
 }
 
 /** Resolves a presented client key (SPEC G-2). */

@@ -511,7 +511,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name) }),
+      keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name), minute: keyCounters.minuteUse(name, limits, clock.now()) }),
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       sessions,

@@ -135,6 +135,26 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return this.accounts;
   }
 
+  /**
+   * The implicit accounts: for each `*-compatible` provider without any account (disabled ones count),
+   * the `<provider>-keyless` account without a credential that its requests are sent with (see
+   * {@link candidates}), in provider-table order. The same objects the requests use, so their state
+   * (cooldowns, health, slots) reads under their ids. O(providers).
+   */
+  implicitAccounts(): Account[] {
+    const out: Account[] = [];
+    for (const p of this.providers.values()) if (!this.byProvider.has(p.id) && isCompatible(p)) out.push(this.keyless(p));
+    return out;
+  }
+
+  /** The account with this id among {@link list} and {@link implicitAccounts}, or undefined. */
+  find(id: string): { account: Account; implicit: boolean } | undefined {
+    const listed = this.accounts.find((a) => a.id === id);
+    if (listed) return { account: listed, implicit: false };
+    const implicit = this.implicitAccounts().find((a) => a.id === id);
+    return implicit && { account: implicit, implicit: true };
+  }
+
   /** Loads persisted state (at start and on each periodic re-read). */
   loadState(state: AccountState): void {
     this.cooldowns.clear();

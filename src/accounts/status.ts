@@ -2,7 +2,9 @@
  * `switchyard accounts status` / `GET /admin/api/accounts` (SPEC 2.2, A-1): live eligibility per
  * account and model with reasons and end times, locks, cooldowns, removed pairings, quota windows,
  * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
- * credentials (only the credential type).
+ * credentials (only the credential type). The implicit keyless account of each `*-compatible`
+ * provider without accounts is listed after the others (`source: "implicit"`), since requests go out
+ * with it.
  */
 import { describeExclusion } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
@@ -23,7 +25,12 @@ export interface AccountStatus {
   id: string;
   providerId: string;
   providerKind?: string;
-  source: "config" | "db";
+  /**
+   * Where the account comes from: the config file, the database (`switchyard login` / `import`), or
+   * `implicit`: the `<provider>-keyless` account a `*-compatible` provider without accounts is called
+   * with (no credential; nothing to disable, remove or edit: give the provider an account instead).
+   */
+  source: "config" | "db" | "implicit";
   credential: "api_key" | "oauth" | "none";
   priority: number;
   disabled: boolean;
@@ -57,7 +64,8 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
   const snap = registry.snapshot();
   const now = snap.now;
   const bindings = registry.bindings.countByAccount(now);
-  const accounts = snap.accounts.map((a): AccountStatus => {
+  const implicit = new Set(registry.implicitAccounts());
+  const accounts = [...snap.accounts, ...implicit].map((a): AccountStatus => {
     const provider = snap.providers.get(a.providerId);
     const cooldowns = snap.cooldowns.filter((c) => c.accountId === a.id).map(({ model, reason, until, level }) => ({ model, reason, until, level }));
     const removedModels = snap.removed.filter((r) => r.accountId === a.id).map(({ model, reason, until }) => ({ model, reason, until }));
@@ -86,7 +94,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       id: a.id,
       providerId: a.providerId,
       providerKind: provider?.kind,
-      source: a.source,
+      source: implicit.has(a) ? "implicit" : a.source,
       credential: a.credential.type,
       priority: a.priority,
       disabled: a.disabled,

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
 import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
 import type { SessionBook } from "./sessions.ts";
-import type { BudgetUse, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
+import type { BudgetUse, KeyLimits, KeyLookup, MinuteUse } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
@@ -22,8 +22,8 @@ export interface AdminDeps {
   /** The admin token written to instance.json at start (compared in constant time). */
   adminToken: string;
   requireApiKey: () => boolean;
-  /** SPEC 9.6: a key's budget use in its current windows and its requests in flight (the limit counters). */
-  keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number }>;
+  /** SPEC 9.6: a key's budget use in its current windows, its requests in flight and its minute's rpm / tpm use (the limit counters). */
+  keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number; minute?: MinuteUse }>;
   /** Whether the flight recorder holds a request's bodies (SPEC O-6), for `recorded` in GET /calls. */
   recorded?: (requestId: string) => boolean;
   /** The ids of the providers in force: a new key's `provider/*` model pattern must name one. */
@@ -166,7 +166,8 @@ export function adminApi(deps: AdminDeps) {
     })
     .get("/keys", async () => {
       const keys = await deps.store.listKeys();
-      // SPEC 9.6: limits with their current use (budget windows, requests in flight) for active keys.
+      // SPEC 9.6: limits with their current use (budget windows, requests in flight, this minute's
+      // requests and tokens against rpm / tpm) for active keys.
       return { keys: await Promise.all(keys.map(async (k) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: await deps.keyUse(k.name, k.limits) } : k))) };
     })
     .post(

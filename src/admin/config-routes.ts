@@ -24,13 +24,13 @@ import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
-import { adminError, parseInput, readJson, strictBody } from "./replies.ts";
+import { adminError, implicitAccountError, parseInput, readJson, strictBody } from "./replies.ts";
 
 /** What the configuration routes read and change. */
 export interface ConfigRoutesDeps {
   live: LiveConfig;
   store: Pick<Store, "putCombo" | "deleteCombo" | "putAlias" | "deleteAlias" | "setSetting" | "setAccountDisabled" | "setAccountDisabledFlag">;
-  registry: Pick<AccountRegistry, "list">;
+  registry: Pick<AccountRegistry, "find">;
   /** Re-reads accounts into the live registry (after disable/enable). */
   refreshAccounts: () => Promise<void>;
   bus: EventBus;
@@ -189,8 +189,10 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
   const comboParam = (i: ConfigIssue) => rootless(i.path);
 
   const setDisabled = async (id: string, disabled: boolean): Promise<Response | { id: string; disabled: boolean }> => {
-    const account: Account | undefined = deps.registry.list().find((a) => a.id === id);
-    if (!account) return adminError(404, `No account ${id}.`, "id");
+    const found = deps.registry.find(id);
+    if (!found) return adminError(404, `No account ${id}.`, "id");
+    if (found.implicit) return implicitAccountError(found.account);
+    const account: Account = found.account;
     if (account.source === "config") {
       const inFile = cfg().accounts.find((a) => a.id === id);
       if (!disabled && inFile?.disabled) return adminError(409, `Account ${id} is disabled in the config file ${fileName(cfg())} (disabled: true); enable it there.`, "id", "read_only");
@@ -394,7 +396,7 @@ export const CONFIG_ROUTE_DOCS = {
     body: v.pipe(v.record(v.string(), v.unknown()), v.description("A partial settings block, e.g. {\"flight_recorder\": {\"enabled\": true}}.")),
     response: SettingsReply,
   },
-  "POST /admin/api/accounts/:id/disable": { summary: "Disable an account from the next request on; kept across restarts.", response: v.object({ id: v.string(), disabled: v.boolean() }) },
+  "POST /admin/api/accounts/:id/disable": { summary: "Disable an account from the next request on; kept across restarts (an implicit keyless account: 409).", response: v.object({ id: v.string(), disabled: v.boolean() }) },
   "POST /admin/api/accounts/:id/enable": { summary: "Enable an account disabled through the admin API (a file's disabled: true is a 409).", response: v.object({ id: v.string(), disabled: v.boolean() }) },
   "POST /admin/api/config/reload": {
     summary: "Re-read the config file: what changed (ids per section, settings and server keys), or why it was rejected (400, the old config stays).",

@@ -113,7 +113,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
       })
       .get("/providers", () => {
         const discovered = deps.discovered();
-        const accounts = deps.registry.list();
+        const accounts = [...deps.registry.list(), ...deps.registry.implicitAccounts()];
         return {
           providers: [...deps.providers().values()].map((p) => ({
             id: p.id,
@@ -140,7 +140,8 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         async ({ params, request }) => {
           // Elysia hands path parameters over percent-decoded (decoding again would fail on a "%").
           const id = params.id;
-          const account = deps.registry.list().find((a) => a.id === id);
+          // an implicit keyless account too: the call goes out without a key, as its requests do
+          const account = deps.registry.find(id)?.account;
           if (!account) return adminError(404, `No account ${id}.`, "id");
           const body = await readBody(request, AccountTestBody, {});
           if (!body.ok) return body.response;
@@ -207,7 +208,7 @@ export const CONTROL_ROUTE_DOCS = {
       }),
     ]),
   },
-  "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids, circuit state; never credentials.", response: ProvidersReply },
+  "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },
   "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
   "POST /admin/api/accounts/:id/test": { summary: "One minimal upstream call with this account; writes no cooldown.", body: AccountTestBody, response: AccountTestReply },
 };

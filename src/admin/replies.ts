@@ -19,6 +19,20 @@ export function storeErrorStatus(code: StoreErrorCode): number {
   return 400;
 }
 
+/**
+ * The 409 for a change to an implicit account (the `<provider>-keyless` account a `*-compatible`
+ * provider without accounts is called with, `source: "implicit"` in `GET /accounts`): it has no
+ * credential or setting to change; the provider's config entry decides it.
+ */
+export function implicitAccountError(account: { id: string; providerId: string }): Response {
+  return adminError(
+    409,
+    `Account ${account.id} is the implicit keyless account of provider ${account.providerId} (a provider without accounts is called without a key); there is nothing to change on it: give ${account.providerId} an account, or remove the provider, in the config file.`,
+    "id",
+    "implicit_account",
+  );
+}
+
 /** An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault. */
 export function adminError(status: number, message: string, param: string | null = null, code: string | null = null, extra: Record<string, unknown> = {}): Response {
   const type =

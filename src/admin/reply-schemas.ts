@@ -26,7 +26,18 @@ const KeyInfoReply = v.object({
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
   limits: v.optional(KeyLimitsReply),
-  use: v.optional(v.looseObject({ budgets: v.array(v.looseObject({ used: v.number(), startedAt: v.optional(v.number()), resetsAt: v.optional(v.number()) })), inFlight: v.number() })),
+  use: v.optional(
+    v.looseObject({
+      budgets: v.array(v.looseObject({ used: v.number(), startedAt: v.optional(v.number()), resetsAt: v.optional(v.number()) })),
+      inFlight: v.number(),
+      minute: v.optional(
+        v.pipe(
+          v.object({ requests: v.optional(v.object({ used: v.number(), limit: v.number() })), tokens: v.optional(v.object({ used: v.number(), limit: v.number() })) }),
+          v.description("This minute's requests admitted (against rpm) and tokens of the requests that ended (against tpm), for the limits the key has."),
+        ),
+      ),
+    }),
+  ),
 });
 
 /** The token and cost totals a usage row and a series bucket both carry. */
@@ -137,7 +148,7 @@ const AccountStatusReply = v.looseObject({
   id: v.string(),
   providerId: v.string(),
   providerKind: v.optional(v.string()),
-  source: v.picklist(["config", "db"]),
+  source: v.pipe(v.picklist(["config", "db", "implicit"]), v.description("implicit: the keyless account a *-compatible provider without accounts is called with (read-only).")),
   credential: v.pipe(v.picklist(["api_key", "oauth", "none"]), v.description("The credential's type only, never its value.")),
   priority: v.number(),
   disabled: v.boolean(),

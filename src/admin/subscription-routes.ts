@@ -36,7 +36,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
-import { adminError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
+import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
@@ -44,7 +44,7 @@ export interface SubscriptionAdminDeps {
   providers: () => Map<string, ConfiguredProvider>;
   /** Ids of the accounts declared in the config file (read-only through the API). */
   configAccountIds: () => Set<string>;
-  registry: Pick<AccountRegistry, "list" | "quota">;
+  registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find">;
   credentials: Pick<CredentialManager, "forget">;
   discovery: Pick<Discovery, "run">;
   /** Re-reads accounts and their state into the live registry. */
@@ -153,6 +153,8 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .delete("/accounts/:id", async ({ params }) => {
         const id = params.id;
         if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
+        const implicit = deps.registry.find(id);
+        if (implicit?.implicit) return implicitAccountError(implicit.account);
         if (!(await deps.store.deleteAccount(id))) return adminError(404, `No stored account ${id}.`);
         deps.credentials.forget(id);
         await deps.reload();
@@ -168,7 +170,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         const now = deps.clock.now();
         return {
           now,
-          accounts: deps.registry.list().map((a) => ({
+          accounts: [...deps.registry.list(), ...deps.registry.implicitAccounts()].map((a) => ({
             id: a.id,
             providerId: a.providerId,
             windows: deps.registry.quota.windows(a.id, now).map((w) => {

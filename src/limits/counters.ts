@@ -41,7 +41,7 @@
  * restart (the window is rewritten when its key next spends), still moves its end by the step.
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
-import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
+import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import type { KeyBudgetRow } from "../store/types.ts";
 
 /** One key's budget window as persisted (the store's row). */
@@ -282,6 +282,20 @@ export class MemoryKeyCounters implements KeyLimitCounters {
 
   inFlight(key: string): number {
     return this.keys.get(key)?.inFlight ?? 0;
+  }
+
+  /** The rolling last minute on the rates' clock (see the module comment): admissions in the rpm ring, settled tokens in the tpm buckets. */
+  minuteUse(key: string, limits: KeyLimits, now: number): MinuteUse {
+    const s = this.keys.get(key);
+    const at = this.monotonic ? this.monotonic() : now;
+    const out: MinuteUse = {};
+    if (limits.rpm !== undefined) {
+      let used = 0;
+      for (const t of s?.ring ?? []) if (t !== 0 && t > at - MINUTE) used++;
+      out.requests = { used, limit: limits.rpm };
+    }
+    if (limits.tpm !== undefined) out.tokens = { used: s ? this.tpmUsed(s, at) : 0, limit: limits.tpm };
+    return out;
   }
 
   /** Restores persisted budget windows (at start, before the first request). Ended windows are skipped. */

@@ -52,7 +52,7 @@
  * (degraded mode, logged once until the database answers the probe again).
  */
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
-import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "../../pipeline/ports.ts";
+import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import { answerWithin, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import type { MemoryKeyCounters } from "./counters.ts";
@@ -283,6 +283,20 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   inFlight(key: string): number {
     return (this.inFlightHere.get(key) ?? 0) + this.local.inFlight(key);
+  }
+
+  /** The current fixed minute window's requests and tokens across instances, as last reported (within about a second). */
+  minuteUse(key: string, limits: KeyLimits, now: number): MinuteUse {
+    if (this.degraded) return this.local.minuteUse(key, limits, now);
+    const start = Math.floor(this.dbNow() / MINUTE) * MINUTE;
+    const used = (name: string) => {
+      const s = this.shares.get(`${name}@${start}`);
+      return s ? s.othersUsed + s.used : 0;
+    };
+    const out: MinuteUse = {};
+    if (limits.rpm !== undefined) out.requests = { used: used(`key:${key}:rpm`), limit: limits.rpm };
+    if (limits.tpm !== undefined) out.tokens = { used: used(`key:${key}:tpm`), limit: limits.tpm };
+    return out;
   }
 
   /**

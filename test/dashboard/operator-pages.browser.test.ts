@@ -8,7 +8,8 @@
  * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge);
  * - a short page on a phone: the navigation is as tall as its links (its two rows spread apart to
  *   fill the screen);
- * - Accounts with one account says "1 account".
+ * - Accounts with one configured account says so ("1 account" was "1 accounts"), and counts the
+ *   implicit keyless account of the provider configured without accounts beside it.
  * Screenshots go to test-results/dashboard/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -150,8 +151,8 @@ describe("layout", () => {
       });
       expect(gap).toBeLessThanOrEqual(8);
       expect(await w.page.locator("nav.side").evaluate((n) => n.getBoundingClientRect().height)).toBeLessThan(200);
-      // one account: "1 account"
-      expect(await w.page.locator(".page-head p").innerText()).toStartWith("1 account · ");
+      // one configured account and the implicit keyless one of demo-anthropic (a provider without accounts)
+      expect(await w.page.locator(".page-head p").innerText()).toStartWith("2 accounts (1 implicit, keyless) · ");
       await w.page.screenshot({ path: join(SHOTS, "short-page-phone.png"), fullPage: false });
       expect(w.errors).toEqual([]);
     } finally {

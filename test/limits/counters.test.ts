@@ -46,6 +46,22 @@ describe("tpm: settled tokens over the last minute", () => {
   });
 });
 
+describe("minuteUse: this minute's requests and tokens against rpm and tpm (the Keys page)", () => {
+  test("admitted requests and settled tokens of the rolling minute; a refused request is not counted; limits the key lacks are absent", () => {
+    const c = new MemoryKeyCounters();
+    const limits = { rpm: 2, tpm: 1000 };
+    expect(c.minuteUse("k", limits, T0)).toEqual({ requests: { used: 0, limit: 2 }, tokens: { used: 0, limit: 1000 } });
+    const first = c.admit("k", limits, T0);
+    c.settle("k", limits, { tokens: 300, usd: 0 }, T0 + 500, first.ok ? first.ticket : undefined);
+    expect(c.admit("k", limits, T0 + 10_000).ok).toBe(true);
+    expect(c.admit("k", limits, T0 + 20_000).ok).toBe(false);
+    expect(c.minuteUse("k", limits, T0 + 20_000)).toEqual({ requests: { used: 2, limit: 2 }, tokens: { used: 300, limit: 1000 } });
+    // a minute on: the first request and its tokens have left it
+    expect(c.minuteUse("k", limits, T0 + 65_000)).toEqual({ requests: { used: 1, limit: 2 }, tokens: { used: 0, limit: 1000 } });
+    expect(c.minuteUse("k", { concurrency: 1 }, T0)).toEqual({});
+  });
+});
+
 describe("concurrency", () => {
   test("requests in flight are counted until settled", () => {
     const c = new MemoryKeyCounters();

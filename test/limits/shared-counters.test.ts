@@ -63,6 +63,10 @@ describe("across two instances", () => {
     }
     // the refusal took nothing back from anyone else: still refused on A
     expect((await A.admit("rpm", l, now)).ok).toBe(false);
+    // this minute's use, as the Keys page shows it: A learns B's at B's report
+    await B.report();
+    await A.report();
+    expect(A.minuteUse("rpm", l, Date.now())).toEqual({ requests: { used: 3, limit: 3 } });
   });
 
   test("rpm 40 under 200 parallel admissions over A and B: exactly 40 admitted, mostly from memory", async () => {
@@ -145,6 +149,7 @@ describe("across two instances", () => {
     const r = await B.admit("tpm", l, Date.now());
     expect(r.ok === false && r.refusal.limit).toBe("tpm");
     expect(r.ok === false && r.refusal.used).toBe(54);
+    expect(B.minuteUse("tpm", l, Date.now())).toEqual({ tokens: { used: 54, limit: 40 } });
   });
 
   test("budgets: settled on either, seen by both; windows are aligned to multiples of their length", async () => {

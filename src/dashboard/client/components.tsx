@@ -180,7 +180,7 @@ export interface ChartSeries {
 
 /**
  * A time-series chart drawn by uPlot (canvas). `times` are ms since the epoch; the chart resizes
- * with its container.
+ * with its container. Its legend reads the values under the pointer, else the last bucket's.
  */
 export function TimeChart({ times, series, height = 200 }: { times: number[]; series: ChartSeries[]; height?: number }) {
   const el = useRef<HTMLDivElement>(null);
@@ -200,17 +200,27 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: valueAxisSize, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
       ],
+      // The legend shows the values under the pointer; with the pointer elsewhere (uPlot passes no
+      // index), the latest bucket's, its time marked "latest".
       series: [
-        { value: (_u, v) => (v == null ? "–" : clock(v * 1000)) },
-        ...series.map((s) => ({
-          label: s.label,
-          stroke: s.color,
-          width: s.bars ? 0 : 2,
-          fill: s.bars ? s.color : `${s.color}22`,
-          paths: s.bars ? bars : undefined,
-          points: { show: false },
-          value: (_u: uPlot, v: number | null) => (v == null ? "–" : s.fmt ? s.fmt(v) : compact(v)),
-        })),
+        {
+          value: (u, v, _s, idx) => {
+            if (idx == null) return latest(u, 0, (t) => `${clock(t * 1000)} (latest)`);
+            return v == null ? "–" : clock(v * 1000);
+          },
+        },
+        ...series.map((s) => {
+          const fmt = (v: number) => (s.fmt ? s.fmt(v) : compact(v));
+          return {
+            label: s.label,
+            stroke: s.color,
+            width: s.bars ? 0 : 2,
+            fill: s.bars ? s.color : `${s.color}22`,
+            paths: s.bars ? bars : undefined,
+            points: { show: false },
+            value: (u: uPlot, v: number | null, sidx: number, idx: number | null) => (idx == null ? latest(u, sidx, fmt) : v == null ? "–" : fmt(v)),
+          };
+        }),
       ],
     };
     plot.current = new uPlot(opts, [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData, el.current);
@@ -245,6 +255,22 @@ function valueAxisSize(u: uPlot, values: string[] | null, axisIdx: number, cycle
     width = u.ctx.measureText(longest).width / devicePixelRatio;
   }
   return Math.max(56, Math.ceil(width + (axis.ticks?.size ?? 10) + (axis.gap ?? 5) + 4));
+}
+
+/**
+ * Series `sidx`'s value (0: the time) in the latest bucket that has a value in any series, formatted;
+ * "–" when there is none.
+ */
+function latest(u: uPlot, sidx: number, fmt: (v: number) => string): string {
+  const at = (j: number, i: number) => (u.data[j] as ArrayLike<number | null | undefined> | undefined)?.[i];
+  for (let i = u.data[0].length - 1; i >= 0; i--) {
+    for (let j = 1; j < u.data.length; j++) {
+      if (at(j, i) == null) continue;
+      const v = at(sidx, i);
+      return v == null ? "–" : fmt(v);
+    }
+  }
+  return "–";
 }
 
 function compact(v: number): string {

@@ -30,7 +30,8 @@ export interface AccountStatus {
   id: string;
   providerId: string;
   providerKind?: string;
-  source: "config" | "db";
+  /** `implicit`: the keyless account of a `*-compatible` provider without accounts (nothing to change on it). */
+  source: "config" | "db" | "implicit";
   credential: "api_key" | "oauth" | "none";
   priority: number;
   disabled: boolean;
@@ -107,6 +108,14 @@ export interface BudgetUse {
   resetsAt?: number;
 }
 
+/** A key's use of its rpm and tpm limits in the current minute (present for the limits it has). */
+export interface MinuteUse {
+  /** Requests admitted. */
+  requests?: { used: number; limit: number };
+  /** Tokens of the requests that ended. */
+  tokens?: { used: number; limit: number };
+}
+
 /** `GET /keys` entries (never a secret). */
 export interface KeyInfo {
   name: string;
@@ -119,7 +128,7 @@ export interface KeyInfo {
   prefix?: string;
   limits?: KeyLimits;
   /** Current use of the limits, for active keys with limits. */
-  use?: { budgets: BudgetUse[]; inFlight: number };
+  use?: { budgets: BudgetUse[]; inFlight: number; minute?: MinuteUse };
 }
 
 /** `POST /dry-run` (pipeline/order.ts RoutePlan). */

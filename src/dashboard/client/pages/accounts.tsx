@@ -2,7 +2,9 @@
  * Accounts (SPEC 9.4): every account with its state per model — cooling down with a live countdown and
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
- * database (`switchyard login` / `import`) can also be removed, after a second click to confirm.
+ * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. The
+ * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
+ * with Test only (nothing to disable or remove: the provider's config entry decides it).
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
@@ -134,14 +136,20 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
     }
   };
   const models = a.models.filter((m) => m.model !== "*");
+  const implicit = a.source === "implicit";
   return (
     <Card
-      class={`account ${a.eligible ? "" : "account-held"}`}
+      class={`account ${a.eligible ? "" : "account-held"} ${implicit ? "account-implicit" : ""}`}
       title={
         <span class="account-title" data-account={a.id}>
           {a.id}
           <span class="tag">{a.providerId}</span>
           {a.providerKind && a.providerKind !== a.providerId && <span class="tag tag-soft">{a.providerKind}</span>}
+          {implicit && (
+            <span class="tag tag-implicit" title="Not configured: the provider has no account, so its requests go out with this one, without a key">
+              implicit · keyless
+            </span>
+          )}
         </span>
       }
       actions={
@@ -149,9 +157,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <ActionButton small onClick={runTest} title="One minimal upstream call with this account (writes no cooldown)">
             Test
           </ActionButton>
-          <ActionButton small tone={a.disabled ? "primary" : "danger"} onClick={toggle}>
-            {a.disabled ? "Enable" : "Disable"}
-          </ActionButton>
+          {!implicit && (
+            <ActionButton small tone={a.disabled ? "primary" : "danger"} onClick={toggle}>
+              {a.disabled ? "Enable" : "Disable"}
+            </ActionButton>
+          )}
           {a.source === "db" && (
             <ActionButton small tone="danger" onClick={remove} title="Delete this stored account and its state (cooldowns, locks, bindings)">
               {confirmRemove ? "Confirm remove" : "Remove"}
@@ -161,6 +171,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       }
     >
       <div class="pills">{accountPills(a, now)}</div>
+      {implicit && (
+        <p class="muted small implicit-note">
+          Provider <code>{a.providerId}</code> has no account in the config, so its requests are sent without a key through this implicit account. Nothing to change here: give the provider an account (or remove it) in the config file.
+        </p>
+      )}
       <ErrorLine error={error} />
       {test && (
         <p class={`test-result ${"failed" in test || !test.ok ? "test-bad" : "test-ok"}`}>
@@ -178,7 +193,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
         </div>
         <div>
           <dt>Source</dt>
-          <dd>{a.source === "config" ? "config file" : "database"}</dd>
+          <dd>{a.source === "config" ? "config file" : a.source === "implicit" ? "implicit" : "database"}</dd>
         </div>
         <div>
           <dt>Priority</dt>
@@ -296,6 +311,7 @@ export function AccountsPage() {
     cooling: accounts.filter((a) => a.cooldowns.some((c) => c.until > now)).length,
     held: accounts.filter((a) => !a.eligible).length,
     disabled: accounts.filter((a) => a.disabled).length,
+    implicit: accounts.filter((a) => a.source === "implicit").length,
   };
   return (
     <div class="page">
@@ -305,7 +321,8 @@ export function AccountsPage() {
           <p class="muted">
             {status.data ? (
               <>
-                {accounts.length} {accounts.length === 1 ? "account" : "accounts"} · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
+                {accounts.length} {accounts.length === 1 ? "account" : "accounts"}
+                {counts.implicit > 0 && ` (${counts.implicit} implicit, keyless)`} · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
               </>
             ) : (
               "Loading…"

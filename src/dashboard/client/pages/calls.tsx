@@ -27,8 +27,10 @@ export function OutcomePill({ outcome, status }: { outcome: string; status?: num
 }
 
 /**
- * A `provider/model` name that may wrap only after its slash (a `<wbr>`; each part stays whole, so no
- * "claude-sonnet-4-" / "5" split; the text reads and copies the same).
+ * A `provider/model` name that wraps after its slash, each part kept whole (a `.name-part` inline
+ * block: it moves to the next line as a unit, so no "claude-sonnet-4-" / "5" or "demo-" / "gemini/"
+ * split); only a part wider than its whole column breaks, anywhere, rather than run past its card. The
+ * text reads and copies the same.
  */
 function Breakable({ name }: { name: string }) {
   const parts = name.split("/");
@@ -36,7 +38,7 @@ function Breakable({ name }: { name: string }) {
     <>
       {parts.map((p, i) => (
         <Fragment key={i}>
-          <span class="nowrap">{i < parts.length - 1 ? `${p}/` : p}</span>
+          <span class="name-part">{i < parts.length - 1 ? `${p}/` : p}</span>
           {i < parts.length - 1 && <wbr />}
         </Fragment>
       ))}
@@ -118,9 +120,9 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
     <Card class="trace" title={<span class="mono">{id}</span>}>
       <dl class="kv">
         <dt>Requested</dt>
-        <dd class="mono">{call.requestedModel}</dd>
+        <dd class="mono">{call.requestedModel ? <Breakable name={call.requestedModel} /> : "–"}</dd>
         <dt>Served by</dt>
-        <dd class="mono">{call.providerId ? `${call.providerId}/${call.model}` : "–"}</dd>
+        <dd class="mono">{call.providerId ? <Breakable name={`${call.providerId}/${call.model}`} /> : "–"}</dd>
         <dt>Account</dt>
         <dd>{call.accountId ?? "–"}</dd>
         <dt>Key</dt>
@@ -491,6 +493,7 @@ export function CallsPage() {
             // Keyed by the call: another call's trace view starts empty until its own trace is read,
             // never showing the previous call's attempts and error under this call's id.
             <TraceView
+              // a new view per call: the previous call's trace is never shown under this one's id
               key={current.routeId ?? current.requestId}
               call={current}
               recorder={recorder.data}

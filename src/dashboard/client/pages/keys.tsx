@@ -1,14 +1,14 @@
 /**
- * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits and budget use, which follows the
- * keys' requests live; create (the secret is shown once, in this view only, and never again) and
- * revoke. No secret is ever listed.
+ * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits, this minute's requests and tokens
+ * against rpm / tpm, and budget use, which follow the keys' requests live; create (the secret is shown
+ * once, in this view only, and never again) and revoke. No secret is ever listed.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, count, pct, span, usd } from "../format.ts";
 import { useLive } from "../live.ts";
-import type { BudgetUse, KeyInfo, KeyLimits } from "../types.ts";
+import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
 export function limitsText(l: KeyLimits | undefined): string {
@@ -41,6 +41,26 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
         <span>{b.resetsAt ? `resets in ${span(b.resetsAt - now)}` : "window opens at the next request"}</span>
         <span>{pct(share)}</span>
       </div>
+    </div>
+  );
+}
+
+/**
+ * This minute's use of a key's rpm and tpm limits (`this minute: 2 of 2 requests · 1,200 of 10,000
+ * tokens`), a limit that is reached in the refusal colour: a key that just got 429 shows why here.
+ */
+function MinuteUseLine({ m }: { m?: MinuteUse }) {
+  if (!m?.requests && !m?.tokens) return null;
+  const part = (u: { used: number; limit: number }, unit: string, what: string) => (
+    <span data-minute={what} class={u.used >= u.limit ? "held-text" : undefined}>
+      {count(u.used)} of {count(u.limit)} {unit}
+    </span>
+  );
+  return (
+    <div class="minute-use">
+      this minute: {m.requests && part(m.requests, "requests", "requests")}
+      {m.requests && m.tokens && " · "}
+      {m.tokens && part(m.tokens, "tokens", "tokens")}
     </div>
   );
 }
@@ -202,6 +222,13 @@ export function KeysPage() {
   });
   const now = useNow();
   const list = keys.data?.keys ?? [];
+  // This minute's rpm / tpm use falls as the minute moves on without any event: re-read while some is shown.
+  const counting = list.some((k) => (k.use?.minute?.requests?.used ?? 0) > 0 || (k.use?.minute?.tokens?.used ?? 0) > 0);
+  useEffect(() => {
+    if (!counting) return;
+    const t = setInterval(keys.reload, 5000);
+    return () => clearInterval(t);
+  }, [counting]);
   return (
     <div class="page">
       <header class="page-head">
@@ -247,6 +274,7 @@ export function KeysPage() {
                     <td data-label="Created">{k.createdAt ? clock(k.createdAt) : "–"}</td>
                     <td class="small" data-label="Limits">
                       {limitsText(k.limits)}
+                      <MinuteUseLine m={k.use?.minute} />
                       {k.use && k.use.inFlight > 0 ? <div class="muted">{k.use.inFlight} in flight</div> : null}
                     </td>
                     <td class="budgets" data-label="Budget use">

@@ -7,7 +7,7 @@ import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
 import { count, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
-import type { UsageAnswer } from "../types.ts";
+import type { UsageAnswer, UsageRow } from "../types.ts";
 import { total } from "./overview.tsx";
 
 const RANGES = [
@@ -16,6 +16,20 @@ const RANGES = [
   { id: "7d", label: "7 days", bucket: "1d" },
 ] as const;
 const GROUPS = ["model", "account", "key", "provider"] as const;
+
+/**
+ * What the subtitle says about cost: API prices only when some group of the period cost something (a
+ * group's `costUsd` is 0, not absent, when none of its requests had a price); else, when requests used
+ * models without a price, that their cost is unknown; else nothing (no request was priced or unpriced,
+ * e.g. refused requests only, or models priced at 0).
+ */
+export function costNote(rows: readonly UsageRow[]): string {
+  const cost = rows.some((r) => r.costUsd > 0);
+  const unpriced = rows.reduce((n, r) => n + r.unpriced, 0);
+  if (cost) return `; cost at API prices (subscriptions show the API-price equivalent)${unpriced ? "; requests of models without a price are not counted" : ""}`;
+  if (unpriced) return `; no cost: ${count(unpriced)} ${unpriced === 1 ? "request" : "requests"} of this period used models without a price (settings.pricing gives one)`;
+  return "";
+}
 
 export function UsagePage() {
   const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[1]);
@@ -36,7 +50,7 @@ export function UsagePage() {
       <header class="page-head">
         <div>
           <h1>Usage</h1>
-          <p class="muted">Tokens as the providers reported them{hasCost ? "; cost at API prices (subscriptions show the API-price equivalent)" : ""}.</p>
+          <p class="muted">Tokens as the providers reported them{costNote(rows)}.</p>
         </div>
         <div class="form-row">
           <div class="seg">

@@ -1,0 +1,258 @@
+/**
+ * What a new operator sees on scripts/demo's gateway (README "Not done yet", noticed 2026-12-03): the
+ * implicit keyless accounts of the providers configured without accounts are on the Accounts page
+ * (marked, with nothing to disable or remove) as they are in the dry run and the admin API; a key that
+ * just got 429 shows this minute's requests and tokens against its rpm / tpm on the Keys page; beside an
+ * open trace at 1280 px no model name breaks inside a name; the charts' legends show the latest
+ * values while the pointer is elsewhere; the Usage page does not speak of API prices when nothing had a
+ * price. Screenshots go to test-results/dashboard/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+/** scripts/demo's config, in front of the test fake. */
+const DEMO_YAML = `
+providers:
+  - { id: demo-anthropic, kind: anthropic-compatible, base_url: "{{FAKE}}" }
+  - { id: demo-chat, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+  - { id: demo-gemini, kind: gemini, base_url: "{{FAKE}}" }
+accounts:
+  - { id: demo-gemini-key, provider: demo-gemini, api_key: not-a-real-key }
+combos:
+  - name: demo
+    targets:
+      - model: demo-anthropic/claude-demo
+      - model: demo-chat/gpt-demo
+aliases:
+  fast: demo-chat/gpt-demo
+`;
+
+let gw: TestGateway;
+let browser: TestBrowser;
+let limitedSecret: string;
+
+const admin = (method: string, path: string, body?: unknown) =>
+  fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+/** One Chat Completions request; resolves with the status. */
+async function chat(model: string, key?: string): Promise<number> {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+  });
+  await res.text();
+  return res.status;
+}
+
+beforeAll(async () => {
+  gw = await startGateway(DEMO_YAML);
+  // the demo's three requests: the combo (demo-anthropic, keyless), the alias (demo-chat, keyless), Gemini
+  expect(await chat("demo")).toBe(200);
+  expect(await chat("fast")).toBe(200);
+  expect(await chat("demo-gemini/gemini-demo")).toBe(200);
+  expect(await chat("demo-anthropic/claude-demo")).toBe(200);
+  // a refused call (its outcome pill, "rejected 400", is the widest beside a model name)
+  const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
+  expect(refused.status).toBe(400);
+  await refused.text();
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+describe("implicit keyless accounts", () => {
+  test("the Accounts page lists the two implicit accounts the dry run names, marked implicit and keyless, with Test only", async () => {
+    const plan = (await (await admin("POST", "/dry-run", { request: { model: "demo", messages: [{ role: "user", content: "hi" }] } })).json()) as { attempts: Array<{ accountId: string }> };
+    expect(plan.attempts.map((a) => a.accountId)).toEqual(["demo-anthropic-keyless", "demo-chat-keyless"]);
+
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.locator('[data-account="demo-chat-keyless"]').waitFor({ timeout: 10_000 });
+      const ids = await w.page.locator("[data-account]").evaluateAll((els) => els.map((e) => e.getAttribute("data-account")));
+      expect(ids).toEqual(["demo-gemini-key", "demo-anthropic-keyless", "demo-chat-keyless"]);
+      expect(await w.page.locator("main h1 + p").innerText()).toStartWith("3 accounts (2 implicit, keyless) · 3 ready");
+      for (const id of ["demo-anthropic-keyless", "demo-chat-keyless"]) {
+        const card = w.page.locator(".card", { has: w.page.locator(`[data-account="${id}"]`) });
+        expect(await card.locator(".account-title").innerText()).toContain("implicit · keyless");
+        const facts = await card.locator(".facts").evaluate((dl) => Object.fromEntries([...dl.querySelectorAll("div")].map((d) => [d.querySelector("dt")!.textContent, d.querySelector("dd")!.textContent])));
+        expect(facts).toMatchObject({ Credential: "none", Source: "implicit" });
+        expect(await card.locator(".implicit-note").innerText()).toContain("has no account in the config");
+        expect(await card.locator("button").allInnerTexts()).toEqual(["Test"]);
+      }
+      // the configured account keeps its actions
+      const configured = w.page.locator(".card", { has: w.page.locator('[data-account="demo-gemini-key"]') });
+      expect(await configured.locator("button").allInnerTexts()).toEqual(["Test", "Disable"]);
+      expect(await configured.locator(".account-title").innerText()).not.toContain("implicit");
+      await w.page.screenshot({ path: join(SHOTS, "accounts-implicit.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("the admin API lists them (source implicit, no credential), tests one without a key, and refuses to disable or remove one (409)", async () => {
+    const status = (await (await admin("GET", "/accounts")).json()) as { accounts: Array<{ id: string; source: string; credential: string; providerId: string }> };
+    expect(status.accounts.map((a) => [a.id, a.source, a.credential])).toEqual([
+      ["demo-gemini-key", "config", "api_key"],
+      ["demo-anthropic-keyless", "implicit", "none"],
+      ["demo-chat-keyless", "implicit", "none"],
+    ]);
+    const providers = (await (await admin("GET", "/providers")).json()) as { providers: Array<{ id: string; accounts: string[] }> };
+    expect(providers.providers.find((p) => p.id === "demo-chat")!.accounts).toEqual(["demo-chat-keyless"]);
+    const quota = (await (await admin("GET", "/quota")).json()) as { accounts: Array<{ id: string }> };
+    expect(quota.accounts.map((a) => a.id)).toContain("demo-anthropic-keyless");
+
+    const before = gw.fake.requests.length;
+    const tested = (await (await admin("POST", "/accounts/demo-chat-keyless/test", { model: "gpt-demo" })).json()) as { ok: boolean };
+    expect(tested.ok).toBe(true);
+    const sent = gw.fake.requests.slice(before);
+    expect(sent.length).toBe(1);
+    expect(sent[0]!.headers["authorization"]).toBeUndefined();
+
+    for (const [method, path] of [
+      ["POST", "/accounts/demo-chat-keyless/disable"],
+      ["POST", "/accounts/demo-chat-keyless/enable"],
+      ["DELETE", "/accounts/demo-chat-keyless"],
+    ] as const) {
+      const res = await admin(method, path);
+      expect({ path, status: res.status }).toEqual({ path, status: 409 });
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "implicit_account", message: expect.stringContaining("give demo-chat an account") });
+    }
+    expect(await chat("fast")).toBe(200);
+  });
+});
+
+test("Keys: a key refused for its rpm shows this minute's requests and tokens against its rpm and tpm", async () => {
+  const created = await admin("POST", "/keys", { name: "limited", limits: { rpm: 2, tpm: 5_000 } });
+  expect(created.status).toBe(201);
+  limitedSecret = ((await created.json()) as { secret: string }).secret;
+  expect(await chat("fast", limitedSecret)).toBe(200);
+  expect(await chat("fast", limitedSecret)).toBe(200);
+  expect(await chat("fast", limitedSecret)).toBe(429);
+
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    await w.page.goto(`${gw.url}/dashboard/keys`);
+    const row = w.page.locator('tr[data-key="limited"]');
+    await row.waitFor({ timeout: 10_000 });
+    const requests = row.locator('[data-minute="requests"]');
+    await requests.waitFor({ timeout: 10_000 });
+    expect(await requests.innerText()).toBe("2 of 2 requests");
+    // at the limit: in the refusal colour, not the idle one
+    expect(await requests.evaluate((e) => e.className)).toContain("held-text");
+    const tokens = await row.locator('[data-minute="tokens"]').innerText();
+    expect(tokens).toMatch(/^[1-9][\d,]* of 5,000 tokens$/);
+    expect(await row.locator(".minute-use").innerText()).toStartWith("this minute:");
+    await w.page.screenshot({ path: join(SHOTS, "keys-minute-use.png"), fullPage: true });
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("Calls at 1280 px with a trace open: no model name breaks inside a name (only after a provider's slash), and the list fits its card", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    const row = w.page.locator("table.calls tbody tr", { hasText: "demo-gemini/gemini-demo" }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.click();
+    await w.page.locator(".trace .kv").waitFor({ timeout: 10_000 });
+    await w.page.locator("table.calls.compact").waitFor({ timeout: 10_000 });
+    // each part of a name ("demo-anthropic/", "gemini-demo": split after each slash) is drawn on one
+    // line: the lines its text takes on screen
+    const parts = await w.page.locator("table.calls td.mono, .trace .kv dd.mono").evaluateAll((cells) => {
+      const out: Array<{ text: string; lines: number }> = [];
+      for (const cell of cells) {
+        if (cell.getClientRects().length === 0) continue; // the columns hidden beside a trace
+        const doc = cell.ownerDocument;
+        const walk = doc.createTreeWalker(cell, 4 /* text nodes */);
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+          const text = n.textContent ?? "";
+          for (let at = 0; at < text.length; ) {
+            const slash = text.indexOf("/", at);
+            const end = slash === -1 ? text.length : slash + 1;
+            const range = doc.createRange();
+            range.setStart(n, at);
+            range.setEnd(n, end);
+            const part = text.slice(at, end).trim();
+            if (part && part !== "–") out.push({ text: part, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size });
+            at = end;
+          }
+        }
+      }
+      return out;
+    });
+    expect(parts.filter((p) => p.lines > 1)).toEqual([]);
+    expect(parts.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-gemini/", "gemini-demo", "demo-anthropic/", "claude-demo"]));
+    const fits = await w.page.locator(".split .table-wrap").evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
+    expect(fits).toBe(true);
+    await w.page.screenshot({ path: join(SHOTS, "calls-trace-1280.png") });
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("the charts' legends show the latest bucket's values while the pointer is not over a chart, and the hovered bucket's while it is", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    for (const page of ["overview", "usage"]) {
+      await w.page.goto(`${gw.url}/dashboard/${page}`);
+      await w.page.locator(".u-legend").nth(1).waitFor({ timeout: 10_000 });
+      await w.page.mouse.move(1, 1);
+      const legends = () => w.page.locator(".u-legend").evaluateAll((ls) => ls.map((l) => [...l.querySelectorAll(".u-value")].map((v) => v.textContent)));
+      const idle = await legends();
+      expect(idle.length).toBeGreaterThan(1);
+      for (const values of idle) {
+        expect({ page, values: values.filter((v) => v === "–") }).toEqual({ page, values: [] });
+        expect(values[0]).toEndWith("(latest)");
+      }
+      // over a chart: the bucket under the pointer, without "(latest)"; off it again: the latest
+      const chart = w.page.locator(".chart").first();
+      const box = (await chart.locator(".u-over").boundingBox())!;
+      const firstTime = (latestShown: boolean) =>
+        w.page.waitForFunction((shown) => (globalThis as any).document.querySelector(".u-legend .u-value")?.textContent.endsWith("(latest)") === shown, latestShown, { timeout: 10_000 });
+      await w.page.mouse.move(box.x + box.width / 3, box.y + box.height / 2);
+      await firstTime(false);
+      const hovered = (await legends())[0]!;
+      expect(hovered[0]).toMatch(/\d/);
+      await w.page.mouse.move(1, 1);
+      await firstTime(true);
+      const after = (await legends())[0]!;
+      expect(after[0]).toEndWith("(latest)");
+      expect(after.filter((v) => v === "–")).toEqual([]);
+    }
+    await w.page.screenshot({ path: join(SHOTS, "usage-legends.png"), fullPage: true });
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("Usage: with no model priced, the subtitle says there is no cost instead of 'cost at API prices'", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/usage`);
+    const subtitle = w.page.locator(".page-head p.muted");
+    await subtitle.waitFor({ timeout: 10_000 });
+    await w.page.locator("table.usage").waitFor({ timeout: 10_000 });
+    const text = await subtitle.innerText();
+    expect(text).not.toContain("API prices");
+    expect(text).toMatch(/no cost: \d+ requests of this period used models without a price/);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
