@@ -127,6 +127,10 @@ function cut(pieces: Pieces): string {
  * found in {@link recentFingerprints} without building that text.
  */
 function hashParts(model: string, parts: ConversationParts): string {
+  // The conversation found or remembered last, checked first: consecutive requests of one conversation
+  // need neither the memo's index nor its lookup (an exact check, as for any entry).
+  const last = lastFingerprinted;
+  if (last !== undefined && last.holds(model, parts)) return last.key;
   const { system, tools, firstUser } = parts;
   // The memo is looked up only when the text could be in it: every field's characters count.
   let chars = model.length + system.cutLength + firstUser.cutLength;
@@ -135,7 +139,10 @@ function hashParts(model: string, parts: ConversationParts): string {
   const index = remembered ? crcPieces(firstUser, crcPieces(system, Bun.hash.crc32(model))) ^ tools.length : 0;
   if (remembered) {
     const known = recentFingerprints.get(index);
-    if (known !== undefined && known.holds(model, parts)) return known.key;
+    if (known !== undefined && known.holds(model, parts)) {
+      lastFingerprinted = known;
+      return known.key;
+    }
   }
   const sys = cut(system);
   const user = cut(firstUser);
@@ -148,7 +155,9 @@ function hashParts(model: string, parts: ConversationParts): string {
     // A text already there under this index (another conversation whose index is the same) is replaced.
     if (!recentFingerprints.delete(index) && recentFingerprints.size >= FINGERPRINT_MEMO_ENTRIES) recentFingerprints.delete(recentFingerprints.keys().next().value!);
     const sysAt = `${model.length}:${model}${sys.length}:`.length;
-    recentFingerprints.set(index, new Fingerprinted(key, text, model, sysAt, sys.length, tools.slice(), userAt, user.length));
+    const entry = new Fingerprinted(key, text, model, sysAt, sys.length, tools.slice(), userAt, user.length);
+    recentFingerprints.set(index, entry);
+    lastFingerprinted = entry;
   }
   return key;
 }
@@ -202,7 +211,7 @@ class Fingerprinted {
     const { system, tools, firstUser } = parts;
     if (model !== this.model || system.cutLength !== this.sysLen || firstUser.cutLength !== this.userLen || tools.length !== this.tools.length) return false;
     for (let i = 0; i < tools.length; i++) if (tools[i] !== this.tools[i]) return false;
-    return piecesAt(this.text, this.sysAt, system) && piecesAt(this.text, this.userAt, firstUser);
+    return piecesAt(this.text, this.userAt, firstUser) && piecesAt(this.text, this.sysAt, system);
   }
 }
 
@@ -222,6 +231,14 @@ export const FINGERPRINT_MEMO_MAX_CHARS = 16_384;
  * never stored or logged. Two conversations with the same index take turns in one entry.
  */
 const recentFingerprints = new Map<number, Fingerprinted>();
+/**
+ * The entry of {@link recentFingerprints} found or added last, which {@link hashParts} checks before
+ * computing the memo's index (the CRC-32s of the system prompt and first user message, about two thirds
+ * of a remembered conversation's lookup): every request of a client working in one conversation finds it
+ * there. Returned only when it holds exactly the request's parts, like any entry; an entry dropped from
+ * the memo since is still its text's key (at most one more text in memory).
+ */
+let lastFingerprinted: Fingerprinted | undefined;
 
 /**
  * The conversation fingerprint (SPEC A-2): SHA-256 over the requested model, the first

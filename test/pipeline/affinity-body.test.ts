@@ -343,6 +343,34 @@ describe("recently fingerprinted conversations (the memo of hashParts)", () => {
     expect(asParts.fromBody).toBe(asString.fromBody);
   });
 
+  test("a request right after a conversation that differs from it anywhere gets its own text's key", () => {
+    // hashParts checks the conversation found or remembered last before the memo's index: every request
+    // below comes right after the base conversation (each also read from the parsed hub, so twice in a row).
+    const fn = (name: string) => ({ type: "function", function: { name, parameters: { type: "object" } } });
+    const mid = SYS.length >> 1;
+    const chat = (model: string, system: string, user: string, tools: string[]) => ({ model, messages: [{ role: "system", content: system }, { role: "user", content: user }], tools: tools.map(fn) });
+    const base = chat("m", SYS, "question one", ["read", "write"]);
+    const baseKey = both("openai-chat", base).fromBody;
+    const variants = [
+      chat("n", SYS, "question one", ["read", "write"]),
+      chat("m", SYS.slice(0, mid) + "X" + SYS.slice(mid + 1), "question one", ["read", "write"]),
+      chat("m", SYS, "question onE", ["read", "write"]),
+      chat("m", SYS, "question one", ["read", "wrote"]),
+      chat("m", SYS, "question one", ["write", "read"]),
+      chat("m", SYS, "question one", ["read"]),
+    ];
+    const keys = variants.map((v) => {
+      expect(both("openai-chat", base).fromBody).toBe(baseKey);
+      const r = both("openai-chat", v);
+      expect(r.fromBody).toBe(r.fromHub);
+      return r.fromBody;
+    });
+    expect(new Set([baseKey, ...keys]).size).toBe(variants.length + 1);
+    // Past the 2,000 characters that count, the system prompt may change: the same key.
+    expect(both("openai-chat", base).fromBody).toBe(baseKey);
+    expect(both("openai-chat", chat("m", SYS + "a changed tail", "question one", ["read", "write"])).fromBody).toBe(baseKey);
+  });
+
   test("only the first 2,000 characters of a system prompt in several pieces count, remembered or not", () => {
     const head = "x".repeat(1990);
     const key = (tail: string) => both("anthropic-messages", { model: "m", max_tokens: 1, system: [{ type: "text", text: head }, { type: "text", text: tail }], messages: [{ role: "user", content: "q" }] }).fromBody;
