@@ -37,24 +37,29 @@ const CLAIM_WINDOW: Record<string, string> = { five_hour: "5h", seven_day: "7d",
 
 /**
  * Every quota window the headers report, or none. Never throws. Runs on every reply: one pass over the
- * header names decides which of the three header families to read, so a reply pays only for the
- * family its provider sends (the unified and Codex readers match every header name against a pattern).
+ * header names decides which of the four header families to read (Claude unified, Anthropic API key,
+ * OpenAI, Codex), so a reply pays only for the family its provider sends (the unified and Codex readers
+ * match every header name against a pattern; the other two look up their fixed names).
  */
 export function readQuotaWindows(headers: Headers, ctx: QuotaContext): QuotaWindow[] {
   const out: QuotaWindow[] = [];
   let unified = false;
-  let standard = false;
+  let anthropic = false;
+  let openai = false;
   let codex = false;
-  headers.forEach((_, name) => {
+  // The names only (`keys()`: no value string per header, no callback; ~0.4 µs less than `forEach` on a
+  // reply of 13 headers).
+  for (const name of headers.keys()) {
     if (name.startsWith("anthropic-ratelimit-")) {
       if (name.startsWith("anthropic-ratelimit-unified-")) unified = true;
-      else standard = true;
-    } else if (name.startsWith("x-ratelimit-")) standard = true;
+      else anthropic = true;
+    } else if (name.startsWith("x-ratelimit-")) openai = true;
     else if (name.startsWith("x-codex")) codex = true;
-  });
+  }
   try {
     if (unified) anthropicUnified(headers, ctx, out);
-    if (standard) standardWindows(headers, ctx, out);
+    if (anthropic) anthropicWindows(headers, ctx, out);
+    if (openai) openaiWindows(headers, ctx, out);
     if (codex) codexWindows(headers, ctx, out);
   } catch {
     // a malformed header must never fail a request
@@ -112,24 +117,43 @@ function anthropicUnified(h: Headers, ctx: QuotaContext, out: QuotaWindow[]): vo
   }
 }
 
-function standardWindows(h: Headers, ctx: QuotaContext, out: QuotaWindow[]): void {
-  for (const r of ["requests", "tokens", "input-tokens", "output-tokens"]) {
-    const limit = num(h.get(`anthropic-ratelimit-${r}-limit`));
-    const remaining = num(h.get(`anthropic-ratelimit-${r}-remaining`));
+/** Anthropic API-key windows and their header names (`anthropic-ratelimit-<window>-{limit,remaining,reset}`), made once. */
+const ANTHROPIC_WINDOWS = ["requests", "tokens", "input-tokens", "output-tokens"].map((window) => ({
+  window,
+  limit: `anthropic-ratelimit-${window}-limit`,
+  remaining: `anthropic-ratelimit-${window}-remaining`,
+  reset: `anthropic-ratelimit-${window}-reset`,
+}));
+
+function anthropicWindows(h: Headers, ctx: QuotaContext, out: QuotaWindow[]): void {
+  for (const r of ANTHROPIC_WINDOWS) {
+    const limit = num(h.get(r.limit));
+    const remaining = num(h.get(r.remaining));
     if (remaining === undefined) continue;
-    const q: QuotaWindow = { accountId: ctx.accountId, window: r, model: ctx.model, remaining, updatedAt: ctx.now };
+    const q: QuotaWindow = { accountId: ctx.accountId, window: r.window, model: ctx.model, remaining, updatedAt: ctx.now };
     if (limit !== undefined) q.limit = limit;
-    const reset = epochMs(h.get(`anthropic-ratelimit-${r}-reset`));
+    const reset = epochMs(h.get(r.reset));
     if (reset !== undefined) q.resetAt = reset;
     out.push(q);
   }
-  for (const r of ["requests", "tokens"]) {
-    const remaining = num(h.get(`x-ratelimit-remaining-${r}`));
+}
+
+/** OpenAI windows and their header names (`x-ratelimit-{limit,remaining,reset}-<window>`), made once. */
+const OPENAI_WINDOWS = ["requests", "tokens"].map((window) => ({
+  window,
+  limit: `x-ratelimit-limit-${window}`,
+  remaining: `x-ratelimit-remaining-${window}`,
+  reset: `x-ratelimit-reset-${window}`,
+}));
+
+function openaiWindows(h: Headers, ctx: QuotaContext, out: QuotaWindow[]): void {
+  for (const r of OPENAI_WINDOWS) {
+    const remaining = num(h.get(r.remaining));
     if (remaining === undefined) continue;
-    const q: QuotaWindow = { accountId: ctx.accountId, window: r, model: ctx.model, remaining, updatedAt: ctx.now };
-    const limit = num(h.get(`x-ratelimit-limit-${r}`));
+    const q: QuotaWindow = { accountId: ctx.accountId, window: r.window, model: ctx.model, remaining, updatedAt: ctx.now };
+    const limit = num(h.get(r.limit));
     if (limit !== undefined) q.limit = limit;
-    const reset = h.get(`x-ratelimit-reset-${r}`);
+    const reset = h.get(r.reset);
     const ms = reset ? parseGoDuration(reset) : undefined;
     if (ms !== undefined) q.resetAt = ctx.now + ms;
     out.push(q);

@@ -109,6 +109,34 @@ describe("readQuotaWindows", () => {
     ]);
   });
 
+  test("a reply carrying every family, among other headers: each family's windows, in the same order", () => {
+    const w = readQuotaWindows(
+      new Headers({
+        "content-type": "application/json",
+        date: "Tue, 01 Sep 2026 12:00:00 GMT",
+        ...CODEX_SAMPLE,
+        "x-ratelimit-remaining-tokens": "29000",
+        "x-ratelimit-limit-tokens": "30000",
+        "x-ratelimit-reset-tokens": "1m30s",
+        "anthropic-ratelimit-output-tokens-remaining": "7000",
+        "anthropic-ratelimit-output-tokens-reset": "2026-09-01T12:00:05Z",
+        ...CLAUDE_SAMPLE,
+        server: "cloudflare",
+      }),
+      ctx("claude-sonnet-4-5"),
+    );
+    expect(w).toEqual([
+      { accountId: "acct", window: "5h", model: "*", usedPercent: 26, resetAt: 1_789_414_200_000, updatedAt: NOW },
+      { accountId: "acct", window: "7d", model: "*", usedPercent: 6, resetAt: 1_789_542_000_000, updatedAt: NOW },
+      { accountId: "acct", window: "output-tokens", model: "claude-sonnet-4-5", remaining: 7000, resetAt: Date.parse("2026-09-01T12:00:05Z"), updatedAt: NOW },
+      { accountId: "acct", window: "tokens", model: "claude-sonnet-4-5", remaining: 29000, limit: 30000, resetAt: NOW + 90_000, updatedAt: NOW },
+      { accountId: "acct", window: "primary", model: "*", usedPercent: 28, resetAt: 1_789_805_965_000, updatedAt: NOW },
+    ]);
+    // One family alone reads only its own windows.
+    expect(readQuotaWindows(new Headers({ "x-ratelimit-remaining-requests": "9", "anthropic-ratelimit-unified-5h-utilization": "0.5" }), ctx()).map((x) => x.window)).toEqual(["5h", "requests"]);
+    expect(readQuotaWindows(new Headers({ "anthropic-ratelimit-requests-remaining": "9" }), ctx()).map((x) => x.window)).toEqual(["requests"]);
+  });
+
   test("no rate-limit headers, or malformed ones: no windows, no error", () => {
     expect(readQuotaWindows(new Headers({ "content-type": "text/event-stream" }), ctx())).toEqual([]);
     expect(readQuotaWindows(new Headers({ "x-codex-primary-used-percent": "lots", "anthropic-ratelimit-unified-5h-utilization": "" }), ctx())).toEqual([]);
