@@ -161,7 +161,7 @@ for (const lane of out.lanes) {
     "reply driver (tap / re-translate)": m("viaDriver") - m("sendOnly"),
     "commit point and JS reply stream": m("viaCommit") - m("viaDriver"),
     "attempt loop": m("viaAttempts") - m("viaStages"),
-    "affinity key (X-Switchyard-Cache)": m("withKey") - m("withTranslate"),
+    "affinity key (X-Switchyard-Cache)": m("affinityKey"),
     "cost and key-limit accounting": m("accounting"),
     "usage row": m("usageRow"),
     "route trace": m("routeTrace"),
