@@ -254,6 +254,12 @@ export interface FormatCodec {
   createEventEncoder?(opts: EncoderOptions, emit: (event: string, data: string) => void): StreamEncoder;
   /** Complete reply → non-streaming client body. */
   encodeResponse?(resp: HubResponse, opts: EncoderOptions): unknown;
+  /**
+   * Optional: the same body as JSON text, exactly `JSON.stringify(encodeResponse(resp, opts))`, for a
+   * format that writes parts of it faster itself (Responses: the request echo's tools remembered across
+   * requests). Read through {@link encodeResponseJson}.
+   */
+  encodeResponseText?(resp: HubResponse, opts: EncoderOptions): string;
   /** Gateway or upstream error → HTTP error body in this format (status is `err.status`). */
   errorBody(err: HubError): unknown;
 
@@ -305,4 +311,16 @@ export interface FormatCodec {
    * names, the model, media, or signed reasoning (thinking blocks, encrypted reasoning). Never throws.
    */
   promptText?(body: Record<string, unknown>): TextSlot[];
+}
+
+/**
+ * A complete reply as the non-streaming client body's JSON text in `codec`'s format: its
+ * `encodeResponseText` when it has one, else `JSON.stringify` of its `encodeResponse` (the same text).
+ *
+ * @throws Error when the format has no `encodeResponse` (a provider-only format).
+ */
+export function encodeResponseJson(codec: FormatCodec, resp: HubResponse, opts: EncoderOptions): string {
+  if (codec.encodeResponseText) return codec.encodeResponseText(resp, opts);
+  if (!codec.encodeResponse) throw new Error(`${codec.format} cannot encode a reply`);
+  return JSON.stringify(codec.encodeResponse(resp, opts));
 }

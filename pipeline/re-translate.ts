@@ -17,7 +17,7 @@
  * accumulator; the attempt loop then uses no passthrough driver, whose bytes would carry the
  * placeholders. A native whole body is forwarded as it is unless it holds a placeholder.
  */
-import type { DecoderOptions, EncoderOptions, FormatCodec, PassthroughTap, StreamDecoder, StreamEncoder } from "../formats/codec.ts";
+import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type FormatCodec, type PassthroughTap, type StreamDecoder, type StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import {
@@ -467,8 +467,7 @@ export class AccumulatedDriver extends DecodingDriver {
       return EMPTY;
     }
     this.empty = !hasUsableContent(r.response.content, r.response.stopReason);
-    if (!this.client.encodeResponse) throw new Error(`${this.client.format} cannot encode a reply`);
-    return utf8.encode(JSON.stringify(this.client.encodeResponse(r.response, this.encoderOptions)));
+    return utf8.encode(encodeResponseJson(this.client, r.response, this.encoderOptions));
   }
 }
 
@@ -556,8 +555,7 @@ export class WholeBodyDriver extends HubDriver {
       return utf8.encode(out);
     }
     if (this.opts.native && !restored) return bytes;
-    if (!this.client.encodeResponse) throw new Error(`${this.client.format} cannot encode a reply`);
-    return utf8.encode(JSON.stringify(this.client.encodeResponse(resp, this.encoderOptions)));
+    return utf8.encode(encodeResponseJson(this.client, resp, this.encoderOptions));
   }
 }
 

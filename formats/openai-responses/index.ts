@@ -9,7 +9,7 @@ import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
 import { createDecoder } from "./decoder.ts";
 import { createEncoder, createEventEncoder } from "./encoder.ts";
-import { decodeResponse, encodeResponse, plainReplyFacts } from "./response.ts";
+import { decodeResponse, encodeResponse, encodeResponseText, plainReplyFacts } from "./response.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { createEventTap, createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
@@ -24,6 +24,7 @@ export const openaiResponses: FormatCodec = {
   createEncoder,
   createEventEncoder,
   encodeResponse,
+  encodeResponseText,
   errorBody,
   buildRequest,
   tidyRequest,

@@ -22,6 +22,7 @@ import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReply
 import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
+import { echoMembers } from "./echo-memo.ts";
 
 type Json = Record<string, any>;
 
@@ -178,6 +179,23 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
  * `interrupted` — never as completed.
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
+  return { ...responseHead(resp, opts), ...responseEcho(opts.request), usage: toResponsesUsage(resp.usage) };
+}
+
+/**
+ * {@link encodeResponse}'s body as JSON text (codec `encodeResponseText`): exactly the text
+ * `JSON.stringify(encodeResponse(resp, opts))` writes, with the request echo's members written by
+ * echo-memo.ts `echoMembers` (a large tool list's JSON remembered across requests, as the stream
+ * encoder does; issue 17, docs/performance.md item 114).
+ */
+export function encodeResponseText(resp: HubResponse, opts: EncoderOptions): string {
+  const head = JSON.stringify(responseHead(resp, opts));
+  // `head` is an object with members (`id` first): its closing brace gives way to the echo and usage.
+  return `${head.slice(0, -1)},${echoMembers(responseEcho(opts.request))}"usage":${JSON.stringify(toResponsesUsage(resp.usage))}}`;
+}
+
+/** The members of a non-streamed body before the request echo (`id` … `output`), ids minted in this order. */
+function responseHead(resp: HubResponse, opts: EncoderOptions): Json {
   const now = opts.now ? opts.now() : Date.now();
   const refusalSent = resp.content.some((p) => p.type === "text" && p.refusal === true && p.text.length > 0);
   const term = resp.stopReason ? terminalForStop(resp.stopReason, refusalSent) : { status: "incomplete" as const, reason: "interrupted" };
@@ -190,8 +208,6 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
     incomplete_details: term.status === "incomplete" ? { reason: term.reason } : null,
     model: opts.model,
     output: outputItems(resp.content, opts, clientTools(opts.request)),
-    ...responseEcho(opts.request),
-    usage: toResponsesUsage(resp.usage),
   };
 }
 
