@@ -18,7 +18,8 @@
  *           installed), started with those environment variables; the first is the reference of the ratios
  *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
  *   --warm N: N s of unmeasured load per server and lane before the rounds (default 1)
- *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator)
+ *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator) and
+ *           its minor page faults per request (a fault costs ~15 µs of CPU on the sandbox VM of 2026-12-03)
  *   --latency N: instead of the wrk runs, latency at concurrency 1 (scripts/bench's first section, A/B):
  *           per round and lane N requests to each server and to the upstream directly ("direct"), one
  *           at a time and interleaved request by request (direct, then each server, the order rotating
@@ -38,7 +39,7 @@ import { join } from "node:path";
 import { SERVICE_ENV } from "../src/cli/service.ts";
 import { benchLanes, type Lane, MODES, type Mode } from "./bench-lanes.ts";
 import { BenchSocket, loadBun, loadWrk, loadWs, timedRequest, WRK } from "./bench-load.ts";
-import { cpuUs, median, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
+import { cpuUs, median, minorFaults, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
 import { threadsByName } from "./lib/threads.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -229,6 +230,7 @@ try {
         for (const s of order) {
           measuring = s.key;
           const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
+          const f0 = THREADS ? minorFaults(s.p.pid) : 0;
           const c0 = cpuUs(s.p.pid);
           const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
           const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
@@ -239,6 +241,7 @@ try {
               xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
               m.set(name, xs);
             }
+            m.set("(minor page faults)", [...(m.get("(minor page faults)") ?? []), (minorFaults(s.p.pid) - f0) / Math.max(1, res.requests)]);
           }
           measuring = undefined;
           errors += res.errors;
@@ -262,7 +265,7 @@ try {
       console.log(`${s.key.padEnd(10)} ${cells.join("  ")}`);
     }
     if (THREADS) {
-      console.log("\nby thread (µs per request, median of the rounds):");
+      console.log("\nby thread (µs per request, median of the rounds; minor page faults per request):");
       for (const s of servers)
         COLUMNS.forEach((c, ci) => {
           const m = byThread.get(s.key)![ci];

@@ -10,7 +10,7 @@
  * answers after one event-loop hop the same work measured up to twice as much; docs/performance.md).
  * Compare medians of runs made one after the other; on a shared machine a round can be off by 2×.
  *
- * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|all]
+ * Usage: bun scripts/bench-pipeline.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|responses|codex-chat|claude-code-chat|all]
  *          [--stream|--both] [--requests N] [--rounds N] [--concurrency N] [--window]
  *          [--database postgres://…]   (the PostgreSQL store instead of SQLite: its flushes are in the figure)
  * `--window` also prints, per lane and mode, a line `window {"from":ms,"to":ms}` (Date.now() around the
@@ -26,6 +26,7 @@ import { benchReply, benchToolReply } from "./bench-upstream.ts";
 const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
 const USER = "Summarise the change in one sentence.";
 const CODEX_TURN: Record<string, unknown> = JSON.parse(readFileSync(join(import.meta.dir, "..", "test", "fixtures", "shared", "clients", "codex-tool-use-2.json"), "utf8"));
+const CLAUDE_CODE_TURN: Record<string, unknown> = JSON.parse(readFileSync(join(import.meta.dir, "..", "test", "fixtures", "shared", "clients", "claude-code-tool-use-2.json"), "utf8"));
 /** The lanes of scripts/bench: client endpoint, and the body for a stream flag. */
 export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (stream: boolean) => unknown; gemini?: true }> = {
   chat: { endpoint: "chat", path: "/v1/chat/completions", body: (stream) => ({ model: "gpt-bench", stream, messages: [{ role: "system", content: SYSTEM }, { role: "user", content: USER }], max_tokens: 256 }) },
@@ -51,11 +52,13 @@ export const LANES: Record<string, { endpoint: Endpoint; path: string; body: (st
  * Lanes that are not scripts/bench's, measured on request (bench-alloc.ts): a Responses client served
  * natively (the `openai` provider speaks Responses), for the `--tool` upstream's replies; Codex's
  * recorded second turn on the responses→chat route (47 KB: 9 tools, ~18 KB echoed by every response
- * object of the reply).
+ * object of the reply); Claude Code's recorded second turn on the messages→chat route (94 KB, ~60 KB of
+ * it tools).
  */
 export const EXTRA_LANES: Record<string, (typeof LANES)[string]> = {
   responses: { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ model: "gpt-bench", stream, instructions: SYSTEM, input: USER, max_output_tokens: 256 }) },
   "codex-chat": { endpoint: "responses", path: "/v1/responses", body: (stream) => ({ ...CODEX_TURN, model: "cchat/gpt-bench", stream }) },
+  "claude-code-chat": { endpoint: "messages", path: "/v1/messages", body: (stream) => ({ ...CLAUDE_CODE_TURN, model: "gpt-bench", stream }) },
 };
 
 /**
@@ -161,8 +164,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const names = laneArg === "all" ? Object.keys(LANES) : laneArg.split(",");
 console.log(`${requests} requests per round, ${rounds} rounds, concurrency ${concurrency}; CPU µs per request (median, min–max)`);
 for (const name of names) {
-  const lane = LANES[name];
-  if (!lane) throw new Error(`unknown lane ${name}`);
+  const lane = LANES[name] ?? EXTRA_LANES[name];
+  if (!lane) throw new Error(`unknown lane ${name}: one of ${[...Object.keys(LANES), ...Object.keys(EXTRA_LANES)].join(", ")}`);
   for (const stream of modes) {
     await runPipelineLane(app, lane, stream, Math.min(requests, 5000), concurrency); // warm-up (JIT, caches, the first flushes)
     const cpu: number[] = [];

@@ -5,7 +5,7 @@
  * a warm-up, stops switchyard (SIGINT writes the profile) and prints the functions with the most self
  * and inclusive time. Start-up is excluded as far as possible by the warm-up and a long run.
  *
- * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat]
+ * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat|codex-chat]
  *          [--stream] [--seconds N] [--top N] [--keep DIR]
  * The self time is also printed grouped by module (pipeline/<stage>.ts, formats/<format>/, src/<dir>/,
  * node_modules/<package>, Bun's built-ins; scripts/lib/profile-groups.ts), over the whole profile.
@@ -29,6 +29,8 @@ const LANES: Record<string, { path: string; body: Record<string, unknown> }> = {
   messages: { path: "/v1/messages", body: { model: "claude-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
   "messages-chat": { path: "/v1/messages", body: { model: "gpt-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
   "responses-chat": { path: "/v1/responses", body: { model: "cchat/gpt-bench", input: "Summarise the change in one sentence.", max_output_tokens: 256 } },
+  // Codex's recorded second turn (47 KB: 9 tools, ~18 KB echoed by every response object of the reply) on responses→chat.
+  "codex-chat": { path: "/v1/responses", body: { ...(await Bun.file(join(ROOT, "test", "fixtures", "shared", "clients", "codex-tool-use-2.json")).json()), model: "cchat/gpt-bench" } },
 };
 
 /** A cpuprofile's top functions by self and by inclusive time, as text. */

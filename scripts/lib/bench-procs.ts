@@ -144,6 +144,11 @@ export function cpuUs(pid: number): number {
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(f[11]) + Number(f[12])) * TICK_US;
 }
+/** Minor page faults of a process so far (all its threads; `minflt` of /proc/PID/stat). */
+export function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[7]);
+}
 /** Resident set size, MB. */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
