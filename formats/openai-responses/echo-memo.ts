@@ -6,7 +6,8 @@
  * 18 KB), and the part that stays the same while settings such as
  * `previous_response_id` change from turn to turn; so their JSON text is kept for a few distinct lists
  * and reused when a later request's list is equal, compared member by member: a hit gives exactly the
- * text `JSON.stringify` would write.
+ * text `JSON.stringify` would write. The same memo writes the tools of the upstream request body
+ * built for a provider ({@link bodyJson}, pipeline/translate.ts; docs/performance.md item 115).
  *
  * Bounds: at most {@link ECHO_MEMO_ENTRIES} tool lists whose text is {@link ECHO_MEMO_MIN_CHARS} to
  * {@link ECHO_MEMO_MAX_CHARS} characters (smaller ones cost less to write than to compare; larger ones
@@ -16,8 +17,8 @@
 
 type Json = Record<string, any>;
 
-/** Tool lists remembered at most. */
-export const ECHO_MEMO_ENTRIES = 4;
+/** Tool lists remembered at most (a client's echo and its upstream body's list may differ: two each). */
+export const ECHO_MEMO_ENTRIES = 8;
 /** Smallest tool list text remembered (characters). */
 export const ECHO_MEMO_MIN_CHARS = 4096;
 /** Largest tool list text remembered (characters). */
@@ -39,7 +40,10 @@ function signature(tools: unknown[]): number {
   let sig = tools.length;
   for (const t of tools) {
     if (typeof t !== "object" || t === null) continue;
-    const { type, name, description } = t as Json;
+    // A Chat tool keeps its name and description in `function`.
+    const fn = (t as Json).function;
+    const { type } = t as Json;
+    const { name, description } = typeof fn === "object" && fn !== null ? (fn as Json) : (t as Json);
     sig = (Math.imul(sig, 31) + (typeof name === "string" ? name.length : 0) + (typeof description === "string" ? description.length << 8 : 0) + (typeof type === "string" ? type.length << 20 : 0)) | 0;
   }
   return sig;
@@ -117,25 +121,55 @@ function toolsJson(tools: unknown[]): string {
  * response echo of formats/openai-responses/response.ts `responseEcho` (plain JSON data).
  */
 export function echoMembers(echo: Json): string {
-  const tools = echo.tools;
-  if (!Array.isArray(tools) || tools.length === 0) {
-    const text = JSON.stringify(echo);
-    return text.length > 2 ? text.slice(1, -1) + "," : "";
+  const members = membersJson(echo);
+  return members.length > 0 ? members + "," : "";
+}
+
+/**
+ * `JSON.stringify(body)` for a plain JSON object, with a non-empty top-level `tools` array's JSON from
+ * the memo: an upstream request body built for a provider (the same tools every turn of a coding
+ * agent; issue 17, docs/performance.md item 115).
+ */
+export function bodyJson(body: Json): string {
+  // Tools whose descriptions are short are seldom large enough to be remembered: one stringify.
+  const tools = body.tools;
+  if (!Array.isArray(tools) || describedChars(tools) < BODY_MEMO_MIN_DESCRIBED) return JSON.stringify(body);
+  return `{${membersJson(body)}}`;
+}
+
+/** Description characters of a tool list below which {@link bodyJson} writes the body in one stringify. */
+const BODY_MEMO_MIN_DESCRIBED = 1024;
+
+/** The characters of a tool list's descriptions (a Chat tool's in `function`). */
+function describedChars(tools: unknown[]): number {
+  let n = 0;
+  for (const t of tools) {
+    if (typeof t !== "object" || t === null) continue;
+    const fn = (t as Json).function;
+    const d = (typeof fn === "object" && fn !== null ? (fn as Json) : (t as Json)).description;
+    if (typeof d === "string") n += d.length;
   }
+  return n;
+}
+
+/** The members of `JSON.stringify(o)` without its braces (a `tools` array's JSON from the memo). */
+function membersJson(o: Json): string {
+  const tools = o.tools;
+  if (!Array.isArray(tools) || tools.length === 0) return JSON.stringify(o).slice(1, -1);
   // The members before `tools` and those after it written as two objects (in order; JSON.stringify
   // leaves out members it has no text for, as it does in one object), the tools' text between them.
-  const keys = Object.keys(echo);
+  const keys = Object.keys(o);
   const at = keys.indexOf("tools");
   const before: Json = {};
   const after: Json = {};
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    if (i < at) before[k] = echo[k];
-    else if (i > at) after[k] = echo[k];
+    if (i < at) before[k] = o[k];
+    else if (i > at) after[k] = o[k];
   }
   const b = JSON.stringify(before);
   const a = JSON.stringify(after);
-  return `${b.length > 2 ? b.slice(1, -1) + "," : ""}"tools":${toolsJson(tools)},${a.length > 2 ? a.slice(1, -1) + "," : ""}`;
+  return `${b.length > 2 ? b.slice(1, -1) + "," : ""}"tools":${toolsJson(tools)}${a.length > 2 ? "," + a.slice(1, -1) : ""}`;
 }
 
 /** Tool lists remembered now (for tests). */
