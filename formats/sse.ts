@@ -113,19 +113,20 @@ export class SseReader {
     this.feed(text);
   }
 
-  /** End of input: flushes the UTF-8 decoder and any unterminated final event. */
+  /**
+   * End of input: flushes the UTF-8 decoder and any unterminated final event. Two line ends complete
+   * whatever line was pending and dispatch the event in progress (the parser's `reset({consume: true})`
+   * would drop that event, and after them it holds nothing it could consume: not called).
+   */
   end(): void {
     if (this.overflowed) return;
     try {
       const rest = this.decoder === undefined ? "" : this.decoder.decode();
       if (rest.length > 0) this.feed(rest);
-      // Terminate a final event that lacked its blank line so it is dispatched (reset alone drops it).
       this.feed("\n\n");
     } catch (e) {
       if (!this.overflowed) throw e;
-      return;
     }
-    this.parser.reset({ consume: true });
   }
 
   /**

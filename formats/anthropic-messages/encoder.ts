@@ -115,11 +115,13 @@ export class AnthropicEncoder implements StreamEncoder {
     if (this.started) return;
     this.started = true;
     const id = upstreamId && upstreamId.startsWith("msg_") ? upstreamId : (this.opts.newId ?? defaultNewId)("msg_");
+    const model = this.opts.model;
+    // JSON.stringify's output, written between quotes when nothing in the value needs escaping (json-text.ts).
     this.write(
       'event: message_start\ndata: {"type":"message_start","message":{"id":' +
-        JSON.stringify(id) +
+        (isPlainJsonText(id) ? '"' + id + '"' : JSON.stringify(id)) +
         ',"type":"message","role":"assistant","model":' +
-        JSON.stringify(this.opts.model) +
+        (isPlainJsonText(model) ? '"' + model + '"' : JSON.stringify(model)) +
         ',"content":[],"stop_reason":null,"stop_sequence":null,"usage":' +
         usageJson(this.usage) +
         "}}\n\n",
