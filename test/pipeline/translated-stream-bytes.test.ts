@@ -1,5 +1,5 @@
 /**
- * A translated stream's exact output, pinned (docs/performance.md items 107–108): the bytes a client
+ * A translated stream's exact output, pinned (docs/performance.md item 107): the bytes a client
  * reads from `TranslatedStreamDriver` (provider SSE → decoder → normalizer → client encoder → UTF-8)
  * are part of the contract (SDKs and recorded clients compare ids, order and members), so a change
  * made for speed in the SSE reader, a decoder, the normalizer or a client encoder must leave every byte
