@@ -99,14 +99,21 @@ afterAll(async () => {
   await pg?.destroy();
 }, 60_000);
 
+/**
+ * How long a test waits for an announcement to reach the other instance, ms: generous for a loaded
+ * machine, and still far inside SWITCHYARD_REREAD_MS (10 min), so what arrives in time arrived by the
+ * announcement, not by a periodic re-read.
+ */
+const ANNOUNCED_MS = 15_000;
+
 describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)", () => {
   test("an alias stored through A is served by B once announced, and its removal too (not after B's 10 s re-read)", async () => {
     expect((await chat(b, ENV.KEY_PLAIN, "quick")).status).toBe(404);
     expect((await admin(a, "/aliases", { method: "POST", body: JSON.stringify({ name: "quick", target: "up/gpt-quick" }) })).status).toBe(201);
-    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 200, 3000, "B to serve the alias stored through A");
+    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 200, ANNOUNCED_MS, "B to serve the alias stored through A");
     expect(upstream.requests.at(-1)!.model).toBe("gpt-quick");
     expect((await admin(a, "/aliases/quick", { method: "DELETE" })).status).toBe(200);
-    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 404, 3000, "B to drop the alias deleted through A");
+    await until(async () => (await chat(b, ENV.KEY_PLAIN, "quick")).status === 404, ANNOUNCED_MS, "B to drop the alias deleted through A");
   }, 60_000);
 
   test("a combo stored through A reaches B's event stream as routing_changed (an open Routing page on B re-reads its lists)", async () => {
@@ -138,7 +145,7 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     const created = await admin(a, "/keys", { method: "POST", body: JSON.stringify({ name: "laptop" }) });
     expect(created.status).toBe(201);
     const secret = created.body.secret as string;
-    await until(async () => (await chat(b, secret)).status === 200, 3000, "B to accept the new key");
+    await until(async () => (await chat(b, secret)).status === 200, ANNOUNCED_MS, "B to accept the new key");
     // What A's revocation does in the database, without its NOTIFY (B's LISTEN connection was away).
     await sql`UPDATE client_keys SET revoked_at = ${Date.now()} WHERE name = 'laptop'`;
     await until(async () => (await chat(b, secret)).status === 401, 5000, "B to refuse the revoked key");
