@@ -198,7 +198,13 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
   }, 60_000);
 
   test("usage and calls inspect agree on both instances", async () => {
-    await Bun.sleep(1500); // each instance flushes its usage buffer within a second
+    // Each instance flushes its usage buffer within a second: wait until both read all the rows.
+    const counts = (rows: any[]) => Object.fromEntries(rows.map((r) => [r.group, r.requests]));
+    await until(async () => {
+      const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
+      const [ca, cb] = [counts(ua.body.rows ?? []), counts(ub.body.rows ?? [])];
+      return [ca, cb].every((c) => c.one >= 6 && c["aff-1"] + c["aff-2"] >= 20); // the exact counts are checked below
+    }, 15_000, "both instances to read every usage row");
     const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
     expect(ua.status).toBe(200);
     expect(ub.body.rows).toEqual(ua.body.rows);
