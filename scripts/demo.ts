@@ -11,29 +11,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startApp } from "../src/app.ts";
 import { startFakeUpstream } from "../test/support/fake-upstream.ts";
+import { demoConfigYaml } from "./lib/demo-config.ts";
 
 const { values } = parseArgs({ args: process.argv.slice(2), options: { port: { type: "string" } }, strict: true });
 const fake = await startFakeUpstream({ defaultText: "Hello from the switchyard demo upstream." });
 const dataDir = mkdtempSync(join(tmpdir(), "switchyard-demo-"));
 const configPath = join(dataDir, "config.yaml");
-writeFileSync(
-  configPath,
-  `# switchyard demo: every provider points at a local fake upstream (${fake.url})
-providers:
-  - { id: demo-anthropic, kind: anthropic-compatible, base_url: "${fake.url}" }
-  - { id: demo-chat, kind: openai-compatible, base_url: "${fake.url}/v1" }
-  - { id: demo-gemini, kind: gemini, base_url: "${fake.url}" }
-accounts:
-  - { id: demo-gemini-key, provider: demo-gemini, api_key: not-a-real-key }
-combos:
-  - name: demo
-    targets:
-      - model: demo-anthropic/claude-demo
-      - model: demo-chat/gpt-demo
-aliases:
-  fast: demo-chat/gpt-demo
-`,
-);
+writeFileSync(configPath, demoConfigYaml(fake.url));
 const app = await startApp({ configPath, dataDir, host: "127.0.0.1", port: values.port ? Number(values.port) : 0 });
 process.stderr.write(`switchyard demo listening on ${app.url} (fake upstream ${fake.url}; config ${configPath})
 

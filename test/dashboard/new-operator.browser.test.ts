@@ -11,23 +11,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 
-/** scripts/demo's config, in front of the test fake. */
-const DEMO_YAML = `
-providers:
-  - { id: demo-anthropic, kind: anthropic-compatible, base_url: "{{FAKE}}" }
-  - { id: demo-chat, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
-  - { id: demo-gemini, kind: gemini, base_url: "{{FAKE}}" }
-accounts:
-  - { id: demo-gemini-key, provider: demo-gemini, api_key: not-a-real-key }
-combos:
-  - name: demo
-    targets:
-      - model: demo-anthropic/claude-demo
-      - model: demo-chat/gpt-demo
-aliases:
-  fast: demo-chat/gpt-demo
-`;
+/** scripts/demo's config, in front of the test fake ({{FAKE}}: its URL, filled in by startGateway). */
+const DEMO_YAML = demoConfigYaml("{{FAKE}}");
 
 let gw: TestGateway;
 let browser: TestBrowser;
