@@ -106,6 +106,12 @@ describe("an open page whose session ended", () => {
       await signInShown(b);
       await b.screenshot({ path: join(SHOTS, "signed-out-other-tab.png") });
       expect(await apiStatus(b)).toBe(401);
+      // Each sign-in view says why it is there, once: this tab signed out, the other was signed out.
+      expect(await a.page.getByRole("status").innerText()).toBe("You signed out.");
+      expect(await b.getByRole("status").innerText()).toBe("Your session ended: signed out in another tab, expired, or its key was revoked.");
+      await b.reload();
+      await signInShown(b);
+      expect(await b.getByRole("status").count()).toBe(0);
     } finally {
       await a.close();
     }

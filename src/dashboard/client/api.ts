@@ -3,6 +3,8 @@
  * session cookie the browser sends by itself and the CSRF token of the page on every state change.
  */
 
+import { reloadToSignIn } from "./session-ended.ts";
+
 /** The CSRF token the server put into the page's `<meta name="csrf-token">`. */
 export const csrfToken = (): string => document.querySelector<HTMLMetaElement>('meta[name="csrf-token"]')?.content ?? "";
 
@@ -41,7 +43,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   }
   if (!res.ok) {
     const err = (data as { error?: { message?: string; param?: string | null } } | undefined)?.error;
-    if (res.status === 401) location.reload();
+    if (res.status === 401) reloadToSignIn("ended");
     throw new ApiError(res.status, err?.message ?? `${res.status} ${res.statusText}`, err?.param);
   }
   return data as T;

@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { AccountStateEvent, AlertEvent, KeysChangedEvent, RequestFinishedEvent, RoutingChangedEvent } from "../../events/bus.ts";
+import { reloadToSignIn } from "./session-ended.ts";
 
 /** What subscribers receive. */
 export type LiveEvent =
@@ -52,12 +53,12 @@ export function connectLive(): void {
   // The server ends the stream when this browser's session ends (signed out elsewhere, expired, key
   // revoked); a reconnect it refuses leaves the source closed. Either way the page goes to the sign-in
   // view (a page reload re-asks the server which view to show).
-  source.addEventListener("signed_out", () => location.reload());
+  source.addEventListener("signed_out", () => reloadToSignIn("ended"));
   source.addEventListener("error", () => {
     setState("reconnecting");
     if (source?.readyState === EventSource.CLOSED) {
       void fetch("/admin/api/settings", { credentials: "same-origin" }).then((r) => {
-        if (r.status === 401) location.reload();
+        if (r.status === 401) reloadToSignIn("ended");
       });
     }
   });

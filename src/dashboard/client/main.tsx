@@ -9,6 +9,7 @@ import { useEffect, useState } from "preact/hooks";
 import "./style.css";
 import { csrfToken } from "./api.ts";
 import { connectLive, useLiveState } from "./live.ts";
+import { reloadToSignIn } from "./session-ended.ts";
 import { AccountsPage } from "./pages/accounts.tsx";
 import { CallsPage } from "./pages/calls.tsx";
 import { KeysPage } from "./pages/keys.tsx";
@@ -65,7 +66,7 @@ function App() {
   const View = PAGES.find((p) => p.id === page)!.view;
   const signOut = async () => {
     await fetch("/dashboard/logout", { method: "POST", headers: { "x-csrf-token": csrfToken() }, credentials: "same-origin" });
-    location.href = "/dashboard";
+    reloadToSignIn("signed_out_here", "/dashboard");
   };
   return (
     <div class="shell">

@@ -1,5 +1,9 @@
 /** The sign-in view: an admin-scope key in, an HttpOnly session cookie back (POST /dashboard/login). */
 import { useState } from "preact/hooks";
+import { takeSessionEnd } from "../session-ended.ts";
+
+/** Read once per page load: why this tab came to the sign-in view, if it was signed in before. */
+const sessionEnd = takeSessionEnd();
 
 export function LoginPage() {
   const [key, setKey] = useState("");
@@ -35,6 +39,13 @@ export function LoginPage() {
           <span class="brand-mark">⇄</span> switchyard
         </div>
         <h1>Sign in</h1>
+        {sessionEnd && (
+          <p class="notice" role="status">
+            {sessionEnd === "signed_out_here"
+              ? "You signed out."
+              : "Your session ended: signed out in another tab, expired, or its key was revoked."}
+          </p>
+        )}
         <p class="muted">
           This dashboard needs a key with the <code>admin</code> scope. Create one on the gateway's machine with{" "}
           <code>switchyard keys create NAME --scope admin</code>.
