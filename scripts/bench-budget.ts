@@ -30,6 +30,7 @@ import { BUDGET_LANES, type MeasureOutput, type Run } from "./lib/budget-measure
 import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
+import { missedTargetsTable, readFloorTable } from "./lib/budget-floors.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -37,7 +38,7 @@ const QUICK = argv.includes("--quick");
 const WRITE = argv.includes("--write");
 const PROFILE = !argv.includes("--no-profile");
 const DOC = join(ROOT, "docs", "performance.md");
-const MARKS = { budget: ["<!-- bench-budget:start -->", "<!-- bench-budget:end -->"], profile: ["<!-- bench-budget-profile:start -->", "<!-- bench-budget-profile:end -->"] } as const;
+const MARKS = { budget: ["<!-- bench-budget:start -->", "<!-- bench-budget:end -->"], missed: ["<!-- bench-budget-missed:start -->", "<!-- bench-budget-missed:end -->"], profile: ["<!-- bench-budget-profile:start -->", "<!-- bench-budget-profile:end -->"] } as const;
 
 /** The named rows, in print order (the raw pipe baseline and the whole-request rows frame them). */
 export const ROWS = [
@@ -207,6 +208,17 @@ lines.push(`| whole request (raw + framework + pipeline, all threads) | ${result
 lines.push(`| whole request × raw pipe | ${results.map((r) => `${(whole(r) / r.f.raw).toFixed(2)}× / ${r.kind === "native" ? 2 : 3}×`).join(" | ")} |`);
 const budgetTable = lines.join("\n");
 
+// ---- where a target is missed: the rows holding it and their floors in Bun -------------------------------
+const missedTable = missedTargetsTable(
+  results.map((r) => ({
+    name: r.name,
+    ratio: whole(r) / r.f.raw,
+    target: r.kind === "native" ? 2 : 3,
+    rows: ROWS.map((row) => ({ row, measured: r.f[row], target: SHARES[r.kind][row] * budget(r) })),
+  })),
+  readFloorTable(readFileSync(DOC, "utf8")),
+);
+
 // ---- the profile table -----------------------------------------------------------------------------------
 let profileTable = "";
 if (PROFILE) {
@@ -229,7 +241,7 @@ if (PROFILE) {
 }
 
 const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round`;
-console.log(stamp + "\n\n" + budgetTable + (profileTable ? "\n\n" + profileTable : ""));
+console.log(stamp + "\n\n" + budgetTable + "\n\n" + missedTable + (profileTable ? "\n\n" + profileTable : ""));
 
 if (WRITE) {
   let doc = readFileSync(DOC, "utf8");
@@ -241,6 +253,7 @@ if (WRITE) {
     doc = doc.slice(0, a) + `${start}\nProduced ${stamp}.\n\n${text}\n${end}` + doc.slice(b + end.length);
   };
   put("budget", budgetTable);
+  put("missed", missedTable);
   if (profileTable) put("profile", profileTable);
   writeFileSync(DOC, doc);
   console.log(`\nwrote the tables into ${DOC}`);

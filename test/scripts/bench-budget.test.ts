@@ -56,6 +56,19 @@ test("bench-budget --quick prints every row of the budget with a number per lane
     // "12.3" (baseline), "12.3 / 4.5" (measured / target), "3.10× / 2×" (ratio / target ratio)
     for (const c of cells) expect(c, `${row}: ${c}`).toMatch(/^-?\d+(\.\d+)?×?( \/ -?\d+(\.\d+)?×?)?$/);
   }
+  // Where a target is missed: a line per lane (its first row, or "met"), each row of the budget named
+  // with a floor rung and a reason (the quick run's figures are noise, so which rows come up is not asserted).
+  const missedHeader = lines.find((l) => l.startsWith("| lane (whole request × raw pipe / target"));
+  expect(missedHeader).toBeDefined();
+  const missed = lines.slice(lines.indexOf(missedHeader!) + 2);
+  const missedRows = missed.slice(0, missed.findIndex((l) => !l.startsWith("| ")));
+  for (const lane of LANES) expect(missedRows.some((l) => l.startsWith(`| ${lane}: `)), lane).toBe(true);
+  for (const l of missedRows) {
+    const [, row, rung, why] = l.split("|").slice(1, -1).map((c) => c.trim());
+    if (row === "met") continue;
+    expect(ROWS.some((r) => row!.startsWith(`${r} (+`)), row).toBe(true);
+    expect(rung!.length > 0 && why!.length > 20, l).toBe(true);
+  }
   // The profile's share table: the same lanes, shares in per cent, the pipeline's own stage modules among the rows.
   const profileHeader = lines.find((l) => l.startsWith("| module (share"));
   expect(profileHeader?.split("|").slice(2, -1).map((c) => c.trim())).toEqual(LANES);

@@ -1,0 +1,72 @@
+/**
+ * scripts/lib/budget-floors.ts (issue 17): where a lane misses its CPU target, the budget names the rows
+ * holding the miss, each with its floor in Bun and the reason it does not go lower.
+ */
+import { expect, test } from "bun:test";
+import { missedTargetsTable, readFloorTable, ROW_FLOORS } from "../../scripts/lib/budget-floors.ts";
+
+const FLOOR_DOC = [
+  "text before",
+  "<!-- bench-floor:start -->",
+  "Produced 2026-12-03 09:57 UTC, `bun scripts/bench-floor.ts --write`, Bun 1.4.5, 2 cores.",
+  "",
+  "| server (CPU µs per request, × raw pipe of the same round) | chat→chat json | messages→chat stream |",
+  "|---|---|---|",
+  "| 0 raw pipe (scripts/bench-pipe.ts) | 62 | 61 |",
+  "| 1 + body read, JSON.parse, model/stream read (guard, routing) | 67 (1.09×) | 66 (1.09×) |",
+  "| 2 + AbortController per request, header timer (executor) | 73 (1.19×) | 69 (1.13×) |",
+  "| 3 + reply read in JS: peek, tap, idle timer; streamed unless ended (commit, reply driver) | 78 (1.26×) | 82 (1.36×) |",
+  "| 4 + usage row, trace, metrics, log line (bookkeeping) | 96 (1.55×) | 101 (1.67×) |",
+  "| 5 + Elysia instead of bare Bun.serve (framework) | 99 (1.60×) | 104 (1.72×) |",
+  "| 6 + parse and re-encode every SSE event (translation) | - | 132 (2.18×) |",
+  "| switchyard | 135 (2.20×) | 192 (3.19×) |",
+  "| switchyard above the floor (switchyard − top rung, µs; × the top rung) | 36 (1.37×) | 60 (1.45×) |",
+  "<!-- bench-floor:end -->",
+].join("\n");
+
+test("the floor table is read per lane: the top rung, switchyard's ratio and what each rung adds", () => {
+  const { stamp, lanes } = readFloorTable(FLOOR_DOC);
+  expect(stamp).toBe("2026-12-03 09:57 UTC");
+  expect(lanes.get("chat→chat json")).toMatchObject({ floor: "1.60×", switchyard: "2.20×" });
+  expect(lanes.get("chat→chat json")!.steps.slice(1, 6)).toEqual([5, 6, 5, 18, 3]);
+  expect(lanes.get("chat→chat json")!.steps[6]).toBeNaN();
+  // A translated lane's floor is rung 6.
+  expect(lanes.get("messages→chat stream")).toMatchObject({ floor: "2.18×", switchyard: "3.19×" });
+  expect(lanes.get("messages→chat stream")!.steps[6]).toBe(28);
+  expect(readFloorTable("no table here").lanes.size).toBe(0);
+});
+
+test("a missed lane lists its rows furthest over target with their floors and reasons; the harness row is left out", () => {
+  const table = missedTargetsTable(
+    [
+      {
+        name: "chat→chat json",
+        ratio: 3.39,
+        target: 2,
+        rows: [
+          { row: "in-process upstream reply (harness; the raw pipe pays it too)", measured: 40, target: 0 },
+          { row: "commit point and JS reply stream", measured: 7.6, target: 2.1 },
+          { row: "store flushes", measured: 5.1, target: 1 },
+          { row: "guard", measured: 1.1, target: 1.5 },
+          { row: "resolve/order/pick", measured: 9, target: 1.5 },
+        ],
+      },
+      { name: "messages→chat stream", ratio: 2.9, target: 3, rows: [{ row: "guard", measured: 1, target: 0.5 }] },
+    ],
+    readFloorTable(FLOOR_DOC),
+    2,
+  );
+  const lines = table.split("\n");
+  expect(lines[0]).toContain("09:57 UTC");
+  expect(lines.slice(2)).toEqual([
+    `| chat→chat json: 3.39× / 2× in process; over the wire the floor 1.60×, switchyard 2.20× | resolve/order/pick (+7.5: 9.0 / 1.5) | no rung | ${ROW_FLOORS["resolve/order/pick"]!.why} |`,
+    `|  | commit point and JS reply stream (+5.5: 7.6 / 2.1) | rung 3 (+5 µs) | ${ROW_FLOORS["commit point and JS reply stream"]!.why} |`,
+    "| messages→chat stream: 2.90× / 3× in process; over the wire the floor 2.18×, switchyard 3.19× | met | | |",
+  ]);
+});
+
+test("a budget row without a floor is refused, so no row is printed without its reason", () => {
+  expect(() => missedTargetsTable([{ name: "x", ratio: 9, target: 2, rows: [{ row: "a new row", measured: 5, target: 1 }] }], readFloorTable(""))).toThrow(
+    'budget row "a new row" has no floor',
+  );
+});
