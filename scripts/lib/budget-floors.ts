@@ -46,7 +46,7 @@ export const ROW_FLOORS: Record<string, RowFloor> = {
   "32 concurrent requests (against one at a time)": { rung: "every rung", why: "what concurrency adds (interleaved requests' cache misses); the floor's servers run at the same concurrency" },
   "GC (JS-thread pauses + GC helper threads)": { rung: "every rung", why: "JavaScriptCore's collector over the request's allocations; Bun exposes no GC tuning, so it goes down only with fewer allocations (bench-alloc counts them)" },
   "GC heap block warm-up (JSCWarmUp thread)": { rung: "every rung", why: "JavaScriptCore allocating and touching new heap blocks ahead of the JS thread: allocation cost" },
-  "JIT compiler threads (JITWorker)": { rung: "every rung", why: "JavaScriptCore's baseline, DFG and FTL compilers still warming after the budget's short warm-up; a long-running server pays it once; Bun has no ahead-of-time compilation" },
+  "JIT compiler threads (JITWorker)": { rung: "every rung", why: "JavaScriptCore's baseline, DFG and FTL compilers still warming after the budget's short warm-up; a long-running server pays it once; Bun's `--bytecode` build skips parsing, not the optimising compilers" },
   "allocator and other threads": { rung: "every rung", why: "mimalloc giving freed pages back (its purge); purging less is cheaper but breaks the idle-RSS target (items 29, 34, 119)" },
   remainder: { rung: "no rung", why: "the stages together beyond each one's microbenchmark (cold code and data between stages) and every row's error: shorter code paths, not a Bun limit" },
 };
