@@ -30,7 +30,7 @@ export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings 
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed } from "./key-limits.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
-export { presentedSecrets, scrubText, scrubValue } from "./scrub.ts";
+export { presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 
 // Ports of the stages
 export type { AccountHealth, AttemptSettings } from "./attempt-loop.ts";

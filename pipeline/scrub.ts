@@ -9,6 +9,8 @@
  * OAuth `ya29.…`, JWTs, `Bearer …`) is replaced too, for secrets the instance does not hold.
  */
 
+import type { RouteTrace } from "./ports.ts";
+
 /** What a scrubbed secret is replaced with. */
 export const REDACTED = "[redacted]";
 
@@ -49,6 +51,19 @@ export function scrubValue<T>(value: T, secrets: Iterable<string> = []): T {
   const text = JSON.stringify(value);
   const clean = scrubText(text, secrets);
   return clean === text ? value : (JSON.parse(clean) as T);
+}
+
+/**
+ * Whether a route trace carries text that may echo a secret (SPEC O-2): its error answer (which may
+ * echo what the client sent, e.g. a model name) or a failed attempt's upstream error text (which may
+ * echo a credential). A trace without either needs no {@link scrubValue}. A loop over the attempts,
+ * not `some` with a closure: it runs for every request (docs/performance.md item 120).
+ */
+export function traceNeedsScrub(trace: Pick<RouteTrace, "error" | "attempts">): boolean {
+  if (trace.error !== undefined) return true;
+  const attempts = trace.attempts;
+  for (let i = 0; i < attempts.length; i++) if (attempts[i]!.error !== undefined) return true;
+  return false;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   presentedSecrets,
   scrubValue,
   TargetOrder,
+  traceNeedsScrub,
   type AttemptSettings,
   type Finished,
   type Gateway,
@@ -383,10 +384,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (!isCountTokens(ctx.endpoint)) store.record(rec);
     metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
-    // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces).
-    // Only failed attempts and the error answer carry such text: a trace without them needs no scrubbing
-    // (the error answer may also echo what the client sent, e.g. a model name).
-    store.save(ctx.trace.error !== undefined || ctx.trace.attempts.some((a) => a.error !== undefined) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
+    // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces);
+    // only failed attempts and the error answer carry such text (traceNeedsScrub).
+    store.save(traceNeedsScrub(ctx.trace) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
     telemetry?.record({ trace: ctx.trace, usage: ctx.endpoint !== "count_tokens" ? rec : undefined, endpoint: ctx.endpoint, startedAt: ctx.startedAt, endedAt: now });
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));

@@ -77,6 +77,25 @@ export const OTHER_MODEL = "other";
 /** Label values of one series, in the metric's label-name order. */
 type LabelSet<L extends string> = Record<L, string>;
 
+/** Series found label by label: one map per label, keyed by the label's value (GatewayMetrics.observe). */
+type Nested<V> = Map<string, V>;
+
+/** The map under `key` in `outer`, created empty on first use. */
+function inner<V>(outer: Nested<Nested<V>>, key: string): Nested<V> {
+  let m = outer.get(key);
+  if (m === undefined) outer.set(key, (m = new Map()));
+  return m;
+}
+
+/** The series one request of an endpoint, provider and outcome counts in. */
+interface RequestSeries {
+  requests: { value: number };
+  duration: HistogramSeries;
+  ttfb: HistogramSeries;
+  fallbacks: { value: number };
+  bytes: { value: number };
+}
+
 /**
  * A metric family whose series live in a Map keyed by their label values, created on first use and
  * read by prom-client's registry through `get()` (as it reads its own metrics). The request path looks
@@ -319,6 +338,12 @@ export class GatewayMetrics {
    * Counts one finished request, called once from `finish`: constant work per request (its attempts
    * are at most `max_attempts`). `bytesSent` is the reply body handed to the client after the commit
    * point (undefined when nothing was committed); `attempts` the route trace's upstream attempts.
+   *
+   * Every series is found through maps nested by label, one `Map.get` per label value (endpoint,
+   * provider, outcome; the attempt's result; the model), never through a key string concatenated per
+   * request: the label strings are the request's own (constants, the configuration's provider ids, the
+   * record's model), whose hashes JavaScriptCore keeps, where a concatenated key would be flattened and
+   * hashed on every lookup (docs/performance.md item 120).
    */
   observe(endpoint: Endpoint, rec: UsageRecord, bytesSent: number | undefined, attempts: readonly AttemptTrace[] = []): void {
     const provider = rec.providerId ?? NO_PROVIDER;
@@ -327,10 +352,10 @@ export class GatewayMetrics {
     req.requests.value++;
     this.duration.observe(req.duration, rec.totalMs / 1000);
     if (rec.ttfbMs !== undefined) this.ttfb.observe(req.ttfb, rec.ttfbMs / 1000);
-    for (const a of attempts) {
+    for (let i = 0; i < attempts.length; i++) {
+      const a = attempts[i]!;
       const result = a.classification ?? (a.status !== undefined && a.status < 400 ? "ok" : "failed");
-      const p = a.providerId;
-      this.attempts.child(endpoint + "\u0000" + p + "\u0000" + result, () => ({ endpoint, provider: p, result })).value++;
+      this.attemptSeries(endpoint, a.providerId, result).value++;
     }
     if (rec.fallback) req.fallbacks.value++;
     if (countable(bytesSent)) req.bytes.value += bytesSent;
@@ -348,38 +373,51 @@ export class GatewayMetrics {
     }
   }
 
-  /** The series one request touches, per endpoint, provider and outcome (looked up once per request). */
-  private readonly perRequest = new Map<string, ReturnType<GatewayMetrics["makeRequestSeries"]>>();
-  private requestSeries(endpoint: Endpoint, provider: string, outcome: string) {
-    const key = endpoint + "\u0000" + provider + "\u0000" + outcome;
-    let s = this.perRequest.get(key);
-    if (s === undefined) this.perRequest.set(key, (s = this.makeRequestSeries(endpoint, provider, outcome)));
-    return s;
+  /** The series one request touches, by endpoint, provider and outcome (looked up once per request). */
+  private readonly perRequest: Nested<Nested<Nested<RequestSeries>>> = new Map();
+  private requestSeries(endpoint: Endpoint, provider: string, outcome: string): RequestSeries {
+    return this.perRequest.get(endpoint)?.get(provider)?.get(outcome) ?? this.newRequestSeries(endpoint, provider, outcome);
   }
-  private makeRequestSeries(endpoint: Endpoint, provider: string, outcome: string) {
+  private newRequestSeries(endpoint: Endpoint, provider: string, outcome: string): RequestSeries {
     const labels = () => ({ endpoint, provider, outcome });
     const ep = endpoint + "\u0000" + provider;
     const key = ep + "\u0000" + outcome;
-    return {
+    const s: RequestSeries = {
       requests: this.requests.child(key, labels),
       duration: this.duration.child(key, labels),
       ttfb: this.ttfb.child(key, labels),
       fallbacks: this.fallbacks.child(ep, () => ({ endpoint, provider })),
       bytes: this.bytes.child(ep, () => ({ endpoint, provider })),
     };
+    inner(inner(this.perRequest, endpoint), provider).set(outcome, s);
+    return s;
+  }
+
+  /** The attempts series by endpoint, provider tried and result. */
+  private readonly perAttempt: Nested<Nested<Nested<{ value: number }>>> = new Map();
+  private attemptSeries(endpoint: Endpoint, provider: string, result: string): { value: number } {
+    const found = this.perAttempt.get(endpoint)?.get(provider)?.get(result);
+    if (found !== undefined) return found;
+    const s = this.attempts.child(endpoint + "\u0000" + provider + "\u0000" + result, () => ({ endpoint, provider, result }));
+    inner(inner(this.perAttempt, endpoint), provider).set(result, s);
+    return s;
   }
 
   /**
    * The token series of a provider and model, one per entry of TOKEN_KINDS; past
    * {@link MAX_MODEL_SERIES} pairs a new pair shares its provider's {@link OTHER_MODEL} series.
    */
-  private readonly perModel = new Map<string, Array<{ value: number }>>();
+  private readonly perModel: Nested<Nested<Array<{ value: number }>>> = new Map();
+  /** (provider, model) pairs in {@link perModel}. */
+  private modelPairs = 0;
   private tokenSeries(provider: string, model: string): Array<{ value: number }> {
-    const key = provider + "\u0000" + model;
-    let s = this.perModel.get(key);
-    if (s !== undefined) return s;
-    if (this.perModel.size >= MAX_MODEL_SERIES) return this.otherSeries(provider);
-    this.perModel.set(key, (s = this.makeTokenSeries(provider, model)));
+    const byModel = this.perModel.get(provider);
+    const found = byModel?.get(model);
+    if (found !== undefined) return found;
+    if (this.modelPairs >= MAX_MODEL_SERIES) return this.otherSeries(provider);
+    const s = this.makeTokenSeries(provider, model);
+    (byModel ?? inner(this.perModel, provider)).set(model, s);
+    this.modelPairs++;
     return s;
   }
   private readonly perProviderOther = new Map<string, Array<{ value: number }>>();

@@ -123,6 +123,19 @@ export function priceOfReportedTokens(model: ModelInfo): ModelInfo {
   return { ...model, prices: Array.isArray(model.prices) ? model.prices.map((c) => ({ ...c, prices: keep(c.prices) })) : keep(model.prices) };
 }
 
+/** The result of every unpriced lookup: one frozen object, not one per request. */
+const UNPRICED: Cost = Object.freeze({ unpriced: true });
+
+/** What a {@link PriceBook} remembers of one (vendor, model). */
+interface Remembered {
+  /** Neither the table nor its fallbacks price the model: it stays unpriced. */
+  unknown: boolean;
+  /** The table's provider narrowed to the model the table matched. */
+  match?: Provider;
+  /** The matched model's resolved rates (absent when they cannot be resolved). */
+  plan?: RatePlan;
+}
+
 /**
  * Prices requests. Lookup order for a request served by `provider/model`:
  * 1. `settings.pricing["provider/model"]`, then `settings.pricing["model"]` (an override; a missing
@@ -148,11 +161,12 @@ export function priceOfReportedTokens(model: ModelInfo): ModelInfo {
  * Without a `table` ({@link loadPriceTable}) only the overrides price anything.
  */
 export class PriceBook {
-  private readonly unknown = new Set<string>();
-  /** (vendor, model) → the table's provider narrowed to the model the table matched for it. */
-  private readonly matched = new Map<string, Provider>();
-  /** (vendor, model) → the matched model's resolved rates (absent when they cannot be resolved). */
-  private readonly plans = new Map<string, RatePlan>();
+  /**
+   * What lookups found, by vendor (`""` for none) and then model: nested maps, so that a request's
+   * lookup hashes its own strings rather than a key concatenated per request (docs/performance.md
+   * item 120).
+   */
+  private readonly memo = new Map<string, Map<string, Remembered>>();
 
   /** `now`: the clock that picks a dated price set (ms since the epoch; tests move it). */
   constructor(
@@ -161,13 +175,21 @@ export class PriceBook {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws. */
+  /**
+   * The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws.
+   * An unpriced model's result is one shared frozen object ({@link UNPRICED}).
+   */
   cost(providerId: string, kind: ProviderKind, model: string, usage: Usage): Cost {
-    const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model);
-    if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
-    const vendor = priceVendor(kind);
-    const memo = `${vendor ?? ""}\u0000${model}`;
-    if (!this.table || this.unknown.has(memo)) return { unpriced: true };
+    // The override keys are made only when there are overrides to look up (none by default).
+    if (this.overrides.size > 0) {
+      const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model);
+      if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
+    }
+    if (!this.table) return UNPRICED;
+    const vendor = priceVendor(kind) ?? "";
+    let byModel = this.memo.get(vendor);
+    let known = byModel?.get(model);
+    if (known?.unknown) return UNPRICED;
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
     // The table counts cache reads and writes as part of the input (they are partitions of it).
@@ -175,13 +197,13 @@ export class PriceBook {
     const output = usage.outputTokens ?? 0;
     // Of the writes, the one-hour ones: the table prices them at their own (higher) price.
     const write1h = usage.cacheWrite1hTokens ? Math.min(usage.cacheWrite1hTokens, cacheWrite) : 0;
-    const plan = this.plans.get(memo);
+    const plan = known?.plan;
     if (plan) {
       const usd = planCost(plan, input, output, cacheRead, cacheWrite, write1h, this.now);
       if (usd !== undefined) return { usd, source: "price_table", unpriced: false };
     }
     const now = this.now();
-    let match = this.matched.get(memo);
+    let match = known?.match;
     let result: ReturnType<PriceTable> = null;
     try {
       result = this.table(
@@ -198,20 +220,20 @@ export class PriceBook {
     } catch {
       result = null;
     }
+    if (byModel === undefined) this.memo.set(vendor, (byModel = new Map()));
+    if (known === undefined) byModel.set(model, (known = { unknown: false }));
     if (!result) {
-      this.unknown.add(memo);
-      this.matched.delete(memo);
-      this.plans.delete(memo);
-      return { unpriced: true };
+      known.unknown = true;
+      known.match = undefined;
+      known.plan = undefined;
+      return UNPRICED;
     }
     // A model found through the provider's fallback providers keeps the provider it was found under.
     if (!match) {
       match = { ...result.provider, models: [priceOfReportedTokens(result.model)], fallback_model_providers: undefined };
-      this.matched.set(memo, match);
+      known.match = match;
     }
-    const next = ratePlan(match.models[0]!, now);
-    if (next) this.plans.set(memo, next);
-    else this.plans.delete(memo);
+    known.plan = ratePlan(match.models[0]!, now);
     return { usd: result.total_price, source: "price_table", unpriced: false };
   }
 }

@@ -399,6 +399,24 @@ describe("gauges read live state at scrape time", () => {
     expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: OTHER_MODEL, kind: "input" })).toBe(150);
   });
 
+  test("MAX_MODEL_SERIES counts (provider, model) pairs across providers: past it, each provider's new pairs count as its own model=\"other\"", async () => {
+    const m = quietMetrics();
+    const rec = (providerId: string, model: string) =>
+      ({ requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: model, providerId, model, usage: { inputTokens: 3 }, estimated: false, outcome: "ok", status: 200, ttfbMs: 1, totalMs: 2, attempts: 1, fallback: false }) as never;
+    const half = MAX_MODEL_SERIES / 2;
+    for (let i = 0; i < half; i++) m.observe("chat", rec("p", `random-${i}`), 1);
+    for (let i = 0; i < half + 10; i++) m.observe("chat", rec("q", `random-${i}`), 1);
+    m.observe("chat", rec("p", `random-${half}`), 1);
+    m.observe("chat", rec("p", "random-0"), 1);
+    const f = parseExposition(await m.text());
+    expect(f.get("switchyard_tokens_total")!.samples.length).toBe(MAX_MODEL_SERIES + 2);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "random-0", kind: "input" })).toBe(6);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "q", model: `random-${half - 1}`, kind: "input" })).toBe(3);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "q", model: `random-${half}`, kind: "input" })).toBeUndefined();
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "q", model: OTHER_MODEL, kind: "input" })).toBe(30);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: OTHER_MODEL, kind: "input" })).toBe(3);
+  });
+
   test("20,000 requests add up exactly; a duration equal to a bucket bound counts in that bucket (le is inclusive)", async () => {
     const m = quietMetrics();
     const rec = {
