@@ -14,7 +14,7 @@ import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
 import { errorAnswer, responseHeaders, type Finished, type RequestContext } from "./context.ts";
-import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
+import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
 import { addAccountHint, type Target } from "./resolve.ts";
@@ -328,7 +328,7 @@ async function attemptOnce(
       return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
     };
 
-    let reply, controller: AbortController;
+    let reply, controller: AbortController, clientAbort: ClientAbort;
     try {
       const call = executeCall(
         deps.executorFor(provider),
@@ -337,7 +337,7 @@ async function attemptOnce(
         provider.headerTimeoutMs,
       );
       primeCacheState(deps.pool, counters.hints, provider.id);
-      ({ reply, controller } = await call);
+      ({ reply, controller, clientAbort } = await call);
     } catch (e) {
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
       const status = te.reason === "header_timeout" ? 504 : 502;
@@ -365,7 +365,7 @@ async function attemptOnce(
     // ---- 2xx: the commit point (commit.ts) ---------------------------------------------------------
     const committed = await commitReply(
       ctx,
-      { target, account, translated, isLastTarget, reply, controller, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
+      { target, account, translated, isLastTarget, reply, controller, clientAbort, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
       deps,
     );
     if (!("response" in committed)) return committed;

@@ -14,7 +14,7 @@ import { FormatError, hubError, Warnings, type HubError, type HubRequest } from 
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
 import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
-import { TransportError, type UpstreamReply } from "./execute.ts";
+import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
 import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
 import {
@@ -75,6 +75,8 @@ export interface CommitAttempt {
   reply: UpstreamReply;
   /** Aborts the upstream call. */
   controller: AbortController;
+  /** The call's listener on the client's signal (execute.ts): a streamed reply sets its `onAbort`. */
+  clientAbort: ClientAbort;
   /** ms since the epoch when the attempt started. */
   started: number;
   /** The attempt's entry in the route trace (duration and status are filled in here). */
@@ -467,8 +469,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     deps.finish(ctx, finished("client_closed", sent.bytes));
   };
   // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
-  // aborts the request's signal on disconnect; body cancellation is the second path to the same end.
-  ctx.signal.addEventListener("abort", clientGone, { once: true });
+  // aborts the request's signal on disconnect: the call's own listener on it aborts the upstream call
+  // and then runs clientGone (execute.ts ClientAbort; no second listener). Body cancellation is the
+  // second path to the same end.
+  a.clientAbort.onAbort = clientGone;
   const delivered = delivery.stream(
     reader,
     driver,
@@ -477,7 +481,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     (failure) => {
       a.release();
       deps.openStreams?.delete(endAtShutdown);
-      ctx.signal.removeEventListener("abort", clientGone);
+      a.clientAbort.onAbort = undefined;
       if (done) return;
       done = true;
       deps.finish(ctx, finished(failure ? "upstream_error" : "ok", sent.bytes));

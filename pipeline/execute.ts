@@ -72,20 +72,45 @@ export class TransportError extends Error {
 const ONCE: AddEventListenerOptions = { once: true };
 
 /**
+ * A call's one listener on the client's signal (SPEC 6.4): when the signal aborts it aborts the upstream
+ * call with the signal's reason and then runs {@link onAbort}, which the commit point sets for a streamed
+ * reply (its end as `client_closed`, pipeline/commit.ts) and clears when the reply ends. A streamed reply
+ * thus needs no second listener on the signal (docs/performance.md item 121). The listener stays on the
+ * signal after the call's headers arrive (the upstream call lasts as long as its reply); it is removed
+ * when the call fails before them.
+ */
+export class ClientAbort implements EventListenerObject {
+  /** Run after the upstream call is aborted when the client's signal aborts; undefined: nothing more. */
+  onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    private readonly controller: AbortController,
+    private readonly parent: AbortSignal,
+  ) {}
+
+  /** The signal's `abort` event. */
+  handleEvent(): void {
+    this.controller.abort(this.parent.reason);
+    this.onAbort?.();
+  }
+}
+
+/**
  * Sends one call with a header timeout (SPEC 6.3: 60 s by default, per provider). The returned
  * controller aborts the upstream call later (client disconnect, idle timeout); aborting the parent
- * signal aborts it too.
+ * signal aborts it too, through the returned {@link ClientAbort} (registered on `parent` unless it had
+ * aborted already, when the call is aborted at once and no listener is added).
  */
 export async function executeCall(
   executor: Executor,
   call: Omit<UpstreamCall, "signal">,
   parent: AbortSignal,
   headerTimeoutMs: number,
-): Promise<{ reply: UpstreamReply; controller: AbortController }> {
+): Promise<{ reply: UpstreamReply; controller: AbortController; clientAbort: ClientAbort }> {
   const controller = new AbortController();
-  const onParentAbort = () => controller.abort(parent.reason);
+  const clientAbort = new ClientAbort(controller, parent);
   if (parent.aborted) controller.abort(parent.reason);
-  else parent.addEventListener("abort", onParentAbort, ONCE);
+  else parent.addEventListener("abort", clientAbort, ONCE);
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -93,9 +118,9 @@ export async function executeCall(
   }, headerTimeoutMs);
   try {
     const reply = await executor.send({ ...call, signal: controller.signal });
-    return { reply, controller };
+    return { reply, controller, clientAbort };
   } catch (e) {
-    parent.removeEventListener("abort", onParentAbort);
+    parent.removeEventListener("abort", clientAbort);
     if (timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
     if (parent.aborted) throw new TransportError("aborted", "the client went away");
     if (e instanceof TransportError) throw e;

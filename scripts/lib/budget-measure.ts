@@ -19,7 +19,7 @@ import { newContext, type RequestContext } from "../../pipeline/context.ts";
 import { resolveModel, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
 import { pickAccount } from "../../pipeline/pick.ts";
 import { translate } from "../../pipeline/translate.ts";
-import { executeCall, type Executor, type UpstreamReply } from "../../pipeline/execute.ts";
+import { ClientAbort, executeCall, type Executor, type UpstreamReply } from "../../pipeline/execute.ts";
 import { commitReply, replyDriverFor } from "../../pipeline/commit.ts";
 import { runAttempts } from "../../pipeline/attempt-loop.ts";
 import { affinityHints } from "../../pipeline/affinity.ts";
@@ -272,6 +272,7 @@ async function main() {
     const attemptTrace = (): AttemptTrace => ({ target: target!.label, providerId: target!.provider.id, model: target!.model, accountId: account.id, startMs: 0 });
     timed.viaCommit = async () => {
       const reply = await replyNow();
+      const controller = new AbortController();
       const committed = await commitReply(
         ctx0,
         {
@@ -280,7 +281,8 @@ async function main() {
           translated,
           isLastTarget: true,
           reply,
-          controller: new AbortController(),
+          controller,
+          clientAbort: new ClientAbort(controller, ctx0.signal),
           started: Date.now(),
           trace: attemptTrace(),
           attempts: 1,
@@ -312,10 +314,10 @@ async function main() {
         const acc = pickAccount(app.registry, target!, new Set(), hints).account!;
         const tr = translate(ctx, target!, "strip_with_warning");
         if ("kind" in tr) throw new Error(tr.message);
-        const { reply, controller } = await executeCall(executor, { ...call, account: acc, body: tr.body, stream: tr.upstreamStream, clientHeaders: ctx.request.headers }, ctx.signal, 30_000);
+        const { reply, controller, clientAbort } = await executeCall(executor, { ...call, account: acc, body: tr.body, stream: tr.upstreamStream, clientHeaders: ctx.request.headers }, ctx.signal, 30_000);
         const committed = await commitReply(
           ctx,
-          { target: target!, account: acc, translated: tr, isLastTarget: true, reply, controller, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, fail: () => {
+          { target: target!, account: acc, translated: tr, isLastTarget: true, reply, controller, clientAbort, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, fail: () => {
             throw new Error(`the ${bl.name} reply failed at the commit point`);
           } },
           commitDeps,
