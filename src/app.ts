@@ -533,7 +533,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
             controlRoutes({
               bus,
               registry,
-              providers: () => cfg.providers,
+              config: () => cfg,
               discovered: () => discovery.publishedAll(),
               executorFor,
               clock,

@@ -4,6 +4,10 @@
  * (Codex's executor streams anyway) — through the provider's own executor (URL, auth, provider fixes,
  * proxy, a fresh OAuth token). The answer is `{ok, status, latency_ms, model, error?}`.
  *
+ * Without a model in the request, {@link chooseTestModel} picks one (the provider's configured models,
+ * the account's discovered ones, the provider's discovered ones, then a combo target or alias that
+ * routes to the provider) and the answer names where it came from (`model_from`).
+ *
  * The test never changes routing state: no cooldown, lock, quota window, circuit count or health
  * statistic is written, whatever the upstream answers (the registry is not told about the call).
  */
@@ -20,6 +24,11 @@ export interface AccountTestResult {
   latency_ms: number;
   /** The upstream model the call asked for. */
   model: string;
+  /**
+   * Where `model` came from: "the request", "the provider's models", "the account's discovered
+   * models", "the provider's discovered models", "combo NAME" or "alias NAME".
+   */
+  model_from: string;
   /** Why it failed, without secrets; absent when ok. */
   error?: string;
 }
@@ -43,6 +52,47 @@ export function minimalBody(format: WireFormat, provider: ProviderInfo, model: s
   }
 }
 
+/** A model to test an account with, and where it came from (AccountTestResult.model_from). */
+export interface TestModelChoice {
+  model: string;
+  from: string;
+}
+
+/** What {@link chooseTestModel} reads besides the provider and account: the routing in force. */
+export interface TestModelSources {
+  /** Models discovered for the provider (SPEC P-6). */
+  discovered: readonly string[];
+  /** Combos in force, in order; a target's `ref` is what its `model` names. */
+  combos: Iterable<{ name: string; targets: ReadonlyArray<{ ref: { type: string; providerId?: string; model?: string }; account?: string }> }>;
+  /** Alias name → `provider/model`, combo or alias name, as written. */
+  aliases: ReadonlyMap<string, string>;
+}
+
+/**
+ * The model an account test asks for when the request names none: the provider's first configured
+ * model, else the account's first discovered one, else the provider's, else the first combo target
+ * that routes to this provider (not pinned to another account), else the first alias that names a
+ * `provider/model` of it. A provider configured without models (a `*-compatible` one, served through its
+ * implicit keyless account) is usually reached through a combo or alias, so that model is one its
+ * upstream knows. Undefined when none of them names a model.
+ */
+export function chooseTestModel(provider: ProviderInfo, account: Account, sources: TestModelSources): TestModelChoice | undefined {
+  const configured = Object.keys(provider.models)[0];
+  if (configured) return { model: configured, from: "the provider's models" };
+  if (account.models?.[0]) return { model: account.models[0], from: "the account's discovered models" };
+  if (sources.discovered[0]) return { model: sources.discovered[0], from: "the provider's discovered models" };
+  for (const combo of sources.combos) {
+    for (const t of combo.targets) {
+      if (t.ref.type === "model" && t.ref.providerId === provider.id && t.ref.model && (t.account === undefined || t.account === account.id)) return { model: t.ref.model, from: `combo ${combo.name}` };
+    }
+  }
+  const prefix = `${provider.id}/`;
+  for (const [name, target] of sources.aliases) {
+    if (target.startsWith(prefix) && target.length > prefix.length) return { model: target.slice(prefix.length), from: `alias ${name}` };
+  }
+  return undefined;
+}
+
 /** What {@link testAccount} needs. */
 export interface AccountTestDeps {
   executorFor: ExecutorFor;
@@ -55,8 +105,9 @@ export interface AccountTestDeps {
  * Makes the one test call for `account` on `provider` with `model`. Never throws: a transport failure
  * is `{ok: false, status: 0}`.
  */
-export async function testAccount(deps: AccountTestDeps, provider: ProviderInfo, account: Account, model: string): Promise<AccountTestResult> {
+export async function testAccount(deps: AccountTestDeps, provider: ProviderInfo, account: Account, choice: TestModelChoice): Promise<AccountTestResult> {
   const format = provider.format;
+  const { model, from: model_from } = choice;
   const started = deps.clock.now();
   const parent = new AbortController();
   let controller: AbortController | undefined;
@@ -79,14 +130,14 @@ export async function testAccount(deps: AccountTestDeps, provider: ProviderInfo,
     controller = sent.controller;
     const latency = deps.clock.now() - started;
     const { status, headers } = sent.reply;
-    if (status >= 200 && status < 300) return { ok: true, status, latency_ms: latency, model };
+    if (status >= 200 && status < 300) return { ok: true, status, latency_ms: latency, model, model_from };
     const text = await readBounded(sent.reply.body, 16 * 1024);
     const error = codecFor(format).parseError(status, text, headers, deps.clock.now());
-    return { ok: false, status, latency_ms: latency, model, error: scrubText(error.message, deps.secrets()).slice(0, 500) };
+    return { ok: false, status, latency_ms: latency, model, model_from, error: scrubText(error.message, deps.secrets()).slice(0, 500) };
   } catch (e) {
     const reason = e instanceof TransportError ? e.reason : "other";
     const message = e instanceof Error ? e.message : String(e);
-    return { ok: false, status: 0, latency_ms: deps.clock.now() - started, model, error: scrubText(`${provider.id} could not be reached (${reason}): ${message}`, deps.secrets()).slice(0, 500) };
+    return { ok: false, status: 0, latency_ms: deps.clock.now() - started, model, model_from, error: scrubText(`${provider.id} could not be reached (${reason}): ${message}`, deps.secrets()).slice(0, 500) };
   } finally {
     controller?.abort();
   }

@@ -15,9 +15,9 @@ import * as v from "valibot";
 import type { ExecutorFor } from "../../pipeline/index.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
-import type { ConfiguredProvider } from "../config/types.ts";
+import type { RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
-import { testAccount } from "./account-test.ts";
+import { chooseTestModel, testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
@@ -26,7 +26,8 @@ import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
 export interface ControlDeps {
   bus: EventBus;
   registry: AccountRegistry;
-  providers: () => Map<string, ConfiguredProvider>;
+  /** The configuration in force: its providers, and the combos and aliases an account test's model may come from. */
+  config: () => Pick<RuntimeConfig, "providers" | "combos" | "aliases">;
   /** Models discovered per provider (SPEC P-6). */
   discovered: () => Map<string, string[]>;
   executorFor: ExecutorFor;
@@ -41,7 +42,7 @@ export interface ControlDeps {
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
 export const AccountTestBody = strictBody({
-  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first known model)."))),
+  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first configured or discovered model, else one a combo or alias routes to it)."))),
 }, "an account test");
 
 /** One provider as `GET /providers` lists it. */
@@ -66,6 +67,10 @@ export const AccountTestReply = v.object({
   status: v.pipe(v.number(), v.description("HTTP status of the upstream reply; 0 when none came (connection refused, timeout).")),
   latency_ms: v.number(),
   model: v.string(),
+  model_from: v.pipe(
+    v.string(),
+    v.description('Where `model` came from: "the request", "the provider\'s models", "the account\'s discovered models", "the provider\'s discovered models", "combo NAME" or "alias NAME".'),
+  ),
   error: v.optional(v.string()),
 });
 
@@ -115,7 +120,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         const discovered = deps.discovered();
         const accounts = [...deps.registry.list(), ...deps.registry.implicitAccounts()];
         return {
-          providers: [...deps.providers().values()].map((p) => ({
+          providers: [...deps.config().providers.values()].map((p) => ({
             id: p.id,
             kind: p.kind,
             format: p.format,
@@ -145,11 +150,21 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           if (!account) return adminError(404, `No account ${id}.`, "id");
           const body = await readBody(request, AccountTestBody, {});
           if (!body.ok) return body.response;
-          const provider = deps.providers().get(account.providerId);
+          const config = deps.config();
+          const provider = config.providers.get(account.providerId);
           if (!provider) return adminError(409, `Account ${id} names provider ${account.providerId}, which is not configured.`);
-          const model = body.value.model ?? Object.keys(provider.models)[0] ?? account.models?.[0] ?? deps.discovered().get(provider.id)?.[0];
-          if (!model) return adminError(400, `No model is known for provider ${provider.id}: give one as {"model": "…"}.`, "model");
-          return testAccount(deps, provider, account, model);
+          const choice = body.value.model
+            ? { model: body.value.model, from: "the request" }
+            : chooseTestModel(provider, account, { discovered: deps.discovered().get(provider.id) ?? [], combos: config.combos.values(), aliases: config.aliases });
+          if (!choice) {
+            return adminError(
+              400,
+              `No model is known for provider ${provider.id}: its config entry lists no models, none were discovered, and no combo or alias routes to it. Name the upstream model to test with, as {"model": "…"}.`,
+              "model",
+              "model_required",
+            );
+          }
+          return testAccount(deps, provider, account, choice);
         },
         { parse: "none" },
       ) as never;
@@ -210,5 +225,10 @@ export const CONTROL_ROUTE_DOCS = {
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },
   "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
-  "POST /admin/api/accounts/:id/test": { summary: "One minimal upstream call with this account; writes no cooldown.", body: AccountTestBody, response: AccountTestReply },
+  "POST /admin/api/accounts/:id/test": {
+    summary:
+      "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it (`model_from` says which); a 400 with code `model_required` when none is known.",
+    body: AccountTestBody,
+    response: AccountTestReply,
+  },
 };

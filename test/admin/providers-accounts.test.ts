@@ -19,6 +19,12 @@ providers:
   - id: g
     kind: gemini
     base_url: "{{FAKE}}"
+  - id: r
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+  - id: s
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
 accounts:
   - id: a1
     provider: p
@@ -29,6 +35,20 @@ accounts:
   - id: g1
     provider: g
     api_key: env:KEY_G1
+  - id: r1
+    provider: r
+    api_key: env:KEY_Q1
+  - id: s1
+    provider: s
+    api_key: env:KEY_Q1
+combos:
+  - name: pair
+    targets:
+      - model: p/claude-x
+      - model: r/r-combo
+aliases:
+  quick: s/s-alias
+  other: r/r-alias
 `;
 const ENV = { KEY_A1: "sk-test-account-one", KEY_Q1: "sk-test-account-q", KEY_G1: "gm-test-account-g" };
 
@@ -74,7 +94,7 @@ describe("POST /admin/api/accounts/{id}/test", () => {
     const res = await post("/accounts/a1/test");
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    expect(body).toMatchObject({ ok: true, status: 200, model: "claude-x" });
+    expect(body).toMatchObject({ ok: true, status: 200, model: "claude-x", model_from: "the provider's models" });
     expect(typeof body.latency_ms).toBe("number");
     expect(body.error).toBeUndefined();
     const sent = gw.fake.requests.slice(before);
@@ -144,12 +164,36 @@ accounts:
     }
   });
 
+  test("a provider that lists no models is tested with the model a combo target, else an alias, routes to it, and the answer says which", async () => {
+    for (const [account, model, from] of [
+      ["r1", "r-combo", "combo pair"],
+      ["s1", "s-alias", "alias quick"],
+    ]) {
+      const before = gw.fake.requests.length;
+      const res = await post(`/accounts/${account}/test`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ ok: true, status: 200, model, model_from: from });
+      const sent = gw.fake.requests.slice(before);
+      expect(sent.map((r) => r.body.model)).toEqual([model]);
+    }
+    // a model in the request wins, and is named as the request's
+    expect(await (await post("/accounts/r1/test", { model: "r-given" })).json()).toMatchObject({ ok: true, model: "r-given", model_from: "the request" });
+  });
+
   test("unknown account 404; no known model 400 naming model; bad body 400", async () => {
     const r404 = await post("/accounts/nope/test");
     expect(r404.status).toBe(404);
+    const before = gw.fake.requests.length;
     const r400 = await post("/accounts/q1/test");
     expect(r400.status).toBe(400);
-    expect(((await r400.json()) as any).error.param).toBe("model");
+    expect(r400.headers.get("content-type")).toContain("application/json");
+    expect(((await r400.json()) as any).error).toEqual({
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_required",
+      message: 'No model is known for provider q: its config entry lists no models, none were discovered, and no combo or alias routes to it. Name the upstream model to test with, as {"model": "…"}.',
+    });
+    expect(gw.fake.requests.length).toBe(before);
     const bad = await post("/accounts/a1/test", { model: 5 });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model must be a string" });

@@ -290,7 +290,7 @@ describe("account actions", () => {
       await card.getByRole("button", { name: "Test" }).click();
       const result = card.locator(".test-result");
       await result.waitFor({ timeout: 10_000 });
-      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms \(gpt-5(-mini)?\)$/);
+      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with gpt-5(-mini)? \(from the provider's models\)$/);
       const calls = gw.fake.requests.slice(before);
       expect(calls.length).toBe(1);
       expect(calls[0].headers["authorization"]).toBe(`Bearer ${DEMO_ENV.OPENAI_MAIN}`);

@@ -1,7 +1,8 @@
 /**
  * What a new operator sees on scripts/demo's gateway (README "Not done yet", noticed 2026-12-03): the
  * implicit keyless accounts of the providers configured without accounts are on the Accounts page
- * (marked, with nothing to disable or remove) as they are in the dry run and the admin API; a key that
+ * (marked, with nothing to disable or remove) as they are in the dry run and the admin API, and Test on
+ * one tests the model its combo routes to, saying so (asking for a model when none is known); a key that
  * just got 429 shows this minute's requests and tokens against its rpm / tpm on the Keys page; beside an
  * open trace at 1280 px no model name breaks inside a name; the charts' legends show the latest
  * values while the pointer is elsewhere; the Usage page does not speak of API prices when nothing had a
@@ -115,6 +116,67 @@ describe("implicit keyless accounts", () => {
     }
     expect(await chat("fast")).toBe(200);
   });
+});
+
+describe("Test on an implicit keyless account", () => {
+  test("a provider that lists no models is tested with the model its combo routes to, and the card says which and from where", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      for (const [id, model] of [
+        ["demo-chat-keyless", "gpt-demo"],
+        ["demo-anthropic-keyless", "claude-demo"],
+      ]) {
+        const card = w.page.locator(".card", { has: w.page.locator(`[data-account="${id}"]`) });
+        await card.waitFor({ timeout: 10_000 });
+        const before = gw.fake.requests.length;
+        await card.getByRole("button", { name: "Test" }).click();
+        const result = card.locator(".test-result");
+        await result.waitFor({ timeout: 10_000 });
+        expect(await result.innerText()).toMatch(new RegExp(`^Test passed: 200 in \\d+ ms with ${model} \\(from combo demo\\)$`));
+        expect(gw.fake.requests.slice(before).map((r) => r.model)).toEqual([model]);
+      }
+      await w.page.screenshot({ path: join(SHOTS, "accounts-implicit-tested.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("with no model known for the provider, Test asks for one and tests with it", async () => {
+    const bare = await startGateway(`
+providers:
+  - { id: bare, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+`);
+    const w = await openPage(browser, bare.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${bare.url}/dashboard/accounts`);
+      const card = w.page.locator(".card", { has: w.page.locator('[data-account="bare-keyless"]') });
+      await card.waitFor({ timeout: 10_000 });
+      await card.getByRole("button", { name: "Test" }).click();
+      const ask = card.locator("form.test-model");
+      await ask.waitFor({ timeout: 10_000 });
+      expect(await ask.locator("p").innerText()).toBe("Provider bare lists no models, and no combo or alias routes to it: name the upstream model to test this account with.");
+      // the API's instruction ({"model": "…"}) is not what the operator reads
+      expect(await card.locator(".test-result").count()).toBe(0);
+      expect(bare.fake.requests.length).toBe(0);
+      await card.getByLabel("Model").fill("my-local-model");
+      await card.getByRole("button", { name: "Test with this model" }).click();
+      const result = card.locator(".test-result");
+      await result.waitFor({ timeout: 10_000 });
+      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with my-local-model$/);
+      expect(bare.fake.requests.map((r) => [r.model, r.headers["authorization"]])).toEqual([["my-local-model", undefined]]);
+      await w.page.screenshot({ path: join(SHOTS, "accounts-test-model.png"), fullPage: true });
+      // the one 400 is the answer that no model is known (Chromium logs it as a failed load)
+      expect(w.failed).toEqual([`400 ${bare.url}/admin/api/accounts/bare-keyless/test`]);
+      expect(w.errors.filter((e) => !e.includes("400"))).toEqual([]);
+    } finally {
+      await w.close();
+      await bare.stop();
+    }
+  }, 60_000);
 });
 
 test("Keys: a key refused for its rpm shows this minute's requests and tokens against its rpm and tpm", async () => {

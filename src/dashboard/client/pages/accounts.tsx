@@ -4,12 +4,14 @@
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
  * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
- * with Test only (nothing to disable or remove: the provider's config entry decides it).
+ * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
+ * model it used and where it came from; when the server knows none for the provider (400 `model_required`),
+ * the card asks for one.
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
 import { estimateBurn, usedShare, windowLengthMs, type UsageSample } from "../../burn.ts";
-import { api } from "../api.ts";
+import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, ms, pct, span, withoutIsoTime } from "../format.ts";
 import { useLive } from "../live.ts";
@@ -103,8 +105,14 @@ function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: 
   );
 }
 
+/** " with gpt-demo (from combo demo)": the model a test asked for and where it came from. */
+const testedWith = (t: { model?: string; model_from?: string }) => (t.model ? ` with ${t.model}${t.model_from && t.model_from !== "the request" ? ` (from ${t.model_from})` : ""}` : "");
+
 function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload: () => void }) {
-  const [test, setTest] = useState<{ ok: boolean; status: number; latency_ms: number; model?: string; error?: string } | { failed: string } | undefined>();
+  const [test, setTest] = useState<{ ok: boolean; status: number; latency_ms: number; model?: string; model_from?: string; error?: string } | { failed: string } | undefined>();
+  /** Set when the server knows no model to test with: the operator names one. */
+  const [askModel, setAskModel] = useState(false);
+  const [testModel, setTestModel] = useState("");
   const [error, setError] = useState<string | undefined>();
   const toggle = async () => {
     setError(undefined);
@@ -127,11 +135,13 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       setError((e as Error).message);
     }
   };
-  const runTest = async () => {
+  const runTest = async (model?: string) => {
     setTest(undefined);
     try {
-      setTest(await api(`/accounts/${encodeURIComponent(a.id)}/test`, { method: "POST", body: {} }));
+      setTest(await api(`/accounts/${encodeURIComponent(a.id)}/test`, { method: "POST", body: model ? { model } : {} }));
     } catch (e) {
+      // No model known for the provider: ask for one instead of showing the API's instruction.
+      if (e instanceof ApiError && e.status === 400 && e.param === "model" && model === undefined) return setAskModel(true);
       setTest({ failed: (e as Error).message });
     }
   };
@@ -154,7 +164,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       }
       actions={
         <>
-          <ActionButton small onClick={runTest} title="One minimal upstream call with this account (writes no cooldown)">
+          <ActionButton small onClick={() => runTest(askModel && testModel.trim() ? testModel.trim() : undefined)} title="One minimal upstream call with this account (writes no cooldown)">
             Test
           </ActionButton>
           {!implicit && (
@@ -177,13 +187,33 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
         </p>
       )}
       <ErrorLine error={error} />
+      {askModel && (
+        <form
+          class="form-row test-model"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (testModel.trim()) void runTest(testModel.trim());
+          }}
+        >
+          <p class="small">
+            Provider <code>{a.providerId}</code> lists no models, and no combo or alias routes to it: name the upstream model to test this account with.
+          </p>
+          <div class="field">
+            <label for={`test-model-${a.id}`}>Model</label>
+            <input id={`test-model-${a.id}`} name="model" value={testModel} onInput={(e) => setTestModel((e.target as HTMLInputElement).value)} placeholder="upstream model id" autoComplete="off" spellcheck={false} required />
+          </div>
+          <button class="btn btn-primary" type="submit" disabled={testModel.trim() === ""}>
+            Test with this model
+          </button>
+        </form>
+      )}
       {test && (
         <p class={`test-result ${"failed" in test || !test.ok ? "test-bad" : "test-ok"}`}>
           {"failed" in test
             ? `Test failed: ${test.failed}`
             : test.ok
-              ? `Test passed: ${test.status} in ${ms(test.latency_ms)}${test.model ? ` (${test.model})` : ""}`
-              : `Test failed: ${test.status || "no answer"}${test.error ? ` · ${test.error}` : ""} after ${ms(test.latency_ms)}`}
+              ? `Test passed: ${test.status} in ${ms(test.latency_ms)}${testedWith(test)}`
+              : `Test failed: ${test.status || "no answer"}${test.error ? ` · ${test.error}` : ""} after ${ms(test.latency_ms)}${testedWith(test)}`}
         </p>
       )}
       <dl class="facts">
