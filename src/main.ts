@@ -12,7 +12,7 @@ import { ConfigError, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import type { SetupModel } from "./cli/setup.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
-import type { BudgetUse } from "../pipeline/ports.ts";
+import type { BudgetUse, MinuteUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
 // by that command only: `start` never loads them, so the gateway's idle memory does not hold them
 // (issue 17; the compiled binary still contains them all).
@@ -299,10 +299,11 @@ async function keys(sub: string | undefined, name: string | undefined, values: R
     case "list": {
       const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
-      const { describeBudgetUse } = await import("./cli/key-limits.ts");
+      const { describeBudgetUse, describeMinuteUse } = await import("./cli/key-limits.ts");
       const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse);
       if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
-      out(table(["name", "source", "scopes", "created", "revoked", "limits"], r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeLimits(k)])));
+      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
+      out(table(["name", "source", "scopes", "created", "revoked", "this minute", "limits"], rows));
       return;
     }
     case "revoke": {

@@ -1,9 +1,10 @@
 /**
  * `switchyard keys create NAME --rpm N --tpm N --concurrency N --budget WINDOW:tokens|usd:AMOUNT
  * --models LIST` (SPEC 9.6): the flags as the admin API's `limits` body (the config file's
- * `keys[].limits` shape; the server validates it), and the text `usage --by key` shows for budget use.
+ * `keys[].limits` shape; the server validates it), the text `usage --by key` and `keys list` show for
+ * budget use, and the text `keys list` shows for this minute's use of rpm / tpm.
  */
-import type { BudgetUse } from "../../pipeline/ports.ts";
+import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
 
 /** The flags' values as parsed by node:util parseArgs. */
 export interface LimitFlags {
@@ -56,4 +57,16 @@ export function describeBudgetUse(uses: readonly BudgetUse[]): string {
       return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}`;
     })
     .join("; ");
+}
+
+/**
+ * This minute's use of a key's rpm and tpm limits for `keys list` (`GET /admin/api/keys`'s `use.minute`,
+ * what the dashboard's Keys page shows): "2 of 2 requests (limit reached), 36 of 5,000 tokens"; "-"
+ * for a key without rpm or tpm (or a revoked one, which has no use).
+ */
+export function describeMinuteUse(m: MinuteUse | undefined): string {
+  const part = (u: { used: number; limit: number } | undefined, unit: string) =>
+    u ? `${Math.round(u.used).toLocaleString("en-US")} of ${u.limit.toLocaleString("en-US")} ${unit}${u.used >= u.limit ? " (limit reached)" : ""}` : undefined;
+  const parts = [part(m?.requests, "requests"), part(m?.tokens, "tokens")].filter((p): p is string => p !== undefined);
+  return parts.length > 0 ? parts.join(", ") : "-";
 }

@@ -176,8 +176,8 @@ describe("usage shows what the token savers removed (SPEC S-4)", () => {
 });
 
 describe("keys with limits (SPEC 9.6)", () => {
-  test("keys create --rpm --budget --models: the key is limited; keys list and usage --by key show limits, cost and budget use", async () => {
-    const r = cli(["keys", "create", "capped", "--rpm", "2", "--budget", "1d:tokens:1000", "--budget", "5h:usd:2.5", "--models", "oai/*,fast", "--data-dir", inst.dataDir]);
+  test("keys create --rpm --tpm --budget --models: the key is limited; keys list and usage --by key show limits, this minute's use, cost and budget use", async () => {
+    const r = cli(["keys", "create", "capped", "--rpm", "2", "--tpm", "5000", "--budget", "1d:tokens:1000", "--budget", "5h:usd:2.5", "--models", "oai/*,fast", "--data-dir", inst.dataDir]);
     expect(r.code).toBe(0);
     const key = lines(r.stdout).at(-1)!;
     expect((await chat(key)).status).toBe(200);
@@ -187,8 +187,14 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(((await third.json()) as any).error.message).toContain("2 requests per minute (rpm)");
 
     const list = cli(["keys", "list", "--data-dir", inst.dataDir]);
+    expect(lines(list.stdout)[0]).toMatch(/^name\s+source\s+scopes\s+created\s+revoked\s+this minute\s+limits$/);
     const row = lines(list.stdout).find((l) => l.startsWith("capped"))!;
-    expect(row).toContain("rpm 2, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");
+    // this minute's use of rpm / tpm, as the dashboard's Keys page shows it (GET /admin/api/keys use.minute):
+    // the two admitted requests (the refused third not counted) and their 36 tokens
+    expect(row).toContain(" 2 of 2 requests (limit reached), 36 of 5,000 tokens ");
+    // a key without rpm / tpm has "-" there
+    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+db\s+-\s+\S+\s+\S+\s+-\s+-$/);
+    expect(row).toContain("rpm 2, tpm 5,000, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");
     expect(row).toContain("5h $0.00 / $2.50 (0 %), resets ");
 
     const usage = cli(["usage", "--by", "key", "--data-dir", inst.dataDir]);
