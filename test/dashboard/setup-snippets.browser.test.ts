@@ -3,14 +3,16 @@
  * each CLI's snippet names a model of a provider of its own vendor that has an account — not the
  * built-in `anthropic/…`, `openai/…`, `gemini/…` providers, which have none here — and a request with
  * the model copied from the page is answered. The Codex snippet's `[model_providers.switchyard]` table is
- * the one README "Point your agent at it" shows and `switchyard setup codex` writes (the key aside).
+ * the one README "Point your agent at it" shows and `switchyard setup codex` writes (the key aside). The
+ * Gemini snippet's `switchyard setup gemini` line works as copied for a gateway whose data directory is
+ * not ~/.switchyard (scripts/demo's, a temporary one).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planSetup } from "../../src/cli/setup.ts";
-import { ROOT } from "../support/instance.ts";
+import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
@@ -107,6 +109,30 @@ test("the Codex snippet's provider table is README's and the one `switchyard set
 
     const written = planSetup({ target: "codex", gatewayUrl: gw.url, key: "sy-example", home, dryRun: true })[0]!.after;
     expect(providerTable(written)).toEqual(page);
+  } finally {
+    await w.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("the Gemini snippet's setup line works as copied for a gateway whose data directory is not ~/.switchyard: it names this instance", async () => {
+  const w = await openPage(browser, gw.url);
+  // a new user's home: no ~/.switchyard/instance.json (this gateway's is in its own temporary directory)
+  const home = mkdtempSync(join(tmpdir(), "switchyard-setup-gemini-"));
+  try {
+    await w.page.goto(`${gw.url}/dashboard/setup`);
+    const gemini = w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: "Gemini CLI" }) }).locator(".snippet pre");
+    await gemini.filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
+    const command = (await gemini.innerText()).split("\n").find((l) => l.startsWith("switchyard setup gemini"))!;
+    expect(command).toBe(`switchyard setup gemini --url ${gw.url}`);
+    // `switchyard` is the CLI (README: alias switchyard="bun $PWD/src/main.ts" in a checkout)
+    // (not spawnSync: the gateway answers from this process)
+    const child = Bun.spawn([...SOURCE_CLI, ...command.split(" ").slice(1)], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+    const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout.trim().split("\n").at(-1)).toBe(`gemini now points at ${gw.url}`);
+    expect(JSON.parse(readFileSync(join(home, ".gemini/settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
+    expect(w.errors).toEqual([]);
   } finally {
     await w.close();
     rmSync(home, { recursive: true, force: true });

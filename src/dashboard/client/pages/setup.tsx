@@ -60,8 +60,10 @@ export function setupSnippets(origin: string, model: string | undefined, key: Ke
     claude: `export ANTHROPIC_BASE_URL=${origin}\n# ${key.note}\nexport ANTHROPIC_API_KEY=${key.value}\nclaude --model ${m("claude")}`,
     codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "${CODEX_PROVIDER_ID}"\n\n[model_providers.${CODEX_PROVIDER_ID}]\n${codexTable}\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\n# ${key.note}\nexport SWITCHYARD_KEY=${key.value}\ncodex`,
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
-    // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI).
-    gemini: `# once: selects API-key auth\nswitchyard setup gemini\nexport GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\ngemini --model ${m("gemini")}`,
+    // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI). `--url` names this
+    // instance: without it setup looks for instance.json in ~/.switchyard, which a gateway started with
+    // another data directory (scripts/demo's) does not write there.
+    gemini: `# once: selects API-key auth\nswitchyard setup gemini --url ${origin}\nexport GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
