@@ -393,6 +393,8 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     fail(`the gateway at ${url} requires a client key and refuses ${which}: pass a valid one with --key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`);
   }
   let model: SetupModel | undefined;
+  /** "a combo" / "an alias" when `--model` names one. */
+  let routedName: string | undefined;
   const name = values.model as string | undefined;
   if (name) {
     let res: Response;
@@ -403,7 +405,10 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     }
     if (res.status === 404) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
-    model = setupModel(name, await res.json());
+    const entry = (await res.json()) as { owned_by?: unknown };
+    model = setupModel(name, entry);
+    // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
+    if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";
   }
   // Codex reads model metadata only from a catalog file: every model the gateway lists for this key,
   // each with the prompt the installed Codex sends for a model it does not know (it requires one).
@@ -447,7 +452,13 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   }
   process.stdout.write(r.diff);
   for (const n of r.notes) out(n);
-  if (model && model.contextWindow === undefined) out(`note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`);
+  if (model && model.contextWindow === undefined) {
+    out(
+      routedName
+        ? `note: the gateway knows no context_window for ${model.id} (${routedName}: the window of its first target's model); set providers[].models.<model>.context_window for that model in its config to size the CLI's compaction`
+        : `note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`,
+    );
+  }
   for (const b of r.backups) out(`backup: ${b}`);
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
 }

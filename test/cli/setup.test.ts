@@ -13,6 +13,7 @@ import { CLAUDE_CODE, CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../suppo
 import { runCli, startTrapProxy, type TrapProxy } from "../support/cli-run.ts";
 import { CLI_TEST_TIMEOUT_MS, gatewayRequestLogs, plainAnswer } from "../support/cli-agents.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { claudeModelBehind, CODEX_CATALOG_FILE, editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
 import { promptOf } from "../../src/cli/codex-instructions.ts";
 
@@ -312,6 +313,28 @@ experimental_bearer_token = "${KEY}"
       expect(bad.stderr).toContain("does not list the model nope/none");
       expect(read(join(home, ".codex", "config.toml"))).toBe(before);
     } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("a combo or alias without a known window: the note says to set it on its first target's model, not under the combo's name", async () => {
+    // scripts/demo's gateway: combo demo and alias fast over providers that list no models
+    const demo = await startGateway(demoConfigYaml("{{FAKE}}"));
+    const home = mkdtempSync(join(tmpdir(), "sy-setup-demo-"));
+    try {
+      for (const [name, kind] of [
+        ["demo", "a combo"],
+        ["fast", "an alias"],
+      ]) {
+        const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--model", name, "--dry-run", "--data-dir", demo.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+        const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+        expect(code).toBe(0);
+        expect(stdout.split("\n").filter((l) => l.startsWith("note: the gateway knows no context_window"))).toEqual([
+          `note: the gateway knows no context_window for ${name} (${kind}: the window of its first target's model); set providers[].models.<model>.context_window for that model in its config to size the CLI's compaction`,
+        ]);
+      }
+    } finally {
+      await demo.stop();
       rmSync(home, { recursive: true, force: true });
     }
   });
