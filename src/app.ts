@@ -66,7 +66,7 @@ import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
-import { LineBuffer } from "./log-lines.ts";
+import { stdoutLineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
 import { IdleTrim, idleTrimMsFromEnv } from "./memory/idle-trim.ts";
@@ -150,7 +150,7 @@ export const ACCOUNT_REREAD_MS = 10_000;
 export async function startApp(opts: AppOptions): Promise<App> {
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? realClock;
-  const stdoutLog = opts.log ? undefined : new LineBuffer((text) => process.stdout.write(text));
+  const stdoutLog = opts.log ? undefined : stdoutLineBuffer();
   const log = opts.log ?? ((line: string) => stdoutLog!.push(line));
   // Per-request bookkeeping that the reply does not depend on runs after the reply is handed over (issue 17).
   const afterReply = new AfterReply((err) => console.error(JSON.stringify({ level: "error", msg: "request bookkeeping failed", error: err instanceof Error ? err.message : String(err) })));

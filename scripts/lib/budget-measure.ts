@@ -153,7 +153,10 @@ async function main() {
   const health = new SubscriptionHealth(app.registry, app.credentials, realClock);
   const accounting = new RequestAccounting({ pricing: () => cfg.settings.pricing, priceTable: await loadPriceTable(), counters: new MemoryKeyCounters() });
   const devNull = openSync("/dev/null", "w");
-  const logBuffer = new LineBuffer((text) => void writeSync(devNull, text));
+  const logBuffer = new LineBuffer((bytes, done) => {
+    writeSync(devNull, bytes);
+    done();
+  });
 
   // The raw pipe's own handler, called in process with the in-process upstream as its fetch.
   const realFetch = globalThis.fetch;
@@ -382,8 +385,8 @@ async function main() {
       pending.save(trace);
     });
     runs.metrics = await cpuPerCall(k("metrics"), () => app.metrics.observe(lane.endpoint, rec, captured.bytes, captured.attempts ?? []));
-    // Most of this row is the buffer's 64 KiB write every ~180 lines (~250-320 µs of JS-thread CPU each in
-    // this process), not the line: docs/performance.md item 117.
+    // The buffer writes its 64 KiB every ~180 lines; until item 125 (docs/performance.md) each such write
+    // cost ~250-320 µs here, most of it page faults of the fresh joined string (item 117).
     runs.logLine = await cpuPerCall(k("logLine"), () =>
       logBuffer.push(
         JSON.stringify({
