@@ -38,7 +38,7 @@ export const ROW_FLOORS: Record<string, RowFloor> = {
   "usage row": { rung: "rung 4", why: "a usage row per request (O-1): the floor buffers one too" },
   "route trace": { rung: "rung 4", why: "a route trace per request (O-2) serialised with JSON.stringify: the floor does the same; in a request it costs several times its loop (cold code, item 78)" },
   "metrics update": { rung: "rung 4", why: "a counter and a latency histogram per request (O-3): the floor updates the same" },
-  "log line": { rung: "rung 4", why: "one JSON log line per request (O-4); most of the row is the batched 64 KiB write, page faults included (items 10, 117)" },
+  "log line": { rung: "rung 4", why: "one JSON log line per request (O-4), written as UTF-8 into a buffer kept for the process and written in batches of up to 64 KiB (items 10, 117, 125: the fresh joined string per write met ~10–22 page faults)" },
   "event publishing": { rung: "no rung", why: "live events for the dashboard (9.x); nobody listens in the bench, so this is one check" },
   "store flushes": { rung: "rung 4", why: "SQLite WAL inserts of the usage row and the trace (D-1): the floor writes the same rows; page faults of memory given back between flushes cost ~15 µs each on this VM (item 111), and never giving it back breaks the idle-RSS target (item 119)" },
   "gateway wrapper (handle, redaction check, candidates)": { rung: "no rung", why: "the pipeline's own wrapper (redaction, candidates): switchyard's own code" },
