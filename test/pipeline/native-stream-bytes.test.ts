@@ -69,6 +69,7 @@ const SYNTHETIC_MESSAGES: Record<string, string> = {
   "last event without its blank line": start + blockStart(0) + text(0, "t") + blockStop(0) + delta() + stop.trimEnd(),
   "a BOM": "\ufeff" + whole,
   "a BOM-like character mid-stream": start + "\ufeff" + blockStart(0) + text(0, "b") + delta() + stop,
+  "a ping first, then a BOM-like character": ping + "\ufeff" + "event: message_delta\ndata: " + JSON.stringify({ type: "ping", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 5 } }) + "\n\n" + start + blockStart(0) + text(0, "p") + blockStop(0) + stop,
   "extra blank lines": "\n\n" + start + "\n" + blockStart(0) + "\n\n\n" + text(0, "e") + blockStop(0) + "\n" + delta() + stop + "\n\n",
   "multi-line data": start + "event: message_delta\ndata: {\"type\":\"message_delta\",\ndata: \"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" + stop,
   "thinking then text, several blocks": start + blockStart(0, "thinking") + ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hmm" } }) + blockStop(0) + blockStart(1) + text(1, "A ☕ 😀 café") + blockStop(1) + blockStart(2) + text(2, "B") + blockStop(2) + delta("tool_use", 30) + stop,
