@@ -19,7 +19,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { HeldEvent, lastEventBoundary, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
+import { HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
@@ -29,6 +29,24 @@ const MESSAGE_STOP_FRAME = 'event: message_stop\ndata: {"type":"message_stop"}\n
 /** The line that opens a `message_stop` event (Anthropic names every event). */
 const MESSAGE_STOP_LINE = Buffer.from("event: message_stop");
 const bufferLastIndexOf = Buffer.prototype.lastIndexOf;
+const LF = 10;
+const CR = 13;
+/** What starts a line that sets or clears an event's name. */
+const EVENT_FIELD = Buffer.from("event");
+/** First lines of the events {@link AnthropicTap.onEvent} does nothing with, whatever their data. */
+const PING_LINE = Buffer.from("event: ping");
+const BLOCK_LINE = Buffer.from("event: content_block_");
+const DELTA = Buffer.from("delta");
+const STOP = Buffer.from("stop");
+/** A block's start: only the first one read changes anything (`sawContent`). */
+const START = Buffer.from("start");
+
+/** Whether `b` holds `prefix` at `at`. */
+function startsWithAt(b: Uint8Array, at: number, prefix: Uint8Array): boolean {
+  if (at + prefix.length > b.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (b[at + i] !== prefix[i]) return false;
+  return true;
+}
 
 /** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
 const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
@@ -45,6 +63,10 @@ export class AnthropicTap implements PassthroughTap {
    * finished. That event and anything after it are withheld, and `end()` sends the error frame.
    */
   private prematureStop = false;
+  /** Whether the SSE reader has been fed: until then it must get the stream from its start (a BOM is stripped there only). */
+  private fed = false;
+  /** A CR was read: CR and CRLF framing is left to the SSE reader whole (no event is skipped by bytes). */
+  private crSeen = false;
 
   constructor(_opts: TapOptions) {
     this.reader = new SseReader((ev) => this.onEvent(ev));
@@ -54,7 +76,7 @@ export class AnthropicTap implements PassthroughTap {
     if (this.ended || this.prematureStop || chunk.length === 0) return EMPTY;
     const out = this.pending.push(chunk);
     if (out.length === 0) return EMPTY;
-    this.reader.push(out);
+    this.read(out);
     if (this.prematureStop) {
       // Forward what came before the withheld `message_stop` (its event line starts the event).
       this.pending.takeAll();
@@ -90,6 +112,81 @@ export class AnthropicTap implements PassthroughTap {
     // The client gets an in-band error: the reply failed, whatever the caller records (SPEC 6.4).
     s.error = err;
     return utf8.encode(tail + errorFrame(err));
+  }
+
+  /**
+   * Reads complete events (`out` ends at an event boundary) as the SSE reader would, without decoding
+   * or parsing the events {@link onEvent} does nothing with: in LF-only framing, an event whose first
+   * line is exactly `event: ping`, `event: content_block_delta` or `event: content_block_stop` (or
+   * `event: content_block_start` once content was seen) and that has no other line starting with
+   * `event` is skipped; everything else goes to the reader in runs, unchanged. Skipping is exact: the
+   * parser holds nothing between complete LF-framed events (an empty line resets its event fields),
+   * the skipped event would have set no state (`id:` lines aside, which no caller reads), and it is no
+   * larger than the bound the parser would throw at. The reader always gets the stream's start itself
+   * (a BOM is only stripped there), and a stream that ever shows a CR goes to it whole from then on.
+   * The bench's 25-event Messages stream decodes and parses 4 events instead of 25 (item 122).
+   */
+  private read(out: Uint8Array): void {
+    if (!this.crSeen && out.indexOf(CR) !== -1) this.crSeen = true;
+    if (this.crSeen) {
+      this.reader.push(out);
+      this.fed = true;
+      return;
+    }
+    const n = out.length;
+    /** Start of the run of bytes not yet given to the reader. */
+    let from = 0;
+    let ev = 0;
+    while (ev < n) {
+      // The event at `ev`: its first line, then its other lines up to the empty line that ends it.
+      let nl = out.indexOf(LF, ev);
+      if (nl === -1) break;
+      let ignorable = nl > ev && this.ignoredName(out, ev, nl);
+      let to = nl + 1;
+      if (nl > ev) {
+        for (;;) {
+          if (out[to] === LF) {
+            to++;
+            break;
+          }
+          // Another line starting with `event` (a name, or a field without a colon that clears it).
+          if (ignorable && startsWithAt(out, to, EVENT_FIELD)) ignorable = false;
+          nl = out.indexOf(LF, to);
+          if (nl === -1) {
+            to = n;
+            ignorable = false;
+            break;
+          }
+          to = nl + 1;
+        }
+      }
+      if (ignorable && to - ev <= MAX_SSE_EVENT_BYTES) {
+        if (from < ev) {
+          this.reader.push(out.subarray(from, ev));
+          this.fed = true;
+        }
+        if (this.fed) from = to;
+      }
+      ev = to;
+    }
+    if (from < n) {
+      this.reader.push(out.subarray(from, n));
+      this.fed = true;
+    }
+  }
+
+  /**
+   * Whether the line [at, nl) of `b` is `event: ping`, `event: content_block_delta`, `event:
+   * content_block_stop`, or `event: content_block_start` once content was seen (see {@link read}).
+   */
+  private ignoredName(b: Uint8Array, at: number, nl: number): boolean {
+    const len = nl - at;
+    if (len === PING_LINE.length) return startsWithAt(b, at, PING_LINE);
+    if (len < BLOCK_LINE.length + 4 || !startsWithAt(b, at, BLOCK_LINE)) return false;
+    const rest = at + BLOCK_LINE.length;
+    if (len === BLOCK_LINE.length + 4) return startsWithAt(b, rest, STOP);
+    if (len !== BLOCK_LINE.length + 5) return false;
+    return startsWithAt(b, rest, DELTA) || (this.state.sawContent && startsWithAt(b, rest, START));
   }
 
   private onEvent(ev: SseEvent): void {
