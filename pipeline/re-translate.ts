@@ -37,6 +37,7 @@ import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLa
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { OutputSample } from "./output-estimate.ts";
+import { PassthroughDriver } from "./passthrough-driver.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -101,49 +102,7 @@ export interface ReplyDriver<Out = Uint8Array> {
  * keeps what was forwarded, for `outputChars` (pipeline/output-estimate.ts); without it that is 0.
  */
 export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>): ReplyDriver<Out> {
-  let late: HubError | undefined;
-  return {
-    push: sample
-      ? (chunk) => {
-          const out = tap.push(chunk);
-          sample.add(out);
-          return out;
-        }
-      : (chunk) => tap.push(chunk),
-    end(failure) {
-      const out = tap.end(failure);
-      sample?.add(out);
-      // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
-      // error) makes the reply a failed one; a failure after the provider's stop reason got only the
-      // missing closing frames (SPEC 6.4): the reply finished.
-      late = tap.state.error;
-      return out;
-    },
-    get contentSeen() {
-      return tap.state.sawContent;
-    },
-    get earlyError() {
-      return tap.state.sawContent ? undefined : tap.state.error;
-    },
-    get usage() {
-      return tap.state.usage;
-    },
-    get usageSeen() {
-      const u = tap.state.usage;
-      return u.inputTokens !== undefined || u.outputTokens !== undefined;
-    },
-    get outputChars() {
-      return sample ? sample.count() : 0;
-    },
-    get stopReason() {
-      return tap.state.stopReason;
-    },
-    get lateError() {
-      return late;
-    },
-    buffered: false,
-    empty: false,
-  };
+  return new PassthroughDriver(tap, sample);
 }
 
 /** Shared state of the hub-based drivers. */

@@ -43,6 +43,10 @@ const CR = 13;
 const EMPTY = new Uint8Array(0);
 /** Events are cut at ASCII boundaries, so a stateless (non-streaming) decode per event is exact. */
 const DECODER = new TextDecoder("utf-8");
+/** Encodes the frames `end` appends (stateless: one for every tap). */
+const ENCODER = new TextEncoder();
+/** {@link ChatTap}'s event data before it was parsed. */
+const NOT_PARSED: unique symbol = Symbol("not parsed");
 
 /** Joined `data:` lines of one SSE event's text, and its `event:` name. */
 function parseEventText(text: string): { data: string | undefined; event: string | undefined } {
@@ -121,7 +125,7 @@ export class ChatTap implements PassthroughTap {
   readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
   private readonly includeUsage: boolean;
   private readonly decoder = DECODER;
-  private readonly encoder = new TextEncoder();
+  private readonly encoder = ENCODER;
   /** Bytes of the current, incomplete event (copies). */
   private pending: Uint8Array[] = [];
   private pendingLen = 0;
@@ -140,6 +144,8 @@ export class ChatTap implements PassthroughTap {
   private runStart = -1;
   /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet). */
   private readonly hits = new Int32Array(4);
+  /** The data of the event {@link observe} reads, once parsed ({@link payload}). */
+  private parsed: unknown = NOT_PARSED;
 
   constructor(opts: TapOptions) {
     this.includeUsage = opts.includeUsage === true;
@@ -379,23 +385,24 @@ export class ChatTap implements PassthroughTap {
     return true;
   }
 
+  /**
+   * The data of the event {@link observe} reads, parsed at its first call for that event (a field, not
+   * a closure per event: docs/performance.md item 123); undefined when it is not a JSON object.
+   */
+  private payload(data: string): Record<string, any> | undefined {
+    if (this.parsed === NOT_PARSED) this.parsed = tryParseJson(data);
+    return isObj(this.parsed) ? this.parsed : undefined;
+  }
+
   /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for, a premature `[DONE]`). */
   private observe(data: string | undefined, event: string | undefined): boolean {
     if (data === undefined) return true;
     const st = this.state;
     if (data === "[DONE]") return this.done();
     if (st.terminal) return true;
-    let parsed: unknown;
-    let didParse = false;
-    const parse = (): Record<string, any> | undefined => {
-      if (!didParse) {
-        didParse = true;
-        parsed = tryParseJson(data);
-      }
-      return isObj(parsed) ? parsed : undefined;
-    };
+    this.parsed = NOT_PARSED;
     if (event === "error" || data.includes('"error"')) {
-      const p = parse();
+      const p = this.payload(data);
       const err = p ? errorFromPayload(event === "error" && p.error === undefined ? { error: p } : p) : undefined;
       if (err) {
         st.error ??= err;
@@ -404,7 +411,7 @@ export class ChatTap implements PassthroughTap {
     }
     const toolHit = keyFollowedBy(data, '"tool_calls"', LBRACKET);
     if (!st.sawContent || toolHit) {
-      const p = parse();
+      const p = this.payload(data);
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
       const d = choice && isObj(choice.delta) ? choice.delta : undefined;
       if (d) {
@@ -423,7 +430,7 @@ export class ChatTap implements PassthroughTap {
       }
     }
     if (keyFollowedBy(data, '"finish_reason"', QUOTE)) {
-      const p = parse();
+      const p = this.payload(data);
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
       const fr = choice?.finish_reason;
       if (typeof fr === "string" && fr.length > 0 && this.finishRaw === undefined) {
@@ -439,7 +446,7 @@ export class ChatTap implements PassthroughTap {
       }
     }
     if (keyFollowedBy(data, '"usage"', LBRACE)) {
-      const p = parse();
+      const p = this.payload(data);
       if (p) {
         const raw = isObj(p.usage) ? p.usage : isObj(p.x_groq) ? p.x_groq.usage : undefined;
         const u = usageFromChat(raw);

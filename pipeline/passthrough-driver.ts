@@ -1,0 +1,70 @@
+/**
+ * The passthrough reply driver of a native streaming pair (a `ReplyDriver` of pipeline/re-translate.ts,
+ * made by its `passthroughDriver`): the format's tap forwards the provider's bytes (or an event tap's
+ * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4).
+ */
+import type { HubError, StopReason, Usage } from "../formats/hub.ts";
+import type { PassthroughTap } from "../formats/codec.ts";
+import type { OutputSample } from "./output-estimate.ts";
+
+/**
+ * The driver `passthroughDriver` makes (pipeline/re-translate.ts). A class, not an object literal with
+ * getters and closures: its getters live on the prototype, so a reply allocates one object instead of
+ * a getter pair per field, two closures and their scope (docs/performance.md item 123).
+ */
+export class PassthroughDriver<Out> {
+  readonly buffered = false;
+  readonly empty = false;
+  /** The tap's error after `end`: whatever in-band error the client got. */
+  private late: HubError | undefined;
+
+  constructor(
+    private readonly tap: PassthroughTap<Out>,
+    private readonly sample: OutputSample<Out> | undefined,
+  ) {}
+
+  push(chunk: Uint8Array): Out {
+    const out = this.tap.push(chunk);
+    this.sample?.add(out);
+    return out;
+  }
+
+  end(failure?: HubError): Out {
+    const out = this.tap.end(failure);
+    this.sample?.add(out);
+    // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
+    // error) makes the reply a failed one; a failure after the provider's stop reason got only the
+    // missing closing frames (SPEC 6.4): the reply finished.
+    this.late = this.tap.state.error;
+    return out;
+  }
+
+  get contentSeen(): boolean {
+    return this.tap.state.sawContent;
+  }
+
+  get earlyError(): HubError | undefined {
+    return this.tap.state.sawContent ? undefined : this.tap.state.error;
+  }
+
+  get usage(): Usage {
+    return this.tap.state.usage;
+  }
+
+  get usageSeen(): boolean {
+    const u = this.tap.state.usage;
+    return u.inputTokens !== undefined || u.outputTokens !== undefined;
+  }
+
+  get outputChars(): number {
+    return this.sample ? this.sample.count() : 0;
+  }
+
+  get stopReason(): StopReason | null {
+    return this.tap.state.stopReason;
+  }
+
+  get lateError(): HubError | undefined {
+    return this.late;
+  }
+}
