@@ -104,6 +104,13 @@ export interface StreamDecoder {
   push(chunk: Uint8Array): void;
   /** Upstream ended (EOF). Emits whatever the end implies (e.g. Gemini's finish is only known here). */
   end(): void;
+  /**
+   * Optional: the upstream began a part of the reply that the decoder opens as a block only with its
+   * content (a Responses reasoning item's start, before any summary, text or encrypted content): the
+   * reply is under way, as after a `block_start`, for the commit point's first-content bound
+   * (pipeline/commit.ts, re-translate.ts DecodingDriver.begun).
+   */
+  readonly begun?: boolean;
 }
 
 /** Options for a client-side encoder. */

@@ -196,8 +196,8 @@ function opensBlock(part: HubPart): boolean {
  * restorer (only with a `restoration`, SPEC S-3) → {@link HubDriver.observe} and `deliver`.
  */
 abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
-  /** The decoder started a block ({@link ReplyDriver.begun}); the normalizer opens it only with content. */
-  begun = false;
+  /** The decoder started a block; the normalizer opens it only with content. */
+  private blockBegun = false;
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
@@ -212,9 +212,17 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     this.restorer = restorer;
     this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
     this.decoder = provider.createDecoder(decoderOptions, (ev) => {
-      if (ev.type === "block_start") this.begun = true;
+      if (ev.type === "block_start") this.blockBegun = true;
       this.normalizer.event(ev);
     });
+  }
+
+  /**
+   * {@link ReplyDriver.begun}: the decoder started a block, or began a part of the reply it opens as a
+   * block only with content ({@link StreamDecoder.begun}: a Responses reasoning item's start).
+   */
+  get begun(): boolean {
+    return this.blockBegun || this.decoder.begun === true;
   }
 
   /** One canonical (normalized, restored) event for the client side. */

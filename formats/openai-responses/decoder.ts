@@ -95,6 +95,8 @@ class ResponsesDecoder implements StreamDecoder {
   private sawRefusal = false;
   /** end() is flushing: an unparsable last event is a truncation, not a malformed stream. */
   private atEof = false;
+  /** A reasoning item was added (StreamDecoder.begun): its block opens only with its content. */
+  begun = false;
   private readonly family: ProviderFamily;
 
   constructor(
@@ -251,6 +253,7 @@ class ResponsesDecoder implements StreamDecoder {
         if (typeof raw.phase === "string") it.phase = raw.phase;
         return;
       case "reasoning":
+        this.begun = true;
         if (typeof raw.encrypted_content === "string") it.encrypted = raw.encrypted_content;
         return;
       case "function_call":

@@ -38,6 +38,11 @@ providers:
     base_url: "{{FAKE}}/t"
     idle_timeout_ms: 5000
     first_content_timeout_ms: 1000
+  - id: u
+    kind: openai-responses
+    base_url: "{{FAKE}}/u/v1"
+    idle_timeout_ms: 5000
+    first_content_timeout_ms: 1000
 accounts:
   - id: a1
     provider: p
@@ -54,6 +59,9 @@ accounts:
   - id: t1
     provider: t
     api_key: env:KEY_T
+  - id: u1
+    provider: u
+    api_key: env:KEY_U
 combos:
   - name: pingfirst
     targets:
@@ -62,7 +70,7 @@ combos:
 settings:
   precommit_deadline_ms: 20000
 `;
-const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_S: "sk-test-account-s", KEY_R: "sk-test-account-r", KEY_T: "sk-test-account-t" };
+const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_S: "sk-test-account-s", KEY_R: "sk-test-account-r", KEY_T: "sk-test-account-t", KEY_U: "sk-test-account-u" };
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -73,21 +81,21 @@ afterAll(async () => {
 });
 afterEach(async () => {
   gw.fake.reset();
-  for (const a of ["a1", "a2", "s1", "r1", "t1"]) {
+  for (const a of ["a1", "a2", "s1", "r1", "t1", "u1"]) {
     await gw.app.store.clearCooldown(a);
     await gw.app.store.clearLock(a);
   }
-  for (const p of ["p", "s", "q", "r", "t"]) await gw.app.store.clearCircuit(p);
+  for (const p of ["p", "s", "q", "r", "t", "u"]) await gw.app.store.clearCircuit(p);
   gw.app.registry.loadState(await gw.app.store.loadAccountState());
   gw.app.registry.resetCounters();
 });
 
 const who = (r: ReceivedRequest) =>
-  r.path.startsWith("/s/") ? "s1" : r.path.startsWith("/r/") ? "r1" : r.path.startsWith("/t/") ? "t1" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
+  r.path.startsWith("/s/") ? "s1" : r.path.startsWith("/r/") ? "r1" : r.path.startsWith("/t/") ? "t1" : r.path.startsWith("/u/") ? "u1" : r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : r.headers["x-api-key"] === ENV.KEY_A2 ? "a2" : r.format === "openai-chat" ? "q" : "?";
 const order = () => gw.fake.requests.map(who);
 const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
 /** Per-account scripts: a queue of replies each, or `forever` for one that answers every request; else a normal reply. */
-function script(s: Partial<Record<"a1" | "a2" | "s1" | "r1" | "t1" | "q", FakeReply[] | (() => FakeReply)>>) {
+function script(s: Partial<Record<"a1" | "a2" | "s1" | "r1" | "t1" | "u1" | "q", FakeReply[] | (() => FakeReply)>>) {
   gw.fake.handle((r) => {
     const q = s[who(r) as "a1"];
     if (typeof q === "function") return q();
@@ -244,6 +252,41 @@ describe("a reply that started a block and then only pings", () => {
   });
 });
 
+/**
+ * A Responses reply that reasons without a summary: `response.created`, `response.in_progress` and the
+ * reasoning item's start (`head`), then (`tail`) the reasoning item's end, a message saying "thought it
+ * through" and `response.completed`.
+ */
+function reasoningReply(): { head: string; tail: string } {
+  const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] as unknown[], usage: null as unknown };
+  let seq = 0;
+  const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
+  const reasoning = { id: "rs_1", type: "reasoning", summary: [] };
+  const text = "thought it through";
+  const message = { id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
+  const head =
+    rev("response.created", { response: resp }) +
+    rev("response.in_progress", { response: resp }) +
+    rev("response.output_item.added", { output_index: 0, item: reasoning });
+  const tail =
+    rev("response.output_item.done", { output_index: 0, item: reasoning }) +
+    rev("response.output_item.added", { output_index: 1, item: { ...message, status: "in_progress", content: [] } }) +
+    rev("response.content_part.added", { item_id: "msg_1", output_index: 1, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }) +
+    rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: text }) +
+    rev("response.output_text.done", { item_id: "msg_1", output_index: 1, content_index: 0, text }) +
+    rev("response.content_part.done", { item_id: "msg_1", output_index: 1, content_index: 0, part: message.content[0] }) +
+    rev("response.output_item.done", { output_index: 1, item: message }) +
+    rev("response.completed", {
+      response: {
+        ...resp,
+        status: "completed",
+        output: [reasoning, message],
+        usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 8 }, total_tokens: 17 },
+      },
+    });
+  return { head, tail };
+}
+
 describe("a reply that has begun is not cut by the first-content bound", () => {
   /**
    * Extended thinking: `message_start`, the thinking block's start, then 12 pings 100 ms apart (1.2 s,
@@ -293,32 +336,7 @@ describe("a reply that has begun is not cut by the first-content bound", () => {
   });
 
   test("a streaming Responses client (native passthrough): a reasoning item's start begins the reply, and 1.2 s of pings while it reasons without a summary (three bounds) do not cut it", async () => {
-    const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] as unknown[], usage: null as unknown };
-    let seq = 0;
-    const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
-    const reasoning = { id: "rs_1", type: "reasoning", summary: [] };
-    const text = "thought it through";
-    const message = { id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
-    const head =
-      rev("response.created", { response: resp }) +
-      rev("response.in_progress", { response: resp }) +
-      rev("response.output_item.added", { output_index: 0, item: reasoning });
-    const tail =
-      rev("response.output_item.done", { output_index: 0, item: reasoning }) +
-      rev("response.output_item.added", { output_index: 1, item: { ...message, status: "in_progress", content: [] } }) +
-      rev("response.content_part.added", { item_id: "msg_1", output_index: 1, content_index: 0, part: { type: "output_text", text: "", annotations: [] } }) +
-      rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: text }) +
-      rev("response.output_text.done", { item_id: "msg_1", output_index: 1, content_index: 0, text }) +
-      rev("response.content_part.done", { item_id: "msg_1", output_index: 1, content_index: 0, part: message.content[0] }) +
-      rev("response.output_item.done", { output_index: 1, item: message }) +
-      rev("response.completed", {
-        response: {
-          ...resp,
-          status: "completed",
-          output: [reasoning, message],
-          usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 0 }, output_tokens: 12, output_tokens_details: { reasoning_tokens: 8 }, total_tokens: 17 },
-        },
-      });
+    const { head, tail } = reasoningReply();
     // A keep-alive comment (no event for an SSE reader) every 100 ms while the model reasons.
     const KEEP_ALIVE = ": keep-alive\n\n";
     const split_at = Array.from({ length: 13 }, (_, i) => head.length + i * KEEP_ALIVE.length);
@@ -329,5 +347,19 @@ describe("a reply that has begun is not cut by the first-content bound", () => {
     expect(raw).toContain('"delta":"thought it through"');
     expect(raw).toContain("event: response.completed");
     expect(order()).toEqual(["r1"]);
+  });
+
+  test("a streaming Chat client (translated from a Responses provider): the bound counts again from a reasoning item's start, so keep-alives before and after it that outlast one bound (0.6 s each, 1.2 s in all, against 1 s) do not cut it", async () => {
+    // Pieces 0.2 s apart: the response's start, two keep-alives, the reasoning item's start (at 0.6 s), two keep-alives, the rest (at 1.2 s).
+    const { head, tail } = reasoningReply();
+    const at = head.lastIndexOf("event: response.output_item.added");
+    const KEEP_ALIVE = ": keep-alive\n\n";
+    const pieces = [head.slice(0, at), KEEP_ALIVE, KEEP_ALIVE, head.slice(at), KEEP_ALIVE, KEEP_ALIVE, tail];
+    const split_at = pieces.slice(0, -1).map((_, i) => pieces.slice(0, i + 1).join("").length);
+    script({ u1: [{ sse: pieces.join(""), split_at, delay_ms: 200 }] });
+    const res = await post("/v1/chat/completions", { model: "u/gpt-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(await sseText(res)).toBe("thought it through");
+    expect(order()).toEqual(["u1"]);
   });
 });
