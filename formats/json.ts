@@ -3,6 +3,8 @@
  * the pipeline's probes. Pure functions, no I/O, no valibot: they run per stream event.
  */
 
+import { valueNestsDeeperThan } from "./json-depth.ts";
+
 /** A parsed JSON object: keys to values of unknown shape. */
 export type JsonObject = Record<string, unknown>;
 
@@ -37,11 +39,13 @@ export function leftover(o: JsonObject, known: ReadonlySet<string>): JsonObject 
 }
 
 /**
- * The length of `JSON.stringify(x)` for a parsed JSON value, or -1 when it cannot be serialised:
- * `JSON.parse` takes nesting far deeper than `JSON.stringify` can recurse (100,000 levels parse,
- * 50,000 overflow the stack in Bun 1.4), and such a value throws a RangeError.
+ * The length of `JSON.stringify(x)` for a parsed JSON value, or -1 when it nests more than
+ * MAX_JSON_DEPTH levels (formats/json-depth.ts; the caller then leaves the reply to the decode, which
+ * refuses it) or cannot be serialised: `JSON.parse` takes nesting far deeper than `JSON.stringify` can
+ * recurse (100,000 levels parse, 50,000 overflow the stack in Bun 1.4, after ~1 s of CPU from ~26,000).
  */
 export function jsonLength(x: unknown): number {
+  if (valueNestsDeeperThan(x)) return -1;
   try {
     return JSON.stringify(x).length;
   } catch {

@@ -21,6 +21,7 @@
  * Used by the builders of the formats other than Responses before they write their tool lists.
  */
 import type { FunctionTool, HubTool } from "./hub.ts";
+import { checkArgumentsDepth } from "./json-depth.ts";
 
 /** The argument that carries a freeform tool's raw input (also the hub shape of `custom_tool_call`). */
 export const FREEFORM_INPUT_ARG = "input";
@@ -108,9 +109,11 @@ export function localShellArguments(action: unknown): string {
 /**
  * The arguments JSON of a {@link LOCAL_SHELL_FUNCTION} call → a Responses `local_shell_call` action
  * (`{type:"exec", command, timeout_ms, working_directory, env, user}`). A `command` given as one string
- * runs through `bash -lc`; unreadable arguments give an empty command (the client then reports it).
+ * runs through `bash -lc`; unreadable arguments give an empty command (the client then reports it);
+ * arguments nested too deep throw a FormatError (formats/json-depth.ts).
  */
 export function localShellAction(args: string): Record<string, unknown> {
+  checkArgumentsDepth(args);
   let a: Record<string, unknown> = {};
   try {
     const o = JSON.parse(args) as unknown;

@@ -440,7 +440,9 @@ export class AccumulatedDriver extends DecodingDriver {
 
 /**
  * A whole JSON reply from a non-streaming upstream. Native pairs forward the bytes unchanged (usage read
- * from the decoded copy); others convert. A streaming client gets the reply replayed as a stream.
+ * from the decoded copy); others convert. A streaming client gets the reply replayed as a stream. A
+ * tool input it would re-serialise that nests more than MAX_JSON_DEPTH levels is an early error
+ * (formats/json-depth.ts: the codecs' decodeResponse and plainReplyFacts check it).
  * `push` throws {@link replyTooLarge} when the reply grows past `maxBytes` (and holds nothing after).
  */
 export class WholeBodyDriver extends HubDriver {

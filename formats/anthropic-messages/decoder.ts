@@ -18,6 +18,7 @@
  */
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import { hubError, type HubEvent, type ProviderFamily } from "../hub.ts";
+import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
 import { errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
@@ -180,6 +181,13 @@ export class AnthropicDecoder implements StreamDecoder {
         });
         return;
       case "tool_use":
+        // An input sent whole in the start is serialised at the block's stop: one nested past
+        // MAX_JSON_DEPTH fails the stream instead (formats/json-depth.ts).
+        if (nonEmptyObject(b.input) && valueNestsDeeperThan(b.input)) {
+          this.failed = true;
+          this.emit({ type: "error", error: upstreamNestedTooDeep("tool-call arguments") });
+          return;
+        }
         this.kinds.set(index, "tool");
         this.tools.set(index, { sawArgs: false, startInput: b.input });
         this.emit({

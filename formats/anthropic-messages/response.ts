@@ -6,6 +6,7 @@ import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts
 import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
+import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
 import { jsonLength } from "../json.ts";
 import { stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
@@ -51,7 +52,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
           type: "tool_call",
           id: typeof blk.id === "string" ? blk.id : "",
           name: typeof blk.name === "string" ? blk.name : "",
-          arguments: JSON.stringify(blk.input ?? {}),
+          arguments: argumentsText(blk.input ?? {}),
         });
         break;
       default:
@@ -170,6 +171,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
       case "tool_call": {
         let input: unknown = {};
         if (p.arguments.trim().length > 0) {
+          checkArgumentsDepth(p.arguments);
           try {
             input = JSON.parse(p.arguments);
           } catch {

@@ -29,6 +29,7 @@
  */
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import type { HubError, HubEvent, Opaque, TokenLogprob, Usage } from "../hub.ts";
+import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader } from "../sse.ts";
 import { errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage, readGeminiLogprobs, sameUsage } from "./mapping.ts";
@@ -263,6 +264,9 @@ export class GeminiChunkDecoder {
     const partial = Array.isArray(fc.partialArgs) ? (fc.partialArgs as GeminiPartialArg[]) : undefined;
     const willContinue = fc.willContinue === true;
     if (name !== undefined) {
+      // Whole arguments are serialised below: nested past MAX_JSON_DEPTH, the reply fails instead
+      // (formats/json-depth.ts; decodeResponse throws it).
+      if (isObj(fc.args) && valueNestsDeeperThan(fc.args)) return this.fail(upstreamNestedTooDeep("tool-call arguments"));
       this.closeStreamed();
       this.closeOpen();
       const key = this.nextKey++;

@@ -28,6 +28,7 @@
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import type { HubError, HubEvent, HubResponse, Opaque, TokenLogprob, Usage } from "../hub.ts";
 import { mergeUsage, type StopReason } from "../hub.ts";
+import { checkArgumentsDepth } from "../json-depth.ts";
 import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorBody } from "./errors.ts";
@@ -38,9 +39,10 @@ export function defaultResponseId(): string {
   return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url").slice(0, 22);
 }
 
-/** Tool-call arguments text → the `args` object Gemini clients expect. */
+/** Tool-call arguments text → the `args` object Gemini clients expect. Throws a FormatError for arguments nested too deep (formats/json-depth.ts). */
 export function argsObject(json: string): Record<string, unknown> {
   if (json.trim().length === 0) return {};
+  checkArgumentsDepth(json);
   try {
     const v = JSON.parse(json);
     if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Record<string, unknown>;

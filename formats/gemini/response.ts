@@ -47,7 +47,10 @@ export function decodeResponse(body: unknown, opts: GeminiDecoderOptions): HubRe
     }
     core.chunk(obj);
   }
-  return accumulate(normalizeEvents(events, { end: false })).response;
+  const r = accumulate(normalizeEvents(events, { end: false }));
+  // The chunk decoder fails a call whose arguments nest past MAX_JSON_DEPTH (formats/json-depth.ts).
+  if (r.error) throw new FormatError(r.error);
+  return r.response;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import type { HubError, HubEvent, StopReason, TokenLogprob } from "../hub.ts";
 import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
+import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
 import { ContentTemplate } from "./content-template.ts";
 import { errorFromPayload } from "./errors.ts";
@@ -237,6 +238,7 @@ export class ChatDecoder implements StreamDecoder {
       for (let i = 0; i < calls.length; i++) {
         const tc = calls[i];
         if (isObj(tc)) this.onToolCall(tc);
+        if (this.failed) return;
       }
     } else if (isObj(delta.function_call)) {
       // Deprecated single function call: one slot, index 0.
@@ -345,7 +347,11 @@ export class ChatDecoder implements StreamDecoder {
       if (!slot.name && typeof fn.name === "string" && fn.name.length > 0) slot.name = fn.name;
       const a = fn.arguments;
       if (typeof a === "string") args = a;
-      else if (isObj(a) || Array.isArray(a)) args = JSON.stringify(a);
+      else if (isObj(a) || Array.isArray(a)) {
+        // Arguments sent as an object (not Chat's string) are serialised: nested past MAX_JSON_DEPTH, the stream fails instead (formats/json-depth.ts).
+        if (valueNestsDeeperThan(a)) return this.fail(upstreamNestedTooDeep("tool-call arguments"));
+        args = JSON.stringify(a);
+      }
     }
     if (!slot.started && slot.name) this.startSlot(slot);
     if (args.length === 0) return;

@@ -10,6 +10,7 @@ import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
 import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
+import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
@@ -72,7 +73,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   calls.forEach((c, i) => {
     if (!isObj(c)) return;
     const fn = isObj(c.function) ? c.function : {};
-    const args = typeof fn.arguments === "string" ? fn.arguments : fn.arguments !== undefined && fn.arguments !== null ? JSON.stringify(fn.arguments) : "";
+    const args = typeof fn.arguments === "string" ? fn.arguments : fn.arguments !== undefined && fn.arguments !== null ? argumentsText(fn.arguments) : "";
     const id = typeof c.id === "string" && c.id ? c.id : `call_${shortHash(`${rid}:${i}`)}`;
     content.push({ type: "tool_call", id, name: typeof fn.name === "string" ? fn.name : "", arguments: args });
   });

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { codecFor } from "../../formats/index.ts";
 import type { FormatCodec } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
+import { upstreamNestedTooDeep } from "../../formats/json-depth.ts";
 import { WholeBodyDriver } from "../../pipeline/re-translate.ts";
 
 const RECORDED = join(import.meta.dir, "../fixtures/shared/recorded");
@@ -232,11 +233,12 @@ const responsesShapes: Array<[string, string, boolean]> = [
 
 /**
  * A tool input nested deeper than `JSON.stringify` can recurse (`JSON.parse` takes it): the decoding
- * path serialises it into the call's arguments and fails (502, "could not be read"), after ~1 s of CPU
- * in JavaScriptCore's slow path. Without token counts the facts path would serialise it too for the
- * output characters, so it leaves such a reply to the decode (the same 502); with them it does not
- * serialise the input, and the reply is forwarded. Each overflow costs ~1 s, so the decode is compared
- * on one format only.
+ * path once serialised it into the call's arguments after ~1 s of CPU in JavaScriptCore's slow path
+ * and answered 502 "could not be read"; it now refuses an input nesting more than MAX_JSON_DEPTH levels
+ * before serialising it (formats/json-depth.ts: 502 upstream_nested_too_deep, at once). With token
+ * counts the facts path does not serialise the input and forwards the reply as it came; without them
+ * it would serialise it for the output characters, so it leaves such a reply to the decode (the same
+ * 502).
  */
 describe("a tool input nested past JSON.stringify's depth (60,000 levels)", () => {
   const DEEP = "[".repeat(60_000) + "]".repeat(60_000);
@@ -254,19 +256,16 @@ describe("a tool input nested past JSON.stringify's depth (60,000 levels)", () =
       expect(facts.usageSeen).toBe(true);
       expect(facts.stopReason).toBe("tool_use");
     });
+    test(`${format}: the decoding path refuses it (502 upstream_nested_too_deep)`, () => {
+      expect(drive(decodingOnly(codecFor(format)), body(true).replace('"@DEEP@"', DEEP)).earlyError).toEqual(upstreamNestedTooDeep("tool-call arguments"));
+    });
+    test(`${format}: without usage, decoded as before (the same 502)`, () => {
+      const text = body(false).replace('"@DEEP@"', DEEP);
+      const facts = drive(codecFor(format), text);
+      expect(facts.earlyError).toEqual(upstreamNestedTooDeep("tool-call arguments"));
+      expect(facts).toEqual(drive(decodingOnly(codecFor(format)), text));
+    });
   }
-  const [format, body] = bodies[0];
-  // Their own timeouts: an overflow's ~1 s of CPU is 7-22 s on a loaded machine (two overflows took
-  // 21.9 s in a full suite at load 12-20, past the suite's 20 s); nothing here waits on anything else.
-  test(`${format}: the decoding path answers it with a 502`, () => {
-    expect(drive(decodingOnly(codecFor(format)), body(true).replace('"@DEEP@"', DEEP)).earlyError?.status).toBe(502);
-  }, 90_000);
-  test(`${format}: without usage, decoded as before (the same 502)`, () => {
-    const text = body(false).replace('"@DEEP@"', DEEP);
-    const facts = drive(codecFor(format), text);
-    expect(facts.earlyError?.status).toBe(502);
-    expect(facts).toEqual(drive(decodingOnly(codecFor(format)), text));
-  }, 90_000);
 });
 
 describe("native JSON reply facts: the same as the decoding path", () => {
