@@ -4,8 +4,10 @@
  * types of the request body the builder writes.
  *
  * Every object schema is a `v.looseObject`: unknown fields pass through (Google adds fields often:
- * `createTime`, `trafficType`, `serviceTier`, `finishMessage`, …). The streaming decoder does NOT run
- * these schemas per event; it uses cheap manual checks (see decoder.ts).
+ * `createTime`, `trafficType`, `serviceTier`, `finishMessage`, …), and a response's optional fields may
+ * be null (`v.nullish`: a Gemini-compatible server that writes an absent field as null is read as the
+ * streaming decoder reads it, not refused). The streaming decoder does NOT run these schemas per event;
+ * it uses cheap manual checks (see decoder.ts).
  */
 import * as v from "valibot";
 
@@ -25,50 +27,50 @@ export const PartialArgSchema = v.looseObject({
 
 /** `functionCall` of a response part. `args` is the whole arguments object (AI Studio). */
 export const FunctionCallSchema = v.looseObject({
-  id: v.optional(v.string()),
-  name: v.optional(v.string()),
-  args: v.optional(v.record(v.string(), v.unknown())),
-  partialArgs: v.optional(v.array(PartialArgSchema)),
-  willContinue: v.optional(v.boolean()),
+  id: v.nullish(v.string()),
+  name: v.nullish(v.string()),
+  args: v.nullish(v.record(v.string(), v.unknown())),
+  partialArgs: v.nullish(v.array(PartialArgSchema)),
+  willContinue: v.nullish(v.boolean()),
 });
 
 /** One response part: text (optionally a thought), a function call, or something this gateway ignores. */
 export const PartSchema = v.looseObject({
-  text: v.optional(v.string()),
-  thought: v.optional(v.boolean()),
-  thoughtSignature: v.optional(v.string()),
-  thought_signature: v.optional(v.string()),
-  functionCall: v.optional(FunctionCallSchema),
+  text: v.nullish(v.string()),
+  thought: v.nullish(v.boolean()),
+  thoughtSignature: v.nullish(v.string()),
+  thought_signature: v.nullish(v.string()),
+  functionCall: v.nullish(FunctionCallSchema),
 });
 
 export const CandidateSchema = v.looseObject({
-  content: v.optional(
+  content: v.nullish(
     v.looseObject({
-      role: v.optional(v.string()),
-      parts: v.optional(v.array(PartSchema)),
+      role: v.nullish(v.string()),
+      parts: v.nullish(v.array(PartSchema)),
     }),
   ),
-  finishReason: v.optional(v.string()),
-  index: v.optional(v.number()),
+  finishReason: v.nullish(v.string()),
+  index: v.nullish(v.number()),
 });
 
 /** `usageMetadata`, in tokens. `promptTokenCount` includes cached tokens; candidates exclude thoughts. */
 export const UsageMetadataSchema = v.looseObject({
-  promptTokenCount: v.optional(v.number()),
-  candidatesTokenCount: v.optional(v.number()),
-  thoughtsTokenCount: v.optional(v.number()),
-  cachedContentTokenCount: v.optional(v.number()),
-  toolUsePromptTokenCount: v.optional(v.number()),
-  totalTokenCount: v.optional(v.number()),
+  promptTokenCount: v.nullish(v.number()),
+  candidatesTokenCount: v.nullish(v.number()),
+  thoughtsTokenCount: v.nullish(v.number()),
+  cachedContentTokenCount: v.nullish(v.number()),
+  toolUsePromptTokenCount: v.nullish(v.number()),
+  totalTokenCount: v.nullish(v.number()),
 });
 
 /** A whole `GenerateContentResponse` (also the shape of every SSE `data:` payload). */
 export const GenerateContentResponseSchema = v.looseObject({
-  candidates: v.optional(v.array(CandidateSchema)),
-  promptFeedback: v.optional(v.looseObject({ blockReason: v.optional(v.string()) })),
-  usageMetadata: v.optional(UsageMetadataSchema),
-  modelVersion: v.optional(v.string()),
-  responseId: v.optional(v.string()),
+  candidates: v.nullish(v.array(CandidateSchema)),
+  promptFeedback: v.nullish(v.looseObject({ blockReason: v.nullish(v.string()) })),
+  usageMetadata: v.nullish(UsageMetadataSchema),
+  modelVersion: v.nullish(v.string()),
+  responseId: v.nullish(v.string()),
 });
 
 export type GeminiPartialArg = v.InferOutput<typeof PartialArgSchema>;

@@ -95,4 +95,20 @@ describe("plainResponse: the schema's check by hand", () => {
     }
     expect(message).toMatch(/^The upstream reply is not a Gemini generateContent response: Invalid type: Expected string but received 5\.$/);
   });
+
+  test("optional fields written as null (a Gemini-compatible server) are read as absent, as the streaming decoder reads them, not refused with a 502", () => {
+    const opts = { family: "gemini" as const };
+    const call = { name: "f", args: { q: 1 } };
+    const pairs: Array<[unknown, unknown]> = [
+      [{ candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "f", args: null } }] }, finishReason: "STOP" }] }, { candidates: [{ content: { role: "model", parts: [{ functionCall: { name: "f" } }] }, finishReason: "STOP" }] }],
+      [{ candidates: [{ content: { role: "model", parts: [{ text: null, thought: null, functionCall: call }] }, finishReason: "STOP" }] }, { candidates: [{ content: { role: "model", parts: [{ functionCall: call }] }, finishReason: "STOP" }] }],
+      [{ candidates: [{ content: null, finishReason: "SAFETY", index: null }] }, { candidates: [{ finishReason: "SAFETY" }] }],
+      [{ candidates: [{ content: { role: null, parts: null }, finishReason: "STOP" }] }, { candidates: [{ content: {}, finishReason: "STOP" }] }],
+      [{ candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: null }], usageMetadata: null, modelVersion: null }, { candidates: [{ content: { role: "model", parts: [{ text: "hi" }] } }] }],
+      [{ candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2, thoughtsTokenCount: null, cachedContentTokenCount: null } }, { candidates: [{ content: { role: "model", parts: [{ text: "hi" }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 } }],
+    ];
+    // A responseId on both makes the minted call ids the same.
+    const id = (o: unknown) => ({ ...(o as object), responseId: "resp1" });
+    for (const [withNulls, without] of pairs) expect(decodeResponse(id(withNulls), opts)).toEqual(decodeResponse(id(without), opts));
+  });
 });
