@@ -324,7 +324,9 @@ export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) =
       if (!ended) core.fail(MALFORMED_CHUNK_ERROR);
       return;
     }
-    core.chunk(obj);
+    // Several chunks in one payload (the array form of a Gemini stream, as a whole reply may be): in order.
+    if (Array.isArray(obj)) for (let i = 0; i < obj.length; i++) core.chunk(obj[i]);
+    else core.chunk(obj);
   });
   return {
     push(chunk: Uint8Array): void {

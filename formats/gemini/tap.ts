@@ -6,7 +6,8 @@
  *   forwarded up to the end of its last complete event and the rest is held ({@link HeldEvent}), so a
  *   stream cut off inside an event never hands the client a torn JSON payload;
  * - usage (last `usageMetadata` with counts, mapped as in mapping.ts), content, the finish reason and
- *   an in-band `{"error": …}` are observed from the SSE payloads;
+ *   an in-band `{"error": …}` are observed from the SSE payloads (a payload that is an array of chunks,
+ *   the array form of a Gemini stream, chunk by chunk);
  * - Gemini has no terminal event: the chunk with `finishReason` (or a prompt `blockReason`) is the
  *   end, so `terminal` is set by it;
  * - `end(failure?)`: a held last event that lacked its blank line is forwarded, completed, when its data
@@ -118,6 +119,16 @@ export function createTap(_opts: TapOptions): PassthroughTap {
     } catch {
       return; // passthrough: the client sees the bytes as they are
     }
+    if (Array.isArray(obj)) {
+      // Several chunks in one payload (the array form of a Gemini stream): observed in order.
+      for (let i = 0; i < obj.length && !state.error; i++) observe(obj[i]);
+      return;
+    }
+    observe(obj);
+  };
+
+  /** Observes one parsed chunk: an error, usage, content, the finish or a blocked prompt. */
+  const observe = (obj: unknown) => {
     if (!isObj(obj)) return;
     if (isObj(obj.error)) {
       state.error = errorFromStatus(obj.error, 0);
