@@ -13,7 +13,7 @@
  * point and as the format's in-band error after it.
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
-import { FormatError, hubError } from "./hub.ts";
+import { FormatError, hubError, type HubError } from "./hub.ts";
 
 const STREAM = { stream: true };
 /**
@@ -167,6 +167,21 @@ export const SSE_HEADERS: Record<string, string> = {
   "cache-control": "no-cache",
   "x-accel-buffering": "no",
 };
+
+/**
+ * The failure of an upstream `event: error` whose data is not a JSON object (a proxy's plain-text
+ * error): 502 `upstream_malformed`, as the hub decoders report an event that is not JSON, with the
+ * upstream's own words (at most 200 characters) kept in the message. The passthrough taps use it, so a
+ * native lane retries and words it as a translated lane does.
+ */
+export function errorEventNotJson(data: string): HubError {
+  const text = data.trim();
+  const words = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return hubError("api_error", words.length > 0 ? `The upstream sent an error event that is not JSON: ${words}` : "The upstream sent an error event that is not JSON.", {
+    status: 502,
+    code: "upstream_malformed",
+  });
+}
 
 /**
  * Parses JSON without throwing: returns `undefined` for invalid text. Used on upstream data lines,

@@ -19,7 +19,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { mergeUsage, type HubError } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
+import { errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
@@ -231,7 +231,7 @@ export class AnthropicTap implements PassthroughTap {
       }
       case "error": {
         const m = parse(ev.data);
-        this.state.error = errorFromObject(m?.error, 0);
+        this.state.error = m && typeof m === "object" ? errorFromObject(m.error, 0) : errorEventNotJson(ev.data);
         return;
       }
       default:

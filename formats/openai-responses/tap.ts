@@ -28,7 +28,7 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
-import { HeldEvent, SseReader, sseNamed, type SseEvent } from "../sse.ts";
+import { errorEventNotJson, HeldEvent, SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
@@ -180,7 +180,7 @@ abstract class ResponsesObserver {
       case "error": {
         const ev = parsed ?? parse(data);
         const inner = ev?.error && typeof ev.error === "object" ? (ev.error as Json) : ev;
-        if (!this.state.error) this.state.error = hubErrorFromOpenAi(inner, 0);
+        if (!this.state.error) this.state.error = ev ? hubErrorFromOpenAi(inner, 0) : errorEventNotJson(data);
         return;
       }
       case "response.output_item.added":
