@@ -24,7 +24,7 @@ import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 // The tools of a built body written once across requests (the same memo as the Responses echo's).
-import { bodyJson } from "../formats/openai-responses/echo-memo.ts";
+import { bodyJson } from "../formats/write-body-json.ts";
 import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
 import { bodyBytes, hubOf, type RequestContext } from "./context.ts";
 import type { ProviderInfo } from "./ports.ts";

@@ -190,7 +190,7 @@ describe("left alone", () => {
       saveTokens(anth, target(provider("p", "openai-compatible"), "glm-5"), chat, ON);
       const native = translate(codex, target(provider("r", "openai-responses"), "gpt-5-codex"), "strip_with_warning") as Translated;
       saveTokens(codex, target(provider("r", "openai-responses"), "gpt-5-codex"), native, ON);
-      // Neither body was parsed (translate's tool memo, formats/openai-responses/echo-memo.ts, reads
+      // Neither body was parsed (translate's tool memo, formats/write-body-json.ts, reads
       // back a tool list's own text the first time it sees one: not a body).
       const textOf = (b: string | Uint8Array) => (typeof b === "string" ? b : new TextDecoder().decode(b));
       const bodies = [textOf(chat.body), textOf(native.body)];

@@ -1,16 +1,18 @@
 /**
- * The request echo's tools remembered across requests (formats/openai-responses/echo-memo.ts,
- * docs/performance.md item 103): a Codex turn after another gets the same response objects, a turn
- * whose settings change (`previous_response_id`, as on a WebSocket) reuses the remembered tools, and a
- * request whose echo differs anywhere (a nested schema value, a member's order, a member JSON leaves
- * out) gets its own echo, never the remembered one. The memo stays within its bounds.
+ * The request echo's tools remembered across requests (formats/openai-responses/echo-memo.ts, with the
+ * memo of formats/write-body-json.ts; docs/performance.md item 103): a Codex turn after another gets
+ * the same response objects, a turn whose settings change (`previous_response_id`, as on a WebSocket)
+ * reuses the remembered tools, and a request whose echo differs anywhere (a nested schema value, a
+ * member's order, a member JSON leaves out) gets its own echo, never the remembered one. The memo
+ * stays within its bounds. (The memo's compare on its own: test/formats/write-body-json.test.ts.)
  */
 import { describe, expect, test } from "bun:test";
 import { clientRequest } from "../../support/fixtures.ts";
 import type { HubRequest } from "../../../formats/hub.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { responseEcho } from "../../../formats/openai-responses/response.ts";
-import { ECHO_MEMO_ENTRIES, ECHO_MEMO_MAX_CHARS, echoMemoSize, echoMembers, matches, snapshotOf } from "../../../formats/openai-responses/echo-memo.ts";
+import { echoMembers } from "../../../formats/openai-responses/echo-memo.ts";
+import { TOOLS_MEMO_ENTRIES, TOOLS_MEMO_MAX_CHARS, toolsMemoSize } from "../../../formats/write-body-json.ts";
 
 const parse = (body: unknown) => openaiResponses.parseRequest!(body as never);
 /** What the encoder wrote before the memo: the members of `JSON.stringify(echo)` and a comma. */
@@ -94,13 +96,13 @@ describe("the request echo remembered across requests", () => {
 
   test("settings that change every turn: the tools stay remembered, the settings are the new ones", async () => {
     echoMembers(responseEcho(await codexTurn()));
-    const size = echoMemoSize();
+    const size = toolsMemoSize();
     for (const id of ["resp_1", "resp_2", "resp_3"]) {
       const echo = responseEcho(await codexTurn((b) => (b.previous_response_id = id)));
       expect(echoMembers(echo)).toBe(written(echo));
       expect(echoMembers(echo)).toContain(`"previous_response_id":"${id}"`);
     }
-    expect(echoMemoSize()).toBe(size);
+    expect(toolsMemoSize()).toBe(size);
   });
 
   test("members JSON has no text for are left out, as JSON.stringify leaves them out", async () => {
@@ -110,31 +112,15 @@ describe("the request echo remembered across requests", () => {
     expect(echoMembers({ ...echo, tools: [] })).toBe(written({ ...echo, tools: [] }));
   });
 
-  test("a value JSON leaves out or changes is a miss, never a wrong hit", () => {
-    // The memo keeps a snapshot of the values read back from the text it wrote.
-    const snap = (v: unknown) => snapshotOf(JSON.parse(JSON.stringify(v)));
-    const base = { a: 1, b: { c: [1, "x", null, true] } };
-    const s = (v: unknown) => matches(snap(base), v);
-    expect(s({ a: 1, b: { c: [1, "x", null, true] } })).toBe(true);
-    expect(s({ a: 1, b: { c: [1, "x", null, true] }, d: undefined })).toBe(false);
-    expect(s({ b: { c: [1, "x", null, true] }, a: 1 })).toBe(false);
-    expect(s({ a: 1, b: { c: [1, "x", undefined, true] } })).toBe(false);
-    expect(s({ a: 1, b: { c: [1, "x", null, true, 5] } })).toBe(false);
-    expect(s({ a: "1", b: { c: [1, "x", null, true] } })).toBe(false);
-    expect(s({ a: 1, b: [] })).toBe(false);
-    // Integer-like names come first in both for…in and JSON.stringify.
-    expect(matches(snap({ b: 1, 2: 0, a: 1 }), { b: 1, a: 1, 2: 0 })).toBe(true);
-  });
-
   test("bounded: a few large echoes at most; small and huge ones are not kept", () => {
     const withTool = (description: string) => parse({ model: "m", input: "x", tools: [{ type: "function", name: "f", description, parameters: { type: "object", properties: {} } }] });
-    for (let i = 0; i < ECHO_MEMO_ENTRIES * 3; i++) echoMembers(responseEcho(withTool(`${i} `.repeat(3000 + i))));
-    expect(echoMemoSize()).toBeLessThanOrEqual(ECHO_MEMO_ENTRIES);
-    const before = echoMemoSize();
-    const huge = responseEcho(withTool("h".repeat(ECHO_MEMO_MAX_CHARS + 1)));
+    for (let i = 0; i < TOOLS_MEMO_ENTRIES * 3; i++) echoMembers(responseEcho(withTool(`${i} `.repeat(3000 + i))));
+    expect(toolsMemoSize()).toBeLessThanOrEqual(TOOLS_MEMO_ENTRIES);
+    const before = toolsMemoSize();
+    const huge = responseEcho(withTool("h".repeat(TOOLS_MEMO_MAX_CHARS + 1)));
     expect(echoMembers(huge)).toBe(written(huge));
     const small = responseEcho(withTool("short"));
     expect(echoMembers(small)).toBe(written(small));
-    expect(echoMemoSize()).toBe(before);
+    expect(toolsMemoSize()).toBe(before);
   });
 });

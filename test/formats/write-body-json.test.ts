@@ -1,20 +1,22 @@
 /**
- * The upstream request body's text with its tools from the memo (echo-memo.ts `bodyJson`,
+ * The upstream request body's text with its tools from the memo (formats/write-body-json.ts `bodyJson`,
  * pipeline/translate.ts; docs/performance.md item 115): what a provider receives must be the text
  * `JSON.stringify` of the built body writes, byte for byte, for every recorded client request built
  * for every kind of upstream (translated through the hub, and tidied for the client's own format), on
  * the first turn (written and remembered) and the next ones (from the memo), and an edit anywhere in
- * the tools must show in the text.
+ * the tools must show in the text. The memo's compare never takes a value JSON leaves out or changes
+ * for the remembered one, and the memo stays within its bounds. (The Responses echo that shares the
+ * memo: test/formats/openai-responses/echo-memo.test.ts.)
  */
 import { describe, expect, test } from "bun:test";
-import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
-import { openaiChat } from "../../../formats/openai-chat/index.ts";
-import { openaiResponses } from "../../../formats/openai-responses/index.ts";
-import { gemini } from "../../../formats/gemini/index.ts";
-import type { BuildTarget, FormatCodec, ProviderKind } from "../../../formats/codec.ts";
-import type { WireFormat } from "../../../formats/hub.ts";
-import { bodyJson } from "../../../formats/openai-responses/echo-memo.ts";
-import { clientRequest } from "../../support/fixtures.ts";
+import { anthropicMessages } from "../../formats/anthropic-messages/index.ts";
+import { openaiChat } from "../../formats/openai-chat/index.ts";
+import { openaiResponses } from "../../formats/openai-responses/index.ts";
+import { gemini } from "../../formats/gemini/index.ts";
+import type { BuildTarget, FormatCodec, ProviderKind } from "../../formats/codec.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+import { bodyJson, matches, snapshotOf, TOOLS_MEMO_ENTRIES, TOOLS_MEMO_MAX_CHARS, toolsMemoSize } from "../../formats/write-body-json.ts";
+import { clientRequest } from "../support/fixtures.ts";
 
 const CAPTURES: Array<{ file: string; format: WireFormat }> = [
   { file: "claude-code-default.json", format: "anthropic-messages" },
@@ -92,5 +94,33 @@ describe("an upstream body's text with its tools from the memo", () => {
       { model: "m", tools: [{ name: "a", description: long, input_schema: { type: "object" } }, { name: "b", description: long }], stream: undefined, n: 1 },
     ];
     for (const c of cases) for (let i = 0; i < 2; i++) expect(bodyJson(c)).toBe(JSON.stringify(c));
+  });
+
+  test("a value JSON leaves out or changes is a miss, never a wrong hit", () => {
+    // The memo keeps a snapshot of the values read back from the text it wrote.
+    const snap = (v: unknown) => snapshotOf(JSON.parse(JSON.stringify(v)));
+    const base = { a: 1, b: { c: [1, "x", null, true] } };
+    const s = (v: unknown) => matches(snap(base), v);
+    expect(s({ a: 1, b: { c: [1, "x", null, true] } })).toBe(true);
+    expect(s({ a: 1, b: { c: [1, "x", null, true] }, d: undefined })).toBe(false);
+    expect(s({ b: { c: [1, "x", null, true] }, a: 1 })).toBe(false);
+    expect(s({ a: 1, b: { c: [1, "x", undefined, true] } })).toBe(false);
+    expect(s({ a: 1, b: { c: [1, "x", null, true, 5] } })).toBe(false);
+    expect(s({ a: "1", b: { c: [1, "x", null, true] } })).toBe(false);
+    expect(s({ a: 1, b: [] })).toBe(false);
+    // Integer-like names come first in both for…in and JSON.stringify.
+    expect(matches(snap({ b: 1, 2: 0, a: 1 }), { b: 1, a: 1, 2: 0 })).toBe(true);
+  });
+
+  test("bounded: a few large tool lists at most; small and huge ones are not kept", () => {
+    const body = (description: string) => ({ model: "m", tools: [{ type: "function", name: "f", description, parameters: { type: "object", properties: {} } }] });
+    const written = (b: Record<string, unknown>) => expect(bodyJson(b)).toBe(JSON.stringify(b));
+    for (let i = 0; i < TOOLS_MEMO_ENTRIES * 3; i++) written(body(`${i} `.repeat(3000 + i)));
+    expect(toolsMemoSize()).toBeLessThanOrEqual(TOOLS_MEMO_ENTRIES);
+    const before = toolsMemoSize();
+    written(body("h".repeat(TOOLS_MEMO_MAX_CHARS + 1)));
+    // Long enough to be looked up in the memo (1,024 description characters), too short to be kept.
+    written(body("s".repeat(1100)));
+    expect(toolsMemoSize()).toBe(before);
   });
 });
