@@ -14,60 +14,17 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { caseIds, clientRequest, manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { caseIds, manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { counterIds, decodeSse, familyOf, responsesClientRequests, sha } from "../../support/responses-bytes.ts";
 import { codecFor } from "../../../formats/index.ts";
 import { normalizeEvents } from "../../../formats/normalize.ts";
 import { responseToEvents } from "../../../formats/accumulate.ts";
-import type { HubEvent, HubRequest, WireFormat } from "../../../formats/hub.ts";
+import type { HubEvent, HubRequest } from "../../../formats/hub.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 
 const GOLDEN = join(import.meta.dir, "..", "..", "fixtures", "responses-encoder-bytes.json");
 const UPDATE = process.env.UPDATE_RESPONSES_GOLDEN === "1";
 const utf8 = new TextEncoder();
-
-const familyOf = (f: WireFormat) => (f === "anthropic-messages" ? "anthropic" : f === "gemini" ? "gemini" : "openai");
-
-/** Upstream bytes → that format's decoder → canonical hub events (whole, and in 7-byte reads). */
-function decodeSse(format: WireFormat, bytes: Uint8Array, piece?: number): HubEvent[] {
-  const evs: HubEvent[] = [];
-  const dec = codecFor(format).createDecoder({ family: familyOf(format) } as never, (e) => evs.push(e));
-  if (piece) for (let i = 0; i < bytes.length; i += piece) dec.push(bytes.subarray(i, i + piece));
-  else dec.push(bytes);
-  dec.end();
-  return normalizeEvents(evs);
-}
-
-const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
-const parseResponses = (body: unknown) => openaiResponses.parseRequest!(body as never);
-
-/** The client requests each stream is encoded for (their echo is in every response object). */
-async function requests(): Promise<[string, HubRequest | undefined][]> {
-  return [
-    ["none", undefined],
-    ["bench", parseResponses({ model: "cchat/gpt-bench", stream: true, instructions: SYSTEM, input: "Summarise the change in one sentence.", max_output_tokens: 256 })],
-    ["codex-default", parseResponses(await clientRequest("codex-default.json"))],
-    ["codex-tool-use", parseResponses(await clientRequest("codex-tool-use-1.json"))],
-    [
-      "tools",
-      parseResponses({
-        model: "m",
-        input: "x",
-        stream: true,
-        instructions: 'quote " and newline\n and ☕',
-        tools: [
-          { type: "function", name: "get_weather", parameters: { type: "object", properties: {} } },
-          { type: "namespace", name: "ns_", description: "d", tools: [{ type: "function", name: "inner", parameters: { type: "object", properties: {} } }] },
-          { type: "custom", name: "apply_patch", description: "patch" },
-          { type: "local_shell" },
-        ],
-        tool_choice: "auto",
-        reasoning: { effort: "high", summary: "auto" },
-        text: { verbosity: "low" },
-        metadata: { a: "b" },
-      }),
-    ],
-  ];
-}
 
 const lp = (token: string) => ({ token, logprob: -0.5, bytes: [...utf8.encode(token)], top: [{ token, logprob: -0.5 }] });
 const start = { type: "message_start", usage: { inputTokens: 7 } } as const;
@@ -178,11 +135,6 @@ async function streams(): Promise<[string, HubEvent[]][]> {
   return out;
 }
 
-function counterIds(): (prefix: string) => string {
-  let n = 0;
-  return (prefix) => `${prefix}${++n}`;
-}
-
 /** The SSE encoder's text and the event encoder's events (as `event\ndata\n` lines) for one stream. */
 function encodeBoth(events: HubEvent[], request: HubRequest | undefined): { sse: string; events: string } {
   const opts = () => ({ model: "client-model", request, newId: counterIds(), now: () => 1_750_000_000_000 });
@@ -199,13 +151,15 @@ function encodeBoth(events: HubEvent[], request: HubRequest | undefined): { sse:
   return { sse, events: evs };
 }
 
-const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
-
 describe("the Responses encoder's bytes are the pinned ones", async () => {
   const golden: Record<string, string> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
   const seen: Record<string, string> = {};
   const all = await streams();
-  const reqs = await requests();
+  // The client requests each stream is encoded for (their echo is in every response object).
+  const reqs = await responsesClientRequests(true, [
+    ["codex-default", "codex-default.json"],
+    ["codex-tool-use", "codex-tool-use-1.json"],
+  ]);
 
   test("every stream was read (the fixtures are there)", () => {
     expect(all.filter(([n]) => n.startsWith("recorded ")).length).toBeGreaterThan(40);

@@ -14,60 +14,20 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { caseIds, clientRequest, manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { caseIds, manifest, recordedBytes, regressionCase } from "../../support/fixtures.ts";
+import { counterIds, decodeSse, familyOf, responsesClientRequests, sha } from "../../support/responses-bytes.ts";
 import { codecFor } from "../../../formats/index.ts";
-import { normalizeEvents } from "../../../formats/normalize.ts";
 import { accumulate } from "../../../formats/accumulate.ts";
 import { encodeResponseJson } from "../../../formats/codec.ts";
-import type { HubEvent, HubRequest, HubResponse, WireFormat } from "../../../formats/hub.ts";
+import type { HubRequest, HubResponse, WireFormat } from "../../../formats/hub.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 
 const GOLDEN = join(import.meta.dir, "..", "..", "fixtures", "responses-body-bytes.json");
 const UPDATE = process.env.UPDATE_RESPONSES_GOLDEN === "1";
 const utf8 = new TextEncoder();
 
-const familyOf = (f: WireFormat) => (f === "anthropic-messages" ? "anthropic" : f === "gemini" ? "gemini" : "openai");
-
 /** Upstream SSE bytes → that format's decoder → canonical events → the reply a JSON client gets. */
-function replyOf(format: WireFormat, bytes: Uint8Array): HubResponse {
-  const evs: HubEvent[] = [];
-  const dec = codecFor(format).createDecoder({ family: familyOf(format) } as never, (e) => evs.push(e));
-  dec.push(bytes);
-  dec.end();
-  return accumulate(normalizeEvents(evs)).response;
-}
-
-const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
-const parseResponses = (body: unknown) => openaiResponses.parseRequest!(body as never);
-
-/** The client requests each reply is written for (their echo is in the body). */
-async function requests(): Promise<[string, HubRequest | undefined][]> {
-  return [
-    ["none", undefined],
-    ["bench", parseResponses({ model: "cchat/gpt-bench", instructions: SYSTEM, input: "Summarise the change in one sentence.", max_output_tokens: 256 })],
-    ["codex-default", parseResponses(await clientRequest("codex-default.json"))],
-    ["codex-tool-use-1", parseResponses(await clientRequest("codex-tool-use-1.json"))],
-    ["codex-tool-use-2", parseResponses({ ...(await clientRequest("codex-tool-use-2.json")), previous_response_id: "resp_prev" })],
-    [
-      "tools",
-      parseResponses({
-        model: "m",
-        input: "x",
-        instructions: 'quote " and newline\n and ☕',
-        tools: [
-          { type: "function", name: "get_weather", parameters: { type: "object", properties: {} } },
-          { type: "namespace", name: "ns_", description: "d", tools: [{ type: "function", name: "inner", parameters: { type: "object", properties: {} } }] },
-          { type: "custom", name: "apply_patch", description: "patch" },
-          { type: "local_shell" },
-        ],
-        tool_choice: "auto",
-        reasoning: { effort: "high", summary: "auto" },
-        text: { verbosity: "low" },
-        metadata: { a: "b" },
-      }),
-    ],
-  ];
-}
+const replyOf = (format: WireFormat, bytes: Uint8Array): HubResponse => accumulate(decodeSse(format, bytes)).response;
 
 const lp = (token: string) => ({ token, logprob: -0.5, bytes: [...utf8.encode(token)], top: [{ token, logprob: -0.5 }] });
 
@@ -124,18 +84,16 @@ async function replies(): Promise<[string, HubResponse][]> {
   return out;
 }
 
-function counterIds(): (prefix: string) => string {
-  let n = 0;
-  return (prefix) => `${prefix}${++n}`;
-}
-
-const sha = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest("hex");
-
 describe("the non-streamed Responses body's text is the pinned one", async () => {
   const golden: Record<string, string> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
   const seen: Record<string, string> = {};
   const all = await replies();
-  const reqs = await requests();
+  // The client requests each reply is written for (their echo is in the body).
+  const reqs = await responsesClientRequests(false, [
+    ["codex-default", "codex-default.json"],
+    ["codex-tool-use-1", "codex-tool-use-1.json"],
+    ["codex-tool-use-2", "codex-tool-use-2.json", { previous_response_id: "resp_prev" }],
+  ]);
   const opts = (request: HubRequest | undefined) => ({ model: "client-model", request, newId: counterIds(), now: () => 1_750_000_000_000 });
 
   test("every reply was read (the fixtures are there)", () => {
