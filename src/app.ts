@@ -159,7 +159,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
-  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle);
+  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle, env.SWITCHYARD_RESYNC_MS);
   store.setConfigKeys(cfg.keys);
   // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
   // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).

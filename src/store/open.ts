@@ -12,9 +12,13 @@ import type { Store } from "./types.ts";
 /**
  * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
  * log as warnings; its module is imported only then), else the embedded SQLite file in the data directory.
+ * `resyncMs` is the environment's `SWITCHYARD_RESYNC_MS` (a positive integer, ms; anything else: the
+ * PostgreSQL store's default of 2 s): how often the shared store re-reads account state and client
+ * keys as the safety net under LISTEN/NOTIFY (tests lengthen it so that only an announcement can carry
+ * another instance's change).
  * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
  */
-export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void): Promise<Store> {
+export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string): Promise<Store> {
   if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
   if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
   // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
@@ -23,6 +27,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
     url: database,
     traceRingSize,
     beforeFlush,
+    resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
     onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
   });
   const safe = new URL(database);
