@@ -381,27 +381,46 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
 
   test("Chat client on an Anthropic provider: reset mid-stream → error frame then [DONE]; the SDK raises", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
+    // The reset comes once the client has the stream's headers (sent at the commit), not after a fixed
+    // 100 ms: on a loaded machine the gateway could see the reset first and retry before committing.
+    const committed = Promise.withResolvers<void>();
+    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_when: committed.promise }] });
     const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
     const run = async () => {
       const s = await client.chat.completions.create({ model: "p/claude-x", messages: [{ role: "user", content: "hi" }], stream: true });
+      committed.resolve();
       for await (const _ of s) {
         /* drain */
       }
     };
-    await expect(run()).rejects.toThrow();
+    try {
+      await expect(run()).rejects.toThrow();
+    } finally {
+      committed.resolve();
+    }
   });
 
   test("Responses client on an Anthropic provider: reset mid-stream → response.failed; the SDK raises", async () => {
     const sse = textStream("anthropic-messages");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
-    const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    const res = await post("/v1/responses", { model: "p/claude-x", input: "hi", stream: true });
-    const body = await res.text();
-    expect(body).toContain("response.failed");
-    expect(body).not.toContain("response.completed");
-    script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20 }] });
-    await expect(client.responses.stream({ model: "p/claude-x", input: "hi" }).finalResponse()).rejects.toThrow();
+    // Each reset comes once the client has the stream (committed), not after a fixed 100 ms.
+    const first = Promise.withResolvers<void>();
+    const second = Promise.withResolvers<void>();
+    try {
+      script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_when: first.promise }] });
+      const client = new OpenAI({ apiKey: "x", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const res = await post("/v1/responses", { model: "p/claude-x", input: "hi", stream: true });
+      first.resolve();
+      const body = await res.text();
+      expect(body).toContain("response.failed");
+      expect(body).not.toContain("response.completed");
+      script({ a1: [{ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_when: second.promise }] });
+      const stream = client.responses.stream({ model: "p/claude-x", input: "hi" });
+      stream.on("event", () => second.resolve());
+      await expect(stream.finalResponse()).rejects.toThrow();
+    } finally {
+      first.resolve();
+      second.resolve();
+    }
   });
 
   test("a reset before the first content is a failed attempt, retried before commit", async () => {

@@ -37,6 +37,12 @@ export interface FakeReply {
   resume_after_first?: Promise<unknown>;
   /** Drop the connection after this many body bytes ({@link RESET_DELAY_MS} after the last of them). */
   reset_after_bytes?: number;
+  /**
+   * With `reset_after_bytes`: the reset waits for this (test-only, in-process) instead of
+   * {@link RESET_DELAY_MS}: the test resolves it once its client has what came before (the gateway has
+   * committed), however slow the machine.
+   */
+  reset_when?: Promise<unknown>;
   /** Never send headers (for header-timeout tests); the request hangs until the client gives up. */
   hang_before_headers?: boolean;
   /** Send headers and these bytes, then go silent without closing (idle-timeout tests). */
@@ -218,7 +224,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
         if (reply.delay_ms && i < pieces.length - 1) await Bun.sleep(reply.delay_ms);
       }
       if (reply.reset_after_bytes !== undefined && reply.reset_after_bytes < bytes.length) {
-        await Bun.sleep(RESET_DELAY_MS);
+        await (reply.reset_when ?? Bun.sleep(RESET_DELAY_MS));
         controller.error(new Error("fake upstream: connection reset"));
         return;
       }
