@@ -84,7 +84,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   const init = run(join(bin, "initdb"), ["-D", data, "-U", USER, "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
   if (init.status !== 0) throw new Error(`initdb failed: ${init.out.slice(-2000)}`);
-  const port = await freePort();
+  // `let`: the first start takes another free port if this one is taken before PostgreSQL binds it.
+  let port = await freePort();
   let postmasterPid: number | undefined;
 
   const pidFromFile = (): number | undefined => {
@@ -140,7 +141,18 @@ export async function startPostgres(): Promise<TestPostgres> {
     } catch {}
   };
 
-  await start();
+  // Another process (tests run in parallel on a shared machine) can bind the free port between
+  // freePort() and PostgreSQL's bind: then the server log says "Address already in use" and the
+  // first start is tried again on a new port (restarts keep the port the URL names).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (e) {
+      if (attempt >= 5 || !/Address already in use|could not bind/i.test(String(e))) throw e;
+      port = await freePort();
+    }
+  }
   const base = `postgres://${USER}@127.0.0.1:${port}`;
   const pg: TestPostgres = {
     url: `${base}/postgres`,
