@@ -6,7 +6,7 @@ import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { errorAnswer, type ReceivedBody, type RequestContext } from "./context.ts";
 import { checkKeyLimits } from "./key-limits.ts";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 

@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import { unknownKeysMessage } from "../unknown-keys.ts";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../pipeline/json-depth.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../formats/json-depth.ts";
 import type { StoreErrorCode } from "../store/types.ts";
 
 /**
@@ -133,7 +133,7 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 /**
  * Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON and for JSON
  * nesting arrays and objects more than {@link MAX_JSON_DEPTH} levels deep (checked before parsing,
- * pipeline/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored combo's params that deep
+ * formats/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored combo's params that deep
  * held the event loop for most of a second and then ran the config checks out of stack (a 500), and
  * every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
  */

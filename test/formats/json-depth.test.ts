@@ -1,10 +1,10 @@
 /**
- * pipeline/json-depth.ts: the nesting check the guard runs on a body's bytes before parsing it
+ * formats/json-depth.ts: the nesting check the guard runs on a body's bytes before parsing it
  * (SPEC G-4). Both of its paths are exercised: few brackets (counted, never walked) and more brackets
  * than the limit (walked, strings skipped).
  */
 import { describe, expect, test } from "bun:test";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../pipeline/json-depth.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../formats/json-depth.ts";
 import { parseJsonObject } from "../../pipeline/guard.ts";
 import { FIXTURES } from "../support/fixtures.ts";
 
