@@ -22,13 +22,13 @@ export type RowFloor = {
  * of its rows has one, so a new row cannot be printed without its reason).
  */
 export const ROW_FLOORS: Record<string, RowFloor> = {
-  "HTTP framework dispatch": { rung: "rung 5", why: "Elysia hands static routes to Bun's native router already; a hand-written Bun.serve route was ~1 µs less (item 28, \"Tried and dropped\"), and the stack's framework is Elysia" },
+  "HTTP framework dispatch": { rung: "rung 5", why: "Elysia hands static routes to Bun's native router already; the /v1 endpoints on hand-written Bun.serve routes were ~1 µs less (\"Tried and dropped\"), and the stack's framework is Elysia" },
   "body read and JSON parse": { rung: "rung 1", why: "Bun's native body read and JSON.parse of the client's body: routing needs its model and stream flag (R-2, G-4); both are native code" },
   guard: { rung: "rung 1 (peer check); no rung for keys", why: "client keys, their limits and the depth bound (G-1, G-2, 9.6, item 55) are switchyard's own features: lower only by doing less per request" },
   "resolve/order/pick": { rung: "no rung", why: "routing over real accounts and combos (R-2…R-4, section 5) is switchyard's own feature code" },
   translate: { rung: "rung 6 (translated lanes)", why: "the request rebuilt in the upstream's format and serialised (F-2); on native lanes the client's bytes are forwarded and this row is noise" },
   "executor call setup and abort wiring": { rung: "rung 2", why: "an AbortController per call wired to the client's signal and a header timer (6.3, 6.4): the floor pays the same primitives" },
-  "provider executor (upstream URL, headers, fetch call)": { rung: "rung 2", why: "the upstream URL, credential and headers, and Bun's fetch call; the executor's headers are a plain record since item 93" },
+  "provider executor (upstream URL, headers, fetch call)": { rung: "rung 2", why: "the upstream URL, credential and headers, and Bun's fetch call: the floor's rung 2 makes the same call; a plain header record instead of a Headers object measured ~1.5 µs less in process and nothing over the wire (item 93, tried and dropped)" },
   "in-process upstream reply (harness; the raw pipe pays it too)": { rung: "harness", why: "the benchmark's own upstream; the raw pipe pays it as well (target 0)" },
   "reply driver (tap / re-translate)": { rung: "rung 3 (tap), rung 6 (re-translate)", why: "every event seen for usage, stop and in-band errors (O-1, 6.4), and on translated lanes parsed and re-encoded; this design costs ~6 µs per stream + ~340 ns per delta with no step over ~1 µs (item 109)" },
   "commit point and JS reply stream": { rung: "rung 3", why: "the peek before the status (R-8) and the reply through a JS ReadableStream so a broken stream can end with the format's in-band error (6.4); Bun's native body hand-off would not let the gateway see or end the stream" },
