@@ -2,7 +2,8 @@
  * What a new operator noticed on the dashboard's pages (SPEC 9.4), in a real browser:
  * - models without a price: the cost is unknown, not $0 — Overview's Cost tile reads "–" with the
  *   unpriced count and draws no all-zero cost chart (its axis ran 0–100 dollars); Usage charts requests
- *   instead and its table says "unpriced";
+ *   instead and its table says "unpriced", and so do Calls' list and a call's trace (it said "unknown (this
+ *   model has no price)");
  * - Usage's table at 1280 px: every column in view (Avg total was past the card's edge) and model names
  *   on one line (they broke at hyphens: "gpt-" / "demo");
  * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge);
@@ -75,6 +76,26 @@ describe("models without a price", () => {
       expect(costs).toEqual({ "gpt-demo": "unpriced", "claude-demo": "unpriced", "": "$0" });
       expect(await w.page.locator(".card", { hasText: "By model" }).innerText()).toContain("unpriced: a model without a known price");
       await w.page.screenshot({ path: join(SHOTS, "unpriced-usage.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("Calls: an unpriced call reads 'unpriced' in the list and in its trace, which says why and what gives it a price (the word Overview and Usage use)", async () => {
+    const w = await openPage(browser, unpriced.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${unpriced.url}/dashboard/calls`);
+      const row = w.page.locator("table.calls tbody tr", { hasText: "claude-demo" }).first();
+      await row.waitFor({ timeout: 10_000 });
+      const cells = await row.locator("td").allInnerTexts();
+      expect(cells[7]).toBe("unpriced");
+      await row.click();
+      const cost = w.page.locator(".trace dl.kv dt", { hasText: /^Cost$/ }).locator("xpath=following-sibling::dd[1]");
+      await cost.waitFor({ timeout: 10_000 });
+      expect(await cost.innerText()).toBe("unpriced (no price is known for this model, so no cost is counted; settings.pricing gives one)");
+      await w.page.screenshot({ path: join(SHOTS, "unpriced-call.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();

@@ -146,7 +146,17 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
           {call.estimated && call.outcome !== "rejected" ? " (estimated)" : ""}
         </dd>
         <dt>Cost</dt>
-        <dd>{call.unpriced ? "unknown (this model has no price)" : call.costUsd !== undefined ? `${usd(call.costUsd)} at API prices` : "–"}</dd>
+        <dd>
+          {call.unpriced ? (
+            <>
+              unpriced <span class="muted">(no price is known for this model, so no cost is counted; <code>settings.pricing</code> gives one)</span>
+            </>
+          ) : call.costUsd !== undefined ? (
+            `${usd(call.costUsd)} at API prices`
+          ) : (
+            "–"
+          )}
+        </dd>
       </dl>
       <ErrorLine error={trace.error} />
       {t?.error && (
@@ -479,7 +489,7 @@ export function CallsPage() {
                         <td class="num" data-opt="1">
                           {count(c.usage.inputTokens)} / {count(c.usage.outputTokens)}
                         </td>
-                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="This model has no price">unpriced</span> : usd(c.costUsd)}</td>
+                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : usd(c.costUsd)}</td>
                         <td class="num">{ms(c.totalMs)}</td>
                       </tr>
                     );
