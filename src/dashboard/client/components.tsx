@@ -1,5 +1,5 @@
 /** Shared view pieces: data loading, the 1-second ticker, countdowns, charts (uPlot), cards, pills. */
-import type { ComponentChildren } from "preact";
+import { Fragment, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
@@ -296,5 +296,25 @@ export function ActionButton({ onClick, children, tone, small, disabled, title }
     >
       {busy ? "…" : children}
     </button>
+  );
+}
+
+/**
+ * A `provider/model` name that wraps after its slash, each part kept whole (a `.name-part` inline
+ * block: it moves to the next line as a unit, so no "claude-sonnet-4-" / "5" or "demo-" / "gemini/"
+ * split); only a part wider than its whole column breaks, anywhere, rather than run past its card. The
+ * text reads and copies the same.
+ */
+export function Breakable({ name }: { name: string }) {
+  const parts = name.split("/");
+  return (
+    <>
+      {parts.map((p, i) => (
+        <Fragment key={i}>
+          <span class="name-part">{i < parts.length - 1 ? `${p}/` : p}</span>
+          {i < parts.length - 1 && <wbr />}
+        </Fragment>
+      ))}
+    </>
   );
 }

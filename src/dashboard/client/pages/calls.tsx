@@ -7,7 +7,7 @@
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, qs } from "../api.ts";
-import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
+import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { clockSeconds, count, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
@@ -23,26 +23,6 @@ export function OutcomePill({ outcome, status }: { outcome: string; status?: num
       {outcome}
       {status ? ` ${status}` : ""}
     </Pill>
-  );
-}
-
-/**
- * A `provider/model` name that wraps after its slash, each part kept whole (a `.name-part` inline
- * block: it moves to the next line as a unit, so no "claude-sonnet-4-" / "5" or "demo-" / "gemini/"
- * split); only a part wider than its whole column breaks, anywhere, rather than run past its card. The
- * text reads and copies the same.
- */
-function Breakable({ name }: { name: string }) {
-  const parts = name.split("/");
-  return (
-    <>
-      {parts.map((p, i) => (
-        <Fragment key={i}>
-          <span class="name-part">{i < parts.length - 1 ? `${p}/` : p}</span>
-          {i < parts.length - 1 && <wbr />}
-        </Fragment>
-      ))}
-    </>
   );
 }
 

@@ -8,7 +8,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
-import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
+import { ActionButton, Breakable, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { clockSeconds, withoutIsoTime } from "../format.ts";
 import { useLive, type LiveEvent } from "../live.ts";
 import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
@@ -268,38 +268,84 @@ function ComboForm({ done, editing }: { done: () => void; editing: (on: boolean)
   );
 }
 
-function AliasForm({ done, editing }: { done: () => void; editing: (on: boolean) => void }) {
-  const [name, setName] = useState("");
-  const [target, setTarget] = useState("");
+/** Names the new-alias field suggests as its placeholder, in order: the first no alias or combo has. */
+const ALIAS_SUGGESTIONS = ["fast", "smart", "cheap", "coder", "local"];
+
+/**
+ * The new-alias field's placeholder: the first of {@link ALIAS_SUGGESTIONS} that is not in `taken`
+ * (the names of the aliases and combos, which share one namespace), else `alias-2`, `alias-3`, … — never
+ * a name that exists, which the API would refuse.
+ */
+export function aliasPlaceholder(taken: ReadonlySet<string>): string {
+  for (const n of ALIAS_SUGGESTIONS) if (!taken.has(n)) return n;
+  for (let i = 2; ; i++) if (!taken.has(`alias-${i}`)) return `alias-${i}`;
+}
+
+/**
+ * A refused alias's message in the form's words: the API names its fields (`target: unknown provider
+ * …`, a name "exists; change it with PUT"), the form its labels ("Points at: unknown provider …", Edit
+ * on the alias's row).
+ */
+export function aliasErrorText(e: unknown): string {
+  if (!(e instanceof ApiError) || !e.param) return (e as Error).message;
+  const label = e.param === "target" ? "Points at" : e.param === "name" ? "Alias" : e.param;
+  const rest = (e.message.startsWith(`${e.param}: `) ? e.message.slice(e.param.length + 2) : e.message)
+    .replace(/^(An alias named .*) exists; change it with PUT\.$/, "$1 exists: Edit on its row changes it.")
+    .replace(/^(A combo named .*) exists; change it with PUT\.$/, "$1 exists: choose another name.");
+  return `${label}: ${rest}`;
+}
+
+/**
+ * Adds an alias (`POST /aliases`), or with `edit` changes where a database alias points (`PUT
+ * /aliases/{name}`; an alias is not renamed, so its name is read-only then). `taken`: the names of the
+ * aliases and combos, which the placeholder never suggests.
+ */
+function AliasForm({ done, editing, taken, edit, stopEdit }: { done: () => void; editing: (on: boolean) => void; taken: ReadonlySet<string>; edit?: Alias; stopEdit: () => void }) {
+  const [name, setName] = useState(edit?.name ?? "");
+  const [target, setTarget] = useState(edit?.target ?? "");
   const [error, setError] = useState<string | undefined>();
-  useEffect(() => editing(name !== "" || target !== ""), [name, target]);
+  const targetField = useRef<HTMLInputElement>(null);
+  useEffect(() => editing(edit !== undefined || name !== "" || target !== ""), [name, target, edit]);
   useEffect(() => () => editing(false), []);
+  useEffect(() => {
+    if (edit) targetField.current?.focus();
+  }, []);
   return (
     <form
       class="form-row"
+      data-form={edit ? "alias-edit" : "alias-new"}
       onSubmit={(e) => {
         e.preventDefault();
         setError(undefined);
-        api("/aliases", { method: "POST", body: { name: name.trim(), target: target.trim() } })
+        const saved = edit
+          ? api(`/aliases/${encodeURIComponent(edit.name)}`, { method: "PUT", body: { target: target.trim() } })
+          : api("/aliases", { method: "POST", body: { name: name.trim(), target: target.trim() } });
+        saved
           .then(() => {
             setName("");
             setTarget("");
+            if (edit) stopEdit();
             done();
           })
-          .catch((err) => setError((err as Error).message));
+          .catch((err) => setError(aliasErrorText(err)));
       }}
     >
       <div class="field">
-        <label for="al-name">New alias</label>
-        <input id="al-name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder="fast" required />
+        <label for="al-name">{edit ? "Alias" : "New alias"}</label>
+        <input id="al-name" value={name} readOnly={edit !== undefined} onInput={(e) => setName((e.target as HTMLInputElement).value)} placeholder={edit ? undefined : aliasPlaceholder(taken)} required />
       </div>
       <div class="field grow">
         <label for="al-target">Points at</label>
-        <input id="al-target" value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} placeholder="provider/model or a combo" required />
+        <input id="al-target" ref={targetField} value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} placeholder="provider/model or a combo" required />
       </div>
       <button class="btn" type="submit">
-        Add alias
+        {edit ? "Save alias" : "Add alias"}
       </button>
+      {edit && (
+        <button type="button" class="btn" onClick={stopEdit}>
+          Cancel
+        </button>
+      )}
       <ErrorLine error={error} />
     </form>
   );
@@ -338,7 +384,20 @@ export function RoutingPage() {
         ...d.providers.flatMap((p) => [...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])].map((m) => `${p.id}/${m}`)),
       ]
     : [];
-  const remove = (kind: "combos" | "aliases", name: string) => api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" }).then(data.reload);
+  const taken = new Set([...(d?.aliases ?? []).map((a) => a.name), ...(d?.combos ?? []).map((c) => c.name)]);
+  /** The database alias being changed in the alias form, if any. */
+  const [editAlias, setEditAlias] = useState<Alias | undefined>();
+  /** Why the last Delete was refused (a combo or alias that uses the object, the config file …). */
+  const [removeError, setRemoveError] = useState<{ kind: "combos" | "aliases"; text: string } | undefined>();
+  const remove = (kind: "combos" | "aliases", name: string) => {
+    setRemoveError(undefined);
+    return api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" })
+      .then(() => {
+        if (kind === "aliases" && editAlias?.name === name) setEditAlias(undefined);
+        data.reload();
+      })
+      .catch((e) => setRemoveError({ kind, text: `${name} was not deleted: ${(e as Error).message}` }));
+  };
   // Changes made elsewhere: re-read at once, unless a combo or alias is being written here; then a
   // notice (what changed) waits until the edit is saved, cancelled or emptied, or Show is pressed.
   const edits = useRef(new Set<string>());
@@ -430,6 +489,7 @@ export function RoutingPage() {
               </ol>
             </div>
           ))}
+          {removeError?.kind === "combos" && <ErrorLine error={removeError.text} />}
           {d?.combos && <ComboForm done={data.reload} editing={editors.current.combo} />}
         </Card>
         <Card title="Aliases">
@@ -450,7 +510,7 @@ export function RoutingPage() {
                   <tr key={a.name} data-alias={a.name}>
                     <td class="mono">{a.name}</td>
                     <td class="mono">
-                      {a.target}
+                      <Breakable name={a.target} />
                       {a.active === false && (
                         <div class="held-text small" title={a.error}>
                           inactive: {a.error}
@@ -460,9 +520,14 @@ export function RoutingPage() {
                     <td>{a.source === "config" ? "config file" : "database"}</td>
                     <td>
                       {a.source === "db" && (
-                        <ActionButton small tone="danger" onClick={() => remove("aliases", a.name)}>
-                          Delete
-                        </ActionButton>
+                        <div class="row-actions">
+                          <button type="button" class="btn btn-small" onClick={() => setEditAlias(a)} disabled={editAlias?.name === a.name}>
+                            Edit
+                          </button>
+                          <ActionButton small tone="danger" onClick={() => remove("aliases", a.name)}>
+                            Delete
+                          </ActionButton>
+                        </div>
                       )}
                     </td>
                   </tr>
@@ -470,7 +535,10 @@ export function RoutingPage() {
               </tbody>
             </table>
           )}
-          {d?.aliases && <AliasForm done={data.reload} editing={editors.current.alias} />}
+          {removeError?.kind === "aliases" && <ErrorLine error={removeError.text} />}
+          {d?.aliases && (
+            <AliasForm key={editAlias?.name ?? ""} done={data.reload} editing={editors.current.alias} taken={taken} edit={editAlias} stopEdit={() => setEditAlias(undefined)} />
+          )}
         </Card>
       </div>
     </div>

@@ -1,0 +1,125 @@
+/**
+ * The Routing page's alias form in a real browser (SPEC 9.4, 9.3), on scripts/demo's gateway (alias
+ * `fast`, combo `demo`): an alias is created, changed (Edit on its row) and deleted through the page,
+ * and after each step the page and the admin API (`GET /admin/api/aliases`, `/v1/models`) show the
+ * same thing. The new-alias field's placeholder never suggests a name an alias or combo has (it read
+ * "fast" beside the alias `fast`), and a refused alias's message uses the form's labels ("Points at",
+ * not the API's `target`). Screenshots go to test-results/dashboard/.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+/** The aliases as the admin API lists them: name → [target, source]. */
+async function apiAliases(): Promise<Record<string, [string, string]>> {
+  const r = (await (await fetch(`${gw.url}/admin/api/aliases`)).json()) as { aliases: Array<{ name: string; target: string; source: string }> };
+  return Object.fromEntries(r.aliases.map((a) => [a.name, [a.target, a.source]]));
+}
+
+/** The model names `/v1/models` lists. */
+async function listed(): Promise<string[]> {
+  const r = (await (await fetch(`${gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
+  return r.data.map((m) => m.id);
+}
+
+/** The aliases table as shown: name → target (each row's first two cells). */
+async function shownAliases(page: Page): Promise<Record<string, string>> {
+  return Object.fromEntries(
+    await page.locator("tr[data-alias]").evaluateAll((trs) => trs.map((tr) => [tr.getAttribute("data-alias")!, tr.querySelectorAll("td")[1]!.textContent!.trim()])),
+  );
+}
+
+test("an alias is created, changed and deleted through the form; the page and the admin API agree after each step, and the placeholder never names an existing alias or combo", async () => {
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.locator('tr[data-alias="fast"]').waitFor({ timeout: 10_000 });
+    await page.locator(".live-live").waitFor({ timeout: 10_000 });
+    const name = page.locator("#al-name");
+    const target = page.locator("#al-target");
+    const placeholder = () => name.getAttribute("placeholder");
+    // alias `fast` and combo `demo` exist: the suggestion is neither
+    expect(await placeholder()).toBe("smart");
+    // the config file's alias can be neither changed nor deleted here
+    expect(await page.locator('tr[data-alias="fast"] button').count()).toBe(0);
+
+    // a refused alias: the message names the form's field, and nothing is created
+    await name.fill("smart");
+    await target.fill("nope/x");
+    await page.getByRole("button", { name: "Add alias" }).click();
+    const error = page.locator('[data-form="alias-new"] .error-line');
+    await error.waitFor({ timeout: 5_000 });
+    expect(await error.innerText()).toMatch(/^Points at: /);
+    expect(await error.innerText()).not.toContain("target");
+    expect(Object.keys(await apiAliases())).toEqual(["fast"]);
+    await name.fill("demo");
+    await target.fill("demo-chat/gpt-demo");
+    await page.getByRole("button", { name: "Add alias" }).click();
+    await error.filter({ hasText: /^Alias: The name "demo" is taken by the config file / }).waitFor({ timeout: 5_000 });
+
+    // create
+    await name.fill("smart");
+    await target.fill("demo-chat/gpt-demo");
+    await page.getByRole("button", { name: "Add alias" }).click();
+    await page.locator('tr[data-alias="smart"]').waitFor({ timeout: 5_000 });
+    expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo", smart: "demo-chat/gpt-demo" });
+    expect(await apiAliases()).toEqual({ fast: ["demo-chat/gpt-demo", "config"], smart: ["demo-chat/gpt-demo", "db"] });
+    expect(await listed()).toContain("smart");
+    expect(await name.inputValue()).toBe("");
+    expect(await placeholder()).toBe("cheap");
+    expect(await error.count()).toBe(0);
+
+    // change: Edit fills the form with the alias (its name read-only), Save changes only its target
+    await page.locator('tr[data-alias="smart"]').getByRole("button", { name: "Edit" }).click();
+    const edit = page.locator('[data-form="alias-edit"]');
+    await edit.waitFor({ timeout: 5_000 });
+    expect(await name.inputValue()).toBe("smart");
+    expect(await name.getAttribute("readonly")).not.toBeNull();
+    expect(await target.inputValue()).toBe("demo-chat/gpt-demo");
+    await target.fill("demo");
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.screenshot({ path: join(SHOTS, `routing-alias-edit-${width}.png`), fullPage: true });
+      expect({ width, wide: await page.evaluate("document.documentElement.scrollWidth") }).toEqual({ width, wide: width });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await edit.getByRole("button", { name: "Save alias" }).click();
+    await page.locator('tr[data-alias="smart"] td', { hasText: /^demo$/ }).waitFor({ timeout: 5_000 });
+    expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo", smart: "demo" });
+    expect(await apiAliases()).toEqual({ fast: ["demo-chat/gpt-demo", "config"], smart: ["demo", "db"] });
+    await page.locator('[data-form="alias-new"]').waitFor({ timeout: 5_000 });
+    expect(await name.inputValue()).toBe("");
+    expect(await target.inputValue()).toBe("");
+
+    // delete
+    await page.locator('tr[data-alias="smart"]').getByRole("button", { name: "Delete" }).click();
+    await page.locator('tr[data-alias="smart"]').waitFor({ state: "detached", timeout: 5_000 });
+    expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo" });
+    expect(await apiAliases()).toEqual({ fast: ["demo-chat/gpt-demo", "config"] });
+    expect(await listed()).not.toContain("smart");
+    expect(await placeholder()).toBe("smart");
+    // the two refusals, and nothing else, went wrong (Chromium logs each refused call as a console error)
+    expect(w.failed).toEqual([`400 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases`]);
+    expect(w.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
