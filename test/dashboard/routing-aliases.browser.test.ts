@@ -3,8 +3,8 @@
  * `fast`, combo `demo`): an alias is created, changed (Edit on its row) and deleted through the page,
  * and after each step the page and the admin API (`GET /admin/api/aliases`, `/v1/models`) show the
  * same thing. The new-alias field's placeholder never suggests a name an alias or combo has (it read
- * "fast" beside the alias `fast`), and a refused alias's message uses the form's labels ("Points at",
- * not the API's `target`). Screenshots go to test-results/dashboard/.
+ * "fast" beside the alias `fast`), a refused alias's message uses the form's labels ("Points at",
+ * not the API's `target`), and a refused Delete says why. Screenshots go to test-results/dashboard/.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -116,8 +116,19 @@ test("an alias is created, changed and deleted through the form; the page and th
     expect(await apiAliases()).toEqual({ fast: ["demo-chat/gpt-demo", "config"] });
     expect(await listed()).not.toContain("smart");
     expect(await placeholder()).toBe("smart");
-    // the two refusals, and nothing else, went wrong (Chromium logs each refused call as a console error)
-    expect(w.failed).toEqual([`400 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases`]);
+
+    // a Delete the API refuses (a stored combo routes through the alias) says why, and the row stays
+    const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+    expect(await post("/aliases", { name: "inner", target: "demo-chat/gpt-demo" })).toBe(201);
+    expect(await post("/combos", { name: "outer", strategy: "fallback", targets: [{ model: "inner" }] })).toBe(201);
+    await page.locator('tr[data-alias="inner"]').waitFor({ timeout: 5_000 });
+    await page.locator('tr[data-alias="inner"]').getByRole("button", { name: "Delete" }).click();
+    const refused = page.locator(".card", { has: page.locator("h2", { hasText: "Aliases" }) }).locator(".error-line", { hasText: /^inner was not deleted: / });
+    await refused.waitFor({ timeout: 5_000 });
+    expect(await refused.innerText()).toContain('combo "outer"');
+    expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo", inner: "demo-chat/gpt-demo" });
+    // the three refusals, and nothing else, went wrong (Chromium logs each refused call as a console error)
+    expect(w.failed).toEqual([`400 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases/inner`]);
     expect(w.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
   } finally {
     await w.close();
