@@ -25,7 +25,9 @@
  *           at a time and interleaved request by request (direct, then each server, the order rotating
  *           per request), each read to its end; prints per server the p50 minus direct's p50 of the
  *           same round (the added p50, median of the rounds) and its difference to the first tree's
- *           (median of the rounds' differences). HTTP lanes only.
+ *           (median of the rounds' differences). On the WebSocket lane each server is sent the frames on
+ *           one socket kept open and "direct" is the same request to the upstream over HTTP (as in
+ *           scripts/bench: the upstream has no WebSocket).
  *   --lanes: LANE-MODE names, comma-separated (default chat-json,messages-json): every lane of
  *            scripts/bench-lanes.ts, a native lane by its format alone (chat, messages, gemini), a
  *            translated one by its full name (messages→chat, responses→chat, gemini→chat,
@@ -38,7 +40,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SERVICE_ENV } from "../src/cli/service.ts";
 import { benchLanes, type Lane, MODES, type Mode } from "./bench-lanes.ts";
-import { BenchSocket, loadBun, loadWrk, loadWs, timedRequest, WRK } from "./bench-load.ts";
+import { BenchSocket, loadBun, loadWrk, loadWs, timedRequest, type Timed, WRK } from "./bench-load.ts";
 import { cpuUs, median, minorFaults, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
 import { threadsByName } from "./lib/threads.ts";
 
@@ -113,7 +115,6 @@ async function once(c: Column, [url, body]: [string, string]): Promise<number> {
 const THREADS = argv.includes("--threads");
 /** `--latency N`: the concurrency-1 latency A/B with N requests per server, lane and round (0: the CPU A/B). */
 const LATENCY = Number(opts("--latency")[0] ?? 0);
-if (LATENCY > 0 && COLUMNS.some(isWs)) throw new Error("--latency: HTTP lanes only (the WebSocket lane has no direct call to compare with)");
 /** Seconds of load per server and lane before the rounds (the JIT's tiers take tens of seconds to settle). */
 const WARM = Number(opts("--warm")[0] ?? (SMOKE ? 0 : 1));
 
@@ -131,6 +132,29 @@ function requestFor(key: string, c: Column, url: string): [string, string] {
 const runsOn = (key: string, c: Column) => key !== "rung5" || (c.lane.kind === "native" && !isWs(c));
 
 /**
+ * `--latency`'s "direct" request of a column: the upstream's own endpoint of the client's format,
+ * without the gateway's provider prefix; on the WebSocket lane the same request over HTTP (the
+ * upstream has no WebSocket; scripts/bench compares that lane with the same call).
+ */
+function directFor(c: Column, upstreamUrl: string): [string, string] {
+  if (!isWs(c)) return requestFor("rung5", c, upstreamUrl);
+  const stream = c.mode === "stream";
+  const model = c.lane.model.replace(/^[^/]+\//, "");
+  return [upstreamUrl + c.lane.path(stream, model), JSON.stringify(c.lane.body(stream, model))];
+}
+
+/** `--latency`'s sockets on the WebSocket lane: one per URL, kept open (Codex keeps its socket), opened on first use. */
+const keptSockets = new Map<string, Promise<BenchSocket>>();
+
+/** One timed request of `--latency`: over HTTP, or one `response.create` on the server's kept socket. */
+async function timedLatency(ws: boolean, [url, body]: [string, string]): Promise<Timed> {
+  if (!ws) return timedRequest(url, body);
+  let s = keptSockets.get(url);
+  if (!s) keptSockets.set(url, (s = BenchSocket.open(url)));
+  return (await s).send(body);
+}
+
+/**
  * `--latency`: per round and lane, {@link LATENCY} requests to the upstream directly and to each server,
  * interleaved request by request; prints the added p50 (server p50 minus direct p50 of the same round)
  * and each server's difference to the first tree's, medians of the rounds (min–max).
@@ -143,13 +167,12 @@ async function latencyRounds(upstreamUrl: string, servers: { key: string; p: Pro
     for (let ci = 0; ci < COLUMNS.length; ci++) {
       const c = COLUMNS[ci];
       const ss = servers.filter((s) => runsOn(s.key, c));
-      // direct calls the upstream's own endpoint of the client's format, without the gateway's provider prefix.
-      const targets = [{ key: "direct", req: requestFor("rung5", c, upstreamUrl) }, ...ss.map((s) => ({ key: s.key, req: requestFor(s.key, c, s.p.url) }))];
+      const targets = [{ key: "direct", req: directFor(c, upstreamUrl) }, ...ss.map((s) => ({ key: s.key, req: requestFor(s.key, c, s.p.url) }))];
       const totals = new Map<string, number[]>(targets.map((t) => [t.key, []]));
       for (let k = 0; k < LATENCY; k++)
         for (let i = 0; i < targets.length; i++) {
           const t = targets[(i + k) % targets.length];
-          const x = await timedRequest(t.req[0], t.req[1]);
+          const x = await timedLatency(isWs(c) && t.key !== "direct", t.req);
           if (x.status !== 200) throw new Error(`${t.key} on ${c.name}: HTTP ${x.status}`);
           totals.get(t.key)!.push(x.total);
         }
@@ -160,6 +183,7 @@ async function latencyRounds(upstreamUrl: string, servers: { key: string; p: Pro
     }
     process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
   }
+  for (const s of keptSockets.values()) (await s).close();
   const ref = TREES[0].name;
   const range = (xs: number[], f = 3) => `${median(xs).toFixed(f)} (${Math.min(...xs).toFixed(f)}–${Math.max(...xs).toFixed(f)})`;
   console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, concurrency 1, ${ROUNDS} rounds of ${LATENCY} requests per target and lane, interleaved request by request; ms, median (min–max) of the rounds: direct p50, each server's added p50 [its difference to ${ref}'s, µs]`);

@@ -52,9 +52,13 @@ test("bench-ab --smoke --latency prints each lane's direct p50 and every build's
   }
 }, 180_000);
 
-test("bench-ab --latency refuses the WebSocket lane (no direct call to compare with)", async () => {
-  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), "--smoke", "--latency", "3", "--tree", `a=${ROOT}`, "--lanes", "responses-ws→chat-stream"], { stdout: "pipe", stderr: "pipe" });
-  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-  expect(code).not.toBe(0);
-  expect(err).toContain("--latency: HTTP lanes only");
-});
+test("bench-ab --smoke --latency measures the WebSocket lane too (direct: the same request over HTTP)", async () => {
+  const args = ["--smoke", "--latency", "3", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}`, "--lanes", "responses-ws→chat-stream"];
+  const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
+  const ms = String.raw`-?\d+\.\d{3} \(-?\d+\.\d{3}–-?\d+\.\d{3}\)`;
+  const us = String.raw`-?\d+\.\d \(-?\d+\.\d–-?\d+\.\d\)`;
+  const line = out.split("\n").find((l) => l.startsWith("responses-ws→chat-stream "));
+  expect(line).toMatch(new RegExp(`^responses-ws→chat-stream +direct ${ms}  a \\+${ms} \\[0\\.0 \\(0\\.0–0\\.0\\)\\]  b \\+${ms} \\[${us}\\]$`));
+}, 180_000);
