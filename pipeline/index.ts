@@ -17,6 +17,7 @@ export {
   ENDPOINT_FORMAT,
   isCountTokens,
   errorResponse,
+  isLoopback,
   isRemote,
   vouchForOrigin,
   type Endpoint,

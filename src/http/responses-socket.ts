@@ -35,8 +35,21 @@
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  */
-import { isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
+import { isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
+
+/**
+ * Whether the socket to a client at `peer` (its TCP address) takes the permessage-deflate extension its
+ * client offers (the server accepts it: `websocket.perMessageDeflate` in src/app.ts): only when the
+ * peer is not on this host. A client that negotiated it compresses every frame it sends (Codex's
+ * `response.create` is ~40 KB a turn, more with a long history) and the gateway inflates each one before
+ * the request can start: on a loopback socket, where no byte crosses a network, that is CPU on both
+ * ends and on each response's critical path for nothing (~25 µs per round trip for a 1.7 KB frame, ~320
+ * µs for Codex's 40 KB one, Bun's client and server; docs/performance.md item 135). The gateway never
+ * compresses its own frames (Bun's `send` does not unless asked), so a remote client's deflate saves
+ * only its upload.
+ */
+export const takesDeflateFrom = (peer: string | undefined): boolean => !isLoopback(peer);
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
 export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;

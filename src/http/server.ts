@@ -6,7 +6,7 @@
 import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
-import { ResponsesSocketSession, type SocketLike } from "./responses-socket.ts";
+import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
@@ -89,6 +89,8 @@ function responsesSocket(deps: ServerDeps) {
         session?.close();
       },
     };
+    // Bun negotiates the extension from the request's header: without it, none (item 135 of docs/performance.md).
+    if (!takesDeflateFrom(peer)) request.headers.delete("sec-websocket-extensions");
     if (server.upgrade(request, { data: handlers })) return undefined;
     return json(400, { error: { message: "The WebSocket upgrade failed.", type: "invalid_request_error", param: null, code: "websocket_upgrade_failed" } });
   };

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { connect, TERMINAL } from "../support/responses-socket.ts";
+import { takesDeflateFrom } from "../../src/http/responses-socket.ts";
 
 const create = (model: string, input: unknown, extra: Record<string, unknown> = {}) => ({ type: "response.create", model, input, store: false, ...extra });
 const userText = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
@@ -131,6 +132,24 @@ keys:
     const res = await fetch(`${gw.url}/v1/responses`);
     expect(res.status).toBe(404);
     expect(((await res.json()) as any).error.code).toBe("unknown_url");
+  });
+});
+
+describe("permessage-deflate only off this host", () => {
+  test("a loopback client that offers permessage-deflate (Bun's client does) gets a socket without it, which serves", async () => {
+    const c = await connect(gw.url);
+    // Without the rule Bun accepts the offer: "permessage-deflate; server_no_context_takeover; …".
+    expect(c.ws.extensions).toBe("");
+    c.send(create("resp/gpt-test", userText("hi")));
+    const frames = await c.untilTerminal();
+    expect(frames.at(-1).type).toBe("response.completed");
+    expect(textOf(frames)).toBe("Hello from the fake upstream.");
+    c.ws.close();
+  });
+
+  test("the extension is taken from a peer on another host (or an unknown one), never from a loopback address", () => {
+    for (const peer of ["203.0.113.7", "10.0.0.2", "2001:db8::1", "::ffff:192.0.2.1", undefined]) expect(takesDeflateFrom(peer), String(peer)).toBe(true);
+    for (const peer of ["127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1"]) expect(takesDeflateFrom(peer), peer).toBe(false);
   });
 });
 
