@@ -3,13 +3,15 @@
  * `switchyard start --database postgres://…` processes (A and B) on a throwaway PostgreSQL, a scriptable
  * fake upstream and a fake OAuth vendor. The scenarios run in order on the same pair: a 429 through A
  * is honoured by B, conversations bound through A stay on their accounts through B, 20 parallel 401s
- * over A and B cause one refresh, a max_concurrency 1 account is never used twice at once, usage and
- * calls agree on both, SIGKILL of A loses nothing written, and a stopped and restarted database is
- * survived. No step waits a fixed time for the other instance: each polls what that instance shows (its
- * account state, its calls) until the change has arrived, with a deadline far beyond SPEC D-2's 1 s
- * (see {@link ANNOUNCED_MS}).
+ * over A and B cause one refresh, a max_concurrency 1 account is never used twice at once, a key's rpm
+ * limit counts requests through both, usage and calls agree on both, SIGKILL of A loses nothing
+ * written, and a stopped and restarted database is survived. No step waits a fixed time for the other
+ * instance: each polls what that instance shows (its account state, its calls) or what the database
+ * holds until the change has arrived, with a deadline far beyond SPEC D-2's 1 s (see
+ * {@link ANNOUNCED_MS}); none depends on where in a minute it runs.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { startFakeVendor, vendorProviders, type FakeVendor } from "../oauth/fake-oauth.ts";
 import { simpleReply, startFakeUpstream, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
@@ -23,9 +25,20 @@ const ENV = {
   KEY_ONE: "sk-one",
   KEY_DBO1: "sk-dbo-one",
   KEY_DBO2: "sk-dbo-two",
+  KEY_LIM1: "sk-lim-one",
   CLIENT_CI: "sy-client-key-of-ci-with-rpm-4",
+  CLIENT_CI2: "sy-client-key-of-ci-2-with-rpm-4",
+  CLIENT_CI3: "sy-client-key-of-ci-3-with-rpm-4",
 };
 const WHO: Record<string, string> = Object.fromEntries(Object.entries(ENV).map(([k, v]) => [v, k.slice(4).toLowerCase().replace(/(\d)$/, "-$1")]));
+/** The client keys with `rpm: 4` (name, secret): one per round of the rpm test (see there). */
+const RPM_KEYS: Array<[string, string]> = [
+  ["ci", ENV.CLIENT_CI],
+  ["ci-2", ENV.CLIENT_CI2],
+  ["ci-3", ENV.CLIENT_CI3],
+];
+/** Requests the rpm test had served (account `lim-1`), for the usage test's count. */
+let rpmServed = 0;
 
 let pg: TestPostgres;
 let upstream: FakeUpstream;
@@ -77,6 +90,18 @@ const cooling = async (inst: Instance, account: string) => ((await accounts(inst
 /** The request ids of the calls `inst` lists (its own and the other instance's, from the database). */
 const callIds = async (inst: Instance, limit = 200) => new Set(((await admin(inst, `/calls?limit=${limit}`)).body.calls as any[]).map((c) => c.requestId as string));
 
+/**
+ * The shares the instances hold of client key `name`'s rpm pool in the database, one per instance and
+ * minute window (`window`: its start, ms on the database's clock; `used`: the requests that instance
+ * counted there, as last reported), ordered by window: src/limits/shared-counters.ts over the
+ * `quota_shares` table. A share is granted before a request is counted, so every window in which an
+ * instance admitted a request of the key is listed.
+ */
+async function rpmShares(sql: SQL, name: string): Promise<Array<{ window: number; used: number }>> {
+  const rows = await sql`SELECT window_start, used FROM quota_shares WHERE name = ${`key:${name}:rpm`} AND granted > 0 ORDER BY window_start, instance_id`;
+  return (rows as any[]).map((r) => ({ window: Number(r.window_start), used: Number(r.used) }));
+}
+
 /** Polls until `cond` holds (or fails the test after `ms`). */
 async function until(cond: () => boolean | Promise<boolean>, ms = 10_000, what = "condition"): Promise<void> {
   const end = Date.now() + ms;
@@ -105,6 +130,9 @@ beforeAll(async () => {
   - id: dbo
     kind: anthropic
     base_url: "${upstream.url}/dbo"
+  - id: lim
+    kind: anthropic
+    base_url: "${upstream.url}/lim"
 accounts:
   - { id: rl-1, provider: rl, api_key: env:KEY_RL1 }
   - { id: rl-2, provider: rl, api_key: env:KEY_RL2 }
@@ -113,10 +141,13 @@ accounts:
   - { id: one, provider: one, api_key: env:KEY_ONE, max_concurrency: 1 }
   - { id: dbo-1, provider: dbo, api_key: env:KEY_DBO1 }
   - { id: dbo-2, provider: dbo, api_key: env:KEY_DBO2 }
+  - { id: lim-1, provider: lim, api_key: env:KEY_LIM1 }
 keys:
   - name: ci
     key: env:CLIENT_CI
     limits: { rpm: 4 }
+  - { name: ci-2, key: env:CLIENT_CI2, limits: { rpm: 4 } }
+  - { name: ci-3, key: env:CLIENT_CI3, limits: { rpm: 4 } }
 settings:
   account_strategy: random
 `;
@@ -192,7 +223,11 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     expect(added.status).toBe(201);
     // B learns about the new account through the database.
     await until(async () => (await post(b, msg("cc/claude-x"))).status === 200, ANNOUNCED_MS, "B to serve the new account");
-    await Bun.sleep(500);
+    // The POST also started A's model discovery of the account in the background (a call with the token
+    // about to be revoked, then the list stored and re-read): wait until both instances list the model
+    // it found, so the parallel requests are the only users of the token.
+    const discovered = async (inst: Instance) => ((await accounts(inst))["cc-team"]?.models ?? []).some((m: any) => m.model === "claude-x");
+    await until(async () => (await discovered(a)) && (await discovered(b)), ANNOUNCED_MS, "A's discovery of cc-team's models to reach A and B");
     const before = vendor.refreshCalls.length;
     vendor.revokeAccess(t.accessToken);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? b : a, msg("cc/claude-x", `parallel ${i}`))));
@@ -223,21 +258,40 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     expect(most).toBe(1);
   }, 60_000);
 
-  test("a key's rpm limit counts requests through both instances", async () => {
-    upstream.reset();
+  test("a key's rpm limit counts requests through both instances, in the database", async () => {
     upstream.handle((r) => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream));
-    // The shared rpm window is a fixed minute: start well inside one.
-    const into = Date.now() % 60_000;
-    if (into > 50_000) await Bun.sleep(60_000 - into + 200);
-    const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const res = await post(i % 2 ? b : a, msg("aff/claude-x", `limited ${i}`), { "x-api-key": ENV.CLIENT_CI });
-      statuses.push(res.status);
-      if (res.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    // rpm counts in fixed minute windows of the database's clock. In which window the instances counted
+    // a round's requests is read back from the database (their shares of the key's pool, one row per
+    // instance and window): a round inside one window is checked exactly; a round the minute turned
+    // during (shares in two windows) runs again with a fresh key of the same limit. So where in the
+    // minute the test starts does not matter, and nothing waits for a minute to begin; a second round
+    // could only straddle too if it lasted a minute.
+    const sql = new SQL(dbUrl, { max: 1 });
+    try {
+      for (const [name, secret] of RPM_KEYS) {
+        upstream.reset();
+        const statuses: number[] = [];
+        const retryAfter: number[] = [];
+        for (let i = 0; i < 6; i++) {
+          const res = await post(i % 2 ? b : a, msg("lim/claude-x", `limited ${i}`), { "x-api-key": secret });
+          statuses.push(res.status);
+          if (res.status === 429) retryAfter.push(Number(res.headers.get("retry-after")));
+        }
+        rpmServed += upstream.requests.length;
+        if (new Set((await rpmShares(sql, name)).map((s) => s.window)).size > 1) continue;
+        // rpm 4: two requests through A and two through B, then refused on both until the window ends.
+        expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+        expect(upstream.requests.length).toBe(4);
+        for (const s of retryAfter) expect(s > 0 && s <= 60).toBe(true);
+        // The count both went by is the database's: A's two and B's two, each reported there within a second.
+        await until(async () => (await rpmShares(sql, name)).reduce((n, s) => n + s.used, 0) >= 4, ANNOUNCED_MS, `the database to hold ${name}'s four requests`);
+        expect((await rpmShares(sql, name)).map((s) => s.used)).toEqual([2, 2]);
+        return;
+      }
+      throw new Error(`the minute turned during each of ${RPM_KEYS.length} rounds`);
+    } finally {
+      await sql.close();
     }
-    // rpm 4: two requests through A and two through B, then refused on both.
-    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
-    expect(upstream.requests.length).toBe(4);
   }, 60_000);
 
   test("usage and calls inspect agree on both instances", async () => {
@@ -246,14 +300,15 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     await until(async () => {
       const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
       const [ca, cb] = [counts(ua.body.rows ?? []), counts(ub.body.rows ?? [])];
-      return [ca, cb].every((c) => c.one >= 6 && c["aff-1"] + c["aff-2"] >= 20); // the exact counts are checked below
+      return [ca, cb].every((c) => c.one >= 6 && c["aff-1"] + c["aff-2"] >= 16 && (c["lim-1"] ?? 0) >= rpmServed); // the exact counts are checked below
     }, 15_000, "both instances to read every usage row");
     const [ua, ub] = await Promise.all([admin(a, "/usage?by=account"), admin(b, "/usage?by=account")]);
     expect(ua.status).toBe(200);
     expect(ub.body.rows).toEqual(ua.body.rows);
     const accounts = Object.fromEntries((ua.body.rows as any[]).map((r) => [r.group, r.requests]));
     expect(accounts.one).toBe(6);
-    expect(accounts["aff-1"] + accounts["aff-2"]).toBe(20);
+    expect(accounts["aff-1"] + accounts["aff-2"]).toBe(16);
+    expect(accounts["lim-1"]).toBe(rpmServed);
     const [ca, cb] = await Promise.all([admin(a, "/calls?limit=200"), admin(b, "/calls?limit=200")]);
     expect(cb.body.calls).toEqual(ca.body.calls);
     const call = (ca.body.calls as any[]).find((c) => c.accountId === "one")!;
