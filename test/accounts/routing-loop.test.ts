@@ -4,41 +4,26 @@
  * round-robin ignores them, and a full account is passed over (at once, or after the slot wait).
  */
 import { describe, expect, test } from "bun:test";
-import type { Finished } from "../../pipeline/context.ts";
 import type { Executor, UpstreamCall } from "../../pipeline/execute.ts";
-import { createGateway } from "../../pipeline/gateway.ts";
-import { seededRng, TargetOrder } from "../../pipeline/order.ts";
-import type { RouteTrace } from "../../pipeline/ports.ts";
 import type { ComboSpec } from "../../pipeline/resolve.ts";
-import { AccountRegistry, type RegistryOptions } from "../../src/accounts/registry.ts";
-import type { AccountState } from "../../src/store/types.ts";
-import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
+import type { RegistryOptions } from "../../src/accounts/registry.ts";
+import { pipelineGateway } from "../support/pipeline-gateway.ts";
+import { account, providerOf } from "./helpers.ts";
 
 /** SPEC A-2: a binding lasts 15 minutes (a literal from the SPEC, not the code's constant). */
 const BINDING_TTL_MS = 15 * 60_000;
 
-const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
 /** A scripted reply; `silent` answers 200 with SSE headers and then never sends a byte. */
 type Reply = { status: number; json: unknown; silent?: boolean };
 const OK = (text = "ok"): Reply => ({ status: 200, json: { id: "msg_1", type: "message", role: "assistant", model: "m", content: [{ type: "text", text }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 1 } } });
 const RATE = (): Reply => ({ status: 429, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } });
 
 function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; combos?: ComboSpec[]; idleTimeoutMs?: number } = {}) {
-  const clock = settableClock();
-  const { store, calls } = recordingStore();
-  const registry = new AccountRegistry(store, clock, { rng: seededRng(1), ...opts });
+  const { accounts: given, combos, idleTimeoutMs, ...registry } = opts;
   const p = providerOf("p", "anthropic");
-  if (opts.idleTimeoutMs) p.idleTimeoutMs = opts.idleTimeoutMs;
+  if (idleTimeoutMs) p.idleTimeoutMs = idleTimeoutMs;
   const q = providerOf("q", "anthropic-compatible");
-  const providers = new Map([
-    ["p", p],
-    ["q", q],
-  ]);
-  const accounts = opts.accounts ?? [account("a1"), account("a2"), account("a3")];
-  registry.setAccounts(accounts, providers);
-  registry.loadState(EMPTY);
-  const table = { providers, aliases: new Map<string, string>(), combos: new Map((opts.combos ?? []).map((c) => [c.name, c])) };
-  const order = new TargetOrder({ routing: () => table, capacityAdapter: () => ({ images: [], pdf: [], audio: [], video: [] }), quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId) });
+  const accounts = given ?? [account("a1"), account("a2"), account("a3")];
   const scripts = new Map<string, Reply[]>();
   const served: string[] = [];
   let gate: Promise<void> | undefined;
@@ -51,22 +36,7 @@ function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; 
       return { status: r.status, headers: new Headers({ "content-type": "application/json" }), body: new Response(JSON.stringify(r.json)).body };
     },
   };
-  const traces: RouteTrace[] = [];
-  const finished: Finished[] = [];
-  const gateway = createGateway({
-    clock,
-    keys: { lookup: () => undefined, any: () => false },
-    settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
-    routing: () => table,
-    order,
-    pool: registry,
-    health: registry,
-    executorFor: () => executor,
-    finish: (ctx, f) => {
-      traces.push(ctx.trace);
-      finished.push(f);
-    },
-  });
+  const { gateway, clock, registry: reg, storeCalls: calls, finished, traces } = pipelineGateway({ providers: [p, q], accounts, executor, combos, registry });
   const send = async (model: string, first = "Fix the bug", headers: Record<string, string> = {}) => {
     const res = await gateway.handle({
       request: new Request("http://127.0.0.1/v1/messages", { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ model, max_tokens: 10, messages: [{ role: "user", content: first }] }) }),
@@ -78,7 +48,7 @@ function rig(opts: RegistryOptions & { accounts?: ReturnType<typeof account>[]; 
   };
   return {
     clock,
-    registry,
+    registry: reg,
     calls,
     served,
     send,

@@ -7,15 +7,9 @@
  * (docs/performance.md item 121).
  */
 import { expect, test } from "bun:test";
-import type { Finished } from "../../pipeline/context.ts";
 import type { Executor, UpstreamCall } from "../../pipeline/execute.ts";
-import { createGateway } from "../../pipeline/gateway.ts";
-import { seededRng, TargetOrder } from "../../pipeline/order.ts";
-import { AccountRegistry } from "../../src/accounts/registry.ts";
-import type { AccountState } from "../../src/store/types.ts";
-import { account, providerOf, recordingStore, settableClock } from "../accounts/helpers.ts";
-
-const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
+import { account, providerOf } from "../accounts/helpers.ts";
+import { pipelineGateway } from "../support/pipeline-gateway.ts";
 
 /** One Anthropic Messages SSE event. */
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -27,15 +21,6 @@ const FIRST_PART =
   sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hello" } });
 
 test("a client's signal aborting a committed stream whose body is not cancelled: upstream aborted, slot freed, client_closed", async () => {
-  const clock = settableClock();
-  const registry = new AccountRegistry(recordingStore().store, clock, { rng: seededRng(1) });
-  const p = providerOf("p", "anthropic");
-  const providers = new Map([["p", p]]);
-  registry.setAccounts([account("a1", "p", { maxConcurrency: 1 })], providers);
-  registry.loadState(EMPTY);
-  const table = { providers, aliases: new Map<string, string>(), combos: new Map() };
-  const order = new TargetOrder({ routing: () => table, capacityAdapter: () => ({ images: [], pdf: [], audio: [], video: [] }), quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId) });
-
   // The upstream: its first part at once, then nothing until its call is aborted (then it errors, as
   // fetch's body does).
   const upstreamAborted = Promise.withResolvers<void>();
@@ -53,18 +38,7 @@ test("a client's signal aborting a committed stream whose body is not cancelled:
       return { status: 200, headers: new Headers({ "content-type": "text/event-stream" }), body };
     },
   };
-  const finished: Finished[] = [];
-  const gateway = createGateway({
-    clock,
-    keys: { lookup: () => undefined, any: () => false },
-    settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
-    routing: () => table,
-    order,
-    pool: registry,
-    health: registry,
-    executorFor: () => executor,
-    finish: (_ctx, f) => void finished.push(f),
-  });
+  const { gateway, registry, finished } = pipelineGateway({ providers: [providerOf("p", "anthropic")], accounts: [account("a1", "p", { maxConcurrency: 1 })], executor });
 
   const client = new AbortController();
   const res = await gateway.handle({
