@@ -107,7 +107,9 @@ describe("the reply handed to the socket as events", () => {
     expect(frames.slice(-2).map((f) => f.type)).toEqual(["error", "response.failed"]);
     expect(frames.filter((f) => TERMINAL.has(f.type))).toHaveLength(1);
     await until(() => socketLogs().length > before);
-    await Bun.sleep(100);
+    // The gateway has handled the close (its close frame came back): a second line for the request,
+    // had the close reported it again, would be there now (reading the lines settles the after-reply work).
+    await c.closed;
     expect(socketLogs().slice(before).map((l) => l.outcome)).toEqual(["upstream_error"]);
   });
 
@@ -122,7 +124,7 @@ describe("the reply handed to the socket as events", () => {
     for (;;) if ((await c.next()).type === "response.output_text.delta") break;
     c.ws.close();
     await until(() => gw.fake.aborted > 0 && socketLogs().length > before);
-    await Bun.sleep(100);
+    await c.closed; // the gateway has handled the close: any second abort or line would be there now
     expect(gw.fake.aborted).toBe(1);
     expect(socketLogs().slice(before).map((l) => l.outcome)).toEqual(["client_closed"]);
   });

@@ -35,13 +35,13 @@ export interface FakeReply {
    * test has checked what it needed meanwhile, however slow the machine.
    */
   resume_after_first?: Promise<unknown>;
-  /** Drop the connection after this many body bytes ({@link RESET_DELAY_MS} after the last of them). */
-  reset_after_bytes?: number;
   /**
-   * With `reset_after_bytes`: the reset waits for this (test-only, in-process) instead of
-   * {@link RESET_DELAY_MS}: the test resolves it once its client has what came before (the gateway has
-   * committed), however slow the machine.
+   * Drop the connection after this many body bytes, once the gateway has read every one of them
+   * (reported by {@link FakeUpstream.fetch}, through which the gateway must fetch: startGateway passes
+   * it), so that it acts on those bytes before it sees the reset, however loaded the machine.
    */
+  reset_after_bytes?: number;
+  /** With `reset_after_bytes`: the reset waits for this as well (test-only, in-process; e.g. the client has seen the commit). */
   reset_when?: Promise<unknown>;
   /** Never send headers (for header-timeout tests); the request hangs until the client gives up. */
   hang_before_headers?: boolean;
@@ -59,12 +59,10 @@ export interface FakeReply {
 }
 
 /**
- * Pause between a reset reply's last bytes and the reset, in ms: long enough that the gateway has acted
- * on those bytes first (committed a stream whose content they carry) even when the test process stalls
- * on a loaded machine. At 5 ms such a stall let the gateway see the reset before committing and retry
- * (right before the commit point), and the tests of a reset after the commit failed ~1 run in 3–4.
+ * The response header by which the fake marks a reply it will reset (`reset_after_bytes`), for
+ * {@link FakeUpstream.fetch} to report the gateway's reads of it; removed before the gateway sees it.
  */
-const RESET_DELAY_MS = 100;
+const RESET_ID_HEADER = "x-fake-upstream-reset";
 
 /** What the fake received. */
 export interface ReceivedRequest {
@@ -93,6 +91,14 @@ export interface FakeUpstream {
   handle(fn: FakeHandler | undefined): void;
   /** Requests aborted by the client before the reply finished. */
   aborted: number;
+  /**
+   * fetch for the gateway under test (AppOptions.fetchImpl): the real fetch, except that the body of a
+   * reply with `reset_after_bytes` is handed over through a reader that tells the fake when the
+   * gateway has read every byte before the reset, which the reset then follows. A reset only after a
+   * fixed pause (it was 100 ms) let a stalled process see the reset first: Bun's fetch drops bytes it
+   * received but had not handed over when the connection breaks, so the gateway never saw them.
+   */
+  fetch: typeof fetch;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -114,6 +120,9 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
   let handler: FakeHandler | undefined;
   const requests: ReceivedRequest[] = [];
   const state = { aborted: 0 };
+  /** Reset replies not yet read up to their reset: id → what the gateway must read, and who waits for it. */
+  const resets = new Map<string, { bytes: number; read: PromiseWithResolvers<void> }>();
+  let resetIds = 0;
   const defaultText = opts.defaultText ?? "Hello from the fake upstream.";
 
   const server: Server<unknown> = Bun.serve({
@@ -155,9 +164,30 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
         if (!format) return Response.json({ error: { message: "unknown path", type: "not_found" } }, { status: 404 });
         reply = defaultReply(format, rec, defaultText);
       }
-      return serveReply(reply, request.signal, () => state.aborted++);
+      let read: Promise<void> | undefined;
+      if (reply.reset_after_bytes !== undefined) {
+        const id = String(++resetIds);
+        const entry = { bytes: reply.reset_after_bytes, read: Promise.withResolvers<void>() };
+        resets.set(id, entry);
+        reply = { ...reply, headers: { ...reply.headers, [RESET_ID_HEADER]: id } };
+        read = entry.read.promise;
+      }
+      return serveReply(reply, request.signal, () => state.aborted++, read);
     },
   });
+
+  /** The gateway's fetch: a reset reply's body is read through {@link reportingBody}. */
+  const gatewayFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const res = await fetch(input, init);
+    const id = res.headers.get(RESET_ID_HEADER);
+    const entry = id === null ? undefined : resets.get(id);
+    if (!entry || !res.body) return res;
+    resets.delete(id!);
+    if (entry.bytes <= 0) entry.read.resolve();
+    const headers = new Headers(res.headers);
+    headers.delete(RESET_ID_HEADER);
+    return new Response(reportingBody(res.body, entry.bytes, () => entry.read.resolve()), { status: res.status, statusText: res.statusText, headers });
+  };
 
   return {
     url: `http://127.0.0.1:${server.port}`,
@@ -168,6 +198,7 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
     get aborted() {
       return state.aborted;
     },
+    fetch: Object.assign(gatewayFetch, { preconnect: fetch.preconnect }) as typeof fetch,
     reset() {
       queue.length = 0;
       requests.length = 0;
@@ -180,7 +211,37 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
   };
 }
 
-async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => void): Promise<Response> {
+/**
+ * `body` as its reader sees it, handed over one read at a time (nothing is read ahead of the
+ * consumer); `onRead` runs once the consumer has been handed `bytes` bytes, after its read has them.
+ * Cancelling it cancels `body`; an error of `body` reaches it after what came before.
+ */
+function reportingBody(body: ReadableStream<Uint8Array>, bytes: number, onRead: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let handed = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(c) {
+        let r: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          r = await reader.read();
+        } catch (e) {
+          c.error(e);
+          return;
+        }
+        if (r.done) return c.close();
+        c.enqueue(r.value);
+        handed += r.value.byteLength;
+        if (handed >= bytes) onRead();
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** `read`: for a reply with `reset_after_bytes`, settles once the gateway has read the bytes before the reset. */
+async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => void, read?: Promise<void>): Promise<Response> {
   if (reply.hang_before_headers) {
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     onAbort();
@@ -224,7 +285,8 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
         if (reply.delay_ms && i < pieces.length - 1) await Bun.sleep(reply.delay_ms);
       }
       if (reply.reset_after_bytes !== undefined && reply.reset_after_bytes < bytes.length) {
-        await (reply.reset_when ?? Bun.sleep(RESET_DELAY_MS));
+        // Or the gateway gave up on the reply first (it will never read the rest).
+        await Promise.race([Promise.all([read, reply.reset_when]), new Promise<void>((resolve) => (aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })))]);
         controller.error(new Error("fake upstream: connection reset"));
         return;
       }

@@ -43,6 +43,8 @@ export async function startGateway(
     dataDir,
     env: { FAKE_KEY: "sk-fake-upstream-secret", ...opts.env },
     clock: opts.clock,
+    // The fake's fetch, so that its resets follow the gateway's reads (FakeReply.reset_after_bytes).
+    fetchImpl: fake.fetch,
     log: (l) => logs.push(l),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
   });
