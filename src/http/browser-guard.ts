@@ -127,14 +127,17 @@ function normalOrigin(value: string): string | undefined {
 
 /**
  * The client format errors on `path` are written in: Anthropic Messages for `/v1/messages…` (and the
- * model list asked in Anthropic's shape), Gemini for `/v1beta/…` and the `:generateContent`-style
- * routes, OpenAI Responses for `/v1/responses`, OpenAI Chat otherwise.
+ * model list asked in Anthropic's shape), Gemini for `/v1beta/…`, the `:generateContent`-style
+ * routes and the model list asked by a Gemini client (`x-goog-api-key` / `x-goog-api-client`), OpenAI
+ * Responses for `/v1/responses`, OpenAI Chat otherwise.
  */
 export function formatForPath(path: string, headers: Headers): WireFormat {
   if (path.startsWith("/v1/messages") || path.startsWith("/v1/v1/messages")) return "anthropic-messages";
   if (path.startsWith("/v1beta/") || path === "/v1beta" || /^\/v1\/models\/[^]*:(generateContent|streamGenerateContent|countTokens)$/.test(path)) return "gemini";
   if (path.startsWith("/v1/responses")) return "openai-responses";
   if (path.startsWith("/v1/models") && headers.has("anthropic-version")) return "anthropic-messages";
+  // @google/genai lists and gets models under /v1/models (src/http/server.ts, geminiClient)
+  if (path.startsWith("/v1/models") && (headers.has("x-goog-api-key") || headers.has("x-goog-api-client"))) return "gemini";
   return "openai-chat";
 }
 

@@ -210,6 +210,21 @@ function geminiApi(deps: ServerDeps, prefix: string) {
 }
 
 /**
+ * Whether a `GET /v1/models[/{model}]` comes from a Gemini API client: `@google/genai` lists and gets
+ * models under `/v1/models` by default (its generateContent too, which the POST routes serve), sending
+ * its key as `x-goog-api-key` and naming itself in `x-goog-api-client`; a hand-written call may put the
+ * key in `?key=`. Such a caller gets the Gemini shapes of `/v1beta/models` (an OpenAI list would read as
+ * no models to it), with its key read from where Gemini clients put it. OpenAI and Anthropic clients send
+ * none of these.
+ */
+export function geminiClient(request: Request): boolean {
+  const h = request.headers;
+  if (h.has("x-goog-api-key") || h.has("x-goog-api-client")) return true;
+  const q = request.url.indexOf("?");
+  return q >= 0 && new URLSearchParams(request.url.slice(q + 1)).has("key");
+}
+
+/**
  * Builds the Elysia app. Call `.listen()` on the result. Elysia's Bun adapter hands every static route
  * (the `/v1` POST endpoints included) to Bun.serve's native `routes`, so Bun's router matches them and
  * Elysia adds only its compiled per-route wrapper (~1 µs, docs/performance.md); wildcard routes (Gemini,
@@ -223,6 +238,26 @@ export function createServer(deps: ServerDeps) {
     return deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
   };
   const noParse = { parse: "none" as const };
+  /** `GET /v1beta/models` (and `/v1/models` asked by a Gemini client): the Gemini list shape, its key rules. */
+  const geminiList = (request: Request, server: PeerSource | null) => {
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
+    if (denied) return denied;
+    return json(200, deps.geminiModels?.(request) ?? { models: [] });
+  };
+  /** `GET /v1beta/models/{model}` (and `/v1/models/{model}` asked by a Gemini client); `prefix` is the path's part before the id. */
+  const geminiOne = (request: Request, server: PeerSource | null, prefix: string) => {
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
+    if (denied) return denied;
+    let id: string;
+    try {
+      id = decodeURIComponent(new URL(request.url).pathname.slice(prefix.length));
+    } catch {
+      id = "";
+    }
+    const m = deps.geminiModel?.(id, request);
+    if (m === undefined) return errorResponse("gemini", hubError("not_found", `models/${id} is not found for this gateway.`));
+    return json(200, m);
+  };
 
   const app = new Elysia()
     // SPEC 2.6 first, for every request and path (WebSocket upgrades included): nothing else runs for a
@@ -243,12 +278,14 @@ export function createServer(deps: ServerDeps) {
     .post("/v1/messages/count_tokens", api("count_tokens") as never, noParse)
     .post("/v1/v1/messages/count_tokens", api("count_tokens") as never, noParse)
     .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      if (geminiClient(request)) return geminiList(request, server);
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
       if (denied) return denied;
       return json(200, deps.models(request.headers.has("anthropic-version"), request));
     }) as never)
     // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
     .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
+      if (geminiClient(request)) return geminiOne(request, server, "/v1/models/");
       const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
       if (denied) return denied;
       const raw = new URL(request.url).pathname.slice("/v1/models/".length);
@@ -267,24 +304,8 @@ export function createServer(deps: ServerDeps) {
     // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
     .post("/v1beta/models/*", geminiApi(deps, "/v1beta/models/") as never, noParse)
     .post("/v1/models/*", geminiApi(deps, "/v1/models/") as never, noParse)
-    .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
-      const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
-      if (denied) return denied;
-      return json(200, deps.geminiModels?.(request) ?? { models: [] });
-    }) as never)
-    .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
-      const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
-      if (denied) return denied;
-      let id: string;
-      try {
-        id = decodeURIComponent(new URL(request.url).pathname.slice("/v1beta/models/".length));
-      } catch {
-        id = "";
-      }
-      const m = deps.geminiModel?.(id, request);
-      if (m === undefined) return errorResponse("gemini", hubError("not_found", `models/${id} is not found for this gateway.`));
-      return json(200, m);
-    }) as never)
+    .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiList(request, server)) as never)
+    .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiOne(request, server, "/v1beta/models/")) as never)
     .get("/health", () => {
       const h = deps.health();
       return json(h.ok ? 200 : 503, { status: h.ok ? "ok" : "degraded", db: h.db ? "ok" : "unreachable" });

@@ -436,4 +436,26 @@ keys:
     expect(missing.status).toBe(404);
     expect((await json(missing)).error.status).toBe("NOT_FOUND");
   });
+
+  test("@google/genai's own models.list and models.get (GET /v1/models[/{model}] by default) get Gemini's shapes, keyed like its other calls", async () => {
+    // the SDK sends these under /v1/models with x-goog-api-key: an OpenAI list read as no models at all
+    const sdk = new GoogleGenAI({ apiKey: secret, httpOptions: { baseUrl: strict.url } });
+    const names: string[] = [];
+    for await (const m of await sdk.models.list()) names.push(m.name ?? "");
+    expect(names).toContain("models/anth/claude-test");
+    const one = await sdk.models.get({ model: "anth/claude-test" });
+    expect(one).toMatchObject({ name: "models/anth/claude-test", inputTokenLimit: 200000, outputTokenLimit: 32000 });
+    // a refused key is Gemini's 401, not OpenAI's error shape
+    const wrong = new GoogleGenAI({ apiKey: "nope", httpOptions: { baseUrl: strict.url } });
+    const err = await wrong.models.list().then(() => undefined, (e: { status?: number; message?: string }) => e);
+    expect(err?.status).toBe(401);
+    expect(JSON.parse(err!.message!).error).toMatchObject({ code: 401, status: "UNAUTHENTICATED" });
+    const unknown = await fetch(`${strict.url}/v1/models/anth/none`, { headers: { "x-goog-api-key": secret } });
+    expect(unknown.status).toBe(404);
+    expect((await json(unknown)).error.status).toBe("NOT_FOUND");
+    // OpenAI clients keep OpenAI's list at the same path
+    const openai = await json(await fetch(`${strict.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } }));
+    expect(openai.object).toBe("list");
+    expect(openai.data.map((m: { id: string }) => m.id)).toContain("anth/claude-test");
+  });
 });
