@@ -4,6 +4,7 @@
  * (pipeline/re-translate.ts replyStream), the event pump (pipeline/pump-events.ts) and the commit point.
  */
 import { FormatError, hubError, type HubError } from "../formats/hub.ts";
+import { ContentWatch, keepAliveOnlyError } from "./keep-alive-bound.ts";
 
 /** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
 export interface ByteReader {
@@ -48,39 +49,56 @@ export function transportReason(message: string): string {
  * the one that is silent), and `next` re-arms it for the full timeout. `failure` is the in-band error of
  * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
  * one hop.
+ *
+ * The reads are also one stream of the keep-alive sweep (pipeline/keep-alive-bound.ts): `settled(r)`
+ * counts a read that brought more than keep-alives, and a stream that waits on the upstream for the
+ * idle timeout without such a read (an upstream that only pings, which resets the timer) is aborted
+ * the same way, with {@link keepAliveOnlyError} as its failure. `disarm` (and `broken`) take it off.
  */
 export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let idle = false;
-  let waiting = false;
+  /** The error of the bound that ended the reads (the idle timeout, or only keep-alives for as long). */
+  let expired: HubError | undefined;
   let pendingRead = opts.pendingRead;
+  const expire = (error: HubError) => {
+    expired = error;
+    opts.abort(error);
+    void reader.cancel().catch(() => {});
+  };
+  // `waiting` lives on the watch: the sweep reads it too.
+  const watch = new ContentWatch(opts.idleTimeoutMs, () => expire(keepAliveOnlyError(opts.idleTimeoutMs)));
+  watch.start();
   const disarm = () => {
     if (timer) clearTimeout(timer);
     timer = undefined;
+    watch.stop();
   };
   return {
     next(): Promise<ReadResult> {
-      waiting = true;
+      watch.waiting = true;
       // refresh() also re-arms a timer that already fired while nothing was read
       if (timer) timer.refresh();
       else
         timer = setTimeout(() => {
-          if (!waiting) return;
-          idle = true;
-          opts.abort(idleTimeoutError(opts.idleTimeoutMs));
-          void reader.cancel().catch(() => {});
+          if (!watch.waiting || expired) return;
+          watch.stop();
+          expire(idleTimeoutError(opts.idleTimeoutMs));
         }, opts.idleTimeoutMs);
       const read = pendingRead ?? reader.read();
       pendingRead = undefined;
       return read;
     },
-    /** The read from `next` settled (with a chunk or the end); returns whether the idle timeout fired meanwhile. */
-    settled(): boolean {
-      waiting = false;
-      return idle;
+    /**
+     * The read from `next` settled with `r` (a chunk or the end): counted for the keep-alive sweep;
+     * returns whether a bound (the idle timeout, or keep-alives only) ended the reads meanwhile.
+     */
+    settled(r: ReadResult): boolean {
+      watch.waiting = false;
+      if (!r.done) watch.saw(r.value);
+      return expired !== undefined;
     },
     failure(e?: unknown): HubError {
-      return idle ? idleTimeoutError(opts.idleTimeoutMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e));
+      return expired ?? upstreamBrokenError(e instanceof Error ? e.message : String(e));
     },
     disarm,
     /**

@@ -69,7 +69,7 @@ export function pumpEvents(
         return finish(reads.failure(e));
       }
       if (ended) return;
-      if (reads.settled()) return finish(reads.failure());
+      if (reads.settled(r)) return finish(reads.failure());
       if (r.done) return finish(undefined);
       emit(driver.push(r.value));
       // The transport's send buffer is full: the next read waits until it drained (no idle timeout

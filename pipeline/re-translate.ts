@@ -628,7 +628,7 @@ export function replyStream(
               finish(controller, reads.failure(e));
               return;
             }
-            if (reads.settled()) return finish(controller, reads.failure());
+            if (reads.settled(r)) return finish(controller, reads.failure());
             if (r.done) return finish(controller, undefined);
             if (emit(controller, driver.push(r.value))) return;
           }

@@ -1,0 +1,135 @@
+/**
+ * A committed stream whose upstream then sends only keep-alives (pipeline/keep-alive-bound.ts; README
+ * "Not done yet" until this was fixed): the pings reset the idle timer between reads, so an upstream
+ * that starts a block and then only pings used to hold its client for as long as it pinged. Now the
+ * stream ends with the format's in-band error once the provider's idle timeout (1.5 s here) has passed
+ * without content, on the native passthrough lanes (which commit at a block's start and forward the
+ * pings), on a translated lane (whose client gets nothing of the pings), and over the Responses
+ * WebSocket; a reply whose content keeps coming between its pings for twice the bound is not cut.
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import type { FakeReply } from "../support/fake-upstream.ts";
+import { connect, isLast } from "../support/responses-socket.ts";
+
+const IDLE_MS = 1500;
+const suite = gatewaySuite(`
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    idle_timeout_ms: ${IDLE_MS}
+  - id: r
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+    idle_timeout_ms: ${IDLE_MS}
+accounts:
+  - id: p1
+    provider: p
+    api_key: env:FAKE_KEY
+  - id: r1
+    provider: r
+    api_key: env:FAKE_KEY
+`);
+
+/** Per-test timeout: a stream cut after 1.5 s of pings (plus up to two 375 ms sweeps) on a loaded machine. */
+const SLOW = 20_000;
+
+const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+const MESSAGE_START = ev("message_start", {
+  type: "message_start",
+  message: { id: "msg_p", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } },
+});
+/** Anthropic's own ping bytes (with the space after the colon). */
+const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
+const THINKING_START = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
+const thought = (t: string) => ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: t } });
+const REST =
+  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
+  ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+  ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
+  ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
+  ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+  ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
+  ev("message_stop", { type: "message_stop" });
+
+/** A Responses reply's start up to a reasoning item's start (where the passthrough commits). */
+function responsesHead(): string {
+  const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [], usage: null };
+  let seq = 0;
+  const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
+  return rev("response.created", { response: resp }) + rev("response.in_progress", { response: resp }) + rev("response.output_item.added", { output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } });
+}
+
+const post = (path: string, body: unknown) => fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const message = `The upstream stream sent only keep-alive pings, no content, for ${IDLE_MS / 1000} s and was closed.`;
+
+describe("a committed stream that then only pings ends with the in-band error after the idle timeout", () => {
+  test("Anthropic passthrough (committed at the block's start): the block and the pings, then event: error", async () => {
+    suite.gw.fake.handle(() => ({ sse: MESSAGE_START + THINKING_START, endless: PING, endless_every_ms: 50 }));
+    const started = performance.now();
+    const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(IDLE_MS);
+    expect(text.startsWith(MESSAGE_START + THINKING_START)).toBe(true);
+    expect(text).toContain(PING);
+    const last = text.trimEnd().split("\n\n").at(-1)!;
+    expect(last.startsWith("event: error\n")).toBe(true);
+    expect(JSON.parse(last.slice(last.indexOf("data: ") + 6))).toEqual({ type: "error", error: { type: "timeout_error", message } });
+    expect(text).not.toContain("message_stop");
+  }, SLOW);
+
+  test("Responses passthrough (committed at the reasoning item's start): the keep-alive comments, then response.failed", async () => {
+    suite.gw.fake.handle(() => ({ sse: responsesHead(), endless: ": keep-alive\n\n", endless_every_ms: 50 }));
+    const res = await post("/v1/responses", { model: "r/gpt-x", stream: true, input: "hi" });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const last = text.trimEnd().split("\n\n").at(-1)!;
+    expect(last.startsWith("event: response.failed\n")).toBe(true);
+    const failed = JSON.parse(last.slice(last.indexOf("data: ") + 6));
+    expect(failed.response.status).toBe("failed");
+    expect(failed.response.error.message).toBe(message);
+  }, SLOW);
+
+  test("a translated lane (Chat client, Anthropic provider): the thinking so far, then the error frame and [DONE]", async () => {
+    suite.gw.fake.handle(() => ({ sse: MESSAGE_START + THINKING_START + thought("Let me think."), endless: PING, endless_every_ms: 50 }));
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"reasoning_content":"Let me think."');
+    const frames = text.trimEnd().split("\n\n");
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    expect(JSON.parse(frames.at(-2)!.slice(6)).error.message).toBe(message);
+    expect(text).not.toContain('"finish_reason":"');
+  }, SLOW);
+
+  test("the Responses WebSocket: response.failed after the pings", async () => {
+    suite.gw.fake.handle(() => ({ sse: responsesHead(), endless: ": keep-alive\n\n", endless_every_ms: 50 }));
+    const client = await connect(suite.gw.url);
+    try {
+      client.send({ type: "response.create", model: "r/gpt-x", input: "hi" });
+      const frames = await client.untilTerminal();
+      const last = frames.at(-1);
+      expect(isLast(last)).toBe(true);
+      expect(last.type).toBe("response.failed");
+      expect(last.response.error.message).toBe(message);
+    } finally {
+      client.ws.close();
+    }
+  }, SLOW);
+});
+
+describe("content between the pings keeps a committed stream alive", () => {
+  test("Anthropic passthrough: a thought and a ping every 200 ms for 3.2 s (over twice the bound), then the answer: the whole reply, no error", async () => {
+    const head = MESSAGE_START + THINKING_START;
+    const pieces = Array.from({ length: 16 }, (_, i) => PING + thought(`step ${i}. `));
+    const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
+    const reply: FakeReply = { sse: head + pieces.join("") + REST, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 };
+    suite.gw.fake.enqueue(reply);
+    const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toBe(head + pieces.join("") + REST);
+  }, SLOW);
+});
