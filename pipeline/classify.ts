@@ -58,7 +58,8 @@ export type ClassificationRow =
   | "client_error"
   | "server_error"
   | "transport"
-  | "empty_reply";
+  | "empty_reply"
+  | "gateway_error";
 
 /** Everything known about one failed attempt. */
 export interface FailureFacts {
@@ -72,6 +73,12 @@ export interface FailureFacts {
   error?: HubError;
   /** true when the error arrived as the first event of a 200 stream (SPEC R-8). */
   inBand?: boolean;
+  /**
+   * true when the gateway itself failed on the reply (a reply driver that threw before the commit
+   * point: a decoder or encoder bug), not the upstream: whatever `status` says, no row about the
+   * upstream applies.
+   */
+  gateway?: boolean;
   /** Whether the cached quota windows for this account/model look healthy (> 2 % left). */
   quotaHealthy?: boolean;
   /** ms since the epoch, for converting reset times. */
@@ -200,6 +207,9 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
  * through to the store, circuit counts, refresh).
  */
 export function classify(f: FailureFacts): Classification {
+  // The gateway's own failure says nothing about the account or the provider: no cooldown, no health
+  // or circuit count; the same reply would fail the same way elsewhere, so no other attempt is spent.
+  if (f.gateway) return { row: "gateway_error", account: { type: "none" }, loop: "return" };
   if (f.status === undefined) {
     return { row: "transport", account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
   }

@@ -302,6 +302,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   /** When (performance.now()) a block began (`begun`) with no content yet: the bound counts from there too; -1 before. */
   let blockStart = -1;
   let starved = false;
+  /** The upstream read failed (the connection broke, or the call was aborted): any other throw below is the gateway's own. */
+  let readFailed = false;
   try {
     while (driver.buffered || !driver.contentSeen) {
       if (!gathers || driver.contentSeen) idle.refresh();
@@ -309,7 +311,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       try {
         r = await reader.read();
       } catch (e) {
-        if (!finishedAlready(ctx, driver)) throw e;
+        if (!finishedAlready(ctx, driver)) {
+          readFailed = true;
+          throw e;
+        }
         // SPEC 6.4: the stop reason had arrived, only the closing events were lost: the reply finished.
         ended = true;
         prefix.push(driver.end(silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
@@ -390,6 +395,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
     if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+    if (!readFailed) return gatewayFailed(a, e);
     return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
     clearTimeout(idle);
@@ -501,6 +507,21 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
  */
 function finishedAlready(ctx: RequestContext, driver: ReplyDriver<unknown>): boolean {
   return driver.buffered && driver.stopReason !== null && !ctx.signal.aborted;
+}
+
+/**
+ * The failure of an attempt whose reply driver threw before the commit point (a decoder or encoder
+ * that failed on a reply it did not expect): the gateway's own error, not the upstream's (SPEC 6.3 has
+ * no row for it; classify.ts `gateway_error`): a 500 `api_error` in the client's format, without the
+ * exception's text (no stack, nothing internal reaches the client), returned at once without touching
+ * the account's health. The route trace's attempt says it was the gateway and names the exception.
+ */
+function gatewayFailed(a: CommitAttempt, e: unknown): AttemptFailure {
+  const provider = a.target.provider.id;
+  const failure = a.fail({ gateway: true, status: a.reply.status }, hubError("api_error", `The gateway failed while reading the reply of upstream ${provider}.`, { status: 500, code: "gateway_error" }));
+  const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  a.trace.error = `The gateway failed while reading the reply of upstream ${provider} (its own error, not the upstream's: ${what})`.slice(0, 300);
+  return failure;
 }
 
 /**

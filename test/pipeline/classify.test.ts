@@ -133,6 +133,10 @@ describe("rows", () => {
     expect(classify(f({ status: 503, headers: h({ "retry-after": "120" }) })).loop).toBe("next_account");
   });
 
+  test("the gateway's own failure on a reply (a driver that threw before the commit point) → no account effect, returned at once, whatever the status", () => {
+    for (const status of [200, 500, 502]) expect(classify(f({ gateway: true, status }))).toEqual({ row: "gateway_error", account: { type: "none" }, loop: "return" });
+  });
+
   test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown", () => {
     for (const t of ["connect", "reset", "header_timeout"] as const) {
       expect(classify(f({ transport: t }))).toMatchObject({ row: "transport", loop: "retry_same", account: { type: "cooldown_for", ms: 30_000 } });
