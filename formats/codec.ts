@@ -292,6 +292,15 @@ export interface FormatCodec {
    */
   plainReplyFacts?(body: unknown): PlainReplyFacts | undefined;
   /**
+   * A whole reply of this format (the parsed body, already read by {@link decodeResponse}) as this
+   * format's own stream, every field kept: what a native streaming client gets when the upstream
+   * answered its stream request with JSON (SPEC F-9's one-shot stream), instead of a replay through the
+   * hub, which drops what it has no slot for. Optional: formats whose stream is a plain wrapping of
+   * the reply (Chat: one chunk; Gemini: the reply is a chunk); the others replay through the hub and
+   * warn of what it dropped.
+   */
+  replayAsStream?(body: unknown, opts: EncoderOptions): string;
+  /**
    * Provider HTTP error (status, body text, response headers) → hub error; never throws. `now` (ms
    * since the epoch) measures an HTTP-date `Retry-After` (formats/retry-after.ts); without it such a
    * header is not read (formats keep no clock: the pipeline passes its clock's time).

@@ -411,6 +411,18 @@ export interface HubResponse {
   usage: Usage;
   /** The provider's own stop vocabulary, kept for traces ("STOP", "length", …). */
   rawStopReason?: string;
+  /**
+   * What the provider's reply held that the hub has no slot for and the decoder left out, one name per
+   * kind (`inlineData part`, `server_tool_use block`, `image_generation_call item`, `audio`): a reply
+   * written from the hub says so in a warning (SPEC F-2: dropped explicitly, never silently).
+   */
+  dropped?: string[];
+}
+
+/** Adds `name` to `resp.dropped` once (see {@link HubResponse.dropped}). */
+export function noteDropped(resp: HubResponse, name: string): void {
+  const list = (resp.dropped ??= []);
+  if (!list.includes(name)) list.push(name);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -425,11 +425,15 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   if (a.hints.affinity !== false) deps.pool.bind(a.hints, account);
   // The warnings of the body that was served join the request's before anything records them
   // (`finish` runs below for a whole reply; the trace is serialised there).
-  if (a.translated.warnings.length > 0 || target.siblingOf) {
+  if (a.translated.warnings.length > 0 || target.siblingOf || driver.dropped) {
     const warnings = new Warnings(ctx.warnings);
     warnings.addAll(a.translated.warnings);
     if (target.siblingOf) {
       warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
+    }
+    // SPEC F-2: what the upstream's reply held that this reply cannot carry is named, never dropped silently.
+    if (driver.dropped) {
+      warnings.add("reply_content_dropped", `The reply of upstream ${provider.id} held ${driver.dropped.join(", ")}, which this reply cannot carry (the gateway's common form has no place for it); left out.`);
     }
   }
   const headers = responseHeaders(ctx);

@@ -80,6 +80,11 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly lateError: HubError | undefined;
   /** true for drivers that only produce output at `end` (non-streaming clients). */
   readonly buffered: boolean;
+  /**
+   * Optional, for a whole reply: what the upstream's reply held that the client's reply, written from
+   * the hub, leaves out ({@link HubResponse.dropped}); the commit point warns of it (SPEC F-2).
+   */
+  readonly dropped?: readonly string[];
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
   /**
@@ -388,6 +393,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get gathers() {
     return this.driver.gathers;
   }
+  get dropped() {
+    return this.driver.dropped;
+  }
 }
 
 /**
@@ -447,6 +455,8 @@ export class AccumulatedDriver extends DecodingDriver {
  */
 export class WholeBodyDriver extends HubDriver {
   readonly buffered = true;
+  /** What the upstream's reply held that the client's reply, written from the hub, leaves out (set by `end`). */
+  dropped: readonly string[] | undefined;
   private parts: Uint8Array[] = [];
   /** Bytes held in `parts`. */
   private held = 0;
@@ -507,12 +517,18 @@ export class WholeBodyDriver extends HubDriver {
     }
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.
     const restored = this.opts.restoration ? restoreResponse(this.opts.restoration, resp) : false;
+    // A native pair's streaming client gets the reply as its own format's stream, every field kept,
+    // when the format writes one (Chat, Gemini); else it is replayed through the hub.
+    const nativeStream = this.opts.native && this.opts.clientStream && !restored && this.provider.replayAsStream !== undefined;
     // Replayed as events only for a streaming client, whose encoder needs them.
-    const events = this.opts.clientStream ? responseToEvents(resp) : undefined;
+    const events = this.opts.clientStream && !nativeStream ? responseToEvents(resp) : undefined;
     if (events) for (const ev of events) this.observe(ev);
     else this.observeReply(resp);
     this.empty = !hasUsableContent(resp.content, resp.stopReason);
     this.earlyError = undefined;
+    if (nativeStream) return utf8.encode(this.provider.replayAsStream!(body, this.encoderOptions));
+    // What the reply written from the hub leaves out is said in a warning (the commit point's).
+    if (resp.dropped && (events || !this.opts.native || restored)) this.dropped = resp.dropped;
     if (events) {
       let out = "";
       if (!this.client.createEncoder) throw new Error(`${this.client.format} has no client encoder`);

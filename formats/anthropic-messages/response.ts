@@ -2,7 +2,7 @@
  * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
  */
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
-import { FormatError, hubError, type HubPart, type HubResponse } from "../hub.ts";
+import { FormatError, hubError, noteDropped, type HubPart, type HubResponse } from "../hub.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
@@ -14,7 +14,7 @@ import { check, ResponseSchema } from "./schema.ts";
 /**
  * Provider reply body (`{"type":"message", content, stop_reason, usage, …}`) → {@link HubResponse}.
  * Blocks: text, thinking (signature stamped `opts.family`), redacted_thinking, tool_use (`input` →
- * JSON arguments text); server-tool blocks are left out. `stop_reason` mapped by mapping.ts (raw kept);
+ * JSON arguments text); server-tool blocks (and any other) are left out, named in `dropped`. `stop_reason` mapped by mapping.ts (raw kept);
  * usage per REFERENCE §5.10.
  *
  * @throws FormatError when the body is an Anthropic error body (the error it carries, status from its
@@ -30,6 +30,8 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   }
   const b = r.value;
   const content: HubPart[] = [];
+  /** Block types left out (server-tool blocks and any other the hub has no slot for). */
+  let dropped: string[] | undefined;
   for (const blk of b.content as Record<string, any>[]) {
     switch (blk.type) {
       case "text":
@@ -56,6 +58,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
         });
         break;
       default:
+        if (typeof blk.type === "string" && !(dropped ??= []).includes(blk.type)) dropped.push(blk.type);
         break;
     }
   }
@@ -68,6 +71,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (typeof b.model === "string") resp.model = b.model;
   if (typeof b.stop_reason === "string") resp.rawStopReason = b.stop_reason;
   if (b.stop_sequence !== undefined) resp.stopSequence = b.stop_sequence ?? null;
+  if (dropped) for (const t of dropped) noteDropped(resp, `${t} block`);
   if (resp.stopReason !== null && resp.stopReason !== "tool_use" && content.some((p) => p.type === "tool_call")) {
     if (resp.stopReason === "end_turn" || resp.stopReason === "other" || resp.stopReason === "stop_sequence") resp.stopReason = "tool_use";
   }

@@ -75,6 +75,8 @@ export class GeminiChunkDecoder {
   private logprobs: TokenLogprob[] | undefined;
   private idBase: string | undefined;
   private minted = 0;
+  /** Kinds of part left out for want of a hub slot (`inlineData`, `executableCode`, …), for a whole reply's `dropped`. */
+  dropped: string[] | undefined;
 
   constructor(
     private readonly opts: GeminiDecoderOptions,
@@ -187,7 +189,15 @@ export class GeminiChunkDecoder {
       return;
     }
     const text = p.text;
-    if (typeof text !== "string") return; // inlineData, executableCode, …: no hub output block
+    if (typeof text !== "string") {
+      // inlineData, executableCode, codeExecutionResult, …: no hub output block
+      for (const k of Object.keys(p)) {
+        if (k === "thoughtSignature" || k === "thought_signature" || k === "thought" || k === "text") continue;
+        if (!(this.dropped ??= []).includes(k)) this.dropped.push(k);
+        break;
+      }
+      return;
+    }
     if (p.thought === true) this.thinking(text, sig);
     else if (text.length > 0) this.text(text, sig);
     else if (sig) this.signatureOnly(sig);

@@ -19,6 +19,7 @@ import { createEncoder, encodeResponse } from "./encoder.ts";
 import { errorBody, parseError } from "./errors.ts";
 import { buildRequest } from "./build.ts";
 import { decodeResponse, plainReplyFacts } from "./response.ts";
+import { replayAsStream } from "./stream-replay.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
@@ -39,6 +40,7 @@ export const gemini: FormatCodec = {
   createDecoder,
   decodeResponse,
   plainReplyFacts,
+  replayAsStream,
   parseError,
   createTap,
   toolResults,

@@ -9,7 +9,7 @@
 import * as v from "valibot";
 import type { HubResponse } from "../hub.ts";
 import { countsTokens, type PlainReplyFacts } from "../codec.ts";
-import { FormatError, hubError, type HubEvent } from "../hub.ts";
+import { FormatError, hubError, noteDropped, type HubEvent } from "../hub.ts";
 import { accumulate } from "../accumulate.ts";
 import { normalizeEvents, promoteStopReason } from "../normalize.ts";
 import { GeminiChunkDecoder, type GeminiDecoderOptions } from "./decoder.ts";
@@ -50,6 +50,7 @@ export function decodeResponse(body: unknown, opts: GeminiDecoderOptions): HubRe
   const r = accumulate(normalizeEvents(events, { end: false }));
   // The chunk decoder fails a call whose arguments nest past MAX_JSON_DEPTH (formats/json-depth.ts).
   if (r.error) throw new FormatError(r.error);
+  if (core.dropped) for (const k of core.dropped) noteDropped(r.response, `${k} part`);
   return r.response;
 }
 

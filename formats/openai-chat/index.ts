@@ -15,6 +15,7 @@ import { buildRequest } from "./build.ts";
 import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
 import { decodeResponse, encodeResponse, plainReplyFacts } from "./response.ts";
+import { replayAsStream } from "./stream-replay.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
@@ -30,6 +31,7 @@ export const openaiChat: FormatCodec = {
   createDecoder,
   decodeResponse,
   plainReplyFacts,
+  replayAsStream,
   parseError,
   createTap,
   toolResults,

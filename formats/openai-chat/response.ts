@@ -5,7 +5,7 @@
  * - {@link encodeResponse}: a complete hub reply → the `chat.completion` body a Chat client gets.
  */
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
-import { FormatError, hubError, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
+import { FormatError, hubError, noteDropped, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
 import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
@@ -95,6 +95,9 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (typeof body.model === "string" && body.model) resp.model = body.model;
   if (raw !== undefined) resp.rawStopReason = raw;
   if (stopSequence !== undefined) resp.stopSequence = stopSequence;
+  // Audio output and URL citations have no hub slot.
+  if (isObj(msg.audio)) noteDropped(resp, "audio");
+  if (Array.isArray(msg.annotations) && msg.annotations.length > 0) noteDropped(resp, "annotations");
   return resp;
 }
 

@@ -8,6 +8,7 @@ import { LOCAL_SHELL_NAME, localShellAction } from "../tool-kinds.ts";
 import {
   FormatError,
   hubError,
+  noteDropped,
   type HubPart,
   type HubRequest,
   type HubResponse,
@@ -251,6 +252,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   const content: HubPart[] = [];
   let sawTool = false;
   let sawRefusal = false;
+  let dropped: Set<string> | undefined;
   for (const item of r.output as Json[]) {
     if (!item || typeof item !== "object") continue;
     switch (item.type) {
@@ -291,6 +293,8 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
         break;
       }
       default:
+        // Hosted tools' items (image generation, computer calls, web search, …): no hub slot.
+        if (typeof item.type === "string") (dropped ??= new Set()).add(item.type);
         break;
     }
   }
@@ -305,6 +309,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   };
   if (typeof r.id === "string") out.id = r.id;
   if (typeof r.model === "string") out.model = r.model;
+  if (dropped) for (const t of dropped) noteDropped(out, `${t} item`);
   return out;
 }
 
