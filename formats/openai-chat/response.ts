@@ -38,9 +38,12 @@ function contentText(content: unknown): string {
  * `stop_sequence` when vLLM `stop_reason` / SGLang `matched_stop` names the string; `null` when the
  * body has no `finish_reason` (nothing is invented, SPEC F-6).
  *
+ * A body with `choices: []` is an empty reply ({@link noChoicesReply}).
+ *
  * Throws {@link FormatError} (502, `api_error`) when the body has no `choices[0].message` object.
  */
 export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
+  if (isObj(body) && Array.isArray(body.choices) && body.choices.length === 0) return noChoicesReply(body);
   const choice = isObj(body) && Array.isArray(body.choices) ? body.choices.find((c: unknown) => isObj(c) && (c.index === 0 || c.index === undefined)) ?? body.choices[0] : undefined;
   if (!isObj(body) || !isObj(choice) || !isObj(choice.message)) {
     throw new FormatError(hubError("api_error", "The upstream reply is not a Chat Completions body (no choices[0].message).", { status: 502, code: "upstream_invalid_body" }));
@@ -99,6 +102,35 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (isObj(msg.audio)) noteDropped(resp, "audio");
   if (Array.isArray(msg.annotations) && msg.annotations.length > 0) noteDropped(resp, "annotations");
   return resp;
+}
+
+/**
+ * A `chat.completion` body with `choices: []`: Azure OpenAI's reply whose prompt its content filter
+ * held (`prompt_filter_results[].content_filter_results.<category>.filtered: true`), or the degenerate
+ * 200 of a compatible server. An empty reply (no content; usage, id and model as given) whose stop
+ * reason is `refusal` (raw `content_filter`, REFERENCE §5.1's safety row) when a prompt filter result
+ * says `filtered: true`, else none: nothing is invented (SPEC F-6). A native client gets the body as it
+ * came; on a translated lane a non-streaming client gets the empty reply in its format (as a Gemini
+ * reply without candidates), a streaming one the in-band error of a reply without a finish; a
+ * non-final combo target with nothing usable moves on (SPEC 6.3).
+ */
+function noChoicesReply(body: Record<string, unknown>): HubResponse {
+  const filtered = promptFiltered(body.prompt_filter_results);
+  const resp: HubResponse = { content: [], stopReason: filtered ? "refusal" : null, usage: usageFromChat(body.usage) ?? {} };
+  if (typeof body.id === "string" && body.id) resp.id = body.id;
+  if (typeof body.model === "string" && body.model) resp.model = body.model;
+  if (filtered) resp.rawStopReason = "content_filter";
+  return resp;
+}
+
+/** Whether an Azure `prompt_filter_results` array says a category of some prompt was filtered. */
+function promptFiltered(results: unknown): boolean {
+  if (!Array.isArray(results)) return false;
+  for (const r of results) {
+    if (!isObj(r) || !isObj(r.content_filter_results)) continue;
+    for (const c of Object.values(r.content_filter_results)) if (isObj(c) && c.filtered === true) return true;
+  }
+  return false;
 }
 
 /**

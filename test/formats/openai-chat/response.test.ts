@@ -53,9 +53,17 @@ describe("decodeResponse", () => {
   });
 
   test("a body that is not a chat completion is a FormatError", () => {
-    for (const body of [null, {}, { choices: [] }, { choices: [{ index: 0 }] }, "text"]) {
+    for (const body of [null, {}, { choices: [{ index: 0 }] }, "text"]) {
       expect(() => openaiChat.decodeResponse(body, opts)).toThrow(FormatError);
     }
+  });
+
+  test("choices: [] (Azure's filtered prompt, a degenerate 200) is an empty reply: a refusal when a prompt filter result says filtered, else no stop reason", () => {
+    const results = (filtered: boolean) => [{ prompt_index: 0, content_filter_results: { hate: { filtered: false }, sexual: { filtered } } }];
+    const body = (filtered: boolean) => ({ id: "chatcmpl-x", model: "gpt-x", choices: [], prompt_filter_results: results(filtered), usage: { prompt_tokens: 9, completion_tokens: 0 } });
+    expect(openaiChat.decodeResponse(body(true), opts)).toEqual({ id: "chatcmpl-x", model: "gpt-x", content: [], stopReason: "refusal", rawStopReason: "content_filter", usage: { inputTokens: 9, outputTokens: 0 } });
+    expect(openaiChat.decodeResponse(body(false), opts)).toEqual({ id: "chatcmpl-x", model: "gpt-x", content: [], stopReason: null, usage: { inputTokens: 9, outputTokens: 0 } });
+    expect(openaiChat.decodeResponse({ choices: [] }, opts)).toEqual({ content: [], stopReason: null, usage: {} });
   });
 });
 

@@ -1,0 +1,73 @@
+/**
+ * A Chat Completions JSON reply with `choices: []` (formats/openai-chat/response.ts `noChoicesReply`;
+ * a 502 "not a Chat Completions body" until this was fixed): Azure OpenAI's reply whose prompt its
+ * content filter held (`prompt_filter_results`), or a compatible server's degenerate 200. A native Chat
+ * client gets the upstream's reply (the body as it came; a streaming client as one chunk and
+ * `[DONE]`); a translated client gets an empty reply, whose stop reason is a refusal when a prompt
+ * filter result says `filtered: true` and none otherwise (nothing invented, SPEC F-6).
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+
+const suite = gatewaySuite();
+
+const filterResults = (filtered: boolean) => [
+  { prompt_index: 0, content_filter_results: { hate: { filtered: false, severity: "safe" }, violence: { filtered, severity: filtered ? "high" : "safe" } } },
+];
+const noChoices = (filtered: boolean) => ({
+  id: "chatcmpl-azure",
+  object: "chat.completion",
+  created: 1750000000,
+  model: "gpt-x",
+  choices: [],
+  prompt_filter_results: filterResults(filtered),
+  usage: { prompt_tokens: 12, completion_tokens: 0, total_tokens: 12 },
+});
+const post = (path: string, body: unknown) =>
+  fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+
+describe("a Chat reply with choices: []", () => {
+  test("native Chat client: the upstream's body as it came", async () => {
+    suite.gw.fake.enqueue({ json: noChoices(true) });
+    const res = await post("/v1/chat/completions", { model: "oai/gpt-x", messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(noChoices(true));
+  });
+
+  test("native streaming Chat client whose upstream answered with JSON: one chunk with choices: [] and the filter results, the usage chunk it asked for, [DONE]", async () => {
+    suite.gw.fake.enqueue({ json: noChoices(false) });
+    const res = await post("/v1/chat/completions", { model: "oai/gpt-x", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const frames = (await res.text()).trimEnd().split("\n\n");
+    expect(frames).toHaveLength(3);
+    const { usage, ...rest } = noChoices(false);
+    expect(JSON.parse(frames[0].slice(6))).toEqual({ ...rest, object: "chat.completion.chunk" });
+    expect(JSON.parse(frames[1].slice(6))).toEqual({ id: "chatcmpl-azure", object: "chat.completion.chunk", created: 1750000000, model: "gpt-x", choices: [], usage });
+    expect(frames[2]).toBe("data: [DONE]");
+  });
+
+  test("translated (Messages client): a filtered prompt is an empty reply with stop_reason refusal", async () => {
+    suite.gw.fake.enqueue({ json: noChoices(true) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ type: "message", role: "assistant", content: [], stop_reason: "refusal", usage: { input_tokens: 12, output_tokens: 0 } });
+  });
+
+  test("translated (Messages client): without a filter result that says why, an empty reply with no stop reason (none invented)", async () => {
+    suite.gw.fake.enqueue({ json: noChoices(false) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    expect(body).toMatchObject({ type: "message", content: [], stop_reason: null });
+  });
+
+  test("translated streaming client (Messages): the in-band error of a reply without a finish, never an invented one", async () => {
+    suite.gw.fake.enqueue({ json: noChoices(false) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain("event: error");
+    expect(text).not.toContain("stop_reason\":\"end_turn");
+  });
+});
