@@ -99,6 +99,13 @@ export interface DecoderOptions {
  * one exception: `push` throws the FormatError of `eventTooLarge` (sse.ts) when one event grows past
  * `MAX_SSE_EVENT_BYTES` without ending; nothing more is decoded after it.
  */
+/**
+ * A text delta without its event objects (docs/performance.md item 133): `(index, text, plain)` is
+ * `emit({ type: "block_delta", index, delta: { type: "text", text } })`, no log probabilities; `plain`
+ * as for {@link StreamEncoder.text}.
+ */
+export type TextDeltaSink = (index: number, text: string, plain: boolean) => void;
+
 export interface StreamDecoder {
   /** Feeds one read of upstream bytes; emits zero or more events into the sink synchronously. */
   push(chunk: Uint8Array): void;
@@ -133,6 +140,13 @@ export interface EncoderOptions {
  */
 export interface StreamEncoder {
   event(ev: HubEvent): void;
+  /**
+   * Optional: `event({ type: "block_delta", index, delta: { type: "text", text } })` (no log
+   * probabilities) without its two objects (docs/performance.md item 133). `plain`: the caller knows
+   * that `JSON.stringify(text)` is `text` between two quotes (formats/json-text.ts isPlainJsonText);
+   * false when it does not know.
+   */
+  text?(index: number, text: string, plain: boolean): void;
   /**
    * The event stream ended. With a `finish` seen: write the closing frames (B12). Without: write the
    * format's in-band error (SPEC 6.4), never an invented finish. After an `error` event: nothing.
@@ -279,8 +293,11 @@ export interface FormatCodec {
    * absent the body goes through the hub.
    */
   tidyRequest?(body: Record<string, unknown>, target: BuildTarget): BuiltRequest;
-  /** Provider SSE bytes → hub events. */
-  createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder;
+  /**
+   * Provider SSE bytes → hub events. `emitText`, when given, may take a text delta instead of `emit`
+   * ({@link TextDeltaSink}; the Chat decoder uses it for its content deltas, the others ignore it).
+   */
+  createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void, emitText?: TextDeltaSink): StreamDecoder;
   /** Non-streamed provider body → hub. Throws {@link FormatError} when the body is not this format. */
   decodeResponse(body: unknown, opts: DecoderOptions): HubResponse;
   /**

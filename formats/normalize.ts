@@ -18,6 +18,7 @@
  * - `usage` may come anywhere; `finish` closes every open block first.
  */
 import type { BlockDelta, BlockStart, HubError, HubEvent, StopReason } from "./hub.ts";
+import type { TextDeltaSink } from "./codec.ts";
 
 interface PendingBlock {
   key: number;
@@ -81,7 +82,14 @@ export class EventNormalizer {
   private readonly queue: PendingBlock[] = [];
   private sawTool = false;
 
-  constructor(private readonly emit: (ev: HubEvent) => void) {}
+  /**
+   * `emitText`, when given, takes the text deltas {@link EventNormalizer.text} hands on as they came
+   * (codec.ts {@link TextDeltaSink}) instead of `emit`.
+   */
+  constructor(
+    private readonly emit: (ev: HubEvent) => void,
+    private readonly emitText?: TextDeltaSink,
+  ) {}
 
   /** Whether a tool-call block was emitted (latched). */
   get toolUsed(): boolean {
@@ -138,6 +146,21 @@ export class EventNormalizer {
         this.onStop(ev.index);
         return;
     }
+  }
+
+  /**
+   * `event({ type: "block_delta", index: key, delta: { type: "text", text } })` (codec.ts
+   * {@link TextDeltaSink}): a non-empty text for the live block, whose key is its output index (a Chat
+   * text block's usually is), goes on to `emitText` as it came, as {@link event} would hand on that
+   * event; anything else is that event (docs/performance.md item 133).
+   */
+  text(key: number, text: string, plain: boolean): void {
+    const live = this.live;
+    if (this.emitText !== undefined && live !== null && live.key === key && key === this.liveIndex && text.length > 0 && !this.finished && !this.failed) {
+      this.emitText(key, text, plain);
+      return;
+    }
+    this.event({ type: "block_delta", index: key, delta: { type: "text", text } });
   }
 
   /** Provider stream ended. */

@@ -25,6 +25,8 @@ const WHOLE_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** One parsed SSE event: `event` is the `event:` field (undefined when absent), `data` the joined data lines. */
 export interface SseEvent {
+  /** The `id:` field of the event (undefined when absent); nothing in the gateway reads it. */
+  id?: string | undefined;
   event?: string | undefined;
   data: string;
 }
@@ -52,14 +54,59 @@ export function eventTooLarge(limit: number = MAX_SSE_EVENT_BYTES): FormatError 
 }
 
 /**
+ * An optional first look at a one-line, unnamed `data:` event as the reader finds it (see
+ * {@link SseReader}): `text[start, end)` is the event's data. Returns true when it took the event,
+ * which is then not made into an {@link SseEvent}; false to have it dispatched as usual. It must not
+ * keep `text` (a whole read's text).
+ */
+export type SseQuickLook = (text: string, start: number, end: number) => boolean;
+
+/**
+ * The most characters of an event in progress that {@link SseReader}'s own splitter holds; an event
+ * that grows past it (or past the reader's bound, when smaller) goes to eventsource-parser, which holds
+ * a long event without copying it per read.
+ */
+const SPLITTER_MAX_PENDING = 16 * 1024;
+
+const LF = 10;
+const CR = 13;
+
+/** Whether `s` has the field name `data:` at `i`. */
+function isDataField(s: string, i: number): boolean {
+  return s.charCodeAt(i) === 100 && s.charCodeAt(i + 1) === 97 && s.charCodeAt(i + 2) === 116 && s.charCodeAt(i + 3) === 97 && s.charCodeAt(i + 4) === 58;
+}
+
+/** Whether `s` has the field name `event:` at `i`. */
+function isEventField(s: string, i: number): boolean {
+  return (
+    s.charCodeAt(i) === 101 && s.charCodeAt(i + 1) === 118 && s.charCodeAt(i + 2) === 101 && s.charCodeAt(i + 3) === 110 && s.charCodeAt(i + 4) === 116 && s.charCodeAt(i + 5) === 58
+  );
+}
+
+/**
  * Incremental SSE reader. `push(bytes)` calls `onEvent` synchronously for every complete event;
  * `end()` flushes a final event that lacked its blank-line terminator (some servers close right after
  * the last `data:` line) — callers decide whether that counts as a complete stream.
  *
+ * Two readers, one result. While the stream's text has only LF line ends and starts with no BOM, the
+ * reader splits it itself (docs/performance.md item 132): it holds the text of the event in progress,
+ * and each complete event (up to its blank line) that is one `data:` line, or an `event:` line then one
+ * `data:` line, is dispatched from the read's text directly (the common shapes: no parser state, no
+ * closures per stream). Any other complete event (comments, `id:`, `retry:`, several data lines,
+ * lines that are no field) is handed whole, with its blank line, to eventsource-parser, made then. At
+ * the first CR, a BOM at the start, or an event in progress longer than {@link SPLITTER_MAX_PENDING},
+ * the held text and everything after go to eventsource-parser for good. That is exact: between complete
+ * LF-framed events the parser holds nothing (a blank line dispatches and resets the event's fields,
+ * `id` included), so it reads each complete event as it would have read it in the whole stream; a
+ * parser made after the start is first fed a line end, which settles its BOM rule (a BOM is stripped
+ * only at the stream's start).
+ *
  * The event in progress (its partial line plus its data lines so far) is bounded by `maxEventSize`
  * characters (eventsource-parser's `maxBufferSize`): past it the parser drops the event and stops, and
  * `push` throws {@link eventTooLarge}; after that the reader takes nothing more (`push` and `end` do
- * nothing). No `onError` is given to the parser: with one it builds an Error
+ * nothing). The splitter never holds more than the bound (it hands a longer event to the parser before
+ * that), so the parser sees an event past the bound exactly when it would have reading the whole
+ * stream. No `onError` is given to the parser: with one it builds an Error
  * (and its stack) for every line that is no SSE field, ~30 µs a line on a body that is no event stream.
  */
 export class SseReader {
@@ -67,21 +114,31 @@ export class SseReader {
   private decoder: TextDecoder | undefined;
   /** Whether any byte was read: a BOM is only stripped at the very start (as TextDecoder does). */
   private began = false;
-  private readonly parser: EventSourceParser;
+  /** eventsource-parser, made at the first event or text the splitter hands on. */
+  private parser: EventSourceParser | undefined;
+  /** Whether all text goes to {@link parser} (see the class comment); until then the splitter reads it. */
+  private parsing = false;
+  /** The splitter's event in progress: text from an event's first line, with no blank line in it. */
+  private pending = "";
+  /** Whether {@link pending} ends with a LF (a blank line may then begin with the next text's first character). */
+  private pendingLf = false;
+  /** Whether any text was fed (the BOM rule is the first text's). */
+  private textBegan = false;
   private overflowed = false;
   /** Characters fed in all: the parser cannot have overflowed before this exceeds the bound. */
   private fed = 0;
 
   /**
-   * `onEvent` gets the parser's own message object (no copy per event); it must not keep it past the
-   * call's purpose. `maxEventSize` (characters) is {@link MAX_SSE_EVENT_BYTES} unless a test passes less.
+   * `onEvent` gets an event object it must not keep past the call's purpose (the parser's own, or
+   * one made for it). `maxEventSize` (characters) is {@link MAX_SSE_EVENT_BYTES} unless a test passes
+   * less. `quick`, when given, is offered every one-line unnamed `data:` event the splitter reads
+   * ({@link SseQuickLook}) before an event object is made for it.
    */
   constructor(
-    onEvent: (ev: SseEvent) => void,
+    private readonly onEvent: (ev: SseEvent) => void,
     private readonly maxEventSize: number = MAX_SSE_EVENT_BYTES,
-  ) {
-    this.parser = createParser({ onEvent, maxBufferSize: maxEventSize });
-  }
+    private readonly quick?: SseQuickLook,
+  ) {}
 
   /**
    * Feeds one read of bytes. A read that ends on an ASCII byte (no character can be split there) is
@@ -129,17 +186,102 @@ export class SseReader {
     }
   }
 
-  /**
-   * `parser.feed`, with an overflow turned into {@link eventTooLarge}. The parser stops silently when it
-   * overflows and throws at the next feed, before doing anything else ("Cannot feed parser: it was
-   * terminated after exceeding the configured max buffer size"; overflowing is the only way to stop
-   * it): once more than the bound has been fed in all, an empty feed after each one (a no-op for a
-   * parser that runs) asks at once.
-   */
   private feed(text: string): void {
+    this.fed += text.length;
+    if (!this.parsing) {
+      if (!this.textBegan && text.length > 0) {
+        this.textBegan = true;
+        const c = text.charCodeAt(0);
+        // A BOM (decoded, or its bytes read as Latin-1) at the start: the parser's rule strips it.
+        if (c === 0xfeff || c === 0xef) this.parsing = true;
+      }
+      if (!this.parsing && text.indexOf("\r") < 0) return this.split(text);
+      this.parsing = true;
+      const held = this.pending;
+      this.pending = "";
+      if (held.length > 0) this.parse(held);
+    }
+    this.parse(text);
+  }
+
+  /** The splitter's read of `text` (LF line ends only; see the class comment). */
+  private split(text: string): void {
+    const held = this.pending;
+    let s = text;
+    let from = 0;
+    if (held.length > 0) {
+      // Only a blank line ends the held event: unless the text brings one, it is held on (no copy, no scan).
+      if (!(this.pendingLf && text.charCodeAt(0) === LF) && text.indexOf("\n\n") < 0) return this.hold(held + text, text);
+      s = held + text;
+      from = held.length - 1;
+    }
+    const n = s.length;
+    let pos = 0;
+    for (;;) {
+      // Blank lines between events dispatch nothing.
+      while (pos < n && s.charCodeAt(pos) === LF) pos++;
+      if (pos >= n) {
+        this.pending = "";
+        this.pendingLf = false;
+        return;
+      }
+      const end = s.indexOf("\n\n", pos > from ? pos : from);
+      if (end < 0) break;
+      this.event(s, pos, end);
+      if (this.overflowed) return;
+      pos = end + 2;
+    }
+    this.hold(pos === 0 ? s : s.slice(pos), text);
+  }
+
+  /** Holds `rest`, the event in progress (it ends with `text`'s end), or hands it to the parser when long. */
+  private hold(rest: string, text: string): void {
+    if (rest.length > SPLITTER_MAX_PENDING || rest.length > this.maxEventSize) {
+      this.pending = "";
+      this.parsing = true;
+      this.parse(rest);
+      return;
+    }
+    this.pending = rest;
+    this.pendingLf = text.charCodeAt(text.length - 1) === LF;
+  }
+
+  /** One complete event, `s[start, end)` (its lines without the blank line that ends it). */
+  private event(s: string, start: number, end: number): void {
+    const nl = s.indexOf("\n", start);
+    if (nl === end) {
+      if (isDataField(s, start)) {
+        const value = s.charCodeAt(start + 5) === 32 ? start + 6 : start + 5;
+        if (this.quick !== undefined && this.quick(s, value, end)) return;
+        this.onEvent({ id: undefined, event: undefined, data: s.slice(value, end) });
+        return;
+      }
+    } else if (isEventField(s, start) && isDataField(s, nl + 1) && s.indexOf("\n", nl + 1) === end) {
+      const name = s.slice(s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, nl);
+      const value = s.charCodeAt(nl + 6) === 32 ? nl + 7 : nl + 6;
+      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data: s.slice(value, end) });
+      return;
+    }
+    this.parse(s.slice(start, end + 2));
+  }
+
+  /**
+   * `parser.feed`, made at its first use, with an overflow turned into {@link eventTooLarge}. The parser
+   * stops silently when it overflows and throws at the next feed, before doing anything else ("Cannot
+   * feed parser: it was terminated after exceeding the configured max buffer size"; overflowing is the
+   * only way to stop it): once more than the bound has been fed in all, an empty feed after each one (a
+   * no-op for a parser that runs) asks at once.
+   */
+  private parse(text: string): void {
     try {
-      this.parser.feed(text);
-      if ((this.fed += text.length) > this.maxEventSize) this.parser.feed("");
+      let parser = this.parser;
+      if (parser === undefined) {
+        parser = this.parser = createParser({ onEvent: this.onEvent, maxBufferSize: this.maxEventSize });
+        // Made after the stream's start: a line end settles its BOM rule (it holds nothing after it).
+        if (this.textBegan && this.fed > text.length) parser.feed("\n");
+      }
+      parser.feed(text);
+      if (this.fed > this.maxEventSize) parser.feed("");
     } catch (e) {
       if (!(e instanceof Error) || !e.message.startsWith("Cannot feed parser")) throw e;
       this.overflowed = true;
@@ -324,9 +466,6 @@ export function concatBytes(parts: Uint8Array[], total?: number): Uint8Array {
   }
   return out;
 }
-
-const LF = 10;
-const CR = 13;
 
 /**
  * Index just past the last event terminator (a line end immediately followed by another line end) in

@@ -165,6 +165,14 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
     } else if (resp.content.some(opensBlock)) this.contentSeen = true;
   }
 
+  /**
+   * {@link observe} of a text delta ({@link DecodingDriver} hands it on without its event objects,
+   * docs/performance.md item 133): its characters reach the client.
+   */
+  protected observeText(text: string): void {
+    this.outputChars += text.length;
+  }
+
   protected addUsage(u: Usage): void {
     mergeUsage(this.usage, u);
     if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
@@ -215,11 +223,21 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     };
     const restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
     this.restorer = restorer;
-    this.normalizer = new EventNormalizer(restorer ? (ev) => restorer.event(ev) : sink);
-    this.decoder = provider.createDecoder(decoderOptions, (ev) => {
-      if (ev.type === "block_start") this.blockBegun = true;
-      this.normalizer.event(ev);
-    });
+    // Text deltas go on without their event objects (item 133), except through the restorer, which reads events.
+    this.normalizer = restorer
+      ? new EventNormalizer((ev) => restorer.event(ev))
+      : new EventNormalizer(sink, (index, text, plain) => {
+          this.observeText(text);
+          this.deliverText(index, text, plain);
+        });
+    this.decoder = provider.createDecoder(
+      decoderOptions,
+      (ev) => {
+        if (ev.type === "block_start") this.blockBegun = true;
+        this.normalizer.event(ev);
+      },
+      (index, text, plain) => this.normalizer.text(index, text, plain),
+    );
   }
 
   /**
@@ -232,6 +250,14 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
 
   /** One canonical (normalized, restored) event for the client side. */
   protected abstract deliver(ev: HubEvent): void;
+
+  /**
+   * A canonical text delta without its event objects (codec.ts TextDeltaSink; already observed): the
+   * same as {@link deliver} of its event, which it makes unless a driver's client encoder takes it as it is.
+   */
+  protected deliverText(index: number, text: string, _plain: boolean): void {
+    this.deliver({ type: "block_delta", index, delta: { type: "text", text } });
+  }
 
   protected decode(chunk: Uint8Array): void {
     this.decoder.push(chunk);
@@ -261,6 +287,11 @@ export class TranslatedStreamDriver extends DecodingDriver {
 
   protected deliver(ev: HubEvent): void {
     this.encoder.event(ev);
+  }
+
+  protected override deliverText(index: number, text: string, plain: boolean): void {
+    if (this.encoder.text !== undefined) this.encoder.text(index, text, plain);
+    else this.encoder.event({ type: "block_delta", index, delta: { type: "text", text } });
   }
 
   private take(): Uint8Array {
@@ -322,6 +353,11 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
 
   protected deliver(ev: HubEvent): void {
     this.encoder.event(ev);
+  }
+
+  protected override deliverText(index: number, text: string, plain: boolean): void {
+    if (this.encoder.text !== undefined) this.encoder.text(index, text, plain);
+    else this.encoder.event({ type: "block_delta", index, delta: { type: "text", text } });
   }
 
   push(chunk: Uint8Array): ReplyEvent[] {

@@ -160,17 +160,7 @@ export class AnthropicEncoder implements StreamEncoder {
     let delta: string;
     switch (d.type) {
       case "text":
-        if (this.open !== "text" || d.text.length === 0) return;
-        // The common event: its frame up to the text made once per block (fewer concatenations per event).
-        if (this.textHeadIndex !== ev.index) {
-          this.textHeadIndex = ev.index;
-          this.textHead = flat('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":{"type":"text_delta","text":');
-          this.textHeadQ = flat(this.textHead + '"');
-        }
-        // A text without a character to escape is written between the quotes as it is (JSON.stringify's output).
-        // Template literals: one string of three pieces, where `a + b + c` makes two (docs/performance.md item 107).
-        if (isPlainJsonText(d.text)) this.write(`${this.textHeadQ}${d.text}"}}\n\n`);
-        else this.write(`${this.textHead}${JSON.stringify(d.text)}}}\n\n`);
+        this.textDelta(ev.index, d.text, false);
         return;
       case "thinking":
         if (this.open !== "thinking" || d.text.length === 0) return;
@@ -192,6 +182,25 @@ export class AnthropicEncoder implements StreamEncoder {
         break;
     }
     this.write('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":' + delta + "}\n\n");
+  }
+
+  /** {@link StreamEncoder.text}: a text delta without its event objects. */
+  text(index: number, text: string, plain: boolean): void {
+    if (!this.done) this.textDelta(index, text, plain);
+  }
+
+  private textDelta(index: number, text: string, plain: boolean): void {
+    if (this.open !== "text" || text.length === 0) return;
+    // The common event: its frame up to the text made once per block (fewer concatenations per event).
+    if (this.textHeadIndex !== index) {
+      this.textHeadIndex = index;
+      this.textHead = flat('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + index + ',"delta":{"type":"text_delta","text":');
+      this.textHeadQ = flat(this.textHead + '"');
+    }
+    // A text without a character to escape is written between the quotes as it is (JSON.stringify's output).
+    // Template literals: one string of three pieces, where `a + b + c` makes two (docs/performance.md item 107).
+    if (plain || isPlainJsonText(text)) this.write(`${this.textHeadQ}${text}"}}\n\n`);
+    else this.write(`${this.textHead}${JSON.stringify(text)}}}\n\n`);
   }
 
   /** Writes the held-back `message_delta` and `message_stop`. */

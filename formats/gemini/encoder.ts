@@ -95,6 +95,15 @@ export class GeminiEncoder implements StreamEncoder {
     return sig === undefined ? "" : `,"thoughtSignature":${JSON.stringify(sig)}`;
   }
 
+  /** {@link StreamEncoder.text}: a text delta without its event objects (the `block_delta` case below, no log probabilities). */
+  text(index: number, text: string, plain: boolean): void {
+    if (this.closed || this.finish !== undefined || index !== this.openIndex || this.openKind !== TEXT) return;
+    // The common chunk: a text without a character to escape, written between the quotes as it is.
+    if (this.pendingSig === undefined && (plain || isPlainJsonText(text))) this.write(`${GeminiEncoder.TEXT_HEAD}${text}${this.textTail}`);
+    else this.part(`{"text":${JSON.stringify(text)}${this.sigMember(this.pendingSig)}}`);
+    this.pendingSig = undefined;
+  }
+
   event(ev: HubEvent): void {
     if (this.closed) return;
     switch (ev.type) {

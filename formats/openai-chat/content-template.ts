@@ -60,6 +60,15 @@ function stringLiteral(s: string, open: number, close: number): string | undefin
   return s.slice(open + 1, close);
 }
 
+/** Whether `s[open..close]` is one valid JSON string literal ({@link stringLiteral} without making its value when it has no escape). */
+function validLiteral(s: string, open: number, close: number): boolean {
+  for (let i = open + 1; i < close; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 92) return stringLiteral(s, open, close) !== undefined;
+  }
+  return true;
+}
+
 /** The choice the decoder reads (the first with `index` 0 or none), as ChatDecoder picks it. */
 function firstChoice(chunk: Record<string, any>): Record<string, any> | undefined {
   const choices = chunk.choices;
@@ -70,6 +79,13 @@ function firstChoice(chunk: Record<string, any>): Record<string, any> | undefine
 
 /** A learned content-delta event: the text before the content literal, between it and the obfuscation literal, and after. */
 export class ContentTemplate {
+  /**
+   * Whether the text the last {@link match} returned is plain: `JSON.stringify` of it is the text
+   * between two quotes (its literal had no backslash, control character or surrogate), so an encoder
+   * need not scan it again (formats/json-text.ts isPlainJsonText).
+   */
+  plain = false;
+
   private constructor(
     private readonly head: string,
     /** With an obfuscation hole: the text from the content literal's end to the obfuscation literal. */
@@ -123,23 +139,40 @@ export class ContentTemplate {
 
   /** The content text of `data` when it matches the template, else undefined (the full path decodes it). */
   match(data: string): string | undefined {
+    return this.matchAt(data, 0, data.length);
+  }
+
+  /**
+   * {@link match} of the event data `text[start, end)`, read in place (the SSE reader's quick look at a
+   * whole read's text, formats/sse.ts): nothing of the template, and neither string literal, may reach
+   * past `end`.
+   */
+  matchAt(text: string, start: number, end: number): string | undefined {
     const head = this.head;
-    const open = head.length;
-    if (data.charCodeAt(open) !== 34 || !data.startsWith(head)) return undefined;
-    const close = literalEnd(data, open);
-    if (close < 0) return undefined;
+    const open = start + head.length;
+    if (open >= end || text.charCodeAt(open) !== 34 || !text.startsWith(head, start)) return undefined;
+    const close = literalEnd(text, open);
+    if (close < 0 || close >= end) return undefined;
     const rest = close + 1;
     const middle = this.middle;
+    const tail = this.tail;
     if (middle !== undefined) {
-      if (!data.startsWith(middle, rest)) return undefined;
       const o = rest + middle.length;
-      if (data.charCodeAt(o) !== 34) return undefined;
-      const oe = literalEnd(data, o);
-      if (oe < 0 || data.length - oe - 1 !== this.tail.length || !data.endsWith(this.tail)) return undefined;
-      if (stringLiteral(data, o, oe) === undefined) return undefined;
-    } else if (data.length - rest !== this.tail.length || !data.endsWith(this.tail)) {
+      if (o >= end || text.charCodeAt(o) !== 34 || !text.startsWith(middle, rest)) return undefined;
+      const oe = literalEnd(text, o);
+      if (oe < 0 || end - oe - 1 !== tail.length || !text.startsWith(tail, oe + 1)) return undefined;
+      if (!validLiteral(text, o, oe)) return undefined;
+    } else if (end - rest !== tail.length || !text.startsWith(tail, rest)) {
       return undefined;
     }
-    return stringLiteral(data, open, close);
+    for (let i = open + 1; i < close; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) {
+        this.plain = false;
+        return stringLiteral(text, open, close);
+      }
+    }
+    this.plain = true;
+    return text.slice(open + 1, close);
   }
 }

@@ -37,11 +37,11 @@
  * Hot path: one `JSON.parse` per SSE event and plain property checks, no valibot; a content-only delta
  * that repeats an earlier one's bytes around its text is read without the parse (content-template.ts).
  */
-import type { DecoderOptions, StreamDecoder } from "../codec.ts";
+import type { DecoderOptions, StreamDecoder, TextDeltaSink } from "../codec.ts";
 import type { HubError, HubEvent, StopReason, TokenLogprob } from "../hub.ts";
 import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
-import { SseReader, tryParseJson, type SseEvent } from "../sse.ts";
+import { SseReader, tryParseJson, type SseEvent, type SseQuickLook } from "../sse.ts";
 import { ContentTemplate } from "./content-template.ts";
 import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
@@ -98,11 +98,17 @@ export class ChatDecoder implements StreamDecoder {
   /** The log probabilities of the chunk being decoded, for its content delta (set only around `onDelta`). */
   private logprobs: TokenLogprob[] | undefined;
 
+  /** `emitText`: where text deltas without log probabilities go instead of `emit`, when given (codec.ts {@link TextDeltaSink}). */
   constructor(
     private readonly opts: DecoderOptions,
     private readonly emit: (ev: HubEvent) => void,
+    private readonly emitText?: TextDeltaSink,
   ) {
-    this.reader = new SseReader((ev) => this.onEvent(ev));
+    this.reader = new SseReader(
+      (ev) => this.onEvent(ev),
+      undefined,
+      (text, start, end) => this.quick(text, start, end),
+    );
   }
 
   push(chunk: Uint8Array): void {
@@ -123,6 +129,20 @@ export class ChatDecoder implements StreamDecoder {
     this.emit({ type: "error", error });
   }
 
+  /**
+   * The SSE reader's quick look at an unnamed one-line event (formats/sse.ts {@link SseQuickLook}): a
+   * content-only delta matching the learned template is read in place, as {@link onEvent} would read
+   * it, without an event object or a data string; anything else is left to {@link onEvent}.
+   */
+  private quick(text: string, start: number, end: number): boolean {
+    const template = this.template;
+    if (template === undefined || this.finished || this.failed || this.sawDone) return false;
+    const content = template.matchAt(text, start, end);
+    if (content === undefined) return false;
+    if (content.length > 0) this.text(content, template.plain);
+    return true;
+  }
+
   private onEvent(ev: SseEvent): void {
     if (this.failed || this.sawDone) return;
     const data = ev.data;
@@ -135,7 +155,7 @@ export class ChatDecoder implements StreamDecoder {
       // Same bytes as a content-only delta decoded before, but for its text: the full path would only add the text.
       const text = template.match(data);
       if (text !== undefined) {
-        if (text.length > 0) this.text(text);
+        if (text.length > 0) this.text(text, template.plain);
         return;
       }
     }
@@ -302,11 +322,14 @@ export class ChatDecoder implements StreamDecoder {
     this.emit({ type: "block_start", index: this.key, block: kind === KIND_TEXT ? { type: "text" } : kind === KIND_REFUSAL ? { type: "text", refusal: true } : { type: "thinking" } });
   }
 
-  private text(text: string): void {
+  /** A text delta; `plain` as for {@link TextDeltaSink} (true only when known). */
+  private text(text: string, plain = false): void {
     this.ensureKind(KIND_TEXT);
     const logprobs = this.logprobs;
-    if (logprobs === undefined) this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text } });
-    else {
+    if (logprobs === undefined) {
+      if (this.emitText !== undefined) this.emitText(this.key, text, plain);
+      else this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text } });
+    } else {
       this.logprobs = undefined; // a chunk's tokens go with its first text
       this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text, logprobs } });
     }
@@ -414,6 +437,6 @@ export class ChatDecoder implements StreamDecoder {
 }
 
 /** Creates a Chat stream decoder (codec contract: never throws on malformed input, emits `error`). */
-export function createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void): StreamDecoder {
-  return new ChatDecoder(opts, emit);
+export function createDecoder(opts: DecoderOptions, emit: (ev: HubEvent) => void, emitText?: TextDeltaSink): StreamDecoder {
+  return new ChatDecoder(opts, emit, emitText);
 }

@@ -293,38 +293,50 @@ class ResponsesEncoder implements StreamEncoder {
     }
   }
 
+  /** {@link StreamEncoder.text}: a text delta without its event objects (the `block_delta` case, no log probabilities). */
+  text(_index: number, text: string, plain: boolean): void {
+    if (this.closed) return;
+    const it = this.cur;
+    if (it && it.kind === "message") this.textDelta(it, text, undefined, plain);
+  }
+
+  /** A message item's text delta; `plain` as for {@link StreamEncoder.text}. */
+  private textDelta(it: OpenItem, text: string, logprobs: TokenLogprob[] | undefined, plain: boolean): void {
+    it.text += text;
+    if (it.refusal) {
+      this.send(
+        "response.refusal.delta",
+        `{"type":"response.refusal.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(text)}}`,
+      );
+      return;
+    }
+    if (logprobs === undefined && (plain || isPlainJsonText(text))) {
+      // The reply's most common event, from flat parts around the text (what the template below writes).
+      const mid = (it.deltaMid ??= flat(`,"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":"`));
+      const seq = this.seq++;
+      if (this.write) this.write(TEXT_DELTA_HEAD_SSE + seq + mid + text + TEXT_DELTA_TAIL_SSE);
+      else this.emit("response.output_text.delta", TEXT_DELTA_HEAD + seq + mid + text + TEXT_DELTA_TAIL);
+      return;
+    }
+    let lp = "[]";
+    if (logprobs !== undefined) {
+      if (it.logprobs) for (const t of logprobs) it.logprobs.push(t);
+      else it.logprobs = logprobs.slice();
+      lp = responsesDeltaLogprobsJson(logprobs);
+    }
+    this.send(
+      "response.output_text.delta",
+      `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(text)},"logprobs":${lp}}`,
+    );
+  }
+
   private delta(d: Extract<HubEvent, { type: "block_delta" }>["delta"]): void {
     const it = this.cur;
     if (!it) return;
     switch (d.type) {
       case "text":
         if (it.kind !== "message") return;
-        it.text += d.text;
-        if (it.refusal) {
-          this.send(
-            "response.refusal.delta",
-            `{"type":"response.refusal.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)}}`,
-          );
-          return;
-        }
-        if (d.logprobs === undefined && isPlainJsonText(d.text)) {
-          // The reply's most common event, from flat parts around the text (what the template below writes).
-          const mid = (it.deltaMid ??= flat(`,"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":"`));
-          const seq = this.seq++;
-          if (this.write) this.write(TEXT_DELTA_HEAD_SSE + seq + mid + d.text + TEXT_DELTA_TAIL_SSE);
-          else this.emit("response.output_text.delta", TEXT_DELTA_HEAD + seq + mid + d.text + TEXT_DELTA_TAIL);
-          return;
-        }
-        let lp = "[]";
-        if (d.logprobs !== undefined) {
-          if (it.logprobs) for (const t of d.logprobs) it.logprobs.push(t);
-          else it.logprobs = d.logprobs.slice();
-          lp = responsesDeltaLogprobsJson(d.logprobs);
-        }
-        this.send(
-          "response.output_text.delta",
-          `{"type":"response.output_text.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(d.text)},"logprobs":${lp}}`,
-        );
+        this.textDelta(it, d.text, d.logprobs, false);
         return;
       case "thinking": {
         if (it.kind !== "reasoning" || d.text.length === 0) return;

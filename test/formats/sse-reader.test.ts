@@ -68,3 +68,92 @@ describe("SseReader decodes reads as one UTF-8 stream", () => {
     expect(read([utf8("data: 1\n\n"), join(utf8("data: "), BOM, utf8("2\n\n"))])).toEqual(["|1", "|\uFEFF2"]);
   });
 });
+
+/**
+ * The reader splits LF-framed text itself and hands anything else to eventsource-parser (formats/sse.ts,
+ * docs/performance.md item 132): whatever the stream's shapes and reads, its events (name, data, and how
+ * the quick look saw them) are the parser's for the whole stream.
+ */
+describe("SseReader's own splitter reads as eventsource-parser does", () => {
+  /** A deterministic generator (the same streams every run). */
+  function rng(seed: number) {
+    let x = seed >>> 0 || 1;
+    return (n: number) => {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) % n;
+    };
+  }
+  const PIECES = [
+    "data: {\"a\":1}\n\n",
+    "data:{\"b\":2}\n\n",
+    "data: \n\n",
+    "data:\n\n",
+    "event: message_start\ndata: {\"x\":1}\n\n",
+    "event:\ndata: no-name\n\n",
+    "event:ping\ndata:{}\n\n",
+    "data: one\ndata: two\n\n",
+    ": comment\n\n",
+    ": keep-alive\ndata: after a comment\n\n",
+    "id: 7\ndata: with id\n\n",
+    "retry: 100\ndata: with retry\n\n",
+    "data: before id\nid: 8\n\n",
+    "<p>no field</p>\ndata: html before\n\n",
+    "data\n\n",
+    "\n",
+    "\n\n\n",
+    "data: line\r\n\r\n",
+    "data: cr\r\r",
+    "event: x\r\ndata: y\r\n\r\n",
+    "data: ü 日本 🎉\n\n",
+    "\uFEFFdata: mid-stream BOM\n\n",
+    "data: 1\nevent: late-name\n\n",
+    "event: a\nevent: b\ndata: two names\n\n",
+    "data: " + "L".repeat(20_000) + "\n\n",
+    "data: unterminated",
+  ];
+  function reference(text: string): string[] {
+    const out: string[] = [];
+    const parser = createParser({ onEvent: (ev) => out.push(`${ev.event ?? ""}|${ev.data}`) });
+    parser.feed(text);
+    parser.feed("\n\n");
+    return out;
+  }
+  function readText(reads: string[], quick: boolean): string[] {
+    const out: string[] = [];
+    const reader = new SseReader(
+      (ev) => out.push(`${ev.event ?? ""}|${ev.data}`),
+      undefined,
+      quick ? (s, a, b) => (s.charCodeAt(a) === 123 ? (out.push(`|${s.slice(a, b)}`), true) : false) : undefined,
+    );
+    for (const r of reads) reader.pushText(r);
+    reader.end();
+    return out;
+  }
+
+  test("600 generated streams, each read whole, in random reads and with a quick look", () => {
+    const next = rng(132);
+    for (let k = 0; k < 600; k++) {
+      const count = 1 + next(8);
+      let text = k % 7 === 0 ? "\uFEFF" : "";
+      for (let i = 0; i < count; i++) text += PIECES[next(k % 3 === 0 ? PIECES.length : PIECES.length - 8)];
+      const want = reference(text);
+      expect(readText([text], false)).toEqual(want);
+      expect(readText([text], true)).toEqual(want);
+      const reads: string[] = [];
+      for (let at = 0; at < text.length; ) {
+        const len = 1 + next(next(2) === 0 ? 5 : 400);
+        reads.push(text.slice(at, at + len));
+        at += len;
+      }
+      expect(readText(reads, true)).toEqual(want);
+    }
+  });
+
+  test("a BOM later in the stream is text, also where the parser takes over", () => {
+    expect(readText(["data: 1\n\n", "\uFEFF: c\n\n", "\uFEFFdata: 2\n\ndata: 3\n\n"], false)).toEqual(reference("data: 1\n\n\uFEFF: c\n\n\uFEFFdata: 2\n\ndata: 3\n\n"));
+    expect(readText(["data: 1\n\n", "\uFEFFdata: 2\r\n\r\n"], false)).toEqual(["|1"]);
+    expect(readText(["\uFEFFdata: 1\n\n"], false)).toEqual(["|1"]);
+  });
+});
