@@ -224,21 +224,66 @@ export interface Ids {
   route: () => string;
 }
 
+/** The last minting time read ({@link timeHex}) and its 12 hex chars. */
+let lastMs = -1;
+let lastHex = "";
+
 /**
  * 12 lowercase hex chars: the current time in ms since the epoch (48 bits). Ids that start with it sort
  * (as text, byte order, as SQLite compares them) in the order they were minted, so the store's indexes
- * on them (usage by request id, traces by route id) grow at their end instead of at random pages.
+ * on them (usage by request id, traces by route id) grow at their end instead of at random pages. The
+ * text is made once per millisecond (a request's two ids, and under load several requests, share it).
  */
 function timeHex(): string {
-  return Date.now().toString(16).padStart(12, "0");
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastHex = ms.toString(16).padStart(12, "0");
+  }
+  return lastHex;
 }
 
+/** Ids whose random part one draw of the random pools serves ({@link RandomText}). */
+const IDS_PER_DRAW = 256;
+
 /**
- * The random bytes of {@link defaultIds}, drawn into the same two buffers each time (read into the id's
- * text at once, before anything else can run): no typed array and `Buffer` copy per id (issue 17).
+ * The random part of ids, drawn for {@link IDS_PER_DRAW} ids at once: one `getRandomValues` into a kept
+ * buffer and one encoding of all of it, then each id takes the next `chars` characters of that text
+ * (a substring, no native call). An encoding of whole groups (a byte is 2 hex chars; 3 bytes are 4
+ * base64url chars) makes each id's characters exactly the encoding of its own `bytes` bytes, so the ids
+ * are as random and as unguessable as a draw per id; each piece of the text is handed out once. In the
+ * running server the two draws and encodings per request cost ~5 µs of the JS thread (a CPU profile
+ * under load, docs/performance.md item 129), against ~1 µs for the same work in a loop.
  */
-const REQUEST_RANDOM = Buffer.alloc(6);
-const ROUTE_RANDOM = Buffer.alloc(18);
+class RandomText {
+  private text = "";
+  private at = 0;
+  private readonly pool: Buffer;
+
+  /** `bytes` random bytes per id, encoded as `encoding` in `chars` characters. */
+  constructor(
+    bytes: number,
+    private readonly chars: number,
+    private readonly encoding: "hex" | "base64url",
+  ) {
+    this.pool = Buffer.alloc(bytes * IDS_PER_DRAW);
+  }
+
+  /** The next id's random characters. */
+  next(): string {
+    if (this.at >= this.text.length) {
+      this.text = crypto.getRandomValues(this.pool).toString(this.encoding);
+      this.at = 0;
+    }
+    const s = this.text.slice(this.at, this.at + this.chars);
+    this.at += this.chars;
+    return s;
+  }
+}
+
+/** 6 random bytes per request id (12 hex chars), 18 per route id (24 base64url chars). */
+const REQUEST_RANDOM = new RandomText(6, 12, "hex");
+const ROUTE_RANDOM = new RandomText(18, 24, "base64url");
 
 /**
  * Default id minting: `req_` + 24 hex chars (12 of time, 12 random), `sy_` + 36 chars (12 hex of time,
@@ -246,8 +291,8 @@ const ROUTE_RANDOM = Buffer.alloc(18);
  * minted.
  */
 export const defaultIds: Ids = {
-  request: () => "req_" + timeHex() + crypto.getRandomValues(REQUEST_RANDOM).toString("hex"),
-  route: () => "sy_" + timeHex() + crypto.getRandomValues(ROUTE_RANDOM).toString("base64url"),
+  request: () => "req_" + timeHex() + REQUEST_RANDOM.next(),
+  route: () => "sy_" + timeHex() + ROUTE_RANDOM.next(),
 };
 
 /**
