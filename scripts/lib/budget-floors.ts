@@ -22,7 +22,7 @@ export type RowFloor = {
  * of its rows has one, so a new row cannot be printed without its reason).
  */
 export const ROW_FLOORS: Record<string, RowFloor> = {
-  "HTTP framework dispatch": { rung: "rung 5", why: "Elysia hands static routes to Bun's native router already; the /v1 endpoints on hand-written Bun.serve routes were ~1 µs less (\"Tried and dropped\"), and the stack's framework is Elysia" },
+  "HTTP framework dispatch": { rung: "rung 5", why: "Elysia hands static routes to Bun's native router already; since item 131 the static /v1 POST routes are Bun.serve routes of their own (Elysia compiles every route with its onRequest hook around it: ~1 µs in a loop, several in the running server), and the stack's framework is Elysia for the rest" },
   "body read and JSON parse": { rung: "rung 1", why: "Bun's native body read and JSON.parse of the client's body: routing needs its model and stream flag (R-2, G-4); both are native code" },
   guard: { rung: "rung 1 (peer check); no rung for keys", why: "client keys, their limits and the depth bound (G-1, G-2, 9.6, item 55) are switchyard's own features: lower only by doing less per request" },
   "resolve/order/pick": { rung: "no rung", why: "routing over real accounts and combos (R-2…R-4, section 5) is switchyard's own feature code" },

@@ -225,6 +225,54 @@ export function geminiClient(request: Request): boolean {
 }
 
 /**
+ * Headers `extra` added to `response` where it has none of that name (what Elysia does with the
+ * `set.headers` an `onRequest` hook filled: a new Response with the merged headers, the response's own
+ * winning), or `response` itself when `extra` is empty.
+ */
+function withHeaders(response: Response, extra: Record<string, string>): Response {
+  let headers: Headers | undefined;
+  for (const k in extra) {
+    if (response.headers.has(k)) continue;
+    headers ??= new Headers(response.headers);
+    headers.set(k, extra[k]!);
+  }
+  return headers ? new Response(response.body, { status: response.status, statusText: response.statusText, headers }) : response;
+}
+
+/**
+ * The API routes with static paths (POST `/v1/chat/completions`, `/v1/responses`, `/v1/messages`,
+ * count_tokens and their `/v1/v1` aliases) as Bun.serve `routes` of their own, handed to Bun beside
+ * Elysia's: Bun's router calls them directly. Each does what the Elysia route and the app's
+ * `onRequest` hook do for these paths, in the same order: the browser rules first (SPEC 2.6: a refusal
+ * answers at once; the CORS headers go on the answer), the socket's idle timer off, the gateway with
+ * the socket's peer. The body limit hook never refuses these paths (the guard enforces
+ * `max_body_bytes`, SPEC G-4). Why: with an app-level `onRequest` hook Elysia compiles every route
+ * with the request's URL read twice, its query index and the hook's call around the handler; in the
+ * running server that was ~6 µs per request (docs/performance.md item 131). Elysia keeps its own
+ * routes for the same paths (its `handle`, and any path Bun does not route here).
+ */
+function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Request, server: PeerSource) => Response | Promise<Response> }> {
+  const route = (endpoint: Endpoint) => ({
+    POST(request: Request, server: PeerSource): Response | Promise<Response> {
+      const verdict = browserGuard(request, deps.browser());
+      if (verdict.response) return verdict.response;
+      holdOpen(server, request);
+      const answer = deps.gateway.handle({ request, endpoint, peer: server.requestIP(request)?.address });
+      for (const _ in verdict.headers) return answer.then((res) => withHeaders(res, verdict.headers));
+      return answer;
+    },
+  });
+  return {
+    "/v1/chat/completions": route("chat"),
+    "/v1/responses": route("responses"),
+    "/v1/messages": route("messages"),
+    "/v1/v1/messages": route("messages"),
+    "/v1/messages/count_tokens": route("count_tokens"),
+    "/v1/v1/messages/count_tokens": route("count_tokens"),
+  };
+}
+
+/**
  * Builds the Elysia app. Call `.listen()` on the result. Elysia's Bun adapter hands every static route
  * (the `/v1` POST endpoints included) to Bun.serve's native `routes`, so Bun's router matches them and
  * Elysia adds only its compiled per-route wrapper (~1 µs, docs/performance.md); wildcard routes (Gemini,
@@ -259,7 +307,9 @@ export function createServer(deps: ServerDeps) {
     return json(200, m);
   };
 
-  const app = new Elysia()
+  // Bun's router serves the static API routes itself (nativeApiRoutes); Elysia's routes below stay for
+  // the same paths through `app.handle` and for every other method and path.
+  const app = new Elysia({ serve: { routes: nativeApiRoutes(deps) } as never })
     // SPEC 2.6 first, for every request and path (WebSocket upgrades included): nothing else runs for a
     // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
     .onRequest(({ request, set }) => {
