@@ -187,10 +187,17 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
  */
 interface Delivery<Out> {
   /**
-   * A reply read to its end while peeking: sets the content type, hands the reply over, and returns the
-   * Response body (null when the events went to a sink) and the bytes handed over.
+   * Whether {@link whole} hands the reply to the client itself (an event sink writes its frames at
+   * once), rather than as the body of the Response that the commit point returns: the commit point then
+   * calls it before its bookkeeping, which the client's first frame need not wait for.
    */
-  whole(parts: Out[], headers: Headers, clientStream: boolean): { body: Uint8Array | null; bytes: number };
+  readonly handsOverAtOnce: boolean;
+  /**
+   * A reply read to its end while peeking: hands the reply over (an HTTP body: makes it) and returns
+   * the Response body (null when the events went to a sink), the bytes handed over and the content
+   * headers of the Response.
+   */
+  whole(parts: Out[], clientStream: boolean): { body: Uint8Array | null; bytes: number; contentHeaders: Readonly<Record<string, string>> };
   /**
    * A streamed reply: starts handing it over (SPEC R-9, 6.4, see {@link replyStream} and
    * {@link pumpEvents}); returns the Response body (null for a sink), and for a sink the function that
@@ -206,13 +213,15 @@ interface Delivery<Out> {
   ): { body: ReadableStream<Uint8Array> | null; stop?: (reason?: unknown) => void };
 }
 
+/** The content type of a whole JSON reply. */
+const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": "application/json" };
+
 /** The reply as an HTTP body: whole (JSON, or SSE for a streaming client) or as one pull-based stream. */
 const HTTP_BODY: Delivery<Uint8Array> = {
-  whole(parts, headers, clientStream) {
+  handsOverAtOnce: false,
+  whole(parts, clientStream) {
     const body = concatBytes(parts);
-    if (clientStream) for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-    else headers.set("content-type", "application/json");
-    return { body, bytes: body.byteLength };
+    return { body, bytes: body.byteLength, contentHeaders: clientStream ? SSE_HEADERS : JSON_HEADERS };
   },
   stream: (reader, driver, prefix, opts, onEnd, sent) => ({ body: replyStream(reader, driver, prefix, opts, onEnd, sent) }),
 };
@@ -232,13 +241,13 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
       }
     : sink;
   return {
-    whole(parts, headers) {
-      for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+    handsOverAtOnce: true,
+    whole(parts) {
       const events = parts.flat();
       const bytes = eventBytes(events);
       if (events.length > 0) target.events(events);
       target.end();
-      return { body: null, bytes };
+      return { body: null, bytes, contentHeaders: SSE_HEADERS };
     },
     stream(reader, driver, prefix, opts, onEnd, sent) {
       const pump = pumpEvents(reader, driver, prefix, opts, target, onEnd, sent);
@@ -418,6 +427,12 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
 
   // ---- COMMITTED ------------------------------------------------------------------------------
   const now = deps.clock.now();
+  const whole = driver.buffered || ended;
+  // An event transport's whole reply leaves now (its frames carry no headers): the bookkeeping below is
+  // done after the client has it, in the same synchronous run, so nothing else (the socket's next
+  // frame, another request) runs before it is done (docs/performance.md item 137). An HTTP body leaves
+  // when the Response is returned, after all of it anyway.
+  const handed = whole && delivery.handsOverAtOnce ? delivery.whole(prefix, ctx.stream) : undefined;
   a.trace.durationMs = now - a.started;
   a.trace.status = reply.status;
   deps.health.success(account, provider, target.model, now - a.started);
@@ -455,8 +470,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     fallback: a.fallback,
   });
 
-  if (driver.buffered || ended) {
-    const { body, bytes } = delivery.whole(prefix, headers, ctx.stream);
+  if (whole) {
+    const { body, bytes, contentHeaders } = handed ?? delivery.whole(prefix, ctx.stream);
+    for (const k in contentHeaders) headers.set(k, contentHeaders[k]!);
     a.release();
     deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", bytes));
     return { response: new Response(body, { status: 200, headers }), streaming: false };
