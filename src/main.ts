@@ -371,6 +371,81 @@ function setupModel(id: string, entry: unknown): SetupModel {
 }
 
 /**
+ * The admin token for `url`: `$SWITCHYARD_ADMIN_KEY`, else the one in the data directory's
+ * `instance.json` when that file names this URL; undefined when neither (a local caller needs none
+ * while keys are not required).
+ */
+function adminTokenFor(url: string, dataDir: string): string | undefined {
+  if (process.env.SWITCHYARD_ADMIN_KEY) return process.env.SWITCHYARD_ADMIN_KEY;
+  try {
+    const inst = JSON.parse(readFileSync(join(dataDir, "instance.json"), "utf8")) as { url?: string; adminToken?: string };
+    return inst.url?.replace(/\/+$/, "") === url ? inst.adminToken : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list (SPEC 2.2): a provider
+ * whose config lists no models and that discovered none (a `*-compatible` one such as scripts/demo's
+ * `demo-chat`, served through its implicit keyless account) is sent any model name, so the name is
+ * accepted when the gateway routes it to an account: asked through the admin API (`GET /providers`,
+ * `POST /dry-run`, with {@link adminTokenFor}'s token). Answers the note to print; exits with one
+ * line saying why not and what to do when the provider is unknown, lists its models without this one,
+ * has no account that can serve it, or the admin API cannot be asked.
+ */
+async function unlistedModel(url: string, name: string, dataDir: string): Promise<string> {
+  const slash = name.indexOf("/");
+  const providerId = name.slice(0, slash);
+  const model = name.slice(slash + 1);
+  const token = adminTokenFor(url, dataDir);
+  const ask = async (method: string, path: string, body?: unknown): Promise<{ status: number; data: unknown }> => {
+    try {
+      const res = await fetch(`${url}/admin/api${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let data: unknown = text;
+      try {
+        data = JSON.parse(text);
+      } catch {
+        // not JSON: kept as text
+      }
+      return { status: res.status, data };
+    } catch {
+      fail(`no running switchyard instance answers at ${url}`);
+    }
+  };
+  const notListed = `the gateway at ${url} does not list the model ${name}`;
+  const providers = await ask("GET", "/providers");
+  if (providers.status === 401 || providers.status === 403) {
+    fail(`${notListed}, and setup cannot ask it whether it routes the name (its admin API answered ${providers.status}): set SWITCHYARD_ADMIN_KEY to an admin key (or name the instance with --data-dir DIR), or give the model a combo or alias; nothing was written`);
+  }
+  if (providers.status !== 200) fail(`${notListed}, and its admin API answered ${providers.status} for GET /providers; nothing was written`);
+  const list = ((providers.data as { providers?: Array<{ id: string; models?: Record<string, unknown>; discoveredModels?: string[] }> }).providers ?? []);
+  const p = list.find((x) => x.id === providerId);
+  if (!p) fail(`${notListed}: it has no provider ${providerId} (its providers: ${list.map((x) => x.id).join(", ") || "none"}; see GET ${url}/v1/models)`);
+  const known = [...new Set([...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])])];
+  if (known.includes(model)) {
+    fail(`${notListed} for the client key setup was given: the key's models allow-list leaves it out (GET ${url}/v1/models with the key lists what it may use); pass a key that may use it with --key, or pick one of those; nothing was written`);
+  }
+  if (known.length > 0) {
+    const shown = known.slice(0, 6).join(", ") + (known.length > 6 ? ", …" : "");
+    fail(`${notListed}: provider ${providerId} lists its models (${shown}) and ${model} is not one of them; pick one, or add ${model} under that provider's models in the config (providers[].models.${model}, with its context_window); nothing was written`);
+  }
+  const plan = await ask("POST", "/dry-run", { model: name, request: { messages: [{ role: "user", content: "hi" }] } });
+  if (plan.status !== 200) {
+    const why = (plan.data as { error?: { message?: string } })?.error?.message ?? String(plan.data);
+    fail(`${notListed} and does not route it: ${why}; nothing was written`);
+  }
+  const first = (plan.data as { attempts?: Array<{ target: string; accountId: string }> }).attempts?.[0];
+  if (!first) fail(`${notListed}: provider ${providerId} lists no models, and no account of it can serve ${name} now (switchyard route ${name} says why); nothing was written`);
+  return `note: provider ${providerId} lists no models, so the gateway does not list ${name}; it routes it to ${first.target} on account ${first.accountId}, so setup writes it as given`;
+}
+
+/**
  * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]` (SPEC 2.2, src/cli/setup.ts).
  * The gateway URL comes from the running instance; the model's limits from its `GET /v1/models/{id}`;
  * `--key` (else `$SWITCHYARD_KEY`, else a placeholder) is the client key written for the CLI.
@@ -395,6 +470,8 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   let model: SetupModel | undefined;
   /** "a combo" / "an alias" when `--model` names one. */
   let routedName: string | undefined;
+  /** The note for a provider/model the gateway routes but does not list ({@link unlistedModel}). */
+  let unlistedNote: string | undefined;
   const name = values.model as string | undefined;
   if (name) {
     let res: Response;
@@ -403,9 +480,13 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     } catch {
       fail(notAnswering(values, dataDir, url!));
     }
-    if (res.status === 404) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
-    if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
-    const entry = (await res.json()) as { owned_by?: unknown };
+    if (res.status === 404) {
+      await res.body?.cancel();
+      if (!name.includes("/")) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
+      // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
+      unlistedNote = await unlistedModel(url!, name, dataDir);
+    } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
+    const entry = (res.status === 404 ? {} : await res.json()) as { owned_by?: unknown };
     model = setupModel(name, entry);
     // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
     if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";
@@ -445,6 +526,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   } catch (e) {
     fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
   }
+  if (unlistedNote) r.notes.unshift(unlistedNote);
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);
     for (const n of r.notes) out(n);

@@ -339,6 +339,56 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("a provider/model of a provider that lists no models (scripts/demo's demo-chat/gpt-demo) is accepted when the gateway routes it, saying so; an unknown provider, a model its provider does not list, or an admin API setup cannot ask is refused, saying what to do", async () => {
+    const demo = await startGateway(demoConfigYaml("{{FAKE}}"));
+    const home = mkdtempSync(join(tmpdir(), "sy-setup-unlisted-"));
+    const run = async (dataDir: string, ...args: string[]) => {
+      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", ...args, "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { stdout, stderr, code };
+    };
+    try {
+      const ok = await run(demo.dataDir, "--model", "demo-chat/gpt-demo");
+      expect({ code: ok.code, stderr: ok.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(ok.stdout).toContain('+    "ANTHROPIC_MODEL": "demo-chat/gpt-demo",');
+      expect(ok.stdout.split("\n").filter((l) => l.startsWith("note: "))).toEqual([
+        "note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless, so setup writes it as given",
+        "note: the gateway knows no context_window for demo-chat/gpt-demo; set providers[].models.<id>.context_window in its config to size the CLI's compaction",
+      ]);
+
+      const unknown = await run(demo.dataDir, "--model", "demo-nope/gpt-demo");
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toStartWith(`the gateway at ${demo.url} does not list the model demo-nope/gpt-demo: it has no provider demo-nope (its providers: `);
+      // anth lists its models: a name outside them is most likely a slip
+      const missing = await run(gw.dataDir, "--key", KEY, "--model", "anth/claude-e2f");
+      expect(missing.code).toBe(1);
+      expect(missing.stderr.trim()).toBe(
+        `the gateway at ${gw.url} does not list the model anth/claude-e2f: provider anth lists its models (claude-e2e, claude-sonnet-4-5) and claude-e2f is not one of them; pick one, or add claude-e2f under that provider's models in the config (providers[].models.claude-e2f, with its context_window); nothing was written`,
+      );
+      // listed, but not for this key (its allow-list has only the alias coding)
+      const { adminToken } = JSON.parse(read(join(gw.dataDir, "instance.json"))) as { adminToken: string };
+      const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ name: "only-coding", limits: { models: ["coding"] } }) });
+      expect(made.status).toBe(201);
+      const onlyCoding = ((await made.json()) as { secret: string }).secret;
+      const notAllowed = await run(gw.dataDir, "--key", onlyCoding, "--model", "anth/claude-e2e");
+      expect(notAllowed.code).toBe(1);
+      expect(notAllowed.stderr.trim()).toBe(
+        `the gateway at ${gw.url} does not list the model anth/claude-e2e for the client key setup was given: the key's models allow-list leaves it out (GET ${gw.url}/v1/models with the key lists what it may use); pass a key that may use it with --key, or pick one of those; nothing was written`,
+      );
+      // named by --url on a gateway that requires keys, with a client key and no admin key: setup cannot ask
+      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", "--url", gw.url, "--key", KEY, "--model", "anth/claude-e2f"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      expect(code).toBe(1);
+      expect(stderr.trim()).toBe(
+        `the gateway at ${gw.url} does not list the model anth/claude-e2f, and setup cannot ask it whether it routes the name (its admin API answered 401): set SWITCHYARD_ADMIN_KEY to an admin key (or name the instance with --data-dir DIR), or give the model a combo or alias; nothing was written`,
+      );
+      expect(existsSync(join(home, ".claude"))).toBe(false);
+    } finally {
+      await demo.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("a fresh HOME gets new files (no backup)", async () => {
     const home = mkdtempSync(join(tmpdir(), "sy-setup-fresh-"));
     try {
