@@ -4,17 +4,25 @@
  * built-in `anthropic/…`, `openai/…`, `gemini/…` providers, which have none here — and a request with
  * the model copied from the page is answered. The Codex snippet's `[model_providers.switchyard]` table is
  * the one README "Point your agent at it" shows and `switchyard setup codex` writes (the key aside). The
- * Gemini snippet's `switchyard setup gemini` line works as copied for a gateway whose data directory is
- * not ~/.switchyard (scripts/demo's, a temporary one).
+ * Gemini snippet works as copied (its `switchyard setup gemini` line included) for a gateway whose data
+ * directory is not ~/.switchyard (scripts/demo's, a temporary one). On a gateway that requires keys the
+ * snippets show a placeholder where the key goes, never a secret, and with a client key in its place
+ * every snippet's request is served and Gemini's setup line passes that key on (it had no `--key`, and
+ * setup refused its own placeholder).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import type { Page } from "playwright-core";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planSetup } from "../../src/cli/setup.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+
+
+/** Where the snippets put a client key when keys are required (setup.tsx KEY_PLACEHOLDER). */
+const KEY_PLACEHOLDER = "sy-YOUR-KEY";
 
 let gw: TestGateway;
 let browser: TestBrowser;
@@ -115,26 +123,126 @@ test("the Codex snippet's provider table is README's and the one `switchyard set
   }
 }, 60_000);
 
-test("the Gemini snippet's setup line works as copied for a gateway whose data directory is not ~/.switchyard: it names this instance", async () => {
+/** The text of the snippet in the card titled `title`. */
+const snippetOf = (page: Page, title: string) => page.locator(".card", { has: page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
+
+/**
+ * A stand-in for `claude`, `codex` and `gemini` (argv: the tool, then its arguments): one request as
+ * that CLI would send it, from what the snippet set (environment, Codex's config.toml); prints
+ * "<tool> <status>".
+ */
+const CLIENT_STUB = `
+const [tool, ...args] = process.argv.slice(2);
+const model = args[args.indexOf("--model") + 1];
+const env = process.env;
+const post = (url, headers, body) => fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+let res;
+if (tool === "claude") res = await post(env.ANTHROPIC_BASE_URL + "/v1/messages", { "x-api-key": env.ANTHROPIC_API_KEY }, { model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+else if (tool === "gemini") res = await post(env.GOOGLE_GEMINI_BASE_URL + "/v1beta/models/" + model + ":generateContent", { "x-goog-api-key": env.GEMINI_API_KEY }, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+else {
+  const doc = Bun.TOML.parse(await Bun.file(env.HOME + "/.codex/config.toml").text());
+  const p = doc.model_providers[doc.model_provider];
+  res = await post(p.base_url + "/responses", { authorization: "Bearer " + env[p.env_key] }, { model: doc.model, input: "hi" });
+}
+await res.text();
+console.log(tool + " " + res.status);
+`;
+
+/**
+ * Runs a snippet's shell lines in bash with HOME = `home`: \`switchyard\` is the CLI from source (README:
+ * alias switchyard="bun $PWD/src/main.ts" in a checkout), \`claude\`, \`codex\` and \`gemini\` are
+ * {@link CLIENT_STUB}. Not spawnSync: the gateway answers from this process.
+ */
+async function runSnippet(lines: string, home: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stub = join(home, "client-stub.mjs");
+  writeFileSync(stub, CLIENT_STUB);
+  const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const script = [
+    "set -e",
+    `switchyard() { ${SOURCE_CLI.map(q).join(" ")} "$@"; }`,
+    ...["claude", "codex", "gemini"].map((t) => `${t}() { ${q(process.execPath)} ${q(stub)} ${t} "$@"; }`),
+    lines,
+  ].join("\n");
+  const child = Bun.spawn(["bash", "-c", script], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+  const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  return { code, stdout, stderr };
+}
+
+test("the Gemini snippet works as copied for a gateway whose data directory is not ~/.switchyard: its setup line names this instance", async () => {
   const w = await openPage(browser, gw.url);
   // a new user's home: no ~/.switchyard/instance.json (this gateway's is in its own temporary directory)
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-gemini-"));
   try {
     await w.page.goto(`${gw.url}/dashboard/setup`);
-    const gemini = w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: "Gemini CLI" }) }).locator(".snippet pre");
+    const gemini = snippetOf(w.page, "Gemini CLI");
     await gemini.filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
-    const command = (await gemini.innerText()).split("\n").find((l) => l.startsWith("switchyard setup gemini"))!;
-    expect(command).toBe(`switchyard setup gemini --url ${gw.url}`);
-    // `switchyard` is the CLI (README: alias switchyard="bun $PWD/src/main.ts" in a checkout)
-    // (not spawnSync: the gateway answers from this process)
-    const child = Bun.spawn([...SOURCE_CLI, ...command.split(" ").slice(1)], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
-    const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    expect(stdout.trim().split("\n").at(-1)).toBe(`gemini now points at ${gw.url}`);
+    const text = await gemini.innerText();
+    expect(text).toContain(`switchyard setup gemini --url ${gw.url} \\\n  --key "$GEMINI_API_KEY"`);
+    const r = await runSnippet(text, home);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toContain(`gemini now points at ${gw.url}`);
+    expect(r.stdout.trim().split("\n").at(-1)).toBe("gemini 200");
     expect(JSON.parse(readFileSync(join(home, ".gemini/settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test("on a gateway that requires keys, the snippets hold a placeholder, never a secret, and work as copied once it is replaced by a client key: Claude Code's, Codex's and Gemini's requests are served, and Gemini's setup line writes that key", async () => {
+  const ADMIN = "sy-setup-page-admin-key-0001";
+  const CLIENT = "sy-setup-page-client-key-0002";
+  const keyed = await startGateway(
+    `${DEFAULT_YAML}
+server: { require_api_key: true }
+keys:
+  - { name: operator, key: env:ADMIN_KEY, scopes: [admin] }
+  - { name: laptop, key: env:CLIENT_KEY }
+`,
+    { env: { ADMIN_KEY: ADMIN, CLIENT_KEY: CLIENT } },
+  );
+  const w = await openPage(browser, keyed.url);
+  const home = mkdtempSync(join(tmpdir(), "switchyard-setup-keyed-"));
+  try {
+    await w.page.goto(`${keyed.url}/dashboard/setup`);
+    await w.page.fill("#key", ADMIN);
+    await w.page.click('button[type="submit"]');
+    await snippetOf(w.page, "Gemini CLI").filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
+    const page = await w.page.content();
+    expect(page).not.toContain(ADMIN);
+    expect(page).not.toContain(CLIENT);
+    const snippets: Record<string, string> = {};
+    for (const title of ["Claude Code", "Codex CLI", "Gemini CLI"]) {
+      snippets[title] = await snippetOf(w.page, title).innerText();
+      expect({ title, placeholder: snippets[title]!.includes(KEY_PLACEHOLDER) }).toEqual({ title, placeholder: true });
+    }
+    await w.page.screenshot({ path: join(SHOTS, "setup-keys-required.png"), fullPage: true });
+    const withKey = (s: string) => s.replaceAll(KEY_PLACEHOLDER, CLIENT);
+
+    const gemini = await runSnippet(withKey(snippets["Gemini CLI"]!), home);
+    expect({ code: gemini.code, stderr: gemini.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(gemini.stdout).toContain(`gemini now points at ${keyed.url}`);
+    expect(gemini.stdout).not.toContain(CLIENT); // setup's diff masks the key
+    expect(gemini.stdout.trim().split("\n").at(-1)).toBe("gemini 200");
+    expect(readFileSync(join(home, ".gemini/.env"), "utf8")).toContain(`GEMINI_API_KEY=${CLIENT}\n`);
+
+    const claude = await runSnippet(withKey(snippets["Claude Code"]!), home);
+    expect({ code: claude.code, stderr: claude.stderr, stdout: claude.stdout }).toEqual({ code: 0, stderr: "", stdout: "claude 200\n" });
+
+    const [toml, shell] = withKey(snippets["Codex CLI"]!).split("# then, in the shell:");
+    mkdirSync(join(home, ".codex"), { recursive: true });
+    writeFileSync(join(home, ".codex/config.toml"), toml!);
+    const codex = await runSnippet(shell!, home);
+    expect({ code: codex.code, stderr: codex.stderr, stdout: codex.stdout }).toEqual({ code: 0, stderr: "", stdout: "codex 200\n" });
+
+    // as copied, without a key of its own, the gateway refuses the request (the placeholder is no key)
+    const unreplaced = await runSnippet(snippets["Claude Code"]!, home);
+    expect(unreplaced.stdout).toBe("claude 401\n");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+    await keyed.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }, 60_000);

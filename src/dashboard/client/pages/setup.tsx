@@ -39,6 +39,12 @@ export function snippetModel(cli: keyof typeof VENDORS, providers: readonly Prov
   return `${v.builtin}/${v.model}`;
 }
 
+/**
+ * What the snippets hold where a client key goes when keys are required (a remote browser, or
+ * `require_api_key`): the user replaces it with a key of theirs; the page never shows a secret.
+ */
+export const KEY_PLACEHOLDER = "sy-YOUR-KEY";
+
 /** What a snippet puts in the client's key variable, and the comment line above it saying why. */
 export interface KeyHint {
   value: string;
@@ -62,8 +68,10 @@ export function setupSnippets(origin: string, model: string | undefined, key: Ke
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
     // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI). `--url` names this
     // instance: without it setup looks for instance.json in ~/.switchyard, which a gateway started with
-    // another data directory (scripts/demo's) does not write there.
-    gemini: `# once: selects API-key auth\nswitchyard setup gemini --url ${origin}\nexport GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\ngemini --model ${m("gemini")}`,
+    // another data directory (scripts/demo's) does not write there. `--key` hands it the key exported
+    // above: setup checks it against the gateway (a gateway that requires keys refuses setup's own
+    // placeholder) and writes it to ~/.gemini/.env. The line is continued so no line is wider than the card.
+    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\n# once: selects API-key auth\nswitchyard setup gemini --url ${origin} \\\n  --key "$GEMINI_API_KEY"\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }
@@ -78,7 +86,9 @@ export function SetupSnippets({ compact }: { compact?: boolean }) {
     return { names: [...aliases.aliases.map((a) => a.name), ...combos.combos.map((c) => c.name)], providers: providers.providers };
   });
   const loopback = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content === "loopback";
-  const key: KeyHint = loopback ? { value: "placeholder", note: "any key value works from this machine" } : { value: "sy-…", note: "a client key from the Keys page" };
+  // Never a key's secret (SPEC 9.4): from loopback any value passes; elsewhere keys are required, and
+  // the user puts one of theirs in place of the placeholder.
+  const key: KeyHint = loopback ? { value: "placeholder", note: "any key value works from this machine" } : { value: KEY_PLACEHOLDER, note: `replace ${KEY_PLACEHOLDER} with a client key (Keys page)` };
   const model = names.data?.names[0];
   const s = setupSnippets(location.origin, model, key, names.data?.providers);
   return (
