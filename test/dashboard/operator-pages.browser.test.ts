@@ -6,7 +6,8 @@
  *   model has no price)");
  * - Usage's table at 1280 px: every column in view (Avg total was past the card's edge) and model names
  *   on one line (they broke at hyphens: "gpt-" / "demo");
- * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge);
+ * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge); Usage's table
+ *   on a phone: each group a block of labelled figures (Input onwards were past the card's edge);
  * - a short page on a phone: the navigation is as tall as its links (its two rows spread apart to
  *   fill the screen);
  * - Accounts with one configured account says so ("1 account" was "1 accounts"), and counts the
@@ -125,6 +126,32 @@ describe("layout", () => {
         expect({ by, ...look }).toEqual({ by, scrolls: false, cut: [], wrapped: [] });
         await w.page.screenshot({ path: join(SHOTS, `usage-by-${by}-1280.png`), fullPage: true });
       }
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+
+  test("on a phone the Usage table shows every figure of each group inside the card, each under its label (Input onwards ran past the card's edge)", async () => {
+    const w = await openPage(browser, demo.url);
+    try {
+      await w.page.setViewportSize({ width: 390, height: 844 });
+      await w.page.goto(`${demo.url}/dashboard/usage`);
+      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+      const look = await w.page.locator("table.usage").evaluate((table) => {
+        const wrap = table.closest(".table-wrap")!;
+        const card = table.closest(".card")!.getBoundingClientRect();
+        const first = table.querySelector("tbody tr")!;
+        return {
+          scrolls: wrap.scrollWidth > wrap.clientWidth + 0.5,
+          outside: [...table.querySelectorAll("td")].filter((td) => td.getBoundingClientRect().right > card.right + 0.5 || td.getBoundingClientRect().left < card.left - 0.5).length,
+          labels: [...first.querySelectorAll("td")].slice(1).map((td) => td.ownerDocument.defaultView!.getComputedStyle(td, "::before").content.replace(/^"|"$/g, "")),
+        };
+      });
+      expect(look.scrolls).toBe(false);
+      expect(look.outside).toBe(0);
+      expect(look.labels).toEqual(expect.arrayContaining(["Requests", "Errors", "Input", "Output", "Cache read", "Cost", "Avg total"]));
+      await w.page.screenshot({ path: join(SHOTS, "usage-390.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();

@@ -123,17 +123,17 @@ export function UsagePage() {
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
-                    <td class="mono">{r.group ?? <span class="muted">(none)</span>}</td>
-                    <td class="num">{count(r.requests)}</td>
-                    <td class="num">{count(r.errors)}</td>
-                    <td class="num">{count(r.fallbacks)}</td>
-                    <td class="num">{count(r.inputTokens)}</td>
-                    <td class="num">{count(r.outputTokens)}</td>
-                    <td class="num">{count(r.cacheReadTokens)}</td>
-                    <td class="num">{count(r.cacheWriteTokens)}</td>
-                    <td class="num">{count(r.reasoningTokens)}</td>
+                    <td class="mono usage-group">{r.group ?? <span class="muted">(none)</span>}</td>
+                    <td class="num" data-label="Requests">{count(r.requests)}</td>
+                    <td class="num" data-label="Errors">{count(r.errors)}</td>
+                    <td class="num" data-label="Fallbacks">{count(r.fallbacks)}</td>
+                    <td class="num" data-label="Input">{count(r.inputTokens)}</td>
+                    <td class="num" data-label="Output">{count(r.outputTokens)}</td>
+                    <td class="num" data-label="Cache read">{count(r.cacheReadTokens)}</td>
+                    <td class="num" data-label="Cache write">{count(r.cacheWriteTokens)}</td>
+                    <td class="num" data-label="Reasoning">{count(r.reasoningTokens)}</td>
                     {hasCost && (
-                      <td class="num" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
+                      <td class="num" data-label="Cost" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
                         {r.unpriced && !((r.costUsd ?? 0) > 0) ? (
                           <span class="muted">unpriced</span>
                         ) : (
@@ -144,9 +144,17 @@ export function UsagePage() {
                         )}
                       </td>
                     )}
-                    {saved !== undefined && <td class="num">{count(r.savedTokens)}</td>}
-                    <td class="num">{ms(r.avgTtfbMs)}</td>
-                    <td class="num">{ms(r.avgTotalMs)}</td>
+                    {saved !== undefined && (
+                      <td class="num" data-label="Saved">
+                        {count(r.savedTokens)}
+                      </td>
+                    )}
+                    <td class="num" data-label="Avg first byte">
+                      {ms(r.avgTtfbMs)}
+                    </td>
+                    <td class="num" data-label="Avg total">
+                      {ms(r.avgTotalMs)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
