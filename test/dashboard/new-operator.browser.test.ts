@@ -4,7 +4,7 @@
  * (marked, with nothing to disable or remove) as they are in the dry run and the admin API, and Test on
  * one tests the model its combo routes to, saying so (asking for a model when none is known); a key that
  * just got 429 shows this minute's requests and tokens against its rpm / tpm on the Keys page; beside an
- * open trace at 1280 px no model name breaks inside a name; the charts' legends show the latest
+ * open trace, and with every column, at 1280 px no model name breaks inside a name; the charts' legends show the latest
  * values while the pointer is elsewhere; the Usage page does not speak of API prices when nothing had a
  * price. Screenshots go to test-results/dashboard/.
  */
@@ -208,44 +208,54 @@ test("Keys: a key refused for its rpm shows this minute's requests and tokens ag
   }
 }, 60_000);
 
-test("Calls at 1280 px with a trace open: no model name breaks inside a name (only after a provider's slash), and the list fits its card", async () => {
+/** Each part of the model names shown ("demo-anthropic/", "gemini-demo": split after each slash) and the lines it takes on screen. */
+function nameParts(page: import("playwright-core").Page) {
+  return page.locator("table.calls td.mono, .trace .kv dd.mono").evaluateAll((cells) => {
+    const out: Array<{ text: string; lines: number }> = [];
+    for (const cell of cells) {
+      if (cell.getClientRects().length === 0) continue; // the columns hidden beside a trace
+      const doc = cell.ownerDocument;
+      const walk = doc.createTreeWalker(cell, 4 /* text nodes */);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        const text = n.textContent ?? "";
+        for (let at = 0; at < text.length; ) {
+          const slash = text.indexOf("/", at);
+          const end = slash === -1 ? text.length : slash + 1;
+          const range = doc.createRange();
+          range.setStart(n, at);
+          range.setEnd(n, end);
+          const part = text.slice(at, end).trim();
+          if (part && part !== "–") out.push({ text: part, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size });
+          at = end;
+        }
+      }
+    }
+    return out;
+  });
+}
+
+test("Calls at 1280 px, with every column and with a trace open: no model name breaks inside a name (only after a provider's slash), and the list fits its card", async () => {
   const w = await openPage(browser, gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.goto(`${gw.url}/dashboard/calls`);
     const row = w.page.locator("table.calls tbody tr", { hasText: "demo-gemini/gemini-demo" }).first();
     await row.waitFor({ timeout: 10_000 });
+    const fits = () => w.page.locator(".table-wrap").first().evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
+    // every column (Served by, Account, Key, Tokens, Cost): names broke at hyphens ("demo-" / "gemini/")
+    const full = await nameParts(w.page);
+    expect(full.filter((p) => p.lines > 1)).toEqual([]);
+    expect(full.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-gemini/", "gemini-demo", "demo-anthropic/", "claude-demo"]));
+    expect(await fits()).toBe(true);
+    await w.page.screenshot({ path: join(SHOTS, "calls-1280.png") });
+
     await row.click();
     await w.page.locator(".trace .kv").waitFor({ timeout: 10_000 });
     await w.page.locator("table.calls.compact").waitFor({ timeout: 10_000 });
-    // each part of a name ("demo-anthropic/", "gemini-demo": split after each slash) is drawn on one
-    // line: the lines its text takes on screen
-    const parts = await w.page.locator("table.calls td.mono, .trace .kv dd.mono").evaluateAll((cells) => {
-      const out: Array<{ text: string; lines: number }> = [];
-      for (const cell of cells) {
-        if (cell.getClientRects().length === 0) continue; // the columns hidden beside a trace
-        const doc = cell.ownerDocument;
-        const walk = doc.createTreeWalker(cell, 4 /* text nodes */);
-        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-          const text = n.textContent ?? "";
-          for (let at = 0; at < text.length; ) {
-            const slash = text.indexOf("/", at);
-            const end = slash === -1 ? text.length : slash + 1;
-            const range = doc.createRange();
-            range.setStart(n, at);
-            range.setEnd(n, end);
-            const part = text.slice(at, end).trim();
-            if (part && part !== "–") out.push({ text: part, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size });
-            at = end;
-          }
-        }
-      }
-      return out;
-    });
+    const parts = await nameParts(w.page);
     expect(parts.filter((p) => p.lines > 1)).toEqual([]);
     expect(parts.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-gemini/", "gemini-demo", "demo-anthropic/", "claude-demo"]));
-    const fits = await w.page.locator(".split .table-wrap").evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
-    expect(fits).toBe(true);
+    expect(await w.page.locator(".split .table-wrap").evaluate((e) => e.scrollWidth <= e.clientWidth + 1)).toBe(true);
     await w.page.screenshot({ path: join(SHOTS, "calls-trace-1280.png") });
     expect(w.errors).toEqual([]);
   } finally {
