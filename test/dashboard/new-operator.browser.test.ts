@@ -263,6 +263,25 @@ test("Calls at 1280 px, with every column and with a trace open: no model name b
   }
 }, 60_000);
 
+test("Calls at 390 px: the list keeps time, model, outcome and total inside its card, and each part of a model name on one line (names were split into five lines, 'demo-' / 'gemini' / '/' …)", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 390, height: 844 });
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.locator("table.calls tbody tr", { hasText: "demo-anthropic/claude-demo" }).first().waitFor({ timeout: 10_000 });
+    await w.page.screenshot({ path: join(SHOTS, "calls-390.png"), fullPage: true });
+    const parts = await nameParts(w.page);
+    expect(parts.filter((p) => p.lines > 1)).toEqual([]);
+    expect(parts.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-gemini/", "gemini-demo", "demo-anthropic/", "claude-demo"]));
+    expect(await w.page.locator(".table-wrap").first().evaluate((e) => e.scrollWidth <= e.clientWidth + 1)).toBe(true);
+    const shown = await w.page.locator("table.calls thead th").evaluateAll((ths) => ths.filter((th) => th.getClientRects().length > 0).map((th) => th.textContent));
+    expect(shown).toEqual(["Time", "Model", "Outcome", "Total"]);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
 test("the charts' legends show the latest bucket's values while the pointer is not over a chart, and the hovered bucket's while it is", async () => {
   const w = await openPage(browser, gw.url);
   try {
