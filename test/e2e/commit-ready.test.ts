@@ -65,15 +65,22 @@ test("a stream still arriving after its first content is streamed: the first par
   const gw = await startGateway();
   try {
     const sse = simpleReply("openai-chat", { text: "one two three", textPieces: ["one", " two", " three"] }, true).sse!;
-    // The first content event, then a pause before the rest.
+    // The first content event, then the rest only once the client has read the first part (it was a
+    // fixed 300 ms pause, which a loaded machine outlasted: the client's first read then held it all).
     const cut = sse.indexOf("\n\n", sse.indexOf('"one"')) + 2;
-    gw.fake.enqueue({ sse, split_at: [cut], delay_ms: 300 });
+    const firstRead = Promise.withResolvers<void>();
+    gw.fake.enqueue({ sse, split_at: [cut], resume_after_first: firstRead.promise });
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: chatRequest("oai/gpt-x") });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-length")).toBeNull();
     const reader = res.body!.getReader();
     const dec = new TextDecoder();
-    const first = dec.decode((await reader.read()).value);
+    let first = "";
+    try {
+      first = dec.decode((await reader.read()).value);
+    } finally {
+      firstRead.resolve();
+    }
     expect(first).toContain('"content":"one"');
     expect(first).not.toContain("[DONE]");
     let rest = "";
