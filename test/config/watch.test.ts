@@ -41,7 +41,8 @@ function setup(initial: string, env: Record<string, string> = {}) {
   return { dir, path, reloads, errors, stop, current: () => current };
 }
 
-async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
+/** Polls for what the watcher reports; the deadline is far beyond the debounce so that a loaded machine does not fail it. */
+async function waitFor(cond: () => boolean, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) throw new Error("timed out waiting for the watcher");

@@ -80,11 +80,14 @@ const budgetUse = async (name: string) => {
   return keys.find((k) => k.name === name).use;
 };
 
+/** The key's calls once its request's usage row has been flushed (at least every second, D-1): polled, up to 15 s. */
 const usageRows = async (key: string) => {
   gw.app.settle();
-  await Bun.sleep(1200); // usage rows are flushed at least every second (D-1)
-  const res = await fetch(`${gw.url}/admin/api/calls?key=${key}&limit=100`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
-  return res.json() as Promise<any>;
+  for (const end = Date.now() + 15_000; ; await Bun.sleep(50)) {
+    const res = await fetch(`${gw.url}/admin/api/calls?key=${key}&limit=100`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
+    const body = (await res.json()) as any;
+    if (body.calls?.length > 0 || Date.now() > end) return body;
+  }
 };
 
 describe("requests arriving together near a limit", () => {

@@ -39,9 +39,10 @@ const chat = (model: string) =>
 
 const logs = () => inst.stdout.map((l) => JSON.parse(l) as Record<string, unknown>);
 const reloads = () => logs().filter((l) => l.msg === "config reloaded").length;
+const rejections = () => logs().filter((l) => l.level === "error" && String(l.msg).includes("rejected")).length;
 
 /** Polls until `fn` is true or `ms` passed. */
-async function until(fn: () => boolean | Promise<boolean>, ms = 5000): Promise<boolean> {
+async function until(fn: () => boolean | Promise<boolean>, ms = 15_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await fn()) return true;
@@ -97,7 +98,13 @@ describe("hot reload", () => {
   test("a stream in flight during reloads (valid, invalid, and one removing its provider) completes", async () => {
     const text = "alpha beta gamma delta epsilon zeta eta theta";
     const sse = simpleReply("anthropic-messages", { text, model: "claude-slow" }, true).sse!;
-    fake.enqueue({ sse, split_at: Array.from({ length: 6 }, (_, i) => Math.floor(((i + 1) * sse.length) / 7)), delay_ms: 250 });
+    // The reply up to its first text (the gateway commits on it), then the rest, in six pieces, once
+    // the three reloads are done (not over a fixed 6 × 250 ms): the stream is in flight during each of
+    // them however slow the machine.
+    const reloaded = Promise.withResolvers<void>();
+    const first = sse.indexOf("\n\n", sse.indexOf("content_block_delta")) + 2;
+    const rest = Array.from({ length: 5 }, (_, i) => first + Math.floor(((i + 1) * (sse.length - first)) / 6));
+    fake.enqueue({ sse, split_at: [first, ...rest], resume_after_first: reloaded.promise, delay_ms: 20 });
     const res = await fetch(`${inst.url}/v1/messages`, {
       method: "POST",
       body: JSON.stringify({ model: "slow/claude-slow", max_tokens: 50, stream: true, messages: [{ role: "user", content: "go" }] }),
@@ -105,10 +112,11 @@ describe("hot reload", () => {
     expect(res.status).toBe(200);
     const body = res.text();
     const n = reloads();
+    const rejected = rejections();
     writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-x\n"));
-    await until(() => reloads() > n);
+    expect(await until(() => reloads() > n)).toBe(true);
     writeFileSync(inst.configPath, "server: [");
-    await Bun.sleep(300);
+    expect(await until(() => rejections() > rejected)).toBe(true);
     // The provider serving the stream disappears from the config.
     writeFileSync(inst.configPath, `
 providers:
@@ -118,7 +126,8 @@ providers:
 accounts:
   - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
 `);
-    await until(() => reloads() > n + 1);
+    expect(await until(() => reloads() > n + 1)).toBe(true);
+    reloaded.resolve();
     const got = await body;
     expect([...got.matchAll(/"text":"([^"]*)"/g)].map((m) => m[1]).join("")).toBe(text);
     expect(got).toContain("message_stop");

@@ -185,7 +185,10 @@ describe("nothing leaked", () => {
     const files = () =>
       (readdirSync(inst.dataDir, { recursive: true }) as string[]).filter((f) => f !== "config.yaml" && statSync(join(inst.dataDir, f)).isFile());
     const dump = () => files().map((f) => [f, Buffer.from(readFileSync(join(inst.dataDir, f))).toString("latin1")] as const);
-    await Bun.sleep(1200); // usage batches are flushed at least every second (D-1)
+    // Usage batches are flushed at least every second (D-1): wait until the requests' rows are in a data file.
+    for (const end = Date.now() + 15_000; !dump().some(([, bytes]) => bytes.includes("ok-model")); await Bun.sleep(50)) {
+      if (Date.now() > end) throw new Error("the usage rows never reached the data directory");
+    }
     for (const [f, bytes] of dump()) assertClean(`data file ${f} (running)`, bytes);
     await stopInstance(inst);
     expect(await inst.exited).toBe(0);

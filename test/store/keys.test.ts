@@ -97,7 +97,8 @@ describe("stored client keys", () => {
     const b = openSqliteStore({ path, flushIntervalMs: 20 });
     const k = b.createKey("elsewhere");
     expect(a.lookup(k.secret)).toBeUndefined(); // a's cache is not refreshed per request
-    await Bun.sleep(100);
+    // a's own refresh (every flush interval, 20 ms here) picks it up: polled, not a fixed 100 ms.
+    for (const end = Date.now() + 10_000; a.lookup(k.secret) === undefined && Date.now() < end; ) await Bun.sleep(10);
     expect(a.lookup(k.secret)?.name).toBe("elsewhere");
     b.revokeKey("elsewhere");
     a.refreshKeys();
