@@ -35,7 +35,67 @@ Usage:
   switchyard version (or --version)
 
 Commands other than start, check-config, service and version talk to the running instance
-(--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).`;
+(--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).
+switchyard COMMAND --help says what a command does.`;
+
+/** What each command does, for `switchyard COMMAND --help` (README "Command line" says more). */
+const COMMAND_HELP: Record<string, string> = {
+  start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
+  "check-config": "Validates a config file without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
+  keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once.",
+  usage: "Token usage, request counts and cost (USD) per model, account, key or provider over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
+  calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
+  route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
+  accounts: "status: each account's eligibility per model (cooldowns, locks, quota windows, slots). remove ID: deletes an account stored by login or import, with its state.",
+  login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway.",
+  import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files.",
+  service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
+  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing; --key is the client key the CLI will send (default $SWITCHYARD_KEY).",
+  version: "Prints the version and build.",
+};
+
+/** Commands that talk to the running instance (every one but start, check-config, service and version). */
+const INSTANCE_COMMANDS = new Set(["keys", "usage", "calls", "route", "accounts", "login", "import", "setup"]);
+
+/**
+ * `switchyard COMMAND --help` (or `switchyard help COMMAND`): the command's usage lines from
+ * {@link USAGE}, what it does, and for the commands that talk to the running instance how they find
+ * it. Undefined for an unknown command.
+ */
+export function commandHelp(cmd: string): string | undefined {
+  const does = COMMAND_HELP[cmd];
+  if (does === undefined) return undefined;
+  const lines = USAGE.split("\n");
+  const synopsis: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i].startsWith(`  switchyard ${cmd} `) && lines[i] !== `  switchyard ${cmd}`) continue;
+    synopsis.push(lines[i]);
+    while (lines[i + 1]?.startsWith("      ")) synopsis.push(lines[++i]);
+  }
+  const where = INSTANCE_COMMANDS.has(cmd)
+    ? "\n\nIt talks to the running instance, found through instance.json in --data-dir DIR (default $SWITCHYARD_HOME, else ~/.switchyard), or at --url http://127.0.0.1:PORT (with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required)."
+    : "";
+  return `Usage:\n${synopsis.join("\n")}\n\n${wrap(does)}${wrap(where)}`;
+}
+
+/** Wraps text at 100 columns on spaces (blank lines kept). */
+function wrap(text: string): string {
+  return text
+    .split("\n")
+    .map((para) => {
+      const out: string[] = [];
+      let line = "";
+      for (const word of para.split(" ")) {
+        if (line && line.length + 1 + word.length > 100) {
+          out.push(line);
+          line = word;
+        } else line = line ? `${line} ${word}` : word;
+      }
+      out.push(line);
+      return out.join("\n");
+    })
+    .join("\n");
+}
 
 /** Default data directory: $SWITCHYARD_HOME, else ~/.switchyard (SPEC 2.2). */
 export function defaultDataDir(env = process.env): string {
@@ -120,6 +180,22 @@ function versionLine(): string {
   return `switchyard ${b.version} (bun ${b.bun}, ${b.platform}-${b.arch})`;
 }
 
+/**
+ * parseArgs' refusal as one line for the user. An option given no value because the next argument is
+ * another option (`usage --since --json`) is what parseArgs calls "ambiguous": say that it needs a value.
+ */
+function optionError(e: unknown, argv: string[]): string {
+  const message = e instanceof Error ? e.message : String(e);
+  const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
+  if (ambiguous) {
+    const next = argv[argv.indexOf(ambiguous[1]) + 1];
+    return `${ambiguous[1]} needs a value, and ${JSON.stringify(next)} after it is an option (a value that starts with "-" goes as ${ambiguous[1]}=VALUE)`;
+  }
+  const missing = /^Option '(--[\w-]+) <value>' argument missing/.exec(message);
+  if (missing) return `${missing[1]} needs a value`;
+  return message.split("\n")[0];
+}
+
 async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
@@ -127,12 +203,15 @@ async function main(argv: string[]): Promise<void> {
   } catch (e) {
     // An unknown or malformed option is an error, never silently ignored (`start --prot 1` must not
     // start on the default port).
-    fail(`${e instanceof Error ? e.message.split("\n")[0] : String(e)}\n\n${USAGE}`, 2);
+    fail(`${optionError(e, argv)}\n\n${USAGE}`, 2);
   }
   const { values, positionals } = parsed;
   const [cmd, sub, arg] = positionals;
   const dataDir = (values["data-dir"] as string | undefined) ?? defaultDataDir();
-  if (values.help || cmd === "help") return out(USAGE);
+  if (values.help || cmd === "help") {
+    const topic = cmd === "help" ? sub : cmd;
+    return out((topic !== undefined && commandHelp(topic)) || USAGE);
+  }
   if (values.version) return out(versionLine());
   if (!cmd) fail(USAGE, 2);
   if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);

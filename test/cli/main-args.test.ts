@@ -1,6 +1,7 @@
 /** The command line refuses what it does not understand instead of guessing (SPEC 2.2). */
 import { describe, expect, test } from "bun:test";
 import { SOURCE_CLI } from "../support/instance.ts";
+import { commandHelp } from "../../src/main.ts";
 
 const run = (...args: string[]) => {
   const r = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" }, timeout: 20_000 });
@@ -30,6 +31,44 @@ describe("switchyard command line", () => {
     const h = run("help");
     expect(h.code).toBe(0);
     expect(h.out).toContain("switchyard start");
+  });
+  test("COMMAND --help (or help COMMAND) prints that command's usage lines and what it does, exit 0", () => {
+    for (const cmd of ["setup", "service"]) {
+      const r = run(cmd, "--help");
+      expect(r.code).toBe(0);
+      expect(r.out).toBe(commandHelp(cmd)! + "\n");
+    }
+    expect(run("help", "keys").out).toBe(commandHelp("keys")! + "\n");
+    // the whole usage for no command or an unknown one, pointing at COMMAND --help
+    for (const r of [run("--help"), run("frob", "--help")]) {
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("switchyard start [--config FILE]");
+      expect(r.out).toContain("switchyard COMMAND --help says what a command does.");
+    }
+  });
+  test("every command's help: its own usage lines, what it does, and how it finds the instance when it talks to one", () => {
+    const commands = ["start", "check-config", "keys", "usage", "calls", "route", "accounts", "login", "import", "service", "setup", "version"];
+    for (const cmd of commands) {
+      const help = commandHelp(cmd)!;
+      expect(help).toStartWith(`Usage:\n  switchyard ${cmd}`);
+      expect(help.split("\n").filter((l) => l.startsWith("  switchyard ")).every((l) => l.startsWith(`  switchyard ${cmd}`))).toBe(true);
+      expect(help.split("\n\n").length).toBeGreaterThanOrEqual(2);
+      expect(help.split("\n").every((l) => l.length <= 120)).toBe(true);
+      const talks = !["start", "check-config", "service", "version"].includes(cmd);
+      expect(help.includes("--url http://127.0.0.1:PORT")).toBe(talks);
+    }
+    expect(commandHelp("setup")).toContain("[--key CLIENT_KEY] [--codex-bin PATH]");
+    expect(commandHelp("setup")).toContain("--dry-run writes nothing");
+    expect(commandHelp("keys")).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");
+    expect(commandHelp("frob")).toBeUndefined();
+  });
+  test("an option given without its value says that, not parseArgs' 'ambiguous'", () => {
+    const between = run("usage", "--since", "--json");
+    expect(between.code).toBe(2);
+    expect(between.err.split("\n")[0]).toBe('--since needs a value, and "--json" after it is an option (a value that starts with "-" goes as --since=VALUE)');
+    const last = run("usage", "--since");
+    expect(last.code).toBe(2);
+    expect(last.err.split("\n")[0]).toBe("--since needs a value");
   });
   test("--version and -V print the version line like `version` (exit 0)", () => {
     const v = run("version");
