@@ -61,9 +61,11 @@ export function hasCountedLimits(limits: KeyLimits | undefined): limits is KeyLi
   return !!limits && (limits.rpm !== undefined || limits.tpm !== undefined || limits.concurrency !== undefined || (limits.budgets?.length ?? 0) > 0);
 }
 
-/** `1,234,567` for token counts, `$25.00` for USD. */
+/** `1,234,567` for token counts, `$25.00` for USD (`$0.0123` under $1, two significant digits under $0.0001: never `$0.0000` for a spend). */
 export function formatBudgetAmount(budget: KeyBudget, value: number): string {
-  return budget.usd !== undefined ? `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}` : `${Math.round(value).toLocaleString("en-US")} tokens`;
+  if (budget.usd === undefined) return `${Math.round(value).toLocaleString("en-US")} tokens`;
+  if (value > 0 && value < 0.0001) return `$${Number(value.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
+  return `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}`;
 }
 
 /** "in 2h 5m" / "in 40 s", for messages. */

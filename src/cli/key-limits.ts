@@ -45,13 +45,27 @@ export function limitsFromFlags(f: LimitFlags): Record<string, unknown> | undefi
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/** "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; ". */
+/**
+ * USD for the CLI's tables: "$12.34" from $1, "$0.0123" from $0.0001, below that two significant
+ * digits ("$0.000016", never "$0.0000"); nothing as "$0.00".
+ */
+export function dollars(c: number): string {
+  if (c === 0) return "$0.00";
+  if (c >= 1) return `$${c.toFixed(2)}`;
+  if (c >= 0.0001) return `$${c.toFixed(4)}`;
+  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
+}
+
+/**
+ * "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; "; a USD
+ * budget's amounts as {@link dollars} ("1d $0.0031 / $1.00 (0 %)": a spend under a cent is not "$0.00").
+ */
 export function describeBudgetUse(uses: readonly BudgetUse[]): string {
   return uses
     .map((u) => {
       const usd = u.budget.usd !== undefined;
       const limit = u.budget.usd ?? u.budget.tokens ?? 0;
-      const fmt = (n: number) => (usd ? `$${n.toFixed(2)}` : Math.round(n).toLocaleString("en-US"));
+      const fmt = (n: number) => (usd ? dollars(n) : Math.round(n).toLocaleString("en-US"));
       const share = limit > 0 ? Math.round((u.used / limit) * 100) : 0;
       const resets = u.resetsAt !== undefined ? `, resets ${new Date(u.resetsAt).toISOString().replace(/\.\d{3}Z$/, "Z")}` : ", not started";
       return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}`;

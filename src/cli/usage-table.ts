@@ -5,7 +5,7 @@
  * sent without a key) and what "unpriced" in the cost column means.
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
-import { describeBudgetUse } from "./key-limits.ts";
+import { describeBudgetUse, dollars } from "./key-limits.ts";
 
 /** How `usage` groups rows (the admin API's `by`). */
 export type UsageGrouping = "model" | "account" | "key" | "provider";
@@ -21,12 +21,6 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
   key: "requests sent without a client key (allowed from this machine while keys are not required)",
 };
 
-/** USD for the table: "$12.34" from $1, "$0.0123" from $0.0001, below that two significant digits ("$0.000016", never "$0.0000"). */
-function dollars(c: number): string {
-  if (c >= 1) return `$${c.toFixed(2)}`;
-  if (c >= 0.0001) return `$${c.toFixed(4)}`;
-  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
-}
 
 /**
  * A cost cell: "$0.0123" (a few thousandths of a cent as "$0.000016"); "$0.0123 + 2 unpriced" when

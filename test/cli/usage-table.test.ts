@@ -5,6 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { costCell, usageLines } from "../../src/cli/usage-table.ts";
+import { describeBudgetUse } from "../../src/cli/key-limits.ts";
+import { formatBudgetAmount } from "../../pipeline/key-limits.ts";
 
 /** A table as tab-joined cells, so the test reads the cells, not the padding. */
 const tsv = (head: string[], rows: unknown[][]) => [head, ...rows].map((r) => r.map(String).join("\t")).join("\n");
@@ -53,5 +55,18 @@ describe("usage table", () => {
 
   test("a cost of a few thousandths of a cent keeps its leading digits (it read $0.0000)", () => {
     expect([costCell(0.000016, 0), costCell(0.000043, 2), costCell(0.00012, 0), costCell(4e-9, 0)]).toEqual(["$0.000016", "$0.000043 + 2 unpriced", "$0.0001", "$0.000000004"]);
+  });
+});
+
+describe("USD amounts of key budgets (keys list, usage --by key, the guard's 429)", () => {
+  test("a spend under a cent keeps its digits instead of reading $0.00 or $0.0000", () => {
+    const day = { window: "1d", usd: 1 } as const;
+    expect(describeBudgetUse([{ budget: day, used: 0.0031, resetsAt: Date.UTC(2026, 11, 4, 12) }])).toBe("1d $0.0031 / $1.00 (0 %), resets 2026-12-04T12:00:00Z");
+    expect(describeBudgetUse([{ budget: { window: "1d", usd: 0.00004 }, used: 0.00005, resetsAt: Date.UTC(2026, 11, 4, 12) }])).toBe("1d $0.00005 / $0.00004 (125 %), resets 2026-12-04T12:00:00Z");
+    expect(describeBudgetUse([{ budget: { window: "5h", usd: 2.5 }, used: 0 }])).toBe("5h $0.00 / $2.50 (0 %), not started");
+    expect(formatBudgetAmount({ window: "1d", usd: 0.00004 }, 0.00004)).toBe("$0.00004");
+    expect(formatBudgetAmount({ window: "1d", usd: 1 }, 0.0031)).toBe("$0.0031");
+    expect(formatBudgetAmount({ window: "1d", usd: 25 }, 25)).toBe("$25.00");
+    expect(formatBudgetAmount({ window: "1d", tokens: 3000000 }, 1234567)).toBe("1,234,567 tokens");
   });
 });
