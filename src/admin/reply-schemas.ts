@@ -10,12 +10,22 @@ import * as v from "valibot";
 
 const ms = (what: string) => v.pipe(v.number(), v.description(`${what} (ms since the epoch)`));
 
+const KeyBudgetReply = v.looseObject({ window: v.string(), tokens: v.optional(v.number()), usd: v.optional(v.number()) });
+
 const KeyLimitsReply = v.looseObject({
   rpm: v.optional(v.number()),
   tpm: v.optional(v.number()),
   concurrency: v.optional(v.number()),
-  budgets: v.optional(v.array(v.looseObject({ window: v.string(), tokens: v.optional(v.number()), usd: v.optional(v.number()) }))),
+  budgets: v.optional(v.array(KeyBudgetReply)),
   models: v.optional(v.array(v.string())),
+});
+
+/** One budget of a key with its use in the window open now (pipeline/ports.ts BudgetUse). */
+const BudgetUseReply = v.looseObject({
+  budget: v.pipe(KeyBudgetReply, v.description("The budget (its window and its tokens or USD limit).")),
+  used: v.pipe(v.number(), v.description("Tokens or USD used in the window open now (0 when none is open).")),
+  startedAt: v.optional(ms("window opened")),
+  resetsAt: v.optional(ms("window ends")),
 });
 
 const KeyInfoReply = v.object({
@@ -28,7 +38,7 @@ const KeyInfoReply = v.object({
   limits: v.optional(KeyLimitsReply),
   use: v.optional(
     v.looseObject({
-      budgets: v.array(v.looseObject({ used: v.number(), startedAt: v.optional(v.number()), resetsAt: v.optional(v.number()) })),
+      budgets: v.array(BudgetUseReply),
       inFlight: v.number(),
       minute: v.optional(
         v.pipe(
@@ -58,7 +68,10 @@ const UsageRowReply = v.looseObject({
   estimated: v.number(),
   fallbacks: v.number(),
   ...TOTALS,
-  unpriced: v.number(),
+  unpriced: v.pipe(v.number(), v.description("Requests that served tokens with a model that has no price: costUsd leaves them out.")),
+  savedChars: v.pipe(v.number(), v.description("Characters the token savers removed from the bodies sent upstream.")),
+  savedTokens: v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4 per request).")),
+  budgets: v.optional(v.pipe(v.array(BudgetUseReply), v.description("With by=key: the key's budgets and their use."))),
   avgTotalMs: v.number(),
   avgTtfbMs: v.nullable(v.number()),
 });
@@ -98,6 +111,9 @@ const CallReply = v.looseObject({
   attempts: v.number(),
   fallback: v.boolean(),
   costUsd: v.optional(v.number()),
+  unpriced: v.optional(v.pipe(v.boolean(), v.description("The model served tokens but has no price: the cost is unknown, not zero."))),
+  savedChars: v.optional(v.pipe(v.number(), v.description("Characters the token savers removed from the body served; absent when none."))),
+  savedTokens: v.optional(v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4); absent when none."))),
   recorded: v.optional(v.pipe(v.boolean(), v.description("The flight recorder holds this call's bodies (GET /calls/{id}/recording)."))),
 });
 
@@ -130,6 +146,23 @@ const RouteTraceReply = v.looseObject({
   outcome: v.optional(v.string()),
   status: v.optional(v.number()),
   totalMs: v.optional(v.number()),
+  redactions: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Redactions by kind (never the values)."))),
+  restored: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Placeholders mapped back in the reply, by kind."))),
+  tokenSaver: v.optional(
+    v.pipe(
+      v.union([
+        v.object({ skipped: v.picklist(["header", "prompt_cache", "cache_marker"]) }),
+        v.object({ results: v.number(), charsBefore: v.number(), charsAfter: v.number(), tokensSaved: v.number(), rules: v.record(v.string(), v.number()) }),
+      ]),
+      v.description("What the token savers did to the body of the last attempt, or why they were skipped; absent when they were off or found nothing."),
+    ),
+  ),
+  error: v.optional(
+    v.pipe(
+      v.looseObject({ status: v.number(), kind: v.string(), message: v.string(), code: v.optional(v.string()), param: v.optional(v.string()) }),
+      v.description("The error the client got when no reply was served."),
+    ),
+  ),
 });
 
 const QuotaWindowReply = v.looseObject({
@@ -172,7 +205,19 @@ const RoutePlanReply = v.looseObject({
   alias: v.optional(v.string()),
   combo: v.optional(v.string()),
   candidates: v.array(v.string()),
-  targets: v.array(v.looseObject({})),
+  targets: v.array(
+    v.looseObject({
+      target: v.string(),
+      providerId: v.string(),
+      model: v.string(),
+      verdict: v.picklist(["in", "out"]),
+      reason: v.optional(v.string()),
+      accounts: v.pipe(
+        v.array(v.looseObject({ accountId: v.string(), verdict: v.picklist(["in", "out"]), reason: v.string(), until: v.optional(ms("exclusion ends")) })),
+        v.description("Eligible accounts in the order attempts would use them, then the excluded ones."),
+      ),
+    }),
+  ),
   attempts: v.array(v.object({ target: v.string(), accountId: v.string() })),
   decisions: v.array(Decision),
   affinity: v.picklist(["session", "fingerprint", "off", "none"]),

@@ -136,6 +136,86 @@ describe("the admin OpenAPI document", () => {
     }
   });
 
+  test("every field the usage, calls, keys, route-trace and dry-run routes answer is in their response schema", async () => {
+    // A key with a budget, a served request whose tool result the savers shorten (unpriced model), a refused one.
+    const created = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "documented", limits: { budgets: [{ window: "1d", tokens: 1000000 }] } }) });
+    expect(created.status).toBe(201);
+    const secret = ((await created.json()) as { secret: string }).secret;
+    const lines = Array.from({ length: 401 }, (_, i) => (i === 200 ? "-line 200\n+line 200 changed" : ` line ${i}`)).join("\n");
+    const diff = `diff --git a/a.txt b/a.txt\nindex 1111111..2222222 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1,401 +1,401 @@\n${lines}\n`;
+    const chat = (model: string) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+        body: JSON.stringify({
+          model,
+          messages: [
+            { role: "user", content: "show the diff" },
+            { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
+            { role: "tool", tool_call_id: "c1", content: diff },
+          ],
+          tools: [{ type: "function", function: { name: "sh", parameters: { type: "object", properties: {} } } }],
+        }),
+      });
+    const served = await chat("chat/gpt-test");
+    expect(served.status).toBe(200);
+    await served.text();
+    const refused = await chat("nope/x");
+    expect(refused.status).toBe(404);
+    await refused.text();
+    gw.app.settle();
+    const get = async (path: string, init?: RequestInit) => {
+      const res = await fetch(`${gw.url}/admin/api${path}`, init);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      return res.json();
+    };
+    const calls = (await get("/calls?limit=5")) as { calls: Array<Record<string, unknown>> };
+    const servedCall = calls.calls.find((c) => c.requestedModel === "chat/gpt-test")!;
+    expect(servedCall).toMatchObject({ unpriced: true, savedChars: expect.any(Number) });
+    const refusedCall = calls.calls.find((c) => c.requestedModel === "nope/x")!;
+    const answers: Array<[string, string, unknown]> = [
+      ["get", "/admin/api/usage", await get("/usage?since=1h&by=key")],
+      ["get", "/admin/api/usage", await get("/usage?since=1h&by=model")],
+      ["get", "/admin/api/calls", calls],
+      ["get", "/admin/api/keys", await get("/keys")],
+      ["get", "/admin/api/route-traces/{id}", await get(`/route-traces/${servedCall.routeId}`)],
+      ["get", "/admin/api/route-traces/{id}", await get(`/route-traces/${refusedCall.routeId}`)],
+      ["post", "/admin/api/dry-run", await get("/dry-run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "chat/gpt-test", messages: [{ role: "user", content: "hi" }] } }) })],
+    ];
+    /** Paths of answered fields that an object schema with listed properties does not name (records, `additionalProperties`, are open). */
+    const undocumented = (schema: any, value: unknown, at: string, out: Set<string>): void => {
+      if (!schema || value === null || typeof value !== "object") return;
+      if (schema.anyOf) {
+        // the alternative that names the most of the value's fields
+        const fits = schema.anyOf.map((alt: any) => { const o = new Set<string>(); undocumented(alt, value, at, o); return o; });
+        const best = fits.reduce((a: Set<string>, b: Set<string>) => (b.size < a.size ? b : a));
+        for (const p of best) out.add(p);
+        return;
+      }
+      if (Array.isArray(value)) {
+        for (const item of value) undocumented(schema.items, item, `${at}[]`, out);
+        return;
+      }
+      const props = schema.properties as Record<string, unknown> | undefined;
+      for (const [k, v] of Object.entries(value)) {
+        if (props && Object.keys(props).length > 0 && !(k in props)) out.add(`${at}.${k}`);
+        else if (props?.[k]) undocumented(props[k], v, `${at}.${k}`, out);
+        else if (typeof schema.additionalProperties === "object") undocumented(schema.additionalProperties, v, `${at}.${k}`, out);
+      }
+    };
+    for (const [method, path, answer] of answers) {
+      const schema = (op(method, path) as any).responses["200"].content["application/json"].schema;
+      const missing = new Set<string>();
+      undocumented(schema, answer, "$", missing);
+      expect({ route: `${method} ${path}`, undocumented: [...missing].sort() }).toEqual({ route: `${method} ${path}`, undocumented: [] });
+    }
+    // the fields README names are there, with the route trace's refusal and token-saver outcome
+    const usageRow = (doc.paths["/admin/api/usage"].get as any).responses["200"].content["application/json"].schema.properties.rows.items.properties;
+    for (const f of ["costUsd", "unpriced", "savedChars", "savedTokens", "budgets"]) expect(Object.keys(usageRow)).toContain(f);
+    const trace = (doc.paths["/admin/api/route-traces/{id}"].get as any).responses["200"].content["application/json"].schema.properties;
+    for (const f of ["tokenSaver", "error", "redactions", "restored"]) expect(Object.keys(trace)).toContain(f);
+  });
+
   test("the live routes validate as before: a bad body is still a 400 in OpenAI error shape", async () => {
     const post = (path: string, body: unknown) =>
       fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
