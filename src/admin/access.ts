@@ -9,7 +9,8 @@
  *    carry the session's CSRF token, else 403 — a browser's cookie never authorises a call on its own;
  *    a session whose key or exemption lapsed is ended;
  * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
- * 4. anyone else: 401.
+ * 4. a valid client key without the admin scope: 403 naming the key;
+ * 5. anyone else: 401.
  */
 import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
@@ -56,5 +57,9 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
     return { ok: false, status: 403, message: "This call changes state and needs the dashboard session's CSRF token in the X-CSRF-Token header." };
   }
   if (local && !auth.requireApiKey()) return { ok: true, via: "loopback" };
+  // A valid client key without the admin scope is known, not unauthenticated: say which key lacks what
+  // (as the dashboard's sign-in does), so its holder does not take it for a wrong or revoked key.
+  const known = secret ? auth.keys.lookup(secret) : undefined;
+  if (known) return { ok: false, status: 403, message: `Key ${known.name} has no admin scope; the admin API needs a key created with --scope admin (switchyard keys create NAME --scope admin) or the instance's admin token.` };
   return { ok: false, status: 401, message: "This admin API needs a key with the admin scope." };
 }
