@@ -231,6 +231,12 @@ export function launchdPlist(argv: string[], env: Record<string, string>, dataDi
 
 const firstLine = (r: RunResult) => (r.stderr.trim() || r.stdout.trim()).split("\n")[0] ?? "";
 
+/** systemctl's words when no user manager runs for this login (a container, `su`, an SSH session without one). */
+const NO_USER_MANAGER = /Failed to connect to bus|\$DBUS_SESSION_BUS_ADDRESS and \$XDG_RUNTIME_DIR not defined/;
+/** What to do then (the unit file is written already). */
+const NO_USER_MANAGER_HINT =
+  ". No systemd user manager runs for this login (a container, or su / SSH without a user session): the unit is written and starts once one runs (`loginctl enable-linger $USER` keeps one running, from the next login); meanwhile run `switchyard start` under your own supervisor.";
+
 /** The config's shutdown grace period in ms (server.shutdown_grace_ms), 30 s when it cannot be read. */
 function graceOf(opts: ServiceOptions, host: ServiceHost): number {
   if (!opts.config) return 30_000;
@@ -285,7 +291,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   const ctl = (...args: string[]) => host.run(["systemctl", "--user", ...args]);
   const must = async (...args: string[]) => {
     const r = await ctl(...args);
-    if (r.code !== 0) io.fail(`\`systemctl --user ${args.join(" ")}\` failed (exit ${r.code}): ${firstLine(r)}`);
+    if (r.code !== 0) io.fail(`\`systemctl --user ${args.join(" ")}\` failed (exit ${r.code}): ${firstLine(r)}${NO_USER_MANAGER.test(firstLine(r)) ? NO_USER_MANAGER_HINT : ""}`);
     return r;
   };
 

@@ -247,11 +247,13 @@ describe("Linux: systemd user unit", () => {
     expect(h.commands).toEqual([]);
   });
 
-  test("a systemctl that cannot reach the user manager is reported with its own words", async () => {
+  test("a systemctl that cannot reach the user manager is reported with its own words and what to do", async () => {
     const h = harness();
     h.answers.set("systemctl --user daemon-reload", { code: 1, stdout: "", stderr: "Failed to connect to bus: No medium found\n" });
     const f = await failure(h.run("install"));
-    expect(f.line).toBe("`systemctl --user daemon-reload` failed (exit 1): Failed to connect to bus: No medium found");
+    expect(f.line).toBe(
+      "`systemctl --user daemon-reload` failed (exit 1): Failed to connect to bus: No medium found. No systemd user manager runs for this login (a container, or su / SSH without a user session): the unit is written and starts once one runs (`loginctl enable-linger $USER` keeps one running, from the next login); meanwhile run `switchyard start` under your own supervisor.",
+    );
     // The unit is there for when the user manager runs.
     expect(existsSync(systemdUnitPath(h.home))).toBe(true);
   });
