@@ -334,3 +334,39 @@ test("Usage: with no model priced, the subtitle says there is no cost instead of
     await w.close();
   }
 }, 60_000);
+
+test("Calls: a call no model served does not read 'Served by' its last target (the list shows –, the trace 'Last target')", async () => {
+  // the upstream refuses the request: the client gets its 400, nothing was served
+  gw.fake.handle((req) => (req.model === "broken" ? { status: 400, json: { error: { message: "bad parameter", type: "invalid_request_error", param: null, code: null } } } : undefined));
+  try {
+    expect(await chat("demo-chat/broken")).toBe(400);
+  } finally {
+    gw.fake.handle(undefined);
+  }
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1440, height: 900 });
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    const failed = w.page.locator("table.calls tbody tr", { hasText: "demo-chat/broken" }).first();
+    await failed.waitFor({ timeout: 10_000 });
+    const cells = async (row: typeof failed) => row.locator("td").allInnerTexts();
+    // columns: time, model, served by, account, key, outcome, …
+    expect((await cells(failed))[2]).toBe("–");
+    expect((await cells(failed))[5]).toContain("400");
+    const ok = w.page.locator("table.calls tbody tr", { hasText: "demo-gemini/gemini-demo" }).first();
+    expect((await cells(ok))[2].replace(/\s+/g, "")).toBe("demo-gemini/gemini-demo");
+    await failed.click();
+    const kv = w.page.locator(".trace .kv");
+    await kv.waitFor({ timeout: 10_000 });
+    const facts = async () => kv.evaluate((dl) => Object.fromEntries([...dl.querySelectorAll("dt")].map((dt) => [dt.textContent, (dt.nextElementSibling?.textContent ?? "").replace(/\s+/g, "")])));
+    expect(await facts()).toMatchObject({ "Last target": "demo-chat/broken" });
+    expect(Object.keys(await facts())).not.toContain("Served by");
+    await w.page.screenshot({ path: join(SHOTS, "calls-not-served.png") });
+    await ok.click();
+    await w.page.locator(".trace .kv dt", { hasText: "Served by" }).waitFor({ timeout: 10_000 });
+    expect(await facts()).toMatchObject({ "Served by": "demo-gemini/gemini-demo" });
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);

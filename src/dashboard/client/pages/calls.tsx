@@ -77,6 +77,16 @@ function RecorderSwitch({ settings, changed }: { settings?: RecorderSettings; ch
   );
 }
 
+/**
+ * Whether a model served (part of) this call's reply: a finished one, one cut after the commit point
+ * (`upstream_error`) or one its client left. A call that ended in an error before any reply (`error`,
+ * `rejected`) still names the last target it tried, which served nothing: the list shows "–" under
+ * Served by and the trace calls it the last target.
+ */
+function served(c: CallRow): boolean {
+  return c.outcome !== "error" && c.outcome !== "rejected";
+}
+
 function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow; recorder?: RecorderSettings; recorderChanged: () => void; onSince?: number }) {
   // Calls carry `recorded` when the API reports it; else a call is looked up while the recorder is on
   // (and, when this page turned it on, only calls that arrived after that).
@@ -101,7 +111,7 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
       <dl class="kv">
         <dt>Requested</dt>
         <dd class="mono">{call.requestedModel ? <Breakable name={call.requestedModel} /> : "–"}</dd>
-        <dt>Served by</dt>
+        <dt>{served(call) ? "Served by" : "Last target"}</dt>
         <dd class="mono">{call.providerId ? <Breakable name={`${call.providerId}/${call.model}`} /> : "–"}</dd>
         <dt>Account</dt>
         <dd>{call.accountId ?? "–"}</dd>
@@ -453,7 +463,7 @@ export function CallsPage() {
                           )}
                         </td>
                         <td class="mono" data-opt="1">
-                          {c.providerId ? <Breakable name={`${c.providerId}/${c.model}`} /> : "–"}
+                          {c.providerId && served(c) ? <Breakable name={`${c.providerId}/${c.model}`} /> : "–"}
                           {c.fallback && (
                             <>
                               {" "}
