@@ -370,3 +370,23 @@ test("Calls: a call no model served does not read 'Served by' its last target (t
     await w.close();
   }
 }, 60_000);
+
+test("Accounts' 'Add an account' names the config file this gateway runs with, not ~/.switchyard/config.yaml", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    const hints = w.page.locator("details.add-hints");
+    await hints.waitFor({ timeout: 10_000 });
+    await hints.locator("summary").click();
+    const file = hints.locator("code.config-file");
+    await file.waitFor({ timeout: 10_000 });
+    await w.page.waitForFunction((path) => document.querySelector("details.add-hints code.config-file")?.textContent === path, gw.configPath, { timeout: 10_000 });
+    expect(await file.innerText()).toBe(gw.configPath);
+    const text = await hints.innerText();
+    expect(text).not.toContain("~/.switchyard/config.yaml");
+    expect(text).toContain("switchyard login claude-code");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);

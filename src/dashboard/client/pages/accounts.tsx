@@ -293,19 +293,37 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
   );
 }
 
-/** How to add accounts: shown as the empty state and under the list. */
+/**
+ * How to add accounts: shown as the empty state and under the list. Names the config file this instance
+ * runs with (`GET /admin/api/settings`'s `file`: `--config`, scripts/demo's temporary one …), or where a
+ * new one goes when it runs on the built-in default.
+ */
 export function AddAccountHints() {
+  const settings = useData(() => api<{ file?: string | null }>("/settings"));
+  const file = settings.data?.file;
   return (
     <div class="hints">
       <p>Accounts come from three places:</p>
       <ol>
         <li>
-          <strong>The config file</strong> (<code>~/.switchyard/config.yaml</code>), an API key per account:
+          {file ? (
+            <>
+              <strong>The config file</strong> this gateway runs with (<code class="config-file">{file}</code>), an API key per account (it is re-read when saved):
+            </>
+          ) : (
+            <>
+              <strong>A config file</strong> (<code class="config-file">~/.switchyard/config.yaml</code>, or <code>$SWITCHYARD_HOME/config.yaml</code>; read at the next start), an API key per account:
+            </>
+          )}
           <Snippet code={"accounts:\n  - id: anthropic-main\n    provider: anthropic\n    api_key: env:ANTHROPIC_API_KEY"} />
-          With the built-in default config, <code>ANTHROPIC_API_KEY</code>, <code>OPENAI_API_KEY</code> and <code>GEMINI_API_KEY</code> in the gateway's environment become accounts.
+          {!file && (
+            <>
+              With the built-in default config, <code>ANTHROPIC_API_KEY</code>, <code>OPENAI_API_KEY</code> and <code>GEMINI_API_KEY</code> in the gateway's environment become accounts.
+            </>
+          )}
         </li>
         <li>
-          <strong>A subscription login</strong> (Claude Code or ChatGPT/Codex), on the gateway's machine:
+          <strong>A subscription login</strong> (Claude Code or ChatGPT/Codex), on the gateway's machine (with <code>--data-dir DIR</code> when it runs with another data directory than <code>~/.switchyard</code>):
           <Snippet code={"switchyard login claude-code\nswitchyard login codex"} />
         </li>
         <li>
