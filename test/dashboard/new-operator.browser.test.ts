@@ -380,7 +380,8 @@ test("Accounts' 'Add an account' names the config file this gateway runs with, n
     await hints.locator("summary").click();
     const file = hints.locator("code.config-file");
     await file.waitFor({ timeout: 10_000 });
-    await w.page.waitForFunction((path) => document.querySelector("details.add-hints code.config-file")?.textContent === path, gw.configPath, { timeout: 10_000 });
+    // the path arrives with GET /admin/api/settings
+    await hints.locator("code.config-file", { hasText: gw.configPath }).waitFor({ timeout: 10_000 });
     expect(await file.innerText()).toBe(gw.configPath);
     const text = await hints.innerText();
     expect(text).not.toContain("~/.switchyard/config.yaml");
