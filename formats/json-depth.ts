@@ -15,7 +15,9 @@
  * iterative: 5,000,000 levels parse (~1 µs per level, measured 2026-12-03, the same order as as many
  * arrays side by side), so its cost follows the number of arrays and objects, which the bounds on one
  * event and one reply limit (64 MiB), not their depth; checking every event's or reply's text would
- * cost a bracket count on each one longer than 2,000 characters.
+ * cost a bracket count on each one longer than 2,000 characters. A whole reply longer than 1 MiB is
+ * checked before it is parsed (pipeline/whole-reply-bound.ts `nestsTooDeepToParse`), where the count
+ * is small beside the parse.
  */
 
 import { FormatError, hubError, type HubError } from "./hub.ts";

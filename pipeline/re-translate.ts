@@ -33,7 +33,7 @@ import {
 } from "../formats/hub.ts";
 import { EventNormalizer } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
-import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge } from "./whole-reply-bound.ts";
+import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { OutputSample } from "./output-estimate.ts";
@@ -80,10 +80,7 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly lateError: HubError | undefined;
   /** true for drivers that only produce output at `end` (non-streaming clients). */
   readonly buffered: boolean;
-  /**
-   * Optional, for a whole reply: what the upstream's reply held that the client's reply, written from
-   * the hub, leaves out ({@link HubResponse.dropped}); the commit point warns of it (SPEC F-2).
-   */
+  /** Optional, a whole reply: what it held that the client's reply, from the hub, leaves out ({@link HubResponse.dropped}; warned). */
   readonly dropped?: readonly string[];
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
@@ -483,11 +480,11 @@ export class AccumulatedDriver extends DecodingDriver {
 }
 
 /**
- * A whole JSON reply from a non-streaming upstream. Native pairs forward the bytes unchanged (usage read
- * from the decoded copy); others convert. A streaming client gets the reply replayed as a stream. A
- * tool input it would re-serialise that nests more than MAX_JSON_DEPTH levels is an early error
- * (formats/json-depth.ts: the codecs' decodeResponse and plainReplyFacts check it).
- * `push` throws {@link replyTooLarge} when the reply grows past `maxBytes` (and holds nothing after).
+ * A whole JSON reply from a non-streaming upstream. Native pairs forward the bytes (usage read from the
+ * decoded copy); others convert; a streaming client gets it replayed as a stream. A tool input it would
+ * re-serialise nesting past MAX_JSON_DEPTH levels (formats/json-depth.ts), or a reply over 1 MiB nesting
+ * that deep anywhere ({@link tooDeepToParse}, unparsed), is an early error. `push` throws
+ * {@link replyTooLarge} when the reply grows past `maxBytes` (and holds nothing after).
  */
 export class WholeBodyDriver extends HubDriver {
   readonly buffered = true;
@@ -524,6 +521,7 @@ export class WholeBodyDriver extends HubDriver {
       return EMPTY;
     }
     const bytes = concatBytes(this.parts);
+    if ((this.earlyError = tooDeepToParse(bytes))) return EMPTY;
     let body: unknown;
     try {
       body = JSON.parse(utf8Decoder.decode(bytes));

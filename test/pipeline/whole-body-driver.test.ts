@@ -68,3 +68,23 @@ describe("whole-body driver: the JSON client's facts are the replayed events' fa
     expect(drive("openai-chat", edges[1]![1], false).facts).toMatchObject({ usage: { inputTokens: 3, outputTokens: 0 }, usageSeen: true, contentSeen: false, stopReason: null, empty: true });
   });
 });
+
+describe("a large reply is refused before it is parsed when it nests past MAX_JSON_DEPTH (pipeline/whole-reply-bound.ts)", () => {
+  const reply = (x: string) =>
+    `{"id":"chatcmpl-d","object":"chat.completion","created":1,"model":"m","x":${x},"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`;
+
+  test("600,000 levels in a 1.2 MB reply: a 502 upstream_nested_too_deep, nothing relayed", () => {
+    const { facts, out } = drive("openai-chat", reply("[".repeat(600_000) + "]".repeat(600_000)), false);
+    expect(out.byteLength).toBe(0);
+    expect(facts.earlyError).toMatchObject({ status: 502, code: "upstream_nested_too_deep" });
+  });
+
+  test("as many brackets side by side (300,000 arrays, 1.2 MB) and 60,000 levels under the 1 MiB check are relayed as they came", () => {
+    for (const x of ["[" + "[1],".repeat(300_000) + "1]", "[".repeat(60_000) + "]".repeat(60_000)]) {
+      const body = reply(x);
+      const { facts, out } = drive("openai-chat", body, false);
+      expect(facts.earlyError).toBeUndefined();
+      expect(new TextDecoder().decode(out)).toBe(body);
+    }
+  });
+});
