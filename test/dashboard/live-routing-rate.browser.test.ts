@@ -38,7 +38,13 @@ async function fits(page: Page, name: string): Promise<void> {
   for (const width of [1440, 1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
     await page.waitForTimeout(200); // the charts follow their container's width
-    const wide = await page.evaluate("document.documentElement.scrollWidth");
+    // ... after a redraw that a loaded machine may delay past those 200 ms (993 px wide at 390 once, at
+    // load 26): polled until the page fits, up to 10 s.
+    let wide = await page.evaluate("document.documentElement.scrollWidth");
+    for (const end = Date.now() + 10_000; wide !== width && Date.now() < end; ) {
+      await page.waitForTimeout(50);
+      wide = await page.evaluate("document.documentElement.scrollWidth");
+    }
     expect({ name, width, wide }).toEqual({ name, width, wide: width });
     await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
