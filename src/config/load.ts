@@ -590,11 +590,31 @@ export function defaultConfig(env: Env = process.env, now: () => number = Date.n
   return addEnvAccounts(parseConfig("", { env, now }), env);
 }
 
-/** Adds the `*-env` accounts of {@link defaultConfig} to a configuration built without a file. */
+/**
+ * The keys README and `switchyard setup` tell a client to send to switchyard when the gateway needs
+ * none (`placeholder` in README's exports, `switchyard` as setup's `PLACEHOLDER_KEY`), and the prefix
+ * of switchyard's own client keys (`sy-`, src/store/secrets.ts). README has the user export them as
+ * ANTHROPIC_API_KEY / GEMINI_API_KEY for the client; a gateway started from the same shell must not
+ * take them for the provider's key (every request on that account would be a 401 from the provider).
+ */
+export const CLIENT_KEY_PLACEHOLDERS: readonly string[] = ["placeholder", "switchyard"];
+const CLIENT_KEY_PREFIX = "sy-";
+
+/**
+ * Adds the `*-env` accounts of {@link defaultConfig} to a configuration built without a file. A value
+ * that is a client's key for switchyard ({@link CLIENT_KEY_PLACEHOLDERS}, or a `sy-` key) makes no
+ * account: a config warning says why (logged at start).
+ */
 export function addEnvAccounts(cfg: RuntimeConfig, env: Env): RuntimeConfig {
   for (const e of ENV_ACCOUNTS) {
     const key = env[e.env];
     if (key === undefined || key.trim() === "") continue;
+    const value = key.trim();
+    if (CLIENT_KEY_PLACEHOLDERS.includes(value) || value.startsWith(CLIENT_KEY_PREFIX)) {
+      const what = value.startsWith(CLIENT_KEY_PREFIX) ? "a switchyard client key (sy-…)" : `"${value}", the placeholder key clients send to switchyard`;
+      cfg.warnings.push({ path: e.env, message: `${e.env} holds ${what}, not an API key of provider ${e.provider}: no account ${e.id} was made from it (unset it in the gateway's environment, or give the provider's key)` });
+      continue;
+    }
     cfg.accounts.push({
       id: e.id,
       providerId: e.provider,

@@ -3,7 +3,7 @@
  * cycles, the no-file default, and no secret in any error message.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -17,6 +17,9 @@ import {
   parseConfig,
 } from "../../src/config/index.ts";
 import { issueAt, issues, ok, yaml } from "./helpers.ts";
+import { PLACEHOLDER_KEY } from "../../src/cli/setup.ts";
+import { CLIENT_KEY_PLACEHOLDERS } from "../../src/config/load.ts";
+import { KEY_SECRET_PREFIX } from "../../src/store/secrets.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "switchyard-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -433,6 +436,20 @@ describe("no file: defaults with environment accounts", () => {
     expect(cfg.server.requireApiKey).toBe(true);
     expect(cfg.source.path).toBeUndefined();
     expect(cfg.providers.size).toBe(5);
+  });
+
+  test("a client's key for switchyard in a provider variable (README's exports in the same shell) makes no account, and says why", () => {
+    const cfg = defaultConfig({ ANTHROPIC_API_KEY: "placeholder", GEMINI_API_KEY: "sy-0123456789abcdef", OPENAI_API_KEY: PLACEHOLDER_KEY });
+    expect(cfg.accounts).toEqual([]);
+    expect(cfg.warnings.map((w) => [w.path, w.message])).toEqual([
+      ["ANTHROPIC_API_KEY", 'ANTHROPIC_API_KEY holds "placeholder", the placeholder key clients send to switchyard, not an API key of provider anthropic: no account anthropic-env was made from it (unset it in the gateway\'s environment, or give the provider\'s key)'],
+      ["OPENAI_API_KEY", 'OPENAI_API_KEY holds "switchyard", the placeholder key clients send to switchyard, not an API key of provider openai: no account openai-env was made from it (unset it in the gateway\'s environment, or give the provider\'s key)'],
+      ["GEMINI_API_KEY", "GEMINI_API_KEY holds a switchyard client key (sy-…), not an API key of provider gemini: no account gemini-env was made from it (unset it in the gateway's environment, or give the provider's key)"],
+    ]);
+    // The placeholders are README's and setup's own.
+    expect(CLIENT_KEY_PLACEHOLDERS).toContain(PLACEHOLDER_KEY);
+    expect(KEY_SECRET_PREFIX).toBe("sy-");
+    expect(readFileSync(join(import.meta.dir, "../../README.md"), "utf8")).toContain("export ANTHROPIC_API_KEY=placeholder");
   });
 
   test("loadConfig: explicit path must exist; otherwise $SWITCHYARD_HOME/config.yaml, else the default", () => {
