@@ -6,16 +6,11 @@
  * (docs/performance.md item 137). Everything is still done, once, in the same synchronous run.
  */
 import { expect, test } from "bun:test";
-import type { Finished } from "../../pipeline/context.ts";
 import type { Executor } from "../../pipeline/execute.ts";
-import { createGateway } from "../../pipeline/gateway.ts";
-import { seededRng, TargetOrder } from "../../pipeline/order.ts";
 import type { ReplyEvent } from "../../pipeline/ports.ts";
-import { AccountRegistry } from "../../src/accounts/registry.ts";
-import type { AccountState } from "../../src/store/types.ts";
-import { account, providerOf, recordingStore, settableClock } from "../accounts/helpers.ts";
+import { account, providerOf } from "../accounts/helpers.ts";
+import { pipelineGateway } from "../support/pipeline-gateway.ts";
 
-const EMPTY: AccountState = { cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] };
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 /** A whole Anthropic Messages stream: it has ended when the commit point sees its first content. */
 const WHOLE_REPLY =
@@ -27,14 +22,6 @@ const WHOLE_REPLY =
   sse("message_stop", { type: "message_stop" });
 
 test("a whole reply over an event transport reaches the sink before the account's health, the binding and the report", async () => {
-  const clock = settableClock();
-  const registry = new AccountRegistry(recordingStore().store, clock, { rng: seededRng(1) });
-  const p = providerOf("p", "anthropic");
-  const providers = new Map([["p", p]]);
-  registry.setAccounts([account("a1", "p")], providers);
-  registry.loadState(EMPTY);
-  const table = { providers, aliases: new Map<string, string>(), combos: new Map() };
-  const order = new TargetOrder({ routing: () => table, capacityAdapter: () => ({ images: [], pdf: [], audio: [], video: [] }), quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId) });
   const executor: Executor = {
     async send() {
       return { status: 200, headers: new Headers({ "content-type": "text/event-stream" }), body: new Response(WHOLE_REPLY).body };
@@ -42,16 +29,12 @@ test("a whole reply over an event transport reaches the sink before the account'
   };
   const seen: string[] = [];
   const events: ReplyEvent[] = [];
-  const gateway = createGateway({
-    clock,
-    keys: { lookup: () => undefined, any: () => false },
-    settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
-    routing: () => table,
-    order,
-    pool: noting(registry, "bind", seen),
-    health: noting(registry, "success", seen),
-    executorFor: () => executor,
-    finish: (_ctx, f: Finished) => void seen.push(`finish ${f.outcome}`),
+  const { gateway } = pipelineGateway({
+    providers: [providerOf("p", "anthropic")],
+    accounts: [account("a1", "p")],
+    executor,
+    ports: (registry) => ({ pool: noting(registry, "bind", seen), health: noting(registry, "success", seen) }),
+    onFinish: (f) => void seen.push(`finish ${f.outcome}`),
   });
   const value = { model: "p/m", input: "Say hello", stream: true };
   const res = await gateway.handle({

@@ -2,7 +2,8 @@
  * The real request pipeline without HTTP (createGateway → order → attempt loop → pick → commit) over a
  * real AccountRegistry with a recording store, a settable clock and a seeded account order: the test
  * gives the providers, the accounts and the executor (what an upstream answers), and reads what the
- * gateway finished. Shared by test/accounts/routing-loop.test.ts and test/pipeline/client-signal.test.ts.
+ * gateway finished. Shared by test/accounts/routing-loop.test.ts, test/pipeline/client-signal.test.ts and
+ * test/pipeline/event-sink-order.test.ts.
  */
 import type { Finished } from "../../pipeline/context.ts";
 import type { Executor } from "../../pipeline/execute.ts";
@@ -36,7 +37,17 @@ export interface PipelineGateway {
  * a 60 s pre-commit deadline; the account order seeded with 1) with `executor` answering every upstream
  * call; `combos` are the routing table's, `registry` the registry's options.
  */
-export function pipelineGateway(opts: { providers: ProviderInfo[]; accounts: Account[]; executor: Executor; combos?: ComboSpec[]; registry?: RegistryOptions }): PipelineGateway {
+export function pipelineGateway(opts: {
+  providers: ProviderInfo[];
+  accounts: Account[];
+  executor: Executor;
+  combos?: ComboSpec[];
+  registry?: RegistryOptions;
+  /** What the gateway gets as its pool and its health port in place of the registry itself (e.g. the registry behind a Proxy that notes calls). */
+  ports?: (registry: AccountRegistry) => { pool: AccountRegistry; health: AccountRegistry };
+  /** Called after each request finished is recorded. */
+  onFinish?: (f: Finished) => void;
+}): PipelineGateway {
   const clock = settableClock();
   const { store, calls } = recordingStore();
   const registry = new AccountRegistry(store, clock, { rng: seededRng(1), ...opts.registry });
@@ -53,12 +64,12 @@ export function pipelineGateway(opts: { providers: ProviderInfo[]; accounts: Acc
     settings: () => ({ requireApiKey: false, maxBodyBytes: 1 << 20, maxAttempts: 8, precommitDeadlineMs: 60_000 }),
     routing: () => table,
     order,
-    pool: registry,
-    health: registry,
+    ...(opts.ports?.(registry) ?? { pool: registry, health: registry }),
     executorFor: () => opts.executor,
     finish: (ctx, f) => {
       traces.push(ctx.trace);
       finished.push(f);
+      opts.onFinish?.(f);
     },
   });
   return { gateway, clock, registry, storeCalls: calls, finished, traces };
