@@ -223,9 +223,13 @@ export function adminApi(deps: AdminDeps) {
       const filter = filterOf(q.value);
       const now = Date.now();
       const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter });
-      const window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
+      let window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
       if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
-        return adminError(400, `since ${since} in buckets of ${q.value.bucket ?? "1d"} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
+        // A bucket the caller chose is refused; with the default (1d at most) a since longer than
+        // MAX_USAGE_BUCKETS days keeps its rows whole and its series to the newest buckets (`series.from`
+        // says where it starts): `switchyard usage --since 3000d` has no bucket to choose.
+        if (q.value.bucket) return adminError(400, `since ${since} in buckets of ${q.value.bucket} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
+        window = { ...window, sinceMs: window.untilMs - (MAX_USAGE_BUCKETS - 1) * window.bucketMs };
       }
       const buckets = await deps.store.usageSeries({ ...window, filter });
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };

@@ -103,7 +103,20 @@ describe("GET /usage", () => {
     expect((await get("/usage?since=yesterday")).body.error.message).toBe("since must look like 30m, 24h or 7d");
     const tooMany = await get("/usage?since=30d&bucket=1m");
     expect(tooMany.status).toBe(400);
-    expect(tooMany.body.error.message).toContain("more than 2000 buckets");
+    expect(tooMany.body.error.message).toBe("since 30d in buckets of 1m makes more than 2000 buckets; choose a wider bucket or a shorter since");
+  });
+
+  test("a since longer than 2000 days without a bucket (the CLI's usage --since 3000d) keeps its rows whole and its series to the newest 2000 days", async () => {
+    const long = await get("/usage?since=3000d");
+    expect(long.status).toBe(200);
+    expect(long.body.rows.map((r: any) => [r.group, r.requests])).toEqual([
+      ["claude-a", 2],
+      ["claude-b", 1],
+    ]);
+    expect(long.body.series.bucketMs).toBe(86_400_000);
+    expect(long.body.series.buckets.length).toBeLessThanOrEqual(2000);
+    expect(total(long.body.series.buckets)).toBe(3);
+    expect(long.body.series.to - long.body.series.from).toBeLessThanOrEqual(2000 * 86_400_000);
   });
 });
 
