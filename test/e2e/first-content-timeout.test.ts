@@ -11,6 +11,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { MESSAGE_START, sseEvent, THINKING_ANSWER, THINKING_START, thinkingDelta } from "../support/anthropic-thinking-stream.ts";
 
 // Pings every 50 ms keep each idle timeout (2 s) far away; the first-content bound is 400 ms.
 const YAML = `
@@ -104,12 +105,7 @@ function script(s: Partial<Record<"a1" | "a2" | "s1" | "r1" | "t1" | "u1" | "q",
 }
 const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
-const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const MESSAGE_START = ev("message_start", {
-  type: "message_start",
-  message: { id: "msg_p", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } },
-});
-const PING = ev("ping", { type: "ping" });
+const PING = sseEvent("ping", { type: "ping" });
 
 /** A streamed reply that opens and then sends keep-alive pings every 50 ms, forever: it never begins. */
 const pingsForever = (): FakeReply => ({ sse: MESSAGE_START, endless: PING, endless_every_ms: 50 });
@@ -201,17 +197,8 @@ describe("an upstream that pings forever before its first content", () => {
   });
 });
 
-const THINKING_START = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
 /** The rest of an extended-thinking reply after its thinking block's start: the thinking, its signature, the answer. */
-const THINKING_REST =
-  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "Let me think about it." } }) +
-  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
-  ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
-  ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
-  ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
-  ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
-  ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
-  ev("message_stop", { type: "message_stop" });
+const THINKING_REST = thinkingDelta("Let me think about it.") + THINKING_ANSWER;
 
 /** A streamed reply that starts a thinking block and then sends keep-alive pings every 50 ms, forever: nothing of the block ever comes. */
 const blockThenPings = (): FakeReply => ({ sse: MESSAGE_START + PING + THINKING_START, endless: PING, endless_every_ms: 50 });
@@ -260,7 +247,7 @@ describe("a reply that started a block and then only pings", () => {
 function reasoningReply(): { head: string; tail: string } {
   const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] as unknown[], usage: null as unknown };
   let seq = 0;
-  const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
+  const rev = (type: string, data: Record<string, unknown>) => sseEvent(type, { type, sequence_number: seq++, ...data });
   const reasoning = { id: "rs_1", type: "reasoning", summary: [] };
   const text = "thought it through";
   const message = { id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] };
@@ -324,7 +311,7 @@ describe("a reply that has begun is not cut by the first-content bound", () => {
 
   test("a streaming Chat client (translated): thinking that keeps coming for three bounds is never cut", async () => {
     // The block's start, then 12 thinking deltas 100 ms apart, the last 1.2 s after it (three 0.4 s bounds), then the answer.
-    const thought = (i: number) => ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: `step ${i}. ` } });
+    const thought = (i: number) => thinkingDelta(`step ${i}. `);
     const head = MESSAGE_START + THINKING_START;
     const steps = Array.from({ length: 12 }, (_, i) => thought(i));
     const split_at = [head.length, ...steps.map((_, i) => head.length + steps.slice(0, i + 1).join("").length)];

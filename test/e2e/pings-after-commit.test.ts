@@ -11,6 +11,7 @@ import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import type { FakeReply } from "../support/fake-upstream.ts";
 import { connect, isLast } from "../support/responses-socket.ts";
+import { MESSAGE_START, sseEvent, THINKING_ANSWER, THINKING_START, thinkingDelta } from "../support/anthropic-thinking-stream.ts";
 
 const IDLE_MS = 1500;
 const suite = gatewaySuite(`
@@ -35,29 +36,14 @@ accounts:
 /** Per-test timeout: a stream cut after 1.5 s of pings (plus up to two 375 ms sweeps) on a loaded machine. */
 const SLOW = 20_000;
 
-const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const MESSAGE_START = ev("message_start", {
-  type: "message_start",
-  message: { id: "msg_p", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } },
-});
 /** Anthropic's own ping bytes (with the space after the colon). */
 const PING = 'event: ping\ndata: {"type": "ping"}\n\n';
-const THINKING_START = ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "" } });
-const thought = (t: string) => ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: t } });
-const REST =
-  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "c2lnbmF0dXJl" } }) +
-  ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
-  ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) +
-  ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "text_delta", text: "thought it through" } }) +
-  ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
-  ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
-  ev("message_stop", { type: "message_stop" });
 
 /** A Responses reply's start up to a reasoning item's start (where the passthrough commits). */
 function responsesHead(): string {
   const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [], usage: null };
   let seq = 0;
-  const rev = (type: string, data: Record<string, unknown>) => ev(type, { type, sequence_number: seq++, ...data });
+  const rev = (type: string, data: Record<string, unknown>) => sseEvent(type, { type, sequence_number: seq++, ...data });
   return rev("response.created", { response: resp }) + rev("response.in_progress", { response: resp }) + rev("response.output_item.added", { output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } });
 }
 
@@ -93,7 +79,7 @@ describe("a committed stream that then only pings ends with the in-band error af
   }, SLOW);
 
   test("a translated lane (Chat client, Anthropic provider): the thinking so far, then the error frame and [DONE]", async () => {
-    suite.gw.fake.handle(() => ({ sse: MESSAGE_START + THINKING_START + thought("Let me think."), endless: PING, endless_every_ms: 50 }));
+    suite.gw.fake.handle(() => ({ sse: MESSAGE_START + THINKING_START + thinkingDelta("Let me think."), endless: PING, endless_every_ms: 50 }));
     const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -123,13 +109,13 @@ describe("a committed stream that then only pings ends with the in-band error af
 describe("content between the pings keeps a committed stream alive", () => {
   test("Anthropic passthrough: a thought and a ping every 200 ms for 3.2 s (over twice the bound), then the answer: the whole reply, no error", async () => {
     const head = MESSAGE_START + THINKING_START;
-    const pieces = Array.from({ length: 16 }, (_, i) => PING + thought(`step ${i}. `));
+    const pieces = Array.from({ length: 16 }, (_, i) => PING + thinkingDelta(`step ${i}. `));
     const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
-    const reply: FakeReply = { sse: head + pieces.join("") + REST, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 };
+    const reply: FakeReply = { sse: head + pieces.join("") + THINKING_ANSWER, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 };
     suite.gw.fake.enqueue(reply);
     const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(200);
     const text = await res.text();
-    expect(text).toBe(head + pieces.join("") + REST);
+    expect(text).toBe(head + pieces.join("") + THINKING_ANSWER);
   }, SLOW);
 });
