@@ -10,12 +10,17 @@
  * never blocks or slows a request. Effect is loaded, and the queue and fiber made, by the first alert
  * published while a webhook is set (src/memory/lazy-effect.ts); alerts published while it loads wait,
  * in order and within the same bound, in a plain list.
+ *
+ * With `claim` (instances sharing a PostgreSQL store), an alert is POSTed only by the instance that
+ * claims it first (src/alerts/alert-claim.ts): one delivery per alert for the gateway, not one per
+ * instance. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
  */
 import type * as Fiber from "effect/Fiber";
 import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
+import { alertClaim, type AlertClaim } from "./alert-claim.ts";
 
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
@@ -42,6 +47,17 @@ export interface WebhookOptions {
   /** Time allowed per POST, ms. Default 10 000. */
   timeoutMs?: number;
   log?: (line: string) => void;
+  /**
+   * Claims an alert across instances (`SharedStore.addToCounter(name, windowMs, 1)` totals 1): true =
+   * this instance delivers it. Omit on a store of one instance. May reject (then the alert is delivered).
+   */
+  claim?: (c: AlertClaim) => Promise<boolean>;
+}
+
+/** An alert waiting for delivery: its payload and, with {@link WebhookOptions.claim}, its claim. */
+interface Pending {
+  payload: WebhookPayload;
+  claim?: AlertClaim;
 }
 
 class DeliveryError {
@@ -63,12 +79,14 @@ export class AlertWebhook {
   dropped = 0;
   /** Alerts delivered (a 2xx answer). */
   delivered = 0;
+  /** Alerts another instance claimed first (it delivers them). */
+  claimedElsewhere = 0;
   /** The queue, its delivering fiber and Effect, once the first alert has started them. */
-  private delivery?: { E: EffectModules; queue: Queue.Queue<WebhookPayload>; fiber: Fiber.RuntimeFiber<never, never> };
+  private delivery?: { E: EffectModules; queue: Queue.Queue<Pending>; fiber: Fiber.RuntimeFiber<never, never> };
   /** Loading Effect and starting the delivery (from the first alert on). */
   private starting?: Promise<void>;
   /** Alerts published while {@link starting}: offered to the queue, in order, once it exists. */
-  private early: WebhookPayload[] = [];
+  private early: Pending[] = [];
   private closed = false;
   /** Effect could not be loaded (not in the install): alerts are counted as dropped instead of waiting. */
   private unavailable = false;
@@ -82,7 +100,8 @@ export class AlertWebhook {
     this.capacity = opts.capacity ?? 256;
     this.unsubscribe = bus.subscribe((e) => {
       if (e.type !== "alert" || !opts.url()) return;
-      const payload = webhookPayload(e, opts.secrets?.() ?? []);
+      const payload: Pending = { payload: webhookPayload(e, opts.secrets?.() ?? []) };
+      if (opts.claim) payload.claim = alertClaim(e);
       const d = this.delivery;
       if (d) {
         if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, payload))) this.dropped++;
@@ -112,7 +131,7 @@ export class AlertWebhook {
     const opts = this.opts;
     const f = opts.fetchImpl ?? fetch;
     const timeoutMs = opts.timeoutMs ?? 10_000;
-    const queue = Effect.runSync(Queue.dropping<WebhookPayload>(this.capacity));
+    const queue = Effect.runSync(Queue.dropping<Pending>(this.capacity));
     const post = (url: string, p: WebhookPayload) =>
       Effect.tryPromise({
         try: (signal) =>
@@ -132,10 +151,8 @@ export class AlertWebhook {
         }),
       );
     const schedule = Schedule.exponential(Duration.millis(opts.baseDelayMs ?? 500)).pipe(Schedule.intersect(Schedule.recurs((opts.attempts ?? 5) - 1)));
-    const deliver = (p: WebhookPayload) => {
-      const url = opts.url();
-      if (!url) return Effect.void;
-      return post(url, p).pipe(
+    const send = (url: string, p: WebhookPayload) =>
+      post(url, p).pipe(
         Effect.retry({ schedule, while: (e) => e.retryable }),
         Effect.tap(() => Effect.sync(() => this.delivered++)),
         Effect.catchAll((e) =>
@@ -144,6 +161,28 @@ export class AlertWebhook {
             this.logLine({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message });
           }),
         ),
+      );
+    // Whether this instance delivers the alert: a claim the store cannot answer says yes.
+    const claimed = (c: AlertClaim | undefined) =>
+      !c || !opts.claim
+        ? Effect.succeed(true)
+        : Effect.tryPromise(() => opts.claim!(c)).pipe(
+            Effect.catchAll((e) =>
+              Effect.sync(() => {
+                this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: e.message });
+                return true;
+              }),
+            ),
+          );
+    const deliver = ({ payload: p, claim }: Pending) => {
+      const url = opts.url();
+      if (!url) return Effect.void;
+      return claimed(claim).pipe(
+        Effect.flatMap((mine) => {
+          if (mine) return send(url, p);
+          this.claimedElsewhere++;
+          return Effect.void;
+        }),
       );
     };
     const fiber = Effect.runFork(Effect.forever(Effect.flatMap(Queue.take(queue), deliver)));

@@ -106,6 +106,8 @@ interface Share {
   reserved: number;
   /** tpm and budget shares: this instance's requests in flight that hold a reservation here. */
   holding: number;
+  /** Budget shares: the key and budget they count (for {@link SharedKeyCounters.onOthersBudgetChange}). */
+  budgetOf?: { key: string; budget: KeyBudget };
 }
 
 /** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
@@ -158,6 +160,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private reporting: Promise<void> | undefined;
   private ticking = false;
   private readonly answerMs: number;
+  /**
+   * Called when a report or refill brings back more use by the other instances in a budget's window:
+   * the key, that step of the window's known use (`before` → `after`, tokens or USD) and now (ms on the
+   * database's clock). With {@link settle}'s own steps, every threshold the instances' use crosses is
+   * seen here within about a second (src/app.ts hands it to the alerts, SPEC 9.7).
+   */
+  onOthersBudgetChange?: (key: string, changes: BudgetChange[], now: number) => void;
 
   constructor(
     private readonly store: SharedStore,
@@ -247,15 +256,17 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.lastUse = at;
       touched.push(s);
     }
-    const budgets = limits.budgets ?? [];
-    const before: number[] = [];
-    const budgetShares = budgets.map((b) => {
+    // Each budget's change is this request's step alone, taken now: the window's use as known before and
+    // after adding it. What the other instances used meanwhile is a step of its own (learnOthers), so a
+    // threshold is crossed once on this instance, not again by a settle that overlaps another.
+    const changes: BudgetChange[] = (limits.budgets ?? []).map((b) => {
       const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], b.usd ?? b.tokens!, b.usd !== undefined ? "usd" : "tokens");
-      before.push(s.used);
+      if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
+      const before = s.othersUsed + s.used;
       s.used += b.usd !== undefined ? usd : tokens;
       s.lastUse = at;
       touched.push(s);
-      return s;
+      return { budget: b, before, after: s.othersUsed + s.used, resetsAt: s.windowEnd };
     });
     try {
       // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
@@ -264,10 +275,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     } catch (err) {
       if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
     }
-    return budgets.map((b, i) => {
-      const s = budgetShares[i]!;
-      return { budget: b, before: s.othersUsed + before[i]!, after: s.othersUsed + s.used, resetsAt: s.windowEnd };
-    });
+    return changes;
   }
 
   /** Each budget's use in its current window across instances, as last reported (within about a second). */
@@ -341,6 +349,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
       const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], max, b.usd !== undefined ? "usd" : "tokens");
+      if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
       out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x) }), b.usd !== undefined ? want.usd : want.tokens]);
     }
     if (limits.rpm !== undefined) {
@@ -574,7 +583,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * grows: an older, smaller figure arriving last does not take it back.
    */
   private learnOthers(s: Share, othersUsed: number): void {
+    const before = s.othersUsed;
     s.othersUsed = s.windowEnd === 0 ? othersUsed : Math.max(s.othersUsed, othersUsed);
+    if (s.budgetOf && s.othersUsed > before && this.onOthersBudgetChange) {
+      this.onOthersBudgetChange(s.budgetOf.key, [{ budget: s.budgetOf.budget, before: before + s.used, after: s.othersUsed + s.used, resetsAt: s.windowEnd }], this.dbNow());
+    }
   }
 
   private async giveBack(s: Share): Promise<void> {

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
 import { AlertWebhook, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import type { AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
 
@@ -105,6 +106,41 @@ describe("the webhook", () => {
     bus.publish({ type: "alert", event: "account_locked", at: T, subject: "account:a", detail: {} });
     await until(() => hook.dropped === 1);
     expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert webhook delivery failed; alert dropped", event: "account_locked", subject: "account:a" });
+  });
+
+  test("with a claim (instances sharing a store): only the claimed alert is POSTed; a claim the store cannot answer delivers anyway", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const asked: AlertClaim[] = [];
+    const logs: string[] = [];
+    const hook = new AlertWebhook(bus, {
+      url: () => r.url,
+      log: (l) => logs.push(l),
+      claim: async (c) => {
+        asked.push(c);
+        if (c.name.includes("provider:down")) throw new Error("database unavailable");
+        return !c.name.includes(":0.5:");
+      },
+    });
+    cleanups.push(() => hook.close());
+    const budget = (threshold: number): AlertEvent => ({ type: "alert", event: "quota_threshold", at: T, subject: "key:ci", detail: { kind: "key_budget", window: "1d", unit: "tokens", limit: 100, used: 95, threshold, resets_at: "2026-12-02T00:00:00.000Z" } });
+    bus.publish(budget(0.5)); // another instance claimed it
+    bus.publish(budget(0.9));
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:down", detail: {} });
+    await until(() => hook.delivered + hook.claimedElsewhere === 3 && hook.pending() === 0);
+    expect(r.got.map((g) => [g.event, g.subject, g.detail.threshold ?? null])).toEqual([
+      ["quota_threshold", "key:ci", 0.9],
+      ["circuit_open", "provider:down", null],
+    ]);
+    expect(hook.claimedElsewhere).toBe(1);
+    // The budget's claim names its window's end: the same crossing in the next window is a new alert.
+    expect(asked.map((c) => [c.name, c.windowMs])).toEqual([
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.5:2026-12-02T00:00:00.000Z", 86_400_000],
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.9:2026-12-02T00:00:00.000Z", 86_400_000],
+      ["alert:circuit_open:provider:down", 60_000],
+    ]);
+    expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert claim failed (the shared store did not answer); delivering the alert" });
   });
 
   test("alerts raised while no webhook is configured are not sent later", async () => {

@@ -1,0 +1,132 @@
+/**
+ * Alerts from two instances on one PostgreSQL (SPEC 9.7 with D-2: several instances "behave as one
+ * gateway"): two real `switchyard start --database postgres://…` processes (A and B) post to one local
+ * webhook receiver.
+ * - A key budget used through both: each threshold the pair's use crosses shows on both instances'
+ *   `/admin/api/events` (B learns A's use within about a second, and the other way round), and the
+ *   receiver gets it once. Before, each instance compared only its own settled requests plus the
+ *   others' use as last reported, so a threshold could be raised twice or never (a 100-token budget used
+ *   to 108 raised 0.5 once and 0.9 never).
+ * - An account's quota window read from one instance's reply headers reaches both through the database;
+ *   both raise the crossing, the receiver gets it once (it got it once per instance).
+ * How "no second delivery" is known without a fixed wait: each instance delivers its alerts in order,
+ * so after both have shown the crossings on their event streams, an account lock raised on each (a 402,
+ * raised only where it happened) is a marker: once both markers have arrived, everything before them
+ * was delivered or claimed elsewhere.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { openEvents, type EventStreamReader } from "../support/admin-events.ts";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ENV = { UP_KEY: "sk-upstream-account-secret", CLIENT: "sy-budget-client-key-0000000001", PLAIN: "sy-plain-client-key-00000000002" };
+
+let pg: TestPostgres;
+let upstream: FakeUpstream;
+let a: Instance;
+let b: Instance;
+let hook: { url: string; got: any[]; stop(): void };
+
+function receiver() {
+  const got: any[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      got.push(await req.json());
+      return new Response(null, { status: 204 });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/alerts`, got, stop: () => server.stop(true) };
+}
+
+/** Polls until `cond` holds; fails after `ms`. */
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** A Chat request through `inst`, with the budgeted key (`team`) unless `key` says otherwise. */
+const chat = (inst: Instance, model: string, key = ENV.CLIENT) =>
+  fetch(`${inst.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+  });
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  const dbUrl = await pg.createDatabase("alerts");
+  hook = receiver();
+  upstream = await startFakeUpstream();
+  upstream.handle((r) => {
+    if (r.model === "gpt-lock") return { status: 402, json: { error: { message: `Payment required for ${ENV.UP_KEY}`, type: "billing_error", code: "payment_required" } } };
+    const reply = simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream);
+    // The quota account's provider says 92 of 100 requests are used this hour.
+    if (r.model === "gpt-quota") reply.headers = { "x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": "8", "x-ratelimit-reset-requests": "1h" };
+    return reply;
+  });
+  const yaml = `providers:
+  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: q, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: la, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: lb, kind: openai, base_url: "${upstream.url}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+  - { id: q-1, provider: q, api_key: env:UP_KEY }
+  - { id: la-1, provider: la, api_key: env:UP_KEY }
+  - { id: lb-1, provider: lb, api_key: env:UP_KEY }
+keys:
+  - { name: team, key: env:CLIENT, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
+  - { name: plain, key: env:PLAIN }
+settings:
+  alerts: { webhook: "${hook.url}", quota_thresholds: [0.5, 0.9] }
+`;
+  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  [a, b] = await Promise.all([start(), start()]);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([stopInstance(a), stopInstance(b)]);
+  await upstream?.stop();
+  hook?.stop();
+  await pg?.destroy();
+}, 60_000);
+
+const adminHeaders = (inst: Instance) => ({ authorization: `Bearer ${inst.instance().adminToken}` });
+
+describe("alerts from two instances on one PostgreSQL (SPEC 9.7, D-2)", () => {
+  test("a key budget used through both and an account quota window: each crossing on both instances' event streams, delivered once", async () => {
+    const streams: EventStreamReader[] = await Promise.all([a, b].map((i) => openEvents(i.url, "?types=alert", adminHeaders(i))));
+    try {
+      // 18 tokens per request, alternating A, B: 108 of 100 after six (A's own share of it 54, B's 54).
+      for (let i = 0; i < 6; i++) expect((await chat(i % 2 === 0 ? a : b, "up/gpt-budget")).status).toBe(200);
+      const budgetAlert = (t: number) => (e: { data: any }) => e.data.subject === "key:team" && e.data.detail.threshold === t;
+      for (const s of streams) {
+        await s.waitFor(budgetAlert(0.5), 20_000);
+        await s.waitFor(budgetAlert(0.9), 20_000);
+      }
+      // The quota window read through A (92 % of requests used) is scanned by both every 5 s.
+      expect((await chat(a, "q/gpt-quota", ENV.PLAIN)).status).toBe(200);
+      const quotaAlert = (e: { data: any }) => e.data.subject === "account:q-1" && e.data.detail.threshold === 0.9;
+      for (const s of streams) await s.waitFor(quotaAlert, 30_000);
+      // Markers: a lock raised on A only and one on B only, delivered after everything above.
+      expect((await chat(a, "la/gpt-lock", ENV.PLAIN)).status).toBeGreaterThanOrEqual(400);
+      expect((await chat(b, "lb/gpt-lock", ENV.PLAIN)).status).toBeGreaterThanOrEqual(400);
+      await until(() => ["account:la-1", "account:lb-1"].every((s) => hook.got.some((g) => g.event === "account_locked" && g.subject === s)), 30_000, "both instances' lock alerts at the receiver");
+    } finally {
+      for (const s of streams) s.close();
+    }
+    const tally = (subject: string) => hook.got.filter((g) => g.subject === subject).map((g) => `${g.event} ${g.detail.window} ${g.detail.threshold}`).sort();
+    expect(tally("key:team")).toEqual(["quota_threshold 1d 0.5", "quota_threshold 1d 0.9"]);
+    expect(tally("account:q-1")).toEqual(["quota_threshold requests 0.5", "quota_threshold requests 0.9"]);
+    expect(hook.got.filter((g) => g.event === "account_locked")).toHaveLength(2);
+    expect(JSON.stringify(hook.got)).not.toContain(ENV.UP_KEY);
+    expect(JSON.stringify(hook.got)).not.toContain(ENV.CLIENT);
+    expect(JSON.stringify(hook.got)).not.toContain(ENV.PLAIN);
+  }, 120_000);
+});
