@@ -29,7 +29,7 @@ export {
 } from "./context.ts";
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
-export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed } from "./key-limits.ts";
+export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed, modelNotAllowedMessage } from "./key-limits.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
 export { presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 

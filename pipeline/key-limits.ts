@@ -36,6 +36,14 @@ export function modelAllowed(limits: KeyLimits | undefined, model: string): bool
 }
 
 /**
+ * The refusal of a model outside a key's allow-list (SPEC 9.6), worded once for the guard's 403 and the
+ * admin dry run's: names the key, the model asked for and what its `models` limit allows.
+ */
+export function modelNotAllowedMessage(keyName: string, model: string, limits: KeyLimits): string {
+  return `Client key "${keyName}" may not use the model "${model}"; its models limit allows: ${(limits.models ?? []).join(", ")}.`;
+}
+
+/**
  * Tokens a request body of `bytes` UTF-8 bytes is expected to carry as input: bytes / 4, rounded up
  * (the usual characters-per-token rule of thumb; JSON punctuation and field names make it generous).
  * Used before a request is served (its reservation against tpm and budgets) and for a served reply
@@ -129,11 +137,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
   const limits = key?.limits;
   if (!key || !limits) return undefined;
   if (!modelAllowed(limits, ctx.requestedModel)) {
-    const err = hubError(
-      "permission",
-      `Client key "${key.name}" may not use the model "${ctx.requestedModel}"; its models limit allows: ${limits.models!.join(", ")}.`,
-      { code: "model_not_allowed", param: "model" },
-    );
+    const err = hubError("permission", modelNotAllowedMessage(key.name, ctx.requestedModel, limits), { code: "model_not_allowed", param: "model" });
     ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list (9.6)` });
     return errorAnswer(ctx, err);
   }

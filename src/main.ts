@@ -465,15 +465,17 @@ function adminTokenFor(url: string, dataDir: string): string | undefined {
 }
 
 /**
- * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list (SPEC 2.2): a provider
- * whose config lists no models and that discovered none (a `*-compatible` one such as scripts/demo's
- * `demo-chat`, served through its implicit keyless account) is sent any model name, so the name is
- * accepted when the gateway routes it to an account: asked through the admin API (`GET /providers`,
- * `POST /dry-run`, with {@link adminTokenFor}'s token). Answers the note to print; exits with one
- * line saying why not and what to do when the provider is unknown, lists its models without this one,
- * has no account that can serve it, or the admin API cannot be asked.
+ * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list for `key` (SPEC 2.2): a
+ * provider whose config lists no models and that discovered none (a `*-compatible` one such as
+ * scripts/demo's `demo-chat`, served through its implicit keyless account) is sent any model name, so
+ * the name is accepted when the gateway routes it to an account for that key: asked through the admin
+ * API (`GET /providers`, then `POST /dry-run` with the key presented as the CLI will present it, so the
+ * key's models allow-list (SPEC 9.6) is checked as the guard checks it), with {@link adminTokenFor}'s
+ * token. Answers the note to print; exits with one line saying why not and what to do when the
+ * provider is unknown, lists its models without this one, the key's allow-list leaves the model out
+ * (whether or not its provider lists models), no account can serve it, or the admin API cannot be asked.
  */
-async function unlistedModel(url: string, name: string, dataDir: string): Promise<string> {
+async function unlistedModel(url: string, name: string, key: string, dataDir: string): Promise<string> {
   const slash = name.indexOf("/");
   const providerId = name.slice(0, slash);
   const model = name.slice(slash + 1);
@@ -507,20 +509,21 @@ async function unlistedModel(url: string, name: string, dataDir: string): Promis
   const p = list.find((x) => x.id === providerId);
   if (!p) fail(`${notListed}: it has no provider ${providerId} (its providers: ${list.map((x) => x.id).join(", ") || "none"}; see GET ${url}/v1/models)`);
   const known = [...new Set([...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])])];
-  if (known.includes(model)) {
-    fail(`${notListed} for the client key setup was given: the key's models allow-list leaves it out (GET ${url}/v1/models with the key lists what it may use); pass a key that may use it with --key, or pick one of those; nothing was written`);
-  }
-  if (known.length > 0) {
+  if (known.length > 0 && !known.includes(model)) {
     const shown = known.slice(0, 6).join(", ") + (known.length > 6 ? ", …" : "");
     fail(`${notListed}: provider ${providerId} lists its models (${shown}) and ${model} is not one of them; pick one, or add ${model} under that provider's models in the config (providers[].models.${model}, with its context_window); nothing was written`);
   }
-  const plan = await ask("POST", "/dry-run", { model: name, request: { messages: [{ role: "user", content: "hi" }] } });
-  if (plan.status !== 200) {
-    const why = (plan.data as { error?: { message?: string } })?.error?.message ?? String(plan.data);
-    fail(`${notListed} and does not route it: ${why}; nothing was written`);
+  // The dry run for the key the CLI will send: the guard's allow-list check, then the route.
+  const plan = await ask("POST", "/dry-run", { model: name, request: { messages: [{ role: "user", content: "hi" }] }, headers: { authorization: `Bearer ${key}` } });
+  const error = (plan.data as { error?: { message?: string; code?: string } })?.error;
+  if (plan.status === 403 && error?.code === "model_not_allowed") {
+    fail(`the gateway would refuse the model ${name} to the client key setup was given (403): ${error.message} Pass a key that may use it with --key, or pick a model it allows (GET ${url}/v1/models with that key lists them); nothing was written`);
   }
+  if (plan.status !== 200) fail(`${notListed} and does not route it: ${error?.message ?? String(plan.data)}; nothing was written`);
   const first = (plan.data as { attempts?: Array<{ target: string; accountId: string }> }).attempts?.[0];
-  if (!first) fail(`${notListed}: provider ${providerId} lists no models, and no account of it can serve ${name} now (switchyard route ${name} says why); nothing was written`);
+  const listsNone = known.length === 0 ? `provider ${providerId} lists no models, and ` : "";
+  if (!first) fail(`${notListed}: ${listsNone}no account of ${providerId} can serve ${name} now (switchyard route ${name} says why); nothing was written`);
+  if (known.length > 0) fail(`${notListed} for the client key setup was given (GET ${url}/v1/models with that key lists what it may use), though provider ${providerId} lists it; nothing was written`);
   return `note: provider ${providerId} lists no models, so the gateway does not list ${name}; it routes it to ${first.target} on account ${first.accountId}, so setup writes it as given`;
 }
 
@@ -563,7 +566,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
       await res.body?.cancel();
       if (!name.includes("/")) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
       // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
-      unlistedNote = await unlistedModel(url!, name, dataDir);
+      unlistedNote = await unlistedModel(url!, name, key, dataDir);
     } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
     const entry = (res.status === 404 ? {} : await res.json()) as { owned_by?: unknown };
     model = setupModel(name, entry);

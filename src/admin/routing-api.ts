@@ -17,6 +17,13 @@
  *   "key": "laptop", "key_tag": "team-a" }                 // optional: the key (or tag) for key_tag
  * ```
  *
+ * The key a request would be served for, named by `key` or presented in `headers` as a real request
+ * presents it (`authorization: Bearer …` or `x-api-key`), gives its tag (unless `key_tag` is given) and
+ * its `models` allow-list (SPEC 9.6): a model the key may not use is answered with the guard's 403
+ * (`permission_error`, code `model_not_allowed`), as the request itself would be. A presented secret
+ * the gateway does not know is ignored (as from loopback). `switchyard setup --model` asks this way
+ * whether the client key it writes may use a model no `GET /v1/models` lists.
+ *
  * Without `format` or `endpoint`, the format is guessed from the body: `contents` → gemini; `input` →
  * openai-responses; a top-level `system` or Anthropic content blocks → anthropic-messages; else
  * openai-chat. A Gemini client names its model in the URL (`/v1beta/models/{model}:generateContent`):
@@ -26,12 +33,13 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { ENDPOINT_FORMAT, planRoute, stripClientModelSuffix, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { ENDPOINT_FORMAT, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, stripClientModelSuffix, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
 import { adminError, readBody, strictBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
+import type { KeyLimits } from "../../pipeline/ports.ts";
 
 /** What the routing admin routes read. */
 export interface RoutingAdminDeps {
@@ -39,8 +47,8 @@ export interface RoutingAdminDeps {
   order: TargetOrder;
   routing: () => RoutingTable;
   strategy: () => AccountStrategy;
-  /** For `key` → tag lookups. */
-  store: Pick<Store, "listKeys">;
+  /** For `key` → tag and allow-list lookups (by name, or by the secret presented in `headers`). */
+  store: Pick<Store, "listKeys" | "lookup">;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -91,16 +99,22 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   } catch (e) {
     hubError = `the request body could not be parsed as ${clientFormat} (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
   }
-  let keyTag = input.key_tag;
-  if (keyTag === undefined && input.key !== undefined) {
-    const k = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
-    if (!k) return adminError(404, `No active key named ${input.key}.`);
-    keyTag = k.tag;
+  const headers = new Headers(input.headers ?? {});
+  let key: { name: string; tag?: string; limits?: KeyLimits } | undefined;
+  if (input.key !== undefined) {
+    key = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
+    if (!key) return adminError(404, `No active key named ${input.key}.`);
+  } else {
+    const secret = presentedKey(headers);
+    if (secret) key = deps.store.lookup(secret);
   }
+  // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.
+  if (key?.limits && !modelAllowed(key.limits, requestedModel)) return adminError(403, modelNotAllowedMessage(key.name, requestedModel, key.limits), "model", "model_not_allowed");
+  const keyTag = input.key_tag ?? key?.tag;
   const plan = planRoute(
     deps.order,
     deps.routing(),
-    { clientFormat, requestedModel, hub, hubError, keyTag, headers: new Headers(input.headers ?? {}) },
+    { clientFormat, requestedModel, hub, hubError, keyTag, headers },
     { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open" },
   );
   if ("error" in plan) return adminError(plan.error.status, plan.error.message);

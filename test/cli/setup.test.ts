@@ -339,7 +339,7 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
-  test("a provider/model of a provider that lists no models (scripts/demo's demo-chat/gpt-demo) is accepted when the gateway routes it, saying so; an unknown provider, a model its provider does not list, or an admin API setup cannot ask is refused, saying what to do", async () => {
+  test("a provider/model of a provider that lists no models (scripts/demo's demo-chat/gpt-demo) is accepted when the gateway routes it, saying so; an unknown provider, a model its provider does not list, a model the key's allow-list leaves out (listed or not), or an admin API setup cannot ask is refused, saying what to do", async () => {
     const demo = await startGateway(demoConfigYaml("{{FAKE}}"));
     const home = mkdtempSync(join(tmpdir(), "sy-setup-unlisted-"));
     const run = async (dataDir: string, ...args: string[]) => {
@@ -373,8 +373,29 @@ experimental_bearer_token = "${KEY}"
       const notAllowed = await run(gw.dataDir, "--key", onlyCoding, "--model", "anth/claude-e2e");
       expect(notAllowed.code).toBe(1);
       expect(notAllowed.stderr.trim()).toBe(
-        `the gateway at ${gw.url} does not list the model anth/claude-e2e for the client key setup was given: the key's models allow-list leaves it out (GET ${gw.url}/v1/models with the key lists what it may use); pass a key that may use it with --key, or pick one of those; nothing was written`,
+        `the gateway would refuse the model anth/claude-e2e to the client key setup was given (403): Client key "only-coding" may not use the model "anth/claude-e2e"; its models limit allows: coding. Pass a key that may use it with --key, or pick a model it allows (GET ${gw.url}/v1/models with that key lists them); nothing was written`,
       );
+      // the same key's allow-list checked for a provider that lists no models (it was accepted: the
+      // dry run routed for no particular key, and the CLI then got 403 on every request)
+      const demoAdmin = (JSON.parse(read(join(demo.dataDir, "instance.json"))) as { adminToken: string }).adminToken;
+      const fastOnly = await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${demoAdmin}` }, body: JSON.stringify({ name: "fast-only", limits: { models: ["fast"] } }) });
+      expect(fastOnly.status).toBe(201);
+      const fastKey = ((await fastOnly.json()) as { secret: string }).secret;
+      const unlistedNotAllowed = await run(demo.dataDir, "--key", fastKey, "--model", "demo-chat/gpt-demo");
+      expect({ code: unlistedNotAllowed.code, stdout: unlistedNotAllowed.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(unlistedNotAllowed.stderr.trim()).toBe(
+        `the gateway would refuse the model demo-chat/gpt-demo to the client key setup was given (403): Client key "fast-only" may not use the model "demo-chat/gpt-demo"; its models limit allows: fast. Pass a key that may use it with --key, or pick a model it allows (GET ${demo.url}/v1/models with that key lists them); nothing was written`,
+      );
+      // what setup refused is what the gateway does with that key
+      const refused = await fetch(`${demo.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${fastKey}` }, body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }) });
+      expect(refused.status).toBe(403);
+      await refused.text();
+      // a key whose allow-list covers the provider is accepted as before
+      const chatAll = await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${demoAdmin}` }, body: JSON.stringify({ name: "chat-all", limits: { models: ["demo-chat/*"] } }) });
+      const chatKey = ((await chatAll.json()) as { secret: string }).secret;
+      const allowed = await run(demo.dataDir, "--key", chatKey, "--model", "demo-chat/gpt-demo");
+      expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(allowed.stdout).toContain("note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless");
       // named by --url on a gateway that requires keys, with a client key and no admin key: setup cannot ask
       const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", "--url", gw.url, "--key", KEY, "--model", "anth/claude-e2f"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
       const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);

@@ -184,6 +184,26 @@ describe("admin API", () => {
     expect(resp.json.clientFormat).toBe("openai-responses");
   });
 
+  test("dry run for a key (by name, or presented in headers as a request presents it): a model outside its allow-list is the guard's 403, as the real request; one inside is routed", async () => {
+    const made = await admin("POST", "/keys", { name: "dry-q-only", limits: { models: ["q/*"] } });
+    expect(made.status).toBe(201);
+    const secret = made.json.secret as string;
+    const real = await send(body("p/claude-x"), { "x-api-key": secret });
+    expect(real.status).toBe(403);
+    const realMessage = ((await real.json()) as { error: { message: string } }).error.message;
+    for (const who of [{ key: "dry-q-only" }, { headers: { authorization: `Bearer ${secret}` } }, { headers: { "x-api-key": secret } }]) {
+      const refused = await admin("POST", "/dry-run", { request: body("p/claude-x"), format: "anthropic-messages", ...who });
+      expect({ status: refused.status, error: refused.json.error }).toEqual({ status: 403, error: { type: "permission_error", code: "model_not_allowed", param: "model", message: realMessage } });
+      const routed = await admin("POST", "/dry-run", { request: body("q/glm-x"), format: "anthropic-messages", ...who });
+      expect(routed.status).toBe(200);
+      expect(routed.json.targets[0].target).toBe("q/glm-x");
+    }
+    expect(realMessage).toBe('Client key "dry-q-only" may not use the model "p/claude-x"; its models limit allows: q/*.');
+    // a secret the gateway does not know is ignored, as from loopback
+    expect((await admin("POST", "/dry-run", { request: body("p/claude-x"), format: "anthropic-messages", headers: { authorization: "Bearer sy-not-a-key" } })).status).toBe(200);
+    expect(gw.fake.requests).toEqual([]);
+  });
+
   test("the dry run calls no upstream", async () => {
     await dryRun(body("duo"));
     expect(gw.fake.requests).toEqual([]);
