@@ -136,8 +136,9 @@ export class TargetOrder {
   }
 
   /**
-   * Seeds least-used counts: lifetime requests per upstream model id (from the store's usage
-   * summary). A target without an in-memory count starts at its model's seed.
+   * Seeds least-used counts: lifetime requests per served `provider/model` (the store's usage summary
+   * by model), so one model id on two providers starts from each provider's own count. A target
+   * without an in-memory count starts at its provider/model's seed.
    */
   seedUsage(byModel: Map<string, number>): void {
     this.seedByModel = new Map(byModel);
@@ -145,7 +146,7 @@ export class TargetOrder {
 
   /** Lifetime requests counted for a target (least-used). */
   usedCount(t: Target): number {
-    return this.used.get(targetSubject(t)) ?? this.seedByModel.get(t.model) ?? 0;
+    return this.used.get(targetSubject(t)) ?? this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0;
   }
 
   /**

@@ -108,7 +108,7 @@ function filterOf(q: { model?: string; account?: string; key?: string; provider?
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({
   since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
-  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model)."))),
+  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model: the served provider/model, one row per provider serving a model id)."))),
   bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 10s, 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
   ...UsageFilterEntries,
 });

@@ -61,7 +61,7 @@ const TOTALS = {
 };
 
 const UsageRowReply = v.looseObject({
-  group: v.pipe(v.nullable(v.string()), v.description("The model / account / key / provider; null for requests without one.")),
+  group: v.pipe(v.nullable(v.string()), v.description("The served provider/model / account / key / provider; null for requests without one.")),
   requests: v.number(),
   errors: v.number(),
   clientClosed: v.number(),

@@ -6,8 +6,25 @@
 import type { RouteTrace, TraceSink, UsageRecord, UsageSink } from "../../pipeline/ports.ts";
 import { StoreError, type Awaitable } from "./types.ts";
 
-/** Grouping of `usageSummary`. */
+/**
+ * Grouping of `usageSummary`. `model` groups by what served the request, `provider/model` (the name a
+ * client can send, as the dashboard and `switchyard usage` show it): one model id served by two
+ * providers (`anthropic/claude-sonnet-4-5` on an API key, `cc/claude-sonnet-4-5` on a subscription)
+ * is two groups, never one that adds up their tokens and cost.
+ */
 export type UsageGroupBy = "model" | "account" | "key" | "provider";
+
+/**
+ * The SQL expression each grouping groups by over the `usage` table, shared by the backends (SQLite
+ * and PostgreSQL both concatenate with `||`, NULL when either side is NULL): a request no model served
+ * (refused, or failed before reaching one) has the NULL group.
+ */
+export const USAGE_GROUP_SQL: Record<UsageGroupBy, string> = {
+  model: "(CASE WHEN provider_id IS NULL THEN model ELSE provider_id || '/' || model END)",
+  account: "account_id",
+  key: "key_name",
+  provider: "provider_id",
+};
 
 /** Query of `usageSummary`. */
 export interface UsageQuery {

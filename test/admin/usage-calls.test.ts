@@ -60,16 +60,16 @@ describe("GET /usage", () => {
     expect(body.series.buckets.reduce((n: number, b: any) => n + b.errors, 0)).toBe(1);
     expect(body.series.buckets.reduce((n: number, b: any) => n + b.inputTokens, 0)).toBe(body.rows.reduce((n: number, r: any) => n + r.inputTokens, 0));
     expect(body.rows.map((r: any) => [r.group, r.requests, r.errors])).toEqual([
-      ["claude-a", 2, 0],
-      ["claude-b", 1, 1],
+      ["p/claude-a", 2, 0],
+      ["p/claude-b", 1, 1],
     ]);
   });
 
   test("a request no model served (the upstream refused it) has no usage to estimate: not counted as estimated, its call not marked so", async () => {
     const { body } = await get("/usage?since=1h");
     expect(body.rows.map((r: any) => [r.group, r.estimated])).toEqual([
-      ["claude-a", 0],
-      ["claude-b", 0],
+      ["p/claude-a", 0],
+      ["p/claude-b", 0],
     ]);
     const [call] = (await get("/calls?outcome=error")).body.calls;
     expect([call.requestId, call.estimated]).toEqual([ids.b, false]);
@@ -88,7 +88,7 @@ describe("GET /usage", () => {
     expect(a.rows.map((r: any) => [r.group, r.requests])).toEqual([["a1", 2]]);
     expect(total(a.series.buckets)).toBe(2);
     const errors = (await get("/usage?since=1h&outcome=error")).body;
-    expect(errors.rows.map((r: any) => r.group)).toEqual(["claude-b"]);
+    expect(errors.rows.map((r: any) => r.group)).toEqual(["p/claude-b"]);
     expect(total(errors.series.buckets)).toBe(1);
     expect(total((await get("/usage?since=1h&account=nobody")).body.series.buckets)).toBe(0);
   });
@@ -110,8 +110,8 @@ describe("GET /usage", () => {
     const long = await get("/usage?since=3000d");
     expect(long.status).toBe(200);
     expect(long.body.rows.map((r: any) => [r.group, r.requests])).toEqual([
-      ["claude-a", 2],
-      ["claude-b", 1],
+      ["p/claude-a", 2],
+      ["p/claude-b", 1],
     ]);
     expect(long.body.series.bucketMs).toBe(86_400_000);
     expect(long.body.series.buckets.length).toBeLessThanOrEqual(2000);

@@ -261,13 +261,13 @@ describe("usage", () => {
     const saved: number = trace.tokenSaver.tokensSaved;
     expect(saved).toBeGreaterThan(1000);
     const usage: any = await (await fetch(`${gw.url}/admin/api/usage?by=model&since=24h`)).json();
-    const row = usage.rows.find((r: any) => r.group === "gpt-5-mini");
+    const row = usage.rows.find((r: any) => r.group === "openai/gpt-5-mini"); // provider/model, as the CLI groups
     expect(row.savedTokens).toBe(saved);
 
     const w = await openPage(browser, gw.url);
     try {
       await w.page.goto(`${gw.url}/dashboard/usage`);
-      const tr = w.page.locator('table.usage tr[data-group="gpt-5-mini"]');
+      const tr = w.page.locator('table.usage tr[data-group="openai/gpt-5-mini"]');
       await tr.waitFor({ timeout: 10_000 });
       const headers = await w.page.locator("table.usage thead th").allInnerTexts();
       const cells = await tr.locator("td").allInnerTexts();

@@ -74,7 +74,7 @@ describe("models without a price", () => {
       const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
         Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelectorAll("td")[9]!.textContent])),
       );
-      expect(costs).toEqual({ "gpt-demo": "unpriced", "claude-demo": "unpriced", "": "$0" });
+      expect(costs).toEqual({ "demo-chat/gpt-demo": "unpriced", "demo-anthropic/claude-demo": "unpriced", "": "$0" });
       expect(await w.page.locator(".card", { hasText: "By model" }).innerText()).toContain("unpriced: a model without a known price");
       await w.page.screenshot({ path: join(SHOTS, "unpriced-usage.png"), fullPage: true });
       expect(w.errors).toEqual([]);

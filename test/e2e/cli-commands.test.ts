@@ -20,8 +20,12 @@ providers:
   - id: oai
     kind: openai
     base_url: "${fake}/v1"
+  - id: oai-eu
+    kind: openai
+    base_url: "${fake}/v1"
 accounts:
   - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+  - { id: oai-eu-1, provider: oai-eu, api_key: "env:FAKE_KEY" }
 `;
 
 beforeAll(async () => {
@@ -146,7 +150,7 @@ describe("key names", () => {
 });
 
 describe("usage shows what the token savers removed (SPEC S-4)", () => {
-  test("usage --by model: the saved column sums the requests' estimated tokens; --json (GET /admin/api/usage) carries savedTokens and savedChars", async () => {
+  test("usage --by model: one row per provider/model (two providers serving gpt-saver are two rows, as on the dashboard); the saved column sums the requests' estimated tokens; --json (GET /admin/api/usage) carries savedTokens and savedChars", async () => {
     const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
     const key = lines(cli(["keys", "create", "saver", "--data-dir", inst.dataDir]).stdout).at(-1)!;
     const res = await fetch(`${inst.url}/v1/chat/completions`, {
@@ -167,11 +171,22 @@ describe("usage shows what the token savers removed (SPEC S-4)", () => {
     const saved = Math.round((log.length - sent.length) / 4);
     expect(saved).toBeGreaterThan(1000);
 
+    // the same model id from a second provider: its own row, not added to oai's
+    const other = await fetch(`${inst.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ model: "oai-eu/gpt-saver", messages: [{ role: "user", content: "hi" }] }) });
+    expect(other.status).toBe(200);
+    await other.text();
+
     const usage = cli(["usage", "--by", "model", "--data-dir", inst.dataDir]);
     expect(usage.code).toBe(0);
-    expect(lines(usage.stdout).find((l) => l.startsWith("gpt-saver"))).toMatch(new RegExp(`^gpt-saver\\s+1\\s+0\\s+11\\s+7\\s+0\\s+0\\s+0\\s+${saved}\\s`));
+    expect(lines(usage.stdout)[0]).toMatch(/^model\s+requests\s/);
+    expect(lines(usage.stdout).filter((l) => l.includes("gpt-saver"))).toEqual([
+      expect.stringMatching(/^oai-eu\/gpt-saver\s+1\s+0\s+11\s+7\s+0\s+0\s+0\s+0\s/),
+      expect.stringMatching(new RegExp(`^oai/gpt-saver\\s+1\\s+0\\s+11\\s+7\\s+0\\s+0\\s+0\\s+${saved}\\s`)),
+    ]);
     const json = JSON.parse(cli(["usage", "--by", "model", "--json", "--data-dir", inst.dataDir]).stdout);
-    expect(json.rows.find((r: any) => r.group === "gpt-saver")).toMatchObject({ savedTokens: saved, savedChars: log.length - sent.length });
+    expect(json.rows.find((r: any) => r.group === "oai/gpt-saver")).toMatchObject({ requests: 1, savedTokens: saved, savedChars: log.length - sent.length });
+    expect(json.rows.find((r: any) => r.group === "oai-eu/gpt-saver")).toMatchObject({ requests: 1, savedTokens: 0 });
+    expect(json.rows.some((r: any) => r.group === "gpt-saver")).toBe(false);
   }, 90_000);
 });
 
@@ -212,7 +227,7 @@ describe("keys with limits (SPEC 9.6)", () => {
   test("--models with a provider/* pattern of no provider of the gateway is refused in one line naming the providers; no key is made", () => {
     const r = cli(["keys", "create", "glmonly", "--models", "oai/*,glm/*", "--data-dir", inst.dataDir]);
     expect([r.code, r.stdout]).toEqual([1, ""]);
-    expect(lines(r.stderr)).toEqual(['error 400: limits.models[1]: "glm/*" names no provider of this gateway: there is no provider "glm"; the providers are anthropic, openai, gemini, cc, cx, oai']);
+    expect(lines(r.stderr)).toEqual(['error 400: limits.models[1]: "glm/*" names no provider of this gateway: there is no provider "glm"; the providers are anthropic, openai, gemini, cc, cx, oai, oai-eu']);
     expect(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).not.toContain("glmonly");
   }, 30_000);
 

@@ -92,15 +92,19 @@ describe("strategies (SPEC 5.1)", () => {
 
   test("least-used: fewest lifetime requests first; each request counts for the target it tries first", () => {
     const { labels, order, run } = setup([combo("c", ["p/a", "p/b", "q/c"], { strategy: "least-used" })]);
-    order.seedUsage(new Map([["a", 2], ["c", 1]])); // lifetime requests per model from the store
+    order.seedUsage(new Map([["p/a", 2], ["q/c", 1]])); // lifetime requests per provider/model from the store
     const heads = Array.from({ length: 6 }, () => labels("c")[0]);
     // counts start at a=2, b=0, c=1 → b (b=1), b (tie with c, written order; b=2), c (c=2), then all
     // tied at 2 → written order: a, b, c
     expect(heads).toEqual(["p/b", "p/b", "q/c", "p/a", "p/b", "q/c"]);
     expect([order.usedCount(run("c", {}, true).targets[0]), run("c", {}, true).targets.length]).toEqual([3, 3]);
     const fresh = setup([combo("c", ["p/a", "p/b"], { strategy: "least-used" })]);
-    fresh.order.seedUsage(new Map([["a", 50]]));
+    fresh.order.seedUsage(new Map([["p/a", 50]]));
     expect(fresh.run("c", {}, true).decisions).toContainEqual({ subject: "p/a", verdict: "moved", reason: "least-used: 50 lifetime requests; position 1 → 2" });
+    // one model id on two providers: each starts from its own provider's count, not their sum
+    const twin = setup([combo("c", ["p/a", "q/a"], { strategy: "least-used" })]);
+    twin.order.seedUsage(new Map([["p/a", 7], ["q/a", 3]]));
+    expect(twin.labels("c", {}, true)).toEqual(["q/a", "p/a"]);
   });
 
   test("least-used: a dry run counts nothing", () => {

@@ -189,9 +189,9 @@ for (const backend of backends) {
       expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, flushErrors: 0 });
       const byModel = await s.usageSummary({ sinceMs: 0, by: "model" });
       expect(byModel.map((r) => [r.group, r.requests, r.errors, r.fallbacks, r.estimated, r.inputTokens, r.outputTokens])).toEqual([
-        ["m-a", 2, 1, 1, 0, 200, 40],
+        ["openai/m-a", 2, 1, 1, 0, 200, 40],
         [null, 1, 1, 0, 0, 100, 20],
-        ["m-b", 1, 0, 0, 1, 0, 0],
+        ["openai/m-b", 1, 0, 0, 1, 0, 0],
       ]);
       expect(byModel[0]!.avgTtfbMs).toBe(120);
       expect(byModel[0]!.avgTotalMs).toBe(900);
@@ -313,19 +313,31 @@ for (const backend of backends) {
       await s.close();
     });
 
+    test("usage by model groups by provider/model: one model id served by two providers is two rows, as the calls filter names them", async () => {
+      const { store: s } = await backend.open();
+      s.record(usage({ requestId: "t1", providerId: "anthropic", model: "claude-sonnet-4-5", usage: { inputTokens: 10, outputTokens: 1 } }));
+      s.record(usage({ requestId: "t2", providerId: "cc", model: "claude-sonnet-4-5", usage: { inputTokens: 200, outputTokens: 20 } }));
+      s.record(usage({ requestId: "t3", providerId: "cc", model: "claude-sonnet-4-5", usage: { inputTokens: 300, outputTokens: 30 } }));
+      const rows = (await s.usageSummary({ sinceMs: 0, by: "model" })).map((r) => [r.group, r.requests, r.inputTokens, r.outputTokens]);
+      expect(rows).toEqual([["cc/claude-sonnet-4-5", 2, 500, 50], ["anthropic/claude-sonnet-4-5", 1, 10, 1]]);
+      // a row's group, given back as the model filter, finds that row's requests only
+      expect((await s.usageSummary({ sinceMs: 0, by: "model", filter: { model: "anthropic/claude-sonnet-4-5" } })).map((r) => [r.group, r.requests])).toEqual([["anthropic/claude-sonnet-4-5", 1]]);
+      await s.close();
+    });
+
     test("token-saver savings (SPEC S-4): stored per request, summed per group, absent when nothing was saved", async () => {
       const { store: s, reopen } = await backend.open();
       s.record(usage({ requestId: "s1", model: "glm-5", savedChars: 40_000, savedTokens: 10_000 }));
       s.record(usage({ requestId: "s2", model: "glm-5", savedChars: 2_002, savedTokens: 501 }));
       s.record(usage({ requestId: "s3", model: "glm-5" }));
-      const row = (await s.usageSummary({ sinceMs: 0, by: "model" })).find((r) => r.group === "glm-5")!;
+      const row = (await s.usageSummary({ sinceMs: 0, by: "model" })).find((r) => r.group === "openai/glm-5")!;
       expect(row).toMatchObject({ requests: 3, savedChars: 42_002, savedTokens: 10_501 });
       const calls = new Map((await s.recentCalls(10)).map((c) => [c.requestId, c]));
       expect(calls.get("s1")).toMatchObject({ savedChars: 40_000, savedTokens: 10_000 });
       expect(calls.get("s3")!.savedTokens).toBeUndefined();
       await s.close();
       const r = await reopen();
-      expect((await r.usageSummary({ sinceMs: 0, by: "model" })).find((x) => x.group === "glm-5")!.savedTokens).toBe(10_501);
+      expect((await r.usageSummary({ sinceMs: 0, by: "model" })).find((x) => x.group === "openai/glm-5")!.savedTokens).toBe(10_501);
       await r.close();
     });
 
@@ -461,7 +473,7 @@ for (const backend of backends) {
         ["g1", 1],
         ["o1", 1],
       ]);
-      expect((await s.usageSummary({ sinceMs: 0, by: "model", filter: { outcome: "error", provider: "openai" } })).map((r) => [r.group, r.requests])).toEqual([["gpt-5-mini", 1]]);
+      expect((await s.usageSummary({ sinceMs: 0, by: "model", filter: { outcome: "error", provider: "openai" } })).map((r) => [r.group, r.requests])).toEqual([["openai/gpt-5-mini", 1]]);
       expect((await s.recentCalls(10, { filter: { account: "o2" } })).map((c) => c.requestId)).toEqual(["r2"]);
       expect((await s.recentCalls(10, { sinceMs: T })).map((c) => c.requestId)).toEqual(["r3", "r2", "r1"]);
       expect((await s.recentCalls(10, { sinceMs: T, filter: { model: "fast", key: "laptop" } })).map((c) => c.requestId)).toEqual(["r1"]);

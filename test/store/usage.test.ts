@@ -157,7 +157,7 @@ describe("usage batching", () => {
     s.close();
   });
 
-  test("summaries group by model, account, key and provider", () => {
+  test("summaries group by provider/model, account, key and provider", () => {
     const s = openSqliteStore({ path: ":memory:", flushIntervalMs: 60_000 });
     const t0 = 1_800_000_000_000;
     s.record(usage({ requestId: "1", ts: t0, model: "m1", accountId: "a1", keyName: "k1", providerId: "p1", usage: { inputTokens: 10, outputTokens: 1 } }));
@@ -168,13 +168,13 @@ describe("usage batching", () => {
 
     const byModel = s.usageSummary({ sinceMs: t0, by: "model" });
     expect(byModel.map((r) => [r.group, r.requests])).toEqual([
-      ["m1", 2],
+      ["p1/m1", 2],
       [null, 1],
-      ["m2", 1],
+      ["p2/m2", 1],
     ]);
     const m1 = byModel[0]!;
     expect(m1).toMatchObject({ inputTokens: 30, outputTokens: 3, cacheReadTokens: 3, cacheWriteTokens: 4, reasoningTokens: 5, errors: 1, clientClosed: 0, fallbacks: 1, estimated: 0 });
-    expect(byModel.find((r) => r.group === "m2")).toMatchObject({ outputTokens: 7, inputTokens: 0, clientClosed: 1, errors: 0, estimated: 1, avgTtfbMs: null });
+    expect(byModel.find((r) => r.group === "p2/m2")).toMatchObject({ outputTokens: 7, inputTokens: 0, clientClosed: 1, errors: 0, estimated: 1, avgTtfbMs: null });
     expect(byModel.find((r) => r.group === null)).toMatchObject({ errors: 1, avgTotalMs: 1 });
 
     expect(s.usageSummary({ sinceMs: t0, by: "account" }).map((r) => [r.group, r.requests, r.inputTokens])).toEqual([
@@ -192,9 +192,13 @@ describe("usage batching", () => {
       [null, 1, 1],
       ["p2", 1, 0],
     ]);
-    // since / until bounds
-    expect(s.usageSummary({ sinceMs: 0, by: "model" }).find((r) => r.group === "m1")!.inputTokens).toBe(1030);
-    expect(s.usageSummary({ sinceMs: t0, untilMs: t0 + 1, by: "model" }).map((r) => r.group)).toEqual(["m1"]);
+    // since / until bounds; the older m1 request was served by another provider (openai): its own row,
+    // not added to p1's (one model id on two providers is two groups)
+    expect(s.usageSummary({ sinceMs: 0, by: "model" }).filter((r) => r.group?.endsWith("/m1")).map((r) => [r.group, r.inputTokens])).toEqual([
+      ["p1/m1", 30],
+      ["openai/m1", 1000],
+    ]);
+    expect(s.usageSummary({ sinceMs: t0, untilMs: t0 + 1, by: "model" }).map((r) => r.group)).toEqual(["p1/m1"]);
     expect(() => s.usageSummary({ sinceMs: 0, by: "bogus" as "model" })).toThrow("unknown grouping");
 
     expect(s.pruneUsage(t0)).toBe(1);

@@ -7,17 +7,12 @@
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
-import { type CallRow, StoreError, type UsageGroupBy, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, usageFilterSql } from "../types.ts";
-import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, usageFilterSql } from "../types.ts";
+import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
-const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
-  model: "model",
-  account: "account_id",
-  key: "key_name",
-  provider: "provider_id",
-};
+const GROUP_COLUMNS = USAGE_GROUP_SQL;
 
 /** The `UsageStore` role of the PostgreSQL store. */
 const TOKEN_AND_COST_SUMS = usageTotalsSql("::float8");

@@ -10,7 +10,6 @@ import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import {
   type CallRow,
   StoreError,
-  type UsageGroupBy,
   type UsageQuery,
   type UsageStore,
   type UsageSummaryRow,
@@ -21,16 +20,11 @@ import {
   finishCallsPage,
   usageFilterSql,
 } from "../types.ts";
-import { fillUsageBuckets, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
-const GROUP_COLUMNS: Record<UsageGroupBy, string> = {
-  model: "model",
-  account: "account_id",
-  key: "key_name",
-  provider: "provider_id",
-};
+const GROUP_COLUMNS = USAGE_GROUP_SQL;
 
 const TOKEN_AND_COST_SUMS = usageTotalsSql();
 
