@@ -246,3 +246,34 @@ keys:
     rmSync(home, { recursive: true, force: true });
   }
 }, 60_000);
+
+test("at 390 px every snippet line stays one line (a URL is never broken mid-way; a line wider than the card scrolls inside its block), the page is no wider than the screen, and at 1280 px no block needs to scroll", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    for (const width of [390, 1280]) {
+      await w.page.setViewportSize({ width, height: 900 });
+      await w.page.goto(`${gw.url}/dashboard/setup`);
+      await w.page.locator(".snippet pre", { hasText: "anth/" }).first().waitFor({ timeout: 10_000 });
+      const blocks = await w.page.locator(".snippet pre").evaluateAll((pres) =>
+        pres.map((pre) => {
+          const cs = pre.ownerDocument.defaultView!.getComputedStyle(pre);
+          const text = pre.textContent ?? "";
+          const rows = (pre.scrollHeight - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom)) / parseFloat(cs.lineHeight);
+          return { first: text.split("\n")[0], lines: text.split("\n").length, rows: Math.round(rows), scrolls: pre.scrollWidth > pre.clientWidth };
+        }),
+      );
+      expect(blocks.length).toBe(4);
+      // each block is as many rows high as it has lines: nothing wrapped
+      expect({ width, blocks: blocks.map((b) => ({ first: b.first, rows: b.rows })) }).toEqual({ width, blocks: blocks.map((b) => ({ first: b.first, rows: b.lines })) });
+      const page = (await w.page.evaluate("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })")) as { scrollWidth: number; innerWidth: number };
+      expect(page.scrollWidth).toBeLessThanOrEqual(page.innerWidth);
+      // at 390 the URL lines are wider than the card and scroll; at 1280 every line fits
+      if (width === 390) expect(blocks.find((b) => b.first.startsWith("export ANTHROPIC_BASE_URL="))!.scrolls).toBe(true);
+      else expect(blocks.filter((b) => b.scrolls).map((b) => b.first)).toEqual([]);
+      await w.page.screenshot({ path: join(SHOTS, `setup-snippets-${width}.png`), fullPage: true });
+    }
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
