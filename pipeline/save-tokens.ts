@@ -28,7 +28,8 @@
  * resent history costs a lookup per tool result, not a compression.
  *
  * The outcome of each run is written to `ctx.trace.tokenSaver` (the last attempt's wins: it describes
- * the body that was actually served).
+ * the body that was actually served): what was shortened, why the savers were skipped, or, when they
+ * looked at long tool results and shortened none, how many they left as they were.
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { ProviderKind } from "../formats/codec.ts";
@@ -246,17 +247,26 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
     return;
   }
   const trace = { results: 0, charsBefore: 0, charsAfter: 0, tokensSaved: 0, rules: {} as Record<string, number> };
+  /** Long results looked at and left as they were (unrecognised, or not shortened enough). */
+  let unchanged = 0;
   for (const slot of codec.toolResults(body)) {
     if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text) || state.cached.has(slot.text)) continue;
     const c = compressCached(slot.text);
-    if (!c) continue;
+    if (!c) {
+      unchanged++;
+      continue;
+    }
     trace.results++;
     trace.charsBefore += slot.text.length;
     trace.charsAfter += c.text.length;
     trace.rules[c.rule] = (trace.rules[c.rule] ?? 0) + 1;
     slot.set(c.text);
   }
-  if (trace.results === 0) return;
+  if (trace.results === 0) {
+    // The savers ran and found nothing to shorten: said so, not left silent.
+    if (unchanged > 0) ctx.trace.tokenSaver = { unchanged };
+    return;
+  }
   trace.tokensSaved = Math.round((trace.charsBefore - trace.charsAfter) / 4);
   translated.body = JSON.stringify(body);
   ctx.trace.tokenSaver = trace satisfies TokenSaverTrace;

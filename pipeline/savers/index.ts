@@ -25,10 +25,9 @@ import { treeRule } from "./tree.ts";
 
 export type { RuleName } from "./common.ts";
 
-/** Tool results shorter than this many characters are never touched (SPEC S-1). */
-export const MIN_CHARS = 500;
-/** A compressed text must be at least this fraction shorter than the original to replace it. */
-export const MIN_SAVING = 0.1;
+import { MIN_CHARS, MIN_SAVING } from "./thresholds.ts";
+
+export { MIN_CHARS, MIN_SAVING } from "./thresholds.ts";
 
 /** The rules in the order they are tried. */
 export const RULES: readonly SaverRule[] = [diffRule, gitStatusRule, treeRule, listingRule, searchRule, logRule];

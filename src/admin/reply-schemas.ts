@@ -153,8 +153,9 @@ const RouteTraceReply = v.looseObject({
       v.union([
         v.object({ skipped: v.picklist(["header", "prompt_cache", "cache_marker"]) }),
         v.object({ results: v.number(), charsBefore: v.number(), charsAfter: v.number(), tokensSaved: v.number(), rules: v.record(v.string(), v.number()) }),
+        v.object({ unchanged: v.pipe(v.number(), v.description("Tool results of 500 characters or more the savers looked at and left as they were (no rule recognised them, or shortening would not save 10 %).")) }),
       ]),
-      v.description("What the token savers did to the body of the last attempt, or why they were skipped; absent when they were off or found nothing."),
+      v.description("What the token savers did to the body of the last attempt, why they were skipped, or how many long tool results they looked at and left alone; absent when they were off or the request had no tool result of 500 characters or more."),
     ),
   ),
   error: v.optional(

@@ -5,6 +5,7 @@
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
 import type { RouteTrace } from "../../pipeline/ports.ts";
+import { tokenSaverSentence } from "../../pipeline/token-saver-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 
@@ -71,9 +72,8 @@ export function traceLines(t: RouteTrace): string[] {
     lines.push("warnings");
     for (const w of t.warnings) lines.push(`  ${w.code}: ${w.message}`);
   }
-  const ts = t.tokenSaver;
-  if (ts && "skipped" in ts) lines.push(`token savers skipped (${ts.skipped})`);
-  else if (ts) lines.push(`token savers shortened ${ts.results} tool result${ts.results === 1 ? "" : "s"}: ${ts.charsBefore} → ${ts.charsAfter} characters, ~${ts.tokensSaved} tokens saved (${counts(ts.rules)})`);
+  // What the token savers did, in the dashboard's words: shortened, skipped and why, or looked and left alone.
+  if (t.tokenSaver) lines.push(tokenSaverSentence(t.tokenSaver));
   if (t.redactions && Object.keys(t.redactions).length) lines.push(`redacted    ${counts(t.redactions)}${t.restored && Object.keys(t.restored).length ? `; restored ${counts(t.restored)}` : ""}`);
   return lines;
 }

@@ -46,8 +46,20 @@ test("a call that fell back reads as its outcome, candidates, decisions and both
     "  2. oai/gpt-5-mini @ oai-main → 200, started +43 ms, took 1.3 s",
     "warnings",
     "  dropped_field: top_k is not supported by openai-chat: dropped",
-    "token savers shortened 2 tool results: 12000 → 3000 characters, ~2250 tokens saved (diff 1, log 1)",
+    "Token savers shortened 2 tool results (1 diff, 1 log): 12,000 → 3,000 characters, about 2,250 tokens saved.",
   ]);
+});
+
+test("every token-saver outcome is one sentence: shortened, skipped and why, or looked at long results and shortened none (that one was silent)", () => {
+  const last = (tokenSaver: RouteTrace["tokenSaver"]) => traceLines({ ...FALLBACK, warnings: [], tokenSaver }).at(-1);
+  expect(last({ unchanged: 2 })).toBe(
+    "Token savers shortened nothing: they looked at 2 tool results of 500 characters or more, but they were not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter.",
+  );
+  expect(last({ skipped: "header" })).toBe("Token savers skipped: the request turned them off (X-Switchyard-Token-Saver: off).");
+  expect(last({ skipped: "prompt_cache" })).toBe("Token savers skipped: this provider's prompt cache needs the history byte for byte (Anthropic-format providers with prompt caching).");
+  expect(last({ skipped: "cache_marker" })).toBe("Token savers left the tool results alone: every long one sits at or before the client's last cache_control marker, the part it asked the provider to cache.");
+  expect(last({ results: 1, charsBefore: 900, charsAfter: 300, tokensSaved: 150, rules: { git_status: 1 } })).toBe("Token savers shortened 1 tool result (1 git status): 900 → 300 characters, about 150 tokens saved.");
+  expect(traceLines({ ...FALLBACK, tokenSaver: undefined }).some((l) => l.startsWith("Token savers"))).toBe(false);
 });
 
 test("a request refused before routing says no upstream call was made", () => {

@@ -359,6 +359,44 @@ describe("account state from the page", () => {
   }, 60_000);
 });
 
+describe("token savers in a call's trace", () => {
+  test("a call whose long tool result the savers looked at and left alone says so in its trace (it said nothing), as a shortened one says what was saved", async () => {
+    const prose = Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1} of the design notes explains one more decision in words.`).join(" ");
+    const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
+    const w = await openPage(browser, gw.url);
+    try {
+      for (const [content, expected] of [
+        [prose, "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter."],
+        [log, /^Token savers shortened 1 tool result \(1 log\): [\d,]+ → [\d,]+ characters, about [\d,]+ tokens saved\.$/],
+      ] as const) {
+        const res = await fetch(`${gw.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "openai/gpt-5-mini",
+            messages: [
+              { role: "user", content: "what does it say?" },
+              { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
+              { role: "tool", tool_call_id: "c1", content },
+            ],
+          }),
+        });
+        expect(res.status).toBe(200);
+        await res.text();
+        await w.page.goto(`${gw.url}/dashboard/calls`);
+        await w.page.locator(`tr[data-route-id="${res.headers.get("x-switchyard-route-id")}"]`).click();
+        const line = await w.page.locator(".trace .token-saver").innerText({ timeout: 10_000 });
+        if (typeof expected === "string") expect(line).toBe(expected);
+        else expect(line).toMatch(expected);
+      }
+      await w.page.screenshot({ path: join(SHOTS, "calls-trace-token-saver.png"), fullPage: true });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
 describe("flight recorder", () => {
   test("turned on from the Calls page, it shows a translated call's client body next to the body sent upstream", async () => {
     const w = await openPage(browser, gw.url);

@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { clientRequest } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { sample, serverLog } from "../pipeline/save-tokens-fixtures/samples.ts";
+import { tokenSaverSentence } from "../../pipeline/token-saver-words.ts";
+import { traceLines } from "../../src/cli/calls.ts";
 
 const yaml = (settings = "") => `
 providers:
@@ -105,6 +107,26 @@ describe("token savers (default settings: compression on, redaction off)", () =>
     const res = await post(gw, "/v1/messages?beta=true", await claudeTurn("chat/glm-5", LOG + REMINDER), { "x-switchyard-token-saver": "off" });
     expect(gw.fake.requests[0].body.messages.find((m: any) => m.role === "tool").content).toBe(LOG + REMINDER);
     expect((await traceOf(gw, res)).tokenSaver).toEqual({ skipped: "header" });
+  });
+
+  test("a long tool result no rule recognises reaches the upstream whole, and the trace says the savers looked at it and shortened nothing (it was silent); a short one records nothing", async () => {
+    gw.fake.reset();
+    // 2,000 characters of prose: no diff, status, tree, listing, search hits or repeated lines
+    const prose = Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1} of the design notes explains one more decision in words.`).join(" ");
+    expect(prose.length).toBeGreaterThan(2000);
+    const res = await post(gw, "/v1/messages?beta=true", await claudeTurn("chat/glm-5", prose));
+    expect(gw.fake.requests[0].body.messages.find((m: any) => m.role === "tool").content).toBe(prose);
+    const trace = await traceOf(gw, res);
+    expect(trace.tokenSaver).toEqual({ unchanged: 1 });
+    expect(logOf(gw, res).tokenSaver).toEqual({ unchanged: 1 });
+    expect(tokenSaverSentence(trace.tokenSaver)).toBe(
+      "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter.",
+    );
+    // as `switchyard calls inspect` prints it
+    expect(traceLines(trace).at(-1)).toBe(tokenSaverSentence(trace.tokenSaver));
+    // nothing long enough to shorten: the savers had nothing to look at, and the trace says nothing
+    const short = await post(gw, "/v1/messages?beta=true", await claudeTurn("chat/glm-5", "ok"));
+    expect((await traceOf(gw, short)).tokenSaver).toBeUndefined();
   });
 
   test("Codex → openai-responses (native passthrough): the git diff output is shortened, the rest is Codex's body", async () => {

@@ -11,6 +11,7 @@ import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebo
 import { clockSeconds, count, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
+import { tokenSaverSentence } from "../../../../pipeline/token-saver-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
@@ -204,11 +205,7 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
               ))}
             </>
           )}
-          {t.tokenSaver && "results" in t.tokenSaver && (
-            <p class="small">
-              Token savers shortened {t.tokenSaver.results} tool results, saving about {count(t.tokenSaver.tokensSaved)} tokens.
-            </p>
-          )}
+          {t.tokenSaver && <p class="small token-saver">{tokenSaverSentence(t.tokenSaver)}</p>}
         </div>
       )}
       {recorded && (rec || recError) && (
