@@ -1,13 +1,14 @@
 /**
- * Per-request bookkeeping that nothing in the reply depends on (the usage row and route trace handed to
- * the store, metrics, the OpenTelemetry span, the live event, the log line: SPEC O-1..O-4, 9.4), run
- * after the reply has been handed to Bun instead of on its critical path (issue 17: added latency at
- * concurrency 1). A request's reply is written when its handler's promise settles; a task queued here
+ * Per-request bookkeeping that nothing in the reply depends on (the request's cost and key-limit use,
+ * the usage row and route trace handed to the store, metrics, the OpenTelemetry span, the live event,
+ * the log line: SPEC O-1..O-4, 9.4, 9.6), run after the reply has been handed to Bun instead of on its
+ * critical path (issue 17: added latency at concurrency 1; docs/performance.md items 52 and 145). A request's reply is written when its handler's promise settles; a task queued here
  * runs in the next `setImmediate`, after that write.
  *
  * Whoever reads what these tasks produce settles the queue first ({@link AfterReply.settle}): the store
  * before each flush (its reads flush first), GET /metrics before rendering, the gateway before each
- * request starts, the shutdown before its last flush; in-process readers of the log call `settle` too.
+ * request starts (its key limits), the admin API's key use, the shutdown before it saves
+ * budget windows; in-process readers of the log call `settle` too.
  * So a reader never sees a reply without its bookkeeping; only the moment the work runs moves.
  */
 export class AfterReply {

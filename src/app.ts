@@ -67,6 +67,7 @@ import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
+import { usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
@@ -347,41 +348,17 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // Its reply is ending: the connection is idle-timed again (src/http/keep-alive.ts).
     idleAgain(bunServer, ctx.request, cfg.server.keepAliveTimeoutMs);
     const now = clock.now();
-    const rec: UsageRecord = {
-      requestId: ctx.requestId,
-      ts: ctx.startedAt,
-      clientFormat: ctx.clientFormat,
-      requestedModel: ctx.requestedModel,
-      // A probe answered locally (SPEC G-5) is recorded as served by switchyard itself.
-      providerId: ctx.probe ? "switchyard" : f.target?.provider.id,
-      model: ctx.probe ? `probe:${ctx.probe}` : f.target?.model,
-      accountId: f.account?.id,
-      keyName: ctx.key?.name,
-      usage: f.usage ?? {},
-      // SPEC O-1: only a reply can lack the provider's usage; a request no model served (a key's limit,
-      // a bad request, every attempt failed) has no usage at all, so nothing in its row is estimated.
-      estimated: !f.usageSeen && !ctx.probe && f.firstByteAt !== undefined,
-      outcome: f.outcome,
-      status: f.status,
-      ttfbMs: f.firstByteAt !== undefined ? f.firstByteAt - ctx.startedAt : undefined,
-      totalMs: now - ctx.startedAt,
-      attempts: f.attempts,
-      fallback: f.fallback,
-    };
-    // SPEC S-4: what the token savers removed from the body that was served.
-    const saver = ctx.trace.tokenSaver;
-    if (saver && "results" in saver) {
-      rec.savedChars = saver.charsBefore - saver.charsAfter;
-      rec.savedTokens = saver.tokensSaved;
-    }
-    // Cost and key-limit use count at once: the next request's guard reads them.
-    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
-    ctx.trace.outcome = f.outcome;
-    ctx.trace.status = f.status;
-    ctx.trace.totalMs = rec.totalMs;
-    ctx.trace.warnings = ctx.warnings;
-    // The rest only reports the request: it runs after the reply has been handed over (src/after-reply.ts).
-    afterReply.add(() => report(ctx, f, rec, now));
+    // The rest (usage row, cost and key-limit use, report) runs after the reply has been handed over
+    // (src/after-reply.ts, docs/performance.md item 145); whoever reads it settles the queue first.
+    afterReply.add(() => {
+      const rec = usageRecordOf(ctx, f, now);
+      accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
+      ctx.trace.outcome = f.outcome;
+      ctx.trace.status = f.status;
+      ctx.trace.totalMs = rec.totalMs;
+      ctx.trace.warnings = ctx.warnings;
+      report(ctx, f, rec, now);
+    });
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
@@ -516,7 +493,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: async (name, limits) => ({ budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name), minute: keyCounters.minuteUse(name, limits, clock.now()) }),
+      keyUse: async (name, limits) => (settle(), { budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name), minute: keyCounters.minuteUse(name, limits, clock.now()) }),
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       sessions,
@@ -689,6 +666,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
         while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
       }
       await server.stop(true);
+      settle(); // what the last requests spent counts in the budget windows and shares saved below
       await webhook.close();
       await budgetWindows.save();
       // Leased key-limit shares: report the last use before the store gives the unused shares back.

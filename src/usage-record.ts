@@ -1,0 +1,44 @@
+/**
+ * The usage row of a finished request (SPEC O-1, S-4, 9.5): the figures the store records and the log
+ * line, metrics and cost read, made from the request's context and the report its `finish` got. Made
+ * after the reply has been handed over (src/app.ts `finish`, src/after-reply.ts), with the time of
+ * `finish`.
+ */
+import type { Finished, RequestContext } from "../pipeline/index.ts";
+import type { UsageRecord } from "../pipeline/ports.ts";
+
+/**
+ * The usage row of the request `ctx`, finished as `f` at `now` (ms since the epoch): its served model
+ * and account, usage, outcome, first-byte and total time (ms since it started), and what the token
+ * savers removed. A probe answered locally (SPEC G-5) is recorded as served by switchyard itself. Its
+ * cost is set later, by the accounting (src/limits/accounting.ts).
+ */
+export function usageRecordOf(ctx: RequestContext, f: Finished, now: number): UsageRecord {
+  const rec: UsageRecord = {
+    requestId: ctx.requestId,
+    ts: ctx.startedAt,
+    clientFormat: ctx.clientFormat,
+    requestedModel: ctx.requestedModel,
+    providerId: ctx.probe ? "switchyard" : f.target?.provider.id,
+    model: ctx.probe ? `probe:${ctx.probe}` : f.target?.model,
+    accountId: f.account?.id,
+    keyName: ctx.key?.name,
+    usage: f.usage ?? {},
+    // SPEC O-1: only a reply can lack the provider's usage; a request no model served (a key's limit,
+    // a bad request, every attempt failed) has no usage at all, so nothing in its row is estimated.
+    estimated: !f.usageSeen && !ctx.probe && f.firstByteAt !== undefined,
+    outcome: f.outcome,
+    status: f.status,
+    ttfbMs: f.firstByteAt !== undefined ? f.firstByteAt - ctx.startedAt : undefined,
+    totalMs: now - ctx.startedAt,
+    attempts: f.attempts,
+    fallback: f.fallback,
+  };
+  // SPEC S-4: what the token savers removed from the body that was served.
+  const saver = ctx.trace.tokenSaver;
+  if (saver && "results" in saver) {
+    rec.savedChars = saver.charsBefore - saver.charsAfter;
+    rec.savedTokens = saver.tokensSaved;
+  }
+  return rec;
+}
