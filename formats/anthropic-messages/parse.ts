@@ -21,7 +21,8 @@ import {
 } from "../hub.ts";
 import { isObj, leftover, type JsonObject as Json } from "../json.ts";
 import { ITEM_FIELDS_KEY, readCacheControl, readOpaque, type ItemFields } from "./mapping.ts";
-import { check, RequestSchema } from "./schema.ts";
+import { acceptedEnvelope } from "./request-shape.ts";
+import { check, RequestSchema, type RequestBody } from "./schema.ts";
 
 const TOP_LEVEL_KNOWN = new Set([
   "model",
@@ -41,6 +42,7 @@ const TOP_LEVEL_KNOWN = new Set([
 ]);
 const EFFORTS = new Set<string>(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 const FUNCTION_TOOL_KNOWN = new Set(["name", "type", "description", "input_schema", "cache_control", "strict", "defer_loading"]);
+const MESSAGE_KNOWN = new Set(["role", "content"]);
 
 function parseSource(src: unknown, path: string, forDocument: boolean): MediaSource {
   if (!isObj(src)) throw invalid(`${path}: source must be an object`, path);
@@ -210,9 +212,19 @@ function parseToolChoice(tc: Json): ToolChoice | undefined {
  *   request: missing `model`/`messages`, a block missing a required field, an unknown role.
  */
 export function parseRequest(body: unknown): HubRequest {
+  // The envelope checked by hand (request-shape.ts, no copy of the body); the schema when that is not sure.
+  return parseEnvelope(acceptedEnvelope(body) ?? checkedEnvelope(body));
+}
+
+/** valibot's check of the body (schema.ts `RequestSchema`) and its output. @throws FormatError naming the first failing path. */
+export function checkedEnvelope(body: unknown): Json & RequestBody {
   const r = check(RequestSchema, body);
   if (!r.ok) throw invalid(r.message, r.path);
-  const b = r.value as Json & typeof r.value;
+  return r.value as Json & typeof r.value;
+}
+
+/** {@link parseRequest} of a checked envelope: `RequestSchema`'s output, or what request-shape.ts reads in its place. */
+export function parseEnvelope(b: Json & RequestBody): HubRequest {
   const extra: Json = {};
   for (const k in b) {
     if (!TOP_LEVEL_KNOWN.has(k) && b[k] !== undefined && b[k] !== null) extra[k] = b[k];
@@ -233,7 +245,7 @@ export function parseRequest(body: unknown): HubRequest {
     if (role !== "user" && role !== "assistant" && role !== "system" && role !== "developer") {
       throw invalid(`messages.${i}.role: unknown role ${JSON.stringify(role)}`, `messages.${i}.role`);
     }
-    const rest = leftover(m, new Set(["role", "content"]));
+    const rest = leftover(m, MESSAGE_KNOWN);
     if (rest) (fields.messages ??= {})[String(i)] = rest;
     return { role, content: parseContent(m.content as string | Json[], `messages.${i}.content`) };
   });

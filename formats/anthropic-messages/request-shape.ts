@@ -1,0 +1,142 @@
+/**
+ * A Messages request body's envelope checked by hand, for parse.ts (issue 17, docs/performance.md item
+ * 142): valibot's `safeParse` of {@link RequestSchema} (schema.ts) copies every object it checks (the
+ * body, every message, content block and tool), which for Claude Code's ~90 KB turns was most of the
+ * parse to the hub. {@link acceptedEnvelope} reads the body instead and, when it is sure the schema
+ * accepts it, returns what parse.ts reads in place of the schema's output; otherwise undefined, and the
+ * caller runs the schema, which names the failing path (so every refusal keeps its message).
+ *
+ * Pure, no I/O. What it returns reads the same as the schema's output for parse.ts:
+ * - the top-level object and the small objects whose members parse.ts keeps as they are (`thinking`,
+ *   `tool_choice`, `output_config`, `metadata`) and a tool that is not a function tool (kept whole as a
+ *   provider tool) are copied as valibot's `looseObject` copies them ({@link looseCopy}: the schema's
+ *   keys first, in its order, then the others in the body's order, without `__proto__`, `prototype` and
+ *   `constructor`), since their key order reaches the upstream body;
+ * - the arrays of messages, system blocks and tools are the body's own, with the body's own messages,
+ *   blocks and function tools in them: parse.ts reads their fields by name and walks their other members
+ *   in the body's order, which valibot's copies keep; a message, a tool or a tool's `input_schema` with
+ *   an own `__proto__`, `prototype` or `constructor` member (which valibot's copy leaves out) is left to
+ *   the schema, as is an array where the schema wants an object (valibot's `looseObject` takes an array
+ *   and copies it into an object).
+ */
+import type { RequestBody } from "./schema.ts";
+
+type Json = Record<string, unknown>;
+
+/** The keys valibot's object copies leave out (its `_isValidObjectKey`). */
+function special(key: string): boolean {
+  return key === "__proto__" || key === "prototype" || key === "constructor";
+}
+
+function hasSpecialMember(o: object): boolean {
+  return Object.hasOwn(o, "__proto__") || Object.hasOwn(o, "prototype") || Object.hasOwn(o, "constructor");
+}
+
+/** A plain object (not null, not an array). */
+function isObj(x: unknown): x is Json {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+const nullish = (x: unknown) => x === undefined || x === null;
+const nullishString = (x: unknown) => x === undefined || x === null || typeof x === "string";
+const nullishNumber = (x: unknown) => x === undefined || x === null || (typeof x === "number" && !Number.isNaN(x));
+const nullishBoolean = (x: unknown) => x === undefined || x === null || typeof x === "boolean";
+
+/** The schema's keys of the request body, in its order (schema.ts `RequestSchema`). */
+const REQUEST_KEYS = ["model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "top_k", "thinking", "output_config", "metadata", "stream"];
+const TOOL_KEYS = ["name", "type", "description", "input_schema"];
+const TOOL_CHOICE_KEYS = ["type", "name", "disable_parallel_tool_use"];
+const THINKING_KEYS = ["type", "budget_tokens", "display"];
+const EFFORT_KEYS = ["effort"];
+const USER_ID_KEYS = ["user_id"];
+const NO_KEYS: string[] = [];
+
+/**
+ * valibot's `looseObject` copy of `o` (valibot 1.x `looseObject` `~run`): the entries' keys that `o`
+ * has (`key in o`), in `entries` order, then `o`'s other own keys in its order, except `__proto__`,
+ * `prototype` and `constructor`. Values are `o`'s own (the schema's nested copies are made by the caller).
+ */
+export function looseCopy(o: Json, entries: readonly string[]): Json {
+  const out: Json = {};
+  for (const k of entries) if (k in o) out[k] = o[k];
+  for (const k in o) if (Object.hasOwn(o, k) && !special(k) && !entries.includes(k)) out[k] = o[k];
+  return out;
+}
+
+/** A content block as the schema's `BlockSchema` takes it: an object with a string `type`. */
+function isBlock(b: unknown): boolean {
+  return isObj(b) && typeof b.type === "string";
+}
+
+function blocks(x: unknown[]): boolean {
+  for (const b of x) if (!isBlock(b)) return false;
+  return true;
+}
+
+/** A message the schema accepts and whose fields parse.ts reads from the body as from its copy. */
+function plainMessage(m: unknown): boolean {
+  if (!isObj(m) || typeof m.role !== "string" || hasSpecialMember(m)) return false;
+  const c = m.content;
+  return typeof c === "string" || (Array.isArray(c) && blocks(c));
+}
+
+/** A tool the schema accepts; for a function tool, whose fields parse.ts reads from the body as from its copy. */
+function plainTool(t: unknown): boolean {
+  if (!isObj(t) || hasSpecialMember(t)) return false;
+  if (!nullishString(t.name) || !nullishString(t.type) || !nullishString(t.description)) return false;
+  const s = t.input_schema;
+  return nullish(s) || (isObj(s) && !hasSpecialMember(s));
+}
+
+/**
+ * What parse.ts reads for `body` in place of `RequestSchema`'s output when the schema surely accepts
+ * the body (see the module doc); undefined when the check is not sure, and the schema decides.
+ */
+export function acceptedEnvelope(body: unknown): (Json & RequestBody) | undefined {
+  if (!isObj(body) || typeof body.model !== "string") return undefined;
+  const messages = body.messages;
+  if (!Array.isArray(messages)) return undefined;
+  for (const m of messages) if (!plainMessage(m)) return undefined;
+  if (!nullishNumber(body.max_tokens) || !nullishNumber(body.temperature) || !nullishNumber(body.top_p) || !nullishNumber(body.top_k) || !nullishBoolean(body.stream)) return undefined;
+  const system = body.system;
+  if (!nullish(system) && typeof system !== "string" && !(Array.isArray(system) && blocks(system))) return undefined;
+  const stops = body.stop_sequences;
+  if (!nullish(stops)) {
+    if (!Array.isArray(stops)) return undefined;
+    for (const s of stops) if (typeof s !== "string") return undefined;
+  }
+  const tc = body.tool_choice;
+  if (!nullish(tc) && !(isObj(tc) && typeof tc.type === "string" && nullishString(tc.name) && nullishBoolean(tc.disable_parallel_tool_use))) return undefined;
+  const th = body.thinking;
+  if (!nullish(th) && !(isObj(th) && typeof th.type === "string" && nullishNumber(th.budget_tokens) && nullishString(th.display))) return undefined;
+  const oc = body.output_config;
+  if (!nullish(oc) && !(isObj(oc) && nullishString(oc.effort))) return undefined;
+  const md = body.metadata;
+  if (!nullish(md) && !(isObj(md) && nullishString(md.user_id))) return undefined;
+  const tools = body.tools;
+  let keptTools: unknown = tools;
+  if (!nullish(tools)) {
+    if (!Array.isArray(tools)) return undefined;
+    let copied: unknown[] | undefined;
+    for (let i = 0; i < tools.length; i++) {
+      const t = tools[i] as Json;
+      if (!plainTool(t)) return undefined;
+      if (t.type === undefined || t.type === null || t.type === "custom") {
+        copied?.push(t);
+        continue;
+      }
+      // Kept whole as a provider tool (parse.ts parseTool): valibot's copy, its input_schema copied too.
+      const raw = looseCopy(t, TOOL_KEYS);
+      if (isObj(raw.input_schema)) raw.input_schema = looseCopy(raw.input_schema, NO_KEYS);
+      (copied ??= tools.slice(0, i)).push(raw);
+    }
+    if (copied) keptTools = copied;
+  }
+  const out = looseCopy(body, REQUEST_KEYS);
+  if (keptTools !== tools) out.tools = keptTools;
+  if (isObj(tc)) out.tool_choice = looseCopy(tc, TOOL_CHOICE_KEYS);
+  if (isObj(th)) out.thinking = looseCopy(th, THINKING_KEYS);
+  if (isObj(oc)) out.output_config = looseCopy(oc, EFFORT_KEYS);
+  if (isObj(md)) out.metadata = looseCopy(md, USER_ID_KEYS);
+  return out as Json & RequestBody;
+}
