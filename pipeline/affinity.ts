@@ -15,7 +15,8 @@
  * Pure functions, and {@link affinityHints}: the pick hints of one request.
  */
 import type { HubMessage, HubRequest, WireFormat } from "../formats/hub.ts";
-import { tryHubOf, type RequestContext } from "./context.ts";
+import { clientHeadersOf, tryHubOf, type RequestContext } from "./context.ts";
+import type { HeaderReader } from "./client-headers.ts";
 import type { PickHints } from "./pick.ts";
 
 /** Session headers in precedence order (SPEC 2.4); lower-case, as `Headers` compares them. */
@@ -34,7 +35,7 @@ export const SYSTEM_PREFIX_CHARS = 2000;
 export const FIRST_USER_CHARS = 2000;
 
 /** The first session header present (non-empty) and its value, or undefined. */
-export function sessionHeader(headers: Headers): { name: string; value: string } | undefined {
+export function sessionHeader(headers: HeaderReader): { name: string; value: string } | undefined {
   for (const name of SESSION_HEADERS) {
     const v = headers.get(name)?.trim();
     if (v) return { name, value: v };
@@ -546,7 +547,7 @@ export function sessionKey(value: string): string {
  * The affinity key of a request: the session header's key when one is present, else the fingerprint
  * of the parsed body, else undefined (no body could be parsed: no affinity).
  */
-export function affinityKey(headers: Headers, hub: HubRequest | undefined, model: string): string | undefined {
+export function affinityKey(headers: HeaderReader, hub: HubRequest | undefined, model: string): string | undefined {
   const s = sessionHeader(headers);
   if (s) return sessionKey(s.value);
   return hub ? conversationFingerprint(hub, model) : undefined;
@@ -579,7 +580,7 @@ class RequestHints implements PickHints {
   get affinityKey(): string | undefined {
     if (!this.computed) {
       this.computed = true;
-      const s = sessionHeader(this.ctx.request.headers);
+      const s = sessionHeader(clientHeadersOf(this.ctx));
       this.key = s ? sessionKey(s.value) : requestFingerprint(this.ctx);
     }
     return this.key;

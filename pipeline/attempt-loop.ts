@@ -13,7 +13,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
-import { errorAnswer, responseHeaders, type Finished, type RequestContext } from "./context.ts";
+import { clientHeadersOf, errorAnswer, responseHeaders, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
@@ -332,7 +332,7 @@ async function attemptOnce(
     try {
       const call = executeCall(
         deps.executorFor(provider),
-        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: ctx.request.headers, upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey },
+        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey },
         ctx.signal,
         provider.headerTimeoutMs,
       );

@@ -7,6 +7,7 @@ import type { Restoration } from "./restore-placeholders.ts";
 import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
+import { ClientHeaders } from "./client-headers.ts";
 
 /**
  * The client-facing endpoint a request came in on. `gemini` is generateContent and
@@ -101,6 +102,11 @@ export interface RequestContext {
   clientFormat: WireFormat;
   /** The request's head; an HTTP `Request` (whose body the guard reads) unless {@link received} is set. */
   request: RequestHead;
+  /**
+   * The request's headers taken once, for the stages' reads (client-headers.ts); read them with
+   * {@link clientHeadersOf}, which makes them for a context not made by {@link newContext}.
+   */
+  clientHeaders?: ClientHeaders;
   /** The body as an event transport handed it over, parsed (SPEC 2.5); the guard takes it instead of reading `request`. */
   received?: ReceivedBody;
   peer: string | undefined;
@@ -207,13 +213,18 @@ export function vouchForOrigin(headers: Headers): void {
  * An unvouched `Origin` counts as remote whatever it says, so a path that skipped the origin check
  * still gives web pages no loopback exemption. `Host` is never consulted.
  */
-export function isRemote(peer: string | undefined, headers: Headers): boolean {
+export function isRemote(peer: string | undefined, headers: Headers | ClientHeaders): boolean {
   return (
     !isLoopback(peer) ||
     headers.has("x-forwarded-for") ||
     headers.has("x-real-ip") ||
-    (headers.has("origin") && !vouchedOrigins.has(headers))
+    (headers.has("origin") && !vouchedOrigins.has(headers instanceof ClientHeaders ? headers.raw : headers))
   );
+}
+
+/** The request's headers as the stages read them ({@link RequestContext.clientHeaders}, made on first use). */
+export function clientHeadersOf(ctx: RequestContext): ClientHeaders {
+  return (ctx.clientHeaders ??= new ClientHeaders(ctx.request.headers));
 }
 
 /** Mints the ids of a request. */
@@ -304,6 +315,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
   const requestId = ids.request();
   const routeId = ids.route();
   const clientFormat = ENDPOINT_FORMAT[incoming.endpoint];
+  const clientHeaders = new ClientHeaders(incoming.request.headers);
   const trace: RouteTrace = {
     routeId,
     requestId,
@@ -322,8 +334,9 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     endpoint: incoming.endpoint,
     clientFormat,
     request: incoming.request,
+    clientHeaders,
     peer: incoming.peer,
-    remote: isRemote(incoming.peer, incoming.request.headers),
+    remote: isRemote(incoming.peer, clientHeaders),
     rawBody: new Uint8Array(0),
     body: {},
     requestedModel: "",

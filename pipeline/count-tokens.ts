@@ -5,7 +5,7 @@
  */
 import * as v from "valibot";
 import { hubError } from "../formats/hub.ts";
-import { errorAnswer, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { clientHeadersOf, errorAnswer, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
 import type { AttemptTrace, Clock } from "./ports.ts";
@@ -117,7 +117,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
       stream: false,
       upstreamFormat: ctx.clientFormat,
       clientFormat: ctx.clientFormat,
-      clientHeaders: ctx.request.headers,
+      clientHeaders: clientHeadersOf(ctx),
       endpoint: "count_tokens" as const,
     };
     const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs);

@@ -4,6 +4,7 @@
  * fixes (P-2) and the outbound proxy (P-4); this stage owns the header timeout and cancellation.
  */
 import type { WireFormat } from "../formats/hub.ts";
+import type { ClientHeaders } from "./client-headers.ts";
 import type { Account, Credential, ProviderInfo } from "./ports.ts";
 
 /** Everything an executor needs for one call. */
@@ -20,8 +21,8 @@ export interface UpstreamCall {
   upstreamFormat: WireFormat;
   /** The client's format: format-specific client headers are forwarded only to the same format. */
   clientFormat: WireFormat;
-  /** The client's headers; the executor forwards only its allow-list. */
-  clientHeaders: Headers;
+  /** The client's headers (the request's, or as taken once by the pipeline); the executor forwards only its allow-list. */
+  clientHeaders: Headers | ClientHeaders;
   /**
    * The endpoint called: the format's model call when absent; `count_tokens` is the format's token
    * count (Anthropic `/v1/messages/count_tokens`, Gemini `/v1beta/models/{model}:countTokens`; SPEC

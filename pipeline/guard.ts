@@ -4,7 +4,8 @@
  */
 import { hubError, type HubError, type WireFormat } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
-import { errorAnswer, type ReceivedBody, type RequestContext } from "./context.ts";
+import { clientHeadersOf, errorAnswer, type ReceivedBody, type RequestContext } from "./context.ts";
+import type { HeaderReader } from "./client-headers.ts";
 import { checkKeyLimits } from "./key-limits.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
@@ -35,7 +36,7 @@ export const DEFAULT_BODY_TIMEOUT_MS = 120_000;
  * Gemini routes also `x-goog-api-key: KEY` or `?key=KEY` in the URL (SPEC 2.1, how Gemini clients send
  * their key). Pass `url` only for Gemini routes.
  */
-export function presentedKey(headers: Headers, url?: string): string | undefined {
+export function presentedKey(headers: HeaderReader, url?: string): string | undefined {
   const auth = headers.get("authorization");
   if (auth) {
     const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
@@ -60,7 +61,7 @@ export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: H
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
  * tools often send a placeholder). Everything else needs a valid key.
  */
-export function authenticate(remote: boolean, headers: Headers, keys: KeyLookup, settings: GuardSettings, url?: string): AuthDecision {
+export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLookup, settings: GuardSettings, url?: string): AuthDecision {
   const secret = presentedKey(headers, url);
   const key = secret ? keys.lookup(secret) : undefined;
   if (!remote && !settings.requireApiKey) return { ok: true, key };
@@ -287,7 +288,7 @@ export interface GuardDeps {
  */
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const settings = deps.settings();
-  const auth = authenticate(ctx.remote, ctx.request.headers, deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
+  const auth = authenticate(ctx.remote, clientHeadersOf(ctx), deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
   if (!auth.ok) return refuse(ctx, auth.error);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
@@ -328,7 +329,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   ctx.stream = ctx.path ? ctx.path.stream : streamRequested(ctx.clientFormat, body);
   ctx.includeUsage = ctx.clientFormat === "openai-chat" && includeUsageRequested(body);
   if (ctx.endpoint === "messages") {
-    const probe = recogniseProbe(body, ctx.request.headers);
+    const probe = recogniseProbe(body, clientHeadersOf(ctx));
     if (probe) {
       ctx.probe = probe;
       ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `Claude Code ${probe} probe answered locally (G-5)` });

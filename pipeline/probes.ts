@@ -26,13 +26,14 @@ import type { EncoderOptions } from "../formats/codec.ts";
 import type { HubResponse } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
 import { responseHeaders, type ProbeKind, type RequestContext } from "./context.ts";
+import type { HeaderReader } from "./client-headers.ts";
 import { isObj, type JsonObject as Json } from "../formats/json.ts";
 
 const TOPIC_MARKER = "Analyze if this message indicates a new conversation topic";
 const TITLE_MARKER = "Generate a concise, sentence-case title";
 
 /** Whether the request comes from Claude Code itself (user agent `claude-cli/…` or `x-app: cli`). */
-export function isClaudeCodeClient(headers: Headers): boolean {
+export function isClaudeCodeClient(headers: HeaderReader): boolean {
   const ua = headers.get("user-agent") ?? "";
   return ua.startsWith("claude-cli/") || (headers.get("x-app") ?? "").trim().toLowerCase() === "cli";
 }
@@ -98,7 +99,7 @@ const PROBES: Array<[ProbeKind, v.GenericSchema]> = [
  * Recognises a Claude Code housekeeping probe (SPEC G-5). `body` is the parsed Anthropic Messages
  * request; `headers` the client's request headers. Returns undefined for every other request.
  */
-export function recogniseProbe(body: Json, headers: Headers): ProbeKind | undefined {
+export function recogniseProbe(body: Json, headers: HeaderReader): ProbeKind | undefined {
   if (!isClaudeCodeClient(headers)) return undefined;
   for (const [kind, schema] of PROBES) if (v.is(schema, body)) return kind;
   return undefined;

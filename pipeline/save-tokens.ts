@@ -34,7 +34,8 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { ProviderKind } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
-import { bodyBytes, type RequestContext } from "./context.ts";
+import { bodyBytes, clientHeadersOf, type RequestContext } from "./context.ts";
+import type { HeaderReader } from "./client-headers.ts";
 import type { TokenSaverTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import { compressToolResult, MIN_CHARS, type Compressed } from "./savers/index.ts";
@@ -53,7 +54,7 @@ export const TOKEN_SAVER_HEADER = "x-switchyard-token-saver";
 
 
 /** Whether the request turned the token savers off (`off`; also `false`, `0`, `no`, any case). */
-export function saverHeaderOff(headers: Headers): boolean {
+export function saverHeaderOff(headers: HeaderReader): boolean {
   const v = headers.get(TOKEN_SAVER_HEADER);
   return v !== null && ["off", "false", "0", "no"].includes(v.trim().toLowerCase());
 }
@@ -61,7 +62,7 @@ export function saverHeaderOff(headers: Headers): boolean {
 /** Why the savers do not run for this attempt, or undefined when they do (SPEC S-2). */
 export function skipReason(
   kind: ProviderKind,
-  headers: Headers,
+  headers: HeaderReader,
   settings: TokenSaverSettings | undefined,
 ): "disabled" | "header" | "prompt_cache" | undefined {
   if (!settings?.compressToolResults) return "disabled";
@@ -220,7 +221,7 @@ const decoder = new TextDecoder();
  * `settings` undefined means off. Never throws: a body it cannot read is sent as it is.
  */
 export function saveTokens(ctx: RequestContext, target: Target, translated: Translated, settings: TokenSaverSettings | undefined): void {
-  const skip = skipReason(target.provider.kind, ctx.request.headers, settings);
+  const skip = skipReason(target.provider.kind, clientHeadersOf(ctx), settings);
   if (skip === "disabled") {
     delete ctx.trace.tokenSaver;
     return;

@@ -8,7 +8,7 @@ import { geminiPath } from "../../formats/gemini/index.ts";
 import { codexHeaders } from "./codex.ts";
 import { claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
-import type { Executor, ExecutorFor, UpstreamCall, UpstreamReply } from "../../pipeline/index.ts";
+import { headersWithPrefix, type Executor, type ExecutorFor, type UpstreamCall, type UpstreamReply } from "../../pipeline/index.ts";
 import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 
 /**
@@ -69,9 +69,7 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
       const v = src.get(name);
       if (v) out.set(name, v);
     }
-    src.forEach((v, k) => {
-      if (k.startsWith("x-opencode-")) out.set(k, v);
-    });
+    headersWithPrefix(src, "x-opencode-", (k, v) => out.set(k, v));
   }
   out.set("content-type", "application/json");
   out.set("accept", call.stream ? "text/event-stream" : "application/json");
