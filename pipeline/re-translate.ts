@@ -21,6 +21,7 @@ import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type Form
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import {
+  FormatError,
   hubError,
   mergeUsage,
   type HubError,
@@ -545,8 +546,11 @@ export class WholeBodyDriver extends HubDriver {
     try {
       resp = this.provider.decodeResponse(body, this.decoderOptions);
     } catch (e) {
-      const err = (e as { error?: HubError }).error;
-      this.earlyError = err ?? hubError("api_error", "The upstream reply could not be read.", { status: 502 });
+      // A FormatError is the decoder refusing the upstream's reply (a 502, a failed attempt); anything
+      // else (a TypeError) is the gateway's own bug, which the commit point reports as its own failure
+      // (pipeline/commit.ts gatewayFailed, classification row gateway_error), not the upstream's.
+      if (!(e instanceof FormatError)) throw e;
+      this.earlyError = e.error;
       return EMPTY;
     }
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.

@@ -16,6 +16,7 @@ import { simpleReply } from "../support/fake-upstream.ts";
 const suite = gatewaySuite();
 const chat = codecFor("openai-chat") as { -readonly [K in keyof FormatCodec]: FormatCodec[K] };
 const realCreateDecoder = chat.createDecoder;
+const realDecodeResponse = chat.decodeResponse;
 const dec = new TextDecoder();
 
 beforeEach(() => {
@@ -36,6 +37,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   chat.createDecoder = realCreateDecoder;
+  chat.decodeResponse = realDecodeResponse;
   for (const a of ["oai-1"]) await suite.gw.app.store.clearCooldown(a);
   suite.gw.app.registry.loadState(await suite.gw.app.store.loadAccountState());
 });
@@ -87,5 +89,32 @@ describe("a reply driver that throws before the commit point", () => {
     const text = await res.text();
     expect(text).toContain('"content":"all "');
     expect(text).toContain('"finish_reason":"stop"');
+  });
+});
+
+describe("a whole reply's decoder that throws something other than a FormatError", () => {
+  test("a JSON reply (Chat client, Chat-compatible provider, decoded through the hub): the gateway's own 500, not an upstream 502; one call, no cooldown, the trace blames the gateway", async () => {
+    // WholeBodyDriver used to take any throw of decodeResponse for the upstream's fault: a 502 "The
+    // upstream reply could not be read.", retried on the same account and cooled down.
+    chat.decodeResponse = (body, opts) => {
+      if (JSON.stringify(body).includes("BUG")) throw new TypeError("Cannot read properties of undefined (reading 'message')");
+      return realDecodeResponse(body, opts);
+    };
+    suite.gw.fake.handle((r) => simpleReply("openai-chat", { text: "a BUG in the decoder" }, r.stream));
+    const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "chat/glm-x", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(500);
+    const body = (await res.json()) as any;
+    expect(body.error.message).toBe("The gateway failed while reading the reply of upstream chat.");
+    expect(JSON.stringify(body)).not.toContain("TypeError");
+    expect(suite.gw.fake.requests.length).toBe(1);
+    expect(suite.gw.fake.requests[0].stream).toBe(false);
+    const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts).toHaveLength(1);
+    expect(trace.attempts[0]).toMatchObject({ status: 200, classification: "gateway_error" });
+    expect(trace.attempts[0].error).toContain("TypeError: Cannot read properties of undefined (reading 'message')");
   });
 });
