@@ -15,15 +15,25 @@
  * iterative: 5,000,000 levels parse (~1 µs per level, measured 2026-12-03, the same order as as many
  * arrays side by side), so its cost follows the number of arrays and objects, which the bounds on one
  * event and one reply limit (64 MiB), not their depth; checking every event's or reply's text would
- * cost a bracket count on each one longer than 2,000 characters. A whole reply longer than 1 MiB is
- * checked before it is parsed (pipeline/whole-reply-bound.ts `nestsTooDeepToParse`), where the count
- * is small beside the parse.
+ * cost a bracket count on each one longer than 2,000 characters. A whole reply longer than
+ * {@link DEPTH_CHECKED_BYTES} (1 MiB) is checked before it is parsed (pipeline/whole-reply-bound.ts
+ * `nestsTooDeepToParse`), and so is one upstream SSE event's data ({@link checkEventDepth}, called by
+ * formats/sse.ts `SseReader` and the Chat tap), where the count is small beside the parse.
  */
 
 import { FormatError, hubError, type HubError } from "./hub.ts";
 
 /** Levels of arrays and objects a JSON text may nest (the body object itself is level 1). */
 export const MAX_JSON_DEPTH = 1000;
+
+/**
+ * Upstream JSON texts longer than this (bytes of a whole reply, characters of one SSE event's data) are
+ * checked for nesting past {@link MAX_JSON_DEPTH} before they are parsed: 1 MiB. `JSON.parse` holds the
+ * event loop ~0.2 µs for every level it opens (33.5 million nested arrays in 64 MiB: 6.8 s of CPU,
+ * Bun 1.4.5, 2026-12-03); a text of at most 1 MiB nests at most 524,288 levels (~0.1 s), and the usual
+ * one, far shorter, pays only a length compare.
+ */
+export const DEPTH_CHECKED_BYTES = 1024 * 1024;
 
 /**
  * Whether the JSON text `json` (UTF-8 bytes, or a string) opens more than `limit` arrays and objects
@@ -94,6 +104,19 @@ export function upstreamNestedTooDeep(what: string): HubError {
     status: 502,
     code: "upstream_nested_too_deep",
   });
+}
+
+/**
+ * Throws the FormatError of {@link upstreamNestedTooDeep} ("a stream event") when one upstream SSE
+ * event's data is longer than {@link DEPTH_CHECKED_BYTES} characters and nests more than
+ * {@link MAX_JSON_DEPTH} levels, before anything parses it: the bound a whole reply has
+ * (pipeline/whole-reply-bound.ts), for the same text sent as one event. Costs a length compare for
+ * every event of 1 MiB or less; a longer one costs a native search per bracket up to 1,001 of each
+ * kind, then ~1 ns per character (a 64 MiB event: at most ~0.1–0.3 s, against the seconds its parse
+ * would cost when it nests that deep).
+ */
+export function checkEventDepth(data: string): void {
+  if (data.length > DEPTH_CHECKED_BYTES && nestsDeeperThan(data)) throw new FormatError(upstreamNestedTooDeep("a stream event"));
 }
 
 /**

@@ -10,10 +10,13 @@
  * misconfigured base URL serving a huge non-SSE body as `text/event-stream`) cannot make the gateway
  * hold an event without end however large it grows; past the bound the reader or tap throws
  * {@link eventTooLarge}'s FormatError, which the pipeline treats as a failed attempt before the commit
- * point and as the format's in-band error after it.
+ * point and as the format's in-band error after it. So is an event whose data is longer than 1 MiB and
+ * nests past MAX_JSON_DEPTH (formats/json-depth.ts {@link checkEventDepth}), refused before anything
+ * parses it, as a whole reply that long is.
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import { FormatError, hubError, type HubError } from "./hub.ts";
+import { checkEventDepth, DEPTH_CHECKED_BYTES, nestsDeeperThan } from "./json-depth.ts";
 
 const STREAM = { stream: true };
 /**
@@ -106,7 +109,10 @@ function isEventField(s: string, i: number): boolean {
  * `push` throws {@link eventTooLarge}; after that the reader takes nothing more (`push` and `end` do
  * nothing). The splitter never holds more than the bound (it hands a longer event to the parser before
  * that), so the parser sees an event past the bound exactly when it would have reading the whole
- * stream. No `onError` is given to the parser: with one it builds an Error
+ * stream. A complete event whose data is longer than DEPTH_CHECKED_BYTES (1 MiB) is checked for
+ * nesting before `onEvent` or `quick` gets it (formats/json-depth.ts `checkEventDepth`): past
+ * MAX_JSON_DEPTH `push` throws that FormatError (`upstream_nested_too_deep`) and the reader stops the
+ * same way; at `end` such a last event is dropped like a torn one (its stream then lacks its end). No `onError` is given to the parser: with one it builds an Error
  * (and its stack) for every line that is no SSE field, ~30 µs a line on a body that is no event stream.
  */
 export class SseReader {
@@ -124,6 +130,7 @@ export class SseReader {
   private pendingLf = false;
   /** Whether any text was fed (the BOM rule is the first text's). */
   private textBegan = false;
+  /** An event past a bound (its size, or its nesting) stopped the reader: it takes nothing more. */
   private overflowed = false;
   /** Characters fed in all: the parser cannot have overflowed before this exceeds the bound. */
   private fed = 0;
@@ -252,6 +259,7 @@ export class SseReader {
     if (nl === end) {
       if (isDataField(s, start)) {
         const value = s.charCodeAt(start + 5) === 32 ? start + 6 : start + 5;
+        if (end - value > DEPTH_CHECKED_BYTES) this.checkDepth(s.slice(value, end));
         if (this.quick !== undefined && this.quick(s, value, end)) return;
         this.onEvent({ id: undefined, event: undefined, data: s.slice(value, end) });
         return;
@@ -259,10 +267,28 @@ export class SseReader {
     } else if (isEventField(s, start) && isDataField(s, nl + 1) && s.indexOf("\n", nl + 1) === end) {
       const name = s.slice(s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, nl);
       const value = s.charCodeAt(nl + 6) === 32 ? nl + 7 : nl + 6;
-      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data: s.slice(value, end) });
+      const data = s.slice(value, end);
+      if (data.length > DEPTH_CHECKED_BYTES) this.checkDepth(data);
+      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data });
       return;
     }
     this.parse(s.slice(start, end + 2));
+  }
+
+  /** {@link checkEventDepth} of a long event's data: its FormatError stops the reader first. */
+  private checkDepth(data: string): void {
+    try {
+      checkEventDepth(data);
+    } catch (e) {
+      this.overflowed = true;
+      throw e;
+    }
+  }
+
+  /** The parser's dispatch: a long event's data is checked ({@link checkDepth}) before `onEvent` gets it. */
+  private parsed(ev: SseEvent): void {
+    if (ev.data.length > DEPTH_CHECKED_BYTES) this.checkDepth(ev.data);
+    this.onEvent(ev);
   }
 
   /**
@@ -276,7 +302,7 @@ export class SseReader {
     try {
       let parser = this.parser;
       if (parser === undefined) {
-        parser = this.parser = createParser({ onEvent: this.onEvent, maxBufferSize: this.maxEventSize });
+        parser = this.parser = createParser({ onEvent: (ev) => this.parsed(ev), maxBufferSize: this.maxEventSize });
         // Made after the stream's start: a line end settles its BOM rule (it holds nothing after it).
         if (this.textBegan && this.fed > text.length) parser.feed("\n");
       }
@@ -487,13 +513,18 @@ export function lastEventBoundary(b: Uint8Array): number {
   return 0;
 }
 
-/** True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole. */
+/**
+ * True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole.
+ * A line longer than DEPTH_CHECKED_BYTES that nests past MAX_JSON_DEPTH is not parsed and makes it
+ * not whole (formats/json-depth.ts: the bound on one event).
+ */
 export function wholeEvents(text: string): boolean {
   let any = false;
   for (const line of text.split(/\r\n|\r|\n/)) {
     if (!line.startsWith("data:")) continue;
     const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
     if (v === "[DONE]") continue;
+    if (v.length > DEPTH_CHECKED_BYTES && nestsDeeperThan(v)) return false;
     try {
       JSON.parse(v);
       any = true;

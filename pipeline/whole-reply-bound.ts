@@ -4,7 +4,7 @@
  * upstream reply gathered for a non-streaming client (AccumulatedDriver), and the failures past them.
  */
 import { FormatError, hubError, type HubError, type HubEvent } from "../formats/hub.ts";
-import { nestsDeeperThan, upstreamNestedTooDeep } from "../formats/json-depth.ts";
+import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../formats/json-depth.ts";
 
 /**
  * The most the gateway holds of one non-streamed upstream reply (JSON), in bytes: 64 MiB, the bound of
@@ -25,7 +25,7 @@ export const MAX_WHOLE_REPLY_BYTES = 64 * 1024 * 1024;
  * the usual reply, far shorter, pays only a length compare; a shorter one that nests deep is read as
  * before (formats/json-depth.ts: refused where a value would be serialised again, else relayed).
  */
-export const DEPTH_CHECKED_REPLY_BYTES = 1024 * 1024;
+export const DEPTH_CHECKED_REPLY_BYTES = DEPTH_CHECKED_BYTES;
 
 /**
  * Whether a whole reply's bytes must be refused before `JSON.parse` for nesting more than

@@ -20,7 +20,9 @@
  * value `"error"`, so a miss is certain and the event is forwarded untouched. A hit, an event in
  * another form than `data: <payload>` + blank line, or an event that straddles reads is decoded and
  * checked as text, and a hit there costs one `JSON.parse`. Events are parsed unconditionally only
- * until the first content arrived (usually the second event).
+ * until the first content arrived (usually the second event). An event it would parse whose data is
+ * longer than 1 MiB and nests past MAX_JSON_DEPTH is refused first (formats/json-depth.ts
+ * `checkEventDepth`: `push` throws its FormatError, `end` sends it as the in-band error).
  *
  * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived after the finish (or an in-band error);
  * `[DONE]` alone when the finish arrived without it, or after an in-band error the provider already
@@ -37,6 +39,7 @@ import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_DONE, tryParseJson
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
+import { checkEventDepth, DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
 
 const LF = 10;
 const CR = 13;
@@ -256,8 +259,11 @@ export class ChatTap implements PassthroughTap {
       this.pendingLen = 0;
       const text = this.decoder.decode(bytes);
       const { data, event } = parseEventText(text);
-      const whole = data !== undefined && (data === "[DONE]" || tryParseJson(data) !== undefined);
-      if (whole || this.cutAtCR) {
+      // An event too deep to parse (formats/json-depth.ts checkEventDepth) is refused, not read: the reply fails with it.
+      const deep = data !== undefined && data.length > DEPTH_CHECKED_BYTES && nestsDeeperThan(data);
+      if (deep) failure = upstreamNestedTooDeep("a stream event");
+      const whole = !deep && data !== undefined && (data === "[DONE]" || tryParseJson(data) !== undefined);
+      if (whole || (this.cutAtCR && !deep)) {
         if (this.observe(data, event)) {
           parts.push(bytes);
           // the blank line that ends it: after a CR-ended line "\n" would only complete that CRLF
@@ -390,7 +396,11 @@ export class ChatTap implements PassthroughTap {
    * a closure per event: docs/performance.md item 123); undefined when it is not a JSON object.
    */
   private payload(data: string): Record<string, any> | undefined {
-    if (this.parsed === NOT_PARSED) this.parsed = tryParseJson(data);
+    if (this.parsed === NOT_PARSED) {
+      // An event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused before its parse (throws).
+      checkEventDepth(data);
+      this.parsed = tryParseJson(data);
+    }
     return isObj(this.parsed) ? this.parsed : undefined;
   }
 

@@ -15,6 +15,7 @@ import { codecFor } from "../../formats/index.ts";
 import { FormatError, type HubError, type WireFormat } from "../../formats/hub.ts";
 import { MAX_JSON_DEPTH, upstreamNestedTooDeep } from "../../formats/json-depth.ts";
 import { AccumulatedDriver, TranslatedStreamDriver, type ReplyDriver } from "../../pipeline/re-translate.ts";
+import type { PassthroughTap } from "../../formats/codec.ts";
 
 const FORMATS: WireFormat[] = ["openai-chat", "anthropic-messages", "openai-responses", "gemini"];
 const familyOf = (f: WireFormat) => (f === "anthropic-messages" ? "anthropic" : f === "gemini" ? "gemini" : "openai");
@@ -165,5 +166,72 @@ describe("tool-call arguments nested 60,000 levels deep inside a string (Chat up
     const driver = new AccumulatedDriver(codecFor("openai-chat"), codecFor("gemini"), { family: "openai" }, options());
     const out = JSON.parse(run(driver, [head + call(args) + tail]));
     expect(JSON.stringify(out.candidates[0].content.parts[1].functionCall.args)).toBe(args);
+  });
+});
+
+/**
+ * One upstream stream event longer than 1 MiB that nests more than MAX_JSON_DEPTH levels (formats/sse.ts,
+ * formats/json-depth.ts `checkEventDepth`; README "Not done yet" until this was fixed: a whole reply that
+ * long was refused before its parse, one event was parsed whatever its depth, ~0.2 µs a level). It is
+ * refused before anything parses it, wherever its value sits (a field no decoder reads included), by the
+ * hub decoders and by the native taps that would parse it: the text so far, then the format's in-band
+ * error naming the event. The same bytes side by side are read as before.
+ */
+describe("one stream event of 1.2 MB nesting 600,000 levels", () => {
+  const HUGE_DEEP = nest(600_000);
+  const eventTooDeep = upstreamNestedTooDeep("a stream event");
+
+  /** Pushes `reads` through a native tap as the reply stream does: a thrown FormatError ends it with that failure. */
+  function runTap(tap: PassthroughTap, reads: string[]): string {
+    const out: Uint8Array[] = [];
+    try {
+      for (const r of reads) out.push(tap.push(enc.encode(r)));
+      out.push(tap.end());
+    } catch (e) {
+      if (!(e instanceof FormatError)) throw e;
+      out.push(tap.end(e.error));
+    }
+    return Buffer.concat(out).toString("utf8");
+  }
+
+  for (const up of FORMATS) {
+    const s = streams[up];
+    const client: WireFormat = up === "openai-chat" ? "anthropic-messages" : "openai-chat";
+    test(`${up} → ${client} stream (hub decoder): the text so far, then the in-band error naming the event`, () => {
+      const driver = new TranslatedStreamDriver(codecFor(up), codecFor(client), { family: familyOf(up) }, options());
+      const text = run(driver, [s.head, s.deep(HUGE_DEEP), s.tail]);
+      expect(textSoFar(client, text)).toBe(true);
+      expect(ending(client, text)).toEqual({ message: eventTooDeep.message, finished: false });
+      expect(driver.lateError).toEqual(eventTooDeep);
+    });
+    if (up === "anthropic-messages") {
+      test(`${up} native passthrough tap: a block's start after the first content is forwarded unread (the tap skips it by its name), so it is not checked either`, () => {
+        const text = runTap(codecFor(up).createTap({ family: familyOf(up), includeUsage: false }), [s.head, s.deep(HUGE_DEEP), s.tail]);
+        expect(text === s.head + s.deep(HUGE_DEEP) + s.tail).toBe(true);
+      });
+      continue;
+    }
+    test(`${up} native passthrough tap: the text so far, then the in-band error naming the event`, () => {
+      const text = runTap(codecFor(up).createTap({ family: familyOf(up), includeUsage: false }), [s.head, s.deep(HUGE_DEEP), s.tail]);
+      expect(textSoFar(up, text)).toBe(true);
+      expect(text.includes("[[[[")).toBe(false);
+      expect(ending(up, text)).toEqual({ message: eventTooDeep.message, finished: false });
+    });
+  }
+
+  test("a Chat event that deep in CRLF framing (read by eventsource-parser, not the splitter) is refused the same way", () => {
+    const s = streams["openai-chat"];
+    const driver = new TranslatedStreamDriver(codecFor("openai-chat"), codecFor("anthropic-messages"), { family: "openai" }, options());
+    const crlf = (t: string) => t.replaceAll("\n", "\r\n");
+    const text = run(driver, [crlf(s.head), crlf(s.deep(HUGE_DEEP)), crlf(s.tail)]);
+    expect(ending("anthropic-messages", text)).toEqual({ message: eventTooDeep.message, finished: false });
+  });
+
+  test("the same 1.2 MB side by side (300,000 arrays in a field no decoder walks) is read as before: the reply finishes", () => {
+    const s = streams["openai-responses"];
+    const wide = "[" + "[],".repeat(300_000) + "[]]";
+    const driver = new TranslatedStreamDriver(codecFor("openai-responses"), codecFor("openai-chat"), { family: "openai" }, options());
+    const text = run(driver, [s.head, s.deep(wide), s.tail]);
+    expect(ending("openai-chat", text)).toEqual({ message: undefined, finished: true });
   });
 });
