@@ -118,6 +118,13 @@ export interface StreamDecoder {
    * (pipeline/commit.ts, re-translate.ts DecodingDriver.begun).
    */
   readonly begun?: boolean;
+  /**
+   * Optional: what the upstream's stream held so far that the hub has no slot for and the decoder left
+   * out, one name per kind, named as a whole reply's {@link HubResponse.dropped} names them (`server_tool_use
+   * block`, `web_search_call item`, `inlineData part`, `audio`); undefined while nothing was. The reply
+   * says so in a warning (SPEC F-2: dropped explicitly, never silently; pipeline/commit.ts).
+   */
+  readonly dropped?: readonly string[];
 }
 
 /** Options for a client-side encoder. */

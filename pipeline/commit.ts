@@ -440,17 +440,18 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   if (a.hints.affinity !== false) deps.pool.bind(a.hints, account);
   // The warnings of the body that was served join the request's before anything records them
   // (`finish` runs below for a whole reply; the trace is serialised there).
-  if (a.translated.warnings.length > 0 || target.siblingOf || driver.dropped) {
+  if (a.translated.warnings.length > 0 || target.siblingOf) {
     const warnings = new Warnings(ctx.warnings);
     warnings.addAll(a.translated.warnings);
     if (target.siblingOf) {
       warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
     }
-    // SPEC F-2: what the upstream's reply held that this reply cannot carry is named, never dropped silently.
-    if (driver.dropped) {
-      warnings.add("reply_content_dropped", `The reply of upstream ${provider.id} held ${driver.dropped.join(", ")}, which this reply cannot carry (the gateway's common form has no place for it); left out.`);
-    }
   }
+  // SPEC F-2: what the upstream's reply held that this reply cannot carry is named, never dropped silently
+  // (a stream's so far; what it leaves out later reaches the trace when it ends: `droppedAtEnd`).
+  const dropped = driver.dropped;
+  const droppedAtCommit = dropped?.length ?? 0;
+  if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
   const headers = responseHeaders(ctx);
   if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
   if (a.fallback) headers.set("x-switchyard-fallback", "1");
@@ -484,11 +485,17 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
   deps.openStreams?.add(endAtShutdown);
   let stop: ((reason?: unknown) => void) | undefined;
+  /** A streamed reply's end: what it left out after the commit point is named in the trace's warning (its header went out already). */
+  const droppedAtEnd = () => {
+    const d = driver.dropped;
+    if (d !== undefined && d.length > droppedAtCommit) warnDropped(ctx, provider.id, d);
+  };
   const clientGone = () => {
     a.release();
     deps.openStreams?.delete(endAtShutdown);
     if (done) return;
     done = true;
+    droppedAtEnd();
     const gone = new TransportError("aborted", "the client went away");
     controller.abort(gone);
     stop?.(gone);
@@ -510,12 +517,32 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       a.clientAbort.onAbort = undefined;
       if (done) return;
       done = true;
+      droppedAtEnd();
       deps.finish(ctx, finished(failure ? "upstream_error" : "ok", sent.bytes));
     },
     sent,
   );
   stop = delivered.stop;
   return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
+}
+
+/** The code of the warning that names what the upstream's reply held and the client's reply leaves out. */
+const DROPPED_CODE = "reply_content_dropped";
+
+/**
+ * Names in the request's warnings (the `X-Switchyard-Warning` header when it has not gone out yet, and
+ * the route trace) what the reply of upstream `providerId` held that the client's reply, written from
+ * the hub, cannot carry (SPEC F-2): one warning, replaced by a longer list when a stream leaves out more
+ * after its commit point.
+ */
+function warnDropped(ctx: RequestContext, providerId: string, dropped: readonly string[]): void {
+  const warning = {
+    code: DROPPED_CODE,
+    message: `The reply of upstream ${providerId} held ${dropped.join(", ")}, which this reply cannot carry (the gateway's common form has no place for it); left out.`,
+  };
+  const at = ctx.warnings.findIndex((w) => w.code === DROPPED_CODE);
+  if (at >= 0) ctx.warnings[at] = warning;
+  else ctx.warnings.push(warning);
 }
 
 /**

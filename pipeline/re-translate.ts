@@ -81,7 +81,11 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly lateError: HubError | undefined;
   /** true for drivers that only produce output at `end` (non-streaming clients). */
   readonly buffered: boolean;
-  /** Optional, a whole reply: what it held that the client's reply, from the hub, leaves out ({@link HubResponse.dropped}; warned). */
+  /**
+   * Optional: what the upstream's reply held that the client's reply, from the hub, leaves out, one
+   * name per kind: a whole reply's ({@link HubResponse.dropped}), or a decoded stream's so far
+   * ({@link StreamDecoder.dropped}); the commit point warns of it (SPEC F-2).
+   */
   readonly dropped?: readonly string[];
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
@@ -244,6 +248,11 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
    */
   get begun(): boolean {
     return this.blockBegun || this.decoder.begun === true;
+  }
+
+  /** {@link ReplyDriver.dropped}: what the decoder left out of the upstream's stream so far ({@link StreamDecoder.dropped}). */
+  get dropped(): readonly string[] | undefined {
+    return this.decoder.dropped;
   }
 
   /** One canonical (normalized, restored) event for the client side. */

@@ -6,7 +6,7 @@
  * Robustness (recorded/anthropic-messages, REFERENCE §0 and §7.4):
  * - a duplicate `message_start` is passed on (the normalizer turns it into a usage update);
  * - `ping`, `citations_delta`, unknown event types, unknown block types (server tools) and their deltas
- *   are ignored; `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
+ *   are ignored (the kinds of block left out are named in `dropped`, for the reply's warning); `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
  *   thinking delta for a block that was never started is passed on (the normalizer opens it);
  * - the `{}` in a `tool_use` start is a placeholder, never an argument fragment; but a third-party
  *   server that puts the whole non-empty `input` in the start and sends no `input_json_delta` still gets
@@ -50,6 +50,8 @@ export class AnthropicDecoder implements StreamDecoder {
   private readonly tools = new Map<number, ToolState>();
   /** Keys of blocks deliberately skipped (server-tool blocks); their deltas and stop are ignored too. */
   private readonly skipped = new Set<number>();
+  /** StreamDecoder.dropped: the kinds of block skipped (`server_tool_use block`, …), as decodeResponse names them. */
+  dropped: string[] | undefined;
 
   constructor(
     opts: DecoderOptions,
@@ -196,9 +198,12 @@ export class AnthropicDecoder implements StreamDecoder {
           block: { type: "tool_call", id: typeof b.id === "string" ? b.id : "", name: typeof b.name === "string" ? b.name : "" },
         });
         return;
-      default:
+      default: {
         this.skipped.add(index); // server_tool_use, web_search_tool_result, …: no hub slot
+        const kind = typeof b.type === "string" ? `${b.type} block` : undefined;
+        if (kind !== undefined && !(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
         return;
+      }
     }
   }
 

@@ -75,7 +75,10 @@ export class GeminiChunkDecoder {
   private logprobs: TokenLogprob[] | undefined;
   private idBase: string | undefined;
   private minted = 0;
-  /** Kinds of part left out for want of a hub slot (`inlineData`, `executableCode`, …), for a whole reply's `dropped`. */
+  /**
+   * Kinds of part left out for want of a hub slot (`inlineData part`, `executableCode part`, …), for a
+   * whole reply's `dropped` and the stream decoder's (StreamDecoder.dropped).
+   */
   dropped: string[] | undefined;
 
   constructor(
@@ -193,7 +196,8 @@ export class GeminiChunkDecoder {
       // inlineData, executableCode, codeExecutionResult, …: no hub output block
       for (const k of Object.keys(p)) {
         if (k === "thoughtSignature" || k === "thought_signature" || k === "thought" || k === "text") continue;
-        if (!(this.dropped ??= []).includes(k)) this.dropped.push(k);
+        const kind = `${k} part`;
+        if (!(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
         break;
       }
       return;
@@ -350,6 +354,9 @@ export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) =
       // A last event without its blank line still counts when it is complete JSON (some servers close
       // right after the last `data:` line): SseReader.end() dispatches it.
       reader.end();
+    },
+    get dropped() {
+      return core.dropped;
     },
   };
 }

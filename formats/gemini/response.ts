@@ -50,7 +50,7 @@ export function decodeResponse(body: unknown, opts: GeminiDecoderOptions): HubRe
   const r = accumulate(normalizeEvents(events, { end: false }));
   // The chunk decoder fails a call whose arguments nest past MAX_JSON_DEPTH (formats/json-depth.ts).
   if (r.error) throw new FormatError(r.error);
-  if (core.dropped) for (const k of core.dropped) noteDropped(r.response, `${k} part`);
+  if (core.dropped) for (const k of core.dropped) noteDropped(r.response, k);
   return r.response;
 }
 

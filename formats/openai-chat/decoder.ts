@@ -30,7 +30,8 @@
  *   the plain field is absent (OpenRouter sends both); Mistral's array `content` with `thinking` parts;
  * - in-band `{"error":…}` / vLLM `{"object":"error",…}` frames, an `event: error` SSE event, and the
  *   failure finish reasons `error` / `insufficient_system_resource` → hub `error` (nothing after it);
- * - vLLM `stop_reason` / SGLang `matched_stop` naming the stop string → `stop_sequence`.
+ * - vLLM `stop_reason` / SGLang `matched_stop` naming the stop string → `stop_sequence`;
+ * - `delta.audio` and `delta.annotations` have no hub slot: left out, named in `dropped`.
  * - `choices[].logprobs.content` (asked for with `logprobs: true`) → the `logprobs` of the chunk's text
  *   delta; `logprobs: null` (every chunk of a stream that did not ask) costs one field check.
  *
@@ -97,6 +98,8 @@ export class ChatDecoder implements StreamDecoder {
   private learns = 0;
   /** The log probabilities of the chunk being decoded, for its content delta (set only around `onDelta`). */
   private logprobs: TokenLogprob[] | undefined;
+  /** StreamDecoder.dropped: what the deltas carried that the hub has no slot for (`audio`, `annotations`). */
+  dropped: string[] | undefined;
 
   /** `emitText`: where text deltas without log probabilities go instead of `emit`, when given (codec.ts {@link TextDeltaSink}). */
   constructor(
@@ -122,6 +125,11 @@ export class ChatDecoder implements StreamDecoder {
   }
 
   // ---------------------------------------------------------------------------------------------
+
+  /** Names a kind of content left out ({@link dropped}), once. */
+  private drop(kind: string): void {
+    if (!(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
+  }
 
   private fail(error: HubError): void {
     if (this.failed) return;
@@ -229,6 +237,7 @@ export class ChatDecoder implements StreamDecoder {
     const d = choice.delta;
     if (!isObj(d) || typeof d.content !== "string" || d.content.length === 0 || choice.logprobs != null) return;
     if (d.reasoning_content != null || d.reasoning != null || d.reasoning_details != null || d.refusal != null || d.tool_calls != null || d.function_call != null) return;
+    if (d.audio != null || d.annotations != null) return;
     this.learns++;
     this.template = ContentTemplate.learn(data, chunk);
   }
@@ -252,6 +261,10 @@ export class ChatDecoder implements StreamDecoder {
       this.ensureKind(KIND_REFUSAL);
       this.emit({ type: "block_delta", index: this.key, delta: { type: "text", text: refusal } });
     }
+
+    // Audio output and URL citations have no hub slot: named for the reply's warning (decodeResponse's names).
+    if (delta.audio != null) this.drop("audio");
+    if (delta.annotations != null && Array.isArray(delta.annotations) && delta.annotations.length > 0) this.drop("annotations");
 
     const calls = delta.tool_calls;
     if (Array.isArray(calls)) {

@@ -28,6 +28,8 @@
  *   streamed by JSON-escaping each input fragment.
  * - `logprobs` of `output_text.delta` events (asked for with `include: ["message.output_text.logprobs"]`)
  *   → the text delta's `logprobs`; text that only comes in a final form takes that form's `logprobs`.
+ * - hosted tools' items (`web_search_call`, `image_generation_call`, …) have no hub slot: left out and
+ *   named in `dropped` (StreamDecoder), for the reply's warning.
  * EOF without a terminal event emits nothing here: the normalizer's `end()` reports the truncation.
  */
 import { hubError, type BlockStart, type HubEvent, type ProviderFamily, type TokenLogprob } from "../hub.ts";
@@ -76,6 +78,9 @@ interface ItemState {
   pending: string;
 }
 
+/** The item types the hub carries; any other (a hosted tool's) is left out and named in `dropped`. */
+const HUB_ITEMS: ReadonlySet<string> = new Set(["message", "reasoning", "function_call", "custom_tool_call"]);
+
 const MALFORMED = () =>
   hubError("api_error", "The upstream sent a malformed stream event.", { status: 502, code: "upstream_malformed" });
 
@@ -97,6 +102,8 @@ class ResponsesDecoder implements StreamDecoder {
   private atEof = false;
   /** A reasoning item was added (StreamDecoder.begun): its block opens only with its content. */
   begun = false;
+  /** StreamDecoder.dropped: the kinds of item left out (hosted tools' items: `web_search_call item`, …). */
+  dropped: string[] | undefined;
   private readonly family: ProviderFamily;
 
   constructor(
@@ -235,6 +242,11 @@ class ResponsesDecoder implements StreamDecoder {
     if (!it && type) {
       it = { type, index, done: false, key: -1, started: false, args: "", pending: "" };
       this.items.set(index, it);
+      if (!HUB_ITEMS.has(type)) {
+        // A hosted tool's item (web_search_call, image_generation_call, …): named as decodeResponse names it.
+        const kind = `${type} item`;
+        if (!(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
+      }
     }
     return it;
   }
