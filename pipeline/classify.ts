@@ -210,6 +210,10 @@ export function classify(f: FailureFacts): Classification {
   // The gateway's own failure says nothing about the account or the provider: no cooldown, no health
   // or circuit count; the same reply would fail the same way elsewhere, so no other attempt is spent.
   if (f.gateway) return { row: "gateway_error", account: { type: "none" }, loop: "return" };
+  // A streamed reply the provider ended with nothing in it (a Chat stream of only `choices: []` chunks,
+  // formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR): the row of a whole reply with nothing usable
+  // (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
+  if (f.error?.code === "upstream_empty_reply") return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   if (f.status === undefined) {
     return { row: "transport", account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
   }

@@ -19,7 +19,10 @@
  *   when the arguments so far already are one is a repeat and is dropped);
  * - `arguments` sent as a JSON object instead of a string (serialised);
  * - missing `role`, missing `index` on a tool call, `choices: []` chunks (Azure
- *   `prompt_filter_results`, usage-only chunks), empty `id`/`model`;
+ *   `prompt_filter_results`, usage-only chunks), empty `id`/`model`; a reply of only such chunks is an
+ *   empty one: a refusal (raw `content_filter`) when a prompt filter result says `filtered: true`, else,
+ *   after `[DONE]`, {@link EMPTY_REPLY_ERROR} rather than a truncation (as response.ts reads a JSON body
+ *   with `choices: []`);
  * - usage on the finish chunk, on every chunk, as `usage: null`, or in `x_groq.usage`; `total_tokens`
  *   not the sum (see {@link usageFromChat});
  * - `finish_reason: "stop"` after tool calls (the normalizer promotes it to `tool_use`);
@@ -45,7 +48,7 @@ import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, tryParseJson, type SseEvent, type SseQuickLook } from "../sse.ts";
 import { ContentTemplate } from "./content-template.ts";
 import { errorFromPayload } from "./errors.ts";
-import { finishIsFailure, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
+import { finishIsFailure, promptFiltered, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
 
 interface Slot {
@@ -67,6 +70,17 @@ const KIND_THINKING = 2;
 const KIND_REFUSAL = 3;
 /** How many times a stream learns a {@link ContentTemplate} (again when the last one stopped matching). */
 const TEMPLATE_LEARNS = 2;
+
+/**
+ * The error of a stream that the provider ended (`[DONE]`) after only `choices: []` chunks and no prompt
+ * filter result saying why: an empty reply, not a cut-off one (502, `upstream_empty_reply`).
+ */
+export const EMPTY_REPLY_ERROR: HubError = {
+  kind: "api_error",
+  status: 502,
+  message: "The upstream ended its reply without any choice: no content and no finish reason.",
+  code: "upstream_empty_reply",
+};
 
 /** Whether `text` is one complete JSON value (used only on the rare repeated-arguments path). */
 function isCompleteJson(text: string): boolean {
@@ -100,6 +114,11 @@ export class ChatDecoder implements StreamDecoder {
   private logprobs: TokenLogprob[] | undefined;
   /** StreamDecoder.dropped: what the deltas carried that the hub has no slot for (`audio`, `annotations`). */
   dropped: string[] | undefined;
+  /** A chunk (a JSON object) was read, and one of them had a choice: a reply of only `choices: []` chunks is an empty one ({@link end}). */
+  private sawChunk = false;
+  private sawChoice = false;
+  /** A `choices: []` chunk's `prompt_filter_results` said a prompt was filtered (Azure's content filter). */
+  private promptFiltered = false;
 
   /** `emitText`: where text deltas without log probabilities go instead of `emit`, when given (codec.ts {@link TextDeltaSink}). */
   constructor(
@@ -121,7 +140,17 @@ export class ChatDecoder implements StreamDecoder {
 
   end(): void {
     this.reader.end();
-    // Without a finish (or error) the normalizer reports the truncation; nothing is invented here.
+    // A reply of only `choices: []` chunks (usage, Azure's prompt filter results) is an empty reply, as
+    // a JSON body with `choices: []` is (response.ts noChoicesReply): a refusal when a prompt filter
+    // result said so; else, once the provider ended it with `[DONE]`, an empty reply without a finish,
+    // which a stream cannot carry (nothing is invented, SPEC F-6): its error says what came.
+    if (this.sawChunk && !this.sawChoice && !this.finished && !this.failed) {
+      if (this.promptFiltered) {
+        this.finished = true;
+        this.emit({ type: "finish", reason: "refusal", raw: "content_filter" });
+      } else if (this.sawDone) this.fail(EMPTY_REPLY_ERROR);
+    }
+    // Otherwise, without a finish (or error) the normalizer reports the truncation; nothing is invented here.
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -188,6 +217,9 @@ export class ChatDecoder implements StreamDecoder {
 
     const choices = chunk.choices;
     const hasChoices = Array.isArray(choices) && choices.length > 0;
+    this.sawChunk = true;
+    if (hasChoices) this.sawChoice = true;
+    else if (!this.promptFiltered && chunk.prompt_filter_results !== undefined) this.promptFiltered = promptFiltered(chunk.prompt_filter_results);
     const usageRaw = chunk.usage ?? (isObj(chunk.x_groq) ? chunk.x_groq.usage : undefined);
     if (!this.started && (hasChoices || isObj(usageRaw) || (typeof chunk.id === "string" && chunk.id.length > 0))) {
       this.started = true;

@@ -173,3 +173,16 @@ export function chatToolId(id: string): string {
   const cleaned = id.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64 - 17);
   return (cleaned.length > 0 ? cleaned : "call") + "_" + shortHash(id);
 }
+
+/**
+ * Whether an Azure `prompt_filter_results` array (on a `choices: []` body or stream chunk) says a
+ * category of some prompt was filtered (`content_filter_results.<category>.filtered: true`).
+ */
+export function promptFiltered(results: unknown): boolean {
+  if (!Array.isArray(results)) return false;
+  for (const r of results) {
+    if (!isObj(r) || !isObj(r.content_filter_results)) continue;
+    for (const c of Object.values(r.content_filter_results)) if (isObj(c) && c.filtered === true) return true;
+  }
+  return false;
+}

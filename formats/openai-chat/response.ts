@@ -9,7 +9,7 @@ import { FormatError, hubError, noteDropped, type HubPart, type HubResponse, typ
 import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultChatId } from "./encoder.ts";
-import { shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
+import { promptFiltered, shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
 import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
 
@@ -121,16 +121,6 @@ function noChoicesReply(body: Record<string, unknown>): HubResponse {
   if (typeof body.model === "string" && body.model) resp.model = body.model;
   if (filtered) resp.rawStopReason = "content_filter";
   return resp;
-}
-
-/** Whether an Azure `prompt_filter_results` array says a category of some prompt was filtered. */
-function promptFiltered(results: unknown): boolean {
-  if (!Array.isArray(results)) return false;
-  for (const r of results) {
-    if (!isObj(r) || !isObj(r.content_filter_results)) continue;
-    for (const c of Object.values(r.content_filter_results)) if (isObj(c) && c.filtered === true) return true;
-  }
-  return false;
 }
 
 /**

@@ -71,3 +71,59 @@ describe("a Chat reply with choices: []", () => {
     expect(text).not.toContain("stop_reason\":\"end_turn");
   });
 });
+
+/**
+ * The same reply streamed: a Chat stream of only `choices: []` chunks (Azure's first chunk with the
+ * prompt filter results, the usage chunk) then `[DONE]`. It used to end, translated, with "The
+ * upstream stream ended before the reply was complete." (a truncation, retried on the same account);
+ * it is now read as the JSON body is (formats/openai-chat/decoder.ts `end`).
+ */
+describe("a Chat stream of only choices: [] chunks", () => {
+  const chunk = (o: Record<string, unknown>) => `data: ${JSON.stringify({ id: "chatcmpl-azure", object: "chat.completion.chunk", created: 1750000000, model: "gpt-x", ...o })}\n\n`;
+  const stream = (filtered: boolean) =>
+    // Azure's first chunk has an empty id and model.
+    `data: ${JSON.stringify({ choices: [], created: 0, id: "", model: "", object: "", prompt_filter_results: filterResults(filtered) })}\n\n` +
+    chunk({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 0, total_tokens: 12 } }) +
+    "data: [DONE]\n\n";
+  /** Each SSE event's name, in order. */
+  const names = (text: string) => [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+
+  test("translated streaming client (Messages), the prompt filtered: an empty reply that ends as a refusal, no error", async () => {
+    suite.gw.fake.enqueue({ sse: stream(true) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(names(text)).toEqual(["message_start", "message_delta", "message_stop"]);
+    expect(text).toContain('"stop_reason":"refusal"');
+    expect(text).toContain('"input_tokens":12');
+    expect(suite.gw.fake.requests.length).toBe(1);
+  });
+
+  test("translated non-streaming client (Messages) of the stream, the prompt filtered: the empty reply with stop_reason refusal", async () => {
+    suite.gw.fake.enqueue({ sse: stream(true) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ type: "message", content: [], stop_reason: "refusal", usage: { input_tokens: 12, output_tokens: 0 } });
+  });
+
+  test("translated (Chat client of a Chat-compatible provider, read through the hub): finish_reason content_filter", async () => {
+    suite.gw.fake.enqueue({ sse: stream(true) });
+    const res = await post("/v1/chat/completions", { model: "chat/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"finish_reason":"content_filter"');
+    expect(text).not.toContain('"error"');
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+  });
+
+  test("without a filter result that says why: the empty reply's own error (not a truncation), one upstream call (the empty reply row, no same-account retry)", async () => {
+    suite.gw.fake.enqueue({ sse: stream(false) });
+    const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as any;
+    expect(body.error.message).toBe("The upstream ended its reply without any choice: no content and no finish reason.");
+    expect(suite.gw.fake.requests.length).toBe(1);
+    const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts.map((a) => a.classification)).toEqual(["empty_reply"]);
+  });
+});

@@ -6,6 +6,7 @@ import { classify, resetTimeOf, type FailureFacts } from "../../pipeline/classif
 import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
+import { EMPTY_REPLY_ERROR } from "../../formats/openai-chat/decoder.ts";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const f = (x: Partial<FailureFacts>): FailureFacts => ({ now: NOW, ...x });
@@ -135,6 +136,10 @@ describe("rows", () => {
 
   test("the gateway's own failure on a reply (a driver that threw before the commit point) → no account effect, returned at once, whatever the status", () => {
     for (const status of [200, 500, 502]) expect(classify(f({ gateway: true, status }))).toEqual({ row: "gateway_error", account: { type: "none" }, loop: "return" });
+  });
+
+  test("a streamed reply the provider ended with nothing in it (Chat choices: [] chunks only) → the empty reply row: no account effect, next target (not a 502's same-account retry)", () => {
+    expect(classify(f({ status: 502, error: EMPTY_REPLY_ERROR, inBand: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
   });
 
   test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown", () => {
