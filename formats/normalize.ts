@@ -49,7 +49,8 @@ export const TRUNCATED_ERROR: HubError = {
   code: "upstream_truncated",
 };
 
-function isContentDelta(d: BlockDelta): boolean {
+/** Whether a delta carries content (non-empty text, reasoning, arguments or signature); the rest are dropped here. */
+export function isContentDelta(d: BlockDelta): boolean {
   switch (d.type) {
     case "text":
     case "thinking":

@@ -50,9 +50,10 @@ export function transportReason(message: string): string {
  * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
  * one hop.
  *
- * The reads are also one stream of the keep-alive sweep (pipeline/keep-alive-bound.ts): `settled(r)`
- * counts a read that brought more than keep-alives, and a stream that waits on the upstream for the
- * idle timeout without such a read (an upstream that only pings, which resets the timer) is aborted
+ * The reads are also one stream of the keep-alive sweep (pipeline/keep-alive-bound.ts): `took` counts
+ * a read that brought more than keep-alives (for a reply decoded into hub events: one of which an
+ * event with content was made, or a piece of a longer event), and a stream that waits on the upstream for the idle timeout without
+ * such a read (an upstream that only pings, or repeats empty events, which resets the timer) is aborted
  * the same way, with {@link keepAliveOnlyError} as its failure. `disarm` (and `broken`) take it off.
  */
 export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
@@ -89,13 +90,22 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       return read;
     },
     /**
-     * The read from `next` settled with `r` (a chunk or the end): counted for the keep-alive sweep;
-     * returns whether a bound (the idle timeout, or keep-alives only) ended the reads meanwhile.
+     * The read from `next` settled with `r` (a chunk or the end); returns whether a bound (the idle
+     * timeout, or no content for as long) ended the reads meanwhile.
      */
     settled(r: ReadResult): boolean {
       watch.waiting = false;
-      if (!r.done) watch.saw(r.value);
       return expired !== undefined;
+    },
+    /**
+     * A read's chunk, once the driver took it, for the keep-alive sweep: `grew` says whether the
+     * decoder made an event with content of it (a driver that decodes the reply into hub events: its
+     * `contentEvents` changed), undefined for a passthrough, whose bytes are counted unless they are only
+     * keep-alives.
+     */
+    took(chunk: Uint8Array, grew: boolean | undefined): void {
+      if (grew === undefined) watch.saw(chunk);
+      else watch.sawDecoded(chunk, grew);
     },
     failure(e?: unknown): HubError {
       return expired ?? upstreamBrokenError(e instanceof Error ? e.message : String(e));

@@ -7,9 +7,21 @@
  * start, such an upstream would hold its client for as long as it pings, and a translated client, which
  * gets nothing of the pings, just as long with nothing.
  *
+ * A reply decoded into hub events (a translated stream, or a same-format reply normalised through the
+ * hub) counts by what its events carried instead of by bytes (SPEC 6.4: a stream that sends nothing for
+ * the idle timeout is silent, whatever its framing): a read is content when the decoder made an event
+ * with content of it (a block's start, non-empty text, reasoning, arguments or a signature: the
+ * driver's `contentEvents`, counted before the normalizer or a client encoder holds anything back), or
+ * when it ends no event (a piece of a longer one, as a long tool call's arguments in one event arrive);
+ * so an upstream that repeats events without content (a Chat chunk with an empty `delta`, a usage
+ * chunk) is cut like one that only pings. A native passthrough forwards the provider's bytes unread and
+ * counts them (each native pair is a vendor's own API).
+ *
  * No timer per stream: each committed stream's reads are one {@link ContentWatch} (made by
  * `committedReads`), which counts the upstream reads that brought something other than keep-alives
- * ({@link isKeepAlive}: a compare of the read's length, and a few byte compares for a short read). One
+ * ({@link isKeepAlive}: a compare of the read's length, and a few byte compares for a short read; for
+ * a decoded reply a compare of two counts, and for a read that made no event with content a native
+ * search for an event's end, {@link endsAnEvent}). One
  * shared sweep, running only while a stream is open, looks at every watched stream every
  * {@link sweepPeriodMs} (1 s, less for an idle timeout under 4 s): a stream that has been waiting on an
  * upstream read and got no content read for its idle timeout is ended, through the same abort as the
@@ -80,9 +92,23 @@ function pingLineAt(b: Uint8Array, at: number): number {
   return 0;
 }
 
-/** The in-band error of a committed stream whose upstream sent only keep-alives for `ms` (SPEC 6.4). */
+/**
+ * Whether `b` (one upstream read) ends an SSE event somewhere: it holds a blank line (`\n\n`, `\n\r` of
+ * `\r\n\r\n`, or `\r\r`). Native searches: one per line end in it (a read in the middle of a long
+ * event's data line has none).
+ */
+export function endsAnEvent(b: Uint8Array): boolean {
+  for (let i = b.indexOf(LF); i !== -1; i = b.indexOf(LF, i + 1)) {
+    const next = b[i + 1];
+    if (next === LF || next === CR) return true;
+  }
+  for (let i = b.indexOf(CR); i !== -1; i = b.indexOf(CR, i + 1)) if (b[i + 1] === CR) return true;
+  return false;
+}
+
+/** The in-band error of a committed stream whose upstream sent no content, only keep-alives or events without any, for `ms` (SPEC 6.4). */
 export function keepAliveOnlyError(ms: number): HubError {
-  return hubError("timeout", `The upstream stream sent only keep-alive pings, no content, for ${ms / 1000} s and was closed.`, {
+  return hubError("timeout", `The upstream stream sent no content, only keep-alive pings or empty events, for ${ms / 1000} s and was closed.`, {
     status: 504,
     code: "upstream_idle_timeout",
   });
@@ -131,6 +157,15 @@ export class ContentWatch {
   /** One upstream read: counted unless it held only keep-alives. */
   saw(chunk: Uint8Array): void {
     if (chunk.byteLength > KEEP_ALIVE_MAX_BYTES || !isKeepAlive(chunk)) this.content++;
+  }
+
+  /**
+   * One upstream read of a reply decoded into hub events: counted when the decoder made an event with
+   * content of it (`grew`), or when it ends no event and is not a keep-alive (a piece of a longer
+   * event); not when it brought only whole events without content (empty deltas, usage) or keep-alives.
+   */
+  sawDecoded(chunk: Uint8Array, grew: boolean): void {
+    if (grew || (!endsAnEvent(chunk) && (chunk.byteLength > KEEP_ALIVE_MAX_BYTES || !isKeepAlive(chunk)))) this.content++;
   }
 
   /** Adds the stream to the sweep (starting it, or making it run more often for a shorter idle timeout). */

@@ -71,7 +71,11 @@ export function pumpEvents(
       if (ended) return;
       if (reads.settled(r)) return finish(reads.failure());
       if (r.done) return finish(undefined);
-      emit(driver.push(r.value));
+      // The keep-alive sweep counts what the read added to the reply (a hub driver's content), else its bytes.
+      const before = driver.contentEvents;
+      const out = driver.push(r.value);
+      reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
+      emit(out);
       // The transport's send buffer is full: the next read waits until it drained (no idle timeout
       // runs meanwhile: it counts only while a read waits for the upstream).
       const drained = sink.ready?.();

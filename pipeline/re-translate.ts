@@ -32,7 +32,7 @@ import {
   type StopReason,
   type Usage,
 } from "../formats/hub.ts";
-import { EventNormalizer } from "../formats/normalize.ts";
+import { EventNormalizer, isContentDelta } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
@@ -70,6 +70,15 @@ export interface ReplyDriver<Out = Uint8Array> {
   readonly usage: Usage;
   /** Whether the provider reported usage at all. */
   readonly usageSeen: boolean;
+  /**
+   * Optional, the drivers that decode the upstream's stream into hub events: how many events with
+   * content (a block's start, a non-empty text, reasoning, arguments or signature delta) the decoder
+   * produced so far, counted as they leave it, before anything holds them (the normalizer keeps a
+   * parallel tool call's arguments until the call before it closes; a client encoder may write a call
+   * only whole). A committed stream's keep-alive bound counts a read that made it grow as content
+   * (pipeline/keep-alive-bound.ts); without it, a read's bytes.
+   */
+  readonly contentEvents?: number;
   /**
    * Characters of text, reasoning and tool-call arguments that reached the client
    * (pipeline/output-estimate.ts): what the output of a reply without usage is estimated from. Read it
@@ -213,6 +222,8 @@ function opensBlock(part: HubPart): boolean {
 abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   /** The decoder started a block; the normalizer opens it only with content. */
   private blockBegun = false;
+  /** {@link ReplyDriver.contentEvents}: events with content the decoder produced (a block's start, a delta with content). */
+  contentEvents = 0;
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
@@ -235,10 +246,16 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     this.decoder = provider.createDecoder(
       decoderOptions,
       (ev) => {
-        if (ev.type === "block_start") this.blockBegun = true;
+        if (ev.type === "block_start") {
+          this.blockBegun = true;
+          this.contentEvents++;
+        } else if (ev.type === "block_delta" && isContentDelta(ev.delta)) this.contentEvents++;
         this.normalizer.event(ev);
       },
-      (index, text, plain) => this.normalizer.text(index, text, plain),
+      (index, text, plain) => {
+        this.contentEvents++; // a decoder hands on only non-empty text this way (codec.ts TextDeltaSink)
+        this.normalizer.text(index, text, plain);
+      },
     );
   }
 
@@ -249,6 +266,7 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   get begun(): boolean {
     return this.blockBegun || this.decoder.begun === true;
   }
+
 
   /** {@link ReplyDriver.dropped}: what the decoder left out of the upstream's stream so far ({@link StreamDecoder.dropped}). */
   get dropped(): readonly string[] | undefined {
@@ -693,7 +711,11 @@ export function replyStream(
             }
             if (reads.settled(r)) return finish(controller, reads.failure());
             if (r.done) return finish(controller, undefined);
-            if (emit(controller, driver.push(r.value))) return;
+            // The keep-alive sweep counts what the read added to the reply (a hub driver's content), else its bytes.
+            const before = driver.contentEvents;
+            const out = driver.push(r.value);
+            reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
+            if (emit(controller, out)) return;
           }
         } catch (e) {
           if (!reported) broken(controller, e);

@@ -24,12 +24,19 @@ providers:
     kind: openai-responses
     base_url: "{{FAKE}}/v1"
     idle_timeout_ms: ${IDLE_MS}
+  - id: c
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+    idle_timeout_ms: ${IDLE_MS}
 accounts:
   - id: p1
     provider: p
     api_key: env:FAKE_KEY
   - id: r1
     provider: r
+    api_key: env:FAKE_KEY
+  - id: c1
+    provider: c
     api_key: env:FAKE_KEY
 `);
 
@@ -48,7 +55,7 @@ function responsesHead(): string {
 }
 
 const post = (path: string, body: unknown) => fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-const message = `The upstream stream sent only keep-alive pings, no content, for ${IDLE_MS / 1000} s and was closed.`;
+const message = `The upstream stream sent no content, only keep-alive pings or empty events, for ${IDLE_MS / 1000} s and was closed.`;
 
 describe("a committed stream that then only pings ends with the in-band error after the idle timeout", () => {
   test("Anthropic passthrough (committed at the block's start): the block and the pings, then event: error", async () => {
@@ -117,5 +124,50 @@ describe("content between the pings keeps a committed stream alive", () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toBe(head + pieces.join("") + THINKING_ANSWER);
+  }, SLOW);
+});
+
+/** One Chat chunk of choice 0 with `delta` (and a finish reason when given). */
+const chatChunk = (delta: unknown, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: "chatcmpl-e", object: "chat.completion.chunk", created: 1750000000, model: "gpt-x", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+describe("a committed translated stream whose upstream repeats events without content ends the same way (README 'Not done yet' until this was fixed)", () => {
+  test("Messages client, Chat-compatible provider: the answer so far, then a Chat chunk with an empty delta every 50 ms: event: error after the idle timeout", async () => {
+    suite.gw.fake.handle(() => ({ sse: chatChunk({ role: "assistant", content: "Working on it." }), endless: chatChunk({}), endless_every_ms: 50 }));
+    const started = performance.now();
+    const res = await post("/v1/messages", { model: "c/gpt-x", max_tokens: 200, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(IDLE_MS);
+    expect(text).toContain('"text":"Working on it."');
+    const last = text.trimEnd().split("\n\n").at(-1)!;
+    expect(last.startsWith("event: error\n")).toBe(true);
+    expect(JSON.parse(last.slice(last.indexOf("data: ") + 6)).error.message).toBe(message);
+    expect(text).not.toContain("message_stop");
+  }, SLOW);
+
+  test("empty content deltas and usage chunks count as nothing too (Chat client of the same provider)", async () => {
+    suite.gw.fake.handle(() => ({ sse: chatChunk({ role: "assistant", content: "Hi" }), endless: chatChunk({ content: "" }) + `data: {"id":"chatcmpl-e","object":"chat.completion.chunk","created":1750000000,"model":"gpt-x","choices":[],"usage":null}\n\n`, endless_every_ms: 50 }));
+    const res = await post("/v1/chat/completions", { model: "c/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const frames = (await res.text()).trimEnd().split("\n\n");
+    expect(frames.at(-1)).toBe("data: [DONE]");
+    expect(JSON.parse(frames.at(-2)!.slice(6)).error.message).toBe(message);
+  }, SLOW);
+
+  test("a second parallel tool call whose arguments stream for 3.2 s (over twice the bound) while the first stays open is not cut: the arguments count as they are decoded, though the client gets them only after the first call", async () => {
+    const call = (index: number, id: string, name: string) => chatChunk({ tool_calls: [{ index, id, type: "function", function: { name, arguments: "" } }] });
+    const args = (index: number, piece: string) => chatChunk({ tool_calls: [{ index, function: { arguments: piece } }] });
+    const head = chatChunk({ role: "assistant", content: null }) + call(0, "call_a", "read") + args(0, '{"path":"a.txt"}') + call(1, "call_b", "write") + args(1, '{"text":"');
+    const pieces = Array.from({ length: 16 }, (_, i) => args(1, `line ${i} `));
+    const tail = args(1, '"}') + chatChunk({}, "tool_calls") + "data: [DONE]\n\n";
+    const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
+    suite.gw.fake.enqueue({ sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 });
+    const res = await post("/v1/messages", { model: "c/gpt-x", max_tokens: 2000, stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("event: error");
+    expect(text).toContain('"stop_reason":"tool_use"');
+    expect(text).toContain("line 15 ");
   }, SLOW);
 });

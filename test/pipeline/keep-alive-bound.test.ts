@@ -5,7 +5,7 @@
  * (test/e2e/pings-after-commit.test.ts).
  */
 import { describe, expect, test } from "bun:test";
-import { isKeepAlive, KEEP_ALIVE_MAX_BYTES, keepAliveOnlyError, sweepPeriodMs } from "../../pipeline/keep-alive-bound.ts";
+import { endsAnEvent, isKeepAlive, KEEP_ALIVE_MAX_BYTES, keepAliveOnlyError, sweepPeriodMs } from "../../pipeline/keep-alive-bound.ts";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -55,5 +55,10 @@ test("the sweep runs every second, a quarter of a short idle timeout", () => {
 });
 
 test("the in-band error: a timeout (504), the provider's idle timeout in seconds", () => {
-  expect(keepAliveOnlyError(60_000)).toMatchObject({ kind: "timeout", status: 504, code: "upstream_idle_timeout", message: "The upstream stream sent only keep-alive pings, no content, for 60 s and was closed." });
+  expect(keepAliveOnlyError(60_000)).toMatchObject({ kind: "timeout", status: 504, code: "upstream_idle_timeout", message: "The upstream stream sent no content, only keep-alive pings or empty events, for 60 s and was closed." });
+});
+
+test("endsAnEvent: a blank line in any framing ends an event; a piece of a long data line, or a line end alone, does not", () => {
+  for (const s of ['data: {"choices":[{"index":0,"delta":{}}]}\n\n', "a\n\nb", "x\r\n\r\n", "x\r\r", "x\n\r\n", ": keep-alive\n\n"]) expect([s, endsAnEvent(bytes(s))]).toEqual([s, true]);
+  for (const s of ['"x":"' + "a".repeat(5000), "data: {\"a\":1}\n", "x\r\n", "x\r", "", "\n"]) expect([s, endsAnEvent(bytes(s))]).toEqual([s, false]);
 });
