@@ -24,6 +24,10 @@
  * longer than 1 MiB and nests past MAX_JSON_DEPTH is refused first (formats/json-depth.ts
  * `checkEventDepth`: `push` throws its FormatError, `end` sends it as the in-band error).
  *
+ * A reply of only `choices: []` chunks then `[DONE]` (Azure's prompt filter results, usage chunks) is
+ * read as the decoder reads it: a refusal (the bytes as they came) when a prompt filter result says
+ * `filtered: true`, else an empty reply's error (`upstream_empty_reply`) before the commit point.
+ *
  * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived after the finish (or an in-band error);
  * `[DONE]` alone when the finish arrived without it, or after an in-band error the provider already
  * sent (a failure `finish_reason` such as `error` counts as one); otherwise the Chat in-band error
@@ -37,7 +41,8 @@ import { mergeUsage, type HubError } from "../hub.ts";
 import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
-import { finishIsFailure, stopFromChat, usageFromChat } from "./mapping.ts";
+import { finishIsFailure, promptFiltered, stopFromChat, usageFromChat } from "./mapping.ts";
+import { EMPTY_REPLY_ERROR } from "./decoder.ts";
 import { isObj } from "../json.ts";
 import { checkEventDepth, DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
 
@@ -50,6 +55,10 @@ const DECODER = new TextDecoder("utf-8");
 const ENCODER = new TextEncoder();
 /** {@link ChatTap}'s event data before it was parsed. */
 const NOT_PARSED: unique symbol = Symbol("not parsed");
+/** {@link ChatTap}'s `choices`: no chunk read yet; only `choices: []` chunks; a chunk with a choice. */
+const NO_CHUNK = 0;
+const NO_CHOICE = 1;
+const SOME_CHOICE = 2;
 
 /** Joined `data:` lines of one SSE event's text, and its `event:` name. */
 function parseEventText(text: string): { data: string | undefined; event: string | undefined } {
@@ -149,6 +158,10 @@ export class ChatTap implements PassthroughTap {
   private readonly hits = new Int32Array(4);
   /** The data of the event {@link observe} reads, once parsed ({@link payload}). */
   private parsed: unknown = NOT_PARSED;
+  /** Before the first content: no chunk read yet, only `choices: []` chunks, or a chunk with a choice. */
+  private choices = NO_CHUNK;
+  /** A `choices: []` chunk's `prompt_filter_results` said a prompt was filtered (Azure's content filter). */
+  private promptFiltered = false;
 
   constructor(opts: TapOptions) {
     this.includeUsage = opts.includeUsage === true;
@@ -386,7 +399,17 @@ export class ChatTap implements PassthroughTap {
   private done(): boolean {
     const st = this.state;
     if (st.terminal) return true;
-    if (this.finishRaw === undefined && st.error === undefined) return false;
+    if (this.finishRaw === undefined && st.error === undefined) {
+      if (this.choices !== NO_CHOICE) return false;
+      // Only `choices: []` chunks before it: an empty reply, read as the decoder reads it (decoder.ts
+      // `end`): a refusal when a prompt filter result said so (forwarded as it came), else the empty
+      // reply's error (a failed attempt: nothing was forwarded yet).
+      if (this.promptFiltered) {
+        this.finishRaw = "content_filter";
+        st.stopReason = "refusal";
+        st.sawContent = true;
+      } else st.error = EMPTY_REPLY_ERROR;
+    }
     st.terminal = true;
     return true;
   }
@@ -422,6 +445,14 @@ export class ChatTap implements PassthroughTap {
     const toolHit = keyFollowedBy(data, '"tool_calls"', LBRACKET);
     if (!st.sawContent || toolHit) {
       const p = this.payload(data);
+      if (p !== undefined && this.choices !== SOME_CHOICE) {
+        // Before the first content: whether the reply so far is only `choices: []` chunks (see done()).
+        if (Array.isArray(p.choices) && p.choices.length > 0) this.choices = SOME_CHOICE;
+        else {
+          this.choices = NO_CHOICE;
+          if (!this.promptFiltered && p.prompt_filter_results !== undefined) this.promptFiltered = promptFiltered(p.prompt_filter_results);
+        }
+      }
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
       const d = choice && isObj(choice.delta) ? choice.delta : undefined;
       if (d) {

@@ -116,6 +116,23 @@ describe("a Chat stream of only choices: [] chunks", () => {
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
   });
 
+  test("native streaming Chat client, the prompt filtered: the chunks as they came (the usage chunk it did not ask for withheld) and [DONE], no error frame", async () => {
+    suite.gw.fake.enqueue({ sse: stream(true) });
+    const res = await post("/v1/chat/completions", { model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const frames = (await res.text()).trimEnd().split("\n\n");
+    expect(frames).toEqual([stream(true).split("\n\n")[0], "data: [DONE]"]);
+    expect(suite.gw.fake.requests.length).toBe(1);
+  });
+
+  test("native streaming Chat client, no filter result that says why: the empty reply's error, not a truncation frame after a 200", async () => {
+    suite.gw.fake.enqueue({ sse: stream(false) });
+    const res = await post("/v1/chat/completions", { model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as any).error.message).toBe("The upstream ended its reply without any choice: no content and no finish reason.");
+    expect(suite.gw.fake.requests.length).toBe(1);
+  });
+
   test("without a filter result that says why: the empty reply's own error (not a truncation), one upstream call (the empty reply row, no same-account retry)", async () => {
     suite.gw.fake.enqueue({ sse: stream(false) });
     const res = await post("/v1/messages", { model: "oai/gpt-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] });
