@@ -26,7 +26,6 @@ import {
   mergeUsage,
   type HubError,
   type HubEvent,
-  type HubPart,
   type HubResponse,
   type ProviderFamily,
   type StopReason,
@@ -39,6 +38,7 @@ import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
+import { hasUsableContent, opensBlock, replyChars } from "./reply-content.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -190,31 +190,6 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   }
 }
 
-/** {@link gatheredChars} of a whole reply's content (text, reasoning, tool arguments, redacted reasoning). */
-function replyChars(content: HubPart[]): number {
-  let n = 0;
-  for (const p of content) {
-    if (p.type === "text" || p.type === "thinking") n += p.text.length;
-    else if (p.type === "tool_call") n += p.arguments.length;
-    else if (p.type === "redacted_thinking") n += p.data.value.length;
-  }
-  return n;
-}
-
-/** Whether `responseToEvents` opens a block for this part of a reply (an empty unsigned text does not; inputs never appear). */
-function opensBlock(part: HubPart): boolean {
-  switch (part.type) {
-    case "text":
-      return part.text.length > 0 || !!part.signature;
-    case "thinking":
-    case "redacted_thinking":
-    case "tool_call":
-      return true;
-    default:
-      return false;
-  }
-}
-
 /**
  * The decode chain of the streaming-upstream drivers: provider decoder → normalizer → placeholder
  * restorer (only with a `restoration`, SPEC S-3) → {@link HubDriver.observe} and `deliver`.
@@ -266,7 +241,6 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   get begun(): boolean {
     return this.blockBegun || this.decoder.begun === true;
   }
-
 
   /** {@link ReplyDriver.dropped}: what the decoder left out of the upstream's stream so far ({@link StreamDecoder.dropped}). */
   get dropped(): readonly string[] | undefined {
@@ -608,14 +582,6 @@ export class WholeBodyDriver extends HubDriver {
     return utf8.encode(encodeResponseJson(this.client, resp, this.encoderOptions));
   }
 }
-
-function hasUsableContent(content: HubPart[], stop: StopReason | null): boolean {
-  if (stop) return true;
-  return content.some(
-    (p) => (p.type === "text" && p.text.length > 0) || p.type === "tool_call" || (p.type === "thinking" && p.text.length > 0),
-  );
-}
-
 
 // ---------------------------------------------------------------------------------------------
 // After the commit point
