@@ -214,8 +214,9 @@ function responseHead(resp: HubResponse, opts: EncoderOptions): Json {
 
 /** A reasoning output item → thinking part (summary or raw text, item id, encrypted state). */
 function thinkingFrom(item: Json, family: ProviderFamily): ThinkingPart | undefined {
-  const summary = Array.isArray(item.summary) ? (item.summary as Json[]).map((s) => (typeof s.text === "string" ? s.text : "")) : [];
-  const raw = Array.isArray(item.content) ? (item.content as Json[]).map((c) => (typeof c.text === "string" ? c.text : "")).filter((t) => t) : [];
+  // Entries that are not objects (null) carry no text: read as empty, never dereferenced.
+  const summary = Array.isArray(item.summary) ? (item.summary as Json[]).map((s) => (typeof s?.text === "string" ? s.text : "")) : [];
+  const raw = Array.isArray(item.content) ? (item.content as Json[]).map((c) => (typeof c?.text === "string" ? c.text : "")).filter((t) => t) : [];
   const enc = typeof item.encrypted_content === "string" && item.encrypted_content ? item.encrypted_content : undefined;
   if (summary.length === 0 && raw.length === 0 && !enc) return undefined;
   const part: ThinkingPart = { type: "thinking", text: summary.length > 0 ? summary.join("") : raw.join("") };
@@ -259,6 +260,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
       case "message": {
         const parts = Array.isArray(item.content) ? (item.content as Json[]) : [];
         for (const c of parts) {
+          if (!c || typeof c !== "object") continue; // a part that is not an object (null) carries nothing
           const text = typeof c.text === "string" ? c.text : typeof c.refusal === "string" ? c.refusal : undefined;
           if (text === undefined || text.length === 0) continue;
           const t: TextPart = { type: "text", text };
@@ -282,7 +284,8 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
         const custom = item.type === "custom_tool_call";
         const call: ToolCallPart = {
           type: "tool_call",
-          id: typeof item.call_id === "string" ? item.call_id : String(item.id ?? ""),
+          // An id that is neither a string nor a number (an object) is no id: String() of it may throw.
+          id: typeof item.call_id === "string" ? item.call_id : typeof item.id === "string" || typeof item.id === "number" ? String(item.id) : "",
           name: typeof item.name === "string" ? item.name : "",
           arguments: custom ? JSON.stringify({ input: typeof item.input === "string" ? item.input : "" }) : typeof item.arguments === "string" ? item.arguments : "",
         };
