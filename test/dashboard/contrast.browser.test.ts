@@ -79,7 +79,7 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
           await w.page.goto(`${gw.url}/dashboard/${p}`);
           await w.page.locator("main h1").waitFor({ timeout: 10_000 });
           await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
-          await w.page.waitForTimeout(300); // tables and charts drawn
+          await w.settled(); // tables and charts drawn
           await readable(w, `${p}-${width}`);
         }
       }

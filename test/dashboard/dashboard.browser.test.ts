@@ -64,7 +64,7 @@ describe("every page", () => {
         await w.page.goto(`${gw.url}/dashboard/${p.id}`);
         await w.page.locator(p.ready).first().waitFor({ timeout: 10_000 });
         await live(w.page).catch((e) => Promise.reject(new Error(`${p.id}: the live badge never said Live: ${e}`)));
-        await w.page.waitForTimeout(300); // let the page's other reads finish
+        await w.settled(); // the page's other reads answered and drawn
         await w.page.screenshot({ path: join(SHOTS, `page-${p.id}.png`), fullPage: true });
         if (p.id === "overview") {
           expect(await w.page.locator(".chart canvas").count()).toBeGreaterThanOrEqual(3); // requests, tokens, cost
@@ -136,8 +136,12 @@ describe("live updates", () => {
       expect(first).toBeGreaterThan(100);
       expect(first).toBeLessThanOrEqual(120);
       expect(await row.innerText()).toContain("429");
-      await w.page.waitForTimeout(2200);
-      const later = seconds(await countdown.innerText());
+      // Polled until the figure moves (it ticks every second), not read once after a fixed 2.2 s.
+      let later = first;
+      for (const end = Date.now() + 10_000; later >= first && Date.now() < end; ) {
+        await Bun.sleep(100);
+        later = seconds(await countdown.innerText());
+      }
       expect(later).toBeLessThan(first);
       expect(await stillMarked(w.page)).toBe(true);
       await w.page.screenshot({ path: join(SHOTS, "accounts-countdown.png"), fullPage: true });

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { drawn, launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
 import { sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
 import type { TestGateway } from "../support/gateway.ts";
 
@@ -37,12 +37,13 @@ const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_00
 async function fits(page: Page, name: string): Promise<void> {
   for (const width of [1440, 1280, 390]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.waitForTimeout(200); // the charts follow their container's width
-    // ... after a redraw that a loaded machine may delay past those 200 ms (993 px wide at 390 once, at
-    // load 26): polled until the page fits, up to 10 s.
+    // The charts follow their container's width (a ResizeObserver, then a redraw): two frames after the
+    // resize they have, and a loaded machine may delay the redraw further (993 px wide at 390 once, at
+    // load 26): polled, a frame at a time, until the page fits, up to 10 s.
+    await drawn(page);
     let wide = await page.evaluate("document.documentElement.scrollWidth");
     for (const end = Date.now() + 10_000; wide !== width && Date.now() < end; ) {
-      await page.waitForTimeout(50);
+      await drawn(page);
       wide = await page.evaluate("document.documentElement.scrollWidth");
     }
     expect({ name, width, wide }).toEqual({ name, width, wide: width });

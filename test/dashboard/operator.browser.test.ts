@@ -168,7 +168,7 @@ describe("overview layout", () => {
         await w.page.setViewportSize({ width, height: 900 });
         await w.page.goto(`${gw.url}/dashboard/overview`);
         await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
-        await w.page.waitForTimeout(300); // the live figures' first reads
+        await w.settled(); // the live figures' first reads answered and drawn
         const tiles = await w.page.locator(".stat").evaluateAll((els) =>
           els.map((el) => {
             const box = el.getBoundingClientRect();
@@ -207,7 +207,7 @@ describe("narrow screens", () => {
         await w.page.goto(`${gw.url}/dashboard/${p}`);
         await w.page.locator("main h1").waitFor({ timeout: 10_000 });
         await live(w.page);
-        await w.page.waitForTimeout(300); // charts and tables drawn
+        await w.settled(); // charts and tables drawn
         const look = await w.page.locator("html").evaluate((html) => {
           const doc = html.ownerDocument;
           return {

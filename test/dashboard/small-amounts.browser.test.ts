@@ -66,14 +66,14 @@ test("a call of a few thousandths of a cent reads as such in Calls and Usage, an
 
       await w.page.goto(`${gw.url}/dashboard`);
       await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
-      await w.page.waitForTimeout(300);
+      await w.settled(); // the cost chart drawn from its data
       expect({ width, page: "overview", ink: await inkAtLeftEdge(w.page, "Cost (USD)") }).toEqual({ width, page: "overview", ink: 0 });
       expect(await w.page.locator(".stat", { hasText: "Cost" }).locator(".stat-value").innerText()).toBe("$0.00013");
       await w.page.screenshot({ path: join(SHOTS, `cheap-overview-${width}.png`), fullPage: true });
 
       await w.page.goto(`${gw.url}/dashboard/usage`);
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
-      await w.page.waitForTimeout(300);
+      await w.settled(); // the cost chart drawn from its data
       expect({ width, page: "usage", ink: await inkAtLeftEdge(w.page, "Cost over time (USD)") }).toEqual({ width, page: "usage", ink: 0 });
       const row = await w.page.locator("table.usage tbody tr", { hasText: "mini" }).innerText();
       expect(row).toContain("$0.00013");

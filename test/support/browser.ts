@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
 import { ROOT } from "./instance.ts";
 
 /** Where screenshots go (git-ignored). */
@@ -66,7 +66,19 @@ export interface WatchedPage {
   foreign: string[];
   /** `STATUS URL` of every answer with a status of 400 or more (Chromium logs each as a console error). */
   failed: string[];
+  /**
+   * Resolves once no request of the page is in flight (its live event stream aside) and two animation
+   * frames have passed with none started meanwhile: what the page read is drawn (tables, uPlot charts).
+   * @throws Error naming the requests still open after `timeoutMs` (default 10 s).
+   */
+  settled(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Resolves after two animation frames of `page`: a resize, a render or a chart's redraw queued before it is on screen. */
+export async function drawn(page: Page): Promise<void> {
+  // A string, not a function: the root tsconfig has no DOM types.
+  await page.evaluate("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(undefined))))");
 }
 
 /**
@@ -86,9 +98,30 @@ export async function openPage(b: TestBrowser, origin: string, headers?: Record<
     if (m.type() === "error") errors.push(m.text());
   });
   page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
+  /** Requests started and not yet finished or failed; the EventSource of the live events stays open by design. */
+  const open = new Set<Request>();
+  let started = 0;
   page.on("request", (r) => {
     const u = r.url();
     if (!u.startsWith(origin + "/") && u !== origin && !u.startsWith("data:")) foreign.push(u);
+    if (r.resourceType() !== "eventsource") {
+      open.add(r);
+      started++;
+    }
   });
-  return { page, context, errors, foreign, failed, close: () => context.close() };
+  page.on("requestfinished", (r) => open.delete(r));
+  page.on("requestfailed", (r) => open.delete(r));
+  const settled = async (timeoutMs = 10_000) => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      if (open.size === 0) {
+        const before = started;
+        await drawn(page);
+        if (open.size === 0 && started === before) return;
+      }
+      if (Date.now() > end) throw new Error(`the page was still reading after ${timeoutMs} ms: ${[...open].map((r) => r.url()).join(", ") || "(new reads every frame)"}`);
+      if (open.size > 0) await Bun.sleep(20); // polled: the answers are on their way
+    }
+  };
+  return { page, context, errors, foreign, failed, settled, close: () => context.close() };
 }
