@@ -223,6 +223,8 @@ export interface ResponsesSocketOptions {
   historyLimit?: number;
   /** Wall clock in ms, for the warm-up response's `created_at`. */
   now?: () => number;
+  /** Called each time a reply starts waiting for the socket to drain ({@link ResponsesSocketSession.ready}); for tests. */
+  onHeldBack?: () => void;
 }
 
 /** One socket's state: its queue of frames, the responses it issued, the request in flight. */
@@ -335,7 +337,11 @@ export class ResponsesSocketSession {
   /** The reply's backpressure (pipeline/ports.ts ReplyEventSink.ready): a wait while frames are held back or the send buffer is over the high-water mark. */
   private ready(): Promise<void> | undefined {
     if (this.closed || (this.unsentAt === this.unsent.length && this.ws.getBufferedAmount() <= RESPONSES_SOCKET_HIGH_WATER_BYTES)) return undefined;
-    return (this.drainedOnce ??= new Promise<void>((resolve) => (this.wake = resolve)));
+    if (!this.drainedOnce) {
+      this.drainedOnce = new Promise<void>((resolve) => (this.wake = resolve));
+      this.opts.onHeldBack?.();
+    }
+    return this.drainedOnce;
   }
 
   private closed_(): void {

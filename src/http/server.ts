@@ -35,6 +35,8 @@ export interface ServerDeps {
    * The sockets run frames through `gateway` (src/http/responses-socket.ts).
    */
   responsesSocketIdleMs?: number;
+  /** Each time a socket's reply starts waiting for its client to read (ResponsesSocketOptions.onHeldBack; tests). */
+  onResponsesSocketHeldBack?: () => void;
   /** GET /v1beta/models body (Gemini list shape), narrowed to the asking key's models allow-list (SPEC 9.6). */
   geminiModels?: (request: Request) => unknown;
   /** GET /v1beta/models/{model}; undefined when unknown (or outside the asking key's allow-list). */
@@ -77,7 +79,7 @@ function responsesSocket(deps: ServerDeps) {
     let session: ResponsesSocketSession | undefined;
     const handlers: SocketHandlers = {
       open(ws) {
-        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs });
+        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs, onHeldBack: deps.onResponsesSocketHeldBack });
       },
       message(_ws, message) {
         session?.message(typeof message === "string" ? message : message.toString("utf8"));

@@ -5,7 +5,10 @@
  * RESPONSES_SOCKET_HIGH_WATER_BYTES and goes on at its `drain` (pipeline/pump-events.ts, sink.ready).
  * The client here is a plain TCP socket that pauses its reads, so the kernel's buffers fill and the
  * backpressure is real; the reply's frames (deltas, then the done events and `response.completed`,
- * each repeating the text) add up to ~40 MB.
+ * each repeating the text) add up to ~40 MB. The client reads on once the gateway says its reply waits
+ * for the socket (AppOptions.onResponsesSocketHeldBack), or once the reply is over (its log line): a
+ * gateway that kept sending would get there, with frames dropped; no fixed pause that a loaded machine
+ * could spend before the reply even started.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -13,9 +16,10 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { openRawWebSocket } from "../support/raw-websocket.ts";
 
 let gw: TestGateway;
+let heldBack = 0;
 beforeAll(async () => {
   // The default config: provider `anth` (anthropic) at the fake upstream.
-  gw = await startGateway();
+  gw = await startGateway(undefined, { onResponsesSocketHeldBack: () => heldBack++ });
 });
 afterAll(async () => {
   await gw?.stop();
@@ -32,8 +36,9 @@ test("a client that stops reading mid-reply gets every frame, in order, once it 
     ws.send(JSON.stringify({ type: "response.create", model: "anth/claude-test", store: false, input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "long" }] }] }));
     await ws.until((t) => t.length > 0);
     ws.pause();
-    // Long enough for the gateway to have read the whole upstream reply if nothing held it back.
-    await Bun.sleep(1500);
+    // Until the gateway holds the reply back for the paused client, or (not holding it back) has sent it all.
+    for (const end = Date.now() + 30_000; heldBack === 0 && gw.logs.length === 0 && Date.now() < end; ) await Bun.sleep(10);
+    expect({ heldBack: heldBack > 0, logged: gw.logs.length }).toEqual({ heldBack: true, logged: 0 });
     ws.resume();
     await ws.until((t) => t.some((f) => f.includes('"type":"response.completed"') || f.includes('"type":"response.failed"')), 30_000);
     const frames = ws.texts.map((t) => JSON.parse(t));

@@ -29,7 +29,7 @@ export interface TestGateway {
  */
 export async function startGateway(
   yaml?: string,
-  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream; responsesSocketIdleMs?: number } = {},
+  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream; responsesSocketIdleMs?: number; onResponsesSocketHeldBack?: () => void } = {},
 ): Promise<TestGateway> {
   const fake = opts.fake ?? (await startFakeUpstream());
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-test-"));
@@ -47,6 +47,7 @@ export async function startGateway(
     fetchImpl: fake.fetch,
     log: (l) => logs.push(l),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
+    onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
   });
   return {
     app,
