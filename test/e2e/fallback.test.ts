@@ -6,22 +6,30 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
 const YAML = `
 providers:
   - id: p
     kind: anthropic
     base_url: "{{FAKE}}"
-  # t: the timeout scenarios' provider (accounts t1, t2). Only they get short timeouts, long enough for
-  # what the fake answers at once on a loaded machine. p had a 300 ms header timeout: under load an
-  # answered attempt was timed out and retried (a scenario saw "served by a1" from the retry), and a
-  # hanging attempt was given up before the fake had read its request (it saw three of the four).
+  # t: the timeout scenarios' provider (accounts t1, t2), answered by the fake in this process (no
+  # socket: FakeUpstreamOptions.inProcess), so its timers race nothing the test process could stall: a
+  # piece or header the fake sends before a timeout is due is read before it fires. Over a socket, p's
+  # 300 ms header timeout once timed out an answered attempt under load (a scenario saw "served by a1"
+  # from the retry) and gave a hanging one up before the fake had read its request (it saw three of
+  # the four), and a stall of most of a second between two 250 ms pieces timed a trickle out.
   - id: t
     kind: anthropic
     base_url: "{{FAKE}}/t"
     idle_timeout_ms: 1000
-    header_timeout_ms: 2000
+    header_timeout_ms: 300
+  # k: like t, with an idle timeout of 250 ms, for the scenario whose every attempt waits one out.
+  - id: k
+    kind: anthropic
+    base_url: "{{FAKE}}/k"
+    idle_timeout_ms: 250
+    header_timeout_ms: 300
   - id: q
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
@@ -44,6 +52,12 @@ accounts:
     api_key: env:KEY_A1
   - id: t2
     provider: t
+    api_key: env:KEY_A2
+  - id: k1
+    provider: k
+    api_key: env:KEY_A1
+  - id: k2
+    provider: k
     api_key: env:KEY_A2
   - id: d1
     provider: dead
@@ -68,7 +82,7 @@ const ENV = { KEY_A1: "sk-test-account-one", KEY_A2: "sk-test-account-two", KEY_
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(YAML, { env: ENV });
+  gw = await startGateway(YAML, { env: ENV, fake: await startFakeUpstream({ inProcess: (path) => path.startsWith("/t/") || path.startsWith("/k/") }) });
 });
 afterAll(async () => {
   await gw?.stop();
@@ -76,13 +90,14 @@ afterAll(async () => {
 afterEach(async () => {
   gw.fake.reset();
   // Clear live account state between scenarios.
-  for (const a of ["a1", "a2", "t1", "t2", "d1", ...Array.from({ length: 10 }, (_, i) => `r${i + 1}`)]) {
+  for (const a of ["a1", "a2", "t1", "t2", "k1", "k2", "d1", ...Array.from({ length: 10 }, (_, i) => `r${i + 1}`)]) {
     await gw.app.store.clearCooldown(a);
     await gw.app.store.clearLock(a);
     await gw.app.store.restoreModel(a);
   }
   await gw.app.store.clearCircuit("p");
   await gw.app.store.clearCircuit("t");
+  await gw.app.store.clearCircuit("k");
   await gw.app.store.clearCircuit("dead");
   await gw.app.store.clearCircuit("r");
   gw.app.registry.loadState(await gw.app.store.loadAccountState());
@@ -93,18 +108,18 @@ const who = (r: ReceivedRequest) =>
   r.path.startsWith("/r/")
     ? "r"
     : r.headers["x-api-key"] === ENV.KEY_A1
-      ? r.path.startsWith("/t/") ? "t1" : "a1"
+      ? r.path.startsWith("/t/") ? "t1" : r.path.startsWith("/k/") ? "k1" : "a1"
       : r.headers["x-api-key"] === ENV.KEY_A2
-        ? r.path.startsWith("/t/") ? "t2" : "a2"
+        ? r.path.startsWith("/t/") ? "t2" : r.path.startsWith("/k/") ? "k2" : "a2"
         : r.format === "openai-chat"
           ? "q"
           : "?";
 const order = () => gw.fake.requests.map(who);
 const ok = (r: ReceivedRequest): FakeReply => simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream);
 /** Per-account scripts: a queue of replies for a1 and a2 (t1 and t2); an empty queue answers normally. */
-function script(s: { a1?: FakeReply[]; a2?: FakeReply[]; t1?: FakeReply[]; t2?: FakeReply[]; q?: FakeReply[]; r?: FakeReply[] }) {
+function script(s: { a1?: FakeReply[]; a2?: FakeReply[]; t1?: FakeReply[]; t2?: FakeReply[]; k1?: FakeReply[]; k2?: FakeReply[]; q?: FakeReply[]; r?: FakeReply[] }) {
   gw.fake.handle((r) => {
-    const q = s[who(r) as "a1" | "a2" | "t1" | "t2" | "q" | "r"];
+    const q = s[who(r) as "a1" | "a2" | "t1" | "t2" | "k1" | "k2" | "q" | "r"];
     return q && q.length > 0 ? q.shift() : ok(r);
   });
 }
@@ -488,12 +503,13 @@ describe("after the commit point (SPEC 6.4): the SDK raises, never a finished re
   });
 
   test("pings on every attempt: the client gets a 504 in its own format saying so", async () => {
-    script({ t1: Array.from({ length: 8 }, pingsOnly), t2: Array.from({ length: 8 }, pingsOnly) });
-    const res = await post("/v1/messages", msg("t/claude-x"));
+    script({ k1: Array.from({ length: 8 }, pingsOnly), k2: Array.from({ length: 8 }, pingsOnly) });
+    const res = await post("/v1/messages", msg("k/claude-x"));
     expect(res.status).toBe(504);
     const body = (await res.json()) as any;
     expect(body.type).toBe("error");
-    expect(body.error.message).toBe("Upstream t sent only events without content (keep-alive pings) for 1 s.");
+    expect(body.error.message).toBe("Upstream k sent only events without content (keep-alive pings) for 0.25 s.");
+    expect(order()).toEqual(["k1", "k1", "k1", "k1", "k2", "k2", "k2", "k2"]);
   }, 60_000);
 
   test("pings after the gathered reply's first content keep it alive, as they keep a stream alive (SPEC 6.4)", async () => {

@@ -114,8 +114,23 @@ export function formatOfPath(path: string): FakeFormat | undefined {
   return undefined;
 }
 
+/** Options of {@link startFakeUpstream}. */
+export interface FakeUpstreamOptions {
+  defaultText?: string;
+  /**
+   * Paths (with their query) the gateway's {@link FakeUpstream.fetch} has answered in this process, by
+   * the same code as the server but without the socket: the request is recorded and the reply's
+   * headers and pieces reach the gateway in microtasks, not on a later event-loop turn. For timer
+   * scenarios (idle, header and first-content timeouts): timers fire in deadline order and microtasks
+   * run between them, so a piece the fake sends before the gateway's timer is due is read before that
+   * timer fires even when the test process was stalled meanwhile (over a socket the read would wait
+   * for the next poll, after every due timer had fired).
+   */
+  inProcess?: (path: string) => boolean;
+}
+
 /** Starts a fake upstream. */
-export async function startFakeUpstream(opts: { defaultText?: string } = {}): Promise<FakeUpstream> {
+export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const queue: FakeReply[] = [];
   let handler: FakeHandler | undefined;
   const requests: ReceivedRequest[] = [];
@@ -125,6 +140,50 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
   let resetIds = 0;
   const defaultText = opts.defaultText ?? "Hello from the fake upstream.";
 
+  /** Answers one request (the server's handler; {@link FakeUpstreamOptions.inProcess} calls it directly). */
+  const answer = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname + url.search;
+    const format = formatOfPath(url.pathname);
+    const raw = request.method === "POST" ? await request.text() : "";
+    let body: any = undefined;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      body = raw;
+    }
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => (headers[k] = v));
+    let model: string | undefined = body && typeof body === "object" ? body.model : undefined;
+    let stream = Boolean(body && typeof body === "object" && body.stream);
+    if (format === "gemini") {
+      const m = /\/models\/([^/:]+):(\w+)/.exec(url.pathname);
+      model = m?.[1];
+      stream = m?.[2] === "streamGenerateContent";
+    }
+    const rec: ReceivedRequest = { method: request.method, path, format, headers, body, raw, model, stream };
+    requests.push(rec);
+
+    if (request.method === "GET" && url.pathname.endsWith("/models")) {
+      return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
+    }
+    let reply = queue.shift();
+    if (!reply && handler) reply = await handler(rec);
+    if (!reply) {
+      if (!format) return Response.json({ error: { message: "unknown path", type: "not_found" } }, { status: 404 });
+      reply = defaultReply(format, rec, defaultText);
+    }
+    let read: Promise<void> | undefined;
+    if (reply.reset_after_bytes !== undefined) {
+      const id = String(++resetIds);
+      const entry = { bytes: reply.reset_after_bytes, read: Promise.withResolvers<void>() };
+      resets.set(id, entry);
+      reply = { ...reply, headers: { ...reply.headers, [RESET_ID_HEADER]: id } };
+      read = entry.read.promise;
+    }
+    return serveReply(reply, request.signal, () => state.aborted++, read);
+  };
+
   const server: Server<unknown> = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -132,53 +191,58 @@ export async function startFakeUpstream(opts: { defaultText?: string } = {}): Pr
     development: false,
     // A scripted reset errors the body stream on purpose: answer quietly instead of logging it.
     error: () => new Response(null, { status: 500 }),
-    async fetch(request) {
-      const url = new URL(request.url);
-      const path = url.pathname + url.search;
-      const format = formatOfPath(url.pathname);
-      const raw = request.method === "POST" ? await request.text() : "";
-      let body: any = undefined;
-      try {
-        body = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        body = raw;
-      }
-      const headers: Record<string, string> = {};
-      request.headers.forEach((v, k) => (headers[k] = v));
-      let model: string | undefined = body && typeof body === "object" ? body.model : undefined;
-      let stream = Boolean(body && typeof body === "object" && body.stream);
-      if (format === "gemini") {
-        const m = /\/models\/([^/:]+):(\w+)/.exec(url.pathname);
-        model = m?.[1];
-        stream = m?.[2] === "streamGenerateContent";
-      }
-      const rec: ReceivedRequest = { method: request.method, path, format, headers, body, raw, model, stream };
-      requests.push(rec);
-
-      if (request.method === "GET" && url.pathname.endsWith("/models")) {
-        return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
-      }
-      let reply = queue.shift();
-      if (!reply && handler) reply = await handler(rec);
-      if (!reply) {
-        if (!format) return Response.json({ error: { message: "unknown path", type: "not_found" } }, { status: 404 });
-        reply = defaultReply(format, rec, defaultText);
-      }
-      let read: Promise<void> | undefined;
-      if (reply.reset_after_bytes !== undefined) {
-        const id = String(++resetIds);
-        const entry = { bytes: reply.reset_after_bytes, read: Promise.withResolvers<void>() };
-        resets.set(id, entry);
-        reply = { ...reply, headers: { ...reply.headers, [RESET_ID_HEADER]: id } };
-        read = entry.read.promise;
-      }
-      return serveReply(reply, request.signal, () => state.aborted++, read);
-    },
+    fetch: answer,
   });
+
+  /**
+   * Answers in this process what {@link FakeUpstreamOptions.inProcess} names, as fetch would: the
+   * request's abort rejects the call before the headers and errors the body after them; a throw is
+   * the server's quiet 500.
+   */
+  const inProcess = opts.inProcess;
+  const answerHere = (request: Request): Promise<Response> =>
+    new Promise<Response>((resolve, reject) => {
+      const signal = request.signal;
+      const aborted = () => signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
+      if (signal.aborted) return reject(aborted());
+      const onAbort = () => reject(aborted());
+      signal.addEventListener("abort", onAbort, { once: true });
+      answer(request)
+        .catch(() => new Response(null, { status: 500 }))
+        .then((res) => {
+          signal.removeEventListener("abort", onAbort);
+          if (signal.aborted) return reject(aborted());
+          if (!res.body) return resolve(res);
+          const reader = res.body.getReader();
+          const body = new ReadableStream<Uint8Array>(
+            {
+              start(c) {
+                signal.addEventListener("abort", () => {
+                  c.error(aborted());
+                  void reader.cancel(aborted()).catch(() => {});
+                }, { once: true });
+              },
+              async pull(c) {
+                const r = await reader.read().catch((e) => ({ error: e }) as const);
+                if (signal.aborted) return;
+                if ("error" in r) return c.error(r.error);
+                if (r.done) return c.close();
+                c.enqueue(r.value);
+              },
+              cancel: (reason) => reader.cancel(reason),
+            },
+            { highWaterMark: 0 },
+          );
+          resolve(new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers }));
+        });
+    });
 
   /** The gateway's fetch: a reset reply's body is read through {@link reportingBody}. */
   const gatewayFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const res = await fetch(input, init);
+    let res: Response;
+    const url = inProcess && new URL(input instanceof Request ? input.url : String(input));
+    if (url && inProcess(url.pathname + url.search)) res = await answerHere((input instanceof Request ? new Request(input, init) : new Request(String(input), init)));
+    else res = await fetch(input, init);
     const id = res.headers.get(RESET_ID_HEADER);
     const entry = id === null ? undefined : resets.get(id);
     if (!entry || !res.body) return res;
