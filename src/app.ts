@@ -91,12 +91,7 @@ export interface AppOptions {
   writeInstanceFile?: boolean;
   /** Codex's Responses WebSocket: idle time before a socket is closed, ms (SPEC 2.5; default 10 min). */
   responsesSocketIdleMs?: number;
-  /**
-   * Called each time a Responses WebSocket reply starts waiting for its client to read (the socket's
-   * send buffer over its high-water mark, src/http/responses-socket.ts): tests wait for it instead of
-   * for a fixed time.
-   */
-  onResponsesSocketHeldBack?: () => void;
+  /** Called each time a Responses WebSocket reply waits for its client to read (src/http/responses-socket.ts; tests). */ onResponsesSocketHeldBack?: () => void;
   /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
   database?: string;
   /**
@@ -467,8 +462,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     // One policy object per configuration (replaced as a whole on a change), not one per request.
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
-    responsesSocketIdleMs: opts.responsesSocketIdleMs,
-    onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
+    responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),
     authorize: (request, peer, format) => {
