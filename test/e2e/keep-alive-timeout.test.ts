@@ -4,7 +4,9 @@
  * request is waiting on is cut by it: a streamed reply silent for longer, an upstream that takes longer
  * to answer, a request body that pauses, a Responses WebSocket between turns. Raw sockets, as the
  * timeout is the server closing a connection a client keeps; the timeout is 1 s here (Bun checks every
- * 4 s, so a close comes 1–5 s after the last byte) and every silence in flight is 6 s.
+ * 4 s, so a close comes 1–5 s after the last byte). A silence in flight lasts until the server has
+ * closed an idle connection whose last byte came after every in-flight one's: the check that would
+ * have cut them has run (rather than a fixed 6 s, past the timeout and Bun's interval together).
  */
 import { describe, expect, test } from "bun:test";
 import { connect as tcpConnect, type Socket } from "node:net";
@@ -15,8 +17,8 @@ import { connect as socketConnect } from "../support/responses-socket.ts";
 
 const suite = gatewaySuite(`server:\n  keep_alive_timeout_ms: 1000\n${DEFAULT_YAML}`);
 
-/** A silence longer than the timeout and Bun's 4 s check interval together, ms. */
-const SILENCE = 6_000;
+/** The longest a silence in flight may take (its end waits for the idle control connection's close), ms. */
+const SILENCE = 15_000;
 /** How long a test waits for the server to close an idle connection, ms (timeout plus check interval, and slack). */
 const CLOSE_WITHIN = 12_000;
 
@@ -143,21 +145,29 @@ describe("server.keep_alive_timeout_ms", () => {
   }, 40_000);
 
   test("in flight nothing is cut: a silent stream, a slow upstream, a pausing body, a WebSocket between turns; the first three close only after their reply", async () => {
+    // Each silence ends when the test says so: once an idle connection opened after them all is closed.
+    const silence = Promise.withResolvers<void>();
+    const silent = { streamed: Promise.withResolvers<void>(), waited: Promise.withResolvers<void>(), paused: Promise.withResolvers<void>(), socket: Promise.withResolvers<void>() };
     suite.gw.fake.handle((rec) => {
       const prompt = JSON.stringify(rec.body);
       if (prompt.includes("slow-stream")) {
         const reply = simpleReply("openai-chat", { text: "first part, second part" }, true);
-        // The stream's first two events (the second one's text commits the reply), then SILENCE ms of nothing, then the rest.
+        // The stream's first two events (the second one's text commits the reply), then nothing until the silence ends, then the rest.
         const sse = reply.sse!;
         const cut = sse.indexOf("\n\n", sse.indexOf("\n\n") + 2) + 2;
-        return { ...reply, split_at: [cut], delay_ms: SILENCE };
+        return { ...reply, split_at: [cut], resume_after_first: silence.promise };
       }
-      if (prompt.includes("slow-upstream")) return { ...simpleReply("openai-chat", { text: "late answer" }, false), headers_delay_ms: SILENCE };
+      if (prompt.includes("slow-upstream")) {
+        silent.waited.resolve();
+        return { ...simpleReply("openai-chat", { text: "late answer" }, false), headers_after: silence.promise };
+      }
       return undefined;
     });
     const streamed = (async () => {
       const c = await open();
       c.socket.write(post("/v1/chat/completions", JSON.stringify({ model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "slow-stream" }] })));
+      await c.until((t) => t.includes('"content":"first "'), 10_000);
+      silent.streamed.resolve();
       const text = await c.until((t) => t.includes("data: [DONE]"), SILENCE + 10_000);
       return { text, closed: await c.closedWithin(CLOSE_WITHIN) };
     })();
@@ -170,22 +180,34 @@ describe("server.keep_alive_timeout_ms", () => {
     const paused = (async () => {
       const c = await open();
       const whole = post("/v1/chat/completions", chatBody());
-      c.socket.write(whole.slice(0, whole.length - 10));
-      await Bun.sleep(SILENCE);
+      c.socket.write(whole.slice(0, whole.length - 10), () => silent.paused.resolve());
+      await silence.promise;
       c.socket.write(whole.slice(whole.length - 10));
       const text = await c.until((t) => wholeReplies(t) === 1, 10_000);
       return { text, closed: await c.closedWithin(CLOSE_WITHIN) };
     })();
     const socket = (async () => {
       const ws = await socketConnect(suite.gw.url);
-      await Bun.sleep(SILENCE);
+      silent.socket.resolve();
+      await silence.promise;
       ws.send({ type: "response.create", model: "resp/gpt-x", store: false, input: [{ role: "user", content: [{ type: "input_text", text: "hi" }] }] });
       const frames = await ws.untilTerminal();
       ws.ws.close();
       return frames.at(-1);
     })();
+    // All four are silent; then a connection whose reply ends after that, left idle, must be closed by
+    // the server: the idle check that would have cut the others (their timers on) has run by then.
+    // A request on a fresh connection after it lets that check finish before the silences end.
+    await Promise.all(Object.values(silent).map((d) => d.promise));
+    const control = await open();
+    control.socket.write(post("/v1/chat/completions", chatBody()));
+    await control.until((t) => wholeReplies(t) === 1, 10_000);
+    const controlClosed = await control.closedWithin(CLOSE_WITHIN);
+    await (await fetch(`${suite.gw.url}/health`)).text();
+    silence.resolve();
 
     const [s, w, p, last] = await Promise.all([streamed, waited, paused, socket]);
+    expect(controlClosed).toBe(true);
     expect(s.text).toContain("HTTP/1.1 200");
     expect(streamedText(s.text)).toBe("first part, second part");
     expect(s.text).not.toContain('"error"');

@@ -49,6 +49,8 @@ export interface FakeReply {
   stall_after_bytes?: number;
   /** Wait this long before sending headers, in ms. */
   headers_delay_ms?: number;
+  /** Send the headers once this settles (test-only, in-process): the upstream takes as long as the test needs. */
+  headers_after?: Promise<unknown>;
   /**
    * After the body (`sse`/`text`, pieces and delays as given), send this text again and again, as fast
    * as the client reads, until the client goes away (a base URL that serves an endless body).
@@ -312,6 +314,7 @@ async function serveReply(reply: FakeReply, signal: AbortSignal, onAbort: () => 
     return new Response(null, { status: 499 });
   }
   if (reply.headers_delay_ms) await Bun.sleep(reply.headers_delay_ms);
+  if (reply.headers_after) await reply.headers_after;
   const status = reply.status ?? 200;
   const isSse = reply.sse !== undefined;
   const headers = new Headers(reply.headers ?? {});
