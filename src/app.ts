@@ -90,8 +90,7 @@ export interface AppOptions {
   /** Write instance.json (default true). */
   writeInstanceFile?: boolean;
   /** Codex's Responses WebSocket: idle time before a socket is closed, ms (SPEC 2.5; default 10 min). */
-  responsesSocketIdleMs?: number;
-  /** Called each time a Responses WebSocket reply waits for its client to read (src/http/responses-socket.ts; tests). */ onResponsesSocketHeldBack?: () => void;
+  responsesSocketIdleMs?: number; /** Called each time a Responses WebSocket reply waits for its client to read (src/http/responses-socket.ts; tests). */ onResponsesSocketHeldBack?: () => void;
   /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
   database?: string;
   /**
