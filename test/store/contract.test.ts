@@ -565,13 +565,8 @@ describe("postgres flush against a stalled database", () => {
       expect(s.health()).toBe(false);
       expect(s.stats().pendingUsage).toBe(3);
       expect(errors.some((e) => e.startsWith("database unreachable (the database did not answer a flush within 300 ms)"))).toBe(true);
-      // The probe's SELECT 1 answers, but the kept rows cannot be written yet: still away. Waited for
-      // until a probe has got that far (its replay of the kept batch waits for the lock beside the
-      // stalled flush: two of the usage table's lock requests not granted), or until the store says
-      // the database is back (what this checks against), not for a fixed 2.5 s that a loaded machine
-      // could spend before the first probe (one a second).
-      const blocked = async () =>
-        ((await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'usage'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)[0] as { n: number }).n;
+      // The probe's SELECT 1 answers, but the kept rows cannot be written: still away. Checked once its replay waits on the lock (2 not granted), not after a fixed 2.5 s.
+      const blocked = async () => ((await sql`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'usage'::regclass AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)[0] as { n: number }).n;
       for (const end = Date.now() + 15_000; !s.health() && (await blocked()) < 2 && Date.now() < end; ) await Bun.sleep(50);
       expect({ healthy: s.health(), blocked: await blocked() }).toEqual({ healthy: false, blocked: 2 });
       release();
