@@ -13,7 +13,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
-import { clientHeadersOf, errorAnswer, responseHeaders, type Finished, type RequestContext } from "./context.ts";
+import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
@@ -257,7 +257,8 @@ function finalError(
   if (f.fallback) headers.set("x-switchyard-fallback", "1");
   // SPEC 2.4: no account served this reply, so affinity cannot have hit.
   if (f.cache) headers.set("x-switchyard-cache", f.cache);
-  if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
+  const warning = warningHeader(ctx.warnings);
+  if (warning) headers.set("x-switchyard-warning", warning);
   const res = errorAnswer(ctx, err, headers);
   deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return res;

@@ -13,7 +13,7 @@ import type { EncoderOptions } from "../formats/codec.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
-import { responseHeaders, tryHubOf, type Finished, type RequestContext } from "./context.ts";
+import { responseHeaders, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
 import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
@@ -453,7 +453,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const droppedAtCommit = dropped?.length ?? 0;
   if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
   const headers = responseHeaders(ctx);
-  if (ctx.warnings.length > 0) headers.set("x-switchyard-warning", JSON.stringify(ctx.warnings));
+  const warning = warningHeader(ctx.warnings);
+  if (warning) headers.set("x-switchyard-warning", warning);
   if (a.fallback) headers.set("x-switchyard-fallback", "1");
   if (cache) headers.set("x-switchyard-cache", cache);
   /** The report of this request; usage is read from the driver when the reply has ended. */

@@ -314,3 +314,28 @@ describe("model list (SPEC 2.1)", () => {
     expect((await fetch(`${gw.url}/v1/models`)).status).toBe(200);
   });
 });
+
+describe("a warning with characters outside ASCII (found by fuzzing wrong values on every lane)", () => {
+  test("a temperature outside the target's range is served with the clamp named in X-Switchyard-Warning, never a 500", async () => {
+    // Each builder's clamp warning names its range with an en dash ("0–1"), which Headers.set refused:
+    // the upstream had answered, and the client got a 500 instead of the reply.
+    const cases: Array<[string, unknown, string]> = [
+      ["/v1/chat/completions", { model: "anth/claude-test", temperature: 1.7, messages: [{ role: "user", content: "hi" }] }, "0–1"],
+      ["/v1/chat/completions", { model: "anth/claude-test", temperature: 1.7, stream: true, messages: [{ role: "user", content: "hi" }] }, "0–1"],
+      ["/v1/responses", { model: "gem/gemini-test", temperature: 42, input: "hi" }, "0–2"],
+      ["/v1/messages", { model: "gem/gemini-test", temperature: 42, max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }, "0–2"],
+      ["/v1beta/models/anth/claude-test:generateContent", { generationConfig: { temperature: 1.5 }, contents: [{ role: "user", parts: [{ text: "hi" }] }] }, "0–1"],
+    ];
+    for (const [path, body, range] of cases) {
+      const res = await send(path, JSON.stringify(body));
+      const text = await res.text();
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      expect(text).not.toMatch(/"error"\s*:\s*\{|event: error/);
+      const header = res.headers.get("x-switchyard-warning") ?? "";
+      expect(header).toMatch(/^[\x20-\x7e]+$/);
+      const warnings = JSON.parse(header) as Array<{ code: string; message: string }>;
+      expect(warnings.some((w) => /clamp/.test(w.code) && w.message.includes(range))).toBe(true);
+    }
+    expect(gw.logs.filter((l) => JSON.parse(l).status === 500)).toEqual([]);
+  });
+});
