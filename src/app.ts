@@ -27,6 +27,7 @@ import {
 } from "../pipeline/index.ts";
 import type { Account, Clock, KeyLimitCounters, UsageRecord } from "../pipeline/ports.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
+import { AccountList } from "./accounts/account-list.ts";
 import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
 import { Discovery } from "./providers/discovery.ts";
 import { subscriptionAdmin } from "./admin/subscription-routes.ts";
@@ -187,22 +188,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
-  const refreshAccounts = async () => {
-    const stored = await store.listAccounts();
-    const ids = new Set(cfg.accounts.map((a) => a.id));
-    const state = await store.loadAccountState();
-    // SPEC 9.3: config-file accounts disabled through the admin API (kept across restarts).
-    const flagged = new Set(await store.listDisabledAccounts());
-    // SPEC P-6: config accounts carry the models discovery stored for them (stored accounts already do).
-    const discovered = new Map(state.discoveredModels.map((d) => [d.accountId, d.models]));
-    const fromConfig = cfg.accounts.map((a) => {
-      let out = a.models === undefined && discovered.has(a.id) ? { ...a, models: discovered.get(a.id) } : a;
-      if (flagged.has(a.id) && !out.disabled) out = { ...out, disabled: true };
-      return out;
-    });
-    registry.setAccounts([...fromConfig, ...stored.filter((a) => !ids.has(a.id))], cfg.providers);
-    registry.loadState(state);
-  };
+  // The registry's accounts: the configuration's in force with it, the store's as last read (re-read on refresh).
+  const accountList = new AccountList(store, registry, () => cfg);
+  const refreshAccounts = () => accountList.refresh();
   await refreshAccounts();
 
   // Subscription accounts (SPEC A-5, P-5…P-8): OAuth refresh/quarantine, quota windows, discovery.
@@ -588,7 +576,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // Every new configuration (file change, SIGHUP, POST /admin/api/config/reload, a change through the
   // admin API) reaches the accounts at once.
   afterApply = (next, prev, changes, why) => {
-    void refreshAccounts();
+    // The new file's accounts serve the next request: the registry takes them with the configuration
+    // that routes to them, not after the store's re-read (on PostgreSQL a few round trips, during which
+    // a provider added with its account was "No account is configured"); that re-read follows. A store
+    // that is away or closed (an outage, shutdown) leaves it to the periodic re-read.
+    accountList.compose();
+    refreshAccounts().catch(() => {});
     // A re-read of the file is always logged (SIGHUP with the same file too); a stored change when it changed something.
     if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes }));
     if (Object.keys(changes).length === 0) return;
