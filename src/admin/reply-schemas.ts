@@ -230,7 +230,7 @@ const AccountSavedReply = v.object({ id: v.string(), provider: v.string(), kind:
 /** Response schemas by `METHOD /path` (Elysia's spelling), merged into the OpenAPI document. */
 export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {
   "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
-  "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), source: v.literal("db") }), createdAt: ms("created") }) },
+  "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }), createdAt: ms("created") }) },
   "DELETE /admin/api/keys/:name": v.object({ revoked: v.string() }),
   "GET /admin/api/usage": UsageReply,
   "GET /admin/api/calls": v.object({

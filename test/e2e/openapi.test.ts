@@ -136,11 +136,12 @@ describe("the admin OpenAPI document", () => {
     }
   });
 
-  test("every field the usage, calls, keys, route-trace and dry-run routes answer is in their response schema", async () => {
+  test("every field the usage, calls, keys (listed and created), route-trace and dry-run routes answer is in their response schema", async () => {
     // A key with a budget, a served request whose tool result the savers shorten (unpriced model), a refused one.
     const created = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "documented", limits: { budgets: [{ window: "1d", tokens: 1000000 }] } }) });
     expect(created.status).toBe(201);
-    const secret = ((await created.json()) as { secret: string }).secret;
+    const createdAnswer = (await created.json()) as { secret: string };
+    const secret = createdAnswer.secret;
     const lines = Array.from({ length: 401 }, (_, i) => (i === 200 ? "-line 200\n+line 200 changed" : ` line ${i}`)).join("\n");
     const diff = `diff --git a/a.txt b/a.txt\nindex 1111111..2222222 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1,401 +1,401 @@\n${lines}\n`;
     const chat = (model: string) =>
@@ -178,6 +179,7 @@ describe("the admin OpenAPI document", () => {
       ["get", "/admin/api/usage", await get("/usage?since=1h&by=model")],
       ["get", "/admin/api/calls", calls],
       ["get", "/admin/api/keys", await get("/keys")],
+      ["post", "/admin/api/keys", createdAnswer],
       ["get", "/admin/api/route-traces/{id}", await get(`/route-traces/${servedCall.routeId}`)],
       ["get", "/admin/api/route-traces/{id}", await get(`/route-traces/${refusedCall.routeId}`)],
       ["post", "/admin/api/dry-run", await get("/dry-run", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "chat/gpt-test", messages: [{ role: "user", content: "hi" }] } }) })],
@@ -204,7 +206,8 @@ describe("the admin OpenAPI document", () => {
       }
     };
     for (const [method, path, answer] of answers) {
-      const schema = (op(method, path) as any).responses["200"].content["application/json"].schema;
+      const responses = (op(method, path) as any).responses;
+      const schema = (responses["200"] ?? responses["201"]).content["application/json"].schema;
       const missing = new Set<string>();
       undocumented(schema, answer, "$", missing);
       expect({ route: `${method} ${path}`, undocumented: [...missing].sort() }).toEqual({ route: `${method} ${path}`, undocumented: [] });
