@@ -299,8 +299,8 @@ export class ResponsesSocketSession {
     else this.ws.send(text);
   }
 
-  private errorFrame(status: number, type: string, code: string | null, message: string, headers?: Obj): void {
-    const frame: Obj = { type: "error", status, error: { type, code, message, param: null } };
+  private errorFrame(status: number, type: string, code: string | null, message: string, headers?: Obj, param: string | null = null): void {
+    const frame: Obj = { type: "error", status, error: { type, code, message, param } };
     if (headers) frame.headers = headers;
     this.send(frame);
   }
@@ -385,6 +385,11 @@ export class ResponsesSocketSession {
       return this.errorFrame(400, "invalid_request_error", "unknown_frame_type", `Unknown frame type ${JSON.stringify(frame.type)}; this socket takes response.create.`);
     }
     const { type: _type, generate, previous_response_id, ...body } = frame;
+    // The guard's rule for the HTTP route (pipeline/guard.ts): any other `input` was sent upstream as an
+    // empty conversation and answered as if the client had asked nothing.
+    if (body.input !== undefined && body.input !== null && typeof body.input !== "string" && !Array.isArray(body.input)) {
+      return this.errorFrame(400, "invalid_request_error", null, "`input` must be a string or an array of input items.", undefined, "input");
+    }
     let input: unknown[] = typeof body.input === "string" ? [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }] : Array.isArray(body.input) ? body.input : [];
     // Characters of the JSON the input items come from: this frame's, and the history's.
     let chars = text.length;

@@ -220,6 +220,24 @@ describe("response.create through the pipeline", () => {
     c.ws.close();
   });
 
+  test("an `input` that is not a string or an array is the HTTP route's 400 (param input), not an empty conversation sent upstream", async () => {
+    // Found trying bad input in each client format: over HTTP a 400; over the socket the frame went
+    // upstream as `input: []` and came back as a completed response to a question nobody asked.
+    gw.fake.reset();
+    const c = await connect(gw.url);
+    for (const [model, input] of [["resp/gpt-test", 42], ["anth/claude-test", true], ["resp/gpt-test", { role: "user", content: "hi" }]] as const) {
+      c.send(create(model, input));
+      expect(await c.next()).toEqual({ type: "error", status: 400, error: { type: "invalid_request_error", code: null, message: "`input` must be a string or an array of input items.", param: "input" } });
+      c.send(create(model, input, { generate: false }));
+      expect(await c.next()).toMatchObject({ type: "error", status: 400, error: { param: "input" } });
+    }
+    expect(gw.fake.requests).toHaveLength(0);
+    // The socket goes on: a string input is served.
+    c.send(create("resp/gpt-test", "hi"));
+    expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
+    c.ws.close();
+  });
+
   test("a frame nested 30,000 deep gets a 400 error frame naming the depth limit; the socket goes on", async () => {
     gw.fake.reset();
     const c = await connect(gw.url);
