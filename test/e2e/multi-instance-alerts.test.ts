@@ -58,6 +58,21 @@ const chat = (inst: Instance, model: string, key = ENV.CLIENT) =>
     body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
   });
 
+/**
+ * A Chat request with the budgeted key, sent again after `Retry-After` while it is a 429 that is not the
+ * budget's (the other instance holds room for its own requests and lends none until it gives its spare
+ * back, README "Running several instances"): what a client does. @returns the final status.
+ */
+async function served(inst: Instance, model: string): Promise<number> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const res = await chat(inst, model);
+    const body = await res.text();
+    if (res.status !== 429 || body.includes("key_budget_exceeded") || Date.now() > end) return res.status;
+    await Bun.sleep(Number(res.headers.get("retry-after") ?? "1") * 1000);
+  }
+}
+
 beforeAll(async () => {
   pg = await startPostgres();
   const dbUrl = await pg.createDatabase("alerts");
@@ -104,7 +119,7 @@ describe("alerts from two instances on one PostgreSQL (SPEC 9.7, D-2)", () => {
     const streams: EventStreamReader[] = await Promise.all([a, b].map((i) => openEvents(i.url, "?types=alert", adminHeaders(i))));
     try {
       // 18 tokens per request, alternating A, B: 108 of 100 after six (A's own share of it 54, B's 54).
-      for (let i = 0; i < 6; i++) expect((await chat(i % 2 === 0 ? a : b, "up/gpt-budget")).status).toBe(200);
+      for (let i = 0; i < 6; i++) expect(await served(i % 2 === 0 ? a : b, "up/gpt-budget")).toBe(200);
       const budgetAlert = (t: number) => (e: { data: any }) => e.data.subject === "key:team" && e.data.detail.threshold === t;
       for (const s of streams) {
         await s.waitFor(budgetAlert(0.5), 20_000);
