@@ -19,28 +19,14 @@
  *   the schema, as is an array where the schema wants an object (valibot's `looseObject` takes an array
  *   and copies it into an object).
  */
+import { hasLeftOutMember, isNullish, isPlainObject, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
 import type { RequestBody } from "./schema.ts";
 
 type Json = Record<string, unknown>;
 
-/** The keys valibot's object copies leave out (its `_isValidObjectKey`). */
-function special(key: string): boolean {
-  return key === "__proto__" || key === "prototype" || key === "constructor";
-}
-
-function hasSpecialMember(o: object): boolean {
-  return Object.hasOwn(o, "__proto__") || Object.hasOwn(o, "prototype") || Object.hasOwn(o, "constructor");
-}
-
-/** A plain object (not null, not an array). */
-function isObj(x: unknown): x is Json {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
-
-const nullish = (x: unknown) => x === undefined || x === null;
-const nullishString = (x: unknown) => x === undefined || x === null || typeof x === "string";
-const nullishNumber = (x: unknown) => x === undefined || x === null || (typeof x === "number" && !Number.isNaN(x));
-const nullishBoolean = (x: unknown) => x === undefined || x === null || typeof x === "boolean";
+const isObj = isPlainObject;
+const nullish = isNullish;
+const hasSpecialMember = hasLeftOutMember;
 
 /** The schema's keys of the request body, in its order (schema.ts `RequestSchema`). */
 const REQUEST_KEYS = ["model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "top_k", "thinking", "output_config", "metadata", "stream"];
@@ -50,18 +36,6 @@ const THINKING_KEYS = ["type", "budget_tokens", "display"];
 const EFFORT_KEYS = ["effort"];
 const USER_ID_KEYS = ["user_id"];
 const NO_KEYS: string[] = [];
-
-/**
- * valibot's `looseObject` copy of `o` (valibot 1.x `looseObject` `~run`): the entries' keys that `o`
- * has (`key in o`), in `entries` order, then `o`'s other own keys in its order, except `__proto__`,
- * `prototype` and `constructor`. Values are `o`'s own (the schema's nested copies are made by the caller).
- */
-export function looseCopy(o: Json, entries: readonly string[]): Json {
-  const out: Json = {};
-  for (const k of entries) if (k in o) out[k] = o[k];
-  for (const k in o) if (Object.hasOwn(o, k) && !special(k) && !entries.includes(k)) out[k] = o[k];
-  return out;
-}
 
 /** A content block as the schema's `BlockSchema` takes it: an object with a string `type`. */
 function isBlock(b: unknown): boolean {

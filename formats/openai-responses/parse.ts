@@ -66,6 +66,16 @@ import {
   ResponsesRequestSchema,
 } from "./schema.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl, readEncryptedContent } from "./common.ts";
+import {
+  acceptedRequest,
+  plainCustomToolCall,
+  plainCustomToolCallOutput,
+  plainFunctionCall,
+  plainFunctionCallOutput,
+  plainFunctionTool,
+  plainMessageItem,
+  plainReasoningItem,
+} from "./request-shape.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -196,7 +206,7 @@ function toolOutputContent(output: unknown): ToolResultPart["content"] {
 }
 
 /** Builds the hub messages from the `input` items (see the module doc for the grouping rules). */
-function parseInput(input: string | Array<Record<string, any>> | null | undefined): HubMessage[] {
+function parseInput(input: string | Array<Record<string, any>> | null | undefined, hand: boolean): HubMessage[] {
   if (input == null) return [];
   if (typeof input === "string") return [{ role: "user", content: [{ type: "text", text: input }] }];
   const messages: HubMessage[] = [];
@@ -227,7 +237,8 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
     const type = item.type ?? "message";
     switch (type) {
       case "message": {
-        const m = check(MessageItemSchema, item, path);
+        // Each item checked by hand when request-shape.ts is sure of it, else by its schema (same 400).
+        const m = hand && plainMessageItem(item) ? item : check(MessageItemSchema, item, path);
         const phase = m.phase ?? undefined;
         const content = parseContent(m.content as string | Array<Record<string, any>>, m.role === "assistant" ? phase : undefined);
         if (m.role === "assistant") {
@@ -240,7 +251,7 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         break;
       }
       case "function_call": {
-        const fc = check(FunctionCallItemSchema, item, path);
+        const fc = hand && plainFunctionCall(item) ? item : check(FunctionCallItemSchema, item, path);
         const part: ToolCallPart = { type: "tool_call", id: fc.call_id, name: fc.name, arguments: fc.arguments };
         if (fc.id) part.itemId = fc.id;
         if (fc.namespace) part.namespace = fc.namespace;
@@ -248,14 +259,14 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         break;
       }
       case "custom_tool_call": {
-        const cc = check(CustomToolCallItemSchema, item, path);
+        const cc = hand && plainCustomToolCall(item) ? item : check(CustomToolCallItemSchema, item, path);
         const part: ToolCallPart = { type: "tool_call", id: cc.call_id, name: cc.name, arguments: JSON.stringify({ input: cc.input }) };
         if (cc.id) part.itemId = cc.id;
         assistantTurn().content.push(part);
         break;
       }
       case "function_call_output": {
-        const fo = check(FunctionCallOutputItemSchema, item, path);
+        const fo = hand && plainFunctionCallOutput(item) ? item : check(FunctionCallOutputItemSchema, item, path);
         resultTurn().content.push({ type: "tool_result", callId: fo.call_id, content: toolOutputContent(fo.output) });
         break;
       }
@@ -274,12 +285,12 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         break;
       }
       case "custom_tool_call_output": {
-        const co = check(CustomToolCallOutputItemSchema, item, path);
+        const co = hand && plainCustomToolCallOutput(item) ? item : check(CustomToolCallOutputItemSchema, item, path);
         resultTurn().content.push({ type: "tool_result", callId: co.call_id, content: toolOutputContent(co.output) });
         break;
       }
       case "reasoning": {
-        const r = check(ReasoningItemSchema, item, path);
+        const r = hand && plainReasoningItem(item) ? (item as v.InferOutput<typeof ReasoningItemSchema>) : check(ReasoningItemSchema, item, path);
         const summary = (r.summary ?? []).map((s) => s.text);
         const rawTexts = (r.content ?? []).map((c) => c.text ?? "").filter((t) => t.length > 0);
         const part: ThinkingPart = { type: "thinking", text: summary.length > 0 ? summary.join("\n\n") : rawTexts.join("\n\n") };
@@ -308,7 +319,7 @@ function keepToolFields(t: Record<string, any>, key: string, fields: Record<stri
 }
 
 /** Tools → hub tools (module doc). Namespaces: shell ProviderTool first, then flattened members. */
-function parseTools(tools: Array<Record<string, any>> | null | undefined, extra: Record<string, unknown>): HubTool[] {
+function parseTools(tools: Array<Record<string, any>> | null | undefined, extra: Record<string, unknown>, hand: boolean): HubTool[] {
   if (!tools) return [];
   const out: HubTool[] = [];
   const fields: Record<string, Record<string, unknown>> = {};
@@ -316,7 +327,7 @@ function parseTools(tools: Array<Record<string, any>> | null | undefined, extra:
     const t = tools[i]!;
     const path = `tools[${i}]`;
     if (t.type === "function") {
-      out.push(parseFunctionTool(check(FunctionToolSchema, t, path)));
+      out.push(parseFunctionTool(hand && plainFunctionTool(t) ? (t as FunctionToolBody) : check(FunctionToolSchema, t, path)));
       keepToolFields(t, t.name, fields);
     } else if (t.type === "namespace") {
       const ns = check(NamespaceToolSchema, t, path);
@@ -326,7 +337,7 @@ function parseTools(tools: Array<Record<string, any>> | null | undefined, extra:
       for (let j = 0; j < ns.tools.length; j++) {
         const m = ns.tools[j]!;
         if (m.type !== "function") continue;
-        const f = parseFunctionTool(check(FunctionToolSchema, m, `${path}.tools[${j}]`));
+        const f = parseFunctionTool(hand && plainFunctionTool(m) ? (m as FunctionToolBody) : check(FunctionToolSchema, m, `${path}.tools[${j}]`));
         f.namespace = ns.name;
         out.push(f);
         keepToolFields(m, `${ns.name}/${f.name}`, fields);
@@ -341,7 +352,9 @@ function parseTools(tools: Array<Record<string, any>> | null | undefined, extra:
   return out;
 }
 
-function parseFunctionTool(f: v.InferOutput<typeof FunctionToolSchema>): FunctionTool {
+type FunctionToolBody = v.InferOutput<typeof FunctionToolSchema>;
+
+function parseFunctionTool(f: FunctionToolBody): FunctionTool {
   const tool: FunctionTool = {
     kind: "function",
     name: f.name,
@@ -412,8 +425,22 @@ function parseResponseFormat(format: Record<string, any> | null | undefined): Re
  *   a message has an unknown role.
  */
 export function parseRequest(body: unknown): HubRequest {
+  return parseWith(body, true);
+}
+
+/**
+ * {@link parseRequest} with every check made by valibot's schemas, none by request-shape.ts: what the
+ * hand checks are compared with (test/formats/openai-responses/request-shape.test.ts).
+ */
+export function parseRequestBySchema(body: unknown): HubRequest {
+  return parseWith(body, false);
+}
+
+/** {@link parseRequest}; `hand`: the hand checks of request-shape.ts first, the schemas where they are not sure. */
+function parseWith(body: unknown, hand: boolean): HubRequest {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("The request body must be a JSON object.");
-  const b = check(ResponsesRequestSchema, body, "body");
+  // The envelope checked by hand (request-shape.ts, no copy of every item and tool); the schema when that is not sure.
+  const b = ((hand ? acceptedRequest(body) : undefined) as v.InferOutput<typeof ResponsesRequestSchema> | undefined) ?? check(ResponsesRequestSchema, body, "body");
   const raw = body as Record<string, unknown>;
   const extra: Record<string, unknown> = {};
   for (const k of Object.keys(raw)) if (!MAPPED_FIELDS.has(k)) extra[k] = raw[k];
@@ -422,7 +449,7 @@ export function parseRequest(body: unknown): HubRequest {
   if (typeof b.instructions === "string") {
     if (b.instructions.length > 0) system.push({ type: "text", text: b.instructions });
   } else if (Array.isArray(b.instructions)) {
-    for (const m of parseInput(b.instructions as Array<Record<string, any>>)) {
+    for (const m of parseInput(b.instructions as Array<Record<string, any>>, hand)) {
       for (const p of m.content) if (p.type === "text" && p.text.length > 0) system.push({ type: "text", text: p.text });
     }
   }
@@ -430,8 +457,8 @@ export function parseRequest(body: unknown): HubRequest {
   const req: HubRequest = {
     model: b.model,
     system,
-    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined),
-    tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra),
+    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined, hand),
+    tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra, hand),
     stream: b.stream === true,
     source: { format: FORMAT, extra },
   };
