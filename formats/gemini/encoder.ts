@@ -33,10 +33,14 @@ import { flat, isPlainJsonText } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorBody } from "./errors.ts";
 import { finishReasonToGemini, usageToGemini, writeGeminiLogprobs, writeGeminiSignature } from "./mapping.ts";
+import { RandomText } from "../random-text.ts";
 
-/** A fresh response id (22 base64url characters, the length Google's look like). */
+/** 18 random bytes (24 base64url chars) per response id, drawn for many ids at once (formats/random-text.ts). */
+const RESPONSE_ID_RANDOM = new RandomText(18, 24, "base64url");
+
+/** A fresh response id: 22 random base64url characters (132 bits), the length Google's look like. */
 export function defaultResponseId(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64url").slice(0, 22);
+  return RESPONSE_ID_RANDOM.next().slice(0, 22);
 }
 
 /** Tool-call arguments text → the `args` object Gemini clients expect. Throws a FormatError for arguments nested too deep (formats/json-depth.ts). */

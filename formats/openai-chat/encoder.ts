@@ -35,10 +35,14 @@ import { SSE_DONE } from "../sse.ts";
 import { chatLogprobsJson } from "../openai-common/logprobs.ts";
 import { errorBody } from "./errors.ts";
 import { stopToChat, usageToChat } from "./mapping.ts";
+import { RandomText } from "../random-text.ts";
 
-/** A fresh `chatcmpl-` id when the caller injected no generator. */
+/** 12 random bytes (24 hex chars) per `chatcmpl-` id, drawn for many ids at once (formats/random-text.ts). */
+const CHAT_ID_RANDOM = new RandomText(12, 24, "hex");
+
+/** A fresh `chatcmpl-` id (24 random hex chars) when the caller injected no generator. */
 export function defaultChatId(): string {
-  return "chatcmpl-" + crypto.randomUUID().replace(/-/g, "").slice(0, 24);
+  return "chatcmpl-" + CHAT_ID_RANDOM.next();
 }
 
 /** The incremental Chat encoder; see the module comment. */

@@ -5,20 +5,24 @@
 import type { MediaSource, Opaque, ProviderFamily, StopReason, Usage } from "../hub.ts";
 import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
 import { finiteNumber } from "../json.ts";
+import { RandomText } from "../random-text.ts";
 
 /**
  * Mints a gateway id with the given prefix (`resp_`, `msg_`, `fc_`, `rs_`, `ctc_`). Uses
  * `newId(prefix)` when given (tests inject it) and makes sure the result carries the prefix;
- * otherwise `prefix` + a dash-less random UUID. Prefixes are what OpenAI validates when ids are sent
+ * otherwise `prefix` + 32 random hex chars (16 random bytes, as a dash-less random UUID's length; drawn
+ * for many ids at once, formats/random-text.ts, docs/performance.md item 144). Prefixes are what OpenAI validates when ids are sent
  * back (REFERENCE §3.1, §7 item 3).
  */
+/** 16 random bytes (32 hex chars) per minted id. */
+const ITEM_RANDOM = new RandomText(16, 32, "hex");
+
 export function mintId(prefix: string, newId?: (prefix: string) => string): string {
   if (newId) {
     const id = newId(prefix);
     return id.startsWith(prefix) ? id : prefix + id;
   }
-  // `replaceAll` of a string: a regular expression literal is a new RegExp object at every call.
-  return prefix + crypto.randomUUID().replaceAll("-", "");
+  return prefix + ITEM_RANDOM.next();
 }
 
 /** True when `id` is an item id OpenAI can accept back for that item kind (REFERENCE §3.1). */
