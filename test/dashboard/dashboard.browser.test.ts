@@ -363,6 +363,31 @@ describe("account state from the page", () => {
   }, 60_000);
 });
 
+describe("calls on a phone", () => {
+  test("a tapped call's trace, which stands under the whole list at 390 px, is brought into view (the tap seemed to do nothing)", async () => {
+    const w = await openPage(browser, gw.url);
+    try {
+      await w.page.setViewportSize({ width: 390, height: 800 });
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      const rows = w.page.locator("table.calls tbody tr");
+      await rows.first().waitFor({ timeout: 10_000 });
+      // the list is taller than the screen, so the trace under it starts below the fold
+      expect(await w.page.locator("table.calls").evaluate((t) => t.getBoundingClientRect().bottom)).toBeGreaterThan(800);
+      await rows.first().click();
+      await w.page.locator(".trace dl").waitFor({ timeout: 10_000 });
+      const top = () => w.page.locator(".trace").evaluate((el) => el.getBoundingClientRect().top);
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !((await top()) >= 0 && (await top()) < 800)) await w.page.waitForTimeout(100);
+      expect(await top()).toBeGreaterThanOrEqual(0);
+      expect(await top()).toBeLessThan(800);
+      await w.page.screenshot({ path: join(SHOTS, "calls-trace-phone.png") });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 60_000);
+});
+
 describe("token savers in a call's trace", () => {
   test("a call whose long tool result the savers looked at and left alone says so in its trace (it said nothing), as a shortened one says what was saved", async () => {
     const prose = Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1} of the design notes explains one more decision in words.`).join(" ");

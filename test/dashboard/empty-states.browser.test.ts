@@ -44,6 +44,22 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
       );
     for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });
     await w.page.screenshot({ path: join(SHOTS, "empty-accounts.png"), fullPage: true });
+    // on a phone too: each line in view (the Copy button's room on the right pushed the YAML's api_key
+    // line past the block's edge), and the button covers no line
+    await w.page.setViewportSize({ width: 390, height: 900 });
+    const phone = await w.page.locator(".snippet").evaluateAll((snippets) =>
+      snippets.map((s) => {
+        const pre = s.querySelector("pre")!;
+        const button = s.querySelector("button")!.getBoundingClientRect();
+        const range = pre.ownerDocument.createRange();
+        range.selectNodeContents(pre.querySelector("code")!);
+        const covered = [...range.getClientRects()].filter((r) => r.width > 0 && r.right > button.left && r.left < button.right && r.bottom > button.top && r.top < button.bottom).length;
+        return { first: pre.textContent!.split("\n")[0], scrolls: pre.scrollWidth > pre.clientWidth, covered };
+      }),
+    );
+    expect(phone).toEqual(phone.map((p) => ({ first: p.first, scrolls: false, covered: 0 })));
+    await w.page.screenshot({ path: join(SHOTS, "empty-accounts-390.png"), fullPage: true });
+    await w.page.setViewportSize({ width: 1440, height: 900 });
 
     for (const page of ["overview", "calls"]) {
       await w.page.goto(`${gw.url}/dashboard/${page}`);

@@ -106,6 +106,12 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
       .then(setRec)
       .catch((e) => (e instanceof ApiError && e.status === 404 ? setGone(true) : setRecError((e as Error).message)));
   }, [id, recorded]);
+  // On a phone the trace stands under the list (up to 200 rows): a tapped row seemed to do nothing. Bring
+  // it into view when a call is chosen; beside the list (wider screens, sticky) it is in view already.
+  useEffect(() => {
+    const card = document.querySelector<HTMLElement>(".trace");
+    if (card && card.getBoundingClientRect().top >= innerHeight) card.scrollIntoView({ block: "start" });
+  }, [id]);
   const t = trace.data;
   return (
     <Card class="trace" title={<span class="mono">{id}</span>}>
