@@ -72,9 +72,13 @@ export function commandHelp(cmd: string): string | undefined {
     synopsis.push(lines[i]);
     while (lines[i + 1]?.startsWith("      ")) synopsis.push(lines[++i]);
   }
-  const where = INSTANCE_COMMANDS.has(cmd)
-    ? "\n\nIt talks to the running instance, found through instance.json in --data-dir DIR (default $SWITCHYARD_HOME, else ~/.switchyard), or at --url http://127.0.0.1:PORT (with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required)."
-    : "";
+  const found = "\n\nIt talks to the running instance, found through instance.json in --data-dir DIR (default $SWITCHYARD_HOME, else ~/.switchyard), or at --url http://127.0.0.1:PORT";
+  // setup's --key is the client key it writes into the CLI's settings, not the admin key of the others
+  const where = !INSTANCE_COMMANDS.has(cmd)
+    ? ""
+    : cmd === "setup"
+      ? `${found} (with SWITCHYARD_ADMIN_KEY where keys are required; --key here is the client key written for the CLI, never an admin key).`
+      : `${found} (with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required).`;
   return `Usage:\n${synopsis.join("\n")}\n\n${wrap(does)}${wrap(where)}`;
 }
 
@@ -624,7 +628,28 @@ async function setup(target: string | undefined, values: Record<string, unknown>
     );
   }
   for (const b of r.backups) out(`backup: ${b}`);
+  const none = await noAccountsNote(url!, dataDir);
+  if (none) out(none);
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
+}
+
+/**
+ * The note setup prints for a gateway that has no account at all (a first run before any was added):
+ * every request the CLI sends will fail until one is, so say how to add one. Asked through the admin
+ * API (`GET /admin/api/accounts`, with {@link adminTokenFor}'s token); undefined when it has accounts
+ * (an implicit keyless one included) or cannot be asked.
+ */
+async function noAccountsNote(url: string, dataDir: string): Promise<string | undefined> {
+  const token = adminTokenFor(url, dataDir);
+  try {
+    const res = await fetch(`${url}/admin/api/accounts`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    if (!res.ok) return void (await res.body?.cancel());
+    const accounts = ((await res.json()) as { accounts?: unknown[] }).accounts;
+    if (!Array.isArray(accounts) || accounts.length > 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `note: the gateway at ${url} has no account yet, so every request the CLI sends fails until one is added: accounts: in its config file (an api_key per account), switchyard login claude-code|codex, or switchyard import claude-code|codex (switchyard accounts status lists them)`;
 }
 
 /**

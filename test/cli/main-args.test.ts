@@ -59,6 +59,10 @@ describe("switchyard command line", () => {
     }
     expect(commandHelp("setup")).toContain("[--key CLIENT_KEY] [--codex-bin PATH]");
     expect(commandHelp("setup")).toContain("--dry-run writes nothing");
+    // setup's --key is the client key it writes for the CLI: its help must not offer it for the admin key
+    expect(commandHelp("setup")!.replace(/\s+/g, " ")).toContain("(with SWITCHYARD_ADMIN_KEY where keys are required; --key here is the client key written for the CLI, never an admin key)");
+    expect(commandHelp("setup")!.replace(/\s+/g, " ")).not.toContain("with --key KEY");
+    expect(commandHelp("keys")!.replace(/\s+/g, " ")).toContain("(with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required)");
     expect(commandHelp("keys")).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");
     expect(commandHelp("frob")).toBeUndefined();
   });

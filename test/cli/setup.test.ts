@@ -255,6 +255,26 @@ experimental_bearer_token = "${KEY}"
     }
   }, INSTALL_HOOK_TIMEOUT_MS);
 
+  test("against a gateway with no account yet, setup writes the settings and says that every request will fail until one is added, and how; with accounts it says nothing of the sort", async () => {
+    const empty = await startGateway("");
+    const home = scratchHome();
+    try {
+      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--data-dir", empty.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      expect(stdout.split("\n").filter((l) => l.includes("no account yet"))).toEqual([
+        `note: the gateway at ${empty.url} has no account yet, so every request the CLI sends fails until one is added: accounts: in its config file (an api_key per account), switchyard login claude-code|codex, or switchyard import claude-code|codex (switchyard accounts status lists them)`,
+      ]);
+      expect(JSON.parse(read(join(home, ".claude", "settings.json"))).env.ANTHROPIC_BASE_URL).toBe(empty.url);
+      const served = await setup(scratchHome(), "claude-code", "--dry-run");
+      expect(served.code).toBe(0);
+      expect(served.stdout).not.toContain("no account yet");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      await empty.stop();
+    }
+  });
+
   test("gemini: .env and settings.json (auth type, model, compression threshold); other lines kept", async () => {
     const home = scratchHome();
     try {
