@@ -150,6 +150,9 @@ export function readsAt(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[
 export function expectSplitReadsDecodeAlike<T>(bytes: Uint8Array, decode: (reads: Uint8Array[]) => T, opts: SplitPlanOptions = {}): SplitPlan {
   const plan = splitPlan(bytes, opts);
   const whole = decode([bytes]);
+  // Reads that really split the bytes (a cut set may be empty): none would leave nothing checked.
+  const split = plan.cutSets.filter((c) => c.cuts.length > 0).length + plan.points.length;
+  expect({ splitDecodes: split > 0 }).toEqual({ splitDecodes: true });
   for (const { label, cuts } of plan.cutSets) {
     const got = decode(readsAt(bytes, cuts));
     if (Bun.deepEquals(got, whole)) continue;
