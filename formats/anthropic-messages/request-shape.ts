@@ -20,7 +20,7 @@
  *   and copies it into an object).
  */
 import { hasLeftOutMember, isNullish, isPlainObject, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
-import type { RequestBody } from "./schema.ts";
+import { RequestSchema, type RequestBody } from "./schema.ts";
 
 type Json = Record<string, unknown>;
 
@@ -29,7 +29,7 @@ const nullish = isNullish;
 const hasSpecialMember = hasLeftOutMember;
 
 /** The schema's keys of the request body, in its order (schema.ts `RequestSchema`). */
-const REQUEST_KEYS = ["model", "messages", "max_tokens", "system", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "top_k", "thinking", "output_config", "metadata", "stream"];
+const REQUEST_KEYS = Object.keys(RequestSchema.entries);
 const TOOL_KEYS = ["name", "type", "description", "input_schema"];
 const TOOL_CHOICE_KEYS = ["type", "name", "disable_parallel_tool_use"];
 const THINKING_KEYS = ["type", "budget_tokens", "display"];

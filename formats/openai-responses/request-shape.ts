@@ -22,29 +22,12 @@
  *   `record` copy of it differs only by being a copy, and one with a left-out member is refused).
  */
 import { hasLeftOutMember, isNullish, isPlainObject, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { ResponsesRequestSchema } from "./schema.ts";
 
 type Json = Record<string, any>;
 
-/** The schema's keys of the request body, in its order (schema.ts `ResponsesRequestSchema`). */
-const REQUEST_KEYS = [
-  "model",
-  "instructions",
-  "input",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "max_output_tokens",
-  "temperature",
-  "top_p",
-  "reasoning",
-  "text",
-  "store",
-  "include",
-  "prompt_cache_key",
-  "previous_response_id",
-  "user",
-  "stream",
-];
+/** The schema's keys of the request body, in its order (schema.ts `ResponsesRequestSchema`, read from it). */
+const REQUEST_KEYS = Object.keys(ResponsesRequestSchema.entries);
 const TYPE_KEYS = ["type"];
 const TOOL_KEYS = ["type", "name"];
 const REASONING_KEYS = ["effort", "summary"];
