@@ -443,31 +443,6 @@ function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
   }
 }
 
-/** A model entry of the gateway's `GET /v1/models[/{id}]` as setup uses it (unknown members ignored). */
-function setupModel(id: string, entry: unknown): SetupModel {
-  const m = (typeof entry === "object" && entry !== null ? entry : {}) as { context_window?: unknown; max_output_tokens?: unknown; reasoning_efforts?: unknown };
-  const model: SetupModel = { id };
-  if (typeof m.context_window === "number") model.contextWindow = m.context_window;
-  if (typeof m.max_output_tokens === "number") model.maxOutputTokens = m.max_output_tokens;
-  if (Array.isArray(m.reasoning_efforts)) model.reasoningEfforts = m.reasoning_efforts.filter((x): x is string => typeof x === "string");
-  return model;
-}
-
-/**
- * The admin token for `url`: `$SWITCHYARD_ADMIN_KEY`, else the one in the data directory's
- * `instance.json` when that file names this URL; undefined when neither (a local caller needs none
- * while keys are not required).
- */
-function adminTokenFor(url: string, dataDir: string): string | undefined {
-  if (process.env.SWITCHYARD_ADMIN_KEY) return process.env.SWITCHYARD_ADMIN_KEY;
-  try {
-    const inst = JSON.parse(readFileSync(join(dataDir, "instance.json"), "utf8")) as { url?: string; adminToken?: string };
-    return inst.url?.replace(/\/+$/, "") === url ? inst.adminToken : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list for `key` (SPEC 2.2): a
  * provider whose config lists no models and that discovered none (a `*-compatible` one such as
@@ -483,6 +458,7 @@ async function unlistedModel(url: string, name: string, key: string, dataDir: st
   const slash = name.indexOf("/");
   const providerId = name.slice(0, slash);
   const model = name.slice(slash + 1);
+  const { adminTokenFor } = await import("./cli/setup-gateway.ts");
   const token = adminTokenFor(url, dataDir);
   const ask = async (method: string, path: string, body?: unknown): Promise<{ status: number; data: unknown }> => {
     try {
@@ -540,6 +516,7 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]", 2);
   const url = instanceUrl(values, dataDir);
   const { PLACEHOLDER_KEY, runSetup } = await import("./cli/setup.ts");
+  const { noAccountsNote, setupModel } = await import("./cli/setup-gateway.ts");
   const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
   // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
   let probe: Response;
@@ -631,25 +608,6 @@ async function setup(target: string | undefined, values: Record<string, unknown>
   const none = await noAccountsNote(url!, dataDir);
   if (none) out(none);
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
-}
-
-/**
- * The note setup prints for a gateway that has no account at all (a first run before any was added):
- * every request the CLI sends will fail until one is, so say how to add one. Asked through the admin
- * API (`GET /admin/api/accounts`, with {@link adminTokenFor}'s token); undefined when it has accounts
- * (an implicit keyless one included) or cannot be asked.
- */
-async function noAccountsNote(url: string, dataDir: string): Promise<string | undefined> {
-  const token = adminTokenFor(url, dataDir);
-  try {
-    const res = await fetch(`${url}/admin/api/accounts`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
-    if (!res.ok) return void (await res.body?.cancel());
-    const accounts = ((await res.json()) as { accounts?: unknown[] }).accounts;
-    if (!Array.isArray(accounts) || accounts.length > 0) return undefined;
-  } catch {
-    return undefined;
-  }
-  return `note: the gateway at ${url} has no account yet, so every request the CLI sends fails until one is added: accounts: in its config file (an api_key per account), switchyard login claude-code|codex, or switchyard import claude-code|codex (switchyard accounts status lists them)`;
 }
 
 /**
