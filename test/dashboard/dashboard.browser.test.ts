@@ -244,21 +244,25 @@ describe("layout", () => {
   }, 60_000);
 });
 
+/** A Chat turn to openai/gpt-5-mini whose last message is a `sh` tool result `content` (what the token savers look at). */
+const toolResultTurn = (question: string, content: string) =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "openai/gpt-5-mini",
+      messages: [
+        { role: "user", content: question },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "c1", content },
+      ],
+    }),
+  });
+
 describe("usage", () => {
   test("a request whose tool result the savers shortened shows its saved tokens on the Usage page (SPEC S-4)", async () => {
     const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "openai/gpt-5-mini",
-        messages: [
-          { role: "user", content: "why does it not start?" },
-          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
-          { role: "tool", tool_call_id: "c1", content: log },
-        ],
-      }),
-    });
+    const res = await toolResultTurn("why does it not start?", log);
     expect(res.status).toBe(200);
     await res.text();
     const trace: any = await (await fetch(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`)).json();
@@ -398,18 +402,7 @@ describe("token savers in a call's trace", () => {
         [prose, "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter."],
         [log, /^Token savers shortened 1 tool result \(1 log\): [\d,]+ → [\d,]+ characters, about [\d,]+ tokens saved\.$/],
       ] as const) {
-        const res = await fetch(`${gw.url}/v1/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "openai/gpt-5-mini",
-            messages: [
-              { role: "user", content: "what does it say?" },
-              { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "sh", arguments: "{}" } }] },
-              { role: "tool", tool_call_id: "c1", content },
-            ],
-          }),
-        });
+        const res = await toolResultTurn("what does it say?", content);
         expect(res.status).toBe(200);
         await res.text();
         await w.page.goto(`${gw.url}/dashboard/calls`);

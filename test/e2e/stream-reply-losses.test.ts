@@ -29,6 +29,20 @@ const webSearch = (at: number) =>
 const END = sseEvent("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 9 } }) + sseEvent("message_stop", { type: "message_stop" });
 const SERVER_BLOCKS = "The reply of upstream anth held server_tool_use block, web_search_tool_result block, which this reply cannot carry (the gateway's common form has no place for it); left out.";
 
+/**
+ * A Chat client's stream of the Anthropic reply `first + rest`, where the fake holds `rest` back until
+ * the client has the answer's status (the commit point has passed with `first`). @returns the response, status 200 checked.
+ */
+async function streamInTwo(first: string, rest: string): Promise<Response> {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  suite.gw.fake.enqueue({ sse: first + rest, split_at: [Buffer.byteLength(first)], resume_after_first: gate });
+  const res = await post("/v1/chat/completions", { model: "anth/claude-x", stream: true, messages: [{ role: "user", content: "weather?" }] });
+  expect(res.status).toBe(200);
+  release();
+  return res;
+}
+
 describe("a streamed translated reply names what it left out", () => {
   test("Chat client, Anthropic provider, the web search before the answer: the warning header at the commit point, and the trace", async () => {
     suite.gw.fake.enqueue({ sse: MESSAGE_START + webSearch(0) + block(2, { type: "text", text: "" }) + textDelta(2, "It is sunny.") + stop(2) + END });
@@ -44,12 +58,7 @@ describe("a streamed translated reply names what it left out", () => {
   test("the web search after the commit point: no header (it had gone out), the trace's warning names the blocks when the stream ends", async () => {
     const first = MESSAGE_START + block(0, { type: "text", text: "" }) + textDelta(0, "Let me look. ");
     const rest = stop(0) + webSearch(1) + block(3, { type: "text", text: "" }) + textDelta(3, "It is sunny.") + stop(3) + END;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    suite.gw.fake.enqueue({ sse: first + rest, split_at: [Buffer.byteLength(first)], resume_after_first: gate });
-    const res = await post("/v1/chat/completions", { model: "anth/claude-x", stream: true, messages: [{ role: "user", content: "weather?" }] });
-    expect(res.status).toBe(200);
-    release();
+    const res = await streamInTwo(first, rest);
     const text = await res.text();
     expect(text).toContain('"content":"It is sunny."');
     expect(res.headers.get("x-switchyard-warning")).toBeNull();
@@ -59,12 +68,7 @@ describe("a streamed translated reply names what it left out", () => {
   test("one block left out before the commit point and one after: the header names the first, the trace both", async () => {
     const first = MESSAGE_START + block(0, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "oslo" } }) + stop(0) + block(1, { type: "text", text: "" }) + textDelta(1, "Searching. ");
     const rest = stop(1) + block(2, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] }) + stop(2) + END;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    suite.gw.fake.enqueue({ sse: first + rest, split_at: [Buffer.byteLength(first)], resume_after_first: gate });
-    const res = await post("/v1/chat/completions", { model: "anth/claude-x", stream: true, messages: [{ role: "user", content: "weather?" }] });
-    expect(res.status).toBe(200);
-    release();
+    const res = await streamInTwo(first, rest);
     await res.text();
     expect(warnings(res).map((w) => w.message)).toEqual([
       "The reply of upstream anth held server_tool_use block, which this reply cannot carry (the gateway's common form has no place for it); left out.",
