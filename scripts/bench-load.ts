@@ -99,6 +99,8 @@ export interface LoadResult {
   requests: number;
   seconds: number;
   errors: number;
+  /** What the errors were, when there were any (wrk's counts by kind, the first status or socket error). */
+  errorDetail?: string;
 }
 
 /** `wrk -t1 -c32` POSTing `body` to `url` for `seconds` (its Lua script and body file go in `dir`). */
@@ -119,7 +121,8 @@ export async function loadWrk(url: string, body: string, seconds: number, dir: s
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   const sock = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const errors = (non2xx ? Number(non2xx[1]) : 0) + (sock ? Number(sock[1]) + Number(sock[2]) + Number(sock[3]) + Number(sock[4]) : 0);
-  return { requests: Number(m[1]), seconds: secs, errors };
+  const errorDetail = errors > 0 ? `wrk: non-2xx ${non2xx?.[1] ?? 0}, connect ${sock?.[1] ?? 0}, read ${sock?.[2] ?? 0}, write ${sock?.[3] ?? 0}, timeout ${sock?.[4] ?? 0}` : undefined;
+  return { requests: Number(m[1]), seconds: secs, errors, errorDetail };
 }
 
 /** The Bun HTTP load client (no wrk): 32 concurrent `fetch` loops for `seconds`. */
@@ -127,6 +130,7 @@ export async function loadBun(url: string, body: string, seconds: number): Promi
   const end = performance.now() + seconds * 1000;
   let requests = 0;
   let errors = 0;
+  let errorDetail: string | undefined;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
@@ -135,14 +139,18 @@ export async function loadBun(url: string, body: string, seconds: number): Promi
           const res = await fetch(url, { method: "POST", headers: HEADERS, body });
           await res.arrayBuffer();
           if (res.status === 200) requests++;
-          else errors++;
-        } catch {
+          else {
+            errors++;
+            errorDetail ??= `first: HTTP ${res.status}`;
+          }
+        } catch (e) {
           errors++;
+          errorDetail ??= `first: ${e instanceof Error ? e.message : String(e)}`;
         }
       }
     }),
   );
-  return { requests, seconds: (performance.now() - t0) / 1000, errors };
+  return { requests, seconds: (performance.now() - t0) / 1000, errors, errorDetail };
 }
 
 /**
@@ -156,6 +164,7 @@ export async function loadWs(url: string, frame: string, seconds: number): Promi
   const end = performance.now() + seconds * 1000;
   let requests = 0;
   let errors = 0;
+  let errorDetail: string | undefined;
   const t0 = performance.now();
   await Promise.all(
     opened.map(async (s) => {
@@ -163,9 +172,13 @@ export async function loadWs(url: string, frame: string, seconds: number): Promi
         try {
           const x = await s.send(frame);
           if (x.status === 200) requests++;
-          else errors++;
-        } catch {
+          else {
+            errors++;
+            errorDetail ??= `first: status ${x.status}`;
+          }
+        } catch (e) {
           errors++;
+          errorDetail ??= `first: ${e instanceof Error ? e.message : String(e)} after ${((performance.now() - t0) / 1000).toFixed(2)} s`;
           return;
         }
       }
@@ -173,5 +186,5 @@ export async function loadWs(url: string, frame: string, seconds: number): Promi
   );
   const secs = (performance.now() - t0) / 1000;
   for (const s of opened) s.close();
-  return { requests, seconds: secs, errors };
+  return { requests, seconds: secs, errors, errorDetail };
 }

@@ -202,11 +202,13 @@ interface RpsRow {
   rps: Record<TargetName, number[]>;
   cpuUsPerReq: Record<TargetName, number[]>;
   errors: number;
+  /** one line per round and target that had errors: "round 2, switchyard: 32 (wrk: … timeout 32)" */
+  errorDetails: string[];
 }
 
 async function throughput(dir: string, peak: Record<TargetName, number>): Promise<RpsRow[]> {
   const rows: RpsRow[] = [];
-  for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0 });
+  for (const lane of LANES) for (const mode of modesOf(lane)) rows.push({ lane: lane.name, mode, rps: { direct: [], raw: [], switchyard: [] }, cpuUsPerReq: { direct: [], raw: [], switchyard: [] }, errors: 0, errorDetails: [] });
   for (let r = 0; r < RPS_ROUNDS; r++) {
     for (const { lane, mode, row, i } of roundOrder(cellsOf(rows), r)) {
       for (const t of orderFor(r + i, lane)) {
@@ -225,7 +227,7 @@ async function throughput(dir: string, peak: Record<TargetName, number>): Promis
           let more = 0;
           for (; SMOKE && more < SMOKE_MAX_EXTRA_WINDOWS && (res.requests === 0 || cpuUs(pid) === c0); more++) {
             const next = await load(RPS_SECONDS);
-            res = { requests: res.requests + next.requests, seconds: res.seconds + next.seconds, errors: res.errors + next.errors };
+            res = { requests: res.requests + next.requests, seconds: res.seconds + next.seconds, errors: res.errors + next.errors, errorDetail: res.errorDetail ?? next.errorDetail };
           }
           if (more > 0) process.stderr.write(`throughput ${lane.name} ${mode} ${t}: ${more} more window(s) of ${RPS_SECONDS} s until it measured something\n`);
         } finally {
@@ -236,6 +238,11 @@ async function throughput(dir: string, peak: Record<TargetName, number>): Promis
         row.rps[t].push(res.requests / res.seconds);
         row.cpuUsPerReq[t].push((c1 - c0) / Math.max(1, res.requests));
         row.errors += res.errors;
+        if (res.errors > 0) {
+          const line = `round ${r + 1}, ${t}: ${res.errors} (${res.errorDetail ?? "no detail"})`;
+          row.errorDetails.push(line);
+          process.stderr.write(`throughput ${lane.name} ${mode} errors: ${line}\n`);
+        }
       }
     }
     process.stderr.write(`throughput round ${r + 1}/${RPS_ROUNDS} done\n`);
@@ -423,6 +430,8 @@ async function main() {
       /** switchyard's CPU per request over the raw pipe's of the same round (measured seconds apart), per round */
       cpuRatioToRaw: orNull(row.cpuUsPerReq.raw, () => spread(row.cpuUsPerReq.switchyard.map((x, i) => x / row.cpuUsPerReq.raw[i]))),
       errors: row.errors,
+      /** per round and target with errors: how many and what (wrk's counts by kind, or the first error) */
+      errorDetails: row.errorDetails,
     }));
     const strRows = str.map((row) => {
       const per = (t: TargetName) => ({
@@ -467,6 +476,7 @@ async function main() {
         rpsRows.map((r) => [r.lane, r.mode, m(r.rps.direct), m(r.rps.raw), m(r.rps.switchyard), ratio(m(r.rps.switchyard), m(r.rps.raw)), m(r.cpuUsPerRequest.raw), m(r.cpuUsPerRequest.switchyard), m(r.cpuRatioToRaw), r.errors]),
       ),
     );
+    for (const r of rpsRows) for (const line of r.errorDetails) out.push(`errors on ${r.lane} ${r.mode}: ${line}`);
     out.push(`\nOne ${BIG_EVENTS.toLocaleString("en-US")}-event stream per lane (events/s wall; events per CPU-second of the proxy)`);
     out.push(
       table(
