@@ -17,15 +17,19 @@
  *   --tree: NAME=DIR[:VAR=value,…]: a switchyard source tree (at least one; each with its node_modules
  *           installed), started with those environment variables; the first is the reference of the ratios
  *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
- *   --warm N: N s of unmeasured load per server and lane before the rounds (default 1)
+ *   --warm N: N s of unmeasured load per server and lane before the rounds (with --latency: before each round; default 1)
  *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator) and
  *           its minor page faults per request (a fault costs ~15 µs of CPU on the sandbox VM of 2026-12-03)
  *   --latency N: instead of the wrk runs, latency at concurrency 1 (scripts/bench's first section, A/B):
- *           per round and lane N requests to each server and to the upstream directly ("direct"), one
- *           at a time and interleaved request by request (direct, then each server, the order rotating
- *           per request), each read to its end; prints per server the p50 minus direct's p50 of the
- *           same round (the added p50, median of the rounds) and its difference to the first tree's
- *           (median of the rounds' differences). On the WebSocket lane each server is sent the frames on
+ *           each round starts the servers anew in a rotated order (a,b then b,a: the server started
+ *           first read 7–48 µs faster, docs/performance.md item 153) and warms them (as above), then per
+ *           lane sends N requests to each server and to the upstream directly ("direct"), one at a time
+ *           in an order where each target follows every other equally often, each read to its end;
+ *           prints per server the p50 minus direct's p50 of the same round (the added p50, median of the
+ *           rounds), its difference to the first tree's (the mean of the start orders' medians), that
+ *           difference by start order, and the server started last minus the one started first (the
+ *           start order's bias). Use a multiple of the servers' count as --rounds (each order as often).
+ *           On the WebSocket lane each server is sent the frames on
  *           one socket kept open and "direct" is the same request to the upstream over HTTP (as in
  *           scripts/bench: the upstream has no WebSocket).
  *   --lanes: LANE-MODE names, comma-separated (default chat-json,messages-json): every lane of
@@ -39,7 +43,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SERVICE_ENV } from "../src/cli/service.ts";
-import { benchLanes, type Lane, MODES, type Mode } from "./bench-lanes.ts";
+import { balancedSequence, benchLanes, type Lane, MODES, type Mode, rotated } from "./bench-lanes.ts";
 import { BenchSocket, loadBun, loadWrk, loadWs, timedRequest, type Timed, WRK } from "./bench-load.ts";
 import { cpuUs, median, minorFaults, type Proc, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
 import { threadsByName } from "./lib/threads.ts";
@@ -154,91 +158,157 @@ async function timedLatency(ws: boolean, [url, body]: [string, string]): Promise
   return (await s).send(body);
 }
 
-/**
- * `--latency`: per round and lane, {@link LATENCY} requests to the upstream directly and to each server,
- * interleaved request by request; prints the added p50 (server p50 minus direct p50 of the same round)
- * and each server's difference to the first tree's, medians of the rounds (min–max).
- */
-async function latencyRounds(upstreamUrl: string, servers: { key: string; p: Proc }[]): Promise<void> {
-  const added = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
-  const direct: number[][] = COLUMNS.map(() => []);
-  for (let r = 0; r < ROUNDS; r++) {
-    const line: string[] = [];
-    for (let ci = 0; ci < COLUMNS.length; ci++) {
-      const c = COLUMNS[ci];
-      const ss = servers.filter((s) => runsOn(s.key, c));
-      const targets = [{ key: "direct", req: directFor(c, upstreamUrl) }, ...ss.map((s) => ({ key: s.key, req: requestFor(s.key, c, s.p.url) }))];
-      const totals = new Map<string, number[]>(targets.map((t) => [t.key, []]));
-      for (let k = 0; k < LATENCY; k++)
-        for (let i = 0; i < targets.length; i++) {
-          const t = targets[(i + k) % targets.length];
-          const x = await timedLatency(isWs(c) && t.key !== "direct", t.req);
-          if (x.status !== 200) throw new Error(`${t.key} on ${c.name}: HTTP ${x.status}`);
-          totals.get(t.key)!.push(x.total);
-        }
-      const d = median(totals.get("direct")!);
-      direct[ci].push(d);
-      for (const s of ss) added.get(s.key)![ci].push(median(totals.get(s.key)!) - d);
-      line.push(`${c.name}: direct ${d.toFixed(3)} ` + ss.map((s) => `${s.key} +${added.get(s.key)![ci].at(-1)!.toFixed(3)}`).join(" "));
-    }
-    process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
-  }
-  for (const s of keptSockets.values()) (await s).close();
-  const ref = TREES[0].name;
-  const range = (xs: number[], f = 3) => `${median(xs).toFixed(f)} (${Math.min(...xs).toFixed(f)}–${Math.max(...xs).toFixed(f)})`;
-  console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, concurrency 1, ${ROUNDS} rounds of ${LATENCY} requests per target and lane, interleaved request by request; ms, median (min–max) of the rounds: direct p50, each server's added p50 [its difference to ${ref}'s, µs]`);
-  COLUMNS.forEach((c, ci) => {
-    const cells = servers
-      .filter((s) => runsOn(s.key, c))
-      .map((s) => {
-        const xs = added.get(s.key)![ci];
-        const diff = xs.map((x, r) => (x - added.get(ref)![ci][r]) * 1000);
-        return `${s.key} +${range(xs)} [${range(diff, 1)}]`;
-      });
-    console.log(`${c.name.padEnd(22)} direct ${range(direct[ci])}  ${cells.join("  ")}`);
-  });
+/** A server under test: its key (a tree's name, or `rung5`) and its process. */
+interface Server {
+  key: string;
+  p: Proc;
 }
 
+/** Every server's key in `--tree` order, rung 5 last: the order the CPU A/B starts them in. */
+const KEYS = [...TREES.map((t) => t.name), ...(RUNG5 ? ["rung5"] : [])];
+
 const dir = mkdtempSync(join(tmpdir(), "switchyard-ab-"));
-const procs: Proc[] = [];
-const servers: { key: string; p: Proc }[] = [];
-try {
-  const upstream = await startUpstream();
-  procs.push(upstream);
-  for (const t of TREES) {
-    const d = join(dir, t.name);
-    mkdirSync(d);
-    const p = await startSwitchyard(["bun", join(t.dir, "src/main.ts")], upstream.url, d, t.name, undefined, t.env);
-    procs.push(p);
-    servers.push({ key: t.name, p });
+/** The servers running now (the keep-warm requests' targets; stopped at the end). */
+let live: Server[] = [];
+/** The server whose load run is being measured: the keep-warm requests leave it alone; `*`: every server (`--latency`'s requests). */
+let measuring: string | undefined;
+
+/** Starts one server (a tree's switchyard, or rung 5) with a data directory of its own named `tag`. */
+async function startServer(key: string, upstreamUrl: string, tag: string): Promise<Server> {
+  const d = join(dir, tag);
+  mkdirSync(d);
+  if (key === "rung5") return { key, p: await startScript("rung5", join(ROOT, "scripts/lib/floor-server.ts"), ["5", d], { UPSTREAM: upstreamUrl, ...SERVICE_ENV }) };
+  const t = TREES.find((x) => x.name === key)!;
+  return { key, p: await startSwitchyard(["bun", join(t.dir, "src/main.ts")], upstreamUrl, d, t.name, undefined, t.env) };
+}
+
+/**
+ * Starts the servers one after another in `order` (each joins {@link live} at once), then warms them:
+ * 100 requests of every lane each, then {@link WARM} s of load per server and lane.
+ */
+async function startAndWarm(order: string[], upstreamUrl: string, tag: string): Promise<Server[]> {
+  const started: Server[] = [];
+  for (const key of order) {
+    const s = await startServer(key, upstreamUrl, `${key}${tag}`);
+    started.push(s);
+    live.push(s);
   }
-  if (RUNG5) {
-    const d = join(dir, "rung5");
-    mkdirSync(d);
-    const p = await startScript("rung5", join(ROOT, "scripts/lib/floor-server.ts"), ["5", d], { UPSTREAM: upstream.url, ...SERVICE_ENV });
-    procs.push(p);
-    servers.push({ key: "rung5", p });
-  }
-  let measuring: string | undefined;
-  let turn = 0;
-  const keepWarm = setInterval(() => {
-    const c = COLUMNS[turn++ % COLUMNS.length];
-    for (const s of servers) if (s.key !== measuring && runsOn(s.key, c)) void once(c, requestFor(s.key, c, s.p.url)).catch(() => {});
-  }, 3000);
   for (const c of COLUMNS)
-    for (const s of servers) {
+    for (const s of started) {
       if (!runsOn(s.key, c)) continue;
       for (let k = 0; k < (SMOKE ? 2 : 100); k++) {
         const status = await once(c, requestFor(s.key, c, s.p.url));
         if (status !== 200) throw new Error(`${s.key} on ${c.name}: HTTP ${status}`);
       }
     }
-  if (WARM > 0) for (const c of COLUMNS) for (const s of servers) if (runsOn(s.key, c)) await load(c, requestFor(s.key, c, s.p.url), WARM, dir);
+  if (WARM > 0) for (const c of COLUMNS) for (const s of started) if (runsOn(s.key, c)) await load(c, requestFor(s.key, c, s.p.url), WARM, dir);
+  return started;
+}
+
+/** The median (the mean of the middle two of an even count; NaN when empty). */
+function mid(xs: number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = xs.toSorted((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 === 1 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/**
+ * `--latency`: per round the servers are started anew, in the order of {@link KEYS} rotated by the round
+ * (a,b then b,a; three servers take each place once in three rounds): the server started first used to
+ * read 7–48 µs faster whichever tree it was (docs/performance.md items 147 and 153). Then per lane
+ * {@link LATENCY} requests to the upstream directly and to each server, one at a time in a
+ * {@link balancedSequence} (each target follows every other equally often); prints the added p50 (server
+ * p50 minus direct p50 of the same round), each server's difference to the first tree's (the mean of
+ * the start orders' medians, with the rounds' range), the differences by start order, and the server
+ * started last minus the one started first (what the start order moves; about 0 between builds alike).
+ */
+async function latencyRounds(upstreamUrl: string): Promise<void> {
+  /** by key and column: the added p50 of each round (NaN where the server does not run the lane) */
+  const added = new Map<string, number[][]>(KEYS.map((k) => [k, COLUMNS.map(() => [])]));
+  const direct: number[][] = COLUMNS.map(() => []);
+  const orders: string[][] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = rotated(KEYS, r);
+    orders.push(order);
+    const servers = await startAndWarm(order, upstreamUrl, `-r${r + 1}`);
+    measuring = "*";
+    const line: string[] = [];
+    for (let ci = 0; ci < COLUMNS.length; ci++) {
+      const c = COLUMNS[ci];
+      const ss = KEYS.flatMap((k) => servers.filter((s) => s.key === k && runsOn(k, c)));
+      const targets = [{ key: "direct", req: directFor(c, upstreamUrl) }, ...ss.map((s) => ({ key: s.key, req: requestFor(s.key, c, s.p.url) }))];
+      const totals = new Map<string, number[]>(targets.map((t) => [t.key, []]));
+      const seq = balancedSequence(targets.length);
+      const cycles = Math.ceil(LATENCY / Math.max(1, targets.length - 1));
+      for (let k = 0; k < cycles * seq.length; k++) {
+        const t = targets[seq[k % seq.length]];
+        const x = await timedLatency(isWs(c) && t.key !== "direct", t.req);
+        if (x.status !== 200) throw new Error(`${t.key} on ${c.name}: HTTP ${x.status}`);
+        totals.get(t.key)!.push(x.total);
+      }
+      const d = median(totals.get("direct")!);
+      direct[ci].push(d);
+      for (const k of KEYS) added.get(k)![ci].push(totals.has(k) ? median(totals.get(k)!) - d : NaN);
+      line.push(`${c.name}: direct ${d.toFixed(3)} ` + ss.map((s) => `${s.key} +${added.get(s.key)![ci].at(-1)!.toFixed(3)}`).join(" "));
+    }
+    for (const s of keptSockets.values()) (await s).close();
+    keptSockets.clear();
+    measuring = undefined;
+    for (const s of servers) await stopProc(s.p);
+    live = live.filter((s) => !servers.includes(s));
+    process.stderr.write(`round ${r + 1}/${ROUNDS} (started ${order.join(",")})  ${line.join(" | ")}\n`);
+  }
+  const ref = TREES[0].name;
+  const range = (xs: number[], f = 3) => `${median(xs).toFixed(f)} (${Math.min(...xs).toFixed(f)}–${Math.max(...xs).toFixed(f)})`;
+  const us = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
+  /** The distinct start orders and the rounds (0-based) of each. */
+  const byOrder = new Map<string, number[]>();
+  orders.forEach((o, r) => byOrder.set(o.join(","), [...(byOrder.get(o.join(",")) ?? []), r]));
+  /** A server's added p50 minus the first tree's, µs, per round. */
+  const diffs = (key: string, ci: number) => added.get(key)![ci].map((x, r) => (x - added.get(ref)![ci][r]) * 1000);
+  console.log(
+    `\n${new Date().toISOString().slice(0, 16)} UTC, concurrency 1, ${ROUNDS} rounds of ${LATENCY} requests per target and lane, the servers started anew each round in a rotated order (${[...byOrder.keys()].join("; ")}), the requests in an order where each target follows every other equally often; ms, median (min–max) of the rounds: direct p50, each server's added p50 [its difference to ${ref}'s, µs: the mean of the start orders' medians (min–max of the rounds)]`,
+  );
+  COLUMNS.forEach((c, ci) => {
+    const cells = KEYS.filter((k) => runsOn(k, c)).map((k) => {
+      const xs = diffs(k, ci);
+      const estimate = mean([...byOrder.values()].map((rs) => mid(rs.map((r) => xs[r]))));
+      return `${k} +${range(added.get(k)![ci])} [${(estimate === 0 ? 0 : estimate).toFixed(1)} (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})]`;
+    });
+    console.log(`${c.name.padEnd(22)} direct ${range(direct[ci])}  ${cells.join("  ")}`);
+  });
+  console.log(`\nby start order (µs, median of that order's rounds): each server's added p50 minus ${ref}'s`);
+  for (const [o, rs] of byOrder) {
+    const cells = COLUMNS.map((c, ci) => `${c.name} ` + KEYS.filter((k) => k !== ref && runsOn(k, c)).map((k) => `${k} ${us(mid(rs.map((r) => diffs(k, ci)[r])))}`).join(" "));
+    console.log(`started ${o} (round${rs.length > 1 ? "s" : ""} ${rs.map((r) => r + 1).join(", ")}): ${cells.join("  ")}`);
+  }
+  const lastFirst = COLUMNS.map((c, ci) => {
+    const xs = orders.map((o, r) => {
+      const on = o.filter((k) => runsOn(k, c));
+      return (added.get(on.at(-1)!)![ci][r] - added.get(on[0])![ci][r]) * 1000;
+    });
+    return `${c.name} ${us(mid(xs))} (${us(Math.min(...xs))} … ${us(Math.max(...xs))})`;
+  });
+  console.log(`started last minus started first (µs, median (min … max) of the rounds; the start order's bias when the builds are alike): ${lastFirst.join("  ")}`);
+}
+
+const procs: Proc[] = [];
+try {
+  const upstream = await startUpstream();
+  procs.push(upstream);
+  let turn = 0;
+  const keepWarm = setInterval(() => {
+    const c = COLUMNS[turn++ % COLUMNS.length];
+    if (measuring !== "*") for (const s of live) if (s.key !== measuring && runsOn(s.key, c)) void once(c, requestFor(s.key, c, s.p.url)).catch(() => {});
+  }, 3000);
 
   if (LATENCY > 0) {
+    await latencyRounds(upstream.url);
     clearInterval(keepWarm);
-    await latencyRounds(upstream.url, servers);
   } else {
+    const servers = await startAndWarm(KEYS, upstream.url, "");
     const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
     const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
     /** by server and column: thread name → µs per request per round */
@@ -299,6 +369,7 @@ try {
     }
   }
 } finally {
+  for (const s of live) await stopProc(s.p);
   for (const p of procs.reverse()) await stopProc(p);
   rmSync(dir, { recursive: true, force: true });
 }

@@ -71,3 +71,33 @@ export function benchLanes(bodyKb: number): Lane[] {
 export function roundOrder<T>(rows: readonly T[], round: number): T[] {
   return round % 2 === 0 ? [...rows] : [...rows].reverse();
 }
+
+/**
+ * An order of `n` targets (indices 0…n-1, n ≥ 2) for requests sent one at a time, read as a cycle: each
+ * target comes right after every other target exactly once (an Eulerian circuit of the complete
+ * directed graph), so each appears n-1 times in its n·(n-1) entries. scripts/bench-ab.ts's `--latency`
+ * sends its requests in this order: a request measured right after another gateway's (whose work after
+ * its reply may still run) is not more often that of one build than of another (docs/performance.md
+ * item 153).
+ */
+export function balancedSequence(n: number): number[] {
+  if (n < 2) return [0];
+  /** The out-edges each target has left to walk. */
+  const left = Array.from({ length: n }, (_, i) => Array.from({ length: n - 1 }, (_, k) => (i + 1 + k) % n));
+  const stack = [0];
+  const circuit: number[] = [];
+  while (stack.length > 0) {
+    const v = stack[stack.length - 1];
+    const next = left[v].shift();
+    if (next === undefined) circuit.push(stack.pop()!);
+    else stack.push(next);
+  }
+  // The circuit starts and ends at 0: the cycle is the circuit without its repeated last entry.
+  return circuit.reverse().slice(0, -1);
+}
+
+/** `xs` rotated left by `r` (any integer): `rotated([a, b, c], 1)` is `[b, c, a]`. Returns a new array. */
+export function rotated<T>(xs: readonly T[], r: number): T[] {
+  const k = ((r % xs.length) + xs.length) % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
+}

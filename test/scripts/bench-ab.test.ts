@@ -39,8 +39,8 @@ test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio p
   }
 }, 180_000);
 
-test("bench-ab --smoke --latency prints each lane's direct p50 and every build's added p50 with its difference to the first", async () => {
-  const args = ["--smoke", "--latency", "3", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}`, "--lanes", "chat-json,messages→chat-stream"];
+test("bench-ab --smoke --latency prints each lane's direct p50 and every build's added p50 with its difference to the first, by start order too", async () => {
+  const args = ["--smoke", "--latency", "3", "--rounds", "2", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}`, "--lanes", "chat-json,messages→chat-stream"];
   const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
@@ -50,6 +50,12 @@ test("bench-ab --smoke --latency prints each lane's direct p50 and every build's
     const line = out.split("\n").find((l) => l.startsWith(lane + " "));
     expect(line, lane).toMatch(new RegExp(`^${lane} +direct ${ms}  a \\+${ms} \\[0\\.0 \\(0\\.0–0\\.0\\)\\]  b \\+${ms} \\[${us}\\]$`));
   }
+  // The servers are started anew each round, in turn first (item 153): both orders, each with b's
+  // difference per lane, and what the later start moved.
+  const signed = String.raw`[+−]\d+\.\d`;
+  expect(out).toMatch(new RegExp(`^started a,b \\(round 1\\): chat-json b ${signed}  messages→chat-stream b ${signed}$`, "m"));
+  expect(out).toMatch(new RegExp(`^started b,a \\(round 2\\): chat-json b ${signed}  messages→chat-stream b ${signed}$`, "m"));
+  expect(out).toMatch(new RegExp(`^started last minus started first .*: chat-json ${signed} \\(${signed} … ${signed}\\)  messages→chat-stream ${signed} \\(${signed} … ${signed}\\)$`, "m"));
 }, 180_000);
 
 test("bench-ab --smoke --latency measures the WebSocket lane too (direct: the same request over HTTP)", async () => {

@@ -6,7 +6,7 @@
  * listed order.
  */
 import { expect, test } from "bun:test";
-import { benchLanes, MODES, roundOrder } from "../../scripts/bench-lanes.ts";
+import { balancedSequence, benchLanes, MODES, rotated, roundOrder } from "../../scripts/bench-lanes.ts";
 
 const rows = benchLanes(2).flatMap((l) => (l.modes ?? MODES).map((m) => `${l.name} ${m}`));
 
@@ -26,4 +26,24 @@ test("even rounds keep the listed order, odd rounds reverse it, and the rows giv
   expect(roundOrder(rows, 2)).toEqual(copy);
   expect(roundOrder(rows, 3)).toEqual([...copy].reverse());
   expect(rows).toEqual(copy);
+});
+
+test("bench-ab --latency's request order: each target comes right after every other exactly once per cycle (item 153)", () => {
+  for (const n of [2, 3, 4, 5]) {
+    const seq = balancedSequence(n);
+    expect(seq.length).toBe(n * (n - 1));
+    // The cycle's pairs (the last entry is followed by the first, as the requests go on).
+    const pairs = seq.map((x, i) => `${x}>${seq[(i + 1) % seq.length]}`);
+    const every = Array.from({ length: n }, (_, a) => Array.from({ length: n }, (_, b) => `${a}>${b}`)).flat().filter((p) => p[0] !== p.at(-1));
+    expect(pairs.toSorted()).toEqual(every.toSorted());
+  }
+  // Two targets alternate; three go 0,1,2 then back through 0,2,1.
+  expect(balancedSequence(2)).toEqual([0, 1]);
+  expect(balancedSequence(3)).toEqual([0, 1, 2, 0, 2, 1]);
+});
+
+test("bench-ab --latency's start orders: each server takes each place once over as many rounds as servers", () => {
+  expect([0, 1, 2, 3].map((r) => rotated(["a", "b"], r).join(","))).toEqual(["a,b", "b,a", "a,b", "b,a"]);
+  const three = [0, 1, 2].map((r) => rotated(["a", "b", "c"], r));
+  for (const k of ["a", "b", "c"]) expect(three.map((o) => o.indexOf(k)).toSorted()).toEqual([0, 1, 2]);
 });
