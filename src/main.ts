@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
-import type { SetupModel } from "./cli/setup.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
 import type { BudgetUse, MinuteUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
@@ -31,11 +30,12 @@ Usage:
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
-  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]
+  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]
   switchyard version (or --version)
 
 Commands other than start, check-config, service and version talk to the running instance
-(--data-dir DIR or --url http://127.0.0.1:PORT [--key KEY]).
+(--data-dir DIR or --url http://127.0.0.1:PORT [--key ADMIN_KEY]); --key is always the admin key
+there, except for setup, whose key is the client key the CLI will send (--client-key).
 switchyard COMMAND --help says what a command does.`;
 
 /** What each command does, for `switchyard COMMAND --help` (README "Command line" says more). */
@@ -50,7 +50,7 @@ const COMMAND_HELP: Record<string, string> = {
   login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway.",
   import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files.",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
-  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing; --key is the client key the CLI will send (default $SWITCHYARD_KEY).",
+  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
   version: "Prints the version and build.",
 };
 
@@ -73,12 +73,12 @@ export function commandHelp(cmd: string): string | undefined {
     while (lines[i + 1]?.startsWith("      ")) synopsis.push(lines[++i]);
   }
   const found = "\n\nIt talks to the running instance, found through instance.json in --data-dir DIR (default $SWITCHYARD_HOME, else ~/.switchyard), or at --url http://127.0.0.1:PORT";
-  // setup's --key is the client key it writes into the CLI's settings, not the admin key of the others
+  // setup's key is the client key it writes into the CLI's settings, not the admin key of the others
   const where = !INSTANCE_COMMANDS.has(cmd)
     ? ""
     : cmd === "setup"
-      ? `${found} (with SWITCHYARD_ADMIN_KEY where keys are required; --key here is the client key written for the CLI, never an admin key).`
-      : `${found} (with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required).`;
+      ? `${found} (with the admin key in SWITCHYARD_ADMIN_KEY where keys are required; setup takes no admin key on its command line).`
+      : `${found} (with --key ADMIN_KEY, or SWITCHYARD_ADMIN_KEY, where keys are required: a key with the admin scope).`;
   return `Usage:\n${synopsis.join("\n")}\n\n${wrap(does)}${wrap(where)}`;
 }
 
@@ -123,6 +123,7 @@ const CLI_OPTIONS = {
   database: { type: "string" },
   url: { type: "string" },
   key: { type: "string" },
+  "client-key": { type: "string" },
   json: { type: "boolean" },
   since: { type: "string" },
   by: { type: "string" },
@@ -218,6 +219,11 @@ async function main(argv: string[]): Promise<void> {
   }
   if (values.version) return out(versionLine());
   if (!cmd) fail(USAGE, 2);
+  // --client-key is setup's alone: elsewhere --key is the admin key, and a client key is a request's (route --header)
+  if (values["client-key"] !== undefined && cmd !== "setup") {
+    const admin = INSTANCE_COMMANDS.has(cmd) ? `; ${cmd} takes the admin key as --key ADMIN_KEY (or SWITCHYARD_ADMIN_KEY)` : "";
+    fail(`--client-key is setup's option (the client key it writes for a CLI)${admin}${cmd === "route" ? ', and routes as for a client key given as --header "Authorization: Bearer KEY"' : ""}`, 2);
+  }
   if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);
   if (values.port !== undefined && Number(values.port) > 65535) fail(`--port must be a number from 0 to 65535, not ${values.port}`, 2);
 
@@ -299,8 +305,19 @@ async function main(argv: string[]): Promise<void> {
         { out, fail },
       );
     }
-    case "setup":
-      return setup(sub, values, dataDir);
+    case "setup": {
+      if (sub !== "claude-code" && sub !== "codex" && sub !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]", 2);
+      const { setupClientKey, setupCommand } = await import("./cli/setup-command.ts");
+      let key: string;
+      try {
+        key = setupClientKey(values["client-key"] as string | undefined, values.key as string | undefined);
+      } catch (e) {
+        fail((e as Error).message, 2);
+      }
+      const url = instanceUrl(values, dataDir);
+      const opts = { url, dataDir, key, model: values.model as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined };
+      return setupCommand(sub, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
+    }
     case "accounts": {
       const { accountsCommand } = await import("./cli/routing.ts");
       return accountsCommand(sub, { json: values.json === true, id: arg }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
@@ -441,173 +458,6 @@ function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
   } catch {
     fail(`cannot read ${file}`);
   }
-}
-
-/**
- * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list for `key` (SPEC 2.2): a
- * provider whose config lists no models and that discovered none (a `*-compatible` one such as
- * scripts/demo's `demo-chat`, served through its implicit keyless account) is sent any model name, so
- * the name is accepted when the gateway routes it to an account for that key: asked through the admin
- * API (`GET /providers`, then `POST /dry-run` with the key presented as the CLI will present it, so the
- * key's models allow-list (SPEC 9.6) is checked as the guard checks it), with {@link adminTokenFor}'s
- * token. Answers the note to print; exits with one line saying why not and what to do when the
- * provider is unknown, lists its models without this one, the key's allow-list leaves the model out
- * (whether or not its provider lists models), no account can serve it, or the admin API cannot be asked.
- */
-async function unlistedModel(url: string, name: string, key: string, dataDir: string): Promise<string> {
-  const slash = name.indexOf("/");
-  const providerId = name.slice(0, slash);
-  const model = name.slice(slash + 1);
-  const { adminTokenFor } = await import("./cli/setup-gateway.ts");
-  const token = adminTokenFor(url, dataDir);
-  const ask = async (method: string, path: string, body?: unknown): Promise<{ status: number; data: unknown }> => {
-    try {
-      const res = await fetch(`${url}/admin/api${path}`, {
-        method,
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let data: unknown = text;
-      try {
-        data = JSON.parse(text);
-      } catch {
-        // not JSON: kept as text
-      }
-      return { status: res.status, data };
-    } catch {
-      fail(`no running switchyard instance answers at ${url}`);
-    }
-  };
-  const notListed = `the gateway at ${url} does not list the model ${name}`;
-  const providers = await ask("GET", "/providers");
-  if (providers.status === 401 || providers.status === 403) {
-    fail(`${notListed}, and setup cannot ask it whether it routes the name (its admin API answered ${providers.status}): set SWITCHYARD_ADMIN_KEY to an admin key (or name the instance with --data-dir DIR), or give the model a combo or alias; nothing was written`);
-  }
-  if (providers.status !== 200) fail(`${notListed}, and its admin API answered ${providers.status} for GET /providers; nothing was written`);
-  const list = ((providers.data as { providers?: Array<{ id: string; models?: Record<string, unknown>; discoveredModels?: string[] }> }).providers ?? []);
-  const p = list.find((x) => x.id === providerId);
-  if (!p) fail(`${notListed}: it has no provider ${providerId} (its providers: ${list.map((x) => x.id).join(", ") || "none"}; see GET ${url}/v1/models)`);
-  const known = [...new Set([...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])])];
-  if (known.length > 0 && !known.includes(model)) {
-    const shown = known.slice(0, 6).join(", ") + (known.length > 6 ? ", …" : "");
-    fail(`${notListed}: provider ${providerId} lists its models (${shown}) and ${model} is not one of them; pick one, or add ${model} under that provider's models in the config (providers[].models.${model}, with its context_window); nothing was written`);
-  }
-  // The dry run for the key the CLI will send: the guard's allow-list check, then the route.
-  const plan = await ask("POST", "/dry-run", { model: name, request: { messages: [{ role: "user", content: "hi" }] }, headers: { authorization: `Bearer ${key}` } });
-  const error = (plan.data as { error?: { message?: string; code?: string } })?.error;
-  if (plan.status === 403 && error?.code === "model_not_allowed") {
-    fail(`the gateway would refuse the model ${name} to the client key setup was given (403): ${error.message} Pass a key that may use it with --key, or pick a model it allows (GET ${url}/v1/models with that key lists them); nothing was written`);
-  }
-  if (plan.status !== 200) fail(`${notListed} and does not route it: ${error?.message ?? String(plan.data)}; nothing was written`);
-  const first = (plan.data as { attempts?: Array<{ target: string; accountId: string }> }).attempts?.[0];
-  const listsNone = known.length === 0 ? `provider ${providerId} lists no models, and ` : "";
-  if (!first) fail(`${notListed}: ${listsNone}no account of ${providerId} can serve ${name} now (switchyard route ${name} says why); nothing was written`);
-  if (known.length > 0) fail(`${notListed} for the client key setup was given (GET ${url}/v1/models with that key lists what it may use), though provider ${providerId} lists it; nothing was written`);
-  return `note: provider ${providerId} lists no models, so the gateway does not list ${name}; it routes it to ${first.target} on account ${first.accountId}, so setup writes it as given`;
-}
-
-/**
- * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run]` (SPEC 2.2, src/cli/setup.ts).
- * The gateway URL comes from the running instance; the model's limits from its `GET /v1/models/{id}`;
- * `--key` (else `$SWITCHYARD_KEY`, else a placeholder) is the client key written for the CLI.
- */
-async function setup(target: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
-  if (target !== "claude-code" && target !== "codex" && target !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--key CLIENT_KEY] [--codex-bin PATH]", 2);
-  const url = instanceUrl(values, dataDir);
-  const { PLACEHOLDER_KEY, runSetup } = await import("./cli/setup.ts");
-  const { noAccountsNote, setupModel } = await import("./cli/setup-gateway.ts");
-  const key = (values.key as string | undefined) ?? process.env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
-  // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
-  let probe: Response;
-  try {
-    probe = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
-    await probe.body?.cancel();
-  } catch {
-    fail(notAnswering(values, dataDir, url!));
-  }
-  if (probe.status === 401) {
-    const which = key === PLACEHOLDER_KEY ? "the placeholder key setup writes when none is given" : "the key given";
-    fail(`the gateway at ${url} requires a client key and refuses ${which}: pass a valid one with --key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`);
-  }
-  let model: SetupModel | undefined;
-  /** "a combo" / "an alias" when `--model` names one. */
-  let routedName: string | undefined;
-  /** The note for a provider/model the gateway routes but does not list ({@link unlistedModel}). */
-  let unlistedNote: string | undefined;
-  const name = values.model as string | undefined;
-  if (name) {
-    let res: Response;
-    try {
-      res = await fetch(`${url}/v1/models/${name.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
-    } catch {
-      fail(notAnswering(values, dataDir, url!));
-    }
-    if (res.status === 404) {
-      await res.body?.cancel();
-      if (!name.includes("/")) fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models)`);
-      // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
-      unlistedNote = await unlistedModel(url!, name, key, dataDir);
-    } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
-    const entry = (res.status === 404 ? {} : await res.json()) as { owned_by?: unknown };
-    model = setupModel(name, entry);
-    // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
-    if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";
-  }
-  // Codex reads model metadata only from a catalog file: every model the gateway lists for this key,
-  // each with the prompt the installed Codex sends for a model it does not know (it requires one).
-  let catalog: SetupModel[] | undefined;
-  let codexInstructions: string | undefined;
-  if (target === "codex") {
-    const bin = (values["codex-bin"] as string | undefined) ?? Bun.which("codex") ?? undefined;
-    if (!bin) out("note: no codex on PATH (or --codex-bin): no model catalog written, so Codex will print its fallback-metadata warning for gateway models");
-    else {
-      try {
-        const { captureCodexInstructions } = await import("./cli/codex-instructions.ts");
-        codexInstructions = await captureCodexInstructions(bin);
-      } catch (e) {
-        out(`note: could not read Codex's prompt from ${bin} (${e instanceof Error ? e.message.split("\n")[0] : String(e)}): no model catalog written`);
-      }
-    }
-  }
-  if (codexInstructions !== undefined) {
-    let res: Response;
-    try {
-      res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
-    } catch {
-      fail(notAnswering(values, dataDir, url!));
-    }
-    if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --key or SWITCHYARD_KEY)" : ""}`);
-    const list = (await res.json()) as { data?: unknown };
-    catalog = (Array.isArray(list.data) ? list.data : []).flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { id?: unknown }).id === "string" ? [setupModel((e as { id: string }).id, e)] : []));
-    if (catalog.length === 0) out(`note: the gateway at ${url} lists no models yet (no account serves any): no model catalog written; run switchyard setup codex again once it lists some`);
-  }
-  const dryRun = values["dry-run"] === true;
-  let r;
-  try {
-    r = runSetup({ target, gatewayUrl: url, key, model, catalog, codexInstructions, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
-  } catch (e) {
-    fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  if (unlistedNote) r.notes.unshift(unlistedNote);
-  if (r.changes.length === 0) {
-    out(`${target} already points at ${url}: nothing to change`);
-    for (const n of r.notes) out(n);
-    return;
-  }
-  process.stdout.write(r.diff);
-  for (const n of r.notes) out(n);
-  if (model && model.contextWindow === undefined) {
-    out(
-      routedName
-        ? `note: the gateway knows no context_window for ${model.id} (${routedName}: the window of its first target's model); set providers[].models.<model>.context_window for that model in its config to size the CLI's compaction`
-        : `note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`,
-    );
-  }
-  for (const b of r.backups) out(`backup: ${b}`);
-  const none = await noAccountsNote(url!, dataDir);
-  if (none) out(none);
-  out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
 }
 
 /**

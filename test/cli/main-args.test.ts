@@ -57,14 +57,34 @@ describe("switchyard command line", () => {
       const talks = !["start", "check-config", "service", "version"].includes(cmd);
       expect(help.includes("--url http://127.0.0.1:PORT")).toBe(talks);
     }
-    expect(commandHelp("setup")).toContain("[--key CLIENT_KEY] [--codex-bin PATH]");
+    expect(commandHelp("setup")).toContain("[--client-key KEY] [--codex-bin PATH]");
     expect(commandHelp("setup")).toContain("--dry-run writes nothing");
-    // setup's --key is the client key it writes for the CLI: its help must not offer it for the admin key
-    expect(commandHelp("setup")!.replace(/\s+/g, " ")).toContain("(with SWITCHYARD_ADMIN_KEY where keys are required; --key here is the client key written for the CLI, never an admin key)");
-    expect(commandHelp("setup")!.replace(/\s+/g, " ")).not.toContain("with --key KEY");
-    expect(commandHelp("keys")!.replace(/\s+/g, " ")).toContain("(with --key KEY, or SWITCHYARD_ADMIN_KEY, where keys are required)");
+    expect(commandHelp("keys")!.replace(/\s+/g, " ")).toContain("(with --key ADMIN_KEY, or SWITCHYARD_ADMIN_KEY, where keys are required: a key with the admin scope)");
     expect(commandHelp("keys")).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");
     expect(commandHelp("frob")).toBeUndefined();
+  });
+  test("--key is the admin key for every command but setup, whose client key is --client-key (--key its older name there): the usage, setup's help and the refusals say so", () => {
+    const flat = (text: string) => text.replace(/\s+/g, " ");
+    expect(flat(run("help").out)).toContain("--key is always the admin key there, except for setup, whose key is the client key the CLI will send (--client-key).");
+    const setup = flat(commandHelp("setup")!);
+    expect(setup).toContain("--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY");
+    expect(setup).toContain("--key is an older name for --client-key here (for every other command --key is the admin key).");
+    // setup's help never offers --key for the admin key
+    expect(setup).toContain("(with the admin key in SWITCHYARD_ADMIN_KEY where keys are required; setup takes no admin key on its command line)");
+    expect(setup).not.toContain("with --key");
+    // --client-key elsewhere is refused (exit 2), not taken for the admin key or ignored
+    const keys = run("keys", "list", "--client-key", "sy-x", "--data-dir", "/nonexistent-dir");
+    expect({ code: keys.code, err: keys.err.trim() }).toEqual({ code: 2, err: "--client-key is setup's option (the client key it writes for a CLI); keys takes the admin key as --key ADMIN_KEY (or SWITCHYARD_ADMIN_KEY)" });
+    const route = run("route", "coding", "--client-key", "sy-x", "--data-dir", "/nonexistent-dir");
+    expect(route.code).toBe(2);
+    expect(route.err.trim()).toEndWith(', and routes as for a client key given as --header "Authorization: Bearer KEY"');
+    expect(run("start", "--client-key", "sy-x", "--port", "0").err.trim()).toBe("--client-key is setup's option (the client key it writes for a CLI)");
+    // both names of setup's client key, naming different keys: which one is meant is unclear
+    const both = run("setup", "claude-code", "--client-key", "sy-a", "--key", "sy-b", "--data-dir", "/nonexistent-dir");
+    expect({ code: both.code, err: both.err.trim() }).toEqual({
+      code: 2,
+      err: "setup takes one client key: --client-key and --key (its older name for setup) were both given, with different values; give --client-key alone (the admin key setup asks the gateway with comes from SWITCHYARD_ADMIN_KEY)",
+    });
   });
   test("an option given without its value says that, not parseArgs' 'ambiguous'", () => {
     const between = run("usage", "--since", "--json");
@@ -87,7 +107,7 @@ describe("switchyard command line", () => {
   test("a subcommand's usage line names every option it takes", () => {
     const setup = run("setup", "nope");
     expect(setup.code).toBe(2);
-    expect(setup.err).toContain("[--key CLIENT_KEY] [--codex-bin PATH]");
+    expect(setup.err).toContain("[--client-key KEY] [--codex-bin PATH]");
     const keys = run("keys", "create");
     expect(keys.code).toBe(2);
     expect(keys.err).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");

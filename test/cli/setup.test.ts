@@ -59,7 +59,7 @@ afterAll(async () => {
 
 /** Runs `switchyard setup …` with HOME = `home`, the gateway found through its data directory. */
 async function setup(home: string, ...args: string[]) {
-  const proc = Bun.spawn(["bun", MAIN, "setup", ...args, "--data-dir", gw.dataDir, "--key", KEY], {
+  const proc = Bun.spawn(["bun", MAIN, "setup", ...args, "--data-dir", gw.dataDir, "--client-key", KEY], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home },
     stdout: "pipe",
     stderr: "pipe",
@@ -94,6 +94,10 @@ trust_level = "trusted"
 }
 
 const read = (p: string) => readFileSync(p, "utf8");
+
+/** What setup says when the client key's `models` allow-list leaves `model` out (`why`: the gateway's 403 message). */
+const allowListRefusal = (model: string, url: string, why: string) =>
+  `the client key setup was given may not use the model ${model}: the key's models allow-list leaves it out, so the gateway at ${url} would answer every request the CLI sends for it with 403: ${why} Pass a key whose allow-list includes ${model} with --client-key (switchyard keys create NAME --models ${model} makes one; a key of the config file gets it under keys[].limits.models), or pick a model this key allows (GET ${url}/v1/models with that key lists them); nothing was written`;
 const backupsIn = (dir: string) => readdirSync(dir).filter((f) => f.includes(".switchyard-backup-"));
 
 describe("setup writes each CLI's settings", () => {
@@ -293,7 +297,7 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
-  test("a gateway that requires keys: setup without a valid client key fails before writing and says how to get one", async () => {
+  test("a gateway that requires keys: setup without a valid client key fails before writing and says how to get one; --key is setup's older name for --client-key", async () => {
     const home = scratchHome();
     try {
       const before = read(join(home, ".claude", "settings.json"));
@@ -306,13 +310,19 @@ experimental_bearer_token = "${KEY}"
       expect(none.code).toBe(1);
       expect(none.stdout).toBe("");
       expect(none.stderr.trim()).toBe(
-        `the gateway at ${gw.url} requires a client key and refuses the placeholder key setup writes when none is given: pass a valid one with --key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`,
+        `the gateway at ${gw.url} requires a client key and refuses the placeholder key setup writes when none is given: pass a valid one with --client-key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`,
       );
-      const wrong = await run("--key", "sy-not-a-key-of-this-gateway");
-      expect(wrong.code).toBe(1);
-      expect(wrong.stderr).toContain("requires a client key and refuses the key given");
-      expect(wrong.stderr).not.toContain("sy-not-a-key-of-this-gateway");
+      // --key is setup's older name for --client-key: the same check, the same meaning
+      for (const flag of ["--client-key", "--key"]) {
+        const wrong = await run(flag, "sy-not-a-key-of-this-gateway");
+        expect(wrong.code).toBe(1);
+        expect(wrong.stderr).toContain("requires a client key and refuses the key given");
+        expect(wrong.stderr).not.toContain("sy-not-a-key-of-this-gateway");
+      }
       expect(read(join(home, ".claude", "settings.json"))).toBe(before);
+      const older = await run("--key", KEY);
+      expect({ code: older.code, stderr: older.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(JSON.parse(read(join(home, ".claude", "settings.json"))).env.ANTHROPIC_AUTH_TOKEN).toBe(KEY);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
@@ -380,7 +390,7 @@ experimental_bearer_token = "${KEY}"
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toStartWith(`the gateway at ${demo.url} does not list the model demo-nope/gpt-demo: it has no provider demo-nope (its providers: `);
       // anth lists its models: a name outside them is most likely a slip
-      const missing = await run(gw.dataDir, "--key", KEY, "--model", "anth/claude-e2f");
+      const missing = await run(gw.dataDir, "--client-key", KEY, "--model", "anth/claude-e2f");
       expect(missing.code).toBe(1);
       expect(missing.stderr.trim()).toBe(
         `the gateway at ${gw.url} does not list the model anth/claude-e2f: provider anth lists its models (claude-e2e, claude-sonnet-4-5) and claude-e2f is not one of them; pick one, or add claude-e2f under that provider's models in the config (providers[].models.claude-e2f, with its context_window); nothing was written`,
@@ -390,22 +400,18 @@ experimental_bearer_token = "${KEY}"
       const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ name: "only-coding", limits: { models: ["coding"] } }) });
       expect(made.status).toBe(201);
       const onlyCoding = ((await made.json()) as { secret: string }).secret;
-      const notAllowed = await run(gw.dataDir, "--key", onlyCoding, "--model", "anth/claude-e2e");
+      const notAllowed = await run(gw.dataDir, "--client-key", onlyCoding, "--model", "anth/claude-e2e");
       expect(notAllowed.code).toBe(1);
-      expect(notAllowed.stderr.trim()).toBe(
-        `the gateway would refuse the model anth/claude-e2e to the client key setup was given (403): Client key "only-coding" may not use the model "anth/claude-e2e"; its models limit allows: coding. Pass a key that may use it with --key, or pick a model it allows (GET ${gw.url}/v1/models with that key lists them); nothing was written`,
-      );
+      expect(notAllowed.stderr.trim()).toBe(allowListRefusal("anth/claude-e2e", gw.url, `Client key "only-coding" may not use the model "anth/claude-e2e"; its models limit allows: coding.`));
       // the same key's allow-list checked for a provider that lists no models (it was accepted: the
       // dry run routed for no particular key, and the CLI then got 403 on every request)
       const demoAdmin = (JSON.parse(read(join(demo.dataDir, "instance.json"))) as { adminToken: string }).adminToken;
       const fastOnly = await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${demoAdmin}` }, body: JSON.stringify({ name: "fast-only", limits: { models: ["fast"] } }) });
       expect(fastOnly.status).toBe(201);
       const fastKey = ((await fastOnly.json()) as { secret: string }).secret;
-      const unlistedNotAllowed = await run(demo.dataDir, "--key", fastKey, "--model", "demo-chat/gpt-demo");
+      const unlistedNotAllowed = await run(demo.dataDir, "--client-key", fastKey, "--model", "demo-chat/gpt-demo");
       expect({ code: unlistedNotAllowed.code, stdout: unlistedNotAllowed.stdout }).toEqual({ code: 1, stdout: "" });
-      expect(unlistedNotAllowed.stderr.trim()).toBe(
-        `the gateway would refuse the model demo-chat/gpt-demo to the client key setup was given (403): Client key "fast-only" may not use the model "demo-chat/gpt-demo"; its models limit allows: fast. Pass a key that may use it with --key, or pick a model it allows (GET ${demo.url}/v1/models with that key lists them); nothing was written`,
-      );
+      expect(unlistedNotAllowed.stderr.trim()).toBe(allowListRefusal("demo-chat/gpt-demo", demo.url, `Client key "fast-only" may not use the model "demo-chat/gpt-demo"; its models limit allows: fast.`));
       // what setup refused is what the gateway does with that key
       const refused = await fetch(`${demo.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${fastKey}` }, body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }) });
       expect(refused.status).toBe(403);
@@ -413,11 +419,11 @@ experimental_bearer_token = "${KEY}"
       // a key whose allow-list covers the provider is accepted as before
       const chatAll = await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${demoAdmin}` }, body: JSON.stringify({ name: "chat-all", limits: { models: ["demo-chat/*"] } }) });
       const chatKey = ((await chatAll.json()) as { secret: string }).secret;
-      const allowed = await run(demo.dataDir, "--key", chatKey, "--model", "demo-chat/gpt-demo");
+      const allowed = await run(demo.dataDir, "--client-key", chatKey, "--model", "demo-chat/gpt-demo");
       expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: "" });
       expect(allowed.stdout).toContain("note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless");
       // named by --url on a gateway that requires keys, with a client key and no admin key: setup cannot ask
-      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", "--url", gw.url, "--key", KEY, "--model", "anth/claude-e2f"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", "--url", gw.url, "--client-key", KEY, "--model", "anth/claude-e2f"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
       const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
       expect(code).toBe(1);
       expect(stderr.trim()).toBe(
@@ -426,6 +432,41 @@ experimental_bearer_token = "${KEY}"
       expect(existsSync(join(home, ".claude"))).toBe(false);
     } finally {
       await demo.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("an alias or combo the client key's allow-list leaves out is refused naming the allow-list and what to do (it said only that the gateway does not list it); a name the gateway does not know, or one setup cannot ask about, says that", async () => {
+    const home = mkdtempSync(join(tmpdir(), "sy-setup-allow-"));
+    const run = async (...args: string[]) => {
+      const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { stdout, stderr, code };
+    };
+    try {
+      const { adminToken } = JSON.parse(read(join(gw.dataDir, "instance.json"))) as { adminToken: string };
+      const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ name: "anth-models-only", limits: { models: ["anth/*"] } }) });
+      expect(made.status).toBe(201);
+      const anthOnly = ((await made.json()) as { secret: string }).secret;
+      // `anth/*` allows anth's models by their provider/model names, not the alias coding that points at one
+      const alias = await run("--data-dir", gw.dataDir, "--client-key", anthOnly, "--model", "coding");
+      expect({ code: alias.code, stdout: alias.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(alias.stderr.trim()).toBe(allowListRefusal("coding", gw.url, `Client key "anth-models-only" may not use the model "coding"; its models limit allows: anth/*.`));
+      // what setup refused is what the gateway does with that key
+      const refused = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": anthOnly }, body: JSON.stringify({ model: "coding", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }) });
+      expect(refused.status).toBe(403);
+      await refused.text();
+      const unknown = await run("--data-dir", gw.dataDir, "--client-key", KEY, "--model", "no-such-name");
+      expect({ code: unknown.code, stdout: unknown.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(unknown.stderr.trim()).toBe(`the gateway at ${gw.url} does not list the model no-such-name (see GET ${gw.url}/v1/models); nothing was written`);
+      // named by --url without an admin key, setup cannot tell the two apart: it says both, and how to let it ask
+      const blind = await run("--url", gw.url, "--client-key", anthOnly, "--model", "coding");
+      expect({ code: blind.code, stdout: blind.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(blind.stderr.trim()).toBe(
+        `the gateway at ${gw.url} does not list the model coding for the client key setup was given (see GET ${gw.url}/v1/models with that key): it knows no such alias, combo or model, or the key's models allow-list leaves it out; setup cannot ask which (its admin API answered 401): set SWITCHYARD_ADMIN_KEY to an admin key, or name the instance with --data-dir DIR; nothing was written`,
+      );
+      expect(existsSync(join(home, ".claude"))).toBe(false);
+    } finally {
       rmSync(home, { recursive: true, force: true });
     }
   });

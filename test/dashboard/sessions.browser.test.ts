@@ -2,7 +2,8 @@
  * Dashboard sessions end everywhere at once (SPEC 9.4), in a real Chromium: an open page whose session
  * ended — signed out in another tab, its key revoked, or (a local browser that needed no key)
  * `require_api_key` switched on — stops receiving live data and shows the sign-in view without anyone
- * touching it, and the admin API refuses its cookie.
+ * touching it, and the admin API refuses its cookie. The sign-in card (and the 404 page's, the same
+ * frame) fits a phone's screen with room to spare.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync } from "node:fs";
@@ -51,6 +52,31 @@ async function sendMessage(model: string): Promise<void> {
   });
   await res.text();
 }
+
+test("on a phone (390 px) the sign-in card and the 404 page's card keep at least 16 px from the screen's edges (5 px before) and nothing is wider than the screen", async () => {
+  const w = await openPage(browser, gw.url, REMOTE);
+  try {
+    await w.page.setViewportSize({ width: 390, height: 800 });
+    for (const [path, shot] of [
+      ["calls", "login-390.png"],
+      ["usgae", "not-found-390.png"],
+    ]) {
+      await w.page.goto(`${gw.url}/dashboard/${path}`);
+      const card = w.page.locator(".login-box");
+      await card.waitFor({ timeout: 10_000 });
+      await w.page.screenshot({ path: join(SHOTS, shot) });
+      const box = (await card.boundingBox())!;
+      const page = (await w.page.evaluate("({ width: document.documentElement.clientWidth, scroll: document.documentElement.scrollWidth })")) as { width: number; scroll: number };
+      expect({ path, left: box.x >= 16, right: page.width - (box.x + box.width) >= 16, scroll: page.scroll }).toEqual({ path, left: true, right: true, scroll: page.width });
+    }
+    // …and the sign-in form's field still takes a key across the card
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.locator("#key").waitFor({ timeout: 10_000 });
+    expect((await w.page.locator("#key").boundingBox())!.width).toBeGreaterThan(250);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
 
 describe("an open page whose session ended", () => {
   test("a revoked key: its event stream ends before the next event, and the open Calls page goes to the sign-in view", async () => {

@@ -7,8 +7,8 @@
  * Gemini snippet works as copied (its `switchyard setup gemini` line included) for a gateway whose data
  * directory is not ~/.switchyard (scripts/demo's, a temporary one). On a gateway that requires keys the
  * snippets show a placeholder where the key goes, never a secret, and with a client key in its place
- * every snippet's request is served and Gemini's setup line passes that key on (it had no `--key`, and
- * setup refused its own placeholder).
+ * every snippet's request is served and Gemini's setup line passes that key on with `--client-key` (it once passed
+ * none, and setup refused its own placeholder).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -177,7 +177,7 @@ test("the Gemini snippet works as copied for a gateway whose data directory is n
     const gemini = snippetOf(w.page, "Gemini CLI");
     await gemini.filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
     const text = await gemini.innerText();
-    expect(text).toContain(`switchyard setup gemini --url ${gw.url} \\\n  --key "$GEMINI_API_KEY"`);
+    expect(text).toContain(`switchyard setup gemini --url ${gw.url} \\\n  --client-key "$GEMINI_API_KEY"`);
     const r = await runSnippet(text, home);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
     expect(r.stdout).toContain(`gemini now points at ${gw.url}`);

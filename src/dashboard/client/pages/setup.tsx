@@ -68,10 +68,10 @@ export function setupSnippets(origin: string, model: string | undefined, key: Ke
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
     // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI). `--url` names this
     // instance: without it setup looks for instance.json in ~/.switchyard, which a gateway started with
-    // another data directory (scripts/demo's) does not write there. `--key` hands it the key exported
+    // another data directory (scripts/demo's) does not write there. `--client-key` hands it the key exported
     // above: setup checks it against the gateway (a gateway that requires keys refuses setup's own
     // placeholder) and writes it to ~/.gemini/.env. The line is continued so no line is wider than the card.
-    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\n# once: selects API-key auth\nswitchyard setup gemini --url ${origin} \\\n  --key "$GEMINI_API_KEY"\ngemini --model ${m("gemini")}`,
+    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\n# once: selects API-key auth\nswitchyard setup gemini --url ${origin} \\\n  --client-key "$GEMINI_API_KEY"\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
   };
 }

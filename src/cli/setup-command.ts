@@ -1,0 +1,260 @@
+/**
+ * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]`
+ * (SPEC 2.2): reads what the CLI needs from the running gateway (the model's entry in `GET /v1/models`,
+ * for Codex its model list), checks the client key the CLI will send, and writes the CLI's own settings
+ * (src/cli/setup.ts). Imported by `setup` only (src/main.ts supplies the instance's URL and the output).
+ *
+ * The client key is `--client-key`, else `--key` (setup's older name for it: for every other command
+ * `--key` is the admin key), else `$SWITCHYARD_KEY`, else a placeholder that works from loopback. The
+ * admin key setup asks the admin API with is `$SWITCHYARD_ADMIN_KEY`, else the token in the data
+ * directory's `instance.json` (src/cli/setup-gateway.ts adminTokenFor).
+ */
+import { homedir } from "node:os";
+import type { CliIo } from "./routing.ts";
+import { PLACEHOLDER_KEY, runSetup, type SetupModel } from "./setup.ts";
+import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
+
+/** The CLIs setup writes settings for. */
+export const SETUP_TARGETS = ["claude-code", "codex", "gemini"] as const;
+/** One of {@link SETUP_TARGETS}. */
+export type SetupTarget = (typeof SETUP_TARGETS)[number];
+
+/** The options of one `switchyard setup` run, as given on the command line. */
+export interface SetupCommandOptions {
+  /** The running gateway's base URL (no trailing slash). */
+  url: string;
+  /** The data directory named by `--data-dir` (or the default): where `instance.json` holds the admin token. */
+  dataDir: string;
+  /** The client key the CLI will send ({@link setupClientKey}). */
+  key: string;
+  /** `--model NAME`. */
+  model?: string;
+  /** `--dry-run`: print the diff, write nothing. */
+  dryRun: boolean;
+  /** `--codex-bin PATH`: the Codex to read its prompt from (else the one on PATH). */
+  codexBin?: string;
+}
+
+/** What setup prints and how it stops, plus the line for a gateway address that does not answer (main.ts). */
+export interface SetupIo extends CliIo {
+  notAnswering: (url: string) => string;
+}
+
+/**
+ * The client key the CLI will send: `--client-key`, else `--key` (its older name here), else
+ * `$SWITCHYARD_KEY`, else {@link PLACEHOLDER_KEY}.
+ * @throws Error when `--client-key` and `--key` are both given with different values (which is meant is unclear).
+ */
+export function setupClientKey(clientKey: string | undefined, key: string | undefined, env: Record<string, string | undefined> = process.env): string {
+  if (clientKey !== undefined && key !== undefined && clientKey !== key) {
+    throw new Error("setup takes one client key: --client-key and --key (its older name for setup) were both given, with different values; give --client-key alone (the admin key setup asks the gateway with comes from SWITCHYARD_ADMIN_KEY)");
+  }
+  return clientKey ?? key ?? env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
+}
+
+/** An answer of the admin API: its status and its JSON (or text when it is not JSON). */
+interface AdminAnswer {
+  status: number;
+  data: unknown;
+}
+
+/** Calls the admin API at `url` with {@link adminTokenFor}'s token; exits with one line when nothing answers. */
+function adminAsker(url: string, dataDir: string, io: SetupIo): (method: string, path: string, body?: unknown) => Promise<AdminAnswer> {
+  const token = adminTokenFor(url, dataDir);
+  return async (method, path, body) => {
+    let res: Response;
+    try {
+      res = await fetch(`${url}/admin/api${path}`, {
+        method,
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch {
+      io.fail(io.notAnswering(url));
+    }
+    const text = await res.text();
+    let data: unknown = text;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    return { status: res.status, data };
+  };
+}
+
+/**
+ * The admin dry run of `name` for the client key setup will write (`POST /admin/api/dry-run` with the key
+ * presented as the CLI presents it, so the key's `models` allow-list (SPEC 9.6) is checked as the guard
+ * checks it). Exits with one line saying that the key's allow-list leaves the model out, and what to do,
+ * when the gateway would answer the CLI's requests for it with 403; else answers the dry run's answer.
+ */
+async function dryRunForKey(ask: (method: string, path: string, body?: unknown) => Promise<AdminAnswer>, url: string, name: string, key: string, io: SetupIo): Promise<AdminAnswer> {
+  const plan = await ask("POST", "/dry-run", { model: name, request: { messages: [{ role: "user", content: "hi" }] }, headers: { authorization: `Bearer ${key}` } });
+  const error = (plan.data as { error?: { message?: string; code?: string } })?.error;
+  if (plan.status === 403 && error?.code === "model_not_allowed") {
+    io.fail(
+      `the client key setup was given may not use the model ${name}: the key's models allow-list leaves it out, so the gateway at ${url} would answer every request the CLI sends for it with 403: ${error.message} Pass a key whose allow-list includes ${name} with --client-key (switchyard keys create NAME --models ${name} makes one; a key of the config file gets it under keys[].limits.models), or pick a model this key allows (GET ${url}/v1/models with that key lists them); nothing was written`,
+    );
+  }
+  return plan;
+}
+
+/**
+ * `setup --model NAME` for a name without a slash (an alias, a combo, a guessed model) that
+ * `GET /v1/models/{id}` does not list for `key`: a name the key's allow-list leaves out is listed for no
+ * key that may not use it, so the admin dry run tells that case (exits naming the allow-list, see
+ * {@link dryRunForKey}) from a name the gateway does not know at all (exits saying so).
+ */
+async function unlistedName(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<never> {
+  const ask = adminAsker(url, dataDir, io);
+  const plan = await dryRunForKey(ask, url, name, key, io);
+  if (plan.status === 401 || plan.status === 403) {
+    io.fail(
+      `the gateway at ${url} does not list the model ${name} for the client key setup was given (see GET ${url}/v1/models with that key): it knows no such alias, combo or model, or the key's models allow-list leaves it out; setup cannot ask which (its admin API answered ${plan.status}): set SWITCHYARD_ADMIN_KEY to an admin key, or name the instance with --data-dir DIR; nothing was written`,
+    );
+  }
+  io.fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models); nothing was written`);
+}
+
+/**
+ * `setup --model provider/model` for a name `GET /v1/models/{id}` does not list for `key` (SPEC 2.2): a
+ * provider whose config lists no models and that discovered none (a `*-compatible` one such as
+ * scripts/demo's `demo-chat`, served through its implicit keyless account) is sent any model name, so
+ * the name is accepted when the gateway routes it to an account for that key: asked through the admin
+ * API (`GET /providers`, then the dry run of {@link dryRunForKey}). Answers the note to print; exits with
+ * one line saying why not and what to do when the provider is unknown, lists its models without this
+ * one, the key's allow-list leaves the model out (whether or not its provider lists models), no account
+ * can serve it, or the admin API cannot be asked.
+ */
+async function unlistedModel(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<string> {
+  const slash = name.indexOf("/");
+  const providerId = name.slice(0, slash);
+  const model = name.slice(slash + 1);
+  const ask = adminAsker(url, dataDir, io);
+  const notListed = `the gateway at ${url} does not list the model ${name}`;
+  const providers = await ask("GET", "/providers");
+  if (providers.status === 401 || providers.status === 403) {
+    io.fail(`${notListed}, and setup cannot ask it whether it routes the name (its admin API answered ${providers.status}): set SWITCHYARD_ADMIN_KEY to an admin key (or name the instance with --data-dir DIR), or give the model a combo or alias; nothing was written`);
+  }
+  if (providers.status !== 200) io.fail(`${notListed}, and its admin API answered ${providers.status} for GET /providers; nothing was written`);
+  const list = (providers.data as { providers?: Array<{ id: string; models?: Record<string, unknown>; discoveredModels?: string[] }> }).providers ?? [];
+  const p = list.find((x) => x.id === providerId);
+  if (!p) io.fail(`${notListed}: it has no provider ${providerId} (its providers: ${list.map((x) => x.id).join(", ") || "none"}; see GET ${url}/v1/models)`);
+  const known = [...new Set([...Object.keys(p.models ?? {}), ...(p.discoveredModels ?? [])])];
+  if (known.length > 0 && !known.includes(model)) {
+    const shown = known.slice(0, 6).join(", ") + (known.length > 6 ? ", …" : "");
+    io.fail(`${notListed}: provider ${providerId} lists its models (${shown}) and ${model} is not one of them; pick one, or add ${model} under that provider's models in the config (providers[].models.${model}, with its context_window); nothing was written`);
+  }
+  const plan = await dryRunForKey(ask, url, name, key, io);
+  const error = (plan.data as { error?: { message?: string } })?.error;
+  if (plan.status !== 200) io.fail(`${notListed} and does not route it: ${error?.message ?? String(plan.data)}; nothing was written`);
+  const first = (plan.data as { attempts?: Array<{ target: string; accountId: string }> }).attempts?.[0];
+  const listsNone = known.length === 0 ? `provider ${providerId} lists no models, and ` : "";
+  if (!first) io.fail(`${notListed}: ${listsNone}no account of ${providerId} can serve ${name} now (switchyard route ${name} says why); nothing was written`);
+  if (known.length > 0) io.fail(`${notListed} for the client key setup was given (GET ${url}/v1/models with that key lists what it may use), though provider ${providerId} lists it; nothing was written`);
+  return `note: provider ${providerId} lists no models, so the gateway does not list ${name}; it routes it to ${first.target} on account ${first.accountId}, so setup writes it as given`;
+}
+
+/**
+ * Runs `switchyard setup TARGET` against the gateway at `opts.url` (SPEC 2.2): the model's limits come
+ * from its `GET /v1/models/{id}`; the client key (`opts.key`) is checked against the gateway
+ * before anything is written. Prints the diff and notes; exits with one line (nothing written) when the
+ * key is refused or the model cannot be served for it.
+ */
+export async function setupCommand(target: SetupTarget, opts: SetupCommandOptions, io: SetupIo): Promise<void> {
+  const { url, dataDir, key } = opts;
+  const out = io.out;
+  // typed here: a call to it ends the control flow (TypeScript needs the annotation to know)
+  const fail: (line: string, code?: number) => never = io.fail;
+  // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
+  let probe: Response;
+  try {
+    probe = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    await probe.body?.cancel();
+  } catch {
+    fail(io.notAnswering(url));
+  }
+  if (probe.status === 401) {
+    const which = key === PLACEHOLDER_KEY ? "the placeholder key setup writes when none is given" : "the key given";
+    fail(`the gateway at ${url} requires a client key and refuses ${which}: pass a valid one with --client-key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`);
+  }
+  let model: SetupModel | undefined;
+  /** "a combo" / "an alias" when `--model` names one. */
+  let routedName: string | undefined;
+  /** The note for a provider/model the gateway routes but does not list ({@link unlistedModel}). */
+  let unlistedNote: string | undefined;
+  const name = opts.model;
+  if (name) {
+    let res: Response;
+    try {
+      res = await fetch(`${url}/v1/models/${name.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
+    } catch {
+      fail(io.notAnswering(url));
+    }
+    if (res.status === 404) {
+      await res.body?.cancel();
+      if (!name.includes("/")) await unlistedName(url, name, key, dataDir, io);
+      // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
+      unlistedNote = await unlistedModel(url, name, key, dataDir, io);
+    } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
+    const entry = (res.status === 404 ? {} : await res.json()) as { owned_by?: unknown };
+    model = setupModel(name, entry);
+    // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
+    if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";
+  }
+  // Codex reads model metadata only from a catalog file: every model the gateway lists for this key,
+  // each with the prompt the installed Codex sends for a model it does not know (it requires one).
+  let catalog: SetupModel[] | undefined;
+  let codexInstructions: string | undefined;
+  if (target === "codex") {
+    const bin = opts.codexBin ?? Bun.which("codex") ?? undefined;
+    if (!bin) out("note: no codex on PATH (or --codex-bin): no model catalog written, so Codex will print its fallback-metadata warning for gateway models");
+    else {
+      try {
+        const { captureCodexInstructions } = await import("./codex-instructions.ts");
+        codexInstructions = await captureCodexInstructions(bin);
+      } catch (e) {
+        out(`note: could not read Codex's prompt from ${bin} (${e instanceof Error ? e.message.split("\n")[0] : String(e)}): no model catalog written`);
+      }
+    }
+  }
+  if (codexInstructions !== undefined) {
+    let res: Response;
+    try {
+      res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    } catch {
+      fail(io.notAnswering(url));
+    }
+    if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
+    const list = (await res.json()) as { data?: unknown };
+    catalog = (Array.isArray(list.data) ? list.data : []).flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { id?: unknown }).id === "string" ? [setupModel((e as { id: string }).id, e)] : []));
+    if (catalog.length === 0) out(`note: the gateway at ${url} lists no models yet (no account serves any): no model catalog written; run switchyard setup codex again once it lists some`);
+  }
+  const dryRun = opts.dryRun;
+  let r;
+  try {
+    r = runSetup({ target, gatewayUrl: url, key, model, catalog, codexInstructions, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
+  } catch (e) {
+    fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (unlistedNote) r.notes.unshift(unlistedNote);
+  if (r.changes.length === 0) {
+    out(`${target} already points at ${url}: nothing to change`);
+    for (const n of r.notes) out(n);
+    return;
+  }
+  process.stdout.write(r.diff);
+  for (const n of r.notes) out(n);
+  if (model && model.contextWindow === undefined) {
+    out(
+      routedName
+        ? `note: the gateway knows no context_window for ${model.id} (${routedName}: the window of its first target's model); set providers[].models.<model>.context_window for that model in its config to size the CLI's compaction`
+        : `note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`,
+    );
+  }
+  for (const b of r.backups) out(`backup: ${b}`);
+  const none = await noAccountsNote(url, dataDir);
+  if (none) out(none);
+  out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
+}
