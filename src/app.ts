@@ -61,7 +61,7 @@ import { MemoryKeyCounters, persistBudgetWindows } from "./limits/counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
-import type { AlertClaim } from "./alerts/alert-claim.ts";
+import { claimAlertsIn } from "./alerts/alert-claim.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
 import type { Store } from "./store/types.ts";
@@ -320,7 +320,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
   // SPEC D-2: instances sharing a store deliver each alert once (src/alerts/alert-claim.ts); a key
   // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
-  const claim = store.shared ? async (c: AlertClaim) => (await store.addToCounter(c.name, c.windowMs, 1)).total === 1 : undefined;
+  const claim = store.shared ? claimAlertsIn(store) : undefined;
   if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
   const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log, claim });
   const accounting = new RequestAccounting({

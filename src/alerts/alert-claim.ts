@@ -4,33 +4,39 @@
  * from what it sees, and some of what it sees is shared: an account's quota window read by one instance
  * reaches every other through the database, a quarantine written by one is loaded by all, a key
  * budget's use is counted across them. So two instances can raise one crossing each. Before the webhook
- * POSTs an alert, the instance claims its identity in the store's shared counters
- * (`SharedStore.addToCounter(name, windowMs, 1)`): the instance whose add makes the total 1 delivers it,
- * the others do not. Each instance still shows the alert on its own `/admin/api/events` and dashboard.
+ * POSTs an alert, the instance claims its identity in the store (`SharedStore.claimOnce(name, until)`):
+ * the instance whose claim is taken delivers it, the others do not while the claim holds. Each instance
+ * still shows the alert on its own `/admin/api/events` and dashboard.
  *
- * | event | identity (besides event and subject) | claim window |
+ * | event | identity (besides event and subject) | the claim holds until |
  * |---|---|---|
- * | `quota_threshold`, key budget | budget window, unit, threshold, the window's end (windows are aligned to multiples of their length, so every instance computes the same end) | 1 day |
- * | `quota_threshold`, account quota window | window, model, threshold | 1 hour |
- * | `account_quarantined` | the reason | 1 day |
- * | `account_locked` | the lock's end, the reason | 1 hour |
- * | `circuit_open` / `circuit_closed` | (none) | 1 minute |
+ * | `quota_threshold`, key budget | budget window, unit, threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
+ * | `quota_threshold`, account quota window | window, model, threshold | the end of the period it was raised in (`AlertEvent.periodEnd`: the reset time read when the claiming instance began the period); a day after the alert for a window without a reset time |
+ * | `account_quarantined` | the reason | a day after the alert |
+ * | `account_locked` | the lock's end, the reason | an hour after the alert |
+ * | `circuit_open` / `circuit_closed` | (none) | a minute after the alert |
  *
- * A claim lasts for the fixed window of its length that contains it (windows start at multiples of the
- * length since the epoch, on the database's clock): the same crossing raised by two instances on either
- * side of a window's start is delivered by both. Account quota windows whose reset time moves with every
- * response have no period every instance agrees on, hence the hour.
+ * A claim is no clock bucket: it holds from the first claim to its end, so one crossing raised by two
+ * instances a moment apart is delivered once wherever that moment falls, and the same threshold in a
+ * new period (a new budget window, an account quota window after its reset) is delivered again. An
+ * account quota window whose reset time is fixed for the period (Claude's unified windows, Codex's
+ * `reset-at`) has the same period on every instance; one whose reset time moves with every response
+ * (OpenAI's `x-ratelimit-reset-*`, Anthropic's token buckets) has each instance's own, begun at its
+ * own scan: the claim lasts the period of the instance that claimed first, and an instance that sees
+ * the crossing only after that period ended (its scan or the database's news came late) delivers it
+ * once more, which then holds for its own period.
  */
 import type { AlertEvent } from "../events/bus.ts";
+import type { SharedStore } from "../store/shared.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** A claim in the shared counters: the counter's name and its window, ms. */
+/** A claim in the shared store: its name, and until when it holds (ms since the epoch). */
 export interface AlertClaim {
   name: string;
-  windowMs: number;
+  until: number;
 }
 
 /** The claim that makes `e` delivered once across instances; see the module comment. */
@@ -41,14 +47,24 @@ export function alertClaim(e: AlertEvent): AlertClaim {
   switch (e.event) {
     case "quota_threshold":
       if (d.kind === "key_budget") {
-        return { name: `${base}:budget:${part(d.window)}:${part(d.unit)}:${part(d.threshold)}:${part(d.resets_at)}`, windowMs: DAY };
+        const end = typeof d.resets_at === "string" ? Date.parse(d.resets_at) : NaN;
+        return { name: `${base}:budget:${part(d.window)}:${part(d.unit)}:${part(d.threshold)}:${part(d.resets_at)}`, until: Number.isFinite(end) ? end + HOUR : e.at + DAY };
       }
-      return { name: `${base}:quota:${part(d.window)}:${part(d.model)}:${part(d.threshold)}`, windowMs: HOUR };
+      return { name: `${base}:quota:${part(d.window)}:${part(d.model)}:${part(d.threshold)}`, until: e.periodEnd ?? e.at + DAY };
     case "account_quarantined":
-      return { name: `${base}:${part(d.reason)}`, windowMs: DAY };
+      return { name: `${base}:${part(d.reason)}`, until: e.at + DAY };
     case "account_locked":
-      return { name: `${base}:${part(d.until)}:${part(d.reason)}`, windowMs: HOUR };
+      return { name: `${base}:${part(d.until)}:${part(d.reason)}`, until: e.at + HOUR };
     default:
-      return { name: base, windowMs: MINUTE };
+      return { name: base, until: e.at + MINUTE };
   }
+}
+
+/**
+ * The webhook's `claim` for instances sharing `store` (`WebhookOptions.claim`): true when this instance
+ * took the alert's claim and delivers it. Rejects when the store cannot answer (the alert is then
+ * delivered anyway).
+ */
+export function claimAlertsIn(store: Pick<SharedStore, "claimOnce">): (c: AlertClaim) => Promise<boolean> {
+  return async (c) => store.claimOnce(c.name, c.until);
 }

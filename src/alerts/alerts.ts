@@ -67,8 +67,9 @@ export class Alerts {
     }
   }
 
-  private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now()): void {
+  private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now(), periodEnd?: number): void {
     const alert: AlertEvent = { type: "alert", event, at, subject, detail };
+    if (periodEnd !== undefined) alert.periodEnd = periodEnd;
     this.bus.publish(alert);
   }
 
@@ -131,6 +132,8 @@ export class Alerts {
    * buckets, Codex's `reset-after-seconds`) therefore raise a threshold at most once per window
    * length while the account stays busy, not at every scan; a share that dips under a threshold and
    * climbs back within the period raises nothing again. A window without a reset time has one period.
+   * The alert carries the period's end (`AlertEvent.periodEnd`): instances sharing a store deliver
+   * the threshold once until then (src/alerts/alert-claim.ts).
    */
   scanQuotas(): void {
     const windows = this.opts.quotaWindows?.();
@@ -156,7 +159,7 @@ export class Alerts {
       for (const t of this.crossed(raised, share)) {
         const detail: Record<string, unknown> = { kind: "account_quota", window: w.window, model: w.model, used_share: Math.round(share * 1000) / 1000, threshold: t };
         if (w.resetAt !== undefined) detail.resets_at = new Date(w.resetAt).toISOString();
-        this.raise("quota_threshold", `account:${w.accountId}`, detail);
+        this.raise("quota_threshold", `account:${w.accountId}`, detail, now, periodEnd);
       }
     }
   }

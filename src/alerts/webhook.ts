@@ -48,8 +48,9 @@ export interface WebhookOptions {
   timeoutMs?: number;
   log?: (line: string) => void;
   /**
-   * Claims an alert across instances (`SharedStore.addToCounter(name, windowMs, 1)` totals 1): true =
-   * this instance delivers it. Omit on a store of one instance. May reject (then the alert is delivered).
+   * Claims an alert across instances (`SharedStore.claimOnce(name, until)`, alert-claim.ts
+   * `claimAlertsIn`): true = this instance delivers it. Omit on a store of one instance. May reject
+   * (then the alert is delivered).
    */
   claim?: (c: AlertClaim) => Promise<boolean>;
 }

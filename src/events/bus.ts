@@ -71,6 +71,12 @@ export interface AlertEvent {
   /** What it is about, e.g. `account:cc-main` or `key:ci`; never a secret. */
   subject: string;
   detail: Record<string, unknown>;
+  /**
+   * `quota_threshold` of an account quota window only: epoch ms when the period it was raised in ends
+   * (the reset time read when the raising instance began the period, src/alerts/alerts.ts). Not POSTed
+   * to the webhook; its claim across instances holds until then (src/alerts/alert-claim.ts).
+   */
+  periodEnd?: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The coordination role (`SharedStore`, SPEC D-2) for a store that serves one instance (SQLite): leases
- * and counters live in this process's memory, the refresh lock is a per-account promise chain, and no
+ * The coordination role (`SharedStore`, SPEC D-2) for a store that serves one instance (SQLite): leases,
+ * counters and claims live in this process's memory, the refresh lock is a per-account promise chain, and no
  * other instance ever announces a change. Same contract as the PostgreSQL version, `shared: false`.
  */
 import { checkId } from "./rows.ts";
@@ -13,6 +13,8 @@ export class LocalShared implements SharedStore {
   private readonly leases = new Map<string, string>();
   private readonly held = new Map<string, number>();
   private readonly counters = new Map<string, { start: number; total: number }>();
+  /** Claims in force: name → until, ms since the epoch (ended ones pruned as the map grows). */
+  private readonly claims = new Map<string, number>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private seq = 0;
 
@@ -56,6 +58,18 @@ export class LocalShared implements SharedStore {
     }
     c.total += amount;
     return { total: c.total, resetAt: start + w };
+  }
+
+  /** Claims `name` until `until` unless a claim of it is in force (see `SharedStore.claimOnce`). @throws StoreError `invalid`. */
+  claimOnce(name: string, until: number): boolean {
+    checkId(name, "claim name");
+    if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
+    const now = this.now();
+    const held = this.claims.get(name);
+    if (held !== undefined && held > now) return false;
+    if (this.claims.size >= 1024) for (const [k, end] of this.claims) if (end <= now) this.claims.delete(k);
+    this.claims.set(name, until);
+    return true;
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * The coordination role of the store (SPEC D-2, 9.6): what several instances on one database must agree
- * on beyond rows — concurrency leases, fixed-window counters, one OAuth refresh at a time per account,
- * and a feed of changes other instances made. The embedded SQLite store serves one instance, so it
+ * on beyond rows — concurrency leases, fixed-window counters, claims (first claimer wins), one OAuth
+ * refresh at a time per account, and a feed of changes other instances made. The embedded SQLite store serves one instance, so it
  * answers from process memory with the same contract; the PostgreSQL store answers across instances.
  * Conventions: see `./types.ts`.
  */
@@ -126,6 +126,18 @@ export interface SharedStore {
    *   non-finite amount).
    */
   addToCounter(name: string, windowMs: number, amount: number): Awaitable<CounterWindow>;
+
+  /**
+   * Claims `name` until `until` (ms since the epoch; on PostgreSQL compared with the database's clock):
+   * true when no claim of `name` is in force (none was made, or the last one's `until` has passed), and
+   * this call's claim then holds until `until`; false while another claim of `name` holds, whichever
+   * instance made it. No fixed windows: a claim made just before a window boundary still refuses a
+   * claim made just after it. For what must happen once across instances (an alert's delivery,
+   * src/alerts/alert-claim.ts). Claims past their end are pruned.
+   * @throws StoreError `unavailable` (shared database unreachable), `invalid` (empty name, `until` not
+   *   a finite time).
+   */
+  claimOnce(name: string, until: number): Awaitable<boolean>;
 
   /**
    * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left

@@ -1,14 +1,16 @@
 /**
  * Alerts (SPEC 9.7) from the bus to a local webhook receiver: each event once, in the documented shape
  * `{event, at, subject, detail}`, no secret; retries with backoff on failure; the account and circuit
- * events from `account_state`; quota windows and key budgets crossing the configured shares.
+ * events from `account_state`; quota windows and key budgets crossing the configured shares; instances
+ * sharing a store deliver each crossing once, and each new period's again.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
 import { AlertWebhook, type WebhookPayload } from "../../src/alerts/webhook.ts";
-import type { AlertClaim } from "../../src/alerts/alert-claim.ts";
+import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
+import { LocalShared } from "../../src/store/local-shared.ts";
 
 interface Receiver {
   url: string;
@@ -134,11 +136,12 @@ describe("the webhook", () => {
       ["circuit_open", "provider:down", null],
     ]);
     expect(hook.claimedElsewhere).toBe(1);
-    // The budget's claim names its window's end: the same crossing in the next window is a new alert.
-    expect(asked.map((c) => [c.name, c.windowMs])).toEqual([
-      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.5:2026-12-02T00:00:00.000Z", 86_400_000],
-      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.9:2026-12-02T00:00:00.000Z", 86_400_000],
-      ["alert:circuit_open:provider:down", 60_000],
+    // The budget's claim names its window's end (the same crossing in the next window is a new alert)
+    // and holds until an hour past it; a circuit change's holds a minute.
+    expect(asked.map((c) => [c.name, new Date(c.until).toISOString()])).toEqual([
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.5:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.9:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
+      ["alert:circuit_open:provider:down", "2026-12-01T12:01:00.000Z"],
     ]);
     expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert claim failed (the shared store did not answer); delivering the alert" });
   });
@@ -261,5 +264,106 @@ describe("alert events", () => {
     now += 5000;
     alerts.scanQuotas();
     expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.95, 0.8]);
+  });
+});
+
+describe("instances sharing a store: each crossing delivered once, each new period's again (SPEC D-2, 9.7)", () => {
+  /**
+   * One instance of the gateway's alert path: its clock, its Alerts and its webhook claiming in the
+   * store they share (here one LocalShared, whose clock is the database's: `db.now`). `settled(n)`
+   * waits until its webhook has delivered or left to the other instance `n` alerts in all.
+   */
+  function instance(db: { now: number; shared: LocalShared }, hookUrl: string, windows: () => QuotaWindow[] = () => []) {
+    const bus = new EventBus();
+    const self = { now: db.now };
+    const alerts = new Alerts(bus, { thresholds: () => [0.8], quotaWindows: windows, now: () => self.now, quotaScanMs: 3_600_000 });
+    const hook = new AlertWebhook(bus, { url: () => hookUrl, claim: claimAlertsIn(db.shared) });
+    cleanups.push(() => alerts.close(), () => hook.close());
+    const settled = (n: number) => until(() => hook.delivered + hook.claimedElsewhere === n && hook.pending() === 0);
+    return { self, alerts, hook, settled };
+  }
+  /** A store shared by the instances, with the database's clock. */
+  function sharedStore(start: number) {
+    const db = { now: start, shared: undefined as unknown as LocalShared };
+    db.shared = new LocalShared(() => db.now);
+    return db;
+  }
+
+  test("a key budget crossed by the pair's use, raised by each instance either side of midnight UTC: delivered once; the next window's crossing is delivered", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const db = sharedStore(Date.UTC(2026, 11, 1, 23, 59, 59, 900));
+    const a = instance(db, r.url);
+    const b = instance(db, r.url);
+    const budget = { window: "5h" as const, tokens: 100 };
+    const windowEnd = Date.UTC(2026, 11, 2, 5); // aligned to 5 h on the database's clock: every instance names it
+    a.alerts.budgetChanged("ci", [{ budget, before: 60, after: 85, resetsAt: windowEnd }], db.now);
+    await a.settled(1);
+    // B learns A's use a fraction of a second later, on the next day (a clock day was the claim's window).
+    db.now = Date.UTC(2026, 11, 2, 0, 0, 0, 100);
+    b.alerts.budgetChanged("ci", [{ budget, before: 60, after: 85, resetsAt: windowEnd }], db.now);
+    await b.settled(1);
+    expect(r.got.map((g) => [g.subject, g.detail.threshold, g.detail.resets_at])).toEqual([["key:ci", 0.8, "2026-12-02T05:00:00.000Z"]]);
+    expect(a.hook.delivered + b.hook.delivered).toBe(1);
+    // The next window (within the same clock day): its crossing is a new alert.
+    db.now = Date.UTC(2026, 11, 2, 6);
+    b.alerts.budgetChanged("ci", [{ budget, before: 0, after: 90, resetsAt: Date.UTC(2026, 11, 2, 10) }], db.now);
+    await b.settled(2);
+    expect(r.got.map((g) => g.detail.resets_at)).toEqual(["2026-12-02T05:00:00.000Z", "2026-12-02T10:00:00.000Z"]);
+  });
+
+  test("one instance on a shared store, a quota window reset every 10 minutes and busy past the threshold: each period's alert is POSTed, as without a shared store (not once per clock hour)", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
+    const db = sharedStore(T0);
+    // OpenAI's x-ratelimit-reset-requests: the reset 10 minutes ahead of each response.
+    const windows = (): QuotaWindow[] => [{ accountId: "oai-1", window: "requests", model: "gpt-5", usedPercent: 90, resetAt: db.now + 600_000, updatedAt: db.now }];
+    const a = instance(db, r.url, windows);
+    for (let i = 0; i < 4; i++) {
+      // Scans 5 minutes apart: a new period every other scan.
+      for (const minutes of [0, 5]) {
+        db.now = a.self.now = T0 + i * 600_000 + minutes * 60_000 + i * 1000;
+        a.alerts.scanQuotas();
+      }
+      await a.settled(i + 1);
+    }
+    expect(a.hook.claimedElsewhere).toBe(0);
+    expect(r.got.map((g) => [g.subject, g.detail.threshold, g.at])).toEqual(
+      [0, 1, 2, 3].map((i) => ["account:oai-1", 0.8, new Date(T0 + i * 600_000 + i * 1000).toISOString()]),
+    );
+  });
+
+  test("two instances scanning an account quota window with a fixed reset time, either side of a clock hour: one delivery for the crossing, and one for the next period's", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const T0 = Date.UTC(2026, 11, 1, 12, 50, 0);
+    const db = sharedStore(T0);
+    const reset1 = Date.UTC(2026, 11, 1, 15, 0, 0);
+    // Claude's unified 5h window as the database holds it (read by either instance, the same for both).
+    let win: QuotaWindow = { accountId: "cc-1", window: "5h", model: "*", usedPercent: 40, resetAt: reset1, updatedAt: T0 };
+    const a = instance(db, r.url, () => [win]);
+    const b = instance(db, r.url, () => [win]);
+    a.alerts.scanQuotas();
+    b.alerts.scanQuotas();
+    win = { ...win, usedPercent: 85, updatedAt: Date.UTC(2026, 11, 1, 12, 59, 58) };
+    db.now = a.self.now = Date.UTC(2026, 11, 1, 12, 59, 59);
+    a.alerts.scanQuotas();
+    await a.settled(1);
+    db.now = b.self.now = Date.UTC(2026, 11, 1, 13, 0, 3);
+    b.alerts.scanQuotas();
+    await b.settled(1);
+    expect(r.got.map((g) => [g.subject, g.detail.threshold, g.detail.resets_at])).toEqual([["account:cc-1", 0.8, "2026-12-01T15:00:00.000Z"]]);
+    // The window resets and fills again: a new period, delivered once more (by whichever claims first).
+    const reset2 = Date.UTC(2026, 11, 1, 20, 0, 0);
+    win = { ...win, usedPercent: 90, resetAt: reset2, updatedAt: Date.UTC(2026, 11, 1, 15, 30, 0) };
+    db.now = b.self.now = Date.UTC(2026, 11, 1, 15, 30, 2);
+    b.alerts.scanQuotas();
+    await b.settled(2);
+    db.now = a.self.now = Date.UTC(2026, 11, 1, 15, 30, 4);
+    a.alerts.scanQuotas();
+    await a.settled(2);
+    expect(r.got.map((g) => g.detail.resets_at)).toEqual(["2026-12-01T15:00:00.000Z", "2026-12-01T20:00:00.000Z"]);
+    expect([a.hook.claimedElsewhere, b.hook.claimedElsewhere]).toEqual([1, 1]);
   });
 });

@@ -1,9 +1,9 @@
 /**
  * Coordination across instances in PostgreSQL (SPEC D-2, 9.6): leases (rows with an expiry this
- * instance renews while it lives), fixed-window counters (one upserted row per name and window), leased
- * shares of key limits, the per-account OAuth refresh lock (a row with an expiry, taken and released
- * with short statements), and the change feed. Times of leases and counters are the database's
- * clock, so instances with skewed clocks still agree.
+ * instance renews while it lives), fixed-window counters (one upserted row per name and window), claims
+ * (a counters row taken while absent or ended), leased shares of key limits, the per-account OAuth
+ * refresh lock (a row with an expiry, taken and released with short statements), and the change feed.
+ * Times of leases and counters are the database's clock, so instances with skewed clocks still agree.
  */
 import { checkId, errMessage } from "../rows.ts";
 import { type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
@@ -91,12 +91,38 @@ export class PgShared implements SharedStore {
         [`${w}:${name}`, w, amount],
       ),
     );
-    const now = this.ctx.now();
-    if (now - this.lastCounterPrune > 60_000) {
-      this.lastCounterPrune = now;
-      void this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE expires_at < ${DB_NOW_MS}`)).catch(() => {});
-    }
+    this.pruneCounters();
     return { total: Number(row.value), resetAt: num(row.expires_at) };
+  }
+
+  /**
+   * Claims `name` until `until` unless a claim of it is in force (`SharedStore.claimOnce`): one upsert
+   * of a `counters` row (`claim:NAME`, window start 0) that takes the row only when it is absent or its
+   * end has passed on the database's clock; two instances claiming at once are serialised by the row.
+   * @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async claimOnce(name: string, until: number): Promise<boolean> {
+    checkId(name, "claim name");
+    if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
+    const rows = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, 0, 1, $2)
+         ON CONFLICT (name, window_start) DO UPDATE SET value = 1, expires_at = excluded.expires_at
+           WHERE counters.expires_at <= ${DB_NOW_MS}
+         RETURNING value`,
+        [`claim:${name}`, Math.floor(until)],
+      ),
+    );
+    this.pruneCounters();
+    return rows.length > 0;
+  }
+
+  /** Drops ended counter windows and claims (every instance's) at most once a minute. */
+  private pruneCounters(): void {
+    const now = this.ctx.now();
+    if (now - this.lastCounterPrune <= 60_000) return;
+    this.lastCounterPrune = now;
+    void this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE expires_at < ${DB_NOW_MS}`)).catch(() => {});
   }
 
   /** This instance's share of a pool (see `SharedStore.setQuotaShare`): one round trip. @throws StoreError `invalid`, `closed`, `unavailable`. */

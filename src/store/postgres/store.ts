@@ -245,6 +245,7 @@ export class PostgresStore implements Store {
   tryLease(scope: string, limit: number) { return this.coord.tryLease(scope, limit); }
   releaseLease(id: string) { return this.coord.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
+  claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }

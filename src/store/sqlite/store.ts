@@ -227,6 +227,7 @@ export class SqliteStore implements Store {
   tryLease(scope: string, limit: number) { return this.local.tryLease(scope, limit); }
   releaseLease(id: string) { this.local.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.local.addToCounter(name, windowMs, amount); }
+  claimOnce(name: string, until: number) { return this.local.claimOnce(name, until); }
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.local.withRefreshLock(accountId, fn); }
