@@ -51,11 +51,29 @@ async function waitFor(cond: () => boolean, ms = 15_000): Promise<void> {
 }
 
 /**
- * Lets any pending (debounced) events fire: for the checks that an event is ignored, where the watcher
- * gives no signal (its debounced read of an unchanged file reports nothing). A loaded machine may
- * spend it before the debounce fires; then the check passes without having looked.
+ * For the checks that an event is ignored, where the watcher under test gives no signal (its debounced
+ * read of an unchanged file reports nothing): a second watcher, on marker.yaml in the same folder with
+ * the same debounce, started after the first. `bump()` writes marker.yaml and waits until that watcher
+ * has reported it. An event the first watcher got before that write set its debounce earlier (each
+ * watcher is handed the folder's events in the order they were started), so its read (and any report)
+ * came before the marker's: once the marker is seen, the check has looked, however slow the machine (a
+ * fixed 250 ms could be spent before the debounce fired). marker.yaml is first written by `bump()`: an
+ * earlier write would leave an event the second watcher may read late, with the bumped text, too early.
  */
-const settle = () => Bun.sleep(250);
+function marker(dir: string) {
+  const path = join(dir, "marker.yaml");
+  let port = 1;
+  const seen: number[] = [];
+  const stop = watchConfig(path, { onReload: (cfg) => seen.push(cfg.server.port), onError: () => {} }, { debounceMs: 50, sighup: false });
+  cleanups.push(stop);
+  return {
+    async bump() {
+      writeFileSync(path, `server: { port: ${++port} }\n`);
+      const want = port;
+      await waitFor(() => seen.includes(want));
+    },
+  };
+}
 
 describe("watchConfig", () => {
   test("a valid change is reported once, after the debounce", async () => {
@@ -123,10 +141,11 @@ describe("watchConfig", () => {
 
   test("other files in the folder do not trigger a reload; identical content is ignored", async () => {
     const w = setup("server: { port: 6001 }\n");
+    const m = marker(w.dir);
     await Bun.sleep(50);
     writeFileSync(join(w.dir, "other.yaml"), "x: 1\n");
     writeFileSync(w.path, "server: { port: 6001 }\n"); // same bytes
-    await settle();
+    await m.bump(); // (marker.yaml is another file too)
     expect(w.reloads).toEqual([]);
     expect(w.errors).toEqual([]);
   });
@@ -151,11 +170,12 @@ describe("watchConfig", () => {
 
   test("after stop() nothing is reported", async () => {
     const w = setup("server: { port: 7001 }\n");
+    const m = marker(w.dir);
     await Bun.sleep(50);
     w.stop();
     w.stop(); // idempotent
     writeFileSync(w.path, "server: { port: 7002 }\n");
-    await settle();
+    await m.bump();
     expect(w.reloads).toEqual([]);
     expect(w.errors).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp, type App } from "../../src/app.ts";
 import type { Clock } from "../../pipeline/ports.ts";
-import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
+import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from "./fake-upstream.ts";
 
 export interface TestGateway {
   app: App;
@@ -29,9 +29,18 @@ export interface TestGateway {
  */
 export async function startGateway(
   yaml?: string,
-  opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; fake?: FakeUpstream; responsesSocketIdleMs?: number; onResponsesSocketHeldBack?: () => void } = {},
+  opts: {
+    env?: Record<string, string>;
+    clock?: Clock;
+    dataDir?: string;
+    fake?: FakeUpstream;
+    /** Options of the fake started when `fake` is not given (e.g. `inProcess` for timer scenarios). */
+    fakeOptions?: FakeUpstreamOptions;
+    responsesSocketIdleMs?: number;
+    onResponsesSocketHeldBack?: () => void;
+  } = {},
 ): Promise<TestGateway> {
-  const fake = opts.fake ?? (await startFakeUpstream());
+  const fake = opts.fake ?? (await startFakeUpstream(opts.fakeOptions));
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-test-"));
   const configPath = join(dataDir, "config.yaml");
   writeFileSync(configPath, (yaml ?? DEFAULT_YAML).replaceAll("{{FAKE}}", fake.url));
