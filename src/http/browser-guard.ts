@@ -230,8 +230,8 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
   return { headers };
 }
 
-/** The path of a request URL without parsing the whole URL (`http://host/path?query` → `/path`). */
-function pathOf(url: string): string {
+/** The path of a request URL without parsing the whole URL (`http://host/path?query` → `/path`), not decoded. */
+export function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
   const q = url.indexOf("?", start);

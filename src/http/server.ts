@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
-import { browserGuard, formatForPath, type BrowserPolicy } from "./browser-guard.ts";
+import { browserGuard, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
 
@@ -181,11 +181,12 @@ function queryParam(url: string, name: string): string | null {
  * The Gemini endpoints (SPEC 2.1): `POST …/models/{model}:generateContent`,
  * `:streamGenerateContent` (server-sent events; the `?alt=sse` form every Gemini SDK asks for — the
  * JSON-array stream without it is refused with a 400 saying so), `:countTokens`. Other methods are a
- * 404 in Gemini's error shape.
+ * 404 in Gemini's error shape, and so is a path without `{model}:method`. `path` is the request's path
+ * without its query, not decoded (`prefix` and then the rest); served by Bun's route
+ * ({@link nativeApiRoutes}) and by Elysia's.
  */
 function geminiApi(deps: ServerDeps, prefix: string) {
-  // `path` is the request's path as Elysia's router already cut it from the URL (no query): no URL parse per request.
-  return ({ request, server, path }: { request: Request; server: PeerSource | null; path: string }) => {
+  return (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> => {
     const call = parseGeminiCall(path.slice(prefix.length));
     const peer = server?.requestIP(request)?.address;
     if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${path}; expected ${prefix}{model}:generateContent.`));
@@ -242,28 +243,38 @@ function withHeaders(response: Response, extra: Record<string, string>): Respons
 }
 
 /**
- * The API routes with static paths (POST `/v1/chat/completions`, `/v1/responses`, `/v1/messages`,
- * count_tokens and their `/v1/v1` aliases) as Bun.serve `routes` of their own, handed to Bun beside
- * Elysia's: Bun's router calls them directly. Each does what the Elysia route and the app's
- * `onRequest` hook do for these paths, in the same order: the browser rules first (SPEC 2.6: a refusal
- * answers at once; the CORS headers go on the answer), the socket's idle timer off, the gateway with
- * the socket's peer. The body limit hook never refuses these paths (the guard enforces
- * `max_body_bytes`, SPEC G-4). Why: with an app-level `onRequest` hook Elysia compiles every route
- * with the request's URL read twice, its query index and the hook's call around the handler; in the
- * running server that was ~6 µs per request (docs/performance.md item 131). Elysia keeps its own
- * routes for the same paths (its `handle`, and any path Bun does not route here).
+ * The API routes as Bun.serve `routes` of their own, handed to Bun beside Elysia's: Bun's router calls
+ * them directly. The static POST paths (`/v1/chat/completions`, `/v1/responses`, `/v1/messages`,
+ * count_tokens and their `/v1/v1` aliases) and Gemini's POST `/v1beta/models/*` and `/v1/models/*`
+ * (every other method of those paths goes on to Elysia through Bun's `fetch`: the model GETs, the
+ * preflights). Each does what the Elysia route and the app's `onRequest` hook do for these paths, in
+ * the same order: the browser rules first (SPEC 2.6: a refusal answers at once; the CORS headers go on
+ * the answer), the socket's idle timer off, the gateway with the socket's peer. The body limit hook
+ * never refuses these paths (the guard enforces `max_body_bytes`, SPEC G-4). Why: with an app-level
+ * `onRequest` hook Elysia compiles every route with the request's URL read twice, its query index and
+ * the hook's call around the handler; in the running server that was ~6 µs per request on the static
+ * paths (docs/performance.md item 131), and Elysia's dynamic router added more on Gemini's (item 147).
+ * Elysia keeps its own routes for the same paths (its `handle`, and any path Bun does not route here).
  */
 function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Request, server: PeerSource) => Response | Promise<Response> }> {
-  const route = (endpoint: Endpoint) => ({
+  const guarded = (serve: (request: Request, server: PeerSource) => Response | Promise<Response>) => ({
     POST(request: Request, server: PeerSource): Response | Promise<Response> {
       const verdict = browserGuard(request, deps.browser());
       if (verdict.response) return verdict.response;
-      holdOpen(server, request);
-      const answer = deps.gateway.handle({ request, endpoint, peer: server.requestIP(request)?.address });
-      for (const _ in verdict.headers) return answer.then((res) => withHeaders(res, verdict.headers));
+      const answer = serve(request, server);
+      for (const _ in verdict.headers) return answer instanceof Response ? withHeaders(answer, verdict.headers) : answer.then((res) => withHeaders(res, verdict.headers));
       return answer;
     },
   });
+  const route = (endpoint: Endpoint) =>
+    guarded((request, server) => {
+      holdOpen(server, request);
+      return deps.gateway.handle({ request, endpoint, peer: server.requestIP(request)?.address });
+    });
+  const gemini = (prefix: string) => {
+    const serve = geminiApi(deps, prefix);
+    return guarded((request, server) => serve(request, server, pathOf(request.url)));
+  };
   return {
     "/v1/chat/completions": route("chat"),
     "/v1/responses": route("responses"),
@@ -271,14 +282,16 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
     "/v1/v1/messages": route("messages"),
     "/v1/messages/count_tokens": route("count_tokens"),
     "/v1/v1/messages/count_tokens": route("count_tokens"),
+    "/v1beta/models/*": gemini("/v1beta/models/"),
+    "/v1/models/*": gemini("/v1/models/"),
   };
 }
 
 /**
  * Builds the Elysia app. Call `.listen()` on the result. Elysia's Bun adapter hands every static route
- * (the `/v1` POST endpoints included) to Bun.serve's native `routes`, so Bun's router matches them and
- * Elysia adds only its compiled per-route wrapper (~1 µs, docs/performance.md); wildcard routes (Gemini,
- * `/v1/models/*`, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
+ * to Bun.serve's native `routes`, so Bun's router matches them; the API's POST routes, Gemini's
+ * included, are Bun routes of their own ({@link nativeApiRoutes}); the other wildcard routes (the model
+ * GETs, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
  */
 export function createServer(deps: ServerDeps) {
   // A request the gateway serves is not idle-timed until its reply ends (the gateway's `finish` times
@@ -288,6 +301,8 @@ export function createServer(deps: ServerDeps) {
     return deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
   };
   const noParse = { parse: "none" as const };
+  /** A Gemini handler as an Elysia route (`path` as its router cut it from the URL: no query, not decoded). */
+  const elysiaGemini = (serve: ReturnType<typeof geminiApi>) => ({ request, server, path }: { request: Request; server: PeerSource | null; path: string }) => serve(request, server, path);
   /** `GET /v1beta/models` (and `/v1/models` asked by a Gemini client): the Gemini list shape, its key rules. */
   const geminiList = (request: Request, server: PeerSource | null) => {
     const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
@@ -354,8 +369,8 @@ export function createServer(deps: ServerDeps) {
       return json(200, m);
     }) as never)
     // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
-    .post("/v1beta/models/*", geminiApi(deps, "/v1beta/models/") as never, noParse)
-    .post("/v1/models/*", geminiApi(deps, "/v1/models/") as never, noParse)
+    .post("/v1beta/models/*", elysiaGemini(geminiApi(deps, "/v1beta/models/")) as never, noParse)
+    .post("/v1/models/*", elysiaGemini(geminiApi(deps, "/v1/models/")) as never, noParse)
     .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiList(request, server)) as never)
     .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiOne(request, server, "/v1beta/models/")) as never)
     .get("/health", () => {

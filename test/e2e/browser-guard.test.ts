@@ -248,6 +248,24 @@ describe("CORS rule", () => {
     expect(errorReply.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
   });
 
+  test("Gemini's routes: a configured origin's call and the refusal of an unknown method carry its origin; its preflight is answered", async () => {
+    const url = "/v1beta/models/anth/claude-test";
+    const headers = { origin: "http://localhost:5173", "content-type": "application/json" };
+    const body = JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const served = await send(`${url}:generateContent`, { method: "POST", headers, body });
+    expect(served.status).toBe(200);
+    expect(served.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(served.headers.get("vary")).toContain("Origin");
+    expect(((await served.json()) as any).candidates[0].content.parts[0].text).toBeTruthy();
+    const refused = await send(`${url}:embedContent`, { method: "POST", headers, body });
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(((await refused.json()) as any).error.status).toBe("NOT_FOUND");
+    const preflight = await send(`${url}:streamGenerateContent`, { method: "OPTIONS", headers: { origin: "http://localhost:5173", "access-control-request-method": "POST" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+  });
+
   test("a request without Origin gets no CORS headers", async () => {
     const res = await send("/v1/models");
     expect(res.status).toBe(200);

@@ -323,6 +323,23 @@ describe("errors in Gemini's shape", () => {
     expect((await json(b)).error).toMatchObject({ code: 404, status: "NOT_FOUND" });
   });
 
+  test("a path without {model}:method, with an empty or undecodable model, or a method's path asked with GET is a JSON 404 in Gemini's shape", async () => {
+    const body = JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }] });
+    const before = gw.fake.requests.length;
+    for (const path of ["/v1beta/models/anth/claude-test", "/v1beta/models/:generateContent", "/v1beta/models/anth/claude-test:", "/v1beta/models/%E0%A4%A:generateContent", "/v1/models/anth/claude-test"]) {
+      const res = await post(path, body);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const error = (await json(res)).error;
+      expect(error).toMatchObject({ code: 404, status: "NOT_FOUND" });
+      expect(error.message).toContain(`Unknown path: POST ${path};`);
+    }
+    const get = await fetch(`${gw.url}/v1beta/models/anth/claude-test:generateContent`);
+    expect(get.status).toBe(404);
+    expect((await json(get)).error).toMatchObject({ code: 404, status: "NOT_FOUND", message: "models/anth/claude-test:generateContent is not found for this gateway." });
+    expect(gw.fake.requests.length).toBe(before);
+  });
+
   test("an upstream 429 reaches the SDK as RESOURCE_EXHAUSTED with Retry-After", async () => {
     gw.fake.reset();
     gw.fake.handle(() => ({ status: 429, headers: { "retry-after": "7" }, json: { type: "error", error: { type: "rate_limit_error", message: "slow down" } } }));
