@@ -30,8 +30,11 @@ export interface AccountHealth {
    * store) before the next pick (SPEC 6.3).
    */
   failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts?: { retrying?: boolean }): void;
-  /** Clears error state after a committed reply (SPEC R-8) and feeds latency to scoring. */
-  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void;
+  /**
+   * Clears error state after a committed reply (SPEC R-8) and feeds latency to scoring. `now`: the
+   * commit's time, ms since the epoch (default: the clock now), which the success is stamped with.
+   */
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now?: number): void;
   /**
    * Whether the cached quota windows of this account/model look healthy (more than 2 % left); undefined
    * when none are known. Feeds the 90 s per-minute rule of SPEC 6.3.
@@ -78,6 +81,8 @@ export interface AttemptDeps {
   tokenSavers?: () => TokenSaverSettings;
   /** Streamed replies still open, ended by a shutdown whose grace period is over (commit.ts, SPEC D-3). */
   openStreams?: OpenStreams;
+  /** Runs the commit's success and binding after the reply is handed over ({@link CommitDeps.later}); at once when absent. */
+  later?: (task: () => void) => void;
 }
 
 /** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */

@@ -47,12 +47,18 @@ export interface CommitDeps {
   clock: Clock;
   /** Binds the conversation to the account that answered (SPEC A-2) and says whether affinity hit (SPEC 2.4). */
   pool: Pick<AccountPool, "bind" | "cacheState">;
-  /** Clears the account's error state after a committed reply and feeds latency to scoring (SPEC R-8). */
-  health: { success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void };
+  /** Clears the account's error state after a committed reply and feeds latency to scoring (SPEC R-8); `now` is the commit's time. */
+  health: { success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now?: number): void };
   /** Called exactly once per request when its reply is complete, failed, or the client left. */
   finish: (ctx: RequestContext, f: Finished) => void;
   /** Streamed replies still open, for the end of a shutdown's grace period ({@link OpenStreams}). */
   openStreams?: OpenStreams;
+  /**
+   * Queues work for after the reply has been handed over (the app's after-reply queue, src/after-reply.ts,
+   * which the next request settles before it picks): the account's success and the conversation's
+   * binding, stamped with the commit's time, go there (docs/performance.md item 149). At once when absent.
+   */
+  later?: (task: () => void) => void;
 }
 
 /**
@@ -163,6 +169,16 @@ class ReplyEncoderOptions implements EncoderOptions {
   get request(): HubRequest | undefined {
     return this.ctx.clientFormat === "openai-responses" ? tryHubOf(this.ctx) : undefined;
   }
+}
+
+/**
+ * The commit's bookkeeping for the requests that follow (none of it goes into this reply): the account's
+ * success (SPEC R-8: error state cleared, latency to scoring) and the conversation's binding to the
+ * account (SPEC A-2, unless affinity is off), both at the commit's time `now` (ms since the epoch).
+ */
+function succeeded(deps: CommitDeps, a: CommitAttempt, now: number): void {
+  deps.health.success(a.account, a.target.provider, a.target.model, now - a.started, now);
+  if (a.hints.affinity !== false) deps.pool.bind(a.hints, a.account, now);
 }
 
 /**
@@ -435,9 +451,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const handed = whole && delivery.handsOverAtOnce ? delivery.whole(prefix, ctx.stream) : undefined;
   a.trace.durationMs = now - a.started;
   a.trace.status = reply.status;
-  deps.health.success(account, provider, target.model, now - a.started);
-  const cache = deps.pool.cacheState?.(a.hints, provider.id, account);
-  if (a.hints.affinity !== false) deps.pool.bind(a.hints, account);
+  const cache = deps.pool.cacheState?.(a.hints, provider.id, account, now);
+  // For the requests after this one, not for its reply: after it, at the commit's time (CommitDeps.later).
+  if (deps.later) deps.later(() => succeeded(deps, a, now));
+  else succeeded(deps, a, now);
   // The warnings of the body that was served join the request's before anything records them
   // (`finish` runs below for a whole reply; the trace is serialised there).
   if (a.translated.warnings.length > 0 || target.siblingOf) {

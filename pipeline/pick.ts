@@ -84,15 +84,18 @@ export interface AccountPool {
   /**
    * Binds the request's conversation (`hints.affinityKey`) to the account that just answered it
    * successfully (SPEC A-2). The pool reads the key only when binding matters (several accounts).
+   * `now`: the time of the success, ms since the epoch (default: the pool's clock now); the binding
+   * lasts from then.
    */
-  bind(hints: PickHints, account: Account): void;
+  bind(hints: PickHints, account: Account, now?: number): void;
   /**
    * SPEC 2.4 `X-Switchyard-Cache` for a reply `account` is about to serve (asked before {@link bind}):
    * `hit` when the conversation is bound to that very account, `miss` when it has no live binding or
    * is bound elsewhere (or no account served), `bypass` when affinity is off for the request
    * (round-robin strategy, the combo's `cache_affinity: false`) or there is nothing to fingerprint.
+   * `now`: the time to read the binding at, ms since the epoch (default: the pool's clock now).
    */
-  cacheState?(hints: PickHints, providerId: string, account?: Account): CacheState;
+  cacheState?(hints: PickHints, providerId: string, account?: Account, now?: number): CacheState;
 }
 
 /** The values of `X-Switchyard-Cache` (SPEC 2.4). */

@@ -463,8 +463,8 @@ export class SubscriptionHealth implements AccountHealth {
     void this.credentials.quarantine(account, reason);
   }
 
-  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void {
-    this.base.success(account, provider, model, latencyMs);
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now?: number): void {
+    this.base.success(account, provider, model, latencyMs, now);
   }
 
   quotaHealthy(account: Account, model: string): boolean | undefined {

@@ -507,23 +507,23 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * Binds a conversation to the account that just answered it (SPEC A-2), per provider, for 15 min:
    * memory at once, the store at its next flush. Nothing is bound under the round-robin strategy.
    */
-  bind(hints: PickHints, account: Account): void {
+  bind(hints: PickHints, account: Account, now = this.clock.now()): void {
     if ((this.opts.strategy?.() ?? "scored") === "round-robin" || hints.affinity === false) return;
     // A provider with one account has nothing to steer, but the binding still says whether the next
     // request finds that account's prompt cache warm (X-Switchyard-Cache, SPEC 2.4).
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return;
-    const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, this.clock.now());
+    const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, now);
     this.persist(persistBinding, b); // a module function: no closure per request
   }
 
   /** SPEC 2.4 `X-Switchyard-Cache` (see AccountPool.cacheState). */
-  cacheState(hints: PickHints, providerId: string, account?: Account): CacheState {
+  cacheState(hints: PickHints, providerId: string, account?: Account, now?: number): CacheState {
     if ((this.opts.strategy?.() ?? "scored") === "round-robin" || hints.affinity === false) return "bypass";
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return "bypass";
     if (!account) return "miss";
-    return this.bindings.get(bindingKey(providerId, affinityKey), this.clock.now())?.accountId === account.id ? "hit" : "miss";
+    return this.bindings.get(bindingKey(providerId, affinityKey), now ?? this.clock.now())?.accountId === account.id ? "hit" : "miss";
   }
 
   /** A `*-compatible` provider without accounts (a local Ollama, LM Studio…) is called without a key. */
@@ -580,8 +580,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     }
   }
 
-  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number): void {
-    this.stats.success(account.id, latencyMs, this.clock.now());
+  success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now = this.clock.now()): void {
+    this.stats.success(account.id, latencyMs, now);
     this.serverErrors.set(provider.id, 0);
     const circuit = this.circuits.get(provider.id);
     if (circuit) {
@@ -597,7 +597,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         this.cooldowns.delete(k);
         this.persist((st) => st.clearCooldown(account.id, m));
         // A cooldown that had already run out was announced by the end timer.
-        if (c.until > this.clock.now()) this.publish(account.id, account.providerId, "cooldown_end", { model: m, reason: "a request succeeded" });
+        if (c.until > now) this.publish(account.id, account.providerId, "cooldown_end", { model: m, reason: "a request succeeded" });
       }
     }
   }

@@ -97,6 +97,25 @@ test("the next turn of a conversation finds it bound to the account that served 
   }
 });
 
+test("a conversation's binding is dated at its reply though it is written after it: 15 minutes later the next turn finds none", async () => {
+  // A clock that moves only when told (SPEC A-2's 15 minutes pass between two turns without a turn of the event loop).
+  const clock = { t: Date.now(), now: () => clock.t, sleep: async (ms: number) => void (clock.t += ms) };
+  const gw = await startGateway(undefined, { clock });
+  try {
+    const turns = async (text: string, gapMs: number) => {
+      for (const reply of ["one", "two"]) gw.fake.enqueue(simpleReply("openai-chat", { text: reply, usage: { input: 21, output: 4 } }, false));
+      const first = await askInProcess(gw, {}, text);
+      expect(first.headers.get("x-switchyard-cache")).toBe("miss");
+      clock.t += gapMs; // the first turn's binding is still queued
+      return (await askInProcess(gw, {}, text)).headers.get("x-switchyard-cache");
+    };
+    expect(await turns("a conversation continued just in time", 15 * 60_000 - 1)).toBe("hit");
+    expect(await turns("a conversation continued too late", 15 * 60_000)).toBe("miss");
+  } finally {
+    await gw.stop();
+  }
+});
+
 test("AfterReply runs its tasks in order after the current turn, or at once when settled; a failing task is reported and the rest still run", async () => {
   const ran: string[] = [];
   const errors: unknown[] = [];
