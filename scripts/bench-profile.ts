@@ -5,7 +5,7 @@
  * a warm-up, stops switchyard (SIGINT writes the profile) and prints the functions with the most self
  * and inclusive time. Start-up is excluded as far as possible by the warm-up and a long run.
  *
- * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat|codex-chat]
+ * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat|responses-ws-chat|codex-chat]
  *          [--stream] [--seconds N] [--top N] [--keep DIR]
  * The self time is also printed grouped by module (pipeline/<stage>.ts, formats/<format>/, src/<dir>/,
  * node_modules/<package>, Bun's built-ins; scripts/lib/profile-groups.ts), over the whole profile.
@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { profileGroups } from "./lib/profile-groups.ts";
+import { loadWs } from "./bench-load.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -24,11 +25,13 @@ const seconds = Number(opt("--seconds") ?? 15);
 const top = Number(opt("--top") ?? 40);
 const keep = opt("--keep");
 
-const LANES: Record<string, { path: string; body: Record<string, unknown> }> = {
+const LANES: Record<string, { path: string; body: Record<string, unknown>; ws?: true }> = {
   chat: { path: "/v1/chat/completions", body: { model: "gpt-bench", messages: [{ role: "user", content: "Summarise the change in one sentence." }], max_tokens: 256 } },
   messages: { path: "/v1/messages", body: { model: "claude-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
   "messages-chat": { path: "/v1/messages", body: { model: "gpt-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
   "responses-chat": { path: "/v1/responses", body: { model: "cchat/gpt-bench", input: "Summarise the change in one sentence.", max_output_tokens: 256 } },
+  // Codex's transport: `response.create` frames over the Responses WebSocket (32 sockets, one frame at a time each; always streamed).
+  "responses-ws-chat": { path: "/v1/responses", ws: true, body: { model: "cchat/gpt-bench", instructions: "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25), input: "Summarise the change in one sentence.", max_output_tokens: 256 } },
   // Codex's recorded second turn (47 KB: 9 tools, ~18 KB echoed by every response object of the reply) on responses→chat.
   "codex-chat": { path: "/v1/responses", body: { ...(await Bun.file(join(ROOT, "test", "fixtures", "shared", "clients", "codex-tool-use-2.json")).json()), model: "cchat/gpt-bench" } },
 };
@@ -99,6 +102,10 @@ async function main() {
     }
     const body = JSON.stringify({ ...l.body, stream });
     const run = async (secs: number) => {
+      if (l.ws) {
+        const r = await loadWs(url.replace(/^http/, "ws"), JSON.stringify({ type: "response.create", ...l.body }), secs);
+        return `${r.requests} requests in ${secs}s (${r.errors} errors)`;
+      }
       const wrk = Bun.which("wrk");
       if (wrk) {
         const bodyFile = join(dir, "body.json");

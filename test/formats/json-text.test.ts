@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { isRope, numberOfDFGCompiles, optimizeNextInvocation } from "bun:jsc";
 import { flat, isPlainJsonText } from "../../formats/json-text.ts";
 import type { HubEvent } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
@@ -47,6 +48,22 @@ describe("isPlainJsonText", () => {
   test("flat returns the same text", () => {
     const rope = "a" + String(Math.random()) + "b";
     expect(flat(rope)).toBe(rope);
+  });
+
+  test("flat resolves a rope in code the optimising compiler made too (docs/performance.md item 152)", () => {
+    // Called from a function the DFG has compiled, a flat() whose indexOf result went unused was
+    // dropped by the optimiser: the text stayed a rope.
+    const piece = "x".repeat(40);
+    const make = (i: number) => flat(piece + "," + i);
+    for (let i = 0; numberOfDFGCompiles(make) === 0 && i < 2_000_000; i++) {
+      make(i);
+      if (i === 1000) optimizeNextInvocation(make);
+    }
+    expect(numberOfDFGCompiles(make)).toBeGreaterThan(0);
+    const text = make(7);
+    expect(isRope(text)).toBe(false);
+    expect(isRope(piece + "," + String(Math.random()))).toBe(true);
+    expect(text).toBe(piece + ",7");
   });
 });
 
