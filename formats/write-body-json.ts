@@ -100,7 +100,7 @@ export function matches(s: Snapshot, v: unknown): boolean {
 }
 
 /** The JSON text of a request's tool list: from the memo when an equal list was written before, else written now (and remembered when its size is within the bounds). */
-function toolsJson(tools: unknown[]): string {
+export function toolsJson(tools: unknown[]): string {
   const sig = signature(tools);
   const hit = memo.get(sig);
   if (hit !== undefined && matches(hit.tools, tools)) {

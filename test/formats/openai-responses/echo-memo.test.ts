@@ -11,7 +11,7 @@ import { clientRequest } from "../../support/fixtures.ts";
 import type { HubRequest } from "../../../formats/hub.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { responseEcho } from "../../../formats/openai-responses/response.ts";
-import { echoMembers } from "../../../formats/openai-responses/echo-memo.ts";
+import { ECHO_MEMO_ENTRIES, echoMembers, echoMemoSize } from "../../../formats/openai-responses/echo-memo.ts";
 import { TOOLS_MEMO_ENTRIES, TOOLS_MEMO_MAX_CHARS, toolsMemoSize } from "../../../formats/write-body-json.ts";
 
 const parse = (body: unknown) => openaiResponses.parseRequest!(body as never);
@@ -122,5 +122,65 @@ describe("the request echo remembered across requests", () => {
     const small = responseEcho(withTool("short"));
     expect(echoMembers(small)).toBe(written(small));
     expect(toolsMemoSize()).toBe(before);
+  });
+});
+
+/** The bench's request (1,650 characters of instructions, no tools), parsed anew each call, with `extra` members on top. */
+const SYSTEM = "You are a careful coding assistant. Answer briefly and precisely. ".repeat(25);
+const benchTurn = (extra: Record<string, unknown> = {}) => parse({ model: "m", stream: true, instructions: SYSTEM, input: "Summarise the change in one sentence.", max_output_tokens: 256, ...extra });
+
+describe("the echo's other members remembered across requests (item 151)", () => {
+  test("the same instructions and settings again: the same text, one entry", () => {
+    const first = echoMembers(responseEcho(benchTurn()));
+    const size = echoMemoSize();
+    for (let i = 0; i < 3; i++) {
+      const echo = responseEcho(benchTurn());
+      expect(echoMembers(echo)).toBe(written(echo));
+      expect(echoMembers(echo)).toBe(first);
+    }
+    expect(echoMemoSize()).toBe(size);
+    expect(reply(benchTurn())).toContain(first);
+  });
+
+  test("a new previous_response_id each turn: written in, the rest remembered", () => {
+    echoMembers(responseEcho(benchTurn()));
+    const size = echoMemoSize();
+    for (const id of ["resp_a", 'resp_"quoted"', "resp_c"]) {
+      const echo = responseEcho(benchTurn({ previous_response_id: id }));
+      expect(echoMembers(echo)).toBe(written(echo));
+      expect(echoMembers(echo)).toContain(`"previous_response_id":${JSON.stringify(id)}`);
+    }
+    expect(echoMemoSize()).toBe(size);
+  });
+
+  test("an echo that differs in any other member gets its own text", () => {
+    const base = responseEcho(benchTurn());
+    echoMembers(base);
+    const edits: Record<string, Record<string, unknown>> = {
+      "instructions one character longer": { instructions: SYSTEM + "!" },
+      "instructions of the same length": { instructions: "X" + SYSTEM.slice(1) },
+      "a number": { max_output_tokens: 257 },
+      "a nested setting": { reasoning: { effort: "high" } },
+      "a text format": { text: { format: { type: "json_object" } } },
+      "metadata": { metadata: { a: "1" } },
+      "a tool": { tools: [{ type: "function", name: "f", parameters: { type: "object", properties: {} } }] },
+      "a tool choice": { tool_choice: "required" },
+    };
+    for (const [what, extra] of Object.entries(edits)) {
+      const echo = responseEcho(benchTurn(extra));
+      expect(`${what}: ${echoMembers(echo) === written(echo)}`).toBe(`${what}: true`);
+      expect(`${what}: ${echoMembers(echo) === written(base)}`).toBe(`${what}: false`);
+      // Asked again (now remembered), still its own.
+      expect(`${what}: ${echoMembers(responseEcho(benchTurn(extra))) === written(echo)}`).toBe(`${what}: true`);
+    }
+    expect(echoMembers(responseEcho(benchTurn()))).toBe(written(base));
+  });
+
+  test("bounded: the most recently used echoes at most", () => {
+    for (let i = 0; i < ECHO_MEMO_ENTRIES * 3; i++) {
+      const echo = responseEcho(benchTurn({ instructions: `client ${i}` }));
+      expect(echoMembers(echo)).toBe(written(echo));
+    }
+    expect(echoMemoSize()).toBe(ECHO_MEMO_ENTRIES);
   });
 });
