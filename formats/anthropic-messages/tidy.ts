@@ -3,22 +3,40 @@
  * (SPEC F-3): {@link tidyRequest}.
  */
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { type ProviderFamily, Warnings } from "../hub.ts";
+import { invalidRequest, type ProviderFamily, Warnings } from "../hub.ts";
 import { isObj, leftover, type JsonObject as Json } from "../json.ts";
 import { mergeTurns, type OutMessage } from "./build.ts";
 import { withClaudeCodeIdentity } from "./claude-code.ts";
 import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
+import { checkedEnvelope } from "./parse.ts";
 
-function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: Warnings, state: { dropped: boolean }): Json[] {
+/**
+ * Blocks of one turn (or of `system`) as sent: empty text removed, thinking kept only when signed by
+ * `family`, tool ids sanitised. `strict` is called before anything is left out for its type (content
+ * that is neither a string nor an array, a block that is not an object): it throws the schema's 400 for
+ * a malformed body. A text block whose `text` is not a string is refused naming `path.N.text`, as parse.ts
+ * refuses it. `path`: where `content` is in the body (`messages.3.content`, `system`).
+ * @throws FormatError (400 `invalid_request`) for such content.
+ */
+
+function tidyBlocks(content: unknown, path: string, role: string, family: ProviderFamily, w: Warnings, state: { dropped: boolean }, strict: () => void): Json[] {
   if (typeof content === "string") return content.length > 0 ? [{ type: "text", text: content }] : [];
-  if (!Array.isArray(content)) return [];
+  if (!Array.isArray(content)) {
+    strict();
+    return [];
+  }
   const out: Json[] = [];
-  for (const raw of content) {
-    if (!isObj(raw)) continue;
+  for (let j = 0; j < content.length; j++) {
+    const raw = content[j];
+    if (!isObj(raw)) {
+      strict();
+      continue;
+    }
     const b = raw;
     switch (b.type) {
       case "text":
-        if (typeof b.text !== "string" || b.text.length === 0) {
+        if (typeof b.text !== "string") throw invalidRequest(`${path}.${j}.text: expected a string`, `${path}.${j}.text`);
+        if (b.text.length === 0) {
           w.add("dropped_empty_text", "Empty text blocks were removed");
           continue;
         }
@@ -74,6 +92,12 @@ function tidyBlocks(content: unknown, role: string, family: ProviderFamily, w: W
  * - kind `claude-code`: Claude Code's identity block first in `system` when missing
  *   ({@link withClaudeCodeIdentity}).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
+ *
+ * Nothing is left out or replaced for its type without asking the request schema first (parse.ts
+ * {@link checkedEnvelope}): a message that is not an object, content of the wrong type, a block that is
+ * not an object, a non-string `text`, a `system` or `max_tokens` of the wrong type is the same 400 naming
+ * the field that a translated target gives (a message with another role, as there, is refused naming it).
+ * @throws FormatError (400 `invalid_request`) for such a body.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
@@ -87,25 +111,32 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   }
   out.model = target.model;
   out.stream = target.stream;
+  const strict = () => void checkedEnvelope(body);
+  if (out.max_tokens !== undefined && typeof out.max_tokens !== "number") strict();
   if (typeof out.max_tokens !== "number") out.max_tokens = target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;
 
   let system: Json[] = [];
   if (typeof out.system === "string") {
     if (out.system.length > 0) system.push({ type: "text", text: out.system });
   } else if (Array.isArray(out.system)) {
-    system = tidyBlocks(out.system, "system", target.family, w, { dropped: false });
-  }
+    system = tidyBlocks(out.system, "system", "system", target.family, w, { dropped: false }, strict);
+  } else if (out.system !== undefined) strict();
   if (target.kind === "claude-code") withClaudeCodeIdentity(system);
   const hadStringSystem = typeof out.system === "string" && out.system.length > 0;
 
   const turns: OutMessage[] = [];
+  if (!Array.isArray(out.messages)) strict();
   const list = Array.isArray(out.messages) ? out.messages : [];
-  for (const raw of list) {
-    if (!isObj(raw)) continue;
+  for (let i = 0; i < list.length; i++) {
+    const raw = list[i];
+    if (!isObj(raw)) {
+      strict();
+      continue;
+    }
     const role = raw.role;
     const state = { dropped: false };
     if (role === "system" || role === "developer") {
-      const blocks = tidyBlocks(raw.content, "system", target.family, w, state).filter((b) => b.type === "text");
+      const blocks = tidyBlocks(raw.content, `messages.${i}.content`, "system", target.family, w, state, strict).filter((b) => b.type === "text");
       if (role === "system" && target.kind !== "anthropic-compatible") {
         // Anthropic's own API accepts Claude Code's in-messages system turn: keep it in place.
         if (blocks.length > 0) turns.push({ role: "system", content: blocks, fields: leftover(raw, new Set(["role", "content"])) });
@@ -118,11 +149,12 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       continue;
     }
     if (role !== "user" && role !== "assistant") {
-      w.add("dropped_message", "Messages with a role other than user, assistant or system were removed");
-      continue;
+      // as parse.ts refuses it for a translated target (the Messages API knows no other role)
+      strict();
+      throw invalidRequest(`messages.${i}.role: unknown role ${JSON.stringify(role)}`, `messages.${i}.role`);
     }
     const fields = leftover(raw, new Set(["role", "content"]));
-    const content = tidyBlocks(raw.content, role, target.family, w, state);
+    const content = tidyBlocks(raw.content, `messages.${i}.content`, role, target.family, w, state, strict);
     if (content.length === 0) w.add("dropped_empty_message", "Messages with no content were removed");
     turns.push({ role, content, fields, droppedThinking: state.dropped });
   }

@@ -169,6 +169,22 @@ function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
 }
 
 /**
+ * The Chat request body checked against {@link ChatRequestSchema}, and its output. Also asked by the
+ * same-format tidy lane (tidy.ts) before it drops or filters something for its type, so a malformed
+ * body is the same 400 whatever the target.
+ * @throws FormatError (400 `invalid_request`, `param` = the dotted path of the first failing field).
+ */
+export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestSchema> {
+  const r = v.safeParse(ChatRequestSchema, body);
+  if (!r.success) {
+    const issue = specificIssue(r.issues[0]);
+    const path = v.getDotPath(issue) ?? undefined;
+    throw invalid(`Invalid request${path ? ` at ${path}` : ""}: ${issue.message}`, path);
+  }
+  return r.output;
+}
+
+/**
  * Chat client body → hub request (REFERENCE §2.1, §5.4–5.12). Validated with the lenient
  * {@link ChatRequestSchema}; throws {@link FormatError} (400 `invalid_request`, `param` = the offending
  * path) when a field the translator reads has the wrong shape, or for a content part type Chat does not
@@ -197,13 +213,7 @@ function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
  *   dropped by others).
  */
 export function parseRequest(body: unknown): HubRequest {
-  const r = v.safeParse(ChatRequestSchema, body);
-  if (!r.success) {
-    const issue = specificIssue(r.issues[0]);
-    const path = v.getDotPath(issue) ?? undefined;
-    throw invalid(`Invalid request${path ? ` at ${path}` : ""}: ${issue.message}`, path);
-  }
-  const b = r.output;
+  const b = checkedRequest(body);
   const raw = body as Record<string, unknown>;
 
   const messages: HubMessage[] = [];

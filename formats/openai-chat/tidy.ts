@@ -5,6 +5,7 @@
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { sendableStops, Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
+import { checkedRequest } from "./parse.ts";
 
 /** Copy of a content part without `cache_control`. */
 function stripPart(p: unknown): unknown {
@@ -43,6 +44,12 @@ function hasContent(content: unknown): boolean {
  *   withholds it from a client that did not ask).
  *
  * Warnings: `dropped_empty_message`, `reordered_tool_results`.
+ *
+ * What it would leave out for its type (a message that is not an object, a message it would drop as
+ * empty, a `stop` entry that is not a string) is first checked against the request schema
+ * (parse.ts {@link checkedRequest}): a malformed body (`content: {…}`, `content: [1]`, `text: 5`) is the
+ * 400 naming the field that a translated target gives, never a message silently left out.
+ * @throws FormatError (400 `invalid_request`) for such a body.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
@@ -58,7 +65,10 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
     let dropped = 0;
     const msgs: Json[] = [];
     for (const m of body.messages) {
-      if (!isObj(m)) continue;
+      if (!isObj(m)) {
+        checkedRequest(body);
+        continue;
+      }
       const msg: Json = {};
       for (const [k, val] of Object.entries(m)) {
         if (val === null || val === undefined || k === "cache_control") continue;
@@ -75,6 +85,8 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (msg.role === "tool") {
         if (msg.content === undefined) msg.content = "";
       } else if (!hasContent(msg.content) && !Array.isArray(msg.tool_calls) && !isObj(msg.function_call)) {
+        // empty, or of a type the schema refuses: the latter is the client's 400, not a dropped message
+        checkedRequest(body);
         dropped++;
         continue;
       } else if (msg.role === "assistant" && !hasContent(msg.content) && msg.content !== undefined) {
@@ -142,6 +154,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   }
 
   if (out.stop === "" || Array.isArray(out.stop)) {
+    if (Array.isArray(out.stop) && out.stop.some((x) => typeof x !== "string")) checkedRequest(body);
     const stops = sendableStops(typeof out.stop === "string" ? [out.stop] : out.stop.filter((x): x is string => typeof x === "string"), w);
     if (!stops) delete out.stop;
     else if (Array.isArray(out.stop) && stops.length !== out.stop.length) out.stop = stops;
