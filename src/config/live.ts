@@ -103,11 +103,18 @@ export class LiveConfig {
     return this.set(next, "file");
   }
 
-  /** Re-reads the file now (SIGHUP, `POST /config/reload`) and says what changed or why it was rejected. */
+  /**
+   * Re-reads the file now (`POST /config/reload`) and says what changed or why it was rejected. A file
+   * emptied since the running one was read is rejected as watch.ts rejects it on a change or SIGHUP (an
+   * empty file would be a valid config with no providers or accounts).
+   */
   reloadFile(): ReloadResult {
     if (!this.base.path) return { ok: false, error: new ConfigError([{ path: "(root)", message: "this instance runs on the built-in default configuration: there is no file to reload" }]) };
     try {
       const base = readConfigBase(this.base.path);
+      if (base.text.trim() === "" && this.base.text.trim() !== "") {
+        return { ok: false, error: new ConfigError([{ path: "(root)", message: "the config file is empty; ignored" }], base.path) };
+      }
       const next = composeConfig(base, this.stored, this.opts.env, this.opts.now);
       this.base = base;
       return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };

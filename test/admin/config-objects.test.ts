@@ -323,6 +323,19 @@ describe("POST /config/reload", () => {
     }
   });
 
+  test("a file emptied by mistake is rejected as on SIGHUP, and the running config stays (it was put in force: no providers, no accounts)", async () => {
+    writeFileSync(gw.configPath, "  \n");
+    const r = await api("POST", "/config/reload");
+    expect(r.status).toBe(400);
+    const e = (await json(r)).error;
+    expect({ code: e.code, issues: e.issues }).toEqual({ code: "config_invalid", issues: [{ path: "(root)", message: "the config file is empty; ignored" }] });
+    const res = await messages("filecombo");
+    await res.text();
+    expect(res.status).toBe(200);
+    writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url));
+    expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
+  });
+
   test("an invalid file is rejected with its issues; the running config stays", async () => {
     writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("model: p/claude-file", "model: zz/claude-file"));
     const r = await api("POST", "/config/reload");
