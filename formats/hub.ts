@@ -338,6 +338,12 @@ export interface HubRequest {
   store?: boolean;
   /** Responses `previous_response_id` (only a Responses provider can honour it). */
   previousResponseId?: string;
+  /**
+   * Types of the client's input items the hub has no slot for (Responses `item_reference`,
+   * `web_search_call`, a type this code does not know), each once, in first-seen order: not carried, so
+   * whatever is built from the hub says so in a warning (SPEC F-2).
+   */
+  droppedItemTypes?: string[];
   /** Responses `include` list. */
   include?: string[];
   /** How long the answer should be (OpenAI Chat `verbosity`, Responses `text.verbosity`). */

@@ -284,12 +284,16 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
         built = { ...built, body: tidied.body, warnings: [...built.warnings, ...tidied.warnings] };
       }
     }
+    // Client items the hub could not hold (hub.ts droppedItemTypes): not sent, and said so (SPEC F-2).
+    const droppedItems: Warning[] = hub.droppedItemTypes?.length
+      ? [{ code: "dropped_input_item", message: `Input items with no equivalent in the request to ${target.label} were not sent: ${hub.droppedItemTypes.join(", ")}.` }]
+      : [];
     return {
       mode: "hub",
       upstreamFormat,
       body: bodyJson(built.body),
       upstreamStream,
-      warnings: [...portable.warnings, ...built.warnings],
+      warnings: [...droppedItems, ...portable.warnings, ...built.warnings],
       decoderHints: built.decoderHints,
       promptCacheKey,
     };

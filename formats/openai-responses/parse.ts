@@ -28,7 +28,8 @@
  *   formats/tool-kinds.ts); `local_shell_call_output` → tool_result.
  *
  * Item types the hub cannot hold (`web_search_call`, `item_reference`, …) are not carried (a hub
- * "provider item" part would be needed).
+ * "provider item" part would be needed): their types are listed in `droppedItemTypes`, which the
+ * pipeline names in a `dropped_input_item` warning (pipeline/translate.ts).
  */
 import { LOCAL_SHELL_NAME, localShellArguments } from "../tool-kinds.ts";
 import * as v from "valibot";
@@ -205,8 +206,11 @@ function toolOutputContent(output: unknown): ToolResultPart["content"] {
   return [{ type: "text", text: JSON.stringify(output) }];
 }
 
-/** Builds the hub messages from the `input` items (see the module doc for the grouping rules). */
-function parseInput(input: string | Array<Record<string, any>> | null | undefined, hand: boolean): HubMessage[] {
+/**
+ * Builds the hub messages from the `input` items (see the module doc for the grouping rules). The type
+ * of each item the hub cannot hold is added to `dropped`.
+ */
+function parseInput(input: string | Array<Record<string, any>> | null | undefined, hand: boolean, dropped: Set<string>): HubMessage[] {
   if (input == null) return [];
   if (typeof input === "string") return [{ role: "user", content: [{ type: "text", text: input }] }];
   const messages: HubMessage[] = [];
@@ -302,7 +306,8 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         break;
       }
       default:
-        // web_search_call, local_shell_call, item_reference, … : no hub slot (see module doc).
+        // web_search_call, item_reference, … : no hub slot (see module doc); named in a warning.
+        dropped.add(String(type));
         break;
     }
   }
@@ -446,10 +451,11 @@ function parseWith(body: unknown, hand: boolean): HubRequest {
   for (const k of Object.keys(raw)) if (!MAPPED_FIELDS.has(k)) extra[k] = raw[k];
 
   const system: TextPart[] = [];
+  const dropped = new Set<string>();
   if (typeof b.instructions === "string") {
     if (b.instructions.length > 0) system.push({ type: "text", text: b.instructions });
   } else if (Array.isArray(b.instructions)) {
-    for (const m of parseInput(b.instructions as Array<Record<string, any>>, hand)) {
+    for (const m of parseInput(b.instructions as Array<Record<string, any>>, hand, dropped)) {
       for (const p of m.content) if (p.type === "text" && p.text.length > 0) system.push({ type: "text", text: p.text });
     }
   }
@@ -457,7 +463,7 @@ function parseWith(body: unknown, hand: boolean): HubRequest {
   const req: HubRequest = {
     model: b.model,
     system,
-    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined, hand),
+    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined, hand, dropped),
     tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra, hand),
     stream: b.stream === true,
     source: { format: FORMAT, extra },
@@ -502,6 +508,7 @@ function parseWith(body: unknown, hand: boolean): HubRequest {
   if (typeof b.prompt_cache_key === "string") req.promptCacheKey = b.prompt_cache_key;
   if (typeof b.previous_response_id === "string" && b.previous_response_id.length > 0) req.previousResponseId = b.previous_response_id;
   if (typeof b.user === "string") req.user = b.user;
+  if (dropped.size > 0) req.droppedItemTypes = [...dropped];
   return req;
 }
 
