@@ -184,7 +184,13 @@ function parseContents(contents: unknown[]): HubMessage[] {
     const content: HubPart[] = [];
     let thinking: ThinkingPart | undefined;
     parts.forEach((p, pi) => {
-      if (!isObj(p)) return;
+      // A part that is no Part, or holds nothing, was skipped without a word: the turn could vanish
+      // (a user's question with it). The API refuses both; so does this, naming the part.
+      if (!isObj(p)) throw bad(`contents[${ci}].parts[${pi}] must be a Part object.`, `contents[${ci}].parts[${pi}]`);
+      if (p.text !== undefined && p.text !== null && typeof p.text !== "string") throw bad(`contents[${ci}].parts[${pi}].text must be a string.`, `contents[${ci}].parts[${pi}].text`);
+      if (Object.keys(p).length === 0) {
+        throw bad(`contents[${ci}].parts[${pi}] is empty: a part holds text, inlineData, fileData, functionCall, functionResponse, executableCode or codeExecutionResult.`, `contents[${ci}].parts[${pi}]`);
+      }
       const sigText = typeof p.thoughtSignature === "string" ? p.thoughtSignature : typeof p.thought_signature === "string" ? p.thought_signature : undefined;
       const sig = sigText !== undefined ? readGeminiSignature(sigText) : undefined;
       if (typeof p.text === "string" && p.thought === true) {

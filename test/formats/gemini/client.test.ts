@@ -110,6 +110,12 @@ describe("parseRequest", () => {
     expect(param({})).toBe("contents");
     expect(param({ contents: [{ role: "assistant", parts: [] }] })).toBe("contents[0].role");
     expect(param({ contents: [{ role: "user" }] })).toBe("contents[0].parts");
+    // parts that are no Part, text that is no string, an empty part: skipped before, so a turn could vanish
+    const turn = (part: unknown) => ({ contents: [{ parts: [{ text: "first" }] }, { role: "model", parts: [{ text: "ok" }] }, { parts: [part] }] });
+    expect(param(turn(5))).toBe("contents[2].parts[0]");
+    expect(param(turn({ text: 5 }))).toBe("contents[2].parts[0].text");
+    expect(param(turn({}))).toBe("contents[2].parts[0]");
+    expect(param(turn({ text: "", thoughtSignature: "c2ln" }))).toBe("no error");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], tools: [{ functionDeclarations: [{ description: "no name" }] }] })).toBe("tools[0].functionDeclarations[0].name");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { maxOutputTokens: -1 } })).toBe("generationConfig.maxOutputTokens");
   });
