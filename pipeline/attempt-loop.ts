@@ -129,7 +129,6 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
-    const isLastTarget = ti === targets.length - 1;
     if (deps.health.circuitOpen(target.provider.id)) {
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
       continue;
@@ -189,7 +188,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           continue targetLoop;
         }
         attempts++;
-        const result = await attemptOnce(ctx, target, account, translated, isLastTarget, deps, { attempts, fallback, release, hints });
+        const result = await attemptOnce(ctx, target, account, translated, deps, { attempts, fallback, release, hints });
         if ("response" in result) return result.response;
         last = { ...result, target, account };
         const c = result.classification;
@@ -296,7 +295,6 @@ async function attemptOnce(
   target: Target,
   account: Account,
   translated: Translated,
-  isLastTarget: boolean,
   deps: AttemptDeps,
   counters: { attempts: number; fallback: boolean; release: () => void; hints: PickHints },
 ): Promise<{ response: Response } | Failed> {
@@ -371,7 +369,7 @@ async function attemptOnce(
     // ---- 2xx: the commit point (commit.ts) ---------------------------------------------------------
     const committed = await commitReply(
       ctx,
-      { target, account, translated, isLastTarget, reply, controller, clientAbort, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
+      { target, account, translated, reply, controller, clientAbort, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
       deps,
     );
     if (!("response" in committed)) return committed;

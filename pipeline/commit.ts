@@ -3,7 +3,7 @@
  * client. The reply driver is chosen ({@link replyDriverFor}), the reply is read up to its first
  * content without writing to the client, and then either the attempt fails — a 200 that opens with an
  * error event is classified as if that error had come with its own status (an overloaded notice as a
- * 529), a non-final target's whole reply with nothing usable moves on — or the request commits: the
+ * 529), a whole reply with nothing usable is an empty reply (the next target) — or the request commits: the
  * account's error state is cleared, the conversation is bound to the account, and status and headers
  * are sent with the reply (whole, or streamed by re-translate.ts). A streamed reply whose end had
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
@@ -76,8 +76,6 @@ export interface CommitAttempt {
   target: Target;
   account: Account;
   translated: Translated;
-  /** The last combo target: an empty whole reply is then the answer, not a reason to move on. */
-  isLastTarget: boolean;
   reply: UpstreamReply;
   /** Aborts the upstream call. */
   controller: AbortController;
@@ -185,7 +183,7 @@ function succeeded(deps: CommitDeps, a: CommitAttempt, now: number): void {
  * The commit point of one attempt whose upstream answered 2xx. Reads the reply up to its first
  * content (the whole reply for a buffering driver) under the provider's idle timeout, writing nothing
  * to the client; returns the failure when the reply opened with an error event, broke, went silent,
- * was empty, or (on a non-final target) had nothing usable. Otherwise commits and returns the
+ * was empty, or had nothing usable (not even a finish reason). Otherwise commits and returns the
  * Response: whole when the reply was read to its end (a streamed reply too, when its end was already
  * there after the first content: {@link readIfReady}), else streamed (the stream then owns the
  * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
@@ -434,11 +432,13 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     const status = e.kind === "overloaded" ? 529 : e.status;
     return fail({ status, error: e, inBand: true }, e);
   }
-  if (driver.buffered && driver.empty && !a.isLastTarget) {
-    return {
-      error: hubError("api_error", `Upstream ${provider.id} answered with nothing usable.`, { status: 502 }),
-      classification: { row: "empty_reply", account: { type: "none" }, loop: "next_target" },
-    };
+  // SPEC 6.3's empty reply: nothing usable, not even a finish reason. The next target serves; at the
+  // last one the client gets this failure (502 upstream_empty_reply), as it gets a streamed reply of
+  // nothing (formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR): a 200 would pass a reply that never
+  // finished off as a finished one (SPEC 6.4, F-6), which a stream cannot carry without an error either.
+  if (driver.buffered && driver.empty) {
+    const e = emptyReplyError(provider.id);
+    return fail({ status: 502, error: e }, e);
   }
 
   // ---- COMMITTED ------------------------------------------------------------------------------
@@ -587,6 +587,15 @@ function gatewayFailed(a: CommitAttempt, e: unknown): AttemptFailure {
   const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   a.trace.error = `The gateway failed while reading the reply of upstream ${provider} (its own error, not the upstream's: ${what})`.slice(0, 300);
   return failure;
+}
+
+/**
+ * SPEC 6.3's empty reply from a whole reply (no text, tool call, reasoning or finish reason): 502,
+ * code `upstream_empty_reply` as a streamed one's (formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR),
+ * classified as the empty reply row (the next target, no cooldown, no same-account retry).
+ */
+function emptyReplyError(providerId: string): HubError {
+  return hubError("api_error", `Upstream ${providerId} answered with nothing usable: no content and no finish reason.`, { status: 502, code: "upstream_empty_reply" });
 }
 
 /**

@@ -282,7 +282,6 @@ async function main() {
           target: target!,
           account,
           translated,
-          isLastTarget: true,
           reply,
           controller,
           clientAbort: new ClientAbort(controller, ctx0.signal),
@@ -320,7 +319,7 @@ async function main() {
         const { reply, controller, clientAbort } = await executeCall(executor, { ...call, account: acc, body: tr.body, stream: tr.upstreamStream, clientHeaders: ctx.request.headers }, ctx.signal, 30_000);
         const committed = await commitReply(
           ctx,
-          { target: target!, account: acc, translated: tr, isLastTarget: true, reply, controller, clientAbort, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, fail: () => {
+          { target: target!, account: acc, translated: tr, reply, controller, clientAbort, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, fail: () => {
             throw new Error(`the ${bl.name} reply failed at the commit point`);
           } },
           commitDeps,
