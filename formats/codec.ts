@@ -171,7 +171,8 @@ export interface PassthroughTap<Out = Uint8Array> {
   /**
    * Feeds one read of upstream bytes; returns what to forward to the client (possibly empty). Throws the
    * FormatError of `eventTooLarge` (sse.ts) when one event grows past `MAX_SSE_EVENT_BYTES` without
-   * ending; `end(failure)` then still gives the format's in-band error.
+   * ending, and of `upstreamNestedTooDeep` (json-depth.ts) for an event longer than 1 MiB nesting past
+   * MAX_JSON_DEPTH, read or forwarded unread; `end(failure)` then still gives the format's in-band error.
    */
   push(chunk: Uint8Array): Out;
   /**

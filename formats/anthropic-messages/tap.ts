@@ -17,7 +17,8 @@
  *   whatever follows it) is withheld and the error frame takes its place, as the translated lanes do.
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
-import { mergeUsage, type HubError } from "../hub.ts";
+import { FormatError, mergeUsage, type HubError } from "../hub.ts";
+import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
@@ -122,8 +123,10 @@ export class AnthropicTap implements PassthroughTap {
    * `event` is skipped; everything else goes to the reader in runs, unchanged. Skipping is exact: the
    * parser holds nothing between complete LF-framed events (an empty line resets its event fields),
    * the skipped event would have set no state (`id:` lines aside, which no caller reads), and it is no
-   * larger than the bound the parser would throw at. The reader always gets the stream's start itself
-   * (a BOM is only stripped there), and a stream that ever shows a CR goes to it whole from then on.
+   * larger than the bound the parser would throw at; one longer than 1 MiB is still checked for nesting
+   * past MAX_JSON_DEPTH and refused (formats/json-depth.ts, as the reader checks what it reads). The
+   * reader always gets the stream's start itself (a BOM is only stripped there), and a stream that ever
+   * shows a CR goes to it whole from then on.
    * The bench's 25-event Messages stream decodes and parses 4 events instead of 25 (item 122).
    */
   private read(out: Uint8Array): void {
@@ -161,6 +164,9 @@ export class AnthropicTap implements PassthroughTap {
         }
       }
       if (ignorable && to - ev <= MAX_SSE_EVENT_BYTES) {
+        // Skipped unread: an event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused all the same,
+        // as the reader refuses the events it reads (formats/json-depth.ts checkEventDepth).
+        if (to - ev > DEPTH_CHECKED_BYTES && nestsDeeperThan(out.subarray(ev, to))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
         if (from < ev) {
           this.reader.push(out.subarray(from, ev));
           this.fed = true;

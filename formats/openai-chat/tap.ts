@@ -20,9 +20,10 @@
  * value `"error"`, so a miss is certain and the event is forwarded untouched. A hit, an event in
  * another form than `data: <payload>` + blank line, or an event that straddles reads is decoded and
  * checked as text, and a hit there costs one `JSON.parse`. Events are parsed unconditionally only
- * until the first content arrived (usually the second event). An event it would parse whose data is
- * longer than 1 MiB and nests past MAX_JSON_DEPTH is refused first (formats/json-depth.ts
- * `checkEventDepth`: `push` throws its FormatError, `end` sends it as the in-band error).
+ * until the first content arrived (usually the second event). An event whose data is longer than 1 MiB
+ * and nests past MAX_JSON_DEPTH is refused, read or not, as the other taps refuse it (formats/json-depth.ts
+ * `checkEventDepth`, on the bytes of an event forwarded unread: `push` throws its FormatError, `end`
+ * sends it as the in-band error); a shorter one costs a length compare.
  *
  * A reply of only `choices: []` chunks then `[DONE]` (Azure's prompt filter results, usage chunks) is
  * read as the decoder reads it: a refusal (the bytes as they came) when a prompt filter result says
@@ -37,7 +38,7 @@
  * line added.
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
-import { mergeUsage, type HubError } from "../hub.ts";
+import { FormatError, mergeUsage, type HubError } from "../hub.ts";
 import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
@@ -318,9 +319,10 @@ export class ChatTap implements PassthroughTap {
     if (this.pendingLen > 0) {
       this.pending.push(chunk.subarray(from, to));
       const bytes = concatBytes(this.pending, this.pendingLen + (to - from));
-      const forward = this.observeText(bytes);
+      // Emptied first: an event refused while read (observe throws) is not held for end() either.
       this.pending = [];
       this.pendingLen = 0;
+      const forward = this.observeText(bytes);
       if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, from));
       this.runStart = -1;
       if (forward) this.out(bytes);
@@ -363,6 +365,8 @@ export class ChatTap implements PassthroughTap {
     ) {
       return this.observeText(chunk.subarray(from, to));
     }
+    // Forwarded unread: an event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused all the same.
+    if (end - start > DEPTH_CHECKED_BYTES && nestsDeeperThan(chunk.subarray(start, end))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
     return true;
   }
 
@@ -419,11 +423,8 @@ export class ChatTap implements PassthroughTap {
    * a closure per event: docs/performance.md item 123); undefined when it is not a JSON object.
    */
   private payload(data: string): Record<string, any> | undefined {
-    if (this.parsed === NOT_PARSED) {
-      // An event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused before its parse (throws).
-      checkEventDepth(data);
-      this.parsed = tryParseJson(data);
-    }
+    // An event of more than 1 MiB nesting past MAX_JSON_DEPTH was refused before (observe).
+    if (this.parsed === NOT_PARSED) this.parsed = tryParseJson(data);
     return isObj(this.parsed) ? this.parsed : undefined;
   }
 
@@ -432,6 +433,8 @@ export class ChatTap implements PassthroughTap {
     if (data === undefined) return true;
     const st = this.state;
     if (data === "[DONE]") return this.done();
+    // An event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused, parsed or not (throws).
+    checkEventDepth(data);
     if (st.terminal) return true;
     this.parsed = NOT_PARSED;
     if (event === "error" || data.includes('"error"')) {

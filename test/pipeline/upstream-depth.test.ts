@@ -204,19 +204,36 @@ describe("one stream event of 1.2 MB nesting 600,000 levels", () => {
       expect(ending(client, text)).toEqual({ message: eventTooDeep.message, finished: false });
       expect(driver.lateError).toEqual(eventTooDeep);
     });
-    if (up === "anthropic-messages") {
-      test(`${up} native passthrough tap: a block's start after the first content is forwarded unread (the tap skips it by its name), so it is not checked either`, () => {
-        const text = runTap(codecFor(up).createTap({ family: familyOf(up), includeUsage: false }), [s.head, s.deep(HUGE_DEEP), s.tail]);
-        expect(text === s.head + s.deep(HUGE_DEEP) + s.tail).toBe(true);
-      });
-      continue;
-    }
     test(`${up} native passthrough tap: the text so far, then the in-band error naming the event`, () => {
       const text = runTap(codecFor(up).createTap({ family: familyOf(up), includeUsage: false }), [s.head, s.deep(HUGE_DEEP), s.tail]);
       expect(textSoFar(up, text)).toBe(true);
       expect(text.includes("[[[[")).toBe(false);
       expect(ending(up, text)).toEqual({ message: eventTooDeep.message, finished: false });
     });
+  }
+
+  /**
+   * Events the Chat and Messages taps forward unread (README "Not done yet" until this was fixed: they
+   * went out unchecked): a Chat chunk after the first content with none of the patterns the tap parses
+   * for (the value in a member it does not read), whole in one read or straddling reads (read as text);
+   * a Messages block's delta (skipped by its name). Refused as the other taps refuse what they read.
+   */
+  const unread: Array<[string, WireFormat, string]> = [
+    ["a Chat chunk forwarded unread", "openai-chat", `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"!","x":${HUGE_DEEP}},"finish_reason":null}]}\n\n`],
+    ["a Messages block delta skipped by its name", "anthropic-messages", `event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"!","x":${HUGE_DEEP}}}\n\n`],
+  ];
+  for (const [what, up, deep] of unread) {
+    const s = streams[up];
+    const head = up === "anthropic-messages" ? s.head + ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "text", text: "" } }) : s.head;
+    for (const straddling of [false, true]) {
+      test(`${what}${straddling ? ", straddling two reads" : ""}: refused, the text so far then the in-band error`, () => {
+        const reads = straddling ? [head, deep.slice(0, 1000), deep.slice(1000), s.tail] : [head, deep, s.tail];
+        const text = runTap(codecFor(up).createTap({ family: familyOf(up), includeUsage: false }), reads);
+        expect(textSoFar(up, text)).toBe(true);
+        expect(text.includes("[[[[")).toBe(false);
+        expect(ending(up, text)).toEqual({ message: eventTooDeep.message, finished: false });
+      });
+    }
   }
 
   test("a Chat event that deep in CRLF framing (read by eventsource-parser, not the splitter) is refused the same way", () => {
