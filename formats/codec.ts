@@ -125,6 +125,15 @@ export interface StreamDecoder {
    * says so in a warning (SPEC F-2: dropped explicitly, never silently; pipeline/commit.ts).
    */
   readonly dropped?: readonly string[];
+  /**
+   * Optional: how many events of what the decoder leaves out it read that show the upstream at work —
+   * a server tool's block (Anthropic's `server_tool_use`, `web_search_tool_result`: start, deltas,
+   * stop), a citation, a hosted tool's item and its progress (Responses' `web_search_call` added,
+   * `…searching`, done; an annotation), Gemini's code execution parts, Chat's audio. The keep-alive
+   * bound counts them as content, as a passthrough counts those events (pipeline/keep-alive-bound.ts):
+   * a server tool that works longer than the idle timeout is not cut while it reports.
+   */
+  readonly progress?: number;
 }
 
 /** Options for a client-side encoder. */
@@ -198,6 +207,23 @@ export interface TapState {
   usage: Usage;
   /** Set once the first content-bearing event (text, reasoning, tool call, or finish) arrived. */
   sawContent: boolean;
+  /**
+   * Events with content read so far, counted as a hub driver counts its decoder's (re-translate.ts
+   * `ReplyDriver.contentEvents`): a block's or an output item's start, a non-empty text, reasoning,
+   * arguments or signature delta, a finish, and what a decoded lane counts as a server tool's progress
+   * (a hosted tool's events). A tap counts one for a read that brought such an event while it was
+   * {@link looking}, and stops looking after it; a ping, an SSE comment, an empty delta, a usage or
+   * lifecycle event, or a Responses `keepalive` adds nothing. The keep-alive bound
+   * (pipeline/keep-alive-bound.ts) counts a read as content when it made this grow.
+   */
+  contentEvents: number;
+  /**
+   * Whether the tap looks for content (for {@link contentEvents}) in what it reads next: true at the
+   * start; the tap clears it once it counted an event, and the reader of the count sets it again
+   * before a read when it wants to know (the keep-alive bound: only until its sweep has seen content
+   * since its last pass, so a steady stream is looked at about once a second, not at every read).
+   */
+  looking: boolean;
   stopReason: StopReasonSeen;
   /** The format's terminal event arrived (`message_stop`, `[DONE]`, `response.completed`, …). */
   terminal: boolean;

@@ -3,6 +3,7 @@
  * between reads, and the in-band errors of a read that failed or went silent. Used by the reply stream
  * (pipeline/re-translate.ts replyStream), the event pump (pipeline/pump-events.ts) and the commit point.
  */
+import type { TapState } from "../formats/codec.ts";
 import { FormatError, hubError, type HubError } from "../formats/hub.ts";
 import { ContentWatch, keepAliveOnlyError } from "./keep-alive-bound.ts";
 
@@ -51,8 +52,8 @@ export function transportReason(message: string): string {
  * one hop.
  *
  * The reads are also one stream of the keep-alive sweep (pipeline/keep-alive-bound.ts): `took` counts
- * a read that brought more than keep-alives (for a reply decoded into hub events: one of which an
- * event with content was made, or a piece of a longer event), and a stream that waits on the upstream for the idle timeout without
+ * a read that brought more than keep-alives (one in which the driver read an event with content, or
+ * a piece of a longer event), and a stream that waits on the upstream for the idle timeout without
  * such a read (an upstream that only pings, or repeats empty events, which resets the timer) is aborted
  * the same way, with {@link keepAliveOnlyError} as its failure. `disarm` (and `broken`) take it off.
  */
@@ -98,10 +99,22 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       return expired !== undefined;
     },
     /**
+     * Before a read goes to `driver`: its count of events with content (`contentEvents`, compared after
+     * the push for {@link took}), with a passthrough's tap told whether to look for content in it at all
+     * (TapState.looking: only while the keep-alive sweep has seen none since its last pass,
+     * ContentWatch.wants).
+     */
+    look(driver: { readonly contentEvents?: number; readonly tapState?: TapState }): number | undefined {
+      const st = driver.tapState;
+      if (st === undefined) return driver.contentEvents;
+      st.looking = watch.wants();
+      return st.contentEvents;
+    },
+    /**
      * A read's chunk, once the driver took it, for the keep-alive sweep: `grew` says whether the
-     * decoder made an event with content of it (a driver that decodes the reply into hub events: its
-     * `contentEvents` changed), undefined for a passthrough, whose bytes are counted unless they are only
-     * keep-alives.
+     * driver read an event with content in it (its `contentEvents` changed: a decoder's events, a
+     * passthrough tap's count), undefined for a driver that counts none, whose bytes are counted unless
+     * they are only keep-alives.
      */
     took(chunk: Uint8Array, grew: boolean | undefined): void {
       if (grew === undefined) watch.saw(chunk);

@@ -14,8 +14,14 @@
  * driver's `contentEvents`, counted before the normalizer or a client encoder holds anything back), or
  * when it ends no event (a piece of a longer one, as a long tool call's arguments in one event arrive);
  * so an upstream that repeats events without content (a Chat chunk with an empty `delta`, a usage
- * chunk) is cut like one that only pings. A native passthrough forwards the provider's bytes unread and
- * counts them (each native pair is a vendor's own API).
+ * chunk) is cut like one that only pings. The events of what the hub leaves out that show the upstream
+ * at work (a server tool's blocks, a hosted web search's progress: StreamDecoder.progress) count as
+ * content too. A native passthrough counts the same way, by its tap's count (TapState.contentEvents:
+ * the taps read each event's name or bytes anyway, and look for content by native searches and byte
+ * compares only while the sweep has seen none since its last pass ({@link ContentWatch.wants},
+ * TapState.looking): about once a sweep period in a steady stream, at every read of one that pings): Anthropic's empty deltas among its pings, Chat chunks with an empty
+ * delta, a Responses `keepalive` or `response.in_progress` are no content there either. Only a driver
+ * that counts nothing (a reply replayed from a whole body) is counted by bytes.
  *
  * No timer per stream: each committed stream's reads are one {@link ContentWatch} (made by
  * `committedReads`), which counts the upstream reads that brought something other than keep-alives
@@ -154,6 +160,16 @@ export class ContentWatch {
     readonly expire: () => void,
   ) {}
 
+  /**
+   * Whether a content read now would change what the next sweep sees: nothing was counted since its
+   * last pass (false before its first, which starts the stream's clock anyway). A driver that looks for
+   * content at a cost (a passthrough tap, TapState.looking) looks only then: about once a sweep period
+   * in a steady stream.
+   */
+  wants(): boolean {
+    return this.content === this.seen;
+  }
+
   /** One upstream read: counted unless it held only keep-alives. */
   saw(chunk: Uint8Array): void {
     if (chunk.byteLength > KEEP_ALIVE_MAX_BYTES || !isKeepAlive(chunk)) this.content++;
@@ -165,6 +181,7 @@ export class ContentWatch {
    * event); not when it brought only whole events without content (empty deltas, usage) or keep-alives.
    */
   sawDecoded(chunk: Uint8Array, grew: boolean): void {
+    if (this.content !== this.seen) return; // already counted since the sweep's last pass
     if (grew || (!endsAnEvent(chunk) && (chunk.byteLength > KEEP_ALIVE_MAX_BYTES || !isKeepAlive(chunk)))) this.content++;
   }
 

@@ -4,7 +4,7 @@
  * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4).
  */
 import type { HubError, StopReason, Usage } from "../formats/hub.ts";
-import type { PassthroughTap } from "../formats/codec.ts";
+import type { PassthroughTap, TapState } from "../formats/codec.ts";
 import type { OutputSample } from "./output-estimate.ts";
 
 /**
@@ -18,10 +18,18 @@ export class PassthroughDriver<Out> {
   /** The tap's error after `end`: whatever in-band error the client got. */
   private late: HubError | undefined;
 
+  /**
+   * The tap's state, for the keep-alive bound's reads (pipeline/committed-reads.ts `look`): they set its
+   * `looking` before a read and read its `contentEvents` as plain fields, no getter per read.
+   */
+  readonly tapState: TapState;
+
   constructor(
     private readonly tap: PassthroughTap<Out>,
     private readonly sample: OutputSample<Out> | undefined,
-  ) {}
+  ) {
+    this.tapState = tap.state;
+  }
 
   push(chunk: Uint8Array): Out {
     const out = this.tap.push(chunk);
@@ -37,6 +45,11 @@ export class PassthroughDriver<Out> {
     // missing closing frames (SPEC 6.4): the reply finished.
     this.late = this.tap.state.error;
     return out;
+  }
+
+  /** {@link ReplyDriver.contentEvents}: the tap's count of events with content (TapState.contentEvents), for the keep-alive bound. */
+  get contentEvents(): number {
+    return this.tap.state.contentEvents;
   }
 
   get contentSeen(): boolean {

@@ -71,8 +71,8 @@ export function pumpEvents(
       if (ended) return;
       if (reads.settled(r)) return finish(reads.failure());
       if (r.done) return finish(undefined);
-      // The keep-alive sweep counts what the read added to the reply (a hub driver's content), else its bytes.
-      const before = driver.contentEvents;
+      // The keep-alive sweep counts what the read added to the reply (the driver's content events), else its bytes.
+      const before = reads.look(driver);
       const out = driver.push(r.value);
       reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
       emit(out);

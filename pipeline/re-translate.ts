@@ -5,12 +5,10 @@
  *
  * Drivers:
  * - passthrough: a native pair streaming both ways; the format's tap forwards the provider's bytes and
- *   observes usage, the finish and errors.
- * - translated stream: provider SSE → decoder → normalizer → client encoder.
- * - accumulated: provider SSE → decoder → normalizer → accumulator → one JSON body (a non-streaming
- *   client served by a streaming provider, F-9).
- * - whole body: a JSON reply (non-streaming upstream) converted once at the end; replayed as a stream
- *   when the client wanted one.
+ *   observes usage, the finish and errors. Translated stream: provider SSE → decoder → normalizer →
+ *   client encoder. Accumulated: provider SSE → decoder → normalizer → accumulator → one JSON body (a
+ *   non-streaming client served by a streaming provider, F-9). Whole body: a JSON reply (non-streaming
+ *   upstream) converted once at the end; replayed as a stream when the client wanted one.
  *
  * When the request was redacted (SPEC S-3), the hub-based drivers map placeholders back to the original
  * values (pipeline/restore-placeholders.ts) on the normalized events, before the encoder or the
@@ -71,12 +69,11 @@ export interface ReplyDriver<Out = Uint8Array> {
   /** Whether the provider reported usage at all. */
   readonly usageSeen: boolean;
   /**
-   * Optional, the drivers that decode the upstream's stream into hub events: how many events with
-   * content (a block's start, a non-empty text, reasoning, arguments or signature delta) the decoder
-   * produced so far, counted as they leave it, before anything holds them (the normalizer keeps a
-   * parallel tool call's arguments until the call before it closes; a client encoder may write a call
-   * only whole). A committed stream's keep-alive bound counts a read that made it grow as content
-   * (pipeline/keep-alive-bound.ts); without it, a read's bytes.
+   * Optional, for the keep-alive bound (pipeline/keep-alive-bound.ts: a read that made it grow is content;
+   * without it, a read's bytes): the events with content (a block's start, a non-empty text, reasoning,
+   * arguments or signature delta) a decoder produced, counted before anything holds them (the normalizer,
+   * a client encoder writing a call whole), and its events of what the hub leaves out that show the
+   * upstream at work (StreamDecoder.progress); for a passthrough, its tap's (TapState.contentEvents).
    */
   readonly contentEvents?: number;
   /**
@@ -197,8 +194,12 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
 abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   /** The decoder started a block; the normalizer opens it only with content. */
   private blockBegun = false;
-  /** {@link ReplyDriver.contentEvents}: events with content the decoder produced (a block's start, a delta with content). */
-  contentEvents = 0;
+  /** Events with content the decoder produced (a block's start, a delta with content). */
+  private produced = 0;
+  /** {@link ReplyDriver.contentEvents}: {@link produced}, and the decoder's {@link StreamDecoder.progress}. */
+  get contentEvents(): number {
+    return this.produced + (this.decoder.progress ?? 0);
+  }
   private readonly normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
@@ -223,12 +224,12 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
       (ev) => {
         if (ev.type === "block_start") {
           this.blockBegun = true;
-          this.contentEvents++;
-        } else if (ev.type === "block_delta" && isContentDelta(ev.delta)) this.contentEvents++;
+          this.produced++;
+        } else if (ev.type === "block_delta" && isContentDelta(ev.delta)) this.produced++;
         this.normalizer.event(ev);
       },
       (index, text, plain) => {
-        this.contentEvents++; // a decoder hands on only non-empty text this way (codec.ts TextDeltaSink)
+        this.produced++; // a decoder hands on only non-empty text this way (codec.ts TextDeltaSink)
         this.normalizer.text(index, text, plain);
       },
     );
@@ -677,8 +678,8 @@ export function replyStream(
             }
             if (reads.settled(r)) return finish(controller, reads.failure());
             if (r.done) return finish(controller, undefined);
-            // The keep-alive sweep counts what the read added to the reply (a hub driver's content), else its bytes.
-            const before = driver.contentEvents;
+            // The keep-alive sweep counts what the read added to the reply (the driver's content events), else its bytes.
+            const before = reads.look(driver);
             const out = driver.push(r.value);
             reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
             if (emit(controller, out)) return;

@@ -6,7 +6,8 @@
  * Robustness (recorded/anthropic-messages, REFERENCE §0 and §7.4):
  * - a duplicate `message_start` is passed on (the normalizer turns it into a usage update);
  * - `ping`, `citations_delta`, unknown event types, unknown block types (server tools) and their deltas
- *   are ignored (the kinds of block left out are named in `dropped`, for the reply's warning); `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
+ *   are ignored (the kinds of block left out are named in `dropped`, for the reply's warning; the
+ *   events of such blocks and citations are counted in `progress`, for the keep-alive bound); `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
  *   thinking delta for a block that was never started is passed on (the normalizer opens it);
  * - the `{}` in a `tool_use` start is a placeholder, never an argument fragment; but a third-party
  *   server that puts the whole non-empty `input` in the start and sends no `input_json_delta` still gets
@@ -52,6 +53,8 @@ export class AnthropicDecoder implements StreamDecoder {
   private readonly skipped = new Set<number>();
   /** StreamDecoder.dropped: the kinds of block skipped (`server_tool_use block`, …), as decodeResponse names them. */
   dropped: string[] | undefined;
+  /** StreamDecoder.progress: events of skipped blocks (start, deltas, stop) and citations read. */
+  progress = 0;
 
   constructor(
     opts: DecoderOptions,
@@ -117,7 +120,10 @@ export class AnthropicDecoder implements StreamDecoder {
         if (typeof index !== "number") return;
         const kind = this.kinds.get(index);
         if (kind === undefined) {
-          if (this.skipped.delete(index)) return;
+          if (this.skipped.delete(index)) {
+            this.progress++;
+            return;
+          }
           this.emit({ type: "block_stop", index }); // a block opened implicitly by its deltas
           return;
         }
@@ -200,6 +206,7 @@ export class AnthropicDecoder implements StreamDecoder {
         return;
       default: {
         this.skipped.add(index); // server_tool_use, web_search_tool_result, …: no hub slot
+        this.progress++;
         const kind = typeof b.type === "string" ? `${b.type} block` : undefined;
         if (kind !== undefined && !(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
         return;
@@ -212,7 +219,10 @@ export class AnthropicDecoder implements StreamDecoder {
     const d = msg.delta;
     if (typeof index !== "number" || !d || typeof d !== "object") return;
     const kind = this.kinds.get(index);
-    if (kind === undefined && this.skipped.has(index)) return;
+    if (kind === undefined && this.skipped.has(index)) {
+      this.progress++;
+      return;
+    }
     // A delta for a block that was never started (some third-party servers skip the start) passes on:
     // the normalizer opens a text or thinking block for it; stray argument fragments are dropped there.
     switch (d.type) {
@@ -237,6 +247,7 @@ export class AnthropicDecoder implements StreamDecoder {
         }
         return;
       default:
+        this.progress++;
         return; // citations_delta and newer delta types
     }
   }

@@ -5,7 +5,10 @@
  *
  * Cheap by design: events are recognised by their SSE `event:` name and only `message_start`,
  * `message_delta` and `error` payloads are JSON-parsed (an unnamed event, which Anthropic never sends,
- * is parsed to learn its type).
+ * is parsed to learn its type). For the keep-alive bound (pipeline/keep-alive-bound.ts) it counts the
+ * reads that brought content (`state.contentEvents`): a block's start, a delta that does not end in an
+ * empty string (read off the skipped event's last bytes, {@link endsWithEmptyDelta}), the stop reason;
+ * pings, a block's stop and empty deltas are none.
  *
  * Bytes are forwarded unchanged but only up to the last complete event (the end of a blank line): a
  * trailing partial event is held until the rest arrives. So when the upstream dies mid-event the client
@@ -41,6 +44,35 @@ const DELTA = Buffer.from("delta");
 const STOP = Buffer.from("stop");
 /** A block's start: only the first one read changes anything (`sawContent`). */
 const START = Buffer.from("start");
+const QUOTE = 34;
+const SPACE = 32;
+const COLON_BYTE = 58;
+const RBRACE = 125;
+/** {@link AnthropicTap.ignoredName}: not skipped; a ping or a block's stop; a block's delta; a block's start. */
+const NOT_SKIPPED = 0;
+const SKIPPED_EMPTY = 1;
+const SKIPPED_DELTA = 2;
+const SKIPPED_START = 3;
+
+/**
+ * Whether the `content_block_delta` event whose last line ends before `end` (its LF, or the end of its
+ * data) ends with an empty string as the delta's last member: `:""}}` or `: ""}}`, Anthropic's empty
+ * text, thinking, arguments or signature delta (the delta's own field comes last in Anthropic's events).
+ * An escaped quote (`\""}}`) is text; a delta in another member order counts as content (a longer look
+ * is not worth it: nothing is cut for it).
+ */
+function endsWithEmptyDelta(b: Uint8Array, end: number): boolean {
+  const i = end - 1;
+  if (b[i] !== RBRACE || b[i - 1] !== RBRACE || b[i - 2] !== QUOTE || b[i - 3] !== QUOTE) return false;
+  return b[i - 4] === COLON_BYTE || (b[i - 4] === SPACE && b[i - 5] === COLON_BYTE);
+}
+/** {@link endsWithEmptyDelta} of an event's data as text (CR framing, or an event the reader dispatched). */
+function isEmptyDeltaText(data: string): boolean {
+  const i = data.length - 1;
+  if (data.charCodeAt(i) !== RBRACE || data.charCodeAt(i - 1) !== RBRACE || data.charCodeAt(i - 2) !== QUOTE || data.charCodeAt(i - 3) !== QUOTE) return false;
+  const c = data.charCodeAt(i - 4);
+  return c === COLON_BYTE || (c === SPACE && data.charCodeAt(i - 5) === COLON_BYTE);
+}
 
 /** Whether `b` holds `prefix` at `at`. */
 function startsWithAt(b: Uint8Array, at: number, prefix: Uint8Array): boolean {
@@ -54,7 +86,7 @@ const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || 
 
 /** The passthrough tap; see the module doc. */
 export class AnthropicTap implements PassthroughTap {
-  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true };
   private readonly reader: SseReader;
   /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
   private readonly pending = new HeldEvent(lastEventEnd, 3);
@@ -144,7 +176,8 @@ export class AnthropicTap implements PassthroughTap {
       // The event at `ev`: its first line, then its other lines up to the empty line that ends it.
       let nl = out.indexOf(LF, ev);
       if (nl === -1) break;
-      let ignorable = nl > ev && this.ignoredName(out, ev, nl);
+      const kind = nl > ev ? this.ignoredName(out, ev, nl) : NOT_SKIPPED;
+      let ignorable = kind !== NOT_SKIPPED;
       let to = nl + 1;
       if (nl > ev) {
         for (;;) {
@@ -167,6 +200,8 @@ export class AnthropicTap implements PassthroughTap {
         // Skipped unread: an event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused all the same,
         // as the reader refuses the events it reads (formats/json-depth.ts checkEventDepth).
         if (to - ev > DEPTH_CHECKED_BYTES && nestsDeeperThan(out.subarray(ev, to))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
+        // A skipped event still counts for the keep-alive bound: a block's start, a non-empty delta.
+        if (this.state.looking && (kind === SKIPPED_START || (kind === SKIPPED_DELTA && !endsWithEmptyDelta(out, to - 2)))) this.counted();
         if (from < ev) {
           this.reader.push(out.subarray(from, ev));
           this.fed = true;
@@ -183,16 +218,25 @@ export class AnthropicTap implements PassthroughTap {
 
   /**
    * Whether the line [at, nl) of `b` is `event: ping`, `event: content_block_delta`, `event:
-   * content_block_stop`, or `event: content_block_start` once content was seen (see {@link read}).
+   * content_block_stop`, or `event: content_block_start` once content was seen (see {@link read}), and
+   * which: {@link SKIPPED_EMPTY} (a ping, a block's stop), {@link SKIPPED_DELTA}, {@link SKIPPED_START};
+   * else {@link NOT_SKIPPED}.
    */
-  private ignoredName(b: Uint8Array, at: number, nl: number): boolean {
+  private ignoredName(b: Uint8Array, at: number, nl: number): number {
     const len = nl - at;
-    if (len === PING_LINE.length) return startsWithAt(b, at, PING_LINE);
-    if (len < BLOCK_LINE.length + 4 || !startsWithAt(b, at, BLOCK_LINE)) return false;
+    if (len === PING_LINE.length) return startsWithAt(b, at, PING_LINE) ? SKIPPED_EMPTY : NOT_SKIPPED;
+    if (len < BLOCK_LINE.length + 4 || !startsWithAt(b, at, BLOCK_LINE)) return NOT_SKIPPED;
     const rest = at + BLOCK_LINE.length;
-    if (len === BLOCK_LINE.length + 4) return startsWithAt(b, rest, STOP);
-    if (len !== BLOCK_LINE.length + 5) return false;
-    return startsWithAt(b, rest, DELTA) || (this.state.sawContent && startsWithAt(b, rest, START));
+    if (len === BLOCK_LINE.length + 4) return startsWithAt(b, rest, STOP) ? SKIPPED_EMPTY : NOT_SKIPPED;
+    if (len !== BLOCK_LINE.length + 5) return NOT_SKIPPED;
+    if (startsWithAt(b, rest, DELTA)) return SKIPPED_DELTA;
+    return this.state.sawContent && startsWithAt(b, rest, START) ? SKIPPED_START : NOT_SKIPPED;
+  }
+
+  /** An event with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
+  private counted(): void {
+    this.state.looking = false;
+    this.state.contentEvents++;
   }
 
   private onEvent(ev: SseEvent): void {
@@ -212,6 +256,11 @@ export class AnthropicTap implements PassthroughTap {
     switch (name) {
       case "content_block_start":
         this.state.sawContent = true;
+        if (this.state.looking) this.counted();
+        return;
+      case "content_block_delta":
+        // Read here only in CR framing or when the event was not skipped (see read()).
+        if (this.state.looking && !isEmptyDeltaText(ev.data)) this.counted();
         return;
       case "message_stop":
         // Only a reply with its stop reason (or the provider's own error) is finished (SPEC 6.4): the
@@ -232,6 +281,7 @@ export class AnthropicTap implements PassthroughTap {
         if (typeof raw === "string") {
           this.state.stopReason = stopFromAnthropic(raw);
           this.state.sawContent = true;
+          if (this.state.looking) this.counted();
         }
         return;
       }

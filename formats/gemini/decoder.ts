@@ -80,6 +80,8 @@ export class GeminiChunkDecoder {
    * whole reply's `dropped` and the stream decoder's (StreamDecoder.dropped).
    */
   dropped: string[] | undefined;
+  /** StreamDecoder.progress: parts left out (code execution, inline data) read, for the keep-alive bound. */
+  progress = 0;
 
   constructor(
     private readonly opts: GeminiDecoderOptions,
@@ -194,6 +196,7 @@ export class GeminiChunkDecoder {
     const text = p.text;
     if (typeof text !== "string") {
       // inlineData, executableCode, codeExecutionResult, …: no hub output block
+      this.progress++;
       for (const k of Object.keys(p)) {
         if (k === "thoughtSignature" || k === "thought_signature" || k === "thought" || k === "text") continue;
         const kind = `${k} part`;
@@ -357,6 +360,9 @@ export function createDecoder(opts: GeminiDecoderOptions, emit: (ev: HubEvent) =
     },
     get dropped() {
       return core.dropped;
+    },
+    get progress() {
+      return core.progress;
     },
   };
 }

@@ -8,6 +8,9 @@
  * - usage (last `usageMetadata` with counts, mapped as in mapping.ts), content, the finish reason and
  *   an in-band `{"error": …}` are observed from the SSE payloads (a payload that is an array of chunks,
  *   the array form of a Gemini stream, chunk by chunk);
+ * - for the keep-alive bound (pipeline/keep-alive-bound.ts) the reads that brought content are counted
+ *   (`state.contentEvents`, {@link chunkHasContent}): a non-empty text, a call, code, a finish; a chunk
+ *   of empty text or usage only is none;
  * - Gemini has no terminal event: the chunk with `finishReason` (or a prompt `blockReason`) is the
  *   end, so `terminal` is set by it;
  * - `end(failure?)`: a held last event that lacked its blank line is forwarded, completed, when its data
@@ -29,6 +32,35 @@ const EMPTY = new Uint8Array(0);
 
 /** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
 const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
+
+/**
+ * The members of a part whose presence is content for the keep-alive bound (`state.contentEvents`):
+ * a call, inline data, code and its result (Gemini's own code execution, a server tool), a file. A
+ * text (or a thought's) counts when it is not empty; so does a thought signature.
+ */
+const PART_CONTENT = ['"functionCall"', '"inlineData"', '"executableCode"', '"codeExecutionResult"', '"fileData"'];
+const TEXT_MEMBERS = ['"text"', '"thoughtSignature"'];
+const isSpace = (c: number) => c === 32 || c === 9 || c === 10 || c === 13;
+
+/**
+ * Whether one event's data (a chunk, or an array of them) has content for the keep-alive bound: a part
+ * of {@link PART_CONTENT}, a non-empty {@link TEXT_MEMBERS} string, or a finish reason. A chunk of only
+ * `{"text": ""}` parts, without parts or with usage only is none. Searches of the text, no parse.
+ */
+function chunkHasContent(data: string): boolean {
+  for (const k of TEXT_MEMBERS) {
+    for (let i = data.indexOf(k); i !== -1; i = data.indexOf(k, i + 1)) {
+      let j = i + k.length;
+      while (isSpace(data.charCodeAt(j))) j++;
+      if (data.charCodeAt(j) !== 58) continue;
+      j++;
+      while (isSpace(data.charCodeAt(j))) j++;
+      if (data.charCodeAt(j) === 34 && data.charCodeAt(j + 1) !== 34) return true;
+    }
+  }
+  for (const k of PART_CONTENT) if (data.includes(k)) return true;
+  return data.includes('"finishReason"');
+}
 
 /** Most usage-only payloads the tap keeps unparsed before merging them ({@link createTap}). */
 export const PENDING_MAX = 32;
@@ -55,6 +87,13 @@ export function createTap(_opts: TapOptions): PassthroughTap {
     sawContent: false,
     stopReason: null,
     terminal: false,
+    contentEvents: 0,
+    looking: true,
+  };
+  /** A chunk with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
+  const counted = () => {
+    state.looking = false;
+    state.contentEvents++;
   };
   let done = false;
   /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
@@ -104,6 +143,7 @@ export function createTap(_opts: TapOptions): PassthroughTap {
 
   const onPayload = (data: string) => {
     if (state.error || data.length === 0 || data === "[DONE]") return;
+    if (state.looking && chunkHasContent(data)) counted();
     // After the first content, an event naming no finish reason, error or prompt feedback can only
     // change the usage (its parts no longer matter): kept unparsed until the usage is read or a later
     // event is parsed. A text with a `\u` escape is parsed now (an escaped member name could hide).

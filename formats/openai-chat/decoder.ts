@@ -114,6 +114,8 @@ export class ChatDecoder implements StreamDecoder {
   private logprobs: TokenLogprob[] | undefined;
   /** StreamDecoder.dropped: what the deltas carried that the hub has no slot for (`audio`, `annotations`). */
   dropped: string[] | undefined;
+  /** StreamDecoder.progress: deltas of what the hub leaves out (audio, annotations) read, for the keep-alive bound. */
+  progress = 0;
   /** A chunk (a JSON object) was read, and one of them had a choice: a reply of only `choices: []` chunks is an empty one ({@link end}). */
   private sawChunk = false;
   private sawChoice = false;
@@ -295,8 +297,14 @@ export class ChatDecoder implements StreamDecoder {
     }
 
     // Audio output and URL citations have no hub slot: named for the reply's warning (decodeResponse's names).
-    if (delta.audio != null) this.drop("audio");
-    if (delta.annotations != null && Array.isArray(delta.annotations) && delta.annotations.length > 0) this.drop("annotations");
+    if (delta.audio != null) {
+      this.drop("audio");
+      this.progress++;
+    }
+    if (delta.annotations != null && Array.isArray(delta.annotations) && delta.annotations.length > 0) {
+      this.drop("annotations");
+      this.progress++;
+    }
 
     const calls = delta.tool_calls;
     if (Array.isArray(calls)) {

@@ -25,6 +25,12 @@
  * `checkEventDepth`, on the bytes of an event forwarded unread: `push` throws its FormatError, `end`
  * sends it as the in-band error); a shorter one costs a length compare.
  *
+ * For the keep-alive bound (pipeline/keep-alive-bound.ts) it counts the reads that brought content
+ * (`state.contentEvents`): a chunk whose delta has a non-empty `content`, reasoning, refusal or audio
+ * (native searches for those member names, kept for the push like the patterns above, made only while
+ * `state.looking`: about once a second in a steady stream), a tool call with an id, name or argument text, a finish; an
+ * empty delta, `content: ""` or a usage chunk is none.
+ *
  * A reply of only `choices: []` chunks then `[DONE]` (Azure's prompt filter results, usage chunks) is
  * read as the decoder reads it: a refusal (the bytes as they came) when a prompt filter result says
  * `filtered: true`, else an empty reply's error (`upstream_empty_reply`) before the commit point.
@@ -86,6 +92,7 @@ function parseEventText(text: string): { data: string | undefined; event: string
 const QUOTE = 34;
 const LBRACE = 123;
 const LBRACKET = 91;
+const RBRACKET = 93;
 
 const isSpace = (c: number) => c === 32 || c === 9 || c === LF || c === CR;
 
@@ -105,6 +112,74 @@ function keyFollowedBy(text: string, key: string, open: number): boolean {
       if (text.charCodeAt(j) === open) return true;
     }
     i = text.indexOf(key, i + 1);
+  }
+  return false;
+}
+
+/**
+ * Where a chunk's delta carries content (for the keep-alive bound, `state.contentEvents`): the members
+ * named `content`, `reasoning_content`, `reasoning`, `reasoning_details`, `refusal` and `audio`, found
+ * by these endings of their names (a string value cannot end in `"` unescaped, so a hit is a member).
+ * With a non-empty string, a non-empty array or an object as its value ({@link valueHasContent}) the chunk has
+ * content; an empty string, `[]` or `null` is none. Tool calls and finishes are read where the tap
+ * parses them.
+ */
+const CONTENT_NAME_ENDS = ['content"', 'reasoning"', 'reasoning_details"', 'refusal"', '"audio"'];
+const CONTENT_NEEDLES = CONTENT_NAME_ENDS.map((k) => Buffer.from(k));
+/** The first of the {@link ChatTap}'s `hits` slots kept for {@link CONTENT_NEEDLES}. */
+const CONTENT_HITS = 4;
+
+/**
+ * Whether the value after the member name ending at `j` of `b` (spaces, a colon, spaces, the value;
+ * looked at up to `end`) is a non-empty string, a non-empty array or an object.
+ */
+function valueHasContent(b: Uint8Array, j: number, end: number): boolean {
+  while (j < end && isSpace(b[j]!)) j++;
+  if (b[j] !== 58) return false;
+  j++;
+  while (j < end && isSpace(b[j]!)) j++;
+  const c = b[j];
+  if (c === QUOTE) return b[j + 1] !== QUOTE;
+  if (c === LBRACE) return true;
+  if (c !== LBRACKET) return false;
+  j++;
+  while (j < end && isSpace(b[j]!)) j++;
+  return b[j] !== RBRACKET;
+}
+
+/** {@link valueHasContent} in text. */
+function textValueHasContent(t: string, j: number): boolean {
+  const end = t.length;
+  while (j < end && isSpace(t.charCodeAt(j))) j++;
+  if (t.charCodeAt(j) !== 58) return false;
+  j++;
+  while (j < end && isSpace(t.charCodeAt(j))) j++;
+  const c = t.charCodeAt(j);
+  if (c === QUOTE) return t.charCodeAt(j + 1) !== QUOTE;
+  if (c === LBRACE) return true;
+  if (c !== LBRACKET) return false;
+  j++;
+  while (j < end && isSpace(t.charCodeAt(j))) j++;
+  return t.charCodeAt(j) !== RBRACKET;
+}
+
+/** Whether the event's data text has content by {@link CONTENT_NAME_ENDS} (the text path; the bytes path is `ChatTap.contentIn`). */
+function hasContentText(text: string): boolean {
+  for (const key of CONTENT_NAME_ENDS) {
+    for (let i = text.indexOf(key); i !== -1; i = text.indexOf(key, i + 1)) if (textValueHasContent(text, i + key.length)) return true;
+  }
+  return false;
+}
+
+/** Whether a delta's `tool_calls` carry something: a call's id or name, or argument text (an empty fragment is none). */
+function callsCarry(calls: unknown[]): boolean {
+  for (const c of calls) {
+    if (!isObj(c)) continue;
+    if (typeof c.id === "string" && c.id.length > 0) return true;
+    const fn = c.function;
+    if (!isObj(fn)) continue;
+    if (typeof fn.name === "string" && fn.name.length > 0) return true;
+    if ((typeof fn.arguments === "string" && fn.arguments.length > 0) || isObj(fn.arguments)) return true;
   }
   return false;
 }
@@ -135,7 +210,7 @@ function isDone(b: Uint8Array, at: number): boolean {
 
 /** The Chat passthrough tap; see the module comment. */
 export class ChatTap implements PassthroughTap {
-  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true };
   private readonly includeUsage: boolean;
   private readonly decoder = DECODER;
   private readonly encoder = ENCODER;
@@ -155,8 +230,8 @@ export class ChatTap implements PassthroughTap {
   private outs: Uint8Array[] = [];
   private outLen = 0;
   private runStart = -1;
-  /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet). */
-  private readonly hits = new Int32Array(4);
+  /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet), then of {@link CONTENT_NEEDLES}. */
+  private readonly hits = new Int32Array(CONTENT_HITS + CONTENT_NEEDLES.length);
   /** The data of the event {@link observe} reads, once parsed ({@link payload}). */
   private parsed: unknown = NOT_PARSED;
   /** Before the first content: no chunk read yet, only `choices: []` chunks, or a chunk with a choice. */
@@ -367,7 +442,25 @@ export class ChatTap implements PassthroughTap {
     }
     // Forwarded unread: an event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused all the same.
     if (end - start > DEPTH_CHECKED_BYTES && nestsDeeperThan(chunk.subarray(start, end))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
+    if (this.state.looking && this.contentIn(chunk, hits, start, end)) this.counted();
     return true;
+  }
+
+  /** An event with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
+  private counted(): void {
+    this.state.looking = false;
+    this.state.contentEvents++;
+  }
+
+  /** {@link hasContentText} on the bytes [from, end) of `chunk`, with the push's cached searches. */
+  private contentIn(chunk: Uint8Array, hits: Int32Array, from: number, end: number): boolean {
+    for (let k = 0; k < CONTENT_NEEDLES.length; k++) {
+      const needle = CONTENT_NEEDLES[k]!;
+      for (let i = this.nextHit(chunk, hits, CONTENT_HITS + k, needle, from); i < end; i = this.nextHit(chunk, hits, CONTENT_HITS + k, needle, i + 1)) {
+        if (valueHasContent(chunk, i + needle.length, end)) return true;
+      }
+    }
+    return false;
   }
 
   /** Next position ≥ `from` of needle `k` in `chunk` (cached per push in `hits`), or `chunk.length`. */
@@ -461,24 +554,23 @@ export class ChatTap implements PassthroughTap {
       if (d) {
         const calls = Array.isArray(d.tool_calls) && d.tool_calls.length > 0;
         if (calls) this.sawTool = true;
-        if (
-          calls ||
+        const content =
           (typeof d.content === "string" && d.content.length > 0) ||
           (Array.isArray(d.content) && d.content.length > 0) ||
           (typeof d.reasoning_content === "string" && d.reasoning_content.length > 0) ||
           (typeof d.reasoning === "string" && d.reasoning.length > 0) ||
-          (typeof d.refusal === "string" && d.refusal.length > 0)
-        ) {
-          st.sawContent = true;
-        }
+          (typeof d.refusal === "string" && d.refusal.length > 0);
+        if (calls || content) st.sawContent = true;
+        if (this.state.looking && (content || (calls && callsCarry(d.tool_calls as unknown[])) || hasContentText(data))) this.counted();
       }
-    }
+    } else if (this.state.looking && hasContentText(data)) this.counted();
     if (keyFollowedBy(data, '"finish_reason"', QUOTE)) {
       const p = this.payload(data);
       const choice = p && Array.isArray(p.choices) && isObj(p.choices[0]) ? p.choices[0] : undefined;
       const fr = choice?.finish_reason;
       if (typeof fr === "string" && fr.length > 0 && this.finishRaw === undefined) {
         st.sawContent = true;
+        if (this.state.looking) this.counted();
         if (finishIsFailure(fr)) {
           // The client sees this finish_reason in-band; the reply failed (as the decoder reports it).
           st.error ??= failureFinishError(fr);

@@ -29,7 +29,8 @@
  * - `logprobs` of `output_text.delta` events (asked for with `include: ["message.output_text.logprobs"]`)
  *   → the text delta's `logprobs`; text that only comes in a final form takes that form's `logprobs`.
  * - hosted tools' items (`web_search_call`, `image_generation_call`, …) have no hub slot: left out and
- *   named in `dropped` (StreamDecoder), for the reply's warning.
+ *   named in `dropped` (StreamDecoder), for the reply's warning; their items and progress events are
+ *   counted in `progress` (StreamDecoder), for the keep-alive bound.
  * EOF without a terminal event emits nothing here: the normalizer's `end()` reports the truncation.
  */
 import { hubError, type BlockStart, type HubEvent, type ProviderFamily, type TokenLogprob } from "../hub.ts";
@@ -104,6 +105,8 @@ class ResponsesDecoder implements StreamDecoder {
   begun = false;
   /** StreamDecoder.dropped: the kinds of item left out (hosted tools' items: `web_search_call item`, …). */
   dropped: string[] | undefined;
+  /** StreamDecoder.progress: hosted tools' items added and done, and the events of an output item it does not read (a web search's progress, annotations). */
+  progress = 0;
   private readonly family: ProviderFamily;
 
   constructor(
@@ -218,7 +221,10 @@ class ResponsesDecoder implements StreamDecoder {
         return;
       }
       default:
-        return; // annotations, web search progress, keep-alives, new event types: ignored
+        // Annotations, a hosted tool's progress (web_search_call.searching, …): upstream work on an
+        // output item, counted (progress); keep-alives and other new event types: ignored.
+        if (typeof ev.output_index === "number") this.progress++;
+        return;
     }
   }
 
@@ -243,6 +249,7 @@ class ResponsesDecoder implements StreamDecoder {
       it = { type, index, done: false, key: -1, started: false, args: "", pending: "" };
       this.items.set(index, it);
       if (!HUB_ITEMS.has(type)) {
+        this.progress++;
         // A hosted tool's item (web_search_call, image_generation_call, …): named as decodeResponse names it.
         const kind = `${type} item`;
         if (!(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
@@ -338,6 +345,7 @@ class ResponsesDecoder implements StreamDecoder {
         return;
       }
       default:
+        this.progress++;
         return; // web_search_call, image_generation_call, …: no hub representation
     }
   }

@@ -6,6 +6,9 @@
  *   item's start (`output_item.added`) is the start of a block, counted as Anthropic's tap counts
  *   `content_block_start`: a reasoning item that thinks at length before its summary (or without one)
  *   has begun the reply, and the commit point's first-content bound (pipeline/commit.ts) ends there;
+ * - for the keep-alive bound (pipeline/keep-alive-bound.ts), the reads that brought content
+ *   (`state.contentEvents`): an item's start or end, a non-empty delta, a hosted tool's progress, an
+ *   annotation, the terminal success ({@link progresses}); `keepalive` and lifecycle events are none;
  * - the terminal event: `response.completed` / `response.incomplete` → usage (§5.10) and stop reason
  *   (`tool_use` when the final output holds a function call), `response.failed` → error; `error`
  *   events → error.
@@ -63,7 +66,7 @@ const lastEventEnd = (bytes: Uint8Array, held: number): number => lastBoundary(b
  * reply that ended without a terminal event.
  */
 abstract class ResponsesObserver {
-  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false };
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true };
   protected readonly reader: SseReader;
   private lastSeq = -1;
   private events = 0;
@@ -159,6 +162,7 @@ abstract class ResponsesObserver {
         if (!r) return; // a cut-off terminal event (only possible at end()) is no terminal
         this.state.terminal = true;
         this.state.sawContent = true;
+        this.counted();
         if (r && typeof r.id === "string") this.responseId = r.id;
         const usage = fromResponsesUsage(r?.usage);
         if (usage) mergeUsage(this.state.usage, usage);
@@ -186,11 +190,20 @@ abstract class ResponsesObserver {
       case "response.output_item.added":
       case "response.output_item.done":
         this.state.sawContent = true;
+        this.counted();
         return;
       default:
         if (!this.state.sawContent && name.endsWith(".delta")) this.state.sawContent = true;
+        if (this.state.looking && progresses(name, data)) this.counted();
         return;
     }
+  }
+
+  /** An event with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
+  private counted(): void {
+    if (!this.state.looking) return;
+    this.state.looking = false;
+    this.state.contentEvents++;
   }
 
   /** Reads the top-level `"sequence_number":N` without parsing the event (it is the last such key). */
@@ -286,6 +299,31 @@ class ResponsesEventTap extends ResponsesObserver implements PassthroughTap<Stre
     this.out = [];
     return out;
   }
+}
+
+/**
+ * Whether an event the observer does not read otherwise shows the reply under way, for the keep-alive
+ * bound (`state.contentEvents`): a delta (`*.delta`) whose `delta` is not an empty string, a hosted
+ * tool's progress (`response.web_search_call.searching`, `…file_search_call…`, `…mcp_call…`: a name
+ * with `_call.` in it, or `_call_` as in `code_interpreter_call_code.delta`), an annotation. Lifecycle
+ * events (`response.in_progress`), `keepalive`, content parts' and texts' `.added` / `.done` (which
+ * come with the deltas and items around them) are none.
+ */
+function progresses(name: string, data: string): boolean {
+  if (name.endsWith(".delta")) return !emptyDelta(data);
+  return name.includes("_call") || name.endsWith("annotation.added");
+}
+
+/** Whether the event's `"delta"` member is an empty string (the first such member: the event's own, before its ids' values). */
+function emptyDelta(data: string): boolean {
+  const at = data.indexOf('"delta"');
+  if (at < 0) return false;
+  let j = at + 7;
+  while (data.charCodeAt(j) === 32) j++;
+  if (data.charCodeAt(j) !== 58) return false;
+  j++;
+  while (data.charCodeAt(j) === 32) j++;
+  return data.charCodeAt(j) === 34 && data.charCodeAt(j + 1) === 34;
 }
 
 function parse(data: string): Json | undefined {

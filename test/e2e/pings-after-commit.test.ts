@@ -5,7 +5,9 @@
  * stream ends with the format's in-band error once the provider's idle timeout (1.5 s here) has passed
  * without content, on the native passthrough lanes (which commit at a block's start and forward the
  * pings), on a translated lane (whose client gets nothing of the pings), and over the Responses
- * WebSocket; a reply whose content keeps coming between its pings for twice the bound is not cut.
+ * WebSocket; a reply whose content keeps coming between its pings for twice the bound is not cut. An
+ * upstream that repeats events without content (empty deltas, Responses `keepalive` events) is cut the
+ * same way on the native lanes too; a hosted tool's progress events keep a translated stream alive.
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
@@ -28,6 +30,14 @@ providers:
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
     idle_timeout_ms: ${IDLE_MS}
+  - id: o
+    kind: openai
+    base_url: "{{FAKE}}/v1"
+    idle_timeout_ms: ${IDLE_MS}
+  - id: g
+    kind: gemini
+    base_url: "{{FAKE}}"
+    idle_timeout_ms: ${IDLE_MS}
 accounts:
   - id: p1
     provider: p
@@ -37,6 +47,12 @@ accounts:
     api_key: env:FAKE_KEY
   - id: c1
     provider: c
+    api_key: env:FAKE_KEY
+  - id: o1
+    provider: o
+    api_key: env:FAKE_KEY
+  - id: g1
+    provider: g
     api_key: env:FAKE_KEY
 `,
   // The fake answers in this process (FakeUpstreamOptions.inProcess, no socket): a piece it sends
@@ -176,3 +192,77 @@ describe("a committed translated stream whose upstream repeats events without co
     expect(text).toContain("line 15 ");
   }, SLOW);
 });
+
+/** The last SSE event of `text`, parsed: its data. */
+const lastData = (text: string) => {
+  const last = text.trimEnd().split("\n\n").filter((f) => f !== "data: [DONE]").at(-1)!;
+  return JSON.parse(last.slice(last.indexOf("data: ") + 6));
+};
+
+describe("a native passthrough stream whose upstream repeats events without content ends the same way (README 'Not done yet' until this was fixed: the taps counted bytes)", () => {
+  test("Anthropic: pings and empty thinking deltas after a thought: event: error after the idle timeout", async () => {
+    const empty = sseEvent("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "" } });
+    suite.gw.fake.handle(() => ({ sse: MESSAGE_START + THINKING_START + thinkingDelta("Let me think."), endless: PING + empty, endless_every_ms: 50 }));
+    const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain(empty);
+    expect(lastData(text)).toEqual({ type: "error", error: { type: "timeout_error", message } });
+  }, SLOW);
+
+  test("Chat: chunks with an empty delta or content: \"\" after the answer so far: the error frame, then [DONE]", async () => {
+    suite.gw.fake.handle(() => ({ sse: chatChunk({ role: "assistant", content: "Working on it." }), endless: chatChunk({}) + chatChunk({ content: "" }), endless_every_ms: 50 }));
+    const res = await post("/v1/chat/completions", { model: "o/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"content":"Working on it."');
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+    expect(lastData(text).error.message).toBe(message);
+  }, SLOW);
+
+  test("Responses: keepalive and in_progress events after a reasoning item's start: response.failed", async () => {
+    const keepalive = `event: keepalive\ndata: {"type":"keepalive","sequence_number":3}\n\n`;
+    const inProgress = sseEvent("response.in_progress", { type: "response.in_progress", sequence_number: 3, response: { id: "resp_r", object: "response", status: "in_progress", model: "gpt-x", output: [] } });
+    suite.gw.fake.handle(() => ({ sse: responsesHead(), endless: keepalive + inProgress, endless_every_ms: 50 }));
+    const res = await post("/v1/responses", { model: "r/gpt-x", stream: true, input: "hi" });
+    expect(res.status).toBe(200);
+    const failed = lastData(await res.text());
+    expect(failed.type).toBe("response.failed");
+    expect(failed.response.error.message).toBe(message);
+  }, SLOW);
+
+  test("Gemini: chunks of an empty text after the answer so far: Gemini's in-band error", async () => {
+    const gem = (text: string) => `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } })}\n\n`;
+    suite.gw.fake.handle(() => ({ sse: gem("Working on it."), endless: gem(""), endless_every_ms: 50 }));
+    const res = await post("/v1beta/models/g/gemini-x:streamGenerateContent?alt=sse", { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"text":"Working on it."');
+    expect(lastData(text).error.message).toBe(message);
+  }, SLOW);
+});
+
+test("a translated stream whose upstream's hosted web search reports its progress for 3.2 s (over twice the bound) is not cut: those events are the upstream at work (Chat client, Responses provider)", async () => {
+  let n = 0;
+  const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
+  const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
+  const msg = (index: number) => ({ type: "message", id: `msg_${index}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: index === 0 ? "Searching." : "Found it.", annotations: [] }] });
+  const textItem = (index: number) =>
+    rev("response.output_item.added", { output_index: index, item: { ...msg(index), status: "in_progress", content: [] } }) +
+    rev("response.output_text.delta", { item_id: `msg_${index}`, output_index: index, content_index: 0, delta: msg(index).content[0]!.text }) +
+    rev("response.output_item.done", { output_index: index, item: msg(index) });
+  const head = rev("response.created", { response: resp }) + textItem(0) + rev("response.output_item.added", { output_index: 1, item: { type: "web_search_call", id: "ws_1", status: "in_progress" } });
+  const pieces = Array.from({ length: 16 }, () => rev("response.web_search_call.searching", { output_index: 1, item_id: "ws_1" }));
+  const tail =
+    rev("response.output_item.done", { output_index: 1, item: { type: "web_search_call", id: "ws_1", status: "completed" } }) +
+    textItem(2) +
+    rev("response.completed", { response: { ...resp, status: "completed", output: [msg(0), msg(2)], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
+  const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
+  suite.gw.fake.enqueue({ sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 });
+  const res = await post("/v1/chat/completions", { model: "r/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  expect(text).not.toContain('"error"');
+  expect(text).toContain("Found it.");
+  expect(text).toContain('"finish_reason":"stop"');
+}, SLOW);
