@@ -11,7 +11,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startFakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { importCommand } from "../../src/cli/import.ts";
 import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
 import { adminCall, startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
 
@@ -207,11 +208,15 @@ describe("rotated refresh token across a SIGKILL", () => {
       inst = await startInstance({ yaml });
       const dataDir = inst.dataDir;
       const t = vendor.seed({ name: "kill", models: ["claude-k"] });
-      // `switchyard import` as a real CLI process against the running instance.
+      // `switchyard import`'s command against the running instance, in this process: a CLI process
+      // would be a third cold start of the source (test/e2e/cli-commands runs the CLI as a process
+      // against an instance found through --data-dir).
       const file = join(mkdtempSync(join(tmpdir(), "sy-cred-")), ".credentials.json");
       writeFileSync(file, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 60_000, scopes: ["user:inference"], subscriptionType: "pro" } }));
-      const cli = Bun.spawnSync([...SOURCE_CLI, "import", "claude-code", "--from", file, "--account", "cc-kill", "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "", HOME: dataDir } });
-      expect(cli.stdout.toString()).toContain("as account cc-kill (provider cc) added");
+      const printed: string[] = [];
+      const io = { out: (l: string) => void printed.push(l), fail: (l: string): never => { throw new Error(l); } };
+      await importCommand("claude-code", { from: file, account: "cc-kill" }, adminCall(inst.url, inst.instance().adminToken), io);
+      expect(printed.join("\n")).toContain("as account cc-kill (provider cc) added");
 
       let persistedAtUse: string | undefined;
       let killedAt = -1;
@@ -245,7 +250,6 @@ describe("rotated refresh token across a SIGKILL", () => {
       expect(used.login).toBe("kill");
       // No token in anything the instance printed.
       for (const line of [...inst.stdout, ...inst.stderr]) expect(line).not.toContain(used.token);
-      void adminCall;
     } finally {
       vendor.onCall = undefined;
       await stopInstance(inst, 1000);
@@ -253,5 +257,5 @@ describe("rotated refresh token across a SIGKILL", () => {
       await vendor.stop();
       await upstream.stop();
     }
-  }, 30_000); // two instance starts and a CLI process: slow on a loaded machine
+  }, 60_000); // two cold starts of an instance from source and the first request of each: 14–21 s at load 18–25
 });
