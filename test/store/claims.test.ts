@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { StoreError, type Store } from "../../src/store/types.ts";
+import type { Store } from "../../src/store/types.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, fakeClock, tempDir } from "./helpers.ts";
+import { cleanupTempDirs, code, fakeClock, tempDir } from "./helpers.ts";
 
 let pg: TestPostgres;
 const opened: Store[] = [];
@@ -27,16 +27,6 @@ afterAll(async () => {
 });
 
 const HOUR = 3_600_000;
-
-/** The StoreError code a call fails with, or undefined. */
-async function code(call: () => unknown): Promise<string | undefined> {
-  try {
-    await call();
-    return undefined;
-  } catch (e) {
-    return e instanceof StoreError ? e.code : `not a StoreError: ${String(e)}`;
-  }
-}
 
 describe("claims on PostgreSQL: two instances on one database", () => {
   test("the first claim is taken, the other instance's refused while it holds, an ended one taken again; claims made at once: one taken", async () => {

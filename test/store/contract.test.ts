@@ -10,9 +10,9 @@ import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts
 import { isUnavailable } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import { parseCallCursor, type Store, StoreError } from "../../src/store/types.ts";
+import { parseCallCursor, type Store } from "../../src/store/types.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, fakeClock, tempDir, trace, usage } from "./helpers.ts";
+import { cleanupTempDirs, code, fakeClock, tempDir, trace, usage } from "./helpers.ts";
 
 let pg: TestPostgres;
 let dbSeq = 0;
@@ -51,16 +51,6 @@ const backends: Backend[] = [
     },
   },
 ];
-
-/** The StoreError code a call fails with (thrown at once or rejected), or undefined when it succeeds. */
-async function code(call: () => unknown): Promise<string | undefined> {
-  try {
-    await call();
-    return undefined;
-  } catch (e) {
-    return e instanceof StoreError ? e.code : `not a StoreError: ${String(e)}`;
-  }
-}
 
 for (const backend of backends) {
   describe(`store contract: ${backend.name}`, () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+import { StoreError } from "../../src/store/types.ts";
 
 const dirs: string[] = [];
 
@@ -100,4 +101,14 @@ export function trace(n: number, over: Partial<RouteTrace> = {}): RouteTrace {
     totalMs: 42,
     ...over,
   };
+}
+
+/** The StoreError code a call fails with (thrown at once or rejected), or undefined when it succeeds. */
+export async function code(call: () => unknown): Promise<string | undefined> {
+  try {
+    await call();
+    return undefined;
+  } catch (e) {
+    return e instanceof StoreError ? e.code : `not a StoreError: ${String(e)}`;
+  }
 }
