@@ -111,14 +111,14 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       return st.contentEvents;
     },
     /**
-     * A read's chunk, once the driver took it, for the keep-alive sweep: `grew` says whether the
-     * driver read an event with content in it (its `contentEvents` changed: a decoder's events, a
-     * passthrough tap's count), undefined for a driver that counts none, whose bytes are counted unless
-     * they are only keep-alives.
+     * A read's chunk, once `driver` took it, for the keep-alive sweep: `before` is what {@link look}
+     * returned for this read. Counted as content when the driver's `contentEvents` changed (it read an
+     * event with content: a decoder's events, a passthrough tap's count); for a driver that counts
+     * none (`before` undefined), the bytes are counted unless they are only keep-alives.
      */
-    took(chunk: Uint8Array, grew: boolean | undefined): void {
-      if (grew === undefined) watch.saw(chunk);
-      else watch.sawDecoded(chunk, grew);
+    took(chunk: Uint8Array, driver: { readonly contentEvents?: number }, before: number | undefined): void {
+      if (before === undefined) watch.saw(chunk);
+      else watch.sawDecoded(chunk, driver.contentEvents !== before);
     },
     failure(e?: unknown): HubError {
       return expired ?? upstreamBrokenError(e instanceof Error ? e.message : String(e));

@@ -20,7 +20,8 @@ export class PassthroughDriver<Out> {
 
   /**
    * The tap's state, for the keep-alive bound's reads (pipeline/committed-reads.ts `look`): they set its
-   * `looking` before a read and read its `contentEvents` as plain fields, no getter per read.
+   * `looking` and read its `contentEvents` before a read as plain fields (after it, through
+   * {@link contentEvents}).
    */
   readonly tapState: TapState;
 

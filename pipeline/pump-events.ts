@@ -74,7 +74,7 @@ export function pumpEvents(
       // The keep-alive sweep counts what the read added to the reply (the driver's content events), else its bytes.
       const before = reads.look(driver);
       const out = driver.push(r.value);
-      reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
+      reads.took(r.value, driver, before);
       emit(out);
       // The transport's send buffer is full: the next read waits until it drained (no idle timeout
       // runs meanwhile: it counts only while a read waits for the upstream).

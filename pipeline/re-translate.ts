@@ -681,7 +681,7 @@ export function replyStream(
             // The keep-alive sweep counts what the read added to the reply (the driver's content events), else its bytes.
             const before = reads.look(driver);
             const out = driver.push(r.value);
-            reads.took(r.value, before === undefined ? undefined : driver.contentEvents !== before);
+            reads.took(r.value, driver, before);
             if (emit(controller, out)) return;
           }
         } catch (e) {
