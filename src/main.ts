@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
+import { askAdmin } from "./cli/admin-request.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
 import type { BudgetUse, MinuteUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
@@ -478,30 +479,16 @@ async function admin(values: Record<string, unknown>, dataDir: string, method: s
       fail(`cannot read ${file}`);
     }
   }
-  let res: Response;
-  try {
-    res = await fetch(`${url!.replace(/\/+$/, "")}/admin/api${path}`, {
-      method,
-      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch {
-    fail(notAnswering(values, dataDir, url!));
-  }
-  const text = await res.text();
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    data = text;
-  }
-  if (!res.ok) {
-    const msg = (data as { error?: { message?: string } })?.error?.message ?? text;
-    if (res.status === 404 && opts?.notFound) {
+  const answer = await askAdmin(url!, token, method, path, body);
+  if (answer === undefined) fail(notAnswering(values, dataDir, url!));
+  const { status, data } = answer;
+  if (status < 200 || status > 299) {
+    const msg = (data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data));
+    if (status === 404 && opts?.notFound) {
       const { AdminNotFound } = await import("./cli/routing.ts");
       return new AdminNotFound(msg);
     }
-    fail(`error ${res.status}: ${msg}`);
+    fail(`error ${status}: ${msg}`);
   }
   return data;
 }

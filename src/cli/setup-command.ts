@@ -13,6 +13,7 @@ import { homedir } from "node:os";
 import type { CliIo } from "./routing.ts";
 import { PLACEHOLDER_KEY, runSetup, type SetupModel } from "./setup.ts";
 import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
+import { askAdmin, type AdminAnswer } from "./admin-request.ts";
 
 /** The CLIs setup writes settings for. */
 export const SETUP_TARGETS = ["claude-code", "codex", "gemini"] as const;
@@ -52,35 +53,10 @@ export function setupClientKey(clientKey: string | undefined, key: string | unde
   return clientKey ?? key ?? env.SWITCHYARD_KEY ?? PLACEHOLDER_KEY;
 }
 
-/** An answer of the admin API: its status and its JSON (or text when it is not JSON). */
-interface AdminAnswer {
-  status: number;
-  data: unknown;
-}
-
 /** Calls the admin API at `url` with {@link adminTokenFor}'s token; exits with one line when nothing answers. */
 function adminAsker(url: string, dataDir: string, io: SetupIo): (method: string, path: string, body?: unknown) => Promise<AdminAnswer> {
   const token = adminTokenFor(url, dataDir);
-  return async (method, path, body) => {
-    let res: Response;
-    try {
-      res = await fetch(`${url}/admin/api${path}`, {
-        method,
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch {
-      io.fail(io.notAnswering(url));
-    }
-    const text = await res.text();
-    let data: unknown = text;
-    try {
-      data = JSON.parse(text);
-    } catch {
-      // not JSON: kept as text
-    }
-    return { status: res.status, data };
-  };
+  return async (method, path, body) => (await askAdmin(url, token, method, path, body)) ?? io.fail(io.notAnswering(url));
 }
 
 /**
