@@ -134,6 +134,13 @@ export interface StreamDecoder {
    * a server tool that works longer than the idle timeout is not cut while it reports.
    */
   readonly progress?: number;
+  /**
+   * Optional: server tools in flight upstream, as a tap counts them (TapState.serverTools): Anthropic's
+   * `server_tool_use` / `mcp_tool_use` blocks started and not yet answered by a `*_tool_result` block,
+   * a Responses hosted tool's items added and not done. The keep-alive bound lets keep-alives keep the
+   * stream alive longer while it is above 0 (a web search sends only pings until its result).
+   */
+  readonly serverTools?: number;
 }
 
 /** Options for a client-side encoder. */
@@ -224,6 +231,14 @@ export interface TapState {
    * since its last pass, so a steady stream is looked at about once a second, not at every read).
    */
   looking: boolean;
+  /**
+   * Server tools in flight upstream, kept by the taps of formats that have them (Anthropic: a
+   * `server_tool_use` or `mcp_tool_use` block started and no `*_tool_result` block since; Responses: a
+   * hosted tool's output item added and not done); absent elsewhere. The keep-alive bound
+   * (pipeline/keep-alive-bound.ts) lets keep-alives keep a stream alive longer while it is above 0: a
+   * web search works in silence, with only pings.
+   */
+  serverTools?: number;
   stopReason: StopReasonSeen;
   /** The format's terminal event arrived (`message_stop`, `[DONE]`, `response.completed`, …). */
   terminal: boolean;

@@ -5,7 +5,7 @@
  */
 import type { TapState } from "../formats/codec.ts";
 import { FormatError, hubError, type HubError } from "../formats/hub.ts";
-import { ContentWatch, keepAliveOnlyError } from "./keep-alive-bound.ts";
+import { ContentWatch, keepAliveOnlyError, type ServerToolSource } from "./keep-alive-bound.ts";
 
 /** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
 export interface ByteReader {
@@ -55,9 +55,11 @@ export function transportReason(message: string): string {
  * a read that brought more than keep-alives (one in which the driver read an event with content, or
  * a piece of a longer event), and a stream that waits on the upstream for the idle timeout without
  * such a read (an upstream that only pings, or repeats empty events, which resets the timer) is aborted
- * the same way, with {@link keepAliveOnlyError} as its failure. `disarm` (and `broken`) take it off.
+ * the same way, with {@link keepAliveOnlyError} as its failure; while `driver` (the reply's) says a
+ * server tool is in flight upstream, keep-alives keep it alive longer (keep-alive-bound.ts
+ * SERVER_TOOL_IDLE_FACTOR). `disarm` (and `broken`) take it off.
  */
-export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }) {
+export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }, driver?: ServerToolSource) {
   let timer: ReturnType<typeof setTimeout> | undefined;
   /** The error of the bound that ended the reads (the idle timeout, or only keep-alives for as long). */
   let expired: HubError | undefined;
@@ -68,7 +70,8 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
     void reader.cancel().catch(() => {});
   };
   // `waiting` lives on the watch: the sweep reads it too.
-  const watch = new ContentWatch(opts.idleTimeoutMs, () => expire(keepAliveOnlyError(opts.idleTimeoutMs)));
+  // A server tool in flight (`driver.serverToolRunning`) gives keep-alives the longer bound (keep-alive-bound.ts).
+  const watch = new ContentWatch(opts.idleTimeoutMs, (ms, serverTool) => expire(keepAliveOnlyError(ms, serverTool)), driver);
   watch.start();
   const disarm = () => {
     if (timer) clearTimeout(timer);

@@ -35,8 +35,29 @@
  * its idle timeout and that plus two sweep periods after its last content. Time the stream spends not
  * waiting on the upstream (a client that holds the reply back) does not count, nor does time the event
  * loop itself was held past a sweep period (a loaded gateway is not a silent upstream).
+ *
+ * A server tool that works in silence (Anthropic's web search: its `server_tool_use` block, then only
+ * `ping` events until its `web_search_tool_result`; a Responses hosted tool's item between its
+ * progress events and its end, with `keepalive` events) is the upstream at work, not a dead one: while
+ * the stream's driver says one is in flight (ReplyDriver.serverToolRunning: the taps' and decoders'
+ * count of server tools started and not yet answered), keep-alives keep the stream alive up to
+ * {@link SERVER_TOOL_IDLE_FACTOR} times the idle timeout (SPEC 6.4's 180 s of a slow provider for the
+ * default 60 s), so an upstream that pings forever is still closed. The sweep asks the driver only
+ * when a stream is due: no cost per read.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
+
+/**
+ * How many idle timeouts a stream may bring only keep-alives while a server tool is in flight upstream
+ * (module doc): 3, so the default 60 s becomes 180 s, the idle timeout SPEC 6.4 gives Codex and slow
+ * providers, and a slow provider's 180 s becomes 540 s.
+ */
+export const SERVER_TOOL_IDLE_FACTOR = 3;
+
+/** What the sweep asks a due stream's driver (pipeline/re-translate.ts ReplyDriver.serverToolRunning). */
+export interface ServerToolSource {
+  readonly serverToolRunning?: boolean;
+}
 
 /** Reads longer than this are content whatever they hold (a keep-alive is one short line or event, ~14–40 bytes). */
 export const KEEP_ALIVE_MAX_BYTES = 160;
@@ -112,9 +133,14 @@ export function endsAnEvent(b: Uint8Array): boolean {
   return false;
 }
 
-/** The in-band error of a committed stream whose upstream sent no content, only keep-alives or events without any, for `ms` (SPEC 6.4). */
-export function keepAliveOnlyError(ms: number): HubError {
-  return hubError("timeout", `The upstream stream sent no content, only keep-alive pings or empty events, for ${ms / 1000} s and was closed.`, {
+/**
+ * The in-band error of a committed stream whose upstream sent no content, only keep-alives or events
+ * without any, for `ms` (SPEC 6.4); `serverTool`: a server tool was in flight all that time (the longer
+ * bound, {@link SERVER_TOOL_IDLE_FACTOR}).
+ */
+export function keepAliveOnlyError(ms: number, serverTool = false): HubError {
+  const what = serverTool ? " while a server tool was at work" : "";
+  return hubError("timeout", `The upstream stream sent no content, only keep-alive pings or empty events, for ${ms / 1000} s${what} and was closed.`, {
     status: 504,
     code: "upstream_idle_timeout",
   });
@@ -141,7 +167,8 @@ export function sweepPeriodMs(idleMs: number): number {
  * only keep-alives ({@link saw}), `waiting` says whether a read of the upstream waits now (set by
  * committed-reads.ts). {@link start} and {@link stop} add it to and remove it from the sweep;
  * `expire` is called (once, from the sweep, after it was removed) when it waited `idleMs` without a
- * content read.
+ * content read, or {@link SERVER_TOOL_IDLE_FACTOR} times that while `driver` says a server tool is in
+ * flight (asked only then), with the bound that ran out (ms) and whether it was the server tool's.
  */
 export class ContentWatch {
   content = 0;
@@ -157,7 +184,8 @@ export class ContentWatch {
 
   constructor(
     readonly idleMs: number,
-    readonly expire: () => void,
+    readonly expire: (ms: number, serverTool: boolean) => void,
+    readonly driver?: ServerToolSource,
   ) {}
 
   /**
@@ -233,9 +261,15 @@ function sweepOnce(): void {
       w.since = now;
     } else {
       w.since += held;
-      if (now - w.since >= w.idleMs) {
-        w.stop();
-        w.expire();
+      const silent = now - w.since;
+      if (silent >= w.idleMs) {
+        // Due: a server tool in flight upstream (asked only now) has the longer bound.
+        const serverTool = w.driver?.serverToolRunning === true;
+        const bound = serverTool ? w.idleMs * SERVER_TOOL_IDLE_FACTOR : w.idleMs;
+        if (silent >= bound) {
+          w.stop();
+          w.expire(bound, serverTool);
+        }
       }
     }
     w = next;

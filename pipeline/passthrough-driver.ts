@@ -53,6 +53,11 @@ export class PassthroughDriver<Out> {
     return this.tap.state.contentEvents;
   }
 
+  /** {@link ReplyDriver.serverToolRunning}: the tap's count of server tools in flight (TapState.serverTools), for the keep-alive bound. */
+  get serverToolRunning(): boolean {
+    return (this.tap.state.serverTools ?? 0) > 0;
+  }
+
   get contentSeen(): boolean {
     return this.tap.state.sawContent;
   }

@@ -32,7 +32,7 @@ export function pumpEvents(
   onEnd: (failure: HubError | undefined) => void,
   sent: { bytes: number } = { bytes: 0 },
 ): { stop: (reason?: unknown) => void } {
-  const reads = committedReads(reader, opts);
+  const reads = committedReads(reader, opts, driver);
   let ended = false;
   const emit = (events: ReplyEvent[]) => {
     if (events.length === 0) return;

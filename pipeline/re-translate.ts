@@ -77,6 +77,14 @@ export interface ReplyDriver<Out = Uint8Array> {
    */
   readonly contentEvents?: number;
   /**
+   * Optional, for the keep-alive bound (pipeline/keep-alive-bound.ts, asked only when a stream is due):
+   * a server tool is in flight upstream (started and its result not yet arrived: Anthropic's
+   * `server_tool_use`, a Responses hosted tool's item), so keep-alives are the upstream at work for
+   * longer (SERVER_TOOL_IDLE_FACTOR). A decoder's {@link StreamDecoder.serverTools}; a passthrough's tap's
+   * (TapState.serverTools).
+   */
+  readonly serverToolRunning?: boolean;
+  /**
    * Characters of text, reasoning and tool-call arguments that reached the client
    * (pipeline/output-estimate.ts): what the output of a reply without usage is estimated from. Read it
    * only then: a passthrough counts them when read.
@@ -241,6 +249,11 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
    */
   get begun(): boolean {
     return this.blockBegun || this.decoder.begun === true;
+  }
+
+  /** {@link ReplyDriver.serverToolRunning}: the decoder's count of server tools in flight ({@link StreamDecoder.serverTools}). */
+  get serverToolRunning(): boolean {
+    return (this.decoder.serverTools ?? 0) > 0;
   }
 
   /** {@link ReplyDriver.dropped}: what the decoder left out of the upstream's stream so far ({@link StreamDecoder.dropped}). */
@@ -432,6 +445,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get dropped() {
     return this.driver.dropped;
   }
+  get serverToolRunning() {
+    return this.driver.serverToolRunning;
+  }
 }
 
 /**
@@ -619,7 +635,7 @@ export function replyStream(
   onEnd: (failure: HubError | undefined) => void,
   sent: { bytes: number } = { bytes: 0 },
 ): ReadableStream<Uint8Array> {
-  const reads = committedReads(reader, opts);
+  const reads = committedReads(reader, opts, driver);
   let ended = false;
   let reported = false;
   const report = (failure: HubError | undefined) => {

@@ -7,7 +7,8 @@
  * - a duplicate `message_start` is passed on (the normalizer turns it into a usage update);
  * - `ping`, `citations_delta`, unknown event types, unknown block types (server tools) and their deltas
  *   are ignored (the kinds of block left out are named in `dropped`, for the reply's warning; the
- *   events of such blocks and citations are counted in `progress`, for the keep-alive bound); `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
+ *   events of such blocks and citations are counted in `progress`, and server tools in flight in
+ *   `serverTools`, for the keep-alive bound); `data: [DONE]` (sent by some Anthropic-compatible servers) is ignored; a text or
  *   thinking delta for a block that was never started is passed on (the normalizer opens it);
  * - the `{}` in a `tool_use` start is a placeholder, never an argument fragment; but a third-party
  *   server that puts the whole non-empty `input` in the start and sends no `input_json_delta` still gets
@@ -22,7 +23,7 @@ import { hubError, type HubEvent, type ProviderFamily } from "../hub.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
 import { errorFromObject } from "./errors.ts";
-import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
+import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
 /** Per open tool_use block: whether any argument fragment arrived, and the start's `input`. */
 interface ToolState {
@@ -55,6 +56,8 @@ export class AnthropicDecoder implements StreamDecoder {
   dropped: string[] | undefined;
   /** StreamDecoder.progress: events of skipped blocks (start, deltas, stop) and citations read. */
   progress = 0;
+  /** StreamDecoder.serverTools: server tools' calls started and not yet answered by their result's block ({@link serverToolStep}). */
+  serverTools = 0;
 
   constructor(
     opts: DecoderOptions,
@@ -207,6 +210,7 @@ export class AnthropicDecoder implements StreamDecoder {
       default: {
         this.skipped.add(index); // server_tool_use, web_search_tool_result, …: no hub slot
         this.progress++;
+        if (typeof b.type === "string") this.serverTools = Math.max(0, this.serverTools + serverToolStep(b.type));
         const kind = typeof b.type === "string" ? `${b.type} block` : undefined;
         if (kind !== undefined && !(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
         return;

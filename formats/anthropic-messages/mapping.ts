@@ -309,3 +309,16 @@ export function refusesTemperatureWithTopP(model: string): boolean {
   const v = claudeVersion(model);
   return v !== undefined && (v[0] > 4 || (v[0] === 4 && v[1] >= 1));
 }
+
+/**
+ * How a block's start (its `content_block.type`) changes the count of server tools in flight upstream
+ * (StreamDecoder.serverTools, TapState.serverTools, for the keep-alive bound): +1 for a server tool's
+ * call (`server_tool_use`, `mcp_tool_use`), −1 for a server tool's result (`web_search_tool_result`,
+ * `web_fetch_tool_result`, `code_execution_tool_result`, `mcp_tool_result`, …), else 0 (a client
+ * `tool_use`, text, thinking).
+ */
+export function serverToolStep(blockType: string): number {
+  if (blockType.endsWith("_tool_use")) return 1;
+  if (blockType.endsWith("_tool_result")) return -1;
+  return 0;
+}

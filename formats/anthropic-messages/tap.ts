@@ -8,7 +8,10 @@
  * is parsed to learn its type). For the keep-alive bound (pipeline/keep-alive-bound.ts) it counts the
  * reads that brought content (`state.contentEvents`): a block's start, a delta that does not end in an
  * empty string (read off the skipped event's last bytes, {@link endsWithEmptyDelta}), the stop reason;
- * pings, a block's stop and empty deltas are none.
+ * pings, a block's stop and empty deltas are none. It also keeps the count of server tools in flight
+ * (`state.serverTools`: a `server_tool_use` or `mcp_tool_use` block started, its `*_tool_result` block
+ * not yet), read off the starts of blocks whose event holds `_tool_` (a few per reply), so a web search
+ * that only pings is not cut at the idle timeout.
  *
  * Bytes are forwarded unchanged but only up to the last complete event (the end of a blank line): a
  * trailing partial event is held until the rest arrives. So when the upstream dies mid-event the client
@@ -25,7 +28,7 @@ import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
-import { stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
+import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
 const EMPTY = new Uint8Array(0);
 const utf8 = new TextEncoder();
@@ -74,6 +77,30 @@ function isEmptyDeltaText(data: string): boolean {
   return c === COLON_BYTE || (c === SPACE && data.charCodeAt(i - 5) === COLON_BYTE);
 }
 
+/** What the start of a server tool's call or result holds (their types do): only such a start is read for its type. */
+const SERVER_TOOL_HINT = "_tool_";
+const SERVER_TOOL_HINT_BYTES = Buffer.from(SERVER_TOOL_HINT);
+const bufferIndexOf = Buffer.prototype.indexOf;
+const utf8Decoder = new TextDecoder();
+/** `"content_block":{"type":"…"` in any spacing: the started block's type, its first member in Anthropic's events. */
+const BLOCK_TYPE = /"content_block"\s*:\s*\{\s*"type"\s*:\s*"([^"\\]*)"/;
+
+/** The type of the block a `content_block_start` event's data starts; undefined when it names none. */
+function startedBlockType(data: string): string | undefined {
+  const m = BLOCK_TYPE.exec(data);
+  if (m) return m[1];
+  // Another member order than Anthropic's: the data parsed (a block's start, a few per reply).
+  const t = parse(data)?.content_block?.type;
+  return typeof t === "string" ? t : undefined;
+}
+
+/** The data of an LF-framed event's text (its `data:` lines, joined). */
+function dataOf(event: string): string {
+  const lines: string[] = [];
+  for (const line of event.split("\n")) if (line.startsWith("data:")) lines.push(line.slice(line.charCodeAt(5) === SPACE ? 6 : 5));
+  return lines.join("\n");
+}
+
 /** Whether `b` holds `prefix` at `at`. */
 function startsWithAt(b: Uint8Array, at: number, prefix: Uint8Array): boolean {
   if (at + prefix.length > b.length) return false;
@@ -86,7 +113,7 @@ const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || 
 
 /** The passthrough tap; see the module doc. */
 export class AnthropicTap implements PassthroughTap {
-  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true };
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true, serverTools: 0 };
   private readonly reader: SseReader;
   /** Bytes after the last complete event, not yet forwarded (a terminator can start up to 3 bytes before a read). */
   private readonly pending = new HeldEvent(lastEventEnd, 3);
@@ -206,7 +233,14 @@ export class AnthropicTap implements PassthroughTap {
           this.reader.push(out.subarray(from, ev));
           this.fed = true;
         }
-        if (this.fed) from = to;
+        if (this.fed) {
+          from = to;
+          // A block's start skipped unread: a server tool's call or result moves the count of those in flight.
+          if (kind === SKIPPED_START) {
+            const event = out.subarray(ev, to);
+            if ((bufferIndexOf.call(event, SERVER_TOOL_HINT_BYTES) as number) !== -1) this.blockStarted(dataOf(utf8Decoder.decode(event)));
+          }
+        }
       }
       ev = to;
     }
@@ -233,6 +267,17 @@ export class AnthropicTap implements PassthroughTap {
     return this.state.sawContent && startsWithAt(b, rest, START) ? SKIPPED_START : NOT_SKIPPED;
   }
 
+  /**
+   * A block started (its `content_block_start` event's data): a server tool's call adds one to
+   * `state.serverTools`, its result takes one off ({@link serverToolStep}). Only data holding `_tool_`
+   * is read for the type.
+   */
+  private blockStarted(data: string): void {
+    if (data.indexOf(SERVER_TOOL_HINT) === -1) return;
+    const type = startedBlockType(data);
+    if (type !== undefined) this.state.serverTools = Math.max(0, this.state.serverTools! + serverToolStep(type));
+  }
+
   /** An event with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
   private counted(): void {
     this.state.looking = false;
@@ -257,6 +302,7 @@ export class AnthropicTap implements PassthroughTap {
       case "content_block_start":
         this.state.sawContent = true;
         if (this.state.looking) this.counted();
+        this.blockStarted(ev.data);
         return;
       case "content_block_delta":
         // Read here only in CR framing or when the event was not skipped (see read()).

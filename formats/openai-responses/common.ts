@@ -252,3 +252,11 @@ export function readEncryptedContent(value: string): Opaque {
  * reference, Responses create, `include`).
  */
 export const LOGPROBS_INCLUDE = "message.output_text.logprobs";
+
+/**
+ * The output item types the hub carries (message, reasoning, function and custom tool calls); any
+ * other is a hosted tool's (`web_search_call`, `image_generation_call`, `mcp_call`, …): left out of a
+ * translated reply and, between its start and its end, a server tool in flight for the keep-alive bound
+ * (StreamDecoder.serverTools, TapState.serverTools).
+ */
+export const HUB_ITEMS: ReadonlySet<string> = new Set(["message", "reasoning", "function_call", "custom_tool_call"]);

@@ -30,14 +30,15 @@
  *   → the text delta's `logprobs`; text that only comes in a final form takes that form's `logprobs`.
  * - hosted tools' items (`web_search_call`, `image_generation_call`, …) have no hub slot: left out and
  *   named in `dropped` (StreamDecoder), for the reply's warning; their items and progress events are
- *   counted in `progress` (StreamDecoder), for the keep-alive bound.
+ *   counted in `progress`, and the items started and not done in `serverTools` (StreamDecoder), for
+ *   the keep-alive bound.
  * EOF without a terminal event emits nothing here: the normalizer's `end()` reports the truncation.
  */
 import { hubError, type BlockStart, type HubEvent, type ProviderFamily, type TokenLogprob } from "../hub.ts";
 import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
-import { fromResponsesUsage, stopForTerminal } from "./common.ts";
+import { fromResponsesUsage, HUB_ITEMS, stopForTerminal } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 
 type Json = Record<string, any>;
@@ -79,8 +80,6 @@ interface ItemState {
   pending: string;
 }
 
-/** The item types the hub carries; any other (a hosted tool's) is left out and named in `dropped`. */
-const HUB_ITEMS: ReadonlySet<string> = new Set(["message", "reasoning", "function_call", "custom_tool_call"]);
 
 const MALFORMED = () =>
   hubError("api_error", "The upstream sent a malformed stream event.", { status: 502, code: "upstream_malformed" });
@@ -107,6 +106,8 @@ class ResponsesDecoder implements StreamDecoder {
   dropped: string[] | undefined;
   /** StreamDecoder.progress: hosted tools' items added and done, and the events of an output item it does not read (a web search's progress, annotations). */
   progress = 0;
+  /** StreamDecoder.serverTools: hosted tools' items (the types the hub has no slot for) started and not yet done. */
+  serverTools = 0;
   private readonly family: ProviderFamily;
 
   constructor(
@@ -250,6 +251,7 @@ class ResponsesDecoder implements StreamDecoder {
       this.items.set(index, it);
       if (!HUB_ITEMS.has(type)) {
         this.progress++;
+        this.serverTools++; // until its item is done (finishItem)
         // A hosted tool's item (web_search_call, image_generation_call, …): named as decodeResponse names it.
         const kind = `${type} item`;
         if (!(this.dropped ??= []).includes(kind)) this.dropped.push(kind);
@@ -346,6 +348,7 @@ class ResponsesDecoder implements StreamDecoder {
       }
       default:
         this.progress++;
+        if (this.serverTools > 0) this.serverTools--;
         return; // web_search_call, image_generation_call, …: no hub representation
     }
   }

@@ -9,6 +9,9 @@
  * - for the keep-alive bound (pipeline/keep-alive-bound.ts), the reads that brought content
  *   (`state.contentEvents`): an item's start or end, a non-empty delta, a hosted tool's progress, an
  *   annotation, the terminal success ({@link progresses}); `keepalive` and lifecycle events are none;
+ * - the hosted tools in flight (`state.serverTools`: an item of a type the hub does not carry, such as
+ *   `web_search_call`, added and not yet done), so a search that sends only `keepalive` events is
+ *   not cut at the idle timeout; read off the `output_item.added` events (and `.done` while one is);
  * - the terminal event: `response.completed` / `response.incomplete` → usage (§5.10) and stop reason
  *   (`tool_use` when the final output holds a function call), `response.failed` → error; `error`
  *   events → error.
@@ -33,7 +36,7 @@ import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
 import { errorEventNotJson, HeldEvent, SseReader, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { fromResponsesUsage, stopForTerminal } from "./common.ts";
+import { fromResponsesUsage, HUB_ITEMS, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
 
 type Json = Record<string, any>;
@@ -66,7 +69,7 @@ const lastEventEnd = (bytes: Uint8Array, held: number): number => lastBoundary(b
  * reply that ended without a terminal event.
  */
 abstract class ResponsesObserver {
-  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true };
+  readonly state: TapState = { usage: {}, sawContent: false, stopReason: null, terminal: false, contentEvents: 0, looking: true, serverTools: 0 };
   protected readonly reader: SseReader;
   private lastSeq = -1;
   private events = 0;
@@ -188,10 +191,19 @@ abstract class ResponsesObserver {
         return;
       }
       case "response.output_item.added":
-      case "response.output_item.done":
+      case "response.output_item.done": {
         this.state.sawContent = true;
         this.counted();
+        // A hosted tool's item (not one the hub carries) is a server tool in flight until it is done; a
+        // `.done` is read for its type only while one is.
+        const added = name === "response.output_item.added";
+        if (!added && this.state.serverTools === 0) return;
+        const type = itemType(parsed, data);
+        if (type === undefined || HUB_ITEMS.has(type)) return;
+        if (added) this.state.serverTools!++;
+        else this.state.serverTools!--;
         return;
+      }
       default:
         if (!this.state.sawContent && name.endsWith(".delta")) this.state.sawContent = true;
         if (this.state.looking && progresses(name, data)) this.counted();
@@ -324,6 +336,20 @@ function emptyDelta(data: string): boolean {
   j++;
   while (data.charCodeAt(j) === 32) j++;
   return data.charCodeAt(j) === 34 && data.charCodeAt(j + 1) === 34;
+}
+
+/** `"item": {"type": "…"` (or after the item's `"id"`, as OpenAI writes it), in any spacing: the item's type. */
+const ITEM_TYPE = /"item"\s*:\s*\{(?:\s*"id"\s*:\s*"[^"\\]*"\s*,)?\s*"type"\s*:\s*"([^"\\]*)"/;
+
+/** The type of the output item an `output_item.added` / `.done` event carries (`parsed` when the event was parsed); undefined when none. */
+function itemType(parsed: Json | undefined, data: string): string | undefined {
+  let t: unknown = parsed?.item?.type;
+  if (t === undefined) {
+    const m = ITEM_TYPE.exec(data);
+    // Another member order than OpenAI's: the event parsed (its items' starts and ends, a few per reply).
+    t = m ? m[1] : parse(data)?.item?.type;
+  }
+  return typeof t === "string" ? t : undefined;
 }
 
 function parse(data: string): Json | undefined {

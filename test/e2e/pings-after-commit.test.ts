@@ -266,3 +266,106 @@ test("a translated stream whose upstream's hosted web search reports its progres
   expect(text).toContain("Found it.");
   expect(text).toContain('"finish_reason":"stop"');
 }, SLOW);
+
+/**
+ * A server tool that works in silence (README "Not done yet" until this was fixed: cut at the idle
+ * timeout): Anthropic's web search sends its `server_tool_use` block, then only pings until its
+ * `web_search_tool_result`; a Responses hosted search only `keepalive` events between its progress
+ * and its end. While one is in flight the pings keep the stream alive up to three idle timeouts
+ * (pipeline/keep-alive-bound.ts SERVER_TOOL_IDLE_FACTOR: 4.5 s here), on the passthrough and the
+ * translated lanes; past that an upstream that only pings is still closed.
+ */
+describe("a server tool at work in silence is not cut at the idle timeout, and is bounded", () => {
+  const block = (index: number, content_block: Record<string, unknown>) => sseEvent("content_block_start", { type: "content_block_start", index, content_block });
+  const stop = (index: number) => sseEvent("content_block_stop", { type: "content_block_stop", index });
+  const text = (index: number, t: string) => block(index, { type: "text", text: "" }) + sseEvent("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }) + stop(index);
+  /** The reply up to the search's call (its query sent, its block stopped). */
+  const searchHead =
+    MESSAGE_START +
+    text(0, "Let me search.") +
+    block(1, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }) +
+    sseEvent("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"query":"bun 1.4 release notes"}' } }) +
+    stop(1);
+  const searchTail =
+    block(2, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "Bun", encrypted_content: "ZW5j" }] }) +
+    stop(2) +
+    text(3, "Found it.") +
+    sseEvent("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
+    sseEvent("message_stop", { type: "message_stop" });
+  /** Pings every 200 ms for 3.2 s (over twice the idle timeout, under three), then the result. */
+  const pinging = (head: string, tail: string, ping: string): FakeReply => {
+    const pieces = Array.from({ length: 16 }, () => ping);
+    const split_at = pieces.map((_, i) => head.length + i * ping.length);
+    return { sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.length * ping.length], delay_ms: 200 };
+  };
+  const messagesBody = { model: "p/claude-x", max_tokens: 2000, stream: true, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "what is new in bun?" }] };
+
+  test("Anthropic passthrough: the search's pings for 3.2 s, then its result and the answer: the whole reply, no error", async () => {
+    suite.gw.fake.enqueue(pinging(searchHead, searchTail, PING));
+    const res = await post("/v1/messages", messagesBody);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain("event: error");
+    expect(text).toContain('"text":"Found it."');
+    expect(text.trimEnd().endsWith('data: {"type":"message_stop"}')).toBe(true);
+  }, SLOW);
+
+  test("a translated lane (Chat client, Anthropic provider): the text before and after the search, finished, no error", async () => {
+    suite.gw.fake.enqueue(pinging(searchHead, searchTail, PING));
+    const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, messages: [{ role: "user", content: "what is new in bun?" }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).not.toContain('"error"');
+    expect(text).toContain("Let me search.");
+    expect(text).toContain("Found it.");
+    expect(text).toContain('"finish_reason":"stop"');
+  }, SLOW);
+
+  test("Responses passthrough and a translated lane: a hosted search's keepalive events for 3.2 s, then its end and the answer", async () => {
+    const make = () => {
+      let n = 0;
+      const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
+      const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
+      const msg = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Found it.", annotations: [] }] };
+      const head =
+        rev("response.created", { response: resp }) +
+        rev("response.output_item.added", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }) +
+        rev("response.web_search_call.in_progress", { output_index: 0, item_id: "ws_1" }) +
+        rev("response.web_search_call.searching", { output_index: 0, item_id: "ws_1" });
+      const keepalive = `event: keepalive\ndata: {"type":"keepalive"}\n\n`;
+      const tail =
+        rev("response.web_search_call.completed", { output_index: 0, item_id: "ws_1" }) +
+        rev("response.output_item.done", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "bun" } } }) +
+        rev("response.output_item.added", { output_index: 1, item: { ...msg, status: "in_progress", content: [] } }) +
+        rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: "Found it." }) +
+        rev("response.output_item.done", { output_index: 1, item: msg }) +
+        rev("response.completed", { response: { ...resp, status: "completed", output: [msg], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
+      return pinging(head, tail, keepalive);
+    };
+    suite.gw.fake.enqueue(make());
+    const native = await post("/v1/responses", { model: "r/gpt-x", stream: true, tools: [{ type: "web_search" }], input: "what is new in bun?" });
+    expect(native.status).toBe(200);
+    const nativeText = await native.text();
+    expect(nativeText).not.toContain("response.failed");
+    expect(nativeText).toContain("event: response.completed");
+    suite.gw.fake.enqueue(make());
+    const translated = await post("/v1/chat/completions", { model: "r/gpt-x", stream: true, messages: [{ role: "user", content: "what is new in bun?" }] });
+    const translatedText = await translated.text();
+    expect(translatedText).not.toContain('"error"');
+    expect(translatedText).toContain("Found it.");
+  }, SLOW * 2);
+
+  test("an upstream that only pings after a search's call is still closed: after three idle timeouts, with the in-band error saying so", async () => {
+    suite.gw.fake.handle(() => ({ sse: searchHead, endless: PING, endless_every_ms: 50 }));
+    const started = performance.now();
+    const res = await post("/v1/messages", messagesBody);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(3 * IDLE_MS);
+    const last = text.trimEnd().split("\n\n").at(-1)!;
+    expect(last.startsWith("event: error\n")).toBe(true);
+    expect(JSON.parse(last.slice(last.indexOf("data: ") + 6)).error.message).toBe(
+      `The upstream stream sent no content, only keep-alive pings or empty events, for ${(3 * IDLE_MS) / 1000} s while a server tool was at work and was closed.`,
+    );
+  }, SLOW);
+});

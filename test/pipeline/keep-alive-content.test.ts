@@ -191,3 +191,77 @@ describe("decoded lanes: the events of what the hub leaves out that show the ups
     ]);
   });
 });
+
+/**
+ * Whether the driver says a server tool is in flight after each read (ReplyDriver.serverToolRunning: the
+ * keep-alive bound then lets pings keep the stream alive longer; README "Not done yet" until this was
+ * fixed: a web search that only pinged was cut at the idle timeout).
+ */
+function running(driver: ReplyDriver<unknown>, reads: string[]): boolean[] {
+  return reads.map((r) => {
+    driver.push(enc.encode(r));
+    return driver.serverToolRunning === true;
+  });
+}
+
+/** An Anthropic reply with a web search: text, the search's call, pings, its result, the answer; and whether a server tool is in flight after each read. */
+const blockStart = (index: number, block: Record<string, unknown>) => ev("content_block_start", { type: "content_block_start", index, content_block: block });
+const blockStop = (index: number) => ev("content_block_stop", { type: "content_block_stop", index });
+const SEARCH: Array<[string, boolean]> = [
+  [MESSAGES[0]![0] + blockStart(0, { type: "text", text: "" }) + delta({ type: "text_delta", text: "Let me search." }), false],
+  [blockStop(0) + blockStart(1, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }), true],
+  [delta({ type: "input_json_delta", partial_json: '{"query":"bun release"}' }, 1) + blockStop(1), true],
+  [PING, true],
+  [PING + PING, true],
+  [blockStart(2, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "my_tool_use", encrypted_content: "e" }] }) + blockStop(2), false],
+  [blockStart(3, { type: "tool_use", id: "toolu_1", name: "get_tool_use", input: {} }), false],
+  [blockStop(3) + blockStart(4, { type: "mcp_tool_use", id: "mcptoolu_1", name: "f", server_name: "s", input: {} }) + blockStop(4), true],
+  [PING, true],
+  [blockStart(5, { type: "mcp_tool_result", tool_use_id: "mcptoolu_1", content: [] }) + blockStop(5), false],
+  [ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 3 } }), false],
+];
+
+/** A Responses reply with a hosted web search and `keepalive` events while it works. */
+function responsesSearch(): Array<[string, boolean]> {
+  seq = 0;
+  return [
+    [rev("response.created", { response: RESP }) + rev("response.output_item.added", { output_index: 0, item: { id: "msg_0", type: "message", status: "in_progress", content: [], role: "assistant" } }), false],
+    [rev("response.output_item.done", { output_index: 0, item: { id: "msg_0", type: "message", status: "completed", content: [{ type: "output_text", text: "Searching.", annotations: [] }], role: "assistant" } }), false],
+    [rev("response.output_item.added", { output_index: 1, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }), true],
+    [rev("response.web_search_call.searching", { output_index: 1, item_id: "ws_1" }), true],
+    [rev("keepalive"), true],
+    [rev("keepalive") + ": keep-alive\n\n", true],
+    [rev("response.output_item.done", { output_index: 1, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "x" } } }), false],
+    // another member order than OpenAI's (the type after the status)
+    [rev("response.output_item.added", { output_index: 2, item: { status: "in_progress", id: "ig_1", type: "image_generation_call" } }), true],
+    [rev("response.output_item.done", { output_index: 2, item: { status: "completed", id: "ig_1", type: "image_generation_call", result: "AAAA" } }), false],
+    [rev("response.output_item.added", { output_index: 3, item: { id: "fc_1", type: "function_call", status: "in_progress", arguments: "", call_id: "call_1", name: "web_search_call" } }), false],
+  ];
+}
+
+describe("a server tool in flight: the driver says so from its call's start until its result arrives, on every lane", () => {
+  test("Anthropic passthrough tap, LF and CRLF framing", () => {
+    expect(running(tap("anthropic-messages"), SEARCH.map((r) => r[0]))).toEqual(SEARCH.map((r) => r[1]));
+    expect(running(tap("anthropic-messages"), SEARCH.map((r) => crlf(r[0])))).toEqual(SEARCH.map((r) => r[1]));
+  });
+
+  test("Anthropic passthrough tap: a search that is the reply's first block (read by the SSE reader, not skipped)", () => {
+    const reads = [MESSAGES[0]![0] + blockStart(0, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }), PING, blockStart(1, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [] })];
+    expect(running(tap("anthropic-messages"), reads)).toEqual([true, true, false]);
+  });
+
+  test("Anthropic decoded (translated to Chat)", () => {
+    const driver = new TranslatedStreamDriver(codecFor("anthropic-messages"), codecFor("openai-chat"), { family: "anthropic" }, { model: "m" });
+    expect(running(driver, SEARCH.map((r) => r[0]))).toEqual(SEARCH.map((r) => r[1]));
+  });
+
+  test("Responses passthrough tap, its event tap (the WebSocket's) and the decoded lane (translated to Messages)", () => {
+    const reads = responsesSearch();
+    expect(running(tap("openai-responses"), reads.map((r) => r[0]))).toEqual(reads.map((r) => r[1]));
+    expect(running(tap("openai-responses"), responsesSearch().map((r) => crlf(r[0])))).toEqual(reads.map((r) => r[1]));
+    const events = passthroughDriver(codecFor("openai-responses").createEventTap!({ family: "openai", includeUsage: false }));
+    expect(running(events, responsesSearch().map((r) => r[0]))).toEqual(reads.map((r) => r[1]));
+    const decoded = new TranslatedStreamDriver(codecFor("openai-responses"), codecFor("anthropic-messages"), { family: "openai" }, { model: "m" });
+    expect(running(decoded, responsesSearch().map((r) => r[0]))).toEqual(reads.map((r) => r[1]));
+  });
+});
