@@ -24,6 +24,7 @@
  *   not contain `/v1beta` (warning only: an Anthropic-format URL ending in `/v1`).
  */
 import { KIND_TRAITS } from "../../formats/codec.ts";
+import { MAX_JSON_DEPTH } from "../../formats/json-depth.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -90,6 +91,11 @@ export function parseYaml(text: string, file?: string): unknown {
   try {
     return Bun.YAML.parse(text);
   } catch (e) {
+    if (e instanceof RangeError) {
+      // Bun's parser recurses: past ~4,000 levels of mappings or lists it runs out of stack (Bun 1.4.5).
+      // Not a syntax error, and no line to find (each prefix tried would run out the same way).
+      throw new ConfigError([{ path: ROOT_PATH, message: `the YAML nests mappings and lists too deeply to be read (${e.message}); combo params may nest at most ${MAX_JSON_DEPTH.toLocaleString("en-US")} levels` }], file);
+    }
     const reason = String((e as Error)?.message ?? e).replace(/^YAML Parse error:\s*/i, "");
     let where = "";
     if (!/EOF/i.test(reason)) {

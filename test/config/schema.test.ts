@@ -211,6 +211,21 @@ describe("value checks", () => {
     expect(issueAt(list, "combos[1].targets").message).toBe("a combo needs at least one target");
   });
 
+  test("params nesting more than 1,000 levels (a request body's limit) are refused naming the target's params; 1,000 levels are taken; deeper than the YAML parser can read is said so, not called a syntax error", () => {
+    /** Params `{x: {a: … 1}}` nesting `depth` mappings (the params themselves the first). */
+    const deepParams = (depth: number) => {
+      let value = "1";
+      for (let i = 1; i < depth; i++) value = `{a: ${value}}`;
+      return `combos:\n  - name: c\n    targets:\n      - model: openai/x\n      - model: openai/y\n        params: {x: ${value}}\n`;
+    };
+    expect(ok(deepParams(1000)).combos.get("c")!.targets[1]!.params).toBeDefined();
+    const over = issueAt(issues(deepParams(1001)), "combos[0].targets[1].params");
+    expect(over.message).toContain("more than 1,000 levels deep");
+    const unreadable = issueAt(issues(deepParams(6000)), "(root)");
+    expect(unreadable.message).toContain("nests mappings and lists too deeply to be read");
+    expect(unreadable.message).not.toContain("syntax error");
+  });
+
   test("YAML syntax errors are reported at (root) with a line", () => {
     const list = issues("server:\n  port: 1\ncombos: [\n  - name: x\n");
     expect(list).toHaveLength(1);
