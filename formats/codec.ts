@@ -17,6 +17,7 @@ import type {
   Warning,
   WireFormat,
 } from "./hub.ts";
+import type { RequestText } from "./write-body-json.ts";
 
 /**
  * Provider kinds (SPEC P-1). The kind decides the wire format, auth and executor fixes; formats use it
@@ -151,6 +152,12 @@ export interface EncoderOptions {
   includeUsage?: boolean;
   /** The parsed client request, for formats that echo request fields (Responses). */
   request?: HubRequest;
+  /**
+   * The client request's body as it arrived beside its parsed object (formats/write-body-json.ts
+   * `RequestText`), when the gateway has both: a Responses echo finds the request's own tools in the
+   * tools memo by their bytes (docs/performance.md item 164). Optional: without it the memo compares.
+   */
+  requestText?: RequestText;
   /** Wall clock in ms since the epoch, injected for tests. */
   now?: () => number;
   /** Id generator for ids the gateway mints (`msg_…`, `resp_…`, `chatcmpl-…`), injected for tests. */

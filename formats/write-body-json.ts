@@ -32,6 +32,8 @@ export const TOOLS_MEMO_MAX_CHARS = 256 * 1024;
 interface Entry {
   tools: Snapshot;
   json: string;
+  /** `json` as UTF-8, made on the first {@link RequestText} check against this entry. */
+  bytes?: Bytes;
 }
 
 /** Remembered tool lists by {@link signature}, least recently used first (Map insertion order). */
@@ -99,11 +101,17 @@ export function matches(s: Snapshot, v: unknown): boolean {
   return s === v;
 }
 
-/** The JSON text of a request's tool list: from the memo when an equal list was written before, else written now (and remembered when its size is within the bounds). */
-export function toolsJson(tools: unknown[]): string {
+/**
+ * The JSON text of a request's tool list: from the memo when an equal list was written before, else
+ * written now (and remembered when its size is within the bounds). With `text`, the request's body as
+ * it arrived, a list that mirrors the body's own top-level `tools` ({@link mirrors}) is found by the
+ * body's bytes instead: the remembered text at the place of that member ({@link RequestText.holdsTools})
+ * decides the hit without the member-by-member compare (docs/performance.md item 164).
+ */
+export function toolsJson(tools: unknown[], text?: RequestText): string {
   const sig = signature(tools);
   const hit = memo.get(sig);
-  if (hit !== undefined && matches(hit.tools, tools)) {
+  if (hit !== undefined && ((text !== undefined && text.holdsTools(hit, tools)) || matches(hit.tools, tools))) {
     // Now the newest: the lists in use stay while others come and go.
     memo.delete(sig);
     memo.set(sig, hit);
@@ -121,6 +129,115 @@ export function toolsJson(tools: unknown[]): string {
 }
 
 /**
+ * Whether `a` and `b`, plain JSON data, have the same JSON text because they are the same values: each
+ * object or array of `a` is the one of `b` at its place, or has the same members (names in the same
+ * order) or elements, themselves mirrors; primitives are equal (`===`: NaN never is, a miss). Walks
+ * only what `a` built anew around `b`'s values (a Responses echo's tool shells around the request's
+ * own schemas), not what they share. Allocates an array of member names per object walked.
+ */
+export function mirrors(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!mirrors(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const names = Object.keys(b);
+  let i = 0;
+  for (const k in a) {
+    if (i >= names.length || k !== names[i] || !mirrors((a as Json)[k], (b as Json)[k])) return false;
+    i++;
+  }
+  return i === names.length;
+}
+
+/**
+ * Node's `Buffer` as Bun provides it, typed by the calls made here (native `compare` of byte ranges):
+ * this module is also type-checked for the dashboard's browser code, without Node's types
+ * (test/dashboard/typecheck.test.ts), which imports its types only.
+ */
+interface Bytes extends Uint8Array {
+  compare(target: Uint8Array, targetStart: number, targetEnd: number, sourceStart: number, sourceEnd: number): number;
+}
+const Bytes = (globalThis as unknown as { Buffer: { from(text: string): Bytes; from(buffer: ArrayBufferLike, offset: number, length: number): Bytes } }).Buffer;
+
+/** The UTF-8 of `"tools":`. */
+const TOOLS_KEY = Bytes.from('"tools":');
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * A request body as it arrived and the object `JSON.parse` made of it (docs/performance.md item 164):
+ * `bytes` must be the UTF-8 text `body` was parsed from, and nothing may have changed `body` since (the
+ * guard sets both; redaction, which edits the body in place, writes the bytes again: the same pair a
+ * native passthrough relies on when it forwards the bytes of the body it read). Lets the tools memo
+ * find a request's own tool list by its bytes ({@link holdsTools}).
+ */
+export class RequestText {
+  /** Where the top-level `tools` value ends in `bytes` (its last byte + 1); -1 when not in the layout looked for; undefined until looked for. */
+  private toolsEnd: number | undefined;
+  private view: Bytes | undefined;
+
+  constructor(
+    readonly body: Json,
+    readonly bytes: Uint8Array,
+  ) {}
+
+  /**
+   * Whether `tools`' JSON text is the entry's: `tools` mirrors the body's own `tools` ({@link mirrors})
+   * and the bytes hold `"tools":` followed by the entry's text right before the members that come
+   * after `tools` (written as `JSON.stringify` writes them) and the body's closing brace, at its end.
+   *
+   * Why that is a proof: the bytes are valid JSON (they parsed), and such a text read backwards from its
+   * last byte splits into the same tokens as read forwards (a quote is escaped exactly when an odd run
+   * of backslashes precedes it, and a backslash occurs only inside strings). Read backwards, the end is
+   * the top-level object's closing brace, then the members after `tools` (whole values, none named
+   * `tools`: they are `Object.keys` of the body), then a comma, then the entry's text (a whole value,
+   * since it is `JSON.stringify` output), then `:` and the string `"tools"`, whose opening quote follows
+   * a comma or `{` (so it is not escaped): the last top-level member named `tools`, the one `JSON.parse`
+   * keeps. So the body's `tools` was parsed from the entry's text, and `JSON.stringify` of what
+   * `JSON.parse` made of its own output writes that output again; `tools` mirrors it, so it writes the
+   * same. A body sent in another layout (whitespace, escapes, members in another order) is a miss here
+   * and is compared as before; never a wrong hit.
+   */
+  holdsTools(entry: { json: string; bytes?: Bytes }, tools: unknown[]): boolean {
+    if (!mirrors(tools, this.body.tools)) return false;
+    const end = this.toolsEnd ??= this.findToolsEnd();
+    if (end < 0) return false;
+    const want = (entry.bytes ??= Bytes.from(entry.json));
+    const start = end - want.length;
+    const b = this.bytes;
+    const key = start - TOOLS_KEY.length;
+    if (key < 1 || (b[key - 1] !== COMMA && b[key - 1] !== OPEN_BRACE)) return false;
+    const v = this.view!;
+    return v.compare(TOOLS_KEY, 0, TOOLS_KEY.length, key, start) === 0 && v.compare(want, 0, want.length, start, end) === 0;
+  }
+
+  /** Where the top-level `tools` value ends, read from the end of the bytes (see {@link holdsTools}), or -1. */
+  private findToolsEnd(): number {
+    const body = this.body;
+    const b = this.bytes;
+    const n = b.length;
+    if (n < 2 || b[n - 1] !== CLOSE_BRACE || !Array.isArray(body.tools)) return -1;
+    const names = Object.keys(body);
+    const at = names.indexOf("tools");
+    const after: Json = {};
+    for (let i = at + 1; i < names.length; i++) after[names[i]!] = body[names[i]!];
+    const text = JSON.stringify(after);
+    this.view = Bytes.from(b.buffer, b.byteOffset, n);
+    // `tools` the last member: its value ends at the closing brace.
+    if (text.length === 2) return n - 1;
+    const rest = Bytes.from(text.slice(1, -1));
+    const comma = n - 1 - rest.length - 1;
+    if (comma < 0 || b[comma] !== COMMA || this.view.compare(rest, 0, rest.length, comma + 1, n - 1) !== 0) return -1;
+    return comma;
+  }
+}
+
+/**
  * `JSON.stringify(body)` for a plain JSON object, with a non-empty top-level `tools` array's JSON from
  * the memo: an upstream request body built or tidied for a provider, in any of the four formats (a
  * Chat tool's name and description in `function`, the others' on the tool), the same tools every turn
@@ -128,11 +245,11 @@ export function toolsJson(tools: unknown[]): string {
  * shorter than 1,024 characters in all is one `JSON.stringify`. Throws what `JSON.stringify` throws
  * (a cycle, a BigInt).
  */
-export function bodyJson(body: Json): string {
+export function bodyJson(body: Json, text?: RequestText): string {
   // Tools whose descriptions are short are seldom large enough to be remembered: one stringify.
   const tools = body.tools;
   if (!Array.isArray(tools) || describedChars(tools) < BODY_MEMO_MIN_DESCRIBED) return JSON.stringify(body);
-  return `{${membersJson(body)}}`;
+  return `{${membersJson(body, text)}}`;
 }
 
 /** Description characters of a tool list below which {@link bodyJson} writes the body in one stringify. */
@@ -155,7 +272,7 @@ function describedChars(tools: unknown[]): number {
  * with a non-empty top-level `tools` array's JSON from the memo (the Responses echo's members,
  * formats/openai-responses/echo-memo.ts, and {@link bodyJson}'s). "" for an object without members.
  */
-export function membersJson(o: Json): string {
+export function membersJson(o: Json, text?: RequestText): string {
   const tools = o.tools;
   if (!Array.isArray(tools) || tools.length === 0) return JSON.stringify(o).slice(1, -1);
   // The members before `tools` and those after it written as two objects (in order; JSON.stringify
@@ -171,7 +288,7 @@ export function membersJson(o: Json): string {
   }
   const b = JSON.stringify(before);
   const a = JSON.stringify(after);
-  return `${b.length > 2 ? b.slice(1, -1) + "," : ""}"tools":${toolsJson(tools)}${a.length > 2 ? "," + a.slice(1, -1) : ""}`;
+  return `${b.length > 2 ? b.slice(1, -1) + "," : ""}"tools":${toolsJson(tools, text)}${a.length > 2 ? "," + a.slice(1, -1) : ""}`;
 }
 
 /** Tool lists remembered now (for tests). */

@@ -10,10 +10,11 @@
  */
 import { codecFor } from "../formats/index.ts";
 import type { EncoderOptions } from "../formats/codec.ts";
+import type { RequestText } from "../formats/write-body-json.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
-import { responseHeaders, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
+import { requestTextOf, responseHeaders, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
 import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
@@ -166,6 +167,10 @@ class ReplyEncoderOptions implements EncoderOptions {
 
   get request(): HubRequest | undefined {
     return this.ctx.clientFormat === "openai-responses" ? tryHubOf(this.ctx) : undefined;
+  }
+
+  get requestText(): RequestText | undefined {
+    return this.ctx.clientFormat === "openai-responses" ? requestTextOf(this.ctx) : undefined;
   }
 }
 

@@ -9,6 +9,7 @@ import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import { ClientHeaders } from "./client-headers.ts";
+import { RequestText } from "../formats/write-body-json.ts";
 
 /**
  * The client-facing endpoint a request came in on. `gemini` is generateContent and
@@ -64,6 +65,20 @@ export interface ReceivedBody {
  */
 export function bodyBytes(ctx: RequestContext): Uint8Array {
   return ctx.received && ctx.rawBody.byteLength === 0 ? ctx.received.bytes : ctx.rawBody;
+}
+
+/**
+ * The request body's bytes beside the object parsed from them (formats/write-body-json.ts
+ * `RequestText`: a tool list of the request found in the tools memo by its bytes, docs/performance.md
+ * item 164), made once per request and again if redaction rewrote the body; undefined while `rawBody`
+ * is empty (an event transport's body, whose bytes are made only on demand).
+ */
+export function requestTextOf(ctx: RequestContext): RequestText | undefined {
+  const bytes = ctx.rawBody;
+  if (bytes.byteLength === 0) return undefined;
+  let text = ctx.requestText;
+  if (text === undefined || text.bytes !== bytes || text.body !== ctx.body) text = ctx.requestText = new RequestText(ctx.body, bytes);
+  return text;
 }
 
 /**
@@ -126,6 +141,8 @@ export interface RequestContext {
   rawBody: Uint8Array;
   /** The parsed JSON body (always an object past the guard). */
   body: Record<string, unknown>;
+  /** `rawBody` beside `body` for the tools memo, made on first use ({@link requestTextOf}). */
+  requestText: RequestText | undefined;
   /** The model name the client asked for. */
   requestedModel: string;
   /** Whether the client asked for a streamed reply. */
@@ -302,6 +319,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     remote: isRemote(incoming.peer, clientHeaders),
     rawBody: new Uint8Array(0),
     body: {},
+    requestText: undefined,
     requestedModel: "",
     stream: false,
     includeUsage: false,

@@ -26,7 +26,7 @@ import { codecFor } from "../formats/index.ts";
 // The tools of a built body written once across requests (the same memo as the Responses echo's).
 import { bodyJson } from "../formats/write-body-json.ts";
 import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
-import { bodyBytes, hubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, hubOf, requestTextOf, type RequestContext } from "./context.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
@@ -211,7 +211,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     // The client's body with only the Codex fixes (formats/openai-responses tidyRequest); combo params
     // are merged first so the fixes hold for them too. Still a native pair: the reply passes through.
     const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
-    return { mode: "native", upstreamFormat, body: bodyJson(built.body), upstreamStream, warnings: built.warnings, promptCacheKey };
+    return { mode: "native", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings, promptCacheKey };
   }
 
   if (isNativePair(ctx.clientFormat, provider.kind) && !carriesTaggedState(ctx)) {
@@ -219,7 +219,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
       // Subscription tokens serve only Claude Code-shaped requests (formats/anthropic-messages
       // withClaudeCodeIdentity); combo params merged first, as for Codex.
       const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
-      return { mode: "native", upstreamFormat, body: bodyJson(built.body), upstreamStream, warnings: built.warnings };
+      return { mode: "native", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings };
     }
     if (ctx.clientFormat === "gemini") {
       // Gemini names the model and the stream mode in the URL (the executor's geminiPath): the
@@ -261,7 +261,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (KIND_TRAITS[provider.kind].thirdParty || carriesTaggedState(ctx))) {
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
       if (params) Object.assign(built.body, params);
-      return { mode: "tidy", upstreamFormat, body: bodyJson(built.body), upstreamStream, warnings: built.warnings };
+      return { mode: "tidy", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings };
     }
     const hub = hubOf(ctx);
     if (hub.previousResponseId !== undefined && upstreamFormat !== "openai-responses") {
@@ -291,7 +291,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     return {
       mode: "hub",
       upstreamFormat,
-      body: bodyJson(built.body),
+      body: bodyJson(built.body, requestTextOf(ctx)),
       upstreamStream,
       warnings: [...droppedItems, ...portable.warnings, ...built.warnings],
       decoderHints: built.decoderHints,

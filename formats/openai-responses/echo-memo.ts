@@ -11,7 +11,7 @@
  * text `JSON.stringify` would write, a difference anywhere a miss, never a wrong hit).
  */
 import { flat } from "../json-text.ts";
-import { matches, membersJson, snapshotOf, toolsJson, type Members, type Snapshot } from "../write-body-json.ts";
+import { matches, membersJson, snapshotOf, toolsJson, type Members, type RequestText, type Snapshot } from "../write-body-json.ts";
 
 type Json = Record<string, any>;
 
@@ -56,13 +56,15 @@ const membersOf = (t: string): string => (t.length > 2 ? t.slice(1, -1) + "," : 
  * The members of `JSON.stringify(echo)` (without its braces) followed by a comma, or "" for an echo
  * without members: the same text, with a non-empty `tools` array's JSON from the tools memo and the
  * other members from this module's memo when an equal echo was written before. `echo` is the
- * response echo of formats/openai-responses/response.ts `responseEcho` (plain JSON data).
+ * response echo of formats/openai-responses/response.ts `responseEcho` (plain JSON data). `text`, the
+ * request's body as it arrived, lets the tools memo find tools that mirror the request's own by their
+ * bytes (write-body-json.ts `RequestText`).
  */
-export function echoMembers(echo: Json): string {
+export function echoMembers(echo: Json, text?: RequestText): string {
   const prev = echo.previous_response_id;
   const tools = echo.tools;
   // The two members written each time must be ones JSON writes (a string or null, an array).
-  if ((typeof prev !== "string" && prev !== null) || !Array.isArray(tools)) return written(echo);
+  if ((typeof prev !== "string" && prev !== null) || !Array.isArray(tools)) return written(echo, text);
   for (let i = 0; i < memo.length; i++) {
     const e = memo[i]!;
     if (!same(e, echo)) continue;
@@ -70,23 +72,23 @@ export function echoMembers(echo: Json): string {
       memo.splice(i, 1);
       memo.unshift(e);
     }
-    return `${e.head}${JSON.stringify(prev)}${e.middle}${tools.length === 0 ? "[]" : toolsJson(tools)}${e.tail}`;
+    return `${e.head}${JSON.stringify(prev)}${e.middle}${tools.length === 0 ? "[]" : toolsJson(tools, text)}${e.tail}`;
   }
-  return remember(echo, prev, tools);
+  return remember(echo, prev, tools, text);
 }
 
 /** {@link echoMembers} without the memo of this module. */
-function written(echo: Json): string {
-  const members = membersJson(echo);
+function written(echo: Json, text?: RequestText): string {
+  const members = membersJson(echo, text);
   return members.length > 0 ? members + "," : "";
 }
 
 /** Writes an echo not remembered yet and remembers it (when its shape and size allow). */
-function remember(echo: Json, prev: string | null, tools: unknown[]): string {
+function remember(echo: Json, prev: string | null, tools: unknown[], text?: RequestText): string {
   const keys = Object.keys(echo);
   const p = keys.indexOf("previous_response_id");
   const t = keys.indexOf("tools");
-  if (t < p) return written(echo);
+  if (t < p) return written(echo, text);
   // The members before `previous_response_id`, between it and `tools`, and after `tools`, written as
   // three objects (JSON.stringify leaves out members it has no text for, as it does in one object).
   const parts: [Json, Json, Json] = [{}, {}, {}];
@@ -98,7 +100,7 @@ function remember(echo: Json, prev: string | null, tools: unknown[]): string {
   const head = membersOf(texts[0]!) + '"previous_response_id":';
   const middle = "," + membersOf(texts[1]!) + '"tools":';
   const tail = (texts[2]!.length > 2 ? "," + texts[2]!.slice(1, -1) : "") + ",";
-  const text = `${head}${JSON.stringify(prev)}${middle}${tools.length === 0 ? "[]" : toolsJson(tools)}${tail}`;
+  const members = `${head}${JSON.stringify(prev)}${middle}${tools.length === 0 ? "[]" : toolsJson(tools, text)}${tail}`;
   const snaps = head.length + middle.length + tail.length <= ECHO_MEMO_MAX_CHARS ? texts.map((x) => snapshotOf(JSON.parse(x)) as Members) : undefined;
   // An echo with a member JSON leaves out would never match its entry (it has a key the entry lacks): not kept.
   if (snaps !== undefined && snaps[0]!.keys.length + snaps[1]!.keys.length + snaps[2]!.keys.length === keys.length - 2) {
@@ -113,7 +115,7 @@ function remember(echo: Json, prev: string | null, tools: unknown[]): string {
     memo.unshift(entry);
     if (memo.length > ECHO_MEMO_ENTRIES) memo.pop();
   }
-  return text;
+  return members;
 }
 
 /** Echoes remembered now (for tests). */

@@ -204,7 +204,7 @@ class ResponsesEncoder implements StreamEncoder {
       head = this.responseHead = `{"id":${JSON.stringify(this.responseId)},"object":"response","created_at":${JSON.stringify(this.createdAt)},"status":"`;
       this.modelMember = this.opts.model === undefined ? "" : `"model":${JSON.stringify(this.opts.model)},`;
       // The same text for the same echo: remembered across requests when large (Codex's tools).
-      echo = this.echoMembers = echoMembers(this.echo);
+      echo = this.echoMembers = echoMembers(this.echo, this.opts.requestText);
     }
     // One template literal (joined in one step), not a chain of `+` (a rope per `+`).
     return `${head}${status}","error":${fields.error ?? "null"},"incomplete_details":${fields.incomplete ?? "null"},${this.modelMember}"output":${fields.output},${echo}"usage":${fields.usage ?? "null"}}`;
