@@ -224,7 +224,7 @@ export class RequestText {
     if (n < 2 || b[n - 1] !== CLOSE_BRACE || !Array.isArray(body.tools)) return -1;
     const names = Object.keys(body);
     const at = names.indexOf("tools");
-    const after: Json = {};
+    const after: Json = Object.create(null); // a `__proto__` member stays a member (membersJson)
     for (let i = at + 1; i < names.length; i++) after[names[i]!] = body[names[i]!];
     const text = JSON.stringify(after);
     this.view = Bytes.from(b.buffer, b.byteOffset, n);
@@ -279,8 +279,10 @@ export function membersJson(o: Json, text?: RequestText): string {
   // leaves out members it has no text for, as it does in one object), the tools' text between them.
   const keys = Object.keys(o);
   const at = keys.indexOf("tools");
-  const before: Json = {};
-  const after: Json = {};
+  // Without a prototype, so that a member named `__proto__` (JSON.parse makes it an own member) is
+  // written as one too, not taken as the object's prototype and left out.
+  const before: Json = Object.create(null);
+  const after: Json = Object.create(null);
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
     if (i < at) before[k] = o[k];

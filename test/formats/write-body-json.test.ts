@@ -112,6 +112,15 @@ describe("an upstream body's text with its tools from the memo", () => {
     expect(matches(snap({ b: 1, 2: 0, a: 1 }), { b: 1, a: 1, 2: 0 })).toBe(true);
   });
 
+  test("a member named __proto__ (an own member once parsed) is written, before and after the tools", () => {
+    const tools = JSON.stringify([{ type: "function", name: "a", description: "d".repeat(2000), parameters: { type: "object" } }]);
+    for (const text of [`{"model":"m","__proto__":{"x":1},"tools":${tools}}`, `{"model":"m","tools":${tools},"__proto__":[1]}`, `{"__proto__":null,"tools":${tools},"n":1}`]) {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      expect(bodyJson(body)).toBe(JSON.stringify(body));
+      expect(bodyJson(body)).toBe(text);
+    }
+  });
+
   test("bounded: a few large tool lists at most; small and huge ones are not kept", () => {
     const body = (description: string) => ({ model: "m", tools: [{ type: "function", name: "f", description, parameters: { type: "object", properties: {} } }] });
     const written = (b: Record<string, unknown>) => expect(bodyJson(b)).toBe(JSON.stringify(b));
