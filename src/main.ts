@@ -151,6 +151,51 @@ const CLI_OPTIONS = {
   version: { type: "boolean", short: "V" },
 } as const;
 
+/** The options that find the running instance (every command that talks to it). */
+const INSTANCE_OPTIONS = ["data-dir", "url", "key"] as const;
+
+/**
+ * The options each command (or `command subcommand`) takes, besides --help and --version. Any other
+ * option is refused (exit 2), never ignored: `service install --dry-run` parsed as setup's `--dry-run`
+ * and then installed and started the service; `usage --limit 5` printed everything. A command whose
+ * subcommand is not listed here takes the union of its subcommands' options (its own check then says
+ * what the subcommand must be).
+ */
+export const COMMAND_OPTIONS: Record<string, readonly string[]> = {
+  start: ["config", "host", "port", "data-dir", "database"],
+  "check-config": ["config"],
+  "keys create": [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"],
+  "keys list": [...INSTANCE_OPTIONS, "json"],
+  "keys revoke": [...INSTANCE_OPTIONS],
+  usage: [...INSTANCE_OPTIONS, "since", "by", "json"],
+  "calls list": [...INSTANCE_OPTIONS, "limit", "json"],
+  "calls inspect": [...INSTANCE_OPTIONS, "bodies", "json"],
+  route: [...INSTANCE_OPTIONS, "body", "format", "header", "json"],
+  "accounts status": [...INSTANCE_OPTIONS, "json"],
+  "accounts remove": [...INSTANCE_OPTIONS],
+  login: [...INSTANCE_OPTIONS, "account", "provider", "no-browser"],
+  import: [...INSTANCE_OPTIONS, "from", "account", "provider"],
+  service: ["config", "data-dir", "host", "port"],
+  setup: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"],
+  version: [],
+};
+
+/**
+ * The options of `given` (parseArgs' values) that `cmd sub` does not take (see {@link COMMAND_OPTIONS}),
+ * as `--name`; empty for an unknown command (its own error says so).
+ */
+export function optionsNotTaken(cmd: string, sub: string | undefined, given: Record<string, unknown>): string[] {
+  let takes = COMMAND_OPTIONS[`${cmd} ${sub}`] ?? COMMAND_OPTIONS[cmd];
+  if (!takes) {
+    const subs = Object.entries(COMMAND_OPTIONS).filter(([k]) => k.startsWith(`${cmd} `));
+    if (subs.length === 0) return [];
+    takes = subs.flatMap(([, o]) => o);
+  }
+  return Object.keys(given)
+    .filter((name) => name !== "help" && name !== "version" && !takes.includes(name))
+    .map((name) => `--${name}`);
+}
+
 /**
  * `--rpm -3` as `--rpm=-3`: node's parseArgs takes a value that starts with a dash for an option and
  * refuses it as "ambiguous", so a negative number reached the user as that, not as the flag's own check
@@ -224,6 +269,14 @@ async function main(argv: string[]): Promise<void> {
   if (values["client-key"] !== undefined && cmd !== "setup") {
     const admin = INSTANCE_COMMANDS.has(cmd) ? `; ${cmd} takes the admin key as --key ADMIN_KEY (or SWITCHYARD_ADMIN_KEY)` : "";
     fail(`--client-key is setup's option (the client key it writes for a CLI)${admin}${cmd === "route" ? ', and routes as for a client key given as --header "Authorization: Bearer KEY"' : ""}`, 2);
+  }
+  const notTaken = optionsNotTaken(cmd, sub, values);
+  if (notTaken.length > 0) {
+    const command = COMMAND_OPTIONS[`${cmd} ${sub}`] ? `${cmd} ${sub}` : cmd;
+    const takes = (COMMAND_OPTIONS[command] ?? []).map((o) => `--${o}`);
+    // service has no dry run: without this line a user reads the refusal as a typo and drops the flag.
+    const noDryRun = cmd === "service" && notTaken.includes("--dry-run") ? "; it has no dry run (install writes the unit and starts the service)" : "";
+    fail(`${command} does not take ${notTaken.join(", ")}${noDryRun}; it takes ${takes.length ? takes.join(", ") : "no options"} (switchyard ${cmd} --help says more)`, 2);
   }
   if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);
   if (values.port !== undefined && Number(values.port) > 65535) fail(`--port must be a number from 0 to 65535, not ${values.port}`, 2);

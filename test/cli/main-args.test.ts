@@ -1,7 +1,10 @@
 /** The command line refuses what it does not understand instead of guessing (SPEC 2.2). */
 import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SOURCE_CLI } from "../support/instance.ts";
-import { commandHelp } from "../../src/main.ts";
+import { COMMAND_OPTIONS, commandHelp } from "../../src/main.ts";
 
 const run = (...args: string[]) => {
   const r = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" }, timeout: 20_000 });
@@ -13,6 +16,42 @@ describe("switchyard command line", () => {
     const r = run("start", "--prot", "20170");
     expect(r.code).toBe(2);
     expect(r.err).toContain("Unknown option '--prot'");
+  });
+  test("an option another command takes is refused (exit 2), never ignored: service install --dry-run installs nothing", () => {
+    // A scratch HOME and a systemctl that only records its calls: nothing is installed on this machine.
+    const dir = mkdtempSync(join(tmpdir(), "sy-main-args-"));
+    try {
+      const bin = join(dir, "bin");
+      mkdirSync(bin);
+      writeFileSync(join(bin, "systemctl"), `#!/bin/sh\necho "$@" >> ${join(dir, "systemctl.log")}\n`);
+      chmodSync(join(bin, "systemctl"), 0o755);
+      const r = Bun.spawnSync([...SOURCE_CLI, "service", "install", "--dry-run", "--data-dir", join(dir, "data")], {
+        env: { PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: dir },
+        timeout: 20_000,
+      });
+      expect({ code: r.exitCode, err: r.stderr.toString().trim() }).toEqual({
+        code: 2,
+        err: "service does not take --dry-run; it has no dry run (install writes the unit and starts the service); it takes --config, --data-dir, --host, --port (switchyard service --help says more)",
+      });
+      expect(existsSync(join(dir, ".config", "systemd", "user", "switchyard.service"))).toBe(false);
+      expect(existsSync(join(dir, "systemctl.log"))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Other commands and subcommands name what they take instead.
+    const usage = run("usage", "--limit", "5", "--data-dir", "/nonexistent-dir");
+    expect({ code: usage.code, err: usage.err.trim() }).toEqual({ code: 2, err: "usage does not take --limit; it takes --data-dir, --url, --key, --since, --by, --json (switchyard usage --help says more)" });
+    const list = run("keys", "list", "--rpm", "3", "--data-dir", "/nonexistent-dir");
+    expect({ code: list.code, err: list.err.trim() }).toEqual({ code: 2, err: "keys list does not take --rpm; it takes --data-dir, --url, --key, --json (switchyard keys --help says more)" });
+    expect(run("version", "--json").err.trim()).toBe("version does not take --json; it takes no options (switchyard version --help says more)");
+    expect(run("check-config", "/nonexistent.yaml", "--data-dir", "x").code).toBe(2);
+  });
+  test("every option a command's usage lines name is one it takes (the refusal never contradicts the usage)", () => {
+    for (const cmd of new Set(Object.keys(COMMAND_OPTIONS).map((c) => c.split(" ")[0]))) {
+      const takes = Object.entries(COMMAND_OPTIONS).filter(([c]) => c === cmd || c.startsWith(`${cmd} `)).flatMap(([, o]) => o);
+      const named = [...commandHelp(cmd)!.matchAll(/\[--([\w-]+)/g)].map((m) => m[1]);
+      expect({ cmd, missing: named.filter((o) => !takes.includes(o)) }).toEqual({ cmd, missing: [] });
+    }
   });
   test("a negative number after a flag reaches that flag's own check (parseArgs called it 'ambiguous')", () => {
     const r = run("keys", "create", "x", "--rpm", "-3", "--data-dir", "/nonexistent-dir");
