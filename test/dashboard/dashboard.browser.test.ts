@@ -547,6 +547,17 @@ describe("keys", () => {
       // claude-sonnet-4-5 at its API price: about a cent for the demo upstream's 1,200–2,000 tokens in and 150–450 out; a 1d window
       await row.locator(".budget", { hasText: /\$0\.0\d+ of \$5\.00/ }).waitFor({ timeout: 10_000 });
       expect(await row.locator(".budget").innerText()).toMatch(/resets in (1d 0h|23h \d\dm)/);
+      // A window that ended over its budget reads its real share, as keys list says (the bar stops at full).
+      const over = (await (
+        await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "overspent", limits: { budgets: [{ window: "1d", usd: 0.001 }] } }) })
+      ).json()) as { secret: string };
+      expect(await sendMessage(gw.url, "claude/claude-sonnet-4-5", { "x-api-key": over.secret })).toBe(200);
+      const overRow = w.page.locator('tr[data-key="overspent"]');
+      await overRow.locator(".budget", { hasText: /resets in/ }).waitFor({ timeout: 10_000 });
+      const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string; use?: { budgets: Array<{ used: number }> } }> };
+      const used = keys.keys.find((k) => k.name === "overspent")!.use!.budgets[0].used;
+      expect(used).toBeGreaterThan(0.001);
+      expect(await overRow.locator(".budget-share").innerText()).toBe(`${Math.round((used / 0.001) * 1000) / 10} %`);
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {

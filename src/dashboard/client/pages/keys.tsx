@@ -21,10 +21,15 @@ export function limitsText(l: KeyLimits | undefined): string {
   return parts.join(" · ") || (l.budgets?.length ? "budgets only" : "none");
 }
 
-/** One budget's use as a bar: `$1.20 of $5.00 per 1d, resets in 3h`. */
+/**
+ * One budget's use as a bar: `$1.20 of $5.00 per 1d, resets in 3h`, and its share used. The bar stops
+ * at full; the share does not: a window can end over its budget (requests in flight when it was
+ * reached), and `$0.10 of $0.05` must read 200 %, as `switchyard keys list` says, not 100 %.
+ */
 function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
   const max = b.budget.usd ?? b.budget.tokens ?? 0;
-  const share = max > 0 ? Math.min(1, b.used / max) : 0;
+  const used = max > 0 ? b.used / max : 0;
+  const share = Math.min(1, used);
   const fmt = (x: number) => (b.budget.usd !== undefined ? usd(x) : `${count(x)} tokens`);
   return (
     <div class="quota budget">
@@ -39,7 +44,7 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
       </div>
       <div class="quota-foot">
         <span>{b.resetsAt ? `resets in ${span(b.resetsAt - now)}` : "window opens at the next request"}</span>
-        <span>{pct(share)}</span>
+        <span class="budget-share">{pct(used)}</span>
       </div>
     </div>
   );
