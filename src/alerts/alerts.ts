@@ -40,6 +40,15 @@ const CHANGE_EVENTS: Record<string, string> = {
   circuit_closed: "circuit_closed",
 };
 
+/**
+ * The share `used / limit` of a key budget, to 9 decimals. A USD budget's use is a sum of costs in
+ * binary floating point: $0.02 + $0.02 of $0.05 is 0.7999999999999999, which is not past a 0.8
+ * threshold, so the alert came one request later (at 120 %), or never when the budget then refused.
+ */
+export function budgetShare(used: number, limit: number): number {
+  return Math.round((used / limit) * 1e9) / 1e9;
+}
+
 /** Raises alerts on the bus; see the module comment. */
 export class Alerts {
   private readonly unsubscribe: () => void;
@@ -98,12 +107,13 @@ export class Alerts {
 
   /**
    * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
-   * share crossed. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`, `threshold`, `resets_at`.
+   * share crossed ({@link budgetShare}). Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
+   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at`.
    */
   budgetChanged(keyName: string, changes: readonly BudgetChange[], now: number): void {
     for (const c of changes) {
       const limit = c.budget.usd ?? c.budget.tokens!;
-      for (const t of this.crossed(c.before / limit, c.after / limit)) {
+      for (const t of this.crossed(budgetShare(c.before, limit), budgetShare(c.after, limit))) {
         this.raise(
           "quota_threshold",
           `key:${keyName}`,
@@ -112,7 +122,7 @@ export class Alerts {
             window: c.budget.window,
             unit: c.budget.usd !== undefined ? "usd" : "tokens",
             limit,
-            used: c.after,
+            used: Number(c.after.toPrecision(12)),
             threshold: t,
             resets_at: new Date(c.resetsAt).toISOString(),
           },

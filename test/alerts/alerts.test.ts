@@ -205,6 +205,28 @@ describe("alert events", () => {
     expect(got[0].detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 8.5, threshold: 0.5, resets_at: "2026-12-02T12:00:00.000Z" });
   });
 
+  test("key budgets in USD: a share reached exactly by a sum of costs is crossed (binary floating point), and used reads as a price", () => {
+    const bus = new EventBus();
+    const got = collect(bus);
+    const alerts = new Alerts(bus, { thresholds: () => [0.5, 0.8], now: () => T });
+    cleanups.push(() => alerts.close());
+    const budget = { window: "1d" as const, usd: 0.05 };
+    // What the counters sum for three requests of $0.02 and one of $0.018 (seen with scripts/demo and a USD budget)
+    let used = 0;
+    for (const cost of [0.02, 0.02, 0.018]) {
+      const before = used;
+      used += cost;
+      alerts.budgetChanged("ci", [{ budget, before, after: used, resetsAt: T + 86_400_000 }], T);
+    }
+    // 0.02 + 0.02 is 80 % of $0.05 exactly: both thresholds then, not 0.8 one request later
+    expect(got.map((a) => [a.detail.threshold, a.detail.used])).toEqual([
+      [0.5, 0.04],
+      [0.8, 0.04],
+    ]);
+    alerts.budgetChanged("ci", [{ budget: { window: "5h", usd: 0.1 }, before: 0.036, after: 0.036 + 0.018, resetsAt: T + 18_000_000 }], T);
+    expect(got.at(-1)!.detail.used).toBe(0.054);
+  });
+
   test("account quota windows: a crossing seen by the scan is raised once per reset period", () => {
     const bus = new EventBus();
     const got = collect(bus);
