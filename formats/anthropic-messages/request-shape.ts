@@ -63,38 +63,51 @@ function plainTool(t: unknown): boolean {
 }
 
 /**
- * What parse.ts reads for `body` in place of `RequestSchema`'s output when the schema surely accepts
- * the body (see the module doc); undefined when the check is not sure, and the schema decides.
+ * Whether the schema surely accepts `body` (see the module doc), read in place: false when a field has
+ * the wrong type or the check is not sure, and the schema decides. Also asked by the same-format tidy
+ * lane (tidy.ts), which sends the body on without parse.ts: a wrong-typed field is the same 400 there.
  */
-export function acceptedEnvelope(body: unknown): (Json & RequestBody) | undefined {
-  if (!isObj(body) || typeof body.model !== "string") return undefined;
+export function envelopeAccepted(body: unknown): body is Json & RequestBody {
+  if (!isObj(body) || typeof body.model !== "string") return false;
   const messages = body.messages;
-  if (!Array.isArray(messages)) return undefined;
-  for (const m of messages) if (!plainMessage(m)) return undefined;
-  if (!nullishNumber(body.max_tokens) || !nullishNumber(body.temperature) || !nullishNumber(body.top_p) || !nullishNumber(body.top_k) || !nullishBoolean(body.stream)) return undefined;
+  if (!Array.isArray(messages)) return false;
+  for (const m of messages) if (!plainMessage(m)) return false;
+  if (!nullishNumber(body.max_tokens) || !nullishNumber(body.temperature) || !nullishNumber(body.top_p) || !nullishNumber(body.top_k) || !nullishBoolean(body.stream)) return false;
   const system = body.system;
-  if (!nullish(system) && typeof system !== "string" && !(Array.isArray(system) && blocks(system))) return undefined;
+  if (!nullish(system) && typeof system !== "string" && !(Array.isArray(system) && blocks(system))) return false;
   const stops = body.stop_sequences;
   if (!nullish(stops)) {
-    if (!Array.isArray(stops)) return undefined;
-    for (const s of stops) if (typeof s !== "string") return undefined;
+    if (!Array.isArray(stops)) return false;
+    for (const s of stops) if (typeof s !== "string") return false;
   }
   const tc = body.tool_choice;
-  if (!nullish(tc) && !(isObj(tc) && typeof tc.type === "string" && nullishString(tc.name) && nullishBoolean(tc.disable_parallel_tool_use))) return undefined;
+  if (!nullish(tc) && !(isObj(tc) && typeof tc.type === "string" && nullishString(tc.name) && nullishBoolean(tc.disable_parallel_tool_use))) return false;
   const th = body.thinking;
-  if (!nullish(th) && !(isObj(th) && typeof th.type === "string" && nullishNumber(th.budget_tokens) && nullishString(th.display))) return undefined;
+  if (!nullish(th) && !(isObj(th) && typeof th.type === "string" && nullishNumber(th.budget_tokens) && nullishString(th.display))) return false;
   const oc = body.output_config;
-  if (!nullish(oc) && !(isObj(oc) && nullishString(oc.effort))) return undefined;
+  if (!nullish(oc) && !(isObj(oc) && nullishString(oc.effort))) return false;
   const md = body.metadata;
-  if (!nullish(md) && !(isObj(md) && nullishString(md.user_id))) return undefined;
+  if (!nullish(md) && !(isObj(md) && nullishString(md.user_id))) return false;
   const tools = body.tools;
-  let keptTools: unknown = tools;
   if (!nullish(tools)) {
-    if (!Array.isArray(tools)) return undefined;
+    if (!Array.isArray(tools)) return false;
+    for (const t of tools) if (!plainTool(t)) return false;
+  }
+  return true;
+}
+
+/**
+ * What parse.ts reads for `body` in place of `RequestSchema`'s output when the schema surely accepts
+ * the body ({@link envelopeAccepted}); undefined when the check is not sure, and the schema decides.
+ */
+export function acceptedEnvelope(body: unknown): (Json & RequestBody) | undefined {
+  if (!envelopeAccepted(body)) return undefined;
+  const { tools, tool_choice: tc, thinking: th, output_config: oc, metadata: md } = body as Json;
+  let keptTools: unknown = tools;
+  if (Array.isArray(tools)) {
     let copied: unknown[] | undefined;
     for (let i = 0; i < tools.length; i++) {
       const t = tools[i] as Json;
-      if (!plainTool(t)) return undefined;
       if (t.type === undefined || t.type === null || t.type === "custom") {
         copied?.push(t);
         continue;

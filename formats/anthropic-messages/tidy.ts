@@ -9,6 +9,7 @@ import { mergeTurns, type OutMessage } from "./build.ts";
 import { withClaudeCodeIdentity } from "./claude-code.ts";
 import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
 import { checkedEnvelope } from "./parse.ts";
+import { envelopeAccepted } from "./request-shape.ts";
 
 /**
  * Blocks of one turn (or of `system`) as sent: empty text removed, thinking kept only when signed by
@@ -93,10 +94,12 @@ function tidyBlocks(content: unknown, path: string, role: string, family: Provid
  *   ({@link withClaudeCodeIdentity}).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  *
- * Nothing is left out or replaced for its type without asking the request schema first (parse.ts
- * {@link checkedEnvelope}): a message that is not an object, content of the wrong type, a block that is
- * not an object, a non-string `text`, a `system` or `max_tokens` of the wrong type is the same 400 naming
- * the field that a translated target gives (a message with another role, as there, is refused naming it).
+ * The body is first checked against the request schema (request-shape.ts {@link envelopeAccepted} by
+ * hand, else parse.ts {@link checkedEnvelope}): a message that is not an object, content of the wrong
+ * type, a block that is not an object, a `system`, `max_tokens`, `temperature`, `stop_sequences`,
+ * `tool_choice`, `thinking` or tool of the wrong type is the same 400 naming the field that a translated
+ * target gives, never left out nor passed on (a non-string `text` and a message with another role, as
+ * parse.ts refuses them, are refused naming them).
  * @throws FormatError (400 `invalid_request`) for such a body.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
@@ -111,6 +114,9 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   }
   out.model = target.model;
   out.stream = target.stream;
+  // A wrong-typed field is the 400 a translated target gives (the schema names it); checked by hand
+  // first (request-shape.ts: no copy of the body), the schema only when that is not sure.
+  if (!envelopeAccepted(body)) checkedEnvelope(body);
   const strict = () => void checkedEnvelope(body);
   if (out.max_tokens !== undefined && typeof out.max_tokens !== "number") strict();
   if (typeof out.max_tokens !== "number") out.max_tokens = target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;

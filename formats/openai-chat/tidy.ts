@@ -6,6 +6,7 @@ import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { sendableStops, Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
 import { checkedRequest } from "./parse.ts";
+import { chatBodyAccepted } from "./request-shape.ts";
 
 /** Copy of a content part without `cache_control`. */
 function stripPart(p: unknown): unknown {
@@ -45,13 +46,17 @@ function hasContent(content: unknown): boolean {
  *
  * Warnings: `dropped_empty_message`, `reordered_tool_results`.
  *
- * What it would leave out for its type (a message that is not an object, a message it would drop as
- * empty, a `stop` entry that is not a string) is first checked against the request schema
- * (parse.ts {@link checkedRequest}): a malformed body (`content: {…}`, `content: [1]`, `text: 5`) is the
- * 400 naming the field that a translated target gives, never a message silently left out.
+ * The body is first checked against the request schema (request-shape.ts {@link chatBodyAccepted} by
+ * hand, else parse.ts {@link checkedRequest}): a wrong-typed field (`content: {…}`, `content: [1]`,
+ * `text: 5`, `role: 5`, `temperature: "hot"`, a number in `stop`) is the 400 naming the field that a
+ * translated target gives, never a message silently left out nor a field passed on to the provider.
+ * Unknown fields and content part types are passed on (a third-party server may know them).
  * @throws FormatError (400 `invalid_request`) for such a body.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
+  // A wrong-typed field is the 400 a translated target gives (the schema names it); checked by hand
+  // first (request-shape.ts: no copy of the body), the schema only when that is not sure.
+  if (!chatBodyAccepted(body)) checkedRequest(body);
   const w = new Warnings();
   const out: Json = {};
   for (const [k, val] of Object.entries(body)) {
@@ -65,10 +70,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
     let dropped = 0;
     const msgs: Json[] = [];
     for (const m of body.messages) {
-      if (!isObj(m)) {
-        checkedRequest(body);
-        continue;
-      }
+      if (!isObj(m)) continue; // not after the check above (the schema takes only objects with a role)
       const msg: Json = {};
       for (const [k, val] of Object.entries(m)) {
         if (val === null || val === undefined || k === "cache_control") continue;
@@ -85,8 +87,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (msg.role === "tool") {
         if (msg.content === undefined) msg.content = "";
       } else if (!hasContent(msg.content) && !Array.isArray(msg.tool_calls) && !isObj(msg.function_call)) {
-        // empty, or of a type the schema refuses: the latter is the client's 400, not a dropped message
-        checkedRequest(body);
+        // really empty: content of a type the schema refuses was the client's 400 above
         dropped++;
         continue;
       } else if (msg.role === "assistant" && !hasContent(msg.content) && msg.content !== undefined) {
@@ -154,7 +155,6 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   }
 
   if (out.stop === "" || Array.isArray(out.stop)) {
-    if (Array.isArray(out.stop) && out.stop.some((x) => typeof x !== "string")) checkedRequest(body);
     const stops = sendableStops(typeof out.stop === "string" ? [out.stop] : out.stop.filter((x): x is string => typeof x === "string"), w);
     if (!stops) delete out.stop;
     else if (Array.isArray(out.stop) && stops.length !== out.stop.length) out.stop = stops;
