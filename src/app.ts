@@ -52,6 +52,7 @@ import type { ConfigChanges } from "./config/diff.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
+import { raiseHeadLimit } from "./http/request-head.ts";
 import type { BrowserPolicy } from "./http/browser-guard.ts";
 import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
@@ -523,6 +524,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   // Follows max_body_bytes through reloads (src/http/socket-frame-limit.ts).
   const startFrameLimit = responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes);
+  // Request heads up to 64 KiB reach the gateway, not Bun's empty 431 (src/http/request-head.ts).
+  await raiseHeadLimit();
   app.listen({
     hostname: host,
     port,

@@ -10,6 +10,7 @@ import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./res
 import { browserGuard, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
+import { urlTooLong } from "./request-head.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -273,7 +274,10 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
     });
   const gemini = (prefix: string) => {
     const serve = geminiApi(deps, prefix);
-    return guarded((request, server) => serve(request, server, pathOf(request.url)));
+    return guarded((request, server) => {
+      const url = request.url;
+      return urlTooLong(request, url) ?? serve(request, server, pathOf(url));
+    });
   };
   return {
     "/v1/chat/completions": route("chat"),
@@ -333,7 +337,8 @@ export function createServer(deps: ServerDeps) {
       const verdict = browserGuard(request, deps.browser());
       if (verdict.response) return verdict.response;
       Object.assign(set.headers, verdict.headers);
-      return bodyLimit(request);
+      // A URL past the gateway's own limit (src/http/request-head.ts): a 414 in the path's format.
+      return urlTooLong(request) ?? bodyLimit(request);
     })
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
