@@ -3,21 +3,26 @@
  * An interleaved A/B of switchyard builds over the wire (issue 17): the bench upstream
  * (scripts/bench-upstream.ts) and one switchyard per source tree (`bun TREE/src/main.ts start`, as
  * scripts/bench and scripts/bench-floor.ts start it), optionally the floor's rung 5
- * (scripts/lib/floor-server.ts) beside them; then rounds of `wrk -t1 -c32` runs, the servers' order
- * rotating per round and lane (the Bun load client of scripts/bench when wrk is not installed), each server's CPU read from /proc/PID/stat over its own run and divided
- * by the requests it served. Prints each round's CPU µs per request and the medians, and each build's
- * median ratio to the first build of the same round (the A/B figure: same minute, same machine load).
+ * (scripts/lib/floor-server.ts) beside them; then rounds of `wrk -t1 -c32` runs (the Bun load client of
+ * scripts/bench when wrk is not installed), each round with the servers started anew in a rotated order
+ * (the server started first read faster whichever tree it was: docs/performance.md items 153 and 170)
+ * and their runs' order rotating per lane and round, each server's CPU read from /proc/PID/stat over its
+ * own run and divided by the requests it served. Prints each round's CPU µs per request and the medians,
+ * each build's median ratio to the first build of the same round (the A/B figure: same minute, same
+ * machine load), its difference by start order and the server started last minus the one started first.
  *
- * Every server answers 100 requests of every lane and gets one warm-up run per lane first; while it
- * waits for its next run it gets one request of one of its lanes every 3 s (as in bench-floor.ts: a lane
- * left unused for ~25 s comes back slower).
+ * Every server, each round, answers 100 requests of every lane and gets one warm-up run per lane first;
+ * while it waits for its next run it gets one request of one of its lanes every 3 s (as in
+ * bench-floor.ts: a lane left unused for ~25 s comes back slower).
  *
  * Usage: bun scripts/bench-ab.ts [--tree NAME=DIR]... [--rung5] [--lanes chat-json,messages-json,…]
  *        [--rounds N] [--seconds N] [--warm N] [--threads] [--latency N] [--smoke]
  *   --tree: NAME=DIR[:VAR=value,…]: a switchyard source tree (at least one; each with its node_modules
  *           installed), started with those environment variables; the first is the reference of the ratios
- *   --smoke: one 1 s round, no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
- *   --warm N: N s of unmeasured load per server and lane before the rounds (with --latency: before each round; default 1)
+ *   --smoke: 1 s rounds (one unless --rounds), no warm-up run (proves it runs; figures mean nothing; test/scripts/bench-ab.test.ts)
+ *   --warm N: N s of unmeasured load per server and lane, each round after the servers start (default 1)
+ *   --rounds N: rounds (default 5, with --smoke 1); a multiple of the servers' count starts each in each place equally
+ *           often, and its square also gives each place in the CPU runs' order with each start order
  *   --threads: also each server's CPU by thread name (JS thread, HTTP client, JIT, GC, allocator) and
  *           its minor page faults per request (a fault costs ~15 µs of CPU on the sandbox VM of 2026-12-03)
  *   --latency N: instead of the wrk runs, latency at concurrency 1 (scripts/bench's first section, A/B):
@@ -28,7 +33,7 @@
  *           prints per server the p50 minus direct's p50 of the same round (the added p50, median of the
  *           rounds), its difference to the first tree's (the mean of the start orders' medians), that
  *           difference by start order, and the server started last minus the one started first (the
- *           start order's bias). Use a multiple of the servers' count as --rounds (each order as often).
+ *           start order's bias), as the CPU A/B does. Use a multiple of the servers' count as --rounds.
  *           On the WebSocket lane each server is sent the frames on
  *           one socket kept open and "direct" is the same request to the upstream over HTTP (as in
  *           scripts/bench: the upstream has no WebSocket).
@@ -164,7 +169,7 @@ interface Server {
   p: Proc;
 }
 
-/** Every server's key in `--tree` order, rung 5 last: the order the CPU A/B starts them in. */
+/** Every server's key in `--tree` order, rung 5 last: the first round's start order, rotated in the later ones. */
 const KEYS = [...TREES.map((t) => t.name), ...(RUNG5 ? ["rung5"] : [])];
 
 const dir = mkdtempSync(join(tmpdir(), "switchyard-ab-"));
@@ -215,24 +220,73 @@ function mid(xs: number[]): number {
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
- * `--latency`: per round the servers are started anew, in the order of {@link KEYS} rotated by the round
- * (a,b then b,a; three servers take each place once in three rounds): the server started first used to
- * read 7–48 µs faster whichever tree it was (docs/performance.md items 147 and 153). Then per lane
- * {@link LATENCY} requests to the upstream directly and to each server, one at a time in a
- * {@link balancedSequence} (each target follows every other equally often); prints the added p50 (server
- * p50 minus direct p50 of the same round), each server's difference to the first tree's (the mean of
- * the start orders' medians, with the rounds' range), the differences by start order, and the server
- * started last minus the one started first (what the start order moves; about 0 between builds alike).
+ * The rounds of either A/B: each round starts the servers anew, in the order of {@link KEYS} rotated by
+ * the round (a,b then b,a; three servers take each place once in three rounds), as the server started
+ * first read faster whichever tree it was (docs/performance.md items 147, 153 and 170); warms them
+ * ({@link startAndWarm}), hands them to `measure` (the round's 0-based index too; it returns the round's
+ * line for stderr) and stops them. Returns each round's start order.
  */
-async function latencyRounds(upstreamUrl: string): Promise<void> {
-  /** by key and column: the added p50 of each round (NaN where the server does not run the lane) */
-  const added = new Map<string, number[][]>(KEYS.map((k) => [k, COLUMNS.map(() => [])]));
-  const direct: number[][] = COLUMNS.map(() => []);
+async function restartedRounds(upstreamUrl: string, measure: (servers: Server[], round: number) => Promise<string>): Promise<string[][]> {
   const orders: string[][] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const order = rotated(KEYS, r);
     orders.push(order);
     const servers = await startAndWarm(order, upstreamUrl, `-r${r + 1}`);
+    const line = await measure(servers, r);
+    for (const s of servers) await stopProc(s.p);
+    live = live.filter((s) => !servers.includes(s));
+    process.stderr.write(`round ${r + 1}/${ROUNDS} (started ${order.join(",")})  ${line}\n`);
+  }
+  return orders;
+}
+
+/** The distinct start orders (`a,b`) of {@link restartedRounds}' rounds, each with its rounds (0-based). */
+function startOrders(orders: string[][]): Map<string, number[]> {
+  const byOrder = new Map<string, number[]>();
+  orders.forEach((o, r) => byOrder.set(o.join(","), [...(byOrder.get(o.join(",")) ?? []), r]));
+  return byOrder;
+}
+
+/**
+ * Prints what the start order moved, after either A/B's table: per start order each server's figure minus
+ * the first tree's (µs, the median of that order's rounds), and per lane the server started last minus
+ * the one started first (µs, median (min … max) of the rounds: the start order's bias when the builds
+ * are alike). `values`: by key and column, the figure of each round (NaN where the server does not run
+ * the lane); `toUs`: its factor to µs; `what`: its name in the heading ("added p50").
+ */
+function printStartOrders(values: Map<string, number[][]>, orders: string[][], toUs: number, what: string): void {
+  const ref = TREES[0].name;
+  const us = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
+  /** A server's figure minus the first tree's, µs, per round. */
+  const diffs = (key: string, ci: number) => values.get(key)![ci].map((x, r) => (x - values.get(ref)![ci][r]) * toUs);
+  console.log(`\nby start order (µs, median of that order's rounds): each server's ${what} minus ${ref}'s`);
+  for (const [o, rs] of startOrders(orders)) {
+    const cells = COLUMNS.map((c, ci) => `${c.name} ` + KEYS.filter((k) => k !== ref && runsOn(k, c)).map((k) => `${k} ${us(mid(rs.map((r) => diffs(k, ci)[r])))}`).join(" "));
+    console.log(`started ${o} (round${rs.length > 1 ? "s" : ""} ${rs.map((r) => r + 1).join(", ")}): ${cells.join("  ")}`);
+  }
+  const lastFirst = COLUMNS.map((c, ci) => {
+    const xs = orders.map((o, r) => {
+      const on = o.filter((k) => runsOn(k, c));
+      return (values.get(on.at(-1)!)![ci][r] - values.get(on[0])![ci][r]) * toUs;
+    });
+    return `${c.name} ${us(mid(xs))} (${us(Math.min(...xs))} … ${us(Math.max(...xs))})`;
+  });
+  console.log(`started last minus started first (µs, median (min … max) of the rounds; the start order's bias when the builds are alike): ${lastFirst.join("  ")}`);
+}
+
+/**
+ * `--latency`: per round the servers are started anew in a rotated order ({@link restartedRounds}: the
+ * server started first used to read 7–48 µs faster whichever tree it was). Then per lane
+ * {@link LATENCY} requests to the upstream directly and to each server, one at a time in a
+ * {@link balancedSequence} (each target follows every other equally often); prints the added p50 (server
+ * p50 minus direct p50 of the same round), each server's difference to the first tree's (the mean of
+ * the start orders' medians, with the rounds' range), then what the start order moved ({@link printStartOrders}).
+ */
+async function latencyRounds(upstreamUrl: string): Promise<void> {
+  /** by key and column: the added p50 of each round (NaN where the server does not run the lane) */
+  const added = new Map<string, number[][]>(KEYS.map((k) => [k, COLUMNS.map(() => [])]));
+  const direct: number[][] = COLUMNS.map(() => []);
+  const orders = await restartedRounds(upstreamUrl, async (servers) => {
     measuring = "*";
     const line: string[] = [];
     for (let ci = 0; ci < COLUMNS.length; ci++) {
@@ -256,16 +310,11 @@ async function latencyRounds(upstreamUrl: string): Promise<void> {
     for (const s of keptSockets.values()) (await s).close();
     keptSockets.clear();
     measuring = undefined;
-    for (const s of servers) await stopProc(s.p);
-    live = live.filter((s) => !servers.includes(s));
-    process.stderr.write(`round ${r + 1}/${ROUNDS} (started ${order.join(",")})  ${line.join(" | ")}\n`);
-  }
+    return line.join(" | ");
+  });
   const ref = TREES[0].name;
   const range = (xs: number[], f = 3) => `${median(xs).toFixed(f)} (${Math.min(...xs).toFixed(f)}–${Math.max(...xs).toFixed(f)})`;
-  const us = (x: number) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)}`;
-  /** The distinct start orders and the rounds (0-based) of each. */
-  const byOrder = new Map<string, number[]>();
-  orders.forEach((o, r) => byOrder.set(o.join(","), [...(byOrder.get(o.join(",")) ?? []), r]));
+  const byOrder = startOrders(orders);
   /** A server's added p50 minus the first tree's, µs, per round. */
   const diffs = (key: string, ci: number) => added.get(key)![ci].map((x, r) => (x - added.get(ref)![ci][r]) * 1000);
   console.log(
@@ -279,19 +328,83 @@ async function latencyRounds(upstreamUrl: string): Promise<void> {
     });
     console.log(`${c.name.padEnd(22)} direct ${range(direct[ci])}  ${cells.join("  ")}`);
   });
-  console.log(`\nby start order (µs, median of that order's rounds): each server's added p50 minus ${ref}'s`);
-  for (const [o, rs] of byOrder) {
-    const cells = COLUMNS.map((c, ci) => `${c.name} ` + KEYS.filter((k) => k !== ref && runsOn(k, c)).map((k) => `${k} ${us(mid(rs.map((r) => diffs(k, ci)[r])))}`).join(" "));
-    console.log(`started ${o} (round${rs.length > 1 ? "s" : ""} ${rs.map((r) => r + 1).join(", ")}): ${cells.join("  ")}`);
-  }
-  const lastFirst = COLUMNS.map((c, ci) => {
-    const xs = orders.map((o, r) => {
-      const on = o.filter((k) => runsOn(k, c));
-      return (added.get(on.at(-1)!)![ci][r] - added.get(on[0])![ci][r]) * 1000;
-    });
-    return `${c.name} ${us(mid(xs))} (${us(Math.min(...xs))} … ${us(Math.max(...xs))})`;
+  printStartOrders(added, orders, 1000, "added p50");
+}
+
+/**
+ * The CPU A/B's rounds (item 170): per round the servers are started anew ({@link restartedRounds}), then
+ * per lane each server gets one load run of {@link SECONDS} s ({@link load}) while the others wait (and
+ * get the keep-warm requests), its CPU over the run divided by the requests it served. The servers take
+ * their runs in `--tree` order rotated by the lane and by the round divided by the servers' count, so
+ * that the start order and the place in the runs vary apart (two servers: a,b a,b b,a b,a against the
+ * start orders a,b b,a a,b b,a: each pair once in four rounds). Prints each server's median CPU µs per
+ * request (min–max) and the median of its rounds' ratios to the first tree's, then what the start order
+ * moved ({@link printStartOrders}).
+ */
+async function cpuRounds(upstreamUrl: string): Promise<void> {
+  /** by key and column: CPU µs per request of each round (NaN where the server does not run the lane) */
+  const cpu = new Map<string, number[][]>(KEYS.map((k) => [k, COLUMNS.map(() => [])]));
+  const ratio = new Map<string, number[][]>(KEYS.map((k) => [k, COLUMNS.map(() => [])]));
+  /** by server and column: thread name → µs per request per round */
+  const byThread = new Map<string, Map<string, number[]>[]>(KEYS.map((k) => [k, COLUMNS.map(() => new Map())]));
+  let errors = 0;
+  const orders = await restartedRounds(upstreamUrl, async (servers, r) => {
+    const line: string[] = [];
+    for (let ci = 0; ci < COLUMNS.length; ci++) {
+      const c = COLUMNS[ci];
+      const ss = KEYS.flatMap((k) => servers.filter((s) => s.key === k && runsOn(k, c)));
+      const round = new Map<string, number>();
+      for (const s of rotated(ss, Math.floor(r / KEYS.length) + ci)) {
+        measuring = s.key;
+        const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
+        const f0 = THREADS ? minorFaults(s.p.pid) : 0;
+        const c0 = cpuUs(s.p.pid);
+        const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
+        const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
+        if (t0) {
+          const m = byThread.get(s.key)![ci];
+          for (const [name, v] of threadsByName(s.p.pid)) {
+            const xs = m.get(name) ?? [];
+            xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
+            m.set(name, xs);
+          }
+          m.set("(minor page faults)", [...(m.get("(minor page faults)") ?? []), (minorFaults(s.p.pid) - f0) / Math.max(1, res.requests)]);
+        }
+        measuring = undefined;
+        errors += res.errors;
+        round.set(s.key, us);
+      }
+      const ref = round.get(TREES[0].name)!;
+      for (const k of KEYS) {
+        cpu.get(k)![ci].push(round.get(k) ?? NaN);
+        if (round.has(k)) ratio.get(k)![ci].push(round.get(k)! / ref);
+      }
+      line.push(`${c.name}: ` + ss.map((s) => `${s.key} ${round.get(s.key)!.toFixed(0)}`).join(" "));
+    }
+    return line.join(" | ");
   });
-  console.log(`started last minus started first (µs, median (min … max) of the rounds; the start order's bias when the builds are alike): ${lastFirst.join("  ")}`);
+  const byOrder = startOrders(orders);
+  console.log(
+    `\n${new Date().toISOString().slice(0, 16)} UTC, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} rounds of ${SECONDS} s, the servers started anew each round in a rotated order (${[...byOrder.keys()].join("; ")}), load errors ${errors}; CPU µs per request, median (min–max) [× ${TREES[0].name}, median of the rounds' ratios]`,
+  );
+  for (const k of KEYS) {
+    const cells = COLUMNS.map((c, ci) => {
+      const xs = cpu.get(k)![ci].filter((x) => !Number.isNaN(x));
+      if (xs.length === 0) return `${c.name} -`;
+      return `${c.name} ${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}) [${median(ratio.get(k)![ci]).toFixed(3)}×]`;
+    });
+    console.log(`${k.padEnd(10)} ${cells.join("  ")}`);
+  }
+  if (THREADS) {
+    console.log("\nby thread (µs per request, median of the rounds; minor page faults per request):");
+    for (const k of KEYS)
+      COLUMNS.forEach((c, ci) => {
+        const m = byThread.get(k)![ci];
+        if (m.size === 0) return;
+        console.log(`${k.padEnd(10)} ${c.name}: ` + [...m].map(([name, xs]) => [name, median(xs)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${v.toFixed(1)}`).join(", "));
+      });
+  }
+  printStartOrders(cpu, orders, 1, "CPU per request");
 }
 
 const procs: Proc[] = [];
@@ -304,70 +417,9 @@ try {
     if (measuring !== "*") for (const s of live) if (s.key !== measuring && runsOn(s.key, c)) void once(c, requestFor(s.key, c, s.p.url)).catch(() => {});
   }, 3000);
 
-  if (LATENCY > 0) {
-    await latencyRounds(upstream.url);
-    clearInterval(keepWarm);
-  } else {
-    const servers = await startAndWarm(KEYS, upstream.url, "");
-    const cpu = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
-    const ratio = new Map<string, number[][]>(servers.map((s) => [s.key, COLUMNS.map(() => [])]));
-    /** by server and column: thread name → µs per request per round */
-    const byThread = new Map<string, Map<string, number[]>[]>(servers.map((s) => [s.key, COLUMNS.map(() => new Map())]));
-    let errors = 0;
-    for (let r = 0; r < ROUNDS; r++) {
-      const line: string[] = [];
-      for (let ci = 0; ci < COLUMNS.length; ci++) {
-        const c = COLUMNS[ci];
-        const ss = servers.filter((s) => runsOn(s.key, c));
-        const order = ss.map((_, i) => ss[(i + r + ci) % ss.length]);
-        const round = new Map<string, number>();
-        for (const s of order) {
-          measuring = s.key;
-          const t0 = THREADS ? threadsByName(s.p.pid) : undefined;
-          const f0 = THREADS ? minorFaults(s.p.pid) : 0;
-          const c0 = cpuUs(s.p.pid);
-          const res = await load(c, requestFor(s.key, c, s.p.url), SECONDS, dir);
-          const us = (cpuUs(s.p.pid) - c0) / Math.max(1, res.requests);
-          if (t0) {
-            const m = byThread.get(s.key)![ci];
-            for (const [name, v] of threadsByName(s.p.pid)) {
-              const xs = m.get(name) ?? [];
-              xs.push((v - (t0.get(name) ?? 0)) / Math.max(1, res.requests));
-              m.set(name, xs);
-            }
-            m.set("(minor page faults)", [...(m.get("(minor page faults)") ?? []), (minorFaults(s.p.pid) - f0) / Math.max(1, res.requests)]);
-          }
-          measuring = undefined;
-          errors += res.errors;
-          round.set(s.key, us);
-          cpu.get(s.key)![ci].push(us);
-        }
-        const ref = round.get(TREES[0].name)!;
-        for (const s of ss) ratio.get(s.key)![ci].push(round.get(s.key)! / ref);
-        line.push(`${c.name}: ` + ss.map((s) => `${s.key} ${round.get(s.key)!.toFixed(0)}`).join(" "));
-      }
-      process.stderr.write(`round ${r + 1}/${ROUNDS}  ${line.join(" | ")}\n`);
-    }
-    clearInterval(keepWarm);
-    console.log(`\n${new Date().toISOString().slice(0, 16)} UTC, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} rounds of ${SECONDS} s, load errors ${errors}; CPU µs per request, median (min–max) [× ${TREES[0].name}, median of the rounds' ratios]`);
-    for (const s of servers) {
-      const cells = COLUMNS.map((c, ci) => {
-        const xs = cpu.get(s.key)![ci];
-        if (xs.length === 0) return `${c.name} -`;
-        return `${c.name} ${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}) [${median(ratio.get(s.key)![ci]).toFixed(3)}×]`;
-      });
-      console.log(`${s.key.padEnd(10)} ${cells.join("  ")}`);
-    }
-    if (THREADS) {
-      console.log("\nby thread (µs per request, median of the rounds; minor page faults per request):");
-      for (const s of servers)
-        COLUMNS.forEach((c, ci) => {
-          const m = byThread.get(s.key)![ci];
-          if (m.size === 0) return;
-          console.log(`${s.key.padEnd(10)} ${c.name}: ` + [...m].map(([name, xs]) => [name, median(xs)] as const).filter(([, v]) => v >= 0.5).sort((a, b) => b[1] - a[1]).map(([name, v]) => `${name} ${v.toFixed(1)}`).join(", "));
-        });
-    }
-  }
+  if (LATENCY > 0) await latencyRounds(upstream.url);
+  else await cpuRounds(upstream.url);
+  clearInterval(keepWarm);
 } finally {
   for (const s of live) await stopProc(s.p);
   for (const p of procs.reverse()) await stopProc(p);

@@ -3,16 +3,16 @@
  * wire): two switchyard servers from this tree (the second with an environment variable of its own) and
  * the floor's rung 5 must start, answer both JSON lanes and the Responses WebSocket lane (the script
  * throws on a non-200 or a failed frame before measuring) and each get a CPU figure and a ratio to the
- * first build per lane (rung 5 has no WebSocket: "-" there), and a line per thread
- * name with `--threads`. No timing is asserted: the figures of a smoke run mean nothing.
+ * first build per lane (rung 5 has no WebSocket: "-" there), a line per thread name with `--threads`,
+ * and the figures by start order (the servers are started anew each round, in a rotated order). No timing is asserted: the figures of a smoke run mean nothing.
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "../..");
 
-test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio per lane", async () => {
-  const args = ["--smoke", "--threads", "--rung5", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}:SWITCHYARD_BENCH_AB_MARK=1`, "--lanes", "chat-json,messages-json,responses-ws→chat-stream"];
+test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio per lane, and what the start order moved", async () => {
+  const args = ["--smoke", "--rounds", "2", "--threads", "--rung5", "--tree", `a=${ROOT}`, "--tree", `b=${ROOT}:SWITCHYARD_BENCH_AB_MARK=1`, "--lanes", "chat-json,messages-json,responses-ws→chat-stream"];
   const proc = Bun.spawn([process.execPath, join(ROOT, "scripts/bench-ab.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   expect({ code, stderr: code === 0 ? "" : err }).toEqual({ code: 0, stderr: "" });
@@ -37,6 +37,16 @@ test("bench-ab --smoke prints every build and rung 5 with a figure and a ratio p
     const figures = entries.map((e) => Number(e.slice(e.lastIndexOf(" ") + 1)));
     expect(figures, name).toEqual(figures.toSorted((x, y) => y - x));
   }
+  // The servers are started anew each round, each in turn first (item 170, as --latency since item 153):
+  // each start order with every server's difference to a per lane (rung 5 has no WebSocket lane), and
+  // what the later start moved.
+  const signed = String.raw`[+−]\d+\.\d`;
+  const byOrder = (order: string, round: number) =>
+    new RegExp(`^started ${order} \\(round ${round}\\): chat-json b ${signed} rung5 ${signed}  messages-json b ${signed} rung5 ${signed}  responses-ws→chat-stream b ${signed}$`, "m");
+  expect(out).toMatch(byOrder("a,b,rung5", 1));
+  expect(out).toMatch(byOrder("b,rung5,a", 2));
+  const span = String.raw`${signed} \(${signed} … ${signed}\)`;
+  expect(out).toMatch(new RegExp(`^started last minus started first .*: chat-json ${span}  messages-json ${span}  responses-ws→chat-stream ${span}$`, "m"));
 }, 180_000);
 
 test("bench-ab --smoke --latency prints each lane's direct p50 and every build's added p50 with its difference to the first, by start order too", async () => {
