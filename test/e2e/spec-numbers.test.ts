@@ -387,19 +387,38 @@ describe("SPEC 6.3: 10 consecutive 5xx open the provider circuit for 5 min", () 
 });
 
 describe("SPEC A-2: a conversation binding lasts 15 minutes after the success that wrote it", () => {
-  test("hit at 15 min minus 1 ms (same account), miss at 15 min", async () => {
+  /**
+   * One turn of the conversation through the gateway in process, its body handed over parsed: the
+   * binding is written after the reply (the after-reply queue, docs/performance.md item 149), which over
+   * HTTP runs before or after the test has the reply, as the gateway's next event-loop turn and the
+   * client's read fall (a binding dated when it is written instead of at the success failed the HTTP
+   * version of this test in 2 of 5 runs). Here it is still queued when the turn returns and the clock
+   * moves; the next turn writes it as it starts (the gateway settles the queue before its guard).
+   * Returns the `X-Switchyard-Cache` answer.
+   */
+  const turn = async (text: string) => {
+    const value = msg("p/claude-x", text);
+    const bytes = new TextEncoder().encode(JSON.stringify(value));
+    const res = await gw.app.gateway.handle({
+      request: new Request(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" } }),
+      body: { value, bytes, maxBytes: bytes.byteLength },
+      endpoint: "messages",
+      peer: "127.0.0.1",
+    });
+    expect(res.status).toBe(200);
+    return res.headers.get("x-switchyard-cache");
+  };
+
+  test("hit at 15 min minus 1 ms (same account), miss at 15 min, counted from the success however late the binding is written", async () => {
     const text = "a conversation bound for fifteen minutes";
-    const first = await post(msg("p/claude-x", text));
-    expect(first.headers.get("x-switchyard-cache")).toBe("miss");
+    expect(await turn(text)).toBe("miss");
     const bound = reached()[0];
     clock.advance(15 * MINUTE - 1);
-    const second = await post(msg("p/claude-x", text));
-    expect(second.headers.get("x-switchyard-cache")).toBe("hit");
+    expect(await turn(text)).toBe("hit");
     expect(reached()[1]).toBe(bound);
-    // The hit re-bound it for 15 minutes from now.
+    // The hit re-bound it for 15 minutes from its success, not from when the binding was written (the next turn's start).
     clock.advance(15 * MINUTE);
-    const third = await post(msg("p/claude-x", text));
-    expect(third.headers.get("x-switchyard-cache")).toBe("miss");
+    expect(await turn(text)).toBe("miss");
   });
 });
 
