@@ -50,6 +50,7 @@ import {
   ROOT_PATH,
   suggest,
 } from "./errors.ts";
+import { duplicateKeys } from "./duplicate-keys.ts";
 import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, type ModelEntry } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
@@ -84,13 +85,27 @@ export function envFlag(value: string | undefined): boolean {
 
 /**
  * Parses YAML text with `Bun.YAML.parse`. Bun's errors carry no position, so on a syntax error the
- * first line at which a prefix of the document fails the same way is reported as "near line N".
- * @throws ConfigError with one issue at {@link ROOT_PATH}.
+ * first line at which a prefix of the document fails the same way is reported as "near line N". A key
+ * written twice in one mapping, which Bun's parser takes silently (the last wins, and whatever was
+ * under the first is lost), is an error at that key's path naming both lines (duplicate-keys.ts).
+ * @throws ConfigError with one issue at {@link ROOT_PATH}, or one per repeated key.
  */
 export function parseYaml(text: string, file?: string): unknown {
   try {
-    return Bun.YAML.parse(text);
+    const doc = Bun.YAML.parse(text);
+    const twice = duplicateKeys(text);
+    if (twice.length > 0) {
+      throw new ConfigError(
+        twice.map((d) => ({
+          path: formatPath(d.path),
+          message: `"${d.key}" is written twice in the same mapping (lines ${d.first} and ${d.second}); YAML keeps only the last, so everything under line ${d.first} would be lost: write it once${d.path.length === 1 ? " (merge the two blocks)" : ""}`,
+        })),
+        file,
+      );
+    }
+    return doc;
   } catch (e) {
+    if (e instanceof ConfigError) throw e;
     if (e instanceof RangeError) {
       // Bun's parser recurses: past ~4,000 levels of mappings or lists it runs out of stack (Bun 1.4.5).
       // Not a syntax error, and no line to find (each prefix tried would run out the same way).

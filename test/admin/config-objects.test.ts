@@ -336,6 +336,21 @@ describe("POST /config/reload", () => {
     expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
   });
 
+  test("a file that writes a top-level key twice is rejected naming both lines, and the running config stays (the last block was put in force, the first lost)", async () => {
+    const yaml = YAML.replaceAll("{{FAKE}}", gw.fake.url);
+    // an aliases block pasted at the end of a file that has one: Bun's parser alone keeps the pasted one only
+    writeFileSync(gw.configPath, `${yaml}\naliases:\n  pasted: p/claude-file\n`);
+    const r = await api("POST", "/config/reload");
+    expect(r.status).toBe(400);
+    const e = (await json(r)).error;
+    expect(e.code).toBe("config_invalid");
+    expect(e.issues).toHaveLength(1);
+    expect(e.issues[0].path).toBe("aliases");
+    expect(e.issues[0].message).toStartWith('"aliases" is written twice in the same mapping (lines ');
+    writeFileSync(gw.configPath, yaml);
+    expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
+  });
+
   test("an invalid file is rejected with its issues; the running config stays", async () => {
     writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("model: p/claude-file", "model: zz/claude-file"));
     const r = await api("POST", "/config/reload");
