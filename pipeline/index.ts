@@ -31,7 +31,7 @@ export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings 
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed, modelNotAllowedMessage } from "./key-limits.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
-export { presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
+export { CLIENT_KEY_PLACEHOLDERS, presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 
 // Ports of the stages
 export type { AccountHealth, AttemptSettings } from "./attempt-loop.ts";

@@ -67,21 +67,34 @@ export function traceNeedsScrub(trace: Pick<RouteTrace, "error" | "attempts">): 
 }
 
 /**
+ * The keys README and `switchyard setup` tell a client to send when the gateway needs none
+ * (`placeholder` in README's exports, `switchyard` as setup's `PLACEHOLDER_KEY`). No secret, and
+ * words of the gateway's own messages: scrubbed as the key a request presented, every "switchyard"
+ * in the answer to a CLI set up without a key read "[redacted]" ("set OPENAI_API_KEY before starting
+ * [redacted] without a config file", "[redacted] login claude-code").
+ */
+export const CLIENT_KEY_PLACEHOLDERS: readonly string[] = ["placeholder", "switchyard"];
+
+/**
  * The client key a request presented (Authorization, x-api-key, Gemini's x-goog-api-key, and with
- * `url` a `?key=` query parameter), for scrubbing its own echoes.
+ * `url` a `?key=` query parameter), for scrubbing its own echoes; a placeholder
+ * ({@link CLIENT_KEY_PLACEHOLDERS}) is none.
  */
 export function presentedSecrets(headers: Headers, url?: string): string[] {
   const out: string[] = [];
+  const add = (value: string) => {
+    if (!CLIENT_KEY_PLACEHOLDERS.includes(value)) out.push(value);
+  };
   const auth = headers.get("authorization");
-  if (auth) out.push(auth.replace(/^\s*\w+\s+/, "").trim());
+  if (auth) add(auth.replace(/^\s*\w+\s+/, "").trim());
   const x = headers.get("x-api-key");
-  if (x) out.push(x.trim());
+  if (x) add(x.trim());
   const g = headers.get("x-goog-api-key");
-  if (g) out.push(g.trim());
+  if (g) add(g.trim());
   const q = url?.indexOf("?") ?? -1;
   if (url !== undefined && q >= 0) {
     const key = new URLSearchParams(url.slice(q + 1)).get("key");
-    if (key) out.push(key.trim());
+    if (key) add(key.trim());
   }
   return out;
 }

@@ -30,6 +30,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import type { Account, Credential, KeyLimits, ModelInfo } from "../../pipeline/ports.ts";
+import { CLIENT_KEY_PLACEHOLDERS } from "../../pipeline/index.ts";
 import {
   BUILTIN_KINDS,
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -613,12 +614,12 @@ export function defaultConfig(env: Env = process.env, now: () => number = Date.n
 
 /**
  * The keys README and `switchyard setup` tell a client to send to switchyard when the gateway needs
- * none (`placeholder` in README's exports, `switchyard` as setup's `PLACEHOLDER_KEY`), and the prefix
- * of switchyard's own client keys (`sy-`, src/store/secrets.ts). README has the user export them as
- * ANTHROPIC_API_KEY / GEMINI_API_KEY for the client; a gateway started from the same shell must not
- * take them for the provider's key (every request on that account would be a 401 from the provider).
+ * none ({@link CLIENT_KEY_PLACEHOLDERS}, pipeline/scrub.ts), and the prefix of switchyard's own client
+ * keys (`sy-`, src/store/secrets.ts). README has the user export them as ANTHROPIC_API_KEY /
+ * GEMINI_API_KEY for the client; a gateway started from the same shell must not take them for the
+ * provider's key (every request on that account would be a 401 from the provider).
  */
-export const CLIENT_KEY_PLACEHOLDERS: readonly string[] = ["placeholder", "switchyard"];
+export { CLIENT_KEY_PLACEHOLDERS };
 const CLIENT_KEY_PREFIX = "sy-";
 
 /**

@@ -148,6 +148,23 @@ describe("traffic, successful and failing", () => {
 });
 
 describe("nothing leaked", () => {
+  test("the placeholder keys README and setup give clients are no secret: the gateway's own words stay in its answers", async () => {
+    // A CLI set up without a key sends "switchyard": scrubbed as a presented key, every "switchyard" of the answer read "[redacted]"
+    for (const [placeholder, headers] of [
+      ["switchyard", { authorization: "Bearer switchyard" }],
+      ["switchyard", { "x-goog-api-key": "switchyard" }],
+      ["placeholder", { "x-api-key": "placeholder" }],
+    ] as const) {
+      const r = await call(`placeholder ${placeholder}`, "/v1/chat/completions", { model: "oai-ok/ok-model", messages: [{ role: "user", content: "hi" }] }, headers);
+      expect(r.status).toBe(401);
+      expect(r.text).toContain("switchyard keys create NAME makes one");
+      expect(r.text).not.toContain("[redacted]");
+    }
+    // a key that is not a placeholder is still scrubbed from its own echo
+    const r = await call("unknown key", "/v1/chat/completions", { model: "oai-ok/ok-model", messages: [{ role: "user", content: "hi" }] }, { authorization: "Bearer not-a-placeholder-but-unknown" });
+    expect(r.status).toBe(401);
+  });
+
   test("the client never sees a key, in bodies or headers", () => {
     expect(seen.length).toBeGreaterThan(30);
     for (const s of seen) {
