@@ -222,6 +222,11 @@ describe("keys with limits (SPEC 9.6)", () => {
     // spelled out (it said "? (+2 unpriced)"), and a legend line says what that means
     expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+2 unpriced\s+1d 36 \/ 1,000 tokens \(4 %\)/);
     expect(lines(usage.stdout)).toContain("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+
+    // Revoked, the key has no use to show: its budgets read as its limits, not as a window at 0 % never started
+    expect(cli(["keys", "revoke", "capped", "--data-dir", inst.dataDir]).code).toBe(0);
+    const revoked = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("capped"))!;
+    expect(revoked).toMatch(/ - +rpm 2, tpm 5,000, models oai\/\*\|fast, 1d budget 1,000 tokens, 5h budget \$2\.50$/);
   }, 30_000);
 
   test("--models with a provider/* pattern of no provider of the gateway is refused in one line naming the providers; no key is made", () => {
