@@ -491,6 +491,19 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
       else checkRef(m, at);
     });
   }
+  // A pricing key is provider/model, a bare model id, or provider/* for every model of a provider of
+  // this gateway: any other "*" is a name no model has, and was accepted while pricing nothing.
+  for (const name of Object.keys(s.pricing)) {
+    if (!name.includes("*")) continue;
+    const providerId = name.endsWith("/*") ? name.slice(0, -2) : undefined;
+    if (providerId !== undefined && !providerId.includes("*") && !providerId.includes("/") && knownProviderIds.has(providerId)) continue;
+    if (providerId !== undefined && !providerId.includes("*") && !providerId.includes("/")) {
+      const hint = suggest(providerId, [...knownProviderIds]);
+      add(["settings", "pricing", name], `unknown provider "${providerId}" in "${name}"${hint ? ` (did you mean "${hint}"?)` : ""}: the pattern would price no model; known providers: ${quoteNames(knownProviderIds)}`);
+    } else {
+      add(["settings", "pricing", name], `"${name}" is no model name: a pricing key is provider/model, a bare model id, or provider/* for every model of a provider (the only pattern)`);
+    }
+  }
   const settings: Settings = {
     accountStrategy: s.account_strategy,
     tokenSavers: { compressToolResults: s.token_savers.compress_tool_results },

@@ -138,7 +138,8 @@ interface Remembered {
 
 /**
  * Prices requests. Lookup order for a request served by `provider/model`:
- * 1. `settings.pricing["provider/model"]`, then `settings.pricing["model"]` (an override; a missing
+ * 1. `settings.pricing["provider/model"]`, then `settings.pricing["model"]`, then
+ *    `settings.pricing["provider/*"]`, every model of the provider (an override; a missing
  *    `cache_read` or `cache_write` price is the override's `input` price: a provider that does not
  *    discount cached tokens bills them as input);
  * 2. the price table, under the provider kind's vendor ({@link priceVendor}), else by model id alone;
@@ -182,7 +183,7 @@ export class PriceBook {
   cost(providerId: string, kind: ProviderKind, model: string, usage: Usage): Cost {
     // The override keys are made only when there are overrides to look up (none by default).
     if (this.overrides.size > 0) {
-      const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model);
+      const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model) ?? this.overrides.get(`${providerId}/*`);
       if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
     }
     if (!this.table) return UNPRICED;

@@ -74,6 +74,25 @@ describe("settings.pricing", () => {
     ]);
   });
 
+  test("provider/* of a provider of the gateway is the one pattern; any other '*' is an error at its path (it priced nothing)", () => {
+    const cfg = ok(yaml`
+      settings:
+        pricing:
+          openai/*: { input: 1, output: 2 }
+    `);
+    expect([...cfg.settings.pricing.keys()]).toEqual(["openai/*"]);
+    const list = issues(yaml`
+      settings:
+        pricing:
+          opnai/*: { input: 1, output: 2 }
+          openai/gpt-*: { input: 1, output: 2 }
+          "*": { input: 1, output: 2 }
+    `);
+    expect(issueAt(list, 'settings.pricing["opnai/*"]').message).toStartWith('unknown provider "opnai" in "opnai/*" (did you mean "openai"?): the pattern would price no model; known providers: ');
+    expect(issueAt(list, 'settings.pricing["openai/gpt-*"]').message).toBe('"openai/gpt-*" is no model name: a pricing key is provider/model, a bare model id, or provider/* for every model of a provider (the only pattern)');
+    expect(issueAt(list, 'settings.pricing["*"]').message).toStartWith('"*" is no model name');
+  });
+
   test("a negative or missing price is an error at its path", () => {
     const list = issues(yaml`
       settings:

@@ -37,6 +37,15 @@ describe("settings.pricing overrides", () => {
     expect(b.cost("ollama", "openai-compatible", "my-model", { inputTokens: 500_000, outputTokens: 250_000 }).usd).toBeCloseTo(2, 12);
   });
 
+  test("provider/* prices every model of that provider that has no entry of its own (a local server's models)", () => {
+    const b = new PriceBook(new Map([["ollama/*", { input: 1, output: 1 }], ["ollama/big", { input: 10, output: 10 }], ["shared", { input: 5, output: 5 }]]), table);
+    expect(b.cost("ollama", "openai-compatible", "any-model", { inputTokens: 1_000_000 }).usd).toBeCloseTo(1, 12);
+    expect(b.cost("ollama", "openai-compatible", "big", { inputTokens: 1_000_000 }).usd).toBeCloseTo(10, 12);
+    expect(b.cost("ollama", "openai-compatible", "shared", { inputTokens: 1_000_000 }).usd).toBeCloseTo(5, 12);
+    // another provider's model is not priced by the pattern
+    expect(b.cost("vllm", "openai-compatible", "any-model", { inputTokens: 1_000_000 }).unpriced).toBe(true);
+  });
+
   test("missing cache prices fall back to the override's input price", () => {
     expect(overrideCost({ input: 1, output: 3 }, { cacheReadTokens: 1_000_000, cacheWriteTokens: 1_000_000 })).toBeCloseTo(2, 12);
   });
