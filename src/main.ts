@@ -181,6 +181,36 @@ export const COMMAND_OPTIONS: Record<string, readonly string[]> = {
 };
 
 /**
+ * How many words a command takes after its name (its subcommand and argument): `usage 7d` meant
+ * `--since 7d` and printed the last 24 h; any word beyond these is refused (exit 2).
+ */
+const COMMAND_WORDS: Record<string, number> = {
+  start: 0,
+  "check-config": 1,
+  "keys create": 2,
+  "keys list": 1,
+  "keys revoke": 2,
+  usage: 0,
+  "calls list": 1,
+  "calls inspect": 2,
+  route: 1,
+  "accounts status": 1,
+  "accounts remove": 2,
+  login: 1,
+  import: 1,
+  service: 1,
+  setup: 1,
+  version: 0,
+};
+
+/** The words after `positionals[0]` that its command does not take (see {@link COMMAND_WORDS}); empty for an unknown command. */
+export function wordsNotTaken(positionals: readonly string[]): string[] {
+  const [cmd, sub] = positionals;
+  const most = COMMAND_WORDS[`${cmd} ${sub}`] ?? COMMAND_WORDS[cmd ?? ""];
+  return most === undefined ? [] : positionals.slice(1 + most);
+}
+
+/**
  * The options of `given` (parseArgs' values) that `cmd sub` does not take (see {@link COMMAND_OPTIONS}),
  * as `--name`; empty for an unknown command (its own error says so).
  */
@@ -269,6 +299,12 @@ async function main(argv: string[]): Promise<void> {
   if (values["client-key"] !== undefined && cmd !== "setup") {
     const admin = INSTANCE_COMMANDS.has(cmd) ? `; ${cmd} takes the admin key as --key ADMIN_KEY (or SWITCHYARD_ADMIN_KEY)` : "";
     fail(`--client-key is setup's option (the client key it writes for a CLI)${admin}${cmd === "route" ? ', and routes as for a client key given as --header "Authorization: Bearer KEY"' : ""}`, 2);
+  }
+  const extra = wordsNotTaken(positionals);
+  if (extra.length > 0) {
+    const command = COMMAND_WORDS[`${cmd} ${sub}`] !== undefined ? `${cmd} ${sub}` : cmd;
+    const hint = cmd === "usage" && /^\d+[smhd]$/.test(extra[0]) ? ` (for the last ${extra[0]}: --since ${extra[0]})` : "";
+    fail(`${command} does not take ${extra.map((w) => JSON.stringify(w)).join(", ")}${hint} (switchyard ${cmd} --help says what it takes)`, 2);
   }
   const notTaken = optionsNotTaken(cmd, sub, values);
   if (notTaken.length > 0) {

@@ -46,6 +46,15 @@ describe("switchyard command line", () => {
     expect(run("version", "--json").err.trim()).toBe("version does not take --json; it takes no options (switchyard version --help says more)");
     expect(run("check-config", "/nonexistent.yaml", "--data-dir", "x").code).toBe(2);
   });
+  test("a word a command does not take is refused (exit 2), never ignored: usage 7d printed the last 24 h", () => {
+    const usage = run("usage", "7d", "--data-dir", "/nonexistent-dir");
+    expect({ code: usage.code, err: usage.err.trim() }).toEqual({ code: 2, err: 'usage does not take "7d" (for the last 7d: --since 7d) (switchyard usage --help says what it takes)' });
+    const revoke = run("keys", "revoke", "old", "laptop", "--data-dir", "/nonexistent-dir");
+    expect({ code: revoke.code, err: revoke.err.trim() }).toEqual({ code: 2, err: 'keys revoke does not take "laptop" (switchyard keys --help says what it takes)' });
+    expect(run("version", "extra").code).toBe(2);
+    // the words a command takes still reach it: no instance here, so the next thing said is that
+    expect(run("keys", "revoke", "old", "--data-dir", "/nonexistent-dir").err).toStartWith("no running switchyard instance found");
+  });
   test("every option a command's usage lines name is one it takes (the refusal never contradicts the usage)", () => {
     for (const cmd of new Set(Object.keys(COMMAND_OPTIONS).map((c) => c.split(" ")[0]))) {
       const takes = Object.entries(COMMAND_OPTIONS).filter(([c]) => c === cmd || c.startsWith(`${cmd} `)).flatMap(([, o]) => o);
