@@ -164,26 +164,29 @@ interface Bytes extends Uint8Array {
 const Bytes = (globalThis as unknown as { Buffer: { from(text: string): Bytes; from(buffer: ArrayBufferLike, offset: number, length: number): Bytes } }).Buffer;
 
 /** The UTF-8 of `"tools":`. */
-const TOOLS_KEY = Bytes.from('"tools":');
+const TOOLS_KEY_TEXT = '"tools":';
+const TOOLS_KEY = Bytes.from(TOOLS_KEY_TEXT);
 const COMMA = 0x2c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * A request body as it arrived and the object `JSON.parse` made of it (docs/performance.md item 164):
- * `bytes` must be the UTF-8 text `body` was parsed from, and nothing may have changed `body` since (the
- * guard sets both; redaction, which edits the body in place, writes the bytes again: the same pair a
- * native passthrough relies on when it forwards the bytes of the body it read). Lets the tools memo
- * find a request's own tool list by its bytes ({@link holdsTools}).
+ * A request body as it arrived and the object `JSON.parse` made of it (docs/performance.md items 164,
+ * 167): `source` must be the text `body` was parsed from, as UTF-8 bytes (the HTTP body the guard read)
+ * or as the string itself (a Responses WebSocket `response.create` frame, src/http/responses-socket.ts:
+ * `body` is then the whole frame, whose `tools` the request's body shares), and nothing may have
+ * changed `body` since (the guard sets both; redaction, which edits the body in place, writes the bytes
+ * again: the same pair a native passthrough relies on when it forwards the bytes of the body it read).
+ * Lets the tools memo find a request's own tool list by its text ({@link holdsTools}).
  */
 export class RequestText {
-  /** Where the top-level `tools` value ends in `bytes` (its last byte + 1); -1 when not in the layout looked for; undefined until looked for. */
+  /** Where the top-level `tools` value ends in `source` (its last byte or code unit + 1); -1 when not in the layout looked for; undefined until looked for. */
   private toolsEnd: number | undefined;
   private view: Bytes | undefined;
 
   constructor(
     readonly body: Json,
-    readonly bytes: Uint8Array,
+    readonly source: Uint8Array | string,
   ) {}
 
   /**
@@ -201,32 +204,49 @@ export class RequestText {
    * keeps. So the body's `tools` was parsed from the entry's text, and `JSON.stringify` of what
    * `JSON.parse` made of its own output writes that output again; `tools` mirrors it, so it writes the
    * same. A body sent in another layout (whitespace, escapes, members in another order) is a miss here
-   * and is compared as before; never a wrong hit.
+   * and is compared as before; never a wrong hit. A string source is read the same way by UTF-16 code
+   * units (the remembered text is `JSON.stringify` output, so equal code units are the same tokens).
    */
   holdsTools(entry: { json: string; bytes?: Bytes }, tools: unknown[]): boolean {
     if (!mirrors(tools, this.body.tools)) return false;
     const end = this.toolsEnd ??= this.findToolsEnd();
     if (end < 0) return false;
+    const s = this.source;
+    if (typeof s === "string") {
+      const json = entry.json;
+      const start = end - json.length;
+      const key = start - TOOLS_KEY_TEXT.length;
+      if (key < 1) return false;
+      const c = s.charCodeAt(key - 1);
+      return (c === COMMA || c === OPEN_BRACE) && s.startsWith(TOOLS_KEY_TEXT, key) && s.startsWith(json, start);
+    }
     const want = (entry.bytes ??= Bytes.from(entry.json));
     const start = end - want.length;
-    const b = this.bytes;
+    const b = s;
     const key = start - TOOLS_KEY.length;
     if (key < 1 || (b[key - 1] !== COMMA && b[key - 1] !== OPEN_BRACE)) return false;
     const v = this.view!;
     return v.compare(TOOLS_KEY, 0, TOOLS_KEY.length, key, start) === 0 && v.compare(want, 0, want.length, start, end) === 0;
   }
 
-  /** Where the top-level `tools` value ends, read from the end of the bytes (see {@link holdsTools}), or -1. */
+  /** Where the top-level `tools` value ends, read from the end of the source (see {@link holdsTools}), or -1. */
   private findToolsEnd(): number {
     const body = this.body;
-    const b = this.bytes;
+    const b = this.source;
     const n = b.length;
-    if (n < 2 || b[n - 1] !== CLOSE_BRACE || !Array.isArray(body.tools)) return -1;
+    const last = typeof b === "string" ? b.charCodeAt(n - 1) : b[n - 1];
+    if (n < 2 || last !== CLOSE_BRACE || !Array.isArray(body.tools)) return -1;
     const names = Object.keys(body);
     const at = names.indexOf("tools");
     const after: Json = Object.create(null); // a `__proto__` member stays a member (membersJson)
     for (let i = at + 1; i < names.length; i++) after[names[i]!] = body[names[i]!];
     const text = JSON.stringify(after);
+    if (typeof b === "string") {
+      if (text.length === 2) return n - 1;
+      const rest = text.slice(1, -1);
+      const comma = n - 1 - rest.length - 1;
+      return comma >= 0 && b.charCodeAt(comma) === COMMA && b.startsWith(rest, comma + 1) ? comma : -1;
+    }
     this.view = Bytes.from(b.buffer, b.byteOffset, n);
     // `tools` the last member: its value ends at the closing brace.
     if (text.length === 2) return n - 1;

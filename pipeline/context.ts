@@ -57,6 +57,12 @@ export interface ReceivedBody {
   readonly bytes: Uint8Array;
   /** An upper bound of `bytes.byteLength`, known without making the bytes. */
   readonly maxBytes: number;
+  /**
+   * The text `value`'s members were parsed from beside the object it was parsed into, when the
+   * transport has it (a WebSocket frame: formats/write-body-json.ts `RequestText`, docs/performance.md
+   * item 167), for the tools memo; read by {@link requestTextOf} while `rawBody` is empty.
+   */
+  readonly requestText?: RequestText;
 }
 
 /**
@@ -70,14 +76,15 @@ export function bodyBytes(ctx: RequestContext): Uint8Array {
 /**
  * The request body's bytes beside the object parsed from them (formats/write-body-json.ts
  * `RequestText`: a tool list of the request found in the tools memo by its bytes, docs/performance.md
- * item 164), made once per request and again if redaction rewrote the body; undefined while `rawBody`
- * is empty (an event transport's body, whose bytes are made only on demand).
+ * item 164), made once per request and again if redaction rewrote the body; while `rawBody` is empty
+ * (an event transport's body, whose bytes are made only on demand), the transport's own text of it
+ * ({@link ReceivedBody.requestText}: a WebSocket frame, item 167), or undefined.
  */
 export function requestTextOf(ctx: RequestContext): RequestText | undefined {
   const bytes = ctx.rawBody;
-  if (bytes.byteLength === 0) return undefined;
+  if (bytes.byteLength === 0) return ctx.received?.requestText;
   let text = ctx.requestText;
-  if (text === undefined || text.bytes !== bytes || text.body !== ctx.body) text = ctx.requestText = new RequestText(ctx.body, bytes);
+  if (text === undefined || text.source !== bytes || text.body !== ctx.body) text = ctx.requestText = new RequestText(ctx.body, bytes);
   return text;
 }
 

@@ -37,6 +37,7 @@
  */
 import { isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
+import { RequestText } from "../../formats/write-body-json.ts";
 
 /**
  * Whether the socket to a client at `peer` (its TCP address) takes the permessage-deflate extension its
@@ -161,10 +162,15 @@ const SERIALISED_PER_SOURCE_CHAR = 6;
 class FrameBody implements ReceivedBody {
   private made: Uint8Array | undefined;
 
-  /** `sourceChars`: characters of the JSON texts the body's members were parsed from (the frame, the history's events). */
+  /**
+   * `sourceChars`: characters of the JSON texts the body's members were parsed from (the frame, the
+   * history's events). `requestText`: the frame's text beside the frame `JSON.parse` made of it, whose
+   * `tools` the body shares (the tools memo finds them by that text: docs/performance.md item 167).
+   */
   constructor(
     readonly value: Record<string, unknown>,
     sourceChars: number,
+    readonly requestText?: RequestText,
   ) {
     // The members the socket adds: `"stream":true`, and a string `input` made one message item (~80).
     this.maxBytes = SERIALISED_PER_SOURCE_CHAR * sourceChars + 256;
@@ -407,7 +413,9 @@ export class ResponsesSocketSession {
       if (refusal) return await this.refused(refusal);
       return this.warmUp(body, input, chars);
     }
-    await this.run({ ...body, input, stream: true }, input, chars);
+    // The frame's text and the frame: `tools`, shared with the body, found in the tools memo by that
+    // text (the envelope is no obstacle: RequestText reads the frame's own top level).
+    await this.run({ ...body, input, stream: true }, input, chars, new RequestText(frame, text));
   }
 
   /** `generate: false`: an empty completed response, no upstream call (SPEC 2.5). */
@@ -441,7 +449,7 @@ export class ResponsesSocketSession {
    * goes out as frames in one corked write; the finished output items and the response id are read on
    * the way for `previous_response_id`.
    */
-  private async run(body: Obj, input: unknown[], inputChars: number): Promise<void> {
+  private async run(body: Obj, input: unknown[], inputChars: number, text: RequestText): Promise<void> {
     const controller = new AbortController();
     this.inFlight = controller;
     const request: RequestHead = { url: this.url, headers: this.headers, signal: controller.signal };
@@ -496,7 +504,7 @@ export class ResponsesSocketSession {
       ready: () => this.ready(),
     };
     try {
-      const res = await this.opts.gateway.handle({ request, body: new FrameBody(body, inputChars), endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
+      const res = await this.opts.gateway.handle({ request, body: new FrameBody(body, inputChars, text), endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
       // A committed reply has no body: its events came or come to the sink, which is then ended.
       if (res.status !== 200 || res.body) return await this.refused(res);
       await done;

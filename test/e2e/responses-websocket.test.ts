@@ -11,6 +11,9 @@ import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { connect, TERMINAL } from "../support/responses-socket.ts";
 import { takesDeflateFrom } from "../../src/http/responses-socket.ts";
+import { clientRequest } from "../support/fixtures.ts";
+import { openaiResponses } from "../../formats/openai-responses/index.ts";
+import { responseEcho } from "../../formats/openai-responses/response.ts";
 
 const create = (model: string, input: unknown, extra: Record<string, unknown> = {}) => ({ type: "response.create", model, input, store: false, ...extra });
 const userText = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
@@ -182,6 +185,23 @@ describe("response.create through the pipeline", () => {
     const done = frames.at(-1);
     expect(done.type).toBe("response.completed");
     expect(done.response.usage).toEqual({ input_tokens: 11, input_tokens_details: { cached_tokens: 0 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 18 });
+    c.ws.close();
+  });
+
+  test("Codex's recorded request, twice (the second turn's tools found in the memo by the frame's text, docs/performance.md item 167): the echo's tools are JSON.stringify's text of the request's", async () => {
+    const request = await clientRequest("codex-default.json");
+    const want = JSON.stringify(responseEcho(openaiResponses.parseRequest!({ ...request, model: "anth/claude-test", stream: true })).tools);
+    const c = await connect(gw.url);
+    for (let turn = 0; turn < 2; turn++) {
+      c.raw.length = 0;
+      c.send({ type: "response.create", ...request, model: "anth/claude-test" });
+      const frames = await c.untilTerminal();
+      expect(frames.at(-1).type).toBe("response.completed");
+      // The frames as sent: the created and the completed response carry the echo's tools as JSON.stringify writes them.
+      const withTools = c.raw.filter((t) => t.startsWith('{"type":"response.created"') || t.startsWith('{"type":"response.completed"'));
+      expect(withTools).toHaveLength(2);
+      for (const t of withTools) expect(t).toContain(`"tools":${want},`);
+    }
     c.ws.close();
   });
 
