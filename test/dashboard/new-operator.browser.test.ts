@@ -46,6 +46,17 @@ beforeAll(async () => {
   const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
   expect(refused.status).toBe(400);
   await refused.text();
+  // a stream the upstream cut mid-way: "upstream_error 200", the widest outcome, whose one unbreakable word
+  // pushed Total past the card's edge at 390 px, or squeezed the model names there into broken parts
+  const first = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "cut", choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`;
+  gw.fake.handle((r) => (r.model === "cut" ? { sse: `${first}${first}`, reset_after_bytes: first.length } : undefined));
+  const cut = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-chat/cut", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+  expect(cut.status).toBe(200);
+  await cut.text();
+  gw.fake.handle(undefined);
+  const calls = async () => ((await (await admin("GET", "/calls")).json()) as { calls: Array<{ requestedModel: string; outcome: string }> }).calls;
+  for (let i = 0; i < 100 && !(await calls()).some((c) => c.requestedModel === "demo-chat/cut"); i++) await Bun.sleep(50);
+  expect((await calls()).find((c) => c.requestedModel === "demo-chat/cut")?.outcome).toBe("upstream_error");
   browser = await launchBrowser();
 }, 60_000);
 
@@ -269,6 +280,7 @@ test("Calls at 390 px: the list keeps time, model, outcome and total inside its 
     await w.page.setViewportSize({ width: 390, height: 844 });
     await w.page.goto(`${gw.url}/dashboard/calls`);
     await w.page.locator("table.calls tbody tr", { hasText: "demo-anthropic/claude-demo" }).first().waitFor({ timeout: 10_000 });
+    await w.page.locator("table.calls tbody tr", { hasText: "upstream_error" }).first().waitFor({ timeout: 10_000 });
     await w.page.screenshot({ path: join(SHOTS, "calls-390.png"), fullPage: true });
     const parts = await nameParts(w.page);
     expect(parts.filter((p) => p.lines > 1)).toEqual([]);

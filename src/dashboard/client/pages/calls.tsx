@@ -16,12 +16,17 @@ import { SetupSnippets } from "./setup.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
 
-/** A call's outcome as a pill. */
+/**
+ * A call's outcome as a pill. Where the pill may wrap (the Calls table on a phone), `upstream_error` and
+ * `client_closed` may break after their underscore: whole, the widest word of the table pushed the
+ * Total column past the card's edge at 390 px, or squeezed the model names into broken parts.
+ */
 export function OutcomePill({ outcome, status }: { outcome: string; status?: number }) {
   const tone = outcome === "ok" ? "ok" : outcome === "client_closed" ? "off" : outcome === "rejected" ? "warn" : "bad";
+  const words = outcome.split("_");
   return (
     <Pill tone={tone}>
-      {outcome}
+      {words.map((w, i) => (i < words.length - 1 ? [`${w}_`, <wbr key={i} />] : w))}
       {status ? ` ${status}` : ""}
     </Pill>
   );
