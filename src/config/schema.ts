@@ -13,8 +13,9 @@
  */
 import * as v from "valibot";
 import { MAX_JSON_DEPTH, valueNestsDeeperThan } from "../../formats/json-depth.ts";
-import { describeKind, isMapping, shown, strictObj } from "./errors.ts";
+import { describeKind, isMapping, shown, strictObj, suggest } from "./errors.ts";
 import { TargetWhenSchema } from "./predicate.ts";
+import { EFFORT_SCALE } from "../providers/capabilities.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Enumerations
@@ -198,6 +199,34 @@ export const ServerSchema = strictObj(
 // providers
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * `reasoning_efforts`: levels of {@link EFFORT_SCALE} only, written in lower case as the APIs take them.
+ * A request's effort is clamped to the nearest configured level on that scale (src/providers/capabilities.ts):
+ * a misspelt or capitalised level (`hihg`, `High`) had no place on it, so a client's valid `high` was
+ * sent upstream as `medium`, or as `Low`, which the provider refuses.
+ */
+const reasoningEfforts = v.array(
+  v.pipe(
+    v.string((i) => `each entry of reasoning_efforts must be a string; got ${describeKind(i.input)}`),
+    v.check(
+      (e) => (EFFORT_SCALE as readonly string[]).includes(e),
+      (i) => {
+        const given = String(i.input);
+        const lower = given.toLowerCase();
+        const hint = (EFFORT_SCALE as readonly string[]).includes(lower) ? ` (write it in lower case: "${lower}")` : suggestEffort(given);
+        return `reasoning_efforts entry ${JSON.stringify(given)} is not a reasoning effort${hint}; the levels are ${EFFORT_SCALE.join(", ")}`;
+      },
+    ),
+  ),
+  (i) => `reasoning_efforts must be a list; got ${describeKind(i.input)}`,
+);
+
+/** ` (did you mean "high"?)` for a level one or two edits from a known one (`hihg`), else "". */
+function suggestEffort(given: string): string {
+  const near = suggest(given.toLowerCase(), [...EFFORT_SCALE]);
+  return near ? ` (did you mean "${near}"?)` : "";
+}
+
 /** One entry of a provider's `models:` map (ModelInfo). Token counts in tokens. */
 export const ModelSchema = strictObj(
   {
@@ -207,7 +236,7 @@ export const ModelSchema = strictObj(
     pdf: v.optional(bool("pdf")),
     audio: v.optional(bool("audio")),
     video: v.optional(bool("video")),
-    reasoning_efforts: v.optional(stringList("reasoning_efforts")),
+    reasoning_efforts: v.optional(reasoningEfforts),
     /** SPEC R-10: models of the same provider tried (first, in order) when the upstream says this one does not exist. */
     siblings: v.optional(stringList("siblings")),
   },

@@ -12,8 +12,12 @@
 import type { Warning } from "../../formats/hub.ts";
 import type { Target, Translated } from "../../pipeline/index.ts";
 
-/** Effort levels from least to most reasoning (OpenAI's `none`…`xhigh`, Claude's `max`). */
-export const EFFORT_SCALE = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const;
+/**
+ * Effort levels from least to most reasoning (OpenAI's `none`…`xhigh`, Claude's `max`, Codex's `ultra`):
+ * the only names `providers[].models.<id>.reasoning_efforts` takes (src/config/schema.ts), so a typo
+ * there is a config error rather than a level requests are clamped to.
+ */
+export const EFFORT_SCALE = ["none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra"] as const;
 
 /** The supported level nearest to `requested` (ties go to the lower one); undefined when `supported` is empty. */
 export function clampEffort(requested: string, supported: readonly string[]): string | undefined {

@@ -36,7 +36,7 @@ providers:
     kind: openai-responses
     base_url: "{{FAKE}}/v1"
     models:
-      gpt-e2e: { context_window: 400000, reasoning_efforts: [low, medium, high, extreme] }
+      gpt-e2e: { context_window: 400000, reasoning_efforts: [low, medium, high] }
 accounts:
   - id: anth-1
     provider: anth

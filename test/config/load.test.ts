@@ -126,6 +126,29 @@ describe("built-in providers (SPEC 2.3, P-1)", () => {
     expect(openai.family).toBe("openai");
   });
 
+  test("reasoning_efforts takes the effort levels only, in lower case: a typo or a capital is an error naming the level (it was the level requests were clamped to)", () => {
+    // Accepted before: a Chat request for "high" went upstream as "medium" ([low, medium, hihg]) and as "Low" ([Low, High]).
+    const found = issues(yaml`
+      providers:
+        - id: oc
+          kind: openai-compatible
+          base_url: http://127.0.0.1:9/v1
+          models:
+            gpt-x: { reasoning_efforts: [low, medium, hihg] }
+            gpt-y: { reasoning_efforts: [Low, high] }
+            gpt-z: { reasoning_efforts: [banana] }
+    `);
+    expect(issueAt(found, "providers[0].models.gpt-x.reasoning_efforts[2]").message).toContain('"hihg" is not a reasoning effort (did you mean "high"?)');
+    expect(issueAt(found, "providers[0].models.gpt-y.reasoning_efforts[0]").message).toContain('write it in lower case: "low"');
+    expect(issueAt(found, "providers[0].models.gpt-z.reasoning_efforts[0]").message).toContain("none, minimal, low, medium, high, xhigh, max, ultra");
+    const cfg = ok(yaml`
+      providers:
+        - id: openai
+          models: { gpt-5: { reasoning_efforts: [none, minimal, low, medium, high, xhigh] }, o: { reasoning_efforts: [max, ultra] }, p: { reasoning_efforts: [] } }
+    `);
+    expect(cfg.providers.get("openai")!.models["o"]).toEqual({ reasoningEfforts: ["max", "ultra"] });
+  });
+
   test("the kind of a built-in cannot change", () => {
     expect(issueAt(issues("providers: [{ id: cc, kind: openai }]"), "providers[0].kind").message).toContain("cannot change kind");
   });
