@@ -42,7 +42,7 @@ switchyard COMMAND --help says what a command does.`;
 /** What each command does, for `switchyard COMMAND --help` (README "Command line" says more). */
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
-  "check-config": "Validates a config file without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
+  "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
   keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key or provider over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
@@ -154,72 +154,71 @@ const CLI_OPTIONS = {
 /** The options that find the running instance (every command that talks to it). */
 const INSTANCE_OPTIONS = ["data-dir", "url", "key"] as const;
 
-/**
- * The options each command (or `command subcommand`) takes, besides --help and --version. Any other
- * option is refused (exit 2), never ignored: `service install --dry-run` parsed as setup's `--dry-run`
- * and then installed and started the service; `usage --limit 5` printed everything. A command whose
- * subcommand is not listed here takes the union of its subcommands' options (its own check then says
- * what the subcommand must be).
- */
-export const COMMAND_OPTIONS: Record<string, readonly string[]> = {
-  start: ["config", "host", "port", "data-dir", "database"],
-  "check-config": ["config"],
-  "keys create": [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"],
-  "keys list": [...INSTANCE_OPTIONS, "json"],
-  "keys revoke": [...INSTANCE_OPTIONS],
-  usage: [...INSTANCE_OPTIONS, "since", "by", "json"],
-  "calls list": [...INSTANCE_OPTIONS, "limit", "json"],
-  "calls inspect": [...INSTANCE_OPTIONS, "bodies", "json"],
-  route: [...INSTANCE_OPTIONS, "body", "format", "header", "json"],
-  "accounts status": [...INSTANCE_OPTIONS, "json"],
-  "accounts remove": [...INSTANCE_OPTIONS],
-  login: [...INSTANCE_OPTIONS, "account", "provider", "no-browser"],
-  import: [...INSTANCE_OPTIONS, "from", "account", "provider"],
-  service: ["config", "data-dir", "host", "port"],
-  setup: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"],
-  version: [],
-};
-
-/**
- * How many words a command takes after its name (its subcommand and argument): `usage 7d` meant
- * `--since 7d` and printed the last 24 h; any word beyond these is refused (exit 2).
- */
-const COMMAND_WORDS: Record<string, number> = {
-  start: 0,
-  "check-config": 1,
-  "keys create": 2,
-  "keys list": 1,
-  "keys revoke": 2,
-  usage: 0,
-  "calls list": 1,
-  "calls inspect": 2,
-  route: 1,
-  "accounts status": 1,
-  "accounts remove": 2,
-  login: 1,
-  import: 1,
-  service: 1,
-  setup: 1,
-  version: 0,
-};
-
-/** The words after `positionals[0]` that its command does not take (see {@link COMMAND_WORDS}); empty for an unknown command. */
-export function wordsNotTaken(positionals: readonly string[]): string[] {
-  const [cmd, sub] = positionals;
-  const most = COMMAND_WORDS[`${cmd} ${sub}`] ?? COMMAND_WORDS[cmd ?? ""];
-  return most === undefined ? [] : positionals.slice(1 + most);
+/** What a command (or `command subcommand`) takes on its command line ({@link COMMANDS}). */
+export interface CommandTakes {
+  /**
+   * The options it takes (`CLI_OPTIONS` names, without `--`), besides --help and --version. Any other
+   * option is refused (exit 2), never ignored: `service install --dry-run` parsed as setup's
+   * `--dry-run` and then installed and started the service; `usage --limit 5` printed everything.
+   */
+  options: readonly string[];
+  /**
+   * How many words it takes after the command's name (its subcommand and argument): any word beyond
+   * these is refused (exit 2), never ignored: `usage 7d` meant `--since 7d` and printed the last 24 h.
+   */
+  words: number;
 }
 
 /**
- * The options of `given` (parseArgs' values) that `cmd sub` does not take (see {@link COMMAND_OPTIONS}),
+ * Each command's (or `command subcommand`'s) options and words, one entry per name. A command whose
+ * subcommand is not listed takes the union of its subcommands' options (its own check then says what
+ * the subcommand must be). Every option named in a command's usage lines is one it takes, and every
+ * option it takes is named in its help (test/cli/main-args).
+ */
+export const COMMANDS: Record<string, CommandTakes> = {
+  start: { options: ["config", "host", "port", "data-dir", "database"], words: 0 },
+  "check-config": { options: ["config"], words: 1 },
+  "keys create": { options: [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
+  "keys list": { options: [...INSTANCE_OPTIONS, "json"], words: 1 },
+  "keys revoke": { options: [...INSTANCE_OPTIONS], words: 2 },
+  usage: { options: [...INSTANCE_OPTIONS, "since", "by", "json"], words: 0 },
+  "calls list": { options: [...INSTANCE_OPTIONS, "limit", "json"], words: 1 },
+  "calls inspect": { options: [...INSTANCE_OPTIONS, "bodies", "json"], words: 2 },
+  route: { options: [...INSTANCE_OPTIONS, "body", "format", "header", "json"], words: 1 },
+  "accounts status": { options: [...INSTANCE_OPTIONS, "json"], words: 1 },
+  "accounts remove": { options: [...INSTANCE_OPTIONS], words: 2 },
+  login: { options: [...INSTANCE_OPTIONS, "account", "provider", "no-browser"], words: 1 },
+  import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider"], words: 1 },
+  service: { options: ["config", "data-dir", "host", "port"], words: 1 },
+  setup: { options: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"], words: 1 },
+  version: { options: [], words: 0 },
+};
+
+/** The {@link COMMANDS} entry of `cmd sub` when there is one, else of `cmd`, with the name it is listed under; undefined for an unknown command. */
+function commandEntry(cmd: string | undefined, sub: string | undefined): { name: string; takes: CommandTakes } | undefined {
+  const both = `${cmd} ${sub}`;
+  if (sub !== undefined && Object.hasOwn(COMMANDS, both)) return { name: both, takes: COMMANDS[both] };
+  if (cmd !== undefined && Object.hasOwn(COMMANDS, cmd)) return { name: cmd, takes: COMMANDS[cmd] };
+  return undefined;
+}
+
+/** The words after `positionals[0]` that its command does not take ({@link CommandTakes.words}); empty for an unknown command. */
+export function wordsNotTaken(positionals: readonly string[]): string[] {
+  const [cmd, sub] = positionals;
+  const entry = commandEntry(cmd, sub);
+  return entry === undefined ? [] : positionals.slice(1 + entry.takes.words);
+}
+
+/**
+ * The options of `given` (parseArgs' values) that `cmd sub` does not take ({@link CommandTakes.options}),
  * as `--name`; empty for an unknown command (its own error says so).
  */
 export function optionsNotTaken(cmd: string, sub: string | undefined, given: Record<string, unknown>): string[] {
-  let takes = COMMAND_OPTIONS[`${cmd} ${sub}`] ?? COMMAND_OPTIONS[cmd];
+  let takes = commandEntry(cmd, sub)?.takes.options;
   if (!takes) {
-    const subs = Object.entries(COMMAND_OPTIONS).filter(([k]) => k.startsWith(`${cmd} `));
+    const subs = Object.entries(COMMANDS).filter(([k]) => k.startsWith(`${cmd} `));
     if (subs.length === 0) return [];
-    takes = subs.flatMap(([, o]) => o);
+    takes = subs.flatMap(([, c]) => c.options);
   }
   return Object.keys(given)
     .filter((name) => name !== "help" && name !== "version" && !takes.includes(name))
@@ -302,14 +301,15 @@ async function main(argv: string[]): Promise<void> {
   }
   const extra = wordsNotTaken(positionals);
   if (extra.length > 0) {
-    const command = COMMAND_WORDS[`${cmd} ${sub}`] !== undefined ? `${cmd} ${sub}` : cmd;
+    const command = commandEntry(cmd, sub)!.name;
     const hint = cmd === "usage" && /^\d+[smhd]$/.test(extra[0]) ? ` (for the last ${extra[0]}: --since ${extra[0]})` : "";
     fail(`${command} does not take ${extra.map((w) => JSON.stringify(w)).join(", ")}${hint} (switchyard ${cmd} --help says what it takes)`, 2);
   }
   const notTaken = optionsNotTaken(cmd, sub, values);
   if (notTaken.length > 0) {
-    const command = COMMAND_OPTIONS[`${cmd} ${sub}`] ? `${cmd} ${sub}` : cmd;
-    const takes = (COMMAND_OPTIONS[command] ?? []).map((o) => `--${o}`);
+    const entry = commandEntry(cmd, sub);
+    const command = entry?.name ?? cmd;
+    const takes = (entry?.takes.options ?? []).map((o) => `--${o}`);
     // service has no dry run: without this line a user reads the refusal as a typo and drops the flag.
     const noDryRun = cmd === "service" && notTaken.includes("--dry-run") ? "; it has no dry run (install writes the unit and starts the service)" : "";
     fail(`${command} does not take ${notTaken.join(", ")}${noDryRun}; it takes ${takes.length ? takes.join(", ") : "no options"} (switchyard ${cmd} --help says more)`, 2);

@@ -4,7 +4,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SOURCE_CLI } from "../support/instance.ts";
-import { COMMAND_OPTIONS, commandHelp } from "../../src/main.ts";
+import { COMMANDS, commandHelp } from "../../src/main.ts";
 
 const run = (...args: string[]) => {
   const r = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home" }, timeout: 20_000 });
@@ -55,11 +55,15 @@ describe("switchyard command line", () => {
     // the words a command takes still reach it: no instance here, so the next thing said is that
     expect(run("keys", "revoke", "old", "--data-dir", "/nonexistent-dir").err).toStartWith("no running switchyard instance found");
   });
-  test("every option a command's usage lines name is one it takes (the refusal never contradicts the usage)", () => {
-    for (const cmd of new Set(Object.keys(COMMAND_OPTIONS).map((c) => c.split(" ")[0]))) {
-      const takes = Object.entries(COMMAND_OPTIONS).filter(([c]) => c === cmd || c.startsWith(`${cmd} `)).flatMap(([, o]) => o);
-      const named = [...commandHelp(cmd)!.matchAll(/\[--([\w-]+)/g)].map((m) => m[1]);
+  test("every option a command's usage lines name is one it takes (the refusal never contradicts the usage), and every option it takes is named in its help", () => {
+    for (const cmd of new Set(Object.keys(COMMANDS).map((c) => c.split(" ")[0]))) {
+      const takes = Object.entries(COMMANDS).filter(([c]) => c === cmd || c.startsWith(`${cmd} `)).flatMap(([, c]) => c.options);
+      const help = commandHelp(cmd)!;
+      const named = [...help.matchAll(/\[--([\w-]+)/g)].map((m) => m[1]);
       expect({ cmd, missing: named.filter((o) => !takes.includes(o)) }).toEqual({ cmd, missing: [] });
+      // an option a command takes that its help never names is one a user cannot find (check-config's --config was)
+      const mentioned = new Set([...help.matchAll(/--([\w-]+)/g)].map((m) => m[1]));
+      expect({ cmd, unnamed: [...new Set(takes)].filter((o) => !mentioned.has(o)) }).toEqual({ cmd, unnamed: [] });
     }
   });
   test("a negative number after a flag reaches that flag's own check (parseArgs called it 'ambiguous')", () => {
