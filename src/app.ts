@@ -177,6 +177,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     applied: (next, prev, changes, why) => {
       cfg = next;
       store.setConfigKeys(cfg.keys);
+      // the file's or a stored trace_ring_size (the store opened with the file's, before any was read)
+      store.setTraceRingSize(cfg.settings.traceRingSize);
       afterApply?.(next, prev, changes, why);
     },
   });

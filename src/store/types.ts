@@ -75,6 +75,12 @@ export class StoreError extends Error {
 export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore {
   /** Buffer and flush counters (for /metrics). */
   stats(): StoreStats;
+  /**
+   * How many route traces the store keeps (SPEC O-2, `settings.trace_ring_size`; at least 1), from its
+   * next flush on: the ring is trimmed to it then. Set at open (`traceRingSize`) and again on every
+   * configuration change, the admin API's stored settings too.
+   */
+  setTraceRingSize(n: number): void;
   /** True when the backend answers a trivial query (GET /health readiness). Never throws. */
   health(): Awaitable<boolean>;
   /**

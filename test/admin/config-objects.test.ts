@@ -243,6 +243,20 @@ describe("settings", () => {
     expect(unknown.status).toBe(400);
     expect((await json(unknown)).error.param).toBe("no_such_setting");
   });
+
+  test("PATCH trace_ring_size: the store keeps that many route traces from its next flush (it kept the file's, not even a restart applied a stored one)", async () => {
+    expect((await api("PATCH", "/settings", { trace_ring_size: 1 })).status).toBe(200);
+    const routeIds: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await messages("p/claude-ring");
+      await res.text();
+      routeIds.push(res.headers.get("x-switchyard-route-id")!);
+      await gw.app.store.flush();
+    }
+    expect(await gw.app.store.getTrace(routeIds[0]!)).toBeUndefined();
+    expect((await gw.app.store.getTrace(routeIds[1]!))?.routeId).toBe(routeIds[1]);
+    expect((await api("PATCH", "/settings", { trace_ring_size: null })).status).toBe(200);
+  });
 });
 
 describe("accounts disable and enable", () => {

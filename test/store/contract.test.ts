@@ -208,6 +208,16 @@ for (const backend of backends) {
       expect(await code(() => s.recentCalls(1))).toBe("closed");
     });
 
+    test("the trace ring's size follows setTraceRingSize from the next flush (settings.trace_ring_size changed while running)", async () => {
+      const { store: s } = await backend.open();
+      const one = async (i: number) => (s.save(trace(i)), await s.flush());
+      for (const i of [1, 2, 3]) await one(i);
+      s.setTraceRingSize(1);
+      await one(4);
+      expect((await s.recentTraces(10)).map((t) => t.routeId)).toEqual(["sy_4"]);
+      await s.close();
+    });
+
     test("a row with text or numbers the database cannot hold as sent does not hold up the flush: every row is written", async () => {
       const { store: s } = await backend.open();
       s.record(usage({ requestId: "before", ts: 1_800_000_000_001 }));

@@ -248,6 +248,26 @@ describe("route traces", () => {
     again.close();
   });
 
+  test("the ring's size follows a configuration change from the next flush (settings.trace_ring_size; it kept the size it opened with)", () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, traceRingSize: 8, flushIntervalMs: 60_000 });
+    const newest = (from: number, n: number) => Array.from({ length: n }, (_, i) => `sy_${from - i}`);
+    // one trace per flush: blocks of 1, so the ring holds exactly its size
+    const one = (i: number) => {
+      s.save(trace(i));
+      s.flush();
+    };
+    for (let i = 1; i <= 10; i++) one(i);
+    expect(storedTraces(path)).toBe(8);
+    s.setTraceRingSize(3);
+    one(11);
+    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(11, 3));
+    s.setTraceRingSize(5);
+    for (let i = 12; i <= 16; i++) one(i);
+    expect(s.recentTraces(100).map((t) => t.routeId)).toEqual(newest(16, 5));
+    s.close();
+  });
+
   test("a flush of more than a block's traces writes several blocks; ids resolve in each", () => {
     const path = join(tempDir(), "sy.db");
     const s = openSqliteStore({ path, traceRingSize: 10_000, flushIntervalMs: 60_000 });

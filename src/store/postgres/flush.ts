@@ -134,13 +134,14 @@ export class PgFlusher {
   private lastPrune = 0;
 
   /**
-   * @param traceRingSize route traces kept (SPEC O-2)
+   * @param traceRingSize route traces kept (SPEC O-2; at least 1), read at each flush: a configuration
+   *   change sets it (PostgresStore.setTraceRingSize)
    * @param answerMs how long a flush statement may go unanswered, ms ({@link FLUSH_ANSWER_MS})
    */
   constructor(
     private readonly ctx: PgContext,
     private readonly pending: PendingWrites,
-    private readonly traceRingSize: number,
+    public traceRingSize: number,
     private readonly answerMs: number = FLUSH_ANSWER_MS,
   ) {
     ctx.onProbe(() => this.probeWrites());

@@ -179,6 +179,7 @@ export class PostgresStore implements Store {
   lookup(secret: string) { return this.keys.lookup(secret); }
   any() { return this.keys.any(); }
   setConfigKeys(keys: ConfigKey[]) { this.keys.setConfigKeys(keys); }
+  setTraceRingSize(n: number) { this.flusher.traceRingSize = Math.max(1, Math.floor(n)); }
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }

@@ -19,11 +19,14 @@ export class SqliteFlusher {
   private readonly s;
   private readonly ring;
 
-  /** Prepares the insert statements. @param traceRingSize route traces kept (SPEC O-2) */
+  /**
+   * Prepares the insert statements. @param traceRingSize route traces kept (SPEC O-2; at least 1), read
+   * at each flush: a configuration change sets it (SqliteStore.setTraceRingSize)
+   */
   constructor(
     private readonly ctx: SqliteContext,
     private readonly pending: PendingWrites,
-    private readonly traceRingSize: number,
+    public traceRingSize: number,
   ) {
     const db = ctx.db;
     this.s = {
