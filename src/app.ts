@@ -49,6 +49,7 @@ import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { LiveConfig } from "./config/live.ts";
 import type { ConfigChanges } from "./config/diff.ts";
+import { restartNeeded, type StartedWith } from "./config/restart-only.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
@@ -160,6 +161,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const afterReply = new AfterReply((err) => console.error(JSON.stringify({ level: "error", msg: "request bookkeeping failed", error: err instanceof Error ? err.message : String(err) })));
   const settle = () => afterReply.settle();
   let cfg = loadConfig({ path: opts.configPath, env });
+  /** What a reload cannot change (src/config/restart-only.ts): set once the address is known. */
+  let startedWith: StartedWith | undefined;
+  const startConfig = cfg;
 
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
@@ -516,7 +520,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               recorder,
               traceExists: async (id) => (await store.getTrace(id)) !== undefined,
               allowed: (request, peer) => adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
-            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock })(admin)),
+            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []) })(admin)),
           ),
         ),
     }),
@@ -552,6 +556,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const frameLimit = socketFrameLimit(server, startFrameLimit);
   bunServer = server;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+  startedWith = { config: startConfig, url, flags: { host: opts.host !== undefined, port: opts.port !== undefined, database: opts.database !== undefined } };
 
   // Things a user would otherwise only find out from failing requests (src/start-remarks.ts).
   const keylessProvider = [...cfg.providers.values()].some((p) => KIND_TRAITS[p.kind].thirdParty);
@@ -589,8 +594,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // that is away or closed (an outage, shutdown) leaves it to the periodic re-read.
     accountList.compose();
     refreshAccounts().catch(() => {});
-    // A re-read of the file is always logged (SIGHUP with the same file too); a stored change when it changed something.
-    if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes }));
+    // A re-read of the file is always logged (SIGHUP with the same file too), with the changed settings
+    // that wait for a restart (src/config/restart-only.ts); a stored change when it changed something.
+    const waiting = why === "file" && startedWith ? restartNeeded(next, startedWith) : [];
+    if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes, ...(waiting.length > 0 ? { restartNeeded: waiting.map((w) => w.path) } : {}) }));
+    // each one said once, by the re-read that changed it
+    for (const w of waiting) if (changes.server?.includes(w.path.slice("server.".length))) log(JSON.stringify({ level: "warn", time: clock.now(), msg: w.message, path: w.path }));
     if (Object.keys(changes).length === 0) return;
     // SPEC 9.4: open Routing pages follow combos, aliases, providers and settings changed by anyone.
     const { combos, aliases, providers, settings } = changes;
@@ -603,9 +612,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
     if (next.server.maxBodyBytes !== prev.server.maxBodyBytes && !frameLimit.follow(next.server.maxBodyBytes) && next.server.maxBodyBytes > frameLimit.bytes) {
       const msg = `server.max_body_bytes is now above the Responses WebSocket's frame limit, which could not be changed: over the WebSocket a frame larger than ${frameLimit.bytes} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`;
       log(JSON.stringify({ level: "warn", time: clock.now(), msg, maxBodyBytes: next.server.maxBodyBytes, socketFrameLimit: frameLimit.bytes }));
-    }
-    if (next.server.host !== prev.server.host || next.server.port !== prev.server.port) {
-      log(JSON.stringify({ level: "warn", time: clock.now(), msg: "server.host/server.port changed: the gateway keeps listening on its current address until it is restarted", listening: url }));
     }
   };
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their

@@ -12,6 +12,7 @@ import { ConfigError, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import { askAdmin } from "./cli/admin-request.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
+import type { ReloadAnswer } from "./cli/reload.ts";
 import type { BudgetUse, MinuteUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
 // by that command only: `start` never loads them, so the gateway's idle memory does not hold them
@@ -32,6 +33,7 @@ Usage:
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
   switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]
+  switchyard reload [--json]
   switchyard version (or --version)
 
 Commands other than start, check-config, service and version talk to the running instance
@@ -52,11 +54,12 @@ const COMMAND_HELP: Record<string, string> = {
   import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files.",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
   setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
+  reload: "Makes the running instance re-read its config file now (as SIGHUP does) and prints what changed, which changed settings take effect only when it is restarted (server.host, server.port, server.database) and the file's warnings. A file with errors is refused with them (exit 1) and the running configuration stays.",
   version: "Prints the version and build.",
 };
 
 /** Commands that talk to the running instance (every one but start, check-config, service and version). */
-const INSTANCE_COMMANDS = new Set(["keys", "usage", "calls", "route", "accounts", "login", "import", "setup"]);
+const INSTANCE_COMMANDS = new Set(["keys", "usage", "calls", "route", "accounts", "login", "import", "setup", "reload"]);
 
 /**
  * `switchyard COMMAND --help` (or `switchyard help COMMAND`): the command's usage lines from
@@ -191,6 +194,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider"], words: 1 },
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },
   setup: { options: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"], words: 1 },
+  reload: { options: [...INSTANCE_OPTIONS, "json"], words: 0 },
   version: { options: [], words: 0 },
 };
 
@@ -407,6 +411,13 @@ async function main(argv: string[]): Promise<void> {
       const url = instanceUrl(values, dataDir);
       const opts = { url, dataDir, key, model: values.model as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined };
       return setupCommand(sub, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
+    }
+    case "reload": {
+      const r = await admin(values, dataDir, "POST", "/config/reload");
+      if (values.json) return out(JSON.stringify(r, null, 2));
+      const { reloadLines } = await import("./cli/reload.ts");
+      for (const l of reloadLines(r as ReloadAnswer)) out(l);
+      return;
     }
     case "accounts": {
       const { accountsCommand } = await import("./cli/routing.ts");

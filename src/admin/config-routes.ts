@@ -10,7 +10,8 @@
  * - `GET /settings`, `PATCH /settings`: the settings block in force, who set each key; a PATCH stores
  *   top-level keys the file does not write (a key the file writes is a 409 naming the file).
  * - `POST /accounts/{id}/disable|enable`: takes effect for the next request, kept in the database.
- * - `POST /config/reload`: re-reads the file; the answer says what changed or why it was rejected.
+ * - `POST /config/reload`: re-reads the file; the answer says what changed or why it was rejected, and
+ *   which changed settings wait for a restart (the address, the database: src/config/restart-only.ts).
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
@@ -19,6 +20,7 @@ import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
 import { ConfigError, type ConfigIssue } from "../config/errors.ts";
 import type { LiveConfig } from "../config/live.ts";
+import type { RestartNeeded } from "../config/restart-only.ts";
 import { parseYaml } from "../config/load.ts";
 import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
@@ -35,6 +37,11 @@ export interface ConfigRoutesDeps {
   refreshAccounts: () => Promise<void>;
   bus: EventBus;
   clock: Clock;
+  /**
+   * The changed settings of `next` that take effect only when the instance restarts (src/config/restart-only.ts),
+   * for the reload's answer.
+   */
+  restartNeeded: (next: RuntimeConfig) => RestartNeeded[];
 }
 
 /** A combo as the admin API lists it: the config file's shape with defaults filled, and where it comes from. */
@@ -362,7 +369,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/config/reload", () => {
         if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.", null, "no_config_file");
         const r = live.reloadFile();
-        if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, warnings: r.warnings };
+        if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
         const issues = r.error.issues;
         return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
       }) as never;
@@ -399,7 +406,8 @@ export const CONFIG_ROUTE_DOCS = {
   "POST /admin/api/accounts/:id/disable": { summary: "Disable an account from the next request on; kept across restarts (an implicit keyless account: 409).", response: v.object({ id: v.string(), disabled: v.boolean() }) },
   "POST /admin/api/accounts/:id/enable": { summary: "Enable an account disabled through the admin API (a file's disabled: true is a 409).", response: v.object({ id: v.string(), disabled: v.boolean() }) },
   "POST /admin/api/config/reload": {
-    summary: "Re-read the config file: what changed (ids per section, settings and server keys), or why it was rejected (400, the old config stays).",
+    summary:
+      "Re-read the config file: what changed (ids per section, settings and server keys), which changed settings take effect only when the gateway restarts (restartNeeded: server.host, server.port, server.database, by this reload or an earlier one, each with a sentence saying what holds until then), or why it was rejected (400, the old config stays).",
     response: v.object({
       reloaded: v.literal(true),
       file: v.string(),
@@ -412,6 +420,7 @@ export const CONFIG_ROUTE_DOCS = {
         settings: v.optional(v.array(v.string())),
         server: v.optional(v.array(v.string())),
       }),
+      restartNeeded: v.array(v.object({ path: v.string(), message: v.string() })),
       warnings: v.array(v.object({ path: v.string(), message: v.string() })),
     }),
   },

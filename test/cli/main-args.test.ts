@@ -99,7 +99,7 @@ describe("switchyard command line", () => {
     }
   });
   test("every command's help: its own usage lines, what it does, and how it finds the instance when it talks to one", () => {
-    const commands = ["start", "check-config", "keys", "usage", "calls", "route", "accounts", "login", "import", "service", "setup", "version"];
+    const commands = ["start", "check-config", "keys", "usage", "calls", "route", "accounts", "login", "import", "service", "setup", "reload", "version"];
     for (const cmd of commands) {
       const help = commandHelp(cmd)!;
       expect(help).toStartWith(`Usage:\n  switchyard ${cmd}`);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
 let fake: FakeUpstream;
 let inst: Instance;
@@ -92,6 +92,32 @@ describe("hot reload", () => {
     inst.kill("SIGHUP");
     expect(await until(() => reloads() > n)).toBe(true);
     expect(inst.proc.exitCode).toBeNull();
+    expect((await chat("fast")).status).toBe(200);
+  }, 30_000);
+
+  test("a changed server.port waits for a restart, and the reload says so (it was listed among the changes as if in force): the admin API's restartNeeded, `switchyard reload`, one warning in the log", async () => {
+    const port = Number(new URL(inst.url).port);
+    const other = port === 65000 ? 65001 : 65000;
+    // this instance was started with --port 0 (test/support/instance.ts), which wins over the file
+    const message = `server.port is now ${other} in the file, but this instance was started with --port, which wins over the file; it listens on ${inst.url}`;
+    const reload = () => Bun.spawnSync([...SOURCE_CLI, "reload", "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, timeout: 20_000 });
+    writeFileSync(inst.configPath, BASE(fake.url, `aliases:\n  fast: oai/gpt-faster\nserver:\n  port: ${other}\n`));
+    const cli = reload();
+    expect(cli.exitCode).toBe(0);
+    const lines = cli.stdout.toString().trimEnd().split("\n");
+    expect(lines[0]).toStartWith(`reloaded ${inst.configPath}: `);
+    expect(lines.slice(1)).toEqual([`restart needed: ${message}`]);
+    const answer = (await (await fetch(`${inst.url}/admin/api/config/reload`, { method: "POST" })).json()) as { restartNeeded: unknown };
+    expect(answer.restartNeeded).toEqual([{ path: "server.port", message }]);
+    // the re-read that changed it (the watcher's or the command's) warns once; every re-read lists it
+    expect(await until(() => logs().some((l) => l.level === "warn" && l.path === "server.port"))).toBe(true);
+    expect(logs().filter((l) => l.level === "warn" && l.path === "server.port").map((l) => l.msg)).toEqual([message]);
+    expect(logs().filter((l) => l.msg === "config reloaded").at(-1)!.restartNeeded).toEqual(["server.port"]);
+    // the port is as it was: nothing waits
+    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
+    const back = reload();
+    expect(back.stdout.toString().trimEnd().split("\n")).toHaveLength(1);
+    expect(((await (await fetch(`${inst.url}/admin/api/config/reload`, { method: "POST" })).json()) as { restartNeeded: unknown }).restartNeeded).toEqual([]);
     expect((await chat("fast")).status).toBe(200);
   }, 30_000);
 
