@@ -33,6 +33,7 @@ import {
   type ReplyDriver,
 } from "./re-translate.ts";
 import { eventBytes, pumpEvents } from "./pump-events.ts";
+import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
@@ -299,10 +300,17 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // that holds nothing yet does not refresh it: events that add nothing (keep-alive pings) are silence
   // until its first content (SPEC 6.4's idle timeout; the attempt then fails like a silent upstream and
   // the loop moves on within the pre-commit deadline, 6.1/6.3). Once it holds content they keep it
-  // alive, as they keep a committed stream alive (a reasoning model may ping for minutes).
+  // alive, as they keep a committed stream alive (a reasoning model may ping for minutes). Before it,
+  // what a committed stream counts as content keeps it alive too (pipeline/keep-alive-bound.ts): a read
+  // whose events showed the upstream at work (`contentEvents` grew: a block's start, a server tool's
+  // block, a hosted search's progress), and, while a server tool is in flight (`serverToolRunning`:
+  // Anthropic's web search sends its server_tool_use block, then only pings until its result), pings
+  // for up to SERVER_TOOL_IDLE_FACTOR idle timeouts after the last such read, as on a stream.
   const gathers = driver.gathers === true;
   /** Bytes of events without content read by a gathering driver that holds nothing yet. */
   let contentless = 0;
+  /** Gathering without content: when (performance.now()) the loop last refreshed `idle`, its `contentEvents` after the last read, when a read made them grow (0: never). */
+  let armedAt = 0, events = gathers ? (driver.contentEvents ?? 0) : 0, progressAt = 0;
   let silent = false;
   /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
   let peeked = 0;
@@ -335,6 +343,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   try {
     while (driver.buffered || !driver.contentSeen) {
       if (!gathers || driver.contentSeen) idle.refresh();
+      else if (progressAt > armedAt || (driver.serverToolRunning === true && armedAt - progressAt < (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs)) {
+        // progress, or a server tool's pings: the last refresh is the first at 2 idle timeouts or later
+        idle.refresh();
+        armedAt = performance.now();
+      }
       let r: ReadResult;
       try {
         r = await reader.read();
@@ -350,7 +363,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       }
       if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
       if (silent) {
-        if (!finishedAlready(ctx, driver)) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
+        if (!finishedAlready(ctx, driver)) return gatheredSilent(fail, provider.id, driver, idleMs, contentless, armedAt - progressAt);
         ended = true;
         prefix.push(driver.end(idleTimeoutError(idleMs)));
         break;
@@ -362,7 +375,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       }
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
-      if (gathers && !driver.contentSeen) contentless += r.value.byteLength;
+      if (gathers && !driver.contentSeen) {
+        contentless += r.value.byteLength;
+        const n = driver.contentEvents ?? 0;
+        if (n !== events) {
+          events = n;
+          progressAt = performance.now();
+        }
+      }
       if (driver.earlyError) break;
       if (bounded) {
         if (driver.contentSeen) {
@@ -418,7 +438,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   } catch (e) {
     controller.abort();
     if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
-    if (silent) return wentSilent(fail, provider.id, contentless > 0 ? idleMs : undefined);
+    if (silent) return gatheredSilent(fail, provider.id, driver, idleMs, contentless, armedAt - progressAt);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
@@ -606,14 +626,25 @@ function emptyReplyError(providerId: string): HubError {
 /**
  * The failure of an upstream that went silent before its first content (the peek's idle timeout).
  * `pingedMs`: a gathered reply that held nothing while events without content kept arriving, for
- * that long (the idle timeout): the message says so.
+ * that long (the idle timeout, or SERVER_TOOL_IDLE_FACTOR times it while `serverTool`: a server tool
+ * was in flight): the message says so.
  */
-function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: number): AttemptFailure {
+function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: number, serverTool = false): AttemptFailure {
   const message =
     pingedMs === undefined
       ? `Upstream ${providerId} went silent before answering.`
-      : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s.`;
+      : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s${serverTool ? " while a server tool was at work" : ""}.`;
   return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
+}
+
+/**
+ * {@link wentSilent} for the peek's idle timeout after `contentless` bytes without content; a server
+ * tool's pings last refreshed it `keptMs` after the last progress: at 2 idle timeouts or more, the
+ * longer bound (SERVER_TOOL_IDLE_FACTOR idle timeouts) ran out, and the failure says so.
+ */
+function gatheredSilent(fail: CommitAttempt["fail"], providerId: string, driver: ReplyDriver<unknown>, idleMs: number, contentless: number, keptMs: number): AttemptFailure {
+  if (driver.serverToolRunning === true && keptMs >= (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs) return wentSilent(fail, providerId, idleMs * SERVER_TOOL_IDLE_FACTOR, true);
+  return wentSilent(fail, providerId, contentless > 0 ? idleMs : undefined);
 }
 
 /**

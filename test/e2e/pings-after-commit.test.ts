@@ -279,24 +279,50 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   const block = (index: number, content_block: Record<string, unknown>) => sseEvent("content_block_start", { type: "content_block_start", index, content_block });
   const stop = (index: number) => sseEvent("content_block_stop", { type: "content_block_stop", index });
   const text = (index: number, t: string) => block(index, { type: "text", text: "" }) + sseEvent("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: t } }) + stop(index);
-  /** The reply up to the search's call (its query sent, its block stopped). */
-  const searchHead =
-    MESSAGE_START +
-    text(0, "Let me search.") +
-    block(1, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }) +
-    sseEvent("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"query":"bun 1.4 release notes"}' } }) +
-    stop(1);
-  const searchTail =
-    block(2, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "Bun", encrypted_content: "ZW5j" }] }) +
-    stop(2) +
-    text(3, "Found it.") +
+  /** The search's call as block `index` (its query sent, its block stopped). */
+  const searchCall = (index: number) =>
+    block(index, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }) +
+    sseEvent("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: '{"query":"bun 1.4 release notes"}' } }) +
+    stop(index);
+  /** The search's result as block `index`, then the answer and the reply's end. */
+  const resultAndAnswer = (index: number) =>
+    block(index, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "Bun", encrypted_content: "ZW5j" }] }) +
+    stop(index) +
+    text(index + 1, "Found it.") +
     sseEvent("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 12 } }) +
     sseEvent("message_stop", { type: "message_stop" });
+  /** The reply up to the search's call, after a line of text. */
+  const searchHead = MESSAGE_START + text(0, "Let me search.") + searchCall(1);
+  const searchTail = resultAndAnswer(2);
+  /** A reply that begins with the search's call: nothing a client's reply holds before its result. */
+  const callFirstHead = MESSAGE_START + searchCall(0);
+  const callFirstTail = resultAndAnswer(1);
   /** Pings every 200 ms for 3.2 s (over twice the idle timeout, under three), then the result. */
   const pinging = (head: string, tail: string, ping: string): FakeReply => {
     const pieces = Array.from({ length: 16 }, () => ping);
     const split_at = pieces.map((_, i) => head.length + i * ping.length);
     return { sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.length * ping.length], delay_ms: 200 };
+  };
+  /** A Responses reply that begins with a hosted search, then only its keepalive events for 3.2 s, then its end and the answer. */
+  const hostedSearch = () => {
+    let n = 0;
+    const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
+    const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
+    const msg = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Found it.", annotations: [] }] };
+    const head =
+      rev("response.created", { response: resp }) +
+      rev("response.output_item.added", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }) +
+      rev("response.web_search_call.in_progress", { output_index: 0, item_id: "ws_1" }) +
+      rev("response.web_search_call.searching", { output_index: 0, item_id: "ws_1" });
+    const keepalive = `event: keepalive\ndata: {"type":"keepalive"}\n\n`;
+    const tail =
+      rev("response.web_search_call.completed", { output_index: 0, item_id: "ws_1" }) +
+      rev("response.output_item.done", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "bun" } } }) +
+      rev("response.output_item.added", { output_index: 1, item: { ...msg, status: "in_progress", content: [] } }) +
+      rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: "Found it." }) +
+      rev("response.output_item.done", { output_index: 1, item: msg }) +
+      rev("response.completed", { response: { ...resp, status: "completed", output: [msg], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
+    return pinging(head, tail, keepalive);
   };
   const messagesBody = { model: "p/claude-x", max_tokens: 2000, stream: true, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "what is new in bun?" }] };
 
@@ -322,38 +348,49 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   }, SLOW);
 
   test("Responses passthrough and a translated lane: a hosted search's keepalive events for 3.2 s, then its end and the answer", async () => {
-    const make = () => {
-      let n = 0;
-      const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
-      const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
-      const msg = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Found it.", annotations: [] }] };
-      const head =
-        rev("response.created", { response: resp }) +
-        rev("response.output_item.added", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }) +
-        rev("response.web_search_call.in_progress", { output_index: 0, item_id: "ws_1" }) +
-        rev("response.web_search_call.searching", { output_index: 0, item_id: "ws_1" });
-      const keepalive = `event: keepalive\ndata: {"type":"keepalive"}\n\n`;
-      const tail =
-        rev("response.web_search_call.completed", { output_index: 0, item_id: "ws_1" }) +
-        rev("response.output_item.done", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "bun" } } }) +
-        rev("response.output_item.added", { output_index: 1, item: { ...msg, status: "in_progress", content: [] } }) +
-        rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: "Found it." }) +
-        rev("response.output_item.done", { output_index: 1, item: msg }) +
-        rev("response.completed", { response: { ...resp, status: "completed", output: [msg], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
-      return pinging(head, tail, keepalive);
-    };
-    suite.gw.fake.enqueue(make());
+    suite.gw.fake.enqueue(hostedSearch());
     const native = await post("/v1/responses", { model: "r/gpt-x", stream: true, tools: [{ type: "web_search" }], input: "what is new in bun?" });
     expect(native.status).toBe(200);
     const nativeText = await native.text();
     expect(nativeText).not.toContain("response.failed");
     expect(nativeText).toContain("event: response.completed");
-    suite.gw.fake.enqueue(make());
+    suite.gw.fake.enqueue(hostedSearch());
     const translated = await post("/v1/chat/completions", { model: "r/gpt-x", stream: true, messages: [{ role: "user", content: "what is new in bun?" }] });
     const translatedText = await translated.text();
     expect(translatedText).not.toContain('"error"');
     expect(translatedText).toContain("Found it.");
   }, SLOW * 2);
+
+  test("a non-streaming client (the stream gathered, SPEC F-9) of a reply that begins with the search: its pings for 3.2 s do not give the attempt up (README 'Not done yet' until this was fixed: at the idle timeout, the pings counted as silence until the first content); the whole JSON reply, from one attempt", async () => {
+    suite.gw.fake.enqueue(pinging(callFirstHead, callFirstTail, PING));
+    const res = await post("/v1/messages", { ...messagesBody, stream: false });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { content: Array<{ type: string; text?: string }>; stop_reason: string };
+    expect(body.content.filter((c) => c.type === "text").map((c) => c.text)).toEqual(["Found it."]);
+    expect(body.stop_reason).toBe("end_turn");
+    expect(suite.gw.fake.requests).toHaveLength(1);
+  }, SLOW);
+
+  test("a non-streaming client of a Responses reply that begins with a hosted search: its keepalive events for 3.2 s do not give the attempt up either (Chat client, gathered)", async () => {
+    suite.gw.fake.enqueue(hostedSearch());
+    const res = await post("/v1/chat/completions", { model: "r/gpt-x", messages: [{ role: "user", content: "what is new in bun?" }] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }> };
+    expect(body.choices[0]).toMatchObject({ message: { content: "Found it." }, finish_reason: "stop" });
+    expect(suite.gw.fake.requests).toHaveLength(1);
+  }, SLOW);
+
+  test("a gathered reply whose upstream only pings after the search's call is given up after three idle timeouts, saying so, and the next attempt serves", async () => {
+    suite.gw.fake.enqueue({ sse: callFirstHead, endless: PING, endless_every_ms: 50 });
+    const started = performance.now();
+    const res = await post("/v1/messages", { ...messagesBody, stream: false });
+    expect(res.status).toBe(200);
+    await res.json();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(3 * IDLE_MS);
+    expect(suite.gw.fake.requests).toHaveLength(2);
+    const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({ status: 504, error: `Upstream p sent only events without content (keep-alive pings) for ${(3 * IDLE_MS) / 1000} s while a server tool was at work.` });
+  }, SLOW);
 
   test("an upstream that only pings after a search's call is still closed: after three idle timeouts, with the in-band error saying so", async () => {
     suite.gw.fake.handle(() => ({ sse: searchHead, endless: PING, endless_every_ms: 50 }));
