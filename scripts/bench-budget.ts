@@ -29,6 +29,7 @@ import { join } from "node:path";
 import { BUDGET_LANES, type MeasureOutput, type Run } from "./lib/budget-measure.ts";
 import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
+import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
 import { missedTargetsTable, readFloorTable } from "./lib/budget-floors.ts";
 
@@ -148,6 +149,8 @@ type Figures = Record<Row, number> & { raw: number; pipeline: number };
 const results: Array<{ name: string; kind: "native" | "translated"; f: Figures }> = [];
 for (const lane of out.lanes) {
   const m = (key: string) => noGc(lane.runs[key]);
+  /** A − B from the paired short rounds (budget-measure.ts `pairedRounds`, item 173), GC pauses out of both sides. */
+  const paired = (a: string, b: string) => pairedDifference(lane.runs[`paired:${a}`] ?? [], lane.runs[`paired:${b}`] ?? [], gc);
   const pipe = lane.pipeline;
   const pipeJs = median(pipe.map((p) => p.threads.js - (gc.get(p.id) ?? 0) / p.n));
   const gcPause = median(pipe.map((p) => (gc.get(p.id) ?? 0) / p.n));
@@ -161,7 +164,7 @@ for (const lane of out.lanes) {
     "executor call setup and abort wiring": m("viaExecute") - m("sendOnly"),
     "reply driver (tap / re-translate)": m("viaDriver") - m("sendOnly"),
     "commit point and JS reply stream": m("viaCommit") - m("viaDriver"),
-    "attempt loop": m("viaAttempts") - m("viaStages"),
+    "attempt loop": paired("viaAttempts", "viaStages"),
     "affinity key (X-Switchyard-Cache)": m("affinityKey"),
     "cost and key-limit accounting": m("accounting"),
     "usage row": m("usageRow"),
@@ -172,7 +175,7 @@ for (const lane of out.lanes) {
     "store flushes": m("flush"),
     "provider executor (upstream URL, headers, fetch call)": m("viaProvider") - m("sendOnly"),
     "in-process upstream reply (harness; the raw pipe pays it too)": m("sendOnly"),
-    "gateway wrapper (handle, redaction check, candidates)": m("oneViaGateway") - m("oneByHand"),
+    "gateway wrapper (handle, redaction check, candidates)": paired("oneViaGateway", "oneByHand"),
     "the app's request hooks (started/finish, after-reply queue)": 0, // below: the app's run minus the bookkeeping rows
     "32 concurrent requests (against one at a time)": pipeJs - m("oneViaApp"),
     "GC (JS-thread pauses + GC helper threads)": gcPause + median(pipe.map((p) => p.threads.gc)),
@@ -186,7 +189,7 @@ for (const lane of out.lanes) {
   // What the app does with a finished request (src/app.ts `finish` and `report`, the store's flushes).
   const bookkeepingRows: Row[] = ["cost and key-limit accounting", "usage row", "route trace", "metrics update", "log line", "event publishing", "store flushes"];
   const sum = (rows: Row[]) => rows.reduce((s, r) => s + f[r], 0);
-  f["the app's request hooks (started/finish, after-reply queue)"] = m("oneViaApp") - m("oneViaGateway") - sum(bookkeepingRows);
+  f["the app's request hooks (started/finish, after-reply queue)"] = paired("oneViaApp", "oneViaGateway") - sum(bookkeepingRows);
   // So the remainder is the stages called one after the other minus the same stages measured each on its
   // own (caches and inline caches warm for one stage at a time, every row's error); the whole pipeline's
   // JS-thread CPU minus every JS-thread row comes out the same.

@@ -99,6 +99,9 @@ async function main() {
   const ITER = QUICK ? 200 : 3000;
   const ROUNDS = QUICK ? 1 : 3;
   const PIPELINE_N = QUICK ? 300 : 5000;
+  /** Rounds and calls per run of the paired measurements ({@link pairedRounds}). */
+  const PAIR_ROUNDS = QUICK ? 2 : 15;
+  const PAIR_CALLS = QUICK ? 50 : 600;
 
   /** `ITER / 5` warm-up calls, then `ROUNDS` bracketed runs of `ITER` sequential calls. */
   async function cpuPerCall(key: string, fn: () => unknown): Promise<Run[]> {
@@ -144,6 +147,36 @@ async function main() {
     return runs;
   }
   let key = (name: string) => name;
+
+  /**
+   * Short runs of the measurements whose difference makes a row on its own (the attempt loop, the gateway
+   * wrapper, the app's hooks), in many alternating rounds: each round runs every one of `fns` for
+   * `PAIR_CALLS` calls, in an order rotated by the round and reversed every other round, bracketed as
+   * `<key>~<round>`. The row is then the median over the rounds of the difference within a round
+   * (scripts/bench-budget.ts `paired`), not the difference of two medians over 3 long rounds: a burst of
+   * other work on the machine, or a drift of the JIT, meets both sides of one round alike and the median
+   * drops the rounds it hit unevenly (item 173: on a machine at load ~1.6 the 3-round difference read the
+   * attempt loop at −17 … +13 µs across lanes, a 41-round paired harness at 0.2–2.0 ± 4 µs).
+   */
+  async function pairedRounds(fns: Record<string, () => unknown>): Promise<Record<string, Run[]>> {
+    const names = Object.keys(fns);
+    const runs: Record<string, Run[]> = Object.fromEntries(names.map((n) => [n, []]));
+    for (let r = 0; r < PAIR_ROUNDS; r++) {
+      const order = names.map((_, i) => names[(i + r) % names.length]!);
+      if (r % 2 === 1) order.reverse();
+      for (const name of order) {
+        const fn = fns[name]!;
+        const id = `${key(name)}~${r}`;
+        mark(id, "start");
+        const c0 = jsCpu();
+        for (let i = 0; i < PAIR_CALLS; i++) await fn();
+        const us = jsCpu() - c0;
+        mark(id, "end");
+        runs[name]!.push({ id, us: us / PAIR_CALLS, n: PAIR_CALLS });
+      }
+    }
+    return runs;
+  }
 
   const bench = await startPipelineBenchApp();
   const { app } = bench;
@@ -452,6 +485,10 @@ async function main() {
       pipeline.push({ id, n: PIPELINE_N, threads: { js: d.js / PIPELINE_N, gc: d.gc / PIPELINE_N, warmup: d.warmup / PIPELINE_N, jit: d.jit / PIPELINE_N, other: d.other / PIPELINE_N } });
     };
     Object.assign(runs, await cpuPerCallInterleaved(timed, pipelineRound));
+    // The rows that are one difference of two of these (attempt loop; gateway wrapper and the app's hooks
+    // from the one-at-a-time runs), measured again in short paired rounds (item 173).
+    for (const [name, r] of Object.entries(await pairedRounds({ viaAttempts: timed.viaAttempts!, viaStages: timed.viaStages! }))) runs[`paired:${name}`] = r;
+    for (const [name, r] of Object.entries(await pairedRounds({ oneByHand: timed.oneByHand!, oneViaGateway: timed.oneViaGateway!, oneViaApp: timed.oneViaApp! }))) runs[`paired:${name}`] = r;
     out.lanes.push({ name: bl.name, kind: bl.kind, runs, pipeline });
   }
   rawServer.stop(true);
