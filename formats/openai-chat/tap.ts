@@ -416,6 +416,15 @@ export class ChatTap implements PassthroughTap {
   }
 
   /**
+   * Reads a plain `data: <payload>` event ({@link isPlainDataEvent}) whose payload is [start, end) of
+   * `chunk`: only the payload is decoded (the same text {@link parseEventText} takes of the whole
+   * event's, without decoding the rest and cutting it out; docs/performance.md item 179).
+   */
+  private observePayload(chunk: Uint8Array, start: number, end: number): boolean {
+    return this.observe(this.decoder.decode(chunk.subarray(start, end)), undefined);
+  }
+
+  /**
    * Reads the event at [from, to) of `chunk` without decoding it when the bytes prove that
    * {@link observe} would change nothing and forward it: the event is the plain `data: <payload>\n\n`
    * form, content was already seen, and the payload holds none of the byte patterns observe reacts to
@@ -428,8 +437,10 @@ export class ChatTap implements PassthroughTap {
     const st = this.state;
     if (st.terminal) return true;
     const end = to - 2; // the payload ends at the first of the two LFs
-    if (!st.sawContent || singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeText(chunk.subarray(from, to));
+    if (singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeText(chunk.subarray(from, to));
     const start = from + 6;
+    // Before the first content every event is read; a plain one as its payload's text (what parseEventText would take of it).
+    if (!st.sawContent) return this.observePayload(chunk, start, end);
     if (end - start === 6 && isDone(chunk, start)) return this.done();
     const hits = this.hits;
     if (
@@ -438,7 +449,7 @@ export class ChatTap implements PassthroughTap {
       this.keyHit(chunk, hits, 2, FINISH_KEY, start, end, QUOTE) ||
       this.keyHit(chunk, hits, 3, USAGE_KEY, start, end, LBRACE)
     ) {
-      return this.observeText(chunk.subarray(from, to));
+      return this.observePayload(chunk, start, end);
     }
     // Forwarded unread: an event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused all the same.
     if (end - start > DEPTH_CHECKED_BYTES && nestsDeeperThan(chunk.subarray(start, end))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
@@ -538,8 +549,8 @@ export class ChatTap implements PassthroughTap {
         return true;
       }
     }
-    const toolHit = keyFollowedBy(data, '"tool_calls"', LBRACKET);
-    if (!st.sawContent || toolHit) {
+    // Before the first content the event is parsed anyway: its tool calls are read from the parse.
+    if (!st.sawContent || keyFollowedBy(data, '"tool_calls"', LBRACKET)) {
       const p = this.payload(data);
       if (p !== undefined && this.choices !== SOME_CHOICE) {
         // Before the first content: whether the reply so far is only `choices: []` chunks (see done()).
