@@ -99,9 +99,10 @@ export class ChatDecoder implements StreamDecoder {
   private nextKey = 0;
   /** Tool-call slots in the order they appeared. */
   private readonly slots: Slot[] = [];
-  /** Upstream `index` → the slot it currently addresses. */
-  private readonly byIndex = new Map<number, Slot>();
-  private readonly byId = new Map<string, Slot>();
+  /** Upstream `index` → the slot it currently addresses (made at the first tool call: most streams have none). */
+  private byIndex: Map<number, Slot> | undefined;
+  /** Call id → its slot (made with {@link byIndex}). */
+  private byId: Map<string, Slot> | undefined;
   private lastSlot: Slot | undefined;
   private sawRefusal = false;
   /** Per-stream salt of synthesized call ids, drawn when the first one is needed (most streams never do). */
@@ -394,12 +395,14 @@ export class ChatDecoder implements StreamDecoder {
   }
 
   private onToolCall(tc: Record<string, any>): void {
+    const byIndex = (this.byIndex ??= new Map());
+    const byId = (this.byId ??= new Map());
     const id = typeof tc.id === "string" ? tc.id : "";
     const index = typeof tc.index === "number" && Number.isInteger(tc.index) && tc.index >= 0 ? tc.index : undefined;
-    let slot = id ? this.byId.get(id) : undefined;
+    let slot = id ? byId.get(id) : undefined;
     if (!slot) {
       if (index !== undefined) {
-        const cur = this.byIndex.get(index);
+        const cur = byIndex.get(index);
         // Same index but a different id: a new call (servers that put every call at index 0).
         if (cur && !(id && cur.id && cur.id !== id)) slot = cur;
       } else if (this.lastSlot && !(id && this.lastSlot.id)) {
@@ -410,12 +413,12 @@ export class ChatDecoder implements StreamDecoder {
         slot = { key: -1 - this.slots.length, id: "", name: "", started: false, args: "", pending: "" };
         this.slots.push(slot);
       }
-      if (index !== undefined) this.byIndex.set(index, slot);
+      if (index !== undefined) byIndex.set(index, slot);
     }
     this.lastSlot = slot;
     if (!slot.id && id) {
       slot.id = id;
-      this.byId.set(id, slot);
+      byId.set(id, slot);
     }
     const fn = tc.function;
     let args = "";
