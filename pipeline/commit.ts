@@ -14,7 +14,7 @@ import type { RequestText } from "../formats/write-body-json.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
-import { requestTextOf, responseHeaders, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
+import { requestTextOf, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
 import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
@@ -125,18 +125,20 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
-  const encoderOptions = new ReplyEncoderOptions(ctx);
-  const hints = { family: provider.family, ...translated.decoderHints };
+  const decoderHints = translated.decoderHints;
+  const hints = decoderHints === undefined ? { family: provider.family } : { family: provider.family, ...decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
-  const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
     const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
     // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
     if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints));
-    return out(passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints)));
+    return asEvents(passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints)), events);
   }
+  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
+  // Made only for the drivers that encode (a passthrough has no encoder: docs/performance.md item 178).
+  const encoderOptions = new ReplyEncoderOptions(ctx);
+  const out = (driver: ReplyDriver) => asEvents(driver, events);
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
     return out(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
@@ -149,6 +151,11 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
       restoration,
     }),
   );
+}
+
+/** `driver`, or for an event transport (`events`) its SSE bytes read as events ({@link SseEventsDriver}). */
+function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriver<ReplyEvent[]> {
+  return events ? new SseEventsDriver(driver) : driver;
 }
 
 /**
@@ -494,11 +501,13 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const dropped = driver.dropped;
   const droppedAtCommit = dropped?.length ?? 0;
   if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
-  const headers = responseHeaders(ctx);
+  // The answer's headers as a record handed to `new Response` (docs/performance.md item 177): no
+  // `Headers` object of our own, its field-by-field sets and its copy into the Response.
+  const headers: Record<string, string> = { "x-request-id": ctx.requestId, "x-switchyard-route-id": ctx.routeId };
   const warning = warningHeader(ctx.warnings);
-  if (warning) headers.set("x-switchyard-warning", warning);
-  if (a.fallback) headers.set("x-switchyard-fallback", "1");
-  if (cache) headers.set("x-switchyard-cache", cache);
+  if (warning) headers["x-switchyard-warning"] = warning;
+  if (a.fallback) headers["x-switchyard-fallback"] = "1";
+  if (cache) headers["x-switchyard-cache"] = cache;
   /** The report of this request; usage is read from the driver when the reply has ended. */
   const finished = (outcome: Finished["outcome"], bytesSent: number): Finished => ({
     outcome,
@@ -516,13 +525,13 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
 
   if (whole) {
     const { body, bytes, contentHeaders } = handed ?? delivery.whole(prefix, ctx.stream);
-    for (const k in contentHeaders) headers.set(k, contentHeaders[k]!);
+    for (const k in contentHeaders) headers[k] = contentHeaders[k]!;
     a.release();
     deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", bytes));
     return { response: new Response(body, { status: 200, headers }), streaming: false };
   }
 
-  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  for (const k in SSE_HEADERS) headers[k] = SSE_HEADERS[k]!;
   let done = false;
   const sent = { bytes: 0 };
   const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
