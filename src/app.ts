@@ -191,7 +191,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const bus = new EventBus();
   // SPEC O-5: OpenTelemetry only when an OTLP endpoint is configured; otherwise the SDK is never loaded.
   const telemetry =
-    env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION) : undefined;
+    env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION, log) : undefined;
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });

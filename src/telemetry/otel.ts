@@ -15,11 +15,18 @@
  * `{endpoint}/v1/traces`), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, wins),
  * `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`
  * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000).
+ *
+ * What the operator is told (one JSON log line each, through `log`): where spans go, at start; an
+ * endpoint that is no http(s) URL (`localhost:4318`, which the exporter took and then sent nothing
+ * to, without a word), instead of exporting; the first failed export (a collector that is down,
+ * refuses or is not there), and that export works again at the next one that succeeds. Before, a
+ * collector that never received a span left no trace of why.
  */
 import { type Attributes, context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 
 /** What the app hands over for one finished request. */
@@ -73,17 +80,91 @@ export function tracesUrl(env: Record<string, string | undefined>): string | und
   return `${base.replace(/\/+$/, "")}/v1/traces`;
 }
 
+/** The variable the traces URL came from (for messages). */
+function urlVariable(env: Record<string, string | undefined>): string {
+  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+}
+
+/** `url` without user info, query or fragment (they may carry credentials), for log lines; undefined when it is no http(s) URL. */
+export function shownTracesUrl(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** ExportResultCode.SUCCESS of @opentelemetry/core (its enum's value; core is not a dependency of ours). */
+const EXPORT_SUCCESS = 0;
+
+/** An exporter's answer for one batch (@opentelemetry/core's `ExportResult`). */
+type ExportResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
+
+/**
+ * The OTLP exporter, telling the log when exporting starts to fail (once, with the exporter's error)
+ * and when it works again; the SDK's own diagnostics are off, so a failed export said nothing.
+ */
+class ReportingExporter implements SpanExporter {
+  private failing = false;
+
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly where: string,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.inner.export(spans, (result) => {
+      try {
+        if (result.code !== EXPORT_SUCCESS && !this.failing) {
+          this.failing = true;
+          const error = (result.error?.message ?? "no reason given").slice(0, 300);
+          this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: `OpenTelemetry export to ${this.where} failed: ${error}; spans are dropped until the collector answers (logged again when it does)`, spans: spans.length }));
+        } else if (result.code === EXPORT_SUCCESS && this.failing) {
+          this.failing = false;
+          this.log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry export to ${this.where} works again` }));
+        }
+      } finally {
+        done(result);
+      }
+    });
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+}
+
 /**
  * Starts the SDK: a tracer provider with the service's resource and a batch processor in front of the
- * OTLP/HTTP exporter. @returns undefined when the environment does not ask for export.
+ * OTLP/HTTP exporter, and says so in the log. @returns undefined when the environment does not ask for
+ * export, or names an endpoint that is no http(s) URL (logged as a warning: the gateway serves on
+ * without exporting).
  */
-export function startTelemetry(env: Record<string, string | undefined>, version: string): Telemetry | undefined {
+export function startTelemetry(env: Record<string, string | undefined>, version: string, log: (line: string) => void = () => {}): Telemetry | undefined {
   const url = tracesUrl(env);
   if (!url) return undefined;
-  const exporter = new OTLPTraceExporter({
-    url,
-    headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
-  });
+  const where = shownTracesUrl(url);
+  if (!where) {
+    const variable = urlVariable(env);
+    log(JSON.stringify({ level: "warn", time: Date.now(), msg: `OpenTelemetry export is off: ${variable} must be an http:// or https:// URL (e.g. http://127.0.0.1:4318), not ${JSON.stringify(env[variable]!.trim())}` }));
+    return undefined;
+  }
+  const exporter = new ReportingExporter(
+    new OTLPTraceExporter({
+      url,
+      headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+    }),
+    where,
+    log,
+  );
+  log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}` }));
   const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || "switchyard", "service.version": version }),

@@ -163,4 +163,60 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(loaded({})).toBe(0);
     expect(loaded({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBeGreaterThan(0);
   }, 60_000);
+
+  test("the log says where spans go; a collector that refuses them is logged once, and again when it takes them", async () => {
+    // Found by a new operator: a collector that was down or refused every batch left no line anywhere.
+    let refuse = true;
+    const got: number[] = [];
+    const collector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        await req.arrayBuffer();
+        got.push(refuse ? 400 : 200);
+        return refuse ? new Response("bad batch", { status: 400 }) : Response.json({});
+      },
+    });
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_BSP_SCHEDULE_DELAY: "50" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      const ask = () => fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+      const otelLines = () => g.logs.filter((l) => l.includes("OpenTelemetry")).map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(otelLines()[0]).toMatchObject({ level: "info", msg: `OpenTelemetry: exporting a span per request to http://127.0.0.1:${collector.port}/v1/traces` });
+      const deadline = Date.now() + 15_000;
+      const until = async (done: () => boolean) => {
+        while (!done() && Date.now() < deadline) await Bun.sleep(25);
+      };
+      await ask();
+      await until(() => otelLines().some((l) => l.msg.includes("failed")));
+      await ask();
+      await until(() => got.length >= 2);
+      const failed = otelLines().filter((l) => l.msg.includes("failed"));
+      expect(failed).toHaveLength(1); // once, not per batch
+      expect(failed[0]!.level).toBe("warn");
+      expect(failed[0]!.msg).toContain(`OpenTelemetry export to http://127.0.0.1:${collector.port}/v1/traces failed`);
+      refuse = false;
+      await ask();
+      await until(() => otelLines().some((l) => l.msg.includes("works again")));
+      expect(otelLines().at(-1)).toMatchObject({ level: "info", msg: `OpenTelemetry export to http://127.0.0.1:${collector.port}/v1/traces works again` });
+    } finally {
+      await g.stop();
+      collector.stop(true);
+    }
+  }, 30_000);
+
+  test("an endpoint without http:// (localhost:4318) is a warning naming the variable; the gateway serves without exporting", async () => {
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      const res = await fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      const lines = g.logs.filter((l) => l.includes("OpenTelemetry")).map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(lines).toEqual([
+        { level: "warn", time: expect.any(Number), msg: 'OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (e.g. http://127.0.0.1:4318), not "localhost:4318"' } as never,
+      ]);
+    } finally {
+      await g.stop();
+    }
+  });
 });
