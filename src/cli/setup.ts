@@ -86,6 +86,8 @@ export interface FileChange {
   after: string;
   /** Printed instead of the file's diff (a generated file too long to read as a diff). */
   summary?: string;
+  /** A note about this change, printed with the run's notes (e.g. the comments a rewrite left out). */
+  note?: string;
 }
 
 /** The outcome of a run: the files that change (empty when nothing does), their diff, the backups made. */
@@ -207,20 +209,50 @@ function readText(path: string): string | undefined {
 type Obj = Record<string, unknown>;
 const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
-function parseJsonFile(path: string, text: string | undefined): Obj {
+/**
+ * `text` with its `//` and `/* … *\/` comments outside strings blanked (newlines kept), as Gemini CLI
+ * reads its settings.json (strip-json-comments, Gemini CLI 0.61's settings loader).
+ */
+export function stripJsonComments(text: string): string {
+  let out = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === "/" && text[i + 1] === "/") {
+      while (i < text.length && text[i] !== "\n") i++;
+    } else if (c === "/" && text[i + 1] === "*") {
+      const end = text.indexOf("*/", i + 2);
+      const stop = end < 0 ? text.length : end + 2;
+      out += text.slice(i, stop).replace(/[^\n]/g, " ");
+      i = stop;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The JSON object in `text` (empty for no file); with `comments`, read as JSON with comments (Gemini CLI's settings.json). */
+function parseJsonFile(path: string, text: string | undefined, comments = false): Obj {
   if (text === undefined || text.trim() === "") return {};
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = JSON.parse(comments ? stripJsonComments(text) : text);
   } catch {
-    throw new Error(`${path} is not valid JSON; fix or move it, then run setup again`);
+    throw new Error(`${path} is not valid JSON${comments ? " (comments aside)" : ""}; fix or move it, then run setup again`);
   }
   if (!isObj(v)) throw new Error(`${path} does not hold a JSON object`);
   return v;
 }
 
-/** Sets `obj.a.b.c = value`, creating objects on the way; refuses to replace a non-object. */
-function setPath(path: string, obj: Obj, keys: string[], value: unknown): void {
+/** Sets `obj.a.b.c = value`, creating objects on the way; refuses to replace a non-object. Answers whether the value changed. */
+function setPath(path: string, obj: Obj, keys: string[], value: unknown): boolean {
   let cur = obj;
   for (const k of keys.slice(0, -1)) {
     const next = cur[k];
@@ -228,14 +260,22 @@ function setPath(path: string, obj: Obj, keys: string[], value: unknown): void {
     else if (!isObj(next)) throw new Error(`${path}: ${keys.join(".")} cannot be set because ${k} is not an object`);
     cur = cur[k] as Obj;
   }
+  const changed = JSON.stringify(cur[keys.at(-1)!]) !== JSON.stringify(value);
   cur[keys.at(-1)!] = value;
+  return changed;
 }
 
-/** JSON file with `sets` applied (other members untouched), formatted with two spaces. */
-function editJson(path: string, before: string | undefined, sets: Array<[string[], unknown]>): string {
-  const obj = parseJsonFile(path, before);
-  for (const [keys, value] of sets) setPath(path, obj, keys, value);
-  return JSON.stringify(obj, null, 2) + "\n";
+/**
+ * JSON file with `sets` applied (other members untouched), formatted with two spaces; the file as it
+ * was when every value is already set (its own formatting, and comments, kept). With `comments` the
+ * file may hold comments (Gemini CLI's settings.json): a rewrite leaves them out, and `dropped` says so.
+ */
+function editJson(path: string, before: string | undefined, sets: Array<[string[], unknown]>, comments = false): { after: string; dropped: boolean } {
+  const obj = parseJsonFile(path, before, comments);
+  let changed = before === undefined || before.trim() === "";
+  for (const [keys, value] of sets) if (setPath(path, obj, keys, value)) changed = true;
+  if (!changed) return { after: before!, dropped: false };
+  return { after: JSON.stringify(obj, null, 2) + "\n", dropped: comments && before !== undefined && stripJsonComments(before) !== before };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -359,7 +399,7 @@ function claudeCode(o: SetupOptions): FileChange[] {
   const sets: Array<[string[], unknown]> = env.map(([k, v]) => [["env", k], v]);
   const claudeId = m ? claudeModelBehind(m.id) : undefined;
   if (claudeId !== undefined) sets.push([["modelOverrides", claudeId], m!.id]);
-  return [{ path, before, after: editJson(path, before, sets) }];
+  return [{ path, before, after: editJson(path, before, sets).after }];
 }
 
 function codex(o: SetupOptions): FileChange[] {
@@ -410,9 +450,17 @@ function gemini(o: SetupOptions): FileChange[] {
     sets.push([["model", "name"], o.model.id]);
     if (o.model.contextWindow !== undefined) sets.push([["model", "compressionThreshold"], geminiCompressionThreshold(o.model.contextWindow)]);
   }
+  // Gemini CLI reads its settings.json with comments (strip-json-comments): so does setup. A rewrite
+  // cannot keep them: the backup has them, and a note says so.
+  const settings = editJson(settingsPath, settingsBefore, sets, true);
   return [
     { path: envPath, before: envBefore, after: editDotenv(envBefore, env) },
-    { path: settingsPath, before: settingsBefore, after: editJson(settingsPath, settingsBefore, sets) },
+    {
+      path: settingsPath,
+      before: settingsBefore,
+      after: settings.after,
+      ...(settings.dropped ? { note: `note: ${settingsPath} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup (${settingsPath}.switchyard-backup-…)` } : {}),
+    },
   ];
 }
 
@@ -467,5 +515,6 @@ export function runSetup(o: SetupOptions): SetupResult {
       writeFileSync(c.path, c.after, { mode: 0o600 });
     }
   }
-  return { changes, diff, backups, notes: o.target === "gemini" ? [GEMINI_TRUST_NOTE] : [] };
+  const notes = changes.flatMap((c) => (c.note ? [c.note] : []));
+  return { changes, diff, backups, notes: o.target === "gemini" ? [...notes, GEMINI_TRUST_NOTE] : notes };
 }

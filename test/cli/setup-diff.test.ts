@@ -6,7 +6,7 @@
  * summarised instead of printed.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CODEX_CATALOG_FILE, PLACEHOLDER_KEY, runSetup } from "../../src/cli/setup.ts";
@@ -75,4 +75,24 @@ describe("setup's printed diff", () => {
     expect(r.notes.join("\n")).toContain("Gemini CLI reads ~/.gemini/.env only in a folder it trusts");
     expect(runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: true }).notes).toEqual([]);
   });
+
+  test("gemini: a settings.json with comments (Gemini CLI reads them) is set up, not refused; set already, it is left byte for byte", () => {
+    // Found by a new operator: setup answered "settings.json is not valid JSON" for a file Gemini CLI 0.61 reads fine.
+    const home = scratch();
+    mkdirSync(join(home, ".gemini"));
+    const path = join(home, ".gemini", "settings.json");
+    const commented = '{\n  // my theme\n  "ui": { "theme": "GitHub // not a comment" },\n  /* auth */ "security": { "auth": { "selectedType": "oauth-personal" } }\n}\n';
+    writeFileSync(path, commented);
+    const r = runSetup({ target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 1 });
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ ui: { theme: "GitHub // not a comment" }, security: { auth: { selectedType: "gemini-api-key" } } });
+    expect(readFileSync(`${path}.switchyard-backup-1`, "utf8")).toBe(commented);
+    expect(r.notes[0]).toContain(`${path} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup`);
+    // Already pointing at the gateway: nothing to change, the comments stay.
+    const set = '{\n  // mine\n  "security": { "auth": { "selectedType": "gemini-api-key" } }\n}\n';
+    writeFileSync(path, set);
+    const again = runSetup({ target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 2 });
+    expect(again.changes.map((c) => c.path)).toEqual([]);
+    expect(readFileSync(path, "utf8")).toBe(set);
+  });
 });
+
