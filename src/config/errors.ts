@@ -130,14 +130,16 @@ export function isMapping(x: unknown): x is Record<string, unknown> {
  */
 export function strictObj<E extends v.ObjectEntries>(entries: E, what: string, required: Record<string, string> = {}) {
   const keys = Object.keys(entries);
+  // `redaction: true` meant "on": say that the section is a mapping and show its first key.
+  const expected = what.includes("mapping") || keys.length === 0 ? what : `${what} (a mapping, e.g. { ${keys[0]}: … })`;
   return v.pipe(
-    v.custom<Record<string, unknown>>(isMapping, (issue) => `expected ${what}, got ${describeKind(issue.input)}`),
+    v.custom<Record<string, unknown>>(isMapping, (issue) => `expected ${expected}, got ${describeKind(issue.input)}`),
     v.strictObject(entries, (issue) => {
       if (issue.expected === "never" && typeof issue.input === "string") return unknownKeysMessage(issue, keys, { noun: "key", what, all: false });
       if (issue.input === undefined && issue.expected?.startsWith('"')) {
         return required[issue.expected.slice(1, -1)] ?? "required";
       }
-      return `expected ${what}, got ${describeKind(issue.input)}`;
+      return `expected ${expected}, got ${describeKind(issue.input)}`;
     }),
   );
 }

@@ -109,6 +109,17 @@ describe("checkConfig", () => {
     expect(r.lines[0]).toStartWith('combos[0].targets[0].modle: unknown key "modle" in a combo target (did you mean "model"?)');
   });
 
+  test("a section written as a switch (redaction: true, token_savers: false) says it is a mapping and shows its key", () => {
+    // Found by a new operator: "expected redaction, got a boolean" did not say what to write instead.
+    const p = join(dir, "switch.yaml");
+    writeFileSync(p, "settings:\n  redaction: true\n  token_savers: false\nproviders:\n  - glm\n");
+    expect(checkConfig(p, {}).lines.sort()).toEqual([
+      "providers[0]: expected a provider (a mapping, e.g. { id: … }), got a string",
+      "settings.redaction: expected redaction (a mapping, e.g. { enabled: … }), got a boolean",
+      "settings.token_savers: expected token_savers (a mapping, e.g. { compress_tool_results: … }), got a boolean",
+    ]);
+  });
+
   test("a problem of the whole file (missing, not YAML, not a mapping) is led by the file's name, not (root)", () => {
     const r = checkConfig(join(dir, "nope.yaml"), {});
     expect(r).toEqual({ ok: false, lines: [`${join(dir, "nope.yaml")}: cannot read config file ${join(dir, "nope.yaml")}: not found`] });
