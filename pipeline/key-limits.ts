@@ -10,6 +10,7 @@
 import { hubError, type HubError } from "../formats/hub.ts";
 import { bodyBytes, errorAnswer, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
+import { keyId } from "./key-id.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
 
 /** Length of each budget window, ms. */
@@ -142,7 +143,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     return errorAnswer(ctx, err);
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
-  const verdict = await counters.admit(key.name, limits, now, { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) });
+  const verdict = await counters.admit(keyId(key), limits, now, { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) });
   if (verdict.ok) {
     ctx.limitsAdmitted = true;
     if (verdict.ticket !== undefined) ctx.limitsTicket = verdict.ticket;

@@ -120,6 +120,12 @@ export type Awaitable<T> = T | Promise<T>;
 /** A client key after lookup (the secret itself is never held past the hash check). */
 export interface ClientKey {
   name: string;
+  /**
+   * What counts this key's use (its limit counters, budget windows and budget alerts' claims), when it
+   * is not `name`: a stored key created with the name of a revoked one is a new key, `name#N` for the
+   * Nth such key of that name (pipeline/key-id.ts `keyIdFor`). Absent: the name.
+   */
+  id?: string;
   scopes: string[];
   /** Optional tag used by routing predicates (`key_tag`). */
   tag?: string;
@@ -206,7 +212,8 @@ export interface BudgetChange {
  * (src/limits/counters.ts) counts in memory, answers synchronously and persists budget windows lazily
  * (no disk wait); the shared one (src/limits/shared-counters.ts, SPEC D-2) counts across instances
  * through the store's leases and counters, one database round trip per limit for keys that have limits.
- * Keys are identified by name.
+ * Keys are identified by their id (pipeline/key-id.ts `keyId`: the name, or `name#N` for a key
+ * created with a revoked key's name), so such a key starts with fresh counters and budget windows.
  */
 export interface KeyLimitCounters {
   /**

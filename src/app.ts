@@ -490,7 +490,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: async (name, limits) => (settle(), { budgets: await keyCounters.budgetUse(name, limits, clock.now()), inFlight: keyCounters.inFlight(name), minute: keyCounters.minuteUse(name, limits, clock.now()) }),
+      keyUse: async (id, limits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) }),
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       sessions,

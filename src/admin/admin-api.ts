@@ -22,8 +22,8 @@ export interface AdminDeps {
   /** The admin token written to instance.json at start (compared in constant time). */
   adminToken: string;
   requireApiKey: () => boolean;
-  /** SPEC 9.6: a key's budget use in its current windows, its requests in flight and its minute's rpm / tpm use (the limit counters). */
-  keyUse?: (name: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number; minute?: MinuteUse }>;
+  /** SPEC 9.6: a key's budget use in its current windows, its requests in flight and its minute's rpm / tpm use (the limit counters), by the key's id (pipeline/key-id.ts). */
+  keyUse?: (id: string, limits: KeyLimits) => Promise<{ budgets: BudgetUse[]; inFlight: number; minute?: MinuteUse }>;
   /** Whether the flight recorder holds a request's bodies (SPEC O-6), for `recorded` in GET /calls. */
   recorded?: (requestId: string) => boolean;
   /** The ids of the providers in force: a new key's `provider/*` model pattern must name one. */
@@ -168,7 +168,13 @@ export function adminApi(deps: AdminDeps) {
       const keys = await deps.store.listKeys();
       // SPEC 9.6: limits with their current use (budget windows, requests in flight, this minute's
       // requests and tokens against rpm / tpm) for active keys.
-      return { keys: await Promise.all(keys.map(async (k) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: await deps.keyUse(k.name, k.limits) } : k))) };
+      // A key's use is counted by its id (a key created with a revoked key's name has its own), which
+      // stays the gateway's: the listing shows the name.
+      return {
+        keys: await Promise.all(
+          keys.map(async ({ id, ...k }) => (k.limits && k.revokedAt === undefined && deps.keyUse ? { ...k, use: await deps.keyUse(id ?? k.name, k.limits) } : k)),
+        ),
+      };
     })
     .post(
       "/keys",
@@ -186,7 +192,8 @@ export function adminApi(deps: AdminDeps) {
           const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);
           deps.keysChanged?.("created", input.value.name);
           set.status = 201;
-          return created;
+          const { id: _id, ...key } = created.key;
+          return { ...created, key };
         } catch (e) {
           if (e instanceof StoreError) {
             // A name already in use: say how to free it or what else to do.
@@ -236,8 +243,21 @@ export function adminApi(deps: AdminDeps) {
       const echo = filter ? { filter } : {};
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
-        const limits = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k.limits!]));
-        return { since, by, ...echo, rows: await Promise.all(rows.map(async (r) => (r.group !== null && limits.has(r.group) ? { ...r, budgets: (await deps.keyUse!(r.group, limits.get(r.group)!)).budgets } : r))), series };
+        // Usage rows are grouped by the key's name (a revoked key's and its replacement's together); the
+        // budgets are those of the active key of that name, counted by its id.
+        const active = new Map((await deps.store.listKeys()).filter((k) => k.limits?.budgets && k.revokedAt === undefined).map((k) => [k.name, k]));
+        return {
+          since,
+          by,
+          ...echo,
+          rows: await Promise.all(
+            rows.map(async (r) => {
+              const k = r.group !== null ? active.get(r.group) : undefined;
+              return k ? { ...r, budgets: (await deps.keyUse!(k.id ?? k.name, k.limits!)).budgets } : r;
+            }),
+          ),
+          series,
+        };
       }
       return { since, by, ...echo, rows, series };
     })

@@ -210,7 +210,7 @@ export const CONTROL_ROUTE_DOCS = {
         reason: v.optional(v.string()),
         until: v.optional(v.number()),
       }),
-      v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()), periodEnd: v.optional(v.number()) }),
+      v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()), periodEnd: v.optional(v.number()), subjectId: v.optional(v.string()) }),
       v.object({ type: v.literal("keys_changed"), at: v.number(), change: v.picklist(["created", "revoked", "changed"]), name: v.optional(v.string()) }),
       v.object({
         type: v.literal("routing_changed"),

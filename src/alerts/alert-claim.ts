@@ -10,7 +10,7 @@
  *
  * | event | identity (besides event and subject) | the claim holds until |
  * |---|---|---|
- * | `quota_threshold`, key budget | budget window, unit, threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
+ * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
  * | `quota_threshold`, account quota window | window, model, threshold | the end of the period it was raised in (`AlertEvent.periodEnd`: the reset time read when the claiming instance began the period); a day after the alert for a window without a reset time |
  * | `account_quarantined` | the reason | a day after the alert |
  * | `account_locked` | the lock's end, the reason | an hour after the alert |
@@ -43,7 +43,8 @@ export interface AlertClaim {
 export function alertClaim(e: AlertEvent): AlertClaim {
   const d = e.detail;
   const part = (v: unknown) => (v === undefined || v === null ? "" : String(v));
-  const base = `alert:${e.event}:${e.subject}`;
+  // A key created with a revoked key's name is another key (its id, AlertEvent.subjectId).
+  const base = `alert:${e.event}:${e.subjectId ?? e.subject}`;
   switch (e.event) {
     case "quota_threshold":
       if (d.kind === "key_budget") {

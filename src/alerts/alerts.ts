@@ -17,6 +17,7 @@
  * a few comparisons.
  */
 import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
+import { keyNameOfId } from "../../pipeline/index.ts";
 import type { BudgetChange } from "../../pipeline/ports.ts";
 import type { QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "../accounts/quota.ts";
@@ -76,9 +77,10 @@ export class Alerts {
     }
   }
 
-  private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now(), periodEnd?: number): void {
+  private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now(), periodEnd?: number, subjectId?: string): void {
     const alert: AlertEvent = { type: "alert", event, at, subject, detail };
     if (periodEnd !== undefined) alert.periodEnd = periodEnd;
+    if (subjectId !== undefined) alert.subjectId = subjectId;
     this.bus.publish(alert);
   }
 
@@ -107,16 +109,18 @@ export class Alerts {
 
   /**
    * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
-   * share crossed ({@link budgetShare}). Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
+   * share crossed ({@link budgetShare}). `key` is the key's id (pipeline/key-id.ts): the subject is
+   * `key:NAME`, and a key created with a revoked key's name carries its id as `subjectId`. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
    * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at`.
    */
-  budgetChanged(keyName: string, changes: readonly BudgetChange[], now: number): void {
+  budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
+    const name = keyNameOfId(key);
     for (const c of changes) {
       const limit = c.budget.usd ?? c.budget.tokens!;
       for (const t of this.crossed(budgetShare(c.before, limit), budgetShare(c.after, limit))) {
         this.raise(
           "quota_threshold",
-          `key:${keyName}`,
+          `key:${name}`,
           {
             kind: "key_budget",
             window: c.budget.window,
@@ -127,6 +131,8 @@ export class Alerts {
             resets_at: new Date(c.resetsAt).toISOString(),
           },
           now,
+          undefined,
+          key === name ? undefined : `key:${key}`,
         );
       }
     }

@@ -77,6 +77,13 @@ export interface AlertEvent {
    * to the webhook; its claim across instances holds until then (src/alerts/alert-claim.ts).
    */
   periodEnd?: number;
+  /**
+   * `quota_threshold` of a key budget only, for a key created with the name of a revoked key:
+   * `key:ID` with the key's id (`key:ci#1`, pipeline/key-id.ts), where `subject` shows its name. Not
+   * POSTed to the webhook; its claim across instances is the new key's own (src/alerts/alert-claim.ts),
+   * so a crossing of the revoked key's budget in the same window does not hold it back.
+   */
+  subjectId?: string;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { StopReason } from "../../formats/hub.ts";
-import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, type RequestContext } from "../../pipeline/index.ts";
+import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
@@ -26,8 +26,8 @@ export interface AccountingDeps {
   /** The price table ({@link loadPriceTable}); without it only `settings.pricing` prices requests. */
   priceTable?: PriceTable;
   counters: KeyLimitCounters;
-  /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7). */
-  onBudgetChange?: (keyName: string, changes: BudgetChange[], now: number) => void;
+  /** Budget changes of a settled request, for `quota_threshold` alerts (SPEC 9.7); `key` is the key's id (pipeline/key-id.ts). */
+  onBudgetChange?: (key: string, changes: BudgetChange[], now: number) => void;
   /** Where a warning goes (one JSON line); default: nowhere. */
   log?: (line: string) => void;
 }
@@ -95,7 +95,8 @@ export class RequestAccounting {
     if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
-      const key = ctx.key.name;
+      // The key's id, not its name: a key created with a revoked key's name counts afresh.
+      const key = keyId(ctx.key);
       const changes = this.deps.counters.settle(key, ctx.key.limits, { tokens, usd: rec.costUsd ?? 0 }, now, ctx.limitsTicket);
       const report = (c: BudgetChange[]) => {
         if (c.length > 0) this.deps.onBudgetChange?.(key, c, now);

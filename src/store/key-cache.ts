@@ -4,6 +4,7 @@
  * Lookups hash the presented secret with SHA-256, find the candidate by its hex hash and confirm with a
  * constant-time compare. No I/O.
  */
+import { keyIdFor } from "../../pipeline/index.ts";
 import type { ClientKey } from "../../pipeline/ports.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseLimits, parseScopes } from "./rows.ts";
 import { bytesEqual, sha256 } from "./secrets.ts";
@@ -26,6 +27,8 @@ export interface KeyRow {
   revoked_at: number | null;
   /** JSON KeyLimits (SPEC 9.6), or null. */
   limits: string | null;
+  /** 0 for the first key of its name; one more for each key created after a revoked one of that name (its id: `keyIdFor`). */
+  generation: number;
 }
 
 /** Config keys and active stored keys, by the hex SHA-256 of their secret. */
@@ -80,7 +83,7 @@ export class KeyCache {
         throw new StoreError("invalid", `config keys ${JSON.stringify(other.key.name)} and ${JSON.stringify(name)} have the same secret`);
       }
       names.add(name);
-      byHash.set(hex, { hash, key: freezeKey({ name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits), source: "config" }) });
+      byHash.set(hex, { hash, key: freezeKey({ name, id: keyIdFor(name, 0), scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits), source: "config" }) });
     }
     this.configKeys = byHash;
     this.configNames = names;
@@ -93,7 +96,7 @@ export class KeyCache {
       if (row.revoked_at !== null) continue;
       map.set(row.hash, {
         hash: Buffer.from(row.hash, "hex"),
-        key: freezeKey({ name: row.name, scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" }),
+        key: freezeKey({ name: row.name, id: keyIdFor(row.name, row.generation ?? 0), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" }),
       });
     }
     this.dbKeys = map;
@@ -103,12 +106,13 @@ export class KeyCache {
   list(rows: Iterable<KeyRow>): KeyInfo[] {
     const out: KeyInfo[] = [];
     for (const { key } of this.configKeys.values()) {
-      out.push(omitUndefined({ name: key.name, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const }));
+      out.push(omitUndefined({ name: key.name, id: key.id, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const }));
     }
     for (const row of rows) {
       out.push(
         omitUndefined({
           name: row.name,
+          id: idUnlessName(row.name, keyIdFor(row.name, row.generation ?? 0)),
           scopes: parseScopes(row.scopes),
           tag: row.tag ?? undefined,
           source: "db" as const,
@@ -120,4 +124,9 @@ export class KeyCache {
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.source < b.source ? -1 : 1));
   }
+}
+
+/** `id` when it is not the key's name (a {@link KeyInfo} carries only an id that says more). */
+function idUnlessName(name: string, id: string): string | undefined {
+  return id === name ? undefined : id;
 }

@@ -107,6 +107,7 @@ export function checkCredential(c: unknown, accountId: string): Credential {
 /** A frozen copy of a client key (the lookup cache shares it between requests). */
 export function freezeKey(k: ClientKey): ClientKey {
   const key: ClientKey = { name: k.name, scopes: Object.freeze([...k.scopes]) as string[], source: k.source };
+  if (k.id !== undefined && k.id !== k.name) key.id = k.id;
   if (k.tag !== undefined) key.tag = k.tag;
   if (k.limits !== undefined) key.limits = deepFreeze(structuredClone(k.limits));
   return Object.freeze(key);

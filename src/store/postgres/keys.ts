@@ -3,6 +3,7 @@
  * key's secret; `lookup` answers from the in-memory {@link KeyCache}, re-read when this instance changes
  * a key and when another instance announces "keys" (within about a second).
  */
+import { keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
@@ -37,7 +38,7 @@ export class PgKeys implements KeyStore {
 
   /**
    * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
-   * same name is replaced. @throws StoreError `conflict`, `read_only`, `invalid`, `closed`, `unavailable`.
+   * same name is replaced by a new key, one generation later (its own id, pipeline/key-id.ts). @throws StoreError `conflict`, `read_only`, `invalid`, `closed`, `unavailable`.
    */
   async createKey(name: string, scopes: string[] = [], tag?: string, limits?: KeyLimits): Promise<CreatedKey> {
     this.ctx.assertOpen();
@@ -49,19 +50,21 @@ export class PgKeys implements KeyStore {
     if (this.cache.isConfigName(n)) throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
     const secret = generateKeySecret();
     const createdAt = Math.round(this.ctx.now());
-    await this.ctx.read((sql) =>
+    const generation = await this.ctx.read((sql) =>
       sql.begin(async (tx) => {
         const [row] = await tx`SELECT revoked_at FROM client_keys WHERE name = ${n} FOR UPDATE`;
         if (row && row.revoked_at === null) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
-        await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits)
+        const [made] = await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits)
                  VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson})
                  ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits`;
+                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
+                 RETURNING generation`;
+        return Number(made?.generation ?? 0);
       }),
     );
     await this.reloadKeys();
     this.ctx.announce("keys");
-    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
+    return { secret, key: freezeKey({ name: n, id: keyIdFor(n, generation), scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
   }
 
   /** Every key, config and stored, sorted by name; no secrets, no hashes. @throws StoreError `closed`, `unavailable`. */
@@ -130,7 +133,7 @@ export class PgKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits FROM client_keys ORDER BY name COLLATE "C"`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation FROM client_keys ORDER BY name COLLATE "C"`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,
@@ -139,6 +142,7 @@ export class PgKeys implements KeyStore {
       created_at: num(r.created_at),
       revoked_at: numOrNull(r.revoked_at),
       limits: r.limits,
+      generation: Number(r.generation ?? 0),
     }));
   }
 }

@@ -331,6 +331,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       END $$;
     `,
   },
+  {
+    version: 8,
+    name: "client key generations",
+    up: `
+      -- SPEC 9.6: a key created with the name of a revoked key is a new key: one generation more, so its
+      -- id (pipeline/key-id.ts, name#N) names its own budget windows and quota pools (key:ID:…), which
+      -- start fresh. Existing keys are generation 0, whose id is the name: their windows stay theirs.
+      ALTER TABLE client_keys ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -3,6 +3,7 @@
  * secret; `lookup` answers from the in-memory {@link KeyCache}, which is re-read when another
  * connection commits (`PRAGMA data_version`, checked by the store's timer).
  */
+import { keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
@@ -21,12 +22,13 @@ export class SqliteKeys implements KeyStore {
     const db = ctx.db;
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits FROM client_keys ORDER BY name"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation FROM client_keys ORDER BY name"),
       keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
       keyUpsert: db.prepare(
         `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, NULL, ?)
          ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits`,
+           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
+         RETURNING generation`,
       ),
       budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
       budgetUpsert: db.prepare(
@@ -62,7 +64,7 @@ export class SqliteKeys implements KeyStore {
 
   /**
    * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
-   * same name is replaced.
+   * same name is replaced by a new key, one generation later (its own id, pipeline/key-id.ts).
    * @throws StoreError `conflict` (active key of that name), `read_only` (config key of that name),
    *   `invalid` (bad name, scopes or tag), `closed`.
    */
@@ -77,17 +79,17 @@ export class SqliteKeys implements KeyStore {
     }
     const secret = generateKeySecret();
     const createdAt = Math.round(this.ctx.now());
-    this.ctx.db
+    const generation = this.ctx.db
       .transaction(() => {
         const row = this.s.keyByName.get(n) as { revoked_at: number | null } | null;
         if (row && row.revoked_at === null) {
           throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
         }
-        this.s.keyUpsert.run(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null);
+        return (this.s.keyUpsert.get(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null) as { generation: number }).generation;
       })
       .immediate();
     this.reloadKeys();
-    return { secret, key: freezeKey({ name: n, scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
+    return { secret, key: freezeKey({ name: n, id: keyIdFor(n, generation), scopes: sc, tag: tg, limits: lim, source: "db" }), createdAt };
   }
 
   /** Every key, config and stored (active and revoked), sorted by name; no secrets, no hashes. */

@@ -287,6 +287,16 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const t of tables) db.run(`DROP TABLE ${t}`);
     },
   },
+  {
+    version: 9,
+    name: "client key generations",
+    up: `
+      -- SPEC 9.6: a key created with the name of a revoked key is a new key: one generation more, so its
+      -- id (pipeline/key-id.ts, name#N) counts its limits and budget windows afresh. Existing keys are
+      -- generation 0, whose id is the name: their budget windows (key_budget_windows.key_name) stay theirs.
+      ALTER TABLE client_keys ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

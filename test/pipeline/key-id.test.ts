@@ -1,0 +1,31 @@
+/**
+ * Client key ids (pipeline/key-id.ts, SPEC 9.6): a key created with a revoked key's name counts its use
+ * under an id of its own, and the alerts still name the key by its name, read back from the id.
+ */
+import { describe, expect, test } from "bun:test";
+import { keyId, keyIdFor, keyNameOfId } from "../../pipeline/key-id.ts";
+
+describe("key ids", () => {
+  test("the first key of a name is counted by its name; each later one by name#N", () => {
+    expect(keyIdFor("ci", 0)).toBe("ci");
+    expect(keyIdFor("ci", 1)).toBe("ci#1");
+    expect(keyIdFor("ci", 12)).toBe("ci#12");
+    expect(keyId({ name: "ci" })).toBe("ci");
+    expect(keyId({ name: "ci", id: "ci#3" })).toBe("ci#3");
+  });
+
+  test("the name is read back from every id, and two keys never share an id, whatever the name holds", () => {
+    const names = ["ci", "a#1", "a#", "#7", "x#1#2", "team-a.b_c"];
+    const ids = new Set<string>();
+    for (const name of names) {
+      for (const generation of [0, 1, 2, 10]) {
+        const id = keyIdFor(name, generation);
+        expect(keyNameOfId(id)).toBe(name);
+        expect(ids.has(id)).toBe(false);
+        ids.add(id);
+      }
+    }
+    // A name stored before the name rule that ends like an id keeps its own first id.
+    expect(keyIdFor("a#1", 0)).toBe("a#1#0");
+  });
+});

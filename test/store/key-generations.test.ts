@@ -1,0 +1,65 @@
+/**
+ * A key created with the name of a revoked key is a new key (SPEC 9.6; client_keys.generation, SQLite
+ * migration 9, PostgreSQL migration 8), on both stores: its id (pipeline/key-id.ts) is `name#N`, on
+ * the created key, on lookup, on the listing and after a reopen, so the limit counters count it
+ * afresh; the first key of a name keeps its name as its id (its stored budget windows stay its own).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { cleanupTempDirs, tempDir } from "./helpers.ts";
+
+let pg: TestPostgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.destroy();
+  cleanupTempDirs();
+});
+
+const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> }> = [
+  {
+    name: "sqlite",
+    open: async () => {
+      const path = join(tempDir(), "sy.db");
+      return async () => openSqliteStore({ path, flushIntervalMs: 60_000 });
+    },
+  },
+  {
+    name: "postgres",
+    open: async () => {
+      const url = await pg.createDatabase("generations");
+      return () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe(`key generations: ${backend.name}`, () => {
+    test("the first key of a name is counted by its name; each key created after a revoked one by name#N, across a reopen", async () => {
+      const open = await backend.open();
+      const s = await open();
+      const first = await s.createKey("laptop");
+      expect(first.key.id).toBeUndefined();
+      expect(s.lookup(first.secret)).toEqual({ name: "laptop", scopes: [], source: "db" });
+      expect(await s.revokeKey("laptop")).toBe(true);
+      const again = await s.createKey("laptop");
+      expect(again.key.id).toBe("laptop#1");
+      expect(s.lookup(again.secret)?.id).toBe("laptop#1");
+      expect((await s.listKeys()).find((k) => k.name === "laptop")).toMatchObject({ name: "laptop", id: "laptop#1" });
+      expect(await s.revokeKey("laptop")).toBe(true);
+      const third = await s.createKey("laptop");
+      expect(s.lookup(third.secret)?.id).toBe("laptop#2");
+      await s.close();
+      const r = await open();
+      expect(r.lookup(third.secret)).toMatchObject({ name: "laptop", id: "laptop#2" });
+      expect(r.lookup(again.secret)).toBeUndefined();
+      expect(r.lookup(first.secret)).toBeUndefined();
+      await r.close();
+    });
+  });
+}
