@@ -125,20 +125,18 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-  const decoderHints = translated.decoderHints;
-  const hints = decoderHints === undefined ? { family: provider.family } : { family: provider.family, ...decoderHints };
+  const hints = translated.decoderHints === undefined ? { family: provider.family } : { family: provider.family, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
     const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
     // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
     if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints));
-    return asEvents(passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints)), events);
+    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints));
+    return events ? new SseEventsDriver(tap) : tap;
   }
-  // Responses encoders echo request fields; the parsed request is only fetched when an encoder runs.
-  // Made only for the drivers that encode (a passthrough has no encoder: docs/performance.md item 178).
-  const encoderOptions = new ReplyEncoderOptions(ctx);
-  const out = (driver: ReplyDriver) => asEvents(driver, events);
+  const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
+  const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
     return out(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
@@ -151,11 +149,6 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
       restoration,
     }),
   );
-}
-
-/** `driver`, or for an event transport (`events`) its SSE bytes read as events ({@link SseEventsDriver}). */
-function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriver<ReplyEvent[]> {
-  return events ? new SseEventsDriver(driver) : driver;
 }
 
 /**
@@ -501,8 +494,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const dropped = driver.dropped;
   const droppedAtCommit = dropped?.length ?? 0;
   if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
-  // The answer's headers as a record handed to `new Response` (docs/performance.md item 177): no
-  // `Headers` object of our own, its field-by-field sets and its copy into the Response.
+  // A record for `new Response`: no Headers of our own, its sets and its copy (docs/performance.md item 177).
   const headers: Record<string, string> = { "x-request-id": ctx.requestId, "x-switchyard-route-id": ctx.routeId };
   const warning = warningHeader(ctx.warnings);
   if (warning) headers["x-switchyard-warning"] = warning;
