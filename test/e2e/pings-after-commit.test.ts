@@ -75,6 +75,52 @@ function responsesHead(): string {
   return rev("response.created", { response: resp }) + rev("response.in_progress", { response: resp }) + rev("response.output_item.added", { output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } });
 }
 
+/**
+ * An upstream reply of `head`, then each of `pieces` in its own write 200 ms after the one before (16
+ * pieces: 3.2 s, over twice the idle timeout and under three), then `tail`.
+ */
+function paced(head: string, pieces: string[], tail: string): FakeReply {
+  const starts = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
+  const body = head + pieces.join("");
+  return { sse: body + tail, split_at: [...starts, body.length], delay_ms: 200 };
+}
+
+/** 16 of `piece` (a ping), for {@link paced}. */
+const sixteen = (piece: string) => Array.from({ length: 16 }, () => piece);
+
+/**
+ * A Responses reply with a hosted web search: `lead` as a message before it when given, the search's
+ * item with its progress events, 16 `during` events (paced: each made by `during` with the reply's event
+ * writer and the search's output index), then the search's end and the answer "Found it.".
+ */
+function responsesSearch(during: (rev: (type: string, data?: Record<string, unknown>) => string, index: number) => string, lead?: string): FakeReply {
+  let n = 0;
+  const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
+  const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
+  const msg = (index: number, text: string) => ({ type: "message", id: `msg_${index}`, role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }] });
+  const textItem = (index: number, text: string) =>
+    rev("response.output_item.added", { output_index: index, item: { ...msg(index, text), status: "in_progress", content: [] } }) +
+    rev("response.output_text.delta", { item_id: `msg_${index}`, output_index: index, content_index: 0, delta: text }) +
+    rev("response.output_item.done", { output_index: index, item: msg(index, text) });
+  const at = lead === undefined ? 0 : 1;
+  const head =
+    rev("response.created", { response: resp }) +
+    (lead === undefined ? "" : textItem(0, lead)) +
+    rev("response.output_item.added", { output_index: at, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }) +
+    rev("response.web_search_call.in_progress", { output_index: at, item_id: "ws_1" }) +
+    rev("response.web_search_call.searching", { output_index: at, item_id: "ws_1" });
+  const pieces = Array.from({ length: 16 }, () => during(rev, at));
+  const tail =
+    rev("response.web_search_call.completed", { output_index: at, item_id: "ws_1" }) +
+    rev("response.output_item.done", { output_index: at, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "bun" } } }) +
+    textItem(at + 1, "Found it.") +
+    rev("response.completed", { response: { ...resp, status: "completed", output: [...(lead === undefined ? [] : [msg(0, lead)]), msg(at + 1, "Found it.")], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
+  return paced(head, pieces, tail);
+}
+
+/** A Responses `keepalive` event (OpenAI's, between a hosted tool's progress events). */
+const KEEPALIVE = `event: keepalive\ndata: {"type":"keepalive"}\n\n`;
+
 const post = (path: string, body: unknown) => fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const message = `The upstream stream sent no content, only keep-alive pings or empty events, for ${IDLE_MS / 1000} s and was closed.`;
 
@@ -138,9 +184,7 @@ describe("content between the pings keeps a committed stream alive", () => {
   test("Anthropic passthrough: a thought and a ping every 200 ms for 3.2 s (over twice the bound), then the answer: the whole reply, no error", async () => {
     const head = MESSAGE_START + THINKING_START;
     const pieces = Array.from({ length: 16 }, (_, i) => PING + thinkingDelta(`step ${i}. `));
-    const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
-    const reply: FakeReply = { sse: head + pieces.join("") + THINKING_ANSWER, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 };
-    suite.gw.fake.enqueue(reply);
+    suite.gw.fake.enqueue(paced(head, pieces, THINKING_ANSWER));
     const res = await post("/v1/messages", { model: "p/claude-x", max_tokens: 2000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -182,8 +226,7 @@ describe("a committed translated stream whose upstream repeats events without co
     const head = chatChunk({ role: "assistant", content: null }) + call(0, "call_a", "read") + args(0, '{"path":"a.txt"}') + call(1, "call_b", "write") + args(1, '{"text":"');
     const pieces = Array.from({ length: 16 }, (_, i) => args(1, `line ${i} `));
     const tail = args(1, '"}') + chatChunk({}, "tool_calls") + "data: [DONE]\n\n";
-    const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
-    suite.gw.fake.enqueue({ sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 });
+    suite.gw.fake.enqueue(paced(head, pieces, tail));
     const res = await post("/v1/messages", { model: "c/gpt-x", max_tokens: 2000, stream: true, messages: [{ role: "user", content: "hi" }] });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -243,22 +286,7 @@ describe("a native passthrough stream whose upstream repeats events without cont
 });
 
 test("a translated stream whose upstream's hosted web search reports its progress for 3.2 s (over twice the bound) is not cut: those events are the upstream at work (Chat client, Responses provider)", async () => {
-  let n = 0;
-  const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
-  const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
-  const msg = (index: number) => ({ type: "message", id: `msg_${index}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: index === 0 ? "Searching." : "Found it.", annotations: [] }] });
-  const textItem = (index: number) =>
-    rev("response.output_item.added", { output_index: index, item: { ...msg(index), status: "in_progress", content: [] } }) +
-    rev("response.output_text.delta", { item_id: `msg_${index}`, output_index: index, content_index: 0, delta: msg(index).content[0]!.text }) +
-    rev("response.output_item.done", { output_index: index, item: msg(index) });
-  const head = rev("response.created", { response: resp }) + textItem(0) + rev("response.output_item.added", { output_index: 1, item: { type: "web_search_call", id: "ws_1", status: "in_progress" } });
-  const pieces = Array.from({ length: 16 }, () => rev("response.web_search_call.searching", { output_index: 1, item_id: "ws_1" }));
-  const tail =
-    rev("response.output_item.done", { output_index: 1, item: { type: "web_search_call", id: "ws_1", status: "completed" } }) +
-    textItem(2) +
-    rev("response.completed", { response: { ...resp, status: "completed", output: [msg(0), msg(2)], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
-  const split_at = pieces.map((_, i) => head.length + pieces.slice(0, i).join("").length);
-  suite.gw.fake.enqueue({ sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.join("").length], delay_ms: 200 });
+  suite.gw.fake.enqueue(responsesSearch((rev, index) => rev("response.web_search_call.searching", { output_index: index, item_id: "ws_1" }), "Searching."));
   const res = await post("/v1/chat/completions", { model: "r/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] });
   expect(res.status).toBe(200);
   const text = await res.text();
@@ -297,37 +325,10 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   /** A reply that begins with the search's call: nothing a client's reply holds before its result. */
   const callFirstHead = MESSAGE_START + searchCall(0);
   const callFirstTail = resultAndAnswer(1);
-  /** Pings every 200 ms for 3.2 s (over twice the idle timeout, under three), then the result. */
-  const pinging = (head: string, tail: string, ping: string): FakeReply => {
-    const pieces = Array.from({ length: 16 }, () => ping);
-    const split_at = pieces.map((_, i) => head.length + i * ping.length);
-    return { sse: head + pieces.join("") + tail, split_at: [...split_at, head.length + pieces.length * ping.length], delay_ms: 200 };
-  };
-  /** A Responses reply that begins with a hosted search, then only its keepalive events for 3.2 s, then its end and the answer. */
-  const hostedSearch = () => {
-    let n = 0;
-    const rev = (type: string, data: Record<string, unknown> = {}) => sseEvent(type, { type, sequence_number: n++, ...data });
-    const resp = { id: "resp_r", object: "response", created_at: 1, status: "in_progress", model: "gpt-x", output: [] };
-    const msg = { type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Found it.", annotations: [] }] };
-    const head =
-      rev("response.created", { response: resp }) +
-      rev("response.output_item.added", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "in_progress" } }) +
-      rev("response.web_search_call.in_progress", { output_index: 0, item_id: "ws_1" }) +
-      rev("response.web_search_call.searching", { output_index: 0, item_id: "ws_1" });
-    const keepalive = `event: keepalive\ndata: {"type":"keepalive"}\n\n`;
-    const tail =
-      rev("response.web_search_call.completed", { output_index: 0, item_id: "ws_1" }) +
-      rev("response.output_item.done", { output_index: 0, item: { id: "ws_1", type: "web_search_call", status: "completed", action: { type: "search", query: "bun" } } }) +
-      rev("response.output_item.added", { output_index: 1, item: { ...msg, status: "in_progress", content: [] } }) +
-      rev("response.output_text.delta", { item_id: "msg_1", output_index: 1, content_index: 0, delta: "Found it." }) +
-      rev("response.output_item.done", { output_index: 1, item: msg }) +
-      rev("response.completed", { response: { ...resp, status: "completed", output: [msg], usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 } } });
-    return pinging(head, tail, keepalive);
-  };
   const messagesBody = { model: "p/claude-x", max_tokens: 2000, stream: true, tools: [{ type: "web_search_20250305", name: "web_search" }], messages: [{ role: "user", content: "what is new in bun?" }] };
 
   test("Anthropic passthrough: the search's pings for 3.2 s, then its result and the answer: the whole reply, no error", async () => {
-    suite.gw.fake.enqueue(pinging(searchHead, searchTail, PING));
+    suite.gw.fake.enqueue(paced(searchHead, sixteen(PING), searchTail));
     const res = await post("/v1/messages", messagesBody);
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -337,7 +338,7 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   }, SLOW);
 
   test("a translated lane (Chat client, Anthropic provider): the text before and after the search, finished, no error", async () => {
-    suite.gw.fake.enqueue(pinging(searchHead, searchTail, PING));
+    suite.gw.fake.enqueue(paced(searchHead, sixteen(PING), searchTail));
     const res = await post("/v1/chat/completions", { model: "p/claude-x", stream: true, messages: [{ role: "user", content: "what is new in bun?" }] });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -348,13 +349,13 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   }, SLOW);
 
   test("Responses passthrough and a translated lane: a hosted search's keepalive events for 3.2 s, then its end and the answer", async () => {
-    suite.gw.fake.enqueue(hostedSearch());
+    suite.gw.fake.enqueue(responsesSearch(() => KEEPALIVE));
     const native = await post("/v1/responses", { model: "r/gpt-x", stream: true, tools: [{ type: "web_search" }], input: "what is new in bun?" });
     expect(native.status).toBe(200);
     const nativeText = await native.text();
     expect(nativeText).not.toContain("response.failed");
     expect(nativeText).toContain("event: response.completed");
-    suite.gw.fake.enqueue(hostedSearch());
+    suite.gw.fake.enqueue(responsesSearch(() => KEEPALIVE));
     const translated = await post("/v1/chat/completions", { model: "r/gpt-x", stream: true, messages: [{ role: "user", content: "what is new in bun?" }] });
     const translatedText = await translated.text();
     expect(translatedText).not.toContain('"error"');
@@ -362,7 +363,7 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   }, SLOW * 2);
 
   test("a non-streaming client (the stream gathered, SPEC F-9) of a reply that begins with the search: its pings for 3.2 s do not give the attempt up (README 'Not done yet' until this was fixed: at the idle timeout, the pings counted as silence until the first content); the whole JSON reply, from one attempt", async () => {
-    suite.gw.fake.enqueue(pinging(callFirstHead, callFirstTail, PING));
+    suite.gw.fake.enqueue(paced(callFirstHead, sixteen(PING), callFirstTail));
     const res = await post("/v1/messages", { ...messagesBody, stream: false });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { content: Array<{ type: string; text?: string }>; stop_reason: string };
@@ -372,7 +373,7 @@ describe("a server tool at work in silence is not cut at the idle timeout, and i
   }, SLOW);
 
   test("a non-streaming client of a Responses reply that begins with a hosted search: its keepalive events for 3.2 s do not give the attempt up either (Chat client, gathered)", async () => {
-    suite.gw.fake.enqueue(hostedSearch());
+    suite.gw.fake.enqueue(responsesSearch(() => KEEPALIVE));
     const res = await post("/v1/chat/completions", { model: "r/gpt-x", messages: [{ role: "user", content: "what is new in bun?" }] });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { choices: Array<{ message: { content: string }; finish_reason: string }> };
