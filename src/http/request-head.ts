@@ -13,6 +13,9 @@
  *   Gemini calls, the admin API, the dashboard, unknown paths); the four static POST API paths ignore a
  *   query and do not read their URL, so a long one is served there.
  * A head over 64 KiB still gets Bun's empty 431 and the connection is closed: no handler sees it.
+ * Bun.serve has no hook for it (Bun 1.4.5: its `error` handler is not called); the parser's error
+ * callback (uWS `onClientError`) is set only by node:http, for its `clientError` event, through Bun's
+ * internal `setServerCustomOptions`, which user code cannot load (README "What runs today").
  */
 import { errorResponse } from "../../pipeline/index.ts";
 import { hubError } from "../../formats/hub.ts";
