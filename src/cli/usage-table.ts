@@ -23,16 +23,18 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
 
 
 /**
- * A cost cell: "$0.0123" (a few thousandths of a cent as "$0.000016"); "$0.0123 + 2 unpriced" when
- * some requests had no price (their cost is not in the sum); "2 unpriced" when none had one; "-" when
- * nothing was priced nor served.
+ * A cost cell: "$0.0123" (a few thousandths of a cent as "$0.000016"); "$0.00" for requests served and
+ * priced at nothing (a model given `settings.pricing` of 0, such as a local one), as the dashboard's Usage
+ * page reads them; "$0.0123 + 2 unpriced" when some requests had no price (their cost is not in the
+ * sum); "2 unpriced" when none had one; "-" when nothing was priced nor served (`served`: the row's
+ * requests that did not fail; a row of refusals and errors only).
  */
-export function costCell(costUsd: unknown, unpriced: unknown): string {
+export function costCell(costUsd: unknown, unpriced: unknown, served = 0): string {
   const c = typeof costUsd === "number" ? costUsd : 0;
   const n = typeof unpriced === "number" ? unpriced : 0;
-  const sum = c > 0 ? dollars(c) : undefined;
+  const sum = c > 0 || (c === 0 && n === 0 && served > 0 && typeof costUsd === "number") ? dollars(c) : undefined;
   if (n === 0) return sum ?? "-";
-  return sum ? `${sum} + ${n} unpriced` : `${n} unpriced`;
+  return c > 0 ? `${sum} + ${n} unpriced` : `${n} unpriced`;
 }
 
 /**
@@ -56,7 +58,7 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
         x.cacheWriteTokens,
         x.reasoningTokens,
         x.savedTokens ?? 0,
-        costCell(x.costUsd, x.unpriced),
+        costCell(x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0)),
         ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
       ]),
     ),

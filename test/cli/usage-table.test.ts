@@ -53,6 +53,12 @@ describe("usage table", () => {
     expect([costCell(0.5, 0), costCell(2, 0), costCell(0, 0), costCell(0.25, 3), costCell(0, 3), costCell(undefined, undefined)]).toEqual(["$0.5000", "$2.00", "-", "$0.2500 + 3 unpriced", "3 unpriced", "-"]);
   });
 
+  test("a model priced at nothing (settings.pricing of 0, a local model) costs $0.00, as on the dashboard, not \"-\"", () => {
+    // Found by a new operator: `usage` printed "-" for it, the mark of a row without any cost, while the dashboard read $0.00.
+    expect([costCell(0, 0, 4), costCell(0, 0, 0), costCell(undefined, 0, 4)]).toEqual(["$0.00", "-", "-"]);
+    expect(usageLines([{ group: "ollama/qwen3", requests: 4, errors: 0, costUsd: 0, unpriced: 0 }], "model", (_h, rows) => rows.map((r) => r.join("\t")).join("\n"))[0]).toEndWith("\t$0.00");
+  });
+
   test("a cost of a few thousandths of a cent keeps its leading digits (it read $0.0000)", () => {
     expect([costCell(0.000016, 0), costCell(0.000043, 2), costCell(0.00012, 0), costCell(4e-9, 0)]).toEqual(["$0.000016", "$0.000043 + 2 unpriced", "$0.0001", "$0.000000004"]);
   });
