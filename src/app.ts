@@ -165,7 +165,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let startedWith: StartedWith | undefined;
   const startConfig = cfg;
 
-  mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    // "EEXIST: file already exists, mkdir '…'" did not say that the data directory named a file.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`the data directory ${opts.dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
+    throw e;
+  }
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
   const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle, env.SWITCHYARD_RESYNC_MS);
   store.setConfigKeys(cfg.keys);

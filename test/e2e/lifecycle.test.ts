@@ -279,4 +279,18 @@ describe("one gateway per port and per data directory", () => {
     expect(second.stderr.toString()).toContain(`port ${port}`);
     expect(second.stderr.toString().trim()).toEndWith("Stop the program that holds the port, or choose another with --port P (or server.port in the config file).");
   }, 30_000);
+
+  test("a --data-dir that names a file says so, not EEXIST from mkdir", () => {
+    // Found by a new operator: "switchyard failed to start: EEXIST: file already exists, mkdir '…'".
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-datafile-"));
+    const file = join(dir, "notes.txt");
+    writeFileSync(file, "not a directory\n");
+    for (const dataDir of [file, join(file, "sub")]) {
+      const r = Bun.spawnSync([...SOURCE_CLI, "start", "--port", "0", "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, timeout: 20_000 });
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr.toString().trim()).toBe(`switchyard failed to start: the data directory ${dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
 });
+
