@@ -7,6 +7,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { clientHeadersOf, errorAnswer, type ReceivedBody, type RequestContext } from "./context.ts";
 import type { HeaderReader } from "./client-headers.ts";
 import { checkKeyLimits } from "./key-limits.ts";
+import type { RoutingTable, Target } from "./resolve.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
@@ -277,6 +278,14 @@ export interface GuardDeps {
   limits?: KeyLimitCounters;
   /** Clock for the limit counters, ms since the epoch; default Date.now. */
   now?: () => number;
+  /**
+   * USD per token at most for one target (the dearer of its model's input and output prices; SPEC 9.5),
+   * undefined when its model has no price: with {@link routing}, what a USD budget holds for a request
+   * in flight before the key has a priced request settled in the window (pipeline/key-limits.ts).
+   */
+  tokenPrice?: (target: Target) => number | undefined;
+  /** The routing table in force, to find the targets a requested model names (for {@link tokenPrice}). */
+  routing?: () => RoutingTable;
 }
 
 /**
@@ -339,7 +348,7 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   // SPEC 9.6: the key's limits, last (a probe answered locally costs nothing and is not counted).
   // Only a key with limits has anything to check: no async call (a promise and its turns) otherwise.
   if (!ctx.key?.limits) return ctx;
-  const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now());
+  const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now(), deps.tokenPrice && deps.routing ? { price: deps.tokenPrice, routing: deps.routing } : undefined);
   if (refused) return refused;
   return ctx;
 }

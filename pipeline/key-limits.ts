@@ -3,15 +3,17 @@
  * through the {@link KeyLimitCounters} port, rates, concurrency and budgets (429 with Retry-After).
  * Refusals are in the client's own format and name the limit and when it resets (SPEC 2.4).
  *
- * A request admitted here holds a concurrency slot (and, on the embedded counters, a reservation of
- * its expected tokens against tpm and budgets: {@link estimateTokensOfBody}) until `settle` is called
- * for it, once, when it ends (src/app.ts `finish`), with the tokens and cost it used.
+ * A request admitted here holds a concurrency slot (and a reservation of its expected tokens against
+ * tpm and budgets, {@link estimateTokensOfBody}, and of their USD against a USD budget,
+ * {@link usdPerTokenOf}) until `settle` is called for it, once, when it ends (src/app.ts `finish`),
+ * with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import { bodyBytes, errorAnswer, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import { keyId } from "./key-id.ts";
-import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal } from "./ports.ts";
+import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "./ports.ts";
+import { resolveModel, type RoutingTable, type Target } from "./resolve.ts";
 
 /** Length of each budget window, ms. */
 export const BUDGET_WINDOW_MS: Record<BudgetWindow, number> = {
@@ -128,12 +130,38 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
   });
 }
 
+/** How {@link checkKeyLimits} prices a token of the requested model: a target's price, and the routing table. */
+export interface TokenPricing {
+  /** USD per token at most for a target (the dearer of input and output), undefined when unpriced. */
+  price: (target: Target) => number | undefined;
+  routing: () => RoutingTable;
+}
+
+/**
+ * USD per token at most for a request naming `model` (SPEC 9.5): the dearest of its targets' prices
+ * (a `provider/model`, or every target of an alias or combo, whichever the order would choose), each
+ * the dearer of its input and output price; undefined when the name resolves to nothing priced.
+ * A few map lookups and a price lookup per target; asked only for a key with a USD budget.
+ */
+export function usdPerTokenOf(model: string, pricing: TokenPricing): number | undefined {
+  const r = resolveModel(model, pricing.routing());
+  if ("kind" in r) return undefined;
+  let most: number | undefined;
+  for (const t of r.targets) {
+    const p = pricing.price(t);
+    if (p !== undefined && Number.isFinite(p) && p > 0 && (most === undefined || p > most)) most = p;
+  }
+  return most;
+}
+
 /**
  * The guard's limit check (SPEC 9.6) for a request that presented a key: the allow-list, then the
  * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
- * Returns the refusal Response, or undefined when the request may go on.
+ * What the request is expected to spend goes with it: its body's tokens ({@link estimateTokensOfBody})
+ * and, for a key with a USD budget, what a token of its model may cost ({@link usdPerTokenOf}, with
+ * `pricing`). Returns the refusal Response, or undefined when the request may go on.
  */
-export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number): Promise<Response | undefined> {
+export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number, pricing?: TokenPricing): Promise<Response | undefined> {
   const key = ctx.key;
   const limits = key?.limits;
   if (!key || !limits) return undefined;
@@ -143,7 +171,12 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     return errorAnswer(ctx, err);
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
-  const verdict = await counters.admit(keyId(key), limits, now, { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) });
+  const estimate: RequestEstimate = { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) };
+  if (pricing && limits.budgets?.some((b) => b.usd !== undefined)) {
+    const usdPerToken = usdPerTokenOf(ctx.requestedModel, pricing);
+    if (usdPerToken !== undefined) estimate.usdPerToken = usdPerToken;
+  }
+  const verdict = await counters.admit(keyId(key), limits, now, estimate);
   if (verdict.ok) {
     ctx.limitsAdmitted = true;
     if (verdict.ticket !== undefined) ctx.limitsTicket = verdict.ticket;

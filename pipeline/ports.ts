@@ -192,10 +192,18 @@ export interface LimitRefusal {
 
 /**
  * What an arriving request is expected to spend, before it is served (tpm and budgets are settled only
- * when a request ends): `tokens`, its input estimated from the body's size (UTF-8 bytes / 4).
+ * when a request ends): `tokens`, its input estimated from the body's size (UTF-8 bytes / 4), and for
+ * a USD budget what a token of its model may cost.
  */
 export interface RequestEstimate {
   tokens: number;
+  /**
+   * USD per token at most for the model the request names (the dearer of its input and output prices;
+   * of an alias's or combo's targets, the dearest priced one), when the key has a USD budget and that
+   * model is priced: what a USD budget holds per expected token while no priced request of the key has
+   * settled in the window. Absent for an unpriced model (its spend cannot be counted).
+   */
+  usdPerToken?: number;
 }
 
 /** What a settled request did to a budget: its use before and after (same window), for threshold alerts. */

@@ -15,11 +15,12 @@
  *   each admitted request holds a reservation until it is settled: its expected tokens, the larger of
  *   its own input estimate ({@link RequestEstimate}, body bytes / 4) and the key's recent mean per
  *   request (an exponential moving average of settled requests, this process only), and for USD
- *   budgets those tokens at the key's USD per token so far in the budget's window (none before a
- *   priced request was settled in it). While other requests of the key are in flight, a request whose
- *   reservation would take the minute's tokens or a budget's use plus every reservation over the limit
- *   is refused (Retry-After 1 s, `inFlight` set); a request arriving while none is in flight is always
- *   admitted when the limit is not yet reached. So N concurrent requests a few tokens short of a limit
+ *   budgets those tokens at the key's USD per token so far in the budget's window, or, before a priced
+ *   request was settled in it, at the dearer of the input and output price of the request's model
+ *   ({@link RequestEstimate.usdPerToken}; nothing for an unpriced model). While other requests of the
+ *   key are in flight, a request whose reservation would take the minute's tokens or a budget's use
+ *   plus every reservation over the limit is refused (Retry-After 1 s, `inFlight` set); a request
+ *   arriving while none is in flight is always admitted when the limit is not yet reached. So N concurrent requests a few tokens short of a limit
  *   overshoot it by about one request (and the estimates' error), not by N.
  *
  * Budget windows survive a restart: changed windows are handed to the store by {@link
@@ -79,6 +80,13 @@ export interface Reservation {
 }
 
 const MINUTE = 60_000;
+
+/** USD per token the request's model may cost ({@link RequestEstimate.usdPerToken}), 0 when unpriced or unknown. */
+export function modelRate(estimate?: RequestEstimate): number {
+  const r = estimate?.usdPerToken;
+  return r !== undefined && Number.isFinite(r) && r > 0 ? r : 0;
+}
+
 /** Weight of the newest settled request in {@link KeyState.meanTokens}. */
 const MEAN_WEIGHT = 0.3;
 
@@ -176,7 +184,9 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     const counted = limits.tpm !== undefined || budgets.length > 0;
     const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
     const tokens = counted ? Math.max(own, s.meanTokens ?? 0) : 0;
-    const usd = tokens > 0 && budgets.some((b) => b.usd !== undefined) ? tokens * this.usdPerToken(s, limits, now) : 0;
+    // USD: at the window's USD per token so far; before a priced request settled in it, at what a token
+    // of the request's model may cost (none for an unpriced model, whose spend no USD budget counts).
+    const usd = tokens > 0 && budgets.some((b) => b.usd !== undefined) ? tokens * (this.usdPerToken(s, limits, now) || modelRate(estimate)) : 0;
     for (const b of budgets) {
       const win = this.open(s, b.window, now);
       if (!win) continue;

@@ -237,4 +237,17 @@ export class PriceBook {
     known.plan = ratePlan(match.models[0]!, now);
     return { usd: result.total_price, source: "price_table", unpriced: false };
   }
+
+  /**
+   * USD per token at most for `model` served by `providerId`: the dearer of its input and output price
+   * (a million tokens of each, priced as {@link cost} prices them: a tiered model at the tier a million
+   * input tokens reach), or undefined when the model has no price. What a USD budget holds per expected
+   * token of a request in flight (src/limits/counters.ts). Never throws.
+   */
+  usdPerTokenAtMost(providerId: string, kind: ProviderKind, model: string): number | undefined {
+    const input = this.cost(providerId, kind, model, { inputTokens: 1_000_000 });
+    if (input.unpriced || input.usd === undefined) return undefined;
+    const output = this.cost(providerId, kind, model, { outputTokens: 1_000_000 });
+    return Math.max(input.usd, output.usd ?? 0) * PER_TOKEN;
+  }
 }

@@ -26,6 +26,7 @@ const KEYS = {
   native: "sy-test-spend-native-0000011",
   anthNative: "sy-test-spend-anth-native-012",
   anthChat: "sy-test-spend-anth-chat-00013",
+  fresh: "sy-test-spend-usd-fresh-00014",
 };
 
 const YAML = `${DEFAULT_YAML}
@@ -42,6 +43,7 @@ keys:
   - { name: native, key: ${KEYS.native}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
   - { name: anthNative, key: ${KEYS.anthNative}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
   - { name: anthChat, key: ${KEYS.anthChat}, limits: { budgets: [{ window: 5h, tokens: 100000 }] } }
+  - { name: fresh, key: ${KEYS.fresh}, limits: { budgets: [{ window: 1d, usd: 0.05 }] } }
   - { name: admin, key: sy-test-spend-admin-00000009, scopes: [admin] }
 settings:
   pricing:
@@ -79,6 +81,13 @@ const budgetUse = async (name: string) => {
   const keys = ((await res.json()) as { keys: any[] }).keys;
   return keys.find((k) => k.name === name).use;
 };
+
+/** Polls until `cond` holds; fails after 15 s. */
+async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
+  for (const end = Date.now() + 15_000; !(await cond()); await Bun.sleep(50)) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+  }
+}
 
 /** The key's calls once its request's usage row has been flushed (at least every second, D-1): polled, up to 15 s. */
 const usageRows = async (key: string) => {
@@ -137,6 +146,41 @@ describe("requests arriving together near a limit", () => {
     expect(gw.fake.requests.length - before).toBe(1);
     await Promise.all(replies.map((r) => r.text()));
     expect((await budgetUse("usd")).budgets[0].used).toBeCloseTo(0.06, 10);
+    gw.fake.handle(undefined);
+  });
+
+  test("a fresh USD budget ($0.05, nothing spent yet): of five streams sent together two run, three get 429 Retry-After 1 in their own format; the window ends $0.01 over, not $0.10", async () => {
+    // Each body is 20-25 tokens at the model's $0.001 per token: $0.02-0.025 held while it runs. Before,
+    // a USD budget held nothing until a priced request had settled in its window, and all five ran.
+    slowUpstream(300, 20, 10); // $0.03 per request
+    const stream = (i: number) =>
+      i % 2
+        ? fetch(`${gw.url}/v1/messages`, {
+            method: "POST",
+            headers: { "x-api-key": KEYS.fresh, "content-type": "application/json" },
+            body: JSON.stringify({ model: "oai/gpt-test", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+          })
+        : chat(KEYS.fresh, "hi", true);
+    const before = gw.fake.requests.length;
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => stream(i)));
+    const served = replies.filter((r) => r.status === 200);
+    const refused = replies.filter((r) => r.status === 429);
+    expect([served.length, refused.length]).toEqual([2, 3]);
+    expect(gw.fake.requests.length - before).toBe(2);
+    for (const r of refused) {
+      expect(r.headers.get("retry-after")).toBe("1");
+      const body = (await r.json()) as any;
+      if (body.type === "error") expect(body.error.type).toBe("rate_limit_error");
+      else expect(body.error.code).toBe("key_rate_limit_exceeded");
+      expect(body.error.message).toStartWith('Client key "fresh" has 2 requests in flight that may use the rest of its 1d budget of $0.0500 ($0.00 used); retry when one finishes');
+    }
+    for (const r of served) expect(await r.text()).toContain("ok");
+    await until(async () => Math.abs((await budgetUse("fresh")).budgets[0].used - 0.06) < 1e-9, "the two streams' $0.06 in the key's budget");
+    const after = await chat(KEYS.fresh);
+    expect(after.status).toBe(429);
+    const spent = (await after.json()) as any;
+    expect(spent.error.code).toBe("key_budget_exceeded");
+    expect(spent.error.message).toStartWith('Client key "fresh" has used its 1d budget of $0.0500 ($0.0600 used)');
     gw.fake.handle(undefined);
   });
 

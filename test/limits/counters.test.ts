@@ -220,6 +220,24 @@ describe("requests in flight hold their expected tokens against tpm and budgets"
     expect(c.admit("k", l, T0 + 5, { tokens: 100 }).ok).toBe(true); // nothing in flight, $0.55 < $1
   });
 
+  test("a fresh USD budget reserves the expected tokens at the model's dearest token price; an unpriced model reserves nothing, as before", () => {
+    const c = new MemoryKeyCounters();
+    const l = { budgets: [{ window: "1d" as const, usd: 0.05 }] };
+    // 20 tokens at $0.001 = $0.02 each: the first goes (none in flight), the second fits ($0.04), the third would pass $0.05.
+    const verdicts = Array.from({ length: 5 }, () => c.admit("k", l, T0, { tokens: 20, usdPerToken: 0.001 }));
+    expect(verdicts.map((v) => v.ok)).toEqual([true, true, false, false, false]);
+    expect(verdicts[2].ok === false && verdicts[2].refusal).toEqual({ limit: "budget", budget: { window: "1d", usd: 0.05 }, used: 0, max: 0.05, retryAfterMs: 1000, inFlight: 2 });
+    // An unpriced model (no usdPerToken) on another key: nothing to reserve, all five go.
+    expect(Array.from({ length: 5 }, () => c.admit("u", l, T0, { tokens: 20 }).ok)).toEqual([true, true, true, true, true]);
+    // Once a priced request has settled in the window, the window's own USD per token counts.
+    const first = verdicts[0];
+    if (!first.ok) throw new Error("refused");
+    c.settle("k", l, { tokens: 100, usd: 0.01 }, T0 + 1, first.ticket); // $0.0001 per token; mean 100 tokens
+    // $0.01 used + $0.02 held by the second + 100 tokens at $0.0001 ($0.01) each: two more go (at the
+    // model's $0.001 per token the first of them would hold $0.10 and be refused), a third would pass $0.05.
+    expect([1, 2, 3].map((i) => c.admit("k", l, T0 + 1 + i, { tokens: 20, usdPerToken: 0.001 }).ok)).toEqual([true, true, false]);
+  });
+
   test("tpm: requests in flight that would take the minute over the limit make the next one wait", () => {
     const c = new MemoryKeyCounters();
     const l = { tpm: 1000 };

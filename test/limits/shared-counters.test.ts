@@ -255,6 +255,18 @@ describe("across two instances", () => {
     }
   }, 60_000);
 
+  test("a fresh USD budget: requests sent together hold their expected tokens at the model's dearest token price (five on $0.05 at $0.02 each: two go); an unpriced model's hold nothing, as before", async () => {
+    const l = { budgets: [{ window: "1d" as const, usd: 0.05 }] };
+    const verdicts = [];
+    for (let i = 0; i < 5; i++) verdicts.push(await A.admit("usd-fresh", l, Date.now(), { tokens: 20, usdPerToken: 0.001 }));
+    expect(verdicts.map((v) => v.ok)).toEqual([true, true, false, false, false]);
+    expect(verdicts[2].ok === false && verdicts[2].refusal).toMatchObject({ limit: "budget", used: 0, max: 0.05, retryAfterMs: 1000, inFlight: 2 });
+    const unpriced = [];
+    for (let i = 0; i < 5; i++) unpriced.push(await A.admit("usd-unpriced", l, Date.now(), { tokens: 20 }));
+    expect(unpriced.map((v) => v.ok)).toEqual([true, true, true, true, true]);
+    for (const v of [...verdicts, ...unpriced]) if (v.ok) await A.settle(v === verdicts[0] || v === verdicts[1] ? "usd-fresh" : "usd-unpriced", l, { tokens: 0, usd: 0 }, Date.now(), v.ticket);
+  });
+
   test("an instance that dies without reporting: the window over-admits by at most its share (one block)", async () => {
     const url = await pg.createDatabase("shared_counters_dead");
     await inOneMinute(async (k) => {

@@ -214,3 +214,14 @@ describe("the gateway's price table, loaded on the first cost (priceTableOnFirst
     expect(priced).toBeGreaterThan(300);
   });
 });
+
+describe("what a token may cost, for a USD budget's requests in flight (SPEC 9.6)", () => {
+  test("the dearer of input and output: $2.2 per million for glm-5.3's override, Claude Sonnet 4.5's table output price; unpriced is undefined", () => {
+    const b = new PriceBook(new Map([["glm/glm-5.3", { input: 0.6, output: 2.2 }]]), table);
+    expect(b.usdPerTokenAtMost("glm", "anthropic-compatible", "glm-5.3")).toBeCloseTo(2.2e-6, 15);
+    const sonnet = b.cost("anthropic", "anthropic", "claude-sonnet-4-5", { outputTokens: 1_000_000 }).usd!;
+    expect(sonnet).toBeGreaterThan(b.cost("anthropic", "anthropic", "claude-sonnet-4-5", { inputTokens: 1_000 }).usd! * 1000);
+    expect(b.usdPerTokenAtMost("anthropic", "anthropic", "claude-sonnet-4-5")).toBeCloseTo(sonnet / 1_000_000, 15);
+    expect(b.usdPerTokenAtMost("ollama", "openai-compatible", "no-such-model-here")).toBeUndefined();
+  });
+});
