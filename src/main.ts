@@ -320,6 +320,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (values.port !== undefined && !/^\d{1,5}$/.test(String(values.port))) fail(`--port must be a number from 0 to 65535, not ${JSON.stringify(values.port)}`, 2);
   if (values.port !== undefined && Number(values.port) > 65535) fail(`--port must be a number from 0 to 65535, not ${values.port}`, 2);
+  if (values.url !== undefined) {
+    const problem = urlProblem(String(values.url));
+    if (problem) fail(problem, 2);
+  }
 
   switch (cmd) {
     case "version":
@@ -551,6 +555,29 @@ function noInstance(file: string): string {
 function notAnswering(values: Record<string, unknown>, dataDir: string, url: string): string {
   if (values.url) return `no running switchyard instance answers at ${url}`;
   return `no running switchyard instance answers at ${url}, the address in ${join(dataDir, "instance.json")} (left by an instance that has stopped); start one with switchyard start (scripts/start in a source checkout)`;
+}
+
+/**
+ * Why `--url` cannot name the gateway, or undefined when it can: it is the gateway's address,
+ * `http(s)://HOST:PORT` with no path. A client's base URL (`…/v1`) was sent on as
+ * "error 404: Unknown path: GET /v1/admin/api/calls", a dashboard address as its 404 page's HTML,
+ * and a URL without `http://` as "no running switchyard instance answers at …", though one did.
+ */
+export function urlProblem(given: string): string | undefined {
+  const wanted = `--url is the gateway's address, http://HOST:PORT with no path (e.g. http://127.0.0.1:20128)`;
+  const noScheme = /^[\w.-]+:\d+\/?$/.test(given) ? ` (write http://${given.replace(/\/$/, "")})` : "";
+  let u: URL;
+  try {
+    u = new URL(given);
+  } catch {
+    return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
+  if (u.pathname.replace(/\/+$/, "") !== "" || u.search || u.hash) {
+    const client = /^\/v1(beta)?\/?$/.test(u.pathname) ? `: ${u.pathname.replace(/\/+$/, "")} belongs to a client's base URL, not to the gateway's address` : "";
+    return `${wanted}, not ${JSON.stringify(given)}${client} (use ${u.origin})`;
+  }
+  return undefined;
 }
 
 /** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */

@@ -179,4 +179,23 @@ describe("switchyard command line", () => {
       );
     }
   });
+
+  test("--url is the gateway's address: a client's base URL (/v1), a page's address or one without http:// is refused, saying what to write", () => {
+    // Found by a new operator: --url http://127.0.0.1:PORT/v1 answered "error 404: Unknown path: GET /v1/admin/api/calls",
+    // --url …/dashboard printed the 404 page's HTML, and --url 127.0.0.1:PORT said no instance answers there.
+    const wanted = "--url is the gateway's address, http://HOST:PORT with no path (e.g. http://127.0.0.1:20128), not";
+    const cases: Array<[string[], string]> = [
+      [["calls", "list", "--url", "http://127.0.0.1:9/v1"], `${wanted} "http://127.0.0.1:9/v1": /v1 belongs to a client's base URL, not to the gateway's address (use http://127.0.0.1:9)`],
+      [["usage", "--url", "http://127.0.0.1:9/dashboard"], `${wanted} "http://127.0.0.1:9/dashboard" (use http://127.0.0.1:9)`],
+      [["keys", "list", "--url", "127.0.0.1:9"], `${wanted} "127.0.0.1:9" (write http://127.0.0.1:9)`],
+      [["setup", "codex", "--dry-run", "--url", "http://127.0.0.1:9/v1/"], `${wanted} "http://127.0.0.1:9/v1/": /v1 belongs to a client's base URL, not to the gateway's address (use http://127.0.0.1:9)`],
+    ];
+    for (const [args, err] of cases) {
+      const r = run(...args);
+      expect({ code: r.code, err: r.err.trim() }).toEqual({ code: 2, err });
+    }
+    // The address itself, with or without its slash, goes on to find no instance there (nothing listens on port 9).
+    for (const url of ["http://127.0.0.1:9", "http://127.0.0.1:9/"]) expect(run("calls", "list", "--url", url).err.trim()).toStartWith("no running switchyard instance answers at http://127.0.0.1:9");
+  });
 });
+
