@@ -294,7 +294,11 @@ async function main(argv: string[]): Promise<void> {
   const dataDir = (values["data-dir"] as string | undefined) ?? defaultDataDir();
   if (values.help || cmd === "help") {
     const topic = cmd === "help" ? sub : cmd;
-    return out((topic !== undefined && commandHelp(topic)) || USAGE);
+    if (topic === undefined) return out(USAGE);
+    const help = commandHelp(topic);
+    // an unknown command is the same error with or without --help (`switchyard frob` exits 2 too)
+    if (help === undefined) fail(`unknown command: ${topic}\n\n${USAGE}`, 2);
+    return out(help);
   }
   if (values.version) return out(versionLine());
   if (!cmd) fail(USAGE, 2);

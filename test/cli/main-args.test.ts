@@ -91,11 +91,17 @@ describe("switchyard command line", () => {
       expect(r.out).toBe(commandHelp(cmd)! + "\n");
     }
     expect(run("help", "keys").out).toBe(commandHelp("keys")! + "\n");
-    // the whole usage for no command or an unknown one, pointing at COMMAND --help
-    for (const r of [run("--help"), run("frob", "--help")]) {
-      expect(r.code).toBe(0);
-      expect(r.out).toContain("switchyard start [--config FILE]");
-      expect(r.out).toContain("switchyard COMMAND --help says what a command does.");
+    // the whole usage for no command, pointing at COMMAND --help
+    const all = run("--help");
+    expect(all.code).toBe(0);
+    expect(all.out).toContain("switchyard start [--config FILE]");
+    expect(all.out).toContain("switchyard COMMAND --help says what a command does.");
+  });
+  test("help for an unknown command is the unknown-command error (exit 2), as the command alone is", () => {
+    for (const r of [run("frob", "--help"), run("help", "frob"), run("frob")]) {
+      expect({ code: r.code, out: r.out }).toEqual({ code: 2, out: "" });
+      expect(r.err.split("\n")[0]).toBe("unknown command: frob");
+      expect(r.err).toContain("switchyard COMMAND --help says what a command does.");
     }
   });
   test("every command's help: its own usage lines, what it does, and how it finds the instance when it talks to one", () => {
