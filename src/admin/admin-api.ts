@@ -105,9 +105,17 @@ function filterOf(q: { model?: string; account?: string; key?: string; provider?
   return Object.keys(f).length > 0 ? f : undefined;
 }
 
+/**
+ * A `since` value: a whole number above 0 and its unit (s, m, h, d). `0h` is refused: it names an empty
+ * window, so `usage --since 0h` listed nothing as if nothing had been used (newuser5 tryout).
+ */
+const SINCE = /^(0*[1-9]\d*)(s|m|h|d)$/;
+/** The error a `since` that is not {@link SINCE} gets (400 invalid_request, admin API). */
+const SINCE_MESSAGE = "since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d)";
+
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({
-  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
+  since: v.optional(v.pipe(v.string(), v.regex(SINCE, SINCE_MESSAGE), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
   by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model: the served provider/model, one row per provider serving a model id)."))),
   bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 10s, 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
   ...UsageFilterEntries,
@@ -136,13 +144,12 @@ export const CallsQuery = v.object({
       v.description("How many recent calls, 1–1000 (default 50)."),
     ),
   ),
-  since: v.optional(v.pipe(v.string(), v.regex(/^\d+(s|m|h|d)$/, "since must look like 30m, 24h or 7d"), v.description("Only calls this recent: 30m, 24h, 7d (default: any age)."))),
+  since: v.optional(v.pipe(v.string(), v.regex(SINCE, SINCE_MESSAGE), v.description("Only calls this recent: 30m, 24h, 7d (default: any age)."))),
   before: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "before must be a cursor from an answer's older"), v.description("Only calls older than this cursor (an earlier answer's `older`): the next older page."))),
   after: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "after must be a cursor from an answer's newer"), v.description("The `limit` calls just newer than this cursor (an earlier answer's `newer`), still newest first: the next newer page."))),
   ...UsageFilterEntries,
 });
 
-const SINCE = /^(\d+)(s|m|h|d)$/;
 
 /** Parses a relative time like "24h", "30m", "7d" into ms. */
 export function parseSince(s: string): number | undefined {

@@ -100,7 +100,13 @@ describe("GET /usage", () => {
     }
     // The field is named once at the start of the message, not twice ("by: by must …").
     expect((await get("/usage?by=nope")).body.error.message).toBe("by must be model, account, key or provider");
-    expect((await get("/usage?since=yesterday")).body.error.message).toBe("since must look like 30m, 24h or 7d");
+    expect((await get("/usage?since=yesterday")).body.error.message).toBe("since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d)");
+    // an empty window is refused, not answered with nothing used (usage --since 0h listed nothing)
+    for (const since of ["0h", "00m"]) {
+      const zero = await get(`/usage?since=${since}`);
+      expect({ status: zero.status, message: zero.body.error.message }).toEqual({ status: 400, message: "since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d)" });
+    }
+    expect((await get("/usage?since=01h")).status).toBe(200);
     const tooMany = await get("/usage?since=30d&bucket=1m");
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error.message).toBe("since 30d in buckets of 1m makes more than 2000 buckets; choose a wider bucket or a shorter since");
