@@ -17,23 +17,10 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const ADMIN = "sy-test-reused-admin-0000000001";
 const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
-
-/** A local webhook receiver (127.0.0.1, port 0). */
-function receiver() {
-  const got: any[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push(await req.json());
-      return new Response(null, { status: 204 });
-    },
-  });
-  return { url: `http://127.0.0.1:${server.port}/alerts`, got, stop: () => server.stop(true) };
-}
 
 /** Polls until `cond` holds; fails after `ms`. */
 async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -71,7 +58,7 @@ const chat = (t: Target, key: string) =>
   });
 const keyCi = async (t: Target) => (((await (await admin(t, "GET", "/keys")).json()) as { keys: any[] }).keys as any[]).find((k) => k.name === "ci" && k.revokedAt === undefined);
 
-async function scenario(t: Target, hook: ReturnType<typeof receiver>): Promise<void> {
+async function scenario(t: Target, hook: WebhookReceiver): Promise<void> {
   const made = await admin(t, "POST", "/keys", { name: "ci", limits: LIMITS });
   expect(made.status).toBe(201);
   const first = ((await made.json()) as { secret: string }).secret;
@@ -131,9 +118,9 @@ describe("a key created with a revoked key's name starts fresh", () => {
   describe("on the embedded store", () => {
     let gw: TestGateway;
     let fake: FakeUpstream;
-    let hook: ReturnType<typeof receiver>;
+    let hook: WebhookReceiver;
     beforeAll(async () => {
-      hook = receiver();
+      hook = webhookReceiver();
       fake = await startFakeUpstream();
       fake.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
       gw = await startGateway(yamlOf("{{FAKE}}", hook.url), { fake, env: { UP_KEY: "sk-upstream-reused-0001" } });
@@ -162,11 +149,11 @@ describe("a key created with a revoked key's name starts fresh", () => {
     let pg: TestPostgres;
     let upstream: FakeUpstream;
     let inst: Instance;
-    let hook: ReturnType<typeof receiver>;
+    let hook: WebhookReceiver;
     beforeAll(async () => {
       pg = await startPostgres();
       const dbUrl = await pg.createDatabase("reused");
-      hook = receiver();
+      hook = webhookReceiver();
       upstream = await startFakeUpstream();
       upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
       inst = await startInstance({ yaml: yamlOf(upstream.url, hook.url), env: { UP_KEY: "sk-upstream-reused-0001" }, args: ["--database", dbUrl], timeoutMs: 30_000 });

@@ -19,6 +19,7 @@ import { openEvents, type EventStreamReader } from "../support/admin-events.ts";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const ENV = { UP_KEY: "sk-upstream-account-secret", CLIENT: "sy-budget-client-key-0000000001", PLAIN: "sy-plain-client-key-00000000002" };
 
@@ -26,20 +27,7 @@ let pg: TestPostgres;
 let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
-let hook: { url: string; got: any[]; stop(): void };
-
-function receiver() {
-  const got: any[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push(await req.json());
-      return new Response(null, { status: 204 });
-    },
-  });
-  return { url: `http://127.0.0.1:${server.port}/alerts`, got, stop: () => server.stop(true) };
-}
+let hook: WebhookReceiver;
 
 /** Polls until `cond` holds; fails after `ms`. */
 async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
@@ -76,7 +64,7 @@ async function served(inst: Instance, model: string): Promise<number> {
 beforeAll(async () => {
   pg = await startPostgres();
   const dbUrl = await pg.createDatabase("alerts");
-  hook = receiver();
+  hook = webhookReceiver();
   upstream = await startFakeUpstream();
   upstream.handle((r) => {
     if (r.model === "gpt-lock") return { status: 402, json: { error: { message: `Payment required for ${ENV.UP_KEY}`, type: "billing_error", code: "payment_required" } } };
