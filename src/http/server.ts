@@ -1,6 +1,7 @@
 /**
  * The HTTP surface (SPEC 2.1) on Elysia: client endpoints, models, health, admin API, and a JSON 404
- * in OpenAI error shape for anything else (never an HTML page). Bodies of API routes are not parsed
+ * for anything else (never an HTML page): in Gemini's error shape for a Gemini client's path
+ * ({@link unknownPath}), else in OpenAI's. Bodies of API routes are not parsed
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
@@ -107,6 +108,19 @@ export function notFound(method: string, path: string): Response {
   return json(404, {
     error: { message: `Unknown path: ${method} ${path}`, type: "invalid_request_error", param: null, code: "unknown_url" },
   });
+}
+
+/**
+ * The JSON 404 of a path no route serves, in the shape its client reads: Gemini's
+ * (`{"error":{"code":404,"message","status":"NOT_FOUND"}}`, formats REFERENCE "Gemini errors") for a
+ * path under `/v1beta` (`POST /v1beta/cachedContents`, `GET /v1beta/files`), a Gemini method's path
+ * asked with another method, or any path asked by a Gemini API client (`x-goog-api-key` or
+ * `x-goog-api-client`: `@google/genai` calling an API under `/v1` the gateway does not serve); OpenAI's
+ * ({@link notFound}, SPEC 2.1) for every other. Runs on the not-found branch only, never for a served route.
+ */
+export function unknownPath(method: string, path: string, headers: Headers): Response {
+  const gemini = formatForPath(path, headers) === "gemini" || headers.has("x-goog-api-key") || headers.has("x-goog-api-client");
+  return gemini ? errorResponse("gemini", hubError("not_found", `Unknown path: ${method} ${path}`)) : notFound(method, path);
 }
 
 /** Paths whose bodies the guard reads with the configured limit (SPEC G-4). */
@@ -393,7 +407,7 @@ export function createServer(deps: ServerDeps) {
     }) as never, noParse)
     .onError(({ code, request, error }) => {
       const path = new URL(request.url).pathname;
-      if (code === "NOT_FOUND") return notFound(request.method, path);
+      if (code === "NOT_FOUND") return unknownPath(request.method, path, request.headers);
       // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
       // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
       if (code === "PARSE") {

@@ -340,6 +340,33 @@ describe("errors in Gemini's shape", () => {
     expect(gw.fake.requests.length).toBe(before);
   });
 
+  test("an unknown path under /v1beta, or asked by a Gemini client, is a JSON 404 in Gemini's shape; other clients keep OpenAI's", async () => {
+    const goog = { "x-goog-api-key": "placeholder" };
+    for (const [method, path, headers] of [
+      ["POST", "/v1beta/cachedContents", {}],
+      ["GET", "/v1beta/files", {}],
+      ["GET", "/v1beta", {}],
+      ["DELETE", "/v1beta/models/anth/claude-test:generateContent", {}],
+      ["PUT", "/v1/models/anth/claude-test:generateContent", {}],
+      ["POST", "/v1/cachedContents", goog],
+      ["GET", "/v1/files", { "x-goog-api-client": "google-genai-sdk/1.0.0" }],
+    ] as const) {
+      const res = await fetch(`${gw.url}${path}`, { method, headers: { "content-type": "application/json", ...headers }, body: method === "GET" ? undefined : "{}" });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const error = (await json(res)).error;
+      expect(Object.keys(error).sort()).toEqual(["code", "message", "status"]);
+      expect(error).toMatchObject({ code: 404, status: "NOT_FOUND", message: `Unknown path: ${method} ${path}` });
+    }
+    const plain = await fetch(`${gw.url}/v1/cachedContents`, { method: "POST", body: "{}" });
+    expect(plain.status).toBe(404);
+    expect((await json(plain)).error).toEqual({ message: "Unknown path: POST /v1/cachedContents", type: "invalid_request_error", param: null, code: "unknown_url" });
+    // What @google/genai itself reads: its files API (GET /v1beta/files) fails with Google's status.
+    const thrown = await genai().files.list().then(() => undefined, (e: unknown) => e);
+    expect(thrown).toMatchObject({ status: 404 });
+    expect(String((thrown as Error).message)).toContain('"status":"NOT_FOUND"');
+  });
+
   test("an upstream 429 reaches the SDK as RESOURCE_EXHAUSTED with Retry-After", async () => {
     gw.fake.reset();
     gw.fake.handle(() => ({ status: 429, headers: { "retry-after": "7" }, json: { type: "error", error: { type: "rate_limit_error", message: "slow down" } } }));
