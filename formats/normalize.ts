@@ -49,6 +49,23 @@ export const TRUNCATED_ERROR: HubError = {
   code: "upstream_truncated",
 };
 
+/**
+ * The error of a reply that ended with nothing in it for a reason that is no finish (hub `other`:
+ * Gemini's MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, OTHER, an unknown
+ * finish_reason): REFERENCE §5.1's judgement row, before the commit point an upstream failure (the next
+ * target; at the last one a 502 the client's SDK retries), not an empty finished turn, which an agent
+ * reads as "done". Code `upstream_empty_reply`, the empty reply's row (pipeline/classify.ts). `raw` is
+ * the provider's own word for it.
+ */
+export function unusableFinishError(raw: string | undefined): HubError {
+  return {
+    kind: "api_error",
+    status: 502,
+    message: `The upstream ended its reply with nothing in it, giving ${raw ? raw : "no known reason"} as the reason: not a finished reply.`,
+    code: "upstream_empty_reply",
+  };
+}
+
 /** Whether a delta carries content (non-empty text, reasoning, arguments or signature); the rest are dropped here. */
 export function isContentDelta(d: BlockDelta): boolean {
   switch (d.type) {
@@ -126,6 +143,12 @@ export class EventNormalizer {
         if (this.finished) return;
         this.ensureStarted();
         this.flushAll();
+        if (ev.reason === "other" && this.nextIndex === 0) {
+          // Nothing came, and the reason is no finish: a failure, not an empty turn (unusableFinishError).
+          this.failed = true;
+          this.emit({ type: "error", error: unusableFinishError(ev.raw) });
+          return;
+        }
         this.finished = true;
         this.emit({
           ...ev,

@@ -29,14 +29,14 @@ import {
   type StopReason,
   type Usage,
 } from "../formats/hub.ts";
-import { EventNormalizer, isContentDelta } from "../formats/normalize.ts";
+import { EventNormalizer, isContentDelta, unusableFinishError } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
-import { hasUsableContent, opensBlock, replyChars } from "./reply-content.ts";
+import { endsUnfinished, hasUsableContent, opensBlock, replyChars } from "./reply-content.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -500,6 +500,12 @@ export class WholeBodyDriver extends HubDriver {
       // (pipeline/commit.ts gatewayFailed, classification row gateway_error), not the upstream's.
       if (!(e instanceof FormatError)) throw e;
       this.earlyError = e.error;
+      return EMPTY;
+    }
+    // Nothing in it and a reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL): a failed attempt
+    // (formats/normalize.ts unusableFinishError); a native client gets its provider's word as it came.
+    if (!this.opts.native && endsUnfinished(resp.content, resp.stopReason)) {
+      this.earlyError = unusableFinishError(resp.rawStopReason);
       return EMPTY;
     }
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.

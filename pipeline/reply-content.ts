@@ -30,6 +30,15 @@ export function opensBlock(part: HubPart): boolean {
   }
 }
 
+/**
+ * Whether a reply ends with nothing in it (no text, reasoning or tool call) for a reason that is no
+ * finish (hub `other`, e.g. Gemini's MALFORMED_FUNCTION_CALL): REFERENCE §5.1's judgement row, an
+ * upstream failure before the commit point (formats/normalize.ts unusableFinishError).
+ */
+export function endsUnfinished(content: HubPart[], stop: StopReason | null): boolean {
+  return stop === "other" && !hasUsableContent(content, null);
+}
+
 /** Whether a reply has something usable: a stop reason, non-empty text or reasoning, or a tool call (else SPEC 6.3's empty reply). */
 export function hasUsableContent(content: HubPart[], stop: StopReason | null): boolean {
   if (stop) return true;

@@ -138,7 +138,7 @@ describe("encoder framing", () => {
   test("context_window_exceeded and other map to Anthropic's vocabulary; the stop sequence is passed", async () => {
     const a = await sdkFinalMessage(encode(normalizeEvents([{ type: "message_start" }, { type: "finish", reason: "context_window_exceeded" }])));
     expect(a.stop_reason as string).toBe("model_context_window_exceeded");
-    const b = await sdkFinalMessage(encode(normalizeEvents([{ type: "message_start" }, { type: "finish", reason: "other" }])));
+    const b = await sdkFinalMessage(encode(normalizeEvents([{ type: "message_start" }, { type: "block_delta", index: 0, delta: { type: "text", text: "x" } }, { type: "finish", reason: "other" }])));
     expect(b.stop_reason).toBe("end_turn");
     const c = await sdkFinalMessage(encode(normalizeEvents([{ type: "message_start" }, { type: "finish", reason: "stop_sequence", stopSequence: "</a>" }])));
     expect([c.stop_reason, c.stop_sequence]).toEqual(["stop_sequence", "</a>"]);

@@ -1,0 +1,87 @@
+/**
+ * A reply that ends with nothing in it for a reason that is no finish: Gemini's
+ * MALFORMED_FUNCTION_CALL (the model wrote a call Gemini could not parse), UNEXPECTED_TOOL_CALL,
+ * TOO_MANY_TOOL_CALLS, OTHER (hub stop reason `other`). REFERENCE §5.1's judgement row says: before the
+ * commit point an upstream failure (retry/fallback). Until 2026-12-04 a translated client got it as an
+ * empty finished turn (a Messages `end_turn` with no content, a Chat `stop` with `content: null`), which
+ * an agent such as Claude Code reads as "the model is done" and stops; Gemini CLI itself retries such a
+ * reply. Now it is the empty reply's failure (formats/normalize.ts `unusableFinishError`, code
+ * `upstream_empty_reply`, the next combo target; at the last one a 502 the client's SDK retries), JSON
+ * or streamed. A Gemini client of a Gemini provider (the native lane) still gets Gemini's own reply.
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { DEFAULT_YAML } from "../support/gateway.ts";
+
+const suite = gatewaySuite(
+  DEFAULT_YAML +
+    `combos:
+  - name: gem-then-chat
+    targets:
+      - model: gem/gemini-x
+      - model: chat/gpt-x
+`,
+);
+
+const malformed = (finishReason = "MALFORMED_FUNCTION_CALL") => ({
+  candidates: [{ content: { role: "model", parts: [{ text: "" }] }, finishReason, finishMessage: "Malformed function call: print(default_api.f(a=1", index: 0 }],
+  usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 0, totalTokenCount: 10 },
+  modelVersion: "gemini-x",
+});
+const sseOf = (chunk: unknown) => `data: ${JSON.stringify(chunk)}\n\n`;
+const post = (path: string, body: unknown) =>
+  fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+const messages = (model: string, stream: boolean) => post("/v1/messages", { model, max_tokens: 50, stream, messages: [{ role: "user", content: "hi" }] });
+const chat = (model: string, stream: boolean) => post("/v1/chat/completions", { model, stream, messages: [{ role: "user", content: "hi" }] });
+
+describe("a Gemini reply of nothing that ended with MALFORMED_FUNCTION_CALL", () => {
+  for (const upstream of ["streamed", "JSON"] as const) {
+    for (const [name, send] of [["Messages", messages], ["Chat", chat]] as const) {
+      for (const stream of [true, false]) {
+        test(`${upstream} upstream, ${name} client${stream ? ", streaming" : ""}: 502 naming the reason, not an empty finished turn; the empty reply row`, async () => {
+          suite.gw.fake.enqueue(upstream === "JSON" ? { json: malformed() } : { sse: sseOf(malformed()) });
+          const res = await send("gem/gemini-x", stream);
+          const text = await res.text();
+          expect(text).not.toContain("end_turn");
+          expect(text).not.toContain('"finish_reason":"stop"');
+          expect(res.status).toBe(502);
+          const body = JSON.parse(text);
+          expect(body.error.message).toBe("The upstream ended its reply with nothing in it, giving MALFORMED_FUNCTION_CALL as the reason: not a finished reply.");
+          expect(suite.gw.fake.requests.length).toBe(1);
+          const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+          expect(trace.attempts.map((a) => a.classification)).toEqual(["empty_reply"]);
+        });
+      }
+    }
+  }
+
+  test("in a combo: the next target serves the reply, with X-Switchyard-Fallback", async () => {
+    suite.gw.fake.enqueue({ sse: sseOf(malformed("UNEXPECTED_TOOL_CALL")) });
+    const res = await messages("gem-then-chat", true);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-fallback")).toBe("1");
+    const text = await res.text();
+    const deltas = [...text.matchAll(/"text_delta","text":"([^"]*)"/g)].map((m) => m[1]).join("");
+    expect(deltas).toBe("Hello from the fake upstream.");
+    expect(text).toContain('"stop_reason":"end_turn"');
+    expect(suite.gw.fake.requests.map((r) => r.format)).toEqual(["gemini", "openai-chat"]);
+  });
+
+  test("a reply with text before the odd finish is still served (after the commit point nothing is invented): end_turn", async () => {
+    const chunk = malformed();
+    chunk.candidates[0].content.parts = [{ text: "Partly done." }];
+    suite.gw.fake.enqueue({ sse: sseOf(chunk) });
+    const res = await messages("gem/gemini-x", true);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('"text":"Partly done."');
+    expect(text).toContain('"stop_reason":"end_turn"');
+  });
+
+  test("a Gemini client of the Gemini provider (native lane) gets Gemini's own reply, to retry as Gemini CLI does", async () => {
+    suite.gw.fake.enqueue({ sse: sseOf(malformed()) });
+    const res = await post("/v1beta/models/gem/gemini-x:streamGenerateContent?alt=sse", { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('"finishReason":"MALFORMED_FUNCTION_CALL"');
+  });
+});
