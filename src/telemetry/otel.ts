@@ -14,7 +14,9 @@
  * Environment read (OpenTelemetry's standard names): `OTEL_EXPORTER_OTLP_ENDPOINT` (spans go to
  * `{endpoint}/v1/traces`), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, wins),
  * `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`
- * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000).
+ * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000),
+ * `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` / `OTEL_EXPORTER_OTLP_TIMEOUT` (ms one batch's export may take,
+ * retries included; default {@link EXPORT_TIMEOUT_MS}, not the SDK's 10 s: see there).
  *
  * What the operator is told (one JSON log line each, through `log`): where spans go, at start; an
  * endpoint that is no http(s) URL (`localhost:4318`, which the exporter took and then sent nothing
@@ -96,6 +98,34 @@ export function shownTracesUrl(url: string): string | undefined {
   }
 }
 
+/**
+ * The default export timeout, ms: how long the OTLP exporter may spend on one batch, its retries
+ * included (the SDK's `timeoutMillis`). The SDK's default is 10 s, and it spends them retrying a
+ * collector that refuses the connection (its RetryingTransport: 1 s backoff growing 1.5× with ±20 %
+ * jitter, while the next retry fits before the timeout), so the first failure reached the log ~8 s
+ * after the batch. With 2 s a refused batch is retried once, ~1 s later, and then reported; a
+ * collector that answers within 2 s (one on the same host or network answers in milliseconds) is
+ * not affected. A slower one is given longer with `OTEL_EXPORTER_OTLP_TIMEOUT`.
+ */
+export const EXPORT_TIMEOUT_MS = 2_000;
+
+/**
+ * The export timeout from `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` (ms, a
+ * number above 0, as the OTLP exporter spec reads them), else {@link EXPORT_TIMEOUT_MS}. A value that
+ * is no such number is a warning naming the variable, and the default is used.
+ */
+function exportTimeout(env: Record<string, string | undefined>, log: (line: string) => void): number {
+  for (const variable of ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
+    const text = env[variable]?.trim();
+    if (!text) continue;
+    const ms = Number(text);
+    if (Number.isFinite(ms) && ms > 0) return ms;
+    log(JSON.stringify({ level: "warn", time: Date.now(), msg: `${variable} must be a number of milliseconds above 0, not ${JSON.stringify(text)}: using ${EXPORT_TIMEOUT_MS}` }));
+    return EXPORT_TIMEOUT_MS;
+  }
+  return EXPORT_TIMEOUT_MS;
+}
+
 /** ExportResultCode.SUCCESS of @opentelemetry/core (its enum's value; core is not a dependency of ours). */
 const EXPORT_SUCCESS = 0;
 
@@ -159,6 +189,7 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   const exporter = new ReportingExporter(
     new OTLPTraceExporter({
       url,
+      timeoutMillis: exportTimeout(env, log),
       headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
     }),
     where,

@@ -205,6 +205,56 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     }
   }, 30_000);
 
+  test("a collector that is not there is logged within about a second of the batch, not after ~10 s of retries; a timeout that is no number is named", async () => {
+    // A port nothing listens on: bound on port 0, then closed.
+    const gone = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+    const port = gone.port;
+    gone.stop(true);
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: "soon" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      await fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+      const served = Date.now();
+      const failed = () => g.logs.map((l) => JSON.parse(l) as { level: string; msg: string; time: number }).find((l) => l.msg.includes("OpenTelemetry export") && l.msg.includes("failed"));
+      while (!failed() && Date.now() - served < 6_000) await Bun.sleep(25);
+      expect(failed()).toMatchObject({ level: "warn", msg: expect.stringContaining(`OpenTelemetry export to http://127.0.0.1:${port}/v1/traces failed`) });
+      expect(failed()!.msg).toContain("ECONNREFUSED");
+      // the batch leaves ~50 ms after the request, is retried once ~1 s later (SDK default: ~8 s of retries)
+      expect(failed()!.time - served).toBeLessThan(4_000);
+      // a timeout that is no number of ms is named, and the default used
+      expect(g.logs.filter((l) => l.includes("TIMEOUT")).map((l) => JSON.parse(l).msg)).toEqual(['OTEL_EXPORTER_OTLP_TRACES_TIMEOUT must be a number of milliseconds above 0, not "soon": using 2000']);
+    } finally {
+      await g.stop();
+    }
+  }, 20_000);
+
+  test("OTEL_EXPORTER_OTLP_TIMEOUT gives a slow collector longer than the 2 s default", async () => {
+    let answered = 0;
+    const slow = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        await req.arrayBuffer();
+        await Bun.sleep(2_600);
+        answered++;
+        return Response.json({});
+      },
+    });
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${slow.port}`, OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_EXPORTER_OTLP_TIMEOUT: "8000" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      await fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+      const deadline = Date.now() + 6_000;
+      while (answered === 0 && Date.now() < deadline) await Bun.sleep(25);
+      await Bun.sleep(200); // the exporter's callback after the answer
+      expect(answered).toBeGreaterThan(0);
+      expect(g.logs.filter((l) => l.includes("OpenTelemetry export") && l.includes("failed"))).toEqual([]);
+    } finally {
+      await g.stop();
+      slow.stop(true);
+    }
+  }, 20_000);
+
   test("an endpoint without http:// (localhost:4318) is a warning naming the variable; the gateway serves without exporting", async () => {
     const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
     try {
