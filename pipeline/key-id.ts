@@ -1,6 +1,7 @@
 /**
  * A client key's id (SPEC 9.6): what counts its use, apart from its name. A stored key created with the
- * name of a revoked one is a new key, whose limits start fresh.
+ * name of a revoked one is a new key, whose limits start fresh; so is a config-file key that has the name
+ * of a stored one.
  */
 import type { ClientKey } from "./ports.ts";
 
@@ -13,12 +14,25 @@ import type { ClientKey } from "./ports.ts";
  * be) gets its `#0` too, so {@link keyNameOfId} always gives the name back.
  */
 export function keyIdFor(name: string, generation: number): string {
-  return generation > 0 || /#\d+$/.test(name) ? `${name}#${generation}` : name;
+  return generation > 0 || ID_SUFFIX.test(name) ? `${name}#${generation}` : name;
 }
 
-/** The name of the key whose id ({@link keyIdFor}) this is. */
+/** The suffix an id adds to a key's name: `#N` ({@link keyIdFor}) or `#config` ({@link configKeyIdFor}). */
+const ID_SUFFIX = /#(\d+|config)$/;
+
+/**
+ * The id of a key declared in the config file: its name, unless a stored key (active or revoked) has
+ * that name (`storedNamesake`), then `name#config`: a key of its own, whose budgets and rates start
+ * fresh instead of taking over the stored key's windows (the first stored key of a name counts under
+ * the name). Config names follow the name rule (no `#`), so the id never equals a stored key's.
+ */
+export function configKeyIdFor(name: string, storedNamesake: boolean): string {
+  return storedNamesake ? `${name}#config` : name;
+}
+
+/** The name of the key whose id ({@link keyIdFor}, {@link configKeyIdFor}) this is. */
 export function keyNameOfId(id: string): string {
-  return id.replace(/#\d+$/, "");
+  return id.replace(ID_SUFFIX, "");
 }
 
 /** The id that counts `key`'s use ({@link keyIdFor}): `key.id`, else its name. */

@@ -123,7 +123,8 @@ export interface ClientKey {
   /**
    * What counts this key's use (its limit counters, budget windows and budget alerts' claims), when it
    * is not `name`: a stored key created with the name of a revoked one is a new key, `name#N` for the
-   * Nth such key of that name (pipeline/key-id.ts `keyIdFor`). Absent: the name.
+   * Nth such key of that name (pipeline/key-id.ts `keyIdFor`); a config-file key with the name of a
+   * stored one is `name#config` (`configKeyIdFor`). Absent: the name.
    */
   id?: string;
   scopes: string[];

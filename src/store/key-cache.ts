@@ -4,7 +4,7 @@
  * Lookups hash the presented secret with SHA-256, find the candidate by its hex hash and confirm with a
  * constant-time compare. No I/O.
  */
-import { keyIdFor } from "../../pipeline/index.ts";
+import { configKeyIdFor, keyIdFor } from "../../pipeline/index.ts";
 import type { ClientKey } from "../../pipeline/ports.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseLimits, parseScopes } from "./rows.ts";
 import { bytesEqual, sha256 } from "./secrets.ts";
@@ -13,6 +13,16 @@ import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
 interface CachedKey {
   hash: Buffer;
   key: ClientKey;
+}
+
+/** A config-file key as checked, before its id is known (it depends on the stored keys' names). */
+interface ConfigEntry {
+  hex: string;
+  hash: Buffer;
+  name: string;
+  scopes: string[];
+  tag?: string;
+  limits?: ClientKey["limits"];
 }
 
 /** A stored key as read from the `client_keys` table. */
@@ -35,6 +45,11 @@ export interface KeyRow {
 export class KeyCache {
   private configKeys = new Map<string, CachedKey>();
   private configNames = new Set<string>();
+  private configEntries: ConfigEntry[] = [];
+  /** The names of the stored keys, active and revoked, as last set. */
+  private storedNames = new Set<string>();
+  /** The config names that a stored key (active or revoked) has too: their keys count as `name#config`. */
+  private namesakes = new Set<string>();
   private dbKeys = new Map<string, CachedKey>();
 
   /**
@@ -65,7 +80,8 @@ export class KeyCache {
    * @throws StoreError `invalid` for an empty name or secret, a duplicate name, or a shared secret.
    */
   setConfigKeys(keys: ConfigKey[]): void {
-    const byHash = new Map<string, CachedKey>();
+    const entries: ConfigEntry[] = [];
+    const byHash = new Map<string, ConfigEntry>();
     const names = new Set<string>();
     for (const k of keys) {
       const name = checkName(k?.name);
@@ -80,19 +96,44 @@ export class KeyCache {
       const hex = hash.toString("hex");
       const other = byHash.get(hex);
       if (other) {
-        throw new StoreError("invalid", `config keys ${JSON.stringify(other.key.name)} and ${JSON.stringify(name)} have the same secret`);
+        throw new StoreError("invalid", `config keys ${JSON.stringify(other.name)} and ${JSON.stringify(name)} have the same secret`);
       }
       names.add(name);
-      byHash.set(hex, { hash, key: freezeKey({ name, id: keyIdFor(name, 0), scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits), source: "config" }) });
+      const entry: ConfigEntry = { hex, hash, name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits) };
+      byHash.set(hex, entry);
+      entries.push(entry);
     }
-    this.configKeys = byHash;
+    this.configEntries = entries;
     this.configNames = names;
+    this.namesakes = new Set([...names].filter((n) => this.storedNames.has(n)));
+    this.buildConfigKeys();
   }
 
-  /** Replaces the stored keys with these rows (revoked rows are skipped). */
+  /**
+   * The config keys' lookup map from {@link configEntries}: each key's id is its name, or `name#config`
+   * when a stored key has that name ({@link configKeyIdFor}), so a config key never counts in a stored
+   * key's windows (a revoked one's included).
+   */
+  private buildConfigKeys(): void {
+    const byHash = new Map<string, CachedKey>();
+    for (const e of this.configEntries) {
+      const id = configKeyIdFor(e.name, this.namesakes.has(e.name));
+      byHash.set(e.hex, { hash: e.hash, key: freezeKey({ name: e.name, id, scopes: e.scopes, tag: e.tag, limits: e.limits, source: "config" }) });
+    }
+    this.configKeys = byHash;
+  }
+
+  /**
+   * Replaces the stored keys with these rows (revoked rows are skipped; every row's name counts for the
+   * config keys' ids, and a change there rebuilds them).
+   */
   setStoredKeys(rows: Iterable<KeyRow>): void {
     const map = new Map<string, CachedKey>();
+    const storedNames = new Set<string>();
+    const namesakes = new Set<string>();
     for (const row of rows) {
+      storedNames.add(row.name);
+      if (this.configNames.has(row.name)) namesakes.add(row.name);
       if (row.revoked_at !== null) continue;
       map.set(row.hash, {
         hash: Buffer.from(row.hash, "hex"),
@@ -100,6 +141,11 @@ export class KeyCache {
       });
     }
     this.dbKeys = map;
+    this.storedNames = storedNames;
+    if (namesakes.size !== this.namesakes.size || [...namesakes].some((n) => !this.namesakes.has(n))) {
+      this.namesakes = namesakes;
+      this.buildConfigKeys();
+    }
   }
 
   /** Every key for `listKeys`: the config keys plus these stored rows, sorted by name then source. */

@@ -3,7 +3,7 @@
  * under an id of its own, and the alerts still name the key by its name, read back from the id.
  */
 import { describe, expect, test } from "bun:test";
-import { keyId, keyIdFor, keyNameOfId } from "../../pipeline/key-id.ts";
+import { configKeyIdFor, keyId, keyIdFor, keyNameOfId } from "../../pipeline/key-id.ts";
 
 describe("key ids", () => {
   test("the first key of a name is counted by its name; each later one by name#N", () => {
@@ -15,7 +15,7 @@ describe("key ids", () => {
   });
 
   test("the name is read back from every id, and two keys never share an id, whatever the name holds", () => {
-    const names = ["ci", "a#1", "a#", "#7", "x#1#2", "team-a.b_c"];
+    const names = ["ci", "a#1", "a#", "#7", "x#1#2", "team-a.b_c", "b#config"];
     const ids = new Set<string>();
     for (const name of names) {
       for (const generation of [0, 1, 2, 10]) {
@@ -24,6 +24,14 @@ describe("key ids", () => {
         expect(ids.has(id)).toBe(false);
         ids.add(id);
       }
+    }
+    // A config key (its names follow the name rule: no `#`) with a stored namesake has an id of its own.
+    for (const name of ["ci", "team-a.b_c"]) {
+      const id = configKeyIdFor(name, true);
+      expect(id).toBe(`${name}#config`);
+      expect(keyNameOfId(id)).toBe(name);
+      expect(ids.has(id)).toBe(false);
+      expect(configKeyIdFor(name, false)).toBe(name);
     }
     // A name stored before the name rule that ends like an id keeps its own first id.
     expect(keyIdFor("a#1", 0)).toBe("a#1#0");

@@ -3,6 +3,7 @@
  * migration 9, PostgreSQL migration 8), on both stores: its id (pipeline/key-id.ts) is `name#N`, on
  * the created key, on lookup, on the listing and after a reopen, so the limit counters count it
  * afresh; the first key of a name keeps its name as its id (its stored budget windows stay its own).
+ * A config-file key with the name of a stored key (pipeline/key-id.ts `configKeyIdFor`) is `name#config`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { cleanupTempDirs, tempDir } from "./helpers.ts";
 
 let pg: TestPostgres;
+let databases = 0;
 beforeAll(async () => {
   pg = await startPostgres();
 }, 120_000);
@@ -32,7 +34,7 @@ const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> 
   {
     name: "postgres",
     open: async () => {
-      const url = await pg.createDatabase("generations");
+      const url = await pg.createDatabase(`generations${++databases}`);
       return () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
     },
   },
@@ -59,6 +61,36 @@ for (const backend of backends) {
       expect(r.lookup(third.secret)).toMatchObject({ name: "laptop", id: "laptop#2" });
       expect(r.lookup(again.secret)).toBeUndefined();
       expect(r.lookup(first.secret)).toBeUndefined();
+      await r.close();
+    });
+
+    test("a config key with the name of a stored key, revoked or active, counts by name#config; one without, by its name", async () => {
+      const open = await backend.open();
+      const s = await open();
+      const stored = await s.createKey("ci");
+      expect(await s.revokeKey("ci")).toBe(true);
+      const configKeys = [
+        { name: "ci", secret: "sy-config-ci-secret-0001" },
+        { name: "solo", secret: "sy-config-solo-secret-01" },
+      ];
+      s.setConfigKeys(configKeys);
+      expect(s.lookup("sy-config-ci-secret-0001")).toMatchObject({ name: "ci", id: "ci#config", source: "config" });
+      expect(s.lookup("sy-config-solo-secret-01")).toEqual({ name: "solo", scopes: [], source: "config" }); // counted by its name
+      expect(s.lookup(stored.secret)).toBeUndefined();
+      // A stored key of its name made later by another instance of the store (which does not declare
+      // it) gives it an id of its own from the next refresh on.
+      s.setConfigKeys([...configKeys, { name: "late", secret: "sy-config-late-secret-01" }]);
+      expect(s.lookup("sy-config-late-secret-01")?.id).toBeUndefined(); // its name
+      const other = await open();
+      await other.createKey("late");
+      await other.close();
+      await s.refreshKeys();
+      expect(s.lookup("sy-config-late-secret-01")?.id).toBe("late#config");
+      expect(s.lookup("sy-config-solo-secret-01")).toEqual({ name: "solo", scopes: [], source: "config" }); // counted by its name
+      await s.close();
+      const r = await open();
+      r.setConfigKeys(configKeys);
+      expect(r.lookup("sy-config-ci-secret-0001")?.id).toBe("ci#config");
       await r.close();
     });
   });

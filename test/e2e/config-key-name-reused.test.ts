@@ -1,0 +1,146 @@
+/**
+ * A key declared in the config file with the name of a revoked stored key is a key of its own (SPEC
+ * 9.6, README "Key limits"): its budgets and rpm count start fresh, on the embedded store and on
+ * PostgreSQL, after a reload and (embedded) a restart. Before, a config key was counted under its name,
+ * as the stored key's first generation was, so it took over the revoked key's budget windows: its first
+ * request was refused with the revoked key's "has used its 1d budget".
+ *
+ * The scenario: a stored key `ci` (rpm 2, a 1d budget of 30 tokens; 18 tokens per request) spends its
+ * budget in two requests, the third is a 429; `ci` is revoked; the config file then declares a key `ci`
+ * with the same limits and is reloaded; the config key's request is served and GET /admin/api/keys
+ * shows its own use (18 tokens, 1 request this minute).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ADMIN = "sy-test-cfgreused-admin-00000001";
+const CONFIG_CI = "sy-test-cfgreused-ci-000000000001";
+const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
+
+/** The config file; with `withCi`, it declares the key `ci` with {@link LIMITS}. */
+const yamlOf = (providerUrl: string, withCi: boolean) => `providers:
+  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
+
+/** Polls until `cond` holds; fails after `ms`. */
+async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** One gateway under test: its URL, its config file, and a restart keeping its data (embedded store only). */
+interface Target {
+  url: () => string;
+  configPath: string;
+  providerUrl: string;
+  restart?: () => Promise<void>;
+}
+
+const admin = (t: Target, method: string, path: string, body?: unknown) =>
+  fetch(`${t.url()}/admin/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+const chat = (t: Target, key: string) =>
+  fetch(`${t.url()}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "up/gpt-reuse", messages: [{ role: "user", content: "hi" }] }),
+  });
+const configCi = async (t: Target) => (((await (await admin(t, "GET", "/keys")).json()) as { keys: any[] }).keys as any[]).find((k) => k.name === "ci" && k.source === "config");
+
+async function scenario(t: Target): Promise<void> {
+  const made = await admin(t, "POST", "/keys", { name: "ci", limits: LIMITS });
+  expect(made.status).toBe(201);
+  const stored = ((await made.json()) as { secret: string }).secret;
+  expect((await chat(t, stored)).status).toBe(200); // 18 of 30
+  expect((await chat(t, stored)).status).toBe(200); // 36 of 30
+  const spent = await chat(t, stored);
+  expect(spent.status).toBe(429);
+  expect(((await spent.json()) as any).error.code).toBe("key_budget_exceeded");
+  expect((await admin(t, "DELETE", "/keys/ci")).status).toBe(200);
+
+  // The config file now declares `ci`: a key of its own, whose budget and rpm start fresh.
+  writeFileSync(t.configPath, yamlOf(t.providerUrl, true));
+  const reload = await admin(t, "POST", "/config/reload");
+  expect(reload.status).toBe(200);
+  await reload.text();
+  const served = await chat(t, CONFIG_CI);
+  const body = await served.text();
+  expect({ status: served.status, body: served.status === 200 ? "" : body }).toEqual({ status: 200, body: "" });
+  await until(async () => (await configCi(t))?.use?.budgets?.[0]?.used === 18, 20_000, "the config key's budget use");
+  const listed = await configCi(t);
+  expect(listed.id).toBeUndefined();
+  expect(listed.use.budgets[0]).toMatchObject({ budget: { window: "1d", tokens: 30 }, used: 18 });
+  expect(listed.use.minute.requests).toEqual({ used: 1, limit: 2 });
+  expect((await chat(t, stored)).status).toBe(401); // the revoked key stays refused
+
+  if (t.restart) {
+    // The config key's window is persisted under its own id: after a restart it is 18, not the revoked key's 36.
+    await t.restart();
+    expect((await configCi(t)).use.budgets[0].used).toBe(18);
+    expect((await chat(t, CONFIG_CI)).status).toBe(200); // 36 of 30 now
+    const over = await chat(t, CONFIG_CI);
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as any).error.message).toStartWith('Client key "ci" has used its 1d budget of 30 tokens (36 tokens used)');
+  }
+}
+
+describe("a config key with a revoked stored key's name starts fresh", () => {
+  describe("on the embedded store", () => {
+    let gw: TestGateway;
+    let fake: FakeUpstream;
+    beforeAll(async () => {
+      fake = await startFakeUpstream();
+      fake.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
+      gw = await startGateway(yamlOf("{{FAKE}}", false), { fake, env: { UP_KEY: "sk-upstream-cfgreused-0001" } });
+    });
+    afterAll(async () => {
+      await gw?.stop();
+    });
+
+    test("budget and rpm of its own after a reload; its window survives a restart", async () => {
+      const dataDir = gw.dataDir;
+      await scenario({
+        url: () => gw.url,
+        configPath: gw.configPath,
+        providerUrl: fake.url,
+        restart: async () => {
+          await gw.stopGatewayOnly();
+          gw = await startGateway(yamlOf("{{FAKE}}", true), { fake, dataDir, env: { UP_KEY: "sk-upstream-cfgreused-0001" } });
+        },
+      });
+    }, 60_000);
+  });
+
+  describe("on PostgreSQL", () => {
+    let pg: TestPostgres;
+    let upstream: FakeUpstream;
+    let inst: Instance;
+    beforeAll(async () => {
+      pg = await startPostgres();
+      const dbUrl = await pg.createDatabase("cfgreused");
+      upstream = await startFakeUpstream();
+      upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
+      inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: { UP_KEY: "sk-upstream-cfgreused-0001" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
+    }, 120_000);
+    afterAll(async () => {
+      await stopInstance(inst);
+      await upstream?.stop();
+      await pg?.destroy();
+    }, 60_000);
+
+    test("budget and rpm of its own after a reload", async () => {
+      await scenario({ url: () => inst.url, configPath: inst.configPath, providerUrl: upstream.url });
+    }, 90_000);
+  });
+});
