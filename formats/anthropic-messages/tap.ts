@@ -7,7 +7,7 @@
  * `message_delta` and `error` payloads are JSON-parsed (an unnamed event, which Anthropic never sends,
  * is parsed to learn its type). For the keep-alive bound (pipeline/keep-alive-bound.ts) it counts the
  * reads that brought content (`state.contentEvents`): a block's start, a delta that does not end in an
- * empty string (read off the skipped event's last bytes, {@link endsWithEmptyDelta}), the stop reason;
+ * empty string (read off the skipped event's last bytes, {@link deltaEnd}; parsed in another member order), the stop reason;
  * pings, a block's stop and empty deltas are none. It also keeps the count of server tools in flight
  * (`state.serverTools`: a `server_tool_use` or `mcp_tool_use` block started, its `*_tool_result` block
  * not yet), read off the starts of blocks whose event holds `_tool_` (a few per reply), so a web search
@@ -57,24 +57,65 @@ const SKIPPED_EMPTY = 1;
 const SKIPPED_DELTA = 2;
 const SKIPPED_START = 3;
 
+/** {@link deltaEnd}: the delta is empty; it holds content; its end does not say (another member order). */
+const DELTA_EMPTY = 0;
+const DELTA_CONTENT = 1;
+const DELTA_UNSURE = 2;
+/** `_delta"}}` backwards from the byte before its last `"`: the delta's `type` written last (another member order than Anthropic's). */
+const TYPE_LAST = [97, 116, 108, 101, 100, 95]; // a t l e d _
+
 /**
- * Whether the `content_block_delta` event whose last line ends before `end` (its LF, or the end of its
- * data) ends with an empty string as the delta's last member: `:""}}` or `: ""}}`, Anthropic's empty
- * text, thinking, arguments or signature delta (the delta's own field comes last in Anthropic's events).
- * An escaped quote (`\""}}`) is text; a delta in another member order counts as content (a longer look
- * is not worth it: nothing is cut for it).
+ * What the end of a skipped `content_block_delta` event's data says, read backwards from `end` (the LF
+ * that ends its last line, or the end of its data): Anthropic writes the delta last in the event and the
+ * delta's own field last in the delta, so `…:""}}` or `…: ""}}` is an empty text, thinking, arguments or
+ * signature delta ({@link DELTA_EMPTY}) and any other string before `"}}` one with content
+ * ({@link DELTA_CONTENT}; an escaped quote, `\""}}`, is text), unless that string is the delta's `type`
+ * (`"text_delta"}}`). Any other end (the delta's `type` last, the delta before the event's other
+ * members, other spacing, a citation's object) is {@link DELTA_UNSURE}, and the data is parsed
+ * ({@link emptyDeltaData}). Anthropic's own events never take that path: a non-empty one costs one byte
+ * compare more than before, a second when its text ends in `a`.
  */
-function endsWithEmptyDelta(b: Uint8Array, end: number): boolean {
+function deltaEnd(b: Uint8Array, end: number): number {
   const i = end - 1;
-  if (b[i] !== RBRACE || b[i - 1] !== RBRACE || b[i - 2] !== QUOTE || b[i - 3] !== QUOTE) return false;
-  return b[i - 4] === COLON_BYTE || (b[i - 4] === SPACE && b[i - 5] === COLON_BYTE);
+  if (b[i] !== RBRACE || b[i - 1] !== RBRACE || b[i - 2] !== QUOTE) return DELTA_UNSURE;
+  if (b[i - 3] === QUOTE) return b[i - 4] === COLON_BYTE || (b[i - 4] === SPACE && b[i - 5] === COLON_BYTE) ? DELTA_EMPTY : DELTA_CONTENT;
+  for (let k = 0; k < TYPE_LAST.length; k++) if (b[i - 3 - k] !== TYPE_LAST[k]) return DELTA_CONTENT;
+  return DELTA_UNSURE;
 }
-/** {@link endsWithEmptyDelta} of an event's data as text (CR framing, or an event the reader dispatched). */
-function isEmptyDeltaText(data: string): boolean {
+/** {@link deltaEnd} of an event's data as text (CR framing, or an event the reader dispatched). */
+function deltaEndText(data: string): number {
   const i = data.length - 1;
-  if (data.charCodeAt(i) !== RBRACE || data.charCodeAt(i - 1) !== RBRACE || data.charCodeAt(i - 2) !== QUOTE || data.charCodeAt(i - 3) !== QUOTE) return false;
-  const c = data.charCodeAt(i - 4);
-  return c === COLON_BYTE || (c === SPACE && data.charCodeAt(i - 5) === COLON_BYTE);
+  if (data.charCodeAt(i) !== RBRACE || data.charCodeAt(i - 1) !== RBRACE || data.charCodeAt(i - 2) !== QUOTE) return DELTA_UNSURE;
+  if (data.charCodeAt(i - 3) === QUOTE) {
+    const c = data.charCodeAt(i - 4);
+    return c === COLON_BYTE || (c === SPACE && data.charCodeAt(i - 5) === COLON_BYTE) ? DELTA_EMPTY : DELTA_CONTENT;
+  }
+  for (let k = 0; k < TYPE_LAST.length; k++) if (data.charCodeAt(i - 3 - k) !== TYPE_LAST[k]) return DELTA_CONTENT;
+  return DELTA_UNSURE;
+}
+
+/**
+ * Whether a `content_block_delta` event's data, parsed, is an empty delta: every member of its `delta`
+ * but `type` an empty string, null or absent (a text, thinking, arguments or signature delta without
+ * its text; a citation is content). Data that does not parse counts as content (as before: the tap
+ * forwards it, the client reads it).
+ */
+function emptyDeltaData(data: string): boolean {
+  const d = parse(data)?.delta;
+  if (d === null || typeof d !== "object") return false;
+  for (const k in d) if (k !== "type" && d[k] !== "" && d[k] !== null) return false;
+  return true;
+}
+
+/** Whether the skipped `content_block_delta` event [from, to) of `b`, whose data's last line ends at `end`, is empty ({@link deltaEnd}). */
+function isEmptyDelta(b: Uint8Array, from: number, to: number, end: number): boolean {
+  const verdict = deltaEnd(b, end);
+  return verdict === DELTA_UNSURE ? emptyDeltaData(dataOf(utf8Decoder.decode(b.subarray(from, to)))) : verdict === DELTA_EMPTY;
+}
+/** {@link isEmptyDelta} of an event's data as text. */
+function isEmptyDeltaText(data: string): boolean {
+  const verdict = deltaEndText(data);
+  return verdict === DELTA_UNSURE ? emptyDeltaData(data) : verdict === DELTA_EMPTY;
 }
 
 /** What the start of a server tool's call or result holds (their types do): only such a start is read for its type. */
@@ -228,7 +269,7 @@ export class AnthropicTap implements PassthroughTap {
         // as the reader refuses the events it reads (formats/json-depth.ts checkEventDepth).
         if (to - ev > DEPTH_CHECKED_BYTES && nestsDeeperThan(out.subarray(ev, to))) throw new FormatError(upstreamNestedTooDeep("a stream event"));
         // A skipped event still counts for the keep-alive bound: a block's start, a non-empty delta.
-        if (this.state.looking && (kind === SKIPPED_START || (kind === SKIPPED_DELTA && !endsWithEmptyDelta(out, to - 2)))) this.counted();
+        if (this.state.looking && (kind === SKIPPED_START || (kind === SKIPPED_DELTA && !isEmptyDelta(out, ev, to, to - 2)))) this.counted();
         if (from < ev) {
           this.reader.push(out.subarray(from, ev));
           this.fed = true;

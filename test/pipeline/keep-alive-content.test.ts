@@ -124,6 +124,24 @@ describe("native passthrough taps: a read counts as content when it brought an e
     });
   }
 
+  test("anthropic-messages: a delta in another member order than Anthropic's counts by what it holds (it counted as content, empty or not)", () => {
+    const start = MESSAGES[0]![0] + MESSAGES[1]![0];
+    const reads: Array<[string, boolean]> = [
+      [start, true],
+      [delta({ text: "", type: "text_delta" }), false],
+      [ev("content_block_delta", { index: 0, delta: { type: "text_delta", text: "" }, type: "content_block_delta" }), false],
+      [ev("content_block_delta", { delta: { partial_json: "", type: "input_json_delta" }, index: 0, type: "content_block_delta" }), false],
+      ['event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": ""} }\n\n', false],
+      [PING + delta({ signature: "", type: "signature_delta" }) + PING, false],
+      [delta({ text: "Hi", type: "text_delta" }), true],
+      [ev("content_block_delta", { delta: { type: "text_delta", text: "Hi" }, index: 0, type: "content_block_delta" }), true],
+      [delta({ type: "text_delta", text: "see text_delta" }), true],
+      [delta({ type: "citations_delta", citation: { type: "web_search_result_location", url: "https://example.com", title: "x", encrypted_index: "e", cited_text: "c" } }), true],
+    ];
+    expect(counted(tap("anthropic-messages"), reads.map((r) => r[0]))).toEqual(reads.map((r) => r[1]));
+    expect(counted(tap("anthropic-messages"), reads.map((r) => crlf(r[0])))).toEqual(reads.map((r) => r[1]));
+  });
+
   test("the Responses event tap (the WebSocket's) counts the same", () => {
     const driver = passthroughDriver(codecFor("openai-responses").createEventTap!({ family: "openai", includeUsage: false }));
     expect(counted(driver, RESPONSES.map((r) => r[0]))).toEqual(RESPONSES.map((r) => r[1]));
