@@ -1,7 +1,7 @@
 /**
  * The HTTP surface (SPEC 2.1) on Elysia: client endpoints, models, health, admin API, and a JSON 404
- * for anything else (never an HTML page): in Gemini's error shape for a Gemini client's path
- * ({@link unknownPath}), else in OpenAI's. Bodies of API routes are not parsed
+ * in OpenAI error shape for anything else (never an HTML page), with Google's `status` and numeric
+ * `code` for a Gemini client's path ({@link unknownPath}). Bodies of API routes are not parsed
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
@@ -111,16 +111,21 @@ export function notFound(method: string, path: string): Response {
 }
 
 /**
- * The JSON 404 of a path no route serves, in the shape its client reads: Gemini's
- * (`{"error":{"code":404,"message","status":"NOT_FOUND"}}`, formats REFERENCE "Gemini errors") for a
- * path under `/v1beta` (`POST /v1beta/cachedContents`, `GET /v1beta/files`), a Gemini method's path
- * asked with another method, or any path asked by a Gemini API client (`x-goog-api-key` or
- * `x-goog-api-client`: `@google/genai` calling an API under `/v1` the gateway does not serve); OpenAI's
- * ({@link notFound}, SPEC 2.1) for every other. Runs on the not-found branch only, never for a served route.
+ * The JSON 404 of a path no route serves (SPEC 2.1: OpenAI's error shape, never HTML). For a Gemini
+ * client's path — under `/v1beta` (`POST /v1beta/cachedContents`, `GET /v1beta/files`), a Gemini
+ * method's path asked with another method, or any path asked with `x-goog-api-key` /
+ * `x-goog-api-client` (`@google/genai` calling an API the gateway does not serve) — the body carries
+ * both shapes' members, so the client reads it as its own: OpenAI's `message`, `type`, `param` and
+ * `code`, with `code` Google's HTTP number 404 and Google's `status: "NOT_FOUND"` (formats REFERENCE
+ * "Gemini errors"; `@google/genai` reports `error.status`). Every other path gets {@link notFound}.
+ * Runs on the not-found branch only, never for a served route.
  */
 export function unknownPath(method: string, path: string, headers: Headers): Response {
   const gemini = formatForPath(path, headers) === "gemini" || headers.has("x-goog-api-key") || headers.has("x-goog-api-client");
-  return gemini ? errorResponse("gemini", hubError("not_found", `Unknown path: ${method} ${path}`)) : notFound(method, path);
+  if (!gemini) return notFound(method, path);
+  return json(404, {
+    error: { code: 404, message: `Unknown path: ${method} ${path}`, status: "NOT_FOUND", type: "invalid_request_error", param: null },
+  });
 }
 
 /** Paths whose bodies the guard reads with the configured limit (SPEC G-4). */

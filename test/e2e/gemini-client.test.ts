@@ -340,7 +340,7 @@ describe("errors in Gemini's shape", () => {
     expect(gw.fake.requests.length).toBe(before);
   });
 
-  test("an unknown path under /v1beta, or asked by a Gemini client, is a JSON 404 in Gemini's shape; other clients keep OpenAI's", async () => {
+  test("an unknown path under /v1beta, or asked by a Gemini client, is a JSON 404 in OpenAI's shape with Gemini's code and status; other clients get OpenAI's alone", async () => {
     const goog = { "x-goog-api-key": "placeholder" };
     for (const [method, path, headers] of [
       ["POST", "/v1beta/cachedContents", {}],
@@ -355,8 +355,7 @@ describe("errors in Gemini's shape", () => {
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toContain("application/json");
       const error = (await json(res)).error;
-      expect(Object.keys(error).sort()).toEqual(["code", "message", "status"]);
-      expect(error).toMatchObject({ code: 404, status: "NOT_FOUND", message: `Unknown path: ${method} ${path}` });
+      expect(error).toEqual({ code: 404, status: "NOT_FOUND", message: `Unknown path: ${method} ${path}`, type: "invalid_request_error", param: null });
     }
     const plain = await fetch(`${gw.url}/v1/cachedContents`, { method: "POST", body: "{}" });
     expect(plain.status).toBe(404);
