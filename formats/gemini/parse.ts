@@ -44,6 +44,7 @@
  * GenerateContentRequest: no `contents` array, an empty one, a content without `parts`, a role other
  * than user/model, a function declaration without a name.
  */
+import { camelCaseRequest } from "./field-names.ts";
 import {
   FormatError,
   hubError,
@@ -104,6 +105,9 @@ const MAPPED_TOP = new Set(["contents", "systemInstruction", "tools", "toolConfi
  * {@link FormatError} on a body that is not one.
  */
 export function parseRequest(body: unknown, opts: GeminiParseOptions = {}): HubRequest {
+  if (!isObj(body)) throw bad("The request body must be a JSON object.");
+  // The API's snake_case names (`system_instruction`, `inline_data`) read as the camelCase ones.
+  body = camelCaseRequest(body);
   if (!isObj(body)) throw bad("The request body must be a JSON object.");
   // countTokens may wrap the whole request (`{generateContentRequest: {model, contents, …}}`).
   if (body.contents === undefined && isObj(body.generateContentRequest)) body = body.generateContentRequest;
