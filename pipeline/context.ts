@@ -199,13 +199,25 @@ export interface Finished {
    * finish (`stopReason` null), is estimated from. Read it only then (a passthrough counts them when
    * read, pipeline/output-estimate.ts).
    */
-  reply?: { readonly outputChars: number; readonly stopReason?: StopReason | null };
+  reply?: { readonly outputChars: number; readonly stopReason?: StopReason | null; readonly lateError?: HubError };
   /** ms since the epoch of the first byte written, if any. */
   firstByteAt?: number;
   /** Bytes of the reply body handed to the client after the commit point (metrics, SPEC O-3). */
   bytesSent?: number;
   attempts: number;
   fallback: boolean;
+}
+
+/**
+ * Writes the in-band error a served reply ended with after the commit point (SPEC 6.4: a cut stream, an
+ * upstream's in-band error, an event that is not JSON; the reply driver's `lateError`) as the serving
+ * attempt's `error`, so the route trace of an `upstream_error` reply (`calls inspect`, the dashboard's
+ * call view) says why it broke off; `RouteTrace.error` stays for requests served no reply. An attempt
+ * that has an error already keeps it.
+ */
+export function noteLateError(trace: RouteTrace, error: HubError | undefined): void {
+  const served = trace.attempts.at(-1);
+  if (served && error && served.error === undefined) served.error = error.message.slice(0, 300);
 }
 
 /**

@@ -19,6 +19,7 @@ export {
   errorResponse,
   isLoopback,
   isRemote,
+  noteLateError,
   vouchForOrigin,
   type Endpoint,
   type Finished,

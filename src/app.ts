@@ -13,6 +13,7 @@ import {
   isCountTokens,
   isRemote,
   modelAllowed,
+  noteLateError,
   presentedKey,
   presentedSecrets,
   scrubValue,
@@ -356,6 +357,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       const rec = usageRecordOf(ctx, f, now);
       accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
       ctx.trace.outcome = f.outcome;
+      if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError);
       ctx.trace.status = f.status;
       ctx.trace.totalMs = rec.totalMs;
       ctx.trace.warnings = ctx.warnings;
