@@ -28,7 +28,7 @@ const OBFUSCATION_KEY = '"obfuscation":';
  * The end (index of the closing quote) of the string literal whose opening quote is at `open` in
  * `s`, or -1 when the text ends first. Only finds the quote: validity is `JSON.parse`'s job.
  */
-function literalEnd(s: string, open: number): number {
+export function literalEnd(s: string, open: number): number {
   let i = open + 1;
   for (;;) {
     const q = s.indexOf('"', i);
@@ -44,7 +44,7 @@ function literalEnd(s: string, open: number): number {
  * The value of the string literal `s[open..close]` (both quotes included), or undefined when it is not
  * one valid JSON string literal.
  */
-function stringLiteral(s: string, open: number, close: number): string | undefined {
+export function stringLiteral(s: string, open: number, close: number): string | undefined {
   // Without a backslash or a control character the value is the text between the quotes.
   for (let i = open + 1; i < close; i++) {
     const c = s.charCodeAt(i);
@@ -61,7 +61,7 @@ function stringLiteral(s: string, open: number, close: number): string | undefin
 }
 
 /** Whether `s[open..close]` is one valid JSON string literal ({@link stringLiteral} without making its value when it has no escape). */
-function validLiteral(s: string, open: number, close: number): boolean {
+export function validLiteral(s: string, open: number, close: number): boolean {
   for (let i = open + 1; i < close; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x20 || c === 92) return stringLiteral(s, open, close) !== undefined;
@@ -70,7 +70,7 @@ function validLiteral(s: string, open: number, close: number): boolean {
 }
 
 /** The choice the decoder reads (the first with `index` 0 or none), as ChatDecoder picks it. */
-function firstChoice(chunk: Record<string, any>): Record<string, any> | undefined {
+export function firstChoice(chunk: Record<string, any>): Record<string, any> | undefined {
   const choices = chunk.choices;
   if (!Array.isArray(choices)) return undefined;
   for (const c of choices) if (typeof c === "object" && c !== null && !Array.isArray(c) && (c.index === 0 || c.index === undefined)) return c;
@@ -135,6 +135,15 @@ export class ContentTemplate {
     if (firstChoice(c)?.delta?.content !== MARK_CONTENT) return undefined;
     if (middle !== undefined && c.obfuscation !== MARK_OBFUSCATION) return undefined;
     return new ContentTemplate(head, middle, tail);
+  }
+
+  /**
+   * The template of a content delta matched by a learned chunk shape (chunk-shapes.ts): its text before
+   * the content literal, between it and the obfuscation literal (when it has one) and after it, with the
+   * matched event's own id and time in place. The shape's proof is the template's.
+   */
+  static of(parts: [head: string, middle: string | undefined, tail: string]): ContentTemplate {
+    return new ContentTemplate(parts[0], parts[1], parts[2]);
   }
 
   /** The content text of `data` when it matches the template, else undefined (the full path decodes it). */

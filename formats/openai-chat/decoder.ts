@@ -47,6 +47,7 @@ import { readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, tryParseJson, type SseEvent, type SseQuickLook } from "../sse.ts";
 import { ContentTemplate } from "./content-template.ts";
+import { chatShapes, ShapeKind, type ShapeBook } from "./chunk-shapes.ts";
 import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, promptFiltered, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
@@ -87,6 +88,25 @@ function isCompleteJson(text: string): boolean {
   return tryParseJson(text) !== undefined;
 }
 
+/** {@link ShapeBook.match}'s kinds for each state of the decoder (see {@link ChatDecoder.shaped}). */
+const ROLE_ONLY = 1 << ShapeKind.Role;
+const USAGE_ONLY = 1 << ShapeKind.Usage;
+const ANY_KIND = ROLE_ONLY | USAGE_ONLY | (1 << ShapeKind.Content) | (1 << ShapeKind.Finish);
+
+/** Whether a delta adds nothing to the reply: only a `role`, an empty or null `content`, a null `refusal`. */
+function inertDelta(d: Record<string, any>): boolean {
+  for (const k in d) {
+    const v = d[k];
+    if (k === "role" ? typeof v !== "string" : k === "content" ? v !== "" && v !== null : k !== "refusal" || v !== null) return false;
+  }
+  return true;
+}
+
+/** Whether a delta's only field the decoder reads is its `content` (what {@link ChatDecoder} learns a template from). */
+function contentOnly(d: Record<string, any>): boolean {
+  return d.reasoning_content == null && d.reasoning == null && d.reasoning_details == null && d.refusal == null && d.tool_calls == null && d.function_call == null && d.audio == null && d.annotations == null;
+}
+
 /** The incremental Chat decoder; see the module comment. */
 export class ChatDecoder implements StreamDecoder {
   private readonly reader: SseReader;
@@ -111,6 +131,8 @@ export class ChatDecoder implements StreamDecoder {
   /** The learned content-only delta event (see content-template.ts), and how often one was learned. */
   private template: ContentTemplate | undefined;
   private learns = 0;
+  /** The {@link ShapeKind}s this stream offered to the shape book (bit per kind: each at most once per stream). */
+  private shapesOffered = 0;
   /** The log probabilities of the chunk being decoded, for its content delta (set only around `onDelta`). */
   private logprobs: TokenLogprob[] | undefined;
   /** StreamDecoder.dropped: what the deltas carried that the hub has no slot for (`audio`, `annotations`). */
@@ -175,12 +197,87 @@ export class ChatDecoder implements StreamDecoder {
    * it, without an event object or a data string; anything else is left to {@link onEvent}.
    */
   private quick(text: string, start: number, end: number): boolean {
+    if (this.failed || this.sawDone) return false;
     const template = this.template;
-    if (template === undefined || this.finished || this.failed || this.sawDone) return false;
-    const content = template.matchAt(text, start, end);
-    if (content === undefined) return false;
-    if (content.length > 0) this.text(content, template.plain);
+    if (template !== undefined && !this.finished) {
+      const content = template.matchAt(text, start, end);
+      if (content !== undefined) {
+        if (content.length > 0) this.text(content, template.plain);
+        return true;
+      }
+    }
+    return this.shaped(text, start, end);
+  }
+
+  /**
+   * An event matching a chunk shape learned from an earlier stream (chunk-shapes.ts: the role chunk,
+   * a content delta, the finish, the usage chunk), decoded from its hole values as {@link onEvent}
+   * would decode it in this state; false (the full path) when none matches, a hole's value is not valid
+   * JSON of its kind, or this state would make the full path do more (open the message first).
+   */
+  private shaped(text: string, start: number, end: number): boolean {
+    // Before the message opens only a role chunk can be read from its shape; after the finish only usage.
+    const kinds = !this.started ? ROLE_ONLY : this.finished ? USAGE_ONLY : ANY_KIND;
+    const shape = chatShapes.match(text, start, end, kinds);
+    if (shape === undefined || !shape.validStrings(text)) return false;
+    const kind = shape.kind;
+    if (kind === ShapeKind.Usage) {
+      if (!this.started) return false;
+      const raw = shape.usageOf(text);
+      if (raw === undefined) return false;
+      this.sawChunk = true;
+      const usage = usageFromChat(raw);
+      if (usage) this.emit({ type: "usage", usage });
+    } else if (this.finished || (kind !== ShapeKind.Role && !this.started)) {
+      return false;
+    } else if (kind === ShapeKind.Content) {
+      const content = shape.contentOf(text);
+      if (content === undefined) return false;
+      this.sawChunk = this.sawChoice = true;
+      const parts = shape.templateParts(text);
+      if (parts !== undefined) this.template = ContentTemplate.of(parts);
+      if (content.length > 0) this.text(content, shape.plain);
+    } else {
+      this.sawChunk = this.sawChoice = true;
+      if (kind === ShapeKind.Finish) this.onFinish(shape.finish, shape.stopFields);
+      else if (!this.started) {
+        this.started = true;
+        const start: HubEvent = { type: "message_start" };
+        const id = shape.idOf(text);
+        if (id) start.id = id;
+        if (shape.model !== undefined) start.model = shape.model;
+        this.emit(start);
+      }
+    }
+    chatShapes.hit(kind);
     return true;
+  }
+
+  /**
+   * Offers an event the full path decoded to the shape book (chunk-shapes.ts) when all it did is one
+   * {@link ShapeKind}'s work: the checks here are what makes the shape's decoding exact.
+   */
+  private offerShape(data: string, chunk: Record<string, any>, choice: Record<string, any> | undefined, hasChoices: boolean, usageRaw: unknown, finishing: boolean): void {
+    if (chunk.error != null || chunk.object === "error" || chunk.prompt_filter_results !== undefined || chunk.x_groq !== undefined) return;
+    let kind: ShapeKind;
+    if (hasChoices) {
+      if (choice === undefined || usageRaw != null || choice.logprobs != null) return;
+      const d = choice.delta;
+      if (!isObj(d)) return;
+      if (finishing) {
+        if (!inertDelta(d)) return;
+        kind = ShapeKind.Finish;
+      } else if (typeof d.content === "string" && d.content.length > 0 && contentOnly(d)) kind = ShapeKind.Content;
+      else if (inertDelta(d)) kind = ShapeKind.Role;
+      else return;
+    } else {
+      if (!isObj(usageRaw) || !Array.isArray(chunk.choices)) return;
+      kind = ShapeKind.Usage;
+    }
+    const bit = 1 << kind;
+    if ((this.shapesOffered & bit) !== 0 || !chatShapes.wants(kind)) return;
+    this.shapesOffered |= bit;
+    chatShapes.learn(kind, data, chunk, choice);
   }
 
   private onEvent(ev: SseEvent): void {
@@ -261,6 +358,7 @@ export class ChatDecoder implements StreamDecoder {
       if (finishing) this.onFinish(fr, choice);
     }
     if (!finishing && !usage && choice && ev.event === undefined && this.learns < TEMPLATE_LEARNS && !this.failed && !this.finished) this.learn(data, chunk, choice);
+    if (ev.event === undefined && !this.failed) this.offerShape(data, chunk, choice, hasChoices, usageRaw, finishing);
   }
 
   /**
