@@ -12,7 +12,7 @@ import { codecFor } from "../formats/index.ts";
 import type { EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
-import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
+import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
 import { requestTextOf, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
@@ -27,12 +27,14 @@ import {
   TranslatedEventDriver,
   TranslatedStreamDriver,
   upstreamBrokenError,
+  wholeBody,
   WholeBodyDriver,
   type ByteReader,
   type ReadResult,
   type ReplyDriver,
 } from "./re-translate.ts";
 import { eventBytes, pumpEvents } from "./pump-events.ts";
+import { recordedReader } from "./committed-reads.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Target } from "./resolve.ts";
@@ -217,7 +219,9 @@ interface Delivery<Out> {
    * the Response body (null when the events went to a sink), the bytes handed over and the content
    * headers of the Response.
    */
-  whole(parts: Out[], clientStream: boolean): { body: Uint8Array | null; bytes: number; contentHeaders: Readonly<Record<string, string>> };
+  whole(parts: Array<Out | string>, clientStream: boolean): { body: Uint8Array | string | null; bytes: number; contentHeaders: Readonly<Record<string, string>> };
+  /** Ends the driver for a reply that goes out whole: an HTTP body takes the text of a driver that has it ({@link ReplyDriver.endWhole}). */
+  end(driver: ReplyDriver<Out>, failure?: HubError): Out | string;
   /**
    * A streamed reply: starts handing it over (SPEC R-9, 6.4, see {@link replyStream} and
    * {@link pumpEvents}); returns the Response body (null for a sink), and for a sink the function that
@@ -240,9 +244,10 @@ const JSON_HEADERS: Readonly<Record<string, string>> = { "content-type": "applic
 const HTTP_BODY: Delivery<Uint8Array> = {
   handsOverAtOnce: false,
   whole(parts, clientStream) {
-    const body = concatBytes(parts);
-    return { body, bytes: body.byteLength, contentHeaders: clientStream ? SSE_HEADERS : JSON_HEADERS };
+    const body = wholeBody(parts);
+    return { body, bytes: typeof body === "string" ? Buffer.byteLength(body) : body.byteLength, contentHeaders: clientStream ? SSE_HEADERS : JSON_HEADERS };
   },
+  end: (driver, failure) => (driver.endWhole ? driver.endWhole(failure) : driver.end(failure)),
   stream: (reader, driver, prefix, opts, onEnd, sent) => ({ body: replyStream(reader, driver, prefix, opts, onEnd, sent) }),
 };
 
@@ -263,12 +268,13 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
   return {
     handsOverAtOnce: true,
     whole(parts) {
-      const events = parts.flat();
+      const events = (parts as ReplyEvent[][]).flat(); // `end` below gives no text
       const bytes = eventBytes(events);
       if (events.length > 0) target.events(events);
       target.end();
       return { body: null, bytes, contentHeaders: SSE_HEADERS };
     },
+    end: (driver, failure) => driver.end(failure),
     stream(reader, driver, prefix, opts, onEnd, sent) {
       const pump = pumpEvents(reader, driver, prefix, opts, target, onEnd, sent);
       return { body: null, stop: pump.stop };
@@ -290,7 +296,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // (fetch's bytes(), ~10 µs cheaper) could only turn into a limit on the whole reply.
   const upstream = reply.body.getReader() as unknown as ByteReader;
   const reader = a.recording ? recordedReader(upstream, a.recording) : upstream;
-  const prefix: Out[] = [];
+  /** The output so far; text only from `delivery.end`, for a reply that then goes out whole. */
+  const prefix: Array<Out | string> = [];
   let ended = false;
   /** A read started after the commit point that had not settled: the reply stream awaits it first. */
   let pendingRead: Promise<ReadResult> | undefined;
@@ -358,19 +365,19 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         }
         // SPEC 6.4: the stop reason had arrived, only the closing events were lost: the reply finished.
         ended = true;
-        prefix.push(driver.end(silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
+        prefix.push(delivery.end(driver, silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
       if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
       if (silent) {
         if (!finishedAlready(ctx, driver)) return gatheredSilent(fail, provider.id, driver, idleMs, contentless, armedAt - progressAt);
         ended = true;
-        prefix.push(driver.end(idleTimeoutError(idleMs)));
+        prefix.push(delivery.end(driver, idleTimeoutError(idleMs)));
         break;
       }
       if (r.done) {
         ended = true;
-        prefix.push(driver.end());
+        prefix.push(delivery.end(driver));
         break;
       }
       if (driver.hold) driver.hold(r.value);
@@ -425,7 +432,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         }
         if (r.done) {
           ended = true;
-          prefix.push(driver.end());
+          prefix.push(delivery.end(driver));
           break;
         }
         taken += r.value.byteLength;
@@ -553,7 +560,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const delivered = delivery.stream(
     reader,
     driver,
-    prefix,
+    prefix as Out[], // not ended: no text
     { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead },
     (failure) => {
       a.release();
@@ -685,16 +692,4 @@ export async function readIfReady(read: Promise<ReadResult>): Promise<ReadResult
   );
   for (let hop = 0; hop < 4 && result === undefined; hop++) await null;
   return result;
-}
-
-/** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */
-function recordedReader(reader: ByteReader, recording: AttemptRecording): ByteReader {
-  return {
-    async read() {
-      const r = await reader.read();
-      if (!r.done) recording.bytes(r.value);
-      return r;
-    },
-    cancel: (reason) => reader.cancel(reason),
-  };
 }

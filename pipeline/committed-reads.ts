@@ -6,6 +6,7 @@
 import type { TapState } from "../formats/codec.ts";
 import { FormatError, hubError, type HubError } from "../formats/hub.ts";
 import { ContentWatch, keepAliveOnlyError, type ServerToolSource } from "./keep-alive-bound.ts";
+import type { AttemptRecording } from "./ports.ts";
 
 /** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
 export interface ByteReader {
@@ -140,5 +141,17 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       if (e instanceof FormatError) return e.error;
       return hubError("api_error", "The gateway failed while relaying the reply.", { status: 500 });
     },
+  };
+}
+
+/** A reader that hands every chunk it reads to the flight recorder too (SPEC O-6). */
+export function recordedReader(reader: ByteReader, recording: AttemptRecording): ByteReader {
+  return {
+    async read() {
+      const r = await reader.read();
+      if (!r.done) recording.bytes(r.value);
+      return r;
+    },
+    cancel: (reason) => reader.cancel(reason),
   };
 }

@@ -259,6 +259,15 @@ export class TranslatedStreamDriver extends DecodingDriver {
     this.encoder.end();
     return this.take();
   }
+
+  /** {@link ReplyDriver.endWhole}: the output since the last `push`, as the encoder wrote it (text). */
+  endWhole(failure?: HubError): string {
+    this.endDecode(failure);
+    this.encoder.end();
+    const out = this.out;
+    this.out = "";
+    return out;
+  }
 }
 
 /** The events produced since the last `take` (one batch per driver push or end). */
@@ -415,6 +424,12 @@ export class AccumulatedDriver extends DecodingDriver {
   }
 
   end(failure?: HubError): Uint8Array {
+    const out = this.endWhole(failure);
+    return typeof out === "string" ? utf8.encode(out) : out;
+  }
+
+  /** {@link ReplyDriver.endWhole}: the client's JSON body as text (nothing: an empty array). */
+  endWhole(failure?: HubError): Uint8Array | string {
     this.endDecode(failure);
     const r = this.acc.result;
     // Nothing was sent yet: an error, early or late, is a failed attempt; but one after the provider's
@@ -425,7 +440,7 @@ export class AccumulatedDriver extends DecodingDriver {
       return EMPTY;
     }
     this.empty = !hasUsableContent(r.response.content, r.response.stopReason);
-    return utf8.encode(encodeResponseJson(this.client, r.response, this.encoderOptions));
+    return encodeResponseJson(this.client, r.response, this.encoderOptions);
   }
 }
 
@@ -466,6 +481,15 @@ export class WholeBodyDriver extends HubDriver {
   }
 
   end(failure?: HubError): Uint8Array {
+    const out = this.endWhole(failure);
+    return typeof out === "string" ? utf8.encode(out) : out;
+  }
+
+  /**
+   * {@link ReplyDriver.endWhole}: the upstream's bytes when they go out as they came, else the reply
+   * the gateway wrote, as text (nothing: an empty array).
+   */
+  endWhole(failure?: HubError): Uint8Array | string {
     if (failure) {
       this.earlyError = failure;
       return EMPTY;
@@ -519,7 +543,7 @@ export class WholeBodyDriver extends HubDriver {
     else this.observeReply(resp);
     this.empty = !hasUsableContent(resp.content, resp.stopReason);
     this.earlyError = undefined;
-    if (nativeStream) return utf8.encode(this.provider.replayAsStream!(body, this.encoderOptions));
+    if (nativeStream) return this.provider.replayAsStream!(body, this.encoderOptions);
     // What the reply written from the hub leaves out is said in a warning (the commit point's).
     if (resp.dropped && (events || !this.opts.native || restored)) this.dropped = resp.dropped;
     if (events) {
@@ -530,10 +554,10 @@ export class WholeBodyDriver extends HubDriver {
       for (const ev of events) normalizer.event(ev);
       normalizer.end();
       encoder.end();
-      return utf8.encode(out);
+      return out;
     }
     if (this.opts.native && !restored) return bytes;
-    return utf8.encode(encodeResponseJson(this.client, resp, this.encoderOptions));
+    return encodeResponseJson(this.client, resp, this.encoderOptions);
   }
 }
 
@@ -543,6 +567,25 @@ export class WholeBodyDriver extends HubDriver {
 
 /** The committed reads moved to their own module; re-exported for the modules that import them from here. */
 export { committedReads, idleTimeoutError, transportReason, upstreamBrokenError, type ByteReader, type ReadResult } from "./committed-reads.ts";
+
+/**
+ * The body of a reply sent whole from its parts (a driver's outputs, the last perhaps its text from
+ * {@link ReplyDriver.endWhole}): one text is the body as it is (Bun writes a string body without a JS
+ * byte array, docs/performance.md item 186); else the parts' bytes, text encoded as UTF-8, joined.
+ */
+export function wholeBody(parts: ReadonlyArray<Uint8Array | string>): Uint8Array | string {
+  let text: string | undefined;
+  let other = false;
+  for (const p of parts) {
+    if (typeof p === "string") {
+      if (text !== undefined) other = true;
+      text = p;
+    } else if (p.byteLength > 0) other = true;
+  }
+  if (text === undefined) return concatBytes(parts as Uint8Array[]);
+  if (!other) return text;
+  return concatBytes(parts.map((p) => (typeof p === "string" ? utf8.encode(p) : p)));
+}
 
 /**
  * What a streamed reply that ended (its driver's `end` called, with the upstream's `failure` if any)

@@ -76,4 +76,11 @@ export interface ReplyDriver<Out = Uint8Array> {
    * that ends during the peek is encoded once, as one part, instead of once per read and then joined.
    */
   hold?(chunk: Uint8Array): void;
+  /**
+   * Optional: {@link end}, whose output may be the text whose UTF-8 bytes `end` would return (a driver
+   * that writes text returns it unencoded). Called instead of `end` only for a reply the commit point
+   * sends whole as an HTTP body: Bun writes a Response made from a string without the JS byte array
+   * `end` makes (docs/performance.md item 186).
+   */
+  endWhole?(failure?: HubError): Out | string;
 }
