@@ -21,7 +21,7 @@
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
-import { hubError, type HubError, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
+import { hubError, type HubError, type HubMessage, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 // The tools of a built body written once across requests (the same memo as the Responses echo's).
 import { bodyJson } from "../formats/write-body-json.ts";
@@ -288,6 +288,9 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     const droppedItems: Warning[] = hub.droppedItemTypes?.length
       ? [{ code: "dropped_input_item", message: `Input items with no equivalent in the request to ${target.label} were not sent: ${hub.droppedItemTypes.join(", ")}.` }]
       : [];
+    // Turns with nothing in them no target format sends (the builders leave them out): said, as on the tidy lanes.
+    const empty = emptyTurns(hub.messages);
+    if (empty > 0) droppedItems.push({ code: "dropped_empty_message", message: `${empty} empty message(s) were not sent.` });
     return {
       mode: "hub",
       upstreamFormat,
@@ -368,4 +371,15 @@ export function applyPortability(
     request: { ...req, messages },
     warnings: [{ code: "stripped_reasoning_state", message: `Removed reasoning state issued by ${from}: the target (${family}) cannot accept it.` }],
   };
+}
+
+/**
+ * How many turns of a conversation hold nothing: no part, or only empty texts without a signature
+ * (a Messages `content: ""`, a Chat assistant `content: ""`). No builder sends them (SPEC F-2: the
+ * `dropped_empty_message` warning says so, as formats' tidy steps do on the same-format lanes).
+ */
+export function emptyTurns(messages: readonly HubMessage[]): number {
+  let n = 0;
+  for (const m of messages) if (m.content.every((p) => p.type === "text" && p.text.length === 0 && !p.signature)) n++;
+  return n;
 }

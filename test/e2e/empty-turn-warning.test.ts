@@ -1,0 +1,53 @@
+/**
+ * A turn with nothing in it (a Messages `content: ""`, a Chat assistant `content: ""`, a Responses
+ * `input: ""`) is not sent by any target format. On the same-format lanes the tidy step said so
+ * (`dropped_empty_message`); on the translated lanes the builders left it out without a word, against
+ * SPEC F-2 ("dropped explicitly and reported as a warning, never silently"), until 2026-12-04
+ * (pipeline/translate.ts `emptyTurns`). A Gemini client's empty turn is still skipped by its parser
+ * (README "Not done yet").
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+
+const suite = gatewaySuite();
+
+const post = (path: string, body: unknown) =>
+  fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+const warnings = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as { code: string; message: string }[];
+
+describe("an empty turn on a translated lane is left out and said", () => {
+  test("Messages client, Chat provider: the empty assistant turn is not sent, with dropped_empty_message", async () => {
+    const res = await post("/v1/messages", {
+      model: "chat/gpt-x",
+      max_tokens: 20,
+      messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "" }, { role: "user", content: "again" }],
+    });
+    expect(res.status).toBe(200);
+    expect(warnings(res)).toContainEqual({ code: "dropped_empty_message", message: "1 empty message(s) were not sent." });
+    expect(suite.gw.fake.requests[0]!.body.messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "user", content: "again" },
+    ]);
+  });
+
+  test("Chat client, Anthropic provider: the same", async () => {
+    const res = await post("/v1/chat/completions", {
+      model: "anth/claude-x",
+      messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "" }, { role: "user", content: "again" }],
+    });
+    expect(res.status).toBe(200);
+    expect(warnings(res).map((w) => w.code)).toContain("dropped_empty_message");
+    expect(suite.gw.fake.requests[0]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "again" }] }]);
+  });
+
+  test("Responses client with input \"\", Gemini provider: said", async () => {
+    const res = await post("/v1/responses", { model: "gem/gemini-x", input: "" });
+    expect(warnings(res).map((w) => w.code)).toContain("dropped_empty_message");
+  });
+
+  test("a conversation without an empty turn gets no such warning (whitespace is content)", async () => {
+    const res = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "   " }] });
+    expect(res.status).toBe(200);
+    expect(warnings(res).map((w) => w.code)).not.toContain("dropped_empty_message");
+  });
+});
