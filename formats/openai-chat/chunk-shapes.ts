@@ -201,6 +201,14 @@ function objectEnd(text: string, open: number, end: number): number {
   return -1;
 }
 
+/**
+ * A copy of `s` that holds no other string: a slice shares the text it was cut from (the whole read of
+ * the upstream, which may be megabytes), and a shape lives as long as the process.
+ */
+function ownCopy(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}
+
 /** Where a hole's value starts after its key (spaces skipped), or -1. */
 function valueAfter(data: string, key: string, from = 0): number {
   const k = data.indexOf(key, from);
@@ -249,12 +257,12 @@ export function learnShape(kind: ShapeKind, data: string, chunk: Record<string, 
   let pos = 0;
   for (const [hole, start, end] of found) {
     if (start < pos) return undefined; // overlapping: one hole inside another
-    pieces.push(data.slice(pos, start));
+    pieces.push(ownCopy(data.slice(pos, start)));
     holes.push(hole);
     probe += data.slice(pos, start) + MARKS_JSON[hole];
     pos = end;
   }
-  pieces.push(data.slice(pos));
+  pieces.push(ownCopy(data.slice(pos)));
   probe += data.slice(pos);
   let check: unknown;
   try {

@@ -141,4 +141,23 @@ describe("Chat chunk shapes across streams", () => {
     expect(events).toEqual(alone(student));
     expect(events.filter((e) => e.type === "finish")).toHaveLength(1);
   });
+
+  test("a shape does not keep the upstream's read it was cut from", () => {
+    // One read of ~6 MB: the opening and closing events are slices of its text, the shapes outlive it.
+    const heap = () => {
+      Bun.gc(true);
+      return process.memoryUsage().heapUsed;
+    };
+    (() => {
+      const datas = openaiStream({ ...TEACHER, texts: Array.from({ length: 20_000 }, (_, i) => `word ${i} `) });
+      chatShapes.clear();
+      decodeChat(sse(datas));
+    })();
+    expect(chatShapes.hits.reduce((a, b) => a + b, 0)).toBe(0);
+    // What the learned shapes hold: the heap with them, against the heap once they are forgotten.
+    const withShapes = heap();
+    chatShapes.clear();
+    expect(withShapes - heap()).toBeLessThan(1_000_000);
+    expect(taught(openaiStream(STUDENT)).hits).toBe(4); // and the shapes still match
+  });
 });
