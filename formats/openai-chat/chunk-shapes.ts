@@ -20,7 +20,7 @@
  * the message. Anything else (another field, whitespace, another model or finish reason) does not match
  * and takes the full path.
  */
-import { literalEnd, stringLiteral, validLiteral, firstChoice } from "./content-template.ts";
+import { literalEnd, literalText, stringLiteral, validLiteral, firstChoice } from "./content-template.ts";
 
 /**
  * What the full path did with a shape's event (checked by the decoder when it learned it): `ROLE`, a
@@ -126,16 +126,7 @@ export class ChunkShape {
   contentOf(text: string): string | undefined {
     const h = this.holes.indexOf(HOLE_CONTENT);
     const open = ranges[2 * h]!;
-    const close = ranges[2 * h + 1]! - 1;
-    for (let i = open + 1; i < close; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) {
-        this.plain = false;
-        return stringLiteral(text, open, close);
-      }
-    }
-    this.plain = true;
-    return text.slice(open + 1, close);
+    return literalText(text, open, ranges[2 * h + 1]! - 1, this);
   }
 
   /** {@link contentOf}'s plainness (formats/json-text.ts isPlainJsonText of the text). */

@@ -60,6 +60,26 @@ export function stringLiteral(s: string, open: number, close: number): string | 
   return s.slice(open + 1, close);
 }
 
+/**
+ * The text of the string literal `s[open..close]` (its quotes; `close` its closing one): the characters
+ * between the quotes when none needs decoding, with `out.plain` set true (`JSON.stringify` of the text
+ * writes the same literal: no escape, control character or surrogate; formats/json-text.ts
+ * isPlainJsonText), else {@link stringLiteral}'s decoding with `out.plain` false (undefined when the
+ * literal is not valid JSON). `out` carries the second answer without an allocation per call (the
+ * content template and the chunk shapes read it per content delta).
+ */
+export function literalText(s: string, open: number, close: number, out: { plain: boolean }): string | undefined {
+  for (let i = open + 1; i < close; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) {
+      out.plain = false;
+      return stringLiteral(s, open, close);
+    }
+  }
+  out.plain = true;
+  return s.slice(open + 1, close);
+}
+
 /** Whether `s[open..close]` is one valid JSON string literal ({@link stringLiteral} without making its value when it has no escape). */
 export function validLiteral(s: string, open: number, close: number): boolean {
   for (let i = open + 1; i < close; i++) {
@@ -174,14 +194,6 @@ export class ContentTemplate {
     } else if (end - rest !== tail.length || !text.startsWith(tail, rest)) {
       return undefined;
     }
-    for (let i = open + 1; i < close; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c === 92 || (c >= 0xd800 && c <= 0xdfff)) {
-        this.plain = false;
-        return stringLiteral(text, open, close);
-      }
-    }
-    this.plain = true;
-    return text.slice(open + 1, close);
+    return literalText(text, open, close, this);
   }
 }
