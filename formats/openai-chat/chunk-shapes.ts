@@ -20,6 +20,7 @@
  * the message. Anything else (another field, whitespace, another model or finish reason) does not match
  * and takes the full path.
  */
+import { tryParseJson } from "../sse.ts";
 import { literalEnd, literalText, stringLiteral, validLiteral, firstChoice } from "./content-template.ts";
 
 /**
@@ -255,12 +256,7 @@ export function learnShape(kind: ShapeKind, data: string, chunk: Record<string, 
   }
   pieces.push(ownCopy(data.slice(pos)));
   probe += data.slice(pos);
-  let check: unknown;
-  try {
-    check = JSON.parse(probe);
-  } catch {
-    return undefined;
-  }
+    const check = tryParseJson(probe);
   if (typeof check !== "object" || check === null) return undefined;
   const c = check as Record<string, any>;
   // Each marker comes back as the value its hole stands for (and the event did not hold the marker itself).

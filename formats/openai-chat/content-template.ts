@@ -15,6 +15,7 @@
  * field, whitespace, a finish, usage, a different `created` or id) does not match and takes the full
  * path.
  */
+import { tryParseJson } from "../sse.ts";
 
 /** Marker values for the learning check: a raw U+0001 cannot appear in JSON text, only escaped. */
 const MARK_CONTENT = "\u0001sy-content";
@@ -144,12 +145,7 @@ export class ContentTemplate {
       probe += middle + MARK_OBFUSCATION_JSON;
     }
     probe += tail;
-    let check: unknown;
-    try {
-      check = JSON.parse(probe);
-    } catch {
-      return undefined;
-    }
+    const check = tryParseJson(probe);
     if (typeof check !== "object" || check === null) return undefined;
     const c = check as Record<string, any>;
     if (firstChoice(c)?.delta?.content !== MARK_CONTENT) return undefined;
