@@ -7,7 +7,12 @@ import type { HubError } from "../formats/hub.ts";
 import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
 import type { TransportError } from "./execute.ts";
 
-/** What happens to the account (or account/model pairing) that served the attempt. */
+/**
+ * What happens to the account (or account/model pairing) that served the attempt. SPEC 6.2 loop 2:
+ * cooldowns are for the model that failed unless the error is about the whole account; the table's
+ * rate-limit, backoff, 5xx and transport rows are per model, and what is about the whole account
+ * (exhausted quota, a ban, 402, a rejected credential) is a `lock` or `credential` effect.
+ */
 export type AccountEffect =
   | { type: "none" }
   /** Cooldown until a known time (ms since the epoch), for one model or the whole account. */
@@ -102,7 +107,7 @@ export const QUOTA_LOCK_REASON = "quota exhausted or account blocked";
 
 /** Upper bound of any cooldown (SPEC 6.3): 6 h in ms. */
 export const MAX_COOLDOWN_MS = 6 * 3600_000;
-/** Cooldown after transport/5xx failures once same-account retries are spent (SPEC 6.3): 30 s. */
+/** Cooldown of the (account, model) pair after transport/5xx failures once same-account retries are spent (SPEC 6.3): 30 s. */
 export const SHORT_COOLDOWN_MS = 30_000;
 /**
  * The furthest a quota lock follows a named reset: 31 days (switchyard's bound, not the SPEC's: a
@@ -215,7 +220,9 @@ export function classify(f: FailureFacts): Classification {
   // (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
   if (f.error?.code === "upstream_empty_reply") return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   if (f.status === undefined) {
-    return { row: "transport", account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
+    // SPEC 6.2 loop 2: a cooldown for that model, the error being about no more than this call (a
+    // connection to one model's endpoint, one model's server down); the account's other models still serve.
+    return { row: "transport", account: { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
   }
   const s = f.status;
   const text = `${f.error?.code ?? ""} ${f.error?.message ?? ""} ${f.bodyText ?? ""}`;
@@ -282,7 +289,9 @@ export function classify(f: FailureFacts): Classification {
     const waitsLong = reset !== undefined && reset - f.now > 60_000;
     return {
       row: "server_error",
-      account: { type: "cooldown_for", scope: "account", ms: SHORT_COOLDOWN_MS, reason: `upstream ${s}` },
+      // For that model (SPEC 6.2 loop 2): a 5xx, or a stream that broke before the commit point, says
+      // nothing about the account's other models (what is about the whole account is a lock, above).
+      account: { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: `upstream ${s}` },
       loop: retryable && !waitsLong ? "retry_same" : "next_account",
       retryAfterSeconds,
     };

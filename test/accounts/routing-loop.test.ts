@@ -177,7 +177,7 @@ describe("pick decisions and the no-account error (SPEC 6.3, 2.4)", () => {
   test("accounts rate limited (429 cooldown) make a 429; accounts down for a 5xx make a 503", async () => {
     const r = rig({ accounts: [account("a1"), account("a2")] });
     r.registry.failure(r.acc("a1"), providerOf("p"), "m", { row: "rate_limit_backoff", account: { type: "backoff", reason: "429" }, loop: "next_account" });
-    r.registry.failure(r.acc("a2"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "account", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
+    r.registry.failure(r.acc("a2"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "model", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
     expect(r.registry.candidates("p", "m", {}).map((c) => c.cause)).toEqual(["rate_limit", "cooldown"]);
     const limited = await r.send("p/m", "x");
     expect(limited.status).toBe(429);
@@ -187,7 +187,7 @@ describe("pick decisions and the no-account error (SPEC 6.3, 2.4)", () => {
     ]);
 
     const s = rig({ accounts: [account("a1")] });
-    s.registry.failure(s.acc("a1"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "account", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
+    s.registry.failure(s.acc("a1"), providerOf("p"), "m", { row: "server_error", account: { type: "cooldown_for", scope: "model", ms: 30_000, reason: "upstream 500" }, loop: "next_account" });
     expect((await s.send("p/m", "x")).status).toBe(503);
   });
 

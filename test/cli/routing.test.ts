@@ -37,6 +37,27 @@ describe("accounts status", () => {
     expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
   });
 
+  test("a cooldown names the model it is for; the account stays eligible for its other models (SPEC 6.2 loop 2)", () => {
+    const until = Date.parse("2026-12-04T14:00:30Z");
+    const a = {
+      ...account("b1", 1),
+      cooldowns: [{ model: "claude-x", reason: "upstream 503", until, level: 0 }],
+      models: [
+        { model: "claude-other", eligible: true },
+        { model: "claude-x", eligible: false, reason: "cooling down (upstream 503) until 2026-12-04T14:00:30.000Z", until },
+      ],
+    } as AccountStatus;
+    const lines = formatAccountsStatus({ now: until - 30_000, strategy: "scored", accounts: [a] } as AccountsStatus).split("\n");
+    expect(lines).toContain("b1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %; bindings 2");
+    expect(lines).toContain("  cooldown claude-x: upstream 503 until 2026-12-04T14:00:30.000Z");
+    expect(lines).toContain("  model claude-other: eligible");
+    expect(lines).toContain("  model claude-x: out: cooling down (upstream 503) until 2026-12-04T14:00:30.000Z");
+    const whole = { ...a, cooldowns: [{ model: "*", reason: "credential refresh failed temporarily (network)", until, level: 0 }] } as AccountStatus;
+    expect(formatAccountsStatus({ now: 0, strategy: "scored", accounts: [whole] } as AccountsStatus).split("\n")).toContain(
+      "  cooldown (every model): credential refresh failed temporarily (network) until 2026-12-04T14:00:30.000Z",
+    );
+  });
+
   test("without accounts it says how to add one", () => {
     expect(formatAccountsStatus({ now: 0, strategy: "scored", accounts: [] } as unknown as AccountsStatus).split("\n")).toEqual([
       "account strategy: scored; 0 account(s)",

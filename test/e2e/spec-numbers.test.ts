@@ -290,7 +290,7 @@ describe("SPEC 6.3: 401 / credential 403 on an API key → credential disabled; 
 });
 
 describe("SPEC 6.2 loop 1 and 6.1: same-account retries", () => {
-  test("502/503/504: up to 3 retries on the same account, 100 ms doubling between them, then a 30 s cooldown of the whole account", async () => {
+  test("502/503/504: up to 3 retries on the same account, 100 ms doubling between them, then a 30 s cooldown of that model (SPEC 6.2 loop 2)", async () => {
     const e = (status: number): FakeReply => ({ status, json: anthropicError("api_error", "upstream trouble") });
     once(e(502), e(503), e(504), e(503));
     const t0 = clock.now();
@@ -299,14 +299,21 @@ describe("SPEC 6.2 loop 1 and 6.1: same-account retries", () => {
     expect(reached()).toEqual(["b1", "b1", "b1", "b1"]);
     expect(clock.sleeps).toEqual([100, 200, 400]);
     const st = await accountStatus("b1");
-    expect(st.cooldowns).toEqual([{ model: "*", reason: "upstream 503", until: t0 + 700 + 30 * SECOND, level: 0 }]);
-    // Account scope: another model is not sent there either until the 30 s are over.
+    expect(st.cooldowns).toEqual([{ model: "claude-x", reason: "upstream 503", until: t0 + 700 + 30 * SECOND, level: 0 }]);
+    // The account stays eligible as a whole: its other models are served at once.
+    expect(st.eligible).toBe(true);
     gw.fake.reset();
-    clock.advance(t0 + 700 + 30 * SECOND - 1 - clock.now());
-    expect((await post(msg("b/claude-other"))).status).toBe(503);
-    expect(reached()).toEqual([]);
-    clock.advance(1);
     expect((await post(msg("b/claude-other"))).status).toBe(200);
+    expect(reached()).toEqual(["b1"]);
+    // The model that failed is not sent there until the 30 s are over; the 503 says when it is free.
+    gw.fake.reset();
+    clock.advance(t0 + 700 + 20 * SECOND - clock.now());
+    const cooling = await post(msg("b/claude-x"));
+    expect(cooling.status).toBe(503);
+    expect(cooling.headers.get("retry-after")).toBe("10");
+    expect(reached()).toEqual([]);
+    clock.advance(10 * SECOND);
+    expect((await post(msg("b/claude-x"))).status).toBe(200);
     expect(reached()).toEqual(["b1"]);
   });
 
@@ -329,21 +336,24 @@ describe("SPEC 6.2 loop 1 and 6.1: same-account retries", () => {
     expect(res.headers.get("x-switchyard-fallback")).toBe("1");
   });
 
-  test("500 is not retried on the same account; its 30 s cooldown covers every model of the account", async () => {
+  test("500 is not retried on the same account; its 30 s cooldown is for that model, the account's others still serve", async () => {
     once({ status: 500, json: anthropicError("api_error", "internal") });
     const t0 = clock.now();
     expect((await post(msg("b/claude-x"))).status).toBe(500);
     expect(reached()).toEqual(["b1"]);
-    expect((await accountStatus("b1")).cooldowns).toEqual([{ model: "*", reason: "upstream 500", until: t0 + 30 * SECOND, level: 0 }]);
+    expect((await accountStatus("b1")).cooldowns).toEqual([{ model: "claude-x", reason: "upstream 500", until: t0 + 30 * SECOND, level: 0 }]);
+    gw.fake.reset();
+    expect((await post(msg("b/claude-y"))).status).toBe(200);
+    expect(reached()).toEqual(["b1"]);
     clock.advance(30 * SECOND - 1);
     gw.fake.reset();
-    expect((await post(msg("b/claude-y"))).status).toBe(503);
+    expect((await post(msg("b/claude-x"))).status).toBe(503);
     expect(reached()).toEqual([]);
     clock.advance(1);
-    expect((await post(msg("b/claude-y"))).status).toBe(200);
+    expect((await post(msg("b/claude-x"))).status).toBe(200);
   });
 
-  test("connection refused: 1 + 3 attempts on the account, then a 30 s cooldown of the whole account", async () => {
+  test("connection refused: 1 + 3 attempts on the account, then a 30 s cooldown of that model", async () => {
     const t0 = clock.now();
     const res = await post(msg("dead/claude-x"));
     expect(res.status).toBe(502);
@@ -351,7 +361,7 @@ describe("SPEC 6.2 loop 1 and 6.1: same-account retries", () => {
     expect(trace.attempts.map((a) => [a.accountId, a.classification])).toEqual(Array(4).fill(["d1", "transport"]));
     const cd = (await accountStatus("d1")).cooldowns;
     expect(cd).toHaveLength(1);
-    expect(cd[0].model).toBe("*");
+    expect(cd[0].model).toBe("claude-x");
     expect(cd[0].until - (t0 + 700)).toBe(30 * SECOND);
   });
 });

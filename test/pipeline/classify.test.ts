@@ -63,7 +63,7 @@ describe("rows", () => {
     ];
     for (const [format, body] of bodies) {
       const error = codecFor(format).parseError(503, body, new Headers(), NOW);
-      expect([format, classify(f({ status: 503, bodyText: body, error }))]).toMatchObject([format, { row: "server_error", loop: "retry_same", account: { type: "cooldown_for", scope: "account", ms: 30_000 } }]);
+      expect([format, classify(f({ status: 503, bodyText: body, error }))]).toMatchObject([format, { row: "server_error", loop: "retry_same", account: { type: "cooldown_for", scope: "model", ms: 30_000 } }]);
     }
     // The backoff row needs a 429, a 529, or an in-band notice.
     const overloaded = codecFor("anthropic-messages").parseError(529, bodies[2][1], new Headers(), NOW);
@@ -127,9 +127,12 @@ describe("rows", () => {
     expect(classify(f({ status: 422, bodyText: "invalid tool schema" })).row).toBe("client_error");
   });
 
-  test("5xx: 502/503/504 retried on the same account, 500 not; short cooldown after", () => {
-    for (const s of [502, 503, 504]) expect(classify(f({ status: s }))).toMatchObject({ row: "server_error", loop: "retry_same", account: { type: "cooldown_for", ms: 30_000 } });
-    expect(classify(f({ status: 500 }))).toMatchObject({ row: "server_error", loop: "next_account" });
+  test("5xx: 502/503/504 retried on the same account, 500 not; short cooldown after, for that model only (SPEC 6.2 loop 2)", () => {
+    for (const s of [502, 503, 504]) expect(classify(f({ status: s }))).toMatchObject({ row: "server_error", loop: "retry_same", account: { type: "cooldown_for", scope: "model", ms: 30_000 } });
+    expect(classify(f({ status: 500 }))).toMatchObject({ row: "server_error", loop: "next_account", account: { scope: "model" } });
+    // A stream that broke before the commit point (an event that is not JSON, an in-band 5xx error) is the same row.
+    const malformed = hubError("api_error", "The upstream sent an event that is not JSON.", { status: 502, code: "upstream_malformed" });
+    expect(classify(f({ status: 502, error: malformed, inBand: true }))).toMatchObject({ row: "server_error", account: { type: "cooldown_for", scope: "model", ms: 30_000 } });
     // A provider asking to wait more than a minute ends same-account retries.
     expect(classify(f({ status: 503, headers: h({ "retry-after": "120" }) })).loop).toBe("next_account");
   });
@@ -142,9 +145,9 @@ describe("rows", () => {
     expect(classify(f({ status: 502, error: EMPTY_REPLY_ERROR, inBand: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
   });
 
-  test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown", () => {
+  test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown for that model", () => {
     for (const t of ["connect", "reset", "header_timeout"] as const) {
-      expect(classify(f({ transport: t }))).toMatchObject({ row: "transport", loop: "retry_same", account: { type: "cooldown_for", ms: 30_000 } });
+      expect(classify(f({ transport: t }))).toMatchObject({ row: "transport", loop: "retry_same", account: { type: "cooldown_for", scope: "model", ms: 30_000 } });
     }
   });
 });

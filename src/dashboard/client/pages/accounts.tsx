@@ -62,8 +62,14 @@ function accountPills(a: AccountStatus, now: number) {
         {a.circuit.openUntil && a.circuit.openUntil > now ? <Countdown until={a.circuit.openUntil} prefix=" · " /> : null}
       </Pill>,
     );
-  const modelCooling = a.cooldowns.filter((c) => c.model !== "*" && c.until > now).length;
-  if (modelCooling > 0) pills.push(<Pill tone="warn">{modelCooling === 1 ? "1 model cooling down" : `${modelCooling} models cooling down`}</Pill>);
+  // A cooldown for one model (SPEC 6.2 loop 2: a 429, a 5xx, a broken stream) leaves the account's other models eligible: named here, each in the models table below.
+  const modelCooling = a.cooldowns.filter((c) => c.model !== "*" && c.until > now);
+  if (modelCooling.length > 0)
+    pills.push(
+      <Pill tone="warn" title={modelCooling.map((c) => `${c.model}: ${c.reason}`).join("\n")}>
+        {modelCooling.length === 1 ? `${modelCooling[0]!.model} cooling down` : `${modelCooling.length} models cooling down`}
+      </Pill>,
+    );
   if (pills.length === 0) pills.push(<Pill tone="ok">Ready</Pill>);
   return pills;
 }
