@@ -318,6 +318,15 @@ export interface FormatCodec {
   readonly format: WireFormat;
 
   // ---- client side -------------------------------------------------------------------------
+  /**
+   * The format gives a client a tool call only whole: Gemini's `functionCall.args` is an object (no
+   * argument deltas), and a Responses `function_call` item's `output_item.done` is what Codex runs.
+   * A call whose arguments a token limit cut cannot reach such a client as the cut call that Chat
+   * (`finish_reason: "length"`) and Anthropic (`stop_reason: "max_tokens"`) clients get from their own
+   * providers: it ends the reply with the format's in-band error instead (normalize.ts
+   * `NormalizerOptions.wholeToolCalls`, `cutToolCallOf`). Absent: false.
+   */
+  readonly wholeToolCalls?: boolean;
   /** Client body → hub. Throws {@link FormatError} (400 in the client's format) on invalid input. */
   parseRequest?(body: unknown): HubRequest;
   /** Hub events → client SSE text. */

@@ -4,7 +4,9 @@
  * "broken translated stream" bug classes are fixed once for every format pair: interleaved parallel
  * tool calls (REFERENCE §6.1 step 5), blocks opened for nothing, empty deltas, a duplicate
  * `message_start`, a missing `block_stop`, `stop` although tools were called (§5.1), content after the
- * finish, and an upstream that ends without saying why it stopped (SPEC 6.4).
+ * finish, and an upstream that ends without saying why it stopped (SPEC 6.4). For a client given tool
+ * calls only whole (Gemini, Responses: {@link NormalizerOptions}), a call whose arguments a token limit
+ * cut ends the reply with {@link cutToolCallError} instead of passing as a complete call.
  *
  * Decoder-side contract (what a decoder may emit):
  * - `block_start.index` is a decoder-chosen KEY, unique per block within the stream (any integer);
@@ -17,8 +19,9 @@
  *   `tool_args` delta is dropped.
  * - `usage` may come anywhere; `finish` closes every open block first.
  */
-import type { BlockDelta, BlockStart, HubError, HubEvent, StopReason } from "./hub.ts";
+import type { BlockDelta, BlockStart, HubError, HubEvent, HubPart, StopReason } from "./hub.ts";
 import type { TextDeltaSink } from "./codec.ts";
+import { tryParseJson } from "./sse.ts";
 
 interface PendingBlock {
   key: number;
@@ -30,6 +33,21 @@ interface PendingBlock {
   opened: boolean;
   /** Lazy blocks (text, thinking) open only when content arrives. */
   hasContent: boolean;
+  /** A tool call's arguments so far, kept only for a client of whole tool calls ({@link NormalizerOptions}). */
+  args?: string;
+}
+
+/** Options of an {@link EventNormalizer}. */
+export interface NormalizerOptions {
+  /**
+   * The client's format carries a tool call only whole (codec.ts `FormatCodec.wholeToolCalls`: Gemini's
+   * `args` object, the Responses `output_item.done` that Codex runs): each tool call's stop is held until
+   * the next event, and a finish that says a token limit ended the reply (`max_tokens`,
+   * `context_window_exceeded`) while the held call's arguments are not complete JSON becomes
+   * {@link cutToolCallError} instead, the call never closed (SPEC 6.4: a broken reply never passes as
+   * a finished one). Any other next event lets the call close as it came.
+   */
+  wholeToolCalls?: boolean;
 }
 
 /**
@@ -66,6 +84,43 @@ export function unusableFinishError(raw: string | undefined): HubError {
   };
 }
 
+/** `HubError.code` of {@link cutToolCallError}; pipeline/classify.ts reads it as a reply with nothing usable. */
+export const CUT_TOOL_CALL_CODE = "upstream_tool_call_cut";
+
+/**
+ * The error of a reply whose token limit cut a tool call in the middle of its arguments, for a client
+ * that can only be given a call whole ({@link NormalizerOptions.wholeToolCalls}): the call would reach
+ * it as complete (Gemini `args: {"arguments": "<the text so far>"}`, a Responses `function_call` with
+ * status `completed`) and be run with broken arguments. Before the commit point a failed attempt with
+ * nothing usable (no account effect, the next target); after it the format's in-band error. `name`
+ * is the tool's; `reason` the hub stop reason that came instead of the call's end.
+ */
+export function cutToolCallError(name: string, reason: StopReason): HubError {
+  const limit = reason === "context_window_exceeded" ? "the context window" : "its output token limit";
+  return {
+    kind: "api_error",
+    status: 502,
+    message: `The upstream reached ${limit} in the middle of the arguments of a call to ${name || "a tool"}: the call is incomplete and was not passed on. Allow more output tokens, or ask for less.`,
+    code: CUT_TOOL_CALL_CODE,
+  };
+}
+
+/**
+ * Whether a whole reply ends as {@link cutToolCallError} describes (a token-limit finish, its last
+ * part a tool call whose arguments are not complete JSON): the same judgement for a reply that is not
+ * streamed (pipeline/re-translate.ts), for a client of whole tool calls. Returns that error, or undefined.
+ */
+export function cutToolCallOf(content: readonly HubPart[], reason: StopReason | null): HubError | undefined {
+  if (reason !== "max_tokens" && reason !== "context_window_exceeded") return undefined;
+  const last = content.at(-1);
+  return last?.type === "tool_call" && argumentsCut(last.arguments) ? cutToolCallError(last.name, reason) : undefined;
+}
+
+/** Whether tool-call arguments are not complete JSON ("" is a call without arguments, complete). */
+function argumentsCut(args: string | undefined): boolean {
+  return args !== undefined && args.length > 0 && tryParseJson(args) === undefined;
+}
+
 /** Whether a delta carries content (non-empty text, reasoning, arguments or signature); the rest are dropped here. */
 export function isContentDelta(d: BlockDelta): boolean {
   switch (d.type) {
@@ -99,6 +154,10 @@ export class EventNormalizer {
   /** Blocks waiting for their turn, in start order. */
   private readonly queue: PendingBlock[] = [];
   private sawTool = false;
+  /** {@link NormalizerOptions.wholeToolCalls}. */
+  private readonly wholeToolCalls: boolean;
+  /** The live block is a tool call that stopped, its `block_stop` held until the next event (wholeToolCalls). */
+  private held = false;
 
   /**
    * `emitText`, when given, takes the text deltas {@link EventNormalizer.text} hands on as they came
@@ -107,7 +166,10 @@ export class EventNormalizer {
   constructor(
     private readonly emit: (ev: HubEvent) => void,
     private readonly emitText?: TextDeltaSink,
-  ) {}
+    opts?: NormalizerOptions,
+  ) {
+    this.wholeToolCalls = opts?.wholeToolCalls === true;
+  }
 
   /** Whether a tool-call block was emitted (latched). */
   get toolUsed(): boolean {
@@ -121,6 +183,8 @@ export class EventNormalizer {
 
   event(ev: HubEvent): void {
     if (this.failed) return;
+    // A held tool call closes at the next event, unless a token-limit finish says it was cut (below).
+    if (this.held && ev.type !== "usage" && ev.type !== "finish") this.release();
     switch (ev.type) {
       case "message_start":
         if (!this.started) {
@@ -142,6 +206,20 @@ export class EventNormalizer {
       case "finish":
         if (this.finished) return;
         this.ensureStarted();
+        if (this.wholeToolCalls && (ev.reason === "max_tokens" || ev.reason === "context_window_exceeded")) {
+          // The tool calls still held or open, in order: one whose arguments the token limit cut ends
+          // the reply with the error instead of the finish, the call never closed.
+          for (let call = this.live; call !== null && call.start.type === "tool_call"; call = this.live) {
+            if (argumentsCut(call.args)) {
+              this.failed = true;
+              this.held = false;
+              this.emit({ type: "error", error: cutToolCallError(call.start.name, ev.reason) });
+              return;
+            }
+            if (!this.held) break; // open, complete: closed below
+            this.release();
+          }
+        }
         this.flushAll();
         if (ev.reason === "other" && this.nextIndex === 0) {
           // Nothing came, and the reason is no finish: a failure, not an empty turn (unusableFinishError).
@@ -190,6 +268,7 @@ export class EventNormalizer {
   /** Provider stream ended. */
   end(): void {
     if (this.finished || this.failed) return;
+    this.release();
     this.failed = true;
     this.emit({ type: "error", error: TRUNCATED_ERROR });
   }
@@ -245,6 +324,7 @@ export class EventNormalizer {
     }
     const content = isContentDelta(delta);
     if (!content && delta.type !== "thinking_part") return; // empty delta: drop
+    if (this.wholeToolCalls && delta.type === "tool_args") block.args = block.args === undefined ? delta.json : block.args + delta.json;
     if (block === this.live) {
       // The decoder's own event when its key is the output index (a Chat text block's usually is).
       this.emit(key === this.liveIndex ? ev : { type: "block_delta", index: this.liveIndex, delta });
@@ -309,9 +389,26 @@ export class EventNormalizer {
   }
 
   private closeLive(): void {
-    if (!this.live) return;
+    const live = this.live;
+    if (!live) return;
+    if (this.wholeToolCalls && live.start.type === "tool_call" && !this.finished) {
+      // Held until the next event: it says whether a token limit cut the call (NormalizerOptions).
+      // The block stays live meanwhile, so nothing else opens before it closes.
+      this.held = true;
+      return;
+    }
+    this.held = false;
     this.emit({ type: "block_stop", index: this.liveIndex });
     this.live = null;
+  }
+
+  /** Closes a held tool call ({@link held}) and opens what waited behind it. */
+  private release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.emit({ type: "block_stop", index: this.liveIndex });
+    this.live = null;
+    this.drain();
   }
 
   /** Opens queued blocks while nothing is live; blocks that already stopped are emitted whole. */
@@ -324,6 +421,8 @@ export class EventNormalizer {
 
   /** At the finish: close the live block and emit every queued and open block whole, in order. */
   private flushAll(): void {
+    // Nothing is held from here on: each block closes at once (the finish is the next event).
+    this.finished = true;
     for (;;) {
       if (this.live) {
         this.blocks.delete(this.live.key);
@@ -340,9 +439,9 @@ export class EventNormalizer {
 }
 
 /** Runs a whole event list through a normalizer (tests, non-streaming paths). */
-export function normalizeEvents(events: Iterable<HubEvent>, opts: { end?: boolean } = {}): HubEvent[] {
+export function normalizeEvents(events: Iterable<HubEvent>, opts: { end?: boolean } & NormalizerOptions = {}): HubEvent[] {
   const out: HubEvent[] = [];
-  const n = new EventNormalizer((e) => out.push(e));
+  const n = new EventNormalizer((e) => out.push(e), undefined, opts);
   for (const e of events) n.event(e);
   if (opts.end ?? true) n.end();
   return out;

@@ -5,6 +5,7 @@
  */
 import type { HubError } from "../formats/hub.ts";
 import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
+import { CUT_TOOL_CALL_CODE } from "../formats/normalize.ts";
 import type { TransportError } from "./execute.ts";
 
 /**
@@ -216,9 +217,10 @@ export function classify(f: FailureFacts): Classification {
   // or circuit count; the same reply would fail the same way elsewhere, so no other attempt is spent.
   if (f.gateway) return { row: "gateway_error", account: { type: "none" }, loop: "return" };
   // A streamed reply the provider ended with nothing in it (a Chat stream of only `choices: []` chunks,
-  // formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR): the row of a whole reply with nothing usable
-  // (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
-  if (f.error?.code === "upstream_empty_reply") return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
+  // formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR), or whose token limit cut its tool call for a client
+  // given calls only whole (formats/normalize.ts cutToolCallError): the row of a whole reply with nothing
+  // usable (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
+  if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   if (f.status === undefined) {
     // SPEC 6.2 loop 2: a cooldown for that model, the error being about no more than this call (a
     // connection to one model's endpoint, one model's server down); the account's other models still serve.

@@ -18,18 +18,8 @@
 import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type FormatCodec, type PassthroughTap, type StreamDecoder, type StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
-import {
-  FormatError,
-  hubError,
-  mergeUsage,
-  type HubError,
-  type HubEvent,
-  type HubResponse,
-  type ProviderFamily,
-  type StopReason,
-  type Usage,
-} from "../formats/hub.ts";
-import { EventNormalizer, isContentDelta, unusableFinishError } from "../formats/normalize.ts";
+import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage } from "../formats/hub.ts";
+import { cutToolCallOf, EventNormalizer, isContentDelta, unusableFinishError } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
@@ -143,8 +133,10 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
 
-  constructor(provider: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined) {
+  /** `client`: its `wholeToolCalls` trait is the normalizer's (formats/normalize.ts NormalizerOptions). */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined) {
     super();
+    const opts = { wholeToolCalls: client.wholeToolCalls };
     const sink = (ev: HubEvent) => {
       this.observe(ev);
       this.deliver(ev);
@@ -153,11 +145,15 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     this.restorer = restorer;
     // Text deltas go on without their event objects (item 133), except through the restorer, which reads events.
     this.normalizer = restorer
-      ? new EventNormalizer((ev) => restorer.event(ev))
-      : new EventNormalizer(sink, (index, text, plain) => {
-          this.observeText(text);
-          this.deliverText(index, text, plain);
-        });
+      ? new EventNormalizer((ev) => restorer.event(ev), undefined, opts)
+      : new EventNormalizer(
+          sink,
+          (index, text, plain) => {
+            this.observeText(text);
+            this.deliverText(index, text, plain);
+          },
+          opts,
+        );
     this.decoder = provider.createDecoder(
       decoderOptions,
       (ev) => {
@@ -224,7 +220,7 @@ export class TranslatedStreamDriver extends DecodingDriver {
 
   /** `restoration`: the request's redaction placeholders, mapped back in text and tool arguments (SPEC S-3). */
   constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
-    super(provider, decoderOptions, restoration);
+    super(provider, client, decoderOptions, restoration);
     if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
     this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
   }
@@ -299,7 +295,7 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
 
   /** `restoration` as for {@link TranslatedStreamDriver}. Throws when the client format has no event encoder. */
   constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
-    super(provider, decoderOptions, restoration);
+    super(provider, client, decoderOptions, restoration);
     if (!client.createEventEncoder) throw new Error(`${client.format} has no event encoder`);
     this.encoder = client.createEventEncoder(encoderOptions, (event, data) => this.out.add({ event, data }));
   }
@@ -409,7 +405,7 @@ export class AccumulatedDriver extends DecodingDriver {
     restoration?: Restoration,
     private readonly maxChars: number = MAX_WHOLE_REPLY_BYTES,
   ) {
-    super(provider, decoderOptions, restoration);
+    super(provider, client, decoderOptions, restoration);
   }
 
   protected deliver(ev: HubEvent): void {
@@ -532,6 +528,8 @@ export class WholeBodyDriver extends HubDriver {
       this.earlyError = unusableFinishError(resp.rawStopReason);
       return EMPTY;
     }
+    // A tool call a token limit cut, for a client given calls only whole: a failed attempt (normalize.ts).
+    if (!this.opts.native && this.client.wholeToolCalls && (this.earlyError = cutToolCallOf(resp.content, resp.stopReason))) return EMPTY;
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.
     const restored = this.opts.restoration ? restoreResponse(this.opts.restoration, resp) : false;
     // A native pair's streaming client gets the reply as its own format's stream, every field kept,

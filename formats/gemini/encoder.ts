@@ -16,7 +16,9 @@
  *   slot and is not sent.
  * - a tool call is buffered until its block stops and sent as ONE `functionCall` part
  *   `{id, name, args}` with the parsed arguments object (Gemini has no argument deltas; `""` → `{}`;
- *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped).
+ *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped; a call whose
+ *   arguments a token limit cut never gets here: the normalizer ends the reply with its error instead,
+ *   formats/normalize.ts `NormalizerOptions.wholeToolCalls`).
  * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`) and `usageMetadata`
  *   (every counter an integer; only the counts the provider reported, none when it reported no usage,
  *   mapping.ts `usageToGemini`) with `parts: []`, which Gemini CLI accepts as a valid model chunk. It is

@@ -32,6 +32,7 @@ export { finishReasonToGemini, usageToGemini, writeGeminiSignature, readGeminiSi
 /** The Gemini codec. */
 export const gemini: FormatCodec = {
   format: "gemini",
+  wholeToolCalls: true,
   parseRequest: (body) => parseRequest(body),
   createEncoder,
   encodeResponse,

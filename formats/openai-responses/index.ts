@@ -20,6 +20,7 @@ export { tidyRequest } from "./tidy.ts";
 /** The Responses codec (SPEC F-1). */
 export const openaiResponses: FormatCodec = {
   format: "openai-responses",
+  wholeToolCalls: true,
   parseRequest,
   createEncoder,
   createEventEncoder,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { normalizeEvents, TRUNCATED_ERROR } from "../../formats/normalize.ts";
+import { cutToolCallOf, EventNormalizer, normalizeEvents, TRUNCATED_ERROR } from "../../formats/normalize.ts";
 import { accumulate, responseToEvents } from "../../formats/accumulate.ts";
 import type { HubEvent } from "../../formats/hub.ts";
 
@@ -89,6 +89,68 @@ describe("EventNormalizer", () => {
     ]);
     const fin = out.find((e) => e.type === "finish");
     expect(fin).toEqual({ type: "finish", reason: "max_tokens" });
+  });
+
+  describe("a client given tool calls only whole (wholeToolCalls: Gemini, Responses)", () => {
+    const text: HubEvent[] = [
+      { type: "block_start", index: 0, block: { type: "text" } },
+      { type: "block_delta", index: 0, delta: { type: "text", text: "Checking." } },
+    ];
+    /** A Chat-decoder-shaped call to `name` with `args` in fragments, stopped at the finish with `reason`. */
+    const reply = (args: string[], reason: "max_tokens" | "tool_use" | "context_window_exceeded", name = "get_weather"): HubEvent[] => [
+      ...text,
+      { type: "block_start", index: -1, block: { type: "tool_call", id: "call_w", name } },
+      ...args.map((json): HubEvent => ({ type: "block_delta", index: -1, delta: { type: "tool_args", json } })),
+      { type: "block_stop", index: 0 },
+      { type: "block_stop", index: -1 },
+      { type: "finish", reason },
+      { type: "usage", usage: { outputTokens: 20 } },
+    ];
+    const whole = { wholeToolCalls: true };
+
+    test("a call whose arguments the token limit cut: the error instead of the finish, the call never stopped", () => {
+      for (const reason of ["max_tokens", "context_window_exceeded"] as const) {
+        const out = normalizeEvents(reply(['{"city": ', '"Os'], reason), whole);
+        expect(types(out)).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "delta:1", "delta:1", "error"]);
+        const err = out.at(-1)!;
+        expect(err.type === "error" && err.error).toMatchObject({ code: "upstream_tool_call_cut", status: 502 });
+        expect(err.type === "error" && err.error.message).toContain("a call to get_weather");
+      }
+      // Without the option (Chat, Anthropic clients): the cut call as the provider sent it, then max_tokens.
+      expect(types(normalizeEvents(reply(['{"city": ', '"Os'], "max_tokens")))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "delta:1", "delta:1", "stop:1", "finish", "usage"]);
+    });
+
+    test("complete arguments at a token-limit finish, broken ones at another finish, and no arguments: the call closes as it came", () => {
+      const closed = ["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "delta:1", "delta:1", "stop:1", "finish", "usage"];
+      expect(types(normalizeEvents(reply(['{"city": ', '"Oslo"}'], "max_tokens"), whole))).toEqual(closed);
+      expect(types(normalizeEvents(reply(['{"city": ', '"Os'], "tool_use"), whole))).toEqual(closed);
+      expect(types(normalizeEvents(reply([], "max_tokens"), whole))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "stop:1", "finish", "usage"]);
+    });
+
+    test("a held call closes at the next event: a later block, an error, the end without a finish", () => {
+      const call = (key: number, json: string): HubEvent[] => [
+        { type: "block_start", index: key, block: { type: "tool_call", id: `c${key}`, name: "f" } },
+        { type: "block_delta", index: key, delta: { type: "tool_args", json } },
+        { type: "block_stop", index: key },
+      ];
+      const seen: string[][] = [];
+      const sink = new EventNormalizer((e) => seen.push(types([e])), undefined, whole);
+      for (const e of call(1, '{"a":')) sink.event(e);
+      expect(seen.flat()).toEqual(["message_start", "start:0:tool_call", "delta:0"]); // its stop held
+      for (const e of call(2, "{}")) sink.event(e);
+      expect(seen.flat().slice(3)).toEqual(["stop:0", "start:1:tool_call", "delta:1"]);
+      sink.event({ type: "error", error: TRUNCATED_ERROR });
+      expect(seen.flat().slice(6)).toEqual(["stop:1", "error"]);
+      expect(types(normalizeEvents(call(1, '{"a":'), whole))).toEqual(["message_start", "start:0:tool_call", "delta:0", "stop:0", "error"]);
+    });
+
+    test("cutToolCallOf: the same judgement for a whole reply", () => {
+      const content = (args: string) => [{ type: "text" as const, text: "Checking." }, { type: "tool_call" as const, id: "c", name: "get_weather", arguments: args }];
+      expect(cutToolCallOf(content('{"city": "Os'), "max_tokens")).toMatchObject({ code: "upstream_tool_call_cut" });
+      expect(cutToolCallOf(content('{"city": "Oslo"}'), "max_tokens")).toBeUndefined();
+      expect(cutToolCallOf(content('{"city": "Os'), "tool_use")).toBeUndefined();
+      expect(cutToolCallOf(content(""), "max_tokens")).toBeUndefined();
+    });
   });
 
   test("responseToEvents then accumulate round-trips a reply", () => {

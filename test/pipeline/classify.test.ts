@@ -7,6 +7,7 @@ import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
 import { EMPTY_REPLY_ERROR } from "../../formats/openai-chat/decoder.ts";
+import { cutToolCallError } from "../../formats/normalize.ts";
 
 const NOW = Date.parse("2026-11-30T12:00:00Z");
 const f = (x: Partial<FailureFacts>): FailureFacts => ({ now: NOW, ...x });
@@ -143,6 +144,8 @@ describe("rows", () => {
 
   test("a streamed reply the provider ended with nothing in it (Chat choices: [] chunks only) → the empty reply row: no account effect, next target (not a 502's same-account retry)", () => {
     expect(classify(f({ status: 502, error: EMPTY_REPLY_ERROR, inBand: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
+    // A reply whose token limit cut its tool call, for a client given calls only whole (Gemini, Responses): nothing usable either.
+    expect(classify(f({ status: 502, error: cutToolCallError("get_weather", "max_tokens") }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
   });
 
   test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown for that model", () => {

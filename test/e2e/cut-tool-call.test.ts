@@ -1,0 +1,111 @@
+/**
+ * A reply whose token limit cut a tool call in the middle of its arguments (a Chat upstream's
+ * `finish_reason: "length"` after `{"city": "Os`). Gemini clients get a call only whole (an `args`
+ * object) and Responses clients run what an `output_item.done` hands them (Codex), so the call cannot
+ * reach them as the cut call Chat and Anthropic clients get from their own providers: it reached a
+ * Gemini client as `args: {"arguments": "<the text so far>"}` and a Responses client as a completed
+ * `function_call`, until 2026-12-04. A broken reply never passes as a finished one (SPEC 6.4): a
+ * streamed reply ends with the format's in-band error and the call never closes; a reply for a
+ * non-streaming client is a failed attempt with nothing usable (no cooldown, the next target) and a 502.
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { ssePayloads } from "../support/openai-chat-helpers.ts";
+
+const suite = gatewaySuite();
+
+const base = { id: "chatcmpl-cut", object: "chat.completion.chunk", created: 1750000000, model: "gpt-x" };
+const chunk = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const USAGE = `data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 9, completion_tokens: 20, total_tokens: 29 } })}\n\n`;
+const call = (args: string) => chunk({ tool_calls: [{ index: 0, id: "call_w", type: "function", function: { name: "get_weather", arguments: args } }] });
+
+/** A Chat stream: text, then a call to get_weather whose arguments are `args`, then `finish`. */
+const chatStream = (args: string[], finish: string) =>
+  chunk({ role: "assistant", content: "" }) + chunk({ content: "Checking." }) + call("") + args.map((a) => chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] })).join("") + chunk({}, finish) + USAGE + "data: [DONE]\n\n";
+const CUT = chatStream(['{"city": ', '"Os'], "length");
+/** The same reply as one JSON body (a non-streaming request). */
+const chatJson = (args: string, finish: string) => ({
+  id: "chatcmpl-cut",
+  object: "chat.completion",
+  created: 1750000000,
+  model: "gpt-x",
+  choices: [{ index: 0, message: { role: "assistant", content: "Checking.", tool_calls: [{ id: "call_w", type: "function", function: { name: "get_weather", arguments: args } }] }, finish_reason: finish }],
+  usage: { prompt_tokens: 9, completion_tokens: 20, total_tokens: 29 },
+});
+
+const post = (path: string, body: unknown) => fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+const GEMINI_BODY = { contents: [{ role: "user", parts: [{ text: "weather in Oslo?" }] }], tools: [{ functionDeclarations: [{ name: "get_weather", parameters: { type: "OBJECT", properties: { city: { type: "STRING" } } } }] }] };
+const RESPONSES_BODY = { model: "chat/gpt-x", input: "weather in Oslo?", tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }] };
+const lastOutcome = () => suite.gw.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === "request").at(-1)?.outcome;
+const MESSAGE = "The upstream reached its output token limit in the middle of the arguments of a call to get_weather: the call is incomplete and was not passed on. Allow more output tokens, or ask for less.";
+
+describe("a tool call cut by the token limit, streamed", () => {
+  test("Gemini client: the text, then the error chunk; no functionCall part, no finishReason; logged as an upstream error", async () => {
+    suite.gw.fake.enqueue({ sse: CUT });
+    const res = await post("/v1beta/models/chat/gpt-x:streamGenerateContent?alt=sse", GEMINI_BODY);
+    expect(res.status).toBe(200);
+    const chunks = ssePayloads(await res.text());
+    expect(chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])).toEqual([{ text: "Checking." }]);
+    expect(chunks.some((c) => c.candidates?.[0]?.finishReason)).toBe(false);
+    expect(chunks.at(-1)).toEqual({ error: { code: 502, message: MESSAGE, status: expect.any(String) } });
+    expect(lastOutcome()).toBe("upstream_error");
+  });
+
+  test("Responses client: the message item, then error and response.failed; the call is announced but never done, not in the output", async () => {
+    suite.gw.fake.enqueue({ sse: CUT });
+    const res = await post("/v1/responses", { ...RESPONSES_BODY, stream: true });
+    expect(res.status).toBe(200);
+    const events = ssePayloads(await res.text());
+    const done = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item.type);
+    expect(done).toEqual(["message"]);
+    expect(events.some((e) => e.type === "response.function_call_arguments.done")).toBe(false);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "response.failed"]);
+    const failed = events.at(-1).response;
+    expect(failed.status).toBe("failed");
+    expect(failed.error.message).toBe(MESSAGE);
+    expect(failed.output.map((o: { type: string }) => o.type)).toEqual(["message"]);
+    expect(lastOutcome()).toBe("upstream_error");
+  });
+
+  test("an Anthropic client gets the cut call as its own provider sends one: the fragments, then max_tokens", async () => {
+    suite.gw.fake.enqueue({ sse: CUT });
+    const anth = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "weather in Oslo?" }] });
+    const text = await anth.text();
+    expect(text).toContain('"partial_json":"\\"Os"');
+    expect(text).toContain('"stop_reason":"max_tokens"');
+    expect(text).not.toContain("event: error");
+  });
+
+  test("complete arguments at a token-limit finish, or broken ones at a plain finish, pass as before", async () => {
+    suite.gw.fake.enqueue({ sse: chatStream(['{"city": ', '"Oslo"}'], "length") });
+    const whole = ssePayloads(await (await post("/v1beta/models/chat/gpt-x:streamGenerateContent?alt=sse", GEMINI_BODY)).text());
+    expect(whole.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])).toContainEqual({ functionCall: { id: "call_w", name: "get_weather", args: { city: "Oslo" } } });
+    expect(whole.at(-1).candidates[0].finishReason).toBe("MAX_TOKENS");
+
+    suite.gw.fake.enqueue({ sse: chatStream(['{"city": ', '"Os'], "tool_calls") });
+    const events = ssePayloads(await (await post("/v1/responses", { ...RESPONSES_BODY, stream: true })).text());
+    expect(events.find((e) => e.type === "response.output_item.done" && e.item.type === "function_call")?.item.arguments).toBe('{"city": "Os');
+    expect(events.at(-1).type).toBe("response.completed");
+  });
+});
+
+describe("a tool call cut by the token limit, for a non-streaming client", () => {
+  test("Gemini and Responses clients: a 502 naming the cut call in their error format; the model is not cooled down", async () => {
+    suite.gw.fake.handle(() => ({ json: chatJson('{"city": "Os', "length") }));
+    const gem = await post("/v1beta/models/chat/gpt-x:generateContent", GEMINI_BODY);
+    expect(gem.status).toBe(502);
+    expect(((await gem.json()) as { error: { message: string } }).error.message).toBe(MESSAGE);
+    const resp = await post("/v1/responses", RESPONSES_BODY);
+    expect(resp.status).toBe(502);
+    expect(((await resp.json()) as { error: { message: string } }).error.message).toBe(MESSAGE);
+    const accounts = (await (await fetch(`${suite.gw.url}/admin/api/accounts`)).json()) as { accounts: Array<{ providerId: string; cooldowns: unknown[] }> };
+    expect(accounts.accounts.filter((a) => a.providerId === "chat").flatMap((a) => a.cooldowns)).toEqual([]);
+  });
+
+  test("a Chat client still gets the reply as its provider sent it (finish_reason length, the arguments so far)", async () => {
+    suite.gw.fake.handle(() => ({ json: chatJson('{"city": "Os', "length") }));
+    const res = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "weather in Oslo?" }] });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { stop_reason: string }).stop_reason).toBe("max_tokens");
+  });
+});
