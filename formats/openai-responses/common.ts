@@ -103,20 +103,27 @@ export function fromResponsesUsage(raw: unknown): Usage | undefined {
   return out;
 }
 
+/**
+ * `incomplete_details.reason` as the Responses API defines it (REFERENCE §3.2: `max_output_tokens |
+ * content_filter`): the only values a client is sent.
+ */
+export type IncompleteReason = "max_output_tokens" | "content_filter";
+
 /** Terminal status + incomplete reason of a Responses reply, from a hub stop reason (REFERENCE §5.1). */
 export interface TerminalStatus {
   status: "completed" | "incomplete";
-  /** `incomplete_details.reason` when incomplete. */
-  reason?: string;
+  /** `incomplete_details.reason` when incomplete and the API has a word for why; absent: `incomplete_details: null`. */
+  reason?: IncompleteReason;
 }
 
 /**
  * Hub stop reason → Responses terminal (REFERENCE §5.1): natural end, tool use, stop sequence and
  * `other` → `completed`; `max_tokens` and `context_window_exceeded` → `incomplete`
  * `max_output_tokens`; `refusal` → `incomplete` `content_filter` (`completed` when the reply carried a
- * `refusal` content part, `refusalSent`: how OpenAI ends a refusal); `pause_turn` → `incomplete` with
- * reason `pause_turn` (judgement: REFERENCE §5.1 says "incomplete (judgement)"; the reason string is
- * outside OpenAI's enum but says what happened).
+ * `refusal` content part, `refusalSent`: how OpenAI ends a refusal); `pause_turn` (Anthropic paused a
+ * long server-tool turn: the reply is not finished, the client must send it back to go on) →
+ * `incomplete` (REFERENCE §5.1's judgement: never `completed`, SPEC 6.4) with `incomplete_details: null`,
+ * the API's reasons (a token limit, a filter) being neither.
  */
 export function terminalForStop(reason: StopReason, refusalSent = false): TerminalStatus {
   switch (reason) {
@@ -127,10 +134,15 @@ export function terminalForStop(reason: StopReason, refusalSent = false): Termin
       // A refusal the client got as a `refusal` part is OpenAI's own shape of it: `completed`.
       return refusalSent ? { status: "completed" } : { status: "incomplete", reason: "content_filter" };
     case "pause_turn":
-      return { status: "incomplete", reason: "pause_turn" };
+      return { status: "incomplete" };
     default:
       return { status: "completed" };
   }
+}
+
+/** `incomplete_details` of a response with this terminal: `{reason}` when there is one, else null. */
+export function incompleteDetails(term: TerminalStatus): { reason: IncompleteReason } | null {
+  return term.reason === undefined ? null : { reason: term.reason };
 }
 
 /**

@@ -26,7 +26,8 @@
  * - the terminal waits for `end()` (usage follows the finish in the canonical stream) and carries the
  *   full `output` and a usage object whose counters are all integers; `max_tokens` /
  *   `context_window_exceeded` → `response.incomplete` `max_output_tokens`, `refusal` →
- *   `content_filter`;
+ *   `content_filter`, `pause_turn` → `response.incomplete` with `incomplete_details: null`
+ *   (common.ts terminalForStop);
  * - failure (an `error` event, or `end()` without a finish) → an `error` event (the OpenAI SDK raises
  *   on it) then `response.failed` with the same response id, `status: "failed"`, `error {code,
  *   message}` and the items completed so far; `response.created` first if nothing was sent. Open
@@ -171,7 +172,7 @@ class ResponsesEncoder implements StreamEncoder {
     const term = terminalForStop(this.finish, this.refusalSent);
     const type = term.status === "completed" ? "response.completed" : "response.incomplete";
     const response = this.responseJson(term.status, {
-      incomplete: term.reason ? `{"reason":${JSON.stringify(term.reason)}}` : "null",
+      incomplete: term.reason ? `{"reason":"${term.reason}"}` : "null",
       output: this.outputJson(),
       usage: JSON.stringify(toResponsesUsage(this.usage)),
     });

@@ -20,7 +20,7 @@ import {
   type Usage,
 } from "../hub.ts";
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
-import { fromResponsesUsage, hasItemPrefix, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent } from "./common.ts";
+import { fromResponsesUsage, hasItemPrefix, incompleteDetails, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent, type TerminalStatus } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
 import { echoMembers } from "./echo-memo.ts";
@@ -176,8 +176,8 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
  * `status` `completed` or `incomplete` (+ `incomplete_details`) per {@link terminalForStop}, full
  * `output` (message / reasoning with `encrypted_content` when signed, another family's tagged /
  * function_call with `call_id` = hub tool-call id), and a usage object whose counters are all
- * integers. A reply without a stop reason (cut off) is reported `incomplete` with reason
- * `interrupted` — never as completed.
+ * integers. A reply without a stop reason (cut off) is reported `incomplete` (with
+ * `incomplete_details: null`: none of the API's reasons says it) — never as completed.
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
   return { ...responseHead(resp, opts), ...responseEcho(opts.request), usage: toResponsesUsage(resp.usage) };
@@ -199,14 +199,15 @@ export function encodeResponseText(resp: HubResponse, opts: EncoderOptions): str
 function responseHead(resp: HubResponse, opts: EncoderOptions): Json {
   const now = opts.now ? opts.now() : Date.now();
   const refusalSent = resp.content.some((p) => p.type === "text" && p.refusal === true && p.text.length > 0);
-  const term = resp.stopReason ? terminalForStop(resp.stopReason, refusalSent) : { status: "incomplete" as const, reason: "interrupted" };
+  // No stop reason (cut off): `incomplete`, never completed; the API has no reason for it (`incomplete_details: null`).
+  const term: TerminalStatus = resp.stopReason ? terminalForStop(resp.stopReason, refusalSent) : { status: "incomplete" };
   return {
     id: mintId("resp_", opts.newId),
     object: "response",
     created_at: Math.floor(now / 1000),
     status: term.status,
     error: null,
-    incomplete_details: term.status === "incomplete" ? { reason: term.reason } : null,
+    incomplete_details: incompleteDetails(term),
     model: opts.model,
     output: outputItems(resp.content, opts, clientTools(opts.request)),
   };

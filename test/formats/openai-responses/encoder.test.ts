@@ -3,7 +3,7 @@ import { clientRequest, manifest, recordedBytes } from "../../support/fixtures.t
 import { decodePieces, parseSse, sdkStream, type WireEvent } from "../../support/openai-responses-helpers.ts";
 import { normalizeEvents } from "../../../formats/normalize.ts";
 import { responseToEvents } from "../../../formats/accumulate.ts";
-import type { HubEvent, HubRequest } from "../../../formats/hub.ts";
+import type { HubEvent, HubRequest, StopReason } from "../../../formats/hub.ts";
 import type { EncoderOptions } from "../../../formats/codec.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { parseRequest } from "../../../formats/openai-responses/parse.ts";
@@ -396,6 +396,29 @@ describe("encodeResponse (non-streaming body)", () => {
     expect(inc.incomplete_details).toEqual({ reason: "max_output_tokens" });
     const cut = openaiResponses.encodeResponse!({ content: [], stopReason: null, usage: {} }, { model: "m" }) as any;
     expect(cut.status).not.toBe("completed");
+  });
+
+  test("every hub stop reason: incomplete_details.reason is one of the API's (max_output_tokens, content_filter) or the details are null; pause_turn is incomplete", () => {
+    const reasons: Array<StopReason | null> = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "context_window_exceeded", "other", null];
+    const seen: Record<string, unknown> = {};
+    for (const stopReason of reasons) {
+      const whole = openaiResponses.encodeResponse!({ content: [{ type: "text", text: "x" }], stopReason, usage: {} }, { model: "m" }) as any;
+      seen[String(stopReason)] = [whole.status, whole.incomplete_details];
+      if (stopReason === null) continue;
+      const last = parseSse(encode(normalizeEvents([{ type: "message_start" }, { type: "block_delta", index: 0, delta: { type: "text", text: "x" } }, { type: "finish", reason: stopReason }], { end: false }))).at(-1)!.data;
+      expect([stopReason, last.response.status, last.response.incomplete_details]).toEqual([stopReason, whole.status, whole.incomplete_details]);
+    }
+    expect(seen).toEqual({
+      end_turn: ["completed", null],
+      tool_use: ["completed", null],
+      max_tokens: ["incomplete", { reason: "max_output_tokens" }],
+      stop_sequence: ["completed", null],
+      refusal: ["incomplete", { reason: "content_filter" }],
+      pause_turn: ["incomplete", null],
+      context_window_exceeded: ["incomplete", { reason: "max_output_tokens" }],
+      other: ["completed", null],
+      null: ["incomplete", null],
+    });
   });
 
   test("decodeResponse of the recorded JSON bodies; responseToEvents → encoder gives the same output as encodeResponse", async () => {
