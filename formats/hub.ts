@@ -344,6 +344,13 @@ export interface HubRequest {
    * whatever is built from the hub says so in a warning (SPEC F-2).
    */
   droppedItemTypes?: string[];
+  /**
+   * Turns of the client's conversation its parser left out for holding nothing it could carry (a
+   * Gemini content whose parts are all empty texts, or no parts): not in `messages`, so whatever is
+   * built from the hub says so in a `dropped_empty_message` warning (SPEC F-2), as for the empty turns
+   * that are in `messages` (no builder sends those either). Absent: none.
+   */
+  droppedEmptyTurns?: number;
   /** Responses `include` list. */
   include?: string[];
   /** How long the answer should be (OpenAI Chat `verbosity`, Responses `text.verbosity`). */

@@ -289,7 +289,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
       ? [{ code: "dropped_input_item", message: `Input items with no equivalent in the request to ${target.label} were not sent: ${hub.droppedItemTypes.join(", ")}.` }]
       : [];
     // Turns with nothing in them no target format sends (the builders leave them out): said, as on the tidy lanes.
-    const empty = emptyTurns(hub.messages);
+    const empty = emptyTurns(hub.messages) + (hub.droppedEmptyTurns ?? 0);
     if (empty > 0) droppedItems.push({ code: "dropped_empty_message", message: `${empty} empty message(s) were not sent.` });
     return {
       mode: "hub",

@@ -7,7 +7,8 @@
  * What goes where:
  * - `systemInstruction` (a Content, or a plain string) → `hub.system`, one text block per text part.
  * - `contents[]`: role `user` (also the legacy `function` role, and a missing role) → `user`; `model` →
- *   `assistant`. Any other role is a 400.
+ *   `assistant`. Any other role is a 400. A content that yields no hub part (only empty texts, no
+ *   parts) is no turn, counted in `droppedEmptyTurns` (the translate stage's `dropped_empty_message`).
  * - Parts: `text` → text (its `thoughtSignature` kept on the same part); `thought: true` text →
  *   thinking (consecutive thought parts are one thinking block; a signature on any of them is the
  *   block's); an empty non-thought text that carries only a signature → a signature-only thinking part
@@ -117,14 +118,16 @@ export function parseRequest(body: unknown, opts: GeminiParseOptions = {}): HubR
   if (contents.length === 0) throw bad("`contents` must not be empty.", "contents");
 
   const bodyModel = typeof body.model === "string" ? body.model.replace(/^models\//, "") : "";
+  let droppedEmptyTurns = 0;
   const req: HubRequest = {
     model: opts.model ?? bodyModel,
     system: parseSystem(body.systemInstruction),
-    messages: parseContents(contents),
+    messages: parseContents(contents, (n) => (droppedEmptyTurns = n)),
     tools: parseTools(body.tools),
     stream: opts.stream === true,
     source: { format: "gemini", extra: {} },
   };
+  if (droppedEmptyTurns > 0) req.droppedEmptyTurns = droppedEmptyTurns;
 
   const choice = parseToolConfig(body.toolConfig);
   if (choice) req.toolChoice = choice;
@@ -173,9 +176,15 @@ interface OpenCall {
   name: string;
 }
 
-function parseContents(contents: unknown[]): HubMessage[] {
+/**
+ * `contents[]` → hub turns (module comment). A content that yields no hub part (only empty texts, no
+ * parts) is no turn; how many were left out goes to `dropped` (when any), for the request's
+ * `droppedEmptyTurns`.
+ */
+function parseContents(contents: unknown[], dropped: (n: number) => void): HubMessage[] {
   const messages: HubMessage[] = [];
   const open: OpenCall[] = [];
+  let empty = 0;
   contents.forEach((c, ci) => {
     if (!isObj(c)) throw bad(`contents[${ci}] must be a Content object.`, `contents[${ci}]`);
     const role = c.role === undefined || c.role === null || c.role === "" ? "user" : c.role;
@@ -248,13 +257,18 @@ function parseContents(contents: unknown[]): HubMessage[] {
         content.push({ type: "text", text: `Code execution result (${typeof r.outcome === "string" ? r.outcome : "OUTCOME_UNSPECIFIED"}):\n${output}` });
       }
     });
-    if (content.length === 0) return;
+    if (content.length === 0) {
+      // Said, not silent (SPEC F-2): the translate stage names it in a dropped_empty_message warning.
+      empty++;
+      return;
+    }
     const hubRole = assistant ? "assistant" : "user";
     const last = messages.at(-1);
     // Gemini sends one content per turn; two in a row of one role are one hub turn.
     if (last && last.role === hubRole) last.content.push(...content);
     else messages.push({ role: hubRole, content });
   });
+  if (empty > 0) dropped(empty);
   return messages;
 }
 

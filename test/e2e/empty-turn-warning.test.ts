@@ -3,8 +3,8 @@
  * `input: ""`) is not sent by any target format. On the same-format lanes the tidy step said so
  * (`dropped_empty_message`); on the translated lanes the builders left it out without a word, against
  * SPEC F-2 ("dropped explicitly and reported as a warning, never silently"), until 2026-12-04
- * (pipeline/translate.ts `emptyTurns`). A Gemini client's empty turn is still skipped by its parser
- * (README "Not done yet").
+ * (pipeline/translate.ts `emptyTurns`). A Gemini client's turn of only empty texts, which its parser
+ * leaves out, is counted there too (hub `droppedEmptyTurns`, since 2026-12-04).
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
@@ -43,6 +43,36 @@ describe("an empty turn on a translated lane is left out and said", () => {
   test("Responses client with input \"\", Gemini provider: said", async () => {
     const res = await post("/v1/responses", { model: "gem/gemini-x", input: "" });
     expect(warnings(res).map((w) => w.code)).toContain("dropped_empty_message");
+  });
+
+  test("Gemini client, Chat provider: a model turn of only empty texts is left out and said, as on the other lanes", async () => {
+    const res = await post("/v1beta/models/chat/gpt-x:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "hi" }] },
+        { role: "model", parts: [{ text: "" }, { text: "" }] },
+        { role: "user", parts: [{ text: "again" }] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(warnings(res)).toContainEqual({ code: "dropped_empty_message", message: "1 empty message(s) were not sent." });
+    expect(suite.gw.fake.requests[0]!.body.messages.map((m: { role: string }) => m.role)).toEqual(["user"]);
+  });
+
+  test("Gemini client: empty turns counted with the others (a user turn with no parts, a model turn of an empty text); the native Gemini lane sends the body as it came and says nothing", async () => {
+    const contents = [
+      { role: "user", parts: [{ text: "hi" }] },
+      { role: "model", parts: [{ text: "" }] },
+      { role: "user", parts: [] },
+      { role: "user", parts: [{ text: "again" }] },
+    ];
+    const translated = await post("/v1beta/models/anth/claude-x:generateContent", { contents });
+    expect(translated.status).toBe(200);
+    expect(warnings(translated)).toContainEqual({ code: "dropped_empty_message", message: "2 empty message(s) were not sent." });
+    suite.gw.fake.reset();
+    const native = await post("/v1beta/models/gem/gemini-x:generateContent", { contents });
+    expect(native.status).toBe(200);
+    expect(warnings(native).map((w) => w.code)).not.toContain("dropped_empty_message");
+    expect(suite.gw.fake.requests[0]!.body.contents).toEqual(contents);
   });
 
   test("a conversation without an empty turn gets no such warning (whitespace is content)", async () => {
