@@ -31,7 +31,7 @@ export {
 export { authenticate, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed, modelNotAllowedMessage } from "./key-limits.ts";
-export { configKeyIdFor, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";
+export { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
 export { CLIENT_KEY_PLACEHOLDERS, presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 

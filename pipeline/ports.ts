@@ -122,9 +122,10 @@ export interface ClientKey {
   name: string;
   /**
    * What counts this key's use (its limit counters, budget windows and budget alerts' claims), when it
-   * is not `name`: a stored key created with the name of a revoked one is a new key, `name#N` for the
-   * Nth such key of that name (pipeline/key-id.ts `keyIdFor`); a config-file key with the name of a
-   * stored one is `name#config` (`configKeyIdFor`). Absent: the name.
+   * is not `name`: each stored key is `name#N`, N its generation (1 for the first key of the name, one
+   * more for each key created after a revoked one; pipeline/key-id.ts `keyIdFor`; a key stored before
+   * 2026-12-04 may be generation 0, the name); a config-file key with the name of a stored one is
+   * `name#config` (`configKeyIdFor`). Absent: the name.
    */
   id?: string;
   scopes: string[];

@@ -37,7 +37,7 @@ export interface KeyRow {
   revoked_at: number | null;
   /** JSON KeyLimits (SPEC 9.6), or null. */
   limits: string | null;
-  /** 0 for the first key of its name; one more for each key created after a revoked one of that name (its id: `keyIdFor`). */
+  /** 1 for the first key of its name (0 when stored before 2026-12-04); one more for each key created after a revoked one of that name (its id: `keyIdFor`). */
   generation: number;
 }
 

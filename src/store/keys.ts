@@ -22,7 +22,7 @@ export interface ConfigKey {
  * since the epoch, the first use). Written lazily by the limit counters, read back at start.
  */
 export interface KeyBudgetRow {
-  /** The key's id (pipeline/key-id.ts: its name, or `name#N` for a key created with a revoked key's name). */
+  /** The key's id (pipeline/key-id.ts: its name, `name#N` for a stored key, `name#config`). */
   keyName: string;
   window: BudgetWindow;
   startedAt: number;
@@ -43,8 +43,9 @@ export interface CreatedKey {
 export interface KeyInfo {
   name: string;
   /**
-   * What counts the key's use when it is not its name (pipeline/key-id.ts): a key created with a revoked
-   * key's name. For the gateway's own use (its limit counters); the admin API does not show it.
+   * What counts the key's use when it is not its name (pipeline/key-id.ts): a stored key's `name#N`, a
+   * config key's `name#config`. For the gateway's own use (its limit counters); the admin API does not
+   * show it.
    */
   id?: string;
   scopes: string[];
@@ -69,8 +70,10 @@ export interface KeyStore extends KeyLookup {
 
   /**
    * Creates a client key and returns its secret, the only time it is visible (only its SHA-256 is
-   * stored). A revoked key of the same name is replaced by a new key: its generation is one more, so its
-   * id (`ClientKey.id`, pipeline/key-id.ts) is new and its limits count afresh.
+   * stored). The first key of a name is generation 1 (its id `name#1`, never the bare name a config key
+   * of that name may have counted under); a revoked key of the same name is replaced by a new key: its
+   * generation is one more, so its id (`ClientKey.id`, pipeline/key-id.ts) is new and its limits count
+   * afresh.
    * `limits` (SPEC 9.6) are stored with it and carried by `lookup`.
    * @throws StoreError `conflict` when an active key of that name exists, `read_only` when a config key
    *   has that name, `invalid` for an empty/oversized name, non-string scopes or malformed limits.

@@ -9,6 +9,12 @@
  * budget in two requests, the third is a 429; `ci` is revoked; the config file then declares a key `ci`
  * with the same limits and is reloaded; the config key's request is served and GET /admin/api/keys
  * shows its own use (18 tokens, 1 request this minute).
+ *
+ * The other way round (the second test): a config key `build` spends its budget, leaves the config file
+ * (a reload), and `keys create build` makes a stored key of its name. The stored key is served and
+ * counts its own use: a stored key is never counted under its bare name (its id is `build#1`), which the
+ * config key counted under. Before, it was that name's first stored key, counted under the name, and its
+ * first request was refused with the config key's "has used its 1d budget".
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -19,17 +25,18 @@ import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const ADMIN = "sy-test-cfgreused-admin-00000001";
 const CONFIG_CI = "sy-test-cfgreused-ci-000000000001";
+const CONFIG_BUILD = "sy-test-cfgreused-build-0000000001";
 const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
 
-/** The config file; with `withCi`, it declares the key `ci` with {@link LIMITS}. */
-const yamlOf = (providerUrl: string, withCi: boolean) => `providers:
+/** The config file; with `withCi`, it declares the key `ci` with {@link LIMITS}; with `withBuild`, the key `build` with them. */
+const yamlOf = (providerUrl: string, withCi: boolean, withBuild = false) => `providers:
   - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
-${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
+${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}${withBuild ? `  - { name: build, key: ${CONFIG_BUILD}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
 
 /** Polls until `cond` holds; fails after `ms`. */
 async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -95,6 +102,52 @@ async function scenario(t: Target): Promise<void> {
   }
 }
 
+/** Writes the config file and has the gateway reload it; fails unless the reload is accepted. */
+async function reloadWith(t: Target, yaml: string): Promise<void> {
+  writeFileSync(t.configPath, yaml);
+  const reload = await admin(t, "POST", "/config/reload");
+  expect(reload.status).toBe(200);
+  await reload.text();
+}
+
+/** The key `build`'s entry in GET /admin/api/keys from `source`. */
+const keyBuild = async (t: Target, source: "config" | "db") => (((await (await admin(t, "GET", "/keys")).json()) as { keys: any[] }).keys as any[]).find((k) => k.name === "build" && k.source === source);
+
+/** A config key spends its budget and leaves the file; a stored key made with its name starts fresh. */
+async function storedAfterConfig(t: Target): Promise<void> {
+  await reloadWith(t, yamlOf(t.providerUrl, false, true));
+  expect((await chat(t, CONFIG_BUILD)).status).toBe(200); // 18 of 30
+  expect((await chat(t, CONFIG_BUILD)).status).toBe(200); // 36 of 30
+  const spent = await chat(t, CONFIG_BUILD);
+  expect(spent.status).toBe(429);
+  expect(((await spent.json()) as any).error.code).toBe("key_budget_exceeded");
+  await until(async () => (await keyBuild(t, "config"))?.use?.budgets?.[0]?.used === 36, 20_000, "the config key's budget use");
+
+  // `build` leaves the config file; `keys create build` makes a stored key of its name.
+  await reloadWith(t, yamlOf(t.providerUrl, false, false));
+  expect((await chat(t, CONFIG_BUILD)).status).toBe(401);
+  const made = await admin(t, "POST", "/keys", { name: "build", limits: LIMITS });
+  expect(made.status).toBe(201);
+  const stored = ((await made.json()) as { secret: string }).secret;
+  const served = await chat(t, stored);
+  const body = await served.text();
+  expect({ status: served.status, body: served.status === 200 ? "" : body }).toEqual({ status: 200, body: "" });
+  await until(async () => (await keyBuild(t, "db"))?.use?.budgets?.[0]?.used === 18, 20_000, "the stored key's budget use");
+  const listed = await keyBuild(t, "db");
+  expect(listed.use.budgets[0]).toMatchObject({ budget: { window: "1d", tokens: 30 }, used: 18 });
+  expect(listed.use.minute.requests).toEqual({ used: 1, limit: 2 });
+
+  if (t.restart) {
+    // The stored key's window is persisted under its own id: after a restart it is 18, not the config key's 36 + 18.
+    await t.restart();
+    expect((await keyBuild(t, "db")).use.budgets[0].used).toBe(18);
+    expect((await chat(t, stored)).status).toBe(200); // 36 of 30 now
+    const over = await chat(t, stored);
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as any).error.message).toStartWith('Client key "build" has used its 1d budget of 30 tokens (36 tokens used)');
+  }
+}
+
 describe("a config key with a revoked stored key's name starts fresh", () => {
   describe("on the embedded store", () => {
     let gw: TestGateway;
@@ -120,6 +173,19 @@ describe("a config key with a revoked stored key's name starts fresh", () => {
         },
       });
     }, 60_000);
+
+    test("a stored key made with the name of a config key that left the file: budget and rpm of its own; its window survives a restart", async () => {
+      const dataDir = gw.dataDir;
+      await storedAfterConfig({
+        url: () => gw.url,
+        configPath: gw.configPath,
+        providerUrl: fake.url,
+        restart: async () => {
+          await gw.stopGatewayOnly();
+          gw = await startGateway(yamlOf("{{FAKE}}", false), { fake, dataDir, env: { UP_KEY: "sk-upstream-cfgreused-0001" } });
+        },
+      });
+    }, 60_000);
   });
 
   describe("on PostgreSQL", () => {
@@ -141,6 +207,10 @@ describe("a config key with a revoked stored key's name starts fresh", () => {
 
     test("budget and rpm of its own after a reload", async () => {
       await scenario({ url: () => inst.url, configPath: inst.configPath, providerUrl: upstream.url });
+    }, 90_000);
+
+    test("a stored key made with the name of a config key that left the file: budget and rpm of its own", async () => {
+      await storedAfterConfig({ url: () => inst.url, configPath: inst.configPath, providerUrl: upstream.url });
     }, 90_000);
   });
 });

@@ -3,10 +3,12 @@
  * under an id of its own, and the alerts still name the key by its name, read back from the id.
  */
 import { describe, expect, test } from "bun:test";
-import { configKeyIdFor, keyId, keyIdFor, keyNameOfId } from "../../pipeline/key-id.ts";
+import { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "../../pipeline/key-id.ts";
 
 describe("key ids", () => {
-  test("the first key of a name is counted by its name; each later one by name#N", () => {
+  test("a key stored before 2026-12-04 (generation 0) is counted by its name; a stored key since, by name#N, never by the name a config key counts under", () => {
+    expect(keyIdFor("ci", FIRST_STORED_GENERATION)).toBe("ci#1");
+    expect(keyIdFor("ci", FIRST_STORED_GENERATION)).not.toBe(configKeyIdFor("ci", false));
     expect(keyIdFor("ci", 0)).toBe("ci");
     expect(keyIdFor("ci", 1)).toBe("ci#1");
     expect(keyIdFor("ci", 12)).toBe("ci#12");

@@ -59,8 +59,8 @@ for (const backend of backends) {
       s.setConfigKeys([{ name: "cfg", secret: "config-secret", scopes: ["admin"] }]);
       const created = await s.createKey("laptop", ["admin", "admin"], "team-a");
       expect(created.secret).toMatch(/^sy-[A-Za-z0-9_-]{43}$/);
-      expect(created.key).toEqual({ name: "laptop", scopes: ["admin"], tag: "team-a", source: "db" });
-      expect(s.lookup(created.secret)).toEqual({ name: "laptop", scopes: ["admin"], tag: "team-a", source: "db" });
+      expect(created.key).toEqual({ name: "laptop", id: "laptop#1", scopes: ["admin"], tag: "team-a", source: "db" });
+      expect(s.lookup(created.secret)).toEqual({ name: "laptop", id: "laptop#1", scopes: ["admin"], tag: "team-a", source: "db" });
       expect(s.lookup("config-secret")?.source).toBe("config");
       expect(s.lookup("nope")).toBeUndefined();
       expect(s.any()).toBe(true);

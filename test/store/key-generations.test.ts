@@ -2,8 +2,10 @@
  * A key created with the name of a revoked key is a new key (SPEC 9.6; client_keys.generation, SQLite
  * migration 9, PostgreSQL migration 8), on both stores: its id (pipeline/key-id.ts) is `name#N`, on
  * the created key, on lookup, on the listing and after a reopen, so the limit counters count it
- * afresh; the first key of a name keeps its name as its id (its stored budget windows stay its own).
- * A config-file key with the name of a stored key (pipeline/key-id.ts `configKeyIdFor`) is `name#config`.
+ * afresh. The first stored key of a name is `name#1`, never the bare name, which a config key of that
+ * name counts under; a key stored before (generation 0) keeps its name as its id (its stored budget
+ * windows stay its own). A config-file key with the name of a stored key (pipeline/key-id.ts
+ * `configKeyIdFor`) is `name#config`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -42,23 +44,23 @@ const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> 
 
 for (const backend of backends) {
   describe(`key generations: ${backend.name}`, () => {
-    test("the first key of a name is counted by its name; each key created after a revoked one by name#N, across a reopen", async () => {
+    test("the first key of a name is counted by name#1; each key created after a revoked one by the next name#N, across a reopen", async () => {
       const open = await backend.open();
       const s = await open();
       const first = await s.createKey("laptop");
-      expect(first.key.id).toBeUndefined();
-      expect(s.lookup(first.secret)).toEqual({ name: "laptop", scopes: [], source: "db" });
+      expect(first.key.id).toBe("laptop#1");
+      expect(s.lookup(first.secret)).toEqual({ name: "laptop", id: "laptop#1", scopes: [], source: "db" });
       expect(await s.revokeKey("laptop")).toBe(true);
       const again = await s.createKey("laptop");
-      expect(again.key.id).toBe("laptop#1");
-      expect(s.lookup(again.secret)?.id).toBe("laptop#1");
-      expect((await s.listKeys()).find((k) => k.name === "laptop")).toMatchObject({ name: "laptop", id: "laptop#1" });
+      expect(again.key.id).toBe("laptop#2");
+      expect(s.lookup(again.secret)?.id).toBe("laptop#2");
+      expect((await s.listKeys()).find((k) => k.name === "laptop")).toMatchObject({ name: "laptop", id: "laptop#2" });
       expect(await s.revokeKey("laptop")).toBe(true);
       const third = await s.createKey("laptop");
-      expect(s.lookup(third.secret)?.id).toBe("laptop#2");
+      expect(s.lookup(third.secret)?.id).toBe("laptop#3");
       await s.close();
       const r = await open();
-      expect(r.lookup(third.secret)).toMatchObject({ name: "laptop", id: "laptop#2" });
+      expect(r.lookup(third.secret)).toMatchObject({ name: "laptop", id: "laptop#3" });
       expect(r.lookup(again.secret)).toBeUndefined();
       expect(r.lookup(first.secret)).toBeUndefined();
       await r.close();
@@ -91,6 +93,22 @@ for (const backend of backends) {
       const r = await open();
       r.setConfigKeys(configKeys);
       expect(r.lookup("sy-config-ci-secret-0001")?.id).toBe("ci#config");
+      await r.close();
+    });
+
+    test("a stored key made with the name of a config key that left the file is not counted under the config key's id", async () => {
+      const open = await backend.open();
+      const s = await open();
+      s.setConfigKeys([{ name: "build", secret: "sy-config-build-secret-1" }]);
+      const configId = s.lookup("sy-config-build-secret-1")?.id ?? "build"; // what counted the config key's use
+      s.setConfigKeys([]); // `build` left the config file
+      const stored = await s.createKey("build");
+      expect(stored.key.id).toBe("build#1");
+      expect(s.lookup(stored.secret)).toMatchObject({ name: "build", id: "build#1" });
+      expect(s.lookup(stored.secret)?.id).not.toBe(configId);
+      await s.close();
+      const r = await open();
+      expect(r.lookup(stored.secret)?.id).toBe("build#1");
       await r.close();
     });
   });

@@ -26,7 +26,7 @@ describe("stored client keys", () => {
     expect(s.any()).toBe(false);
     const created = s.createKey("laptop", ["admin"], "home");
     expect(created.secret).toMatch(/^sy-[A-Za-z0-9_-]{43}$/);
-    expect(created.key).toEqual({ name: "laptop", scopes: ["admin"], tag: "home", source: "db" });
+    expect(created.key).toEqual({ name: "laptop", id: "laptop#1", scopes: ["admin"], tag: "home", source: "db" });
     expect(s.any()).toBe(true);
 
     // stored hashed: the file holds the hash, never the secret
@@ -70,7 +70,7 @@ describe("stored client keys", () => {
     a.close();
 
     const b = openSqliteStore({ path });
-    expect(b.lookup(one.secret)).toEqual({ name: "one", scopes: [], tag: "ci", source: "db" });
+    expect(b.lookup(one.secret)).toEqual({ name: "one", id: "one#1", scopes: [], tag: "ci", source: "db" });
     expect(b.lookup(two.secret)).toBeUndefined();
     expect(codeOf(() => b.createKey("one"))).toBe("conflict");
     const again = b.createKey("two", ["admin"]);

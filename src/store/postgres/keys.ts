@@ -3,7 +3,7 @@
  * key's secret; `lookup` answers from the in-memory {@link KeyCache}, re-read when this instance changes
  * a key and when another instance announces "keys" (within about a second).
  */
-import { keyIdFor } from "../../../pipeline/index.ts";
+import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
@@ -54,8 +54,10 @@ export class PgKeys implements KeyStore {
       sql.begin(async (tx) => {
         const [row] = await tx`SELECT revoked_at FROM client_keys WHERE name = ${n} FOR UPDATE`;
         if (row && row.revoked_at === null) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
-        const [made] = await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits)
-                 VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson})
+        // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
+        // bare name, which a config key of that name may have counted under.
+        const [made] = await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation)
+                 VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${FIRST_STORED_GENERATION})
                  ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
                    created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
                  RETURNING generation`;

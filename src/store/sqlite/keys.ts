@@ -3,7 +3,7 @@
  * secret; `lookup` answers from the in-memory {@link KeyCache}, which is re-read when another
  * connection commits (`PRAGMA data_version`, checked by the store's timer).
  */
-import { keyIdFor } from "../../../pipeline/index.ts";
+import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
@@ -25,7 +25,9 @@ export class SqliteKeys implements KeyStore {
       keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation FROM client_keys ORDER BY name"),
       keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
       keyUpsert: db.prepare(
-        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, NULL, ?)
+        // A name's first stored key is generation 1 (pipeline/key-id.ts FIRST_STORED_GENERATION): never
+        // counted under the bare name, which a config key of that name may have counted under.
+        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation) VALUES (?, ?, ?, ?, ?, NULL, ?, ${FIRST_STORED_GENERATION})
          ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
            created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
          RETURNING generation`,
