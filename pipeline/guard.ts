@@ -279,9 +279,10 @@ export interface GuardDeps {
   /** Clock for the limit counters, ms since the epoch; default Date.now. */
   now?: () => number;
   /**
-   * USD per token at most for one target (the dearer of its model's input and output prices; SPEC 9.5),
-   * undefined when its model has no price: with {@link routing}, what a USD budget holds for a request
-   * in flight before the key has a priced request settled in the window (pipeline/key-limits.ts).
+   * USD a token of one target is expected to cost (SPEC 9.5: what its model's priced requests cost per
+   * token so far, or the dearer of its input and output prices before one settled), undefined when its
+   * model has no price: with {@link routing}, the least a USD budget holds per expected token of a
+   * request in flight to it (pipeline/key-limits.ts).
    */
   tokenPrice?: (target: Target) => number | undefined;
   /** The routing table in force, to find the targets a requested model names (for {@link tokenPrice}). */

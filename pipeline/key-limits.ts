@@ -132,15 +132,18 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
 
 /** How {@link checkKeyLimits} prices a token of the requested model: a target's price, and the routing table. */
 export interface TokenPricing {
-  /** USD per token at most for a target (the dearer of input and output), undefined when unpriced. */
+  /**
+   * USD a token of a target is expected to cost (its model's learned cost per token, or before one of
+   * its requests settled the dearer of its input and output price), undefined when unpriced.
+   */
   price: (target: Target) => number | undefined;
   routing: () => RoutingTable;
 }
 
 /**
- * USD per token at most for a request naming `model` (SPEC 9.5): the dearest of its targets' prices
- * (a `provider/model`, or every target of an alias or combo, whichever the order would choose), each
- * the dearer of its input and output price; undefined when the name resolves to nothing priced.
+ * USD a token of a request naming `model` is expected to cost (SPEC 9.5): the dearest of its targets'
+ * prices (a `provider/model`, or every target of an alias or combo, whichever the order would choose),
+ * each as {@link TokenPricing.price} gives it; undefined when the name resolves to nothing priced.
  * A few map lookups and a price lookup per target; asked only for a key with a USD budget.
  */
 export function usdPerTokenOf(model: string, pricing: TokenPricing): number | undefined {
@@ -158,8 +161,9 @@ export function usdPerTokenOf(model: string, pricing: TokenPricing): number | un
  * The guard's limit check (SPEC 9.6) for a request that presented a key: the allow-list, then the
  * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
  * What the request is expected to spend goes with it: its body's tokens ({@link estimateTokensOfBody})
- * and, for a key with a USD budget, what a token of its model may cost ({@link usdPerTokenOf}, with
- * `pricing`). Returns the refusal Response, or undefined when the request may go on.
+ * and, for a key with a USD budget, what a token of its model is expected to cost ({@link usdPerTokenOf},
+ * with `pricing`; the counters hold at least that). Returns the refusal Response, or undefined when the
+ * request may go on.
  */
 export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number, pricing?: TokenPricing): Promise<Response | undefined> {
   const key = ctx.key;

@@ -200,10 +200,11 @@ export interface LimitRefusal {
 export interface RequestEstimate {
   tokens: number;
   /**
-   * USD per token at most for the model the request names (the dearer of its input and output prices;
-   * of an alias's or combo's targets, the dearest priced one), when the key has a USD budget and that
-   * model is priced: what a USD budget holds per expected token while no priced request of the key has
-   * settled in the window. Absent for an unpriced model (its spend cannot be counted).
+   * USD a token of the model the request names is expected to cost (what its priced requests cost per
+   * token so far, or before one settled the dearer of its input and output prices; of an alias's or
+   * combo's targets, the dearest), when the key has a USD budget and that model is priced: the least a
+   * USD budget holds per expected token of the request while it is in flight (more when the key's own
+   * spend per token so far is dearer). Absent for an unpriced model (its spend cannot be counted).
    */
   usdPerToken?: number;
 }

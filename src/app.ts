@@ -425,8 +425,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     clock,
     keys: store,
     limits: keyCounters,
-    // SPEC 9.6: a request in flight holds what a token of its model may cost against a USD budget.
-    tokenPrice: (t) => accounting.prices().usdPerTokenAtMost(t.provider.id, t.provider.kind, t.model),
+    // SPEC 9.6: a request in flight holds at least what a token of its model is expected to cost against a USD budget.
+    tokenPrice: (t) => accounting.expectedUsdPerToken(t.provider.id, t.provider.kind, t.model),
     now: () => clock.now(),
     settings: () => gatewaySettings(cfg),
     routing,

@@ -5,6 +5,8 @@
  * request multiplies its tokens by its model's remembered rates ({@link PriceBook}, ~0.15 µs; tiers
  * chosen by the request's usage); the price table's own calculation runs on a model's first request,
  * when a dated price set's interval has passed, and on every request of a model with time-of-day prices.
+ * Each priced request also teaches its model's USD per token ({@link RequestAccounting.expectedUsdPerToken}),
+ * what a later request to that model holds against a USD budget while it is in flight.
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { StopReason } from "../../formats/hub.ts";
@@ -37,23 +39,52 @@ export function countedTokens(usage: UsageRecord["usage"]): number {
   return (usage.inputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + (usage.outputTokens ?? 0);
 }
 
+/** Weight of the newest settled request in a model's learned USD per token ({@link RequestAccounting.expectedUsdPerToken}). */
+const RATE_WEIGHT = 0.3;
+
 /** Prices requests and settles key limits; see the module comment. */
 export class RequestAccounting {
   private book?: PriceBook;
   private bookFor?: ReadonlyMap<string, PriceOverride>;
+  /**
+   * USD per counted token ({@link countedTokens}) of each model's priced requests so far, an exponential
+   * moving average, by provider id then upstream model; emptied with the price book.
+   */
+  private rates = new Map<string, Map<string, number>>();
   /** `key\0provider/model` pairs already warned about (a USD budget that cannot count the model). */
   private readonly warnedUnpriced = new Set<string>();
 
   constructor(private readonly deps: AccountingDeps) {}
 
-  /** The price book of the pricing in force (rebuilt when a reload replaced it). */
+  /** The price book of the pricing in force (rebuilt when a reload replaced it; the learned rates go with the old one). */
   prices(): PriceBook {
     const pricing = this.deps.pricing();
     if (!this.book || this.bookFor !== pricing) {
       this.book = new PriceBook(pricing, this.deps.priceTable);
       this.bookFor = pricing;
+      if (this.rates.size > 0) this.rates = new Map();
     }
     return this.book;
+  }
+
+  /**
+   * USD a counted token of `model` served by `providerId` is expected to cost (SPEC 9.5, 9.6): what its
+   * priced requests cost per token so far in this process (their mix of input, cache and output), or,
+   * before one settled, the dearer of its input and output price ({@link PriceBook.usdPerTokenAtMost},
+   * an upper bound); undefined when the model has no price. What a request in flight to it holds per
+   * expected token against a USD budget, at least (src/limits/counters.ts). Two map reads once learned.
+   */
+  expectedUsdPerToken(providerId: string, kind: ProviderKind, model: string): number | undefined {
+    const book = this.prices();
+    return this.rates.get(providerId)?.get(model) ?? book.usdPerTokenAtMost(providerId, kind, model);
+  }
+
+  /** Adds a settled priced request's USD per counted token to its model's {@link rates}. */
+  private learnRate(served: ServedBy, perToken: number): void {
+    let byModel = this.rates.get(served.provider.id);
+    if (byModel === undefined) this.rates.set(served.provider.id, (byModel = new Map()));
+    const was = byModel.get(served.model);
+    byModel.set(served.model, was === undefined ? perToken : was + RATE_WEIGHT * (perToken - was));
   }
 
   /**
@@ -91,6 +122,7 @@ export class RequestAccounting {
       const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage);
       if (cost.usd !== undefined) rec.costUsd = cost.usd;
       if (cost.unpriced) rec.unpriced = true;
+      else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
     }
     if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
     if (ctx.limitsAdmitted && ctx.key?.limits) {

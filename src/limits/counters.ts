@@ -15,9 +15,11 @@
  *   each admitted request holds a reservation until it is settled: its expected tokens, the larger of
  *   its own input estimate ({@link RequestEstimate}, body bytes / 4) and the key's recent mean per
  *   request (an exponential moving average of settled requests, this process only), and for USD
- *   budgets those tokens at the key's USD per token so far in the budget's window, or, before a priced
- *   request was settled in it, at the dearer of the input and output price of the request's model
- *   ({@link RequestEstimate.usdPerToken}; nothing for an unpriced model). While other requests of the
+ *   budgets those tokens at the key's USD per token so far in the budget's window or at what a token
+ *   of the request's model is expected to cost, whichever is dearer ({@link RequestEstimate.usdPerToken}:
+ *   the model's cost per token so far, or before one of its requests settled the dearer of its input and
+ *   output price; nothing for an unpriced model), so requests to a model dearer than the window's
+ *   mean hold what that model costs. While other requests of the
  *   key are in flight, a request whose reservation would take the minute's tokens or a budget's use
  *   plus every reservation over the limit is refused (Retry-After 1 s, `inFlight` set); a request
  *   arriving while none is in flight is always admitted when the limit is not yet reached. So N concurrent requests a few tokens short of a limit
@@ -81,7 +83,7 @@ export interface Reservation {
 
 const MINUTE = 60_000;
 
-/** USD per token the request's model may cost ({@link RequestEstimate.usdPerToken}), 0 when unpriced or unknown. */
+/** USD a token of the request's model is expected to cost ({@link RequestEstimate.usdPerToken}), 0 when unpriced or unknown. */
 export function modelRate(estimate?: RequestEstimate): number {
   const r = estimate?.usdPerToken;
   return r !== undefined && Number.isFinite(r) && r > 0 ? r : 0;
@@ -184,9 +186,10 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     const counted = limits.tpm !== undefined || budgets.length > 0;
     const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
     const tokens = counted ? Math.max(own, s.meanTokens ?? 0) : 0;
-    // USD: at the window's USD per token so far; before a priced request settled in it, at what a token
-    // of the request's model may cost (none for an unpriced model, whose spend no USD budget counts).
-    const usd = tokens > 0 && budgets.some((b) => b.usd !== undefined) ? tokens * (this.usdPerToken(s, limits, now) || modelRate(estimate)) : 0;
+    // USD: at the window's USD per token so far, or at what a token of the request's model is expected
+    // to cost when that is dearer (a burst to a dearer model than the window's mean holds its own price;
+    // nothing for an unpriced model, whose spend no USD budget counts).
+    const usd = tokens > 0 && budgets.some((b) => b.usd !== undefined) ? tokens * Math.max(this.usdPerToken(s, limits, now), modelRate(estimate)) : 0;
     for (const b of budgets) {
       const win = this.open(s, b.window, now);
       if (!win) continue;

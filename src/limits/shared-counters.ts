@@ -330,9 +330,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   /**
    * What a request of `key` is expected to spend, held against tpm and budgets while it is in flight:
    * the larger of its own input estimate (body bytes / 4) and the key's recent mean tokens per request
-   * on this instance; for USD budgets those tokens at the key's recent USD per token, or, before a
-   * priced request of the key was settled here, at the dearer of the input and output price of the
-   * request's model (`RequestEstimate.usdPerToken`; nothing for an unpriced model).
+   * on this instance; for USD budgets those tokens at the key's recent USD per token or at what a
+   * token of the request's model is expected to cost (`RequestEstimate.usdPerToken`), whichever is
+   * dearer (nothing for an unpriced model).
    */
   private expected(key: string, limits: KeyLimits, estimate?: RequestEstimate): { tokens: number; usd: number } {
     const budgets = limits.budgets ?? [];
@@ -340,8 +340,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
     const m = this.means.get(key);
     const tokens = Math.max(own, m?.tokens ?? 0);
-    // Before a priced request of the key settled here: what a token of the request's model may cost.
-    return { tokens, usd: tokens * ((m?.usdPerToken ?? 0) || modelRate(estimate)) };
+    // At least what a token of the request's model is expected to cost: a burst to a model dearer than
+    // the key's recent mean holds that model's price.
+    return { tokens, usd: tokens * Math.max(m?.usdPerToken ?? 0, modelRate(estimate)) };
   }
 
   /** The shares `limits` needs for a request now, with what each refusal would say and what it expects to spend there. */

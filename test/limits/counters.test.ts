@@ -229,13 +229,17 @@ describe("requests in flight hold their expected tokens against tpm and budgets"
     expect(verdicts[2].ok === false && verdicts[2].refusal).toEqual({ limit: "budget", budget: { window: "1d", usd: 0.05 }, used: 0, max: 0.05, retryAfterMs: 1000, inFlight: 2 });
     // An unpriced model (no usdPerToken) on another key: nothing to reserve, all five go.
     expect(Array.from({ length: 5 }, () => c.admit("u", l, T0, { tokens: 20 }).ok)).toEqual([true, true, true, true, true]);
-    // Once a priced request has settled in the window, the window's own USD per token counts.
+    // Once a priced request has settled in the window, the window's own USD per token counts, or the
+    // model's when that is dearer.
     const first = verdicts[0];
     if (!first.ok) throw new Error("refused");
     c.settle("k", l, { tokens: 100, usd: 0.01 }, T0 + 1, first.ticket); // $0.0001 per token; mean 100 tokens
-    // $0.01 used + $0.02 held by the second + 100 tokens at $0.0001 ($0.01) each: two more go (at the
-    // model's $0.001 per token the first of them would hold $0.10 and be refused), a third would pass $0.05.
-    expect([1, 2, 3].map((i) => c.admit("k", l, T0 + 1 + i, { tokens: 20, usdPerToken: 0.001 }).ok)).toEqual([true, true, false]);
+    // $0.01 used + $0.02 held by the second + 100 tokens at the model's $0.001 ($0.10): refused (it held
+    // the window's $0.01 until 2026-12-04, and a burst to the dear model went over the budget).
+    expect(c.admit("k", l, T0 + 2, { tokens: 20, usdPerToken: 0.001 }).ok).toBe(false);
+    // A model cheaper than the window's mean ($0.00001 per token) holds the mean: 100 tokens at $0.0001
+    // ($0.01) each, two more go, a third would pass $0.05.
+    expect([1, 2, 3].map((i) => c.admit("k", l, T0 + 2 + i, { tokens: 20, usdPerToken: 0.00001 }).ok)).toEqual([true, true, false]);
   });
 
   test("tpm: requests in flight that would take the minute over the limit make the next one wait", () => {
