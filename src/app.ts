@@ -75,6 +75,7 @@ import { usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
+import { publishReloadAccepted, publishReloadRejected } from "./events/config-reloaded.ts";
 import { IdleTrim, idleTrimMsFromEnv } from "./memory/idle-trim.ts";
 
 /** Options of {@link startApp}. */
@@ -193,13 +194,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
       store.setTraceRingSize(cfg.settings.traceRingSize);
       afterApply?.(next, prev, changes, why);
     },
+    rejected: (error) => publishReloadRejected(bus, clock.now(), cfg.source.path, error),
   });
   await live.init();
 
   const bus = new EventBus();
   // SPEC O-5: OpenTelemetry only when an OTLP endpoint is configured; otherwise the SDK is never loaded.
-  const telemetry =
-    env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION, log) : undefined;
+  const telemetry = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION, log) : undefined;
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
@@ -587,12 +588,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let watcher: ConfigWatcher | undefined;
   if (cfg.source.path) {
     watcher = watchConfig(cfg.source.path, {
-      onReload: (next, text) => {
-        live.acceptFile(next, text ?? "");
-      },
+      onReload: (next, text) => void live.acceptFile(next, text ?? ""),
       onError: (err) => {
         const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);
         log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", error }));
+        publishReloadRejected(bus, clock.now(), cfg.source.path, err);
       },
     }, { env, load: (text) => live.composeFile(text) });
   }
@@ -609,6 +609,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // that wait for a restart (src/config/restart-only.ts); a stored change when it changed something.
     const waiting = why === "file" && startedWith ? restartNeeded(next, startedWith) : [];
     if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes, ...(waiting.length > 0 ? { restartNeeded: waiting.map((w) => w.path) } : {}) }));
+    if (why === "file") publishReloadAccepted(bus, clock.now(), next.source.path, changes, waiting, next.warnings); // SPEC 9.4: open dashboards show it
     // each one said once, by the re-read that changed it
     for (const w of waiting) if (changes.server?.includes(w.path.slice("server.".length))) log(JSON.stringify({ level: "warn", time: clock.now(), msg: w.message, path: w.path }));
     if (Object.keys(changes).length === 0) return;

@@ -170,13 +170,15 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
       ) as never;
 }
 
-/** Names added, removed and changed in one section (the `routing_changed` event). */
+/** Names added, removed and changed in one section (the `routing_changed` and `config_reloaded` events). */
 const NamesChanged = v.object({ added: v.array(v.string()), removed: v.array(v.string()), changed: v.array(v.string()) });
+/** A config file path and a sentence about it (`config_reloaded`). */
+const PathMessage = v.object({ path: v.string(), message: v.string() });
 
 /** OpenAPI documentation of the control routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
 export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/events": {
-    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed, routing_changed (data = the JSON below); `: ping` every 15 s.",
+    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed, routing_changed, config_reloaded (data = the JSON below); `: ping` every 15 s.",
     query: EventsQuery,
     stream: true,
     response: v.union([
@@ -220,6 +222,23 @@ export const CONTROL_ROUTE_DOCS = {
         aliases: v.optional(NamesChanged),
         providers: v.optional(NamesChanged),
         settings: v.optional(v.array(v.string())),
+      }),
+      v.object({
+        type: v.literal("config_reloaded"),
+        at: v.number(),
+        file: v.string(),
+        changed: v.object({
+          providers: v.optional(NamesChanged),
+          accounts: v.optional(NamesChanged),
+          combos: v.optional(NamesChanged),
+          aliases: v.optional(NamesChanged),
+          keys: v.optional(NamesChanged),
+          settings: v.optional(v.array(v.string())),
+          server: v.optional(v.array(v.string())),
+        }),
+        restartNeeded: v.array(PathMessage),
+        warnings: v.array(PathMessage),
+        error: v.optional(v.string()),
       }),
     ]),
   },

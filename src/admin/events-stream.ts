@@ -4,7 +4,7 @@
  *
  * ```
  * id: 17
- * event: request_finished | account_state | alert | keys_changed | routing_changed
+ * event: request_finished | account_state | alert | keys_changed | routing_changed | config_reloaded
  * data: {"type":"request_finished",…}
  * ```
  *
@@ -33,14 +33,17 @@ export const RECHECK_MS = 5_000;
 export const MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** The event types a client may ask for with `?types=`. */
-export const EVENT_TYPES = ["request_finished", "account_state", "alert", "keys_changed", "routing_changed"] as const;
+export const EVENT_TYPES = ["request_finished", "account_state", "alert", "keys_changed", "routing_changed", "config_reloaded"] as const;
 
 /** Query of `GET /events`. */
 export const EventsQuery = v.object({
   types: v.optional(
     v.pipe(
       v.string(),
-      v.regex(/^(request_finished|account_state|alert|keys_changed|routing_changed)(,(request_finished|account_state|alert|keys_changed|routing_changed))*$/, "types is a comma-separated list of request_finished, account_state, alert, keys_changed, routing_changed"),
+      v.regex(
+        /^(request_finished|account_state|alert|keys_changed|routing_changed|config_reloaded)(,(request_finished|account_state|alert|keys_changed|routing_changed|config_reloaded))*$/,
+        "types is a comma-separated list of request_finished, account_state, alert, keys_changed, routing_changed, config_reloaded",
+      ),
       v.description("Comma-separated event types to receive (default: all)."),
     ),
   ),

@@ -30,6 +30,8 @@ export interface LiveConfigOptions {
    * or `stored` (objects stored through the admin API changed). Must not throw.
    */
   applied: (next: RuntimeConfig, prev: RuntimeConfig, changes: ConfigChanges, why: "file" | "stored") => void;
+  /** Called when {@link LiveConfig.reloadFile} refuses the file (the running configuration stays). Must not throw. */
+  rejected?: (error: ConfigError) => void;
 }
 
 /** The result of re-reading the file. */
@@ -110,16 +112,18 @@ export class LiveConfig {
    */
   reloadFile(): ReloadResult {
     if (!this.base.path) return { ok: false, error: new ConfigError([{ path: "(root)", message: "this instance runs on the built-in default configuration: there is no file to reload" }]) };
+    const refused = (error: ConfigError): ReloadResult => {
+      this.opts.rejected?.(error);
+      return { ok: false, error };
+    };
     try {
       const base = readConfigBase(this.base.path);
-      if (base.text.trim() === "" && this.base.text.trim() !== "") {
-        return { ok: false, error: new ConfigError([{ path: "(root)", message: "the config file is empty; ignored" }], base.path) };
-      }
+      if (base.text.trim() === "" && this.base.text.trim() !== "") return refused(new ConfigError([{ path: "(root)", message: "the config file is empty; ignored" }], base.path));
       const next = composeConfig(base, this.stored, this.opts.env, this.opts.now);
       this.base = base;
       return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };
     } catch (e) {
-      if (e instanceof ConfigError) return { ok: false, error: e };
+      if (e instanceof ConfigError) return refused(e);
       throw e;
     }
   }

@@ -128,14 +128,40 @@ export interface RoutingChangedEvent {
   settings?: string[];
 }
 
+/** A path in the config file and a sentence about it (a changed setting waiting for a restart, a warning, an error). */
+export interface PathMessage {
+  path: string;
+  message: string;
+}
+
+/**
+ * The config file was re-read (SPEC 2.3, 9.4 Routing page's Config file card): on a change of the file,
+ * SIGHUP or `POST /admin/api/config/reload` (`switchyard reload`, the dashboard's button). What the
+ * admin API's reload answers: the names that changed (never values), the changed settings that take
+ * effect only at a restart with what holds until then, the file's warnings; or, when the file was
+ * refused and the previous configuration stays, why (`error`, the issues as `path: message`).
+ */
+export interface ConfigReloadedEvent {
+  type: "config_reloaded";
+  at: number;
+  /** The config file's path. */
+  file: string;
+  /** Names added, removed and changed per section, settings and server keys changed (src/config/diff.ts); empty when refused. */
+  changed: { providers?: NamesChanged; accounts?: NamesChanged; combos?: NamesChanged; aliases?: NamesChanged; keys?: NamesChanged; settings?: string[]; server?: string[] };
+  restartNeeded: PathMessage[];
+  warnings: PathMessage[];
+  /** Why the file was refused ("providers[1].kind: …; …"); absent when it was put in force. */
+  error?: string;
+}
+
 /** Every event the bus carries. */
-export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent | KeysChangedEvent | RoutingChangedEvent;
+export type GatewayEvent = RequestFinishedEvent | AccountStateEvent | AlertEvent | KeysChangedEvent | RoutingChangedEvent | ConfigReloadedEvent;
 
 /** A typed publish/subscribe bus, one per running instance. */
 export class EventBus {
   private listeners: Array<(event: GatewayEvent) => void> = [];
   /** Subscribers per event type (a subscriber of every type counts for each). */
-  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0, keys_changed: 0, routing_changed: 0 };
+  private readonly counts: Record<GatewayEvent["type"], number> = { request_finished: 0, account_state: 0, alert: 0, keys_changed: 0, routing_changed: 0, config_reloaded: 0 };
 
   /** Whether anybody listens to anything (lets a publisher skip building an event). */
   get active(): boolean {

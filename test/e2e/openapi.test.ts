@@ -113,7 +113,7 @@ describe("the admin OpenAPI document", () => {
     }
     // The event stream is text/event-stream, each event's data described.
     const events = (op("get", "/admin/api/events") as any).responses["200"].content["text/event-stream"].schema;
-    expect(events.contentSchema.anyOf.map((s: any) => s.properties.type.const)).toEqual(["request_finished", "account_state", "alert", "keys_changed", "routing_changed"]);
+    expect(events.contentSchema.anyOf.map((s: any) => s.properties.type.const)).toEqual(["request_finished", "account_state", "alert", "keys_changed", "routing_changed", "config_reloaded"]);
     const test = (op("post", "/admin/api/accounts/{id}/test") as any).responses["200"].content["application/json"].schema;
     expect(test.required).toEqual(["ok", "status", "latency_ms", "model", "model_from"]);
   });

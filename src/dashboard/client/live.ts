@@ -4,7 +4,7 @@
  * gets a `hello` event, so it can re-read the state it shows.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { AccountStateEvent, AlertEvent, KeysChangedEvent, RequestFinishedEvent, RoutingChangedEvent } from "../../events/bus.ts";
+import type { AccountStateEvent, AlertEvent, ConfigReloadedEvent, KeysChangedEvent, RequestFinishedEvent, RoutingChangedEvent } from "../../events/bus.ts";
 import { reloadToSignIn } from "./session-ended.ts";
 
 /** What subscribers receive. */
@@ -14,6 +14,7 @@ export type LiveEvent =
   | AlertEvent
   | KeysChangedEvent
   | RoutingChangedEvent
+  | ConfigReloadedEvent
   | { type: "hello"; at: number };
 
 /** Connection state shown in the header. */
@@ -41,7 +42,7 @@ export function connectLive(): void {
     setState("live");
     dispatch({ type: "hello", at: Number(JSON.parse((m as MessageEvent).data).at) || Date.now() });
   });
-  for (const type of ["request_finished", "account_state", "alert", "keys_changed", "routing_changed"]) {
+  for (const type of ["request_finished", "account_state", "alert", "keys_changed", "routing_changed", "config_reloaded"]) {
     source.addEventListener(type, (m) => {
       try {
         dispatch(JSON.parse((m as MessageEvent).data) as LiveEvent);

@@ -3,12 +3,14 @@
  * would this request go and why" — through `POST /admin/api/dry-run`, the same call and the same
  * answer as `switchyard route`. The lists follow changes made elsewhere (another browser, the admin API,
  * the CLI, a config reload, another instance sharing the store: the `routing_changed` live event); while
- * a combo or alias is being written here, a notice says so instead, and the edit is kept.
+ * a combo or alias is being written here, a notice says so instead, and the edit is kept. The config
+ * file can be reloaded here, with what the reload answered (../config-reload.tsx).
  */
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Breakable, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
+import { ConfigReloadCard } from "../config-reload.tsx";
 import { clockSeconds, withoutIsoTime } from "../format.ts";
 import { useLive, type LiveEvent } from "../live.ts";
 import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
@@ -541,6 +543,7 @@ export function RoutingPage() {
           )}
         </Card>
       </div>
+      <ConfigReloadCard />
     </div>
   );
 }

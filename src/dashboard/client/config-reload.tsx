@@ -1,0 +1,121 @@
+/**
+ * The config file's reloads on the dashboard (SPEC 2.3, 9.3 `POST /admin/api/config/reload`, 9.4): a
+ * card on the Routing page with a Reload button, and what the last reload answered, shown in place
+ * without a page reload: what changed (ids per section, settings and server keys; the server never
+ * sends values), each changed setting that takes effect only at a restart with the server's sentence
+ * (`restartNeeded`), the file's warnings, or why the file was refused (the old configuration stays) or
+ * cannot be reloaded (409: no config file). A reload triggered elsewhere while the page is open (the
+ * file changed, SIGHUP, `switchyard reload`, another browser) arrives as the `config_reloaded` live
+ * event and is shown the same way. The button's call goes through ./api.ts (same origin, the session
+ * cookie, the page's CSRF token); every part of an answer is rendered as text.
+ */
+import { useState } from "preact/hooks";
+import { api, ApiError } from "./api.ts";
+import { ActionButton, Card } from "./components.tsx";
+import { useLive } from "./live.ts";
+
+/** Ids added, removed and changed in one section of the file. */
+interface SectionChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+/** The admin API's answer to an accepted reload (src/admin/config-routes.ts). */
+export interface ReloadAnswer {
+  reloaded: true;
+  file: string;
+  changed: {
+    providers?: SectionChanges;
+    accounts?: SectionChanges;
+    combos?: SectionChanges;
+    aliases?: SectionChanges;
+    keys?: SectionChanges;
+    settings?: string[];
+    server?: string[];
+  };
+  restartNeeded: Array<{ path: string; message: string }>;
+  warnings: Array<{ path: string; message: string }>;
+}
+
+/**
+ * What a reload changed, in words, as `switchyard reload` prints it (src/cli/reload.ts): `combo fast
+ * added; keys ci, build removed; server port changed`, or `nothing changed`.
+ */
+export function reloadChangeText(changed: ReloadAnswer["changed"]): string {
+  const parts: string[] = [];
+  const ids = (one: string, many: string, c: SectionChanges | undefined) => {
+    if (!c) return;
+    for (const [verb, list] of [["added", c.added], ["removed", c.removed], ["changed", c.changed]] as const) {
+      if (list?.length > 0) parts.push(`${list.length > 1 ? many : one} ${list.join(", ")} ${verb}`);
+    }
+  };
+  ids("provider", "providers", changed.providers);
+  ids("account", "accounts", changed.accounts);
+  ids("combo", "combos", changed.combos);
+  ids("alias", "aliases", changed.aliases);
+  ids("key", "keys", changed.keys);
+  if (changed.settings?.length) parts.push(`settings ${changed.settings.join(", ")} changed`);
+  if (changed.server?.length) parts.push(`server ${changed.server.join(", ")} changed`);
+  return parts.length > 0 ? parts.join("; ") : "nothing changed";
+}
+
+/** The last reload's outcome: its answer, or the refusal's message. */
+type Outcome = ({ ok: true; answer: ReloadAnswer } | { ok: false; message: string }) & { at: number };
+
+/** The card: the Reload button and the last reload's answer (this page's, or one seen live). */
+export function ConfigReloadCard() {
+  const [outcome, setOutcome] = useState<Outcome | undefined>();
+  const reload = () =>
+    api<ReloadAnswer>("/config/reload", { method: "POST" })
+      .then((answer) => setOutcome({ ok: true, answer, at: Date.now() }))
+      .catch((e: unknown) => setOutcome({ ok: false, message: e instanceof ApiError || e instanceof Error ? e.message : String(e), at: Date.now() }));
+  useLive((e) => {
+    if (e.type !== "config_reloaded") return;
+    // The button's own reload sends this event too, just before or after its answer: both say the same.
+    if (e.error !== undefined) setOutcome({ ok: false, message: `Config reload rejected; the previous config stays in force: ${e.error}`, at: e.at });
+    else setOutcome({ ok: true, answer: { reloaded: true, file: e.file, changed: e.changed, restartNeeded: e.restartNeeded, warnings: e.warnings }, at: e.at });
+  });
+  return (
+    <Card
+      title="Config file"
+      class="config-reload"
+      actions={
+        <ActionButton small onClick={reload} title="Re-read the config file now (as switchyard reload and SIGHUP do)">
+          Reload config file
+        </ActionButton>
+      }
+    >
+      {!outcome && <p class="muted small">The file is re-read when it changes and on SIGHUP. A file with errors is refused and the running configuration stays.</p>}
+      {outcome?.ok === false && (
+        <p class="test-result test-bad" role="alert" data-reload="rejected">
+          {outcome.message}
+        </p>
+      )}
+      {outcome?.ok && (
+        <div data-reload="accepted" role="status">
+          <p class="test-result test-ok" data-reload="changes">
+            Reloaded <span class="mono">{outcome.answer.file}</span> at {new Date(outcome.at).toLocaleTimeString()}: {reloadChangeText(outcome.answer.changed ?? {})}.
+          </p>
+          {(outcome.answer.restartNeeded ?? []).length > 0 && (
+            <div class="notice" data-reload="restart-needed">
+              <span>
+                <strong>Restart needed.</strong>{" "}
+                {outcome.answer.restartNeeded.map((r) => (
+                  <span key={r.path} class="reload-line" data-path={r.path}>
+                    {r.message}
+                  </span>
+                ))}
+              </span>
+            </div>
+          )}
+          {(outcome.answer.warnings ?? []).map((w) => (
+            <p key={`${w.path}:${w.message}`} class="held-text small" data-reload="warning">
+              warning: <span class="mono">{w.path}</span>: {w.message}
+            </p>
+          ))}
+        </div>
+      )}
+    </Card>
+  );
+}
