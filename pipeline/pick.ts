@@ -6,6 +6,7 @@
  * tried in this request, and records why each account was in or out.
  */
 import type { Account, DecisionTrace } from "./ports.ts";
+import { JoinedText } from "./joined-text.ts";
 import type { Target } from "./resolve.ts";
 
 /**
@@ -172,9 +173,13 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
   return { account: chosen, verdicts, firstFreeAt, firstChoice };
 }
 
+/** Decision subjects (`label @ account`) and the chosen account's reasons, one string each (./joined-text.ts). */
+const SUBJECTS = new JoinedText(" @ ");
+const CHOSEN = new JoinedText("; ");
+
 /** A pick verdict as a route-trace decision (`target @ account`). */
 export function verdictDecision(target: Target, v: AccountVerdict): DecisionTrace {
-  const subject = `${target.label} @ ${v.accountId}`;
-  if (v.verdict === "in") return { subject, verdict: "in", reason: v.note ? `first eligible account; ${v.note}` : "first eligible account" };
+  const subject = SUBJECTS.of(target.label, v.accountId);
+  if (v.verdict === "in") return { subject, verdict: "in", reason: v.note ? CHOSEN.of("first eligible account", v.note) : "first eligible account" };
   return { subject, verdict: "out", reason: describeExclusion({ reason: v.note ?? "not eligible", until: v.until }) };
 }

@@ -10,6 +10,7 @@
  * are rejected when the config loads).
  */
 import { hubError, type HubError } from "../formats/hub.ts";
+import { JoinedText } from "./joined-text.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { TargetPredicate } from "./predicates.ts";
 
@@ -138,15 +139,18 @@ export function resolveModel(name: string, table: RoutingTable): Resolution | Hu
   const providerId = guessProvider(name, table);
   const provider = table.providers.get(providerId);
   if (!provider) return unknownProvider(`${providerId}/${name}`);
-  return { targets: [{ provider, model: name, label: `${providerId}/${name}` }], via: "guess" };
+  return { targets: [{ provider, model: name, label: LABELS.of(providerId, name) }], via: "guess" };
 }
+
+/** `provider/model` labels, one string per pair (./joined-text.ts: not a new rope per request). */
+const LABELS = new JoinedText("/");
 
 function targetOf(name: string, table: RoutingTable): Target | undefined {
   const slash = name.indexOf("/");
   const provider = table.providers.get(name.slice(0, slash));
   if (!provider) return undefined;
   const model = name.slice(slash + 1);
-  return { provider, model, label: `${provider.id}/${model}` };
+  return { provider, model, label: LABELS.of(provider.id, model) };
 }
 
 function expandCombo(combo: ComboSpec, table: RoutingTable, out: Target[], seen: Set<string>): HubError | undefined {
