@@ -340,8 +340,9 @@ export interface HubRequest {
   previousResponseId?: string;
   /**
    * Types of the client's input items the hub has no slot for (Responses `item_reference`,
-   * `web_search_call`, a type this code does not know), each once, in first-seen order: not carried, so
-   * whatever is built from the hub says so in a warning (SPEC F-2).
+   * `web_search_call`, a type this code does not know; a Gemini part of a kind the parser does not read,
+   * as `<member> part`), each once, in first-seen order: not carried, so whatever is built from the hub
+   * says so in a warning (SPEC F-2).
    */
   droppedItemTypes?: string[];
   /**

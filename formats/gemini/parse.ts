@@ -8,7 +8,9 @@
  * - `systemInstruction` (a Content, or a plain string) → `hub.system`, one text block per text part.
  * - `contents[]`: role `user` (also the legacy `function` role, and a missing role) → `user`; `model` →
  *   `assistant`. Any other role is a 400. A content that yields no hub part (only empty texts, no
- *   parts) is no turn, counted in `droppedEmptyTurns` (the translate stage's `dropped_empty_message`).
+ *   parts) is no turn, counted in `droppedEmptyTurns` (the translate stage's `dropped_empty_message`);
+ *   a part with no member the parser reads (`toolCall`, a kind newer than this code) is left out and
+ *   named in `droppedItemTypes` (`dropped_input_item`).
  * - Parts: `text` → text (its `thoughtSignature` kept on the same part); `thought: true` text →
  *   thinking (consecutive thought parts are one thinking block; a signature on any of them is the
  *   block's); an empty non-thought text that carries only a signature → a signature-only thinking part
@@ -118,16 +120,17 @@ export function parseRequest(body: unknown, opts: GeminiParseOptions = {}): HubR
   if (contents.length === 0) throw bad("`contents` must not be empty.", "contents");
 
   const bodyModel = typeof body.model === "string" ? body.model.replace(/^models\//, "") : "";
-  let droppedEmptyTurns = 0;
+  const left: LeftOut = { emptyTurns: 0, parts: new Set() };
   const req: HubRequest = {
     model: opts.model ?? bodyModel,
     system: parseSystem(body.systemInstruction),
-    messages: parseContents(contents, (n) => (droppedEmptyTurns = n)),
+    messages: parseContents(contents, left),
     tools: parseTools(body.tools),
     stream: opts.stream === true,
     source: { format: "gemini", extra: {} },
   };
-  if (droppedEmptyTurns > 0) req.droppedEmptyTurns = droppedEmptyTurns;
+  if (left.emptyTurns > 0) req.droppedEmptyTurns = left.emptyTurns;
+  if (left.parts.size > 0) req.droppedItemTypes = [...left.parts];
 
   const choice = parseToolConfig(body.toolConfig);
   if (choice) req.toolChoice = choice;
@@ -176,15 +179,25 @@ interface OpenCall {
   name: string;
 }
 
+/** What {@link parseContents} left out, for the request's `droppedEmptyTurns` and `droppedItemTypes` (SPEC F-2). */
+interface LeftOut {
+  /** Contents that yielded no hub part (only empty texts, no parts). */
+  emptyTurns: number;
+  /** Parts of a kind the hub has no slot for, named by their member (`videoMetadata part`). */
+  parts: Set<string>;
+}
+
+/** The members of a Part this parser reads, or that only qualify another member of the part. */
+const PART_MEMBERS = new Set(["text", "thought", "thoughtSignature", "thought_signature", "functionCall", "functionResponse", "inlineData", "fileData", "executableCode", "codeExecutionResult", "videoMetadata", "mediaResolution", "partMetadata"]);
+
 /**
  * `contents[]` → hub turns (module comment). A content that yields no hub part (only empty texts, no
- * parts) is no turn; how many were left out goes to `dropped` (when any), for the request's
- * `droppedEmptyTurns`.
+ * parts) is no turn, counted in `left.emptyTurns`; a part with none of the members the parser reads is
+ * left out and named in `left.parts`.
  */
-function parseContents(contents: unknown[], dropped: (n: number) => void): HubMessage[] {
+function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
   const messages: HubMessage[] = [];
   const open: OpenCall[] = [];
-  let empty = 0;
   contents.forEach((c, ci) => {
     if (!isObj(c)) throw bad(`contents[${ci}] must be a Content object.`, `contents[${ci}]`);
     const role = c.role === undefined || c.role === null || c.role === "" ? "user" : c.role;
@@ -255,11 +268,14 @@ function parseContents(contents: unknown[], dropped: (n: number) => void): HubMe
         const r = p.codeExecutionResult;
         const output = typeof r.output === "string" ? r.output : "";
         content.push({ type: "text", text: `Code execution result (${typeof r.outcome === "string" ? r.outcome : "OUTCOME_UNSPECIFIED"}):\n${output}` });
+        return;
       }
+      // A kind of part the hub has no slot for (a member this parser does not read): named, not silent (SPEC F-2).
+      for (const k in p) if (!PART_MEMBERS.has(k)) return void left.parts.add(`${k} part`);
     });
     if (content.length === 0) {
       // Said, not silent (SPEC F-2): the translate stage names it in a dropped_empty_message warning.
-      empty++;
+      left.emptyTurns++;
       return;
     }
     const hubRole = assistant ? "assistant" : "user";
@@ -268,7 +284,6 @@ function parseContents(contents: unknown[], dropped: (n: number) => void): HubMe
     if (last && last.role === hubRole) last.content.push(...content);
     else messages.push({ role: hubRole, content });
   });
-  if (empty > 0) dropped(empty);
   return messages;
 }
 

@@ -75,6 +75,15 @@ describe("an empty turn on a translated lane is left out and said", () => {
     expect(suite.gw.fake.requests[0]!.body.contents).toEqual(contents);
   });
 
+  test("Gemini client: a part of a kind the parser does not read is left out and named (dropped_input_item), not skipped without a word", async () => {
+    const res = await post("/v1beta/models/chat/gpt-x:generateContent", {
+      contents: [{ role: "user", parts: [{ text: "hi" }, { toolCall: { id: "t1", toolType: "GOOGLE_SEARCH_WEB" } }] }],
+    });
+    expect(res.status).toBe(200);
+    expect(warnings(res)).toContainEqual({ code: "dropped_input_item", message: "Input items with no equivalent in the request to chat/gpt-x were not sent: toolCall part." });
+    expect(suite.gw.fake.requests[0]!.body.messages).toEqual([{ role: "user", content: "hi" }]);
+  });
+
   test("a conversation without an empty turn gets no such warning (whitespace is content)", async () => {
     const res = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "   " }] });
     expect(res.status).toBe(200);
