@@ -38,3 +38,19 @@ export function flat(s: string): string {
   resolved ^= s.indexOf("\u0000");
   return s;
 }
+
+/**
+ * `JSON.stringify(s)` for a string: `s` between quotes when {@link isPlainJsonText} says JSON escapes
+ * nothing in it (a minted id, always), else `JSON.stringify`'s text. Same text either way.
+ */
+export function jsonString(s: string): string {
+  return isPlainJsonText(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/**
+ * `JSON.stringify(n)` for a number: its `String` form when finite (the same Number-to-String text JSON
+ * writes), `null` otherwise (what JSON writes for NaN and the infinities).
+ */
+export function jsonNumber(n: number): string {
+  return Number.isFinite(n) ? `${n}` : "null";
+}

@@ -79,6 +79,20 @@ export function toResponsesUsage(u: Usage): ResponsesUsage {
 }
 
 /**
+ * `JSON.stringify(toResponsesUsage(u))`, written from a template (the same members in the same order;
+ * every counter an integer ≥ 0): no usage object and no `JSON.stringify` per reply. A total that is
+ * not finite (two counters near the largest number) goes through `JSON.stringify`, which writes `null`.
+ */
+export function responsesUsageJson(u: Usage): string {
+  const cached = int(u.cacheReadTokens);
+  const input = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
+  const output = int(u.outputTokens);
+  const total = input + output;
+  if (!Number.isFinite(total)) return JSON.stringify(toResponsesUsage(u));
+  return `{"input_tokens":${input},"input_tokens_details":{"cached_tokens":${cached}},"output_tokens":${output},"output_tokens_details":{"reasoning_tokens":${int(u.reasoningTokens)}},"total_tokens":${total}}`;
+}
+
+/**
  * Responses usage → hub usage (REFERENCE §5.10): `inputTokens` = `input_tokens − cached_tokens`,
  * `cacheReadTokens` = `cached_tokens`, `outputTokens` = `output_tokens` (includes reasoning),
  * `reasoningTokens` = `output_tokens_details.reasoning_tokens`; a newer `cache_write_tokens` (top level

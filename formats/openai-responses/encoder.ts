@@ -40,10 +40,10 @@ import type { BlockStart, HubError, HubEvent, StopReason, TokenLogprob, Usage } 
 import { responsesDeltaLogprobsJson, responsesPartLogprobsJson } from "../openai-common/logprobs.ts";
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import { flat, isPlainJsonText } from "../json-text.ts";
+import { flat, isPlainJsonText, jsonNumber, jsonString } from "../json-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { sseNamed } from "../sse.ts";
-import { hasItemPrefix, mintId, terminalForStop, toResponsesUsage, writeEncryptedContent } from "./common.ts";
+import { hasItemPrefix, mintId, responsesUsageJson, terminalForStop, writeEncryptedContent } from "./common.ts";
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
 import { echoMembers } from "./echo-memo.ts";
@@ -57,6 +57,12 @@ interface OpenItem {
   /** JSON of the id, precomputed for the per-delta string concatenation. */
   idJson: string;
   text: string;
+  /**
+   * A message item whose every text delta so far was plain (formats/json-text.ts isPlainJsonText: no
+   * character JSON escapes): `text`'s JSON is then `text` between quotes, and no `JSON.stringify` of
+   * the whole text is needed at its close (a join of plain texts is plain).
+   */
+  plainText?: boolean;
   phase?: string;
   /** A message whose one content part is a `refusal` part (not `output_text`). */
   refusal?: boolean;
@@ -174,7 +180,7 @@ class ResponsesEncoder implements StreamEncoder {
     const response = this.responseJson(term.status, {
       incomplete: term.reason ? `{"reason":"${term.reason}"}` : "null",
       output: this.outputJson(),
-      usage: JSON.stringify(toResponsesUsage(this.usage)),
+      usage: responsesUsageJson(this.usage),
     });
     this.send(type, `{"type":"${type}","sequence_number":${this.seq},"response":${response}}`);
   }
@@ -202,7 +208,7 @@ class ResponsesEncoder implements StreamEncoder {
     let echo = this.echoMembers;
     if (head === undefined || echo === undefined) {
       // The parts that do not change within a reply, made once.
-      head = this.responseHead = `{"id":${JSON.stringify(this.responseId)},"object":"response","created_at":${JSON.stringify(this.createdAt)},"status":"`;
+      head = this.responseHead = `{"id":${jsonString(this.responseId)},"object":"response","created_at":${jsonNumber(this.createdAt)},"status":"`;
       this.modelMember = this.opts.model === undefined ? "" : `"model":${JSON.stringify(this.opts.model)},`;
       // The same text for the same echo: remembered across requests when large (Codex's tools).
       echo = this.echoMembers = echoMembers(this.echo, this.opts.requestText);
@@ -231,8 +237,8 @@ class ResponsesEncoder implements StreamEncoder {
     switch (b.type) {
       case "text": {
         const id = mintId("msg_", this.opts.newId);
-        const idJson = JSON.stringify(id);
-        const it: OpenItem = { ...base, kind: "message", id, idJson };
+        const idJson = jsonString(id);
+        const it: OpenItem = { ...base, kind: "message", id, idJson, plainText: true };
         if (b.phase) it.phase = b.phase;
         this.cur = it;
         if (b.refusal === true) {
@@ -305,6 +311,7 @@ class ResponsesEncoder implements StreamEncoder {
   private textDelta(it: OpenItem, text: string, logprobs: TokenLogprob[] | undefined, plain: boolean): void {
     it.text += text;
     if (it.refusal) {
+      it.plainText = false;
       this.send(
         "response.refusal.delta",
         `{"type":"response.refusal.delta","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"delta":${JSON.stringify(text)}}`,
@@ -319,6 +326,7 @@ class ResponsesEncoder implements StreamEncoder {
       else this.emit("response.output_text.delta", TEXT_DELTA_HEAD + seq + mid + text + TEXT_DELTA_TAIL);
       return;
     }
+    it.plainText = false;
     let lp = "[]";
     if (logprobs !== undefined) {
       if (it.logprobs) for (const t of logprobs) it.logprobs.push(t);
@@ -405,8 +413,9 @@ class ResponsesEncoder implements StreamEncoder {
       case "skip":
         return;
       case "message": {
-        // The text is serialised once for its three appearances (done, part, item) and the terminal's.
-        const textJson = JSON.stringify(it.text);
+        // The text is serialised once for its three appearances (done, part, item) and the terminal's; a
+        // text of plain deltas is quoted as it is, flattened once (it goes into four frames).
+        const textJson = it.plainText === true ? flat(`"${it.text}"`) : JSON.stringify(it.text);
         if (it.refusal) {
           const part = `{"type":"refusal","refusal":${textJson}}`;
           this.send("response.refusal.done", `{"type":"response.refusal.done","sequence_number":${this.seq},"item_id":${it.idJson},"output_index":${it.outputIndex},"content_index":0,"refusal":${textJson}}`);

@@ -20,7 +20,7 @@ import {
   type Usage,
 } from "../hub.ts";
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
-import { fromResponsesUsage, hasItemPrefix, incompleteDetails, mintId, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent, type TerminalStatus } from "./common.ts";
+import { fromResponsesUsage, hasItemPrefix, incompleteDetails, mintId, responsesUsageJson, stopForTerminal, terminalForStop, toResponsesUsage, TOOL_FIELDS_KEY, writeEncryptedContent, type TerminalStatus } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
 import { echoMembers } from "./echo-memo.ts";
@@ -192,7 +192,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Json {
 export function encodeResponseText(resp: HubResponse, opts: EncoderOptions): string {
   const head = JSON.stringify(responseHead(resp, opts));
   // `head` is an object with members (`id` first): its closing brace gives way to the echo and usage.
-  return `${head.slice(0, -1)},${echoMembers(responseEcho(opts.request), opts.requestText)}"usage":${JSON.stringify(toResponsesUsage(resp.usage))}}`;
+  return `${head.slice(0, -1)},${echoMembers(responseEcho(opts.request), opts.requestText)}"usage":${responsesUsageJson(resp.usage)}}`;
 }
 
 /** The members of a non-streamed body before the request echo (`id` … `output`), ids minted in this order. */

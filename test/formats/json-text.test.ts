@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { isRope, numberOfDFGCompiles, optimizeNextInvocation } from "bun:jsc";
-import { flat, isPlainJsonText } from "../../formats/json-text.ts";
+import { flat, isPlainJsonText, jsonNumber, jsonString } from "../../formats/json-text.ts";
 import type { HubEvent } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
 
@@ -130,5 +130,12 @@ describe("client encoders: a text delta's frame is JSON.stringify's, plain text 
     a.end();
     b.end();
     expect(events.join("")).toBe(sse);
+  });
+});
+
+describe("jsonString and jsonNumber", () => {
+  test("write what JSON.stringify writes, for every kind of text and number", () => {
+    for (const t of TEXTS) expect(jsonString(t)).toBe(JSON.stringify(t));
+    for (const n of [0, -0, 7, -3, 1.5, 1e21, 1e-7, 2 ** 53 + 2, Number.MAX_VALUE, NaN, Infinity, -Infinity]) expect(jsonNumber(n)).toBe(JSON.stringify(n));
   });
 });
