@@ -151,11 +151,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       const account = picked.account;
       if (!account) {
         if (tried.size === 0) {
-          last ??= {
+          const gone = modelGone(target, picked);
+          last ??= gone ?? {
             target,
             error: noAccountError(target, picked),
             classification: { row: "client_error", account: { type: "none" }, loop: "next_target" },
           };
+          // The upstream said earlier that the model does not exist for any of the target's accounts:
+          // as after that attempt, its siblings come next (R-10), on every later request too.
+          if (gone && !target.siblingOf) targets = withSiblings(targets, planned, ti, gone, (missing ??= new Map()), ctx);
         }
         break;
       }
@@ -218,15 +222,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account, cache: deps.pool.cacheState?.(hints, target.provider.id) });
         if (c.row === "model_unavailable" && !target.siblingOf) {
           // SPEC R-10: the model does not exist here; its siblings on the same provider come next.
-          const siblings = siblingsOf(target.model, target.provider.models[target.model]?.siblings).map(
-            (model): Target => ({ ...target, model, label: `${target.provider.id}/${model}`, siblingOf: target.model }),
-          );
-          if (siblings.length > 0) {
-            if (targets === planned) targets = planned.slice(); // the caller's list stays as planned
-            (missing ??= new Map()).set(target.label, last);
-            targets.splice(ti + 1, 0, ...siblings);
-            for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model} (R-10): the upstream said ${target.model} does not exist` });
-          }
+          targets = withSiblings(targets, planned, ti, last, (missing ??= new Map()), ctx);
         }
         if (c.loop === "next_target") break targetLoop;
         continue targetLoop; // next account
@@ -266,6 +262,43 @@ function finalError(
   const res = errorAnswer(ctx, err, headers);
   deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return res;
+}
+
+/**
+ * `targets` with the siblings (SPEC R-10) of the missing model of `targets[ti]` inserted after it, the
+ * failure it met recorded in `missing` (reported instead of a missing sibling's own), and one trace
+ * decision per sibling. A copy is made before the first insertion, so the caller's `planned` list stays
+ * as planned; without siblings `targets` is answered as it is.
+ */
+function withSiblings(targets: Target[], planned: Target[], ti: number, failed: Failed, missing: Map<string, Failed>, ctx: RequestContext): Target[] {
+  const target = targets[ti]!;
+  const siblings = siblingsOf(target.model, target.provider.models[target.model]?.siblings).map(
+    (model): Target => ({ ...target, model, label: `${target.provider.id}/${model}`, siblingOf: target.model }),
+  );
+  if (siblings.length === 0) return targets;
+  const out = targets === planned ? planned.slice() : targets;
+  missing.set(target.label, failed);
+  out.splice(ti + 1, 0, ...siblings);
+  for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model} (R-10): the upstream said ${target.model} does not exist` });
+  return out;
+}
+
+/**
+ * The failure of a target whose model every one of its accounts has had removed (SPEC 6.3: the
+ * upstream answered that the model does not exist for it, a pairing kept until changed): a 404
+ * `model_not_found` naming the upstream's answer, classified as that answer was (`model_unavailable`,
+ * next target), as the request that met it got. Undefined when any account is out for another reason
+ * (cooling down, locked, …: {@link noAccountError}'s 429 / 503), or none is.
+ */
+function modelGone(target: Target, picked: Picked): Failed | undefined {
+  const out = picked.verdicts.filter((v) => v.verdict === "out");
+  if (out.length === 0 || out.some((v) => v.cause !== "removed")) return undefined;
+  const why = [...new Set(out.map((v) => v.note ?? "model removed"))].slice(0, 2).join("; ");
+  return {
+    target,
+    error: hubError("model_not_found", `The model ${target.model} does not exist at provider ${target.provider.id}: ${why}.`, { code: "model_not_found", param: "model" }),
+    classification: { row: "model_unavailable", account: { type: "none" }, loop: "next_target" },
+  };
 }
 
 /**

@@ -172,6 +172,36 @@ describe("SPEC R-10: sibling models", () => {
     expect(calls().map((r) => `${provider(r)}:${r.model}`)).toEqual(["p:claude-opus-4-1-20250805", "p:claude-opus-4-1", "p:claude-opus-4-2", "p:claude-opus-4", "q:glm-x"]);
   });
 
+  test("later requests for a model the upstream said does not exist: its siblings still serve, with no call for the missing model once every account knows", async () => {
+    upstreamKnowsAllBut(["claude-opus-4-1-20250805"]);
+    // Two accounts: each learns that the model is missing once (a model-scoped 404 moves on to the
+    // siblings without trying the other account); from the third request on, none is asked for it.
+    for (let i = 0; i < 4; i++) {
+      const res = await post("/v1/messages", msg("p/claude-opus-4-1-20250805"));
+      expect({ i, status: res.status }).toEqual({ i, status: 200 });
+      expect(((await res.json()) as any).content[0].text).toBe("served by claude-opus-4-1");
+      expect(JSON.parse(res.headers.get("x-switchyard-warning")!)).toContainEqual(expect.objectContaining({ code: "sibling_model" }));
+    }
+    expect(calls().map((r) => r.model)).toEqual(["claude-opus-4-1-20250805", "claude-opus-4-1", "claude-opus-4-1-20250805", "claude-opus-4-1", "claude-opus-4-1", "claude-opus-4-1"]);
+  });
+
+  test("a later request for a missing model without siblings is the 404 not found in the client's format, not a 503 overloaded that clients retry", async () => {
+    upstreamKnowsAllBut(["llama-unknown"]);
+    const first = await post("/v1/messages", msg("solo/llama-unknown"));
+    expect(first.status).toBe(404);
+    await first.text();
+    const again = await post("/v1/messages", msg("solo/llama-unknown"));
+    expect(again.status).toBe(404);
+    expect(again.headers.get("retry-after")).toBeNull();
+    const body = (await again.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe("not_found_error");
+    expect(body.error.message).toContain("The model llama-unknown does not exist at provider solo");
+    const chat = await post("/v1/chat/completions", { model: "solo/llama-unknown", messages: [{ role: "user", content: "hi" }] });
+    expect(chat.status).toBe(404);
+    expect(((await chat.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: "model_not_found", param: "model" });
+    expect(calls().map((r) => r.model)).toEqual(["llama-unknown"]);
+  });
+
   test("a model of no known family without configured siblings goes straight to the next target's error", async () => {
     upstreamKnowsAllBut(["llama-unknown"]);
     const res = await post("/v1/messages", msg("p/llama-unknown"));
