@@ -471,8 +471,13 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
   if (typeof gc.responseLogprobs === "boolean") req.logprobs = gc.responseLogprobs;
   const top = num(gc.logprobs, "logprobs");
   if (top !== undefined) req.topLogprobs = top;
-  if (Array.isArray(gc.stopSequences)) {
-    const stops = gc.stopSequences.filter((s): s is string => typeof s === "string" && s.length > 0);
+  if (gc.stopSequences !== undefined && gc.stopSequences !== null) {
+    // A string, or a list holding something else, is no `repeated string` (the API answers 400): it
+    // was dropped without a word, and the reply ran past the stop the client asked for.
+    if (!Array.isArray(gc.stopSequences) || gc.stopSequences.some((s) => typeof s !== "string")) {
+      throw bad("`generationConfig.stopSequences` must be an array of strings.", "generationConfig.stopSequences");
+    }
+    const stops = (gc.stopSequences as string[]).filter((s) => s.length > 0);
     if (stops.length > 0) req.stopSequences = stops;
   }
 

@@ -118,6 +118,10 @@ describe("parseRequest", () => {
     expect(param(turn({ text: "", thoughtSignature: "c2ln" }))).toBe("no error");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], tools: [{ functionDeclarations: [{ description: "no name" }] }] })).toBe("tools[0].functionDeclarations[0].name");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { maxOutputTokens: -1 } })).toBe("generationConfig.maxOutputTokens");
+    // stop sequences that are no list of strings: dropped before, so the reply ran past the stop asked for
+    expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: "END" } })).toBe("generationConfig.stopSequences");
+    expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: ["END", 5] } })).toBe("generationConfig.stopSequences");
+    expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: ["END", ""] } })).toBe("no error");
   });
 });
 
