@@ -252,8 +252,11 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
   if (choices > 1) {
     // Every reply that is not passed through is read by a decoder that keeps choice 0 (the hub carries
     // one choice): the client would pay for n answers and silently get one.
-    return hubError("invalid_request", `n=${choices} (several choices) is only served by a provider of the client's own API; ${target.label} is reached through translation, which returns one choice. Send n=1.`, {
-      param: ctx.clientFormat === "gemini" ? "generationConfig.candidateCount" : "n",
+    // Named as the client wrote it: Gemini's error has no `param`, so its message is all its client reads.
+    const gemini = ctx.clientFormat === "gemini";
+    const field = gemini ? "generationConfig.candidateCount" : "n";
+    return hubError("invalid_request", `${field}=${choices} (several ${gemini ? "candidates" : "choices"}) is only served by a provider of the client's own API; ${target.label} is reached through translation, which returns one ${gemini ? "candidate" : "choice"}. Send ${field}=1.`, {
+      param: field,
     });
   }
 

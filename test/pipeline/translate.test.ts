@@ -232,8 +232,14 @@ describe("several choices (Chat n, Gemini candidateCount)", () => {
       expect(refusal(translate(ctx("openai-chat", chatBody), target(kind), "strip_with_warning"))).toEqual(["invalid_request", 400, "n"]);
     }
     for (const kind of ["openai", "anthropic", "openai-responses"] as const) {
-      expect(refusal(translate(ctx("gemini", geminiBody), target(kind), "strip_with_warning"))).toEqual(["invalid_request", 400, "generationConfig.candidateCount"]);
+      const t = translate(ctx("gemini", geminiBody), target(kind), "strip_with_warning");
+      expect(refusal(t)).toEqual(["invalid_request", 400, "generationConfig.candidateCount"]);
+      // Gemini's error shape has no param: the message names the field the client sent, not Chat's n
+      expect("kind" in t && t.message).toStartWith("generationConfig.candidateCount=2 (several candidates)");
+      expect("kind" in t && t.message).not.toContain("n=");
     }
+    const chat = translate(ctx("openai-chat", chatBody), target("anthropic"), "strip_with_warning");
+    expect("kind" in chat && chat.message).toStartWith("n=3 (several choices)");
   });
 
   test("n=1 (or none) is translated as usual", () => {
