@@ -178,7 +178,8 @@ const PathMessage = v.object({ path: v.string(), message: v.string() });
 /** OpenAPI documentation of the control routes (merged into openapi.ts ADMIN_ROUTE_DOCS). */
 export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/events": {
-    summary: "Live events as Server-Sent Events: request_finished, account_state, alert, keys_changed, routing_changed, config_reloaded (data = the JSON below); `: ping` every 15 s.",
+    summary:
+      "Live events as Server-Sent Events: first `event: hello` ({at, heartbeatMs}), then request_finished, account_state, alert, keys_changed, routing_changed, config_reloaded (data = the JSON below, its `type` the event's name); `: ping` every 15 s; a stream ends with `event: dropped` ({reason, at}) for a reader too far behind, or `event: signed_out` ({at}) when its caller may no longer read it.",
     query: EventsQuery,
     stream: true,
     response: v.union([
@@ -240,6 +241,10 @@ export const CONTROL_ROUTE_DOCS = {
         warnings: v.array(PathMessage),
         error: v.optional(v.string()),
       }),
+      // The stream's own frames, without a `type` member (src/admin/events-stream.ts).
+      v.pipe(v.object({ at: v.number(), heartbeatMs: v.number() }), v.description("event: hello, the first frame: the time and the interval of the `: ping` comments, ms.")),
+      v.pipe(v.object({ reason: v.string(), at: v.number() }), v.description("event: dropped, the last frame for a reader more than 1 MiB behind.")),
+      v.pipe(v.object({ at: v.number() }), v.description("event: signed_out, the last frame once the caller may no longer read the stream (session ended, key revoked).")),
     ]),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },

@@ -113,9 +113,26 @@ describe("the admin OpenAPI document", () => {
     }
     // The event stream is text/event-stream, each event's data described.
     const events = (op("get", "/admin/api/events") as any).responses["200"].content["text/event-stream"].schema;
-    expect(events.contentSchema.anyOf.map((s: any) => s.properties.type.const)).toEqual(["request_finished", "account_state", "alert", "keys_changed", "routing_changed", "config_reloaded"]);
+    expect(events.contentSchema.anyOf.map((s: any) => s.properties.type?.const)).toEqual(["request_finished", "account_state", "alert", "keys_changed", "routing_changed", "config_reloaded", undefined, undefined, undefined]);
+    // the stream's own frames, which carry no type: hello first, dropped and signed_out last
+    expect(events.contentSchema.anyOf.slice(6).map((s: any) => Object.keys(s.properties).sort())).toEqual([["at", "heartbeatMs"], ["at", "reason"], ["at"]]);
     const test = (op("post", "/admin/api/accounts/{id}/test") as any).responses["200"].content["application/json"].schema;
     expect(test.required).toEqual(["ok", "status", "latency_ms", "model", "model_from"]);
+  });
+
+  test("the event stream's first frame (event: hello) is one of the described events", async () => {
+    const ctl = new AbortController();
+    const res = await fetch(`${gw.url}/admin/api/events`, { signal: ctl.signal });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("\n\n")) text += new TextDecoder().decode((await reader.read()).value);
+    ctl.abort();
+    const frame = text.slice(0, text.indexOf("\n\n"));
+    expect(frame).toStartWith("event: hello\n");
+    const data = JSON.parse(frame.slice(frame.indexOf("data: ") + 6)) as Record<string, unknown>;
+    const alternatives = (op("get", "/admin/api/events") as any).responses["200"].content["text/event-stream"].schema.contentSchema.anyOf as any[];
+    const fits = alternatives.filter((s) => [...(s.required ?? [])].sort().join() === Object.keys(data).sort().join() && Object.keys(data).every((k) => s.properties[k]?.type === typeof data[k]));
+    expect(fits.length).toBe(1);
   });
 
   test("path and query parameters are declared", () => {
