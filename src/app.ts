@@ -44,7 +44,7 @@ import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { defaultConfigPath, loadConfig } from "./config/load.ts";
 import { startRemarks } from "./start-remarks.ts";
-import { ConfigError } from "./config/errors.ts";
+import { ConfigError, issueText } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
@@ -590,8 +590,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     watcher = watchConfig(cfg.source.path, {
       onReload: (next, text) => void live.acceptFile(next, text ?? ""),
       onError: (err) => {
-        const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);
-        log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", error }));
+        const error = err instanceof ConfigError ? err.issues.map((i) => issueText(i, cfg.source.path)).join("; ") : err instanceof Error ? err.message : String(err);
+        log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", path: cfg.source.path, error }));
         publishReloadRejected(bus, clock.now(), cfg.source.path, err);
       },
     }, { env, load: (text) => live.composeFile(text) });

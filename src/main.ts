@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, ROOT_PATH } from "./config/errors.ts";
+import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import { askAdmin } from "./cli/admin-request.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
@@ -455,7 +455,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       // at its path in it; a problem of the whole file (unreadable, not YAML) is its message alone.
       const file = e.file ?? (values.config as string | undefined) ?? "the configuration";
       process.stderr.write(`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):\n`);
-      for (const i of e.issues) process.stderr.write(`  ${i.path === ROOT_PATH ? "" : `${i.path}: `}${i.message}\n`);
+      for (const i of e.issues) process.stderr.write(`  ${i.path === ROOT_PATH ? i.message : issueText(i)}\n`);
       process.exit(1);
     }
     const msg = e instanceof Error ? e.message : String(e);

@@ -18,7 +18,7 @@ import * as v from "valibot";
 import type { Account, Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
-import { ConfigError, type ConfigIssue } from "../config/errors.ts";
+import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
 import type { LiveConfig } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";
 import { parseYaml } from "../config/load.ts";
@@ -371,7 +371,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         const r = live.reloadFile();
         if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
         const issues = r.error.issues;
-        return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
+        return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => issueText(i, live.path)).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
       }) as never;
 }
 

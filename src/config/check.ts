@@ -1,7 +1,7 @@
 /**
  * `switchyard check-config FILE` (SPEC 2.2): validates a configuration file without starting anything.
  */
-import { ConfigError, ROOT_PATH } from "./errors.ts";
+import { ConfigError, issueText, ROOT_PATH } from "./errors.ts";
 import { loadConfigFile } from "./load.ts";
 import type { Env } from "./secrets.ts";
 
@@ -14,7 +14,8 @@ export interface CheckResult {
 /**
  * Loads the file at `path` as `start` would (secrets resolved from `env`, so a missing variable is
  * reported) and describes the result:
- * - invalid: one line per problem, `path: message` (e.g. `combos[1].targets[0].model: …`); a problem
+ * - invalid: one line per problem, `path (line N): message` (e.g. `combos[1].targets[0].model (line 12): …`,
+ *   the line where that key, or the nearest key or item around it, is written); a problem
  *   of the whole file (unreadable, not YAML, not a mapping) is led by the file's name as given
  *   (`my.yaml: YAML syntax error near line 3: …`);
  * - valid: `warning: path: message` lines for non-fatal remarks, then
@@ -33,7 +34,7 @@ export function checkConfig(path: string, env: Env = process.env): CheckResult {
     );
     return { ok: true, lines };
   } catch (err) {
-    if (err instanceof ConfigError) return { ok: false, lines: err.issues.map((i) => `${where(i.path)}: ${i.message}`) };
+    if (err instanceof ConfigError) return { ok: false, lines: err.issues.map((i) => issueText(i, path)) };
     return { ok: false, lines: [`${path}: ${err instanceof Error ? err.message : String(err)}`] };
   }
 }

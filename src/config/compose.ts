@@ -16,6 +16,7 @@ import { readFileSync } from "node:fs";
 import type { StoredAlias, StoredCombo } from "../store/routing-objects.ts";
 import { ConfigError, type ConfigIssue, ROOT_PATH } from "./errors.ts";
 import { addEnvAccounts, parseConfigDocument, parseYaml } from "./load.ts";
+import { withLines } from "./duplicate-keys.ts";
 import type { Env } from "./secrets.ts";
 import type { Combo, RuntimeConfig } from "./types.ts";
 
@@ -155,12 +156,12 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
         if (!byObject.has(k)) byObject.set(k, { kind: o.kind, name: o.name, issues: [] });
         byObject.get(k)!.issues.push({ ...issue, path: o.rest || ROOT_PATH });
       }
-      if (byObject.size === 0) throw e;
+      if (byObject.size === 0) throw withLines(e, base.text);
       if (fileIssues.length > 0 && storedFree(doc, fileCombos, env, base, now)) {
         // The file alone loads: its "issues" were caused by stored objects (reported at file paths);
         // drop the objects reported with them and retry.
       } else if (fileIssues.length > 0) {
-        throw new ConfigError(fileIssues, base.path);
+        throw withLines(new ConfigError(fileIssues, base.path), base.text);
       }
       for (const r of byObject.values()) rejected.push({ ...r, why: "invalid" });
       combos = combos.filter((c) => !byObject.has(`combo:${c.name}`));

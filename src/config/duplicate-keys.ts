@@ -10,8 +10,11 @@
  * a document it cannot follow for sure (anchors, aliases and merge keys, which make a repeated key
  * legitimate, tags, complex `?` keys, several documents, tabs in indentation, a multi-line quoted
  * scalar): it may miss a duplicate there, never invent one.
+ *
+ * The same scan gives each key's line ({@link keyLines}), by which config errors name the line of the
+ * key they are about ({@link withLines}).
  */
-import type { PathSegment } from "./errors.ts";
+import { ConfigError, formatPath, ROOT_PATH, type PathSegment } from "./errors.ts";
 
 /** A key written twice in one mapping: where (the mapping's path and the key), and both lines (1-based). */
 export interface DuplicateKey {
@@ -89,7 +92,24 @@ export function duplicateKeys(text: string): DuplicateKey[] {
   }
 }
 
-function scan(text: string): DuplicateKey[] {
+/**
+ * The line (1-based) of each key and each `- ` item of `text`'s block mappings and sequences, by its
+ * path as {@link formatPath} writes it (`keys[0].limits.rpm`, `accounts[1]`; the first line where a
+ * key written twice appears). Keys inside a flow collection (`{ id: a }`) are not listed: their
+ * item's or key's line is. A document the scanner cannot follow for sure (see the module comment) is
+ * listed up to the line it stops at, where what came before is certain.
+ */
+export function keyLines(text: string): Map<string, number> {
+  const lines = new Map<string, number>();
+  try {
+    scan(text, lines);
+  } catch (e) {
+    if (!(e instanceof CannotFollow)) throw e;
+  }
+  return lines;
+}
+
+function scan(text: string, keyLine?: Map<string, number>): DuplicateKey[] {
   const lines = text.split(/\r?\n/);
   const stack: Mapping[] = [];
   const out: DuplicateKey[] = [];
@@ -138,6 +158,7 @@ function scan(text: string): DuplicateKey[] {
         const i = (parent.items.get(parent.last) ?? -1) + 1;
         parent.items.set(parent.last, i);
         path = [...parent.path, parent.last, i];
+        if (keyLine) setOnce(keyLine, formatPath(path), n + 1);
       }
       stack.push({ col, path, keys: new Map(), items: new Map() });
     }
@@ -157,6 +178,7 @@ function scan(text: string): DuplicateKey[] {
     const first = top.keys.get(k.key);
     if (first !== undefined) out.push({ path: [...top.path, k.key], key: k.key, first, second: n + 1 });
     else top.keys.set(k.key, n + 1);
+    if (keyLine) setOnce(keyLine, formatPath([...top.path, k.key]), n + 1);
     top.last = k.key;
     const value = rest.slice(k.end).trim();
     if (/^[|>]/.test(value)) skipDeeperThan = col;
@@ -164,4 +186,40 @@ function scan(text: string): DuplicateKey[] {
     else if ((value[0] === '"' || value[0] === "'") && !(value[0] === '"' ? /^"(?:[^"\\]|\\.)*"/ : /^'(?:[^']|'')*'/).test(value)) throw new CannotFollow();
   }
   return out;
+}
+
+/** Sets `key` in `map` unless it is there (a key written twice keeps its first line). */
+function setOnce(map: Map<string, number>, key: string, line: number): void {
+  if (!map.has(key)) map.set(key, line);
+}
+
+/**
+ * `err` with each issue's `line` (errors.ts ConfigIssue) in `text`: the line of the key at its path, else of
+ * the nearest enclosing key or item written there (duplicate-keys.ts keyLines). Issues of the whole
+ * document, or that have a line already, are left as they are.
+ */
+export function withLines(err: ConfigError, text: string): ConfigError {
+  if (err.issues.every((i) => i.path === ROOT_PATH || i.line !== undefined)) return err;
+  const lines = keyLines(text);
+  if (lines.size === 0) return err;
+  const lineOf = (path: string): number | undefined => {
+    for (let p = path; p !== ""; p = parentPath(p)) {
+      const n = lines.get(p);
+      if (n !== undefined) return n;
+    }
+    return undefined;
+  };
+  return new ConfigError(
+    err.issues.map((i) => {
+      const line = i.path === ROOT_PATH || i.line !== undefined ? undefined : lineOf(i.path);
+      return line === undefined ? i : { ...i, line };
+    }),
+    err.file,
+  );
+}
+
+/** The path of the key or item enclosing `path` (errors.ts formatPath's form): `a.b[0].c` → `a.b[0]` → `a.b` → `a` → "". */
+function parentPath(path: string): string {
+  const m = /(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[(?:\d+|"(?:[^"\\]|\\.)*")\])$/.exec(path);
+  return m ? path.slice(0, m.index) : "";
 }

@@ -17,6 +17,21 @@ export interface ConfigIssue {
   path: string;
   /** Human-readable explanation. Never contains a secret value (only env var names and file paths). */
   message: string;
+  /**
+   * The line of the file (1-based) where the key at `path` is written, else its nearest enclosing key
+   * or `- ` item (a required key that is missing, a member of a flow mapping `{…}`); absent for the
+   * document as a whole and where the file's layout is not followed (src/config/duplicate-keys.ts keyLines).
+   */
+  line?: number;
+}
+
+/**
+ * One issue as a line to read: `keys[0].limits.rpm (line 5): rpm must be at least 1; got -1`; a
+ * problem of the whole document is led by `file` when given (else {@link ROOT_PATH}).
+ */
+export function issueText(issue: ConfigIssue, file?: string): string {
+  const where = issue.path === ROOT_PATH ? (file ?? ROOT_PATH) : issue.path;
+  return `${where}${issue.line !== undefined ? ` (line ${issue.line})` : ""}: ${issue.message}`;
 }
 
 /** The path used for problems with the document as a whole. */
@@ -34,7 +49,7 @@ export class ConfigError extends Error {
 
   constructor(issues: ConfigIssue[], file?: string) {
     const head = file ? `invalid configuration ${file}` : "invalid configuration";
-    super(`${head}:\n${issues.map((i) => `  ${i.path}: ${i.message}`).join("\n")}`);
+    super(`${head}:\n${issues.map((i) => `  ${issueText(i)}`).join("\n")}`);
     this.issues = issues;
     this.file = file;
   }

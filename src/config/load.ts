@@ -51,7 +51,7 @@ import {
   ROOT_PATH,
   suggest,
 } from "./errors.ts";
-import { duplicateKeys } from "./duplicate-keys.ts";
+import { duplicateKeys, withLines } from "./duplicate-keys.ts";
 import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, type ModelEntry } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
@@ -138,7 +138,12 @@ export function parseYaml(text: string, file?: string): unknown {
  * @throws ConfigError listing every problem, each with its path; no message contains a secret.
  */
 export function parseConfig(text: string, opts: ParseOptions = {}): RuntimeConfig {
-  return parseConfigDocument(parseYaml(text, opts.path), opts);
+  const doc = parseYaml(text, opts.path);
+  try {
+    return parseConfigDocument(doc, opts);
+  } catch (e) {
+    throw e instanceof ConfigError ? withLines(e, text) : e;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * answered, for the dashboards that are open (the Routing page's Config file card), whoever triggered
  * it: a change of the file, SIGHUP, `POST /admin/api/config/reload`. Built only while someone listens.
  */
-import { ConfigError } from "../config/errors.ts";
+import { ConfigError, issueText } from "../config/errors.ts";
 import type { ConfigReloadedEvent, EventBus, PathMessage } from "./bus.ts";
 
 /** Publishes a re-read that put the file in force: what changed, what waits for a restart, the warnings. */
@@ -15,10 +15,10 @@ export function publishReloadAccepted(bus: EventBus, at: number, file: string | 
 
 /**
  * Publishes a re-read that refused the file (the previous configuration stays): `err` is the loader's
- * {@link ConfigError} (its issues as `path: message`, as the admin API's 400 says them) or any error.
+ * {@link ConfigError} (its issues as `path (line N): message`, as the admin API's 400 says them) or any error.
  */
 export function publishReloadRejected(bus: EventBus, at: number, file: string | undefined, err: unknown): void {
   if (!bus.wants("config_reloaded")) return;
-  const error = err instanceof ConfigError ? err.issues.map((i) => `${i.path}: ${i.message}`).join("; ") : err instanceof Error ? err.message : String(err);
+  const error = err instanceof ConfigError ? err.issues.map((i) => issueText(i, file)).join("; ") : err instanceof Error ? err.message : String(err);
   bus.publish({ type: "config_reloaded", at, file: file ?? "", changed: {}, restartNeeded: [], warnings: [], error });
 }

@@ -44,7 +44,7 @@ describe("checkConfig", () => {
     expect(checkConfig(p, {})).toEqual({ ok: true, lines: ["ok: 6 providers (5 built in), 1 account, 1 combo, 1 alias, 1 key"] });
   });
 
-  test("an invalid file: one `path: message` line per issue, no secrets", () => {
+  test("an invalid file: one `path (line N): message` line per issue, the line of the key or of the item around it, no secrets", () => {
     const p = join(dir, "bad.yaml");
     writeFileSync(
       p,
@@ -60,8 +60,8 @@ describe("checkConfig", () => {
     const r = checkConfig(p, {});
     expect(r.ok).toBe(false);
     expect(r.lines).toEqual([
-      "accounts[0].api_key: environment variable OPENAI_KEY is not set",
-      'combos[0].targets[1].model: unknown provider "nope" in "nope/y"; known providers: "anthropic", "openai", "gemini", "cc", "cx"',
+      "accounts[0].api_key (line 1): environment variable OPENAI_KEY is not set",
+      'combos[0].targets[1].model (line 6): unknown provider "nope" in "nope/y"; known providers: "anthropic", "openai", "gemini", "cc", "cx"',
     ]);
   });
 
@@ -71,7 +71,7 @@ describe("checkConfig", () => {
     const r = checkConfig(p, {});
     expect(r.ok).toBe(false);
     expect(r.lines).toHaveLength(1);
-    expect(r.lines[0]).toStartWith("providers[0].first_content_timeout_ms: ");
+    expect(r.lines[0]).toStartWith("providers[0].first_content_timeout_ms (line 2): ");
     expect(r.lines[0]).toContain("at least 1");
     writeFileSync(p, "providers:\n  - { id: glm, kind: anthropic-compatible, base_url: \"https://open.bigmodel.cn/api/anthropic\", first_content_timeout_ms: 30000 }\n");
     expect(checkConfig(p, {}).ok).toBe(true);
@@ -95,7 +95,7 @@ describe("checkConfig", () => {
     expect(checkConfig(p, {})).toEqual({
       ok: false,
       lines: [
-        'keys[1].limits.models[1]: unknown provider "glm" in "glm/*" (did you mean "glmx"?): the pattern would allow no model; known providers: "anthropic", "openai", "gemini", "cc", "cx", "glmx"',
+        'keys[1].limits.models[1] (line 4): unknown provider "glm" in "glm/*" (did you mean "glmx"?): the pattern would allow no model; known providers: "anthropic", "openai", "gemini", "cc", "cx", "glmx"',
       ],
     });
   });
@@ -106,7 +106,7 @@ describe("checkConfig", () => {
     const r = checkConfig(p, {});
     expect(r.ok).toBe(false);
     expect(r.lines).toHaveLength(1);
-    expect(r.lines[0]).toStartWith('combos[0].targets[0].modle: unknown key "modle" in a combo target (did you mean "model"?)');
+    expect(r.lines[0]).toStartWith('combos[0].targets[0].modle (line 5): unknown key "modle" in a combo target (did you mean "model"?)');
   });
 
   test("a section written as a switch (redaction: true, token_savers: false) says it is a mapping and shows its key", () => {
@@ -114,9 +114,9 @@ describe("checkConfig", () => {
     const p = join(dir, "switch.yaml");
     writeFileSync(p, "settings:\n  redaction: true\n  token_savers: false\nproviders:\n  - glm\n");
     expect(checkConfig(p, {}).lines.sort()).toEqual([
-      "providers[0]: expected a provider (a mapping, e.g. { id: … }), got a string",
-      "settings.redaction: expected redaction (a mapping, e.g. { enabled: … }), got a boolean",
-      "settings.token_savers: expected token_savers (a mapping, e.g. { compress_tool_results: … }), got a boolean",
+      "providers[0] (line 5): expected a provider (a mapping, e.g. { id: … }), got a string",
+      "settings.redaction (line 2): expected redaction (a mapping, e.g. { enabled: … }), got a boolean",
+      "settings.token_savers (line 3): expected token_savers (a mapping, e.g. { compress_tool_results: … }), got a boolean",
     ]);
   });
 
@@ -236,11 +236,13 @@ describe("examples/config.yaml", () => {
   test("without its environment, check-config names each missing variable", () => {
     const r = checkConfig(exampleCopy(), {});
     expect(r.ok).toBe(false);
+    // each names the line the variable is read on
+    const line = (v: string) => readFileSync(EXAMPLE, "utf8").split("\n").findIndex((l) => !l.trimStart().startsWith("#") && l.includes(`env:${v}`)) + 1;
     expect(r.lines).toEqual([
-      "accounts[0].api_key: environment variable GLM_API_KEY is not set",
-      "accounts[2].api_key: environment variable OPENROUTER_API_KEY is not set",
-      "accounts[4].access_token: environment variable CODEX_TOKEN is not set",
-      "keys[0].key: environment variable SWITCHYARD_KEY_LAPTOP is not set",
+      `accounts[0].api_key (line ${line("GLM_API_KEY")}): environment variable GLM_API_KEY is not set`,
+      `accounts[2].api_key (line ${line("OPENROUTER_API_KEY")}): environment variable OPENROUTER_API_KEY is not set`,
+      `accounts[4].access_token (line ${line("CODEX_TOKEN")}): environment variable CODEX_TOKEN is not set`,
+      `keys[0].key (line ${line("SWITCHYARD_KEY_LAPTOP")}): environment variable SWITCHYARD_KEY_LAPTOP is not set`,
     ]);
   });
 });

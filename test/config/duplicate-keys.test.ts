@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkConfig } from "../../src/config/index.ts";
-import { duplicateKeys } from "../../src/config/duplicate-keys.ts";
+import { duplicateKeys, keyLines } from "../../src/config/duplicate-keys.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sy-dup-keys-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,5 +75,42 @@ describe("keys written twice in a config file", () => {
 
   test("the example config has none", () => {
     expect(duplicateKeys(readFileSync(join(import.meta.dir, "..", "..", "examples", "config.yaml"), "utf8"))).toEqual([]);
+  });
+});
+
+describe("the line of each problem (found trying check-config as a new user: a path alone had to be counted out in a long file)", () => {
+  test("each key's line by its path; a flow mapping's members are listed at their item's line", () => {
+    const text = "server:\n  port: 1\nproviders:\n  - id: p\n    models:\n      \"glm-5.3\": { context_window: 5 }\naccounts:\n  - { id: a, provider: p }\n";
+    expect(Object.fromEntries(keyLines(text))).toEqual({
+      server: 1,
+      "server.port": 2,
+      providers: 3,
+      "providers[0]": 4,
+      "providers[0].id": 4,
+      "providers[0].models": 5,
+      'providers[0].models["glm-5.3"]': 6,
+      accounts: 7,
+      "accounts[0]": 8,
+    });
+  });
+
+  test("check-config names the line of the key, else of the nearest key or item around it (a required key, a flow member)", () => {
+    const p = join(dir, "lines.yaml");
+    writeFileSync(p, "# my gateway\nproviders:\n  - id: glm\n    kind: openai-compatable\n    base_url: http://127.0.0.1:1/v1\naccounts:\n  - { id: a, provider: glmx, api_key: k }\n  - id: b\n    api_key: k\n");
+    expect(checkConfig(p, {}).lines).toEqual([
+      "providers[0].kind (line 4): kind must be one of anthropic, openai, openai-responses, gemini, claude-code, codex, openai-compatible, anthropic-compatible; got \"openai-compatable\"",
+      "accounts[1].provider (line 8): required",
+    ]);
+    writeFileSync(p, "providers:\n  - { id: glm, kind: openai-compatible, base_url: \"http://127.0.0.1:1/v1\" }\naccounts:\n  - { id: a, provider: glmx, api_key: k }\n");
+    expect(checkConfig(p, {}).lines).toEqual(['accounts[0].provider (line 4): unknown provider "glmx" (did you mean "glm"?); known: "anthropic", "openai", "gemini", "cc", "cx", "glm"']);
+  });
+
+  test("a file the scanner stops following (an anchor) keeps the lines before it and names none after it", () => {
+    const p = join(dir, "anchor.yaml");
+    writeFileSync(p, "server:\n  port: x\nsettings: &s\n  account_strategy: nope\n");
+    expect(checkConfig(p, {}).lines.sort()).toEqual([
+      "server.port (line 2): port must be a number; got \"x\"",
+      "settings.account_strategy: account_strategy must be one of scored, p2c, random, round-robin; got \"nope\"",
+    ]);
   });
 });

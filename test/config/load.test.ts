@@ -409,12 +409,12 @@ describe("cycles", () => {
         - name: c
           targets: [{ model: a }]
     `);
-    expect(list).toEqual([{ path: "combos[2].targets[0].model", message: "reference cycle: a → b → c → a" }]);
+    expect(list).toEqual([{ path: "combos[2].targets[0].model", message: "reference cycle: a → b → c → a", line: 7 }]);
   });
 
   test("a combo that references itself", () => {
     expect(issues("combos: [{ name: a, targets: [{ model: a }] }]")).toEqual([
-      { path: "combos[0].targets[0].model", message: "reference cycle: a → a" },
+      { path: "combos[0].targets[0].model", message: "reference cycle: a → a", line: 1 },
     ]);
   });
 
@@ -430,8 +430,8 @@ describe("cycles", () => {
         q: p
     `);
     expect(list).toEqual([
-      { path: "aliases.y", message: "reference cycle: c → x → y → c" },
-      { path: "aliases.q", message: "reference cycle: p → q → p" },
+      { path: "aliases.y", message: "reference cycle: c → x → y → c", line: 6 },
+      { path: "aliases.q", message: "reference cycle: p → q → p", line: 8 },
     ]);
   });
 

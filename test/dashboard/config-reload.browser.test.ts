@@ -84,7 +84,7 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     writeFileSync(gw.configPath, yamlOf(gw.fake.url).replace("kind: openai-compatible", "kind: openai-compatibel"));
     const rejected = page.locator('[data-reload="rejected"]');
     await rejected.waitFor({ timeout: 15_000 });
-    const why = /^Config reload rejected; the previous config stays in force: providers\[1\]\.kind: /;
+    const why = /^Config reload rejected; the previous config stays in force: providers\[1\]\.kind \(line \d+\): /;
     expect(await rejected.innerText()).toMatch(why);
     await reload.click();
     for (const end = Date.now() + 10_000; !w.failed.some((f) => f.endsWith("/admin/api/config/reload")) && Date.now() < end; ) await Bun.sleep(50);
