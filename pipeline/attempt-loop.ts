@@ -285,7 +285,8 @@ function withSiblings(targets: Target[], planned: Target[], ti: number, failed: 
 
 /**
  * The failure of a target whose model every one of its accounts has had removed (SPEC 6.3: the
- * upstream answered that the model does not exist for it, a pairing kept until changed): a 404
+ * upstream answered that the model does not exist, or that the account has no access to it, a
+ * pairing kept until changed): a 404
  * `model_not_found` naming the upstream's answer, classified as that answer was (`model_unavailable`,
  * next target), as the request that met it got. Undefined when any account is out for another reason
  * (cooling down, locked, …: {@link noAccountError}'s 429 / 503), or none is.
@@ -296,7 +297,7 @@ function modelGone(target: Target, picked: Picked): Failed | undefined {
   const why = [...new Set(out.map((v) => v.note ?? "model removed"))].slice(0, 2).join("; ");
   return {
     target,
-    error: hubError("model_not_found", `The model ${target.model} does not exist at provider ${target.provider.id}: ${why}.`, { code: "model_not_found", param: "model" }),
+    error: hubError("model_not_found", `The model ${target.model} is not available at provider ${target.provider.id}: ${why}.`, { code: "model_not_found", param: "model" }),
     classification: { row: "model_unavailable", account: { type: "none" }, loop: "next_target" },
   };
 }

@@ -195,7 +195,7 @@ describe("SPEC R-10: sibling models", () => {
     expect(again.headers.get("retry-after")).toBeNull();
     const body = (await again.json()) as { error: { type: string; message: string } };
     expect(body.error.type).toBe("not_found_error");
-    expect(body.error.message).toContain("The model llama-unknown does not exist at provider solo");
+    expect(body.error.message).toBe("The model llama-unknown is not available at provider solo: model removed for this account: 404 model not found.");
     const chat = await post("/v1/chat/completions", { model: "solo/llama-unknown", messages: [{ role: "user", content: "hi" }] });
     expect(chat.status).toBe(404);
     expect(((await chat.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: "model_not_found", param: "model" });
