@@ -426,8 +426,18 @@ function parseTools(tools: unknown): HubTool[] {
 function parseToolConfig(tc: unknown): ToolChoice | undefined {
   if (!isObj(tc) || !isObj(tc.functionCallingConfig)) return undefined;
   const fcc = tc.functionCallingConfig;
-  const allowed = Array.isArray(fcc.allowedFunctionNames) ? fcc.allowedFunctionNames.filter((n): n is string => typeof n === "string") : [];
-  switch (fcc.mode) {
+  const names = fcc.allowedFunctionNames;
+  if (names !== undefined && names !== null && (!Array.isArray(names) || names.some((n) => typeof n !== "string"))) {
+    throw bad("`toolConfig.functionCallingConfig.allowedFunctionNames` must be an array of function names.", "toolConfig.functionCallingConfig.allowedFunctionNames");
+  }
+  const allowed = Array.isArray(names) ? (names as string[]) : [];
+  // A mode the API does not have (a typo, a lowercase name) was read as no mode at all: the model was
+  // left free to call any tool or none, whatever the client asked for.
+  const mode = typeof fcc.mode === "string" ? fcc.mode.toUpperCase() : fcc.mode;
+  if (mode !== undefined && mode !== null && mode !== "MODE_UNSPECIFIED" && !(typeof mode === "string" && ["AUTO", "VALIDATED", "ANY", "NONE"].includes(mode))) {
+    throw bad("`toolConfig.functionCallingConfig.mode` must be one of AUTO, ANY, NONE or VALIDATED.", "toolConfig.functionCallingConfig.mode");
+  }
+  switch (mode) {
     case "AUTO":
       return { type: "auto" };
     case "VALIDATED":
@@ -468,7 +478,10 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
   if (topK !== undefined) req.topK = topK;
   const n = num(gc.candidateCount, "candidateCount");
   if (n !== undefined) req.n = n;
-  if (typeof gc.responseLogprobs === "boolean") req.logprobs = gc.responseLogprobs;
+  if (gc.responseLogprobs !== undefined && gc.responseLogprobs !== null) {
+    if (typeof gc.responseLogprobs !== "boolean") throw bad("`generationConfig.responseLogprobs` must be true or false.", "generationConfig.responseLogprobs");
+    req.logprobs = gc.responseLogprobs;
+  }
   const top = num(gc.logprobs, "logprobs");
   if (top !== undefined) req.topLogprobs = top;
   if (gc.stopSequences !== undefined && gc.stopSequences !== null) {
@@ -481,6 +494,9 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
     if (stops.length > 0) req.stopSequences = stops;
   }
 
+  if (gc.responseMimeType !== undefined && gc.responseMimeType !== null && typeof gc.responseMimeType !== "string") {
+    throw bad("`generationConfig.responseMimeType` must be a string (text/plain, application/json, …).", "generationConfig.responseMimeType");
+  }
   const schema = isObj(gc.responseJsonSchema)
     ? gc.responseJsonSchema
     : isObj(gc._responseJsonSchema)
@@ -496,10 +512,20 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
   }
 
   const tc = gc.thinkingConfig;
+  if (tc !== undefined && tc !== null && !isObj(tc)) throw bad("`generationConfig.thinkingConfig` must be an object.", "generationConfig.thinkingConfig");
   if (isObj(tc)) {
+    // Values of the wrong type or level were ignored without a word, so the request ran with the
+    // model's default thinking instead of what the client asked for: a 400 naming the field.
+    const at = (field: string) => `generationConfig.thinkingConfig.${field}`;
+    if (tc.includeThoughts !== undefined && tc.includeThoughts !== null && typeof tc.includeThoughts !== "boolean") throw bad(`\`${at("includeThoughts")}\` must be true or false.`, at("includeThoughts"));
+    const budget = tc.thinkingBudget;
+    if (budget !== undefined && budget !== null && (typeof budget !== "number" || !Number.isFinite(budget))) throw bad(`\`${at("thinkingBudget")}\` must be a number.`, at("thinkingBudget"));
+    const level = tc.thinkingLevel;
+    if (level !== undefined && level !== null && (typeof level !== "string" || !(level.toLowerCase() in LEVELS || level.toUpperCase() === "THINKING_LEVEL_UNSPECIFIED"))) {
+      throw bad(`\`${at("thinkingLevel")}\` must be one of MINIMAL, LOW, MEDIUM or HIGH.`, at("thinkingLevel"));
+    }
     const r: ReasoningConfig = {};
     if (typeof tc.includeThoughts === "boolean") r.includeThoughts = tc.includeThoughts;
-    const budget = tc.thinkingBudget;
     if (typeof budget === "number" && Number.isFinite(budget)) {
       if (budget === 0) r.enabled = false;
       else if (budget < 0) r.enabled = true;

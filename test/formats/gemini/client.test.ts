@@ -122,6 +122,20 @@ describe("parseRequest", () => {
     expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: "END" } })).toBe("generationConfig.stopSequences");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: ["END", 5] } })).toBe("generationConfig.stopSequences");
     expect(param({ contents: [{ parts: [{ text: "x" }] }], generationConfig: { stopSequences: ["END", ""] } })).toBe("no error");
+    // enums and switches of the wrong type or value: read as absent before, so the request ran with defaults
+    const gc = (generationConfig: unknown) => param({ contents: [{ parts: [{ text: "x" }] }], generationConfig });
+    expect(gc({ thinkingConfig: { thinkingLevel: "hihg" } })).toBe("generationConfig.thinkingConfig.thinkingLevel");
+    expect(gc({ thinkingConfig: { thinkingBudget: "1000" } })).toBe("generationConfig.thinkingConfig.thinkingBudget");
+    expect(gc({ thinkingConfig: { includeThoughts: "yes" } })).toBe("generationConfig.thinkingConfig.includeThoughts");
+    expect(gc({ thinkingConfig: true })).toBe("generationConfig.thinkingConfig");
+    expect(gc({ responseLogprobs: "yes" })).toBe("generationConfig.responseLogprobs");
+    expect(gc({ responseMimeType: 5 })).toBe("generationConfig.responseMimeType");
+    expect(gc({ thinkingConfig: { thinkingLevel: "HIGH", thinkingBudget: -1, includeThoughts: true }, responseLogprobs: false, responseMimeType: "text/plain" })).toBe("no error");
+    const tc = (functionCallingConfig: unknown) => param({ contents: [{ parts: [{ text: "x" }] }], toolConfig: { functionCallingConfig } });
+    expect(tc({ mode: "SOMETIMES" })).toBe("toolConfig.functionCallingConfig.mode");
+    expect(tc({ mode: "ANY", allowedFunctionNames: "f" })).toBe("toolConfig.functionCallingConfig.allowedFunctionNames");
+    expect(tc({ mode: "any", allowedFunctionNames: ["f"] })).toBe("no error");
+    expect(tc({ mode: "MODE_UNSPECIFIED" })).toBe("no error");
   });
 });
 
