@@ -37,11 +37,8 @@ export interface RegistryOptions {
   sharedAnswerMs?: number;
   /** Uniform [0, 1) numbers for `random` and `p2c`; default Math.random. */
   rng?: () => number;
-  /**
-   * Where account state changes are published (SPEC 9.4 live events): cooldown start and end, lock and
-   * unlock, quarantine, removed pairings, provider circuits. Events are built only while somebody
-   * listens; ends are found by one timer armed for the earliest known end.
-   */
+  /** Where account state changes are published (SPEC 9.4 live events): cooldowns, locks, quarantines, removed and restored pairings, provider
+   * circuits. Events are built only while somebody listens; ends are found by one timer armed for the earliest known end. */
   bus?: EventBus;
 }
 
@@ -49,6 +46,9 @@ export interface RegistryOptions {
 export const BACKOFF_BASE_MS = 2000;
 /** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
 export const BACKOFF_MAX_MS = 5 * 60_000;
+/** How long a removed account/model pairing (SPEC 6.3: model-scoped 403, 404 model not found) lasts, ms (24 h):
+ * a model missing during a provider's rollout is tried again then; `switchyard accounts restore` restores it now. */
+export const REMOVED_PAIRING_MS = 24 * 60 * 60_000;
 /** How often a request waiting for a slot held by another instance asks again (SPEC D-2), ms. */
 export const SHARED_SLOT_POLL_MS = 50;
 /** SPEC 6.3: consecutive 5xx from one provider that open its circuit. */
@@ -90,7 +90,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
   /** The ranking of a provider's only account (always itself), made once per account object. */
   private readonly onlyAccount = new WeakMap<Account, Ranked[]>();
-  /** The timer that publishes state ends (cooldown_end, unlock, circuit_half_open), and when it fires. */
+  /** The timer that publishes state ends (cooldown_end, unlock, model_restored, circuit_half_open), and when it fires. */
   private expiryTimer: ReturnType<typeof setTimeout> | undefined;
   private expiryAt = Infinity;
   /** Ends up to this time were already published. */
@@ -179,6 +179,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (this.opts.bus) {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
       for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
+      for (const r of this.removed.values()) if (r.until !== null) this.armExpiry(r.until);
       for (const c of this.circuits.values()) this.armExpiry(c.openUntil);
     }
   }
@@ -230,6 +231,16 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       if (l.until === null) continue;
       if (ended(l.until)) this.publish(accountId, this.providerOf(accountId), "unlock", { reason: `lock (${l.reason}) ended` });
       else if (l.until > now) this.armExpiry(l.until);
+    }
+    for (const [k, r] of this.removed) {
+      const until = r.until ?? Infinity; // a removal stored without an end (before they had one) stays
+      if (until > now) {
+        this.armExpiry(until);
+        continue;
+      }
+      this.removed.delete(k); // the model is tried on this account again
+      const [accountId, model] = k.split("\u0000") as [string, string];
+      if (until > from) this.publish(accountId, this.providerOf(accountId), "model_restored", { model, reason: `removal (${r.reason}) ended` });
     }
     for (const [providerId, c] of this.circuits) {
       if (ended(c.openUntil)) this.publishProvider(providerId, "circuit_half_open", { reason: "the next request probes the provider" });
@@ -432,12 +443,30 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return this.fingerprints.get(cred);
   }
 
+  /**
+   * Restores the account's removed pairings (SPEC 6.3) now — `model`'s, else all — in the store (awaited: the
+   * next re-read must not bring them back) and in memory, publishing `model_restored` for each that memory
+   * held: the models restored, sorted (empty when none). @throws the store's error (StoreError).
+   */
+  async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
+    if (this.store) await this.store.restoreModel(accountId, model);
+    const now = this.clock.now();
+    const out: string[] = [];
+    for (const [k, r] of this.removed) {
+      const [id, m] = k.split("\u0000") as [string, string];
+      if (id !== accountId || (model !== undefined && m !== model)) continue;
+      this.removed.delete(k);
+      if (r.until === null || r.until > now) out.push(m); // one already over was announced by the end timer
+    }
+    for (const m of out) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
+    return out.sort();
+  }
+
   /** Forgets consecutive-error counts and in-memory circuits (tests, admin "reset"). */
   resetCounters(): void {
     this.serverErrors.clear();
     this.circuits.clear();
-    // Routing memory too: health stats, in-memory bindings, round-robin turns.
-    this.stats.clear();
+    this.stats.clear(); // routing memory too: health stats, in-memory bindings, round-robin turns
     this.bindings.clear();
     this.rr.clear();
   }
@@ -465,10 +494,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     };
   }
 
-  /**
-   * {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease):
-   * the release; undefined for a limited account, whose `acquire` must be awaited.
-   */
+  /** {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease): the release; undefined for a limited account. */
   acquireNow(account: Account): (() => void) | undefined {
     return this.slotLimit(account) === undefined ? this.slots.takeUnlimited(account.id) : undefined;
   }
@@ -572,11 +598,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         this.persist((st) => st.setLock({ accountId: account.id, until: null, reason: effect.reason, since: now }));
         this.publish(account.id, account.providerId, "lock", { reason: effect.reason });
         return;
-      case "remove_pairing":
-        this.removed.set(key(account.id, model), { until: null, reason: effect.reason });
-        this.persist((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until: null, since: now }));
-        this.publish(account.id, account.providerId, "model_removed", { model, reason: effect.reason });
+      case "remove_pairing": {
+        const until = now + REMOVED_PAIRING_MS;
+        this.removed.set(key(account.id, model), { until, reason: effect.reason });
+        this.persist((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until, since: now }));
+        this.armExpiry(until);
+        this.publish(account.id, account.providerId, "model_removed", { model, reason: effect.reason, until });
         return;
+      }
     }
   }
 

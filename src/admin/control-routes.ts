@@ -6,6 +6,7 @@
  * - `GET /admin/api/providers`: ids, kinds, formats, base URLs, configured and discovered models,
  *   account ids and circuit state per provider; never credentials.
  * - `POST /admin/api/accounts/{id}/test`: one minimal upstream call (account-test.ts).
+ * - `POST /admin/api/accounts/{id}/restore`: restores the account's removed account/model pairings now.
  *
  * The JSON shapes are in /work/notes/admin-api.md (the contract the dashboard codes against) and in
  * the OpenAPI document (openapi.ts).
@@ -44,6 +45,17 @@ export interface ControlDeps {
 export const AccountTestBody = strictBody({
   model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first configured or discovered model, else one a combo or alias routes to it)."))),
 }, "an account test");
+
+/** Body of `POST /accounts/{id}/restore` (the body itself is optional). */
+export const AccountRestoreBody = strictBody({
+  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("The upstream model whose pairing to restore (default: every removed pairing of the account)."))),
+}, "an account restore");
+
+/** The answer of `POST /accounts/{id}/restore`. */
+export const AccountRestoreReply = v.object({
+  id: v.string(),
+  restored: v.pipe(v.array(v.string()), v.description("The models whose removed pairing was restored, sorted; empty when none was removed.")),
+});
 
 /** One provider as `GET /providers` lists it. */
 export const ProviderView = v.object({
@@ -167,6 +179,17 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           return testAccount(deps, provider, account, choice);
         },
         { parse: "none" },
+      )
+      .post(
+        "/accounts/:id/restore",
+        async ({ params, request }) => {
+          const id = params.id; // percent-decoded by Elysia
+          if (!deps.registry.find(id)) return adminError(404, `No account ${id}.`, "id");
+          const body = await readBody(request, AccountRestoreBody, {});
+          if (!body.ok) return body.response;
+          return { id, restored: await deps.registry.restorePairings(id, body.value.model, "restored through the admin API") };
+        },
+        { parse: "none" },
       ) as never;
 }
 
@@ -209,7 +232,7 @@ export const CONTROL_ROUTE_DOCS = {
         account: v.string(),
         provider: v.optional(v.string()),
         model: v.optional(v.string()),
-        change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "model_removed", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
+        change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "model_removed", "model_restored", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
         reason: v.optional(v.string()),
         until: v.optional(v.number()),
       }),
@@ -254,5 +277,11 @@ export const CONTROL_ROUTE_DOCS = {
       "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it (`model_from` says which); a 400 with code `model_required` when none is known.",
     body: AccountTestBody,
     response: AccountTestReply,
+  },
+  "POST /admin/api/accounts/:id/restore": {
+    summary:
+      "Restore the account's removed account/model pairings now (SPEC 6.3: a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
+    body: AccountRestoreBody,
+    response: AccountRestoreReply,
   },
 };

@@ -114,17 +114,25 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
 }
 
 /**
- * `switchyard accounts status [--json]`, and `switchyard accounts remove ID`: removes an account stored
+ * `switchyard accounts status [--json]`; `switchyard accounts remove ID`: removes an account stored
  * by `login` or `import` (DELETE /admin/api/accounts/{id}; the admin API's error, e.g. for an account of
- * the config file, is what `call` fails with).
+ * the config file, is what `call` fails with); `switchyard accounts restore ID [MODEL]`: restores the
+ * account's removed account/model pairings now (POST /admin/api/accounts/{id}/restore; exit 1 for an
+ * unknown account, through `call`). A missing ID is a usage error (exit 2).
  */
-export async function accountsCommand(sub: string | undefined, opts: { json?: boolean; id?: string }, call: AdminCall, io: CliIo): Promise<void> {
+export async function accountsCommand(sub: string | undefined, opts: { json?: boolean; id?: string; model?: string }, call: AdminCall, io: CliIo): Promise<void> {
+  if (sub === "restore") {
+    if (!opts.id) io.fail("usage: switchyard accounts restore ID [MODEL]", 2);
+    const r = (await call("POST", `/accounts/${encodeURIComponent(opts.id!)}/restore`, opts.model ? { model: opts.model } : {})) as { restored: string[] };
+    if (r.restored.length > 0) return io.out(`restored ${r.restored.join(", ")} on account ${opts.id}: tried again from the next request on`);
+    return io.out(`account ${opts.id} had no removed ${opts.model ? `pairing for ${opts.model}` : "model"}; nothing to restore`);
+  }
   if (sub === "remove") {
     if (!opts.id) io.fail("usage: switchyard accounts remove ID", 2);
     await call("DELETE", `/accounts/${encodeURIComponent(opts.id!)}`);
     return io.out(`removed account ${opts.id}`);
   }
-  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID", 2);
+  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL]", 2);
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));
   io.out(formatAccountsStatus(status));
