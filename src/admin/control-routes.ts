@@ -8,8 +8,8 @@
  * - `POST /admin/api/accounts/{id}/test`: one minimal upstream call (account-test.ts).
  * - `POST /admin/api/accounts/{id}/restore`: restores the account's removed account/model pairings now.
  *
- * The JSON shapes are in /work/notes/admin-api.md (the contract the dashboard codes against) and in
- * the OpenAPI document (openapi.ts).
+ * The JSON shapes are in the OpenAPI document (openapi.ts, served at `/admin/api/openapi.json`),
+ * the contract the dashboard codes against.
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
