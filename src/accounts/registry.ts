@@ -162,7 +162,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
     this.removed.clear();
-    for (const r of state.removedModels) this.removed.set(key(r.accountId, r.model), { until: r.until, reason: r.reason });
+    // A removal stored without an end (before 2026-12-04 they had none) ends 24 h after it began, as a new one does.
+    for (const r of state.removedModels) this.removed.set(key(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
     this.circuits.clear();
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
     this.quota.load(state.quotas);

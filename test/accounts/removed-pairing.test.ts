@@ -76,6 +76,19 @@ describe("a removed account/model pairing", () => {
     expect(removed).toMatchObject({ model: "claude-x", until: clock.now() + DAY_MS });
     registry.close();
   });
+
+  test("a removal stored without an end (written before removals had one) ends 24 h after it began", () => {
+    const { clock, registry, a1 } = rig();
+    const now = clock.now();
+    const stored = (model: string, since: number) => ({ accountId: "a1", model, reason: "404 model not found", until: null, since });
+    registry.loadState({ cooldowns: [], locks: [], removedModels: [stored("claude-old", now - DAY_MS - 1), stored("claude-recent", now - 60 * 60_000)], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] });
+    expect(registry.exclusion(a1, "claude-old")).toBeUndefined();
+    expect(registry.exclusion(a1, "claude-recent")?.cause).toBe("removed");
+    expect(registry.snapshot().removed).toEqual([{ accountId: "a1", model: "claude-recent", reason: "404 model not found", until: now - 60 * 60_000 + DAY_MS }]);
+    clock.advance(DAY_MS - 60 * 60_000);
+    expect(registry.exclusion(a1, "claude-recent")).toBeUndefined();
+    registry.close();
+  });
 });
 
 let pg: TestPostgres;
