@@ -521,7 +521,7 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
     const budget = tc.thinkingBudget;
     if (budget !== undefined && budget !== null && (typeof budget !== "number" || !Number.isFinite(budget))) throw bad(`\`${at("thinkingBudget")}\` must be a number.`, at("thinkingBudget"));
     const level = tc.thinkingLevel;
-    if (level !== undefined && level !== null && (typeof level !== "string" || !(level.toLowerCase() in LEVELS || level.toUpperCase() === "THINKING_LEVEL_UNSPECIFIED"))) {
+    if (level !== undefined && level !== null && (typeof level !== "string" || !(Object.hasOwn(LEVELS, level.toLowerCase()) || level.toUpperCase() === "THINKING_LEVEL_UNSPECIFIED"))) {
       throw bad(`\`${at("thinkingLevel")}\` must be one of MINIMAL, LOW, MEDIUM or HIGH.`, at("thinkingLevel"));
     }
     const r: ReasoningConfig = {};
@@ -535,7 +535,8 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
       }
     }
     if (typeof tc.thinkingLevel === "string") {
-      const level = LEVELS[tc.thinkingLevel.toLowerCase()];
+      const key = tc.thinkingLevel.toLowerCase();
+      const level = Object.hasOwn(LEVELS, key) ? LEVELS[key] : undefined;
       if (level) {
         r.enabled = true;
         r.effort = level;

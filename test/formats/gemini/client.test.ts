@@ -125,6 +125,9 @@ describe("parseRequest", () => {
     // enums and switches of the wrong type or value: read as absent before, so the request ran with defaults
     const gc = (generationConfig: unknown) => param({ contents: [{ parts: [{ text: "x" }] }], generationConfig });
     expect(gc({ thinkingConfig: { thinkingLevel: "hihg" } })).toBe("generationConfig.thinkingConfig.thinkingLevel");
+    // a level named like a member of every object's prototype is no level either (not a function as the effort)
+    expect(gc({ thinkingConfig: { thinkingLevel: "constructor" } })).toBe("generationConfig.thinkingConfig.thinkingLevel");
+    expect(gc({ thinkingConfig: { thinkingLevel: "toString" } })).toBe("generationConfig.thinkingConfig.thinkingLevel");
     expect(gc({ thinkingConfig: { thinkingBudget: "1000" } })).toBe("generationConfig.thinkingConfig.thinkingBudget");
     expect(gc({ thinkingConfig: { includeThoughts: "yes" } })).toBe("generationConfig.thinkingConfig.includeThoughts");
     expect(gc({ thinkingConfig: true })).toBe("generationConfig.thinkingConfig");
