@@ -43,7 +43,8 @@ export interface NormalizerOptions {
    * The client's format carries a tool call only whole (codec.ts `FormatCodec.wholeToolCalls`: Gemini's
    * `args` object, the Responses `output_item.done` that Codex runs): each tool call's stop is held until
    * the next event, and a finish that says a token limit ended the reply (`max_tokens`,
-   * `context_window_exceeded`) while the held call's arguments are not complete JSON becomes
+   * `context_window_exceeded`) while the held call's arguments are not complete JSON (or empty, the
+   * call being the reply's last block: cut right after its name) becomes
    * {@link cutToolCallError} instead, the call never closed (SPEC 6.4: a broken reply never passes as
    * a finished one). Any other next event lets the call close as it came.
    */
@@ -93,32 +94,41 @@ export const CUT_TOOL_CALL_CODE = "upstream_tool_call_cut";
  * it as complete (Gemini `args: {"arguments": "<the text so far>"}`, a Responses `function_call` with
  * status `completed`) and be run with broken arguments. Before the commit point a failed attempt with
  * nothing usable (no account effect, the next target); after it the format's in-band error. `name`
- * is the tool's; `reason` the hub stop reason that came instead of the call's end.
+ * is the tool's; `reason` the hub stop reason that came instead of the call's end; `empty`: the limit
+ * came right after the call's name, no arguments yet (it would pass as a call without arguments).
  */
-export function cutToolCallError(name: string, reason: StopReason): HubError {
+export function cutToolCallError(name: string, reason: StopReason, empty = false): HubError {
   const limit = reason === "context_window_exceeded" ? "the context window" : "its output token limit";
+  const where = empty ? "right after the name of a call to" : "in the middle of the arguments of a call to";
   return {
     kind: "api_error",
     status: 502,
-    message: `The upstream reached ${limit} in the middle of the arguments of a call to ${name || "a tool"}: the call is incomplete and was not passed on. Allow more output tokens, or ask for less.`,
+    message: `The upstream reached ${limit} ${where} ${name || "a tool"}: the call is incomplete and was not passed on. Allow more output tokens, or ask for less.`,
     code: CUT_TOOL_CALL_CODE,
   };
 }
 
 /**
  * Whether a whole reply ends as {@link cutToolCallError} describes (a token-limit finish, its last
- * part a tool call whose arguments are not complete JSON): the same judgement for a reply that is not
- * streamed (pipeline/re-translate.ts), for a client of whole tool calls. Returns that error, or undefined.
+ * part a tool call whose arguments are not complete JSON, or none at all): the same judgement for a
+ * reply that is not streamed (pipeline/re-translate.ts), for a client of whole tool calls. Returns that
+ * error, or undefined.
  */
 export function cutToolCallOf(content: readonly HubPart[], reason: StopReason | null): HubError | undefined {
   if (reason !== "max_tokens" && reason !== "context_window_exceeded") return undefined;
   const last = content.at(-1);
-  return last?.type === "tool_call" && argumentsCut(last.arguments) ? cutToolCallError(last.name, reason) : undefined;
+  return last?.type === "tool_call" && argumentsCut(last.arguments, true) ? cutToolCallError(last.name, reason, !last.arguments) : undefined;
 }
 
-/** Whether tool-call arguments are not complete JSON ("" is a call without arguments, complete). */
-function argumentsCut(args: string | undefined): boolean {
-  return args !== undefined && args.length > 0 && tryParseJson(args) === undefined;
+/**
+ * Whether a tool call's arguments, at a token-limit finish, are not a whole call: text that is not
+ * complete JSON, or no arguments at all when the call is the reply's last block (the limit came right
+ * after its name; a call without arguments that finished says so with a tool_use / tool_calls stop
+ * reason, and one followed by another block was complete). `last`: nothing came after the call.
+ */
+function argumentsCut(args: string | undefined, last: boolean): boolean {
+  if (args === undefined || args.length === 0) return last;
+  return tryParseJson(args) === undefined;
 }
 
 /** Whether a delta carries content (non-empty text, reasoning, arguments or signature); the rest are dropped here. */
@@ -210,10 +220,10 @@ export class EventNormalizer {
           // The tool calls still held or open, in order: one whose arguments the token limit cut ends
           // the reply with the error instead of the finish, the call never closed.
           for (let call = this.live; call !== null && call.start.type === "tool_call"; call = this.live) {
-            if (argumentsCut(call.args)) {
+            if (argumentsCut(call.args, this.queue.length === 0)) {
               this.failed = true;
               this.held = false;
-              this.emit({ type: "error", error: cutToolCallError(call.start.name, ev.reason) });
+              this.emit({ type: "error", error: cutToolCallError(call.start.name, ev.reason, !call.args) });
               return;
             }
             if (!this.held) break; // open, complete: closed below

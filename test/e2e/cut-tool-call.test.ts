@@ -89,6 +89,51 @@ describe("a tool call cut by the token limit, streamed", () => {
   });
 });
 
+describe("a tool call cut by the token limit right after its name (arguments \"\" so far)", () => {
+  const EMPTY = "The upstream reached its output token limit right after the name of a call to get_weather: the call is incomplete and was not passed on. Allow more output tokens, or ask for less.";
+
+  test("streamed: a Gemini client gets the error chunk, a Responses client error + response.failed; no call passes as one without arguments", async () => {
+    suite.gw.fake.enqueue({ sse: chatStream([], "length") });
+    const chunks = ssePayloads(await (await post("/v1beta/models/chat/gpt-x:streamGenerateContent?alt=sse", GEMINI_BODY)).text());
+    expect(chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])).toEqual([{ text: "Checking." }]);
+    expect(chunks.at(-1)).toEqual({ error: { code: 502, message: EMPTY, status: expect.any(String) } });
+    expect(lastOutcome()).toBe("upstream_error");
+
+    suite.gw.fake.enqueue({ sse: chatStream([], "length") });
+    const events = ssePayloads(await (await post("/v1/responses", { ...RESPONSES_BODY, stream: true })).text());
+    expect(events.filter((e) => e.type === "response.output_item.done").map((e) => e.item.type)).toEqual(["message"]);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["error", "response.failed"]);
+    expect(events.at(-1).response.error.message).toBe(EMPTY);
+  });
+
+  test("not streamed: a 502 naming the call for Gemini and Responses clients", async () => {
+    suite.gw.fake.handle(() => ({ json: chatJson("", "length") }));
+    const gem = await post("/v1beta/models/chat/gpt-x:generateContent", GEMINI_BODY);
+    expect(gem.status).toBe(502);
+    expect(((await gem.json()) as { error: { message: string } }).error.message).toBe(EMPTY);
+    const resp = await post("/v1/responses", RESPONSES_BODY);
+    expect(resp.status).toBe(502);
+    expect(((await resp.json()) as { error: { message: string } }).error.message).toBe(EMPTY);
+  });
+
+  test("a call without arguments that finished (finish_reason tool_calls) passes as one, streamed or not", async () => {
+    suite.gw.fake.enqueue({ sse: chatStream([], "tool_calls") });
+    const chunks = ssePayloads(await (await post("/v1beta/models/chat/gpt-x:streamGenerateContent?alt=sse", GEMINI_BODY)).text());
+    expect(chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? [])).toContainEqual({ functionCall: { id: "call_w", name: "get_weather", args: {} } });
+    expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
+
+    suite.gw.fake.enqueue({ sse: chatStream([], "tool_calls") });
+    const events = ssePayloads(await (await post("/v1/responses", { ...RESPONSES_BODY, stream: true })).text());
+    expect(events.find((e) => e.type === "response.output_item.done" && e.item.type === "function_call")?.item.name).toBe("get_weather");
+    expect(events.at(-1).type).toBe("response.completed");
+
+    suite.gw.fake.handle(() => ({ json: chatJson("", "tool_calls") }));
+    const resp = await post("/v1/responses", RESPONSES_BODY);
+    expect(resp.status).toBe(200);
+    expect(((await resp.json()) as { output: Array<{ type: string }> }).output.map((o) => o.type)).toContain("function_call");
+  });
+});
+
 describe("a tool call cut by the token limit, for a non-streaming client", () => {
   test("Gemini and Responses clients: a 502 naming the cut call in their error format; the model is not cooled down", async () => {
     suite.gw.fake.handle(() => ({ json: chatJson('{"city": "Os', "length") }));

@@ -120,11 +120,35 @@ describe("EventNormalizer", () => {
       expect(types(normalizeEvents(reply(['{"city": ', '"Os'], "max_tokens")))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "delta:1", "delta:1", "stop:1", "finish", "usage"]);
     });
 
-    test("complete arguments at a token-limit finish, broken ones at another finish, and no arguments: the call closes as it came", () => {
+    test("complete arguments at a token-limit finish, broken ones at another finish, and no arguments at tool_use: the call closes as it came", () => {
       const closed = ["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "delta:1", "delta:1", "stop:1", "finish", "usage"];
       expect(types(normalizeEvents(reply(['{"city": ', '"Oslo"}'], "max_tokens"), whole))).toEqual(closed);
       expect(types(normalizeEvents(reply(['{"city": ', '"Os'], "tool_use"), whole))).toEqual(closed);
-      expect(types(normalizeEvents(reply([], "max_tokens"), whole))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "stop:1", "finish", "usage"]);
+      expect(types(normalizeEvents(reply([], "tool_use"), whole))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "stop:1", "finish", "usage"]);
+      expect(types(normalizeEvents(reply([""], "tool_use"), whole))).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "stop:1", "finish", "usage"]);
+    });
+
+    test("a call the token limit cut right after its name (no arguments yet): the error, naming it, not a call without arguments", () => {
+      for (const args of [[], [""]]) {
+        for (const reason of ["max_tokens", "context_window_exceeded"] as const) {
+          const out = normalizeEvents(reply(args, reason), whole);
+          expect(types(out)).toEqual(["message_start", "start:0:text", "delta:0", "stop:0", "start:1:tool_call", "error"]);
+          const err = out.at(-1)!;
+          expect(err.type === "error" && err.error).toMatchObject({ code: "upstream_tool_call_cut", status: 502 });
+          expect(err.type === "error" && err.error.message).toContain("right after the name of a call to get_weather");
+        }
+      }
+      // A call without arguments that another call followed was whole; the last one, cut, is named.
+      const two: HubEvent[] = [
+        { type: "block_start", index: 1, block: { type: "tool_call", id: "c1", name: "list_files" } },
+        { type: "block_stop", index: 1 },
+        { type: "block_start", index: 2, block: { type: "tool_call", id: "c2", name: "get_weather" } },
+        { type: "block_delta", index: 2, delta: { type: "tool_args", json: '{"ci' } },
+        { type: "finish", reason: "max_tokens" },
+      ];
+      const out = normalizeEvents(two, whole);
+      expect(types(out)).toEqual(["message_start", "start:0:tool_call", "stop:0", "start:1:tool_call", "delta:1", "error"]);
+      expect(out.at(-1)!.type === "error" && (out.at(-1) as { error: { message: string } }).error.message).toContain("arguments of a call to get_weather");
     });
 
     test("a held call closes at the next event: a later block, an error, the end without a finish", () => {
@@ -149,7 +173,9 @@ describe("EventNormalizer", () => {
       expect(cutToolCallOf(content('{"city": "Os'), "max_tokens")).toMatchObject({ code: "upstream_tool_call_cut" });
       expect(cutToolCallOf(content('{"city": "Oslo"}'), "max_tokens")).toBeUndefined();
       expect(cutToolCallOf(content('{"city": "Os'), "tool_use")).toBeUndefined();
-      expect(cutToolCallOf(content(""), "max_tokens")).toBeUndefined();
+      expect(cutToolCallOf(content(""), "max_tokens")?.message).toContain("right after the name of a call to get_weather");
+      expect(cutToolCallOf(content(""), "tool_use")).toBeUndefined();
+      expect(cutToolCallOf([...content(""), { type: "text" as const, text: "Done." }], "max_tokens")).toBeUndefined();
     });
   });
 
