@@ -23,6 +23,7 @@ import { credentialFingerprint } from "../store/secrets.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
+import { RemovedPairings } from "./removed-pairings.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
 import { AccountStats } from "./stats.ts";
@@ -46,9 +47,6 @@ export interface RegistryOptions {
 export const BACKOFF_BASE_MS = 2000;
 /** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
 export const BACKOFF_MAX_MS = 5 * 60_000;
-/** How long a removed account/model pairing (SPEC 6.3: model-scoped 403, 404 model not found) lasts, ms (24 h):
- * a model missing during a provider's rollout is tried again then; `switchyard accounts restore` restores it now. */
-export const REMOVED_PAIRING_MS = 24 * 60 * 60_000;
 /** How often a request waiting for a slot held by another instance asks again (SPEC D-2), ms. */
 export const SHARED_SLOT_POLL_MS = 50;
 /** SPEC 6.3: consecutive 5xx from one provider that open its circuit. */
@@ -71,7 +69,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
   private readonly locks = new Map<string, { until: number | null; reason: string }>();
-  private readonly removed = new Map<string, { until: number | null; reason: string }>();
+  /** Removed account/model pairings (SPEC 6.3), see removed-pairings.ts. */
+  private readonly removed = new RemovedPairings();
   private readonly circuits = new Map<string, { openUntil: number; probing: boolean }>();
   private readonly serverErrors = new Map<string, number>();
   private readonly implicit = new Map<string, Account>();
@@ -161,9 +160,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
-    this.removed.clear();
-    // A removal stored without an end (before 2026-12-04 they had none) ends 24 h after it began, as a new one does.
-    for (const r of state.removedModels) this.removed.set(key(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
+    this.removed.load(state.removedModels);
     this.circuits.clear();
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
     this.quota.load(state.quotas);
@@ -180,7 +177,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (this.opts.bus) {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
       for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
-      for (const r of this.removed.values()) if (r.until !== null) this.armExpiry(r.until);
+      for (const until of this.removed.ends()) this.armExpiry(until);
       for (const c of this.circuits.values()) this.armExpiry(c.openUntil);
     }
   }
@@ -233,16 +230,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       if (ended(l.until)) this.publish(accountId, this.providerOf(accountId), "unlock", { reason: `lock (${l.reason}) ended` });
       else if (l.until > now) this.armExpiry(l.until);
     }
-    for (const [k, r] of this.removed) {
-      const until = r.until ?? Infinity; // a removal stored without an end (before they had one) stays
-      if (until > now) {
-        this.armExpiry(until);
-        continue;
-      }
-      this.removed.delete(k); // the model is tried on this account again
-      const [accountId, model] = k.split("\u0000") as [string, string];
-      if (until > from) this.publish(accountId, this.providerOf(accountId), "model_restored", { model, reason: `removal (${r.reason}) ended` });
-    }
+    this.removed.expire(
+      from,
+      now,
+      (accountId, model, reason) => this.publish(accountId, this.providerOf(accountId), "model_restored", { model, reason: `removal (${reason}) ended` }),
+      (until) => this.armExpiry(until),
+    );
     for (const [providerId, c] of this.circuits) {
       if (ended(c.openUntil)) this.publishProvider(providerId, "circuit_half_open", { reason: "the next request probes the provider" });
       else if (c.openUntil > now) this.armExpiry(c.openUntil);
@@ -268,8 +261,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
     }
     // The maps are empty while nothing failed: no key strings built for them then.
-    const rm = this.removed.size > 0 ? this.removed.get(key(account.id, model)) : undefined;
-    if (rm && (rm.until === null || rm.until > now)) return { cause: "removed", reason: `model removed for this account: ${rm.reason}` };
+    const rm = this.removed.active(account.id, model, now);
+    if (rm) return { cause: "removed", reason: `model removed for this account: ${rm.reason}` };
     // SPEC P-6: a model some account of the pool advertised never goes to one that did not; a model
     // no account advertised (a new model, an alias) is left to the upstream to accept or refuse.
     if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) {
@@ -433,7 +426,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       providers: this.providers,
       cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
       locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
-      removed: [...this.removed].filter(([, r]) => r.until === null || r.until > now).map(([k, r]) => ({ accountId: split(k)[0], model: split(k)[1], ...r })),
+      removed: this.removed.live(now),
       quarantined: (a: Account) => this.quarantined.has(this.fingerprint(a) ?? ""),
     };
   }
@@ -451,14 +444,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    */
   async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
     if (this.store) await this.store.restoreModel(accountId, model);
-    const now = this.clock.now();
-    const out: string[] = [];
-    for (const [k, r] of this.removed) {
-      const [id, m] = k.split("\u0000") as [string, string];
-      if (id !== accountId || (model !== undefined && m !== model)) continue;
-      this.removed.delete(k);
-      if (r.until === null || r.until > now) out.push(m); // one already over was announced by the end timer
-    }
+    const out = this.removed.restore(accountId, model, this.clock.now());
     for (const m of out) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
     return out.sort();
   }
@@ -600,8 +586,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         this.publish(account.id, account.providerId, "lock", { reason: effect.reason });
         return;
       case "remove_pairing": {
-        const until = now + REMOVED_PAIRING_MS;
-        this.removed.set(key(account.id, model), { until, reason: effect.reason });
+        const until = this.removed.remove(account.id, model, effect.reason, now);
         this.persist((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until, since: now }));
         this.armExpiry(until);
         this.publish(account.id, account.providerId, "model_removed", { model, reason: effect.reason, until });

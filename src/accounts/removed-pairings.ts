@@ -1,0 +1,118 @@
+/**
+ * Removed account/model pairings (SPEC 6.3: a model-scoped 403 or a 404 model not found removes the
+ * pairing of that model with that account): the registry's memory of them. A removal lasts 24 h
+ * ({@link REMOVED_PAIRING_MS}), is kept across restarts by the store, ends on its own at its end (the
+ * registry's end timer publishes `model_restored`) and can be restored by hand (`switchyard accounts
+ * restore`, `POST /admin/api/accounts/{id}/restore`). This module holds the state and its rules only;
+ * the registry writes through to the store and publishes the events.
+ */
+import type { RemovedModel } from "../store/types.ts";
+
+/** How long a removed account/model pairing (SPEC 6.3: model-scoped 403, 404 model not found) lasts, ms (24 h):
+ * a model missing during a provider's rollout is tried again then; `switchyard accounts restore` restores it now. */
+export const REMOVED_PAIRING_MS = 24 * 60 * 60_000;
+
+/** One removal held in memory: its end (ms since the epoch; null only for a row of unknown start) and why. */
+export interface Removal {
+  until: number | null;
+  reason: string;
+}
+
+/** A removal as {@link RemovedPairings.live} lists it (for `accounts status` and the dashboard). */
+export interface LiveRemoval extends Removal {
+  accountId: string;
+  model: string;
+}
+
+/** The removed pairings of every account, keyed by (account id, model). Every method is O(removals) at most. */
+export class RemovedPairings {
+  private readonly map = new Map<string, Removal>();
+
+  /** How many removals are held (ended ones included until {@link expire} drops them). */
+  get size(): number {
+    return this.map.size;
+  }
+
+  /**
+   * Replaces every removal with the store's rows (at start and on each periodic re-read). A row stored
+   * without an end (before 2026-12-04 they had none) ends 24 h after it began, as a new one does.
+   */
+  load(rows: readonly Required<RemovedModel>[]): void {
+    this.map.clear();
+    for (const r of rows) this.map.set(pairKey(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
+  }
+
+  /** Removes `model` from the account from `now` (ms) for 24 h, replacing any removal of the pair: its end (ms since the epoch). */
+  remove(accountId: string, model: string, reason: string, now: number): number {
+    const until = now + REMOVED_PAIRING_MS;
+    this.map.set(pairKey(accountId, model), { until, reason });
+    return until;
+  }
+
+  /** The pair's removal when it still holds at `now` (ms since the epoch), else undefined. O(1). */
+  active(accountId: string, model: string, now: number): Removal | undefined {
+    // Empty while nothing was removed: no key string built then.
+    const r = this.map.size > 0 ? this.map.get(pairKey(accountId, model)) : undefined;
+    return r && (r.until === null || r.until > now) ? r : undefined;
+  }
+
+  /** The ends (ms since the epoch) of every removal that has one, for the registry's end timer. */
+  ends(): number[] {
+    const out: number[] = [];
+    for (const r of this.map.values()) if (r.until !== null) out.push(r.until);
+    return out;
+  }
+
+  /**
+   * Drops every removal over at `now` (ms since the epoch); calls `ended` for each that ended after
+   * `from` (those before were announced already), and `pending` with the end of each that still holds.
+   * A removal without an end stays.
+   */
+  expire(from: number, now: number, ended: (accountId: string, model: string, reason: string) => void, pending: (until: number) => void): void {
+    for (const [k, r] of this.map) {
+      const until = r.until ?? Infinity;
+      if (until > now) {
+        pending(until);
+        continue;
+      }
+      this.map.delete(k); // the model is tried on this account again
+      const [accountId, model] = splitKey(k);
+      if (until > from) ended(accountId, model, r.reason);
+    }
+  }
+
+  /**
+   * Drops the account's removals — `model`'s, else all — from memory: the models of those that still held
+   * at `now` (ms since the epoch), in the order they were removed (one already over was announced by the
+   * end timer).
+   */
+  restore(accountId: string, model: string | undefined, now: number): string[] {
+    const out: string[] = [];
+    for (const [k, r] of this.map) {
+      const [id, m] = splitKey(k);
+      if (id !== accountId || (model !== undefined && m !== model)) continue;
+      this.map.delete(k);
+      if (r.until === null || r.until > now) out.push(m);
+    }
+    return out;
+  }
+
+  /** Every removal that holds at `now` (ms since the epoch), as copies. */
+  live(now: number): LiveRemoval[] {
+    const out: LiveRemoval[] = [];
+    for (const [k, r] of this.map) {
+      if (r.until !== null && r.until <= now) continue;
+      const [accountId, model] = splitKey(k);
+      out.push({ accountId, model, ...r });
+    }
+    return out;
+  }
+}
+
+function pairKey(accountId: string, model: string): string {
+  return accountId + "\u0000" + model;
+}
+
+function splitKey(k: string): [string, string] {
+  return k.split("\u0000") as [string, string];
+}
