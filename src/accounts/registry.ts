@@ -154,8 +154,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return implicit && { account: implicit, implicit: true };
   }
 
-  /** Loads persisted state (at start and on each periodic re-read). */
+  /** Loads persisted state (at start and on each periodic re-read), first publishing the ends that passed on the clock. */
   loadState(state: AccountState): void {
+    // Ends that passed on this registry's clock are published before the re-read replaces the state (the
+    // store pruned them): the end timer waits real time, which a clock that jumps (a test's, a stepped
+    // system clock) outruns, and once dropped here an end was never published at all.
+    if (this.opts.bus && this.clock.now() > this.expiredUpTo) this.expire();
     this.cooldowns.clear();
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
@@ -214,6 +218,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Publishes every state that ended since the last scan and re-arms for the next end. */
   private expire(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer); // when called before the timer fired
     this.expiryTimer = undefined;
     this.expiryAt = Infinity;
     const now = this.clock.now();

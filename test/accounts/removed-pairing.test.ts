@@ -77,6 +77,21 @@ describe("a removed account/model pairing", () => {
     registry.close();
   });
 
+  test("the removal's end is published on the registry's clock: a clock past the end gets model_restored at the next re-read", () => {
+    // The end timer waits real time; a clock that jumps (this one, a stepped system clock) outruns it, and
+    // the re-read drops the ended removal (the store prunes it): without publishing there, no event ever came.
+    const { clock, registry, a1, events } = rig();
+    registry.failure(a1, p, "claude-x", notFound(clock.now()));
+    clock.advance(DAY_MS);
+    registry.loadState({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] });
+    const restored = events.filter((e) => e.type === "account_state" && e.change === "model_restored");
+    expect(restored).toEqual([{ type: "account_state", at: clock.now(), account: "a1", provider: "p", change: "model_restored", model: "claude-x", reason: "removal (404 model not found) ended" }]);
+    // Announced once: the timer, when it fires, finds it gone.
+    registry.loadState({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] });
+    expect(events.filter((e) => e.type === "account_state" && e.change === "model_restored").length).toBe(1);
+    registry.close();
+  });
+
   test("a removal stored without an end (written before removals had one) ends 24 h after it began", () => {
     const { clock, registry, a1 } = rig();
     const now = clock.now();
