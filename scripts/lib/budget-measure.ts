@@ -488,6 +488,14 @@ async function main() {
     // The rows that are one difference of two of these (attempt loop; gateway wrapper and the app's hooks
     // from the one-at-a-time runs), measured again in short paired rounds (item 173).
     for (const [name, r] of Object.entries(await pairedRounds({ viaAttempts: timed.viaAttempts!, viaStages: timed.viaStages! }))) runs[`paired:${name}`] = r;
+    // The rows that subtract the in-process upstream alone or the driver (executor, provider executor,
+    // reply driver, commit point), in paired rounds too (item 201: as differences of 3-round medians the
+    // executor row read 12.0 µs on chat stream and the commit row 17.8 on messages→chat stream, where
+    // paired rounds read 4.4 and 5–8.5).
+    for (const [name, r] of Object.entries(
+      await pairedRounds({ sendOnly: timed.sendOnly!, viaExecute: timed.viaExecute!, viaProvider: timed.viaProvider!, viaDriver: timed.viaDriver!, viaCommit: timed.viaCommit! }),
+    ))
+      runs[`paired:${name}`] = r;
     for (const [name, r] of Object.entries(await pairedRounds({ oneByHand: timed.oneByHand!, oneViaGateway: timed.oneViaGateway!, oneViaApp: timed.oneViaApp! }))) runs[`paired:${name}`] = r;
     out.lanes.push({ name: bl.name, kind: bl.kind, runs, pipeline });
   }
