@@ -3,6 +3,7 @@
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
  * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. The
+ * A removed account/model pairing (SPEC 6.3) is listed with Restore. The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
  * model it used and where it came from; when the server knows none for the provider (400 `model_required`),
@@ -290,12 +291,58 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           </tbody>
         </table>
       )}
-      {a.removedModels.length > 0 && (
-        <p class="muted small">
-          Removed: {a.removedModels.map((r) => `${r.model} (${r.reason}${r.until ? `, until ${clock(r.until)}` : ""})`).join(", ")}
-        </p>
-      )}
+      {a.removedModels.length > 0 && <RemovedModels a={a} reload={reload} />}
     </Card>
+  );
+}
+
+/**
+ * The account's removed pairings (SPEC 6.3: a 404 model not found or a model-scoped 403 removes the
+ * model from the account for 24 h), each with when it is tried again and a Restore button that ends the
+ * removal now (`POST /admin/api/accounts/{id}/restore` with `{model}`, as `switchyard accounts restore ID
+ * MODEL`; the page's CSRF token through {@link api}). The list follows the `model_restored` event, for a
+ * restore from here or from anywhere else.
+ */
+function RemovedModels({ a, reload }: { a: AccountStatus; reload: () => void }) {
+  const [error, setError] = useState<string | undefined>();
+  const restore = async (model: string) => {
+    setError(undefined);
+    try {
+      await api(`/accounts/${encodeURIComponent(a.id)}/restore`, { method: "POST", body: { model } });
+      reload();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  return (
+    <div class="removed-models">
+      <h3>Removed models</h3>
+      <ul>
+        {a.removedModels.map((r) => (
+          <li key={r.model} data-removed={r.model}>
+            <span class="removed-what">
+              <span class="mono">{r.model}</span>
+              <span class="muted small">
+                {" "}
+                {r.reason}
+                {r.until ? (
+                  <>
+                    {" · tried again in "}
+                    <Countdown until={r.until} /> ({clock(r.until)})
+                  </>
+                ) : (
+                  " · until restored"
+                )}
+              </span>
+            </span>
+            <ActionButton small onClick={() => restore(r.model)} title={`Let ${a.id} serve ${r.model} again now (as switchyard accounts restore ${a.id} ${r.model})`}>
+              Restore
+            </ActionButton>
+          </li>
+        ))}
+      </ul>
+      <ErrorLine error={error} />
+    </div>
   );
 }
 
