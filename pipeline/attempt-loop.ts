@@ -20,7 +20,7 @@ import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./p
 import { addAccountHint, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
-import { siblingsOf } from "./siblings.ts";
+import { siblingTargets } from "./siblings.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
@@ -272,9 +272,7 @@ function finalError(
  */
 function withSiblings(targets: Target[], planned: Target[], ti: number, failed: Failed, missing: Map<string, Failed>, ctx: RequestContext): Target[] {
   const target = targets[ti]!;
-  const siblings = siblingsOf(target.model, target.provider.models[target.model]?.siblings).map(
-    (model): Target => ({ ...target, model, label: `${target.provider.id}/${model}`, siblingOf: target.model }),
-  );
+  const siblings = siblingTargets(target);
   if (siblings.length === 0) return targets;
   const out = targets === planned ? planned.slice() : targets;
   missing.set(target.label, failed);

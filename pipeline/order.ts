@@ -30,6 +30,7 @@ import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "
 import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
 import { addAccountHint, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+import { siblingTargets } from "./siblings.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
 export type AttachmentKind = "images" | "pdf" | "audio" | "video";
@@ -387,6 +388,8 @@ export interface PlannedTarget {
   reason?: string;
   /** Eligible accounts in the order attempts would use them, then the excluded ones. */
   accounts: PlannedAccount[];
+  /** SPEC R-10: set on a sibling tried because every account of the target before it has had this model removed. */
+  siblingOf?: string;
 }
 
 /** A dry run: what a real request would do, without calling upstream. */
@@ -417,8 +420,10 @@ export interface PlanDeps {
 /**
  * Runs resolve → order → pick for a request without calling upstream or changing any state (SPEC 2.2
  * `route`): the same functions as a real request ({@link resolveModel}, {@link TargetOrder.plan},
- * {@link pickAccount} against the live pool), with strategy counters frozen. Returns the plan, or the
- * resolution error (404 for an unknown provider prefix).
+ * {@link pickAccount} against the live pool), with strategy counters frozen. A target whose model every
+ * account has had removed (SPEC 6.3, the upstream said it does not exist) is followed by the model's
+ * siblings (R-10), as the attempt loop inserts them. Returns the plan, or the resolution error (404 for
+ * an unknown provider prefix).
  */
 export function planRoute(
   order: TargetOrder,
@@ -434,8 +439,15 @@ export function planRoute(
   const hints: PickHints & { dryRun: true } = { affinityKey: key, affinity: affinityOn, dryRun: true };
   const targets: PlannedTarget[] = [];
   const attempts: RoutePlan["attempts"] = [];
-  for (const t of plan.targets) {
+  const queue = plan.targets.slice();
+  let decisions = plan.decisions;
+  for (let ti = 0; ti < queue.length; ti++) {
+    const t = queue[ti]!;
     const pt: PlannedTarget = { target: targetSubject(t), providerId: t.provider.id, model: t.model, verdict: "in", accounts: [] };
+    if (t.siblingOf) {
+      pt.siblingOf = t.siblingOf;
+      pt.reason = `sibling of ${t.siblingOf} (R-10)`;
+    }
     targets.push(pt);
     if (deps.circuitOpen(t.provider.id)) {
       pt.verdict = "out";
@@ -459,8 +471,22 @@ export function planRoute(
     }
     if (tried.size === 0) {
       pt.verdict = "out";
-      // No account at all (rather than none eligible now): the request would fail the same way, so say how to add one.
-      pt.reason = first.verdicts.length === 0 ? `no account is configured for ${t.provider.id}: ${addAccountHint(t.provider)}` : `no eligible account of ${t.provider.id} for ${t.model}`;
+      const out = first.verdicts.filter((v) => v.verdict === "out");
+      if (out.length > 0 && out.every((v) => v.cause === "removed")) {
+        // The attempt loop's rule (attempt-loop.ts modelGone): every account has had the model removed, so
+        // the request gets its 404 model_not_found here, and the model's siblings come next (R-10).
+        const siblings = t.siblingOf ? [] : siblingTargets(t);
+        queue.splice(ti + 1, 0, ...siblings);
+        if (siblings.length > 0 && decisions === plan.decisions) decisions = plan.decisions.slice();
+        for (const s of siblings) decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${t.model} (R-10): the upstream said ${t.model} does not exist` });
+        const gone = `the upstream said ${t.model} does not exist for every account of ${t.provider.id} (removed pairing, 404 model_not_found)`;
+        const next = siblings.length > 0 ? `its siblings come next: ${siblings.map((s) => s.model).join(", ")}` : t.siblingOf ? "no further siblings" : "no sibling known (R-10)";
+        pt.reason = `${pt.reason ? `${pt.reason}; ` : ""}${gone}; ${next}`;
+      } else {
+        // No account at all (rather than none eligible now): the request would fail the same way, so say how to add one.
+        const why = first.verdicts.length === 0 ? `no account is configured for ${t.provider.id}: ${addAccountHint(t.provider)}` : `no eligible account of ${t.provider.id} for ${t.model}`;
+        pt.reason = pt.reason ? `${pt.reason}; ${why}` : why;
+      }
     }
   }
   return {
@@ -472,7 +498,7 @@ export function planRoute(
     candidates: resolution.targets.map(targetSubject),
     targets,
     attempts,
-    decisions: plan.decisions,
+    decisions,
     affinity: !key ? "none" : !affinityOn ? "off" : key.startsWith("s:") ? "session" : "fingerprint",
   };
 }

@@ -14,8 +14,10 @@
  * - Gemini (`gemini-<version>-<tier>[-preview…|-exp…|-NNN]`): the stable id of a preview, experimental
  *   or numbered one, else its `-preview`; then the tier's `-latest` alias (`gemini-flash-latest`).
  *
- * Pure functions; the attempt loop (pipeline/attempt-loop.ts) inserts the siblings as targets.
+ * Pure functions; the attempt loop (pipeline/attempt-loop.ts) inserts the siblings as targets, and the
+ * dry run (pipeline/order.ts planRoute) shows them where a real request would try them.
  */
+import type { Target } from "./resolve.ts";
 
 /** SPEC R-10: at most this many siblings are tried for one missing model. */
 export const MAX_SIBLINGS = 3;
@@ -32,6 +34,15 @@ export function siblingsOf(model: string, configured: readonly string[] = []): s
     if (m && m !== model && !out.includes(m)) out.push(m);
   }
   return out;
+}
+
+/**
+ * The targets a missing model's siblings are tried as (SPEC R-10): `target` with each sibling of its
+ * model ({@link siblingsOf}, the provider's configured ones first) as the model, on the same provider
+ * (and the same pinned account), marked `siblingOf` the missing model. Empty for a model without siblings.
+ */
+export function siblingTargets(target: Target): Target[] {
+  return siblingsOf(target.model, target.provider.models[target.model]?.siblings).map((model): Target => ({ ...target, model, label: `${target.provider.id}/${model}`, siblingOf: target.model }));
 }
 
 /** The built-in table's siblings of a model (see the module comment), possibly more than 3. */

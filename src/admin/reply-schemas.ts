@@ -217,6 +217,7 @@ const RoutePlanReply = v.looseObject({
         v.array(v.looseObject({ accountId: v.string(), verdict: v.picklist(["in", "out"]), reason: v.string(), until: v.optional(ms("exclusion ends")) })),
         v.description("Eligible accounts in the order attempts would use them, then the excluded ones."),
       ),
+      siblingOf: v.optional(v.pipe(v.string(), v.description("SPEC R-10: this target is a sibling of that model, which every account of the target before it has had removed."))),
     }),
   ),
   attempts: v.array(v.object({ target: v.string(), accountId: v.string() })),
