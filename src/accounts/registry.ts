@@ -164,7 +164,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
-    this.removed.load(state.removedModels);
+    if (!this.opts.bus?.active) this.removed.load(state.removedModels);
+    else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
     this.circuits.clear();
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
     this.quota.load(state.quotas);

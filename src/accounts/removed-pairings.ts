@@ -42,6 +42,17 @@ export class RemovedPairings {
     for (const r of rows) this.map.set(pairKey(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
   }
 
+  /**
+   * {@link load}, answering the removals that held at `now` (ms since the epoch) before and are not among
+   * `rows`: restored elsewhere (another instance sharing the store, SPEC D-2; the store lays this
+   * instance's own writes still on their way over what it read, so a removal made here is not missed).
+   */
+  loadGone(rows: readonly Required<RemovedModel>[], now: number): LiveRemoval[] {
+    const before = this.map.size > 0 ? this.live(now) : [];
+    this.load(rows);
+    return before.filter((r) => !this.map.has(pairKey(r.accountId, r.model)));
+  }
+
   /** Removes `model` from the account from `now` (ms) for 24 h, replacing any removal of the pair: its end (ms since the epoch). */
   remove(accountId: string, model: string, reason: string, now: number): number {
     const until = now + REMOVED_PAIRING_MS;

@@ -92,6 +92,23 @@ describe("a removed account/model pairing", () => {
     registry.close();
   });
 
+  test("a removal restored elsewhere (another instance on the same store) publishes model_restored at the re-read that drops it", () => {
+    const { clock, registry, a1, events } = rig();
+    const t0 = clock.now();
+    registry.failure(a1, p, "claude-x", notFound(t0));
+    registry.failure(a1, p, "claude-y", notFound(t0));
+    const state = (removedModels: Array<{ accountId: string; model: string; reason: string; until: number | null; since: number }>) => ({ cooldowns: [], locks: [], removedModels, quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] });
+    clock.advance(60_000);
+    // The store still has claude-y (and claude-x is gone): only claude-x is announced, once.
+    registry.loadState(state([{ accountId: "a1", model: "claude-y", reason: "404 model not found", until: t0 + DAY_MS, since: t0 }]));
+    registry.loadState(state([{ accountId: "a1", model: "claude-y", reason: "404 model not found", until: t0 + DAY_MS, since: t0 }]));
+    const restored = events.filter((e) => e.type === "account_state" && e.change === "model_restored");
+    expect(restored).toEqual([{ type: "account_state", at: clock.now(), account: "a1", provider: "p", change: "model_restored", model: "claude-x", reason: "restored elsewhere" }]);
+    expect(registry.exclusion(a1, "claude-x")).toBeUndefined();
+    expect(registry.exclusion(a1, "claude-y")?.cause).toBe("removed");
+    registry.close();
+  });
+
   test("a removal stored without an end (written before removals had one) ends 24 h after it began", () => {
     const { clock, registry, a1 } = rig();
     const now = clock.now();

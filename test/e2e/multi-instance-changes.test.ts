@@ -3,6 +3,7 @@
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
  * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
+ *   a removed account/model pairing restored through A reaches it as `model_restored`, so an Accounts page on B drops it;
  *   a combo stored through A reaches it as `routing_changed`, so a Routing page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
@@ -67,7 +68,11 @@ beforeAll(async () => {
   dbUrl = await pg.createDatabase("changes");
   sql = new SQL(dbUrl, { max: 2 });
   upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "hello", model: r.model }, r.stream));
+  upstream.handle((r) =>
+    r.model === "gpt-gone"
+      ? { status: 404, json: { error: { message: "The model `gpt-gone` does not exist or you do not have access to it.", type: "invalid_request_error", code: "model_not_found" } } }
+      : simpleReply(r.format!, { text: "hello", model: r.model }, r.stream),
+  );
   const yaml = `server:
   require_api_key: true
 providers:
@@ -136,6 +141,21 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
       const e = await events.waitFor((x) => x.event === "keys_changed", 5000);
       expect(e.data).toMatchObject({ type: "keys_changed", change: "changed" });
       expect((await admin(b, "/keys")).body.keys.map((k: { name: string }) => k.name)).toContain("desk");
+    } finally {
+      events.close();
+    }
+  }, 60_000);
+
+  test("a pairing removed on B and restored through A leaves B's event stream as model_restored (an open Accounts page on B drops it)", async () => {
+    const removed = async (inst: Instance) => (await admin(inst, "/accounts")).body.accounts.find((x: { id: string }) => x.id === "up-1").removedModels.map((r: { model: string }) => r.model);
+    expect((await chat(b, ENV.KEY_PLAIN, "up/gpt-gone")).status).toBe(404);
+    await until(async () => (await removed(a)).includes("gpt-gone"), ANNOUNCED_MS, "A to see the pairing B removed");
+    const events = await openEvents(b.url, "?types=account_state", { authorization: `Bearer ${b.instance().adminToken}` });
+    try {
+      expect((await admin(a, "/accounts/up-1/restore", { method: "POST", body: JSON.stringify({ model: "gpt-gone" }) })).body).toEqual({ id: "up-1", restored: ["gpt-gone"] });
+      const e = await events.waitFor((x) => x.event === "account_state" && x.data.change === "model_restored", ANNOUNCED_MS);
+      expect(e.data).toMatchObject({ account: "up-1", provider: "up", model: "gpt-gone", reason: "restored elsewhere" });
+      expect(await removed(b)).toEqual([]);
     } finally {
       events.close();
     }
