@@ -11,13 +11,12 @@
 import { codecFor } from "../formats/index.ts";
 import type { EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
-import { FormatError, hubError, Warnings, type HubError, type HubRequest } from "../formats/hub.ts";
+import { FormatError, hubError, type HubError, type HubRequest } from "../formats/hub.ts";
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
-import type { Classification, FailureFacts } from "./classify.ts";
-import { requestTextOf, tryHubOf, warningHeader, type Finished, type RequestContext } from "./context.ts";
-import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
-import type { AccountPool, PickHints } from "./pick.ts";
-import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type Account, type AttemptRecording, type AttemptTrace, type Clock, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
+import { requestTextOf, tryHubOf, type RequestContext } from "./context.ts";
+import type { UpstreamReply } from "./execute.ts";
+import { committedReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type Delivery } from "./commit-out.ts";
+import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
   idleTimeoutError,
@@ -37,76 +36,9 @@ import { eventBytes, pumpEvents } from "./pump-events.ts";
 import { recordedReader } from "./committed-reads.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
-import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
 
-/** A failed attempt: the error the client would get and what the classification table says (SPEC 6.3). */
-export interface AttemptFailure {
-  error: HubError;
-  classification: Classification;
-}
-
-/** What the commit point reads and changes besides the attempt itself. */
-export interface CommitDeps {
-  clock: Clock;
-  /** Binds the conversation to the account that answered (SPEC A-2) and says whether affinity hit (SPEC 2.4). */
-  pool: Pick<AccountPool, "bind" | "cacheState">;
-  /** Clears the account's error state after a committed reply and feeds latency to scoring (SPEC R-8); `now` is the commit's time. */
-  health: { success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now?: number): void };
-  /** Called exactly once per request when its reply is complete, failed, or the client left. */
-  finish: (ctx: RequestContext, f: Finished) => void;
-  /** Streamed replies still open, for the end of a shutdown's grace period ({@link OpenStreams}). */
-  openStreams?: OpenStreams;
-  /**
-   * Queues work for after the reply has been handed over (the app's after-reply queue, src/after-reply.ts,
-   * which the next request settles before it picks): the account's success and the conversation's
-   * binding, stamped with the commit's time, go there (docs/performance.md item 149). At once when absent.
-   */
-  later?: (task: () => void) => void;
-}
-
-/**
- * The streamed replies still open (SPEC D-3): each committed stream adds the function that ends it and
- * deletes it when it ends. A shutdown whose grace period is over calls the rest: the upstream call is
- * aborted, so the client gets the format's in-band error (SPEC 6.4) instead of a cut connection.
- */
-export interface OpenStreams {
-  add(end: () => void): void;
-  delete(end: () => void): void;
-}
-
-/** One attempt whose upstream answered with a 2xx status. */
-export interface CommitAttempt {
-  target: Target;
-  account: Account;
-  translated: Translated;
-  reply: UpstreamReply;
-  /** Aborts the upstream call. */
-  controller: AbortController;
-  /** The call's listener on the client's signal (execute.ts): a streamed reply sets its `onAbort`. */
-  clientAbort: ClientAbort;
-  /** ms since the epoch when the attempt started. */
-  started: number;
-  /** The attempt's entry in the route trace (duration and status are filled in here). */
-  trace: AttemptTrace;
-  /** The flight recorder's hooks for this attempt (SPEC O-6); undefined while the recorder is off. */
-  recording?: AttemptRecording;
-  /** Attempts made so far, this one included. */
-  attempts: number;
-  /** Whether a target or account other than the first serves (X-Switchyard-Fallback). */
-  fallback: boolean;
-  hints: PickHints;
-  /** Releases the account's concurrency slot; idempotent. */
-  release: () => void;
-  /** Classifies a failure and fills the trace (the attempt loop's). */
-  fail: (facts: Omit<FailureFacts, "now">, error: HubError) => AttemptFailure;
-}
-
-/** A committed reply. `streaming`: the body owns the concurrency slot and releases it when it ends. */
-export interface Committed {
-  response: Response;
-  streaming: boolean;
-}
+export type { AttemptFailure, CommitAttempt, CommitDeps, Committed, OpenStreams } from "./commit-out.ts";
 
 /**
  * The reply driver for an upstream 2xx (SPEC F-2, R-9): the native passthrough tap when client and
@@ -178,16 +110,6 @@ class ReplyEncoderOptions implements EncoderOptions {
 }
 
 /**
- * The commit's bookkeeping for the requests that follow (none of it goes into this reply): the account's
- * success (SPEC R-8: error state cleared, latency to scoring) and the conversation's binding to the
- * account (SPEC A-2, unless affinity is off), both at the commit's time `now` (ms since the epoch).
- */
-function succeeded(deps: CommitDeps, a: CommitAttempt, now: number): void {
-  deps.health.success(a.account, a.target.provider, a.target.model, now - a.started, now);
-  if (a.hints.affinity !== false) deps.pool.bind(a.hints, a.account, now);
-}
-
-/**
  * The commit point of one attempt whose upstream answered 2xx. Reads the reply up to its first
  * content (the whole reply for a buffering driver) under the provider's idle timeout, writing nothing
  * to the client; returns the failure when the reply opened with an error event, broke, went silent,
@@ -201,40 +123,6 @@ export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: C
   // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
   if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true), toEventSink(ctx.events, ctx.recording));
   return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply), HTTP_BODY);
-}
-
-/**
- * How a committed reply reaches the client: as the bytes of an HTTP body ({@link HTTP_BODY}), or as
- * events handed to an event transport's sink ({@link toEventSink}).
- */
-interface Delivery<Out> {
-  /**
-   * Whether {@link whole} hands the reply to the client itself (an event sink writes its frames at
-   * once), rather than as the body of the Response that the commit point returns: the commit point then
-   * calls it before its bookkeeping, which the client's first frame need not wait for.
-   */
-  readonly handsOverAtOnce: boolean;
-  /**
-   * A reply read to its end while peeking: hands the reply over (an HTTP body: makes it) and returns
-   * the Response body (null when the events went to a sink), the bytes handed over and the content
-   * headers of the Response.
-   */
-  whole(parts: Array<Out | string>, clientStream: boolean): { body: Uint8Array | string | null; bytes: number; contentHeaders: Readonly<Record<string, string>> };
-  /** Ends the driver for a reply that goes out whole: an HTTP body takes the text of a driver that has it ({@link ReplyDriver.endWhole}). */
-  end(driver: ReplyDriver<Out>, failure?: HubError): Out | string;
-  /**
-   * A streamed reply: starts handing it over (SPEC R-9, 6.4, see {@link replyStream} and
-   * {@link pumpEvents}); returns the Response body (null for a sink), and for a sink the function that
-   * stops the delivery when the client left.
-   */
-  stream(
-    reader: ByteReader,
-    driver: ReplyDriver<Out>,
-    prefix: Out[],
-    opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void; pendingRead?: Promise<ReadResult> },
-    onEnd: (failure: HubError | undefined) => void,
-    sent: { bytes: number },
-  ): { body: ReadableStream<Uint8Array> | null; stop?: (reason?: unknown) => void };
 }
 
 /** The content type of a whole JSON reply. */
@@ -284,7 +172,7 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
 
 /** {@link commitReply} with the driver and the delivery chosen. */
 async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Committed | AttemptFailure> {
-  const { target, account, reply, controller, fail } = a;
+  const { target, reply, controller, fail } = a;
   const provider = target.provider;
 
   if (!reply.body) {
@@ -473,127 +361,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     return fail({ status: 502, error: e }, e);
   }
 
-  // ---- COMMITTED ------------------------------------------------------------------------------
-  const now = deps.clock.now();
-  const whole = driver.buffered || ended;
-  // An event transport's whole reply leaves now (its frames carry no headers): the bookkeeping below is
-  // done after the client has it, in the same synchronous run, so nothing else (the socket's next
-  // frame, another request) runs before it is done (docs/performance.md item 137). An HTTP body leaves
-  // when the Response is returned, after all of it anyway.
-  const handed = whole && delivery.handsOverAtOnce ? delivery.whole(prefix, ctx.stream) : undefined;
-  a.trace.durationMs = now - a.started;
-  a.trace.status = reply.status;
-  const cache = deps.pool.cacheState?.(a.hints, provider.id, account, now);
-  // For the requests after this one, not for its reply: after it, at the commit's time (CommitDeps.later).
-  if (deps.later) deps.later(() => succeeded(deps, a, now));
-  else succeeded(deps, a, now);
-  // The warnings of the body that was served join the request's before anything records them
-  // (`finish` runs below for a whole reply; the trace is serialised there).
-  if (a.translated.warnings.length > 0 || target.siblingOf) {
-    const warnings = new Warnings(ctx.warnings);
-    warnings.addAll(a.translated.warnings);
-    if (target.siblingOf) {
-      warnings.add("sibling_model", `The model ${target.siblingOf} does not exist at provider ${provider.id}; its sibling ${target.model} served this request.`);
-    }
-  }
-  // SPEC F-2: what the upstream's reply held that this reply cannot carry is named, never dropped silently
-  // (a stream's so far; what it leaves out later reaches the trace when it ends: `droppedAtEnd`).
-  const dropped = driver.dropped;
-  const droppedAtCommit = dropped?.length ?? 0;
-  if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
-  // A record for `new Response`: no Headers of our own, its sets and its copy (docs/performance.md item 177).
-  const headers: Record<string, string> = { "x-request-id": ctx.requestId, "x-switchyard-route-id": ctx.routeId };
-  const warning = warningHeader(ctx.warnings);
-  if (warning) headers["x-switchyard-warning"] = warning;
-  if (a.fallback) headers["x-switchyard-fallback"] = "1";
-  if (cache) headers["x-switchyard-cache"] = cache;
-  /** The report of this request; usage is read from the driver when the reply has ended. */
-  const finished = (outcome: Finished["outcome"], bytesSent: number): Finished => ({
-    outcome,
-    status: 200,
-    target,
-    account,
-    usage: { ...driver.usage },
-    usageSeen: driver.usageSeen,
-    reply: driver,
-    firstByteAt: now,
-    bytesSent,
-    attempts: a.attempts,
-    fallback: a.fallback,
-  });
-
-  if (whole) {
-    const { body, bytes, contentHeaders } = handed ?? delivery.whole(prefix, ctx.stream);
-    for (const k in contentHeaders) headers[k] = contentHeaders[k]!;
-    a.release();
-    deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", bytes));
-    return { response: new Response(body, { status: 200, headers }), streaming: false };
-  }
-
-  for (const k in SSE_HEADERS) headers[k] = SSE_HEADERS[k]!;
-  let done = false;
-  const sent = { bytes: 0 };
-  const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
-  deps.openStreams?.add(endAtShutdown);
-  let stop: ((reason?: unknown) => void) | undefined;
-  /** A streamed reply's end: what it left out after the commit point is named in the trace's warning (its header went out already). */
-  const droppedAtEnd = () => {
-    const d = driver.dropped;
-    if (d !== undefined && d.length > droppedAtCommit) warnDropped(ctx, provider.id, d);
-  };
-  const clientGone = () => {
-    a.release();
-    deps.openStreams?.delete(endAtShutdown);
-    if (done) return;
-    done = true;
-    droppedAtEnd();
-    const gone = new TransportError("aborted", "the client went away");
-    controller.abort(gone);
-    stop?.(gone);
-    deps.finish(ctx, finished("client_closed", sent.bytes));
-  };
-  // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
-  // aborts the request's signal on disconnect: the call's own listener on it aborts the upstream call
-  // and then runs clientGone (execute.ts ClientAbort; no second listener). Body cancellation is the
-  // second path to the same end.
-  a.clientAbort.onAbort = clientGone;
-  const delivered = delivery.stream(
-    reader,
-    driver,
-    prefix as Out[], // not ended: no text
-    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead },
-    (failure) => {
-      a.release();
-      deps.openStreams?.delete(endAtShutdown);
-      a.clientAbort.onAbort = undefined;
-      if (done) return;
-      done = true;
-      droppedAtEnd();
-      deps.finish(ctx, finished(failure ? "upstream_error" : "ok", sent.bytes));
-    },
-    sent,
-  );
-  stop = delivered.stop;
-  return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
-}
-
-/** The code of the warning that names what the upstream's reply held and the client's reply leaves out. */
-const DROPPED_CODE = "reply_content_dropped";
-
-/**
- * Names in the request's warnings (the `X-Switchyard-Warning` header when it has not gone out yet, and
- * the route trace) what the reply of upstream `providerId` held that the client's reply, written from
- * the hub, cannot carry (SPEC F-2): one warning, replaced by a longer list when a stream leaves out more
- * after its commit point.
- */
-function warnDropped(ctx: RequestContext, providerId: string, dropped: readonly string[]): void {
-  const warning = {
-    code: DROPPED_CODE,
-    message: `The reply of upstream ${providerId} held ${dropped.join(", ")}, which this reply cannot carry (the gateway's common form has no place for it); left out.`,
-  };
-  const at = ctx.warnings.findIndex((w) => w.code === DROPPED_CODE);
-  if (at >= 0) ctx.warnings[at] = warning;
-  else ctx.warnings.push(warning);
+  return committedReply(ctx, a, deps, driver, delivery, prefix, ended, reader, pendingRead, idleMs);
 }
 
 /**
