@@ -59,8 +59,13 @@ export class QuotaBook {
    * model (`*`). Undefined when none reports a fraction.
    */
   tightest(accountId: string, model: string, now: number, perModelOnly = false): QuotaReading | undefined {
+    // Read in place, not through `windows` (a new array and a closure per call): this runs for every
+    // account a request considers, and most accounts report no window at all (docs/performance.md item 197).
+    const list = this.byAccount.get(accountId);
+    if (list === undefined) return undefined;
     let best: QuotaReading | undefined;
-    for (const w of this.windows(accountId, now)) {
+    for (const w of list) {
+      if (w.resetAt !== undefined && w.resetAt <= now) continue; // lapsed: not live (`windows`)
       if (w.model !== model && (perModelOnly || w.model !== ALL_MODELS)) continue;
       const f = remainingFraction(w);
       if (f === undefined) continue;
