@@ -137,7 +137,8 @@ export interface TerminalStatus {
  * `refusal` content part, `refusalSent`: how OpenAI ends a refusal); `pause_turn` (Anthropic paused a
  * long server-tool turn: the reply is not finished, the client must send it back to go on) →
  * `incomplete` (REFERENCE §5.1's judgement: never `completed`, SPEC 6.4) with `incomplete_details: null`,
- * the API's reasons (a token limit, a filter) being neither.
+ * the API's reasons (a token limit, a filter) being neither (a Chat client gets `length`, a Gemini
+ * client `OTHER`: openai-chat/mapping.ts `stopToChat`, gemini/mapping.ts `finishReasonToGemini`).
  */
 export function terminalForStop(reason: StopReason, refusalSent = false): TerminalStatus {
   switch (reason) {

@@ -121,10 +121,11 @@ const EXPECT: Record<Why, { anthropic: string; chat: string; responses: { status
   refusal: { anthropic: "refusal", chat: "content_filter", responses: { status: "incomplete", details: { reason: "content_filter" } }, gemini: "SAFETY" },
   max_tokens: { anthropic: "max_tokens", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
   context_window: { anthropic: "model_context_window_exceeded", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
-  // A paused server-tool turn is not finished (the client sends it back to go on): `incomplete` for a
-  // Responses client, whose API's reasons (max_output_tokens, content_filter) do not say it, so none is
-  // given; Chat and Gemini have no closer word than a stop (REFERENCE §5.1's judgements).
-  pause_turn: { anthropic: "pause_turn", chat: "stop", responses: { status: "incomplete", details: null }, gemini: "STOP" },
+  // A paused server-tool turn is not finished (the client sends it back to go on), so no client reads it
+  // as a finished one (SPEC 6.4): `incomplete` for a Responses client, whose API's reasons
+  // (max_output_tokens, content_filter) do not say it, so none is given; Chat's `length`, its one word
+  // for a reply that stopped before the model finished; Gemini's `OTHER` (stopped for another reason).
+  pause_turn: { anthropic: "pause_turn", chat: "length", responses: { status: "incomplete", details: null }, gemini: "OTHER" },
 };
 
 const anthropic = () => new Anthropic({ apiKey: "x", baseURL: suite.gw.url, maxRetries: 0 });
@@ -144,7 +145,7 @@ for (const p of PROVIDERS) {
         expect(m.content).toEqual([expect.objectContaining({ type: "text", text: TEXT })]);
       });
 
-      test(`${says} → Chat client finish_reason ${want.chat} (stream)`, async () => {
+      test(`${says} → Chat client finish_reason ${want.chat} (stream and whole)`, async () => {
         replay();
         const s = await openai().chat.completions.create({ model: p.model, messages: [{ role: "user", content: "hi" }], stream: true });
         const finishes: string[] = [];
@@ -157,6 +158,9 @@ for (const p of PROVIDERS) {
         }
         expect(finishes).toEqual([want.chat]);
         expect(text).toBe(TEXT);
+        const whole = await openai().chat.completions.create({ model: p.model, messages: [{ role: "user", content: "hi" }] });
+        expect(whole.choices.map((c) => c.finish_reason)).toEqual([want.chat as never]);
+        expect(whole.choices[0]!.message.content).toBe(TEXT);
       });
 
       test(`${says} → Responses client ${want.responses.status} (${want.responses.details?.reason ?? "no reason"}), stream and whole`, async () => {
@@ -176,7 +180,7 @@ for (const p of PROVIDERS) {
 
       // Gemini → Gemini is a native pair: the client reads the provider's own reason (RECITATION stays RECITATION).
       const geminiWant = p.name === "gemini" ? says.replace("finishReason ", "") : want.gemini;
-      test(`${says} → Gemini client finishReason ${geminiWant} (stream)`, async () => {
+      test(`${says} → Gemini client finishReason ${geminiWant} (stream and whole)`, async () => {
         replay();
         const finishes: string[] = [];
         let text = "";
@@ -186,6 +190,10 @@ for (const p of PROVIDERS) {
         }
         expect(finishes).toEqual([geminiWant]);
         expect(text).toBe(TEXT);
+        if (p.name === "gemini") return; // native: the fake's stream answers a JSON request (read through the hub)
+        const whole = await genai().models.generateContent({ model: p.model, contents: "hi" });
+        expect(whole.candidates?.map((c) => c.finishReason as string)).toEqual([geminiWant]);
+        expect(whole.text).toBe(TEXT);
       });
     }
   });
