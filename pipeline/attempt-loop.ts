@@ -20,6 +20,7 @@ import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./p
 import { addAccountHint, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
+import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
 
 /** Applies the account effects of the classification table and records successes. */
@@ -176,6 +177,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: built.message });
           break;
         }
+        clampOutputTokens(ctx, target, built);
         deps.adjust?.(target, built);
         saveTokens(ctx, target, built, deps.tokenSavers?.());
         translated = built;

@@ -1,0 +1,128 @@
+/**
+ * A client's output-token limit above the model's configured `max_output_tokens` (SPEC 2.3 `models:`)
+ * went upstream as written, for the provider to refuse with a 400 (`max_tokens:
+ * 100000000000000000000`); it is lowered to the model's limit with a `clamped_max_tokens` warning in
+ * `X-Switchyard-Warning` and the route trace, on native (byte) lanes and translated ones alike
+ * (pipeline/clamp-output-tokens.ts). A limit within the model's, or a model without one, is sent as the
+ * client wrote it.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+    models:
+      claude-x: { max_output_tokens: 8000 }
+  - id: oai
+    kind: openai
+    base_url: "{{FAKE}}/v1"
+    models:
+      gpt-x: { max_output_tokens: 4000 }
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
+    models:
+      gpt-r: { max_output_tokens: 3000 }
+  - id: gem
+    kind: gemini
+    base_url: "{{FAKE}}"
+    models:
+      gemini-x: { max_output_tokens: 2048 }
+  - id: chat
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - { id: anth-1, provider: anth, api_key: env:FAKE_KEY }
+  - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }
+  - { id: resp-1, provider: resp, api_key: env:FAKE_KEY }
+  - { id: gem-1, provider: gem, api_key: env:FAKE_KEY }
+  - { id: chat-1, provider: chat, api_key: env:FAKE_KEY }
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+afterEach(() => {
+  gw.fake.reset();
+});
+
+type Warning = { code: string; message: string };
+const post = (path: string, body: unknown) =>
+  fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+const warnings = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Warning[];
+const clamped = (res: Response) => warnings(res).filter((w) => w.code === "clamped_max_tokens");
+const sent = () => gw.fake.requests.at(-1)!.body;
+const HI = [{ role: "user", content: "hi" }];
+
+describe("a token limit above the model's max_output_tokens is lowered to it, said in the warning and the trace", () => {
+  test("Anthropic client → Anthropic (native bytes): max_tokens 100000000000000000000 goes as 8000", async () => {
+    const res = await post("/v1/messages", { model: "anth/claude-x", max_tokens: 100000000000000000000, messages: HI });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(clamped(res)).toEqual([{ code: "clamped_max_tokens", message: "max_tokens 100000000000000000000 is above the 8000 output tokens anth/claude-x can write (its max_output_tokens); 8000 was sent." }]);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.warnings).toContainEqual(clamped(res)[0]!);
+  });
+
+  test("a thinking budget the lowered limit no longer exceeds goes down with it (Anthropic refuses budget ≥ max_tokens)", async () => {
+    const res = await post("/v1/messages", { model: "anth/claude-x", max_tokens: 64000, thinking: { type: "enabled", budget_tokens: 32000 }, messages: HI });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 7999 });
+  });
+
+  test("Chat client → Chat (native, streamed) and → Anthropic (translated): max_completion_tokens / max_tokens lowered", async () => {
+    const res = await post("/v1/chat/completions", { model: "oai/gpt-x", max_completion_tokens: 50000, stream: true, messages: HI });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_completion_tokens).toBe(4000);
+    expect(clamped(res)[0]!.message).toStartWith("max_completion_tokens 50000 is above the 4000 output tokens oai/gpt-x");
+
+    const viaHub = await post("/v1/chat/completions", { model: "anth/claude-x", max_tokens: 20000, messages: HI });
+    expect(viaHub.status).toBe(200);
+    await viaHub.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(clamped(viaHub)[0]!.message).toStartWith("max_tokens 20000 is above the 8000 output tokens anth/claude-x");
+  });
+
+  test("Responses client → Responses, Gemini client → Gemini (native bytes, camelCase and snake_case)", async () => {
+    const r = await post("/v1/responses", { model: "resp/gpt-r", max_output_tokens: 9000, input: "hi" });
+    expect(r.status).toBe(200);
+    await r.text();
+    expect(sent().max_output_tokens).toBe(3000);
+    expect(clamped(r)).toHaveLength(1);
+
+    const g = await post("/v1beta/models/gem/gemini-x:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { maxOutputTokens: 65536, temperature: 0.5 } });
+    expect(g.status).toBe(200);
+    await g.text();
+    expect(sent().generationConfig).toEqual({ maxOutputTokens: 2048, temperature: 0.5 });
+    expect(clamped(g)[0]!.message).toStartWith("generationConfig.maxOutputTokens 65536 is above the 2048 output tokens gem/gemini-x");
+
+    const snake = await post("/v1beta/models/gem/gemini-x:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }], generation_config: { max_output_tokens: 65536 } });
+    expect(snake.status).toBe(200);
+    await snake.text();
+    expect(sent().generation_config).toEqual({ max_output_tokens: 2048 });
+  });
+
+  test("a limit within the model's, or a model without max_output_tokens, is sent as written, with no warning", async () => {
+    const within = await post("/v1/messages", { model: "anth/claude-x", max_tokens: 8000, messages: HI });
+    await within.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(clamped(within)).toEqual([]);
+
+    const unknown = await post("/v1/chat/completions", { model: "chat/any-model", max_tokens: 100000, messages: HI });
+    expect(unknown.status).toBe(200);
+    await unknown.text();
+    expect(sent().max_tokens).toBe(100000);
+    expect(clamped(unknown)).toEqual([]);
+  });
+});
