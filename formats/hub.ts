@@ -352,6 +352,14 @@ export interface HubRequest {
    * that are in `messages` (no builder sends those either). Absent: none.
    */
   droppedEmptyTurns?: number;
+  /**
+   * A reasoning effort the client asked for that is none of the hub's levels ({@link ReasoningEffort}:
+   * a typo such as `"hihg"`, a capital, a level of one provider only): its field as the client wrote it
+   * (Chat `reasoning_effort`, Responses `reasoning.effort`) and its value. Not carried (the request has
+   * no effort): whatever is built from the hub says so in a `dropped_reasoning_effort` warning (SPEC
+   * F-2), naming the value and the levels (pipeline/translate.ts). Absent: none, or a known level.
+   */
+  droppedEffort?: { field: string; value: unknown };
   /** Responses `include` list. */
   include?: string[];
   /** How long the answer should be (OpenAI Chat `verbosity`, Responses `text.verbosity`). */

@@ -294,6 +294,8 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     // Turns with nothing in them no target format sends (the builders leave them out): said, as on the tidy lanes.
     const empty = emptyTurns(hub.messages) + (hub.droppedEmptyTurns ?? 0);
     if (empty > 0) droppedItems.push({ code: "dropped_empty_message", message: `${empty} empty message(s) were not sent.` });
+    // An effort that is no level (a typo, a capital): the request went without one, and says why (SPEC F-2).
+    if (hub.droppedEffort) droppedItems.push(droppedEffortWarning(hub.droppedEffort, target.label));
     return {
       mode: "hub",
       upstreamFormat,
@@ -309,6 +311,19 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (isStackOverflow(e)) return hubError("invalid_request", TOO_DEEP);
     return hubError("invalid_request", `The request could not be translated for ${target.label}: ${e instanceof Error ? e.message : String(e)}`);
   }
+}
+
+/**
+ * The `dropped_reasoning_effort` warning of a reasoning effort that is none of the hub's levels
+ * (HubRequest.droppedEffort): names the client's field and value, the levels, and that the request was
+ * sent to `label` without an effort (the model's default reasoning). A typo used to read as a field
+ * with "no equivalent" (Chat) or go without a word (Responses).
+ */
+export function droppedEffortWarning(dropped: { field: string; value: unknown }, label: string): Warning {
+  return {
+    code: "dropped_reasoning_effort",
+    message: `${dropped.field} ${JSON.stringify(dropped.value)} is not a reasoning effort level (none, minimal, low, medium, high, xhigh, max); the request was sent to ${label} without one, so the model's default reasoning applies.`,
+  };
 }
 
 /**

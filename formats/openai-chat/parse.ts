@@ -342,7 +342,9 @@ export function parseRequest(body: unknown): HubRequest {
   else if (Array.isArray(b.stop)) hub.stopSequences = b.stop;
   if (b.reasoning_effort) {
     if (EFFORTS.has(b.reasoning_effort)) hub.reasoning = { effort: b.reasoning_effort as ReasoningEffort };
-    else extra.reasoning_effort = b.reasoning_effort;
+    // Not a level the hub carries: said as such where the request is built (HubRequest.droppedEffort);
+    // a Chat target keeps the client's own body (tidy or native lanes), value and all.
+    else hub.droppedEffort = { field: "reasoning_effort", value: b.reasoning_effort };
   }
   const rf = b.response_format;
   if (rf) {

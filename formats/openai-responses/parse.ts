@@ -480,6 +480,9 @@ function parseWith(body: unknown, hand: boolean): HubRequest {
     if (typeof effort === "string" && EFFORTS.has(effort)) {
       r.effort = effort as ReasoningEffort;
       if (effort === "none") r.enabled = false;
+    } else if (effort !== undefined && effort !== null) {
+      // Not a level the hub carries: said where the request is built (HubRequest.droppedEffort).
+      req.droppedEffort = { field: "reasoning.effort", value: effort };
     }
     if (typeof b.reasoning.summary === "string") r.summary = b.reasoning.summary;
     const { effort: _e, summary: _s, ...restReasoning } = b.reasoning as Record<string, unknown>;
