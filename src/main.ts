@@ -346,12 +346,14 @@ async function main(argv: string[]): Promise<void> {
     case "keys":
       return keys(sub, arg, values, dataDir);
     case "usage": {
+      const { usageLines, usageOptionProblem } = await import("./cli/usage-table.ts");
+      const problem = usageOptionProblem(values);
+      if (problem) fail(problem, 2);
       const q = new URLSearchParams({ since: String(values.since ?? "24h"), by: String(values.by ?? "model") });
       const r = (await admin(values, dataDir, "GET", `/usage?${q}`)) as { rows: Array<Record<string, unknown>> };
       // SPEC P-5: the providers' quota windows per account next to the token usage.
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
-      const { usageLines } = await import("./cli/usage-table.ts");
       for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table, String(values.since ?? "24h"))) out(l);
       const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
       if (windows.length > 0) {

@@ -10,6 +10,23 @@ import { describeBudgetUse, dollars } from "./key-limits.ts";
 /** How `usage` groups rows (the admin API's `by`). */
 export type UsageGrouping = "model" | "account" | "key" | "provider";
 
+/** The groupings `usage --by` takes, in the order its help names them. */
+const GROUPINGS: readonly UsageGrouping[] = ["model", "account", "key", "provider"];
+
+/** A `--since` value: a whole number above 0 and s, m, h or d (the admin API's own rule, admin-api.ts SINCE). */
+const SINCE = /^(0*[1-9]\d*)(s|m|h|d)$/;
+
+/**
+ * The usage error (exit 2, README "Command line") of a `usage --by` that is no grouping or a `--since`
+ * that is no duration, said before the instance is asked (whose 400 was exit 1 with the admin API's
+ * words); undefined when both are absent or valid.
+ */
+export function usageOptionProblem(values: { by?: unknown; since?: unknown }): string | undefined {
+  if (values.by !== undefined && !(GROUPINGS as readonly unknown[]).includes(values.by)) return `--by must be model, account, key or provider, not ${JSON.stringify(values.by)}`;
+  if (values.since !== undefined && !SINCE.test(String(values.since))) return `--since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d), not ${JSON.stringify(values.since)}`;
+  return undefined;
+}
+
 /** The cell of the group that has no value (the API's `group: null`). */
 export const NO_GROUP = "(none)";
 

@@ -66,6 +66,16 @@ describe("switchyard command line", () => {
       expect({ cmd, unnamed: [...new Set(takes)].filter((o) => !mentioned.has(o)) }).toEqual({ cmd, unnamed: [] });
     }
   });
+  test("a wrong value of usage's --by or --since is a usage error (exit 2) said before any instance is asked (it was exit 1, the admin API's 400)", () => {
+    const by = run("usage", "--by", "nope", "--data-dir", "/nonexistent-dir");
+    expect({ code: by.code, err: by.err.trim() }).toEqual({ code: 2, err: '--by must be model, account, key or provider, not "nope"' });
+    const since = run("usage", "--since", "0h", "--data-dir", "/nonexistent-dir");
+    expect({ code: since.code, err: since.err.trim() }).toEqual({ code: 2, err: '--since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d), not "0h"' });
+    // valid values reach the instance: none here, so the next thing said is that (exit 1)
+    const ok = run("usage", "--by", "provider", "--since", "7d", "--data-dir", "/nonexistent-dir");
+    expect(ok.code).toBe(1);
+    expect(ok.err).toStartWith("no running switchyard instance found");
+  });
   test("a negative number after a flag reaches that flag's own check (parseArgs called it 'ambiguous')", () => {
     const r = run("keys", "create", "x", "--rpm", "-3", "--data-dir", "/nonexistent-dir");
     expect(r.code).toBe(2);
