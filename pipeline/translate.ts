@@ -255,7 +255,10 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     // Named as the client wrote it: Gemini's error has no `param`, so its message is all its client reads.
     const gemini = ctx.clientFormat === "gemini";
     const field = gemini ? "generationConfig.candidateCount" : "n";
-    return hubError("invalid_request", `${field}=${choices} (several ${gemini ? "candidates" : "choices"}) is only served by a provider of the client's own API; ${target.label} is reached through translation, which returns one ${gemini ? "candidate" : "choice"}. Send ${field}=1.`, {
+    // A third-party provider of the client's own API (openai-compatible for a Chat client) is not
+    // translated but its replies are normalised through the hub: saying "translation" there misleads.
+    const how = upstreamFormat === ctx.clientFormat ? "a third-party provider whose replies are normalised" : "reached through translation";
+    return hubError("invalid_request", `${field}=${choices} (several ${gemini ? "candidates" : "choices"}) is only served by the ${gemini ? "Gemini API" : "OpenAI API"} itself; ${target.label} is ${how}, which returns one ${gemini ? "candidate" : "choice"}. Send ${field}=1.`, {
       param: field,
     });
   }

@@ -240,6 +240,11 @@ describe("several choices (Chat n, Gemini candidateCount)", () => {
     }
     const chat = translate(ctx("openai-chat", chatBody), target("anthropic"), "strip_with_warning");
     expect("kind" in chat && chat.message).toStartWith("n=3 (several choices)");
+    expect("kind" in chat && chat.message).toContain("is reached through translation, which returns one choice");
+    // a provider of the client's own API that is not OpenAI itself: normalised, not translated
+    const compatible = translate(ctx("openai-chat", chatBody), target("openai-compatible"), "strip_with_warning");
+    expect("kind" in compatible && compatible.message).toContain("is a third-party provider whose replies are normalised, which returns one choice");
+    expect("kind" in compatible && compatible.message).not.toContain("translation");
   });
 
   test("n=1 (or none) is translated as usual", () => {
