@@ -70,11 +70,11 @@ describe("models without a price", () => {
 
       await w.page.goto(`${unpriced.url}/dashboard/usage`);
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
-      expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time", "Requests over time", "By model"]);
+      expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time, per hour", "Requests over time, per hour", "By model"]);
       const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
         Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelectorAll("td")[9]!.textContent])),
       );
-      expect(costs).toEqual({ "demo-chat/gpt-demo": "unpriced", "demo-anthropic/claude-demo": "unpriced", "": "$0" });
+      expect(costs).toEqual({ "demo-chat/gpt-demo": "unpriced", "demo-anthropic/claude-demo": "unpriced", "": "–" });
       expect(await w.page.locator(".card", { hasText: "By model" }).innerText()).toContain("unpriced: a model without a known price");
       await w.page.screenshot({ path: join(SHOTS, "unpriced-usage.png"), fullPage: true });
       expect(w.errors).toEqual([]);

@@ -14,6 +14,18 @@ export function span(ms: number): string {
   return `${sec}s`;
 }
 
+/**
+ * What one bar or point of a chart counts, from the usage API's `bucket` ("1m", "1h", "1d"): "per
+ * minute", "per hour", "per day" (a chart's title says it, so its latest value is not read as the
+ * period's total).
+ */
+export function perBucket(bucket: string): string {
+  if (bucket === "1m") return "per minute";
+  if (bucket === "1h") return "per hour";
+  if (bucket === "1d") return "per day";
+  return `per ${bucket}`;
+}
+
 /** Local clock time (HH:MM, with the date when not today). */
 export function clock(ms: number): string {
   const d = new Date(ms);

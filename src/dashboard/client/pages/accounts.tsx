@@ -252,8 +252,8 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <dd>{ms(a.health.latencyMs)}</dd>
         </div>
         <div>
-          <dt>Bindings</dt>
-          <dd>{a.bindings}</dd>
+          <dt>Bound conversations</dt>
+          <dd title="Conversations whose next request goes to this account (session affinity)">{a.bindings}</dd>
         </div>
       </dl>
       {a.quota.length > 0 && (

@@ -11,7 +11,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
-import { count, pct, usd } from "../format.ts";
+import { count, pct, perBucket, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { AccountsStatus, UsageAnswer } from "../types.ts";
 import { SetupSnippets } from "./setup.tsx";
@@ -223,7 +223,7 @@ export function OverviewPage() {
       )}
       {requests > 0 && buckets.length > 0 && (
         <div class="grid-2">
-          <Card title="Requests">
+          <Card title={`Requests ${perBucket(range.bucket)}`}>
             <TimeChart
               times={times}
               series={[
@@ -233,7 +233,7 @@ export function OverviewPage() {
               ]}
             />
           </Card>
-          <Card title="Tokens">
+          <Card title={`Tokens ${perBucket(range.bucket)}`}>
             <TimeChart
               times={times}
               series={[
@@ -244,7 +244,7 @@ export function OverviewPage() {
             />
           </Card>
           {hasCost && (
-            <Card title="Cost (USD)">
+            <Card title={`Cost (USD) ${perBucket(range.bucket)}`}>
               <TimeChart times={times} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
             </Card>
           )}

@@ -5,7 +5,7 @@
 import { useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
-import { count, ms, usd } from "../format.ts";
+import { count, ms, perBucket, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { UsageAnswer, UsageRow } from "../types.ts";
 import { total } from "./overview.tsx";
@@ -29,6 +29,22 @@ export function costNote(rows: readonly UsageRow[]): string {
   if (cost) return `; cost at API prices (subscriptions show the API-price equivalent)${unpriced ? "; requests of models without a price are not counted" : ""}`;
   if (unpriced) return `; no cost: ${count(unpriced)} ${unpriced === 1 ? "request" : "requests"} of this period used models without a price (settings.pricing gives one)`;
   return "";
+}
+
+/**
+ * The label of the group whose value is absent (the store's `null` group), for the grouping `by` (the
+ * CLI's `usage` legend says the same, src/cli/usage-table.ts): a request refused (a bad body, an unknown
+ * model, a key limit) or failed before reaching a target has no model, account or provider; one sent
+ * without a client key (allowed from this machine while keys are not required) has no key.
+ */
+export function noGroupLabel(by: (typeof GROUPS)[number]): string {
+  if (by === "key") return "no key (sent without one)";
+  return `no ${by} (refused or failed before one)`;
+}
+
+/** True when a group used nothing that could cost: no tokens of any kind, no cost and no unpriced request (its Cost reads "–", as in Calls, not "$0"). */
+function nothingBilled(r: UsageRow): boolean {
+  return !r.costUsd && !r.unpriced && r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens === 0;
 }
 
 export function UsagePage() {
@@ -79,7 +95,7 @@ export function UsagePage() {
       )}
       {buckets.length > 0 && rows.length > 0 && (
         <div class="grid-2">
-          <Card title="Tokens over time">
+          <Card title={`Tokens over time, ${perBucket(range.bucket)}`}>
             <TimeChart
               times={buckets.map((b) => b.t)}
               series={[
@@ -90,7 +106,7 @@ export function UsagePage() {
               ]}
             />
           </Card>
-          <Card title={costChart ? "Cost over time (USD)" : "Requests over time"}>
+          <Card title={`${costChart ? "Cost over time (USD)" : "Requests over time"}, ${perBucket(range.bucket)}`}>
             {costChart ? (
               <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
             ) : (
@@ -123,7 +139,7 @@ export function UsagePage() {
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
-                    <td class="mono usage-group">{r.group ?? <span class="muted">(none)</span>}</td>
+                    <td class="mono usage-group">{r.group ?? <span class="muted">{noGroupLabel(by)}</span>}</td>
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
                     <td class="num" data-label="Fallbacks">{count(r.fallbacks)}</td>
@@ -134,7 +150,9 @@ export function UsagePage() {
                     <td class="num" data-label="Reasoning">{count(r.reasoningTokens)}</td>
                     {hasCost && (
                       <td class="num" data-label="Cost" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
-                        {r.unpriced && !((r.costUsd ?? 0) > 0) ? (
+                        {nothingBilled(r) ? (
+                          <span class="muted">–</span>
+                        ) : r.unpriced && !((r.costUsd ?? 0) > 0) ? (
                           <span class="muted">unpriced</span>
                         ) : (
                           <>
@@ -166,6 +184,10 @@ export function UsagePage() {
               unpriced: a model without a known price, so its cost is not counted (not zero); give it one under <code>settings.pricing</code> in the config file (USD per million tokens).
             </p>
           )}
+          <p class="muted small">
+            Avg first byte averages the requests an upstream answered; Avg total averages every request of the group, refused and failed
+            ones included, so it can be the smaller.
+          </p>
           <p class="muted small">
             {saved
               ? `Token savers saved about ${count(saved)} input tokens in this period.`
