@@ -370,18 +370,8 @@ export function responseHeaders(ctx: RequestContext): Headers {
   return headers;
 }
 
-/**
- * The `X-Switchyard-Warning` value (SPEC 2.4): the warnings as a JSON array, every character outside
- * printable ASCII written as a JSON `\uXXXX` escape. A header value is bytes (Bun's `Headers.set`
- * throws on a character above U+00FF, and Latin-1 above U+007F reads differently per client), while
- * warnings carry "0–1", "…" and model names the client chose: the same JSON after `JSON.parse`, and a
- * warning never turns a served reply into a 500. Undefined when there is none.
- */
-export function warningHeader(warnings: readonly { code: string; message: string }[]): string | undefined {
-  if (warnings.length === 0) return undefined;
-  const json = JSON.stringify(warnings);
-  return /[^\x20-\x7e]/.test(json) ? json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) : json;
-}
+/** The `X-Switchyard-Warning` value, bounded: see pipeline/warning-header.ts. */
+export { warningHeader } from "./warning-header.ts";
 
 /**
  * The error answer of a request that no reply served (a refusal, or the last error after every target
