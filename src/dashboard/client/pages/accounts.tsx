@@ -2,8 +2,8 @@
  * Accounts (SPEC 9.4): every account with its state per model — cooling down with a live countdown and
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
- * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. The
- * A removed account/model pairing (SPEC 6.3) is listed with Restore. The
+ * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. A
+ * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore. The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
  * model it used and where it came from; when the server knows none for the provider (400 `model_required`),
@@ -397,7 +397,8 @@ export function AccountsPage() {
     if (e.type === "account_state" || e.type === "hello") soon();
     else if (e.type === "request_finished" && e.account) later();
   });
-  // A cooldown or lock that runs out publishes nothing: re-read when the first one ends.
+  // The server publishes an end (cooldown_end, unlock, model_restored) on its own timer; a re-read when
+  // the first one ends keeps the page right without it (an event missed while the stream reconnected).
   const accounts = status.data?.accounts ?? [];
   const ends = accounts.flatMap((a) => [...a.cooldowns.map((c) => c.until), a.lock?.until ?? Infinity, a.circuit.openUntil ?? Infinity, ...a.models.map((m) => m.until ?? Infinity)]).filter((t) => t > Date.now());
   const next = ends.length ? Math.min(...ends) : Infinity;
