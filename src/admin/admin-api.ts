@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
 import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
+import { SINCE, SINCE_MESSAGE } from "./since.ts";
 import type { SessionBook } from "./sessions.ts";
 import type { BudgetUse, KeyLimits, KeyLookup, MinuteUse } from "../../pipeline/ports.ts";
 import { keyLimits } from "../config/load.ts";
@@ -104,14 +105,6 @@ function filterOf(q: { model?: string; account?: string; key?: string; provider?
   for (const k of ["model", "account", "key", "provider", "outcome"] as const) if (q[k] !== undefined) f[k] = q[k];
   return Object.keys(f).length > 0 ? f : undefined;
 }
-
-/**
- * A `since` value: a whole number above 0 and its unit (s, m, h, d). `0h` is refused: it names an empty
- * window, so `usage --since 0h` listed nothing as if nothing had been used (newuser5 tryout).
- */
-const SINCE = /^(0*[1-9]\d*)(s|m|h|d)$/;
-/** The error a `since` that is not {@link SINCE} gets (400 invalid_request, admin API). */
-const SINCE_MESSAGE = "since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d)";
 
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({

@@ -6,6 +6,7 @@
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
 import { describeBudgetUse, dollars } from "./key-limits.ts";
+import { SINCE } from "../admin/since.ts";
 
 /** How `usage` groups rows (the admin API's `by`). */
 export type UsageGrouping = "model" | "account" | "key" | "provider";
@@ -13,8 +14,6 @@ export type UsageGrouping = "model" | "account" | "key" | "provider";
 /** The groupings `usage --by` takes, in the order its help names them. */
 const GROUPINGS: readonly UsageGrouping[] = ["model", "account", "key", "provider"];
 
-/** A `--since` value: a whole number above 0 and s, m, h or d (the admin API's own rule, admin-api.ts SINCE). */
-const SINCE = /^(0*[1-9]\d*)(s|m|h|d)$/;
 
 /**
  * The usage error (exit 2, README "Command line") of a `usage --by` that is no grouping or a `--since`
