@@ -297,7 +297,9 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   false` → `disable_parallel_tool_use: true` (on `{type: auto}` when no choice was given).
  * - thinking: adaptive / budget / effort (table {@link EFFORT_BUDGET}) / disabled. Budget ≥ 1024; when
  *   the budget is not below `max_tokens`, `max_tokens` is raised by the budget (never the answer
- *   shrunk, §5.8). Budgeted thinking is not sent with a forced tool choice (the choice wins) nor when
+ *   shrunk, §5.8), up to the model's `max_output_tokens` (`target.defaultMaxOutputTokens`, which
+ *   Anthropic's 400 enforces): past it `max_tokens` is that limit and the budget what the answer leaves
+ *   (at least 1024; `clamped_thinking_budget`), thinking left off when the limit holds no budget and answer. Budgeted thinking is not sent with a forced tool choice (the choice wins) nor when
  *   the last tool turn lacks its signed thinking (case B27, {@link lastToolTurnFit}). An Anthropic
  *   client's own explicit budget is not raised against (interleaved thinking allows budget ≥
  *   max_tokens). With thinking, `temperature` (other than the default 1) and `top_k` are dropped and
@@ -413,8 +415,24 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     // An Anthropic client's own budget is left as sent: with the interleaved-thinking beta (which
     // Claude Code sends) a budget may exceed max_tokens, and raising it could pass the model's limit.
     const clientsOwn = same && req.reasoning?.budgetTokens !== undefined;
-    if (plan.budget >= maxTokens && !clientsOwn) maxTokens += plan.budget;
-    thinking = { type: "enabled", budget_tokens: plan.budget };
+    let budget = plan.budget;
+    if (budget >= maxTokens && !clientsOwn) {
+      // Raised by the budget, but never past what the model can write (`target.defaultMaxOutputTokens`,
+      // its configured max_output_tokens): Anthropic refuses a max_tokens above it with a 400. Then the
+      // budget takes what the answer leaves, at least Anthropic's minimum.
+      const cap = target.defaultMaxOutputTokens;
+      if (cap === undefined || maxTokens + budget <= cap) maxTokens += budget;
+      else {
+        const answer = Math.min(maxTokens, cap);
+        maxTokens = cap;
+        budget = Math.max(MIN_THINKING_BUDGET, cap - answer);
+        if (budget < maxTokens) w.add("clamped_thinking_budget", `thinking budget ${plan.budget} lowered to ${budget}: ${target.model} writes at most ${cap} output tokens (its max_output_tokens), thinking included`);
+      }
+    }
+    if (budget >= maxTokens && !clientsOwn) {
+      w.add("dropped_thinking_config", `${target.model} writes at most ${maxTokens} output tokens (its max_output_tokens), too few for the least thinking budget (${MIN_THINKING_BUDGET}) and an answer; thinking was not enabled`);
+      plan = { kind: "none" };
+    } else thinking = { type: "enabled", budget_tokens: budget };
   } else if (plan.kind === "adaptive") {
     thinking = { type: "adaptive" };
   } else if (plan.kind === "disabled") {

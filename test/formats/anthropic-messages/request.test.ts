@@ -623,3 +623,27 @@ describe("kind claude-code: Claude Code's identity line first in system (SPEC P-
     expect(anthropicMessages.tidyRequest!({ ...base, system: own }, CC).body.system).toEqual(own);
   });
 });
+
+describe("thinking raised against the model's max_output_tokens", () => {
+  const turn: HubMessage[] = [{ role: "user", content: [{ type: "text", text: "think" }] }];
+  const req = (maxOutputTokens: number): HubRequest => ({ ...hub(turn), maxOutputTokens, reasoning: { effort: "medium" } });
+
+  test("within the limit: max_tokens raised by the whole budget, as before", () => {
+    const out = build(req(8000), { ...ANTHROPIC, defaultMaxOutputTokens: 64_000 });
+    expect([at(out.body, "/max_tokens"), at(out.body, "/thinking/budget_tokens")]).toEqual([8000 + 8192, 8192]);
+    expect(out.warnings.map((w) => w.code)).not.toContain("clamped_thinking_budget");
+  });
+
+  test("past it: max_tokens is the limit, the budget what the answer leaves, and a warning says so (Anthropic refused the sum with a 400)", () => {
+    const out = build(req(8000), { ...ANTHROPIC, defaultMaxOutputTokens: 12_000 });
+    expect([at(out.body, "/max_tokens"), at(out.body, "/thinking/budget_tokens")]).toEqual([12_000, 4000]);
+    expect(out.warnings).toContainEqual({ code: "clamped_thinking_budget", message: "thinking budget 8192 lowered to 4000: claude-x writes at most 12000 output tokens (its max_output_tokens), thinking included" });
+  });
+
+  test("a limit with no room for the least budget and an answer: thinking is left off, said", () => {
+    const out = build(req(1000), { ...ANTHROPIC, defaultMaxOutputTokens: 1024 });
+    expect(at(out.body, "/max_tokens")).toBe(1024);
+    expect(at(out.body, "/thinking")).toBeUndefined();
+    expect(out.warnings.map((w) => w.code)).toContain("dropped_thinking_config");
+  });
+});
