@@ -48,6 +48,10 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
     await page.locator('tr[data-alias="fast"]').waitFor({ timeout: 10_000 });
+    // Before any reload the card names the file this instance reads.
+    const named = page.locator('[data-reload="file"] .mono');
+    await named.waitFor({ timeout: 10_000 });
+    expect(await named.textContent()).toBe(gw.configPath);
     await page.evaluate("window.__samePage = 1");
 
     // The file changes (an alias and a key added, the port changed: a setting that only a restart

@@ -6,12 +6,12 @@
  * (`restartNeeded`), the file's warnings, or why the file was refused (the old configuration stays) or
  * cannot be reloaded (409: no config file). A reload triggered elsewhere while the page is open (the
  * file changed, SIGHUP, `switchyard reload`, another browser) arrives as the `config_reloaded` live
- * event and is shown the same way. The button's call goes through ./api.ts (same origin, the session
+ * event and is shown the same way. Before any reload the card names the file the instance reads. The button's call goes through ./api.ts (same origin, the session
  * cookie, the page's CSRF token); every part of an answer is rendered as text.
  */
 import { useState } from "preact/hooks";
 import { api, ApiError } from "./api.ts";
-import { ActionButton, Card } from "./components.tsx";
+import { ActionButton, Card, useData } from "./components.tsx";
 import { useLive } from "./live.ts";
 
 /** Ids added, removed and changed in one section of the file. */
@@ -66,6 +66,10 @@ type Outcome = ({ ok: true; answer: ReloadAnswer } | { ok: false; message: strin
 /** The card: the Reload button and the last reload's answer (this page's, or one seen live). */
 export function ConfigReloadCard() {
   const [outcome, setOutcome] = useState<Outcome | undefined>();
+  // Which file this instance reads (`GET /admin/api/settings`'s `file`; null on the built-in default),
+  // named before any reload: the operator should not have to reload to learn which file it is.
+  const settings = useData(() => api<{ file?: string | null }>("/settings"));
+  const file = settings.data?.file;
   const reload = () =>
     api<ReloadAnswer>("/config/reload", { method: "POST" })
       .then((answer) => setOutcome({ ok: true, answer, at: Date.now() }))
@@ -86,7 +90,18 @@ export function ConfigReloadCard() {
         </ActionButton>
       }
     >
-      {!outcome && <p class="muted small">The file is re-read when it changes and on SIGHUP. A file with errors is refused and the running configuration stays.</p>}
+      {!outcome && (
+        <p class="muted small" data-reload="file">
+          {file ? (
+            <>
+              This instance reads <span class="mono">{file}</span>.{" "}
+            </>
+          ) : settings.data ? (
+            "This instance runs on the built-in default configuration (no config file to reload). "
+          ) : null}
+          The file is re-read when it changes and on SIGHUP. A file with errors is refused and the running configuration stays.
+        </p>
+      )}
       {outcome?.ok === false && (
         <p class="test-result test-bad" role="alert" data-reload="rejected">
           {outcome.message}
