@@ -6,8 +6,9 @@
  * (`restartNeeded`), the file's warnings, or why the file was refused (the old configuration stays) or
  * cannot be reloaded (409: no config file). A reload triggered elsewhere while the page is open (the
  * file changed, SIGHUP, `switchyard reload`, another browser) arrives as the `config_reloaded` live
- * event and is shown the same way. Before any reload the card names the file the instance reads. The button's call goes through ./api.ts (same origin, the session
- * cookie, the page's CSRF token); every part of an answer is rendered as text.
+ * event and is shown the same way. Before any reload the card names the file the instance reads. The
+ * button's call goes through ./api.ts (same origin, the session cookie, the page's CSRF token); every
+ * part of an answer is rendered as text.
  */
 import { useState } from "preact/hooks";
 import { api, ApiError } from "./api.ts";
@@ -92,14 +93,18 @@ export function ConfigReloadCard() {
     >
       {!outcome && (
         <p class="muted small" data-reload="file">
-          {file ? (
+          {settings.data && !file ? (
+            "This instance runs on the built-in default configuration: there is no config file to reload."
+          ) : (
             <>
-              This instance reads <span class="mono">{file}</span>.{" "}
+              {file && (
+                <>
+                  This instance reads <span class="mono">{file}</span>.{" "}
+                </>
+              )}
+              The file is re-read when it changes and on SIGHUP. A file with errors is refused and the running configuration stays.
             </>
-          ) : settings.data ? (
-            "This instance runs on the built-in default configuration (no config file to reload). "
-          ) : null}
-          The file is re-read when it changes and on SIGHUP. A file with errors is refused and the running configuration stays.
+          )}
         </p>
       )}
       {outcome?.ok === false && (
