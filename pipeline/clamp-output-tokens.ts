@@ -15,10 +15,20 @@
  * and `max_tokens`, Anthropic `max_tokens`, Responses `max_output_tokens`, Gemini
  * `generationConfig.maxOutputTokens` (or the snake_case names Gemini also takes). An Anthropic
  * `thinking.budget_tokens` at or above the lowered limit is lowered below it (Anthropic refuses a budget
- * that is not below `max_tokens`).
+ * that is not below `max_tokens`), except under interleaved thinking (the client's `anthropic-beta`
+ * holds `interleaved-thinking-2025-05-14`, forwarded to an Anthropic-format upstream): there the budget
+ * may exceed `max_tokens`, "as the token limit becomes your entire context window" (Anthropic,
+ * docs.anthropic.com/en/docs/build-with-claude/extended-thinking, "budget_tokens must be set to a value
+ * less than max_tokens. However, when using interleaved thinking with tools, you can exceed this
+ * limit"), so the client's budget is kept, lowered only to the model's `context_window` when one is
+ * configured and the budget is above it.
+ *
+ * A limit the body builder already lowered (the Anthropic builder stops a `max_tokens` it raises by the
+ * thinking budget at the model's limit, formats/anthropic-messages/build.ts) gets the same warning: the
+ * client asked for more than was sent either way, and it is said once.
  */
 import type { WireFormat } from "../formats/hub.ts";
-import { isCountTokens, type RequestContext } from "./context.ts";
+import { clientHeadersOf, isCountTokens, type RequestContext } from "./context.ts";
 import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
 
@@ -65,7 +75,8 @@ export function requestedOutputTokens(format: WireFormat, body: Record<string, u
  * alone. Replaces `translated.body`; a body that does not parse is left as it is (the upstream answers).
  */
 export function clampOutputTokens(ctx: RequestContext, target: Target, translated: Translated): void {
-  const limit = target.provider.models[target.model]?.maxOutputTokens;
+  const model = target.provider.models[target.model];
+  const limit = model?.maxOutputTokens;
   if (limit === undefined || isCountTokens(ctx.endpoint)) return;
   const asked = requestedOutputTokens(ctx.clientFormat, ctx.body);
   if (asked === undefined || !(asked.value > limit)) return;
@@ -75,35 +86,73 @@ export function clampOutputTokens(ctx: RequestContext, target: Target, translate
   } catch {
     return;
   }
-  if (typeof body !== "object" || body === null || !lowerLimit(translated.upstreamFormat, body, limit)) return;
-  translated.body = JSON.stringify(body);
+  if (typeof body !== "object" || body === null) return;
+  const format = translated.upstreamFormat;
+  let note = "";
+  if (lowerLimit(format, body, limit)) {
+    if (format === "anthropic-messages") note = fitBudget(body, limit, interleavedThinking(ctx, format), model?.contextWindow);
+    translated.body = JSON.stringify(body);
+  } else {
+    // Nothing above the limit is left in the body: the builder lowered it already (or sent none).
+    const sentLimit = limitOf(format, body);
+    if (sentLimit === undefined || sentLimit > limit) return;
+  }
+  if (translated.warnings.some((w) => w.code === CLAMPED_MAX_TOKENS)) return;
+  const sentLimit = limitOf(format, body);
   translated.warnings.push({
     code: CLAMPED_MAX_TOKENS,
-    message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${limit} was sent.`,
+    message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit ?? limit} was sent${note}.`,
   });
+}
+
+/** The `anthropic-beta` flag under which a thinking budget may exceed `max_tokens` (Anthropic's docs). */
+export const INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14";
+
+/**
+ * Whether the upstream call runs with interleaved thinking: the client's `anthropic-beta` header (one
+ * or more comma-separated flags) names {@link INTERLEAVED_THINKING_BETA} and reaches the upstream, which
+ * it does only from an Anthropic client to an Anthropic-format provider (src/providers/index.ts).
+ */
+function interleavedThinking(ctx: RequestContext, upstream: WireFormat): boolean {
+  if (ctx.clientFormat !== "anthropic-messages" || upstream !== "anthropic-messages") return false;
+  const betas = clientHeadersOf(ctx).get("anthropic-beta");
+  return betas !== null && betas.split(",").some((b) => b.trim() === INTERLEAVED_THINKING_BETA);
+}
+
+/**
+ * Fits an Anthropic body's `thinking.budget_tokens` to its lowered `max_tokens` (`limit`): below it
+ * (not under Anthropic's minimum of 1,024), or under interleaved thinking within `contextWindow` only.
+ * Returns the clause the warning adds ("" when the budget is left as sent).
+ */
+function fitBudget(body: Record<string, unknown>, limit: number, interleaved: boolean, contextWindow: number | undefined): string {
+  const thinking = body.thinking;
+  if (typeof thinking !== "object" || thinking === null) return "";
+  const t = thinking as Record<string, unknown>;
+  const budget = t.budget_tokens;
+  if (typeof budget !== "number") return "";
+  if (interleaved) {
+    if (contextWindow === undefined || budget <= contextWindow) return "";
+    t.budget_tokens = contextWindow;
+    return `; thinking.budget_tokens ${budget} lowered to ${contextWindow} (its context_window; with interleaved thinking the budget may exceed max_tokens)`;
+  }
+  if (budget < limit) return "";
+  t.budget_tokens = Math.max(1024, limit - 1);
+  return `; thinking.budget_tokens ${budget} lowered to ${t.budget_tokens} (Anthropic takes a budget below max_tokens)`;
+}
+
+/** The output-token limit an upstream body carries (the first of its format's fields that is a number). */
+function limitOf(format: WireFormat, body: Record<string, unknown>): number | undefined {
+  const { holder, keys } = limitFields(format, body);
+  for (const k of keys) {
+    const v = holder?.[k];
+    if (typeof v === "number") return v;
+  }
+  return undefined;
 }
 
 /** Sets every output-token limit of an upstream body above `limit` to `limit`; whether one was. */
 function lowerLimit(format: WireFormat, body: Record<string, unknown>, limit: number): boolean {
-  let holder: Record<string, unknown> | undefined = body;
-  let keys: readonly string[];
-  switch (format) {
-    case "openai-chat":
-      keys = ["max_completion_tokens", "max_tokens"];
-      break;
-    case "anthropic-messages":
-      keys = ["max_tokens"];
-      break;
-    case "openai-responses":
-      keys = ["max_output_tokens"];
-      break;
-    case "gemini":
-      holder = geminiConfig(body);
-      keys = ["maxOutputTokens", "max_output_tokens"];
-      break;
-    default:
-      return false;
-  }
+  const { holder, keys } = limitFields(format, body);
   let lowered = false;
   for (const k of keys) {
     const v = holder?.[k];
@@ -112,14 +161,23 @@ function lowerLimit(format: WireFormat, body: Record<string, unknown>, limit: nu
       lowered = true;
     }
   }
-  // Anthropic wants a thinking budget below max_tokens: one the lowered limit no longer exceeds goes
-  // down with it (not under Anthropic's minimum of 1,024).
-  const thinking = format === "anthropic-messages" ? body.thinking : undefined;
-  if (lowered && typeof thinking === "object" && thinking !== null) {
-    const t = thinking as Record<string, unknown>;
-    if (typeof t.budget_tokens === "number" && t.budget_tokens >= limit) t.budget_tokens = Math.max(1024, limit - 1);
-  }
   return lowered;
+}
+
+/** Where a body of `format` holds its output-token limit: the object and the field names, in order. */
+function limitFields(format: WireFormat, body: Record<string, unknown>): { holder: Record<string, unknown> | undefined; keys: readonly string[] } {
+  switch (format) {
+    case "openai-chat":
+      return { holder: body, keys: ["max_completion_tokens", "max_tokens"] };
+    case "anthropic-messages":
+      return { holder: body, keys: ["max_tokens"] };
+    case "openai-responses":
+      return { holder: body, keys: ["max_output_tokens"] };
+    case "gemini":
+      return { holder: geminiConfig(body), keys: ["maxOutputTokens", "max_output_tokens"] };
+    default:
+      return { holder: undefined, keys: [] };
+  }
 }
 
 /** A Gemini body's `generationConfig` (or `generation_config`), when it is an object. */

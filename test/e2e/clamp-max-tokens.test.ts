@@ -16,6 +16,7 @@ providers:
     base_url: "{{FAKE}}"
     models:
       claude-x: { max_output_tokens: 8000 }
+      claude-w: { max_output_tokens: 8000, context_window: 200000 }
   - id: oai
     kind: openai
     base_url: "{{FAKE}}/v1"
@@ -54,8 +55,8 @@ afterEach(() => {
 });
 
 type Warning = { code: string; message: string };
-const post = (path: string, body: unknown) =>
-  fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", ...headers }, body: JSON.stringify(body) });
 const warnings = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Warning[];
 const clamped = (res: Response) => warnings(res).filter((w) => w.code === "clamped_max_tokens");
 const sent = () => gw.fake.requests.at(-1)!.body;
@@ -78,6 +79,33 @@ describe("a token limit above the model's max_output_tokens is lowered to it, sa
     await res.text();
     expect(sent().max_tokens).toBe(8000);
     expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 7999 });
+    expect(clamped(res)[0]!.message).toEndWith("8000 was sent; thinking.budget_tokens 32000 lowered to 7999 (Anthropic takes a budget below max_tokens).");
+  });
+
+  test("under interleaved thinking (anthropic-beta interleaved-thinking-2025-05-14) the client's budget is kept: Anthropic takes one above max_tokens", async () => {
+    const body = { model: "anth/claude-x", max_tokens: 64000, thinking: { type: "enabled", budget_tokens: 32000 }, messages: HI };
+    const res = await post("/v1/messages", body, { "anthropic-beta": "fine-grained-tool-streaming-2025-05-14, interleaved-thinking-2025-05-14" });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 32000 });
+    expect(clamped(res)[0]!.message).toBe("max_tokens 64000 is above the 8000 output tokens anth/claude-x can write (its max_output_tokens); 8000 was sent.");
+
+    // Still within the model's context window, which is the limit then (Anthropic's docs).
+    const wide = await post("/v1/messages", { ...body, model: "anth/claude-w", thinking: { type: "enabled", budget_tokens: 300000 } }, { "anthropic-beta": "interleaved-thinking-2025-05-14" });
+    expect(wide.status).toBe(200);
+    await wide.text();
+    expect(sent().thinking).toEqual({ type: "enabled", budget_tokens: 200000 });
+    expect(clamped(wide)[0]!.message).toEndWith("8000 was sent; thinking.budget_tokens 300000 lowered to 200000 (its context_window; with interleaved thinking the budget may exceed max_tokens).");
+  });
+
+  test("a limit above the model's that the Anthropic builder stopped at it (raised by a Chat client's effort budget) is said once, beside the budget's warning", async () => {
+    const res = await post("/v1/chat/completions", { model: "anth/claude-x", max_tokens: 9000, reasoning_effort: "high", messages: HI });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(8000);
+    expect(warnings(res).map((w) => w.code).sort()).toEqual(["clamped_max_tokens", "clamped_thinking_budget"]);
+    expect(clamped(res)[0]!.message).toBe("max_tokens 9000 is above the 8000 output tokens anth/claude-x can write (its max_output_tokens); 8000 was sent.");
   });
 
   test("Chat client → Chat (native, streamed) and → Anthropic (translated): max_completion_tokens / max_tokens lowered", async () => {
