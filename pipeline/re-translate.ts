@@ -570,18 +570,23 @@ export { committedReads, idleTimeoutError, transportReason, upstreamBrokenError,
  * The body of a reply sent whole from its parts (a driver's outputs, the last perhaps its text from
  * {@link ReplyDriver.endWhole}): one text is the body as it is (Bun writes a string body without a JS
  * byte array, docs/performance.md item 186); else the parts' bytes, text encoded as UTF-8, joined.
+ * Only the last part is asked whether it is text (only `delivery.end` gives text, and last): a
+ * `typeof` of each part, strings and byte arrays alternating with the lanes, kept its optimised code
+ * and that of `committedReply`, which inlines it, exiting and recompiling (docs/performance.md item 204).
  */
 export function wholeBody(parts: ReadonlyArray<Uint8Array | string>): Uint8Array | string {
-  let text: string | undefined;
-  let other = false;
-  for (const p of parts) {
-    if (typeof p === "string") {
-      if (text !== undefined) other = true;
-      text = p;
-    } else if (p.byteLength > 0) other = true;
+  const n = parts.length;
+  const last = n > 0 ? parts[n - 1] : undefined;
+  const isText = typeof last === "string";
+  let text = false;
+  let bytes = false;
+  for (let i = 0; i < n - 1; i++) {
+    const p = parts[i]!;
+    if (typeof p === "string") text = true;
+    else if (p.byteLength > 0) bytes = true;
   }
-  if (text === undefined) return concatBytes(parts as Uint8Array[]);
-  if (!other) return text;
+  if (isText && !text && !bytes) return last;
+  if (!isText && !text) return concatBytes(parts as Uint8Array[]);
   return concatBytes(parts.map((p) => (typeof p === "string" ? utf8.encode(p) : p)));
 }
 

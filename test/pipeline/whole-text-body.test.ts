@@ -91,5 +91,8 @@ describe("a reply sent whole from the driver's text", () => {
     expect(new TextDecoder().decode(joined as Uint8Array)).toBe("data: a\n\n" + text);
     expect(new TextDecoder().decode(wholeBody([text, text]) as Uint8Array)).toBe(text + text);
     expect(wholeBody([utf8.encode("x"), utf8.encode("y")])).toEqual(utf8.encode("xy"));
+    // Text before the last part (no caller makes it: `delivery.end` gives text, last) is still joined.
+    expect(new TextDecoder().decode(wholeBody([text, utf8.encode("x")]) as Uint8Array)).toBe(text + "x");
+    expect(new TextDecoder().decode(wholeBody([text, empty, utf8.encode("x")]) as Uint8Array)).toBe(text + "x");
   });
 });
