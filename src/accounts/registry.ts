@@ -22,6 +22,7 @@ import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Sto
 import { credentialFingerprint } from "../store/secrets.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
+import { clearedElsewhere } from "./cleared-elsewhere.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
@@ -160,12 +161,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // store pruned them): the end timer waits real time, which a clock that jumps (a test's, a stepped
     // system clock) outruns, and once dropped here an end was never published at all.
     if (this.opts.bus && this.clock.now() > this.expiredUpTo) this.expire();
+    const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns), locks: new Map(this.locks) } : undefined;
     this.cooldowns.clear();
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
+    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     this.circuits.clear();
     for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
     this.quota.load(state.quotas);

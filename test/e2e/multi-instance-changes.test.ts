@@ -3,7 +3,8 @@
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
  * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
- *   a removed account/model pairing restored through A reaches it as `model_restored`, so an Accounts page on B drops it;
+ *   a removed account/model pairing restored through A reaches it as `model_restored`, and a cooldown or lock
+ *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them;
  *   a combo stored through A reaches it as `routing_changed`, so a Routing page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
@@ -158,6 +159,39 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
       expect(await removed(b)).toEqual([]);
     } finally {
       events.close();
+    }
+  }, 60_000);
+
+  test("a cooldown and a lock cleared through another instance leave B's event stream as cooldown_end and unlock (an open Accounts page on B drops them)", async () => {
+    const status = async () => (await admin(b, "/accounts")).body.accounts.find((x: { id: string }) => x.id === "slots-1");
+    // What another instance's store writes for a 429 and a 401, then for a success there and a new
+    // login (src/store/postgres/account-state.ts), each followed by its announcement.
+    const announce = () => sql`SELECT pg_notify('switchyard_changes', ${JSON.stringify({ i: "another-instance", k: "state" })})`;
+    const clear = async () => {
+      await sql`DELETE FROM cooldowns WHERE account_id = 'slots-1'`;
+      await sql`DELETE FROM account_locks WHERE account_id = 'slots-1'`;
+    };
+    const now = Date.now();
+    await sql`INSERT INTO cooldowns (account_id, model, until, reason, level, since) VALUES ('slots-1', 'gpt-x', ${now + 600_000}, '429 rate limited', 1, ${now})`;
+    await sql`INSERT INTO account_locks (account_id, until, reason, since) VALUES ('slots-1', NULL, '401 invalid credential', ${now})`;
+    try {
+      await announce();
+      await until(async () => ((s) => s.cooldowns.length === 1 && s.lock !== undefined)(await status()), ANNOUNCED_MS, "B to see the cooldown and the lock");
+      const events = await openEvents(b.url, "?types=account_state", { authorization: `Bearer ${b.instance().adminToken}` });
+      try {
+        await clear();
+        await announce();
+        const ended = await events.waitFor((x) => x.data.change === "cooldown_end", ANNOUNCED_MS);
+        const unlocked = await events.waitFor((x) => x.data.change === "unlock", ANNOUNCED_MS);
+        expect(ended.data).toMatchObject({ account: "slots-1", provider: "slots", model: "gpt-x", reason: "cooldown (429 rate limited) cleared elsewhere" });
+        expect(unlocked.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "lock (401 invalid credential) cleared elsewhere" });
+        const after = await status();
+        expect([after.cooldowns, after.lock]).toEqual([[], undefined]);
+      } finally {
+        events.close();
+      }
+    } finally {
+      await clear();
     }
   }, 60_000);
 
