@@ -448,14 +448,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /**
    * Restores the account's removed pairings (SPEC 6.3) now — `model`'s, else all — in the store (awaited: the
-   * next re-read must not bring them back) and in memory, publishing `model_restored` for each that memory
-   * held: the models restored, sorted (empty when none). @throws the store's error (StoreError).
+   * next re-read must not bring them back) and in memory, publishing `model_restored` once for each that
+   * memory held (also when a re-read dropped it meanwhile, removed-pairings.ts `restoreAround`): the models
+   * that held when asked, sorted (empty when none). @throws the store's error (StoreError).
    */
   async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
-    if (this.store) await this.store.restoreModel(accountId, model);
-    const out = this.removed.restore(accountId, model, this.clock.now());
-    for (const m of out) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
-    return out.sort();
+    const store = this.store;
+    const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await store.restoreModel(accountId, model))));
+    for (const m of done.announce) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
+    return done.restored;
   }
 
   /** Forgets consecutive-error counts and in-memory circuits (tests, admin "reset"). */

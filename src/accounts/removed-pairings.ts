@@ -27,6 +27,10 @@ export interface LiveRemoval extends Removal {
 /** The removed pairings of every account, keyed by (account id, model). Every method is O(removals) at most. */
 export class RemovedPairings {
   private readonly map = new Map<string, Removal>();
+  /** Pairs a restore is under way for (key → restores in flight): a re-read that drops one leaves it to the restore to announce. */
+  private readonly restoring = new Map<string, number>();
+  /** Pairs a re-read dropped while a restore of theirs was under way, for that restore to announce. */
+  private readonly dropped = new Set<string>();
 
   /** How many removals are held (ended ones included until {@link expire} drops them). */
   get size(): number {
@@ -50,7 +54,48 @@ export class RemovedPairings {
   loadGone(rows: readonly Required<RemovedModel>[], now: number): LiveRemoval[] {
     const before = this.map.size > 0 ? this.live(now) : [];
     this.load(rows);
-    return before.filter((r) => !this.map.has(pairKey(r.accountId, r.model)));
+    const gone = before.filter((r) => !this.map.has(pairKey(r.accountId, r.model)));
+    if (this.restoring.size === 0) return gone;
+    // One this instance is restoring is not restored elsewhere: its restore announces it.
+    return gone.filter((r) => {
+      const k = pairKey(r.accountId, r.model);
+      if (!this.restoring.has(k)) return true;
+      this.dropped.add(k);
+      return false;
+    });
+  }
+
+  /**
+   * Restores the account's removals — `model`'s, else all — around `write` (the store's delete, awaited
+   * first so that the next re-read does not bring them back): `restored`, the models of those that held
+   * when it was asked (sorted; empty when none), and `announce`, those this call ends in memory, to be
+   * published once (a re-read that dropped one while `write` ran, which sees the store's delete, leaves it
+   * to this call: it answered `restored: []` and announced the operator's restore as "restored
+   * elsewhere"). `now` reads the clock (ms since the epoch). @throws what `write` throws (memory is then
+   * left as the store left it).
+   */
+  async restoreAround(accountId: string, model: string | undefined, now: () => number, write: () => Promise<void>): Promise<{ restored: string[]; announce: string[] }> {
+    const asked: string[] = [];
+    for (const r of this.live(now())) {
+      if (r.accountId !== accountId || (model !== undefined && r.model !== model)) continue;
+      asked.push(r.model);
+      const k = pairKey(accountId, r.model);
+      this.restoring.set(k, (this.restoring.get(k) ?? 0) + 1);
+    }
+    const announce: string[] = [];
+    try {
+      await write();
+    } finally {
+      for (const m of asked) {
+        const k = pairKey(accountId, m);
+        const n = (this.restoring.get(k) ?? 1) - 1;
+        if (n > 0) this.restoring.set(k, n);
+        else this.restoring.delete(k);
+        if (this.dropped.delete(k)) announce.push(m);
+      }
+    }
+    announce.push(...this.restore(accountId, model, now()));
+    return { restored: [...new Set([...asked, ...announce])].sort(), announce };
   }
 
   /** Removes `model` from the account from `now` (ms) for 24 h, replacing any removal of the pair: its end (ms since the epoch). */

@@ -109,6 +109,27 @@ describe("a removed account/model pairing", () => {
     registry.close();
   });
 
+  test("a restore that a re-read overtakes (it sees the store's delete first) still names what it restored, announced once with the restore's reason", async () => {
+    let deleted!: () => void;
+    const write = new Promise<void>((r) => (deleted = r));
+    const { store } = recordingStore();
+    const { clock, registry, a1, events } = rig(new Proxy(store, { get: (t, m) => (m === "restoreModel" ? () => write : Reflect.get(t, m)) }));
+    registry.failure(a1, p, "claude-x", notFound(clock.now()));
+    registry.failure(a1, p, "claude-y", notFound(clock.now()));
+    const asked = registry.restorePairings("a1", undefined, "restored through the admin API");
+    // The instance's own re-read lands while the store's delete is under way: the rows are gone.
+    registry.loadState({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits: [], quotas: [], bindings: [], discoveredModels: [] });
+    deleted();
+    expect(await asked).toEqual(["claude-x", "claude-y"]);
+    const restored = events.filter((e) => e.type === "account_state" && e.change === "model_restored");
+    expect(restored.map((e) => e.type === "account_state" && [e.model, e.reason])).toEqual([
+      ["claude-x", "restored through the admin API"],
+      ["claude-y", "restored through the admin API"],
+    ]);
+    expect(registry.exclusion(a1, "claude-x")).toBeUndefined();
+    registry.close();
+  });
+
   test("a removal stored without an end (written before removals had one) ends 24 h after it began", () => {
     const { clock, registry, a1 } = rig();
     const now = clock.now();
