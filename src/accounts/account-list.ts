@@ -39,11 +39,28 @@ export class AccountList {
     this.registry.setAccounts([...fromConfig, ...this.stored.filter((a) => !ids.has(a.id))], cfg.providers);
   }
 
+  /** The refresh last asked for (settled or not): the next one starts after it. */
+  private last: Promise<void> = Promise.resolve();
+
   /**
    * Re-reads the store (stored accounts, account state, flags), then composes the list and loads the
-   * state. @throws StoreError when the store cannot be read (`unavailable`, `closed`).
+   * state. Refreshes run one at a time, in the order they were asked for: two that overlapped (an
+   * announcement heard while the re-read of the one before was under way, as when another instance adds
+   * an account and stores its discovered models a moment later) could land in the other order, the older
+   * read last, and the registry kept the older list until the next announcement (test/e2e/multi-instance
+   * waited for discovered models that never came). @throws StoreError when the store cannot be read
+   * (`unavailable`, `closed`).
    */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
+    const next = this.last.then(
+      () => this.read(),
+      () => this.read(),
+    );
+    this.last = next;
+    return next;
+  }
+
+  private async read(): Promise<void> {
     const stored = await this.store.listAccounts();
     const state = await this.store.loadAccountState();
     // SPEC 9.3: config-file accounts disabled through the admin API (kept across restarts).

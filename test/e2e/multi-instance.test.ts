@@ -227,7 +227,11 @@ describe("two instances on one PostgreSQL (SPEC D-2)", () => {
     // about to be revoked, then the list stored and re-read): wait until both instances list the model
     // it found, so the parallel requests are the only users of the token.
     const discovered = async (inst: Instance) => ((await accounts(inst))["cc-team"]?.models ?? []).some((m: any) => m.model === "claude-x");
-    await until(async () => (await discovered(a)) && (await discovered(b)), ANNOUNCED_MS, "A's discovery of cc-team's models to reach A and B");
+    await until(async () => (await discovered(a)) && (await discovered(b)), ANNOUNCED_MS, "A's discovery of cc-team's models to reach A and B").catch(async (e) => {
+      // Say which part did not arrive: A's discovery (its call to the vendor, its list) or B's re-read.
+      const calls = vendor.calls.filter((c) => c.path.startsWith("/v1/models") && c.login === "team").length;
+      throw new Error(`${(e as Error).message} (cc-team's model list asked of the vendor: ${calls} times; lists it on A: ${await discovered(a)}, on B: ${await discovered(b)})`);
+    });
     const before = vendor.refreshCalls.length;
     vendor.revokeAccess(t.accessToken);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? b : a, msg("cc/claude-x", `parallel ${i}`))));
