@@ -148,16 +148,23 @@ describe("Chat chunk shapes across streams", () => {
       Bun.gc(true);
       return process.memoryUsage().heapUsed;
     };
-    (() => {
+    const learn = () => {
       const datas = openaiStream({ ...TEACHER, texts: Array.from({ length: 20_000 }, (_, i) => `word ${i} `) });
       chatShapes.clear();
       decodeChat(sse(datas));
-    })();
-    expect(chatShapes.hits.reduce((a, b) => a + b, 0)).toBe(0);
-    // What the learned shapes hold: the heap with them, against the heap once they are forgotten.
-    const withShapes = heap();
-    chatShapes.clear();
-    expect(withShapes - heap()).toBeLessThan(1_000_000);
+    };
+    // What the learned shapes hold: the heap with them, against the heap once they are forgotten. Other
+    // test files sharing the process (their servers, timers) may free memory between the two readings:
+    // the least of three tries is taken. Shapes that kept the read would hold its ~6 MB in every try.
+    const held: number[] = [];
+    for (let i = 0; i < 3 && !(held.length > 0 && Math.min(...held) < 1_000_000); i++) {
+      learn();
+      expect(chatShapes.hits.reduce((a, b) => a + b, 0)).toBe(0);
+      const withShapes = heap();
+      chatShapes.clear();
+      held.push(withShapes - heap());
+    }
+    expect(Math.min(...held)).toBeLessThan(1_000_000);
     expect(taught(openaiStream(STUDENT)).hits).toBe(4); // and the shapes still match
   });
 });
