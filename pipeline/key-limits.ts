@@ -96,7 +96,7 @@ export function formatWait(ms: number): string {
  * resets (an ISO-8601 UTC time).
  */
 export function refusalError(keyName: string, refusal: LimitRefusal, now: number): HubError {
-  const resetAt = new Date(now + refusal.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const resetAt = new Date(refusal.resetsAt ?? now + refusal.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, "Z");
   const wait = `${formatWait(refusal.retryAfterMs)} (at ${resetAt})`;
   let message: string;
   switch (refusal.limit) {

@@ -181,6 +181,12 @@ export interface LimitRefusal {
   /** The budget refused, for `limit: "budget"`. */
   budget?: KeyBudget;
   /**
+   * When the refused budget's window ends (ms since the epoch), when the counters know it exactly: the
+   * message names it rather than now + `retryAfterMs` (which a clock's sub-second offset turned into
+   * 23:59:59Z for a window ending at 00:00:00Z).
+   */
+  resetsAt?: number;
+  /**
    * Set when `used` is under `max` but the key's requests in flight (this many) are expected to spend
    * the rest (tpm and budgets): the request may go once one of them has ended.
    */

@@ -322,7 +322,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
   const memoryCounters = new MemoryKeyCounters(clock.monotonic ? () => clock.monotonic!() : undefined);
   // SPEC D-2: on a shared store (PostgreSQL) the limits count across instances.
-  const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, memoryCounters, log) : memoryCounters;
+  const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, log, { keys: () => store.activeKeys() }) : memoryCounters;
   // Budget windows survive restarts: read back now, written with each usage flush and at shutdown (SPEC 9.6).
   const budgetWindows = await persistBudgetWindows(memoryCounters, store, () => clock.now(), log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).

@@ -170,7 +170,7 @@ export class AlertWebhook {
         : Effect.tryPromise(() => opts.claim!(c)).pipe(
             Effect.catchAll((e) =>
               Effect.sync(() => {
-                this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: e.message });
+                this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: e.cause instanceof Error ? e.cause.message : e.message });
                 return true;
               }),
             ),

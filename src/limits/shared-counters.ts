@@ -47,15 +47,27 @@
  * - concurrency: never more than the limit in flight across instances (below 8 every admission beyond
  *   the held slots asks the database; from 8 a busy instance keeps ⌊n/8⌋ spare slots the others cannot
  *   use until it gives them back). A share being given back loses its room at once, before the answer.
+ * Keys this instance has not served (`SharedCountersOptions.keys`: every active key with limits) are
+ * watched too: each second's report also reads the other instances' use in their budget and minute
+ * windows, so this instance's budget use, minute use and budget alerts count them (`budgetUse` of a key
+ * not read yet asks the database once). What the first report after start reads is taken as known, not
+ * as crossings (the alerts were raised, or are raised, where the use happened).
+ *
  * When the database cannot be reached (`StoreError` `unavailable`), or an admission's refill gets no
- * answer within `SHARED_ANSWER_MS` (10 s), requests are counted by the embedded counters instead
- * (degraded mode, logged once until the database answers the probe again).
+ * answer within `SHARED_ANSWER_MS` (10 s), the instance counts alone (degraded mode, logged once until
+ * the database answers the probe again) in the same windows (aligned on the database's clock as last
+ * learned), from what it last knew: the others' use as last reported and its own, against the whole
+ * limit (not its share; no spare to ask for), concurrency against the whole limit on this instance. So
+ * a key at its budget stays refused, and each instance may admit up to what was left. When the probe
+ * answers, the use counted meanwhile is reported (one row per instance and window, which only grows: it
+ * is counted once) and the others' comes back with it.
  */
-import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
-import type { BudgetChange, BudgetUse, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
+import { BUDGET_WINDOW_MS, keyId } from "../../pipeline/index.ts";
+import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import { answerWithin, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
-import { modelRate, type MemoryKeyCounters } from "./counters.ts";
+import { modelRate } from "./counters.ts";
+import { monoNow, newShare, type Share } from "./quota-share.ts";
 
 const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
@@ -66,49 +78,6 @@ const IDLE_MS = 5000;
 const AHEAD_MS = 5000;
 /** A share the database could not refill is refused from memory this long before asking again, ms. */
 const SHORT_RETRY_MS = 1000;
-
-/**
- * ms on a clock a step of the system clock does not move (the process's start on the wall clock plus
- * `performance.now()`): idle times, the short-refill pause and the database clock (its offset to this
- * clock, learned from every answer) read it, so a local clock stepped backwards neither refuses from
- * memory for the size of the step nor moves the windows away from the database's.
- */
-const monoNow = () => performance.timeOrigin + performance.now();
-
-/** One instance's share of one pool (a limit of a key in one window, or its concurrency slots). */
-interface Share {
-  name: string;
-  /** 0 for slots. */
-  windowStart: number;
-  /** 0 for slots. */
-  windowEnd: number;
-  limit: number;
-  /** Spare room kept ahead of use. */
-  block: number;
-  granted: number;
-  /** Requests, tokens or USD used in the window; slots: held now. */
-  used: number;
-  /** `used` as last told to the database. */
-  reported: number;
-  /** Use the other instances reported in this window. */
-  othersUsed: number;
-  /** ms ({@link monoNow}) of the last admission or settle. */
-  lastUse: number;
-  /** ms ({@link monoNow}) when the database last granted less than asked; 0 = never. */
-  shortAt: number;
-  /** The refill or give-back in flight. */
-  syncing?: Promise<void>;
-  /** Admissions waiting for a refill of this share. */
-  waiting: number;
-  /** Tokens or USD the waiting admissions expect to spend (what the refill asks room for). */
-  waitingAmount: number;
-  /** tpm and budget shares: tokens or USD held by this instance's requests in flight (their expected spend). */
-  reserved: number;
-  /** tpm and budget shares: this instance's requests in flight that hold a reservation here. */
-  holding: number;
-  /** Budget shares: the key and budget they count (for {@link SharedKeyCounters.onOthersBudgetChange}). */
-  budgetOf?: { key: string; budget: KeyBudget };
-}
 
 /** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
 type Need = [share: Share, refuse: (s: Share) => LimitRefusal, amount: number];
@@ -126,9 +95,6 @@ const MEAN_WEIGHT = 0.3;
 
 /** What `admit` hands to `settle`. */
 interface Ticket {
-  local: boolean;
-  /** The embedded counters' ticket, for a request they admitted (degraded mode). */
-  reservation?: unknown;
   /** The concurrency share a slot was taken from. */
   slots?: Share;
   /** tpm and budget shares the request holds its expected spend on, and how much. */
@@ -143,6 +109,8 @@ export interface SharedCountersOptions {
   idleMs?: number;
   /** How long an admission waits for a refill before counting locally, ms (default `SHARED_ANSWER_MS`). */
   answerMs?: number;
+  /** The keys to watch (every active key; those without limits are skipped), read at each report. */
+  keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
@@ -160,6 +128,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private reporting: Promise<void> | undefined;
   private ticking = false;
   private readonly answerMs: number;
+  private readonly keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
+  /** Watch passes done ({@link watch}); 0 before the first. */
+  private pass = 0;
   /**
    * Called when a report or refill brings back more use by the other instances in a budget's window:
    * the key, that step of the window's known use (`before` → `after`, tokens or USD) and now (ms on the
@@ -170,12 +141,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   constructor(
     private readonly store: SharedStore,
-    private readonly local: MemoryKeyCounters,
     private readonly log: (line: string) => void = () => {},
     options: SharedCountersOptions = {},
   ) {
     this.idleMs = options.idleMs ?? IDLE_MS;
     this.answerMs = options.answerMs ?? SHARED_ANSWER_MS;
+    this.keys = options.keys;
     this.timer = setInterval(() => void this.tick(), options.reportMs ?? REPORT_MS);
     this.timer.unref?.();
   }
@@ -187,9 +158,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * otherwise waits for the shares that have none to be refilled (one round trip) and decides then.
    */
   admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
-    if (this.degraded) return this.admitLocally(key, limits, now, estimate);
     const want = this.expected(key, limits, estimate);
     const shares = this.sharesOf(key, limits, want);
+    if (this.degraded) return this.decide(key, shares);
     const empty = shares.filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
     if (empty.length === 0) return this.decide(key, shares);
     return (async () => {
@@ -208,14 +179,14 @@ export class SharedKeyCounters implements KeyLimitCounters {
           if (!answered) throw new StoreError("unavailable", `the shared store did not answer within ${this.answerMs} ms`);
         } catch (err) {
           if (!this.unavailable(err)) throw err;
-          return this.admitLocally(key, limits, now, estimate);
+          return this.decide(key, this.sharesOf(key, limits, want));
         } finally {
           for (const [s, , n] of waitFor) {
             s.waiting--;
             s.waitingAmount = s.waiting === 0 ? 0 : Math.max(0, s.waitingAmount - n);
           }
         }
-        if (this.degraded) return this.admitLocally(key, limits, now, estimate);
+        if (this.degraded) return this.decide(key, this.sharesOf(key, limits, want));
         waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
       }
       return this.decide(key, this.sharesOf(key, limits, want));
@@ -224,9 +195,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /** Adds the request's tokens/USD to this instance's shares, frees its slot; refills or reports in the background. */
   async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
-    const t = ticket as Ticket | undefined;
-    if (!t || t.local) return this.local.settle(key, limits, spent, now, t?.reservation);
-    this.track(key, -1);
+    const t = (ticket ?? {}) as Ticket;
+    if (ticket) this.track(key, -1);
     const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
     const usd = Number.isFinite(spent.usd) && spent.usd > 0 ? spent.usd : 0;
     const at = monoNow();
@@ -260,8 +230,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     // after adding it. What the other instances used meanwhile is a step of its own (learnOthers), so a
     // threshold is crossed once on this instance, not again by a settle that overlaps another.
     const changes: BudgetChange[] = (limits.budgets ?? []).map((b) => {
-      const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], b.usd ?? b.tokens!, b.usd !== undefined ? "usd" : "tokens");
-      if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
+      const s = this.budgetShare(key, b);
       const before = s.othersUsed + s.used;
       s.used += b.usd !== undefined ? usd : tokens;
       s.lastUse = at;
@@ -270,32 +239,38 @@ export class SharedKeyCounters implements KeyLimitCounters {
     });
     try {
       // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
-      // a slot beyond the spare given back.
-      await Promise.all(touched.filter((s) => this.needsSync(s)).map((s) => this.sync(s, false)));
+      // a slot beyond the spare given back (degraded: all of it when the database is back).
+      if (!this.degraded) await Promise.all(touched.filter((s) => this.needsSync(s)).map((s) => this.sync(s, false)));
     } catch (err) {
       if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
     }
     return changes;
   }
 
-  /** Each budget's use in its current window across instances, as last reported (within about a second). */
-  budgetUse(key: string, limits: KeyLimits, now: number): BudgetUse[] {
-    if (this.degraded) return this.local.budgetUse(key, limits, now);
-    return (limits.budgets ?? []).map((b) => {
-      const ms = BUDGET_WINDOW_MS[b.window];
-      const start = Math.floor(this.dbNow() / ms) * ms;
-      const s = this.shares.get(`${budgetName(key, b)}@${start}`);
-      return { budget: b, used: s ? s.othersUsed + s.used : 0, startedAt: start, resetsAt: start + ms };
-    });
+  /**
+   * Each budget's use in its current window across instances, as last reported (within about a second;
+   * degraded: as last known plus this instance's since). A window whose use this instance has not read
+   * yet (a key it never served nor watched) is read first: one round trip, at most 2 s.
+   */
+  async budgetUse(key: string, limits: KeyLimits, _now: number): Promise<BudgetUse[]> {
+    const shares = (limits.budgets ?? []).map((b) => this.budgetShare(key, b, true));
+    const unread = shares.filter((s) => !s.learned);
+    if (unread.length && !this.degraded) {
+      try {
+        await answerWithin(this.refresh(unread), Math.min(2000, this.answerMs), () => {});
+      } catch (err) {
+        if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
+      }
+    }
+    return shares.map((s) => ({ budget: s.budgetOf!.budget, used: s.othersUsed + s.used, startedAt: s.windowStart, resetsAt: s.windowEnd }));
   }
 
   inFlight(key: string): number {
-    return (this.inFlightHere.get(key) ?? 0) + this.local.inFlight(key);
+    return this.inFlightHere.get(key) ?? 0;
   }
 
-  /** The current fixed minute window's requests and tokens across instances, as last reported (within about a second). */
-  minuteUse(key: string, limits: KeyLimits, now: number): MinuteUse {
-    if (this.degraded) return this.local.minuteUse(key, limits, now);
+  /** The current fixed minute window's requests and tokens across instances, as last reported (within about a second; watched keys included). */
+  minuteUse(key: string, limits: KeyLimits, _now: number): MinuteUse {
     const start = Math.floor(this.dbNow() / MINUTE) * MINUTE;
     const used = (name: string) => {
       const s = this.shares.get(`${name}@${start}`);
@@ -351,9 +326,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const wait = (s: Share) => Math.max(1, s.windowEnd - this.dbNow());
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
-      const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], max, b.usd !== undefined ? "usd" : "tokens");
-      if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
-      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x) }), b.usd !== undefined ? want.usd : want.tokens]);
+      const s = this.budgetShare(key, b);
+      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x), resetsAt: x.windowEnd }), b.usd !== undefined ? want.usd : want.tokens]);
     }
     if (limits.rpm !== undefined) {
       const rpm = limits.rpm;
@@ -377,10 +351,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * their reservations, its own and the window's use fit the share and the limit.
    */
   private hasRoom(s: Share, amount: number): boolean {
-    if (s.windowEnd === 0 || this.isRequests(s)) return s.used + 1 <= s.granted;
-    if (s.holding === 0) return s.used < s.granted && s.othersUsed + s.used < s.limit;
+    // Degraded: the whole limit less the others' use as last known (slots: the whole limit here).
+    const granted = !this.degraded ? s.granted : s.windowEnd === 0 ? s.limit : Math.max(s.granted, s.limit - s.othersUsed);
+    if (s.windowEnd === 0 || this.isRequests(s)) return s.used + 1 <= granted;
+    if (s.holding === 0) return s.used < granted && s.othersUsed + s.used < s.limit;
     const held = s.used + s.reserved;
-    return held < s.granted && held + amount <= s.granted && s.othersUsed + held + amount <= s.limit;
+    return held < granted && held + amount <= granted && s.othersUsed + held + amount <= s.limit;
   }
 
   /** rpm shares count whole requests (the others tokens or USD). */
@@ -404,6 +380,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
         // tpm or a budget not reached yet: requests in flight hold the rest, here (one ends soon) or on
         // other instances (their spare returns when they end, see needsSync): retry shortly.
         r.retryAfterMs = 1000;
+        r.resetsAt = undefined;
         if (s.holding > 0) r.inFlight = this.inFlightHere.get(key) ?? s.holding;
         else r.heldElsewhere = true;
       }
@@ -424,15 +401,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
         s.reserved += amount;
         (holds ??= []).push([s, amount]);
       }
-      if (this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+      if (!this.degraded && this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
     }
     this.track(key, 1);
-    return { ok: true, ticket: { local: false, slots, holds } };
-  }
-
-  private admitLocally(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
-    const v = this.local.admit(key, limits, now, estimate);
-    return v.ok ? { ok: true, ticket: { local: true, reservation: v.ticket } } : v;
+    return { ok: true, ticket: { slots, holds } };
   }
 
   // -- shares -----------------------------------------------------------------------------------
@@ -447,10 +419,26 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return limit / 8;
   }
 
-  /** This instance's share of the current window of a windowed pool (created empty). */
-  private windowShare(name: string, windowMs: number, limit: number, unit: "requests" | "tokens" | "usd"): Share {
+  /**
+   * This instance's share of the current window of a windowed pool (created empty; `watched`: created
+   * idle, for reading the others' use, and quiet before the first watch pass).
+   */
+  private windowShare(name: string, windowMs: number, limit: number, unit: "requests" | "tokens" | "usd", watched = false): Share {
     const start = Math.floor(this.dbNow() / windowMs) * windowMs;
-    return this.shareAt(name, start, start + windowMs, limit, this.blockOf(limit, unit));
+    const fresh = !this.shares.has(`${name}@${start}`);
+    const s = this.shareAt(name, start, start + windowMs, limit, this.blockOf(limit, unit));
+    if (fresh && watched) {
+      s.lastUse = 0;
+      s.quiet = this.pass === 0;
+    }
+    return s;
+  }
+
+  /** The share of a key's budget in its current window, knowing its key and budget (alerts). */
+  private budgetShare(key: string, b: KeyBudget, watched = false): Share {
+    const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], b.usd ?? b.tokens!, b.usd !== undefined ? "usd" : "tokens", watched);
+    if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
+    return s;
   }
 
   /** This instance's concurrency slots of a key. */
@@ -462,7 +450,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const id = `${name}@${start}`;
     let s = this.shares.get(id);
     if (!s) {
-      s = { name, windowStart: start, windowEnd: end, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0 };
+      s = newShare(name, start, end, limit, block);
       this.shares.set(id, s);
     } else if (s.limit !== limit) {
       // The key's limit changed (config reload): the pool is the new size from now on.
@@ -516,6 +504,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target, used });
       this.offset = got.now - Math.round((sentAt + monoNow()) / 2);
       s.granted = got.granted;
+      s.stored = true;
       this.learnOthers(s, got.othersUsed);
       s.reported = used;
       // Short also when a waiting admission's expected spend cannot fit under the limit at all.
@@ -537,9 +526,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const dbNow = this.dbNow();
     const rows: Share[] = [];
     const work: Promise<void>[] = [];
+    this.watch();
     for (const [id, s] of this.shares) {
       const ended = s.windowEnd !== 0 && s.windowEnd < dbNow;
-      if (ended && s.used === s.reported) {
+      // An ended window told, or a watched key no longer active (revoked, its limits gone) never used here.
+      if ((ended && s.used === s.reported) || (s.seen !== undefined && s.seen !== this.pass && !s.stored && s.used === 0 && s.holding === 0 && !s.syncing)) {
         this.shares.delete(id);
         continue;
       }
@@ -553,8 +544,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
         this.shares.delete(id);
         continue;
       }
-      if (s.used !== s.reported) rows.push(s);
-      else if (s.windowEnd !== 0 && !idle && !ended) rows.push(s); // refresh the others' use
+      if (s.used !== s.reported && !s.stored) {
+        // Counted while the database was away in a pool this instance has no row of: the row is made with it.
+        if (!s.syncing) work.push(this.sync(s, false).catch((err) => void this.unavailable(err)));
+      } else if (s.used !== s.reported || (s.windowEnd !== 0 && !ended)) rows.push(s); // its use, or the others' (idle, watched too)
       // Take the next window's share ahead while the key is busy here.
       const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
       if (s.windowEnd !== 0 && !idle && !ended && s.windowEnd - dbNow < ahead) {
@@ -581,14 +574,43 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /**
+   * Makes the current windows' shares of every watched key's budgets, rpm and tpm (idle, holding
+   * nothing), so that the report reads the others' use in them; counts the pass.
+   */
+  private watch(): void {
+    if (!this.keys) return;
+    const pass = this.pass + 1;
+    for (const k of this.keys()) {
+      const l = k.limits;
+      if (!l) continue;
+      const id = keyId(k);
+      const mark = (s: Share) => void (s.seen = pass);
+      for (const b of l.budgets ?? []) mark(this.budgetShare(id, b, true));
+      if (l.rpm !== undefined) mark(this.windowShare(`key:${id}:rpm`, MINUTE, l.rpm, "requests", true));
+      if (l.tpm !== undefined) mark(this.windowShare(`key:${id}:tpm`, MINUTE, l.tpm, "tokens", true));
+    }
+    this.pass = pass;
+  }
+
+  /** Reads the other instances' use of these shares now (telling nothing new). @throws StoreError `unavailable` */
+  private async refresh(shares: Share[]): Promise<void> {
+    const others = await this.store.reportQuotaUse(shares.map((s) => ({ name: s.name, windowStart: s.windowStart, used: s.reported })));
+    shares.forEach((s, i) => others[i] !== undefined && this.learnOthers(s, others[i]!));
+    this.recovered();
+  }
+
+  /**
    * Takes the other instances' use in `s`'s window from an answer. Answers to statements sent on
    * different connections (a report, a refill) may come back in any order, and a window's use only
    * grows: an older, smaller figure arriving last does not take it back.
    */
   private learnOthers(s: Share, othersUsed: number): void {
     const before = s.othersUsed;
+    const quiet = s.quiet;
+    s.quiet = false;
+    s.learned = true;
     s.othersUsed = s.windowEnd === 0 ? othersUsed : Math.max(s.othersUsed, othersUsed);
-    if (s.budgetOf && s.othersUsed > before && this.onOthersBudgetChange) {
+    if (!quiet && s.budgetOf && s.othersUsed > before && this.onOthersBudgetChange) {
       this.onOthersBudgetChange(s.budgetOf.key, [{ budget: s.budgetOf.budget, before: before + s.used, after: s.othersUsed + s.used, resetsAt: s.windowEnd }], this.dbNow());
     }
   }
@@ -600,6 +622,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.granted = Math.min(s.granted, keep); // given back from now on (see sync)
       const got = await this.store.setQuotaShare({ name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, limit: s.limit, target: keep, used });
       s.granted = Math.min(s.granted, got.granted);
+      s.stored = true;
       this.learnOthers(s, got.othersUsed);
       s.reported = used;
       this.recovered();
@@ -646,7 +669,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   private recovered(): void {
+    if (!this.degraded) return;
     this.degraded = false;
+    this.log(JSON.stringify({ level: "info", time: Date.now(), msg: "shared store reachable again: client key limits count across instances; the use counted meanwhile is reported" }));
   }
 
   private track(key: string, d: number): void {

@@ -70,6 +70,11 @@ export class KeyCache {
     return this.dbKeys.size > 0 || this.configKeys.size > 0;
   }
 
+  /** Every active key (config and stored; frozen and shared, do not mutate). No I/O. */
+  active(): ClientKey[] {
+    return [...this.configKeys.values(), ...this.dbKeys.values()].map((c) => c.key);
+  }
+
   /** Whether a config-file key has this name. */
   isConfigName(name: string): boolean {
     return this.configNames.has(name);

@@ -68,6 +68,9 @@ export interface KeyStore extends KeyLookup {
    */
   setConfigKeys(keys: ConfigKey[]): void;
 
+  /** Every active key, config and stored (as `lookup` returns them), from memory: what the shared counters watch. */
+  activeKeys(): ClientKey[];
+
   /**
    * Creates a client key and returns its secret, the only time it is visible (only its SHA-256 is
    * stored). The first key of a name is generation 1 (its id `name#1`, never the bare name a config key

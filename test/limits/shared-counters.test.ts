@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
-import { MemoryKeyCounters } from "../../src/limits/counters.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { SharedStore } from "../../src/store/shared.ts";
@@ -24,8 +23,8 @@ beforeAll(async () => {
   const url = await pg.createDatabase("shared_counters");
   a = await openPostgresStore({ url, onError: () => {} });
   b = await openPostgresStore({ url, onError: () => {} });
-  A = new SharedKeyCounters(a, new MemoryKeyCounters());
-  B = new SharedKeyCounters(b, new MemoryKeyCounters());
+  A = new SharedKeyCounters(a);
+  B = new SharedKeyCounters(b);
 }, 120_000);
 
 afterAll(async () => {
@@ -126,8 +125,8 @@ describe("across two instances", () => {
     const url = await pg.createDatabase("shared_counters_burst");
     const x = await openPostgresStore({ url, onError: () => {} });
     const y = await openPostgresStore({ url, onError: () => {} });
-    const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { idleMs: 3_600_000 });
-    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { idleMs: 3_600_000 });
+    const X = new SharedKeyCounters(x, () => {}, { idleMs: 3_600_000 });
+    const Y = new SharedKeyCounters(y, () => {}, { idleMs: 3_600_000 });
     try {
       const l = { concurrency: 8 }; // block = 1 spare slot per instance
       for (let round = 0; round < 3; round++) {
@@ -220,8 +219,8 @@ describe("across two instances", () => {
     const url = await pg.createDatabase("shared_counters_held");
     const x = await openPostgresStore({ url, onError: () => {} });
     const y = await openPostgresStore({ url, onError: () => {} });
-    const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { idleMs: 3_600_000 });
-    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { idleMs: 3_600_000 });
+    const X = new SharedKeyCounters(x, () => {}, { idleMs: 3_600_000 });
+    const Y = new SharedKeyCounters(y, () => {}, { idleMs: 3_600_000 });
     try {
       const l = { budgets: [{ window: "5h" as const, tokens: 1000 }] };
       const verdicts = [];
@@ -274,8 +273,8 @@ describe("across two instances", () => {
       const x = await openPostgresStore({ url, onError: () => {} });
       const y = await openPostgresStore({ url, onError: () => {} });
       // X never reports on its own (its timer is an hour): its admissions from memory stay unreported.
-      const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
-      const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+      const X = new SharedKeyCounters(x, () => {}, { reportMs: 3_600_000 });
+      const Y = new SharedKeyCounters(y, () => {}, { reportMs: 3_600_000 });
       try {
         const l = { rpm: 32 }; // block = 4 requests
         // X takes a share of 4 (reporting 0 used) and admits 2 from it, the second from memory.
@@ -312,8 +311,8 @@ describe("across two instances", () => {
         return typeof v === "function" ? v.bind(t) : v;
       },
     });
-    const X = new SharedKeyCounters(late, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
-    const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+    const X = new SharedKeyCounters(late, () => {}, { reportMs: 3_600_000 });
+    const Y = new SharedKeyCounters(y, () => {}, { reportMs: 3_600_000 });
     try {
       const l = { budgets: [{ window: "5h" as const, tokens: 30 }] };
       const v = await X.admit("order", l, Date.now());
@@ -342,8 +341,8 @@ describe("across two instances", () => {
       const key = k("idle");
       const x = await openPostgresStore({ url, onError: () => {} });
       const y = await openPostgresStore({ url, onError: () => {} });
-      const X = new SharedKeyCounters(x, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000, idleMs: 0 });
-      const Y = new SharedKeyCounters(y, new MemoryKeyCounters(), () => {}, { reportMs: 3_600_000 });
+      const X = new SharedKeyCounters(x, () => {}, { reportMs: 3_600_000, idleMs: 0 });
+      const Y = new SharedKeyCounters(y, () => {}, { reportMs: 3_600_000 });
       try {
         const l = { rpm: 16 }; // block = 2
         for (let i = 0; i < 3; i++) expect((await X.admit(key, l, Date.now())).ok).toBe(true);
@@ -369,7 +368,7 @@ describe("when the shared database cannot be reached", () => {
     };
     const broken = { shared: true, tryLease: down, releaseLease: () => {}, addToCounter: down, setQuotaShare: down, reportQuotaUse: down } as unknown as SharedStore;
     const logs: string[] = [];
-    const c = new SharedKeyCounters(broken, new MemoryKeyCounters(), (l) => logs.push(l));
+    const c = new SharedKeyCounters(broken, (l) => logs.push(l));
     const l = { rpm: 1 };
     const v = await c.admit("k", l, Date.now());
     expect(v.ok).toBe(true);

@@ -26,6 +26,11 @@ export class PgKeys implements KeyStore {
     return this.cache.lookup(secret);
   }
 
+  /** Every active client key (config and stored). Memory only. */
+  activeKeys(): ClientKey[] {
+    return this.cache.active();
+  }
+
   /** Whether any active client key (config or stored) exists. Memory only. */
   any(): boolean {
     return this.cache.any();

@@ -160,6 +160,7 @@ export class SqliteStore implements Store {
   // -- client keys -----------------------------------------------------------------------------
   lookup(secret: string) { return this.keys.lookup(secret); }
   any() { return this.keys.any(); }
+  activeKeys() { return this.keys.activeKeys(); }
   setConfigKeys(keys: ConfigKey[]) { this.keys.setConfigKeys(keys); }
   setTraceRingSize(n: number) { this.flusher.traceRingSize = Math.max(1, Math.floor(n)); }
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }

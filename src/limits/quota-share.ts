@@ -1,0 +1,61 @@
+/**
+ * One instance's share of one pool of a client key's limit, as src/limits/shared-counters.ts keeps it
+ * (SPEC 9.6, D-2; the pools and how shares are refilled and reported: that module's comment).
+ */
+import type { KeyBudget } from "../../pipeline/ports.ts";
+
+/**
+ * ms on a clock a step of the system clock does not move (the process's start on the wall clock plus
+ * `performance.now()`): idle times, the short-refill pause and the database clock (its offset to this
+ * clock, learned from every answer) read it, so a local clock stepped backwards neither refuses from
+ * memory for the size of the step nor moves the windows away from the database's.
+ */
+export const monoNow = () => performance.timeOrigin + performance.now();
+
+/** One instance's share of one pool (a limit of a key in one window, or its concurrency slots). */
+export interface Share {
+  name: string;
+  /** 0 for slots. */
+  windowStart: number;
+  /** 0 for slots. */
+  windowEnd: number;
+  limit: number;
+  /** Spare room kept ahead of use. */
+  block: number;
+  granted: number;
+  /** Requests, tokens or USD used in the window; slots: held now. */
+  used: number;
+  /** `used` as last told to the database. */
+  reported: number;
+  /** Use the other instances reported in this window. */
+  othersUsed: number;
+  /** ms ({@link monoNow}) of the last admission or settle. */
+  lastUse: number;
+  /** ms ({@link monoNow}) when the database last granted less than asked; 0 = never. */
+  shortAt: number;
+  /** The refill or give-back in flight. */
+  syncing?: Promise<void>;
+  /** Admissions waiting for a refill of this share. */
+  waiting: number;
+  /** Tokens or USD the waiting admissions expect to spend (what the refill asks room for). */
+  waitingAmount: number;
+  /** tpm and budget shares: tokens or USD held by this instance's requests in flight (their expected spend). */
+  reserved: number;
+  /** tpm and budget shares: this instance's requests in flight that hold a reservation here. */
+  holding: number;
+  /** Budget shares: the key and budget they count (for `SharedKeyCounters.onOthersBudgetChange`). */
+  budgetOf?: { key: string; budget: KeyBudget };
+  /** The database has this instance's row of the pool (a `setQuotaShare` answered): a report updates it. */
+  stored: boolean;
+  /** The others' use was read at least once. */
+  learned: boolean;
+  /** The first read of the others' use is taken as known, raising no alert (watched at start). */
+  quiet: boolean;
+  /** The watch pass that last named this share's key (`SharedKeyCounters.watch`). */
+  seen?: number;
+}
+
+/** A new, empty share of a pool (nothing granted, used or read yet), last used now. */
+export function newShare(name: string, windowStart: number, windowEnd: number, limit: number, block: number): Share {
+  return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false };
+}

@@ -1,0 +1,27 @@
+/**
+ * The 429 of a spent key budget (pipeline/key-limits.ts `refusalError`, SPEC 2.4, 9.6) names when the
+ * window resets. The shared counters (PostgreSQL) measure the wait on the database's clock and the
+ * message added it to the instance's own, so a window ending at 00:00:00Z read 23:59:59Z in one 429 and
+ * 00:00:00Z in the next, while `keys list` and the alerts said 00:00:00Z: a refusal that knows the
+ * window's end (`LimitRefusal.resetsAt`) names it.
+ */
+import { describe, expect, test } from "bun:test";
+import { refusalError } from "../../pipeline/key-limits.ts";
+
+const END = Date.parse("2026-12-05T00:00:00Z");
+const budget = { window: "1d" as const, tokens: 100 };
+
+describe("refusalError of a spent budget", () => {
+  test("names the window's end it is given, whatever the clocks' sub-second offset", () => {
+    for (const now of [END - 3_600_000 - 400, END - 3_600_000 + 400]) {
+      const e = refusalError("spent", { limit: "budget", budget, used: 108, max: 100, retryAfterMs: END - now - 300, resetsAt: END }, now);
+      expect(e.message).toContain("(at 2026-12-05T00:00:00Z)");
+      expect(e.message).toContain("108 tokens used");
+    }
+  });
+
+  test("without one, now plus the wait (the embedded counters, whose wait is measured from that now)", () => {
+    const e = refusalError("spent", { limit: "budget", budget, used: 108, max: 100, retryAfterMs: 3_600_000 }, END - 3_600_000);
+    expect(e.message).toContain("(at 2026-12-05T00:00:00Z)");
+  });
+});
