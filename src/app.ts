@@ -530,7 +530,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               clock,
               secrets,
               recorder,
-              traceExists: async (id) => (await store.getTrace(id)) !== undefined,
+              store,
               allowed: (request, peer) => adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
             })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []) })(admin)),
           ),

@@ -62,6 +62,11 @@ export class AccountStats {
     return (ok + SUCCESS_PRIOR) / (ok + failed + SUCCESS_PRIOR);
   }
 
+  /** Whether any success or failure of the account was recorded (on this instance, since it started). */
+  seen(id: string): boolean {
+    return this.m.has(id);
+  }
+
   /** Forgets everything (admin reset, tests). */
   clear(): void {
     this.m.clear();

@@ -11,12 +11,14 @@ import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
 import type { AccountStrategy } from "./selection.ts";
+import { SUCCESS_HALF_LIFE_MS } from "./stats.ts";
 
 /** Eligibility of one account for one model. Times are ms since the epoch. */
 export interface ModelStatus {
   model: string;
   eligible: boolean;
   reason?: string;
+  /** When the exclusion ends; for a removed pairing, when the model is tried again (absent: until restored or changed). */
   until?: number;
 }
 
@@ -45,8 +47,13 @@ export interface AccountStatus {
   slots: { inUse: number; limit: number | null; waiting: number };
   /** Live conversation bindings to this account (SPEC A-2). */
   bindings: number;
-  /** Recent success rate (0–1) and latency EWMA (ms) used by the scored strategy. */
-  health: { successRate: number; latencyMs?: number };
+  /**
+   * Recent success rate (0–1) and latency EWMA (ms to the first byte) used by the scored strategy, over
+   * this instance's attempts with the account since it started (in memory): each attempt's weight in the
+   * rate halves every `halfLifeMs`, the latency gives the newest reply 30 % (stats.ts). `seen` is false
+   * while no attempt was recorded: `successRate` is then the prior 1, not a measure.
+   */
+  health: { successRate: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   /** Per-model eligibility: advertised/configured models and every model with state. */
   models: ModelStatus[];
@@ -87,7 +94,11 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
     for (const q of quota) if (q.model !== ALL_MODELS) names.add(q.model);
     const models = [...names].sort().map((model): ModelStatus => {
       const ex = registry.exclusion(a, model);
-      return ex ? { model, eligible: false, reason: describeExclusion(ex), until: ex.until } : { model, eligible: true };
+      if (!ex) return { model, eligible: true };
+      // A removed pairing's exclusion carries no end (routing must not wait for it); its row does, the
+      // removal's own: when the model is tried again (null: until restored).
+      const until = ex.cause === "removed" ? (removedModels.find((r) => r.model === model)?.until ?? undefined) : ex.until;
+      return { model, eligible: false, reason: describeExclusion(ex), until };
     });
     const limit = registry.slotLimit(a);
     return {
@@ -106,7 +117,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       quota,
       slots: { inUse: registry.slots.inUse(a.id), limit: limit ?? null, waiting: registry.slots.waiting(a.id) },
       bindings: bindings.get(a.id) ?? 0,
-      health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)) },
+      health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)), halfLifeMs: SUCCESS_HALF_LIFE_MS, seen: registry.stats.seen(a.id) },
       circuit: registry.circuitState(a.providerId),
       models,
     };

@@ -6,7 +6,8 @@
  *
  * Without a model in the request, {@link chooseTestModel} picks one (the provider's configured models,
  * the account's discovered ones, the provider's discovered ones, then a combo target or alias that
- * routes to the provider) and the answer names where it came from (`model_from`).
+ * routes to the provider), else {@link lastServedModel} the model the account last served (the usage
+ * store knows it), and the answer names where it came from (`model_from`).
  *
  * The test never changes routing state: no cooldown, lock, quota window, circuit count or health
  * statistic is written, whatever the upstream answers (the registry is not told about the call).
@@ -15,6 +16,7 @@ import { codecFor } from "../../formats/index.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import { executeCall, readBounded, scrubText, TransportError, type ExecutorFor } from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
+import type { UsageStore } from "../store/usage.ts";
 
 /** The answer of an account test. `status` is 0 when no HTTP status came back. */
 export interface AccountTestResult {
@@ -26,7 +28,8 @@ export interface AccountTestResult {
   model: string;
   /**
    * Where `model` came from: "the request", "the provider's models", "the account's discovered
-   * models", "the provider's discovered models", "combo NAME" or "alias NAME".
+   * models", "the provider's discovered models", "combo NAME", "alias NAME" or "its last served
+   * request".
    */
   model_from: string;
   /** Why it failed, without secrets; absent when ok. */
@@ -91,6 +94,25 @@ export function chooseTestModel(provider: ProviderInfo, account: Account, source
     if (target.startsWith(prefix) && target.length > prefix.length) return { model: target.slice(prefix.length), from: `alias ${name}` };
   }
   return undefined;
+}
+
+/** How far back {@link lastServedModel} looks: 30 days. */
+export const LAST_SERVED_WINDOW_MS = 30 * 86_400_000;
+
+/**
+ * The model `account` last served for `provider` (a request answered ok within
+ * {@link LAST_SERVED_WINDOW_MS}), from the usage store: the test's default when nothing in the
+ * configuration names a model (a `*-compatible` provider that lists none, reached by `provider/model`
+ * names). Undefined when it served none. One indexed query of one row.
+ */
+export async function lastServedModel(
+  store: Pick<UsageStore, "recentCalls">,
+  account: Account,
+  provider: ProviderInfo,
+  now: number,
+): Promise<TestModelChoice | undefined> {
+  const [last] = await store.recentCalls(1, { sinceMs: now - LAST_SERVED_WINDOW_MS, filter: { account: account.id, provider: provider.id, outcome: "ok" } });
+  return last?.model ? { model: last.model, from: "its last served request" } : undefined;
 }
 
 /** What {@link testAccount} needs. */

@@ -18,7 +18,8 @@ import type { Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
-import { chooseTestModel, testAccount } from "./account-test.ts";
+import type { Store } from "../store/types.ts";
+import { chooseTestModel, lastServedModel, testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
@@ -35,15 +36,18 @@ export interface ControlDeps {
   clock: Clock;
   secrets: () => Iterable<string>;
   recorder: FlightRecorder;
-  /** Whether the store holds a route trace of this route or request id (the recording's 404 says which case it is). */
-  traceExists: (id: string) => Promise<boolean>;
+  /**
+   * The usage store: whether it holds a route trace of a route or request id (the recording's 404 says
+   * which case it is), and the model an account last served (its test's default when none is configured).
+   */
+  store: Pick<Store, "getTrace" | "recentCalls">;
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
   allowed?: (request: Request, peer: string | undefined) => boolean;
 }
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
 export const AccountTestBody = strictBody({
-  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first configured or discovered model, else one a combo or alias routes to it)."))),
+  model: v.optional(v.pipe(v.string("model must be a string"), v.minLength(1, "model must not be empty"), v.description("Upstream model id (default: the provider's first configured or discovered model, else one a combo or alias routes to it, else the one the account last served)."))),
 }, "an account test");
 
 /** Body of `POST /accounts/{id}/restore` (the body itself is optional). */
@@ -81,7 +85,7 @@ export const AccountTestReply = v.object({
   model: v.string(),
   model_from: v.pipe(
     v.string(),
-    v.description('Where `model` came from: "the request", "the provider\'s models", "the account\'s discovered models", "the provider\'s discovered models", "combo NAME" or "alias NAME".'),
+    v.description('Where `model` came from: "the request", "the provider\'s models", "the account\'s discovered models", "the provider\'s discovered models", "combo NAME", "alias NAME" or "its last served request".'),
   ),
   error: v.optional(v.string()),
 });
@@ -149,7 +153,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         // Elysia hands path parameters over percent-decoded.
         const id = params.id;
         const rec = deps.recorder.get(id);
-        if (!rec) return adminError(404, deps.recorder.missing(id, await deps.traceExists(id).catch(() => false)), "id");
+        if (!rec) return adminError(404, deps.recorder.missing(id, await Promise.resolve(deps.store.getTrace(id)).then((t) => t !== undefined, () => false)), "id");
         return rec;
       })
       .post(
@@ -167,11 +171,12 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           if (!provider) return adminError(409, `Account ${id} names provider ${account.providerId}, which is not configured.`);
           const choice = body.value.model
             ? { model: body.value.model, from: "the request" }
-            : chooseTestModel(provider, account, { discovered: deps.discovered().get(provider.id) ?? [], combos: config.combos.values(), aliases: config.aliases });
+            : (chooseTestModel(provider, account, { discovered: deps.discovered().get(provider.id) ?? [], combos: config.combos.values(), aliases: config.aliases }) ??
+              (await lastServedModel(deps.store, account, provider, deps.clock.now())));
           if (!choice) {
             return adminError(
               400,
-              `No model is known for provider ${provider.id}: its config entry lists no models, none were discovered, and no combo or alias routes to it. Name the upstream model to test with, as {"model": "…"}.`,
+              `No model is known for provider ${provider.id}: its config entry lists no models, none were discovered, no combo or alias routes to it, and account ${id} served none in the last 30 days. Name the upstream model to test with, as {"model": "…"}.`,
               "model",
               "model_required",
             );
@@ -274,7 +279,7 @@ export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
   "POST /admin/api/accounts/:id/test": {
     summary:
-      "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it (`model_from` says which); a 400 with code `model_required` when none is known.",
+      "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it, else the model the account last served (in the last 30 days; `model_from` says which); a 400 with code `model_required` when none is known.",
     body: AccountTestBody,
     response: AccountTestReply,
   },

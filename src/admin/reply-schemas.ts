@@ -194,7 +194,15 @@ const AccountStatusReply = v.looseObject({
   quota: v.array(QuotaWindowReply),
   slots: v.object({ inUse: v.number(), limit: v.nullable(v.number()), waiting: v.number() }),
   bindings: v.number(),
-  health: v.object({ successRate: v.number(), latencyMs: v.optional(v.number()) }),
+  health: v.pipe(
+    v.object({
+      successRate: v.pipe(v.number(), v.description("0–1: (successes + 1) / (attempts + 1), each attempt's weight halving every halfLifeMs; 1 while none was seen.")),
+      latencyMs: v.optional(v.pipe(v.number(), v.description("Time to the first byte, an average giving the newest reply 30 %; absent before the first success."))),
+      halfLifeMs: v.pipe(v.number(), v.description("How fast an attempt's weight in successRate halves (300000: 5 min).")),
+      seen: v.pipe(v.boolean(), v.description("Whether this instance recorded any attempt with the account since it started (the figures are in its memory).")),
+    }),
+    v.description("Recent health as the scored strategy reads it: this instance's attempts with the account since it started, the newest weighing most."),
+  ),
   circuit: v.object({ state: v.picklist(["closed", "open", "half-open"]), openUntil: v.optional(v.number()), consecutive5xx: v.number() }),
   models: v.array(v.object({ model: v.string(), eligible: v.boolean(), reason: v.optional(v.string()), until: v.optional(v.number()) })),
 });

@@ -25,6 +25,9 @@ providers:
   - id: s
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
+  - id: u
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
 accounts:
   - id: a1
     provider: p
@@ -40,6 +43,9 @@ accounts:
     api_key: env:KEY_Q1
   - id: s1
     provider: s
+    api_key: env:KEY_Q1
+  - id: u1
+    provider: u
     api_key: env:KEY_Q1
 combos:
   - name: pair
@@ -184,20 +190,41 @@ accounts:
     const r404 = await post("/accounts/nope/test");
     expect(r404.status).toBe(404);
     const before = gw.fake.requests.length;
-    const r400 = await post("/accounts/q1/test");
+    // (q1 served a request by now: its model is the default; u1 served none)
+    const r400 = await post("/accounts/u1/test");
     expect(r400.status).toBe(400);
     expect(r400.headers.get("content-type")).toContain("application/json");
     expect(((await r400.json()) as any).error).toEqual({
       type: "invalid_request_error",
       param: "model",
       code: "model_required",
-      message: 'No model is known for provider q: its config entry lists no models, none were discovered, and no combo or alias routes to it. Name the upstream model to test with, as {"model": "…"}.',
+      message: 'No model is known for provider u: its config entry lists no models, none were discovered, no combo or alias routes to it, and account u1 served none in the last 30 days. Name the upstream model to test with, as {"model": "…"}.',
     });
     expect(gw.fake.requests.length).toBe(before);
     const bad = await post("/accounts/a1/test", { model: 5 });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model must be a string" });
   });
+});
+
+test("POST /accounts/{id}/test: with no model configured or routed to the provider, the model the account last served is the default, named as such (a failed request's model is not)", async () => {
+  const chat = async (model: string) => {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  expect(await chat("u/u-served")).toBe(200);
+  gw.fake.handle((r) => (r.model === "u-broken" ? { status: 400, json: { error: { message: "bad", type: "invalid_request_error", param: null, code: null } } } : undefined));
+  try {
+    expect(await chat("u/u-broken")).toBe(400);
+  } finally {
+    gw.fake.handle(undefined);
+  }
+  const before = gw.fake.requests.length;
+  const res = await post("/accounts/u1/test");
+  expect(res.status).toBe(200);
+  expect(await res.json()).toMatchObject({ ok: true, status: 200, model: "u-served", model_from: "its last served request" });
+  expect(gw.fake.requests.slice(before).map((r) => [r.body.model, r.headers["authorization"]])).toEqual([["u-served", `Bearer ${ENV.KEY_Q1}`]]);
 });
 
 describe("DELETE /admin/api/accounts/{id}", () => {

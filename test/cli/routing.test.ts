@@ -23,7 +23,7 @@ function account(id: string, successRate: number, latencyMs?: number): AccountSt
     quota: [],
     slots: { inUse: 0, limit: 4, waiting: 0 },
     bindings: 2,
-    health: { successRate, ...(latencyMs !== undefined ? { latencyMs } : {}) },
+    health: { successRate, ...(latencyMs !== undefined ? { latencyMs } : {}), halfLifeMs: 300_000, seen: true },
     circuit: { state: "closed", consecutive5xx: 0 },
     models: [],
   } as AccountStatus;

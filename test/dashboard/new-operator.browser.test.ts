@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 
@@ -53,6 +54,10 @@ beforeAll(async () => {
   const cut = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-chat/cut", stream: true, messages: [{ role: "user", content: "hi" }] }) });
   expect(cut.status).toBe(200);
   await cut.text();
+  // a slow call: its Total ("9xx ms", a cold first call under load) took the room the model columns
+  // needed at 1280 px, and "demo-anthropic/" broke inside (new-operator failed 2 runs in 9 that way)
+  gw.fake.handle((r) => (r.model === "slow" ? { headers_delay_ms: 950, ...simpleReply(r.format!, { text: "ok", model: r.model }, r.stream) } : undefined));
+  expect(await chat("demo-chat/slow")).toBe(200);
   gw.fake.handle(undefined);
   const calls = async () => ((await (await admin("GET", "/calls")).json()) as { calls: Array<{ requestedModel: string; outcome: string }> }).calls;
   for (let i = 0; i < 100 && !(await calls()).some((c) => c.requestedModel === "demo-chat/cut"); i++) await Bun.sleep(50);
@@ -82,7 +87,9 @@ describe("implicit keyless accounts", () => {
         const card = w.page.locator(".card", { has: w.page.locator(`[data-account="${id}"]`) });
         expect(await card.locator(".account-title").innerText()).toContain("implicit · keyless");
         const facts = await card.locator(".facts").evaluate((dl) => Object.fromEntries([...dl.querySelectorAll("div")].map((d) => [d.querySelector("dt")!.textContent, d.querySelector("dd")!.textContent])));
-        expect(facts).toMatchObject({ Credential: "none", Source: "implicit" });
+        expect(facts).toMatchObject({ Credential: "none", Source: "implicit", Success: "100 %" });
+        // what Success and Latency cover (GET /accounts' health: this instance's attempts, halving every 5 min)
+        expect(await card.locator(".health-note").innerText()).toBe("Success and Latency: this instance's requests with this account since it started, recent ones weighing most (in Success a request counts half after 5 min, a quarter after 10 min); Latency is to the first byte.");
         expect(await card.locator(".implicit-note").innerText()).toContain("has no account in the config");
         expect(await card.locator("button").allInnerTexts()).toEqual(["Test"]);
       }
@@ -166,10 +173,13 @@ providers:
       await w.page.goto(`${bare.url}/dashboard/accounts`);
       const card = w.page.locator(".card", { has: w.page.locator('[data-account="bare-keyless"]') });
       await card.waitFor({ timeout: 10_000 });
+      // no request yet: Success is no measure ("–", it read 100 %) and the note says so
+      expect(await card.locator(".facts div", { hasText: "Success" }).locator("dd").innerText()).toBe("–");
+      expect(await card.locator(".health-note").innerText()).toBe("Success and Latency: no request with this account on this instance since it started.");
       await card.getByRole("button", { name: "Test" }).click();
       const ask = card.locator("form.test-model");
       await ask.waitFor({ timeout: 10_000 });
-      expect(await ask.locator("p").innerText()).toBe("Provider bare lists no models, and no combo or alias routes to it: name the upstream model to test this account with.");
+      expect(await ask.locator("p").innerText()).toBe("Provider bare lists no models, no combo or alias routes to it, and this account served none lately: name the upstream model to test this account with.");
       // the API's instruction ({"model": "…"}) is not what the operator reads
       expect(await card.locator(".test-result").count()).toBe(0);
       expect(bare.fake.requests.length).toBe(0);
@@ -183,6 +193,35 @@ providers:
       // the one 400 is the answer that no model is known (Chromium logs it as a failed load)
       expect(w.failed).toEqual([`400 ${bare.url}/admin/api/accounts/bare-keyless/test`]);
       expect(w.errors.filter((e) => !e.includes("400"))).toEqual([]);
+    } finally {
+      await w.close();
+      await bare.stop();
+    }
+  }, 60_000);
+
+  test("a provider that lists no models and that nothing routes to is tested with the model the account last served, said so, without asking (it asked, though the calls knew the model)", async () => {
+    const bare = await startGateway(`
+providers:
+  - { id: bare, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+`);
+    const w = await openPage(browser, bare.url);
+    try {
+      const served = await fetch(`${bare.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "bare/served-model", messages: [{ role: "user", content: "hi" }] }) });
+      expect(served.status).toBe(200);
+      await served.text();
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${bare.url}/dashboard/accounts`);
+      const card = w.page.locator(".card", { has: w.page.locator('[data-account="bare-keyless"]') });
+      await card.waitFor({ timeout: 10_000 });
+      const before = bare.fake.requests.length;
+      await card.getByRole("button", { name: "Test" }).click();
+      const result = card.locator(".test-result");
+      await result.waitFor({ timeout: 10_000 });
+      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with served-model \(from its last served request\)$/);
+      expect(await card.locator("form.test-model").count()).toBe(0);
+      expect(bare.fake.requests.slice(before).map((r) => r.model)).toEqual(["served-model"]);
+      expect(w.failed).toEqual([]);
+      expect(w.errors).toEqual([]);
     } finally {
       await w.close();
       await bare.stop();
@@ -288,6 +327,55 @@ test("Calls at 390 px: the list keeps time, model, outcome and total inside its 
     expect(await w.page.locator(".table-wrap").first().evaluate((e) => e.scrollWidth <= e.clientWidth + 1)).toBe(true);
     const shown = await w.page.locator("table.calls thead th").evaluateAll((ths) => ths.filter((th) => th.getClientRects().length > 0).map((th) => th.textContent));
     expect(shown).toEqual(["Time", "Model", "Outcome", "Total"]);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("Calls from another day: each row shows its date over its time (a call from yesterday read like today's), and the layout holds at 1440, 1280 beside a trace and 390 px", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    // the browser's clock a day ahead: every call of this gateway is from "yesterday"
+    await w.page.clock.setFixedTime(Date.now() + 86_400_000);
+    const expected = await w.page.evaluate((ms) => new Date(ms).toLocaleDateString([], { month: "short", day: "numeric" }), Date.now());
+    const row = w.page.locator("table.calls tbody tr", { hasText: "demo-gemini/gemini-demo" }).first();
+    const fits = (sel: string) => w.page.locator(sel).first().evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
+    /** Each visible row's time cell: its date line and its whole text. */
+    const times = () => w.page.locator("table.calls tbody td.call-time").evaluateAll((tds) => tds.map((td) => ({ date: td.querySelector(".call-date")?.textContent ?? "", text: (td as unknown as { innerText: string }).innerText })));
+    for (const width of [1440, 1280]) {
+      await w.page.setViewportSize({ width, height: 900 });
+      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await row.waitFor({ timeout: 10_000 });
+      const cells = await times();
+      expect(cells.length).toBeGreaterThan(5);
+      for (const c of cells) expect(c.text).toMatch(new RegExp(`^${expected}\\s+\\d`));
+      const full = await nameParts(w.page);
+      expect({ width, broken: full.filter((p) => p.lines > 1) }).toEqual({ width, broken: [] });
+      expect(full.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-gemini/", "gemini-demo", "demo-anthropic/", "claude-demo"]));
+      expect({ width, fits: await fits(".table-wrap") }).toEqual({ width, fits: true });
+    }
+    await w.page.screenshot({ path: join(SHOTS, "calls-yesterday-1280.png") });
+    await row.click();
+    await w.page.locator("table.calls.compact").waitFor({ timeout: 10_000 });
+    const parts = await nameParts(w.page);
+    expect(parts.filter((p) => p.lines > 1)).toEqual([]);
+    expect(await fits(".split .table-wrap")).toBe(true);
+    expect((await times())[0]!.date).toBe(expected);
+    // the trace says the whole date and time the call arrived (it said neither)
+    const arrived = w.page.locator(".trace dl.kv dt", { hasText: /^Arrived$/ }).locator("xpath=following-sibling::dd[1]");
+    expect(await arrived.innerText()).toContain(expected);
+    await w.page.screenshot({ path: join(SHOTS, "calls-yesterday-trace-1280.png") });
+
+    await w.page.setViewportSize({ width: 390, height: 844 });
+    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.locator("table.calls tbody tr", { hasText: "upstream_error" }).first().waitFor({ timeout: 10_000 });
+    const phone = await times();
+    for (const c of phone) expect(c.date).toBe(expected);
+    expect((await nameParts(w.page)).filter((p) => p.lines > 1)).toEqual([]);
+    expect(await fits(".table-wrap")).toBe(true);
+    expect(await w.page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= (globalThis as any).innerWidth)).toBe(true);
+    await w.page.screenshot({ path: join(SHOTS, "calls-yesterday-390.png"), fullPage: true });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

@@ -83,6 +83,13 @@ test("a removed model is listed with Restore: the button restores it (CSRF token
     await x.waitFor({ timeout: 10_000 });
     await y.waitFor({ timeout: 10_000 });
     expect(await x.innerText()).toMatch(/^claude-x 404 model not found · tried again in (1d 0h|23h \d\dm) \([^)]+\)\s*Restore$/);
+    // the models table's row counts down to the same end, live (it read "model removed for this account:
+    // 404 model not found" with no end, where the list above had it)
+    const removedUntil = (await gw.app.store.loadAccountState()).removedModels.find((r) => r.model === "claude-x")!.until;
+    const xRow = page.locator('table.models tr[data-model="claude-x"]');
+    await xRow.locator(".countdown").waitFor({ timeout: 10_000 });
+    expect(await xRow.locator(".countdown").getAttribute("data-until")).toBe(String(removedUntil));
+    expect(await xRow.innerText()).toMatch(/^claude-x\s+model removed for this account: 404 model not found · tried again in (1d 0h|23h \d\dm)$/);
     // still removed: a1 is not asked for claude-x, the client gets the 404
     const before = gw.fake.requests.length;
     expect(await ask("claude-x")).toBe(404);

@@ -35,6 +35,17 @@ export function clock(ms: number): string {
   return `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}`;
 }
 
+/**
+ * The local date of `ms` ("Dec 3"; "Dec 3, 2025" in another year) when it is not today's, else
+ * undefined: a list of times shows it where a time alone would read as today's.
+ */
+export function dateIfNotToday(ms: number, now = Date.now()): string | undefined {
+  const d = new Date(ms);
+  const today = new Date(now);
+  if (d.toDateString() === today.toDateString()) return undefined;
+  return d.toLocaleDateString([], d.getFullYear() === today.getFullYear() ? { month: "short", day: "numeric" } : { year: "numeric", month: "short", day: "numeric" });
+}
+
 /** Local time with seconds. */
 export function clockSeconds(ms: number): string {
   return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });

@@ -43,7 +43,8 @@ export interface AccountStatus {
   quota: QuotaWindowRow[];
   slots: { inUse: number; limit: number | null; waiting: number };
   bindings: number;
-  health: { successRate: number; latencyMs?: number };
+  /** This instance's attempts since it started, the newest weighing most (see health in GET /accounts). */
+  health: { successRate: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   models: Array<{ model: string; eligible: boolean; reason?: string; until?: number }>;
 }

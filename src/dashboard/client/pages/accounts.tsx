@@ -6,8 +6,8 @@
  * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore. The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
- * model it used and where it came from; when the server knows none for the provider (400 `model_required`),
- * the card asks for one.
+ * model it used and where it came from (the model the account last served, when nothing configured names
+ * one); when the server knows none for the provider (400 `model_required`), the card asks for one.
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
@@ -112,6 +112,17 @@ function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: 
   );
 }
 
+/**
+ * What a card's Success and Latency cover, as `GET /accounts` computes them (src/accounts/stats.ts):
+ * this instance's requests with the account since it started (kept in its memory), recent ones
+ * weighing most. Before any request the rate is a starting value, not a measure, and reads "–".
+ */
+function healthPeriod(h: AccountStatus["health"]): string {
+  if (!h.seen) return "Success and Latency: no request with this account on this instance since it started.";
+  const min = (ms: number) => `${Math.round(ms / 60_000)} min`;
+  return `Success and Latency: this instance's requests with this account since it started, recent ones weighing most (in Success a request counts half after ${min(h.halfLifeMs)}, a quarter after ${min(2 * h.halfLifeMs)}); Latency is to the first byte.`;
+}
+
 /** " with gpt-demo (from combo demo)": the model a test asked for and where it came from. */
 const testedWith = (t: { model?: string; model_from?: string }) => (t.model ? ` with ${t.model}${t.model_from && t.model_from !== "the request" ? ` (from ${t.model_from})` : ""}` : "");
 
@@ -203,7 +214,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           }}
         >
           <p class="small">
-            Provider <code>{a.providerId}</code> lists no models, and no combo or alias routes to it: name the upstream model to test this account with.
+            Provider <code>{a.providerId}</code> lists no models, no combo or alias routes to it, and this account served none lately: name the upstream model to test this account with.
           </p>
           <div class="field">
             <label for={`test-model-${a.id}`}>Model</label>
@@ -245,7 +256,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
         </div>
         <div>
           <dt>Success</dt>
-          <dd>{pct(a.health.successRate)}</dd>
+          <dd>{a.health.seen ? pct(a.health.successRate) : "–"}</dd>
         </div>
         <div>
           <dt>Latency</dt>
@@ -256,6 +267,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <dd title="Conversations whose next request goes to this account (session affinity)">{a.bindings}</dd>
         </div>
       </dl>
+      <p class="muted small health-note">{healthPeriod(a.health)}</p>
       {a.quota.length > 0 && (
         <div class="quotas">
           <h3>Quota windows</h3>
@@ -282,7 +294,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
                   ) : (
                     <span class="held-text">
                       {withoutIsoTime(m.reason)}
-                      {m.until && m.until > now ? <Countdown until={m.until} prefix=" · " /> : null}
+                      {m.until && m.until > now ? <Countdown until={m.until} prefix={a.removedModels.some((r) => r.model === m.model) ? " · tried again in " : " · "} /> : null}
                     </span>
                   )}
                 </td>

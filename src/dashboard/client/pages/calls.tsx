@@ -8,7 +8,7 @@ import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, qs } from "../api.ts";
 import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
-import { clockSeconds, count, ms, usd } from "../format.ts";
+import { clockSeconds, count, dateIfNotToday, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { tokenSaverSentence } from "../../../../pipeline/token-saver-words.ts";
@@ -121,6 +121,8 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
   return (
     <Card class="trace" title={<span class="mono">{id}</span>}>
       <dl class="kv">
+        <dt>Arrived</dt>
+        <dd>{new Date(call.ts).toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })}</dd>
         <dt>Requested</dt>
         <dd class="mono">{call.requestedModel ? <Breakable name={call.requestedModel} /> : "–"}</dd>
         <dt>{served(call) ? "Served by" : "Last target"}</dt>
@@ -294,6 +296,21 @@ function when(ms: number): string {
   return d.toDateString() === new Date().toDateString() ? clockSeconds(ms) : `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${clockSeconds(ms)}`;
 }
 
+/**
+ * A row's time, with its date above it when the call is not from today (a call from yesterday read like
+ * today's). The date stands on a line of its own, no wider than the time under it ("Dec 3" over
+ * "07:40:12 PM"), so the Time column is as wide as without it and the model columns keep their room.
+ */
+function CallTime({ ts }: { ts: number }) {
+  const date = dateIfNotToday(ts);
+  return (
+    <>
+      {date && <span class="call-date">{date}</span>}
+      {clockSeconds(ts)}
+    </>
+  );
+}
+
 /** Newer / older buttons and where the list is. */
 function Pager({ pos, answer, rows, filtered, go }: { pos: Position; answer?: CallsAnswer; rows: CallRow[]; filtered: boolean; go: (to: "newer" | "older" | "newest") => void }) {
   const newest = !pos.before && !pos.after;
@@ -460,7 +477,9 @@ export function CallsPage() {
                     const id = c.routeId ?? c.requestId;
                     return (
                       <tr key={c.requestId} data-route-id={id} class={`clickable ${id === selected ? "selected" : ""} ${fresh.has(c.requestId) ? "fresh" : ""}`} onClick={() => select(c)}>
-                        <td class="nowrap">{clockSeconds(c.ts)}</td>
+                        <td class="nowrap call-time">
+                          <CallTime ts={c.ts} />
+                        </td>
                         <td class="mono">
                           {c.requestedModel ? <Breakable name={c.requestedModel} /> : "–"}
                           {c.fallback && current && (
