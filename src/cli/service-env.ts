@@ -47,6 +47,28 @@ export function serviceEnvNames(configPath: string | undefined): string[] {
   }
 }
 
+/**
+ * The OpenTelemetry variables the gateway reads (src/telemetry/otel.ts; README "OpenTelemetry"). A
+ * service starts without the installing shell's environment, so one set there is carried into
+ * service.env as the config's secrets are (an instance started by hand with export on would otherwise
+ * export nothing once installed); one not set is not needed and not reported.
+ */
+export const OTEL_VARIABLES = [
+  "OTEL_EXPORTER_OTLP_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+  "OTEL_EXPORTER_OTLP_TIMEOUT",
+  "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+  "OTEL_SERVICE_NAME",
+  "OTEL_BSP_SCHEDULE_DELAY",
+] as const;
+
+/** The {@link OTEL_VARIABLES} set (not empty) in `env`, in that order. */
+export function shellTelemetry(env: Record<string, string | undefined>): string[] {
+  return OTEL_VARIABLES.filter((name) => (env[name] ?? "") !== "");
+}
+
 /** One `KEY=value` line, the value quoted when systemd would otherwise read it differently. */
 function envLine(name: string, value: string): string {
   if (/^[A-Za-z0-9_@+=:,./-]*$/.test(value)) return `${name}=${value}`;

@@ -25,7 +25,7 @@ import { dirname, join, resolve } from "node:path";
 import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
 import type { CliIo } from "./routing.ts";
-import { readServiceEnv, serviceEnvNames, writeServiceEnv } from "./service-env.ts";
+import { readServiceEnv, serviceEnvNames, shellTelemetry, writeServiceEnv } from "./service-env.ts";
 
 /** The systemd unit name. */
 export const SYSTEMD_UNIT = "switchyard.service";
@@ -269,12 +269,12 @@ export async function serviceCommand(sub: string | undefined, opts: ServiceOptio
 }
 
 /**
- * Writes `DATA_DIR/service.env` with the secrets the config reads as `env:VAR` (service-env.ts) and
- * says, by name only, which came from this shell, which were kept and which are missing (`when`:
+ * Writes `DATA_DIR/service.env` with the secrets the config reads as `env:VAR` (service-env.ts), and
+ * the OpenTelemetry variables set in this shell (`shellTelemetry`), and says, by name only, which came from this shell, which were kept and which are missing (`when`:
  * when the user must add them). Returns the file's path.
  */
 function writeSecrets(dataDir: string, opts: ServiceOptions, host: ServiceHost, io: CliIo, when: string): string {
-  const secrets = writeServiceEnv(join(dataDir, "service.env"), serviceEnvNames(configPathOf(opts, host)), host.env);
+  const secrets = writeServiceEnv(join(dataDir, "service.env"), [...new Set([...serviceEnvNames(configPathOf(opts, host)), ...shellTelemetry(host.env)])], host.env);
   const said = [
     secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
     secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",

@@ -195,6 +195,18 @@ describe("Linux: systemd user unit", () => {
     ]);
   });
 
+  test("the OpenTelemetry variables set in the installing shell go into service.env too; unset ones are not asked for", async () => {
+    const h = harness({ env: { USER: "dev", OPENAI_API_KEY: "sk-openai-test", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318/c?token=t0k", OTEL_SERVICE_NAME: "gw-laptop", OTEL_BSP_SCHEDULE_DELAY: "" } });
+    await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    const lines = readFileSync(envFile, "utf8").split("\n").filter((l) => !l.startsWith("#"));
+    expect(lines).toEqual(["OPENAI_API_KEY=sk-openai-test", 'OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:4318/c?token=t0k"', "OTEL_SERVICE_NAME=gw-laptop", ""]);
+    const said = h.out.join("\n");
+    expect(said).toContain(`${envFile}: OPENAI_API_KEY, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME from this shell`);
+    expect(said).not.toContain("OTEL_BSP_SCHEDULE_DELAY");
+    expect(said).not.toContain("t0k");
+  });
+
   test("installing again rewrites the unit and restarts the service", async () => {
     const h = harness();
     await h.run("install");
