@@ -73,12 +73,27 @@ function parseHeaders(text: string | undefined): Record<string, string> {
   return out;
 }
 
-/** The OTLP/HTTP traces URL from the environment, or undefined when export is off. */
+/**
+ * The OTLP/HTTP traces URL from the environment, or undefined when export is off.
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is used as it is; `OTEL_EXPORTER_OTLP_ENDPOINT` is a base URL
+ * whose path gets `/v1/traces` (the OTLP exporter spec, "Endpoint URLs for OTLP/HTTP"). A query or
+ * fragment of the base stays after the new path (`http://h/collector?token=abc` →
+ * `http://h/collector/v1/traces?token=abc`; appending the text after the query sent the spans to
+ * `/collector`). A base that is no http(s) URL is returned with the path appended as text, for
+ * {@link startTelemetry} to refuse by name.
+ */
 export function tracesUrl(env: Record<string, string | undefined>): string | undefined {
   const full = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
   if (full) return full;
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
   if (!base) return undefined;
+  if (URL.canParse(base)) {
+    const u = new URL(base);
+    if (u.protocol === "http:" || u.protocol === "https:") {
+      u.pathname = `${u.pathname.replace(/\/+$/, "")}/v1/traces`;
+      return u.toString();
+    }
+  }
   return `${base.replace(/\/+$/, "")}/v1/traces`;
 }
 
@@ -87,12 +102,16 @@ function urlVariable(env: Record<string, string | undefined>): string {
   return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
 }
 
-/** `url` without user info, query or fragment (they may carry credentials), for log lines; undefined when it is no http(s) URL. */
+/**
+ * `url` without user info, query or fragment (they may carry credentials), for log lines, saying
+ * "(query not shown)" when it had one (so a log line does not name a URL the exporter does not use as
+ * it reads); undefined when it is no http(s) URL.
+ */
 export function shownTracesUrl(url: string): string | undefined {
   try {
     const u = new URL(url);
     if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
-    return `${u.origin}${u.pathname}`;
+    return `${u.origin}${u.pathname}${u.search ? " (query not shown)" : ""}`;
   } catch {
     return undefined;
   }
