@@ -3,27 +3,10 @@
  * section the ids added, removed and changed — never values, so no secret can appear — and for
  * `settings` and `server` the keys whose values differ (in the file's snake_case spelling).
  */
+import type { ConfigChanges, SectionChanges } from "./describe-changes.ts";
 import type { RuntimeConfig } from "./types.ts";
 
-/** Ids added, removed and changed in one section. */
-export interface SectionChanges {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
-
-/** The non-empty sections of a change; `{}` when nothing changed. */
-export interface ConfigChanges {
-  providers?: SectionChanges;
-  accounts?: SectionChanges;
-  combos?: SectionChanges;
-  aliases?: SectionChanges;
-  keys?: SectionChanges;
-  /** Top-level settings keys whose value changed. */
-  settings?: string[];
-  /** `server` keys whose value changed (host and port apply at the next start). */
-  server?: string[];
-}
+export type { ConfigChanges, SectionChanges };
 
 /** JSON for comparison: Maps and Sets as entries, stable enough for equality of loader output. */
 const stable = (x: unknown) => JSON.stringify(x, (_k, v) => (v instanceof Map ? [...v.entries()] : v instanceof Set ? [...v] : v));

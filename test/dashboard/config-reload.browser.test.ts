@@ -79,7 +79,7 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     await reload.click();
     await changes.filter({ hasText: "nothing changed" }).waitFor({ timeout: 10_000 });
     said = await changes.innerText();
-    expect(said).toEndWith(": nothing changed.");
+    expect(said).toEndWith(": nothing changed since the file was last read.");
     expect(await restart.innerText()).toMatch(restartText);
     await page.screenshot({ path: join(SHOTS, "config-reload-accepted.png"), fullPage: true });
 

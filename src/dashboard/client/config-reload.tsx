@@ -11,54 +11,18 @@
  * part of an answer is rendered as text.
  */
 import { useState } from "preact/hooks";
+import { describeChanges, type ConfigChanges } from "../../config/describe-changes.ts";
 import { api, ApiError } from "./api.ts";
 import { ActionButton, Card, useData } from "./components.tsx";
 import { useLive } from "./live.ts";
-
-/** Ids added, removed and changed in one section of the file. */
-interface SectionChanges {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
 
 /** The admin API's answer to an accepted reload (src/admin/config-routes.ts). */
 export interface ReloadAnswer {
   reloaded: true;
   file: string;
-  changed: {
-    providers?: SectionChanges;
-    accounts?: SectionChanges;
-    combos?: SectionChanges;
-    aliases?: SectionChanges;
-    keys?: SectionChanges;
-    settings?: string[];
-    server?: string[];
-  };
+  changed: ConfigChanges;
   restartNeeded: Array<{ path: string; message: string }>;
   warnings: Array<{ path: string; message: string }>;
-}
-
-/**
- * What a reload changed, in words, as `switchyard reload` prints it (src/cli/reload.ts): `combo fast
- * added; keys ci, build removed; server port changed`, or `nothing changed`.
- */
-export function reloadChangeText(changed: ReloadAnswer["changed"]): string {
-  const parts: string[] = [];
-  const ids = (one: string, many: string, c: SectionChanges | undefined) => {
-    if (!c) return;
-    for (const [verb, list] of [["added", c.added], ["removed", c.removed], ["changed", c.changed]] as const) {
-      if (list?.length > 0) parts.push(`${list.length > 1 ? many : one} ${list.join(", ")} ${verb}`);
-    }
-  };
-  ids("provider", "providers", changed.providers);
-  ids("account", "accounts", changed.accounts);
-  ids("combo", "combos", changed.combos);
-  ids("alias", "aliases", changed.aliases);
-  ids("key", "keys", changed.keys);
-  if (changed.settings?.length) parts.push(`settings ${changed.settings.join(", ")} changed`);
-  if (changed.server?.length) parts.push(`server ${changed.server.join(", ")} changed`);
-  return parts.length > 0 ? parts.join("; ") : "nothing changed";
 }
 
 /** The last reload's outcome: its answer, or the refusal's message. */
@@ -115,7 +79,7 @@ export function ConfigReloadCard() {
       {outcome?.ok && (
         <div data-reload="accepted" role="status">
           <p class="test-result test-ok" data-reload="changes">
-            Reloaded <span class="mono">{outcome.answer.file}</span> at {new Date(outcome.at).toLocaleTimeString()}: {reloadChangeText(outcome.answer.changed ?? {})}.
+            Reloaded <span class="mono">{outcome.answer.file}</span> at {new Date(outcome.at).toLocaleTimeString()}: {describeChanges(outcome.answer.changed ?? {})}.
           </p>
           {(outcome.answer.restartNeeded ?? []).length > 0 && (
             <div class="notice" data-reload="restart-needed">
