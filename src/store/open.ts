@@ -16,22 +16,39 @@ import type { Store } from "./types.ts";
  * PostgreSQL store's default of 2 s): how often the shared store re-reads account state and client
  * keys as the safety net under LISTEN/NOTIFY (tests lengthen it so that only an announcement can carry
  * another instance's change).
- * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached.
+ * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached
+ *   or refuses the instance (the message names the database by host, port and name, never its user or
+ *   password).
  */
 export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string): Promise<Store> {
   if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
   if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
   // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
   const { openPostgresStore } = await import("./postgres/store.ts");
-  const store = await openPostgresStore({
-    url: database,
-    traceRingSize,
-    beforeFlush,
-    resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
-    onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
-  });
+  const { isUnavailable } = await import("./postgres/db.ts");
   const safe = new URL(database);
-  log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: `${safe.protocol}//${safe.host}${safe.pathname}` }));
+  const where = `${safe.protocol}//${safe.host}${safe.pathname}`;
+  let store: Store;
+  try {
+    store = await openPostgresStore({
+      url: database,
+      traceRingSize,
+      beforeFlush,
+      resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
+      onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+    });
+  } catch (err) {
+    // Bun's client says only "Failed to connect": name the database (without user or password), and
+    // what to check, so a start that stops here says which of the operator's settings it was.
+    const said = err instanceof Error ? err.message : String(err);
+    throw new Error(
+      isUnavailable(err)
+        ? `cannot reach the PostgreSQL database ${where} (${said}): check that it runs and accepts connections there, and the URL given with --database or server.database; an instance on a shared store does not start without it`
+        : `the PostgreSQL database ${where}: ${said}`,
+      { cause: err },
+    );
+  }
+  log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: where }));
   // A data directory that ran on the embedded store before: what it stored stays there, unseen.
   const embedded = join(dataDir, "switchyard.db");
   if (existsSync(embedded)) {
