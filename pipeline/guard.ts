@@ -60,7 +60,8 @@ export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: H
 /**
  * SPEC G-1/G-2: a local request (loopback peer, no forwarding headers) passes without a key unless keys
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
- * tools often send a placeholder). Everything else needs a valid key.
+ * tools often send a placeholder). Everything else needs a valid key. `url` is given for the Gemini
+ * routes ({@link presentedKey}): a refusal there names the Gemini ways to send a key.
  */
 export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLookup, settings: GuardSettings, url?: string): AuthDecision {
   const secret = presentedKey(headers, url);
@@ -73,7 +74,9 @@ export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLo
       "authentication",
       secret
         ? "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one)."
-        : "An API key is required: send a client key of this gateway as Authorization: Bearer KEY or x-api-key: KEY (switchyard keys create NAME makes one).",
+        : url !== undefined
+          ? "An API key is required: send a client key of this gateway as x-goog-api-key: KEY or ?key=KEY, as Gemini clients do (GEMINI_API_KEY for Gemini CLI and @google/genai), or as Authorization: Bearer KEY (switchyard keys create NAME makes one)."
+          : "An API key is required: send a client key of this gateway as Authorization: Bearer KEY or x-api-key: KEY (switchyard keys create NAME makes one).",
       { code: "invalid_api_key" },
     ),
   };

@@ -433,7 +433,10 @@ keys:
   test("no key or a wrong key is 401 UNAUTHENTICATED; x-goog-api-key and ?key= are accepted", async () => {
     const none = await fetch(`${strict.url}/v1beta/models/anth/claude-test:generateContent`, { method: "POST", body });
     expect(none.status).toBe(401);
-    expect((await json(none)).error).toMatchObject({ code: 401, status: "UNAUTHENTICATED" });
+    const refusal = (await json(none)).error;
+    expect(refusal).toMatchObject({ code: 401, status: "UNAUTHENTICATED" });
+    // the refusal names the ways a Gemini client sends its key (it named only Authorization and x-api-key)
+    expect(refusal.message).toStartWith("An API key is required: send a client key of this gateway as x-goog-api-key: KEY or ?key=KEY");
     const wrong = await fetch(`${strict.url}/v1beta/models/anth/claude-test:generateContent?key=nope`, { method: "POST", body });
     expect(wrong.status).toBe(401);
     const header = await fetch(`${strict.url}/v1beta/models/anth/claude-test:generateContent`, { method: "POST", body, headers: { "x-goog-api-key": secret } });
