@@ -557,6 +557,8 @@ describe("keys", () => {
       const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string; use?: { budgets: Array<{ used: number }> } }> };
       const used = keys.keys.find((k) => k.name === "overspent")!.use!.budgets[0].used;
       expect(used).toBeGreaterThan(0.001);
+      // Amounts under $1 with four decimals, as keys list writes them (cents read "$0.01 of $0" here)
+      expect(await overRow.locator(".budget").innerText()).toContain(`$${used.toFixed(4)} of $0.0010`);
       expect(await overRow.locator(".budget-share").innerText()).toBe(`${Math.round((used / 0.001) * 1000) / 10} %`);
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
