@@ -471,6 +471,43 @@ test("Calls: a call no model served does not read 'Served by' its last target (t
   }
 }, 60_000);
 
+test("Routing's dry run: without a model, or with a body that is not JSON, the form says so in its own words and asks the admin API nothing (it showed the API's 'request.model or model' after a logged 400)", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/routing`);
+    const form = w.page.locator("form.dry-run");
+    await form.waitFor({ timeout: 10_000 });
+    const asked: string[] = [];
+    w.page.on("request", (r) => {
+      if (r.url().endsWith("/admin/api/dry-run")) asked.push(r.postData() ?? "");
+    });
+    const error = w.page.locator(".card", { has: form }).locator(".error-line");
+    await form.getByRole("button", { name: "Route it" }).click();
+    await error.waitFor({ timeout: 10_000 });
+    expect(await error.innerText()).toBe('Name a model to route: a combo, alias or provider/model in the Model field (or "model" in the request body).');
+    await form.locator("#dr-model").fill("demo");
+    await form.locator("#dr-body").fill("{ messages: [] }");
+    await form.getByRole("button", { name: "Route it" }).click();
+    await w.page.locator(".error-line", { hasText: "The request body is not JSON (" }).waitFor({ timeout: 10_000 });
+    expect(await error.innerText()).toEndWith("): write it as the client would send it, or leave it empty.");
+    await form.locator("#dr-body").fill("[1]");
+    await form.getByRole("button", { name: "Route it" }).click();
+    await w.page.locator(".error-line", { hasText: "must be a JSON object" }).waitFor({ timeout: 10_000 });
+    expect(asked).toEqual([]);
+    // a model in the body is enough, and the form then asks the API
+    await form.locator("#dr-model").fill("");
+    await form.locator("#dr-body").fill(JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }] }));
+    await form.getByRole("button", { name: "Route it" }).click();
+    await w.page.locator(".plan-when").waitFor({ timeout: 10_000 });
+    expect(asked.length).toBe(1);
+    expect(await error.count()).toBe(0);
+    expect(w.failed).toEqual([]);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
 test("Accounts' 'Add an account' names the config file this gateway runs with, not ~/.switchyard/config.yaml", async () => {
   const w = await openPage(browser, gw.url);
   try {

@@ -90,14 +90,23 @@ function DryRun({ names }: { names: string[] }) {
     reasons.current.push(why);
     again();
   });
+  // The form's own mistakes are said in the form's words, without asking the admin API: its answers
+  // spoke of the API's fields ("request.model or model") and Chromium logged each 400 as an error.
   const run = async () => {
     setError(undefined);
     let request: Record<string, unknown>;
     try {
       request = JSON.parse(body || "{}") as Record<string, unknown>;
-      if (!request || typeof request !== "object" || Array.isArray(request)) throw new Error();
-    } catch {
-      setError("The request body must be a JSON object.");
+    } catch (e) {
+      setError(`The request body is not JSON (${(e as Error).message}): write it as the client would send it, or leave it empty.`);
+      return;
+    }
+    if (!request || typeof request !== "object" || Array.isArray(request)) {
+      setError("The request body must be a JSON object ({ … }), as the client would send it.");
+      return;
+    }
+    if (!model.trim() && (typeof request.model !== "string" || request.model.trim() === "")) {
+      setError('Name a model to route: a combo, alias or provider/model in the Model field (or "model" in the request body).');
       return;
     }
     const payload: Record<string, unknown> = { request };
