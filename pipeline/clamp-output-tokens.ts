@@ -92,16 +92,13 @@ export function clampOutputTokens(ctx: RequestContext, target: Target, translate
   if (lowerLimit(format, body, limit)) {
     if (format === "anthropic-messages") note = fitBudget(body, limit, interleavedThinking(ctx, format), model?.contextWindow);
     translated.body = JSON.stringify(body);
-  } else {
-    // Nothing above the limit is left in the body: the builder lowered it already (or sent none).
-    const sentLimit = limitOf(format, body);
-    if (sentLimit === undefined || sentLimit > limit) return;
   }
-  if (translated.warnings.some((w) => w.code === CLAMPED_MAX_TOKENS)) return;
+  // Lowered here, or nothing above the limit was in the body: the builder lowered it already (none sent: no warning).
   const sentLimit = limitOf(format, body);
+  if (sentLimit === undefined || translated.warnings.some((w) => w.code === CLAMPED_MAX_TOKENS)) return;
   translated.warnings.push({
     code: CLAMPED_MAX_TOKENS,
-    message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit ?? limit} was sent${note}.`,
+    message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit} was sent${note}.`,
   });
 }
 

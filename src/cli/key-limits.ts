@@ -5,6 +5,7 @@
  * budget use, and the text `keys list` shows for this minute's use of rpm / tpm.
  */
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
+import { dollars } from "../limits/dollars.ts";
 
 /** The flags' values as parsed by node:util parseArgs. */
 export interface LimitFlags {
@@ -45,16 +46,8 @@ export function limitsFromFlags(f: LimitFlags): Record<string, unknown> | undefi
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-/**
- * USD for the CLI's tables: "$12.34" from $1, "$0.0123" from $0.0001, below that two significant
- * digits ("$0.000016", never "$0.0000"); nothing as "$0.00".
- */
-export function dollars(c: number): string {
-  if (c === 0) return "$0.00";
-  if (c >= 1) return `$${c.toFixed(2)}`;
-  if (c >= 0.0001) return `$${c.toFixed(4)}`;
-  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
-}
+/** USD as the CLI writes it (src/limits/dollars.ts, shared with the dashboard). */
+export { dollars };
 
 /**
  * "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; "; a USD

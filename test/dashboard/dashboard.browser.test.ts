@@ -542,10 +542,10 @@ describe("keys", () => {
       await row.waitFor({ timeout: 10_000 });
       await live(w.page);
       await mark(w.page);
-      expect(await row.locator(".budget").innerText()).toContain("$0 of $5.00");
+      expect(await row.locator(".budget").innerText()).toContain("$0.00 of $5.00");
       expect(await sendMessage(gw.url, "claude/claude-sonnet-4-5", { "x-api-key": made.secret })).toBe(200);
       // claude-sonnet-4-5 at its API price: about a cent for the demo upstream's 1,200–2,000 tokens in and 150–450 out; a 1d window
-      await row.locator(".budget", { hasText: /\$0\.0\d+ of \$5\.00/ }).waitFor({ timeout: 10_000 });
+      await row.locator(".budget", { hasText: /\$0\.(?!0000)\d{4} of \$5\.00/ }).waitFor({ timeout: 10_000 });
       expect(await row.locator(".budget").innerText()).toMatch(/resets in (1d 0h|23h \d\dm)/);
       // A window that ended over its budget reads its real share, as keys list says (the bar stops at full).
       const over = (await (

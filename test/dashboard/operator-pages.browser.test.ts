@@ -174,7 +174,7 @@ describe("layout", () => {
       });
       expect(look).toEqual({ stateInside: true, revokeInside: true, wide: 390 });
       const text = await row.innerText();
-      for (const fact of ["30 rpm", "$0 of $5.00", "active"]) expect(text).toContain(fact);
+      for (const fact of ["30 rpm", "$0.00 of $5.00", "active"]) expect(text).toContain(fact);
       // each fact under its label (the table's headings are not shown on a phone)
       const labels = await row.locator("td[data-label]").evaluateAll((tds) => tds.map((td) => td.ownerDocument.defaultView!.getComputedStyle(td, "::before").content));
       expect(labels).toEqual(['"Scopes"', '"Tag"', '"Source"', '"Created"', '"Limits"', '"Budget use"', '"State"']);

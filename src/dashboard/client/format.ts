@@ -80,20 +80,6 @@ export function usd(n: number | undefined | null): string {
   return `${sign}$${a.toFixed(8).replace(/0+$/, "")}`;
 }
 
-/**
- * A USD budget's amounts (the Keys page's "$0.0540 of $0.0500"), as `switchyard keys list` writes them
- * (src/cli/key-limits.ts `dollars`): from $1 cents ("$5.00"), from $0.0001 four decimals, below that
- * two significant digits; nothing spent is "$0". {@link usd}'s cents read a $0.054 spend of a $0.05
- * budget as "$0.05 of $0.05" at 108 %.
- */
-export function budgetUsd(n: number): string {
-  if (n === 0) return "$0";
-  const a = Math.abs(n);
-  if (a >= 1) return usd(n);
-  if (a >= 0.0001) return `${n < 0 ? "-" : ""}$${a.toFixed(4)}`;
-  return usd(n);
-}
-
 /** A share 0–1 as "42 %". */
 export function pct(share: number | undefined): string {
   if (share === undefined || !Number.isFinite(share)) return "–";

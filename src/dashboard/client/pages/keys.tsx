@@ -6,7 +6,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
-import { budgetUsd, clock, count, pct, span } from "../format.ts";
+import { dollars } from "../../../limits/dollars.ts";
+import { clock, count, pct, span } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
@@ -30,7 +31,7 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
   const max = b.budget.usd ?? b.budget.tokens ?? 0;
   const used = max > 0 ? b.used / max : 0;
   const share = Math.min(1, used);
-  const fmt = (x: number) => (b.budget.usd !== undefined ? budgetUsd(x) : `${count(x)} tokens`);
+  const fmt = (x: number) => (b.budget.usd !== undefined ? dollars(x) : `${count(x)} tokens`);
   return (
     <div class="quota budget">
       <div class="quota-head">

@@ -1,0 +1,16 @@
+/**
+ * USD amounts of budgets and costs as the command line writes them (`keys list`, `usage`, a budget's
+ * 429) and the dashboard's Keys page shows a USD budget ("$0.0540 of $0.0500"): one function for both,
+ * importing nothing, so the dashboard's browser bundle can use it.
+ */
+
+/**
+ * "$12.34" from $1, "$0.0123" from $0.0001, below that two significant digits ("$0.000016", never
+ * "$0.0000"); nothing as "$0.00". Cents alone read a $0.054 spend of a $0.05 budget as "$0.05 of $0.05".
+ */
+export function dollars(c: number): string {
+  if (c === 0) return "$0.00";
+  if (c >= 1) return `$${c.toFixed(2)}`;
+  if (c >= 0.0001) return `$${c.toFixed(4)}`;
+  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
+}
