@@ -162,9 +162,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // Per-request bookkeeping that the reply does not depend on runs after the reply is handed over (issue 17).
   const afterReply = new AfterReply((err) => console.error(JSON.stringify({ level: "error", msg: "request bookkeeping failed", error: err instanceof Error ? err.message : String(err) })));
   const settle = () => afterReply.settle();
-  let cfg = loadConfig({ path: opts.configPath, env });
-  /** What a reload cannot change (src/config/restart-only.ts): set once the address is known. */
-  let startedWith: StartedWith | undefined;
+  let cfg = loadConfig({ path: opts.configPath, env, databaseFlag: opts.database !== undefined });
+  let startedWith: StartedWith | undefined; // what a reload cannot change (config/restart-only.ts), set once the address is known
   const startConfig = cfg;
 
   try {
@@ -184,6 +183,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const live = new LiveConfig({
     path: cfg.source.path,
     env,
+    databaseFlag: opts.database !== undefined,
     store,
     now: () => clock.now(),
     initial: cfg,

@@ -86,9 +86,10 @@ const inner = (path: string, prefix: string) => {
 /**
  * Builds the running configuration from the file and the stored objects.
  * @param now clock for `source.loadedAt`
+ * @param databaseFlag whether `--database` was given (load.ts `ParseOptions.databaseFlag`)
  * @throws ConfigError when the file itself is invalid (only the file's issues are listed).
  */
-export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env, now: () => number = Date.now): RuntimeConfig {
+export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env, now: () => number = Date.now, databaseFlag = false): RuntimeConfig {
   const raw = base.path ? parseYaml(base.text, base.path) : {};
   const doc: Record<string, unknown> = isMapping(raw) ? { ...raw } : {};
   const fileCombos: unknown[] = Array.isArray(doc.combos) ? doc.combos : [];
@@ -141,7 +142,7 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
     };
     let cfg: RuntimeConfig;
     try {
-      cfg = parseConfigDocument(composed, { env, path: base.path, baseDir: base.path ? dirname(base.path) : undefined, now });
+      cfg = parseConfigDocument(composed, { env, path: base.path, baseDir: base.path ? dirname(base.path) : undefined, now, databaseFlag });
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const byObject = new Map<string, { kind: "combo" | "alias" | "setting"; name: string; issues: ConfigIssue[] }>();
@@ -157,7 +158,7 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
         byObject.get(k)!.issues.push({ ...issue, path: o.rest || ROOT_PATH });
       }
       if (byObject.size === 0) throw withLines(e, base.text);
-      if (fileIssues.length > 0 && storedFree(doc, fileCombos, env, base, now)) {
+      if (fileIssues.length > 0 && storedFree(doc, fileCombos, env, base, now, databaseFlag)) {
         // The file alone loads: its "issues" were caused by stored objects (reported at file paths);
         // drop the objects reported with them and retry.
       } else if (fileIssues.length > 0) {
@@ -187,9 +188,9 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
 }
 
 /** Whether the file's document loads without any stored object. */
-function storedFree(doc: Record<string, unknown>, fileCombos: unknown[], env: Env, base: ConfigBase, now: () => number): boolean {
+function storedFree(doc: Record<string, unknown>, fileCombos: unknown[], env: Env, base: ConfigBase, now: () => number, databaseFlag: boolean): boolean {
   try {
-    parseConfigDocument({ ...doc, combos: fileCombos }, { env, path: base.path, baseDir: base.path ? dirname(base.path) : undefined, now });
+    parseConfigDocument({ ...doc, combos: fileCombos }, { env, path: base.path, baseDir: base.path ? dirname(base.path) : undefined, now, databaseFlag });
     return true;
   } catch {
     return false;

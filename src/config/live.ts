@@ -21,6 +21,8 @@ export interface LiveConfigOptions {
   /** The file's path; absent when running on the built-in default. */
   path?: string;
   env: Env;
+  /** Whether `--database` was given (load.ts `ParseOptions.databaseFlag`). */
+  databaseFlag?: boolean;
   store: RoutingObjectStore;
   now: () => number;
   /** The configuration loaded from the file alone at start (already validated). */
@@ -73,7 +75,7 @@ export class LiveConfig {
   /** Reads the stored objects and composes them with the file (at start). The file was valid a moment ago. */
   async init(): Promise<void> {
     this.stored = await this.readStored();
-    this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now), "stored");
+    this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag), "stored");
   }
 
   /**
@@ -82,7 +84,7 @@ export class LiveConfig {
    * @throws ConfigError when the file itself is invalid.
    */
   composeWith(stored: StoredObjects): RuntimeConfig {
-    return composeConfig(this.base, stored, this.opts.env, this.opts.now);
+    return composeConfig(this.base, stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
   }
 
   /** Re-reads the stored objects and puts the recomposed configuration in force. */
@@ -91,12 +93,12 @@ export class LiveConfig {
     const same = JSON.stringify(stored) === JSON.stringify(this.stored);
     this.stored = stored;
     if (same) return {};
-    return this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now), "stored");
+    return this.set(composeConfig(this.base, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag), "stored");
   }
 
   /** Composes `text` (the file's new content, as the watcher read it) with the stored objects. */
   composeFile(text: string): RuntimeConfig {
-    return composeConfig({ path: this.base.path, text }, this.stored, this.opts.env, this.opts.now);
+    return composeConfig({ path: this.base.path, text }, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
   }
 
   /** Puts a configuration composed from new file text in force (the watcher's onReload). */
@@ -119,7 +121,7 @@ export class LiveConfig {
     try {
       const base = readConfigBase(this.base.path);
       if (base.text.trim() === "" && this.base.text.trim() !== "") return refused(new ConfigError([{ path: "(root)", message: "the config file is empty; ignored" }], base.path));
-      const next = composeConfig(base, this.stored, this.opts.env, this.opts.now);
+      const next = composeConfig(base, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
       this.base = base;
       return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };
     } catch (e) {

@@ -77,6 +77,12 @@ export interface ParseOptions {
   path?: string;
   /** Clock for `source.loadedAt`, ms since the epoch. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Whether `switchyard start --database` was given. The flag wins over the document's
+   * `server.database` (SPEC D-2), so an `env:NAME` there naming an unset variable, or a `file:` that
+   * cannot be read, is then a warning, not an error, and `server.database` is left unset.
+   */
+  databaseFlag?: boolean;
 }
 
 /** Whether an environment flag is on: `true`, `1`, `yes` or `on` (any case). */
@@ -156,7 +162,7 @@ export function parseConfigDocument(doc: unknown, opts: ParseOptions = {}): Runt
   const baseDir = opts.baseDir ?? process.cwd();
   const parsed = v.safeParse(ConfigFileSchema, doc ?? {}, { abortEarly: false, message: () => DEFAULT_MESSAGE });
   if (!parsed.success) throw new ConfigError(parsed.issues.map(issueFromValibot), opts.path);
-  return build(parsed.output, { env, baseDir, path: opts.path, loadedAt: (opts.now ?? Date.now)() });
+  return build(parsed.output, { env, baseDir, path: opts.path, loadedAt: (opts.now ?? Date.now)(), databaseFlag: opts.databaseFlag });
 }
 
 interface BuildContext {
@@ -164,6 +170,7 @@ interface BuildContext {
   baseDir: string;
   path?: string;
   loadedAt: number;
+  databaseFlag?: boolean;
 }
 
 const quoteNames = (xs: Iterable<string>) => [...xs].map((x) => `"${x}"`).join(", ") || "none";
@@ -194,8 +201,10 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     corsOrigins: [...new Set(file.server.cors_origins)],
   };
   if (file.server.database !== undefined) {
-    const db = secret(file.server.database, ["server", "database"]);
-    if (db) server.database = db.value;
+    const r = resolveSecret(file.server.database, ctx);
+    if (r.ok) server.database = r.value;
+    else if (ctx.databaseFlag) warn(["server", "database"], `${r.message}; the --database given to start is used`);
+    else add(["server", "database"], r.message);
   }
 
   // ----- providers -------------------------------------------------------------------------
@@ -606,9 +615,10 @@ function baseUrlProblem(format: ConfiguredProvider["format"], url: string): { er
 
 /**
  * Reads and parses a configuration file (sync). `file:` secrets are relative to the file's folder.
+ * `databaseFlag`: as {@link ParseOptions.databaseFlag}.
  * @throws ConfigError (at {@link ROOT_PATH} when the file cannot be read), or as {@link parseConfig}.
  */
-export function loadConfigFile(path: string, env: Env = process.env): RuntimeConfig {
+export function loadConfigFile(path: string, env: Env = process.env, databaseFlag = false): RuntimeConfig {
   const abs = resolve(path);
   let text: string;
   try {
@@ -618,7 +628,7 @@ export function loadConfigFile(path: string, env: Env = process.env): RuntimeCon
     const why = code === "ENOENT" ? "not found" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "is a directory" : (code ?? "unreadable");
     throw new ConfigError([{ path: ROOT_PATH, message: `cannot read config file ${abs}: ${why}` }], abs);
   }
-  return parseConfig(text, { baseDir: dirname(abs), env, path: abs });
+  return parseConfig(text, { baseDir: dirname(abs), env, path: abs, databaseFlag });
 }
 
 /**
@@ -677,9 +687,9 @@ export function defaultConfigPath(env: Env = process.env): string {
  * default path when a file is there, else {@link defaultConfig}.
  * @throws ConfigError as {@link loadConfigFile}.
  */
-export function loadConfig(opts: { path?: string; env?: Env } = {}): RuntimeConfig {
+export function loadConfig(opts: { path?: string; env?: Env; databaseFlag?: boolean } = {}): RuntimeConfig {
   const env = opts.env ?? process.env;
-  if (opts.path) return loadConfigFile(opts.path, env);
+  if (opts.path) return loadConfigFile(opts.path, env, opts.databaseFlag);
   const fallback = defaultConfigPath(env);
-  return existsSync(fallback) ? loadConfigFile(fallback, env) : defaultConfig(env);
+  return existsSync(fallback) ? loadConfigFile(fallback, env, opts.databaseFlag) : defaultConfig(env);
 }

@@ -77,6 +77,19 @@ describe("secrets: env: and file:", () => {
     expect(issueAt(list, "keys[0].key").message).toBe("environment variable KEY_NOT_SET is not set");
   });
 
+  test("with --database given, a server.database the loader cannot read is a warning, not an error (the flag wins)", () => {
+    const text = yaml`
+      server: { database: env:DB_URL }
+      accounts: [{ id: a, provider: openai, api_key: sk-a }]
+    `;
+    expect(issueAt(issues(text), "server.database").message).toBe("environment variable DB_URL is not set");
+    const cfg = ok(text, { databaseFlag: true });
+    expect(cfg.server.database).toBeUndefined();
+    expect(cfg.warnings).toEqual([{ path: "server.database", message: "environment variable DB_URL is not set; the --database given to start is used" }]);
+    // one it can read is read as before (a reload compares it with the value at start)
+    expect(ok(text, { databaseFlag: true, env: { DB_URL: "postgres://h/db" } })).toMatchObject({ server: { database: "postgres://h/db" }, warnings: [] });
+  });
+
   test("proxy may come from env: and must be an http(s) URL", () => {
     const cfg = ok("accounts: [{ id: a, provider: openai, api_key: k, proxy: env:PROXY }]", {
       env: { PROXY: "http://user:pw@127.0.0.1:3128" },

@@ -83,4 +83,26 @@ describe("a reload on PostgreSQL", () => {
     // And after the re-read the same.
     expect((await ask()).status).toBe(200);
   }, 60_000);
+
+  test("--database starts and reloads a file whose server.database names an unset variable (the flag wins; a warning says so)", async () => {
+    const dir2 = mkdtempSync(join(tmpdir(), "sy-reload-shared-flag-"));
+    const path2 = join(dir2, "config.yaml");
+    const file = (n: number) => `server: { database: env:SY_DB_NOT_SET }\n${config(n)}`;
+    writeFileSync(path2, file(1));
+    const lines: string[] = [];
+    const app2 = await startApp({ configPath: path2, dataDir: dir2, host: "127.0.0.1", port: 0, database: await pg.createDatabase("reload_shared_flag"), env: { UPSTREAM_KEY: "sk-upstream-reload" }, log: (l) => lines.push(l), fetchImpl: fake.fetch });
+    try {
+      expect(lines.join("\n")).toContain("environment variable SY_DB_NOT_SET is not set; the --database given to start is used");
+      const res = await fetch(`${app2.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "work", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+      writeFileSync(path2, file(3));
+      const reload = await fetch(`${app2.url}/admin/api/config/reload`, { method: "POST" });
+      const body = (await reload.json()) as { reloaded: boolean; restartNeeded: unknown[]; warnings: { path: string; message: string }[] };
+      expect({ status: reload.status, reloaded: body.reloaded, restartNeeded: body.restartNeeded, warnings: body.warnings.map((w) => w.path) }).toEqual({ status: 200, reloaded: true, restartNeeded: [], warnings: ["server.database"] });
+    } finally {
+      await app2.shutdown(1000);
+      rmSync(dir2, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
