@@ -30,6 +30,8 @@ export interface ClearedElsewhere {
   model?: string;
   /** "cooldown (REASON) cleared elsewhere" / "lock (REASON) cleared elsewhere". */
   reason: string;
+  /** The REASON the cooldown or lock held for. */
+  held: string;
 }
 
 /**
@@ -46,11 +48,62 @@ export function clearedElsewhere(
   for (const [k, c] of before.cooldowns) {
     if (c.until <= now || after.cooldowns.has(k)) continue;
     const cut = k.indexOf("\u0000");
-    out.push({ change: "cooldown_end", accountId: k.slice(0, cut), model: k.slice(cut + 1), reason: `cooldown (${c.reason}) cleared elsewhere` });
+    out.push({ change: "cooldown_end", accountId: k.slice(0, cut), model: k.slice(cut + 1), reason: `cooldown (${c.reason}) cleared elsewhere`, held: c.reason });
   }
   for (const [accountId, l] of before.locks) {
     if ((l.until !== null && l.until <= now) || after.locks.has(accountId)) continue;
-    out.push({ change: "unlock", accountId, reason: `lock (${l.reason}) cleared elsewhere` });
+    out.push({ change: "unlock", accountId, reason: `lock (${l.reason}) cleared elsewhere`, held: l.reason });
   }
   return out;
+}
+
+/**
+ * Cooldowns and locks this instance clears itself through its admin API (a new login or import, an
+ * account removed): it writes the store, then re-reads it, and that re-read (or a periodic one landing
+ * meanwhile) dropped them as if another instance had, so its events said "cleared elsewhere" for what
+ * happened here (until 2026-12-04). While such a clear is under way for an account, what a re-read
+ * drops of that account is kept for it ({@link LiftsHere.keep}), and the clear announces it, with what
+ * the account held when it was asked, under its own reason ({@link LiftsHere.around}).
+ */
+export class LiftsHere {
+  /** Clears under way per account id (two may overlap). */
+  private readonly lifting = new Map<string, number>();
+  /** What re-reads dropped of those accounts meanwhile, keyed by change, account and model. */
+  private readonly dropped = new Map<string, ClearedElsewhere>();
+
+  /** Whether `c`, found by a re-read, belongs to a clear under way here (then it is kept for it, not published). O(1). */
+  keep(c: ClearedElsewhere): boolean {
+    if (this.lifting.size === 0 || !this.lifting.has(c.accountId)) return false;
+    this.dropped.set(clearKey(c), c);
+    return true;
+  }
+
+  /**
+   * Runs `work` (the store's writes and the re-read after them) for `accountId`, whose cooldowns and locks
+   * held when asked are `asked`: what to announce afterwards, `asked` and what re-reads dropped of the
+   * account meanwhile, once each, without what `stillHeld` says is held again. @throws what `work` throws
+   * (nothing is announced then).
+   */
+  async around(accountId: string, asked: readonly ClearedElsewhere[], work: () => Promise<void>, stillHeld: (c: ClearedElsewhere) => boolean): Promise<ClearedElsewhere[]> {
+    this.lifting.set(accountId, (this.lifting.get(accountId) ?? 0) + 1);
+    const out = new Map<string, ClearedElsewhere>();
+    try {
+      await work();
+      for (const c of asked) out.set(clearKey(c), c);
+    } finally {
+      const n = (this.lifting.get(accountId) ?? 1) - 1;
+      if (n > 0) this.lifting.set(accountId, n);
+      else this.lifting.delete(accountId);
+      for (const [k, c] of this.dropped) {
+        if (c.accountId !== accountId) continue;
+        this.dropped.delete(k);
+        out.set(k, c);
+      }
+    }
+    return [...out.values()].filter((c) => !stillHeld(c));
+  }
+}
+
+function clearKey(c: ClearedElsewhere): string {
+  return `${c.change}\u0000${c.accountId}\u0000${c.model ?? ""}`;
 }

@@ -22,7 +22,8 @@ import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Sto
 import { credentialFingerprint } from "../store/secrets.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
-import { clearedElsewhere } from "./cleared-elsewhere.ts";
+import { ProviderCircuits } from "./circuits.ts";
+import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
@@ -50,10 +51,7 @@ export const BACKOFF_BASE_MS = 2000;
 export const BACKOFF_MAX_MS = 5 * 60_000;
 /** How often a request waiting for a slot held by another instance asks again (SPEC D-2), ms. */
 export const SHARED_SLOT_POLL_MS = 50;
-/** SPEC 6.3: consecutive 5xx from one provider that open its circuit. */
-export const CIRCUIT_THRESHOLD = 10;
-/** SPEC 6.3: how long an opened provider circuit stays open before its half-open probe, ms (5 min). */
-export const CIRCUIT_OPEN_MS = 5 * 60_000;
+export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
 
 interface Cool {
   until: number;
@@ -70,10 +68,17 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
   private readonly locks = new Map<string, { until: number | null; reason: string }>();
+  /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
+  private readonly lifts = new LiftsHere();
   /** Removed account/model pairings (SPEC 6.3), see removed-pairings.ts. */
   private readonly removed = new RemovedPairings();
-  private readonly circuits = new Map<string, { openUntil: number; probing: boolean }>();
-  private readonly serverErrors = new Map<string, number>();
+  /** Provider circuits (SPEC 6.3), see circuits.ts. */
+  private readonly circuits = new ProviderCircuits({
+    now: () => this.clock.now(),
+    persist: (write) => this.persist(write),
+    arm: (until) => this.armExpiry(until),
+    publish: (providerId, change, extra) => this.publishProvider(providerId, change, extra),
+  });
   private readonly implicit = new Map<string, Account>();
   private readonly advertisedBy = new Map<string, Set<string>>();
   private readonly advertisingMemo = new Map<string, string[]>();
@@ -168,9 +173,10 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
-    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
-    this.circuits.clear();
-    for (const c of state.circuits) this.circuits.set(c.providerId, { openUntil: c.openUntil, probing: false });
+    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) {
+      if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
+    }
+    this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
     const before = this.quarantined;
@@ -186,7 +192,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
       for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
       for (const until of this.removed.ends()) this.armExpiry(until);
-      for (const c of this.circuits.values()) this.armExpiry(c.openUntil);
+      for (const until of this.circuits.ends()) this.armExpiry(until);
     }
   }
 
@@ -245,10 +251,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       (accountId, model, reason) => this.publish(accountId, this.providerOf(accountId), "model_restored", { model, reason: `removal (${reason}) ended` }),
       (until) => this.armExpiry(until),
     );
-    for (const [providerId, c] of this.circuits) {
-      if (ended(c.openUntil)) this.publishProvider(providerId, "circuit_half_open", { reason: "the next request probes the provider" });
-      else if (c.openUntil > now) this.armExpiry(c.openUntil);
-    }
+    this.circuits.expire(from, now);
   }
 
   /** Stops the end timer (shutdown). */
@@ -419,10 +422,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** A provider circuit's state without consuming the half-open probe (dry run, status). */
   circuitState(providerId: string): { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number } {
-    const c = this.circuits.get(providerId);
-    const consecutive5xx = this.serverErrors.get(providerId) ?? 0;
-    if (!c) return { state: "closed", consecutive5xx };
-    return { state: c.openUntil > this.clock.now() ? "open" : "half-open", openUntil: c.openUntil, consecutive5xx };
+    return this.circuits.state(providerId);
   }
 
   /** Raw live state for `accounts status` (copies; never credentials). */
@@ -459,10 +459,28 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return done.restored;
   }
 
+  /**
+   * Clears the account's cooldowns and lock through this instance (a new login or import, an account
+   * removed, SPEC 9.3): `work` writes the store and re-reads it; then `cooldown_end` / `unlock` is
+   * published once for each that held when asked (or that a re-read dropped meanwhile), as
+   * "cooldown (REASON) WHAT" / "lock (REASON) WHAT" (e.g. WHAT = "cleared by a new login"), not as cleared
+   * elsewhere. @throws what `work` throws (nothing is published then).
+   */
+  async lift(accountId: string, what: string, work: () => Promise<void>): Promise<void> {
+    const provider = this.providerOf(accountId);
+    const mine = <T>(m: ReadonlyMap<string, T>, own: (k: string) => boolean) => new Map([...m].filter(([k]) => own(k)));
+    const asked = clearedElsewhere(
+      { cooldowns: mine<HeldCooldown>(this.cooldowns, (k) => k.startsWith(accountId + "\u0000")), locks: mine<HeldLock>(this.locks, (k) => k === accountId) },
+      { cooldowns: new Map(), locks: new Map() },
+      this.clock.now(),
+    );
+    const done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(key(accountId, c.model!))));
+    for (const c of done) this.publish(accountId, provider ?? this.providerOf(accountId), c.change, { model: c.model, reason: `${c.change === "unlock" ? "lock" : "cooldown"} (${c.held}) ${what}` });
+  }
+
   /** Forgets consecutive-error counts and in-memory circuits (tests, admin "reset"). */
   resetCounters(): void {
-    this.serverErrors.clear();
-    this.circuits.clear();
+    this.circuits.reset();
     this.stats.clear(); // routing memory too: health stats, in-memory bindings, round-robin turns
     this.bindings.clear();
     this.rr.clear();
@@ -564,7 +582,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts: { retrying?: boolean } = {}): void {
     const now = this.clock.now();
     const effect = c.account;
-    if (c.row === "server_error" || c.row === "transport") this.countServerError(provider.id, now);
+    if (c.row === "server_error" || c.row === "transport") this.circuits.serverError(provider.id, now);
     if (effect.type !== "none" || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
     switch (effect.type) {
@@ -607,13 +625,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   success(account: Account, provider: ProviderInfo, model: string, latencyMs: number, now = this.clock.now()): void {
     this.stats.success(account.id, latencyMs, now);
-    this.serverErrors.set(provider.id, 0);
-    const circuit = this.circuits.get(provider.id);
-    if (circuit) {
-      this.circuits.delete(provider.id);
-      this.persist((st) => st.clearCircuit(provider.id));
-      this.publishProvider(provider.id, "circuit_closed", { reason: "a request succeeded" });
-    }
+    this.circuits.success(provider.id);
     if (this.cooldowns.size === 0) return;
     for (const m of [model, ALL_MODELS]) {
       const k = key(account.id, m);
@@ -628,27 +640,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   circuitOpen(providerId: string): boolean {
-    const c = this.circuits.get(providerId);
-    if (!c) return false;
-    if (c.openUntil > this.clock.now()) return true;
-    // Half-open: let exactly one probe through.
-    if (c.probing) return true;
-    c.probing = true;
-    return false;
-  }
-
-  private countServerError(providerId: string, now: number): void {
-    const n = (this.serverErrors.get(providerId) ?? 0) + 1;
-    this.serverErrors.set(providerId, n);
-    const c = this.circuits.get(providerId);
-    if (n >= CIRCUIT_THRESHOLD || (c && c.probing)) {
-      const openUntil = now + CIRCUIT_OPEN_MS;
-      this.circuits.set(providerId, { openUntil, probing: false });
-      this.serverErrors.set(providerId, 0);
-      this.persist((st) => st.setCircuit({ providerId, openUntil, reason: `${CIRCUIT_THRESHOLD} consecutive 5xx`, since: now }));
-      this.armExpiry(openUntil);
-      this.publishProvider(providerId, "circuit_open", { reason: c ? "the half-open probe failed" : `${CIRCUIT_THRESHOLD} consecutive 5xx`, until: openUntil });
-    }
+    return this.circuits.isOpen(providerId);
   }
 
   /**

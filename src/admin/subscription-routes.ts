@@ -7,7 +7,8 @@
  *   `switchyard login` runs the flow the running instance is configured for. No secrets.
  * - `POST /admin/api/accounts`: stores a subscription account's tokens from `switchyard login` or
  *   `switchyard import` (valibot-validated; durable, DB file mode 0600). Replacing an account's
- *   credential lifts the quarantine of the new credential and the account's lock and cooldowns, and
+ *   credential lifts the quarantine of the new credential and the account's lock and cooldowns
+ *   (published as `unlock` / `cooldown_end` "… cleared by a new login|import", registry `lift`), and
  *   starts a model discovery for it. The answer never echoes a token.
  * - `DELETE /admin/api/accounts/{id}`: removes a stored account (from `switchyard login` or `import`) with
  *   its state (cooldowns, locks, models, bindings); 409 for an account of the config file (remove it
@@ -44,7 +45,7 @@ export interface SubscriptionAdminDeps {
   providers: () => Map<string, ConfiguredProvider>;
   /** Ids of the accounts declared in the config file (read-only through the API). */
   configAccountIds: () => Set<string>;
-  registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find">;
+  registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find" | "lift">;
   credentials: Pick<CredentialManager, "forget">;
   discovery: Pick<Discovery, "run">;
   /** Re-reads accounts and their state into the live registry. */
@@ -138,14 +139,17 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
             unquarantined = state.quarantined.some((q) => q.fingerprint === fp);
             await deps.store.unquarantine(fp);
           }
-          await deps.store.clearLock(id);
-          await deps.store.clearCooldown(id);
+          // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
+          await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
+            await deps.store.clearLock(id);
+            await deps.store.clearCooldown(id);
+            deps.credentials.forget(id);
+            await deps.reload();
+          });
         } catch (e) {
           if (e instanceof StoreError) return adminError(storeErrorStatus(e.code), e.message);
           throw e;
         }
-        deps.credentials.forget(id);
-        await deps.reload();
         void deps.discovery.run({ accountId: id }).catch(() => {});
         set.status = existing ? 200 : 201;
         return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, expiresAt: credential.expiresAt ?? null };
@@ -155,9 +159,14 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
         const implicit = deps.registry.find(id);
         if (implicit?.implicit) return implicitAccountError(implicit.account);
-        if (!(await deps.store.deleteAccount(id))) return adminError(404, `No stored account ${id}.`);
-        deps.credentials.forget(id);
-        await deps.reload();
+        let removed = false;
+        // Its cooldowns and lock go with it: announced as removed here, not as cleared elsewhere by the re-read.
+        await deps.registry.lift(id, "cleared: the account was removed", async () => {
+          if (!(removed = await deps.store.deleteAccount(id))) return;
+          deps.credentials.forget(id);
+          await deps.reload();
+        });
+        if (!removed) return adminError(404, `No stored account ${id}.`);
         return { removed: id };
       })
       .post("/discovery", async ({ request }) => {

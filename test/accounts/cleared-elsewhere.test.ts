@@ -56,3 +56,27 @@ describe("a cooldown or lock cleared elsewhere", () => {
     registry.close();
   });
 });
+
+describe("a cooldown or lock cleared through this instance (registry lift)", () => {
+  test("a re-read that drops it while the clear is under way leaves it to the clear, announced once with its own reason", async () => {
+    const { clock, registry, changes } = rig();
+    const t0 = clock.now();
+    registry.loadState(state({
+      cooldowns: [{ accountId: "a1", model: "m1", until: t0 + 60_000, reason: "429 rate limited", level: 1, since: t0 }],
+      locks: [{ accountId: "a1", until: null, reason: "401 invalid credential", since: t0 }, { accountId: "a2", until: null, reason: "401 invalid credential", since: t0 }],
+    }));
+    await registry.lift("a1", "cleared by a new login", async () => {
+      // A periodic re-read lands after the store's write: a1's state is gone, and so is a2's lock (another instance).
+      registry.loadState(state({}));
+      // the clear's own re-read
+      registry.loadState(state({}));
+    });
+    const at = clock.now();
+    expect(changes()).toEqual([
+      { type: "account_state", at, account: "a2", provider: "p", change: "unlock", reason: "lock (401 invalid credential) cleared elsewhere" },
+      { type: "account_state", at, account: "a1", provider: "p", change: "cooldown_end", model: "m1", reason: "cooldown (429 rate limited) cleared by a new login" },
+      { type: "account_state", at, account: "a1", provider: "p", change: "unlock", reason: "lock (401 invalid credential) cleared by a new login" },
+    ]);
+    registry.close();
+  });
+});
