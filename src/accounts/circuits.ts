@@ -4,6 +4,13 @@
  * success closes the circuit, its failure reopens it), written through to the store and re-read from it
  * (SPEC D-2), with the `account_state` changes they make (`circuit_open`, `circuit_half_open`,
  * `circuit_closed`, once per account of the provider) published through the registry.
+ *
+ * A re-read that no longer brings a circuit held here closes it here, and says so: the store keeps no
+ * circuit once its open period ended (both stores prune it at each read), so a circuit another instance
+ * closed (its request succeeded, its half-open probe too) and a half-open one whose end passed read the
+ * same. Until 2026-12-04 that re-read dropped it without a word: a dashboard open on this instance kept
+ * showing the circuit open (or half-open) and no `circuit_closed` alert was raised here, nor anywhere
+ * once the re-read had come before the probe (the probe's success found no circuit left to close).
  */
 import type { Circuit, Store } from "../store/types.ts";
 import type { AccountStateEvent } from "../events/bus.ts";
@@ -23,6 +30,8 @@ export interface CircuitHooks {
   arm(until: number): void;
   /** Publishes a provider-wide change once per account of the provider (SPEC 9.4), when somebody listens. */
   publish(providerId: string, change: string, extra?: Omit<Partial<AccountStateEvent>, "type" | "account" | "change">): void;
+  /** Whether somebody listens (the re-read compares only then). */
+  listening(): boolean;
 }
 
 interface Held {
@@ -38,10 +47,26 @@ export class ProviderCircuits {
 
   constructor(private readonly hooks: CircuitHooks) {}
 
-  /** Replaces the circuits with the store's (at start and each re-read). O(circuits). */
+  /**
+   * Replaces the circuits with the store's (at start and each re-read), publishing `circuit_closed` for
+   * each circuit held here that the read no longer brings (see the module comment): "circuit (REASON)
+   * closed elsewhere" while it was still open here, "half-open circuit (REASON) closed: …" once its open
+   * period had ended. O(circuits).
+   */
   load(circuits: readonly Circuit[]): void {
+    const held = this.hooks.listening() && this.open.size > 0 ? new Map(this.open) : undefined;
     this.open.clear();
-    for (const c of circuits) this.open.set(c.providerId, { openUntil: c.openUntil, probing: false, reason: c.reason ?? "opened" });
+    for (const c of circuits) this.open.set(c.providerId, { openUntil: c.openUntil, probing: false, reason: c.reason ?? held?.get(c.providerId)?.reason ?? "opened" });
+    if (!held) return;
+    const now = this.hooks.now();
+    for (const [providerId, c] of held) {
+      if (this.open.has(providerId)) continue;
+      const reason =
+        c.openUntil > now
+          ? `circuit (${c.reason}) closed elsewhere`
+          : `half-open circuit (${c.reason}) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)`;
+      this.hooks.publish(providerId, "circuit_closed", { reason });
+    }
   }
 
   /** The open periods' ends, for the registry's end timer. */

@@ -78,6 +78,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     persist: (write) => this.persist(write),
     arm: (until) => this.armExpiry(until),
     publish: (providerId, change, extra) => this.publishProvider(providerId, change, extra),
+    listening: () => this.opts.bus?.active === true,
   });
   private readonly implicit = new Map<string, Account>();
   private readonly advertisedBy = new Map<string, Set<string>>();

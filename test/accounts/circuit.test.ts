@@ -10,6 +10,8 @@ import { AccountRegistry } from "../../src/accounts/registry.ts";
 const CIRCUIT_THRESHOLD = 10;
 const CIRCUIT_OPEN_MS = 5 * 60_000;
 import { classify } from "../../pipeline/classify.ts";
+import { EventBus, type GatewayEvent } from "../../src/events/bus.ts";
+import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
 
 function rig() {
@@ -50,5 +52,50 @@ describe("provider circuit", () => {
     registry.success(registry.list()[0], p, "m", 10);
     expect(registry.circuitOpen("p")).toBe(false);
     expect(registry.circuitOpen("p")).toBe(false);
+  });
+});
+
+describe("a provider circuit closed elsewhere (SPEC D-2, 9.4)", () => {
+  function heard() {
+    const clock = settableClock();
+    const bus = new EventBus();
+    const events: GatewayEvent[] = [];
+    bus.subscribe((e) => void events.push(e));
+    const registry = new AccountRegistry(undefined, clock, { bus });
+    registry.setAccounts([account("a1"), account("a2")], new Map([["p", providerOf("p")], ["q", providerOf("q")]]));
+    const closed = () => events.filter((e) => e.type === "account_state" && e.change === "circuit_closed").map((e) => [(e as { account: string }).account, (e as { reason?: string }).reason]);
+    return { clock, registry, closed };
+  }
+  const state = (circuits: AccountState["circuits"]): AccountState => ({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits, quotas: [], bindings: [], discoveredModels: [] });
+
+  test("a circuit still open here that a re-read no longer brings is published as circuit_closed, once per account; one still stored is not", () => {
+    const { clock, registry, closed } = heard();
+    const t0 = clock.now();
+    const open = (providerId: string) => ({ providerId, openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 });
+    registry.loadState(state([open("p"), open("q")]));
+    expect(registry.circuitState("p").state).toBe("open");
+    clock.advance(1000);
+    registry.loadState(state([open("q")]));
+    registry.loadState(state([open("q")]));
+    expect(closed()).toEqual([
+      ["a1", "circuit (10 consecutive 5xx) closed elsewhere"],
+      ["a2", "circuit (10 consecutive 5xx) closed elsewhere"],
+    ]);
+    expect([registry.circuitState("p").state, registry.circuitState("q").state]).toEqual(["closed", "open"]);
+    registry.close();
+  });
+
+  test("a half-open circuit the re-read drops (the store keeps none past its open period) is published closed after its half-open", () => {
+    const { clock, registry, closed } = heard();
+    const t0 = clock.now();
+    registry.loadState(state([{ providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }]));
+    clock.advance(CIRCUIT_OPEN_MS + 1000);
+    registry.loadState(state([]));
+    expect(closed()).toEqual([
+      ["a1", "half-open circuit (10 consecutive 5xx) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)"],
+      ["a2", "half-open circuit (10 consecutive 5xx) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)"],
+    ]);
+    expect(registry.circuitState("p").state).toBe("closed");
+    registry.close();
   });
 });

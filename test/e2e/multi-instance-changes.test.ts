@@ -4,7 +4,8 @@
  * PostgreSQL and a fake upstream.
  * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
  *   a removed account/model pairing restored through A reaches it as `model_restored`, and a cooldown or lock
- *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them;
+ *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them, and a provider
+ *   circuit closed elsewhere as `circuit_closed` (with its alert);
  *   a combo stored through A reaches it as `routing_changed`, so a Routing page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
@@ -187,6 +188,34 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
         expect(unlocked.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "lock (401 invalid credential) cleared elsewhere" });
         const after = await status();
         expect([after.cooldowns, after.lock]).toEqual([[], undefined]);
+      } finally {
+        events.close();
+      }
+    } finally {
+      await clear();
+    }
+  }, 60_000);
+
+  test("a provider circuit closed through another instance leaves B's event stream as circuit_closed and a circuit_closed alert (an open dashboard on B drops it)", async () => {
+    const circuit = async () => (await admin(b, "/providers")).body.providers.find((x: { id: string }) => x.id === "slots").circuit.state;
+    // What another instance's store writes when 10 consecutive 5xx open the circuit, then when a request
+    // succeeds there (src/store/postgres/account-state.ts), each followed by its announcement.
+    const announce = () => sql`SELECT pg_notify('switchyard_changes', ${JSON.stringify({ i: "another-instance", k: "state" })})`;
+    const clear = () => sql`DELETE FROM provider_circuits WHERE provider_id = 'slots'`;
+    const now = Date.now();
+    await sql`INSERT INTO provider_circuits (provider_id, open_until, reason, since) VALUES ('slots', ${now + 300_000}, '10 consecutive 5xx', ${now})`;
+    try {
+      await announce();
+      await until(async () => (await circuit()) === "open", ANNOUNCED_MS, "B to see the circuit open");
+      const events = await openEvents(b.url, "?types=account_state,alert", { authorization: `Bearer ${b.instance().adminToken}` });
+      try {
+        await clear();
+        await announce();
+        const closed = await events.waitFor((x) => x.event === "account_state" && x.data.change === "circuit_closed", ANNOUNCED_MS);
+        expect(closed.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "circuit (10 consecutive 5xx) closed elsewhere" });
+        const alert = await events.waitFor((x) => x.event === "alert" && x.data.event === "circuit_closed", ANNOUNCED_MS);
+        expect(alert.data).toMatchObject({ subject: "provider:slots", detail: { reason: "circuit (10 consecutive 5xx) closed elsewhere" } });
+        expect(await circuit()).toBe("closed");
       } finally {
         events.close();
       }
