@@ -60,7 +60,7 @@ import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
 import { openStore } from "./store/open.ts";
-import { MemoryKeyCounters, persistBudgetWindows } from "./limits/counters.ts";
+import { keyLimitCounters } from "./limits/key-counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
@@ -319,12 +319,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     settle,
   });
 
-  // SPEC 9.5/9.6: cost per request and client key limits (counted in memory).
-  const memoryCounters = new MemoryKeyCounters(clock.monotonic ? () => clock.monotonic!() : undefined);
-  // SPEC D-2: on a shared store (PostgreSQL) the limits count across instances.
-  const keyCounters: KeyLimitCounters = store.shared ? new SharedKeyCounters(store, log, { keys: () => store.activeKeys() }) : memoryCounters;
-  // Budget windows survive restarts: read back now, written with each usage flush and at shutdown (SPEC 9.6).
-  const budgetWindows = await persistBudgetWindows(memoryCounters, store, () => clock.now(), log);
+  // SPEC 9.5/9.6, D-2: client key limits, in memory (embedded store, budget windows kept there) or across instances.
+  const { counters: keyCounters, budgetWindows } = await keyLimitCounters(store, clock, log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
   const alerts = new Alerts(bus, {
     thresholds: () => cfg.settings.alerts.quotaThresholds,
@@ -668,7 +664,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       idleTrim?.stop();
       unsubscribeChanges();
       if (changeTimer) clearTimeout(changeTimer);
-      budgetWindows.stop();
+      budgetWindows?.stop();
       registry.close();
       alerts.close();
       watcher?.();
@@ -686,7 +682,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       await server.stop(true);
       settle(); // what the last requests spent counts in the budget windows and shares saved below
       await webhook.close();
-      await budgetWindows.save();
+      await budgetWindows?.save();
       // Leased key-limit shares: report the last use before the store gives the unused shares back.
       if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
       settle();

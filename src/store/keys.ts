@@ -96,15 +96,21 @@ export interface KeyStore extends KeyLookup {
   /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
   refreshKeys(): Awaitable<void>;
 
-  /** SPEC 9.6: the persisted budget windows of every key (ended ones included; the caller skips them). */
-  loadKeyBudgets(): Awaitable<KeyBudgetRow[]>;
-  /** SPEC 9.6: writes these budget windows (one row per key and window size, replacing the old one). */
-  saveKeyBudgets(rows: KeyBudgetRow[]): Awaitable<void>;
   /**
-   * SPEC 9.6, optional (both stores have it): every usage flush takes the changed budget windows
-   * from `take` and writes them in its own transaction, so they are as durable as the usage rows of the
-   * requests that spent them (a kill -9 loses the last flush interval of both). Without it the caller
-   * saves them with `saveKeyBudgets` on a timer of its own.
+   * SPEC 9.6, the embedded store only: the persisted budget windows of every key (ended ones included;
+   * the caller skips them), which the in-memory key counters (src/limits/counters.ts) start from. The
+   * shared store (PostgreSQL) has none of these three: its key limits count in the shared counters
+   * (src/limits/shared-counters.ts, rows of their own), and its `key_budget_windows` table, written by
+   * earlier versions, is neither read nor written any more (kept so that they still start on it).
+   */
+  loadKeyBudgets?(): Awaitable<KeyBudgetRow[]>;
+  /** SPEC 9.6, the embedded store only: writes these budget windows (one row per key and window size, replacing the old one). */
+  saveKeyBudgets?(rows: KeyBudgetRow[]): Awaitable<void>;
+  /**
+   * SPEC 9.6, the embedded store only: every usage flush takes the changed budget windows from `take`
+   * and writes them in its own transaction, so they are as durable as the usage rows of the requests
+   * that spent them (a kill -9 loses the last flush interval of both). Without it the caller saves them
+   * with `saveKeyBudgets` on a timer of its own.
    */
   writeKeyBudgetsWithFlush?(take: () => KeyBudgetRow[]): void;
 }

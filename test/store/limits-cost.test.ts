@@ -1,6 +1,8 @@
 /**
  * The store's part of issue 15: cost per request with usage (SPEC 9.5), client key limits on stored and
- * config keys (9.6), budget windows persisted across a reopen, and migration 3 over a version-2 file.
+ * config keys (9.6), budget windows persisted across a reopen and with the usage flush (the embedded
+ * store's; the shared store keeps none, test/store/pg-budget-windows.test.ts), and migration 3 over a
+ * version-2 file.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -88,6 +90,32 @@ describe("client key limits", () => {
       { keyName: "ci", window: "5h", startedAt: 2000, tokens: 30, usd: 0.75 },
     ]);
     t.close();
+  });
+});
+
+describe("budget windows written with the usage flush (the embedded store only)", () => {
+  test("budget windows handed to writeKeyBudgetsWithFlush are written by the usage flush, with the rows that spent them (SPEC 9.6)", async () => {
+    const path = join(tempDir(), "sy.db");
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    let changed = [{ keyName: "ci", window: "5h" as const, startedAt: 1_800_000_000_000, tokens: 54, usd: 0.25 }];
+    s.writeKeyBudgetsWithFlush(() => {
+      const out = changed;
+      changed = [];
+      return out;
+    });
+    s.record(usage({ requestId: "b1", keyName: "ci" }));
+    await s.flush();
+    // A second connection (this process after a kill -9) finds both.
+    const r = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    expect(r.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 54, usd: 0.25 }]);
+    expect(r.recentCalls(10).map((c) => c.requestId)).toEqual(["b1"]);
+    // A later change replaces the window with the next flush.
+    changed = [{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 90, usd: 0.5 }];
+    s.record(usage({ requestId: "b2", keyName: "ci" }));
+    await s.flush();
+    expect(r.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "5h", startedAt: 1_800_000_000_000, tokens: 90, usd: 0.5 }]);
+    r.close();
+    s.close();
   });
 });
 

@@ -1,6 +1,5 @@
 /**
- * The PostgreSQL flush (SPEC D-1, D-2): everything buffered in {@link PendingWrites} (client keys'
- * changed budget windows included, pulled by `PendingWrites.settle`) written by one
+ * The PostgreSQL flush (SPEC D-1, D-2): everything buffered in {@link PendingWrites} written by one
  * statement (one transaction of several for a backlog over 1,000 rows), the trace ring trimmed; bindings and quota windows announced as
  * "state" to the other instances. One flush runs at a time; a flush asked for while one runs waits for
  * it and then writes what arrived meanwhile. A flush the database rejected puts its rows back; while
@@ -40,13 +39,10 @@ const BATCH_ID_KEEP_MS = 7 * 24 * 3600_000;
 const BATCH_ID_PRUNE_MS = 600_000;
 
 /**
- * One flush statement: usage rows, route traces (then the ring trimmed), bindings, quota windows and
- * client keys' budget windows, each from a JSON array parameter of positional rows ($1 usage rows in
- * the order of `usageParams` in ../rows.ts; $2 `[route_id, request_id, ts, body]`; $3 `[key,
- * account_id, expires_at]`; $4 quota windows; $5 the trace ring's size; $7 `[key_name, window,
- * started_at, tokens, usd]`, SPEC 9.6: a budget window is written with the usage rows of the requests
- * that spent it, so a killed instance loses the budget use of the rows it loses, the last flush
- * interval, as on the embedded store), written only when $6, the statement's batch id, is new in
+ * One flush statement: usage rows, route traces (then the ring trimmed), bindings and quota windows,
+ * each from a JSON array parameter of positional rows ($1 usage rows in the order of `usageParams` in
+ * ../rows.ts; $2 `[route_id, request_id, ts, body]`; $3 `[key, account_id, expires_at]`; $4 quota
+ * windows; $5 the trace ring's size), written only when $6, the statement's batch id, is new in
  * `flush_batches` (see the module comment; it returns `fresh`: whether it was). The client serialises each batch with one native
  * `JSON.stringify` and sends one statement: no object per row, no bound parameter per cell, no
  * BEGIN/COMMIT round trips (one statement is atomic). Measured in process on the loaded 2-core machine,
@@ -84,13 +80,7 @@ const FLUSH = `WITH
     FROM json_array_elements($4::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (account_id, "window", model) DO UPDATE SET used_percent = excluded.used_percent,
       remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
-      updated_at = excluded.updated_at),
-  kb AS (
-    INSERT INTO key_budget_windows (key_name, "window", started_at, tokens, usd)
-    SELECT r->>0, r->>1, (r->>2)::bigint, (r->>3)::float8, (r->>4)::float8
-    FROM json_array_elements($7::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
-    ON CONFLICT (key_name, "window") DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens,
-      usd = excluded.usd)
+      updated_at = excluded.updated_at)
   SELECT EXISTS (SELECT 1 FROM f) AS fresh`;
 
 /** A JSON string escape PostgreSQL's `text` cannot hold: NUL, or a lone UTF-16 surrogate. */
@@ -220,7 +210,7 @@ export class PgFlusher {
 
   /** Sends a batch's statements (one, or a transaction of several) with batch id `id`: whether it was new. */
   private async send(batch: PendingBatch, id: string): Promise<boolean> {
-    const { usage, traces, binds, quotas, budgets } = batch;
+    const { usage, traces, binds, quotas } = batch;
     // One row per route id (ON CONFLICT cannot touch a row twice in a statement): the newest wins.
     const byRoute = new Map<string, (typeof traces)[number]>();
     for (const t of traces) {
@@ -230,8 +220,6 @@ export class PgFlusher {
     const routes = [...byRoute.values()];
     const bindRows = [...binds.values()].map((b) => [b.key, b.accountId, Math.round(b.expiresAt)]);
     const quotaRows = [...quotas.values()].map(quotaParams);
-    // One per key and window size in the buffer (coalesced there), as the upsert needs.
-    const budgetRows = [...budgets.values()].map((r) => [String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0]);
     const params = (i: number, batchId: string) => [
       pgJson(usage.slice(i, i + CHUNK)),
       pgJson(routes.slice(i, i + CHUNK)),
@@ -239,7 +227,6 @@ export class PgFlusher {
       i === 0 ? pgJson(quotaRows) : "[]",
       this.traceRingSize,
       batchId,
-      i === 0 ? pgJson(budgetRows) : "[]",
     ];
     if (usage.length <= CHUNK && routes.length <= CHUNK) {
       const [row] = await this.ctx.sql.unsafe(FLUSH, params(0, id));
@@ -313,14 +300,12 @@ export class PgFlusher {
     for (const t of batch.traces) parts.push(part({ traces: [t] }));
     for (const [k, b] of batch.binds) parts.push(part({ binds: new Map([[k, b]]) }));
     for (const [k, q] of batch.quotas) parts.push(part({ quotas: new Map([[k, q]]) }));
-    for (const [k, r] of batch.budgets) parts.push(part({ budgets: new Map([[k, r]]) }));
     const back: PendingBatch = part({});
     const putBack = (p: PendingBatch) => {
       back.usage.push(...p.usage);
       back.traces.push(...p.traces);
       for (const [k, b] of p.binds) back.binds.set(k, b);
       for (const [k, q] of p.quotas) back.quotas.set(k, q);
-      for (const [k, r] of p.budgets) back.budgets.set(k, r);
     };
     let refused = 0;
     let lastError: unknown = first;
@@ -344,7 +329,7 @@ export class PgFlusher {
       }
     }
     this.pending.dropped += refused;
-    const kept = back.usage.length || back.traces.length || back.binds.size || back.quotas.size || back.budgets.size;
+    const kept = back.usage.length || back.traces.length || back.binds.size || back.quotas.size;
     if (kept) this.pending.putBack(back);
     else if (!away) this.lastFlushAt = this.ctx.now();
     if (batch.binds.size || batch.quotas.size) this.ctx.announce("state");

@@ -8,7 +8,7 @@ import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -94,30 +94,6 @@ export class PgKeys implements KeyStore {
     }
     if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     return false;
-  }
-
-  /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`, `unavailable`. */
-  async loadKeyBudgets(): Promise<KeyBudgetRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT key_name, "window", started_at, tokens, usd FROM key_budget_windows`);
-    return (rows as any[]).map((r) => ({ keyName: r.key_name, window: r.window, startedAt: num(r.started_at), tokens: Number(r.tokens), usd: Number(r.usd) }));
-  }
-
-  /** Writes budget windows in one statement (kept and replayed while the database is away). */
-  async saveKeyBudgets(rows: KeyBudgetRow[]): Promise<void> {
-    this.ctx.assertOpen();
-    if (rows.length === 0) return;
-    const values = rows.map((r) => ({
-      key_name: String(r.keyName),
-      window: String(r.window),
-      started_at: Math.round(r.startedAt),
-      tokens: Number(r.tokens) || 0,
-      usd: Number(r.usd) || 0,
-    }));
-    await this.ctx.write(
-      undefined,
-      (sql) => sql`INSERT INTO key_budget_windows ${sql(values, "key_name", "window", "started_at", "tokens", "usd")}
-                   ON CONFLICT (key_name, "window") DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
-    );
   }
 
   /** Re-reads the stored keys into the lookup cache. */

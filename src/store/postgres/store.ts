@@ -185,9 +185,6 @@ export class PostgresStore implements Store {
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
   refreshKeys() { return this.keys.refreshKeys(); }
-  loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
-  saveKeyBudgets(rows: KeyBudgetRow[]) { return this.keys.saveKeyBudgets(rows); }
-  writeKeyBudgetsWithFlush(take: () => KeyBudgetRow[]) { this.pending.pullKeyBudgets(take); }
 
   // -- accounts --------------------------------------------------------------------------------
   listAccounts() { return this.accounts.listAccounts(); }
