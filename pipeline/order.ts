@@ -13,7 +13,8 @@
  * 2. Predicates (SPEC 5.2, pipeline/predicates.ts) filter targets; unknown follows `when_unknown`.
  * 3. Attachment split: when the current user turn (the user turns after the last assistant turn)
  *    carries images, PDFs, audio or video, targets whose model is known to read every kind present
- *    (`models:` entry says so) come first, then the rest, each group in its previous order. When no
+ *    (`models:` entry says so) come first, then the rest, each group in its previous order; an image
+ *    given by remote URL counts as unreadable for a Gemini target (it takes no URL). When no
  *    target can, the capacity-adapter models of `settings.capacity_adapter` for those kinds go first
  *    (an adapter already in the list is moved rather than duplicated).
  * 4. Quota: within each group (never across groups), targets that report per-model remaining quota go
@@ -88,6 +89,26 @@ export function currentTurnAttachments(hub: HubRequest): AttachmentKind[] {
   }
   return (["images", "pdf", "audio", "video"] as const).filter((k) => kinds.has(k));
 }
+
+/**
+ * Whether the current user turn (as {@link currentTurnAttachments}) carries an image given by remote
+ * `http(s)` URL (also inside a tool result): a Gemini upstream cannot take one (only inline data, gs://
+ * or Files API URIs, and the gateway does not fetch; formats/gemini/build.ts drops it with a
+ * `dropped_media` warning), so for it such an image is unreadable (SPEC R-3).
+ */
+export function currentTurnRemoteImage(hub: HubRequest): boolean {
+  const remote = (p: HubPart): boolean =>
+    p.type === "image" ? p.source.kind === "url" && /^https?:/i.test(p.source.url) : p.type === "tool_result" && p.content.some(remote);
+  for (let i = hub.messages.length - 1; i >= 0; i--) {
+    const m = hub.messages[i];
+    if (m.role === "assistant") break;
+    if (m.role === "user" && m.content.some(remote)) return true;
+  }
+  return false;
+}
+
+/** Whether a target's upstream takes an image by remote URL (every format but Gemini's). */
+const takesImageUrls = (t: Target): boolean => t.provider.format !== "gemini";
 
 /** The subject of a target in decisions: its label, plus the pinned account when it names one. */
 export function targetSubject(t: Target): string {
@@ -201,7 +222,7 @@ export class TargetOrder {
     // With one target and no capacity adapter, there is nothing to reorder: the body is not parsed.
     const splitMatters = list.length > 1 || hasAdapters(this.deps.capacityAdapter());
     const kinds = splitMatters && req.hub ? currentTurnAttachments(req.hub) : [];
-    if (kinds.length > 0 && list.length > 0) groups = this.splitByCapability(list, kinds, decisions);
+    if (kinds.length > 0 && list.length > 0) groups = this.splitByCapability(list, kinds, kinds.includes("images") && currentTurnRemoteImage(req.hub!), decisions);
 
     // 4. quota within groups
     const quota = this.deps.quota;
@@ -263,15 +284,21 @@ export class TargetOrder {
     return after;
   }
 
-  private splitByCapability(list: Target[], kinds: AttachmentKind[], decisions: DecisionTrace[]): Target[][] {
+  /** Step 3; `remoteImage`: an image of the turn is given by remote URL, which a Gemini target cannot take. */
+  private splitByCapability(list: Target[], kinds: AttachmentKind[], remoteImage: boolean, decisions: DecisionTrace[]): Target[][] {
     const what = kinds.join(", ");
-    const can = (t: Target) => kinds.every((k) => t.provider.models[t.model]?.[k] === true);
+    const reads = (t: Target) => kinds.every((k) => t.provider.models[t.model]?.[k] === true);
+    const can = (t: Target) => reads(t) && (!remoteImage || takesImageUrls(t));
     const capable = list.filter(can);
     const rest = list.filter((t) => !can(t));
     if (capable.length > 0) {
       const after = [...capable, ...rest];
       recordMoves(list, after, decisions, (t) =>
-        can(t) ? `can read the ${what} in the current user turn` : `not known to read the ${what} in the current user turn (capable targets go first)`,
+        can(t)
+          ? `can read the ${what} in the current user turn`
+          : reads(t)
+            ? "cannot take the image given by remote URL in the current user turn: Gemini takes only inline data, gs:// or Files API URIs, and the gateway does not fetch (capable targets go first)"
+            : `not known to read the ${what} in the current user turn (capable targets go first)`,
       );
       return rest.length > 0 ? [capable, rest] : [capable];
     }

@@ -36,6 +36,7 @@ import {
   writeCacheControl,
   type ItemFields,
 } from "./mapping.ts";
+import { withArticle } from "../article.ts";
 
 /** One Anthropic message being assembled (build and tidy). */
 export interface OutMessage {
@@ -74,7 +75,7 @@ function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
   const isDoc = p.type === "document";
   const src = sourceJson(p.source, isDoc);
   if (!src) {
-    w.add("dropped_content", `A ${p.type} with a ${p.source.kind} source cannot be sent to Anthropic and was dropped`);
+    w.add("dropped_content", `${withArticle(p.type)} with a ${p.source.kind} source cannot be sent to Anthropic and was dropped`);
     return null;
   }
   const block: Json = { type: p.type, source: src };

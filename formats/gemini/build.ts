@@ -54,6 +54,7 @@ import { GeminiNameMap } from "./names.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
+import { withArticle } from "../article.ts";
 
 /** Google's documented placeholder for a function call whose signature is not available (REFERENCE §4.3). */
 export const DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
@@ -169,7 +170,7 @@ function mediaPart(source: MediaSource, what: string, w: Warnings, allowYoutube 
       if (url.startsWith("data:")) {
         const d = parseDataUrl(url);
         if (d) return { inlineData: { mimeType: source.mediaType ?? d.mimeType, data: d.data } };
-        w.add("dropped_media", `A ${what} with an unreadable data: URL was not sent to Gemini.`);
+        w.add("dropped_media", `${withArticle(what)} with an unreadable data: URL was not sent to Gemini.`);
         return undefined;
       }
       if (url.startsWith("gs://") || FILES_API.test(url) || (allowYoutube && YOUTUBE.test(url))) {
@@ -180,7 +181,7 @@ function mediaPart(source: MediaSource, what: string, w: Warnings, allowYoutube 
       }
       w.add(
         "dropped_media",
-        `A ${what} given by remote URL was not sent: Gemini takes only inline data, gs:// or Files API URIs, and the gateway does not fetch.`,
+        `${withArticle(what)} given by remote URL was not sent: Gemini takes only inline data, gs:// or Files API URIs, and the gateway does not fetch.`,
       );
       return undefined;
     }
@@ -196,7 +197,7 @@ function mediaPart(source: MediaSource, what: string, w: Warnings, allowYoutube 
         if (source.mediaType) fileData.mimeType = source.mediaType;
         return { fileData };
       }
-      w.add("dropped_media", `A ${what} given by another provider's file id was not sent to Gemini.`);
+      w.add("dropped_media", `${withArticle(what)} given by another provider's file id was not sent to Gemini.`);
       return undefined;
     }
   }
@@ -357,7 +358,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       if (p.cacheControl) sawCache = true;
       if (p.text.length > 0) systemParts.push({ text: p.text });
     } else {
-      w.add("dropped_system_content", `A ${p.type} part in a system message was not sent: Gemini system instructions are text only.`);
+      w.add("dropped_system_content", `${withArticle(p.type)} part in a system message was not sent: Gemini system instructions are text only.`);
     }
   };
   for (const p of req.system) pushSystem(p);

@@ -17,6 +17,7 @@ import {
 import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
+import { withArticle } from "../article.ts";
 
 function joinText(parts: HubPart[], sep: string): string {
   let out = "";
@@ -128,7 +129,7 @@ class Builder {
           follow.push({ type: "text", text: `Image returned by tool call ${id}:` }, ...media);
         }
       } else if (p.type === "thinking" || p.type === "redacted_thinking" || p.type === "tool_call") {
-        this.w.add("dropped_content", `A ${p.type} part in a user turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+        this.w.add("dropped_content", `${withArticle(p.type)} part in a user turn cannot be sent to a Chat Completions upstream; it was dropped.`);
       } else {
         const part = this.part(p);
         if (part) own.push(part);
@@ -174,7 +175,7 @@ class Builder {
           this.w.add("stripped_signature", "Redacted thinking in the conversation history cannot be sent to a Chat Completions upstream; it was removed.");
           break;
         default:
-          this.w.add("dropped_content", `A ${p.type} part in an assistant turn cannot be sent to a Chat Completions upstream; it was dropped.`);
+          this.w.add("dropped_content", `${withArticle(p.type)} part in an assistant turn cannot be sent to a Chat Completions upstream; it was dropped.`);
       }
     }
     if (text.length === 0 && calls.length === 0) return;
@@ -188,7 +189,7 @@ class Builder {
 
   system(m: HubMessage, out: Json[]): void {
     for (const p of m.content) {
-      if (p.type !== "text") this.w.add("dropped_content", `A ${p.type} part in a ${m.role} message cannot be sent to a Chat Completions upstream; it was dropped.`);
+      if (p.type !== "text") this.w.add("dropped_content", `${withArticle(p.type)} part in a ${m.role} message cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
     const text = joinText(m.content, "\n\n");
     if (text.length === 0) return;
