@@ -353,6 +353,12 @@ export interface HubRequest {
    */
   droppedEmptyTurns?: number;
   /**
+   * Turns in `messages` left with no part because every part the client wrote was of a type named in
+   * `droppedItemTypes` (an Anthropic message of server-tool blocks only): not empty as the client sent
+   * them, so not counted in the `dropped_empty_message` warning (the `dropped_input_item` one says why).
+   */
+  emptiedTurns?: number;
+  /**
    * A reasoning effort the client asked for that is none of the hub's levels ({@link ReasoningEffort}:
    * a typo such as `"hihg"`, a capital, a level of one provider only): its field as the client wrote it
    * (Chat `reasoning_effort`, Responses `reasoning.effort`) and its value. Not carried (the request has

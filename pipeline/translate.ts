@@ -27,6 +27,7 @@ import { codecFor } from "../formats/index.ts";
 import { bodyJson } from "../formats/write-body-json.ts";
 import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
 import { bodyBytes, hubOf, requestTextOf, type RequestContext } from "./context.ts";
+import { conversationLeft, emptyConversationError } from "./empty-conversation.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
@@ -266,6 +267,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
   try {
     if (upstreamFormat === ctx.clientFormat && codec.tidyRequest && (KIND_TRAITS[provider.kind].thirdParty || carriesTaggedState(ctx))) {
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
+      if (!conversationLeft(upstreamFormat, built.body)) return emptyConversationError(ctx.clientFormat, ctx.body, undefined, upstreamFormat, target.label, built.warnings);
       if (params) Object.assign(built.body, params);
       return { mode: "tidy", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings };
     }
@@ -292,11 +294,13 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     }
     // Client items the hub could not hold (hub.ts droppedItemTypes): not sent, and said so (SPEC F-2).
     const droppedItems: Warning[] = hub.droppedItemTypes?.length
-      ? [{ code: "dropped_input_item", message: `Input items with no equivalent in the request to ${target.label} were not sent: ${hub.droppedItemTypes.join(", ")}.` }]
+      ? [{ code: "dropped_input_item", message: `${ctx.clientFormat === "anthropic-messages" ? "Content blocks" : "Input items"} with no equivalent in the request to ${target.label} were not sent: ${hub.droppedItemTypes.join(", ")}.` }]
       : [];
     // Turns with nothing in them no target format sends (the builders leave them out): said, as on the tidy lanes.
-    const empty = emptyTurns(hub.messages) + (hub.droppedEmptyTurns ?? 0);
+    const empty = emptyTurns(hub.messages) - (hub.emptiedTurns ?? 0) + (hub.droppedEmptyTurns ?? 0);
     if (empty > 0) droppedItems.push({ code: "dropped_empty_message", message: `${empty} empty message(s) were not sent.` });
+    // Nothing left to send (every turn empty or left out): the client's error, before any upstream call.
+    if (!conversationLeft(upstreamFormat, built.body)) return emptyConversationError(ctx.clientFormat, ctx.body, hub, upstreamFormat, target.label, [...droppedItems, ...built.warnings]);
     // An effort that is no level (a typo, a capital): the request went without one, and says why (SPEC F-2).
     if (hub.droppedEffort) droppedItems.push(droppedEffortWarning(hub.droppedEffort, target.label));
     return {

@@ -143,13 +143,29 @@ function parseBlock(b: Json, path: string): HubPart | null {
   }
 }
 
-function parseContent(content: string | Json[], path: string): HubPart[] {
+/** What {@link parseContent} left out, for the request's `droppedItemTypes` and `emptiedTurns` (SPEC F-2). */
+interface LeftOut {
+  /** Types of blocks the hub has no slot for, each once, in first-seen order. */
+  types: string[];
+  /** Messages whose every block was of such a type. */
+  emptied: number;
+}
+
+function parseContent(content: string | Json[], path: string, left: LeftOut): HubPart[] {
   if (typeof content === "string") return content.length > 0 ? [{ type: "text", text: content }] : [];
   const out: HubPart[] = [];
+  let dropped = false;
   content.forEach((b, i) => {
     const p = parseBlock(b, `${path}.${i}`);
     if (p) out.push(p);
+    else {
+      // No hub slot (a server tool's block, a type this code does not know): named, not silent.
+      dropped = true;
+      const type = String(b.type);
+      if (!left.types.includes(type)) left.types.push(type);
+    }
   });
+  if (dropped && out.length === 0) left.emptied++;
   return out;
 }
 
@@ -197,7 +213,8 @@ function parseToolChoice(tc: Json): ToolChoice | undefined {
  * Mapping: `system` (string or text blocks, `cache_control` per block) → `hub.system`; `messages`
  * (`user`, `assistant`, and Claude Code's `role: "system"` entries kept in place as hub `system`
  * turns); blocks text/image/document/tool_use/tool_result/thinking/redacted_thinking; server-tool
- * blocks have no hub slot and are left out. Signatures: an untagged value is Anthropic's, a
+ * blocks have no hub slot and are left out, named in `droppedItemTypes` (a message left with no block
+ * by that is counted in `emptiedTurns`, not as an empty message). Signatures: an untagged value is Anthropic's, a
  * `sy|<family>|…` value (mapping.ts) gets its family back. `tools` (function tools; server tools as
  * provider tools), `tool_choice` (+ `disable_parallel_tool_use` → `parallelToolCalls: false`),
  * `max_tokens`, sampling, `stop_sequences`, `thinking` (enabled → budget, adaptive, disabled; `display`),
@@ -240,6 +257,7 @@ export function parseEnvelope(b: Json & RequestBody): HubRequest {
     });
   }
 
+  const left: LeftOut = { types: [], emptied: 0 };
   const messages: HubMessage[] = b.messages.map((m, i) => {
     const role = m.role;
     if (role !== "user" && role !== "assistant" && role !== "system" && role !== "developer") {
@@ -247,7 +265,7 @@ export function parseEnvelope(b: Json & RequestBody): HubRequest {
     }
     const rest = leftover(m, MESSAGE_KNOWN);
     if (rest) (fields.messages ??= {})[String(i)] = rest;
-    return { role, content: parseContent(m.content as string | Json[], `messages.${i}.content`) };
+    return { role, content: parseContent(m.content as string | Json[], `messages.${i}.content`, left) };
   });
 
   const tools: HubTool[] = (b.tools ?? []).map((t, i) => parseTool(t as Json, i, fields));
@@ -318,5 +336,7 @@ export function parseEnvelope(b: Json & RequestBody): HubRequest {
     if (rest) extra.metadata = rest;
   }
   if (fields.messages || fields.tools) extra[ITEM_FIELDS_KEY] = fields;
+  if (left.types.length > 0) hub.droppedItemTypes = left.types;
+  if (left.emptied > 0) hub.emptiedTurns = left.emptied;
   return hub;
 }

@@ -209,6 +209,7 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
     const assistant = role === "model";
     const content: HubPart[] = [];
     let thinking: ThinkingPart | undefined;
+    let unread = false;
     parts.forEach((p, pi) => {
       // A part that is no Part, or holds nothing, was skipped without a word: the turn could vanish
       // (a user's question with it). The API refuses both; so does this, naming the part.
@@ -271,11 +272,12 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
         return;
       }
       // A kind of part the hub has no slot for (a member this parser does not read): named, not silent (SPEC F-2).
-      for (const k in p) if (!PART_MEMBERS.has(k)) return void left.parts.add(`${k} part`);
+      for (const k in p) if (!PART_MEMBERS.has(k)) return void ((unread = true), left.parts.add(`${k} part`));
     });
     if (content.length === 0) {
-      // Said, not silent (SPEC F-2): the translate stage names it in a dropped_empty_message warning.
-      left.emptyTurns++;
+      // Said, not silent (SPEC F-2): the translate stage names it in a dropped_empty_message warning,
+      // or, when the turn held only parts of a kind left out, in their dropped_input_item one.
+      if (!unread) left.emptyTurns++;
       return;
     }
     const hubRole = assistant ? "assistant" : "user";

@@ -40,9 +40,11 @@ describe("an empty turn on a translated lane is left out and said", () => {
     expect(suite.gw.fake.requests[0]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "hi" }, { type: "text", text: "again" }] }]);
   });
 
-  test("Responses client with input \"\", Gemini provider: said", async () => {
+  test("Responses client with input \"\", Gemini provider: nothing is left, so a 400 says so and nothing is sent (test/e2e/empty-conversation.test.ts)", async () => {
     const res = await post("/v1/responses", { model: "gem/gemini-x", input: "" });
-    expect(warnings(res).map((w) => w.code)).toContain("dropped_empty_message");
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toStartWith("Nothing in `input` can be sent to gem/gemini-x: 1 message has no content.");
+    expect(suite.gw.fake.requests.length).toBe(0);
   });
 
   test("Gemini client, Chat provider: a model turn of only empty texts is left out and said, as on the other lanes", async () => {
