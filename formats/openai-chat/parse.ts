@@ -288,7 +288,10 @@ export function parseRequest(body: unknown): HubRequest {
   });
 
   const tools: HubTool[] = [];
-  for (const t of b.tools ?? []) {
+  (b.tools ?? []).forEach((t, i) => {
+    // A function tool without its function is malformed (OpenAI answers 400 `tools[0].function`), not
+    // a tool of another kind to drop with a warning.
+    if (t.type === "function" && !t.function) throw invalid(`tools[${i}].function: a function tool needs "function" (its name and parameters).`, `tools[${i}].function`);
     if (t.type === "function" && t.function) {
       const f = t.function;
       const tool: HubTool = { kind: "function", name: f.name, parameters: f.parameters ?? { type: "object", properties: {} } };
@@ -301,7 +304,7 @@ export function parseRequest(body: unknown): HubRequest {
       const name = isObj(t.custom) && typeof t.custom.name === "string" ? t.custom.name : typeof t.name === "string" ? t.name : undefined;
       tools.push(name ? { kind: "provider", format: "openai-chat", raw: t, name } : { kind: "provider", format: "openai-chat", raw: t });
     }
-  }
+  });
 
   const extra: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(raw)) {

@@ -172,3 +172,12 @@ describe("nothing left to send after translation: a 400 in the client's format, 
     expect(suite.gw.fake.requests[0]!.body.contents).toEqual([{ role: "user", parts: [{ text: "hi" }, { text: "again" }] }]);
   });
 });
+
+describe("a malformed Chat tool on a translated lane", () => {
+  test("{type: function} without function: a 400 naming tools[0].function (as OpenAI answers), not a dropped_tool warning and a 200", async () => {
+    const r = await post("/v1/chat/completions", { model: "gem/gemini-x", messages: [{ role: "user", content: "hi" }], tools: [{ type: "function" }] });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(openaiError('tools[0].function: a function tool needs "function" (its name and parameters).', "tools[0].function"));
+    expect(suite.gw.fake.requests.length).toBe(0);
+  });
+});
