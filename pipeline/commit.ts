@@ -34,6 +34,7 @@ import {
 } from "./re-translate.ts";
 import { eventBytes, pumpEvents } from "./pump-events.ts";
 import { recordedReader } from "./committed-reads.ts";
+import { PassthroughDriver } from "./passthrough-driver.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
@@ -135,9 +136,32 @@ const HTTP_BODY: Delivery<Uint8Array> = {
     const body = wholeBody(parts);
     return { body, bytes: typeof body === "string" ? Buffer.byteLength(body) : body.byteLength, contentHeaders: clientStream ? SSE_HEADERS : JSON_HEADERS };
   },
-  end: (driver, failure) => (driver.endWhole ? driver.endWhole(failure) : driver.end(failure)),
+  end: endForBody,
   stream: (reader, driver, prefix, opts, onEnd, sent) => ({ body: replyStream(reader, driver, prefix, opts, onEnd, sent) }),
 };
+
+/** The driver classes' own `endWhole` (and the passthrough's `end`), called as known functions by {@link endForBody}. */
+const END_WHOLE_BODY = WholeBodyDriver.prototype.endWhole;
+const END_TRANSLATED_STREAM = TranslatedStreamDriver.prototype.endWhole;
+const END_ACCUMULATED = AccumulatedDriver.prototype.endWhole;
+const END_PASSTHROUGH = PassthroughDriver.prototype.end;
+
+/**
+ * {@link Delivery.end} of an HTTP body: the driver's `endWhole` when it has one, else its `end`. Each
+ * driver class of the HTTP lanes is told apart here and its method called as a known function, so
+ * that every call site sees one callee: this function is inlined into `commitWith`, and one method
+ * call on `driver` there (`driver.endWhole(…)`) saw a different class on each kind of lane, which the
+ * optimising compiler had speculated to be the one it had seen, so a lane of another kind made it
+ * throw `commitWith`'s compiled code away and compile it again (docs/performance.md item 206). Any
+ * other driver (none today: these are the four `replyDriverFor` makes for an HTTP body) is asked as before.
+ */
+function endForBody(driver: ReplyDriver<Uint8Array>, failure?: HubError): Uint8Array | string {
+  if (driver instanceof WholeBodyDriver) return END_WHOLE_BODY.call(driver, failure);
+  if (driver instanceof PassthroughDriver) return END_PASSTHROUGH.call(driver, failure) as Uint8Array;
+  if (driver instanceof TranslatedStreamDriver) return END_TRANSLATED_STREAM.call(driver, failure);
+  if (driver instanceof AccumulatedDriver) return END_ACCUMULATED.call(driver, failure);
+  return driver.endWhole ? driver.endWhole(failure) : driver.end(failure);
+}
 
 /**
  * The reply as events to an event transport's sink (SPEC 2.5), seen by the flight recorder on the way
