@@ -224,10 +224,11 @@ async function main() {
     runs.viaFramework = await cpuPerCall(k("viaFramework"), async () => (await framework.handle(request())).arrayBuffer());
     runs.viaBare = await cpuPerCall(k("viaBare"), async () => (await bareFetch(request())).arrayBuffer());
 
-    runs.bodyRead = await cpuPerCall(k("bodyRead"), async () => {
+    const bodyRead = async () => {
       const r = await readBody(request(), 32 * 1024 * 1024);
       if (r.ok) parseJsonObject(r.value);
-    });
+    };
+    runs.bodyRead = await cpuPerCall(k("bodyRead"), bodyRead);
     const guarded = async (): Promise<RequestContext> => {
       const ctx = newContext({ request: request(), endpoint: lane.endpoint, peer: "127.0.0.1" }, Date.now());
       const g = await guard(ctx, guardDeps);
@@ -488,6 +489,11 @@ async function main() {
     // The rows that are one difference of two of these (attempt loop; gateway wrapper and the app's hooks
     // from the one-at-a-time runs), measured again in short paired rounds (item 173).
     for (const [name, r] of Object.entries(await pairedRounds({ viaAttempts: timed.viaAttempts!, viaStages: timed.viaStages! }))) runs[`paired:${name}`] = r;
+    // The guard and translate rows, differences of two measurements too, in paired rounds (item 207: as
+    // differences of 3-round medians translate read 11.7-11.9 µs on the native Chat lanes, where the
+    // client's bytes are forwarded and paired rounds read 0-1; the guard -2.4 on messages->chat JSON).
+    for (const [name, r] of Object.entries(await pairedRounds({ bodyRead, guardAll: timed.guardAll! }))) runs[`paired:${name}`] = r;
+    for (const [name, r] of Object.entries(await pairedRounds({ ctxOnly: timed.ctxOnly!, withTranslate: timed.withTranslate! }))) runs[`paired:${name}`] = r;
     // The rows that subtract the in-process upstream alone or the driver (executor, provider executor,
     // reply driver, commit point), in paired rounds too (item 201: as differences of 3-round medians the
     // executor row read 12.0 µs on chat stream and the commit row 17.8 on messages→chat stream, where
