@@ -16,7 +16,9 @@
  *   hold the rest (one statement, `switchyard_quota_share`). Near a window's end (last 5 s) the next
  *   window's share is taken ahead. A key idle on this instance for 5 s gives its spare back.
  * - Use is reported every second in one batched statement (and at once when a share overran), which
- *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check).
+ *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check): the
+ *   shares whose use changed here go in, the pools the other instances have shares of come out
+ *   (`exchangeQuotaUse`), so a watched key nobody uses costs nothing.
  * - Shares are renewed with the store's leases; an instance that dies stops renewing, and after ~15 s
  *   its share counts only its reported use (windows) or nothing (slots): the rest returns to the pool.
  *
@@ -34,7 +36,7 @@
  *   instance is unused (given back after 5 s idle). As with the embedded counters across a boundary of
  *   fixed windows, any 60 s span may see up to 2 × rpm.
  * - tpm and budgets: tokens are known when a request ends, so each request in flight holds its expected
- *   spend ({@link SharedKeyCounters.expected}) on the instance's share until it is settled. A request
+ *   spend (src/limits/key-means.ts `expected`) on the instance's share until it is settled. A request
  *   arriving while none of the key's is in flight on its instance is admitted while the share has room
  *   and the window's known use is under the limit; while some are, only when their reservations, its
  *   own and the window's use fit in the share (refilled first, one round trip) and under the limit,
@@ -66,7 +68,7 @@ import { BUDGET_WINDOW_MS, keyId } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import { answerWithin, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
-import { modelRate } from "./counters.ts";
+import { KeyMeans } from "./key-means.ts";
 import { monoNow, newShare, type Share } from "./quota-share.ts";
 
 const MINUTE = 60_000;
@@ -81,17 +83,6 @@ const SHORT_RETRY_MS = 1000;
 
 /** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
 type Need = [share: Share, refuse: (s: Share) => LimitRefusal, amount: number];
-
-/** A key's recent spend per request on this instance, for the reservation of a request in flight. */
-interface KeyMean {
-  /** Exponential moving average of the tokens of settled requests. */
-  tokens: number;
-  /** Exponential moving average of USD per token of settled priced requests; 0 before the first. */
-  usdPerToken: number;
-}
-
-/** Weight of the newest settled request in {@link KeyMean}. */
-const MEAN_WEIGHT = 0.3;
 
 /** What `admit` hands to `settle`. */
 interface Ticket {
@@ -120,7 +111,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
   private readonly shares = new Map<string, Share>();
   private readonly inFlightHere = new Map<string, number>();
-  private readonly means = new Map<string, KeyMean>();
+  /** The keys' recent spend per request here, for the holds of requests in flight (key-means.ts). */
+  private readonly means = new KeyMeans();
   /** Database clock minus the local monotonic clock ({@link monoNow}), ms. */
   private offset = 0;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -158,7 +150,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * otherwise waits for the shares that have none to be refilled (one round trip) and decides then.
    */
   admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } | Promise<{ ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal }> {
-    const want = this.expected(key, limits, estimate);
+    const want = this.means.expected(key, limits, estimate);
     const shares = this.sharesOf(key, limits, want);
     if (this.degraded) return this.decide(key, shares);
     const empty = shares.filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
@@ -206,15 +198,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.reserved = s.holding === 0 ? 0 : Math.max(0, s.reserved - n);
       touched.push(s);
     }
-    if (tokens > 0) {
-      const m = this.means.get(key);
-      const perToken = usd > 0 ? usd / tokens : undefined;
-      if (!m) this.means.set(key, { tokens, usdPerToken: perToken ?? 0 });
-      else {
-        m.tokens += MEAN_WEIGHT * (tokens - m.tokens);
-        if (perToken !== undefined) m.usdPerToken = m.usdPerToken === 0 ? perToken : m.usdPerToken + MEAN_WEIGHT * (perToken - m.usdPerToken);
-      }
-    }
+    if (tokens > 0) this.means.learn(key, tokens, usd);
     if (t.slots) {
       t.slots.used = Math.max(0, t.slots.used - 1);
       t.slots.lastUse = at;
@@ -301,24 +285,6 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   // -- admission --------------------------------------------------------------------------------
-
-  /**
-   * What a request of `key` is expected to spend, held against tpm and budgets while it is in flight:
-   * the larger of its own input estimate (body bytes / 4) and the key's recent mean tokens per request
-   * on this instance; for USD budgets those tokens at the key's recent USD per token or at what a
-   * token of the request's model is expected to cost (`RequestEstimate.usdPerToken`), whichever is
-   * dearer (nothing for an unpriced model).
-   */
-  private expected(key: string, limits: KeyLimits, estimate?: RequestEstimate): { tokens: number; usd: number } {
-    const budgets = limits.budgets ?? [];
-    if (limits.tpm === undefined && budgets.length === 0) return { tokens: 0, usd: 0 };
-    const own = estimate && Number.isFinite(estimate.tokens) && estimate.tokens > 0 ? estimate.tokens : 0;
-    const m = this.means.get(key);
-    const tokens = Math.max(own, m?.tokens ?? 0);
-    // At least what a token of the request's model is expected to cost: a burst to a model dearer than
-    // the key's recent mean holds that model's price.
-    return { tokens, usd: tokens * Math.max(m?.usdPerToken ?? 0, modelRate(estimate)) };
-  }
 
   /** The shares `limits` needs for a request now, with what each refusal would say and what it expects to spend there. */
   private sharesOf(key: string, limits: KeyLimits, want: { tokens: number; usd: number }): Need[] {
@@ -524,7 +490,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async reportNow(): Promise<void> {
     const now = monoNow();
     const dbNow = this.dbNow();
+    // Written: the shares whose use changed here; read: every open window's (the others' use in it).
     const rows: Share[] = [];
+    const read: Share[] = [];
     const work: Promise<void>[] = [];
     this.watch();
     for (const [id, s] of this.shares) {
@@ -547,7 +515,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
       if (s.used !== s.reported && !s.stored) {
         // Counted while the database was away in a pool this instance has no row of: the row is made with it.
         if (!s.syncing) work.push(this.sync(s, false).catch((err) => void this.unavailable(err)));
-      } else if (s.used !== s.reported || (s.windowEnd !== 0 && !ended)) rows.push(s); // its use, or the others' (idle, watched too)
+      } else {
+        if (s.used !== s.reported) rows.push(s);
+        if (s.windowEnd !== 0 && !ended) read.push(s); // the others' use (idle, watched too)
+      }
       // Take the next window's share ahead while the key is busy here.
       const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
       if (s.windowEnd !== 0 && !idle && !ended && s.windowEnd - dbNow < ahead) {
@@ -555,15 +526,16 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (next.granted === 0 && !next.syncing && !this.knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
       }
     }
-    if (rows.length) {
+    if (rows.length || read.length) {
       work.push(
         (async () => {
+          // One statement: the changed rows in, the pools the others use out (a watched key nobody
+          // uses costs nothing; until 2026-12-04 every watched pool was a row each way, every second).
           const used = rows.map((s) => s.used);
-          const others = await this.store.reportQuotaUse(rows.map((s, i) => ({ name: s.name, windowStart: s.windowStart, used: used[i]! })));
-          rows.forEach((s, i) => {
-            s.reported = used[i]!;
-            if (others[i] !== undefined) this.learnOthers(s, others[i]!);
-          });
+          const others = await this.store.exchangeQuotaUse(rows.map((s, i) => ({ name: s.name, windowStart: s.windowStart, used: used[i]! })));
+          const elsewhere = new Map(others.map((o) => [`${o.name}@${o.windowStart}`, o.used]));
+          rows.forEach((s, i) => void (s.reported = used[i]!));
+          for (const s of new Set([...rows, ...read])) this.learnOthers(s, elsewhere.get(`${s.name}@${s.windowStart}`) ?? 0);
           this.recovered();
         })().catch((err) => {
           if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));

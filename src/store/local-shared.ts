@@ -89,6 +89,11 @@ export class LocalShared implements SharedStore {
     return rows.map(() => 0);
   }
 
+  /** One instance: nobody else uses anything. */
+  exchangeQuotaUse(_rows: readonly QuotaUse[]): QuotaUse[] {
+    return [];
+  }
+
   /** Runs `fn` after any earlier locked call for the same account has settled. */
   async withRefreshLock<T>(accountId: string, fn: () => Promise<T>): Promise<T> {
     const before = this.locks.get(accountId) ?? Promise.resolve();

@@ -158,6 +158,17 @@ export interface SharedStore {
   reportQuotaUse(rows: readonly QuotaUse[]): Awaitable<number[]>;
 
   /**
+   * The shared key counters' report (src/limits/shared-counters.ts): records the use of the shares in
+   * `rows` as {@link reportQuotaUse} does (the ones whose use changed since the last report; none is
+   * fine) and returns the use the other instances have reported in every pool and window they have a
+   * share of (`used` summed over them; a pool none of them uses is absent: its use elsewhere is 0). One
+   * statement; what it sends grows with the shares whose use changed here, what it answers with the
+   * pools used elsewhere, not with every pool this instance watches.
+   * @throws StoreError `unavailable`.
+   */
+  exchangeQuotaUse(rows: readonly QuotaUse[]): Awaitable<QuotaUse[]>;
+
+  /**
    * Runs `fn` while holding the refresh lock of an account: at most one OAuth refresh of an account runs
    * at a time across all instances (SPEC D-2, P-7); the others wait, then find the rotated credential
    * in the store and adopt it. When the shared database cannot be reached `fn` runs without the lock.

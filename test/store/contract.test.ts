@@ -344,6 +344,9 @@ for (const backend of backends) {
       expect(back).toMatchObject({ granted: 3, othersUsed: 0 });
       expect(Math.abs(back.now - Date.now())).toBeLessThan(60_000);
       expect(await s.reportQuotaUse([{ name: pool.name, windowStart: pool.windowStart, used: 5 }])).toEqual([0]);
+      // The report: this instance's changed use in, the pools other instances use out (none here).
+      expect(await s.exchangeQuotaUse([{ name: pool.name, windowStart: pool.windowStart, used: 6 }])).toEqual([]);
+      expect(await s.exchangeQuotaUse([])).toEqual([]);
       expect(await code(() => s.setQuotaShare({ ...pool, name: "", target: 1, used: 0 }))).toBe("invalid");
       const order: string[] = [];
       const slow = s.withRefreshLock("acct", async () => {

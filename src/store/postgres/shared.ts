@@ -166,6 +166,21 @@ export class PgShared implements SharedStore {
     return (out as Array<{ others: unknown }>).map((r) => Number(r.others));
   }
 
+  /** See SharedStore.exchangeQuotaUse: one statement, the changed rows in, the pools used elsewhere out. */
+  async exchangeQuotaUse(rows: readonly QuotaUse[]): Promise<QuotaUse[]> {
+    const json = JSON.stringify(rows.map((r) => ({ name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0 })));
+    const out = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(name text, ws bigint, used float8)),
+         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END, expires_at = ${DB_NOW_MS} + $3
+                 FROM v WHERE q.name = v.name AND q.window_start = v.ws AND q.instance_id = $2)
+         SELECT name, window_start, SUM(used)::float8 AS used FROM quota_shares WHERE instance_id <> $2 GROUP BY name, window_start`,
+        [json, this.ctx.instanceId, this.leaseTtlMs],
+      ),
+    );
+    return (out as Array<{ name: string; window_start: unknown; used: unknown }>).map((r) => ({ name: r.name, windowStart: Number(r.window_start), used: Number(r.used) }));
+  }
+
   /** Drops ended windows' shares (every instance's) at most once a minute. */
   private pruneQuotas(): void {
     const now = this.ctx.now();

@@ -247,6 +247,7 @@ export class PostgresStore implements Store {
   claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
+  exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.coord.exchangeQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.coord.onChange(listener); }
 

@@ -232,6 +232,7 @@ export class SqliteStore implements Store {
   claimOnce(name: string, until: number) { return this.local.claimOnce(name, until); }
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
+  exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.local.exchangeQuotaUse(rows); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.local.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.local.onChange(listener); }
 
