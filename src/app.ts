@@ -521,7 +521,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               bus,
               registry,
               config: () => cfg,
-              discovered: () => discovery.publishedAll(),
+              discovery,
               executorFor,
               clock,
               secrets,

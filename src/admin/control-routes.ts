@@ -13,12 +13,13 @@
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
-import type { ExecutorFor } from "../../pipeline/index.ts";
+import { scrubText, type ExecutorFor } from "../../pipeline/index.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
+import type { Discovery } from "../providers/discovery.ts";
 import { chooseTestModel, lastServedModel, testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
@@ -30,8 +31,11 @@ export interface ControlDeps {
   registry: AccountRegistry;
   /** The configuration in force: its providers, and the combos and aliases an account test's model may come from. */
   config: () => Pick<RuntimeConfig, "providers" | "combos" | "aliases">;
-  /** Models discovered per provider (SPEC P-6). */
-  discovered: () => Map<string, string[]>;
+  /**
+   * Models discovered per provider (SPEC P-6, `publishedAll`), and the models an account's upstream
+   * lists now (`advertised`: the account test's offer when nothing else names a model; nothing stored).
+   */
+  discovery: Pick<Discovery, "publishedAll" | "advertised">;
   executorFor: ExecutorFor;
   clock: Clock;
   secrets: () => Iterable<string>;
@@ -44,6 +48,9 @@ export interface ControlDeps {
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
   allowed?: (request: Request, peer: string | undefined) => boolean;
 }
+
+/** At most this many of the models an account's upstream lists are offered in a test's 400 (`models`). */
+export const MAX_OFFERED_MODELS = 200;
 
 /** Body of `POST /accounts/{id}/test` (the body itself is optional). */
 export const AccountTestBody = strictBody({
@@ -133,7 +140,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now(), allowed: allowed && (() => allowed(request, peer)) });
       })
       .get("/providers", () => {
-        const discovered = deps.discovered();
+        const discovered = deps.discovery.publishedAll();
         const accounts = [...deps.registry.list(), ...deps.registry.implicitAccounts()];
         return {
           providers: [...deps.config().providers.values()].map((p) => ({
@@ -171,14 +178,22 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           if (!provider) return adminError(409, `Account ${id} names provider ${account.providerId}, which is not configured.`);
           const choice = body.value.model
             ? { model: body.value.model, from: "the request" }
-            : (chooseTestModel(provider, account, { discovered: deps.discovered().get(provider.id) ?? [], combos: config.combos.values(), aliases: config.aliases }) ??
+            : (chooseTestModel(provider, account, { discovered: deps.discovery.publishedAll().get(provider.id) ?? [], combos: config.combos.values(), aliases: config.aliases }) ??
               (await lastServedModel(deps.store, account, provider, deps.clock.now())));
           if (!choice) {
+            // Nothing names a model: ask the upstream which ones the account may use, and offer them.
+            const listed = await deps.discovery.advertised(account, provider);
+            if (listed.error) listed.error = scrubText(listed.error, deps.secrets());
+            const known = `No model is known for provider ${provider.id}: its config entry lists no models, none were discovered, no combo or alias routes to it, and account ${id} served none in the last 30 days`;
+            const offer = listed.models?.slice(0, MAX_OFFERED_MODELS) ?? [];
             return adminError(
               400,
-              `No model is known for provider ${provider.id}: its config entry lists no models, none were discovered, no combo or alias routes to it, and account ${id} served none in the last 30 days. Name the upstream model to test with, as {"model": "…"}.`,
+              offer.length > 0
+                ? `${known}. Its upstream lists ${listed.models!.length === 1 ? "one model" : `${listed.models!.length} models`} (${offer.slice(0, 5).join(", ")}${listed.models!.length > 5 ? ", …" : ""}): name the one to test with, as {"model": "…"}.`
+                : `${known}, and its upstream's model list could not be read (${listed.error ?? "no answer"}). Name the upstream model to test with, as {"model": "…"}.`,
               "model",
               "model_required",
+              offer.length > 0 ? { models: offer } : { models: [], models_error: listed.error ?? "no answer" },
             );
           }
           return testAccount(deps, provider, account, choice);
@@ -279,7 +294,7 @@ export const CONTROL_ROUTE_DOCS = {
   "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
   "POST /admin/api/accounts/:id/test": {
     summary:
-      "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it, else the model the account last served (in the last 30 days; `model_from` says which); a 400 with code `model_required` when none is known.",
+      "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it, else the model the account last served (in the last 30 days; `model_from` says which); a 400 with code `model_required` when none is known, whose error carries `models`, the models the account's upstream lists now (its models endpoint, asked then; up to 200, sorted), or an empty `models` and `models_error`, why that list could not be read.",
     body: AccountTestBody,
     response: AccountTestReply,
   },

@@ -145,11 +145,30 @@ export class Discovery {
 
   private async discoverOne(account: Account, provider: ProviderInfo): Promise<{ result: DiscoveryResult; efforts: Map<string, string[]> }> {
     const result: DiscoveryResult = { accountId: account.id, providerId: provider.id, ok: false };
+    const listed = await this.list(account, provider);
+    if (listed.models) {
+      result.ok = true;
+      result.models = listed.models;
+    } else result.error = listed.error;
+    return { result, efforts: listed.efforts };
+  }
+
+  /**
+   * The models `account` may use as its upstream lists them now, sorted, without storing them (routing
+   * is unchanged): the account test's offer when nothing configured names a model. Every kind is asked,
+   * `*-compatible` and `gemini` ones too (which {@link run} leaves out, since a stored list limits
+   * routing): an OpenAI-format provider's `GET {base_url}/models`, an Anthropic-format one's
+   * `GET {base_url}/v1/models`, Gemini's `GET {base_url}/v1beta/models` (`{models: [{name:
+   * "models/ID"}]}`, Gemini API "models.list"). `error` says why none came (never a token).
+   */
+  async advertised(account: Account, provider: ProviderInfo): Promise<{ models?: string[]; error?: string }> {
+    const { models, error } = await this.list(account, provider);
+    return models ? { models } : { error };
+  }
+
+  private async list(account: Account, provider: ProviderInfo): Promise<{ models?: string[]; error?: string; efforts: Map<string, string[]> }> {
     const efforts = new Map<string, string[]>();
-    if (!this.deps.healthy(account)) {
-      result.error = "account is not healthy (disabled, quarantined or locked)";
-      return { result, efforts };
-    }
+    if (!this.deps.healthy(account)) return { error: "account is not healthy (disabled, quarantined or locked)", efforts };
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.deps.timeoutMs ?? DISCOVERY_TIMEOUT_MS);
     try {
@@ -172,7 +191,7 @@ export class Discovery {
           if (levels) efforts.set(slug, levels.map((l: unknown) => (typeof l === "string" ? l : str((l as { effort?: unknown })?.effort))).filter((x): x is string => Boolean(x)));
         }
         for (const m of arrayOf(json, "data")) if (str(m.id)) models.add(str(m.id)!);
-      } else if (provider.kind === "claude-code" || provider.kind === "anthropic") {
+      } else if (provider.format === "anthropic-messages") {
         let after: string | undefined;
         for (let page = 0; page < 10; page++) {
           const url = `${joinUrl(provider.baseUrl, "/v1/models")}?limit=1000${after ? `&after_id=${encodeURIComponent(after)}` : ""}`;
@@ -192,19 +211,28 @@ export class Discovery {
           if (json.has_more !== true || typeof json.last_id !== "string") break;
           after = json.last_id;
         }
+      } else if (provider.format === "gemini") {
+        let token: string | undefined;
+        for (let page = 0; page < 10; page++) {
+          const url = `${joinUrl(provider.baseUrl, "/v1beta/models")}?pageSize=1000${token ? `&pageToken=${encodeURIComponent(token)}` : ""}`;
+          const json = (await this.get(url, this.headers(acct, provider, "gemini"), acct, controller.signal)) as { nextPageToken?: unknown };
+          for (const m of arrayOf(json, "models")) if (str(m.name)) models.add(str(m.name)!.replace(/^models\//, ""));
+          // an OpenAI-shaped list from a Gemini-format server that has one
+          for (const m of arrayOf(json, "data")) if (str(m.id)) models.add(str(m.id)!);
+          if (typeof json.nextPageToken !== "string" || !json.nextPageToken) break;
+          token = json.nextPageToken;
+        }
       } else {
         const json = await this.get(joinUrl(provider.baseUrl, "/models"), this.headers(acct, provider, "openai-chat"), acct, controller.signal);
         for (const m of arrayOf(json, "data")) if (str(m.id)) models.add(str(m.id)!);
       }
       if (models.size === 0) throw new Error("the provider listed no models");
-      result.ok = true;
-      result.models = [...models].sort();
+      return { models: [...models].sort(), efforts };
     } catch (e) {
-      result.error = controller.signal.aborted ? "timed out" : e instanceof Error ? e.message.slice(0, 200) : "failed";
+      return { error: controller.signal.aborted ? "timed out" : e instanceof Error ? e.message.slice(0, 200) : "failed", efforts };
     } finally {
       clearTimeout(timer);
     }
-    return { result, efforts };
   }
 
   private headers(account: Account, provider: ProviderInfo, format: UpstreamCall["upstreamFormat"]): Headers {

@@ -198,9 +198,16 @@ accounts:
       type: "invalid_request_error",
       param: "model",
       code: "model_required",
-      message: 'No model is known for provider u: its config entry lists no models, none were discovered, no combo or alias routes to it, and account u1 served none in the last 30 days. Name the upstream model to test with, as {"model": "…"}.',
+      message:
+        'No model is known for provider u: its config entry lists no models, none were discovered, no combo or alias routes to it, and account u1 served none in the last 30 days. Its upstream lists one model (fake-model): name the one to test with, as {"model": "…"}.',
+      // what the account's upstream lists, asked then (GET /v1/models with its key): offered, not tested
+      models: ["fake-model"],
     });
-    expect(gw.fake.requests.length).toBe(before);
+    const asked = gw.fake.requests.slice(before);
+    expect(asked.map((r) => [r.method, r.path, r.headers["authorization"]])).toEqual([["GET", "/v1/models", "Bearer sk-test-account-q"]]);
+    // nothing stored: the account's models stay unlimited for routing, and discovery lists none
+    const providers = (await (await fetch(`${gw.url}/admin/api/providers`)).json()) as { providers: Array<{ id: string; discoveredModels: string[] }> };
+    expect(providers.providers.find((p) => p.id === "u")?.discoveredModels).toEqual([]);
     const bad = await post("/accounts/a1/test", { model: 5 });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error).toMatchObject({ param: "model", message: "model must be a string" });

@@ -162,11 +162,14 @@ describe("Test on an implicit keyless account", () => {
     }
   }, 60_000);
 
-  test("with no model known for the provider, Test asks for one and tests with it", async () => {
-    const bare = await startGateway(`
+  test("with no model known for the provider, Test offers the models its upstream lists and tests with the one picked (it asked with a blank field)", async () => {
+    const bare = await startGateway(
+      `
 providers:
   - { id: bare, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
-`);
+`,
+      { fakeOptions: { models: ["local-big", "local-small"] } },
+    );
     const w = await openPage(browser, bare.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
@@ -179,20 +182,58 @@ providers:
       await card.getByRole("button", { name: "Test" }).click();
       const ask = card.locator("form.test-model");
       await ask.waitFor({ timeout: 10_000 });
-      expect(await ask.locator("p").innerText()).toBe("Provider bare lists no models, no combo or alias routes to it, and this account served none lately: name the upstream model to test this account with.");
+      expect(await ask.locator("p").innerText()).toBe(
+        "Nothing in the configuration names a model of provider bare and this account served none lately; its upstream lists these 2 models: pick the one to test this account with.",
+      );
+      // the upstream's list, the first chosen: no blank field
+      const pick = card.getByLabel("Model");
+      expect(await pick.locator("option").allInnerTexts()).toEqual(["local-big", "local-small"]);
+      expect(await pick.inputValue()).toBe("local-big");
       // the API's instruction ({"model": "…"}) is not what the operator reads
       expect(await card.locator(".test-result").count()).toBe(0);
-      expect(bare.fake.requests.length).toBe(0);
+      expect(bare.fake.requests.map((r) => [r.method, r.path])).toEqual([["GET", "/v1/models"]]);
+      await pick.selectOption("local-small");
+      await card.getByRole("button", { name: "Test with this model" }).click();
+      const result = card.locator(".test-result");
+      await result.waitFor({ timeout: 10_000 });
+      expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with local-small$/);
+      expect(bare.fake.requests.filter((r) => r.method === "POST").map((r) => [r.model, r.headers["authorization"]])).toEqual([["local-small", undefined]]);
+      await w.page.screenshot({ path: join(SHOTS, "accounts-test-model.png"), fullPage: true });
+      // the one 400 is the answer that no model is known (Chromium logs it as a failed load)
+      expect(w.failed).toEqual([`400 ${bare.url}/admin/api/accounts/bare-keyless/test`]);
+      expect(w.errors.filter((e) => !e.includes("400"))).toEqual([]);
+    } finally {
+      await w.close();
+      await bare.stop();
+    }
+  }, 60_000);
+
+  test("with no model known and an upstream without a models list, Test says why it cannot offer one and tests with the model typed", async () => {
+    const bare = await startGateway(
+      `
+providers:
+  - { id: bare, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+`,
+      { fakeOptions: { models: null } },
+    );
+    const w = await openPage(browser, bare.url);
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      await w.page.goto(`${bare.url}/dashboard/accounts`);
+      const card = w.page.locator(".card", { has: w.page.locator('[data-account="bare-keyless"]') });
+      await card.waitFor({ timeout: 10_000 });
+      await card.getByRole("button", { name: "Test" }).click();
+      const ask = card.locator("form.test-model");
+      await ask.waitFor({ timeout: 10_000 });
+      expect(await ask.locator("p").innerText()).toBe(
+        "Nothing in the configuration names a model of provider bare, this account served none lately, and its upstream's model list could not be read (the models endpoint answered 404): name the upstream model to test this account with.",
+      );
       await card.getByLabel("Model").fill("my-local-model");
       await card.getByRole("button", { name: "Test with this model" }).click();
       const result = card.locator(".test-result");
       await result.waitFor({ timeout: 10_000 });
       expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with my-local-model$/);
-      expect(bare.fake.requests.map((r) => [r.model, r.headers["authorization"]])).toEqual([["my-local-model", undefined]]);
-      await w.page.screenshot({ path: join(SHOTS, "accounts-test-model.png"), fullPage: true });
-      // the one 400 is the answer that no model is known (Chromium logs it as a failed load)
-      expect(w.failed).toEqual([`400 ${bare.url}/admin/api/accounts/bare-keyless/test`]);
-      expect(w.errors.filter((e) => !e.includes("400"))).toEqual([]);
+      expect(bare.fake.requests.filter((r) => r.method === "POST").map((r) => r.model)).toEqual(["my-local-model"]);
     } finally {
       await w.close();
       await bare.stop();

@@ -129,6 +129,11 @@ export interface FakeUpstreamOptions {
    * for the next poll, after every due timer had fired).
    */
   inProcess?: (path: string) => boolean;
+  /**
+   * What `GET …/models` lists (OpenAI's `{object: "list", data: [{id}]}` shape, on any path ending in
+   * `/models`); default `["fake-model"]`; `null` answers 404 there, as a server without a models endpoint.
+   */
+  models?: string[] | null;
 }
 
 /** Starts a fake upstream. */
@@ -167,7 +172,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     requests.push(rec);
 
     if (request.method === "GET" && url.pathname.endsWith("/models")) {
-      return Response.json({ object: "list", data: [{ id: "fake-model", object: "model" }] });
+      if (opts.models === null) return Response.json({ error: { message: "unknown path", type: "not_found" } }, { status: 404 });
+      return Response.json({ object: "list", data: (opts.models ?? ["fake-model"]).map((id) => ({ id, object: "model" })) });
     }
     let reply = queue.shift();
     if (!reply && handler) reply = await handler(rec);

@@ -14,6 +14,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly param?: string | null,
+    /** The answer's whole `error` object (its `code` and any route-specific members). */
+    readonly detail: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -42,9 +44,9 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     data = undefined;
   }
   if (!res.ok) {
-    const err = (data as { error?: { message?: string; param?: string | null } } | undefined)?.error;
+    const err = (data as { error?: { message?: string; param?: string | null } & Record<string, unknown> } | undefined)?.error;
     if (res.status === 401) reloadToSignIn("ended");
-    throw new ApiError(res.status, err?.message ?? `${res.status} ${res.statusText}`, err?.param);
+    throw new ApiError(res.status, err?.message ?? `${res.status} ${res.statusText}`, err?.param, err && typeof err === "object" ? err : {});
   }
   return data as T;
 }

@@ -7,7 +7,9 @@
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
  * model it used and where it came from (the model the account last served, when nothing configured names
- * one); when the server knows none for the provider (400 `model_required`), the card asks for one.
+ * one); when the server knows none for the provider (400 `model_required`), the card offers the models the
+ * account's upstream lists (the 400's `models`) to pick from, else says why that list could not be read and
+ * asks for one.
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
@@ -128,8 +130,11 @@ const testedWith = (t: { model?: string; model_from?: string }) => (t.model ? ` 
 
 function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload: () => void }) {
   const [test, setTest] = useState<{ ok: boolean; status: number; latency_ms: number; model?: string; model_from?: string; error?: string } | { failed: string } | undefined>();
-  /** Set when the server knows no model to test with: the operator names one. */
-  const [askModel, setAskModel] = useState(false);
+  /**
+   * Set when the server knows no model to test with: the models the account's upstream lists (offered
+   * to pick from), or why that list could not be read (the operator names one).
+   */
+  const [askModel, setAskModel] = useState<{ models: string[]; error?: string } | undefined>();
   const [testModel, setTestModel] = useState("");
   const [error, setError] = useState<string | undefined>();
   const toggle = async () => {
@@ -159,7 +164,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       setTest(await api(`/accounts/${encodeURIComponent(a.id)}/test`, { method: "POST", body: model ? { model } : {} }));
     } catch (e) {
       // No model known for the provider: ask for one instead of showing the API's instruction.
-      if (e instanceof ApiError && e.status === 400 && e.param === "model" && model === undefined) return setAskModel(true);
+      if (e instanceof ApiError && e.status === 400 && e.param === "model" && model === undefined) {
+        const offered = Array.isArray(e.detail.models) ? e.detail.models.filter((m): m is string => typeof m === "string") : [];
+        setTestModel(offered[0] ?? "");
+        return setAskModel({ models: offered, error: typeof e.detail.models_error === "string" ? e.detail.models_error : undefined });
+      }
       setTest({ failed: (e as Error).message });
     }
   };
@@ -213,13 +222,33 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
             if (testModel.trim()) void runTest(testModel.trim());
           }}
         >
-          <p class="small">
-            Provider <code>{a.providerId}</code> lists no models, no combo or alias routes to it, and this account served none lately: name the upstream model to test this account with.
-          </p>
-          <div class="field">
-            <label for={`test-model-${a.id}`}>Model</label>
-            <input id={`test-model-${a.id}`} name="model" value={testModel} onInput={(e) => setTestModel((e.target as HTMLInputElement).value)} placeholder="upstream model id" autoComplete="off" spellcheck={false} required />
-          </div>
+          {askModel.models.length > 0 ? (
+            <>
+              <p class="small">
+                Nothing in the configuration names a model of provider <code>{a.providerId}</code> and this account served none lately; its upstream lists {askModel.models.length === 1 ? "this model" : `these ${askModel.models.length} models`}: pick the one to test this account with.
+              </p>
+              <div class="field">
+                <label for={`test-model-${a.id}`}>Model</label>
+                <select id={`test-model-${a.id}`} name="model" value={testModel} onChange={(e) => setTestModel((e.target as HTMLSelectElement).value)}>
+                  {askModel.models.map((m) => (
+                    <option key={m} value={m}>
+                      {m}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            </>
+          ) : (
+            <>
+              <p class="small">
+                Nothing in the configuration names a model of provider <code>{a.providerId}</code>, this account served none lately, and its upstream's model list could not be read ({askModel.error ?? "no answer"}): name the upstream model to test this account with.
+              </p>
+              <div class="field">
+                <label for={`test-model-${a.id}`}>Model</label>
+                <input id={`test-model-${a.id}`} name="model" value={testModel} onInput={(e) => setTestModel((e.target as HTMLInputElement).value)} placeholder="upstream model id" autoComplete="off" spellcheck={false} required />
+              </div>
+            </>
+          )}
           <button class="btn btn-primary" type="submit" disabled={testModel.trim() === ""}>
             Test with this model
           </button>
