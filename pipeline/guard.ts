@@ -331,12 +331,12 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   ctx.body = body;
 
   // Gemini names the model in the URL (SPEC 2.1).
-  const model = ctx.path ? ctx.path.model : body.model;
-  if (typeof model !== "string" || model.trim() === "") {
-    return refuse(ctx, hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" }));
-  }
-  ctx.requestedModel = stripClientModelSuffix(model.trim());
-  ctx.trace.requestedModel = ctx.requestedModel;
+  // The checks are checkRequestBody's, in its order (the dry run runs that one), in two steps so that
+  // a request refused for a field's type still names its model in the route trace.
+  const requested = requestedModelOf(ctx.path ? ctx.path.model : body.model);
+  if (typeof requested !== "string") return refuse(ctx, requested);
+  ctx.requestedModel = requested;
+  ctx.trace.requestedModel = requested;
   const typeError = checkFieldTypes(ctx.clientFormat, body);
   if (typeError) return refuse(ctx, typeError);
   ctx.stream = ctx.path ? ctx.path.stream : streamRequested(ctx.clientFormat, body);
@@ -360,6 +360,25 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
 /** The guard's refusal: `err` in the client's format, with the request's headers. */
 function refuse(ctx: RequestContext, err: HubError): Response {
   return errorAnswer(ctx, err);
+}
+
+/**
+ * The checks of a request's parsed body that every request gets before routing, whatever its route
+ * (the guard's, and the dry run's: src/admin/routing-api.ts, so that it refuses what the endpoint
+ * refuses): `model` (the body's, or the URL's for Gemini) is a non-empty string, then
+ * {@link checkFieldTypes}. Returns the requested model (trimmed, Claude Code's `[1m]` suffix dropped),
+ * or the 400 the endpoint answers in the client's format. No allocation on success.
+ */
+export function checkRequestBody(format: WireFormat, body: Record<string, unknown>, model: unknown): string | HubError {
+  const requested = requestedModelOf(model);
+  if (typeof requested !== "string") return requested;
+  return checkFieldTypes(format, body) ?? requested;
+}
+
+/** The requested model named by `model` (trimmed, `[1m]` dropped), or the 400 when it is no non-empty string. */
+export function requestedModelOf(model: unknown): string | HubError {
+  if (typeof model !== "string" || model.trim() === "") return hubError("invalid_request", "The request must name a model (string field `model`).", { param: "model" });
+  return stripClientModelSuffix(model.trim());
 }
 
 /**

@@ -64,7 +64,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "GET /admin/api/accounts": { summary: "Live eligibility per account and model: cooldowns, locks, quota windows, slots, circuits; a *-compatible provider without accounts lists its implicit <provider>-keyless account (source implicit)." },
   "POST /admin/api/accounts": { summary: "Store a subscription account's OAuth tokens (switchyard login / import).", body: AccountCreate },
   "DELETE /admin/api/accounts/:id": { summary: "Remove a stored subscription account (switchyard login / import) and its state; accounts of the config file are removed there, an implicit keyless account by giving its provider an account (both 409)." },
-  "POST /admin/api/dry-run": { summary: "The ordered candidates for a request and why, without calling upstream.", body: DryRunBody },
+  "POST /admin/api/dry-run": { summary: "The ordered candidates for a request and why, without calling upstream. A request the endpoint refuses before routing (a field of the wrong type: `messages: 5`) gets that refusal instead: the endpoint's status and message, code `request_refused`, `param` the field, `endpoint_error` the body the client would get in its format.", body: DryRunBody },
   "GET /admin/api/oauth/:kind": { summary: "The OAuth client of the subscription providers of a kind (claude-code, codex); no secrets." },
   "POST /admin/api/discovery": { summary: "Run model discovery now for a provider or account.", body: DiscoveryRequest },
   "GET /admin/api/quota": { summary: "Live quota windows per account." },

@@ -28,12 +28,16 @@
  * openai-responses; a top-level `system` or Anthropic content blocks → anthropic-messages; else
  * openai-chat. A Gemini client names its model in the URL (`/v1beta/models/{model}:generateContent`):
  * give it as `model` (a `models/` prefix is dropped, as in the body's own `model`).
+ *
+ * A body the endpoint refuses before routing (pipeline/guard.ts `checkRequestBody`, the same function:
+ * `messages: 5`, an empty `contents`, `stream: "yes"`) gets no plan: the answer is that refusal (its
+ * status and message, code `request_refused`, `endpoint_error` the client's body in its format).
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
-import type { WireFormat } from "../../formats/hub.ts";
+import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { ENDPOINT_FORMAT, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, stripClientModelSuffix, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { checkRequestBody, ENDPOINT_FORMAT, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
@@ -84,13 +88,24 @@ export function guessFormat(body: Record<string, unknown>): WireFormat {
   return "openai-chat";
 }
 
+/**
+ * The dry run's answer to a request the endpoint itself would refuse before routing (`messages: 5`,
+ * `stream: "yes"`): the admin error with the endpoint's status and message (code `request_refused`,
+ * `param` the field), and `endpoint_error` the body the client would get, in its own format.
+ */
+function endpointRefusal(format: WireFormat, err: HubError): Response {
+  return adminError(err.status, `The endpoint would refuse this request (${err.status}): ${err.message}`, err.param ?? null, "request_refused", { endpoint_error: codecFor(format).errorBody(err) });
+}
+
 /** Runs a dry run for a validated body. Exported for tests and the CLI-less callers. */
 export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promise<Response> {
   const clientFormat: WireFormat = input.format ?? (input.endpoint ? ENDPOINT_FORMAT[input.endpoint] : guessFormat(input.request));
   const rawModel = input.model ?? input.request.model;
   if (typeof rawModel !== "string" || rawModel.trim() === "") return adminError(400, "The request must name a model (request.model or model).");
   // A Gemini body may name its model as the API's resource name (`models/gemini-2.5-pro`).
-  const requestedModel = stripClientModelSuffix(clientFormat === "gemini" ? rawModel.trim().replace(/^models\//, "") : rawModel.trim());
+  // The endpoint's own checks of the body (pipeline/guard.ts): what it refuses gets no plan.
+  const requestedModel = checkRequestBody(clientFormat, input.request, clientFormat === "gemini" ? rawModel.trim().replace(/^models\//, "") : rawModel);
+  if (typeof requestedModel !== "string") return endpointRefusal(clientFormat, requestedModel);
   const body = { ...input.request, model: requestedModel };
   let hub;
   let hubError: string | undefined;

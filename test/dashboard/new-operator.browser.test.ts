@@ -549,6 +549,28 @@ test("Routing's dry run: without a model, or with a body that is not JSON, the f
   }
 }, 60_000);
 
+test("Routing's dry run of a body the endpoint refuses shows the endpoint's refusal, not a plan (it planned `messages: 5`)", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/routing`);
+    const form = w.page.locator("form.dry-run");
+    await form.waitFor({ timeout: 10_000 });
+    await form.locator("#dr-format").selectOption("chat");
+    await form.locator("#dr-body").fill(JSON.stringify({ model: "demo", messages: 5 }));
+    await form.getByRole("button", { name: "Route it" }).click();
+    const error = w.page.locator(".card", { has: form }).locator(".error-line");
+    await error.waitFor({ timeout: 10_000 });
+    expect(await error.innerText()).toBe("The endpoint would refuse this request (400): `messages` must be an array of messages.");
+    expect(await w.page.locator(".plan-when").count()).toBe(0);
+    // what the endpoint answers the same body
+    const real = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo", messages: 5 }) });
+    expect(real.status).toBe(400);
+    expect(((await real.json()) as { error: { message: string } }).error.message).toBe("`messages` must be an array of messages.");
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
 test("Accounts' 'Add an account' names the config file this gateway runs with, not ~/.switchyard/config.yaml", async () => {
   const w = await openPage(browser, gw.url);
   try {

@@ -176,12 +176,35 @@ describe("admin API", () => {
     const badFormat = await admin("POST", "/dry-run", { request: { model: "duo" }, format: "smoke-signals" });
     expect(badFormat.status).toBe(400);
     expect(badFormat.json.error.message).toContain("format");
-    const nf = await admin("POST", "/dry-run", { request: { model: "nope/x", messages: [] } });
+    const nf = await admin("POST", "/dry-run", { request: { model: "nope/x", messages: [{ role: "user", content: "hi" }] } });
     expect(nf.status).toBe(404);
     const chat = await admin("POST", "/dry-run", { request: { model: "duo", messages: [{ role: "user", content: "hi" }] } });
     expect(chat.json.clientFormat).toBe("openai-chat");
     const resp = await admin("POST", "/dry-run", { request: { model: "duo", input: "hi" } });
     expect(resp.json.clientFormat).toBe("openai-responses");
+  });
+
+  test("dry run of a body the endpoint refuses before routing: the endpoint's own refusal, no plan (it planned `messages: 5`)", async () => {
+    const cases: Array<[string, "chat" | "messages" | "responses" | "gemini", Record<string, unknown>, string]> = [
+      ["/v1/chat/completions", "chat", { model: "duo", messages: 5 }, "messages"],
+      ["/v1/messages", "messages", { model: "duo", max_tokens: 20, messages: [] }, "messages"],
+      ["/v1/messages", "messages", body("duo", "hi", { stream: "yes" }), "stream"],
+      ["/v1/responses", "responses", { model: "duo", input: 5 }, "input"],
+      ["/v1beta/models/duo:generateContent", "gemini", { contents: {} }, "contents"],
+    ];
+    for (const [path, endpoint, request, param] of cases) {
+      const real = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
+      const realBody = await real.json();
+      const dry = await admin("POST", "/dry-run", { request, endpoint, ...(endpoint === "gemini" ? { model: "duo" } : {}) });
+      expect(dry.status).toBe(real.status);
+      expect(dry.status).toBe(400);
+      // the client's own error body, in its format, and the same message in the admin error
+      expect(dry.json.error.endpoint_error).toEqual(realBody);
+      expect(dry.json.error).toMatchObject({ code: "request_refused", param });
+      const realMessage = (realBody as { error: { message: string } }).error.message;
+      expect(dry.json.error.message).toBe(`The endpoint would refuse this request (400): ${realMessage}`);
+    }
+    expect(gw.fake.requests.length).toBe(0);
   });
 
   test("dry run for a key (by name, or presented in headers as a request presents it): a model outside its allow-list is the guard's 403, as the real request; one inside is routed", async () => {
