@@ -571,6 +571,34 @@ test("Routing's dry run of a body the endpoint refuses shows the endpoint's refu
   }
 }, 60_000);
 
+test("Keys: a refused key's error names the form's fields ('Requests/min must be at least 1'), not the admin API's ('limits.rpm: rpm …')", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/keys`);
+    const card = w.page.locator(".card", { hasText: "Create a key" });
+    const form = card.locator("form");
+    await form.waitFor({ timeout: 10_000 });
+    const error = card.locator(".error-line");
+    /** The error line after creating a key with `fields`, once it reads `expected` (the last one stays until then). */
+    const tryCreate = async (fields: Record<string, string>, expected: string) => {
+      for (const id of ["key-rpm", "key-tpm", "key-conc", "key-budget"]) await form.locator(`#${id}`).fill(fields[id] ?? "");
+      await form.locator("#key-name").fill("refused-key");
+      await form.getByRole("button", { name: "Create key" }).click();
+      await card.locator(".error-line", { hasText: expected }).waitFor({ timeout: 10_000 });
+      return error.innerText();
+    };
+    expect(await tryCreate({ "key-rpm": "-3" }, "Requests/min")).toBe("Requests/min must be at least 1; got -3");
+    expect(await tryCreate({ "key-conc": "0" }, "Concurrent")).toBe("Concurrent must be at least 1; got 0");
+    expect(await tryCreate({ "key-budget": "0" }, "Budget")).toBe("Budget (USD) must be greater than 0; got 0");
+    // not a number: said by the form (it went as null: "tpm must be a number; got null")
+    expect(await tryCreate({ "key-tpm": "lots" }, "Tokens/min")).toBe('Tokens/min must be a number; got "lots"');
+    const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
+    expect(keys.keys.map((k) => k.name)).not.toContain("refused-key");
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
 test("Accounts' 'Add an account' names the config file this gateway runs with, not ~/.switchyard/config.yaml", async () => {
   const w = await openPage(browser, gw.url);
   try {

@@ -141,7 +141,8 @@ describe("key names", () => {
       await w.page.click('form button[type="submit"]');
       const error = w.page.locator(".card", { hasText: "Create a key" }).locator(".error-line");
       await error.waitFor({ timeout: 10_000 });
-      expect(await error.innerText()).toContain('name "my laptop" may use letters, digits, ".", "_" and "-" only');
+      // the API's message, naming the form's field (Name) as the form does since the Keys form's labels change
+      expect(await error.innerText()).toContain('Name "my laptop" may use letters, digits, ".", "_" and "-" only');
       expect(await w.page.locator(".secret-value").count()).toBe(0);
       expect(await w.page.inputValue("#key-name")).toBe("my laptop");
       await w.page.screenshot({ path: join(SHOTS, "keys-bad-name.png"), fullPage: true });

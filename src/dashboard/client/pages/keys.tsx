@@ -4,7 +4,7 @@
  * once, in this view only, and never again) and revoke. No secret is ever listed.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api.ts";
+import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { dollars } from "../../../limits/dollars.ts";
 import { clock, count, pct, span } from "../format.ts";
@@ -73,6 +73,38 @@ function MinuteUseLine({ m }: { m?: MinuteUse }) {
 
 const intOrUndefined = (s: string) => (s.trim() === "" ? undefined : Math.floor(Number(s)));
 
+/** The create form's labels by the admin API's field (`POST /admin/api/keys` names them in `param`). */
+const KEY_FIELD_LABELS: Record<string, string> = {
+  name: "Name",
+  tag: "Tag",
+  scopes: "admin scope",
+  "limits.rpm": "Requests/min",
+  "limits.tpm": "Tokens/min",
+  "limits.concurrency": "Concurrent",
+  "limits.budgets[0].usd": "Budget (USD)",
+  "limits.budgets[0].window": "Budget window",
+};
+
+/**
+ * A refused key's message in the form's words: the admin API names its fields ("limits.rpm: rpm must
+ * be at least 1; got -3"), the form its labels ("Requests/min must be at least 1; got -3"). The
+ * field's leading name in the message becomes the label; a field the form has no label for keeps the
+ * API's words.
+ */
+export function keyErrorText(e: unknown): string {
+  if (!(e instanceof ApiError) || !e.param) return (e as Error).message;
+  const label = KEY_FIELD_LABELS[e.param];
+  if (!label) return e.message;
+  const rest = e.message.startsWith(`${e.param}: `) ? e.message.slice(e.param.length + 2) : e.message;
+  const leaf = e.param.slice(e.param.lastIndexOf(".") + 1);
+  return rest.startsWith(`${leaf} `) ? `${label} ${rest.slice(leaf.length + 1)}` : `${label}: ${rest}`;
+}
+
+/** The form's own check of a number field: undefined when empty or a number, else why not, in its label. */
+function notANumber(label: string, s: string): string | undefined {
+  return s.trim() === "" || Number.isFinite(Number(s)) ? undefined : `${label} must be a number; got ${JSON.stringify(s.trim())}`;
+}
+
 function CreateKey({ created }: { created: () => void }) {
   const [name, setName] = useState("");
   const [tag, setTag] = useState("");
@@ -82,6 +114,9 @@ function CreateKey({ created }: { created: () => void }) {
   const [secret, setSecret] = useState<{ name: string; secret: string } | undefined>();
   const create = async () => {
     setError(undefined);
+    // Not a number is said here, in the field's name: sent, it went as null ("tpm must be a number; got null").
+    const nan = notANumber("Requests/min", lim.rpm) ?? notANumber("Tokens/min", lim.tpm) ?? notANumber("Concurrent", lim.concurrency) ?? notANumber("Budget (USD)", lim.budgetUsd);
+    if (nan) return setError(nan);
     const limits: KeyLimits = {};
     if (intOrUndefined(lim.rpm) !== undefined) limits.rpm = intOrUndefined(lim.rpm);
     if (intOrUndefined(lim.tpm) !== undefined) limits.tpm = intOrUndefined(lim.tpm);
@@ -97,7 +132,7 @@ function CreateKey({ created }: { created: () => void }) {
       setLim({ rpm: "", tpm: "", concurrency: "", budgetWindow: "1d", budgetUsd: "" });
       created();
     } catch (e) {
-      setError((e as Error).message);
+      setError(keyErrorText(e));
     }
   };
   return (
