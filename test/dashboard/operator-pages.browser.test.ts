@@ -200,7 +200,7 @@ describe("layout", () => {
       expect(gap).toBeLessThanOrEqual(8);
       expect(await w.page.locator("nav.side").evaluate((n) => n.getBoundingClientRect().height)).toBeLessThan(200);
       // one configured account and the implicit keyless one of demo-anthropic (a provider without accounts)
-      expect(await w.page.locator(".page-head p").innerText()).toStartWith("2 accounts (1 implicit, keyless) · ");
+      expect(await w.page.locator(".page-head p").first().innerText()).toStartWith("2 accounts (1 implicit, keyless) · ");
       await w.page.screenshot({ path: join(SHOTS, "short-page-phone.png"), fullPage: false });
       expect(w.errors).toEqual([]);
     } finally {

@@ -115,14 +115,15 @@ function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: 
 }
 
 /**
- * What a card's Success and Latency cover, as `GET /accounts` computes them (src/accounts/stats.ts):
- * this instance's requests with the account since it started (kept in its memory), recent ones
- * weighing most. Before any request the rate is a starting value, not a measure, and reads "–".
+ * What the cards' Success and Latency cover, as `GET /accounts` computes them (src/accounts/stats.ts):
+ * this instance's requests with each account since it started (kept in its memory), recent ones
+ * weighing most. Said once, over the cards (every card's line was the same); `halfLifeMs` is the
+ * server's (the same for every account). Before an account's first request its rate is a starting
+ * value, not a measure: its card reads "–" and says that it has had no request.
  */
-function healthPeriod(h: AccountStatus["health"]): string {
-  if (!h.seen) return "Success and Latency: no request with this account on this instance since it started.";
+function healthPeriod(halfLifeMs: number): string {
   const min = (ms: number) => `${Math.round(ms / 60_000)} min`;
-  return `Success and Latency: this instance's requests with this account since it started, recent ones weighing most (in Success a request counts half after ${min(h.halfLifeMs)}, a quarter after ${min(2 * h.halfLifeMs)}); Latency is to the first byte.`;
+  return `Success and Latency: this instance's requests with each account since it started, recent ones weighing most (in Success a request counts half after ${min(halfLifeMs)}, a quarter after ${min(2 * halfLifeMs)}); Latency is to the first byte.`;
 }
 
 /** " with gpt-demo (from combo demo)": the model a test asked for and where it came from. */
@@ -296,7 +297,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <dd title="Conversations whose next request goes to this account (session affinity)">{a.bindings}</dd>
         </div>
       </dl>
-      <p class="muted small health-note">{healthPeriod(a.health)}</p>
+      {!a.health.seen && <p class="muted small health-none">No request with this account on this instance since it started.</p>}
       {a.quota.length > 0 && (
         <div class="quotas">
           <h3>Quota windows</h3>
@@ -471,6 +472,7 @@ export function AccountsPage() {
               "Loading…"
             )}
           </p>
+          {accounts[0] && <p class="muted small health-note">{healthPeriod(accounts[0].health.halfLifeMs)}</p>}
         </div>
       </header>
       <ErrorLine error={status.error} />
