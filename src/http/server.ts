@@ -1,7 +1,8 @@
 /**
- * The HTTP surface (SPEC 2.1) on Elysia: client endpoints, models, health, admin API, and a JSON 404
- * in OpenAI error shape for anything else (never an HTML page), with Google's `status` and numeric
- * `code` for a Gemini client's path ({@link unknownPath}). Bodies of API routes are not parsed
+ * The HTTP surface (SPEC 2.1) on Elysia: client endpoints, models, health, admin API, a 405 with
+ * `Allow` in the path's client format for a served path asked with another method
+ * ({@link methodNotAllowed}), and a JSON 404 in OpenAI error shape for anything else (never an HTML
+ * page), with Google's `status` and numeric `code` for a Gemini client's path ({@link unknownPath}). Bodies of API routes are not parsed
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
@@ -68,12 +69,12 @@ interface SocketHandlers {
  * `GET /v1/responses` (SPEC 2.5): with `Upgrade: websocket`, the client-key rule of SPEC G-1/G-2 is
  * checked (the browser rules already ran in `onRequest`) and the socket is accepted with a
  * {@link ResponsesSocketSession}; a refused upgrade is an HTTP error, never a socket. Without the
- * upgrade header the path is a JSON 404 (Responses has no plain GET here).
+ * upgrade header it is a 405 ({@link methodNotAllowed}: plain HTTP takes POST here).
  */
 function responsesSocket(deps: ServerDeps) {
   return ({ request, server }: { request: Request; server: PeerSource | null }) => {
     if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket" || !server?.upgrade) {
-      return notFound(request.method, new URL(request.url).pathname);
+      return methodNotAllowed(request.method, "/v1/responses", request.headers)!;
     }
     const peer = server.requestIP(request)?.address;
     const denied = deps.authorize?.(request, peer);
@@ -126,6 +127,49 @@ export function unknownPath(method: string, path: string, headers: Headers): Res
   return json(404, {
     error: { code: 404, message: `Unknown path: ${method} ${path}`, status: "NOT_FOUND", type: "invalid_request_error", param: null },
   });
+}
+
+/**
+ * The methods each served path takes, for a 405's `Allow` (RFC 9110 15.5.6; a GET route answers HEAD
+ * too). The prefixes below: the model routes take GET (a model's entry) and POST (Gemini's `{model}:generateContent`, …) under
+ * one pattern, a model id may hold colons. `/v1/responses` takes GET only as Codex's WebSocket upgrade
+ * (SPEC 2.5). The admin API and the dashboard answer every method themselves.
+ */
+const PATH_METHODS: ReadonlyMap<string, string> = new Map([
+  ["/v1/chat/completions", "POST"],
+  ["/v1/responses", "GET, POST"],
+  ["/v1/messages", "POST"],
+  ["/v1/v1/messages", "POST"],
+  ["/v1/messages/count_tokens", "POST"],
+  ["/v1/v1/messages/count_tokens", "POST"],
+  ["/v1/models", "GET, HEAD"],
+  ["/v1beta/models", "GET, HEAD"],
+  ["/health", "GET, HEAD"],
+  ["/metrics", "GET, HEAD"],
+  ["/api/hello", "HEAD"],
+]);
+const PREFIX_METHODS: ReadonlyArray<readonly [string, string]> = [
+  ["/v1/models/", "GET, HEAD, POST"],
+  ["/v1beta/models/", "GET, HEAD, POST"],
+];
+
+/**
+ * The 405 of a served path asked with a method it does not take (`GET /v1/chat/completions`, `DELETE
+ * /v1/messages`): `Allow` lists the methods it takes, and the body is an error in the path's client
+ * format (formatForPath: OpenAI's shape for Chat and Responses, Anthropic's for `/v1/messages`,
+ * Gemini's for its paths), code `method_not_allowed`. Undefined for a path no route serves (then
+ * {@link unknownPath}). Runs on the not-found branch only, never for a served request.
+ */
+export function methodNotAllowed(method: string, path: string, headers: Headers): Response | undefined {
+  let allow = PATH_METHODS.get(path);
+  if (allow === undefined) for (const [prefix, methods] of PREFIX_METHODS) if (path.startsWith(prefix) && path.length > prefix.length) allow = methods;
+  if (allow === undefined) return undefined;
+  const message =
+    path === "/v1/responses" && method === "GET"
+      ? "GET /v1/responses is served only as a WebSocket upgrade (Upgrade: websocket, Codex's Responses WebSocket); over plain HTTP send POST."
+      : `The method ${method} is not allowed on ${path}; it takes ${allow.replace(/, (?=[A-Z]+$)/, " or ")}.`;
+  const err = hubError("invalid_request", message, { status: 405, code: "method_not_allowed" });
+  return errorResponse(formatForPath(path, headers), err, new Headers({ allow: path === "/v1/responses" && method === "GET" ? "POST" : allow }));
 }
 
 /** Paths whose bodies the guard reads with the configured limit (SPEC G-4). */
@@ -412,7 +456,7 @@ export function createServer(deps: ServerDeps) {
     }) as never, noParse)
     .onError(({ code, request, error }) => {
       const path = new URL(request.url).pathname;
-      if (code === "NOT_FOUND") return unknownPath(request.method, path, request.headers);
+      if (code === "NOT_FOUND") return methodNotAllowed(request.method, path, request.headers) ?? unknownPath(request.method, path, request.headers);
       // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
       // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
       if (code === "PARSE") {

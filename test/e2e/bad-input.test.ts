@@ -194,10 +194,14 @@ describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
     }
   });
 
-  test("the wrong method on an API path → JSON 404 in OpenAI shape", async () => {
+  test("the wrong method on an API path → 405 with Allow, the error in the path's own client shape (it was a 404 'Unknown path')", async () => {
     for (const method of ["GET", "PUT", "DELETE"]) {
       const res = await send(path, null, {}, method);
-      await expectError(res, 404, "openai", "invalid_request_error");
+      // GET /v1/responses is Codex's WebSocket upgrade: over plain HTTP the path takes POST
+      expect(res.headers.get("allow")).toBe(path === "/v1/responses" && method !== "GET" ? "GET, POST" : "POST");
+      const b = await expectError(res, 405, shape, "invalid_request_error");
+      expect(b.error.message).not.toContain("Unknown path");
+      if (shape === "openai") expect(b.error.code).toBe("method_not_allowed");
     }
   });
 });
@@ -211,12 +215,26 @@ describe("unknown paths", () => {
       ["POST", "/v1/embeddings"],
       ["GET", "/v2/whatever?x=<script>"],
       ["POST", "/v1/messages/extra"],
-      ["PATCH", "/health"],
+      ["PATCH", "/healthz"],
       ["GET", "/%2e%2e/%2e%2e/etc/passwd"],
     ] as const) {
       const res = await fetch(`${gw.url}${p}`, { method, headers: { accept: "text/html" }, body: method === "GET" ? undefined : "{}" });
       const b = await expectError(res, 404, "openai", "invalid_request_error");
       expect(b.error.code).toBe("unknown_url");
+    }
+  });
+
+  test("a served path asked with another method is a 405 with Allow, not an unknown path", async () => {
+    for (const [method, p, allow] of [
+      ["PATCH", "/health", "GET, HEAD"],
+      ["POST", "/v1/models", "GET, HEAD"],
+      ["DELETE", "/v1/models/some/model", "GET, HEAD, POST"],
+      ["GET", "/api/hello", "HEAD"],
+    ] as const) {
+      const res = await fetch(`${gw.url}${p}`, { method, body: method === "GET" ? undefined : "{}" });
+      expect(res.headers.get("allow")).toBe(allow);
+      const b = await expectError(res, 405, "openai", "invalid_request_error");
+      expect(b.error.code).toBe("method_not_allowed");
     }
   });
 

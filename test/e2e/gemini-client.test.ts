@@ -346,8 +346,6 @@ describe("errors in Gemini's shape", () => {
       ["POST", "/v1beta/cachedContents", {}],
       ["GET", "/v1beta/files", {}],
       ["GET", "/v1beta", {}],
-      ["DELETE", "/v1beta/models/anth/claude-test:generateContent", {}],
-      ["PUT", "/v1/models/anth/claude-test:generateContent", {}],
       ["POST", "/v1/cachedContents", goog],
       ["GET", "/v1/files", { "x-goog-api-client": "google-genai-sdk/1.0.0" }],
     ] as const) {
@@ -356,6 +354,15 @@ describe("errors in Gemini's shape", () => {
       expect(res.headers.get("content-type")).toContain("application/json");
       const error = (await json(res)).error;
       expect(error).toEqual({ code: 404, status: "NOT_FOUND", message: `Unknown path: ${method} ${path}`, type: "invalid_request_error", param: null });
+    }
+    // a Gemini method's path asked with another method: a 405 with Allow, in Gemini's shape (it was this 404)
+    for (const [method, path] of [
+      ["DELETE", "/v1beta/models/anth/claude-test:generateContent"],
+      ["PUT", "/v1/models/anth/claude-test:generateContent"],
+    ] as const) {
+      const res = await fetch(`${gw.url}${path}`, { method, headers: { "content-type": "application/json" }, body: "{}" });
+      expect([res.status, res.headers.get("allow")]).toEqual([405, "GET, HEAD, POST"]);
+      expect((await json(res)).error).toEqual({ code: 405, status: "INVALID_ARGUMENT", message: `The method ${method} is not allowed on ${path}; it takes GET, HEAD or POST.` });
     }
     const plain = await fetch(`${gw.url}/v1/cachedContents`, { method: "POST", body: "{}" });
     expect(plain.status).toBe(404);

@@ -131,10 +131,12 @@ keys:
     expect(res.status).toBe(421);
   });
 
-  test("GET /v1/responses without an upgrade is a JSON 404", async () => {
+  test("GET /v1/responses without an upgrade is a JSON 405 (plain HTTP takes POST) saying it is a WebSocket path", async () => {
     const res = await fetch(`${gw.url}/v1/responses`);
-    expect(res.status).toBe(404);
-    expect(((await res.json()) as any).error.code).toBe("unknown_url");
+    expect([res.status, res.headers.get("allow")]).toEqual([405, "POST"]);
+    const error = ((await res.json()) as any).error;
+    expect(error.code).toBe("method_not_allowed");
+    expect(error.message).toContain("WebSocket upgrade");
   });
 });
 
