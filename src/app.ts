@@ -77,6 +77,7 @@ import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
 import { publishReloadAccepted, publishReloadRejected } from "./events/config-reloaded.ts";
 import { IdleTrim, idleTrimMsFromEnv } from "./memory/idle-trim.ts";
+import { startTelemetryIfAsked } from "./telemetry/otel-env.ts";
 
 /** Options of {@link startApp}. */
 export interface AppOptions {
@@ -199,8 +200,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   await live.init();
 
   const bus = new EventBus();
-  // SPEC O-5: OpenTelemetry only when an OTLP endpoint is configured; otherwise the SDK is never loaded.
-  const telemetry = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? (await import("./telemetry/otel.ts")).startTelemetry(env, VERSION, log) : undefined;
+  const telemetry = await startTelemetryIfAsked(env, VERSION, log); // SPEC O-5: without an OTLP endpoint the SDK is never loaded
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });

@@ -10,6 +10,7 @@
  * quotes, `\`, `$` or `#` is written in double quotes with `\` and `"` escaped.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { OTEL_VARIABLES } from "../telemetry/otel-env.ts";
 import { dirname } from "node:path";
 import { ENV_ACCOUNTS } from "../config/builtins.ts";
 
@@ -48,23 +49,12 @@ export function serviceEnvNames(configPath: string | undefined): string[] {
 }
 
 /**
- * The OpenTelemetry variables the gateway reads (src/telemetry/otel.ts; README "OpenTelemetry"). A
- * service starts without the installing shell's environment, so one set there is carried into
- * service.env as the config's secrets are (an instance started by hand with export on would otherwise
- * export nothing once installed); one not set is not needed and not reported.
+ * The OpenTelemetry variables the gateway reads (src/telemetry/otel-env.ts {@link OTEL_VARIABLES}, the
+ * list otel.ts reads by; README "OpenTelemetry") set (not empty) in `env`, in that order. A service
+ * starts without the installing shell's environment, so one set there is carried into service.env as
+ * the config's secrets are (an instance started by hand with export on would otherwise export nothing
+ * once installed); one not set is not needed and not reported.
  */
-export const OTEL_VARIABLES = [
-  "OTEL_EXPORTER_OTLP_ENDPOINT",
-  "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-  "OTEL_EXPORTER_OTLP_HEADERS",
-  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-  "OTEL_EXPORTER_OTLP_TIMEOUT",
-  "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
-  "OTEL_SERVICE_NAME",
-  "OTEL_BSP_SCHEDULE_DELAY",
-] as const;
-
-/** The {@link OTEL_VARIABLES} set (not empty) in `env`, in that order. */
 export function shellTelemetry(env: Record<string, string | undefined>): string[] {
   return OTEL_VARIABLES.filter((name) => (env[name] ?? "") !== "");
 }

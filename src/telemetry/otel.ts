@@ -1,7 +1,7 @@
 /**
  * OpenTelemetry traces (SPEC O-5) with the official OpenTelemetry JS SDK, exported over OTLP/HTTP
  * (JSON) when `OTEL_EXPORTER_OTLP_ENDPOINT` is set. The app imports this module only then (a dynamic
- * import), so an instance without it loads none of the SDK.
+ * import, ./otel-env.ts `startTelemetryIfAsked`), so an instance without it loads none of the SDK.
  *
  * Spans are built when a request finishes, from what the request recorded (its route trace and usage
  * row), with their real start and end times: one SERVER span per request and one CLIENT child per
@@ -11,7 +11,8 @@
  * attributes (route and request ids, account, outcome). No prompt text, no secrets. The hot path does
  * nothing for it: the batch span processor exports in the background.
  *
- * Environment read (OpenTelemetry's standard names): `OTEL_EXPORTER_OTLP_ENDPOINT` (spans go to
+ * Environment read (OpenTelemetry's standard names, by the constants of ./otel-env.ts, the one list
+ * `switchyard service install` carries too): `OTEL_EXPORTER_OTLP_ENDPOINT` (spans go to
  * `{endpoint}/v1/traces`), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, wins),
  * `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`
  * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000),
@@ -30,6 +31,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+import { OTEL_ENV } from "./otel-env.ts";
 
 /** What the app hands over for one finished request. */
 export interface FinishedRequest {
@@ -83,9 +85,9 @@ function parseHeaders(text: string | undefined): Record<string, string> {
  * {@link startTelemetry} to refuse by name.
  */
 export function tracesUrl(env: Record<string, string | undefined>): string | undefined {
-  const full = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const full = env[OTEL_ENV.tracesEndpoint]?.trim();
   if (full) return full;
-  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  const base = env[OTEL_ENV.endpoint]?.trim();
   if (!base) return undefined;
   if (URL.canParse(base)) {
     const u = new URL(base);
@@ -99,7 +101,7 @@ export function tracesUrl(env: Record<string, string | undefined>): string | und
 
 /** The variable the traces URL came from (for messages). */
 function urlVariable(env: Record<string, string | undefined>): string {
-  return env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" : "OTEL_EXPORTER_OTLP_ENDPOINT";
+  return env[OTEL_ENV.tracesEndpoint]?.trim() ? OTEL_ENV.tracesEndpoint : OTEL_ENV.endpoint;
 }
 
 /**
@@ -134,7 +136,7 @@ export const EXPORT_TIMEOUT_MS = 2_000;
  * is no such number is a warning naming the variable, and the default is used.
  */
 function exportTimeout(env: Record<string, string | undefined>, log: (line: string) => void): number {
-  for (const variable of ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT"]) {
+  for (const variable of [OTEL_ENV.tracesTimeout, OTEL_ENV.timeout]) {
     const text = env[variable]?.trim();
     if (!text) continue;
     const ms = Number(text);
@@ -209,15 +211,15 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
     new OTLPTraceExporter({
       url,
       timeoutMillis: exportTimeout(env, log),
-      headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+      headers: { ...parseHeaders(env[OTEL_ENV.headers]), ...parseHeaders(env[OTEL_ENV.tracesHeaders]) },
     }),
     where,
     log,
   );
   log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}` }));
-  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY);
+  const delay = Number(env[OTEL_ENV.scheduleDelay]);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || "switchyard", "service.version": version }),
+    resource: resourceFromAttributes({ "service.name": env[OTEL_ENV.serviceName]?.trim() || "switchyard", "service.version": version }),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
   });
   const tracer = provider.getTracer("switchyard", version);
