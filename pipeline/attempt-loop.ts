@@ -44,6 +44,12 @@ export interface AccountHealth {
   /** Whether the provider's circuit is open (SPEC 6.3: 10 consecutive 5xx). */
   circuitOpen(providerId: string): boolean;
   /**
+   * When the provider's open circuit lets a request through again (ms since the epoch; a past time while
+   * another request's half-open probe is out), undefined when closed. Read only for a provider that
+   * {@link circuitOpen} kept out, to tell the client why and for how long (SPEC 2.4 Retry-After).
+   */
+  circuitOpenUntil?(providerId: string): number | undefined;
+  /**
    * SPEC 6.2/P-7: refresh an OAuth credential after a 401; resolves true when a new token is in place
    * (one coalesced refresh per account). `sentWith` is the credential the failed call carried (a
    * newer one may already be current: then no refresh is needed). Undefined for API-key accounts.
@@ -132,6 +138,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     const target = targets[ti];
     if (deps.health.circuitOpen(target.provider.id)) {
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
+      const until = deps.health.circuitOpenUntil?.(target.provider.id);
+      if (until !== undefined && (firstFreeAt === undefined || until < firstFreeAt)) firstFreeAt = until;
+      last ??= { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
       continue;
     }
     const tried = new Set<string>();
@@ -317,6 +326,22 @@ function noAccountError(target: Target, picked: Picked): HubError {
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
     : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });
+}
+
+/**
+ * The answer for a target whose provider's circuit is open (SPEC 6.3: consecutive upstream 5xx): a 503
+ * saying so and until when (a Retry-After is added by the caller); nothing was sent upstream. It read
+ * "No target could serve this request." with no Retry-After, and `accounts status` called the account
+ * eligible, so a client (Codex reconnecting for half a minute) and its user could not tell why.
+ */
+function circuitOpenError(target: Target, until: number | undefined, now: number): HubError {
+  const when =
+    until === undefined ? "for a while" : until > now ? `until ${new Date(until).toISOString()}` : "until the request now testing it succeeds or fails";
+  return hubError(
+    "overloaded",
+    `Provider ${target.provider.id} is not being called ${when}: its circuit is open after consecutive upstream 5xx errors (switchyard accounts status shows it). Nothing was sent upstream.`,
+    { status: 503, code: "circuit_open" },
+  );
 }
 
 /**

@@ -475,6 +475,10 @@ export class SubscriptionHealth implements AccountHealth {
     return this.base.circuitOpen(providerId);
   }
 
+  circuitOpenUntil(providerId: string): number | undefined {
+    return this.base.circuitOpenUntil?.(providerId);
+  }
+
   refresh(account: Account, sentWith?: Credential): Promise<boolean> {
     return this.credentials.refresh(account, sentWith);
   }

@@ -644,6 +644,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return this.circuits.isOpen(providerId);
   }
 
+  /** When an open circuit lets requests through again (the attempt loop's port; ms since the epoch). */
+  circuitOpenUntil(providerId: string): number | undefined {
+    return this.circuits.state(providerId).openUntil;
+  }
+
   /**
    * Writes state through to the store. A store failure (locked past its busy timeout, closed) must not
    * fail the request: memory already holds the state; the next periodic re-read reconciles. `arg` is

@@ -36,7 +36,7 @@ export interface AccountStatus {
   credential: "api_key" | "oauth" | "none";
   priority: number;
   disabled: boolean;
-  /** Eligible for at least its account-wide checks (disabled, quarantine, lock, account cooldown). */
+  /** Eligible for at least its account-wide checks (disabled, quarantine, lock, account cooldown, its provider's circuit). */
   eligible: boolean;
   /** Why not, when not. */
   reasons: string[];
@@ -92,9 +92,13 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
     for (const c of cooldowns) if (c.model !== ALL_MODELS) names.add(c.model);
     for (const r of removedModels) names.add(r.model);
     for (const q of quota) if (q.model !== ALL_MODELS) names.add(q.model);
+    // A provider whose circuit is open is not called (SPEC 6.3): none of its accounts or models is eligible.
+    const circuit = registry.circuitState(a.providerId);
+    const circuitOpen = circuit.state === "open" ? `provider ${a.providerId} circuit open (consecutive upstream 5xx) until ${new Date(circuit.openUntil!).toISOString()}` : undefined;
+    if (circuitOpen) reasons.push(circuitOpen);
     const models = [...names].sort().map((model): ModelStatus => {
       const ex = registry.exclusion(a, model);
-      if (!ex) return { model, eligible: true };
+      if (!ex) return circuitOpen ? { model, eligible: false, reason: circuitOpen, until: circuit.openUntil } : { model, eligible: true };
       // A removed pairing's exclusion carries no end (routing must not wait for it); its row does, the
       // removal's own: when the model is tried again (null: until restored).
       const until = ex.cause === "removed" ? (removedModels.find((r) => r.model === model)?.until ?? undefined) : ex.until;
@@ -118,7 +122,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       slots: { inUse: registry.slots.inUse(a.id), limit: limit ?? null, waiting: registry.slots.waiting(a.id) },
       bindings: bindings.get(a.id) ?? 0,
       health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)), halfLifeMs: SUCCESS_HALF_LIFE_MS, seen: registry.stats.seen(a.id) },
-      circuit: registry.circuitState(a.providerId),
+      circuit,
       models,
     };
   });

@@ -13,6 +13,7 @@ import { classify } from "../../pipeline/classify.ts";
 import { EventBus, type GatewayEvent } from "../../src/events/bus.ts";
 import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
+import { accountsStatus } from "../../src/accounts/status.ts";
 
 function rig() {
   const clock = settableClock();
@@ -52,6 +53,26 @@ describe("provider circuit", () => {
     registry.success(registry.list()[0], p, "m", 10);
     expect(registry.circuitOpen("p")).toBe(false);
     expect(registry.circuitOpen("p")).toBe(false);
+  });
+
+  test("accounts status: while the circuit is open no account or model of the provider is eligible, and each says until when", () => {
+    const { registry, fail5xx, clock } = rig();
+    registry.setAccounts([account("a1", "p", { models: ["m", "n"] }), account("a2")], new Map([["p", providerOf("p")]]));
+    for (let i = 0; i < CIRCUIT_THRESHOLD; i++) fail5xx("a2");
+    const until = new Date(clock.now() + CIRCUIT_OPEN_MS).toISOString();
+    const a1 = accountsStatus(registry, "scored").accounts.find((a) => a.id === "a1")!;
+    const why = `provider p circuit open (consecutive upstream 5xx) until ${until}`;
+    expect({ eligible: a1.eligible, reasons: a1.reasons, models: a1.models }).toEqual({
+      eligible: false,
+      reasons: [why],
+      models: [
+        { model: "m", eligible: false, reason: why, until: clock.now() + CIRCUIT_OPEN_MS },
+        { model: "n", eligible: false, reason: why, until: clock.now() + CIRCUIT_OPEN_MS },
+      ],
+    });
+    expect(registry.circuitOpenUntil("p")).toBe(clock.now() + CIRCUIT_OPEN_MS);
+    clock.advance(CIRCUIT_OPEN_MS + 1); // half-open: the next request is the probe
+    expect(accountsStatus(registry, "scored").accounts.find((a) => a.id === "a1")!.eligible).toBe(true);
   });
 });
 

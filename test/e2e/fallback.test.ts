@@ -344,6 +344,17 @@ describe("classification rows through the gateway", () => {
     expect(order()).toEqual(["q"]);
     const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
     expect(trace.decisions).toContainEqual({ subject: "r/claude-x", verdict: "out", reason: "provider r circuit open" });
+    // Asked for the provider alone, the client hears why and for how long; nothing goes upstream.
+    const alone = await post("/v1/messages", msg("r/claude-x"));
+    const body = (await alone.json()) as { error: { type: string; message: string } };
+    expect(alone.status).toBe(503);
+    expect(body.error.message).toMatch(/^Provider r is not being called until \d{4}-\d\d-\d\dT[\d:.]+Z: its circuit is open after consecutive upstream 5xx errors \(switchyard accounts status shows it\)\. Nothing was sent upstream\.$/);
+    expect(Number(alone.headers.get("retry-after"))).toBeWithin(290, 301);
+    expect(order()).toEqual(["q"]);
+    // accounts status: r's accounts are not eligible while the circuit is open, and say why.
+    const status = (await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string; eligible: boolean; reasons: string[] }[] };
+    const r1 = status.accounts.find((a) => a.id === "r1")!;
+    expect({ eligible: r1.eligible, reasons: r1.reasons.map((x) => x.replace(/\d{4}-.*Z$/, "T")) }).toEqual({ eligible: false, reasons: ["provider r circuit open (consecutive upstream 5xx) until T"] });
   });
 
   test("all accounts cooling: 429 with Retry-After until the first is free", async () => {
