@@ -77,12 +77,16 @@ async function dryRunForKey(ask: (method: string, path: string, body?: unknown) 
 }
 
 /**
- * `setup --model NAME` for a name without a slash (an alias, a combo, a guessed model) that
- * `GET /v1/models/{id}` does not list for `key`: a name the key's allow-list leaves out is listed for no
- * key that may not use it, so the admin dry run tells that case (exits naming the allow-list, see
- * {@link dryRunForKey}) from a name the gateway does not know at all (exits saying so).
+ * `setup --model NAME` for a name without a slash (an alias, a combo, a bare model id) that
+ * `GET /v1/models/{id}` does not list for `key`. A bare model id the gateway routes (SPEC R-2: the one
+ * provider that lists it, else a guess from the name, e.g. `gpt-5-codex`, `claude-sonnet-4-5`: the names
+ * the CLIs' users type) is accepted with the limits of the `provider/model` it goes to, and a note
+ * saying so: answers that target's `GET /v1/models` entry (`{}` when its provider lists no models) and
+ * the note. A name the key's allow-list leaves out is listed for no key that may not use it, so the
+ * admin dry run tells that case (exits naming the allow-list, see {@link dryRunForKey}) from a name the
+ * gateway does not route at all (exits saying so).
  */
-async function unlistedName(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<never> {
+async function unlistedName(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<{ entry: Record<string, unknown>; note: string }> {
   const ask = adminAsker(url, dataDir, io);
   const plan = await dryRunForKey(ask, url, name, key, io);
   if (plan.status === 401 || plan.status === 403) {
@@ -90,7 +94,16 @@ async function unlistedName(url: string, name: string, key: string, dataDir: str
       `the gateway at ${url} does not list the model ${name} for the client key setup was given (see GET ${url}/v1/models with that key): it knows no such alias, combo or model, or the key's models allow-list leaves it out; setup cannot ask which (its admin API answered ${plan.status}): set SWITCHYARD_ADMIN_KEY to an admin key, or name the instance with --data-dir DIR; nothing was written`,
     );
   }
-  io.fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models); nothing was written`);
+  const routed = plan.status === 200 ? (plan.data as { attempts?: Array<{ target: string; accountId: string }>; targets?: Array<{ target: string; providerId: string; model: string }> }) : {};
+  const first = routed.attempts?.[0];
+  const target = first && routed.targets?.find((t) => t.target === first.target);
+  if (!first || !target) io.fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models); nothing was written`);
+  const id = `${target.providerId}/${target.model}`;
+  const res = await fetch(`${url}/v1/models/${id.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
+  if (res.ok) return { entry: (await res.json()) as Record<string, unknown>, note: `note: the gateway does not list ${name}, but routes it to ${id} on account ${first.accountId}, so setup writes ${name} with the limits of ${id}` };
+  await res.body?.cancel();
+  // the provider it goes to lists no models (or not this one): asked as provider/model is
+  return { entry: {}, note: await unlistedModel(url, id, key, dataDir, io) };
 }
 
 /**
@@ -168,13 +181,14 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
     } catch {
       fail(io.notAnswering(url));
     }
+    let entry: { owned_by?: unknown } = {};
     if (res.status === 404) {
       await res.body?.cancel();
-      if (!name.includes("/")) await unlistedName(url, name, key, dataDir, io);
+      if (!name.includes("/")) ({ entry, note: unlistedNote } = await unlistedName(url, name, key, dataDir, io));
       // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
-      unlistedNote = await unlistedModel(url, name, key, dataDir, io);
+      else unlistedNote = await unlistedModel(url, name, key, dataDir, io);
     } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
-    const entry = (res.status === 404 ? {} : await res.json()) as { owned_by?: unknown };
+    else entry = (await res.json()) as { owned_by?: unknown };
     model = setupModel(name, entry);
     // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
     if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";

@@ -471,6 +471,28 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("a bare model id the gateway routes but does not list (the name a CLI user types: claude-sonnet-4-5, gpt-e2e) is written with the limits of the provider/model it goes to, saying so; one it routes nowhere is refused", async () => {
+    const home = scratchHome();
+    try {
+      const claude = await setup(home, "claude-code", "--dry-run", "--model", "claude-sonnet-4-5");
+      expect({ code: claude.code, stderr: claude.stderr }).toEqual({ code: 0, stderr: "" });
+      for (const line of ['+    "ANTHROPIC_MODEL": "claude-sonnet-4-5",', '+    "CLAUDE_CODE_MAX_CONTEXT_TOKENS": "200000",', '+    "CLAUDE_CODE_MAX_OUTPUT_TOKENS": "64000"']) expect(claude.stdout).toContain(line);
+      expect(claude.stdout).toContain("note: the gateway does not list claude-sonnet-4-5, but routes it to anth/claude-sonnet-4-5 on account anth-1, so setup writes claude-sonnet-4-5 with the limits of anth/claude-sonnet-4-5\n");
+      const codex = await setup(home, "codex", "--dry-run", "--model", "gpt-e2e");
+      expect({ code: codex.code, stderr: codex.stderr }).toEqual({ code: 0, stderr: "" });
+      for (const line of ['+model = "gpt-e2e"', "+model_context_window = 400000"]) expect(codex.stdout).toContain(line);
+      expect(codex.stdout).toContain("note: the gateway does not list gpt-e2e, but routes it to resp/gpt-e2e on account resp-1");
+      // what setup wrote is what the gateway serves
+      const served = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body: JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }) });
+      expect(served.status).toBe(200);
+      await served.text();
+      const nowhere = await setup(home, "claude-code", "--dry-run", "--model", "no-such-name");
+      expect({ code: nowhere.code, stdout: nowhere.stdout, stderr: nowhere.stderr.trim() }).toEqual({ code: 1, stdout: "", stderr: `the gateway at ${gw.url} does not list the model no-such-name (see GET ${gw.url}/v1/models); nothing was written` });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("a fresh HOME gets new files (no backup)", async () => {
     const home = mkdtempSync(join(tmpdir(), "sy-setup-fresh-"));
     try {
