@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
+import { suggest } from "./unknown-keys.ts";
 import { askAdmin } from "./cli/admin-request.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
 import type { ReloadAnswer } from "./cli/reload.ts";
@@ -266,19 +267,32 @@ function versionLine(): string {
 }
 
 /**
- * parseArgs' refusal as one line for the user. An option given no value because the next argument is
- * another option (`usage --since --json`) is what parseArgs calls "ambiguous": say that it needs a value.
+ * parseArgs' refusal as one line for the user, about the command it was given to (read from the words
+ * of a lenient parse), ending with where its help is. An unknown option names what the command takes and
+ * the closest of them (`setup codex --dryrun` → "did you mean --dry-run?"), as {@link optionsNotTaken}'s
+ * refusal does; parseArgs' own text (with an unbalanced quote) and the whole global usage were printed.
+ * An option given no value because the next argument is another option (`usage --since --json`) is
+ * what parseArgs calls "ambiguous": say that it needs a value.
  */
 function optionError(e: unknown, argv: string[]): string {
   const message = e instanceof Error ? e.message : String(e);
+  const [cmd, sub] = parseArgs({ args: argv, allowPositionals: true, strict: false, options: CLI_OPTIONS }).positionals;
+  const entry = commandEntry(cmd, sub);
+  const help = entry ? ` (switchyard ${cmd} --help says more)` : " (switchyard --help lists the commands and their options)";
   const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec(message);
   if (ambiguous) {
     const next = argv[argv.indexOf(ambiguous[1]) + 1];
-    return `${ambiguous[1]} needs a value, and ${JSON.stringify(next)} after it is an option (a value that starts with "-" goes as ${ambiguous[1]}=VALUE)`;
+    return `${ambiguous[1]} needs a value, and ${JSON.stringify(next)} after it is an option (a value that starts with "-" goes as ${ambiguous[1]}=VALUE)${help}`;
   }
   const missing = /^Option '(--[\w-]+) <value>' argument missing/.exec(message);
-  if (missing) return `${missing[1]} needs a value`;
-  return message.split("\n")[0];
+  if (missing) return `${missing[1]} needs a value${help}`;
+  const unknown = /^Unknown option '(-[^']*)'/.exec(message);
+  if (!unknown) return message.split("\n")[0] + help;
+  const takes = (entry?.takes.options ?? Object.keys(CLI_OPTIONS).filter((o) => o !== "help" && o !== "version")).map((o) => `--${o}`);
+  const close = suggest(unknown[1].replace(/=.*$/, ""), takes);
+  const guess = close ? ` (did you mean ${close}?)` : "";
+  if (!entry) return `unknown option ${unknown[1]}${guess}${help}`;
+  return `${entry.name} does not take ${unknown[1]}${guess}; it takes ${takes.length ? takes.join(", ") : "no options"}${help}`;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -288,7 +302,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (e) {
     // An unknown or malformed option is an error, never silently ignored (`start --prot 1` must not
     // start on the default port).
-    fail(`${optionError(e, argv)}\n\n${USAGE}`, 2);
+    fail(optionError(e, argv), 2);
   }
   const { values, positionals } = parsed;
   const [cmd, sub, arg] = positionals;
@@ -368,7 +382,10 @@ async function main(argv: string[]): Promise<void> {
         return inspectCommand({ id: arg, bodies: values.bodies === true, json: values.json === true }, (method, path, body, opts) => admin(values, dataDir, method, path, body, opts), { out, fail });
       }
       if (sub && sub !== "list") fail("usage: switchyard calls list | calls inspect ROUTE_ID", 2);
-      // The admin API validates the limit (1–1000) and names it in its 400.
+      // a usage error said before the instance is asked, as usage's --by and --since (the admin API's 400 was exit 1)
+      if (values.limit !== undefined && !(/^\d{1,4}$/.test(String(values.limit)) && Number(values.limit) >= 1 && Number(values.limit) <= 1000)) {
+        fail(`--limit must be a whole number from 1 to 1000, not ${JSON.stringify(values.limit)}`, 2);
+      }
       const r = (await admin(values, dataDir, "GET", `/calls?limit=${encodeURIComponent(String(values.limit ?? 20))}`)) as { calls: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
       if (r.calls.length === 0) return out("no calls yet: point a client at this gateway (switchyard setup claude-code|codex|gemini does it for those CLIs); each request is listed here once it finishes");
