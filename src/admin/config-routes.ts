@@ -369,7 +369,11 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/config/reload", () => {
         if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.", null, "no_config_file");
         const r = live.reloadFile();
-        if (r.ok) return { reloaded: true, file: live.path, changed: r.changes, restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
+        if (r.ok) {
+          // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)
+          const last = Object.keys(r.changes).length === 0 ? live.lastFileChange() : undefined;
+          return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
+        }
         const issues = r.error.issues;
         return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => issueText(i, live.path)).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
       }) as never;
@@ -420,6 +424,12 @@ export const CONFIG_ROUTE_DOCS = {
         settings: v.optional(v.array(v.string())),
         server: v.optional(v.array(v.string())),
       }),
+      lastFileChange: v.optional(
+        v.pipe(
+          v.object({ at: v.number(), changed: v.record(v.string(), v.unknown()) }),
+          v.description("When nothing changed: the last re-read of the file that changed something (the instance re-reads it when it changes), ms since the epoch and its changes."),
+        ),
+      ),
       restartNeeded: v.array(v.object({ path: v.string(), message: v.string() })),
       warnings: v.array(v.object({ path: v.string(), message: v.string() })),
     }),

@@ -51,3 +51,21 @@ export function describeChanges(changed: ConfigChanges): string {
   if (changed.server?.length) parts.push(`server ${changed.server.join(", ")} changed`);
   return parts.length > 0 ? parts.join("; ") : NOTHING_CHANGED;
 }
+
+/** A re-read of the config file that changed the configuration: when (ms since the epoch) and what. */
+export interface FileChange {
+  at: number;
+  changed: ConfigChanges;
+}
+
+/**
+ * A reload's answer in words: {@link describeChanges}, and for a reload that found the file as last
+ * read, what the last re-read that changed something (usually the instance's own, on the file's change)
+ * changed and when, written by `time`: `nothing changed since the file was last read (at 23:05:12: combo
+ * tools added)`. A user who had just edited the file read "nothing changed" alone as the edit missed.
+ */
+export function describeReload(changed: ConfigChanges, lastFileChange: FileChange | undefined, time: (ms: number) => string): string {
+  const said = describeChanges(changed);
+  if (said !== NOTHING_CHANGED || lastFileChange === undefined) return said;
+  return `${NOTHING_CHANGED} (at ${time(lastFileChange.at)}: ${describeChanges(lastFileChange.changed)})`;
+}

@@ -12,6 +12,7 @@
 import type { RoutingObjectStore } from "../store/routing-objects.ts";
 import { composeConfig, readConfigBase, type ConfigBase, type StoredObjects } from "./compose.ts";
 import { configChanges, type ConfigChanges } from "./diff.ts";
+import type { FileChange } from "./describe-changes.ts";
 import { ConfigError } from "./errors.ts";
 import type { Env } from "./secrets.ts";
 import type { RuntimeConfig } from "./types.ts";
@@ -46,6 +47,7 @@ export class LiveConfig {
   private cfg: RuntimeConfig;
   private base: ConfigBase;
   private stored: StoredObjects = EMPTY;
+  private lastChange: FileChange | undefined;
 
   constructor(private readonly opts: LiveConfigOptions) {
     this.cfg = opts.initial;
@@ -65,6 +67,11 @@ export class LiveConfig {
   /** The file's text as last read ("" without a file). */
   fileText(): string {
     return this.base.text;
+  }
+
+  /** The last re-read of the file (by the watcher, SIGHUP or a reload) that changed the configuration. */
+  lastFileChange(): FileChange | undefined {
+    return this.lastChange;
   }
 
   /** The file's absolute path, when there is a file. */
@@ -134,6 +141,7 @@ export class LiveConfig {
     const prev = this.cfg;
     const changes = configChanges(prev, next);
     this.cfg = next;
+    if (why === "file" && Object.keys(changes).length > 0) this.lastChange = { at: this.opts.now(), changed: changes };
     this.opts.applied(next, prev, changes, why);
     return changes;
   }

@@ -148,6 +148,8 @@ export interface ConfigReloadedEvent {
   file: string;
   /** Names added, removed and changed per section, settings and server keys changed (src/config/diff.ts); empty when refused. */
   changed: { providers?: NamesChanged; accounts?: NamesChanged; combos?: NamesChanged; aliases?: NamesChanged; keys?: NamesChanged; settings?: string[]; server?: string[] };
+  /** When nothing changed: the last re-read that changed something, when (ms since the epoch) and what (src/config/describe-changes.ts). */
+  lastFileChange?: { at: number; changed: ConfigReloadedEvent["changed"] };
   restartNeeded: PathMessage[];
   warnings: PathMessage[];
   /** Why the file was refused ("providers[1].kind: …; …"); absent when it was put in force. */

@@ -6,11 +6,23 @@
 import { ConfigError, issueText } from "../config/errors.ts";
 import type { ConfigReloadedEvent, EventBus, PathMessage } from "./bus.ts";
 
-/** Publishes a re-read that put the file in force: what changed, what waits for a restart, the warnings. */
-export function publishReloadAccepted(bus: EventBus, at: number, file: string | undefined, changed: ConfigReloadedEvent["changed"], restartNeeded: readonly PathMessage[], warnings: readonly PathMessage[]): void {
+/**
+ * Publishes a re-read that put the file in force: what changed, what waits for a restart, the warnings,
+ * and for a re-read that changed nothing, `lastFileChange` (the last one that did: ConfigReloadedEvent).
+ */
+export function publishReloadAccepted(
+  bus: EventBus,
+  at: number,
+  file: string | undefined,
+  changed: ConfigReloadedEvent["changed"],
+  restartNeeded: readonly PathMessage[],
+  warnings: readonly PathMessage[],
+  lastFileChange?: ConfigReloadedEvent["lastFileChange"],
+): void {
   if (!bus.wants("config_reloaded")) return;
   const only = (l: readonly PathMessage[]) => l.map((x) => ({ path: x.path, message: x.message }));
-  bus.publish({ type: "config_reloaded", at, file: file ?? "", changed, restartNeeded: only(restartNeeded), warnings: only(warnings) });
+  const last = lastFileChange && Object.keys(changed).length === 0 ? { lastFileChange } : {};
+  bus.publish({ type: "config_reloaded", at, file: file ?? "", changed, ...last, restartNeeded: only(restartNeeded), warnings: only(warnings) });
 }
 
 /**

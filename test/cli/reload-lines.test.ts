@@ -32,4 +32,9 @@ describe("reloadLines", () => {
     });
     expect(lines).toEqual(["reloaded /etc/sy.yaml: nothing changed since the file was last read", "restart needed: server.database changed: it takes effect when switchyard is restarted"]);
   });
+
+  test("with the last re-read that changed something, it says what that changed and when", () => {
+    const lines = reloadLines({ reloaded: true, file: "/etc/sy.yaml", changed: {}, lastFileChange: { at: Date.UTC(2026, 11, 4, 23, 5, 12), changed: { combos: { added: ["tools"], removed: [], changed: [] }, settings: ["redaction"] } }, restartNeeded: [], warnings: [] });
+    expect(lines).toEqual(["reloaded /etc/sy.yaml: nothing changed since the file was last read (at 2026-12-04T23:05:12.000Z: combo tools added; settings redaction changed)"]);
+  });
 });

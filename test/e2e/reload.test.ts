@@ -61,6 +61,14 @@ describe("hot reload", () => {
     expect(await until(async () => (await chat("fast")).status === 200)).toBe(true);
     expect(fake.requests.at(-1)!.model).toBe("gpt-fast");
     expect(reloads()).toBeGreaterThanOrEqual(1);
+    // `switchyard reload` after the edit finds it in force: it says what the instance's own re-read changed, and when
+    const read = reloads();
+    const cli = Bun.spawnSync([...SOURCE_CLI, "reload", "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, timeout: 20_000 });
+    expect(await until(() => reloads() > read)).toBe(true); // its log line is in before the next test counts
+    expect({ code: cli.exitCode, out: cli.stdout.toString().replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, "TIME") }).toEqual({
+      code: 0,
+      out: `reloaded ${inst.configPath}: nothing changed since the file was last read (at TIME: alias fast added)\n`,
+    });
     expect(inst.proc.pid).toBe(pid);
     expect(inst.proc.exitCode).toBeNull();
   }, 30_000);

@@ -11,7 +11,7 @@
  * part of an answer is rendered as text.
  */
 import { useState } from "preact/hooks";
-import { describeChanges, type ConfigChanges } from "../../config/describe-changes.ts";
+import { describeReload, type ConfigChanges, type FileChange } from "../../config/describe-changes.ts";
 import { api, ApiError } from "./api.ts";
 import { ActionButton, Card, useData } from "./components.tsx";
 import { useLive } from "./live.ts";
@@ -21,6 +21,8 @@ export interface ReloadAnswer {
   reloaded: true;
   file: string;
   changed: ConfigChanges;
+  /** When nothing changed: the last re-read of the file that changed something. */
+  lastFileChange?: FileChange;
   restartNeeded: Array<{ path: string; message: string }>;
   warnings: Array<{ path: string; message: string }>;
 }
@@ -43,7 +45,7 @@ export function ConfigReloadCard() {
     if (e.type !== "config_reloaded") return;
     // The button's own reload sends this event too, just before or after its answer: both say the same.
     if (e.error !== undefined) setOutcome({ ok: false, message: `Config reload rejected; the previous config stays in force: ${e.error}`, at: e.at });
-    else setOutcome({ ok: true, answer: { reloaded: true, file: e.file, changed: e.changed, restartNeeded: e.restartNeeded, warnings: e.warnings }, at: e.at });
+    else setOutcome({ ok: true, answer: { reloaded: true, file: e.file, changed: e.changed, lastFileChange: e.lastFileChange, restartNeeded: e.restartNeeded, warnings: e.warnings }, at: e.at });
   });
   return (
     <Card
@@ -79,7 +81,7 @@ export function ConfigReloadCard() {
       {outcome?.ok && (
         <div data-reload="accepted" role="status">
           <p class="test-result test-ok" data-reload="changes">
-            Reloaded <span class="mono">{outcome.answer.file}</span> at {new Date(outcome.at).toLocaleTimeString()}: {describeChanges(outcome.answer.changed ?? {})}.
+            Reloaded <span class="mono">{outcome.answer.file}</span> at {new Date(outcome.at).toLocaleTimeString()}: {describeReload(outcome.answer.changed ?? {}, outcome.answer.lastFileChange, (ms) => new Date(ms).toLocaleTimeString())}.
           </p>
           {(outcome.answer.restartNeeded ?? []).length > 0 && (
             <div class="notice" data-reload="restart-needed">
