@@ -16,25 +16,34 @@ export function instanceOwner(file: string): number | undefined {
 }
 
 /**
+ * The instance that holds `dataDir`: its instance.json names a live process other than this one (a
+ * stale file from a crash names none), with its URL when recorded; undefined when the directory is free.
+ */
+export function liveInstance(dataDir: string): { pid: number; url?: string } | undefined {
+  const file = join(dataDir, "instance.json");
+  if (!existsSync(file)) return undefined;
+  const pid = instanceOwner(file);
+  if (pid === undefined || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined; // no such process: a stale file
+  }
+  try {
+    const url = (JSON.parse(readFileSync(file, "utf8")) as { url?: unknown }).url;
+    return typeof url === "string" && url !== "" ? { pid, url } : { pid };
+  } catch {
+    return { pid };
+  }
+}
+
+/**
  * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
  * Throws when instance.json names a live process other than this one (a stale file from a crash is
  * taken over).
  */
 export function assertDataDirFree(dataDir: string): void {
-  const file = join(dataDir, "instance.json");
-  if (!existsSync(file)) return;
-  const pid = instanceOwner(file);
-  if (pid === undefined || pid === process.pid) return;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return; // no such process: a stale file
-  }
-  let url = "";
-  try {
-    url = (JSON.parse(readFileSync(file, "utf8")) as { url?: string }).url ?? "";
-  } catch {
-    url = "";
-  }
-  throw new Error(`another switchyard instance (pid ${pid}${url ? `, ${url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  const owner = liveInstance(dataDir);
+  if (!owner) return;
+  throw new Error(`another switchyard instance (pid ${owner.pid}${owner.url ? `, ${owner.url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
 }

@@ -24,6 +24,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
+import { liveInstance } from "../instance-file.ts";
 import type { CliIo } from "./routing.ts";
 import { readServiceEnv, serviceEnvNames, shellTelemetry, writeServiceEnv } from "./service-env.ts";
 
@@ -274,15 +275,38 @@ export async function serviceCommand(sub: string | undefined, opts: ServiceOptio
  * when the user must add them). Returns the file's path.
  */
 function writeSecrets(dataDir: string, opts: ServiceOptions, host: ServiceHost, io: CliIo, when: string): string {
-  const secrets = writeServiceEnv(join(dataDir, "service.env"), [...new Set([...serviceEnvNames(configPathOf(opts, host)), ...shellTelemetry(host.env)])], host.env);
+  const configPath = configPathOf(opts, host);
+  const secrets = writeServiceEnv(join(dataDir, "service.env"), [...new Set([...serviceEnvNames(configPath), ...shellTelemetry(host.env)])], host.env);
   const said = [
     secrets.written.length > 0 ? `${secrets.written.join(", ")} from this shell` : "",
     secrets.kept.length > 0 ? `${secrets.kept.join(", ")} kept as they were` : "",
   ].filter(Boolean);
+  if (configPath === undefined && secrets.missing.length > 0) {
+    // The built-in default makes an account of each key that is set: any one is enough, so the ones
+    // missing are said once as optional (three "X is not set" lines read as if all three were needed).
+    const missing = secrets.missing.join(", ");
+    const lead = said.length > 0 ? `${said.join("; ")}; ` : "no API key is set in this shell: ";
+    io.out(`${secrets.path}: ${lead}without a config file the built-in default makes one account per API key it finds (${missing} not set here); add a line NAME=… there for each provider you use ${when}`);
+    return secrets.path;
+  }
   const none = secrets.missing.length > 0 ? "none of the secrets the config needs is set in this shell" : "no secrets needed";
   io.out(`${secrets.path}: ${said.length > 0 ? said.join("; ") : none}`);
   for (const name of secrets.missing) io.out(`${secrets.path}: ${name} is not set in this shell; add a line ${name}=… there ${when}`);
   return secrets.path;
+}
+
+/**
+ * Refuses to install while an instance the user started by hand holds the data directory (its
+ * instance.json names a live process other than the installed service's own, which `servicePid` asks
+ * for only then): the service would fail to start beside it (one instance per data directory) and
+ * restart in a loop, while install said "enabled and started".
+ */
+async function refuseBesideRunningInstance(dataDir: string, servicePid: () => Promise<number | undefined>, io: CliIo): Promise<void> {
+  const owner = liveInstance(dataDir);
+  if (!owner || owner.pid === (await servicePid())) return;
+  io.fail(
+    `not installing: a switchyard instance you started (pid ${owner.pid}${owner.url ? `, ${owner.url}` : ""}) is running with the data directory ${dataDir}, and the service would fail to start beside it (one instance per data directory); stop it first (Ctrl-C where it runs, or kill ${owner.pid}), then run service install again`,
+  );
 }
 
 async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {
@@ -298,6 +322,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   if (sub === "install") {
     const existed = existsSync(unitPath);
     const dataDir = resolve(host.cwd, opts.dataDir);
+    await refuseBesideRunningInstance(dataDir, async () => (existed ? Number((await ctl("show", "-p", "MainPID", "--value", SYSTEMD_UNIT)).stdout.trim()) || undefined : undefined), io);
     const argv = serviceArgv(host, opts);
     mkdirSync(dirname(unitPath), { recursive: true });
     writeFileSync(unitPath, systemdUnit(argv, serviceEnv(host), dataDir, graceOf(opts, host)));
@@ -341,6 +366,7 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   if (sub === "install") {
     const existed = existsSync(plistPath);
     const dataDir = resolve(host.cwd, opts.dataDir);
+    await refuseBesideRunningInstance(dataDir, async () => (existed ? agentPid(await ctl("list", LAUNCHD_LABEL)) : undefined), io);
     const argv = serviceArgv(host, opts);
     // launchd opens the log files before switchyard starts: their directory must exist.
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -369,8 +395,14 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   }
   if (!existsSync(plistPath)) return io.out(`switchyard agent: not installed (no ${plistPath})`);
   const r = await ctl("list", LAUNCHD_LABEL);
-  const pid = /"PID"\s*=\s*(\d+)/.exec(r.stdout)?.[1];
+  const pid = agentPid(r);
   io.out(`switchyard agent: installed (${plistPath})`);
   io.out(`loaded: ${r.code === 0 ? "yes" : "no"}`);
   io.out(`active: ${pid ? `running (pid ${pid})` : "not running"}`);
+}
+
+/** The running agent's pid from `launchctl list LABEL` (its `"PID" = N;` line), when it runs. */
+function agentPid(r: RunResult): number | undefined {
+  const pid = /"PID"\s*=\s*(\d+)/.exec(r.stdout)?.[1];
+  return pid === undefined ? undefined : Number(pid);
 }

@@ -178,20 +178,29 @@ describe("Linux: systemd user unit", () => {
     await h.run("install");
     const envFile = join(h.home, ".switchyard", "service.env");
     expect(readFileSync(envFile, "utf8")).toContain("\nOPENAI_API_KEY=sk-openai-test\n");
-    expect(h.out.join("\n")).toContain(`${envFile}: ANTHROPIC_API_KEY is not set in this shell`);
-    expect(h.out.join("\n")).toContain(`${envFile}: GEMINI_API_KEY is not set in this shell`);
+    // any one key is enough for the built-in default: the missing ones are said once, as optional
+    expect(h.out.filter((l) => l.startsWith(`${envFile}:`))).toEqual([
+      `${envFile}: OPENAI_API_KEY from this shell; without a config file the built-in default makes one account per API key it finds (ANTHROPIC_API_KEY, GEMINI_API_KEY not set here); add a line NAME=… there for each provider you use before the service needs it`,
+    ]);
   });
 
   test("when none of the secrets the config names is set in the shell, install does not also say that none is needed", async () => {
     const h = harness({ env: { USER: "dev" } });
-    await h.run("install");
     const envFile = join(h.home, ".switchyard", "service.env");
-    const said = h.out.filter((l) => l.startsWith(`${envFile}:`));
-    expect(said).toEqual([
+    const config = join(h.home, "with-secrets.yaml");
+    writeFileSync(config, "accounts:\n  - { id: a, provider: openai, api_key: env:KEY_ONE }\n  - { id: b, provider: anthropic, api_key: env:KEY_TWO }\n");
+    await h.run("install", { config });
+    expect(h.out.filter((l) => l.startsWith(`${envFile}:`))).toEqual([
       `${envFile}: none of the secrets the config needs is set in this shell`,
-      `${envFile}: ANTHROPIC_API_KEY is not set in this shell; add a line ANTHROPIC_API_KEY=… there before the service needs it`,
-      `${envFile}: OPENAI_API_KEY is not set in this shell; add a line OPENAI_API_KEY=… there before the service needs it`,
-      `${envFile}: GEMINI_API_KEY is not set in this shell; add a line GEMINI_API_KEY=… there before the service needs it`,
+      `${envFile}: KEY_ONE is not set in this shell; add a line KEY_ONE=… there before the service needs it`,
+      `${envFile}: KEY_TWO is not set in this shell; add a line KEY_TWO=… there before the service needs it`,
+    ]);
+    // without a config file, the built-in default's keys are each optional: one line, not three "X is not set"
+    const bare = harness({ env: { USER: "dev" } });
+    await bare.run("install");
+    const bareEnv = join(bare.home, ".switchyard", "service.env");
+    expect(bare.out.filter((l) => l.startsWith(`${bareEnv}:`))).toEqual([
+      `${bareEnv}: no API key is set in this shell: without a config file the built-in default makes one account per API key it finds (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY not set here); add a line NAME=… there for each provider you use before the service needs it`,
     ]);
   });
 
@@ -215,6 +224,39 @@ describe("Linux: systemd user unit", () => {
     expect(readFileSync(systemdUnitPath(h.home), "utf8")).toContain("--port 20300");
     expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable switchyard.service", "systemctl --user restart switchyard.service"]);
     expect(h.out.join("\n")).toContain("updated and restarted");
+  });
+
+  test("an instance the user started holds the data directory: install refuses (the service would crash-loop beside it); the service's own instance is updated", async () => {
+    const h = harness();
+    const dataDir = join(h.home, ".switchyard");
+    mkdirSync(dataDir, { recursive: true });
+    const running = Bun.spawn(["sleep", "60"]);
+    try {
+      writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:20128", pid: running.pid }));
+      const f = await failure(h.run("install"));
+      expect({ line: f.line, code: f.code }).toEqual({
+        line: `not installing: a switchyard instance you started (pid ${running.pid}, http://127.0.0.1:20128) is running with the data directory ${dataDir}, and the service would fail to start beside it (one instance per data directory); stop it first (Ctrl-C where it runs, or kill ${running.pid}), then run service install again`,
+        code: 1,
+      });
+      expect(existsSync(systemdUnitPath(h.home))).toBe(false);
+      expect(h.commands).toEqual([]);
+      // installed already, and that instance is the service's own (its MainPID): updated and restarted
+      writeFileSync(join(dataDir, "instance.json"), "{}");
+      await h.run("install");
+      writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:20128", pid: running.pid }));
+      h.answers.set("systemctl --user show -p MainPID", { code: 0, stdout: `${running.pid}\n`, stderr: "" });
+      h.out.length = 0;
+      await h.run("install");
+      expect(h.out.join("\n")).toContain("updated and restarted");
+      // …but another pid than the service's is refused on an update too
+      h.answers.set("systemctl --user show -p MainPID", { code: 0, stdout: "0\n", stderr: "" });
+      expect((await failure(h.run("install"))).line).toStartWith(`not installing: a switchyard instance you started (pid ${running.pid}`);
+    } finally {
+      running.kill();
+    }
+    // a stale file (no such process) is no obstacle
+    await running.exited;
+    await h.run("install");
   });
 
   test("status says whether it is installed, enabled and active", async () => {
