@@ -2,6 +2,7 @@
  * Anthropic error bodies, in-band error frames, and upstream error parsing (REFERENCE §1.4, §5.2).
  */
 import { hubError, type ErrorKind, type HubError } from "../hub.ts";
+import { rawErrorText } from "../raw-error-text.ts";
 import { retryAfterSeconds } from "../retry-after.ts";
 import { tryParseJson } from "../sse.ts";
 import { errorTypeFor, kindForErrorType } from "./mapping.ts";
@@ -93,10 +94,7 @@ export function parseError(status: number, body: string, headers: Headers, now?:
   if (json && typeof json === "object" && json.error && typeof json.error === "object") {
     err = errorFromObject(json.error, status);
   } else {
-    const text = body.trim();
-    // An HTML error page (a proxy's 502, a server's 500) says nothing a client can use.
-    const markup = /^<(?:!doctype|html|head|body)\b/i.test(text);
-    const message = text.length > 0 && !markup ? text.slice(0, MAX_RAW_MESSAGE) : `Upstream returned HTTP ${status}.`;
+    const message = rawErrorText(body, MAX_RAW_MESSAGE) ?? `Upstream returned HTTP ${status}.`;
     err = { ...hubError(kindForStatus(status), message), status };
   }
   const ra = retryAfterSeconds(headers, now);

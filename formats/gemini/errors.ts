@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
+import { rawErrorText } from "../raw-error-text.ts";
 import { retryAfterSeconds } from "../retry-after.ts";
 import { ErrorBodySchema } from "./schema.ts";
 
@@ -158,6 +159,5 @@ export function parseError(status: number, body: string, headers: Headers, now?:
   if (Array.isArray(parsed)) parsed = parsed[0];
   const ok = v.safeParse(ErrorBodySchema, parsed);
   if (ok.success) return errorFromStatus(ok.output.error as Record<string, unknown>, status, headers, now);
-  const text = body.trim().slice(0, 500);
-  return errorFromStatus({ message: text.length > 0 ? text : undefined }, status, headers, now);
+  return errorFromStatus({ message: rawErrorText(body, 500) }, status, headers, now);
 }

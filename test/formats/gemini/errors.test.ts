@@ -81,7 +81,10 @@ describe("gemini parseError", () => {
   test("bodies that are not a Status: array-wrapped, HTML, empty — classified by HTTP status, never thrown", () => {
     const wrapped = JSON.stringify([{ error: { code: 503, message: "busy", status: "UNAVAILABLE" } }]);
     expect(gemini.parseError(503, wrapped, none)).toMatchObject({ kind: "overloaded", message: "busy" });
-    expect(gemini.parseError(502, "<html>Bad Gateway</html>", none)).toMatchObject({ kind: "api_error", status: 502, message: "<html>Bad Gateway</html>" });
+    // an HTML page says nothing a client can use, whatever its content-type (it was passed on as the message)
+    expect(gemini.parseError(502, "<html>Bad Gateway</html>", none)).toMatchObject({ kind: "api_error", status: 502, message: "Gemini returned HTTP 502." });
+    expect(gemini.parseError(500, "  <!DOCTYPE html><html><body>boom</body></html>", new Headers({ "content-type": "text/plain" }))).toMatchObject({ kind: "api_error", status: 500, message: "Gemini returned HTTP 500." });
+    expect(gemini.parseError(500, "plain words from a proxy", none)).toMatchObject({ message: "plain words from a proxy" });
     expect(gemini.parseError(429, "", none)).toMatchObject({ kind: "rate_limit", status: 429, message: "Gemini returned HTTP 429." });
     expect(gemini.parseError(413, "too big", none)).toMatchObject({ kind: "request_too_large", status: 413 });
   });
