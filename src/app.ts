@@ -605,7 +605,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // that wait for a restart (src/config/restart-only.ts); a stored change when it changed something.
     const waiting = why === "file" && startedWith ? restartNeeded(next, startedWith) : [];
     if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes, ...(waiting.length > 0 ? { restartNeeded: waiting.map((w) => w.path) } : {}) }));
-    if (why === "file") publishReloadAccepted(bus, clock.now(), next.source.path, changes, waiting, next.warnings, live.lastFileChange()); // SPEC 9.4: open dashboards show it
+    if (why === "file") publishReloadAccepted(bus, clock.now(), next.source.path, changes, waiting, next.warnings, live.fileChangeBefore(changes)); // SPEC 9.4: open dashboards show it
     // each one said once, by the re-read that changed it
     for (const w of waiting) if (changes.server?.includes(w.path.slice("server.".length))) log(JSON.stringify({ level: "warn", time: clock.now(), msg: w.message, path: w.path }));
     if (Object.keys(changes).length === 0) return;

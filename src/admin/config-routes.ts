@@ -371,7 +371,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         const r = live.reloadFile();
         if (r.ok) {
           // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)
-          const last = Object.keys(r.changes).length === 0 ? live.lastFileChange() : undefined;
+          const last = live.fileChangeBefore(r.changes);
           return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
         }
         const issues = r.error.issues;

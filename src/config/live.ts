@@ -69,9 +69,14 @@ export class LiveConfig {
     return this.base.text;
   }
 
-  /** The last re-read of the file (by the watcher, SIGHUP or a reload) that changed the configuration. */
-  lastFileChange(): FileChange | undefined {
-    return this.lastChange;
+  /**
+   * What a re-read that answered `changes` reports beside them: for one that changed nothing, the last
+   * re-read of the file (by the watcher, SIGHUP or a reload) that did, so "nothing changed" can say when
+   * and what (describe-changes.ts describeReload); otherwise nothing. The admin API's reload answer and
+   * the `config_reloaded` event use it.
+   */
+  fileChangeBefore(changes: ConfigChanges): FileChange | undefined {
+    return Object.keys(changes).length === 0 ? this.lastChange : undefined;
   }
 
   /** The file's absolute path, when there is a file. */

@@ -8,7 +8,7 @@ import type { ConfigReloadedEvent, EventBus, PathMessage } from "./bus.ts";
 
 /**
  * Publishes a re-read that put the file in force: what changed, what waits for a restart, the warnings,
- * and for a re-read that changed nothing, `lastFileChange` (the last one that did: ConfigReloadedEvent).
+ * and `lastFileChange` when given (LiveConfig.fileChangeBefore: for a re-read that changed nothing, the last one that did).
  */
 export function publishReloadAccepted(
   bus: EventBus,
@@ -21,7 +21,7 @@ export function publishReloadAccepted(
 ): void {
   if (!bus.wants("config_reloaded")) return;
   const only = (l: readonly PathMessage[]) => l.map((x) => ({ path: x.path, message: x.message }));
-  const last = lastFileChange && Object.keys(changed).length === 0 ? { lastFileChange } : {};
+  const last = lastFileChange ? { lastFileChange } : {};
   bus.publish({ type: "config_reloaded", at, file: file ?? "", changed, ...last, restartNeeded: only(restartNeeded), warnings: only(warnings) });
 }
 
