@@ -86,6 +86,21 @@ async function dryRunForKey(ask: (method: string, path: string, body?: unknown) 
  * admin dry run tells that case (exits naming the allow-list, see {@link dryRunForKey}) from a name the
  * gateway does not route at all (exits saying so).
  */
+/**
+ * `GET {url}{path}` with the client key `key`, as the CLI will send it; a gateway that does not answer
+ * (refused, reset, DNS) exits with one line ({@link SetupIo.notAnswering}), never a stack.
+ */
+async function askGateway(url: string, path: string, key: string, io: SetupIo): Promise<Response> {
+  try {
+    return await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  } catch {
+    return io.fail(io.notAnswering(url));
+  }
+}
+
+/** `/v1/models/{id}` with each `/`-separated part of a model id encoded. */
+const modelPath = (id: string): string => `/v1/models/${id.split("/").map(encodeURIComponent).join("/")}`;
+
 async function unlistedName(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<{ entry: Record<string, unknown>; note: string }> {
   const ask = adminAsker(url, dataDir, io);
   const plan = await dryRunForKey(ask, url, name, key, io);
@@ -99,7 +114,7 @@ async function unlistedName(url: string, name: string, key: string, dataDir: str
   const target = first && routed.targets?.find((t) => t.target === first.target);
   if (!first || !target) io.fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models); nothing was written`);
   const id = `${target.providerId}/${target.model}`;
-  const res = await fetch(`${url}/v1/models/${id.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
+  const res = await askGateway(url, modelPath(id), key, io);
   if (res.ok) return { entry: (await res.json()) as Record<string, unknown>, note: `note: the gateway does not list ${name}, but routes it to ${id} on account ${first.accountId}, so setup writes ${name} with the limits of ${id}` };
   await res.body?.cancel();
   // the provider it goes to lists no models (or not this one): asked as provider/model is
@@ -157,13 +172,8 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   // typed here: a call to it ends the control flow (TypeScript needs the annotation to know)
   const fail: (line: string, code?: number) => never = io.fail;
   // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
-  let probe: Response;
-  try {
-    probe = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
-    await probe.body?.cancel();
-  } catch {
-    fail(io.notAnswering(url));
-  }
+  const probe = await askGateway(url, "/v1/models", key, io);
+  await probe.body?.cancel();
   if (probe.status === 401) {
     const which = key === PLACEHOLDER_KEY ? "the placeholder key setup writes when none is given" : "the key given";
     fail(`the gateway at ${url} requires a client key and refuses ${which}: pass a valid one with --client-key KEY or SWITCHYARD_KEY (switchyard keys create NAME makes one); nothing was written`);
@@ -175,12 +185,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   let unlistedNote: string | undefined;
   const name = opts.model;
   if (name) {
-    let res: Response;
-    try {
-      res = await fetch(`${url}/v1/models/${name.split("/").map(encodeURIComponent).join("/")}`, { headers: { authorization: `Bearer ${key}` } });
-    } catch {
-      fail(io.notAnswering(url));
-    }
+    const res = await askGateway(url, modelPath(name), key, io);
     let entry: { owned_by?: unknown } = {};
     if (res.status === 404) {
       await res.body?.cancel();
@@ -210,12 +215,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
     }
   }
   if (codexInstructions !== undefined) {
-    let res: Response;
-    try {
-      res = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
-    } catch {
-      fail(io.notAnswering(url));
-    }
+    const res = await askGateway(url, "/v1/models", key, io);
     if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for its model list${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
     const list = (await res.json()) as { data?: unknown };
     catalog = (Array.isArray(list.data) ? list.data : []).flatMap((e) => (typeof e === "object" && e !== null && typeof (e as { id?: unknown }).id === "string" ? [setupModel((e as { id: string }).id, e)] : []));
