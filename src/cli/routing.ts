@@ -156,7 +156,10 @@ export function formatAccountsStatus(s: AccountsStatus): string {
       const left = q.remainingPercent !== undefined ? `${q.remainingPercent} % left` : q.remaining !== undefined ? `${q.remaining} left` : "?";
       lines.push(`  quota ${q.window}${q.model === "*" ? "" : ` (${q.model})`}: ${left}${q.resetAt ? `, resets ${iso(q.resetAt)}` : ""}`);
     }
-    for (const m of a.models) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
+    // A model out for the account's own reason (disabled, its provider's circuit, …) is said once, above.
+    const withAccount = a.models.filter((m) => !m.eligible && m.reason !== undefined && a.reasons.includes(m.reason));
+    if (withAccount.length > 0) lines.push(`  ${withAccount.length === 1 ? "model" : "models"} ${withAccount.map((m) => m.model).join(", ")}: out for the account's reason above`);
+    for (const m of a.models) if (!withAccount.includes(m)) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
   }
   return lines.join("\n");
 }

@@ -58,6 +58,28 @@ describe("accounts status", () => {
     );
   });
 
+  test("models out for the account's own reason (its provider's circuit) are one line, the reason said once", () => {
+    const until = Date.parse("2026-12-05T02:00:00Z");
+    const why = "provider oai circuit open (consecutive upstream 5xx) until 2026-12-05T02:00:00.000Z";
+    const a = {
+      ...account("c1", 1),
+      eligible: false,
+      reasons: [why],
+      circuit: { state: "open", openUntil: until, consecutive5xx: 10 },
+      models: [
+        { model: "gpt-a", eligible: false, reason: why, until },
+        { model: "gpt-b", eligible: false, reason: why, until },
+        { model: "gpt-c", eligible: false, reason: "cooling down (upstream 429) until 2026-12-05T01:59:00.000Z", until: until - 60_000 },
+      ],
+    } as AccountStatus;
+    expect(formatAccountsStatus({ now: until - 60_000, strategy: "scored", accounts: [a] } as AccountsStatus).split("\n").slice(2)).toEqual([
+      "c1 (oai, openai; api_key; priority 1): NOT eligible; slots 0/4; success 100 %; bindings 2; circuit open until 2026-12-05T02:00:00.000Z",
+      `  - ${why}`,
+      "  models gpt-a, gpt-b: out for the account's reason above",
+      "  model gpt-c: out: cooling down (upstream 429) until 2026-12-05T01:59:00.000Z",
+    ]);
+  });
+
   test("without accounts it says how to add one", () => {
     expect(formatAccountsStatus({ now: 0, strategy: "scored", accounts: [] } as unknown as AccountsStatus).split("\n")).toEqual([
       "account strategy: scored; 0 account(s)",
