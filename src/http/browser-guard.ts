@@ -126,18 +126,24 @@ function normalOrigin(value: string): string | undefined {
 }
 
 /**
- * The client format errors on `path` are written in: Anthropic Messages for `/v1/messages…` (and the
- * model list asked in Anthropic's shape), Gemini for `/v1beta/…`, the `:generateContent`-style
- * routes and the model list asked by a Gemini client (`x-goog-api-key` / `x-goog-api-client`), OpenAI
- * Responses for `/v1/responses`, OpenAI Chat otherwise.
+ * The client format errors on `path` are written in (SPEC 2.1: errors come in the client's own
+ * format), one rule for every answer the gateway writes before a route runs or when none serves the
+ * path (browser refusals, 414, 404, 405, a body Elysia could not parse). By the path's family first:
+ * Anthropic Messages for anything under `/v1/messages` or `/v1/v1/messages` (`/v1/messages/batches`,
+ * `/v1/messagesX` included), Gemini for anything under `/v1beta` and the `/v1/models/{model}:method`
+ * routes, OpenAI Responses under `/v1/responses`, OpenAI Chat under `/v1/chat/`, `/admin/` and
+ * `/dashboard`. Any other path (the model lists, a path no route serves) by who the headers say asks:
+ * Anthropic's `anthropic-version` → Anthropic Messages, `x-goog-api-key` / `x-goog-api-client`
+ * (`@google/genai`) → Gemini, else OpenAI Chat.
  */
 export function formatForPath(path: string, headers: Headers): WireFormat {
   if (path.startsWith("/v1/messages") || path.startsWith("/v1/v1/messages")) return "anthropic-messages";
   if (path.startsWith("/v1beta/") || path === "/v1beta" || /^\/v1\/models\/[^]*:(generateContent|streamGenerateContent|countTokens)$/.test(path)) return "gemini";
   if (path.startsWith("/v1/responses")) return "openai-responses";
-  if (path.startsWith("/v1/models") && headers.has("anthropic-version")) return "anthropic-messages";
-  // @google/genai lists and gets models under /v1/models (src/http/server.ts, geminiClient)
-  if (path.startsWith("/v1/models") && (headers.has("x-goog-api-key") || headers.has("x-goog-api-client"))) return "gemini";
+  if (path.startsWith("/v1/chat/") || path.startsWith("/admin/") || path.startsWith("/dashboard")) return "openai-chat";
+  if (headers.has("anthropic-version")) return "anthropic-messages";
+  // @google/genai lists and gets models under /v1/models (src/http/server.ts, geminiClient) and calls APIs the gateway does not serve
+  if (headers.has("x-goog-api-key") || headers.has("x-goog-api-client")) return "gemini";
   return "openai-chat";
 }
 

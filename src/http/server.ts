@@ -1,8 +1,8 @@
 /**
  * The HTTP surface (SPEC 2.1) on Elysia: client endpoints, models, health, admin API, a 405 with
  * `Allow` in the path's client format for a served path asked with another method
- * ({@link methodNotAllowed}), and a JSON 404 in OpenAI error shape for anything else (never an HTML
- * page), with Google's `status` and numeric `code` for a Gemini client's path ({@link unknownPath}). Bodies of API routes are not parsed
+ * ({@link methodNotAllowed}), and a JSON 404 for anything else (never an HTML page), both in the
+ * client format of the path and headers ({@link unknownPath}). Bodies of API routes are not parsed
  * by Elysia: the guard reads them with its own size limit (SPEC G-4).
  */
 import { Elysia } from "elysia";
@@ -112,21 +112,17 @@ export function notFound(method: string, path: string): Response {
 }
 
 /**
- * The JSON 404 of a path no route serves (SPEC 2.1: OpenAI's error shape, never HTML). For a Gemini
- * client's path — under `/v1beta` (`POST /v1beta/cachedContents`, `GET /v1beta/files`), a Gemini
- * method's path asked with another method, or any path asked with `x-goog-api-key` /
- * `x-goog-api-client` (`@google/genai` calling an API the gateway does not serve) — the body carries
- * both shapes' members, so the client reads it as its own: OpenAI's `message`, `type`, `param` and
- * `code`, with `code` Google's HTTP number 404 and Google's `status: "NOT_FOUND"` (formats REFERENCE
- * "Gemini errors"; `@google/genai` reports `error.status`). Every other path gets {@link notFound}.
+ * The JSON 404 of a path no route serves (SPEC 2.1: never HTML, in the client's own format): the
+ * format {@link formatForPath} gives the path and headers, the one rule the 405
+ * ({@link methodNotAllowed}) follows too. So `/v1/messages/batches` answers Anthropic's
+ * `{"type":"error","error":{"type":"not_found_error",…}}`, `/v1beta/cachedContents` (or any path asked
+ * with `x-goog-api-key`) Google's `{"error":{"code":404,"message","status":"NOT_FOUND"}}` (formats
+ * REFERENCE "Gemini errors"; `@google/genai` reports `error.status`), any other OpenAI's
+ * `{"error":{"message","type":"invalid_request_error","param":null,"code":"unknown_url"}}`.
  * Runs on the not-found branch only, never for a served route.
  */
 export function unknownPath(method: string, path: string, headers: Headers): Response {
-  const gemini = formatForPath(path, headers) === "gemini" || headers.has("x-goog-api-key") || headers.has("x-goog-api-client");
-  if (!gemini) return notFound(method, path);
-  return json(404, {
-    error: { code: 404, message: `Unknown path: ${method} ${path}`, status: "NOT_FOUND", type: "invalid_request_error", param: null },
-  });
+  return errorResponse(formatForPath(path, headers), hubError("not_found", `Unknown path: ${method} ${path}`, { code: "unknown_url" }));
 }
 
 /**
@@ -432,7 +428,8 @@ export function createServer(deps: ServerDeps) {
       }
       const m = deps.model(id, request.headers.has("anthropic-version"), request);
       if (m === undefined) {
-        return json(404, { error: { message: `The model \`${id}\` does not exist.`, type: "invalid_request_error", param: "model", code: "model_not_found" } });
+        const err = hubError("model_not_found", `The model \`${id}\` does not exist.`, { param: "model", code: "model_not_found" });
+        return errorResponse(request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", err);
       }
       return json(200, m);
     }) as never)

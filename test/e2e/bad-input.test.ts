@@ -214,14 +214,32 @@ describe("unknown paths", () => {
       ["POST", "/v1/completions"],
       ["POST", "/v1/embeddings"],
       ["GET", "/v2/whatever?x=<script>"],
-      ["POST", "/v1/messages/extra"],
       ["PATCH", "/healthz"],
       ["GET", "/%2e%2e/%2e%2e/etc/passwd"],
+      ["POST", "/v1/responses/extra"],
     ] as const) {
       const res = await fetch(`${gw.url}${p}`, { method, headers: { accept: "text/html" }, body: method === "GET" ? undefined : "{}" });
       const b = await expectError(res, 404, "openai", "invalid_request_error");
       expect(b.error.code).toBe("unknown_url");
     }
+  });
+
+  test("an unknown path under /v1/messages (or asked with anthropic-version) → 404 in Anthropic's shape (it was OpenAI's; SPEC 2.1: the client's own format)", async () => {
+    for (const [method, p, headers] of [
+      ["POST", "/v1/messages/batches", {}],
+      ["GET", "/v1/messages/batches/msgbatch_01", {}],
+      ["POST", "/v1/messages/extra", {}],
+      ["POST", "/v1/messagesX", {}],
+      ["POST", "/v1/v1/messages/batches", {}],
+      ["POST", "/v1/complete", { "anthropic-version": "2023-06-01" }],
+    ] as const) {
+      const res = await fetch(`${gw.url}${p}`, { method, headers: { accept: "text/html", ...headers }, body: method === "GET" ? undefined : "{}" });
+      const b = await expectError(res, 404, "anthropic", "not_found_error");
+      expect(b.error.message).toBe(`Unknown path: ${method} ${p}`);
+    }
+    // an unknown model asked in Anthropic's shape, as Anthropic answers GET /v1/models/{id}
+    const model = await fetch(`${gw.url}/v1/models/nope/nothing`, { headers: { "anthropic-version": "2023-06-01" } });
+    expect((await expectError(model, 404, "anthropic", "not_found_error")).error.message).toContain("nope/nothing");
   });
 
   test("a served path asked with another method is a 405 with Allow, not an unknown path", async () => {

@@ -52,4 +52,18 @@ describe("refusals speak the client's format", () => {
     expect(formatForPath("/v1/models", none)).toBe("openai-chat");
     expect(formatForPath("/admin/api/keys", none)).toBe("openai-chat");
   });
+
+  test("one rule for unknown paths: the path's family first, then who the headers say asks", () => {
+    const none = new Headers();
+    const anthropic = new Headers({ "anthropic-version": "2023-06-01" });
+    const goog = new Headers({ "x-goog-api-key": "k" });
+    expect(formatForPath("/v1/messages/batches", none)).toBe("anthropic-messages");
+    expect(formatForPath("/v1/messagesX", goog)).toBe("anthropic-messages");
+    expect(formatForPath("/v1beta/cachedContents", anthropic)).toBe("gemini");
+    expect(formatForPath("/v1/complete", anthropic)).toBe("anthropic-messages");
+    expect(formatForPath("/upload/v1beta/files", goog)).toBe("gemini");
+    expect(formatForPath("/v1/chat/completions", goog)).toBe("openai-chat");
+    expect(formatForPath("/admin/api/keys", anthropic)).toBe("openai-chat");
+    expect(formatForPath("/v1/embeddings", none)).toBe("openai-chat");
+  });
 });
