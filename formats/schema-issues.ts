@@ -24,3 +24,28 @@ export function specificIssue<I extends NestedIssue>(issue: I): I {
     current = { ...deepest, path: [...(current.path ?? []), ...(deepest.path ?? [])] };
   }
 }
+
+/** A valibot issue's path item: the key of the object member or array element that failed. */
+interface PathItem {
+  key?: unknown;
+}
+
+/**
+ * The path of a valibot issue written as OpenAI writes `error.param` and the field in its messages:
+ * object members joined by dots, array indexes in brackets after their array, without a dot
+ * (`messages[1].content[0].image_url`, `input[3].call_id`, `tools[0].function`). OpenAI's own 400s read
+ * so ("Invalid value: 'robot'…", param `messages[0].role`; Responses `input[1]`); only its older
+ * tool-order check writes `messages.[1].role`. `prefix` is the path of the value that was checked
+ * (`input[3]`), empty for the whole body. Undefined when the issue has no path and no prefix, or a key is
+ * neither a string nor a number.
+ */
+export function openAiParam(issue: { path?: readonly unknown[] }, prefix = ""): string | undefined {
+  let out = prefix;
+  for (const item of issue.path ?? []) {
+    const key = (item as PathItem).key;
+    if (typeof key === "number") out += `[${key}]`;
+    else if (typeof key === "string") out += out ? `.${key}` : key;
+    else return undefined;
+  }
+  return out || undefined;
+}

@@ -3,7 +3,7 @@
  * {@link parseRequest}.
  */
 import * as v from "valibot";
-import { specificIssue } from "../schema-issues.ts";
+import { openAiParam, specificIssue } from "../schema-issues.ts";
 import {
   invalidRequest as invalid,
   type AudioPart,
@@ -172,13 +172,14 @@ function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
  * The Chat request body checked against {@link ChatRequestSchema}, and its output. Also asked by the
  * same-format tidy lane (tidy.ts) before it drops or filters something for its type, so a malformed
  * body is the same 400 whatever the target.
- * @throws FormatError (400 `invalid_request`, `param` = the dotted path of the first failing field).
+ * @throws FormatError (400 `invalid_request`, `param` = the path of the first failing field as OpenAI writes it,
+ *   `messages[0].role`: {@link openAiParam}).
  */
 export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestSchema> {
   const r = v.safeParse(ChatRequestSchema, body);
   if (!r.success) {
     const issue = specificIssue(r.issues[0]);
-    const path = v.getDotPath(issue) ?? undefined;
+    const path = openAiParam(issue);
     throw invalid(`Invalid request${path ? ` at ${path}` : ""}: ${issue.message}`, path);
   }
   return r.output;

@@ -33,7 +33,7 @@
  */
 import { LOCAL_SHELL_NAME, localShellArguments } from "../tool-kinds.ts";
 import * as v from "valibot";
-import { specificIssue } from "../schema-issues.ts";
+import { openAiParam, specificIssue } from "../schema-issues.ts";
 import {
   FormatError,
   hubError,
@@ -111,14 +111,13 @@ const FUNCTION_TOOL_FIELDS = new Set(["type", "name", "description", "parameters
 
 const EFFORTS: ReadonlySet<string> = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
-
+/** `value` (at `path`, `""` for the body) checked against `schema`; a 400 naming the field as OpenAI does (`input[3].content[0].type`). */
 function check<T extends v.GenericSchema>(schema: T, value: unknown, path: string): v.InferOutput<T> {
   const r = v.safeParse(schema, value);
   if (r.success) return r.output;
   const issue = specificIssue(r.issues[0]);
-  const sub = v.getDotPath(issue);
-  const param = sub ? `${path}.${sub}` : path;
-  throw invalid(`Invalid '${param}': ${issue.message}`, param);
+  const param = openAiParam(issue, path);
+  throw invalid(param ? `Invalid '${param}': ${issue.message}` : `Invalid request: ${issue.message}`, param);
 }
 
 
@@ -445,7 +444,7 @@ export function parseRequestBySchema(body: unknown): HubRequest {
 function parseWith(body: unknown, hand: boolean): HubRequest {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalid("The request body must be a JSON object.");
   // The envelope checked by hand (request-shape.ts, no copy of every item and tool); the schema when that is not sure.
-  const b = ((hand ? acceptedRequest(body) : undefined) as v.InferOutput<typeof ResponsesRequestSchema> | undefined) ?? check(ResponsesRequestSchema, body, "body");
+  const b = ((hand ? acceptedRequest(body) : undefined) as v.InferOutput<typeof ResponsesRequestSchema> | undefined) ?? check(ResponsesRequestSchema, body, "");
   const raw = body as Record<string, unknown>;
   const extra: Record<string, unknown> = {};
   for (const k of Object.keys(raw)) if (!MAPPED_FIELDS.has(k)) extra[k] = raw[k];

@@ -81,17 +81,17 @@ describe("a Messages client to an anthropic-compatible provider (tidy lane) and 
 
 describe("a Chat client to an openai-compatible provider (tidy lane) and to an Anthropic provider (translated)", () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
-    ["content that is an object", { messages: [...history, { role: "user", content: { text: "the question" } }] }, "messages.2.content"],
-    ["content parts that are not objects", { messages: [...history, { role: "user", content: [1, 2] }] }, "messages.2.content.0"],
-    ["a text part whose text is a number", { messages: [...history, { role: "user", content: [{ type: "text", text: 5 }] }] }, "messages.2.content.0.text"],
-    ["a message that is a string", { messages: [...history, "the question"] }, "messages.2"],
+    ["content that is an object", { messages: [...history, { role: "user", content: { text: "the question" } }] }, "messages[2].content"],
+    ["content parts that are not objects", { messages: [...history, { role: "user", content: [1, 2] }] }, "messages[2].content[0]"],
+    ["a text part whose text is a number", { messages: [...history, { role: "user", content: [{ type: "text", text: 5 }] }] }, "messages[2].content[0].text"],
+    ["a message that is a string", { messages: [...history, "the question"] }, "messages[2]"],
     ["a stop list with a number in it", { messages: [...history, { role: "user", content: "the question" }], stop: [5, "END"] }, "stop"],
     // Other wrong types the tidy lane passed on to the provider unchanged (README "Not done yet" until 2026-12-03).
-    ["a role that is a number", { messages: [...history, { role: 5, content: "the question" }] }, "messages.2.role"],
+    ["a role that is a number", { messages: [...history, { role: 5, content: "the question" }] }, "messages[2].role"],
     ["a temperature that is a string", { messages: history, temperature: "hot" }, "temperature"],
     ["max_tokens that is a string", { messages: history, max_tokens: "10" }, "max_tokens"],
-    ["a tool whose type is a number", { messages: history, tools: [{ type: 5, function: { name: "f" } }] }, "tools.0.type"],
-    ["a tool call in history whose name is missing", { messages: [{ role: "user", content: "q" }, { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { arguments: "{}" } }] }, { role: "tool", tool_call_id: "call_1", content: "r" }] }, "messages.1.tool_calls.0.function.name"],
+    ["a tool whose type is a number", { messages: history, tools: [{ type: 5, function: { name: "f" } }] }, "tools[0].type"],
+    ["a tool call in history whose name is missing", { messages: [{ role: "user", content: "q" }, { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { arguments: "{}" } }] }, { role: "tool", tool_call_id: "call_1", content: "r" }] }, "messages[1].tool_calls[0].function.name"],
     ["response_format that is a string", { messages: history, response_format: "json" }, "response_format"],
   ];
   for (const [what, body, param] of cases) {

@@ -152,7 +152,7 @@ describe("parseRequest", () => {
   test("invalid bodies are a 400 FormatError naming the field", () => {
     const bad: Array<[unknown, string]> = [
       [{ model: "m" }, "messages"],
-      [{ model: "m", messages: [{ role: "robot", content: "x" }] }, "messages.0.role"],
+      [{ model: "m", messages: [{ role: "robot", content: "x" }] }, "messages[0].role"],
       [{ model: "m", messages: [{ role: "user", content: [{ type: "video_url", video_url: {} }] }] }, "messages[0].content[0]"],
       [{ model: "m", messages: [{ role: "tool", content: "x" }] }, "messages[0].tool_call_id"],
       [{ model: "m", messages: [], max_tokens: "many" }, "max_tokens"],

@@ -508,7 +508,7 @@ describe("parseRequest", () => {
   test("invalid bodies are a 400 naming the offending field", () => {
     const cases: Array<[unknown, string | undefined]> = [
       [[], undefined],
-      [{ input: "x" }, "body.model"],
+      [{ input: "x" }, "model"],
       [{ model: "m", input: [{ type: "function_call", name: "f", arguments: "{}" }] }, "input[0].call_id"],
       [{ model: "m", input: [{ role: "robot", content: "x" }] }, "input[0].role"],
       [{ model: "m", tools: [{ type: "function" }] }, "tools[0].name"],
