@@ -13,10 +13,16 @@
  *
  * Only the formats that refuse an empty conversation are checked: Anthropic Messages ("messages: at
  * least one message is required"), Gemini (`contents` is required, and a content needs parts), Chat
- * Completions (`messages` must not be empty; a system message alone is valid). A Responses upstream is
- * not: its `input` is optional (stored prompts). The native lanes are not checked either: the client's
- * own bytes go, so the provider's 400 names the client's own fields (the guard already refuses an empty
- * Chat/Messages `messages` and Gemini `contents`, pipeline/guard.ts).
+ * Completions (`messages` must not be empty; a system message alone is valid), Responses (`input` is
+ * optional in OpenAI's API reference only because the conversation may come from elsewhere: the items
+ * of `previous_response_id`, a stored `conversation`, a `prompt` template; without any of them an
+ * empty `input` leaves the model nothing to answer — OpenAI's "Missing required parameter: 'input'."
+ * as proxies in front of the Codex backend report it; not tried against OpenAI here). So a Responses
+ * body counts as empty when its `input` is missing or `[]` and it names none of the three; a system or
+ * developer item alone is an item (as a Chat system message alone is a conversation), and
+ * `instructions` alone are not. The native lanes are not checked: the client's own bytes go, so the
+ * provider's 400 names the client's own fields (the guard already refuses an empty Chat/Messages
+ * `messages` and Gemini `contents`, pipeline/guard.ts).
  */
 import { hubError, type HubError, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 
@@ -33,7 +39,7 @@ const NEEDS: Record<WireFormat, string> = {
   "anthropic-messages": "An Anthropic Messages request needs at least one user or assistant message with content",
   gemini: "A Gemini request needs at least one user or model turn with content",
   "openai-chat": "A Chat Completions request needs at least one message",
-  "openai-responses": "",
+  "openai-responses": "A Responses request needs at least one input item (or a previous_response_id, conversation or prompt that holds the conversation)",
 };
 
 /** The name of a target format in "has no … equivalent". */
@@ -57,10 +63,17 @@ const CONTENT_DROPS = new Set(["dropped_media", "dropped_content", "dropped_empt
 
 /**
  * Whether a body built for `format` still has a conversation: false only for an Anthropic or Chat
- * body whose `messages`, or a Gemini body whose `contents`, is an empty array (module comment).
+ * body whose `messages`, or a Gemini body whose `contents`, is an empty array, and for a Responses
+ * body whose `input` is missing or an empty array while it names no `previous_response_id`,
+ * `conversation` or `prompt` (module comment).
  */
 export function conversationLeft(format: WireFormat, body: Record<string, unknown>): boolean {
-  const turns = format === "gemini" ? body.contents : format === "openai-responses" ? undefined : body.messages;
+  if (format === "openai-responses") {
+    const input = body.input;
+    if (input !== undefined && input !== null && !(Array.isArray(input) && input.length === 0)) return true;
+    return Boolean(body.previous_response_id || body.conversation || body.prompt);
+  }
+  const turns = format === "gemini" ? body.contents : body.messages;
   return !(Array.isArray(turns) && turns.length === 0);
 }
 

@@ -23,7 +23,13 @@ providers:
   - id: anthc
     kind: anthropic-compatible
     base_url: "{{FAKE}}"
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}/v1"
 accounts:
+  - id: resp-1
+    provider: resp
+    api_key: env:FAKE_KEY
   - id: anthc-1
     provider: anthc
     api_key: env:FAKE_KEY
@@ -61,6 +67,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; body
 const openaiError = (message: string, param: string) => ({ error: { message, type: "invalid_request_error", param, code: null } });
 const GEMINI_NEEDS = "A Gemini request needs at least one user or model turn with content";
 const ANTHROPIC_NEEDS = "An Anthropic Messages request needs at least one user or assistant message with content";
+const RESPONSES_NEEDS = "A Responses request needs at least one input item (or a previous_response_id, conversation or prompt that holds the conversation)";
 const REMOTE_IMAGE = "an image given by remote URL was not sent: Gemini takes only inline data, gs:// or Files API URIs, and the gateway does not fetch";
 
 describe("nothing left to send after translation: a 400 in the client's format, no upstream call", () => {
@@ -170,6 +177,48 @@ describe("nothing left to send after translation: a 400 in the client's format, 
       { code: "dropped_input_item", message: "Content blocks with no equivalent in the request to gem/gemini-x were not sent: bogus." },
     ]);
     expect(suite.gw.fake.requests[0]!.body.contents).toEqual([{ role: "user", parts: [{ text: "hi" }, { text: "again" }] }]);
+  });
+});
+
+describe("a Responses target (openai-responses) with nothing left: refused the same way (it went upstream as input: [])", () => {
+  test("Messages → Responses, the only block of an unknown type (with a system prompt, which alone is no conversation)", async () => {
+    const r = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 10, system: "be nice", messages: [{ role: "user", content: [{ type: "bogus" }] }] });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      type: "error",
+      error: {
+        type: "invalid_request_error",
+        message: `Nothing in \`messages\` can be sent to resp/gpt-x: the content block of type "bogus" has no Responses equivalent. ${RESPONSES_NEEDS}; the request was not sent to resp/gpt-x.`,
+      },
+    });
+    expect(suite.gw.fake.requests.length).toBe(0);
+  });
+
+  test("Gemini client → Responses, the only part of a kind the parser does not read: INVALID_ARGUMENT", async () => {
+    const r = await post("/v1beta/models/resp/gpt-x:generateContent", { contents: [{ role: "user", parts: [{ toolCall: { id: "t1" } }] }] });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({
+      error: {
+        code: 400,
+        message: `Nothing in \`contents\` can be sent to resp/gpt-x: the part of kind "toolCall" has no Responses equivalent. ${RESPONSES_NEEDS}; the request was not sent to resp/gpt-x.`,
+        status: "INVALID_ARGUMENT",
+      },
+    });
+    expect(suite.gw.fake.requests.length).toBe(0);
+  });
+
+  test("Chat → Responses, only an empty user message", async () => {
+    const r = await post("/v1/chat/completions", { model: "resp/gpt-x", messages: [{ role: "user", content: "" }] });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(openaiError(`Nothing in \`messages\` can be sent to resp/gpt-x: 1 message has no content. ${RESPONSES_NEEDS}; the request was not sent to resp/gpt-x.`, "messages"));
+    expect(suite.gw.fake.requests.length).toBe(0);
+  });
+
+  test("a system message alone is an input item, as it is a Chat conversation: sent", async () => {
+    const r = await post("/v1/chat/completions", { model: "resp/gpt-x", messages: [{ role: "system", content: "be nice" }] });
+    expect(r.status).toBe(200);
+    expect(suite.gw.fake.requests.map((q) => q.path)).toEqual(["/v1/responses"]);
+    expect((suite.gw.fake.requests[0]!.body.input as Array<{ role: string }>).map((i) => i.role)).toEqual(["system"]);
   });
 });
 
