@@ -10,15 +10,11 @@ import {
   authenticate,
   createGateway,
   errorResponse,
-  isCountTokens,
   isRemote,
   modelAllowed,
   noteLateError,
   presentedKey,
-  presentedSecrets,
-  scrubValue,
   TargetOrder,
-  traceNeedsScrub,
   type AttemptSettings,
   type Finished,
   type Gateway,
@@ -26,7 +22,7 @@ import {
   type RequestContext,
   type RoutingTable,
 } from "../pipeline/index.ts";
-import type { Account, Clock, KeyLimitCounters, UsageRecord } from "../pipeline/ports.ts";
+import type { Account, Clock, KeyLimitCounters } from "../pipeline/ports.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { AccountList } from "./accounts/account-list.ts";
 import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
@@ -74,8 +70,10 @@ import { AfterReply } from "./after-reply.ts";
 import { usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
-import { requestFinishedEvent } from "./events/request-finished.ts";
-import { publishReloadAccepted, publishReloadRejected } from "./events/config-reloaded.ts";
+import { publishReloadRejected } from "./events/config-reloaded.ts";
+import { followSharedChanges } from "./shared-changes.ts";
+import { requestReporter } from "./request-report.ts";
+import { configApplied } from "./config-applied.ts";
 import { IdleTrim, idleTrimMsFromEnv } from "./memory/idle-trim.ts";
 import { startTelemetryIfAsked } from "./telemetry/otel-env.ts";
 
@@ -223,32 +221,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   });
   credentials.loadOverrides(await store.listCredentialOverrides());
   // SPEC D-2: another instance changed shared state (announced within about a second): re-read it.
-  // Coalesced: one re-read per burst of announcements; account changes re-read the account list too.
-  let changeTimer: ReturnType<typeof setTimeout> | undefined;
-  let accountsChanged = false;
-  const unsubscribeChanges = store.onChange((change) => {
-    // Keys another instance created or revoked: the key cache is the store's; open Keys pages re-read (SPEC 9.4).
-    if ((change === "keys" || change === "all") && bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change: "changed" });
-    if (change === "keys" || change === "leases") return; // lease waiters poll
-    if (change !== "state") accountsChanged = true;
-    if (changeTimer) return;
-    changeTimer = setTimeout(async () => {
-      changeTimer = undefined;
-      const all = accountsChanged;
-      accountsChanged = false;
-      try {
-        if (all) {
-          // Combos, aliases and settings another instance stored through its admin API are announced
-          // with its account changes: they apply here as soon as the accounts do, not at the 10 s re-read.
-          await live.refreshStored().catch(() => {});
-          await refreshAccounts();
-          credentials.loadOverrides(await store.listCredentialOverrides());
-        } else registry.loadState(await store.loadAccountState());
-      } catch {
-        // the database went away again: the next announcement or the periodic re-read catches up
-      }
-    }, 20);
-  });
+  const stopChanges = followSharedChanges({ store, bus, clock, live, registry, credentials, refreshAccounts });
   const health = new SubscriptionHealth(registry, credentials, clock);
   const discovery = new Discovery({
     store,
@@ -363,41 +336,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
-  const report = (ctx: RequestContext, f: Finished, rec: UsageRecord, now: number) => {
-    // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
-    if (!isCountTokens(ctx.endpoint)) store.record(rec);
-    metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
-    // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces);
-    // only failed attempts and the error answer carry such text (traceNeedsScrub).
-    store.save(traceNeedsScrub(ctx.trace) ? scrubValue(ctx.trace, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
-    telemetry?.record({ trace: ctx.trace, usage: ctx.endpoint !== "count_tokens" ? rec : undefined, endpoint: ctx.endpoint, startedAt: ctx.startedAt, endedAt: now });
-    // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
-    if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
-    log(
-      JSON.stringify({
-        level: f.outcome === "ok" ? "info" : "warn",
-        time: now,
-        msg: "request",
-        requestId: ctx.requestId,
-        routeId: ctx.routeId,
-        endpoint: ctx.endpoint,
-        transport: ctx.transport,
-        model: ctx.requestedModel || undefined,
-        target: ctx.probe ? `switchyard/probe:${ctx.probe}` : f.target?.label,
-        outcome: f.outcome,
-        status: f.status,
-        attempts: f.attempts,
-        fallback: f.fallback || undefined,
-        ttfbMs: rec.ttfbMs,
-        totalMs: rec.totalMs,
-        usage: rec.usage,
-        costUsd: rec.costUsd,
-        // SPEC S-1 savings and R-1 redaction counts (never values); not in the usage table yet.
-        tokenSaver: ctx.trace.tokenSaver,
-        redactions: ctx.trace.redactions,
-      }),
-    );
-  };
+  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log });
 
   // The guard's and the attempt loop's settings, made once per configuration (the running one is
   // replaced as a whole on every change, never edited in place): not an object per request.
@@ -594,34 +533,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   }
   // Every new configuration (file change, SIGHUP, POST /admin/api/config/reload, a change through the
   // admin API) reaches the accounts at once.
-  afterApply = (next, prev, changes, why) => {
-    // The new file's accounts serve the next request: the registry takes them with the configuration
-    // that routes to them, not after the store's re-read (on PostgreSQL a few round trips, during which
-    // a provider added with its account was "No account is configured"); that re-read follows. A store
-    // that is away or closed (an outage, shutdown) leaves it to the periodic re-read.
-    accountList.compose();
-    refreshAccounts().catch(() => {});
-    // A re-read of the file is always logged (SIGHUP with the same file too), with the changed settings
-    // that wait for a restart (src/config/restart-only.ts); a stored change when it changed something.
-    const waiting = why === "file" && startedWith ? restartNeeded(next, startedWith) : [];
-    if (why === "file") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config reloaded", path: next.source.path, changes, ...(waiting.length > 0 ? { restartNeeded: waiting.map((w) => w.path) } : {}) }));
-    if (why === "file") publishReloadAccepted(bus, clock.now(), next.source.path, changes, waiting, next.warnings, live.fileChangeBefore(changes)); // SPEC 9.4: open dashboards show it
-    // each one said once, by the re-read that changed it
-    for (const w of waiting) if (changes.server?.includes(w.path.slice("server.".length))) log(JSON.stringify({ level: "warn", time: clock.now(), msg: w.message, path: w.path }));
-    if (Object.keys(changes).length === 0) return;
-    // SPEC 9.4: open Routing pages follow combos, aliases, providers and settings changed by anyone.
-    const { combos, aliases, providers, settings } = changes;
-    if ((combos || aliases || providers || settings) && bus.wants("routing_changed")) bus.publish({ type: "routing_changed", at: clock.now(), source: why, combos, aliases, providers, settings });
-    if (why === "stored") log(JSON.stringify({ level: "info", time: clock.now(), msg: "config changed through the admin API", changes }));
-    logConfigWarnings(next);
-    for (const r of next.stored?.rejected ?? []) {
-      if (r.why === "invalid") log(JSON.stringify({ level: "warn", time: clock.now(), msg: `stored ${r.kind} left out: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`, name: r.name }));
-    }
-    if (next.server.maxBodyBytes !== prev.server.maxBodyBytes && !frameLimit.follow(next.server.maxBodyBytes) && next.server.maxBodyBytes > frameLimit.bytes) {
-      const msg = `server.max_body_bytes is now above the Responses WebSocket's frame limit, which could not be changed: over the WebSocket a frame larger than ${frameLimit.bytes} bytes still closes the socket (1009) until the gateway is restarted; HTTP takes the new limit at once`;
-      log(JSON.stringify({ level: "warn", time: clock.now(), msg, maxBodyBytes: next.server.maxBodyBytes, socketFrameLimit: frameLimit.bytes }));
-    }
-  };
+  afterApply = configApplied({ accountList, refreshAccounts, startedWith: () => startedWith, live, bus, clock, log, logConfigWarnings, frameLimit });
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their
   // admin API; a failure of the one never skips the other.
   const reread = setInterval(
@@ -662,8 +574,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       stopped = true;
       clearInterval(reread);
       idleTrim?.stop();
-      unsubscribeChanges();
-      if (changeTimer) clearTimeout(changeTimer);
+      stopChanges();
       budgetWindows?.stop();
       registry.close();
       alerts.close();

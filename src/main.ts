@@ -4,17 +4,17 @@
  * the other commands talk to the running instance through its admin API, found through
  * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
  */
-import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
-import { askAdmin } from "./cli/admin-request.ts";
+import { admin, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
+import { fail, out } from "./cli/terminal.ts";
+import { table } from "./cli/table.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
 import type { ReloadAnswer } from "./cli/reload.ts";
-import type { BudgetUse, MinuteUse } from "../pipeline/ports.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
 // by that command only: `start` never loads them, so the gateway's idle memory does not hold them
 // (issue 17; the compiled binary still contains them all).
@@ -109,14 +109,6 @@ function wrap(text: string): string {
 /** Default data directory: $SWITCHYARD_HOME, else ~/.switchyard (SPEC 2.2). */
 export function defaultDataDir(env = process.env): string {
   return env.SWITCHYARD_HOME || join(homedir(), ".switchyard");
-}
-
-function out(line: string): void {
-  process.stdout.write(line + "\n");
-}
-function fail(line: string, code = 1): never {
-  process.stderr.write(line + "\n");
-  process.exit(code);
 }
 
 /** The options every command may take (`parseArgs`'s table). */
@@ -357,8 +349,10 @@ async function main(argv: string[]): Promise<void> {
     }
     case "start":
       return start(values, dataDir);
-    case "keys":
-      return keys(sub, arg, values, dataDir);
+    case "keys": {
+      const { keysCommand } = await import("./cli/keys-command.ts");
+      return keysCommand(sub, arg, values, dataDir);
+    }
     case "usage": {
       const { usageLines, usageOptionProblem } = await import("./cli/usage-table.ts");
       const problem = usageOptionProblem(values);
@@ -506,158 +500,6 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       JSON.stringify({ level: "warn", time: Date.now(), msg: `at most ${cap} concurrent upstream requests: start switchyard with BUN_CONFIG_MAX_HTTP_REQUESTS=4096 in its environment (scripts/start and the service unit do)` }) + "\n",
     );
   }
-}
-
-async function keys(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
-  switch (sub) {
-    case "create": {
-      if (!name) fail("usage: switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N] [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]", 2);
-      const scopes = (values.scope as string[] | undefined) ?? [];
-      let limits: Record<string, unknown> | undefined;
-      const { limitsFromFlags } = await import("./cli/key-limits.ts");
-      try {
-        limits = limitsFromFlags(values as never);
-      } catch (e) {
-        fail(e instanceof Error ? e.message : String(e), 2);
-      }
-      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes, ...(values.tag ? { tag: values.tag } : {}), ...(limits ? { limits } : {}) })) as { secret: string; key: { name: string } };
-      out(`created key ${r.key.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
-      out(r.secret);
-      return;
-    }
-    case "list": {
-      const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
-      if (values.json) return out(JSON.stringify(r, null, 2));
-      const { describeBudgetUse, describeMinuteUse, dollars } = await import("./cli/key-limits.ts");
-      const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse, dollars);
-      if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
-      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
-      out(table(["name", "source", "scopes", "created", "revoked", "this minute", "limits"], rows));
-      return;
-    }
-    case "revoke": {
-      if (!name) fail("usage: switchyard keys revoke NAME", 2);
-      await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`);
-      out(`revoked key ${name}`);
-      return;
-    }
-    default:
-      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME", 2);
-  }
-}
-
-/**
- * A key's limits for `keys list`: "rpm 60, tpm 400,000, concurrency 4, models coding|glm/*, 1d $3.20 / $25.00 (13 %)…".
- * A revoked key has no use (the admin API leaves it out): its budgets read as limits alone ("1d budget
- * $25.00"), not as a window never started at 0 %. `describeBudgetUse` and `dollars` are
- * src/cli/key-limits.ts's (passed in: that module is loaded by the command).
- */
-function limitsCell(k: Record<string, unknown>, describeBudgetUse: (use: BudgetUse[]) => string, dollars: (usd: number) => string): string {
-  const l = k.limits as Record<string, unknown> | undefined;
-  if (!l) return "-";
-  const parts: string[] = [];
-  for (const n of ["rpm", "tpm", "concurrency"]) if (typeof l[n] === "number") parts.push(`${n} ${(l[n] as number).toLocaleString("en-US")}`);
-  if (Array.isArray(l.models)) parts.push(`models ${(l.models as string[]).join("|")}`);
-  const use = k.use as { budgets?: BudgetUse[] } | undefined;
-  const budgets = Array.isArray(l.budgets) ? (l.budgets as BudgetUse["budget"][]) : [];
-  if (use?.budgets?.length) parts.push(describeBudgetUse(use.budgets));
-  else if (k.revokedAt !== undefined && k.revokedAt !== null) {
-    for (const b of budgets) parts.push(`${b.window} budget ${b.usd !== undefined ? dollars(b.usd) : `${(b.tokens ?? 0).toLocaleString("en-US")} tokens`}`);
-  } else if (budgets.length) parts.push(describeBudgetUse(budgets.map((budget) => ({ budget, used: 0 }))));
-  return parts.join(", ");
-}
-
-/** The one line printed when no `instance.json` names a running instance. */
-function noInstance(file: string): string {
-  return `no running switchyard instance found (no ${file}); start one with switchyard start (scripts/start in a source checkout), or name it with --data-dir DIR or --url URL`;
-}
-
-/**
- * The one line printed when the instance's address does not answer: with `--url`, that address; from
- * `instance.json`, also that the file is stale (its instance stopped without removing it, e.g. killed).
- */
-function notAnswering(values: Record<string, unknown>, dataDir: string, url: string): string {
-  if (values.url) return `no running switchyard instance answers at ${url}`;
-  return `no running switchyard instance answers at ${url}, the address in ${join(dataDir, "instance.json")} (left by an instance that has stopped); start one with switchyard start (scripts/start in a source checkout)`;
-}
-
-/**
- * Why `--url` cannot name the gateway, or undefined when it can: it is the gateway's address,
- * `http(s)://HOST:PORT` with no path. A client's base URL (`…/v1`) was sent on as
- * "error 404: Unknown path: GET /v1/admin/api/calls", a dashboard address as its 404 page's HTML,
- * and a URL without `http://` as "no running switchyard instance answers at …", though one did.
- */
-export function urlProblem(given: string): string | undefined {
-  const wanted = `--url is the gateway's address, http://HOST:PORT with no path (e.g. http://127.0.0.1:20128)`;
-  const noScheme = /^[\w.-]+:\d+\/?$/.test(given) ? ` (write http://${given.replace(/\/$/, "")})` : "";
-  let u: URL;
-  try {
-    u = new URL(given);
-  } catch {
-    return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
-  if (u.pathname.replace(/\/+$/, "") !== "" || u.search || u.hash) {
-    const client = /^\/v1(beta)?\/?$/.test(u.pathname) ? `: ${u.pathname.replace(/\/+$/, "")} belongs to a client's base URL, not to the gateway's address` : "";
-    return `${wanted}, not ${JSON.stringify(given)}${client} (use ${u.origin})`;
-  }
-  return undefined;
-}
-
-/** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */
-function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
-  const given = values.url as string | undefined;
-  if (given) return given.replace(/\/+$/, "");
-  const file = join(dataDir, "instance.json");
-  if (!existsSync(file)) fail(noInstance(file));
-  try {
-    return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url.replace(/\/+$/, "");
-  } catch {
-    fail(`cannot read ${file}`);
-  }
-}
-
-/**
- * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
- * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
- */
-async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean }): Promise<unknown> {
-  let url = values.url as string | undefined;
-  let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
-  if (!url) {
-    const file = join(dataDir, "instance.json");
-    if (!existsSync(file)) fail(noInstance(file));
-    try {
-      const inst = JSON.parse(readFileSync(file, "utf8")) as { url: string; adminToken: string };
-      url = inst.url;
-      token ??= inst.adminToken;
-    } catch {
-      fail(`cannot read ${file}`);
-    }
-  }
-  const answer = await askAdmin(url!, token, method, path, body);
-  if (answer === undefined) fail(notAnswering(values, dataDir, url!));
-  const { status, data } = answer;
-  if (status < 200 || status > 299) {
-    const msg = (data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data));
-    if (status === 404 && opts?.notFound) {
-      const { AdminNotFound } = await import("./cli/routing.ts");
-      return new AdminNotFound(msg);
-    }
-    fail(`error ${status}: ${msg}`);
-  }
-  return data;
-}
-
-/** Longest cell printed in a column other than the last (a client's model name can be any length; `--json` has it whole). */
-const CELL_MAX = 64;
-
-/** A plain-text table: columns padded to their widest cell, cells of all but the last column cut at {@link CELL_MAX} with `…`. */
-function table(head: string[], rows: unknown[][]): string {
-  const cut = (c: string, i: number) => (i < head.length - 1 && c.length > CELL_MAX ? c.slice(0, CELL_MAX - 1) + "…" : c);
-  const cells = [head, ...rows.map((r) => r.map((c, i) => cut(c === undefined || c === null || c === "" ? "-" : String(c), i)))];
-  const widths = head.map((_, i) => Math.max(...cells.map((r) => r[i]?.length ?? 0)));
-  return cells.map((r) => r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 }
 
 if (import.meta.main) {

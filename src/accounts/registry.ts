@@ -19,10 +19,12 @@ import {
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
-import { credentialFingerprint } from "../store/secrets.ts";
-import { answerWithin, SHARED_ANSWER_MS } from "../store/shared.ts";
+import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
 import { ProviderCircuits } from "./circuits.ts";
+import { EndTimer } from "./end-timer.ts";
+import { Quarantines } from "./quarantines.ts";
+import { sharedSlot } from "./shared-slot.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
@@ -49,8 +51,7 @@ export interface RegistryOptions {
 export const BACKOFF_BASE_MS = 2000;
 /** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
 export const BACKOFF_MAX_MS = 5 * 60_000;
-/** How often a request waiting for a slot held by another instance asks again (SPEC D-2), ms. */
-export const SHARED_SLOT_POLL_MS = 50;
+export { SHARED_SLOT_POLL_MS } from "./shared-slot.ts";
 export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
 
 interface Cool {
@@ -89,25 +90,22 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   readonly bindings = new Bindings();
   readonly stats = new AccountStats();
   readonly slots = new Slots();
-  private quarantined = new Set<string>();
-  private readonly fingerprints = new WeakMap<object, string | undefined>();
+  /** Quarantined credentials (SPEC 6.3), see quarantines.ts. */
+  private readonly quarantines = new Quarantines();
   private readonly rr = new Map<string, number>();
   /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
   /** The ranking of a provider's only account (always itself), made once per account object. */
   private readonly onlyAccount = new WeakMap<Account, Ranked[]>();
-  /** The timer that publishes state ends (cooldown_end, unlock, model_restored, circuit_half_open), and when it fires. */
-  private expiryTimer: ReturnType<typeof setTimeout> | undefined;
-  private expiryAt = Infinity;
-  /** Ends up to this time were already published. */
-  private expiredUpTo: number;
+  /** The timer that publishes state ends (cooldown_end, unlock, model_restored, circuit_half_open), see end-timer.ts. */
+  private readonly ends: EndTimer;
 
   constructor(
     private readonly store: Store | undefined,
     private readonly clock: Clock,
     private readonly opts: RegistryOptions = {},
   ) {
-    this.expiredUpTo = clock.now();
+    this.ends = new EndTimer(() => clock.now(), (from, now) => this.expire(from, now), opts.bus !== undefined);
   }
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
@@ -166,7 +164,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // Ends that passed on this registry's clock are published before the re-read replaces the state (the
     // store pruned them): the end timer waits real time, which a clock that jumps (a test's, a stepped
     // system clock) outruns, and once dropped here an end was never published at all.
-    if (this.opts.bus && this.clock.now() > this.expiredUpTo) this.expire();
+    if (this.opts.bus && this.clock.now() > this.ends.upTo) this.ends.fire();
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns), locks: new Map(this.locks) } : undefined;
     this.cooldowns.clear();
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
@@ -180,14 +178,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
-    const before = this.quarantined;
-    this.quarantined = new Set(state.quarantined.map((q) => q.fingerprint));
-    if (this.opts.bus?.active) {
-      // Quarantines are written by the credential manager (or another instance) and arrive here.
-      for (const q of state.quarantined) {
-        if (before.has(q.fingerprint)) continue;
-        for (const a of this.accounts) if (this.fingerprint(a) === q.fingerprint) this.publish(a.id, a.providerId, "quarantine", { reason: q.reason });
-      }
+    // Quarantines are written by the credential manager (or another instance) and arrive here.
+    for (const q of this.quarantines.load(state.quarantined, this.accounts, this.opts.bus?.active === true)) {
+      this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason });
     }
     if (this.opts.bus) {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
@@ -219,22 +212,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Arms the end timer for a state that ends at `until` (ms since the epoch), when it is the earliest. */
   private armExpiry(until: number): void {
-    if (!this.opts.bus || until <= this.expiredUpTo || until >= this.expiryAt) return;
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.expiryAt = until;
-    // +5 ms: the timer may fire a little early against the clock's own reading.
-    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, until - this.clock.now()) + 5);
-    (this.expiryTimer as { unref?: () => void }).unref?.();
+    this.ends.arm(until);
   }
 
-  /** Publishes every state that ended since the last scan and re-arms for the next end. */
-  private expire(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer); // when called before the timer fired
-    this.expiryTimer = undefined;
-    this.expiryAt = Infinity;
-    const now = this.clock.now();
-    const from = this.expiredUpTo;
-    this.expiredUpTo = now;
+  /** The end timer's scan: publishes every state that ended in (from, now] and arms for the next end. */
+  private expire(from: number, now: number): void {
     const ended = (until: number) => until > from && until <= now;
     for (const [k, c] of this.cooldowns) {
       const [accountId, model] = k.split("\u0000") as [string, string];
@@ -257,16 +239,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Stops the end timer (shutdown). */
   close(): void {
-    if (this.expiryTimer) clearTimeout(this.expiryTimer);
-    this.expiryTimer = undefined;
-    this.expiryAt = Infinity;
+    this.ends.close();
   }
 
   /** Why an account may not serve `model` now, with when that ends; undefined when eligible. */
   exclusion(account: Account, model: string): Exclusion | undefined {
     const now = this.clock.now();
     if (account.disabled) return { cause: "disabled", reason: "disabled" };
-    if (this.quarantined.size > 0 && this.quarantined.has(this.fingerprint(account) ?? "")) {
+    if (this.quarantines.has(account)) {
       return { cause: "quarantined", reason: "credential quarantined (rejected after refresh) until replaced" };
     }
     const lock = this.locks.get(account.id);
@@ -437,14 +417,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
       locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
       removed: this.removed.live(now),
-      quarantined: (a: Account) => this.quarantined.has(this.fingerprint(a) ?? ""),
+      quarantined: (a: Account) => this.quarantines.has(a),
     };
-  }
-
-  private fingerprint(account: Account): string | undefined {
-    const cred = account.credential;
-    if (!this.fingerprints.has(cred)) this.fingerprints.set(cred, credentialFingerprint(cred));
-    return this.fingerprints.get(cred);
   }
 
   /**
@@ -499,7 +473,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const release = await this.slots.acquire(account.id, limit, signal, waitMs, this.clock);
     const store = this.store;
     if (!release || limit === undefined || store?.shared !== true) return release;
-    const lease = await this.sharedSlot(store, account.id, limit, signal, deadline);
+    const lease = await sharedSlot(store, account.id, limit, signal, deadline, this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS);
     if (lease === null) {
       release();
       return undefined;
@@ -513,36 +487,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease): the release; undefined for a limited account. */
   acquireNow(account: Account): (() => void) | undefined {
     return this.slotLimit(account) === undefined ? this.slots.takeUnlimited(account.id) : undefined;
-  }
-
-  /**
-   * A lease on one of the account's `limit` slots across instances, polling until `deadline` (ms since
-   * the epoch, wall clock): the lease id, null when none freed in time (or the client went away), or
-   * undefined when the shared database cannot be reached or does not answer within `SHARED_ANSWER_MS`
-   * (local counting only).
-   */
-  private async sharedSlot(store: Store, accountId: string, limit: number, signal: AbortSignal, deadline: number): Promise<string | null | undefined> {
-    for (;;) {
-      let id: string | undefined;
-      try {
-        // A database that does not answer in time counts as away: this request uses the local slot
-        // alone, and a lease granted after all is given back at once (it would otherwise be renewed).
-        const got = await answerWithin(Promise.resolve(store.tryLease(`account:${accountId}`, limit)), this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS, (late) => {
-          if (late !== undefined) void Promise.resolve(store.releaseLease(late)).catch(() => {});
-        });
-        if (!got) return undefined;
-        id = got.value;
-      } catch {
-        return undefined;
-      }
-      if (id !== undefined) {
-        if (!signal.aborted) return id;
-        void Promise.resolve(store.releaseLease(id)).catch(() => {});
-        return null;
-      }
-      if (signal.aborted || Date.now() >= deadline) return null;
-      await Bun.sleep(Math.min(SHARED_SLOT_POLL_MS, Math.max(1, deadline - Date.now())));
-    }
   }
 
   /**

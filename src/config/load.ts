@@ -22,6 +22,7 @@
  * - `base_url` follows the vendor SDK convention (SPEC 2.3): an Anthropic-format URL must not end in
  *   `/v1/messages`, an OpenAI-format one not in `/chat/completions` or `/responses`, a Gemini one must
  *   not contain `/v1beta` (warning only: an Anthropic-format URL ending in `/v1`).
+ * The providers section is built by build-providers.ts.
  */
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import { MAX_JSON_DEPTH } from "../../formats/json-depth.ts";
@@ -29,18 +30,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
-import type { Account, Credential, KeyLimits, ModelInfo } from "../../pipeline/ports.ts";
+import type { Account, Credential, KeyLimits } from "../../pipeline/ports.ts";
 import { CLIENT_KEY_PLACEHOLDERS } from "../../pipeline/index.ts";
-import {
-  BUILTIN_KINDS,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  ENV_ACCOUNTS,
-  isSubscriptionKind,
-  KIND_DEFAULTS,
-  providerFromKind,
-  SLOW_IDLE_TIMEOUT_MS,
-  builtinProviders,
-} from "./builtins.ts";
+import { ENV_ACCOUNTS, isSubscriptionKind } from "./builtins.ts";
+import { buildProviders } from "./build-providers.ts";
 import {
   ConfigError,
   type ConfigIssue,
@@ -52,13 +45,12 @@ import {
   suggest,
 } from "./errors.ts";
 import { duplicateKeys, withLines } from "./duplicate-keys.ts";
-import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, type ModelEntry } from "./schema.ts";
+import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
   Combo,
   ComboTarget,
   ConfigKey,
-  ConfiguredProvider,
   RuntimeConfig,
   ServerConfig,
   Settings,
@@ -208,60 +200,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   }
 
   // ----- providers -------------------------------------------------------------------------
-  const providers = builtinProviders();
-  const providerAt = new Map<string, number>();
-  file.providers.forEach((p, i) => {
-    const at: PathSegment[] = ["providers", i];
-    const prev = providerAt.get(p.id);
-    if (prev !== undefined) return add([...at, "id"], `duplicate provider id "${p.id}" (first at providers[${prev}])`);
-    providerAt.set(p.id, i);
-    const builtinKind = Object.hasOwn(BUILTIN_KINDS, p.id) ? BUILTIN_KINDS[p.id] : undefined;
-    let prov: ConfiguredProvider;
-    if (builtinKind) {
-      if (p.kind && p.kind !== builtinKind) {
-        return add(
-          [...at, "kind"],
-          `built-in provider "${p.id}" is kind ${builtinKind} and cannot change kind; give a ${p.kind} provider another id`,
-        );
-      }
-      prov = providers.get(p.id)!;
-      prov.source = "config";
-    } else {
-      if (!p.kind) {
-        return add([...at, "kind"], `required: "${p.id}" is not a built-in provider (built-ins: ${Object.keys(BUILTIN_KINDS).join(", ")})`);
-      }
-      if (!p.base_url && !KIND_DEFAULTS[p.kind].baseUrl) return add([...at, "base_url"], `required for kind ${p.kind}`);
-      prov = providerFromKind(p.id, p.kind, "config");
-    }
-    if (p.base_url) {
-      const bad = baseUrlProblem(prov.format, p.base_url);
-      if (bad?.error) add([...at, "base_url"], bad.error);
-      else if (bad?.warning) warn([...at, "base_url"], bad.warning);
-      prov.baseUrl = p.base_url;
-    }
-    for (const [name, m] of Object.entries(p.models ?? {})) prov.models[name] = modelInfo(m);
-    const slow = p.slow ?? KIND_DEFAULTS[prov.kind].slow;
-    if (p.idle_timeout_ms !== undefined) prov.idleTimeoutMs = p.idle_timeout_ms;
-    else if (p.slow !== undefined) prov.idleTimeoutMs = slow ? SLOW_IDLE_TIMEOUT_MS : DEFAULT_IDLE_TIMEOUT_MS;
-    if (p.header_timeout_ms !== undefined) prov.headerTimeoutMs = p.header_timeout_ms;
-    if (p.first_content_timeout_ms !== undefined) prov.firstContentTimeoutMs = p.first_content_timeout_ms;
-    if (p.max_concurrency !== undefined) prov.defaultMaxConcurrency = p.max_concurrency;
-    if (p.oauth) {
-      if (!prov.oauth) {
-        add([...at, "oauth"], `only subscription providers (kind claude-code or codex) take oauth; "${p.id}" is ${prov.kind}`);
-      } else {
-        const o = p.oauth;
-        prov.oauth = {
-          authorizeUrl: o.authorize_url ?? prov.oauth.authorizeUrl,
-          tokenUrl: o.token_url ?? prov.oauth.tokenUrl,
-          clientId: o.client_id ?? prov.oauth.clientId,
-          scopes: o.scopes ?? prov.oauth.scopes,
-          redirectUri: o.redirect_uri ?? prov.oauth.redirectUri,
-        };
-      }
-    }
-    providers.set(p.id, prov);
-  });
+  const providers = buildProviders(file.providers, add, warn);
   // Providers that failed their own checks still count as known, so references to them do not cascade.
   const knownProviderIds = new Set([...providers.keys(), ...file.providers.map((p) => p.id)]);
 
@@ -575,19 +514,6 @@ export function keyLimits(l: v.InferOutput<typeof KeyLimitsSchema>): KeyLimits {
   return out;
 }
 
-function modelInfo(m: ModelEntry): ModelInfo {
-  const out: ModelInfo = {};
-  if (m.context_window !== undefined) out.contextWindow = m.context_window;
-  if (m.max_output_tokens !== undefined) out.maxOutputTokens = m.max_output_tokens;
-  if (m.images !== undefined) out.images = m.images;
-  if (m.pdf !== undefined) out.pdf = m.pdf;
-  if (m.audio !== undefined) out.audio = m.audio;
-  if (m.video !== undefined) out.video = m.video;
-  if (m.reasoning_efforts !== undefined) out.reasoningEfforts = m.reasoning_efforts;
-  if (m.siblings !== undefined) out.siblings = m.siblings;
-  return out;
-}
-
 function isHttpUrl(s: string): boolean {
   try {
     const u = new URL(s);
@@ -595,22 +521,6 @@ function isHttpUrl(s: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Checks a base URL against its format's vendor-SDK convention (SPEC 2.3). */
-function baseUrlProblem(format: ConfiguredProvider["format"], url: string): { error?: string; warning?: string } | undefined {
-  const path = new URL(url).pathname.replace(/\/+$/, "");
-  if (format === "anthropic-messages") {
-    if (/\/v1\/messages$/.test(path)) return { error: "base_url is the host root: the gateway appends /v1/messages" };
-    if (/\/v1$/.test(path)) return { warning: "an Anthropic-format base_url is usually the host root: the gateway appends /v1/messages, so this calls …/v1/v1/messages" };
-  } else if (format === "openai-chat" || format === "openai-responses") {
-    if (/\/(chat\/completions|responses)$/.test(path)) {
-      return { error: "base_url ends before the endpoint (usually in /v1): the gateway appends /chat/completions or /responses" };
-    }
-  } else if (format === "gemini") {
-    if (/\/v1beta(\/|$)/.test(path)) return { error: "base_url is the host root: the gateway appends /v1beta/models/{model}:generateContent" };
-  }
-  return undefined;
 }
 
 /**

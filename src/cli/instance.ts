@@ -1,0 +1,91 @@
+/**
+ * Finding the running instance and calling its admin API (SPEC 2.2): `--url`, else `instance.json` in the
+ * data directory (`--data-dir`, default `$SWITCHYARD_HOME`, else `~/.switchyard`), with `--key` or
+ * `SWITCHYARD_ADMIN_KEY` (else the instance file's admin token). Every failure is one line and an exit.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { askAdmin } from "./admin-request.ts";
+import { fail } from "./terminal.ts";
+
+/** The one line printed when no `instance.json` names a running instance. */
+export function noInstance(file: string): string {
+  return `no running switchyard instance found (no ${file}); start one with switchyard start (scripts/start in a source checkout), or name it with --data-dir DIR or --url URL`;
+}
+
+/**
+ * The one line printed when the instance's address does not answer: with `--url`, that address; from
+ * `instance.json`, also that the file is stale (its instance stopped without removing it, e.g. killed).
+ */
+export function notAnswering(values: Record<string, unknown>, dataDir: string, url: string): string {
+  if (values.url) return `no running switchyard instance answers at ${url}`;
+  return `no running switchyard instance answers at ${url}, the address in ${join(dataDir, "instance.json")} (left by an instance that has stopped); start one with switchyard start (scripts/start in a source checkout)`;
+}
+
+/**
+ * Why `--url` cannot name the gateway, or undefined when it can: it is the gateway's address,
+ * `http(s)://HOST:PORT` with no path. A client's base URL (`…/v1`) was sent on as
+ * "error 404: Unknown path: GET /v1/admin/api/calls", a dashboard address as its 404 page's HTML,
+ * and a URL without `http://` as "no running switchyard instance answers at …", though one did.
+ */
+export function urlProblem(given: string): string | undefined {
+  const wanted = `--url is the gateway's address, http://HOST:PORT with no path (e.g. http://127.0.0.1:20128)`;
+  const noScheme = /^[\w.-]+:\d+\/?$/.test(given) ? ` (write http://${given.replace(/\/$/, "")})` : "";
+  let u: URL;
+  try {
+    u = new URL(given);
+  } catch {
+    return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return `${wanted}, not ${JSON.stringify(given)}${noScheme}`;
+  if (u.pathname.replace(/\/+$/, "") !== "" || u.search || u.hash) {
+    const client = /^\/v1(beta)?\/?$/.test(u.pathname) ? `: ${u.pathname.replace(/\/+$/, "")} belongs to a client's base URL, not to the gateway's address` : "";
+    return `${wanted}, not ${JSON.stringify(given)}${client} (use ${u.origin})`;
+  }
+  return undefined;
+}
+
+/** The running instance's base URL: `--url`, else `instance.json` in the data directory; exits with one line when none. */
+export function instanceUrl(values: Record<string, unknown>, dataDir: string): string {
+  const given = values.url as string | undefined;
+  if (given) return given.replace(/\/+$/, "");
+  const file = join(dataDir, "instance.json");
+  if (!existsSync(file)) fail(noInstance(file));
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as { url: string }).url.replace(/\/+$/, "");
+  } catch {
+    fail(`cannot read ${file}`);
+  }
+}
+
+/**
+ * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
+ * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
+ */
+export async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean }): Promise<unknown> {
+  let url = values.url as string | undefined;
+  let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
+  if (!url) {
+    const file = join(dataDir, "instance.json");
+    if (!existsSync(file)) fail(noInstance(file));
+    try {
+      const inst = JSON.parse(readFileSync(file, "utf8")) as { url: string; adminToken: string };
+      url = inst.url;
+      token ??= inst.adminToken;
+    } catch {
+      fail(`cannot read ${file}`);
+    }
+  }
+  const answer = await askAdmin(url!, token, method, path, body);
+  if (answer === undefined) fail(notAnswering(values, dataDir, url!));
+  const { status, data } = answer;
+  if (status < 200 || status > 299) {
+    const msg = (data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data));
+    if (status === 404 && opts?.notFound) {
+      const { AdminNotFound } = await import("./routing.ts");
+      return new AdminNotFound(msg);
+    }
+    fail(`error ${status}: ${msg}`);
+  }
+  return data;
+}

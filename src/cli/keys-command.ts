@@ -1,0 +1,68 @@
+/**
+ * `switchyard keys create|list|revoke` (SPEC 2.2, 9.6): client keys through the running instance's admin
+ * API. Loaded by that command only.
+ */
+import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
+import { admin } from "./instance.ts";
+import { table } from "./table.ts";
+import { fail, out } from "./terminal.ts";
+
+/** Runs `switchyard keys SUB [NAME]` with the parsed options `values`; exits with one line on an error. */
+export async function keysCommand(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
+  switch (sub) {
+    case "create": {
+      if (!name) fail("usage: switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N] [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]", 2);
+      const scopes = (values.scope as string[] | undefined) ?? [];
+      let limits: Record<string, unknown> | undefined;
+      const { limitsFromFlags } = await import("./key-limits.ts");
+      try {
+        limits = limitsFromFlags(values as never);
+      } catch (e) {
+        fail(e instanceof Error ? e.message : String(e), 2);
+      }
+      const r = (await admin(values, dataDir, "POST", "/keys", { name, scopes, ...(values.tag ? { tag: values.tag } : {}), ...(limits ? { limits } : {}) })) as { secret: string; key: { name: string } };
+      out(`created key ${r.key.name}${scopes.length ? ` (scopes: ${scopes.join(", ")})` : ""}; the secret is shown once:`);
+      out(r.secret);
+      return;
+    }
+    case "list": {
+      const r = (await admin(values, dataDir, "GET", "/keys")) as { keys: Array<Record<string, unknown>> };
+      if (values.json) return out(JSON.stringify(r, null, 2));
+      const { describeBudgetUse, describeMinuteUse, dollars } = await import("./key-limits.ts");
+      const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse, dollars);
+      if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
+      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
+      out(table(["name", "source", "scopes", "created", "revoked", "this minute", "limits"], rows));
+      return;
+    }
+    case "revoke": {
+      if (!name) fail("usage: switchyard keys revoke NAME", 2);
+      await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`);
+      out(`revoked key ${name}`);
+      return;
+    }
+    default:
+      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME", 2);
+  }
+}
+
+/**
+ * A key's limits for `keys list`: "rpm 60, tpm 400,000, concurrency 4, models coding|glm/*, 1d $3.20 / $25.00 (13 %)…".
+ * A revoked key has no use (the admin API leaves it out): its budgets read as limits alone ("1d budget
+ * $25.00"), not as a window never started at 0 %. `describeBudgetUse` and `dollars` are
+ * src/cli/key-limits.ts's (passed in: that module is loaded by the command).
+ */
+function limitsCell(k: Record<string, unknown>, describeBudgetUse: (use: BudgetUse[]) => string, dollars: (usd: number) => string): string {
+  const l = k.limits as Record<string, unknown> | undefined;
+  if (!l) return "-";
+  const parts: string[] = [];
+  for (const n of ["rpm", "tpm", "concurrency"]) if (typeof l[n] === "number") parts.push(`${n} ${(l[n] as number).toLocaleString("en-US")}`);
+  if (Array.isArray(l.models)) parts.push(`models ${(l.models as string[]).join("|")}`);
+  const use = k.use as { budgets?: BudgetUse[] } | undefined;
+  const budgets = Array.isArray(l.budgets) ? (l.budgets as BudgetUse["budget"][]) : [];
+  if (use?.budgets?.length) parts.push(describeBudgetUse(use.budgets));
+  else if (k.revokedAt !== undefined && k.revokedAt !== null) {
+    for (const b of budgets) parts.push(`${b.window} budget ${b.usd !== undefined ? dollars(b.usd) : `${(b.tokens ?? 0).toLocaleString("en-US")} tokens`}`);
+  } else if (budgets.length) parts.push(describeBudgetUse(budgets.map((budget) => ({ budget, used: 0 }))));
+  return parts.join(", ");
+}

@@ -1,0 +1,63 @@
+/**
+ * What a finished request leaves behind (SPEC O-1…O-5, 9.4): its usage row, its metrics, its route trace
+ * (scrubbed of secrets when it carries upstream error text), its OpenTelemetry span, its live
+ * `request_finished` event and its JSON log line. Run after the reply was handed over (src/after-reply.ts).
+ */
+import { isCountTokens, presentedSecrets, scrubValue, traceNeedsScrub, type Finished, type RequestContext } from "../pipeline/index.ts";
+import type { UsageRecord } from "../pipeline/ports.ts";
+import type { EventBus } from "./events/bus.ts";
+import { requestFinishedEvent } from "./events/request-finished.ts";
+import type { GatewayMetrics } from "./http/metrics.ts";
+import type { Store } from "./store/types.ts";
+import type { Telemetry } from "./telemetry/otel.ts";
+
+/** Where {@link requestReporter}'s report goes. */
+export interface ReportDeps {
+  store: Store;
+  metrics: GatewayMetrics;
+  /** Every secret the instance holds (scrubbed from traces). */
+  secrets: () => string[];
+  telemetry: Telemetry | undefined;
+  bus: EventBus;
+  log: (line: string) => void;
+}
+
+/** The report of a finished request: `(ctx, finished, its usage record, now in ms since the epoch)`. */
+export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finished, rec: UsageRecord, now: number) => void {
+  const { store, metrics, bus, log } = d;
+  return (ctx, f, rec, now) => {
+    // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
+    if (!isCountTokens(ctx.endpoint)) store.record(rec);
+    metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);
+    // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces);
+    // only failed attempts and the error answer carry such text (traceNeedsScrub).
+    store.save(traceNeedsScrub(ctx.trace) ? scrubValue(ctx.trace, [...d.secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
+    d.telemetry?.record({ trace: ctx.trace, usage: ctx.endpoint !== "count_tokens" ? rec : undefined, endpoint: ctx.endpoint, startedAt: ctx.startedAt, endedAt: now });
+    // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
+    if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
+    log(
+      JSON.stringify({
+        level: f.outcome === "ok" ? "info" : "warn",
+        time: now,
+        msg: "request",
+        requestId: ctx.requestId,
+        routeId: ctx.routeId,
+        endpoint: ctx.endpoint,
+        transport: ctx.transport,
+        model: ctx.requestedModel || undefined,
+        target: ctx.probe ? `switchyard/probe:${ctx.probe}` : f.target?.label,
+        outcome: f.outcome,
+        status: f.status,
+        attempts: f.attempts,
+        fallback: f.fallback || undefined,
+        ttfbMs: rec.ttfbMs,
+        totalMs: rec.totalMs,
+        usage: rec.usage,
+        costUsd: rec.costUsd,
+        // SPEC S-1 savings and R-1 redaction counts (never values); not in the usage table yet.
+        tokenSaver: ctx.trace.tokenSaver,
+        redactions: ctx.trace.redactions,
+      }),
+    );
+  };
+}
