@@ -5,12 +5,23 @@
  * (SPEC D-2), with the `account_state` changes they make (`circuit_open`, `circuit_half_open`,
  * `circuit_closed`, once per account of the provider) published through the registry.
  *
- * A re-read that no longer brings a circuit held here closes it here, and says so: the store keeps no
- * circuit once its open period ended (both stores prune it at each read), so a circuit another instance
- * closed (its request succeeded, its half-open probe too) and a half-open one whose end passed read the
- * same. Until 2026-12-04 that re-read dropped it without a word: a dashboard open on this instance kept
- * showing the circuit open (or half-open) and no `circuit_closed` alert was raised here, nor anywhere
- * once the re-read had come before the probe (the probe's success found no circuit left to close).
+ * A re-read keeps a provider's circuit state (SPEC D-2 shares it; the store is the truth for open
+ * circuits): a circuit open here that the read no longer brings was closed elsewhere (its request or its
+ * half-open probe succeeded there) and is published as `circuit_closed` "closed elsewhere" (since
+ * 2026-12-04); a stored circuit that is not open here was opened elsewhere and is published as
+ * `circuit_open` "opened elsewhere" (since 2026-12-05: before, its requests were held back here without
+ * an event, so a dashboard open here and the alerts did not show it). The store keeps no circuit past its
+ * open period (both stores prune it at each read), so a half-open circuit held here is kept half-open by a
+ * re-read until a probe decides (until 2026-12-05 the re-read, which every configuration reload brings,
+ * closed it: a half-open circuit lasted at most 10 s while an open one survived the same re-read). What
+ * the store cannot say, this instance then does not know: a half-open circuit another instance's probe
+ * closed stays half-open here until a probe of this instance succeeds (one request at a time passes).
+ * Only a change of the provider itself (its base URL or kind, a configuration re-read) resets its
+ * circuit and its count ({@link ProviderCircuits.providerChanged}).
+ *
+ * "Consecutive 5xx" are counted per upstream reply, the gateway's own same-account retries included
+ * (SPEC 6.3's row reads "10 consecutive 5xx from one provider" in a table of what the upstream says;
+ * see README "Not done yet").
  */
 import type { Circuit, Store } from "../store/types.ts";
 import type { AccountStateEvent } from "../events/bus.ts";
@@ -42,31 +53,70 @@ interface Held {
 
 /** The provider circuits of one registry, keyed by provider id. */
 export class ProviderCircuits {
-  private readonly open = new Map<string, Held>();
+  private open = new Map<string, Held>();
   private readonly serverErrors = new Map<string, number>();
+  /** When a provider's base URL or kind last changed here, ms since the epoch (stored circuits opened before are stale). */
+  private readonly changedAt = new Map<string, number>();
+  /** Whether the first load (at start) happened: what it brings is no change. */
+  private loaded = false;
 
   constructor(private readonly hooks: CircuitHooks) {}
 
   /**
-   * Replaces the circuits with the store's (at start and each re-read), publishing `circuit_closed` for
-   * each circuit held here that the read no longer brings (see the module comment): "circuit (REASON)
-   * closed elsewhere" while it was still open here, "half-open circuit (REASON) closed: …" once its open
-   * period had ended. O(circuits).
+   * Replaces the circuits with the store's (at start and each re-read), keeping what the store cannot
+   * say, and publishing what changed elsewhere (see the module comment):
+   * - a circuit held here whose open period ended (half-open) and that the read no longer brings is kept
+   *   half-open (the store keeps no circuit past its open period), its probe free again;
+   * - a circuit still open here that the read no longer brings closed elsewhere: `circuit_closed`
+   *   "circuit (REASON) closed elsewhere";
+   * - a stored circuit not open here (not held, or half-open here) opened elsewhere: `circuit_open`
+   *   "circuit (REASON) opened elsewhere", with its end (not at the first load);
+   * - a stored circuit opened before its provider changed here ({@link providerChanged}) is left out.
+   * O(circuits).
    */
   load(circuits: readonly Circuit[]): void {
-    const held = this.hooks.listening() && this.open.size > 0 ? new Map(this.open) : undefined;
-    this.open.clear();
-    for (const c of circuits) this.open.set(c.providerId, { openUntil: c.openUntil, probing: false, reason: c.reason ?? held?.get(c.providerId)?.reason ?? "opened" });
-    if (!held) return;
+    const held = this.open;
     const now = this.hooks.now();
+    const listening = this.hooks.listening() && this.loaded;
+    this.loaded = true;
+    this.open = new Map();
+    for (const c of circuits) {
+      const changed = this.changedAt.get(c.providerId);
+      if (changed !== undefined && c.since !== undefined && c.since <= changed) continue;
+      const was = held.get(c.providerId);
+      const reason = c.reason ?? was?.reason ?? "opened";
+      this.open.set(c.providerId, { openUntil: c.openUntil, probing: false, reason });
+      if (listening && c.openUntil > now && (!was || was.openUntil <= now)) {
+        this.hooks.publish(c.providerId, "circuit_open", { reason: `circuit (${reason}) opened elsewhere`, until: c.openUntil });
+      }
+    }
     for (const [providerId, c] of held) {
       if (this.open.has(providerId)) continue;
-      const reason =
-        c.openUntil > now
-          ? `circuit (${c.reason}) closed elsewhere`
-          : `half-open circuit (${c.reason}) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)`;
-      this.hooks.publish(providerId, "circuit_closed", { reason });
+      if (c.openUntil <= now) {
+        // Half-open here: kept until a probe decides. A probe whose request ended without a verdict (a 4xx,
+        // the client gone) would hold the provider back for good: the re-read frees the probe again.
+        this.open.set(providerId, { ...c, probing: false });
+        continue;
+      }
+      if (listening) this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed elsewhere` });
     }
+  }
+
+  /**
+   * The provider's base URL or kind changed (a configuration re-read): its circuit and its count of
+   * consecutive 5xx belonged to the upstream it had before, so they are dropped here and in the store, and
+   * a stored circuit opened before now is not taken back by a later re-read. Publishes `circuit_closed`
+   * when a circuit was held.
+   */
+  providerChanged(providerId: string, what: string): void {
+    const now = this.hooks.now();
+    this.serverErrors.delete(providerId);
+    this.changedAt.set(providerId, now);
+    const c = this.open.get(providerId);
+    if (!c) return;
+    this.open.delete(providerId);
+    this.hooks.persist((st) => st.clearCircuit(providerId));
+    this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed: the provider's ${what} changed` });
   }
 
   /** The open periods' ends, for the registry's end timer. */

@@ -92,6 +92,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   readonly slots = new Slots();
   /** Quarantined credentials (SPEC 6.3), see quarantines.ts. */
   private readonly quarantines = new Quarantines();
+  /** What lifts an account's quarantine through this instance while {@link lift} runs, by account id. */
+  private readonly liftingHere = new Map<string, string>();
   private readonly rr = new Map<string, number>();
   /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
@@ -116,6 +118,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       const list = this.byProvider.get(a.providerId);
       if (list) list.push(a);
       else this.byProvider.set(a.providerId, [a]);
+    }
+    // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts).
+    if (this.providers !== providers) {
+      for (const [id, was] of this.providers) {
+        const next = providers.get(id);
+        if (!next) continue;
+        if (next.baseUrl !== was.baseUrl) this.circuits.providerChanged(id, "base_url");
+        else if (next.kind !== was.kind) this.circuits.providerChanged(id, "kind");
+      }
     }
     this.providers = providers;
     this.implicit.clear();
@@ -179,7 +190,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
     // Quarantines are written by the credential manager (or another instance) and arrive here.
-    for (const q of this.quarantines.load(state.quarantined, this.accounts, this.opts.bus?.active === true)) {
+    for (const q of this.quarantines.load(state.quarantined, this.accounts, this.opts.bus?.active === true, (id) => this.liftingHere.get(id))) {
       this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason });
     }
     if (this.opts.bus) {
@@ -439,7 +450,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * removed, SPEC 9.3): `work` writes the store and re-reads it; then `cooldown_end` / `unlock` is
    * published once for each that held when asked (or that a re-read dropped meanwhile), as
    * "cooldown (REASON) WHAT" / "lock (REASON) WHAT" (e.g. WHAT = "cleared by a new login"), not as cleared
-   * elsewhere. @throws what `work` throws (nothing is published then).
+   * elsewhere; a quarantine the re-read in `work` finds lifted, as `unquarantine` "quarantine (REASON) WHAT".
+   * @throws what `work` throws (nothing is published then).
    */
   async lift(accountId: string, what: string, work: () => Promise<void>): Promise<void> {
     const provider = this.providerOf(accountId);
@@ -449,7 +461,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       { cooldowns: new Map(), locks: new Map() },
       this.clock.now(),
     );
-    const done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(key(accountId, c.model!))));
+    // A quarantine the work lifts (a new login or import) is announced as what happened here too (quarantines.ts).
+    this.liftingHere.set(accountId, what);
+    let done: Awaited<ReturnType<LiftsHere["around"]>>;
+    try {
+      done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(key(accountId, c.model!))));
+    } finally {
+      this.liftingHere.delete(accountId);
+    }
     for (const c of done) this.publish(accountId, provider ?? this.providerOf(accountId), c.change, { model: c.model, reason: `${c.change === "unlock" ? "lock" : "cooldown"} (${c.held}) ${what}` });
   }
 

@@ -252,7 +252,7 @@ export const CONTROL_ROUTE_DOCS = {
         account: v.string(),
         provider: v.optional(v.string()),
         model: v.optional(v.string()),
-        change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "model_removed", "model_restored", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
+        change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "unquarantine", "model_removed", "model_restored", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
         reason: v.optional(v.string()),
         until: v.optional(v.number()),
       }),

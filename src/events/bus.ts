@@ -50,7 +50,7 @@ export interface AccountStateEvent {
   /** The model the state applies to; absent when it is about the whole account. */
   model?: string;
   /**
-   * `cooldown_start` | `cooldown_end` | `lock` | `unlock` | `quarantine` | `model_removed` | `model_restored` |
+   * `cooldown_start` | `cooldown_end` | `lock` | `unlock` | `quarantine` | `unquarantine` | `model_removed` | `model_restored` |
    * `circuit_open` | `circuit_half_open` | `circuit_closed` | `disabled` | `enabled`. Circuit changes are
    * provider-wide and published once per account of the provider.
    */

@@ -85,7 +85,7 @@ describe("a provider circuit closed elsewhere (SPEC D-2, 9.4)", () => {
     const registry = new AccountRegistry(undefined, clock, { bus });
     registry.setAccounts([account("a1"), account("a2")], new Map([["p", providerOf("p")], ["q", providerOf("q")]]));
     const closed = () => events.filter((e) => e.type === "account_state" && e.change === "circuit_closed").map((e) => [(e as { account: string }).account, (e as { reason?: string }).reason]);
-    return { clock, registry, closed };
+    return { clock, registry, closed, events };
   }
   const state = (circuits: AccountState["circuits"]): AccountState => ({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits, quotas: [], bindings: [], discoveredModels: [] });
 
@@ -106,17 +106,58 @@ describe("a provider circuit closed elsewhere (SPEC D-2, 9.4)", () => {
     registry.close();
   });
 
-  test("a half-open circuit the re-read drops (the store keeps none past its open period) is published closed after its half-open", () => {
+  test("a half-open circuit the re-read no longer brings (the store keeps none past its open period) stays half-open, its probe free again", () => {
     const { clock, registry, closed } = heard();
     const t0 = clock.now();
     registry.loadState(state([{ providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }]));
     clock.advance(CIRCUIT_OPEN_MS + 1000);
+    expect(registry.circuitOpen("p")).toBe(false); // the probe goes out…
+    expect(registry.circuitOpen("p")).toBe(true); // …and everyone else waits for it
     registry.loadState(state([]));
-    expect(closed()).toEqual([
-      ["a1", "half-open circuit (10 consecutive 5xx) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)"],
-      ["a2", "half-open circuit (10 consecutive 5xx) closed: the store keeps no circuit past its open period (another instance's probe may have closed it)"],
+    expect(closed()).toEqual([]);
+    expect(registry.circuitState("p").state).toBe("half-open");
+    // A probe whose request ended without a verdict (a 4xx, the client gone) no longer holds the provider back.
+    expect(registry.circuitOpen("p")).toBe(false);
+    expect(registry.circuitOpen("p")).toBe(true);
+    registry.close();
+  });
+
+  test("a circuit a re-read brings that is not open here was opened elsewhere: circuit_open once per account, with its end; not at the first load", () => {
+    const { clock, registry, events } = heard();
+    const t0 = clock.now();
+    const stored = (providerId: string, at: number) => ({ providerId, openUntil: at + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: at });
+    registry.loadState(state([stored("q", t0)])); // the first load (at start): no change
+    clock.advance(1000);
+    registry.loadState(state([stored("q", t0), stored("p", t0 + 1000)]));
+    registry.loadState(state([stored("q", t0), stored("p", t0 + 1000)]));
+    const opened = () => events.filter((e) => e.type === "account_state" && e.change === "circuit_open").map((e) => [(e as { account: string }).account, (e as { reason?: string }).reason, (e as { until?: number }).until]);
+    expect(opened()).toEqual([
+      ["a1", "circuit (10 consecutive 5xx) opened elsewhere", t0 + 1000 + CIRCUIT_OPEN_MS],
+      ["a2", "circuit (10 consecutive 5xx) opened elsewhere", t0 + 1000 + CIRCUIT_OPEN_MS],
     ]);
-    expect(registry.circuitState("p").state).toBe("closed");
+    expect(registry.circuitState("p").state).toBe("open");
+    // Half-open here, then opened again elsewhere (its probe failed there): published again.
+    clock.advance(CIRCUIT_OPEN_MS + 1000);
+    registry.loadState(state([stored("p", clock.now())]));
+    expect(opened()).toHaveLength(4);
+    registry.close();
+  });
+
+  test("a provider whose base_url or kind changed starts closed: its circuit is dropped (and not taken back from the store), its count restarts", () => {
+    const { clock, registry, closed } = heard();
+    const t0 = clock.now();
+    const before = new Map([["p", providerOf("p")], ["q", providerOf("q")]]);
+    registry.loadState(state([{ providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }, { providerId: "q", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }]));
+    clock.advance(1000);
+    registry.setAccounts(registry.list(), new Map([["p", { ...before.get("p")!, baseUrl: "http://127.0.0.1:9/elsewhere" }], ["q", before.get("q")!]]));
+    expect([registry.circuitState("p").state, registry.circuitState("q").state]).toEqual(["closed", "open"]);
+    expect(closed()).toEqual([
+      ["a1", "circuit (10 consecutive 5xx) closed: the provider's base_url changed"],
+      ["a2", "circuit (10 consecutive 5xx) closed: the provider's base_url changed"],
+    ]);
+    // The store's copy, opened before the change, is not taken back by the next re-read.
+    registry.loadState(state([{ providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }, { providerId: "q", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }]));
+    expect([registry.circuitState("p").state, registry.circuitState("q").state]).toEqual(["closed", "open"]);
     registry.close();
   });
 });

@@ -4,8 +4,9 @@
  * PostgreSQL and a fake upstream.
  * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
  *   a removed account/model pairing restored through A reaches it as `model_restored`, and a cooldown or lock
- *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them, and a provider
- *   circuit closed elsewhere as `circuit_closed` (with its alert);
+ *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them, a provider
+ *   circuit opened or closed elsewhere as `circuit_open` / `circuit_closed` (each with its alert), and a
+ *   credential quarantined or lifted elsewhere as `quarantine` / `unquarantine`;
  *   a combo stored through A reaches it as `routing_changed`, so a Routing page open on B follows it.
  * - An alias stored through A's admin API is served by B as soon as it is announced (it waited for B's
  *   10 s re-read), and its removal too. The instances' periodic re-read of stored objects is lengthened
@@ -196,31 +197,58 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     }
   }, 60_000);
 
-  test("a provider circuit closed through another instance leaves B's event stream as circuit_closed and a circuit_closed alert (an open dashboard on B drops it)", async () => {
+  test("a provider circuit opened, then closed, through another instance leaves B's event stream as circuit_open and circuit_closed, each with its alert (an open dashboard on B follows it)", async () => {
     const circuit = async () => (await admin(b, "/providers")).body.providers.find((x: { id: string }) => x.id === "slots").circuit.state;
     // What another instance's store writes when 10 consecutive 5xx open the circuit, then when a request
     // succeeds there (src/store/postgres/account-state.ts), each followed by its announcement.
     const announce = () => sql`SELECT pg_notify('switchyard_changes', ${JSON.stringify({ i: "another-instance", k: "state" })})`;
     const clear = () => sql`DELETE FROM provider_circuits WHERE provider_id = 'slots'`;
     const now = Date.now();
-    await sql`INSERT INTO provider_circuits (provider_id, open_until, reason, since) VALUES ('slots', ${now + 300_000}, '10 consecutive 5xx', ${now})`;
+    const events = await openEvents(b.url, "?types=account_state,alert", { authorization: `Bearer ${b.instance().adminToken}` });
     try {
+      await sql`INSERT INTO provider_circuits (provider_id, open_until, reason, since) VALUES ('slots', ${now + 300_000}, '10 consecutive 5xx', ${now})`;
       await announce();
-      await until(async () => (await circuit()) === "open", ANNOUNCED_MS, "B to see the circuit open");
-      const events = await openEvents(b.url, "?types=account_state,alert", { authorization: `Bearer ${b.instance().adminToken}` });
-      try {
-        await clear();
-        await announce();
-        const closed = await events.waitFor((x) => x.event === "account_state" && x.data.change === "circuit_closed", ANNOUNCED_MS);
-        expect(closed.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "circuit (10 consecutive 5xx) closed elsewhere" });
-        const alert = await events.waitFor((x) => x.event === "alert" && x.data.event === "circuit_closed", ANNOUNCED_MS);
-        expect(alert.data).toMatchObject({ subject: "provider:slots", detail: { reason: "circuit (10 consecutive 5xx) closed elsewhere" } });
-        expect(await circuit()).toBe("closed");
-      } finally {
-        events.close();
-      }
-    } finally {
+      const opened = await events.waitFor((x) => x.event === "account_state" && x.data.change === "circuit_open", ANNOUNCED_MS);
+      expect(opened.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "circuit (10 consecutive 5xx) opened elsewhere", until: now + 300_000 });
+      const openAlert = await events.waitFor((x) => x.event === "alert" && x.data.event === "circuit_open", ANNOUNCED_MS);
+      expect(openAlert.data).toMatchObject({ subject: "provider:slots", detail: { reason: "circuit (10 consecutive 5xx) opened elsewhere" } });
+      expect(await circuit()).toBe("open");
       await clear();
+      await announce();
+      const closed = await events.waitFor((x) => x.event === "account_state" && x.data.change === "circuit_closed", ANNOUNCED_MS);
+      expect(closed.data).toMatchObject({ account: "slots-1", provider: "slots", reason: "circuit (10 consecutive 5xx) closed elsewhere" });
+      const alert = await events.waitFor((x) => x.event === "alert" && x.data.event === "circuit_closed", ANNOUNCED_MS);
+      expect(alert.data).toMatchObject({ subject: "provider:slots", detail: { reason: "circuit (10 consecutive 5xx) closed elsewhere" } });
+      expect(await circuit()).toBe("closed");
+    } finally {
+      events.close();
+      await clear();
+    }
+  }, 60_000);
+
+  test("a credential quarantined, then lifted, through another instance leaves B's event stream as quarantine and unquarantine (an open Accounts page on B drops it)", async () => {
+    // What another instance's store writes when the credential is rejected after a refresh, then when a
+    // login or import of it lifts the quarantine (src/store/postgres/account-state.ts), each announced.
+    const fingerprint = new Bun.CryptoHasher("sha256").update(ENV.UP_KEY).digest("hex");
+    const announce = () => sql`SELECT pg_notify('switchyard_changes', ${JSON.stringify({ i: "another-instance", k: "state" })})`;
+    const lift = () => sql`DELETE FROM quarantined_credentials WHERE fingerprint = ${fingerprint}`;
+    const quarantined = async () => ((await admin(b, "/accounts")).body.accounts.find((x: { id: string }) => x.id === "slots-1").reasons as string[]).includes("credential quarantined until replaced");
+    const events = await openEvents(b.url, "?types=account_state,alert", { authorization: `Bearer ${b.instance().adminToken}` });
+    try {
+      await sql`INSERT INTO quarantined_credentials (fingerprint, account_id, reason, since) VALUES (${fingerprint}, 'slots-1', 'invalid_grant after a refresh', ${Date.now()})`;
+      await announce();
+      const held = await events.waitFor((x) => x.event === "account_state" && x.data.change === "quarantine" && x.data.account === "slots-1", ANNOUNCED_MS);
+      expect(held.data).toMatchObject({ provider: "slots", reason: "invalid_grant after a refresh" });
+      expect(await quarantined()).toBe(true);
+      await lift();
+      await announce();
+      const lifted = await events.waitFor((x) => x.event === "account_state" && x.data.change === "unquarantine" && x.data.account === "slots-1", ANNOUNCED_MS);
+      expect(lifted.data).toMatchObject({ provider: "slots", reason: "quarantine (invalid_grant after a refresh) lifted elsewhere" });
+      expect(await quarantined()).toBe(false);
+    } finally {
+      events.close();
+      await lift();
+      await announce();
     }
   }, 60_000);
 
