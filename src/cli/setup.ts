@@ -35,6 +35,7 @@
  * else the placeholder `switchyard` (enough from loopback while `require_api_key` is off).
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { describeFailure, jsonFailure, tomlFailure } from "./parse-position.ts";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
@@ -224,7 +225,10 @@ export function stripJsonComments(text: string): string {
       out += text.slice(i, j + 1);
       i = j + 1;
     } else if (c === "/" && text[i + 1] === "/") {
+      // blanked, not cut: what follows keeps its column for an error's position (parse-position.ts)
+      const start = i;
       while (i < text.length && text[i] !== "\n") i++;
+      out += " ".repeat(i - start);
     } else if (c === "/" && text[i + 1] === "*") {
       const end = text.indexOf("*/", i + 2);
       const stop = end < 0 ? text.length : end + 2;
@@ -242,10 +246,12 @@ export function stripJsonComments(text: string): string {
 function parseJsonFile(path: string, text: string | undefined, comments = false): Obj {
   if (text === undefined || text.trim() === "") return {};
   let v: unknown;
+  const json = comments ? stripJsonComments(text) : text;
   try {
-    v = JSON.parse(comments ? stripJsonComments(text) : text);
+    v = JSON.parse(json);
   } catch {
-    throw new Error(`${path} is not valid JSON${comments ? " (comments aside)" : ""}; fix or move it, then run setup again`);
+    const where = jsonFailure(json);
+    throw new Error(`${path} is not valid JSON${comments ? " (comments aside)" : ""}${where ? ` at ${describeFailure(where)}` : ""}; nothing was written: fix or move it, then run setup again`);
   }
   if (!isObj(v)) throw new Error(`${path} does not hold a JSON object`);
   return v;
@@ -407,11 +413,8 @@ function codex(o: SetupOptions): FileChange[] {
   const path = join(dir, "config.toml");
   const before = readText(path);
   if (before !== undefined) {
-    try {
-      Bun.TOML.parse(before);
-    } catch {
-      throw new Error(`${path} is not valid TOML; fix or move it, then run setup again`);
-    }
+    const where = tomlFailure(before);
+    if (where) throw new Error(`${path} is not valid TOML at ${describeFailure(where)}; nothing was written: fix or move it, then run setup again`);
   }
   const top: Array<[string, string | number]> = [["model_provider", CODEX_PROVIDER_ID]];
   const m = o.model;

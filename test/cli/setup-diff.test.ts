@@ -96,3 +96,50 @@ describe("setup's printed diff", () => {
   });
 });
 
+
+describe("a settings file setup cannot read: refused saying where and what was expected, nothing written", () => {
+  const refusal = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error("no refusal");
+  };
+  const filesIn = (dir: string) => Array.from(new Bun.Glob("**/*").scanSync({ cwd: dir, dot: true })).sort();
+
+  test("claude-code: a trailing comma in settings.json (it said only 'is not valid JSON')", () => {
+    const home = scratch();
+    mkdirSync(join(home, ".claude"));
+    const path = join(home, ".claude", "settings.json");
+    const broken = '{\n  "env": {\n    "FOO": "1",\n  }\n}\n';
+    writeFileSync(path, broken);
+    const m = refusal(() => runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 1 }));
+    expect(m).toBe(`${path} is not valid JSON at line 4, column 3: expected a property name in double quotes, found '}'; nothing was written: fix or move it, then run setup again`);
+    expect(readFileSync(path, "utf8")).toBe(broken);
+    expect(filesIn(home)).toEqual([".claude/settings.json"]);
+  });
+
+  test("gemini: the column counts the comments Gemini CLI allows; the .env beside it is not written either", () => {
+    const home = scratch();
+    mkdirSync(join(home, ".gemini"));
+    const path = join(home, ".gemini", "settings.json");
+    writeFileSync(path, '{\n  // theme\n  "ui": { "theme": "x" } // mine\n  "security": {}\n}\n');
+    const m = refusal(() => runSetup({ target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 1 }));
+    expect(m).toBe(`${path} is not valid JSON (comments aside) at line 4, column 3: expected ',' or '}', found '"'; nothing was written: fix or move it, then run setup again`);
+    expect(filesIn(home)).toEqual([".gemini/settings.json"]);
+  });
+
+  test("codex: config.toml with a table header left open names its line and Bun's reason, without the line's text (it may hold a key)", () => {
+    const home = scratch();
+    mkdirSync(join(home, ".codex"));
+    const path = join(home, ".codex", "config.toml");
+    const broken = 'model = "o3"\nexperimental_bearer_token = "sk-secret"\n\n[profiles.fast\nmodel = "o4-mini"\n';
+    writeFileSync(path, broken);
+    const m = refusal(() => runSetup({ target: "codex", gatewayUrl: GW, key: PLACEHOLDER_KEY, codexInstructions: PROMPT, home, dryRun: false, now: () => 1 }));
+    expect(m).toBe(`${path} is not valid TOML at line 4: expected ']' to close a table header but found the end of the line; nothing was written: fix or move it, then run setup again`);
+    expect(m).not.toContain("sk-secret");
+    expect(readFileSync(path, "utf8")).toBe(broken);
+    expect(filesIn(home)).toEqual([".codex/config.toml"]);
+  });
+});
