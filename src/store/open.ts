@@ -21,7 +21,21 @@ import type { Store } from "./types.ts";
  *   password).
  */
 export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string): Promise<Store> {
-  if (database === undefined || database === "") return openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
+  if (database === undefined || database === "") {
+    const store = openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
+    const u = store.upgrade;
+    if (u) {
+      // said once, at the start that did it: an earlier build refuses the file from now on
+      log(JSON.stringify({
+        level: "warn",
+        time: clock.now(),
+        msg: `store upgraded from schema ${u.from} to ${u.to}: earlier switchyard versions refuse to open it; the file as it was is kept at ${u.backup} (to go back to an earlier version, stop switchyard and put that copy in place of ${store.path}: what this version stored since is then lost)`,
+        path: store.path,
+        backup: u.backup,
+      }));
+    }
+    return store;
+  }
   if (!isPostgresUrl(database)) throw new Error("--database / server.database must be a postgres:// (or postgresql://) URL");
   // Loaded only here: a gateway on SQLite never holds the PostgreSQL store's code (issue 17, idle memory).
   const { openPostgresStore } = await import("./postgres/store.ts");
@@ -49,6 +63,15 @@ export async function openStore(database: string | undefined, dataDir: string, t
     );
   }
   log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: where }));
+  const u = store.upgrade;
+  if (u) {
+    log(JSON.stringify({
+      level: "warn",
+      time: clock.now(),
+      msg: `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it (upgrade every instance that shares it)`,
+      database: where,
+    }));
+  }
   // A data directory that ran on the embedded store before: what it stored stays there, unseen.
   const embedded = join(dataDir, "switchyard.db");
   if (existsSync(embedded)) {

@@ -72,7 +72,21 @@ export class StoreError extends Error {
  * `openSqliteStore` (embedded, default) and `openPostgresStore` (several instances on one database).
  * See the module comment for the conventions (units, awaiting, write-through vs buffered, errors).
  */
+/**
+ * A schema upgrade that opening the store applied to a database an earlier build wrote: from and to
+ * schema versions, and for the embedded SQLite file the copy of it made just before (an earlier build
+ * refuses a newer schema, so the copy is the way back to it). Absent for a new or current database.
+ */
+export interface SchemaUpgrade {
+  from: number;
+  to: number;
+  /** Absolute path of the file's copy as it was before the upgrade (SQLite only). */
+  backup?: string;
+}
+
 export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore {
+  /** The schema upgrade this open applied ({@link SchemaUpgrade}); undefined when there was none. */
+  readonly upgrade?: SchemaUpgrade;
   /** Buffer and flush counters (for /metrics). */
   stats(): StoreStats;
   /**

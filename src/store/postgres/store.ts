@@ -27,6 +27,7 @@ import type {
   Quarantine,
   QuotaWindow,
   RemovedModel,
+  SchemaUpgrade,
   Store,
   StoreChange,
   QuotaShareRequest,
@@ -42,7 +43,7 @@ import { PgAccounts } from "./accounts.ts";
 import { PgContext } from "./db.ts";
 import { PgFlusher } from "./flush.ts";
 import { PgKeys } from "./keys.ts";
-import { migratePg } from "./migrations.ts";
+import { migratePg, PG_MIGRATIONS } from "./migrations.ts";
 import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
@@ -95,15 +96,29 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       console.error(`[switchyard store] ${message}`);
     });
   const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10 });
+  let applied: number[];
   try {
-    await migratePg(sql, now);
+    applied = await migratePg(sql, now);
   } catch (err) {
     await sql.close().catch(() => {});
     throw err;
   }
   const store = new PostgresStore(new PgContext(sql, now, onError), options);
+  store.upgrade = schemaUpgrade(applied);
   await store.start();
   return store;
+}
+
+/**
+ * What {@link migratePg} applying `applied` was, as Store.upgrade: from the version before the first one
+ * applied (PG_MIGRATIONS' versions, in order) to the latest; undefined for a new database (it started
+ * from nothing) or a current one.
+ */
+function schemaUpgrade(applied: readonly number[]): SchemaUpgrade | undefined {
+  if (applied.length === 0) return undefined;
+  const first = PG_MIGRATIONS.findIndex((m) => m.version === applied[0]);
+  if (first <= 0) return undefined;
+  return { from: PG_MIGRATIONS[first - 1]!.version, to: PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version };
 }
 
 /**
@@ -111,6 +126,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
  * role's (`PgKeys`, `PgAccounts`, `PgAccountState`, `PgUsage`, `PgShared`; documented there).
  */
 export class PostgresStore implements Store {
+  /** The schema upgrade this instance's open applied (Store.upgrade; set by `openPostgresStore`). */
+  upgrade: SchemaUpgrade | undefined;
   private readonly pending: PendingWrites;
   private readonly flusher: PgFlusher;
   private readonly keys: PgKeys;

@@ -4,11 +4,11 @@
  * the migrations, and the small helpers every role uses (open check, durable commits, timestamps).
  */
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { finiteOrUndefined } from "../rows.ts";
-import { StoreError } from "../types.ts";
-import { migrate } from "./migrations.ts";
+import { StoreError, type SchemaUpgrade } from "../types.ts";
+import { migrate, SCHEMA_VERSION, schemaVersion } from "./migrations.ts";
 
 /** Page size of a database this build creates, in bytes (SQLite's default is 4096). */
 export const PAGE_SIZE = 16_384;
@@ -20,6 +20,8 @@ export class SqliteContext {
   readonly db: Database;
   /** Set by the store's `close`; queries then throw StoreError `closed`. */
   closed = false;
+  /** The upgrade this open applied to a file an earlier build wrote, with the copy made before it. */
+  readonly upgrade: SchemaUpgrade | undefined;
 
   /**
    * Opens (creating when missing) the database at `path`, sets the pragmas and applies pending
@@ -50,11 +52,15 @@ export class SqliteContext {
       this.db.run("PRAGMA synchronous = NORMAL");
       this.db.run("PRAGMA foreign_keys = ON");
       this.db.run("PRAGMA journal_size_limit = 67108864");
-      migrate(this.db, this.now);
+      const before = schemaVersion(this.db);
+      // An earlier build refuses a newer schema (migrations.ts), so an upgrade keeps the file as it was.
+      const backup = !memory && before > 0 && before < SCHEMA_VERSION ? copyBeforeUpgrade(this.db, this.path, before) : undefined;
+      const applied = migrate(this.db, this.now);
+      if (before > 0 && applied.length > 0) this.upgrade = { from: before, to: SCHEMA_VERSION, ...(backup ? { backup } : {}) };
       if (!memory) tightenModes(this.path);
     } catch (err) {
       this.db.close(false);
-      throw err;
+      throw err instanceof StoreError && err.code === "schema" && !memory ? withCopies(err, this.path) : err;
     }
   }
 
@@ -77,6 +83,39 @@ export class SqliteContext {
   since(v: number | undefined): number {
     return Math.round(finiteOrUndefined(v) ?? this.now());
   }
+}
+
+/**
+ * Copies the database at `path` (schema version `version`) to `<path>.schema-<version>.bak` before an
+ * upgrade, with `VACUUM INTO` (a consistent copy of a WAL database, one file), mode 0600 as the
+ * database (it holds credentials). A copy of the same version left by an earlier upgrade is replaced.
+ * @returns the copy's path
+ * @throws bun:sqlite's error when the copy cannot be written (the upgrade then does not run)
+ */
+function copyBeforeUpgrade(db: Database, path: string, version: number): string {
+  const copy = `${path}.schema-${version}.bak`;
+  rmSync(copy, { force: true });
+  db.query("VACUUM INTO ?").run(copy);
+  chmodSync(copy, 0o600);
+  return copy;
+}
+
+/**
+ * A newer file's `schema` error, naming the copies of it that upgrades left ({@link copyBeforeUpgrade})
+ * which this build can open: the way back to this version.
+ */
+function withCopies(err: StoreError, path: string): StoreError {
+  const prefix = `${basename(path)}.schema-`;
+  let copies: string[] = [];
+  try {
+    copies = readdirSync(dirname(path))
+      .filter((f) => f.startsWith(prefix) && f.endsWith(".bak") && Number(f.slice(prefix.length, -4)) <= SCHEMA_VERSION)
+      .sort((a, b) => Number(b.slice(prefix.length, -4)) - Number(a.slice(prefix.length, -4)));
+  } catch {
+    return err;
+  }
+  if (copies.length === 0) return err;
+  return new StoreError("schema", `${err.message}; or, to run this version, put ${join(dirname(path), copies[0]!)} (the file as it was before a newer version upgraded it) in place of ${path}: what was stored since is then lost`);
 }
 
 /** Creates the parent directory (0700) and the database file (0600) before SQLite opens it. */

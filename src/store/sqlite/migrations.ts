@@ -302,6 +302,13 @@ export const MIGRATIONS: readonly Migration[] = [
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
+/** The schema version `db` records (0 for a new database, whose `schema_migrations` does not exist yet). */
+export function schemaVersion(db: Database): number {
+  const table = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!table) return 0;
+  return (db.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number | null }).v ?? 0;
+}
+
 /**
  * Applies every migration not yet recorded in `schema_migrations`, each in its own IMMEDIATE
  * transaction; re-checks inside the transaction so two processes opening the same file at once apply

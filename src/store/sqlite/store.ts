@@ -29,6 +29,7 @@ import type {
   Quarantine,
   QuotaWindow,
   RemovedModel,
+  SchemaUpgrade,
   Store,
   StoreChange,
   QuotaShareRequest,
@@ -110,6 +111,8 @@ let exitHookInstalled = false;
 export class SqliteStore implements Store {
   /** Absolute path of the database file, or ":memory:". */
   readonly path: string;
+  /** The schema upgrade this open applied (Store.upgrade), with the file's copy from before it. */
+  readonly upgrade: SchemaUpgrade | undefined;
   private readonly ctx: SqliteContext;
   private readonly pending: PendingWrites;
   private readonly flusher: SqliteFlusher;
@@ -135,6 +138,7 @@ export class SqliteStore implements Store {
       });
     this.ctx = new SqliteContext(options.path, options.busyTimeoutMs, now, onError);
     this.path = this.ctx.path;
+    this.upgrade = this.ctx.upgrade;
     this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush(), options.beforeFlush, SQLITE_EARLY_FLUSH_AT);
     this.local = new LocalShared(now);
     try {

@@ -1,0 +1,50 @@
+/**
+ * Upgrading a shared PostgreSQL store (SPEC D-2): the instance that migrates it says so once, from and to
+ * which schema, and that instances of earlier versions refuse to start on it from then on (they do:
+ * migratePg refuses a newer schema), so an operator upgrading one of several instances knows to upgrade
+ * them all. A new database and a current one say nothing.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { openStore } from "../../src/store/open.ts";
+import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { cleanupTempDirs, tempDir } from "./helpers.ts";
+
+let pg: TestPostgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+});
+afterAll(async () => {
+  await pg?.destroy();
+  cleanupTempDirs();
+});
+
+const clock = { now: () => Date.parse("2026-12-05T02:40:00Z"), sleep: (ms: number) => Bun.sleep(ms) };
+const LATEST = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
+
+test("the instance that upgrades the shared store says from and to which schema, once", async () => {
+  const url = await pg.createDatabase("upgrade_once");
+  const sql = new SQL(url, { max: 1 });
+  await migratePg(sql, () => 1, PG_MIGRATIONS.filter((m) => m.version <= 4));
+  await sql.close();
+  const where = `postgres://${new URL(url).host}${new URL(url).pathname}`;
+  const said = async () => {
+    const lines: string[] = [];
+    await (await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
+    return lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.level === "warn");
+  };
+  expect(await said()).toEqual([
+    {
+      level: "warn",
+      time: clock.now(),
+      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it (upgrade every instance that shares it)`,
+      database: where,
+    } as never,
+  ]);
+  expect(await said()).toEqual([]);
+  const fresh = await pg.createDatabase("upgrade_fresh");
+  const lines: string[] = [];
+  await (await openStore(fresh, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
+  expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["shared store: PostgreSQL"]);
+});
