@@ -167,17 +167,30 @@ const PATTERNS: Pattern[] = [
   { kind: "phone", re: /(?<![\w+.-])()(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4})(?![\w-]|\.\d)/g, accept: (v) => phoneOk(v) && (v.startsWith("+") || /^\(?[2-9]/.test(v)), identity: digitsOnly },
 ];
 
+/** A placeholder's shape as written in a prompt, e.g. `[EMAIL_1]`. */
+const PLACEHOLDER_SHAPE = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
+
 /**
  * Replaces PII in texts with placeholders stable across every text it is given (one instance per
- * request). Counts replacements by kind.
+ * request). Counts replacements by kind. A placeholder never repeats text already in the prompt: given
+ * the request's texts, a number whose placeholder the prompt holds literally (`[EMAIL_1]` in a prompt
+ * about templates) is skipped, so the model can tell that text from a replaced value and the reply's
+ * literal `[EMAIL_1]` is not mapped back to an address (newuser11's tryout).
  */
 export class Redactor {
   private readonly seen = new Map<string, string>();
+  /** Placeholder-shaped text the prompt holds as written: not given out. */
+  private readonly taken = new Set<string>();
   private readonly next: Record<string, number> = {};
   /** Replacements made so far, by kind (each occurrence counts). */
   readonly counts: Partial<Record<RedactionKind, number>> = {};
   /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
   readonly originals = new Map<string, PlaceholderValue>();
+
+  /** @param texts every text of the request that will be redacted (their literal placeholder-shaped text is skipped) */
+  constructor(texts: readonly string[] = []) {
+    for (const t of texts) if (t.includes("_")) for (const m of t.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
+  }
 
   /** `text` with every recognised value replaced by its placeholder. */
   redact(text: string): string {
@@ -197,8 +210,10 @@ export class Redactor {
     const key = `${kind}\u0000${identity}`;
     let ph = this.seen.get(key);
     if (!ph) {
-      const n = (this.next[kind] = (this.next[kind] ?? 0) + 1);
-      ph = `[${LABEL[kind]}_${n}]`;
+      do {
+        const n = (this.next[kind] = (this.next[kind] ?? 0) + 1);
+        ph = `[${LABEL[kind]}_${n}]`;
+      } while (this.taken.has(ph));
       this.seen.set(key, ph);
       this.originals.set(ph, { kind, value });
     }
@@ -219,7 +234,7 @@ export function redact(ctx: RequestContext, settings: RedactionSettings | undefi
   if (!settings?.enabled) return;
   const promptText = codecFor(ctx.clientFormat).promptText;
   const slots = promptText?.(ctx.body) ?? [];
-  const r = new Redactor();
+  const r = new Redactor(slots.map((slot) => slot.text));
   const next = slots.map((slot) => r.redact(slot.text));
   if (next.every((text, i) => text === slots[i].text)) return;
   // A body an event transport handed over is shared with it (the Responses socket keeps its input items

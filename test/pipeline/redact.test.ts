@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RequestContext } from "../../pipeline/context.ts";
 import { luhn, redact, Redactor } from "../../pipeline/redact.ts";
+import { restoreText } from "../../pipeline/restore-placeholders.ts";
 import { guardedContext } from "../support/context.ts";
 import { clientRequest } from "../support/fixtures.ts";
 
@@ -215,5 +216,24 @@ describe("the redact stage on client bodies", () => {
     redact(c2, { enabled: true });
     expect((c2.body as any).messages[0]).toEqual((c1.body as any).messages[0]);
     expect((c2.body as any).messages[2].content).toBe("new [EMAIL_3] and [EMAIL_1]");
+  });
+
+  test("placeholder-shaped text the prompt holds literally is never given to a value, and is not mapped back", () => {
+    // newuser11's tryout: a prompt about templates with a literal [EMAIL_1] and a real address sent two
+    // identical [EMAIL_1] upstream, and the echoing reply turned the literal into the address.
+    const body = {
+      model: "m",
+      messages: [
+        { role: "system", content: "Fill [EMAIL_2] in templates." },
+        { role: "user", content: `My template uses the token [EMAIL_1] literally. Real address: ${EMAIL}; other other@corp.example` },
+      ],
+    };
+    const ctx = ctxFor("openai-chat", body);
+    redact(ctx, { enabled: true });
+    expect((ctx.body as any).messages.map((m: { content: string }) => m.content)).toEqual([
+      "Fill [EMAIL_2] in templates.",
+      "My template uses the token [EMAIL_1] literally. Real address: [EMAIL_3]; other [EMAIL_4]",
+    ]);
+    expect(restoreText(ctx.restoration!, "Echo: [EMAIL_1] [EMAIL_3] [EMAIL_2] [EMAIL_4]")).toBe(`Echo: [EMAIL_1] ${EMAIL} [EMAIL_2] other@corp.example`);
   });
 });
