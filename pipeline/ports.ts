@@ -423,6 +423,12 @@ export interface TraceSink {
  * and never throw.
  */
 export interface FlightRecording {
+  /**
+   * The client's body as it arrived, handed over by a stage about to rewrite it (redaction, SPEC S-3):
+   * the recording's client request is what the client sent, and each attempt's body what went upstream.
+   * Without this call the recorder reads the context's body when the reply goes out.
+   */
+  clientBody(bytes: Uint8Array): void;
   /** An attempt is about to send `body` upstream; the returned hooks see its reply. */
   attempt(a: { target: string; accountId: string; upstreamFormat: string; body: string | Uint8Array }): AttemptRecording;
   /** The Response about to go to the client; returns a Response with the same status, headers and bytes, observed as they pass. */

@@ -24,7 +24,7 @@
  * first seen for it) for pipeline/restore-placeholders.ts, which the reply drivers apply.
  */
 import { codecFor } from "../formats/index.ts";
-import type { RequestContext } from "./context.ts";
+import { bodyBytes, type RequestContext } from "./context.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -237,6 +237,8 @@ export function redact(ctx: RequestContext, settings: RedactionSettings | undefi
   const r = new Redactor(slots.map((slot) => slot.text));
   const next = slots.map((slot) => r.redact(slot.text));
   if (next.every((text, i) => text === slots[i].text)) return;
+  // SPEC O-6: the recording's client request is what the client sent, not the redacted body
+  ctx.recording?.clientBody(bodyBytes(ctx));
   // A body an event transport handed over is shared with it (the Responses socket keeps its input items
   // for `previous_response_id`, SPEC 2.5): rewrite a copy, so the transport keeps what the client sent.
   if (ctx.received) ctx.body = structuredClone(ctx.body);

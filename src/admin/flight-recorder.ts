@@ -115,6 +115,8 @@ interface Entry {
   ctx?: RequestContext;
   requestedModel: string;
   client: BoundedBody;
+  /** The client's body was handed over before a stage rewrote it (FlightRecording.clientBody). */
+  clientTaken: boolean;
   attempts: AttemptEntry[];
   responseStatus: number;
   responseSse: boolean;
@@ -155,6 +157,7 @@ export class FlightRecorder {
       ctx,
       requestedModel: "",
       client: new BoundedBody(limit),
+      clientTaken: false,
       attempts: [],
       responseStatus: 0,
       responseSse: false,
@@ -164,6 +167,10 @@ export class FlightRecorder {
     this.entries.set(ctx.requestId, entry);
     while (this.entries.size > Math.max(1, s.maxRequests)) this.entries.delete(this.entries.keys().next().value!);
     return {
+      clientBody: (bytes) => {
+        entry.client.add(bytes);
+        entry.clientTaken = true;
+      },
       attempt: (a): AttemptRecording => {
         const at: AttemptEntry = { target: a.target, accountId: a.accountId, upstreamFormat: a.upstreamFormat, sse: false, request: new BoundedBody(limit), reply: new BoundedBody(limit) };
         at.request.add(a.body);
@@ -203,7 +210,7 @@ export class FlightRecorder {
     const ctx = entry.ctx;
     if (!ctx) return;
     entry.ctx = undefined;
-    entry.client.add(bodyBytes(ctx));
+    if (!entry.clientTaken) entry.client.add(bodyBytes(ctx));
     entry.requestedModel = ctx.requestedModel;
   }
 

@@ -202,4 +202,21 @@ describe("flight recorder settings", () => {
       await small.stop();
     }
   });
+
+  test("with redaction on, the client request is what the client sent and the attempt's body what went upstream", async () => {
+    // newuser11's tryout: the "client request" held the redacted body (not what the client sent) while
+    // the reply sent to the client held the restored values.
+    const red = await startGateway(yaml("flight_recorder: { enabled: true }\n  redaction: { enabled: true }"), { env: ENV });
+    try {
+      const content = "Contact john.doe@example.com about it";
+      const res = await chat(red.url, content);
+      await res.text();
+      const rec = (await (await recording(red.url, res.headers.get("x-request-id")!)).json()) as any;
+      expect(JSON.parse(rec.client.body).messages).toEqual([{ role: "user", content }]);
+      expect(JSON.parse(rec.attempts[0].request.body).messages).toEqual([{ role: "user", content: [{ type: "text", text: "Contact [EMAIL_1] about it" }] }]);
+      expect(red.fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Contact [EMAIL_1] about it" }] }]);
+    } finally {
+      await red.stop();
+    }
+  });
 });
