@@ -63,6 +63,7 @@ import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import { claimAlertsIn } from "./alerts/alert-claim.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
+import { RecentAlerts } from "./alerts/recent-alerts.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
@@ -307,6 +308,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
   const claim = store.shared ? claimAlertsIn(store) : undefined;
   if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
+  const recentAlerts = new RecentAlerts(bus);
   const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log, claim });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
@@ -466,6 +468,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               secrets,
               recorder,
               store,
+              recentAlerts: () => recentAlerts.list(),
               allowed: (request, peer) => adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
             })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []) })(admin)),
           ),
@@ -578,6 +581,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       budgetWindows?.stop();
       registry.close();
       alerts.close();
+      recentAlerts.close();
       watcher?.();
       void server.stop(false);
       const deadline = Date.now() + graceMs;

@@ -7,6 +7,7 @@
  *   account ids and circuit state per provider; never credentials.
  * - `POST /admin/api/accounts/{id}/test`: one minimal upstream call (account-test.ts).
  * - `POST /admin/api/accounts/{id}/restore`: restores the account's removed account/model pairings now.
+ * - `GET /admin/api/alerts`: the alerts this instance raised lately (src/alerts/recent-alerts.ts).
  *
  * The JSON shapes are in the OpenAPI document (openapi.ts, served at `/admin/api/openapi.json`),
  * the contract the dashboard codes against.
@@ -22,6 +23,7 @@ import type { Store } from "../store/types.ts";
 import type { Discovery } from "../providers/discovery.ts";
 import { chooseTestModel, lastServedModel, testAccount } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
+import type { RecentAlert } from "../alerts/recent-alerts.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
 
@@ -45,6 +47,8 @@ export interface ControlDeps {
    * which case it is), and the model an account last served (its test's default when none is configured).
    */
   store: Pick<Store, "getTrace" | "recentCalls">;
+  /** The alerts this instance raised lately, newest first (SPEC 9.7). */
+  recentAlerts?: () => RecentAlert[];
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
   allowed?: (request: Request, peer: string | undefined) => boolean;
 }
@@ -139,6 +143,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         const allowed = deps.allowed;
         return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now(), allowed: allowed && (() => allowed(request, peer)) });
       })
+      .get("/alerts", () => ({ alerts: deps.recentAlerts?.() ?? [] }))
       .get("/providers", () => {
         const discovered = deps.discovery.publishedAll();
         const accounts = [...deps.registry.list(), ...deps.registry.implicitAccounts()];
@@ -289,6 +294,11 @@ export const CONTROL_ROUTE_DOCS = {
       v.pipe(v.object({ reason: v.string(), at: v.number() }), v.description("event: dropped, the last frame for a reader more than 1 MiB behind.")),
       v.pipe(v.object({ at: v.number() }), v.description("event: signed_out, the last frame once the caller may no longer read the stream (session ended, key revoked).")),
     ]),
+  },
+  "GET /admin/api/alerts": {
+    summary:
+      "The alerts this instance raised lately (SPEC 9.7), newest first, at most 100, as the webhook POSTs them: `{event, at, subject, detail}` with `at` in ms since the epoch. Kept in memory (lost at a restart); with several instances, each one's own. New ones arrive live as `alert` events on GET /admin/api/events.",
+    response: v.object({ alerts: v.array(v.object({ event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) })) }),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },
   "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },

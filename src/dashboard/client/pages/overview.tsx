@@ -6,7 +6,8 @@
  * made before the page opened, on every instance sharing the store), re-read every minute and after a
  * reconnect, and its last minute (`since=1m`) every 10 s, so other instances' requests appear within
  * about 10 s; between reads this instance's request_finished events add to it. The Request rate tile
- * is the chart's last minute (its newest six buckets), so tile and chart agree.
+ * is the chart's last minute (its newest six buckets), so tile and chart agree. The alerts this
+ * instance raised lately are listed under the tiles (./recent-alerts.tsx).
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
@@ -14,6 +15,7 @@ import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow 
 import { count, pct, perBucket, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { AccountsStatus, UsageAnswer } from "../types.ts";
+import { RecentAlerts } from "./recent-alerts.tsx";
 import { SetupSnippets } from "./setup.tsx";
 
 const RANGES = [
@@ -214,6 +216,7 @@ export function OverviewPage() {
           <SetupSnippets compact />
         </Card>
       )}
+      <RecentAlerts />
       {stored && rateTotal > 0 && (
         <Card title="Request rate, last 30 minutes" class="rate-card">
           <div data-rate-total={rateTotal}>

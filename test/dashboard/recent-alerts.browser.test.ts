@@ -1,0 +1,88 @@
+/**
+ * Alerts on the dashboard (SPEC 9.7: "the same events appear in /admin/api/events and the dashboard"),
+ * in a real Chromium: a key's token budget crosses 80 %, then 95 % and its end. The alert raised before
+ * the page opened is on the Overview page's Recent alerts card (read from `GET /admin/api/alerts`, kept
+ * in the instance's memory), the one raised while it is open arrives live without a reload, each as a
+ * sentence; no secret on the page. Before, no page showed alerts and the event stream kept no history,
+ * so an operator without a webhook never learned of them (newuser11's tryout, F7).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const ADMIN = "sy-test-recentalerts-admin-0001";
+const CI = "sy-test-recentalerts-ci-secret-01";
+const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  // each request of the fake upstream uses 18 tokens (11 in, 7 out): 90 after five, 108 after six
+  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+  - { name: ci, key: ${CI}, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
+`);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const ask = () =>
+  fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${CI}` },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+  }).then((r) => r.text());
+
+/** A local clock time as the page writes it ("02:14", or "02:14 AM" in an en-US browser). */
+const TIME = "\\d\\d:\\d\\d(?: [AP]M)?";
+
+type Listed = { alerts: { event: string; subject: string; detail: { threshold: number } }[] };
+const alerts = async () => (await (await fetch(`${gw.url}/admin/api/alerts`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as Listed;
+/** Sends `n` requests, then waits until the instance lists `listed` alerts. */
+async function askThen(n: number, listed: number) {
+  for (let i = 0; i < n; i++) await ask();
+  for (const end = Date.now() + 10_000; (await alerts()).alerts.length < listed && Date.now() < end; ) await Bun.sleep(50);
+}
+
+test("an alert raised before the page opened is listed, one raised while it is open arrives live", async () => {
+  await askThen(5, 1);
+  expect((await alerts()).alerts.map((a) => [a.event, a.subject, a.detail.threshold])).toEqual([["quota_threshold", "key:ci", 0.8]]);
+
+  const w = await openPage(browser, gw.url, REMOTE);
+  const page = w.page;
+  try {
+    await page.goto(`${gw.url}/dashboard/`);
+    await page.fill("#key", ADMIN);
+    await page.click('button[type="submit"]');
+    await page.locator(".live-live").waitFor({ timeout: 10_000 });
+    const rows = page.locator("ul.alerts li");
+    await rows.first().waitFor({ timeout: 10_000 });
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci passed 80 % of its 1d budget \\(90 tokens of 100 tokens\\); the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
+    await page.evaluate("window.__samePage = 1");
+
+    // the 95 % crossing (and the budget's end) while the page is open
+    await askThen(1, 2);
+    await page.locator("ul.alerts").filter({ hasText: "passed 95 %" }).waitFor({ timeout: 10_000 });
+    expect(await rows.count()).toBe(2);
+    expect(await rows.first().innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci passed 95 % of its 1d budget \\(108 tokens of 100 tokens\\): its requests are refused until the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
+    await page.screenshot({ path: join(SHOTS, "overview-recent-alerts.png"), fullPage: true });
+    expect(await page.evaluate("window.__samePage")).toBe(1); // never reloaded
+
+    const text = await page.locator("body").innerText();
+    expect(text).not.toContain(CI);
+    expect(text).not.toContain(ADMIN);
+    expect(w.foreign).toEqual([]);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
