@@ -4,9 +4,12 @@
  * request path.
  *
  * Alerts wait in a bounded queue (default 256; when it is full the newest alert is dropped and counted)
- * and one Effect fiber delivers them in order. A delivery that fails (connection error, timeout of
- * 10 s, a 5xx, 408 or 429) is retried with exponential backoff (0.5 s doubling, 5 tries in all); a
- * 4xx other than 408/429 is not retried. Publishing an alert is a queue offer: a dead or slow webhook
+ * and are taken in order, up to 4 in delivery at once, so an alert whose delivery is being retried does
+ * not hold back the next ones. A delivery that fails (connection error, timeout of 10 s, a 5xx, 408 or
+ * 429) is retried with exponential backoff (0.5 s doubling, at most 30 s apart, 10 tries in all: about
+ * two minutes, so a receiver restarting misses nothing; {@link retryDelays}); a 4xx other than 408/429
+ * is not retried. Until 2026-12-05 it was one delivery at a time with 5 tries over 7.5 s, so a receiver
+ * away for 10 s lost every alert raised meanwhile (newuser11's tryout). Publishing an alert is a queue offer: a dead or slow webhook
  * never blocks or slows a request. Effect is loaded, and the queue and fiber made, by the first alert
  * published while a webhook is set (src/memory/lazy-effect.ts); alerts published while it loads wait,
  * in order and within the same bound, in a plain list.
@@ -42,8 +45,12 @@ export interface WebhookOptions {
   capacity?: number;
   /** First retry delay, ms. Default 500. */
   baseDelayMs?: number;
-  /** Tries per alert, the first included. Default 5. */
+  /** Longest delay between two tries, ms. Default 30 000. */
+  maxDelayMs?: number;
+  /** Tries per alert, the first included. Default 10. */
   attempts?: number;
+  /** Alerts in delivery at once. Default 4. */
+  concurrency?: number;
   /** Time allowed per POST, ms. Default 10 000. */
   timeoutMs?: number;
   log?: (line: string) => void;
@@ -67,6 +74,16 @@ class DeliveryError {
     readonly message: string,
     readonly retryable: boolean,
   ) {}
+}
+
+/**
+ * The waits before each retry of a failed delivery, ms: `baseDelayMs` doubling, at most `maxDelayMs`,
+ * `attempts - 1` of them (defaults: 500, 1000, …, 16000, then 30000 three times: 121.5 s in all).
+ */
+export function retryDelays(opts: Pick<WebhookOptions, "baseDelayMs" | "maxDelayMs" | "attempts"> = {}): number[] {
+  const base = opts.baseDelayMs ?? 500;
+  const max = opts.maxDelayMs ?? 30_000;
+  return Array.from({ length: Math.max(0, (opts.attempts ?? 10) - 1) }, (_, i) => Math.min(max, base * 2 ** i));
 }
 
 /** The payload of an alert event, scrubbed of every known secret. */
@@ -151,10 +168,10 @@ export class AlertWebhook {
           return Effect.fail(new DeliveryError(`HTTP ${res.status}`, retryable));
         }),
       );
-    const schedule = Schedule.exponential(Duration.millis(opts.baseDelayMs ?? 500)).pipe(Schedule.intersect(Schedule.recurs((opts.attempts ?? 5) - 1)));
+    const [first, ...rest] = retryDelays(opts).map((ms) => Duration.millis(ms));
     const send = (url: string, p: WebhookPayload) =>
       post(url, p).pipe(
-        Effect.retry({ schedule, while: (e) => e.retryable }),
+        (delivery) => (first === undefined ? delivery : Effect.retry(delivery, { schedule: Schedule.fromDelays(first, ...rest), while: (e) => e.retryable })),
         Effect.tap(() => Effect.sync(() => this.delivered++)),
         Effect.catchAll((e) =>
           Effect.sync(() => {
@@ -186,7 +203,17 @@ export class AlertWebhook {
         }),
       );
     };
-    const fiber = Effect.runFork(Effect.forever(Effect.flatMap(Queue.take(queue), deliver)));
+    // Up to `concurrency` deliveries at once: a permit is taken before the next alert, so the queue
+    // keeps its bound; each delivery runs in a child fiber (interrupted with the loop at close).
+    const permits = Effect.runSync(Effect.makeSemaphore(Math.max(1, opts.concurrency ?? 4)));
+    const fiber = Effect.runFork(
+      Effect.forever(
+        permits.take(1).pipe(
+          Effect.zipRight(Queue.take(queue)),
+          Effect.flatMap((p) => Effect.fork(deliver(p).pipe(Effect.ensuring(permits.release(1))))),
+        ),
+      ),
+    );
     for (const p of this.early) if (!Effect.runSync(Queue.offer(queue, p))) this.dropped++;
     this.early = [];
     this.delivery = { E, queue, fiber };

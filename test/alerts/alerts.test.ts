@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
-import { AlertWebhook, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { AlertWebhook, retryDelays, type WebhookPayload } from "../../src/alerts/webhook.ts";
 import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
@@ -95,6 +95,44 @@ describe("the webhook", () => {
     bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:x", detail: {} });
     await until(() => hook2.dropped === 1); // the delivery has ended: a retry would have come before it
     expect(bad.hits).toBe(1);
+  });
+
+  test("by default a failed delivery is retried for about two minutes, at most 30 s apart (a receiver restarting misses nothing)", () => {
+    const d = retryDelays();
+    expect(d).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+    expect(d.reduce((a, b) => a + b, 0)).toBe(121_500);
+    expect(retryDelays({ attempts: 1 })).toEqual([]);
+  });
+
+  test("an alert being retried does not hold back the next ones; a receiver away for a while still gets it", async () => {
+    // newuser11's tryout: one delivery at a time, 5 tries over 7.5 s: the 95 % alert waited behind the
+    // failing 80 % one, and a receiver restarting for ~10 s lost every alert raised meanwhile
+    let away = true;
+    const got: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        const body = (await req.json()) as WebhookPayload;
+        if (away && body.subject === "key:first") return new Response(null, { status: 503 });
+        got.push(body.subject);
+        return new Response(null);
+      },
+    });
+    cleanups.push(() => server.stop(true));
+    const bus = new EventBus();
+    const hook = new AlertWebhook(bus, { url: () => `http://127.0.0.1:${server.port}/hook`, baseDelayMs: 20, maxDelayMs: 40, attempts: 40, log: () => {} });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:first", detail: {} });
+    bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:second", detail: {} });
+    bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:third", detail: {} });
+    await until(() => got.length === 2);
+    // (delivered side by side: in either order)
+    expect(got.slice().sort()).toEqual(["key:second", "key:third"]);
+    away = false;
+    await until(() => got.length === 3);
+    expect(got[2]).toBe("key:first");
+    expect(hook.dropped).toBe(0);
   });
 
   test("a dead webhook: tries stop after the configured number, the alert is dropped and logged", async () => {
