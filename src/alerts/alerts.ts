@@ -111,7 +111,7 @@ export class Alerts {
    * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
    * share crossed ({@link budgetShare}). `key` is the key's id (pipeline/key-id.ts): the subject is
    * `key:NAME`, and a key created with a revoked key's name carries its id as `subjectId`. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
-   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at`.
+   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second).
    */
   budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
     const name = keyNameOfId(key);
@@ -128,7 +128,9 @@ export class Alerts {
             limit,
             used: Number(c.after.toPrecision(12)),
             threshold: t,
-            resets_at: new Date(c.resetsAt).toISOString(),
+            // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
+            // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts
+            resets_at: new Date(Math.floor(c.resetsAt / 1000) * 1000).toISOString(),
           },
           now,
           undefined,

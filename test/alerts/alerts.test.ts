@@ -243,6 +243,22 @@ describe("alert events", () => {
     expect(got[0].detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 8.5, threshold: 0.5, resets_at: "2026-12-02T12:00:00.000Z" });
   });
 
+  test("one budget window's alerts name one reset time, to the second, as the client's 429 does", () => {
+    // newuser11's tryout: the window's start is re-read on the wall clock at each look (monotonic
+    // measure, src/limits/counters.ts), so the 80 % and 95 % alerts said …30.382Z and …30.377Z
+    const bus = new EventBus();
+    const got = collect(bus);
+    const alerts = new Alerts(bus, { thresholds: () => [0.8, 0.95], now: () => T });
+    cleanups.push(() => alerts.close());
+    const budget = { window: "1d" as const, tokens: 100 };
+    alerts.budgetChanged("ci", [{ budget, before: 0, after: 90, resetsAt: Date.parse("2026-12-06T01:45:30.382Z") }], T);
+    alerts.budgetChanged("ci", [{ budget, before: 90, after: 108, resetsAt: Date.parse("2026-12-06T01:45:30.377Z") }], T);
+    expect(got.map((a) => [a.detail.threshold, a.detail.resets_at])).toEqual([
+      [0.8, "2026-12-06T01:45:30.000Z"],
+      [0.95, "2026-12-06T01:45:30.000Z"],
+    ]);
+  });
+
   test("key budgets in USD: a share reached exactly by a sum of costs is crossed (binary floating point), and used reads as a price", () => {
     const bus = new EventBus();
     const got = collect(bus);
