@@ -251,6 +251,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
+  if (last?.classification.row === "credential" && last.target) err = upstreamAuthError(last.target, err);
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
@@ -326,6 +327,24 @@ function noAccountError(target: Target, picked: Picked): HubError {
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
     : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });
+}
+
+/**
+ * The answer when the last failure was the provider refusing an account's credential (SPEC 6.3's row
+ * "401 / credential 403", after the OAuth refresh when there is one): it was switchyard's own account key
+ * that the provider refused, not the client's. Passed on as the upstream's 401, a client read it as its
+ * own key being wrong (Claude Code asked to /login, SDKs raise AuthenticationError); a 503 in the client's
+ * format says whose credential it was, with the provider's words (scrubbed later like any error text)
+ * and without naming the account (SPEC 2.4). `upstream` is the provider's error as parsed.
+ */
+function upstreamAuthError(target: Target, upstream: HubError): HubError {
+  const id = target.provider.id;
+  return hubError(
+    "api_error",
+    `No account of ${id} could authenticate upstream: the provider refused switchyard's own account credential (${upstream.status}: ${upstream.message}). ` +
+      `The gateway's account keys need attention (an operator sees why in switchyard accounts status); this is not about the key you sent to switchyard.`,
+    { status: 503, code: "upstream_auth_failed" },
+  );
 }
 
 /**
