@@ -312,6 +312,9 @@ function modelGone(target: Target, picked: Picked): Failed | undefined {
   };
 }
 
+/** What the client hears about a lock until changed: how an operator ends it (src/accounts/lock-advice.ts says it to the operator, naming the account). */
+const UNLOCK_HINT = "an operator brings a locked account back by replacing its key and reloading, or with switchyard accounts unlock";
+
 /**
  * The error for a target none of whose accounts may serve now. It says why (cooling down, locked, …)
  * without naming accounts (SPEC 2.4). A rate-limit cooldown answers 429; other exclusions 503; both
@@ -322,7 +325,9 @@ function noAccountError(target: Target, picked: Picked): HubError {
   if (out.length === 0) {
     return hubError("api_error", `No account is configured for provider ${target.provider.id}: ${addAccountHint(target.provider)}.`, { status: 503, code: "no_account" });
   }
-  const why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
+  let why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
+  // A lock until changed (a refused key, exhausted quota) ends only by an operator's hand: say how, without naming the account (SPEC 2.4).
+  if (out.some((v) => (v.cause === "lock" || v.cause === "quota") && v.until === undefined)) why += ` (${UNLOCK_HINT})`;
   const rateLimited = out.some((v) => v.cause === "rate_limit" || v.cause === "quota");
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })

@@ -26,6 +26,7 @@ import { EndTimer } from "./end-timer.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
+import { replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
@@ -68,7 +69,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private providers = new Map<string, ProviderInfo>();
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
-  private readonly locks = new Map<string, { until: number | null; reason: string }>();
+  private readonly locks = new Map<string, HeldLockState>();
   /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
   private readonly lifts = new LiftsHere();
   /** Removed account/model pairings (SPEC 6.3), see removed-pairings.ts. */
@@ -132,6 +133,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.implicit.clear();
     this.advertisedBy.clear();
     this.advertisingMemo.clear();
+    this.dropReplacedLocks();
   }
 
   /** Models advertised by any account of a provider (discovery, SPEC P-6); memoised until the next setAccounts. */
@@ -180,12 +182,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.cooldowns.clear();
     for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
-    for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason });
+    for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason, fingerprint: l.fingerprint });
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
     for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) {
       if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     }
+    this.dropReplacedLocks();
     this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
@@ -566,16 +569,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         return;
       }
       case "lock":
-        this.locks.set(account.id, { until: effect.until ?? null, reason: effect.reason });
-        this.persist((st) => st.setLock({ accountId: account.id, until: effect.until ?? null, reason: effect.reason, since: now }));
-        if (effect.until) this.armExpiry(effect.until);
-        this.publish(account.id, account.providerId, "lock", { reason: effect.reason, ...(effect.until ? { until: effect.until } : {}) });
-        return;
       case "credential":
         // Without a refresh path (API keys), a rejected credential disables the account until changed.
-        this.locks.set(account.id, { until: null, reason: effect.reason });
-        this.persist((st) => st.setLock({ accountId: account.id, until: null, reason: effect.reason, since: now }));
-        this.publish(account.id, account.providerId, "lock", { reason: effect.reason });
+        this.setLock(account, effect.type === "lock" ? (effect.until ?? null) : null, effect.reason, now);
         return;
       case "remove_pairing": {
         const until = this.removed.remove(account.id, model, effect.reason, now);
@@ -625,6 +621,49 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     } catch {
       // see above
     }
+  }
+
+  /**
+   * Locks the whole account (SPEC 6.3) until `until` (null: until changed) in memory and the store, with
+   * the fingerprint of the API key it holds ({@link dropReplacedLocks}), and publishes `lock` with what to
+   * do about it (lock-advice.ts).
+   */
+  private setLock(account: Account, until: number | null, reason: string, now: number): void {
+    const fingerprint = account.credential.type === "api_key" ? this.quarantines.fingerprint(account) : undefined;
+    this.locks.set(account.id, { until, reason, fingerprint });
+    this.persist((st) => st.setLock({ accountId: account.id, until, reason, since: now, fingerprint: fingerprint ?? null }));
+    if (until !== null) this.armExpiry(until);
+    this.publish(account.id, account.providerId, "lock", { reason, ...(until !== null ? { until } : {}), advice: unlockAdvice(account.id, account.credential.type, until) });
+  }
+
+  /**
+   * SPEC 6.3 "until changed": clears each lock set under an API key its account no longer holds (the key
+   * was replaced in the config file: a reload, or a restart), in memory and the store, publishing
+   * `unlock` "lock (REASON) cleared: the account's key changed". Run after each new account list and
+   * each re-read of the state.
+   */
+  private dropReplacedLocks(): void {
+    for (const [id, l] of replacedLocks(this.locks, this.accounts, (a) => this.quarantines.fingerprint(a))) {
+      this.locks.delete(id);
+      this.persist((st) => st.clearLock(id));
+      this.publish(id, this.providerOf(id), "unlock", { reason: `lock (${l.reason}) cleared: the account's key changed` });
+    }
+  }
+
+  /**
+   * Clears the account's whole-account lock now (`switchyard accounts unlock ID`, SPEC 9.3): in the store
+   * (awaited: the next re-read must not bring it back) and in memory, publishing `unlock` "lock (REASON)
+   * cleared by hand" once when one held. The lock that held, or undefined when none did. @throws the
+   * store's error (StoreError).
+   */
+  async unlock(accountId: string): Promise<HeldLockState | undefined> {
+    const held = this.locks.get(accountId);
+    const live = held && (held.until === null || held.until > this.clock.now()) ? held : undefined;
+    await this.lift(accountId, "cleared by hand", async () => {
+      if (this.store) await this.store.clearLock(accountId);
+      this.locks.delete(accountId);
+    });
+    return live;
   }
 
   private setCooldown(accountId: string, model: string, until: number, reason: string, level: number): void {

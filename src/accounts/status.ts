@@ -8,6 +8,7 @@
  */
 import { describeExclusion } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+import { unlockAdvice } from "./lock-advice.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
 import type { AccountStrategy } from "./selection.ts";
@@ -40,7 +41,8 @@ export interface AccountStatus {
   eligible: boolean;
   /** Why not, when not. */
   reasons: string[];
-  lock?: { reason: string; until: number | null };
+  /** The whole-account lock (SPEC 6.3): why, until when (null: until changed) and what an operator does about it (lock-advice.ts). */
+  lock?: { reason: string; until: number | null; advice: string };
   cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
   removedModels: Array<{ model: string; reason: string; until: number | null }>;
   quota: Array<QuotaWindow & { remainingPercent?: number }>;
@@ -84,7 +86,8 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
     const reasons: string[] = [];
     if (a.disabled) reasons.push("disabled");
     if (snap.quarantined(a)) reasons.push("credential quarantined until replaced");
-    if (lockRow) reasons.push(`locked: ${lockRow.reason}${lockRow.until ? ` until ${new Date(lockRow.until).toISOString()}` : " until changed"}`);
+    const advice = lockRow && unlockAdvice(a.id, a.credential.type, lockRow.until);
+    if (lockRow) reasons.push(`locked: ${lockRow.reason}${lockRow.until ? ` until ${new Date(lockRow.until).toISOString()}` : " until changed"}: ${advice}`);
     const whole = cooldowns.find((c) => c.model === ALL_MODELS);
     if (whole) reasons.push(`cooling down (${whole.reason}) until ${new Date(whole.until).toISOString()}`);
 
@@ -115,7 +118,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       disabled: a.disabled,
       eligible: reasons.length === 0,
       reasons,
-      lock: lockRow ? { reason: lockRow.reason, until: lockRow.until } : undefined,
+      lock: lockRow ? { reason: lockRow.reason, until: lockRow.until, advice: advice! } : undefined,
       cooldowns,
       removedModels,
       quota,

@@ -8,6 +8,7 @@
  * - `POST /admin/api/accounts/{id}/test`: one minimal upstream call (account-test.ts).
  * - `POST /admin/api/accounts/{id}/restore`: restores the account's removed account/model pairings now.
  * - `GET /admin/api/alerts`: the alerts this instance raised lately (src/alerts/recent-alerts.ts).
+ * - `POST /admin/api/accounts/{id}/unlock`: clears the account's whole-account lock now (SPEC 6.3).
  *
  * The JSON shapes are in the OpenAPI document (openapi.ts, served at `/admin/api/openapi.json`),
  * the contract the dashboard codes against.
@@ -21,7 +22,7 @@ import type { RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
 import type { Discovery } from "../providers/discovery.ts";
-import { chooseTestModel, lastServedModel, testAccount } from "./account-test.ts";
+import { chooseTestModel, lastServedModel, testAccount, type AccountTestResult } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import type { RecentAlert } from "../alerts/recent-alerts.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
@@ -99,6 +100,21 @@ export const AccountTestReply = v.object({
     v.description('Where `model` came from: "the request", "the provider\'s models", "the account\'s discovered models", "the provider\'s discovered models", "combo NAME", "alias NAME" or "its last served request".'),
   ),
   error: v.optional(v.string()),
+  lock: v.optional(
+    v.pipe(
+      v.object({ reason: v.string(), until: v.nullable(v.number()), note: v.string() }),
+      v.description("The account's whole-account lock, which a test does not lift (a passing test included): its reason, end (null: until changed) and what to do (unlock, or replace the key)."),
+    ),
+  ),
+});
+
+/** The answer of `POST /accounts/{id}/unlock`. */
+export const AccountUnlockReply = v.object({
+  id: v.string(),
+  unlocked: v.pipe(
+    v.nullable(v.object({ reason: v.string(), until: v.nullable(v.number()) })),
+    v.description("The lock that was cleared (its reason, and its end: null for one until changed); null when the account was not locked."),
+  ),
 });
 
 const RecordedBodySchema = v.object({
@@ -201,7 +217,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
               offer.length > 0 ? { models: offer } : { models: [], models_error: listed.error ?? "no answer" },
             );
           }
-          return testAccount(deps, provider, account, choice);
+          return withLockNote(await testAccount(deps, provider, account, choice), deps.registry.snapshot().locks.find((l) => l.accountId === id), id);
         },
         { parse: "none" },
       )
@@ -215,7 +231,27 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           return { id, restored: await deps.registry.restorePairings(id, body.value.model, "restored through the admin API") };
         },
         { parse: "none" },
-      ) as never;
+      )
+      .post("/accounts/:id/unlock", async ({ params }) => {
+        const id = params.id; // percent-decoded by Elysia
+        if (!deps.registry.find(id)) return adminError(404, `No account ${id}.`, "id");
+        const held = await deps.registry.unlock(id);
+        return { id, unlocked: held ? { reason: held.reason, until: held.until } : null };
+      }) as never;
+}
+
+/**
+ * An account test's answer with the account's lock, which the test does not lift (SPEC 9.3: it changes
+ * no routing state): a passing test on a locked account read as if the account were back, while every
+ * request still went around it (newuser11 F2). `lock`: the registry's live lock of the account, if any.
+ */
+function withLockNote(r: AccountTestResult, lock: { reason: string; until: number | null } | undefined, id: string): AccountTestResult & { lock?: { reason: string; until: number | null; note: string } } {
+  if (!lock) return r;
+  const unlock = `switchyard accounts unlock ${id} (the Unlock button)`;
+  const note = r.ok
+    ? `The test passed, but the account stays locked (${lock.reason}): requests do not use it until it is unlocked: ${unlock}.`
+    : `The account is locked (${lock.reason}); once the test passes, unlock it: ${unlock}, or replace its key and reload.`;
+  return { ...r, lock: { reason: lock.reason, until: lock.until, note } };
 }
 
 /** Names added, removed and changed in one section (the `routing_changed` and `config_reloaded` events). */
@@ -260,6 +296,7 @@ export const CONTROL_ROUTE_DOCS = {
         change: v.picklist(["cooldown_start", "cooldown_end", "lock", "unlock", "quarantine", "unquarantine", "model_removed", "model_restored", "circuit_open", "circuit_half_open", "circuit_closed", "disabled", "enabled"]),
         reason: v.optional(v.string()),
         until: v.optional(v.number()),
+        advice: v.optional(v.pipe(v.string(), v.description("A lock's way back: replace the key and reload, log in again, or switchyard accounts unlock ID."))),
       }),
       v.object({ type: v.literal("alert"), event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()), periodEnd: v.optional(v.number()), subjectId: v.optional(v.string()) }),
       v.object({ type: v.literal("keys_changed"), at: v.number(), change: v.picklist(["created", "revoked", "changed"]), name: v.optional(v.string()) }),
@@ -313,5 +350,10 @@ export const CONTROL_ROUTE_DOCS = {
       "Restore the account's removed account/model pairings now (SPEC 6.3: a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
     body: AccountRestoreBody,
     response: AccountRestoreReply,
+  },
+  "POST /admin/api/accounts/:id/unlock": {
+    summary:
+      "Clear the account's whole-account lock now (SPEC 6.3: a 401 or credential 403 on an API key, quota exhausted, a ban, a 402), in memory and in the store; publishes account_state unlock \"lock (REASON) cleared by hand\". A lock until changed also ends when the account's API key changes (a reload or restart with another key). 404 for an unknown id.",
+    response: AccountUnlockReply,
   },
 };

@@ -188,7 +188,13 @@ const AccountStatusReply = v.looseObject({
   disabled: v.boolean(),
   eligible: v.boolean(),
   reasons: v.array(v.string()),
-  lock: v.optional(v.object({ reason: v.string(), until: v.nullable(v.number()) })),
+  lock: v.optional(
+    v.object({
+      reason: v.string(),
+      until: v.pipe(v.nullable(v.number()), v.description("When the lock ends, ms since the epoch; null: until the account's key changes or it is unlocked.")),
+      advice: v.pipe(v.string(), v.description("What an operator does about it: replace the key and reload, log in again, or switchyard accounts unlock ID (POST /admin/api/accounts/{id}/unlock).")),
+    }),
+  ),
   cooldowns: v.array(v.object({ model: v.string(), reason: v.string(), until: ms("end"), level: v.number() })),
   removedModels: v.array(v.object({ model: v.string(), reason: v.string(), until: v.nullable(v.number()) })),
   quota: v.array(QuotaWindowReply),

@@ -90,6 +90,7 @@ export class Alerts {
     const detail: Record<string, unknown> = {};
     if (e.reason !== undefined) detail.reason = e.reason;
     if (e.until !== undefined) detail.until = new Date(e.until).toISOString();
+    if (e.advice !== undefined) detail.advice = e.advice;
     if (event === "circuit_open" || event === "circuit_closed") {
       const provider = (e as AccountStateEvent & { provider?: string }).provider ?? e.account;
       const open = event === "circuit_open";

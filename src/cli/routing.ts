@@ -127,12 +127,18 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
     if (r.restored.length > 0) return io.out(`restored ${r.restored.join(", ")} on account ${opts.id}: tried again from the next request on`);
     return io.out(`account ${opts.id} had no removed ${opts.model ? `pairing for ${opts.model}` : "model"}; nothing to restore`);
   }
+  if (sub === "unlock") {
+    if (!opts.id) io.fail("usage: switchyard accounts unlock ID", 2);
+    const r = (await call("POST", `/accounts/${encodeURIComponent(opts.id!)}/unlock`)) as { unlocked: { reason: string } | null };
+    if (r.unlocked) return io.out(`unlocked account ${opts.id} (it was locked: ${r.unlocked.reason}): requests use it again from the next one on`);
+    return io.out(`account ${opts.id} was not locked; nothing to unlock`);
+  }
   if (sub === "remove") {
     if (!opts.id) io.fail("usage: switchyard accounts remove ID", 2);
     await call("DELETE", `/accounts/${encodeURIComponent(opts.id!)}`);
     return io.out(`removed account ${opts.id}`);
   }
-  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL]", 2);
+  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID", 2);
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));
   io.out(formatAccountsStatus(status));

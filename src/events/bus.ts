@@ -59,6 +59,8 @@ export interface AccountStateEvent {
   reason?: string;
   /** Epoch ms when the state ends, when known. */
   until?: number;
+  /** What an operator does about it (a `lock`: src/accounts/lock-advice.ts). */
+  advice?: string;
 }
 
 /** An alert (SPEC 9.7), also POSTed to `settings.alerts.webhook`. */

@@ -34,6 +34,12 @@ export interface AccountLock {
   reason: string;
   /** ms since the epoch; filled in by the store when omitted. */
   since?: number;
+  /**
+   * `credentialFingerprint()` of the API key the lock was set under (hex SHA-256, never the key): a lock
+   * whose account now holds another key no longer holds (SPEC 6.3 "until changed"). null (or omitted): an
+   * OAuth account's lock, or one stored before 2026-12-05.
+   */
+  fingerprint?: string | null;
 }
 
 /** An account/model pairing removed after a model-scoped 403 / 404 (SPEC 6.3). */
@@ -111,7 +117,8 @@ export interface DiscoveredModels {
  */
 export interface AccountState {
   cooldowns: Required<Cooldown>[];
-  locks: Required<AccountLock>[];
+  /** `fingerprint` present only when the lock has one. */
+  locks: (Required<Omit<AccountLock, "fingerprint">> & { fingerprint?: string })[];
   removedModels: Required<RemovedModel>[];
   quarantined: (Required<Omit<Quarantine, "accountId">> & { accountId?: string })[];
   circuits: (Required<Omit<Circuit, "reason">> & { reason?: string })[];

@@ -112,7 +112,7 @@ const anthropicError = (type: string, message: string) => ({ type: "error", erro
 const once = (...replies: FakeReply[]) => gw.fake.enqueue(...replies);
 async function accountStatus(id: string) {
   const res = await fetch(`${gw.url}/admin/api/accounts`);
-  const doc = (await res.json()) as { accounts: Array<{ id: string; eligible: boolean; reasons: string[]; lock?: { reason: string; until: number | null }; cooldowns: Array<{ model: string; reason: string; until: number; level: number }>; circuit: { state: string; openUntil?: number } }> };
+  const doc = (await res.json()) as { accounts: Array<{ id: string; eligible: boolean; reasons: string[]; lock?: { reason: string; until: number | null; advice: string }; cooldowns: Array<{ model: string; reason: string; until: number; level: number }>; circuit: { state: string; openUntil?: number } }> };
   return doc.accounts.find((a) => a.id === id)!;
 }
 const rateLimited = (headers: Record<string, string>, message = "Rate limited"): FakeReply => ({ status: 429, headers, json: anthropicError("rate_limit_error", message) });
@@ -218,7 +218,7 @@ describe("SPEC 6.3 row 4: quota exhausted / spend cap → the whole account is l
     once(spendCap({ "retry-after": String(3 * 24 * 3600) }));
     const t0 = clock.now();
     expect((await post(msg("b/claude-x"))).status).toBe(429);
-    expect((await accountStatus("b1")).lock).toEqual({ reason: "quota exhausted or account blocked", until: t0 + 3 * DAY });
+    expect((await accountStatus("b1")).lock).toEqual({ reason: "quota exhausted or account blocked", until: t0 + 3 * DAY, advice: "switchyard accounts unlock b1 ends it now" });
     clock.advance(3 * DAY - 1);
     gw.fake.reset();
     expect((await post(msg("b/claude-other"))).status).toBe(429);
@@ -231,7 +231,7 @@ describe("SPEC 6.3 row 4: quota exhausted / spend cap → the whole account is l
   test("without a named reset the lock lasts until changed", async () => {
     once(spendCap({}));
     expect((await post(msg("b/claude-x"))).status).toBe(429);
-    expect((await accountStatus("b1")).lock).toEqual({ reason: "quota exhausted or account blocked", until: null });
+    expect((await accountStatus("b1")).lock).toEqual({ reason: "quota exhausted or account blocked", until: null, advice: "replace the account's key (in the config file, then switchyard reload) or run switchyard accounts unlock b1 once the key works again" });
     clock.advance(30 * DAY);
     gw.fake.reset();
     expect((await post(msg("b/claude-x"))).status).toBe(429);
@@ -251,7 +251,7 @@ describe("SPEC 6.3: 402 payment required → lock the account, honouring a named
     once({ status: 402, headers: { "retry-after": "7200" }, json: anthropicError("billing_error", "Payment required") });
     const t0 = clock.now();
     expect((await post(msg("b/claude-x"))).status).toBe(402);
-    expect((await accountStatus("b1")).lock).toEqual({ reason: "402 payment required", until: t0 + 2 * HOUR });
+    expect((await accountStatus("b1")).lock).toEqual({ reason: "402 payment required", until: t0 + 2 * HOUR, advice: "switchyard accounts unlock b1 ends it now" });
     clock.advance(2 * HOUR - 1);
     gw.fake.reset();
     expect((await post(msg("b/claude-y"))).status).toBe(503);
@@ -263,14 +263,17 @@ describe("SPEC 6.3: 402 payment required → lock the account, honouring a named
   test("402 without a reset: locked until changed", async () => {
     once({ status: 402, json: anthropicError("billing_error", "Payment required") });
     expect((await post(msg("b/claude-x"))).status).toBe(402);
-    expect((await accountStatus("b1")).lock).toEqual({ reason: "402 payment required", until: null });
+    expect((await accountStatus("b1")).lock).toEqual({ reason: "402 payment required", until: null, advice: "replace the account's key (in the config file, then switchyard reload) or run switchyard accounts unlock b1 once the key works again" });
   });
 });
 
 describe("SPEC 6.3: 401 / credential 403 on an API key → credential disabled; model-scoped 403 → pairing removed, next target", () => {
   test("403 naming an invalid key disables the account for every model", async () => {
     once({ status: 403, json: anthropicError("permission_error", "Invalid API key provided") });
-    expect((await post(msg("b/claude-x"))).status).toBe(403);
+    // The provider refused the gateway's own key, not the client's: a 503 that says so (test/e2e/upstream-auth.test.ts).
+    const first = await post(msg("b/claude-x"));
+    expect(first.status).toBe(503);
+    expect(((await first.json()) as { error: { message: string } }).error.message).toStartWith("No account of b could authenticate upstream");
     expect((await accountStatus("b1")).eligible).toBe(false);
     gw.fake.reset();
     clock.advance(1 * DAY);

@@ -37,7 +37,8 @@ export interface AccountStatus {
   disabled: boolean;
   eligible: boolean;
   reasons: string[];
-  lock?: { reason: string; until: number | null };
+  /** `advice`: what an operator does about it (replace the key and reload, log in again, or Unlock). */
+  lock?: { reason: string; until: number | null; advice: string };
   cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
   removedModels: Array<{ model: string; reason: string; until: number | null }>;
   quota: QuotaWindowRow[];

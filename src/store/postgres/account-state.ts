@@ -95,14 +95,16 @@ export class PgAccountState implements AccountStateStore {
       until: l.until === null || l.until === undefined ? null : checkTime(l.until, "until"),
       reason: String(l.reason ?? ""),
       since: this.since(l.since),
+      fingerprint: typeof l.fingerprint === "string" ? l.fingerprint : null,
     };
+    const kept = { accountId: row.accountId, until: row.until, reason: row.reason, since: row.since, ...(row.fingerprint ? { fingerprint: row.fingerprint } : {}) };
     return this.write(
       (s) => {
         s.locks = s.locks.filter((x) => x.accountId !== row.accountId);
-        s.locks.push(row);
+        s.locks.push(kept);
       },
-      (sql) => sql`INSERT INTO account_locks (account_id, until, reason, since) VALUES (${row.accountId}, ${row.until}, ${row.reason}, ${row.since})
-                   ON CONFLICT (account_id) DO UPDATE SET until = excluded.until, reason = excluded.reason, since = excluded.since`,
+      (sql) => sql`INSERT INTO account_locks (account_id, until, reason, since, fingerprint) VALUES (${row.accountId}, ${row.until}, ${row.reason}, ${row.since}, ${row.fingerprint})
+                   ON CONFLICT (account_id) DO UPDATE SET until = excluded.until, reason = excluded.reason, since = excluded.since, fingerprint = excluded.fingerprint`,
     );
   }
 
@@ -241,7 +243,7 @@ export class PgAccountState implements AccountStateStore {
         await tx`DELETE FROM bindings WHERE expires_at <= ${now}`;
         const [cooldowns, locks, removed, quarantined, circuits, quotas, bindings, models] = await Promise.all([
           tx`SELECT account_id, model, until, reason, level, since FROM cooldowns WHERE until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
-          tx`SELECT account_id, until, reason, since FROM account_locks WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C"`,
+          tx`SELECT account_id, until, reason, since, fingerprint FROM account_locks WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C"`,
           tx`SELECT account_id, model, reason, until, since FROM removed_models WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
           tx`SELECT fingerprint, account_id, reason, since FROM quarantined_credentials ORDER BY since`,
           tx`SELECT provider_id, open_until, reason, since FROM provider_circuits WHERE open_until > ${now} ORDER BY provider_id COLLATE "C"`,
@@ -252,7 +254,7 @@ export class PgAccountState implements AccountStateStore {
         ]);
         const s: AccountState = {
           cooldowns: (cooldowns as any[]).map((r) => ({ accountId: r.account_id, model: r.model, until: num(r.until), reason: r.reason, level: r.level, since: num(r.since) })),
-          locks: (locks as any[]).map((r) => ({ accountId: r.account_id, until: numOrNull(r.until), reason: r.reason, since: num(r.since) })),
+          locks: (locks as any[]).map((r) => ({ accountId: r.account_id, until: numOrNull(r.until), reason: r.reason, since: num(r.since), ...(r.fingerprint ? { fingerprint: r.fingerprint as string } : {}) })),
           removedModels: (removed as any[]).map((r) => ({ accountId: r.account_id, model: r.model, reason: r.reason, until: numOrNull(r.until), since: num(r.since) })),
           quarantined: (quarantined as any[]).map((r) => omitUndefined({ fingerprint: r.fingerprint, accountId: r.account_id ?? undefined, reason: r.reason, since: num(r.since) })),
           circuits: (circuits as any[]).map((r) => omitUndefined({ providerId: r.provider_id, openUntil: num(r.open_until), reason: r.reason ?? undefined, since: num(r.since) })),

@@ -43,8 +43,9 @@ export class SqliteAccountState implements AccountStateStore {
       cooldownClearOne: db.prepare("DELETE FROM cooldowns WHERE account_id = ? AND model = ?"),
       cooldownClearAll: db.prepare("DELETE FROM cooldowns WHERE account_id = ?"),
       lockSet: db.prepare(
-        `INSERT INTO account_locks (account_id, until, reason, since) VALUES (?, ?, ?, ?)
-         ON CONFLICT (account_id) DO UPDATE SET until = excluded.until, reason = excluded.reason, since = excluded.since`,
+        `INSERT INTO account_locks (account_id, until, reason, since, fingerprint) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (account_id) DO UPDATE SET until = excluded.until, reason = excluded.reason, since = excluded.since,
+           fingerprint = excluded.fingerprint`,
       ),
       lockClear: db.prepare("DELETE FROM account_locks WHERE account_id = ?"),
       removedSet: db.prepare(
@@ -77,7 +78,7 @@ export class SqliteAccountState implements AccountStateStore {
         "SELECT account_id, model, until, reason, level, since FROM cooldowns WHERE until > ? ORDER BY account_id, model",
       ),
       loadLocks: db.prepare(
-        "SELECT account_id, until, reason, since FROM account_locks WHERE until IS NULL OR until > ? ORDER BY account_id",
+        "SELECT account_id, until, reason, since, fingerprint FROM account_locks WHERE until IS NULL OR until > ? ORDER BY account_id",
       ),
       loadRemoved: db.prepare(
         "SELECT account_id, model, reason, until, since FROM removed_models WHERE until IS NULL OR until > ? ORDER BY account_id, model",
@@ -130,6 +131,7 @@ export class SqliteAccountState implements AccountStateStore {
       l.until === null || l.until === undefined ? null : checkTime(l.until, "until"),
       String(l.reason ?? ""),
       this.ctx.since(l.since),
+      typeof l.fingerprint === "string" ? l.fingerprint : null,
     );
   }
 
@@ -243,6 +245,7 @@ export class SqliteAccountState implements AccountStateStore {
             until: r.until,
             reason: r.reason,
             since: r.since,
+            ...(r.fingerprint ? { fingerprint: r.fingerprint as string } : {}),
           })),
           removedModels: (this.s.loadRemoved.all(now) as any[]).map((r) => ({
             accountId: r.account_id,

@@ -297,6 +297,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE client_keys ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "lock credential fingerprints",
+    up: `
+      -- SPEC 6.3 "until changed": the fingerprint (hex SHA-256, never the key) of the API key a lock was set
+      -- under; a lock whose account now holds another key is cleared. NULL: an OAuth account's lock, or one
+      -- set before this version (cleared by switchyard accounts unlock).
+      ALTER TABLE account_locks ADD COLUMN fingerprint TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -3,7 +3,9 @@
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
  * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. A
- * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore. The
+ * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore; a locked
+ * account says how it comes back (its key replaced and the config reloaded, a new login) and has Unlock
+ * (`POST /admin/api/accounts/{id}/unlock`, as `switchyard accounts unlock ID`). The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
  * model it used and where it came from (the model the account last served, when nothing configured names
@@ -130,7 +132,9 @@ function healthPeriod(halfLifeMs: number): string {
 const testedWith = (t: { model?: string; model_from?: string }) => (t.model ? ` with ${t.model}${t.model_from && t.model_from !== "the request" ? ` (from ${t.model_from})` : ""}` : "");
 
 function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload: () => void }) {
-  const [test, setTest] = useState<{ ok: boolean; status: number; latency_ms: number; model?: string; model_from?: string; error?: string } | { failed: string } | undefined>();
+  const [test, setTest] = useState<
+    { ok: boolean; status: number; latency_ms: number; model?: string; model_from?: string; error?: string; lock?: { reason: string; note: string } } | { failed: string } | undefined
+  >();
   /**
    * Set when the server knows no model to test with: the models the account's upstream lists (offered
    * to pick from), or why that list could not be read (the operator names one).
@@ -142,6 +146,16 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
     setError(undefined);
     try {
       await api(`/accounts/${encodeURIComponent(a.id)}/${a.disabled ? "enable" : "disable"}`, { method: "POST" });
+      reload();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const unlock = async () => {
+    setError(undefined);
+    try {
+      await api(`/accounts/${encodeURIComponent(a.id)}/unlock`, { method: "POST" });
+      setTest(undefined); // its note about the lock no longer holds
       reload();
     } catch (e) {
       setError((e as Error).message);
@@ -195,6 +209,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           <ActionButton small onClick={() => runTest(askModel && testModel.trim() ? testModel.trim() : undefined)} title="One minimal upstream call with this account (writes no cooldown)">
             Test
           </ActionButton>
+          {a.lock && (
+            <ActionButton small tone="primary" onClick={unlock} title={`Clear the lock (${a.lock.reason}) now, as switchyard accounts unlock ${a.id}: requests use the account again`}>
+              Unlock
+            </ActionButton>
+          )}
           {!implicit && (
             <ActionButton small tone={a.disabled ? "primary" : "danger"} onClick={toggle}>
               {a.disabled ? "Enable" : "Disable"}
@@ -209,6 +228,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       }
     >
       <div class="pills">{accountPills(a, now)}</div>
+      {a.lock && <p class="small lock-advice">To bring it back: {a.lock.advice} (or Unlock here).</p>}
       {implicit && (
         <p class="muted small implicit-note">
           Provider <code>{a.providerId}</code> has no account in the config, so its requests are sent without a key through this implicit account. Nothing to change here: give the provider an account (or remove it) in the config file.
@@ -264,6 +284,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
               : `Test failed: ${test.status || "no answer"}${test.error ? ` · ${test.error}` : ""} after ${ms(test.latency_ms)}${testedWith(test)}`}
         </p>
       )}
+      {test && "lock" in test && test.lock && <p class="test-result test-bad test-lock">{test.lock.note}</p>}
       <dl class="facts">
         <div>
           <dt>Credential</dt>

@@ -1,0 +1,65 @@
+/**
+ * A lock's key fingerprint (SPEC 6.3 "until changed", src/accounts/lock-advice.ts) on both backends: set
+ * with the lock, read back with it, replaced with it, absent when none was given (an OAuth account's
+ * lock, one stored before 2026-12-05), and kept across a reopen (a restart).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { cleanupTempDirs, tempDir } from "./helpers.ts";
+
+let pg: TestPostgres;
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+afterAll(async () => {
+  await pg?.destroy();
+  cleanupTempDirs();
+});
+
+const backends: Array<{ name: string; open: () => Promise<{ store: Store; reopen: () => Promise<Store> }> }> = [
+  {
+    name: "sqlite",
+    async open() {
+      const path = join(tempDir(), "sy.db");
+      return { store: openSqliteStore({ path, flushIntervalMs: 60_000 }), reopen: async () => openSqliteStore({ path, flushIntervalMs: 60_000 }) };
+    },
+  },
+  {
+    name: "postgres",
+    async open() {
+      const url = await pg.createDatabase("lock_fingerprint");
+      const open = () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
+      return { store: await open(), reopen: open };
+    },
+  },
+];
+
+for (const backend of backends) {
+  describe(backend.name, () => {
+    test("a lock keeps the fingerprint it was set with, across a reopen; none when none was given", async () => {
+      const { store, reopen } = await backend.open();
+      await store.setLock({ accountId: "a", until: null, reason: "401 unauthorized", since: 1000, fingerprint: "ab".repeat(32) });
+      await store.setLock({ accountId: "b", until: null, reason: "quota exhausted or account blocked", since: 1000 });
+      expect((await store.loadAccountState()).locks).toEqual([
+        { accountId: "a", until: null, reason: "401 unauthorized", since: 1000, fingerprint: "ab".repeat(32) },
+        { accountId: "b", until: null, reason: "quota exhausted or account blocked", since: 1000 },
+      ]);
+      // Set again (another lock of the same account): the new fingerprint, or none, replaces the old one.
+      await store.setLock({ accountId: "a", until: null, reason: "403 credential rejected", since: 2000, fingerprint: "cd".repeat(32) });
+      await store.setLock({ accountId: "b", until: null, reason: "401 unauthorized", since: 2000, fingerprint: null });
+      await store.close();
+      const again = await reopen();
+      const locks = (await again.loadAccountState()).locks;
+      expect(locks).toEqual([
+        { accountId: "a", until: null, reason: "403 credential rejected", since: 2000, fingerprint: "cd".repeat(32) },
+        { accountId: "b", until: null, reason: "401 unauthorized", since: 2000 },
+      ]);
+      expect("fingerprint" in locks[1]!).toBe(false);
+      await again.close();
+    });
+  });
+}
