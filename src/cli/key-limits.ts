@@ -13,7 +13,8 @@ export interface LimitFlags {
   tpm?: string;
   concurrency?: string;
   budget?: string[];
-  models?: string;
+  /** Each `--models` given (repeatable: the lists add up, as `--budget`'s budgets do). */
+  models?: string[];
 }
 
 /**
@@ -39,7 +40,9 @@ export function limitsFromFlags(f: LimitFlags): Record<string, unknown> | undefi
     });
   }
   if (f.models !== undefined) {
-    const list = f.models.split(",").map((s) => s.trim()).filter(Boolean);
+    // Every --models given adds its names (`--models 'fc/*' --models good` kept only `good` until
+    // 2026-12-05: parseArgs keeps a single-valued option's last value without a word).
+    const list = [...new Set(f.models.flatMap((m) => m.split(",")).map((s) => s.trim()).filter(Boolean))];
     if (list.length === 0) throw new Error("--models takes a comma-separated list of model names, aliases, combos or provider/* patterns");
     out.models = list;
   }

@@ -11,7 +11,7 @@ import { fail, out } from "./terminal.ts";
 export async function keysCommand(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
   switch (sub) {
     case "create": {
-      if (!name) fail("usage: switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N] [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]", 2);
+      if (!name) fail("usage: switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N] [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]...", 2);
       const scopes = (values.scope as string[] | undefined) ?? [];
       let limits: Record<string, unknown> | undefined;
       const { limitsFromFlags } = await import("./key-limits.ts");

@@ -236,6 +236,14 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).not.toContain("glmonly");
   }, 30_000);
 
+  test("--models given twice adds both lists, as --budget does (it kept only the last, without a word)", () => {
+    const r = cli(["keys", "create", "twolists", "--models", "oai/*", "--models", "fast,oai/*", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    const row = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("twolists"))!;
+    expect(row).toMatch(/ models oai\/\*\|fast$/);
+    expect(cli(["keys", "revoke", "twolists", "--data-dir", inst.dataDir]).code).toBe(0);
+  }, 30_000);
+
   test("a malformed --budget fails in one line before calling the instance", () => {
     const r = cli(["keys", "create", "bad", "--budget", "2h:tokens:5", "--data-dir", inst.dataDir]);
     expect(r.code).toBe(2);
