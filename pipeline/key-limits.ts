@@ -98,6 +98,9 @@ export function formatWait(ms: number): string {
 export function refusalError(keyName: string, refusal: LimitRefusal, now: number): HubError {
   const resetAt = new Date(refusal.resetsAt ?? now + refusal.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, "Z");
   const wait = `${formatWait(refusal.retryAfterMs)} (at ${resetAt})`;
+  // Inside parentheses the time is set off by a comma: "(in about 1 s, at …Z)", not "(in about 1 s (at …Z))".
+  const whenOneFinishes = `retry when one finishes (in about ${formatWait(refusal.retryAfterMs)}, at ${resetAt})`;
+  const inFlight = (n: number) => `${n} ${n === 1 ? "request" : "requests"} in flight`;
   let message: string;
   switch (refusal.limit) {
     case "rpm":
@@ -107,18 +110,18 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       message = refusal.heldElsewhere
         ? `Client key "${keyName}" has the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used) held by requests in flight on other instances; retry in about ${wait}.`
         : refusal.inFlight !== undefined
-          ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); retry when one finishes (in about ${wait}).`
+          ? `Client key "${keyName}" has ${inFlight(refusal.inFlight)} that may use the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); ${whenOneFinishes}.`
           : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
       break;
     case "concurrency":
-      message = `Client key "${keyName}" already has ${refusal.used} requests in flight, its concurrency limit of ${refusal.max}; retry when one finishes (in about ${wait}).`;
+      message = `Client key "${keyName}" already has ${inFlight(refusal.used)}, its concurrency limit of ${refusal.max}; ${whenOneFinishes}.`;
       break;
     case "budget": {
       const b = refusal.budget!;
       message = refusal.heldElsewhere
         ? `Client key "${keyName}" has the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used) held by requests in flight on other instances; retry in about ${wait}.`
         : refusal.inFlight !== undefined
-          ? `Client key "${keyName}" has ${refusal.inFlight} requests in flight that may use the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); retry when one finishes (in about ${wait}).`
+          ? `Client key "${keyName}" has ${inFlight(refusal.inFlight)} that may use the rest of its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); ${whenOneFinishes}.`
           : `Client key "${keyName}" has used its ${b.window} budget of ${formatBudgetAmount(b, refusal.max)} (${formatBudgetAmount(b, refusal.used)} used); the window resets in ${wait}.`;
       break;
     }

@@ -82,7 +82,7 @@ async function scenario(url: string, fake: FakeUpstream): Promise<void> {
     expect(r.headers.get("retry-after")).toBe("1");
     const body = (await r.json()) as any;
     expect(body.error.code).toBe("key_rate_limit_exceeded");
-    expect(body.error.message).toStartWith('Client key "mix" has 1 requests in flight that may use the rest of its 1d budget of $0.0500 ($0.00003 used)');
+    expect(body.error.message).toStartWith('Client key "mix" has 1 request in flight that may use the rest of its 1d budget of $0.0500 ($0.00003 used)');
   }
   for (const r of served) expect(await r.text()).toContain("ok");
   // About one request over at most: $0.03003, not $0.15003.

@@ -121,7 +121,7 @@ describe("requests arriving together near a limit", () => {
       const message = body.type === "error" ? body.error.message : body.error.message;
       if (body.type === "error") expect(body.error.type).toBe("rate_limit_error");
       else expect(body.error.code).toBe("key_rate_limit_exceeded");
-      expect(message).toBe('Client key "tokens" has 1 requests in flight that may use the rest of its 5h budget of 100 tokens (90 tokens used); retry when one finishes (in about 1 s (at ' + message.match(/at (\S+Z)\)\)/)![1] + ")).");
+      expect(message).toBe('Client key "tokens" has 1 request in flight that may use the rest of its 5h budget of 100 tokens (90 tokens used); retry when one finishes (in about 1 s, at ' + message.match(/at (\S+Z)\)\./)![1] + ").");
     }
     await Promise.all(served.map((r) => r.text()));
     // over by the one request served, not by ten
@@ -192,7 +192,7 @@ describe("requests arriving together near a limit", () => {
     // 40 used + 40 expected of the first in flight ≤ 100; a second would make 120
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     const refused = replies.find((r) => r.status === 429)!;
-    expect(((await refused.json()) as any).error.message).toStartWith('Client key "tpm" has 1 requests in flight that may use the rest of its 100 tokens per minute (tpm; 40 used)');
+    expect(((await refused.json()) as any).error.message).toStartWith('Client key "tpm" has 1 request in flight that may use the rest of its 100 tokens per minute (tpm; 40 used)');
     await Promise.all(replies.filter((r) => !r.bodyUsed).map((r) => r.text()));
     gw.fake.handle(undefined);
   });

@@ -134,7 +134,7 @@ describe("concurrency", () => {
     const e = await refusal(ask.messages(KEYS.conc, "anth/claude-test")).finally(() => release.resolve());
     expect(e).toBeInstanceOf(Anthropic.RateLimitError);
     expect(e.headers.get("retry-after")).toBe("1");
-    expect(e.error.error.message).toContain('already has 1 requests in flight, its concurrency limit of 1');
+    expect(e.error.error.message).toContain('already has 1 request in flight, its concurrency limit of 1; retry when one finishes (in about ');
     await slow;
     gw.fake.handle(undefined);
     expect(upstreamCalls()).toBe(start + 1);
