@@ -430,7 +430,10 @@ async function attemptOnce(
       const status = te.reason === "header_timeout" ? 504 : 502;
       return fail(
         { transport: te.reason },
-        hubError(te.reason === "header_timeout" ? "timeout" : "api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
+        te.reason === "header_timeout"
+          ? // The upstream was reached (it has the request); it only sent no status line and headers in time.
+            hubError("timeout", `Upstream ${provider.id} sent no response headers within ${provider.headerTimeoutMs} ms (header_timeout).`, { status })
+          : hubError("api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
       );
     }
 
@@ -481,6 +484,9 @@ function primeCacheState(pool: AttemptDeps["pool"], hints: PickHints, providerId
 
 function describeEffect(c: Classification): string {
   const a = c.account;
+  // A same-account retry comes first; the account effect applies only once those retries are spent
+  // ("cooldown (model) 30 s; retry_same" read as a cooldown followed by the same account again).
+  if (c.loop === "retry_same" && a.type !== "none") return `retry_same; once same-account retries are spent: ${describeEffect({ ...c, loop: "next_account" })}`;
   switch (a.type) {
     case "none":
       return `no account effect; ${c.loop}`;

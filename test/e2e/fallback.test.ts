@@ -306,6 +306,13 @@ describe("classification rows through the gateway", () => {
     const res = await post("/v1/messages", msg("t/claude-x"));
     expect(res.status).toBe(200);
     expect(order()).toEqual(["t1", "t1", "t1", "t1", "t2"]);
+    // The upstream was reached; it sent no headers in time (it read "could not be reached (header_timeout)").
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({
+      classification: "transport",
+      error: "Upstream t sent no response headers within 300 ms (header_timeout).",
+      effect: "retry_same; once same-account retries are spent: cooldown (model) 30 s; next_account",
+    });
   }, 60_000);
 
   test("a 200 that opens with an overloaded error event is a failed attempt: same-account retry, then success", async () => {
