@@ -126,6 +126,8 @@ export interface AccountVerdict {
   until?: number;
   /** Out: the exclusion in words (without its end time). In: why it is where it is (affinity, score…). */
   note?: string;
+  /** In: how many accounts of the target this request tried before it (absent for its first pick). */
+  triedBefore?: number;
 }
 
 /** The outcome of a pick. */
@@ -164,7 +166,7 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
     if (!chosen) {
       chosen = c.account;
       firstChoice = considered === 1;
-      verdicts.push({ accountId: c.account.id, verdict: "in", note: c.note });
+      verdicts.push(tried.size > 0 ? { accountId: c.account.id, verdict: "in", note: c.note, triedBefore: tried.size } : { accountId: c.account.id, verdict: "in", note: c.note });
     }
   }
   if (target.accountId && !pinnedSeen) {
@@ -180,6 +182,10 @@ const CHOSEN = new JoinedText("; ");
 /** A pick verdict as a route-trace decision (`target @ account`). */
 export function verdictDecision(target: Target, v: AccountVerdict): DecisionTrace {
   const subject = SUBJECTS.of(target.label, v.accountId);
-  if (v.verdict === "in") return { subject, verdict: "in", reason: v.note ? CHOSEN.of("first eligible account", v.note) : "first eligible account" };
+  if (v.verdict === "in") {
+    // The pick after a failed attempt is not the first eligible account (a trace read so for the second one).
+    const which = v.triedBefore ? `next eligible account (${v.triedBefore} tried before it)` : "first eligible account";
+    return { subject, verdict: "in", reason: v.note ? CHOSEN.of(which, v.note) : which };
+  }
   return { subject, verdict: "out", reason: describeExclusion({ reason: v.note ?? "not eligible", until: v.until }) };
 }

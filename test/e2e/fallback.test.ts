@@ -313,6 +313,11 @@ describe("classification rows through the gateway", () => {
       error: "Upstream t sent no response headers within 300 ms (header_timeout).",
       effect: "retry_same; once same-account retries are spent: cooldown (model) 30 s; next_account",
     });
+    // The second account's pick is not "first eligible account".
+    expect(trace.decisions.filter((d) => d.verdict === "in" && d.subject.includes(" @ ")).map((d) => [d.subject, d.reason.split("; ")[0]])).toEqual([
+      ["t/claude-x @ t1", "first eligible account"],
+      ["t/claude-x @ t2", "next eligible account (1 tried before it)"],
+    ]);
   }, 60_000);
 
   test("a 200 that opens with an overloaded error event is a failed attempt: same-account retry, then success", async () => {
