@@ -153,7 +153,7 @@ export function formatAccountsStatus(s: AccountsStatus): string {
   for (const a of s.accounts) {
     const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
     const circuit = a.circuit.state === "closed" ? "" : `; circuit ${a.circuit.state}${a.circuit.openUntil ? ` until ${iso(a.circuit.openUntil)}` : ""}`;
-    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${Math.round(a.health.successRate * 100)} %${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
+    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} %`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
     for (const r of a.reasons) lines.push(`  - ${r}`);
     // A cooldown is for one model (SPEC 6.2 loop 2) unless it is about the whole account ("*").
     for (const c of a.cooldowns) lines.push(`  cooldown ${c.model === "*" ? "(every model)" : c.model}: ${c.reason} until ${iso(c.until)}`);

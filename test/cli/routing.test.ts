@@ -37,6 +37,12 @@ describe("accounts status", () => {
     expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
   });
 
+  test("an account with no request yet has no success rate to show (its 1 is the prior, as the dashboard's '–' says), not 100 %", () => {
+    const unseen = { ...account("new", 1), health: { successRate: 1, halfLifeMs: 300_000, seen: false } } as AccountStatus;
+    const lines = formatAccountsStatus({ now: 0, strategy: "scored", accounts: [unseen] } as AccountsStatus).split("\n");
+    expect(lines).toContain("new (oai, openai; api_key; priority 1): eligible; slots 0/4; success – (no request yet); bindings 2");
+  });
+
   test("a cooldown names the model it is for; the account stays eligible for its other models (SPEC 6.2 loop 2)", () => {
     const until = Date.parse("2026-12-04T14:00:30Z");
     const a = {
