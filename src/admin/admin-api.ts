@@ -229,7 +229,7 @@ export function adminApi(deps: AdminDeps) {
       const by = q.value.by ?? "model";
       const filter = filterOf(q.value);
       const now = Date.now();
-      const rows = await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter });
+      const rows = (await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter })).map(roundCost);
       let window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
       if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
         // A bucket the caller chose is refused; with the default (1d at most) a since longer than
@@ -238,7 +238,7 @@ export function adminApi(deps: AdminDeps) {
         if (q.value.bucket) return adminError(400, `since ${since} in buckets of ${q.value.bucket} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
         window = { ...window, sinceMs: window.untilMs - (MAX_USAGE_BUCKETS - 1) * window.bucketMs };
       }
-      const buckets = await deps.store.usageSeries({ ...window, filter });
+      const buckets = (await deps.store.usageSeries({ ...window, filter })).map(roundCost);
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
       const echo = filter ? { filter } : {};
       if (by === "key" && deps.keyUse) {
@@ -272,7 +272,10 @@ export function adminApi(deps: AdminDeps) {
       const page = await deps.store.callsPage({ limit: q.value.limit ?? 50, sinceMs: since, filter, before, after });
       // SPEC O-6: which calls the flight recorder holds the bodies of (the dashboard's call view).
       const recorded = deps.recorded;
-      const calls = recorded ? page.calls.map((c) => (recorded(c.requestId) ? { ...c, recorded: true } : c)) : page.calls;
+      const calls = page.calls.map((c) => {
+        const out = roundCost(c);
+        return recorded?.(c.requestId) ? { ...out, recorded: true } : out;
+      });
       return { calls, ...(page.older !== undefined ? { older: page.older } : {}), ...(page.newer !== undefined ? { newer: page.newer } : {}) };
     })
     .get("/route-traces/:id", async ({ params }) => {
@@ -290,4 +293,13 @@ export function adminApi(deps: AdminDeps) {
     "/openapi.json",
     async () => new Response((await import("./openapi.ts")).adminOpenApiJson(routes as never), { headers: { "content-type": "application/json;charset=utf-8" } }),
   );
+}
+
+/**
+ * `costUsd` to 12 significant digits: a sum or product of prices in binary floating point read
+ * 0.00041999999999999996 in `GET /calls` (the CLI and the dashboard round it; a script reading the API
+ * got the noise). A row without a cost is handed back as it is.
+ */
+function roundCost<T extends { costUsd?: number }>(row: T): T {
+  return typeof row.costUsd === "number" && row.costUsd !== 0 ? { ...row, costUsd: Number(row.costUsd.toPrecision(12)) } : row;
 }

@@ -1,0 +1,59 @@
+/**
+ * Costs in the admin API (SPEC 9.5) are rounded to 12 significant digits: a request's cost is a sum
+ * of token counts times prices in binary floating point, and `GET /admin/api/calls` answered
+ * `"costUsd":0.00041999999999999996` (newuser11 F10; the CLI and the dashboard round it, a script
+ * reading the API got the noise). `GET /usage`'s rows and buckets too.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}"
+accounts:
+  - { id: a1, provider: p, api_key: env:KEY_A1 }
+settings:
+  pricing:
+    p/claude-a: { input: 0.15, output: 0.6, cache_read: 0.075 }
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: { KEY_A1: "sk-test-cost-rounding" } });
+  gw.fake.handle((r) => ({
+    json: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: r.model,
+      content: [{ type: "text", text: "ok" }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 11, output_tokens: 7, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    },
+  }));
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-a", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(200);
+    await res.text();
+  }
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const get = async (path: string) => ((await (await fetch(`${gw.url}/admin/api${path}`)).json()) as any);
+const noisy = (n: number) => Number(n.toPrecision(12)) !== n;
+
+test("GET /calls and GET /usage give costs without float noise", async () => {
+  // What the store holds is noisy (else this test proves nothing).
+  const stored = (await gw.app.store.recentCalls(10)).map((c) => c.costUsd!);
+  expect(stored.some(noisy)).toBe(true);
+  const calls = (await get("/calls")).calls as Array<{ costUsd: number }>;
+  expect(calls.map((c) => c.costUsd)).toEqual(stored.map((c) => Number(c.toPrecision(12))));
+  expect(calls.some((c) => noisy(c.costUsd))).toBe(false);
+  const usage = await get("/usage?since=1h");
+  expect(usage.rows.some((r: any) => noisy(r.costUsd))).toBe(false);
+  expect(usage.series.buckets.some((b: any) => noisy(b.costUsd))).toBe(false);
+});
