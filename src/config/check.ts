@@ -1,6 +1,7 @@
 /**
  * `switchyard check-config FILE` (SPEC 2.2): validates a configuration file without starting anything.
  */
+import { BUILTIN_KINDS } from "./builtins.ts";
 import { ConfigError, issueText, ROOT_PATH } from "./errors.ts";
 import { loadConfigFile } from "./load.ts";
 import type { Env } from "./secrets.ts";
@@ -27,9 +28,13 @@ export function checkConfig(path: string, env: Env = process.env): CheckResult {
   try {
     const cfg = loadConfigFile(path, env);
     const lines = cfg.warnings.map((w) => `warning: ${where(w.path)}: ${w.message}`);
-    const builtin = [...cfg.providers.values()].filter((p) => p.source === "builtin").length;
+    // A built-in provider the file sets (a base_url, models) is still a built-in one: it counted as not
+    // built in ("8 providers (5 built in)" read "(4 built in)" once the file named one of them).
+    const builtins = [...cfg.providers.values()].filter((p) => Object.hasOwn(BUILTIN_KINDS, p.id));
+    const set = builtins.filter((p) => p.source === "config").length;
+    const builtin = builtins.length > 0 ? ` (${builtins.length} built in${set > 0 ? `, ${set} of them set in the file` : ""})` : "";
     lines.push(
-      `ok: ${counted(cfg.providers.size, "provider")}${builtin > 0 ? ` (${builtin} built in)` : ""}, ${counted(cfg.accounts.length, "account")}, ` +
+      `ok: ${counted(cfg.providers.size, "provider")}${builtin}, ${counted(cfg.accounts.length, "account")}, ` +
         `${counted(cfg.combos.size, "combo")}, ${counted(cfg.aliases.size, "alias", "aliases")}, ${counted(cfg.keys.length, "key")}`,
     );
     return { ok: true, lines };

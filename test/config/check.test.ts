@@ -197,7 +197,7 @@ describe("examples/config.yaml", () => {
   test("check-config on the example prints the ok line", () => {
     expect(checkConfig(exampleCopy(), exampleEnv)).toEqual({
       ok: true,
-      lines: ["ok: 8 providers (4 built in), 5 accounts, 3 combos, 3 aliases, 2 keys"],
+      lines: ["ok: 8 providers (5 built in, 1 of them set in the file), 5 accounts, 3 combos, 3 aliases, 2 keys"],
     });
   });
 
