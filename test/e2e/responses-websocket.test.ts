@@ -242,6 +242,15 @@ describe("response.create through the pipeline", () => {
     c.ws.close();
   });
 
+  test("a binary frame holding a response.create is served as its text would be; one that is not JSON gets the 400 invalid_json", async () => {
+    const c = await connect(gw.url);
+    c.ws.send(new TextEncoder().encode(JSON.stringify(create("resp/gpt-test", userText("hi")))));
+    expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
+    c.ws.send(new TextEncoder().encode("{oops"));
+    expect(await c.next()).toMatchObject({ type: "error", status: 400, error: { code: "invalid_json" } });
+    c.ws.close();
+  });
+
   test("an `input` that is not a string or an array is the HTTP route's 400 (param input), not an empty conversation sent upstream", async () => {
     // Found trying bad input in each client format: over HTTP a 400; over the socket the frame went
     // upstream as `input: []` and came back as a completed response to a question nobody asked.
