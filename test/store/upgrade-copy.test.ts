@@ -7,7 +7,7 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { openStore } from "../../src/store/open.ts";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/store/sqlite/migrations.ts";
@@ -71,4 +71,21 @@ test("a new data directory is created at the latest schema with no copy and noth
   expect(lines).toEqual([]);
   expect(version(join(dataDir, "switchyard.db"))).toBe(SCHEMA_VERSION);
   expect(existsSync(join(dataDir, "switchyard.db.schema-0.bak"))).toBe(false);
+});
+
+test("when the copy cannot be made the file is left as it was, and the start says why and what to do", async () => {
+  const dataDir = tempDir();
+  const path = join(dataDir, "switchyard.db");
+  const old = new Database(path);
+  migrate(old, () => 1, MIGRATIONS.filter((m) => m.version <= 5));
+  old.close();
+  // something that is not a file stands where the copy goes
+  mkdirSync(join(`${path}.schema-5.bak`, "x"), { recursive: true });
+  const refused = await openStore(undefined, dataDir, undefined, () => {}, clock, () => {}).then(
+    () => "opened",
+    (e: Error) => e.message,
+  );
+  expect(refused).toStartWith(`this version upgrades ${path} from schema 5 to ${SCHEMA_VERSION} (one way: earlier versions cannot open it after), and could not first copy it to ${path}.schema-5.bak (`);
+  expect(refused).toEndWith("); nothing was changed: make room for the copy (about the file's size) or remove what stands at that path, then start again");
+  expect(version(path)).toBe(5);
 });

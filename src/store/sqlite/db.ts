@@ -40,6 +40,8 @@ export class SqliteContext {
     this.path = memory ? ":memory:" : resolve(path);
     if (!memory) prepareFile(this.path);
     this.db = new Database(this.path, { create: true, readwrite: true, strict: true });
+    /** The file's schema version before this open (0 until read). */
+    let before = 0;
     try {
       const busy = Math.max(0, Math.floor(busyTimeoutMs ?? 5000));
       this.db.run(`PRAGMA busy_timeout = ${busy}`);
@@ -52,7 +54,7 @@ export class SqliteContext {
       this.db.run("PRAGMA synchronous = NORMAL");
       this.db.run("PRAGMA foreign_keys = ON");
       this.db.run("PRAGMA journal_size_limit = 67108864");
-      const before = schemaVersion(this.db);
+      before = schemaVersion(this.db);
       // An earlier build refuses a newer schema (migrations.ts), so an upgrade keeps the file as it was.
       const backup = !memory && before > 0 && before < SCHEMA_VERSION ? copyBeforeUpgrade(this.db, this.path, before) : undefined;
       const applied = migrate(this.db, this.now);
@@ -60,7 +62,8 @@ export class SqliteContext {
       if (!memory) tightenModes(this.path);
     } catch (err) {
       this.db.close(false);
-      throw err instanceof StoreError && err.code === "schema" && !memory ? withCopies(err, this.path) : err;
+      // a file newer than this build: name the copy an upgrade left that this build can open
+      throw err instanceof StoreError && before > SCHEMA_VERSION && !memory ? withCopies(err, this.path) : err;
     }
   }
 
@@ -90,13 +93,20 @@ export class SqliteContext {
  * upgrade, with `VACUUM INTO` (a consistent copy of a WAL database, one file), mode 0600 as the
  * database (it holds credentials). A copy of the same version left by an earlier upgrade is replaced.
  * @returns the copy's path
- * @throws bun:sqlite's error when the copy cannot be written (the upgrade then does not run)
+ * @throws StoreError `schema` saying why when the copy cannot be written (the upgrade then does not run)
  */
 function copyBeforeUpgrade(db: Database, path: string, version: number): string {
   const copy = `${path}.schema-${version}.bak`;
-  rmSync(copy, { force: true });
-  db.query("VACUUM INTO ?").run(copy);
-  chmodSync(copy, 0o600);
+  try {
+    rmSync(copy, { force: true });
+    db.query("VACUUM INTO ?").run(copy);
+    chmodSync(copy, 0o600);
+  } catch (err) {
+    throw new StoreError(
+      "schema",
+      `this version upgrades ${path} from schema ${version} to ${SCHEMA_VERSION} (one way: earlier versions cannot open it after), and could not first copy it to ${copy} (${err instanceof Error ? err.message : String(err)}); nothing was changed: make room for the copy (about the file's size) or remove what stands at that path, then start again`,
+    );
+  }
   return copy;
 }
 
