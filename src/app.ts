@@ -519,7 +519,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   const instanceFile = join(opts.dataDir, "instance.json");
   if (opts.writeInstanceFile !== false) {
-    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, startedAt: clock.now() }, null, 2), { mode: 0o600 });
+    // `ephemeralPort`: started on port 0, so the URL's port is this start's alone (setup says so)
+    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
     chmodSync(instanceFile, 0o600);
   }
 

@@ -10,7 +10,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
-import { admin, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
+import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
 import { fail, out } from "./cli/terminal.ts";
 import { table } from "./cli/table.ts";
 import type { UsageGrouping } from "./cli/usage-table.ts";
@@ -432,7 +432,8 @@ async function main(argv: string[]): Promise<void> {
         fail((e as Error).message, 2);
       }
       const url = instanceUrl(values, dataDir);
-      const opts = { url, dataDir, key, model: values.model as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined };
+      const ephemeralPort = values.url === undefined && instanceOnEphemeralPort(dataDir);
+      const opts = { url, dataDir, key, model: values.model as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined, ephemeralPort };
       return setupCommand(sub, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
     }
     case "reload": {

@@ -59,6 +59,19 @@ export function instanceUrl(values: Record<string, unknown>, dataDir: string): s
 }
 
 /**
+ * Whether the instance of `instance.json` in `dataDir` was started on port 0 (`ephemeralPort`, written at
+ * start): its URL's port was picked for that start and changes at the next. False when the file is
+ * missing or unreadable.
+ */
+export function instanceOnEphemeralPort(dataDir: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(dataDir, "instance.json"), "utf8")) as { ephemeralPort?: unknown }).ephemeralPort === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
  * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
  */

@@ -34,6 +34,8 @@ export interface SetupCommandOptions {
   dryRun: boolean;
   /** `--codex-bin PATH`: the Codex to read its prompt from (else the one on PATH). */
   codexBin?: string;
+  /** The instance (found through `instance.json`) was started on port 0: the URL's port is this start's alone. */
+  ephemeralPort?: boolean;
 }
 
 /** What setup prints and how it stops, plus the line for a gateway address that does not answer (main.ts). */
@@ -86,6 +88,14 @@ async function dryRunForKey(ask: (method: string, path: string, body?: unknown) 
  * admin dry run tells that case (exits naming the allow-list, see {@link dryRunForKey}) from a name the
  * gateway does not route at all (exits saying so).
  */
+/**
+ * The note for an instance started on port 0 (`--port 0` or `server.port: 0`): the URL written has the
+ * port that start picked, which the next start will not have.
+ */
+export function ephemeralPortNote(url: string, target: SetupTarget): string {
+  return `note: this instance was started on port 0, so ${url} holds the port it picked for this start: ${target} stops reaching the gateway when it is restarted on another; give it a fixed port (--port P or server.port in the config file) and run switchyard setup ${target} again`;
+}
+
 /**
  * `GET {url}{path}` with the client key `key`, as the CLI will send it; a gateway that does not answer
  * (refused, reset, DNS) exits with one line ({@link SetupIo.notAnswering}), never a stack.
@@ -232,6 +242,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);
     for (const n of r.notes) out(n);
+    if (opts.ephemeralPort) out(ephemeralPortNote(url, target));
     return;
   }
   process.stdout.write(r.diff);
@@ -246,5 +257,6 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   for (const b of r.backups) out(`backup: ${b}`);
   const none = await noAccountsNote(url, dataDir);
   if (none) out(none);
+  if (opts.ephemeralPort) out(ephemeralPortNote(url, target));
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
 }

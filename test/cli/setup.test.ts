@@ -109,6 +109,10 @@ describe("setup writes each CLI's settings", () => {
       const r = await setup(home, "claude-code", "--model", "anth/claude-e2e");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("+    \"CLAUDE_CODE_MAX_CONTEXT_TOKENS\": \"200000\"");
+      // the test's gateway listens on port 0 (newuser10's tryout: setup wrote its ephemeral port silently)
+      expect(r.stdout).toContain(
+        `note: this instance was started on port 0, so ${gw.url} holds the port it picked for this start: claude-code stops reaching the gateway when it is restarted on another; give it a fixed port (--port P or server.port in the config file) and run switchyard setup claude-code again`,
+      );
       expect(r.stdout).not.toContain(KEY);
       const s = JSON.parse(read(file));
       expect(s).toEqual({
@@ -384,6 +388,7 @@ experimental_bearer_token = "${KEY}"
       expect(ok.stdout.split("\n").filter((l) => l.startsWith("note: "))).toEqual([
         "note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless, so setup writes it as given",
         "note: the gateway knows no context_window for demo-chat/gpt-demo; set providers[].models.<id>.context_window in its config to size the CLI's compaction",
+        `note: this instance was started on port 0, so ${demo.url} holds the port it picked for this start: claude-code stops reaching the gateway when it is restarted on another; give it a fixed port (--port P or server.port in the config file) and run switchyard setup claude-code again`,
       ]);
 
       const unknown = await run(demo.dataDir, "--model", "demo-nope/gpt-demo");

@@ -73,6 +73,8 @@ describe("start on port 0", () => {
     expect(Number(port)).toBeGreaterThan(0);
     const file = inst.instance();
     expect(file.url).toBe(inst.url);
+    // started on port 0: setup says the port is this start's alone (src/cli/setup-command.ts ephemeralPortNote)
+    expect(file.ephemeralPort).toBe(true);
     expect(file.pid).toBe(inst.proc.pid);
     expect((Bun.file(join(inst.dataDir, "instance.json")) as any).size).toBeGreaterThan(0);
     const mode = (await import("node:fs")).statSync(join(inst.dataDir, "instance.json")).mode & 0o777;

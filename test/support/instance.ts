@@ -28,7 +28,7 @@ export interface Instance {
   /** Sends a signal (default SIGTERM). */
   kill(signal?: NodeJS.Signals): void;
   /** instance.json as written by the running instance. */
-  instance(): { url: string; pid: number; adminToken: string };
+  instance(): { url: string; pid: number; adminToken: string; ephemeralPort?: boolean };
 }
 
 export interface StartOptions {
