@@ -49,7 +49,8 @@ export function alertSentence(a: AlertLike, time: (ms: number) => string): strin
       return `${who} passed ${threshold !== undefined ? share(threshold) : "a share"} of its ${str(d.window) ?? ""} quota window${model && model !== "*" ? ` for ${model}` : ""}${used !== undefined ? ` (${share(used)} used)` : ""}${resets ? `; it resets at ${resets}` : ""}.`;
     }
     case "account_locked":
-      return `${who} was locked${reason ? `: ${reason}` : ""}; it serves no request while locked.`;
+      // `advice`: what an operator does about it (src/accounts/lock-advice.ts), when the alert carries it
+      return `${who} was locked${reason ? `: ${reason}` : ""}; it serves no request while locked${str(d.advice) ? `: ${str(d.advice)}` : ""}.`;
     case "account_quarantined": {
       const until = at(d.until);
       return `${who} was quarantined${reason ? `: ${reason}` : ""}${until ? ` until ${until}` : ""}.`;

@@ -1,15 +1,14 @@
 /**
  * The Overview page's Recent alerts card (SPEC 9.7: alerts appear in the dashboard): the alerts this
  * instance raised lately (`GET /admin/api/alerts`, kept in its memory), newest first, each as one
- * sentence (../alert-sentence.ts) with its time; new ones arrive live (`alert` events) without a reload,
- * and the list is re-read after a reconnect. Shown only when there is at least one.
+ * sentence (../alert-sentence.ts) with its time; the list is re-read when an `alert` event arrives (new
+ * ones show without a reload) and after a reconnect. Shown only when there is at least one.
  */
 import { api } from "../api.ts";
 import { alertSentence } from "../alert-sentence.ts";
 import { Card, Pill, useData } from "../components.tsx";
 import { clock } from "../format.ts";
 import { useLive } from "../live.ts";
-import { useState } from "preact/hooks";
 
 interface Alert {
   event: string;
@@ -30,19 +29,12 @@ const TONE: Record<string, "bad" | "warn" | "ok" | "info"> = {
 };
 
 export function RecentAlerts() {
+  // The instance's list is the one source: re-read when an alert arrives live, and after a reconnect.
   const read = useData(() => api<{ alerts: Alert[] }>("/alerts").then((a) => a.alerts));
-  // alerts heard live since the last read, newest first
-  const [heard, setHeard] = useState<Alert[]>([]);
   useLive((e) => {
-    if (e.type === "alert") setHeard((h) => [{ event: e.event, at: e.at, subject: e.subject, detail: e.detail }, ...h]);
-    else if (e.type === "hello") {
-      setHeard([]);
-      read.reload();
-    }
+    if (e.type === "alert" || e.type === "hello") read.reload();
   });
-  const stored = read.data ?? [];
-  const newest = stored[0]?.at ?? -Infinity;
-  const list = [...heard.filter((a) => a.at >= newest && !stored.some((s) => s.at === a.at && s.subject === a.subject && s.event === a.event)), ...stored].slice(0, SHOWN);
+  const list = (read.data ?? []).slice(0, SHOWN);
   if (list.length === 0) return null;
   return (
     <Card title="Recent alerts" class="alerts-card">
