@@ -14,6 +14,9 @@ import { estimateInputTokens } from "./predicates.ts";
 import { keyId } from "./key-id.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "./ports.ts";
 import { resolveModel, type RoutingTable, type Target } from "./resolve.ts";
+import { formatWait } from "../formats/wait-words.ts";
+
+export { formatWait } from "../formats/wait-words.ts";
 
 /** Length of each budget window, ms. */
 export const BUDGET_WINDOW_MS: Record<BudgetWindow, number> = {
@@ -77,17 +80,6 @@ export function formatBudgetAmount(budget: KeyBudget, value: number): string {
   if (budget.usd === undefined) return `${Math.round(value).toLocaleString("en-US")} tokens`;
   if (value > 0 && value < 0.0001) return `$${Number(value.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
   return `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}`;
-}
-
-/** "in 2h 5m" / "in 40 s", for messages. */
-export function formatWait(ms: number): string {
-  const s = Math.max(1, Math.ceil(ms / 1000));
-  if (s < 120) return `${s} s`;
-  const m = Math.ceil(s / 60);
-  if (m < 120) return `${m} min`;
-  const h = Math.floor(m / 60);
-  const d = Math.floor(h / 24);
-  return d >= 2 ? `${d}d ${h % 24}h` : `${h}h ${m % 60}m`;
 }
 
 /**

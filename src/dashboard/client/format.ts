@@ -1,4 +1,5 @@
 /** Formatting for the dashboard: durations, times, counts, money. */
+import { formatWait } from "../../../formats/wait-words.ts";
 
 /** "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero. */
 export function span(ms: number): string {
@@ -12,6 +13,15 @@ export function span(ms: number): string {
   if (h > 0) return `${h}h ${String(m).padStart(2, "0")}m`;
   if (m > 0) return `${m}m ${String(sec).padStart(2, "0")}s`;
   return `${sec}s`;
+}
+
+/**
+ * A key budget window's reset as the Keys page writes it, "resets in 24h 0m": in the words of the
+ * client's 429 for that budget ("the window resets in 24h 0m", pipeline/key-limits.ts), which round
+ * up (formats/wait-words.ts), so the two agree at the same moment; "resets now" once it has passed.
+ */
+export function budgetResets(resetsAt: number, now: number): string {
+  return resetsAt - now > 0 ? `resets in ${formatWait(resetsAt - now)}` : "resets now";
 }
 
 /**

@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { dollars } from "../../../limits/dollars.ts";
-import { clock, count, pct, span } from "../format.ts";
+import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
@@ -44,7 +44,7 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
         <div class={`bar-fill bar-${share >= 0.9 ? "bad" : share >= 0.7 ? "warn" : "ok"}`} style={{ width: `${Math.max(share, 0.005) * 100}%` }} />
       </div>
       <div class="quota-foot">
-        <span>{b.resetsAt ? `resets in ${span(b.resetsAt - now)}` : "window opens at the next request"}</span>
+        <span>{b.resetsAt ? budgetResets(b.resetsAt, now) : "window opens at the next request"}</span>
         <span class="budget-share">{pct(used)}</span>
       </div>
     </div>

@@ -1,0 +1,21 @@
+/**
+ * How long until something, in words, for a refusal's message (pipeline/key-limits.ts) and for the
+ * dashboard's Keys page (src/dashboard/client/format.ts `budgetResets`): one rule, so a client's 429
+ * and the page say the same at the same moment. Pure (beside retry-after.ts, which reads a wait); part of the browser bundle.
+ */
+
+/**
+ * "40 s", "5 min", "2h 5m", "3d 4h" for `ms` milliseconds. Every unit is rounded up, never down, as
+ * the `Retry-After` header beside a refusal is (whole seconds, rounded up): with 23 h 59 min 40 s left
+ * it says "24h 0m", never a time before the real one. Under 2 minutes in seconds, under 2 hours in
+ * minutes, under 2 days in hours and minutes, else days and hours. At or below zero, "1 s".
+ */
+export function formatWait(ms: number): string {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  if (s < 120) return `${s} s`;
+  const m = Math.ceil(s / 60);
+  if (m < 120) return `${m} min`;
+  const h = Math.floor(m / 60);
+  const d = Math.floor(h / 24);
+  return d >= 2 ? `${d}d ${h % 24}h` : `${h}h ${m % 60}m`;
+}
