@@ -3,7 +3,7 @@
  *
  * Output grammar:
  *   response.created  response.in_progress  item*  (response.completed | response.incomplete)
- *   | … error response.failed                                              (failure, SPEC 6.4)
+ *   | … error response.failed          (failure, SPEC 6.4; `response.failed` alone without SSE framing)
  * - every event has an `event:` line and a `data:` line whose `type` equals it; `sequence_number`
  *   counts from 0 by 1 over ALL events;
  * - every item is announced with `output_item.added` and closed with `output_item.done` carrying the
@@ -28,10 +28,14 @@
  *   `context_window_exceeded` → `response.incomplete` `max_output_tokens`, `refusal` →
  *   `content_filter`, `pause_turn` → `response.incomplete` with `incomplete_details: null`
  *   (common.ts terminalForStop);
- * - failure (an `error` event, or `end()` without a finish) → an `error` event (the OpenAI SDK raises
- *   on it) then `response.failed` with the same response id, `status: "failed"`, `error {code,
+ * - failure (an `error` event, or `end()` without a finish) → over SSE an `error` event (the OpenAI SDK
+ *   raises on it), then `response.failed` with the same response id, `status: "failed"`, `error {code,
  *   message}` and the items completed so far; `response.created` first if nothing was sent. Open
- *   items get no `.done`: nothing is invented.
+ *   items get no `.done`: nothing is invented. The event encoder (Codex's Responses WebSocket, SPEC
+ *   2.5) sends `response.failed` alone: on that socket an `error` frame is a request refused before its
+ *   response (`{"type":"error","status":N,"error":{…}}`, which Codex reads as that request's HTTP
+ *   error, codex-rs `responses_websocket.rs`), and a native Responses reply that breaks mid-way ends
+ *   with `response.failed` alone too, so both lanes end a failed response the same way.
  * Ids: `resp_`, `msg_`, `rs_`, `fc_`, `ctc_` minted with `opts.newId` when given; upstream `rs_`/`fc_`
  * item ids are reused (they are what an OpenAI upstream would want back).
  */
@@ -465,7 +469,7 @@ class ResponsesEncoder implements StreamEncoder {
     this.send("response.output_item.done", `{"type":"response.output_item.done","sequence_number":${this.seq},"output_index":${it.outputIndex},"item":${itemJson}}`);
   }
 
-  /** In-band failure (SPEC 6.4): `error` then `response.failed`; `response.created` first if needed. */
+  /** In-band failure (SPEC 6.4): `error` (SSE only) then `response.failed`; `response.created` first if needed. */
   private fail(err: HubError): void {
     if (this.closed) return;
     this.closed = true;
@@ -475,7 +479,8 @@ class ResponsesEncoder implements StreamEncoder {
       this.send("response.created", `{"type":"response.created","sequence_number":${this.seq},"response":${r}}`);
     }
     const code = failedCodeForKind(err.kind);
-    this.sendObj("error", { code, message: err.message, param: err.param ?? null });
+    // `write` is the SSE encoder's: only there does an `error` event precede `response.failed` (module doc).
+    if (this.write) this.sendObj("error", { code, message: err.message, param: err.param ?? null });
     const response = this.responseJson("failed", { error: JSON.stringify({ code, message: err.message }), output: this.outputJson() });
     this.send("response.failed", `{"type":"response.failed","sequence_number":${this.seq},"response":${response}}`);
   }
@@ -492,7 +497,8 @@ export function createEncoder(opts: EncoderOptions, write: (text: string) => voi
 /**
  * Creates the encoder of the same events without SSE framing (codec `createEventEncoder`): `emit` gets
  * each event's name (its `type`) and its JSON data, in the order and with the sequence numbers the SSE
- * encoder writes. Never throws.
+ * encoder writes, but for a failure: `response.failed` without the SSE stream's `error` event before
+ * it (module doc). Never throws.
  */
 export function createEventEncoder(opts: EncoderOptions, emit: (event: string, data: string) => void): StreamEncoder {
   return new ResponsesEncoder(opts, emit);

@@ -17,9 +17,15 @@ providers:
   - id: anth
     kind: anthropic
     base_url: "{{FAKE}}"
+  - id: resp
+    kind: openai-responses
+    base_url: "{{FAKE}}"
 accounts:
   - id: anth-1
     provider: anth
+    api_key: env:FAKE_KEY
+  - id: resp-1
+    provider: resp
     api_key: env:FAKE_KEY
 settings:
   flight_recorder: { enabled: true, max_requests: 20 }
@@ -94,7 +100,7 @@ describe("the reply handed to the socket as events", () => {
     expect((await bytesMetric()) - bytesBefore).toBe(sent);
   });
 
-  test("a reply cut off mid-stream: the frames end with error and response.failed, and the request is logged once as upstream_error", async () => {
+  test("a reply cut off mid-stream: the frames end with response.failed alone, as on the native lane, and the request is logged once as upstream_error", async () => {
     gw.fake.reset();
     const r = longReply();
     gw.fake.enqueue({ ...r, sse: r.sse!.slice(0, Math.floor(r.sse!.length / 2)) });
@@ -104,13 +110,36 @@ describe("the reply handed to the socket as events", () => {
     const frames = await c.untilTerminal();
     c.ws.close();
     expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
-    expect(frames.slice(-2).map((f) => f.type)).toEqual(["error", "response.failed"]);
+    expect(frames.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error" } } });
+    expect(frames.filter((f) => f.type === "error")).toEqual([]);
     expect(frames.filter((f) => TERMINAL.has(f.type))).toHaveLength(1);
     await until(() => socketLogs().length > before);
     // The gateway has handled the close (its close frame came back): a second line for the request,
     // had the close reported it again, would be there now (reading the lines settles the after-reply work).
     await c.closed;
     expect(socketLogs().slice(before).map((l) => l.outcome)).toEqual(["upstream_error"]);
+  });
+
+  test("a reply cut off mid-stream ends the same way on the translated lane (Anthropic upstream) and the native one (Responses upstream): response.failed alone, no error frame", async () => {
+    const ends: Record<string, string[]> = {};
+    for (const [model, format] of [["anth/claude-test", "anthropic-messages"], ["resp/gpt-test", "openai-responses"]] as const) {
+      gw.fake.reset();
+      const r = simpleReply(format, { text: PIECES.join(""), textPieces: PIECES, usage: { input: 31, output: 60 } }, true);
+      // cut after the tenth text delta: the reply has started, and is not finished
+      let at = 0;
+      for (let i = 0; i < 10; i++) at = r.sse!.indexOf("\n\n", r.sse!.indexOf(format === "openai-responses" ? "response.output_text.delta" : "text_delta", at)) + 2;
+      gw.fake.enqueue({ ...r, sse: r.sse!.slice(0, at) });
+      const c = await connect(gw.url);
+      c.send({ ...create("hi"), model });
+      const frames = await c.untilTerminal();
+      c.ws.close();
+      expect(frames.map((f) => f.sequence_number), model).toEqual(frames.map((_, i) => i));
+      expect(frames.filter((f) => f.type === "response.output_text.delta").length, model).toBe(10);
+      ends[model] = frames.slice(-2).map((f) => f.type);
+      expect(frames.at(-1), model).toMatchObject({ type: "response.failed", response: { status: "failed", error: { code: "server_error" } } });
+    }
+    expect(ends["anth/claude-test"]).toEqual(["response.output_text.delta", "response.failed"]);
+    expect(ends["resp/gpt-test"]).toEqual(ends["anth/claude-test"]!);
   });
 
   test("a client that leaves mid-reply: the upstream call is cancelled and the request logged once as client_closed", async () => {
