@@ -487,6 +487,12 @@ export interface HubError {
   param?: string;
   /** Seconds until a retry may succeed (becomes `Retry-After`). */
   retryAfterSeconds?: number;
+  /**
+   * Set when a usage limit is used up (a client key's budget, SPEC 9.6): when it resets, ms since the
+   * epoch. The Responses format writes the error as the Codex backend's `usage_limit_reached` with
+   * `resets_at` (formats/openai-responses/errors.ts), the one 429 Codex reports as such.
+   */
+  usageLimitResetsAt?: number;
 }
 
 /** Default HTTP status for each error kind (REFERENCE §5.2). */

@@ -84,8 +84,9 @@ export function formatBudgetAmount(budget: KeyBudget, value: number): string {
 
 /**
  * The error for a refused request (SPEC 2.4): the model allow-list → 403 `permission`; everything
- * else → 429 `rate_limit` with `retryAfterSeconds`. The message names the key, the limit and when it
- * resets (an ISO-8601 UTC time).
+ * else → 429 `rate_limit` with `retryAfterSeconds`, and for a budget used up `usageLimitResetsAt`
+ * (code `key_budget_exceeded`). The message names the key, the limit and when it resets (an ISO-8601
+ * UTC time).
  */
 export function refusalError(keyName: string, refusal: LimitRefusal, now: number): HubError {
   const resetAt = new Date(refusal.resetsAt ?? now + refusal.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -118,11 +119,15 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       break;
     }
   }
-  return hubError("rate_limit", message, {
-    // A refusal that lasts until requests in flight end is a rate limit, not a spent budget.
-    code: refusal.limit === "budget" && refusal.inFlight === undefined && !refusal.heldElsewhere ? "key_budget_exceeded" : "key_rate_limit_exceeded",
+  // A refusal that lasts until requests in flight end is a rate limit, not a spent budget.
+  const spent = refusal.limit === "budget" && refusal.inFlight === undefined && !refusal.heldElsewhere;
+  const err = hubError("rate_limit", message, {
+    code: spent ? "key_budget_exceeded" : "key_rate_limit_exceeded",
     retryAfterSeconds: Math.max(1, Math.ceil(refusal.retryAfterMs / 1000)),
   });
+  // A used-up budget is a usage limit reached (Codex reports it as such, formats/openai-responses/errors.ts).
+  if (spent) err.usageLimitResetsAt = refusal.resetsAt ?? now + refusal.retryAfterMs;
+  return err;
 }
 
 /** How {@link checkKeyLimits} prices a token of the requested model: a target's price, and the routing table. */

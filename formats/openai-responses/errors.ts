@@ -81,8 +81,22 @@ export function hubErrorFromOpenAi(obj: Record<string, unknown> | null | undefin
 /**
  * The HTTP error body for `err` in the Responses format (same envelope as Chat, REFERENCE §3.4):
  * `{"error":{"message","type","param","code"}}`; `param`/`code` are null when unknown.
+ *
+ * A used-up usage limit (`err.usageLimitResetsAt`: a client key's budget) is written as the Codex
+ * backend's (chatgpt.com `…/codex/responses`) error for a used-up plan: `type: "usage_limit_reached"`
+ * and `resets_at` (Unix seconds, the second the message names). Codex (codex-rs `api_bridge.rs`
+ * `map_api_error`) turns any other 429 into "exceeded retry limit, last status: 429 Too Many Requests"
+ * and, over its WebSocket, first waits out the `retry-after` the frame carries (a day, for a 1d
+ * budget); this one it reports at once: "You've hit your usage limit. Try again at <local time>."
+ * (test/e2e/cli/over-budget.test.ts). Codex shows no 429's message, so the words are Codex's; the
+ * message stays the gateway's for every other client.
  */
-export function errorBody(err: HubError): { error: { message: string; type: string; param: string | null; code: string | null } } {
+export function errorBody(err: HubError): { error: { message: string; type: string; param: string | null; code: string | null; resets_at?: number } } {
+  if (err.usageLimitResetsAt !== undefined) {
+    return {
+      error: { message: err.message, type: "usage_limit_reached", param: err.param ?? null, code: err.code ?? null, resets_at: Math.floor(err.usageLimitResetsAt / 1000) },
+    };
+  }
   return {
     error: {
       message: err.message,
