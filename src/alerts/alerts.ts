@@ -4,10 +4,13 @@
  *
  * | event | raised when | subject |
  * |---|---|---|
- * | `quota_threshold` | a key's budget use, or an account's quota window use, crosses one of `settings.alerts.quota_thresholds` (shares, e.g. 0.8) | `key:NAME` / `account:ID` |
+ * | `quota_threshold` | a key's budget use, or an account's quota window use, crosses one of `settings.alerts.quota_thresholds` (shares, e.g. 0.8); a key's budget also when it is used up (share 1, `detail.exhausted: true`, configured or not: its requests are refused from then on) | `key:NAME` / `account:ID` |
  * | `account_quarantined` | an `account_state` event with change `quarantine` | `account:ID` |
  * | `account_locked` | an `account_state` event with change `lock` | `account:ID` |
  * | `circuit_open` / `circuit_closed` | an `account_state` event with that change (once per provider, though the registry reports it per account) | `provider:ID` |
+ *
+ * A budget used up has no event of its own: SPEC 9.7 names the events, and `quota_threshold` is the
+ * one for "a key's budget crossed a share" (SPEC 2.3: shares in (0, 1]); the whole budget is share 1.
  *
  * Each crossing is raised once: a budget's threshold once per budget window, a quota window's once per
  * reset period (see {@link Alerts.scanQuotas}: a reset time that moves with every response does not
@@ -110,29 +113,37 @@ export class Alerts {
 
   /**
    * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
-   * share crossed ({@link budgetShare}). `key` is the key's id (pipeline/key-id.ts): the subject is
+   * share crossed ({@link budgetShare}), and for the share 1 when the budget is used up, configured or
+   * not (after the lower shares, once per window like them). `key` is the key's id (pipeline/key-id.ts): the subject is
    * `key:NAME`, and a key created with a revoked key's name carries its id as `subjectId`. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
-   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second).
+   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second);
+   * `exhausted: true` on the share 1's (the key's requests are refused until `resets_at`).
    */
   budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
     const name = keyNameOfId(key);
     for (const c of changes) {
       const limit = c.budget.usd ?? c.budget.tokens!;
-      for (const t of this.crossed(budgetShare(c.before, limit), budgetShare(c.after, limit))) {
+      const before = budgetShare(c.before, limit);
+      const after = budgetShare(c.after, limit);
+      const shares = this.crossed(before, after);
+      if (before < 1 && after >= 1 && !shares.includes(1)) shares.push(1);
+      for (const t of shares) {
+        const detail: Record<string, unknown> = {
+          kind: "key_budget",
+          window: c.budget.window,
+          unit: c.budget.usd !== undefined ? "usd" : "tokens",
+          limit,
+          used: Number(c.after.toPrecision(12)),
+          threshold: t,
+          // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
+          // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts
+          resets_at: new Date(Math.floor(c.resetsAt / 1000) * 1000).toISOString(),
+        };
+        if (t === 1) detail.exhausted = true;
         this.raise(
           "quota_threshold",
           `key:${name}`,
-          {
-            kind: "key_budget",
-            window: c.budget.window,
-            unit: c.budget.usd !== undefined ? "usd" : "tokens",
-            limit,
-            used: Number(c.after.toPrecision(12)),
-            threshold: t,
-            // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
-            // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts
-            resets_at: new Date(Math.floor(c.resetsAt / 1000) * 1000).toISOString(),
-          },
+          detail,
           now,
           undefined,
           key === name ? undefined : `key:${key}`,

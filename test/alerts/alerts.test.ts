@@ -256,7 +256,28 @@ describe("alert events", () => {
     expect(got.map((a) => [a.detail.threshold, a.detail.resets_at])).toEqual([
       [0.8, "2026-12-06T01:45:30.000Z"],
       [0.95, "2026-12-06T01:45:30.000Z"],
+      [1, "2026-12-06T01:45:30.000Z"],
     ]);
+  });
+
+  test("a key budget used up: the share 1 with exhausted: true, after the configured shares, once per window, configured or not", () => {
+    for (const configured of [[0.8, 0.95], [0.8, 1]]) {
+      const bus = new EventBus();
+      const got = collect(bus);
+      const alerts = new Alerts(bus, { thresholds: () => configured, now: () => T });
+      cleanups.push(() => alerts.close());
+      const budget = { window: "1d" as const, usd: 0.03 };
+      const day1 = T + 86_400_000;
+      // newuser11's tryout: $0.028 then $0.035 of $0.03 (the 95 % alert said it, nothing said "used up")
+      alerts.budgetChanged("bud", [{ budget, before: 0, after: 0.028, resetsAt: day1 }], T);
+      alerts.budgetChanged("bud", [{ budget, before: 0.028, after: 0.035, resetsAt: day1 }], T);
+      alerts.budgetChanged("bud", [{ budget, before: 0.035, after: 0.04, resetsAt: day1 }], T); // over it still: nothing new
+      alerts.budgetChanged("bud", [{ budget, before: 0, after: 0.03, resetsAt: day1 + 86_400_000 }], T + 86_400_000); // the next window, reached exactly
+      const wanted = configured.includes(0.95) ? [[0.8, 0.028, null], [0.95, 0.035, null], [1, 0.035, true]] : [[0.8, 0.028, null], [1, 0.035, true]];
+      expect(got.map((a) => [a.detail.threshold, a.detail.used, a.detail.exhausted ?? null]).slice(0, wanted.length), String(configured)).toEqual(wanted);
+      expect(got.slice(wanted.length).map((a) => [a.detail.threshold, a.detail.exhausted ?? null]).at(-1), String(configured)).toEqual([1, true]);
+      expect(got.filter((a) => a.detail.threshold === 1), String(configured)).toHaveLength(2);
+    }
   });
 
   test("key budgets in USD: a share reached exactly by a sum of costs is crossed (binary floating point), and used reads as a price", () => {
@@ -272,10 +293,11 @@ describe("alert events", () => {
       used += cost;
       alerts.budgetChanged("ci", [{ budget, before, after: used, resetsAt: T + 86_400_000 }], T);
     }
-    // 0.02 + 0.02 is 80 % of $0.05 exactly: both thresholds then, not 0.8 one request later
+    // 0.02 + 0.02 is 80 % of $0.05 exactly: both thresholds then, not 0.8 one request later; $0.058 used it up
     expect(got.map((a) => [a.detail.threshold, a.detail.used])).toEqual([
       [0.5, 0.04],
       [0.8, 0.04],
+      [1, 0.058],
     ]);
     alerts.budgetChanged("ci", [{ budget: { window: "5h", usd: 0.1 }, before: 0.036, after: 0.036 + 0.018, resetsAt: T + 18_000_000 }], T);
     expect(got.at(-1)!.detail.used).toBe(0.054);

@@ -11,6 +11,7 @@ test("each alert the gateway raises reads as one sentence saying what holds now"
   const said = [
     { event: "quota_threshold", subject: "key:ci", detail: { kind: "key_budget", window: "1d", unit: "usd", limit: 0.03, used: 0.028, threshold: 0.8, resets_at: "2026-12-06T01:45:30.382Z" } },
     { event: "quota_threshold", subject: "key:ci", detail: { kind: "key_budget", window: "1d", unit: "usd", limit: 0.03, used: 0.035, threshold: 0.95, resets_at: "2026-12-06T01:45:30.382Z" } },
+    { event: "quota_threshold", subject: "key:ci", detail: { kind: "key_budget", window: "1d", unit: "usd", limit: 0.03, used: 0.035, threshold: 1, exhausted: true, resets_at: "2026-12-06T01:45:30.382Z" } },
     { event: "quota_threshold", subject: "key:bulk", detail: { kind: "key_budget", window: "1h", unit: "tokens", limit: 100000, used: 81234, threshold: 0.8, resets_at: "2026-12-05T03:00:00.000Z" } },
     { event: "quota_threshold", subject: "account:fc-3", detail: { kind: "account_quota", window: "requests", model: "m-quota", used_share: 1, threshold: 0.95, resets_at: "2026-12-05T02:01:00.000Z" } },
     { event: "account_locked", subject: "account:fc-1", detail: { reason: "401 unauthorized" } },
@@ -22,6 +23,7 @@ test("each alert the gateway raises reads as one sentence saying what holds now"
   expect(said).toEqual([
     "key ci passed 80 % of its 1d budget ($0.0280 of $0.0300); the window resets at 01:45.",
     "key ci passed 95 % of its 1d budget ($0.0350 of $0.0300): its requests are refused until the window resets at 01:45.",
+    "key ci used up its 1d budget ($0.0350 of $0.0300): its requests are refused until the window resets at 01:45.",
     "key bulk passed 80 % of its 1h budget (81,234 tokens of 100,000 tokens); the window resets at 03:00.",
     "account fc-3 passed 95 % of its requests quota window for m-quota (100 % used); it resets at 02:01.",
     "account fc-1 was locked: 401 unauthorized; it serves no request while locked.",

@@ -69,11 +69,12 @@ test("an alert raised before the page opened is listed, one raised while it is o
     expect(await rows.first().innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci passed 80 % of its 1d budget \\(90 tokens of 100 tokens\\); the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
     await page.evaluate("window.__samePage = 1");
 
-    // the 95 % crossing (and the budget's end) while the page is open
-    await askThen(1, 2);
-    await page.locator("ul.alerts").filter({ hasText: "passed 95 %" }).waitFor({ timeout: 10_000 });
-    expect(await rows.count()).toBe(2);
-    expect(await rows.first().innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci passed 95 % of its 1d budget \\(108 tokens of 100 tokens\\): its requests are refused until the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
+    // the 95 % crossing and the budget used up (an alert of its own, after it) while the page is open
+    await askThen(1, 3);
+    await page.locator("ul.alerts").filter({ hasText: "used up" }).waitFor({ timeout: 10_000 });
+    expect(await rows.count()).toBe(3);
+    expect(await rows.nth(0).innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci used up its 1d budget \\(108 tokens of 100 tokens\\): its requests are refused until the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
+    expect(await rows.nth(1).innerText()).toMatch(new RegExp(`^${TIME}\\s+quota threshold\\s+key ci passed 95 % of its 1d budget \\(108 tokens of 100 tokens\\): its requests are refused until the window resets at ([A-Z][a-z]{2} \\d+ )?${TIME}\\.$`));
     await page.screenshot({ path: join(SHOTS, "overview-recent-alerts.png"), fullPage: true });
     expect(await page.evaluate("window.__samePage")).toBe(1); // never reloaded
 

@@ -78,6 +78,25 @@ settings:
     expect(hook.got[0].headers["content-type"]).toBe("application/json");
   });
 
+  test("the budget used up (the 6th request: 108 of 100 tokens): an alert of its own, the share 1 with exhausted, once, though 1 is not configured; the next request is refused and raises nothing", async () => {
+    const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] });
+    await until(() => events().filter((e) => e.subject === "key:b").length === 3);
+    const refused = await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }).catch((e) => e);
+    expect(refused.status).toBe(429);
+    await until(allDelivered);
+    const got = events().filter((e) => e.subject === "key:b");
+    expect(got.map((e) => [e.event, e.detail.threshold, e.detail.used, e.detail.exhausted ?? null])).toEqual([
+      ["quota_threshold", 0.5, 54, null],
+      ["quota_threshold", 0.9, 90, null],
+      ["quota_threshold", 1, 108, true],
+    ]);
+    // the reset it names is the one the refusal names
+    expect(refused.error.message).toContain(`(at ${got[2].detail.resets_at.replace(/\.000Z$/, "Z")})`);
+    const recent = (await (await fetch(`${gw.url}/admin/api/alerts`)).json()) as any;
+    expect(recent.alerts[0]).toMatchObject({ event: "quota_threshold", subject: "key:b", detail: { threshold: 1, exhausted: true } });
+  });
+
   test("an account's quota window from the provider's rate-limit headers: 0.5 and 0.9 crossed, raised once", async () => {
     const reset = new Date(Date.now() + 3_600_000).toISOString();
     const headers = { "anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "8", "anthropic-ratelimit-requests-reset": reset };

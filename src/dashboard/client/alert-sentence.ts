@@ -42,7 +42,10 @@ export function alertSentence(a: AlertLike, time: (ms: number) => string): strin
         const amount = (v: number) => (d.unit === "usd" ? dollars(v) : `${Math.round(v).toLocaleString("en-US")} tokens`);
         const of = used !== undefined && limit !== undefined ? ` (${amount(used)} of ${amount(limit)})` : "";
         const over = used !== undefined && limit !== undefined && used >= limit;
-        return `${who} passed ${threshold !== undefined ? share(threshold) : "a share"} of its ${str(d.window) ?? ""} budget${of}${over ? `: its requests are refused${resets ? ` until the window resets at ${resets}` : ""}` : resets ? `; the window resets at ${resets}` : ""}.`;
+        const refused = `: its requests are refused${resets ? ` until the window resets at ${resets}` : ""}`;
+        // the share 1 (`exhausted`, src/alerts/alerts.ts): the budget used up, said as such
+        if (d.exhausted === true || threshold === 1) return `${who} used up its ${str(d.window) ?? ""} budget${of}${refused}.`;
+        return `${who} passed ${threshold !== undefined ? share(threshold) : "a share"} of its ${str(d.window) ?? ""} budget${of}${over ? refused : resets ? `; the window resets at ${resets}` : ""}.`;
       }
       const model = str(d.model);
       const used = num(d.used_share);
