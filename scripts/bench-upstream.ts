@@ -1,7 +1,8 @@
 #!/usr/bin/env bun
 /**
  * A minimal, fast fake LLM upstream for scripts/bench (not for tests: test/support/fake-upstream.ts
- * records and scripts every request; this one precomputes every reply and does as little as possible
+ * records and scripts every request; this one precomputes every reply (a Responses one once per
+ * distinct request, for its echo) and does as little as possible
  * per request so the upstream's own cost stays small and constant across the lanes measured).
  *
  * Usage: `bun scripts/bench-upstream.ts` — listens on 127.0.0.1:0 and prints `{"port":N}` on stdout.
@@ -14,7 +15,10 @@
  * - a model containing `bench-big` → a {@link BIG_EVENTS}-event stream (stream throughput);
  * - a model containing `bench-hold` → the events up to the first content delta at once, then the
  *   stream stays open until the client goes away (open idle streams);
- * - Chat: `"include_usage":true` → the usage-only chunk before `[DONE]` (as OpenAI does).
+ * - Chat: `"include_usage":true` → the usage-only chunk before `[DONE]` (as OpenAI does);
+ * - Responses: the response object echoes the request (`instructions`, `max_output_tokens`, `tools`
+ *   and the other settings) with the members of OpenAI's recorded replies, as the API does
+ *   ({@link responsesEcho}); made once per distinct request text (every request of a lane is the same).
  *
  * {@link benchToolReply} answers with a JSON reply of a short text and one tool call instead (a coding
  * agent's usual turn); no lane of scripts/bench uses it (bench-alloc.ts `--tool` does).
@@ -121,39 +125,109 @@ const MESSAGES_TOOL_JSON = JSON.stringify({
 
 // ---- OpenAI Responses ---------------------------------------------------------------------------
 
-function responsesStream(deltas: number): string {
+/**
+ * The response object's members that OpenAI's Responses API sends besides id, status, output and usage,
+ * in its order, taken from the request (`echo`) or at the API's defaults: the recorded streams and
+ * bodies of the shared fixtures (`openai-responses/text.sse`, `text.json`) carry every one of them in
+ * `response.created`, `response.in_progress` and `response.completed`, and the API reference's
+ * response object echoes the request's `instructions`, `max_output_tokens`, `tools`, `temperature` and
+ * the other settings (a request without `instructions` reads `"instructions":null`). Before
+ * docs/performance.md item 211 the bench's replies echoed nothing (5,702 bytes against switchyard's
+ * 12,813 on the responses→chat stream): Responses lanes are not comparable across that change.
+ */
+function responsesEcho(req: Record<string, unknown>, status: string) {
+  const at = <T>(key: string, dflt: T) => (req[key] === undefined ? dflt : req[key]);
+  return {
+    background: at("background", false),
+    error: null,
+    frequency_penalty: 0,
+    incomplete_details: null,
+    instructions: at("instructions", null),
+    max_output_tokens: at("max_output_tokens", null),
+    max_tool_calls: at("max_tool_calls", null),
+    model: "gpt-bench",
+    parallel_tool_calls: at("parallel_tool_calls", true),
+    presence_penalty: 0,
+    previous_response_id: at("previous_response_id", null),
+    prompt_cache_key: at("prompt_cache_key", null),
+    prompt_cache_retention: null,
+    reasoning: at("reasoning", { effort: null, summary: null }),
+    safety_identifier: at("safety_identifier", null),
+    // "auto" until the reply is complete, then the tier that served it (as recorded).
+    service_tier: at("service_tier", status === "completed" ? "default" : "auto"),
+    store: at("store", true),
+    temperature: at("temperature", 1),
+    text: at("text", { format: { type: "text" }, verbosity: "medium" }),
+    tool_choice: at("tool_choice", "auto"),
+    tools: at("tools", []),
+    top_logprobs: at("top_logprobs", 0),
+    top_p: at("top_p", 1),
+    truncation: at("truncation", "disabled"),
+    user: at("user", null),
+    metadata: at("metadata", {}),
+  };
+}
+/** The whole response object in the API's member order, `output` and `usage` in place. */
+function responseObject(req: Record<string, unknown>, status: string, output: unknown[], usage: unknown) {
+  const { background, error, frequency_penalty, incomplete_details, instructions, max_output_tokens, max_tool_calls, model, ...rest } = responsesEcho(req, status);
+  const { user, metadata, ...settings } = rest;
+  return {
+    id: "resp_bench",
+    object: "response",
+    created_at: 1700000000,
+    status,
+    background,
+    completed_at: status === "completed" ? 1700000001 : null,
+    error,
+    frequency_penalty,
+    incomplete_details,
+    instructions,
+    max_output_tokens,
+    max_tool_calls,
+    model,
+    output,
+    ...settings,
+    usage,
+    user,
+    metadata,
+  };
+}
+const responsesUsage = (deltas: number) => ({ input_tokens: 42, input_tokens_details: { cached_tokens: 0 }, output_tokens: deltas, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 42 + deltas });
+/** An `output_text` part as the API sends it (`logprobs` always, empty unless asked for). */
+const textPart = (text: string) => ({ type: "output_text", annotations: [], logprobs: [], text });
+
+/**
+ * A streamed Responses reply to request `req` (parsed JSON) with `deltas` text deltas, shaped as the
+ * recorded `openai-responses/text.sse`: the response object with the request's echo in its three
+ * response events, `logprobs` on parts and deltas. Not the recording's `obfuscation` padding on each
+ * delta nor its 50-hex ids (the bench's Chat and Messages streams have neither their providers'
+ * padding nor their id lengths): what the comparison needs is the protocol's echo, which a gateway
+ * translating into Responses must send too.
+ */
+function responsesStream(req: Record<string, unknown>, deltas: number): string {
   let seq = 0;
-  const ev = (type: string, data: Record<string, unknown>) => named(type, { type, sequence_number: seq++, ...data });
-  const base = { id: "resp_bench", object: "response", created_at: 1700000000, model: "gpt-bench", output: [] as unknown[] };
-  let s = ev("response.created", { response: { ...base, status: "in_progress" } });
-  s += ev("response.in_progress", { response: { ...base, status: "in_progress" } });
-  const item = { id: "msg_bench", type: "message", status: "in_progress", role: "assistant", content: [] as unknown[] };
-  s += ev("response.output_item.added", { output_index: 0, item });
-  s += ev("response.content_part.added", { item_id: "msg_bench", output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+  const ev = (type: string, data: Record<string, unknown>) => named(type, { type, ...data, sequence_number: seq++ });
+  let s = ev("response.created", { response: responseObject(req, "in_progress", [], null) });
+  s += ev("response.in_progress", { response: responseObject(req, "in_progress", [], null) });
+  s += ev("response.output_item.added", { item: { id: "msg_bench", type: "message", status: "in_progress", content: [], role: "assistant" }, output_index: 0 });
+  s += ev("response.content_part.added", { content_index: 0, item_id: "msg_bench", output_index: 0, part: textPart("") });
   let text = "";
   for (let i = 0; i < deltas; i++) {
     text += word(i);
-    s += ev("response.output_text.delta", { item_id: "msg_bench", output_index: 0, content_index: 0, delta: word(i) });
+    s += ev("response.output_text.delta", { content_index: 0, delta: word(i), item_id: "msg_bench", logprobs: [], output_index: 0 });
   }
-  s += ev("response.output_text.done", { item_id: "msg_bench", output_index: 0, content_index: 0, text });
-  const part = { type: "output_text", text, annotations: [] };
-  s += ev("response.content_part.done", { item_id: "msg_bench", output_index: 0, content_index: 0, part });
-  const done = { ...item, status: "completed", content: [part] };
-  s += ev("response.output_item.done", { output_index: 0, item: done });
-  s += ev("response.completed", {
-    response: { ...base, status: "completed", output: [done], usage: { input_tokens: 42, output_tokens: deltas, total_tokens: 42 + deltas } },
-  });
+  s += ev("response.output_text.done", { content_index: 0, item_id: "msg_bench", logprobs: [], output_index: 0, text });
+  s += ev("response.content_part.done", { content_index: 0, item_id: "msg_bench", output_index: 0, part: textPart(text) });
+  const done = { id: "msg_bench", type: "message", status: "completed", content: [textPart(text)], role: "assistant" };
+  s += ev("response.output_item.done", { item: done, output_index: 0 });
+  s += ev("response.completed", { response: responseObject(req, "completed", [done], responsesUsage(deltas)) });
   return s;
 }
-const RESPONSES_JSON = JSON.stringify({
-  id: "resp_bench",
-  object: "response",
-  created_at: 1700000000,
-  status: "completed",
-  model: "gpt-bench",
-  output: [{ id: "msg_bench", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: TEXT, annotations: [] }] }],
-  usage: { input_tokens: 42, output_tokens: SMALL_DELTAS, total_tokens: 42 + SMALL_DELTAS },
-});
+/** A non-streamed Responses reply to `req`, shaped as the recorded `openai-responses/text.json`. */
+function responsesJson(req: Record<string, unknown>): string {
+  const { id, object, created_at, status, background, ...rest } = responseObject(req, "completed", [{ id: "msg_bench", type: "message", status: "completed", content: [textPart(TEXT)], role: "assistant" }], responsesUsage(SMALL_DELTAS));
+  return JSON.stringify({ id, object, created_at, status, background, billing: { payer: "developer" }, ...rest });
+}
 
 const RESPONSES_TOOL_JSON = JSON.stringify({
   id: "resp_bench",
@@ -219,27 +293,66 @@ interface Bodies {
   /** The first event of a held stream. */
   first: Uint8Array;
 }
-function bodies(fmt: Fmt): Bodies {
-  const stream = (n: number, usage: boolean) => (fmt === "chat" ? chatStream(n, usage) : fmt === "messages" ? messagesStream(n) : fmt === "responses" ? responsesStream(n) : geminiStream(n));
+/** `make`'s members as getters, each made on its first read and kept (a Responses body's 20,000-event stream is made only if asked for). */
+function lazily<T extends object>(make: { [K in keyof T]: () => T[K] }): T {
+  const out = {} as T;
+  for (const key of Object.keys(make) as (keyof T)[]) {
+    Object.defineProperty(out, key, {
+      get() {
+        const value = make[key]();
+        Object.defineProperty(out, key, { value });
+        return value;
+      },
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** The replies of format `fmt`; a Responses reply echoes `req`, the request (parsed JSON), as OpenAI's does. */
+function bodies(fmt: Fmt, req: Record<string, unknown> = {}): Bodies {
+  const stream = (n: number, usage: boolean) => (fmt === "chat" ? chatStream(n, usage) : fmt === "messages" ? messagesStream(n) : fmt === "responses" ? responsesStream(req, n) : geminiStream(n));
   // BIG_EVENTS events in all: the framing events of each format plus content deltas.
   const framing = { chat: 2, messages: 5, responses: 8, gemini: 1 }[fmt];
-  const small = stream(SMALL_DELTAS, false);
   // A held stream sends everything up to and including the first content delta: a gateway commits
   // (writes to its client) only once content arrived (SPEC R-8).
-  const firstDelta = small.indexOf({ chat: '"content":"The"', messages: '"text_delta"', responses: '"response.output_text.delta"', gemini: '"text":"The"' }[fmt]);
-  const sep = fmt === "gemini" ? "\r\n\r\n" : "\n\n";
-  const firstEnd = small.indexOf(sep, firstDelta) + sep.length;
-  return {
-    json: enc.encode({ chat: CHAT_JSON, messages: MESSAGES_JSON, responses: RESPONSES_JSON, gemini: GEMINI_JSON }[fmt]),
-    toolJson: enc.encode({ chat: CHAT_TOOL_JSON, messages: MESSAGES_TOOL_JSON, responses: RESPONSES_TOOL_JSON, gemini: GEMINI_TOOL_JSON }[fmt]),
-    small: enc.encode(small),
-    smallUsage: enc.encode(stream(SMALL_DELTAS, true)),
-    big: enc.encode(stream(BIG_EVENTS - framing, false)),
-    bigUsage: enc.encode(stream(BIG_EVENTS - framing, true)),
-    first: enc.encode(small.slice(0, firstEnd)),
+  const first = () => {
+    const small = stream(SMALL_DELTAS, false);
+    const firstDelta = small.indexOf({ chat: '"content":"The"', messages: '"text_delta"', responses: '"response.output_text.delta"', gemini: '"text":"The"' }[fmt]);
+    const sep = fmt === "gemini" ? "\r\n\r\n" : "\n\n";
+    return enc.encode(small.slice(0, small.indexOf(sep, firstDelta) + sep.length));
   };
+  return lazily<Bodies>({
+    json: () => enc.encode(fmt === "responses" ? responsesJson(req) : { chat: CHAT_JSON, messages: MESSAGES_JSON, gemini: GEMINI_JSON }[fmt]),
+    toolJson: () => enc.encode({ chat: CHAT_TOOL_JSON, messages: MESSAGES_TOOL_JSON, responses: RESPONSES_TOOL_JSON, gemini: GEMINI_TOOL_JSON }[fmt]),
+    small: () => enc.encode(stream(SMALL_DELTAS, false)),
+    smallUsage: () => enc.encode(stream(SMALL_DELTAS, true)),
+    big: () => enc.encode(stream(BIG_EVENTS - framing, false)),
+    bigUsage: () => enc.encode(stream(BIG_EVENTS - framing, true)),
+    first,
+  });
 }
 const BODIES: Record<Fmt, Bodies> = { chat: bodies("chat"), messages: bodies("messages"), responses: bodies("responses"), gemini: bodies("gemini") };
+
+/** Responses replies by request text: every bench request of a lane is the same text, so its echo is made once. */
+const RESPONSES_BY_BODY = new Map<string, Bodies>();
+/** The most request texts {@link RESPONSES_BY_BODY} keeps (it is emptied when full). */
+const RESPONSES_MEMO_MAX = 64;
+/** The replies to Responses request `body` (JSON text; not JSON or not an object: echoed as an empty request). */
+function responsesBodies(body: string): Bodies {
+  let b = RESPONSES_BY_BODY.get(body);
+  if (b) return b;
+  let req: unknown;
+  try {
+    req = JSON.parse(body);
+  } catch {
+    req = {};
+  }
+  b = bodies("responses", req !== null && typeof req === "object" && !Array.isArray(req) ? (req as Record<string, unknown>) : {});
+  if (RESPONSES_BY_BODY.size >= RESPONSES_MEMO_MAX) RESPONSES_BY_BODY.clear();
+  RESPONSES_BY_BODY.set(body, b);
+  return b;
+}
 
 const SSE = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" };
 const JSON_H = { "content-type": "application/json" };
@@ -264,7 +377,7 @@ let held = 0;
 export function benchReply(path: string, body: string, signal?: AbortSignal): Response | undefined {
   const fmt = formatOf(path);
   if (!fmt) return undefined;
-  const b = BODIES[fmt];
+  const b = fmt === "responses" ? responsesBodies(body) : BODIES[fmt];
   const streamed = fmt === "gemini" ? path.endsWith(":streamGenerateContent") : body.includes('"stream":true');
   if (!streamed) return new Response(b.json, { headers: JSON_H });
   const usage = fmt === "chat" && body.includes('"include_usage":true');
