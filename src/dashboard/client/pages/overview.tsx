@@ -167,6 +167,9 @@ export function OverviewPage() {
     [rateRows],
   );
   const rateTotal = rateRows.reduce((n, b) => n + b.requests, 0);
+  // Until the usage store has answered (or while it cannot: a database outage), the tiles read "–":
+  // a 0 there read as "no traffic" beside the outage banner (newuser12a's tryout, G19).
+  const known = usage.data !== undefined;
   const rows = usage.data?.rows ?? [];
   const buckets = usage.data?.series?.buckets ?? [];
   const times = buckets.map((b) => b.t);
@@ -199,12 +202,12 @@ export function OverviewPage() {
       </header>
       <ErrorLine error={usage.error} />
       <div class="stats">
-        <Stat label="Requests" value={count(requests)} sub={range.label.toLowerCase()} />
-        <Stat label="Errors" value={count(errors)} sub={requests ? <><span class="nowrap">{pct(errors / requests)}</span> of requests</> : "–"} tone={errors ? "bad" : undefined} />
-        <Stat label="Fallbacks" value={count(fallbacks)} sub={requests ? <><span class="nowrap">{pct(fallbacks / requests)}</span> of requests</> : "–"} tone={fallbacks ? "warn" : undefined} />
+        <Stat label="Requests" value={known ? count(requests) : "–"} sub={range.label.toLowerCase()} />
+        <Stat label="Errors" value={known ? count(errors) : "–"} sub={requests ? <><span class="nowrap">{pct(errors / requests)}</span> of requests</> : "–"} tone={errors ? "bad" : undefined} />
+        <Stat label="Fallbacks" value={known ? count(fallbacks) : "–"} sub={requests ? <><span class="nowrap">{pct(fallbacks / requests)}</span> of requests</> : "–"} tone={fallbacks ? "warn" : undefined} />
         {/* a narrow tile wraps between "in" and "out", never inside a figure */}
-        <Stat label="Tokens" value={count(tokensIn + tokensOut)} sub={<><span class="nowrap">{count(tokensIn)} in</span> · <span class="nowrap">{count(tokensOut)} out</span></>} />
-        <Stat label="Cost" value={costUnknown ? "–" : usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
+        <Stat label="Tokens" value={known ? count(tokensIn + tokensOut) : "–"} sub={known ? <><span class="nowrap">{count(tokensIn)} in</span> · <span class="nowrap">{count(tokensOut)} out</span></> : "–"} />
+        <Stat label="Cost" value={!known || costUnknown ? "–" : usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
         <Stat label="Request rate" value={`${count(lastMinute(rateRows))}/min`} sub="live, last minute" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>

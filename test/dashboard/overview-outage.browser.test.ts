@@ -1,0 +1,65 @@
+/**
+ * The Overview tiles while the usage store cannot answer (a shared PostgreSQL away: the admin API
+ * answers 503 `unavailable_error`, src/store/postgres/db.ts), in a real Chromium. The tiles read "–"
+ * beside the banner, not a confident 0: an operator glancing at them during an incident read "no
+ * traffic" (newuser12a's tryout, G19). The usage read is answered here with the store's own 503 body
+ * (a real outage is driven in test/e2e/multi-instance-changes.test.ts); once it answers, the figures
+ * come back.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
+import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+test("while the usage store cannot answer, the Overview tiles read – (not 0); when it answers, the figures", async () => {
+  const sent = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+  });
+  expect(sent.status).toBe(200);
+  await sent.text();
+
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    let away = true;
+    // the tiles' read (since=1h); the rate chart's own read (since=30m) passes
+    await page.route(/\/admin\/api\/usage\?.*since=1h/, (route) =>
+      away
+        ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) })
+        : route.continue(),
+    );
+    await page.goto(`${gw.url}/dashboard/`);
+    await page.locator(".error-line", { hasText: "the database cannot be reached" }).waitFor({ timeout: 10_000 });
+    const tiles = () =>
+      page.locator(".stat").evaluateAll((stats) =>
+        Object.fromEntries(stats.map((s) => [s.querySelector(".stat-label")!.textContent, s.querySelector(".stat-value")!.textContent])),
+      );
+    const shown = await tiles();
+    expect([shown.Requests, shown.Errors, shown.Fallbacks, shown.Tokens, shown.Cost]).toEqual(["–", "–", "–", "–", "–"]);
+
+    away = false;
+    await page.click('.seg button:has-text("Last day")');
+    await page.click('.seg button:has-text("Last hour")');
+    for (const end = Date.now() + 10_000; (await tiles()).Requests !== "1" && Date.now() < end; ) await Bun.sleep(100);
+    const back = await tiles();
+    expect([back.Requests, back.Errors]).toEqual(["1", "0"]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
