@@ -331,7 +331,7 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
       const revoke = await admin(b, "/keys/plain-db", { method: "DELETE" });
       const alias = await admin(b, "/aliases", { method: "POST", body: JSON.stringify({ name: "later", target: "up/gpt-later" }) });
       for (const r of [...reads, change, revoke, alias]) {
-        expect([r.status, r.body.error?.type, r.body.error?.message]).toEqual([503, "unavailable_error", "the database cannot be reached; serving from memory"]);
+        expect([r.status, r.body.error?.type, r.body.error?.message]).toEqual([503, "unavailable_error", "the database cannot be reached, so this was not done; requests are still served from memory: try again when it answers"]);
       }
     } finally {
       await pg.start();

@@ -30,6 +30,13 @@ export const PROBE_ANSWER_MS = 5_000;
 const MAX_STALLED_PROBES = 2;
 
 /**
+ * What a read that needs the database says while it cannot be reached (the admin API's 503, the
+ * dashboard's banner). "serving from memory" alone read as if a refused key create had been done in
+ * memory (newuser12a's tryout, G5): it says nothing was done and that requests are still served.
+ */
+export const UNAVAILABLE_MESSAGE = "the database cannot be reached, so this was not done; requests are still served from memory: try again when it answers";
+
+/**
  * Whether an error means "the database cannot be reached" (as opposed to a rejected statement):
  * Bun's connection errors (`ERR_POSTGRES_CONNECTION_*`, socket and timeout codes) and the server's
  * connection-exception (SQLSTATE class 08), insufficient-resources (class 53: too many connections,
@@ -92,13 +99,13 @@ export class PgContext {
    */
   async read<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
     this.assertOpen();
-    if (!this.reachable) throw new StoreError("unavailable", "the database cannot be reached; serving from memory");
+    if (!this.reachable) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
     try {
       return await fn(this.sql);
     } catch (err) {
       if (isUnavailable(err)) {
         this.degrade(err);
-        throw new StoreError("unavailable", "the database cannot be reached; serving from memory");
+        throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
       }
       throw err;
     }
