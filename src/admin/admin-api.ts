@@ -3,6 +3,7 @@
  * the caller is local and keys are not required. The CLI authenticates with the per-start admin token
  * it reads from instance.json (SPEC 2.2), so it keeps working when `require_api_key` is on.
  */
+import { roundUsd } from "../limits/dollars.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
@@ -301,5 +302,5 @@ export function adminApi(deps: AdminDeps) {
  * got the noise). A row without a cost is handed back as it is.
  */
 function roundCost<T extends { costUsd?: number }>(row: T): T {
-  return typeof row.costUsd === "number" && row.costUsd !== 0 ? { ...row, costUsd: Number(row.costUsd.toPrecision(12)) } : row;
+  return typeof row.costUsd === "number" && row.costUsd !== 0 ? { ...row, costUsd: roundUsd(row.costUsd) } : row;
 }

@@ -19,6 +19,7 @@
  * raised before). Nothing here runs on the request path except {@link Alerts.budgetChanged}, which is
  * a few comparisons.
  */
+import { roundUsd } from "../limits/dollars.ts";
 import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
 import { keyNameOfId } from "../../pipeline/index.ts";
 import type { BudgetChange } from "../../pipeline/ports.ts";
@@ -81,7 +82,8 @@ export class Alerts {
   }
 
   private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now(), periodEnd?: number, subjectId?: string): void {
-    const alert: AlertEvent = { type: "alert", event, at, subject, detail };
+    // whole milliseconds: a budget's alert carried the settling clock's fraction (1796446018488.1301)
+    const alert: AlertEvent = { type: "alert", event, at: Math.round(at), subject, detail };
     if (periodEnd !== undefined) alert.periodEnd = periodEnd;
     if (subjectId !== undefined) alert.subjectId = subjectId;
     this.bus.publish(alert);
@@ -133,7 +135,7 @@ export class Alerts {
           window: c.budget.window,
           unit: c.budget.usd !== undefined ? "usd" : "tokens",
           limit,
-          used: Number(c.after.toPrecision(12)),
+          used: roundUsd(c.after),
           threshold: t,
           // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
           // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts

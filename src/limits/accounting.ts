@@ -13,6 +13,7 @@ import type { StopReason } from "../../formats/hub.ts";
 import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
+import { roundUsd } from "./dollars.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
 /** The provider and model that served a request. */
@@ -120,7 +121,7 @@ export class RequestAccounting {
     const tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {
       const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage);
-      if (cost.usd !== undefined) rec.costUsd = cost.usd;
+      if (cost.usd !== undefined) rec.costUsd = roundUsd(cost.usd);
       if (cost.unpriced) rec.unpriced = true;
       else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
     }

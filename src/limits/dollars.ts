@@ -5,6 +5,15 @@
  */
 
 /**
+ * A USD amount to 12 significant digits: a sum or product of prices in binary floating point reads
+ * 0.19999999999999998 where $0.20 was spent (a request's log line and span, a key's budget use in
+ * `GET /admin/api/keys`; newuser12a's tryout, G8). 0 and non-finite values are returned as they are.
+ */
+export function roundUsd(usd: number): number {
+  return usd === 0 || !Number.isFinite(usd) ? usd : Number(usd.toPrecision(12));
+}
+
+/**
  * "$12.34" from $1, "$0.0123" from $0.0001, below that two significant digits ("$0.000016", never
  * "$0.0000"); nothing as "$0.00". Cents alone read a $0.054 spend of a $0.05 budget as "$0.05 of $0.05".
  */
