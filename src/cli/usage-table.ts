@@ -34,7 +34,7 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
   model: "requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
   account: "requests no account served (refused, e.g. by a key limit, or failed before reaching one)",
   provider: "requests no provider served (refused, e.g. by a key limit, or failed before reaching one)",
-  key: "requests sent without a client key (allowed from this machine while keys are not required)",
+  key: "requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one",
 };
 
 

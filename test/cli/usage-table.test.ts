@@ -42,7 +42,7 @@ describe("usage table", () => {
   });
 
   test("by key: (none) is requests without a client key; no legend when nothing needs one", () => {
-    expect(usageLines([row(null)], "key", tsv).slice(1)).toEqual(["", "(none): requests sent without a client key (allowed from this machine while keys are not required)"]);
+    expect(usageLines([row(null)], "key", tsv).slice(1)).toEqual(["", "(none): requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one"]);
     const plain = usageLines([row("ci", { costUsd: 1.5 })], "account", tsv);
     expect(plain).toHaveLength(1);
     expect(plain[0]).toStartWith("account\trequests\t");

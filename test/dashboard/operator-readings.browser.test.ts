@@ -1,8 +1,8 @@
 /**
  * What a new operator reads after a mix of requests (SPEC 9.4). Usage's table: requests refused before
  * routing (a body that is not JSON, an unknown model) and requests sent without a client key form the
- * group without a value. Its row names what it holds ("no model (refused or failed before one)", "no key
- * (sent without one)"), not "(none)"; its Cost reads "–" as those calls do in Calls (nothing was
+ * group without a value. Its row names what it holds ("no model (refused or failed before one)", "no
+ * valid key (none sent, or a wrong or revoked one)"), not "(none)"; its Cost reads "–" as those calls do in Calls (nothing was
  * billed), not "$0"; and a note says why a group's Avg total can be below its Avg first byte (Avg
  * total averages every request, refusals included; Avg first byte only the answered ones). At 1440 and
  * 390 px. Accounts: the count of conversations bound to an account (session affinity) is named for what
@@ -59,7 +59,7 @@ test("the refused requests' group says what it is, costs '–' not '$0', and the
       await w.page.screenshot({ path: join(SHOTS, `usage-groups-${width}.png`), fullPage: true });
       await w.page.getByRole("button", { name: "by key" }).click();
       await w.settled();
-      await w.page.locator('table.usage tbody tr[data-group=""] td', { hasText: "no key (sent without one)" }).waitFor({ timeout: 5000 });
+      await w.page.locator('table.usage tbody tr[data-group=""] td', { hasText: "no valid key (none sent, or a wrong or revoked one)" }).waitFor({ timeout: 5000 });
     }
     expect(w.errors).toEqual([]);
     expect(w.failed).toEqual([]);

@@ -35,10 +35,11 @@ export function costNote(rows: readonly UsageRow[]): string {
  * The label of the group whose value is absent (the store's `null` group), for the grouping `by` (the
  * CLI's `usage` legend says the same, src/cli/usage-table.ts): a request refused (a bad body, an unknown
  * model, a key limit) or failed before reaching a target has no model, account or provider; one sent
- * without a client key (allowed from this machine while keys are not required) has no key.
+ * without a client key (allowed from this machine while keys are not required), or refused for a wrong
+ * or revoked one, has no key (it read "sent without one" for a revoked key's 401s: newuser12a, G10).
  */
 export function noGroupLabel(by: (typeof GROUPS)[number]): string {
-  if (by === "key") return "no key (sent without one)";
+  if (by === "key") return "no valid key (none sent, or a wrong or revoked one)";
   return `no ${by} (refused or failed before one)`;
 }
 
