@@ -65,6 +65,7 @@ import { claimAlertsIn } from "./alerts/alert-claim.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
 import { RecentAlerts } from "./alerts/recent-alerts.ts";
+import { AlertLog } from "./alerts/alert-log.ts";
 import type { Store } from "./store/types.ts";
 import { VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
@@ -310,6 +311,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const claim = store.shared ? claimAlertsIn(store) : undefined;
   if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
   const recentAlerts = new RecentAlerts(bus);
+  const alertLog = new AlertLog(bus, log, () => secrets());
   const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log, claim });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
@@ -584,6 +586,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       registry.close();
       alerts.close();
       recentAlerts.close();
+      alertLog.close();
       watcher?.();
       void server.stop(false);
       const deadline = Date.now() + graceMs;
