@@ -42,7 +42,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
   const { isUnavailable } = await import("./postgres/db.ts");
   const safe = new URL(database);
   const where = `${safe.protocol}//${safe.host}${safe.pathname}`;
-  let store: Store;
+  let store: Store & { createdSchema?: number };
   try {
     store = await openPostgresStore({
       url: database,
@@ -58,11 +58,13 @@ export async function openStore(database: string | undefined, dataDir: string, t
     throw new Error(
       isUnavailable(err)
         ? `cannot reach the PostgreSQL database ${where} (${said}): check that it runs and accepts connections there, and the URL given with --database or server.database; an instance on a shared store does not start without it`
-        : `the PostgreSQL database ${where}: ${said}`,
+        : `the PostgreSQL database ${where}: ${said}${/database ".*" does not exist/.test(said) ? `: create it first (createdb ${decodeURIComponent(safe.pathname.slice(1))}, or CREATE DATABASE in psql), owned by or granting CREATE to the role in the URL: the first instance makes switchyard's tables in it` : ""}`,
       { cause: err },
     );
   }
-  log(JSON.stringify({ level: "info", time: clock.now(), msg: "shared store: PostgreSQL", database: where }));
+  // A database that held no switchyard tables: this start made them (the others find them made).
+  const created = store.createdSchema;
+  log(JSON.stringify({ level: "info", time: clock.now(), msg: created === undefined ? "shared store: PostgreSQL" : `shared store: PostgreSQL; this start created switchyard's tables in it (schema ${created})`, database: where }));
   const u = store.upgrade;
   if (u) {
     log(JSON.stringify({

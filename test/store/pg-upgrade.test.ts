@@ -2,7 +2,8 @@
  * Upgrading a shared PostgreSQL store (SPEC D-2): the instance that migrates it says so once, from and to
  * which schema, and that instances of earlier versions refuse to start on it from then on (they do:
  * migratePg refuses a newer schema), so an operator upgrading one of several instances knows to upgrade
- * them all. A new database and a current one say nothing.
+ * them all. A new database says this start created the tables; a current one says nothing. A database
+ * that does not exist is named with what to do (newuser12a's tryout, G6 and G14).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -46,5 +47,22 @@ test("the instance that upgrades the shared store says from and to which schema,
   const fresh = await pg.createDatabase("upgrade_fresh");
   const lines: string[] = [];
   await (await openStore(fresh, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
+  // a new database: this start made the tables, and says so (it said only "shared store: PostgreSQL",
+  // newuser12a's tryout G6); the next start says nothing of it
+  expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([`shared store: PostgreSQL; this start created switchyard's tables in it (schema ${LATEST})`]);
+  lines.length = 0;
+  await (await openStore(fresh, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
   expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["shared store: PostgreSQL"]);
+});
+
+test("a database that does not exist: the start says to create it first", async () => {
+  const url = new URL(await pg.createDatabase("exists_one"));
+  url.pathname = "/no_such_db";
+  const err = await openStore(url.href, tempDir(), undefined, () => {}, clock, () => {}).then(
+    () => undefined,
+    (e: Error) => e.message,
+  );
+  expect(err).toBe(
+    `the PostgreSQL database postgres://${url.host}/no_such_db: database "no_such_db" does not exist: create it first (createdb no_such_db, or CREATE DATABASE in psql), owned by or granting CREATE to the role in the URL: the first instance makes switchyard's tables in it`,
+  );
 });

@@ -105,6 +105,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   const store = new PostgresStore(new PgContext(sql, now, onError), options);
   store.upgrade = schemaUpgrade(applied);
+  if (applied.length > 0 && applied[0] === PG_MIGRATIONS[0]!.version) store.createdSchema = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
   await store.start();
   return store;
 }
@@ -128,6 +129,8 @@ function schemaUpgrade(applied: readonly number[]): SchemaUpgrade | undefined {
 export class PostgresStore implements Store {
   /** The schema upgrade this instance's open applied (Store.upgrade; set by `openPostgresStore`). */
   upgrade: SchemaUpgrade | undefined;
+  /** The schema version this instance's open created in a database that held none (set by `openPostgresStore`). */
+  createdSchema: number | undefined;
   private readonly pending: PendingWrites;
   private readonly flusher: PgFlusher;
   private readonly keys: PgKeys;
