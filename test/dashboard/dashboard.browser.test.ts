@@ -426,7 +426,12 @@ describe("flight recorder", () => {
       await w.page.goto(`${gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().click();
       await w.page.getByRole("button", { name: "Turn on the flight recorder" }).click();
-      await w.page.locator(".trace", { hasText: "The flight recorder is on" }).waitFor({ timeout: 10_000 });
+      const on = w.page.locator(".trace .recorder-on");
+      await on.waitFor({ timeout: 10_000 });
+      // the call opened was made before the recorder was on: its bodies never were held (it said "no longer held")
+      expect((await on.innerText()).replace(/\s+/g, " ")).toBe(
+        "The flight recorder is on: it keeps the last 200 requests served since it was turned on, and this call is not among them (it came before the recorder was on, or 200 requests have come since). Repeat the request to record it.",
+      );
 
       // An Anthropic Messages client, an OpenAI Chat provider: the recording shows both sides.
       const res = await fetch(`${gw.url}/v1/messages`, {

@@ -64,7 +64,15 @@ function RecorderSwitch({ settings, changed }: { settings?: RecorderSettings; ch
   const [error, setError] = useState<string | undefined>();
   if (!settings) return null;
   const fr = settings.settings.flight_recorder;
-  if (fr?.enabled) return <p class="muted small">The flight recorder is on (last {fr.max_requests ?? 200} requests); this call's bodies are no longer held.</p>;
+  // Not "no longer held": a call from before the recorder was turned on never was (newuser12b, H13).
+  if (fr?.enabled) {
+    return (
+      <p class="muted small recorder-on">
+        The flight recorder is on: it keeps the last {fr.max_requests ?? 200} requests served since it was turned on, and this call is not among them (it came before the
+        recorder was on, or {fr.max_requests ?? 200} requests have come since). Repeat the request to record it.
+      </p>
+    );
+  }
   return (
     <div class="recorder-off">
       <p class="muted small">Bodies are not recorded. The flight recorder keeps the last requests' client body, upstream bodies and events, secrets scrubbed (SPEC O-6).</p>
