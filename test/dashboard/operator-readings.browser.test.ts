@@ -43,7 +43,7 @@ afterAll(async () => {
 test("the refused requests' group says what it is, costs '–' not '$0', and the averages are explained", async () => {
   const w = await openPage(browser, gw.url);
   try {
-    for (const width of [1440, 390]) {
+    for (const width of [1440, 1280, 390]) {
       await w.page.setViewportSize({ width, height: 900 });
       await w.page.goto(`${gw.url}/dashboard/usage`);
       await w.settled();
@@ -57,6 +57,17 @@ test("the refused requests' group says what it is, costs '–' not '$0', and the
       expect((await served.locator('td[data-label="Cost"]').innerText()).replace("Cost", "").trim()).toBe("unpriced");
       expect(await w.page.locator("main").innerText()).toContain("Avg total averages every request of the group, refused and failed ones included");
       await w.page.screenshot({ path: join(SHOTS, `usage-groups-${width}.png`), fullPage: true });
+      // every column in view at 1280 px and up, by model and by account, with the no-group row there (its
+      // label on one line pushed Avg first byte and Avg total out of the card)
+      if (width > 700) {
+        for (const by of ["by model", "by account"]) {
+          await w.page.getByRole("button", { name: by }).click();
+          await w.settled();
+          await none.waitFor();
+          const wrap = await w.page.locator(".table-wrap:has(table.usage)").evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth }));
+          expect({ width, by, fits: wrap.scroll <= wrap.client }).toEqual({ width, by, fits: true });
+        }
+      }
       await w.page.getByRole("button", { name: "by key" }).click();
       await w.settled();
       await w.page.locator('table.usage tbody tr[data-group=""] td', { hasText: "no valid key (none sent, or a wrong or revoked one)" }).waitFor({ timeout: 5000 });

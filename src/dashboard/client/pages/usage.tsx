@@ -140,7 +140,7 @@ export function UsagePage() {
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
-                    <td class="mono usage-group">{r.group ?? <span class="muted">{noGroupLabel(by)}</span>}</td>
+                    <td class="mono usage-group">{r.group ?? <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
                     <td class="num" data-label="Fallbacks">{count(r.fallbacks)}</td>
