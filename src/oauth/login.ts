@@ -6,7 +6,9 @@
  * - a loopback `http://localhost:PORT/…` or `http://127.0.0.1:PORT/…` redirect (Codex:
  *   `http://localhost:1455/auth/callback`) → a one-shot callback listener bound to 127.0.0.1 on that
  *   port (port 0 picks a free one and the redirect URI names it, as the Codex CLI does); the state
- *   must match; the browser gets a short "you can close this tab" page;
+ *   must match; the browser's page is answered once the code has been exchanged for tokens, and says
+ *   whether that worked (it said "Logged in" before the exchange, which could still fail: newuser12b's
+ *   tryout, H15);
  * - any other redirect (Claude Code: Anthropic's hosted page shows `CODE#STATE`) → the user pastes
  *   the code into the terminal.
  *
@@ -77,6 +79,8 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
   const path = configured.pathname || "/";
   let settle!: (r: { code: string } | { error: string }) => void;
   const result = new Promise<{ code: string } | { error: string }>((resolve) => (settle = resolve));
+  // How the code's exchange ended: the callback's page waits for it.
+  const exchanged = Promise.withResolvers<string | undefined>();
   let server: ReturnType<typeof Bun.serve>;
   try {
     server = Bun.serve({
@@ -95,7 +99,11 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
         const code = u.searchParams.get("code");
         if (!code) return page("Login failed", "The callback carried no authorisation code.", 400);
         settle({ code });
-        return page("Logged in", "switchyard received the login. You can close this tab.", 200);
+        return exchanged.promise.then((failed) =>
+          failed === undefined
+            ? page("Logged in", "switchyard received the login; the terminal says which account it saved. You can close this tab.", 200)
+            : page("Login failed", `switchyard could not exchange the login's code for tokens (${escapeHtml(failed)}). You can close this tab and look at the terminal.`, 502),
+        );
       },
     });
   } catch (e) {
@@ -107,13 +115,31 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
     const url = authorizeUrl(opts.kind, opts.settings, { challenge, state, redirectUri });
     opts.io.say("Open this URL in a browser and log in (switchyard waits for the browser to come back):");
     opts.io.say(url);
-    await opts.io.open?.(url);
+    // Not awaited before the callback: an opener that waits for the page (a test's fetch) would wait
+    // for the exchange, which waits for the callback.
+    const opening = Promise.resolve(opts.io.open?.(url)).catch(() => {});
     const r = await withTimeout(result, timeoutMs, "the browser did not come back in time");
     if ("error" in r) throw new OAuthError(`the provider refused the login (${r.error})`, true);
-    return await exchangeCode(opts.kind, opts.settings, { code: r.code, verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+    try {
+      const tokens = await exchangeCode(opts.kind, opts.settings, { code: r.code, verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+      exchanged.resolve(undefined);
+      await opening;
+      return tokens;
+    } catch (e) {
+      exchanged.resolve(e instanceof Error ? e.message : String(e));
+      await opening;
+      throw e;
+    }
   } finally {
-    server.stop(true);
+    exchanged.resolve("the login was abandoned");
+    // the page is written before the listener goes: stop accepting, and close what is left shortly after
+    void server.stop();
+    setTimeout(() => server.stop(true), 2_000).unref?.();
   }
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function page(title: string, text: string, status: number): Response {

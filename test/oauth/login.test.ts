@@ -60,8 +60,10 @@ describe("switchyard login", () => {
     w.vendor.seed({ name: "alice", email: "alice@example.com", chatgptAccountId: "acct-alice", models: ["gpt-5-codex"] });
     const before = w.vendor.exchanges.length;
     // The "browser": follows the authorize URL, whose redirect lands on the CLI's callback listener.
-    await loginCommand("codex", {}, w.call, ioWith(async (url) => void (await fetch(url)).text()));
+    let page = "";
+    await loginCommand("codex", {}, w.call, ioWith(async (url) => void (page = await (await fetch(url)).text())));
     expect(w.out.at(-1)).toContain("account cx-alice (provider cx) added");
+    expect(page).toContain("<h1>Logged in</h1>");
 
     const auth = w.vendor.authorizeRequests.at(-1)!;
     const ex = w.vendor.exchanges[before];
@@ -98,6 +100,25 @@ describe("switchyard login", () => {
     expect(sent.path).toBe("/responses");
     expect(sent.headers["chatgpt-account-id"]).toBe("acct-alice");
     expect(sent.headers.authorization).toBe(`Bearer ${cred.accessToken}`);
+  });
+
+  test("codex: the browser's page waits for the code exchange and says when it failed (it said 'Logged in' first)", async () => {
+    w.vendor.seed({ name: "dave", models: ["gpt-5-codex"] });
+    let shown: { status: number; text: string } | undefined;
+    // the "browser" follows the authorize URL by hand and brings back a code the vendor never issued
+    const browser = async (url: string) => {
+      const redirect = (await fetch(url, { redirect: "manual" })).headers.get("location")!;
+      const back = new URL(redirect);
+      back.searchParams.set("code", "code-never-issued");
+      const page = await fetch(back);
+      shown = { status: page.status, text: await page.text() };
+    };
+    await expect(loginCommand("codex", { account: "cx-dave" }, w.call, ioWith(browser))).rejects.toThrow(/unknown code/);
+    expect(shown!.status).toBe(502);
+    expect(shown!.text).toContain("<h1>Login failed</h1>");
+    expect(shown!.text).toContain("could not exchange the login's code for tokens (");
+    expect(shown!.text).toContain("unknown code");
+    expect(shown!.text).not.toContain("Logged in");
   });
 
   test("claude-code: the code is pasted (CODE#STATE), JSON exchange with state and verifier, account named after the e-mail", async () => {
