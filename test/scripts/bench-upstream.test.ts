@@ -45,10 +45,10 @@ describe("bench upstream: Responses replies echo the request as OpenAI's do", ()
 
   test("a non-streamed reply carries the echo and the recorded body's members; a request without instructions reads null", async () => {
     const recorded = JSON.parse(new TextDecoder().decode(await recordedBytes("openai-responses/text.json")));
-    const body = await benchReply("/v1/responses", request(false))!.json();
+    const body = (await benchReply("/v1/responses", request(false))!.json()) as any;
     expect([body.instructions, body.max_output_tokens, body.status]).toEqual([INSTRUCTIONS, 256, "completed"]);
     expect(keys(body)).toEqual(keys(recorded));
-    const bare = await benchReply("/v1/responses", JSON.stringify({ model: "gpt-bench", input: "Hi" }))!.json();
+    const bare = (await benchReply("/v1/responses", JSON.stringify({ model: "gpt-bench", input: "Hi" }))!.json()) as any;
     expect([bare.instructions, bare.max_output_tokens, bare.tools]).toEqual([null, null, []]);
   });
 
