@@ -216,10 +216,13 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
     where,
     log,
   );
-  log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}` }));
+  // OpenTelemetry's service.instance.id, one per process: which of several instances served a span
+  // (semantic conventions: a random UUID is fine); the log line names it so spans can be matched to a log.
+  const instanceId = crypto.randomUUID();
+  log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}`, serviceInstanceId: instanceId }));
   const delay = Number(env[OTEL_ENV.scheduleDelay]);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": env[OTEL_ENV.serviceName]?.trim() || "switchyard", "service.version": version }),
+    resource: resourceFromAttributes({ "service.name": env[OTEL_ENV.serviceName]?.trim() || "switchyard", "service.version": version, "service.instance.id": instanceId }),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
   });
   const tracer = provider.getTracer("switchyard", version);
@@ -254,7 +257,9 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
   if (t.status !== undefined) attrs["http.response.status_code"] = t.status;
   if (t.keyName) attrs["switchyard.key"] = t.keyName;
   if (u?.providerId) attrs["gen_ai.provider.name"] = u.providerId;
-  if (u?.model) attrs["gen_ai.response.model"] = u.model;
+  // the model that answered: a request refused or failed on every attempt got no response (it named
+  // the last model tried: newuser12a's tryout)
+  if (u?.model && t.status !== undefined && t.status < 400) attrs["gen_ai.response.model"] = u.model;
   if (u?.accountId) attrs["switchyard.account"] = u.accountId;
   if (u?.fallback) attrs["switchyard.fallback"] = true;
   if (u?.usage.inputTokens !== undefined) attrs["gen_ai.usage.input_tokens"] = u.usage.inputTokens;

@@ -105,6 +105,10 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     while (receiver.spans.filter((s) => s.parentSpanId === root!.spanId).length < 2 && Date.now() < deadline) await Bun.sleep(50);
     expect(receiver.contentTypes[0]).toContain("application/json");
     expect(receiver.resources[0]).toMatchObject({ "service.name": "switchyard-test" });
+    // which instance served it: a UUID per process, named in the start log too (none before: G11)
+    const instanceId = receiver.resources[0]!["service.instance.id"];
+    expect(instanceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg?.startsWith("OpenTelemetry: exporting"))?.serviceInstanceId).toBe(instanceId);
 
     expect(root!.name).toBe("chat p/claude-x");
     expect(root!.kind).toBe(2); // SERVER
@@ -140,6 +144,23 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     const exported = JSON.stringify(receiver.spans);
     expect(exported).not.toContain(ENV.KEY_A1);
     expect(exported).not.toContain("Rate limited");
+  });
+
+  test("a request that failed on every attempt names the model it asked for, and no response model", async () => {
+    gw.fake.handle(() => ({ status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } }));
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBeGreaterThanOrEqual(500);
+    await res.text();
+    const routeId = res.headers.get("x-switchyard-route-id")!;
+    const deadline = Date.now() + 10_000;
+    const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId && !s.parentSpanId);
+    while (!root() && Date.now() < deadline) await Bun.sleep(50);
+    const ra = attrs(root()!.attributes);
+    expect([ra["gen_ai.request.model"], ra["gen_ai.response.model"], ra["error.type"] !== undefined]).toEqual(["p/claude-x", undefined, true]);
   });
 
   test("without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded (with it, it is)", () => {
