@@ -4,10 +4,12 @@
  * beside the banner, not a confident 0: an operator glancing at them during an incident read "no
  * traffic" (newuser12a's tryout, G19). The usage read is answered here with the store's own 503 body
  * (a real outage is driven in test/e2e/multi-instance-changes.test.ts); once it answers, the figures
- * come back.
+ * come back. The Tokens tile counts prompt cache reads too, as the Tokens chart and Usage do (it left
+ * them out: newuser12b's tryout).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
 import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
 import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -59,6 +61,30 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
     for (const end = Date.now() + 10_000; (await tiles()).Requests !== "1" && Date.now() < end; ) await Bun.sleep(100);
     const back = await tiles();
     expect([back.Requests, back.Errors]).toEqual(["1", "0"]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("the Tokens tile counts prompt cache reads with input and output, and says how many", async () => {
+  gw.fake.handle((req) => simpleReply(req.format!, { text: "cached", model: req.model, usage: { input: 11, output: 7, cacheRead: 1000 } }, req.stream));
+  const sent = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "again" }] }),
+  });
+  expect(sent.status).toBe(200);
+  await sent.text();
+  const usage = (await (await fetch(`${gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[] };
+  const sum = usage.rows.reduce((n, r) => ({ io: n.io + r.inputTokens + r.outputTokens, cache: n.cache + r.cacheReadTokens + r.cacheWriteTokens }), { io: 0, cache: 0 });
+  expect(sum.cache).toBe(1000);
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/`);
+    const tile = w.page.locator(".stat", { hasText: "Tokens" });
+    await tile.locator(".stat-sub", { hasText: "cache" }).waitFor({ timeout: 10_000 });
+    expect(await tile.locator(".stat-value").innerText()).toBe((sum.io + sum.cache).toLocaleString("en-US"));
+    expect((await tile.locator(".stat-sub").innerText()).endsWith("· 1,000 cache")).toBe(true);
   } finally {
     await w.close();
   }
