@@ -144,6 +144,9 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
   io.out(formatAccountsStatus(status));
 }
 
+/** The last line of {@link formatAccountsStatus}: what the figures of each account line cover. */
+export const ACCOUNTS_STATUS_LEGEND = "success and latency are this instance's own requests; cooldowns, locks, quarantines and circuits are every instance's on a shared store";
+
 /** Human-readable account status. */
 export function formatAccountsStatus(s: AccountsStatus): string {
   const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
@@ -167,5 +170,8 @@ export function formatAccountsStatus(s: AccountsStatus): string {
     if (withAccount.length > 0) lines.push(`  ${withAccount.length === 1 ? "model" : "models"} ${withAccount.map((m) => m.model).join(", ")}: out for the account's reason above`);
     for (const m of a.models) if (!withAccount.includes(m)) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
   }
+  // Cooldowns, locks and circuits are shared with other instances on one store; success and latency
+  // are not (the dashboard's Accounts page says so too; newuser12a's tryout, G9).
+  if (s.accounts.length > 0) lines.push("", ACCOUNTS_STATUS_LEGEND);
   return lines.join("\n");
 }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { AccountsStatus, AccountStatus } from "../../src/accounts/status.ts";
-import { formatAccountsStatus } from "../../src/cli/routing.ts";
+import { ACCOUNTS_STATUS_LEGEND, formatAccountsStatus } from "../../src/cli/routing.ts";
 
 function account(id: string, successRate: number, latencyMs?: number): AccountStatus {
   return {
@@ -35,6 +35,8 @@ describe("accounts status", () => {
     const lines = formatAccountsStatus(s).split("\n");
     expect(lines).toContain("fresh (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %, latency 12 ms; bindings 2");
     expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
+    // whose figures they are: with several instances on one store, this instance's (newuser12a, G9)
+    expect(lines.at(-1)).toBe("success and latency are this instance's own requests; cooldowns, locks, quarantines and circuits are every instance's on a shared store");
   });
 
   test("an account with no request yet has no success rate to show (its 1 is the prior, as the dashboard's '–' says), not 100 %", () => {
@@ -83,6 +85,8 @@ describe("accounts status", () => {
       `  - ${why}`,
       "  models gpt-a, gpt-b: out for the account's reason above",
       "  model gpt-c: out: cooling down (upstream 429) until 2026-12-05T01:59:00.000Z",
+      "",
+      ACCOUNTS_STATUS_LEGEND,
     ]);
   });
 
