@@ -20,6 +20,7 @@
  * Body of `POST /admin/api/accounts`:
  * ```json
  * { "provider": "cx",                 // provider id, or a kind: claude-code | codex
+ *   "kind": "codex",                  // optional: whose login the credential is; must be the provider's kind
  *   "id": "cx-me",                    // optional; default <provider>-<e-mail name> or <provider>-<origin>
  *   "credential": { "type": "oauth", "access_token": "…", "refresh_token": "…",
  *                   "expires_at": 1767225600000, "account_id": "…" },   // expires_at: ms since the epoch
@@ -36,7 +37,7 @@ import type { ConfiguredProvider } from "../config/types.ts";
 import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
-import { codexIdentity, isSubscription } from "../oauth/protocol.ts";
+import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
@@ -58,6 +59,7 @@ const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The body of `POST /admin/api/accounts`. */
 export const AccountCreate = strictBody({
   provider: v.pipe(v.string("provider must be a provider id or kind"), v.minLength(1, "provider must not be empty")),
+  kind: v.optional(v.picklist(["claude-code", "codex"], "kind is claude-code or codex (whose login the credential is)")),
   id: v.optional(v.pipe(v.string(), v.regex(ACCOUNT_ID, "id: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit"))),
   credential: strictBody({
     type: v.literal("oauth", 'credential.type must be "oauth"'),
@@ -87,6 +89,21 @@ export function subscriptionProvider(providers: Map<string, ConfiguredProvider>,
   return all.find((p) => p.source === "builtin") ?? all[0];
 }
 
+/**
+ * The 400 for a login of `vendor` sent to a provider of the other kind, naming the providers it can
+ * go to (or saying that none is configured).
+ */
+function wrongKind(providers: Map<string, ConfiguredProvider>, provider: ConfiguredProvider, vendor: string): Response {
+  const fit = [...providers.values()].filter((p) => p.kind === vendor).map((p) => p.id);
+  const where = fit.length ? `it goes to a ${vendor} provider: ${fit.join(", ")} (--provider ${fit[0]})` : `no ${vendor} provider is configured`;
+  return adminError(
+    400,
+    `Provider ${provider.id} is a ${provider.kind} provider; a ${vendor} login cannot be used there (its tokens would be sent to the other vendor): ${where}.`,
+    "provider",
+    "wrong_provider_kind",
+  );
+}
+
 /** A default account id: `<provider>-<local part of the e-mail>`, else `<provider>-<origin>`. */
 export function defaultAccountId(providerId: string, email: string | undefined, origin: string | undefined): string {
   const local = email?.split("@")[0]?.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 40);
@@ -110,6 +127,8 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         const input = parsed.value;
         const provider = subscriptionProvider(deps.providers(), input.provider);
         if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
+        const vendor = input.kind ?? tokenVendor(input.credential.access_token);
+        if (vendor && vendor !== provider.kind) return wrongKind(deps.providers(), provider, vendor);
         const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
         if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
         const existing = await deps.store.getAccount(id);

@@ -51,7 +51,7 @@ export async function loginCommand(kind: string | undefined, opts: LoginCommandO
   if (tokens.refreshToken) credential.refresh_token = tokens.refreshToken;
   if (tokens.expiresAt !== undefined) credential.expires_at = tokens.expiresAt;
   if (tokens.accountId) credential.account_id = tokens.accountId;
-  const r = (await call("POST", "/accounts", { provider: provider.id, id: opts.account, credential, email: tokens.email, origin: "login" })) as {
+  const r = (await call("POST", "/accounts", { provider: provider.id, kind, id: opts.account, credential, email: tokens.email, origin: "login" })) as {
     id: string;
     provider: string;
     created: boolean;

@@ -317,6 +317,19 @@ export function codexIdentity(idToken: string | undefined, accessToken?: string)
   return out;
 }
 
+/**
+ * The vendor an access token was evidently issued by, from its shape alone (unverified): a JWT with
+ * the `https://api.openai.com/auth` claim is a ChatGPT/Codex login's (codex-rs token_data.rs); an
+ * `sk-ant-` token is Anthropic's (Claude Code's OAuth tokens are `sk-ant-oat01-…`). Undefined when
+ * the shape says neither (opaque tokens, test doubles): the caller then relies on the kind it was told.
+ */
+export function tokenVendor(accessToken: string): SubscriptionKind | undefined {
+  if (accessToken.startsWith("sk-ant-")) return "claude-code";
+  const c = jwtClaims(accessToken);
+  if (c && (c["https://api.openai.com/auth"] !== undefined || (typeof c.iss === "string" && c.iss.includes("openai.com")))) return "codex";
+  return undefined;
+}
+
 /** A token set as the pipeline's OAuth credential, keeping `previous`'s refresh token and account id when not rotated. */
 export function toCredential(t: TokenSet, previous?: Credential): Extract<Credential, { type: "oauth" }> {
   const prev = previous?.type === "oauth" ? previous : undefined;

@@ -132,6 +132,40 @@ describe("switchyard import", () => {
     expect(msg).toContain(`${join(home, "missing.json")} does not exist: log in with Codex (\`codex login\`) on this machine first, name its file with --from PATH, or log in through switchyard with \`switchyard login codex\``);
   });
 
+  test("a Codex login is refused for a claude-code provider (and the reverse), through the CLI and the admin API; nothing is stored or sent", async () => {
+    const t = w.vendor.seed({ name: "wrongkind", chatgptAccountId: "acct-wrong", models: ["gpt-5-codex"] });
+    const path = writeCodexFile(t.accessToken, t.refreshToken);
+    w.vendor.calls.length = 0;
+    let msg = "";
+    await importCommand("codex", { from: path, provider: "cc", account: "cc-wrongkind" }, w.call, w.io).catch((e) => (msg = String(e)));
+    expect(msg).toContain("error 400: Provider cc is a claude-code provider; a codex login cannot be used there");
+    expect(msg).toContain("it goes to a codex provider: cx (--provider cx)");
+    expect(await w.gw.app.store.getAccount("cc-wrongkind")).toBeUndefined();
+
+    // The admin API refuses it without being told the kind: the access token is evidently ChatGPT's.
+    const post = (body: unknown) =>
+      fetch(`${w.gw.url}/admin/api/accounts`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${w.gw.app.adminToken}` },
+        body: JSON.stringify(body),
+      });
+    const res = await post({ provider: "cc", id: "cc-wrongkind", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; param: string; message: string } };
+    expect(body.error.code).toBe("wrong_provider_kind");
+    expect(body.error.param).toBe("provider");
+    expect(JSON.stringify(body)).not.toContain(t.refreshToken);
+    // and the reverse: a Claude login (told by kind, or by its sk-ant- shape) for the codex provider cx
+    expect((await post({ provider: "cx", kind: "claude-code", id: "cx-wrong", credential: { type: "oauth", access_token: "opaque-claude" } })).status).toBe(400);
+    const rev = await post({ provider: "cx", id: "cx-wrong", credential: { type: "oauth", access_token: "sk-ant-oat01-not-for-openai" } });
+    expect(rev.status).toBe(400);
+    expect(((await rev.json()) as { error: { message: string } }).error.message).toContain("Provider cx is a codex provider; a claude-code login cannot be used there");
+    expect(await w.gw.app.store.getAccount("cx-wrong")).toBeUndefined();
+    await Bun.sleep(100);
+    // neither token reached the other vendor's API or token endpoint
+    expect(w.vendor.calls.some((c) => c.login === "wrongkind")).toBe(false);
+  });
+
   test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {
     const c = parseCredentialJson("claude-code", { claudeAiOauth: { accessToken: "a", refreshToken: "r", expiresAt: 1_800_000_000 } });
     expect(c.credential.expiresAt).toBe(1_800_000_000_000);
