@@ -314,6 +314,8 @@ function modelGone(target: Target, picked: Picked): Failed | undefined {
 
 /** What the client hears about a lock until changed: how an operator ends it (src/accounts/lock-advice.ts says it to the operator, naming the account). */
 const UNLOCK_HINT = "an operator brings a locked account back by replacing its key and reloading, or with switchyard accounts unlock";
+/** What the client hears about a quarantined subscription credential: how an operator ends it (src/accounts/lock-advice.ts names the account and the commands). */
+const QUARANTINE_HINT = "the provider rejected the subscription's credential; an operator brings it back with a new switchyard login or import, and switchyard accounts status says which account";
 
 /**
  * The error for a target none of whose accounts may serve now. It says why (cooling down, locked, …)
@@ -329,6 +331,16 @@ function noAccountError(target: Target, picked: Picked): HubError {
   // A lock until changed (a refused key, exhausted quota) ends only by an operator's hand: say how, without naming the account (SPEC 2.4).
   if (out.some((v) => (v.cause === "lock" || v.cause === "quota") && v.until === undefined)) why += ` (${UNLOCK_HINT})`;
   const rateLimited = out.some((v) => v.cause === "rate_limit" || v.cause === "quota");
+  // A quarantined credential with nothing that ends by itself beside it: not an overload to retry
+  // (Claude Code retries an overloaded_error as Anthropic being busy) but the account's credential,
+  // said as the 503 of a credential the provider refuses (upstreamAuthError).
+  if (!rateLimited && out.some((v) => v.cause === "quarantined") && out.every((v) => v.until === undefined)) {
+    return hubError(
+      "api_error",
+      `No account of ${target.provider.id} can serve ${target.model}: ${why} (${QUARANTINE_HINT}). This is not about the key you sent to switchyard.`,
+      { status: 503, code: "upstream_auth_failed" },
+    );
+  }
   return rateLimited
     ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
     : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });

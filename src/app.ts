@@ -232,7 +232,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     providers: () => cfg.providers,
     healthy: (a) => {
       const snap = registry.snapshot();
-      return !a.disabled && !snap.quarantined(a) && !snap.locks.some((l) => l.accountId === a.id);
+      return !a.disabled && snap.quarantined(a) === undefined && !snap.locks.some((l) => l.accountId === a.id);
     },
     credentials,
     reload: refreshAccounts,

@@ -30,6 +30,18 @@ export function unlockAdvice(accountId: string, credential: Account["credential"
 }
 
 /**
+ * The way back from a quarantined credential (SPEC 6.3, P-7: the provider rejected a subscription's
+ * credential and it could not be refreshed; it stays out until replaced): a new login or import for
+ * the same account name, one sentence without a final stop. `kind`: the provider's kind (claude-code,
+ * codex), named in the commands when known. Said in `accounts status`, the dashboard's Accounts card
+ * and the `account_quarantined` alert.
+ */
+export function quarantineAdvice(accountId: string, kind: string | undefined): string {
+  const k = kind === "claude-code" || kind === "codex" ? kind : "claude-code|codex";
+  return `log in again (switchyard login ${k} --account ${accountId}) or import a fresh login (switchyard import ${k} --account ${accountId})`;
+}
+
+/**
  * The locks to clear because their account now holds another API key than the one they were set under
  * (SPEC 6.3 "until changed": a key replaced in the config file, then a reload or a restart): [account
  * id, lock] pairs. Locks without a fingerprint, of an account not in `accounts` (another instance's,

@@ -44,6 +44,12 @@ export class Quarantines {
     return this.fingerprints.size > 0 && this.fingerprints.has(this.fingerprint(account) ?? "");
   }
 
+  /** The reason the account's credential is quarantined for (as the credential manager wrote it), or undefined when it is not. */
+  reasonOf(account: Account): string | undefined {
+    if (!this.has(account)) return undefined;
+    return this.reasons.get(this.fingerprint(account)!) ?? "rejected";
+  }
+
   /**
    * Replaces the fingerprints with the store's (at start and each re-read) and returns the changes to
    * publish over `accounts` (the registry's list, already the new one): see the module comment. `lifting`

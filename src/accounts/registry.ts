@@ -26,7 +26,7 @@ import { EndTimer } from "./end-timer.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
-import { replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
+import { quarantineAdvice, replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
@@ -194,7 +194,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.bindings.load(state.bindings, this.clock.now());
     // Quarantines are written by the credential manager (or another instance) and arrive here.
     for (const q of this.quarantines.load(state.quarantined, this.accounts, this.opts.bus?.active === true, (id) => this.liftingHere.get(id))) {
-      this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason });
+      this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason, ...(q.change === "quarantine" ? { advice: quarantineAdvice(q.account.id, this.providers.get(q.account.providerId)?.kind) } : {}) });
     }
     if (this.opts.bus) {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
@@ -260,9 +260,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   exclusion(account: Account, model: string): Exclusion | undefined {
     const now = this.clock.now();
     if (account.disabled) return { cause: "disabled", reason: "disabled" };
-    if (this.quarantines.has(account)) {
-      return { cause: "quarantined", reason: "credential quarantined (rejected after refresh) until replaced" };
-    }
+    const quarantined = this.quarantines.reasonOf(account);
+    if (quarantined !== undefined) return { cause: "quarantined", reason: `credential quarantined (${quarantined}) until replaced` };
     const lock = this.locks.get(account.id);
     if (lock && (lock.until === null || lock.until > now)) {
       return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
@@ -431,7 +430,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
       locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
       removed: this.removed.live(now),
-      quarantined: (a: Account) => this.quarantines.has(a),
+      /** The quarantine's reason when the account's credential is quarantined, else undefined. */
+      quarantined: (a: Account) => this.quarantines.reasonOf(a),
     };
   }
 

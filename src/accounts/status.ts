@@ -8,7 +8,7 @@
  */
 import { describeExclusion } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
-import { unlockAdvice } from "./lock-advice.ts";
+import { quarantineAdvice, unlockAdvice } from "./lock-advice.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
 import type { AccountStrategy } from "./selection.ts";
@@ -43,6 +43,8 @@ export interface AccountStatus {
   reasons: string[];
   /** The whole-account lock (SPEC 6.3): why, until when (null: until changed) and what an operator does about it (lock-advice.ts). */
   lock?: { reason: string; until: number | null; advice: string };
+  /** The credential's quarantine (SPEC 6.3, P-7): why, and the way back (a new login or import, lock-advice.ts). */
+  quarantine?: { reason: string; advice: string };
   cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
   removedModels: Array<{ model: string; reason: string; until: number | null }>;
   quota: Array<QuotaWindow & { remainingPercent?: number }>;
@@ -85,7 +87,9 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
     });
     const reasons: string[] = [];
     if (a.disabled) reasons.push("disabled");
-    if (snap.quarantined(a)) reasons.push("credential quarantined until replaced");
+    const quarantinedFor = snap.quarantined(a);
+    const quarantine = quarantinedFor === undefined ? undefined : { reason: quarantinedFor, advice: quarantineAdvice(a.id, provider?.kind) };
+    if (quarantine) reasons.push(`credential quarantined (${quarantine.reason}) until replaced: ${quarantine.advice}`);
     const advice = lockRow && unlockAdvice(a.id, a.credential.type, lockRow.until);
     if (lockRow) reasons.push(`locked: ${lockRow.reason}${lockRow.until ? ` until ${new Date(lockRow.until).toISOString()}` : " until changed"}: ${advice}`);
     const whole = cooldowns.find((c) => c.model === ALL_MODELS);
@@ -119,6 +123,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       eligible: reasons.length === 0,
       reasons,
       lock: lockRow ? { reason: lockRow.reason, until: lockRow.until, advice: advice! } : undefined,
+      quarantine,
       cooldowns,
       removedModels,
       quota,

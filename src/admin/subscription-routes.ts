@@ -6,7 +6,11 @@
  *   (`claude-code`, `codex`) — endpoints, public client id, scopes, redirect URI — so
  *   `switchyard login` runs the flow the running instance is configured for. No secrets.
  * - `POST /admin/api/accounts`: stores a subscription account's tokens from `switchyard login` or
- *   `switchyard import` (valibot-validated; durable, DB file mode 0600). Replacing an account's
+ *   `switchyard import` (valibot-validated; durable, DB file mode 0600). A login of one vendor is
+ *   refused (400 `wrong_provider_kind`) for a provider of the other kind — its tokens would be sent
+ *   to the other vendor's API and token endpoint — whether the body's `kind` or the access token's
+ *   evident shape ({@link tokenVendor}) says so; so is a credential already expired without a
+ *   refresh token (400 `credential_expired`). Replacing an account's
  *   credential lifts the quarantine of the new credential and the account's lock and cooldowns
  *   (published as `unlock` / `cooldown_end` "… cleared by a new login|import", registry `lift`), and
  *   starts a model discovery for it. The answer never echoes a token.
@@ -38,6 +42,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
+import { span } from "../dashboard/client/format.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
@@ -104,6 +109,20 @@ function wrongKind(providers: Map<string, ConfiguredProvider>, provider: Configu
   );
 }
 
+/**
+ * The 400 for a credential whose access token has expired and that holds no refresh token to renew it
+ * with: stored, it could only be refused by the provider and quarantined (newuser12b H11).
+ */
+function expiredLogin(provider: ConfiguredProvider, expiredForMs: number): Response {
+  const cli = provider.kind === "claude-code" ? "Claude Code (`claude`, then /login)" : "Codex (`codex login`)";
+  return adminError(
+    400,
+    `This login expired ${span(expiredForMs)} ago and holds no refresh token, so it can neither be used nor renewed: log in again with ${cli} and import it again, or run \`switchyard login ${provider.kind}\`.`,
+    "credential.expires_at",
+    "credential_expired",
+  );
+}
+
 /** A default account id: `<provider>-<local part of the e-mail>`, else `<provider>-<origin>`. */
 export function defaultAccountId(providerId: string, email: string | undefined, origin: string | undefined): string {
   const local = email?.split("@")[0]?.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 40);
@@ -129,6 +148,8 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
         const vendor = input.kind ?? tokenVendor(input.credential.access_token);
         if (vendor && vendor !== provider.kind) return wrongKind(deps.providers(), provider, vendor);
+        const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
+        if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
         const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
         if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
         const existing = await deps.store.getAccount(id);

@@ -7,6 +7,7 @@
  */
 import { defaultCredentialPath, readCredentialFile } from "../oauth/credential-files.ts";
 import { isSubscription } from "../oauth/protocol.ts";
+import { span } from "../dashboard/client/format.ts";
 import type { AdminCall, CliIo } from "./routing.ts";
 
 /** Options of `switchyard import`. */
@@ -16,6 +17,8 @@ export interface ImportCommandOptions {
   account?: string;
   provider?: string;
   env?: Record<string, string | undefined>;
+  /** ms since the epoch (tests); default Date.now(). */
+  now?: number;
 }
 
 /** Reads the file and stores the account; prints one result line. */
@@ -39,7 +42,10 @@ export async function importCommand(kind: string | undefined, opts: ImportComman
     created: boolean;
     unquarantined?: boolean;
   };
+  // An expired access token (the instance refuses one without a refresh token) is renewed at once: say so, and where a failure shows.
+  const now = opts.now ?? Date.now();
+  const expired = c.expiresAt !== undefined && c.expiresAt <= now ? `; its access token expired ${span(now - c.expiresAt)} ago and is being refreshed (switchyard accounts status says if that fails)` : "";
   io.out(
-    `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified`,
+    `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
   );
 }

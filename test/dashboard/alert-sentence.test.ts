@@ -17,6 +17,7 @@ test("each alert the gateway raises reads as one sentence saying what holds now"
     { event: "account_locked", subject: "account:fc-1", detail: { reason: "401 unauthorized" } },
     { event: "account_locked", subject: "account:fc-2", detail: { reason: "401 unauthorized", advice: "replace the account's key (in the config file, then switchyard reload) or run switchyard accounts unlock fc-2 once the key works again" } },
     { event: "account_quarantined", subject: "account:cc-main", detail: { reason: "3 consecutive 429s", until: "2026-12-05T02:30:00.000Z" } },
+    { event: "account_quarantined", subject: "account:cc-dead", detail: { reason: "401 unauthorized; no refresh token to recover with", advice: "log in again (switchyard login claude-code --account cc-dead) or import a fresh login (switchyard import claude-code --account cc-dead)" } },
     { event: "circuit_open", subject: "provider:fa", detail: { reason: "10 consecutive 5xx", until: "2026-12-05T01:53:44.099Z" } },
     { event: "circuit_closed", subject: "provider:fa", detail: { reason: "a probe succeeded" } },
   ].map((a) => alertSentence(a, time));
@@ -29,6 +30,7 @@ test("each alert the gateway raises reads as one sentence saying what holds now"
     "account fc-1 was locked: 401 unauthorized; it serves no request while locked.",
     "account fc-2 was locked: 401 unauthorized; it serves no request while locked: replace the account's key (in the config file, then switchyard reload) or run switchyard accounts unlock fc-2 once the key works again.",
     "account cc-main was quarantined: 3 consecutive 429s until 02:30.",
+    "account cc-dead was quarantined: 401 unauthorized; no refresh token to recover with; to bring it back: log in again (switchyard login claude-code --account cc-dead) or import a fresh login (switchyard import claude-code --account cc-dead).",
     "provider fa's circuit opened (10 consecutive 5xx): it is not called until 01:53.",
     "provider fa's circuit closed: a probe succeeded.",
   ]);

@@ -11,7 +11,7 @@ import { importCommand } from "../../src/cli/import.ts";
 import { accountsCommand } from "../../src/cli/routing.ts";
 import { defaultCredentialPath, parseCredentialJson } from "../../src/oauth/credential-files.ts";
 import { fakeJwt } from "./fake-oauth.ts";
-import { startWorld, type SubscriptionWorld } from "./helpers.ts";
+import { startWorld, until, type SubscriptionWorld } from "./helpers.ts";
 
 let w: SubscriptionWorld;
 const home = mkdtempSync(join(tmpdir(), "switchyard-import-"));
@@ -164,6 +164,61 @@ describe("switchyard import", () => {
     await Bun.sleep(100);
     // neither token reached the other vendor's API or token endpoint
     expect(w.vendor.calls.some((c) => c.login === "wrongkind")).toBe(false);
+  });
+
+  test("a login already expired with no refresh token is refused (it could only be quarantined); an expired one that can refresh says it is being refreshed", async () => {
+    const t = w.vendor.seed({ name: "stale", models: ["claude-opus-4-1-20250805"] });
+    const dir = join(home, "stale");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, ".credentials.json");
+    const now = Date.now();
+    writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, expiresAt: now - 3600_000 } }));
+    let msg = "";
+    await importCommand("claude-code", { from: path, account: "cc-stale" }, w.call, w.io).catch((e) => (msg = String(e)));
+    expect(msg).toContain("error 400: This login expired 1h 00m ago and holds no refresh token, so it can neither be used nor renewed: log in again with Claude Code (`claude`, then /login) and import it again, or run `switchyard login claude-code`.");
+    expect(await w.gw.app.store.getAccount("cc-stale")).toBeUndefined();
+
+    writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: now - 600_000 } }));
+    await importCommand("claude-code", { from: path, account: "cc-stale", now }, w.call, w.io);
+    expect(w.out.at(-1)).toBe(
+      `imported ${path} as account cc-stale (provider cc) added; the file was not modified; its access token expired 10m 00s ago and is being refreshed (switchyard accounts status says if that fails)`,
+    );    await w.call("DELETE", "/accounts/cc-stale");
+  });
+
+  test("a quarantined credential says why and the way back (accounts status, the card's field); its client gets a credential 503, not overloaded_error", async () => {
+    // A login without a refresh token that the provider then refuses: nothing to recover with.
+    const t = w.vendor.seed({ name: "norefresh", models: ["claude-haiku-4-5"] });
+    await w.call("POST", "/accounts", { provider: "cc", id: "cc-norefresh", credential: { type: "oauth", access_token: t.accessToken, expires_at: Date.now() + 3600_000 } });
+    w.vendor.revokeAccess(t.accessToken);
+    const ask = () =>
+      fetch(`${w.gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "cc/claude-haiku-4-5", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+      });
+    // (cc-dana, imported above, also serves cc: disable it so cc-norefresh is the provider's only account)
+    await w.call("POST", "/accounts/cc-dana/disable");
+    try {
+      await ask();
+      type St = { accounts: Array<{ id: string; reasons: string[]; quarantine?: { reason: string; advice: string } }> };
+      const mine = async () => ((await w.call("GET", "/accounts")) as St).accounts.find((a) => a.id === "cc-norefresh")!;
+      await until(async () => (await mine()).quarantine !== undefined);
+      const a = await mine();
+      expect(a.quarantine!.reason).toContain("no refresh token to recover with");
+      expect(a.quarantine!.reason).not.toContain("after refresh");
+      expect(a.quarantine!.advice).toBe("log in again (switchyard login claude-code --account cc-norefresh) or import a fresh login (switchyard import claude-code --account cc-norefresh)");
+      expect(a.reasons).toContain(`credential quarantined (${a.quarantine!.reason}) until replaced: ${a.quarantine!.advice}`);
+
+      const res = await ask();
+      expect(res.status).toBe(503);
+      const err = ((await res.json()) as { error: { type: string; message: string } }).error;
+      expect(err.type).toBe("api_error");
+      expect(err.message).toContain("no refresh token to recover with");
+      expect(err.message).toContain("an operator brings it back with a new switchyard login or import");
+      expect(err.message).not.toContain("cc-norefresh");
+    } finally {
+      await w.call("POST", "/accounts/cc-dana/enable");
+    }
   });
 
   test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {

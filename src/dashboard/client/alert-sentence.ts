@@ -56,7 +56,8 @@ export function alertSentence(a: AlertLike, time: (ms: number) => string): strin
       return `${who} was locked${reason ? `: ${reason}` : ""}; it serves no request while locked${str(d.advice) ? `: ${str(d.advice)}` : ""}.`;
     case "account_quarantined": {
       const until = at(d.until);
-      return `${who} was quarantined${reason ? `: ${reason}` : ""}${until ? ` until ${until}` : ""}.`;
+      // `advice`: the way back (a new login or import, src/accounts/lock-advice.ts), when the alert carries it
+      return `${who} was quarantined${reason ? `: ${reason}` : ""}${until ? ` until ${until}` : ""}${str(d.advice) ? `; to bring it back: ${str(d.advice)}` : ""}.`;
     }
     case "circuit_open": {
       const until = at(d.until);

@@ -39,6 +39,8 @@ export interface AccountStatus {
   reasons: string[];
   /** `advice`: what an operator does about it (replace the key and reload, log in again, or Unlock). */
   lock?: { reason: string; until: number | null; advice: string };
+  /** The credential's quarantine: why, and the way back (a new login or import). */
+  quarantine?: { reason: string; advice: string };
   cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
   removedModels: Array<{ model: string; reason: string; until: number | null }>;
   quota: QuotaWindowRow[];

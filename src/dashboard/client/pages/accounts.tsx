@@ -229,6 +229,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
     >
       <div class="pills">{accountPills(a, now)}</div>
       {a.lock && <p class="small lock-advice">To bring it back: {a.lock.advice} (or Unlock here).</p>}
+      {a.quarantine && (
+        <p class="small lock-advice quarantine-advice">
+          The provider rejected this credential ({a.quarantine.reason}). To bring it back: {a.quarantine.advice}.
+        </p>
+      )}
       {implicit && (
         <p class="muted small implicit-note">
           Provider <code>{a.providerId}</code> has no account in the config, so its requests are sent without a key through this implicit account. Nothing to change here: give the provider an account (or remove it) in the config file.
