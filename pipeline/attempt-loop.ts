@@ -130,7 +130,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   const deadline = deps.clock.now() + precommitDeadlineMs;
   let attempts = 0;
   let last: Failed | undefined;
+  /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
+  /** Each target none of whose accounts could serve, with why (one message names them all). */
+  const unserved: Array<{ target: Target; error: HubError }> = [];
   let fallback = false;
   const hints = affinityHints(ctx, route.cacheAffinity);
 
@@ -162,11 +165,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (!account) {
         if (tried.size === 0) {
           const gone = modelGone(target, picked);
-          last ??= gone ?? {
-            target,
-            error: noAccountError(target, picked),
-            classification: { row: "client_error", account: { type: "none" }, loop: "next_target" },
-          };
+          const error = gone ? undefined : noAccountError(target, picked);
+          if (error) unserved.push({ target, error });
+          last ??= gone ?? { target, error: error!, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next (R-10), on every later request too.
           if (gone && !target.siblingOf) targets = withSiblings(targets, planned, ti, gone, (missing ??= new Map()), ctx);
@@ -230,6 +231,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           }
         }
         deps.health.failure(account, target.provider, target.model, c);
+        const ra = result.error.retryAfterSeconds;
+        if (ra !== undefined && (firstFreeAt === undefined || deps.clock.now() + ra * 1000 < firstFreeAt)) firstFreeAt = deps.clock.now() + ra * 1000;
         if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account, cache: deps.pool.cacheState?.(hints, target.provider.id) });
         if (c.row === "model_unavailable" && !target.siblingOf) {
           // SPEC R-10: the model does not exist here; its siblings on the same provider come next.
@@ -251,6 +254,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
+  if (unserved.length > 1 && last && unserved.some((u) => u.error === last!.error)) err = allUnserved(unserved);
   if (last?.classification.row === "credential" && last.target) err = upstreamAuthError(last.target, err);
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
@@ -314,6 +318,19 @@ function modelGone(target: Target, picked: Picked): Failed | undefined {
 
 /** What the client hears about a lock until changed: how an operator ends it (src/accounts/lock-advice.ts says it to the operator, naming the account). */
 const UNLOCK_HINT = "an operator brings a locked account back by replacing its key and reloading, or with switchyard accounts unlock";
+/**
+ * The error when no account of any of several targets could serve (a combo whose every target is
+ * cooling down, …): one message naming each target and why, where the first target's alone named only
+ * its provider (newuser12b H3). The status and type are a rate limit's when any target is rate-limited
+ * (a 429: its Retry-After, the earliest end, is added by the caller), else the first target's.
+ */
+function allUnserved(unserved: Array<{ target: Target; error: HubError }>): HubError {
+  const prefix = /^No account of \S+ can serve \S+( right now)?: /;
+  const parts = unserved.map((u) => `${u.target.label}: ${u.error.message.replace(prefix, "").replace(/\.$/, "")}`);
+  const lead = unserved.find((u) => u.error.status === 429) ?? unserved[0];
+  return { ...lead.error, message: `No target can serve this request right now: ${parts.join("; ")}.` };
+}
+
 /** What the client hears about a quarantined subscription credential: how an operator ends it (src/accounts/lock-advice.ts names the account and the commands). */
 const QUARANTINE_HINT = "the provider rejected the subscription's credential; an operator brings it back with a new switchyard login or import, and switchyard accounts status says which account";
 
