@@ -19,6 +19,7 @@ import { estimateBurn, usedShare, windowLengthMs, type UsageSample } from "../..
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, ms, pct, span, withoutIsoTime } from "../format.ts";
+import { accountCounts } from "../account-counts.ts";
 import { useLive } from "../live.ts";
 
 type QuotaRow = AccountStatus["quota"][number];
@@ -476,13 +477,7 @@ export function AccountsPage() {
     return () => clearTimeout(t);
   }, [next]);
 
-  const counts = {
-    ready: accounts.filter((a) => a.eligible && a.circuit.state === "closed" && !a.cooldowns.some((c) => c.until > now)).length,
-    cooling: accounts.filter((a) => a.cooldowns.some((c) => c.until > now)).length,
-    held: accounts.filter((a) => !a.eligible).length,
-    disabled: accounts.filter((a) => a.disabled).length,
-    implicit: accounts.filter((a) => a.source === "implicit").length,
-  };
+  const counts = accountCounts(accounts, now);
   return (
     <div class="page">
       <header class="page-head">
