@@ -59,13 +59,16 @@ export interface SubscriptionAdminDeps {
   clock: Clock;
 }
 
-const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** An account name (`id`, the CLI's `--account`). */
+export const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** What {@link ACCOUNT_ID} allows, in words (the 400's message adds the field's name). */
+export const ACCOUNT_ID_RULE = "1–64 letters, digits, dot, dash or underscore, starting with a letter or digit";
 
 /** The body of `POST /admin/api/accounts`. */
 export const AccountCreate = strictBody({
   provider: v.pipe(v.string("provider must be a provider id or kind"), v.minLength(1, "provider must not be empty")),
   kind: v.optional(v.picklist(["claude-code", "codex"], "kind is claude-code or codex (whose login the credential is)")),
-  id: v.optional(v.pipe(v.string(), v.regex(ACCOUNT_ID, "id: 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit"))),
+  id: v.optional(v.pipe(v.string(), v.regex(ACCOUNT_ID, ACCOUNT_ID_RULE))),
   credential: strictBody({
     type: v.literal("oauth", 'credential.type must be "oauth"'),
     access_token: v.pipe(v.string("credential.access_token must be a string"), v.minLength(1, "credential.access_token must not be empty")),

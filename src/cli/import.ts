@@ -8,6 +8,7 @@
 import { defaultCredentialPath, readCredentialFile } from "../oauth/credential-files.ts";
 import { isSubscription } from "../oauth/protocol.ts";
 import { span } from "../dashboard/client/format.ts";
+import { ACCOUNT_ID, ACCOUNT_ID_RULE } from "../admin/subscription-routes.ts";
 import type { AdminCall, CliIo } from "./routing.ts";
 
 /** Options of `switchyard import`. */
@@ -24,6 +25,7 @@ export interface ImportCommandOptions {
 /** Reads the file and stores the account; prints one result line. */
 export async function importCommand(kind: string | undefined, opts: ImportCommandOptions, call: AdminCall, io: CliIo): Promise<void> {
   if (!kind || !isSubscription(kind)) io.fail("usage: switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]", 2);
+  if (opts.account !== undefined && !ACCOUNT_ID.test(opts.account)) io.fail(`--account ${JSON.stringify(opts.account)}: an account name is ${ACCOUNT_ID_RULE}`, 2);
   const path = opts.from ?? defaultCredentialPath(kind, opts.env);
   let imported;
   try {

@@ -12,7 +12,7 @@
  *   (openai/codex codex-rs/login/src/auth/storage.rs). The access token is a JWT whose `exp` is its
  *   expiry.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import * as v from "valibot";
@@ -67,6 +67,7 @@ export function readCredentialFile(kind: SubscriptionKind, path: string): Import
     const mac = kind === "claude-code" ? "; on macOS Claude Code keeps its login in the Keychain, not in a file" : "";
     throw new Error(`${path} does not exist: log in with ${cli} on this machine first, name its file with --from PATH, or log in through switchyard with \`switchyard login ${kind}\`${mac}`);
   }
+  if (statSync(path).isDirectory()) throw new Error(`${path} is a directory: name the credential file itself (${kind === "claude-code" ? ".credentials.json" : "auth.json"})`);
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(path, "utf8"));
@@ -76,8 +77,27 @@ export function readCredentialFile(kind: SubscriptionKind, path: string): Import
   return parseCredentialJson(kind, json, path);
 }
 
+/**
+ * What to say when the file lacks the login object of `kind` (the usual mistake: the other CLI's
+ * file), where valibot says "Invalid key: Expected … but received undefined"; undefined when it has it.
+ */
+function missingLogin(kind: SubscriptionKind, json: unknown): string | undefined {
+  const o = json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+  const [key, other] = kind === "claude-code" ? ["claudeAiOauth", "tokens"] : ["tokens", "claudeAiOauth"];
+  if (o[key] !== undefined) return undefined;
+  if (o[other] !== undefined) {
+    const [its, cmd] = kind === "claude-code" ? ["a Codex login (auth.json)", "switchyard import codex"] : ["a Claude Code login (.credentials.json)", "switchyard import claude-code"];
+    return `the file is ${its}, not a ${kind} one: import it with \`${cmd}\` (to a provider of that kind)`;
+  }
+  return kind === "claude-code"
+    ? "the file has no claudeAiOauth object (is this Claude Code's .credentials.json?)"
+    : "the file has no tokens object (logged in with an API key instead of ChatGPT?)";
+}
+
 /** Validates the parsed JSON of a CLI credential file (see {@link readCredentialFile}). */
 export function parseCredentialJson(kind: SubscriptionKind, json: unknown, path = "(input)"): ImportedCredential {
+  const missing = missingLogin(kind, json);
+  if (missing) throw new Error(`${path}: ${missing}`);
   if (kind === "claude-code") {
     const r = v.safeParse(ClaudeFile, json);
     if (!r.success) throw new Error(`${path}: ${issue(r.issues)}`);

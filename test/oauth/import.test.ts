@@ -221,6 +221,29 @@ describe("switchyard import", () => {
     }
   });
 
+  test("the wrong file, a directory or a bad --account get the friendly sentences, not the validator's words", async () => {
+    const t = w.vendor.seed({ name: "mixup", chatgptAccountId: "acct-mixup", models: ["gpt-5-codex"] });
+    const codexFile = writeCodexFile(t.accessToken, t.refreshToken);
+    const fail = async (kind: string, opts: Parameters<typeof importCommand>[1]) => {
+      let msg = "";
+      await importCommand(kind, opts, w.call, w.io).catch((e) => (msg = String(e)));
+      return msg;
+    };
+    expect(await fail("claude-code", { from: codexFile })).toBe(
+      `Error: cannot import: ${codexFile}: the file is a Codex login (auth.json), not a claude-code one: import it with \`switchyard import codex\` (to a provider of that kind)`,
+    );
+    const claudeFile = join(home, "mixup.json");
+    writeFileSync(claudeFile, JSON.stringify({ claudeAiOauth: { accessToken: "sk-ant-oat01-x", refreshToken: "sk-ant-ort01-y" } }));
+    expect(await fail("codex", { from: claudeFile })).toContain("the file is a Claude Code login (.credentials.json), not a codex one: import it with `switchyard import claude-code`");
+    const other = join(home, "other.json");
+    writeFileSync(other, JSON.stringify({ something: 1 }));
+    expect(await fail("claude-code", { from: other })).toBe(`Error: cannot import: ${other}: the file has no claudeAiOauth object (is this Claude Code's .credentials.json?)`);
+    expect(await fail("codex", { from: other })).toBe(`Error: cannot import: ${other}: the file has no tokens object (logged in with an API key instead of ChatGPT?)`);
+    expect(await fail("claude-code", { from: home })).toBe(`Error: cannot import: ${home} is a directory: name the credential file itself (.credentials.json)`);
+    expect(await fail("codex", { from: codexFile, account: "bad name!" })).toBe('Error: --account "bad name!": an account name is 1–64 letters, digits, dot, dash or underscore, starting with a letter or digit');
+    for (const m of [await fail("claude-code", { from: codexFile }), await fail("codex", { from: claudeFile })]) expect(m).not.toContain("Invalid key");
+  });
+
   test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {
     const c = parseCredentialJson("claude-code", { claudeAiOauth: { accessToken: "a", refreshToken: "r", expiresAt: 1_800_000_000 } });
     expect(c.credential.expiresAt).toBe(1_800_000_000_000);
