@@ -399,8 +399,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
 
   const adminToken = "sy-admin-" + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
-  // Dashboard sign-ins (SPEC 9.4): cookie sessions the admin API accepts with their CSRF token.
-  const sessions = new SessionBook();
+  // Dashboard sign-ins (SPEC 9.4): cookie sessions the admin API accepts with their CSRF token, kept in
+  // the store so every instance on a shared one accepts them.
+  const sessions = new SessionBook(
+    () => clock.now(),
+    store,
+    (msg) => log(JSON.stringify({ level: "warn", time: clock.now(), msg })),
+  );
   const host = opts.host ?? cfg.server.host;
   const port = opts.port ?? cfg.server.port;
   let browserPolicy: { of: RuntimeConfig; policy: BrowserPolicy } | undefined;
@@ -472,7 +477,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
               recorder,
               store,
               recentAlerts: () => recentAlerts.list(),
-              allowed: (request, peer) => adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
+              // An open event stream re-checks its reader: a sign-out on another instance is read in the background.
+              allowed: (request, peer) => {
+                sessions.syncSoon(request);
+                return adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions });
+              },
             })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []) })(admin)),
           ),
         ),

@@ -3,7 +3,8 @@
  *
  * 1. a header key (`Authorization: Bearer` or `x-api-key`) that is the per-start admin token of
  *    instance.json (the CLI) or a client key with the `admin` scope — no cookie or CSRF involved;
- * 2. a dashboard session cookie (src/admin/sessions.ts) whose key is still valid with the admin scope
+ * 2. a dashboard session cookie (src/admin/sessions.ts; call `sessions.sync(request)` first, so a session
+ *    another instance issued or ended is seen) whose key is still valid with the admin scope
  *    (a session issued to a local browser without a key: while that browser is still local and keys are
  *    still not required): allowed, but a state-changing call (anything but GET, HEAD, OPTIONS) must
  *    carry the session's CSRF token, else 403 — a browser's cookie never authorises a call on its own;
@@ -14,11 +15,13 @@
  */
 import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
-import { safeEqual, type Session, type SessionBook } from "./sessions.ts";
+import type { ClientKey } from "../../pipeline/ports.ts";
+import { hashHex, safeEqual, type Session, type SessionBook } from "./sessions.ts";
 
 /** What the access rule reads. */
 export interface AdminAuth {
-  keys: KeyLookup;
+  /** The client keys; `lookupHash` (the store's) re-checks a session's sign-in key by its hash. */
+  keys: KeyLookup & { lookupHash?(hex: string): ClientKey | undefined };
   /** The admin token written to instance.json at start (compared in constant time). */
   adminToken: string;
   requireApiKey: () => boolean;
@@ -43,12 +46,15 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
   if (check.kind !== "none") {
     const s = check.session;
     // A session signed in with a key lasts only as long as the key is valid and has the admin scope.
-    const keyLapsed = s.secret !== undefined && !safeEqual(s.secret, auth.adminToken) && !auth.keys.lookup(s.secret)?.scopes.includes("admin");
+    // (A session signed in with another instance's admin token is not valid here: each instance has its own.)
+    const keyLapsed = s.keyHash !== undefined && !safeEqual(s.keyHash, hashHex(auth.adminToken)) && !auth.keys.lookupHash?.(s.keyHash)?.scopes.includes("admin");
     // A session issued to a local browser without a key (it only carries the CSRF token) lasts only as
     // long as the loopback exemption it was issued under: not once keys are required, never remotely.
-    const exemptionLapsed = s.secret === undefined && (auth.requireApiKey() || !local);
+    const exemptionLapsed = s.keyHash === undefined && (auth.requireApiKey() || !local);
     if (keyLapsed || exemptionLapsed) {
-      auth.sessions!.end(s.id);
+      // Here only: another instance may still accept it (its own admin token, its own config keys); a
+      // revoked key's sessions are ended everywhere by the revocation itself.
+      auth.sessions!.drop(s.id);
       check = { kind: "none" };
     }
   }

@@ -156,12 +156,13 @@ export function parseSince(s: string): number | undefined {
 /** The admin routes as an Elysia plugin. */
 export function adminApi(deps: AdminDeps) {
   let app = new Elysia({ prefix: "/admin/api" })
-    .onBeforeHandle(({ request, server, set }) => {
+    .onBeforeHandle(async ({ request, server, set }) => {
       // Admin answers carry accounts, keys, calls and recorded bodies: never kept in a browser's or a
       // proxy's cache.
       set.headers["cache-control"] = "no-store";
       set.headers["x-content-type-options"] = "nosniff";
       const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
+      await deps.sessions?.sync(request);
       const access = adminAccess(request, peer, deps);
       if (!access.ok) return adminError(access.status, access.message);
     })
@@ -215,7 +216,7 @@ export function adminApi(deps: AdminDeps) {
         const ok = await deps.store.revokeKey(name);
         if (!ok) return adminError(404, `No active key named ${name}.`);
         // A dashboard signed in with this key is signed out with it.
-        deps.sessions?.endSubject(name);
+        await deps.sessions?.endSubject(name);
         deps.keysChanged?.("revoked", name);
         return { revoked: name };
       } catch (e) {

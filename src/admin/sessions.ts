@@ -1,14 +1,22 @@
 /**
  * Dashboard sessions (SPEC 9.4): a browser that signed in with an admin-scope key (or a loopback
- * browser when keys are not required) holds an opaque session id in an HttpOnly, SameSite=Strict
+ * browser when keys are not required) holds an opaque session token in an HttpOnly, SameSite=Strict
  * cookie; every state-changing admin call it makes must also carry the session's CSRF token in the
  * `X-CSRF-Token` header (the page reads it from a `<meta>` tag of the HTML it was served).
  *
- * Sessions live in this process's memory only: they end when the instance restarts, and with several
- * instances behind a load balancer a session is valid on the instance that issued it (README).
- * Neither the session id nor the CSRF token is derived from the key; the key is kept in memory next to
- * its session only to re-check it on every call (Session.secret).
+ * Sessions are kept in the store (src/store/sessions.ts), so with several instances on one shared
+ * store a session any of them issued is valid on all of them (a load balancer needs no stickiness) and
+ * a sign-out on one ends it on all. The store holds hashes only: the token's SHA-256 and the sign-in
+ * key's SHA-256 (the hash `client_keys` already holds); the CSRF token is derived from the token
+ * ({@link csrfFor}), so any instance that receives the cookie knows it and nothing stored reveals it.
+ * This instance also keeps the sessions it saw in memory: while a shared database cannot be reached it
+ * checks them there (a sign-out elsewhere meanwhile is seen when the database is back).
+ * Neither the session token nor the CSRF token is derived from the key; every call re-checks the key by
+ * its hash (a revoked key, or one a config reload removed or stripped of the admin scope, ends its
+ * sessions at once).
  */
+import { createHash } from "node:crypto";
+import type { SessionStore } from "../store/sessions.ts";
 
 /** The cookie that carries the session id. */
 export const SESSION_COOKIE = "sy_session";
@@ -28,11 +36,25 @@ export interface Session {
   /** ms since the epoch. */
   expiresAt: number;
   /**
-   * The key a browser signed in with, kept in this process's memory only (never sent, logged or
-   * rendered) so every call re-checks it: a revoked key, or one a config reload removed or stripped of
-   * the admin scope, ends its sessions at once.
+   * Hex SHA-256 of the key a browser signed in with (never the key), so every call re-checks it: a
+   * revoked key, or one a config reload removed or stripped of the admin scope, ends its sessions at
+   * once. Absent for a keyless (loopback) session.
    */
-  secret?: string;
+  keyHash?: string;
+}
+
+/** Hex SHA-256 of a UTF-8 string (a session token's or a key's, as the store keeps them). */
+export function hashHex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}
+
+/**
+ * The CSRF token of the session whose token this is: base64url SHA-256 of a fixed label and the token.
+ * Tied to the session (another session has another), known to any instance that receives the cookie,
+ * and not derivable from what the store keeps (the token's plain SHA-256).
+ */
+export function csrfFor(token: string): string {
+  return createHash("sha256").update("switchyard dashboard csrf\0", "utf8").update(token, "utf8").digest("base64url");
 }
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
@@ -68,43 +90,106 @@ export type SessionCheck =
   /** A valid session on a state-changing call without the right CSRF token. */
   | { kind: "csrf"; session: Session };
 
-/** The sessions of this instance. */
+/** How often, at most, {@link SessionBook.syncSoon} re-reads one session from the store, ms. */
+const SYNC_SOON_MS = 2_000;
+
+/**
+ * The dashboard sessions as this instance sees them: the store's (when one is given) and, in memory,
+ * the ones it issued or read. {@link sync} reads a request's session from the store before the
+ * synchronous checks ({@link check}, {@link fromRequest}) answer from memory.
+ */
 export class SessionBook {
   private sessions = new Map<string, Session>();
-
-  constructor(private readonly now: () => number = Date.now) {}
+  private syncedAt = new Map<string, number>();
 
   /**
-   * Issues a new session for `subject`, signed in with `secret` when a key was entered. At
-   * {@link MAX_SESSIONS} the oldest session of the same kind (keyless or signed in with a key) goes
-   * first: any web page can make a local browser load `/dashboard` a thousand times (an `<img>` sends
-   * no cookie and no Origin), and those keyless sessions must not sign out the browsers that entered a key.
+   * @param now ms since the epoch
+   * @param store where sessions are shared; without it they live in this process's memory only
+   * @param onError told when the store refused a session write that is not an outage (messages carry no secret)
    */
-  create(subject: string, secret?: string): Session {
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly store?: SessionStore,
+    private readonly onError: (message: string) => void = () => {},
+  ) {}
+
+  /**
+   * Issues a new session for `subject`, signed in with `secret` when a key was entered (only its hash is
+   * kept). At {@link MAX_SESSIONS} the oldest session of the same kind (keyless or signed in with a key)
+   * goes first: any web page can make a local browser load `/dashboard` a thousand times (an `<img>`
+   * sends no cookie and no Origin), and those keyless sessions must not sign out the browsers that
+   * entered a key. Stored for every instance; when the store cannot take it, valid on this one only.
+   */
+  async create(subject: string, secret?: string): Promise<Session> {
     this.sweep();
     while (this.sessions.size >= MAX_SESSIONS) {
       let victim: string | undefined;
       for (const [id, s] of this.sessions) {
-        if ((s.secret === undefined) === (secret === undefined)) {
+        if ((s.keyHash === undefined) === (secret === undefined)) {
           victim = id;
           break;
         }
       }
-      this.sessions.delete(victim ?? this.sessions.keys().next().value!);
+      this.forget(victim ?? this.sessions.keys().next().value!);
     }
-    const s: Session = { id: randomToken(), csrf: randomToken(), subject, expiresAt: this.now() + SESSION_TTL_MS, ...(secret ? { secret } : {}) };
+    const id = randomToken();
+    const createdAt = this.now();
+    const s: Session = { id, csrf: csrfFor(id), subject, expiresAt: createdAt + SESSION_TTL_MS, ...(secret ? { keyHash: hashHex(secret) } : {}) };
     this.sessions.set(s.id, s);
+    this.syncedAt.set(s.id, createdAt);
+    if (this.store) {
+      try {
+        await this.store.putSession({ tokenHash: hashHex(id), subject, keyHash: s.keyHash ?? null, createdAt, expiresAt: s.expiresAt }, MAX_SESSIONS);
+      } catch (e) {
+        if ((e as { code?: unknown })?.code !== "unavailable") this.onError(`dashboard session not stored: ${(e as Error)?.message ?? e}`);
+      }
+    }
     return s;
   }
 
-  /** The live session a request's cookie names, if any. */
+  /**
+   * Reads the session a request's cookie names from the store into memory (or drops it from memory when
+   * the store has it no more: signed out or ended on another instance). Keeps memory as it is while the
+   * store cannot be reached. Never throws.
+   */
+  async sync(request: Request): Promise<void> {
+    const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+    if (!id || !this.store) return;
+    try {
+      const row = await this.store.getSession(hashHex(id));
+      this.syncedAt.set(id, this.now());
+      if (!row || row.expiresAt <= this.now()) {
+        this.forget(id);
+        return;
+      }
+      if (!this.sessions.has(id)) this.sweep();
+      this.sessions.set(id, { id, csrf: csrfFor(id), subject: row.subject, expiresAt: row.expiresAt, ...(row.keyHash ? { keyHash: row.keyHash } : {}) });
+    } catch {
+      // unreachable: memory answers until it is back
+    }
+  }
+
+  /**
+   * {@link sync}, at most every {@link SYNC_SOON_MS} per session, in the background: for checks that
+   * must answer at once (an open event stream re-checking its reader).
+   */
+  syncSoon(request: Request): void {
+    const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+    if (!id || !this.store) return;
+    const last = this.syncedAt.get(id) ?? 0;
+    if (this.now() - last < SYNC_SOON_MS) return;
+    this.syncedAt.set(id, this.now());
+    void this.sync(request);
+  }
+
+  /** The live session a request's cookie names, if any (from memory: {@link sync} first). */
   fromRequest(request: Request): Session | undefined {
     const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
     if (!id) return undefined;
     const s = this.sessions.get(id);
     if (!s) return undefined;
     if (s.expiresAt <= this.now()) {
-      this.sessions.delete(id);
+      this.forget(id);
       return undefined;
     }
     return s;
@@ -122,19 +207,40 @@ export class SessionBook {
     return token && safeEqual(token, session.csrf) ? { kind: "ok", session } : { kind: "csrf", session };
   }
 
-  /** Ends a session. */
-  end(id: string): void {
-    this.sessions.delete(id);
+  /** Stops accepting a session on this instance only (its key lapsed here, e.g. another instance's admin token). */
+  drop(id: string): void {
+    this.forget(id);
   }
 
-  /** Ends every session of a subject (a revoked key). */
-  endSubject(subject: string): void {
-    for (const [id, s] of this.sessions) if (s.subject === subject) this.sessions.delete(id);
+  /** Ends a session on every instance (sign-out). Never throws; an outage leaves the stored row to expire. */
+  async end(id: string): Promise<void> {
+    this.forget(id);
+    try {
+      await this.store?.deleteSession(hashHex(id));
+    } catch (e) {
+      if ((e as { code?: unknown })?.code !== "unavailable") this.onError(`dashboard session not ended in the store: ${(e as Error)?.message ?? e}`);
+    }
+  }
+
+  /** Ends every session of a subject (a revoked key) on every instance. Never throws. */
+  async endSubject(subject: string): Promise<void> {
+    for (const [id, s] of this.sessions) if (s.subject === subject) this.forget(id);
+    try {
+      await this.store?.deleteSessionsOf(subject);
+    } catch (e) {
+      if ((e as { code?: unknown })?.code !== "unavailable") this.onError(`dashboard sessions not ended in the store: ${(e as Error)?.message ?? e}`);
+    }
+  }
+
+  private forget(id: string): void {
+    this.sessions.delete(id);
+    this.syncedAt.delete(id);
   }
 
   private sweep(): void {
     const now = this.now();
-    for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(id);
+    for (const [id, s] of this.sessions) if (s.expiresAt <= now) this.forget(id);
+    if (this.syncedAt.size > 4 * MAX_SESSIONS) this.syncedAt.clear();
   }
 }
 

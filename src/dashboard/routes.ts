@@ -166,6 +166,7 @@ const isSecure = (request: Request) => new URL(request.url).protocol === "https:
 export function dashboardRoutes(deps: DashboardDeps) {
   const throttle = deps.signIns ?? new SignInThrottle();
   const page = async ({ request, server }: { request: Request; server: unknown }) => {
+    await deps.sessions.sync(request);
     const access = adminAccess(request, peerOf(server, request), deps);
     if (!access.ok) return html(await shell("login", "", "login"));
     // A browser allowed in without a session (loopback, or a header key) gets one, so its state
@@ -174,7 +175,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
     const extra: Record<string, string> = {};
     if (!session) {
       // A header key is kept with the session like a signed-in one, so revoking it ends the session.
-      session = access.via === "loopback" ? deps.sessions.create("loopback") : deps.sessions.create(access.via, presentedKey(request.headers));
+      session = access.via === "loopback" ? await deps.sessions.create("loopback") : await deps.sessions.create(access.via, presentedKey(request.headers));
       extra["set-cookie"] = sessionCookie(session, isSecure(request));
     }
     // "loopback": this browser needs no sign-in (nothing to sign out of).
@@ -228,7 +229,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
           return jsonError(401, "That key is not valid.", "authentication_error");
         }
         throttle.succeeded(peer);
-        const session = deps.sessions.create(subject, secret);
+        const session = await deps.sessions.create(subject, secret);
         return new Response(JSON.stringify({ ok: true, subject }), {
           headers: { "content-type": "application/json", "set-cookie": sessionCookie(session, isSecure(request)), ...SECURITY_HEADERS },
         });
@@ -237,12 +238,14 @@ export function dashboardRoutes(deps: DashboardDeps) {
     )
     .post(
       "/dashboard/logout",
-      ({ request }) => {
+      async ({ request }) => {
+        // Signing out on any instance ends the session on all of them (it is read from the store first).
+        await deps.sessions.sync(request);
         const s = deps.sessions.fromRequest(request);
         if (s) {
           const token = request.headers.get(CSRF_HEADER);
           if (!token || !safeEqual(token, s.csrf)) return jsonError(403, "Signing out needs the session's CSRF token.", "permission_error");
-          deps.sessions.end(s.id);
+          await deps.sessions.end(s.id);
         }
         return new Response(JSON.stringify({ ok: true }), {
           headers: { "content-type": "application/json", "set-cookie": clearedSessionCookie(), ...SECURITY_HEADERS },

@@ -65,6 +65,15 @@ export class KeyCache {
     return hit.key;
   }
 
+  /**
+   * The active key whose secret has this hex SHA-256 (what a dashboard session keeps of the key it was
+   * signed in with, src/admin/sessions.ts); else undefined. Frozen and shared, like `lookup`'s.
+   */
+  lookupHash(hex: string): ClientKey | undefined {
+    if (typeof hex !== "string" || !/^[0-9a-f]{64}$/.test(hex)) return undefined;
+    return (this.dbKeys.get(hex) ?? this.configKeys.get(hex))?.key;
+  }
+
   /** Whether any active client key (config or stored) exists. */
   any(): boolean {
     return this.dbKeys.size > 0 || this.configKeys.size > 0;

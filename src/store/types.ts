@@ -19,6 +19,7 @@
 import type { AccountStateStore } from "./account-state.ts";
 import type { AccountStore } from "./accounts.ts";
 import type { KeyStore } from "./keys.ts";
+import type { SessionStore } from "./sessions.ts";
 import type { SharedStore } from "./shared.ts";
 import type { RoutingObjectStore } from "./routing-objects.ts";
 import type { StoreStats, UsageStore } from "./usage.ts";
@@ -26,6 +27,7 @@ import type { StoreStats, UsageStore } from "./usage.ts";
 export * from "./account-state.ts";
 export * from "./accounts.ts";
 export * from "./keys.ts";
+export * from "./sessions.ts";
 export * from "./shared.ts";
 export * from "./usage.ts";
 export * from "./routing-objects.ts";
@@ -68,7 +70,7 @@ export class StoreError extends Error {
 /**
  * Persistent state of the gateway, one interface per role (SPEC D-2): client keys (`./keys.ts`),
  * accounts (`./accounts.ts`), account state (`./account-state.ts`), usage and traces (`./usage.ts`),
- * coordination between instances (`./shared.ts`), plus the lifecycle below. Implementations:
+ * coordination between instances (`./shared.ts`), dashboard sessions (`./sessions.ts`), plus the lifecycle below. Implementations:
  * `openSqliteStore` (embedded, default) and `openPostgresStore` (several instances on one database).
  * See the module comment for the conventions (units, awaiting, write-through vs buffered, errors).
  */
@@ -84,7 +86,7 @@ export interface SchemaUpgrade {
   backup?: string;
 }
 
-export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore {
+export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore, SessionStore {
   /** The schema upgrade this open applied ({@link SchemaUpgrade}); undefined when there was none. */
   readonly upgrade?: SchemaUpgrade;
   /** Buffer and flush counters (for /metrics). */

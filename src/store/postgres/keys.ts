@@ -26,6 +26,11 @@ export class PgKeys implements KeyStore {
     return this.cache.lookup(secret);
   }
 
+  /** The active key whose secret has this hex SHA-256 (KeyCache.lookupHash). */
+  lookupHash(hex: string): ClientKey | undefined {
+    return this.cache.lookupHash(hex);
+  }
+
   /** Every active client key (config and stored). Memory only. */
   activeKeys(): ClientKey[] {
     return this.cache.active();

@@ -351,6 +351,24 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE account_locks ADD COLUMN fingerprint TEXT;
     `,
   },
+  {
+    version: 10,
+    name: "dashboard sessions",
+    up: `
+      -- SPEC 9.4: signed-in dashboards, shared by every instance (a session one issued is valid on all; a
+      -- sign-out on one ends it on all). Hashes only: the session token's (the cookie value) and the
+      -- sign-in key's (as client_keys holds it), never either.
+      CREATE TABLE dashboard_sessions (
+        token_hash TEXT PRIMARY KEY,
+        subject    TEXT NOT NULL,
+        key_hash   TEXT,
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+      CREATE INDEX dashboard_sessions_subject ON dashboard_sessions (subject);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -28,6 +28,7 @@ import type {
   QuotaWindow,
   RemovedModel,
   SchemaUpgrade,
+  SessionRow,
   Store,
   StoreChange,
   QuotaShareRequest,
@@ -47,6 +48,7 @@ import { migratePg, PG_MIGRATIONS } from "./migrations.ts";
 import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
+import { PgSessions } from "./sessions.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -139,6 +141,7 @@ export class PostgresStore implements Store {
   private readonly usage: PgUsage;
   private readonly coord: PgShared;
   private readonly objects: PgRoutingObjects;
+  private readonly sessions: PgSessions;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly resync: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
@@ -160,6 +163,7 @@ export class PostgresStore implements Store {
     this.usage = new PgUsage(ctx, this.pending, flush);
     this.coord = new PgShared(ctx, options.leaseTtlMs ?? LEASE_TTL_MS);
     this.objects = new PgRoutingObjects(ctx);
+    this.sessions = new PgSessions(ctx);
     const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
     this.timer = setInterval(() => void this.flush(), interval);
     this.timer.unref?.();
@@ -235,6 +239,14 @@ export class PostgresStore implements Store {
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { return this.state.unbind(key); }
   loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- dashboard sessions ----------------------------------------------------------------------
+  putSession(row: SessionRow, maxOfKind: number) { return this.sessions.putSession(row, maxOfKind); }
+  getSession(tokenHash: string) { return this.sessions.getSession(tokenHash); }
+  deleteSession(tokenHash: string) { return this.sessions.deleteSession(tokenHash); }
+  deleteSessionsOf(subject: string) { return this.sessions.deleteSessionsOf(subject); }
+  /** The active key whose secret has this hex SHA-256 (a dashboard session's sign-in key), from memory. */
+  lookupHash(hex: string) { return this.keys.lookupHash(hex); }
 
   // -- routing objects of the admin API ---------------------------------------------------------
   listCombos() { return this.objects.listCombos(); }

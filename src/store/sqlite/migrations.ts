@@ -307,6 +307,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE account_locks ADD COLUMN fingerprint TEXT;
     `,
   },
+  {
+    version: 11,
+    name: "dashboard sessions",
+    up: `
+      -- SPEC 9.4: signed-in dashboards, kept in the store (not in one process's memory). Hashes only: the
+      -- session token's (the cookie value) and the sign-in key's (as client_keys holds it), never either.
+      CREATE TABLE dashboard_sessions (
+        token_hash TEXT PRIMARY KEY,
+        subject    TEXT NOT NULL,
+        key_hash   TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+      CREATE INDEX dashboard_sessions_subject ON dashboard_sessions (subject);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -30,6 +30,7 @@ import type {
   QuotaWindow,
   RemovedModel,
   SchemaUpgrade,
+  SessionRow,
   Store,
   StoreChange,
   QuotaShareRequest,
@@ -47,6 +48,7 @@ import { SqliteFlusher } from "./flush.ts";
 import { SqliteKeys } from "./keys.ts";
 import { SqliteUsage } from "./usage.ts";
 import { SqliteRoutingObjects } from "./routing-objects.ts";
+import { SqliteSessions } from "./sessions.ts";
 
 /**
  * Usage rows (or traces) waiting that make the SQLite store flush on the next macrotask instead of at its
@@ -122,6 +124,7 @@ export class SqliteStore implements Store {
   private readonly usage: SqliteUsage;
   private readonly local: LocalShared;
   private readonly objects: SqliteRoutingObjects;
+  private readonly sessions: SqliteSessions;
   private readonly timer: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
 
@@ -149,6 +152,7 @@ export class SqliteStore implements Store {
       this.accounts = new SqliteAccounts(this.ctx, (id) => this.state.forgetAccount(id));
       this.usage = new SqliteUsage(this.ctx, this.pending, flush);
       this.objects = new SqliteRoutingObjects(this.ctx);
+      this.sessions = new SqliteSessions(this.ctx);
     } catch (err) {
       this.ctx.db.close(false);
       throw err;
@@ -204,6 +208,14 @@ export class SqliteStore implements Store {
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { this.state.unbind(key); }
   loadAccountState() { return this.state.loadAccountState(); }
+
+  // -- dashboard sessions ----------------------------------------------------------------------
+  putSession(row: SessionRow, maxOfKind: number) { return this.sessions.putSession(row, maxOfKind); }
+  getSession(tokenHash: string) { return this.sessions.getSession(tokenHash); }
+  deleteSession(tokenHash: string) { return this.sessions.deleteSession(tokenHash); }
+  deleteSessionsOf(subject: string) { return this.sessions.deleteSessionsOf(subject); }
+  /** The active key whose secret has this hex SHA-256 (a dashboard session's sign-in key), from memory. */
+  lookupHash(hex: string) { return this.keys.lookupHash(hex); }
 
   // -- routing objects of the admin API ---------------------------------------------------------
   listCombos() { return this.objects.listCombos(); }
