@@ -51,6 +51,8 @@ export interface Share {
   learned: boolean;
   /** The first read of the others' use is taken as known, raising no alert (watched at start). */
   quiet: boolean;
+  /** ms ({@link monoNow}) of the last re-read of the others' use after a refusal blamed them; absent = never. */
+  readAt?: number;
   /** The watch pass that last named this share's key (`SharedKeyCounters.watch`). */
   seen?: number;
 }

@@ -154,7 +154,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const shares = this.sharesOf(key, limits, want);
     if (this.degraded) return this.decide(key, shares);
     const empty = shares.filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
-    if (empty.length === 0) return this.decide(key, shares);
+    if (empty.length === 0) {
+      const d = this.decide(key, shares);
+      return d.ok || !d.refusal.heldElsewhere ? d : this.recheckElsewhere(key, limits, want, d);
+    }
     return (async () => {
       // No room here for some limit: wait for those shares to be refilled, then decide. Requests that
       // arrive together wait for the same refill, which asks for room for all of them.
@@ -181,8 +184,26 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (this.degraded) return this.decide(key, this.sharesOf(key, limits, want));
         waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
       }
-      return this.decide(key, this.sharesOf(key, limits, want));
+      const d = this.decide(key, this.sharesOf(key, limits, want));
+      return d.ok || !d.refusal.heldElsewhere ? d : this.recheckElsewhere(key, limits, want, d);
     })();
+  }
+
+  /**
+   * A refusal that blames room held on other instances: reads their reported use once more (at most every
+   * {@link SHORT_RETRY_MS}/4 per share) and decides again, so a window they used up is refused as used up
+   * (with its reset) rather than as held, with Retry-After 1 s, by requests in flight there.
+   */
+  private async recheckElsewhere(key: string, limits: KeyLimits, want: { tokens: number; usd: number }, first: { ok: false; refusal: LimitRefusal }) {
+    const stale = this.sharesOf(key, limits, want).filter(([s]) => s.windowEnd !== 0 && !this.isRequests(s) && monoNow() - (s.readAt ?? 0) > SHORT_RETRY_MS / 4).map(([s]) => s);
+    if (stale.length === 0) return first;
+    for (const s of stale) s.readAt = monoNow();
+    try {
+      if (!(await answerWithin(this.refresh(stale), Math.min(2000, this.answerMs), () => {}))) return first;
+    } catch (err) {
+      if (!this.unavailable(err)) throw err;
+    }
+    return this.decide(key, this.sharesOf(key, limits, want));
   }
 
   /** Adds the request's tokens/USD to this instance's shares, frees its slot; refills or reports in the background. */
@@ -430,6 +451,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private needsSync(s: Share): boolean {
     // Admissions waiting for a refill decide first (a give-back now would take their room).
     if (s.syncing || s.waiting > 0) return false;
+    // tpm and budgets: a window used up as known here is told at once (not at the next second's report),
+    // so another instance refuses the next request with the window's use and reset, not as held elsewhere.
+    if (s.windowEnd !== 0 && !this.isRequests(s) && s.used !== s.reported && s.othersUsed + s.used >= s.limit) return true;
     const spare = s.granted - s.used - s.reserved;
     if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.recentlyShort(s));
     if (s.used > s.granted) return s.used !== s.reported;
