@@ -43,6 +43,21 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
   return adminAccess(request, peer, deps).ok;
 }
 
+/** A key rotation's grace period: `0`, or a whole number and s, m, h or d (`10m`, `24h`); at most 30 days. */
+export const GRACE = /^(0|[1-9]\d*(s|m|h|d))$/;
+
+/** The body of `POST /keys/{name}/rotate` (optional; an unknown field is a 400 naming it). */
+export const KeyRotate = strictBody({
+  /** How long the previous secret is still accepted (GRACE); absent or `0`: refused at once. */
+  grace: v.optional(v.pipe(v.string("grace must be a string such as 10m"), v.regex(GRACE, "grace must be 0 or look like 30s, 10m, 24h or 7d"))),
+}, "a key rotation");
+
+/** ms of a {@link GRACE} value. */
+export function graceMs(grace: string | undefined): number {
+  const m = /^(\d+)(s|m|h|d)?$/.exec(grace ?? "0");
+  return Number(m?.[1] ?? 0) * ({ s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? "s") as "s"] ?? 1000);
+}
+
 /** The body of `POST /keys` (an unknown field is a 400 naming it). */
 export const KeyCreate = strictBody({
   /** src/admin/key-name.ts has the rule; surrounding whitespace is dropped. */
@@ -202,6 +217,28 @@ export function adminApi(deps: AdminDeps) {
             const name = JSON.stringify(input.value.name);
             if (e.code === "conflict") return adminError(409, `${e.message}: revoke it first (switchyard keys revoke ${name}) or choose another name`, "name");
             if (e.code === "read_only") return adminError(409, `${e.message}: choose another name (a key of the config file is changed in the file)`, "name");
+            return adminError(storeErrorStatus(e.code), e.message);
+          }
+          throw e;
+        }
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/keys/:name/rotate",
+      async ({ params, request }) => {
+        const input = await readBody(request, KeyRotate, {});
+        if (!input.ok) return input.response;
+        try {
+          const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));
+          deps.keysChanged?.("created", params.name);
+          const { id: _id, ...key } = r.key;
+          return { ...r, key };
+        } catch (e) {
+          if (e instanceof StoreError) {
+            if (e.code === "not_found") return adminError(404, `No active key named ${params.name}: rotate an active stored key (switchyard keys list).`);
+            if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file gets a new secret in the file (and a reload)`);
+            if (e.code === "invalid") return adminError(400, e.message, "grace");
             return adminError(storeErrorStatus(e.code), e.message);
           }
           throw e;

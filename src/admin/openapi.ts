@@ -16,7 +16,7 @@ import type { AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { CallsQuery, KeyCreate, UsageQuery } from "./admin-api.ts";
+import { CallsQuery, KeyCreate, KeyRotate, UsageQuery } from "./admin-api.ts";
 import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
 import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
@@ -58,6 +58,11 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "GET /admin/api/keys": { summary: "List client API keys (names, scopes, tags, dates, limits with their budget use and requests in flight; never the secrets)." },
   "POST /admin/api/keys": { summary: "Create a client API key, optionally with limits (rpm, tpm, concurrency, budgets, models); the answer carries the secret, shown this once.", body: KeyCreate },
   "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
+  "POST /admin/api/keys/:name/rotate": {
+    summary:
+      "Give the active stored key of this name a new secret (in the answer, shown this once) and keep everything else: its identity, scopes, tag, limits and their use (budget windows, this minute). The previous secret is accepted for `grace` more (e.g. 10m; default 0: refused at once); 404 for no such active key, 409 for a config-file key.",
+    body: KeyRotate,
+  },
   "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
   "GET /admin/api/calls": { summary: "Recent requests, newest first, a page at a time (older / newer cursors, keeping the filters).", query: CallsQuery },
   "GET /admin/api/route-traces/:id": { summary: "The route trace of one request, by the opaque id in x-switchyard-route-id." },

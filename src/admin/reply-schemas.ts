@@ -35,6 +35,7 @@ const KeyInfoReply = v.object({
   source: v.picklist(["config", "db"]),
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
+  previousUntil: v.optional(ms("a rotated key's previous secret is accepted until")),
   limits: v.optional(KeyLimitsReply),
   use: v.optional(
     v.looseObject({
@@ -247,6 +248,12 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
   "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
   "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }), createdAt: ms("created") }) },
   "DELETE /admin/api/keys/:name": v.object({ revoked: v.string() }),
+  "POST /admin/api/keys/:name/rotate": v.object({
+    secret: v.pipe(v.string(), v.description("The key's new secret; shown this once.")),
+    key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }),
+    createdAt: ms("created (the key's, kept by a rotation)"),
+    previousUntil: v.optional(ms("the previous secret is accepted until; absent: refused from now on")),
+  }),
   "GET /admin/api/usage": UsageReply,
   "GET /admin/api/calls": v.object({
     calls: v.array(CallReply),

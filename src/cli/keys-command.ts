@@ -1,5 +1,5 @@
 /**
- * `switchyard keys create|list|revoke` (SPEC 2.2, 9.6): client keys through the running instance's admin
+ * `switchyard keys create|list|revoke|rotate` (SPEC 2.2, 9.6): client keys through the running instance's admin
  * API. Loaded by that command only.
  */
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
@@ -41,8 +41,18 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       out(`revoked key ${name}`);
       return;
     }
+    case "rotate": {
+      if (!name) fail("usage: switchyard keys rotate NAME [--grace DURATION]", 2);
+      const grace = values.grace === undefined ? undefined : String(values.grace);
+      if (grace !== undefined && !/^(0|[1-9]\d*(s|m|h|d))$/.test(grace)) fail("--grace must be 0 or look like 30s, 10m, 24h or 7d", 2);
+      const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/rotate`, grace ? { grace } : {})) as { secret: string; previousUntil?: number };
+      const old = r.previousUntil ? `the old secret is accepted until ${new Date(r.previousUntil).toISOString()}` : "the old secret is refused from now on";
+      out(`rotated key ${name}: its limits and their use are kept, ${old}; the new secret is shown once:`);
+      out(r.secret);
+      return;
+    }
     default:
-      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME", 2);
+      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME | keys rotate NAME [--grace DURATION]", 2);
   }
 }
 

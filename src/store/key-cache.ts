@@ -13,6 +13,8 @@ import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
 interface CachedKey {
   hash: Buffer;
   key: ClientKey;
+  /** A rotated key's previous secret: accepted until this time (ms since the epoch), then not. */
+  until?: number;
 }
 
 /** A config-file key as checked, before its id is known (it depends on the stored keys' names). */
@@ -37,6 +39,10 @@ export interface KeyRow {
   revoked_at: number | null;
   /** JSON KeyLimits (SPEC 9.6), or null. */
   limits: string | null;
+  /** A rotated key's previous secret (hex SHA-256) while it has a grace period, else null. */
+  prev_hash?: string | null;
+  /** Until when (ms since the epoch) `prev_hash` is accepted; null without a grace period. */
+  prev_until?: number | null;
   /** 1 for the first key of its name (0 when stored before 2026-12-04); one more for each key created after a revoked one of that name (its id: `keyIdFor`). */
   generation: number;
 }
@@ -52,6 +58,9 @@ export class KeyCache {
   private namesakes = new Set<string>();
   private dbKeys = new Map<string, CachedKey>();
 
+  /** @param now ms since the epoch (when a rotated key's previous secret stops being accepted) */
+  constructor(private readonly now: () => number = Date.now) {}
+
   /**
    * The key whose secret this is, when valid and not revoked; else undefined. The returned object is
    * frozen and shared; do not mutate it.
@@ -62,6 +71,7 @@ export class KeyCache {
     const hex = hash.toString("hex");
     const hit = this.dbKeys.get(hex) ?? this.configKeys.get(hex);
     if (!hit || !bytesEqual(hit.hash, hash)) return undefined;
+    if (hit.until !== undefined && this.now() >= hit.until) return undefined;
     return hit.key;
   }
 
@@ -71,7 +81,8 @@ export class KeyCache {
    */
   lookupHash(hex: string): ClientKey | undefined {
     if (typeof hex !== "string" || !/^[0-9a-f]{64}$/.test(hex)) return undefined;
-    return (this.dbKeys.get(hex) ?? this.configKeys.get(hex))?.key;
+    const hit = this.dbKeys.get(hex) ?? this.configKeys.get(hex);
+    return hit && (hit.until === undefined || this.now() < hit.until) ? hit.key : undefined;
   }
 
   /** Whether any active client key (config or stored) exists. */
@@ -81,7 +92,7 @@ export class KeyCache {
 
   /** Every active key (config and stored; frozen and shared, do not mutate). No I/O. */
   active(): ClientKey[] {
-    return [...this.configKeys.values(), ...this.dbKeys.values()].map((c) => c.key);
+    return [...this.configKeys.values(), ...[...this.dbKeys.values()].filter((c) => c.until === undefined)].map((c) => c.key);
   }
 
   /** Whether a config-file key has this name. */
@@ -149,10 +160,10 @@ export class KeyCache {
       storedNames.add(row.name);
       if (this.configNames.has(row.name)) namesakes.add(row.name);
       if (row.revoked_at !== null) continue;
-      map.set(row.hash, {
-        hash: Buffer.from(row.hash, "hex"),
-        key: freezeKey({ name: row.name, id: keyIdFor(row.name, row.generation ?? 0), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" }),
-      });
+      const key = freezeKey({ name: row.name, id: keyIdFor(row.name, row.generation ?? 0), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
+      map.set(row.hash, { hash: Buffer.from(row.hash, "hex"), key });
+      // A rotated key's previous secret counts as the same key (same id: its limits and use) in its grace period.
+      if (row.prev_hash && row.prev_until != null && row.prev_until > this.now()) map.set(row.prev_hash, { hash: Buffer.from(row.prev_hash, "hex"), key, until: row.prev_until });
     }
     this.dbKeys = map;
     this.storedNames = storedNames;
@@ -178,6 +189,7 @@ export class KeyCache {
           source: "db" as const,
           createdAt: row.created_at,
           revokedAt: row.revoked_at ?? undefined,
+          previousUntil: row.revoked_at === null && row.prev_until != null && row.prev_until > this.now() ? row.prev_until : undefined,
           limits: parseLimits(row.limits),
         }),
       );

@@ -57,6 +57,14 @@ export interface KeyInfo {
   revokedAt?: number;
   /** SPEC 9.6 limits; absent = unlimited. */
   limits?: KeyLimits;
+  /** A rotated key whose previous secret is still accepted: until when (ms since the epoch). */
+  previousUntil?: number;
+}
+
+/** What `rotateKey` returns: the new secret (shown once) and until when the previous one is accepted. */
+export interface RotatedKey extends CreatedKey {
+  /** ms since the epoch; absent when the previous secret was refused at once (no grace). */
+  previousUntil?: number;
 }
 
 /** Client keys: `lookup`/`any` answer from memory; the rest reads or writes the database. */
@@ -92,6 +100,16 @@ export interface KeyStore extends KeyLookup {
    * @throws StoreError `read_only` when the name belongs to a config key.
    */
   revokeKey(name: string): Awaitable<boolean>;
+
+  /**
+   * Gives the active stored key of that name a new secret (returned once; only its SHA-256 is stored) and
+   * keeps everything else: its name, id (so its limits' use, budget windows and alerts go on), scopes,
+   * tag, limits and creation time. The previous secret is accepted for `graceMs` more (0: refused from
+   * the moment this returns); a second rotation ends the first one's grace.
+   * @throws StoreError `not_found` when no active stored key has that name, `read_only` for a config
+   *   key's name, `invalid` for a negative or non-finite grace, `closed`, `unavailable`.
+   */
+  rotateKey(name: string, graceMs?: number): Awaitable<RotatedKey>;
 
   /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
   refreshKeys(): Awaitable<void>;

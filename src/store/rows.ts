@@ -3,6 +3,7 @@
  * throw `StoreError("invalid")`, coercions that keep a malformed usage record from failing a batch, and
  * the mapping between database rows (snake_case columns) and the port's objects. No I/O.
  */
+import { keyIdFor } from "../../pipeline/index.ts";
 import type { Account, ClientKey, Credential, KeyLimits, UsageRecord } from "../../pipeline/ports.ts";
 import { type CallRow, type QuotaWindow, StoreError } from "./types.ts";
 
@@ -330,4 +331,32 @@ export function errMessage(err: unknown): string {
 export function omitUndefined<T extends object>(o: T): T {
   for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
   return o;
+}
+
+/**
+ * A key rotation's grace period (`KeyStore.rotateKey`), ms: a whole number from 0 (none) to 30 days.
+ * @throws StoreError `invalid` otherwise
+ */
+export function checkGrace(ms: unknown): number {
+  if (ms === undefined) return 0;
+  if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 0 || ms > 30 * 86_400_000) {
+    throw new StoreError("invalid", "grace must be a whole number of ms from 0 to 30 days");
+  }
+  return ms;
+}
+
+/** The columns a key rotation's UPDATE … RETURNING answers. */
+export interface RotatedRow {
+  name: string;
+  scopes: string;
+  tag: string | null;
+  created_at: number | string;
+  limits: string | null;
+  generation: number | string;
+}
+
+/** What `rotateKey` returns for the row it changed (the same key: its id, scopes, tag, limits). */
+export function rotated(secret: string, row: RotatedRow, until: number | null): { secret: string; key: ClientKey; createdAt: number; previousUntil?: number } {
+  const key = freezeKey({ name: row.name, id: keyIdFor(row.name, Number(row.generation ?? 0)), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
+  return { secret, key, createdAt: Number(row.created_at), ...(until !== null ? { previousUntil: until } : {}) };
 }

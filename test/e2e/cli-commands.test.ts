@@ -88,6 +88,21 @@ describe("keys", () => {
     expect(j.stdout).not.toContain(secret);
   }, 30_000);
 
+  test("keys rotate prints the new secret alone on its last line; with --grace the old one keeps working until the time it names", async () => {
+    const r = cli(["keys", "rotate", "laptop", "--grace", "10m", "--data-dir", inst.dataDir]);
+    expect(r.code).toBe(0);
+    const out = lines(r.stdout);
+    expect(out[0]).toMatch(/^rotated key laptop: its limits and their use are kept, the old secret is accepted until \d{4}-\d\d-\d\dT[\d:.]+Z; the new secret is shown once:$/);
+    const fresh = out[1]!;
+    expect(fresh).toMatch(/^sy-/);
+    expect((await chat(fresh)).status).toBe(200);
+    expect((await chat(secret)).status).toBe(200);
+    const bad = cli(["keys", "rotate", "laptop", "--grace", "soon", "--data-dir", inst.dataDir]);
+    expect(bad.code).toBe(2);
+    expect(lines(bad.stderr)).toEqual(["--grace must be 0 or look like 30s, 10m, 24h or 7d"]);
+    secret = fresh;
+  }, 30_000);
+
   test("a second create of the same name fails in one line; keys revoke makes the key fail with 401", async () => {
     const dup = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
     expect(dup.code).not.toBe(0);

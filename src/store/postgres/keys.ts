@@ -6,20 +6,22 @@
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
-import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
+import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
 /** The `KeyStore` role of the PostgreSQL store. */
 export class PgKeys implements KeyStore {
-  private readonly cache = new KeyCache();
+  private readonly cache: KeyCache;
   /** Key re-reads started / the newest one applied (see `reloadKeys`). */
   private reloadSeq = 0;
   private appliedSeq = 0;
 
-  constructor(private readonly ctx: PgContext) {}
+  constructor(private readonly ctx: PgContext) {
+    this.cache = new KeyCache(() => ctx.now());
+  }
 
   /** The key whose secret this is, when valid and not revoked. Memory only (see KeyCache). */
   lookup(secret: string): ClientKey | undefined {
@@ -69,7 +71,8 @@ export class PgKeys implements KeyStore {
         const [made] = await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation)
                  VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${FIRST_STORED_GENERATION})
                  ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
+                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1,
+                   prev_hash = NULL, prev_until = NULL
                  RETURNING generation`;
         return Number(made?.generation ?? 0);
       }),
@@ -101,6 +104,27 @@ export class PgKeys implements KeyStore {
     return false;
   }
 
+  /**
+   * A new secret for the active stored key of that name (KeyStore.rotateKey); here on return, other
+   * instances within about a second. @throws StoreError `not_found`, `read_only`, `invalid`, `closed`, `unavailable`.
+   */
+  async rotateKey(name: string, graceMs?: number): Promise<RotatedKey> {
+    this.ctx.assertOpen();
+    const grace = checkGrace(graceMs);
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    const secret = generateKeySecret();
+    const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
+    const rows = await this.ctx.read(
+      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}
+                   WHERE name = ${String(name)} AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
+    );
+    const row = (rows as RotatedRow[])[0];
+    if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    await this.reloadKeys();
+    this.ctx.announce("keys");
+    return rotated(secret, row, until);
+  }
+
   /** Re-reads the stored keys into the lookup cache. */
   async refreshKeys(): Promise<void> {
     this.ctx.assertOpen();
@@ -121,7 +145,7 @@ export class PgKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation FROM client_keys ORDER BY name COLLATE "C"`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name COLLATE "C"`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,
@@ -131,6 +155,8 @@ export class PgKeys implements KeyStore {
       revoked_at: numOrNull(r.revoked_at),
       limits: r.limits,
       generation: Number(r.generation ?? 0),
+      prev_hash: r.prev_hash ?? null,
+      prev_until: numOrNull(r.prev_until),
     }));
   }
 }

@@ -369,6 +369,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX dashboard_sessions_subject ON dashboard_sessions (subject);
     `,
   },
+  {
+    version: 11,
+    name: "key rotation",
+    up: `
+      -- switchyard keys rotate: the secret a rotated key had (its hex SHA-256, never the secret) and until
+      -- when (ms) it is still accepted; NULL when there is none or no grace was given.
+      ALTER TABLE client_keys ADD COLUMN prev_hash TEXT;
+      ALTER TABLE client_keys ADD COLUMN prev_until BIGINT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

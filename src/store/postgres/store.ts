@@ -208,6 +208,7 @@ export class PostgresStore implements Store {
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
+  rotateKey(name: string, graceMs?: number) { return this.keys.rotateKey(name, graceMs); }
   refreshKeys() { return this.keys.refreshKeys(); }
 
   // -- accounts --------------------------------------------------------------------------------

@@ -6,36 +6,43 @@
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
 import { KeyCache, type KeyRow } from "../key-cache.ts";
-import { checkLimits, checkName, checkScopes, checkTag, freezeKey } from "../rows.ts";
+import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, StoreError } from "../types.ts";
+import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
 /** The `KeyStore` role of the SQLite store. */
 export class SqliteKeys implements KeyStore {
-  private readonly cache = new KeyCache();
+  private readonly cache: KeyCache;
   private dataVersion = 0;
   private readonly s;
 
   /** Prepares the statements and loads the key cache. */
   constructor(private readonly ctx: SqliteContext) {
     const db = ctx.db;
+    this.cache = new KeyCache(() => ctx.now());
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation FROM client_keys ORDER BY name"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name"),
       keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
       keyUpsert: db.prepare(
         // A name's first stored key is generation 1 (pipeline/key-id.ts FIRST_STORED_GENERATION): never
         // counted under the bare name, which a config key of that name may have counted under.
         `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation) VALUES (?, ?, ?, ?, ?, NULL, ?, ${FIRST_STORED_GENERATION})
          ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1
+           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1,
+           prev_hash = NULL, prev_until = NULL
          RETURNING generation`,
       ),
       budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
       budgetUpsert: db.prepare(
         `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
+      ),
+      // SET reads the row as it was: the previous hash is the one being replaced.
+      keyRotate: db.prepare(
+        `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?
+         WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
     };
@@ -125,6 +132,19 @@ export class SqliteKeys implements KeyStore {
       throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     }
     return false;
+  }
+
+  /** A new secret for the active stored key of that name (KeyStore.rotateKey). @throws StoreError `not_found`, `read_only`, `invalid`, `closed`. */
+  rotateKey(name: string, graceMs?: number): RotatedKey {
+    this.ctx.assertOpen();
+    const grace = checkGrace(graceMs);
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    const secret = generateKeySecret();
+    const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
+    const row = this.s.keyRotate.get(until, until, sha256Hex(secret), String(name)) as RotatedRow | null;
+    if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    this.reloadKeys();
+    return rotated(secret, row, until);
   }
 
   /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`. */

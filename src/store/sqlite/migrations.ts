@@ -324,6 +324,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX dashboard_sessions_subject ON dashboard_sessions (subject);
     `,
   },
+  {
+    version: 12,
+    name: "key rotation",
+    up: `
+      -- switchyard keys rotate: the secret a rotated key had (its hex SHA-256, never the secret) and until
+      -- when (ms) it is still accepted; NULL when there is none or no grace was given.
+      ALTER TABLE client_keys ADD COLUMN prev_hash TEXT;
+      ALTER TABLE client_keys ADD COLUMN prev_until INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

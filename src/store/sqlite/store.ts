@@ -174,6 +174,7 @@ export class SqliteStore implements Store {
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits) { return this.keys.createKey(name, scopes, tag, limits); }
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
+  rotateKey(name: string, graceMs?: number) { return this.keys.rotateKey(name, graceMs); }
   refreshKeys() { this.keys.refreshKeys(); }
   loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
   saveKeyBudgets(rows: KeyBudgetRow[]) { this.keys.saveKeyBudgets(rows); }
