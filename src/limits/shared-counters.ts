@@ -451,9 +451,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private needsSync(s: Share): boolean {
     // Admissions waiting for a refill decide first (a give-back now would take their room).
     if (s.syncing || s.waiting > 0) return false;
-    // tpm and budgets: a window used up as known here is told at once (not at the next second's report),
-    // so another instance refuses the next request with the window's use and reset, not as held elsewhere.
-    if (s.windowEnd !== 0 && !this.isRequests(s) && s.used !== s.reported && s.othersUsed + s.used >= s.limit) return true;
+    // tpm and budgets: a window used up as known here, or a share used up (the pool may be), is told at
+    // once (not at the next second's report), so another instance refuses the next request with the
+    // window's use and reset, not as held elsewhere.
+    if (s.windowEnd !== 0 && !this.isRequests(s) && s.used !== s.reported && (s.othersUsed + s.used >= s.limit || s.granted - s.used - s.reserved < s.block / 2)) return true;
     const spare = s.granted - s.used - s.reserved;
     if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.recentlyShort(s));
     if (s.used > s.granted) return s.used !== s.reported;

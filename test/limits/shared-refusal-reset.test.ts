@@ -45,6 +45,9 @@ async function untilRefused(key: string, limits: Parameters<SharedKeyCounters["a
     const v = await c.admit(key, limits, Date.now(), { tokens: 150 });
     if (!v.ok) return { i, refusal: v.refusal, other: order[(i + 1) % 2]! };
     await c.settle(key, limits, { tokens: 150, usd: 0.2 }, Date.now(), v.ticket);
+    // A client's next request comes after it has read the reply (the settle's report may still be on its
+    // way when a refill was already in flight; a real client's turn takes about this long).
+    await Bun.sleep(25);
   }
   throw new Error("never refused");
 }
