@@ -241,7 +241,7 @@ const RoutePlanReply = v.looseObject({
   accountStrategy: v.string(),
 });
 
-const AccountSavedReply = v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), expiresAt: v.nullable(v.number()) });
+const AccountSavedReply = v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), reenabled: v.boolean(), sameLogin: v.array(v.string()), expiresAt: v.nullable(v.number()) });
 
 /** Response schemas by `METHOD /path` (Elysia's spelling), merged into the OpenAPI document. */
 export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {

@@ -13,7 +13,9 @@
  *   refresh token (400 `credential_expired`). Replacing an account's
  *   credential lifts the quarantine of the new credential and the account's lock and cooldowns
  *   (published as `unlock` / `cooldown_end` "… cleared by a new login|import", registry `lift`), and
- *   starts a model discovery for it. The answer never echoes a token.
+ *   starts a model discovery for it; it also enables a disabled account (`reenabled` says so) and
+ *   names the other accounts that hold the same login (`sameLogin`: one refresh token, which the first
+ *   refresh rotates away from the other). The answer never echoes a token.
  * - `DELETE /admin/api/accounts/{id}`: removes a stored account (from `switchyard login` or `import`) with
  *   its state (cooldowns, locks, models, bindings); 409 for an account of the config file (remove it
  *   there), 404 when no stored account has the id. Requests already running on it finish.
@@ -165,6 +167,12 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         // Codex: the ChatGPT account id is also a claim of the access token (codex-rs token_data.rs).
         const accountId = c.account_id ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).accountId : undefined);
         if (accountId) credential.accountId = accountId;
+        // The same login under another name: one rotating refresh token for two accounts (newuser12b H2).
+        const fingerprint = credentialFingerprint(credential);
+        const sameLogin = deps.registry
+          .list()
+          .filter((a) => a.id !== id && a.credential.type === "oauth" && credentialFingerprint(a.credential) === fingerprint)
+          .map((a) => a.id);
         try {
           await deps.store.upsertAccount({
             id,
@@ -195,7 +203,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         }
         void deps.discovery.run({ accountId: id }).catch(() => {});
         set.status = existing ? 200 : 201;
-        return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, expiresAt: credential.expiresAt ?? null };
+        return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, reenabled: existing?.disabled === true, sameLogin, expiresAt: credential.expiresAt ?? null };
       }, { parse: "none" })
       .delete("/accounts/:id", async ({ params }) => {
         const id = params.id;

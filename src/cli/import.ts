@@ -43,11 +43,19 @@ export async function importCommand(kind: string | undefined, opts: ImportComman
     provider: string;
     created: boolean;
     unquarantined?: boolean;
+    reenabled?: boolean;
+    sameLogin?: string[];
   };
   // An expired access token (the instance refuses one without a refresh token) is renewed at once: say so, and where a failure shows.
   const now = opts.now ?? Date.now();
   const expired = c.expiresAt !== undefined && c.expiresAt <= now ? `; its access token expired ${span(now - c.expiresAt)} ago and is being refreshed (switchyard accounts status says if that fails)` : "";
   io.out(
-    `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
+    `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.reenabled ? ", enabled again (it was disabled)" : ""}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
   );
+  const same = r.sameLogin ?? [];
+  if (same.length > 0) {
+    io.out(
+      `warning: ${same.join(", ")} ${same.length === 1 ? "holds" : "hold"} the same login: one refresh token, which the first refresh rotates, so the other account is then quarantined; keep one (switchyard accounts remove ${same[0]})`,
+    );
+  }
 }

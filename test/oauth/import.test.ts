@@ -244,6 +244,25 @@ describe("switchyard import", () => {
     for (const m of [await fail("claude-code", { from: codexFile }), await fail("codex", { from: claudeFile })]) expect(m).not.toContain("Invalid key");
   });
 
+  test("the same login imported under a second name is named in a warning; a re-import of a disabled account says it enabled it", async () => {
+    const t = w.vendor.seed({ name: "twin", models: ["claude-opus-4-1-20250805"] });
+    const dir = join(home, "twin");
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, ".credentials.json");
+    writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 3600_000 } }));
+    await importCommand("claude-code", { from: path, account: "cc-twin" }, w.call, w.io);
+    expect(w.out.at(-1)).toBe(`imported ${path} as account cc-twin (provider cc) added; the file was not modified`);
+    await importCommand("claude-code", { from: path, account: "cc-twin2" }, w.call, w.io);
+    expect(w.out.at(-2)).toBe(`imported ${path} as account cc-twin2 (provider cc) added; the file was not modified`);
+    expect(w.out.at(-1)).toBe("warning: cc-twin holds the same login: one refresh token, which the first refresh rotates, so the other account is then quarantined; keep one (switchyard accounts remove cc-twin)");
+    await w.call("DELETE", "/accounts/cc-twin2");
+
+    await w.call("POST", "/accounts/cc-twin/disable");
+    await importCommand("claude-code", { from: path, account: "cc-twin" }, w.call, w.io);
+    expect(w.out.at(-1)).toBe(`imported ${path} as account cc-twin (provider cc) updated, enabled again (it was disabled); the file was not modified`);
+    await w.call("DELETE", "/accounts/cc-twin");
+  });
+
   test("shapes: Claude expiresAt in seconds is read as ms; Codex without account_id takes it from the id token", () => {
     const c = parseCredentialJson("claude-code", { claudeAiOauth: { accessToken: "a", refreshToken: "r", expiresAt: 1_800_000_000 } });
     expect(c.credential.expiresAt).toBe(1_800_000_000_000);
