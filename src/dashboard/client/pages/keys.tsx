@@ -1,7 +1,8 @@
 /**
  * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits, this minute's requests and tokens
  * against rpm / tpm, and budget use, which follow the keys' requests live; create (the secret is shown
- * once, in this view only, and never again) and revoke. No secret is ever listed.
+ * once, in this view only, and never again), rotate (a new secret shown once the same way; the key, its
+ * limits and their use stay; the old secret accepted for the grace chosen) and revoke. No secret is ever listed.
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
@@ -105,6 +106,90 @@ function notANumber(label: string, s: string): string | undefined {
   return s.trim() === "" || Number.isFinite(Number(s)) ? undefined : `${label} must be a number; got ${JSON.stringify(s.trim())}`;
 }
 
+/** A new secret, shown this once (a created or rotated key): Copy, and Done to hide it for good. */
+function SecretOnce({ name, secret, said, hide }: { name: string; secret: string; said: string; hide: () => void }) {
+  return (
+    <div class="secret-once" data-secret-for={name}>
+      <strong>{said}</strong> Copy it now: it is shown this once and cannot be read again.
+      <code class="secret-value">{secret}</code>
+      <div class="form-row">
+        <button type="button" class="btn btn-small" onClick={() => void navigator.clipboard?.writeText(secret)}>
+          Copy
+        </button>
+        <button type="button" class="btn btn-small" onClick={hide}>
+          Done, hide it
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** How long a rotated key's old secret is still accepted (`POST /keys/{name}/rotate`'s `grace`). */
+const GRACES = [
+  { value: "0", label: "refused at once" },
+  { value: "10m", label: "accepted 10 more minutes" },
+  { value: "1h", label: "accepted 1 more hour" },
+  { value: "24h", label: "accepted 24 more hours" },
+] as const;
+
+/**
+ * Rotate: a new secret for a stored key (newuser12a G1; `switchyard keys rotate` did it alone). The
+ * key's identity, limits and their use stay; the old secret is refused at once or after the grace
+ * chosen. The new secret is handed to `rotated`, which shows it once.
+ */
+function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: string; secret: string; previousUntil?: number }) => void }) {
+  const [open, setOpen] = useState(false);
+  const [grace, setGrace] = useState<string>("0");
+  const [error, setError] = useState<string | undefined>();
+  if (!open)
+    return (
+      <button
+        type="button"
+        class="btn btn-small"
+        onClick={() => {
+          // each rotation starts from the default: the old secret refused at once
+          setGrace("0");
+          setError(undefined);
+          setOpen(true);
+        }}
+      >
+        Rotate
+      </button>
+    );
+  return (
+    <span class="form-row">
+      <label class="small">
+        old secret{" "}
+        <select value={grace} onChange={(e) => setGrace((e.target as HTMLSelectElement).value)}>
+          {GRACES.map((g) => (
+            <option key={g.value} value={g.value}>
+              {g.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ActionButton
+        small
+        onClick={async () => {
+          try {
+            const r = await api<{ secret: string; previousUntil?: number }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
+            setOpen(false);
+            rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}) });
+          } catch (e) {
+            setError(keyErrorText(e));
+          }
+        }}
+      >
+        Confirm rotate
+      </ActionButton>
+      <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      {error && <span class="held-text small">{error}</span>}
+    </span>
+  );
+}
+
 function CreateKey({ created }: { created: () => void }) {
   const [name, setName] = useState("");
   const [tag, setTag] = useState("");
@@ -137,20 +222,7 @@ function CreateKey({ created }: { created: () => void }) {
   };
   return (
     <Card title="Create a key">
-      {secret && (
-        <div class="secret-once" data-secret-for={secret.name}>
-          <strong>Key {secret.name} created.</strong> Copy it now: it is shown this once and cannot be read again.
-          <code class="secret-value">{secret.secret}</code>
-          <div class="form-row">
-            <button type="button" class="btn btn-small" onClick={() => void navigator.clipboard?.writeText(secret.secret)}>
-              Copy
-            </button>
-            <button type="button" class="btn btn-small" onClick={() => setSecret(undefined)}>
-              Done, hide it
-            </button>
-          </div>
-        </div>
-      )}
+      {secret && <SecretOnce name={secret.name} secret={secret.secret} said={`Key ${secret.name} created.`} hide={() => setSecret(undefined)} />}
       <form
         class="form-row"
         onSubmit={(e) => {
@@ -262,6 +334,7 @@ export function KeysPage() {
     else if ((e.type === "request_finished" && e.key) || e.type === "hello") refresh();
   });
   const now = useNow();
+  const [rotated, setRotated] = useState<{ name: string; secret: string; previousUntil?: number } | undefined>();
   const list = keys.data?.keys ?? [];
   // This minute's rpm / tpm use falls as the minute moves on without any event: re-read while some is shown.
   const counting = list.some((k) => (k.use?.minute?.requests?.used ?? 0) > 0 || (k.use?.minute?.tokens?.used ?? 0) > 0);
@@ -279,6 +352,14 @@ export function KeysPage() {
         </div>
       </header>
       <CreateKey created={keys.reload} />
+      {rotated && (
+        <SecretOnce
+          name={rotated.name}
+          secret={rotated.secret}
+          said={`Key ${rotated.name} has a new secret; the old one is ${rotated.previousUntil === undefined ? "refused from now on" : `accepted until ${clock(rotated.previousUntil)}`}.`}
+          hide={() => setRotated(undefined)}
+        />
+      )}
       <ErrorLine error={keys.error} />
       <Card title="Keys">
         {keys.data && list.length === 0 && (
@@ -322,7 +403,20 @@ export function KeysPage() {
                       {k.use?.budgets.length ? k.use.budgets.map((b) => <BudgetBar key={`${b.budget.window}`} b={b} now={now} />) : <span class="muted small">–</span>}
                     </td>
                     <td data-label="State">{k.revokedAt ? <Pill tone="off">revoked {clock(k.revokedAt)}</Pill> : <Pill tone="ok">active</Pill>}</td>
-                    <td>{k.source === "db" && !k.revokedAt ? <RevokeButton name={k.name} done={keys.reload} /> : null}</td>
+                    <td>
+                      {k.source === "db" && !k.revokedAt ? (
+                        <span class="row-actions">
+                          <RotateButton
+                            name={k.name}
+                            rotated={(r) => {
+                              setRotated(r);
+                              keys.reload();
+                            }}
+                          />
+                          <RevokeButton name={k.name} done={keys.reload} />
+                        </span>
+                      ) : null}
+                    </td>
                   </tr>
                 ))}
               </tbody>

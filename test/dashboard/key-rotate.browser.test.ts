@@ -1,0 +1,93 @@
+/**
+ * Rotating a client key from the dashboard's Keys page (newuser12a G1: `switchyard keys rotate` and the
+ * admin API could, the page could not), in a real Chromium: Rotate on the key's row, the old secret's
+ * grace chosen, Confirm; the new secret is shown once (as a created key's is) with what happens to the
+ * old one. Then, through the gateway: the new secret is served and the old one too during its grace,
+ * both counted in the key's one budget (its use was kept); a second rotation with "refused at once"
+ * refuses every earlier secret. No secret but the one just made is on the page.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+`);
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+const ADMIN = "sy-test-rotate-page-admin-0001";
+const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
+const ask = async (secret: string) => {
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+  });
+  await r.text();
+  return r.status;
+};
+const tokensUsed = async () => {
+  const keys = (await (await fetch(`${gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: { name: string; use?: { budgets: { used: number }[] } }[] };
+  return keys.keys.find((k) => k.name === "ci")!.use!.budgets[0]!.used;
+};
+
+test("Rotate on the Keys page: the new secret shown once, the old one served during its grace, the budget's use kept", async () => {
+  // the key to rotate (its budget counts tokens)
+  const created = (await (
+    await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { budgets: [{ window: "1d", tokens: 100_000 }] } }) })
+  ).json()) as { secret: string };
+  const first = created.secret;
+  expect(await ask(first)).toBe(200);
+  const usedBefore = await tokensUsed();
+  expect(usedBefore).toBeGreaterThan(0);
+
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.goto(`${gw.url}/dashboard/keys`);
+    await w.page.fill("#key", ADMIN);
+    await w.page.click('button[type="submit"]');
+    const row = w.page.locator('tr[data-key="ci"]');
+    await row.waitFor({ timeout: 10_000 });
+    await row.getByRole("button", { name: "Rotate" }).click();
+    await row.locator("select").selectOption("10m");
+    await row.getByRole("button", { name: "Confirm rotate" }).click();
+    const shown = w.page.locator('.secret-once[data-secret-for="ci"]');
+    await shown.waitFor({ timeout: 10_000 });
+    const second = (await shown.locator(".secret-value").innerText()).trim();
+    expect(second).not.toBe(first);
+    expect(second.startsWith("sy-")).toBe(true);
+    expect(await shown.innerText()).toMatch(/Key ci has a new secret; the old one is accepted until .+\. Copy it now: it is shown this once/);
+
+    // both served during the grace, counted in the one budget
+    expect([await ask(second), await ask(first)]).toEqual([200, 200]);
+    expect(await tokensUsed()).toBe(usedBefore * 3);
+
+    // again, the old secret refused at once: every earlier secret is refused
+    await shown.getByRole("button", { name: "Done, hide it" }).click();
+    await row.getByRole("button", { name: "Rotate" }).click();
+    await row.getByRole("button", { name: "Confirm rotate" }).click();
+    await w.page.locator('.secret-once[data-secret-for="ci"]', { hasText: "the old one is refused from now on" }).waitFor({ timeout: 10_000 });
+    const third = (await w.page.locator('.secret-once[data-secret-for="ci"] .secret-value').innerText()).trim();
+    expect([await ask(first), await ask(second), await ask(third)]).toEqual([401, 401, 200]);
+
+    const page = await w.page.content();
+    expect(page).not.toContain(first);
+    expect(page).not.toContain(second);
+    expect(page).not.toContain(ADMIN);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
