@@ -56,6 +56,12 @@ export interface AccountHealth {
    */
   refresh?(account: Account, sentWith?: Credential): Promise<boolean>;
   /**
+   * SPEC P-7: when the last refresh of the account's credential failed temporarily (the token endpoint
+   * answered 5xx or could not be reached), until when it backs off (ms since the epoch) and why;
+   * undefined otherwise. Undefined for API-key accounts.
+   */
+  refreshBackoff?(account: Account): { until: number; reason: string } | undefined;
+  /**
    * SPEC P-5: sees every upstream reply's status and headers (success or error, before its body is
    * read), e.g. to read quota windows from rate-limit headers. Optional; must not throw.
    */
@@ -255,7 +261,13 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (unserved.length > 1 && last && unserved.some((u) => u.error === last!.error)) err = allUnserved(unserved);
-  if (last?.classification.row === "credential" && last.target) err = upstreamAuthError(last.target, err);
+  if (last?.classification.row === "credential" && last.target) {
+    // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
+    // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").
+    const backoff = last.account ? deps.health.refreshBackoff?.(last.account) : undefined;
+    err = backoff ? refreshBackoffError(last.target, backoff) : upstreamAuthError(last.target, err);
+    if (backoff && (firstFreeAt === undefined || backoff.until < firstFreeAt)) firstFreeAt = backoff.until;
+  }
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
@@ -378,6 +390,19 @@ function upstreamAuthError(target: Target, upstream: HubError): HubError {
     `No account of ${id} could authenticate upstream: the provider refused switchyard's own account credential (${upstream.status}: ${upstream.message}). ` +
       `The gateway's account keys need attention (an operator sees why in switchyard accounts status); this is not about the key you sent to switchyard.`,
     { status: 503, code: "upstream_auth_failed" },
+  );
+}
+
+/**
+ * The answer when the last failure was a credential the provider refused and its refresh failed
+ * temporarily (SPEC P-7: the refresh backs off): a 503 saying it usually passes and when switchyard
+ * tries again (the caller adds Retry-After), without naming the account (SPEC 2.4).
+ */
+function refreshBackoffError(target: Target, backoff: { until: number; reason: string }): HubError {
+  return hubError(
+    "api_error",
+    `No account of ${target.provider.id} could refresh its subscription credential: ${backoff.reason}, which usually passes; switchyard tries again after ${new Date(backoff.until).toISOString()}. This is not about the key you sent to switchyard.`,
+    { status: 503, code: "credential_refresh_failed" },
   );
 }
 

@@ -483,6 +483,12 @@ export class SubscriptionHealth implements AccountHealth {
     return this.credentials.refresh(account, sentWith);
   }
 
+  /** The account's refresh back-off after a temporary failure (AccountHealth.refreshBackoff). */
+  refreshBackoff(account: Account): { until: number; reason: string } | undefined {
+    const o = this.credentials.lastOutcome(account.id);
+    return o?.kind === "temporary" && o.retryAt > this.clock.now() ? { until: o.retryAt, reason: `the token refresh failed temporarily (${o.reason})` } : undefined;
+  }
+
   /** SPEC P-5: quota windows from every reply's headers, stored per account. */
   observe(account: Account, _provider: ProviderInfo, model: string, _status: number, headers: Headers): void {
     for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() })) this.base.setQuota(w);

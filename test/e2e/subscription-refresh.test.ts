@@ -23,7 +23,7 @@ async function post(url: string, body: unknown): Promise<Response> {
 
 /** A second claude-code pool on the same fake vendor, so scenarios do not share accounts. */
 const POOLS = (vendorUrl: string) =>
-  ["ccq", "cct", "ccr"].map(
+  ["ccq", "cct", "ccr", "cce"].map(
     (id) => `  - id: ${id}
     kind: claude-code
     base_url: "${vendorUrl}/cc"
@@ -191,6 +191,21 @@ describe("refresh", () => {
     // Backing off: the next request neither refreshes nor tries the flaky account.
     expect((await post(w.gw.url, messages("cc/claude-w"))).status).toBe(200);
     expect(w.vendor.refreshCalls.length - calls0).toBe(3);
+  });
+});
+
+describe("a temporary refresh failure with no other account", () => {
+  test("P-7: the client hears that the refresh failed for a while and when it is tried again (503 with Retry-After), not that the keys need attention", async () => {
+    const a = w.vendor.seed({ name: "alone", models: ["claude-e"] });
+    await addAccount(w, { provider: "cce", id: "cce-1", credential: { type: "oauth", access_token: a.accessToken, refresh_token: a.refreshToken, expires_at: Date.now() + 3600_000 } });
+    w.vendor.revokeAccess(a.accessToken);
+    w.vendor.scriptRefresh({ status: 503, body: { error: "temporarily_unavailable" } }, { status: 503, body: { error: "temporarily_unavailable" } }, { status: 503, body: { error: "temporarily_unavailable" } });
+    const res = await post(w.gw.url, messages("cce/claude-e"));
+    const body = (await res.json()) as { error: { type: string; message: string } };
+    const retryAfter = Number(res.headers.get("retry-after"));
+    expect({ status: res.status, type: body.error.type, hasRetryAfter: retryAfter >= 1 }).toEqual({ status: 503, type: "api_error", hasRetryAfter: true });
+    expect(body.error.message).toMatch(/^No account of cce could refresh its subscription credential: the token refresh failed temporarily \(.+\), which usually passes; switchyard tries again after \d{4}-\d\d-\d\dT.+Z\. This is not about the key you sent to switchyard\.$/);
+    expect(body.error.message).not.toContain("need attention");
   });
 });
 
