@@ -107,7 +107,9 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
           : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
       break;
     case "concurrency":
-      message = `Client key "${keyName}" already has ${inFlight(refusal.used)}, its concurrency limit of ${refusal.max}; ${whenOneFinishes}.`;
+      message = refusal.slotsElsewhere
+        ? `Client key "${keyName}" already has ${inFlight(refusal.used)} across instances (${refusal.slotsElsewhere.here} on this one), its concurrency limit of ${refusal.max}; ${whenOneFinishes}. A slot held by an instance that stopped answering is freed within ${formatWait(refusal.slotsElsewhere.freedWithinMs)}.`
+        : `Client key "${keyName}" already has ${inFlight(refusal.used)}, its concurrency limit of ${refusal.max}; ${whenOneFinishes}.`;
       break;
     case "budget": {
       const b = refusal.budget!;

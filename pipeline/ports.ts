@@ -196,6 +196,13 @@ export interface LimitRefusal {
    * requests in flight and spare room, SPEC D-2), none of this instance's: retry shortly.
    */
   heldElsewhere?: boolean;
+  /**
+   * Concurrency across instances on a shared store (SPEC D-2): the limit's slots are all taken, `here`
+   * of them by this instance's requests, the rest by other instances' requests; those free a slot when
+   * they end, and those of an instance that stopped answering when its lease lapses, within
+   * `freedWithinMs` (ms).
+   */
+  slotsElsewhere?: { here: number; freedWithinMs: number };
 }
 
 /**

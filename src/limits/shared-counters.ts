@@ -66,7 +66,7 @@
  */
 import { BUDGET_WINDOW_MS, keyId } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
-import { answerWithin, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
+import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, newShare, type Share } from "./quota-share.ts";
@@ -326,7 +326,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
     }
     if (limits.concurrency !== undefined) {
       const n = limits.concurrency;
-      out.push([this.slotShare(`key:${key}:concurrency`, n), () => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000 }), 0]);
+      // slots held elsewhere: said so, with when a stopped instance's lapse (newuser12a G20: "in about 1 s" for 15 s)
+      out.push([
+        this.slotShare(`key:${key}:concurrency`, n),
+        (x) => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000, ...(x.used < n ? { slotsElsewhere: { here: x.used, freedWithinMs: LEASE_TTL_MS } } : {}) }),
+        0,
+      ]);
     }
     return out;
   }

@@ -112,7 +112,8 @@ describe("across two instances", () => {
     const first = await A.admit("conc", l, Date.now());
     expect(first.ok).toBe(true);
     const r = await B.admit("conc", l, Date.now());
-    expect(r.ok === false && r.refusal).toEqual({ limit: "concurrency", used: 1, max: 1, retryAfterMs: 1000 });
+    // B holds none of the slot: the refusal says the slots are held on other instances (newuser12a G20)
+    expect(r.ok === false && r.refusal).toEqual({ limit: "concurrency", used: 1, max: 1, retryAfterMs: 1000, slotsElsewhere: { here: 0, freedWithinMs: 15_000 } });
     await A.settle("conc", l, spent, Date.now(), first.ok ? first.ticket : undefined);
     const second = await B.admit("conc", l, Date.now());
     expect(second.ok).toBe(true);

@@ -88,4 +88,23 @@ describe("a window used up across two instances (SPEC 9.6, D-2)", () => {
       expect(e.retryAfterSeconds).toBeGreaterThan(60);
     }
   });
+
+  test("concurrency 2 held on the other instance: refused there naming the slots across instances, how many here, and when a stopped instance's slots free", async () => {
+    const l = { concurrency: 2 };
+    const one = await A.admit("conck", l, Date.now(), { tokens: 1 });
+    const two = await A.admit("conck", l, Date.now(), { tokens: 1 });
+    expect([one.ok, two.ok]).toEqual([true, true]);
+    const refused = await B.admit("conck", l, Date.now(), { tokens: 1 });
+    expect(refused.ok).toBe(false);
+    const r = (refused as { refusal: Parameters<typeof refusalError>[1] }).refusal;
+    expect(r.slotsElsewhere).toEqual({ here: 0, freedWithinMs: 15_000 });
+    // newuser12a G20: "retry when one finishes (in about 1 s …)" said for 15 s while a killed instance's leases lapsed
+    expect(refusalError("conck", r, Date.now()).message).toMatch(
+      /^Client key "conck" already has 2 requests in flight across instances \(0 on this one\), its concurrency limit of 2; retry when one finishes \(in about 1 s, at .+Z\)\. A slot held by an instance that stopped answering is freed within 15 s\.$/,
+    );
+    // the instance holding both says it plainly
+    const mine = await A.admit("conck", l, Date.now(), { tokens: 1 });
+    expect((mine as { refusal: Parameters<typeof refusalError>[1] }).refusal.slotsElsewhere).toBeUndefined();
+    for (const t of [one, two]) if (t.ok) await A.settle("conck", l, { tokens: 1, usd: 0 }, Date.now(), t.ticket);
+  });
 });
