@@ -326,7 +326,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     }
     if (limits.concurrency !== undefined) {
       const n = limits.concurrency;
-      // slots held elsewhere: said so, with when a stopped instance's lapse (newuser12a G20: "in about 1 s" for 15 s)
+      // slots held on other instances: said so, and when a stopped instance's slots lapse (newuser12a G20: it said "in about 1 s" for 15 s)
       out.push([
         this.slotShare(`key:${key}:concurrency`, n),
         (x) => ({ limit: "concurrency", used: n, max: n, retryAfterMs: 1000, ...(x.used < n ? { slotsElsewhere: { here: x.used, freedWithinMs: LEASE_TTL_MS } } : {}) }),
