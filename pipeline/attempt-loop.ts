@@ -139,7 +139,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
   /** Each target none of whose accounts could serve, with why (one message names them all). */
-  const unserved: Array<{ target: Target; error: HubError }> = [];
+  const unserved: Unserved[] = [];
   let fallback = false;
   const hints = affinityHints(ctx, route.cacheAffinity);
 
@@ -171,9 +171,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (!account) {
         if (tried.size === 0) {
           const gone = modelGone(target, picked);
-          const error = gone ? undefined : noAccountError(target, picked);
-          if (error) unserved.push({ target, error });
-          last ??= gone ?? { target, error: error!, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+          const none = gone ? undefined : noAccountError(target, picked);
+          if (none) unserved.push({ target, ...none });
+          last ??= gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next (R-10), on every later request too.
           if (gone && !target.siblingOf) targets = withSiblings(targets, planned, ti, gone, (missing ??= new Map()), ctx);
@@ -336,9 +336,8 @@ const UNLOCK_HINT = "an operator brings a locked account back by replacing its k
  * its provider (newuser12b H3). The status and type are a rate limit's when any target is rate-limited
  * (a 429: its Retry-After, the earliest end, is added by the caller), else the first target's.
  */
-function allUnserved(unserved: Array<{ target: Target; error: HubError }>): HubError {
-  const prefix = /^No account of \S+ can serve \S+( right now)?: /;
-  const parts = unserved.map((u) => `${u.target.label}: ${u.error.message.replace(prefix, "").replace(/\.$/, "")}`);
+function allUnserved(unserved: Unserved[]): HubError {
+  const parts = unserved.map((u) => `${u.target.label}: ${u.reason}`);
   const lead = unserved.find((u) => u.error.status === 429) ?? unserved[0];
   return { ...lead.error, message: `No target can serve this request right now: ${parts.join("; ")}.` };
 }
@@ -346,15 +345,24 @@ function allUnserved(unserved: Array<{ target: Target; error: HubError }>): HubE
 /** What the client hears about a quarantined subscription credential: how an operator ends it (src/accounts/lock-advice.ts names the account and the commands). */
 const QUARANTINE_HINT = "the provider rejected the subscription's credential; an operator brings it back with a new switchyard login or import, and switchyard accounts status says which account";
 
+/** A target none of whose accounts could serve: its error, and why in words {@link allUnserved} puts beside the others'. */
+interface Unserved {
+  target: Target;
+  error: HubError;
+  /** The error message's reason part, without the "No account of P can serve M: " lead or a final period. */
+  reason: string;
+}
+
 /**
- * The error for a target none of whose accounts may serve now. It says why (cooling down, locked, …)
- * without naming accounts (SPEC 2.4). A rate-limit cooldown answers 429; other exclusions 503; both
- * get Retry-After from the caller when an end time is known.
+ * The error for a target none of whose accounts may serve now, and its reason part. It says why
+ * (cooling down, locked, …) without naming accounts (SPEC 2.4). A rate-limit cooldown answers 429;
+ * other exclusions 503; both get Retry-After from the caller when an end time is known.
  */
-function noAccountError(target: Target, picked: Picked): HubError {
+function noAccountError(target: Target, picked: Picked): Omit<Unserved, "target"> {
   const out = picked.verdicts.filter((v) => v.verdict === "out");
   if (out.length === 0) {
-    return hubError("api_error", `No account is configured for provider ${target.provider.id}: ${addAccountHint(target.provider)}.`, { status: 503, code: "no_account" });
+    const reason = `no account is configured: ${addAccountHint(target.provider)}`;
+    return { reason, error: hubError("api_error", `No account is configured for provider ${target.provider.id}: ${addAccountHint(target.provider)}.`, { status: 503, code: "no_account" }) };
   }
   let why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
   // A lock until changed (a refused key, exhausted quota) ends only by an operator's hand: say how, without naming the account (SPEC 2.4).
@@ -364,15 +372,14 @@ function noAccountError(target: Target, picked: Picked): HubError {
   // (Claude Code retries an overloaded_error as Anthropic being busy) but the account's credential,
   // said as the 503 of a credential the provider refuses (upstreamAuthError).
   if (!rateLimited && out.some((v) => v.cause === "quarantined") && out.every((v) => v.until === undefined)) {
-    return hubError(
-      "api_error",
-      `No account of ${target.provider.id} can serve ${target.model}: ${why} (${QUARANTINE_HINT}). This is not about the key you sent to switchyard.`,
-      { status: 503, code: "upstream_auth_failed" },
-    );
+    const reason = `${why} (${QUARANTINE_HINT}). This is not about the key you sent to switchyard`;
+    return { reason, error: hubError("api_error", `No account of ${target.provider.id} can serve ${target.model}: ${reason}.`, { status: 503, code: "upstream_auth_failed" }) };
   }
-  return rateLimited
-    ? hubError("rate_limit", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { code: "no_account" })
-    : hubError("overloaded", `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`, { status: 503, code: "no_account" });
+  const message = `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`;
+  return {
+    reason: why,
+    error: rateLimited ? hubError("rate_limit", message, { code: "no_account" }) : hubError("overloaded", message, { status: 503, code: "no_account" }),
+  };
 }
 
 /**
