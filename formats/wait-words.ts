@@ -1,7 +1,8 @@
 /**
  * How long until something, in words, for a refusal's message (pipeline/key-limits.ts) and for the
  * dashboard's Keys page (src/dashboard/client/format.ts `budgetResets`): one rule, so a client's 429
- * and the page say the same at the same moment. Pure (beside retry-after.ts, which reads a wait); part of the browser bundle.
+ * and the page say the same at the same moment; and, rounded the other way, how long ago an imported
+ * login expired (src/admin/subscription-routes.ts, src/cli/import.ts). Pure (beside retry-after.ts, which reads a wait); part of the browser bundle.
  */
 
 /**
@@ -11,9 +12,22 @@
  * minutes, under 2 days in hours and minutes, else days and hours. At or below zero, "1 s".
  */
 export function formatWait(ms: number): string {
-  const s = Math.max(1, Math.ceil(ms / 1000));
+  return inWords(ms, Math.ceil);
+}
+
+/**
+ * How long ago something happened, in the words of `formatWait` but every unit rounded down, so a
+ * time is never said to lie further back than it does ("expired 60 min ago" 60 min 0.5 s after, where
+ * `formatWait` would say 61). At or below one second, "1 s".
+ */
+export function formatElapsed(ms: number): string {
+  return inWords(ms, Math.floor);
+}
+
+function inWords(ms: number, round: (x: number) => number): string {
+  const s = Math.max(1, round(ms / 1000));
   if (s < 120) return `${s} s`;
-  const m = Math.ceil(s / 60);
+  const m = round(s / 60);
   if (m < 120) return `${m} min`;
   const h = Math.floor(m / 60);
   const d = Math.floor(h / 24);

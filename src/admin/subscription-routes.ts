@@ -44,7 +44,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
-import { span } from "../dashboard/client/format.ts";
+import { formatElapsed } from "../../formats/wait-words.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
@@ -122,7 +122,7 @@ function expiredLogin(provider: ConfiguredProvider, expiredForMs: number): Respo
   const cli = provider.kind === "claude-code" ? "Claude Code (`claude`, then /login)" : "Codex (`codex login`)";
   return adminError(
     400,
-    `This login expired ${span(expiredForMs)} ago and holds no refresh token, so it can neither be used nor renewed: log in again with ${cli} and import it again, or run \`switchyard login ${provider.kind}\`.`,
+    `This login expired ${formatElapsed(expiredForMs)} ago and holds no refresh token, so it can neither be used nor renewed: log in again with ${cli} and import it again, or run \`switchyard login ${provider.kind}\`.`,
     "credential.expires_at",
     "credential_expired",
   );

@@ -7,7 +7,7 @@
  */
 import { defaultCredentialPath, readCredentialFile } from "../oauth/credential-files.ts";
 import { isSubscription } from "../oauth/protocol.ts";
-import { span } from "../dashboard/client/format.ts";
+import { formatElapsed } from "../../formats/wait-words.ts";
 import { ACCOUNT_ID, ACCOUNT_ID_RULE } from "../admin/subscription-routes.ts";
 import type { AdminCall, CliIo } from "./routing.ts";
 
@@ -48,7 +48,7 @@ export async function importCommand(kind: string | undefined, opts: ImportComman
   };
   // An expired access token (the instance refuses one without a refresh token) is renewed at once: say so, and where a failure shows.
   const now = opts.now ?? Date.now();
-  const expired = c.expiresAt !== undefined && c.expiresAt <= now ? `; its access token expired ${span(now - c.expiresAt)} ago and is being refreshed (switchyard accounts status says if that fails)` : "";
+  const expired = c.expiresAt !== undefined && c.expiresAt <= now ? `; its access token expired ${formatElapsed(now - c.expiresAt)} ago and is being refreshed (switchyard accounts status says if that fails)` : "";
   io.out(
     `imported ${path} as account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}${r.reenabled ? ", enabled again (it was disabled)" : ""}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
   );

@@ -175,13 +175,13 @@ describe("switchyard import", () => {
     writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, expiresAt: now - 3600_000 } }));
     let msg = "";
     await importCommand("claude-code", { from: path, account: "cc-stale" }, w.call, w.io).catch((e) => (msg = String(e)));
-    expect(msg).toContain("error 400: This login expired 1h 00m ago and holds no refresh token, so it can neither be used nor renewed: log in again with Claude Code (`claude`, then /login) and import it again, or run `switchyard login claude-code`.");
+    expect(msg).toContain("error 400: This login expired 60 min ago and holds no refresh token, so it can neither be used nor renewed: log in again with Claude Code (`claude`, then /login) and import it again, or run `switchyard login claude-code`.");
     expect(await w.gw.app.store.getAccount("cc-stale")).toBeUndefined();
 
     writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: now - 600_000 } }));
     await importCommand("claude-code", { from: path, account: "cc-stale", now }, w.call, w.io);
     expect(w.out.at(-1)).toBe(
-      `imported ${path} as account cc-stale (provider cc) added; the file was not modified; its access token expired 10m 00s ago and is being refreshed (switchyard accounts status says if that fails)`,
+      `imported ${path} as account cc-stale (provider cc) added; the file was not modified; its access token expired 10 min ago and is being refreshed (switchyard accounts status says if that fails)`,
     );    await w.call("DELETE", "/accounts/cc-stale");
   });
 

@@ -1,7 +1,11 @@
 /** Formatting for the dashboard: durations, times, counts, money. */
 import { formatWait } from "../../../formats/wait-words.ts";
 
-/** "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero. */
+/**
+ * "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero: the dashboard's ticking
+ * countdowns and "… ago", which change every second on the page. Messages written once (a refusal, an
+ * import's answer) say a duration with `formatWait` (formats/wait-words.ts) instead, as the 429s do.
+ */
 export function span(ms: number): string {
   if (!(ms > 0)) return "now";
   const s = Math.ceil(ms / 1000);
