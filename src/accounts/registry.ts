@@ -550,7 +550,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const now = this.clock.now();
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.circuits.serverError(provider.id, now);
-    if (effect.type !== "none" || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
+    // A removed pairing (404 model not found, a model-scoped 403) says the account lacks one model, not
+    // that it fails: its score for the models it serves stays (newuser13's tryout, J1).
+    if ((effect.type !== "none" && effect.type !== "remove_pairing") || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
     switch (effect.type) {
       case "none":

@@ -56,6 +56,17 @@ describe("scored order from live health", () => {
     expect(ids()).toEqual(["a1", "a2", "a3"]);
   });
 
+  test("a 404 model not found on one model removes that pairing and leaves the account's score for every other model as it was (newuser13 J1)", () => {
+    const { registry, ids, acc } = rig();
+    const notFound = { row: "model_unavailable" as const, account: { type: "remove_pairing" as const, reason: "404 model not found" }, loop: "next_target" as const };
+    registry.failure(acc("a1"), providerOf("p"), "missing-model", notFound);
+    expect(ids({}, "missing-model")).toEqual(["a2", "a3"]);
+    // the priority-1 account still comes first for a model it serves
+    expect(ids()).toEqual(["a1", "a2", "a3"]);
+    const a1 = registry.candidates("p", "m", {}).find((c) => c.account.id === "a1")!;
+    expect(a1.note).toContain("success 1.00");
+  });
+
   test("the eligible account's note carries the score for the trace", () => {
     const { registry } = rig();
     const [c] = registry.candidates("p", "m", {});
