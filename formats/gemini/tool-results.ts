@@ -4,13 +4,18 @@
  *
  * Tool results are `contents[].parts[].functionResponse.response`, always an object (formats/gemini
  * writes `{result: text}`, `{error: text}` for an error, or the parsed object when the text was a JSON
- * object). Only the string `result` / `error` members are text slots; a structured response is not.
+ * object; Gemini CLI writes `{output: text}`, the key the Gemini API documents for a function's
+ * output). Only the string `error`, `output`, `result` or `content` member is a text slot (the members
+ * parse.ts reads as a result's text); a structured response is not.
  */
 import type { ToolResultSlot } from "../codec.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
 
+/** The members of a function response that hold its output text, in the order they are looked for. */
+const RESULT_KEYS = ["output", "result", "content"] as const;
+
 /**
- * The `functionResponse.response.result` (or `.error`, with `isError`) strings of every function
+ * The `functionResponse.response.output` / `.result` / `.content` (or `.error`, with `isError`) strings of every function
  * response part, in body order (SPEC S-1).
  */
 export function toolResults(body: Obj): ToolResultSlot[] {
@@ -24,7 +29,7 @@ export function toolResults(body: Obj): ToolResultSlot[] {
       const response = p.functionResponse.response;
       const n = result++;
       if (!isObj(response)) continue;
-      const key = typeof response.error === "string" ? "error" : typeof response.result === "string" ? "result" : undefined;
+      const key = typeof response.error === "string" ? "error" : RESULT_KEYS.find((k) => typeof response[k] === "string");
       if (!key) continue;
       out.push({
         text: response[key] as string,

@@ -5,7 +5,9 @@
  * - Only texts of {@link MIN_CHARS} characters or more are looked at.
  * - The clients' own wrappers are kept byte for byte and only the command output between them is
  *   compressed: Codex's exec header (`Chunk ID: …`, `Wall time: …`, `Process exited with code N`,
- *   `Original token count: N`, `Output:`) and Claude Code's trailing `<system-reminder>` blocks.
+ *   `Original token count: N`, `Output:`), Claude Code's trailing `<system-reminder>` blocks, and
+ *   Gemini CLI's shell result (`<untrusted_context>`, `Output: ` before the output's first line, its
+ *   `Exit Code: N` / `Process Group PGID: N` lines and `</untrusted_context>` after it).
  * - Rules, first match wins: unified diff, `git status`, `tree`, `ls -l`, search results, repeated log
  *   lines (pipeline/savers/*.ts). Each states what it elided, in the text (`… 312 similar lines
  *   elided`) and in one closing note line: `[switchyard: git diff shortened; elided: 48 unchanged
@@ -51,6 +53,14 @@ export interface Compressed {
 const CODEX_HEADER = /^(?:(?:[A-Z][A-Za-z ]{1,30}: [^\n]*|Process exited with code -?\d+|Process running with session ID \d+)\n){1,8}Output:\n/;
 /** Claude Code's trailing `<system-reminder>` blocks (and the blank lines before them). */
 const REMINDER_TAIL = /(?:\s*<system-reminder>[\s\S]*?<\/system-reminder>)+\s*$/;
+/**
+ * Gemini CLI's `run_shell_command` result (0.61.0's bundle, observed by newuser13's tryout): `Output: `
+ * and the command's output from its first line, then one line each of `Error: …`, `Exit Code: N`,
+ * `Signal: …`, `Background PIDs: …`, `Process Group PGID: N` when they apply, the whole wrapped in
+ * `<untrusted_context>\n` … `\n</untrusted_context>` (its `wrapUntrusted`).
+ */
+const GEMINI_HEAD = /^(?:<untrusted_context>\n)?Output: /;
+const GEMINI_TAIL = /(?:\n(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): [^\n]*)*(?:\n<\/untrusted_context>)?\n?$/;
 
 /** Splits `text` into the client's wrapper (head, tail) and the command output between them. */
 export function envelope(text: string): { head: string; body: string; tail: string } {
@@ -61,6 +71,18 @@ export function envelope(text: string): { head: string; body: string; tail: stri
   if (h) {
     head = h[0];
     body = body.slice(head.length);
+  } else {
+    const g = GEMINI_HEAD.exec(body);
+    if (g) {
+      head = g[0];
+      body = body.slice(head.length);
+      const t = GEMINI_TAIL.exec(body);
+      if (t && t.index > 0 && t[0].length > 0) {
+        tail = t[0];
+        body = body.slice(0, t.index);
+      }
+      return { head, body, tail };
+    }
   }
   const t = REMINDER_TAIL.exec(body);
   if (t && t.index > 0) {

@@ -271,6 +271,22 @@ describe("client wrappers are kept byte for byte", () => {
     expect(c.text.endsWith("similar lines in 1 run]\n" + reminder)).toBe(true);
   });
 
+  test("Gemini CLI's shell result: `<untrusted_context>` and `Output: ` before, its Exit Code / PGID lines and the closing tag after, kept (newuser13 J3)", () => {
+    const head = "<untrusted_context>\nOutput: ";
+    const tail = "\nExit Code: 2\nProcess Group PGID: 48213\n</untrusted_context>";
+    const listing = sample("ls-la.txt").replace(/\n$/, "");
+    const text = head + listing + tail;
+    expect(envelope(text)).toEqual({ head, body: listing, tail });
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("listing");
+    expect(c.text.startsWith(head + ".bin/\n@anthropic-ai/\n")).toBe(true);
+    expect(c.text.endsWith("directory listing shortened; elided: " + c.text.split("directory listing shortened; elided: ")[1]!.split("]")[0] + "]" + tail)).toBe(true);
+    expect(c.text.length).toBeLessThan(text.length * 0.9);
+    // without the wrapper's tail lines, and an output that is not a listing, nothing changes
+    expect(envelope("Output: " + listing).tail).toBe("");
+    expect(compressToolResult(head + "x".repeat(5000) + tail)).toBeUndefined();
+  });
+
   test("CRLF output is read as lines", () => {
     const c = compressToolResult(serverLog(50).replaceAll("\n", "\r\n"));
     expect(c?.rule).toBe("log");

@@ -94,6 +94,24 @@ describe("tool results found and shortened in every provider format", () => {
     expect(parts.find((p: any) => p.functionResponse).functionResponse.response.result).toBe(diffOut);
   });
 
+  test("Gemini CLI → openai-compatible: its `functionResponse.response.output` shell result is shortened, the wrapper kept (newuser13 J3)", () => {
+    const wrapped = `<untrusted_context>\nOutput: ${serverLog(1000).replace(/\n$/, "")}\nProcess Group PGID: 48213\n</untrusted_context>`;
+    const body = {
+      contents: [
+        { role: "user", parts: [{ text: "run the server and show me the log" }] },
+        { role: "model", parts: [{ functionCall: { name: "run_shell_command", args: { command: "cat server.log" } } }] },
+        { role: "user", parts: [{ functionResponse: { id: "run_shell_command-1", name: "run_shell_command", response: { output: wrapped } } }] },
+      ],
+    };
+    const ctx = guardedContext("gemini", body, { path: "/v1beta/models/glm-5:generateContent" });
+    const t = send(ctx, "openai-compatible", "glm-5");
+    const tool = bodyOf(t).messages.find((m: any) => m.role === "tool").content as string;
+    expect(tool).toBe(compressToolResult(wrapped)!.text);
+    expect(tool.startsWith("<untrusted_context>\nOutput: ")).toBe(true);
+    expect(tool.endsWith("\nProcess Group PGID: 48213\n</untrusted_context>")).toBe(true);
+    expect(tool.length).toBeLessThan(wrapped.length / 10);
+  });
+
   test("Codex → openai-responses (native passthrough): the output is shortened, Codex's header kept; body re-serialised", async () => {
     const output = CODEX_HEADER + serverLog(1000);
     const ctx = ctxFor("openai-responses", await codexTurn(output));
