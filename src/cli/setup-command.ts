@@ -255,8 +255,36 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
     );
   }
   for (const b of r.backups) out(`backup: ${b}`);
+  if (target === "gemini" && !name) {
+    const note = await geminiDefaultModelsNote(url, key, io);
+    if (note) out(note);
+  }
   const none = await noAccountsNote(url, dataDir);
   if (none) out(none);
   if (opts.ephemeralPort) out(ephemeralPortNote(url, target));
   out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
+}
+
+/**
+ * Without `--model`, Gemini CLI asks for its own models by their bare ids (0.61.0: `gemini-3.1-pro-preview`
+ * for the answer and a `gemini-…-flash-lite` one that routes every prompt, seen by newuser13's tryout),
+ * which reach an account of a Gemini provider or nothing: a 404 for every prompt. When the gateway lists
+ * no `gemini-…` model for the key (no account of a Gemini provider serves one), the note says so and what
+ * to do. Undefined when it lists one, or the model list cannot be read.
+ */
+async function geminiDefaultModelsNote(url: string, key: string, io: SetupIo): Promise<string | undefined> {
+  try {
+    const res = await askGateway(url, "/v1/models", key, io);
+    if (!res.ok) return void (await res.body?.cancel());
+    const data = ((await res.json()) as { data?: unknown }).data;
+    const ids = Array.isArray(data) ? data.flatMap((e) => (typeof (e as { id?: unknown })?.id === "string" ? [(e as { id: string }).id] : [])) : [];
+    if (ids.some((id) => (id.split("/").pop() ?? "").startsWith("gemini-"))) return undefined;
+  } catch {
+    return undefined;
+  }
+  return (
+    `note: no --model given, so Gemini CLI asks for its own gemini-… models (gemini-3.1-pro-preview, and a flash-lite one that routes each prompt), ` +
+    `but the gateway at ${url} lists no gemini-… model (no account of a Gemini provider): every prompt would get a 404; ` +
+    `run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`
+  );
 }

@@ -301,6 +301,20 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("gemini without --model on a gateway that serves no gemini-… model: setup says Gemini CLI's own models would get 404s and to pass --model (newuser13 J2); with --model it does not", async () => {
+    const home = scratchHome();
+    try {
+      const r = await setup(home, "gemini", "--dry-run");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(
+        `note: no --model given, so Gemini CLI asks for its own gemini-… models (gemini-3.1-pro-preview, and a flash-lite one that routes each prompt), but the gateway at ${gw.url} lists no gemini-… model (no account of a Gemini provider): every prompt would get a 404; run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`,
+      );
+      expect((await setup(home, "gemini", "--model", "coding", "--dry-run")).stdout).not.toContain("no --model given");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("a gateway that requires keys: setup without a valid client key fails before writing and says how to get one; --key is setup's older name for --client-key", async () => {
     const home = scratchHome();
     try {
