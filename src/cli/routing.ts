@@ -147,6 +147,17 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
 /** The last line of {@link formatAccountsStatus}: what the figures of each account line cover. */
 export const ACCOUNTS_STATUS_LEGEND = "success and latency are this instance's own requests; cooldowns, locks, quarantines and circuits are every instance's on a shared store";
 
+/**
+ * The provider circuit in an account's line: nothing when closed; open "until" its end; half-open
+ * "since" that end, when the next request is the probe (a half-open circuit's `openUntil` is past:
+ * "until" a past time read as stale state, newuser13's tryout J4).
+ */
+function circuitWords(c: AccountsStatus["accounts"][number]["circuit"]): string {
+  if (c.state === "closed") return "";
+  if (c.state === "open") return `; circuit open${c.openUntil ? ` until ${iso(c.openUntil)}` : ""}`;
+  return `; circuit half-open${c.openUntil ? ` since ${iso(c.openUntil)}` : ""}: the next request to the provider probes it`;
+}
+
 /** Human-readable account status. */
 export function formatAccountsStatus(s: AccountsStatus): string {
   const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
@@ -155,7 +166,7 @@ export function formatAccountsStatus(s: AccountsStatus): string {
   }
   for (const a of s.accounts) {
     const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
-    const circuit = a.circuit.state === "closed" ? "" : `; circuit ${a.circuit.state}${a.circuit.openUntil ? ` until ${iso(a.circuit.openUntil)}` : ""}`;
+    const circuit = circuitWords(a.circuit);
     lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} %`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
     for (const r of a.reasons) lines.push(`  - ${r}`);
     // A cooldown is for one model (SPEC 6.2 loop 2) unless it is about the whole account ("*").

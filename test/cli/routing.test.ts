@@ -66,6 +66,15 @@ describe("accounts status", () => {
     );
   });
 
+  test("a circuit reads open 'until' its end, and half-open 'since' then, when the next request probes it (newuser13 J4: 'half-open until' a past time)", () => {
+    const end = Date.parse("2026-12-05T08:15:16.461Z");
+    const open = { ...account("o1", 0.5), circuit: { state: "open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
+    const half = { ...account("h1", 0.5), circuit: { state: "half-open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
+    const lines = formatAccountsStatus({ now: end + 120_000, strategy: "scored", accounts: [open, half] } as AccountsStatus).split("\n");
+    expect(lines).toContain("o1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 %; bindings 2; circuit open until 2026-12-05T08:15:16.461Z");
+    expect(lines).toContain("h1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 %; bindings 2; circuit half-open since 2026-12-05T08:15:16.461Z: the next request to the provider probes it");
+  });
+
   test("models out for the account's own reason (its provider's circuit) are one line, the reason said once", () => {
     const until = Date.parse("2026-12-05T02:00:00Z");
     const why = "provider oai circuit open (consecutive upstream 5xx) until 2026-12-05T02:00:00.000Z";
