@@ -203,6 +203,8 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   const providers = buildProviders(file.providers, add, warn);
   // Providers that failed their own checks still count as known, so references to them do not cascade.
   const knownProviderIds = new Set([...providers.keys(), ...file.providers.map((p) => p.id)]);
+  /** The models the file lists for each of its providers that lists any (`providers[].models` keys). */
+  const fileModels = new Map(file.providers.flatMap((p) => (p.models && Object.keys(p.models).length > 0 ? [[p.id, Object.keys(p.models)] as const] : [])));
 
   // ----- accounts --------------------------------------------------------------------------
   const accounts: Account[] = [];
@@ -341,6 +343,14 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
       if (model.trim() === "") {
         add(at, `"${target}" names no model after "${providerId}/"`);
         return undefined;
+      }
+      // A provider whose file lists its models: a name not among them is sent as written (the list is
+      // metadata, and an upstream may serve more), but it is usually a typo, which only the upstream's 404
+      // would show (newuser13's tryout, J5; `setup --model` refuses it for the same reason).
+      const listed = fileModels.get(providerId);
+      if (listed && listed.length > 0 && !listed.includes(model) && !model.includes("*")) {
+        const hint = suggest(model, listed);
+        warn(at, `provider "${providerId}" lists its models (${quoteNames(listed.slice(0, 8))}${listed.length > 8 ? `, … ${listed.length - 8} more` : ""}) and "${model}" is not one of them${hint ? ` (did you mean "${hint}"?)` : ""}: it is sent to the upstream as written; add it under providers[].models if it is right`);
       }
       return { type: "model", providerId, model };
     }

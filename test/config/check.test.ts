@@ -143,6 +143,24 @@ describe("checkConfig", () => {
   });
 });
 
+describe("a model its provider does not list (newuser13 J5)", () => {
+  test("a combo target or alias naming a model missing from its provider's models: is a warning with the closest name; a listed one is not", () => {
+    const p = join(dir, "typo.yaml");
+    writeFileSync(
+      p,
+      'providers: [{ id: chat, kind: openai-compatible, base_url: "http://127.0.0.1:9/v1", models: { qwen-fake: { context_window: 32000 }, qwen-big: {} } }]\n' +
+        "combos: [{ name: coding, targets: [{ model: chat/qwen-fak }, { model: chat/qwen-big }] }]\naliases: { fast: chat/qwen-fake, other: openai/anything }\n",
+    );
+    expect(checkConfig(p, {})).toEqual({
+      ok: true,
+      lines: [
+        'warning: combos[0].targets[0].model: provider "chat" lists its models ("qwen-fake", "qwen-big") and "qwen-fak" is not one of them (did you mean "qwen-fake"?): it is sent to the upstream as written; add it under providers[].models if it is right',
+        "ok: 6 providers (5 built in), 0 accounts, 1 combo, 2 aliases, 0 keys",
+      ],
+    });
+  });
+});
+
 describe("an alias that shadows a combo (SPEC R-2)", () => {
   test("check-config accepts it and warns", () => {
     const p = join(dir, "shadow.yaml");
