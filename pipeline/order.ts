@@ -265,7 +265,17 @@ export class TargetOrder {
         });
         keyed.sort((a, b) => b.k - a.k);
         after = keyed.map((x) => x.t);
-        why = (t) => `weighted draw: weight ${t.weight ?? 1} of ${total}${dryRun ? " (a dry run shows one draw; real requests draw again)" : ""}`;
+        const first = (t: Target) => (total > 0 ? Math.round((100 * Math.max(0, t.weight ?? 1)) / total) : 0);
+        why = (t) => `weighted draw: weight ${t.weight ?? 1} of ${total} (${first(t)} % of requests try it first)${dryRun ? "; a dry run shows one draw, real requests draw again" : ""}`;
+        if (dryRun) {
+          // Every target's line, moved or not: a draw that kept the written order said nothing, and the
+          // operator read one random order as the combo's (newuser13's tryout, J6).
+          after.forEach((t, j) => {
+            const i = before.indexOf(t);
+            decisions.push({ subject: targetSubject(t), verdict: i === j ? "in" : "moved", reason: `${why(t)}; position ${i === j ? `${j + 1}, as written` : `${i + 1} → ${j + 1}`}` });
+          });
+          return after;
+        }
         break;
       }
       case "least-used": {

@@ -80,6 +80,28 @@ describe("strategies (SPEC 5.1)", () => {
     expect(first.get("q/zero") ?? 0).toBe(0);
   });
 
+  test("weighted: a dry run names the draw on every target, the order kept or not, with each target's chance to go first (newuser13 J6)", () => {
+    const { run } = setup([combo("c", [{ model: "p/a", weight: 3 }, { model: "q/c", weight: 1 }], { strategy: "weighted" })]);
+    const seen = new Set<string>();
+    for (let i = 0; i < 40; i++) {
+      const r = run("c", {}, true);
+      const order = r.targets.map((t) => t.label).join(",");
+      seen.add(order);
+      const line = (label: string) => r.decisions.find((d) => d.subject === label)!;
+      const kept = order === "p/a,q/c";
+      expect(line("p/a")).toEqual({
+        subject: "p/a",
+        verdict: kept ? "in" : "moved",
+        reason: `weighted draw: weight 3 of 4 (75 % of requests try it first); a dry run shows one draw, real requests draw again; position ${kept ? "1, as written" : "1 → 2"}`,
+      });
+      expect(line("q/c").reason).toStartWith("weighted draw: weight 1 of 4 (25 % of requests try it first); a dry run shows one draw, real requests draw again; position ");
+    }
+    expect(seen).toEqual(new Set(["p/a,q/c", "q/c,p/a"]));
+    // a real request's trace keeps only the moves
+    const real = run("c");
+    expect(real.decisions.every((d) => d.verdict === "moved")).toBe(true);
+  });
+
   test("weighted: the same seed gives the same sequence of orders", () => {
     const c = [combo("c", [{ model: "p/a", weight: 1 }, { model: "p/b", weight: 1 }, { model: "q/c", weight: 1 }], { strategy: "weighted" })];
     const a = setup(c, { seed: 7 });
