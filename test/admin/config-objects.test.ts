@@ -365,6 +365,27 @@ describe("POST /config/reload", () => {
     expect((await json(await api("POST", "/config/reload"))).changed).toEqual({});
   });
 
+  test("a file edit that takes a stored combo's name says, in the reload's warnings, that the stored one is no longer in force (newuser13 J7)", async () => {
+    expect((await api("POST", "/combos", { name: "spread", strategy: "fallback", targets: [{ model: "q/gpt-stored" }] })).status).toBe(201);
+    try {
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("combos:\n", "combos:\n  - name: spread\n    targets:\n      - model: p/claude-file\n"));
+      const body = await json(await api("POST", "/config/reload"));
+      expect(body.changed.combos).toBeDefined();
+      expect(body.warnings).toEqual([
+        {
+          path: "combos.spread",
+          message: `the combo "spread" created through the admin API or the dashboard is no longer in force: ${gw.configPath} now has a combo or alias of that name, which wins; rename or delete one of them`,
+        },
+      ]);
+      // said once: a second reload of the same file has nothing new to say
+      expect((await json(await api("POST", "/config/reload"))).warnings).toEqual([]);
+    } finally {
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url));
+      expect((await api("POST", "/config/reload")).status).toBe(200);
+      expect((await api("DELETE", "/combos/spread")).status).toBe(200);
+    }
+  });
+
   test("an invalid file is rejected with its issues; the running config stays", async () => {
     writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("model: p/claude-file", "model: zz/claude-file"));
     const r = await api("POST", "/config/reload");
