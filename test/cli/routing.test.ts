@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { AccountsStatus, AccountStatus } from "../../src/accounts/status.ts";
-import { ACCOUNTS_STATUS_LEGEND, formatAccountsStatus } from "../../src/cli/routing.ts";
+import { ACCOUNTS_STATUS_LEGEND, formatAccountsStatus, formatRoutePlan } from "../../src/cli/routing.ts";
 
 function account(id: string, successRate: number, latencyMs?: number): AccountStatus {
   return {
@@ -104,5 +104,29 @@ describe("accounts status", () => {
       "account strategy: scored; 0 account(s)",
       "no accounts yet: add API keys under accounts: in the config file, log in with switchyard login claude-code|codex, or adopt a CLI's login with switchyard import claude-code|codex",
     ]);
+  });
+});
+
+describe("route (dry run) as printed", () => {
+  test("a target pinned to an account names the account once in the attempt order (newuser13 J13: `chat/qwen-fake @ chat-main @ chat-main`)", () => {
+    const plan = {
+      requestedModel: "pinned",
+      clientFormat: "openai-chat",
+      via: "combo",
+      combo: "pinned",
+      affinity: "none",
+      accountStrategy: "scored",
+      candidates: ["chat/qwen-fake @ chat-main", "gem/gemini-fake"],
+      decisions: [],
+      targets: [
+        { target: "chat/qwen-fake @ chat-main", verdict: "in", accounts: [{ accountId: "chat-main", verdict: "in", reason: "pinned by the combo" }] },
+        { target: "gem/gemini-fake", verdict: "in", accounts: [{ accountId: "gem-1", verdict: "in", reason: "first eligible account" }] },
+      ],
+      attempts: [
+        { target: "chat/qwen-fake @ chat-main", accountId: "chat-main" },
+        { target: "gem/gemini-fake", accountId: "gem-1" },
+      ],
+    } as unknown as Parameters<typeof formatRoutePlan>[0];
+    expect(formatRoutePlan(plan).split("\n").at(-1)).toBe("attempt order: chat/qwen-fake @ chat-main → gem/gemini-fake @ gem-1");
   });
 });
