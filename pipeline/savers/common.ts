@@ -84,3 +84,10 @@ export function share(lines: string[], pred: (l: string) => boolean): { hits: nu
   }
   return { hits, nonEmpty };
 }
+
+/**
+ * Codex's own cut of a long command output (0.171.0, its binary's strings and newuser13's tryout): the
+ * middle of the output replaced by `…77892 chars truncated…` (or `tokens`), which joins the line before
+ * the cut with the line after it. A rule keeps such a line as it is rather than giving up on the text.
+ */
+export const CLIENT_CUT = /…\d+ (?:chars|tokens) truncated…/;

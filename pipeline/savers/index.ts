@@ -49,8 +49,13 @@ export interface Compressed {
   rule: RuleName;
 }
 
-/** Codex's exec-result header, up to and including its `Output:` line. */
-const CODEX_HEADER = /^(?:(?:[A-Z][A-Za-z ]{1,30}: [^\n]*|Process exited with code -?\d+|Process running with session ID \d+)\n){1,8}Output:\n/;
+/**
+ * Codex's exec-result header, up to and including its `Output:` line, and the lines Codex adds when it
+ * cut the output itself (`Warning: truncated output (original token count: N)`, `Total output lines: N`
+ * and a blank line; 0.171.0, seen by newuser13's tryout, J12).
+ */
+const CODEX_HEADER =
+  /^(?:(?:[A-Z][A-Za-z ]{1,30}: [^\n]*|Process exited with code -?\d+|Process running with session ID \d+)\n){1,8}Output:\n(?:(?:Warning: truncated output \(original token count: \d+\)\n)?Total output lines: \d+\n\n)?/;
 /** Claude Code's trailing `<system-reminder>` blocks (and the blank lines before them). */
 const REMINDER_TAIL = /(?:\s*<system-reminder>[\s\S]*?<\/system-reminder>)+\s*$/;
 /**

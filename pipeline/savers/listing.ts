@@ -4,9 +4,10 @@
  * executable file, `name@ -> target` for a symlink, `name  1234` for a file; `.` and `..` are dropped.
  * Kept: every name (in order), sizes, directory headers of `-R` listings. Elided: permissions, link
  * counts, owners, groups, dates, `total` lines, and past {@link MANY} entries in one directory, the
- * rest (`… 412 more entries elided (12 directories, 400 files)`).
+ * rest (`… 412 more entries elided (12 directories, 400 files)`). A line holding a client's own cut
+ * marker (Codex's `…N chars truncated…`, {@link CLIENT_CUT}) is kept as it is.
  */
-import { count, marker, plural, type RuleOutput, type SaverRule } from "./common.ts";
+import { CLIENT_CUT, count, marker, plural, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** A directory with more entries than this is cut. */
 const MANY = 300;
@@ -44,7 +45,8 @@ export const listingRule: SaverRule = {
     for (const l of lines) {
       if (l === "" || TOTAL.test(l)) continue;
       if (ENTRY.test(l)) entries++;
-      else if (!HEADER.test(l)) return undefined;
+      // a line joined across a client's own cut (Codex's `…N chars truncated…`) is kept as it is
+      else if (!HEADER.test(l) && !CLIENT_CUT.test(l)) return undefined;
     }
     if (entries < 5) return undefined;
     const out: string[] = [];

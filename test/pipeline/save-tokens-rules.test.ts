@@ -263,6 +263,21 @@ describe("client wrappers are kept byte for byte", () => {
     expect(c.text.startsWith(header + "diff --git a/formats/codec.ts")).toBe(true);
   });
 
+  test("Codex's own cut of a long ls -la (its Warning / Total output lines header and the `…N chars truncated…` line joined across the cut) is still a listing: the cut line kept as it is (newuser13 J12)", () => {
+    const header = "Chunk ID: 9a1f02\nWall time: 0.0412 seconds\nProcess exited with code 0\nOriginal token count: 21973\nOutput:\nWarning: truncated output (original token count: 21973)\nTotal output lines: 1133\n\n";
+    const lines = sample("ls-la.txt").replace(/\n$/, "").split("\n");
+    // cut inside the date, as in the tryout: `lrwxrwxrwx  1 root root        14 Jan  …77892 chars truncated…bxmlsec1-gcrypt.a`
+    const joined = `${lines[40]!.slice(0, lines[40]!.indexOf("Nov ") + 5)}…77892 chars truncated…${lines[60]!.slice(45)}`;
+    const output = [...lines.slice(0, 40), joined, ...lines.slice(61)].join("\n");
+    const text = header + output;
+    expect(envelope(text).head).toBe(header);
+    const c = compressToolResult(text)!;
+    expect(c?.rule).toBe("listing");
+    expect(c.text.startsWith(header)).toBe(true);
+    expect(c.text.split("\n")).toContain(joined);
+    expect(c.text.length).toBeLessThan(text.length * 0.9);
+  });
+
   test("Claude Code's trailing <system-reminder> stays at the end, unchanged", () => {
     const reminder = "\n\n<system-reminder>\n<total_tokens>14999968 tokens left</total_tokens>\n</system-reminder>";
     const text = serverLog(100) + reminder;
