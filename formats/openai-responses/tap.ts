@@ -1,7 +1,8 @@
 /**
  * Passthrough tap for native Responses pairs (openai-responses / codex client → Responses provider,
  * SPEC F-3). The provider's bytes go to the client unchanged; on the side the tap reads:
- * - the response id (`response.created` etc.) and the last `sequence_number`;
+ * - the response id and model (`response.created` etc., read only for `end`'s closing events) and the
+ *   last `sequence_number`;
  * - content (any `*.delta`, an output item's start or end, or a terminal success) → `sawContent`. An
  *   item's start (`output_item.added`) is the start of a block, counted as Anthropic's tap counts
  *   `content_block_start`: a reasoning item that thinks at length before its summary (or without one)
@@ -15,8 +16,10 @@
  * - the terminal event: `response.completed` / `response.incomplete` → usage (§5.10) and stop reason
  *   (`tool_use` when the final output holds a function call), `response.failed` → error; `error`
  *   events → error.
- * Only lifecycle/terminal/error events are `JSON.parse`d, found by their `event:` name (official
- * streams always name events, REFERENCE §0); a stream without names is parsed event by event.
+ * Only terminal and error events are `JSON.parse`d, found by their `event:` name (official streams
+ * always name events, REFERENCE §0); a stream without names is parsed event by event. Lifecycle events
+ * (`response.created`, `.in_progress`, `.queued`: each echoes the request) are kept unparsed and read
+ * only when `end` has to close a reply that had no terminal event (their response id and model).
  *
  * Framing: bytes are forwarded up to the last complete event (blank line); the unterminated tail of
  * an event is held until its terminator arrives (an SSE event is unusable before that, so nothing is
@@ -42,6 +45,8 @@ import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
 type Json = Record<string, any>;
 
 const EMPTY = new Uint8Array(0);
+/** Lifecycle events a tap keeps unparsed at most (ResponsesObserver.unreadLifecycle); OpenAI sends two or three per reply. */
+const MAX_UNREAD_LIFECYCLE = 8;
 /** The empty event output (shared: callers never modify an output). */
 const NO_EVENTS: StreamEvent[] = [];
 const utf8 = new TextEncoder();
@@ -73,8 +78,18 @@ abstract class ResponsesObserver {
   protected readonly reader: SseReader;
   private lastSeq = -1;
   private events = 0;
+  /** The response id and model the lifecycle events read so far gave (the last that names each wins), once {@link foldLifecycle} read them. */
   private responseId: string | undefined;
   private model: string | undefined;
+  /**
+   * The data of the lifecycle events read (`response.created`, `.queued`, `.in_progress`) and not yet
+   * parsed: only {@link closing} needs what they say (the response id and model), and only for a reply
+   * that ended without a terminal event. Each carries the whole response object with the request's echo
+   * (`instructions`, `tools`: ~2 KB for the bench's request, ~18 KB for Codex's), which a parse per
+   * event cost every stream (docs/performance.md item 214). At most {@link MAX_UNREAD_LIFECYCLE} are
+   * kept: an upstream that sends more has them read then, so a stream holds no more than that many.
+   */
+  private unreadLifecycle: string[] | undefined;
   /** `end()` is dispatching the unterminated tail: only a complete terminal event counts then. */
   protected flushing = false;
   /** `end()` ran: later calls append nothing. */
@@ -95,6 +110,8 @@ abstract class ResponsesObserver {
   protected closing(failure: HubError | undefined): StreamEvent[] {
     const err = failure ?? this.state.error ?? TRUNCATED_ERROR;
     this.state.error = err;
+    this.foldLifecycle();
+    const model = this.model;
     const id = this.responseId ?? "resp_failed";
     const code = failedCodeForKind(err.kind);
     let seq = Math.max(this.lastSeq, this.events - 1);
@@ -105,7 +122,7 @@ abstract class ResponsesObserver {
         data: JSON.stringify({
           type: "response.created",
           sequence_number: ++seq,
-          response: { id, object: "response", status: "in_progress", model: this.model ?? null, output: [], usage: null, error: null, incomplete_details: null },
+          response: { id, object: "response", status: "in_progress", model: model ?? null, output: [], usage: null, error: null, incomplete_details: null },
         }),
       });
     }
@@ -118,7 +135,7 @@ abstract class ResponsesObserver {
           id,
           object: "response",
           status: "failed",
-          model: this.model ?? null,
+          model: model ?? null,
           error: { code, message: err.message },
           incomplete_details: null,
           output: [],
@@ -154,9 +171,9 @@ abstract class ResponsesObserver {
       case "response.created":
       case "response.in_progress":
       case "response.queued": {
-        const r = (parsed ?? parse(data))?.response as Json | undefined;
-        if (r && typeof r.id === "string") this.responseId = r.id;
-        if (r && typeof r.model === "string") this.model = r.model;
+        // Read by `closing` only (the id and model), when a reply ends without a terminal event.
+        const unread = (this.unreadLifecycle ??= []);
+        if (unread.push(data) >= MAX_UNREAD_LIFECYCLE) this.foldLifecycle();
         return;
       }
       case "response.completed":
@@ -166,7 +183,6 @@ abstract class ResponsesObserver {
         this.state.terminal = true;
         this.state.sawContent = true;
         this.counted();
-        if (r && typeof r.id === "string") this.responseId = r.id;
         const usage = fromResponsesUsage(r?.usage);
         if (usage) mergeUsage(this.state.usage, usage);
         const status = typeof r?.status === "string" ? r.status : name === "response.incomplete" ? "incomplete" : "completed";
@@ -208,6 +224,18 @@ abstract class ResponsesObserver {
         if (!this.state.sawContent && name.endsWith(".delta")) this.state.sawContent = true;
         if (this.state.looking && progresses(name, data)) this.counted();
         return;
+    }
+  }
+
+  /** Reads the lifecycle events not read yet, in order, into {@link responseId} and {@link model}. */
+  private foldLifecycle(): void {
+    const unread = this.unreadLifecycle;
+    if (unread === undefined) return;
+    this.unreadLifecycle = undefined;
+    for (const data of unread) {
+      const r = parse(data)?.response as Json | undefined;
+      if (r && typeof r.id === "string") this.responseId = r.id;
+      if (r && typeof r.model === "string") this.model = r.model;
     }
   }
 

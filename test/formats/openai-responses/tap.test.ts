@@ -157,6 +157,47 @@ describe("tap end(): the missing terminal", () => {
     expect(concat([forwarded, appended])).toEqual(bytes);
   });
 
+  test("cut after the lifecycle events: response.failed names the response id and model the last of them gave", () => {
+    const life = (type: string, seq: number, model?: string) =>
+      `event: ${type}\ndata: {"type":"${type}","sequence_number":${seq},"response":{"id":"resp_${seq}","object":"response","status":"in_progress",${model ? `"model":"${model}",` : ""}"output":[]}}\n\n`;
+    const delta = (seq: number) => `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${seq},"delta":"Hi"}\n\n`;
+    // Two lifecycle events (OpenAI's), and eleven (more than a tap keeps unread), the last without a model.
+    const many = life("response.created", 0, "gpt-a") + Array.from({ length: 9 }, (_, i) => life("response.in_progress", i + 1, i === 4 ? "gpt-c" : undefined)).join("") + life("response.in_progress", 10) + delta(11);
+    for (const [sse, id, model, seq] of [
+      [life("response.created", 0, "gpt-a") + life("response.in_progress", 1, "gpt-b") + delta(2), "resp_1", "gpt-b", 3],
+      [many, "resp_10", "gpt-c", 12],
+    ] as const) {
+      for (const tap of [openaiResponses.createTap({ family: "openai" }), openaiResponses.createEventTap!({ family: "openai" })]) {
+        (tap as PassthroughTap<unknown>).push(utf8.encode(sse));
+        const closing = tap.end();
+        const events = closing instanceof Uint8Array ? parseSse(text(closing)).map((e) => e.data) : (closing as Array<{ data: string }>).map((e) => JSON.parse(e.data));
+        expect(events).toHaveLength(1);
+        expect(events[0]).toMatchObject({ type: "response.failed", sequence_number: seq, response: { id, model, status: "failed" } });
+      }
+    }
+  });
+
+  test("a stream's lifecycle events are not parsed as it is read (each echoes the request); its terminal event is", async () => {
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    const parsed: string[] = [];
+    const real = JSON.parse;
+    JSON.parse = ((t: string, r?: Parameters<typeof real>[1]) => {
+      if (typeof t === "string" && t.startsWith('{"type":"response.')) parsed.push(/^\{"type":"([^"]+)"/.exec(t)![1]!);
+      return real(t, r);
+    }) as typeof JSON.parse;
+    let state;
+    try {
+      const { tap, appended } = run([bytes]);
+      expect(appended.length).toBe(0);
+      state = tap.state;
+    } finally {
+      JSON.parse = real;
+    }
+    expect(parsed).toEqual(["response.completed"]);
+    expect(state.terminal).toBe(true);
+    expect(state.usage.outputTokens).toBeGreaterThan(0);
+  });
+
   test("end() twice appends nothing the second time", () => {
     const tap = openaiResponses.createTap({ family: "openai" });
     expect(tap.end().length).toBeGreaterThan(0);
