@@ -7,7 +7,7 @@
  *   then Claude Code's own `x-claude-code-session-id`.
  * - Otherwise a fingerprint of (model, start of the system prompt, tool names, first user message),
  *   read from the hub form when a stage parsed it, else straight from the client's JSON body (Chat,
- *   Messages, Gemini): a native-lane request is not parsed into the hub just for its fingerprint.
+ *   Messages, Responses, Gemini): a native-lane request is not parsed into the hub just for its fingerprint.
  *
  * Keys are hashed (SHA-256, hex, 32 chars; a fingerprint over `<length>:<text>` fields) with a kind
  * prefix (`s:` session, `f:` fingerprint): they are stored in the database and must never carry prompt
@@ -509,17 +509,90 @@ function geminiParts(b: Json): ConversationParts {
   return { system, tools, firstUser };
 }
 
-/** Body readers by client format; a format without one (Responses) is fingerprinted from the hub. */
+/**
+ * Text of a Responses message item's `content`, as formats/openai-responses/parse.ts maps it to hub
+ * text parts: a string (an empty one too), `input_text` / `output_text` / `text` parts. Any other part
+ * (images, files, audio, refusals) is left to the hub.
+ */
+function responsesText(content: unknown, out: Pieces): boolean {
+  if (typeof content === "string") return out.add(content);
+  if (!Array.isArray(content)) throw UNREAD;
+  for (const p of content) {
+    if (!isObj(p) || (p.type !== "input_text" && p.type !== "output_text" && p.type !== "text") || typeof p.text !== "string") throw UNREAD;
+    if (!out.add(p.text)) return false;
+  }
+  return true;
+}
+
+/**
+ * OpenAI Responses body (formats/openai-responses/parse.ts): `instructions` (a string), else the
+ * leading system and developer message items; tool names (a function tool's, any other tool's `name`
+ * or type); the first user message item (or `input` as a string). Items before the first user message
+ * other than system and developer messages (an assistant turn, calls and their outputs, which the hub
+ * groups into turns) and `instructions` as items are left to the hub. A namespace tool counts its own
+ * name, then its function members' (the hub flattens them after it).
+ */
+function responsesParts(b: Json): ConversationParts {
+  let system = new Pieces(SYSTEM_PREFIX_CHARS);
+  const instructions = b.instructions;
+  if (typeof instructions === "string") {
+    if (instructions.length > 0) system.add(instructions);
+  } else if (instructions !== undefined && instructions !== null) throw UNREAD;
+  const firstUser = new Pieces(FIRST_USER_CHARS);
+  const input = b.input;
+  if (typeof input === "string") firstUser.add(input);
+  else if (Array.isArray(input)) {
+    const leading = system.empty;
+    if (leading) system = new Pieces(SYSTEM_PREFIX_CHARS);
+    let reading = leading;
+    for (const item of input) {
+      if (!isObj(item) || (item.type !== undefined && item.type !== "message")) throw UNREAD;
+      const role = item.role;
+      if (role === "user") {
+        responsesText(item.content, firstUser);
+        break;
+      }
+      if (role !== "system" && role !== "developer") throw UNREAD;
+      // The hub's leading system turns, while the system prompt was not given as `instructions`.
+      if (reading) reading = responsesText(item.content, system) && system.add("\n");
+    }
+  } else if (input !== undefined && input !== null) throw UNREAD;
+  const tools: string[] = [];
+  if (b.tools !== undefined && b.tools !== null) {
+    if (!Array.isArray(b.tools)) throw UNREAD;
+    for (const t of b.tools) {
+      if (!isObj(t)) throw UNREAD;
+      if (t.type === "function") {
+        if (typeof t.name !== "string") throw UNREAD;
+        tools.push(t.name);
+      } else if (t.type === "namespace") {
+        // The hub holds the namespace (its name), then its function members, each by its own name.
+        if (typeof t.name !== "string" || !Array.isArray(t.tools)) throw UNREAD;
+        tools.push(t.name);
+        for (const m of t.tools) {
+          if (!isObj(m)) throw UNREAD;
+          if (m.type !== "function") continue;
+          if (typeof m.name !== "string") throw UNREAD;
+          tools.push(m.name);
+        }
+      } else tools.push(typeof t.name === "string" ? t.name : String(t.type ?? "provider-tool"));
+    }
+  }
+  return { system, tools, firstUser };
+}
+
+/** Body readers by client format (each falls back to the hub for a shape it does not read). */
 const BODY_PARTS: Partial<Record<WireFormat, (b: Json) => ConversationParts>> = {
   "openai-chat": chatParts,
   "anthropic-messages": messagesParts,
+  "openai-responses": responsesParts,
   gemini: geminiParts,
 };
 
 /**
  * The fingerprint of a request ({@link conversationFingerprint}'s value) from what is already parsed:
  * the hub form when a stage parsed it, else the fields it needs read straight from the client's JSON
- * body (Chat, Messages and Gemini; a shape the reader does not map like the format's parser, such as an
+ * body (Chat, Messages, Responses and Gemini; a shape the reader does not map like the format's parser, such as an
  * image in the first user message, falls back to the hub), else the hub parsed now. Undefined when the body
  * cannot be parsed (no affinity).
  */

@@ -1,6 +1,6 @@
 /**
- * The conversation fingerprint read straight from the client's JSON body (Chat and Messages, native
- * lanes): the same key as the fingerprint of the parsed hub request, without parsing it.
+ * The conversation fingerprint read straight from the client's JSON body (Chat, Messages, Responses and
+ * Gemini, native lanes): the same key as the fingerprint of the parsed hub request, without parsing it.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
@@ -163,7 +163,53 @@ const geminiBodies: Array<[string, Record<string, unknown>]> = [
   ["countTokens' generateContentRequest wrapper", { generateContentRequest: { model: "models/m", systemInstruction: { parts: [{ text: "S" }] }, contents: [{ role: "user", parts: [{ text: "count me" }] }] } }],
 ];
 
+const responsesBodies: Array<[string, Record<string, unknown>]> = [
+  ["instructions and input as a string", { model: "m", instructions: "Be brief.", input: "hi" }],
+  ["long instructions, input items with text parts, an empty part, later turns", {
+    model: "m",
+    instructions: SYS,
+    input: [
+      { role: "developer", content: "dev rules" },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "first " }, { type: "input_text", text: "" }, { type: "text", text: "question" }] },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "answer" }] },
+      { role: "user", content: "later" },
+    ],
+  }],
+  ["no instructions: the leading system and developer items, one empty", {
+    model: "m",
+    input: [
+      { role: "system", content: "" },
+      { role: "developer", content: [{ type: "input_text", text: "dev " }, { type: "input_text", text: "rules" }] },
+      { role: "user", content: "x".repeat(2500) },
+    ],
+  }],
+  ["empty instructions, leading system items past 2,000 characters", { model: "m", instructions: "", input: [{ role: "system", content: SYS }, { role: "system", content: "more" }, { role: "user", content: "u" }] }],
+  ["first user cut across parts at 2,000 characters", { model: "m", input: [{ role: "user", content: [{ type: "input_text", text: "a".repeat(1999) }, { type: "input_text", text: "bcd" }, { type: "input_text", text: "ef" }] }] }],
+  ["no user item, no input", { model: "m", instructions: "S", input: [{ role: "developer", content: "d" }] }],
+  ["no input at all, input null", { model: "m", instructions: "S", input: null }],
+  ["function, custom and hosted tools, in order", {
+    model: "m",
+    input: "hi",
+    tools: [
+      { type: "function", name: "read_file", parameters: { type: "object", properties: {} } },
+      { type: "custom", name: "apply_patch", description: "patch" },
+      { type: "web_search" },
+      { type: "local_shell" },
+      { type: "namespace", name: "agents", description: "d", tools: [{ type: "function", name: "spawn", parameters: {} }, { type: "web_search" }, { type: "function", name: "wait" }] },
+    ],
+  }],
+];
+
 describe("fingerprint from the body = fingerprint of the parsed hub", () => {
+  for (const [name, body] of responsesBodies) {
+    test(`Responses: ${name}`, () => {
+      const r = both("openai-responses", body);
+      expect(r.fromBody).toMatch(/^f:[0-9a-f]{32}$/);
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(true);
+    });
+  }
+
   for (const [name, body] of geminiBodies) {
     test(`Gemini: ${name}`, () => {
       const r = both("gemini", body);
@@ -190,23 +236,23 @@ describe("fingerprint from the body = fingerprint of the parsed hub", () => {
     });
   }
 
-  test("real Claude Code and Codex requests (shared fixtures): same key; Claude Code's read from the body", async () => {
+  test("real Claude Code and Codex requests (shared fixtures): same key, read from the body", async () => {
     const files = readdirSync(join(FIXTURES, "clients")).filter((f) => f.endsWith(".json") && !f.endsWith(".headers.json"));
     expect(files.length).toBeGreaterThan(4);
     for (const f of files) {
       const format: WireFormat = f.startsWith("claude-code") ? "anthropic-messages" : "openai-responses";
       const r = both(format, await clientRequest(f));
       expect(r.fromBody, f).toBe(r.fromHub);
-      if (format === "anthropic-messages") expect(r.readBodyOnly, f).toBe(true);
+      expect(r.readBodyOnly, f).toBe(true);
     }
   });
 
-  test("every Chat and Messages regression case's request (shared fixtures): same key", async () => {
+  test("every Chat, Messages and Responses regression case's request (shared fixtures): same key", async () => {
     const dir = join(FIXTURES, "cases");
     let n = 0;
     for (const f of readdirSync(dir).filter((x) => x.endsWith(".json"))) {
       const c = await Bun.file(join(dir, f)).json();
-      if (c.client_format !== "openai-chat" && c.client_format !== "anthropic-messages") continue;
+      if (c.client_format !== "openai-chat" && c.client_format !== "anthropic-messages" && c.client_format !== "openai-responses") continue;
       const r = both(c.client_format, c.request);
       expect(r.fromBody, f).toBe(r.fromHub);
       n++;
@@ -252,6 +298,27 @@ describe("shapes the body reader leaves to the hub parser: same key, through the
     for (const body of [{ contents: [] }, { contents: [{ role: "user", parts: [{ text: "x" }] }], systemInstruction: [1] }, { contents: [{ role: "tool", parts: [] }] }]) {
       const ctx = guardedContext("gemini", body);
       expect(requestFingerprint(ctx)).toBeUndefined();
+    }
+  });
+
+  test("Responses: an image, a refusal, an assistant turn, a call or its output before or in the first user item; instructions as items", () => {
+    const bodies: Record<string, unknown>[] = [
+      { model: "m", input: [{ role: "user", content: [{ type: "input_text", text: "see" }, { type: "input_image", image_url: "https://x/y.png" }] }] },
+      { model: "m", input: [{ role: "assistant", content: [{ type: "refusal", refusal: "no" }] }, { role: "user", content: "u" }] },
+      { model: "m", input: [{ role: "assistant", content: "primed" }, { role: "user", content: "u" }] },
+      { model: "m", input: [{ type: "function_call", call_id: "c1", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c1", output: "result" }, { role: "user", content: "u" }] },
+      { model: "m", instructions: [{ role: "developer", content: "d" }], input: "u" },
+    ];
+    for (const body of bodies) {
+      const r = both("openai-responses", body);
+      expect(r.fromBody).toBe(r.fromHub);
+      expect(r.readBodyOnly).toBe(false);
+    }
+  });
+
+  test("Responses: a body the hub parser rejects, with a shape the reader does not read, has no key (bypass)", () => {
+    for (const body of [{ model: "m", input: [{ type: "function_call" }] }, { model: "m", input: [{ role: "moderator", content: "x" }] }, { model: "m", instructions: 7, input: "x" }]) {
+      expect(requestFingerprint(guardedContext("responses", body))).toBeUndefined();
     }
   });
 
