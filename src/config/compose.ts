@@ -183,6 +183,7 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
       settings: new Set(settingKeys),
       rejected,
     };
+    cfg.warnings.push(...leftOutWarnings(rejected, base.path ?? "the configuration file"));
     return cfg;
   }
 }
@@ -198,24 +199,21 @@ function storedFree(doc: Record<string, unknown>, fileCombos: unknown[], env: En
 }
 
 /**
- * Warnings for the stored objects a re-read of the file leaves out that were in force before it: a
- * file edit that names a combo or alias like one created through the admin API (or writes a settings
- * key stored there) shadows it, and one that removes what it referred to makes it invalid. Until
- * newuser13's tryout (J7) a reload said only "combos spread changed", and the admin API's combo list
- * alone said the stored one was out. Paths: `combos.NAME`, `aliases.NAME`, `settings.KEY`.
+ * A warning for each stored object the running configuration leaves out (a combo or alias whose name
+ * the file now uses, a settings key the file now writes, one the file's edit broke): they go with the
+ * file's own warnings to the start's log, a reload's answer and the dashboard's reload notice, as long as
+ * it lasts. Until newuser13's tryout (J7) a reload said only "combos spread changed", and the admin
+ * API's combo list alone said the stored one was out. Paths: `combos.NAME`, `aliases.NAME`, `settings.KEY`.
  */
-export function storedLeftOutNow(before: RuntimeConfig | undefined, after: RuntimeConfig, file: string): ConfigIssue[] {
-  const was = new Set((before?.stored?.rejected ?? []).map((r) => `${r.kind}:${r.name}`));
+function leftOutWarnings(rejected: readonly RejectedObject[], file: string): ConfigIssue[] {
   const plural = { combo: "combos", alias: "aliases", setting: "settings" } as const;
-  return (after.stored?.rejected ?? [])
-    .filter((r) => !was.has(`${r.kind}:${r.name}`))
-    .map((r) => ({
-      path: `${plural[r.kind]}.${r.name}`,
-      message:
-        r.why === "shadowed"
-          ? r.kind === "setting"
-            ? `${file} now writes settings.${r.name}, so the value stored through the admin API or the dashboard is ignored`
-            : `the ${r.kind} "${r.name}" created through the admin API or the dashboard is no longer in force: ${file} now has a combo or alias of that name, which wins; rename or delete one of them`
-          : `the ${r.kind} "${r.name}" created through the admin API or the dashboard is no longer in force: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
-    }));
+  return rejected.map((r) => ({
+    path: `${plural[r.kind]}.${r.name}`,
+    message:
+      r.why === "shadowed"
+        ? r.kind === "setting"
+          ? `${file} writes settings.${r.name}, so the value stored through the admin API or the dashboard is ignored`
+          : `the ${r.kind} "${r.name}" created through the admin API or the dashboard is not in force: ${file} has a combo or alias of that name, which wins; rename or delete one of them`
+        : `the ${r.kind} "${r.name}" created through the admin API or the dashboard is not in force: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
+  }));
 }

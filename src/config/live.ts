@@ -10,7 +10,7 @@
  *   change (SPEC D-2) and the periodic account re-read (every 10 s, the safety net) call it too.
  */
 import type { RoutingObjectStore } from "../store/routing-objects.ts";
-import { composeConfig, readConfigBase, storedLeftOutNow, type ConfigBase, type StoredObjects } from "./compose.ts";
+import { composeConfig, readConfigBase, type ConfigBase, type StoredObjects } from "./compose.ts";
 import { configChanges, type ConfigChanges } from "./diff.ts";
 import type { FileChange } from "./describe-changes.ts";
 import { ConfigError } from "./errors.ts";
@@ -134,9 +134,8 @@ export class LiveConfig {
       const base = readConfigBase(this.base.path);
       if (base.text.trim() === "" && this.base.text.trim() !== "") return refused(new ConfigError([{ path: "(root)", message: "the config file is empty; ignored" }], base.path));
       const next = composeConfig(base, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
-      const leftOut = storedLeftOutNow(this.cfg, next, base.path ?? "the config file");
       this.base = base;
-      return { ok: true, changes: this.set(next, "file"), warnings: [...next.warnings, ...leftOut] };
+      return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };
     } catch (e) {
       if (e instanceof ConfigError) return refused(e);
       throw e;
