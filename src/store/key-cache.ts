@@ -173,13 +173,18 @@ export class KeyCache {
     }
   }
 
-  /** Every key for `listKeys`: the config keys plus these stored rows, sorted by name then source. */
+  /**
+   * Every key for `listKeys`: the config keys plus these stored rows (a revoked key's row stays when a
+   * new key takes its name), sorted by name, then source, then the active key before the revoked ones,
+   * newest first.
+   */
   list(rows: Iterable<KeyRow>): KeyInfo[] {
     const out: KeyInfo[] = [];
     for (const { key } of this.configKeys.values()) {
       out.push(omitUndefined({ name: key.name, id: key.id, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const }));
     }
-    for (const row of rows) {
+    // Newest generation first: the sort below is stable, so a name's revoked keys stay newest first.
+    for (const row of [...rows].sort((a, b) => (b.generation ?? 0) - (a.generation ?? 0))) {
       out.push(
         omitUndefined({
           name: row.name,
@@ -194,7 +199,12 @@ export class KeyCache {
         }),
       );
     }
-    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.source < b.source ? -1 : 1));
+    return out.sort(
+      (a, b) =>
+        (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+        (a.source < b.source ? -1 : a.source > b.source ? 1 : 0) ||
+        (a.revokedAt === undefined ? 0 : 1) - (b.revokedAt === undefined ? 0 : 1),
+    );
   }
 }
 

@@ -82,16 +82,19 @@ export interface KeyStore extends KeyLookup {
   /**
    * Creates a client key and returns its secret, the only time it is visible (only its SHA-256 is
    * stored). The first key of a name is generation 1 (its id `name#1`, never the bare name a config key
-   * of that name may have counted under); a revoked key of the same name is replaced by a new key: its
-   * generation is one more, so its id (`ClientKey.id`, pipeline/key-id.ts) is new and its limits count
-   * afresh.
+   * of that name may have counted under); a key created with the name of a revoked key is a new key
+   * beside it (the revoked key stays listed, with its dates): its generation is one more, so its id
+   * (`ClientKey.id`, pipeline/key-id.ts) is new and its limits count afresh.
    * `limits` (SPEC 9.6) are stored with it and carried by `lookup`.
    * @throws StoreError `conflict` when an active key of that name exists, `read_only` when a config key
    *   has that name, `invalid` for an empty/oversized name, non-string scopes or malformed limits.
    */
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits): Awaitable<CreatedKey>;
 
-  /** All keys, config and stored, active and revoked, by name; never secrets or hashes. */
+  /**
+   * All keys, config and stored, active and revoked (a name may have one active key and any number of
+   * revoked ones), by name, the active key first; never secrets or hashes.
+   */
   listKeys(): Awaitable<KeyInfo[]>;
 
   /**

@@ -61,7 +61,9 @@ const keyCi = async (t: Target) => (((await (await admin(t, "GET", "/keys")).jso
 async function scenario(t: Target, hook: WebhookReceiver): Promise<void> {
   const made = await admin(t, "POST", "/keys", { name: "ci", limits: LIMITS });
   expect(made.status).toBe(201);
-  const first = ((await made.json()) as { secret: string }).secret;
+  const madeBody = (await made.json()) as { secret: string; createdAt: number };
+  const first = madeBody.secret;
+  const firstCreatedAt = madeBody.createdAt;
   expect((await chat(t, first)).status).toBe(200); // 18 of 30: crosses 0.5
   expect((await chat(t, first)).status).toBe(200); // 36 of 30
   const spent = await chat(t, first);
@@ -77,6 +79,13 @@ async function scenario(t: Target, hook: WebhookReceiver): Promise<void> {
   expect(again.status).toBe(201);
   const created = (await again.json()) as { secret: string; key: Record<string, unknown> };
   expect(Object.keys(created.key).sort()).toEqual(["limits", "name", "scopes", "source"]);
+  // The revoked key stays listed beside the new one, with its own dates (newuser12a G2: the new key's row
+  // replaced it, and `keys list` showed one `ci` created now): the active key first.
+  const both = (((await (await admin(t, "GET", "/keys")).json()) as { keys: any[] }).keys as any[]).filter((k) => k.name === "ci");
+  expect(both.map((k) => (k.revokedAt === undefined ? "active" : "revoked"))).toEqual(["active", "revoked"]);
+  expect(both[1].createdAt).toBe(firstCreatedAt);
+  expect(both[1].revokedAt).toBeGreaterThanOrEqual(firstCreatedAt);
+  expect(both[0].createdAt).toBeGreaterThanOrEqual(both[1].revokedAt);
 
   // The new key is served: its budget, rpm and alerts are its own.
   const served = await chat(t, created.secret);

@@ -63,6 +63,15 @@ for (const backend of backends) {
       expect(r.lookup(third.secret)).toMatchObject({ name: "laptop", id: "laptop#3" });
       expect(r.lookup(again.secret)).toBeUndefined();
       expect(r.lookup(first.secret)).toBeUndefined();
+      // Each revoked key keeps its row (newuser12a G2: the next key's row replaced it): the active key first.
+      const rows = (await r.listKeys()).filter((k) => k.name === "laptop");
+      expect(rows.map((k) => [k.id, k.createdAt === first.createdAt || k.createdAt === again.createdAt || k.createdAt === third.createdAt, k.revokedAt !== undefined])).toEqual([
+        ["laptop#3", true, false],
+        ["laptop#2", true, true],
+        ["laptop#1", true, true],
+      ]);
+      // …and a name's one active key is the only one a second create (or a rotation) meets.
+      await expect(Promise.resolve().then(() => r.createKey("laptop"))).rejects.toMatchObject({ code: "conflict" });
       await r.close();
     });
 

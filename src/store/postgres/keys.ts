@@ -49,8 +49,9 @@ export class PgKeys implements KeyStore {
   }
 
   /**
-   * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
-   * same name is replaced by a new key, one generation later (its own id, pipeline/key-id.ts). @throws StoreError `conflict`, `read_only`, `invalid`, `closed`, `unavailable`.
+   * Creates a stored key; returns its secret once (only the SHA-256 is written). A key created with the
+   * name of a revoked key is a new row, one generation later (its own id, pipeline/key-id.ts); the
+   * revoked key's row stays listed with its dates. @throws StoreError `conflict`, `read_only`, `invalid`, `closed`, `unavailable`.
    */
   async createKey(name: string, scopes: string[] = [], tag?: string, limits?: KeyLimits): Promise<CreatedKey> {
     this.ctx.assertOpen();
@@ -64,17 +65,17 @@ export class PgKeys implements KeyStore {
     const createdAt = Math.round(this.ctx.now());
     const generation = await this.ctx.read((sql) =>
       sql.begin(async (tx) => {
-        const [row] = await tx`SELECT revoked_at FROM client_keys WHERE name = ${n} FOR UPDATE`;
-        if (row && row.revoked_at === null) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+        // One at a time per name (two instances creating the same name at once: the second sees the first).
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
+        const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
+        if (Number(row?.active ?? 0) > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
         // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
-        // bare name, which a config key of that name may have counted under.
-        const [made] = await tx`INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation)
-                 VALUES (${n}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${FIRST_STORED_GENERATION})
-                 ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-                   created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1,
-                   prev_hash = NULL, prev_until = NULL
-                 RETURNING generation`;
-        return Number(made?.generation ?? 0);
+        // bare name, which a config key of that name may have counted under. A revoked key's row stays
+        // (its dates in `keys list`); the new key is the next generation, its own row.
+        const generation = row?.generation == null ? FIRST_STORED_GENERATION : Number(row.generation) + 1;
+        await tx`INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits)
+                 VALUES (${n}, ${generation}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson})`;
+        return generation;
       }),
     );
     await this.reloadKeys();
@@ -145,7 +146,7 @@ export class PgKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name COLLATE "C"`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name COLLATE "C", generation`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,

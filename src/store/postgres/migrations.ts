@@ -379,6 +379,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE client_keys ADD COLUMN prev_until BIGINT;
     `,
   },
+  {
+    version: 12,
+    name: "client key history",
+    up: `
+      -- A key created with the name of a revoked key is a row of its own (name, generation): the revoked
+      -- key's row stays, with its dates, for \`keys list\` (newuser12a G2: it was overwritten). One active
+      -- key per name (the partial unique index).
+      ALTER TABLE client_keys DROP CONSTRAINT client_keys_pkey;
+      ALTER TABLE client_keys ADD PRIMARY KEY (name, generation);
+      CREATE UNIQUE INDEX client_keys_active_name ON client_keys (name) WHERE revoked_at IS NULL;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

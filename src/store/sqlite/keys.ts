@@ -23,17 +23,10 @@ export class SqliteKeys implements KeyStore {
     this.cache = new KeyCache(() => ctx.now());
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name"),
-      keyByName: db.prepare("SELECT revoked_at FROM client_keys WHERE name = ?"),
-      keyUpsert: db.prepare(
-        // A name's first stored key is generation 1 (pipeline/key-id.ts FIRST_STORED_GENERATION): never
-        // counted under the bare name, which a config key of that name may have counted under.
-        `INSERT INTO client_keys (name, hash, scopes, tag, created_at, revoked_at, limits, generation) VALUES (?, ?, ?, ?, ?, NULL, ?, ${FIRST_STORED_GENERATION})
-         ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, scopes = excluded.scopes, tag = excluded.tag,
-           created_at = excluded.created_at, revoked_at = NULL, limits = excluded.limits, generation = client_keys.generation + 1,
-           prev_hash = NULL, prev_until = NULL
-         RETURNING generation`,
-      ),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name, generation"),
+      // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
+      keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
+      keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)"),
       budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
       budgetUpsert: db.prepare(
         `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
@@ -82,8 +75,9 @@ export class SqliteKeys implements KeyStore {
   }
 
   /**
-   * Creates a stored key; returns its secret once (only the SHA-256 is written). A revoked key of the
-   * same name is replaced by a new key, one generation later (its own id, pipeline/key-id.ts).
+   * Creates a stored key; returns its secret once (only the SHA-256 is written). A key created with the
+   * name of a revoked key is a new row, one generation later (its own id, pipeline/key-id.ts); the
+   * revoked key's row stays listed with its dates.
    * @throws StoreError `conflict` (active key of that name), `read_only` (config key of that name),
    *   `invalid` (bad name, scopes or tag), `closed`.
    */
@@ -100,11 +94,14 @@ export class SqliteKeys implements KeyStore {
     const createdAt = Math.round(this.ctx.now());
     const generation = this.ctx.db
       .transaction(() => {
-        const row = this.s.keyByName.get(n) as { revoked_at: number | null } | null;
-        if (row && row.revoked_at === null) {
-          throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
-        }
-        return (this.s.keyUpsert.get(n, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null) as { generation: number }).generation;
+        const row = this.s.keyByName.get(n) as { active: number; generation: number | null };
+        if (row.active > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+        // A name's first stored key is generation 1 (pipeline/key-id.ts FIRST_STORED_GENERATION): never
+        // counted under the bare name, which a config key of that name may have counted under. A revoked
+        // key's row stays (its dates in `keys list`); the new key is the next generation, its own row.
+        const generation = row.generation === null ? FIRST_STORED_GENERATION : row.generation + 1;
+        this.s.keyInsert.run(n, generation, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null);
+        return generation;
       })
       .immediate();
     this.reloadKeys();

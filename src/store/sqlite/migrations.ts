@@ -334,6 +334,33 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE client_keys ADD COLUMN prev_until INTEGER;
     `,
   },
+  {
+    version: 13,
+    name: "client key history",
+    up: `
+      -- A key created with the name of a revoked key is a row of its own (name, generation): the revoked
+      -- key's row stays, with its dates, for \`keys list\` (newuser12a G2: it was overwritten). One active
+      -- key per name (the partial unique index).
+      CREATE TABLE client_keys_v13 (
+        name        TEXT NOT NULL,
+        generation  INTEGER NOT NULL DEFAULT 0,
+        hash        TEXT NOT NULL UNIQUE,      -- hex SHA-256 of the secret
+        scopes      TEXT NOT NULL DEFAULT '[]',-- JSON array of strings
+        tag         TEXT,
+        created_at  INTEGER NOT NULL,
+        revoked_at  INTEGER,
+        limits      TEXT,
+        prev_hash   TEXT,
+        prev_until  INTEGER,
+        PRIMARY KEY (name, generation)
+      ) STRICT;
+      INSERT INTO client_keys_v13 (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prev_hash, prev_until)
+        SELECT name, generation, hash, scopes, tag, created_at, revoked_at, limits, prev_hash, prev_until FROM client_keys;
+      DROP TABLE client_keys;
+      ALTER TABLE client_keys_v13 RENAME TO client_keys;
+      CREATE UNIQUE INDEX client_keys_active_name ON client_keys (name) WHERE revoked_at IS NULL;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

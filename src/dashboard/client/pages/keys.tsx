@@ -385,7 +385,8 @@ export function KeysPage() {
               </thead>
               <tbody>
                 {list.map((k) => (
-                  <tr key={k.name} data-key={k.name}>
+                  // A name may have a revoked key beside its active one (listed after it): one row each.
+                  <tr key={`${k.source}:${k.name}:${k.createdAt ?? ""}`} data-key={k.name} data-revoked={k.revokedAt ? "" : undefined}>
                     <td class="mono key-name">
                       {k.name}
                       {k.prefix && <span class="muted"> {k.prefix}…</span>}
