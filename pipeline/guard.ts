@@ -60,14 +60,31 @@ export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: H
 /**
  * SPEC G-1/G-2: a local request (loopback peer, no forwarding headers) passes without a key unless keys
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
- * tools often send a placeholder). Everything else needs a valid key. `url` is given for the Gemini
+ * tools often send a placeholder). Everything else needs a valid key: an unknown or revoked one is a 401
+ * `invalid_api_key`. A disabled key (`KeyLookup.disabled`) is a 403 `key_disabled` naming it, from
+ * loopback too. `url` is given for the Gemini
  * routes ({@link presentedKey}): a refusal there names the Gemini ways to send a key.
  */
 export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLookup, settings: GuardSettings, url?: string): AuthDecision {
   const secret = presentedKey(headers, url);
   const key = secret ? keys.lookup(secret) : undefined;
-  if (!remote && !settings.requireApiKey) return { ok: true, key };
   if (key) return { ok: true, key };
+  // A key an operator disabled for a while (`switchyard keys disable NAME`) is refused from loopback too:
+  // unlike an unknown or revoked key (which a local tool's placeholder cannot be told from) it names the
+  // client the operator stopped. Not a 401 that reads as a wrong key (clients then ask for a new one),
+  // but a 403 saying what happened and how it ends.
+  const off = secret ? keys.disabled?.(secret) : undefined;
+  if (off) {
+    return {
+      ok: false,
+      error: hubError(
+        "permission",
+        `Client key ${JSON.stringify(off.name)} is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable ${off.name}).`,
+        { code: "key_disabled" },
+      ),
+    };
+  }
+  if (!remote && !settings.requireApiKey) return { ok: true };
   return {
     ok: false,
     error: hubError(

@@ -277,6 +277,11 @@ export interface MinuteUse {
 export interface KeyLookup {
   /** The key's record when the secret is valid and not revoked, else undefined. */
   lookup(secret: string): ClientKey | undefined;
+  /**
+   * The key's record when the secret is a key's that is disabled for now (`switchyard keys disable`;
+   * `lookup` refuses it), else undefined. Asked only after `lookup` refused, so a refusal can say why.
+   */
+  disabled?(secret: string): ClientKey | undefined;
   /** Whether any client key exists at all. */
   any(): boolean;
 }

@@ -26,7 +26,7 @@ Usage:
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]... | keys list [--json] | keys revoke NAME
-                   | keys rotate NAME [--grace DURATION]
+                   | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME
   switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
@@ -47,7 +47,7 @@ switchyard COMMAND --help says what a command does.`;
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
   "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
-  keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0).",
+  keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key or provider over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
   route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
@@ -181,6 +181,8 @@ export const COMMANDS: Record<string, CommandTakes> = {
   "keys revoke": { options: [...INSTANCE_OPTIONS], words: 2 },
   "keys rotate": { options: [...INSTANCE_OPTIONS, "grace"], words: 2 },
   usage: { options: [...INSTANCE_OPTIONS, "since", "by", "json"], words: 0 },
+  "keys disable": { options: [...INSTANCE_OPTIONS], words: 2 },
+  "keys enable": { options: [...INSTANCE_OPTIONS], words: 2 },
   "calls list": { options: [...INSTANCE_OPTIONS, "limit", "json"], words: 1 },
   "calls inspect": { options: [...INSTANCE_OPTIONS, "bodies", "json"], words: 2 },
   route: { options: [...INSTANCE_OPTIONS, "body", "format", "header", "json"], words: 1 },

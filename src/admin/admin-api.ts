@@ -33,7 +33,7 @@ export interface AdminDeps {
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Called after a key was created or revoked here (the live `keys_changed` event: open Keys pages re-read). */
-  keysChanged?: (change: "created" | "revoked", name: string) => void;
+  keysChanged?: (change: "created" | "revoked" | "changed", name: string) => void;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }
@@ -168,6 +168,28 @@ export function parseSince(s: string): number | undefined {
   return n * { s: 1000, m: 60_000, h: 3600_000, d: 86_400_000 }[m[2] as "s" | "m" | "h" | "d"];
 }
 
+/**
+ * `POST /keys/{name}/disable|enable` (`switchyard keys disable|enable NAME`, the Keys page): turns an
+ * active stored key off for a while, or back on. Answers `{name, disabled, disabledAt?}`; 404 when no
+ * active stored key has the name, 409 for a config key's (changed in the file), 503 while the store is
+ * away. A dashboard signed in with the key is signed out when it is disabled (its session's key is
+ * checked on every call).
+ */
+async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Promise<unknown> {
+  try {
+    if (!(await deps.store.setKeyDisabled(name, disabled))) return adminError(404, `No active key named ${name}: disable or enable an active stored key (switchyard keys list).`);
+  } catch (e) {
+    if (e instanceof StoreError) {
+      if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file is turned off by removing it from the file (and a reload)`);
+      return adminError(storeErrorStatus(e.code), e.message);
+    }
+    throw e;
+  }
+  deps.keysChanged?.("changed", name);
+  const listed = (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined);
+  return { name, disabled, ...(listed?.disabledAt !== undefined ? { disabledAt: listed.disabledAt } : {}) };
+}
+
 /** The admin routes as an Elysia plugin. */
 export function adminApi(deps: AdminDeps) {
   let app = new Elysia({ prefix: "/admin/api" })
@@ -246,6 +268,8 @@ export function adminApi(deps: AdminDeps) {
       },
       { parse: "none" },
     )
+    .post("/keys/:name/disable", async ({ params }) => keySwitch(deps, params.name, true))
+    .post("/keys/:name/enable", async ({ params }) => keySwitch(deps, params.name, false))
     .delete("/keys/:name", async ({ params }) => {
       // Elysia hands path parameters over percent-decoded.
       const name = params.name;

@@ -36,6 +36,7 @@ const KeyInfoReply = v.object({
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
   previousUntil: v.optional(ms("a rotated key's previous secret is accepted until")),
+  disabledAt: v.optional(ms("disabled (switchyard keys disable) at; its requests are refused until it is enabled")),
   limits: v.optional(KeyLimitsReply),
   use: v.optional(
     v.looseObject({
@@ -254,6 +255,8 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     createdAt: ms("created (the key's, kept by a rotation)"),
     previousUntil: v.optional(ms("the previous secret is accepted until; absent: refused from now on")),
   }),
+  "POST /admin/api/keys/:name/disable": v.object({ name: v.string(), disabled: v.literal(true), disabledAt: ms("disabled (the first disable's time, kept by a second)") }),
+  "POST /admin/api/keys/:name/enable": v.object({ name: v.string(), disabled: v.literal(false) }),
   "GET /admin/api/usage": UsageReply,
   "GET /admin/api/calls": v.object({
     calls: v.array(CallReply),

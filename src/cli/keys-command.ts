@@ -1,5 +1,5 @@
 /**
- * `switchyard keys create|list|revoke|rotate` (SPEC 2.2, 9.6): client keys through the running instance's admin
+ * `switchyard keys create|list|revoke|rotate|disable|enable` (SPEC 2.2, 9.6): client keys through the running instance's admin
  * API. Loaded by that command only.
  */
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
@@ -31,8 +31,10 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       const { describeBudgetUse, describeMinuteUse, dollars } = await import("./key-limits.ts");
       const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse, dollars);
       if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
-      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? new Date(Number(k.createdAt)).toISOString() : "-", k.revokedAt ? new Date(Number(k.revokedAt)).toISOString() : "-", describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
-      out(table(["name", "source", "scopes", "created", "revoked", "this minute", "limits"], rows));
+      const iso = (t: unknown) => new Date(Number(t)).toISOString();
+      const state = (k: Record<string, unknown>) => (k.revokedAt ? `revoked ${iso(k.revokedAt)}` : k.disabledAt ? `disabled ${iso(k.disabledAt)}` : "active");
+      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
+      out(table(["name", "source", "scopes", "created", "state", "this minute", "limits"], rows));
       return;
     }
     case "revoke": {
@@ -51,8 +53,15 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       out(r.secret);
       return;
     }
+    case "disable":
+    case "enable": {
+      if (!name) fail(`usage: switchyard keys ${sub} NAME`, 2);
+      await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/${sub}`);
+      out(sub === "disable" ? `disabled key ${name}: its requests are refused (403 key_disabled) until switchyard keys enable ${name}; its limits and their use are kept` : `enabled key ${name}: its requests are served again`);
+      return;
+    }
     default:
-      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME | keys rotate NAME [--grace DURATION]", 2);
+      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME", 2);
   }
 }
 

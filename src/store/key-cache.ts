@@ -15,6 +15,8 @@ interface CachedKey {
   key: ClientKey;
   /** A rotated key's previous secret: accepted until this time (ms since the epoch), then not. */
   until?: number;
+  /** The key is disabled for now (`switchyard keys disable`): refused by `lookup`, named by `disabled`. */
+  disabled?: true;
 }
 
 /** A config-file key as checked, before its id is known (it depends on the stored keys' names). */
@@ -45,6 +47,8 @@ export interface KeyRow {
   prev_until?: number | null;
   /** 1 for the first key of its name (0 when stored before 2026-12-04); one more for each key created after a revoked one of that name (its id: `keyIdFor`). */
   generation: number;
+  /** When the key was disabled (ms since the epoch; `switchyard keys disable`), null while it is not. */
+  disabled_at?: number | null;
 }
 
 /** Config keys and active stored keys, by the hex SHA-256 of their secret. */
@@ -57,6 +61,8 @@ export class KeyCache {
   /** The config names that a stored key (active or revoked) has too: their keys count as `name#config`. */
   private namesakes = new Set<string>();
   private dbKeys = new Map<string, CachedKey>();
+  /** How many stored keys are disabled (`disabled` answers at once while there are none). */
+  private disabledCount = 0;
 
   /** @param now ms since the epoch (when a rotated key's previous secret stops being accepted) */
   constructor(private readonly now: () => number = Date.now) {}
@@ -70,7 +76,22 @@ export class KeyCache {
     const hash = sha256(secret);
     const hex = hash.toString("hex");
     const hit = this.dbKeys.get(hex) ?? this.configKeys.get(hex);
-    if (!hit || !bytesEqual(hit.hash, hash)) return undefined;
+    if (!hit || hit.disabled || !bytesEqual(hit.hash, hash)) return undefined;
+    if (hit.until !== undefined && this.now() >= hit.until) return undefined;
+    return hit.key;
+  }
+
+  /**
+   * The key whose secret this is when that key is disabled (`switchyard keys disable NAME`), so a
+   * refusal can say so instead of calling the key unknown; else undefined. Off the hot path: the guard
+   * asks only after `lookup` refused.
+   */
+  disabled(secret: string): ClientKey | undefined {
+    if (this.disabledCount === 0) return undefined; // the usual case: no hash for a local tool's placeholder
+    if (typeof secret !== "string" || secret.length === 0 || secret.length > MAX_SECRET_LENGTH) return undefined;
+    const hash = sha256(secret);
+    const hit = this.dbKeys.get(hash.toString("hex"));
+    if (!hit?.disabled || !bytesEqual(hit.hash, hash)) return undefined;
     if (hit.until !== undefined && this.now() >= hit.until) return undefined;
     return hit.key;
   }
@@ -82,7 +103,7 @@ export class KeyCache {
   lookupHash(hex: string): ClientKey | undefined {
     if (typeof hex !== "string" || !/^[0-9a-f]{64}$/.test(hex)) return undefined;
     const hit = this.dbKeys.get(hex) ?? this.configKeys.get(hex);
-    return hit && (hit.until === undefined || this.now() < hit.until) ? hit.key : undefined;
+    return hit && !hit.disabled && (hit.until === undefined || this.now() < hit.until) ? hit.key : undefined;
   }
 
   /** Whether any active client key (config or stored) exists. */
@@ -90,7 +111,10 @@ export class KeyCache {
     return this.dbKeys.size > 0 || this.configKeys.size > 0;
   }
 
-  /** Every active key (config and stored; frozen and shared, do not mutate). No I/O. */
+  /**
+   * Every active key (config and stored, disabled ones included: their limits' windows stay watched;
+   * frozen and shared, do not mutate). No I/O.
+   */
   active(): ClientKey[] {
     return [...this.configKeys.values(), ...[...this.dbKeys.values()].filter((c) => c.until === undefined)].map((c) => c.key);
   }
@@ -156,16 +180,20 @@ export class KeyCache {
     const map = new Map<string, CachedKey>();
     const storedNames = new Set<string>();
     const namesakes = new Set<string>();
+    let disabledCount = 0;
     for (const row of rows) {
       storedNames.add(row.name);
       if (this.configNames.has(row.name)) namesakes.add(row.name);
       if (row.revoked_at !== null) continue;
       const key = freezeKey({ name: row.name, id: keyIdFor(row.name, row.generation ?? 0), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
-      map.set(row.hash, { hash: Buffer.from(row.hash, "hex"), key });
+      const off = row.disabled_at != null ? { disabled: true as const } : {};
+      if (row.disabled_at != null) disabledCount++;
+      map.set(row.hash, { hash: Buffer.from(row.hash, "hex"), key, ...off });
       // A rotated key's previous secret counts as the same key (same id: its limits and use) in its grace period.
-      if (row.prev_hash && row.prev_until != null && row.prev_until > this.now()) map.set(row.prev_hash, { hash: Buffer.from(row.prev_hash, "hex"), key, until: row.prev_until });
+      if (row.prev_hash && row.prev_until != null && row.prev_until > this.now()) map.set(row.prev_hash, { hash: Buffer.from(row.prev_hash, "hex"), key, until: row.prev_until, ...off });
     }
     this.dbKeys = map;
+    this.disabledCount = disabledCount;
     this.storedNames = storedNames;
     if (namesakes.size !== this.namesakes.size || [...namesakes].some((n) => !this.namesakes.has(n))) {
       this.namesakes = namesakes;
@@ -194,6 +222,7 @@ export class KeyCache {
           source: "db" as const,
           createdAt: row.created_at,
           revokedAt: row.revoked_at ?? undefined,
+          disabledAt: row.revoked_at === null ? (row.disabled_at ?? undefined) : undefined,
           previousUntil: row.revoked_at === null && row.prev_until != null && row.prev_until > this.now() ? row.prev_until : undefined,
           limits: parseLimits(row.limits),
         }),

@@ -55,6 +55,11 @@ export interface KeyInfo {
   createdAt?: number;
   /** ms since the epoch when revoked; absent while the key is active (always absent for config keys). */
   revokedAt?: number;
+  /**
+   * ms since the epoch when an active stored key was disabled (`switchyard keys disable NAME`): its
+   * requests are refused (403 `key_disabled`) until it is enabled again; absent while it is not.
+   */
+  disabledAt?: number;
   /** SPEC 9.6 limits; absent = unlimited. */
   limits?: KeyLimits;
   /** A rotated key whose previous secret is still accepted: until when (ms since the epoch). */
@@ -75,6 +80,9 @@ export interface KeyStore extends KeyLookup {
    * @throws StoreError `invalid` when a name or secret is empty or two config keys share a name.
    */
   setConfigKeys(keys: ConfigKey[]): void;
+
+  /** The disabled stored key whose secret this is (`setKeyDisabled`), else undefined; from memory. */
+  disabled(secret: string): ClientKey | undefined;
 
   /** Every active key, config and stored (as `lookup` returns them), from memory: what the shared counters watch. */
   activeKeys(): ClientKey[];
@@ -113,6 +121,16 @@ export interface KeyStore extends KeyLookup {
    *   key's name, `invalid` for a negative or non-finite grace, `closed`, `unavailable`.
    */
   rotateKey(name: string, graceMs?: number): Awaitable<RotatedKey>;
+
+  /**
+   * Disables (`disabled` true) or enables the active stored key of that name: a disabled key keeps
+   * everything (secret, id, limits and their use) but `lookup` refuses it and `disabled` names it, here
+   * from the moment this returns (other instances of a shared store within about a second). Disabling a
+   * disabled key keeps its first `disabledAt`.
+   * @returns false when no active stored key has that name.
+   * @throws StoreError `read_only` when the name belongs to a config key, `closed`, `unavailable`.
+   */
+  setKeyDisabled(name: string, disabled: boolean): Awaitable<boolean>;
 
   /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
   refreshKeys(): Awaitable<void>;

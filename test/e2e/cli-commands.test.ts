@@ -103,6 +103,28 @@ describe("keys", () => {
     secret = fresh;
   }, 30_000);
 
+  test("keys disable refuses the key's requests with a 403 saying it is disabled, keys list says since when; keys enable serves them again (G16)", async () => {
+    const off = cli(["keys", "disable", "laptop", "--data-dir", inst.dataDir]);
+    expect({ code: off.code, out: lines(off.stdout) }).toEqual({ code: 0, out: ["disabled key laptop: its requests are refused (403 key_disabled) until switchyard keys enable laptop; its limits and their use are kept"] });
+    const refused = await chat(secret);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as any).error).toEqual({
+      type: "permission_error",
+      code: "key_disabled",
+      param: null,
+      message: 'Client key "laptop" is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable laptop).',
+    });
+    const listed = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("laptop "));
+    expect(listed).toMatch(/^laptop\s+db\s+-\s+\S+\s+disabled \d{4}-\d\d-\d\dT[\d:.]+Z\s/);
+    const json = JSON.parse(cli(["keys", "list", "--json", "--data-dir", inst.dataDir]).stdout).keys.find((k: any) => k.name === "laptop");
+    expect(typeof json.disabledAt).toBe("number");
+    const on = cli(["keys", "enable", "laptop", "--data-dir", inst.dataDir]);
+    expect({ code: on.code, out: lines(on.stdout) }).toEqual({ code: 0, out: ["enabled key laptop: its requests are served again"] });
+    expect((await chat(secret)).status).toBe(200);
+    const nobody = cli(["keys", "disable", "nobody", "--data-dir", inst.dataDir]);
+    expect({ code: nobody.code, err: lines(nobody.stderr) }).toEqual({ code: 1, err: ["error 404: No active key named nobody: disable or enable an active stored key (switchyard keys list)."] });
+  }, 30_000);
+
   test("a second create of the same name fails in one line; keys revoke makes the key fail with 401", async () => {
     const dup = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
     expect(dup.code).not.toBe(0);
@@ -217,13 +239,13 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(((await third.json()) as any).error.message).toContain("2 requests per minute (rpm)");
 
     const list = cli(["keys", "list", "--data-dir", inst.dataDir]);
-    expect(lines(list.stdout)[0]).toMatch(/^name\s+source\s+scopes\s+created\s+revoked\s+this minute\s+limits$/);
+    expect(lines(list.stdout)[0]).toMatch(/^name\s+source\s+scopes\s+created\s+state\s+this minute\s+limits$/);
     const row = lines(list.stdout).find((l) => l.startsWith("capped"))!;
     // this minute's use of rpm / tpm, as the dashboard's Keys page shows it (GET /admin/api/keys use.minute):
     // the two admitted requests (the refused third not counted) and their 36 tokens
     expect(row).toContain(" 2 of 2 requests (limit reached), 36 of 5,000 tokens ");
     // a key without rpm / tpm has "-" there
-    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+db\s+-\s+\S+\s+\S+\s+-\s+-$/);
+    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+db\s+-\s+\S+\s+revoked \S+\s+-\s+-$/);
     expect(row).toContain("rpm 2, tpm 5,000, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");
     expect(row).toContain("5h $0.00 / $2.50 (0 %), resets ");
 

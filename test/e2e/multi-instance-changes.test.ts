@@ -3,6 +3,7 @@
  * `switchyard start --database postgres://…` processes (A and B, client keys required) on a throwaway
  * PostgreSQL and a fake upstream.
  * - A key created through A reaches B's live event stream (`keys_changed`), so a Keys page open on B follows it;
+ *   a key disabled through A is refused by B (403 `key_disabled`) once announced, and served again once enabled;
  *   a removed account/model pairing restored through A reaches it as `model_restored`, and a cooldown or lock
  *   cleared elsewhere as `cooldown_end` / `unlock`, so an Accounts page on B drops them, a provider
  *   circuit opened or closed elsewhere as `circuit_open` / `circuit_closed` (each with its alert), and a
@@ -147,6 +148,21 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     } finally {
       events.close();
     }
+  }, 60_000);
+
+  test("a key disabled through A is refused by B (403 key_disabled) once announced, and served by B again once enabled (G16)", async () => {
+    const made = await admin(a, "/keys", { method: "POST", body: JSON.stringify({ name: "pausable" }) });
+    expect(made.status).toBe(201);
+    const secret = made.body.secret as string;
+    await until(async () => (await chat(b, secret)).status === 200, ANNOUNCED_MS, "B to serve the key created through A");
+    const off = await admin(a, "/keys/pausable/disable", { method: "POST" });
+    expect(off).toMatchObject({ status: 200, body: { name: "pausable", disabled: true } });
+    await until(async () => (await chat(b, secret)).status === 403, ANNOUNCED_MS, "B to refuse the key disabled through A");
+    const refused = (await (await chat(b, secret)).json()) as any;
+    expect(refused.error).toMatchObject({ code: "key_disabled", type: "permission_error" });
+    expect((await admin(b, "/keys")).body.keys.find((k: any) => k.name === "pausable").disabledAt).toBe(off.body.disabledAt);
+    expect((await admin(a, "/keys/pausable/enable", { method: "POST" })).body).toEqual({ name: "pausable", disabled: false });
+    await until(async () => (await chat(b, secret)).status === 200, ANNOUNCED_MS, "B to serve the key enabled through A");
   }, 60_000);
 
   test("a pairing removed on B and restored through A leaves B's event stream as model_restored (an open Accounts page on B drops it)", async () => {

@@ -73,8 +73,15 @@ describe("the admin OpenAPI document", () => {
   });
 
   test("every route that takes a body has its JSON schema", () => {
-    // Actions without a body: account disable/enable/unlock, config reload.
-    const bodiless = new Set(["post /admin/api/accounts/{id}/disable", "post /admin/api/accounts/{id}/enable", "post /admin/api/accounts/{id}/unlock", "post /admin/api/config/reload"]);
+    // Actions without a body: account disable/enable/unlock, key disable/enable, config reload.
+    const bodiless = new Set([
+      "post /admin/api/accounts/{id}/disable",
+      "post /admin/api/accounts/{id}/enable",
+      "post /admin/api/accounts/{id}/unlock",
+      "post /admin/api/keys/{name}/disable",
+      "post /admin/api/keys/{name}/enable",
+      "post /admin/api/config/reload",
+    ]);
     for (const route of bodiless) expect(operations().some(({ method, path }) => `${method} ${path}` === route)).toBe(true);
     const withBodies = operations().filter(({ method, path }) => ["post", "put", "patch"].includes(method) && !bodiless.has(`${method} ${path}`));
     expect(withBodies.length).toBeGreaterThanOrEqual(4);

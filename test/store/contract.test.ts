@@ -84,6 +84,36 @@ for (const backend of backends) {
       await r.close();
     });
 
+    test("client keys disabled for a while (G16): lookup refuses, disabled names it, listed since when, kept across a reopen; enable; config keys read-only", async () => {
+      const clock = fakeClock();
+      const { store: s, reopen } = await backend.open(clock);
+      s.setConfigKeys([{ name: "cfg", secret: "config-secret" }]);
+      const k = await s.createKey("laptop", [], undefined, { rpm: 5 });
+      expect(s.disabled(k.secret)).toBeUndefined();
+      expect(await s.setKeyDisabled("laptop", true)).toBe(true);
+      const at = clock.now();
+      clock.advance(1000);
+      expect(await s.setKeyDisabled("laptop", true)).toBe(true); // a second disable keeps the first time
+      expect(s.lookup(k.secret)).toBeUndefined();
+      expect(s.disabled(k.secret)).toEqual({ name: "laptop", id: "laptop#1", scopes: [], limits: { rpm: 5 }, source: "db" });
+      expect(s.disabled("config-secret")).toBeUndefined();
+      expect(s.activeKeys().map((x) => x.name).sort()).toEqual(["cfg", "laptop"]); // its limits' windows stay watched
+      expect((await s.listKeys()).find((x) => x.name === "laptop")?.disabledAt).toBe(Math.round(at));
+      expect(await s.setKeyDisabled("nobody", true)).toBe(false);
+      expect(await code(() => s.setKeyDisabled("cfg", true))).toBe("read_only");
+      await s.close();
+      const r = await reopen();
+      expect(r.lookup(k.secret)).toBeUndefined();
+      expect(r.disabled(k.secret)?.name).toBe("laptop");
+      expect(await r.setKeyDisabled("laptop", false)).toBe(true);
+      expect(r.lookup(k.secret)?.id).toBe("laptop#1");
+      expect(r.disabled(k.secret)).toBeUndefined();
+      expect((await r.listKeys()).find((x) => x.name === "laptop")?.disabledAt).toBeUndefined();
+      expect(await r.revokeKey("laptop")).toBe(true);
+      expect(await r.setKeyDisabled("laptop", true)).toBe(false); // a revoked key is not disabled
+      await r.close();
+    });
+
     test("accounts: upsert, get, list by priority, credential update, overrides, disable, delete with its state", async () => {
       const clock = fakeClock();
       const { store: s, reopen } = await backend.open(clock);

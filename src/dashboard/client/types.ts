@@ -128,6 +128,8 @@ export interface KeyInfo {
   source: "config" | "db";
   createdAt?: number;
   revokedAt?: number;
+  /** When an active key was disabled (its requests refused until it is enabled); absent while it is not. */
+  disabledAt?: number;
   /** The first characters of the secret, when the API reports them. */
   prefix?: string;
   limits?: KeyLimits;

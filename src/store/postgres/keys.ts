@@ -106,6 +106,31 @@ export class PgKeys implements KeyStore {
   }
 
   /**
+   * Disables or enables the active stored key of that name (KeyStore.setKeyDisabled); here on return,
+   * other instances within about a second. @returns false when there is none.
+   * @throws StoreError `read_only`, `closed`, `unavailable`.
+   */
+  async setKeyDisabled(name: string, disabled: boolean): Promise<boolean> {
+    this.ctx.assertOpen();
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    const now = Math.round(this.ctx.now());
+    const res = await this.ctx.read((sql) =>
+      disabled
+        ? sql`UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ${now}) WHERE name = ${String(name)} AND revoked_at IS NULL`
+        : sql`UPDATE client_keys SET disabled_at = NULL WHERE name = ${String(name)} AND revoked_at IS NULL`,
+    );
+    if (res.count === 0) return false;
+    await this.reloadKeys();
+    this.ctx.announce("keys");
+    return true;
+  }
+
+  /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */
+  disabled(secret: string): ClientKey | undefined {
+    return this.cache.disabled(secret);
+  }
+
+  /**
    * A new secret for the active stored key of that name (KeyStore.rotateKey); here on return, other
    * instances within about a second. @throws StoreError `not_found`, `read_only`, `invalid`, `closed`, `unavailable`.
    */
@@ -146,7 +171,7 @@ export class PgKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name COLLATE "C", generation`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at FROM client_keys ORDER BY name COLLATE "C", generation`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,
@@ -158,6 +183,7 @@ export class PgKeys implements KeyStore {
       generation: Number(r.generation ?? 0),
       prev_hash: r.prev_hash ?? null,
       prev_until: numOrNull(r.prev_until),
+      disabled_at: numOrNull(r.disabled_at),
     }));
   }
 }

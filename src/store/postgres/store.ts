@@ -212,6 +212,8 @@ export class PostgresStore implements Store {
   refreshKeys() { return this.keys.refreshKeys(); }
 
   // -- accounts --------------------------------------------------------------------------------
+  setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
+  disabled(secret: string) { return this.keys.disabled(secret); }
   listAccounts() { return this.accounts.listAccounts(); }
   getAccount(id: string) { return this.accounts.getAccount(id); }
   upsertAccount(account: AccountInput) { return this.accounts.upsertAccount(account); }

@@ -23,7 +23,7 @@ export class SqliteKeys implements KeyStore {
     this.cache = new KeyCache(() => ctx.now());
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until FROM client_keys ORDER BY name, generation"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at FROM client_keys ORDER BY name, generation"),
       // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
       keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
       keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)"),
@@ -38,6 +38,8 @@ export class SqliteKeys implements KeyStore {
          WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
+      keyDisable: db.prepare("UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ?) WHERE name = ? AND revoked_at IS NULL"),
+      keyEnable: db.prepare("UPDATE client_keys SET disabled_at = NULL WHERE name = ? AND revoked_at IS NULL"),
     };
     this.reloadKeys();
   }
@@ -129,6 +131,21 @@ export class SqliteKeys implements KeyStore {
       throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     }
     return false;
+  }
+
+  /** Disables or enables the active stored key of that name (KeyStore.setKeyDisabled). @returns false when there is none. @throws StoreError `read_only`, `closed`. */
+  setKeyDisabled(name: string, disabled: boolean): boolean {
+    this.ctx.assertOpen();
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    const res = disabled ? this.s.keyDisable.run(Math.round(this.ctx.now()), String(name)) : this.s.keyEnable.run(String(name));
+    if (res.changes === 0) return false;
+    this.reloadKeys();
+    return true;
+  }
+
+  /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */
+  disabled(secret: string): ClientKey | undefined {
+    return this.cache.disabled(secret);
   }
 
   /** A new secret for the active stored key of that name (KeyStore.rotateKey). @throws StoreError `not_found`, `read_only`, `invalid`, `closed`. */

@@ -361,6 +361,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX client_keys_active_name ON client_keys (name) WHERE revoked_at IS NULL;
     `,
   },
+  {
+    version: 14,
+    name: "client keys disabled",
+    up: `
+      -- switchyard keys disable|enable: when (ms) an active key was disabled; NULL while it is not.
+      ALTER TABLE client_keys ADD COLUMN disabled_at INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -175,6 +175,8 @@ export class SqliteStore implements Store {
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
   rotateKey(name: string, graceMs?: number) { return this.keys.rotateKey(name, graceMs); }
+  setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
+  disabled(secret: string) { return this.keys.disabled(secret); }
   refreshKeys() { this.keys.refreshKeys(); }
   loadKeyBudgets() { return this.keys.loadKeyBudgets(); }
   saveKeyBudgets(rows: KeyBudgetRow[]) { this.keys.saveKeyBudgets(rows); }

@@ -2,7 +2,8 @@
  * Keys (SPEC 9.4, 9.6): client keys with their scopes, tags, limits, this minute's requests and tokens
  * against rpm / tpm, and budget use, which follow the keys' requests live; create (the secret is shown
  * once, in this view only, and never again), rotate (a new secret shown once the same way; the key, its
- * limits and their use stay; the old secret accepted for the grace chosen) and revoke. No secret is ever listed.
+ * limits and their use stay; the old secret accepted for the grace chosen), disable for a while and
+ * enable again (newuser12a G16), and revoke. No secret is ever listed.
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
@@ -289,6 +290,35 @@ function CreateKey({ created }: { created: () => void }) {
   );
 }
 
+/**
+ * Disable (a key's requests refused with 403 `key_disabled` until it is enabled; it keeps its secret,
+ * limits and their use) or Enable again: `POST /keys/{name}/disable|enable`, as `switchyard keys
+ * disable|enable NAME`.
+ */
+function DisableButton({ name, disabled, done }: { name: string; disabled: boolean; done: () => void }) {
+  const [error, setError] = useState<string | undefined>();
+  return (
+    <>
+      <ActionButton
+        small
+        title={disabled ? "Serve this key's requests again" : "Refuse this key's requests (403) until it is enabled again; it keeps its secret, limits and their use"}
+        onClick={async () => {
+          try {
+            setError(undefined);
+            await api(`/keys/${encodeURIComponent(name)}/${disabled ? "enable" : "disable"}`, { method: "POST" });
+            done();
+          } catch (e) {
+            setError((e as Error).message);
+          }
+        }}
+      >
+        {disabled ? "Enable" : "Disable"}
+      </ActionButton>
+      {error && <span class="held-text small">{error}</span>}
+    </>
+  );
+}
+
 function RevokeButton({ name, done }: { name: string; done: () => void }) {
   const [confirm, setConfirm] = useState(false);
   const [error, setError] = useState<string | undefined>();
@@ -403,7 +433,17 @@ export function KeysPage() {
                     <td class="budgets" data-label="Budget use">
                       {k.use?.budgets.length ? k.use.budgets.map((b) => <BudgetBar key={`${b.budget.window}`} b={b} now={now} />) : <span class="muted small">–</span>}
                     </td>
-                    <td data-label="State">{k.revokedAt ? <Pill tone="off">revoked {clock(k.revokedAt)}</Pill> : <Pill tone="ok">active</Pill>}</td>
+                    <td data-label="State">
+                      {k.revokedAt ? (
+                        <Pill tone="off">revoked {clock(k.revokedAt)}</Pill>
+                      ) : k.disabledAt ? (
+                        <Pill tone="warn" title="Its requests are refused (403 key_disabled) until it is enabled">
+                          disabled {clock(k.disabledAt)}
+                        </Pill>
+                      ) : (
+                        <Pill tone="ok">active</Pill>
+                      )}
+                    </td>
                     <td>
                       {k.source === "db" && !k.revokedAt ? (
                         <span class="row-actions">
@@ -414,6 +454,7 @@ export function KeysPage() {
                               keys.reload();
                             }}
                           />
+                          <DisableButton name={k.name} disabled={k.disabledAt !== undefined} done={keys.reload} />
                           <RevokeButton name={k.name} done={keys.reload} />
                         </span>
                       ) : null}
