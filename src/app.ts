@@ -36,6 +36,7 @@ import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
 import { controlRoutes } from "./admin/control-routes.ts";
 import { configRoutes } from "./admin/config-routes.ts";
+import { differenceText, type SharedConfigWatch, watchSharedConfig } from "./shared-config.ts";
 import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { defaultConfigPath, loadConfig } from "./config/load.ts";
@@ -182,6 +183,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
   // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).
   let afterApply: ((next: RuntimeConfig, prev: RuntimeConfig, changes: ConfigChanges, why: "file" | "stored") => void) | undefined;
+  // newuser12a G24: instances on one shared store whose files differ in what they share (set once listening).
+  let sharedConfig: SharedConfigWatch | undefined;
   const live = new LiveConfig({
     path: cfg.source.path,
     env,
@@ -482,7 +485,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
                 sessions.syncSoon(request);
                 return adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions });
               },
-            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []) })(admin)),
+            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []), sharedConfigWarnings: async () => ((await sharedConfig?.check("reload")) ?? []).map((d) => ({ path: d.path, message: differenceText(d) })) })(admin)),
           ),
         ),
     }),
@@ -549,7 +552,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
   }
   // Every new configuration (file change, SIGHUP, POST /admin/api/config/reload, a change through the
   // admin API) reaches the accounts at once.
-  afterApply = configApplied({ accountList, refreshAccounts, startedWith: () => startedWith, live, bus, clock, log, logConfigWarnings, frameLimit });
+  const applied = configApplied({ accountList, refreshAccounts, startedWith: () => startedWith, live, bus, clock, log, logConfigWarnings, frameLimit });
+  afterApply = (next, prev, changes, why) => {
+    applied(next, prev, changes, why);
+    if (why === "file") void sharedConfig?.check("reload");
+  };
+  sharedConfig = watchSharedConfig(store, () => cfg, url, log, () => clock.now(), Number(env.SWITCHYARD_SHARED_CONFIG_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_SHARED_CONFIG_MS)) : undefined);
+  void sharedConfig?.check("start");
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their
   // admin API; a failure of the one never skips the other.
   const reread = setInterval(
@@ -589,6 +598,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) return;
       stopped = true;
       clearInterval(reread);
+      sharedConfig?.stop();
       idleTrim?.stop();
       stopChanges();
       budgetWindows?.stop();

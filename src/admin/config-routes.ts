@@ -42,6 +42,11 @@ export interface ConfigRoutesDeps {
    * for the reload's answer.
    */
   restartNeeded: (next: RuntimeConfig) => RestartNeeded[];
+  /**
+   * Where the other instances on a shared store enforce other values of the shared configuration
+   * (src/shared-config.ts), checked again with the file just read: warnings of the reload's answer.
+   */
+  sharedConfigWarnings?: () => Promise<Array<{ path: string; message: string }>>;
 }
 
 /** A combo as the admin API lists it: the config file's shape with defaults filled, and where it comes from. */
@@ -366,13 +371,13 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/accounts/:id/disable", ({ params }) => setDisabled(params.id, true))
       .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
       // ---- reload --------------------------------------------------------------------------
-      .post("/config/reload", () => {
+      .post("/config/reload", async () => {
         if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.", null, "no_config_file");
         const r = live.reloadFile();
         if (r.ok) {
           // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)
           const last = live.fileChangeBefore(r.changes);
-          return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: r.warnings };
+          return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: [...r.warnings, ...((await deps.sharedConfigWarnings?.()) ?? [])] };
         }
         const issues = r.error.issues;
         return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => issueText(i, live.path)).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });

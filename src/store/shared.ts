@@ -20,6 +20,20 @@ export type StoreChange =
   /** Anything may have changed (notifications were missed: the listener reconnected, the database came back). */
   | "all";
 
+/**
+ * Another instance's values of the configuration the instances share (`SharedStore.otherInstanceConfigs`;
+ * src/shared-config.ts makes and compares them).
+ */
+export interface InstanceConfig {
+  instanceId: string;
+  /** How it is named to an operator (its URL). */
+  label: string;
+  /** Path (`keys.ci.limits`, `settings.pricing`) → the value as JSON text; never a secret. */
+  parts: Record<string, string>;
+  /** ms since the epoch (the database's clock) of its last write. */
+  updatedAt: number;
+}
+
 /** One fixed window of a counter after an `addToCounter`. */
 export interface CounterWindow {
   /** Sum of every amount added in this window, by every instance, this call's included. */
@@ -138,6 +152,19 @@ export interface SharedStore {
    *   a finite time).
    */
   claimOnce(name: string, until: number): Awaitable<boolean>;
+
+  /**
+   * PostgreSQL only (absent on the embedded store, which has no other instances): writes this
+   * instance's values of the shared configuration (`label` names it to the others; `parts` path → JSON
+   * text, no secrets), replacing the previous ones and saying it still runs.
+   * @throws StoreError `unavailable`, `closed`.
+   */
+  publishInstanceConfig?(label: string, parts: Record<string, string>): Awaitable<void>;
+  /**
+   * PostgreSQL only: the other instances' values as last written, of those that wrote within
+   * `maxAgeMs` (the ones still running). @throws StoreError `unavailable`, `closed`.
+   */
+  otherInstanceConfigs?(maxAgeMs: number): Awaitable<InstanceConfig[]>;
 
   /**
    * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left

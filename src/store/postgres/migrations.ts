@@ -399,6 +399,21 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE client_keys ADD COLUMN disabled_at BIGINT;
     `,
   },
+  {
+    version: 14,
+    name: "instance configs",
+    up: `
+      -- newuser12a G24: each running instance's values of the config that counts in the shared pool
+      -- (client keys' limits, settings.pricing, …; src/shared-config.ts), so another can say where they
+      -- differ. parts: JSON {path: JSON text}; no secret (a key's secret as a short hash fingerprint).
+      CREATE TABLE instance_configs (
+        instance_id TEXT PRIMARY KEY,
+        label       TEXT NOT NULL,
+        parts       TEXT NOT NULL,
+        updated_at  BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -44,6 +44,7 @@ import { PgAccounts } from "./accounts.ts";
 import { PgContext } from "./db.ts";
 import { PgFlusher } from "./flush.ts";
 import { PgKeys } from "./keys.ts";
+import { PgInstanceConfigs } from "./instance-configs.ts";
 import { migratePg, PG_MIGRATIONS } from "./migrations.ts";
 import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
@@ -142,6 +143,7 @@ export class PostgresStore implements Store {
   private readonly coord: PgShared;
   private readonly objects: PgRoutingObjects;
   private readonly sessions: PgSessions;
+  private readonly configs: PgInstanceConfigs;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly resync: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
@@ -164,6 +166,7 @@ export class PostgresStore implements Store {
     this.coord = new PgShared(ctx, options.leaseTtlMs ?? LEASE_TTL_MS);
     this.objects = new PgRoutingObjects(ctx);
     this.sessions = new PgSessions(ctx);
+    this.configs = new PgInstanceConfigs(ctx);
     const interval = Math.max(1, Math.floor(options.flushIntervalMs ?? 1000));
     this.timer = setInterval(() => void this.flush(), interval);
     this.timer.unref?.();
@@ -209,11 +212,11 @@ export class PostgresStore implements Store {
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
   rotateKey(name: string, graceMs?: number) { return this.keys.rotateKey(name, graceMs); }
+  setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
+  disabled(secret: string) { return this.keys.disabled(secret); }
   refreshKeys() { return this.keys.refreshKeys(); }
 
   // -- accounts --------------------------------------------------------------------------------
-  setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
-  disabled(secret: string) { return this.keys.disabled(secret); }
   listAccounts() { return this.accounts.listAccounts(); }
   getAccount(id: string) { return this.accounts.getAccount(id); }
   upsertAccount(account: AccountInput) { return this.accounts.upsertAccount(account); }
@@ -280,6 +283,8 @@ export class PostgresStore implements Store {
   releaseLease(id: string) { return this.coord.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
   claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
+  publishInstanceConfig(label: string, parts: Record<string, string>) { return this.configs.publish(label, parts); }
+  otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.coord.exchangeQuotaUse(rows); }
@@ -321,6 +326,7 @@ export class PostgresStore implements Store {
       // Each step is bounded: a database that stopped answering must not keep the process from exiting.
       await this.bounded("the last flush", this.flusher.flush(), 10_000);
       await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
+      await this.bounded("removing this instance's config row", this.configs.remove(), 2_000);
       this.pending.discard();
       this.pending.closed = true;
       this.ctx.closed = true;

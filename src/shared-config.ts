@@ -1,0 +1,153 @@
+/**
+ * Instances on one PostgreSQL whose config files disagree about what they share (newuser12a G24): one
+ * key with other limits, other `settings.pricing`, other alert thresholds or another `max_concurrency`
+ * for an account enforce each their own on one shared pool, without a word. Each instance publishes the
+ * values that count in the shared pool ({@link sharedConfigParts}; never a secret) into the shared store
+ * at start, on every reload and every {@link SHARED_CONFIG_CHECK_MS}, compares them with the other
+ * running instances' ({@link configDifferences}) and logs a warning naming each difference, with both
+ * values, when the set of differences changes (at start and on a reload: whenever there is one). A
+ * reload's answer (`POST /admin/api/config/reload`, `switchyard reload`, the Routing page's card)
+ * carries them as warnings too ({@link SharedConfigWatch.differences}).
+ */
+import { createHash } from "node:crypto";
+import type { RuntimeConfig } from "./config/types.ts";
+import type { InstanceConfig, SharedStore } from "./store/shared.ts";
+
+/** How often an instance re-publishes its values (it still runs) and compares, ms. */
+export const SHARED_CONFIG_CHECK_MS = 30_000;
+/** Another instance whose values are older than this has stopped (or lost the database), ms. */
+export const SHARED_CONFIG_MAX_AGE_MS = 3 * SHARED_CONFIG_CHECK_MS;
+
+/** Paths whose values are fingerprints, not shown (a key's secret). */
+const HIDDEN = /\.secret$/;
+
+/** Sorts object keys recursively, so equal values have equal JSON text. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === "object") {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v as object).sort()) if ((v as Record<string, unknown>)[k] !== undefined) out[k] = canonical((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}
+const text = (v: unknown): string => JSON.stringify(canonical(v ?? null));
+
+/**
+ * The values of `cfg` that count in a pool the instances share, path → JSON text: each config key's
+ * `limits`, `scopes` and `tag` (`keys.NAME.limits`, …) and a 12-hex fingerprint of its secret's SHA-256
+ * (`keys.NAME.secret`: whether both accept the same secret, never the secret), `settings.pricing` (the
+ * key budgets' dollars), `settings.alerts.quota_thresholds` (alerts are claimed once across instances)
+ * and each config account's `max_concurrency` (slots counted across instances).
+ */
+export function sharedConfigParts(cfg: RuntimeConfig): Record<string, string> {
+  const parts: Record<string, string> = {};
+  for (const k of cfg.keys) {
+    parts[`keys.${k.name}.limits`] = text(k.limits);
+    parts[`keys.${k.name}.scopes`] = text([...(k.scopes ?? [])].sort());
+    parts[`keys.${k.name}.tag`] = text(k.tag);
+    parts[`keys.${k.name}.secret`] = text(createHash("sha256").update(createHash("sha256").update(k.secret).digest("hex")).digest("hex").slice(0, 12));
+  }
+  parts["settings.pricing"] = text(Object.fromEntries([...cfg.settings.pricing].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+  parts["settings.alerts.quota_thresholds"] = text(cfg.settings.alerts.quotaThresholds);
+  for (const a of cfg.accounts) parts[`accounts.${a.id}.max_concurrency`] = text(a.maxConcurrency);
+  return parts;
+}
+
+/** One value that differs between this instance and another. */
+export interface ConfigDifference {
+  /** `keys.ci.limits`, `settings.pricing`, `accounts.glm-main.max_concurrency`. */
+  path: string;
+  /** The other instance's label (its URL). */
+  other: string;
+  /** JSON text here / there; undefined where that instance does not declare it. Hidden values are `"(differs)"`. */
+  here?: string;
+  there?: string;
+}
+
+/**
+ * Where `mine` and each of `others` differ: a path both have with other values, or one only one of them
+ * has (a key declared on one instance only), in path order per instance. A key's secret fingerprint is
+ * reported as differing, never shown.
+ */
+export function configDifferences(mine: Record<string, string>, others: readonly InstanceConfig[]): ConfigDifference[] {
+  const out: ConfigDifference[] = [];
+  for (const o of others) {
+    const paths = [...new Set([...Object.keys(mine), ...Object.keys(o.parts)])].sort();
+    for (const path of paths) {
+      const here = mine[path];
+      const there = o.parts[path];
+      if (here === there) continue;
+      const hide = (v: string | undefined) => (v !== undefined && HIDDEN.test(path) ? "(differs)" : v);
+      out.push({ path, other: o.label, here: hide(here), there: hide(there) });
+    }
+  }
+  return out;
+}
+
+/** A difference as a sentence: `keys.ci.limits is {"rpm":60} here and {"rpm":10} on http://…`. */
+export function differenceText(d: ConfigDifference): string {
+  if (d.here === undefined) return `${d.path} is not declared here and is ${d.there} on ${d.other}`;
+  if (d.there === undefined) return `${d.path} is ${d.here} here and not declared on ${d.other}`;
+  if (HIDDEN.test(d.path)) return `${d.path} differs between here and ${d.other} (a different secret)`;
+  return `${d.path} is ${d.here} here and ${d.there} on ${d.other}`;
+}
+
+/** What {@link watchSharedConfig} returns. */
+export interface SharedConfigWatch {
+  /**
+   * Publishes the configuration in force now and compares it with the other instances' (a start or a
+   * reload: logs the differences whenever there are some); a call while a check runs gets that one's
+   * answer. Never throws: a store that is away is skipped until the next check.
+   */
+  check(why: "start" | "reload"): Promise<ConfigDifference[]>;
+  /** The differences found by the last check (empty before the first or when none). */
+  differences(): ConfigDifference[];
+  stop(): void;
+}
+
+/**
+ * Keeps this instance's values of the shared configuration in the shared store and warns when other
+ * running instances' differ (see the module comment). Undefined for a store without other instances.
+ * @param label how the other instances name this one (its URL)
+ * @param log one JSON line per call (SPEC O-4)
+ */
+export function watchSharedConfig(
+  store: Pick<SharedStore, "publishInstanceConfig" | "otherInstanceConfigs">,
+  config: () => RuntimeConfig,
+  label: string,
+  log: (line: string) => void,
+  now: () => number,
+  intervalMs = SHARED_CONFIG_CHECK_MS,
+): SharedConfigWatch | undefined {
+  const publish = store.publishInstanceConfig?.bind(store);
+  const others = store.otherInstanceConfigs?.bind(store);
+  if (!publish || !others) return undefined;
+  let last: ConfigDifference[] = [];
+  let lastKey = "";
+  const run = async (why: "start" | "reload" | "timer"): Promise<ConfigDifference[]> => {
+    try {
+      const mine = sharedConfigParts(config());
+      await publish(label, mine);
+      const found = configDifferences(mine, await others(Math.max(SHARED_CONFIG_MAX_AGE_MS, 3 * intervalMs)));
+      const key = JSON.stringify(found);
+      if (found.length > 0 && (why !== "timer" || key !== lastKey)) {
+        const msg = `instances sharing this database enforce different config for the shared pool (each its own, without a word to the clients): ${found.map(differenceText).join("; ")}. Give their config files the same values (switchyard reload on each after the change).`;
+        log(JSON.stringify({ level: "warn", time: now(), msg, differences: found.map((d) => d.path) }));
+      } else if (found.length === 0 && lastKey !== "" && lastKey !== "[]") {
+        log(JSON.stringify({ level: "info", time: now(), msg: "instances sharing this database now enforce the same config for the shared pool" }));
+      }
+      last = found;
+      lastKey = key;
+      return found;
+    } catch {
+      return last; // the store is away: the next check tries again
+    }
+  };
+  // A reload's own check (the configuration applied) and its answer's (the admin route) are one check.
+  let inFlight: Promise<ConfigDifference[]> | undefined;
+  const once = (why: "start" | "reload" | "timer") => (inFlight ??= run(why).finally(() => (inFlight = undefined)));
+  const timer = setInterval(() => void once("timer"), intervalMs);
+  timer.unref?.();
+  return { check: (why) => once(why), differences: () => last, stop: () => clearInterval(timer) };
+}

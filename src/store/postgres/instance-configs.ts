@@ -1,0 +1,63 @@
+/**
+ * What each instance on one PostgreSQL enforces of the configuration the instances share (SPEC D-2;
+ * newuser12a G24): one row per running instance in `instance_configs` with the non-secret values of
+ * its config file that count in the shared pool (src/shared-config.ts makes them), written at start,
+ * on every reload and every half minute (its `updated_at`, the database's clock, says it still runs),
+ * removed when it stops. Another instance reads the rows of the others to tell its operator where they
+ * differ. Never a secret: a key's secret is there only as a short fingerprint of its SHA-256.
+ */
+import type { InstanceConfig } from "../shared.ts";
+import type { PgContext } from "./db.ts";
+import { DB_NOW_MS, num } from "./values.ts";
+
+/** The instance-config role of the PostgreSQL store. */
+export class PgInstanceConfigs {
+  constructor(private readonly ctx: PgContext) {}
+
+  /**
+   * Writes (or replaces) this instance's row: `label` (how the others name it, e.g. its URL) and its
+   * `parts` (path → JSON text of the value). @throws StoreError `unavailable`, `closed`.
+   */
+  async publish(label: string, parts: Record<string, string>): Promise<void> {
+    await this.ctx.read((sql) =>
+      sql.unsafe(
+        `INSERT INTO instance_configs (instance_id, label, parts, updated_at) VALUES ($1, $2, $3, ${DB_NOW_MS})
+         ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at`,
+        [this.ctx.instanceId, String(label), JSON.stringify(parts)],
+      ),
+    );
+  }
+
+  /**
+   * The rows of the other instances written within `maxAgeMs` (older ones: the instance stopped
+   * without removing its row, e.g. killed; they are deleted once a day old). @throws StoreError `unavailable`, `closed`.
+   */
+  async others(maxAgeMs: number): Promise<InstanceConfig[]> {
+    const rows = await this.ctx.read(async (sql) => {
+      await sql.unsafe(`DELETE FROM instance_configs WHERE updated_at < ${DB_NOW_MS} - 86400000`);
+      return sql.unsafe(`SELECT instance_id, label, parts, updated_at FROM instance_configs WHERE instance_id <> $1 AND updated_at >= ${DB_NOW_MS} - $2 ORDER BY label, instance_id`, [
+        this.ctx.instanceId,
+        Math.max(0, Math.floor(maxAgeMs)),
+      ]);
+    });
+    const out: InstanceConfig[] = [];
+    for (const r of rows as Array<{ instance_id: string; label: string; parts: string; updated_at: unknown }>) {
+      try {
+        const parts = JSON.parse(r.parts) as Record<string, string>;
+        if (parts && typeof parts === "object") out.push({ instanceId: r.instance_id, label: r.label, parts, updatedAt: num(r.updated_at) });
+      } catch {
+        // a row this build cannot read is skipped
+      }
+    }
+    return out;
+  }
+
+  /** Removes this instance's row (it stops). Never throws. */
+  async remove(): Promise<void> {
+    try {
+      await this.ctx.read((sql) => sql`DELETE FROM instance_configs WHERE instance_id = ${this.ctx.instanceId}`);
+    } catch {
+      // the row ages out
+    }
+  }
+}

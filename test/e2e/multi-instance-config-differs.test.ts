@@ -1,0 +1,89 @@
+/**
+ * Two instances on one PostgreSQL whose config files disagree about the shared pool (newuser12a G24:
+ * one key with other limits, other `settings.pricing`, enforced each its own without a word). Two real
+ * `switchyard start --database postgres://…` processes: A with `ci` at rpm 60 and one price, B with `ci`
+ * at rpm 10, another price and a key A does not have. B warns at its start naming each difference with
+ * both values (never a secret); A warns at its next check (every 300 ms here,
+ * `SWITCHYARD_SHARED_CONFIG_MS`); a reload's answer on A carries the differences as warnings; after A's
+ * file is made like B's and reloaded, A's answer has none and A says the instances agree again.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ENV = { UP_KEY: "sk-upstream-differs", KEY_CI: "sy-ci-client-key-differs-000001", KEY_DESK: "sy-desk-client-key-differs-0001", SWITCHYARD_SHARED_CONFIG_MS: "300" };
+
+let pg: TestPostgres;
+let upstream: FakeUpstream;
+let a: Instance;
+let b: Instance;
+
+const yamlOf = (rpm: number, input: number, extraKey: boolean) => `server: { require_api_key: true }
+providers:
+  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+keys:
+  - { name: ci, key: env:KEY_CI, limits: { rpm: ${rpm} } }
+${extraKey ? "  - { name: desk, key: env:KEY_DESK }\n" : ""}settings:
+  pricing:
+    up/gpt-x: { input: ${input}, output: 2 }
+`;
+
+/** Polls until `cond` holds; fails after `ms`. */
+async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(50);
+  }
+}
+
+const warning = (inst: Instance) => inst.stdout.map((l) => JSON.parse(l.startsWith("{") ? l : "{}")).find((j: any) => typeof j.msg === "string" && j.msg.startsWith("instances sharing this database enforce different config"));
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  const dbUrl = await pg.createDatabase("differs");
+  upstream = await startFakeUpstream();
+  a = await startInstance({ yaml: yamlOf(60, 1, false), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  b = await startInstance({ yaml: yamlOf(10, 3, true), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all([stopInstance(a), stopInstance(b)]);
+  await upstream?.stop();
+  await pg?.destroy();
+}, 60_000);
+
+test("instances whose files give one key other limits and other prices warn naming each difference; a reload's answer says so until the files agree", async () => {
+  // B, started second, warns at its start
+  await until(() => warning(b) !== undefined, 15_000, "B's warning");
+  const wb = warning(b);
+  expect(wb.level).toBe("warn");
+  expect(wb.differences).toEqual(["keys.desk.limits", "keys.desk.scopes", "keys.desk.secret", "keys.desk.tag", "keys.ci.limits", "settings.pricing"].sort());
+  expect(wb.msg).toContain(`keys.ci.limits is {"rpm":10} here and {"rpm":60} on ${a.url}`);
+  expect(wb.msg).toContain(`settings.pricing is {"up/gpt-x":{"input":3,"output":2}} here and {"up/gpt-x":{"input":1,"output":2}} on ${a.url}`);
+  expect(wb.msg).toContain(`keys.desk.limits is null here and not declared on ${a.url}`);
+  // A, started first, at its next check
+  await until(() => warning(a) !== undefined, 15_000, "A's warning");
+  expect(warning(a).msg).toContain(`keys.ci.limits is {"rpm":60} here and {"rpm":10} on ${b.url}`);
+  for (const line of [...a.stdout, ...b.stdout]) {
+    expect(line).not.toContain(ENV.KEY_CI);
+    expect(line).not.toContain(ENV.KEY_DESK);
+  }
+
+  const reload = async () => {
+    const r = await fetch(`${a.url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${a.instance().adminToken}` } });
+    expect(r.status).toBe(200);
+    return ((await r.json()) as { warnings: Array<{ path: string; message: string }> }).warnings;
+  };
+  const before = await reload();
+  expect(before.find((w) => w.path === "keys.ci.limits")?.message).toBe(`keys.ci.limits is {"rpm":60} here and {"rpm":10} on ${b.url}`);
+
+  // A's file made like B's: the reload's answer has no difference left, and A says they agree
+  writeFileSync(a.configPath, yamlOf(10, 3, true));
+  expect(await reload()).toEqual([]);
+  await until(() => a.stdout.some((l) => l.includes("instances sharing this database now enforce the same config for the shared pool")), 15_000, "A's all-clear");
+}, 90_000);
