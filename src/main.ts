@@ -31,6 +31,7 @@ Usage:
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
   switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID
+                   | accounts close-circuit PROVIDER
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
@@ -51,7 +52,7 @@ const COMMAND_HELP: Record<string, string> = {
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key or provider over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
   route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
-  accounts: "status: each account's eligibility per model (cooldowns, locks, quota windows, slots). remove ID: deletes an account stored by login or import, with its state. restore ID [MODEL]: lets the account serve MODEL (default: every model) again now, after a 404 model not found or a model-scoped 403 removed that pairing (it would come back by itself 24 h after the removal); exit 1 when the account is unknown. unlock ID: clears the account's lock (a 401, exhausted quota, a ban, a 402) now, once its key works again (a lock until changed also ends when the account's key is replaced and the config reloaded); exit 1 when the account is unknown.",
+  accounts: "status: each account's eligibility per model (cooldowns, locks, quota windows, slots). remove ID: deletes an account stored by login or import, with its state. restore ID [MODEL]: lets the account serve MODEL (default: every model) again now, after a 404 model not found or a model-scoped 403 removed that pairing (it would come back by itself 24 h after the removal); exit 1 when the account is unknown. unlock ID: clears the account's lock (a 401, exhausted quota, a ban, a 402) now, once its key works again (a lock until changed also ends when the account's key is replaced and the config reloaded); exit 1 when the account is unknown. close-circuit PROVIDER: closes the provider's circuit (opened by 10 consecutive 5xx for 5 minutes) now, on every instance of a shared store; exit 1 when the provider is unknown.",
   login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway.",
   import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files.",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
@@ -190,6 +191,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   "accounts remove": { options: [...INSTANCE_OPTIONS], words: 2 },
   "accounts restore": { options: [...INSTANCE_OPTIONS], words: 3 },
   "accounts unlock": { options: [...INSTANCE_OPTIONS], words: 2 },
+  "accounts close-circuit": { options: [...INSTANCE_OPTIONS], words: 2 },
   login: { options: [...INSTANCE_OPTIONS, "account", "provider", "no-browser"], words: 1 },
   import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider"], words: 1 },
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },

@@ -45,6 +45,13 @@ export interface CircuitHooks {
   listening(): boolean;
 }
 
+/** A circuit closed by hand, as it was: its state, the reason it opened, the end of its open period (ms since the epoch). */
+export interface ClosedCircuit {
+  state: "open" | "half-open";
+  reason: string;
+  openUntil: number;
+}
+
 interface Held {
   openUntil: number;
   probing: boolean;
@@ -117,6 +124,34 @@ export class ProviderCircuits {
     this.open.delete(providerId);
     this.hooks.persist((st) => st.clearCircuit(providerId));
     this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed: the provider's ${what} changed` });
+  }
+
+  /**
+   * Closes the provider's circuit by hand (`switchyard accounts close-circuit PROVIDER`, newuser12a
+   * G21): its requests go out from the next one on, the count of consecutive 5xx starts again, a stored
+   * circuit opened before now is not taken back by a re-read (the caller clears the store's), and
+   * `circuit_closed` "circuit (REASON) closed by hand" is published. The circuit as it was (open or
+   * half-open), or undefined when none held.
+   */
+  close(providerId: string): ClosedCircuit | undefined {
+    const now = this.hooks.now();
+    const c = this.open.get(providerId);
+    this.serverErrors.delete(providerId);
+    this.changedAt.set(providerId, now);
+    if (!c) return undefined;
+    this.open.delete(providerId);
+    this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed by hand` });
+    return { state: c.openUntil > now ? "open" : "half-open", reason: c.reason, openUntil: c.openUntil };
+  }
+
+  /** {@link providerChanged} for each provider of `was` whose base URL or kind differs in `next` (a configuration re-read). */
+  providersChanged(was: ReadonlyMap<string, { baseUrl: string; kind: string }>, next: ReadonlyMap<string, { baseUrl: string; kind: string }>): void {
+    for (const [id, before] of was) {
+      const now = next.get(id);
+      if (!now) continue;
+      if (now.baseUrl !== before.baseUrl) this.providerChanged(id, "base_url");
+      else if (now.kind !== before.kind) this.providerChanged(id, "kind");
+    }
   }
 
   /** The open periods' ends, for the registry's end timer. */

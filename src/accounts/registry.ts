@@ -21,7 +21,7 @@ import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
 import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
-import { ProviderCircuits } from "./circuits.ts";
+import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
@@ -121,14 +121,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       else this.byProvider.set(a.providerId, [a]);
     }
     // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts).
-    if (this.providers !== providers) {
-      for (const [id, was] of this.providers) {
-        const next = providers.get(id);
-        if (!next) continue;
-        if (next.baseUrl !== was.baseUrl) this.circuits.providerChanged(id, "base_url");
-        else if (next.kind !== was.kind) this.circuits.providerChanged(id, "kind");
-      }
-    }
+    if (this.providers !== providers) this.circuits.providersChanged(this.providers, providers);
     this.providers = providers;
     this.implicit.clear();
     this.advertisedBy.clear();
@@ -674,6 +667,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.armExpiry(until);
     if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
   }
+  /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second). @throws StoreError */
+  async closeCircuit(providerId: string): Promise<ClosedCircuit | undefined> {
+    const held = this.circuits.close(providerId);
+    if (this.store) await this.store.clearCircuit(providerId);
+    return held;
+  }
+
 }
 
 /** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */

@@ -9,6 +9,7 @@
  * - `POST /admin/api/accounts/{id}/restore`: restores the account's removed account/model pairings now.
  * - `GET /admin/api/alerts`: the alerts this instance raised lately (src/alerts/recent-alerts.ts).
  * - `POST /admin/api/accounts/{id}/unlock`: clears the account's whole-account lock now (SPEC 6.3).
+ * - `POST /admin/api/providers/{id}/close-circuit`: closes the provider's circuit now (SPEC 6.3).
  *
  * The JSON shapes are in the OpenAPI document (openapi.ts, served at `/admin/api/openapi.json`),
  * the contract the dashboard codes against.
@@ -105,6 +106,15 @@ export const AccountTestReply = v.object({
       v.object({ reason: v.string(), until: v.nullable(v.number()), note: v.string() }),
       v.description("The account's whole-account lock, which a test does not lift (a passing test included): its reason, end (null: until changed) and what to do (unlock, or replace the key)."),
     ),
+  ),
+});
+
+/** The answer of `POST /providers/{id}/close-circuit`. */
+const CircuitCloseReply = v.object({
+  provider: v.string(),
+  closed: v.pipe(
+    v.nullable(v.object({ state: v.picklist(["open", "half-open"]), reason: v.string(), openUntil: v.pipe(v.number(), v.description("When its open period ended or would have (ms since the epoch).")) })),
+    v.description("The circuit as it was when closed; null: none was open (nothing changed)."),
   ),
 });
 
@@ -237,6 +247,12 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         if (!deps.registry.find(id)) return adminError(404, `No account ${id}.`, "id");
         const held = await deps.registry.unlock(id);
         return { id, unlocked: held ? { reason: held.reason, until: held.until } : null };
+      })
+      .post("/providers/:id/close-circuit", async ({ params }) => {
+        const id = params.id; // percent-decoded by Elysia
+        if (!deps.config().providers.has(id)) return adminError(404, `No provider ${id}.`, "id");
+        const held = await deps.registry.closeCircuit(id);
+        return { provider: id, closed: held ?? null };
       }) as never;
 }
 
@@ -350,6 +366,11 @@ export const CONTROL_ROUTE_DOCS = {
       "Restore the account's removed account/model pairings now (SPEC 6.3: a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
     body: AccountRestoreBody,
     response: AccountRestoreReply,
+  },
+  "POST /admin/api/providers/:id/close-circuit": {
+    summary:
+      "Close the provider's circuit now (SPEC 6.3: 10 consecutive 5xx open it for 5 minutes, then one probe passes), in memory and in the store (other instances of a shared store drop it within about a second); its count of consecutive 5xx starts again; publishes account_state circuit_closed \"circuit (REASON) closed by hand\" per account of the provider. `closed` is the circuit as it was, null when none was open. 404 for an unknown provider.",
+    response: CircuitCloseReply,
   },
   "POST /admin/api/accounts/:id/unlock": {
     summary:

@@ -134,12 +134,18 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
     if (r.unlocked) return io.out(`unlocked account ${opts.id} (it was locked: ${r.unlocked.reason}): requests use it again from the next one on`);
     return io.out(`account ${opts.id} was not locked; nothing to unlock`);
   }
+  if (sub === "close-circuit") {
+    if (!opts.id) io.fail("usage: switchyard accounts close-circuit PROVIDER", 2);
+    const r = (await call("POST", `/providers/${encodeURIComponent(opts.id!)}/close-circuit`)) as { closed: { state: string; reason: string } | null };
+    if (r.closed) return io.out(`closed the circuit of provider ${opts.id} (it was ${r.closed.state}: ${r.closed.reason}): requests go to it again from the next one on`);
+    return io.out(`the circuit of provider ${opts.id} was not open; nothing to close`);
+  }
   if (sub === "remove") {
     if (!opts.id) io.fail("usage: switchyard accounts remove ID", 2);
     await call("DELETE", `/accounts/${encodeURIComponent(opts.id!)}`);
     return io.out(`removed account ${opts.id}`);
   }
-  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID", 2);
+  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER", 2);
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));
   io.out(formatAccountsStatus(status));

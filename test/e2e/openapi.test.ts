@@ -73,13 +73,14 @@ describe("the admin OpenAPI document", () => {
   });
 
   test("every route that takes a body has its JSON schema", () => {
-    // Actions without a body: account disable/enable/unlock, key disable/enable, config reload.
+    // Actions without a body: account disable/enable/unlock, key disable/enable, a circuit's close, config reload.
     const bodiless = new Set([
       "post /admin/api/accounts/{id}/disable",
       "post /admin/api/accounts/{id}/enable",
       "post /admin/api/accounts/{id}/unlock",
       "post /admin/api/keys/{name}/disable",
       "post /admin/api/keys/{name}/enable",
+      "post /admin/api/providers/{id}/close-circuit",
       "post /admin/api/config/reload",
     ]);
     for (const route of bodiless) expect(operations().some(({ method, path }) => `${method} ${path}` === route)).toBe(true);

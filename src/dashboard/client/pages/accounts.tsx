@@ -5,7 +5,8 @@
  * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. A
  * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore; a locked
  * account says how it comes back (its key replaced and the config reloaded, a new login) and has Unlock
- * (`POST /admin/api/accounts/{id}/unlock`, as `switchyard accounts unlock ID`). The
+ * (`POST /admin/api/accounts/{id}/unlock`, as `switchyard accounts unlock ID`); an open or half-open
+ * provider circuit has Close circuit (`POST /admin/api/providers/{id}/close-circuit`). The
  * implicit keyless account of a `*-compatible` provider without accounts is listed too, marked as such,
  * with Test only (nothing to disable or remove: the provider's config entry decides it). Test names the
  * model it used and where it came from (the model the account last served, when nothing configured names
@@ -162,6 +163,16 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       setError((e as Error).message);
     }
   };
+  // newuser12a G21: an open circuit half-opened only after its 5 minutes; closed here by hand.
+  const closeCircuit = async () => {
+    setError(undefined);
+    try {
+      await api(`/providers/${encodeURIComponent(a.providerId)}/close-circuit`, { method: "POST" });
+      reload();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
   const [confirmRemove, setConfirmRemove] = useState(false);
   const remove = async () => {
     if (!confirmRemove) return setConfirmRemove(true);
@@ -213,6 +224,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
           {a.lock && (
             <ActionButton small tone="primary" onClick={unlock} title={`Clear the lock (${a.lock.reason}) now, as switchyard accounts unlock ${a.id}: requests use the account again`}>
               Unlock
+            </ActionButton>
+          )}
+          {a.circuit.state !== "closed" && (
+            <ActionButton small tone="primary" onClick={closeCircuit} title={`Close the circuit of ${a.providerId} now, as switchyard accounts close-circuit ${a.providerId}: requests go to the provider again (every account of it)`}>
+              Close circuit
             </ActionButton>
           )}
           {!implicit && (
