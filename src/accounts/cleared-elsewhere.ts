@@ -58,6 +58,19 @@ export function clearedElsewhere(
 }
 
 /**
+ * The locks of `after` that hold at `now` and were not in `before`: set by another instance (its 401,
+ * exhausted quota, ban or 402) and learnt by this re-read, which publishes `lock` for them as the
+ * instance that set it did (same reason, end and advice), so an alert raised from it is the same alert
+ * and the webhook gets it once (src/alerts/alert-claim.ts; newuser12a G7). A lock still there with
+ * another end or reason is not listed. O(size of `after`).
+ */
+export function lockedElsewhere<L extends HeldLock>(before: ReadonlyMap<string, HeldLock>, after: ReadonlyMap<string, L>, now: number): Array<[string, L]> {
+  const out: Array<[string, L]> = [];
+  for (const [accountId, l] of after) if ((l.until === null || l.until > now) && !before.has(accountId)) out.push([accountId, l]);
+  return out;
+}
+
+/**
  * Cooldowns and locks this instance clears itself through its admin API (a new login or import, an
  * account removed): it writes the store, then re-reads it, and that re-read (or a periodic one landing
  * meanwhile) dropped them as if another instance had, so its events said "cleared elsewhere" for what

@@ -25,7 +25,7 @@ import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
-import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
+import { clearedElsewhere, LiftsHere, lockedElsewhere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { quarantineAdvice, replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
@@ -70,6 +70,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
   private readonly locks = new Map<string, HeldLockState>();
+  private stateRead = false; // whether the state was read once (the first read's locks are no news)
   /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
   private readonly lifts = new LiftsHere();
   /** Removed account/model pairings (SPEC 6.3), see removed-pairings.ts. */
@@ -181,7 +182,10 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) {
       if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     }
+    const locked = held && this.stateRead ? lockedElsewhere(held.locks, this.locks, this.clock.now()) : []; // published as setLock does: the same alert
+    this.stateRead = true;
     this.dropReplacedLocks();
+    for (const [id, l] of locked) if (this.locks.get(id) === l) this.publish(id, this.providerOf(id), "lock", { reason: l.reason, ...(l.until !== null ? { until: l.until } : {}), advice: unlockAdvice(id, this.accounts.find((a) => a.id === id)?.credential.type ?? "api_key", l.until) });
     this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
@@ -661,12 +665,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return live;
   }
 
-  private setCooldown(accountId: string, model: string, until: number, reason: string, level: number): void {
-    this.cooldowns.set(key(accountId, model), { until, reason, level });
-    this.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.clock.now() }));
-    this.armExpiry(until);
-    if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
-  }
   /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second). @throws StoreError */
   async closeCircuit(providerId: string): Promise<ClosedCircuit | undefined> {
     const held = this.circuits.close(providerId);
@@ -674,6 +672,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return held;
   }
 
+  private setCooldown(accountId: string, model: string, until: number, reason: string, level: number): void {
+    this.cooldowns.set(key(accountId, model), { until, reason, level });
+    this.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.clock.now() }));
+    this.armExpiry(until);
+    if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
+  }
 }
 
 /** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */

@@ -10,9 +10,11 @@
  * - An account's quota window read from one instance's reply headers reaches both through the database;
  *   both raise the crossing, the receiver gets it once (it got it once per instance).
  * How "no second delivery" is known without a fixed wait: each instance delivers its alerts in order,
- * so after both have shown the crossings on their event streams, an account lock raised on each (a 402,
- * raised only where it happened) is a marker: once both markers have arrived, everything before them
- * was delivered or claimed elsewhere.
+ * so after both have shown the crossings on their event streams, an account lock raised on each (a 402)
+ * is a marker: once both markers have arrived, everything before them was delivered or claimed elsewhere.
+ * - Each lock is raised on the other instance too once it learns it from the database (newuser12a G7:
+ *   only the instance that saw the 402 raised it), with the same reason and advice: the receiver gets
+ *   each lock once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { openEvents, type EventStreamReader } from "../support/admin-events.ts";
@@ -122,6 +124,12 @@ describe("alerts from two instances on one PostgreSQL (SPEC 9.7, D-2)", () => {
       expect((await chat(a, "la/gpt-lock", ENV.PLAIN)).status).toBeGreaterThanOrEqual(400);
       expect((await chat(b, "lb/gpt-lock", ENV.PLAIN)).status).toBeGreaterThanOrEqual(400);
       await until(() => ["account:la-1", "account:lb-1"].every((s) => hook.got.some((g) => g.event === "account_locked" && g.subject === s)), 30_000, "both instances' lock alerts at the receiver");
+      // Each lock reaches the other instance through the database and is raised there too, as the
+      // instance that set it raised it (G7: only the instance that saw the 402 raised it): both
+      // instances' event streams (and dashboards, and logs) show both, the receiver still gets each once.
+      const locked = (subject: string) => (e: { data: any }) => e.data.event === "account_locked" && e.data.subject === subject && e.data.detail.reason !== undefined;
+      for (const s of streams) for (const subject of ["account:la-1", "account:lb-1"]) await s.waitFor(locked(subject), 20_000);
+      await Bun.sleep(1500); // a second delivery, were there one, would come within the webhook's first try
     } finally {
       for (const s of streams) s.close();
     }
