@@ -151,8 +151,9 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         const input = parsed.value;
         const provider = subscriptionProvider(deps.providers(), input.provider);
         if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
-        const vendor = input.kind ?? tokenVendor(input.credential.access_token);
-        if (vendor && vendor !== provider.kind) return wrongKind(deps.providers(), provider, vendor);
+        // Both are checked: a body's `kind` naming this provider's kind does not make the other vendor's token fit.
+        const vendor = [input.kind, tokenVendor(input.credential.access_token)].find((k) => k !== undefined && k !== provider.kind);
+        if (vendor) return wrongKind(deps.providers(), provider, vendor);
         const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
         if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
         const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);

@@ -161,6 +161,18 @@ describe("switchyard import", () => {
     expect(rev.status).toBe(400);
     expect(((await rev.json()) as { error: { message: string } }).error.message).toContain("Provider cx is a codex provider; a claude-code login cannot be used there");
     expect(await w.gw.app.store.getAccount("cx-wrong")).toBeUndefined();
+    // A body's kind naming the provider's own kind does not let the other vendor's token through:
+    // `kind: claude-code` with a ChatGPT JWT for cc, and `kind: codex` with an sk-ant- token for cx.
+    const told = await post({ provider: "cc", kind: "claude-code", id: "cc-wrongkind", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken } });
+    expect(told.status).toBe(400);
+    const toldBody = (await told.json()) as { error: { code: string; message: string } };
+    expect(toldBody.error.code).toBe("wrong_provider_kind");
+    expect(toldBody.error.message).toContain("Provider cc is a claude-code provider; a codex login cannot be used there");
+    expect(JSON.stringify(toldBody)).not.toContain(t.accessToken);
+    expect(await w.gw.app.store.getAccount("cc-wrongkind")).toBeUndefined();
+    const toldRev = await post({ provider: "cx", kind: "codex", id: "cx-wrong", credential: { type: "oauth", access_token: "sk-ant-oat01-not-for-openai" } });
+    expect(toldRev.status).toBe(400);
+    expect(await w.gw.app.store.getAccount("cx-wrong")).toBeUndefined();
     await Bun.sleep(100);
     // neither token reached the other vendor's API or token endpoint
     expect(w.vendor.calls.some((c) => c.login === "wrongkind")).toBe(false);
