@@ -50,11 +50,12 @@ export interface AccountHealth {
    */
   circuitOpenUntil?(providerId: string): number | undefined;
   /**
-   * SPEC 6.2/P-7: refresh an OAuth credential after a 401; resolves true when a new token is in place
-   * (one coalesced refresh per account). `sentWith` is the credential the failed call carried (a
-   * newer one may already be current: then no refresh is needed). Undefined for API-key accounts.
+   * SPEC 6.2/P-7: refresh an OAuth credential after a 401 (one coalesced refresh per account); `ok`
+   * when a new token is in place, with what happened in words and the token calls waited on (for the
+   * route trace). `sentWith` is the credential the failed call carried (a newer one may already be
+   * current: then no refresh is needed). Undefined for API-key accounts.
    */
-  refresh?(account: Account, sentWith?: Credential): Promise<boolean>;
+  refresh?(account: Account, sentWith?: Credential): Promise<RefreshReport>;
   /**
    * SPEC P-7: when the last refresh of the account's credential failed temporarily (the token endpoint
    * answered 5xx or could not be reached), until when it backs off (ms since the epoch) and why;
@@ -66,6 +67,17 @@ export interface AccountHealth {
    * read), e.g. to read quota windows from rate-limit headers. Optional; must not throw.
    */
   observe?(account: Account, provider: ProviderInfo, model: string, status: number, headers: Headers): void;
+}
+
+/**
+ * What one request's refresh after a credential failure did (SPEC 6.2/P-7): `ok` when a new token is
+ * in place; `note` in words (see RefreshTrace in ./ports.ts); the token-endpoint calls waited on, `at` in ms
+ * since the epoch. Never a token.
+ */
+export interface RefreshReport {
+  ok: boolean;
+  note: string;
+  calls: Array<{ at: number; durationMs: number; status?: number; error?: string }>;
 }
 
 /** Bounds of the attempt loop (SPEC 6.1). */
@@ -219,7 +231,21 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           refreshed = true;
           deps.health.failure(account, target.provider, target.model, c, { retrying: true });
-          if (await deps.health.refresh(account, result.sentWith)) continue;
+          const waitFrom = deps.clock.now();
+          const report = await deps.health.refresh(account, result.sentWith);
+          // The trace says what the refresh did, and that a refreshed token is tried on the same
+          // account (it read "credential rejected; next_account" though the same account served next).
+          const failed = ctx.trace.attempts.at(-1);
+          if (failed) {
+            failed.refresh = {
+              ok: report.ok,
+              note: report.note,
+              waitedMs: deps.clock.now() - waitFrom,
+              calls: report.calls.map(({ at, ...call }) => ({ startMs: at - ctx.startedAt, ...call })),
+            };
+            failed.effect = `credential rejected; ${report.note}; ${report.ok ? "retrying the same account" : c.loop}`;
+          }
+          if (report.ok) continue;
         }
         if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
           // SPEC 6.1: 100 ms doubling to 1 s between same-account attempts unless the provider names a wait;

@@ -36,7 +36,7 @@ export { estimateOutputTokens } from "./output-estimate.ts";
 export { CLIENT_KEY_PLACEHOLDERS, presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 
 // Ports of the stages
-export type { AccountHealth, AttemptSettings } from "./attempt-loop.ts";
+export type { AccountHealth, AttemptSettings, RefreshReport } from "./attempt-loop.ts";
 export { readBounded } from "./attempt-loop.ts";
 export { describeExclusion, type AccountCandidate, type AccountPool, type CacheState, type Exclusion, type PickHints } from "./pick.ts";
 export { ClientHeaders, headersWithPrefix, type HeaderReader } from "./client-headers.ts";

@@ -350,6 +350,38 @@ export interface AttemptTrace {
   /** e.g. "cooldown 90s for model x" */
   effect?: string;
   error?: string;
+  /**
+   * The token refresh a rejected credential led to before the next attempt (SPEC 6.2/P-7): whether a
+   * new token was in place, what happened in words, and the token-endpoint calls waited on.
+   */
+  refresh?: RefreshTrace;
+}
+
+/**
+ * One request's wait for an OAuth token refresh after its attempt's credential was rejected (SPEC
+ * 6.2/P-7). `note` in words: "token refreshed", "joined a refresh already running: …", "a newer token
+ * was already in place", "refresh failed temporarily (…); backing off until …", "refresh token
+ * rejected (…)". Times are ms; `startMs` counts from the request's arrival. Never a token.
+ */
+export interface RefreshTrace {
+  /** A new token is in place: the same account is tried again. */
+  ok: boolean;
+  note: string;
+  /** How long the request waited for the refresh. */
+  waitedMs: number;
+  /** The token-endpoint calls of the refresh round waited on (none when no call was needed). */
+  calls: TokenCallTrace[];
+}
+
+/** One token-endpoint call of a refresh: when, how long, and its HTTP status or failure (none: it succeeded). */
+export interface TokenCallTrace {
+  /** ms since the request arrived (negative: the call of a round that began before this request). */
+  startMs: number;
+  durationMs: number;
+  /** The token endpoint's HTTP status when it answered with an error. */
+  status?: number;
+  /** Why the call failed, in words; absent when it succeeded. */
+  error?: string;
 }
 
 /** A routing decision about one candidate (target or account): in, out or moved, and why. */

@@ -27,7 +27,7 @@
  * quota-window reader (SPEC P-5). Nothing here logs a token.
  */
 import { loadEffect } from "../memory/lazy-effect.ts";
-import type { AccountHealth, Classification } from "../../pipeline/index.ts";
+import type { AccountHealth, Classification, RefreshReport } from "../../pipeline/index.ts";
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { loadTokenClient, OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
@@ -55,11 +55,18 @@ export const REFRESH_BACKOFF_MAX_MS = 5 * 60_000;
 
 type OAuthCredential = Extract<Credential, { type: "oauth" }>;
 
-/** The last refresh round of an account. Times are ms since the epoch; `fp` is the credential fingerprint it was about. */
+/** One token-endpoint call of a refresh round: its start (ms since the epoch), duration (ms), and HTTP status or failure when it failed. */
+export type TokenCall = RefreshReport["calls"][number];
+
+/**
+ * The last refresh round of an account. Times are ms since the epoch; `fp` is the credential
+ * fingerprint it was about; `calls` the round's token-endpoint calls (none when another instance's
+ * refreshed credential was adopted: `adopted`).
+ */
 export type RefreshOutcome =
-  | { kind: "ok"; at: number; fp?: string }
-  | { kind: "temporary"; at: number; fp?: string; retryAt: number; reason: string }
-  | { kind: "rejected"; at: number; fp?: string; reason: string }
+  | { kind: "ok"; at: number; fp?: string; calls?: TokenCall[]; adopted?: boolean }
+  | { kind: "temporary"; at: number; fp?: string; retryAt: number; reason: string; calls?: TokenCall[] }
+  | { kind: "rejected"; at: number; fp?: string; reason: string; calls?: TokenCall[] }
   | { kind: "no_refresh_token"; at: number; fp?: string };
 
 /** Tunables (tests shorten them). All ms. */
@@ -201,24 +208,36 @@ export class CredentialManager {
    * window is reused.
    */
   async refresh(account: Account, sentWith?: Credential): Promise<boolean> {
+    return (await this.refreshReport(account, sentWith)).ok;
+  }
+
+  /**
+   * {@link refresh}, saying what happened for the request's route trace: a refresh made or joined
+   * (with its token calls), a newer token already in place, or why none could be had.
+   */
+  async refreshReport(account: Account, sentWith?: Credential): Promise<RefreshReport> {
     const cur = this.current(account);
-    if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return false;
+    if (cur.type !== "oauth" || !this.deps.oauthOf(account.providerId)) return { ok: false, note: "not a subscription credential: nothing to refresh", calls: [] };
     const running = this.inflight.get(account.id);
-    if (running) return (await running).kind === "ok";
+    if (running) return report(await running, "joined the refresh already running: ");
     const now = this.deps.clock.now();
     const fp = credentialFingerprint(cur);
     const last = this.outcomes.get(account.id);
     if (sentWith !== undefined) {
       // Sent with a token that has been replaced since: retry with the current one.
-      if (sentWith.type === "oauth" && sentWith.accessToken !== cur.accessToken) return true;
-    } else if (last?.kind === "ok" && now - last.at < this.t.graceMs) return true;
-    if (last?.kind === "rejected" && last.fp === fp) return false;
-    if (last?.kind === "temporary" && last.retryAt > now) return false;
+      if (sentWith.type === "oauth" && sentWith.accessToken !== cur.accessToken) return { ok: true, note: "a newer token was already in place (no token call)", calls: [] };
+    } else if (last?.kind === "ok" && now - last.at < this.t.graceMs) {
+      return { ok: true, note: `the token refreshed ${Math.round((now - last.at) / 1000)} s ago is used (no token call)`, calls: [] };
+    }
+    if (last?.kind === "rejected" && last.fp === fp) return { ok: false, note: `its refresh token was already rejected (${last.reason}); no token call`, calls: [] };
+    if (last?.kind === "temporary" && last.retryAt > now) {
+      return { ok: false, note: `the last refresh failed temporarily (${last.reason}); no token call until ${new Date(last.retryAt).toISOString()}`, calls: [] };
+    }
     if (!cur.refreshToken) {
       this.outcomes.set(account.id, { kind: "no_refresh_token", at: now, fp });
-      return false;
+      return { ok: false, note: "no refresh token to refresh with", calls: [] };
     }
-    return (await this.start(account, "credential failure")).kind === "ok";
+    return report(await this.start(account, "credential failure"));
   }
 
   /**
@@ -289,7 +308,7 @@ export class CredentialManager {
     if (stored.expiresAt !== undefined && cur.expiresAt !== undefined && stored.expiresAt < cur.expiresAt) return undefined;
     this.overrides.set(account.id, { baseFp, credential: stored });
     this.overridesVersion++;
-    const outcome: RefreshOutcome = { kind: "ok", at: this.deps.clock.now(), fp: credentialFingerprint(stored) };
+    const outcome: RefreshOutcome = { kind: "ok", at: this.deps.clock.now(), fp: credentialFingerprint(stored), adopted: true };
     this.outcomes.set(account.id, outcome);
     this.failures.delete(account.id);
     this.log("info", "credential adopted: another instance refreshed it", { account: account.id, expiresAt: stored.expiresAt });
@@ -306,10 +325,23 @@ export class CredentialManager {
     const oauth = this.deps.oauthOf(account.providerId)!;
     const cred = this.current(account) as OAuthCredential;
     const fp = credentialFingerprint(cred);
+    /** This round's token calls, for the traces of the requests waiting on it. */
+    const calls: TokenCall[] = [];
     const call = Effect.tryPromise({
-      try: (signal) => {
+      try: async (signal) => {
         this.calls.set(account.id, (this.calls.get(account.id) ?? 0) + 1);
-        return refreshTokens(oauth.kind, oauth.settings, cred.refreshToken!, { fetchImpl: this.deps.fetchImpl, signal, now: this.deps.clock.now() });
+        const at = this.deps.clock.now();
+        const entry: TokenCall = { at, durationMs: -1 };
+        calls.push(entry);
+        try {
+          return await refreshTokens(oauth.kind, oauth.settings, cred.refreshToken!, { fetchImpl: this.deps.fetchImpl, signal, now: at });
+        } catch (e) {
+          if (e instanceof OAuthError && e.status !== undefined) entry.status = e.status;
+          entry.error = e instanceof Error ? e.message : "refresh failed";
+          throw e;
+        } finally {
+          if (entry.durationMs < 0) entry.durationMs = this.deps.clock.now() - at;
+        }
       },
       catch: (e) =>
         e instanceof OAuthError && e.permanent ? new Rejected(e.message) : new Temporary(e instanceof Error ? e.message : "refresh failed"),
@@ -320,7 +352,7 @@ export class CredentialManager {
         while: (e) => e._tag === "Temporary",
       }),
     );
-    return Effect.runPromise(
+    const outcome = await Effect.runPromise(
       retried.pipe(
         Effect.flatMap((tokens) => Effect.promise(() => this.adopt(account, cred, tokens, why))),
         Effect.catchTags({
@@ -329,6 +361,14 @@ export class CredentialManager {
         }),
       ),
     );
+    // A call cut off by the round's timeout has not settled yet: it took the timeout.
+    for (const c of calls) {
+      if (c.durationMs < 0) {
+        c.durationMs = this.deps.clock.now() - c.at;
+        c.error ??= `no answer within ${this.t.refreshTimeoutMs} ms`;
+      }
+    }
+    return outcome.kind === "no_refresh_token" ? outcome : { ...outcome, calls };
   }
 
   /** Persists the new credential (durably, for stored accounts) and only then makes it current. */
@@ -400,6 +440,22 @@ export class CredentialManager {
 
   private log(level: string, msg: string, fields: Record<string, unknown>): void {
     this.deps.log?.(JSON.stringify({ level, time: this.deps.clock.now(), msg, ...fields }));
+  }
+}
+
+/** A refresh round's outcome as a request's {@link RefreshReport}, its note led by `lead`. */
+function report(o: RefreshOutcome, lead = ""): RefreshReport {
+  const calls = o.kind === "no_refresh_token" ? [] : (o.calls ?? []);
+  const n = calls.length === 1 ? "1 token call" : `${calls.length} token calls`;
+  switch (o.kind) {
+    case "ok":
+      return { ok: true, note: `${lead}${o.adopted ? "another instance's refreshed token adopted (no token call)" : `token refreshed (${n})`}`, calls };
+    case "temporary":
+      return { ok: false, note: `${lead}refresh failed temporarily (${o.reason}; ${n}); no token call until ${new Date(o.retryAt).toISOString()}`, calls };
+    case "rejected":
+      return { ok: false, note: `${lead}refresh token rejected (${o.reason}; ${n}); credential quarantined`, calls };
+    case "no_refresh_token":
+      return { ok: false, note: `${lead}no refresh token to refresh with`, calls };
   }
 }
 
@@ -479,8 +535,8 @@ export class SubscriptionHealth implements AccountHealth {
     return this.base.circuitOpenUntil?.(providerId);
   }
 
-  refresh(account: Account, sentWith?: Credential): Promise<boolean> {
-    return this.credentials.refresh(account, sentWith);
+  refresh(account: Account, sentWith?: Credential): Promise<RefreshReport> {
+    return this.credentials.refreshReport(account, sentWith);
   }
 
   /** The account's refresh back-off after a temporary failure (AccountHealth.refreshBackoff). */

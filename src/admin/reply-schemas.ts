@@ -142,6 +142,24 @@ const RouteTraceReply = v.looseObject({
       classification: v.optional(v.string()),
       error: v.optional(v.string()),
       effect: v.optional(v.string()),
+      refresh: v.optional(
+        v.pipe(
+          v.object({
+            ok: v.boolean(),
+            note: v.string(),
+            waitedMs: v.number(),
+            calls: v.array(
+              v.object({
+                startMs: v.pipe(v.number(), v.description("ms since the request arrived (negative: a refresh that began before it, joined)")),
+                durationMs: v.number(),
+                status: v.optional(v.number()),
+                error: v.optional(v.string()),
+              }),
+            ),
+          }),
+          v.description("The token refresh this attempt's rejected credential led to (SPEC 6.2/P-7): ok when the same account is tried again with a new token, what happened in words, how long the request waited and the token-endpoint calls. Never a token."),
+        ),
+      ),
     }),
   ),
   warnings: v.array(v.looseObject({})),

@@ -6,6 +6,7 @@
  */
 import type { RouteTrace } from "../../pipeline/ports.ts";
 import { tokenSaverSentence } from "../../pipeline/token-saver-words.ts";
+import { refreshLines } from "../dashboard/client/refresh-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 
@@ -43,7 +44,7 @@ const counts = (c: Record<string, number>) =>
 /**
  * A route trace as lines to read (what the dashboard's call view shows): when and what was asked, the
  * outcome with its status and time, the error answer the client got (when no reply was served), the candidates, each decision, each attempt (target, account,
- * status, timing, classification and effect, error), warnings, token savers and redaction counts.
+ * status, timing, classification and effect, error, the token refresh it led to), warnings, token savers and redaction counts.
  */
 export function traceLines(t: RouteTrace): string[] {
   const lines = [
@@ -66,6 +67,7 @@ export function traceLines(t: RouteTrace): string[] {
       lines.push(`  ${i + 1}. ${a.target}${a.accountId ? ` @ ${a.accountId}` : ""} → ${a.status ?? "no status"}, ${timing}`);
       if (a.classification) lines.push(`     ${a.classification}${a.effect ? ` → ${a.effect}` : ""}`);
       if (a.error) lines.push(`     error: ${a.error}`);
+      if (a.refresh) for (const l of refreshLines(a.refresh)) lines.push(`     ${l}`);
     });
   }
   if (t.warnings.length) {

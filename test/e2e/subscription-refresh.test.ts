@@ -15,6 +15,8 @@ import { startInstance, stopInstance, type Instance } from "../support/instance.
 import { importCommand } from "../../src/cli/import.ts";
 import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
 import { adminCall, startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
+import { traceLines } from "../../src/cli/calls.ts";
+import type { RouteTrace } from "../../pipeline/ports.ts";
 
 const messages = (model: string) => ({ model, max_tokens: 30, messages: [{ role: "user", content: "hi" }] });
 async function post(url: string, body: unknown): Promise<Response> {
@@ -23,7 +25,7 @@ async function post(url: string, body: unknown): Promise<Response> {
 
 /** A second claude-code pool on the same fake vendor, so scenarios do not share accounts. */
 const POOLS = (vendorUrl: string) =>
-  ["ccq", "cct", "ccr", "cce"].map(
+  ["ccq", "cct", "ccr", "cce", "cch"].map(
     (id) => `  - id: ${id}
     kind: claude-code
     base_url: "${vendorUrl}/cc"
@@ -206,6 +208,61 @@ describe("a temporary refresh failure with no other account", () => {
     expect({ status: res.status, type: body.error.type, hasRetryAfter: retryAfter >= 1 }).toEqual({ status: 503, type: "api_error", hasRetryAfter: true });
     expect(body.error.message).toMatch(/^No account of cce could refresh its subscription credential: the token refresh failed temporarily \(.+\), which usually passes; switchyard tries again after \d{4}-\d\d-\d\dT.+Z\. This is not about the key you sent to switchyard\.$/);
     expect(body.error.message).not.toContain("need attention");
+    // The trace shows the refresh's three token calls (its 1.5 s were unexplained there) and that the
+    // account was given up on.
+    const trace = (await w.call("GET", `/route-traces/${res.headers.get("x-switchyard-route-id")}`)) as RouteTrace;
+    const refresh = trace.attempts[0]!.refresh!;
+    expect({ ok: refresh.ok, statuses: refresh.calls.map((c) => c.status) }).toEqual({ ok: false, statuses: [503, 503, 503] });
+    expect(refresh.note).toMatch(/^refresh failed temporarily \(.+; 3 token calls\); no token call until \d{4}-/);
+    expect(trace.attempts[0]!.effect).toBe(`credential rejected; ${refresh.note}; next_account`);
+    expect(refresh.waitedMs).toBeGreaterThanOrEqual(refresh.calls.reduce((n, c) => n + c.durationMs, 0) - 5);
+    expect(refresh.calls.every((c, i) => c.startMs >= 0 && (i === 0 || c.startMs >= refresh.calls[i - 1]!.startMs + refresh.calls[i - 1]!.durationMs - 1))).toBe(true);
+  });
+});
+
+describe("the route trace of a refresh", () => {
+  test("6.2/P-7: a 401, a token refresh and a retry on the same account read so in the trace (the token call, how long it took) and are no fallback, each time", async () => {
+    const t = w.vendor.seed({ name: "traced", models: ["claude-h"] });
+    await addAccount(w, { provider: "cch", id: "cch-1", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 3600_000 } });
+    // Twice: the token in use is revoked upstream (a login elsewhere) before each request.
+    let token = t.accessToken;
+    const routeIds: string[] = [];
+    w.vendor.refreshDelayMs = 40;
+    try {
+      for (let i = 0; i < 2; i++) {
+        w.vendor.revokeAccess(token);
+        const calls0 = w.vendor.refreshCalls.length;
+        const res = await post(w.gw.url, messages("cch/claude-h"));
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-switchyard-fallback")).toBeNull();
+        expect(w.vendor.refreshCalls.length - calls0).toBe(1);
+        token = w.vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!.token;
+        routeIds.push(res.headers.get("x-switchyard-route-id")!);
+        const trace = (await w.call("GET", `/route-traces/${routeIds.at(-1)}`)) as RouteTrace;
+        expect(trace.attempts.map((a) => [a.accountId, a.status])).toEqual([["cch-1", 401], ["cch-1", 200]]);
+        const first = trace.attempts[0]!;
+        expect(first.effect).toBe("credential rejected; token refreshed (1 token call); retrying the same account");
+        expect({ ok: first.refresh!.ok, calls: first.refresh!.calls.length, error: first.refresh!.calls[0]!.error }).toEqual({ ok: true, calls: 1, error: undefined });
+        expect(first.refresh!.calls[0]!.durationMs).toBeGreaterThanOrEqual(35);
+        expect(first.refresh!.waitedMs).toBeGreaterThanOrEqual(first.refresh!.calls[0]!.durationMs);
+        // The second attempt starts after the refresh: the trace accounts for the time between them.
+        expect(trace.attempts[1]!.startMs).toBeGreaterThanOrEqual(first.startMs + first.durationMs! + first.refresh!.waitedMs - 1);
+        const lines = traceLines(trace).join("\n");
+        expect(lines).toContain("401, started +");
+        expect(lines).toMatch(/refresh: token refreshed \(1 token call\); waited \d+ ms; the same account is tried again\n\s+token call at \+\d+ ms: ok in \d+ ms/);
+        expect(JSON.stringify(trace)).not.toContain(token);
+      }
+    } finally {
+      w.vendor.refreshDelayMs = 0;
+    }
+    // Counted as no fallback anywhere: the calls list, usage and /metrics.
+    const listed = async () => ((await w.call("GET", "/calls?account=cch-1")) as { calls: Array<{ routeId?: string; fallback?: boolean }> }).calls;
+    await until(async () => (await listed()).length >= 2);
+    expect((await listed()).map((c) => c.fallback ?? false)).toEqual([false, false]);
+    const usage = (await w.call("GET", "/usage?by=account&account=cch-1")) as { rows: Array<{ requests: number; fallbacks: number }> };
+    expect(usage.rows.map((r) => [r.requests, r.fallbacks])).toEqual([[2, 0]]);
+    const metrics = await (await fetch(`${w.gw.url}/metrics`)).text();
+    expect(metrics.split("\n").filter((l) => l.startsWith("switchyard_fallbacks_total") && l.includes('provider="cch"') && !l.endsWith(" 0"))).toEqual([]);
   });
 });
 

@@ -12,6 +12,7 @@ import { clockSeconds, count, dateIfNotToday, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { tokenSaverSentence } from "../../../../pipeline/token-saver-words.ts";
+import { refreshLines } from "../refresh-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
@@ -214,6 +215,15 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
                 </div>
               )}
               {a.error && <div class="small held-text">{a.error}</div>}
+              {a.refresh && (
+                <div class="small attempt-refresh" data-refresh={a.refresh.ok ? "ok" : "failed"}>
+                  {refreshLines(a.refresh).map((l, j) => (
+                    <div key={j} class={j > 0 ? "muted" : undefined}>
+                      {l}
+                    </div>
+                  ))}
+                </div>
+              )}
             </div>
           ))}
           {t.warnings.length > 0 && (
