@@ -328,6 +328,12 @@ export interface UsageRecord {
   totalMs: number;
   attempts: number;
   fallback: boolean;
+  /**
+   * The accounts that answered an attempt of this request with a rate limit (HTTP 429), one entry per
+   * such attempt, in order: counted against the account that was hit, not the one that served
+   * (`accountId`). Absent when none was.
+   */
+  rateLimited?: string[];
 }
 
 /** Receives usage rows; implementations batch writes (SPEC D-1). Never blocks the caller. */

@@ -34,6 +34,10 @@ export function usageRecordOf(ctx: RequestContext, f: Finished, now: number): Us
     attempts: f.attempts,
     fallback: f.fallback,
   };
+  // Attempts an account answered with 429: counted against that account (Usage by account).
+  let limited: string[] | undefined;
+  for (const a of ctx.trace.attempts) if (a.status === 429 && a.accountId !== undefined) (limited ??= []).push(a.accountId);
+  if (limited) rec.rateLimited = limited;
   // SPEC S-4: what the token savers removed from the body that was served.
   const saver = ctx.trace.tokenSaver;
   if (saver && "results" in saver) {

@@ -74,6 +74,7 @@ const UsageRowReply = v.looseObject({
   savedChars: v.pipe(v.number(), v.description("Characters the token savers removed from the bodies sent upstream.")),
   savedTokens: v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4 per request).")),
   budgets: v.optional(v.pipe(v.array(BudgetUseReply), v.description("With by=key: the key's budgets and their use."))),
+  rateLimited: v.optional(v.pipe(v.number(), v.description("With by=account: attempts this account answered with a rate limit (429), whichever account then served the request; an account only hit has a row with 0 requests."))),
   avgTotalMs: v.number(),
   avgTtfbMs: v.nullable(v.number()),
 });
@@ -117,6 +118,7 @@ const CallReply = v.looseObject({
   savedChars: v.optional(v.pipe(v.number(), v.description("Characters the token savers removed from the body served; absent when none."))),
   savedTokens: v.optional(v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4); absent when none."))),
   recorded: v.optional(v.pipe(v.boolean(), v.description("The flight recorder holds this call's bodies (GET /calls/{id}/recording)."))),
+  rateLimited: v.optional(v.pipe(v.array(v.string()), v.description("Accounts that answered an attempt of this request with 429 (rate limited), one per attempt; absent when none did."))),
 });
 
 const Decision = v.looseObject({ subject: v.string(), verdict: v.string(), reason: v.string() });

@@ -61,13 +61,16 @@ export function costCell(costUsd: unknown, unpriced: unknown, served = 0): strin
 export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string, since = "24h"): string[] {
   if (rows.length === 0) return [`no requests in the last ${since}: each request is counted here once it finishes (--since 7d looks further back)`];
   const byKey = by === "key";
+  // By account: the attempts each account answered with 429, whichever account then served (newuser12b H9).
+  const limited = by === "account";
   const out = [
     table(
-      [by, "requests", "errors", "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
+      [by, "requests", "errors", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
       rows.map((x) => [
         x.group ?? NO_GROUP,
         x.requests,
         x.errors,
+        ...(limited ? [x.rateLimited ?? 0] : []),
         x.inputTokens,
         x.outputTokens,
         x.cacheReadTokens,
@@ -81,6 +84,9 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
   ];
   const legend: string[] = [];
   if (rows.some((x) => x.group === null || x.group === undefined)) legend.push(`${NO_GROUP}: ${NO_GROUP_MEANS[by]}`);
+  if (limited && rows.some((x) => typeof x.rateLimited === "number" && x.rateLimited > 0)) {
+    legend.push("rate_limited: attempts the account answered with 429 (rate limited); the request then went to another account or failed, and is counted under the account that served it");
+  }
   if (rows.some((x) => typeof x.unpriced === "number" && x.unpriced > 0)) {
     legend.push("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
   }

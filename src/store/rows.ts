@@ -56,6 +56,8 @@ export interface UsageRow {
   /** SPEC S-4: characters and estimated tokens the token savers removed (0 when none). */
   saved_chars: number | string | null;
   saved_tokens: number | string | null;
+  /** JSON array of the account ids that answered an attempt with 429, or null (UsageRecord.rateLimited). */
+  rate_limited?: string | null;
   route_id?: string | null;
 }
 
@@ -248,7 +250,15 @@ export function usageParams(r: UsageRecord): UsageParams {
     r.unpriced ? 1 : 0,
     intOr(r.savedChars, 0),
     intOr(r.savedTokens, 0),
+    rateLimitedParam(r.rateLimited),
   ];
+}
+
+/** `UsageRecord.rateLimited` as its column holds it: a JSON array of account ids, or null when none (or malformed). */
+function rateLimitedParam(ids: unknown): string | null {
+  if (!Array.isArray(ids)) return null;
+  const kept = ids.filter((x): x is string => typeof x === "string" && x.length > 0);
+  return kept.length ? JSON.stringify(kept) : null;
 }
 
 /** A usage row as a `CallRow` (absent columns left out, not set to undefined). */
@@ -283,6 +293,14 @@ export function rowToCall(r: UsageRow): CallRow {
   if (r.key_name !== null) c.keyName = r.key_name;
   if (r.ttfb_ms !== null) c.ttfbMs = r.ttfb_ms;
   if (r.route_id) c.routeId = r.route_id;
+  if (r.rate_limited) {
+    try {
+      const ids = JSON.parse(r.rate_limited) as unknown;
+      if (Array.isArray(ids) && ids.length) c.rateLimited = ids.map(String);
+    } catch {
+      // a malformed column reads as none
+    }
+  }
   return c;
 }
 

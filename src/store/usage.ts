@@ -68,6 +68,34 @@ export function usageFilterSql(filter: UsageFilter | undefined, param: (value: s
   return out;
 }
 
+/**
+ * The WHERE conditions of the rate-limit count by account (`usage.rate_limited`'s elements, each as
+ * `element`): the filter's other fields narrow the requests as {@link usageFilterSql} does, its
+ * `account` names the account that was hit.
+ */
+export function rateLimitedFilterSql(filter: UsageFilter | undefined, element: string, param: (value: string) => string): string {
+  const { account, ...rest } = filter ?? {};
+  return usageFilterSql(rest, param) + (account !== undefined ? ` AND ${element} = ${param(account)}` : "");
+}
+
+/**
+ * Summary rows by account with each account's rate-limited attempts (`rateLimited`, 0 when none) from
+ * `hits` (account id → attempts answered 429); an account that was only hit, never served, gets a row
+ * of its own with no requests. Shared by the backends.
+ */
+export function withRateLimited(rows: UsageSummaryRow[], hits: Map<string, number>): UsageSummaryRow[] {
+  const out = rows.map((r) => ({ ...r, rateLimited: (r.group !== null ? hits.get(r.group) : undefined) ?? 0 }));
+  const seen = new Set(rows.map((r) => r.group));
+  for (const [group, n] of hits) {
+    if (seen.has(group)) continue;
+    out.push({
+      group, requests: 0, errors: 0, clientClosed: 0, estimated: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
+      cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpriced: 0, savedChars: 0, savedTokens: 0, avgTotalMs: 0, avgTtfbMs: null, rateLimited: n,
+    });
+  }
+  return out;
+}
+
 /** Filters of `recentCalls`. */
 export interface CallsQuery {
   /** Only requests that arrived at or after this time (ms since the epoch). */
@@ -198,6 +226,11 @@ export interface UsageSummaryRow {
   avgTotalMs: number;
   /** Mean ms to first byte over requests that have one; null when none did. */
   avgTtfbMs: number | null;
+  /**
+   * By account only: attempts this account answered with a rate limit (429), whichever account then
+   * served the request (its `requests` count only what it served). Absent for other groupings.
+   */
+  rateLimited?: number;
 }
 
 /** A row of `calls list`: the usage record plus the route id of its trace when one is stored. */

@@ -485,6 +485,41 @@ for (const backend of backends) {
       expect(await code(() => s.usageSeries({ sinceMs: T, untilMs: T + 60_000, bucketMs: 10 }))).toBe("invalid");
       await s.close();
     });
+
+    test("usage by account counts each 429 against the account that was hit, also one that served nothing; the calls say which", async () => {
+      const { store: s, reopen } = await backend.open();
+      const T = 1_800_000_000_000;
+      s.record(usage({ requestId: "r1", ts: T, accountId: "b", keyName: "laptop", attempts: 3, fallback: true, rateLimited: ["a", "a"] }));
+      s.record(usage({ requestId: "r2", ts: T + 1, accountId: "a", keyName: "ci", attempts: 2, fallback: true, rateLimited: ["c"] }));
+      s.record(usage({ requestId: "r3", ts: T + 2, accountId: undefined, providerId: undefined, model: undefined, keyName: "ci", outcome: "upstream_error", status: 429, rateLimited: ["c"] }));
+      s.record(usage({ requestId: "r4", ts: T + 3, accountId: "b", keyName: "laptop" }));
+      const rows = (await s.usageSummary({ sinceMs: T, by: "account" })).map((r) => [r.group, r.requests, r.rateLimited]);
+      expect(rows).toEqual([
+        ["b", 2, 0],
+        [null, 1, 0],
+        ["a", 1, 2],
+        ["c", 0, 2],
+      ]);
+      // A filter narrows the requests; its account names the account hit.
+      expect((await s.usageSummary({ sinceMs: T, by: "account", filter: { key: "ci" } })).map((r) => [r.group, r.requests, r.rateLimited])).toEqual([
+        [null, 1, 0],
+        ["a", 1, 0],
+        ["c", 0, 2],
+      ]);
+      expect((await s.usageSummary({ sinceMs: T, by: "account", filter: { account: "a" } })).map((r) => [r.group, r.requests, r.rateLimited])).toEqual([["a", 1, 2]]);
+      // Other groupings do not count them.
+      expect((await s.usageSummary({ sinceMs: T, by: "key" }))[0]!.rateLimited).toBeUndefined();
+      expect((await s.recentCalls(10)).map((c) => [c.requestId, c.rateLimited])).toEqual([
+        ["r4", undefined],
+        ["r3", ["c"]],
+        ["r2", ["c"]],
+        ["r1", ["a", "a"]],
+      ]);
+      await s.close();
+      const again = await reopen();
+      expect((await again.usageSummary({ sinceMs: T, by: "account", filter: { account: "c" } })).map((r) => [r.group, r.requests, r.rateLimited])).toEqual([["c", 0, 2]]);
+      await again.close();
+    });
   });
 }
 

@@ -52,6 +52,7 @@ describe("usage batching", () => {
       unpriced: true,
       savedChars: 18,
       savedTokens: 19,
+      rateLimited: ["acct-7", "acct-8"],
     });
     s.record(rec);
     s.record(usage({ requestId: "r-bare", usage: {}, ttfbMs: undefined, keyName: undefined, accountId: undefined }));
@@ -83,8 +84,9 @@ describe("usage batching", () => {
         unpriced: 1,
         saved_chars: 18,
         saved_tokens: 19,
+        rate_limited: '["acct-7","acct-8"]',
       },
-      expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0 }),
+      expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0, rate_limited: null }),
     ]);
     s.close();
   });

@@ -414,6 +414,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 15,
+    name: "rate-limited attempts per request",
+    up: `
+      -- The accounts that answered an attempt of the request with 429 (JSON array of account ids, one
+      -- per such attempt), so Usage by account counts a rate limit against the account that was hit.
+      ALTER TABLE usage ADD COLUMN rate_limited TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -7,7 +7,7 @@
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
-import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, usageFilterSql } from "../types.ts";
+import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, rateLimitedFilterSql, usageFilterSql, withRateLimited } from "../types.ts";
 import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
@@ -69,7 +69,7 @@ export class PgUsage implements UsageStore {
         params,
       ),
     );
-    return (rows as any[]).map((r) => ({
+    const out: UsageSummaryRow[] = (rows as any[]).map((r) => ({
       group: r.grp ?? null,
       requests: num(r.requests),
       errors: num(r.errors),
@@ -83,6 +83,21 @@ export class PgUsage implements UsageStore {
       avgTotalMs: num(r.avg_total_ms),
       avgTtfbMs: numOrNull(r.avg_ttfb_ms),
     }));
+    return q.by === "account" ? withRateLimited(out, await this.rateLimited(q, since, until)) : out;
+  }
+
+  /** Attempts answered 429 per account hit, among the requests of `q` (see UsageSummaryRow.rateLimited). */
+  private async rateLimited(q: UsageQuery, since: number, until: number): Promise<Map<string, number>> {
+    const params: Array<string | number> = [since, until];
+    const where = rateLimitedFilterSql(q.filter, "j.value", (value) => (params.push(value), `$${params.length}`));
+    const found = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT j.value AS grp, COUNT(*)::float8 AS n FROM usage, json_array_elements_text(usage.rate_limited::json) AS j(value)
+         WHERE usage.rate_limited IS NOT NULL AND ts >= $1 AND ts < $2${where} GROUP BY j.value`,
+        params,
+      ),
+    );
+    return new Map((found as any[]).map((r) => [String(r.grp), num(r.n)]));
   }
 
   /** Usage per time bucket of every instance, every bucket present (see UsageStore). */

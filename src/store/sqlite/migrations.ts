@@ -369,6 +369,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE client_keys ADD COLUMN disabled_at INTEGER;
     `,
   },
+  {
+    version: 15,
+    name: "rate-limited attempts per request",
+    up: `
+      -- The accounts that answered an attempt of the request with 429 (JSON array of account ids, one
+      -- per such attempt), so Usage by account counts a rate limit against the account that was hit.
+      ALTER TABLE usage ADD COLUMN rate_limited TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

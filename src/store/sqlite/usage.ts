@@ -18,7 +18,9 @@ import {
   type CallsPageQuery,
   callsWhere,
   finishCallsPage,
+  rateLimitedFilterSql,
   usageFilterSql,
+  withRateLimited,
 } from "../types.ts";
 import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
@@ -109,7 +111,7 @@ export class SqliteUsage implements UsageStore {
     }
     const since = Math.floor(Number(q.sinceMs) || 0);
     const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
-    return (stmt.all(since, until, ...params) as any[]).map((r) => ({
+    const rows: UsageSummaryRow[] = (stmt.all(since, until, ...params) as any[]).map((r) => ({
       group: r.grp ?? null,
       requests: r.requests,
       errors: r.errors ?? 0,
@@ -123,6 +125,20 @@ export class SqliteUsage implements UsageStore {
       avgTotalMs: r.avg_total_ms ?? 0,
       avgTtfbMs: r.avg_ttfb_ms ?? null,
     }));
+    return q.by === "account" ? withRateLimited(rows, this.rateLimited(q, since, until)) : rows;
+  }
+
+  /** Attempts answered 429 per account hit, among the requests of `q` (see UsageSummaryRow.rateLimited). */
+  private rateLimited(q: UsageQuery, since: number, until: number): Map<string, number> {
+    const params: string[] = [];
+    const where = rateLimitedFilterSql(q.filter, "j.value", (value) => (params.push(value), "?"));
+    const found = this.ctx.db
+      .query(
+        `SELECT j.value AS grp, COUNT(*) AS n FROM usage, json_each(usage.rate_limited) AS j
+         WHERE usage.rate_limited IS NOT NULL AND ts >= ? AND ts < ?${where} GROUP BY j.value`,
+      )
+      .all(since, until, ...params) as Array<{ grp: string; n: number }>;
+    return new Map(found.map((r) => [String(r.grp), Number(r.n)]));
   }
 
   /** Usage per time bucket, every bucket present (see UsageStore). @throws StoreError `invalid`, `closed`. */

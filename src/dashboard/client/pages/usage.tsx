@@ -62,6 +62,8 @@ export function UsagePage() {
   // The cost chart only when something had a price (unpriced requests count $0 in the buckets).
   const costChart = buckets.some((b) => (b.costUsd ?? 0) > 0);
   const saved = total(rows, (r) => r.savedTokens);
+  // By account: the attempts each account answered with 429, when any did (the account that served counts the request).
+  const limited = by === "account" && rows.some((r) => (r.rateLimited ?? 0) > 0);
   return (
     <div class="page">
       <header class="page-head">
@@ -126,6 +128,7 @@ export function UsagePage() {
                   <th class="num">Requests</th>
                   <th class="num">Errors</th>
                   <th class="num">Fallbacks</th>
+                  {limited && <th class="num">Rate limited</th>}
                   <th class="num">Input</th>
                   <th class="num">Output</th>
                   <th class="num">Cache read</th>
@@ -144,6 +147,11 @@ export function UsagePage() {
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
                     <td class="num" data-label="Fallbacks">{count(r.fallbacks)}</td>
+                    {limited && (
+                      <td class="num" data-label="Rate limited">
+                        {count(r.rateLimited ?? 0)}
+                      </td>
+                    )}
                     <td class="num" data-label="Input">{count(r.inputTokens)}</td>
                     <td class="num" data-label="Output">{count(r.outputTokens)}</td>
                     <td class="num" data-label="Cache read">{count(r.cacheReadTokens)}</td>
@@ -183,6 +191,12 @@ export function UsagePage() {
           {rows.some((r) => r.unpriced && !((r.costUsd ?? 0) > 0)) && (
             <p class="muted small">
               unpriced: a model without a known price, so its cost is not counted (not zero); give it one under <code>settings.pricing</code> in the config file (USD per million tokens).
+            </p>
+          )}
+          {limited && (
+            <p class="muted small">
+              Rate limited: attempts the account answered with 429; the request then went to another account (which counts it under Requests) or
+              failed.
             </p>
           )}
           <p class="muted small">
