@@ -453,6 +453,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keyUse: async (id, limits) => (settle(), { budgets: (await keyCounters.budgetUse(id, limits, clock.now())).map((b) => ({ ...b, used: roundUsd(b.used) })), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) }),
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
+      subscriptionProviderIds: () => [...cfg.providers.values()].filter((p) => isSubscription(p.kind)).map((p) => p.id),
       sessions,
       keysChanged: (change, name) => {
         if (bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change, name });

@@ -13,7 +13,7 @@ import { suggest } from "./unknown-keys.ts";
 import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
 import { fail, out } from "./cli/terminal.ts";
 import { table } from "./cli/table.ts";
-import type { UsageGrouping } from "./cli/usage-table.ts";
+import type { CostSplit, UsageGrouping } from "./cli/usage-table.ts";
 import type { ReloadAnswer } from "./cli/reload.ts";
 // Each command's own module (src/cli/, the OAuth login, the setup's diff, the config check) is imported
 // by that command only: `start` never loads them, so the gateway's idle memory does not hold them
@@ -366,11 +366,11 @@ async function main(argv: string[]): Promise<void> {
       const problem = usageOptionProblem(values);
       if (problem) fail(problem, 2);
       const q = new URLSearchParams({ since: String(values.since ?? "24h"), by: String(values.by ?? "model") });
-      const r = (await admin(values, dataDir, "GET", `/usage?${q}`)) as { rows: Array<Record<string, unknown>> };
+      const r = (await admin(values, dataDir, "GET", `/usage?${q}`)) as { rows: Array<Record<string, unknown>>; cost?: CostSplit };
       // SPEC P-5: the providers' quota windows per account next to the token usage.
       const quota = (await admin(values, dataDir, "GET", "/quota")) as { accounts: Array<{ id: string; windows: Array<Record<string, unknown>> }> };
       if (values.json) return out(JSON.stringify({ ...r, quota: quota.accounts.filter((a) => a.windows.length > 0) }, null, 2));
-      for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table, String(values.since ?? "24h"))) out(l);
+      for (const l of usageLines(r.rows, (values.by ?? "model") as UsageGrouping, table, String(values.since ?? "24h"), r.cost)) out(l);
       const windows = quota.accounts.flatMap((a) => a.windows.map((w) => [a.id, w.window, w.model === "*" ? "all" : w.model, w.remainingPercent !== undefined ? `${w.remainingPercent} %` : "-", w.resetAt ? new Date(Number(w.resetAt)).toISOString() : "-"]));
       if (windows.length > 0) {
         out("");

@@ -30,6 +30,11 @@ export interface AdminDeps {
   recorded?: (requestId: string) => boolean;
   /** The ids of the providers in force: a new key's `provider/*` model pattern must name one. */
   providerIds?: () => Iterable<string>;
+  /**
+   * The ids of the subscription providers in force (kinds claude-code, codex): their requests' cost is
+   * the API-price equivalent, not money spent (SPEC 9.5), so GET /usage's `cost` keeps it apart.
+   */
+  subscriptionProviderIds?: () => Iterable<string>;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
   /** Called after a key was created or revoked here (the live `keys_changed` event: open Keys pages re-read). */
@@ -304,6 +309,7 @@ export function adminApi(deps: AdminDeps) {
       const buckets = (await deps.store.usageSeries({ ...window, filter })).map(roundCost);
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
       const echo = filter ? { filter } : {};
+      const cost = costSplit(by === "provider" ? rows : await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by: "provider", filter }), new Set(deps.subscriptionProviderIds?.() ?? []));
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
         // Usage rows are grouped by the key's name (a revoked key's and its replacement's together); the
@@ -313,6 +319,7 @@ export function adminApi(deps: AdminDeps) {
           since,
           by,
           ...echo,
+          cost,
           rows: await Promise.all(
             rows.map(async (r) => {
               const k = r.group !== null ? active.get(r.group) : undefined;
@@ -322,7 +329,7 @@ export function adminApi(deps: AdminDeps) {
           series,
         };
       }
-      return { since, by, ...echo, rows, series };
+      return { since, by, ...echo, cost, rows, series };
     })
     .get("/calls", async ({ query }) => {
       const q = parseInput(CallsQuery, query, "query");
@@ -363,6 +370,23 @@ export function adminApi(deps: AdminDeps) {
  * 0.00041999999999999996 in `GET /calls` (the CLI and the dashboard round it; a script reading the API
  * got the noise). A row without a cost is handed back as it is.
  */
+/**
+ * The period's cost in two sums (SPEC 9.5; newuser12b's tryout: the Overview added a subscription's
+ * API-price equivalent to money spent): `spentUsd`, what requests served by API keys (and other
+ * non-subscription providers) cost at their prices, and `subscriptionUsd`, what requests served by
+ * subscription logins would have cost at API prices (the subscription is paid for by the month, not
+ * per request). From by-provider rows; `subscriptions` holds the subscription providers' ids.
+ */
+export function costSplit(byProvider: ReadonlyArray<{ group: string | null; costUsd: number }>, subscriptions: ReadonlySet<string>): { spentUsd: number; subscriptionUsd: number } {
+  let spentUsd = 0;
+  let subscriptionUsd = 0;
+  for (const r of byProvider) {
+    if (r.group !== null && subscriptions.has(r.group)) subscriptionUsd += r.costUsd || 0;
+    else spentUsd += r.costUsd || 0;
+  }
+  return { spentUsd: roundUsd(spentUsd), subscriptionUsd: roundUsd(subscriptionUsd) };
+}
+
 function roundCost<T extends { costUsd?: number }>(row: T): T {
   return typeof row.costUsd === "number" && row.costUsd !== 0 ? { ...row, costUsd: roundUsd(row.costUsd) } : row;
 }

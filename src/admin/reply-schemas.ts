@@ -91,6 +91,13 @@ const UsageReply = v.object({
   since: v.string(),
   by: v.picklist(["model", "account", "key", "provider"]),
   filter: v.optional(v.record(v.string(), v.string())),
+  cost: v.pipe(
+    v.object({
+      spentUsd: v.pipe(v.number(), v.description("What the period's requests served by API keys and other non-subscription providers cost at their prices, USD.")),
+      subscriptionUsd: v.pipe(v.number(), v.description("What the requests served by subscription logins (claude-code, codex) would have cost at API prices, USD: their value, not money spent (the subscription is paid by the month).")),
+    }),
+    v.description("The period's cost (of the requests the filter keeps) split into money spent and subscriptions' use at API prices; the rows' costUsd adds both."),
+  ),
   rows: v.array(UsageRowReply),
   series: v.object({ bucketMs: v.number(), from: ms("first bucket"), to: ms("now"), buckets: v.array(BucketReply) }),
 });

@@ -8,6 +8,12 @@ import type { BudgetUse } from "../../pipeline/ports.ts";
 import { describeBudgetUse, dollars } from "./key-limits.ts";
 import { SINCE } from "../admin/since.ts";
 
+/** GET /admin/api/usage's `cost`: money spent, and subscriptions' use at API prices (USD). */
+export interface CostSplit {
+  spentUsd: number;
+  subscriptionUsd: number;
+}
+
 /** How `usage` groups rows (the admin API's `by`). */
 export type UsageGrouping = "model" | "account" | "key" | "provider";
 
@@ -55,10 +61,11 @@ export function costCell(costUsd: unknown, unpriced: unknown, served = 0): strin
 
 /**
  * The `usage` output: the table (via `table`, the CLI's plain-text table), then a legend line for each
- * cryptic cell that appears in it; one line saying so when `rows` (the admin API's usage rows over the
- * last `since`) are empty.
+ * cryptic cell that appears in it, and, when subscriptions served some of it (`cost`, the admin API's
+ * split), the money spent apart from subscriptions' use at API prices; one line saying so when `rows`
+ * (the admin API's usage rows over the last `since`) are empty.
  */
-export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string, since = "24h"): string[] {
+export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string, since = "24h", cost?: CostSplit): string[] {
   if (rows.length === 0) return [`no requests in the last ${since}: each request is counted here once it finishes (--since 7d looks further back)`];
   const byKey = by === "key";
   // By account: the attempts each account answered with 429, whichever account then served (newuser12b H9).
@@ -89,6 +96,10 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
   }
   if (rows.some((x) => typeof x.unpriced === "number" && x.unpriced > 0)) {
     legend.push("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+  }
+  // A subscription's cost is what its requests would have cost at API prices: not money spent (newuser12b's tryout).
+  if (cost && cost.subscriptionUsd > 0) {
+    legend.push(`cost: ${dollars(cost.spentUsd)} spent (API keys and other providers); ${dollars(cost.subscriptionUsd)} is subscriptions' use at API prices, not billed per request (in the cost column of their rows)`);
   }
   if (legend.length > 0) out.push("", ...legend);
   return out;

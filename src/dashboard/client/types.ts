@@ -92,6 +92,8 @@ export interface UsageAnswer {
   since: string;
   by: string;
   rows: UsageRow[];
+  /** The period's cost apart: money spent (API keys, other providers) and subscriptions' use at API prices (SPEC 9.5). */
+  cost?: { spentUsd: number; subscriptionUsd: number };
   series?: { bucketMs: number; from: number; to: number; buckets: UsageBucket[] };
 }
 

@@ -182,6 +182,10 @@ export function OverviewPage() {
   // out 28.8k of them beside 19.2k in and out: newuser12b's tryout)
   const tokensCache = (total(rows, (r) => r.cacheReadTokens) ?? 0) + (total(rows, (r) => r.cacheWriteTokens) ?? 0);
   const cost = total(rows, (r) => r.costUsd);
+  // Money spent apart from subscriptions' use at API prices (their cost is the equivalent, not a bill:
+  // the tile added the two, newuser12b's tryout); an older server without the split gives the sum.
+  const spent = usage.data?.cost?.spentUsd ?? cost;
+  const subscriptionValue = usage.data?.cost?.subscriptionUsd ?? 0;
   const unpriced = total(rows, (r) => r.unpriced) ?? 0;
   // A cost chart only when something had a price: requests of unpriced models count as $0 in the
   // buckets, and an all-zero chart read as "nothing spent" (with a 0–100 axis).
@@ -227,7 +231,22 @@ export function OverviewPage() {
             )
           }
         />
-        <Stat label="Cost" value={!known || costUnknown ? "–" : usd(cost)} sub={unpriced ? `${count(unpriced)} requests unpriced` : "at API prices"} />
+        <Stat
+          label="Cost"
+          value={!known || costUnknown ? "–" : usd(spent)}
+          sub={
+            <>
+              {subscriptionValue > 0 ? (
+                <span class="subscription-value">
+                  spent; subscriptions' use: <span class="nowrap">{usd(subscriptionValue)}</span> at API prices, not billed
+                </span>
+              ) : unpriced ? null : (
+                "at API prices"
+              )}
+              {unpriced ? `${subscriptionValue > 0 ? "; " : ""}${count(unpriced)} requests unpriced` : null}
+            </>
+          }
+        />
         <Stat label="Request rate" value={`${count(lastMinute(rateRows))}/min`} sub="live, last minute" />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>
@@ -270,7 +289,7 @@ export function OverviewPage() {
             />
           </Card>
           {hasCost && (
-            <Card title={`Cost (USD) ${perBucket(range.bucket)}`}>
+            <Card title={`Cost (USD) ${perBucket(range.bucket)}${subscriptionValue > 0 ? ", subscriptions' use at API prices included" : ""}`}>
               <TimeChart times={times} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
             </Card>
           )}
