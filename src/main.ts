@@ -32,8 +32,8 @@ Usage:
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
   switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID
                    | accounts close-circuit PROVIDER
-  switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]
-  switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID]
+  switchyard login claude-code|codex [--account NAME] [--provider ID] [--priority N] [--no-browser]
+  switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID] [--priority N]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
   switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]
   switchyard reload [--json]
@@ -53,8 +53,8 @@ const COMMAND_HELP: Record<string, string> = {
   calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
   route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
   accounts: "status: each account's eligibility per model (cooldowns, locks, quota windows, slots). remove ID: deletes an account stored by login or import, with its state. restore ID [MODEL]: lets the account serve MODEL (default: every model) again now, after a 404 model not found or a model-scoped 403 removed that pairing (it would come back by itself 24 h after the removal); exit 1 when the account is unknown. unlock ID: clears the account's lock (a 401, exhausted quota, a ban, a 402) now, once its key works again (a lock until changed also ends when the account's key is replaced and the config reloaded); exit 1 when the account is unknown. close-circuit PROVIDER: closes the provider's circuit (opened by 10 consecutive 5xx for 5 minutes) now, on every instance of a shared store; exit 1 when the provider is unknown.",
-  login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway.",
-  import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files.",
+  login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
+  import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
   setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
   reload: "Makes the running instance re-read its config file now (as SIGHUP does) and prints what changed, which changed settings take effect only when it is restarted (server.host, server.port, server.database) and the file's warnings. A file with errors is refused with them (exit 1) and the running configuration stays.",
@@ -140,6 +140,7 @@ const CLI_OPTIONS = {
   header: { type: "string", multiple: true },
   account: { type: "string" },
   provider: { type: "string" },
+  priority: { type: "string" },
   from: { type: "string" },
   "no-browser": { type: "boolean" },
   bodies: { type: "boolean" },
@@ -192,8 +193,8 @@ export const COMMANDS: Record<string, CommandTakes> = {
   "accounts restore": { options: [...INSTANCE_OPTIONS], words: 3 },
   "accounts unlock": { options: [...INSTANCE_OPTIONS], words: 2 },
   "accounts close-circuit": { options: [...INSTANCE_OPTIONS], words: 2 },
-  login: { options: [...INSTANCE_OPTIONS, "account", "provider", "no-browser"], words: 1 },
-  import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider"], words: 1 },
+  login: { options: [...INSTANCE_OPTIONS, "account", "provider", "priority", "no-browser"], words: 1 },
+  import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider", "priority"], words: 1 },
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },
   setup: { options: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"], words: 1 },
   reload: { options: [...INSTANCE_OPTIONS, "json"], words: 0 },
@@ -406,7 +407,7 @@ async function main(argv: string[]): Promise<void> {
       const { loginCommand, openBrowser } = await import("./cli/login.ts");
       return loginCommand(
         sub,
-        { account: values.account as string | undefined, provider: values.provider as string | undefined, noBrowser: values["no-browser"] === true },
+        { account: values.account as string | undefined, provider: values.provider as string | undefined, priority: values.priority as string | undefined, noBrowser: values["no-browser"] === true },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail, err: (line) => process.stderr.write(line + "\n"), ask: async (q) => prompt(q) ?? "", open: openBrowser },
       );
@@ -415,7 +416,7 @@ async function main(argv: string[]): Promise<void> {
       const { importCommand } = await import("./cli/import.ts");
       return importCommand(
         sub,
-        { from: values.from as string | undefined, account: values.account as string | undefined, provider: values.provider as string | undefined },
+        { from: values.from as string | undefined, account: values.account as string | undefined, provider: values.provider as string | undefined, priority: values.priority as string | undefined },
         (method, path, body) => admin(values, dataDir, method, path, body),
         { out, fail },
       );

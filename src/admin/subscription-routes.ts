@@ -61,6 +61,24 @@ export interface SubscriptionAdminDeps {
   clock: Clock;
 }
 
+/** The bounds of an account's `priority`, as the config file's `accounts[].priority` has them. */
+export const PRIORITY_MIN = -1_000_000;
+export const PRIORITY_MAX = 1_000_000;
+
+/**
+ * The CLI's `--priority N` of `login` and `import`: the account's place in its provider's list, lower
+ * first (the config file's `accounts[].priority`); a whole number from {@link PRIORITY_MIN} to
+ * {@link PRIORITY_MAX}. Undefined when absent; a sentence saying what is wrong otherwise.
+ */
+export function parsePriority(text: string | undefined): { value?: number; problem?: string } {
+  if (text === undefined) return {};
+  const n = /^-?\d{1,7}$/.test(text.trim()) ? Number(text.trim()) : NaN;
+  if (!Number.isInteger(n) || n < PRIORITY_MIN || n > PRIORITY_MAX) {
+    return { problem: `--priority ${JSON.stringify(text)}: a priority is a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX} (lower comes first, as accounts[].priority in the config file)` };
+  }
+  return { value: n };
+}
+
 /** An account name (`id`, the CLI's `--account`). */
 export const ACCOUNT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** What {@link ACCOUNT_ID} allows, in words (the 400's message adds the field's name). */
@@ -78,7 +96,7 @@ export const AccountCreate = strictBody({
     expires_at: v.optional(v.pipe(v.number("credential.expires_at must be ms since the epoch"), v.integer(), v.minValue(0))),
     account_id: v.optional(v.pipe(v.string(), v.minLength(1))),
   }, "the credential"),
-  priority: v.optional(v.pipe(v.number(), v.integer())),
+  priority: v.optional(v.pipe(v.number("priority must be a whole number"), v.integer("priority must be a whole number"), v.minValue(PRIORITY_MIN, `priority must be at least ${PRIORITY_MIN}`), v.maxValue(PRIORITY_MAX, `priority must be at most ${PRIORITY_MAX}`))),
   max_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   email: v.optional(v.string()),
   origin: v.optional(v.picklist(["login", "import"], "origin is login or import")),

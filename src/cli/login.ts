@@ -1,5 +1,5 @@
 /**
- * `switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]` (SPEC 2.2,
+ * `switchyard login claude-code|codex [--account NAME] [--provider ID] [--priority N] [--no-browser]` (SPEC 2.2,
  * P-9): runs the provider's OAuth PKCE flow on this machine (src/oauth/login.ts) with the OAuth
  * client the running instance is configured for (`GET /admin/api/oauth/{kind}`), then hands the
  * tokens to the instance (`POST /admin/api/accounts`), which stores them. No token is printed.
@@ -8,6 +8,7 @@ import { runLogin, type LoginIO } from "../oauth/login.ts";
 import { isSubscription } from "../oauth/protocol.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import type { AdminCall, CliIo } from "./routing.ts";
+import { parsePriority } from "../admin/subscription-routes.ts";
 
 /** Options of `switchyard login`. */
 export interface LoginCommandOptions {
@@ -15,6 +16,8 @@ export interface LoginCommandOptions {
   account?: string;
   /** Provider id when several of the kind exist; default the built-in one (`cc`, `cx`). */
   provider?: string;
+  /** `--priority N` as typed: the account's place in its provider's list, lower first; absent keeps an account's (0 for a new one). */
+  priority?: string;
   /** Do not try to open a browser. */
   noBrowser?: boolean;
 }
@@ -30,7 +33,10 @@ export interface LoginCliIo extends CliIo {
 
 /** Runs the login and stores the account; prints one result line. */
 export async function loginCommand(kind: string | undefined, opts: LoginCommandOptions, call: AdminCall, io: LoginCliIo): Promise<void> {
-  if (!kind || !isSubscription(kind)) io.fail("usage: switchyard login claude-code|codex [--account NAME] [--provider ID] [--no-browser]", 2);
+  if (!kind || !isSubscription(kind)) io.fail("usage: switchyard login claude-code|codex [--account NAME] [--provider ID] [--priority N] [--no-browser]", 2);
+  // Checked before the browser opens: a login is not run for nothing.
+  const priority = parsePriority(opts.priority);
+  if (priority.problem) io.fail(priority.problem, 2);
   const found = (await call("GET", `/oauth/${encodeURIComponent(opts.provider ?? kind)}`)) as {
     providers: Array<{ id: string; kind: string; oauth: OAuthSettings }>;
   };
@@ -51,12 +57,12 @@ export async function loginCommand(kind: string | undefined, opts: LoginCommandO
   if (tokens.refreshToken) credential.refresh_token = tokens.refreshToken;
   if (tokens.expiresAt !== undefined) credential.expires_at = tokens.expiresAt;
   if (tokens.accountId) credential.account_id = tokens.accountId;
-  const r = (await call("POST", "/accounts", { provider: provider.id, kind, id: opts.account, credential, email: tokens.email, origin: "login" })) as {
+  const r = (await call("POST", "/accounts", { provider: provider.id, kind, id: opts.account, credential, email: tokens.email, origin: "login", priority: priority.value })) as {
     id: string;
     provider: string;
     created: boolean;
   };
-  io.out(`logged in: account ${r.id} (provider ${r.provider}) ${r.created ? "added" : "updated"}; requests for ${r.provider}/… can use it now`);
+  io.out(`logged in: account ${r.id} (provider ${r.provider}${priority.value !== undefined ? `, priority ${priority.value}` : ""}) ${r.created ? "added" : "updated"}; requests for ${r.provider}/… can use it now`);
 }
 
 /** Opens a URL in the desktop browser, best effort (xdg-open, open, or start). */

@@ -89,6 +89,51 @@ describe("switchyard import", () => {
     expect(((await w.gw.app.store.getAccount("cx-erin"))!.credential as { accessToken: string }).accessToken).toBe(t.accessToken);
   });
 
+  test("--priority places an imported account in its provider's list (lower first); a re-import without it keeps it; a bad one is refused before anything is sent", async () => {
+    const first = w.vendor.seed({ name: "pria", models: ["claude-pri-x"] });
+    const second = w.vendor.seed({ name: "prib", models: ["claude-pri-x"] });
+    const file = (name: string, t: { accessToken: string; refreshToken: string }) => {
+      const dir = join(home, name);
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, ".credentials.json");
+      writeFileSync(path, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 3600_000 } }));
+      return path;
+    };
+    await importCommand("claude-code", { from: file("pria", first), account: "cc-pria", priority: "9" }, w.call, w.io);
+    expect(w.out.at(-1)).toContain("as account cc-pria (provider cc, priority 9) added");
+    await importCommand("claude-code", { from: file("prib", second), account: "cc-prib", priority: "-9" }, w.call, w.io);
+    expect((await w.gw.app.store.getAccount("cc-pria"))!.priority).toBe(9);
+    const served = async () => {
+      const res = await fetch(`${w.gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        // A new conversation each time: affinity would keep an earlier one on the account that served it.
+        body: JSON.stringify({ model: "cc/claude-pri-x", max_tokens: 20, messages: [{ role: "user", content: `hi ${crypto.randomUUID()}` }] }),
+      });
+      expect(res.status).toBe(200);
+      return w.vendor.calls.filter((c) => c.path.startsWith("/v1/messages")).at(-1)!.login;
+    };
+    expect(await served()).toBe("prib");
+    // Re-imported without --priority: the account keeps its place.
+    await importCommand("claude-code", { from: file("prib", second), account: "cc-prib" }, w.call, w.io);
+    expect(w.out.at(-1)).toContain("as account cc-prib (provider cc) updated");
+    expect((await w.gw.app.store.getAccount("cc-prib"))!.priority).toBe(-9);
+    // Moved behind the other one.
+    await importCommand("claude-code", { from: file("prib", second), account: "cc-prib", priority: "20" }, w.call, w.io);
+    expect(await served()).toBe("pria");
+    const calls = w.vendor.calls.length;
+    for (const bad of ["high", "1.5", "2000000", ""]) {
+      let msg = "";
+      await importCommand("claude-code", { from: file("prib", second), account: "cc-prib", priority: bad }, w.call, w.io).catch((e) => (msg = String(e)));
+      expect(msg).toContain(`--priority ${JSON.stringify(bad)}: a priority is a whole number from -1000000 to 1000000 (lower comes first, as accounts[].priority in the config file)`);
+    }
+    expect((await w.gw.app.store.getAccount("cc-prib"))!.priority).toBe(20);
+    expect(w.vendor.calls.length).toBe(calls);
+    // (the later tests count on cc's accounts being their own)
+    await w.call("DELETE", "/accounts/cc-pria");
+    await w.call("DELETE", "/accounts/cc-prib");
+  });
+
   test("`accounts remove` takes an imported account out of the database and out of routing; removing it again is a 404", async () => {
     const t = w.vendor.seed({ name: "gale", models: ["claude-opus-4-1-20250805"] });
     const dir = join(home, "gale");
