@@ -90,6 +90,9 @@ export type Credential =
       expiresAt?: number;
       /** Provider-side account id (Codex `chatgpt-account-id`). */
       accountId?: string;
+      /** The login's e-mail address and plan (Claude `subscriptionType`, ChatGPT plan type), for display; not secrets. */
+      email?: string;
+      plan?: string;
     }
   | { type: "none" };
 

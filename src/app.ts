@@ -469,7 +469,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           reload: refreshAccounts,
           clock,
         })(
-          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store })(
+          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a) })(
             controlRoutes({
               bus,
               registry,

@@ -69,6 +69,21 @@ export type RefreshOutcome =
   | { kind: "rejected"; at: number; fp?: string; reason: string; calls?: TokenCall[] }
   | { kind: "no_refresh_token"; at: number; fp?: string };
 
+/**
+ * What the Accounts card and `accounts status` show of a subscription login (never a token): its
+ * e-mail and plan when the login or import said, when the access token in use expires (ms since the
+ * epoch), whether a refresh token is held, and its refreshes: `never` (none yet by this instance),
+ * `refreshing`, `ok` (at), `failed_temporarily` (at, retryAt, reason), `rejected` (at, reason) or
+ * `no_refresh_token` (at: a 401 found none to refresh with).
+ */
+export interface LoginFacts {
+  email?: string;
+  plan?: string;
+  expiresAt?: number;
+  refreshable: boolean;
+  refresh: { state: "never" | "refreshing" | "ok" | "failed_temporarily" | "rejected" | "no_refresh_token"; at?: number; retryAt?: number; reason?: string };
+}
+
 /** Tunables (tests shorten them). All ms. */
 export interface CredentialTimings {
   refreshTimeoutMs: number;
@@ -168,6 +183,27 @@ export class CredentialManager {
   /** The last refresh round's outcome for an account, if any. */
   lastOutcome(accountId: string): RefreshOutcome | undefined {
     return this.outcomes.get(accountId);
+  }
+
+  /** The account's login as the Accounts card shows it ({@link LoginFacts}); undefined for a credential that is not a managed OAuth one. */
+  loginFacts(account: Account): LoginFacts | undefined {
+    if (!this.manages(account)) return undefined;
+    const cur = this.current(account);
+    if (cur.type !== "oauth") return undefined;
+    const facts: LoginFacts = { refreshable: Boolean(cur.refreshToken), refresh: { state: "never" } };
+    const own = account.credential.type === "oauth" ? account.credential : undefined;
+    const email = cur.email ?? own?.email;
+    const plan = cur.plan ?? own?.plan;
+    if (email) facts.email = email;
+    if (plan) facts.plan = plan;
+    if (cur.expiresAt !== undefined) facts.expiresAt = cur.expiresAt;
+    const o = this.outcomes.get(account.id);
+    if (this.inflight.has(account.id)) facts.refresh = { state: "refreshing" };
+    else if (o?.kind === "ok") facts.refresh = { state: "ok", at: o.at };
+    else if (o?.kind === "temporary") facts.refresh = { state: "failed_temporarily", at: o.at, retryAt: o.retryAt, reason: o.reason };
+    else if (o?.kind === "rejected") facts.refresh = { state: "rejected", at: o.at, reason: o.reason };
+    else if (o?.kind === "no_refresh_token") facts.refresh = { state: "no_refresh_token", at: o.at };
+    return facts;
   }
 
   /** Whether a refresh of the account is running. */

@@ -8,6 +8,8 @@
  */
 import { describeExclusion } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+import type { Account } from "../../pipeline/ports.ts";
+import type { LoginFacts } from "./credentials.ts";
 import { quarantineAdvice, unlockAdvice } from "./lock-advice.ts";
 import { remainingFraction } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
@@ -61,6 +63,8 @@ export interface AccountStatus {
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   /** Per-model eligibility: advertised/configured models and every model with state. */
   models: ModelStatus[];
+  /** A subscription login's e-mail, plan, token expiry and refresh state (never a token); absent for other credentials. */
+  login?: LoginFacts;
 }
 
 /** The whole status document. */
@@ -70,8 +74,11 @@ export interface AccountsStatus {
   accounts: AccountStatus[];
 }
 
-/** Builds the status document from the registry's live state. O(accounts × models). */
-export function accountsStatus(registry: AccountRegistry, strategy: AccountStrategy): AccountsStatus {
+/**
+ * Builds the status document from the registry's live state. O(accounts × models). `logins` tells a
+ * subscription account's login facts (the credential manager's {@link LoginFacts}).
+ */
+export function accountsStatus(registry: AccountRegistry, strategy: AccountStrategy, logins?: (a: Account) => LoginFacts | undefined): AccountsStatus {
   const snap = registry.snapshot();
   const now = snap.now;
   const bindings = registry.bindings.countByAccount(now);
@@ -112,6 +119,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       return { model, eligible: false, reason: describeExclusion(ex), until };
     });
     const limit = registry.slotLimit(a);
+    const login = implicit.has(a) ? undefined : logins?.(a);
     return {
       id: a.id,
       providerId: a.providerId,
@@ -132,6 +140,7 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)), halfLifeMs: SUCCESS_HALF_LIFE_MS, seen: registry.stats.seen(a.id) },
       circuit,
       models,
+      ...(login ? { login } : {}),
     };
   });
   return { now, strategy, accounts };

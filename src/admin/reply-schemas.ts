@@ -240,6 +240,23 @@ const AccountStatusReply = v.looseObject({
   ),
   circuit: v.object({ state: v.picklist(["closed", "open", "half-open"]), openUntil: v.optional(v.number()), consecutive5xx: v.number() }),
   models: v.array(v.object({ model: v.string(), eligible: v.boolean(), reason: v.optional(v.string()), until: v.optional(v.number()) })),
+  login: v.optional(
+    v.pipe(
+      v.object({
+        email: v.optional(v.string()),
+        plan: v.optional(v.pipe(v.string(), v.description("Claude's subscriptionType or the ChatGPT plan type, as the login or import read it."))),
+        expiresAt: v.optional(ms("the access token in use expires")),
+        refreshable: v.pipe(v.boolean(), v.description("Whether a refresh token is held (the access token can be renewed).")),
+        refresh: v.object({
+          state: v.picklist(["never", "refreshing", "ok", "failed_temporarily", "rejected", "no_refresh_token"]),
+          at: v.optional(ms("the last refresh ended")),
+          retryAt: v.optional(ms("a temporarily failed refresh is tried again")),
+          reason: v.optional(v.string()),
+        }),
+      }),
+      v.description("A subscription login's e-mail, plan, token expiry and refresh state (this instance's refreshes); never a token. Absent for API keys."),
+    ),
+  ),
 });
 
 const RoutePlanReply = v.looseObject({

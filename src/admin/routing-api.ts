@@ -43,7 +43,8 @@ import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
 import { adminError, readBody, strictBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
-import type { KeyLimits } from "../../pipeline/ports.ts";
+import type { Account, KeyLimits } from "../../pipeline/ports.ts";
+import type { LoginFacts } from "../accounts/credentials.ts";
 
 /** What the routing admin routes read. */
 export interface RoutingAdminDeps {
@@ -53,6 +54,8 @@ export interface RoutingAdminDeps {
   strategy: () => AccountStrategy;
   /** For `key` → tag and allow-list lookups (by name, or by the secret presented in `headers`). */
   store: Pick<Store, "listKeys" | "lookup">;
+  /** A subscription account's login facts for GET /accounts (the credential manager's; never a token). */
+  logins?: (a: Account) => LoginFacts | undefined;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -140,7 +143,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
 export function routingAdmin(deps: RoutingAdminDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
   return (app) =>
     app
-      .get("/accounts", () => accountsStatus(deps.registry, deps.strategy()))
+      .get("/accounts", () => accountsStatus(deps.registry, deps.strategy(), deps.logins))
       .post(
         "/dry-run",
         async ({ request }) => {

@@ -30,7 +30,8 @@
  *   "id": "cx-me",                    // optional; default <provider>-<e-mail name> or <provider>-<origin>
  *   "credential": { "type": "oauth", "access_token": "…", "refresh_token": "…",
  *                   "expires_at": 1767225600000, "account_id": "…" },   // expires_at: ms since the epoch
- *   "priority": 0, "max_concurrency": 3, "email": "me@example.com", "origin": "login" }
+ *   "priority": 0, "max_concurrency": 3, "email": "me@example.com", "plan": "max", "origin": "login" }
+ *   // email and plan are kept with the credential for the Accounts card (not secrets)
  * ```
  */
 import type { Elysia } from "elysia";
@@ -99,6 +100,8 @@ export const AccountCreate = strictBody({
   priority: v.optional(v.pipe(v.number("priority must be a whole number"), v.integer("priority must be a whole number"), v.minValue(PRIORITY_MIN, `priority must be at least ${PRIORITY_MIN}`), v.maxValue(PRIORITY_MAX, `priority must be at most ${PRIORITY_MAX}`))),
   max_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   email: v.optional(v.string()),
+  /** The login's plan (Claude's subscriptionType, the ChatGPT plan type), shown on the Accounts card. */
+  plan: v.optional(v.pipe(v.string(), v.maxLength(64))),
   origin: v.optional(v.picklist(["login", "import"], "origin is login or import")),
 }, "an account");
 
@@ -186,6 +189,10 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         // Codex: the ChatGPT account id is also a claim of the access token (codex-rs token_data.rs).
         const accountId = c.account_id ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).accountId : undefined);
         if (accountId) credential.accountId = accountId;
+        // Shown on the Accounts card (never a token): the e-mail and plan the login or import read.
+        const email = input.email ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).email : undefined);
+        if (email) credential.email = email.slice(0, 254);
+        if (input.plan) credential.plan = input.plan;
         // The same login under another name: one rotating refresh token for two accounts (newuser12b H2).
         const fingerprint = credentialFingerprint(credential);
         const sameLogin = deps.registry

@@ -42,7 +42,7 @@ export async function importCommand(kind: string | undefined, opts: ImportComman
   if (c.refreshToken) credential.refresh_token = c.refreshToken;
   if (c.expiresAt !== undefined) credential.expires_at = c.expiresAt;
   if (c.accountId) credential.account_id = c.accountId;
-  const r = (await call("POST", "/accounts", { provider: opts.provider ?? kind, kind, id: opts.account, credential, email: imported.email, origin: "import", priority: priority.value })) as {
+  const r = (await call("POST", "/accounts", { provider: opts.provider ?? kind, kind, id: opts.account, credential, email: imported.email, plan: imported.plan, origin: "import", priority: priority.value })) as {
     id: string;
     provider: string;
     created: boolean;

@@ -339,5 +339,8 @@ export function toCredential(t: TokenSet, previous?: Credential): Extract<Creden
   if (t.expiresAt !== undefined) c.expiresAt = t.expiresAt;
   const acct = t.accountId ?? prev?.accountId;
   if (acct) c.accountId = acct;
+  // The login's e-mail and plan stay what the login or import said (a refresh does not repeat them).
+  if (prev?.email) c.email = prev.email;
+  if (prev?.plan) c.plan = prev.plan;
   return c;
 }

@@ -55,7 +55,8 @@ describe("switchyard import", () => {
     expect(w.out.at(-1)).toBe(`imported ${path} as account cc-dana (provider cc) added; plan max; the file was not modified`);
     expect(snapshot(path)).toEqual(before);
     const stored = await w.gw.app.store.getAccount("cc-dana");
-    expect(stored?.credential).toEqual({ type: "oauth", accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt });
+    // with the login's e-mail and plan (for the Accounts card; not secrets)
+    expect(stored?.credential).toEqual({ type: "oauth", accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt, email: "dana@example.com", plan: "max" });
 
     const res = await fetch(`${w.gw.url}/v1/messages`, {
       method: "POST",

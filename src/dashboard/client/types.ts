@@ -50,6 +50,14 @@ export interface AccountStatus {
   health: { successRate: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   models: Array<{ model: string; eligible: boolean; reason?: string; until?: number }>;
+  /** A subscription login (src/accounts/credentials.ts LoginFacts): never a token. */
+  login?: {
+    email?: string;
+    plan?: string;
+    expiresAt?: number;
+    refreshable: boolean;
+    refresh: { state: "never" | "refreshing" | "ok" | "failed_temporarily" | "rejected" | "no_refresh_token"; at?: number; retryAt?: number; reason?: string };
+  };
 }
 
 /** Token counts of one request. */

@@ -21,6 +21,7 @@ import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, ms, pct, span, withoutIsoTime } from "../format.ts";
 import { accountCounts } from "../account-counts.ts";
+import { loginFacts } from "../login-facts.ts";
 import { useLive } from "../live.ts";
 
 type QuotaRow = AccountStatus["quota"][number];
@@ -310,8 +311,17 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       <dl class="facts">
         <div>
           <dt>Credential</dt>
-          <dd>{a.credential === "api_key" ? "API key" : a.credential === "oauth" ? "subscription (OAuth)" : "none"}</dd>
+          <dd class="wraps">{a.credential === "api_key" ? "API key" : a.credential === "oauth" ? "subscription (OAuth)" : "none"}</dd>
         </div>
+        {a.login &&
+          loginFacts(a.login, now).map((f) => (
+            <div key={f.label} data-login-fact={f.label.toLowerCase()}>
+              <dt>{f.label}</dt>
+              <dd class="wraps" title={f.title}>
+                {f.value}
+              </dd>
+            </div>
+          ))}
         <div>
           <dt>Source</dt>
           <dd>{a.source === "config" ? "config file" : a.source === "implicit" ? "implicit" : "database"}</dd>
