@@ -2,10 +2,10 @@
  * Usage (SPEC 9.4): tokens and cost by model, account, key or provider over time — a chart of the
  * time series and a table of the groups — and the token savers' savings where usage reports them.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
-import { count, ms, perBucket, usd } from "../format.ts";
+import { count, ms, perBucket, usd, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { UsageAnswer, UsageRow } from "../types.ts";
 import { total } from "./overview.tsx";
@@ -48,9 +48,28 @@ function nothingBilled(r: UsageRow): boolean {
   return !r.costUsd && !r.unpriced && r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens === 0;
 }
 
+/** The range and grouping as the address keeps them (`/dashboard/usage?range=7d&by=account`); the defaults (1 day, by model) are left out. */
+function readUrl(): { range: (typeof RANGES)[number]; by: (typeof GROUPS)[number] } {
+  const p = new URLSearchParams(location.search);
+  const range = RANGES.find((r) => r.id === p.get("range")) ?? RANGES[1];
+  const by = GROUPS.find((g) => g === p.get("by")) ?? "model";
+  return { range, by };
+}
+
+function writeUrl(range: (typeof RANGES)[number], by: (typeof GROUPS)[number]): void {
+  const p = new URLSearchParams();
+  if (range.id !== RANGES[1].id) p.set("range", range.id);
+  if (by !== "model") p.set("by", by);
+  const q = p.toString();
+  const url = `${location.pathname}${q ? `?${q}` : ""}`;
+  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+}
+
 export function UsagePage() {
-  const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[1]);
-  const [by, setBy] = useState<(typeof GROUPS)[number]>("model");
+  // The choices live in the address, so a reload, a bookmark or a shared link shows the same table (newuser12b H8).
+  const [range, setRange] = useState<(typeof RANGES)[number]>(() => readUrl().range);
+  const [by, setBy] = useState<(typeof GROUPS)[number]>(() => readUrl().by);
+  useEffect(() => writeUrl(range, by), [range.id, by]);
   const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by, bucket: range.bucket })}`), [range.id, by]);
   const refresh = useDebounced(usage.reload, 2000);
   useLive((e) => {
@@ -62,6 +81,8 @@ export function UsagePage() {
   // The cost chart only when something had a price (unpriced requests count $0 in the buckets).
   const costChart = buckets.some((b) => (b.costUsd ?? 0) > 0);
   const saved = total(rows, (r) => r.savedTokens);
+  // One number of decimals down the Cost column (it mixed "$1.25" and "$0.0012").
+  const costCell = usdColumn(rows.filter((r) => !nothingBilled(r)).map((r) => r.costUsd));
   // By account: the attempts each account answered with 429, when any did (the account that served counts the request).
   const limited = by === "account" && rows.some((r) => (r.rateLimited ?? 0) > 0);
   return (
@@ -165,7 +186,7 @@ export function UsagePage() {
                           <span class="muted">unpriced</span>
                         ) : (
                           <>
-                            {usd(r.costUsd)}
+                            {costCell(r.costUsd)}
                             {r.unpriced ? <span class="muted">*</span> : null}
                           </>
                         )}

@@ -1,0 +1,76 @@
+/**
+ * The Usage page (newuser12b's tryout, H8): its Cost column mixed cents and four-decimal amounts
+ * ("$0.05" above "$0.000043"), and its range and grouping were not in the address, so a reload or a
+ * shared link fell back to "1 day, by model". Real Chromium; a model priced at dollars per million
+ * tokens beside one priced at a few cents.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { usdColumn } from "../../src/dashboard/client/format.ts";
+
+let gw: TestGateway;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  gw = await startGateway(`
+providers:
+  - id: shop
+    kind: openai-compatible
+    base_url: "{{FAKE}}/v1"
+accounts:
+  - { id: shop-1, provider: shop, api_key: "env:FAKE_KEY" }
+settings:
+  pricing:
+    # the fake's reply uses 11 tokens in and 7 out
+    shop/dear: { input: 3000, output: 3000 }   # 18 × $0.003 = $0.054
+    shop/mini: { input: 2, output: 3 }         # 11 × $2 + 7 × $3 per million = $0.000043
+`);
+  for (const model of ["shop/dear", "shop/mini"]) {
+    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(200);
+    await res.text();
+  }
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gw?.stop();
+});
+
+test("usdColumn: one number of decimals down a column, as many as its smallest amount needs", () => {
+  const f = usdColumn([0.054, 0.000043, 0]);
+  expect([0.054, 0.000043, 0, 1.25].map(f)).toEqual(["$0.054000", "$0.000043", "$0", "$1.250000"]);
+  const cents = usdColumn([1.25, 0.5]);
+  expect([1.25, 0.5].map(cents)).toEqual(["$1.25", "$0.50"]);
+  expect(usdColumn([0.0012, 3])(3)).toBe("$3.0000");
+});
+
+test("Usage's Cost column reads one number of decimals, and the range and grouping are kept in the address across a reload", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+    const costs = async () => Object.fromEntries(await w.page.locator("table.usage tbody tr").evaluateAll((rows) => rows.map((r) => [(r as unknown as { dataset: { group: string } }).dataset.group, ((r as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('td[data-label="Cost"]')?.textContent ?? "").trim()])));
+    expect(await costs()).toEqual({ "shop/dear": "$0.054000", "shop/mini": "$0.000043" });
+
+    await w.page.getByRole("button", { name: "by account" }).click();
+    await w.page.getByRole("button", { name: "7 days" }).click();
+    await w.page.locator("table.usage tbody tr[data-group='shop-1']").waitFor({ timeout: 10_000 });
+    expect(new URL(w.page.url()).search).toBe("?range=7d&by=account");
+    await w.page.reload();
+    await w.page.locator("table.usage tbody tr[data-group='shop-1']").waitFor({ timeout: 10_000 });
+    expect(await w.page.locator(".seg button.on").allInnerTexts()).toEqual(["by account", "7 days"]);
+    expect(await costs()).toEqual({ "shop-1": "$0.05" }); // one amount: cents, as usd() writes it
+    // Back to the defaults: the address is plain again.
+    await w.page.getByRole("button", { name: "by model" }).click();
+    await w.page.getByRole("button", { name: "1 day" }).click();
+    await w.page.locator("table.usage tbody tr[data-group='shop/dear']").waitFor({ timeout: 10_000 });
+    expect(new URL(w.page.url()).search).toBe("");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
