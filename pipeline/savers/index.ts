@@ -27,7 +27,10 @@ import { treeRule } from "./tree.ts";
 
 export type { RuleName } from "./common.ts";
 
+import { envelope } from "./envelope.ts";
 import { MIN_CHARS, MIN_SAVING } from "./thresholds.ts";
+
+export { envelope } from "./envelope.ts";
 
 export { MIN_CHARS, MIN_SAVING } from "./thresholds.ts";
 
@@ -47,54 +50,6 @@ const RULE_LABEL: Record<RuleName, string> = {
 export interface Compressed {
   text: string;
   rule: RuleName;
-}
-
-/**
- * Codex's exec-result header, up to and including its `Output:` line, and the lines Codex adds when it
- * cut the output itself (`Warning: truncated output (original token count: N)`, `Total output lines: N`
- * and a blank line; 0.171.0, seen by newuser13's tryout, J12).
- */
-const CODEX_HEADER =
-  /^(?:(?:[A-Z][A-Za-z ]{1,30}: [^\n]*|Process exited with code -?\d+|Process running with session ID \d+)\n){1,8}Output:\n(?:(?:Warning: truncated output \(original token count: \d+\)\n)?Total output lines: \d+\n\n)?/;
-/** Claude Code's trailing `<system-reminder>` blocks (and the blank lines before them). */
-const REMINDER_TAIL = /(?:\s*<system-reminder>[\s\S]*?<\/system-reminder>)+\s*$/;
-/**
- * Gemini CLI's `run_shell_command` result (0.61.0's bundle, observed by newuser13's tryout): `Output: `
- * and the command's output from its first line, then one line each of `Error: …`, `Exit Code: N`,
- * `Signal: …`, `Background PIDs: …`, `Process Group PGID: N` when they apply, the whole wrapped in
- * `<untrusted_context>\n` … `\n</untrusted_context>` (its `wrapUntrusted`).
- */
-const GEMINI_HEAD = /^(?:<untrusted_context>\n)?Output: /;
-const GEMINI_TAIL = /(?:\n(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): [^\n]*)*(?:\n<\/untrusted_context>)?\n?$/;
-
-/** Splits `text` into the client's wrapper (head, tail) and the command output between them. */
-export function envelope(text: string): { head: string; body: string; tail: string } {
-  let head = "";
-  let body = text;
-  let tail = "";
-  const h = CODEX_HEADER.exec(body);
-  if (h) {
-    head = h[0];
-    body = body.slice(head.length);
-  } else {
-    const g = GEMINI_HEAD.exec(body);
-    if (g) {
-      head = g[0];
-      body = body.slice(head.length);
-      const t = GEMINI_TAIL.exec(body);
-      if (t && t.index > 0 && t[0].length > 0) {
-        tail = t[0];
-        body = body.slice(0, t.index);
-      }
-      return { head, body, tail };
-    }
-  }
-  const t = REMINDER_TAIL.exec(body);
-  if (t && t.index > 0) {
-    tail = t[0];
-    body = body.slice(0, t.index);
-  }
-  return { head, body, tail };
 }
 
 /**

@@ -302,6 +302,32 @@ describe("client wrappers are kept byte for byte", () => {
     expect(compressToolResult(head + "x".repeat(5000) + tail)).toBeUndefined();
   });
 
+  test("tails are found in one pass: many reminder blocks followed by other text, thousands of Gemini `Error:` lines (review R5, R1: seconds of backtracking blocked the gateway)", () => {
+    // Not a speed target: the old tail regexes took 3.5–9 s (reminders) and 0.8 s (Gemini) on these
+    // texts, blocking every client; one pass takes well under a millisecond, so 1 s cannot be missed
+    // by a loaded machine, only by backtracking coming back.
+    const reminders = "log start\n" + "<system-reminder>a</system-reminder>\n".repeat(500) + "done";
+    const errors = "Output: build\n" + "Error: module not found: ./x\n".repeat(8000) + "done\nExit Code: 1";
+    const t0 = performance.now();
+    expect(envelope(reminders)).toEqual({ head: "", body: reminders, tail: "" });
+    const e = envelope(errors);
+    const ms = performance.now() - t0;
+    expect(e.head).toBe("Output: ");
+    expect(e.tail).toBe("\nExit Code: 1");
+    expect(ms).toBeLessThan(1000);
+    // what they find: the reminders at the very end, with the blank lines before them; text between two
+    // reminder blocks is output, not wrapper; each Gemini trailer kind once, in its order
+    expect(envelope("out\n<system-reminder>a</system-reminder>\ntext\n\n<system-reminder>b</system-reminder>\n")).toEqual({
+      head: "",
+      body: "out\n<system-reminder>a</system-reminder>\ntext",
+      tail: "\n\n<system-reminder>b</system-reminder>\n",
+    });
+    expect(envelope("Output: x\nError: boom\nExit Code: 1\nProcess Group PGID: 7\n</untrusted_context>").tail).toBe("\nError: boom\nExit Code: 1\nProcess Group PGID: 7\n</untrusted_context>");
+    expect(envelope("Output: x\nError: a\nError: b").tail).toBe("\nError: b");
+    // a text that only starts like Gemini CLI's keeps a Claude Code reminder tail
+    expect(envelope("Output: x\n<system-reminder>r</system-reminder>").tail).toBe("\n<system-reminder>r</system-reminder>");
+  });
+
   test("CRLF output is read as lines", () => {
     const c = compressToolResult(serverLog(50).replaceAll("\n", "\r\n"));
     expect(c?.rule).toBe("log");
