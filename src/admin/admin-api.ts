@@ -177,8 +177,8 @@ export function parseSince(s: string): number | undefined {
  * `POST /keys/{name}/disable|enable` (`switchyard keys disable|enable NAME`, the Keys page): turns an
  * active stored key off for a while, or back on. Answers `{name, disabled, disabledAt?}`; 404 when no
  * active stored key has the name, 409 for a config key's (changed in the file), 503 while the store is
- * away. A dashboard signed in with the key is signed out when it is disabled (its session's key is
- * checked on every call).
+ * away. A dashboard signed in with the key is signed out when it is disabled (its sessions end in the
+ * store, on every instance), and stays signed out when the key is enabled again.
  */
 async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Promise<unknown> {
   try {
@@ -190,6 +190,9 @@ async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Prom
     }
     throw e;
   }
+  // A dashboard signed in with the key is signed out now, as a revoke does: a session only refused while
+  // the key was off came back at `enable` (review13 R3).
+  if (disabled) await deps.sessions?.endSubject(name);
   deps.keysChanged?.("changed", name);
   const listed = (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined);
   return { name, disabled, ...(listed?.disabledAt !== undefined ? { disabledAt: listed.disabledAt } : {}) };

@@ -207,6 +207,23 @@ describe("sign-in and CSRF", () => {
 });
 
 describe("a session lasts as long as its key", () => {
+  test("disabling a key signs its dashboards out for good: enabling it again does not bring an old cookie back, whether or not the browser called meanwhile (review13 R3)", async () => {
+    const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+    const made = (await (await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ops-laptop", scopes: ["admin"] }) })).json()) as { secret?: string; key?: string };
+    const secret = made.secret ?? made.key!;
+    const quiet = cookieOf(await login(secret))!; // its tab closed while the key is off
+    const calling = cookieOf(await login(secret))!; // its page calls while the key is off
+    const asBrowser = (cookie: string) => fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } });
+    expect([(await asBrowser(quiet)).status, (await asBrowser(calling)).status]).toEqual([200, 200]);
+    expect((await fetch(`${gw.url}/admin/api/keys/ops-laptop/disable`, { method: "POST", headers: admin })).status).toBe(200);
+    expect((await asBrowser(calling)).status).toBe(401);
+    expect((await fetch(`${gw.url}/admin/api/keys/ops-laptop/enable`, { method: "POST", headers: admin })).status).toBe(200);
+    await Bun.sleep(1_500); // past the sessions' re-read from the store
+    expect([(await asBrowser(quiet)).status, (await asBrowser(calling)).status]).toEqual([401, 401]);
+    // signing in again with the key works
+    expect((await asBrowser(cookieOf(await login(secret))!)).status).toBe(200);
+  });
+
   test("a config reload that drops the key signs its browser out", async () => {
     const cookie = cookieOf(await login(ADMIN))!;
     expect((await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } })).status).toBe(200);
