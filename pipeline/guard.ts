@@ -57,6 +57,11 @@ export function presentedKey(headers: HeaderReader, url?: string): string | unde
 /** Result of the authentication decision. */
 export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: HubError };
 
+/** The 403 `key_disabled`'s message for the client key `name` (the guard's, and the dry run's for that key). */
+export function keyDisabledMessage(name: string): string {
+  return `Client key ${JSON.stringify(name)} is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable ${name}).`;
+}
+
 /**
  * SPEC G-1/G-2: a local request (loopback peer, no forwarding headers) passes without a key unless keys
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
@@ -74,16 +79,7 @@ export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLo
   // client the operator stopped. Not a 401 that reads as a wrong key (clients then ask for a new one),
   // but a 403 saying what happened and how it ends.
   const off = secret ? keys.disabled?.(secret) : undefined;
-  if (off) {
-    return {
-      ok: false,
-      error: hubError(
-        "permission",
-        `Client key ${JSON.stringify(off.name)} is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable ${off.name}).`,
-        { code: "key_disabled" },
-      ),
-    };
-  }
+  if (off) return { ok: false, error: hubError("permission", keyDisabledMessage(off.name), { code: "key_disabled" }) };
   if (!remote && !settings.requireApiKey) return { ok: true };
   return {
     ok: false,

@@ -28,7 +28,7 @@ export {
   type RequestContext,
   type RequestHead,
 } from "./context.ts";
-export { authenticate, checkRequestBody, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
+export { authenticate, checkRequestBody, keyDisabledMessage, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed, modelNotAllowedMessage } from "./key-limits.ts";
 export { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";

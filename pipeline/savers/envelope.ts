@@ -57,7 +57,7 @@ export function envelope(text: string): { head: string; body: string; tail: stri
 function geminiTailStart(body: string): number {
   let end = body.endsWith("\n") ? body.length - 1 : body.length;
   if (body.startsWith(GEMINI_CLOSE, end - GEMINI_CLOSE.length)) end -= GEMINI_CLOSE.length;
-  let kind = GEMINI_TRAILERS.length;
+  let kind: number = GEMINI_TRAILERS.length;
   for (;;) {
     const nl = body.lastIndexOf("\n", end - 1);
     if (nl < 0) break;

@@ -37,7 +37,7 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { checkRequestBody, ENDPOINT_FORMAT, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
@@ -53,7 +53,7 @@ export interface RoutingAdminDeps {
   routing: () => RoutingTable;
   strategy: () => AccountStrategy;
   /** For `key` → tag and allow-list lookups (by name, or by the secret presented in `headers`). */
-  store: Pick<Store, "listKeys" | "lookup">;
+  store: Pick<Store, "listKeys" | "lookup" | "disabled">;
   /** A subscription account's login facts for GET /accounts (the credential manager's; never a token). */
   logins?: (a: Account) => LoginFacts | undefined;
 }
@@ -119,12 +119,21 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   }
   const headers = new Headers(input.headers ?? {});
   let key: { name: string; tag?: string; limits?: KeyLimits } | undefined;
+  // A disabled key's requests are refused before routing (pipeline/guard.ts): so is its dry run, rather
+  // than an order that would never be tried (review13 R4).
+  const disabled = (name: string) => adminError(403, `The endpoint would refuse this request (403): ${keyDisabledMessage(name)}`, null, "key_disabled");
   if (input.key !== undefined) {
-    key = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
-    if (!key) return adminError(404, `No active key named ${input.key}.`);
+    const named = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
+    if (!named) return adminError(404, `No active key named ${input.key}.`);
+    if (named.disabledAt !== undefined) return disabled(named.name);
+    key = named;
   } else {
     const secret = presentedKey(headers);
-    if (secret) key = deps.store.lookup(secret);
+    if (secret) {
+      key = deps.store.lookup(secret);
+      const off = key ? undefined : deps.store.disabled(secret);
+      if (off) return disabled(off.name);
+    }
   }
   // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.
   if (key?.limits && !modelAllowed(key.limits, requestedModel)) return adminError(403, modelNotAllowedMessage(key.name, requestedModel, key.limits), "model", "model_not_allowed");

@@ -206,6 +206,26 @@ describe("sign-in and CSRF", () => {
   });
 });
 
+describe("the dry run as a disabled key (review13 R4)", () => {
+  test("answers what the endpoint would: 403 key_disabled naming the key, by name or by its secret in the headers; enabled, it routes again", async () => {
+    const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+    const made = (await (await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "paused" }) })).json()) as { secret?: string; key?: string };
+    const secret = made.secret ?? made.key!;
+    const request = { model: "anth/claude-x", max_tokens: 10, messages: [{ role: "user", content: "hi" }] };
+    const dry = (extra: Record<string, unknown>) => fetch(`${gw.url}/admin/api/dry-run`, { method: "POST", headers: admin, body: JSON.stringify({ request, format: "anthropic-messages", ...extra }) });
+    expect((await fetch(`${gw.url}/admin/api/keys/paused/disable`, { method: "POST", headers: admin })).status).toBe(200);
+    for (const extra of [{ key: "paused" }, { headers: { authorization: `Bearer ${secret}` } }]) {
+      const r = await dry(extra);
+      expect(r.status).toBe(403);
+      const e = ((await r.json()) as { error: { code: string; message: string } }).error;
+      expect(e.code).toBe("key_disabled");
+      expect(e.message).toBe('The endpoint would refuse this request (403): Client key "paused" is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable paused).');
+    }
+    expect((await fetch(`${gw.url}/admin/api/keys/paused/enable`, { method: "POST", headers: admin })).status).toBe(200);
+    expect((await dry({ key: "paused" })).status).toBe(200);
+  });
+});
+
 describe("a session lasts as long as its key", () => {
   test("disabling a key signs its dashboards out for good: enabling it again does not bring an old cookie back, whether or not the browser called meanwhile (review13 R3)", async () => {
     const admin = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
