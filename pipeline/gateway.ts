@@ -12,7 +12,7 @@ import type { TargetOrder } from "./order.ts";
 import type { Clock } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
-import { addAccountHint, resolveModel, type RoutingTable } from "./resolve.ts";
+import { addAccountHint, nearAliasOrCombo, resolveModel, type RoutingTable } from "./resolve.ts";
 
 /** Everything the gateway needs. */
 export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDeps, "settings"> {
@@ -83,11 +83,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
       }
       if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
         // A bare name that is no alias or combo was guessed to belong to a provider with no account:
-        // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2).
+        // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2), with the alias
+        // or combo it is near, as check-config names it (newuser13's tryout, J10).
         const guessed = resolution.targets[0].provider;
+        const near = nearAliasOrCombo(ctx.requestedModel, table);
         const err = hubError(
           "model_not_found",
-          `The model \`${ctx.requestedModel}\` is not an alias or combo; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
+          `The model \`${ctx.requestedModel}\` is not an alias or combo${near ? ` (did you mean "${near}"?)` : ""}; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
           { code: "model_not_found", param: "model" },
         );
         const res = errorAnswer(ctx, err);

@@ -30,7 +30,7 @@ import { affinityKey } from "./affinity.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
-import { addAccountHint, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+import { addAccountHint, nearAliasOrCombo, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 import { siblingTargets } from "./siblings.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
@@ -438,6 +438,11 @@ export interface RoutePlan {
   combo?: string;
   /** The resolved targets, before ordering. */
   candidates: string[];
+  /**
+   * For a name taken as a guess (`via: "guess"`): the alias or combo it is plausibly a typo of
+   * (resolve.ts {@link nearAliasOrCombo}; `codng` → `coding`), as a real request's 404 names it.
+   */
+  nearName?: string;
   targets: PlannedTarget[];
   /** Every (target, account) in the order attempts would take if each failed over to the next. */
   attempts: Array<{ target: string; accountId: string }>;
@@ -471,6 +476,7 @@ export function planRoute(
   const resolution = resolveModel(req.requestedModel, table);
   if ("kind" in resolution) return { error: { status: resolution.status, message: resolution.message } };
   const plan = order.plan(req, resolution, { dryRun: true });
+  const near = resolution.via === "guess" ? nearAliasOrCombo(req.requestedModel, table) : undefined;
   const key = affinityKey(req.headers, req.hub, req.requestedModel);
   const affinityOn = resolution.combo ? resolution.combo.cacheAffinity : true;
   const hints: PickHints & { dryRun: true } = { affinityKey: key, affinity: affinityOn, dryRun: true };
@@ -533,6 +539,7 @@ export function planRoute(
     alias: resolution.alias,
     combo: resolution.combo?.name,
     candidates: resolution.targets.map(targetSubject),
+    ...(near ? { nearName: near } : {}),
     targets,
     attempts,
     decisions,

@@ -54,6 +54,12 @@ export interface RoutingTable {
   combos: Map<string, ComboSpec>;
   /** Account facts for the guess; without them the guess goes by the name alone. */
   accounts?: AccountFacts;
+  /**
+   * The config's near-name search (src/unknown-keys.ts `suggest`, the one check-config's "did you mean"
+   * uses): the closest candidate when `word` is plausibly a typo of it, else undefined. Without it a
+   * mistyped name gets no guess ({@link nearAliasOrCombo}).
+   */
+  suggest?: (word: string, candidates: readonly string[]) => string | undefined;
 }
 
 /** A concrete candidate: one upstream model of one provider, optionally pinned to an account. */
@@ -140,6 +146,16 @@ export function resolveModel(name: string, table: RoutingTable): Resolution | Hu
   const provider = table.providers.get(providerId);
   if (!provider) return unknownProvider(`${providerId}/${name}`);
   return { targets: [{ provider, model: name, label: LABELS.of(providerId, name) }], via: "guess" };
+}
+
+/**
+ * For a bare name that is no alias or combo (a guess, SPEC R-2): the alias or combo it is plausibly a
+ * typo of (`codng` → `coding`, `Fast` → `fast`), by the table's {@link RoutingTable.suggest}; undefined
+ * for a name with a slash, an exact alias or combo, no near one, or a table without `suggest`.
+ */
+export function nearAliasOrCombo(name: string, table: RoutingTable): string | undefined {
+  if (!table.suggest || name.includes("/") || table.aliases.has(name) || table.combos.has(name)) return undefined;
+  return table.suggest(name, [...table.aliases.keys(), ...table.combos.keys()]);
 }
 
 /** `provider/model` labels, one string per pair (./joined-text.ts: not a new rope per request). */

@@ -24,6 +24,7 @@ import {
 } from "../pipeline/index.ts";
 import type { Account, Clock, KeyLimitCounters } from "../pipeline/ports.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
+import { suggest } from "./unknown-keys.ts";
 import { AccountList } from "./accounts/account-list.ts";
 import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
 import { Discovery } from "./providers/discovery.ts";
@@ -269,7 +270,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     return out;
   };
 
-  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry });
+  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest });
   const order = new TargetOrder({
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,

@@ -87,8 +87,19 @@ export async function routeCommand(opts: RouteOptions, call: AdminCall, io: CliI
     body.headers = h;
   }
   const plan = (await call("POST", "/dry-run", body)) as RoutePlan & { accountStrategy?: string };
-  if (opts.json) return io.out(JSON.stringify(plan, null, 2));
-  io.out(formatRoutePlan(plan));
+  io.out(opts.json ? JSON.stringify(plan, null, 2) : formatRoutePlan(plan));
+  // A request for this model would fail without trying anything: exit 1, as a script checking a route expects.
+  if (plan.attempts.length === 0) {
+    io.fail(`no target can serve ${plan.requestedModel} (attempt order: none)${plan.nearName ? `; did you mean "${plan.nearName}"?` : ""}`, 1);
+  }
+}
+
+/** How the dry run understood the name: `combo coding`, `alias fast → combo coding`, `guess (… did you mean "coding"?)`. */
+export function routeVia(plan: Pick<RoutePlan, "via" | "alias" | "combo" | "nearName" | "requestedModel">): string {
+  if (plan.via === "combo") return `combo ${plan.combo}`;
+  if (plan.via === "alias") return `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}`;
+  if (plan.via === "guess" && plan.nearName) return `guess ("${plan.requestedModel}" is not an alias or combo; did you mean "${plan.nearName}"?)`;
+  return plan.via;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).toISOString());
@@ -96,7 +107,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).to
 /** Human-readable dry run. */
 export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }): string {
   const lines: string[] = [];
-  const via = plan.via === "combo" ? `combo ${plan.combo}` : plan.via === "alias" ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}` : plan.via;
+  const via = routeVia(plan);
   lines.push(`${plan.requestedModel} (${plan.clientFormat}) via ${via}; account strategy ${plan.accountStrategy ?? "?"}; affinity ${plan.affinity}`);
   lines.push(`candidates: ${plan.candidates.join(", ") || "none"}`);
   if (plan.decisions.length > 0) {

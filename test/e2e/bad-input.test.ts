@@ -30,6 +30,12 @@ accounts:
   - id: gem-1
     provider: gem
     api_key: env:FAKE_KEY
+aliases:
+  fast: oai/gpt-test
+combos:
+  - name: coding
+    targets:
+      - model: anth/claude-test
 `;
 
 let gw: TestGateway;
@@ -312,8 +318,27 @@ describe("wrong field types and model names (found by a new user)", () => {
     const body = await expectError(await bad("/v1/chat/completions", { model: "FAST", messages: [{ role: "user", content: "hi" }] }), 404, "openai");
     expect(body.error.code).toBe("model_not_found");
     expect(body.error.message).toBe(
-      "The model `FAST` is not an alias or combo; it was taken for a model of provider openai, but no openai account is configured: name a configured alias, combo or provider/model, or add an account under `accounts:` in the config file (`provider: openai` with its `api_key`), or set OPENAI_API_KEY before starting switchyard without a config file.",
+      'The model `FAST` is not an alias or combo (did you mean "fast"?); it was taken for a model of provider openai, but no openai account is configured: name a configured alias, combo or provider/model, or add an account under `accounts:` in the config file (`provider: openai` with its `api_key`), or set OPENAI_API_KEY before starting switchyard without a config file.',
     );
+    const far = await expectError(await bad("/v1/chat/completions", { model: "zzzzzz", messages: [{ role: "user", content: "hi" }] }), 404, "openai");
+    expect(far.error.message).toStartWith("The model `zzzzzz` is not an alias or combo; it was taken");
+  });
+
+  test("a mistyped combo or alias name (`codng`, `Fast`) is a 404 naming the near one, in every endpoint's own format (newuser13's tryout, J10)", async () => {
+    const before = gw.fake.requests.length;
+    const near = '(did you mean "coding"?)';
+    const m = await expectError(await bad("/v1/messages", { model: "codng", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }), 404, "anthropic");
+    expect(m.error.message).toContain(`The model \`codng\` is not an alias or combo ${near}`);
+    const c = await expectError(await bad("/v1/chat/completions", { model: "codng", messages: [{ role: "user", content: "hi" }] }), 404, "openai");
+    expect(c.error.message).toContain(near);
+    const r = await expectError(await bad("/v1/responses", { model: "Fast", input: "hi" }), 404, "openai");
+    expect(r.error.message).toContain('The model `Fast` is not an alias or combo (did you mean "fast"?)');
+    const g = await send("/v1beta/models/codng:generateContent", JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] }));
+    expect(g.status).toBe(404);
+    const gb = (await g.json()) as { error: { code: number; status: string; message: string } };
+    expect([gb.error.code, gb.error.status]).toEqual([404, "NOT_FOUND"]);
+    expect(gb.error.message).toContain(near);
+    expect(gw.fake.requests.length).toBe(before);
   });
 
   test("provider/model of a provider without accounts is a 503 that says how to add one (a login for a subscription provider)", async () => {

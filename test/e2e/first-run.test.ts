@@ -73,11 +73,11 @@ describe("first start without a config file", () => {
     );
   });
 
-  test("the dry run of a model guessed to a provider without accounts says how to add one", async () => {
+  test("the dry run of a model guessed to a provider without accounts says how to add one, and exits 1 (no target can serve it)", async () => {
     const proc = Bun.spawn([...SOURCE_CLI, "route", "gpt-5-mini"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    expect(err).toBe("");
-    expect(code).toBe(0);
+    expect(err).toBe("no target can serve gpt-5-mini (attempt order: none)\n");
+    expect(code).toBe(1);
     expect(out).toContain(
       "1. openai/gpt-5-mini  out: no account is configured for openai: add an account under `accounts:` in the config file (`provider: openai` with its `api_key`), or set OPENAI_API_KEY before starting switchyard without a config file",
     );

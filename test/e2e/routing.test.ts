@@ -292,6 +292,19 @@ describe("CLI", () => {
     expect(bad.err.trim()).toBe('--format is one of openai-chat, openai-responses, anthropic-messages, gemini (or the endpoint: chat, responses, messages), not "smoke-signals"');
   });
 
+  test("switchyard route with a mistyped combo (`dou` for `duo`) names the near combo and exits 1: no target can serve it (newuser13's tryout, J10)", async () => {
+    const t = await cli("route", "dou");
+    expect(t.code).toBe(1);
+    expect(t.out).toStartWith('dou (openai-chat) via guess ("dou" is not an alias or combo; did you mean "duo"?)');
+    expect(t.out).toContain("attempt order: none");
+    expect(t.err.trim()).toBe('no target can serve dou (attempt order: none); did you mean "duo"?');
+    const j = await cli("route", "dou", "--json");
+    expect(j.code).toBe(1);
+    expect((JSON.parse(j.out) as RoutePlan).nearName).toBe("duo");
+    // A route that some account serves still exits 0 (the tests above), and so does an exact guess.
+    expect((await cli("route", "p/claude-x")).code).toBe(0);
+  });
+
   test("switchyard accounts status [--json]", async () => {
     gw.fake.enqueue(RATE);
     await (await send(body("p/claude-x", "cli status"))).text();

@@ -155,6 +155,8 @@ export interface RoutePlan {
   alias?: string;
   combo?: string;
   candidates: string[];
+  /** For a guessed name: the alias or combo it is plausibly a typo of. */
+  nearName?: string;
   targets: Array<{
     target: string;
     providerId: string;

@@ -180,7 +180,14 @@ function DryRun({ names }: { names: string[] }) {
 
 /** A dry-run answer; `children` (when and why it was routed) go under its first line. */
 function PlanView({ plan, children }: { plan: RoutePlan; children?: ComponentChildren }) {
-  const via = plan.via === "combo" ? `combo ${plan.combo}` : plan.via === "alias" ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}` : plan.via;
+  const via =
+    plan.via === "combo"
+      ? `combo ${plan.combo}`
+      : plan.via === "alias"
+        ? `alias ${plan.alias}${plan.combo ? ` → combo ${plan.combo}` : ""}`
+        : plan.via === "guess" && plan.nearName
+          ? `guess ("${plan.requestedModel}" is not an alias or combo; did you mean "${plan.nearName}"?)`
+          : plan.via;
   return (
     <div class="plan">
       <p>
