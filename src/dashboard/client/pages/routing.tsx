@@ -13,7 +13,7 @@ import { ActionButton, Breakable, Card, Countdown, Empty, ErrorLine, Pill, useDa
 import { ConfigReloadCard } from "../config-reload.tsx";
 import { clockSeconds, withoutIsoTime } from "../format.ts";
 import { useLive, type LiveEvent } from "../live.ts";
-import type { Alias, Combo, Provider, RoutePlan } from "../types.ts";
+import type { Alias, Combo, KeyInfo, Provider, RoutePlan } from "../types.ts";
 
 /** The body `switchyard route MODEL` sends when given no --body (src/cli/routing.ts). */
 const DEFAULT_REQUEST = '{\n  "messages": [{ "role": "user", "content": "hi" }]\n}';
@@ -57,6 +57,10 @@ function DryRun({ names }: { names: string[] }) {
   const [format, setFormat] = useState("");
   const [body, setBody] = useState(DEFAULT_REQUEST);
   const [session, setSession] = useState("");
+  /** The client key routed as, by name (the dry run's `key`: its tag for key_tag predicates, its allow-list); "" for none. */
+  const [keyName, setKeyName] = useState("");
+  // Names and tags only: the select never shows a secret or its prefix.
+  const keys = useData(() => optional(api<{ keys: KeyInfo[] }>("/keys")).then((r) => (r?.keys ?? []).filter((k) => k.revokedAt === undefined)));
   const [plan, setPlan] = useState<RoutePlan | undefined>();
   const [error, setError] = useState<string | undefined>();
   /** The request the answer on screen is for, when it was routed, and why it was routed again. */
@@ -113,6 +117,7 @@ function DryRun({ names }: { names: string[] }) {
     if (model.trim()) payload.model = model.trim();
     if (format) payload.endpoint = format;
     if (session.trim()) payload.headers = { "x-session-id": session.trim() };
+    if (keyName) payload.key = keyName;
     await ask(payload);
   };
   return (
@@ -153,6 +158,18 @@ function DryRun({ names }: { names: string[] }) {
             <label for="dr-session">Session id (affinity)</label>
             <input id="dr-session" name="session" value={session} onInput={(e) => setSession((e.target as HTMLInputElement).value)} placeholder="optional" />
           </div>
+          <div class="field">
+            <label for="dr-key">Client key</label>
+            <select id="dr-key" name="key" value={keyName} onChange={(e) => setKeyName((e.target as HTMLSelectElement).value)}>
+              <option value="">none (as from loopback)</option>
+              {(keys.data ?? []).map((k) => (
+                <option key={`${k.source}:${k.name}`} value={k.name}>
+                  {k.name}
+                  {k.tag ? ` (tag ${k.tag})` : " (no tag)"}
+                </option>
+              ))}
+            </select>
+          </div>
           <button class="btn btn-primary" type="submit">
             Route it
           </button>
@@ -170,6 +187,12 @@ function DryRun({ names }: { names: string[] }) {
               {asked.why
                 ? `Routed again at ${clockSeconds(asked.at)} after ${asked.why}. The answer follows routing and account changes while it is on screen.`
                 : `Routed at ${clockSeconds(asked.at)}. The answer follows routing and account changes while it is on screen.`}
+              {typeof asked.payload.key === "string" ? ` Routed as client key ${asked.payload.key}.` : ""}
+            </p>
+          )}
+          {plan.decisions.some((d) => d.reason.startsWith("weighted draw")) && (
+            <p class="muted small" data-note="weighted-draw">
+              A weighted combo's order is one random draw: each request draws again, and so does this answer each time it is routed again, so the order on screen may change with no other cause.
             </p>
           )}
         </PlanView>
