@@ -90,27 +90,70 @@ const rootless = (path: string) => (path === "(root)" ? null : path);
 function check(
   live: LiveConfig,
   next: StoredObjects,
-  subject: { kind: "combo" | "alias" | "setting"; names: string[] },
-): { ok: true; cfg: RuntimeConfig } | { ok: false; own?: ConfigIssue[]; broken?: string[]; fileError?: ConfigError } {
+  subject: Subject,
+): { ok: true; cfg: RuntimeConfig } | { ok: false; subject: Subject; own?: ConfigIssue[]; broken?: Broken[]; fileError?: ConfigError } {
   const before = new Set((live.current().stored?.rejected ?? []).map((r) => `${r.kind}:${r.name}`));
   let cfg: RuntimeConfig;
   try {
     cfg = live.composeWith(next);
   } catch (e) {
-    if (e instanceof ConfigError) return { ok: false, fileError: e };
+    if (e instanceof ConfigError) return { ok: false, subject, fileError: e };
     throw e;
   }
   const rejected = cfg.stored?.rejected ?? [];
   const own = rejected.filter((r) => r.kind === subject.kind && subject.names.includes(r.name) && r.why === "invalid").flatMap((r) => r.issues);
-  if (own.length > 0) return { ok: false, own };
+  if (own.length > 0) return { ok: false, subject, own };
   const broken = rejected.filter((r) => r.why === "invalid" && !before.has(`${r.kind}:${r.name}`) && !(r.kind === subject.kind && subject.names.includes(r.name)));
-  if (broken.length > 0) return { ok: false, broken: broken.map((r) => `${r.kind} "${r.name}" (${r.issues[0]?.path}: ${r.issues[0]?.message})`) };
+  if (broken.length > 0) return { ok: false, subject, broken: broken.map((r) => ({ kind: r.kind, name: r.name, issue: r.issues[0] })) };
   return { ok: true, cfg };
 }
 
-function refused(r: { own?: ConfigIssue[]; broken?: string[]; fileError?: ConfigError }, paramOf: (i: ConfigIssue) => string | null): Response {
+/** What a change is about: the changed objects, and whether it deletes them. */
+interface Subject {
+  kind: "combo" | "alias" | "setting";
+  names: string[];
+  deleted?: boolean;
+}
+
+/** A stored object that loads today and would not after a change, with the loader's first issue about it. */
+interface Broken {
+  kind: "combo" | "alias" | "setting";
+  name: string;
+  issue?: ConfigIssue;
+}
+
+/** `alias myrr`, `aliases a, b and combo x`: the stored objects named by kind. */
+function dependents(broken: Broken[]): string {
+  const byKind = new Map<string, string[]>();
+  for (const b of broken) byKind.set(b.kind, [...(byKind.get(b.kind) ?? []), b.name]);
+  const kinds = [...byKind].map(([kind, names]) => `${names.length > 1 ? (kind === "alias" ? "aliases" : `${kind}s`) : kind} ${names.join(", ")}`);
+  return kinds.length > 1 ? `${kinds.slice(0, -1).join(", ")} and ${kinds.at(-1)}` : kinds[0]!;
+}
+
+/**
+ * The 409 of a change that would break other stored objects. Deleting an object others use is said in
+ * one sentence (`Combo rr is used by stored alias myrr: point myrr elsewhere or delete it first.`);
+ * for another change, each dependent with the loader's reason (its field path unless the reason is
+ * about the object as a whole; newuser13's tryout, J8: it read "((root): … did you mean "myrr"?; write
+ * e.g. "openai/rr")", a suggestion to point the alias at itself).
+ */
+function breaksDependents(subject: Subject, broken: Broken[]): Response {
+  if (subject.deleted && (subject.kind === "combo" || subject.kind === "alias")) {
+    const what = `${subject.kind === "combo" ? "Combo" : "Alias"} ${subject.names.join(", ")}`;
+    const only = broken[0]!;
+    const fix = broken.length > 1 ? "change them or delete them first" : only.kind === "combo" ? `change ${only.name}'s targets or delete it first` : `point ${only.name} elsewhere or delete it first`;
+    return adminError(409, `${what} is used by stored ${dependents(broken)}: ${fix}.`, null, "breaks_dependents");
+  }
+  const each = broken.map((b) => {
+    const path = b.issue ? rootless(b.issue.path) : null;
+    return `${b.kind} "${b.name}" (${path ? `${path}: ` : ""}${b.issue?.message ?? "it would no longer load"})`;
+  });
+  return adminError(409, `This change would break stored ${each.join("; ")}.`, null, "breaks_dependents");
+}
+
+function refused(r: { subject: Subject; own?: ConfigIssue[]; broken?: Broken[]; fileError?: ConfigError }, paramOf: (i: ConfigIssue) => string | null): Response {
   if (r.own) return invalid(r.own, paramOf);
-  if (r.broken) return adminError(409, `This change would break stored ${r.broken.join("; ")}.`, null, "breaks_dependents");
+  if (r.broken) return breaksDependents(r.subject, r.broken);
   return adminError(409, `The config file is invalid right now (${r.fileError?.issues[0]?.path}: ${r.fileError?.issues[0]?.message}); fix it first.`, null, "config_invalid");
 }
 
@@ -275,7 +318,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         if (taken === "file") return readOnly("combo", name);
         if (taken !== "db-combo") return adminError(404, `No combo ${name} was created through the admin API.`, "name");
         const stored = live.storedObjects();
-        const r = check(live, { ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name] });
+        const r = check(live, { ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name], deleted: true });
         if (!r.ok) return refused(r, comboParam);
         await deps.store.deleteCombo(name);
         await live.refreshStored();
@@ -332,7 +375,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         if (taken === "file") return readOnly("alias", name);
         if (taken !== "db-alias") return adminError(404, `No alias ${name} was created through the admin API.`, "name");
         const stored = live.storedObjects();
-        const r = check(live, { ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name] });
+        const r = check(live, { ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name], deleted: true });
         if (!r.ok) return refused(r, aliasParam);
         await deps.store.deleteAlias(name);
         await live.refreshStored();

@@ -202,11 +202,24 @@ describe("aliases", () => {
     expect((await api("POST", "/aliases", { name: "x" })).status).toBe(400);
   });
 
-  test("a combo a stored alias points to cannot be deleted from under it", async () => {
+  test("a combo a stored alias points to cannot be deleted from under it: one sentence names who uses it and what to do (newuser13's tryout, J8)", async () => {
     await api("PUT", "/aliases/dbalias", { target: "dbcombo" });
     const del = await api("DELETE", "/combos/dbcombo");
     expect(del.status).toBe(409);
-    expect((await json(del)).error.message).toContain('alias "dbalias"');
+    expect((await json(del)).error).toMatchObject({ code: "breaks_dependents", message: "Combo dbcombo is used by stored alias dbalias: point dbalias elsewhere or delete it first." });
+    expect((await api("POST", "/aliases", { name: "second", target: "dbcombo" })).status).toBe(201);
+    const two = await json(await api("DELETE", "/combos/dbcombo"));
+    expect(two.error.message).toBe("Combo dbcombo is used by stored aliases dbalias, second: change them or delete them first.");
+    expect((await api("DELETE", "/aliases/second")).status).toBe(200);
+    // an alias a stored combo uses
+    expect((await api("POST", "/aliases", { name: "inner", target: "p/claude-db" })).status).toBe(201);
+    expect((await api("POST", "/combos", { name: "viainner", targets: [{ model: "inner" }] })).status).toBe(201);
+    const aliasDel = await json(await api("DELETE", "/aliases/inner"));
+    expect(aliasDel.error.message).toBe("Alias inner is used by stored combo viainner: change viainner's targets or delete it first.");
+    expect((await api("DELETE", "/combos/viainner")).status).toBe(200);
+    expect((await api("DELETE", "/aliases/inner")).status).toBe(200);
+    expect((await api("GET", "/combos")).status).toBe(200);
+    expect((await json(await api("GET", "/combos"))).combos.map((c: any) => c.name)).toContain("dbcombo");
     expect((await api("DELETE", "/aliases/dbalias")).status).toBe(200);
     expect(await modelIds()).not.toContain("dbalias");
     expect((await api("DELETE", "/aliases/dbalias")).status).toBe(404);

@@ -125,7 +125,7 @@ test("an alias is created, changed and deleted through the form; the page and th
     await page.locator('tr[data-alias="inner"]').getByRole("button", { name: "Delete" }).click();
     const refused = page.locator(".card", { has: page.locator("h2", { hasText: "Aliases" }) }).locator(".error-line", { hasText: /^inner was not deleted: / });
     await refused.waitFor({ timeout: 5_000 });
-    expect(await refused.innerText()).toContain('combo "outer"');
+    expect(await refused.innerText()).toBe("inner was not deleted: Alias inner is used by stored combo outer: change outer's targets or delete it first.");
     expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo", inner: "demo-chat/gpt-demo" });
     // the three refusals, and nothing else, went wrong (Chromium logs each refused call as a console error)
     expect(w.failed).toEqual([`400 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases/inner`]);
