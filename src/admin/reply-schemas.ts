@@ -266,6 +266,7 @@ const RoutePlanReply = v.looseObject({
   alias: v.optional(v.string()),
   combo: v.optional(v.string()),
   candidates: v.array(v.string()),
+  nearName: v.optional(v.pipe(v.string(), v.description("for a name taken as a guess: the alias or combo it is plausibly a typo of (`codng` → `coding`)"))),
   targets: v.array(
     v.looseObject({
       target: v.string(),
