@@ -165,7 +165,8 @@ function DryRun({ names }: { names: string[] }) {
               {(keys.data ?? []).map((k) => (
                 <option key={`${k.source}:${k.name}`} value={k.name}>
                   {k.name}
-                  {k.tag ? ` (tag ${k.tag})` : " (no tag)"}
+                  {k.tag ? ` (tag ${k.tag}` : " (no tag"}
+                  {k.disabledAt !== undefined ? ", disabled)" : ")"}
                 </option>
               ))}
             </select>
