@@ -116,6 +116,11 @@ export interface AttemptRoute {
   portability: Portability;
   /** false when the combo turned cache affinity off (SPEC A-2): accounts are not steered or bound by conversation. */
   cacheAffinity: boolean;
+  /**
+   * For a name taken as a guess (SPEC R-2): the alias or combo it is plausibly a typo of, asked only when
+   * every target answered that the model does not exist (resolve.ts nearAliasOrCombo).
+   */
+  nearName?: () => string | undefined;
 }
 
 /** Same-account retry bounds (SPEC 6.1/6.2). */
@@ -293,6 +298,12 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     const backoff = last.account ? deps.health.refreshBackoff?.(last.account) : undefined;
     err = backoff ? refreshBackoffError(last.target, backoff) : upstreamAuthError(last.target, err);
     if (backoff && (firstFreeAt === undefined || backoff.until < firstFreeAt)) firstFreeAt = backoff.until;
+  }
+  if (route.nearName && last?.classification.row === "model_unavailable") {
+    // A typo of an alias guessed to a provider that has accounts: the upstream's "no such model" alone
+    // does not say what was meant (newuser13's tryout, J10; without accounts the guard-side 404 says it).
+    const near = route.nearName();
+    if (near) err = { ...err, message: `${err.message} (\`${ctx.requestedModel}\` is not an alias or combo of this gateway; did you mean "${near}"?)` };
   }
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
