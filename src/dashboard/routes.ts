@@ -222,6 +222,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
           const k = deps.keys.lookup(secret);
           if (k?.scopes.includes("admin")) subject = k.name;
           else if (k) return jsonError(403, `Key ${k.name} has no admin scope; the dashboard needs a key created with --scope admin.`, "permission_error");
+          else {
+            // The right secret of a key an operator disabled for now: say so, not "not valid" (review13 R6).
+            const off = deps.keys.disabled?.(secret);
+            if (off) return jsonError(403, `Key ${off.name} is disabled for now; it signs in again once it is enabled (switchyard keys enable ${off.name}).`, "permission_error");
+          }
         }
         if (!subject) {
           throttle.failed(peer);

@@ -240,6 +240,12 @@ describe("a session lasts as long as its key", () => {
     expect((await fetch(`${gw.url}/admin/api/keys/ops-laptop/enable`, { method: "POST", headers: admin })).status).toBe(200);
     await Bun.sleep(1_500); // past the sessions' re-read from the store
     expect([(await asBrowser(quiet)).status, (await asBrowser(calling)).status]).toEqual([401, 401]);
+    // while disabled, signing in with it says so (it read "That key is not valid.")
+    expect((await fetch(`${gw.url}/admin/api/keys/ops-laptop/disable`, { method: "POST", headers: admin })).status).toBe(200);
+    const refused = await login(secret);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe("Key ops-laptop is disabled for now; it signs in again once it is enabled (switchyard keys enable ops-laptop).");
+    expect((await fetch(`${gw.url}/admin/api/keys/ops-laptop/enable`, { method: "POST", headers: admin })).status).toBe(200);
     // signing in again with the key works
     expect((await asBrowser(cookieOf(await login(secret))!)).status).toBe(200);
   });
