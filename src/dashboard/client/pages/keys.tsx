@@ -5,6 +5,7 @@
  * limits and their use stay; the old secret accepted for the grace chosen), disable for a while and
  * enable again (newuser12a G16), and revoke. No secret is ever listed.
  */
+import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
@@ -138,27 +139,66 @@ const GRACES = [
  * key's identity, limits and their use stay; the old secret is refused at once or after the grace
  * chosen. The new secret is handed to `rotated`, which shows it once.
  */
-function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: string; secret: string; previousUntil?: number }) => void }) {
+/**
+ * A key action asked for twice: its button opens the choice (`children`, e.g. the grace select), then
+ * Confirm runs `run` and Cancel closes it; a refusal is shown beside it in the Keys page's words. The
+ * shape Rotate and Revoke share (`onOpen` resets a choice each time it opens).
+ */
+function ConfirmAction(props: { label: string; confirmLabel: string; danger?: boolean; onOpen?: () => void; run: () => Promise<void>; children?: ComponentChildren }) {
   const [open, setOpen] = useState(false);
-  const [grace, setGrace] = useState<string>("0");
   const [error, setError] = useState<string | undefined>();
   if (!open)
     return (
       <button
         type="button"
-        class="btn btn-small"
+        class={props.danger ? "btn btn-small btn-danger" : "btn btn-small"}
         onClick={() => {
-          // each rotation starts from the default: the old secret refused at once
-          setGrace("0");
+          props.onOpen?.();
           setError(undefined);
           setOpen(true);
         }}
       >
-        Rotate
+        {props.label}
       </button>
     );
   return (
     <span class="form-row">
+      {props.children}
+      <ActionButton
+        small
+        tone={props.danger ? "danger" : undefined}
+        onClick={async () => {
+          try {
+            await props.run();
+            setOpen(false);
+          } catch (e) {
+            setError(keyErrorText(e));
+          }
+        }}
+      >
+        {props.confirmLabel}
+      </ActionButton>
+      <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      {error && <span class="held-text small">{error}</span>}
+    </span>
+  );
+}
+
+function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: string; secret: string; previousUntil?: number }) => void }) {
+  const [grace, setGrace] = useState<string>("0");
+  return (
+    <ConfirmAction
+      label="Rotate"
+      confirmLabel="Confirm rotate"
+      // each rotation starts from the default: the old secret refused at once
+      onOpen={() => setGrace("0")}
+      run={async () => {
+        const r = await api<{ secret: string; previousUntil?: number }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
+        rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}) });
+      }}
+    >
       <label class="small">
         old secret{" "}
         <select value={grace} onChange={(e) => setGrace((e.target as HTMLSelectElement).value)}>
@@ -169,25 +209,7 @@ function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: st
           ))}
         </select>
       </label>
-      <ActionButton
-        small
-        onClick={async () => {
-          try {
-            const r = await api<{ secret: string; previousUntil?: number }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
-            setOpen(false);
-            rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}) });
-          } catch (e) {
-            setError(keyErrorText(e));
-          }
-        }}
-      >
-        Confirm rotate
-      </ActionButton>
-      <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
-        Cancel
-      </button>
-      {error && <span class="held-text small">{error}</span>}
-    </span>
+    </ConfirmAction>
   );
 }
 
@@ -320,35 +342,16 @@ function DisableButton({ name, disabled, done }: { name: string; disabled: boole
 }
 
 function RevokeButton({ name, done }: { name: string; done: () => void }) {
-  const [confirm, setConfirm] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  if (!confirm)
-    return (
-      <button type="button" class="btn btn-small btn-danger" onClick={() => setConfirm(true)}>
-        Revoke
-      </button>
-    );
   return (
-    <span class="form-row">
-      <ActionButton
-        small
-        tone="danger"
-        onClick={async () => {
-          try {
-            await api(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
-            done();
-          } catch (e) {
-            setError((e as Error).message);
-          }
-        }}
-      >
-        Confirm revoke
-      </ActionButton>
-      <button type="button" class="btn btn-small" onClick={() => setConfirm(false)}>
-        Cancel
-      </button>
-      {error && <span class="held-text small">{error}</span>}
-    </span>
+    <ConfirmAction
+      label="Revoke"
+      confirmLabel="Confirm revoke"
+      danger
+      run={async () => {
+        await api(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
+        done();
+      }}
+    />
   );
 }
 
