@@ -1,14 +1,11 @@
 /**
  * A failed attempt's token refresh (pipeline/ports.ts RefreshTrace, SPEC 6.2/P-7) in plain words, for
  * `switchyard calls inspect` and the dashboard's call view (bundled into the browser code: it imports
- * nothing at run time; the CLI shares it, as it does ./format.ts). One line for the refresh, then one per token-endpoint call.
+ * only ./format.ts at run time, which imports only pure formats/ code). One line for the refresh, then one per
+ * token-endpoint call; durations as the call view writes them (`ms`: "120 ms", "1.5 s").
  */
 import type { RefreshTrace, TokenCallTrace } from "../../../pipeline/ports.ts";
-
-/** A duration as the call view writes it: "120 ms", "1.5 s". */
-function span(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
-}
+import { ms as span } from "./format.ts";
 
 /** "token call at +1.2 s, 503 in 40 ms: the token endpoint answered 503 …", or "… ok in 120 ms". */
 function callLine(c: TokenCallTrace): string {
