@@ -444,7 +444,11 @@ export interface RoutePlan {
    */
   nearName?: string;
   targets: PlannedTarget[];
-  /** Every (target, account) in the order attempts would take if each failed over to the next. */
+  /**
+   * Every (target, account) in the order attempts would take if each failed over to the next: `target`
+   * is the target's `provider/model` label without a pinned account (the account is `accountId`), as a
+   * real request's trace names its attempts (ports.ts `AttemptTrace.target`).
+   */
   attempts: Array<{ target: string; accountId: string }>;
   /** Target-level decisions (strategy, predicates, capability split, quota). */
   decisions: DecisionTrace[];
@@ -506,7 +510,7 @@ export function planRoute(
       const chosen = picked.verdicts.find((v) => v.verdict === "in")!;
       const reason = tried.size === 0 ? verdictDecision(t, chosen).reason : (chosen.note ?? "eligible");
       pt.accounts.push({ accountId: id, verdict: "in", reason });
-      attempts.push({ target: pt.target, accountId: id });
+      attempts.push({ target: t.label, accountId: id });
       tried.add(id);
     }
     for (const v of first.verdicts) {

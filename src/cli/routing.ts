@@ -120,8 +120,7 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
     lines.push(`  ${i + 1}. ${t.target}  ${t.verdict}${t.reason ? `: ${t.reason}` : ""}`);
     for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until && !a.reason.includes(iso(a.until)) ? ` (until ${iso(a.until)})` : ""}`);
   });
-  // a target pinned to an account is labelled `model @ account` already (newuser13 J13: it read `… @ chat-main @ chat-main`)
-  lines.push("", `attempt order: ${plan.attempts.map((a) => (a.target.endsWith(` @ ${a.accountId}`) ? a.target : `${a.target} @ ${a.accountId}`)).join(" → ") || "none"}`);
+  lines.push("", `attempt order: ${plan.attempts.map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
   return lines.join("\n");
 }
 

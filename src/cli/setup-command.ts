@@ -121,7 +121,7 @@ async function unlistedName(url: string, name: string, key: string, dataDir: str
   }
   const routed = plan.status === 200 ? (plan.data as { attempts?: Array<{ target: string; accountId: string }>; targets?: Array<{ target: string; providerId: string; model: string }> }) : {};
   const first = routed.attempts?.[0];
-  const target = first && routed.targets?.find((t) => t.target === first.target);
+  const target = first && routed.targets?.find((t) => `${t.providerId}/${t.model}` === first.target);
   if (!first || !target) io.fail(`the gateway at ${url} does not list the model ${name} (see GET ${url}/v1/models); nothing was written`);
   const id = `${target.providerId}/${target.model}`;
   const res = await askGateway(url, modelPath(id), key, io);

@@ -123,7 +123,7 @@ describe("route (dry run) as printed", () => {
         { target: "gem/gemini-fake", verdict: "in", accounts: [{ accountId: "gem-1", verdict: "in", reason: "first eligible account" }] },
       ],
       attempts: [
-        { target: "chat/qwen-fake @ chat-main", accountId: "chat-main" },
+        { target: "chat/qwen-fake", accountId: "chat-main" },
         { target: "gem/gemini-fake", accountId: "gem-1" },
       ],
     } as unknown as Parameters<typeof formatRoutePlan>[0];

@@ -50,6 +50,11 @@ combos:
     targets:
       - model: p/claude-x
       - model: q/glm-x
+  - name: pinned
+    targets:
+      - model: p/claude-x
+        account: a2
+      - model: q/glm-x
 `;
 const ENV = { K1: "sk-routing-one", K2: "sk-routing-two", K3: "sk-routing-three", KQ: "sk-routing-q" };
 const WHO: Record<string, string> = { [ENV.K1]: "a1", [ENV.K2]: "a2", [ENV.K3]: "a3" };
@@ -102,6 +107,21 @@ describe("the dry run predicts the real attempts", () => {
     expect(trace.attempts.map((a) => ({ target: a.target, accountId: a.accountId }))).toEqual(plan.attempts);
     // the target-level decisions (predicates) are the ones the dry run showed
     for (const d of plan.decisions) expect(trace.decisions).toContainEqual(d);
+  });
+
+  test("a target pinned to an account: the dry run's attempts name it as the real trace does, `provider/model` and the account beside it (newuser13 J13)", async () => {
+    const plan = await dryRun(body("pinned"));
+    expect(plan.targets.map((t) => t.target)).toEqual(["p/claude-x @ a2", "q/glm-x"]);
+    expect(plan.attempts).toEqual([
+      { target: "p/claude-x", accountId: "a2" },
+      { target: "q/glm-x", accountId: "q1" },
+    ]);
+    gw.fake.enqueue(RATE);
+    const res = await send(body("pinned"));
+    expect(res.status).toBe(200);
+    expect(gw.fake.requests.map(who)).toEqual(["a2", "q1"]);
+    const trace = await traceOf(res);
+    expect(trace.attempts.map((a) => ({ target: a.target, accountId: a.accountId }))).toEqual(plan.attempts);
   });
 
   test("after the failures the dry run shows the cooling accounts out, with reasons and end times, and the next request agrees", async () => {

@@ -224,13 +224,7 @@ function PlanView({ plan, children }: { plan: RoutePlan; children?: ComponentChi
         {plan.attempts.map((a, i) => (
           <li key={i} data-target={a.target} data-account={a.accountId}>
             <span class="plan-order">{i + 1}</span>
-            {a.target.endsWith(` @ ${a.accountId}`) ? (
-              <span class="mono">{a.target}</span>
-            ) : (
-              <>
-                <span class="mono">{a.target}</span> <span class="muted">on</span> <span class="mono">{a.accountId}</span>
-              </>
-            )}
+            <span class="mono">{a.target}</span> <span class="muted">on</span> <span class="mono">{a.accountId}</span>
           </li>
         ))}
       </ol>
