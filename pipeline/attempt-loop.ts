@@ -17,7 +17,7 @@ import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Fini
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
-import { addAccountHint, type Target } from "./resolve.ts";
+import { addAccountHint, nearAliasOrCombo, type RoutingTable, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
@@ -108,6 +108,12 @@ export interface AttemptDeps {
   openStreams?: OpenStreams;
   /** Runs the commit's success and binding after the reply is handed over ({@link CommitDeps.later}); at once when absent. */
   later?: (task: () => void) => void;
+  /**
+   * The routing table in force (its aliases, combos and near-name search `suggest`), read only when a
+   * guessed name failed at every target with "no such model" ({@link AttemptRoute.guessed}); the 404
+   * then names the alias or combo the name is near (resolve.ts nearAliasOrCombo). No hint when absent.
+   */
+  routing?: () => RoutingTable;
 }
 
 /** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */
@@ -117,10 +123,11 @@ export interface AttemptRoute {
   /** false when the combo turned cache affinity off (SPEC A-2): accounts are not steered or bound by conversation. */
   cacheAffinity: boolean;
   /**
-   * For a name taken as a guess (SPEC R-2): the alias or combo it is plausibly a typo of, asked only when
-   * every target answered that the model does not exist (resolve.ts nearAliasOrCombo).
+   * true for a name taken as a guess (SPEC R-2, resolution `via: "guess"`): when every target answered
+   * that the model does not exist, the 404 asks whether an alias or combo near it was meant
+   * ({@link AttemptDeps.routing}).
    */
-  nearName?: () => string | undefined;
+  guessed?: boolean;
 }
 
 /** Same-account retry bounds (SPEC 6.1/6.2). */
@@ -299,10 +306,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     err = backoff ? refreshBackoffError(last.target, backoff) : upstreamAuthError(last.target, err);
     if (backoff && (firstFreeAt === undefined || backoff.until < firstFreeAt)) firstFreeAt = backoff.until;
   }
-  if (route.nearName && last?.classification.row === "model_unavailable") {
+  if (route.guessed && deps.routing && last?.classification.row === "model_unavailable") {
     // A typo of an alias guessed to a provider that has accounts: the upstream's "no such model" alone
     // does not say what was meant (newuser13's tryout, J10; without accounts the guard-side 404 says it).
-    const near = route.nearName();
+    const near = nearAliasOrCombo(ctx.requestedModel, deps.routing());
     if (near) err = { ...err, message: `${err.message} (\`${ctx.requestedModel}\` is not an alias or combo of this gateway; did you mean "${near}"?)` };
   }
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {

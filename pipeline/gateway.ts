@@ -105,8 +105,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         return res;
       }
       const combo = resolution.combo;
-      const nearName = resolution.via === "guess" ? () => nearAliasOrCombo(ctx.requestedModel, table) : undefined;
-      return await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true, nearName }, deps);
+      return await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true, guessed: resolution.via === "guess" }, deps);
     } catch (e) {
       // A bug must never become a stack trace or an HTML page for the client.
       const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
