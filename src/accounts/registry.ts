@@ -4,7 +4,6 @@
  * circuits — held in memory, written through to the store before the next pick, and re-read from the
  * store every 10 s. Implements the pipeline's AccountPool and AccountHealth ports.
  */
-import { KIND_TRAITS } from "../../formats/codec.ts";
 import {
   QUOTA_LOCK_REASON,
   RATE_LIMIT_REASONS,
@@ -23,6 +22,7 @@ import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { Bindings } from "./bindings.ts";
 import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
+import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
 import { clearedElsewhere, LiftsHere, lockedElsewhere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
@@ -63,10 +63,8 @@ interface Cool {
 
 /** Live state of all accounts, keyed by account id. */
 export class AccountRegistry implements AccountPool, AccountHealth {
-  private accounts: Account[] = [];
-  /** The accounts of each provider, in priority order (a request looks up one provider: O(1)). */
-  private byProvider = new Map<string, Account[]>();
-  private providers = new Map<string, ProviderInfo>();
+  /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
+  private readonly index = new ProviderAccounts();
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
   private readonly locks = new Map<string, HeldLockState>();
@@ -83,9 +81,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     publish: (providerId, change, extra) => this.publishProvider(providerId, change, extra),
     listening: () => this.opts.bus?.active === true,
   });
-  private readonly implicit = new Map<string, Account>();
-  private readonly advertisedBy = new Map<string, Set<string>>();
-  private readonly advertisingMemo = new Map<string, string[]>();
 
   /** Routing state (SPEC A-2…A-4, P-5): quota windows, bindings, health stats, slots. */
   readonly quota = new QuotaBook();
@@ -114,36 +109,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
   setAccounts(accounts: Account[], providers: Map<string, ProviderInfo>): void {
-    this.accounts = [...accounts].sort((a, b) => a.priority - b.priority);
-    this.byProvider = new Map();
-    for (const a of this.accounts) {
-      const list = this.byProvider.get(a.providerId);
-      if (list) list.push(a);
-      else this.byProvider.set(a.providerId, [a]);
-    }
     // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts).
-    if (this.providers !== providers) this.circuits.providersChanged(this.providers, providers);
-    this.providers = providers;
-    this.implicit.clear();
-    this.advertisedBy.clear();
-    this.advertisingMemo.clear();
+    if (this.index.providers !== providers) this.circuits.providersChanged(this.index.providers, providers);
+    this.index.set(accounts, providers);
     this.dropReplacedLocks();
-  }
-
-  /** Models advertised by any account of a provider (discovery, SPEC P-6); memoised until the next setAccounts. */
-  private advertised(providerId: string): Set<string> {
-    let set = this.advertisedBy.get(providerId);
-    if (!set) {
-      set = new Set();
-      for (const a of this.accounts) if (a.providerId === providerId) for (const m of a.models ?? []) set.add(m);
-      this.advertisedBy.set(providerId, set);
-    }
-    return set;
   }
 
   /** Every account known, in priority order. */
   list(): Account[] {
-    return this.accounts;
+    return this.index.accounts;
   }
 
   /**
@@ -153,17 +127,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * (cooldowns, health, slots) reads under their ids. O(providers).
    */
   implicitAccounts(): Account[] {
-    const out: Account[] = [];
-    for (const p of this.providers.values()) if (!this.byProvider.has(p.id) && isCompatible(p)) out.push(this.keyless(p));
-    return out;
+    return this.index.implicitAccounts();
   }
 
   /** The account with this id among {@link list} and {@link implicitAccounts}, or undefined. */
   find(id: string): { account: Account; implicit: boolean } | undefined {
-    const listed = this.accounts.find((a) => a.id === id);
-    if (listed) return { account: listed, implicit: false };
-    const implicit = this.implicitAccounts().find((a) => a.id === id);
-    return implicit && { account: implicit, implicit: true };
+    return this.index.find(id);
   }
 
   /** Loads persisted state (at start and on each periodic re-read), first publishing the ends that passed on the clock. */
@@ -185,13 +154,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const locked = held && this.stateRead ? lockedElsewhere(held.locks, this.locks, this.clock.now()) : []; // published as setLock does: the same alert
     this.stateRead = true;
     this.dropReplacedLocks();
-    for (const [id, l] of locked) if (this.locks.get(id) === l) this.publish(id, this.providerOf(id), "lock", { reason: l.reason, ...(l.until !== null ? { until: l.until } : {}), advice: unlockAdvice(id, this.accounts.find((a) => a.id === id)?.credential.type ?? "api_key", l.until) });
+    for (const [id, l] of locked) if (this.locks.get(id) === l) this.publish(id, this.providerOf(id), "lock", { reason: l.reason, ...(l.until !== null ? { until: l.until } : {}), advice: unlockAdvice(id, this.index.accounts.find((a) => a.id === id)?.credential.type ?? "api_key", l.until) });
     this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
     // Quarantines are written by the credential manager (or another instance) and arrive here.
-    for (const q of this.quarantines.load(state.quarantined, this.accounts, this.opts.bus?.active === true, (id) => this.liftingHere.get(id))) {
-      this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason, ...(q.change === "quarantine" ? { advice: quarantineAdvice(q.account.id, this.providers.get(q.account.providerId)?.kind) } : {}) });
+    for (const q of this.quarantines.load(state.quarantined, this.index.accounts, this.opts.bus?.active === true, (id) => this.liftingHere.get(id))) {
+      this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason, ...(q.change === "quarantine" ? { advice: quarantineAdvice(q.account.id, this.index.providers.get(q.account.providerId)?.kind) } : {}) });
     }
     if (this.opts.bus) {
       for (const c of this.cooldowns.values()) this.armExpiry(c.until);
@@ -214,11 +183,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Publishes a provider-wide change once per account of the provider. */
   private publishProvider(providerId: string, change: string, extra: Omit<Partial<AccountStateEvent>, "type" | "account" | "change"> = {}): void {
     if (!this.opts.bus?.active) return;
-    for (const a of this.byProvider.get(providerId) ?? []) this.publish(a.id, providerId, change, extra);
+    for (const a of this.index.of(providerId)) this.publish(a.id, providerId, change, extra);
   }
 
   private providerOf(accountId: string): string | undefined {
-    return this.accounts.find((a) => a.id === accountId)?.providerId;
+    return this.index.providerOf(accountId);
   }
 
   /** Arms the end timer for a state that ends at `until` (ms since the epoch), when it is the earliest. */
@@ -268,7 +237,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (rm) return { cause: "removed", reason: `model removed for this account: ${rm.reason}` };
     // SPEC P-6: a model some account of the pool advertised never goes to one that did not; a model
     // no account advertised (a new model, an alias) is left to the upstream to accept or refuse.
-    if (account.models && !account.models.includes(model) && this.advertised(account.providerId).has(model)) {
+    if (account.models && !account.models.includes(model) && this.index.advertised(account.providerId).has(model)) {
       return { cause: "not_advertised", reason: "model not advertised by this account" };
     }
     if (this.cooldowns.size > 0) {
@@ -293,11 +262,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * `hints.dryRun` leaves round-robin counters alone. O(accounts of the provider).
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[] {
-    let accounts = this.byProvider.get(providerId) ?? [];
-    if (accounts.length === 0) {
-      const p = this.providers.get(providerId);
-      if (p && isCompatible(p)) accounts = [this.keyless(p)];
-    }
+    const accounts = this.index.serving(providerId);
     let ranked: Ranked[] | undefined;
     if (accounts.length === 1) {
       // One account: its ranking never changes (no memo per request: no map entry keyed by the hints).
@@ -331,27 +296,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * Memoised per model until the next setAccounts.
    */
   advertising(model: string): string[] {
-    let out = this.advertisingMemo.get(model);
-    if (!out) {
-      out = [];
-      for (const p of this.providers.values()) {
-        if (!this.hasAccounts(p.id)) continue;
-        if (Object.hasOwn(p.models, model) || this.advertised(p.id).has(model)) out.push(p.id);
-      }
-      if (this.advertisingMemo.size > 1000) this.advertisingMemo.clear();
-      this.advertisingMemo.set(model, out);
-    }
-    return out;
+    return this.index.advertising(model);
   }
 
   /** Whether the provider has any account (disabled ones count; a `*-compatible` provider has its keyless one). O(1). */
   hasAccounts(providerId: string): boolean {
-    if (this.byProvider.has(providerId)) return true;
-    const p = this.providers.get(providerId);
-    return p !== undefined && isCompatible(p);
+    return this.index.hasAccounts(providerId);
   }
 
-  private rank(accounts: Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
+  private rank(accounts: readonly Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
     // One account: nothing to rank, no conversation to steer (the common single-key setup).
     if (accounts.length === 1) return [{ account: accounts[0], note: "the provider's only account" }];
     const now = this.clock.now();
@@ -380,7 +333,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Concurrency slots of an account (SPEC A-4): its max_concurrency, else its provider kind's default; undefined = unlimited. */
   slotLimit(account: Account): number | undefined {
-    return account.maxConcurrency ?? this.providers.get(account.providerId)?.defaultMaxConcurrency;
+    return account.maxConcurrency ?? this.index.providers.get(account.providerId)?.defaultMaxConcurrency;
   }
 
   /** Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. */
@@ -397,7 +350,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   modelQuota(providerId: string, model: string, accountId?: string): number | undefined {
     const now = this.clock.now();
     let best: number | undefined;
-    for (const a of this.byProvider.get(providerId) ?? []) {
+    for (const a of this.index.of(providerId)) {
       if ((accountId && a.id !== accountId) || a.disabled) continue;
       const r = this.quota.tightest(a.id, model, now, true);
       if (r && (best === undefined || r.fraction > best)) best = r.fraction;
@@ -422,8 +375,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const split = (k: string) => k.split("\u0000") as [string, string];
     return {
       now,
-      accounts: this.accounts,
-      providers: this.providers,
+      accounts: this.index.accounts,
+      providers: this.index.providers,
       cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
       locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
       removed: this.removed.live(now),
@@ -531,16 +484,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return this.bindings.get(bindingKey(providerId, affinityKey), now ?? this.clock.now())?.accountId === account.id ? "hit" : "miss";
   }
 
-  /** A `*-compatible` provider without accounts (a local Ollama, LM Studio…) is called without a key. */
-  private keyless(p: ProviderInfo): Account {
-    let a = this.implicit.get(p.id);
-    if (!a) {
-      a = { id: `${p.id}-keyless`, providerId: p.id, priority: 0, credential: { type: "none" }, disabled: false, source: "config" };
-      this.implicit.set(p.id, a);
-    }
-    return a;
-  }
-
   // ---- AccountHealth ------------------------------------------------------------------------
 
   failure(account: Account, provider: ProviderInfo, model: string, c: Classification, opts: { retrying?: boolean } = {}): void {
@@ -642,7 +585,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * each re-read of the state.
    */
   private dropReplacedLocks(): void {
-    for (const [id, l] of replacedLocks(this.locks, this.accounts, (a) => this.quarantines.fingerprint(a))) {
+    for (const [id, l] of replacedLocks(this.locks, this.index.accounts, (a) => this.quarantines.fingerprint(a))) {
       this.locks.delete(id);
       this.persist((st) => st.clearLock(id));
       this.publish(id, this.providerOf(id), "unlock", { reason: `lock (${l.reason}) cleared: the account's key changed` });
@@ -688,11 +631,6 @@ function persistBinding(store: Store, b: Binding): unknown {
 /** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
 export function bindingKey(providerId: string, affinityKey: string): string {
   return `${providerId}|${affinityKey}`;
-}
-
-/** A `*-compatible` provider (a local Ollama, LM Studio…) may be called without an account. */
-function isCompatible(p: ProviderInfo): boolean {
-  return KIND_TRAITS[p.kind].thirdParty;
 }
 
 function key(accountId: string, model: string): string {
