@@ -2,7 +2,9 @@
  * How long until something, in words, for a refusal's message (pipeline/key-limits.ts) and for the
  * dashboard's Keys page (src/dashboard/client/format.ts `budgetResets`): one rule, so a client's 429
  * and the page say the same at the same moment; and, rounded the other way, how long ago an imported
- * login expired (src/admin/subscription-routes.ts, src/cli/import.ts). Pure (beside retry-after.ts, which reads a wait); part of the browser bundle.
+ * login expired (src/admin/subscription-routes.ts, src/cli/import.ts); and a measured duration in
+ * milliseconds ({@link formatMs}: the dashboard's latencies, the route trace's refresh lines in
+ * pipeline/trace-words.ts). Pure (beside retry-after.ts, which reads a wait); part of the browser bundle.
  */
 
 /**
@@ -32,4 +34,14 @@ function inWords(ms: number, round: (x: number) => number): string {
   const h = Math.floor(m / 60);
   const d = Math.floor(h / 24);
   return d >= 2 ? `${d}d ${h % 24}h` : `${h}h ${m % 60}m`;
+}
+
+/**
+ * A measured duration of `n` milliseconds: "812 ms" under a second, else seconds with one decimal
+ * ("1.4 s"); "–" when there is none (undefined, null, not finite). The dashboard's latencies and
+ * waits (src/dashboard/client/format.ts `ms`) and the route trace's refresh lines.
+ */
+export function formatMs(n: number | undefined | null): string {
+  if (n === undefined || n === null || !Number.isFinite(n)) return "–";
+  return n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
 }

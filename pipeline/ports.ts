@@ -453,7 +453,7 @@ export interface TraceError {
  * or, when they ran and shortened nothing, `unchanged`: how many tool results long enough to shorten
  * (pipeline/savers MIN_CHARS) they looked at and left as they were (no rule recognised them, or
  * shortening would not have saved MIN_SAVING). A request without such a tool result records nothing.
- * Worded for people by pipeline/token-saver-words.ts.
+ * Worded for people by pipeline/trace-words.ts.
  */
 export type TokenSaverTrace =
   | { skipped: "header" | "prompt_cache" | "cache_marker" }

@@ -1,6 +1,6 @@
 /**
  * The token savers' size thresholds (SPEC S-1), in a module of their own so the words that describe a
- * saver outcome (pipeline/token-saver-words.ts, also bundled into the dashboard) can name them without
+ * saver outcome (pipeline/trace-words.ts, also bundled into the dashboard) can name them without
  * pulling in the rules.
  */
 

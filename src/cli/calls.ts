@@ -5,8 +5,7 @@
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
 import type { RouteTrace } from "../../pipeline/ports.ts";
-import { tokenSaverSentence } from "../../pipeline/token-saver-words.ts";
-import { refreshLines } from "../dashboard/client/refresh-words.ts";
+import { refreshLines, tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 

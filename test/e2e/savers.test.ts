@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { clientRequest } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { sample, serverLog } from "../pipeline/save-tokens-fixtures/samples.ts";
-import { tokenSaverSentence } from "../../pipeline/token-saver-words.ts";
+import { tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import { traceLines } from "../../src/cli/calls.ts";
 
 const yaml = (settings = "") => `

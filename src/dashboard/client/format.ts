@@ -1,5 +1,5 @@
 /** Formatting for the dashboard: durations, times, counts, money. */
-import { formatWait } from "../../../formats/wait-words.ts";
+import { formatMs, formatWait } from "../../../formats/wait-words.ts";
 
 /**
  * "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero: the dashboard's ticking
@@ -119,11 +119,8 @@ export function pct(share: number | undefined): string {
   return `${Math.round(share * 1000) / 10} %`;
 }
 
-/** Milliseconds as "812 ms" / "1.4 s". */
-export function ms(n: number | undefined | null): string {
-  if (n === undefined || n === null || !Number.isFinite(n)) return "–";
-  return n >= 1000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`;
-}
+/** Milliseconds as "812 ms" / "1.4 s" (formats/wait-words.ts formatMs: the CLI's trace lines say durations with it too). */
+export const ms = formatMs;
 
 /** A reason without the ISO end time the API appends to it (the page shows a countdown instead). */
 export function withoutIsoTime(reason: string | undefined): string {

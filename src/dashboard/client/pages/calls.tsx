@@ -11,8 +11,7 @@ import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebo
 import { clockSeconds, count, dateIfNotToday, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
-import { tokenSaverSentence } from "../../../../pipeline/token-saver-words.ts";
-import { refreshLines } from "../refresh-words.ts";
+import { refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];

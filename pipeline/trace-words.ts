@@ -1,9 +1,12 @@
 /**
- * The route trace's token-saver outcome (pipeline/ports.ts TokenSaverTrace, SPEC S-1, S-2, S-4) in
- * plain words, one sentence, for `switchyard calls inspect` and the dashboard's call view (bundled into
- * the browser code: it imports nothing but the thresholds).
+ * Parts of the route trace in plain words, for `switchyard calls inspect` and the dashboard's call view
+ * (one wording for both; bundled into the browser code: at run time it imports only the savers'
+ * thresholds and formats/wait-words.ts, both pure): the token-saver outcome (pipeline/ports.ts
+ * TokenSaverTrace, SPEC S-1, S-2, S-4) as one sentence, and a failed attempt's token refresh
+ * (RefreshTrace, SPEC 6.2/P-7) as lines.
  */
-import type { TokenSaverTrace } from "./ports.ts";
+import { formatMs } from "../formats/wait-words.ts";
+import type { RefreshTrace, TokenCallTrace, TokenSaverTrace } from "./ports.ts";
 import { MIN_CHARS, MIN_SAVING } from "./savers/thresholds.ts";
 
 /** "1 tool result" / "3 tool results". */
@@ -34,4 +37,21 @@ export function tokenSaverSentence(ts: TokenSaverTrace): string {
     .map(([rule, n]) => `${n} ${rule.replace(/_/g, " ")}`)
     .join(", ");
   return `Token savers shortened ${results(ts.results)} (${rules}): ${ts.charsBefore.toLocaleString("en-US")} → ${ts.charsAfter.toLocaleString("en-US")} characters, about ${ts.tokensSaved.toLocaleString("en-US")} tokens saved.`;
+}
+
+/** "token call at +1.2 s: 503 in 40 ms (the token endpoint answered 503 …)", or "… ok in 120 ms". */
+function callLine(c: TokenCallTrace): string {
+  const when = c.startMs >= 0 ? `at +${formatMs(c.startMs)}` : `${formatMs(-c.startMs)} before this request arrived`;
+  const how = c.error === undefined ? "ok" : c.status !== undefined ? `${c.status}` : "failed";
+  return `token call ${when}: ${how} in ${formatMs(c.durationMs)}${c.error !== undefined ? ` (${c.error})` : ""}`;
+}
+
+/**
+ * The lines of one refresh: "refresh: token refreshed (1 token call); waited 130 ms; the same account
+ * is tried again" (or "…; not refreshed"), then one per token-endpoint call; durations as
+ * {@link formatMs} writes them ("120 ms", "1.5 s").
+ */
+export function refreshLines(r: RefreshTrace): string[] {
+  const then = r.ok ? "the same account is tried again" : "not refreshed";
+  return [`refresh: ${r.note}; waited ${formatMs(r.waitedMs)}; ${then}`, ...r.calls.map(callLine)];
 }
