@@ -166,7 +166,10 @@ export interface KeyLimits {
 /** One budget's use in its current window (SPEC 9.6), for the admin API, `usage --by key` and alerts. */
 export interface BudgetUse {
   budget: KeyBudget;
-  /** Tokens or USD used in the current window (0 when no window is open). */
+  /**
+   * Tokens or USD used in the current window (0 when no window is open). USD is a sum of prices, kept
+   * to 12 significant digits where the counters sum it ($0.054, not 0.054000000000000006).
+   */
   used: number;
   /** ms since the epoch when the window opened (the first use); absent when no window is open. */
   startedAt?: number;
@@ -228,7 +231,9 @@ export interface RequestEstimate {
 /** What a settled request did to a budget: its use before and after (same window), for threshold alerts. */
 export interface BudgetChange {
   budget: KeyBudget;
+  /** The window's use before the request, in the budget's unit (USD to 12 significant digits, as {@link BudgetUse.used}). */
   before: number;
+  /** The window's use after the request, likewise. */
   after: number;
   resetsAt: number;
 }

@@ -62,7 +62,6 @@ import { keyLimitCounters } from "./limits/key-counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
-import { roundUsd } from "./limits/dollars.ts";
 import { claimAlertsIn } from "./alerts/alert-claim.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
@@ -451,7 +450,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: async (id, limits) => (settle(), { budgets: (await keyCounters.budgetUse(id, limits, clock.now())).map((b) => ({ ...b, used: roundUsd(b.used) })), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) }),
+      keyUse: async (id, limits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) }),
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       subscriptionProviderIds: () => [...cfg.providers.values()].filter((p) => isSubscription(p.kind)).map((p) => p.id),

@@ -19,7 +19,6 @@
  * raised before). Nothing here runs on the request path except {@link Alerts.budgetChanged}, which is
  * a few comparisons.
  */
-import { roundUsd } from "../limits/dollars.ts";
 import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
 import { keyNameOfId } from "../../pipeline/index.ts";
 import type { BudgetChange } from "../../pipeline/ports.ts";
@@ -118,7 +117,7 @@ export class Alerts {
    * share crossed ({@link budgetShare}), and for the share 1 when the budget is used up, configured or
    * not (after the lower shares, once per window like them). `key` is the key's id (pipeline/key-id.ts): the subject is
    * `key:NAME`, and a key created with a revoked key's name carries its id as `subjectId`. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
-   * (12 significant digits: $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second);
+   * (as the counters sum it: 12 significant digits, $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second);
    * `exhausted: true` on the share 1's (the key's requests are refused until `resets_at`).
    */
   budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
@@ -135,7 +134,7 @@ export class Alerts {
           window: c.budget.window,
           unit: c.budget.usd !== undefined ? "usd" : "tokens",
           limit,
-          used: roundUsd(c.after),
+          used: c.after,
           threshold: t,
           // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
           // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts

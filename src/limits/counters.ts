@@ -46,6 +46,7 @@
 import { BUDGET_WINDOW_MS } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, BudgetWindow, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import type { KeyBudgetRow } from "../store/types.ts";
+import { roundUsd } from "./dollars.ts";
 
 /** One key's budget window as persisted (the store's row). */
 export type BudgetWindowRow = KeyBudgetRow;
@@ -272,7 +273,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
       }
       before.set(b.window, { ...win });
       win.tokens += tokens;
-      win.usd += usd;
+      win.usd = roundUsd(win.usd + usd); // a sum of prices, kept to 12 significant digits: every reader sees $0.054, not 0.054000000000000006
     }
     if (tokens > 0 || usd > 0) this.dirty.add(key);
     for (const b of budgets) {
@@ -316,7 +317,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     for (const r of rows) {
       const ms = BUDGET_WINDOW_MS[r.window];
       if (!ms || now >= r.startedAt + ms) continue;
-      const win: Window = { start: r.startedAt, tokens: r.tokens, usd: r.usd };
+      const win: Window = { start: r.startedAt, tokens: r.tokens, usd: roundUsd(r.usd) };
       if (this.monotonic) win.mono = this.monotonic() - (now - r.startedAt);
       this.state(r.keyName).windows.set(r.window, win);
     }

@@ -68,6 +68,7 @@ import { BUDGET_WINDOW_MS, keyId } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
 import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
+import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, newShare, type Share } from "./quota-share.ts";
 
@@ -102,6 +103,15 @@ export interface SharedCountersOptions {
   answerMs?: number;
   /** The keys to watch (every active key; those without limits are skipped), read at each report. */
   keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
+}
+
+/**
+ * A budget share's use across instances (the others' as last reported plus this instance's), the
+ * figure every reader gets (budget use, budget changes and their alerts, a refusal): a USD sum kept to
+ * 12 significant digits (dollars.ts roundUsd; tokens are whole and unchanged by it).
+ */
+function usedAll(s: Share): number {
+  return roundUsd(s.othersUsed + s.used);
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
@@ -236,11 +246,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
     // threshold is crossed once on this instance, not again by a settle that overlaps another.
     const changes: BudgetChange[] = (limits.budgets ?? []).map((b) => {
       const s = this.budgetShare(key, b);
-      const before = s.othersUsed + s.used;
+      const before = usedAll(s);
       s.used += b.usd !== undefined ? usd : tokens;
       s.lastUse = at;
       touched.push(s);
-      return { budget: b, before, after: s.othersUsed + s.used, resetsAt: s.windowEnd };
+      return { budget: b, before, after: usedAll(s), resetsAt: s.windowEnd };
     });
     try {
       // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
@@ -267,7 +277,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
       }
     }
-    return shares.map((s) => ({ budget: s.budgetOf!.budget, used: s.othersUsed + s.used, startedAt: s.windowStart, resetsAt: s.windowEnd }));
+    return shares.map((s) => ({ budget: s.budgetOf!.budget, used: usedAll(s), startedAt: s.windowStart, resetsAt: s.windowEnd }));
   }
 
   inFlight(key: string): number {
@@ -314,7 +324,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
       const s = this.budgetShare(key, b);
-      out.push([s, (x) => ({ limit: "budget", budget: b, used: x.othersUsed + x.used, max, retryAfterMs: wait(x), resetsAt: x.windowEnd }), b.usd !== undefined ? want.usd : want.tokens]);
+      out.push([s, (x) => ({ limit: "budget", budget: b, used: usedAll(x), max, retryAfterMs: wait(x), resetsAt: x.windowEnd }), b.usd !== undefined ? want.usd : want.tokens]);
     }
     if (limits.rpm !== undefined) {
       const rpm = limits.rpm;
@@ -613,7 +623,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     s.learned = true;
     s.othersUsed = s.windowEnd === 0 ? othersUsed : Math.max(s.othersUsed, othersUsed);
     if (!quiet && s.budgetOf && s.othersUsed > before && this.onOthersBudgetChange) {
-      this.onOthersBudgetChange(s.budgetOf.key, [{ budget: s.budgetOf.budget, before: before + s.used, after: s.othersUsed + s.used, resetsAt: s.windowEnd }], this.dbNow());
+      this.onOthersBudgetChange(s.budgetOf.key, [{ budget: s.budgetOf.budget, before: roundUsd(before + s.used), after: usedAll(s), resetsAt: s.windowEnd }], this.dbNow());
     }
   }
 

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
+import { MemoryKeyCounters } from "../../src/limits/counters.ts";
 import { AlertWebhook, retryDelays, type WebhookPayload } from "../../src/alerts/webhook.ts";
 import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
@@ -286,20 +287,20 @@ describe("alert events", () => {
     const alerts = new Alerts(bus, { thresholds: () => [0.5, 0.8], now: () => T });
     cleanups.push(() => alerts.close());
     const budget = { window: "1d" as const, usd: 0.05 };
-    // What the counters sum for three requests of $0.02 and one of $0.018 (seen with scripts/demo and a USD budget)
-    let used = 0;
-    for (const cost of [0.02, 0.02, 0.018]) {
-      const before = used;
-      used += cost;
-      alerts.budgetChanged("ci", [{ budget, before, after: used, resetsAt: T + 86_400_000 }], T);
-    }
+    // The changes the counters give for three requests of $0.02 and one of $0.018 (seen with scripts/demo and a USD budget)
+    const counters = new MemoryKeyCounters();
+    for (const cost of [0.02, 0.02, 0.018]) alerts.budgetChanged("ci", counters.settle("ci", { budgets: [budget] }, { tokens: 10, usd: cost }, T), T);
     // 0.02 + 0.02 is 80 % of $0.05 exactly: both thresholds then, not 0.8 one request later; $0.058 used it up
     expect(got.map((a) => [a.detail.threshold, a.detail.used])).toEqual([
       [0.5, 0.04],
       [0.8, 0.04],
       [1, 0.058],
     ]);
-    alerts.budgetChanged("ci", [{ budget: { window: "5h", usd: 0.1 }, before: 0.036, after: 0.036 + 0.018, resetsAt: T + 18_000_000 }], T);
+    // the counters sum $0.036 + $0.018 as $0.054 (binary floating point: 0.054000000000000006), so the alert reads it
+    expect(0.036 + 0.018).not.toBe(0.054);
+    const five = { budgets: [{ window: "5h" as const, usd: 0.1 }] };
+    counters.settle("ci", five, { tokens: 10, usd: 0.036 }, T);
+    alerts.budgetChanged("ci", counters.settle("ci", five, { tokens: 10, usd: 0.018 }, T), T);
     expect(got.at(-1)!.detail.used).toBe(0.054);
   });
 
