@@ -3,7 +3,7 @@
  * the caller is local and keys are not required. The CLI authenticates with the per-start admin token
  * it reads from instance.json (SPEC 2.2), so it keeps working when `require_api_key` is on.
  */
-import { roundUsd } from "../limits/dollars.ts";
+import { roundUsd, spentUsd } from "../limits/dollars.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
@@ -300,7 +300,9 @@ export function adminApi(deps: AdminDeps) {
       const by = q.value.by ?? "model";
       const filter = filterOf(q.value);
       const now = Date.now();
-      const rows = (await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter })).map(roundCost);
+      // SPEC 9.5: what subscriptions served is their use at API prices, apart from money spent (each row's and bucket's subscriptionUsd)
+      const subscriptionProviders = [...(deps.subscriptionProviderIds?.() ?? [])];
+      const rows = (await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by, filter, subscriptionProviders })).map(roundCost);
       let window = usageSeriesWindow(parseSince(since)!, q.value.bucket, now);
       if ((window.untilMs - window.sinceMs) / window.bucketMs > MAX_USAGE_BUCKETS - 1) {
         // A bucket the caller chose is refused; with the default (1d at most) a since longer than
@@ -309,10 +311,10 @@ export function adminApi(deps: AdminDeps) {
         if (q.value.bucket) return adminError(400, `since ${since} in buckets of ${q.value.bucket} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
         window = { ...window, sinceMs: window.untilMs - (MAX_USAGE_BUCKETS - 1) * window.bucketMs };
       }
-      const buckets = (await deps.store.usageSeries({ ...window, filter })).map(roundCost);
+      const buckets = (await deps.store.usageSeries({ ...window, filter, subscriptionProviders })).map(roundCost);
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
       const echo = filter ? { filter } : {};
-      const cost = costSplit(by === "provider" ? rows : await deps.store.usageSummary({ sinceMs: now - parseSince(since)!, by: "provider", filter }), new Set(deps.subscriptionProviderIds?.() ?? []));
+      const cost = costSplit(rows);
       if (by === "key" && deps.keyUse) {
         // SPEC 9.6: budget use next to each key's usage.
         // Usage rows are grouped by the key's name (a revoked key's and its replacement's together); the
@@ -369,27 +371,29 @@ export function adminApi(deps: AdminDeps) {
 }
 
 /**
- * `costUsd` to 12 significant digits: a sum or product of prices in binary floating point read
- * 0.00041999999999999996 in `GET /calls` (the CLI and the dashboard round it; a script reading the API
- * got the noise). A row without a cost is handed back as it is.
- */
-/**
  * The period's cost in two sums (SPEC 9.5; newuser12b's tryout: the Overview added a subscription's
  * API-price equivalent to money spent): `spentUsd`, what requests served by API keys (and other
  * non-subscription providers) cost at their prices, and `subscriptionUsd`, what requests served by
  * subscription logins would have cost at API prices (the subscription is paid for by the month, not
- * per request). From by-provider rows; `subscriptions` holds the subscription providers' ids.
+ * per request). From usage rows of any grouping (each row's `subscriptionUsd` is the part of its
+ * `costUsd` that subscriptions served).
  */
-export function costSplit(byProvider: ReadonlyArray<{ group: string | null; costUsd: number }>, subscriptions: ReadonlySet<string>): { spentUsd: number; subscriptionUsd: number } {
-  let spentUsd = 0;
+export function costSplit(rows: ReadonlyArray<{ costUsd: number; subscriptionUsd?: number }>): { spentUsd: number; subscriptionUsd: number } {
+  let cost = 0;
   let subscriptionUsd = 0;
-  for (const r of byProvider) {
-    if (r.group !== null && subscriptions.has(r.group)) subscriptionUsd += r.costUsd || 0;
-    else spentUsd += r.costUsd || 0;
+  for (const r of rows) {
+    cost += r.costUsd || 0;
+    subscriptionUsd += r.subscriptionUsd || 0;
   }
-  return { spentUsd: roundUsd(spentUsd), subscriptionUsd: roundUsd(subscriptionUsd) };
+  return { spentUsd: spentUsd({ costUsd: cost, subscriptionUsd }), subscriptionUsd: roundUsd(subscriptionUsd) };
 }
 
-function roundCost<T extends { costUsd?: number }>(row: T): T {
-  return typeof row.costUsd === "number" && row.costUsd !== 0 ? { ...row, costUsd: roundUsd(row.costUsd) } : row;
+/**
+ * `costUsd` (and a usage row's `subscriptionUsd`) to 12 significant digits: a sum or product of prices
+ * in binary floating point read 0.00041999999999999996 in `GET /calls` (the CLI and the dashboard round
+ * it; a script reading the API got the noise). A row without a cost is handed back as it is.
+ */
+function roundCost<T extends { costUsd?: number; subscriptionUsd?: number }>(row: T): T {
+  if (!(typeof row.costUsd === "number" && row.costUsd !== 0)) return row;
+  return { ...row, costUsd: roundUsd(row.costUsd), ...(row.subscriptionUsd ? { subscriptionUsd: roundUsd(row.subscriptionUsd) } : {}) };
 }

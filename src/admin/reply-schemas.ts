@@ -59,7 +59,11 @@ const TOTALS = {
   cacheReadTokens: v.number(),
   cacheWriteTokens: v.number(),
   reasoningTokens: v.number(),
-  costUsd: v.number(),
+  costUsd: v.pipe(v.number(), v.description("The priced requests' cost at API prices, USD, subscriptions' use included (subscriptionUsd is that part).")),
+  subscriptionUsd: v.pipe(
+    v.number(),
+    v.description("The part of costUsd served by subscription logins (claude-code, codex): their use at API prices, not money spent; costUsd − subscriptionUsd is what was spent."),
+  ),
 };
 
 const UsageRowReply = v.looseObject({
@@ -96,7 +100,7 @@ const UsageReply = v.object({
       spentUsd: v.pipe(v.number(), v.description("What the period's requests served by API keys and other non-subscription providers cost at their prices, USD.")),
       subscriptionUsd: v.pipe(v.number(), v.description("What the requests served by subscription logins (claude-code, codex) would have cost at API prices, USD: their value, not money spent (the subscription is paid by the month).")),
     }),
-    v.description("The period's cost (of the requests the filter keeps) split into money spent and subscriptions' use at API prices; the rows' costUsd adds both."),
+    v.description("The period's cost (of the requests the filter keeps) split into money spent and subscriptions' use at API prices; the rows' and buckets' costUsd adds both, their subscriptionUsd is the subscriptions' part."),
   ),
   rows: v.array(UsageRowReply),
   series: v.object({ bucketMs: v.number(), from: ms("first bucket"), to: ms("now"), buckets: v.array(BucketReply) }),

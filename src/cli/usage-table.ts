@@ -6,6 +6,7 @@
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
 import { describeBudgetUse, dollars } from "./key-limits.ts";
+import { spentUsd } from "../limits/dollars.ts";
 import { SINCE } from "../admin/since.ts";
 
 /** GET /admin/api/usage's `cost`: money spent, and subscriptions' use at API prices (USD). */
@@ -61,18 +62,21 @@ export function costCell(costUsd: unknown, unpriced: unknown, served = 0): strin
 
 /**
  * The `usage` output: the table (via `table`, the CLI's plain-text table), then a legend line for each
- * cryptic cell that appears in it, and, when subscriptions served some of it (`cost`, the admin API's
- * split), the money spent apart from subscriptions' use at API prices; one line saying so when `rows`
- * (the admin API's usage rows over the last `since`) are empty.
+ * cryptic cell that appears in it; one line saying so when `rows` (the admin API's usage rows over the
+ * last `since`) are empty. The cost column is money spent (SPEC 9.5): when subscriptions served some
+ * of the rows, their use at API prices (a row's `subscriptionUsd`) is a column of its own,
+ * `subscription_use`, and a legend line gives both sums (`cost`, the admin API's split).
  */
 export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGrouping, table: (head: string[], rows: unknown[][]) => string, since = "24h", cost?: CostSplit): string[] {
   if (rows.length === 0) return [`no requests in the last ${since}: each request is counted here once it finishes (--since 7d looks further back)`];
   const byKey = by === "key";
   // By account: the attempts each account answered with 429, whichever account then served (newuser12b H9).
   const limited = by === "account";
+  // Subscriptions' use at API prices is not money spent: its own column (newuser12b's tryout: the cost column added both).
+  const subscriptions = rows.some((x) => typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0);
   const out = [
     table(
-      [by, "requests", "errors", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(byKey ? ["budgets"] : [])],
+      [by, "requests", "errors", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(subscriptions ? ["subscription_use"] : []), ...(byKey ? ["budgets"] : [])],
       rows.map((x) => [
         x.group ?? NO_GROUP,
         x.requests,
@@ -84,7 +88,8 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
         x.cacheWriteTokens,
         x.reasoningTokens,
         x.savedTokens ?? 0,
-        costCell(x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0)),
+        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0)),
+        ...(subscriptions ? [typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0 ? dollars(x.subscriptionUsd) : "-"] : []),
         ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
       ]),
     ),
@@ -98,8 +103,9 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
     legend.push("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
   }
   // A subscription's cost is what its requests would have cost at API prices: not money spent (newuser12b's tryout).
-  if (cost && cost.subscriptionUsd > 0) {
-    legend.push(`cost: ${dollars(cost.spentUsd)} spent (API keys and other providers); ${dollars(cost.subscriptionUsd)} is subscriptions' use at API prices, not billed per request (in the cost column of their rows)`);
+  if (subscriptions || (cost && cost.subscriptionUsd > 0)) {
+    const sums = cost ? `: ${dollars(cost.spentUsd)} spent (API keys and other providers); ${dollars(cost.subscriptionUsd)} of subscriptions' use` : "";
+    legend.push(`cost is money spent; subscription_use is what subscriptions served at API prices, not billed per request (paid by the month)${sums}`);
   }
   if (legend.length > 0) out.push("", ...legend);
   return out;

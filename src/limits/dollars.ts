@@ -1,7 +1,7 @@
 /**
  * USD amounts of budgets and costs as the command line writes them (`keys list`, `usage`, a budget's
- * 429) and the dashboard's Keys page shows a USD budget ("$0.0540 of $0.0500"): one function for both,
- * importing nothing, so the dashboard's browser bundle can use it.
+ * 429) and the dashboard's Keys page shows a USD budget ("$0.0540 of $0.0500"), and the money spent of a
+ * usage row: one module for both, importing nothing, so the dashboard's browser bundle can use it.
  */
 
 /**
@@ -11,6 +11,15 @@
  */
 export function roundUsd(usd: number): number {
   return usd === 0 || !Number.isFinite(usd) ? usd : Number(usd.toPrecision(12));
+}
+
+/**
+ * Money spent of a usage row or bucket (GET /admin/api/usage): its cost apart from what subscriptions
+ * served, whose `subscriptionUsd` is their use at API prices, paid by the month, not per request (SPEC
+ * 9.5); to 12 significant digits. A row without `subscriptionUsd` (an older server's) is all spent.
+ */
+export function spentUsd(row: { costUsd?: number; subscriptionUsd?: number }): number {
+  return roundUsd(Math.max(0, (row.costUsd ?? 0) - (row.subscriptionUsd ?? 0)));
 }
 
 /**

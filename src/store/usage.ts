@@ -35,6 +35,8 @@ export interface UsageQuery {
   by: UsageGroupBy;
   /** Only requests matching every given field. */
   filter?: UsageFilter;
+  /** The subscription providers' ids: the part of each row's cost they served is its `subscriptionUsd` (0 when none given). */
+  subscriptionProviders?: readonly string[];
 }
 
 /**
@@ -90,7 +92,7 @@ export function withRateLimited(rows: UsageSummaryRow[], hits: Map<string, numbe
     if (seen.has(group)) continue;
     out.push({
       group, requests: 0, errors: 0, clientClosed: 0, estimated: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-      cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, unpriced: 0, savedChars: 0, savedTokens: 0, avgTotalMs: 0, avgTtfbMs: null, rateLimited: n,
+      cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0, unpriced: 0, savedChars: 0, savedTokens: 0, avgTotalMs: 0, avgTtfbMs: null, rateLimited: n,
     });
   }
   return out;
@@ -214,8 +216,13 @@ export interface UsageSummaryRow {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
-  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
+  /** Sum of the priced requests' cost in USD (SPEC 9.5), subscriptions' use at API prices included. */
   costUsd: number;
+  /**
+   * The part of `costUsd` served by the query's subscription providers: their use at API prices, not
+   * money spent (SPEC 9.5; the subscription is paid by the month). 0 when the query names none.
+   */
+  subscriptionUsd: number;
   /** Requests that served tokens with a model that has no price: `costUsd` leaves them out. */
   unpriced: number;
   /** SPEC S-4: characters the token savers removed from the bodies sent upstream. */
@@ -262,6 +269,8 @@ export interface UsageSeriesQuery {
   bucketMs: number;
   /** Only requests matching every given field. */
   filter?: UsageFilter;
+  /** The subscription providers' ids: the part of each bucket's cost they served is its `subscriptionUsd`. */
+  subscriptionProviders?: readonly string[];
 }
 
 /** One time bucket of `usageSeries`: the requests that arrived in [t, t + bucketMs). */
@@ -277,12 +286,14 @@ export interface UsageBucket {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
-  /** Sum of the priced requests' cost in USD (SPEC 9.5). */
+  /** Sum of the priced requests' cost in USD (SPEC 9.5), subscriptions' use at API prices included. */
   costUsd: number;
+  /** The part of `costUsd` served by the query's subscription providers (see UsageSummaryRow.subscriptionUsd). */
+  subscriptionUsd: number;
 }
 
 /** The summed token and cost columns of a usage row, as both backends' queries name them. */
-export type UsageTotals = Pick<UsageBucket, "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens" | "costUsd">;
+export type UsageTotals = Pick<UsageBucket, "inputTokens" | "outputTokens" | "cacheReadTokens" | "cacheWriteTokens" | "reasoningTokens" | "costUsd" | "subscriptionUsd">;
 
 /**
  * {@link UsageTotals} from a summary or series row (SQLite gives numbers; PostgreSQL's float8 sums
@@ -296,7 +307,18 @@ export function usageTotalsFromRow(r: Record<string, unknown>): UsageTotals {
     cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
     reasoningTokens: Number(r.reasoning_tokens ?? 0),
     costUsd: Number(r.cost_usd ?? 0),
+    subscriptionUsd: Number(r.subscription_usd ?? 0),
   };
+}
+
+/**
+ * The SELECT item `subscription_usd` that {@link usageTotalsFromRow} reads back: the summed cost of the
+ * requests served by `providers` (provider ids, each bound through `param`, which returns its
+ * placeholder), `cast` after the sum as in {@link usageTotalsSql}; a constant 0 when there are none.
+ */
+export function subscriptionCostSql(providers: readonly string[] | undefined, param: (value: string) => string, cast = ""): string {
+  if (!providers || providers.length === 0) return `0${cast} AS subscription_usd`;
+  return `COALESCE(SUM(CASE WHEN provider_id IN (${providers.map(param).join(", ")}) THEN cost_usd END), 0)${cast} AS subscription_usd`;
 }
 
 /**
@@ -323,7 +345,7 @@ export function fillUsageBuckets(q: UsageSeriesQuery, found: Map<number, Omit<Us
   if (count > MAX_USAGE_BUCKETS) throw new StoreError("invalid", `usage series: more than ${MAX_USAGE_BUCKETS} buckets`);
   const out: UsageBucket[] = [];
   for (let t = first; t < q.untilMs; t += width) {
-    out.push({ t, ...(found.get(t) ?? { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0 }) });
+    out.push({ t, ...(found.get(t) ?? { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 }) });
   }
   return out;
 }

@@ -4,7 +4,9 @@
  * on a Claude Code subscription (a fake vendor) and two on an API key, all priced: GET /usage's
  * `cost` says what was spent and what the subscription's use would have cost, `switchyard usage` says
  * the same below its table, and the Overview's Cost tile (real Chromium) reads the money spent with the
- * subscription's use beside it.
+ * subscription's use beside it. The rows and the time series keep them apart too (each row's and
+ * bucket's `subscriptionUsd`): `usage`'s cost column, the Usage page's Cost column and the cost charts
+ * show money spent, the subscription's use in a column and bars of its own (they added both).
  */
 import { afterAll, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
@@ -60,9 +62,25 @@ settings:
     const usage = (await (await fetch(`${gw.url}/admin/api/usage?by=${by}`)).json()) as { cost: { spentUsd: number; subscriptionUsd: number }; rows: Array<{ group: string | null; costUsd: number }> };
     expect({ by, cost: usage.cost }).toEqual({ by, cost: { spentUsd: 0.0036, subscriptionUsd: 0.0018 } });
   }
-  const usage = (await (await fetch(`${gw.url}/admin/api/usage?by=provider`)).json()) as { cost: { spentUsd: number; subscriptionUsd: number }; rows: Array<Record<string, unknown>> };
-  expect(usageLines(usage.rows, "provider", table, "24h", usage.cost).at(-1)).toBe(
-    "cost: $0.0036 spent (API keys and other providers); $0.0018 is subscriptions' use at API prices, not billed per request (in the cost column of their rows)",
+  const usage = (await (await fetch(`${gw.url}/admin/api/usage?by=provider`)).json()) as {
+    cost: { spentUsd: number; subscriptionUsd: number };
+    rows: Array<Record<string, unknown>>;
+    series: { buckets: Array<{ costUsd: number; subscriptionUsd: number }> };
+  };
+  expect(usage.rows.map((r) => [r.group, r.costUsd, r.subscriptionUsd]).sort()).toEqual([
+    ["cc", 0.0018, 0.0018],
+    ["paid", 0.0036, 0],
+  ]);
+  const last = usage.series.buckets.at(-1)!;
+  expect([last.costUsd, last.subscriptionUsd]).toEqual([0.0054, 0.0018]);
+  // `switchyard usage`: the cost column is money spent, the subscription's use a column of its own (the cc row's cost read $0.0018)
+  const lines = usageLines(usage.rows, "provider", table, "24h", usage.cost);
+  const shown = lines[0]!.split("\n"); // the table, its head first
+  const cells = (group: string) => shown.find((l) => l.startsWith(`${group} `))!.trim().split(/\s+/).slice(-2);
+  expect(shown[0]!.trim().split(/\s+/).slice(-2)).toEqual(["cost", "subscription_use"]);
+  expect({ cc: cells("cc"), paid: cells("paid") }).toEqual({ cc: ["$0.00", "$0.0018"], paid: ["$0.0036", "-"] });
+  expect(lines.at(-1)).toBe(
+    "cost is money spent; subscription_use is what subscriptions served at API prices, not billed per request (paid by the month): $0.0036 spent (API keys and other providers); $0.0018 of subscriptions' use",
   );
   // Filtered to the subscription: nothing spent.
   const sub = (await (await fetch(`${gw.url}/admin/api/usage?by=model&provider=cc`)).json()) as typeof usage;
@@ -80,6 +98,24 @@ settings:
       value: "$0.0036",
       sub: "spent; subscriptions' use: $0.0018 at API prices, not billed",
     });
+    // The Overview's cost chart: money spent, the subscription's use in bars beside it (it had one series, "cost", the sum)
+    const legend = async (title: RegExp) => {
+      const card = w.page.locator(".card", { has: w.page.locator("h2", { hasText: title }) });
+      await card.locator(".u-legend").waitFor({ timeout: 10_000 });
+      return card.locator(".u-legend .u-series").evaluateAll((els) => els.slice(1).map((e) => [e.querySelector(".u-label")?.textContent, e.querySelector(".u-value")?.textContent]));
+    };
+    expect((await legend(/^Cost \(USD\)/)).map(([label]) => label)).toEqual(["spent", "subscriptions at API prices"]);
+    // The Usage page: the Cost column is money spent, the subscription's use a column of its own; its chart as the Overview's (by
+    // day: the latest bucket, whose values the legend shows, holds the three requests but at midnight UTC)
+    await w.page.goto(`${gw.url}/dashboard/usage?range=7d&by=provider`);
+    const row = (group: string) => w.page.locator(`tr[data-group="${group}"]`);
+    await row("cc").waitFor({ timeout: 10_000 });
+    const cost = async (group: string) => [await row(group).locator('td[data-label="Cost"]').innerText(), await row(group).locator('td[data-label="Subscriptions at API prices"]').innerText()];
+    expect({ cc: await cost("cc"), paid: await cost("paid") }).toEqual({ cc: ["$0", "$0.0018"], paid: ["$0.0036", "–"] });
+    expect(await legend(/^Cost over time \(USD\)/)).toEqual([
+      ["spent", "$0.0036"],
+      ["subscriptions at API prices", "$0.0018"],
+    ]);
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

@@ -285,9 +285,37 @@ for (const backend of backends) {
       ]);
       expect(series[0]!.costUsd).toBeCloseTo(0.25, 12);
       expect(series[2]!.costUsd).toBeCloseTo(0.5, 12);
-      expect(series[1]).toEqual({ t: minute + 60_000, requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0 });
+      expect(series[1]).toEqual({ t: minute + 60_000, requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 });
       expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_000_000, bucketMs: 10 }))).toBe("invalid");
       expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_800_000_000_000, bucketMs: 60_000 }))).toBe("invalid");
+      await s.close();
+    });
+
+    test("usage: the cost the subscription providers served is apart (subscriptionUsd), by key and per bucket, with a filter too", async () => {
+      const { store: s } = await backend.open();
+      const t0 = 1_800_000_000_000;
+      s.record(usage({ requestId: "a1", ts: t0 + 1_000, providerId: "openai", keyName: "k1", costUsd: 0.25 }));
+      s.record(usage({ requestId: "c1", ts: t0 + 2_000, providerId: "cc", keyName: "k1", costUsd: 1.5 }));
+      s.record(usage({ requestId: "x1", ts: t0 + 3_000, providerId: "cx", keyName: "k2", costUsd: 0.5 }));
+      s.record(usage({ requestId: "u1", ts: t0 + 4_000, providerId: "cc", keyName: "k2", costUsd: undefined, unpriced: true }));
+      const subs = ["cc", "cx"];
+      const byKey = await s.usageSummary({ sinceMs: t0, by: "key", subscriptionProviders: subs });
+      expect(byKey.map((r) => [r.group, r.costUsd, r.subscriptionUsd])).toEqual([
+        ["k1", 1.75, 1.5],
+        ["k2", 0.5, 0.5],
+      ]);
+      expect((await s.usageSummary({ sinceMs: t0, by: "key" })).map((r) => r.subscriptionUsd)).toEqual([0, 0]);
+      const filtered = await s.usageSummary({ sinceMs: t0, by: "provider", filter: { key: "k1" }, subscriptionProviders: subs });
+      expect(filtered.map((r) => [r.group, r.costUsd, r.subscriptionUsd]).sort()).toEqual([
+        ["cc", 1.5, 1.5],
+        ["openai", 0.25, 0],
+      ]);
+      const series = await s.usageSeries({ sinceMs: t0, untilMs: t0 + 120_000, bucketMs: 60_000, filter: { key: "k1" }, subscriptionProviders: subs });
+      expect(series.map((b) => [b.costUsd, b.subscriptionUsd])).toEqual([
+        [1.75, 1.5],
+        [0, 0],
+      ]);
+      expect((await s.usageSeries({ sinceMs: t0, untilMs: t0 + 60_000, bucketMs: 60_000, subscriptionProviders: subs })).map((b) => b.subscriptionUsd)).toEqual([2]);
       await s.close();
     });
 

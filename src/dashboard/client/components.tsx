@@ -180,7 +180,9 @@ export interface ChartSeries {
 
 /**
  * A time-series chart drawn by uPlot (canvas). `times` are ms since the epoch; the chart resizes
- * with its container. Its legend reads the values under the pointer, else the last bucket's.
+ * with its container. Its legend reads the values under the pointer, else the last bucket's. Two bar
+ * series stand side by side in each bucket (the first left of the bucket's time, the second right),
+ * not one over the other.
  */
 export function TimeChart({ times, series, height = 200 }: { times: number[]; series: ChartSeries[]; height?: number }) {
   const el = useRef<HTMLDivElement>(null);
@@ -189,13 +191,18 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
   useLayoutEffect(() => {
     if (!el.current) return;
     const width = el.current.clientWidth || 600;
+    const pair = series.filter((s) => s.bars).length === 2;
     const bars = uPlot.paths.bars!({ size: [0.7, 24] });
+    const left = pair ? uPlot.paths.bars!({ size: [0.35, 12], align: -1 }) : bars;
+    const right = pair ? uPlot.paths.bars!({ size: [0.35, 12], align: 1 }) : bars;
+    let barsSeen = 0;
     const opts: uPlot.Options = {
       width,
       height,
       legend: { live: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true } },
+      // Bars side by side stand beside their bucket's time: half a bucket more at each end keeps the first's and the last's in the chart.
+      scales: { x: pair && times.length > 1 ? { time: true, range: (_u, min, max) => [min - (times[1]! - times[0]!) / 2000, max + (times[1]! - times[0]!) / 2000] } : { time: true } },
       axes: [
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: valueAxisSize, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
@@ -216,7 +223,7 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
             stroke: s.color,
             width: s.bars ? 0 : 2,
             fill: s.bars ? s.color : `${s.color}22`,
-            paths: s.bars ? bars : undefined,
+            paths: s.bars ? (pair ? (barsSeen++ === 0 ? left : right) : bars) : undefined,
             points: { show: false },
             value: (u: uPlot, v: number | null, sidx: number, idx: number | null) => (idx == null ? latest(u, sidx, fmt) : v == null ? "–" : fmt(v)),
           };

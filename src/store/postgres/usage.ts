@@ -8,7 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, rateLimitedFilterSql, usageFilterSql, withRateLimited } from "../types.ts";
-import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -51,6 +51,7 @@ export class PgUsage implements UsageStore {
     const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
     const params: Array<string | number> = [since, until];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
+    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT ${col} AS grp, COUNT(*)::float8 AS requests,
@@ -58,7 +59,7 @@ export class PgUsage implements UsageStore {
            COUNT(*) FILTER (WHERE outcome = 'client_closed')::float8 AS client_closed,
            COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
-           ${TOKEN_AND_COST_SUMS},
+           ${TOKEN_AND_COST_SUMS}, ${subscription},
            COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
            COALESCE(SUM(saved_chars), 0)::float8 AS saved_chars,
            COALESCE(SUM(saved_tokens), 0)::float8 AS saved_tokens,
@@ -109,12 +110,13 @@ export class PgUsage implements UsageStore {
     const first = Math.floor(q.sinceMs / width) * width;
     const params: Array<string | number> = [width, first, Math.floor(q.untilMs)];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
+    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT (ts / $1) * $1 AS t, COUNT(*)::float8 AS requests,
            COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
-           ${TOKEN_AND_COST_SUMS}
+           ${TOKEN_AND_COST_SUMS}, ${subscription}
          FROM usage WHERE ts >= $2 AND ts < $3${where} GROUP BY 1`,
         params,
       ),

@@ -22,7 +22,7 @@ import {
   usageFilterSql,
   withRateLimited,
 } from "../types.ts";
-import { fillUsageBuckets, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
@@ -30,12 +30,15 @@ const GROUP_COLUMNS = USAGE_GROUP_SQL;
 
 const TOKEN_AND_COST_SUMS = usageTotalsSql();
 
-/** The usage series query; a filter's conditions go before GROUP BY (parameters ?4 on). */
-const SERIES_SQL = `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
+/**
+ * The usage series query: `subscription` the SELECT item of the subscriptions' cost and `where` a
+ * filter's conditions (parameters ?4 on, for both).
+ */
+const seriesSql = (subscription: string, where: string) => `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
          SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
          SUM(fallback) AS fallbacks,
-         ${TOKEN_AND_COST_SUMS}
-       FROM usage WHERE ts >= ?2 AND ts < ?3 GROUP BY t`;
+         ${TOKEN_AND_COST_SUMS}, ${subscription}
+       FROM usage WHERE ts >= ?2 AND ts < ?3${where} GROUP BY t`;
 
 
 /** The `UsageStore` role of the SQLite store. */
@@ -86,9 +89,12 @@ export class SqliteUsage implements UsageStore {
     const col = GROUP_COLUMNS[q?.by];
     if (!col) throw new StoreError("invalid", `usage summary: unknown grouping ${JSON.stringify(q?.by)}`);
     this.flush();
+    // the subscriptions' cost is selected before the WHERE: its parameters come first
     const params: string[] = [];
+    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), "?"));
+    const subscriptionParams = params.splice(0);
     const where = usageFilterSql(q.filter, (value) => (params.push(value), "?"));
-    const key = `${col}|${where}`;
+    const key = `${col}|${where}|${subscriptionParams.length}`;
     let stmt = this.summaryStmts.get(key);
     if (!stmt) {
       stmt = this.ctx.db.prepare(
@@ -97,7 +103,7 @@ export class SqliteUsage implements UsageStore {
            SUM(outcome = 'client_closed') AS client_closed,
            SUM(estimated) AS estimated,
            SUM(fallback) AS fallbacks,
-           ${TOKEN_AND_COST_SUMS},
+           ${TOKEN_AND_COST_SUMS}, ${subscription},
            COALESCE(SUM(unpriced), 0) AS unpriced,
            COALESCE(SUM(saved_chars), 0) AS saved_chars,
            COALESCE(SUM(saved_tokens), 0) AS saved_tokens,
@@ -111,7 +117,7 @@ export class SqliteUsage implements UsageStore {
     }
     const since = Math.floor(Number(q.sinceMs) || 0);
     const until = q.untilMs === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(Number(q.untilMs));
-    const rows: UsageSummaryRow[] = (stmt.all(since, until, ...params) as any[]).map((r) => ({
+    const rows: UsageSummaryRow[] = (stmt.all(...subscriptionParams, since, until, ...params) as any[]).map((r) => ({
       group: r.grp ?? null,
       requests: r.requests,
       errors: r.errors ?? 0,
@@ -148,9 +154,8 @@ export class SqliteUsage implements UsageStore {
     this.flush();
     const params: string[] = [];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), `?${3 + params.length}`));
-    const stmt = where
-      ? this.ctx.db.query(SERIES_SQL.replace("GROUP BY t", `${where} GROUP BY t`))
-      : (this.seriesStmt ??= this.ctx.db.prepare(SERIES_SQL));
+    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `?${3 + params.length}`));
+    const stmt = params.length > 0 ? this.ctx.db.query(seriesSql(subscription, where)) : (this.seriesStmt ??= this.ctx.db.prepare(seriesSql(subscription, where)));
     const width = Math.floor(q.bucketMs);
     const first = Math.floor(q.sinceMs / width) * width;
     const found = new Map<number, Omit<UsageBucket, "t">>();

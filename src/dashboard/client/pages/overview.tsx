@@ -11,10 +11,11 @@
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
-import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow } from "../components.tsx";
+import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow, type ChartSeries } from "../components.tsx";
 import { count, pct, perBucket, usd } from "../format.ts";
 import { useLive } from "../live.ts";
-import type { AccountsStatus, UsageAnswer } from "../types.ts";
+import { spentUsd } from "../../../limits/dollars.ts";
+import type { AccountsStatus, UsageAnswer, UsageBucket } from "../types.ts";
 import { RecentAlerts } from "./recent-alerts.tsx";
 import { SetupSnippets } from "./setup.tsx";
 
@@ -86,6 +87,16 @@ export function rateBuckets(stored: RateStore | undefined, live: readonly LiveRe
 /** Requests of the last minute: the newest six 10 s buckets of `rows` (the current one included). */
 export function lastMinute(rows: readonly { t: number; requests: number }[]): number {
   return rows.slice(-6).reduce((n, b) => n + b.requests, 0);
+}
+
+/**
+ * The cost chart's series (Usage and Overview): money spent per bucket as bars, and, when subscriptions
+ * served some of the period, their use at API prices as bars beside them (not added to it).
+ */
+export function costSeries(buckets: readonly UsageBucket[]): ChartSeries[] {
+  const spent: ChartSeries = { label: "spent", values: buckets.map((b) => spentUsd(b)), color: "#059669", bars: true, fmt: (v) => usd(v) };
+  if (!buckets.some((b) => (b.subscriptionUsd ?? 0) > 0)) return [spent];
+  return [spent, { label: "subscriptions at API prices", values: buckets.map((b) => b.subscriptionUsd ?? 0), color: "#a78bfa", bars: true, fmt: (v) => usd(v) }];
 }
 
 /** Sums a field over usage rows, undefined when no row has it. */
@@ -289,8 +300,8 @@ export function OverviewPage() {
             />
           </Card>
           {hasCost && (
-            <Card title={`Cost (USD) ${perBucket(range.bucket)}${subscriptionValue > 0 ? ", subscriptions' use at API prices included" : ""}`}>
-              <TimeChart times={times} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
+            <Card title={`Cost (USD) ${perBucket(range.bucket)}${subscriptionValue > 0 ? ": spent, and subscriptions' use at API prices beside it" : ""}`}>
+              <TimeChart times={times} series={costSeries(buckets)} />
             </Card>
           )}
         </div>

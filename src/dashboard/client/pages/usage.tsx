@@ -5,10 +5,11 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
+import { spentUsd } from "../../../limits/dollars.ts";
 import { count, ms, perBucket, usd, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { UsageAnswer, UsageRow } from "../types.ts";
-import { total } from "./overview.tsx";
+import { costSeries, total } from "./overview.tsx";
 
 const RANGES = [
   { id: "1h", label: "1 hour", bucket: "1m" },
@@ -19,14 +20,17 @@ const GROUPS = ["model", "account", "key", "provider"] as const;
 
 /**
  * What the subtitle says about cost: API prices only when some group of the period cost something (a
- * group's `costUsd` is 0, not absent, when none of its requests had a price); else, when requests used
+ * group's `costUsd` is 0, not absent, when none of its requests had a price), and, when subscriptions
+ * served some, that Cost is money spent and their use at API prices is apart; else, when requests used
  * models without a price, that their cost is unknown; else nothing (no request was priced or unpriced,
  * e.g. refused requests only, or models priced at 0).
  */
 export function costNote(rows: readonly UsageRow[]): string {
   const cost = rows.some((r) => r.costUsd > 0);
   const unpriced = rows.reduce((n, r) => n + r.unpriced, 0);
-  if (cost) return `; cost at API prices (subscriptions show the API-price equivalent)${unpriced ? "; requests of models without a price are not counted" : ""}`;
+  const subscriptions = rows.some((r) => (r.subscriptionUsd ?? 0) > 0);
+  const apart = subscriptions ? "; Cost is money spent, subscriptions' use at API prices is apart (paid by the month, not billed per request)" : "";
+  if (cost) return `; cost at API prices${apart}${unpriced ? "; requests of models without a price are not counted" : ""}`;
   if (unpriced) return `; no cost: ${count(unpriced)} ${unpriced === 1 ? "request" : "requests"} of this period used models without a price (settings.pricing gives one)`;
   return "";
 }
@@ -80,9 +84,12 @@ export function UsagePage() {
   const hasCost = rows.some((r) => r.costUsd !== undefined);
   // The cost chart only when something had a price (unpriced requests count $0 in the buckets).
   const costChart = buckets.some((b) => (b.costUsd ?? 0) > 0);
+  // Subscriptions' use at API prices is not money spent: its own column and bars (newuser12b's tryout: Cost added both).
+  const subscriptions = rows.some((r) => (r.subscriptionUsd ?? 0) > 0);
   const saved = total(rows, (r) => r.savedTokens);
   // One number of decimals down the Cost column (it mixed "$1.25" and "$0.0012").
-  const costCell = usdColumn(rows.filter((r) => !nothingBilled(r)).map((r) => r.costUsd));
+  const costCell = usdColumn(rows.filter((r) => !nothingBilled(r)).map((r) => spentUsd(r)));
+  const subscriptionCell = usdColumn(rows.map((r) => r.subscriptionUsd));
   // By account: the attempts each account answered with 429, when any did (the account that served counts the request).
   const limited = by === "account" && rows.some((r) => (r.rateLimited ?? 0) > 0);
   return (
@@ -132,7 +139,7 @@ export function UsagePage() {
           </Card>
           <Card title={`${costChart ? "Cost over time (USD)" : "Requests over time"}, ${perBucket(range.bucket)}`}>
             {costChart ? (
-              <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "cost", values: buckets.map((b) => b.costUsd ?? 0), color: "#059669", bars: true, fmt: (v) => usd(v) }]} />
+              <TimeChart times={buckets.map((b) => b.t)} series={costSeries(buckets)} />
             ) : (
               <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true }]} />
             )}
@@ -156,6 +163,7 @@ export function UsagePage() {
                   <th class="num">Cache write</th>
                   <th class="num">Reasoning</th>
                   {hasCost && <th class="num">Cost</th>}
+                  {subscriptions && <th class="num">Subscriptions at API prices</th>}
                   {saved !== undefined && <th class="num">Saved</th>}
                   <th class="num">Avg first byte</th>
                   <th class="num">Avg total</th>
@@ -186,10 +194,15 @@ export function UsagePage() {
                           <span class="muted">unpriced</span>
                         ) : (
                           <>
-                            {costCell(r.costUsd)}
+                            {costCell(spentUsd(r))}
                             {r.unpriced ? <span class="muted">*</span> : null}
                           </>
                         )}
+                      </td>
+                    )}
+                    {subscriptions && (
+                      <td class="num" data-label="Subscriptions at API prices">
+                        {(r.subscriptionUsd ?? 0) > 0 ? subscriptionCell(r.subscriptionUsd) : <span class="muted">–</span>}
                       </td>
                     )}
                     {saved !== undefined && (
@@ -209,6 +222,12 @@ export function UsagePage() {
             </table>
           </div>
           {rows.some((r) => r.unpriced && (r.costUsd ?? 0) > 0) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
+          {subscriptions && (
+            <p class="muted small">
+              Cost is money spent at API prices (API keys, other providers). Subscriptions at API prices is what the requests served by subscription logins would have cost at
+              API prices: the subscription is paid by the month, not per request.
+            </p>
+          )}
           {rows.some((r) => r.unpriced && !((r.costUsd ?? 0) > 0)) && (
             <p class="muted small">
               unpriced: a model without a known price, so its cost is not counted (not zero); give it one under <code>settings.pricing</code> in the config file (USD per million tokens).
