@@ -162,6 +162,13 @@ export const CallsQuery = v.object({
   before: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "before must be a cursor from an answer's older"), v.description("Only calls older than this cursor (an earlier answer's `older`): the next older page."))),
   after: v.optional(v.pipe(v.string(), v.check((c) => parseCallCursor(c) !== undefined, "after must be a cursor from an answer's newer"), v.description("The `limit` calls just newer than this cursor (an earlier answer's `newer`), still newest first: the next newer page."))),
   ...UsageFilterEntries,
+  account: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, "account must not be empty"),
+      v.description("Account id: the calls it served, and those in which it answered an attempt with 429 (rateLimited) before another account served or the call failed."),
+    ),
+  ),
 });
 
 

@@ -152,8 +152,18 @@ export interface CallsPage {
  * side of `at` (strictly older or newer, ties on `ts` ordered by id). The cursor's condition is
  * written `ts <= x AND (ts < x OR id < y)` (and its mirror) so that the `usage_ts` index bounds the
  * scan in SQLite and PostgreSQL alike. `param` binds a value and returns its placeholder.
+ *
+ * The filter's `account` keeps the calls that account served and those in which it answered an
+ * attempt with 429 (`u.rate_limited`, newuser12b's tryout: a call that fell over from a rate-limited
+ * account was not found by it): `limitedBy` is the backend's condition that the placeholder it is
+ * given is one of the row's `rate_limited` ids (a JSON array in text).
  */
-export function callsWhere(q: CallsQuery, at: { side: "older" | "newer"; cursor: CallCursor } | undefined, param: (value: string | number) => string): string {
+export function callsWhere(
+  q: CallsQuery,
+  at: { side: "older" | "newer"; cursor: CallCursor } | undefined,
+  param: (value: string | number) => string,
+  limitedBy: (placeholder: string) => string,
+): string {
   const since = Math.floor(Number(q.sinceMs ?? 0));
   // One placeholder per use (SQLite's `?` binds one value each). A single lower bound on ts: given two
   // (`ts >= since AND ts >= cursor`), SQLite seeks the index by the first and scans up to the cursor.
@@ -161,7 +171,10 @@ export function callsWhere(q: CallsQuery, at: { side: "older" | "newer"; cursor:
   if (!at) where = `u.ts >= ${param(since)}`;
   else if (at.side === "older") where = `u.ts >= ${param(since)} AND u.ts <= ${param(at.cursor.ts)} AND (u.ts < ${param(at.cursor.ts)} OR u.id < ${param(at.cursor.id)})`;
   else where = `u.ts >= ${param(Math.max(since, at.cursor.ts))} AND (u.ts > ${param(at.cursor.ts)} OR u.id > ${param(at.cursor.id)})`;
-  return where + usageFilterSql(q.filter, (v) => param(v));
+  const { account, ...rest } = q.filter ?? {};
+  where += usageFilterSql(rest, (v) => param(v));
+  if (account !== undefined) where += ` AND (u.account_id = ${param(account)} OR (u.rate_limited IS NOT NULL AND ${limitedBy(param(account))}))`;
+  return where;
 }
 
 /**

@@ -70,4 +70,22 @@ test("usage by account counts each 429 against the account that answered it, in 
     ["a2", 200, []],
     ["a2", 200, ["a1"]],
   ]);
+  // The calls' account filter finds a call by an account that answered an attempt with 429 too, not only by the one that
+  // served (it found a1's one only when a1 was tried last); a page at a time as well.
+  type Calls = typeof calls & { older?: string };
+  const byA1 = (await (await fetch(`${gw.url}/admin/api/calls?account=a1`)).json()) as Calls;
+  expect(byA1.calls.map((c) => [c.accountId ?? null, c.status, (c.rateLimited ?? []).sort()])).toEqual([
+    [lastY, 429, ["a1", "a2"]],
+    ["a2", 200, ["a1"]],
+  ]);
+  const first = (await (await fetch(`${gw.url}/admin/api/calls?account=a1&limit=1`)).json()) as Calls;
+  expect(first.calls.map((c) => c.status)).toEqual([429]);
+  const next = (await (await fetch(`${gw.url}/admin/api/calls?account=a1&limit=1&before=${encodeURIComponent(first.older!)}`)).json()) as Calls;
+  expect([next.calls.map((c) => [c.accountId, c.status]), next.older]).toEqual([[["a2", 200]], undefined]);
+  // served by a2 alone (a1 cooling down): found by a2, not by a1
+  const byA2 = (await (await fetch(`${gw.url}/admin/api/calls?account=a2&outcome=ok`)).json()) as Calls;
+  expect(byA2.calls.map((c) => [c.accountId, (c.rateLimited ?? []).sort()])).toEqual([
+    ["a2", []],
+    ["a2", ["a1"]],
+  ]);
 });

@@ -583,5 +583,25 @@ for (const backend of backends) {
       expect(parseCallCursor("12.x")).toBeUndefined();
       await s.close();
     });
+
+    test("the account filter keeps the calls the account served and those it answered an attempt of with 429, on every page", async () => {
+      const { store: s } = await backend.open();
+      const T = 1_800_000_000_000;
+      s.record(usage({ requestId: "x0", ts: T + 1, accountId: "a1" }));
+      s.record(usage({ requestId: "x1", ts: T + 2, accountId: "a2", rateLimited: ["a1"] }));
+      s.record(usage({ requestId: "x2", ts: T + 3, accountId: "a2" }));
+      s.record(usage({ requestId: "x3", ts: T + 4, accountId: "a3", rateLimited: ["a2", "a1"] }));
+      s.record(usage({ requestId: "x4", ts: T + 5, accountId: "a2", rateLimited: ["a1x"] }));
+      await s.flush();
+      const ids = (p: { calls: Array<{ requestId: string }> }) => p.calls.map((c) => c.requestId);
+      expect(ids(await s.callsPage({ limit: 10, filter: { account: "a1" } }))).toEqual(["x3", "x1", "x0"]);
+      const a1 = await s.callsPage({ limit: 2, filter: { account: "a1" } });
+      expect(ids(a1)).toEqual(["x3", "x1"]);
+      expect(ids(await s.callsPage({ limit: 2, filter: { account: "a1" }, before: parseCallCursor(a1.older!) }))).toEqual(["x0"]);
+      expect(ids(await s.callsPage({ limit: 10, filter: { account: "a2", model: "gpt-5-mini" } }))).toEqual(["x4", "x3", "x2", "x1"]);
+      // the last served call of an account (Test on the Accounts page) is still one it served
+      expect((await s.recentCalls(1, { filter: { account: "a1" } })).map((c) => c.requestId)).toEqual(["x0"]);
+      await s.close();
+    });
   });
 }

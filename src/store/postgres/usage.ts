@@ -14,6 +14,9 @@ import { num, numOrNull } from "./values.ts";
 
 const GROUP_COLUMNS = USAGE_GROUP_SQL;
 
+/** The calls filter's "this account answered an attempt with 429" (usage.ts callsWhere). */
+const LIMITED_BY = (placeholder: string) => `EXISTS (SELECT 1 FROM json_array_elements_text(u.rate_limited::json) AS j(value) WHERE j.value = ${placeholder})`;
+
 /** The `UsageStore` role of the PostgreSQL store. */
 const TOKEN_AND_COST_SUMS = usageTotalsSql("::float8");
 
@@ -158,7 +161,7 @@ export class PgUsage implements UsageStore {
     const ascending = q.before === undefined && q.after !== undefined;
     const params: Array<string | number> = [];
     const at = q.before ? { side: "older" as const, cursor: q.before } : q.after ? { side: "newer" as const, cursor: q.after } : undefined;
-    const where = callsWhere(q, at, (value) => (params.push(value), `$${params.length}`));
+    const where = callsWhere(q, at, (value) => (params.push(value), `$${params.length}`), LIMITED_BY);
     const dir = ascending ? "ASC" : "DESC";
     params.push(n + 1);
     const rows = (await this.ctx.read((sql) =>
@@ -170,7 +173,7 @@ export class PgUsage implements UsageStore {
     )) as any[];
     const exists = async (side: "older" | "newer", cursor: { ts: number; id: number }) => {
       const p: Array<string | number> = [];
-      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), `$${p.length}`));
+      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), `$${p.length}`), LIMITED_BY);
       const found = await this.ctx.read((sql) => sql.unsafe(`SELECT 1 FROM usage u WHERE ${w} LIMIT 1`, p));
       return (found as unknown[]).length > 0;
     };

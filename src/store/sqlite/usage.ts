@@ -41,6 +41,9 @@ const seriesSql = (subscription: string, where: string) => `SELECT (ts / ?1) * ?
        FROM usage WHERE ts >= ?2 AND ts < ?3${where} GROUP BY t`;
 
 
+/** The calls filter's "this account answered an attempt with 429" (usage.ts callsWhere). */
+const LIMITED_BY = (placeholder: string) => `EXISTS (SELECT 1 FROM json_each(u.rate_limited) AS j WHERE j.value = ${placeholder})`;
+
 /** The `UsageStore` role of the SQLite store. */
 export class SqliteUsage implements UsageStore {
   private readonly s;
@@ -192,7 +195,7 @@ export class SqliteUsage implements UsageStore {
     const ascending = q.before === undefined && q.after !== undefined;
     const params: Array<string | number> = [];
     const at = q.before ? { side: "older" as const, cursor: q.before } : q.after ? { side: "newer" as const, cursor: q.after } : undefined;
-    const where = callsWhere(q, at, (value) => (params.push(value), "?"));
+    const where = callsWhere(q, at, (value) => (params.push(value), "?"), LIMITED_BY);
     const dir = ascending ? "ASC" : "DESC";
     const rows = this.withRouteIds(
       this.ctx.db
@@ -201,7 +204,7 @@ export class SqliteUsage implements UsageStore {
     );
     const exists = (side: "older" | "newer", cursor: { ts: number; id: number }) => {
       const p: Array<string | number> = [];
-      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), "?"));
+      const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), "?"), LIMITED_BY);
       return this.ctx.db.query(`SELECT 1 FROM usage u WHERE ${w} LIMIT 1`).get(...p) !== null;
     };
     return finishCallsPage({ ...q, limit: n }, rows, (r) => ({ ts: Number(r.ts), id: Number(r.id) }), rowToCall, exists);

@@ -407,11 +407,12 @@ export function CallsPage() {
     scrollTo({ top: 0 });
   };
   // The filters go to the API and are applied here as well (exact match; the model filter matches the
-  // requested name or the provider/model that served), so the list is right whatever the API filters.
+  // requested name or the provider/model that served; the account filter the account that served or one
+  // that answered an attempt with 429), so the list is right whatever the API filters.
   const rows = (answer?.calls ?? []).filter(
     (c) =>
       (!filters.model || c.requestedModel === filters.model || `${c.providerId}/${c.model}` === filters.model) &&
-      (!filters.account || c.accountId === filters.account) &&
+      (!filters.account || c.accountId === filters.account || (c.rateLimited?.includes(filters.account) ?? false)) &&
       (!filters.key || c.keyName === filters.key) &&
       (!filters.outcome || c.outcome === filters.outcome),
   );
@@ -515,7 +516,12 @@ export function CallsPage() {
                             </>
                           )}
                         </td>
-                        <td data-opt="1">{c.accountId ?? "–"}</td>
+                        <td data-opt="1">
+                          {c.accountId ?? "–"}
+                          {filters.account && c.accountId !== filters.account && c.rateLimited?.includes(filters.account) && (
+                            <span class="muted limited-by"> · {filters.account} answered 429</span>
+                          )}
+                        </td>
                         <td data-opt="1">{c.keyName ?? "–"}</td>
                         <td>
                           <OutcomePill outcome={c.outcome} status={c.status} />
