@@ -206,6 +206,14 @@ export class CredentialManager {
     return facts;
   }
 
+  /**
+   * Whether `credential` is an OAuth access token past its expiry on this manager's clock (providers/
+   * index.ts CredentialSource.expired): what {@link ensureFresh} returns when the refresh failed.
+   */
+  expired(credential: Credential): boolean {
+    return credential.type === "oauth" && credential.expiresAt !== undefined && credential.expiresAt <= this.deps.clock.now();
+  }
+
   /** Whether a refresh of the account is running. */
   refreshing(accountId: string): boolean {
     return this.inflight.has(accountId);

@@ -175,6 +175,9 @@ export class Discovery {
       let acct = account;
       if (this.deps.credentials && account.credential.type === "oauth") {
         const credential = await this.deps.credentials.ensureFresh(account, controller.signal);
+        // The refresh waited on may have quarantined the credential, or failed with the token expired: nothing is asked with it.
+        if (!this.deps.healthy(account)) return { error: "account is not healthy (disabled, quarantined or locked)", efforts };
+        if (this.deps.credentials.expired?.(credential)) return { error: "the access token expired and could not be refreshed", efforts };
         if (credential !== account.credential) acct = { ...account, credential };
       }
       const models = new Set<string>();

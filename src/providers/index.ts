@@ -17,6 +17,41 @@ import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts"
  */
 export interface CredentialSource {
   ensureFresh(account: Account, signal?: AbortSignal): Promise<Credential>;
+  /**
+   * Whether `credential` (as {@link ensureFresh} gave it) is an OAuth access token past its expiry by
+   * the source's clock: its refresh failed, so sending it could only earn a 401 and would hand the
+   * provider a dead (perhaps quarantined) token. Absent: every credential is sent.
+   */
+  expired?(credential: Credential): boolean;
+}
+
+/**
+ * The 401 an executor answers itself, without a call upstream, for an access token that expired and
+ * could not be refreshed ({@link CredentialSource.expired}): in the upstream format's error shape, so
+ * the attempt loop handles it as the provider's own 401 would be (the refresh's outcome decides: a
+ * 503 with Retry-After while the token endpoint fails, the credential quarantined when it rejected the
+ * refresh token). Never a token in it.
+ */
+function expiredTokenReply(call: UpstreamCall, credential: Extract<Credential, { type: "oauth" }>): UpstreamReply {
+  const message = `switchyard did not send this request to ${call.provider.id}: the access token of account ${call.account.id} expired at ${new Date(credential.expiresAt ?? 0).toISOString()} and could not be refreshed`;
+  const body =
+    call.upstreamFormat === "anthropic-messages"
+      ? { type: "error", error: { type: "authentication_error", message } }
+      : call.upstreamFormat === "gemini"
+        ? { error: { code: 401, message, status: "UNAUTHENTICATED" } }
+        : { error: { message, type: "invalid_request_error", code: "token_expired" } };
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  return {
+    status: 401,
+    headers: new Headers({ "content-type": "application/json" }),
+    body: new ReadableStream({
+      start(c) {
+        c.enqueue(bytes);
+        c.close();
+      },
+    }),
+    credential,
+  };
 }
 
 /**
@@ -111,6 +146,8 @@ export class HttpExecutor implements Executor {
   async send(call: UpstreamCall): Promise<UpstreamReply> {
     if (this.credentials && call.account.credential.type === "oauth") {
       const credential = await this.credentials.ensureFresh(call.account, call.signal);
+      // An expired token whose refresh failed (a request that joined an import's first refresh) is not sent.
+      if (credential.type === "oauth" && this.credentials.expired?.(credential)) return expiredTokenReply(call, credential);
       if (credential !== call.account.credential) call = { ...call, account: { ...call.account, credential } };
     }
     let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
