@@ -68,7 +68,7 @@ import { AlertWebhook } from "./alerts/webhook.ts";
 import { RecentAlerts } from "./alerts/recent-alerts.ts";
 import { AlertLog } from "./alerts/alert-log.ts";
 import type { Store } from "./store/types.ts";
-import { VERSION } from "./version.ts";
+import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { usageRecordOf } from "./usage-record.ts";
@@ -536,7 +536,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const instanceFile = join(opts.dataDir, "instance.json");
   if (opts.writeInstanceFile !== false) {
     // `ephemeralPort`: started on port 0, so the URL's port is this start's alone (setup says so)
-    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
+    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, commit: buildSource().commit, startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
     chmodSync(instanceFile, 0o600);
   }
 

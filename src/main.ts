@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
-import { buildInfo } from "./version.ts";
+import { buildInfo, buildSource } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
 import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
 import { fail, out } from "./cli/terminal.ts";
@@ -261,10 +261,17 @@ function parseCli(argv: string[]) {
   });
 }
 
-/** `switchyard version` and `switchyard --version`: one line, version and build. */
-function versionLine(): string {
+/**
+ * `switchyard version` and `switchyard --version`: one line: the version, the commit and build time
+ * (`scripts/build` sets them; from source the checkout's commit), the store schema this code brings each
+ * database to, Bun and the platform. Two builds of one version differ in the commit (newuser14 K2).
+ */
+async function versionLine(): Promise<string> {
   const b = buildInfo();
-  return `switchyard ${b.version} (bun ${b.bun}, ${b.platform}-${b.arch})`;
+  const src = buildSource();
+  const [{ SCHEMA_VERSION }, { PG_SCHEMA_VERSION }] = await Promise.all([import("./store/sqlite/migrations.ts"), import("./store/postgres/migrations.ts")]);
+  const built = [src.commit ? `commit ${src.commit}` : "commit unknown", ...(src.builtAt ? [`built ${src.builtAt}`] : [])].join(", ");
+  return `switchyard ${b.version} (${built}; store schema SQLite ${SCHEMA_VERSION}, PostgreSQL ${PG_SCHEMA_VERSION}; bun ${b.bun}, ${b.platform}-${b.arch})`;
 }
 
 /**
@@ -316,7 +323,7 @@ async function main(argv: string[]): Promise<void> {
     if (help === undefined) fail(`unknown command: ${topic}\n\n${USAGE}`, 2);
     return out(help);
   }
-  if (values.version) return out(versionLine());
+  if (values.version) return out(await versionLine());
   if (!cmd) fail(USAGE, 2);
   // --client-key is setup's alone: elsewhere --key is the admin key, and a client key is a request's (route --header)
   if (values["client-key"] !== undefined && cmd !== "setup") {
@@ -347,7 +354,7 @@ async function main(argv: string[]): Promise<void> {
 
   switch (cmd) {
     case "version":
-      return out(versionLine());
+      return out(await versionLine());
     case "check-config": {
       const file = sub ?? (values.config as string | undefined);
       if (!file) fail("usage: switchyard check-config FILE", 2);

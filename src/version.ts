@@ -4,6 +4,35 @@ import pkg from "../package.json" with { type: "json" };
 /** The switchyard version (package.json `version`), as `switchyard version` and the instance file report it. */
 export const VERSION: string = pkg.version;
 
+// Set by `scripts/build` through `bun build --define`; absent when running from source.
+declare const SWITCHYARD_BUILD_COMMIT: string | undefined;
+declare const SWITCHYARD_BUILD_DATE: string | undefined;
+
+/**
+ * Where this code came from: the git commit (short hash, with `-dirty` when the tree had uncommitted
+ * changes) and the UTC time (ISO 8601) `scripts/build` compiled it, so two builds of one version can be
+ * told apart after an upgrade (SPEC 2.2 "version and build info"). From source the commit is read from
+ * the checkout with `git` (undefined outside one) and there is no build date.
+ */
+export function buildSource(): { commit?: string; builtAt?: string } {
+  return (source ??= readBuildSource());
+}
+
+let source: { commit?: string; builtAt?: string } | undefined;
+
+function readBuildSource(): { commit?: string; builtAt?: string } {
+  if (typeof SWITCHYARD_BUILD_COMMIT === "string") {
+    return { commit: SWITCHYARD_BUILD_COMMIT, ...(typeof SWITCHYARD_BUILD_DATE === "string" ? { builtAt: SWITCHYARD_BUILD_DATE } : {}) };
+  }
+  try {
+    const r = Bun.spawnSync(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
+    const commit = r.exitCode === 0 ? r.stdout.toString().trim() : "";
+    return commit ? { commit } : {};
+  } catch {
+    return {}; // no git on this machine
+  }
+}
+
 /** Build details: version, Bun version, platform. */
 export function buildInfo(): { version: string; bun: string; platform: string; arch: string } {
   return { version: VERSION, bun: Bun.version, platform: process.platform, arch: process.arch };

@@ -24,7 +24,7 @@ import { isRemote, type Endpoint } from "../../pipeline/index.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { adminAllowed, type AdminDeps } from "../admin/admin-api.ts";
 import type { StoreStats } from "../store/types.ts";
-import { VERSION } from "../version.ts";
+import { buildSource, VERSION } from "../version.ts";
 
 /** Live state the gauges read at scrape time. */
 export interface MetricsSources {
@@ -328,8 +328,8 @@ export class GatewayMetrics {
         this.set(startSeconds);
       },
     });
-    new Gauge({ name: "switchyard_build_info", help: "Version and runtime of this instance (value 1).", labelNames: ["version", "bun"], registers }).set(
-      { version: VERSION, bun: Bun.version },
+    new Gauge({ name: "switchyard_build_info", help: "Version and runtime of this instance (value 1).", labelNames: ["version", "commit", "bun"], registers }).set(
+      { version: VERSION, commit: buildSource().commit ?? "unknown", bun: Bun.version },
       1,
     );
   }

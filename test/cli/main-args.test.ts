@@ -171,7 +171,9 @@ describe("switchyard command line", () => {
   test("--version and -V print the version line like `version` (exit 0)", () => {
     const v = run("version");
     expect(v.code).toBe(0);
-    expect(v.out).toMatch(/^switchyard \d+\.\d+\.\d+ \(bun /);
+    // from source: the checkout's commit (two builds of one version differ there: newuser14 K2)
+    const commit = Bun.spawnSync(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"], { cwd: import.meta.dir, stdout: "pipe" }).stdout.toString().trim() || "unknown";
+    expect(v.out).toMatch(new RegExp(`^switchyard \\d+\\.\\d+\\.\\d+ \\(commit ${commit}; store schema SQLite \\d+, PostgreSQL \\d+; bun `));
     for (const flag of ["--version", "-V"]) {
       const r = run(flag);
       expect(r.code).toBe(0);

@@ -46,11 +46,19 @@ describe("dist/switchyard", () => {
     expect(file).not.toContain(", stripped");
   });
 
-  test("`switchyard version` prints the version and build info", () => {
+  test("`switchyard version` prints the version and build info: the commit and time it was built from, the store schema", () => {
     const r = Bun.spawnSync([bin, "version"], { cwd: dir, env: env(), stdout: "pipe", stderr: "pipe" });
     expect(r.exitCode).toBe(0);
     const pkg = require(join(ROOT, "package.json")) as { version: string };
-    expect(r.stdout.toString()).toMatch(new RegExp(`^switchyard ${pkg.version.replaceAll(".", "\\.")} \\(bun \\d+\\.\\d+\\.\\d+, \\w+-\\w+\\)\\n$`));
+    // run from a directory outside any checkout: the commit is the one scripts/build compiled, not read at run time
+    const commit = Bun.spawnSync(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim() || "unknown";
+    const m = /^switchyard (\S+) \(commit (\S+), built (\S+); store schema SQLite (\d+), PostgreSQL (\d+); bun \d+\.\d+\.\d+, \w+-\w+\)\n$/.exec(r.stdout.toString());
+    expect(m?.slice(1, 3)).toEqual([pkg.version, commit]);
+    const builtAgoMs = Date.now() - Date.parse(m![3]!);
+    expect(builtAgoMs).toBeGreaterThanOrEqual(-1000);
+    expect(builtAgoMs).toBeLessThan(30 * 60_000);
+    expect(Number(m![4])).toBeGreaterThanOrEqual(15);
+    expect(Number(m![5])).toBeGreaterThanOrEqual(15);
   });
 
   test("`switchyard check-config` works from the binary", () => {
