@@ -344,18 +344,28 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     const stop = await ctl("disable", "--now", SYSTEMD_UNIT);
     rmSync(unitPath, { force: true });
     await ctl("daemon-reload");
-    io.out(`switchyard service stopped and removed (${unitPath})${stop.code !== 0 ? `; systemctl said: ${firstLine(stop)}` : ""}`);
+    if (stop.code === 0) return io.out(`switchyard service stopped and removed (${unitPath})`);
+    // Nothing was stopped: say so rather than "stopped" (newuser14 K3: a container without a user manager).
+    const why = NO_USER_MANAGER.test(firstLine(stop)) ? "no systemd user manager runs for this login, so no service was running" : "it may still be running";
+    io.out(`switchyard service removed (${unitPath}), but not stopped or disabled: \`systemctl --user disable --now ${SYSTEMD_UNIT}\` failed (exit ${stop.code}): ${firstLine(stop)}; ${why}`);
     return;
   }
   // status
   if (!existsSync(unitPath)) return io.out(`switchyard service: not installed (no ${unitPath})`);
-  const exec = /^ExecStart=(.*)$/m.exec(readFileSync(unitPath, "utf8"))?.[1] ?? "?";
-  const enabled = (await ctl("is-enabled", SYSTEMD_UNIT)).stdout.trim() || "unknown";
-  const active = (await ctl("is-active", SYSTEMD_UNIT)).stdout.trim() || "unknown";
+  const unit = readFileSync(unitPath, "utf8");
+  const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? "?";
   io.out(`switchyard service: installed (${unitPath})`);
-  io.out(`enabled: ${enabled}`);
-  io.out(`active: ${active}`);
+  for (const [label, verb] of [["enabled", "is-enabled"], ["active", "is-active"]] as const) {
+    const r = await ctl(verb, SYSTEMD_UNIT);
+    // is-enabled / is-active answer on stdout, with a non-zero exit for "disabled" or "failed"; without a
+    // user manager they print nothing there (or a bare "disabled") and say why on stderr.
+    const unreachable = NO_USER_MANAGER.test(firstLine(r));
+    io.out(`${label}: ${unreachable ? `unknown (systemctl --user cannot reach a user manager: ${firstLine(r)})` : r.stdout.trim() || "unknown"}`);
+  }
   io.out(`runs: ${exec}`);
+  const dataDir = /^EnvironmentFile=-(.*)\/service\.env$/m.exec(unit)?.[1]?.replaceAll("%%", "%");
+  const owner = dataDir ? liveInstance(dataDir) : undefined;
+  if (owner) io.out(`serving its data directory ${dataDir}: pid ${owner.pid}${owner.url ? ` at ${owner.url}` : ""}`);
 }
 
 async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOptions, host: ServiceHost, io: CliIo): Promise<void> {

@@ -312,6 +312,37 @@ describe("Linux: systemd user unit", () => {
     expect(existsSync(systemdUnitPath(h.home))).toBe(true);
   });
 
+  test("without a user manager, status says systemctl could not be asked and names the instance serving the unit's data directory; uninstall says nothing was stopped", async () => {
+    const h = harness();
+    await h.run("install");
+    const dataDir = join(h.home, ".switchyard");
+    mkdirSync(dataDir, { recursive: true });
+    const running = Bun.spawn(["sleep", "60"]);
+    try {
+      writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:38411", pid: running.pid }));
+      const bus = { code: 1, stdout: "", stderr: "Failed to connect to bus: No medium found\n" };
+      h.answers.set("systemctl --user is-enabled", bus);
+      h.answers.set("systemctl --user is-active", bus);
+      h.answers.set("systemctl --user disable", bus);
+      h.out.length = 0;
+      await h.run("status");
+      expect(h.out.filter((l) => !l.startsWith("runs: "))).toEqual([
+        `switchyard service: installed (${systemdUnitPath(h.home)})`,
+        "enabled: unknown (systemctl --user cannot reach a user manager: Failed to connect to bus: No medium found)",
+        "active: unknown (systemctl --user cannot reach a user manager: Failed to connect to bus: No medium found)",
+        `serving its data directory ${dataDir}: pid ${running.pid} at http://127.0.0.1:38411`,
+      ]);
+      h.out.length = 0;
+      await h.run("uninstall");
+      expect(h.out).toEqual([
+        `switchyard service removed (${systemdUnitPath(h.home)}), but not stopped or disabled: \`systemctl --user disable --now switchyard.service\` failed (exit 1): Failed to connect to bus: No medium found; no systemd user manager runs for this login, so no service was running`,
+      ]);
+      expect(existsSync(systemdUnitPath(h.home))).toBe(false);
+    } finally {
+      running.kill();
+    }
+  });
+
   test("an unknown subcommand prints the usage", async () => {
     const f = await failure(harness().run("restart"));
     expect(f.code).toBe(2);
