@@ -287,6 +287,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let bunServer: IdleTimerServer | undefined;
   /** Streamed replies still open (pipeline/commit.ts): ended with an in-band error when a shutdown's grace period is over. */
   const openStreams = new Set<() => void>();
+  /** Aborted when shutdown begins: the admin API's event streams end on it (they are not requests in flight). */
+  const stopping = new AbortController();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
   const idleTrimMs = opts.idleTrimMs ?? idleTrimMsFromEnv(env);
   const idleTrim = idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
@@ -481,6 +483,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               recorder,
               store,
               recentAlerts: () => recentAlerts.list(),
+              stopping: stopping.signal,
               // An open event stream re-checks its reader: a sign-out on another instance is read in the background.
               allowed: (request, peer) => {
                 sessions.syncSoon(request);
@@ -598,6 +601,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     async shutdown(graceMs = cfg.server.shutdownGraceMs) {
       if (stopped) return;
       stopped = true;
+      stopping.abort(); // open event streams end now: they are not requests in flight
       clearInterval(reread);
       sharedConfig?.stop();
       idleTrim?.stop();

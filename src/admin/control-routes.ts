@@ -53,6 +53,8 @@ export interface ControlDeps {
   recentAlerts?: () => RecentAlert[];
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
   allowed?: (request: Request, peer: string | undefined) => boolean;
+  /** Aborts when the gateway begins to stop: open event streams then end (see EventStreamOptions.stopping). */
+  stopping?: AbortSignal;
 }
 
 /** At most this many of the models an account's upstream lists are offered in a test's 400 (`models`). */
@@ -167,7 +169,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         const types = q.value.types ? new Set(q.value.types.split(",")) : undefined;
         const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
         const allowed = deps.allowed;
-        return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now(), allowed: allowed && (() => allowed(request, peer)) });
+        return eventStream(deps.bus, { types, signal: request.signal, now: () => deps.clock.now(), allowed: allowed && (() => allowed(request, peer)), stopping: deps.stopping });
       })
       .get("/alerts", () => ({ alerts: deps.recentAlerts?.() ?? [] }))
       .get("/providers", () => {

@@ -41,3 +41,27 @@ test("Chat client: a stream open past the grace period gets the error frame then
     await gw.stop(); // the shutdown above already ran: this stops the fake and removes the data directory
   }
 });
+
+test("an open dashboard's event stream does not hold a stop for the grace period: it gets `event: shutdown` and ends at once", async () => {
+  const gw = await startGateway();
+  try {
+    const res = await fetch(`${gw.url}/admin/api/events`, { headers: { authorization: `Bearer ${gw.app.adminToken}` } });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let seen = new TextDecoder().decode((await reader.read()).value);
+    expect(seen).toStartWith("event: hello\n");
+    // A 60 s grace period: before the fix the stop waited all of it (the stream counted as a request in
+    // flight), and this test's 20 s timeout ran out first.
+    const stopped = gw.app.shutdown(60_000);
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      seen += new TextDecoder().decode(r.value);
+    }
+    const frames = seen.split("\n\n").filter((f) => f.trim().length > 0);
+    expect(frames.at(-1)).toMatch(/^event: shutdown\ndata: \{"at":\d+\}$/);
+    await stopped; // within this test's timeout, not the 60 s grace period
+  } finally {
+    await gw.stop();
+  }
+}, 20_000);

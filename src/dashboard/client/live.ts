@@ -17,8 +17,11 @@ export type LiveEvent =
   | ConfigReloadedEvent
   | { type: "hello"; at: number };
 
-/** Connection state shown in the header. */
-export type LiveState = "connecting" | "live" | "reconnecting";
+/**
+ * Connection state shown in the header: `stopped` after the gateway said it is stopping (`event:
+ * shutdown`), until a gateway answers again (the browser's EventSource reconnects on its own).
+ */
+export type LiveState = "connecting" | "live" | "reconnecting" | "stopped";
 
 const listeners = new Set<(e: LiveEvent) => void>();
 const stateListeners = new Set<(s: LiveState) => void>();
@@ -55,8 +58,9 @@ export function connectLive(): void {
   // revoked); a reconnect it refuses leaves the source closed. Either way the page goes to the sign-in
   // view (a page reload re-asks the server which view to show).
   source.addEventListener("signed_out", () => reloadToSignIn("ended"));
+  source.addEventListener("shutdown", () => setState("stopped"));
   source.addEventListener("error", () => {
-    setState("reconnecting");
+    if (state !== "stopped") setState("reconnecting");
     if (source?.readyState === EventSource.CLOSED) {
       void fetch("/admin/api/settings", { credentials: "same-origin" }).then((r) => {
         if (r.status === 401) reloadToSignIn("ended");

@@ -43,7 +43,7 @@ export function navigate(path: string): void {
 
 function LiveBadge() {
   const s = useLiveState();
-  const label = s === "live" ? "Live" : s === "connecting" ? "Connecting…" : "Reconnecting…";
+  const label = s === "live" ? "Live" : s === "connecting" ? "Connecting…" : s === "stopped" ? "Gateway stopped: reconnecting…" : "Reconnecting…";
   return (
     <span class={`live live-${s}`} title="Server-Sent Events from /admin/api/events">
       <span class="live-dot" />
