@@ -471,7 +471,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           reload: refreshAccounts,
           clock,
         })(
-          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a) })(
+          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => cfg.server.requireApiKey })(
             controlRoutes({
               bus,
               registry,

@@ -37,7 +37,7 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { authenticate, checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
@@ -53,9 +53,11 @@ export interface RoutingAdminDeps {
   routing: () => RoutingTable;
   strategy: () => AccountStrategy;
   /** For `key` → tag and allow-list lookups (by name, or by the secret presented in `headers`). */
-  store: Pick<Store, "listKeys" | "lookup" | "disabled">;
+  store: Pick<Store, "listKeys" | "lookup" | "disabled" | "any">;
   /** A subscription account's login facts for GET /accounts (the credential manager's; never a token). */
   logins?: (a: Account) => LoginFacts | undefined;
+  /** `server.require_api_key` now (SPEC G-1): a dry run without a key is then refused as the endpoint would. */
+  requireApiKey?: () => boolean;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -128,12 +130,12 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     if (named.disabledAt !== undefined) return disabled(named.name);
     key = named;
   } else {
-    const secret = presentedKey(headers);
-    if (secret) {
-      key = deps.store.lookup(secret);
-      const off = key ? undefined : deps.store.disabled(secret);
-      if (off) return disabled(off.name);
-    }
+    // No key named: the request as a client on this machine sends it (loopback), with the key its headers
+    // present if any, and the guard's own decision on it: with `require_api_key` a keyless (or unknown-key)
+    // request is a 401 there, so it gets no plan here either (newuser14 K9: "as from loopback" routed it).
+    const auth = authenticate(false, headers, deps.store, { requireApiKey: deps.requireApiKey?.() ?? false, maxBodyBytes: Infinity });
+    if (!auth.ok) return adminError(auth.error.status, `The endpoint would refuse this request (${auth.error.status}): ${auth.error.message}`, null, auth.error.code ?? "request_refused");
+    key = auth.key;
   }
   // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.
   if (key?.limits && !modelAllowed(key.limits, requestedModel)) return adminError(403, modelNotAllowedMessage(key.name, requestedModel, key.limits), "model", "model_not_allowed");
