@@ -453,7 +453,7 @@ experimental_bearer_token = "${KEY}"
       await demo.stop();
       rmSync(home, { recursive: true, force: true });
     }
-  });
+  }, 30_000); // eleven setup runs and a demo gateway: ~3 s alone, past the default 5 s on a loaded machine
 
   test("an alias or combo the client key's allow-list leaves out is refused naming the allow-list and what to do (it said only that the gateway does not list it); a name the gateway does not know, or one setup cannot ask about, says that", async () => {
     const home = mkdtempSync(join(tmpdir(), "sy-setup-allow-"));
