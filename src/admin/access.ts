@@ -43,6 +43,8 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
   }
   let check = auth.sessions?.check(request) ?? { kind: "none" as const };
   const local = !isRemote(peer, request.headers);
+  /** A session signed in with an admin token this instance no longer has (a restart makes a new one). */
+  let tokenChanged = false;
   if (check.kind !== "none") {
     const s = check.session;
     // A session signed in with a key lasts only as long as the key is valid and has the admin scope.
@@ -52,6 +54,7 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
     // long as the loopback exemption it was issued under: not once keys are required, never remotely.
     const exemptionLapsed = s.keyHash === undefined && (auth.requireApiKey() || !local);
     if (keyLapsed || exemptionLapsed) {
+      tokenChanged = keyLapsed && s.subject === "admin-token";
       // Here only: another instance may still accept it (its own admin token, its own config keys); a
       // revoked key's sessions are ended everywhere by the revocation itself.
       auth.sessions!.drop(s.id);
@@ -67,5 +70,14 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
   // (as the dashboard's sign-in does), so its holder does not take it for a wrong or revoked key.
   const known = secret ? auth.keys.lookup(secret) : undefined;
   if (known) return { ok: false, status: 403, message: `Key ${known.name} has no admin scope; the admin API needs a key created with --scope admin (switchyard keys create NAME --scope admin) or the instance's admin token.` };
+  if (tokenChanged) return { ok: false, status: 401, message: ADMIN_TOKEN_CHANGED };
   return { ok: false, status: 401, message: "This admin API needs a key with the admin scope." };
 }
+
+/**
+ * The 401 for a dashboard session signed in with an admin token that is not this instance's (now):
+ * each start writes a new token to instance.json, so such a session ends with the process (newuser14
+ * K11: after an upgrade it read as a key without the admin scope).
+ */
+export const ADMIN_TOKEN_CHANGED =
+  "This dashboard session was signed in with an admin token this instance no longer has: a new one is made at every start (instance.json in the data directory). Sign in again; a session signed in with an admin-scope key (switchyard keys create NAME --scope admin) outlives restarts.";

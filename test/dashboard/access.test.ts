@@ -268,3 +268,45 @@ describe("a session lasts as long as its key", () => {
     }
   });
 });
+
+describe("a session signed in with the instance's admin token (newuser14 K11)", () => {
+  test("ends when the instance restarts, and the admin API's 401 says why; a session of an admin-scope key outlives the restart", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { ADMIN_TOKEN_CHANGED } = await import("../../src/admin/access.ts");
+    const dataDir = mkdtempSync(join(tmpdir(), "switchyard-restart-"));
+    const yaml = `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "{{FAKE}}"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+keys:
+  - { name: boss, key: "${ADMIN}", scopes: [admin] }
+`;
+    const signIn = async (url: string, key: string) => {
+      const res = await fetch(`${url}/dashboard/login`, { method: "POST", headers: { "content-type": "application/json", ...REMOTE }, body: JSON.stringify({ key }) });
+      expect(res.status).toBe(200);
+      return cookieOf(res)!;
+    };
+    const first = await startGateway(yaml, { dataDir });
+    let second: typeof first | undefined;
+    try {
+      const byToken = await signIn(first.url, first.app.adminToken);
+      const byKey = await signIn(first.url, ADMIN);
+      for (const cookie of [byToken, byKey]) expect((await fetch(`${first.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } })).status).toBe(200);
+      await first.stopGatewayOnly();
+      second = await startGateway(yaml, { dataDir, fake: first.fake });
+      expect(second.app.adminToken).not.toBe(first.app.adminToken);
+      const lapsed = await fetch(`${second.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie: byToken } });
+      expect({ status: lapsed.status, message: ((await lapsed.json()) as { error: { message: string } }).error.message }).toEqual({ status: 401, message: ADMIN_TOKEN_CHANGED });
+      expect((await fetch(`${second.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie: byKey } })).status).toBe(200);
+    } finally {
+      await second?.stopGatewayOnly();
+      await first.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -43,7 +43,7 @@ export function LoginPage() {
           <p class="notice" role="status">
             {sessionEnd === "signed_out_here"
               ? "You signed out."
-              : "Your session ended: signed out in another tab, expired, or its key was revoked."}
+              : "Your session ended: signed out in another tab, expired, its key was revoked, or (signed in with the instance's admin token) the gateway restarted."}
           </p>
         )}
         <p class="muted">
