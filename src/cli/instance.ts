@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { askAdmin } from "./admin-request.ts";
 import { fail } from "./terminal.ts";
+import { buildSource } from "../version.ts";
 
 /** The one line printed when no `instance.json` names a running instance. */
 export function noInstance(file: string): string {
@@ -78,11 +79,12 @@ export function instanceOnEphemeralPort(dataDir: string): boolean {
 export async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean }): Promise<unknown> {
   let url = values.url as string | undefined;
   let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
+  let inst: InstanceFile | undefined;
   if (!url) {
     const file = join(dataDir, "instance.json");
     if (!existsSync(file)) fail(noInstance(file));
     try {
-      const inst = JSON.parse(readFileSync(file, "utf8")) as { url: string; adminToken: string };
+      inst = JSON.parse(readFileSync(file, "utf8")) as InstanceFile;
       url = inst.url;
       token ??= inst.adminToken;
     } catch {
@@ -98,7 +100,31 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
       const { AdminNotFound } = await import("./routing.ts");
       return new AdminNotFound(msg);
     }
-    fail(`error ${status}: ${msg}`);
+    const unknownPath = status === 404 && (data as { error?: { code?: unknown } })?.error?.code === "unknown_url";
+    fail(`error ${status}: ${msg}${unknownPath && inst ? olderBuildHint(inst, buildSource().commit) : ""}`);
   }
   return data;
+}
+
+/** What `start` writes to DATA_DIR/instance.json (src/app.ts), as far as the CLI reads it. */
+interface InstanceFile {
+  url: string;
+  adminToken: string;
+  pid?: number;
+  version?: string;
+  /** The build's commit (since 2026-12-05; an older build writes none). */
+  commit?: string;
+}
+
+/**
+ * Said after a 404 `unknown_url` from the instance of instance.json: when it runs another build than this
+ * command's (its commit differs, or it is older than builds that write one), the path is likely one its
+ * build does not have yet; a rebuilt CLI talking to the instance started before it said only "Unknown path"
+ * (newuser14 K2). Empty when both are the same build or nothing is known.
+ */
+export function olderBuildHint(inst: InstanceFile, ownCommit: string | undefined): string {
+  if (inst.commit !== undefined && inst.commit === ownCommit) return "";
+  const running = inst.commit ? `commit ${inst.commit}` : "a build older than this command's (it names no commit)";
+  const own = ownCommit ? `commit ${ownCommit}` : "another build";
+  return `; the running instance${inst.pid ? ` (pid ${inst.pid})` : ""} is ${running} and this command is ${own}: restart the instance with this build (switchyard start, or service install) to get the admin API this command uses`;
 }

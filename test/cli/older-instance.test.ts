@@ -1,0 +1,51 @@
+/**
+ * A CLI built after the instance it talks to was started (newuser14 K2): a 404 `unknown_url` from the
+ * admin API — a path that instance's build does not have — says that the instance runs another build and
+ * to restart it, instead of only "Unknown path".
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SOURCE_CLI } from "../support/instance.ts";
+import { buildSource } from "../../src/version.ts";
+
+let server: ReturnType<typeof Bun.serve>;
+const dirs: string[] = [];
+beforeAll(() => {
+  // An "older instance": its admin API has no such path.
+  server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) =>
+      Response.json({ error: { message: `Unknown path: ${req.method} ${new URL(req.url).pathname}`, type: "invalid_request_error", param: null, code: "unknown_url" } }, { status: 404 }),
+  });
+});
+afterAll(() => {
+  server.stop(true);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function run(instance: Record<string, unknown>): Promise<{ code: number; err: string }> {
+  const dir = mkdtempSync(join(tmpdir(), "switchyard-older-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "instance.json"), JSON.stringify({ url: `http://127.0.0.1:${server.port}`, adminToken: "t", pid: 4264, version: "0.1.0", ...instance }));
+  // not spawnSync: the "instance" answers from this process's event loop
+  const p = Bun.spawn([...SOURCE_CLI, "keys", "list", "--data-dir", dir], { stdout: "pipe", stderr: "pipe" });
+  const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+  return { code, err: err.trim() };
+}
+
+test("an instance of another commit, or one older than builds that name theirs: the 404 says to restart it with this build", async () => {
+  const own = buildSource().commit;
+  expect(own).toBeDefined(); // run from the checkout
+  const other = await run({ commit: "0123abc" });
+  expect(other).toEqual({
+    code: 1,
+    err: `error 404: Unknown path: GET /admin/api/keys; the running instance (pid 4264) is commit 0123abc and this command is commit ${own}: restart the instance with this build (switchyard start, or service install) to get the admin API this command uses`,
+  });
+  const old = await run({});
+  expect(old.err).toContain("; the running instance (pid 4264) is a build older than this command's (it names no commit) and this command is commit");
+  // the same build: only the 404 (the path is wrong, not the instance)
+  expect((await run({ commit: own })).err).toBe("error 404: Unknown path: GET /admin/api/keys");
+}, 20_000);
