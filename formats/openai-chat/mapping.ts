@@ -58,7 +58,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
-  prompt_tokens_details: { cached_tokens: number };
+  /** `cache_write_tokens` only when the upstream reported cache writes above 0 (see {@link usageToChat}). */
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
   completion_tokens_details: { reasoning_tokens: number };
 }
 
@@ -66,16 +67,22 @@ export interface ChatUsage {
  * Hub {@link Usage} → Chat usage object (REFERENCE §5.10): `prompt_tokens` = input + cache read +
  * cache write, `completion_tokens` = output (reasoning included), `total_tokens` = their sum,
  * `cached_tokens` = cache read, `reasoning_tokens` = reasoning. Unknown counters are 0.
+ *
+ * Cache writes above 0 are also written as `prompt_tokens_details.cache_write_tokens`: the "newer"
+ * field of REFERENCE §5.10 (OpenRouter's name for it) that {@link usageFromChat} reads, so a Chat
+ * client learns of an Anthropic upstream's `cache_creation_input_tokens` (newuser14 K4). Left out at 0:
+ * OpenAI's documented object has no such member.
  */
 export function usageToChat(u: Usage): ChatUsage {
   const cacheRead = u.cacheReadTokens ?? 0;
-  const prompt = (u.inputTokens ?? 0) + cacheRead + (u.cacheWriteTokens ?? 0);
+  const write = u.cacheWriteTokens ?? 0;
+  const prompt = (u.inputTokens ?? 0) + cacheRead + write;
   const completion = u.outputTokens ?? 0;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cacheRead },
+    prompt_tokens_details: write > 0 ? { cached_tokens: cacheRead, cache_write_tokens: write } : { cached_tokens: cacheRead },
     completion_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0 },
   };
 }

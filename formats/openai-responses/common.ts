@@ -50,7 +50,8 @@ export function isOpenAiItemId(id: string): boolean {
 /** The Responses usage object: every counter an integer, as Codex requires (REFERENCE §0, §6.3 step 4). */
 export interface ResponsesUsage {
   input_tokens: number;
-  input_tokens_details: { cached_tokens: number };
+  /** `cache_write_tokens` only when the upstream reported cache writes above 0 (see {@link toResponsesUsage}). */
+  input_tokens_details: { cached_tokens: number; cache_write_tokens?: number };
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
@@ -64,14 +65,22 @@ function int(n: number | undefined): number {
  * Hub usage → Responses usage (REFERENCE §5.10): `input_tokens` = uncached + cache read + cache write
  * (Responses input INCLUDES cached tokens), `cached_tokens` = cache read, `output_tokens` includes
  * reasoning, `total_tokens` = input + output. Unknown counters are 0 (integers always).
+ *
+ * Cache writes (an Anthropic upstream's `cache_creation_input_tokens`, a Chat/Responses upstream's
+ * `cache_write_tokens`) are also written as `input_tokens_details.cache_write_tokens` when above 0:
+ * the "newer" field of REFERENCE §5.10 that {@link fromResponsesUsage} reads, and the one Codex 0.171.0
+ * deserializes (`input_tokens_details { cached_tokens, cache_write_tokens }` in its binary) into its
+ * `cache_write_input_tokens` (newuser14 K4: Codex showed 0 behind the gateway). Left out at 0, so the
+ * object stays OpenAI's documented shape for every reply without a cache write.
  */
 export function toResponsesUsage(u: Usage): ResponsesUsage {
   const cached = int(u.cacheReadTokens);
-  const input = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
+  const write = int(u.cacheWriteTokens);
+  const input = int(u.inputTokens) + cached + write;
   const output = int(u.outputTokens);
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: cached },
+    input_tokens_details: write > 0 ? { cached_tokens: cached, cache_write_tokens: write } : { cached_tokens: cached },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: int(u.reasoningTokens) },
     total_tokens: input + output,
@@ -85,11 +94,12 @@ export function toResponsesUsage(u: Usage): ResponsesUsage {
  */
 export function responsesUsageJson(u: Usage): string {
   const cached = int(u.cacheReadTokens);
-  const input = int(u.inputTokens) + cached + int(u.cacheWriteTokens);
+  const write = int(u.cacheWriteTokens);
+  const input = int(u.inputTokens) + cached + write;
   const output = int(u.outputTokens);
   const total = input + output;
   if (!Number.isFinite(total)) return JSON.stringify(toResponsesUsage(u));
-  return `{"input_tokens":${input},"input_tokens_details":{"cached_tokens":${cached}},"output_tokens":${output},"output_tokens_details":{"reasoning_tokens":${int(u.reasoningTokens)}},"total_tokens":${total}}`;
+  return `{"input_tokens":${input},"input_tokens_details":{"cached_tokens":${cached}${write > 0 ? `,"cache_write_tokens":${write}` : ""}},"output_tokens":${output},"output_tokens_details":{"reasoning_tokens":${int(u.reasoningTokens)}},"total_tokens":${total}}`;
 }
 
 /**

@@ -89,7 +89,7 @@ describe("encodeResponse", () => {
         role: "assistant", content: "Calling.", refusal: null, reasoning_content: "plan",
         tool_calls: [{ id: "toolu_1", type: "function", function: { name: "ls", arguments: "{}" } }],
       } }],
-      usage: { prompt_tokens: 105, completion_tokens: 7, total_tokens: 112, prompt_tokens_details: { cached_tokens: 90 }, completion_tokens_details: { reasoning_tokens: 3 } },
+      usage: { prompt_tokens: 105, completion_tokens: 7, total_tokens: 112, prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 5 }, completion_tokens_details: { reasoning_tokens: 3 } },
     });
     expect(JSON.stringify(body)).not.toContain("sig");
     const client = new OpenAI({
