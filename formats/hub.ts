@@ -420,6 +420,7 @@ export interface Usage {
   /**
    * Of `cacheWriteTokens`, those written with a one-hour lifetime (Anthropic
    * `usage.cache_creation.ephemeral_1h_input_tokens`), which cost more than five-minute writes (SPEC 9.5).
+   * Present (0 included) only when the provider gave that breakdown; an Anthropic client then gets it back.
    */
   cacheWrite1hTokens?: number;
   reasoningTokens?: number;

@@ -5,7 +5,8 @@
  * non-interleaved blocks, `finish` before `usage*`, `error` terminal), so this encoder only frames:
  * - every event has an `event:` line equal to its `type` (the SDKs dispatch on the event name);
  * - `message_start.message` has `content: []`, `stop_reason: null` and a usage whose input count is the
- *   known one or 0 (a Chat upstream only says it at the end);
+ *   known one or 0 (a Chat upstream only says it at the end), with the provider's `cache_creation`
+ *   breakdown when it said one (Anthropic sends it there, not in `message_delta`);
  * - `content_block_start` carries the empty shell (`tool_use` with `input: {}`), every argument fragment
  *   is an `input_json_delta`, signatures are `signature_delta`s;
  * - `message_delta` (stop reason + the final usage, input and cache counts included: the TS SDK
@@ -126,7 +127,7 @@ export class AnthropicEncoder implements StreamEncoder {
         ',"type":"message","role":"assistant","model":' +
         (isPlainJsonText(model) ? '"' + model + '"' : JSON.stringify(model)) +
         ',"content":[],"stop_reason":null,"stop_sequence":null,"usage":' +
-        usageJson(this.usage) +
+        usageJson(this.usage, true) +
         "}}\n\n",
     );
   }

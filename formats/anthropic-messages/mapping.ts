@@ -55,8 +55,9 @@ export function stopToAnthropic(reason: StopReason): string {
  * Anthropic `usage` object → hub {@link Usage}. Only fields that are present and numeric are set
  * (null/absent means "not said"). `input_tokens` excludes cache reads/writes in both vocabularies.
  * `output_tokens_details.thinking_tokens` (newer API) becomes `reasoningTokens`;
- * `cache_creation.ephemeral_1h_input_tokens`, when above 0, `cacheWrite1hTokens` (the one-hour part of
- * the cache writes, priced apart).
+ * `cache_creation.ephemeral_1h_input_tokens`, when a number (0 included: the breakdown was said),
+ * `cacheWrite1hTokens` (the one-hour part of the cache writes, priced apart; written back to an
+ * Anthropic client as the `cache_creation` breakdown by {@link usageJson} / {@link cacheCreationOf}).
  */
 export function usageFromAnthropic(u: unknown): Usage | undefined {
   if (!u || typeof u !== "object") return undefined;
@@ -67,7 +68,7 @@ export function usageFromAnthropic(u: unknown): Usage | undefined {
   if (typeof o.cache_read_input_tokens === "number") out.cacheReadTokens = o.cache_read_input_tokens;
   if (typeof o.cache_creation_input_tokens === "number") out.cacheWriteTokens = o.cache_creation_input_tokens;
   const creation = o.cache_creation as Record<string, unknown> | undefined | null;
-  if (creation && typeof creation === "object" && typeof creation.ephemeral_1h_input_tokens === "number" && creation.ephemeral_1h_input_tokens > 0) {
+  if (creation && typeof creation === "object" && typeof creation.ephemeral_1h_input_tokens === "number" && creation.ephemeral_1h_input_tokens >= 0) {
     out.cacheWrite1hTokens = creation.ephemeral_1h_input_tokens;
   }
   const det = o.output_tokens_details as Record<string, unknown> | undefined | null;
@@ -79,14 +80,34 @@ export function usageFromAnthropic(u: unknown): Usage | undefined {
 }
 
 /**
+ * The `cache_creation` breakdown of an Anthropic usage object (`{ephemeral_5m_input_tokens,
+ * ephemeral_1h_input_tokens}`, Anthropic's `Usage.cache_creation`, @anthropic-ai/sdk
+ * resources/messages `CacheCreation`) when the provider said it: `cacheWrite1hTokens` known (Anthropic
+ * upstreams) and `cacheWriteTokens` known; the five-minute part is the rest of the writes. Undefined
+ * otherwise (a Chat, Responses or Gemini upstream says nothing of lifetimes: no breakdown is made up).
+ * Claude Code prices one-hour writes from it (newuser14 K5).
+ */
+export function cacheCreationOf(u: Usage): { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | undefined {
+  if (u.cacheWrite1hTokens === undefined || u.cacheWriteTokens === undefined) return undefined;
+  const h1 = Math.min(u.cacheWrite1hTokens, u.cacheWriteTokens);
+  return { ephemeral_5m_input_tokens: u.cacheWriteTokens - h1, ephemeral_1h_input_tokens: h1 };
+}
+
+/**
  * Hub {@link Usage} → the JSON text of an Anthropic `usage` object. Always has
  * `input_tokens` and `output_tokens` (0 when unknown: the SDK types require numbers); cache fields only
- * when known. Built by concatenation (hot path).
+ * when known. With `breakdown` (a message's and `message_start`'s usage, Anthropic's `Usage`), also
+ * the `cache_creation` breakdown when known ({@link cacheCreationOf}); `message_delta`'s usage
+ * (`MessageDeltaUsage`) has no such member. Built by concatenation (hot path).
  */
-export function usageJson(u: Usage): string {
+export function usageJson(u: Usage, breakdown = false): string {
   let s = `{"input_tokens":${u.inputTokens ?? 0}`;
   if (u.cacheWriteTokens !== undefined) s += `,"cache_creation_input_tokens":${u.cacheWriteTokens}`;
   if (u.cacheReadTokens !== undefined) s += `,"cache_read_input_tokens":${u.cacheReadTokens}`;
+  if (breakdown) {
+    const c = cacheCreationOf(u);
+    if (c) s += `,"cache_creation":{"ephemeral_5m_input_tokens":${c.ephemeral_5m_input_tokens},"ephemeral_1h_input_tokens":${c.ephemeral_1h_input_tokens}}`;
+  }
   s += `,"output_tokens":${u.outputTokens ?? 0}}`;
   return s;
 }

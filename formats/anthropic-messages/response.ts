@@ -8,7 +8,7 @@ import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
 import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
 import { jsonLength } from "../json.ts";
-import { stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
+import { cacheCreationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
 
 /**
@@ -193,9 +193,12 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   let stop = resp.stopReason;
   if (stop) stop = promoteStopReason(stop, hasTool);
   const u = resp.usage;
-  const usage: Record<string, number> = { input_tokens: u.inputTokens ?? 0 };
+  const usage: Record<string, unknown> = { input_tokens: u.inputTokens ?? 0 };
   if (u.cacheWriteTokens !== undefined) usage.cache_creation_input_tokens = u.cacheWriteTokens;
   if (u.cacheReadTokens !== undefined) usage.cache_read_input_tokens = u.cacheReadTokens;
+  // The one-hour/five-minute breakdown when the provider said it (Anthropic's Usage.cache_creation).
+  const creation = cacheCreationOf(u);
+  if (creation) usage.cache_creation = creation;
   usage.output_tokens = u.outputTokens ?? 0;
   return {
     id: resp.id && resp.id.startsWith("msg_") ? resp.id : (opts.newId ?? defaultNewId)("msg_"),

@@ -15,8 +15,9 @@ import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { sseEvents } from "../support/client-reply.ts";
 import type { FakeReply, ReceivedRequest } from "../support/fake-upstream.ts";
+import { fakeProviders } from "../support/configs.ts";
 
-const suite = gatewaySuite();
+const suite = gatewaySuite(`\n${fakeProviders([["anth", "anthropic"], ["anthc", "anthropic-compatible"]])}`);
 
 const UPSTREAM_USAGE = {
   input_tokens: 100,
@@ -101,4 +102,31 @@ describe("no cache write: the usage objects keep OpenAI's documented shape (K4)"
     const resp = await fetch(`${suite.gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: MODEL, input: "hi" }) });
     expect(((await resp.json()) as any).usage.input_tokens_details).toEqual({ cached_tokens: 0 });
   });
+});
+
+describe("Anthropic client: the cache_creation breakdown comes back (K5)", () => {
+  // Anthropic's own usage object (Usage in @anthropic-ai/sdk): the breakdown in a message and in
+  // message_start; message_delta's usage (MessageDeltaUsage) has no cache_creation member.
+  const expected = {
+    input_tokens: 100,
+    cache_creation_input_tokens: 300,
+    cache_read_input_tokens: 5000,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 300 },
+    output_tokens: 20,
+  };
+  for (const model of ["anth/claude-cache", "anthc/claude-cache"]) {
+    test(`${model} JSON: usage.cache_creation as the upstream said`, async () => {
+      const r = await post("/v1/messages", { model, max_tokens: 50, messages: hi });
+      expect(r.status).toBe(200);
+      expect(JSON.parse(r.text).usage).toMatchObject(expected);
+    });
+    test(`${model} stream: message_start's usage has cache_creation`, async () => {
+      const r = await post("/v1/messages", { model, max_tokens: 50, messages: hi, stream: true });
+      expect(r.status).toBe(200);
+      const start = sseEvents(r.text).find((e) => e.json?.type === "message_start");
+      expect(start?.json.message.usage).toMatchObject({ ...expected, output_tokens: 1 });
+      const delta = sseEvents(r.text).find((e) => e.json?.type === "message_delta");
+      expect(delta?.json.usage.output_tokens).toBe(20);
+    });
+  }
 });

@@ -14,7 +14,7 @@ describe("decodeResponse accepts the recorded replies", () => {
     const r = decode(body);
     expect(r.content).toEqual([{ type: "text", text: body.content[0].text }]);
     expect(r.stopReason).toBe("end_turn");
-    expect(r.usage).toEqual({ inputTokens: 12, outputTokens: 29, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(r.usage).toEqual({ inputTokens: 12, outputTokens: 29, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 });
     expect([r.id, r.model, r.stopSequence]).toEqual([body.id, body.model, null]);
   });
 

@@ -227,7 +227,7 @@ describe("one-hour cache writes (usage.cache_creation, SPEC 9.5: priced apart)",
 
   test("all five-minute writes (the 1h count 0, as Anthropic sends it): no 1h part", () => {
     const { tap } = run([utf8.encode(stream({ ephemeral_5m_input_tokens: 3000, ephemeral_1h_input_tokens: 0 }))]);
-    expect(tap.state.usage.cacheWrite1hTokens).toBeUndefined();
+    expect(tap.state.usage.cacheWrite1hTokens).toBe(0);
     expect(tap.state.usage.cacheWriteTokens).toBe(3000);
   });
 });
