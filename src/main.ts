@@ -56,7 +56,7 @@ const COMMAND_HELP: Record<string, string> = {
   login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
   import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
-  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
+  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. For Gemini CLI, --model (or --utility-model NAME) also names the model its utility tasks use (session summaries, next-speaker and loop checks, chat compression), which otherwise ask for gemini-…-flash-lite and other Gemini ids even with -m. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
   reload: "Makes the running instance re-read its config file now (as SIGHUP does) and prints what changed, which changed settings take effect only when it is restarted (server.host, server.port, server.database) and the file's warnings. A file with errors is refused with them (exit 1) and the running configuration stays.",
   version: "Prints the version and build.",
 };
@@ -147,6 +147,7 @@ const CLI_OPTIONS = {
   model: { type: "string" },
   "dry-run": { type: "boolean" },
   "codex-bin": { type: "string" },
+  "utility-model": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
 } as const;
@@ -196,7 +197,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   login: { options: [...INSTANCE_OPTIONS, "account", "provider", "priority", "no-browser"], words: 1 },
   import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider", "priority"], words: 1 },
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },
-  setup: { options: ["data-dir", "url", "key", "client-key", "model", "dry-run", "codex-bin"], words: 1 },
+  setup: { options: ["data-dir", "url", "key", "client-key", "model", "utility-model", "dry-run", "codex-bin"], words: 1 },
   reload: { options: [...INSTANCE_OPTIONS, "json"], words: 0 },
   version: { options: [], words: 0 },
 };
@@ -448,7 +449,8 @@ async function main(argv: string[]): Promise<void> {
       }
       const url = instanceUrl(values, dataDir);
       const ephemeralPort = values.url === undefined && instanceOnEphemeralPort(dataDir);
-      const opts = { url, dataDir, key, model: values.model as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined, ephemeralPort };
+      if (values["utility-model"] !== undefined && sub !== "gemini") fail(`--utility-model is for setup gemini (Gemini CLI's utility models); ${sub} has no such setting`, 2);
+      const opts = { url, dataDir, key, model: values.model as string | undefined, utilityModel: values["utility-model"] as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined, ephemeralPort };
       return setupCommand(sub, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
     }
     case "reload": {

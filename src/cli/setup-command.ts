@@ -1,5 +1,5 @@
 /**
- * `switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]`
+ * `switchyard setup claude-code|codex|gemini [--model NAME] [--utility-model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]`
  * (SPEC 2.2): reads what the CLI needs from the running gateway (the model's entry in `GET /v1/models`,
  * for Codex its model list), checks the client key the CLI will send, and writes the CLI's own settings
  * (src/cli/setup.ts). Imported by `setup` only (src/main.ts supplies the instance's URL and the output).
@@ -30,6 +30,8 @@ export interface SetupCommandOptions {
   key: string;
   /** `--model NAME`. */
   model?: string;
+  /** `--utility-model NAME` (gemini only): the model of Gemini CLI's utility aliases; default `model`. Checked like `model`. */
+  utilityModel?: string;
   /** `--dry-run`: print the diff, write nothing. */
   dryRun: boolean;
   /** `--codex-bin PATH`: the Codex to read its prompt from (else the one on PATH). */
@@ -171,6 +173,28 @@ async function unlistedModel(url: string, name: string, key: string, dataDir: st
 }
 
 /**
+ * `--model NAME` (or `--utility-model NAME`) as the gateway knows it for `key`: its `GET /v1/models/{id}`
+ * entry's limits, whether it is a combo or an alias, and the note for a name the gateway routes but
+ * does not list ({@link unlistedName}, {@link unlistedModel}). Exits with one line when the gateway does
+ * not serve it for that key.
+ */
+async function checkedModel(url: string, name: string, key: string, dataDir: string, io: SetupIo): Promise<{ model: SetupModel; routedName?: string; note?: string }> {
+  const res = await askGateway(url, modelPath(name), key, io);
+  let entry: { owned_by?: unknown } = {};
+  let note: string | undefined;
+  if (res.status === 404) {
+    await res.body?.cancel();
+    if (!name.includes("/")) ({ entry, note } = await unlistedName(url, name, key, dataDir, io));
+    // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
+    else note = await unlistedModel(url, name, key, dataDir, io);
+  } else if (!res.ok) io.fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
+  else entry = (await res.json()) as { owned_by?: unknown };
+  // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
+  const routedName = entry.owned_by === "switchyard-combo" ? "a combo" : entry.owned_by === "switchyard-alias" ? "an alias" : undefined;
+  return { model: setupModel(name, entry), routedName, note };
+}
+
+/**
  * Runs `switchyard setup TARGET` against the gateway at `opts.url` (SPEC 2.2): the model's limits come
  * from its `GET /v1/models/{id}`; the client key (`opts.key`) is checked against the gateway
  * before anything is written. Prints the diff and notes; exits with one line (nothing written) when the
@@ -194,20 +218,9 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   /** The note for a provider/model the gateway routes but does not list ({@link unlistedModel}). */
   let unlistedNote: string | undefined;
   const name = opts.model;
-  if (name) {
-    const res = await askGateway(url, modelPath(name), key, io);
-    let entry: { owned_by?: unknown } = {};
-    if (res.status === 404) {
-      await res.body?.cancel();
-      if (!name.includes("/")) ({ entry, note: unlistedNote } = await unlistedName(url, name, key, dataDir, io));
-      // provider/model of a provider that lists no models: served, though not listed (SPEC 2.2)
-      else unlistedNote = await unlistedModel(url, name, key, dataDir, io);
-    } else if (!res.ok) fail(`the gateway at ${url} answered ${res.status} for the model ${name}${res.status === 401 ? " (pass a client key with --client-key or SWITCHYARD_KEY)" : ""}`);
-    else entry = (await res.json()) as { owned_by?: unknown };
-    model = setupModel(name, entry);
-    // a combo or alias has the limits of its first target (GET /v1/models names it by owner)
-    if (entry.owned_by === "switchyard-combo" || entry.owned_by === "switchyard-alias") routedName = entry.owned_by === "switchyard-combo" ? "a combo" : "an alias";
-  }
+  if (name) ({ model, routedName, note: unlistedNote } = await checkedModel(url, name, key, dataDir, io));
+  // --utility-model is checked as --model is: Gemini CLI's helper tasks must reach a model the gateway serves for this key
+  const utilityNote = opts.utilityModel !== undefined && opts.utilityModel !== name ? (await checkedModel(url, opts.utilityModel, key, dataDir, io)).note : undefined;
   // Codex reads model metadata only from a catalog file: every model the gateway lists for this key,
   // each with the prompt the installed Codex sends for a model it does not know (it requires one).
   let catalog: SetupModel[] | undefined;
@@ -234,11 +247,16 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   const dryRun = opts.dryRun;
   let r;
   try {
-    r = runSetup({ target, gatewayUrl: url, key, model, catalog, codexInstructions, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
+    r = runSetup({ target, gatewayUrl: url, key, model, utilityModel: opts.utilityModel, catalog, codexInstructions, home: process.env.HOME || homedir(), codexHome: process.env.CODEX_HOME || undefined, dryRun });
   } catch (e) {
     fail(`switchyard setup: ${e instanceof Error ? e.message : String(e)}`);
   }
+  if (utilityNote) r.notes.unshift(utilityNote);
   if (unlistedNote) r.notes.unshift(unlistedNote);
+  const utility = opts.utilityModel ?? name;
+  if (target === "gemini" && utility !== undefined && r.changes.length > 0) {
+    r.notes.push(`note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use ${utility} (modelConfigs.customOverrides); its web search and web fetch tools still ask for Gemini models (they need Google's hosted tools)`);
+  }
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);
     for (const n of r.notes) out(n);

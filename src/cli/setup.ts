@@ -25,7 +25,9 @@
  *   it the CLI refuses to run non-interactively), with `--model` `model.name`, and with a known window
  *   `model.compressionThreshold`: Gemini CLI assumes 1,048,576 tokens for a model it does not know and
  *   compresses at a fraction of that, so the fraction is set to compress at half the real window (its
- *   default fraction), capped at 0.5.
+ *   default fraction), capped at 0.5; with `--model` (or `--utility-model`) `modelConfigs.customOverrides`
+ *   entries that point Gemini CLI's utility aliases at that model (src/cli/gemini-utility-models.ts), so
+ *   its session summaries and checks do not ask for `gemini-…-flash-lite` ids the gateway may not serve.
  *
  * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
  * or .env file included); a changed file is first copied to `<file>.switchyard-backup-<time>`; the
@@ -39,6 +41,7 @@ import { describeFailure, jsonFailure, tomlFailure } from "./parse-position.ts";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
+import { geminiUtilityOverrides } from "./gemini-utility-models.ts";
 
 /** The CLIs `setup` knows. */
 export type SetupTarget = "claude-code" | "codex" | "gemini";
@@ -60,6 +63,11 @@ export interface SetupOptions {
   /** The client key to write (never printed). */
   key: string;
   model?: SetupModel;
+  /**
+   * Gemini CLI only: the model its utility aliases (session summaries, next-speaker checks, chat
+   * compression, …) are pointed at (src/cli/gemini-utility-models.ts); default `model`'s id.
+   */
+  utilityModel?: string;
   /**
    * Every model the gateway lists for this key (`GET /v1/models`), for Codex's model catalog; `model`
    * goes first when given. Undefined: no catalog is written.
@@ -452,6 +460,12 @@ function gemini(o: SetupOptions): FileChange[] {
   if (o.model) {
     sets.push([["model", "name"], o.model.id]);
     if (o.model.contextWindow !== undefined) sets.push([["model", "compressionThreshold"], geminiCompressionThreshold(o.model.contextWindow)]);
+  }
+  const utility = o.utilityModel ?? o.model?.id;
+  if (utility !== undefined) {
+    const existing = parseJsonFile(settingsPath, settingsBefore, true).modelConfigs;
+    const overrides = isObj(existing) ? existing.customOverrides : undefined;
+    sets.push([["modelConfigs", "customOverrides"], geminiUtilityOverrides(overrides, utility, settingsPath)]);
   }
   // Gemini CLI reads its settings.json with comments (strip-json-comments): so does setup. A rewrite
   // cannot keep them: the backup has them, and a note says so.

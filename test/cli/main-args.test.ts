@@ -18,7 +18,7 @@ describe("switchyard command line", () => {
     const setup = run("setup", "codex", "--dryrun");
     expect({ code: setup.code, err: setup.err }).toEqual({
       code: 2,
-      err: "setup does not take --dryrun (did you mean --dry-run?); it takes --data-dir, --url, --key, --client-key, --model, --dry-run, --codex-bin (switchyard setup --help says more)\n",
+      err: "setup does not take --dryrun (did you mean --dry-run?); it takes --data-dir, --url, --key, --client-key, --model, --utility-model, --dry-run, --codex-bin (switchyard setup --help says more)\n",
     });
     const list = run("keys", "list", "--bogus");
     expect({ code: list.code, err: list.err }).toEqual({ code: 2, err: "keys list does not take --bogus; it takes --data-dir, --url, --key, --json (switchyard keys --help says more)\n" });

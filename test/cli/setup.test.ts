@@ -15,6 +15,7 @@ import { CLI_TEST_TIMEOUT_MS, gatewayRequestLogs, plainAnswer } from "../support
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { claudeModelBehind, CODEX_CATALOG_FILE, editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
+import { GEMINI_UTILITY_ALIASES } from "../../src/cli/gemini-utility-models.ts";
 import { promptOf } from "../../src/cli/codex-instructions.ts";
 
 const MAIN = resolve(import.meta.dir, "../../src/main.ts");
@@ -293,9 +294,46 @@ experimental_bearer_token = "${KEY}"
         ui: { theme: "GitHub" },
         security: { folderTrust: { enabled: false }, auth: { selectedType: "gemini-api-key" } },
         model: { name: "coding", compressionThreshold: geminiCompressionThreshold(200000) },
+        modelConfigs: { customOverrides: GEMINI_UTILITY_ALIASES.map((alias) => ({ match: { model: alias }, modelConfig: { model: "coding" } })) },
       });
       expect(geminiCompressionThreshold(200000)).toBe(0.0954);
       expect((await setup(home, "gemini", "--model", "coding")).stdout).toContain("nothing to change");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  test("gemini --utility-model: Gemini CLI's utility aliases (flash-lite summarizer, next-speaker check, compression) point at it, the user's own overrides stay; a second run and a change of model keep one entry per alias (newuser14 K1)", async () => {
+    const home = scratchHome();
+    const mine = { match: { model: "chat-base" }, modelConfig: { generateContentConfig: { temperature: 0.1 } } };
+    const settingsPath = join(home, ".gemini", "settings.json");
+    writeFileSync(settingsPath, JSON.stringify({ modelConfigs: { customOverrides: [mine] } }, null, 2));
+    try {
+      const r = await setup(home, "gemini", "--model", "coding", "--utility-model", "resp/gpt-e2e");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use resp/gpt-e2e");
+      const overrides = () => JSON.parse(read(settingsPath)).modelConfigs.customOverrides as Array<{ match: { model: string }; modelConfig: { model?: string } }>;
+      expect(overrides()[0] as unknown).toEqual(mine);
+      expect(overrides().slice(1)).toEqual(GEMINI_UTILITY_ALIASES.map((alias) => ({ match: { model: alias }, modelConfig: { model: "resp/gpt-e2e" } })));
+      expect(overrides().map((o) => o.match.model)).toContain("summarizer-default");
+      expect((await setup(home, "gemini", "--model", "coding", "--utility-model", "resp/gpt-e2e")).stdout).toContain("nothing to change");
+      // without --utility-model the utility aliases follow --model; still one entry per alias
+      expect((await setup(home, "gemini", "--model", "coding")).code).toBe(0);
+      expect(overrides().length).toBe(1 + GEMINI_UTILITY_ALIASES.length);
+      expect(new Set(overrides().slice(1).map((o) => o.modelConfig.model))).toEqual(new Set(["coding"]));
+      // a utility model the gateway does not serve is refused, nothing written
+      const before = read(settingsPath);
+      const bad = await setup(home, "gemini", "--model", "coding", "--utility-model", "nope/nothing");
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain("nope/nothing");
+      expect(read(settingsPath)).toBe(before);
+      // the backups setup kept restore the user's file as it was
+      const first = readdirSync(join(home, ".gemini")).filter((f) => f.startsWith("settings.json.switchyard-backup-")).sort()[0]!;
+      expect(JSON.parse(read(join(home, ".gemini", first)))).toEqual({ modelConfigs: { customOverrides: [mine] } });
+      // another CLI has no utility-model setting: refused, not ignored
+      const codex = await setup(home, "codex", "--utility-model", "coding", "--dry-run");
+      expect(codex.code).toBe(2);
+      expect(codex.stderr).toContain("--utility-model is for setup gemini");
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

@@ -44,7 +44,7 @@ function scratchHome(prefix: string): ScratchHome {
 }
 
 /** What every CLI child gets from the parent environment: nothing but PATH, locale and a shell. */
-function baseEnv(home: string, trap: TrapProxy): Record<string, string> {
+export function baseEnv(home: string, trap: TrapProxy): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
     HOME: home,
