@@ -342,6 +342,13 @@ export interface UsageRecord {
    * (`accountId`). Absent when none was.
    */
   rateLimited?: string[];
+  /**
+   * Which of several instances on one store served the request: its name (`server.instance_name`,
+   * else `host:port` of the machine and the port it listens on) and its id (a random UUID per process,
+   * OpenTelemetry's `service.instance.id`). Set by the instance when it reports the request.
+   */
+  instance?: string;
+  instanceId?: string;
 }
 
 /** Receives usage rows; implementations batch writes (SPEC D-1). Never blocks the caller. */
@@ -434,6 +441,9 @@ export interface RouteTrace {
    * (an error after the commit point is an attempt's `error`). Scrubbed of secrets before it is stored.
    */
   error?: TraceError;
+  /** The instance that served the request, name and id, as its usage row has them ({@link UsageRecord.instance}). */
+  instance?: string;
+  instanceId?: string;
 }
 
 /**

@@ -6,6 +6,7 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { hostname } from "node:os";
 import {
   authenticate,
   createGateway,
@@ -178,7 +179,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     throw e;
   }
   if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
-  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle, env.SWITCHYARD_RESYNC_MS);
+  // This process's id: its usage rows and traces, its OpenTelemetry spans' service.instance.id, the shared store's leases.
+  const instanceId = crypto.randomUUID();
+  let instanceName = ""; // host:port, once listening (server.instance_name wins)
+  const store = await openStore(opts.database ?? cfg.server.database, opts.dataDir, cfg.settings.traceRingSize, log, clock, settle, env.SWITCHYARD_RESYNC_MS, instanceId);
   store.setConfigKeys(cfg.keys);
   // SPEC 2.3/9.3: combos, aliases and settings created through the admin API join the file's; the
   // running configuration is swapped in one assignment (file change, SIGHUP, reload, admin change).
@@ -204,7 +208,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   await live.init();
 
   const bus = new EventBus();
-  const telemetry = await startTelemetryIfAsked(env, VERSION, log); // SPEC O-5: without an OTLP endpoint the SDK is never loaded
+  const telemetry = await startTelemetryIfAsked(env, VERSION, log, instanceId); // SPEC O-5: without an OTLP endpoint the SDK is never loaded
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
@@ -346,7 +350,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
-  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log });
+  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log, instance: () => ({ name: cfg.server.instanceName ?? instanceName, id: instanceId }) });
 
   // The guard's and the attempt loop's settings, made once per configuration (the running one is
   // replaced as a whole on every change, never edited in place): not an object per request.
@@ -524,6 +528,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const server = app.server!;
   const frameLimit = socketFrameLimit(server, startFrameLimit);
   bunServer = server;
+  instanceName = `${hostname()}:${server.port}`;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
   startedWith = { config: startConfig, url, flags: { host: opts.host !== undefined, port: opts.port !== undefined, database: opts.database !== undefined } };
 

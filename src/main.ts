@@ -27,7 +27,7 @@ Usage:
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]... | keys list [--json] | keys revoke NAME
                    | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME
-  switchyard usage [--since 24h] [--by model|account|key|provider] [--json]
+  switchyard usage [--since 24h] [--by model|account|key|provider|instance] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
   switchyard route MODEL [--body FILE] [--format FORMAT] [--header "Name: value"]... [--json]
   switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID
@@ -49,7 +49,7 @@ const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
   "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
   keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
-  usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key or provider over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
+  usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key, provider or instance (which of several on one store served it) over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies.",
   route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
   accounts: "status: each account's eligibility per model (cooldowns, locks, quota windows, slots). remove ID: deletes an account stored by login or import, with its state. restore ID [MODEL]: lets the account serve MODEL (default: every model) again now, after a 404 model not found or a model-scoped 403 removed that pairing (it would come back by itself 24 h after the removal); exit 1 when the account is unknown. unlock ID: clears the account's lock (a 401, exhausted quota, a ban, a 402) now, once its key works again (a lock until changed also ends when the account's key is replaced and the config reloaded); exit 1 when the account is unknown. close-circuit PROVIDER: closes the provider's circuit (opened by 10 consecutive 5xx for 5 minutes) now, on every instance of a shared store; exit 1 when the provider is unknown.",
@@ -400,7 +400,8 @@ async function main(argv: string[]): Promise<void> {
       const r = (await admin(values, dataDir, "GET", `/calls?limit=${encodeURIComponent(String(values.limit ?? 20))}`)) as { calls: Array<Record<string, unknown>> };
       if (values.json) return out(JSON.stringify(r, null, 2));
       if (r.calls.length === 0) return out("no calls yet: point a client at this gateway (switchyard setup claude-code|codex|gemini does it for those CLIs); each request is listed here once it finishes");
-      out(table(["time", "route_id", "model", "target", "status", "outcome", "ms"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs])));
+      // the instance column: which of several instances on one store served each call (newuser12a G11)
+      out(table(["time", "route_id", "model", "target", "status", "outcome", "ms", "instance"], r.calls.map((c) => [new Date(Number(c.ts)).toISOString(), c.routeId ?? "-", c.requestedModel, c.providerId ? `${c.providerId}/${c.model}` : "-", c.status, c.outcome, c.totalMs, c.instance ?? "-"])));
       return;
     }
     case "route": {

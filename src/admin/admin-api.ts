@@ -118,19 +118,20 @@ const UsageFilterEntries = {
   key: v.optional(v.pipe(v.string(), v.minLength(1, "key must not be empty"), v.description("Client key name."))),
   provider: v.optional(v.pipe(v.string(), v.minLength(1, "provider must not be empty"), v.description("Provider id."))),
   outcome: v.optional(v.pipe(v.picklist(["ok", "error", "upstream_error", "client_closed", "rejected"], "outcome must be ok, error, upstream_error, client_closed or rejected"), v.description("How the request ended."))),
+  instance: v.optional(v.pipe(v.string(), v.minLength(1, "instance must not be empty"), v.description("Name of the instance that served (server.instance_name, else host:port)."))),
 };
 
 /** The filter fields of a parsed query, or undefined when none is given. */
-function filterOf(q: { model?: string; account?: string; key?: string; provider?: string; outcome?: string }): UsageFilter | undefined {
+function filterOf(q: { model?: string; account?: string; key?: string; provider?: string; outcome?: string; instance?: string }): UsageFilter | undefined {
   const f: UsageFilter = {};
-  for (const k of ["model", "account", "key", "provider", "outcome"] as const) if (q[k] !== undefined) f[k] = q[k];
+  for (const k of ["model", "account", "key", "provider", "outcome", "instance"] as const) if (q[k] !== undefined) f[k] = q[k];
   return Object.keys(f).length > 0 ? f : undefined;
 }
 
 /** Query of `GET /usage`. */
 export const UsageQuery = v.object({
   since: v.optional(v.pipe(v.string(), v.regex(SINCE, SINCE_MESSAGE), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
-  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider"], "by must be model, account, key or provider"), v.description("Grouping (default model: the served provider/model, one row per provider serving a model id)."))),
+  by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider", "instance"], "by must be model, account, key, provider or instance"), v.description("Grouping (default model: the served provider/model, one row per provider serving a model id; instance: the instance that served, by name)."))),
   bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 10s, 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
   ...UsageFilterEntries,
 });

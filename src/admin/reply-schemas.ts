@@ -93,7 +93,7 @@ const BucketReply = v.object({
 
 const UsageReply = v.object({
   since: v.string(),
-  by: v.picklist(["model", "account", "key", "provider"]),
+  by: v.picklist(["model", "account", "key", "provider", "instance"]),
   filter: v.optional(v.record(v.string(), v.string())),
   cost: v.pipe(
     v.object({
@@ -130,6 +130,8 @@ const CallReply = v.looseObject({
   savedTokens: v.optional(v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4); absent when none."))),
   recorded: v.optional(v.pipe(v.boolean(), v.description("The flight recorder holds this call's bodies (GET /calls/{id}/recording)."))),
   rateLimited: v.optional(v.pipe(v.array(v.string()), v.description("Accounts that answered an attempt of this request with 429 (rate limited), one per attempt; absent when none did."))),
+  instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port); absent for calls recorded before this was kept."))),
+  instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
 });
 
 const Decision = v.looseObject({ subject: v.string(), verdict: v.string(), reason: v.string() });
@@ -179,6 +181,8 @@ const RouteTraceReply = v.looseObject({
   outcome: v.optional(v.string()),
   status: v.optional(v.number()),
   totalMs: v.optional(v.number()),
+  instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port)."))),
+  instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
   redactions: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Redactions by kind (never the values)."))),
   restored: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Placeholders mapped back in the reply, by kind."))),
   tokenSaver: v.optional(

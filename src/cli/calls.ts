@@ -51,6 +51,8 @@ export function traceLines(t: RouteTrace): string[] {
     `requested   ${t.requestedModel || "(no model)"} (${t.clientFormat})${t.keyName ? `, key ${t.keyName}` : ""}`,
     `outcome     ${t.outcome ?? "unknown"}${t.status !== undefined ? ` ${t.status}` : ""}${t.totalMs !== undefined ? `, ${dur(t.totalMs)}` : ""}`,
   ];
+  // Which of several instances on one store served it (newuser12a G11); absent in traces of earlier versions.
+  if (t.instance) lines.push(`instance    ${t.instance}${t.instanceId ? ` (${t.instanceId})` : ""}`);
   // The error answer the client got (a refusal, or the last error after every target failed).
   if (t.error) lines.push(`error       ${t.error.status} ${t.error.kind}${t.error.param ? ` (${t.error.param})` : ""}: ${t.error.message}`);
   lines.push(`candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`);

@@ -1,5 +1,5 @@
 /**
- * `switchyard usage [--since 24h] [--by model|account|key|provider]` (SPEC 9.5, 9.6, P-5): the rows of
+ * `switchyard usage [--since 24h] [--by model|account|key|provider|instance]` (SPEC 9.5, 9.6, P-5): the rows of
  * `GET /admin/api/usage` as a table whose first column is named for the grouping, and the legend lines
  * a reader needs: what the `(none)` group is (requests that reached no model, account or provider, or
  * sent without a key) and what "unpriced" in the cost column means.
@@ -16,10 +16,10 @@ export interface CostSplit {
 }
 
 /** How `usage` groups rows (the admin API's `by`). */
-export type UsageGrouping = "model" | "account" | "key" | "provider";
+export type UsageGrouping = "model" | "account" | "key" | "provider" | "instance";
 
 /** The groupings `usage --by` takes, in the order its help names them. */
-const GROUPINGS: readonly UsageGrouping[] = ["model", "account", "key", "provider"];
+const GROUPINGS: readonly UsageGrouping[] = ["model", "account", "key", "provider", "instance"];
 
 
 /**
@@ -28,7 +28,7 @@ const GROUPINGS: readonly UsageGrouping[] = ["model", "account", "key", "provide
  * words); undefined when both are absent or valid.
  */
 export function usageOptionProblem(values: { by?: unknown; since?: unknown }): string | undefined {
-  if (values.by !== undefined && !(GROUPINGS as readonly unknown[]).includes(values.by)) return `--by must be model, account, key or provider, not ${JSON.stringify(values.by)}`;
+  if (values.by !== undefined && !(GROUPINGS as readonly unknown[]).includes(values.by)) return `--by must be model, account, key, provider or instance, not ${JSON.stringify(values.by)}`;
   if (values.since !== undefined && !SINCE.test(String(values.since))) return `--since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d), not ${JSON.stringify(values.since)}`;
   return undefined;
 }
@@ -41,6 +41,7 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
   model: "requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
   account: "requests no account served (refused, e.g. by a key limit, or failed before reaching one)",
   provider: "requests no provider served (refused, e.g. by a key limit, or failed before reaching one)",
+  instance: "requests recorded before switchyard kept which instance served them",
   key: "requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one",
 };
 

@@ -192,6 +192,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     allowedHosts: file.server.allowed_hosts,
     corsOrigins: [...new Set(file.server.cors_origins)],
   };
+  if (file.server.instance_name !== undefined) server.instanceName = file.server.instance_name;
   if (file.server.database !== undefined) {
     const r = resolveSecret(file.server.database, ctx);
     if (r.ok) server.database = r.value;

@@ -179,6 +179,8 @@ export const ServerSchema = strictObj(
     keep_alive_timeout_ms: v.optional(int("keep_alive_timeout_ms", 0, 255_000), 120_000),
     /** D-3 grace period for in-flight streams on SIGTERM, in ms. */
     shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
+    /** D-2: how this instance's usage rows and traces name it (default `host:port`: the machine's name and the port it listens on). */
+    instance_name: v.optional(v.pipe(text("instance_name"), v.maxLength(128, "instance_name must be at most 128 characters"))),
     /** D-2 optional `postgres://…` URL of a shared store (the CLI's `--database` wins). Secret-capable. */
     database: v.optional(secret("database")),
     /** G-6: Host names accepted besides loopback names, IP literals and the bind host. */

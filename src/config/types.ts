@@ -31,6 +31,11 @@ export interface ServerConfig {
   keepAliveTimeoutMs: number;
   /** D-3 grace period for in-flight streams on SIGTERM, ms. Default 30 000. */
   shutdownGraceMs: number;
+  /**
+   * D-2: how this instance's usage rows and route traces name it (`calls`, the dashboard); undefined:
+   * `host:port` (the machine's host name and the port it listens on). Applies from the next request.
+   */
+  instanceName?: string;
   /** D-2 shared-store URL (`postgres://…`), resolved from env:/file: when written so. A secret. */
   database?: string;
   /** G-6 (SPEC 2.6): extra `Host` names accepted besides `localhost`, IP literals and the bind host; lower-case, no port. */

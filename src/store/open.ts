@@ -15,12 +15,13 @@ import type { Store } from "./types.ts";
  * `resyncMs` is the environment's `SWITCHYARD_RESYNC_MS` (a positive integer, ms; anything else: the
  * PostgreSQL store's default of 2 s): how often the shared store re-reads account state and client
  * keys as the safety net under LISTEN/NOTIFY (tests lengthen it so that only an announcement can carry
- * another instance's change).
+ * another instance's change). `instanceId` is this process's id (PostgreSQL: in leases, notifications
+ * and `instance_configs`; default a new UUID).
  * @throws Error for a `database` value that is not a PostgreSQL URL, or when PostgreSQL cannot be reached
  *   or refuses the instance (the message names the database by host, port and name, never its user or
  *   password).
  */
-export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string): Promise<Store> {
+export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string, instanceId?: string): Promise<Store> {
   if (database === undefined || database === "") {
     const store = openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
     const u = store.upgrade;
@@ -49,6 +50,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
       traceRingSize,
       beforeFlush,
       resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
+      instanceId,
       onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
     });
   } catch (err) {
@@ -64,7 +66,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
   }
   // A database that held no switchyard tables: this start made them (the others find them made).
   const created = store.createdSchema;
-  log(JSON.stringify({ level: "info", time: clock.now(), msg: created === undefined ? "shared store: PostgreSQL" : `shared store: PostgreSQL; this start created switchyard's tables in it (schema ${created})`, database: where }));
+  log(JSON.stringify({ level: "info", time: clock.now(), msg: created === undefined ? "shared store: PostgreSQL" : `shared store: PostgreSQL; this start created switchyard's tables in it (schema ${created})`, database: where, instanceId }));
   const u = store.upgrade;
   if (u) {
     log(JSON.stringify({

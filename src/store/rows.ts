@@ -58,6 +58,9 @@ export interface UsageRow {
   saved_tokens: number | string | null;
   /** JSON array of the account ids that answered an attempt with 429, or null (UsageRecord.rateLimited). */
   rate_limited?: string | null;
+  /** The instance that served the request: its name and id (UsageRecord.instance, instanceId); null before schema 16. */
+  instance?: string | null;
+  instance_id?: string | null;
   route_id?: string | null;
 }
 
@@ -251,6 +254,8 @@ export function usageParams(r: UsageRecord): UsageParams {
     intOr(r.savedChars, 0),
     intOr(r.savedTokens, 0),
     rateLimitedParam(r.rateLimited),
+    str(r.instance),
+    str(r.instanceId),
   ];
 }
 
@@ -293,6 +298,8 @@ export function rowToCall(r: UsageRow): CallRow {
   if (r.key_name !== null) c.keyName = r.key_name;
   if (r.ttfb_ms !== null) c.ttfbMs = r.ttfb_ms;
   if (r.route_id) c.routeId = r.route_id;
+  if (r.instance) c.instance = r.instance;
+  if (r.instance_id) c.instanceId = r.instance_id;
   if (r.rate_limited) {
     try {
       const ids = JSON.parse(r.rate_limited) as unknown;

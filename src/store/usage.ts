@@ -12,7 +12,7 @@ import { StoreError, type Awaitable } from "./types.ts";
  * providers (`anthropic/claude-sonnet-4-5` on an API key, `cc/claude-sonnet-4-5` on a subscription)
  * is two groups, never one that adds up their tokens and cost.
  */
-export type UsageGroupBy = "model" | "account" | "key" | "provider";
+export type UsageGroupBy = "model" | "account" | "key" | "provider" | "instance";
 
 /**
  * The SQL expression each grouping groups by over the `usage` table, shared by the backends (SQLite
@@ -24,6 +24,8 @@ export const USAGE_GROUP_SQL: Record<UsageGroupBy, string> = {
   account: "account_id",
   key: "key_name",
   provider: "provider_id",
+  // newuser12a G11: the instance that served (its name); rows written before schema 16 have none
+  instance: "instance",
 };
 
 /** Query of `usageSummary`. */
@@ -50,6 +52,8 @@ export interface UsageFilter {
   provider?: string;
   /** `ok`, `error`, `upstream_error`, `client_closed` or `rejected`. */
   outcome?: string;
+  /** The name of the instance that served (UsageRecord.instance). */
+  instance?: string;
 }
 
 /**
@@ -67,6 +71,7 @@ export function usageFilterSql(filter: UsageFilter | undefined, param: (value: s
   if (filter.key !== undefined) out += ` AND key_name = ${param(filter.key)}`;
   if (filter.provider !== undefined) out += ` AND provider_id = ${param(filter.provider)}`;
   if (filter.outcome !== undefined) out += ` AND outcome = ${param(filter.outcome)}`;
+  if (filter.instance !== undefined) out += ` AND instance = ${param(filter.instance)}`;
   return out;
 }
 

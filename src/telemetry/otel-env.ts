@@ -34,7 +34,7 @@ export const OTEL_VARIABLES: ReadonlyArray<(typeof OTEL_ENV)[keyof typeof OTEL_E
  * Starts export (otel.ts `startTelemetry`, imported now) when the environment names an endpoint
  * ({@link OTEL_ENV} `endpoint` or `tracesEndpoint`); undefined, with none of the SDK loaded, when not.
  */
-export async function startTelemetryIfAsked(env: Record<string, string | undefined>, version: string, log: (line: string) => void): Promise<Telemetry | undefined> {
+export async function startTelemetryIfAsked(env: Record<string, string | undefined>, version: string, log: (line: string) => void, instanceId?: string): Promise<Telemetry | undefined> {
   if (!env[OTEL_ENV.endpoint] && !env[OTEL_ENV.tracesEndpoint]) return undefined;
-  return (await import("./otel.ts")).startTelemetry(env, version, log);
+  return (await import("./otel.ts")).startTelemetry(env, version, log, instanceId);
 }

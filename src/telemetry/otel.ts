@@ -198,7 +198,7 @@ class ReportingExporter implements SpanExporter {
  * export, or names an endpoint that is no http(s) URL (logged as a warning: the gateway serves on
  * without exporting).
  */
-export function startTelemetry(env: Record<string, string | undefined>, version: string, log: (line: string) => void = () => {}): Telemetry | undefined {
+export function startTelemetry(env: Record<string, string | undefined>, version: string, log: (line: string) => void = () => {}, instanceId: string = crypto.randomUUID()): Telemetry | undefined {
   const url = tracesUrl(env);
   if (!url) return undefined;
   const where = shownTracesUrl(url);
@@ -217,8 +217,8 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
     log,
   );
   // OpenTelemetry's service.instance.id, one per process: which of several instances served a span
-  // (semantic conventions: a random UUID is fine); the log line names it so spans can be matched to a log.
-  const instanceId = crypto.randomUUID();
+  // (semantic conventions: a random UUID is fine; the gateway's own, which its usage rows and traces
+  // carry too); the log line names it so spans can be matched to a log.
   log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}`, serviceInstanceId: instanceId }));
   const delay = Number(env[OTEL_ENV.scheduleDelay]);
   const provider = new TracerProvider({

@@ -99,7 +99,7 @@ describe("GET /usage", () => {
       expect({ q, status: r.status, param: r.body.error?.param }).toEqual({ q, status: 400, param });
     }
     // The field is named once at the start of the message, not twice ("by: by must …").
-    expect((await get("/usage?by=nope")).body.error.message).toBe("by must be model, account, key or provider");
+    expect((await get("/usage?by=nope")).body.error.message).toBe("by must be model, account, key, provider or instance");
     expect((await get("/usage?since=yesterday")).body.error.message).toBe("since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d)");
     // an empty window is refused, not answered with nothing used (usage --since 0h listed nothing)
     for (const since of ["0h", "00m"]) {

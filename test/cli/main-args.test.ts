@@ -76,7 +76,7 @@ describe("switchyard command line", () => {
   });
   test("a wrong value of usage's --by or --since is a usage error (exit 2) said before any instance is asked (it was exit 1, the admin API's 400)", () => {
     const by = run("usage", "--by", "nope", "--data-dir", "/nonexistent-dir");
-    expect({ code: by.code, err: by.err.trim() }).toEqual({ code: 2, err: '--by must be model, account, key or provider, not "nope"' });
+    expect({ code: by.code, err: by.err.trim() }).toEqual({ code: 2, err: '--by must be model, account, key, provider or instance, not "nope"' });
     const since = run("usage", "--since", "0h", "--data-dir", "/nonexistent-dir");
     expect({ code: since.code, err: since.err.trim() }).toEqual({ code: 2, err: '--since must look like 30m, 24h or 7d (a whole number above 0 and s, m, h or d), not "0h"' });
     // valid values reach the instance: none here, so the next thing said is that (exit 1)

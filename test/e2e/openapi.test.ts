@@ -148,9 +148,9 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);
     expect(names(op("get", "/admin/api/route-traces/{id}"), "path")).toEqual(["id"]);
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
-    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "key", "model", "outcome", "provider", "since"]);
-    expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider"]);
-    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "key", "limit", "model", "outcome", "provider", "since"]);
+    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since"]);
+    expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider", "instance"]);
+    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "instance", "key", "limit", "model", "outcome", "provider", "since"]);
   });
 
   test("the documented GET routes without parameters answer", async () => {

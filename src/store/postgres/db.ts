@@ -58,8 +58,8 @@ export function isUnavailable(err: unknown): boolean {
 
 /** What every PostgreSQL role holds: the pool, the instance id, the clock, degraded-mode state. */
 export class PgContext {
-  /** This instance's id in leases and notifications (random per process). */
-  readonly instanceId = crypto.randomUUID();
+  /** This instance's id in leases, notifications and usage rows (random per process unless given). */
+  readonly instanceId: string;
   /** Set by the store's `close`. */
   closed = false;
   /** False while the database cannot be reached (memory-only operation). */
@@ -81,12 +81,16 @@ export class PgContext {
    * @param sql the pool (Bun's SQL client)
    * @param now ms since the epoch
    * @param onError receives failures of background work and degraded-mode notices (no secrets)
+   * @param instanceId this process's id (the gateway's, also OpenTelemetry's `service.instance.id`); default a new UUID
    */
   constructor(
     readonly sql: SQL,
     readonly now: () => number,
     readonly onError: (message: string, error: unknown) => void,
-  ) {}
+    instanceId?: string,
+  ) {
+    this.instanceId = instanceId ?? crypto.randomUUID();
+  }
 
   /** @throws StoreError `closed` once the store is closed. */
   assertOpen(): void {

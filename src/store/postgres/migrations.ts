@@ -423,6 +423,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE usage ADD COLUMN rate_limited TEXT;
     `,
   },
+  {
+    version: 16,
+    name: "instance per request",
+    up: `
+      -- newuser12a G11: which of several instances on one store served the request: its name
+      -- (server.instance_name, else host:port) and its id (a UUID per process, OpenTelemetry's
+      -- service.instance.id). NULL for rows written before this version.
+      ALTER TABLE usage ADD COLUMN instance TEXT;
+      ALTER TABLE usage ADD COLUMN instance_id TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

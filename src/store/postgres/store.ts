@@ -80,6 +80,8 @@ export interface PostgresStoreOptions {
   beforeFlush?: () => void;
   /** How long a flush statement may go unanswered before the database counts as away, ms. Default `FLUSH_ANSWER_MS` (10 s). */
   flushAnswerMs?: number;
+  /** This process's instance id (leases, notifications, `instance_configs`); default a new UUID. */
+  instanceId?: string;
 }
 
 export { isPostgresUrl } from "./url.ts";
@@ -106,7 +108,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await sql.close().catch(() => {});
     throw err;
   }
-  const store = new PostgresStore(new PgContext(sql, now, onError), options);
+  const store = new PostgresStore(new PgContext(sql, now, onError, options.instanceId), options);
   store.upgrade = schemaUpgrade(applied);
   if (applied.length > 0 && applied[0] === PG_MIGRATIONS[0]!.version) store.createdSchema = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
   await store.start();

@@ -1,6 +1,6 @@
 /**
- * Calls (SPEC 9.4): recent requests, filterable by model, account, key and outcome, new ones arriving
- * live; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
+ * Calls (SPEC 9.4): recent requests, filterable by model, account, key and outcome (and instance,
+ * when several instances on one store served them: an Instance column then), new ones arriving live; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
  * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
  * and what the client received.
  */
@@ -141,6 +141,14 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
         <dd>{call.keyName ?? "–"}</dd>
         <dt>Client format</dt>
         <dd>{call.clientFormat}</dd>
+        {call.instance && (
+          <>
+            <dt>Instance</dt>
+            <dd class="call-instance" title={call.instanceId ? `instance id ${call.instanceId}` : undefined}>
+              <Breakable name={call.instance} />
+            </dd>
+          </>
+        )}
         <dt>Outcome</dt>
         <dd>
           <OutcomePill outcome={call.outcome} status={call.status} />
@@ -264,7 +272,7 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
 /** How many calls one page lists. */
 const PAGE_SIZE = 200;
 
-type Filters = { model: string; account: string; key: string; outcome: string };
+type Filters = { model: string; account: string; key: string; outcome: string; instance: string };
 
 /**
  * Where the list is: the newest calls (`page` 1, live), or a page before / after a cursor of the admin
@@ -287,7 +295,7 @@ interface CallsAnswer {
 /** Filters, position and selected call as the address keeps them (`/dashboard/calls?model=…&before=…&page=2&id=…`). */
 function readUrl(): { filters: Filters; pos: Position } {
   const p = new URLSearchParams(location.search);
-  const filters = { model: p.get("model") ?? "", account: p.get("account") ?? "", key: p.get("key") ?? "", outcome: p.get("outcome") ?? "" };
+  const filters = { model: p.get("model") ?? "", account: p.get("account") ?? "", key: p.get("key") ?? "", outcome: p.get("outcome") ?? "", instance: p.get("instance") ?? "" };
   const before = p.get("before") || undefined;
   const after = before ? undefined : p.get("after") || undefined;
   const page = Math.floor(Number(p.get("page")));
@@ -414,8 +422,12 @@ export function CallsPage() {
       (!filters.model || c.requestedModel === filters.model || `${c.providerId}/${c.model}` === filters.model) &&
       (!filters.account || c.accountId === filters.account || (c.rateLimited?.includes(filters.account) ?? false)) &&
       (!filters.key || c.keyName === filters.key) &&
-      (!filters.outcome || c.outcome === filters.outcome),
+      (!filters.outcome || c.outcome === filters.outcome) &&
+      (!filters.instance || c.instance === filters.instance),
   );
+  // Several instances on one store (newuser12a G11): which one served each call is a column, and a filter.
+  const instances = new Set((answer?.calls ?? []).map((c) => c.instance ?? ""));
+  const byInstance = instances.size > 1 || filters.instance !== "";
   const current = rows.find((c) => (c.routeId ?? c.requestId) === selected);
   // A changed filter starts again from the newest calls.
   const set = (k: keyof Filters) => (e: Event) => {
@@ -454,6 +466,12 @@ export function CallsPage() {
               ))}
             </select>
           </div>
+          {byInstance && (
+            <div class="field">
+              <label for="f-instance">Instance</label>
+              <input id="f-instance" name="instance" placeholder="any" defaultValue={filters.instance} onChange={set("instance")} />
+            </div>
+          )}
         </form>
       </header>
       <ErrorLine error={calls.error} />
@@ -485,6 +503,7 @@ export function CallsPage() {
                     <th data-opt="1">Account</th>
                     <th data-opt="1">Key</th>
                     <th>Outcome</th>
+                    {byInstance && <th data-opt="1">Instance</th>}
                     <th data-opt="1" class="num">Tokens in/out</th>
                     <th data-opt="1" class="num">Cost</th>
                     <th class="num">Total</th>
@@ -526,6 +545,11 @@ export function CallsPage() {
                         <td>
                           <OutcomePill outcome={c.outcome} status={c.status} />
                         </td>
+                        {byInstance && (
+                          <td data-opt="1" class="call-instance">
+                            {c.instance ? <Breakable name={c.instance} /> : "–"}
+                          </td>
+                        )}
                         <td class="num" data-opt="1">
                           {count(c.usage.inputTokens)} / {count(c.usage.outputTokens)}
                         </td>

@@ -1,5 +1,5 @@
 /**
- * Usage (SPEC 9.4): tokens and cost by model, account, key or provider over time — a chart of the
+ * Usage (SPEC 9.4): tokens and cost by model, account, key, provider or instance over time — a chart of the
  * time series and a table of the groups — and the token savers' savings where usage reports them.
  */
 import { useEffect, useState } from "preact/hooks";
@@ -16,7 +16,7 @@ const RANGES = [
   { id: "24h", label: "1 day", bucket: "1h" },
   { id: "7d", label: "7 days", bucket: "1d" },
 ] as const;
-const GROUPS = ["model", "account", "key", "provider"] as const;
+const GROUPS = ["model", "account", "key", "provider", "instance"] as const;
 
 /**
  * What the subtitle says about cost: API prices only when some group of the period cost something (a
@@ -44,6 +44,7 @@ export function costNote(rows: readonly UsageRow[]): string {
  */
 export function noGroupLabel(by: (typeof GROUPS)[number]): string {
   if (by === "key") return "no valid key (none sent, or a wrong or revoked one)";
+  if (by === "instance") return "not recorded (calls from before switchyard kept which instance served them)";
   return `no ${by} (refused or failed before one)`;
 }
 
