@@ -1,6 +1,7 @@
 /**
  * Usage (SPEC 9.4): tokens and cost by model, account, key, provider or instance over time — a chart of the
- * time series and a table of the groups — and the token savers' savings where usage reports them.
+ * time series and a table of the groups — and the token savers' savings where usage reports them;
+ * what it shows downloads as CSV or JSON (../usage-export.ts).
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
@@ -10,6 +11,7 @@ import { count, ms, perBucket, usd, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { UsageAnswer, UsageRow } from "../types.ts";
 import { costSeries, total } from "./overview.tsx";
+import { usageCsv, usageFileName, usageJson } from "../usage-export.ts";
 
 const RANGES = [
   { id: "1h", label: "1 hour", bucket: "1m" },
@@ -46,6 +48,18 @@ export function noGroupLabel(by: (typeof GROUPS)[number]): string {
   if (by === "key") return "no valid key (none sent, or a wrong or revoked one)";
   if (by === "instance") return "not recorded (calls from before switchyard kept which instance served them)";
   return `no ${by} (refused or failed before one)`;
+}
+
+/** Hands `text` to the browser as a file download named `name` (a `blob:` link clicked, then released). */
+export function downloadText(name: string, type: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /** True when a group used nothing that could cost: no tokens of any kind, no cost and no unpriced request (its Cost reads "–", as in Calls, not "$0"). */
@@ -149,6 +163,15 @@ export function UsagePage() {
       )}
       {rows.length > 0 && (
         <Card title={`By ${by}`}>
+          <div class="usage-download">
+            <span class="muted small">Download by {by}, the last {range.label.replace(/^1 /, "")}:</span>
+            <button type="button" class="btn btn-small" data-download="csv" onClick={() => downloadText(usageFileName(range.id, by, Date.now(), "csv"), "text/csv;charset=utf-8", usageCsv(rows, by))}>
+              CSV
+            </button>
+            <button type="button" class="btn btn-small" data-download="json" title="The rows, the charts' time series and the cost split" onClick={() => usage.data && downloadText(usageFileName(range.id, by, Date.now(), "json"), "application/json", usageJson(usage.data, rows))}>
+              JSON
+            </button>
+          </div>
           <div class="table-wrap">
             <table class="usage">
               <thead>
