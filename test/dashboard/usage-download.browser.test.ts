@@ -2,10 +2,13 @@
  * The Usage page's download (newuser12a G12): it had none (`GET /admin/api/usage` and `switchyard
  * usage --json` were the export). Real Chromium, signed in with a client key on a gateway that
  * requires one (the download is made from what the session already read): the CSV and JSON files hold
- * what the page shows for its range and grouping, and no secret.
+ * what the page shows for its range and grouping, and no secret. And its Tokens chart (G13): input
+ * was drawn as bars and the other series as lines that sloped from an empty bucket up to a busy one;
+ * now every series is a line of steps, flat across each bucket: read from the chart's pixels.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import type { Page } from "playwright-core";
 import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { csvCell } from "../../src/dashboard/client/usage-export.ts";
@@ -109,6 +112,60 @@ test("Usage downloads the table it shows as CSV and the answer it drew as JSON, 
       expect(text).not.toContain(ADMIN_SECRET);
       expect(text).not.toContain(CLIENT_SECRET);
     }
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+/**
+ * Where a chart's canvas holds the colour `hex` (within a few levels per channel): for the topmost row
+ * holding it (±1 row) its leftmost and rightmost x, the lowest row holding it, and the x span of the
+ * pixels strictly between those levels (a step's vertical edge: 2 px; a sloped line: the bucket's width).
+ * Read in the page (a string: the root tsconfig has no DOM types).
+ */
+async function colourSpans(page: Page, selector: string, hex: string): Promise<{ width: number; top: number; bottom: number; topLeft: number; topRight: number; midSpan: number }> {
+  return page.evaluate(`(() => {
+    const c = document.querySelector(${JSON.stringify(selector)});
+    const { width, height } = c;
+    const d = c.getContext("2d").getImageData(0, 0, width, height).data;
+    const want = [${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)}];
+    const hits = [];
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 4;
+      if (d[i + 3] > 240 && Math.abs(d[i] - want[0]) < 8 && Math.abs(d[i + 1] - want[1]) < 8 && Math.abs(d[i + 2] - want[2]) < 8) hits.push([x, y]);
+    }
+    const top = Math.min(...hits.map((h) => h[1]));
+    const bottom = Math.max(...hits.map((h) => h[1]));
+    const topXs = hits.filter((h) => h[1] <= top + 1).map((h) => h[0]);
+    const midXs = hits.filter((h) => h[1] > top + 3 && h[1] < bottom - 3).map((h) => h[0]);
+    return { width, top, bottom, topLeft: Math.min(...topXs), topRight: Math.max(...topXs), midSpan: midXs.length ? Math.max(...midXs) - Math.min(...midXs) : 0 };
+  })()`);
+}
+
+test("the Tokens chart draws every series as steps across its bucket: no bars beside lines that slope from an empty bucket to a busy one", async () => {
+  const w = await openPage(browser, gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.fill("#key", ADMIN_SECRET);
+    await w.page.click('button[type="submit"]');
+    await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+    await w.settled();
+    const canvas = ".grid-2 .card:first-child .chart canvas";
+    // one day in 25 one-hour buckets (the last one now), every request in the last one: 33 tokens in, 21 out
+    const input = await colourSpans(w.page, canvas, "#0891b2");
+    const output = await colourSpans(w.page, canvas, "#7c3aed");
+    const bucketPx = (input.width - 60) / 26; // at most this many px of plot per bucket (the value axis takes 56 or more)
+    for (const s of [input, output]) {
+      // flat across the busy bucket's width, up to the plot's right end
+      expect(s.topRight - s.topLeft).toBeGreaterThan(0.6 * bucketPx);
+      // between zero and the busy level only the step's vertical edge, not a slope across a bucket
+      expect(s.midSpan).toBeLessThanOrEqual(4);
+    }
+    // both series step up at one time (the start of the busy bucket); input above output
+    expect(Math.abs(input.topLeft - output.topLeft)).toBeLessThanOrEqual(3);
+    expect(input.top).toBeLessThan(output.top);
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

@@ -179,23 +179,43 @@ export interface ChartSeries {
 }
 
 /**
+ * The chart's data as uPlot takes it (x in seconds). With `bucketMs` (each time starts a bucket of that
+ * width) a closing point at the end of the last bucket, where a line repeats the last bucket's value
+ * (its step spans that bucket too) and a bar has none.
+ */
+function chartData(times: number[], series: ChartSeries[], bucketMs: number | undefined): uPlot.AlignedData {
+  const xs = times.map((t) => t / 1000);
+  if (!bucketMs || times.length === 0) return [xs, ...series.map((s) => s.values)] as uPlot.AlignedData;
+  xs.push((times[times.length - 1]! + bucketMs) / 1000);
+  return [xs, ...series.map((s) => [...s.values, s.bars ? null : (s.values[s.values.length - 1] ?? null)])] as uPlot.AlignedData;
+}
+
+/**
  * A time-series chart drawn by uPlot (canvas). `times` are ms since the epoch; the chart resizes
  * with its container. Its legend reads the values under the pointer, else the last bucket's. Two bar
  * series stand side by side in each bucket (the first left of the bucket's time, the second right),
  * not one over the other.
+ * With `bucketMs`, each time starts a bucket of that width (the usage series): every series is drawn
+ * across its bucket, a line as steps (flat over each bucket, straight down to an empty one: a line
+ * from an empty bucket to a busy one sloped as if tokens had flowed in between; newuser12a G13) and a
+ * single bar series over the bucket's width (a pair stands at the bucket's time as above), so bars and
+ * lines of one chart line up and the last bucket has its width.
  */
-export function TimeChart({ times, series, height = 200 }: { times: number[]; series: ChartSeries[]; height?: number }) {
+export function TimeChart({ times, series, height = 200, bucketMs }: { times: number[]; series: ChartSeries[]; height?: number; bucketMs?: number }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | undefined>(undefined);
-  const key = series.map((s) => `${s.label}:${s.bars ? 1 : 0}`).join("|");
+  const key = `${series.map((s) => `${s.label}:${s.bars ? 1 : 0}`).join("|")}/${bucketMs ?? 0}`;
   useLayoutEffect(() => {
     if (!el.current) return;
     const width = el.current.clientWidth || 600;
     const pair = series.filter((s) => s.bars).length === 2;
-    const bars = uPlot.paths.bars!({ size: [0.7, 24] });
+    const bars = bucketMs ? uPlot.paths.bars!({ size: [0.8, Infinity], align: 1 }) : uPlot.paths.bars!({ size: [0.7, 24] });
     const left = pair ? uPlot.paths.bars!({ size: [0.35, 12], align: -1 }) : bars;
     const right = pair ? uPlot.paths.bars!({ size: [0.35, 12], align: 1 }) : bars;
     let barsSeen = 0;
+    const steps = bucketMs ? uPlot.paths.stepped!({ align: 1 }) : undefined;
+    // the closing point (chartData) reads as the last bucket in the legend
+    const shown = (u: uPlot, idx: number) => (bucketMs && idx === u.data[0].length - 1 ? Math.max(0, idx - 1) : idx);
     const opts: uPlot.Options = {
       width,
       height,
@@ -211,9 +231,10 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
       // index), the latest bucket's, its time marked "latest".
       series: [
         {
-          value: (u, v, _s, idx) => {
-            if (idx == null) return latest(u, 0, (t) => `${clock(t * 1000)} (latest)`);
-            return v == null ? "–" : clock(v * 1000);
+          value: (u, _v, _s, idx) => {
+            if (idx == null) return latest(u, 0, (t) => `${clock(t * 1000)} (latest)`, bucketMs ? 1 : 0);
+            const t = u.data[0][shown(u, idx)];
+            return t == null ? "–" : clock(t * 1000);
           },
         },
         ...series.map((s) => {
@@ -223,14 +244,18 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
             stroke: s.color,
             width: s.bars ? 0 : 2,
             fill: s.bars ? s.color : `${s.color}22`,
-            paths: s.bars ? (pair ? (barsSeen++ === 0 ? left : right) : bars) : undefined,
+            paths: s.bars ? (pair ? (barsSeen++ === 0 ? left : right) : bars) : steps,
             points: { show: false },
-            value: (u: uPlot, v: number | null, sidx: number, idx: number | null) => (idx == null ? latest(u, sidx, fmt) : v == null ? "–" : fmt(v)),
+            value: (u: uPlot, _v: number | null, sidx: number, idx: number | null) => {
+              if (idx == null) return latest(u, sidx, fmt, bucketMs ? 1 : 0);
+              const v = (u.data[sidx] as ArrayLike<number | null | undefined>)[shown(u, idx)];
+              return v == null ? "–" : fmt(v);
+            },
           };
         }),
       ],
     };
-    plot.current = new uPlot(opts, [times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData, el.current);
+    plot.current = new uPlot(opts, chartData(times, series, bucketMs), el.current);
     const ro = new ResizeObserver(() => {
       if (el.current && plot.current) plot.current.setSize({ width: el.current.clientWidth, height });
     });
@@ -242,7 +267,7 @@ export function TimeChart({ times, series, height = 200 }: { times: number[]; se
     };
   }, [key, height]);
   useEffect(() => {
-    plot.current?.setData([times.map((t) => t / 1000), ...series.map((s) => s.values)] as uPlot.AlignedData);
+    plot.current?.setData(chartData(times, series, bucketMs));
   }, [times, series]);
   return <div class="chart" ref={el} />;
 }
@@ -266,11 +291,11 @@ function valueAxisSize(u: uPlot, values: string[] | null, axisIdx: number, cycle
 
 /**
  * Series `sidx`'s value (0: the time) in the latest bucket that has a value in any series, formatted;
- * "–" when there is none.
+ * "–" when there is none. `skip`: points at the end that are no bucket (the closing point of chartData).
  */
-function latest(u: uPlot, sidx: number, fmt: (v: number) => string): string {
+function latest(u: uPlot, sidx: number, fmt: (v: number) => string, skip = 0): string {
   const at = (j: number, i: number) => (u.data[j] as ArrayLike<number | null | undefined> | undefined)?.[i];
-  for (let i = u.data[0].length - 1; i >= 0; i--) {
+  for (let i = u.data[0].length - 1 - skip; i >= 0; i--) {
     for (let j = 1; j < u.data.length; j++) {
       if (at(j, i) == null) continue;
       const v = at(sidx, i);

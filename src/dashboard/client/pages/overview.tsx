@@ -184,6 +184,8 @@ export function OverviewPage() {
   const rows = usage.data?.rows ?? [];
   const buckets = usage.data?.series?.buckets ?? [];
   const times = buckets.map((b) => b.t);
+  // each time starts a bucket of this width: the charts draw every value across its bucket (newuser12a G13)
+  const bucketMs = usage.data?.series?.bucketMs;
   const requests = total(rows, (r) => r.requests) ?? 0;
   const errors = total(rows, (r) => r.errors) ?? 0;
   const fallbacks = total(rows, (r) => r.fallbacks) ?? 0;
@@ -282,6 +284,7 @@ export function OverviewPage() {
           <Card title={`Requests ${perBucket(range.bucket)}`}>
             <TimeChart
               times={times}
+              bucketMs={bucketMs}
               series={[
                 { label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true },
                 { label: "errors", values: buckets.map((b) => b.errors), color: "#dc2626" },
@@ -292,6 +295,7 @@ export function OverviewPage() {
           <Card title={`Tokens ${perBucket(range.bucket)}`}>
             <TimeChart
               times={times}
+              bucketMs={bucketMs}
               series={[
                 { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
                 { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
@@ -301,7 +305,7 @@ export function OverviewPage() {
           </Card>
           {hasCost && (
             <Card title={`Cost (USD) ${perBucket(range.bucket)}${subscriptionValue > 0 ? ": spent, and subscriptions' use at API prices beside it" : ""}`}>
-              <TimeChart times={times} series={costSeries(buckets)} />
+              <TimeChart times={times} bucketMs={bucketMs} series={costSeries(buckets)} />
             </Card>
           )}
         </div>

@@ -96,6 +96,8 @@ export function UsagePage() {
   });
   const rows = [...(usage.data?.rows ?? [])].sort((a, b) => b.inputTokens + b.outputTokens - (a.inputTokens + a.outputTokens));
   const buckets = usage.data?.series?.buckets ?? [];
+  // each time starts a bucket of this width: the charts draw every value across its bucket (newuser12a G13)
+  const bucketMs = usage.data?.series?.bucketMs;
   const hasCost = rows.some((r) => r.costUsd !== undefined);
   // The cost chart only when something had a price (unpriced requests count $0 in the buckets).
   const costChart = buckets.some((b) => (b.costUsd ?? 0) > 0);
@@ -142,10 +144,12 @@ export function UsagePage() {
       {buckets.length > 0 && rows.length > 0 && (
         <div class="grid-2">
           <Card title={`Tokens over time, ${perBucket(range.bucket)}`}>
+            {/* every series a line of steps: input was bars beside lines that sloped between an empty bucket and a busy one (G13) */}
             <TimeChart
               times={buckets.map((b) => b.t)}
+              bucketMs={bucketMs}
               series={[
-                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2", bars: true },
+                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
                 { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
                 { label: "cache read", values: buckets.map((b) => b.cacheReadTokens), color: "#16a34a" },
                 { label: "cache write", values: buckets.map((b) => b.cacheWriteTokens), color: "#d97706" },
@@ -154,9 +158,9 @@ export function UsagePage() {
           </Card>
           <Card title={`${costChart ? "Cost over time (USD)" : "Requests over time"}, ${perBucket(range.bucket)}`}>
             {costChart ? (
-              <TimeChart times={buckets.map((b) => b.t)} series={costSeries(buckets)} />
+              <TimeChart times={buckets.map((b) => b.t)} bucketMs={bucketMs} series={costSeries(buckets)} />
             ) : (
-              <TimeChart times={buckets.map((b) => b.t)} series={[{ label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true }]} />
+              <TimeChart times={buckets.map((b) => b.t)} bucketMs={bucketMs} series={[{ label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true }]} />
             )}
           </Card>
         </div>
