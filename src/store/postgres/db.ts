@@ -8,6 +8,14 @@
  * unanswered probes are outstanding, so a stall does not collect a statement per second), and the
  * database counts as back only when the roles' probe checks pass (the flush's kept batch is written:
  * a database that answers `SELECT 1` may still hold the usage table's lock).
+ *
+ * The listening connection's reconnect is this module's own (newuser12a G4): Bun's client re-LISTENs by
+ * itself after a lost connection, but writes `bun:sql LISTEN "switchyard_changes" failed, retrying: …`
+ * (not JSON) to stderr at every failed retry while the database is away. So when a connection closes
+ * the subscription is dropped at once (which stops Bun's retries) and taken again here, silently, with
+ * a growing back-off ({@link RELISTEN_MIN_MS}…{@link RELISTEN_MAX_MS}) and at once when the probe finds
+ * the database back; a failed attempt that means the database is away enters degraded mode (its one
+ * warning); every listener hears "all" once it listens again (notifications may have been missed).
  */
 import { SQL } from "bun";
 import { errMessage } from "../rows.ts";
@@ -28,6 +36,9 @@ const MAX_OUTBOX = 100_000;
 export const PROBE_ANSWER_MS = 5_000;
 /** Unanswered probe statements outstanding at most; while that many wait, no probe is sent. */
 const MAX_STALLED_PROBES = 2;
+/** First and longest wait before the listening connection is taken again after it closed, ms (doubling, ±25 %). */
+export const RELISTEN_MIN_MS = 250;
+export const RELISTEN_MAX_MS = 20_000;
 
 /**
  * What a read that needs the database says while it cannot be reached (the admin API's 503, the
@@ -76,6 +87,12 @@ export class PgContext {
   private pendingNotify = new Set<StoreChange>();
   private notifyScheduled = false;
   private subscription: SQL.ListenSubscription | undefined;
+  /** What {@link listen} was given (the re-LISTEN after a lost connection calls it with "all"). */
+  private onNotice: ((change: StoreChange) => void) | undefined;
+  private relistenTimer: ReturnType<typeof setTimeout> | undefined;
+  private relistenMs = RELISTEN_MIN_MS;
+  /** A re-LISTEN is on its way (one at a time). */
+  private relistening = false;
 
   /**
    * @param sql the pool (Bun's SQL client)
@@ -187,29 +204,62 @@ export class PgContext {
 
   /**
    * Subscribes to the change channel. After a reconnect of the listening connection (notifications
-   * may have been missed) every listener hears "all".
+   * may have been missed) `onChange` hears "all". @throws the client's error when it cannot LISTEN.
    */
   async listen(onChange: (change: StoreChange) => void): Promise<void> {
-    let first = true;
-    this.subscription = await this.sql.listen(
-      CHANNEL,
-      (payload) => {
-        try {
-          const m = JSON.parse(payload) as { i?: string; k?: StoreChange };
-          if (m.i === this.instanceId || typeof m.k !== "string") return;
-          onChange(m.k);
-        } catch {
-          // not ours
-        }
-      },
-      () => {
-        if (first) {
-          first = false;
-          return;
-        }
-        onChange("all");
-      },
-    );
+    this.onNotice = onChange;
+    this.subscription = await this.sql.listen(CHANNEL, (payload) => {
+      try {
+        const m = JSON.parse(payload) as { i?: string; k?: StoreChange };
+        if (m.i === this.instanceId || typeof m.k !== "string") return;
+        this.onNotice?.(m.k);
+      } catch {
+        // not ours
+      }
+    });
+  }
+
+  /**
+   * A connection of the client closed (its `onclose` option; `err` says why): unless it was an idle
+   * pool connection timing out, the listening one may be among them, so the subscription is dropped
+   * now (before Bun's own retry, which logs a line that is not JSON at each failure) and taken again
+   * by {@link relisten}. Connections that fail to open call this too; without a subscription it waits.
+   */
+  connectionClosed(err: Error | null): void {
+    if (this.closed || !this.subscription || !this.onNotice) return;
+    const code = (err as { code?: unknown } | null)?.code;
+    if (code === "ERR_POSTGRES_IDLE_TIMEOUT" || code === "ERR_POSTGRES_LIFETIME_TIMEOUT") return;
+    const lost = this.subscription;
+    this.subscription = undefined;
+    // unlisten() clears Bun's retry timer before it returns (the channel's last subscriber is gone)
+    void lost.unlisten().catch(() => {});
+    this.relisten(RELISTEN_MIN_MS);
+  }
+
+  /** Takes the change channel again after `delayMs` (jittered ±25 %), doubling the wait after each failure. */
+  private relisten(delayMs: number): void {
+    if (this.closed || this.subscription || this.relistenTimer || this.relistening || !this.onNotice) return;
+    this.relistenTimer = setTimeout(() => {
+      this.relistenTimer = undefined;
+      if (this.closed || this.subscription || this.relistening || !this.onNotice) return;
+      this.relistening = true;
+      this.listen(this.onNotice).then(
+        () => {
+          this.relistening = false;
+          this.relistenMs = RELISTEN_MIN_MS;
+          if (this.closed) void this.unlisten();
+          else this.onNotice?.("all"); // notifications sent meanwhile were missed
+        },
+        (err) => {
+          this.relistening = false;
+          if (isUnavailable(err)) this.degrade(err);
+          else this.onError(`listening for other instances' changes failed (${errMessage(err)}); trying again`, err);
+          this.relistenMs = Math.min(this.relistenMs * 2, RELISTEN_MAX_MS);
+          this.relisten(this.relistenMs);
+        },
+      );
+    }, delayMs * (0.75 + Math.random() * 0.5));
+    this.relistenTimer.unref?.();
   }
 
   /** Enters degraded mode (once per outage): a warning, then a probe every second until it answers. */
@@ -221,10 +271,12 @@ export class PgContext {
     this.probeTimer.unref?.();
   }
 
-  /** Stops the probe (close). */
+  /** Stops the probe and a pending re-LISTEN (close). */
   stopProbe(): void {
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = undefined;
+    if (this.relistenTimer) clearTimeout(this.relistenTimer);
+    this.relistenTimer = undefined;
   }
 
   /** Unsubscribes from the change channel. Never throws. */
@@ -279,6 +331,9 @@ export class PgContext {
       this.stopProbe();
       this.reachable = true;
       this.onError("database reachable again: kept writes replayed, catching up", undefined);
+      // listening again now, not at the end of the re-LISTEN's back-off (stopProbe cleared its timer)
+      this.relistenMs = RELISTEN_MIN_MS;
+      this.relisten(0);
       for (const hook of this.recoveredHooks) {
         try {
           await hook();

@@ -100,7 +100,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ((message: string) => {
       console.error(`[switchyard store] ${message}`);
     });
-  const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10 });
+  // The listening connection's reconnect is PgContext's own (connectionClosed: Bun's logs lines that are not JSON).
+  let ctx: PgContext | undefined;
+  const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
   let applied: number[];
   try {
     applied = await migratePg(sql, now);
@@ -108,7 +110,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await sql.close().catch(() => {});
     throw err;
   }
-  const store = new PostgresStore(new PgContext(sql, now, onError, options.instanceId), options);
+  ctx = new PgContext(sql, now, onError, options.instanceId);
+  const store = new PostgresStore(ctx, options);
   store.upgrade = schemaUpgrade(applied);
   if (applied.length > 0 && applied[0] === PG_MIGRATIONS[0]!.version) store.createdSchema = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
   await store.start();
