@@ -9,7 +9,7 @@
  * reload's answer (`POST /admin/api/config/reload`, `switchyard reload`, the Routing page's card)
  * carries them as warnings too ({@link SharedConfigWatch.differences}).
  */
-import { createHash } from "node:crypto";
+import { createHash, scrypt } from "node:crypto";
 import type { RuntimeConfig } from "./config/types.ts";
 import type { InstanceConfig, SharedStore } from "./store/shared.ts";
 
@@ -17,6 +17,43 @@ import type { InstanceConfig, SharedStore } from "./store/shared.ts";
 export const SHARED_CONFIG_CHECK_MS = 30_000;
 /** Another instance whose values are older than this has stopped (or lost the database), ms. */
 export const SHARED_CONFIG_MAX_AGE_MS = 3 * SHARED_CONFIG_CHECK_MS;
+
+/**
+ * The scrypt cost of a config key secret's fingerprint ({@link secretFingerprint}): N = 2^15, r = 8,
+ * p = 1 (RFC 7914; 32 MiB and ~0.1 s of one core per secret, so per guess of whoever reads the table).
+ */
+export const SECRET_FINGERPRINT_COST = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
+
+/**
+ * The fingerprint a config key's secret is published as in `instance_configs` (`keys.NAME.secret`):
+ * 12 hex digits of scrypt(secret, salt "switchyard instance_configs NAME", {@link SECRET_FINGERPRINT_COST}).
+ * The same on every instance (deterministic), so equal secrets compare equal across instances; slow, so
+ * that whoever can read the database cannot test guesses of a short, human-chosen secret at the speed of
+ * SHA-256 (a reviewer's read of G24: it was 12 hex of SHA-256(SHA-256(secret)), 48 bits tested at
+ * billions a second). Computed off the event loop (libuv's pool).
+ */
+export function secretFingerprint(name: string, secret: string): Promise<string> {
+  return new Promise((resolve, reject) =>
+    scrypt(secret, `switchyard instance_configs ${name}`, 32, SECRET_FINGERPRINT_COST, (err, key) => (err ? reject(err) : resolve(key.toString("hex").slice(0, 12)))),
+  );
+}
+
+/**
+ * Each config key's {@link secretFingerprint} by name, each computed once per name and secret (the
+ * check runs every 30 s); `cache` keeps those of the keys given (a key removed or changed is dropped),
+ * keyed by name and the secret's SHA-256, never the secret.
+ */
+async function fingerprints(keys: RuntimeConfig["keys"], cache: Map<string, Promise<string>>): Promise<Map<string, string>> {
+  const wanted = new Map<string, RuntimeConfig["keys"][number]>(keys.map((k) => [`${k.name}\u0000${createHash("sha256").update(k.secret).digest("hex")}`, k]));
+  for (const id of cache.keys()) if (!wanted.has(id)) cache.delete(id);
+  const out = new Map<string, string>();
+  for (const [id, k] of wanted) {
+    let p = cache.get(id);
+    if (!p) cache.set(id, (p = secretFingerprint(k.name, k.secret)));
+    out.set(k.name, await p);
+  }
+  return out;
+}
 
 /** Paths whose values are fingerprints, not shown (a key's secret). */
 const HIDDEN = /\.secret$/;
@@ -35,18 +72,19 @@ const text = (v: unknown): string => JSON.stringify(canonical(v ?? null));
 
 /**
  * The values of `cfg` that count in a pool the instances share, path → JSON text: each config key's
- * `limits`, `scopes` and `tag` (`keys.NAME.limits`, …) and a 12-hex fingerprint of its secret's SHA-256
- * (`keys.NAME.secret`: whether both accept the same secret, never the secret), `settings.pricing` (the
+ * `limits`, `scopes` and `tag` (`keys.NAME.limits`, …) and its secret's fingerprint from `prints` (by key
+ * name, {@link secretFingerprint}; `keys.NAME.secret`: whether both accept the same secret, never the
+ * secret), `settings.pricing` (the
  * key budgets' dollars), `settings.alerts.quota_thresholds` (alerts are claimed once across instances)
  * and each config account's `max_concurrency` (slots counted across instances).
  */
-export function sharedConfigParts(cfg: RuntimeConfig): Record<string, string> {
+export function sharedConfigParts(cfg: RuntimeConfig, prints: ReadonlyMap<string, string>): Record<string, string> {
   const parts: Record<string, string> = {};
   for (const k of cfg.keys) {
     parts[`keys.${k.name}.limits`] = text(k.limits);
     parts[`keys.${k.name}.scopes`] = text([...(k.scopes ?? [])].sort());
     parts[`keys.${k.name}.tag`] = text(k.tag);
-    parts[`keys.${k.name}.secret`] = text(createHash("sha256").update(createHash("sha256").update(k.secret).digest("hex")).digest("hex").slice(0, 12));
+    parts[`keys.${k.name}.secret`] = text(prints.get(k.name) ?? null);
   }
   parts["settings.pricing"] = text(Object.fromEntries([...cfg.settings.pricing].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
   parts["settings.alerts.quota_thresholds"] = text(cfg.settings.alerts.quotaThresholds);
@@ -125,9 +163,11 @@ export function watchSharedConfig(
   if (!publish || !others) return undefined;
   let last: ConfigDifference[] = [];
   let lastKey = "";
+  const cache = new Map<string, Promise<string>>();
   const run = async (why: "start" | "reload" | "timer"): Promise<ConfigDifference[]> => {
     try {
-      const mine = sharedConfigParts(config());
+      const cfg = config();
+      const mine = sharedConfigParts(cfg, await fingerprints(cfg.keys, cache));
       await publish(label, mine);
       const found = configDifferences(mine, await others(Math.max(SHARED_CONFIG_MAX_AGE_MS, 3 * intervalMs)));
       const key = JSON.stringify(found);

@@ -4,7 +4,8 @@
  * its config file that count in the shared pool (src/shared-config.ts makes them), written at start,
  * on every reload and every half minute (its `updated_at`, the database's clock, says it still runs),
  * removed when it stops. Another instance reads the rows of the others to tell its operator where they
- * differ. Never a secret: a key's secret is there only as a short fingerprint of its SHA-256.
+ * differ. Never a secret: a key's secret is there only as a short, slow (scrypt) fingerprint
+ * (src/shared-config.ts secretFingerprint).
  */
 import type { InstanceConfig } from "../shared.ts";
 import type { PgContext } from "./db.ts";
