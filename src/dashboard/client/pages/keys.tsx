@@ -5,13 +5,13 @@
  * limits and their use stay; the old secret accepted for the grace chosen), disable for a while and
  * enable again (newuser12a G16), and revoke. No secret is ever listed.
  */
-import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { dollars } from "../../../limits/dollars.ts";
 import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
+import { ConfirmAction } from "../confirm-action.tsx";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -139,59 +139,13 @@ const GRACES = [
  * key's identity, limits and their use stay; the old secret is refused at once or after the grace
  * chosen. The new secret is handed to `rotated`, which shows it once.
  */
-/**
- * A key action asked for twice: its button opens the choice (`children`, e.g. the grace select), then
- * Confirm runs `run` and Cancel closes it; a refusal is shown beside it in the Keys page's words. The
- * shape Rotate and Revoke share (`onOpen` resets a choice each time it opens).
- */
-function ConfirmAction(props: { label: string; confirmLabel: string; danger?: boolean; onOpen?: () => void; run: () => Promise<void>; children?: ComponentChildren }) {
-  const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | undefined>();
-  if (!open)
-    return (
-      <button
-        type="button"
-        class={props.danger ? "btn btn-small btn-danger" : "btn btn-small"}
-        onClick={() => {
-          props.onOpen?.();
-          setError(undefined);
-          setOpen(true);
-        }}
-      >
-        {props.label}
-      </button>
-    );
-  return (
-    <span class="form-row">
-      {props.children}
-      <ActionButton
-        small
-        tone={props.danger ? "danger" : undefined}
-        onClick={async () => {
-          try {
-            await props.run();
-            setOpen(false);
-          } catch (e) {
-            setError(keyErrorText(e));
-          }
-        }}
-      >
-        {props.confirmLabel}
-      </ActionButton>
-      <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
-        Cancel
-      </button>
-      {error && <span class="held-text small">{error}</span>}
-    </span>
-  );
-}
-
 function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: string; secret: string; previousUntil?: number }) => void }) {
   const [grace, setGrace] = useState<string>("0");
   return (
     <ConfirmAction
       label="Rotate"
       confirmLabel="Confirm rotate"
+      errorText={keyErrorText}
       // each rotation starts from the default: the old secret refused at once
       onOpen={() => setGrace("0")}
       run={async () => {
@@ -341,12 +295,14 @@ function DisableButton({ name, disabled, done }: { name: string; disabled: boole
   );
 }
 
+/** Revoke (asked twice): `DELETE /keys/{name}`, as `switchyard keys revoke NAME`; the key's requests are refused from then on. */
 function RevokeButton({ name, done }: { name: string; done: () => void }) {
   return (
     <ConfirmAction
       label="Revoke"
       confirmLabel="Confirm revoke"
       danger
+      errorText={keyErrorText}
       run={async () => {
         await api(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
         done();
