@@ -4,6 +4,9 @@
  * choice (its grace select), Escape closes it and focus is back on Rotate, Cancel does the same; Revoke
  * opens with focus on Cancel (a second Enter must not revoke), Escape closes it, and Confirm revoke
  * reached by keyboard revokes the key. Before, focus fell to `<body>` each time and Escape did nothing.
+ * On the Routing page, a stored alias's or combo's Delete asks the same way (newuser14 K14: one click
+ * deleted it): the first click only opens the choice, Cancel and Escape keep the object, Confirm delete
+ * removes it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -90,6 +93,60 @@ test("Keys: Rotate and Revoke's confirmation takes focus, Escape and Cancel clos
     expect(await focused(page)).toBe("ci | BUTTON | Confirm revoke");
     await page.keyboard.press("Enter");
     await row.locator(".pill", { hasText: "revoked" }).waitFor({ timeout: 5_000 });
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("Routing: Delete on a stored alias or combo asks first; Escape and Cancel keep it, Confirm delete removes it", async () => {
+  const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  expect(await post("/aliases", { name: "coding", target: "demo-chat/gpt-demo" })).toBe(201);
+  expect(await post("/combos", { name: "spare", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
+  const stored = async () => {
+    const get = async (kind: string) => ((await (await fetch(`${gw.url}/admin/api/${kind}`)).json()) as Record<string, { name: string; source: string }[]>)[kind]!.filter((x) => x.source === "db").map((x) => x.name);
+    return { aliases: await get("aliases"), combos: await get("combos") };
+  };
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.url}/dashboard/routing`);
+    const alias = page.locator('tr[data-alias="coding"]');
+    const combo = page.locator('[data-combo="spare"]');
+    await alias.waitFor({ timeout: 10_000 });
+    await combo.waitFor({ timeout: 10_000 });
+
+    // one click only asks: focus on Cancel, the alias still there
+    await alias.getByRole("button", { name: "Delete" }).click();
+    const confirmAlias = alias.getByRole("button", { name: "Confirm delete" });
+    await confirmAlias.waitFor({ timeout: 5_000 });
+    expect(await focused(page)).toBe("coding | BUTTON | Cancel");
+    await page.keyboard.press("Escape");
+    await confirmAlias.waitFor({ state: "detached", timeout: 5_000 });
+    expect(await focused(page)).toBe("coding | BUTTON | Delete");
+    await alias.getByRole("button", { name: "Delete" }).click();
+    await alias.getByRole("button", { name: "Cancel" }).click();
+    await confirmAlias.waitFor({ state: "detached", timeout: 5_000 });
+    expect(await focused(page)).toBe("coding | BUTTON | Delete");
+    // the combo's Delete the same
+    await combo.getByRole("button", { name: "Delete" }).click();
+    const confirmCombo = combo.getByRole("button", { name: "Confirm delete" });
+    await confirmCombo.waitFor({ timeout: 5_000 });
+    expect(await focused(page)).toBe("spare | BUTTON | Cancel");
+    await page.keyboard.press("Enter");
+    await confirmCombo.waitFor({ state: "detached", timeout: 5_000 });
+    expect(await focused(page)).toBe("spare | BUTTON | Delete");
+    expect(await stored()).toEqual({ aliases: ["coding"], combos: ["spare"] });
+
+    // Confirm delete removes each
+    await alias.getByRole("button", { name: "Delete" }).click();
+    await confirmAlias.click();
+    await alias.waitFor({ state: "detached", timeout: 5_000 });
+    await combo.getByRole("button", { name: "Delete" }).click();
+    await confirmCombo.click();
+    await combo.waitFor({ state: "detached", timeout: 5_000 });
+    expect(await stored()).toEqual({ aliases: [], combos: [] });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

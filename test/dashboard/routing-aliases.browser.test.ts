@@ -111,6 +111,7 @@ test("an alias is created, changed and deleted through the form; the page and th
 
     // delete
     await page.locator('tr[data-alias="smart"]').getByRole("button", { name: "Delete" }).click();
+    await page.locator('tr[data-alias="smart"]').getByRole("button", { name: "Confirm delete" }).click();
     await page.locator('tr[data-alias="smart"]').waitFor({ state: "detached", timeout: 5_000 });
     expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo" });
     expect(await apiAliases()).toEqual({ fast: ["demo-chat/gpt-demo", "config"] });
@@ -123,6 +124,7 @@ test("an alias is created, changed and deleted through the form; the page and th
     expect(await post("/combos", { name: "outer", strategy: "fallback", targets: [{ model: "inner" }] })).toBe(201);
     await page.locator('tr[data-alias="inner"]').waitFor({ timeout: 5_000 });
     await page.locator('tr[data-alias="inner"]').getByRole("button", { name: "Delete" }).click();
+    await page.locator('tr[data-alias="inner"]').getByRole("button", { name: "Confirm delete" }).click();
     const refused = page.locator(".card", { has: page.locator("h2", { hasText: "Aliases" }) }).locator(".error-line", { hasText: /^inner was not deleted: / });
     await refused.waitFor({ timeout: 5_000 });
     expect(await refused.innerText()).toBe("inner was not deleted: Alias inner is used by stored combo outer: change outer's targets or delete it first.");

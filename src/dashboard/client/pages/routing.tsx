@@ -9,6 +9,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
+import { ConfirmAction } from "../confirm-action.tsx";
 import { ActionButton, Breakable, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { ConfigReloadCard } from "../config-reload.tsx";
 import { clockSeconds, withoutIsoTime } from "../format.ts";
@@ -429,7 +430,11 @@ export function RoutingPage() {
   const taken = new Set([...(d?.aliases ?? []).map((a) => a.name), ...(d?.combos ?? []).map((c) => c.name)]);
   /** The database alias being changed in the alias form, if any. */
   const [editAlias, setEditAlias] = useState<Alias | undefined>();
-  /** Why the last Delete was refused (a combo or alias that uses the object, the config file …). */
+  /**
+   * Why the last Delete was refused (a combo or alias that uses the object, the config file …), shown
+   * under its list. Delete asks twice (newuser14 K14: one stray click removed an alias agents use);
+   * `remove` is its Confirm, which never rejects: a refusal closes the choice and is said here.
+   */
   const [removeError, setRemoveError] = useState<{ kind: "combos" | "aliases"; text: string } | undefined>();
   const remove = (kind: "combos" | "aliases", name: string) => {
     setRemoveError(undefined);
@@ -513,9 +518,7 @@ export function RoutingPage() {
                   )}
                 </h2>
                 {c.source === "db" && (
-                  <ActionButton small tone="danger" onClick={() => remove("combos", c.name)}>
-                    Delete
-                  </ActionButton>
+                  <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("combos", c.name)} />
                 )}
               </div>
               {c.active === false && c.error && <p class="held-text small">{c.error}</p>}
@@ -566,9 +569,7 @@ export function RoutingPage() {
                           <button type="button" class="btn btn-small" onClick={() => setEditAlias(a)} disabled={editAlias?.name === a.name}>
                             Edit
                           </button>
-                          <ActionButton small tone="danger" onClick={() => remove("aliases", a.name)}>
-                            Delete
-                          </ActionButton>
+                          <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("aliases", a.name)} />
                         </div>
                       )}
                     </td>
