@@ -129,9 +129,9 @@ function SecretOnce({ name, secret, said, hide }: { name: string; secret: string
 /** How long a rotated key's old secret is still accepted (`POST /keys/{name}/rotate`'s `grace`). */
 const GRACES = [
   { value: "0", label: "refused at once" },
-  { value: "10m", label: "accepted 10 more minutes" },
-  { value: "1h", label: "accepted 1 more hour" },
-  { value: "24h", label: "accepted 24 more hours" },
+  { value: "10m", label: "accepted 10 min more" },
+  { value: "1h", label: "accepted 1 hour more" },
+  { value: "24h", label: "accepted 24 h more" },
 ] as const;
 
 /**
@@ -394,16 +394,18 @@ export function KeysPage() {
                     </td>
                     <td data-label="State">
                       {k.revokedAt ? (
-                        <Pill tone="off">revoked {clock(k.revokedAt)}</Pill>
+                        <Pill tone="off">
+                          revoked <span class="nowrap">{clock(k.revokedAt)}</span>
+                        </Pill>
                       ) : k.disabledAt ? (
                         <Pill tone="warn" title="Its requests are refused (403 key_disabled) until it is enabled">
-                          disabled {clock(k.disabledAt)}
+                          disabled <span class="nowrap">{clock(k.disabledAt)}</span>
                         </Pill>
                       ) : (
                         <Pill tone="ok">active</Pill>
                       )}
                     </td>
-                    <td>
+                    <td class="key-actions">
                       {k.source === "db" && !k.revokedAt ? (
                         <span class="row-actions">
                           <RotateButton
