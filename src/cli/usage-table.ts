@@ -1,8 +1,9 @@
 /**
  * `switchyard usage [--since 24h] [--by model|account|key|provider|instance]` (SPEC 9.5, 9.6, P-5): the rows of
  * `GET /admin/api/usage` as a table whose first column is named for the grouping, and the legend lines
- * a reader needs: what the `(none)` group is (requests that reached no model, account or provider, or
- * sent without a key) and what "unpriced" in the cost column means.
+ * a reader needs: that input is the uncached part once the prompt cache was used, what the `(none)` group is
+ * (requests that reached no model, account or provider, or sent without a key) and what "unpriced" in the
+ * cost column means.
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
 import { describeBudgetUse, dollars } from "./key-limits.ts";
@@ -35,6 +36,13 @@ export function usageOptionProblem(values: { by?: unknown; since?: unknown }): s
 
 /** The cell of the group that has no value (the API's `group: null`). */
 export const NO_GROUP = "(none)";
+
+/**
+ * The legend line for `input` when a row has prompt-cache tokens: input counts the uncached tokens only
+ * (formats/hub.ts), so a client's prompt_tokens of 5,100 with 5,000 cached reads input 100.
+ */
+export const INPUT_MEANS =
+  "input: uncached input tokens only; those read from or written to the provider's prompt cache are counted apart, in cache_read and cache_write (a client's 5,100 prompt tokens, 5,000 of them cached, read input 100)";
 
 /** What the `(none)` row counts, per grouping. */
 const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
@@ -96,6 +104,8 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
     ),
   ];
   const legend: string[] = [];
+  // Input is the uncached part (the hub's convention): said once the prompt cache was used (newuser14 K13).
+  if (rows.some((x) => Number(x.cacheReadTokens ?? 0) > 0 || Number(x.cacheWriteTokens ?? 0) > 0)) legend.push(INPUT_MEANS);
   if (rows.some((x) => x.group === null || x.group === undefined)) legend.push(`${NO_GROUP}: ${NO_GROUP_MEANS[by]}`);
   if (limited && rows.some((x) => typeof x.rateLimited === "number" && x.rateLimited > 0)) {
     legend.push("rate_limited: attempts the account answered with 429 (rate limited); the request then went to another account or failed, and is counted under the account that served it");

@@ -41,6 +41,16 @@ describe("usage table", () => {
     ]);
   });
 
+  test("once the prompt cache was used, a legend line says input is the uncached part (newuser14 K13)", () => {
+    const cached = usageLines([row("fa/claude-cache", { inputTokens: 100, outputTokens: 20, cacheReadTokens: 5000, cacheWriteTokens: 300 })], "model", tsv);
+    expect(cached.slice(1)).toEqual([
+      "",
+      "input: uncached input tokens only; those read from or written to the provider's prompt cache are counted apart, in cache_read and cache_write (a client's 5,100 prompt tokens, 5,000 of them cached, read input 100)",
+    ]);
+    // without cache tokens input is all the input: nothing to say
+    expect(usageLines([row("fc/gpt")], "model", tsv)).toHaveLength(1);
+  });
+
   test("by key: (none) is requests without a client key; no legend when nothing needs one", () => {
     expect(usageLines([row(null)], "key", tsv).slice(1)).toEqual(["", "(none): requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one"]);
     const plain = usageLines([row("ci", { costUsd: 1.5 })], "account", tsv);

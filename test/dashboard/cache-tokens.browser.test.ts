@@ -3,12 +3,16 @@
  * request whose upstream reports 100 uncached input, 5,000 cache-read, 300 cache-write and 20 output
  * tokens (the hub's convention: input is the uncached part). The Overview's Tokens chart has the same
  * four series as the Usage page's, cache write included (it had input, output and cache read only).
+ * Input is said to be the uncached part where it is shown (the charts' legends, the Usage table's
+ * column and a note under it, `switchyard usage`'s legend), and the Calls list's token cell shows the
+ * cache tokens ("100 +5,300 cache / 20"; it read "100 / 20").
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 
 let gw: TestGateway;
 let browser: TestBrowser;
@@ -71,11 +75,47 @@ test("the Overview's Tokens chart has input, output, cache read and cache write,
     await w.settled();
     const usage = await legend(w.page, /^Tokens over time, per hour$/);
     expect({ overview, usage }).toEqual({
-      overview: { input: "100", output: "20", "cache read": "5k", "cache write": "300" },
-      usage: { input: "100", output: "20", "cache read": "5k", "cache write": "300" },
+      overview: { "input (uncached)": "100", output: "20", "cache read": "5k", "cache write": "300" },
+      usage: { "input (uncached)": "100", output: "20", "cache read": "5k", "cache write": "300" },
     });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
   }
+}, 60_000);
+
+test("input is said to be uncached on the Usage page and in switchyard usage; the Calls list shows the cache tokens", async () => {
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.url}/dashboard/usage?range=1d`);
+    const row = page.locator('table.usage tr[data-group="demo-anthropic/claude-demo"]');
+    await row.waitFor({ timeout: 10_000 });
+    const heads = await page.locator("table.usage thead th").allInnerTexts();
+    const cells = await row.locator("td").allInnerTexts();
+    const input = heads.indexOf("Input (uncached)");
+    expect({ input: cells[input], cacheRead: cells[heads.indexOf("Cache read")], cacheWrite: cells[heads.indexOf("Cache write")] }).toEqual({ input: "100", cacheRead: "5,000", cacheWrite: "300" });
+    const card = page.locator(".card", { has: page.locator("table.usage") });
+    expect(await card.innerText()).toContain("Input counts the uncached input tokens only: those read from or written to the provider's prompt cache are under Cache read and Cache write");
+
+    await page.goto(`${gw.url}/dashboard/calls`);
+    const cell = page.locator("table.calls tbody tr").first().locator("td[data-tokens]");
+    await cell.waitFor({ timeout: 10_000 });
+    expect(await cell.innerText()).toBe("100 +5,300 cache / 20");
+    expect(await cell.locator("[title]").getAttribute("title")).toBe("100 uncached input, 5,000 cache read, 300 cache write, 20 output tokens");
+    // at 1280 px the cell is in view (the list's columns all fit)
+    const inView = await cell.evaluate((td) => td.getBoundingClientRect().right <= td.ownerDocument.documentElement.clientWidth);
+    expect(inView).toBe(true);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+
+  const p = Bun.spawn([...SOURCE_CLI, "usage", "--since", "1h", "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect({ err, code }).toEqual({ err: "", code: 0 });
+  expect(out.split("\n")).toContain(
+    "input: uncached input tokens only; those read from or written to the provider's prompt cache are counted apart, in cache_read and cache_write (a client's 5,100 prompt tokens, 5,000 of them cached, read input 100)",
+  );
 }, 60_000);

@@ -150,7 +150,7 @@ describe("layout", () => {
       });
       expect(look.scrolls).toBe(false);
       expect(look.outside).toBe(0);
-      expect(look.labels).toEqual(expect.arrayContaining(["Requests", "Errors", "Input", "Output", "Cache read", "Cost", "Avg total"]));
+      expect(look.labels).toEqual(expect.arrayContaining(["Requests", "Errors", "Input (uncached)", "Output", "Cache read", "Cost", "Avg total"]));
       await w.page.screenshot({ path: join(SHOTS, "usage-390.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {

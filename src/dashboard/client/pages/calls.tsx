@@ -160,7 +160,7 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
         </dd>
         <dt>Tokens</dt>
         <dd>
-          {count(call.usage.inputTokens)} in · {count(call.usage.outputTokens)} out
+          {count(call.usage.inputTokens)} in (uncached) · {count(call.usage.outputTokens)} out
           {call.usage.cacheReadTokens ? ` · ${count(call.usage.cacheReadTokens)} cache read` : ""}
           {call.usage.cacheWriteTokens ? ` · ${count(call.usage.cacheWriteTokens)} cache write` : ""}
           {call.estimated && call.outcome !== "rejected" ? " (estimated)" : ""}
@@ -266,6 +266,23 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
       )}
       {(!recorded || gone) && <RecorderSwitch settings={recorder} changed={recorderChanged} />}
     </Card>
+  );
+}
+
+/**
+ * A call's tokens in the list: `100 / 20`, or with prompt-cache tokens `100 +5,300 cache / 20` (newuser14
+ * K13: the cell read "100 / 20" for a call that read 5,000 tokens from the cache, most of its cost). Input
+ * is the uncached part (the hub's convention, formats/hub.ts); the tooltip splits the cache reads from
+ * the writes, as the call's trace does.
+ */
+function TokensInOut({ u }: { u: CallRow["usage"] }) {
+  const cache = (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+  const title = `${count(u.inputTokens)} uncached input, ${count(u.cacheReadTokens ?? 0)} cache read, ${count(u.cacheWriteTokens ?? 0)} cache write, ${count(u.outputTokens)} output tokens`;
+  return (
+    <span title={cache > 0 ? title : undefined}>
+      {count(u.inputTokens)}
+      {cache > 0 && <span class="muted"> +{count(cache)} cache</span>} / {count(u.outputTokens)}
+    </span>
   );
 }
 
@@ -504,7 +521,9 @@ export function CallsPage() {
                     <th data-opt="1">Key</th>
                     <th>Outcome</th>
                     {byInstance && <th data-opt="1">Instance</th>}
-                    <th data-opt="1" class="num">Tokens in/out</th>
+                    <th data-opt="1" class="num" title="Input not read from or written to the provider's prompt cache, then (+) the tokens that were, / output tokens">
+                      Tokens in/out
+                    </th>
                     <th data-opt="1" class="num">Cost</th>
                     <th class="num">Total</th>
                   </tr>
@@ -550,8 +569,8 @@ export function CallsPage() {
                             {c.instance ? <Breakable name={c.instance} /> : "–"}
                           </td>
                         )}
-                        <td class="num" data-opt="1">
-                          {count(c.usage.inputTokens)} / {count(c.usage.outputTokens)}
+                        <td class="num" data-opt="1" data-tokens="">
+                          <TokensInOut u={c.usage} />
                         </td>
                         <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : usd(c.costUsd)}</td>
                         <td class="num">{ms(c.totalMs)}</td>

@@ -297,7 +297,7 @@ export function OverviewPage() {
               times={times}
               bucketMs={bucketMs}
               series={[
-                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
+                { label: "input (uncached)", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
                 { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
                 { label: "cache read", values: buckets.map((b) => b.cacheReadTokens), color: "#16a34a" },
                 // the Usage page's four series (newuser14 K6: cache writes were left out here)

@@ -149,7 +149,7 @@ export function UsagePage() {
               times={buckets.map((b) => b.t)}
               bucketMs={bucketMs}
               series={[
-                { label: "input", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
+                { label: "input (uncached)", values: buckets.map((b) => b.inputTokens), color: "#0891b2" },
                 { label: "output", values: buckets.map((b) => b.outputTokens), color: "#7c3aed" },
                 { label: "cache read", values: buckets.map((b) => b.cacheReadTokens), color: "#16a34a" },
                 { label: "cache write", values: buckets.map((b) => b.cacheWriteTokens), color: "#d97706" },
@@ -185,7 +185,9 @@ export function UsagePage() {
                   <th class="num">Errors</th>
                   <th class="num">Fallbacks</th>
                   {limited && <th class="num">Rate limited</th>}
-                  <th class="num">Input</th>
+                  <th class="num" title="Input tokens not read from or written to the provider's prompt cache: those are Cache read and Cache write">
+                    Input (uncached)
+                  </th>
                   <th class="num">Output</th>
                   <th class="num">Cache read</th>
                   <th class="num">Cache write</th>
@@ -209,7 +211,7 @@ export function UsagePage() {
                         {count(r.rateLimited ?? 0)}
                       </td>
                     )}
-                    <td class="num" data-label="Input">{count(r.inputTokens)}</td>
+                    <td class="num" data-label="Input (uncached)">{count(r.inputTokens)}</td>
                     <td class="num" data-label="Output">{count(r.outputTokens)}</td>
                     <td class="num" data-label="Cache read">{count(r.cacheReadTokens)}</td>
                     <td class="num" data-label="Cache write">{count(r.cacheWriteTokens)}</td>
@@ -267,6 +269,10 @@ export function UsagePage() {
               failed.
             </p>
           )}
+          <p class="muted small">
+            Input counts the uncached input tokens only: those read from or written to the provider's prompt cache are under Cache read and Cache
+            write (a request whose client saw 5,100 prompt tokens, 5,000 of them cached, reads Input 100).
+          </p>
           <p class="muted small">
             Avg first byte averages the requests an upstream answered; Avg total averages every request of the group, refused and failed
             ones included, so it can be the smaller.
