@@ -133,8 +133,13 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     // No key named: the request as a client on this machine sends it (loopback), with the key its headers
     // present if any, and the guard's own decision on it: with `require_api_key` a keyless (or unknown-key)
     // request is a 401 there, so it gets no plan here either (newuser14 K9: "as from loopback" routed it).
+    // Answered 422, not the endpoint's 401: a 401 from the admin API means "your admin credentials are
+    // refused" to every admin client (the dashboard then reloads to its sign-in view, review14 R1).
     const auth = authenticate(false, headers, deps.store, { requireApiKey: deps.requireApiKey?.() ?? false, maxBodyBytes: Infinity });
-    if (!auth.ok) return adminError(auth.error.status, `The endpoint would refuse this request (${auth.error.status}): ${auth.error.message}`, null, auth.error.code ?? "request_refused");
+    if (!auth.ok) {
+      const status = auth.error.status === 401 ? 422 : auth.error.status;
+      return adminError(status, `The endpoint would refuse this request (${auth.error.status}): ${auth.error.message}`, null, auth.error.code ?? "request_refused", { refused_status: auth.error.status });
+    }
     key = auth.key;
   }
   // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.

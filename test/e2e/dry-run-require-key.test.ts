@@ -50,15 +50,18 @@ test("a keyless dry run is the endpoint's 401 with the guard's message; with a k
   const realMessage = ((await real.json()) as { error: { message: string } }).error.message;
   expect(realMessage).toStartWith("An API key is required");
 
+  // 422 with the endpoint's 401 in refused_status: a 401 from the admin API would tell an admin client
+  // (the dashboard reloads to its sign-in view) that its own credentials were refused (review14 R1)
   const keyless = await admin("POST", "/dry-run", { request, endpoint: "chat" });
-  expect({ status: keyless.status, code: keyless.json.error?.code, message: keyless.json.error?.message }).toEqual({
-    status: 401,
+  expect({ status: keyless.status, code: keyless.json.error?.code, refused: keyless.json.error?.refused_status, message: keyless.json.error?.message }).toEqual({
+    status: 422,
     code: "invalid_api_key",
+    refused: 401,
     message: `The endpoint would refuse this request (401): ${realMessage}`,
   });
   // an unknown secret is the guard's 401 too (from loopback it was ignored only while keys were optional)
   const unknown = await admin("POST", "/dry-run", { request, endpoint: "chat", headers: { authorization: "Bearer sy-not-a-key" } });
-  expect(unknown.status).toBe(401);
+  expect({ status: unknown.status, refused: unknown.json.error?.refused_status }).toEqual({ status: 422, refused: 401 });
 
   for (const who of [{ key: "dev" }, { headers: { authorization: `Bearer ${secret}` } }]) {
     const routed = await admin("POST", "/dry-run", { request, endpoint: "chat", ...who });
