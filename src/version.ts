@@ -24,12 +24,25 @@ function readBuildSource(): { commit?: string; builtAt?: string } {
   if (typeof SWITCHYARD_BUILD_COMMIT === "string") {
     return { commit: SWITCHYARD_BUILD_COMMIT, ...(typeof SWITCHYARD_BUILD_DATE === "string" ? { builtAt: SWITCHYARD_BUILD_DATE } : {}) };
   }
+  return checkoutCommit(import.meta.dir) ?? {};
+}
+
+/**
+ * The checkout's commit at `dir` (short hash, `-dirty` with uncommitted changes to tracked files), or
+ * undefined outside a checkout or without git. Read-only: `git describe --dirty` refreshes and rewrites
+ * the index under `.git/index.lock`, which could make a user's own `git commit` in the same checkout fail
+ * while the gateway starts (review14 R2); `rev-parse` and `status --no-optional-locks` write nothing.
+ * `scripts/build` and the tests name a build's commit the same way.
+ */
+export function checkoutCommit(dir: string): { commit: string } | undefined {
   try {
-    const r = Bun.spawnSync(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
-    const commit = r.exitCode === 0 ? r.stdout.toString().trim() : "";
-    return commit ? { commit } : {};
+    const head = Bun.spawnSync(["git", "rev-parse", "--short=7", "HEAD"], { cwd: dir, stdout: "pipe", stderr: "ignore" });
+    const hash = head.exitCode === 0 ? head.stdout.toString().trim() : "";
+    if (!hash) return undefined;
+    const status = Bun.spawnSync(["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"], { cwd: dir, stdout: "pipe", stderr: "ignore" });
+    return { commit: status.exitCode === 0 && status.stdout.toString().trim() !== "" ? `${hash}-dirty` : hash };
   } catch {
-    return {}; // no git on this machine
+    return undefined; // no git on this machine
   }
 }
 

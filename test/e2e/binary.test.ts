@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { viewReply, type ClientFormat } from "../support/client-reply.ts";
 import { ROOT, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { checkoutCommit } from "../../src/version.ts";
 
 let fake: FakeUpstream;
 let dir: string;
@@ -51,7 +52,7 @@ describe("dist/switchyard", () => {
     expect(r.exitCode).toBe(0);
     const pkg = require(join(ROOT, "package.json")) as { version: string };
     // run from a directory outside any checkout: the commit is the one scripts/build compiled, not read at run time
-    const commit = Bun.spawnSync(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim() || "unknown";
+    const commit = checkoutCommit(ROOT)?.commit ?? "unknown";
     const m = /^switchyard (\S+) \(commit (\S+), built (\S+); store schema SQLite (\d+), PostgreSQL (\d+); bun \d+\.\d+\.\d+, \w+-\w+\)\n$/.exec(r.stdout.toString());
     expect(m?.slice(1, 3)).toEqual([pkg.version, commit]);
     const builtAgoMs = Date.now() - Date.parse(m![3]!);
