@@ -6,6 +6,7 @@
  * as a `blob:` download, which the dashboard's Content-Security-Policy leaves alone (no script, no
  * style). No DOM here: the tests import it.
  */
+import { spentUsd } from "../../limits/dollars.ts";
 import type { UsageAnswer, UsageRow } from "./types.ts";
 
 /**
@@ -23,12 +24,15 @@ export function csvCell(v: string | number | null | undefined): string {
 /**
  * The CSV of the Usage table: a header line whose first column is named for the grouping (`model`,
  * `account`, `key`, `provider`, `instance`), then one line per group in the order given; the group that
- * has no value reads `(none)`. `rate_limited` only by account. Costs in USD, times in ms, unrounded.
+ * has no value reads `(none)`. `rate_limited` only by account. Costs in USD as the page's two columns:
+ * `spent_usd` (money spent: API prices of the keys' accounts) and `subscription_use_usd` (subscriptions'
+ * use at API prices, paid by the month, not billed per request), so a spreadsheet's sum of spent is what
+ * was paid (review14 R7: one `cost_usd` added both). Times in ms, unrounded.
  * Lines end in CRLF (RFC 4180).
  */
 export function usageCsv(rows: readonly UsageRow[], by: string): string {
   const limited = by === "account";
-  const head = [by, "requests", "errors", "client_closed", "fallbacks", ...(limited ? ["rate_limited"] : []), "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "cost_usd", "unpriced_requests", "saved_tokens", "avg_first_byte_ms", "avg_total_ms"];
+  const head = [by, "requests", "errors", "client_closed", "fallbacks", ...(limited ? ["rate_limited"] : []), "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "spent_usd", "subscription_use_usd", "unpriced_requests", "saved_tokens", "avg_first_byte_ms", "avg_total_ms"];
   const lines = rows.map((r) =>
     [
       r.group ?? "(none)",
@@ -42,7 +46,8 @@ export function usageCsv(rows: readonly UsageRow[], by: string): string {
       r.cacheReadTokens,
       r.cacheWriteTokens,
       r.reasoningTokens,
-      r.costUsd,
+      spentUsd(r),
+      r.subscriptionUsd ?? 0,
       r.unpriced,
       r.savedTokens,
       r.avgTtfbMs,
