@@ -255,7 +255,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   if (unlistedNote) r.notes.unshift(unlistedNote);
   const utility = opts.utilityModel ?? name;
   if (target === "gemini" && utility !== undefined && r.changes.length > 0) {
-    r.notes.push(`note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use ${utility} (modelConfigs.customOverrides); its web search and web fetch tools still ask for Gemini models (they need Google's hosted tools)`);
+    r.notes.push(`note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use ${utility} (modelConfigs.customOverrides)${opts.utilityModel === undefined ? `: several calls per turn, so a dear model costs more and answers slower there; --utility-model NAME names a cheaper one (review14 R6)` : ""}; its web search and web fetch tools still ask for Gemini models (they need Google's hosted tools)`);
   }
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);

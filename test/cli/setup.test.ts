@@ -312,13 +312,17 @@ experimental_bearer_token = "${KEY}"
       const r = await setup(home, "gemini", "--model", "coding", "--utility-model", "resp/gpt-e2e");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain("note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use resp/gpt-e2e");
+      expect(r.stdout).not.toContain("--utility-model NAME names a cheaper one");
       const overrides = () => JSON.parse(read(settingsPath)).modelConfigs.customOverrides as Array<{ match: { model: string }; modelConfig: { model?: string } }>;
       expect(overrides()[0] as unknown).toEqual(mine);
       expect(overrides().slice(1)).toEqual(GEMINI_UTILITY_ALIASES.map((alias) => ({ match: { model: alias }, modelConfig: { model: "resp/gpt-e2e" } })));
       expect(overrides().map((o) => o.match.model)).toContain("summarizer-default");
       expect((await setup(home, "gemini", "--model", "coding", "--utility-model", "resp/gpt-e2e")).stdout).toContain("nothing to change");
       // without --utility-model the utility aliases follow --model; still one entry per alias
-      expect((await setup(home, "gemini", "--model", "coding")).code).toBe(0);
+      const follows = await setup(home, "gemini", "--model", "coding");
+      expect(follows.code).toBe(0);
+      // …and the note says what that costs (they run several times per turn) and how to name a cheaper one (review14 R6)
+      expect(follows.stdout).toContain("now use coding (modelConfigs.customOverrides): several calls per turn, so a dear model costs more and answers slower there; --utility-model NAME names a cheaper one");
       expect(overrides().length).toBe(1 + GEMINI_UTILITY_ALIASES.length);
       expect(new Set(overrides().slice(1).map((o) => o.modelConfig.model))).toEqual(new Set(["coding"]));
       // a utility model the gateway does not serve is refused, nothing written
