@@ -47,7 +47,8 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
         <div class={`bar-fill bar-${share >= 0.9 ? "bad" : share >= 0.7 ? "warn" : "ok"}`} style={{ width: `${Math.max(share, 0.005) * 100}%` }} />
       </div>
       <div class="quota-foot">
-        <span>{b.resetsAt ? budgetResets(b.resetsAt, now) : "window opens at the next request"}</span>
+        {/* the page's clock ticks once a second: a window that began since its last tick would read "24h 1m" (review14 R11) */}
+        <span>{b.resetsAt ? budgetResets(b.resetsAt, Math.max(now, Date.now())) : "window opens at the next request"}</span>
         <span class="budget-share">{pct(used)}</span>
       </div>
     </div>
