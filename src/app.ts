@@ -544,7 +544,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const instanceFile = join(opts.dataDir, "instance.json");
   if (opts.writeInstanceFile !== false) {
     // `ephemeralPort`: started on port 0, so the URL's port is this start's alone (setup says so)
-    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, commit: buildSource().commit, startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
+    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, commit: buildSource().commit ?? "unknown", startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
     chmodSync(instanceFile, 0o600);
   }
 

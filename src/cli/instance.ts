@@ -123,8 +123,16 @@ interface InstanceFile {
  * (newuser14 K2). Empty when both are the same build or nothing is known.
  */
 export function olderBuildHint(inst: InstanceFile, ownCommit: string | undefined): string {
-  if (inst.commit !== undefined && inst.commit === ownCommit) return "";
-  const running = inst.commit ? `commit ${inst.commit}` : "a build older than this command's (it names no commit)";
-  const own = ownCommit ? `commit ${ownCommit}` : "another build";
-  return `; the running instance${inst.pid ? ` (pid ${inst.pid})` : ""} is ${running} and this command is ${own}: restart the instance with this build (switchyard start, or service install) to get the admin API this command uses`;
+  // One commit with and without uncommitted edits is the same build here (review14 R4): a source
+  // checkout's own edits make this command's commit `abc1234-dirty`.
+  const base = (c: string | undefined) => (c === undefined || c === "unknown" ? undefined : c.replace(/-dirty$/, ""));
+  const pid = inst.pid ? ` (pid ${inst.pid})` : "";
+  const restart = "restart the instance with this build (switchyard start, or service install) to get the admin API this command uses";
+  // Builds since 9dab8fc write `commit` always ("unknown" when they could not tell): none is an older build.
+  if (inst.commit === undefined) return `; the running instance${pid} is a build older than this command's (it names no commit): ${restart}`;
+  const running = base(inst.commit);
+  const own = base(ownCommit);
+  if (running === undefined || own === undefined) return `; the running instance${pid} may be another build than this command's (${running === undefined ? "its" : "this command's"} commit is not known): if it was started before this build, ${restart}`;
+  if (running === own) return "";
+  return `; the running instance${pid} is commit ${inst.commit} and this command is commit ${ownCommit}: ${restart}`;
 }

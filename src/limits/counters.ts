@@ -273,7 +273,9 @@ export class MemoryKeyCounters implements KeyLimitCounters {
       }
       before.set(b.window, { ...win });
       win.tokens += tokens;
-      win.usd = roundUsd(win.usd + usd); // a sum of prices, kept to 12 significant digits: every reader sees $0.054, not 0.054000000000000006
+      // a sum of prices, kept to 12 significant digits (every reader sees $0.054, not 0.054000000000000006);
+      // only when something was added: the rounding is a string round trip (~0.24 µs, review14 R3)
+      if (usd > 0) win.usd = roundUsd(win.usd + usd);
     }
     if (tokens > 0 || usd > 0) this.dirty.add(key);
     for (const b of budgets) {

@@ -45,7 +45,11 @@ test("an instance of another commit, or one older than builds that name theirs: 
     err: `error 404: Unknown path: GET /admin/api/keys; the running instance (pid 4264) is commit 0123abc and this command is commit ${own}: restart the instance with this build (switchyard start, or service install) to get the admin API this command uses`,
   });
   const old = await run({});
-  expect(old.err).toContain("; the running instance (pid 4264) is a build older than this command's (it names no commit) and this command is commit");
-  // the same build: only the 404 (the path is wrong, not the instance)
+  expect(old.err).toContain("; the running instance (pid 4264) is a build older than this command's (it names no commit): restart the instance with this build");
+  // the same build: only the 404 (the path is wrong, not the instance), also when one side has
+  // uncommitted edits of that commit (review14 R4)
   expect((await run({ commit: own })).err).toBe("error 404: Unknown path: GET /admin/api/keys");
+  expect((await run({ commit: own!.endsWith("-dirty") ? own!.slice(0, -6) : `${own}-dirty` })).err).toBe("error 404: Unknown path: GET /admin/api/keys");
+  // a build that could not tell its commit: maybe another build, not "older"
+  expect((await run({ commit: "unknown" })).err).toContain("; the running instance (pid 4264) may be another build than this command's (its commit is not known): if it was started before this build, restart");
 }, 20_000);
