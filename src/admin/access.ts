@@ -75,9 +75,10 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
 }
 
 /**
- * The 401 for a dashboard session signed in with an admin token that is not this instance's (now):
- * each start writes a new token to instance.json, so such a session ends with the process (newuser14
- * K11: after an upgrade it read as a key without the admin scope).
+ * The 401 for a dashboard session signed in with an admin token that is not this instance's: another
+ * instance's on a shared store (review14 R5), or this one's before a restart (each start writes a new
+ * token to instance.json, so such a session ends with the process; newuser14 K11: after an upgrade it
+ * read as a key without the admin scope).
  */
 export const ADMIN_TOKEN_CHANGED =
-  "This dashboard session was signed in with an admin token this instance no longer has: a new one is made at every start (instance.json in the data directory). Sign in again; a session signed in with an admin-scope key (switchyard keys create NAME --scope admin) outlives restarts.";
+  "This dashboard session was signed in with an admin token that is not this instance's: another instance's (each has its own), or this one's before it restarted (a new one is made at every start, in instance.json in the data directory). Sign in again; a session signed in with an admin-scope key (switchyard keys create NAME --scope admin) works on every instance and outlives restarts.";

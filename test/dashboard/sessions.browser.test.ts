@@ -134,7 +134,7 @@ describe("an open page whose session ended", () => {
       expect(await apiStatus(b)).toBe(401);
       // Each sign-in view says why it is there, once: this tab signed out, the other was signed out.
       expect(await a.page.getByRole("status").innerText()).toBe("You signed out.");
-      expect(await b.getByRole("status").innerText()).toBe("Your session ended: signed out in another tab, expired, its key was revoked, or (signed in with the instance's admin token) the gateway restarted.");
+      expect(await b.getByRole("status").innerText()).toBe("Your session ended: signed out in another tab, expired, its key was revoked, or it was signed in with an admin token that is not this instance's (another instance's, or this one's before a restart).");
       await b.reload();
       await signInShown(b);
       expect(await b.getByRole("status").count()).toBe(0);

@@ -43,7 +43,7 @@ export function LoginPage() {
           <p class="notice" role="status">
             {sessionEnd === "signed_out_here"
               ? "You signed out."
-              : "Your session ended: signed out in another tab, expired, its key was revoked, or (signed in with the instance's admin token) the gateway restarted."}
+              : "Your session ended: signed out in another tab, expired, its key was revoked, or it was signed in with an admin token that is not this instance's (another instance's, or this one's before a restart)."}
           </p>
         )}
         <p class="muted">
