@@ -37,7 +37,7 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { authenticate, checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, presentedKey, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { authenticate, checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
