@@ -60,11 +60,18 @@ describe("Gemini CLI after switchyard setup gemini --model", () => {
           GEMINI_CLI_TRUST_WORKSPACE: "true",
         };
         const gemini = (args: string[]) => runCli([suite.bins[0]!, ...args], { cwd: work, env, timeoutMs: CLI_RUN_TIMEOUT_MS });
-        const runs = [
-          await gemini(["-p", "first question", "--output-format", "json", "--yolo"]),
-          await gemini(["-p", "second question", "--resume", "latest", "--output-format", "json", "--yolo"]),
-          await gemini(["--list-sessions"]),
-        ];
+        // Gemini CLI did not always keep the session of a `-p` run: once, in a fresh clone's full CI run,
+        // `--list-sessions` answered "No previous sessions found for this project." (nothing to summarize;
+        // alone the test passed 5 of 5). Then the three runs go again, at most three times; every request of
+        // every run still counts below.
+        const runs: Awaited<ReturnType<typeof gemini>>[] = [];
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          runs.push(await gemini(["-p", "first question", "--output-format", "json", "--yolo"]));
+          runs.push(await gemini(["-p", "second question", "--resume", "latest", "--output-format", "json", "--yolo"]));
+          const listed = await gemini(["--list-sessions"]);
+          runs.push(listed);
+          if (!listed.stdout.includes("No previous sessions found")) break;
+        }
         const story = () => `${runs.map((r) => describeRun(r)).join("\n")}\n--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`;
         for (const r of runs) expect(r.code, story()).toBe(0);
         await waitFor(() => gatewayRequestLogs(suite.gw.logs.slice(logStart)).length >= modelRequests(suite.gw.fake).length);
