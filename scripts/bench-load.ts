@@ -89,6 +89,24 @@ export class BenchSocket {
   close(): void {
     this.ws.close();
   }
+
+  /** Whether the socket has closed (the gateway closes one idle for 10 minutes, RESPONSES_SOCKET_IDLE_MS). */
+  get closed(): boolean {
+    return this.closedWith !== undefined;
+  }
+}
+
+/**
+ * The socket kept in `sockets` for `url` (scripts/bench's sequential sections send one frame at a time
+ * on one socket per URL), opened on first use and opened again when the one kept has closed: the
+ * latency section's socket is used again by the streams section, which on a loaded machine starts more
+ * than the gateway's 10-minute idle timeout later (r31, 2026-12-05 14:02 UTC: the run died on
+ * "the socket closed (1000 idle)"). Rejects when the upgrade fails.
+ */
+export async function keptSocket(sockets: Map<string, Promise<BenchSocket>>, url: string): Promise<BenchSocket> {
+  let s = sockets.get(url);
+  if (s === undefined || (await s).closed) sockets.set(url, (s = BenchSocket.open(url)));
+  return s;
 }
 
 /** wrk's path when installed (the HTTP load client then), else undefined. */

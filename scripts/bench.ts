@@ -49,7 +49,7 @@ import { dirname, join } from "node:path";
 import { driverBench } from "./bench-drivers.ts";
 import { benchLanes, MODES, type Lane, type Mode, roundOrder } from "./bench-lanes.ts";
 import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
-import { BenchSocket, CONCURRENCY, HEADERS, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
+import { BenchSocket, CONCURRENCY, HEADERS, keptSocket, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, quantile, ratio, round, rssMb, spread, startPipe, startSwitchyard, startUpstream, stopProc, table, TICK_US } from "./lib/bench-procs.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -133,15 +133,13 @@ function callFor(lane: Lane, target: TargetName, stream: boolean, v: "" | "-big"
 const urls: Record<TargetName, string> = { direct: "", raw: "", switchyard: "" };
 const procs: Partial<Record<TargetName, Proc>> = {};
 
-/** One socket per URL for the sequential sections (latency, streams), opened on first use. */
+/** One socket per URL for the sequential sections (latency, streams), opened on first use and again once closed. */
 const sockets = new Map<string, Promise<BenchSocket>>();
 
 /** One request of a lane to a target, read to the end (over HTTP, or as one frame on a kept socket). */
 async function timedCall(c: Call): Promise<Timed> {
   if (!c.websocket) return timedRequest(c.url, c.body);
-  let s = sockets.get(c.url);
-  if (!s) sockets.set(c.url, (s = BenchSocket.open(c.url)));
-  return (await s).send(c.body);
+  return (await keptSocket(sockets, c.url)).send(c.body);
 }
 
 /**
