@@ -72,7 +72,7 @@ import type { Store } from "./store/types.ts";
 import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
-import { usageRecordOf } from "./usage-record.ts";
+import { servedByOf, usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
@@ -338,7 +338,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     // The rest (usage row, cost and key-limit use, report) runs after the reply has been handed over
     // (src/after-reply.ts, docs/performance.md item 145); whoever reads it settles the queue first.
     afterReply.add(() => {
-      const rec = usageRecordOf(ctx, f, now);
+      const rec = usageRecordOf(ctx, f, now, servedBy());
       accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
       ctx.trace.outcome = f.outcome;
       if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError);
@@ -350,7 +350,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
-  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log, instance: () => ({ name: cfg.server.instanceName ?? instanceName, id: instanceId }) });
+  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log });
+  // The instance that serves (usage rows, traces): made once per configuration and listening address, not per request.
+  const servedBy = servedByOf(() => cfg, () => instanceName, instanceId);
 
   // The guard's and the attempt loop's settings, made once per configuration (the running one is
   // replaced as a whole on every change, never edited in place): not an object per request.

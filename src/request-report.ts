@@ -20,18 +20,15 @@ export interface ReportDeps {
   telemetry: Telemetry | undefined;
   bus: EventBus;
   log: (line: string) => void;
-  /** The instance that serves: its name (`server.instance_name`, else `host:port`) and id (newuser12a G11). */
-  instance: () => { name: string; id: string };
 }
 
 /** The report of a finished request: `(ctx, finished, its usage record, now in ms since the epoch)`. */
 export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finished, rec: UsageRecord, now: number) => void {
   const { store, metrics, bus, log } = d;
   return (ctx, f, rec, now) => {
-    // Which of several instances on one store served it (newuser12a G11): its usage row and trace say so.
-    const inst = d.instance();
-    rec.instance = ctx.trace.instance = inst.name;
-    rec.instanceId = ctx.trace.instanceId = inst.id;
+    // Which of several instances on one store served it (newuser12a G11): the trace says so as the usage row does.
+    ctx.trace.instance = rec.instance;
+    ctx.trace.instanceId = rec.instanceId;
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (!isCountTokens(ctx.endpoint)) store.record(rec);
     metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);

@@ -7,13 +7,42 @@
 import type { Finished, RequestContext } from "../pipeline/index.ts";
 import type { UsageRecord } from "../pipeline/ports.ts";
 
+/** Which instance serves (newuser12a G11): its name (`server.instance_name`, else `host:port`) and id (a UUID per process). */
+export interface ServedBy {
+  readonly name: string;
+  readonly id: string;
+}
+
+/**
+ * The instance's {@link ServedBy} as a function to call per request: the object is made again only when
+ * the running configuration's `server` section (replaced as a whole on every change) or the listening
+ * `host:port` changed, so a request reads the one made for its configuration instead of building
+ * `{ name, id }` anew (review14 R9; docs/performance.md item 219).
+ */
+export function servedByOf(config: () => { readonly server: { readonly instanceName?: string } }, listening: () => string, id: string): () => ServedBy {
+  let server: object | undefined;
+  let listen = "";
+  let made: ServedBy = { name: "", id };
+  return () => {
+    const c = config().server;
+    const l = listening();
+    if (c !== server || l !== listen) {
+      server = c;
+      listen = l;
+      made = { name: c.instanceName ?? l, id };
+    }
+    return made;
+  };
+}
+
 /**
  * The usage row of the request `ctx`, finished as `f` at `now` (ms since the epoch): its served model
- * and account, usage, outcome, first-byte and total time (ms since it started), and what the token
- * savers removed. A probe answered locally (SPEC G-5) is recorded as served by switchyard itself. Its
- * cost is set later, by the accounting (src/limits/accounting.ts).
+ * and account, usage, outcome, first-byte and total time (ms since it started), what the token savers
+ * removed, and the instance that served it (`servedBy`, in the literal so every row has one shape). A
+ * probe answered locally (SPEC G-5) is recorded as served by switchyard itself. Its cost is set later,
+ * by the accounting (src/limits/accounting.ts).
  */
-export function usageRecordOf(ctx: RequestContext, f: Finished, now: number): UsageRecord {
+export function usageRecordOf(ctx: RequestContext, f: Finished, now: number, servedBy: ServedBy): UsageRecord {
   const rec: UsageRecord = {
     requestId: ctx.requestId,
     ts: ctx.startedAt,
@@ -33,6 +62,8 @@ export function usageRecordOf(ctx: RequestContext, f: Finished, now: number): Us
     totalMs: now - ctx.startedAt,
     attempts: f.attempts,
     fallback: f.fallback,
+    instance: servedBy.name,
+    instanceId: servedBy.id,
   };
   // Attempts an account answered with 429: counted against that account (Usage by account).
   let limited: string[] | undefined;
