@@ -3,6 +3,7 @@
  * (SPEC 9.6, D-2; the pools and how shares are refilled and reported: that module's comment).
  */
 import type { KeyBudget } from "../../pipeline/ports.ts";
+import { roundUsd } from "./dollars.ts";
 
 /**
  * ms on a clock a step of the system clock does not move (the process's start on the wall clock plus
@@ -55,9 +56,30 @@ export interface Share {
   readAt?: number;
   /** The watch pass that last named this share's key (`SharedKeyCounters.watch`). */
   seen?: number;
+  /** `othersUsed + used` when {@link shown} was made; NaN = not yet. */
+  shownOf: number;
+  /** That sum to 12 significant digits (dollars.ts roundUsd): what readers of the use get (shared-counters.ts usedAll). */
+  shown: number;
 }
 
 /** A new, empty share of a pool (nothing granted, used or read yet), last used now. */
 export function newShare(name: string, windowStart: number, windowEnd: number, limit: number, block: number): Share {
-  return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false };
+  return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false, shownOf: NaN, shown: 0 };
+}
+
+/**
+ * A budget share's use across instances (the others' as last reported plus this instance's), the
+ * figure every reader gets (budget use, budget changes and their alerts, a refusal): a USD sum kept to
+ * 12 significant digits (dollars.ts roundUsd; tokens are whole and unchanged by it). The rounding is a
+ * string round trip (~0.24 µs): it is kept with the sum it was made of and made again only when the sum
+ * changed, so a settle rounds once per budget that its request added to, not twice per budget (review14
+ * R3; docs/performance.md item 220).
+ */
+export function usedAll(s: Share): number {
+  const sum = s.othersUsed + s.used;
+  if (sum !== s.shownOf) {
+    s.shownOf = sum;
+    s.shown = roundUsd(sum);
+  }
+  return s.shown;
 }

@@ -70,7 +70,7 @@ import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "
 import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
-import { monoNow, newShare, type Share } from "./quota-share.ts";
+import { monoNow, newShare, usedAll, type Share } from "./quota-share.ts";
 
 const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
@@ -103,15 +103,6 @@ export interface SharedCountersOptions {
   answerMs?: number;
   /** The keys to watch (every active key; those without limits are skipped), read at each report. */
   keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
-}
-
-/**
- * A budget share's use across instances (the others' as last reported plus this instance's), the
- * figure every reader gets (budget use, budget changes and their alerts, a refusal): a USD sum kept to
- * 12 significant digits (dollars.ts roundUsd; tokens are whole and unchanged by it).
- */
-function usedAll(s: Share): number {
-  return roundUsd(s.othersUsed + s.used);
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
