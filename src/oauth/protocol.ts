@@ -23,6 +23,7 @@ import * as v from "valibot";
 import { loadEffect } from "../memory/lazy-effect.ts";
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Credential } from "../../pipeline/ports.ts";
+import { scrubText } from "../../pipeline/scrub.ts";
 import type { OAuthSettings } from "../config/types.ts";
 
 /** The provider kinds that log in with OAuth (SPEC P-1). */
@@ -230,7 +231,11 @@ async function tokenCall(
   }
   const text = res.text;
   if (res.status < 200 || res.status >= 300) {
-    const { code, description } = errorOf(text);
+    const { code, description: said } = errorOf(text);
+    // A token endpoint (or a proxy before it) may quote what it was sent ("Refresh token rt_… is
+    // revoked"): this message becomes the quarantine reason, the log line, the trace's token call and
+    // the accounts API's refresh state, so the request's own secrets leave it here, where it is made.
+    const description = said === undefined ? undefined : scrubText(said, secretFields(clean));
     const permanent =
       (code !== undefined && REJECTED_CODES.has(code)) || (code === undefined && (res.status === 401 || res.status === 403));
     throw new OAuthError(
@@ -264,6 +269,15 @@ async function tokenCall(
   } else if (t.account?.email_address) {
     out.email = t.account.email_address;
   }
+  return out;
+}
+
+/** The fields of a token request that hold a secret (RFC 6749 §4.1.3, §6; RFC 7636 §4.5), to scrub from its error text. */
+const SECRET_FIELDS = ["refresh_token", "code", "code_verifier", "client_secret"] as const;
+
+function secretFields(fields: Record<string, string>): string[] {
+  const out: string[] = [];
+  for (const name of SECRET_FIELDS) if (fields[name] !== undefined) out.push(fields[name]);
   return out;
 }
 

@@ -160,4 +160,20 @@ describe("CredentialManager", () => {
     await h.m.refresh(account({ refreshToken: "rt-super-secret" }));
     expect(JSON.stringify(h.quarantined)).not.toContain("rt-super-secret");
   });
+
+  test("a token endpoint that quotes the refresh token in its error text: the token leaves the reason everywhere it goes (newuser15 N1)", async () => {
+    const secret = "rt_FULLREFRESHSECRET_0123456789abcdef";
+    // invalid_grant: the quarantine reason (log line, store, accounts API, alerts) and the trace's token call
+    const rejecting = harness(() => Response.json({ error: "invalid_grant", error_description: `Refresh token ${secret} is revoked` }, { status: 400 }));
+    const outcome = await rejecting.m.refreshReport(account({ refreshToken: secret }));
+    expect(rejecting.quarantined).toEqual([expect.objectContaining({ reason: "refresh token rejected by the provider: the token endpoint answered 400 (invalid_grant: Refresh token [redacted] is revoked)" })]);
+    expect(JSON.stringify(rejecting.m.lastOutcome("acct"))).not.toContain(secret);
+    expect(JSON.stringify(outcome)).not.toContain(secret);
+    expect(JSON.stringify(outcome)).toContain("Refresh token [redacted] is revoked");
+    // a temporary failure: the refresh state the accounts API shows
+    const failing = harness(() => Response.json({ error: { code: "server_error", message: `could not rotate ${secret}` } }, { status: 503 }), { retries: 0 });
+    await failing.m.refresh(account({ refreshToken: secret }));
+    const last = failing.m.lastOutcome("acct");
+    expect(last).toEqual(expect.objectContaining({ kind: "temporary", reason: "the token endpoint answered 503 (server_error: could not rotate [redacted])" }));
+  });
 });
