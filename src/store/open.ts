@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { Clock } from "../../pipeline/ports.ts";
 import { isPostgresUrl } from "./postgres/url.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
-import type { Store } from "./types.ts";
+import type { SchemaUpgrade, Store } from "./types.ts";
 
 /**
  * Opens the store: PostgreSQL when `database` is a `postgres://` URL (SPEC D-2; outage notices go to the
@@ -72,8 +72,9 @@ export async function openStore(database: string | undefined, dataDir: string, t
     log(JSON.stringify({
       level: "warn",
       time: clock.now(),
-      msg: `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it (upgrade every instance that shares it)`,
+      msg: upgradeWarning(u),
       database: where,
+      added: u.steps,
     }));
   }
   // A data directory that ran on the embedded store before: what it stored stays there, unseen.
@@ -87,4 +88,17 @@ export async function openStore(database: string | undefined, dataDir: string, t
     }));
   }
   return store;
+}
+
+/**
+ * The warning of the start that upgraded a shared PostgreSQL schema (SPEC D-2). Earlier versions refuse
+ * to start on it from then on (migratePg refuses a newer schema), but one already running when another
+ * instance migrated keeps serving on it without what the new steps store: during a rolling upgrade a
+ * client key disabled through an upgraded instance was still served by an old one, and neither said so
+ * (newuser15 N3). The steps are named (`added` in the log line), with that consequence when it applies.
+ */
+export function upgradeWarning(u: SchemaUpgrade): string {
+  const steps = u.steps ?? [];
+  const keyDisable = steps.includes("client keys disabled") ? ": a client key disabled through an upgraded instance is still served by such an instance until it is upgraded" : "";
+  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}; upgrade every instance that shares it now`;
 }

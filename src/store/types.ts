@@ -84,6 +84,8 @@ export interface SchemaUpgrade {
   to: number;
   /** Absolute path of the file's copy as it was before the upgrade (SQLite only). */
   backup?: string;
+  /** The names of the schema steps applied, in order (PostgreSQL only: what an earlier instance still running does without). */
+  steps?: string[];
 }
 
 export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageStore, SharedStore, RoutingObjectStore, SessionStore {

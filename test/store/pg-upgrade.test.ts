@@ -30,6 +30,8 @@ test("the instance that upgrades the shared store says from and to which schema,
   await migratePg(sql, () => 1, PG_MIGRATIONS.filter((m) => m.version <= 4));
   await sql.close();
   const where = `postgres://${new URL(url).host}${new URL(url).pathname}`;
+  const added = PG_MIGRATIONS.filter((m) => m.version > 4).map((m) => m.name);
+  expect(added).toContain("client keys disabled");
   const said = async () => {
     const lines: string[] = [];
     await (await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
@@ -39,8 +41,11 @@ test("the instance that upgrades the shared store says from and to which schema,
     {
       level: "warn",
       time: clock.now(),
-      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it (upgrade every instance that shares it)`,
+      // an instance of the earlier version already running keeps serving on the upgraded schema without
+      // what it added: the warning names the steps and what that means for a disabled key (newuser15 N3)
+      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schemas 5–${LATEST} added (${added.join(", ")}): a client key disabled through an upgraded instance is still served by such an instance until it is upgraded; upgrade every instance that shares it now`,
       database: where,
+      added,
     } as never,
   ]);
   expect(await said()).toEqual([]);

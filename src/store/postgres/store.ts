@@ -120,14 +120,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 /**
  * What {@link migratePg} applying `applied` was, as Store.upgrade: from the version before the first one
- * applied (PG_MIGRATIONS' versions, in order) to the latest; undefined for a new database (it started
- * from nothing) or a current one.
+ * applied (PG_MIGRATIONS' versions, in order) to the latest, with the steps' names; undefined for a new
+ * database (it started from nothing) or a current one.
  */
 function schemaUpgrade(applied: readonly number[]): SchemaUpgrade | undefined {
   if (applied.length === 0) return undefined;
   const first = PG_MIGRATIONS.findIndex((m) => m.version === applied[0]);
   if (first <= 0) return undefined;
-  return { from: PG_MIGRATIONS[first - 1]!.version, to: PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version };
+  return {
+    from: PG_MIGRATIONS[first - 1]!.version,
+    to: PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version,
+    steps: PG_MIGRATIONS.slice(first).map((m) => m.name),
+  };
 }
 
 /**
