@@ -15,6 +15,7 @@
 import type { AnyElysia } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import { toJsonSchema } from "@valibot/to-json-schema";
+import type { MappingGuard } from "../config/errors.ts";
 import * as v from "valibot";
 import { CallsQuery, KeyCreate, KeyRotate, UsageQuery } from "./admin-api.ts";
 import { DryRunBody } from "./routing-api.ts";
@@ -83,12 +84,54 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   ...CONFIG_ROUTE_DOCS,
 };
 
-/** valibot → JSON Schema for OpenAPI 3.1 (draft 2020-12); an unconvertible part becomes `{}`, never a 500. */
-const valibotToJsonSchema = (schema: unknown) => {
-  const out = toJsonSchema(schema as v.GenericSchema, { target: "draft-2020-12", errorMode: "ignore", typeMode: "input" }) as Record<string, unknown>;
+/**
+ * The converter's options. A {@link strictObj} of the config (key limits, combo targets, the settings
+ * blocks) converts to `{}` (any) by default: its pipe starts with a custom mapping check, where the
+ * converter stops in `typeMode: "input"` (newuser15 N4); the object schema the check names
+ * ({@link MappingGuard}) is converted in its place.
+ */
+const CONVERSION: NonNullable<Parameters<typeof toJsonSchema>[1]> = {
+  target: "draft-2020-12",
+  errorMode: "ignore",
+  typeMode: "input",
+  overrideSchema: (context) => {
+    const object = (context.valibotSchema as Partial<MappingGuard>).mappingOf;
+    return object ? strip(toJsonSchema(object, CONVERSION) as Record<string, unknown>) : undefined;
+  },
+};
+
+/**
+ * A converted part without its `$schema`, and without `$defs` the converter made for a recursive
+ * schema it cannot describe (a routing predicate's `v.lazy` expression, SPEC 5.2: each definition `{}`):
+ * a `$ref: "#/$defs/0"` nested in the OpenAPI document would resolve against the document's root,
+ * where there is no such definition, so each reference to an empty definition becomes `{}` (any).
+ */
+const strip = <T extends Record<string, unknown>>(out: T): T => {
   delete out.$schema;
+  inlineEmptyDefs(out);
   return out;
 };
+
+function inlineEmptyDefs(node: unknown, empty: Set<string> = new Set()): void {
+  if (!node || typeof node !== "object") return;
+  if (Array.isArray(node)) {
+    for (const x of node) inlineEmptyDefs(x, empty);
+    return;
+  }
+  const o = node as Record<string, unknown>;
+  const defs = o.$defs as Record<string, unknown> | undefined;
+  let inner = empty;
+  if (defs && typeof defs === "object") {
+    inner = new Set(empty);
+    for (const [id, d] of Object.entries(defs)) if (d && typeof d === "object" && Object.keys(d).length === 0) inner.add(`#/$defs/${id}`), delete defs[id];
+    if (Object.keys(defs).length === 0) delete o.$defs;
+  }
+  if (typeof o.$ref === "string" && inner.has(o.$ref)) delete o.$ref;
+  for (const v of Object.values(o)) inlineEmptyDefs(v, inner);
+}
+
+/** valibot → JSON Schema for OpenAPI 3.1 (draft 2020-12); an unconvertible part becomes `{}`, never a 500. */
+const valibotToJsonSchema = (schema: unknown) => strip(toJsonSchema(schema as v.GenericSchema, CONVERSION) as Record<string, unknown>);
 
 interface ElysiaRoute {
   method: string;

@@ -232,6 +232,12 @@ const AccountStatusReply = v.looseObject({
       advice: v.pipe(v.string(), v.description("What an operator does about it: replace the key and reload, log in again, or switchyard accounts unlock ID (POST /admin/api/accounts/{id}/unlock).")),
     }),
   ),
+  quarantine: v.optional(
+    v.pipe(
+      v.object({ reason: v.string(), advice: v.pipe(v.string(), v.description("The way back: a new login or import.")) }),
+      v.description("The credential's quarantine (rejected after a refresh, or nothing to refresh with): the account is not used until its credential is replaced."),
+    ),
+  ),
   cooldowns: v.array(v.object({ model: v.string(), reason: v.string(), until: ms("end"), level: v.number() })),
   removedModels: v.array(v.object({ model: v.string(), reason: v.string(), until: v.nullable(v.number()) })),
   quota: v.array(QuotaWindowReply),
@@ -324,7 +330,17 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
   "GET /admin/api/oauth/:kind": v.object({
     providers: v.array(v.object({ id: v.string(), kind: v.string(), oauth: v.looseObject({ authorizeUrl: v.string(), tokenUrl: v.string(), clientId: v.string(), scopes: v.array(v.string()), redirectUri: v.string() }) })),
   }),
-  "POST /admin/api/discovery": v.object({ results: v.array(v.looseObject({ accountId: v.optional(v.string()) })) }),
+  "POST /admin/api/discovery": v.object({
+    results: v.array(
+      v.object({
+        accountId: v.string(),
+        providerId: v.string(),
+        ok: v.boolean(),
+        models: v.optional(v.pipe(v.array(v.string()), v.description("The models the account's provider advertised (when ok)."))),
+        error: v.optional(v.pipe(v.string(), v.description("Why discovery failed for the account (never a token)."))),
+      }),
+    ),
+  }),
   "GET /admin/api/quota": v.object({ now: ms("now"), accounts: v.array(v.object({ id: v.string(), providerId: v.string(), windows: v.array(QuotaWindowReply) })) }),
   "GET /admin/api/openapi.json": v.pipe(v.looseObject({ openapi: v.string(), info: v.looseObject({}), paths: v.record(v.string(), v.unknown()) }), v.description("This document.")),
 };

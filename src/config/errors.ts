@@ -141,20 +141,37 @@ export function isMapping(x: unknown): x is Record<string, unknown> {
  * intended key when it looks like a typo, and lists the allowed keys; a missing key is "required"
  * (or its entry in `required`); a non-mapping (including a list) says what it got. The unknown-key
  * message is the admin API's (src/unknown-keys.ts), worded for a file: "key", the first one only.
- * `what` names the object in messages ("a provider", "the server section").
+ * `what` names the object in messages ("a provider", "the server section"). The mapping check is a
+ * {@link mappingGuard}, for the admin API's OpenAPI document.
  */
 export function strictObj<E extends v.ObjectEntries>(entries: E, what: string, required: Record<string, string> = {}) {
   const keys = Object.keys(entries);
   // `redaction: true` meant "on": say that the section is a mapping and show its first key.
   const expected = what.includes("mapping") || keys.length === 0 ? what : `${what} (a mapping, e.g. { ${keys[0]}: … })`;
-  return v.pipe(
-    v.custom<Record<string, unknown>>(isMapping, (issue) => `expected ${expected}, got ${describeKind(issue.input)}`),
-    v.strictObject(entries, (issue) => {
-      if (issue.expected === "never" && typeof issue.input === "string") return unknownKeysMessage(issue, keys, { noun: "key", what, all: false });
-      if (issue.input === undefined && issue.expected?.startsWith('"')) {
-        return required[issue.expected.slice(1, -1)] ?? "required";
-      }
-      return `expected ${expected}, got ${describeKind(issue.input)}`;
-    }),
-  );
+  const object = v.strictObject(entries, (issue) => {
+    if (issue.expected === "never" && typeof issue.input === "string") return unknownKeysMessage(issue, keys, { noun: "key", what, all: false });
+    if (issue.input === undefined && issue.expected?.startsWith('"')) {
+      return required[issue.expected.slice(1, -1)] ?? "required";
+    }
+    return `expected ${expected}, got ${describeKind(issue.input)}`;
+  });
+  return v.pipe(mappingGuard(object, (issue) => `expected ${expected}, got ${describeKind(issue.input)}`), object);
+}
+
+/**
+ * The check that a value is a mapping, naming the schema that reads it next ({@link MappingGuard}):
+ * `v.pipe(mappingGuard(schema, message), schema)`.
+ */
+export function mappingGuard(schema: v.GenericSchema, message: (issue: v.CustomIssue) => string): ReturnType<typeof v.custom<Record<string, unknown>>> & MappingGuard {
+  return Object.assign(v.custom<Record<string, unknown>>(isMapping, message), { mappingOf: schema });
+}
+
+/**
+ * The first schema of a {@link strictObj}'s pipe: a custom check (valibot's object schemas take a list
+ * too) that names the object schema after it. A JSON Schema converter sees only the custom check (in
+ * `typeMode: "input"` it stops a pipe at its first schema, and a custom one is `{}`, any), so the admin
+ * API's OpenAPI document converts `mappingOf` in its place (src/admin/openapi.ts; newuser15 N4).
+ */
+export interface MappingGuard {
+  readonly mappingOf: v.GenericSchema;
 }

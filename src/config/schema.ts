@@ -13,9 +13,12 @@
  */
 import * as v from "valibot";
 import { MAX_JSON_DEPTH, valueNestsDeeperThan } from "../../formats/json-depth.ts";
-import { describeKind, isMapping, shown, strictObj, suggest } from "./errors.ts";
+import { describeKind, isMapping, mappingGuard, shown, strictObj, suggest } from "./errors.ts";
 import { TargetWhenSchema } from "./predicate.ts";
 import { EFFORT_SCALE } from "../providers/capabilities.ts";
+
+/** Any mapping (a target's `params`), as the admin API's OpenAPI document describes it ({@link mappingGuard}). */
+const ANY_MAPPING = v.record(v.string(), v.unknown());
 
 // ---------------------------------------------------------------------------------------------
 // Enumerations
@@ -366,7 +369,7 @@ export const TargetSchema = strictObj(
      */
     params: v.optional(
       v.pipe(
-        v.custom<Record<string, unknown>>(isMapping, (i) => `params must be a mapping; got ${describeKind(i.input)}`),
+        mappingGuard(ANY_MAPPING, (i) => `params must be a mapping; got ${describeKind(i.input)}`),
         v.check(
           (p) => !valueNestsDeeperThan(p, MAX_JSON_DEPTH),
           `params nest mappings and lists more than ${MAX_JSON_DEPTH.toLocaleString("en-US")} levels deep (the most a request body may nest: such params would stall every request they are merged into)`,
@@ -486,10 +489,14 @@ export const PriceSchema = strictObj(
   "a price",
 );
 
+/** `settings.pricing`'s mapping of `provider/model` (or a bare model id) → {@link PriceSchema}. */
+const PRICES = v.record(text("model"), PriceSchema);
+
 /** `aliases:` name → `provider/model`, combo or alias. Names are checked by the loader. */
+const ALIAS_TARGETS = v.record(v.string(), text("alias target"));
 export const AliasesSchema = v.pipe(
-  v.custom<Record<string, unknown>>(isMapping, (i) => `aliases must be a mapping of name → model or combo; got ${describeKind(i.input)}`),
-  v.record(v.string(), text("alias target")),
+  mappingGuard(ALIAS_TARGETS, (i) => `aliases must be a mapping of name → model or combo; got ${describeKind(i.input)}`),
+  ALIAS_TARGETS,
 );
 
 const capacityList = (what: string) => v.optional(stringList(what), []);
@@ -545,8 +552,8 @@ export const SettingsSchema = strictObj(
     /** SPEC 9.5: price overrides by `provider/model` (or a bare model id), USD per million tokens. */
     pricing: section(
       v.pipe(
-        v.custom<Record<string, unknown>>(isMapping, (i) => `pricing must be a mapping of provider/model → prices; got ${describeKind(i.input)}`),
-        v.record(text("model"), PriceSchema),
+        mappingGuard(PRICES, (i) => `pricing must be a mapping of provider/model → prices; got ${describeKind(i.input)}`),
+        PRICES,
       ),
       {},
     ),

@@ -14,6 +14,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 type Operation = {
   summary?: string;
+  responses?: Record<string, any>;
   operationId?: string;
   parameters?: Array<{ name: string; in: string; required?: boolean; schema?: any }>;
   requestBody?: { required?: boolean; content: Record<string, { schema: any }> };
@@ -242,6 +243,46 @@ describe("the admin OpenAPI document", () => {
     for (const f of ["costUsd", "unpriced", "savedChars", "savedTokens", "budgets"]) expect(Object.keys(usageRow)).toContain(f);
     const trace = (doc.paths["/admin/api/route-traces/{id}"].get as any).responses["200"].content["application/json"].schema.properties;
     for (const f of ["tokenSaver", "error", "redactions", "restored"]) expect(Object.keys(trace)).toContain(f);
+  });
+
+  test("the bodies an automation builds are described, not left as any: key limits, combo targets, the settings blocks (newuser15 N4)", () => {
+    const body = (method: string, path: string) => op(method, path)!.requestBody!.content["application/json"]!.schema;
+    const limits = body("post", "/admin/api/keys").properties.limits;
+    expect(Object.keys(limits.properties).sort()).toEqual(["budgets", "concurrency", "models", "rpm", "tpm"]);
+    expect(limits.additionalProperties).toBe(false);
+    expect(limits.properties.budgets.items.properties.window.enum).toEqual(["5h", "1d", "7d", "30d"]);
+    expect(Object.keys(limits.properties.budgets.items.properties).sort()).toEqual(["tokens", "usd", "window"]);
+    for (const [method, path] of [["post", "/admin/api/combos"], ["put", "/admin/api/combos/{name}"]] as const) {
+      const target = body(method, path).properties.targets.items;
+      expect(target.required).toEqual(["model"]);
+      expect(Object.keys(target.properties).sort()).toEqual(["account", "model", "params", "weight", "when"]);
+      expect(target.properties.params.type).toBe("object");
+      expect(target.properties.when.required).toEqual(["expr"]);
+    }
+    const settings = op("get", "/admin/api/settings")!.responses!["200"].content["application/json"].schema.properties.settings.properties;
+    const object = (s: any) => (s.anyOf ? s.anyOf.find((x: any) => x.type === "object") : s);
+    expect(Object.keys(object(settings.flight_recorder).properties).sort()).toEqual(["enabled", "max_body_bytes", "max_requests"]);
+    expect(object(settings.alerts).properties).toHaveProperty("webhook");
+    expect(object(settings.redaction).properties).toHaveProperty("enabled");
+    expect(settings.pricing.additionalProperties.required).toEqual(["input", "output"]);
+    // the members accounts and discovery answer with
+    const account = op("get", "/admin/api/accounts")!.responses!["200"].content["application/json"].schema.properties.accounts.items;
+    expect(Object.keys(account.properties.quarantine.properties).sort()).toEqual(["advice", "reason"]);
+    const found = op("post", "/admin/api/discovery")!.responses!["200"].content["application/json"].schema.properties.results.items;
+    expect(Object.keys(found.properties).sort()).toEqual(["accountId", "error", "models", "ok", "providerId"]);
+  });
+
+  test("every $ref in the document points at something in it", () => {
+    const refs: string[] = [];
+    const walk = (v: unknown) => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") {
+        for (const [k, x] of Object.entries(v)) (k === "$ref" && typeof x === "string" ? refs.push(x) : walk(x));
+      }
+    };
+    walk(doc);
+    const resolves = (ref: string) => ref.startsWith("#/") && ref.slice(2).split("/").reduce<any>((at, part) => at?.[part.replaceAll("~1", "/").replaceAll("~0", "~")], doc) !== undefined;
+    expect(refs.filter((r) => !resolves(r))).toEqual([]);
   });
 
   test("the live routes validate as before: a bad body is still a 400 in OpenAI error shape", async () => {
