@@ -12,8 +12,8 @@
  * |---|---|---|
  * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
  * | `quota_threshold`, account quota window | window, model, threshold | the end of the period it was raised in (`AlertEvent.periodEnd`: the reset time read when the claiming instance began the period); a day after the alert for a window without a reset time |
- * | `account_quarantined` | the reason | a day after the alert |
- * | `account_locked` | the lock's end, the reason | an hour after the alert |
+ * | `account_quarantined` | the reason | a day after the alert, or the account's next login or import ({@link endAlertEpisode}) |
+ * | `account_locked` | the lock's end, the reason | an hour after the alert, or the account's unlock, login or import |
  * | `circuit_open` / `circuit_closed` | (none) | a minute after the alert |
  *
  * A claim is no clock bucket: it holds from the first claim to its end, so one crossing raised by two
@@ -58,6 +58,33 @@ export function alertClaim(e: AlertEvent): AlertClaim {
       return { name: `${base}:${part(d.until)}:${part(d.reason)}`, until: e.at + HOUR };
     default:
       return { name: base, until: e.at + MINUTE };
+  }
+}
+
+/**
+ * The prefix of the claims of an account's `account_locked` or `account_quarantined` alerts (their
+ * names in {@link alertClaim}). Those claims hold an hour and a day: without an end of the episode, an
+ * account locked again after an operator's unlock, or a new credential quarantined again after a new
+ * import, raised an alert every instance showed and no webhook delivered (newuser15 N11). The operator's
+ * action ends them ({@link endAlertEpisode}).
+ */
+export function accountAlertPrefix(event: "account_locked" | "account_quarantined", accountId: string): string {
+  return `alert:${event}:account:${accountId}:`;
+}
+
+/**
+ * Ends the claims of an account's alerts of `events` in `store`, after an operator ended the state
+ * (`POST /accounts/{id}/unlock`: the lock; a new login or import: the lock and the quarantine), so the
+ * next one is delivered. Called by the instance that did it, before any later lock or quarantine can be
+ * claimed; a store that cannot answer leaves the claims to their end (never fails the operator's action).
+ */
+export async function endAlertEpisode(store: Pick<SharedStore, "releaseClaims">, accountId: string, events: ReadonlyArray<"account_locked" | "account_quarantined">): Promise<void> {
+  for (const event of events) {
+    try {
+      await store.releaseClaims(accountAlertPrefix(event, accountId));
+    } catch {
+      // the claims end at their time (an hour, a day)
+    }
   }
 }
 

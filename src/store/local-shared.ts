@@ -72,6 +72,12 @@ export class LocalShared implements SharedStore {
     return true;
   }
 
+  /** Ends the claims whose name starts with `prefix` (see `SharedStore.releaseClaims`). @throws StoreError `invalid`. */
+  releaseClaims(prefix: string): void {
+    if (prefix === "") throw new StoreError("invalid", "claim prefix must not be empty");
+    for (const name of [...this.claims.keys()]) if (name.startsWith(prefix)) this.claims.delete(name);
+  }
+
   /**
    * One instance: the whole pool is this instance's, so the share is `target` capped at `limit` and
    * nobody else uses anything. @throws StoreError `invalid`.

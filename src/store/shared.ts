@@ -154,6 +154,14 @@ export interface SharedStore {
   claimOnce(name: string, until: number): Awaitable<boolean>;
 
   /**
+   * Ends every claim whose name starts with `prefix` (the next {@link claimOnce} of such a name takes
+   * it): an operator ended the state its alert was about (an unlock, a new login or import), so the
+   * next lock or quarantine of the account is a new alert, not the claimed one again (newuser15 N11).
+   * @throws StoreError `unavailable`, `invalid` (an empty prefix).
+   */
+  releaseClaims(prefix: string): Awaitable<void>;
+
+  /**
    * PostgreSQL only (absent on the embedded store, which has no other instances): writes this
    * instance's values of the shared configuration (`label` names it to the others; `parts` path → JSON
    * text, no secrets), replacing the previous ones and saying it still runs.

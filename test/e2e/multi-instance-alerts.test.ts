@@ -141,4 +141,20 @@ describe("alerts from two instances on one PostgreSQL (SPEC 9.7, D-2)", () => {
     expect(JSON.stringify(hook.got)).not.toContain(ENV.CLIENT);
     expect(JSON.stringify(hook.got)).not.toContain(ENV.PLAIN);
   }, 120_000);
+
+  test("an account locked again after an operator's unlock is a new alert: delivered again, whichever instance unlocked (newuser15 N11)", async () => {
+    const lockAlerts = () => hook.got.filter((g) => g.event === "account_locked" && g.subject === "account:la-1").length;
+    await until(() => lockAlerts() === 1, 20_000, "the first lock of la-1 at the receiver (the test before)");
+    // Unlocked through B (the lock was raised and claimed through A), locked again through A by the next 402.
+    const unlocked = await fetch(`${b.url}/admin/api/accounts/la-1/unlock`, { method: "POST", headers: adminHeaders(b) });
+    expect(unlocked.status).toBe(200);
+    expect(((await unlocked.json()) as { unlocked: unknown }).unlocked).not.toBeNull();
+    // A learns the unlock through the database; a request there before that is refused as locked (no 402 seen)
+    const end = Date.now() + 20_000;
+    while (lockAlerts() < 2 && Date.now() < end) {
+      await (await chat(a, "la/gpt-lock", ENV.PLAIN)).text();
+      await Bun.sleep(300);
+    }
+    expect(lockAlerts()).toBe(2);
+  }, 60_000);
 });

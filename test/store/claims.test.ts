@@ -50,6 +50,17 @@ describe("claims on PostgreSQL: two instances on one database", () => {
     expect((await a.addToCounter("alert:raced", HOUR, 1)).total).toBe(1);
     expect(await code(() => a.claimOnce("", now))).toBe("invalid");
     expect(await code(() => a.claimOnce("x", Number.NaN))).toBe("invalid");
+    // An operator's unlock ends the account's lock claims on every instance (newuser15 N11): the next
+    // claim of the same name is taken; other accounts' claims (la_1 is not la-1's prefix) hold.
+    expect(await a.claimOnce("alert:account_locked:account:la-1::402 payment required", now + HOUR)).toBe(true);
+    expect(await a.claimOnce("alert:account_locked:account:la_12::402 payment required", now + HOUR)).toBe(true);
+    await b.releaseClaims("alert:account_locked:account:la-1:");
+    expect(await a.claimOnce("alert:account_locked:account:la-1::402 payment required", now + HOUR)).toBe(true);
+    expect(await a.claimOnce("alert:account_locked:account:la_12::402 payment required", now + HOUR)).toBe(false);
+    await b.releaseClaims("alert:account_locked:account:la_");
+    expect(await a.claimOnce("alert:account_locked:account:la_12::402 payment required", now + HOUR)).toBe(true);
+    expect(await b.claimOnce("alert:account_locked:account:la-1::402 payment required", now + HOUR)).toBe(false);
+    expect(await code(() => a.releaseClaims(""))).toBe("invalid");
   }, 60_000);
 });
 
@@ -66,5 +77,11 @@ describe("claims on the embedded store (one instance)", () => {
     expect(await s.claimOnce("alert:x", t + 120_000)).toBe(true);
     expect(await s.claimOnce("alert:x", t + 120_000)).toBe(false);
     expect(await code(() => s.claimOnce("", t))).toBe("invalid");
+    // released by prefix (an operator's unlock, login or import: src/alerts/alert-claim.ts)
+    expect(await s.claimOnce("alert:account_quarantined:account:cx-4:rejected", t + 120_000)).toBe(true);
+    expect(await s.claimOnce("alert:account_quarantined:account:cx-40:rejected", t + 120_000)).toBe(true);
+    await s.releaseClaims("alert:account_quarantined:account:cx-4:");
+    expect(await s.claimOnce("alert:account_quarantined:account:cx-4:rejected", t + 120_000)).toBe(true);
+    expect(await s.claimOnce("alert:account_quarantined:account:cx-40:rejected", t + 120_000)).toBe(false);
   });
 });

@@ -117,6 +117,17 @@ export class PgShared implements SharedStore {
     return rows.length > 0;
   }
 
+  /**
+   * Ends the claims whose name starts with `prefix` (`SharedStore.releaseClaims`): one DELETE of their
+   * `counters` rows (compared with `left()`, not LIKE: account ids hold `_`).
+   * @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async releaseClaims(prefix: string): Promise<void> {
+    if (prefix === "") throw new StoreError("invalid", "claim prefix must not be empty");
+    const name = `claim:${prefix}`;
+    await this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE window_start = 0 AND left(name, char_length($1)) = $1`, [name]));
+  }
+
   /** Drops ended counter windows and claims (every instance's) at most once a minute. */
   private pruneCounters(): void {
     const now = this.ctx.now();

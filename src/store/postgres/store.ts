@@ -292,6 +292,7 @@ export class PostgresStore implements Store {
   releaseLease(id: string) { return this.coord.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
   claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
+  releaseClaims(prefix: string) { return this.coord.releaseClaims(prefix); }
   publishInstanceConfig(label: string, parts: Record<string, string>) { return this.configs.publish(label, parts); }
   otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }

@@ -249,6 +249,7 @@ export class SqliteStore implements Store {
   releaseLease(id: string) { this.local.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.local.addToCounter(name, windowMs, amount); }
   claimOnce(name: string, until: number) { return this.local.claimOnce(name, until); }
+  releaseClaims(prefix: string) { this.local.releaseClaims(prefix); }
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.local.exchangeQuotaUse(rows); }
