@@ -159,16 +159,18 @@ export class TargetOrder {
 
   /**
    * Seeds least-used counts: lifetime requests per served `provider/model` (the store's usage summary
-   * by model), so one model id on two providers starts from each provider's own count. A target
-   * without an in-memory count starts at its provider/model's seed.
+   * by model), so one model id on two providers starts from each provider's own count. A target's
+   * count is its provider/model's seed plus the requests this process counted for it, so a seed that
+   * arrives after the first requests (the gateway reads it after it listens: a long-lived store's usage
+   * table took seconds to sum, newuser15 N9) loses none of them.
    */
   seedUsage(byModel: Map<string, number>): void {
     this.seedByModel = new Map(byModel);
   }
 
-  /** Lifetime requests counted for a target (least-used). */
+  /** Lifetime requests counted for a target (least-used): its seed and this process's count. */
   usedCount(t: Target): number {
-    return this.used.get(targetSubject(t)) ?? this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0;
+    return (this.used.get(targetSubject(t)) ?? 0) + (this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0);
   }
 
   /**
@@ -231,7 +233,7 @@ export class TargetOrder {
     const targets = groups.flat();
     if (combo?.strategy === "least-used" && targets.length > 0 && !opts.dryRun) {
       const k = targetSubject(targets[0]);
-      this.used.set(k, this.usedCount(targets[0]) + 1);
+      this.used.set(k, (this.used.get(k) ?? 0) + 1);
     }
     return {
       targets,

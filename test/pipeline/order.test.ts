@@ -127,6 +127,13 @@ describe("strategies (SPEC 5.1)", () => {
     const twin = setup([combo("c", ["p/a", "q/a"], { strategy: "least-used" })]);
     twin.order.seedUsage(new Map([["p/a", 7], ["q/a", 3]]));
     expect(twin.labels("c", {}, true)).toEqual(["q/a", "p/a"]);
+    // a seed read after the first requests (the gateway reads it once it listens, newuser15 N9) adds to
+    // what they counted: a=2 counted here + 1 seeded = 3 against b=1 counted + 5 seeded = 6
+    const late = setup([combo("c", ["p/a", "p/b"], { strategy: "least-used" })]);
+    expect([late.labels("c")[0], late.labels("c")[0], late.labels("c")[0]]).toEqual(["p/a", "p/b", "p/a"]);
+    late.order.seedUsage(new Map([["p/a", 1], ["p/b", 5]]));
+    expect(late.run("c", {}, true).targets.map((t) => late.order.usedCount(t))).toEqual([3, 6]);
+    expect(late.labels("c", {}, true)[0]).toBe("p/a");
   });
 
   test("least-used: a dry run counts nothing", () => {
