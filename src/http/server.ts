@@ -13,6 +13,7 @@ import { browserGuard, formatForPath, pathOf, type BrowserPolicy } from "./brows
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
+import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
 
 /** What the server needs besides the gateway. */
 export interface ServerDeps {
@@ -445,7 +446,13 @@ export function createServer(deps: ServerDeps) {
     // Claude Code probes the base URL with HEAD /api/hello before its first request.
     .head("/api/hello", () => new Response(null, { status: 200 }))
     .all("/admin/api/*", (async ({ request, server }: { request: Request; server: PeerSource | null }) => {
-      if (!deps.admin) return notFound(request.method, new URL(request.url).pathname);
+      if (!deps.admin) {
+        const path = new URL(request.url).pathname;
+        const allow = allowedMethods(app.routes as readonly ListedRoute[], "/admin/api/", path);
+        if (allow === undefined) return notFound(request.method, path);
+        const takes = allow.replace(/, (?=[A-Z]+$)/, " or ");
+        return json(405, { error: { message: `The method ${request.method} is not allowed on ${path}; it takes ${takes}.`, type: "invalid_request_error", param: null, code: "method_not_allowed" } }, { allow });
+      }
       const path = new URL(request.url).pathname.slice("/admin/api".length) || "/";
       // The live event stream is open for as long as its reader wants (src/http/keep-alive.ts).
       if (path === "/events") holdOpen(server, request);

@@ -262,6 +262,25 @@ describe("unknown paths", () => {
     }
   });
 
+  test("an admin API path asked with a method it does not take is a 405 with Allow, not 'Unknown path' (newuser15 N10)", async () => {
+    for (const [method, p, allow] of [
+      ["PATCH", "/admin/api/keys", "GET, HEAD, POST"],
+      ["DELETE", "/admin/api/settings", "GET, HEAD, PATCH"],
+      ["GET", "/admin/api/dry-run", "POST"],
+      ["POST", "/admin/api/keys/some-key", "DELETE"],
+      ["PUT", "/admin/api/accounts/some-account/unlock", "POST"],
+    ] as const) {
+      const res = await fetch(`${gw.url}${p}`, { method, body: method === "GET" ? undefined : "{}" });
+      expect(res.headers.get("allow")).toBe(allow);
+      const b = await expectError(res, 405, "openai", "invalid_request_error");
+      expect(b.error.code).toBe("method_not_allowed");
+      expect(b.error.message).toBe(`The method ${method} is not allowed on ${p}; it takes ${allow.replace(/, (?=[A-Z]+$)/, " or ")}.`);
+    }
+    // a path no admin route serves is still the 404
+    const unknown = await expectError(await fetch(`${gw.url}/admin/api/no-such-thing`, { method: "PATCH", body: "{}" }), 404, "openai", "invalid_request_error");
+    expect(unknown.error.code).toBe("unknown_url");
+  });
+
   test("a large body to a non-API path is refused before it is parsed (JSON 413 / 411)", async () => {
     await expectError(await send("/admin/api/keys", "x".repeat(2 * 1024 * 1024)), 413, "openai");
     const stream = new ReadableStream<Uint8Array>({
