@@ -170,7 +170,9 @@ export class TargetOrder {
 
   /** Lifetime requests counted for a target (least-used): its seed and this process's count. */
   usedCount(t: Target): number {
-    return (this.used.get(targetSubject(t)) ?? 0) + (this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0);
+    const counted = this.used.get(targetSubject(t)) ?? 0;
+    // no key string per candidate while nothing is seeded (a new store, or before the seed arrives)
+    return this.seedByModel.size === 0 ? counted : counted + (this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0);
   }
 
   /**

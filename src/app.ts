@@ -63,7 +63,7 @@ import { keyLimitCounters } from "./limits/key-counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
-import { claimAlertsIn } from "./alerts/alert-claim.ts";
+import { claimAlertsIn, endAlertEpisode } from "./alerts/alert-claim.ts";
 import { Alerts } from "./alerts/alerts.ts";
 import { AlertWebhook } from "./alerts/webhook.ts";
 import { RecentAlerts } from "./alerts/recent-alerts.ts";
@@ -211,7 +211,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const telemetry = await startTelemetryIfAsked(env, VERSION, log, instanceId); // SPEC O-5: without an OTLP endpoint the SDK is never loaded
   // SPEC O-6: off by default; read per request so a settings change applies to the next one.
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
-  const registry = new AccountRegistry(store, clock, { strategy: () => cfg.settings.accountStrategy, bus });
+  const registry = new AccountRegistry(store, clock, {
+    strategy: () => cfg.settings.accountStrategy,
+    bus,
+    // alerts are claimed across instances only on a shared store (the webhook's `claim` below)
+    episodeEnded: store.shared ? (id) => endAlertEpisode(store, id, ["account_locked", "account_quarantined"]) : undefined,
+  });
   // The registry's accounts: the configuration's in force with it, the store's as last read (re-read on refresh).
   const accountList = new AccountList(store, registry, () => cfg);
   const refreshAccounts = () => accountList.refresh();

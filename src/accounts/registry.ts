@@ -46,6 +46,13 @@ export interface RegistryOptions {
   /** Where account state changes are published (SPEC 9.4 live events): cooldowns, locks, quarantines, removed and restored pairings, provider
    * circuits. Events are built only while somebody listens; ends are found by one timer armed for the earliest known end. */
   bus?: EventBus;
+  /**
+   * This instance ended the account's lock or quarantine episode (by hand, a new login or import, the
+   * account removed, its key changed in the file): the alerts claimed for it end with it, so the next lock
+   * or quarantine is delivered (src/alerts/alert-claim.ts `endAlertEpisode`; newuser15 N11). Awaited
+   * before the lock is cleared by hand or a login's work begins; never throws.
+   */
+  episodeEnded?: (accountId: string) => Promise<void>;
 }
 
 /** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
@@ -414,6 +421,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       { cooldowns: new Map(), locks: new Map() },
       this.clock.now(),
     );
+    // Its alerts' claims end first: another instance that learns of the lift may lock the account again at once.
+    await this.opts.episodeEnded?.(accountId);
     // A quarantine the work lifts (a new login or import) is announced as what happened here too (quarantines.ts).
     this.liftingHere.set(accountId, what);
     let done: Awaited<ReturnType<LiftsHere["around"]>>;
@@ -587,6 +596,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private dropReplacedLocks(): void {
     for (const [id, l] of replacedLocks(this.locks, this.index.accounts, (a) => this.quarantines.fingerprint(a))) {
       this.locks.delete(id);
+      void this.opts.episodeEnded?.(id);
       this.persist((st) => st.clearLock(id));
       this.publish(id, this.providerOf(id), "unlock", { reason: `lock (${l.reason}) cleared: the account's key changed` });
     }

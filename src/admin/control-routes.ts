@@ -26,7 +26,6 @@ import type { Discovery } from "../providers/discovery.ts";
 import { chooseTestModel, lastServedModel, testAccount, type AccountTestResult } from "./account-test.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import type { RecentAlert } from "../alerts/recent-alerts.ts";
-import { endAlertEpisode } from "../alerts/alert-claim.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
 
@@ -49,7 +48,7 @@ export interface ControlDeps {
    * The usage store: whether it holds a route trace of a route or request id (the recording's 404 says
    * which case it is), and the model an account last served (its test's default when none is configured).
    */
-  store: Pick<Store, "getTrace" | "recentCalls" | "releaseClaims">;
+  store: Pick<Store, "getTrace" | "recentCalls">;
   /** The alerts this instance raised lately, newest first (SPEC 9.7). */
   recentAlerts?: () => RecentAlert[];
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
@@ -249,8 +248,6 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         const id = params.id; // percent-decoded by Elysia
         if (!deps.registry.find(id)) return adminError(404, `No account ${id}.`, "id");
         const held = await deps.registry.unlock(id);
-        // the next lock of the account is a new alert (src/alerts/alert-claim.ts)
-        await endAlertEpisode(deps.store, id, ["account_locked"]);
         return { id, unlocked: held ? { reason: held.reason, until: held.until } : null };
       })
       .post("/providers/:id/close-circuit", async ({ params }) => {

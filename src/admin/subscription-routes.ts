@@ -40,7 +40,6 @@ import type { Account, Clock } from "../../pipeline/ports.ts";
 import type { CredentialManager } from "../accounts/credentials.ts";
 import { remainingFraction } from "../accounts/quota.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
-import { endAlertEpisode } from "../alerts/alert-claim.ts";
 import type { ConfiguredProvider } from "../config/types.ts";
 import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
@@ -224,8 +223,6 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
             deps.credentials.forget(id);
             await deps.reload();
           });
-          // the account's next lock or quarantine is a new alert (src/alerts/alert-claim.ts)
-          await endAlertEpisode(deps.store, id, ["account_locked", "account_quarantined"]);
         } catch (e) {
           if (e instanceof StoreError) return adminError(storeErrorStatus(e.code), e.message);
           throw e;

@@ -73,10 +73,11 @@ export function accountAlertPrefix(event: "account_locked" | "account_quarantine
 }
 
 /**
- * Ends the claims of an account's alerts of `events` in `store`, after an operator ended the state
- * (`POST /accounts/{id}/unlock`: the lock; a new login or import: the lock and the quarantine), so the
- * next one is delivered. Called by the instance that did it, before any later lock or quarantine can be
- * claimed; a store that cannot answer leaves the claims to their end (never fails the operator's action).
+ * Ends the claims of an account's alerts of `events` in `store` when this instance ended the state
+ * (the registry's `episodeEnded`: an unlock by hand, a new login or import, the account removed, its key
+ * changed in the file), so the next one is delivered. Called before the lock is cleared, so that no
+ * later lock or quarantine is claimed first; a store that cannot answer leaves the claims to their end
+ * (never fails the operator's action).
  */
 export async function endAlertEpisode(store: Pick<SharedStore, "releaseClaims">, accountId: string, events: ReadonlyArray<"account_locked" | "account_quarantined">): Promise<void> {
   for (const event of events) {

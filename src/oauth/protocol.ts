@@ -235,11 +235,14 @@ async function tokenCall(
     // A token endpoint (or a proxy before it) may quote what it was sent ("Refresh token rt_… is
     // revoked"): this message becomes the quarantine reason, the log line, the trace's token call and
     // the accounts API's refresh state, so the request's own secrets leave it here, where it is made.
-    const description = said === undefined ? undefined : scrubText(said, secretFields(clean));
+    // Scrubbed whole, then cut (a token cut at the limit would no longer match), the code too.
+    const secrets = secretFields(clean);
+    const description = said === undefined ? undefined : scrubText(said, secrets).slice(0, 160);
     const permanent =
       (code !== undefined && REJECTED_CODES.has(code)) || (code === undefined && (res.status === 401 || res.status === 403));
+    const shownCode = code === undefined ? undefined : scrubText(code, secrets).slice(0, 160);
     throw new OAuthError(
-      `the token endpoint answered ${res.status}${code ? ` (${code}${description ? `: ${description}` : ""})` : ""}`,
+      `the token endpoint answered ${res.status}${shownCode ? ` (${shownCode}${description ? `: ${description}` : ""})` : ""}`,
       permanent && res.status < 500 && res.status !== 429,
       res.status,
       code,
@@ -281,16 +284,16 @@ function secretFields(fields: Record<string, string>): string[] {
   return out;
 }
 
-/** The `error` code and description of a token-endpoint error body (RFC 6749 §5.2, or `{error: {code}}`). */
+/** The `error` code and description of a token-endpoint error body (RFC 6749 §5.2, or `{error: {code}}`), not yet scrubbed. */
 function errorOf(text: string): { code?: string; description?: string } {
   try {
     const j = JSON.parse(text) as Record<string, unknown>;
     const e = j.error;
-    if (typeof e === "string") return { code: e, description: short(j.error_description) };
+    if (typeof e === "string") return { code: e, description: member(j.error_description) };
     if (e && typeof e === "object") {
       const o = e as Record<string, unknown>;
       const code = typeof o.code === "string" ? o.code : typeof o.type === "string" ? o.type : undefined;
-      return { code, description: short(o.message) };
+      return { code, description: member(o.message) };
     }
   } catch {
     // not JSON
@@ -298,7 +301,8 @@ function errorOf(text: string): { code?: string; description?: string } {
   return {};
 }
 
-const short = (x: unknown) => (typeof x === "string" ? x.slice(0, 160) : undefined);
+/** A string member of the error body, up to 8 KiB (cut to 160 characters once scrubbed). */
+const member = (x: unknown) => (typeof x === "string" ? x.slice(0, 8192) : undefined);
 
 /** The claims of a JWT (unverified: only used to read our own token's expiry and ids), or undefined. */
 export function jwtClaims(token: string | undefined): Record<string, unknown> | undefined {

@@ -69,6 +69,7 @@ beforeAll(async () => {
   hook = webhookReceiver();
   upstream = await startFakeUpstream();
   upstream.handle((r) => {
+    if (r.model === "gpt-401") return { status: 401, json: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } } };
     if (r.model === "gpt-lock") return { status: 402, json: { error: { message: `Payment required for ${ENV.UP_KEY}`, type: "billing_error", code: "payment_required" } } };
     const reply = simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream);
     // The quota account's provider says 92 of 100 requests are used this hour.
@@ -80,11 +81,13 @@ beforeAll(async () => {
   - { id: q, kind: openai, base_url: "${upstream.url}/v1" }
   - { id: la, kind: openai, base_url: "${upstream.url}/v1" }
   - { id: lb, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: lk, kind: openai, base_url: "${upstream.url}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
   - { id: q-1, provider: q, api_key: env:UP_KEY }
   - { id: la-1, provider: la, api_key: env:UP_KEY }
   - { id: lb-1, provider: lb, api_key: env:UP_KEY }
+  - { id: lk-1, provider: lk, api_key: env:UP_KEY }
 keys:
   - { name: team, key: env:CLIENT, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
   - { name: plain, key: env:PLAIN }
@@ -156,5 +159,24 @@ describe("alerts from two instances on one PostgreSQL (SPEC 9.7, D-2)", () => {
       await Bun.sleep(300);
     }
     expect(lockAlerts()).toBe(2);
+  }, 60_000);
+
+  test("a lock ended by replacing the account's key in the file and reloading (its advice) is a new alert when the new key is refused too (review15 R1)", async () => {
+    const lockAlerts = () => hook.got.filter((g) => g.event === "account_locked" && g.subject === "account:lk-1").length;
+    expect((await chat(a, "lk/gpt-401", ENV.PLAIN)).status).toBeGreaterThanOrEqual(400);
+    await until(() => lockAlerts() === 1, 20_000, "the first lock of lk-1 at the receiver");
+    // the operator puts another key into A's file and reloads: the lock "until changed" ends there
+    const { readFileSync, writeFileSync } = await import("node:fs");
+    writeFileSync(a.configPath, readFileSync(a.configPath, "utf8").replace("{ id: lk-1, provider: lk, api_key: env:UP_KEY }", '{ id: lk-1, provider: lk, api_key: "sk-the-replacement-key-000000000001" }'));
+    const reloaded = await fetch(`${a.url}/admin/api/config/reload`, { method: "POST", headers: adminHeaders(a) });
+    expect(reloaded.status).toBe(200);
+    await reloaded.text();
+    const end = Date.now() + 20_000;
+    while (lockAlerts() < 2 && Date.now() < end) {
+      await (await chat(a, "lk/gpt-401", ENV.PLAIN)).text();
+      await Bun.sleep(300);
+    }
+    expect(lockAlerts()).toBe(2);
+    expect(JSON.stringify(hook.got)).not.toContain("sk-the-replacement-key");
   }, 60_000);
 });

@@ -175,5 +175,11 @@ describe("CredentialManager", () => {
     await failing.m.refresh(account({ refreshToken: secret }));
     const last = failing.m.lastOutcome("acct");
     expect(last).toEqual(expect.objectContaining({ kind: "temporary", reason: "the token endpoint answered 503 (server_error: could not rotate [redacted])" }));
+    // a token the 160-character cut would split, and one in the error code (review15 R5)
+    const long = harness(() => Response.json({ error: `bad_${secret}`, error_description: `${"x".repeat(140)} ${secret}` }, { status: 400 }));
+    await long.m.refresh(account({ refreshToken: secret }));
+    const said = JSON.stringify(long.m.lastOutcome("acct"));
+    expect(said).not.toContain(secret.slice(0, 12));
+    expect(said).toContain("bad_[redacted]");
   });
 });
