@@ -127,6 +127,12 @@ export interface OrderDeps {
   quota?: (target: Target) => number | undefined;
   /** Randomness for `weighted`; default Math.random. Inject {@link seededRng} in tests. */
   rng?: Rng;
+  /**
+   * Asked once, at the first request a least-used combo orders (dry runs included), to read the
+   * lifetime counts and hand them to {@link TargetOrder.seedUsage}, now or later: a gateway with no
+   * least-used combo never sums its usage table (newuser15 N9, review15 R13). Must not throw.
+   */
+  loadSeed?: () => void;
 }
 
 /** The request-side input of a plan (what the gateway knows after the guard). */
@@ -151,6 +157,8 @@ export class TargetOrder {
   private readonly rr = new Map<string, number>();
   private readonly used = new Map<string, number>();
   private seedByModel = new Map<string, number>();
+  /** Whether `deps.loadSeed` was asked (once per process). */
+  private seedAsked = false;
   private readonly rng: Rng;
 
   constructor(private readonly deps: OrderDeps) {
@@ -162,7 +170,8 @@ export class TargetOrder {
    * by model), so one model id on two providers starts from each provider's own count. A target's
    * count is its provider/model's seed plus the requests this process counted for it, so a seed that
    * arrives after the first requests (the gateway reads it after it listens: a long-lived store's usage
-   * table took seconds to sum, newuser15 N9) loses none of them.
+   * table took seconds to sum, newuser15 N9; it reads it at the first least-used request,
+   * `OrderDeps.loadSeed`) loses none of them.
    */
   seedUsage(byModel: Map<string, number>): void {
     this.seedByModel = new Map(byModel);
@@ -283,6 +292,10 @@ export class TargetOrder {
         break;
       }
       case "least-used": {
+        if (!this.seedAsked) {
+          this.seedAsked = true;
+          this.deps.loadSeed?.();
+        }
         const counts = new Map(list.map((t) => [t, this.usedCount(t)] as const));
         after = list
           .map((t, i) => ({ t, i }))

@@ -283,19 +283,20 @@ export async function startApp(opts: AppOptions): Promise<App> {
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,
     quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId),
+    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), read at the first
+    // least-used request and not awaited: it sums the whole usage table (2.3 s of a 3-million-row
+    // PostgreSQL table kept a restart from listening, newuser15 N9). The embedded store answers
+    // synchronously: that first request waits for it there.
+    loadSeed: () =>
+      void Promise.resolve()
+        .then(() => store.usageSummary({ sinceMs: 0, by: "model" }))
+        .then(
+          (rows) => order.seedUsage(new Map(rows.filter((r) => r.group !== null).map((r) => [r.group as string, r.requests]))),
+          () => {
+            // counts start at zero
+          },
+        ),
   });
-  // least-used starts from the lifetime requests per model already recorded (SPEC 5.1). Not awaited: it
-  // sums the whole usage table (2.3 s of a 3-million-row PostgreSQL table kept a restart from listening,
-  // newuser15 N9); the requests counted before it arrives are kept (TargetOrder.seedUsage). The embedded
-  // store answers synchronously, so there it still runs before the server listens.
-  void Promise.resolve()
-    .then(() => store.usageSummary({ sinceMs: 0, by: "model" }))
-    .then(
-      (rows) => order.seedUsage(new Map(rows.filter((r) => r.group !== null).map((r) => [r.group as string, r.requests]))),
-      () => {
-        // counts start at zero
-      },
-    );
   const inflight = new Set<string>();
   /** Bun's server once it listens (the idle timer of a finished request's connection). */
   let bunServer: IdleTimerServer | undefined;

@@ -20,13 +20,14 @@ const p = provider("p", "openai-compatible", {
 const q = provider("q", "anthropic-compatible", { reader: { images: true }, plain: {} });
 const NO_ADAPTER: CapacityAdapter = { images: [], pdf: [], audio: [], video: [] };
 
-function setup(combos: ComboSpec[], opts: { quota?: Record<string, number>; adapter?: Partial<CapacityAdapter>; seed?: number } = {}) {
+function setup(combos: ComboSpec[], opts: { quota?: Record<string, number>; adapter?: Partial<CapacityAdapter>; seed?: number; loadSeed?: () => void } = {}) {
   const t: RoutingTable = table([p, q], { alias1: "c" }, combos);
   const order = new TargetOrder({
     routing: () => t,
     capacityAdapter: () => ({ ...NO_ADAPTER, ...opts.adapter }),
     quota: opts.quota ? (x) => opts.quota![x.label] : undefined,
     rng: seededRng(opts.seed ?? 42),
+    loadSeed: opts.loadSeed,
   });
   const run = (name: string, req: Partial<OrderRequest> = {}, dryRun = false) => {
     const r = resolveModel(name, t);
@@ -134,6 +135,18 @@ describe("strategies (SPEC 5.1)", () => {
     late.order.seedUsage(new Map([["p/a", 1], ["p/b", 5]]));
     expect(late.run("c", {}, true).targets.map((t) => late.order.usedCount(t))).toEqual([3, 6]);
     expect(late.labels("c", {}, true)[0]).toBe("p/a");
+  });
+
+  test("least-used: the lifetime counts are asked for once, at the first least-used request, never without one (review15 R13)", () => {
+    let asked = 0;
+    const { labels } = setup([combo("rr", ["p/a", "p/b"], { strategy: "round-robin" }), combo("lu", ["p/a", "p/b"], { strategy: "least-used" })], { loadSeed: () => void asked++ });
+    labels("rr");
+    labels("p/a");
+    expect(asked).toBe(0);
+    labels("lu", {}, true);
+    labels("lu");
+    labels("lu");
+    expect(asked).toBe(1);
   });
 
   test("least-used: a dry run counts nothing", () => {
