@@ -23,7 +23,7 @@ import * as v from "valibot";
 import { loadEffect } from "../memory/lazy-effect.ts";
 import { KIND_TRAITS } from "../../formats/codec.ts";
 import type { Credential } from "../../pipeline/ports.ts";
-import { scrubText } from "../../pipeline/scrub.ts";
+import { scrubText } from "../../pipeline/index.ts";
 import type { OAuthSettings } from "../config/types.ts";
 
 /** The provider kinds that log in with OAuth (SPEC P-1). */
