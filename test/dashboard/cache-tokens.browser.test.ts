@@ -5,12 +5,14 @@
  * four series as the Usage page's, cache write included (it had input, output and cache read only).
  * Input is said to be the uncached part where it is shown (the charts' legends, the Usage table's
  * column and a note under it, `switchyard usage`'s legend), and the Calls list's token cell shows the
- * cache tokens ("100 +5,300 cache / 20"; it read "100 / 20").
+ * cache reads and writes apart, in the call view's words ("100 +5,000 cache read +300 cache write / 20";
+ * it read "100 / 20", then "100 +5,300 cache / 20", reads and writes added), in view and each part whole
+ * on one line at 1280 px and at 760 px (a width that shows the column, the table scrolling in its card).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { drawn, launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 
@@ -102,11 +104,21 @@ test("input is said to be uncached on the Usage page and in switchyard usage; th
     await page.goto(`${gw.url}/dashboard/calls`);
     const cell = page.locator("table.calls tbody tr").first().locator("td[data-tokens]");
     await cell.waitFor({ timeout: 10_000 });
-    expect(await cell.innerText()).toBe("100 +5,300 cache / 20");
+    expect(await cell.innerText()).toBe("100 +5,000 cache read +300 cache write / 20");
     expect(await cell.locator("[title]").getAttribute("title")).toBe("100 uncached input, 5,000 cache read, 300 cache write, 20 output tokens");
-    // at 1280 px the cell is in view (the list's columns all fit)
-    const inView = await cell.evaluate((td) => td.getBoundingClientRect().right <= td.ownerDocument.documentElement.clientWidth);
-    expect(inView).toBe(true);
+    // at 1280 px the cell is in view (the list's columns all fit); there and at 760 px (where the table
+    // scrolls sideways in its card) no part of it is split over two lines ("+5,000 cache" / "read")
+    for (const width of [1280, 760]) {
+      await page.setViewportSize({ width, height: 900 });
+      await drawn(page);
+      const fit = await cell.evaluate(`(() => {
+        const td = document.querySelector("table.calls tbody tr td[data-tokens]");
+        const line = parseFloat(getComputedStyle(td).lineHeight) || 20;
+        const parts = [...td.querySelectorAll(".tokens-part")].map((p) => [p.textContent, p.getBoundingClientRect().height <= line * 1.5]);
+        return { inView: ${width} < 1280 || td.getBoundingClientRect().right <= document.documentElement.clientWidth, parts };
+      })()`);
+      expect({ width, fit }).toEqual({ width, fit: { inView: true, parts: [["+5,000 cache read", true], ["+300 cache write", true], ["/ 20", true]] } });
+    }
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

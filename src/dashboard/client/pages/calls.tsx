@@ -270,18 +270,33 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
 }
 
 /**
- * A call's tokens in the list: `100 / 20`, or with prompt-cache tokens `100 +5,300 cache / 20` (newuser14
- * K13: the cell read "100 / 20" for a call that read 5,000 tokens from the cache, most of its cost). Input
- * is the uncached part (the hub's convention, formats/hub.ts); the tooltip splits the cache reads from
- * the writes, as the call's trace does.
+ * A call's tokens in the list: `100 / 20`, or with prompt-cache tokens `100 +5,000 cache read +300
+ * cache write / 20`, in the words of the call view and the Usage table (newuser14 K13: the cell read
+ * "100 / 20" for a call that read 5,000 tokens from the cache, most of its cost; then "+5,300 cache"
+ * added the reads, billed at a tenth of input, to the writes, billed above it). Input is the uncached
+ * part (the hub's convention, formats/hub.ts). Each part stays whole and the cell wraps between parts
+ * when the table is narrow (a `.tokens-part` inline block), so a part never splits.
  */
 function TokensInOut({ u }: { u: CallRow["usage"] }) {
-  const cache = (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-  const title = `${count(u.inputTokens)} uncached input, ${count(u.cacheReadTokens ?? 0)} cache read, ${count(u.cacheWriteTokens ?? 0)} cache write, ${count(u.outputTokens)} output tokens`;
+  const read = u.cacheReadTokens ?? 0;
+  const write = u.cacheWriteTokens ?? 0;
+  const title = `${count(u.inputTokens)} uncached input, ${count(read)} cache read, ${count(write)} cache write, ${count(u.outputTokens)} output tokens`;
   return (
-    <span title={cache > 0 ? title : undefined}>
+    <span title={read + write > 0 ? title : undefined}>
       {count(u.inputTokens)}
-      {cache > 0 && <span class="muted"> +{count(cache)} cache</span>} / {count(u.outputTokens)}
+      {read > 0 && (
+        <>
+          {" "}
+          <span class="muted tokens-part">+{count(read)} cache read</span>
+        </>
+      )}
+      {write > 0 && (
+        <>
+          {" "}
+          <span class="muted tokens-part">+{count(write)} cache write</span>
+        </>
+      )}{" "}
+      <span class="tokens-part">/ {count(u.outputTokens)}</span>
     </span>
   );
 }
@@ -521,7 +536,7 @@ export function CallsPage() {
                     <th data-opt="1">Key</th>
                     <th>Outcome</th>
                     {byInstance && <th data-opt="1">Instance</th>}
-                    <th data-opt="1" class="num" title="Input not read from or written to the provider's prompt cache, then (+) the tokens that were, / output tokens">
+                    <th data-opt="1" class="num" title="Input not read from or written to the provider's prompt cache, then (+) the tokens read from it and those written to it, / output tokens">
                       Tokens in/out
                     </th>
                     <th data-opt="1" class="num">Cost</th>
