@@ -83,10 +83,11 @@ export async function drawn(page: Page): Promise<void> {
 
 /**
  * Opens a page in a new context (its own cookies). `headers` are sent with every request (e.g.
- * `X-Forwarded-For` to make the browser a remote caller).
+ * `X-Forwarded-For` to make the browser a remote caller). `deviceScaleFactor`: device pixels per CSS
+ * pixel (default 1; more for a test that reads a chart's pixels).
  */
-export async function openPage(b: TestBrowser, origin: string, headers?: Record<string, string>): Promise<WatchedPage> {
-  const context = await b.browser.newContext({ viewport: { width: 1440, height: 900 }, extraHTTPHeaders: headers, serviceWorkers: "block" });
+export async function openPage(b: TestBrowser, origin: string, headers?: Record<string, string>, deviceScaleFactor?: number): Promise<WatchedPage> {
+  const context = await b.browser.newContext({ viewport: { width: 1440, height: 900 }, extraHTTPHeaders: headers, serviceWorkers: "block", deviceScaleFactor });
   const page = await context.newPage();
   const errors: string[] = [];
   const foreign: string[] = [];
