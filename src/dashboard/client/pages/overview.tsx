@@ -275,7 +275,9 @@ export function OverviewPage() {
       {stored && rateTotal > 0 && (
         <Card title="Request rate, last 30 minutes" class="rate-card">
           <div data-rate-total={rateTotal}>
-            <TimeChart times={rateTimes} series={rateLines} height={160} />
+            {/* each time starts a 10 s bucket: errors as steps and requests as bars across their bucket, as
+                the charts below draw theirs (it drew lines sloping from one bucket to the next; G13) */}
+            <TimeChart times={rateTimes} bucketMs={RATE_BUCKET_MS} series={rateLines} height={160} />
           </div>
         </Card>
       )}
