@@ -152,3 +152,86 @@ test("Routing: Delete on a stored alias or combo asks first; Escape and Cancel k
     await w.close();
   }
 }, 60_000);
+
+/** What the live region (announce.ts) says. */
+const announced = (page: Page) => page.evaluate(`document.getElementById("announcer")?.textContent ?? "(no live region)"`) as Promise<string>;
+
+test("after a confirmed Revoke, focus moves to the next key's Revoke (else the list's heading) and the page says the key was revoked", async () => {
+  for (const name of ["a-first", "b-second", "c-third"]) {
+    const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name }) });
+    expect(made.status).toBe(201);
+  }
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.locator('tr[data-key="c-third"]').waitFor({ timeout: 10_000 });
+    // the rows in the page's order that can be revoked
+    const active = async () => (await page.locator("tr[data-key]:not([data-revoked])").evaluateAll((trs) => trs.filter((tr) => tr.querySelector("button")).map((tr) => tr.getAttribute("data-key"))));
+    const order = await active();
+    expect([...order].sort()).toEqual(["a-first", "b-second", "c-third"]);
+    const revoke = async (name: string) => {
+      const row = page.locator(`tr[data-key="${name}"]:not([data-revoked])`);
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await row.getByRole("button", { name: "Confirm revoke" }).click();
+      await page.locator(`tr[data-key="${name}"][data-revoked]`).waitFor({ timeout: 5_000 });
+    };
+    /** Waits until focus is off the page body (it moves once the list is read again), then says where it is. */
+    const settledFocus = async () => {
+      for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(50)) if ((await focused(page)) !== "body") break;
+      return focused(page);
+    };
+    // the first: focus on the next row's Revoke
+    await revoke(order[0]!);
+    expect(await settledFocus()).toBe(`${order[1]} | BUTTON | Revoke`);
+    expect(await announced(page)).toBe(`Key ${order[0]} revoked.`);
+    // the last: no next row with a Revoke, so the previous one's
+    await revoke(order[2]!);
+    expect(await settledFocus()).toBe(`${order[1]} | BUTTON | Revoke`);
+    expect(await announced(page)).toBe(`Key ${order[2]} revoked.`);
+    // the only one left: the list's heading
+    await revoke(order[1]!);
+    expect(await settledFocus()).toBe("- | H2 | Keys");
+    expect(await announced(page)).toBe(`Key ${order[1]} revoked.`);
+    expect(await page.locator("#announcer").getAttribute("role")).toBe("status");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("after a confirmed Delete of an alias or a combo, focus moves to the next one's Delete (else the list's heading) and the page says what was deleted", async () => {
+  const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  for (const name of ["one", "two"]) expect(await post("/aliases", { name, target: "demo-chat/gpt-demo" })).toBe(201);
+  expect(await post("/combos", { name: "lone", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
+  const w = await openPage(browser, gw.url);
+  const page = w.page;
+  try {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.locator('tr[data-alias="two"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-combo="lone"]').waitFor({ timeout: 10_000 });
+    const settledFocus = async () => {
+      for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(50)) if ((await focused(page)) !== "body") break;
+      return focused(page);
+    };
+    const del = async (sel: string) => {
+      await page.locator(sel).getByRole("button", { name: "Delete" }).click();
+      await page.locator(sel).getByRole("button", { name: "Confirm delete" }).click();
+      await page.locator(sel).waitFor({ state: "detached", timeout: 5_000 });
+    };
+    await del('tr[data-alias="one"]');
+    expect(await settledFocus()).toBe("two | BUTTON | Delete");
+    expect(await announced(page)).toBe("Alias one deleted.");
+    await del('tr[data-alias="two"]');
+    expect(await settledFocus()).toBe("- | H2 | Aliases");
+    expect(await announced(page)).toBe("Alias two deleted.");
+    await del('[data-combo="lone"]');
+    expect(await settledFocus()).toBe("- | H2 | Combos");
+    expect(await announced(page)).toBe("Combo lone deleted.");
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);

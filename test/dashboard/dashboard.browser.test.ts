@@ -310,7 +310,7 @@ describe("account actions", () => {
 });
 
 describe("account state from the page", () => {
-  test("Remove, confirmed, deletes a stored account: its card goes and routing no longer lists it; config-file accounts have no Remove", async () => {
+  test("Remove, confirmed, deletes a stored account: its card goes (focus to the page's heading, the page says so) and routing no longer lists it; config-file accounts have no Remove", async () => {
     // an account stored in the database, as `switchyard import` leaves one; the gateway re-reads its
     // accounts every 10 s (SPEC A-1), so wait until the admin API lists it
     await gw.app.store.upsertAccount({ id: "openai-extra", providerId: "openai", priority: 5, credential: { type: "api_key", apiKey: "sk-test-openai-extra" }, disabled: false });
@@ -333,6 +333,11 @@ describe("account state from the page", () => {
       expect(await gw.app.store.getAccount("openai-extra")).toBeDefined();
       await card.getByRole("button", { name: "Confirm remove" }).click();
       await w.page.locator('[data-account="openai-extra"]').waitFor({ state: "detached", timeout: 10_000 });
+      // focus does not fall to the page body: no other account has Remove, so the page's heading has it;
+      // the live region says what was done
+      await w.page.waitForFunction(`document.activeElement !== document.body`, undefined, { timeout: 5_000 }).catch(() => {});
+      expect(await w.page.evaluate(`document.activeElement.tagName + " " + document.activeElement.textContent`)).toBe("H1 Accounts");
+      expect(await w.page.locator("#announcer").textContent()).toBe("Account openai-extra removed.");
       expect(await gw.app.store.getAccount("openai-extra")).toBeUndefined();
       expect(await listed()).not.toContain("openai-extra");
       expect(await stillMarked(w.page)).toBe(true);

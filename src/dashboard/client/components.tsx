@@ -90,10 +90,10 @@ export function Pill({ tone, children, title }: { tone: "ok" | "warn" | "bad" | 
   );
 }
 
-/** A titled panel. */
-export function Card({ title, actions, children, class: cls }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; class?: string }) {
+/** A titled panel; `row`: one item of a list of cards (`data-row`: confirm-action.tsx moves focus to a neighbour when it goes). */
+export function Card({ title, actions, children, class: cls, row }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; class?: string; row?: boolean }) {
   return (
-    <section class={`card ${cls ?? ""}`}>
+    <section class={`card ${cls ?? ""}`} data-row={row ? "" : undefined}>
       {(title || actions) && (
         <header class="card-head">
           <h2>{title}</h2>

@@ -7,6 +7,7 @@ import type { ComponentType } from "preact";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import "./style.css";
+import { mountAnnouncer } from "./announce.ts";
 import { csrfToken } from "./api.ts";
 import { connectLive, useLiveState } from "./live.ts";
 import { reloadToSignIn } from "./session-ended.ts";
@@ -117,5 +118,6 @@ if (document.body.dataset.view === "login") {
   render(<LoginPage />, root);
 } else {
   connectLive();
+  mountAnnouncer();
   render(<App />, root);
 }

@@ -2,7 +2,7 @@
  * Accounts (SPEC 9.4): every account with its state per model — cooling down with a live countdown and
  * the reason, locked, quarantined, disabled, circuit open — its quota windows as bars with reset times,
  * burn rate and projected exhaustion (../../burn.ts), and enable / disable / test; an account stored in the
- * database (`switchyard login` / `import`) can also be removed, after a second click to confirm. A
+ * database (`switchyard login` / `import`) can also be removed, confirmed first (../confirm-action.tsx). A
  * removed account/model pairing (SPEC 6.3) is listed with when it is tried again and Restore; a locked
  * account says how it comes back (its key replaced and the config reloaded, a new login) and has Unlock
  * (`POST /admin/api/accounts/{id}/unlock`, as `switchyard accounts unlock ID`); an open or half-open
@@ -21,6 +21,7 @@ import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Countdown, Empty, ErrorLine, Pill, Snippet, useData, useDebounced, useNow } from "../components.tsx";
 import { clock, ms, pct, span, withoutIsoTime } from "../format.ts";
 import { accountCounts } from "../account-counts.ts";
+import { ConfirmAction } from "../confirm-action.tsx";
 import { loginFacts } from "../login-facts.ts";
 import { useLive } from "../live.ts";
 
@@ -174,17 +175,11 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
       setError((e as Error).message);
     }
   };
-  const [confirmRemove, setConfirmRemove] = useState(false);
   const remove = async () => {
-    if (!confirmRemove) return setConfirmRemove(true);
     setError(undefined);
-    try {
-      await api(`/accounts/${encodeURIComponent(a.id)}`, { method: "DELETE" });
-      reload();
-    } catch (e) {
-      setConfirmRemove(false);
-      setError((e as Error).message);
-    }
+    await api(`/accounts/${encodeURIComponent(a.id)}`, { method: "DELETE" });
+    reload();
+    return `Account ${a.id} removed.`;
   };
   const runTest = async (model?: string) => {
     setTest(undefined);
@@ -204,6 +199,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
   const implicit = a.source === "implicit";
   return (
     <Card
+      row
       class={`account ${a.eligible ? "" : "account-held"} ${implicit ? "account-implicit" : ""}`}
       title={
         <span class="account-title" data-account={a.id}>
@@ -238,9 +234,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
             </ActionButton>
           )}
           {a.source === "db" && (
-            <ActionButton small tone="danger" onClick={remove} title="Delete this stored account and its state (cooldowns, locks, bindings)">
-              {confirmRemove ? "Confirm remove" : "Remove"}
-            </ActionButton>
+            <ConfirmAction label="Remove" confirmLabel="Confirm remove" danger title="Delete this stored account and its state (cooldowns, locks, bindings)" run={remove} />
           )}
         </>
       }

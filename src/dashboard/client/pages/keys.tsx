@@ -307,6 +307,7 @@ function RevokeButton({ name, done }: { name: string; done: () => void }) {
       run={async () => {
         await api(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
         done();
+        return `Key ${name} revoked.`;
       }}
     />
   );

@@ -436,14 +436,19 @@ export function RoutingPage() {
    * `remove` is its Confirm, which never rejects: a refusal closes the choice and is said here.
    */
   const [removeError, setRemoveError] = useState<{ kind: "combos" | "aliases"; text: string } | undefined>();
-  const remove = (kind: "combos" | "aliases", name: string) => {
+  /** Deletes a stored combo or alias; what the live region says when it was deleted (a refusal is shown under its list). */
+  const remove = (kind: "combos" | "aliases", name: string): Promise<string | undefined> => {
     setRemoveError(undefined);
     return api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" })
       .then(() => {
         if (kind === "aliases" && editAlias?.name === name) setEditAlias(undefined);
         data.reload();
+        return `${kind === "aliases" ? "Alias" : "Combo"} ${name} deleted.`;
       })
-      .catch((e) => setRemoveError({ kind, text: `${name} was not deleted: ${(e as Error).message}` }));
+      .catch((e) => {
+        setRemoveError({ kind, text: `${name} was not deleted: ${(e as Error).message}` });
+        return undefined;
+      });
   };
   // Changes made elsewhere: re-read at once, unless a combo or alias is being written here; then a
   // notice (what changed) waits until the edit is saved, cancelled or emptied, or Show is pressed.
@@ -504,7 +509,7 @@ export function RoutingPage() {
             </Empty>
           )}
           {d?.combos?.map((c) => (
-            <div key={c.name} class="combo" data-combo={c.name}>
+            <div key={c.name} class="combo" data-combo={c.name} data-row="">
               <div class="card-head">
                 <h2>
                   <span class="mono">{c.name}</span> <span class="tag">{c.strategy}</span> <span class="tag tag-soft">{c.source === "config" ? "config file" : "database"}</span>
