@@ -9,12 +9,12 @@
  * console error but the refused reload's 400), and no secret of the file on the page. Before, the
  * dashboard showed nothing of a reload's answer (`restartNeeded`, errors) and had no way to reload.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dashreload-admin-000001";
 const CI = "sy-test-dashreload-ci-secret-0001";
@@ -26,24 +26,13 @@ keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 ${extra}`;
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(yamlOf("{{FAKE}}"));
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(yamlOf("{{FAKE}}"));
 
 test("a reload (the file changed, or the Reload button) shows what changed, what waits for a restart and why a broken file was refused, without a page reload", async () => {
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.fill("#key", ADMIN);
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -51,21 +40,21 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     // Before any reload the card names the file this instance reads.
     const named = page.locator('[data-reload="file"] .mono');
     await named.waitFor({ timeout: 10_000 });
-    expect(await named.textContent()).toBe(gw.configPath);
+    expect(await named.textContent()).toBe(suite.gw.configPath);
     await page.evaluate("window.__samePage = 1");
 
     // The file changes (an alias and a key added, the port changed: a setting that only a restart
     // applies); the gateway re-reads it by itself, and the page shows what that reload answered.
     writeFileSync(
-      gw.configPath,
-      yamlOf(gw.fake.url, `  - { name: ci, key: ${CI} }\n`)
+      suite.gw.configPath,
+      yamlOf(suite.gw.fake.url, `  - { name: ci, key: ${CI} }\n`)
         .replace("aliases:\n  fast: demo-chat/gpt-demo\n", "aliases:\n  fast: demo-chat/gpt-demo\n  smart: demo-chat/gpt-demo\n")
         .replace("server: { require_api_key: true }", "server: { require_api_key: true, port: 1 }"),
     );
     const changes = page.locator('[data-reload="changes"]');
     await changes.filter({ hasText: "alias smart added" }).waitFor({ timeout: 15_000 });
     let said = await changes.innerText();
-    expect(said).toStartWith(`Reloaded ${gw.configPath} at `);
+    expect(said).toStartWith(`Reloaded ${suite.gw.configPath} at `);
     expect(said).toEndWith(": alias smart added; key ci added; server port changed.");
     const restart = page.locator('[data-reload="restart-needed"]');
     // (the test's gateway was started with --port 0, which wins over the file's port at a restart too)
@@ -86,7 +75,7 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
 
     // A file with an error is refused, by the gateway's own re-read and by the button: the page says
     // why, and the running configuration stays.
-    writeFileSync(gw.configPath, yamlOf(gw.fake.url).replace("kind: openai-compatible", "kind: openai-compatibel"));
+    writeFileSync(suite.gw.configPath, yamlOf(suite.gw.fake.url).replace("kind: openai-compatible", "kind: openai-compatibel"));
     const rejected = page.locator('[data-reload="rejected"]');
     await rejected.waitFor({ timeout: 15_000 });
     const why = /^Config reload rejected; the previous config stays in force: providers\[1\]\.kind \(line \d+\): /;
@@ -104,7 +93,7 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     expect(text).not.toContain(CI);
     expect(text).not.toContain(ADMIN);
     expect(w.foreign).toEqual([]);
-    expect(w.failed.map((f) => f.replace(gw.url, ""))).toEqual(["400 /admin/api/config/reload"]);
+    expect(w.failed.map((f) => f.replace(suite.gw.url, ""))).toEqual(["400 /admin/api/config/reload"]);
     expect(w.errors.filter((e) => !e.includes("status of 400"))).toEqual([]);
   } finally {
     await w.close();

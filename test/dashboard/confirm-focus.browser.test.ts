@@ -8,24 +8,13 @@
  * deleted it): the first click only opens the choice, Cancel and Escape keep the object, Confirm delete
  * removes it.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
 /** Where keyboard focus is: `row | TAG | text` (row: the table row's data-key or data-alias, the combo's name, else "-"). */
 function focused(page: Page): Promise<string> {
@@ -39,13 +28,13 @@ function focused(page: Page): Promise<string> {
 }
 
 test("Keys: Rotate and Revoke's confirmation takes focus, Escape and Cancel close it and give focus back to the button", async () => {
-  const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci" }) });
+  const made = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci" }) });
   expect(made.status).toBe(201);
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.goto(`${suite.gw.url}/dashboard/keys`);
     const row = page.locator('tr[data-key="ci"]');
     await row.waitFor({ timeout: 10_000 });
     const confirmRotate = row.getByRole("button", { name: "Confirm rotate" });
@@ -100,18 +89,18 @@ test("Keys: Rotate and Revoke's confirmation takes focus, Escape and Cancel clos
 }, 60_000);
 
 test("Routing: Delete on a stored alias or combo asks first; Escape and Cancel keep it, Confirm delete removes it", async () => {
-  const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
   expect(await post("/aliases", { name: "coding", target: "demo-chat/gpt-demo" })).toBe(201);
   expect(await post("/combos", { name: "spare", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
   const stored = async () => {
-    const get = async (kind: string) => ((await (await fetch(`${gw.url}/admin/api/${kind}`)).json()) as Record<string, { name: string; source: string }[]>)[kind]!.filter((x) => x.source === "db").map((x) => x.name);
+    const get = async (kind: string) => ((await (await fetch(`${suite.gw.url}/admin/api/${kind}`)).json()) as Record<string, { name: string; source: string }[]>)[kind]!.filter((x) => x.source === "db").map((x) => x.name);
     return { aliases: await get("aliases"), combos: await get("combos") };
   };
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     const alias = page.locator('tr[data-alias="coding"]');
     const combo = page.locator('[data-combo="spare"]');
     await alias.waitFor({ timeout: 10_000 });
@@ -158,14 +147,14 @@ const announced = (page: Page) => page.evaluate(`document.getElementById("announ
 
 test("after a confirmed Revoke, focus moves to the next key's Revoke (else the list's heading) and the page says the key was revoked", async () => {
   for (const name of ["a-first", "b-second", "c-third"]) {
-    const made = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name }) });
+    const made = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name }) });
     expect(made.status).toBe(201);
   }
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.goto(`${suite.gw.url}/dashboard/keys`);
     await page.locator('tr[data-key="c-third"]').waitFor({ timeout: 10_000 });
     // the rows in the page's order that can be revoked
     const active = async () => (await page.locator("tr[data-key]:not([data-revoked])").evaluateAll((trs) => trs.filter((tr) => tr.querySelector("button")).map((tr) => tr.getAttribute("data-key"))));
@@ -202,14 +191,14 @@ test("after a confirmed Revoke, focus moves to the next key's Revoke (else the l
 }, 60_000);
 
 test("after a confirmed Delete of an alias or a combo, focus moves to the next one's Delete (else the list's heading) and the page says what was deleted", async () => {
-  const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
   for (const name of ["one", "two"]) expect(await post("/aliases", { name, target: "demo-chat/gpt-demo" })).toBe(201);
   expect(await post("/combos", { name: "lone", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.locator('tr[data-alias="two"]').waitFor({ timeout: 10_000 });
     await page.locator('[data-combo="lone"]').waitFor({ timeout: 10_000 });
     const settledFocus = async () => {

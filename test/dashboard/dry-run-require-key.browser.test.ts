@@ -4,34 +4,24 @@
  * required) on the page, which stays put; with the admin API answering 401 the page took it for an ended
  * session and reloaded to its sign-in view, losing the form and saying nothing.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dry-run-require-key-admin-01";
 const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
-let gw: TestGateway;
-let browser: TestBrowser;
 
-beforeAll(async () => {
-  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
 
 test("Route it without a client key shows the endpoint's refusal on the same page", async () => {
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.fill("#key", ADMIN);
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -41,7 +31,7 @@ test("Route it without a client key shows the endpoint's refusal on the same pag
     await page.getByRole("button", { name: "Route it" }).click();
     await page.getByText("The endpoint would refuse this request (401): An API key is required").waitFor({ timeout: 10_000 });
     expect(await page.evaluate("window.__samePage")).toBe(1);
-    expect(page.url()).toBe(`${gw.url}/dashboard/routing`);
+    expect(page.url()).toBe(`${suite.gw.url}/dashboard/routing`);
   } finally {
     await w.close();
   }

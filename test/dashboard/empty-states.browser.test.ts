@@ -3,33 +3,22 @@
  * how to add an account (config, `switchyard login`, `switchyard import`) and the setup snippets with
  * this instance's own URL, each in a card as tall as its snippet.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(`
+const suite = withGatewayAndBrowser(`
 providers:
   - id: anth
     kind: anthropic
     base_url: "{{FAKE}}"
 `);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
 
 test("no accounts: Accounts says how to add one; no traffic: Overview and Calls show the setup snippets with this instance's URL", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
     const empty = w.page.locator(".empty", { hasText: "No accounts yet" });
     await empty.waitFor({ timeout: 10_000 });
     const text = await empty.innerText();
@@ -62,12 +51,12 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
     await w.page.setViewportSize({ width: 1440, height: 900 });
 
     for (const page of ["overview", "calls"]) {
-      await w.page.goto(`${gw.url}/dashboard/${page}`);
+      await w.page.goto(`${suite.gw.url}/dashboard/${page}`);
       await w.page.locator(".empty", { hasText: "No traffic yet" }).waitFor({ timeout: 10_000 });
       const snippets = await w.page.locator(".snippet pre").allInnerTexts();
-      expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${gw.url}\n`))).toBe(true);
-      expect(snippets.some((s) => s.includes(`base_url = "${gw.url}/v1"`))).toBe(true);
-      expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${gw.url}\n`))).toBe(true);
+      expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${suite.gw.url}\n`))).toBe(true);
+      expect(snippets.some((s) => s.includes(`base_url = "${suite.gw.url}/v1"`))).toBe(true);
+      expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${suite.gw.url}\n`))).toBe(true);
       // a Gemini CLI never set up answers "Invalid auth method selected." until setup picks its auth (README)
       expect(snippets.find((s) => s.includes("GOOGLE_GEMINI_BASE_URL"))).toContain("switchyard setup gemini");
       // each snippet's card is as tall as its snippet: no blank area under a short one beside a tall one
@@ -86,12 +75,12 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
 }, 60_000);
 
 test("at 1440 and 1280 px every line of the setup snippets on Overview, Calls and Setup is one line on screen, clear of the Copy button", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     for (const width of [1440, 1280]) {
       await w.page.setViewportSize({ width, height: 900 });
       for (const page of ["overview", "calls", "setup"]) {
-        await w.page.goto(`${gw.url}/dashboard/${page}`);
+        await w.page.goto(`${suite.gw.url}/dashboard/${page}`);
         await w.page.locator(".snippet pre", { hasText: "GOOGLE_GEMINI_BASE_URL" }).waitFor({ timeout: 10_000 });
         // per snippet: its lines as written, the lines the browser drew, and the lines a Copy button covers
         const drawn = await w.page.locator(".card:has(> .snippet)").evaluateAll((cards) =>
@@ -119,12 +108,12 @@ test("at 1440 and 1280 px every line of the setup snippets on Overview, Calls an
 
 test("more calls than a page holds: Older and Newer page through all of them, keeping the filters, and the page says where it is", async () => {
   const send = (model: string) =>
-    fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+    fetch(`${suite.gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
   // 210 calls of claude-x and 15 of claude-y, interleaved
   for (let i = 0; i < 15; i++) await Promise.all([...Array.from({ length: 14 }, () => send("anth/claude-x")), send("anth/claude-y")]);
-  const all = ((await (await fetch(`${gw.url}/admin/api/calls?limit=1000`)).json()) as { calls: Array<{ routeId?: string; requestId: string; requestedModel: string }> }).calls;
+  const all = ((await (await fetch(`${suite.gw.url}/admin/api/calls?limit=1000`)).json()) as { calls: Array<{ routeId?: string; requestId: string; requestedModel: string }> }).calls;
   expect(all).toHaveLength(225);
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const shown = () => w.page.locator("table.calls tbody tr").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-route-id")!));
   const where = () => w.page.locator(".pager .pager-where").first().innerText();
   // Waits by polling from here: the page's CSP (no eval) refuses Playwright's in-page polling of a predicate.
@@ -137,7 +126,7 @@ test("more calls than a page holds: Older and Newer page through all of them, ke
     await rowsAre(rows);
   };
   try {
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     await w.page.locator(".pager").first().waitFor({ timeout: 10_000 });
     const page1 = await shown();
     expect(page1).toEqual(all.slice(0, 200).map((c) => c.routeId ?? c.requestId));

@@ -5,33 +5,22 @@
  * Messages) naming the key and how it ends; Enable on the row, and the same secret is served again, its
  * budget's use kept.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-
-let gw: TestGateway;
-let browser: TestBrowser;
+import { openPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-disable-page-admin-001";
 const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
 
-beforeAll(async () => {
-  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
 
 /** One Chat request with the key: its status and JSON body. */
 const chat = async (secret: string) => {
-  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
@@ -40,18 +29,18 @@ const chat = async (secret: string) => {
 };
 /** One Anthropic Messages request with the key (x-api-key, as Claude Code sends it). */
 const messages = async (secret: string) => {
-  const r = await fetch(`${gw.url}/v1/messages`, {
+  const r = await fetch(`${suite.gw.url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": secret, "anthropic-version": "2023-06-01" },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", max_tokens: 16, messages: [{ role: "user", content: "hi" }] }),
   });
   return { status: r.status, body: (await r.json()) as any };
 };
-const listed = async () => ((await (await fetch(`${gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === "ci");
+const listed = async () => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === "ci");
 
 test("Disable on the Keys page: the key's requests get a 403 saying it is disabled, in the client's format; Enable serves them again", async () => {
   const created = (await (
-    await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { budgets: [{ window: "1d", tokens: 100_000 }] } }) })
+    await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { budgets: [{ window: "1d", tokens: 100_000 }] } }) })
   ).json()) as { secret: string };
   const secret = created.secret;
   expect((await chat(secret)).status).toBe(200);
@@ -59,9 +48,9 @@ test("Disable on the Keys page: the key's requests get a 403 saying it is disabl
   for (const end = Date.now() + 10_000; used === 0 && Date.now() < end; await Bun.sleep(50)) used = (await listed()).use.budgets[0].used;
   expect(used).toBeGreaterThan(0);
 
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/keys`);
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
     await w.page.fill("#key", ADMIN);
     await w.page.click('button[type="submit"]');
     const row = w.page.locator('tr[data-key="ci"]');

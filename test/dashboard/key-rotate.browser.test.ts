@@ -6,31 +6,20 @@
  * both counted in the key's one budget (its use was kept); a second rotation with "refused at once"
  * refuses every earlier secret. No secret but the one just made is on the page.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+const ADMIN = "sy-test-rotate-page-admin-0001";
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `);
-  browser = await launchBrowser();
-}, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
-
-const ADMIN = "sy-test-rotate-page-admin-0001";
 const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
 const ask = async (secret: string) => {
-  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
@@ -39,23 +28,23 @@ const ask = async (secret: string) => {
   return r.status;
 };
 const tokensUsed = async () => {
-  const keys = (await (await fetch(`${gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: { name: string; use?: { budgets: { used: number }[] } }[] };
+  const keys = (await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: { name: string; use?: { budgets: { used: number }[] } }[] };
   return keys.keys.find((k) => k.name === "ci")!.use!.budgets[0]!.used;
 };
 
 test("Rotate on the Keys page: the new secret shown once, the old one served during its grace, the budget's use kept", async () => {
   // the key to rotate (its budget counts tokens)
   const created = (await (
-    await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { budgets: [{ window: "1d", tokens: 100_000 }] } }) })
+    await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { budgets: [{ window: "1d", tokens: 100_000 }] } }) })
   ).json()) as { secret: string };
   const first = created.secret;
   expect(await ask(first)).toBe(200);
   const usedBefore = await tokensUsed();
   expect(usedBefore).toBeGreaterThan(0);
 
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/keys`);
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
     await w.page.fill("#key", ADMIN);
     await w.page.click('button[type="submit"]');
     const row = w.page.locator('tr[data-key="ci"]');

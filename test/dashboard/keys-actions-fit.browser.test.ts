@@ -6,25 +6,14 @@
  * with the confirmation closed and open, the table does not scroll inside its card, and every button
  * of the table lies inside the card's wrapper and the viewport.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
 /**
  * What is out of view in the Keys table: the wrapper's sideways scroll (`scrollWidth - clientWidth`,
@@ -45,17 +34,17 @@ function outOfView(page: Page): Promise<{ scroll: number; clipped: string[] }> {
 }
 
 test("at 1024 and 1280 px every key's Rotate, Disable and Revoke, and an open confirmation's buttons, are in view without scrolling sideways", async () => {
-  const post = (body: unknown) => fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  const post = (body: unknown) => fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
   // keys as an operator has them: a tag, limits, a budget (its bar takes room), a long name, one disabled
   expect(await post({ name: "laptop" })).toBe(201);
   expect(await post({ name: "ci-runner-eu-west", tag: "ci", limits: { rpm: 60, tpm: 100_000, concurrency: 4, budgets: [{ window: "1d", usd: 5 }] } })).toBe(201);
   expect(await post({ name: "ops", scopes: ["admin"], limits: { budgets: [{ window: "7d", tokens: 1_000_000 }] } })).toBe(201);
   // a disabled key's state reads "disabled 11:30 AM": the widest pill
-  expect((await fetch(`${gw.url}/admin/api/keys/ops/disable`, { method: "POST" })).status).toBe(200);
-  const w = await openPage(browser, gw.url);
+  expect((await fetch(`${suite.gw.url}/admin/api/keys/ops/disable`, { method: "POST" })).status).toBe(200);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/keys`);
+    await page.goto(`${suite.gw.url}/dashboard/keys`);
     await page.locator('tr[data-key="ops"]').waitFor({ timeout: 10_000 });
     await w.settled();
     const seen: Record<string, { scroll: number; clipped: string[] }> = {};

@@ -7,28 +7,17 @@
  * come back. The Tokens tile counts prompt cache reads too, as the Tokens chart and Usage do (it left
  * them out: newuser12b's tryout).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
 test("while the usage store cannot answer, the Overview tiles read – (not 0); when it answers, the figures", async () => {
-  const sent = await fetch(`${gw.url}/v1/chat/completions`, {
+  const sent = await fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
@@ -36,7 +25,7 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
   expect(sent.status).toBe(200);
   await sent.text();
 
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     let away = true;
@@ -46,7 +35,7 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
         ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) })
         : route.continue(),
     );
-    await page.goto(`${gw.url}/dashboard/`);
+    await page.goto(`${suite.gw.url}/dashboard/`);
     await page.locator(".error-line", { hasText: "the database cannot be reached" }).waitFor({ timeout: 10_000 });
     const tiles = () =>
       page.locator(".stat").evaluateAll((stats) =>
@@ -67,20 +56,20 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
 }, 60_000);
 
 test("the Tokens tile counts prompt cache reads with input and output, and says how many", async () => {
-  gw.fake.handle((req) => simpleReply(req.format!, { text: "cached", model: req.model, usage: { input: 11, output: 7, cacheRead: 1000 } }, req.stream));
-  const sent = await fetch(`${gw.url}/v1/chat/completions`, {
+  suite.gw.fake.handle((req) => simpleReply(req.format!, { text: "cached", model: req.model, usage: { input: 11, output: 7, cacheRead: 1000 } }, req.stream));
+  const sent = await fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "again" }] }),
   });
   expect(sent.status).toBe(200);
   await sent.text();
-  const usage = (await (await fetch(`${gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[] };
+  const usage = (await (await fetch(`${suite.gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }[] };
   const sum = usage.rows.reduce((n, r) => ({ io: n.io + r.inputTokens + r.outputTokens, cache: n.cache + r.cacheReadTokens + r.cacheWriteTokens }), { io: 0, cache: 0 });
   expect(sum.cache).toBe(1000);
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/`);
+    await w.page.goto(`${suite.gw.url}/dashboard/`);
     const tile = w.page.locator(".stat", { hasText: "Tokens" });
     await tile.locator(".stat-sub", { hasText: "cache" }).waitFor({ timeout: 10_000 });
     expect(await tile.locator(".stat-value").innerText()).toBe((sum.io + sum.cache).toLocaleString("en-US"));

@@ -6,36 +6,25 @@
  * sentence; no secret on the page. Before, no page showed alerts and the event stream kept no history,
  * so an operator without a webhook never learned of them (newuser11's tryout, F7).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-recentalerts-admin-0001";
 const CI = "sy-test-recentalerts-ci-secret-01";
 const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  // each request of the fake upstream uses 18 tokens (11 in, 7 out): 90 after five, 108 after six
-  gw = await startGateway(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+// each request of the fake upstream uses 18 tokens (11 in, 7 out): 90 after five, 108 after six
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
   - { name: ci, key: ${CI}, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
 `);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
 
 const ask = () =>
-  fetch(`${gw.url}/v1/chat/completions`, {
+  fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${CI}` },
     body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
@@ -45,7 +34,7 @@ const ask = () =>
 const TIME = "\\d\\d:\\d\\d(?: [AP]M)?";
 
 type Listed = { alerts: { event: string; subject: string; detail: { threshold: number } }[] };
-const alerts = async () => (await (await fetch(`${gw.url}/admin/api/alerts`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as Listed;
+const alerts = async () => (await (await fetch(`${suite.gw.url}/admin/api/alerts`, { headers: { authorization: `Bearer ${ADMIN}` } })).json()) as Listed;
 /** Sends `n` requests, then waits until the instance lists `listed` alerts. */
 async function askThen(n: number, listed: number) {
   for (let i = 0; i < n; i++) await ask();
@@ -56,10 +45,10 @@ test("an alert raised before the page opened is listed, one raised while it is o
   await askThen(5, 1);
   expect((await alerts()).alerts.map((a) => [a.event, a.subject, a.detail.threshold])).toEqual([["quota_threshold", "key:ci", 0.8]]);
 
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/`);
+    await page.goto(`${suite.gw.url}/dashboard/`);
     await page.fill("#key", ADMIN);
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });

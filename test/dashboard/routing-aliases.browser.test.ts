@@ -6,35 +6,24 @@
  * "fast" beside the alias `fast`), a refused alias's message uses the form's labels ("Points at",
  * not the API's `target`), and a refused Delete says why. Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
 /** The aliases as the admin API lists them: name → [target, source]. */
 async function apiAliases(): Promise<Record<string, [string, string]>> {
-  const r = (await (await fetch(`${gw.url}/admin/api/aliases`)).json()) as { aliases: Array<{ name: string; target: string; source: string }> };
+  const r = (await (await fetch(`${suite.gw.url}/admin/api/aliases`)).json()) as { aliases: Array<{ name: string; target: string; source: string }> };
   return Object.fromEntries(r.aliases.map((a) => [a.name, [a.target, a.source]]));
 }
 
 /** The model names `/v1/models` lists. */
 async function listed(): Promise<string[]> {
-  const r = (await (await fetch(`${gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
+  const r = (await (await fetch(`${suite.gw.url}/v1/models`)).json()) as { data: Array<{ id: string }> };
   return r.data.map((m) => m.id);
 }
 
@@ -46,11 +35,11 @@ async function shownAliases(page: Page): Promise<Record<string, string>> {
 }
 
 test("an alias is created, changed and deleted through the form; the page and the admin API agree after each step, and the placeholder never names an existing alias or combo", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.locator('tr[data-alias="fast"]').waitFor({ timeout: 10_000 });
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
     const name = page.locator("#al-name");
@@ -119,7 +108,7 @@ test("an alias is created, changed and deleted through the form; the page and th
     expect(await placeholder()).toBe("smart");
 
     // a Delete the API refuses (a stored combo routes through the alias) says why, and the row stays
-    const post = (path: string, body: unknown) => fetch(`${gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+    const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
     expect(await post("/aliases", { name: "inner", target: "demo-chat/gpt-demo" })).toBe(201);
     expect(await post("/combos", { name: "outer", strategy: "fallback", targets: [{ model: "inner" }] })).toBe(201);
     await page.locator('tr[data-alias="inner"]').waitFor({ timeout: 5_000 });
@@ -130,7 +119,7 @@ test("an alias is created, changed and deleted through the form; the page and th
     expect(await refused.innerText()).toBe("inner was not deleted: Alias inner is used by stored combo outer: change outer's targets or delete it first.");
     expect(await shownAliases(page)).toEqual({ fast: "demo-chat/gpt-demo", inner: "demo-chat/gpt-demo" });
     // the three refusals, and nothing else, went wrong (Chromium logs each refused call as a console error)
-    expect(w.failed).toEqual([`400 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases`, `409 ${gw.url}/admin/api/aliases/inner`]);
+    expect(w.failed).toEqual([`400 ${suite.gw.url}/admin/api/aliases`, `409 ${suite.gw.url}/admin/api/aliases`, `409 ${suite.gw.url}/admin/api/aliases/inner`]);
     expect(w.errors.filter((e) => !e.startsWith("Failed to load resource"))).toEqual([]);
   } finally {
     await w.close();

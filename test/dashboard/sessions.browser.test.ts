@@ -5,37 +5,26 @@
  * touching it, and the admin API refuses its cookie. The sign-in card (and the 404 page's, the same
  * frame) fits a phone's screen with room to spare.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS, type WatchedPage } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway();
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser();
 
 const REMOTE = { "X-Forwarded-For": "203.0.113.7" };
 
 async function adminKey(name: string): Promise<string> {
-  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, scopes: ["admin"] }) });
+  const res = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, scopes: ["admin"] }) });
   expect(res.status).toBe(201);
   return ((await res.json()) as { secret: string }).secret;
 }
 
 /** Signs a remote browser in on `page` and waits until the Calls page is live. */
 async function signIn(w: WatchedPage, secret: string, page = "calls"): Promise<void> {
-  await w.page.goto(`${gw.url}/dashboard/${page}`);
+  await w.page.goto(`${suite.gw.url}/dashboard/${page}`);
   await w.page.fill("#key", secret);
   await w.page.click('button[type="submit"]');
   await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -45,7 +34,7 @@ const signInShown = (page: Page) => page.locator("h1", { hasText: "Sign in" }).w
 const apiStatus = (page: Page) => page.evaluate(() => fetch("/admin/api/keys").then((r) => r.status));
 
 async function sendMessage(model: string): Promise<void> {
-  const res = await fetch(`${gw.url}/v1/messages`, {
+  const res = await fetch(`${suite.gw.url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
@@ -54,14 +43,14 @@ async function sendMessage(model: string): Promise<void> {
 }
 
 test("on a phone (390 px) the sign-in card and the 404 page's card keep at least 16 px from the screen's edges (5 px before) and nothing is wider than the screen", async () => {
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   try {
     await w.page.setViewportSize({ width: 390, height: 800 });
     for (const [path, shot] of [
       ["calls", "login-390.png"],
       ["usgae", "not-found-390.png"],
     ]) {
-      await w.page.goto(`${gw.url}/dashboard/${path}`);
+      await w.page.goto(`${suite.gw.url}/dashboard/${path}`);
       const card = w.page.locator(".login-box");
       await card.waitFor({ timeout: 10_000 });
       await w.page.screenshot({ path: join(SHOTS, shot) });
@@ -70,7 +59,7 @@ test("on a phone (390 px) the sign-in card and the 404 page's card keep at least
       expect({ path, left: box.x >= 16, right: page.width - (box.x + box.width) >= 16, scroll: page.scroll }).toEqual({ path, left: true, right: true, scroll: page.width });
     }
     // …and the sign-in form's field still takes a key across the card
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     await w.page.locator("#key").waitFor({ timeout: 10_000 });
     expect((await w.page.locator("#key").boundingBox())!.width).toBeGreaterThan(250);
   } finally {
@@ -81,12 +70,12 @@ test("on a phone (390 px) the sign-in card and the 404 page's card keep at least
 describe("an open page whose session ended", () => {
   test("a revoked key: its event stream ends before the next event, and the open Calls page goes to the sign-in view", async () => {
     const secret = await adminKey("revoked-admin");
-    const w = await openPage(browser, gw.url, REMOTE);
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
       await signIn(w, secret);
       // what the browser's event stream carries, watched from a second tab that never reloads
       const watcher = await w.context.newPage();
-      await watcher.goto(`${gw.url}/health`);
+      await watcher.goto(`${suite.gw.url}/health`);
       await watcher.evaluate(() => {
         const g = globalThis as any;
         g.seen = [];
@@ -105,7 +94,7 @@ describe("an open page whose session ended", () => {
       await w.page.locator("table.calls", { hasText: "anth/before-revocation" }).waitFor({ timeout: 10_000 });
       await watcher.waitForFunction(() => (globalThis as any).seen.length > 0, undefined, { timeout: 10_000 });
 
-      expect((await fetch(`${gw.url}/admin/api/keys/revoked-admin`, { method: "DELETE" })).status).toBe(200);
+      expect((await fetch(`${suite.gw.url}/admin/api/keys/revoked-admin`, { method: "DELETE" })).status).toBe(200);
       await sendMessage("anth/after-revocation");
       await watcher.waitForFunction(() => (globalThis as any).seen.includes("signed_out"), undefined, { timeout: 10_000 });
       expect(await watcher.evaluate(() => (globalThis as any).seen)).toEqual(["anth/before-revocation", "signed_out"]);
@@ -119,12 +108,12 @@ describe("an open page whose session ended", () => {
 
   test("signed out in one tab: the other open tab goes to the sign-in view by itself", async () => {
     const secret = await adminKey("two-tabs-admin");
-    const a = await openPage(browser, gw.url, REMOTE);
+    const a = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
       await signIn(a, secret, "overview");
       // a second tab of the same browser shares the session cookie
       const b = await a.context.newPage();
-      await b.goto(`${gw.url}/dashboard/calls`);
+      await b.goto(`${suite.gw.url}/dashboard/calls`);
       await b.locator(".live-live").waitFor({ timeout: 10_000 });
 
       await a.page.getByRole("button", { name: "Sign out" }).click();
@@ -145,18 +134,18 @@ describe("an open page whose session ended", () => {
 
   // Last: it switches require_api_key on for the rest of this gateway's life.
   test("a local browser that needed no key: once require_api_key is on, its open page goes to the sign-in view and its cookie reads nothing", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
       expect(await apiStatus(w.page)).toBe(200);
 
-      appendFileSync(gw.configPath, "server:\n  require_api_key: true\n");
-      const reload = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST" });
+      appendFileSync(suite.gw.configPath, "server:\n  require_api_key: true\n");
+      const reload = await fetch(`${suite.gw.url}/admin/api/config/reload`, { method: "POST" });
       expect(reload.status).toBe(200);
       await signInShown(w.page);
       expect(await apiStatus(w.page)).toBe(401);
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await signInShown(w.page);
     } finally {
       await w.close();

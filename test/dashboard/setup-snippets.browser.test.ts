@@ -10,38 +10,27 @@
  * every snippet's request is served and Gemini's setup line passes that key on with `--client-key` (it once passed
  * none, and setup refused its own placeholder).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planSetup } from "../../src/cli/setup.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
-
+import { openPage, SHOTS } from "../support/browser.ts";
+import { DEFAULT_YAML, startGateway } from "../support/gateway.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 /** Where the snippets put a client key when keys are required (setup.tsx KEY_PLACEHOLDER). */
 const KEY_PLACEHOLDER = "sy-YOUR-KEY";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  // anth (anthropic), oai (openai), resp (openai-responses), gem (gemini), each with one account
-  gw = await startGateway();
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+// anth (anthropic), oai (openai), resp (openai-responses), gem (gemini), each with one account
+const suite = withGatewayAndBrowser();
 
 test("each snippet names a model of its vendor's provider with an account, and the copied model is served", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/setup`);
+    await w.page.goto(`${suite.gw.url}/dashboard/setup`);
     const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
     await w.page.locator(".snippet pre", { hasText: "anth/" }).first().waitFor({ timeout: 10_000 });
     const claude = await snippet("Claude Code").innerText();
@@ -53,7 +42,7 @@ test("each snippet names a model of its vendor's provider with an account, and t
     await w.page.screenshot({ path: join(SHOTS, "setup-models.png"), fullPage: true });
 
     const model = /claude --model (\S+)/.exec(claude)![1];
-    const res = await fetch(`${gw.url}/v1/messages`, {
+    const res = await fetch(`${suite.gw.url}/v1/messages`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
@@ -68,7 +57,7 @@ test("each snippet names a model of its vendor's provider with an account, and t
 
 test("with only an OpenAI account that lists no models, every snippet names a model of that provider (not the unconfigured built-in anthropic/ or gemini/), and Claude Code's is served", async () => {
   const only = await startGateway(`providers:\n  - id: up\n    kind: openai\n    base_url: "{{FAKE}}/v1"\naccounts:\n  - { id: up-1, provider: up, api_key: env:UP_KEY }\n`, { env: { UP_KEY: "sk-only-openai" } });
-  const w = await openPage(browser, only.url);
+  const w = await openPage(suite.browser, only.url);
   try {
     await w.page.goto(`${only.url}/dashboard/setup`);
     const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
@@ -100,14 +89,14 @@ function providerTable(toml: string): Record<string, unknown> {
 }
 
 test("the Codex snippet's provider table is README's and the one `switchyard setup codex` writes, supports_websockets included", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-snippet-"));
   try {
-    await w.page.goto(`${gw.url}/dashboard/setup`);
+    await w.page.goto(`${suite.gw.url}/dashboard/setup`);
     const codex = w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: "Codex CLI" }) }).locator(".snippet pre");
     await codex.filter({ hasText: "resp/" }).waitFor({ timeout: 10_000 });
     const page = providerTable((await codex.innerText()).split("# then, in the shell:")[0]!);
-    expect(page).toMatchObject({ supports_websockets: true, wire_api: "responses", base_url: `${gw.url}/v1` });
+    expect(page).toMatchObject({ supports_websockets: true, wire_api: "responses", base_url: `${suite.gw.url}/v1` });
 
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const section = readme.slice(readme.indexOf("## Point your agent at it"));
@@ -115,7 +104,7 @@ test("the Codex snippet's provider table is README's and the one `switchyard set
     const documented = providerTable(block);
     expect({ ...page, base_url: "(the gateway)/v1" }).toEqual({ ...documented, base_url: "(the gateway)/v1" });
 
-    const written = planSetup({ target: "codex", gatewayUrl: gw.url, key: "sy-example", home, dryRun: true })[0]!.after;
+    const written = planSetup({ target: "codex", gatewayUrl: suite.gw.url, key: "sy-example", home, dryRun: true })[0]!.after;
     expect(providerTable(written)).toEqual(page);
   } finally {
     await w.close();
@@ -169,18 +158,18 @@ async function runSnippet(lines: string, home: string): Promise<{ code: number; 
 }
 
 test("the Gemini snippet works as copied for a gateway whose data directory is not ~/.switchyard: its setup line names this instance", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   // a new user's home: no ~/.switchyard/instance.json (this gateway's is in its own temporary directory)
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-gemini-"));
   try {
-    await w.page.goto(`${gw.url}/dashboard/setup`);
+    await w.page.goto(`${suite.gw.url}/dashboard/setup`);
     const gemini = snippetOf(w.page, "Gemini CLI");
     await gemini.filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
     const text = await gemini.innerText();
-    expect(text).toContain(`switchyard setup gemini --url ${gw.url} \\\n  --client-key "$GEMINI_API_KEY"`);
+    expect(text).toContain(`switchyard setup gemini --url ${suite.gw.url} \\\n  --client-key "$GEMINI_API_KEY"`);
     const r = await runSnippet(text, home);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(r.stdout).toContain(`gemini now points at ${gw.url}`);
+    expect(r.stdout).toContain(`gemini now points at ${suite.gw.url}`);
     expect(r.stdout.trim().split("\n").at(-1)).toBe("gemini 200");
     expect(JSON.parse(readFileSync(join(home, ".gemini/settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
     expect(w.errors).toEqual([]);
@@ -202,7 +191,7 @@ keys:
 `,
     { env: { ADMIN_KEY: ADMIN, CLIENT_KEY: CLIENT } },
   );
-  const w = await openPage(browser, keyed.url);
+  const w = await openPage(suite.browser, keyed.url);
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-keyed-"));
   try {
     await w.page.goto(`${keyed.url}/dashboard/setup`);
@@ -248,11 +237,11 @@ keys:
 }, 60_000);
 
 test("at 390 px every snippet line stays one line (a URL is never broken mid-way; a line wider than the card scrolls inside its block), the page is no wider than the screen, and at 1280 px no block needs to scroll", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     for (const width of [390, 1280]) {
       await w.page.setViewportSize({ width, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/setup`);
+      await w.page.goto(`${suite.gw.url}/dashboard/setup`);
       await w.page.locator(".snippet pre", { hasText: "anth/" }).first().waitFor({ timeout: 10_000 });
       const blocks = await w.page.locator(".snippet pre").evaluateAll((pres) =>
         pres.map((pre) => {
