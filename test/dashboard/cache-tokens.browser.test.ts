@@ -9,53 +9,45 @@
  * it read "100 / 20", then "100 +5,300 cache / 20", reads and writes added), in view and each part whole
  * on one line at 1280 px and at 760 px (a width that shows the column, the table scrolling in its card).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { drawn, launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { drawn, openPage } from "../support/browser.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(demoConfigYaml("{{FAKE}}"));
-  browser = await launchBrowser();
-  gw.fake.handle((req) =>
-    req.format === "anthropic-messages"
-      ? {
-          json: {
-            id: "msg_cache01",
-            type: "message",
-            role: "assistant",
-            model: req.model,
-            content: [{ type: "text", text: "cached" }],
-            stop_reason: "end_turn",
-            stop_sequence: null,
-            usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 5000, cache_creation_input_tokens: 300 },
-          },
-        }
-      : undefined,
-  );
-  const r = await fetch(`${gw.url}/v1/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
-    body: JSON.stringify({ model: "demo-anthropic/claude-demo", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
-  });
-  expect(r.status).toBe(200);
-  await r.text();
-  // the request's usage is stored after the reply: wait until the admin API counts it
-  for (const end = Date.now() + 10_000; ; await Bun.sleep(50)) {
-    const u = (await (await fetch(`${gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { cacheWriteTokens: number }[] };
-    if (u.rows.some((x) => x.cacheWriteTokens === 300)) break;
-    if (Date.now() > end) throw new Error("the request's usage was not stored within 10 s");
-  }
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"), {
+  ready: async (gw) => {
+    gw.fake.handle((req) =>
+      req.format === "anthropic-messages"
+        ? {
+            json: {
+              id: "msg_cache01",
+              type: "message",
+              role: "assistant",
+              model: req.model,
+              content: [{ type: "text", text: "cached" }],
+              stop_reason: "end_turn",
+              stop_sequence: null,
+              usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 5000, cache_creation_input_tokens: 300 },
+            },
+          }
+        : undefined,
+    );
+    const r = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "demo-anthropic/claude-demo", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(r.status).toBe(200);
+    await r.text();
+    // the request's usage is stored after the reply: wait until the admin API counts it
+    for (const end = Date.now() + 10_000; ; await Bun.sleep(50)) {
+      const u = (await (await fetch(`${gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { cacheWriteTokens: number }[] };
+      if (u.rows.some((x) => x.cacheWriteTokens === 300)) break;
+      if (Date.now() > end) throw new Error("the request's usage was not stored within 10 s");
+    }
+  },
 });
 
 /** A chart's legend in the card titled `title`: each series' label → the value it shows (the latest bucket's). */
@@ -68,12 +60,12 @@ async function legend(page: Page, title: RegExp): Promise<Record<string, string>
 }
 
 test("the Overview's Tokens chart has input, output, cache read and cache write, as the Usage page's", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/`);
+    await w.page.goto(`${suite.gw.url}/dashboard/`);
     await w.settled();
     const overview = await legend(w.page, /^Tokens per minute$/);
-    await w.page.goto(`${gw.url}/dashboard/usage?range=1d`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage?range=1d`);
     await w.settled();
     const usage = await legend(w.page, /^Tokens over time, per hour$/);
     expect({ overview, usage }).toEqual({
@@ -87,11 +79,11 @@ test("the Overview's Tokens chart has input, output, cache read and cache write,
 }, 60_000);
 
 test("input is said to be uncached on the Usage page and in switchyard usage; the Calls list shows the cache tokens", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/usage?range=1d`);
+    await page.goto(`${suite.gw.url}/dashboard/usage?range=1d`);
     const row = page.locator('table.usage tr[data-group="demo-anthropic/claude-demo"]');
     await row.waitFor({ timeout: 10_000 });
     const heads = await page.locator("table.usage thead th").allInnerTexts();
@@ -101,7 +93,7 @@ test("input is said to be uncached on the Usage page and in switchyard usage; th
     const card = page.locator(".card", { has: page.locator("table.usage") });
     expect(await card.innerText()).toContain("Input counts the uncached input tokens only: those read from or written to the provider's prompt cache are under Cache read and Cache write");
 
-    await page.goto(`${gw.url}/dashboard/calls`);
+    await page.goto(`${suite.gw.url}/dashboard/calls`);
     const cell = page.locator("table.calls tbody tr").first().locator("td[data-tokens]");
     await cell.waitFor({ timeout: 10_000 });
     expect(await cell.innerText()).toBe("100 +5,000 cache read +300 cache write / 20");
@@ -124,7 +116,7 @@ test("input is said to be uncached on the Usage page and in switchyard usage; th
     await w.close();
   }
 
-  const p = Bun.spawn([...SOURCE_CLI, "usage", "--since", "1h", "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([...SOURCE_CLI, "usage", "--since", "1h", "--data-dir", suite.gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   expect({ err, code }).toEqual({ err: "", code: 0 });
   expect(out.split("\n")).toContain(

@@ -6,10 +6,10 @@
  * A weighted combo's answer says that its order is one random draw. Screenshots go to
  * test-results/dashboard/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const FILE_SECRET = "sy-dryrun-file-key-000000000001";
 const YAML = `
@@ -42,30 +42,23 @@ combos:
       - { model: oai/gpt-test, weight: 1 }
 `;
 
-let gw: TestGateway;
-let browser: TestBrowser;
 let storedSecret = "";
 
-beforeAll(async () => {
-  gw = await startGateway(YAML);
-  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci", tag: "ci" }) });
-  expect(res.status).toBe(201);
-  storedSecret = ((await res.json()) as { secret: string }).secret;
-  expect(storedSecret.length).toBeGreaterThan(10);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withGatewayAndBrowser(YAML, {
+  ready: async (gw) => {
+    const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci", tag: "ci" }) });
+    expect(res.status).toBe(201);
+    storedSecret = ((await res.json()) as { secret: string }).secret;
+    expect(storedSecret.length).toBeGreaterThan(10);
+  },
 });
 
 test("the dry-run form routes as a client key chosen by name: the key's tag meets the combo's key_tag predicate, and no secret is on the page", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
     await page.setViewportSize({ width: 1280, height: 900 });
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     const select = page.locator("#dr-key");
     await select.locator("option", { hasText: "ci (tag ci)" }).waitFor({ state: "attached", timeout: 10_000 });
     expect(await select.locator("option").allInnerTexts()).toEqual(["none (as from loopback)", "ci (tag ci)", "laptop (no tag)"]);
@@ -94,10 +87,10 @@ test("the dry-run form routes as a client key chosen by name: the key's tag meet
 }, 60_000);
 
 test("a weighted combo's dry-run answer says its order is one random draw, drawn again each time it is routed again", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/routing`);
+    await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.locator("#dr-model").fill("spread");
     await page.getByRole("button", { name: "Route it" }).click();
     const note = page.locator('[data-note="weighted-draw"]');

@@ -8,26 +8,25 @@
  * values while the pointer is elsewhere; the Usage page does not speak of API prices when nothing had a
  * price. Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startGateway } from "../support/gateway.ts";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 /** scripts/demo's config, in front of the test fake ({{FAKE}}: its URL, filled in by startGateway). */
 const DEMO_YAML = demoConfigYaml("{{FAKE}}");
 
-let gw: TestGateway;
-let browser: TestBrowser;
 let limitedSecret: string;
 
 const admin = (method: string, path: string, body?: unknown) =>
-  fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${suite.gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
 
 /** One Chat Completions request; resolves with the status. */
 async function chat(model: string, key?: string): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+  const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
@@ -36,38 +35,33 @@ async function chat(model: string, key?: string): Promise<number> {
   return res.status;
 }
 
-beforeAll(async () => {
-  gw = await startGateway(DEMO_YAML);
-  // the demo's three requests: the combo (demo-anthropic, keyless), the alias (demo-chat, keyless), Gemini
-  expect(await chat("demo")).toBe(200);
-  expect(await chat("fast")).toBe(200);
-  expect(await chat("demo-gemini/gemini-demo")).toBe(200);
-  expect(await chat("demo-anthropic/claude-demo")).toBe(200);
-  // a refused call (its outcome pill, "rejected 400", is the widest beside a model name)
-  const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
-  expect(refused.status).toBe(400);
-  await refused.text();
-  // a stream the upstream cut mid-way: "upstream_error 200", the widest outcome, whose one unbreakable word
-  // pushed Total past the card's edge at 390 px, or squeezed the model names there into broken parts
-  const first = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "cut", choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`;
-  gw.fake.handle((r) => (r.model === "cut" ? { sse: `${first}${first}`, reset_after_bytes: first.length } : undefined));
-  const cut = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-chat/cut", stream: true, messages: [{ role: "user", content: "hi" }] }) });
-  expect(cut.status).toBe(200);
-  await cut.text();
-  // a slow call: its Total ("9xx ms", a cold first call under load) took the room the model columns
-  // needed at 1280 px, and "demo-anthropic/" broke inside (new-operator failed 2 runs in 9 that way)
-  gw.fake.handle((r) => (r.model === "slow" ? { headers_delay_ms: 950, ...simpleReply(r.format!, { text: "ok", model: r.model }, r.stream) } : undefined));
-  expect(await chat("demo-chat/slow")).toBe(200);
-  gw.fake.handle(undefined);
-  const calls = async () => ((await (await admin("GET", "/calls")).json()) as { calls: Array<{ requestedModel: string; outcome: string }> }).calls;
-  for (let i = 0; i < 100 && !(await calls()).some((c) => c.requestedModel === "demo-chat/cut"); i++) await Bun.sleep(50);
-  expect((await calls()).find((c) => c.requestedModel === "demo-chat/cut")?.outcome).toBe("upstream_error");
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withGatewayAndBrowser(DEMO_YAML, {
+  ready: async (gw) => {
+    // the demo's three requests: the combo (demo-anthropic, keyless), the alias (demo-chat, keyless), Gemini
+    expect(await chat("demo")).toBe(200);
+    expect(await chat("fast")).toBe(200);
+    expect(await chat("demo-gemini/gemini-demo")).toBe(200);
+    expect(await chat("demo-anthropic/claude-demo")).toBe(200);
+    // a refused call (its outcome pill, "rejected 400", is the widest beside a model name)
+    const refused = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
+    expect(refused.status).toBe(400);
+    await refused.text();
+    // a stream the upstream cut mid-way: "upstream_error 200", the widest outcome, whose one unbreakable word
+    // pushed Total past the card's edge at 390 px, or squeezed the model names there into broken parts
+    const first = `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "cut", choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`;
+    gw.fake.handle((r) => (r.model === "cut" ? { sse: `${first}${first}`, reset_after_bytes: first.length } : undefined));
+    const cut = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo-chat/cut", stream: true, messages: [{ role: "user", content: "hi" }] }) });
+    expect(cut.status).toBe(200);
+    await cut.text();
+    // a slow call: its Total ("9xx ms", a cold first call under load) took the room the model columns
+    // needed at 1280 px, and "demo-anthropic/" broke inside (new-operator failed 2 runs in 9 that way)
+    gw.fake.handle((r) => (r.model === "slow" ? { headers_delay_ms: 950, ...simpleReply(r.format!, { text: "ok", model: r.model }, r.stream) } : undefined));
+    expect(await chat("demo-chat/slow")).toBe(200);
+    gw.fake.handle(undefined);
+    const calls = async () => ((await (await admin("GET", "/calls")).json()) as { calls: Array<{ requestedModel: string; outcome: string }> }).calls;
+    for (let i = 0; i < 100 && !(await calls()).some((c) => c.requestedModel === "demo-chat/cut"); i++) await Bun.sleep(50);
+    expect((await calls()).find((c) => c.requestedModel === "demo-chat/cut")?.outcome).toBe("upstream_error");
+  },
 });
 
 describe("implicit keyless accounts", () => {
@@ -75,10 +69,10 @@ describe("implicit keyless accounts", () => {
     const plan = (await (await admin("POST", "/dry-run", { request: { model: "demo", messages: [{ role: "user", content: "hi" }] } })).json()) as { attempts: Array<{ accountId: string }> };
     expect(plan.attempts.map((a) => a.accountId)).toEqual(["demo-anthropic-keyless", "demo-chat-keyless"]);
 
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       await w.page.locator('[data-account="demo-chat-keyless"]').waitFor({ timeout: 10_000 });
       const ids = await w.page.locator("[data-account]").evaluateAll((els) => els.map((e) => e.getAttribute("data-account")));
       expect(ids).toEqual(["demo-gemini-key", "demo-anthropic-keyless", "demo-chat-keyless"]);
@@ -120,10 +114,10 @@ describe("implicit keyless accounts", () => {
     const quota = (await (await admin("GET", "/quota")).json()) as { accounts: Array<{ id: string }> };
     expect(quota.accounts.map((a) => a.id)).toContain("demo-anthropic-keyless");
 
-    const before = gw.fake.requests.length;
+    const before = suite.gw.fake.requests.length;
     const tested = (await (await admin("POST", "/accounts/demo-chat-keyless/test", { model: "gpt-demo" })).json()) as { ok: boolean };
     expect(tested.ok).toBe(true);
-    const sent = gw.fake.requests.slice(before);
+    const sent = suite.gw.fake.requests.slice(before);
     expect(sent.length).toBe(1);
     expect(sent[0]!.headers["authorization"]).toBeUndefined();
 
@@ -142,22 +136,22 @@ describe("implicit keyless accounts", () => {
 
 describe("Test on an implicit keyless account", () => {
   test("a provider that lists no models is tested with the model its combo routes to, and the card says which and from where", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       for (const [id, model] of [
         ["demo-chat-keyless", "gpt-demo"],
         ["demo-anthropic-keyless", "claude-demo"],
       ]) {
         const card = w.page.locator(".card", { has: w.page.locator(`[data-account="${id}"]`) });
         await card.waitFor({ timeout: 10_000 });
-        const before = gw.fake.requests.length;
+        const before = suite.gw.fake.requests.length;
         await card.getByRole("button", { name: "Test" }).click();
         const result = card.locator(".test-result");
         await result.waitFor({ timeout: 10_000 });
         expect(await result.innerText()).toMatch(new RegExp(`^Test passed: 200 in \\d+ ms with ${model} \\(from combo demo\\)$`));
-        expect(gw.fake.requests.slice(before).map((r) => r.model)).toEqual([model]);
+        expect(suite.gw.fake.requests.slice(before).map((r) => r.model)).toEqual([model]);
       }
       await w.page.screenshot({ path: join(SHOTS, "accounts-implicit-tested.png"), fullPage: true });
       expect(w.errors).toEqual([]);
@@ -174,7 +168,7 @@ providers:
 `,
       { fakeOptions: { models: ["local-big", "local-small"] } },
     );
-    const w = await openPage(browser, bare.url);
+    const w = await openPage(suite.browser, bare.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
       await w.page.goto(`${bare.url}/dashboard/accounts`);
@@ -220,7 +214,7 @@ providers:
 `,
       { fakeOptions: { models: null } },
     );
-    const w = await openPage(browser, bare.url);
+    const w = await openPage(suite.browser, bare.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
       await w.page.goto(`${bare.url}/dashboard/accounts`);
@@ -249,7 +243,7 @@ providers:
 providers:
   - { id: bare, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
 `);
-    const w = await openPage(browser, bare.url);
+    const w = await openPage(suite.browser, bare.url);
     try {
       const served = await fetch(`${bare.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "bare/served-model", messages: [{ role: "user", content: "hi" }] }) });
       expect(served.status).toBe(200);
@@ -282,10 +276,10 @@ test("Keys: a key refused for its rpm shows this minute's requests and tokens ag
   expect(await chat("fast", limitedSecret)).toBe(200);
   expect(await chat("fast", limitedSecret)).toBe(429);
 
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/keys`);
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
     const row = w.page.locator('tr[data-key="limited"]');
     await row.waitFor({ timeout: 10_000 });
     const requests = row.locator('[data-minute="requests"]');
@@ -330,10 +324,10 @@ function nameParts(page: import("playwright-core").Page) {
 }
 
 test("Calls at 1280 px, with every column and with a trace open: no model name breaks inside a name (only after a provider's slash), and the list fits its card", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     const row = w.page.locator("table.calls tbody tr", { hasText: "demo-gemini/gemini-demo" }).first();
     await row.waitFor({ timeout: 10_000 });
     const fits = () => w.page.locator(".table-wrap").first().evaluate((e) => e.scrollWidth <= e.clientWidth + 1);
@@ -359,10 +353,10 @@ test("Calls at 1280 px, with every column and with a trace open: no model name b
 }, 60_000);
 
 test("Calls at 390 px: the list keeps time, model, outcome and total inside its card, and each part of a model name on one line (names were split into five lines, 'demo-' / 'gemini' / '/' …)", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 390, height: 844 });
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     await w.page.locator("table.calls tbody tr", { hasText: "demo-anthropic/claude-demo" }).first().waitFor({ timeout: 10_000 });
     await w.page.locator("table.calls tbody tr", { hasText: "upstream_error" }).first().waitFor({ timeout: 10_000 });
     await w.page.screenshot({ path: join(SHOTS, "calls-390.png"), fullPage: true });
@@ -379,7 +373,7 @@ test("Calls at 390 px: the list keeps time, model, outcome and total inside its 
 }, 60_000);
 
 test("Calls from another day: each row shows its date over its time (a call from yesterday read like today's), and the layout holds at 1440, 1280 beside a trace and 390 px", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     // the browser's clock a day ahead: every call of this gateway is from "yesterday"
     await w.page.clock.setFixedTime(Date.now() + 86_400_000);
@@ -390,7 +384,7 @@ test("Calls from another day: each row shows its date over its time (a call from
     const times = () => w.page.locator("table.calls tbody td.call-time").evaluateAll((tds) => tds.map((td) => ({ date: td.querySelector(".call-date")?.textContent ?? "", text: (td as unknown as { innerText: string }).innerText })));
     for (const width of [1440, 1280]) {
       await w.page.setViewportSize({ width, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await row.waitFor({ timeout: 10_000 });
       const cells = await times();
       expect(cells.length).toBeGreaterThan(5);
@@ -413,7 +407,7 @@ test("Calls from another day: each row shows its date over its time (a call from
     await w.page.screenshot({ path: join(SHOTS, "calls-yesterday-trace-1280.png") });
 
     await w.page.setViewportSize({ width: 390, height: 844 });
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     await w.page.locator("table.calls tbody tr", { hasText: "upstream_error" }).first().waitFor({ timeout: 10_000 });
     const phone = await times();
     for (const c of phone) expect(c.date).toBe(expected);
@@ -428,11 +422,11 @@ test("Calls from another day: each row shows its date over its time (a call from
 }, 60_000);
 
 test("the charts' legends show the latest bucket's values while the pointer is not over a chart, and the hovered bucket's while it is", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
     for (const page of ["overview", "usage"]) {
-      await w.page.goto(`${gw.url}/dashboard/${page}`);
+      await w.page.goto(`${suite.gw.url}/dashboard/${page}`);
       await w.page.locator(".u-legend").nth(1).waitFor({ timeout: 10_000 });
       await w.page.mouse.move(1, 1);
       const legends = () => w.page.locator(".u-legend").evaluateAll((ls) => ls.map((l) => [...l.querySelectorAll(".u-value")].map((v) => v.textContent)));
@@ -465,9 +459,9 @@ test("the charts' legends show the latest bucket's values while the pointer is n
 }, 60_000);
 
 test("Usage: with no model priced, the subtitle says there is no cost instead of 'cost at API prices'", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     const subtitle = w.page.locator(".page-head p.muted");
     await subtitle.waitFor({ timeout: 10_000 });
     await w.page.locator("table.usage").waitFor({ timeout: 10_000 });
@@ -482,16 +476,16 @@ test("Usage: with no model priced, the subtitle says there is no cost instead of
 
 test("Calls: a call no model served does not read 'Served by' its last target (the list shows –, the trace 'Last target')", async () => {
   // the upstream refuses the request: the client gets its 400, nothing was served
-  gw.fake.handle((req) => (req.model === "broken" ? { status: 400, json: { error: { message: "bad parameter", type: "invalid_request_error", param: null, code: null } } } : undefined));
+  suite.gw.fake.handle((req) => (req.model === "broken" ? { status: 400, json: { error: { message: "bad parameter", type: "invalid_request_error", param: null, code: null } } } : undefined));
   try {
     expect(await chat("demo-chat/broken")).toBe(400);
   } finally {
-    gw.fake.handle(undefined);
+    suite.gw.fake.handle(undefined);
   }
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1440, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/calls`);
+    await w.page.goto(`${suite.gw.url}/dashboard/calls`);
     const failed = w.page.locator("table.calls tbody tr", { hasText: "demo-chat/broken" }).first();
     await failed.waitFor({ timeout: 10_000 });
     const cells = async (row: typeof failed) => row.locator("td").allInnerTexts();
@@ -517,9 +511,9 @@ test("Calls: a call no model served does not read 'Served by' its last target (t
 }, 60_000);
 
 test("Routing's dry run: without a model, or with a body that is not JSON, the form says so in its own words and asks the admin API nothing (it showed the API's 'request.model or model' after a logged 400)", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/routing`);
+    await w.page.goto(`${suite.gw.url}/dashboard/routing`);
     const form = w.page.locator("form.dry-run");
     await form.waitFor({ timeout: 10_000 });
     const asked: string[] = [];
@@ -554,9 +548,9 @@ test("Routing's dry run: without a model, or with a body that is not JSON, the f
 }, 60_000);
 
 test("Routing's dry run of a body the endpoint refuses shows the endpoint's refusal, not a plan (it planned `messages: 5`)", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/routing`);
+    await w.page.goto(`${suite.gw.url}/dashboard/routing`);
     const form = w.page.locator("form.dry-run");
     await form.waitFor({ timeout: 10_000 });
     await form.locator("#dr-format").selectOption("chat");
@@ -567,7 +561,7 @@ test("Routing's dry run of a body the endpoint refuses shows the endpoint's refu
     expect(await error.innerText()).toBe("The endpoint would refuse this request (400): `messages` must be an array of messages.");
     expect(await w.page.locator(".plan-when").count()).toBe(0);
     // what the endpoint answers the same body
-    const real = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo", messages: 5 }) });
+    const real = await fetch(`${suite.gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo", messages: 5 }) });
     expect(real.status).toBe(400);
     expect(((await real.json()) as { error: { message: string } }).error.message).toBe("`messages` must be an array of messages.");
   } finally {
@@ -576,9 +570,9 @@ test("Routing's dry run of a body the endpoint refuses shows the endpoint's refu
 }, 60_000);
 
 test("Keys: a refused key's error names the form's fields ('Requests/min must be at least 1'), not the admin API's ('limits.rpm: rpm …')", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/keys`);
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
     const card = w.page.locator(".card", { hasText: "Create a key" });
     const form = card.locator("form");
     await form.waitFor({ timeout: 10_000 });
@@ -596,7 +590,7 @@ test("Keys: a refused key's error names the form's fields ('Requests/min must be
     expect(await tryCreate({ "key-budget": "0" }, "Budget")).toBe("Budget (USD) must be greater than 0; got 0");
     // not a number: said by the form (it went as null: "tpm must be a number; got null")
     expect(await tryCreate({ "key-tpm": "lots" }, "Tokens/min")).toBe('Tokens/min must be a number; got "lots"');
-    const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
+    const keys = (await (await fetch(`${suite.gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
     expect(keys.keys.map((k) => k.name)).not.toContain("refused-key");
   } finally {
     await w.close();
@@ -604,17 +598,17 @@ test("Keys: a refused key's error names the form's fields ('Requests/min must be
 }, 60_000);
 
 test("Accounts' 'Add an account' names the config file this gateway runs with, not ~/.switchyard/config.yaml", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
     const hints = w.page.locator("details.add-hints");
     await hints.waitFor({ timeout: 10_000 });
     await hints.locator("summary").click();
     const file = hints.locator("code.config-file");
     await file.waitFor({ timeout: 10_000 });
     // the path arrives with GET /admin/api/settings
-    await hints.locator("code.config-file", { hasText: gw.configPath }).waitFor({ timeout: 10_000 });
-    expect(await file.innerText()).toBe(gw.configPath);
+    await hints.locator("code.config-file", { hasText: suite.gw.configPath }).waitFor({ timeout: 10_000 });
+    expect(await file.innerText()).toBe(suite.gw.configPath);
     const text = await hints.innerText();
     expect(text).not.toContain("~/.switchyard/config.yaml");
     expect(text).toContain("switchyard login claude-code");

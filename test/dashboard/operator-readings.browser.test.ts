@@ -9,43 +9,35 @@
  * it is. Overview's and Usage's charts say what one bar counts ("Requests per
  * minute"), so a chart's latest value is not read as the period's total (the Requests tile). Screenshots in test-results/dashboard/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(`
+const suite = withGatewayAndBrowser(`
 providers:
   - { id: demo-chat, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
 accounts:
   - { id: demo-chat-1, provider: demo-chat, api_key: "env:FAKE_KEY" }
-`);
-  const send = async (body: string, status: number) => {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body });
-    await res.text();
-    expect(res.status).toBe(status);
-  };
-  await send(JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }), 200);
-  await send('{"model":"demo-chat/gpt-demo","messages":', 400);
-  await send(JSON.stringify({ model: "nope-model", messages: [{ role: "user", content: "hi" }] }), 404);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+`, {
+  ready: async (gw) => {
+    const send = async (body: string, status: number) => {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body });
+      await res.text();
+      expect(res.status).toBe(status);
+    };
+    await send(JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }), 200);
+    await send('{"model":"demo-chat/gpt-demo","messages":', 400);
+    await send(JSON.stringify({ model: "nope-model", messages: [{ role: "user", content: "hi" }] }), 404);
+  },
 });
 
 test("the refused requests' group says what it is, costs '–' not '$0', and the averages are explained", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     for (const width of [1440, 1280, 390]) {
       await w.page.setViewportSize({ width, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
       await w.settled();
       const none = w.page.locator('table.usage tbody tr[data-group=""]');
       await none.waitFor();
@@ -80,9 +72,9 @@ test("the refused requests' group says what it is, costs '–' not '$0', and the
 }, 60_000);
 
 test("Accounts: the affinity count reads 'Bound conversations', with what it means on hover", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
-    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
     await w.settled();
     const card = w.page.locator(".card", { hasText: "demo-chat-1" }).first();
     const terms = await card.locator("dl.facts dt").allInnerTexts();
@@ -97,16 +89,16 @@ test("Accounts: the affinity count reads 'Bound conversations', with what it mea
 }, 60_000);
 
 test("Overview's and Usage's chart titles say what one bar counts, following the range", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     const titles = () => w.page.locator(".card h2").allInnerTexts();
-    await w.page.goto(`${gw.url}/dashboard/`);
+    await w.page.goto(`${suite.gw.url}/dashboard/`);
     await w.page.locator(".card h2", { hasText: "Tokens" }).waitFor();
     expect(await titles()).toEqual(["Request rate, last 30 minutes", "Requests per minute", "Tokens per minute"]);
     await w.page.getByRole("button", { name: "Last day" }).click();
     await w.page.locator(".card h2", { hasText: "Tokens per hour" }).waitFor({ timeout: 5000 });
     expect(await titles()).toEqual(["Request rate, last 30 minutes", "Requests per hour", "Tokens per hour"]);
-    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     await w.page.locator("table.usage").waitFor();
     expect((await titles()).slice(0, 2)).toEqual(["Tokens over time, per hour", "Requests over time, per hour"]);
     await w.page.getByRole("button", { name: "1 hour" }).click();

@@ -8,11 +8,11 @@
  * console error), and no secret on the page. Before, the page listed removed models as text only: a
  * restore took the CLI or the admin API.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dashrestore-admin-00001";
 const ENV = { KEY_A1: "sk-test-dashrestore-account-one" };
@@ -31,28 +31,22 @@ keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `;
 
-let gw: TestGateway;
-let browser: TestBrowser;
 /** Models the fake answers 404 model not found for. */
 const missing = new Set<string>();
 
-beforeAll(async () => {
-  gw = await startGateway(YAML, { env: ENV });
-  gw.fake.handle((r): FakeReply => {
-    if (missing.has(r.model ?? "")) return { status: 404, json: { type: "error", error: { type: "not_found_error", message: `model: ${r.model}` } } };
-    return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
-  });
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withGatewayAndBrowser(YAML, {
+  env: ENV,
+  ready: async (gw) => {
+    gw.fake.handle((r): FakeReply => {
+      if (missing.has(r.model ?? "")) return { status: 404, json: { type: "error", error: { type: "not_found_error", message: `model: ${r.model}` } } };
+      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+    });
+  },
 });
 
 /** One Messages request for p/MODEL with the admin key (keys are required): its status. */
 async function ask(model: string): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/messages`, {
+  const res = await fetch(`${suite.gw.url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": ADMIN },
     body: JSON.stringify({ model: `p/${model}`, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
@@ -62,10 +56,10 @@ async function ask(model: string): Promise<number> {
 }
 
 test("a removed model is listed with Restore: the button restores it (CSRF token sent), a restore elsewhere updates the page live", async () => {
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/accounts`);
+    await page.goto(`${suite.gw.url}/dashboard/accounts`);
     await page.fill("#key", ADMIN);
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -85,15 +79,15 @@ test("a removed model is listed with Restore: the button restores it (CSRF token
     expect(await x.innerText()).toMatch(/^claude-x 404 model not found · tried again in (1d 0h|23h \d\dm) \([^)]+\)\s*Restore$/);
     // the models table's row counts down to the same end, live (it read "model removed for this account:
     // 404 model not found" with no end, where the list above had it)
-    const removedUntil = (await gw.app.store.loadAccountState()).removedModels.find((r) => r.model === "claude-x")!.until;
+    const removedUntil = (await suite.gw.app.store.loadAccountState()).removedModels.find((r) => r.model === "claude-x")!.until;
     const xRow = page.locator('table.models tr[data-model="claude-x"]');
     await xRow.locator(".countdown").waitFor({ timeout: 10_000 });
     expect(await xRow.locator(".countdown").getAttribute("data-until")).toBe(String(removedUntil));
     expect(await xRow.innerText()).toMatch(/^claude-x\s+model removed for this account: 404 model not found · tried again in (1d 0h|23h \d\dm)$/);
     // still removed: a1 is not asked for claude-x, the client gets the 404
-    const before = gw.fake.requests.length;
+    const before = suite.gw.fake.requests.length;
     expect(await ask("claude-x")).toBe(404);
-    expect(gw.fake.requests.length).toBe(before);
+    expect(suite.gw.fake.requests.length).toBe(before);
     await page.screenshot({ path: join(SHOTS, "accounts-removed-models.png"), fullPage: true });
 
     // Restore on the page: the admin API call carries the page's CSRF token; the row goes, the other stays.
@@ -106,13 +100,13 @@ test("a removed model is listed with Restore: the button restores it (CSRF token
     expect(req.postDataJSON()).toEqual({ model: "claude-x" });
     await x.waitFor({ state: "detached", timeout: 10_000 });
     expect(await y.count()).toBe(1);
-    expect((await gw.app.store.loadAccountState()).removedModels.map((r) => r.model)).toEqual(["claude-y"]);
+    expect((await suite.gw.app.store.loadAccountState()).removedModels.map((r) => r.model)).toEqual(["claude-y"]);
     // the next request tries claude-x on a1 again
     expect(await ask("claude-x")).toBe(200);
-    expect(gw.fake.requests.length).toBe(before + 1);
+    expect(suite.gw.fake.requests.length).toBe(before + 1);
 
     // A restore elsewhere (the admin API, as `switchyard accounts restore a1 claude-y`) reaches the page live.
-    const res = await fetch(`${gw.url}/admin/api/accounts/a1/restore`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "claude-y" }) });
+    const res = await fetch(`${suite.gw.url}/admin/api/accounts/a1/restore`, { method: "POST", headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: JSON.stringify({ model: "claude-y" }) });
     expect(await res.json()).toEqual({ id: "a1", restored: ["claude-y"] });
     await y.waitFor({ state: "detached", timeout: 10_000 });
     expect(await page.locator(".removed-models").count()).toBe(0);

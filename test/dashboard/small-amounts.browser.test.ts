@@ -5,17 +5,13 @@
  * charts of Overview and Usage draw their value axis whole (no tick label cut at the chart's left
  * edge), at 1440 and 1280 px.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(`
+const suite = withGatewayAndBrowser(`
 providers:
   - id: cheap
     kind: openai-compatible
@@ -26,18 +22,14 @@ settings:
   pricing:
     # the fake's reply uses 11 tokens in and 7 out: 11 × $2 + 7 × $3 per million = $0.000043
     cheap/mini: { input: 2, output: 3 }
-`);
-  for (let i = 0; i < 3; i++) {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "cheap/mini", messages: [{ role: "user", content: "hi" }] }) });
-    expect(res.status).toBe(200);
-    await res.text();
-  }
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+`, {
+  ready: async (gw) => {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "cheap/mini", messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+  },
 });
 
 /** How many pixels of the cost chart's canvas have ink in its leftmost column (a cut-off tick label). */
@@ -55,23 +47,23 @@ const inkAtLeftEdge = (page: Page, title: string) =>
     });
 
 test("a call of a few thousandths of a cent reads as such in Calls and Usage, and the cost charts' axis labels are whole", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     for (const width of [1440, 1280]) {
       await w.page.setViewportSize({ width, height: 900 });
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
       const costs = await w.page.locator("table.calls tbody tr td:nth-child(8)").allInnerTexts();
       expect(costs).toEqual(["$0.000043", "$0.000043", "$0.000043"]);
 
-      await w.page.goto(`${gw.url}/dashboard`);
+      await w.page.goto(`${suite.gw.url}/dashboard`);
       await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
       await w.settled(); // the cost chart drawn from its data
       expect({ width, page: "overview", ink: await inkAtLeftEdge(w.page, "Cost (USD)") }).toEqual({ width, page: "overview", ink: 0 });
       expect(await w.page.locator(".stat", { hasText: "Cost" }).locator(".stat-value").innerText()).toBe("$0.00013");
       await w.page.screenshot({ path: join(SHOTS, `cheap-overview-${width}.png`), fullPage: true });
 
-      await w.page.goto(`${gw.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
       await w.settled(); // the cost chart drawn from its data
       expect({ width, page: "usage", ink: await inkAtLeftEdge(w.page, "Cost over time (USD)") }).toEqual({ width, page: "usage", ink: 0 });

@@ -7,11 +7,11 @@
  * nothing on the page (or anywhere) cleared the lock. A remote browser signed in with an admin key,
  * under the page's CSP, and no secret on the page.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dashunlock-admin-000001";
 const ENV = { KEY_A1: "sk-test-dashunlock-account-one" };
@@ -31,26 +31,20 @@ keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `;
 
-let gw: TestGateway;
-let browser: TestBrowser;
 let refuse = false;
 
-beforeAll(async () => {
-  gw = await startGateway(YAML, { env: ENV });
-  gw.fake.handle((r): FakeReply => {
-    if (refuse) return { status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } };
-    return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
-  });
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withGatewayAndBrowser(YAML, {
+  env: ENV,
+  ready: async (gw) => {
+    gw.fake.handle((r): FakeReply => {
+      if (refuse) return { status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } };
+      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+    });
+  },
 });
 
 async function ask(): Promise<number> {
-  const res = await fetch(`${gw.url}/v1/messages`, {
+  const res = await fetch(`${suite.gw.url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": ADMIN },
     body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
@@ -60,10 +54,10 @@ async function ask(): Promise<number> {
 }
 
 test("a locked account says how it comes back; Test says the lock stays; Unlock clears it (CSRF token sent)", async () => {
-  const w = await openPage(browser, gw.url, REMOTE);
+  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
   const page = w.page;
   try {
-    await page.goto(`${gw.url}/dashboard/accounts`);
+    await page.goto(`${suite.gw.url}/dashboard/accounts`);
     await page.fill("#key", ADMIN);
     await page.click('button[type="submit"]');
     await page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -99,7 +93,7 @@ test("a locked account says how it comes back; Test says the lock stays; Unlock 
     await advice.waitFor({ state: "detached", timeout: 10_000 });
     expect(await card.getByRole("button", { name: "Unlock" }).count()).toBe(0);
     expect(await note.count()).toBe(0);
-    expect((await gw.app.store.loadAccountState()).locks).toEqual([]);
+    expect((await suite.gw.app.store.loadAccountState()).locks).toEqual([]);
     expect(await ask()).toBe(200);
     await w.settled();
 

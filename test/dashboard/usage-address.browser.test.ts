@@ -4,16 +4,12 @@
  * shared link fell back to "1 day, by model". Real Chromium; a model priced at dollars per million
  * tokens beside one priced at a few cents.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { expect, test } from "bun:test";
+import { openPage } from "../support/browser.ts";
 import { usdColumn } from "../../src/dashboard/client/format.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(`
+const suite = withGatewayAndBrowser(`
 providers:
   - id: shop
     kind: openai-compatible
@@ -25,18 +21,14 @@ settings:
     # the fake's reply uses 11 tokens in and 7 out
     shop/dear: { input: 3000, output: 3000 }   # 18 × $0.003 = $0.054
     shop/mini: { input: 2, output: 3 }         # 11 × $2 + 7 × $3 per million = $0.000043
-`);
-  for (const model of ["shop/dear", "shop/mini"]) {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
-    expect(res.status).toBe(200);
-    await res.text();
-  }
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+`, {
+  ready: async (gw) => {
+    for (const model of ["shop/dear", "shop/mini"]) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+  },
 });
 
 test("usdColumn: one number of decimals down a column, as many as its smallest amount needs", () => {
@@ -48,10 +40,10 @@ test("usdColumn: one number of decimals down a column, as many as its smallest a
 });
 
 test("Usage's Cost column reads one number of decimals, and the range and grouping are kept in the address across a reload", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
     const costs = async () => Object.fromEntries(await w.page.locator("table.usage tbody tr").evaluateAll((rows) => rows.map((r) => [(r as unknown as { dataset: { group: string } }).dataset.group, ((r as unknown as { querySelector(s: string): { textContent: string } | null }).querySelector('td[data-label="Cost"]')?.textContent ?? "").trim()])));
     expect(await costs()).toEqual({ "shop/dear": "$0.054000", "shop/mini": "$0.000043" });

@@ -6,22 +6,17 @@
  * was drawn as bars and the other series as lines that sloped from an empty bucket up to a busy one;
  * now every series is a line of steps, flat across each bucket: read from the chart's pixels.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { openPage } from "../support/browser.ts";
 import { csvCell } from "../../src/dashboard/client/usage-export.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN_SECRET = "sy-usage-download-admin-key-0001";
 const CLIENT_SECRET = "sy-usage-download-client-key-001";
 
-let gw: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startGateway(
-    `
+const suite = withGatewayAndBrowser(`
 server: { require_api_key: true, instance_name: "gw, one" }
 providers:
   - id: shop
@@ -37,20 +32,15 @@ settings:
     # the fake's reply uses 11 tokens in and 7 out
     shop/dear: { input: 3000, output: 3000 }   # 18 × $0.003 = $0.054
     shop/mini: { input: 2, output: 3 }         # 11 × $2 + 7 × $3 per million = $0.000043
-`,
-    { env: { ADMIN_SECRET, CLIENT_SECRET } },
-  );
-  for (const model of ["shop/dear", "shop/mini", "shop/mini"]) {
-    const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${CLIENT_SECRET}` }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
-    expect(res.status).toBe(200);
-    await res.text();
-  }
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+`, {
+  env: { ADMIN_SECRET, CLIENT_SECRET },
+  ready: async (gw) => {
+    for (const model of ["shop/dear", "shop/mini", "shop/mini"]) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${CLIENT_SECRET}` }, body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+  },
 });
 
 test("csvCell quotes commas, quotes and line breaks, and keeps a formula-looking name as text", () => {
@@ -69,10 +59,10 @@ test("csvCell quotes commas, quotes and line breaks, and keeps a formula-looking
 });
 
 test("Usage downloads the table it shows as CSV and the answer it drew as JSON, for its range and grouping, with no secret", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     // sign in with the admin key
     await w.page.fill("#key", ADMIN_SECRET);
     await w.page.click('button[type="submit"]');
@@ -144,10 +134,10 @@ async function colourSpans(page: Page, selector: string, hex: string): Promise<{
 }
 
 test("the Tokens chart draws every series as steps across its bucket: no bars beside lines that slope from an empty bucket to a busy one", async () => {
-  const w = await openPage(browser, gw.url);
+  const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
-    await w.page.goto(`${gw.url}/dashboard/usage`);
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     await w.page.fill("#key", ADMIN_SECRET);
     await w.page.click('button[type="submit"]');
     await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
