@@ -27,6 +27,15 @@ function focused(page: Page): Promise<string> {
   })()`) as Promise<string>;
 }
 
+/** POSTs `body` to the admin API's `path`; the status. */
+const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+
+/** Waits until focus is off the page body (it moves once the list is read again), at most 5 s; then says where it is. */
+async function settledFocus(page: Page): Promise<string> {
+  for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(50)) if ((await focused(page)) !== "body") break;
+  return focused(page);
+}
+
 test("Keys: Rotate and Revoke's confirmation takes focus, Escape and Cancel close it and give focus back to the button", async () => {
   const made = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "ci" }) });
   expect(made.status).toBe(201);
@@ -89,7 +98,6 @@ test("Keys: Rotate and Revoke's confirmation takes focus, Escape and Cancel clos
 }, 60_000);
 
 test("Routing: Delete on a stored alias or combo asks first; Escape and Cancel keep it, Confirm delete removes it", async () => {
-  const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
   expect(await post("/aliases", { name: "coding", target: "demo-chat/gpt-demo" })).toBe(201);
   expect(await post("/combos", { name: "spare", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
   const stored = async () => {
@@ -146,10 +154,7 @@ test("Routing: Delete on a stored alias or combo asks first; Escape and Cancel k
 const announced = (page: Page) => page.evaluate(`document.getElementById("announcer")?.textContent ?? "(no live region)"`) as Promise<string>;
 
 test("after a confirmed Revoke, focus moves to the next key's Revoke (else the list's heading) and the page says the key was revoked", async () => {
-  for (const name of ["a-first", "b-second", "c-third"]) {
-    const made = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name }) });
-    expect(made.status).toBe(201);
-  }
+  for (const name of ["a-first", "b-second", "c-third"]) expect(await post("/keys", { name })).toBe(201);
   const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
@@ -166,22 +171,17 @@ test("after a confirmed Revoke, focus moves to the next key's Revoke (else the l
       await row.getByRole("button", { name: "Confirm revoke" }).click();
       await page.locator(`tr[data-key="${name}"][data-revoked]`).waitFor({ timeout: 5_000 });
     };
-    /** Waits until focus is off the page body (it moves once the list is read again), then says where it is. */
-    const settledFocus = async () => {
-      for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(50)) if ((await focused(page)) !== "body") break;
-      return focused(page);
-    };
     // the first: focus on the next row's Revoke
     await revoke(order[0]!);
-    expect(await settledFocus()).toBe(`${order[1]} | BUTTON | Revoke`);
+    expect(await settledFocus(page)).toBe(`${order[1]} | BUTTON | Revoke`);
     expect(await announced(page)).toBe(`Key ${order[0]} revoked.`);
     // the last: no next row with a Revoke, so the previous one's
     await revoke(order[2]!);
-    expect(await settledFocus()).toBe(`${order[1]} | BUTTON | Revoke`);
+    expect(await settledFocus(page)).toBe(`${order[1]} | BUTTON | Revoke`);
     expect(await announced(page)).toBe(`Key ${order[2]} revoked.`);
     // the only one left: the list's heading
     await revoke(order[1]!);
-    expect(await settledFocus()).toBe("- | H2 | Keys");
+    expect(await settledFocus(page)).toBe("- | H2 | Keys");
     expect(await announced(page)).toBe(`Key ${order[1]} revoked.`);
     expect(await page.locator("#announcer").getAttribute("role")).toBe("status");
     expect(w.errors).toEqual([]);
@@ -191,7 +191,6 @@ test("after a confirmed Revoke, focus moves to the next key's Revoke (else the l
 }, 60_000);
 
 test("after a confirmed Delete of an alias or a combo, focus moves to the next one's Delete (else the list's heading) and the page says what was deleted", async () => {
-  const post = (path: string, body: unknown) => fetch(`${suite.gw.url}/admin/api${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
   for (const name of ["one", "two"]) expect(await post("/aliases", { name, target: "demo-chat/gpt-demo" })).toBe(201);
   expect(await post("/combos", { name: "lone", strategy: "fallback", targets: [{ model: "demo-chat/gpt-demo" }] })).toBe(201);
   const w = await openPage(suite.browser, suite.gw.url);
@@ -201,23 +200,19 @@ test("after a confirmed Delete of an alias or a combo, focus moves to the next o
     await page.goto(`${suite.gw.url}/dashboard/routing`);
     await page.locator('tr[data-alias="two"]').waitFor({ timeout: 10_000 });
     await page.locator('[data-combo="lone"]').waitFor({ timeout: 10_000 });
-    const settledFocus = async () => {
-      for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(50)) if ((await focused(page)) !== "body") break;
-      return focused(page);
-    };
     const del = async (sel: string) => {
       await page.locator(sel).getByRole("button", { name: "Delete" }).click();
       await page.locator(sel).getByRole("button", { name: "Confirm delete" }).click();
       await page.locator(sel).waitFor({ state: "detached", timeout: 5_000 });
     };
     await del('tr[data-alias="one"]');
-    expect(await settledFocus()).toBe("two | BUTTON | Delete");
+    expect(await settledFocus(page)).toBe("two | BUTTON | Delete");
     expect(await announced(page)).toBe("Alias one deleted.");
     await del('tr[data-alias="two"]');
-    expect(await settledFocus()).toBe("- | H2 | Aliases");
+    expect(await settledFocus(page)).toBe("- | H2 | Aliases");
     expect(await announced(page)).toBe("Alias two deleted.");
     await del('[data-combo="lone"]');
-    expect(await settledFocus()).toBe("- | H2 | Combos");
+    expect(await settledFocus(page)).toBe("- | H2 | Combos");
     expect(await announced(page)).toBe("Combo lone deleted.");
     expect(w.errors).toEqual([]);
   } finally {

@@ -7,9 +7,9 @@
  * bucket and between zero and its level only the step's vertical edge stands.
  */
 import { expect, test } from "bun:test";
-import type { Page } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { colourSpans } from "../support/chart-pixels.ts";
 
 const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
@@ -22,32 +22,6 @@ async function send(body: Record<string, unknown>): Promise<number> {
   });
   await r.text();
   return r.status;
-}
-
-/**
- * Where the canvas `selector` holds the colour `hex` (within a few levels per channel, opaque): the
- * topmost and lowest rows holding it, the leftmost and rightmost x of the topmost row (±1 row), and
- * how many columns hold it more than 8 rows (a line's width at 3 device px per CSS px, and some) from
- * either level (a step's vertical edge: its line's width; a line sloping across a bucket: the bucket's
- * width).
- */
-async function colourSpans(page: Page, selector: string, hex: string): Promise<{ width: number; top: number; bottom: number; topLeft: number; topRight: number; midColumns: number }> {
-  return page.evaluate(`(() => {
-    const c = document.querySelector(${JSON.stringify(selector)});
-    const { width, height } = c;
-    const d = c.getContext("2d").getImageData(0, 0, width, height).data;
-    const want = [${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)}];
-    const hits = [];
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 4;
-      if (d[i + 3] > 240 && Math.abs(d[i] - want[0]) < 8 && Math.abs(d[i + 1] - want[1]) < 8 && Math.abs(d[i + 2] - want[2]) < 8) hits.push([x, y]);
-    }
-    const top = Math.min(...hits.map((h) => h[1]));
-    const bottom = Math.max(...hits.map((h) => h[1]));
-    const topXs = hits.filter((h) => h[1] <= top + 1).map((h) => h[0]);
-    const mid = new Set(hits.filter((h) => h[1] > top + 8 && h[1] < bottom - 8).map((h) => h[0]));
-    return { width, top, bottom, topLeft: Math.min(...topXs), topRight: Math.max(...topXs), midColumns: mid.size };
-  })()`);
 }
 
 test("the request-rate chart draws errors as steps across their 10 s bucket, as the other charts do", async () => {
@@ -66,7 +40,8 @@ test("the request-rate chart draws errors as steps across their 10 s bucket, as 
     await w.page.locator('[data-rate-total="6"]').waitFor({ timeout: 10_000 });
     await w.settled();
     const canvas = ".rate-card .chart canvas";
-    const errors = await colourSpans(w.page, canvas, "#dc2626");
+    // the middle band leaves out 8 rows at either level: a 2 px line is 6 device px here
+    const errors = await colourSpans(w.page, canvas, "#dc2626", 8);
     const bucketPx = (errors.width - 3 * 60) / 181; // at most this many device px of plot per bucket (30 min of 10 s buckets, and the current one)
     expect(bucketPx).toBeGreaterThan(15);
     // flat across the busy bucket's width

@@ -8,10 +8,10 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { Page } from "playwright-core";
 import { openPage } from "../support/browser.ts";
 import { csvCell } from "../../src/dashboard/client/usage-export.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { colourSpans } from "../support/chart-pixels.ts";
 
 const ADMIN_SECRET = "sy-usage-download-admin-key-0001";
 const CLIENT_SECRET = "sy-usage-download-client-key-001";
@@ -107,31 +107,6 @@ test("Usage downloads the table it shows as CSV and the answer it drew as JSON, 
     await w.close();
   }
 }, 60_000);
-
-/**
- * Where a chart's canvas holds the colour `hex` (within a few levels per channel): for the topmost row
- * holding it (±1 row) its leftmost and rightmost x, the lowest row holding it, and the x span of the
- * pixels strictly between those levels (a step's vertical edge: 2 px; a sloped line: the bucket's width).
- * Read in the page (a string: the root tsconfig has no DOM types).
- */
-async function colourSpans(page: Page, selector: string, hex: string): Promise<{ width: number; top: number; bottom: number; topLeft: number; topRight: number; midSpan: number }> {
-  return page.evaluate(`(() => {
-    const c = document.querySelector(${JSON.stringify(selector)});
-    const { width, height } = c;
-    const d = c.getContext("2d").getImageData(0, 0, width, height).data;
-    const want = [${parseInt(hex.slice(1, 3), 16)}, ${parseInt(hex.slice(3, 5), 16)}, ${parseInt(hex.slice(5, 7), 16)}];
-    const hits = [];
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 4;
-      if (d[i + 3] > 240 && Math.abs(d[i] - want[0]) < 8 && Math.abs(d[i + 1] - want[1]) < 8 && Math.abs(d[i + 2] - want[2]) < 8) hits.push([x, y]);
-    }
-    const top = Math.min(...hits.map((h) => h[1]));
-    const bottom = Math.max(...hits.map((h) => h[1]));
-    const topXs = hits.filter((h) => h[1] <= top + 1).map((h) => h[0]);
-    const midXs = hits.filter((h) => h[1] > top + 3 && h[1] < bottom - 3).map((h) => h[0]);
-    return { width, top, bottom, topLeft: Math.min(...topXs), topRight: Math.max(...topXs), midSpan: midXs.length ? Math.max(...midXs) - Math.min(...midXs) : 0 };
-  })()`);
-}
 
 test("the Tokens chart draws every series as steps across its bucket: no bars beside lines that slope from an empty bucket to a busy one", async () => {
   const w = await openPage(suite.browser, suite.gw.url);
