@@ -9,37 +9,30 @@
  * changed" notice, a refused call's trace, a key's one-time secret, a revoked key, the 404 page.
  * Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
+import { openPage, SHOTS, type WatchedPage } from "../support/browser.ts";
 import { contrastMisses, controlOutlineMisses } from "../support/contrast.ts";
-import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
-import type { TestGateway } from "../support/gateway.ts";
+import { driveDemoState, startDemoGateway } from "../support/dashboard-demo.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway & { script: DemoScript };
-let browser: TestBrowser;
 let adminSecret: string;
 
 const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 
-beforeAll(async () => {
-  gw = await startDemoGateway();
-  await driveDemoState(gw);
-  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "operator", scopes: ["admin"] }) });
-  adminSecret = ((await res.json()) as { secret: string }).secret;
-  // a refused call (bad body) for the Calls page's trace view
-  await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withStartedGatewayAndBrowser(startDemoGateway, {
+  ready: async (gw) => {
+    await driveDemoState(gw);
+    const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "operator", scopes: ["admin"] }) });
+    adminSecret = ((await res.json()) as { secret: string }).secret;
+    // a refused call (bad body) for the Calls page's trace view
+    await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "fast", messages: "fix it" }) });
+  },
 });
 
 /** Signs `w` in with the admin key (a remote browser gets the sign-in view first). */
 async function signIn(w: WatchedPage): Promise<void> {
-  await w.page.goto(`${gw.url}/dashboard/overview`);
+  await w.page.goto(`${suite.gw.url}/dashboard/overview`);
   await w.page.fill("#key", adminSecret);
   await w.page.click('button[type="submit"]');
   await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
@@ -57,9 +50,9 @@ async function readable(w: WatchedPage, name: string, scope?: string): Promise<v
 
 describe("contrast (WCAG AA): text, and form fields' outlines", () => {
   test("the sign-in view, with a refused key's message", async () => {
-    const w = await openPage(browser, gw.url, REMOTE);
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
-      await w.page.goto(`${gw.url}/dashboard`);
+      await w.page.goto(`${suite.gw.url}/dashboard`);
       await w.page.fill("#key", "sy-not-a-key-at-all");
       await w.page.click('button[type="submit"]');
       await w.page.locator(".error-line").waitFor({ timeout: 10_000 });
@@ -70,13 +63,13 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
   }, 60_000);
 
   test("every page at 1280 and 390 px", async () => {
-    const w = await openPage(browser, gw.url, REMOTE);
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
       await signIn(w);
       for (const width of [1280, 390]) {
         await w.page.setViewportSize({ width, height: 900 });
         for (const p of ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"]) {
-          await w.page.goto(`${gw.url}/dashboard/${p}`);
+          await w.page.goto(`${suite.gw.url}/dashboard/${p}`);
           await w.page.locator("main h1").waitFor({ timeout: 10_000 });
           await w.page.locator(".live-live").waitFor({ timeout: 10_000 });
           await w.settled(); // tables and charts drawn
@@ -90,12 +83,12 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
   }, 120_000);
 
   test("states shown after an action: a dry-run answer, the routing-changed notice, a refused call's trace, a new key's secret, a revoked key, the 404 page", async () => {
-    const w = await openPage(browser, gw.url, REMOTE);
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
       await signIn(w);
       await w.page.setViewportSize({ width: 1280, height: 900 });
       // Routing: the dry run of the combo (claude-work cooling down, glm-main locked: accounts out)
-      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
       await w.page.locator("[data-combo]").first().waitFor({ timeout: 10_000 });
       await w.page.fill("#dr-model", "coding");
       await w.page.click('form.dry-run button[type="submit"]');
@@ -103,7 +96,7 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
       // a combo being written here while another tab changes one: the notice
       await w.page.getByRole("button", { name: "New combo…" }).click();
       await w.page.locator("#combo-json").fill('{ "name": "draft", "targets": [{ "model": "openai/gpt-5" }] }');
-      const res = await fetch(`${gw.url}/admin/api/aliases`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "elsewhere", target: "openai/gpt-5" }) });
+      const res = await fetch(`${suite.gw.url}/admin/api/aliases`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "elsewhere", target: "openai/gpt-5" }) });
       expect(res.status).toBe(201);
       const notice = w.page.locator('[data-notice="routing-changed"]');
       await notice.waitFor({ timeout: 10_000 });
@@ -111,7 +104,7 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
       await readable(w, "routing-dry-run");
 
       // Calls: the refused call's trace, its row selected
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       const refused = w.page.locator("table.calls tbody tr", { hasText: "rejected" }).first();
       await refused.waitFor({ timeout: 10_000 });
       await refused.click();
@@ -119,7 +112,7 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
       await readable(w, "calls-trace");
 
       // Keys: a new key's secret, then a revoked key
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await w.page.fill("#key-name", "contrast-check");
       await w.page.click('form button[type="submit"]');
       await w.page.locator(".secret-once").waitFor({ timeout: 10_000 });
@@ -129,7 +122,7 @@ describe("contrast (WCAG AA): text, and form fields' outlines", () => {
       await readable(w, "keys-secret-revoked");
 
       // the dashboard's own 404 page
-      await w.page.goto(`${gw.url}/dashboard/usgae`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usgae`);
       await w.page.locator("h1").waitFor({ timeout: 10_000 });
       await readable(w, "not-found");
       expect(w.errors.filter((e) => !e.includes("404"))).toEqual([]);

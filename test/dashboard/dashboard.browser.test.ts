@@ -8,27 +8,19 @@
  * page and no data; a cookie call without the CSRF token is refused. Screenshots go to
  * test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser, type WatchedPage } from "../support/browser.ts";
-import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
-import type { TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS, type WatchedPage } from "../support/browser.ts";
+import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway } from "../support/dashboard-demo.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 import { count } from "../../src/dashboard/client/format.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway & { script: DemoScript };
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startDemoGateway();
-  await driveDemoState(gw);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withStartedGatewayAndBrowser(startDemoGateway, {
+  ready: async (gw) => {
+    await driveDemoState(gw);
+  },
 });
 
 /** Marks the window, so a test can tell the page was not reloaded. */
@@ -58,10 +50,10 @@ const PAGES: Array<{ id: string; ready: string }> = [
 
 describe("every page", () => {
   test("loads without console errors and without a request leaving the origin", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const p of PAGES) {
-        await w.page.goto(`${gw.url}/dashboard/${p.id}`);
+        await w.page.goto(`${suite.gw.url}/dashboard/${p.id}`);
         await w.page.locator(p.ready).first().waitFor({ timeout: 10_000 });
         await live(w.page).catch((e) => Promise.reject(new Error(`${p.id}: the live badge never said Live: ${e}`)));
         await w.settled(); // the page's other reads answered and drawn
@@ -86,9 +78,9 @@ describe("every page", () => {
   }, 90_000);
 
   test("a mistyped page shows the dashboard's own 404 page, styled, naming the path, and its link leads back", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      const res = await w.page.goto(`${gw.url}/dashboard/usgae`);
+      const res = await w.page.goto(`${suite.gw.url}/dashboard/usgae`);
       expect(res?.status()).toBe(404);
       const box = w.page.locator("main.not-found");
       await box.waitFor({ timeout: 10_000 });
@@ -109,7 +101,7 @@ describe("every page", () => {
       await box.waitFor({ state: "detached" });
       expect(w.foreign).toEqual([]);
       // the only failed answer is the mistyped page itself (no stylesheet or script went missing)
-      expect(w.failed).toEqual([`404 ${gw.url}/dashboard/usgae`]);
+      expect(w.failed).toEqual([`404 ${suite.gw.url}/dashboard/usgae`]);
     } finally {
       await w.close();
     }
@@ -118,17 +110,17 @@ describe("every page", () => {
 
 describe("live updates", () => {
   test("a 429 with Retry-After makes a countdown appear on the open Accounts page, and it counts down", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       const row = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section").locator('tr[data-model="gpt-5-mini"]');
       await row.waitFor();
       await live(w.page);
       expect(await row.locator(".countdown").count()).toBe(0);
       await mark(w.page);
 
-      gw.script["openai-main"] = [{ status: 429, headers: { "retry-after": "120" }, json: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } } }];
-      expect(await sendMessage(gw.url, "fast")).toBe(429);
+      suite.gw.script["openai-main"] = [{ status: 429, headers: { "retry-after": "120" }, json: { error: { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" } } }];
+      expect(await sendMessage(suite.gw.url, "fast")).toBe(429);
 
       const countdown = row.locator(".countdown");
       await countdown.waitFor({ timeout: 10_000 });
@@ -147,21 +139,21 @@ describe("live updates", () => {
       await w.page.screenshot({ path: join(SHOTS, "accounts-countdown.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {
-      await gw.app.store.clearCooldown("openai-main");
-      gw.app.registry.loadState(await gw.app.store.loadAccountState());
+      await suite.gw.app.store.clearCooldown("openai-main");
+      suite.gw.app.registry.loadState(await suite.gw.app.store.loadAccountState());
       await w.close();
     }
   }, 60_000);
 
   test("a request sent while Calls is open shows up without a reload, and its trace opens", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().waitFor();
       await live(w.page);
       await mark(w.page);
 
-      const res = await fetch(`${gw.url}/v1/messages`, {
+      const res = await fetch(`${suite.gw.url}/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: "claude/claude-opus-4-1", max_tokens: 20, messages: [{ role: "user", content: "hello from the calls test" }] }),
@@ -202,14 +194,14 @@ describe("layout", () => {
     });
 
   test("in the forms of Calls, Keys and Routing a select box is as tall as the text fields beside it and lines up with them", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const p of [
         { page: "calls", select: "#f-outcome", input: "#f-model" },
         { page: "keys", select: 'select[aria-label="Budget window"]', input: "#key-budget" },
         { page: "routing", select: "#dr-format", input: "#dr-model" },
       ]) {
-        await w.page.goto(`${gw.url}/dashboard/${p.page}`);
+        await w.page.goto(`${suite.gw.url}/dashboard/${p.page}`);
         await w.page.locator(p.select).waitFor({ timeout: 10_000 });
         const box = async (sel: string) => {
           const b = (await w.page.locator(sel).boundingBox())!;
@@ -223,11 +215,11 @@ describe("layout", () => {
   }, 60_000);
 
   test("at 1440 and 1280 px every column of the Calls table, Total last, is inside its card: no sideways scroll, with or without a trace open", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const width of [1440, 1280]) {
         await w.page.setViewportSize({ width, height: 900 });
-        await w.page.goto(`${gw.url}/dashboard/calls`);
+        await w.page.goto(`${suite.gw.url}/dashboard/calls`);
         await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
         expect(await w.page.locator("table.calls th").last().innerText()).toBe("Total");
         expect({ width, ...(await callsFit(w.page)) }).toEqual({ width, cut: [], scrolls: false });
@@ -246,7 +238,7 @@ describe("layout", () => {
 
 /** A Chat turn to openai/gpt-5-mini whose last message is a `sh` tool result `content` (what the token savers look at). */
 const toolResultTurn = (question: string, content: string) =>
-  fetch(`${gw.url}/v1/chat/completions`, {
+  fetch(`${suite.gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
@@ -265,16 +257,16 @@ describe("usage", () => {
     const res = await toolResultTurn("why does it not start?", log);
     expect(res.status).toBe(200);
     await res.text();
-    const trace: any = await (await fetch(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`)).json();
+    const trace: any = await (await fetch(`${suite.gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`)).json();
     const saved: number = trace.tokenSaver.tokensSaved;
     expect(saved).toBeGreaterThan(1000);
-    const usage: any = await (await fetch(`${gw.url}/admin/api/usage?by=model&since=24h`)).json();
+    const usage: any = await (await fetch(`${suite.gw.url}/admin/api/usage?by=model&since=24h`)).json();
     const row = usage.rows.find((r: any) => r.group === "openai/gpt-5-mini"); // provider/model, as the CLI groups
     expect(row.savedTokens).toBe(saved);
 
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
       const tr = w.page.locator('table.usage tr[data-group="openai/gpt-5-mini"]');
       await tr.waitFor({ timeout: 10_000 });
       const headers = await w.page.locator("table.usage thead th").allInnerTexts();
@@ -289,17 +281,17 @@ describe("usage", () => {
 
 describe("account actions", () => {
   test("Test on an account makes one upstream call with it and shows the answer", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       const card = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section");
       await card.waitFor();
-      const before = gw.fake.requests.length;
+      const before = suite.gw.fake.requests.length;
       await card.getByRole("button", { name: "Test" }).click();
       const result = card.locator(".test-result");
       await result.waitFor({ timeout: 10_000 });
       expect(await result.innerText()).toMatch(/^Test passed: 200 in \d+ ms with gpt-5(-mini)? \(from the provider's models\)$/);
-      const calls = gw.fake.requests.slice(before);
+      const calls = suite.gw.fake.requests.slice(before);
       expect(calls.length).toBe(1);
       expect(calls[0].headers["authorization"]).toBe(`Bearer ${DEMO_ENV.OPENAI_MAIN}`);
       expect(w.errors).toEqual([]);
@@ -313,13 +305,13 @@ describe("account state from the page", () => {
   test("Remove, confirmed, deletes a stored account: its card goes (focus to the page's heading, the page says so) and routing no longer lists it; config-file accounts have no Remove", async () => {
     // an account stored in the database, as `switchyard import` leaves one; the gateway re-reads its
     // accounts every 10 s (SPEC A-1), so wait until the admin API lists it
-    await gw.app.store.upsertAccount({ id: "openai-extra", providerId: "openai", priority: 5, credential: { type: "api_key", apiKey: "sk-test-openai-extra" }, disabled: false });
-    const listed = async () => ((await (await fetch(`${gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] }).accounts.map((a) => a.id);
+    await suite.gw.app.store.upsertAccount({ id: "openai-extra", providerId: "openai", priority: 5, credential: { type: "api_key", apiKey: "sk-test-openai-extra" }, disabled: false });
+    const listed = async () => ((await (await fetch(`${suite.gw.url}/admin/api/accounts`)).json()) as { accounts: { id: string }[] }).accounts.map((a) => a.id);
     for (let i = 0; i < 150 && !(await listed()).includes("openai-extra"); i++) await Bun.sleep(100);
     expect(await listed()).toContain("openai-extra");
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       const card = w.page.locator('[data-account="openai-extra"]').locator("xpath=ancestor::section");
       await card.waitFor({ timeout: 10_000 });
       const configCard = w.page.locator('[data-account="openai-main"]').locator("xpath=ancestor::section");
@@ -330,7 +322,7 @@ describe("account state from the page", () => {
       await card.getByRole("button", { name: "Remove" }).click();
       // the first click only asks; the account is still there
       await card.getByRole("button", { name: "Confirm remove" }).waitFor({ timeout: 10_000 });
-      expect(await gw.app.store.getAccount("openai-extra")).toBeDefined();
+      expect(await suite.gw.app.store.getAccount("openai-extra")).toBeDefined();
       await card.getByRole("button", { name: "Confirm remove" }).click();
       await w.page.locator('[data-account="openai-extra"]').waitFor({ state: "detached", timeout: 10_000 });
       // focus does not fall to the page body: no other account has Remove, so the page's heading has it;
@@ -338,27 +330,27 @@ describe("account state from the page", () => {
       await w.page.waitForFunction(`document.activeElement !== document.body`, undefined, { timeout: 5_000 }).catch(() => {});
       expect(await w.page.evaluate(`document.activeElement.tagName + " " + document.activeElement.textContent`)).toBe("H1 Accounts");
       expect(await w.page.locator("#announcer").textContent()).toBe("Account openai-extra removed.");
-      expect(await gw.app.store.getAccount("openai-extra")).toBeUndefined();
+      expect(await suite.gw.app.store.getAccount("openai-extra")).toBeUndefined();
       expect(await listed()).not.toContain("openai-extra");
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {
-      await fetch(`${gw.url}/admin/api/accounts/openai-extra`, { method: "DELETE" });
+      await fetch(`${suite.gw.url}/admin/api/accounts/openai-extra`, { method: "DELETE" });
       await w.close();
     }
   }, 60_000);
 
   test("Disable takes the account out of routing at once and Enable brings it back, without a reload", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
       const card = w.page.locator('[data-account="claude-personal"]').locator("xpath=ancestor::section");
       await card.waitFor();
       await live(w.page);
       await mark(w.page);
       await card.getByRole("button", { name: "Disable" }).click();
       await card.locator(".pill", { hasText: "Disabled" }).waitFor({ timeout: 10_000 });
-      const plan = (await (await fetch(`${gw.url}/admin/api/dry-run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "claude/claude-opus-4-1", messages: [{ role: "user", content: "hi" }] } }) })).json()) as { attempts: Array<{ accountId: string }> };
+      const plan = (await (await fetch(`${suite.gw.url}/admin/api/dry-run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "claude/claude-opus-4-1", messages: [{ role: "user", content: "hi" }] } }) })).json()) as { attempts: Array<{ accountId: string }> };
       expect(plan.attempts.map((a) => a.accountId)).not.toContain("claude-personal");
       await card.getByRole("button", { name: "Enable" }).click();
       await card.getByRole("button", { name: "Disable" }).waitFor({ timeout: 10_000 });
@@ -366,7 +358,7 @@ describe("account state from the page", () => {
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {
-      await fetch(`${gw.url}/admin/api/accounts/claude-personal/enable`, { method: "POST" });
+      await fetch(`${suite.gw.url}/admin/api/accounts/claude-personal/enable`, { method: "POST" });
       await w.close();
     }
   }, 60_000);
@@ -374,10 +366,10 @@ describe("account state from the page", () => {
 
 describe("calls on a phone", () => {
   test("a tapped call's trace, which stands under the whole list at 390 px, is brought into view (the tap seemed to do nothing)", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       await w.page.setViewportSize({ width: 390, height: 800 });
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       const rows = w.page.locator("table.calls tbody tr");
       await rows.first().waitFor({ timeout: 10_000 });
       // the list is taller than the screen, so the trace under it starts below the fold
@@ -401,7 +393,7 @@ describe("token savers in a call's trace", () => {
   test("a call whose long tool result the savers looked at and left alone says so in its trace (it said nothing), as a shortened one says what was saved", async () => {
     const prose = Array.from({ length: 40 }, (_, i) => `Paragraph ${i + 1} of the design notes explains one more decision in words.`).join(" ");
     const log = Array.from({ length: 300 }, (_, i) => `2026-11-30T07:43:${String(i % 60).padStart(2, "0")}.000Z WARN  db: connection refused, retry ${i + 1}/300`).join("\n") + "\n";
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const [content, expected] of [
         [prose, "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter."],
@@ -410,7 +402,7 @@ describe("token savers in a call's trace", () => {
         const res = await toolResultTurn("what does it say?", content);
         expect(res.status).toBe(200);
         await res.text();
-        await w.page.goto(`${gw.url}/dashboard/calls`);
+        await w.page.goto(`${suite.gw.url}/dashboard/calls`);
         await w.page.locator(`tr[data-route-id="${res.headers.get("x-switchyard-route-id")}"]`).click();
         const line = await w.page.locator(".trace .token-saver").innerText({ timeout: 10_000 });
         if (typeof expected === "string") expect(line).toBe(expected);
@@ -426,9 +418,9 @@ describe("token savers in a call's trace", () => {
 
 describe("flight recorder", () => {
   test("turned on from the Calls page, it shows a translated call's client body next to the body sent upstream", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().click();
       await w.page.getByRole("button", { name: "Turn on the flight recorder" }).click();
       const on = w.page.locator(".trace .recorder-on");
@@ -439,7 +431,7 @@ describe("flight recorder", () => {
       );
 
       // An Anthropic Messages client, an OpenAI Chat provider: the recording shows both sides.
-      const res = await fetch(`${gw.url}/v1/messages`, {
+      const res = await fetch(`${suite.gw.url}/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ model: "fast", max_tokens: 20, messages: [{ role: "user", content: "recorded prompt 4711" }] }),
@@ -463,7 +455,7 @@ describe("flight recorder", () => {
       await w.page.screenshot({ path: join(SHOTS, "calls-recording.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {
-      await fetch(`${gw.url}/admin/api/settings`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ flight_recorder: null }) });
+      await fetch(`${suite.gw.url}/admin/api/settings`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ flight_recorder: null }) });
       await w.close();
     }
   }, 60_000);
@@ -472,15 +464,15 @@ describe("flight recorder", () => {
 describe("routing", () => {
   test("the dry-run form gives the same order as `switchyard route`", async () => {
     // The gateway runs in this process: the CLI is spawned asynchronously so it can answer.
-    const cli = Bun.spawn([...SOURCE_CLI, "route", "coding", "--json", "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const cli = Bun.spawn([...SOURCE_CLI, "route", "coding", "--json", "--data-dir", suite.gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const [out, err] = await Promise.all([new Response(cli.stdout).text(), new Response(cli.stderr).text(), cli.exited]);
     expect(err).toBe("");
     const plan = JSON.parse(out) as { attempts: Array<{ target: string; accountId: string }> };
     expect(plan.attempts.length).toBeGreaterThanOrEqual(2);
 
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
       await w.page.fill("#dr-model", "coding");
       await w.page.click('.dry-run button[type="submit"]');
       const items = w.page.locator("ol.attempt-order li");
@@ -507,9 +499,9 @@ describe("routing", () => {
 
 describe("keys", () => {
   test("a key created on Keys is shown once, works, and is not shown again", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await w.page.fill("#key-name", "browser-made");
       await w.page.click('form button[type="submit"]');
       const secretEl = w.page.locator(".secret-value");
@@ -520,14 +512,14 @@ describe("keys", () => {
       await w.page.screenshot({ path: join(SHOTS, "keys-created.png"), fullPage: true });
 
       // It works: a request with it is served and counted under its name.
-      const res = await fetch(`${gw.url}/v1/messages`, {
+      const res = await fetch(`${suite.gw.url}/v1/messages`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": secret },
         body: JSON.stringify({ model: "fast", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
       });
       expect(res.status).toBe(200);
       await res.text();
-      const calls = (await (await fetch(`${gw.url}/admin/api/calls?limit=5`)).json()) as { calls: Array<{ keyName?: string }> };
+      const calls = (await (await fetch(`${suite.gw.url}/admin/api/calls?limit=5`)).json()) as { calls: Array<{ keyName?: string }> };
       expect(calls.calls[0].keyName).toBe("browser-made");
 
       // Shown once: after a reload the page holds no trace of it.
@@ -543,17 +535,17 @@ describe("keys", () => {
 
   test("the open Keys page follows a key's budget use as its requests finish, without a reload", async () => {
     const made = (await (
-      await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "budgeted", limits: { budgets: [{ window: "1d", usd: 5 }] } }) })
+      await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "budgeted", limits: { budgets: [{ window: "1d", usd: 5 }] } }) })
     ).json()) as { secret: string };
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       const row = w.page.locator('tr[data-key="budgeted"]');
       await row.waitFor({ timeout: 10_000 });
       await live(w.page);
       await mark(w.page);
       expect(await row.locator(".budget").innerText()).toContain("$0.00 of $5.00");
-      expect(await sendMessage(gw.url, "claude/claude-sonnet-4-5", { "x-api-key": made.secret })).toBe(200);
+      expect(await sendMessage(suite.gw.url, "claude/claude-sonnet-4-5", { "x-api-key": made.secret })).toBe(200);
       // claude-sonnet-4-5 at its API price: about a cent for the demo upstream's 1,200–2,000 tokens in and 150–450 out; a 1d window
       await row.locator(".budget", { hasText: /\$0\.(?!0000)\d{4} of \$5\.00/ }).waitFor({ timeout: 10_000 });
       // Never "24h 1m" for a 1d window: the countdown rounds up, and the page's once-a-second clock lagged
@@ -561,12 +553,12 @@ describe("keys", () => {
       expect(await row.locator(".budget").innerText()).toMatch(/resets in (24h 0m|23h \d{1,2}m)/);
       // A window that ended over its budget reads its real share, as keys list says (the bar stops at full).
       const over = (await (
-        await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "overspent", limits: { budgets: [{ window: "1d", usd: 0.001 }] } }) })
+        await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "overspent", limits: { budgets: [{ window: "1d", usd: 0.001 }] } }) })
       ).json()) as { secret: string };
-      expect(await sendMessage(gw.url, "claude/claude-sonnet-4-5", { "x-api-key": over.secret })).toBe(200);
+      expect(await sendMessage(suite.gw.url, "claude/claude-sonnet-4-5", { "x-api-key": over.secret })).toBe(200);
       const overRow = w.page.locator('tr[data-key="overspent"]');
       await overRow.locator(".budget", { hasText: /resets in/ }).waitFor({ timeout: 10_000 });
-      const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string; use?: { budgets: Array<{ used: number }> } }> };
+      const keys = (await (await fetch(`${suite.gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string; use?: { budgets: Array<{ used: number }> } }> };
       const used = keys.keys.find((k) => k.name === "overspent")!.use!.budgets[0].used;
       expect(used).toBeGreaterThan(0.001);
       // Amounts under $1 with four decimals, as keys list writes them (cents read "$0.01 of $0" here)
@@ -584,9 +576,9 @@ describe("access", () => {
   const REMOTE = { "X-Forwarded-For": "203.0.113.7" };
 
   async function remoteSignedIn(): Promise<WatchedPage> {
-    const created = (await (await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: `remote-admin-${Date.now()}`, scopes: ["admin"] }) })).json()) as { secret: string };
-    const w = await openPage(browser, gw.url, REMOTE);
-    await w.page.goto(`${gw.url}/dashboard/accounts`);
+    const created = (await (await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: `remote-admin-${Date.now()}`, scopes: ["admin"] }) })).json()) as { secret: string };
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
+    await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
     await w.page.fill("#key", created.secret);
     await w.page.click('button[type="submit"]');
     await w.page.locator('[data-account="claude-work"]').waitFor({ timeout: 10_000 });
@@ -595,14 +587,14 @@ describe("access", () => {
   }
 
   test("a remote caller without a key sees the login page and no data", async () => {
-    const w = await openPage(browser, gw.url, REMOTE);
+    const w = await openPage(suite.browser, suite.gw.url, REMOTE);
     try {
       const apiCalls: string[] = [];
       w.page.on("response", (r) => {
         if (r.url().includes("/admin/api/") && r.ok()) apiCalls.push(r.url());
       });
       for (const p of ["accounts", "calls", "keys"]) {
-        await w.page.goto(`${gw.url}/dashboard/${p}`);
+        await w.page.goto(`${suite.gw.url}/dashboard/${p}`);
         await w.page.locator("#key").waitFor();
         const body = await w.page.locator("body").innerText();
         expect(body).toContain("Sign in");
@@ -634,7 +626,7 @@ describe("access", () => {
         }).then((r) => r.status),
       );
       expect(withToken).toBe(201);
-      const names = ((await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> }).keys.map((k) => k.name);
+      const names = ((await (await fetch(`${suite.gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> }).keys.map((k) => k.name);
       expect(names).toContain("csrf-ok");
       expect(names).not.toContain("csrf-less");
       // The session cookie is out of the page's reach (HttpOnly).

@@ -7,25 +7,14 @@
  *   usage buckets of the last 30 minutes), then follows new ones live.
  * Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { drawn, launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { sendMessage, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
-import type { TestGateway } from "../support/gateway.ts";
+import { drawn, openPage, SHOTS } from "../support/browser.ts";
+import { sendMessage, startDemoGateway } from "../support/dashboard-demo.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway & { script: DemoScript };
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startDemoGateway();
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withStartedGatewayAndBrowser(startDemoGateway);
 
 /** Marks the window, so a test can tell the page was not reloaded. */
 const mark = (page: Page) => page.evaluate("window.__kept = 42");
@@ -54,7 +43,7 @@ async function fits(page: Page, name: string): Promise<void> {
 
 /** Calls the admin API as a script or another tab would; the status. */
 async function admin(method: string, path: string, body?: unknown): Promise<number> {
-  const res = await fetch(`${gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${suite.gw.url}/admin/api${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
   await res.text();
   return res.status;
 }
@@ -64,9 +53,9 @@ const combo = (model: string) => ({ name: "nightly", strategy: "fallback", targe
 describe("Routing follows changes made elsewhere", () => {
   test("a combo changed through the admin API shows on the open page without a reload; with a combo being written, a notice shows instead and the edit is kept", async () => {
     expect(await admin("POST", "/combos", combo("openai/gpt-5"))).toBe(201);
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
       const nightly = w.page.locator('[data-combo="nightly"]');
       await nightly.waitFor({ timeout: 10_000 });
       await live(w.page);
@@ -115,9 +104,9 @@ describe("Routing follows changes made elsewhere", () => {
 describe("a dry-run answer on screen follows changes", () => {
   test("the request that was routed is routed again when its combo changes, an account is disabled or the combo is removed (the form holding another model by then), and a line says when and why", async () => {
     expect(await admin("POST", "/combos", { name: "dry", strategy: "fallback", targets: [{ model: "openai/gpt-5" }, { model: "glm/glm-5.3" }] })).toBe(201);
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/routing`);
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
       await w.page.locator('[data-combo="dry"]').waitFor({ timeout: 10_000 });
       await live(w.page);
       await mark(w.page);
@@ -162,12 +151,12 @@ describe("a dry-run answer on screen follows changes", () => {
 describe("Overview's request rate", () => {
   test("requests made before the page opened are in the rate chart and the rate tile; a new one adds to the chart live", async () => {
     // Whatever earlier tests sent (none reach a model here; counted to be sure).
-    const before = ((await (await fetch(`${gw.url}/admin/api/usage?since=30m`)).json()) as { rows: { requests: number }[] }).rows.reduce((n, r) => n + r.requests, 0);
+    const before = ((await (await fetch(`${suite.gw.url}/admin/api/usage?since=30m`)).json()) as { rows: { requests: number }[] }).rows.reduce((n, r) => n + r.requests, 0);
     const N = 7;
-    for (let i = 0; i < N; i++) expect(await sendMessage(gw.url, "fast")).toBe(200);
-    const w = await openPage(browser, gw.url);
+    for (let i = 0; i < N; i++) expect(await sendMessage(suite.gw.url, "fast")).toBe(200);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard`);
+      await w.page.goto(`${suite.gw.url}/dashboard`);
       const chart = w.page.locator("[data-rate-total]");
       await chart.waitFor({ timeout: 10_000 });
       expect(Number(await chart.getAttribute("data-rate-total"))).toBe(before + N);
@@ -177,7 +166,7 @@ describe("Overview's request rate", () => {
       await fits(w.page, "overview-rate-on-open");
 
       await live(w.page);
-      expect(await sendMessage(gw.url, "fast")).toBe(200);
+      expect(await sendMessage(suite.gw.url, "fast")).toBe(200);
       await w.page.locator(`[data-rate-total="${before + N + 1}"]`).waitFor({ timeout: 5_000 });
       expect(w.errors).toEqual([]);
     } finally {

@@ -5,26 +5,18 @@
  * Overview's stat tiles fit one row at 1280 and 1440 px; a bad key name gets the API's 400 message in
  * the Keys form. Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
-import type { TestGateway } from "../support/gateway.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { driveDemoState, startDemoGateway } from "../support/dashboard-demo.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway & { script: DemoScript };
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  gw = await startDemoGateway();
-  await driveDemoState(gw);
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
+const suite = withStartedGatewayAndBrowser(startDemoGateway, {
+  ready: async (gw) => {
+    await driveDemoState(gw);
+  },
 });
 
 /** Marks the window, so a test can tell the page was not reloaded. */
@@ -35,14 +27,14 @@ const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_00
 
 /** POSTs `body` to `path`; the status, the route id and the error message the client read. */
 async function call(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; routeId: string; message: string }> {
-  const res = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   const json = (await res.json()) as { error?: { message?: string } };
   return { status: res.status, routeId: res.headers.get("x-switchyard-route-id")!, message: json.error?.message ?? "" };
 }
 
 /** Creates a key through the admin API; its secret. */
 async function createKey(body: Record<string, unknown>): Promise<string> {
-  const res = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   expect(res.status).toBe(201);
   return ((await res.json()) as { secret: string }).secret;
 }
@@ -50,9 +42,9 @@ async function createKey(body: Record<string, unknown>): Promise<string> {
 describe("calls refused before routing", () => {
   test("the trace view of a bad request, an unknown model and a key's limit shows the status and the message the client got, and no secret", async () => {
     const secret = await createKey({ name: "fast-only", limits: { models: ["fast"] } });
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
       await live(w.page);
       const refusals = [
@@ -70,7 +62,7 @@ describe("calls refused before routing", () => {
         // (the trace request is held here until checked).
         const held = Promise.withResolvers<void>();
         const passed = Promise.withResolvers<void>();
-        const traceUrl = `${gw.url}/admin/api/route-traces/${encodeURIComponent(r.routeId)}`;
+        const traceUrl = `${suite.gw.url}/admin/api/route-traces/${encodeURIComponent(r.routeId)}`;
         await w.page.route(traceUrl, (route) => held.promise.then(() => route.continue()).then(passed.resolve, passed.reject), { times: 1 });
         await row.click();
         await w.page.locator(".trace", { hasText: r.routeId }).waitFor({ timeout: 10_000 });
@@ -96,16 +88,16 @@ describe("calls refused before routing", () => {
 
 /** Runs `switchyard ARGS --data-dir` against the test gateway, from source; stdout, stderr, exit code. */
 async function cli(...args: string[]): Promise<{ out: string; err: string; code: number }> {
-  const p = Bun.spawn([...SOURCE_CLI, ...args, "--data-dir", gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([...SOURCE_CLI, ...args, "--data-dir", suite.gw.dataDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { out, err, code };
 }
 
 describe("keys made elsewhere", () => {
   test("the open Keys page shows a key the CLI creates and a revoke from another tab, without a reload", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await w.page.locator("#key-name").waitFor({ timeout: 10_000 });
       await live(w.page);
       await mark(w.page);
@@ -119,7 +111,7 @@ describe("keys made elsewhere", () => {
       await w.page.screenshot({ path: join(SHOTS, "keys-cli-made.png"), fullPage: true });
 
       // Another tab (here: the admin API) revokes it.
-      expect((await fetch(`${gw.url}/admin/api/keys/cli-made`, { method: "DELETE" })).status).toBe(200);
+      expect((await fetch(`${suite.gw.url}/admin/api/keys/cli-made`, { method: "DELETE" })).status).toBe(200);
       await row.locator(".pill", { hasText: "revoked" }).waitFor({ timeout: 5_000 });
       expect(await row.locator("button", { hasText: "Revoke" }).count()).toBe(0);
       expect(await stillMarked(w.page)).toBe(true);
@@ -133,9 +125,9 @@ describe("keys made elsewhere", () => {
 
 describe("key names", () => {
   test("a name with a space gets the API's 400 message under the form; nothing is created and the typed name stays to be fixed", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
-      await w.page.goto(`${gw.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       await w.page.locator("#key-name").waitFor({ timeout: 10_000 });
       await w.page.fill("#key-name", "my laptop");
       await w.page.click('form button[type="submit"]');
@@ -151,10 +143,10 @@ describe("key names", () => {
       await w.page.click('form button[type="submit"]');
       await w.page.locator('.secret-once[data-secret-for="my-laptop"]').waitFor({ timeout: 10_000 });
       expect(await error.count()).toBe(0);
-      const keys = (await (await fetch(`${gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
+      const keys = (await (await fetch(`${suite.gw.url}/admin/api/keys`)).json()) as { keys: Array<{ name: string }> };
       expect(keys.keys.map((k) => k.name).filter((n) => n.includes("laptop"))).toEqual(["my-laptop"]);
       // the only failed answer is the refused create (Chromium logs it as a console error)
-      expect(w.failed).toEqual([`400 ${gw.url}/admin/api/keys`]);
+      expect(w.failed).toEqual([`400 ${suite.gw.url}/admin/api/keys`]);
     } finally {
       await w.close();
     }
@@ -163,11 +155,11 @@ describe("key names", () => {
 
 describe("overview layout", () => {
   test("at 1280 and 1440 px the seven stat tiles sit in one row, each label, value and line inside its tile", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const width of [1280, 1440]) {
         await w.page.setViewportSize({ width, height: 900 });
-        await w.page.goto(`${gw.url}/dashboard/overview`);
+        await w.page.goto(`${suite.gw.url}/dashboard/overview`);
         await w.page.locator(".chart canvas").first().waitFor({ timeout: 10_000 });
         await w.settled(); // the live figures' first reads answered and drawn
         const tiles = await w.page.locator(".stat").evaluateAll((els) =>
@@ -201,11 +193,11 @@ describe("overview layout", () => {
 
 describe("narrow screens", () => {
   test("at 390 px no page is wider than the screen, the content has no dark sidebar stripe behind it, the page links fit a few rows, and Calls shows each call's outcome and total", async () => {
-    const w = await openPage(browser, gw.url);
+    const w = await openPage(suite.browser, suite.gw.url);
     try {
       await w.page.setViewportSize({ width: 390, height: 844 });
       for (const p of ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"]) {
-        await w.page.goto(`${gw.url}/dashboard/${p}`);
+        await w.page.goto(`${suite.gw.url}/dashboard/${p}`);
         await w.page.locator("main h1").waitFor({ timeout: 10_000 });
         await live(w.page);
         await w.settled(); // charts and tables drawn
@@ -222,7 +214,7 @@ describe("narrow screens", () => {
         expect({ page: p, navUnder200: look.nav < 200 }).toEqual({ page: p, navUnder200: true });
         await w.page.screenshot({ path: join(SHOTS, `narrow-${p}.png`), fullPage: true });
       }
-      await w.page.goto(`${gw.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.url}/dashboard/calls`);
       await w.page.locator("table.calls tbody tr").first().waitFor({ timeout: 10_000 });
       const cut = await w.page.locator("table.calls").evaluate((table) => {
         const edge = table.closest(".card")!.getBoundingClientRect().right;

@@ -16,10 +16,10 @@ import { startGateway, type TestGateway } from "./gateway.ts";
 /** Headers that make the browser a remote caller (no loopback sign-in): the dashboard asks for a key. */
 export const REMOTE = { "X-Forwarded-For": "203.0.113.9" } as const;
 
-/** What {@link withGatewayAndBrowser} hands a test file. */
-export interface GatewayAndBrowser {
+/** What {@link withGatewayAndBrowser} hands a test file (`G`: the gateway's type, e.g. the demo's with its script). */
+export interface GatewayAndBrowser<G extends TestGateway = TestGateway> {
   /** The gateway (set once `beforeAll` ran). */
-  readonly gw: TestGateway;
+  readonly gw: G;
   /** The browser (set once `beforeAll` ran). */
   readonly browser: TestBrowser;
   /**
@@ -55,14 +55,23 @@ export function withGatewayAndBrowser(
   yaml?: string,
   opts: Parameters<typeof startGateway>[1] & { ready?: (gw: TestGateway) => Promise<void>; timeoutMs?: number } = {},
 ): GatewayAndBrowser {
-  let gw: TestGateway | undefined;
-  let browser: TestBrowser | undefined;
   const { ready, timeoutMs, ...gatewayOpts } = opts;
+  return withStartedGatewayAndBrowser(() => startGateway(yaml, gatewayOpts), { ready, timeoutMs });
+}
+
+/**
+ * {@link withGatewayAndBrowser} for a gateway started another way (`start`, e.g. the dashboard demo's
+ * `startDemoGateway`): `start` and then the browser in `beforeAll`, `ready` after both, the browser
+ * closed and the gateway stopped in `afterAll`.
+ */
+export function withStartedGatewayAndBrowser<G extends TestGateway>(start: () => Promise<G>, opts: { ready?: (gw: G) => Promise<void>; timeoutMs?: number } = {}): GatewayAndBrowser<G> {
+  let gw: G | undefined;
+  let browser: TestBrowser | undefined;
   beforeAll(async () => {
-    gw = await startGateway(yaml, gatewayOpts);
+    gw = await start();
     browser = await launchBrowser();
-    await ready?.(gw);
-  }, timeoutMs ?? 60_000);
+    await opts.ready?.(gw);
+  }, opts.timeoutMs ?? 60_000);
   afterAll(async () => {
     await browser?.close();
     await gw?.stop();
