@@ -18,6 +18,7 @@ import * as v from "valibot";
 import type { Account, Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
+import { webhookUrlShown } from "../alerts/webhook.ts";
 import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
 import type { LiveConfig } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";
@@ -187,9 +188,10 @@ export function settingsView(live: LiveConfig): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...Object.fromEntries([...active].map((k) => [k, stored[k]])), ...fileSettings };
   const parsed = v.safeParse(SettingsSchema, merged);
   const settings = parsed.success ? ({ ...parsed.output } as Record<string, unknown>) : merged;
-  // A webhook URL written inline may carry a token: only env:/file: references are shown.
+  // A webhook URL written inline may carry a token: its host and path are shown, userinfo, query and
+  // token-shaped path segments are not (webhookUrlShown).
   const alerts = settings.alerts as { webhook?: string } | undefined;
-  if (alerts?.webhook && !/^(env|file):/.test(alerts.webhook)) settings.alerts = { ...alerts, webhook: "[redacted]" };
+  if (alerts?.webhook) settings.alerts = { ...alerts, webhook: webhookUrlShown(alerts.webhook) };
   const sources: Record<string, "config" | "db" | "default"> = {};
   for (const k of Object.keys(SettingsSchema.pipe[1].entries)) sources[k] = k in fileSettings ? "config" : active.has(k) ? "db" : "default";
   return { settings, sources, file: cfg.source.path ?? null };

@@ -5,11 +5,13 @@
  *
  * Alerts wait in a bounded queue (default 256; when it is full the newest alert is dropped and counted)
  * and are taken in order, up to 4 in delivery at once, so an alert whose delivery is being retried does
- * not hold back the next ones. A delivery that fails (connection error, timeout of 10 s, a 5xx, 408 or
+ * not hold back the next ones. A delivery that fails (connection error, timeout of 5 s, a 5xx, 408 or
  * 429) is retried with exponential backoff (0.5 s doubling, at most 30 s apart, 10 tries in all: about
  * two minutes, so a receiver restarting misses nothing; {@link retryDelays}); a 4xx other than 408/429
  * is not retried. Until 2026-12-05 it was one delivery at a time with 5 tries over 7.5 s, so a receiver
- * away for 10 s lost every alert raised meanwhile (newuser11's tryout). Publishing an alert is a queue offer: a dead or slow webhook
+ * away for 10 s lost every alert raised meanwhile (newuser11's tryout). Every try goes to the URL in force
+ * when it starts: until 2026-12-05 the URL was read once per alert, so fixing a wrong URL and reloading
+ * left the alerts in delivery retrying the old one until dropped (newuser15's tryout, N5). Publishing an alert is a queue offer: a dead or slow webhook
  * never blocks or slows a request. Effect is loaded, and the queue and fiber made, by the first alert
  * published while a webhook is set (src/memory/lazy-effect.ts); alerts published while it loads wait,
  * in order and within the same bound, in a plain list.
@@ -25,6 +27,36 @@ import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
 import { alertClaim, type AlertClaim } from "./alert-claim.ts";
 
+/**
+ * Time allowed per POST, ms (5 s). An alert is a few hundred bytes of JSON that a working receiver
+ * accepts in milliseconds; one that accepted the connection and has said nothing for 5 s is hung (a
+ * service stuck behind a load balancer, a firewall dropping packets). Until 2026-12-05 it was 10 s, so
+ * such a receiver held each of the 4 delivery slots for 10 tries × 10 s plus the backoff (~3.7 min) and
+ * a burst of budget alerts held back an `account_locked` raised after it (newuser15's tryout, N5).
+ */
+export const DEFAULT_TRY_TIMEOUT_MS = 5_000;
+
+/** How often a try in progress, or a wait between tries, checks whether the webhook URL changed, ms. */
+const URL_POLL_MS = 250;
+
+/** Resolves after `ms`, or as soon as `changed()` (checked every {@link URL_POLL_MS}) is true; rejects when `signal` aborts. */
+function waitOrUrlChange(ms: number, changed: () => boolean, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const end = (err?: unknown) => {
+      clearTimeout(timer);
+      clearInterval(watch);
+      signal.removeEventListener("abort", onAbort);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const onAbort = () => end(signal.reason ?? new Error("aborted"));
+    const timer = setTimeout(() => end(), ms);
+    const watch = setInterval(() => changed() && end(), URL_POLL_MS);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort);
+  });
+}
+
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
   event: string;
@@ -36,7 +68,10 @@ export interface WebhookPayload {
 
 /** Options of {@link AlertWebhook}. */
 export interface WebhookOptions {
-  /** The webhook URL in force (re-read per delivery: a config reload takes effect); undefined = off. */
+  /**
+   * The webhook URL in force, re-read before every try (a config reload that changes it re-aims the alerts
+   * already in delivery, and a try or wait in progress to the old URL ends within 250 ms); undefined = off.
+   */
   url: () => string | undefined;
   /** Every secret the instance holds; scrubbed from payloads (none should be there). */
   secrets?: () => Iterable<string>;
@@ -51,7 +86,7 @@ export interface WebhookOptions {
   attempts?: number;
   /** Alerts in delivery at once. Default 4. */
   concurrency?: number;
-  /** Time allowed per POST, ms. Default 10 000. */
+  /** Time allowed per POST, ms. Default {@link DEFAULT_TRY_TIMEOUT_MS} (5 000). */
   timeoutMs?: number;
   log?: (line: string) => void;
   /**
@@ -145,34 +180,54 @@ export class AlertWebhook {
   private async start(): Promise<void> {
     const E = await loadEffect();
     if (this.closed) return;
-    const { Duration, Effect, Queue, Schedule } = E;
+    const { Effect, Queue } = E;
     const opts = this.opts;
     const f = opts.fetchImpl ?? fetch;
-    const timeoutMs = opts.timeoutMs ?? 10_000;
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TRY_TIMEOUT_MS;
     const queue = Effect.runSync(Queue.dropping<Pending>(this.capacity));
-    const post = (url: string, p: WebhookPayload) =>
+    const delays = retryDelays(opts);
+    /** One POST to `url`; undefined when accepted, else why not. Aborted at once when the URL in force changes. */
+    const tryOnce = async (url: string, p: WebhookPayload, signal: AbortSignal): Promise<DeliveryError | undefined> => {
+      const moved = new AbortController();
+      const watch = setInterval(() => opts.url() !== url && moved.abort(), URL_POLL_MS);
+      try {
+        const res = await f(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "user-agent": "switchyard-alerts" },
+          body: JSON.stringify(p),
+          signal: AbortSignal.any([signal, moved.signal, AbortSignal.timeout(timeoutMs)]),
+        });
+        void res.body?.cancel().catch(() => {});
+        if (res.ok) return undefined;
+        return new DeliveryError(`HTTP ${res.status}`, res.status >= 500 || res.status === 408 || res.status === 429);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        return new DeliveryError(moved.signal.aborted ? "the webhook URL changed during the try" : e instanceof Error ? e.message : String(e), true);
+      } finally {
+        clearInterval(watch);
+      }
+    };
+    /**
+     * Every try of one alert, each to the URL in force when it starts (a reload that fixes the URL re-aims
+     * the alerts already in delivery; a wait between tries ends early when the URL changes). "off" when the
+     * webhook was removed meanwhile (the alert is not sent, as one raised while none is set).
+     */
+    const tries = async (p: WebhookPayload, signal: AbortSignal): Promise<"delivered" | "off"> => {
+      for (let i = 0; ; i++) {
+        const url = opts.url();
+        if (!url) return "off";
+        const failed = await tryOnce(url, p, signal);
+        if (!failed) return "delivered";
+        if (!failed.retryable || i >= delays.length) throw failed;
+        await waitOrUrlChange(delays[i]!, () => opts.url() !== url, signal);
+      }
+    };
+    const send = (p: WebhookPayload) =>
       Effect.tryPromise({
-        try: (signal) =>
-          f(url, {
-            method: "POST",
-            headers: { "content-type": "application/json", "user-agent": "switchyard-alerts" },
-            body: JSON.stringify(p),
-            signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
-          }),
-        catch: (e) => new DeliveryError(e instanceof Error ? e.message : String(e), true),
+        try: (signal) => tries(p, signal),
+        catch: (e) => (e instanceof DeliveryError ? e : new DeliveryError(e instanceof Error ? e.message : String(e), false)),
       }).pipe(
-        Effect.flatMap((res) => {
-          void res.body?.cancel().catch(() => {});
-          if (res.ok) return Effect.void;
-          const retryable = res.status >= 500 || res.status === 408 || res.status === 429;
-          return Effect.fail(new DeliveryError(`HTTP ${res.status}`, retryable));
-        }),
-      );
-    const [first, ...rest] = retryDelays(opts).map((ms) => Duration.millis(ms));
-    const send = (url: string, p: WebhookPayload) =>
-      post(url, p).pipe(
-        (delivery) => (first === undefined ? delivery : Effect.retry(delivery, { schedule: Schedule.fromDelays(first, ...rest), while: (e) => e.retryable })),
-        Effect.tap(() => Effect.sync(() => this.delivered++)),
+        Effect.tap((r) => Effect.sync(() => r === "delivered" && this.delivered++)),
         Effect.catchAll((e) =>
           Effect.sync(() => {
             this.dropped++;
@@ -193,11 +248,10 @@ export class AlertWebhook {
             ),
           );
     const deliver = ({ payload: p, claim }: Pending) => {
-      const url = opts.url();
-      if (!url) return Effect.void;
+      if (!opts.url()) return Effect.void;
       return claimed(claim).pipe(
         Effect.flatMap((mine) => {
-          if (mine) return send(url, p);
+          if (mine) return send(p);
           this.claimedElsewhere++;
           return Effect.void;
         }),
@@ -236,4 +290,29 @@ export class AlertWebhook {
     await d.E.Effect.runPromise(d.E.Fiber.interrupt(d.fiber));
     await d.E.Effect.runPromise(d.E.Queue.shutdown(d.queue));
   }
+}
+
+/**
+ * A webhook URL as `GET /admin/api/settings` (and so the dashboard) shows it: scheme, host, port and
+ * path, so an operator can check which receiver is in force; the parts where a secret lives are
+ * `[redacted]`: userinfo (`https://[redacted]@host/…`), the query and fragment (`?[redacted]`), and a
+ * path segment shaped like a token (16 characters or more with a digit or a capital letter, as the
+ * last segments of Slack's `/services/T…/B…/XXXX` and Discord's `/api/webhooks/ID/TOKEN` URLs).
+ * `env:`/`file:` references are shown as written; text that is no URL is `[redacted]` whole.
+ */
+export function webhookUrlShown(url: string): string {
+  if (/^(env|file):/.test(url)) return url;
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "[redacted]";
+  }
+  const path = u.pathname
+    .split("/")
+    .map((seg) => (seg.length >= 16 && /[0-9A-Z]/.test(seg) ? "[redacted]" : seg))
+    .join("/");
+  const user = u.username || u.password ? "[redacted]@" : "";
+  const rest = u.search || u.hash ? "?[redacted]" : "";
+  return `${u.protocol}//${user}${u.host}${path}${rest}`;
 }

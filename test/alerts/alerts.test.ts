@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
 import { MemoryKeyCounters } from "../../src/limits/counters.ts";
-import { AlertWebhook, retryDelays, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { AlertWebhook, retryDelays, webhookUrlShown, type WebhookPayload } from "../../src/alerts/webhook.ts";
 import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
@@ -198,6 +198,16 @@ describe("the webhook", () => {
     // One alert delivered and none waiting: the first alert, had it been queued, would have been delivered before it.
     await until(() => hook.delivered === 1 && hook.pending() === 0);
     expect(r.got.map((p) => p.subject)).toEqual(["account:b"]);
+  });
+});
+
+describe("the webhook URL as settings show it", () => {
+  test("scheme, host and path are shown; userinfo, query and token-shaped path segments are not", () => {
+    expect(webhookUrlShown("https://alerts.example.com/hooks/switchyard")).toBe("https://alerts.example.com/hooks/switchyard");
+    expect(webhookUrlShown("https://user:pw-secret@alerts.example.com:8443/in?token=q-secret#f")).toBe("https://[redacted]@alerts.example.com:8443/in?[redacted]");
+    expect(webhookUrlShown("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/AbCdEfGhIjKlMnOpQrStUvWx")).toBe("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/[redacted]");
+    expect(webhookUrlShown("env:SWITCHYARD_ALERT_WEBHOOK")).toBe("env:SWITCHYARD_ALERT_WEBHOOK");
+    expect(webhookUrlShown("not a url sk-secret")).toBe("[redacted]");
   });
 });
 

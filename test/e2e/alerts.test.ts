@@ -204,3 +204,52 @@ settings:
     }
   }, 60_000);
 });
+
+describe("fixing a hung webhook's URL (newuser15's tryout, N5)", () => {
+  test("the alert already in delivery goes to the corrected URL after a reload; settings show the URL in force with its query redacted", async () => {
+    let hangHits = 0;
+    // accepts connections, never answers (a hung service behind a load balancer)
+    const hung = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => {
+        hangHits++;
+        return new Promise<Response>(() => {});
+      },
+    });
+    const good = receiver();
+    const hungUrl = `http://127.0.0.1:${hung.port}/hooks/alerts?token=sy-webhook-query-secret`;
+    const gw = await startGateway(`${DEFAULT_YAML}
+keys:
+  - { name: b, key: ${BUDGET_KEY}, limits: { budgets: [{ window: 1d, tokens: 20 }] } }
+settings:
+  alerts: { webhook: "${hungUrl}", quota_thresholds: [0.5] }
+`);
+    try {
+      const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] });
+      await until(() => hangHits >= 1);
+      const shown = async () => ((await (await fetch(`${gw.url}/admin/api/settings`)).json()) as any).settings.alerts.webhook;
+      const before = await shown();
+      expect(before).toBe(`http://127.0.0.1:${hung.port}/hooks/alerts?[redacted]`);
+      // the operator fixes the URL in the file and reloads while the alert is being delivered
+      const { readFileSync, writeFileSync } = await import("node:fs");
+      writeFileSync(gw.configPath, readFileSync(gw.configPath, "utf8").replace(hungUrl, good.url));
+      const reload = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST" });
+      expect(reload.status).toBe(200);
+      expect(await shown()).toBe(good.url);
+      const t = Date.now();
+      await until(() => gw.app.webhook.delivered === 1);
+      // re-aimed within a poll of the URL (250 ms) and the first backoff, not after the old URL's tries
+      expect(Date.now() - t).toBeLessThan(5_000);
+      expect(good.got[0].body).toMatchObject({ event: "quota_threshold", subject: "key:b", detail: { threshold: 0.5 } });
+      expect(good.got).toHaveLength(1);
+      expect(gw.app.webhook.dropped).toBe(0);
+      expect(JSON.stringify(await (await fetch(`${gw.url}/admin/api/settings`)).json())).not.toContain("sy-webhook-query-secret");
+    } finally {
+      await gw.stop();
+      hung.stop(true);
+      good.stop();
+    }
+  }, 20_000);
+});
