@@ -32,7 +32,7 @@ import { adminError, implicitAccountError, parseInput, readJson, strictBody } fr
 /** What the configuration routes read and change. */
 export interface ConfigRoutesDeps {
   live: LiveConfig;
-  store: Pick<Store, "putCombo" | "deleteCombo" | "putAlias" | "deleteAlias" | "setSetting" | "setAccountDisabled" | "setAccountDisabledFlag">;
+  store: Pick<Store, "putCombo" | "createCombo" | "deleteCombo" | "putAlias" | "createAlias" | "deleteAlias" | "setSetting" | "setAccountDisabled" | "setAccountDisabledFlag">;
   registry: Pick<AccountRegistry, "find">;
   /** Re-reads accounts into the live registry (after disable/enable). */
   refreshAccounts: () => Promise<void>;
@@ -242,6 +242,12 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     if (c.combos.has(name) || c.aliases.has(name)) return "file";
     return undefined;
   };
+  /** The 409 of a create that lost to a create of the same name in parallel (the store refused it). */
+  const takenMeanwhile = async (name: string) => {
+    await live.refreshStored();
+    const taken = owner(name);
+    return adminError(409, `${taken === "db-alias" ? "An alias" : taken === "db-combo" ? "A combo" : "A combo or alias"} named "${name}" was created meanwhile; change it with PUT.`, "name", "conflict");
+  };
   const readOnly = (kind: string, name: string) => adminError(409, `${kind} "${name}" comes from the config file ${fileName(cfg())}; change it there.`, "name", "read_only");
   const comboParam = (i: ConfigIssue) => rootless(i.path);
 
@@ -285,7 +291,8 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const stored = live.storedObjects();
           const r = check(live, { ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] });
           if (!r.ok) return refused(r, comboParam);
-          await deps.store.putCombo(name, spec);
+          // The check above read memory: a create of the same name in parallel may have stored it since.
+          if (!(await deps.store.createCombo(name, spec))) return await takenMeanwhile(name);
           await live.refreshStored();
           set.status = 201;
           return comboView(cfg().combos.get(name)!);
@@ -342,7 +349,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const stored = live.storedObjects();
           const r = check(live, { ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] });
           if (!r.ok) return refused(r, aliasParam);
-          await deps.store.putAlias(name, target);
+          if (!(await deps.store.createAlias(name, target))) return await takenMeanwhile(name);
           await live.refreshStored();
           set.status = 201;
           return { name, target, source: "db", active: true };

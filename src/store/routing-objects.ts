@@ -36,6 +36,13 @@ export interface RoutingObjectStore {
   listCombos(): Awaitable<StoredCombo[]>;
   /** Creates or replaces a stored combo. @throws StoreError `invalid` for an empty name. */
   putCombo(name: string, spec: Record<string, unknown>): Awaitable<void>;
+  /**
+   * Creates a stored combo unless a stored combo or alias of that name exists, in one check-and-insert
+   * (`POST /admin/api/combos`): of parallel creates of one name, on one instance or several sharing a
+   * store, exactly one returns true. @returns false when the name is taken. @throws StoreError `invalid`
+   * for an empty name.
+   */
+  createCombo(name: string, spec: Record<string, unknown>): Awaitable<boolean>;
   /** Deletes a stored combo. @returns false when there was none. */
   deleteCombo(name: string): Awaitable<boolean>;
 
@@ -43,6 +50,12 @@ export interface RoutingObjectStore {
   listAliases(): Awaitable<StoredAlias[]>;
   /** Creates or replaces a stored alias. @throws StoreError `invalid` for an empty name or target. */
   putAlias(name: string, target: string): Awaitable<void>;
+  /**
+   * Creates a stored alias unless a stored alias or combo of that name exists, in one check-and-insert
+   * (`POST /admin/api/aliases`; as {@link createCombo}). @returns false when the name is taken.
+   * @throws StoreError `invalid` for an empty name or target.
+   */
+  createAlias(name: string, target: string): Awaitable<boolean>;
   /** Deletes a stored alias. @returns false when there was none. */
   deleteAlias(name: string): Awaitable<boolean>;
 

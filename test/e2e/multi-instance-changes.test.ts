@@ -138,6 +138,33 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     }
   }, 60_000);
 
+  test("creates of one combo or alias name in parallel through A and B: one 201, the rest 409, and the database holds the one that got the 201 (newuser15 N8)", async () => {
+    const post = (inst: Instance, path: string, body: unknown) => admin(inst, path, { method: "POST", body: JSON.stringify(body) });
+    const models = ["up/race-a", "up/race-b", "up/race-c", "up/race-d", "up/race-e", "up/race-f"];
+    const combos = await Promise.all(models.map((m, i) => post(i % 2 ? b : a, "/combos", { name: "racecombo", targets: [{ model: m }] })));
+    const st = combos.map((r) => r.status);
+    expect(st.filter((s) => s === 201)).toHaveLength(1);
+    expect(st.filter((s) => s === 409)).toHaveLength(5);
+    expect(combos[st.indexOf(409)]!.body.error).toMatchObject({ code: "conflict", param: "name" });
+    const [row] = await sql`SELECT spec FROM stored_combos WHERE name = 'racecombo'`;
+    expect(JSON.parse(row.spec).targets).toEqual([{ model: models[st.indexOf(201)] }]);
+
+    const targets = ["up/alias-a", "up/alias-b", "up/alias-c", "up/alias-d"];
+    const made = await Promise.all([
+      ...targets.map((target, i) => post(i % 2 ? b : a, "/aliases", { name: "racealias", target })),
+      post(b, "/combos", { name: "racealias", targets: [{ model: "up/alias-combo" }] }),
+    ]);
+    const st2 = made.map((r) => r.status);
+    expect(st2.filter((s) => s === 201)).toHaveLength(1);
+    expect(st2.filter((s) => s === 409)).toHaveLength(4);
+    const aliases = await sql`SELECT target FROM stored_aliases WHERE name = 'racealias'`;
+    const asCombo = await sql`SELECT name FROM stored_combos WHERE name = 'racealias'`;
+    if (st2[4] === 201) expect([aliases.length, asCombo.length]).toEqual([0, 1]);
+    else expect([aliases.map((r: any) => r.target), asCombo.length]).toEqual([[targets[st2.indexOf(201)]], 0]);
+    await sql`DELETE FROM stored_combos WHERE name IN ('racecombo', 'racealias')`;
+    await sql`DELETE FROM stored_aliases WHERE name = 'racealias'`;
+  }, 60_000);
+
   test("a key created through A reaches B's event stream as keys_changed (an open Keys page on B re-reads its list)", async () => {
     const events = await openEvents(b.url, "?types=keys_changed", { authorization: `Bearer ${b.instance().adminToken}` });
     try {

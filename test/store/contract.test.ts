@@ -480,6 +480,23 @@ for (const backend of backends) {
       expect(await code(() => b.listCombos())).toBe("closed");
     });
 
+    test("createCombo/createAlias: of parallel creates of one name through two connections, exactly one is true; a combo's name is taken for an alias and back (newuser15 N8)", async () => {
+      const { store: a, reopen } = await backend.open(fakeClock(1_800_000_000_000));
+      const b = await reopen();
+      const made = await Promise.all(["p/a", "p/b", "p/c", "p/d"].map((m, i) => (i % 2 ? b : a).createCombo("race", { name: "race", targets: [{ model: m }] })));
+      expect(made.filter(Boolean)).toHaveLength(1);
+      expect((await a.listCombos()).map((c) => (c.spec as any).targets[0].model)).toEqual([["p/a", "p/b", "p/c", "p/d"][made.indexOf(true)]]);
+      expect(await a.createAlias("race", "p/x")).toBe(false);
+      const mixed = await Promise.all([a.createAlias("both", "p/x"), b.createCombo("both", { name: "both", targets: [{ model: "p/y" }] }), b.createAlias("both", "p/z")]);
+      expect(mixed.filter(Boolean)).toHaveLength(1);
+      expect((await a.listAliases()).length + (await a.listCombos()).filter((c) => c.name === "both").length).toBe(1);
+      expect(await a.createCombo("both", {})).toBe(false);
+      expect(await code(() => a.createCombo("", {}))).toBe("invalid");
+      expect(await code(() => a.createAlias("x", ""))).toBe("invalid");
+      await b.close();
+      await a.close();
+    });
+
     test("usage filters and time buckets: every bucket present, filters on summary, series and calls", async () => {
       const { store: s } = await backend.open();
       const T = 1_800_000_000_000; // a multiple of 60 000

@@ -38,6 +38,33 @@ export class PgRoutingObjects implements RoutingObjectStore {
     this.ctx.announce("accounts");
   }
 
+  async createCombo(name: string, spec: Record<string, unknown>): Promise<boolean> {
+    this.ctx.assertOpen();
+    const n = nonEmpty("combo name", name);
+    const created = await this.createIn("combo", n, JSON.stringify(spec));
+    if (created) this.ctx.announce("accounts");
+    return created;
+  }
+
+  /**
+   * Inserts a combo or alias named `n` unless a combo or alias of that name exists. The two tables are
+   * checked under one advisory lock per name (a plain ON CONFLICT covers one table only: a combo and an
+   * alias of one name created at once on two instances would both commit).
+   */
+  private createIn(kind: "combo" | "alias", n: string, value: string): Promise<boolean> {
+    const now = Math.round(this.ctx.now());
+    return this.ctx.read((sql) =>
+      sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${"routing_name:" + n}))`;
+        const [taken] = await tx`SELECT (EXISTS (SELECT 1 FROM stored_combos WHERE name = ${n}) OR EXISTS (SELECT 1 FROM stored_aliases WHERE name = ${n})) AS taken`;
+        if (taken?.taken) return false;
+        if (kind === "combo") await tx`INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (${n}, ${value}, ${now}, ${now})`;
+        else await tx`INSERT INTO stored_aliases (name, target, created_at, updated_at) VALUES (${n}, ${value}, ${now}, ${now})`;
+        return true;
+      }),
+    );
+  }
+
   async deleteCombo(name: string): Promise<boolean> {
     const res = await this.ctx.read((sql) => sql`DELETE FROM stored_combos WHERE name = ${String(name)}`);
     this.ctx.announce("accounts");
@@ -64,6 +91,13 @@ export class PgRoutingObjects implements RoutingObjectStore {
                    ON CONFLICT (name) DO UPDATE SET target = excluded.target, updated_at = excluded.updated_at`,
     );
     this.ctx.announce("accounts");
+  }
+
+  async createAlias(name: string, target: string): Promise<boolean> {
+    this.ctx.assertOpen();
+    const created = await this.createIn("alias", nonEmpty("alias name", name), nonEmpty("alias target", target));
+    if (created) this.ctx.announce("accounts");
+    return created;
   }
 
   async deleteAlias(name: string): Promise<boolean> {

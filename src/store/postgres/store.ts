@@ -266,9 +266,11 @@ export class PostgresStore implements Store {
   // -- routing objects of the admin API ---------------------------------------------------------
   listCombos() { return this.objects.listCombos(); }
   putCombo(name: string, spec: Record<string, unknown>) { return this.objects.putCombo(name, spec); }
+  createCombo(name: string, spec: Record<string, unknown>) { return this.objects.createCombo(name, spec); }
   deleteCombo(name: string) { return this.objects.deleteCombo(name); }
   listAliases() { return this.objects.listAliases(); }
   putAlias(name: string, target: string) { return this.objects.putAlias(name, target); }
+  createAlias(name: string, target: string) { return this.objects.createAlias(name, target); }
   deleteAlias(name: string) { return this.objects.deleteAlias(name); }
   getSettings() { return this.objects.getSettings(); }
   setSetting(key: string, value: unknown) { return this.objects.setSetting(key, value); }

@@ -36,11 +36,22 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
         `INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at`,
       ),
+      // One statement (SQLite runs one writer at a time): inserted only when no combo or alias has the name.
+      comboCreate: db.prepare(
+        `INSERT INTO stored_combos (name, spec, created_at, updated_at)
+         SELECT ?1, ?2, ?3, ?3 WHERE NOT EXISTS (SELECT 1 FROM stored_aliases WHERE name = ?1)
+         ON CONFLICT (name) DO NOTHING`,
+      ),
       comboDelete: db.prepare("DELETE FROM stored_combos WHERE name = ?"),
       aliasesAll: db.prepare("SELECT name, target, created_at, updated_at FROM stored_aliases ORDER BY name"),
       aliasPut: db.prepare(
         `INSERT INTO stored_aliases (name, target, created_at, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET target = excluded.target, updated_at = excluded.updated_at`,
+      ),
+      aliasCreate: db.prepare(
+        `INSERT INTO stored_aliases (name, target, created_at, updated_at)
+         SELECT ?1, ?2, ?3, ?3 WHERE NOT EXISTS (SELECT 1 FROM stored_combos WHERE name = ?1)
+         ON CONFLICT (name) DO NOTHING`,
       ),
       aliasDelete: db.prepare("DELETE FROM stored_aliases WHERE name = ?"),
       settingsAll: db.prepare("SELECT key, value FROM stored_settings ORDER BY key"),
@@ -69,6 +80,11 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
     this.s.comboPut.run(nonEmpty("combo name", name), JSON.stringify(spec), now, now);
   }
 
+  createCombo(name: string, spec: Record<string, unknown>): boolean {
+    this.ctx.assertOpen();
+    return this.s.comboCreate.run(nonEmpty("combo name", name), JSON.stringify(spec), Math.round(this.ctx.now())).changes > 0;
+  }
+
   deleteCombo(name: string): boolean {
     this.ctx.assertOpen();
     return this.s.comboDelete.run(name).changes > 0;
@@ -83,6 +99,11 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
     this.ctx.assertOpen();
     const now = Math.round(this.ctx.now());
     this.s.aliasPut.run(nonEmpty("alias name", name), nonEmpty("alias target", target), now, now);
+  }
+
+  createAlias(name: string, target: string): boolean {
+    this.ctx.assertOpen();
+    return this.s.aliasCreate.run(nonEmpty("alias name", name), nonEmpty("alias target", target), Math.round(this.ctx.now())).changes > 0;
   }
 
   deleteAlias(name: string): boolean {
