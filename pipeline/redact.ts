@@ -25,6 +25,7 @@
  */
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
+import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, PRIVATE_KEY_BLOCK_SOURCE } from "./key-shapes.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -136,18 +137,10 @@ function keyedOk(value: string): boolean {
   return true;
 }
 
-const B = "(?<![A-Za-z0-9_-])"; // a token may not start inside a word
-
 const PATTERNS: Pattern[] = [
-  { kind: "secret", re: /()(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]+?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)/g },
-  {
-    kind: "secret",
-    re: new RegExp(
-      B +
-        "()((?:sk-(?:ant-|proj-|live-|test-|or-)?[A-Za-z0-9_-]{20,}|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|(?:AKIA|ASIA)[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|glpat-[A-Za-z0-9_-]{20,}|ya29\\.[A-Za-z0-9_.-]{20,}|npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|sy-[A-Za-z0-9_-]{16,}|eyJ[A-Za-z0-9_-]{10,}\\.eyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}))(?![A-Za-z0-9_-])",
-      "g",
-    ),
-  },
+  { kind: "secret", re: new RegExp(`()(${PRIVATE_KEY_BLOCK_SOURCE})`, "g") },
+  // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
+  { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g") },
   { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v) },
   { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi },
   {

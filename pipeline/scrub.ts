@@ -5,10 +5,13 @@
  *
  * Two passes over a text: every known secret (the account credentials and client keys the instance
  * holds, and the key this request presented) is replaced exactly, raw and JSON-escaped; then anything
- * shaped like a well-known credential (OpenAI/Anthropic `sk-…`, switchyard `sy-…`, Google `AIza…`,
- * OAuth `ya29.…`, JWTs, `Bearer …`) is replaced too, for secrets the instance does not hold.
+ * shaped like a well-known credential (every shape redaction knows, pipeline/key-shapes.ts: OpenAI/
+ * Anthropic `sk-…`, switchyard `sy-…`, Google `AIza…`/`ya29.…`, GitHub `ghp_…`, GitLab `glpat-…`, Slack
+ * `xoxb-…`, AWS `AKIA…`, JWTs, PEM private keys, …; and `Bearer …`) is replaced too, for secrets the
+ * instance does not hold.
  */
 
+import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, PRIVATE_KEY_BLOCK_SOURCE } from "./key-shapes.ts";
 import type { RouteTrace } from "./ports.ts";
 
 /** What a scrubbed secret is replaced with. */
@@ -17,8 +20,14 @@ export const REDACTED = "[redacted]";
 /** Secrets shorter than this are not replaced exactly (too likely to match ordinary text). */
 const MIN_SECRET_LENGTH = 8;
 
-/** Credential shapes replaced even when the secret is not known to the instance. */
+/**
+ * Credential shapes replaced even when the secret is not known to the instance: every shape redaction
+ * recognises (pipeline/key-shapes.ts), and a few looser ones of the scrubber's own (a false positive in
+ * a trace or a recording costs little).
+ */
 const CREDENTIAL_SHAPES: RegExp[] = [
+  new RegExp(`${KEY_SHAPE_BEFORE}${KEY_SHAPES_SOURCE}${KEY_SHAPE_AFTER}`, "g"),
+  new RegExp(PRIVATE_KEY_BLOCK_SOURCE, "g"),
   /\bsk-[A-Za-z0-9_-]{12,}/g, // OpenAI, Anthropic (sk-ant-…), most OpenAI-compatible vendors
   /\bsy-[A-Za-z0-9_-]{12,}/g, // switchyard client keys and admin tokens
   /\bAIza[A-Za-z0-9_-]{30,}/g, // Google API keys

@@ -203,6 +203,31 @@ describe("flight recorder settings", () => {
     }
   });
 
+  test("with redaction on, every key redaction replaces upstream is [redacted] in the recording: GitHub, GitLab, Slack and AWS keys too (newuser15 N7)", async () => {
+    // Made up, and built from parts so that no scanner mistakes this file for a leak.
+    const keys = {
+      github: "gh" + "p_" + "abcdefghijklmnopqrstuvwxyz0123456789",
+      aws: "AK" + "IA" + "IOSFODNN7EXAMPLE",
+      slack: "xo" + "xb-" + "123456789012-abcdefghijkl",
+      gitlab: "gl" + "pat-" + "abcdefghijklmnopqrst",
+      openai: "sk-" + "proj-" + "AbCdEfGhIjKlMnOpQrStUv1234567890",
+    };
+    const red = await startGateway(yaml("flight_recorder: { enabled: true }\n  redaction: { enabled: true }"), { env: ENV });
+    try {
+      const content = `a ${keys.github} b ${keys.aws} c ${keys.slack} d ${keys.gitlab} e ${keys.openai}`;
+      const res = await chat(red.url, content);
+      expect(res.status).toBe(200);
+      await res.text();
+      // redaction replaced each upstream
+      expect(red.fake.requests.at(-1)!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "a [SECRET_1] b [SECRET_2] c [SECRET_3] d [SECRET_4] e [SECRET_5]" }] }]);
+      const raw = await (await recording(red.url, res.headers.get("x-request-id")!)).text();
+      for (const k of Object.values(keys)) expect(raw).not.toContain(k);
+      expect(JSON.parse(JSON.parse(raw).client.body).messages).toEqual([{ role: "user", content: "a [redacted] b [redacted] c [redacted] d [redacted] e [redacted]" }]);
+    } finally {
+      await red.stop();
+    }
+  });
+
   test("with redaction on, the client request is what the client sent and the attempt's body what went upstream", async () => {
     // newuser11's tryout: the "client request" held the redacted body (not what the client sent) while
     // the reply sent to the client held the restored values.
