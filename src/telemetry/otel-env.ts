@@ -25,16 +25,34 @@ export const OTEL_ENV = {
   serviceName: "OTEL_SERVICE_NAME",
   /** ms between batch exports (default 5000). */
   scheduleDelay: "OTEL_BSP_SCHEDULE_DELAY",
+  /** `true` (any case) switches export off, the endpoint set or not (the SDK environment spec). */
+  sdkDisabled: "OTEL_SDK_DISABLED",
+  /** `k=v,k2=v2` (values percent-encoded) resource attributes of every span, e.g. `deployment.environment=staging`. */
+  resourceAttributes: "OTEL_RESOURCE_ATTRIBUTES",
+  /** Only `http/json` is exported; another value (`grpc`, `http/protobuf`) is named in a warning. */
+  protocol: "OTEL_EXPORTER_OTLP_PROTOCOL",
+  /** The same for traces; wins over `protocol`. */
+  tracesProtocol: "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
 } as const;
 
 /** Every variable of {@link OTEL_ENV}, in its order. */
 export const OTEL_VARIABLES: ReadonlyArray<(typeof OTEL_ENV)[keyof typeof OTEL_ENV]> = Object.values(OTEL_ENV);
 
+/** Whether `OTEL_SDK_DISABLED` is `true`, in any case (the SDK environment spec: any other value is false). */
+export function sdkDisabled(env: Record<string, string | undefined>): boolean {
+  return env[OTEL_ENV.sdkDisabled]?.trim().toLowerCase() === "true";
+}
+
 /**
  * Starts export (otel.ts `startTelemetry`, imported now) when the environment names an endpoint
- * ({@link OTEL_ENV} `endpoint` or `tracesEndpoint`); undefined, with none of the SDK loaded, when not.
+ * ({@link OTEL_ENV} `endpoint` or `tracesEndpoint`) and `OTEL_SDK_DISABLED` is not `true` (said in the
+ * log); undefined, with none of the SDK loaded, when not.
  */
 export async function startTelemetryIfAsked(env: Record<string, string | undefined>, version: string, log: (line: string) => void, instanceId?: string): Promise<Telemetry | undefined> {
   if (!env[OTEL_ENV.endpoint] && !env[OTEL_ENV.tracesEndpoint]) return undefined;
+  if (sdkDisabled(env)) {
+    log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry export is off: ${OTEL_ENV.sdkDisabled}=true (the endpoint set is not used)` }));
+    return undefined;
+  }
   return (await import("./otel.ts")).startTelemetry(env, version, log, instanceId);
 }

@@ -15,9 +15,13 @@
  * `switchyard service install` carries too): `OTEL_EXPORTER_OTLP_ENDPOINT` (spans go to
  * `{endpoint}/v1/traces`), `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, wins),
  * `OTEL_EXPORTER_OTLP_HEADERS` / `OTEL_EXPORTER_OTLP_TRACES_HEADERS` (`k=v,k2=v2`), `OTEL_SERVICE_NAME`
- * (default `switchyard`), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000),
+ * (default `switchyard`), `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…` on every span's resource; see
+ * {@link resourceAttributes}), `OTEL_SDK_DISABLED` (`true`: no export), `OTEL_BSP_SCHEDULE_DELAY` (ms between exports, default 5000),
  * `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` / `OTEL_EXPORTER_OTLP_TIMEOUT` (ms one batch's export may take,
- * retries included; default {@link EXPORT_TIMEOUT_MS}, not the SDK's 10 s: see there).
+ * retries included; default {@link EXPORT_TIMEOUT_MS}, not the SDK's 10 s: see there);
+ * `OTEL_EXPORTER_OTLP_PROTOCOL` / `_TRACES_PROTOCOL` only to warn when it is not `http/json` (the one
+ * protocol exported). Until 2026-12-05 `OTEL_SDK_DISABLED` and `OTEL_RESOURCE_ATTRIBUTES` were ignored
+ * (newuser15's tryout, N2).
  *
  * What the operator is told (one JSON log line each, through `log`): where spans go, at start; an
  * endpoint that is no http(s) URL (`localhost:4318`, which the exporter took and then sent nothing
@@ -31,7 +35,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
-import { OTEL_ENV } from "./otel-env.ts";
+import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
 
 /** What the app hands over for one finished request. */
 export interface FinishedRequest {
@@ -58,6 +62,18 @@ function operation(endpoint: string): string {
   if (endpoint === "count_tokens") return "count_tokens";
   if (endpoint === "embeddings") return "embeddings";
   return "chat";
+}
+
+/**
+ * The resource of every span: `OTEL_RESOURCE_ATTRIBUTES` (`k=v,k2=v2`, percent-decoded, as the SDK
+ * environment spec and its `envDetector` read it), then `service.name` from `OTEL_SERVICE_NAME` (which
+ * wins over the list's, as the spec says; default `switchyard`), and the build's `service.version` and
+ * the gateway's `service.instance.id` (they win: they match the log and the usage rows).
+ */
+export function resourceAttributes(env: Record<string, string | undefined>, version: string, instanceId: string): Record<string, string> {
+  const listed = parseHeaders(env[OTEL_ENV.resourceAttributes]);
+  const name = env[OTEL_ENV.serviceName]?.trim() || listed["service.name"] || "switchyard";
+  return { ...listed, "service.name": name, "service.version": version, "service.instance.id": instanceId };
 }
 
 /** `k=v,k2=v2` (values URL-encoded, as the OTLP exporter spec says) as headers. */
@@ -200,7 +216,12 @@ class ReportingExporter implements SpanExporter {
  */
 export function startTelemetry(env: Record<string, string | undefined>, version: string, log: (line: string) => void = () => {}, instanceId: string = crypto.randomUUID()): Telemetry | undefined {
   const url = tracesUrl(env);
-  if (!url) return undefined;
+  if (!url || sdkDisabled(env)) return undefined;
+  const protocol = env[OTEL_ENV.tracesProtocol]?.trim() || env[OTEL_ENV.protocol]?.trim();
+  if (protocol && protocol !== "http/json") {
+    const variable = env[OTEL_ENV.tracesProtocol]?.trim() ? OTEL_ENV.tracesProtocol : OTEL_ENV.protocol;
+    log(JSON.stringify({ level: "warn", time: Date.now(), msg: `${variable}=${protocol} is not supported: switchyard exports OTLP over HTTP as JSON (http/json); a collector's gRPC port (4317) will not take it, use its HTTP port (4318)` }));
+  }
   const where = shownTracesUrl(url);
   if (!where) {
     const variable = urlVariable(env);
@@ -222,7 +243,7 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}`, serviceInstanceId: instanceId }));
   const delay = Number(env[OTEL_ENV.scheduleDelay]);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": env[OTEL_ENV.serviceName]?.trim() || "switchyard", "service.version": version, "service.instance.id": instanceId }),
+    resource: resourceFromAttributes(resourceAttributes(env, version, instanceId)),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
   });
   const tracer = provider.getTracer("switchyard", version);

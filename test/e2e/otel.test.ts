@@ -72,7 +72,9 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   receiver = startReceiver();
-  gw = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_SERVICE_NAME: "switchyard-test" } });
+  gw = await startGateway(YAML, {
+    env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_SERVICE_NAME: "switchyard-test", OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=staging,team=platform%2Cinfra,service.name=not-this-one" },
+  });
 });
 
 afterAll(async () => {
@@ -104,7 +106,8 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(root).toBeDefined();
     while (receiver.spans.filter((s) => s.parentSpanId === root!.spanId).length < 2 && Date.now() < deadline) await Bun.sleep(50);
     expect(receiver.contentTypes[0]).toContain("application/json");
-    expect(receiver.resources[0]).toMatchObject({ "service.name": "switchyard-test" });
+    // OTEL_RESOURCE_ATTRIBUTES on the resource, percent-decoded; OTEL_SERVICE_NAME wins over its service.name (newuser15 N2)
+    expect(receiver.resources[0]).toMatchObject({ "service.name": "switchyard-test", "deployment.environment": "staging", team: "platform,infra" });
     // which instance served it: a UUID per process, named in the start log too (none before: G11)
     const instanceId = receiver.resources[0]!["service.instance.id"];
     expect(instanceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
@@ -184,6 +187,28 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(loaded({})).toBe(0);
     expect(loaded({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })).toBeGreaterThan(0);
   }, 60_000);
+
+  test("OTEL_SDK_DISABLED=true switches export off though the endpoint is set, and says so; a grpc protocol is named in a warning (newuser15 N2)", async () => {
+    const off = startReceiver();
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: off.url, OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_SDK_DISABLED: "TRUE" } });
+    const h = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: off.url, OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      const res = await fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+      await Bun.sleep(500);
+      expect(off.spans).toHaveLength(0);
+      expect(g.logs.filter((l) => l.includes("OpenTelemetry")).map((l) => JSON.parse(l).msg)).toEqual(["OpenTelemetry export is off: OTEL_SDK_DISABLED=true (the endpoint set is not used)"]);
+      expect(h.logs.filter((l) => l.includes("OTEL_EXPORTER_OTLP_PROTOCOL")).map((l) => JSON.parse(l))).toEqual([
+        { level: "warn", time: expect.any(Number), msg: "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: switchyard exports OTLP over HTTP as JSON (http/json); a collector's gRPC port (4317) will not take it, use its HTTP port (4318)" },
+      ]);
+    } finally {
+      await g.stop();
+      await h.stop();
+      off.stop();
+    }
+  }, 30_000);
 
   test("the log says where spans go; a collector that refuses them is logged once, and again when it takes them", async () => {
     // Found by a new operator: a collector that was down or refused every batch left no line anywhere.

@@ -32,5 +32,5 @@ test("service install carries every variable the exporter reads, and only those"
   for (const name of Object.values(OTEL_ENV)) env[name] = "set";
   expect(shellTelemetry(env)).toEqual([...OTEL_VARIABLES]);
   expect(OTEL_VARIABLES).toContain("OTEL_EXPORTER_OTLP_ENDPOINT");
-  expect(new Set(OTEL_VARIABLES).size).toBe(8);
+  expect(new Set(OTEL_VARIABLES).size).toBe(12);
 });
