@@ -361,7 +361,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
-  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, bus, log });
+  const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, providerKind: (id) => cfg.providers.get(id)?.kind, bus, log });
   // The instance that serves (usage rows, traces): made once per configuration and listening address, not per request.
   const servedBy = servedByOf(() => cfg, () => instanceName, instanceId);
 

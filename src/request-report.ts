@@ -9,7 +9,7 @@ import type { EventBus } from "./events/bus.ts";
 import { requestFinishedEvent } from "./events/request-finished.ts";
 import type { GatewayMetrics } from "./http/metrics.ts";
 import type { Store } from "./store/types.ts";
-import type { Telemetry } from "./telemetry/otel.ts";
+import type { FinishedRequest, Telemetry } from "./telemetry/otel.ts";
 
 /** Where {@link requestReporter}'s report goes. */
 export interface ReportDeps {
@@ -18,6 +18,8 @@ export interface ReportDeps {
   /** Every secret the instance holds (scrubbed from traces). */
   secrets: () => string[];
   telemetry: Telemetry | undefined;
+  /** A provider's kind by its id (OpenTelemetry's `gen_ai.provider.name`); read only when exporting. */
+  providerKind?: FinishedRequest["providerKind"];
   bus: EventBus;
   log: (line: string) => void;
 }
@@ -35,7 +37,17 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces);
     // only failed attempts and the error answer carry such text (traceNeedsScrub).
     store.save(traceNeedsScrub(ctx.trace) ? scrubValue(ctx.trace, [...d.secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
-    d.telemetry?.record({ trace: ctx.trace, usage: ctx.endpoint !== "count_tokens" ? rec : undefined, endpoint: ctx.endpoint, startedAt: ctx.startedAt, endedAt: now });
+    // Arguments are built only when exporting (an optional call): nothing for an instance without OTel.
+    d.telemetry?.record({
+      trace: ctx.trace,
+      usage: ctx.endpoint !== "count_tokens" ? rec : undefined,
+      endpoint: ctx.endpoint,
+      startedAt: ctx.startedAt,
+      endedAt: now,
+      streamed: ctx.stream,
+      traceparent: ctx.request.headers.get("traceparent") ?? undefined,
+      providerKind: d.providerKind,
+    });
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
     log(

@@ -29,11 +29,12 @@
  * refuses or is not there), and that export works again at the next one that succeeds. Before, a
  * collector that never received a span left no trace of why.
  */
-import { type Attributes, context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { type Attributes, context, type SpanContext, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
 
@@ -47,6 +48,46 @@ export interface FinishedRequest {
   /** ms since the epoch when the request arrived and when it finished. */
   startedAt: number;
   endedAt: number;
+  /** The client asked for a streamed reply: the attempt that served it lasted until the stream ended. */
+  streamed?: boolean;
+  /** The request's W3C `traceparent` header, when it had one: the request span continues that trace. */
+  traceparent?: string;
+  /** A provider's kind by its id (for `gen_ai.provider.name`, {@link genAiProviderName}). */
+  providerKind?: (providerId: string) => ProviderKind | undefined;
+}
+
+/**
+ * The GenAI semantic conventions' well-known `gen_ai.provider.name` of a provider kind: `anthropic`
+ * (Anthropic's API, also through a Claude subscription), `openai` (Chat, Responses, Codex), `gcp.gemini`
+ * (the Gemini API). A third-party server of a known format (`*-compatible`) has none: its switchyard
+ * provider id is used, as the conventions allow a custom value. The id is always in `switchyard.provider`.
+ */
+export function genAiProviderName(kind: ProviderKind | undefined, providerId: string): string {
+  switch (kind) {
+    case "anthropic":
+    case "claude-code":
+      return "anthropic";
+    case "openai":
+    case "openai-responses":
+    case "codex":
+      return "openai";
+    case "gemini":
+      return "gcp.gemini";
+    default:
+      return providerId;
+  }
+}
+
+/**
+ * The caller's span from a W3C `traceparent` (Trace Context, section 3.2: `VERSION-TRACEID-PARENTID-FLAGS`,
+ * lowercase hex; version `ff`, an all-zero trace or parent id and a malformed value are ignored, and a
+ * later version's extra fields are ignored, as the spec says), as a remote span context; undefined when none.
+ */
+export function remoteParent(traceparent: string | undefined): SpanContext | undefined {
+  const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/.exec(traceparent?.trim() ?? "");
+  if (!m || m[1] === "ff" || (m[1] === "00" && m[5] !== undefined)) return undefined;
+  if (/^0+$/.test(m[2]!) || /^0+$/.test(m[3]!)) return undefined;
+  return { traceId: m[2]!, spanId: m[3]!, traceFlags: parseInt(m[4]!, 16) & 1, isRemote: true };
 }
 
 /** A running exporter. */
@@ -277,7 +318,10 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
   if (t.outcome) attrs["switchyard.outcome"] = t.outcome;
   if (t.status !== undefined) attrs["http.response.status_code"] = t.status;
   if (t.keyName) attrs["switchyard.key"] = t.keyName;
-  if (u?.providerId) attrs["gen_ai.provider.name"] = u.providerId;
+  if (u?.providerId) {
+    attrs["gen_ai.provider.name"] = genAiProviderName(req.providerKind?.(u.providerId), u.providerId);
+    attrs["switchyard.provider"] = u.providerId;
+  }
   // the model that answered: a request refused or failed on every attempt got no response (it named
   // the last model tried: newuser12a's tryout)
   if (u?.model && t.status !== undefined && t.status < 400) attrs["gen_ai.response.model"] = u.model;
@@ -290,18 +334,30 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
   if (u?.costUsd !== undefined) attrs["switchyard.cost_usd"] = u.costUsd;
   const failed = t.outcome !== undefined && t.outcome !== "ok";
   if (failed) attrs["error.type"] = t.status ? String(t.status) : t.outcome!;
-  const span = tracer.startSpan(`${op} ${t.requestedModel}`.trim(), { kind: SpanKind.SERVER, startTime: req.startedAt, attributes: attrs });
+  // The caller's trace, when the request carried a traceparent (its sampled flag decides, ParentBased).
+  const caller = remoteParent(req.traceparent);
+  const outer = caller ? trace.setSpanContext(context.active(), caller) : context.active();
+  const span = tracer.startSpan(`${op} ${t.requestedModel}`.trim(), { kind: SpanKind.SERVER, startTime: req.startedAt, attributes: attrs }, outer);
   if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: t.outcome });
-  const parent = trace.setSpan(context.active(), span);
-  for (const a of t.attempts) attemptSpan(tracer, parent, op, req.startedAt, req.endedAt, a);
+  const parent = trace.setSpan(outer, span);
+  const attempts = t.attempts;
+  for (let i = 0; i < attempts.length; i++) {
+    const a = attempts[i]!;
+    // A streamed reply's serving attempt (the last, answered < 400) lasted until the stream ended or was
+    // cut: its span ends with the request, not at the upstream's headers (newuser15 N6).
+    const streamedToEnd = req.streamed === true && i === attempts.length - 1 && a.status !== undefined && a.status < 400;
+    attemptSpan(tracer, parent, op, req, a, streamedToEnd);
+  }
   span.end(req.endedAt);
 }
 
-function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, op: string, startedAt: number, endedAt: number, a: AttemptTrace): void {
+function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean): void {
+  const { startedAt, endedAt } = req;
   const attrs: Attributes = {
     "gen_ai.operation.name": op,
     "gen_ai.request.model": a.model,
-    "gen_ai.provider.name": a.providerId,
+    "gen_ai.provider.name": genAiProviderName(req.providerKind?.(a.providerId), a.providerId),
+    "switchyard.provider": a.providerId,
     "switchyard.target": a.target,
   };
   if (a.accountId) attrs["switchyard.account"] = a.accountId;
@@ -311,7 +367,7 @@ function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, o
   const ok = a.error === undefined && (a.status === undefined || a.status < 400);
   if (!ok) attrs["error.type"] = a.classification ?? (a.status !== undefined ? String(a.status) : "error");
   const start = startedAt + a.startMs;
-  const end = a.durationMs !== undefined ? start + a.durationMs : endedAt;
+  const end = streamedToEnd || a.durationMs === undefined ? endedAt : start + a.durationMs;
   const span = tracer.startSpan(`${op} ${a.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, parent);
   if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: a.classification });
   span.end(end);

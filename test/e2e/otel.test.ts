@@ -121,7 +121,8 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": "p/claude-x",
       "gen_ai.response.model": "claude-x",
-      "gen_ai.provider.name": "p",
+      "gen_ai.provider.name": "anthropic", // the convention's well-known value, from the kind (newuser15 N6)
+      "switchyard.provider": "p",
       "switchyard.account": "a2",
       "switchyard.outcome": "ok",
       "switchyard.attempts": 2,
@@ -136,7 +137,7 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(children.every((c) => c.traceId === root!.traceId && c.kind === 3)).toBe(true); // CLIENT
     expect(children.map((c) => c.name)).toEqual(["chat claude-x", "chat claude-x"]);
     const [failed, served] = children.map((c) => attrs(c.attributes));
-    expect(failed).toMatchObject({ "gen_ai.provider.name": "p", "gen_ai.request.model": "claude-x", "switchyard.account": "a1", "http.response.status_code": 429 });
+    expect(failed).toMatchObject({ "gen_ai.provider.name": "anthropic", "switchyard.provider": "p", "gen_ai.request.model": "claude-x", "switchyard.account": "a1", "http.response.status_code": 429 });
     expect(failed!["error.type"]).toBeDefined();
     expect(children[0]!.status?.code).toBe(2); // ERROR
     expect(served).toMatchObject({ "switchyard.account": "a2", "http.response.status_code": 200 });
@@ -147,6 +148,37 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     const exported = JSON.stringify(receiver.spans);
     expect(exported).not.toContain(ENV.KEY_A1);
     expect(exported).not.toContain("Rate limited");
+  });
+
+  test("a streamed attempt's CLIENT span lasts until the stream ended; a request with a traceparent continues the caller's trace (newuser15 N6)", async () => {
+    // headers at once, the rest of the stream 800 ms later
+    gw.fake.handle((r) => ({ ...simpleReply(r.format!, { text: "streamed slowly", model: r.model } as never, true), split_at: [40], delay_ms: 800 }));
+    const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const callerSpan = "00f067aa0ba902b7";
+    try {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", traceparent: `00-${callerTrace}-${callerSpan}-01` },
+        body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const routeId = res.headers.get("x-switchyard-route-id")!;
+      const deadline = Date.now() + 10_000;
+      const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
+      while (!root() && Date.now() < deadline) await Bun.sleep(50);
+      const r = root()!;
+      expect([r.traceId, r.parentSpanId]).toEqual([callerTrace, callerSpan]);
+      while (!receiver.spans.some((s) => s.parentSpanId === r.spanId) && Date.now() < deadline) await Bun.sleep(50);
+      const child = receiver.spans.find((s) => s.parentSpanId === r.spanId)!;
+      expect(child.traceId).toBe(callerTrace);
+      const ms = (ns: string | number) => Number(BigInt(ns) / 1_000_000n);
+      // the attempt covers the stream (>= the 800 ms pause), ending with the request
+      expect(ms(child.endTimeUnixNano) - ms(child.startTimeUnixNano)).toBeGreaterThanOrEqual(700);
+      expect(ms(child.endTimeUnixNano)).toBe(ms(r.endTimeUnixNano));
+    } finally {
+      gw.fake.handle(undefined);
+    }
   });
 
   test("a request that failed on every attempt names the model it asked for, and no response model", async () => {
