@@ -25,5 +25,31 @@ export const KEY_SHAPE_BEFORE = "(?<![A-Za-z0-9_-])";
 /** Lookahead: a key-shaped token does not end inside a word. */
 export const KEY_SHAPE_AFTER = "(?![A-Za-z0-9_-])";
 
-/** A PEM private-key block, BEGIN to END line (regex source, no groups). */
-export const PRIVATE_KEY_BLOCK_SOURCE = "-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\\s\\S]+?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----";
+const PEM_BEGIN = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/g;
+const PEM_END = /-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g;
+
+/**
+ * `text` with each PEM private-key block (a BEGIN line to the next END line, whatever lies between:
+ * `Proc-Type:` headers too) replaced by `replace(block)`. Two searches, not one regex: a lazy
+ * `BEGIN[\s\S]+?END` scans to the end of the text for every BEGIN without an END, so a text of such lines
+ * cost O(lines × length) (200 KB of them 5 s of a blocked event loop, through any error answer that
+ * echoes the client's input; review15 R0). Here each character is read at most twice; once a BEGIN has
+ * no END after it, no later one has either.
+ */
+export function replacePrivateKeyBlocks(text: string, replace: (block: string) => string): string {
+  if (!text.includes("PRIVATE KEY-----")) return text;
+  let out = "";
+  let from = 0;
+  for (;;) {
+    PEM_BEGIN.lastIndex = from;
+    const begin = PEM_BEGIN.exec(text);
+    if (!begin) break;
+    PEM_END.lastIndex = begin.index + begin[0].length;
+    const end = PEM_END.exec(text);
+    if (!end) break;
+    const stop = end.index + end[0].length;
+    out += text.slice(from, begin.index) + replace(text.slice(begin.index, stop));
+    from = stop;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}

@@ -25,7 +25,7 @@
  */
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
-import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, PRIVATE_KEY_BLOCK_SOURCE } from "./key-shapes.ts";
+import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -138,7 +138,6 @@ function keyedOk(value: string): boolean {
 }
 
 const PATTERNS: Pattern[] = [
-  { kind: "secret", re: new RegExp(`()(${PRIVATE_KEY_BLOCK_SOURCE})`, "g") },
   // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
   { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g") },
   { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v) },
@@ -187,7 +186,8 @@ export class Redactor {
 
   /** `text` with every recognised value replaced by its placeholder. */
   redact(text: string): string {
-    let out = text;
+    // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
+    let out = replacePrivateKeyBlocks(text, (block) => this.placeholder("secret", block, block));
     for (const p of PATTERNS) {
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {

@@ -11,7 +11,7 @@
  * instance does not hold.
  */
 
-import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, PRIVATE_KEY_BLOCK_SOURCE } from "./key-shapes.ts";
+import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
 import type { RouteTrace } from "./ports.ts";
 
 /** What a scrubbed secret is replaced with. */
@@ -22,12 +22,12 @@ const MIN_SECRET_LENGTH = 8;
 
 /**
  * Credential shapes replaced even when the secret is not known to the instance: every shape redaction
- * recognises (pipeline/key-shapes.ts), and a few looser ones of the scrubber's own (a false positive in
- * a trace or a recording costs little).
+ * recognises (pipeline/key-shapes.ts; PEM private-key blocks by `replacePrivateKeyBlocks`, not a regex
+ * here), and a few looser ones of the scrubber's own (a false positive in a trace or a recording costs
+ * little).
  */
 const CREDENTIAL_SHAPES: RegExp[] = [
   new RegExp(`${KEY_SHAPE_BEFORE}${KEY_SHAPES_SOURCE}${KEY_SHAPE_AFTER}`, "g"),
-  new RegExp(PRIVATE_KEY_BLOCK_SOURCE, "g"),
   /\bsk-[A-Za-z0-9_-]{12,}/g, // OpenAI, Anthropic (sk-ant-…), most OpenAI-compatible vendors
   /\bsy-[A-Za-z0-9_-]{12,}/g, // switchyard client keys and admin tokens
   /\bAIza[A-Za-z0-9_-]{30,}/g, // Google API keys
@@ -48,6 +48,7 @@ export function scrubText(text: string, secrets: Iterable<string> = []): string 
     const escaped = JSON.stringify(s).slice(1, -1);
     if (escaped !== s && out.includes(escaped)) out = out.split(escaped).join(REDACTED);
   }
+  out = replacePrivateKeyBlocks(out, () => REDACTED);
   for (const re of CREDENTIAL_SHAPES) out = out.replace(re, REDACTED);
   return out;
 }

@@ -7,6 +7,9 @@
  *   sent to an `openai-compatible` target (nothing to compress) — target < 0.05 ms per request;
  * - Gemini schema cleaning of a `$ref` chain used 2^30 times (L30 → L29 … each referenced twice) —
  *   target < 2 s (the behaviour, that it finishes at all, is tested in test/formats/gemini);
+ * - scrubbing and redacting 1 MB of unfinished PEM BEGIN lines (a text an error answer can echo: the
+ *   model name of a 404) — target < 200 ms each (a lazy BEGIN…END regex took ~5 s for 200 KB, review15
+ *   R0; that every block is still replaced is tested in test/pipeline);
  * - SIGTERM with nothing in flight: a started gateway (`bun src/main.ts start`) until it has exited —
  *   target < 3 s;
  * - sustained streamed requests: 4 clients streaming Chat requests through a gateway to a local fake
@@ -22,6 +25,8 @@ import { join } from "node:path";
 import { cleanSchema } from "../formats/gemini/schema-clean.ts";
 import { saveTokens } from "../pipeline/save-tokens.ts";
 import { translate, type Translated } from "../pipeline/translate.ts";
+import { scrubText } from "../pipeline/scrub.ts";
+import { Redactor } from "../pipeline/redact.ts";
 import { guardedContext } from "./lib/context.ts";
 import { clientRequest } from "../test/support/fixtures.ts";
 import { provider, target } from "../test/pipeline/routing-helpers.ts";
@@ -63,6 +68,20 @@ function schemaClean(): void {
   cleanSchema({ $ref: "#/$defs/L30", $defs: defs });
   const ms = performance.now() - start;
   rows.push({ name: "Gemini schema clean, $ref used 2^30 times", measured: ms, unit: "ms", target: "< 2000", met: ms < 2000 });
+}
+
+/** scrubText and redaction over 1 MB of PEM BEGIN lines without an END, ms. */
+function pemMarkers(): void {
+  const text = "-----BEGIN PRIVATE KEY-----x".repeat(Math.ceil(1_000_000 / 28));
+  for (const [name, run] of [
+    ["secret scrubber", () => scrubText(text)],
+    ["redaction", () => new Redactor().redact(text)],
+  ] as const) {
+    const start = performance.now();
+    run();
+    const ms = performance.now() - start;
+    rows.push({ name: `${name}, 1 MB of PEM BEGIN lines without an END`, measured: ms, unit: "ms", target: "< 200", met: ms < 200 });
+  }
 }
 
 /** A fake upstream answering every Chat request with a short stream. */
@@ -124,6 +143,7 @@ async function lifecycle(): Promise<void> {
 
 await saverNoOp();
 schemaClean();
+pemMarkers();
 await lifecycle();
 for (const r of rows) console.log(`${r.met ? "met   " : "MISSED"} ${r.name}: ${r.measured.toFixed(r.measured < 1 ? 4 : 1)} ${r.unit} (target ${r.target})`);
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ at: new Date().toISOString(), rows }, null, 2) + "\n");
