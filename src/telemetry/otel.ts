@@ -32,7 +32,7 @@
 import { type Attributes, context, type SpanContext, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
@@ -284,6 +284,10 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}`, serviceInstanceId: instanceId }));
   const delay = Number(env[OTEL_ENV.scheduleDelay]);
   const provider = new TracerProvider({
+    // SPEC O-5: one span per request. The SDK's default (ParentBased) drops a span whose caller's
+    // traceparent says "not sampled" (flags 00), which instrumented clients send for most requests their
+    // own ratio sampler drops: the caller's trace is continued, its sampling decision is not (review15 R3).
+    sampler: new AlwaysOnSampler(),
     resource: resourceFromAttributes(resourceAttributes(env, version, instanceId)),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
   });
@@ -334,7 +338,7 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
   if (u?.costUsd !== undefined) attrs["switchyard.cost_usd"] = u.costUsd;
   const failed = t.outcome !== undefined && t.outcome !== "ok";
   if (failed) attrs["error.type"] = t.status ? String(t.status) : t.outcome!;
-  // The caller's trace, when the request carried a traceparent (its sampled flag decides, ParentBased).
+  // The caller's trace, when the request carried a traceparent (exported whatever its sampled flag says).
   const caller = remoteParent(req.traceparent);
   const outer = caller ? trace.setSpanContext(context.active(), caller) : context.active();
   const span = tracer.startSpan(`${op} ${t.requestedModel}`.trim(), { kind: SpanKind.SERVER, startTime: req.startedAt, attributes: attrs }, outer);

@@ -181,6 +181,24 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     }
   });
 
+  test("a caller's traceparent that says 'not sampled' (flags 00) still gets the request its span, in the caller's trace: one span per request (SPEC O-5, review15 R3)", async () => {
+    const callerTrace = "5ce0e9a56015fec5aadfa328ae398115";
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent: `00-${callerTrace}-ab42124a3c573678-00` },
+      body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(200);
+    await res.text();
+    const routeId = res.headers.get("x-switchyard-route-id")!;
+    const deadline = Date.now() + 10_000;
+    const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
+    while (!root() && Date.now() < deadline) await Bun.sleep(50);
+    expect(root()?.traceId).toBe(callerTrace);
+    while (!receiver.spans.some((s) => s.parentSpanId === root()!.spanId) && Date.now() < deadline) await Bun.sleep(50);
+    expect(receiver.spans.filter((s) => s.parentSpanId === root()!.spanId)).toHaveLength(1);
+  });
+
   test("a request that failed on every attempt names the model it asked for, and no response model", async () => {
     gw.fake.handle(() => ({ status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } }));
     const res = await fetch(`${gw.url}/v1/messages`, {
