@@ -20,6 +20,7 @@
  * claims it first (src/alerts/alert-claim.ts): one delivery per alert for the gateway, not one per
  * instance. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
  */
+import { createHash } from "node:crypto";
 import type * as Fiber from "effect/Fiber";
 import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
@@ -293,11 +294,11 @@ export class AlertWebhook {
 }
 
 /**
- * A webhook URL as `GET /admin/api/settings` (and so the dashboard) shows it: scheme, host, port and
- * path, so an operator can check which receiver is in force; the parts where a secret lives are
- * `[redacted]`: userinfo (`https://[redacted]@host/…`), the query and fragment (`?[redacted]`), and a
- * path segment shaped like a token (16 characters or more with a digit or a capital letter, as the
- * last segments of Slack's `/services/T…/B…/XXXX` and Discord's `/api/webhooks/ID/TOKEN` URLs).
+ * A webhook URL as `GET /admin/api/settings` (and so the dashboard) shows it: scheme, host and port, and
+ * for the rest (path, query, userinfo: where the secret of a Slack, Discord, Zapier or ntfy URL lives, in
+ * no shape one could tell from an ordinary path) `…` and the first 8 hex digits of the whole URL's
+ * SHA-256, so an operator can check which receiver is in force (`printf %s URL | sha256sum`) without the
+ * API showing a token (review15 R2: path segments that did not look like tokens were shown whole).
  * `env:`/`file:` references are shown as written; text that is no URL is `[redacted]` whole.
  */
 export function webhookUrlShown(url: string): string {
@@ -308,11 +309,6 @@ export function webhookUrlShown(url: string): string {
   } catch {
     return "[redacted]";
   }
-  const path = u.pathname
-    .split("/")
-    .map((seg) => (seg.length >= 16 && /[0-9A-Z]/.test(seg) ? "[redacted]" : seg))
-    .join("/");
-  const user = u.username || u.password ? "[redacted]@" : "";
-  const rest = u.search || u.hash ? "?[redacted]" : "";
-  return `${u.protocol}//${user}${u.host}${path}${rest}`;
+  const hash = createHash("sha256").update(url).digest("hex").slice(0, 8);
+  return `${u.protocol}//${u.host}/… (sha256 ${hash})`;
 }

@@ -203,9 +203,20 @@ describe("the webhook", () => {
 
 describe("the webhook URL as settings show it", () => {
   test("scheme, host and path are shown; userinfo, query and token-shaped path segments are not", () => {
-    expect(webhookUrlShown("https://alerts.example.com/hooks/switchyard")).toBe("https://alerts.example.com/hooks/switchyard");
-    expect(webhookUrlShown("https://user:pw-secret@alerts.example.com:8443/in?token=q-secret#f")).toBe("https://[redacted]@alerts.example.com:8443/in?[redacted]");
-    expect(webhookUrlShown("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/AbCdEfGhIjKlMnOpQrStUvWx")).toBe("https://hooks.slack.com/services/T0123ABCD/B0123ABCD/[redacted]");
+    const sha = (u: string) => new Bun.CryptoHasher("sha256").update(u).digest("hex").slice(0, 8);
+    // host and port shown; the rest only as a hash of the whole URL (review15 R2: Zapier's catch-hook
+    // path, a short or lower-case token were shown whole)
+    for (const url of [
+      "https://alerts.example.com/hooks/switchyard",
+      "https://user:pw-secret@alerts.example.com:8443/in?token=q-secret#f",
+      "https://hooks.slack.com/services/T0123ABCD/B0123ABCD/AbCdEfGhIjKlMnOpQrStUvWx",
+      "https://hooks.zapier.com/hooks/catch/1234567/abcde12/",
+      "https://example.com/alerts/s3cr3t-t0ken",
+    ]) {
+      const shown = webhookUrlShown(url);
+      expect(shown).toBe(`${new URL(url).protocol}//${new URL(url).host}/… (sha256 ${sha(url)})`);
+      for (const secret of ["pw-secret", "q-secret", "AbCdEfGh", "abcde12", "s3cr3t", "switchyard"]) expect(shown).not.toContain(secret);
+    }
     expect(webhookUrlShown("env:SWITCHYARD_ALERT_WEBHOOK")).toBe("env:SWITCHYARD_ALERT_WEBHOOK");
     expect(webhookUrlShown("not a url sk-secret")).toBe("[redacted]");
   });
