@@ -11,11 +11,15 @@
  *
  * The listening connection's reconnect is this module's own (newuser12a G4): Bun's client re-LISTENs by
  * itself after a lost connection, but writes `bun:sql LISTEN "switchyard_changes" failed, retrying: …`
- * (not JSON) to stderr at every failed retry while the database is away. So when a connection closes
- * the subscription is dropped at once (which stops Bun's retries) and taken again here, silently, with
+ * (not JSON) to stderr at every failed retry while the database is away. So when the listening
+ * connection closes the subscription is dropped at once (which stops Bun's retries) and taken again here, silently, with
  * a growing back-off ({@link RELISTEN_MIN_MS}…{@link RELISTEN_MAX_MS}) and at once when the probe finds
  * the database back; a failed attempt that means the database is away enters degraded mode (its one
  * warning); every listener hears "all" once it listens again (notifications may have been missed).
+ * The LISTEN runs on a client of its own ({@link PgContext.listenSql}, no query ever runs on it), since
+ * Bun reports every connection's close to one `onclose`: on the pool's client a query connection the
+ * server ended (`pg_terminate_backend`, a proxy recycling it) or one that failed to open dropped a
+ * healthy LISTEN and re-read everything (review14 R10).
  */
 import { SQL } from "bun";
 import { errMessage } from "../rows.ts";
@@ -99,12 +103,15 @@ export class PgContext {
    * @param now ms since the epoch
    * @param onError receives failures of background work and degraded-mode notices (no secrets)
    * @param instanceId this process's id (the gateway's, also OpenTelemetry's `service.instance.id`); default a new UUID
+   * @param listenSql the client holding the LISTEN (its `onclose` calls {@link connectionClosed}; only its
+   *   dedicated listening connection ever opens); default `sql`
    */
   constructor(
     readonly sql: SQL,
     readonly now: () => number,
     readonly onError: (message: string, error: unknown) => void,
     instanceId?: string,
+    readonly listenSql: SQL = sql,
   ) {
     this.instanceId = instanceId ?? crypto.randomUUID();
   }
@@ -208,7 +215,7 @@ export class PgContext {
    */
   async listen(onChange: (change: StoreChange) => void): Promise<void> {
     this.onNotice = onChange;
-    this.subscription = await this.sql.listen(CHANNEL, (payload) => {
+    this.subscription = await this.listenSql.listen(CHANNEL, (payload) => {
       try {
         const m = JSON.parse(payload) as { i?: string; k?: StoreChange };
         if (m.i === this.instanceId || typeof m.k !== "string") return;
@@ -220,10 +227,10 @@ export class PgContext {
   }
 
   /**
-   * A connection of the client closed (its `onclose` option; `err` says why): unless it was an idle
-   * pool connection timing out, the listening one may be among them, so the subscription is dropped
-   * now (before Bun's own retry, which logs a line that is not JSON at each failure) and taken again
-   * by {@link relisten}. Connections that fail to open call this too; without a subscription it waits.
+   * The listening connection closed ({@link listenSql}'s `onclose`; `err` says why): the subscription is
+   * dropped now (before Bun's own retry, which logs a line that is not JSON at each failure) and taken
+   * again by {@link relisten}. Idle and lifetime timeouts are ignored (the listening connection has
+   * neither); without a subscription (a re-LISTEN on its way) it waits.
    */
   connectionClosed(err: Error | null): void {
     if (this.closed || !this.subscription || !this.onNotice) return;

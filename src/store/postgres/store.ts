@@ -100,9 +100,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ((message: string) => {
       console.error(`[switchyard store] ${message}`);
     });
-  // The listening connection's reconnect is PgContext's own (connectionClosed: Bun's logs lines that are not JSON).
-  let ctx: PgContext | undefined;
-  const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
+  const sql = new SQL(options.url, { max: Math.max(2, options.maxConnections ?? 10), idleTimeout: 60, connectionTimeout: 10 });
   let applied: number[];
   try {
     applied = await migratePg(sql, now);
@@ -110,7 +108,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await sql.close().catch(() => {});
     throw err;
   }
-  ctx = new PgContext(sql, now, onError, options.instanceId);
+  // The LISTEN on a client of its own, so that its `onclose` hears the listening connection only (a
+  // query connection's close is not the LISTEN's: review14 R10); the reconnect is PgContext's own
+  // (connectionClosed: Bun's logs lines that are not JSON). No query runs on it: no other connection opens.
+  let ctx: PgContext | undefined;
+  const listenSql = new SQL(options.url, { max: 1, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
+  ctx = new PgContext(sql, now, onError, options.instanceId, listenSql);
   const store = new PostgresStore(ctx, options);
   store.upgrade = schemaUpgrade(applied);
   if (applied.length > 0 && applied[0] === PG_MIGRATIONS[0]!.version) store.createdSchema = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
@@ -345,7 +348,7 @@ export class PostgresStore implements Store {
       this.ctx.stopProbe();
       await this.bounded("stopping LISTEN", this.ctx.unlisten(), 2_000);
       try {
-        await this.bounded("closing the connection pool", this.ctx.sql.close({ timeout: 2 }), 5_000);
+        await this.bounded("closing the connection pool", Promise.all([this.ctx.sql.close({ timeout: 2 }), this.ctx.listenSql.close({ timeout: 2 })]), 5_000);
       } catch (err) {
         this.ctx.onError(`closing the connection pool failed: ${errMessage(err)}`, err);
       }
