@@ -32,6 +32,8 @@
  * A body the endpoint refuses before routing (pipeline/guard.ts `checkRequestBody`, the same function:
  * `messages: 5`, an empty `contents`, `stream: "yes"`) gets no plan: the answer is that refusal (its
  * status and message, code `request_refused`, `endpoint_error` the client's body in its format).
+ * Every such refusal is answered through ./endpoint-refusal.ts (`refused_status` the endpoint's status;
+ * its 401 as 422, since an admin client reads a 401 as its own credentials refused).
  */
 import type { Elysia } from "elysia";
 import * as v from "valibot";
@@ -41,6 +43,7 @@ import { authenticate, checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, mo
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
+import { endpointRefusalReply } from "./endpoint-refusal.ts";
 import { adminError, readBody, strictBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
 import type { Account, KeyLimits } from "../../pipeline/ports.ts";
@@ -95,11 +98,11 @@ export function guessFormat(body: Record<string, unknown>): WireFormat {
 
 /**
  * The dry run's answer to a request the endpoint itself would refuse before routing (`messages: 5`,
- * `stream: "yes"`): the admin error with the endpoint's status and message (code `request_refused`,
- * `param` the field), and `endpoint_error` the body the client would get, in its own format.
+ * `stream: "yes"`): {@link endpointRefusalReply} with the endpoint's status and message (code
+ * `request_refused`, `param` the field), and `endpoint_error` the body the client would get, in its own format.
  */
 function endpointRefusal(format: WireFormat, err: HubError): Response {
-  return adminError(err.status, `The endpoint would refuse this request (${err.status}): ${err.message}`, err.param ?? null, "request_refused", { endpoint_error: codecFor(format).errorBody(err) });
+  return endpointRefusalReply({ status: err.status, message: err.message, code: "request_refused", param: err.param }, { endpoint_error: codecFor(format).errorBody(err) });
 }
 
 /** Runs a dry run for a validated body. Exported for tests and the CLI-less callers. */
@@ -123,7 +126,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   let key: { name: string; tag?: string; limits?: KeyLimits } | undefined;
   // A disabled key's requests are refused before routing (pipeline/guard.ts): so is its dry run, rather
   // than an order that would never be tried (review13 R4).
-  const disabled = (name: string) => adminError(403, `The endpoint would refuse this request (403): ${keyDisabledMessage(name)}`, null, "key_disabled");
+  const disabled = (name: string) => endpointRefusalReply({ status: 403, message: keyDisabledMessage(name), code: "key_disabled" });
   if (input.key !== undefined) {
     const named = (await deps.store.listKeys()).find((x) => x.name === input.key && x.revokedAt === undefined);
     if (!named) return adminError(404, `No active key named ${input.key}.`);
@@ -133,13 +136,10 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     // No key named: the request as a client on this machine sends it (loopback), with the key its headers
     // present if any, and the guard's own decision on it: with `require_api_key` a keyless (or unknown-key)
     // request is a 401 there, so it gets no plan here either (newuser14 K9: "as from loopback" routed it).
-    // Answered 422, not the endpoint's 401: a 401 from the admin API means "your admin credentials are
-    // refused" to every admin client (the dashboard then reloads to its sign-in view, review14 R1).
+    // Its 401 is answered 422 (./endpoint-refusal.ts: a 401 from the admin API means "your admin
+    // credentials are refused" to every admin client, review14 R1).
     const auth = authenticate(false, headers, deps.store, { requireApiKey: deps.requireApiKey?.() ?? false, maxBodyBytes: Infinity });
-    if (!auth.ok) {
-      const status = auth.error.status === 401 ? 422 : auth.error.status;
-      return adminError(status, `The endpoint would refuse this request (${auth.error.status}): ${auth.error.message}`, null, auth.error.code ?? "request_refused", { refused_status: auth.error.status });
-    }
+    if (!auth.ok) return endpointRefusalReply({ status: auth.error.status, message: auth.error.message, code: auth.error.code ?? "request_refused" });
     key = auth.key;
   }
   // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.

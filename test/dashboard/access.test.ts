@@ -217,8 +217,8 @@ describe("the dry run as a disabled key (review13 R4)", () => {
     for (const extra of [{ key: "paused" }, { headers: { authorization: `Bearer ${secret}` } }]) {
       const r = await dry(extra);
       expect(r.status).toBe(403);
-      const e = ((await r.json()) as { error: { code: string; message: string } }).error;
-      expect(e.code).toBe("key_disabled");
+      const e = ((await r.json()) as { error: { code: string; message: string; refused_status?: number } }).error;
+      expect({ code: e.code, refused: e.refused_status }).toEqual({ code: "key_disabled", refused: 403 });
       expect(e.message).toBe('The endpoint would refuse this request (403): Client key "paused" is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable paused).');
     }
     expect((await fetch(`${gw.url}/admin/api/keys/paused/enable`, { method: "POST", headers: admin })).status).toBe(200);

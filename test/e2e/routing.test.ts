@@ -220,7 +220,7 @@ describe("admin API", () => {
       expect(dry.status).toBe(400);
       // the client's own error body, in its format, and the same message in the admin error
       expect(dry.json.error.endpoint_error).toEqual(realBody);
-      expect(dry.json.error).toMatchObject({ code: "request_refused", param });
+      expect(dry.json.error).toMatchObject({ code: "request_refused", param, refused_status: 400 });
       const realMessage = (realBody as { error: { message: string } }).error.message;
       expect(dry.json.error.message).toBe(`The endpoint would refuse this request (400): ${realMessage}`);
     }
