@@ -183,9 +183,10 @@ export function parseSince(s: string): number | undefined {
 
 /**
  * `POST /keys/{name}/disable|enable` (`switchyard keys disable|enable NAME`, the Keys page): turns an
- * active stored key off for a while, or back on. Answers `{name, disabled, disabledAt?}`; 404 when no
- * active stored key has the name, 409 for a config key's (changed in the file), 503 while the store is
- * away. A dashboard signed in with the key is signed out when it is disabled (its sessions end in the
+ * active stored key off for a while, or back on. Answers `{name, disabled, disabledAt?, note?}`; 404 when
+ * no active stored key has the name, 409 for a config key's (changed in the file), 503 while the store is
+ * away. A stored key that shares its name with a config key is the one switched, and `note` says so
+ * ({@link configNamesakeNote}). A dashboard signed in with the key is signed out when it is disabled (its sessions end in the
  * store, on every instance), and stays signed out when the key is enabled again.
  */
 async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Promise<unknown> {
@@ -202,8 +203,19 @@ async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Prom
   // the key was off came back at `enable` (review13 R3).
   if (disabled) await deps.sessions?.endSubject(name);
   deps.keysChanged?.("changed", name);
-  const listed = (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined);
-  return { name, disabled, ...(listed?.disabledAt !== undefined ? { disabledAt: listed.disabledAt } : {}) };
+  const keys = await deps.store.listKeys();
+  const listed = keys.find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined);
+  const namesake = keys.some((k) => k.name === name && k.source === "config");
+  return { name, disabled, ...(listed?.disabledAt !== undefined ? { disabledAt: listed.disabledAt } : {}), ...(namesake ? { note: configNamesakeNote(name, disabled ? "disabled" : "enabled") } : {}) };
+}
+
+/**
+ * What an answer about a stored key says when the config file declares a key of the same name too (a
+ * stored key made before the file named one like it): the stored one was acted on (as `DELETE
+ * /keys/{name}` revokes it), the config key is untouched and is changed in the file.
+ */
+export function configNamesakeNote(name: string, done: "disabled" | "enabled" | "rotated"): string {
+  return `${done} the stored key ${name}; the config file also declares a key named ${name}, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
 }
 
 /** The admin routes as an Elysia plugin. */
@@ -271,7 +283,8 @@ export function adminApi(deps: AdminDeps) {
           const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));
           deps.keysChanged?.("created", params.name);
           const { id: _id, ...key } = r.key;
-          return { ...r, key };
+          const namesake = (await deps.store.listKeys()).some((k) => k.name === params.name && k.source === "config");
+          return { ...r, key, ...(namesake ? { note: configNamesakeNote(params.name, "rotated") } : {}) };
         } catch (e) {
           if (e instanceof StoreError) {
             if (e.code === "not_found") return adminError(404, `No active key named ${params.name}: rotate an active stored key (switchyard keys list).`);

@@ -61,14 +61,14 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "DELETE /admin/api/keys/:name": { summary: "Revoke the active key of this name." },
   "POST /admin/api/keys/:name/rotate": {
     summary:
-      "Give the active stored key of this name a new secret (in the answer, shown this once) and keep everything else: its identity, scopes, tag, limits and their use (budget windows, this minute). The previous secret is accepted for `grace` more (e.g. 10m; default 0: refused at once); 404 for no such active key, 409 for a config-file key.",
+      "Give the active stored key of this name a new secret (in the answer, shown this once) and keep everything else: its identity, scopes, tag, limits and their use (budget windows, this minute). The previous secret is accepted for `grace` more (e.g. 10m; default 0: refused at once); 404 for no such active key, 409 for a config-file key (a stored key sharing its name with one is the one rotated, with a `note`).",
     body: KeyRotate,
   },
   "POST /admin/api/keys/:name/disable": {
     summary:
-      "Disable the active stored key of this name for a while: its requests get 403 `key_disabled` (in the client's format, from loopback too) until it is enabled; it keeps its secret, identity, limits and their use. Answers {name, disabled: true, disabledAt}; 404 for no such active key, 409 for a config-file key.",
+      "Disable the active stored key of this name for a while: its requests get 403 `key_disabled` (in the client's format, from loopback too) until it is enabled; it keeps its secret, identity, limits and their use. Answers {name, disabled: true, disabledAt}; 404 for no such active key, 409 for a config-file key. A stored key that shares its name with a config key is the one disabled, and `note` says the config key is not affected.",
   },
-  "POST /admin/api/keys/:name/enable": { summary: "Enable a disabled key again (its requests are served from the next one). Answers {name, disabled: false}; 404 for no such active key, 409 for a config-file key." },
+  "POST /admin/api/keys/:name/enable": { summary: "Enable a disabled key again (its requests are served from the next one). Answers {name, disabled: false}; 404 for no such active key, 409 for a config-file key (a stored key sharing its name with one is the one enabled, with a `note`)." },
   "GET /admin/api/usage": { summary: "Token usage and request counts, grouped.", query: UsageQuery },
   "GET /admin/api/calls": { summary: "Recent requests, newest first, a page at a time (older / newer cursors, keeping the filters).", query: CallsQuery },
   "GET /admin/api/route-traces/:id": { summary: "The route trace of one request, by the opaque id in x-switchyard-route-id." },

@@ -303,6 +303,9 @@ const RoutePlanReply = v.looseObject({
 
 const AccountSavedReply = v.object({ id: v.string(), provider: v.string(), kind: v.string(), created: v.boolean(), unquarantined: v.boolean(), reenabled: v.boolean(), sameLogin: v.array(v.string()), expiresAt: v.nullable(v.number()) });
 
+/** A key answer's `note` when the config file declares a key of the stored key's name too (admin-api.ts `configNamesakeNote`). */
+const NAMESAKE_NOTE = v.pipe(v.string(), v.description("The config file also declares a key of this name: the stored key was acted on, the config key is not affected (changed in the file)."));
+
 /** Response schemas by `METHOD /path` (Elysia's spelling), merged into the OpenAPI document. */
 export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {
   "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
@@ -313,9 +316,10 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }),
     createdAt: ms("created (the key's, kept by a rotation)"),
     previousUntil: v.optional(ms("the previous secret is accepted until; absent: refused from now on")),
+    note: v.optional(NAMESAKE_NOTE),
   }),
-  "POST /admin/api/keys/:name/disable": v.object({ name: v.string(), disabled: v.literal(true), disabledAt: ms("disabled (the first disable's time, kept by a second)") }),
-  "POST /admin/api/keys/:name/enable": v.object({ name: v.string(), disabled: v.literal(false) }),
+  "POST /admin/api/keys/:name/disable": v.object({ name: v.string(), disabled: v.literal(true), disabledAt: ms("disabled (the first disable's time, kept by a second)"), note: v.optional(NAMESAKE_NOTE) }),
+  "POST /admin/api/keys/:name/enable": v.object({ name: v.string(), disabled: v.literal(false), note: v.optional(NAMESAKE_NOTE) }),
   "GET /admin/api/usage": UsageReply,
   "GET /admin/api/calls": v.object({
     calls: v.array(CallReply),

@@ -47,8 +47,9 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (!name) fail("usage: switchyard keys rotate NAME [--grace DURATION]", 2);
       const grace = values.grace === undefined ? undefined : String(values.grace);
       if (grace !== undefined && !/^(0|[1-9]\d*(s|m|h|d))$/.test(grace)) fail("--grace must be 0 or look like 30s, 10m, 24h or 7d", 2);
-      const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/rotate`, grace ? { grace } : {})) as { secret: string; previousUntil?: number };
+      const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/rotate`, grace ? { grace } : {})) as { secret: string; previousUntil?: number; note?: string };
       const old = r.previousUntil ? `the old secret is accepted until ${new Date(r.previousUntil).toISOString()}` : "the old secret is refused from now on";
+      if (r.note) out(`note: ${r.note}`);
       out(`rotated key ${name}: its limits and their use are kept, ${old}; the new secret is shown once:`);
       out(r.secret);
       return;
@@ -56,8 +57,9 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
     case "disable":
     case "enable": {
       if (!name) fail(`usage: switchyard keys ${sub} NAME`, 2);
-      await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/${sub}`);
+      const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/${sub}`)) as { note?: string };
       out(sub === "disable" ? `disabled key ${name}: its requests are refused (403 key_disabled) until switchyard keys enable ${name}; its limits and their use are kept` : `enabled key ${name}: its requests are served again`);
+      if (r?.note) out(`note: ${r.note}`);
       return;
     }
     default:

@@ -117,8 +117,9 @@ export interface KeyStore extends KeyLookup {
    * keeps everything else: its name, id (so its limits' use, budget windows and alerts go on), scopes,
    * tag, limits and creation time. The previous secret is accepted for `graceMs` more (0: refused from
    * the moment this returns); a second rotation ends the first one's grace.
+   * A stored key that shares its name with a config key is the one rotated (as `revokeKey` revokes it).
    * @throws StoreError `not_found` when no active stored key has that name, `read_only` for a config
-   *   key's name, `invalid` for a negative or non-finite grace, `closed`, `unavailable`.
+   *   key's name without an active stored key of it, `invalid` for a negative or non-finite grace, `closed`, `unavailable`.
    */
   rotateKey(name: string, graceMs?: number): Awaitable<RotatedKey>;
 
@@ -127,8 +128,10 @@ export interface KeyStore extends KeyLookup {
    * everything (secret, id, limits and their use) but `lookup` refuses it and `disabled` names it, here
    * from the moment this returns (other instances of a shared store within about a second). Disabling a
    * disabled key keeps its first `disabledAt`.
+   * A stored key that shares its name with a config key is the one turned off or on (as `revokeKey`
+   * revokes it; the config key is not affected).
    * @returns false when no active stored key has that name.
-   * @throws StoreError `read_only` when the name belongs to a config key, `closed`, `unavailable`.
+   * @throws StoreError `read_only` when the name belongs to a config key alone, `closed`, `unavailable`.
    */
   setKeyDisabled(name: string, disabled: boolean): Awaitable<boolean>;
 

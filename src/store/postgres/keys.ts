@@ -112,14 +112,18 @@ export class PgKeys implements KeyStore {
    */
   async setKeyDisabled(name: string, disabled: boolean): Promise<boolean> {
     this.ctx.assertOpen();
-    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     const now = Math.round(this.ctx.now());
     const res = await this.ctx.read((sql) =>
       disabled
         ? sql`UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ${now}) WHERE name = ${String(name)} AND revoked_at IS NULL`
         : sql`UPDATE client_keys SET disabled_at = NULL WHERE name = ${String(name)} AND revoked_at IS NULL`,
     );
-    if (res.count === 0) return false;
+    if (res.count === 0) {
+      // The stored key of the name was tried first (one may share its name with a config key: it is the
+      // one that can be turned off, as revokeKey does); a config key alone is read-only.
+      if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+      return false;
+    }
     await this.reloadKeys();
     this.ctx.announce("keys");
     return true;
@@ -137,7 +141,6 @@ export class PgKeys implements KeyStore {
   async rotateKey(name: string, graceMs?: number): Promise<RotatedKey> {
     this.ctx.assertOpen();
     const grace = checkGrace(graceMs);
-    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     const secret = generateKeySecret();
     const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
     const rows = await this.ctx.read(
@@ -145,6 +148,8 @@ export class PgKeys implements KeyStore {
                    WHERE name = ${String(name)} AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
     );
     const row = (rows as RotatedRow[])[0];
+    // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
+    if (!row && this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
     await this.reloadKeys();
     this.ctx.announce("keys");

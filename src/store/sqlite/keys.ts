@@ -136,9 +136,13 @@ export class SqliteKeys implements KeyStore {
   /** Disables or enables the active stored key of that name (KeyStore.setKeyDisabled). @returns false when there is none. @throws StoreError `read_only`, `closed`. */
   setKeyDisabled(name: string, disabled: boolean): boolean {
     this.ctx.assertOpen();
-    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    // The stored key of the name first (one may share its name with a config key: it is the one that can
+    // be turned off, as revokeKey does); a config key alone is read-only.
     const res = disabled ? this.s.keyDisable.run(Math.round(this.ctx.now()), String(name)) : this.s.keyEnable.run(String(name));
-    if (res.changes === 0) return false;
+    if (res.changes === 0) {
+      if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+      return false;
+    }
     this.reloadKeys();
     return true;
   }
@@ -152,10 +156,11 @@ export class SqliteKeys implements KeyStore {
   rotateKey(name: string, graceMs?: number): RotatedKey {
     this.ctx.assertOpen();
     const grace = checkGrace(graceMs);
-    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     const secret = generateKeySecret();
     const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
+    // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
     const row = this.s.keyRotate.get(until, until, sha256Hex(secret), String(name)) as RotatedRow | null;
+    if (!row && this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
     if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
     this.reloadKeys();
     return rotated(secret, row, until);

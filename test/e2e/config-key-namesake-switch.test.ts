@@ -1,0 +1,131 @@
+/**
+ * A stored key that shares its name with a config key (the stored key was made before the file named
+ * one like it) can be disabled, enabled and rotated (SPEC 2.3 keys): the stored key is the one acted on,
+ * as `keys revoke NAME` revokes it, and the answer and the CLI say that the config file's key of that
+ * name is not affected and is changed in the file. Before, disable, enable and rotate answered 409 "key
+ * is declared in the config file: a key of the config file is turned off by removing it from the file",
+ * which the operator could not act on: the stored key (whose secret was not in the file) stayed on.
+ * A config key alone is still a 409. On the embedded store and on PostgreSQL (each store's own code).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+
+const ADMIN = "sy-test-namesake-admin-000000001";
+const CONFIG_PAIR = "sy-test-namesake-pair-0000000001";
+const ENV = { UP_KEY: "sk-upstream-namesake-0001" };
+
+const yamlOf = (providerUrl: string, withPair: boolean) => `providers:
+  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+${withPair ? `  - { name: pair, key: ${CONFIG_PAIR} }\n` : ""}`;
+
+const NOTE = (done: string) =>
+  `${done} the stored key pair; the config file also declares a key named pair, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
+
+let scratch: string;
+let upstream: FakeUpstream;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "switchyard-namesake-"));
+  upstream = await startFakeUpstream();
+  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
+});
+afterAll(async () => {
+  await upstream?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The CLI from source against the instance's data directory (its instance.json). */
+function cli(inst: Instance, args: string[]) {
+  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, SWITCHYARD_ADMIN_KEY: ADMIN },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: r.exitCode, out: r.stdout.toString().trim().split("\n"), err: r.stderr.toString().trim() };
+}
+
+async function scenario(inst: Instance): Promise<void> {
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${inst.url}/admin/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: r.status, json: (await r.json()) as any };
+  };
+  const chat = async (key: string) => {
+    const r = await fetch(`${inst.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: "up/gpt-x", messages: [{ role: "user", content: "hi" }] }) });
+    const json = (await r.json()) as any;
+    return { status: r.status, code: json.error?.code };
+  };
+
+  const made = await admin("POST", "/keys", { name: "pair" });
+  expect(made.status).toBe(201);
+  const stored: string = made.json.secret;
+  // the config file then declares a key of the same name (another secret)
+  writeFileSync(inst.configPath, yamlOf(upstream.url, true));
+  expect((await admin("POST", "/config/reload")).status).toBe(200);
+  expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+
+  const off = await admin("POST", "/keys/pair/disable");
+  expect({ status: off.status, disabled: off.json.disabled, note: off.json.note }).toEqual({ status: 200, disabled: true, note: NOTE("disabled") });
+  expect(await chat(stored)).toEqual({ status: 403, code: "key_disabled" });
+  expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+
+  const on = cli(inst, ["keys", "enable", "pair"]);
+  expect({ code: on.code, out: on.out, err: on.err }).toEqual({ code: 0, out: ["enabled key pair: its requests are served again", `note: ${NOTE("enabled")}`], err: "" });
+  expect(await chat(stored)).toEqual({ status: 200, code: undefined });
+
+  const rotated = cli(inst, ["keys", "rotate", "pair"]);
+  expect(rotated.code).toBe(0);
+  expect(rotated.out[0]).toBe(`note: ${NOTE("rotated")}`);
+  const fresh = rotated.out[rotated.out.length - 1]!;
+  expect(await chat(fresh)).toEqual({ status: 200, code: undefined });
+  expect((await chat(stored)).status).toBe(401);
+  expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+
+  // a config key alone is still changed in the file only
+  const cfg = await admin("POST", "/keys/admin/disable");
+  expect({ status: cfg.status, message: cfg.json.error?.message }).toEqual({
+    status: 409,
+    message: 'key "admin" is declared in the config file: a key of the config file is turned off by removing it from the file (and a reload)',
+  });
+}
+
+describe("a stored key that shares its name with a config key can be disabled, enabled and rotated", () => {
+  test("on the embedded store", async () => {
+    const inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: ENV });
+    try {
+      await scenario(inst);
+    } finally {
+      await stopInstance(inst);
+      rmSync(inst.dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  describe("on PostgreSQL", () => {
+    let pg: TestPostgres;
+    beforeAll(async () => {
+      pg = await startPostgres();
+    }, 60_000);
+    afterAll(async () => {
+      await pg?.destroy();
+    }, 30_000);
+
+    test("the same", async () => {
+      const inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: ENV, args: ["--database", await pg.createDatabase("namesake")], timeoutMs: 30_000 });
+      try {
+        await scenario(inst);
+      } finally {
+        await stopInstance(inst);
+      }
+    }, 90_000);
+  });
+});
