@@ -26,33 +26,40 @@ export const SECRET_FINGERPRINT_COST = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 10
 
 /**
  * The fingerprint a config key's secret is published as in `instance_configs` (`keys.NAME.secret`):
- * 12 hex digits of scrypt(secret, salt "switchyard instance_configs NAME", {@link SECRET_FINGERPRINT_COST}).
- * The same on every instance (deterministic), so equal secrets compare equal across instances; slow, so
- * that whoever can read the database cannot test guesses of a short, human-chosen secret at the speed of
- * SHA-256 (a reviewer's read of G24: it was 12 hex of SHA-256(SHA-256(secret)), 48 bits tested at
- * billions a second). Computed off the event loop (libuv's pool).
+ * 12 hex digits of scrypt(secret, salt "switchyard instance_configs SALT NAME", {@link SECRET_FINGERPRINT_COST}),
+ * SALT the database's own random salt (`SharedStore.instanceConfigSalt`, made once by its first
+ * instance). The same on every instance of that database (deterministic), so equal secrets compare
+ * equal across instances; slow, so that whoever can read the database cannot test guesses of a short,
+ * human-chosen secret at the speed of SHA-256 (a reviewer's read of G24: it was 12 hex of
+ * SHA-256(SHA-256(secret)), 48 bits tested at billions a second); salted per database, so that no table
+ * of guesses for common key names computed once serves every deployment (review14 R8: the salt was the
+ * key's name alone). Computed off the event loop (libuv's pool).
  */
-export function secretFingerprint(name: string, secret: string): Promise<string> {
+export function secretFingerprint(salt: string, name: string, secret: string): Promise<string> {
   return new Promise((resolve, reject) =>
-    scrypt(secret, `switchyard instance_configs ${name}`, 32, SECRET_FINGERPRINT_COST, (err, key) => (err ? reject(err) : resolve(key.toString("hex").slice(0, 12)))),
+    scrypt(secret, `switchyard instance_configs ${salt} ${name}`, 32, SECRET_FINGERPRINT_COST, (err, key) => (err ? reject(err) : resolve(key.toString("hex").slice(0, 12)))),
   );
 }
 
 /**
  * Each config key's {@link secretFingerprint} by name, each computed once per name and secret (the
- * check runs every 30 s); `cache` keeps those of the keys given (a key removed or changed is dropped),
- * keyed by name and the secret's SHA-256, never the secret.
+ * check runs every 30 s), all at once (libuv's pool runs up to four: a file with many keys does not
+ * wait for one after another, review14 R8); `cache` keeps those of the keys given (a key removed or
+ * changed is dropped), keyed by name and the secret's SHA-256, never the secret.
  */
-async function fingerprints(keys: RuntimeConfig["keys"], cache: Map<string, Promise<string>>): Promise<Map<string, string>> {
+async function fingerprints(salt: string, keys: RuntimeConfig["keys"], cache: Map<string, Promise<string>>): Promise<Map<string, string>> {
   const wanted = new Map<string, RuntimeConfig["keys"][number]>(keys.map((k) => [`${k.name}\u0000${createHash("sha256").update(k.secret).digest("hex")}`, k]));
   for (const id of cache.keys()) if (!wanted.has(id)) cache.delete(id);
-  const out = new Map<string, string>();
+  const pending: Array<Promise<[string, string]>> = [];
   for (const [id, k] of wanted) {
     let p = cache.get(id);
-    if (!p) cache.set(id, (p = secretFingerprint(k.name, k.secret)));
-    out.set(k.name, await p);
+    if (!p) {
+      cache.set(id, (p = secretFingerprint(salt, k.name, k.secret)));
+      p.catch(() => cache.delete(id)); // computed again at the next check
+    }
+    pending.push(p.then((print) => [k.name, print]));
   }
-  return out;
+  return new Map(await Promise.all(pending));
 }
 
 /** Paths whose values are fingerprints, not shown (a key's secret). */
@@ -151,7 +158,7 @@ export interface SharedConfigWatch {
  * @param log one JSON line per call (SPEC O-4)
  */
 export function watchSharedConfig(
-  store: Pick<SharedStore, "publishInstanceConfig" | "otherInstanceConfigs">,
+  store: Pick<SharedStore, "publishInstanceConfig" | "otherInstanceConfigs" | "instanceConfigSalt">,
   config: () => RuntimeConfig,
   label: string,
   log: (line: string) => void,
@@ -160,14 +167,17 @@ export function watchSharedConfig(
 ): SharedConfigWatch | undefined {
   const publish = store.publishInstanceConfig?.bind(store);
   const others = store.otherInstanceConfigs?.bind(store);
-  if (!publish || !others) return undefined;
+  const saltOf = store.instanceConfigSalt?.bind(store);
+  if (!publish || !others || !saltOf) return undefined;
+  let salt: string | undefined;
   let last: ConfigDifference[] = [];
   let lastKey = "";
   const cache = new Map<string, Promise<string>>();
   const run = async (why: "start" | "reload" | "timer"): Promise<ConfigDifference[]> => {
     try {
       const cfg = config();
-      const mine = sharedConfigParts(cfg, await fingerprints(cfg.keys, cache));
+      salt ??= await saltOf();
+      const mine = sharedConfigParts(cfg, await fingerprints(salt, cfg.keys, cache));
       await publish(label, mine);
       const found = configDifferences(mine, await others(Math.max(SHARED_CONFIG_MAX_AGE_MS, 3 * intervalMs)));
       const key = JSON.stringify(found);

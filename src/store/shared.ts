@@ -173,6 +173,11 @@ export interface SharedStore {
    * `maxAgeMs` (the ones still running). @throws StoreError `unavailable`, `closed`.
    */
   otherInstanceConfigs?(maxAgeMs: number): Awaitable<InstanceConfig[]>;
+  /**
+   * PostgreSQL only: the database's own random salt for the secret fingerprints the instances publish
+   * (made by the first instance that asks; the same for all). @throws StoreError `unavailable`, `closed`.
+   */
+  instanceConfigSalt?(): Awaitable<string>;
 
   /**
    * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left

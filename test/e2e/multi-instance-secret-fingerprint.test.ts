@@ -4,7 +4,8 @@
  * database could test guesses of a short, human-chosen secret against at billions a second. Two real
  * instances on a real PostgreSQL with the same short secret for key `ci`: the row each publishes
  * holds a fingerprint that no fast hash of the secret matches (a reader's dictionary misses it) and
- * that costs a scrypt of 32 MiB per guess; both instances still agree on it (no difference), and after
+ * that costs a scrypt of 32 MiB per guess, salted with a random salt stored once in that database (not
+ * with the key's name alone, the same in every deployment: review14 R8); both instances still agree on it (no difference), and after
  * B's file gives `ci` another secret, B's reload says the secret differs, never showing either.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -52,6 +53,18 @@ async function published(): Promise<string[]> {
   }
 }
 
+/** The salt stored once in this database (migration 17), as a reader of the database sees it. */
+async function deploymentSalt(): Promise<string> {
+  const sql = new SQL(dbUrl);
+  try {
+    const rows = (await sql`SELECT value FROM deployment_salts WHERE name = 'instance_configs'`) as Array<{ value: string }>;
+    expect(rows).toHaveLength(1);
+    return rows[0]!.value;
+  } finally {
+    await sql.close();
+  }
+}
+
 beforeAll(async () => {
   pg = await startPostgres();
   dbUrl = await pg.createDatabase("fingerprint");
@@ -79,9 +92,15 @@ test("a short config key secret is published as a slow fingerprint a fast dictio
     expect(sha(sha(g)).slice(0, 12)).not.toBe(fa!);
     expect(sha(g).slice(0, 12)).not.toBe(fa!);
   }
-  // it is scrypt at 32 MiB per guess (N = 2^15, r = 8), salted with the key's name
+  // it is scrypt at 32 MiB per guess (N = 2^15, r = 8), salted with this database's own random salt
+  // and the key's name: a table of guesses computed once with a salt every deployment shares (the name
+  // alone, as before review14 R8) misses it
   expect(SECRET_FINGERPRINT_COST.N * SECRET_FINGERPRINT_COST.r * 128).toBeGreaterThanOrEqual(32 * 1024 * 1024);
-  expect(scryptSync(SHORT, "switchyard instance_configs ci", 32, SECRET_FINGERPRINT_COST).toString("hex").slice(0, 12)).toBe(fa!);
+  const print = (salt: string) => scryptSync(SHORT, salt, 32, SECRET_FINGERPRINT_COST).toString("hex").slice(0, 12);
+  expect(print("switchyard instance_configs ci")).not.toBe(fa!);
+  const salt = await deploymentSalt();
+  expect(salt).toMatch(/^[0-9a-f]{32}$/);
+  expect(print(`switchyard instance_configs ${salt} ci`)).toBe(fa!);
 
   const warned = (inst: Instance) => inst.stdout.some((l) => l.includes("keys.ci.secret"));
   await Bun.sleep(1_000); // several checks of 300 ms

@@ -5,7 +5,7 @@
  * on every reload and every half minute (its `updated_at`, the database's clock, says it still runs),
  * removed when it stops. Another instance reads the rows of the others to tell its operator where they
  * differ. Never a secret: a key's secret is there only as a short, slow (scrypt) fingerprint
- * (src/shared-config.ts secretFingerprint).
+ * (src/shared-config.ts secretFingerprint), salted with this database's own random salt ({@link PgInstanceConfigs.salt}).
  */
 import type { InstanceConfig } from "../shared.ts";
 import type { PgContext } from "./db.ts";
@@ -51,6 +51,20 @@ export class PgInstanceConfigs {
       }
     }
     return out;
+  }
+
+  /**
+   * This database's salt for the secret fingerprints in `instance_configs` (migration 17's
+   * `deployment_salts`, name `instance_configs`): 32 random hex digits, made by the first instance that
+   * asks, the same for every instance after. @throws StoreError `unavailable`, `closed`.
+   */
+  async salt(): Promise<string> {
+    const mine = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
+    const rows = await this.ctx.read(async (sql) => {
+      await sql`INSERT INTO deployment_salts (name, value, created_at) VALUES ('instance_configs', ${mine}, ${Math.round(this.ctx.now())}) ON CONFLICT (name) DO NOTHING`;
+      return sql`SELECT value FROM deployment_salts WHERE name = 'instance_configs'`;
+    });
+    return String((rows as Array<{ value: string }>)[0]!.value);
   }
 
   /** Removes this instance's row (it stops). Never throws. */

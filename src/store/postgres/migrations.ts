@@ -434,6 +434,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE usage ADD COLUMN instance_id TEXT;
     `,
   },
+  {
+    version: 17,
+    name: "deployment salts",
+    up: `
+      -- review14 R8: random values made once per database by the first instance that needs one
+      -- (name → value; 'instance_configs': the salt of a config key secret's fingerprint in
+      -- instance_configs, so that no table of guesses precomputed for one deployment serves another).
+      CREATE TABLE deployment_salts (
+        name       TEXT PRIMARY KEY,
+        value      TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

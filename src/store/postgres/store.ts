@@ -300,6 +300,7 @@ export class PostgresStore implements Store {
   releaseClaims(prefix: string) { return this.coord.releaseClaims(prefix); }
   publishInstanceConfig(label: string, parts: Record<string, string>) { return this.configs.publish(label, parts); }
   otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }
+  instanceConfigSalt() { return this.configs.salt(); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.coord.exchangeQuotaUse(rows); }
