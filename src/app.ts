@@ -5,8 +5,9 @@
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { hostname } from "node:os";
+import { createHash } from "node:crypto";
 import {
   authenticate,
   createGateway,
@@ -579,7 +580,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     applied(next, prev, changes, why);
     if (why === "file") void sharedConfig?.check("reload");
   };
-  sharedConfig = watchSharedConfig(store, () => cfg, url, log, () => clock.now(), Number(env.SWITCHYARD_SHARED_CONFIG_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_SHARED_CONFIG_MS)) : undefined);
+  // One live instance per data directory (assertDataDirFree): its host and directory name the slot whose
+  // previous row (an instance killed without a clean stop) this one replaces; hashed, no path in the database.
+  const origin = opts.writeInstanceFile !== false ? createHash("sha256").update(`${hostname()}\u0000${resolve(opts.dataDir)}`).digest("hex").slice(0, 32) : undefined;
+  sharedConfig = watchSharedConfig(store, () => cfg, url, log, () => clock.now(), Number(env.SWITCHYARD_SHARED_CONFIG_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_SHARED_CONFIG_MS)) : undefined, origin);
   void sharedConfig?.check("start");
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their
   // admin API; a failure of the one never skips the other.

@@ -156,6 +156,8 @@ export interface SharedConfigWatch {
  * running instances' differ (see the module comment). Undefined for a store without other instances.
  * @param label how the other instances name this one (its URL)
  * @param log one JSON line per call (SPEC O-4)
+ * @param origin where this instance runs, one live instance at a time (e.g. a hash of host and data
+ *   directory): its killed predecessor's row is replaced, not read as another instance's
  */
 export function watchSharedConfig(
   store: Pick<SharedStore, "publishInstanceConfig" | "otherInstanceConfigs" | "instanceConfigSalt">,
@@ -164,6 +166,7 @@ export function watchSharedConfig(
   log: (line: string) => void,
   now: () => number,
   intervalMs = SHARED_CONFIG_CHECK_MS,
+  origin?: string,
 ): SharedConfigWatch | undefined {
   const publish = store.publishInstanceConfig?.bind(store);
   const others = store.otherInstanceConfigs?.bind(store);
@@ -178,7 +181,7 @@ export function watchSharedConfig(
       const cfg = config();
       salt ??= await saltOf();
       const mine = sharedConfigParts(cfg, await fingerprints(salt, cfg.keys, cache));
-      await publish(label, mine);
+      await publish(label, mine, origin);
       const found = configDifferences(mine, await others(Math.max(SHARED_CONFIG_MAX_AGE_MS, 3 * intervalMs)));
       const key = JSON.stringify(found);
       if (found.length > 0 && (why !== "timer" || key !== lastKey)) {

@@ -164,10 +164,12 @@ export interface SharedStore {
   /**
    * PostgreSQL only (absent on the embedded store, which has no other instances): writes this
    * instance's values of the shared configuration (`label` names it to the others; `parts` path → JSON
-   * text, no secrets), replacing the previous ones and saying it still runs.
+   * text, no secrets), replacing the previous ones and saying it still runs. `origin` names where it
+   * runs (one live instance per origin: a hash of host and data directory); a row of the same origin
+   * left by another instance id (a predecessor killed without a clean stop) is replaced.
    * @throws StoreError `unavailable`, `closed`.
    */
-  publishInstanceConfig?(label: string, parts: Record<string, string>): Awaitable<void>;
+  publishInstanceConfig?(label: string, parts: Record<string, string>, origin?: string): Awaitable<void>;
   /**
    * PostgreSQL only: the other instances' values as last written, of those that wrote within
    * `maxAgeMs` (the ones still running). @throws StoreError `unavailable`, `closed`.

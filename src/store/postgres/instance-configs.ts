@@ -17,16 +17,19 @@ export class PgInstanceConfigs {
 
   /**
    * Writes (or replaces) this instance's row: `label` (how the others name it, e.g. its URL) and its
-   * `parts` (path → JSON text of the value). @throws StoreError `unavailable`, `closed`.
+   * `parts` (path → JSON text of the value). With `origin` (where it runs: one live instance per
+   * origin), a row of the same origin under another instance id is this instance's killed predecessor's
+   * and is removed (it would read as another instance for up to 90 s). @throws StoreError `unavailable`, `closed`.
    */
-  async publish(label: string, parts: Record<string, string>): Promise<void> {
-    await this.ctx.read((sql) =>
-      sql.unsafe(
-        `INSERT INTO instance_configs (instance_id, label, parts, updated_at) VALUES ($1, $2, $3, ${DB_NOW_MS})
-         ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at`,
-        [this.ctx.instanceId, String(label), JSON.stringify(parts)],
-      ),
-    );
+  async publish(label: string, parts: Record<string, string>, origin?: string): Promise<void> {
+    await this.ctx.read(async (sql) => {
+      if (origin) await sql`DELETE FROM instance_configs WHERE origin = ${origin} AND instance_id <> ${this.ctx.instanceId}`;
+      await sql.unsafe(
+        `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ($1, $2, $3, ${DB_NOW_MS}, $4)
+         ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at, origin = excluded.origin`,
+        [this.ctx.instanceId, String(label), JSON.stringify(parts), origin ?? null],
+      );
+    });
   }
 
   /**

@@ -436,7 +436,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   {
     version: 17,
-    name: "deployment salts",
+    name: "deployment salts, instance config origins",
     up: `
       -- review14 R8: random values made once per database by the first instance that needs one
       -- (name → value; 'instance_configs': the salt of a config key secret's fingerprint in
@@ -446,6 +446,9 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         value      TEXT NOT NULL,
         created_at BIGINT NOT NULL
       );
+      -- Where an instance runs (a hash of its host and data directory, one live instance per data
+      -- directory): an instance started again there replaces the row its killed predecessor left.
+      ALTER TABLE instance_configs ADD COLUMN origin TEXT;
     `,
   },
 ];

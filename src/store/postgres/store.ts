@@ -298,7 +298,7 @@ export class PostgresStore implements Store {
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
   claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
   releaseClaims(prefix: string) { return this.coord.releaseClaims(prefix); }
-  publishInstanceConfig(label: string, parts: Record<string, string>) { return this.configs.publish(label, parts); }
+  publishInstanceConfig(label: string, parts: Record<string, string>, origin?: string) { return this.configs.publish(label, parts, origin); }
   otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }
   instanceConfigSalt() { return this.configs.salt(); }
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
