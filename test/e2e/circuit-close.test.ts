@@ -4,7 +4,9 @@
  * (as `switchyard accounts close-circuit PROVIDER` and the Accounts page's Close circuit) closes it now:
  * the next request reaches the provider, `circuit_closed` "circuit (10 consecutive 5xx) closed by hand"
  * is published per account, and a configuration re-read (which re-reads the store's circuits) does not
- * bring it back. A second close has nothing to close; an unknown provider is a 404.
+ * bring it back, neither while the store's clear still waits (the circuit still stored: only the
+ * registry's guard keeps it closed then) nor after. A second close has nothing to close; an unknown
+ * provider is a 404.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { realClock } from "../../src/clock.ts";
@@ -66,7 +68,27 @@ test("an open circuit closed by hand: the next request reaches the provider, cir
   expect(await ask()).toBe(503);
   expect(gw.fake.requests.length).toBe(held);
 
-  const closed = await adminCall("POST", "/providers/r/close-circuit");
+  // The store's clear waits (as for a slow or unreachable PostgreSQL): a configuration re-read meanwhile
+  // reads the circuit still stored, opened before the close, and must not bring it back (the guard:
+  // ProviderCircuits.close marks the provider's stored circuits opened before now as stale).
+  const store = gw.app.store;
+  const clear = store.clearCircuit.bind(store);
+  let release!: () => void;
+  const stored = new Promise<void>((resolve) => (release = resolve));
+  store.clearCircuit = async (providerId: string) => {
+    await stored;
+    return clear(providerId);
+  };
+  const closing = adminCall("POST", "/providers/r/close-circuit");
+  for (let i = 0; i < 50 && (await circuit()) !== "closed"; i++) await Bun.sleep(20);
+  expect(await circuit()).toBe("closed");
+  expect((await store.loadAccountState()).circuits.map((c) => c.providerId)).toEqual(["r"]); // still stored
+  expect((await adminCall("POST", "/config/reload")).status).toBe(200);
+  await Bun.sleep(500);
+  expect(await circuit()).toBe("closed");
+  release();
+  const closed = await closing;
+  store.clearCircuit = clear;
   expect(closed.status).toBe(200);
   expect(closed.body).toMatchObject({ provider: "r", closed: { state: "open", reason: "10 consecutive 5xx" } });
   expect(await circuit()).toBe("closed");
