@@ -32,7 +32,7 @@ function readBuildSource(): { commit?: string; builtAt?: string } {
  * undefined outside a checkout or without git. Read-only: `git describe --dirty` refreshes and rewrites
  * the index under `.git/index.lock`, which could make a user's own `git commit` in the same checkout fail
  * while the gateway starts (review14 R2); `rev-parse` and `status --no-optional-locks` write nothing.
- * `scripts/build` and the tests name a build's commit the same way.
+ * `scripts/build` (which calls this) and the tests name a build's commit with it.
  */
 export function checkoutCommit(dir: string): { commit: string } | undefined {
   try {
