@@ -37,6 +37,7 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
+import { priceVendor } from "../pricing/prices.ts";
 
 /** What the app hands over for one finished request. */
 export interface FinishedRequest {
@@ -63,19 +64,9 @@ export interface FinishedRequest {
  * provider id is used, as the conventions allow a custom value. The id is always in `switchyard.provider`.
  */
 export function genAiProviderName(kind: ProviderKind | undefined, providerId: string): string {
-  switch (kind) {
-    case "anthropic":
-    case "claude-code":
-      return "anthropic";
-    case "openai":
-    case "openai-responses":
-    case "codex":
-      return "openai";
-    case "gemini":
-      return "gcp.gemini";
-    default:
-      return providerId;
-  }
+  // the price table's vendor of the kind (one kind → vendor map); the conventions name Google's Gemini API `gcp.gemini`
+  const vendor = kind === undefined ? undefined : priceVendor(kind);
+  return vendor === "google" ? "gcp.gemini" : (vendor ?? providerId);
 }
 
 /**
