@@ -22,6 +22,7 @@ import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
+import { upstreamTraceparent } from "./trace-context.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
@@ -114,6 +115,11 @@ export interface AttemptDeps {
    * then names the alias or combo the name is near (resolve.ts nearAliasOrCombo). No hint when absent.
    */
   routing?: () => RoutingTable;
+  /**
+   * Spans are exported (SPEC O-5): each attempt sends its provider a `traceparent` naming the attempt's
+   * span (pipeline/trace-context.ts). Without it the client's `traceparent` is forwarded as sent.
+   */
+  traceUpstream?: boolean;
 }
 
 /** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */
@@ -524,7 +530,7 @@ async function attemptOnce(
     try {
       const call = executeCall(
         deps.executorFor(provider),
-        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey },
+        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined },
         ctx.signal,
         provider.headerTimeoutMs,
       );

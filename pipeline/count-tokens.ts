@@ -11,6 +11,7 @@ import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
 import type { AttemptTrace, Clock } from "./ports.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import type { Target } from "./resolve.ts";
+import { upstreamTraceparent } from "./trace-context.ts";
 
 /** Anthropic's count_tokens answer: `{"input_tokens": N}` (other fields ignored). */
 const CountTokensReply = v.object({ input_tokens: v.pipe(v.number(), v.integer(), v.minValue(0)) });
@@ -63,6 +64,8 @@ export interface CountTokensDeps {
   /** The provider executors (the attempt loop's): URL, auth, forwarded headers, fresh OAuth credentials, proxy. */
   executorFor: ExecutorFor;
   clock: Clock;
+  /** Spans are exported: the call sends a `traceparent` naming the attempt's span (the attempt loop's {@link AttemptDeps.traceUpstream}). */
+  traceUpstream?: boolean;
 }
 
 /**
@@ -119,6 +122,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
       clientFormat: ctx.clientFormat,
       clientHeaders: clientHeadersOf(ctx),
       endpoint: "count_tokens" as const,
+      traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, attempt) : undefined,
     };
     const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs);
     controller = sent.controller;

@@ -31,6 +31,11 @@ export interface UpstreamCall {
   endpoint?: "count_tokens";
   /** Kind `codex`: the prompt-cache key the body carries, sent as `session_id` too (pipeline/translate.ts). */
   promptCacheKey?: string;
+  /**
+   * The W3C `traceparent` of this attempt while spans are exported (pipeline/trace-context.ts); it
+   * replaces the client's, which is forwarded as sent otherwise (SPEC O-5, P-3).
+   */
+  traceparent?: string;
   /** Aborts the call (client gone, header timeout, idle timeout). */
   signal: AbortSignal;
 }

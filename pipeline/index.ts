@@ -59,3 +59,4 @@ export {
   type TargetPredicate,
   type WhenUnknown,
 } from "./predicates.ts";
+export { parseTraceparent, randomHexId, upstreamTraceparent, type TraceParent } from "./trace-context.ts";

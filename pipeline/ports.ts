@@ -376,6 +376,11 @@ export interface AttemptTrace {
    * new token was in place, what happened in words, and the token-endpoint calls waited on.
    */
   refresh?: RefreshTrace;
+  /**
+   * The OpenTelemetry span id (16 hex) of this attempt's span, sent upstream in its `traceparent`
+   * (pipeline/trace-context.ts); only while spans are exported (SPEC O-5).
+   */
+  spanId?: string;
 }
 
 /**
@@ -444,6 +449,11 @@ export interface RouteTrace {
   /** The instance that served the request, name and id, as its usage row has them ({@link UsageRecord.instance}). */
   instance?: string;
   instanceId?: string;
+  /**
+   * The OpenTelemetry trace id (32 hex) of the request's spans, set at its first attempt while spans
+   * are exported (the caller's, from a valid `traceparent`, or a new one; pipeline/trace-context.ts).
+   */
+  otelTraceId?: string;
 }
 
 /**

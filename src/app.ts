@@ -412,6 +412,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     openStreams,
     // The commit's success and binding: after the reply, like `finish`'s work (docs/performance.md item 149).
     later: (task) => afterReply.add(task),
+    // SPEC O-5: while spans are exported each attempt tells its provider which span called it.
+    traceUpstream: telemetry !== undefined,
   });
 
   /** SPEC 2.1/9.6: the models a presented key may use (its allow-list), or undefined for every model. */

@@ -157,6 +157,7 @@ const RouteTraceReply = v.looseObject({
       classification: v.optional(v.string()),
       error: v.optional(v.string()),
       effect: v.optional(v.string()),
+      spanId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry span id of this attempt (16 hex), sent upstream in its traceparent; only while spans are exported (SPEC O-5)."))),
       refresh: v.optional(
         v.pipe(
           v.object({
@@ -183,6 +184,7 @@ const RouteTraceReply = v.looseObject({
   totalMs: v.optional(v.number()),
   instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port)."))),
   instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
+  otelTraceId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry trace id of the request's spans (32 hex: the caller's from its traceparent, or a new one); only while spans are exported (SPEC O-5)."))),
   redactions: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Redactions by kind (never the values)."))),
   restored: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Placeholders mapped back in the reply, by kind."))),
   tokenSaver: v.optional(

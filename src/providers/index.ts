@@ -57,8 +57,11 @@ function expiredTokenReply(call: UpstreamCall, credential: Extract<Credential, {
 /**
  * Client headers that may reach a provider (SPEC P-3). Client keys, cookies, proxy and hop-by-hop
  * headers are never forwarded. Format-specific headers only go to a provider of the client's format.
+ * W3C Trace Context's `traceparent` and `tracestate` go to every provider (the provider's spans join
+ * the caller's trace); while spans are exported the attempt's own `traceparent` replaces the client's
+ * (UpstreamCall.traceparent; `tracestate` passes unchanged, Trace Context section 3.3).
  */
-const FORWARD_ALWAYS = ["user-agent"];
+const FORWARD_ALWAYS = ["user-agent", "traceparent", "tracestate"];
 const FORWARD_BY_FORMAT: Partial<Record<WireFormat, string[]>> = {
   "anthropic-messages": ["anthropic-beta", "anthropic-version", "x-claude-code-session-id", "x-app"],
   "openai-responses": ["session-id", "session_id", "thread-id", "conversation_id", "originator", "x-client-request-id", "x-codex-beta-features", "x-codex-turn-metadata", "openai-beta"],
@@ -106,6 +109,7 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
     }
     headersWithPrefix(src, "x-opencode-", (k, v) => out.set(k, v));
   }
+  if (call.traceparent) out.set("traceparent", call.traceparent);
   out.set("content-type", "application/json");
   out.set("accept", call.stream ? "text/event-stream" : "application/json");
   const cred = call.account.credential;

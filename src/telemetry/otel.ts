@@ -33,9 +33,10 @@ import { type Attributes, context, type SpanContext, SpanKind, SpanStatusCode, t
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import type { IdGenerator, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
+import { parseTraceparent, randomHexId } from "../../pipeline/index.ts";
 import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
 import { priceVendor } from "../pricing/prices.ts";
 
@@ -70,15 +71,33 @@ export function genAiProviderName(kind: ProviderKind | undefined, providerId: st
 }
 
 /**
- * The caller's span from a W3C `traceparent` (Trace Context, section 3.2: `VERSION-TRACEID-PARENTID-FLAGS`,
- * lowercase hex; version `ff`, an all-zero trace or parent id and a malformed value are ignored, and a
- * later version's extra fields are ignored, as the spec says), as a remote span context; undefined when none.
+ * The caller's span from a W3C `traceparent` (pipeline/trace-context.ts parseTraceparent: Trace Context,
+ * section 3.2; invalid values are ignored), as a remote span context; undefined when none.
  */
 export function remoteParent(traceparent: string | undefined): SpanContext | undefined {
-  const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/.exec(traceparent?.trim() ?? "");
-  if (!m || m[1] === "ff" || (m[1] === "00" && m[5] !== undefined)) return undefined;
-  if (/^0+$/.test(m[2]!) || /^0+$/.test(m[3]!)) return undefined;
-  return { traceId: m[2]!, spanId: m[3]!, traceFlags: parseInt(m[4]!, 16) & 1, isRemote: true };
+  const p = parseTraceparent(traceparent);
+  return p ? { traceId: p.traceId, spanId: p.spanId, traceFlags: parseInt(p.flags, 16) & 1, isRemote: true } : undefined;
+}
+
+/**
+ * The SDK's id source, told the ids a request already sent upstream (pipeline/trace-context.ts): the
+ * request's trace id and each attempt's span id are chosen when the attempt is sent (its `traceparent`
+ * names them), and its spans are made after the request finished. Each prepared id is used once; the
+ * rest are random, as the SDK's own generator makes them.
+ */
+class PreparedIds implements IdGenerator {
+  traceId: string | undefined;
+  spanId: string | undefined;
+  generateTraceId(): string {
+    const id = this.traceId ?? randomHexId(16);
+    this.traceId = undefined;
+    return id;
+  }
+  generateSpanId(): string {
+    const id = this.spanId ?? randomHexId(8);
+    this.spanId = undefined;
+    return id;
+  }
 }
 
 /** A running exporter. */
@@ -274,11 +293,13 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   // carry too); the log line names it so spans can be matched to a log.
   log(JSON.stringify({ level: "info", time: Date.now(), msg: `OpenTelemetry: exporting a span per request to ${where}`, serviceInstanceId: instanceId }));
   const delay = Number(env[OTEL_ENV.scheduleDelay]);
+  const ids = new PreparedIds();
   const provider = new TracerProvider({
     // SPEC O-5: one span per request. The SDK's default (ParentBased) drops a span whose caller's
     // traceparent says "not sampled" (flags 00), which instrumented clients send for most requests their
     // own ratio sampler drops: the caller's trace is continued, its sampling decision is not (review15 R3).
     sampler: new AlwaysOnSampler(),
+    idGenerator: ids,
     resource: resourceFromAttributes(resourceAttributes(env, version, instanceId)),
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: Number.isFinite(delay) && delay > 0 ? delay : 5000 })],
   });
@@ -286,7 +307,7 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   return {
     record(req) {
       try {
-        recordSpans(tracer, req);
+        recordSpans(tracer, ids, req);
       } catch {
         // telemetry never fails a request
       }
@@ -297,7 +318,7 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   };
 }
 
-function recordSpans(tracer: Tracer, req: FinishedRequest): void {
+function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): void {
   const t = req.trace;
   const u = req.usage;
   const op = operation(req.endpoint);
@@ -332,6 +353,7 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
   // The caller's trace, when the request carried a traceparent (exported whatever its sampled flag says).
   const caller = remoteParent(req.traceparent);
   const outer = caller ? trace.setSpanContext(context.active(), caller) : context.active();
+  ids.traceId = t.otelTraceId; // used only when there is no caller's trace (then it is the one sent upstream)
   const span = tracer.startSpan(`${op} ${t.requestedModel}`.trim(), { kind: SpanKind.SERVER, startTime: req.startedAt, attributes: attrs }, outer);
   if (failed) span.setStatus({ code: SpanStatusCode.ERROR, message: t.outcome });
   const parent = trace.setSpan(outer, span);
@@ -341,6 +363,7 @@ function recordSpans(tracer: Tracer, req: FinishedRequest): void {
     // A streamed reply's serving attempt (the last, answered < 400) lasted until the stream ended or was
     // cut: its span ends with the request, not at the upstream's headers (newuser15 N6).
     const streamedToEnd = req.streamed === true && i === attempts.length - 1 && a.status !== undefined && a.status < 400;
+    ids.spanId = a.spanId; // the span id its upstream call's traceparent named
     attemptSpan(tracer, parent, op, req, a, streamedToEnd);
   }
   span.end(req.endedAt);

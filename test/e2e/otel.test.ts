@@ -83,8 +83,9 @@ afterAll(async () => {
 });
 
 describe("OpenTelemetry export (SPEC O-5)", () => {
-  test("one span per request, one child per attempt, GenAI attributes, over OTLP/HTTP", async () => {
+  test("one span per request, one child per attempt, GenAI attributes, over OTLP/HTTP; each attempt sends its provider a traceparent naming its span", async () => {
     let first = true;
+    const before = gw.fake.requests.length;
     gw.fake.handle((r) => {
       if (first) {
         first = false;
@@ -142,6 +143,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(children[0]!.status?.code).toBe(2); // ERROR
     expect(served).toMatchObject({ "switchyard.account": "a2", "http.response.status_code": 200 });
     expect(served!["error.type"]).toBeUndefined();
+    // Without a caller's traceparent the request's own trace: each attempt told its provider its span (SPEC O-5)
+    expect(gw.fake.requests.slice(before).map((q) => q.headers.traceparent)).toEqual(children.map((c) => `00-${root!.traceId}-${c.spanId}-01`));
+    expect(children[0]!.spanId).not.toBe(children[1]!.spanId);
     expect(Number(root!.startTimeUnixNano)).toBeLessThanOrEqual(Number(children[0]!.startTimeUnixNano));
     expect(Number(children[1]!.endTimeUnixNano)).toBeLessThanOrEqual(Number(root!.endTimeUnixNano));
     // No secrets and no prompt text in what was exported.
@@ -158,7 +162,7 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     try {
       const res = await fetch(`${gw.url}/v1/messages`, {
         method: "POST",
-        headers: { "content-type": "application/json", traceparent: `00-${callerTrace}-${callerSpan}-01` },
+        headers: { "content-type": "application/json", traceparent: `00-${callerTrace}-${callerSpan}-01`, tracestate: "vendor=abc" },
         body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
       });
       expect(res.status).toBe(200);
@@ -176,6 +180,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
       // the attempt covers the stream (>= the 800 ms pause), ending with the request
       expect(ms(child.endTimeUnixNano) - ms(child.startTimeUnixNano)).toBeGreaterThanOrEqual(700);
       expect(ms(child.endTimeUnixNano)).toBe(ms(r.endTimeUnixNano));
+      // the provider was told its caller is the attempt's span, in the caller's trace; tracestate passes unchanged
+      const sent = gw.fake.requests.at(-1)!.headers;
+      expect([sent.traceparent, sent.tracestate]).toEqual([`00-${callerTrace}-${child.spanId}-01`, "vendor=abc"]);
     } finally {
       gw.fake.handle(undefined);
     }

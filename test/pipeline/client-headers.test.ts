@@ -113,4 +113,12 @@ describe("an upstream gets the client headers P-3 lets through (the real gateway
     expect(other["x-opencode-session"]).toBeUndefined();
     expect(JSON.stringify(other)).not.toContain("sk-ant-client-placeholder");
   });
+
+  test("W3C trace context (traceparent, tracestate) reaches a provider of any format as the client sent it while no spans are exported (SPEC O-5, P-3)", async () => {
+    const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const headers: [string, string][] = [["traceparent", tp], ["tracestate", "vendor=abc"]];
+    expect((await post("/v1/messages", MSG("oai/gpt-test"), headers)).status).toBe(200);
+    const h = gw.fake.requests.at(-1)!.headers;
+    expect([h.traceparent, h.tracestate]).toEqual([tp, "vendor=abc"]);
+  });
 });
