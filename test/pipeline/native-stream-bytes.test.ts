@@ -14,8 +14,11 @@
  * hand-made Anthropic streams for what no recording has (CRLF and CR line ends, comments, pings, an
  * unnamed event, `event:` without a space, two `event:` lines, an event line without a colon, a
  * premature `message_stop`, an in-band error, a stream cut short, a torn last event, a BOM, extra blank
- * lines, multi-line data, several blocks). Each is read whole (as the commit point gets a short reply),
- * in 7-byte reads and one byte at a time, for a client that asked for usage and one that did not; each
+ * lines, multi-line data, several blocks), and hand-made Responses streams (the same framings, empty
+ * and `[DONE]` data, empty deltas, sequence numbers in the text, hosted tools, more lifecycle events
+ * than the tap keeps, errors, cuts; item 222). Each is read whole (as the commit point gets a short reply),
+ * in 7-byte reads and one byte at a time, for a client that asked for usage and one that did not (a
+ * Responses stream also with the keep-alive bound looking before every read, its counts shown); each
  * run's transcript is hashed (SHA-256) and compared with the one recorded before those items
  * (test/fixtures/native-stream-bytes.json; `UPDATE_NATIVE_GOLDEN=1` rewrites it, for a change that
  * means to change behaviour).
@@ -79,16 +82,58 @@ const SYNTHETIC_MESSAGES: Record<string, string> = {
   empty: "",
 };
 
+/** Responses streams no recording has (docs/performance.md item 222: events read by their bytes). */
+const rev = (name: string, data: Record<string, unknown>) => ev(name, { type: name, ...data });
+const resp = (status: string, more: Record<string, unknown> = {}) => ({ id: "resp_1", object: "response", status, model: "gpt-x", output: [], usage: null, ...more });
+const rStart = rev("response.created", { sequence_number: 0, response: resp("in_progress") }) + rev("response.in_progress", { sequence_number: 1, response: resp("in_progress") });
+const rItem = (seq: number, type = "message", status = "in_progress") => rev(status === "in_progress" ? "response.output_item.added" : "response.output_item.done", { sequence_number: seq, output_index: 0, item: { id: "it_1", type, status } });
+const rDelta = (seq: number, d: string, name = "response.output_text.delta") => rev(name, { sequence_number: seq, item_id: "it_1", output_index: 0, content_index: 0, delta: d });
+const rDone = (seq: number, out: unknown[] = [{ type: "message" }]) => rev("response.completed", { sequence_number: seq, response: resp("completed", { output: out, usage: { input_tokens: 11, output_tokens: 7, total_tokens: 18, input_tokens_details: { cached_tokens: 2 } } }) });
+const rWhole = rStart + rItem(2) + rDelta(3, "Hel") + rDelta(4, "lo") + rev("response.output_text.done", { sequence_number: 5, text: "Hello" }) + rItem(6, "message", "completed") + rDone(7);
+const SYNTHETIC_RESPONSES: Record<string, string> = {
+  plain: rWhole,
+  "CRLF line ends": rWhole.replaceAll("\n", "\r\n"),
+  "CR line ends": rWhole.replaceAll("\n", "\r"),
+  "CR only from the middle": rStart + rItem(2) + rDelta(3, "a") + (rDelta(4, "b") + rDone(5)).replaceAll("\n", "\r\n"),
+  "a BOM": "\ufeff" + rWhole,
+  "a delta first, then a BOM-like character": rDelta(0, "x") + "\ufeff" + rDelta(1, "y") + rDone(2),
+  "event: and data: without a space": rStart + "event:response.output_text.delta\ndata:" + JSON.stringify({ type: "response.output_text.delta", sequence_number: 3, delta: "z" }) + "\n\n" + rDone(4),
+  "an empty event name": rStart + "event:\ndata: " + JSON.stringify({ type: "response.output_text.delta", sequence_number: 3, delta: "e" }) + "\n\n" + "event: \ndata: " + JSON.stringify({ type: "response.completed", sequence_number: 4, response: resp("completed") }) + "\n\n",
+  "unnamed events": 'data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_u","model":"m-u"}}\n\n' + 'data: {"type":"response.output_text.delta","sequence_number":1,"delta":"u"}\n\n',
+  "id and retry lines": rStart + "id: 7\n" + rDelta(2, "i") + "event: response.output_text.delta\nretry: 5\ndata: " + JSON.stringify({ type: "response.output_text.delta", sequence_number: 3, delta: "j" }) + "\n\n",
+  "two event lines": rStart + "event: response.output_text.delta\nevent: response.completed\ndata: " + JSON.stringify({ type: "response.completed", sequence_number: 2, response: resp("completed") }) + "\n\n",
+  "a delta named as the terminal event": rStart + "event: response.output_text.delta\ndata: " + JSON.stringify({ type: "response.completed", sequence_number: 2, response: resp("completed") }) + "\n\n",
+  "multi-line data": rStart + 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",\ndata: "sequence_number":2,"delta":"m"}\n\n',
+  "empty and [DONE] data": rStart + "event: response.output_text.delta\ndata:\n\n" + "event: response.output_text.delta\ndata: [DONE]\n\n" + rDelta(2, "d"),
+  "empty deltas, spaced members": rStart + rDelta(2, "") + 'event: response.output_text.delta\ndata: {"type":"response.output_text.delta", "delta" : "" , "sequence_number" : 3}\n\n' + 'event: response.function_call_arguments.delta\ndata: {"delta": "", "sequence_number":4}\n\n' + rDelta(5, "", "response.reasoning_summary_text.delta") + rDelta(6, "k"),
+  "sequence numbers in the delta text": rStart + rDelta(2, '"sequence_number":99') + rDelta(3, "x\"sequence_number\":98 "),
+  "sequence numbers going down": rStart + rDelta(9, "a") + rDelta(4, "b"),
+  "a hosted tool in flight": rStart + rItem(2, "web_search_call") + rev("response.web_search_call.searching", { sequence_number: 3, item_id: "ws_1" }) + "event: keepalive\ndata: {\"type\":\"keepalive\"}\n\n" + rev("response.output_text.annotation.added", { sequence_number: 4 }) + rItem(5, "web_search_call", "completed") + rDelta(6, "found") + rDone(7),
+  "non-ASCII text": rStart + rDelta(2, "A ☕ 😀 café") + rDelta(3, "é") + rDone(4),
+  "more lifecycle events than the tap keeps, then cut": rStart + Array.from({ length: 10 }, (_, i) => rev("response.in_progress", { sequence_number: 2 + i, response: resp("in_progress", { id: `resp_${i}`, model: `m-${i}` }) })).join("") + rDelta(12, "c"),
+  "lifecycle after content, then cut": rStart + rDelta(2, "a") + rev("response.queued", { sequence_number: 3, response: resp("queued", { id: "resp_q", model: "m-q" }) }) + rDelta(4, "b"),
+  "in-band error after text": rStart + rDelta(2, "so far") + ev("error", { type: "error", sequence_number: 3, error: { type: "server_error", message: "boom" } }),
+  "failed": rStart + rev("response.failed", { sequence_number: 2, response: resp("failed", { error: { code: "server_error", message: "x" } }) }),
+  "incomplete with a tool call": rStart + rItem(2, "function_call") + rDelta(3, '{"a":', "response.function_call_arguments.delta") + rev("response.incomplete", { sequence_number: 4, response: resp("incomplete", { output: [{ type: "function_call" }], incomplete_details: { reason: "max_output_tokens" } }) }),
+  "cut short": rStart + rItem(2) + rDelta(3, "partial"),
+  "torn last event": rStart + rDelta(2, "t") + 'event: response.output_text.delta\ndata: {"type":"response.output_text.de',
+  "last event without its blank line": rWhole.trimEnd(),
+  "extra blank lines": "\n\n" + rStart + "\n" + rDelta(2, "e") + "\n\n\n" + rDone(3) + "\n\n",
+  "only keepalives": "event: keepalive\ndata: {\"type\":\"keepalive\"}\n\n".repeat(3),
+};
+
 /** What one run of the driver over `bytes` (read whole or in `piece`-byte reads) shows: a transcript to hash. */
-function run(format: WireFormat, bytes: Uint8Array, includeUsage: boolean, piece?: number): string {
+function run(format: WireFormat, bytes: Uint8Array, includeUsage: boolean, piece?: number, look = false): string {
   const codec = codecFor(format);
   const driver = passthroughDriver(codec.createTap({ family: familyOf(format), includeUsage }), byteSample(codec, { family: familyOf(format) }));
   const lines: string[] = [];
   const out: Uint8Array[] = [];
   const step = piece ?? Math.max(1, bytes.length);
-  const seen = () => JSON.stringify([driver.contentSeen, driver.earlyError ?? null, driver.stopReason]);
+  // `look`: the keep-alive bound asks before every read (TapState.looking), and what the tap counted is shown too.
+  const seen = () => JSON.stringify(look ? [driver.contentSeen, driver.earlyError ?? null, driver.stopReason, driver.contentEvents, driver.serverToolRunning] : [driver.contentSeen, driver.earlyError ?? null, driver.stopReason]);
   try {
     for (let i = 0; i < bytes.length; i += step) {
+      if (look) driver.tapState.looking = true;
       const o = driver.push(bytes.subarray(i, i + step));
       out.push(o);
       lines.push(`${i}:${o.length}:${seen()}`);
@@ -120,6 +165,7 @@ async function streams(): Promise<[string, WireFormat, Uint8Array][]> {
   ];
   for (const [format, path, body] of bench) out.push([`bench ${path} ${body}`, format, new Uint8Array(await benchReply(path, body)!.arrayBuffer())]);
   for (const [name, t] of Object.entries(SYNTHETIC_MESSAGES)) out.push([`synthetic messages ${name}`, "anthropic-messages", utf8.encode(t)]);
+  for (const [name, t] of Object.entries(SYNTHETIC_RESPONSES)) out.push([`synthetic responses ${name}`, "openai-responses", utf8.encode(t)]);
   return out;
 }
 
@@ -133,6 +179,11 @@ describe("native streams: the client's bytes and the driver's observations are p
         got[`${key} whole`] = hash(run(format, bytes, includeUsage));
         got[`${key} 7-byte reads`] = hash(run(format, bytes, includeUsage, 7));
         got[`${key} 1-byte reads`] = hash(run(format, bytes, includeUsage, 1));
+        if (format === "openai-responses") {
+          got[`${key} looking, whole`] = hash(run(format, bytes, includeUsage, undefined, true));
+          got[`${key} looking, 7-byte reads`] = hash(run(format, bytes, includeUsage, 7, true));
+          got[`${key} looking, 1-byte reads`] = hash(run(format, bytes, includeUsage, 1, true));
+        }
       }
     }
     expectPinnedDigests(GOLDEN, got, UPDATE);
