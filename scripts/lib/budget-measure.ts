@@ -65,8 +65,10 @@ export interface MeasureOutput {
 export const BUDGET_LANES = [
   { name: "chat→chat json", lane: "chat", stream: false, kind: "native" },
   { name: "chat→chat stream", lane: "chat", stream: true, kind: "native" },
+  { name: "messages→messages stream", lane: "messages", stream: true, kind: "native" },
   { name: "messages→chat json", lane: "messages-chat", stream: false, kind: "translated" },
   { name: "messages→chat stream", lane: "messages-chat", stream: true, kind: "translated" },
+  { name: "responses→chat stream", lane: "responses-chat", stream: true, kind: "translated" },
 ] as const;
 
 const mark = (id: string, what: "start" | "end") => process.stderr.write(`@@budget ${id} ${what}\n`);

@@ -39,7 +39,7 @@ const ROWS = [
   "whole request (raw + framework + pipeline, all threads)",
   "whole request × raw pipe",
 ];
-const LANES = ["chat→chat json", "chat→chat stream", "messages→chat json", "messages→chat stream"];
+const LANES = ["chat→chat json", "chat→chat stream", "messages→messages stream", "messages→chat json", "messages→chat stream", "responses→chat stream"];
 
 test("bench-budget --quick prints every row of the budget with a number per lane", async () => {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../scripts/bench-budget.ts"), "--quick"], { stdout: "pipe", stderr: "pipe" });
