@@ -142,8 +142,9 @@ export function differenceText(d: ConfigDifference): string {
 export interface SharedConfigWatch {
   /**
    * Publishes the configuration in force now and compares it with the other instances' (a start or a
-   * reload: logs the differences whenever there are some); a call while a check runs gets that one's
-   * answer. Never throws: a store that is away is skipped until the next check.
+   * reload: logs the differences whenever there are some); a call while a check of the same
+   * configuration runs gets that one's answer (a check of an earlier one is waited for, then this one
+   * runs). Never throws: a store that is away is skipped until the next check.
    */
   check(why: "start" | "reload"): Promise<ConfigDifference[]>;
   /** The differences found by the last check (empty before the first or when none). */
@@ -198,8 +199,22 @@ export function watchSharedConfig(
     }
   };
   // A reload's own check (the configuration applied) and its answer's (the admin route) are one check.
-  let inFlight: Promise<ConfigDifference[]> | undefined;
-  const once = (why: "start" | "reload" | "timer") => (inFlight ??= run(why).finally(() => (inFlight = undefined)));
+  // A check joins the one running only when that one compares the same configuration: one begun
+  // before a reload (a timer's, still fingerprinting the old keys: scrypt takes ~0.1 s a key, longer
+  // on a busy machine) would answer the reload without its changes, so the reload's runs after it.
+  let inFlight: { of: RuntimeConfig; done: Promise<ConfigDifference[]> } | undefined;
+  const once = (why: "start" | "reload" | "timer"): Promise<ConfigDifference[]> => {
+    const of = config();
+    if (inFlight?.of === of) return inFlight.done;
+    const entry: { of: RuntimeConfig; done: Promise<ConfigDifference[]> } = {
+      of,
+      done: (inFlight?.done ?? Promise.resolve([])).then(() => run(why)).finally(() => {
+        if (inFlight === entry) inFlight = undefined;
+      }),
+    };
+    inFlight = entry;
+    return entry.done;
+  };
   const timer = setInterval(() => void once("timer"), intervalMs);
   timer.unref?.();
   return { check: (why) => once(why), differences: () => last, stop: () => clearInterval(timer) };
