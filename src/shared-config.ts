@@ -208,7 +208,10 @@ export function watchSharedConfig(
     if (inFlight?.of === of) return inFlight.done;
     const entry: { of: RuntimeConfig; done: Promise<ConfigDifference[]> } = {
       of,
-      done: (inFlight?.done ?? Promise.resolve([])).then(() => run(why)).finally(() => {
+      done: (inFlight?.done ?? Promise.resolve([])).then(
+        () => run(why),
+        () => run(why),
+      ).finally(() => {
         if (inFlight === entry) inFlight = undefined;
       }),
     };

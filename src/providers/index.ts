@@ -8,7 +8,7 @@ import { geminiPath } from "../../formats/gemini/index.ts";
 import { codexHeaders } from "./codex.ts";
 import { claudeCodeHeaders, claudeCodeUrl } from "./claude-code.ts";
 import type { WireFormat } from "../../formats/hub.ts";
-import { headersWithPrefix, type Executor, type ExecutorFor, type UpstreamCall, type UpstreamReply } from "../../pipeline/index.ts";
+import { headersWithPrefix, parseTraceparent, type Executor, type ExecutorFor, type UpstreamCall, type UpstreamReply } from "../../pipeline/index.ts";
 import type { Account, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 
 /**
@@ -109,7 +109,12 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
     }
     headersWithPrefix(src, "x-opencode-", (k, v) => out.set(k, v));
   }
-  if (call.traceparent) out.set("traceparent", call.traceparent);
+  if (call.traceparent) {
+    out.set("traceparent", call.traceparent);
+    // A tracestate belongs to the traceparent it came with (Trace Context section 3.3): it goes on only
+    // when the attempt's traceparent continues the caller's trace, not on a trace the gateway began.
+    if (parseTraceparent(src.get("traceparent"))?.traceId !== call.traceparent.slice(3, 35)) out.delete("tracestate");
+  }
   out.set("content-type", "application/json");
   out.set("accept", call.stream ? "text/event-stream" : "application/json");
   const cred = call.account.credential;

@@ -310,6 +310,9 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
         recordSpans(tracer, ids, req);
       } catch {
         // telemetry never fails a request
+      } finally {
+        // an id prepared for a span that was never made (its attributes threw) is not another request's
+        ids.traceId = ids.spanId = undefined;
       }
     },
     async shutdown() {
@@ -363,13 +366,12 @@ function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): vo
     // A streamed reply's serving attempt (the last, answered < 400) lasted until the stream ended or was
     // cut: its span ends with the request, not at the upstream's headers (newuser15 N6).
     const streamedToEnd = req.streamed === true && i === attempts.length - 1 && a.status !== undefined && a.status < 400;
-    ids.spanId = a.spanId; // the span id its upstream call's traceparent named
-    attemptSpan(tracer, parent, op, req, a, streamedToEnd);
+    attemptSpan(tracer, ids, parent, op, req, a, streamedToEnd);
   }
   span.end(req.endedAt);
 }
 
-function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean): void {
+function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean): void {
   const { startedAt, endedAt } = req;
   const attrs: Attributes = {
     "gen_ai.operation.name": op,
@@ -386,6 +388,7 @@ function attemptSpan(tracer: Tracer, parent: ReturnType<typeof trace.setSpan>, o
   if (!ok) attrs["error.type"] = a.classification ?? (a.status !== undefined ? String(a.status) : "error");
   const start = startedAt + a.startMs;
   const end = streamedToEnd || a.durationMs === undefined ? endedAt : start + a.durationMs;
+  ids.spanId = a.spanId; // the span id its upstream call's traceparent named
   const span = tracer.startSpan(`${op} ${a.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, parent);
   if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: a.classification });
   span.end(end);

@@ -95,7 +95,7 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     });
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", tracestate: "vendor=orphan" }, // a tracestate without its traceparent
       body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
     });
     expect(res.status).toBe(200);
@@ -146,6 +146,8 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     // Without a caller's traceparent the request's own trace: each attempt told its provider its span (SPEC O-5)
     expect(gw.fake.requests.slice(before).map((q) => q.headers.traceparent)).toEqual(children.map((c) => `00-${root!.traceId}-${c.spanId}-01`));
     expect(children[0]!.spanId).not.toBe(children[1]!.spanId);
+    // ... and no tracestate: it belonged to no trace the gateway continued (Trace Context section 3.3)
+    expect(gw.fake.requests.slice(before).map((q) => q.headers.tracestate)).toEqual([undefined, undefined]);
     expect(Number(root!.startTimeUnixNano)).toBeLessThanOrEqual(Number(children[0]!.startTimeUnixNano));
     expect(Number(children[1]!.endTimeUnixNano)).toBeLessThanOrEqual(Number(root!.endTimeUnixNano));
     // No secrets and no prompt text in what was exported.
