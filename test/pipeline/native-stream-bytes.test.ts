@@ -30,6 +30,7 @@ import { caseIds, manifest, recordedBytes, regressionCase } from "../support/fix
 import { codecFor } from "../../formats/index.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import { passthroughDriver } from "../../pipeline/re-translate.ts";
+import type { PassthroughDriver } from "../../pipeline/passthrough-driver.ts";
 import { byteSample } from "../../pipeline/output-estimate.ts";
 import { benchReply } from "../../scripts/bench-upstream.ts";
 
@@ -133,7 +134,7 @@ function run(format: WireFormat, bytes: Uint8Array, includeUsage: boolean, piece
   const seen = () => JSON.stringify(look ? [driver.contentSeen, driver.earlyError ?? null, driver.stopReason, driver.contentEvents, driver.serverToolRunning] : [driver.contentSeen, driver.earlyError ?? null, driver.stopReason]);
   try {
     for (let i = 0; i < bytes.length; i += step) {
-      if (look) driver.tapState.looking = true;
+      if (look) (driver as PassthroughDriver<Uint8Array>).tapState.looking = true;
       const o = driver.push(bytes.subarray(i, i + step));
       out.push(o);
       lines.push(`${i}:${o.length}:${seen()}`);
