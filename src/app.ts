@@ -314,6 +314,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     store: () => store.stats(),
     inflight: () => inflight.size,
     settle,
+    // read at scrape time only (the webhook is made below)
+    alertDeliveries: () => webhook.deliveryCounts(),
   });
 
   // SPEC 9.5/9.6, D-2: client key limits, in memory (embedded store, budget windows kept there) or across instances.

@@ -19,6 +19,9 @@
  * With `claim` (instances sharing a PostgreSQL store), an alert is POSTed only by the instance that
  * claims it first (src/alerts/alert-claim.ts): one delivery per alert for the gateway, not one per
  * instance. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
+ *
+ * What became of each alert is counted by event and result ({@link AlertWebhook.deliveryCounts}), read by
+ * `/metrics` as `switchyard_alert_deliveries_total` (src/http/metrics.ts).
  */
 import { createHash } from "node:crypto";
 import type * as Fiber from "effect/Fiber";
@@ -98,6 +101,23 @@ export interface WebhookOptions {
   claim?: (c: AlertClaim) => Promise<boolean>;
 }
 
+/**
+ * What the webhook did with an alert, as `/metrics` counts it (`switchyard_alert_deliveries_total`'s
+ * `result` label): `delivered` (a 2xx), `dropped` (the queue was full, Effect could not be loaded, the
+ * receiver refused it with a 4xx other than 408/429, or every try failed), `claimed_elsewhere` (another
+ * instance on the shared store claimed it and delivers it). `retried` counts tries, not alerts: one per
+ * failed try that is followed by another.
+ */
+export type AlertDeliveryResult = "delivered" | "retried" | "dropped" | "claimed_elsewhere";
+
+/** One count of {@link AlertWebhook.deliveryCounts}: alerts (or retries) of one event with one result. */
+export interface AlertDeliveryCount {
+  /** The alert's event (`account_locked`, `quota_threshold`, … SPEC 9.7). */
+  event: string;
+  result: AlertDeliveryResult;
+  count: number;
+}
+
 /** An alert waiting for delivery: its payload and, with {@link WebhookOptions.claim}, its claim. */
 interface Pending {
   payload: WebhookPayload;
@@ -135,6 +155,8 @@ export class AlertWebhook {
   delivered = 0;
   /** Alerts another instance claimed first (it delivers them). */
   claimedElsewhere = 0;
+  /** Counts by event, then by result ({@link count}). */
+  private readonly counts = new Map<string, Record<AlertDeliveryResult, number>>();
   /** The queue, its delivering fiber and Effect, once the first alert has started them. */
   private delivery?: { E: EffectModules; queue: Queue.Queue<Pending>; fiber: Fiber.RuntimeFiber<never, never> };
   /** Loading Effect and starting the delivery (from the first alert on). */
@@ -158,19 +180,41 @@ export class AlertWebhook {
       if (opts.claim) payload.claim = alertClaim(e);
       const d = this.delivery;
       if (d) {
-        if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, payload))) this.dropped++;
+        if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, payload))) this.count(e.event, "dropped");
         return;
       }
       // Same bound as the queue's while it is being made: the newest alert is dropped when full.
-      if (this.unavailable || this.early.length >= this.capacity) this.dropped++;
+      if (this.unavailable || this.early.length >= this.capacity) this.count(e.event, "dropped");
       else this.early.push(payload);
       this.starting ??= this.start().catch((err) => {
         this.unavailable = true;
-        this.dropped += this.early.length;
+        for (const p of this.early) this.count(p.payload.event, "dropped");
         this.early = [];
         this.logLine({ level: "error", time: Date.now(), msg: "alert webhook unavailable: Effect could not be loaded", error: err instanceof Error ? err.message : String(err) });
       });
     }, ["alert"]);
+  }
+
+  /** Counts one `result` of an alert of `event` (and the totals {@link delivered}, {@link dropped}, {@link claimedElsewhere}). */
+  private count(event: string, result: AlertDeliveryResult): void {
+    let c = this.counts.get(event);
+    if (c === undefined) this.counts.set(event, (c = { delivered: 0, retried: 0, dropped: 0, claimed_elsewhere: 0 }));
+    c[result]++;
+    if (result === "delivered") this.delivered++;
+    else if (result === "dropped") this.dropped++;
+    else if (result === "claimed_elsewhere") this.claimedElsewhere++;
+  }
+
+  /**
+   * What became of the alerts since start, by event and {@link AlertDeliveryResult} (only counts above
+   * zero), for `/metrics`. Events are SPEC 9.7's five, so the list stays short.
+   */
+  deliveryCounts(): AlertDeliveryCount[] {
+    const out: AlertDeliveryCount[] = [];
+    for (const [event, c] of this.counts) {
+      for (const result of ["delivered", "retried", "dropped", "claimed_elsewhere"] as const) if (c[result] > 0) out.push({ event, result, count: c[result] });
+    }
+    return out;
   }
 
   private logLine(line: Record<string, unknown>): void {
@@ -220,6 +264,7 @@ export class AlertWebhook {
         const failed = await tryOnce(url, p, signal);
         if (!failed) return "delivered";
         if (!failed.retryable || i >= delays.length) throw failed;
+        this.count(p.event, "retried");
         await waitOrUrlChange(delays[i]!, () => opts.url() !== url, signal);
       }
     };
@@ -228,10 +273,10 @@ export class AlertWebhook {
         try: (signal) => tries(p, signal),
         catch: (e) => (e instanceof DeliveryError ? e : new DeliveryError(e instanceof Error ? e.message : String(e), false)),
       }).pipe(
-        Effect.tap((r) => Effect.sync(() => r === "delivered" && this.delivered++)),
+        Effect.tap((r) => Effect.sync(() => r === "delivered" && this.count(p.event, "delivered"))),
         Effect.catchAll((e) =>
           Effect.sync(() => {
-            this.dropped++;
+            this.count(p.event, "dropped");
             this.logLine({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message });
           }),
         ),
@@ -253,7 +298,7 @@ export class AlertWebhook {
       return claimed(claim).pipe(
         Effect.flatMap((mine) => {
           if (mine) return send(p);
-          this.claimedElsewhere++;
+          this.count(p.event, "claimed_elsewhere");
           return Effect.void;
         }),
       );
@@ -269,7 +314,7 @@ export class AlertWebhook {
         ),
       ),
     );
-    for (const p of this.early) if (!Effect.runSync(Queue.offer(queue, p))) this.dropped++;
+    for (const p of this.early) if (!Effect.runSync(Queue.offer(queue, p))) this.count(p.payload.event, "dropped");
     this.early = [];
     this.delivery = { E, queue, fiber };
   }

@@ -42,6 +42,8 @@ export interface MetricsSources {
   inflight: () => number;
   /** Hands over the requests' metrics still queued to run after their replies (src/after-reply.ts) before a scrape. */
   settle?: () => void;
+  /** What the alert webhook did with each alert, by event and result (src/alerts/webhook.ts `AlertWebhook.deliveryCounts`). */
+  alertDeliveries?: () => Iterable<{ event: string; result: string; count: number }>;
 }
 
 /** Seconds: total request duration buckets (LLM replies run from milliseconds to minutes). */
@@ -309,6 +311,18 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         this.inc(sources.store().flushErrors);
+      },
+    });
+    new Counter({
+      name: "switchyard_alert_deliveries_total",
+      help:
+        "Alerts at the webhook (SPEC 9.7), by event and result: delivered (a 2xx), dropped (queue full, refused with a 4xx, or every try failed), " +
+        "claimed_elsewhere (another instance on the shared store delivers it); retried counts the tries made again after a failed one.",
+      labelNames: ["event", "result"],
+      registers,
+      collect() {
+        this.reset();
+        for (const c of sources.alertDeliveries?.() ?? []) this.inc({ event: c.event, result: c.result }, c.count);
       },
     });
     new Gauge({

@@ -149,6 +149,21 @@ describe("the webhook", () => {
     expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert webhook delivery failed; alert dropped", event: "account_locked", subject: "account:a" });
   });
 
+  test("a receiver that keeps failing: exactly `attempts` tries, each but the last counted as retried, then the alert counted as dropped (/metrics)", async () => {
+    const r = receiver([503, 503, 503, 503, 503, 503]);
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const hook = new AlertWebhook(bus, { url: () => r.url, baseDelayMs: 5, attempts: 4, log: () => {} });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:p", detail: {} });
+    await until(() => hook.dropped === 1);
+    expect(r.hits).toBe(4);
+    expect(hook.deliveryCounts()).toEqual([
+      { event: "circuit_open", result: "retried", count: 3 },
+      { event: "circuit_open", result: "dropped", count: 1 },
+    ]);
+  });
+
   test("with a claim (instances sharing a store): only the claimed alert is POSTed; a claim the store cannot answer delivers anyway", async () => {
     const r = receiver();
     cleanups.push(r.stop);
