@@ -33,7 +33,7 @@ import { Discovery } from "./providers/discovery.ts";
 import { subscriptionAdmin } from "./admin/subscription-routes.ts";
 import { isSubscription } from "./oauth/protocol.ts";
 import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
-import { adminAllowed, adminApi } from "./admin/admin-api.ts";
+import { adminAllowed, adminApi, adminRefusal } from "./admin/admin-api.ts";
 import { SessionBook } from "./admin/sessions.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { routingAdmin } from "./admin/routing-api.ts";
@@ -445,6 +445,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),
+    adminRefusal: (request, peer) => adminRefusal(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
     authorize: (request, peer, format) => {
       const gemini = format === "gemini";
       const decision = authenticate(

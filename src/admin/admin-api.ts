@@ -48,6 +48,20 @@ export function adminAllowed(request: Request, peer: string | undefined, deps: A
   return adminAccess(request, peer, deps).ok;
 }
 
+/**
+ * The admin access rule's refusal of a request (its 401 or 403 in the admin error shape), or undefined
+ * when it may proceed; dashboard sessions another instance issued or ended are read first. Every admin
+ * route runs it before its handler, and so does the server's catch-all under `/admin/api/` before it
+ * answers an unknown path (404) or a method a path does not take (405 with `Allow`): until 2026-12-05
+ * those were answered to anyone, so an unauthenticated caller could list the API's paths and methods, and
+ * learned of its 401 only by using the right method (newuser15's tryout).
+ */
+export async function adminRefusal(request: Request, peer: string | undefined, auth: AdminAuth): Promise<Response | undefined> {
+  await auth.sessions?.sync(request);
+  const access = adminAccess(request, peer, auth);
+  return access.ok ? undefined : adminError(access.status, access.message);
+}
+
 /** A key rotation's grace period: `0`, or a whole number and s, m, h or d (`10m`, `24h`); at most 30 days. */
 export const GRACE = /^(0|[1-9]\d*(s|m|h|d))$/;
 
@@ -227,9 +241,7 @@ export function adminApi(deps: AdminDeps) {
       set.headers["cache-control"] = "no-store";
       set.headers["x-content-type-options"] = "nosniff";
       const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
-      await deps.sessions?.sync(request);
-      const access = adminAccess(request, peer, deps);
-      if (!access.ok) return adminError(access.status, access.message);
+      return adminRefusal(request, peer, deps);
     })
     .get("/keys", async () => {
       const keys = await deps.store.listKeys();

@@ -27,6 +27,12 @@ export interface ServerDeps {
   /** The admin API (SPEC 9.3) mounted under /admin/api. */
   admin?: (request: Request, peer: string | undefined, path: string) => Promise<Response>;
   /**
+   * The admin API's access rule (src/admin/admin-api.ts `adminRefusal`): its 401 / 403, or undefined
+   * when the caller may use the admin API. Applied under `/admin/api/` before an unknown path's 404 or a
+   * wrong method's 405, as before every admin route.
+   */
+  adminRefusal?: (request: Request, peer: string | undefined) => Promise<Response | undefined>;
+  /**
    * The /v1 guard for routes outside the pipeline (model list): undefined when the caller may
    * proceed, else the 401 in the client's format (SPEC G-1/G-2). `format` is `gemini` for the
    * `/v1beta` routes (the key may come as `x-goog-api-key` or `?key=`, the error in Gemini's shape).
@@ -447,6 +453,11 @@ export function createServer(deps: ServerDeps) {
     .head("/api/hello", () => new Response(null, { status: 200 }))
     .all("/admin/api/*", (async ({ request, server }: { request: Request; server: PeerSource | null }) => {
       if (!deps.admin) {
+        // SPEC 9.3: the access rule first, whatever the method or path (an OPTIONS without a CORS
+        // preflight's headers included; a preflight was answered by the browser guard, as on /v1): a
+        // caller it refuses gets its 401 / 403 and learns neither which paths exist nor their methods.
+        const refused = await deps.adminRefusal?.(request, server?.requestIP(request)?.address);
+        if (refused) return refused;
         const path = new URL(request.url).pathname;
         const allow = allowedMethods(app.routes as readonly ListedRoute[], "/admin/api/", path);
         if (allow === undefined) return notFound(request.method, path);
