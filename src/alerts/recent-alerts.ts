@@ -6,7 +6,7 @@
  */
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 
-/** One kept alert, as the webhook POSTs it (`{event, at, subject, detail}`, `at` in ms since the epoch). */
+/** One kept alert, as the webhook POSTs it (`{event, at, subject, detail}`) but `at` in ms since the epoch (the webhook's `at_ms`). */
 export interface RecentAlert {
   event: string;
   at: number;

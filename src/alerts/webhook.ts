@@ -1,7 +1,8 @@
 /**
  * The alert webhook (SPEC 9.7): every `alert` event on the bus is POSTed as JSON
- * `{event, at, subject, detail}` (`at` an ISO-8601 UTC time) to `settings.alerts.webhook`, off the
- * request path.
+ * `{event, at, at_ms, subject, detail}` (`at` an ISO-8601 UTC time, `at_ms` the same time in ms since
+ * the epoch, as `GET /admin/api/alerts` and the event stream give it) to `settings.alerts.webhook`, off
+ * the request path.
  *
  * Alerts wait in a bounded queue (default 256; when it is full the newest alert is dropped and counted)
  * and are taken in order, up to 4 in delivery at once, so an alert whose delivery is being retried does
@@ -64,8 +65,13 @@ function waitOrUrlChange(ms: number, changed: () => boolean, signal: AbortSignal
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
   event: string;
-  /** ISO-8601 UTC time of the alert. */
+  /** ISO-8601 UTC time of the alert (SPEC 9.7's `at`; kept as it was for the receivers that read it). */
   at: string;
+  /**
+   * The same time in ms since the epoch, as `GET /admin/api/alerts` and `GET /admin/api/events` give
+   * `at`: a consumer of both compares the numbers (added 2026-12-05; before, only the ISO string).
+   */
+  at_ms: number;
   subject: string;
   detail: Record<string, unknown>;
 }
@@ -144,7 +150,7 @@ export function retryDelays(opts: Pick<WebhookOptions, "baseDelayMs" | "maxDelay
 
 /** The payload of an alert event, scrubbed of every known secret. */
 export function webhookPayload(e: AlertEvent, secrets: Iterable<string> = []): WebhookPayload {
-  return scrubValue({ event: e.event, at: new Date(e.at).toISOString(), subject: e.subject, detail: e.detail }, secrets);
+  return scrubValue({ event: e.event, at: new Date(e.at).toISOString(), at_ms: e.at, subject: e.subject, detail: e.detail }, secrets);
 }
 
 /** Delivers alerts from the bus to the webhook; see the module comment. */

@@ -61,7 +61,7 @@ afterEach(async () => {
 const T = Date.UTC(2026, 11, 1, 12, 0, 0);
 
 describe("the webhook", () => {
-  test("each alert arrives once as {event, at, subject, detail}; a secret in a reason is scrubbed", async () => {
+  test("each alert arrives once as {event, at, at_ms, subject, detail}; a secret in a reason is scrubbed", async () => {
     const r = receiver();
     cleanups.push(r.stop);
     const bus = new EventBus();
@@ -73,8 +73,9 @@ describe("the webhook", () => {
     // Both delivered (the receiver's answers read) and nothing left in the queue: no other POST can follow.
     await until(() => hook.delivered === 2 && hook.pending() === 0);
     expect(r.hits).toBe(2);
-    expect(r.got[0]).toEqual({ event: "account_locked", at: "2026-12-01T12:00:00.000Z", subject: "account:glm-main", detail: { reason: "402 for key [redacted]" } });
-    expect(Object.keys(r.got[1])).toEqual(["event", "at", "subject", "detail"]);
+    // `at` as ISO-8601 (SPEC 9.7, as receivers read it) and `at_ms`, the ms GET /admin/api/alerts and the event stream give
+    expect(r.got[0]).toEqual({ event: "account_locked", at: "2026-12-01T12:00:00.000Z", at_ms: T, subject: "account:glm-main", detail: { reason: "402 for key [redacted]" } });
+    expect(Object.keys(r.got[1])).toEqual(["event", "at", "at_ms", "subject", "detail"]);
     expect(JSON.stringify(r.got)).not.toContain("sk-upstream-secret-12345");
     expect(hook.delivered).toBe(2);
   });

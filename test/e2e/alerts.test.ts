@@ -72,7 +72,7 @@ settings:
       ["quota_threshold", 0.5, 54],
       ["quota_threshold", 0.9, 90],
     ]);
-    expect(Object.keys(got[0])).toEqual(["event", "at", "subject", "detail"]);
+    expect(Object.keys(got[0])).toEqual(["event", "at", "at_ms", "subject", "detail"]);
     expect(got[0].detail).toMatchObject({ kind: "key_budget", window: "1d", unit: "tokens", limit: 100 });
     expect(Date.parse(got[0].at)).toBeGreaterThan(Date.now() - 60_000);
     expect(hook.got[0].headers["content-type"]).toBe("application/json");
@@ -142,6 +142,11 @@ settings:
     expect(typeof locked[0].detail.reason).toBe("string");
     expect(JSON.stringify(hook.got)).not.toContain("sk-fake-upstream-secret");
     expect(sse).not.toContain("sk-fake-upstream-secret");
+    // the webhook's time as the event stream and GET /admin/api/alerts give it (ms), beside the ISO `at`
+    const streamed = sse.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6))).find((e) => e.event === "account_locked");
+    const listed = ((await (await fetch(`${gw.url}/admin/api/alerts`)).json()) as any).alerts.find((a: any) => a.event === "account_locked");
+    expect([locked[0].at_ms, Date.parse(locked[0].at)]).toEqual([streamed.at, streamed.at]);
+    expect(listed.at).toBe(streamed.at);
     // every event arrived once
     const ids = events().map((e) => JSON.stringify([e.event, e.subject, e.detail.threshold ?? null, e.detail.window ?? null]));
     expect(new Set(ids).size).toBe(ids.length);
