@@ -10,7 +10,9 @@
  * 429) is retried with exponential backoff (0.5 s doubling, at most 30 s apart, 10 tries in all: about
  * two minutes, so a receiver restarting misses nothing; {@link retryDelays}); a 4xx other than 408/429
  * is not retried. Until 2026-12-05 it was one delivery at a time with 5 tries over 7.5 s, so a receiver
- * away for 10 s lost every alert raised meanwhile (newuser11's tryout). Every try goes to the URL in force
+ * away for 10 s lost every alert raised meanwhile (newuser11's tryout). The tries and waits are an Effect
+ * `Schedule` ({@link retrySchedule}, stepped by a driver so that a change of URL can end a wait early;
+ * a hand-written loop of timers until 2026-12-05, later). Every try goes to the URL in force
  * when it starts: until 2026-12-05 the URL was read once per alert, so fixing a wrong URL and reloading
  * left the alerts in delivery retrying the old one until dropped (newuser15's tryout, N5). Publishing an alert is a queue offer: a dead or slow webhook
  * never blocks or slows a request. Effect is loaded, and the queue and fiber made, by the first alert
@@ -43,24 +45,6 @@ export const DEFAULT_TRY_TIMEOUT_MS = 5_000;
 
 /** How often a try in progress, or a wait between tries, checks whether the webhook URL changed, ms. */
 const URL_POLL_MS = 250;
-
-/** Resolves after `ms`, or as soon as `changed()` (checked every {@link URL_POLL_MS}) is true; rejects when `signal` aborts. */
-function waitOrUrlChange(ms: number, changed: () => boolean, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const end = (err?: unknown) => {
-      clearTimeout(timer);
-      clearInterval(watch);
-      signal.removeEventListener("abort", onAbort);
-      if (err === undefined) resolve();
-      else reject(err);
-    };
-    const onAbort = () => end(signal.reason ?? new Error("aborted"));
-    const timer = setTimeout(() => end(), ms);
-    const watch = setInterval(() => changed() && end(), URL_POLL_MS);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort);
-  });
-}
 
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
@@ -130,6 +114,7 @@ interface Pending {
   claim?: AlertClaim;
 }
 
+/** Why one try failed, and whether another may follow (connection error, timeout, 5xx, 408, 429). */
 class DeliveryError {
   readonly _tag = "DeliveryError";
   constructor(
@@ -140,12 +125,29 @@ class DeliveryError {
 
 /**
  * The waits before each retry of a failed delivery, ms: `baseDelayMs` doubling, at most `maxDelayMs`,
- * `attempts - 1` of them (defaults: 500, 1000, …, 16000, then 30000 three times: 121.5 s in all).
+ * `attempts - 1` of them (defaults: 500, 1000, …, 16000, then 30000 three times: 121.5 s in all): what
+ * {@link retrySchedule} waits, written out (test/alerts/alerts.test.ts compares the two).
  */
 export function retryDelays(opts: Pick<WebhookOptions, "baseDelayMs" | "maxDelayMs" | "attempts"> = {}): number[] {
   const base = opts.baseDelayMs ?? 500;
   const max = opts.maxDelayMs ?? 30_000;
   return Array.from({ length: Math.max(0, (opts.attempts ?? 10) - 1) }, (_, i) => Math.min(max, base * 2 ** i));
+}
+
+/**
+ * The retry schedule of a failed delivery ({@link retryDelays} are its waits): `baseDelayMs` doubling
+ * (`Schedule.exponential`), each wait at most `maxDelayMs` (the union with `Schedule.spaced`, which takes
+ * the shorter wait), `attempts - 1` retries (`Schedule.recurs`), and only while the try's failure is
+ * retryable (its input, a {@link DeliveryError}). No jitter: the waits are the documented ones, and one
+ * instance's few alerts in delivery do not stampede a receiver.
+ */
+export function retrySchedule(E: Pick<EffectModules, "Schedule" | "Duration">, opts: Pick<WebhookOptions, "baseDelayMs" | "maxDelayMs" | "attempts"> = {}) {
+  const { Schedule, Duration } = E;
+  return Schedule.exponential(Duration.millis(opts.baseDelayMs ?? 500), 2).pipe(
+    Schedule.union(Schedule.spaced(Duration.millis(opts.maxDelayMs ?? 30_000))),
+    Schedule.intersect(Schedule.recurs(Math.max(0, (opts.attempts ?? 10) - 1))),
+    Schedule.whileInput((e: { retryable: boolean }) => e.retryable),
+  );
 }
 
 /** The payload of an alert event, scrubbed of every known secret. */
@@ -231,12 +233,12 @@ export class AlertWebhook {
   private async start(): Promise<void> {
     const E = await loadEffect();
     if (this.closed) return;
-    const { Effect, Queue } = E;
+    const { Effect, Queue, Schedule, Duration, Option } = E;
     const opts = this.opts;
     const f = opts.fetchImpl ?? fetch;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TRY_TIMEOUT_MS;
     const queue = Effect.runSync(Queue.dropping<Pending>(this.capacity));
-    const delays = retryDelays(opts);
+    const waits = Schedule.delays(retrySchedule(E, opts)).pipe(Schedule.modifyDelay(() => Duration.zero));
     /** One POST to `url`; undefined when accepted, else why not. Aborted at once when the URL in force changes. */
     const tryOnce = async (url: string, p: WebhookPayload, signal: AbortSignal): Promise<DeliveryError | undefined> => {
       const moved = new AbortController();
@@ -258,27 +260,38 @@ export class AlertWebhook {
         clearInterval(watch);
       }
     };
+    /** Succeeds once the webhook URL in force is no longer `url`, polled every {@link URL_POLL_MS}. */
+    const urlMoved = (url: string) =>
+      Effect.sync(() => opts.url() !== url).pipe(Effect.repeat({ schedule: Schedule.spaced(Duration.millis(URL_POLL_MS)), until: (moved) => moved }), Effect.asVoid);
     /**
      * Every try of one alert, each to the URL in force when it starts (a reload that fixes the URL re-aims
-     * the alerts already in delivery; a wait between tries ends early when the URL changes). "off" when the
-     * webhook was removed meanwhile (the alert is not sent, as one raised while none is set).
+     * the alerts already in delivery; a wait between tries ends early when the URL changes), the waits
+     * and their number the {@link retrySchedule}'s. "off" when the webhook was removed meanwhile (the
+     * alert is not sent, as one raised while none is set); fails with the last try's error when the
+     * schedule ends (out of tries, or a failure not worth retrying).
      */
-    const tries = async (p: WebhookPayload, signal: AbortSignal): Promise<"delivered" | "off"> => {
-      for (let i = 0; ; i++) {
-        const url = opts.url();
-        if (!url) return "off";
-        const failed = await tryOnce(url, p, signal);
-        if (!failed) return "delivered";
-        if (!failed.retryable || i >= delays.length) throw failed;
-        this.count(p.event, "retried");
-        await waitOrUrlChange(delays[i]!, () => opts.url() !== url, signal);
-      }
-    };
+    const tries = (p: WebhookPayload) =>
+      Effect.gen(this, function* () {
+        // The schedule's waits as its output, stepped by a driver that does not sleep them itself (a
+        // zero delay): the wait below can then end early when the URL changes, the step still counted.
+        const retries = yield* Schedule.driver(waits);
+        for (let retry = false; ; retry = true) {
+          const url = opts.url();
+          if (!url) return "off" as const;
+          if (retry) this.count(p.event, "retried");
+          const failed = yield* Effect.tryPromise({
+            try: (signal) => tryOnce(url, p, signal),
+            catch: (e) => new DeliveryError(e instanceof Error ? e.message : String(e), false),
+          });
+          if (!failed) return "delivered" as const;
+          // None: no try is left, or the failure is not worth another
+          const wait = yield* Effect.option(retries.next(failed));
+          if (Option.isNone(wait)) return yield* Effect.fail(failed);
+          yield* Effect.sleep(wait.value).pipe(Effect.raceFirst(urlMoved(url)));
+        }
+      });
     const send = (p: WebhookPayload) =>
-      Effect.tryPromise({
-        try: (signal) => tries(p, signal),
-        catch: (e) => (e instanceof DeliveryError ? e : new DeliveryError(e instanceof Error ? e.message : String(e), false)),
-      }).pipe(
+      tries(p).pipe(
         Effect.tap((r) => Effect.sync(() => r === "delivered" && this.count(p.event, "delivered"))),
         Effect.catchAll((e) =>
           Effect.sync(() => {

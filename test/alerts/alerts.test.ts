@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
 import { MemoryKeyCounters } from "../../src/limits/counters.ts";
-import { AlertWebhook, retryDelays, webhookUrlShown, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { AlertWebhook, retryDelays, retrySchedule, webhookUrlShown, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { loadEffect } from "../../src/memory/lazy-effect.ts";
 import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
@@ -104,6 +105,21 @@ describe("the webhook", () => {
     expect(d).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
     expect(d.reduce((a, b) => a + b, 0)).toBe(121_500);
     expect(retryDelays({ attempts: 1 })).toEqual([]);
+  });
+
+  test("the retries are the Effect Schedule's: its waits are the documented ones, 10 tries in all, and it stops at a failure not worth retrying", async () => {
+    const E = await loadEffect();
+    /** The waits the schedule takes for these failures, ms, until it ends. */
+    const waits = (failures: Array<{ retryable: boolean }>, opts = {}) => {
+      const driven = E.Effect.runSync(E.Schedule.run(E.Schedule.delays(retrySchedule(E, opts)), 0, failures));
+      // the last step is the schedule ending (a zero wait, no retry)
+      return [...driven].slice(0, -1).map((d) => E.Duration.toMillis(d));
+    };
+    const failing = Array.from({ length: 20 }, () => ({ retryable: true }));
+    expect(waits(failing)).toEqual(retryDelays());
+    expect(waits(failing).length + 1).toBe(10);
+    expect(waits(failing, { baseDelayMs: 20, maxDelayMs: 50, attempts: 5 })).toEqual([20, 40, 50, 50]);
+    expect(waits([{ retryable: true }, { retryable: false }, { retryable: true }])).toEqual([500]);
   });
 
   test("an alert being retried does not hold back the next ones; a receiver away for a while still gets it", async () => {
