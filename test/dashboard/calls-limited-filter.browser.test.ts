@@ -4,10 +4,9 @@
  * that answered, or was tried last). Real gateway, scriptable fake upstream, one provider with two
  * accounts; real Chromium.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { expect, test } from "bun:test";
+import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const YAML = `
 providers:
@@ -26,30 +25,22 @@ accounts:
 `;
 const ENV = { KEY_A1: "sk-test-calls-filter-one", KEY_A2: "sk-test-calls-filter-two" };
 
-let gw: TestGateway;
-let browser: TestBrowser;
-beforeAll(async () => {
-  gw = await startGateway(YAML, { env: ENV, fake: await startFakeUpstream() });
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-});
+const suite = withGatewayAndBrowser(YAML, { env: ENV });
 
 const limited: FakeReply = { status: 429, headers: { "retry-after": "30" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
 const who = (r: ReceivedRequest) => (r.headers["x-api-key"] === ENV.KEY_A1 ? "a1" : "a2");
 const post = (model: string) =>
-  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+  fetch(`${suite.gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
 
 test("Calls filtered by an account lists the calls it served and those it answered with 429, saying so beside the account that served", async () => {
+  const gw = suite.gw;
   // claude-x: a1 answers 429 and a2 serves; claude-z: a1 cooling down, a2 serves alone.
   gw.fake.handle((r) => (who(r) === "a1" ? limited : simpleReply(r.format!, { text: `served by ${who(r)}`, model: r.model }, r.stream)));
   expect((await post("p/claude-x")).status).toBe(200);
   expect((await post("p/claude-z")).status).toBe(200);
   expect(gw.fake.requests.map((r) => `${who(r)} ${r.model}`)).toEqual(["a1 claude-x", "a2 claude-x", "a2 claude-z"]);
 
-  const w = await openPage(browser, gw.url);
+  const w = await suite.open();
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.goto(`${gw.url}/dashboard/calls?account=a1`);

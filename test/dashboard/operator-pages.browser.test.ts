@@ -14,12 +14,13 @@
  *   implicit keyless account of the provider configured without accounts beside it.
  * Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
-import { driveDemoState, startDemoGateway, type DemoScript } from "../support/dashboard-demo.ts";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { driveDemoState, startDemoGateway } from "../support/dashboard-demo.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 /** The `scripts/demo` setup: providers in front of the fake upstream whose models have no price. */
 const UNPRICED_YAML = `
@@ -32,35 +33,36 @@ aliases:
   fast: demo-chat/gpt-demo
 `;
 
-let demo: TestGateway & { script: DemoScript };
-let unpriced: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  [demo, unpriced] = await Promise.all([startDemoGateway(), startGateway(UNPRICED_YAML)]);
-  await driveDemoState(demo);
-  const post = (path: string, body: unknown) => fetch(`${unpriced.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.text());
-  await post("/v1/chat/completions", { model: "fast", messages: [{ role: "user", content: "hi" }] });
-  await post("/v1/messages", { model: "demo-anthropic/claude-demo", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
-  await post("/v1/chat/completions", { model: "fast", messages: "not a list" }); // refused: no tokens, $0
-  browser = await launchBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await demo?.stop();
-  await unpriced?.stop();
-});
+/**
+ * Two gateways: the demo's (`suite.gw`, driven into the demo's state) and, as `suite.gw.unpriced`, one
+ * whose models have no price, with two priced-nowhere requests and a refused one; both stopped with the suite.
+ */
+const suite = withStartedGatewayAndBrowser(
+  async () => {
+    const [demo, unpriced] = await Promise.all([startDemoGateway(), startGateway(UNPRICED_YAML)]);
+    const stopDemo = demo.stop;
+    return Object.assign(demo, { unpriced: unpriced as TestGateway, stop: async () => void (await Promise.all([stopDemo(), unpriced.stop()])) });
+  },
+  {
+    ready: async (demo) => {
+      await driveDemoState(demo);
+      const post = (path: string, body: unknown) => fetch(`${demo.unpriced.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.text());
+      await post("/v1/chat/completions", { model: "fast", messages: [{ role: "user", content: "hi" }] });
+      await post("/v1/messages", { model: "demo-anthropic/claude-demo", max_tokens: 20, messages: [{ role: "user", content: "hi" }] });
+      await post("/v1/chat/completions", { model: "fast", messages: "not a list" }); // refused: no tokens, $0
+    },
+  },
+);
 
 /** The value of the Overview tile labelled `label`. */
 const tile = (page: Page, label: string) => page.locator(".stat", { has: page.locator(".stat-label", { hasText: new RegExp(`^${label}$`, "i") }) });
 
 describe("models without a price", () => {
   test("Overview: the Cost tile reads – with the unpriced count, and no all-zero cost chart; Usage: a requests chart, and 'unpriced' in the cost column", async () => {
-    const w = await openPage(browser, unpriced.url);
+    const w = await openPage(suite.browser, suite.gw.unpriced.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${unpriced.url}/dashboard/overview`);
+      await w.page.goto(`${suite.gw.unpriced.url}/dashboard/overview`);
       await w.page.locator(".card", { hasText: "Tokens" }).locator("canvas").first().waitFor({ timeout: 10_000 });
       const cost = tile(w.page, "Cost");
       expect(await cost.locator(".stat-value").innerText()).toBe("–");
@@ -68,7 +70,7 @@ describe("models without a price", () => {
       expect(await w.page.locator(".card h2", { hasText: "Cost" }).count()).toBe(0);
       await w.page.screenshot({ path: join(SHOTS, "unpriced-overview.png"), fullPage: true });
 
-      await w.page.goto(`${unpriced.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.unpriced.url}/dashboard/usage`);
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
       expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time, per hour", "Requests over time, per hour", "By model"]);
       const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
@@ -84,10 +86,10 @@ describe("models without a price", () => {
   }, 60_000);
 
   test("Calls: an unpriced call reads 'unpriced' in the list and in its trace, which says why and what gives it a price (the word Overview and Usage use)", async () => {
-    const w = await openPage(browser, unpriced.url);
+    const w = await openPage(suite.browser, suite.gw.unpriced.url);
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${unpriced.url}/dashboard/calls`);
+      await w.page.goto(`${suite.gw.unpriced.url}/dashboard/calls`);
       const row = w.page.locator("table.calls tbody tr", { hasText: "claude-demo" }).first();
       await row.waitFor({ timeout: 10_000 });
       const cells = await row.locator("td").allInnerTexts();
@@ -106,10 +108,10 @@ describe("models without a price", () => {
 
 describe("layout", () => {
   test("at 1280 px the Usage table has every column in view and each name on one line, by model and by account", async () => {
-    const w = await openPage(browser, demo.url);
+    const w = await suite.open();
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${demo.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
       for (const by of ["model", "account"]) {
         await w.page.locator(".seg button", { hasText: `by ${by}` }).click();
         await w.page.locator("table.usage th", { hasText: by }).first().waitFor({ timeout: 10_000 });
@@ -133,10 +135,10 @@ describe("layout", () => {
   }, 60_000);
 
   test("on a phone the Usage table shows every figure of each group inside the card, each under its label (Input onwards ran past the card's edge)", async () => {
-    const w = await openPage(browser, demo.url);
+    const w = await suite.open();
     try {
       await w.page.setViewportSize({ width: 390, height: 844 });
-      await w.page.goto(`${demo.url}/dashboard/usage`);
+      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
       const look = await w.page.locator("table.usage").evaluate((table) => {
         const wrap = table.closest(".table-wrap")!;
@@ -159,11 +161,11 @@ describe("layout", () => {
   }, 60_000);
 
   test("on a phone the Keys table shows each key's state and Revoke inside the card", async () => {
-    await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "phone-check", limits: { rpm: 30, budgets: [{ window: "1d", usd: 5 }] } }) });
-    const w = await openPage(browser, demo.url);
+    await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "phone-check", limits: { rpm: 30, budgets: [{ window: "1d", usd: 5 }] } }) });
+    const w = await suite.open();
     try {
       await w.page.setViewportSize({ width: 390, height: 844 });
-      await w.page.goto(`${demo.url}/dashboard/keys`);
+      await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       const row = w.page.locator('tr[data-key="phone-check"]');
       await row.waitFor({ timeout: 10_000 });
       const look = await row.evaluate((tr) => {
@@ -186,11 +188,11 @@ describe("layout", () => {
   }, 60_000);
 
   test("on a phone a page shorter than the screen keeps the navigation as tall as its links", async () => {
-    const w = await openPage(browser, unpriced.url);
+    const w = await openPage(suite.browser, suite.gw.unpriced.url);
     try {
       // a tall screen: every page is shorter than it
       await w.page.setViewportSize({ width: 390, height: 2400 });
-      await w.page.goto(`${unpriced.url}/dashboard/accounts`);
+      await w.page.goto(`${suite.gw.unpriced.url}/dashboard/accounts`);
       await w.page.locator("[data-account]").first().waitFor({ timeout: 10_000 });
       const gap = await w.page.locator("nav.side li").evaluateAll((lis) => {
         const rows = [...new Set(lis.map((li) => Math.round(li.getBoundingClientRect().top)))].sort((a, b) => a - b);

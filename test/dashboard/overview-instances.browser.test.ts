@@ -6,26 +6,23 @@
  * 30 minutes once a minute, and the tiles only on A's own requests). A throwaway PostgreSQL
  * (../support/postgres.ts). Screenshots go to test-results/dashboard/.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { SHOTS } from "../support/browser.ts";
 import { sendMessage } from "../support/dashboard-demo.ts";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startFakeUpstream } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { startPostgres } from "../support/postgres.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let pg: TestPostgres;
-let fake: FakeUpstream;
-let a: TestGateway;
-let b: TestGateway;
-let browser: TestBrowser;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-  const db = await pg.createDatabase("overview");
-  fake = await startFakeUpstream();
-  const yaml = `
+/** Instance A (the page's), with B beside it on the same database; stopping A stops B, the fake and PostgreSQL. */
+const suite = withStartedGatewayAndBrowser(
+  async () => {
+    const pg = await startPostgres();
+    const db = await pg.createDatabase("overview");
+    const fake = await startFakeUpstream();
+    const yaml = `
 server:
   database: "${db}"
 providers:
@@ -35,25 +32,26 @@ providers:
 accounts:
   - { id: claude-work, provider: claude, api_key: "env:FAKE_KEY" }
 `;
-  a = await startGateway(yaml, { fake });
-  b = await startGateway(yaml, { fake });
-  browser = await launchBrowser();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  for (const g of [a, b]) {
-    await g?.stopGatewayOnly();
-    if (g) rmSync(g.dataDir, { recursive: true, force: true });
-  }
-  await fake?.stop();
-  await pg?.destroy();
-}, 60_000);
+    const [a, b] = await Promise.all([startGateway(yaml, { fake }), startGateway(yaml, { fake })]);
+    const stop = async () => {
+      for (const g of [a, b]) {
+        await g.stopGatewayOnly();
+        rmSync(g.dataDir, { recursive: true, force: true });
+      }
+      await fake.stop();
+      await pg.destroy();
+    };
+    return Object.assign(Object.create(a) as TestGateway, { b, stop });
+  },
+  { timeoutMs: 120_000 },
+);
 
 test("requests served by another instance appear on the open Overview within about 10 s: the rate chart, the rate tile and the request count", async () => {
+  const a = suite.gw;
+  const b = suite.gw.b;
   // one request through A first, so the page opens on charts rather than the no-traffic card
   expect(await sendMessage(a.url, "claude/claude-sonnet-4-5")).toBe(200);
-  const w = await openPage(browser, a.url);
+  const w = await suite.open();
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.goto(`${a.url}/dashboard/overview`);

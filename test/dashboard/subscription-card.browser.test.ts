@@ -6,23 +6,20 @@
  * e-mail, when the token in use expires and that it was refreshed, the credential's kind whole, and no
  * token anywhere on the page or in GET /admin/api/accounts.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { importCommand } from "../../src/cli/import.ts";
 import { startWorld, type SubscriptionWorld } from "../oauth/helpers.ts";
-import { launchBrowser, openPage, SHOTS, type TestBrowser } from "../support/browser.ts";
+import { SHOTS } from "../support/browser.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 let w: SubscriptionWorld;
-let browser: TestBrowser;
-beforeAll(async () => {
+// the world's gateway, stopped with its fake vendor
+const suite = withStartedGatewayAndBrowser(async () => {
   w = await startWorld();
-  browser = await launchBrowser();
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-  await w?.stop();
+  return Object.assign(Object.create(w.gw) as typeof w.gw, { stop: () => w.stop() });
 });
 
 test("a subscription card shows its plan, e-mail, token expiry and refresh state, the credential's kind whole at 1280 px, and no token", async () => {
@@ -48,7 +45,7 @@ test("a subscription card shows its plan, e-mail, token expiry and refresh state
   expect(after.expiresAt! - Date.now()).toBeGreaterThan(30 * 60_000);
   const stored = (await w.gw.app.store.getAccount("cc-card"))!.credential as { refreshToken: string };
 
-  const p = await openPage(browser, w.gw.url);
+  const p = await suite.open();
   try {
     await p.page.setViewportSize({ width: 1280, height: 900 });
     await p.page.goto(`${w.gw.url}/dashboard/accounts`);

@@ -8,29 +8,20 @@
  * bucket's `subscriptionUsd`): `usage`'s cost column, the Usage page's Cost column and the cost charts
  * show money spent, the subscription's use in a column and bars of its own (they added both).
  */
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startGateway } from "../support/gateway.ts";
 import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
 import { usageLines } from "../../src/cli/usage-table.ts";
 import { table } from "../../src/cli/table.ts";
-import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
+import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-let gw: TestGateway | undefined;
-let browser: TestBrowser | undefined;
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  await browser?.close();
-  await gw?.stop();
-  for (const c of cleanups) await c();
-});
-
-test("GET /usage's cost, `switchyard usage` and the Overview's Cost tile say what was spent apart from the subscription's use at API prices", async () => {
+// A Claude Code subscription (a fake vendor in front of the fake upstream) and an API key, both priced
+// at $100 per million tokens in and out; the fake answers 11 + 7 tokens: $0.0018 a request.
+const suite = withStartedGatewayAndBrowser(async () => {
   const upstream = await startFakeUpstream();
   const vendor = await startFakeVendor(upstream);
-  cleanups.push(() => vendor.stop());
   const t = vendor.seed({ name: "value", models: ["claude-v"] });
-  // $100 per million tokens in and out; the fake answers 11 + 7 tokens: $0.0018 a request.
   const yaml =
     vendorProviders(vendor.url) +
     `  - id: paid
@@ -50,10 +41,16 @@ settings:
     cc/claude-v: { input: 100, output: 100 }
     paid/claude-v: { input: 100, output: 100 }
 `;
-  gw = await startGateway(yaml, { fake: upstream, env: { CC_ACCESS: t.accessToken, CC_REFRESH: t.refreshToken, PAID_KEY: "sk-test-paid-value" } });
-  upstream.handle((req) => simpleReply(req.format!, { text: "ok", model: req.model, usage: { input: 11, output: 7 } }, req.stream));
+  const gw = await startGateway(yaml, { fake: upstream, env: { CC_ACCESS: t.accessToken, CC_REFRESH: t.refreshToken, PAID_KEY: "sk-test-paid-value" } });
+  // the gateway, its fake upstream and data directory, then the vendor
+  return Object.assign(Object.create(gw) as typeof gw, { stop: () => gw.stop().then(() => vendor.stop()) });
+});
+
+test("GET /usage's cost, `switchyard usage` and the Overview's Cost tile say what was spent apart from the subscription's use at API prices", async () => {
+  const gw = suite.gw;
+  gw.fake.handle((req) => simpleReply(req.format!, { text: "ok", model: req.model, usage: { input: 11, output: 7 } }, req.stream));
   const post = (model: string) =>
-    fetch(`${gw!.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+    fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
   expect((await post("cc/claude-v")).status).toBe(200);
   expect((await post("paid/claude-v")).status).toBe(200);
   expect((await post("paid/claude-v")).status).toBe(200);
@@ -87,8 +84,7 @@ settings:
   expect(sub.cost).toEqual({ spentUsd: 0, subscriptionUsd: 0.0018 });
 
   // The Overview's Cost tile: what was spent, the subscription's use beside it (it read $0.0054, the sum).
-  browser = await launchBrowser();
-  const w = await openPage(browser, gw.url);
+  const w = await suite.open();
   try {
     await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.goto(`${gw.url}/dashboard`);

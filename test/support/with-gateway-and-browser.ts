@@ -2,8 +2,8 @@
  * The set-up most dashboard browser tests share: one gateway for the whole test file (a real switchyard
  * assembly on 127.0.0.1 port 0 with a scratch data directory, from YAML where `{{FAKE}}` stands for
  * the fake upstream's URL; {@link startGateway}) and one headless Chromium ({@link launchBrowser}),
- * both started in `beforeAll` and torn down in `afterAll` (browser first, then the gateway, its fake
- * and its data directory). Pages are opened per test ({@link GatewayAndBrowser.open}), signed in with a
+ * both started at once in `beforeAll` and torn down in `afterAll` (browser first, then the gateway, its
+ * fake and its data directory). Pages are opened per test ({@link GatewayAndBrowser.open}), signed in with a
  * key when the browser stands for a remote caller.
  *
  * Use: `const suite = withGatewayAndBrowser(yaml);` at the top of a test file, then `suite.gw.url`,
@@ -61,21 +61,31 @@ export function withGatewayAndBrowser(
 
 /**
  * {@link withGatewayAndBrowser} for a gateway started another way (`start`, e.g. the dashboard demo's
- * `startDemoGateway`): `start` and then the browser in `beforeAll`, `ready` after both, the browser
- * closed and the gateway stopped in `afterAll`.
+ * `startDemoGateway`, or one whose `stop` also stops what was started beside it): `start` and the
+ * browser at once in `beforeAll` (when one of them fails, the other is stopped and the hook fails),
+ * `ready` after both, the browser closed and the gateway stopped in `afterAll` (`timeoutMs` bounds
+ * it too).
  */
 export function withStartedGatewayAndBrowser<G extends TestGateway>(start: () => Promise<G>, opts: { ready?: (gw: G) => Promise<void>; timeoutMs?: number } = {}): GatewayAndBrowser<G> {
   let gw: G | undefined;
   let browser: TestBrowser | undefined;
   beforeAll(async () => {
-    gw = await start();
-    browser = await launchBrowser();
-    await opts.ready?.(gw);
+    // Chromium's start (seconds on a loaded machine) overlaps the gateway's.
+    const [g, b] = await Promise.allSettled([start(), launchBrowser()]);
+    if (g.status === "fulfilled") gw = g.value;
+    if (b.status === "fulfilled") browser = b.value;
+    if (g.status === "rejected" || b.status === "rejected") {
+      await browser?.close();
+      await gw?.stop();
+      [gw, browser] = [undefined, undefined];
+      throw g.status === "rejected" ? g.reason : (b as PromiseRejectedResult).reason;
+    }
+    await opts.ready?.(gw!);
   }, opts.timeoutMs ?? 60_000);
   afterAll(async () => {
     await browser?.close();
     await gw?.stop();
-  });
+  }, opts.timeoutMs ?? 60_000);
   const started = <T>(x: T | undefined, what: string): T => {
     if (x === undefined) throw new Error(`the ${what} is not started: read it in a test or a hook after withGatewayAndBrowser's beforeAll`);
     return x;
