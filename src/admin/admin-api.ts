@@ -214,8 +214,9 @@ async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Prom
     throw e;
   }
   // A dashboard signed in with the key is signed out now, as a revoke does: a session only refused while
-  // the key was off came back at `enable` (review13 R3).
-  if (disabled) await deps.sessions?.endSubject(name);
+  // the key was off came back at `enable` (review13 R3). The stored key's sessions, by its hashes (read
+  // after the switch: the store's memory has it then): a config key of the same name keeps its own (R11).
+  if (disabled) await deps.sessions?.endKey(deps.store.storedKeyHashes(name));
   deps.keysChanged?.("changed", name);
   const keys = await deps.store.listKeys();
   const listed = keys.find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined);
@@ -315,10 +316,12 @@ export function adminApi(deps: AdminDeps) {
       // Elysia hands path parameters over percent-decoded.
       const name = params.name;
       try {
+        // The stored key's hashes, read before it is revoked (a revoked key leaves the store's memory): a
+        // dashboard signed in with it is signed out with it, one signed in with a config key of the same name is not.
+        const hashes = deps.store.storedKeyHashes(name);
         const ok = await deps.store.revokeKey(name);
         if (!ok) return adminError(404, `No active key named ${name}.`);
-        // A dashboard signed in with this key is signed out with it.
-        await deps.sessions?.endSubject(name);
+        await deps.sessions?.endKey(hashes);
         deps.keysChanged?.("revoked", name);
         return { revoked: name };
       } catch (e) {

@@ -222,11 +222,17 @@ export class SessionBook {
     }
   }
 
-  /** Ends every session of a subject (a revoked key) on every instance. Never throws. */
-  async endSubject(subject: string): Promise<void> {
-    for (const [id, s] of this.sessions) if (s.subject === subject) this.forget(id);
+  /**
+   * Ends, on every instance, every session signed in with a key of these hex SHA-256 hashes (a revoked or
+   * disabled stored key's: `KeyStore.storedKeyHashes`), a header-key browser's included. By the key, not
+   * its name: a config key of the same name keeps its sessions (review15 R11). Never throws.
+   */
+  async endKey(keyHashes: string[]): Promise<void> {
+    if (keyHashes.length === 0) return;
+    const ended = new Set(keyHashes);
+    for (const [id, s] of this.sessions) if (s.keyHash !== undefined && ended.has(s.keyHash)) this.forget(id);
     try {
-      await this.store?.deleteSessionsOf(subject);
+      await this.store?.deleteSessionsOfKeys(keyHashes);
     } catch (e) {
       if ((e as { code?: unknown })?.code !== "unavailable") this.onError(`dashboard sessions not ended in the store: ${(e as Error)?.message ?? e}`);
     }

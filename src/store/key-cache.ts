@@ -106,6 +106,18 @@ export class KeyCache {
     return hit && !hit.disabled && (hit.until === undefined || this.now() < hit.until) ? hit.key : undefined;
   }
 
+  /**
+   * The hex SHA-256 of the active stored key named `name` (disabled or not) and, while a rotation's grace
+   * lasts, of its previous secret: what a dashboard session keeps of the key it was signed in with
+   * (src/admin/sessions.ts), so ending "this key's sessions" ends the stored key's and not those of a
+   * config key of the same name. Empty when no active stored key has the name. No I/O.
+   */
+  storedHashes(name: string): string[] {
+    const out: string[] = [];
+    for (const [hex, c] of this.dbKeys) if (c.key.name === name) out.push(hex);
+    return out;
+  }
+
   /** Whether any active client key (config or stored) exists. */
   any(): boolean {
     return this.dbKeys.size > 0 || this.configKeys.size > 0;

@@ -84,6 +84,13 @@ export interface KeyStore extends KeyLookup {
   /** The disabled stored key whose secret this is (`setKeyDisabled`), else undefined; from memory. */
   disabled(secret: string): ClientKey | undefined;
 
+  /**
+   * The hex SHA-256 of the active stored key of that name (its secret, and its previous one during a
+   * rotation's grace), from memory; empty when there is none. A config key of the same name is not
+   * included: its dashboard sessions are its own (ended by the key's hashes, not its name).
+   */
+  storedKeyHashes(name: string): string[];
+
   /** Every active key, config and stored (as `lookup` returns them), from memory: what the shared counters watch. */
   activeKeys(): ClientKey[];
 

@@ -39,6 +39,10 @@ export interface SessionStore {
   getSession(tokenHash: string): Awaitable<SessionRow | undefined>;
   /** Ends one session (sign-out). @throws StoreError `unavailable` */
   deleteSession(tokenHash: string): Awaitable<void>;
-  /** Ends every session of a subject (its key was revoked). @throws StoreError `unavailable` */
-  deleteSessionsOf(subject: string): Awaitable<void>;
+  /**
+   * Ends every session signed in with a key of these hashes (a stored key disabled or revoked: its secret's hash and a rotated
+   * one's previous). By the key, not by the subject's name: a config key may share the name with a stored key (review15 R11).
+   * @throws StoreError `unavailable`
+   */
+  deleteSessionsOfKeys(keyHashes: string[]): Awaitable<void>;
 }

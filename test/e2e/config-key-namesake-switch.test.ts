@@ -5,7 +5,9 @@
  * name is not affected and is changed in the file. Before, disable, enable and rotate answered 409 "key
  * is declared in the config file: a key of the config file is turned off by removing it from the file",
  * which the operator could not act on: the stored key (whose secret was not in the file) stayed on.
- * A config key alone is still a 409. On the embedded store and on PostgreSQL (each store's own code).
+ * A config key alone is still a 409. Disabling or revoking the stored key signs out the dashboards
+ * signed in with it, not those signed in with the config key (review15 R11: sessions were ended by the
+ * name, both keys' at once). On the embedded store and on PostgreSQL (each store's own code).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +28,7 @@ accounts:
 server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
-${withPair ? `  - { name: pair, key: ${CONFIG_PAIR} }\n` : ""}`;
+${withPair ? `  - { name: pair, key: ${CONFIG_PAIR}, scopes: [admin] }\n` : ""}`;
 
 const NOTE = (done: string) =>
   `${done} the stored key pair; the config file also declares a key named pair, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
@@ -66,22 +68,39 @@ async function scenario(inst: Instance): Promise<void> {
     return { status: r.status, code: json.error?.code };
   };
 
-  const made = await admin("POST", "/keys", { name: "pair" });
+  /** Signs a dashboard in with `key` (as the sign-in page does): the session cookie. */
+  const signIn = async (key: string) => {
+    const r = await fetch(`${inst.url}/dashboard/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ key }) });
+    expect(r.status).toBe(200);
+    return r.headers.get("set-cookie")!.split(";")[0]!;
+  };
+  /** What the admin API answers the dashboard session of this cookie (200 while it is valid, 401 once it ended). */
+  const asSession = async (cookie: string) => (await fetch(`${inst.url}/admin/api/keys`, { headers: { cookie } })).status;
+
+  // both keys of the name have the admin scope, so each can sign a dashboard in
+  const made = await admin("POST", "/keys", { name: "pair", scopes: ["admin"] });
   expect(made.status).toBe(201);
   const stored: string = made.json.secret;
   // the config file then declares a key of the same name (another secret)
   writeFileSync(inst.configPath, yamlOf(upstream.url, true));
   expect((await admin("POST", "/config/reload")).status).toBe(200);
   expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+  const configSession = await signIn(CONFIG_PAIR);
+  const storedSession = await signIn(stored);
+  expect([await asSession(configSession), await asSession(storedSession)]).toEqual([200, 200]);
 
   const off = await admin("POST", "/keys/pair/disable");
   expect({ status: off.status, disabled: off.json.disabled, note: off.json.note }).toEqual({ status: 200, disabled: true, note: NOTE("disabled") });
   expect(await chat(stored)).toEqual({ status: 403, code: "key_disabled" });
   expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+  // the config key's dashboard stays signed in (it was signed out with the stored key: sessions were ended by name, R11)
+  expect(await asSession(configSession)).toBe(200);
 
   const on = cli(inst, ["keys", "enable", "pair"]);
   expect({ code: on.code, out: on.out, err: on.err }).toEqual({ code: 0, out: ["enabled key pair: its requests are served again", `note: ${NOTE("enabled")}`], err: "" });
   expect(await chat(stored)).toEqual({ status: 200, code: undefined });
+  // the stored key's session ended at `disable` and stays ended; the config key's is still valid
+  expect([await asSession(configSession), await asSession(storedSession)]).toEqual([200, 401]);
 
   const rotated = cli(inst, ["keys", "rotate", "pair"]);
   expect(rotated.code).toBe(0);
@@ -90,6 +109,12 @@ async function scenario(inst: Instance): Promise<void> {
   expect(await chat(fresh)).toEqual({ status: 200, code: undefined });
   expect((await chat(stored)).status).toBe(401);
   expect(await chat(CONFIG_PAIR)).toEqual({ status: 200, code: undefined });
+
+  // revoking the stored key ends its sessions only, too
+  const freshSession = await signIn(fresh);
+  const revoked = await admin("DELETE", "/keys/pair");
+  expect(revoked.status).toBe(200);
+  expect([await asSession(configSession), await asSession(freshSession)]).toEqual([200, 401]);
 
   // a config key alone is still changed in the file only
   const cfg = await admin("POST", "/keys/admin/disable");

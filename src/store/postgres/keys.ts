@@ -33,6 +33,11 @@ export class PgKeys implements KeyStore {
     return this.cache.lookupHash(hex);
   }
 
+  /** The hex SHA-256 of the active stored key of that name, and of its previous secret in a grace (KeyCache.storedHashes). Memory only. */
+  storedKeyHashes(name: string): string[] {
+    return this.cache.storedHashes(name);
+  }
+
   /** Every active client key (config and stored). Memory only. */
   activeKeys(): ClientKey[] {
     return this.cache.active();

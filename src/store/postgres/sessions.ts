@@ -48,7 +48,8 @@ export class PgSessions implements SessionStore {
     await this.ctx.read((sql) => sql`DELETE FROM dashboard_sessions WHERE token_hash = ${tokenHash}`);
   }
 
-  async deleteSessionsOf(subject: string): Promise<void> {
-    await this.ctx.read((sql) => sql`DELETE FROM dashboard_sessions WHERE subject = ${subject}`);
+  async deleteSessionsOfKeys(keyHashes: string[]): Promise<void> {
+    if (keyHashes.length === 0) return;
+    await this.ctx.read((sql) => sql`DELETE FROM dashboard_sessions WHERE key_hash IN ${sql(keyHashes.map(String))}`);
   }
 }

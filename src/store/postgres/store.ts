@@ -262,9 +262,11 @@ export class PostgresStore implements Store {
   putSession(row: SessionRow, maxOfKind: number) { return this.sessions.putSession(row, maxOfKind); }
   getSession(tokenHash: string) { return this.sessions.getSession(tokenHash); }
   deleteSession(tokenHash: string) { return this.sessions.deleteSession(tokenHash); }
-  deleteSessionsOf(subject: string) { return this.sessions.deleteSessionsOf(subject); }
+  deleteSessionsOfKeys(keyHashes: string[]) { return this.sessions.deleteSessionsOfKeys(keyHashes); }
   /** The active key whose secret has this hex SHA-256 (a dashboard session's sign-in key), from memory. */
   lookupHash(hex: string) { return this.keys.lookupHash(hex); }
+  /** The hex SHA-256 of the active stored key of that name (and its previous secret in a grace), from memory. */
+  storedKeyHashes(name: string) { return this.keys.storedKeyHashes(name); }
 
   // -- routing objects of the admin API ---------------------------------------------------------
   listCombos() { return this.objects.listCombos(); }

@@ -29,7 +29,7 @@ export class SqliteSessions implements SessionStore {
       ),
       get: db.prepare("SELECT token_hash, subject, key_hash, created_at, expires_at FROM dashboard_sessions WHERE token_hash = ?"),
       del: db.prepare("DELETE FROM dashboard_sessions WHERE token_hash = ?"),
-      delSubject: db.prepare("DELETE FROM dashboard_sessions WHERE subject = ?"),
+      delKey: db.prepare("DELETE FROM dashboard_sessions WHERE key_hash = ?"),
     };
   }
 
@@ -53,8 +53,10 @@ export class SqliteSessions implements SessionStore {
     this.s.del.run(tokenHash);
   }
 
-  deleteSessionsOf(subject: string): void {
+  deleteSessionsOfKeys(keyHashes: string[]): void {
     this.ctx.assertOpen();
-    this.s.delSubject.run(subject);
+    this.ctx.db.transaction(() => {
+      for (const h of keyHashes) this.s.delKey.run(String(h));
+    })();
   }
 }
