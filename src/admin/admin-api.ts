@@ -229,7 +229,7 @@ async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Prom
  * stored key made before the file named one like it): the stored one was acted on (as `DELETE
  * /keys/{name}` revokes it), the config key is untouched and is changed in the file.
  */
-export function configNamesakeNote(name: string, done: "disabled" | "enabled" | "rotated"): string {
+export function configNamesakeNote(name: string, done: "disabled" | "enabled" | "rotated" | "revoked"): string {
   return `${done} the stored key ${name}; the config file also declares a key named ${name}, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
 }
 
@@ -323,7 +323,8 @@ export function adminApi(deps: AdminDeps) {
         if (!ok) return adminError(404, `No active key named ${name}.`);
         await deps.sessions?.endKey(hashes);
         deps.keysChanged?.("revoked", name);
-        return { revoked: name };
+        const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
+        return { revoked: name, ...(namesake ? { note: configNamesakeNote(name, "revoked") } : {}) };
       } catch (e) {
         if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);
         throw e;

@@ -312,7 +312,7 @@ const NAMESAKE_NOTE = v.pipe(v.string(), v.description("The config file also dec
 export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<number, v.GenericSchema>> = {
   "GET /admin/api/keys": v.object({ keys: v.array(KeyInfoReply) }),
   "POST /admin/api/keys": { 201: v.object({ secret: v.pipe(v.string(), v.description("The key; shown this once.")), key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }), createdAt: ms("created") }) },
-  "DELETE /admin/api/keys/:name": v.object({ revoked: v.string() }),
+  "DELETE /admin/api/keys/:name": v.object({ revoked: v.string(), note: v.optional(NAMESAKE_NOTE) }),
   "POST /admin/api/keys/:name/rotate": v.object({
     secret: v.pipe(v.string(), v.description("The key's new secret; shown this once.")),
     key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }),

@@ -39,8 +39,9 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
     }
     case "revoke": {
       if (!name) fail("usage: switchyard keys revoke NAME", 2);
-      await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`);
+      const r = (await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`)) as { note?: string };
       out(`revoked key ${name}`);
+      if (r?.note) out(`note: ${r.note}`);
       return;
     }
     case "rotate": {

@@ -5,17 +5,21 @@
  * old one. Then, through the gateway: the new secret is served and the old one too during its grace,
  * both counted in the key's one budget (its use was kept); a second rotation with "refused at once"
  * refuses every earlier secret. No secret but the one just made is on the page.
+ * A stored key that shares its name with a config key: Rotate, Disable, Enable and Revoke on its row show
+ * the answer's note that the config key is not affected (the admin API said so; the page did not).
  */
 import { expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { openPage } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-rotate-page-admin-0001";
-const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+const YAML = `${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`);
+`;
+const suite = withGatewayAndBrowser(YAML);
 
 const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
 const ask = async (secret: string) => {
@@ -75,6 +79,45 @@ test("Rotate on the Keys page: the new secret shown once, the old one served dur
     expect(page).not.toContain(first);
     expect(page).not.toContain(second);
     expect(page).not.toContain(ADMIN);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("Rotate, Disable, Enable and Revoke on a stored key that shares its name with a config key show that the config key is not affected", async () => {
+  // the stored key first, then the file declares a key of the same name
+  expect((await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "pair" }) })).status).toBe(201);
+  writeFileSync(suite.gw.configPath, `${YAML}  - { name: pair, key: sy-test-rotate-page-config-pair-01 }\n`.replaceAll("{{FAKE}}", suite.gw.fake.url));
+  expect((await fetch(`${suite.gw.url}/admin/api/config/reload`, { method: "POST", headers: admin })).status).toBe(200);
+  const note = (done: string) =>
+    `${done} the stored key pair; the config file also declares a key named pair, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
+
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
+    await w.page.fill("#key", ADMIN);
+    await w.page.click('button[type="submit"]');
+    // two rows named pair: the config key's (no actions) and the stored key's
+    await w.page.locator('tr[data-key="pair"]').nth(1).waitFor({ timeout: 10_000 });
+    const row = w.page.locator('tr[data-key="pair"]', { has: w.page.locator('td[data-label="Source"]', { hasText: "database" }) });
+    await row.getByRole("button", { name: "Rotate" }).click();
+    await row.getByRole("button", { name: "Confirm rotate" }).click();
+    const shown = w.page.locator('.secret-once[data-secret-for="pair"]');
+    await shown.waitFor({ timeout: 10_000 });
+    // the note, visible in the new secret's box (the page showed the secret alone)
+    await shown.locator(".key-note").waitFor({ state: "visible", timeout: 10_000 });
+    expect(await shown.locator(".key-note").innerText()).toBe(note("rotated"));
+
+    await row.getByRole("button", { name: "Disable" }).click();
+    const said = w.page.locator(".key-note[role=status]");
+    await said.filter({ hasText: note("disabled") }).waitFor({ timeout: 10_000 });
+    await row.getByRole("button", { name: "Enable" }).click();
+    await said.filter({ hasText: note("enabled") }).waitFor({ timeout: 10_000 });
+    expect(await said.isVisible()).toBe(true);
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("button", { name: "Confirm revoke" }).click();
+    await said.filter({ hasText: note("revoked") }).waitFor({ timeout: 10_000 });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

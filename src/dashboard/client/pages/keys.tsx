@@ -109,11 +109,16 @@ function notANumber(label: string, s: string): string | undefined {
   return s.trim() === "" || Number.isFinite(Number(s)) ? undefined : `${label} must be a number; got ${JSON.stringify(s.trim())}`;
 }
 
-/** A new secret, shown this once (a created or rotated key): Copy, and Done to hide it for good. */
-function SecretOnce({ name, secret, said, hide }: { name: string; secret: string; said: string; hide: () => void }) {
+/**
+ * A new secret, shown this once (a created or rotated key): Copy, and Done to hide it for good. `note`:
+ * what the answer added (a rotated stored key that shares its name with a config key: that one is not
+ * affected).
+ */
+function SecretOnce({ name, secret, said, note, hide }: { name: string; secret: string; said: string; note?: string; hide: () => void }) {
   return (
     <div class="secret-once" data-secret-for={name}>
       <strong>{said}</strong> Copy it now: it is shown this once and cannot be read again.
+      {note && <p class="key-note">{note}</p>}
       <code class="secret-value">{secret}</code>
       <div class="form-row">
         <button type="button" class="btn btn-small" onClick={() => void navigator.clipboard?.writeText(secret)}>
@@ -135,12 +140,21 @@ const GRACES = [
   { value: "24h", label: "accepted 24 h more" },
 ] as const;
 
+/** A rotated key as the page shows it once: its new secret, until when the old one is accepted (ms since the epoch), and the answer's note. */
+interface Rotated {
+  name: string;
+  secret: string;
+  previousUntil?: number;
+  /** The admin API's `note` (a config key of the same name is not affected). */
+  note?: string;
+}
+
 /**
  * Rotate: a new secret for a stored key (newuser12a G1; `switchyard keys rotate` did it alone). The
  * key's identity, limits and their use stay; the old secret is refused at once or after the grace
  * chosen. The new secret is handed to `rotated`, which shows it once.
  */
-function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: string; secret: string; previousUntil?: number }) => void }) {
+function RotateButton({ name, rotated }: { name: string; rotated: (r: Rotated) => void }) {
   const [grace, setGrace] = useState<string>("0");
   return (
     <ConfirmAction
@@ -150,8 +164,8 @@ function RotateButton({ name, rotated }: { name: string; rotated: (r: { name: st
       // each rotation starts from the default: the old secret refused at once
       onOpen={() => setGrace("0")}
       run={async () => {
-        const r = await api<{ secret: string; previousUntil?: number }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
-        rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}) });
+        const r = await api<{ secret: string; previousUntil?: number; note?: string }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
+        rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}), ...(r.note ? { note: r.note } : {}) });
       }}
     >
       <label class="small">
@@ -270,9 +284,10 @@ function CreateKey({ created }: { created: () => void }) {
 /**
  * Disable (a key's requests refused with 403 `key_disabled` until it is enabled; it keeps its secret,
  * limits and their use) or Enable again: `POST /keys/{name}/disable|enable`, as `switchyard keys
- * disable|enable NAME`.
+ * disable|enable NAME`. The answer's note (a config key of the same name is not affected), or none, is
+ * handed to `noted`.
  */
-function DisableButton({ name, disabled, done }: { name: string; disabled: boolean; done: () => void }) {
+function DisableButton({ name, disabled, done, noted }: { name: string; disabled: boolean; done: () => void; noted: (note: string | undefined) => void }) {
   const [error, setError] = useState<string | undefined>();
   return (
     <>
@@ -282,7 +297,9 @@ function DisableButton({ name, disabled, done }: { name: string; disabled: boole
         onClick={async () => {
           try {
             setError(undefined);
-            await api(`/keys/${encodeURIComponent(name)}/${disabled ? "enable" : "disable"}`, { method: "POST" });
+            noted(undefined);
+            const r = await api<{ note?: string }>(`/keys/${encodeURIComponent(name)}/${disabled ? "enable" : "disable"}`, { method: "POST" });
+            noted(r?.note);
             done();
           } catch (e) {
             setError((e as Error).message);
@@ -296,8 +313,12 @@ function DisableButton({ name, disabled, done }: { name: string; disabled: boole
   );
 }
 
-/** Revoke (asked twice): `DELETE /keys/{name}`, as `switchyard keys revoke NAME`; the key's requests are refused from then on. */
-function RevokeButton({ name, done }: { name: string; done: () => void }) {
+/**
+ * Revoke (asked twice): `DELETE /keys/{name}`, as `switchyard keys revoke NAME`; the key's requests are
+ * refused from then on. The answer's note (a config key of the same name is not affected), or none, is
+ * handed to `noted`.
+ */
+function RevokeButton({ name, done, noted }: { name: string; done: () => void; noted: (note: string | undefined) => void }) {
   return (
     <ConfirmAction
       label="Revoke"
@@ -305,7 +326,8 @@ function RevokeButton({ name, done }: { name: string; done: () => void }) {
       danger
       errorText={keyErrorText}
       run={async () => {
-        await api(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
+        const r = await api<{ note?: string }>(`/keys/${encodeURIComponent(name)}`, { method: "DELETE" });
+        noted(r?.note);
         done();
         return `Key ${name} revoked.`;
       }}
@@ -325,7 +347,9 @@ export function KeysPage() {
     else if ((e.type === "request_finished" && e.key) || e.type === "hello") refresh();
   });
   const now = useNow();
-  const [rotated, setRotated] = useState<{ name: string; secret: string; previousUntil?: number } | undefined>();
+  const [rotated, setRotated] = useState<Rotated | undefined>();
+  /** The last Disable, Enable or Revoke answer's note (a stored key sharing a config key's name). */
+  const [switchNote, setSwitchNote] = useState<string | undefined>();
   const list = keys.data?.keys ?? [];
   // This minute's rpm / tpm use falls as the minute moves on without any event: re-read while some is shown.
   const counting = list.some((k) => (k.use?.minute?.requests?.used ?? 0) > 0 || (k.use?.minute?.tokens?.used ?? 0) > 0);
@@ -348,11 +372,17 @@ export function KeysPage() {
           name={rotated.name}
           secret={rotated.secret}
           said={`Key ${rotated.name} has a new secret; the old one is ${rotated.previousUntil === undefined ? "refused from now on" : `accepted until ${clock(rotated.previousUntil)}`}.`}
+          note={rotated.note}
           hide={() => setRotated(undefined)}
         />
       )}
       <ErrorLine error={keys.error} />
       <Card title="Keys">
+        {switchNote && (
+          <p class="key-note" role="status">
+            {switchNote}
+          </p>
+        )}
         {keys.data && list.length === 0 && (
           <Empty title="No keys yet">
             <p>Callers on this machine need no key while server.require_api_key is off (with keys or without). Create one for callers on other machines, or to tell callers apart in Usage and give them limits.</p>
@@ -417,8 +447,8 @@ export function KeysPage() {
                               keys.reload();
                             }}
                           />
-                          <DisableButton name={k.name} disabled={k.disabledAt !== undefined} done={keys.reload} />
-                          <RevokeButton name={k.name} done={keys.reload} />
+                          <DisableButton name={k.name} disabled={k.disabledAt !== undefined} done={keys.reload} noted={setSwitchNote} />
+                          <RevokeButton name={k.name} done={keys.reload} noted={setSwitchNote} />
                         </span>
                       ) : null}
                     </td>
