@@ -147,6 +147,16 @@ export const UsageQuery = v.object({
   since: v.optional(v.pipe(v.string(), v.regex(SINCE, SINCE_MESSAGE), v.description("How far back: 30m, 24h, 7d (default 24h)."))),
   by: v.optional(v.pipe(v.picklist(["model", "account", "key", "provider", "instance"], "by must be model, account, key, provider or instance"), v.description("Grouping (default model: the served provider/model, one row per provider serving a model id; instance: the instance that served, by name)."))),
   bucket: v.optional(v.pipe(v.picklist(USAGE_BUCKETS, "bucket must be 10s, 1m, 5m, 15m, 1h or 1d"), v.description("Width of the time series' buckets (default: since/60 rounded up to one of 1m, 5m, 15m, 1h, 1d)."))),
+  tz_offset: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^-?\d{1,3}$/, "tz_offset must be whole minutes east of UTC, from -840 to 840"),
+      v.transform(Number),
+      v.minValue(-840, "tz_offset must be whole minutes east of UTC, from -840 to 840"),
+      v.maxValue(840, "tz_offset must be whole minutes east of UTC, from -840 to 840"),
+      v.description("The caller's UTC offset in minutes east of UTC (-480 for PST, 60 for CET, 330 for India; default 0): the series' buckets start at multiples of their width in that local time, so a 1d bucket is the caller's day (local midnight to midnight), not UTC's."),
+    ),
+  ),
   ...UsageFilterEntries,
 });
 
@@ -348,7 +358,7 @@ export function adminApi(deps: AdminDeps) {
         if (q.value.bucket) return adminError(400, `since ${since} in buckets of ${q.value.bucket} makes more than ${MAX_USAGE_BUCKETS} buckets; choose a wider bucket or a shorter since`);
         window = { ...window, sinceMs: window.untilMs - (MAX_USAGE_BUCKETS - 1) * window.bucketMs };
       }
-      const buckets = (await deps.store.usageSeries({ ...window, filter, subscriptionProviders })).map(roundCost);
+      const buckets = (await deps.store.usageSeries({ ...window, offsetMs: (q.value.tz_offset ?? 0) * 60_000, filter, subscriptionProviders })).map(roundCost);
       const series = { bucketMs: window.bucketMs, from: buckets[0]?.t ?? window.sinceMs, to: now, buckets };
       const echo = filter ? { filter } : {};
       const cost = costSplit(rows);

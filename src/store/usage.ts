@@ -283,8 +283,13 @@ export interface UsageSeriesQuery {
   sinceMs: number;
   /** ms since the epoch (exclusive). */
   untilMs: number;
-  /** Bucket width in ms (at least 1,000). Buckets start at multiples of it since the epoch. */
+  /** Bucket width in ms (at least 1,000). Buckets start at multiples of it since the epoch, moved by `offsetMs`. */
   bucketMs: number;
+  /**
+   * The caller's UTC offset, ms east of UTC (default 0): buckets start at multiples of `bucketMs` in
+   * that local time (a 1d bucket at the caller's midnight, not UTC's); see {@link firstBucketStart}.
+   */
+  offsetMs?: number;
   /** Only requests matching every given field. */
   filter?: UsageFilter;
   /** The subscription providers' ids: the part of each bucket's cost they served is its `subscriptionUsd`. */
@@ -351,6 +356,18 @@ export function usageTotalsSql(cast = ""): string {
 export const MAX_USAGE_BUCKETS = 2000;
 
 /**
+ * Where a series' first bucket starts (ms since the epoch): `sinceMs` rounded down to a multiple of
+ * `bucketMs` in the local time `offsetMs` east of UTC (0 or absent: UTC). Every later bucket starts a
+ * whole number of widths after it, which is how both backends' queries group rows (`first + ((ts −
+ * first) / width) * width`).
+ */
+export function firstBucketStart(q: Pick<UsageSeriesQuery, "sinceMs" | "bucketMs" | "offsetMs">): number {
+  const width = Math.floor(q.bucketMs);
+  const offset = Math.round(Number(q.offsetMs ?? 0)) || 0;
+  return Math.floor((q.sinceMs + offset) / width) * width - offset;
+}
+
+/**
  * Every bucket of a series from the rows a store found (keyed by bucket start), zeros where none
  * were: the shape both backends answer.
  * @throws StoreError `invalid` for a bucket under 1 s or more than {@link MAX_USAGE_BUCKETS} buckets.
@@ -358,7 +375,7 @@ export const MAX_USAGE_BUCKETS = 2000;
 export function fillUsageBuckets(q: UsageSeriesQuery, found: Map<number, Omit<UsageBucket, "t">>): UsageBucket[] {
   const width = Math.floor(q.bucketMs);
   if (!(width >= 1000)) throw new StoreError("invalid", "usage series: bucketMs must be at least 1000");
-  const first = Math.floor(q.sinceMs / width) * width;
+  const first = firstBucketStart(q);
   const count = Math.ceil((q.untilMs - first) / width);
   if (count > MAX_USAGE_BUCKETS) throw new StoreError("invalid", `usage series: more than ${MAX_USAGE_BUCKETS} buckets`);
   const out: UsageBucket[] = [];

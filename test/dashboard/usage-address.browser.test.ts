@@ -2,7 +2,8 @@
  * The Usage page (newuser12b's tryout, H8): its Cost column mixed cents and four-decimal amounts
  * ("$0.05" above "$0.000043"), and its range and grouping were not in the address, so a reload or a
  * shared link fell back to "1 day, by model". Real Chromium; a model priced at dollars per million
- * tokens beside one priced at a few cents.
+ * tokens beside one priced at a few cents. Its 7-day chart's days were UTC's: in California each bar
+ * (and the legend) began at 4 PM the day before; the page now asks for the reader's days.
  */
 import { expect, test } from "bun:test";
 import { openPage } from "../support/browser.ts";
@@ -64,5 +65,32 @@ test("Usage's Cost column reads one number of decimals, and the range and groupi
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
+  }
+}, 60_000);
+
+test("7 days: each day's bar is the reader's day, from local midnight (in California it started at 4 PM the day before: UTC's midnight)", async () => {
+  // GET /usage: tz_offset (minutes east of UTC) moves the buckets' starts to that local time
+  const answer = async (tz?: number) =>
+    ((await (await fetch(`${suite.gw.url}/admin/api/usage?since=7d&bucket=1d${tz === undefined ? "" : `&tz_offset=${tz}`}`)).json()) as { series: { buckets: Array<{ t: number; requests: number }> } }).series.buckets;
+  const DAY = 86_400_000;
+  const pst = await answer(-480);
+  expect({ startsAt: (((pst.at(-1)!.t % DAY) + DAY) % DAY) / 3_600_000, requests: pst.reduce((n, b) => n + b.requests, 0) }).toEqual({ startsAt: 8, requests: 2 });
+  expect((await answer()).at(-1)!.t % DAY).toBe(0); // without it, UTC's days
+  expect((await fetch(`${suite.gw.url}/admin/api/usage?tz_offset=900`)).status).toBe(400);
+
+  // the page asks with the browser's offset: its latest day starts at local midnight
+  const context = await suite.browser.browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: "America/Los_Angeles" });
+  try {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
+    await page.goto(`${suite.gw.url}/dashboard/usage?range=7d`);
+    const card = page.locator(".card", { has: page.locator("h2", { hasText: /^Tokens over time, per day/ }) });
+    const time = card.locator(".u-legend .u-series").first().locator(".u-value");
+    await time.filter({ hasText: "(latest)" }).waitFor({ timeout: 10_000 });
+    expect(await time.innerText()).toBe("12:00 AM (latest)");
+    expect(errors).toEqual([]);
+  } finally {
+    await context.close();
   }
 }, 60_000);

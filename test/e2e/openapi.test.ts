@@ -149,7 +149,7 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);
     expect(names(op("get", "/admin/api/route-traces/{id}"), "path")).toEqual(["id"]);
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
-    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since"]);
+    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since", "tz_offset"]);
     expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider", "instance"]);
     expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "instance", "key", "limit", "model", "outcome", "provider", "since"]);
   });

@@ -291,6 +291,28 @@ for (const backend of backends) {
       await s.close();
     });
 
+    test("usage series with a UTC offset: day buckets start at that local midnight (the dashboard reader's days)", async () => {
+      const { store: s } = await backend.open();
+      const day = 86_400_000;
+      const midnight = 20_800 * day; // a UTC midnight
+      // 8 h west of UTC: local midnight is 08:00 UTC
+      s.record(usage({ requestId: "d1", ts: midnight + 7 * 3_600_000 })); // 23:00 the day before, local
+      s.record(usage({ requestId: "d2", ts: midnight + 9 * 3_600_000 })); // 01:00, local
+      s.record(usage({ requestId: "d3", ts: midnight + 30 * 3_600_000 })); // 22:00, local
+      const local = await s.usageSeries({ sinceMs: midnight, untilMs: midnight + 2 * day, bucketMs: day, offsetMs: -8 * 3_600_000 });
+      expect(local.map((b) => [(b.t - midnight) / 3_600_000, b.requests])).toEqual([
+        [-16, 1],
+        [8, 2],
+        [32, 0],
+      ]);
+      const utc = await s.usageSeries({ sinceMs: midnight, untilMs: midnight + 2 * day, bucketMs: day });
+      expect(utc.map((b) => [(b.t - midnight) / 3_600_000, b.requests])).toEqual([
+        [0, 2],
+        [24, 1],
+      ]);
+      await s.close();
+    });
+
     test("usage: the cost the subscription providers served is apart (subscriptionUsd), by key and per bucket, with a filter too", async () => {
       const { store: s } = await backend.open();
       const t0 = 1_800_000_000_000;

@@ -142,3 +142,12 @@ export function axisTicks(vals: number[], incr: number): string[] {
     return `${+v.toFixed(decimals)}`;
   });
 }
+
+/**
+ * This browser's UTC offset now, whole minutes east of UTC (-480 in California in winter, 330 in
+ * India): what the usage API's `tz_offset` takes, so a chart's day (or hour) buckets are the
+ * reader's days, from local midnight, and not UTC's.
+ */
+export function tzOffsetMinutes(now = new Date()): number {
+  return -now.getTimezoneOffset() || 0;
+}

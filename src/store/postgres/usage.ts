@@ -8,7 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, rateLimitedFilterSql, usageFilterSql, withRateLimited } from "../types.ts";
-import { fillUsageBuckets, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -110,13 +110,13 @@ export class PgUsage implements UsageStore {
     fillUsageBuckets(q, new Map()); // validates the query before any work
     await this.flush();
     const width = Math.floor(q.bucketMs);
-    const first = Math.floor(q.sinceMs / width) * width;
+    const first = firstBucketStart(q);
     const params: Array<string | number> = [width, first, Math.floor(q.untilMs)];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
     const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
-        `SELECT (ts / $1) * $1 AS t, COUNT(*)::float8 AS requests,
+        `SELECT $2 + ((ts - $2) / $1) * $1 AS t, COUNT(*)::float8 AS requests,
            COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription}

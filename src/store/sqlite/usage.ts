@@ -22,7 +22,7 @@ import {
   usageFilterSql,
   withRateLimited,
 } from "../types.ts";
-import { fillUsageBuckets, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
@@ -32,9 +32,10 @@ const TOKEN_AND_COST_SUMS = usageTotalsSql();
 
 /**
  * The usage series query: `subscription` the SELECT item of the subscriptions' cost and `where` a
- * filter's conditions (parameters ?4 on, for both).
+ * filter's conditions (parameters ?4 on, for both). ?1 the bucket width, ?2 the first bucket's start
+ * (`firstBucketStart`: every bucket starts a whole number of widths after it), ?3 the end.
  */
-const seriesSql = (subscription: string, where: string) => `SELECT (ts / ?1) * ?1 AS t, COUNT(*) AS requests,
+const seriesSql = (subscription: string, where: string) => `SELECT ?2 + ((ts - ?2) / ?1) * ?1 AS t, COUNT(*) AS requests,
          SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
          SUM(fallback) AS fallbacks,
          ${TOKEN_AND_COST_SUMS}, ${subscription}
@@ -160,7 +161,7 @@ export class SqliteUsage implements UsageStore {
     const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `?${3 + params.length}`));
     const stmt = params.length > 0 ? this.ctx.db.query(seriesSql(subscription, where)) : (this.seriesStmt ??= this.ctx.db.prepare(seriesSql(subscription, where)));
     const width = Math.floor(q.bucketMs);
-    const first = Math.floor(q.sinceMs / width) * width;
+    const first = firstBucketStart(q);
     const found = new Map<number, Omit<UsageBucket, "t">>();
     for (const r of stmt.all(width, first, Math.floor(q.untilMs), ...params) as any[]) {
       found.set(Number(r.t), {

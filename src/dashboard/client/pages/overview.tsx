@@ -12,7 +12,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, Stat, TimeChart, useData, useDebounced, useNow, type ChartSeries } from "../components.tsx";
-import { count, pct, perBucket, usd } from "../format.ts";
+import { count, pct, perBucket, tzOffsetMinutes, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import { spentUsd } from "../../../limits/dollars.ts";
 import type { AccountsStatus, UsageAnswer, UsageBucket } from "../types.ts";
@@ -111,7 +111,7 @@ export function total(rows: UsageAnswer["rows"], f: (r: UsageAnswer["rows"][numb
 
 export function OverviewPage() {
   const [range, setRange] = useState<(typeof RANGES)[number]>(RANGES[0]);
-  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by: "model", bucket: range.bucket })}`), [range.id]);
+  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by: "model", bucket: range.bucket, tz_offset: tzOffsetMinutes() })}`), [range.id]);
   // Requests in flight (streams included) hold an account slot each until they end.
   const slots = useData(() => api<AccountsStatus>("/accounts").then((s) => s.accounts.reduce((n, a) => n + a.slots.inUse, 0)));
   useEffect(() => {

@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
 import { spentUsd } from "../../../limits/dollars.ts";
-import { count, ms, perBucket, usd, usdColumn } from "../format.ts";
+import { count, ms, perBucket, tzOffsetMinutes, usd, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { UsageAnswer, UsageRow } from "../types.ts";
 import { costSeries, total } from "./overview.tsx";
@@ -89,7 +89,7 @@ export function UsagePage() {
   const [range, setRange] = useState<(typeof RANGES)[number]>(() => readUrl().range);
   const [by, setBy] = useState<(typeof GROUPS)[number]>(() => readUrl().by);
   useEffect(() => writeUrl(range, by), [range.id, by]);
-  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by, bucket: range.bucket })}`), [range.id, by]);
+  const usage = useData(() => api<UsageAnswer>(`/usage${qs({ since: range.id, by, bucket: range.bucket, tz_offset: tzOffsetMinutes() })}`), [range.id, by]);
   const refresh = useDebounced(usage.reload, 2000);
   useLive((e) => {
     if (e.type === "request_finished" || e.type === "hello") refresh();
