@@ -60,6 +60,7 @@ import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
 import { openStore } from "./store/open.ts";
+import { UsageRetention } from "./store/usage-retention.ts";
 import { keyLimitCounters } from "./limits/key-counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
@@ -578,11 +579,15 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
     }, { env, load: (text) => live.composeFile(text) });
   }
+  // settings.usage_retention_days: usage rows older than that are deleted, in batches, every hour.
+  const retention = new UsageRetention({ store, days: () => cfg.settings.usageRetentionDays, now: () => clock.now(), log, everyMs: Number(env.SWITCHYARD_RETENTION_MS) >= 1 ? Number(env.SWITCHYARD_RETENTION_MS) : undefined });
+  retention.ensure();
   // Every new configuration (file change, SIGHUP, POST /admin/api/config/reload, a change through the
   // admin API) reaches the accounts at once.
   const applied = configApplied({ accountList, refreshAccounts, startedWith: () => startedWith, live, bus, clock, log, logConfigWarnings, frameLimit });
   afterApply = (next, prev, changes, why) => {
     applied(next, prev, changes, why);
+    retention.ensure(); // settings.usage_retention_days set by this change
     if (why === "file") void sharedConfig?.check("reload");
   };
   // One live instance per data directory (assertDataDirFree): its host and directory name the slot whose
@@ -657,6 +662,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       // Leased key-limit shares: report the last use before the store gives the unused shares back.
       if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
       settle();
+      await retention.stop();
       await store.flush();
       await store.close();
       await telemetry?.shutdown();

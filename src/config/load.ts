@@ -476,6 +476,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     maxAttempts: s.max_attempts,
     precommitDeadlineMs: s.precommit_deadline_ms,
     traceRingSize: s.trace_ring_size,
+    ...(s.usage_retention_days !== undefined ? { usageRetentionDays: s.usage_retention_days } : {}),
     alerts: { quotaThresholds: [...new Set(s.alerts.quota_thresholds)].sort((a, b) => a - b) },
     pricing: new Map(
       Object.entries(s.pricing).map(([model, p]) => [

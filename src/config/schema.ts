@@ -528,6 +528,8 @@ export const SettingsSchema = strictObj(
     precommit_deadline_ms: v.optional(int("precommit_deadline_ms", 1), 60_000),
     /** Route traces kept (SPEC O-2). */
     trace_ring_size: v.optional(int("trace_ring_size", 1), 10_000),
+    /** Days of usage rows (calls, usage, cost) kept; absent: every row is kept (src/store/usage-retention.ts). */
+    usage_retention_days: v.optional(int("usage_retention_days", 1, 36_500)),
     /** SPEC 9.7: webhook (secret-capable URL) and the shares of a window or budget that raise `quota_threshold`. */
     alerts: section(
       strictObj(

@@ -133,6 +133,8 @@ export interface Settings {
   precommitDeadlineMs: number;
   /** SPEC O-2 route-trace ring size (entries). Default 10 000. */
   traceRingSize: number;
+  /** Days of usage rows kept (older ones are deleted every hour, src/store/usage-retention.ts); absent: all kept. */
+  usageRetentionDays?: number;
   /** SPEC 9.7: the webhook URL (secret resolved) and the shares that raise `quota_threshold` (default 0.8, 0.95), ascending; a key budget used up raises the share 1 whether or not it is listed (src/alerts/alerts.ts). */
   alerts: { webhook?: string; quotaThresholds: number[] };
   /** SPEC 9.5: price overrides by `provider/model` or bare model id, USD per million tokens. */

@@ -414,6 +414,11 @@ export interface UsageStore extends UsageSink, TraceSink {
   getTrace(id: string): Awaitable<RouteTrace | undefined>;
   /** The most recent traces, newest first. */
   recentTraces(limit: number): Awaitable<RouteTrace[]>;
-  /** Deletes usage rows older than `beforeMs` (ms since the epoch). @returns rows deleted. */
-  pruneUsage(beforeMs: number): Awaitable<number>;
+  /**
+   * Deletes usage rows older than `beforeMs` (ms since the epoch), oldest first, at most `limit` of them
+   * (every one when absent): `settings.usage_retention_days` deletes in batches (src/store/usage-retention.ts)
+   * so that a large prune never holds SQLite's one writer (and the event loop) for long.
+   * @returns rows deleted
+   */
+  pruneUsage(beforeMs: number, limit?: number): Awaitable<number>;
 }

@@ -63,6 +63,7 @@ describe("defaults", () => {
         max_attempts: 20
         precommit_deadline_ms: 1000
         trace_ring_size: 50
+        usage_retention_days: 400
         flight_recorder: { enabled: true, max_requests: 5 }
     `);
     expect(cfg.server).toMatchObject({ host: "0.0.0.0", port: 8080, maxBodyBytes: 1024, bodyTimeoutMs: 2500, shutdownGraceMs: 5 });
@@ -74,10 +75,17 @@ describe("defaults", () => {
       maxAttempts: 20,
       precommitDeadlineMs: 1000,
       traceRingSize: 50,
+      usageRetentionDays: 400,
       alerts: { quotaThresholds: [0.8, 0.95] },
       pricing: new Map(),
       flightRecorder: { enabled: true, maxRequests: 5, maxBodyBytes: 1048576 },
     });
+  });
+
+  test("usage_retention_days is a whole number of days, 1 to 36,500", () => {
+    expect(issueAt(issues("settings: { usage_retention_days: 0 }"), "settings.usage_retention_days").message).toContain("usage_retention_days must be at least 1; got 0");
+    expect(issueAt(issues("settings: { usage_retention_days: 1.5 }"), "settings.usage_retention_days").message).toContain("must be a whole number");
+    expect(ok("settings: { usage_retention_days: 36500 }").settings.usageRetentionDays).toBe(36_500);
   });
 
   test("combo and target defaults; priority is a synonym of fallback", () => {

@@ -203,14 +203,19 @@ export class PgUsage implements UsageStore {
     return (rows as { body: string }[]).map((r) => JSON.parse(r.body));
   }
 
-  /** Deletes usage rows with `ts` < beforeMs (every instance's). @returns rows deleted. */
-  async pruneUsage(beforeMs: number): Promise<number> {
+  /**
+   * Deletes usage rows with `ts` < beforeMs (every instance's), oldest first, at most `limit` (all when
+   * absent). @returns rows deleted.
+   */
+  async pruneUsage(beforeMs: number, limit?: number): Promise<number> {
     this.ctx.assertOpen();
     await this.flush();
     const before = Math.floor(Number(beforeMs));
-    const res = await this.ctx.read((sql) => sql`DELETE FROM usage WHERE ts < ${before}`);
+    const n = limit === undefined ? null : Math.max(0, Math.floor(Number(limit))); // LIMIT NULL: no limit
+    const res = await this.ctx.read((sql) => sql`DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE ts < ${before} ORDER BY ts LIMIT ${n})`);
     return res.count;
   }
+
 }
 
 function toUsageRow(r: any): UsageRow {

@@ -245,7 +245,7 @@ export class SqliteStore implements Store {
   callsPage(q: CallsPageQuery) { return this.usage.callsPage(q); }
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
-  pruneUsage(beforeMs: number) { return this.usage.pruneUsage(beforeMs); }
+  pruneUsage(beforeMs: number, limit?: number) { return this.usage.pruneUsage(beforeMs, limit); }
 
   // -- coordination (one instance: process memory, see LocalShared) ------------------------------
   readonly shared = false;

@@ -64,7 +64,8 @@ export class SqliteUsage implements UsageStore {
     const db = ctx.db;
     this.s = {
       usageRecent: db.prepare("SELECT u.* FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?"),
-      usagePrune: db.prepare("DELETE FROM usage WHERE ts < ?"),
+      // oldest first over the usage_ts index, ?2 rows at most (-1: no limit)
+      usagePrune: db.prepare("DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE ts < ?1 ORDER BY ts LIMIT ?2)"),
       blockHeads: db.prepare("SELECT seq, min_route, max_route, min_request, max_request FROM trace_blocks ORDER BY seq DESC"),
       blockBody: db.prepare("SELECT body FROM trace_blocks WHERE seq = ?"),
       blocksNewest: db.prepare("SELECT body FROM trace_blocks ORDER BY seq DESC"),
@@ -291,12 +292,17 @@ export class SqliteUsage implements UsageStore {
     return rows;
   }
 
-  /** Deletes usage rows with `ts` < beforeMs. @returns rows deleted. @throws StoreError `closed`. */
-  pruneUsage(beforeMs: number): number {
+  /**
+   * Deletes usage rows with `ts` < beforeMs, oldest first, at most `limit` (all when absent).
+   * @returns rows deleted. @throws StoreError `closed`.
+   */
+  pruneUsage(beforeMs: number, limit?: number): number {
     this.ctx.assertOpen();
     this.flush();
-    return this.s.usagePrune.run(Math.floor(Number(beforeMs))).changes;
+    const n = limit === undefined ? -1 : Math.max(0, Math.floor(Number(limit)));
+    return this.s.usagePrune.run(Math.floor(Number(beforeMs)), n).changes;
   }
+
 
   /** Finalizes the prepared statements (the store is closing). */
   finalize(): void {

@@ -1,0 +1,112 @@
+/**
+ * Usage retention (`settings.usage_retention_days`, src/store/usage-retention.ts): usage rows were kept
+ * forever (README "Not done yet"). Rows older than the setting's days are deleted, in batches of at
+ * most N rows, on both stores (SQLite, and PostgreSQL on a throwaway server started for this file);
+ * recent rows and the usage totals over the kept window are unchanged; without the setting nothing is
+ * deleted. A running gateway starts pruning when a reload sets it (read back through the admin API).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import { UsageRetention } from "../../src/store/usage-retention.ts";
+import { startGateway } from "../support/gateway.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { cleanupTempDirs, tempDir, usage } from "./helpers.ts";
+
+const DAY = 86_400_000;
+const NOW = 1_800_000_000_000;
+
+let pg: TestPostgres;
+let dbSeq = 0;
+
+beforeAll(async () => {
+  pg = await startPostgres();
+}, 120_000);
+
+afterAll(async () => {
+  await pg?.destroy();
+  cleanupTempDirs();
+});
+
+const backends: Array<{ name: string; open(): Promise<Store> }> = [
+  { name: "sqlite", open: async () => openSqliteStore({ path: join(tempDir(), "sy.db"), flushIntervalMs: 60_000 }) },
+  {
+    name: "postgres",
+    open: async () => openPostgresStore({ url: await pg.createDatabase(`retention_${++dbSeq}`), flushIntervalMs: 60_000, onError: () => {} }),
+  },
+];
+
+/** 23 rows 31–53 days old and 7 rows of the last 29 days, over two models and one refused request. */
+function fill(s: Store): void {
+  for (let i = 0; i < 23; i++) s.record(usage({ requestId: `old-${i}`, ts: NOW - (31 + i) * DAY, model: i % 2 ? "m-a" : "m-b" }));
+  for (let i = 0; i < 6; i++) s.record(usage({ requestId: `new-${i}`, ts: NOW - (29 - i * 5) * DAY, model: i % 2 ? "m-a" : "m-b", usage: { inputTokens: 10 + i, outputTokens: i } }));
+  s.record({ ...usage({ requestId: "new-refused", ts: NOW - DAY }), providerId: undefined, model: undefined, outcome: "rejected", status: 429 });
+}
+
+const totals = async (s: Store, sinceMs: number) =>
+  (await s.usageSummary({ sinceMs, by: "model" })).map((r) => [r.group, r.requests, r.inputTokens, r.outputTokens, r.costUsd]);
+
+for (const backend of backends) {
+  describe(`usage retention: ${backend.name}`, () => {
+    test("rows older than usage_retention_days go, at most a batch per statement; recent rows and the kept window's totals stay", async () => {
+      const s = await backend.open();
+      fill(s);
+      await s.flush();
+      const keptBefore = await totals(s, NOW - 30 * DAY);
+      const deletes: number[] = [];
+      const store = { pruneUsage: async (before: number, limit?: number) => { const n = await s.pruneUsage(before, limit); deletes.push(n); return n; } };
+      const lines: string[] = [];
+      let days: number | undefined;
+      const retention = new UsageRetention({ store, days: () => days, now: () => NOW, log: (l) => lines.push(l), batch: 5 });
+
+      expect(await retention.round()).toBe(0); // no setting: every row is kept
+      expect(deletes).toEqual([]);
+      expect((await s.recentCalls(100)).length).toBe(30);
+
+      days = 30;
+      expect(await retention.round()).toBe(23);
+      expect(deletes).toEqual([5, 5, 5, 5, 3]);
+      expect((await s.recentCalls(100)).map((c) => c.requestId).sort()).toEqual(["new-0", "new-1", "new-2", "new-3", "new-4", "new-5", "new-refused"]);
+      expect(await totals(s, NOW - 30 * DAY)).toEqual(keptBefore);
+      expect(await totals(s, 0)).toEqual(keptBefore); // nothing older is left
+      expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["usage retention: deleted 23 usage rows older than 30 days (settings.usage_retention_days)"]);
+
+      expect(await retention.round()).toBe(0); // the next round finds nothing
+      await retention.stop();
+      await s.close();
+    });
+
+  });
+}
+
+test("a gateway whose reload sets settings.usage_retention_days deletes the older usage rows; GET /admin/api/usage over the kept window is unchanged", async () => {
+  const yaml = (extra: string) => `providers:\n  - { id: oai, kind: openai, base_url: "{{FAKE}}/v1" }\naccounts:\n  - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }\n${extra}`;
+  const g = await startGateway(yaml(""), { env: { SWITCHYARD_RETENTION_MS: "100" } });
+  try {
+    const now = Date.now();
+    for (let i = 0; i < 12; i++) g.app.store.record(usage({ requestId: `old-${i}`, ts: now - (20 + i) * DAY }));
+    for (let i = 0; i < 3; i++) g.app.store.record(usage({ requestId: `new-${i}`, ts: now - (i + 1) * DAY }));
+    const requests = async (since: string) => {
+      const body = (await (await fetch(`${g.url}/admin/api/usage?since=${since}&by=model`)).json()) as { rows: Array<{ requests: number; inputTokens: number }> };
+      return [body.rows.reduce((n, r) => n + r.requests, 0), body.rows.reduce((n, r) => n + r.inputTokens, 0)];
+    };
+    expect(await requests("60d")).toEqual([15, 1500]);
+    expect(await requests("10d")).toEqual([3, 300]);
+    await Bun.sleep(300); // rounds would have run: none without the setting
+    expect(await requests("60d")).toEqual([15, 1500]);
+
+    writeFileSync(g.configPath, yaml("settings:\n  usage_retention_days: 10\n").replaceAll("{{FAKE}}", g.fake.url));
+    const reload = await fetch(`${g.url}/admin/api/config/reload`, { method: "POST" });
+    expect(reload.status).toBe(200);
+    const end = Date.now() + 10_000;
+    while ((await requests("60d"))[0] !== 3 && Date.now() < end) await Bun.sleep(100);
+    expect(await requests("60d")).toEqual([3, 300]);
+    expect(await requests("10d")).toEqual([3, 300]);
+    expect(g.logs.some((l) => l.includes("usage retention: deleted 12 usage rows older than 10 days"))).toBe(true);
+  } finally {
+    await g.stop();
+  }
+}, 60_000);
