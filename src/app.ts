@@ -287,13 +287,13 @@ export async function startApp(opts: AppOptions): Promise<App> {
     quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId),
     // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), read at the first
     // least-used request and not awaited: it sums the whole usage table (2.3 s of a 3-million-row
-    // PostgreSQL table kept a restart from listening, newuser15 N9). The embedded store answers
-    // synchronously: that first request waits for it there.
+    // PostgreSQL table kept a restart from listening, newuser15 N9); the embedded store reads it in
+    // slices with the event loop free between them, so that first request does not wait for it.
     loadSeed: () =>
       void Promise.resolve()
-        .then(() => store.usageSummary({ sinceMs: 0, by: "model" }))
+        .then(() => store.servedPerModel())
         .then(
-          (rows) => order.seedUsage(new Map(rows.filter((r) => r.group !== null).map((r) => [r.group as string, r.requests]))),
+          (byModel) => order.seedUsage(byModel),
           () => {
             // counts start at zero
           },

@@ -4,6 +4,8 @@
  * most N rows, on both stores (SQLite, and PostgreSQL on a throwaway server started for this file);
  * recent rows and the usage totals over the kept window are unchanged; without the setting nothing is
  * deleted. A running gateway starts pruning when a reload sets it (read back through the admin API).
+ * Also least-used's seed (`servedPerModel`): the same counts as the usage summary by model, and on
+ * SQLite read with the event loop free between slices of rows.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -14,7 +16,7 @@ import type { Store } from "../../src/store/types.ts";
 import { UsageRetention } from "../../src/store/usage-retention.ts";
 import { startGateway } from "../support/gateway.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, tempDir, usage } from "./helpers.ts";
+import { cleanupTempDirs, tempDir, usage, withRaw } from "./helpers.ts";
 
 const DAY = 86_400_000;
 const NOW = 1_800_000_000_000;
@@ -79,8 +81,38 @@ for (const backend of backends) {
       await s.close();
     });
 
+    test("servedPerModel (least-used's seed) counts the requests per served provider/model, as the summary by model does", async () => {
+      const s = await backend.open();
+      fill(s);
+      const served = await s.servedPerModel(); // pending rows flushed first
+      expect([...served].sort()).toEqual([
+        ["openai/m-a", 14],
+        ["openai/m-b", 15],
+      ]);
+      const byModel = await s.usageSummary({ sinceMs: 0, by: "model" });
+      expect(Object.fromEntries(byModel.filter((r) => r.group !== null).map((r) => [r.group, r.requests]))).toEqual(Object.fromEntries(served));
+      await s.close();
+    });
   });
 }
+
+test("sqlite: servedPerModel over 120,000 rows lets a timer run before it answers (the first least-used request does not wait for the seed)", async () => {
+  const path = join(tempDir(), "sy.db");
+  openSqliteStore({ path }).close(); // the schema
+  withRaw(path, (db) =>
+    db.run(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120000)
+            INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, estimated, outcome, status, total_ms, attempts, fallback)
+            SELECT 'r' || i, ${NOW} + i, 'openai-chat', 'lu', 'openai', CASE WHEN i % 3 = 0 THEN 'm-a' ELSE 'm-b' END, 0, 'ok', 200, 10, 1, 0 FROM n`),
+  );
+  const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+  let ticked = false;
+  const read = s.servedPerModel();
+  setTimeout(() => (ticked = true), 0);
+  const served = await read.then((m) => ({ m, tickedFirst: ticked }));
+  expect(served.tickedFirst).toBe(true);
+  expect(Object.fromEntries(served.m)).toEqual({ "openai/m-a": 40_000, "openai/m-b": 80_000 });
+  s.close();
+}, 60_000);
 
 test("a gateway whose reload sets settings.usage_retention_days deletes the older usage rows; GET /admin/api/usage over the kept window is unchanged", async () => {
   const yaml = (extra: string) => `providers:\n  - { id: oai, kind: openai, base_url: "{{FAKE}}/v1" }\naccounts:\n  - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }\n${extra}`;

@@ -216,6 +216,15 @@ export class PgUsage implements UsageStore {
     return res.count;
   }
 
+  /** Requests per served `provider/model` (see UsageStore.servedPerModel): one query, awaited off the event loop. */
+  async servedPerModel(): Promise<Map<string, number>> {
+    this.ctx.assertOpen();
+    await this.flush();
+    const rows = await this.ctx.read((sql) => sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage GROUP BY grp`));
+    const out = new Map<string, number>();
+    for (const r of rows as Array<{ grp: string | null; n: unknown }>) if (r.grp !== null) out.set(String(r.grp), num(r.n));
+    return out;
+  }
 }
 
 function toUsageRow(r: any): UsageRow {
