@@ -113,7 +113,10 @@ export interface ConfigDifference {
 /**
  * Where `mine` and each of `others` differ: a path both have with other values, or one only one of them
  * has (a key declared on one instance only), in path order per instance. A key's secret fingerprint is
- * reported as differing, never shown.
+ * reported as differing, never shown; it is not compared with an instance whose fingerprints are salted
+ * otherwise (`saltedPerDatabase` false: an earlier version's, during a rolling upgrade to schema 17,
+ * whose every key's secret read as different, review15 R7): a key declared on one of them only is still
+ * reported, by its other paths.
  */
 export function configDifferences(mine: Record<string, string>, others: readonly InstanceConfig[]): ConfigDifference[] {
   const out: ConfigDifference[] = [];
@@ -123,6 +126,7 @@ export function configDifferences(mine: Record<string, string>, others: readonly
       const here = mine[path];
       const there = o.parts[path];
       if (here === there) continue;
+      if (o.saltedPerDatabase === false && HIDDEN.test(path)) continue;
       const hide = (v: string | undefined) => (v !== undefined && HIDDEN.test(path) ? "(differs)" : v);
       out.push({ path, other: o.label, here: hide(here), there: hide(there) });
     }

@@ -32,6 +32,12 @@ export interface InstanceConfig {
   parts: Record<string, string>;
   /** ms since the epoch (the database's clock) of its last write. */
   updatedAt: number;
+  /**
+   * Whether its `keys.NAME.secret` fingerprints are salted with the database's salt, as this build's
+   * are (schema 17 on; review15 R7): false for a row an instance of an earlier version wrote during a
+   * rolling upgrade (it writes no `origin`), whose fingerprints cannot be compared with this build's.
+   */
+  saltedPerDatabase: boolean;
 }
 
 /** One fixed window of a counter after an `addToCounter`. */

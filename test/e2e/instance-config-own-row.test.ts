@@ -85,4 +85,44 @@ test("an instance killed and started again on its data directory with a changed 
   const other = await start(yamlOf(60));
   await until(() => warnings(other).length > 0, 15_000, "the other instance's warning");
   expect(warnings(other)[0]).toContain(`keys.ci.limits is {"rpm":60} here and {"rpm":10} on ${again.url}`);
+  sameHostPeer = { again, other };
 }, 120_000);
+
+let sameHostPeer: { again: Instance; other: Instance } | undefined;
+
+/** The reload answer's warnings on `inst` (its shared-config comparison, made afresh). */
+async function reloadWarnings(inst: Instance): Promise<Array<{ path: string; message: string }>> {
+  const r = await fetch(`${inst.url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${inst.instance().adminToken}` } });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { warnings: Array<{ path: string; message: string }> }).warnings;
+}
+
+test("during a rolling upgrade to schema 17, an earlier version's row (no origin, its fingerprints salted otherwise) is not reported as holding a different secret for every key (review15 R7)", async () => {
+  const { again } = sameHostPeer ?? {};
+  if (!again) throw new Error("the first test did not leave its instances");
+  const sql = new SQL(dbUrl);
+  try {
+    const own = (await sql`SELECT parts FROM instance_configs WHERE label = ${again.url}`) as Array<{ parts: string }>;
+    expect(own).toHaveLength(1);
+    // what an instance of a build before schema 17 with the same file writes: the same values, the secret
+    // fingerprinted with the key's name alone (another 12 hex digits), no origin column value
+    const parts = { ...(JSON.parse(own[0]!.parts) as Record<string, string>), "keys.ci.secret": JSON.stringify("0123456789ab") };
+    const oldParts = { ...parts, "settings.alerts.quota_thresholds": "[0.5]" };
+    await sql.unsafe(
+      `INSERT INTO instance_configs (instance_id, label, parts, updated_at) VALUES ('old-build', 'http://old.example:1', $1, (extract(epoch from clock_timestamp()) * 1000)::bigint)`,
+      [JSON.stringify(oldParts)],
+    );
+    // a row of this build with that other fingerprint: its secret is reported
+    await sql.unsafe(
+      `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ('new-build', 'http://new.example:1', $1, (extract(epoch from clock_timestamp()) * 1000)::bigint, 'elsewhere')`,
+      [JSON.stringify(parts)],
+    );
+  } finally {
+    await sql.close();
+  }
+  const found = (await reloadWarnings(again)).filter((w) => w.message.includes("example:1"));
+  expect(found.map((w) => w.message)).toEqual([
+    `keys.ci.secret differs between here and http://new.example:1 (a different secret)`,
+    `settings.alerts.quota_thresholds is [0.8,0.95] here and [0.5] on http://old.example:1`,
+  ]);
+}, 60_000);

@@ -19,7 +19,10 @@ export class PgInstanceConfigs {
    * Writes (or replaces) this instance's row: `label` (how the others name it, e.g. its URL) and its
    * `parts` (path → JSON text of the value). With `origin` (where it runs: one live instance per
    * origin), a row of the same origin under another instance id is this instance's killed predecessor's
-   * and is removed (it would read as another instance for up to 90 s). @throws StoreError `unavailable`, `closed`.
+   * and is removed (it would read as another instance for up to 90 s). Without one the row's origin is
+   * the instance id (its own alone): every row this build writes has an origin, so a row without one
+   * was written by an instance of a build before schema 17, whose secret fingerprints are salted
+   * otherwise ({@link others}' `saltedPerDatabase`). @throws StoreError `unavailable`, `closed`.
    */
   async publish(label: string, parts: Record<string, string>, origin?: string): Promise<void> {
     await this.ctx.read(async (sql) => {
@@ -27,7 +30,7 @@ export class PgInstanceConfigs {
       await sql.unsafe(
         `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ($1, $2, $3, ${DB_NOW_MS}, $4)
          ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at, origin = excluded.origin`,
-        [this.ctx.instanceId, String(label), JSON.stringify(parts), origin ?? null],
+        [this.ctx.instanceId, String(label), JSON.stringify(parts), origin || this.ctx.instanceId],
       );
     });
   }
@@ -39,16 +42,16 @@ export class PgInstanceConfigs {
   async others(maxAgeMs: number): Promise<InstanceConfig[]> {
     const rows = await this.ctx.read(async (sql) => {
       await sql.unsafe(`DELETE FROM instance_configs WHERE updated_at < ${DB_NOW_MS} - 86400000`);
-      return sql.unsafe(`SELECT instance_id, label, parts, updated_at FROM instance_configs WHERE instance_id <> $1 AND updated_at >= ${DB_NOW_MS} - $2 ORDER BY label, instance_id`, [
+      return sql.unsafe(`SELECT instance_id, label, parts, updated_at, origin FROM instance_configs WHERE instance_id <> $1 AND updated_at >= ${DB_NOW_MS} - $2 ORDER BY label, instance_id`, [
         this.ctx.instanceId,
         Math.max(0, Math.floor(maxAgeMs)),
       ]);
     });
     const out: InstanceConfig[] = [];
-    for (const r of rows as Array<{ instance_id: string; label: string; parts: string; updated_at: unknown }>) {
+    for (const r of rows as Array<{ instance_id: string; label: string; parts: string; updated_at: unknown; origin: string | null }>) {
       try {
         const parts = JSON.parse(r.parts) as Record<string, string>;
-        if (parts && typeof parts === "object") out.push({ instanceId: r.instance_id, label: r.label, parts, updatedAt: num(r.updated_at) });
+        if (parts && typeof parts === "object") out.push({ instanceId: r.instance_id, label: r.label, parts, updatedAt: num(r.updated_at), saltedPerDatabase: r.origin !== null });
       } catch {
         // a row this build cannot read is skipped
       }
