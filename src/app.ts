@@ -76,7 +76,7 @@ import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
-import { assertDataDirFree, instanceOwner } from "./instance-file.ts";
+import { assertDataDirFree, dataDirId, instanceOwner } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
 import { requestReporter } from "./request-report.ts";
@@ -590,9 +590,10 @@ export async function startApp(opts: AppOptions): Promise<App> {
     retention.ensure(); // settings.usage_retention_days set by this change
     if (why === "file") void sharedConfig?.check("reload");
   };
-  // One live instance per data directory (assertDataDirFree): its host and directory name the slot whose
-  // previous row (an instance killed without a clean stop) this one replaces; hashed, no path in the database.
-  const origin = opts.writeInstanceFile !== false ? createHash("sha256").update(`${hostname()}\u0000${resolve(opts.dataDir)}`).digest("hex").slice(0, 32) : undefined;
+  // One live instance per data directory (assertDataDirFree): its host, path and random id (two containers'
+  // own /data volumes share host name and path, review15 R6) name the slot whose previous row (an instance
+  // killed without a clean stop) this one replaces; hashed, no path in the database. Only a shared store has rows.
+  const origin = opts.writeInstanceFile !== false && store.shared ? createHash("sha256").update(`${hostname()}\u0000${resolve(opts.dataDir)}\u0000${dataDirId(opts.dataDir)}`).digest("hex").slice(0, 32) : undefined;
   sharedConfig = watchSharedConfig(store, () => cfg, url, log, () => clock.now(), Number(env.SWITCHYARD_SHARED_CONFIG_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_SHARED_CONFIG_MS)) : undefined, origin);
   void sharedConfig?.check("start");
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their

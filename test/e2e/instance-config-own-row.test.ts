@@ -5,11 +5,15 @@
  * different config for the shared pool", naming its own previous URL. It now recognises its own
  * previous row (the same host and data directory) and replaces it: no warning, one row. A real
  * instance on a real PostgreSQL, killed with SIGKILL and started again with `ci` at another rpm; then a
- * second instance on another data directory with the first file: that one is still told apart.
+ * second instance on another data directory with the first file: that one is still told apart. Also
+ * review15 R7 (an earlier build's row during a rolling upgrade: its secrets are not compared) and R6
+ * (two data directories with one path on hosts of one name each keep their row).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -20,6 +24,8 @@ let pg: TestPostgres;
 let upstream: FakeUpstream;
 let dbUrl: string;
 const started: Instance[] = [];
+/** Directories this file made itself, removed at the end. */
+const scratch: string[] = [];
 
 const yamlOf = (rpm: number) => `providers:
   - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
@@ -63,6 +69,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(started.map((i) => stopInstance(i)));
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
   await upstream?.stop();
   await pg?.destroy();
 }, 60_000);
@@ -126,3 +133,29 @@ test("during a rolling upgrade to schema 17, an earlier version's row (no origin
     `settings.alerts.quota_thresholds is [0.8,0.95] here and [0.5] on http://old.example:1`,
   ]);
 }, 60_000);
+
+test("two live instances whose data directories have the same path on hosts of the same name (containers on host networking, each its own /data volume) keep a row each (review15 R6)", async () => {
+  // one path, two directories: the link points at the first while it starts, then at the second, as
+  // /data is one volume in one container and another in the next
+  const root = mkdtempSync(join(tmpdir(), "switchyard-r6-"));
+  scratch.push(root);
+  const link = join(root, "data");
+  const point = (dir: string) => {
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(dir, `${link}.next`);
+    renameSync(`${link}.next`, link);
+  };
+  point(join(root, "volume-a"));
+  const a = await start(yamlOf(30), link);
+  await until(async () => (await rows()).includes(a.url), 15_000, "the first container's row");
+  point(join(root, "volume-b"));
+  const b = await start(yamlOf(30), link);
+  await until(async () => (await rows()).includes(b.url), 15_000, "the second container's row");
+  // several checks of 300 ms by each: neither takes the other's row for its own predecessor's
+  for (let i = 0; i < 15; i++) {
+    const labels = await rows();
+    expect(labels).toContain(a.url);
+    expect(labels).toContain(b.url);
+    await Bun.sleep(100);
+  }
+}, 90_000);
