@@ -19,7 +19,7 @@ test("a reload's check is not answered by a check of the configuration before it
   let releaseFirst!: () => void;
   const firstHeld = new Promise<void>((r) => (releaseFirst = r));
   const published: string[] = [];
-  const other: InstanceConfig = { instanceId: "b", label: "http://b", parts: { "accounts.a1.max_concurrency": "2", "settings.pricing": "{}", "settings.alerts.quota_thresholds": "[80]" }, updatedAt: 0 };
+  const other: InstanceConfig = { instanceId: "b", label: "http://b", parts: { "accounts.a1.max_concurrency": "2", "settings.pricing": "{}", "settings.alerts.quota_thresholds": "[80]" }, updatedAt: 0, saltedPerDatabase: true };
   const store = {
     instanceConfigSalt: async () => "salt",
     publishInstanceConfig: async (_label: string, parts: Record<string, string>) => {
