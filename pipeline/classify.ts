@@ -125,6 +125,24 @@ const OVERLOAD_WORDS = /overloaded|overload/i;
 const CONTEXT_WORDS =
   /context[_ ]length|context window|prompt is too long|too many tokens|maximum context|request too large|request_too_large|input is too long|exceeds the (?:maximum|max)/i;
 const NO_CAPACITY_WORDS = /no capacity available/i;
+/**
+ * A 429 about the request's own size against a per-window limit (OpenAI: "Request too large for
+ * gpt-4o-mini … on tokens per min (TPM): Limit 30000, Requested 35364", code `rate_limit_exceeded`):
+ * waiting cannot make it pass. A genuine rate limit ("Rate limit reached … Limit 30000, Used 29000,
+ * Requested 2000") names a request within the limit and does not match.
+ */
+const TOO_LARGE_FOR_WINDOW_WORDS = /request too large|request_too_large/i;
+const LIMIT_REQUESTED = /\blimit:?\s*(\d+)\b[^.]*?\brequested:?\s*(\d+)\b/i;
+
+/**
+ * Whether a 429's text says the request alone exceeds the limit it was measured against: the
+ * "Request too large" wording, or a "Limit N … Requested M" pair with M > N.
+ */
+function tooLargeForWindow(text: string): boolean {
+  if (TOO_LARGE_FOR_WINDOW_WORDS.test(text)) return true;
+  const m = LIMIT_REQUESTED.exec(text);
+  return m !== null && Number(m[2]) > Number(m[1]);
+}
 const MODEL_WORDS = /model[_ ]not[_ ]found|does not exist|not supported for|do not have access to (?:the )?model|model .* (?:is not|isn't) (?:available|supported)|unknown model|invalid model|not_found_error/i;
 const CREDENTIAL_403_WORDS = /invalid (?:api[ _-]?key|token|credential)|token (?:has )?expired|unauthori[sz]ed|authentication|revoked|invalid_grant|oauth/i;
 
@@ -232,8 +250,14 @@ export function classify(f: FailureFacts): Classification {
   const reset = resetTimeOf(f);
   const retryAfterSeconds = reset !== undefined ? Math.max(0, Math.ceil((reset - f.now) / 1000)) : undefined;
 
-  // Requests no other account or model can fix.
+  // Requests no other account or model can fix (SPEC 6.3 "400/413/422 prompt or request too large",
+  // and, below, a 429 about the request's own size against the per-minute limit).
   if ((s === 400 || s === 413 || s === 422) && (kind === "context_length_exceeded" || kind === "request_too_large" || CONTEXT_WORDS.test(text))) {
+    return { row: "request_too_large", account: { type: "none" }, loop: "return" };
+  }
+  // A 429 (or an in-band rate-limit notice) saying this request alone exceeds the per-minute limit:
+  // no wait lets it through, so no cooldown for the model's other callers and no Retry-After.
+  if ((s === 429 || (kind === "rate_limit" && f.inBand)) && tooLargeForWindow(text)) {
     return { row: "request_too_large", account: { type: "none" }, loop: "return" };
   }
   if (NO_CAPACITY_WORDS.test(text)) return { row: "no_capacity", account: { type: "none" }, loop: "return" };

@@ -2,7 +2,7 @@
  * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
  */
 import { describe, expect, test } from "bun:test";
-import { classify, resetTimeOf, type FailureFacts } from "../../pipeline/classify.ts";
+import { classify, resetTimeOf, type Classification, type FailureFacts } from "../../pipeline/classify.ts";
 import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
@@ -117,6 +117,19 @@ describe("rows", () => {
     ] as const) {
       expect(classify(f({ status, bodyText: body }))).toEqual({ row: "request_too_large", account: { type: "none" }, loop: "return" });
     }
+  });
+
+  test("a 429 saying the request alone exceeds the per-minute limit → returned at once, no cooldown, no Retry-After; a real TPM limit still cools down", () => {
+    const tooLarge = "Request too large for gpt-4o-mini in organization on tokens per min (TPM): Limit 30000, Requested 35364.";
+    const returned: Classification = { row: "request_too_large", account: { type: "none" }, loop: "return" };
+    expect(classify(f({ status: 429, bodyText: JSON.stringify({ error: { message: tooLarge, type: "tokens", code: "rate_limit_exceeded" } }), quotaHealthy: true }))).toEqual(returned);
+    // The same from a Responses stream's `response.failed` (an in-band rate-limit notice, read by the format).
+    expect(classify(f({ status: 429, inBand: true, error: hubError("rate_limit", tooLarge, { code: "rate_limit_exceeded" }) }))).toEqual(returned);
+    // Requested above the limit without the wording.
+    expect(classify(f({ status: 429, bodyText: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Requested 45000." }))).toEqual(returned);
+    // A genuine per-minute limit: the request fits the limit, the window is full.
+    const real = classify(f({ status: 429, bodyText: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.", quotaHealthy: true }));
+    expect(real).toMatchObject({ row: "rate_limit_per_minute", account: { type: "cooldown_for", scope: "model", ms: 90_000 }, retryAfterSeconds: 90 });
   });
 
   test("no capacity available → returned at once", () => {

@@ -1,0 +1,75 @@
+/**
+ * A 429 saying the request alone is larger than the per-minute token limit (sdk16 S1): OpenAI's
+ * "Request too large for gpt-4o-mini … on tokens per min (TPM): Limit 30000, Requested 35364", as an
+ * HTTP 429 or as a Responses stream's `response.failed` (recorded fixture
+ * openai-responses/failed-only.sse). Waiting cannot make it pass, so the client gets the error at once
+ * without a long Retry-After, and the model is not put into a per-minute cooldown: the next request
+ * (the same client's retry, or anyone else's) reaches the upstream instead of a `no_account` 429.
+ * A genuine per-minute limit still cools the model down. Real gateway, fake upstream.
+ */
+import { expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { recordedBytes } from "../support/fixtures.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+const suite = gatewaySuite();
+
+const TOO_LARGE = "Request too large for gpt-4o-mini in organization on tokens per min (TPM): Limit 30000, Requested 35364.";
+
+const chat = (model: string) =>
+  fetch(`${suite.gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "a very long prompt" }] }),
+  });
+
+test("an HTTP 429 'Request too large … tokens per min': each request reaches the upstream and gets its 429 at once, no cooldown, no Retry-After", async () => {
+  const { gw } = suite;
+  let tooLarge = true;
+  gw.fake.handle((r) =>
+    tooLarge
+      ? { status: 429, json: { error: { message: TOO_LARGE, type: "tokens", param: null, code: "rate_limit_exceeded" } } }
+      : simpleReply(r.format!, { text: "fits", model: r.model }, r.stream),
+  );
+  for (let i = 0; i < 2; i++) {
+    const res = await chat("oai/gpt-4o-mini");
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeNull();
+    const body = (await res.json()) as { error: { message: string; code: string } };
+    expect(body.error).toMatchObject({ message: TOO_LARGE, code: "rate_limit_exceeded" });
+  }
+  expect(gw.fake.requests.length).toBe(2);
+  // A smaller request right after is served: the model did not cool down.
+  tooLarge = false;
+  const ok = await chat("oai/gpt-4o-mini");
+  expect(ok.status).toBe(200);
+  expect(((await ok.json()) as { choices: Array<{ message: { content: string } }> }).choices[0].message.content).toBe("fits");
+});
+
+test("the same from a Responses upstream's response.failed (recorded failed-only.sse), for a Chat client: never refused as cooling down", async () => {
+  const { gw } = suite;
+  const sse = new TextDecoder().decode(await recordedBytes("openai-responses/failed-only.sse"));
+  gw.fake.handle(() => ({ sse }));
+  for (let i = 0; i < 2; i++) {
+    const res = await chat("resp/gpt-4o-mini");
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBeNull();
+    const body = (await res.json()) as { error: { message: string; code: string } };
+    expect(body.error.code).not.toBe("no_account");
+    expect(body.error.message).toBe(TOO_LARGE);
+  }
+  expect(gw.fake.requests.length).toBe(2);
+});
+
+test("a genuine per-minute limit (the request fits, the window is full) still cools the model down", async () => {
+  const { gw } = suite;
+  const real = "Rate limit reached for gpt-4o in organization on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.";
+  gw.fake.handle(() => ({ status: 429, json: { error: { message: real, type: "tokens", param: null, code: "rate_limit_exceeded" } } }));
+  const first = await chat("oai/gpt-4o");
+  expect(first.status).toBe(429);
+  expect(first.headers.get("retry-after")).toBe("90");
+  const second = await chat("oai/gpt-4o");
+  expect(second.status).toBe(429);
+  expect(((await second.json()) as { error: { code: string } }).error.code).toBe("no_account");
+  expect(gw.fake.requests.length).toBe(1);
+});
