@@ -95,15 +95,15 @@ export function cacheCreationOf(u: Usage): { ephemeral_5m_input_tokens: number; 
 
 /**
  * Hub {@link Usage} → the JSON text of an Anthropic `usage` object. Always has
- * `input_tokens` and `output_tokens` (0 when unknown: the SDK types require numbers); cache fields only
- * when known. With `breakdown` (a message's and `message_start`'s usage, Anthropic's `Usage`), also
+ * `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens` and `output_tokens` (0 when
+ * unknown, as Anthropic always sends them: code adding the three input counts, as Anthropic's docs
+ * suggest, would get NaN from a missing one; sdk16 S2). With `breakdown` (a message's and `message_start`'s usage, Anthropic's `Usage`), also
  * the `cache_creation` breakdown when known ({@link cacheCreationOf}); `message_delta`'s usage
  * (`MessageDeltaUsage`) has no such member. Built by concatenation (hot path).
  */
 export function usageJson(u: Usage, breakdown = false): string {
   let s = `{"input_tokens":${u.inputTokens ?? 0}`;
-  if (u.cacheWriteTokens !== undefined) s += `,"cache_creation_input_tokens":${u.cacheWriteTokens}`;
-  if (u.cacheReadTokens !== undefined) s += `,"cache_read_input_tokens":${u.cacheReadTokens}`;
+  s += `,"cache_creation_input_tokens":${u.cacheWriteTokens ?? 0},"cache_read_input_tokens":${u.cacheReadTokens ?? 0}`;
   if (breakdown) {
     const c = cacheCreationOf(u);
     if (c) s += `,"cache_creation":{"ephemeral_5m_input_tokens":${c.ephemeral_5m_input_tokens},"ephemeral_1h_input_tokens":${c.ephemeral_1h_input_tokens}}`;

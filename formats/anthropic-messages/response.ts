@@ -156,8 +156,8 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
  * when it is a `msg_` id, else minted), `model` = `opts.model`, content blocks (empty text skipped;
  * thinking signatures and redacted data tagged when foreign, mapping.ts; tool-call arguments parsed,
  * "" → `{}`), `stop_reason` (mapped; null only for a reply that never said why it stopped, which the
- * pipeline should answer as an error instead), `stop_sequence`, usage with input/output always present
- * and cache counts when known.
+ * pipeline should answer as an error instead), `stop_sequence`, usage with input, both cache counts
+ * and output always present (0 when unknown, as Anthropic sends them).
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
   const content: Record<string, unknown>[] = [];
@@ -193,9 +193,8 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   let stop = resp.stopReason;
   if (stop) stop = promoteStopReason(stop, hasTool);
   const u = resp.usage;
-  const usage: Record<string, unknown> = { input_tokens: u.inputTokens ?? 0 };
-  if (u.cacheWriteTokens !== undefined) usage.cache_creation_input_tokens = u.cacheWriteTokens;
-  if (u.cacheReadTokens !== undefined) usage.cache_read_input_tokens = u.cacheReadTokens;
+  // Both cache counts always, 0 when unknown, as Anthropic sends them (mapping.ts usageJson).
+  const usage: Record<string, unknown> = { input_tokens: u.inputTokens ?? 0, cache_creation_input_tokens: u.cacheWriteTokens ?? 0, cache_read_input_tokens: u.cacheReadTokens ?? 0 };
   // The one-hour/five-minute breakdown when the provider said it (Anthropic's Usage.cache_creation).
   const creation = cacheCreationOf(u);
   if (creation) usage.cache_creation = creation;

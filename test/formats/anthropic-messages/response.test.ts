@@ -84,7 +84,7 @@ describe("encodeResponse", () => {
       ],
       stop_reason: "tool_use",
       stop_sequence: null,
-      usage: { input_tokens: 20, cache_read_input_tokens: 100, output_tokens: 30 },
+      usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 100, output_tokens: 30 },
     } as never);
   });
 
