@@ -380,7 +380,7 @@ export { warningHeader } from "./warning-header.ts";
  * `finish` (which hands the trace over).
  */
 export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers = responseHeaders(ctx)): Response {
-  const t: RouteTrace["error"] = { status: err.status, kind: err.kind, message: err.message };
+  const t: RouteTrace["error"] = { status: clientErrorStatus(ctx.clientFormat, err.status), kind: err.kind, message: err.message };
   if (err.code !== undefined) t.code = err.code;
   if (err.param !== undefined) t.param = err.param;
   ctx.trace.error = t;
@@ -388,12 +388,24 @@ export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers
 }
 
 /**
+ * The HTTP status an error goes out with to a client of `format`: Anthropic's 529 (overloaded), a
+ * status OpenAI's and Gemini's APIs never use, is 503 for every client but an Anthropic Messages one
+ * (the native lane keeps 529; sdk16 S4); any other status as it is.
+ */
+export function clientErrorStatus(format: WireFormat, status: number): number {
+  return status === 529 && format !== "anthropic-messages" ? 503 : status;
+}
+
+/**
  * Builds an error Response in `format` (SPEC 2.4 headers included). Never a stack trace, never HTML.
- * `Retry-After` is set from `err.retryAfterSeconds` when present. A request's own refusal (its headers
+ * The status is `err.status` as {@link clientErrorStatus} has it for the format (the body's own code
+ * too: Gemini writes it). `Retry-After` is set from `err.retryAfterSeconds` when present. A request's own refusal (its headers
  * carry a route id) says `X-Switchyard-Cache: miss` unless the attempt loop set it: no account served
  * it, so no binding was used (SPEC 2.4, every response).
  */
 export function errorResponse(format: WireFormat, err: HubError, headers?: Headers): Response {
+  const status = clientErrorStatus(format, err.status);
+  if (status !== err.status) err = { ...err, status };
   const h = new Headers(headers);
   h.set("content-type", "application/json");
   if (!h.has("x-switchyard-cache") && h.has("x-switchyard-route-id")) h.set("x-switchyard-cache", "miss");
