@@ -45,6 +45,7 @@ export class Accumulator {
         r.stopReason = ev.reason;
         if (ev.stopSequence !== undefined) r.stopSequence = ev.stopSequence;
         if (ev.raw !== undefined) r.rawStopReason = ev.raw;
+        if (ev.explanation !== undefined) r.stopExplanation = ev.explanation;
         return;
       case "error":
         this.error = ev.error;
@@ -168,7 +169,9 @@ export function responseToEvents(resp: HubResponse): HubEvent[] {
     index++;
   }
   if (resp.stopReason) {
-    out.push({ type: "finish", reason: resp.stopReason, stopSequence: resp.stopSequence, raw: resp.rawStopReason });
+    const finish: HubEvent = { type: "finish", reason: resp.stopReason, stopSequence: resp.stopSequence, raw: resp.rawStopReason };
+    if (resp.stopExplanation !== undefined) finish.explanation = resp.stopExplanation;
+    out.push(finish);
     out.push({ type: "usage", usage: { ...resp.usage } });
   }
   return out;

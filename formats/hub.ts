@@ -440,6 +440,8 @@ export interface HubResponse {
   usage: Usage;
   /** The provider's own stop vocabulary, kept for traces ("STOP", "length", …). */
   rawStopReason?: string;
+  /** The provider's words on why it stopped: Anthropic `stop_details.explanation` of a `refusal` ({@link HubEvent} `finish`). */
+  stopExplanation?: string;
   /**
    * What the provider's reply held that the hub has no slot for and the decoder left out, one name per
    * kind (`inlineData part`, `server_tool_use block`, `image_generation_call item`, `audio`): a reply
@@ -656,7 +658,8 @@ export type HubEvent =
   | { type: "block_delta"; index: number; delta: BlockDelta }
   | { type: "block_stop"; index: number }
   | { type: "usage"; usage: Usage }
-  | { type: "finish"; reason: StopReason; stopSequence?: string | null; raw?: string }
+  /** `explanation`: the provider's words on why (Anthropic `stop_details.explanation`, a refusal's). */
+  | { type: "finish"; reason: StopReason; stopSequence?: string | null; raw?: string; explanation?: string }
   | { type: "error"; error: HubError };
 
 /** Merges a usage snapshot into an accumulator: later defined values replace earlier ones. */

@@ -13,6 +13,7 @@
  * - the `{}` in a `tool_use` start is a placeholder, never an argument fragment; but a third-party
  *   server that puts the whole non-empty `input` in the start and sends no `input_json_delta` still gets
  *   its arguments emitted (as one fragment, at the block's stop);
+ * - `message_delta.delta.stop_details.explanation` (a refusal's) is the finish's `explanation`;
  * - `message_delta.usage` may carry `input_tokens` / cache counts (cumulative: later values replace);
  * - an in-band `event: error` becomes a hub `error` (e.g. `overloaded_error` → kind overloaded, 529);
  *   a data line that is not JSON becomes an `api_error` (502); nothing is decoded after an error.
@@ -23,7 +24,7 @@ import { hubError, type HubEvent, type ProviderFamily } from "../hub.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
 import { errorFromObject } from "./errors.ts";
-import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
+import { serverToolStep, stopExplanationOf, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 
 /** Per open tool_use block: whether any argument fragment arrived, and the start's `input`. */
 interface ToolState {
@@ -147,7 +148,8 @@ export class AnthropicDecoder implements StreamDecoder {
         const raw = d && typeof d.stop_reason === "string" ? (d.stop_reason as string) : undefined;
         if (raw !== undefined) {
           const stopSequence = typeof d.stop_sequence === "string" ? d.stop_sequence : null;
-          this.emit({ type: "finish", reason: stopFromAnthropic(raw), stopSequence, raw });
+          const explanation = stopExplanationOf(d.stop_details);
+          this.emit(explanation === undefined ? { type: "finish", reason: stopFromAnthropic(raw), stopSequence, raw } : { type: "finish", reason: stopFromAnthropic(raw), stopSequence, raw, explanation });
         }
         if (usage) this.emit({ type: "usage", usage });
         return;

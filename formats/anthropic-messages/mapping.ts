@@ -33,6 +33,17 @@ export function stopFromAnthropic(raw: string): StopReason {
 }
 
 /**
+ * The `explanation` of an Anthropic `stop_details` object (sent with a `refusal` stop, in the message
+ * and in `message_delta.delta`: `{type: "refusal", category, explanation, recommended_model}`), when it
+ * is a non-empty string; undefined otherwise.
+ */
+export function stopExplanationOf(details: unknown): string | undefined {
+  if (typeof details !== "object" || details === null) return undefined;
+  const e = (details as { explanation?: unknown }).explanation;
+  return typeof e === "string" && e.length > 0 ? e : undefined;
+}
+
+/**
  * Hub {@link StopReason} → Anthropic `stop_reason`. `other` (Gemini MALFORMED_FUNCTION_CALL and the
  * like) becomes `end_turn` (REFERENCE §5.1 judgement row: post-commit these read as a plain end).
  */

@@ -8,14 +8,14 @@ import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
 import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
 import { jsonLength } from "../json.ts";
-import { cacheCreationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
+import { cacheCreationOf, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
 
 /**
  * Provider reply body (`{"type":"message", content, stop_reason, usage, …}`) → {@link HubResponse}.
  * Blocks: text, thinking (signature stamped `opts.family`), redacted_thinking, tool_use (`input` →
- * JSON arguments text); server-tool blocks (and any other) are left out, named in `dropped`. `stop_reason` mapped by mapping.ts (raw kept);
- * usage per REFERENCE §5.10.
+ * JSON arguments text); server-tool blocks (and any other) are left out, named in `dropped`. `stop_reason` mapped by mapping.ts (raw kept;
+ * a refusal's `stop_details.explanation` → `stopExplanation`); usage per REFERENCE §5.10.
  *
  * @throws FormatError when the body is an Anthropic error body (the error it carries, status from its
  *   type) or is not a Messages reply at all (`api_error`, 502).
@@ -70,6 +70,8 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (typeof b.id === "string") resp.id = b.id;
   if (typeof b.model === "string") resp.model = b.model;
   if (typeof b.stop_reason === "string") resp.rawStopReason = b.stop_reason;
+  const explanation = stopExplanationOf(b.stop_details);
+  if (explanation !== undefined) resp.stopExplanation = explanation;
   if (b.stop_sequence !== undefined) resp.stopSequence = b.stop_sequence ?? null;
   if (dropped) for (const t of dropped) noteDropped(resp, `${t} block`);
   if (resp.stopReason !== null && resp.stopReason !== "tool_use" && content.some((p) => p.type === "tool_call")) {

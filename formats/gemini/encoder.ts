@@ -19,7 +19,8 @@
  *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped; a call whose
  *   arguments a token limit cut never gets here: the normalizer ends the reply with its error instead,
  *   formats/normalize.ts `NormalizerOptions.wholeToolCalls`).
- * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`) and `usageMetadata`
+ * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`; `finishMessage` the
+ *   finish's `explanation` when it has one: an Anthropic refusal's `stop_details`) and `usageMetadata`
  *   (every counter an integer; only the counts the provider reported, none when it reported no usage,
  *   mapping.ts `usageToGemini`) with `parts: []`, which Gemini CLI accepts as a valid model chunk. It is
  *   written at the end of the event stream, so usage that arrives after the finish is in it.
@@ -81,6 +82,8 @@ export class GeminiEncoder implements StreamEncoder {
   private pendingSig: string | undefined;
   private tool: { id: string; name: string; args: string; sig?: string } | undefined;
   private finish: StopReason | undefined;
+  /** The finish's `explanation` (a refusal's, Anthropic `stop_details`): the last chunk's `finishMessage`. */
+  private finishMessage: string | undefined;
   private closed = false;
 
   constructor(
@@ -186,7 +189,10 @@ export class GeminiEncoder implements StreamEncoder {
         this.openIndex = -1;
         return;
       case "finish":
-        if (this.finish === undefined) this.finish = ev.reason;
+        if (this.finish === undefined) {
+          this.finish = ev.reason;
+          this.finishMessage = ev.explanation;
+        }
         return;
       case "error":
         if (this.finish !== undefined) this.close();
@@ -214,7 +220,9 @@ export class GeminiEncoder implements StreamEncoder {
     const reason = finishReasonToGemini(this.finish ?? "other");
     const usage = usageToGemini(this.usage);
     this.write(
-      `data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"${reason}","index":0}],` +
+      `data: {"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"${reason}",` +
+        (this.finishMessage !== undefined ? `"finishMessage":${JSON.stringify(this.finishMessage)},` : "") +
+        `"index":0}],` +
         (usage ? `"usageMetadata":${JSON.stringify(usage)},` : "") +
         this.meta +
         "\n\n",
@@ -238,7 +246,8 @@ export function createEncoder(opts: EncoderOptions, write: (text: string) => voi
  * §4.2): one candidate whose parts are, in output order, text (`thoughtSignature` on the part it came
  * with), thinking (`thought: true`), and `functionCall` parts with parsed `args`; the text's token log
  * probabilities as `logprobsResult`; `finishReason`
- * (absent only for a reply that never said why it stopped), `usageMetadata` (absent when the provider
+ * (absent only for a reply that never said why it stopped) and `finishMessage` (a refusal's
+ * explanation, Anthropic `stop_details`, when known), `usageMetadata` (absent when the provider
  * reported no usage), `modelVersion` (the model
  * the client asked for) and a gateway-minted `responseId`.
  */
@@ -264,6 +273,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   const candidate: Record<string, unknown> = { content: { role: "model", parts } };
   if (logprobs) candidate.logprobsResult = writeGeminiLogprobs(logprobs);
   if (resp.stopReason) candidate.finishReason = finishReasonToGemini(resp.stopReason);
+  if (resp.stopReason && resp.stopExplanation !== undefined) candidate.finishMessage = resp.stopExplanation;
   candidate.index = 0;
   const out: Record<string, unknown> = { candidates: [candidate] };
   const usage = usageToGemini(resp.usage);

@@ -17,7 +17,8 @@
  *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
  *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
  *   `arguments: "{}"` fragment when its block stops (REFERENCE §6.2 step 3);
- * - the finish chunk `delta: {}` + `finish_reason` ({@link stopToChat});
+ * - the finish chunk `delta: {}` + `finish_reason` ({@link stopToChat}), after a `delta.refusal` with a
+ *   refusal finish's `explanation` when no refusal text came (finish `content_filter`);
  * - at the end of the event stream: the usage chunk (`choices: []`, all counters integers) ONLY when
  *   `opts.includeUsage`, then `data: [DONE]` once;
  * - after an `error` event, or at the end without a finish: `data: {"error":{…}}` then `[DONE]`, no
@@ -160,6 +161,9 @@ export class ChatEncoder implements StreamEncoder {
       case "finish":
         if (this.finished) return;
         if (!this.roleSent) this.sendRole();
+        // A provider's refusal explained but not worded as refusal text (Anthropic `stop_details`): the
+        // explanation as `delta.refusal`; the finish stays `content_filter` (not `refusalSent`).
+        if (ev.reason === "refusal" && ev.explanation !== undefined && !this.refusalSent) this.delta(`{"refusal":${JSON.stringify(ev.explanation)}}`);
         this.finished = true;
         this.write(this.head + `{},"finish_reason":"${stopToChat(ev.reason, this.refusalSent)}"}]}\n\n`);
         return;

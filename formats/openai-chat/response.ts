@@ -200,7 +200,8 @@ export interface ChatCompletionBody {
 
 /**
  * Complete hub reply → `chat.completion` body for a Chat client (REFERENCE §2.2). Text parts are joined
- * into `message.content` (`null` when there is none), refusal parts into `message.refusal`; thinking → `message.reasoning_content` (same
+ * into `message.content` (`null` when there is none), refusal parts into `message.refusal` (else a
+ * refusal stop's explanation, `finish_reason` then `content_filter`); thinking → `message.reasoning_content` (same
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
  * call had none; signatures and redacted thinking are not sent (no Chat slot). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
@@ -236,6 +237,9 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason, refusal !== null) : null;
   if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";
+  // A provider's refusal with its explanation and no refusal text (Anthropic `stop_details`): the
+  // explanation is the refusal the client reads; the finish stays `content_filter` (the provider's policy stopped it).
+  if (refusal === null && resp.stopReason === "refusal" && resp.stopExplanation !== undefined) message.refusal = resp.stopExplanation;
   return {
     id: opts.newId ? opts.newId("chatcmpl-") : defaultChatId(),
     object: "chat.completion",

@@ -26,7 +26,8 @@
  * - the terminal waits for `end()` (usage follows the finish in the canonical stream) and carries the
  *   full `output` and a usage object whose counters are all integers; `max_tokens` /
  *   `context_window_exceeded` → `response.incomplete` `max_output_tokens`, `refusal` →
- *   `content_filter`, `pause_turn` → `response.incomplete` with `incomplete_details: null`
+ *   `content_filter` (after a message whose `refusal` part is the finish's `explanation`, when no refusal
+ *   text came), `pause_turn` → `response.incomplete` with `incomplete_details: null`
  *   (common.ts terminalForStop);
  * - failure (an `error` event, or `end()` without a finish) → over SSE an `error` event (the OpenAI SDK
  *   raises on it), then `response.failed` with the same response id, `status: "failed"`, `error {code,
@@ -161,6 +162,15 @@ class ResponsesEncoder implements StreamEncoder {
       case "finish":
         this.begin();
         if (this.cur) this.close();
+        if (ev.reason === "refusal" && ev.explanation !== undefined && !this.refusalSent) {
+          // A provider's refusal explained but not worded as refusal text (Anthropic `stop_details`): a
+          // message with the explanation as its `refusal` part; the status stays `incomplete`
+          // `content_filter` (the provider's policy stopped it), so not `refusalSent`.
+          this.open({ type: "text", refusal: true });
+          this.delta({ type: "text", text: ev.explanation });
+          this.close();
+          this.refusalSent = false;
+        }
         this.finish = ev.reason;
         return;
       case "error":

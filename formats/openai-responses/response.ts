@@ -195,6 +195,16 @@ export function encodeResponseText(resp: HubResponse, opts: EncoderOptions): str
   return `${head.slice(0, -1)},${echoMembers(responseEcho(opts.request), opts.requestText)}"usage":${responsesUsageJson(resp.usage)}}`;
 }
 
+/**
+ * The reply's parts, plus a refusal part with a refusal stop's explanation (Anthropic `stop_details`)
+ * when the reply carried no refusal text; the status is still that of the reply as it came (`incomplete`
+ * `content_filter`), as in the stream encoder.
+ */
+function explained(resp: HubResponse, refusalSent: boolean): HubPart[] {
+  if (refusalSent || resp.stopReason !== "refusal" || resp.stopExplanation === undefined) return resp.content;
+  return [...resp.content, { type: "text", text: resp.stopExplanation, refusal: true }];
+}
+
 /** The members of a non-streamed body before the request echo (`id` … `output`), ids minted in this order. */
 function responseHead(resp: HubResponse, opts: EncoderOptions): Json {
   const now = opts.now ? opts.now() : Date.now();
@@ -209,7 +219,7 @@ function responseHead(resp: HubResponse, opts: EncoderOptions): Json {
     error: null,
     incomplete_details: incompleteDetails(term),
     model: opts.model,
-    output: outputItems(resp.content, opts, clientTools(opts.request)),
+    output: outputItems(explained(resp, refusalSent), opts, clientTools(opts.request)),
   };
 }
 
