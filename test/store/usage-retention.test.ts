@@ -142,3 +142,66 @@ test("a gateway whose reload sets settings.usage_retention_days deletes the olde
     await g.stop();
   }
 }, 60_000);
+
+test("a big prune leaves the event loop free at least half of the time: each batch is followed by a pause as long as it took (review16 R2)", async () => {
+  // a store whose every delete holds the event loop 20 ms (bun:sqlite is synchronous), 10 full batches then the rest
+  let calls = 0;
+  let busyMs = 0;
+  const store = {
+    pruneUsage: async (_before: number, limit: number) => {
+      const t = performance.now();
+      while (performance.now() - t < 20);
+      busyMs += performance.now() - t;
+      return ++calls <= 10 ? limit : 0;
+    },
+  };
+  const retention = new UsageRetention({ store, days: () => 30, now: () => NOW, log: () => {}, batch: 100 });
+  // a request-like chain of event-loop turns runs while the prune does
+  let turns = 0;
+  let pruning = true;
+  const chain = (async () => {
+    while (pruning) {
+      await new Promise((r) => setTimeout(r, 0));
+      turns++;
+    }
+  })();
+  const started = performance.now();
+  expect(await retention.round()).toBe(1000);
+  const wall = performance.now() - started;
+  pruning = false;
+  await chain;
+  expect(calls).toBe(11);
+  expect(wall).toBeGreaterThanOrEqual(1.8 * busyMs); // back to back it was ~busyMs
+  expect(turns).toBeGreaterThanOrEqual(10);
+});
+
+test("a reload that lowers usage_retention_days prunes at once, not at the next period; a round asked for while one runs follows it (review16 R4)", async () => {
+  const befores: number[] = [];
+  let release!: () => void;
+  let hold: Promise<void> | undefined = new Promise<void>((r) => (release = r));
+  const store = {
+    pruneUsage: async (before: number) => {
+      befores.push(before);
+      if (hold) await hold;
+      return 0;
+    },
+  };
+  let days = 400;
+  const retention = new UsageRetention({ store, days: () => days, now: () => NOW, log: () => {}, everyMs: 3_600_000 });
+  try {
+    retention.ensure(); // the first round starts (held)
+    const end = Date.now() + 5_000;
+    while (befores.length === 0 && Date.now() < end) await Bun.sleep(5);
+    days = 30;
+    retention.ensure(); // the reload lowers the setting while the first round runs
+    hold = undefined;
+    release();
+    while (befores.length < 2 && Date.now() < end) await Bun.sleep(5);
+    expect(befores).toEqual([NOW - 400 * DAY, NOW - 30 * DAY]);
+    retention.ensure(); // unchanged: nothing more
+    await Bun.sleep(50);
+    expect(befores).toHaveLength(2);
+  } finally {
+    await retention.stop();
+  }
+});
