@@ -154,7 +154,7 @@ export const UsageQuery = v.object({
       v.transform(Number),
       v.minValue(-840, "tz_offset must be whole minutes east of UTC, from -840 to 840"),
       v.maxValue(840, "tz_offset must be whole minutes east of UTC, from -840 to 840"),
-      v.description("The caller's UTC offset in minutes east of UTC (-480 for PST, 60 for CET, 330 for India; default 0): the series' buckets start at multiples of their width in that local time, so a 1d bucket is the caller's day (local midnight to midnight), not UTC's."),
+      v.description("The caller's UTC offset in minutes east of UTC (-480 for PST, 60 for CET, 330 for India; default 0): the series' buckets start at multiples of their width in that local time, so a 1d bucket is the caller's day (local midnight to midnight), not UTC's. One offset serves the whole window: across a daylight-saving change the buckets before it are an hour off the local clock of their day."),
     ),
   ),
   ...UsageFilterEntries,

@@ -94,7 +94,8 @@ export interface WebhookOptions {
 /**
  * What the webhook did with an alert, as `/metrics` counts it (`switchyard_alert_deliveries_total`'s
  * `result` label): `delivered` (a 2xx), `dropped` (the queue was full, Effect could not be loaded, the
- * receiver refused it with a 4xx other than 408/429, or every try failed), `claimed_elsewhere` (another
+ * receiver refused it with a 4xx other than 408/429, every try failed, or the webhook was removed
+ * while it waited for its next try), `claimed_elsewhere` (another
  * instance on the shared store claimed it and delivers it). `retried` counts tries, not alerts: one per
  * failed try that is followed by another.
  */
@@ -292,7 +293,9 @@ export class AlertWebhook {
       });
     const send = (p: WebhookPayload) =>
       tries(p).pipe(
-        Effect.tap((r) => Effect.sync(() => r === "delivered" && this.count(p.event, "delivered"))),
+        // "off": the webhook was removed while the alert waited for its next try; it is dropped (every
+        // alert at the webhook ends under one result: review16 R8)
+        Effect.tap((r) => Effect.sync(() => this.count(p.event, r === "delivered" ? "delivered" : "dropped"))),
         Effect.catchAll((e) =>
           Effect.sync(() => {
             this.count(p.event, "dropped");

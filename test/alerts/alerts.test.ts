@@ -181,6 +181,21 @@ describe("the webhook", () => {
     ]);
   });
 
+  test("a webhook removed while an alert waits for its next try: the alert is counted as dropped, so the results add up to the alerts raised (review16 R8)", async () => {
+    const r = receiver([503, 503, 503]);
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    let url: string | undefined = r.url;
+    const hook = new AlertWebhook(bus, { url: () => url, baseDelayMs: 200, attempts: 4, log: () => {} });
+    cleanups.push(() => hook.close());
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:p", detail: {} });
+    await until(() => r.hits === 1);
+    url = undefined; // a reload removes the webhook during the wait
+    await until(() => hook.deliveryCounts().some((c) => c.result === "dropped"));
+    expect(r.hits).toBe(1); // no try made again (no "retried"): the one alert ends as dropped
+    expect(hook.deliveryCounts()).toEqual([{ event: "circuit_open", result: "dropped", count: 1 }]);
+  });
+
   test("with a claim (instances sharing a store): only the claimed alert is POSTed; a claim the store cannot answer delivers anyway", async () => {
     const r = receiver();
     cleanups.push(r.stop);
