@@ -60,6 +60,7 @@ export type ClassificationRow =
   | "model_unavailable"
   | "payment_required"
   | "request_too_large"
+  | "too_large_for_window"
   | "no_capacity"
   | "client_error"
   | "server_error"
@@ -132,16 +133,21 @@ const NO_CAPACITY_WORDS = /no capacity available/i;
  * Requested 2000") names a request within the limit and does not match.
  */
 const TOO_LARGE_FOR_WINDOW_WORDS = /request too large|request_too_large/i;
-const LIMIT_REQUESTED = /\blimit:?\s*(\d+)\b[^.]*?\brequested:?\s*(\d+)\b/i;
+/**
+ * OpenAI's (and Groq's) figures: "Limit N, Requested M" or "Limit N, Used U, Requested M", numbers with
+ * or without thousands separators ("Limit 1,000,000, Used 999,000, Requested 2,000").
+ */
+const LIMIT_REQUESTED = /\blimit:?\s*(\d[\d,]*)\s*,\s*(?:used:?\s*\d[\d,]*\s*,\s*)?requested:?\s*(\d[\d,]*)/i;
+const THOUSANDS = /,/g;
 
 /**
  * Whether a 429's text says the request alone exceeds the limit it was measured against: the
- * "Request too large" wording, or a "Limit N … Requested M" pair with M > N.
+ * "Request too large" wording, or a "Limit N, (Used U,) Requested M" list with M > N.
  */
 function tooLargeForWindow(text: string): boolean {
   if (TOO_LARGE_FOR_WINDOW_WORDS.test(text)) return true;
   const m = LIMIT_REQUESTED.exec(text);
-  return m !== null && Number(m[2]) > Number(m[1]);
+  return m !== null && Number(m[2]!.replace(THOUSANDS, "")) > Number(m[1]!.replace(THOUSANDS, ""));
 }
 const MODEL_WORDS = /model[_ ]not[_ ]found|does not exist|not supported for|do not have access to (?:the )?model|model .* (?:is not|isn't) (?:available|supported)|unknown model|invalid model|not_found_error/i;
 const CREDENTIAL_403_WORDS = /invalid (?:api[ _-]?key|token|credential)|token (?:has )?expired|unauthori[sz]ed|authentication|revoked|invalid_grant|oauth/i;
@@ -256,9 +262,11 @@ export function classify(f: FailureFacts): Classification {
     return { row: "request_too_large", account: { type: "none" }, loop: "return" };
   }
   // A 429 (or an in-band rate-limit notice) saying this request alone exceeds the per-minute limit:
-  // no wait lets it through, so no cooldown for the model's other callers and no Retry-After.
+  // no wait lets it through on this account, so no cooldown for the model's other callers and no
+  // Retry-After; but the limit is this account's (its organisation's usage tier) and this model's, so
+  // another account of the pool, or the combo's next target, may serve it (review16 R1).
   if ((s === 429 || (kind === "rate_limit" && f.inBand)) && tooLargeForWindow(text)) {
-    return { row: "request_too_large", account: { type: "none" }, loop: "return" };
+    return { row: "too_large_for_window", account: { type: "none" }, loop: "next_account" };
   }
   if (NO_CAPACITY_WORDS.test(text)) return { row: "no_capacity", account: { type: "none" }, loop: "return" };
 

@@ -5,12 +5,15 @@
  * openai-responses/failed-only.sse). Waiting cannot make it pass, so the client gets the error at once
  * without a long Retry-After, and the model is not put into a per-minute cooldown: the next request
  * (the same client's retry, or anyone else's) reaches the upstream instead of a `no_account` 429.
- * A genuine per-minute limit still cools the model down. Real gateway, fake upstream.
+ * A genuine per-minute limit still cools the model down. The limit is one account's (its
+ * organisation's usage tier) for one model: another account of the pool serves the request (review16 R1).
+ * Real gateway, fake upstream.
  */
 import { expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { recordedBytes } from "../support/fixtures.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
+import { startGateway } from "../support/gateway.ts";
 
 const suite = gatewaySuite();
 
@@ -72,4 +75,30 @@ test("a genuine per-minute limit (the request fits, the window is full) still co
   expect(second.status).toBe(429);
   expect(((await second.json()) as { error: { code: string } }).error.code).toBe("no_account");
   expect(gw.fake.requests.length).toBe(1);
+});
+
+test("a pool of two accounts: the one whose tier is too small answers the 429, the other serves the request; neither cools down (review16 R1)", async () => {
+  const yaml = `providers:\n  - { id: oai, kind: openai, base_url: "{{FAKE}}/v1" }\naccounts:\n  - { id: small-tier, provider: oai, api_key: env:KEY_SMALL, priority: 0 }\n  - { id: big-tier, provider: oai, api_key: env:KEY_BIG, priority: 1 }\n`;
+  const gw = await startGateway(yaml, { env: { KEY_SMALL: "sk-small-tier", KEY_BIG: "sk-big-tier" } });
+  try {
+    gw.fake.handle((r) =>
+      r.headers.authorization === "Bearer sk-small-tier"
+        ? { status: 429, json: { error: { message: TOO_LARGE, type: "tokens", param: null, code: "rate_limit_exceeded" } } }
+        : simpleReply(r.format!, { text: "served by the bigger tier", model: r.model }, r.stream),
+    );
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        // two conversations (a served conversation stays with its account: prompt-cache affinity)
+        body: JSON.stringify({ model: "oai/gpt-4o-mini", messages: [{ role: "user", content: `a very long prompt, conversation ${i}` }] }),
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content).toBe("served by the bigger tier");
+    }
+    // each conversation tried the small tier first (no cooldown after the first), then the big one
+    expect(gw.fake.requests.map((r) => r.headers.authorization)).toEqual(["Bearer sk-small-tier", "Bearer sk-big-tier", "Bearer sk-small-tier", "Bearer sk-big-tier"]);
+  } finally {
+    await gw.stop();
+  }
 });

@@ -119,9 +119,9 @@ describe("rows", () => {
     }
   });
 
-  test("a 429 saying the request alone exceeds the per-minute limit → returned at once, no cooldown, no Retry-After; a real TPM limit still cools down", () => {
+  test("a 429 saying the request alone exceeds the per-minute limit → no cooldown, no Retry-After, the next account (the limit is this account's tier and model, review16 R1); a real TPM limit still cools down", () => {
     const tooLarge = "Request too large for gpt-4o-mini in organization on tokens per min (TPM): Limit 30000, Requested 35364.";
-    const returned: Classification = { row: "request_too_large", account: { type: "none" }, loop: "return" };
+    const returned: Classification = { row: "too_large_for_window", account: { type: "none" }, loop: "next_account" };
     expect(classify(f({ status: 429, bodyText: JSON.stringify({ error: { message: tooLarge, type: "tokens", code: "rate_limit_exceeded" } }), quotaHealthy: true }))).toEqual(returned);
     // The same from a Responses stream's `response.failed` (an in-band rate-limit notice, read by the format).
     expect(classify(f({ status: 429, inBand: true, error: hubError("rate_limit", tooLarge, { code: "rate_limit_exceeded" }) }))).toEqual(returned);
@@ -130,6 +130,12 @@ describe("rows", () => {
     // A genuine per-minute limit: the request fits the limit, the window is full.
     const real = classify(f({ status: 429, bodyText: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000.", quotaHealthy: true }));
     expect(real).toMatchObject({ row: "rate_limit_per_minute", account: { type: "cooldown_for", scope: "model", ms: 90_000 }, retryAfterSeconds: 90 });
+    // Thousands separators are read as such (review16 R3): a big limit's genuine 429 is not "too large" …
+    expect(classify(f({ status: 429, bodyText: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 1,000,000, Used 999,000, Requested 2,000.", quotaHealthy: true })).row).toBe("rate_limit_per_minute");
+    // … and a request over it is
+    expect(classify(f({ status: 429, bodyText: "Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30,000, Requested 35,364." }))).toEqual(returned);
+    // free text that is no "Limit N, Requested M" list is not read as one
+    expect(classify(f({ status: 429, bodyText: "limit 5 requests per minute; requested 6 in window", quotaHealthy: true })).row).not.toBe("too_large_for_window");
   });
 
   test("no capacity available → returned at once", () => {
