@@ -132,6 +132,27 @@ describe("an open page whose session ended", () => {
     }
   }, 90_000);
 
+  test("the tab that signs out says 'You signed out.' even when the session's end reaches its live events before the sign-out's own answer", async () => {
+    const secret = await adminKey("slow-logout-admin");
+    const a = await openPage(suite.browser, suite.gw.url, REMOTE);
+    try {
+      await signIn(a, secret, "overview");
+      await a.page.locator(".live-live").waitFor({ timeout: 10_000 });
+      // The gateway ends the session at once (the page's event stream ends; its reconnect, a few seconds
+      // later, gets a 401); its answer to the page's own POST arrives 6 s later, as on a busy machine.
+      await a.page.route("**/dashboard/logout", async (route) => {
+        const response = await route.fetch();
+        await Bun.sleep(6000);
+        await route.fulfill({ response });
+      });
+      await a.page.getByRole("button", { name: "Sign out" }).click();
+      await signInShown(a.page);
+      expect(await a.page.getByRole("status").innerText()).toBe("You signed out.");
+    } finally {
+      await a.close();
+    }
+  }, 90_000);
+
   // Last: it switches require_api_key on for the rest of this gateway's life.
   test("a local browser that needed no key: once require_api_key is on, its open page goes to the sign-in view and its cookie reads nothing", async () => {
     const w = await openPage(suite.browser, suite.gw.url);

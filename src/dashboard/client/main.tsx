@@ -10,7 +10,7 @@ import "./style.css";
 import { mountAnnouncer } from "./announce.ts";
 import { csrfToken } from "./api.ts";
 import { connectLive, useLiveState } from "./live.ts";
-import { reloadToSignIn } from "./session-ended.ts";
+import { beginSignOut, reloadToSignIn } from "./session-ended.ts";
 import { AccountsPage } from "./pages/accounts.tsx";
 import { CallsPage } from "./pages/calls.tsx";
 import { KeysPage } from "./pages/keys.tsx";
@@ -66,6 +66,7 @@ function App() {
   const mode = document.querySelector<HTMLMetaElement>('meta[name="access-mode"]')?.content;
   const View = PAGES.find((p) => p.id === page)!.view;
   const signOut = async () => {
+    beginSignOut();
     await fetch("/dashboard/logout", { method: "POST", headers: { "x-csrf-token": csrfToken() }, credentials: "same-origin" });
     reloadToSignIn("signed_out_here", "/dashboard");
   };
