@@ -256,8 +256,7 @@ export function classify(f: FailureFacts): Classification {
   const reset = resetTimeOf(f);
   const retryAfterSeconds = reset !== undefined ? Math.max(0, Math.ceil((reset - f.now) / 1000)) : undefined;
 
-  // Requests no other account or model can fix (SPEC 6.3 "400/413/422 prompt or request too large",
-  // and, below, a 429 about the request's own size against the per-minute limit).
+  // Requests no other account or model can fix (SPEC 6.3 "400/413/422 prompt or request too large").
   if ((s === 400 || s === 413 || s === 422) && (kind === "context_length_exceeded" || kind === "request_too_large" || CONTEXT_WORDS.test(text))) {
     return { row: "request_too_large", account: { type: "none" }, loop: "return" };
   }
