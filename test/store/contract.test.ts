@@ -4,25 +4,14 @@
  * awaited, as code holding a `Store` does. The PostgreSQL store's own migrations, flush and outage
  * classification are in postgres-flush.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { parseCallCursor, type Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, code, fakeClock, tempDir, trace, usage } from "./helpers.ts";
+import { postgresForFile, code, fakeClock, tempDir, trace, usage } from "./helpers.ts";
 
-let pg: TestPostgres;
-let dbSeq = 0;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 type Clock = ReturnType<typeof fakeClock>;
 
@@ -43,7 +32,7 @@ const backends: Backend[] = [
   {
     name: "postgres",
     async open(clock) {
-      const url = await pg.createDatabase(`contract_${++dbSeq}`);
+      const url = await pg.database("contract");
       const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
       return { store: await open(), reopen: open };
     },

@@ -1,10 +1,12 @@
 /** Shared helpers for the store tests: temp dirs on the real file system, raw reads, sample rows. */
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { StoreError } from "../../src/store/types.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const dirs: string[] = [];
 
@@ -111,4 +113,22 @@ export async function code(call: () => unknown): Promise<string | undefined> {
   } catch (e) {
     return e instanceof StoreError ? e.code : `not a StoreError: ${String(e)}`;
   }
+}
+
+/**
+ * One throwaway PostgreSQL server for the test file that calls this at its top level (started in
+ * beforeAll, destroyed in afterAll with the file's temp dirs): `database(prefix)` makes a fresh,
+ * empty database on it and returns its URL (`prefix_1`, `prefix_2`, …).
+ */
+export function postgresForFile(): { database(prefix: string): Promise<string> } {
+  let pg: TestPostgres | undefined;
+  let seq = 0;
+  beforeAll(async () => {
+    pg = await startPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    await pg?.destroy();
+    cleanupTempDirs();
+  });
+  return { database: (prefix) => pg!.createDatabase(`${prefix}_${++seq}`) };
 }

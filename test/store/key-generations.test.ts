@@ -7,23 +7,14 @@
  * windows stay its own). A config-file key with the name of a stored key (pipeline/key-id.ts
  * `configKeyIdFor`) is `name#config`.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, tempDir } from "./helpers.ts";
+import { postgresForFile, tempDir } from "./helpers.ts";
 
-let pg: TestPostgres;
-let databases = 0;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> }> = [
   {
@@ -36,7 +27,7 @@ const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> 
   {
     name: "postgres",
     open: async () => {
-      const url = await pg.createDatabase(`generations${++databases}`);
+      const url = await pg.database("generations");
       return () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
     },
   },

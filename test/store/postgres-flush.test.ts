@@ -4,29 +4,18 @@
  * stalled database) and what counts as the database being away. A throwaway server is started for this
  * file.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { PG_MIGRATIONS, migratePg } from "../../src/store/postgres/migrations.ts";
 import { isUnavailable } from "../../src/store/postgres/db.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, trace, usage } from "./helpers.ts";
+import { postgresForFile, trace, usage } from "./helpers.ts";
 
-let pg: TestPostgres;
-let dbSeq = 0;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 describe("postgres migration 5", () => {
   test("a version-4 database loses the unread usage_request_id index and keeps its usage rows and traces", async () => {
-    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const url = await pg.database("flush");
     const sql = new SQL(url, { max: 1 });
     const indexes = async () =>
       ((await sql`SELECT indexname FROM pg_indexes WHERE tablename = 'usage' ORDER BY indexname`) as { indexname: string }[]).map((r) => r.indexname);
@@ -57,7 +46,7 @@ describe("postgres migration 5", () => {
 
 describe("postgres flush", () => {
   test("a row PostgreSQL refuses for its value is dropped alone (counted, logged); the rows around it are written", async () => {
-    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const url = await pg.database("flush");
     const errors: string[] = [];
     const s = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: (m) => errors.push(m) });
     const sql = new SQL(url, { max: 1 });
@@ -84,7 +73,7 @@ describe("postgres flush", () => {
 
 describe("postgres flush against a stalled database", () => {
   test("a flush the database does not answer (usage locked) is bounded: the store is away, its rows kept; after the lock they are written once, not twice", async () => {
-    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const url = await pg.database("flush");
     const errors: string[] = [];
     const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m) });
     const sql = new SQL(url, { max: 2 });
@@ -130,7 +119,7 @@ describe("postgres flush against a stalled database", () => {
 
 describe("postgres flush: the row-by-row retry after a refused value", () => {
   test("a row whose statement goes unanswered is bounded like a batch (the store is away); after the lock it is written once, the rows after it too, the refused one dropped", async () => {
-    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const url = await pg.database("flush");
     const errors: string[] = [];
     const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m) });
     const sql = new SQL(url, { max: 2 });
@@ -181,7 +170,7 @@ describe("postgres flush: the row-by-row retry after a refused value", () => {
 
 describe("postgres: what counts as the database being away", () => {
   test("a server with no connection left for this role (53300) is away, not a refused statement", async () => {
-    const url = await pg.createDatabase(`contract_${++dbSeq}`);
+    const url = await pg.database("flush");
     const root = new SQL(url, { max: 1 });
     await root.unsafe("CREATE ROLE capped LOGIN CONNECTION LIMIT 1");
     const capped = url.replace("//switchyard@", "//capped@");

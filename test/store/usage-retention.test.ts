@@ -7,7 +7,7 @@
  * Also least-used's seed (`servedPerModel`): the same counts as the usage summary by model, and on
  * SQLite read with the event loop free between slices of rows.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
@@ -15,29 +15,18 @@ import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
 import { UsageRetention } from "../../src/store/usage-retention.ts";
 import { startGateway } from "../support/gateway.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, tempDir, usage, withRaw } from "./helpers.ts";
+import { postgresForFile, tempDir, usage, withRaw } from "./helpers.ts";
 
 const DAY = 86_400_000;
 const NOW = 1_800_000_000_000;
 
-let pg: TestPostgres;
-let dbSeq = 0;
-
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 const backends: Array<{ name: string; open(): Promise<Store> }> = [
   { name: "sqlite", open: async () => openSqliteStore({ path: join(tempDir(), "sy.db"), flushIntervalMs: 60_000 }) },
   {
     name: "postgres",
-    open: async () => openPostgresStore({ url: await pg.createDatabase(`retention_${++dbSeq}`), flushIntervalMs: 60_000, onError: () => {} }),
+    open: async () => openPostgresStore({ url: await pg.database("retention"), flushIntervalMs: 60_000, onError: () => {} }),
   },
 ];
 
