@@ -443,7 +443,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     // One policy object per configuration (replaced as a whole on a change), not one per request.
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
-    responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
+    responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),
     adminRefusal: (request, peer) => adminRefusal(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),

@@ -34,6 +34,11 @@
  *
  * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
+ * When the gateway begins to stop (SPEC D-3 "stop accepting"; `stopping`), the socket takes no new
+ * request: an idle socket closes at once and a busy one once its reply has ended, both with 1001
+ * ("going away", RFC 6455 7.4.1), so the client reconnects (to the gateway's successor) rather than
+ * keeping a stopping gateway busy until its grace period ends; frames sent meanwhile get no answer
+ * (Codex sends a turn again on a new socket when its socket closes before the turn's reply).
  */
 import { isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
@@ -231,7 +236,12 @@ export interface ResponsesSocketOptions {
   now?: () => number;
   /** Called each time a reply starts waiting for the socket to drain ({@link ResponsesSocketSession.ready}); for tests. */
   onHeldBack?: () => void;
+  /** Aborted when the gateway begins to stop (SPEC D-3): the socket then takes no new request and closes with 1001. */
+  stopping?: AbortSignal;
 }
+
+/** The close code of a socket the stopping gateway ends (RFC 6455 7.4.1: "going away"). */
+export const GOING_AWAY = 1001;
 
 /** One socket's state: its queue of frames, the responses it issued, the request in flight. */
 export class ResponsesSocketSession {
@@ -273,7 +283,16 @@ export class ResponsesSocketSession {
     if (opts.upgrade.headers.has("origin") && !isRemote("127.0.0.1", opts.upgrade.headers)) vouchForOrigin(this.headers);
     this.idleMs = opts.idleMs ?? RESPONSES_SOCKET_IDLE_MS;
     this.touch();
+    if (opts.stopping?.aborted) this.goAway();
+    else opts.stopping?.addEventListener("abort", this.goAway);
   }
+
+  /** The gateway is stopping: close now when idle, else once the reply in flight has ended ({@link runQueue}). */
+  private readonly goAway = (): void => {
+    if (this.closed || this.busy) return;
+    this.ws.close(GOING_AWAY, "the gateway is shutting down");
+    this.closed_();
+  };
 
   /** Restarts the idle timer (a frame went in or out): one timer per socket, re-armed with `refresh()` rather than replaced per frame. */
   private touch(): void {
@@ -314,6 +333,7 @@ export class ResponsesSocketSession {
   /** A text frame from the client. */
   message(text: string): void {
     if (this.closed) return;
+    if (this.opts.stopping?.aborted) return this.goAway();
     this.touch();
     this.queue.push(text);
     if (!this.busy) void this.runQueue();
@@ -354,6 +374,7 @@ export class ResponsesSocketSession {
     if (this.closed) return;
     this.closed = true;
     if (this.idle) clearTimeout(this.idle);
+    this.opts.stopping?.removeEventListener("abort", this.goAway);
     this.queue.length = 0;
     this.inFlight?.abort(new Error("the WebSocket closed"));
     this.drain();
@@ -362,7 +383,7 @@ export class ResponsesSocketSession {
   private async runQueue(): Promise<void> {
     this.busy = true;
     try {
-      while (!this.closed && this.queue.length > 0) {
+      while (!this.closed && this.queue.length > 0 && !this.opts.stopping?.aborted) {
         try {
           await this.handle(this.queue.shift()!);
         } catch {
@@ -373,6 +394,7 @@ export class ResponsesSocketSession {
     } finally {
       this.busy = false;
     }
+    if (this.opts.stopping?.aborted) this.goAway();
   }
 
   private async handle(text: string): Promise<void> {

@@ -47,6 +47,8 @@ export interface ServerDeps {
   responsesSocketIdleMs?: number;
   /** Each time a socket's reply starts waiting for its client to read (ResponsesSocketOptions.onHeldBack; tests). */
   onResponsesSocketHeldBack?: () => void;
+  /** Aborted when the gateway begins to stop (SPEC D-3): open Responses WebSockets take no new request (ResponsesSocketOptions.stopping). */
+  stopping?: AbortSignal;
   /** GET /v1beta/models body (Gemini list shape), narrowed to the asking key's models allow-list (SPEC 9.6). */
   geminiModels?: (request: Request) => unknown;
   /** GET /v1beta/models/{model}; undefined when unknown (or outside the asking key's allow-list). */
@@ -89,7 +91,7 @@ function responsesSocket(deps: ServerDeps) {
     let session: ResponsesSocketSession | undefined;
     const handlers: SocketHandlers = {
       open(ws) {
-        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs, onHeldBack: deps.onResponsesSocketHeldBack });
+        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs, onHeldBack: deps.onResponsesSocketHeldBack, stopping: deps.stopping });
       },
       message(_ws, message) {
         session?.message(typeof message === "string" ? message : message.toString("utf8"));
