@@ -275,14 +275,18 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
  * "100 / 20" for a call that read 5,000 tokens from the cache, most of its cost; then "+5,300 cache"
  * added the reads, billed at a tenth of input, to the writes, billed above it). Input is the uncached
  * part (the hub's convention, formats/hub.ts). Each part stays whole and the cell wraps between parts
- * when the table is narrow (a `.tokens-part` inline block), so a part never splits.
+ * when the table is narrow (a `.tokens-part` inline block), so a part never splits. Figures the
+ * gateway estimated because the provider reported no usage (a reply cut off before it, O-1) start with
+ * "≈" and say so in the cell's title (try17 T7: they read as the provider's own).
  */
-function TokensInOut({ u }: { u: CallRow["usage"] }) {
+function TokensInOut({ u, estimated }: { u: CallRow["usage"]; estimated: boolean }) {
   const read = u.cacheReadTokens ?? 0;
   const write = u.cacheWriteTokens ?? 0;
-  const title = `${count(u.inputTokens)} uncached input, ${count(read)} cache read, ${count(write)} cache write, ${count(u.outputTokens)} output tokens`;
+  const parts = `${count(u.inputTokens)} uncached input, ${count(read)} cache read, ${count(write)} cache write, ${count(u.outputTokens)} output tokens`;
+  const title = estimated ? `Estimated by the gateway from the text (the provider reported no usage for this reply): ${parts}` : read + write > 0 ? parts : undefined;
   return (
-    <span title={read + write > 0 ? title : undefined}>
+    <span title={title} data-estimated={estimated ? "" : undefined}>
+      {estimated && <span class="estimated-mark" aria-label="estimated">≈</span>}
       {count(u.inputTokens)}
       {read > 0 && (
         <>
@@ -585,7 +589,7 @@ export function CallsPage() {
                           </td>
                         )}
                         <td class="num" data-opt="1" data-tokens="">
-                          <TokensInOut u={c.usage} />
+                          <TokensInOut u={c.usage} estimated={c.estimated && c.outcome !== "rejected"} />
                         </td>
                         <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : usd(c.costUsd)}</td>
                         <td class="num">{ms(c.totalMs)}</td>

@@ -38,6 +38,17 @@ export function costNote(rows: readonly UsageRow[]): string {
 }
 
 /**
+ * What the Usage page's heading adds when some requests' tokens are the gateway's estimate (SPEC O-1: the
+ * provider reported no usage, e.g. a reply cut off before it): how many, so totals that include them do not
+ * read as all reported (try17 T7). Empty when none.
+ */
+export function estimatedNote(rows: readonly UsageRow[]): string {
+  const n = rows.reduce((sum, r) => sum + r.estimated, 0);
+  if (n === 0) return "";
+  return ` (${count(n)} ${n === 1 ? "request's tokens are" : "requests' tokens are"} the gateway's estimate: the provider reported no usage; the Calls page marks them ≈)`;
+}
+
+/**
  * The label of the group whose value is absent (the store's `null` group), for the grouping `by` (the
  * CLI's `usage` legend says the same, src/cli/usage-table.ts): a request refused (a bad body, an unknown
  * model, a key limit) or failed before reaching a target has no model, account or provider; one sent
@@ -114,7 +125,10 @@ export function UsagePage() {
       <header class="page-head">
         <div>
           <h1>Usage</h1>
-          <p class="muted">Tokens as the providers reported them{costNote(rows)}.</p>
+          <p class="muted">
+            Tokens as the providers reported them{estimatedNote(rows)}
+            {costNote(rows)}.
+          </p>
         </div>
         <div class="form-row">
           <div class="seg">
