@@ -330,7 +330,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
     },
     now: () => clock.now(),
   });
-  // SPEC D-2: instances sharing a store deliver each alert once (src/alerts/alert-claim.ts); a key
+  // SPEC D-2: instances sharing a store deliver each alert once, and take over the alerts of an instance
+  // that stopped before delivering them (src/alerts/alert-claim.ts: a lease, then the claim); a key
   // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
   const claim = store.shared ? claimAlertsIn(store) : undefined;
   if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);

@@ -4,9 +4,10 @@
  * from what it sees, and some of what it sees is shared: an account's quota window read by one instance
  * reaches every other through the database, a quarantine written by one is loaded by all, a key
  * budget's use is counted across them. So two instances can raise one crossing each. Before the webhook
- * POSTs an alert, the instance claims its identity in the store (`SharedStore.claimOnce(name, until)`):
- * the instance whose claim is taken delivers it, the others do not while the claim holds. Each instance
- * still shows the alert on its own `/admin/api/events` and dashboard.
+ * POSTs an alert, the instance claims its identity in the store (`SharedStore.claimOnce(name, until)`,
+ * as a lease for the time of its tries: {@link AlertClaimer}): the instance whose claim is taken delivers
+ * it, the others do not while the claim holds, and take it over when the lease lapses (its holder died).
+ * Each instance still shows the alert on its own `/admin/api/events` and dashboard.
  *
  * | event | identity (besides event and subject) | the claim holds until |
  * |---|---|---|
@@ -27,7 +28,7 @@
  * once more, which then holds for its own period.
  */
 import type { AlertEvent } from "../events/bus.ts";
-import type { SharedStore } from "../store/shared.ts";
+import type { ClaimAnswer, SharedStore } from "../store/shared.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -90,10 +91,28 @@ export async function endAlertEpisode(store: Pick<SharedStore, "releaseClaims">,
 }
 
 /**
- * The webhook's `claim` for instances sharing `store` (`WebhookOptions.claim`): true when this instance
- * took the alert's claim and delivers it. Rejects when the store cannot answer (the alert is then
- * delivered anyway).
+ * How the webhook claims alerts across instances (`WebhookOptions.claim`): before its first try an
+ * instance leases the alert's claim for the time of its tries; once it has delivered the alert, or run
+ * out of tries, it settles the lease into the alert's claim ({@link alertClaim}'s `until`). An instance
+ * that stops before (killed) leaves the lease to lapse, and an instance refused while the lease held
+ * ("trying") keeps the alert and claims it again, with `retake`, when the lease ends: it delivers the
+ * alert if the lease lapsed, and leaves it if the lease was settled ("done"). So an alert is delivered
+ * at least once while any instance that raised it runs (until 2026-12-05, later: at most once).
  */
-export function claimAlertsIn(store: Pick<SharedStore, "claimOnce">): (c: AlertClaim) => Promise<boolean> {
-  return async (c) => store.claimOnce(c.name, c.until);
+export interface AlertClaimer {
+  /** Leases `c` for `leaseMs`; `retake` after a refusal by a lease. Rejects when the store cannot answer. */
+  take(c: AlertClaim, leaseMs: number, retake: boolean): Promise<ClaimAnswer>;
+  /** Settles this instance's lease of `c` into the claim until `c.until`. Rejects when the store cannot answer. */
+  settle(c: AlertClaim): Promise<void>;
+}
+
+/**
+ * The webhook's `claim` for instances sharing `store` (`WebhookOptions.claim`; see {@link AlertClaimer}):
+ * `SharedStore.claimOnce` with a lease, and `SharedStore.settleClaim`.
+ */
+export function claimAlertsIn(store: Pick<SharedStore, "claimOnce" | "settleClaim">): AlertClaimer {
+  return {
+    take: async (c, leaseMs, retake) => store.claimOnce(c.name, c.until, { ms: leaseMs, retake }),
+    settle: async (c) => store.settleClaim(c.name, c.until),
+  };
 }

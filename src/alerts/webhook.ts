@@ -21,7 +21,12 @@
  *
  * With `claim` (instances sharing a PostgreSQL store), an alert is POSTed only by the instance that
  * claims it first (src/alerts/alert-claim.ts): one delivery per alert for the gateway, not one per
- * instance. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
+ * instance. The claim is a lease for the time of the tries ({@link defaultClaimLeaseMs}), settled into
+ * the alert's claim once it is delivered or out of tries; an instance refused while another's lease
+ * holds keeps the alert beside its queue (as many as the queue's bound) and claims it again when the
+ * lease ends, delivering it if the holder stopped without settling (killed): at least once while any
+ * instance that raised the alert runs, where until 2026-12-05 (later) an alert whose claiming instance
+ * stopped was lost. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
  *
  * What became of each alert is counted by event and result ({@link AlertWebhook.deliveryCounts}), read by
  * `/metrics` as `switchyard_alert_deliveries_total` (src/http/metrics.ts).
@@ -32,7 +37,7 @@ import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
-import { alertClaim, type AlertClaim } from "./alert-claim.ts";
+import { alertClaim, type AlertClaim, type AlertClaimer } from "./alert-claim.ts";
 
 /**
  * Time allowed per POST, ms (5 s). An alert is a few hundred bytes of JSON that a working receiver
@@ -45,6 +50,9 @@ export const DEFAULT_TRY_TIMEOUT_MS = 5_000;
 
 /** How often a try in progress, or a wait between tries, checks whether the webhook URL changed, ms. */
 const URL_POLL_MS = 250;
+
+/** How long after another instance's lease ends an alert it refused is claimed again, ms. */
+const RETAKE_AFTER_MS = 100;
 
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
@@ -84,20 +92,34 @@ export interface WebhookOptions {
   timeoutMs?: number;
   log?: (line: string) => void;
   /**
-   * Claims an alert across instances (`SharedStore.claimOnce(name, until)`, alert-claim.ts
-   * `claimAlertsIn`): true = this instance delivers it. Omit on a store of one instance. May reject
-   * (then the alert is delivered).
+   * Claims alerts across instances (alert-claim.ts `claimAlertsIn`: a lease of the alert's claim, taken
+   * before the first try and settled after the last). Omit on a store of one instance. Its calls may
+   * reject (then the alert is delivered).
    */
-  claim?: (c: AlertClaim) => Promise<boolean>;
+  claim?: AlertClaimer;
+  /** How long a claim's lease holds, ms. Default {@link defaultClaimLeaseMs} of these options (~3.4 min). */
+  claimLeaseMs?: number;
+}
+
+/**
+ * How long an instance's lease of an alert's claim holds by default, ms: every try at its longest
+ * (`attempts` × `timeoutMs`), the waits between them ({@link retryDelays}) and 30 s more (defaults: 50 +
+ * 121.5 + 30 = 201.5 s). Past it, an instance that was refused the alert delivers it.
+ */
+export function defaultClaimLeaseMs(opts: Pick<WebhookOptions, "baseDelayMs" | "maxDelayMs" | "attempts" | "timeoutMs"> = {}): number {
+  const waits = retryDelays(opts).reduce((a, b) => a + b, 0);
+  return Math.max(1, opts.attempts ?? 10) * (opts.timeoutMs ?? DEFAULT_TRY_TIMEOUT_MS) + waits + 30_000;
 }
 
 /**
  * What the webhook did with an alert, as `/metrics` counts it (`switchyard_alert_deliveries_total`'s
  * `result` label): `delivered` (a 2xx), `dropped` (the queue was full, Effect could not be loaded, the
  * receiver refused it with a 4xx other than 408/429, every try failed, or the webhook was removed
- * while it waited for its next try), `claimed_elsewhere` (another
- * instance on the shared store claimed it and delivers it). `retried` counts tries, not alerts: one per
- * failed try that is followed by another.
+ * while it waited for its next try, or more alerts than the queue's bound waited for other instances'
+ * leases), `claimed_elsewhere` (another instance on the shared store took it and finished with it:
+ * delivered it, or ran out of tries; an alert kept while the other instance is still trying counts
+ * nothing until then, and one taken over after that instance stopped counts as this instance's
+ * delivery). `retried` counts tries, not alerts: one per failed try that is followed by another.
  */
 export type AlertDeliveryResult = "delivered" | "retried" | "dropped" | "claimed_elsewhere";
 
@@ -109,10 +131,14 @@ export interface AlertDeliveryCount {
   count: number;
 }
 
-/** An alert waiting for delivery: its payload and, with {@link WebhookOptions.claim}, its claim. */
+/**
+ * An alert waiting for delivery: its payload and, with {@link WebhookOptions.claim}, its claim and
+ * whether another instance's lease refused it before (`retake`).
+ */
 interface Pending {
   payload: WebhookPayload;
   claim?: AlertClaim;
+  retake?: boolean;
 }
 
 /** Why one try failed, and whether another may follow (connection error, timeout, 5xx, 408, 429). */
@@ -162,8 +188,10 @@ export class AlertWebhook {
   dropped = 0;
   /** Alerts delivered (a 2xx answer). */
   delivered = 0;
-  /** Alerts another instance claimed first (it delivers them). */
+  /** Alerts another instance claimed first and finished with (delivered, or out of tries). */
   claimedElsewhere = 0;
+  /** Alerts kept while another instance's lease holds: the timers that claim each again when it ends. */
+  private readonly held = new Set<ReturnType<typeof setTimeout>>();
   /** Counts by event, then by result ({@link count}). */
   private readonly counts = new Map<string, Record<AlertDeliveryResult, number>>();
   /** The queue, its delivering fiber and Effect, once the first alert has started them. */
@@ -291,36 +319,56 @@ export class AlertWebhook {
           yield* Effect.sleep(wait.value).pipe(Effect.raceFirst(urlMoved(url)));
         }
       });
-    const send = (p: WebhookPayload) =>
+    const claimer = opts.claim;
+    const leaseMs = opts.claimLeaseMs ?? defaultClaimLeaseMs(opts);
+    const cause = (e: { cause?: unknown; message: string }) => (e.cause instanceof Error ? e.cause.message : e.message);
+    // What the store says of the alert's claim: a claim it cannot answer delivers the alert ("unanswered").
+    const claimed = (item: Pending) =>
+      Effect.tryPromise(() => claimer!.take(item.claim!, leaseMs, item.retake === true)).pipe(
+        Effect.catchAll((e) =>
+          Effect.sync(() => {
+            this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: cause(e) });
+            return "unanswered" as const;
+          }),
+        ),
+      );
+    // The tries are over (delivered, out of tries, or the webhook removed): the lease becomes the
+    // alert's claim. Not when the delivery is interrupted (close): the lease then lapses and another
+    // instance delivers the alert. A store that cannot answer leaves the lease to lapse (another
+    // instance may then deliver the alert again).
+    const settle = (c: AlertClaim, p: WebhookPayload) =>
+      Effect.tryPromise(() => claimer!.settle(c)).pipe(
+        Effect.catchAll((e) =>
+          Effect.sync(() => this.logLine({ level: "warn", time: Date.now(), msg: "alert claim not settled (the shared store did not answer); another instance may deliver the alert again", event: p.event, subject: p.subject, error: cause(e) })),
+        ),
+      );
+    /**
+     * Every try of `p`, then `claim`'s lease settled (with a claim taken), then the alert counted under
+     * its result: a count read by a test or a scrape means the claim is settled for the other instances.
+     */
+    const send = (p: WebhookPayload, claim?: AlertClaim) =>
       tries(p).pipe(
         // "off": the webhook was removed while the alert waited for its next try; it is dropped (every
         // alert at the webhook ends under one result: review16 R8)
-        Effect.tap((r) => Effect.sync(() => this.count(p.event, r === "delivered" ? "delivered" : "dropped"))),
+        Effect.map((r) => () => this.count(p.event, r === "delivered" ? "delivered" : "dropped")),
         Effect.catchAll((e) =>
-          Effect.sync(() => {
+          Effect.succeed(() => {
             this.count(p.event, "dropped");
             this.logLine({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message });
           }),
         ),
+        Effect.flatMap((record) => (claim ? settle(claim, p) : Effect.void).pipe(Effect.zipRight(Effect.sync(record)))),
       );
-    // Whether this instance delivers the alert: a claim the store cannot answer says yes.
-    const claimed = (c: AlertClaim | undefined) =>
-      !c || !opts.claim
-        ? Effect.succeed(true)
-        : Effect.tryPromise(() => opts.claim!(c)).pipe(
-            Effect.catchAll((e) =>
-              Effect.sync(() => {
-                this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: e.cause instanceof Error ? e.cause.message : e.message });
-                return true;
-              }),
-            ),
-          );
-    const deliver = ({ payload: p, claim }: Pending) => {
+    const deliver = (item: Pending) => {
+      const { payload: p, claim } = item;
       if (!opts.url()) return Effect.void;
-      return claimed(claim).pipe(
-        Effect.flatMap((mine) => {
-          if (mine) return send(p);
-          this.count(p.event, "claimed_elsewhere");
+      if (!claim || !claimer) return send(p);
+      return claimed(item).pipe(
+        Effect.flatMap((answer) => {
+          if (answer === "unanswered") return send(p);
+          if (answer.taken) return send(p, claim);
+          if (answer.holder === "trying") this.hold(item, answer.retryInMs);
+          else this.count(p.event, "claimed_elsewhere");
           return Effect.void;
         }),
       );
@@ -341,17 +389,40 @@ export class AlertWebhook {
     this.delivery = { E, queue, fiber };
   }
 
-  /** Alerts waiting for delivery. */
-  pending(): number {
-    const d = this.delivery;
-    return d ? Math.max(0, d.E.Effect.runSync(d.E.Queue.size(d.queue))) : this.early.length;
+  /**
+   * Keeps `item`, refused while another instance's lease holds, and offers it to the queue again
+   * `retryInMs` (+ {@link RETAKE_AFTER_MS}) later to be claimed with `retake`. As many are kept as the
+   * queue holds; one more is dropped.
+   */
+  private hold(item: Pending, retryInMs: number): void {
+    if (this.closed) return;
+    if (this.held.size >= this.capacity) {
+      this.count(item.payload.event, "dropped");
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.held.delete(timer);
+      const d = this.delivery;
+      if (!d || this.closed) return;
+      if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, { ...item, retake: true }))) this.count(item.payload.event, "dropped");
+    }, Math.max(0, retryInMs) + RETAKE_AFTER_MS);
+    timer.unref?.();
+    this.held.add(timer);
   }
 
-  /** Stops listening and delivering (alerts still queued are dropped). */
+  /** Alerts waiting for delivery: queued, and kept while another instance's lease holds. */
+  pending(): number {
+    const d = this.delivery;
+    return (d ? Math.max(0, d.E.Effect.runSync(d.E.Queue.size(d.queue))) : this.early.length) + this.held.size;
+  }
+
+  /** Stops listening and delivering (alerts still queued, or kept for another instance's lease, are dropped). */
   async close(): Promise<void> {
     this.unsubscribe();
     this.closed = true;
     this.early = [];
+    for (const t of this.held) clearTimeout(t);
+    this.held.clear();
     await this.starting;
     const d = this.delivery;
     if (!d) return;

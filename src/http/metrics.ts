@@ -317,7 +317,7 @@ export class GatewayMetrics {
       name: "switchyard_alert_deliveries_total",
       help:
         "Alerts at the webhook (SPEC 9.7), by event and result: delivered (a 2xx), dropped (queue full, refused with a 4xx, every try failed, or the webhook removed before its next try), " +
-        "claimed_elsewhere (another instance on the shared store delivers it); retried counts the tries made again after a failed one.",
+        "claimed_elsewhere (another instance on the shared store took it and finished with it: delivered, or out of tries); retried counts the tries made again after a failed one.",
       labelNames: ["event", "result"],
       registers,
       collect() {

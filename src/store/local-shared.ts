@@ -4,7 +4,7 @@
  * other instance ever announces a change. Same contract as the PostgreSQL version, `shared: false`.
  */
 import { checkId } from "./rows.ts";
-import type { CounterWindow, QuotaShare, QuotaShareRequest, QuotaUse, SharedStore, StoreChange } from "./shared.ts";
+import { CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "./shared.ts";
 import { StoreError } from "./types.ts";
 
 /** In-process leases, counters and refresh locks. */
@@ -13,8 +13,11 @@ export class LocalShared implements SharedStore {
   private readonly leases = new Map<string, string>();
   private readonly held = new Map<string, number>();
   private readonly counters = new Map<string, { start: number; total: number }>();
-  /** Claims in force: name → until, ms since the epoch (ended ones pruned as the map grows). */
-  private readonly claims = new Map<string, number>();
+  /**
+   * Claims: name → its end (ms since the epoch) and whether it is a lease not yet settled (pruned as the
+   * map grows, {@link CLAIM_KEEP_MS} after their end).
+   */
+  private readonly claims = new Map<string, { end: number; lease: boolean }>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private seq = 0;
 
@@ -60,16 +63,31 @@ export class LocalShared implements SharedStore {
     return { total: c.total, resetAt: start + w };
   }
 
-  /** Claims `name` until `until` unless a claim of it is in force (see `SharedStore.claimOnce`). @throws StoreError `invalid`. */
-  claimOnce(name: string, until: number): boolean {
+  /**
+   * Claims `name` until `until`, or leases it for `lease.ms`, unless a claim of it is in force (see
+   * `SharedStore.claimOnce`). @throws StoreError `invalid`.
+   */
+  claimOnce(name: string, until: number, lease?: ClaimLease): ClaimAnswer {
     checkId(name, "claim name");
     if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
+    if (lease && !(Number.isFinite(lease.ms) && lease.ms > 0)) throw new StoreError("invalid", "claim lease must be a positive number of ms");
     const now = this.now();
     const held = this.claims.get(name);
-    if (held !== undefined && held > now) return false;
-    if (this.claims.size >= 1024) for (const [k, end] of this.claims) if (end <= now) this.claims.delete(k);
-    this.claims.set(name, until);
-    return true;
+    if (held !== undefined && held.end > now) return held.lease ? { taken: false, holder: "trying", retryInMs: held.end - now } : { taken: false, holder: "done" };
+    // Refused by a lease before: only that lease lapsed is taken; a claim settled since is the lease's
+    // work done, even past its end, and a claim gone was ended by an operator (releaseClaims).
+    if (lease?.retake && !held?.lease) return { taken: false, holder: "done" };
+    if (this.claims.size >= 1024) for (const [k, c] of this.claims) if (c.end + CLAIM_KEEP_MS <= now) this.claims.delete(k);
+    this.claims.set(name, lease ? { end: now + lease.ms, lease: true } : { end: until, lease: false });
+    return { taken: true };
+  }
+
+  /** Turns the lease of `name` into the full claim until `until` (see `SharedStore.settleClaim`). @throws StoreError `invalid`. */
+  settleClaim(name: string, until: number): void {
+    checkId(name, "claim name");
+    if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
+    const held = this.claims.get(name);
+    if (held?.lease) this.claims.set(name, { end: until, lease: false });
   }
 
   /** Ends the claims whose name starts with `prefix` (see `SharedStore.releaseClaims`). @throws StoreError `invalid`. */

@@ -121,6 +121,28 @@ export async function answerWithin<T>(work: Promise<T>, ms: number, late: (value
   }
 }
 
+/** A lease of a claim (`SharedStore.claimOnce`'s third argument). */
+export interface ClaimLease {
+  /** How long the lease holds from now, ms (an alert's webhook tries and their waits, with a margin). */
+  ms: number;
+  /** Take it only when the lease that refused this caller lapsed; see claimOnce. */
+  retake?: boolean;
+}
+
+/**
+ * What `SharedStore.claimOnce` found: taken (this caller holds the claim, or its lease), or refused by
+ * a lease whose holder is still at work (`trying`, ending in `retryInMs` ms, 0 or more) or by a full
+ * claim (`done`: made whole, or a lease settled).
+ */
+export type ClaimAnswer = { readonly taken: true } | { readonly taken: false; readonly holder: "trying"; readonly retryInMs: number } | { readonly taken: false; readonly holder: "done" };
+
+/**
+ * How long a claim is kept past its end before it is pruned, ms (an hour): long enough for an instance
+ * refused by a lease to claim again with `retake` when the lease ends and find the claim settled, even
+ * when the settled claim's own end passed first.
+ */
+export const CLAIM_KEEP_MS = 3_600_000;
+
 /** Leases, counters, the refresh lock and the change feed. */
 export interface SharedStore {
   /** True when counts and leases span every instance on the database (PostgreSQL); false = this process only. */
@@ -149,15 +171,35 @@ export interface SharedStore {
 
   /**
    * Claims `name` until `until` (ms since the epoch; on PostgreSQL compared with the database's clock):
-   * true when no claim of `name` is in force (none was made, or the last one's `until` has passed), and
-   * this call's claim then holds until `until`; false while another claim of `name` holds, whichever
+   * taken when no claim of `name` is in force (none was made, or the last one's end has passed), and
+   * this call's claim then holds until `until`; refused while another claim of `name` holds, whichever
    * instance made it. No fixed windows: a claim made just before a window boundary still refuses a
    * claim made just after it. For what must happen once across instances (an alert's delivery,
-   * src/alerts/alert-claim.ts). Claims past their end are pruned.
+   * src/alerts/alert-claim.ts). Claims past their end are pruned (kept {@link CLAIM_KEEP_MS} longer,
+   * for `retake`).
+   *
+   * With `lease`, the claim taken is a lease: it holds `lease.ms` from now (not until `until`), for the
+   * work it guards (an alert's webhook tries), and {@link settleClaim} turns it into the full claim
+   * once that work is done; a lease its holder never settles (the instance died) lapses, and the next
+   * claim takes it. A refusal says which claim holds: `trying` (a lease, ending in `retryInMs`; the
+   * caller may keep its work and claim again then, with `retake`) or `done` (a full claim, or a lease
+   * settled). `lease.retake`: the caller was refused by a lease before, so it takes the claim only when
+   * that lease lapsed: a claim settled meanwhile refuses it as `done` even when its end has passed (a
+   * circuit change's claim holds a minute, a lease minutes), so the work is done once, and so does a
+   * claim ended by {@link releaseClaims} meanwhile (an operator ended what the alert was about).
    * @throws StoreError `unavailable` (shared database unreachable), `invalid` (empty name, `until` not
-   *   a finite time).
+   *   a finite time, `lease.ms` not a positive number).
    */
-  claimOnce(name: string, until: number): Awaitable<boolean>;
+  claimOnce(name: string, until: number, lease?: ClaimLease): Awaitable<ClaimAnswer>;
+
+  /**
+   * Turns this instance's lease of `name` ({@link claimOnce} with `lease`) into the full claim, holding
+   * until `until`: its work is done (an alert delivered, or out of tries). Does nothing when `name` is
+   * no lease any more (already settled, or ended by {@link releaseClaims}); a lease that lapsed and was
+   * taken by another instance is settled all the same (that instance's work continues; its own settle
+   * then does nothing). @throws StoreError `unavailable`, `invalid` (empty name, `until` not finite).
+   */
+  settleClaim(name: string, until: number): Awaitable<void>;
 
   /**
    * Ends every claim whose name starts with `prefix` (the next {@link claimOnce} of such a name takes

@@ -205,10 +205,13 @@ describe("the webhook", () => {
     const hook = new AlertWebhook(bus, {
       url: () => r.url,
       log: (l) => logs.push(l),
-      claim: async (c) => {
-        asked.push(c);
-        if (c.name.includes("provider:down")) throw new Error("database unavailable");
-        return !c.name.includes(":0.5:");
+      claim: {
+        take: async (c) => {
+          asked.push(c);
+          if (c.name.includes("provider:down")) throw new Error("database unavailable");
+          return c.name.includes(":0.5:") ? { taken: false, holder: "done" } : { taken: true };
+        },
+        settle: async () => {},
       },
     });
     cleanups.push(() => hook.close());

@@ -6,7 +6,7 @@
  * Times of leases and counters are the database's clock, so instances with skewed clocks still agree.
  */
 import { checkId, errMessage } from "../rows.ts";
-import { type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
+import { CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { DB_NOW_MS, num } from "./values.ts";
@@ -96,25 +96,55 @@ export class PgShared implements SharedStore {
   }
 
   /**
-   * Claims `name` until `until` unless a claim of it is in force (`SharedStore.claimOnce`): one upsert
-   * of a `counters` row (`claim:NAME`, window start 0) that takes the row only when it is absent or its
-   * end has passed on the database's clock; two instances claiming at once are serialised by the row.
+   * Claims `name` until `until`, or leases it for `lease.ms`, unless a claim of it is in force
+   * (`SharedStore.claimOnce`): one upsert of a `counters` row (`claim:NAME`, window start 0; its value 1
+   * for a full claim, as before leases existed, and 2 for a lease) that takes the row only when it is
+   * absent or its end has passed on the database's clock (with `retake`, an UPDATE that takes only a
+   * lapsed lease); two instances claiming at once are serialised by the row. A refusal reads the row
+   * that refused (a second statement) to say whether its holder is still trying. An instance of an earlier version sees a lease
+   * as a claim in force, and takes a lapsed one as its full claim.
    * @throws StoreError `invalid`, `closed`, `unavailable`.
    */
-  async claimOnce(name: string, until: number): Promise<boolean> {
+  async claimOnce(name: string, until: number, lease?: ClaimLease): Promise<ClaimAnswer> {
     checkId(name, "claim name");
     if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
-    const rows = await this.ctx.read((sql) =>
-      sql.unsafe(
-        `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, 0, 1, $2)
-         ON CONFLICT (name, window_start) DO UPDATE SET value = 1, expires_at = excluded.expires_at
-           WHERE counters.expires_at <= ${DB_NOW_MS}
-         RETURNING value`,
-        [`claim:${name}`, Math.floor(until)],
-      ),
-    );
+    if (lease && !(Number.isFinite(lease.ms) && lease.ms > 0)) throw new StoreError("invalid", "claim lease must be a positive number of ms");
+    const row = `claim:${name}`;
+    const end = lease ? `${DB_NOW_MS} + $3` : "$3";
     this.pruneCounters();
-    return rows.length > 0;
+    for (let round = 0; round < 3; round++) {
+      const taken = await this.ctx.read((sql) =>
+        lease?.retake
+          ? sql.unsafe(`UPDATE counters SET expires_at = ${DB_NOW_MS} + $2 WHERE name = $1 AND window_start = 0 AND value = 2 AND expires_at <= ${DB_NOW_MS} RETURNING value`, [row, Math.floor(lease.ms)])
+          : sql.unsafe(
+              `INSERT INTO counters (name, window_start, value, expires_at) VALUES ($1, 0, $2, ${end})
+               ON CONFLICT (name, window_start) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+                 WHERE counters.expires_at <= ${DB_NOW_MS}
+               RETURNING value`,
+              [row, lease ? 2 : 1, Math.floor(lease ? lease.ms : until)],
+            ),
+      );
+      if (taken.length > 0) return { taken: true };
+      const [held] = await this.ctx.read((sql) => sql.unsafe(`SELECT value, expires_at - ${DB_NOW_MS} AS left_ms FROM counters WHERE name = $1 AND window_start = 0`, [row]));
+      // A retake finds the claim gone: ended by an operator (releaseClaims), its alert is over.
+      if (held === undefined && lease?.retake) return { taken: false, holder: "done" };
+      // Gone (released) since the upsert: claim again.
+      if (held === undefined) continue;
+      if (Number(held.value) !== 2) return { taken: false, holder: "done" };
+      const left = num(held.left_ms);
+      if (left > 0) return { taken: false, holder: "trying", retryInMs: left };
+    }
+    return { taken: false, holder: "trying", retryInMs: 0 };
+  }
+
+  /**
+   * Turns the lease of `name` into the full claim until `until` (`SharedStore.settleClaim`): one UPDATE
+   * of its row while it is a lease. @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async settleClaim(name: string, until: number): Promise<void> {
+    checkId(name, "claim name");
+    if (!Number.isFinite(until)) throw new StoreError("invalid", "claim end must be a time in ms since the epoch");
+    await this.ctx.read((sql) => sql.unsafe(`UPDATE counters SET value = 1, expires_at = $2 WHERE name = $1 AND window_start = 0 AND value = 2`, [`claim:${name}`, Math.floor(until)]));
   }
 
   /**
@@ -128,12 +158,15 @@ export class PgShared implements SharedStore {
     await this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE window_start = 0 AND left(name, char_length($1)) = $1`, [name]));
   }
 
-  /** Drops ended counter windows and claims (every instance's) at most once a minute. */
+  /**
+   * Drops ended counter windows, and claims (window start 0) ended {@link CLAIM_KEEP_MS} ago (every
+   * instance's), at most once a minute.
+   */
   private pruneCounters(): void {
     const now = this.ctx.now();
     if (now - this.lastCounterPrune <= 60_000) return;
     this.lastCounterPrune = now;
-    void this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE expires_at < ${DB_NOW_MS}`)).catch(() => {});
+    void this.ctx.read((sql) => sql.unsafe(`DELETE FROM counters WHERE expires_at < ${DB_NOW_MS} - CASE WHEN window_start = 0 THEN $1::bigint ELSE 0 END`, [CLAIM_KEEP_MS])).catch(() => {});
   }
 
   /** This instance's share of a pool (see `SharedStore.setQuotaShare`): one round trip. @throws StoreError `invalid`, `closed`, `unavailable`. */

@@ -32,6 +32,7 @@ import type {
   Store,
   StoreChange,
   QuotaShareRequest,
+  ClaimLease,
   QuotaUse,
   StoreStats,
   UsageQuery,
@@ -299,7 +300,8 @@ export class PostgresStore implements Store {
   tryLease(scope: string, limit: number) { return this.coord.tryLease(scope, limit); }
   releaseLease(id: string) { return this.coord.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.coord.addToCounter(name, windowMs, amount); }
-  claimOnce(name: string, until: number) { return this.coord.claimOnce(name, until); }
+  claimOnce(name: string, until: number, lease?: ClaimLease) { return this.coord.claimOnce(name, until, lease); }
+  settleClaim(name: string, until: number) { return this.coord.settleClaim(name, until); }
   releaseClaims(prefix: string) { return this.coord.releaseClaims(prefix); }
   publishInstanceConfig(label: string, parts: Record<string, string>, origin?: string) { return this.configs.publish(label, parts, origin); }
   otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }

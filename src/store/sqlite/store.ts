@@ -34,6 +34,7 @@ import type {
   Store,
   StoreChange,
   QuotaShareRequest,
+  ClaimLease,
   QuotaUse,
   StoreStats,
   UsageQuery,
@@ -253,7 +254,8 @@ export class SqliteStore implements Store {
   tryLease(scope: string, limit: number) { return this.local.tryLease(scope, limit); }
   releaseLease(id: string) { this.local.releaseLease(id); }
   addToCounter(name: string, windowMs: number, amount: number) { return this.local.addToCounter(name, windowMs, amount); }
-  claimOnce(name: string, until: number) { return this.local.claimOnce(name, until); }
+  claimOnce(name: string, until: number, lease?: ClaimLease) { return this.local.claimOnce(name, until, lease); }
+  settleClaim(name: string, until: number) { return this.local.settleClaim(name, until); }
   releaseClaims(prefix: string) { this.local.releaseClaims(prefix); }
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }

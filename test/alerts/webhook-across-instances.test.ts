@@ -1,0 +1,142 @@
+/**
+ * Alerts across instances on one PostgreSQL (SPEC D-2 "behave as one gateway", 9.7): two instances
+ * (two stores on one database, each with its bus and webhook) raise the same alert; the receiver, a
+ * local HTTP server, gets it once. An instance claims an alert as a lease for the time of its tries
+ * (here 3 s instead of ~3.4 min); the other, refused while it holds, keeps the alert. When the holder
+ * delivers, the other hears "done" and counts `claimed_elsewhere`; when the holder stops before its POST
+ * succeeds (its delivery interrupted, its store closed: no settle, as after a SIGKILL), the other
+ * delivers the alert once the lease has lapsed. Until 2026-12-05 (later) that alert was lost.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { claimAlertsIn } from "../../src/alerts/alert-claim.ts";
+import { AlertWebhook, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import type { ClaimAnswer, Store } from "../../src/store/types.ts";
+import { postgresForFile } from "../store/helpers.ts";
+
+const pg = postgresForFile();
+const LEASE_MS = 3_000;
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A receiver on 127.0.0.1:0 answering 200 once `answer()` has settled; `arrived` counts POSTs as they come in. */
+function receiver(answer: () => Promise<void> = async () => {}) {
+  const got: WebhookPayload[] = [];
+  let arrived = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      arrived++;
+      const body = (await req.json()) as WebhookPayload;
+      await answer();
+      got.push(body);
+      return new Response(null, { status: 200 });
+    },
+  });
+  cleanups.push(() => server.stop(true));
+  return {
+    url: `http://127.0.0.1:${server.port}/hook`,
+    got,
+    arrived: () => arrived,
+  };
+}
+
+/** One instance: its store on the shared database, its bus, its webhook, and what its claims heard. */
+async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch) {
+  const store: Store = await openPostgresStore({ url: dbUrl, flushIntervalMs: 60_000, onError: () => {} });
+  const bus = new EventBus();
+  const claims = claimAlertsIn(store);
+  const heard: ClaimAnswer[] = [];
+  const hook = new AlertWebhook(bus, {
+    url: () => hookUrl,
+    fetchImpl,
+    log: () => {},
+    claimLeaseMs: LEASE_MS,
+    claim: {
+      take: async (c, leaseMs, retake) => {
+        const a = await claims.take(c, leaseMs, retake);
+        heard.push(a);
+        return a;
+      },
+      settle: (c) => claims.settle(c),
+    },
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await hook.close();
+    await store.close();
+  };
+  cleanups.push(stop);
+  return { bus, hook, heard, stop };
+}
+
+/** An `account_locked` alert as each instance raises it from the lock it reads (the same detail). */
+const locked = (at: number): AlertEvent => ({ type: "alert", event: "account_locked", at, subject: "account:cc-1", detail: { reason: "401 invalid credentials", until: null } });
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await Bun.sleep(10);
+}
+
+describe("alerts across instances on PostgreSQL: once, and at least once", () => {
+  test("both instances raise the alert while the first is still POSTing: the receiver gets one POST; the other instance waits for the lease, hears 'done' and counts claimed_elsewhere", async () => {
+    const db = await pg.database("alerts_once");
+    let b: Awaited<ReturnType<typeof instance>> | undefined;
+    // A's POST is answered once B has claimed the alert (and heard that A is still trying).
+    const r = receiver(() => until(() => (b?.heard.length ?? 0) >= 1));
+    const a = await instance(db, r.url);
+    b = await instance(db, r.url);
+    a.bus.publish(locked(Date.now()));
+    await until(() => r.arrived() === 1); // A holds the lease and its POST is in flight
+    b.bus.publish(locked(Date.now()));
+    await until(() => a.hook.delivered === 1 && b!.hook.claimedElsewhere === 1 && b!.hook.pending() === 0);
+    expect(r.arrived()).toBe(1);
+    expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
+    // B was told A was still trying, kept the alert, and claimed it again when the lease ended.
+    expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "done"]);
+    expect(a.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
+    expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "claimed_elsewhere", count: 1 }]);
+  }, 60_000);
+
+  test("the instance that claimed the alert stops before its POST succeeds: the other instance POSTs it once the lease has lapsed, and the receiver gets exactly one POST", async () => {
+    const db = await pg.database("alerts_taken_over");
+    const r = receiver();
+    let aTried = 0;
+    // A's POSTs never get an answer (it stops before one succeeds).
+    const hangs: typeof fetch = Object.assign(
+      (_url: unknown, init?: RequestInit) => {
+        aTried++;
+        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+      },
+      { preconnect: fetch.preconnect },
+    );
+    const a = await instance(db, r.url, hangs);
+    const b = await instance(db, r.url);
+    a.bus.publish(locked(Date.now()));
+    await until(() => aTried === 1); // A holds the lease
+    b.bus.publish(locked(Date.now()));
+    await until(() => b.heard.length === 1);
+    expect(b.heard[0]).toMatchObject({ taken: false, holder: "trying" });
+    await a.stop(); // A dies: no POST succeeded, its lease is never settled
+    const diedAt = Date.now();
+    await until(() => b.hook.delivered === 1 && b.hook.pending() === 0);
+    expect(Date.now() - diedAt).toBeLessThan(LEASE_MS + 5_000);
+    expect(r.arrived()).toBe(1);
+    expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
+    expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "taken"]);
+    expect(a.hook.deliveryCounts()).toEqual([]);
+    expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
+    // B settled its lease: a third instance raising the alert now hears "done" and posts nothing.
+    const c = await instance(db, r.url);
+    c.bus.publish(locked(Date.now()));
+    await until(() => c.hook.claimedElsewhere === 1);
+    expect(c.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["done"]);
+    expect(r.arrived()).toBe(1);
+  }, 60_000);
+});
