@@ -321,18 +321,30 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
     err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
   }
+  // A request larger than a per-minute window on every account that answered (sdk16 S1) cannot pass
+  // by being sent again: tell the SDKs not to retry (below), unless an account cooling down may serve
+  // it later (then Retry-After says when).
+  const noRetry = last?.classification.row === "too_large_for_window" && err === last.error;
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
-  return finalError(ctx, err, deps, { attempts, fallback, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
+  return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }
+
+/**
+ * The response header the official OpenAI and Anthropic SDKs obey before their own retry rules
+ * (openai-node and anthropic-sdk-typescript `shouldRetry`: `x-should-retry: false` → no retry, whatever
+ * the status; otherwise a 429 is retried twice by default, each try reaching the upstream).
+ */
+export const NO_RETRY_HEADER = "x-should-retry";
 
 function finalError(
   ctx: RequestContext,
   err: HubError,
   deps: AttemptDeps,
-  f: { attempts: number; fallback: boolean; target?: Target; account?: Account; cache?: CacheState },
+  f: { attempts: number; fallback: boolean; noRetry?: boolean; target?: Target; account?: Account; cache?: CacheState },
 ): Response {
   const headers = responseHeaders(ctx);
   if (f.fallback) headers.set("x-switchyard-fallback", "1");
+  if (f.noRetry) headers.set(NO_RETRY_HEADER, "false");
   // SPEC 2.4: no account served this reply, so affinity cannot have hit.
   if (f.cache) headers.set("x-switchyard-cache", f.cache);
   const warning = warningHeader(ctx.warnings);

@@ -45,7 +45,7 @@ export interface BrowserVerdict {
 /** The verdict of a request without an `Origin` whose Host passes: no refusal, no headers (shared, never written to). */
 const PASS: BrowserVerdict = Object.freeze({ headers: Object.freeze({}) as Record<string, string> });
 
-/** Response headers a configured web origin may read (SPEC 2.4). */
+/** Response headers a configured web origin may read (SPEC 2.4; `x-should-retry`, which the OpenAI and Anthropic SDKs obey). */
 const EXPOSED_HEADERS = [
   "x-request-id",
   "x-switchyard-route-id",
@@ -53,6 +53,7 @@ const EXPOSED_HEADERS = [
   "x-switchyard-warning",
   "x-switchyard-cache",
   "retry-after",
+  "x-should-retry",
 ].join(", ");
 
 const PREFLIGHT_METHODS = "GET, POST, PUT, PATCH, DELETE";

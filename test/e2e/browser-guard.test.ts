@@ -240,6 +240,8 @@ describe("CORS rule", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(res.headers.get("access-control-expose-headers")).toContain("x-switchyard-route-id");
+    // the header the OpenAI and Anthropic SDKs obey before retrying (pipeline/attempt-loop.ts), readable by a browser SDK
+    expect(res.headers.get("access-control-expose-headers")).toContain("x-should-retry");
     expect(res.headers.get("vary")).toContain("Origin");
     expect(await res.text()).toContain("data: [DONE]");
     expect(gw.fake.requests.length).toBe(before + 1);

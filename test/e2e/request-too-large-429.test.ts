@@ -7,9 +7,14 @@
  * (the same client's retry, or anyone else's) reaches the upstream instead of a `no_account` 429.
  * A genuine per-minute limit still cools the model down. The limit is one account's (its
  * organisation's usage tier) for one model: another account of the pool serves the request (review16 R1).
+ * The answer carries `x-should-retry: false`, which the official OpenAI and Anthropic SDKs obey before
+ * retrying a 429 (their `shouldRetry`): the real SDKs, at their default `maxRetries: 2`, send the request
+ * once (they sent it three times, each reaching the upstream: sdk16's tryout, README "Not done yet").
  * Real gateway, fake upstream.
  */
 import { expect, test } from "bun:test";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { recordedBytes } from "../support/fixtures.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -38,6 +43,7 @@ test("an HTTP 429 'Request too large … tokens per min': each request reaches t
     const res = await chat("oai/gpt-4o-mini");
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBeNull();
+    expect(res.headers.get("x-should-retry")).toBe("false");
     const body = (await res.json()) as { error: { message: string; code: string } };
     expect(body.error).toMatchObject({ message: TOO_LARGE, code: "rate_limit_exceeded" });
   }
@@ -57,10 +63,30 @@ test("the same from a Responses upstream's response.failed (recorded failed-only
     const res = await chat("resp/gpt-4o-mini");
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBeNull();
+    expect(res.headers.get("x-should-retry")).toBe("false");
     const body = (await res.json()) as { error: { message: string; code: string } };
     expect(body.error.code).not.toBe("no_account");
     expect(body.error.message).toBe(TOO_LARGE);
   }
+  expect(gw.fake.requests.length).toBe(2);
+});
+
+test("the real OpenAI SDK (default maxRetries 2) sends the too-large request once and throws its 429; the Anthropic SDK likewise", async () => {
+  const { gw } = suite;
+  gw.fake.handle(() => ({ status: 429, json: { error: { message: TOO_LARGE, type: "tokens", param: null, code: "rate_limit_exceeded" } } }));
+  const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${gw.url}/v1` });
+  expect(openai.maxRetries).toBe(2);
+  const err = await openai.chat.completions.create({ model: "oai/gpt-4o-mini", messages: [{ role: "user", content: "a very long prompt" }] }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+  expect((err as InstanceType<typeof OpenAI.RateLimitError>).status).toBe(429);
+  expect((err as InstanceType<typeof OpenAI.RateLimitError>).message).toContain(TOO_LARGE);
+  expect(gw.fake.requests.length).toBe(1);
+
+  // An Anthropic client translated to the same upstream: its SDK obeys the same header.
+  const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: gw.url });
+  expect(anthropic.maxRetries).toBe(2);
+  const aerr = await anthropic.messages.create({ model: "oai/gpt-4o-mini", max_tokens: 50, messages: [{ role: "user", content: "a very long prompt" }] }).catch((e: unknown) => e);
+  expect(aerr).toBeInstanceOf(Anthropic.RateLimitError);
   expect(gw.fake.requests.length).toBe(2);
 });
 
@@ -71,8 +97,10 @@ test("a genuine per-minute limit (the request fits, the window is full) still co
   const first = await chat("oai/gpt-4o");
   expect(first.status).toBe(429);
   expect(first.headers.get("retry-after")).toBe("90");
+  expect(first.headers.get("x-should-retry")).toBeNull();
   const second = await chat("oai/gpt-4o");
   expect(second.status).toBe(429);
+  expect(second.headers.get("x-should-retry")).toBeNull();
   expect(((await second.json()) as { error: { code: string } }).error.code).toBe("no_account");
   expect(gw.fake.requests.length).toBe(1);
 });
