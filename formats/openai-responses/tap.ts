@@ -31,6 +31,15 @@
  * truncation error) — SPEC 6.4. When the provider sent nothing at all, `response.created` goes first
  * (the OpenAI SDK requires it, REFERENCE §0).
  *
+ * A stream whose first event is not `response.created` (a third-party Responses server: recorded
+ * `openai-responses/incomplete-max-output-tokens.sse` starts with an output item) gets one made before
+ * that event, since the OpenAI SDK's `responses.stream()` throws on any other first event ("When
+ * snapshot hasn't been set yet, expected 'response.created' event"; sdk16 S5). It names the response
+ * as the first event does when that event carries one (its id and model: the SDK refuses a lifecycle
+ * event whose id differs from the first's), else with no id (the stream's later events have none,
+ * as in the recording) and the first event's sequence number. An `error` or `keepalive` event first
+ * is left alone (the SDK raises the one as it comes and refuses the other before any `response.created`).
+ *
  * The event tap ({@link createEventTap}, for Codex's Responses WebSocket, SPEC 2.5) reads the same
  * way and forwards the same events, as the events its reader dispatched (each complete event, in order;
  * the `end` events as events) instead of bytes that the socket would read as SSE a second time.
@@ -102,6 +111,25 @@ abstract class ResponsesObserver {
   /** An event the client gets was read (every complete one with data; at `end()` only a terminal one). */
   protected abstract forwarded(e: SseEvent): void;
 
+  /** The `response.created` made for a stream that began without one ({@link startOf}), to go before its first event. */
+  protected abstract lead(e: StreamEvent): void;
+
+  /**
+   * The first event of the stream, when it is not `response.created`: the `response.created` the
+   * client gets before it (module doc). Parses that one event.
+   */
+  private startOf(data: string, name: string | undefined): void {
+    const parsed = parse(data);
+    const type = name ?? (typeof parsed?.type === "string" ? parsed.type : "");
+    if (type === "response.created" || type === "error" || type === "keepalive") return;
+    const from = parsed?.response && typeof parsed.response === "object" ? (parsed.response as Json) : undefined;
+    const response: Json = {};
+    if (typeof from?.id === "string") response.id = from.id;
+    Object.assign(response, { object: "response", status: "in_progress", model: typeof from?.model === "string" ? from.model : null, output: [], usage: null, error: null, incomplete_details: null });
+    const seq = typeof parsed?.sequence_number === "number" ? parsed.sequence_number : 0;
+    this.lead({ event: "response.created", data: JSON.stringify({ type: "response.created", sequence_number: seq, response }) });
+  }
+
   /**
    * The events that close a reply without a terminal event: `response.failed` with `failure` (else the
    * upstream's `error`, else truncation), after `response.created` when nothing came at all. Records
@@ -160,6 +188,7 @@ abstract class ResponsesObserver {
       name ??= typeof parsed?.type === "string" ? parsed.type : "";
       if (!parsed || (name !== "response.completed" && name !== "response.incomplete" && name !== "response.failed")) return;
     }
+    if (this.events === 0 && name !== "response.created") this.startOf(data, name);
     this.events++;
     this.forwarded(e);
     this.trackSeq(data);
@@ -271,14 +300,32 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     super();
   }
 
+  /** The made `response.created` (module doc), not yet sent. */
+  private leading: Uint8Array | undefined;
+
   protected forwarded(): void {
     // the bytes go out as they came (push)
+  }
+
+  protected lead(e: StreamEvent): void {
+    this.leading = utf8.encode(sseNamed(e.event!, e.data));
   }
 
   push(chunk: Uint8Array): Uint8Array {
     if (chunk.length === 0) return EMPTY;
     this.reader.push(chunk);
-    return this.held.push(chunk);
+    return this.led(this.held.push(chunk));
+  }
+
+  /** `out` after the made `response.created` when one waits (the read that completed the first event). */
+  private led(out: Uint8Array): Uint8Array {
+    const lead = this.leading;
+    if (lead === undefined) return out;
+    this.leading = undefined;
+    const joined = new Uint8Array(lead.length + out.length);
+    joined.set(lead, 0);
+    joined.set(out, lead.length);
+    return joined;
   }
 
   end(failure?: HubError): Uint8Array {
@@ -295,7 +342,7 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
       out.set(tail, 0);
       out[tail.length] = 0x0a;
       out[tail.length + 1] = 0x0a;
-      return out;
+      return this.led(out);
     }
     // Any other unterminated tail is half an event: dropped, never glued to what follows.
     if (this.state.terminal) return EMPTY;
@@ -313,6 +360,10 @@ class ResponsesEventTap extends ResponsesObserver implements PassthroughTap<Stre
 
   protected forwarded(e: SseEvent): void {
     if (!this.closed) this.out.push({ event: e.event, data: e.data });
+  }
+
+  protected lead(e: StreamEvent): void {
+    this.out.push(e);
   }
 
   push(chunk: Uint8Array): StreamEvent[] {

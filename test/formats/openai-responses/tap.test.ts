@@ -26,7 +26,8 @@ describe("tap over every recorded Responses stream", () => {
     test(entry.file, async () => {
       const bytes = await recordedBytes(entry.file);
       const { tap, forwarded, appended } = run([bytes]);
-      expect(forwarded).toEqual(bytes); // bytes unchanged
+      if (text(bytes).startsWith("event: response.created")) expect(forwarded).toEqual(bytes); // bytes unchanged
+      else expect(text(forwarded)).toEndWith(text(bytes)); // after a made response.created (below)
       expect(appended.length).toBe(0); // complete stream: nothing added
       const rec = entry.recorded!;
       expect(tap.state.terminal).toBe(true);
@@ -209,6 +210,53 @@ describe("tap end(): the missing terminal", () => {
  * The event tap (Codex's Responses WebSocket, SPEC 2.5) forwards the events the byte tap's output
  * holds, read once: the same events in the same order, the same closing events, the same observations.
  */
+describe("a stream without response.created (sdk16 S5): one is made before its first event", () => {
+  const ev = (name: string, data: unknown) => utf8.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const item = ev("response.output_item.added", { type: "response.output_item.added", sequence_number: 0, output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } });
+
+  test("incomplete-max-output-tokens.sse: a response.created without an id, then the recorded bytes; the SDK's ResponseStream reads it", async () => {
+    const bytes = await recordedBytes("openai-responses/incomplete-max-output-tokens.sse");
+    const { forwarded, appended } = run([bytes]);
+    const wire = parseSse(text(forwarded));
+    expect(wire[0]).toEqual({
+      event: "response.created",
+      data: { type: "response.created", sequence_number: 0, response: { object: "response", status: "in_progress", model: null, output: [], usage: null, error: null, incomplete_details: null } },
+    });
+    expect(text(forwarded).slice(text(forwarded).indexOf("\n\n") + 2)).toBe(text(bytes));
+    expect(appended.length).toBe(0);
+    const { final } = await sdkStream(forwarded);
+    expect(final.status).toBe("incomplete");
+  });
+
+  test("first event response.in_progress: the made response.created carries its id and model", () => {
+    const inProgress = ev("response.in_progress", { type: "response.in_progress", sequence_number: 3, response: { id: "resp_9", object: "response", status: "in_progress", model: "m-1", output: [] } });
+    const { forwarded } = run([inProgress, item]);
+    const wire = parseSse(text(forwarded));
+    expect(wire.map((w) => w.event)).toEqual(["response.created", "response.in_progress", "response.output_item.added"]);
+    expect(wire[0]!.data.response).toMatchObject({ id: "resp_9", model: "m-1", status: "in_progress" });
+    expect(wire[0]!.data.sequence_number).toBe(3);
+  });
+
+  test("the first event split over reads: the made event goes out with the read that completes it, once", () => {
+    const { forwarded } = run([item.subarray(0, 10), item.subarray(10)]);
+    expect(parseSse(text(forwarded)).map((w) => w.event)).toEqual(["response.created", "response.output_item.added"]);
+  });
+
+  test("an error or keepalive event first: nothing made", () => {
+    const error = ev("error", { type: "error", code: "server_error", message: "boom", sequence_number: 0 });
+    expect(text(run([error]).forwarded)).toBe(text(error));
+    const keepalive = ev("keepalive", { type: "keepalive", sequence_number: 0 });
+    expect(parseSse(text(run([keepalive, item]).forwarded)).map((w) => w.event)).toEqual(["keepalive", "response.output_item.added"]);
+  });
+
+  test("the event tap makes the same event, before the first", () => {
+    const tap = openaiResponses.createEventTap!({ family: "openai" });
+    const events = tap.push(item);
+    expect(events.map((e) => e.event)).toEqual(["response.created", "response.output_item.added"]);
+    expect(events[0]!.data).toBe(parseSse(text(run([item]).forwarded)).map((w) => JSON.stringify(w.data))[0]);
+  });
+});
+
 describe("event tap: the byte tap's events, without reading its bytes again", () => {
   /** The events of SSE bytes as a client reads them (events with data; `[DONE]` is no event of Responses). */
   const eventsOf = (bytes: Uint8Array) => {
