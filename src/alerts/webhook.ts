@@ -54,6 +54,15 @@ const URL_POLL_MS = 250;
 /** How long after another instance's lease ends an alert it refused is claimed again, ms. */
 const RETAKE_AFTER_MS = 100;
 
+/**
+ * The longest an alert refused for another instance's lease waits before it asks again, ms: the holder
+ * usually settles within a second (its first POST succeeded), and until a retake hears "done" the alert
+ * holds one of the kept places (review17 R3: with the lease's whole 201.5 s an alert storm on a shared
+ * store filled them and counted alerts the holder had delivered as dropped). A retake that still finds
+ * the lease is kept again.
+ */
+const RETAKE_EVERY_MS = 5_000;
+
 /** The JSON body POSTed per alert. */
 export interface WebhookPayload {
   event: string;
@@ -391,8 +400,8 @@ export class AlertWebhook {
 
   /**
    * Keeps `item`, refused while another instance's lease holds, and offers it to the queue again
-   * `retryInMs` (+ {@link RETAKE_AFTER_MS}) later to be claimed with `retake`. As many are kept as the
-   * queue holds; one more is dropped.
+   * `retryInMs` (+ {@link RETAKE_AFTER_MS}) later, or {@link RETAKE_EVERY_MS} when that is sooner, to be
+   * claimed with `retake`. As many are kept as the queue holds; one more is dropped.
    */
   private hold(item: Pending, retryInMs: number): void {
     if (this.closed) return;
@@ -405,7 +414,7 @@ export class AlertWebhook {
       const d = this.delivery;
       if (!d || this.closed) return;
       if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, { ...item, retake: true }))) this.count(item.payload.event, "dropped");
-    }, Math.max(0, retryInMs) + RETAKE_AFTER_MS);
+    }, Math.min(Math.max(0, retryInMs) + RETAKE_AFTER_MS, RETAKE_EVERY_MS));
     timer.unref?.();
     this.held.add(timer);
   }

@@ -47,7 +47,7 @@ function receiver(answer: () => Promise<void> = async () => {}) {
 }
 
 /** One instance: its store on the shared database, its bus, its webhook, and what its claims heard. */
-async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch) {
+async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch, leaseMs = LEASE_MS) {
   const store: Store = await openPostgresStore({ url: dbUrl, flushIntervalMs: 60_000, onError: () => {} });
   const bus = new EventBus();
   const claims = claimAlertsIn(store);
@@ -56,7 +56,7 @@ async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch
     url: () => hookUrl,
     fetchImpl,
     log: () => {},
-    claimLeaseMs: LEASE_MS,
+    claimLeaseMs: leaseMs,
     claim: {
       take: async (c, leaseMs, retake) => {
         const a = await claims.take(c, leaseMs, retake);
@@ -103,6 +103,24 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     expect(a.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
     expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "claimed_elsewhere", count: 1 }]);
   }, 60_000);
+
+  test("with the default-sized lease (minutes), the other instance hears 'done' within seconds of the holder's delivery, not at the lease's end (review17 R3)", async () => {
+    const db = await pg.database("alerts_done_soon");
+    let b: Awaited<ReturnType<typeof instance>> | undefined;
+    const r = receiver(() => until(() => (b?.heard.length ?? 0) >= 1));
+    const a = await instance(db, r.url, undefined, 200_000);
+    b = await instance(db, r.url, undefined, 200_000);
+    a.bus.publish(locked(Date.now()));
+    await until(() => r.arrived() === 1);
+    b.bus.publish(locked(Date.now()));
+    await until(() => a.hook.delivered === 1);
+    const deliveredAt = Date.now();
+    // Before: B kept the alert for the lease's remaining ~200 s (this test's 30 s timeout ran out first).
+    await until(() => b!.hook.claimedElsewhere === 1 && b!.hook.pending() === 0);
+    expect(Date.now() - deliveredAt).toBeLessThan(15_000);
+    expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "done"]);
+    expect(r.arrived()).toBe(1);
+  }, 30_000);
 
   test("the instance that claimed the alert stops before its POST succeeds: the other instance POSTs it once the lease has lapsed, and the receiver gets exactly one POST", async () => {
     const db = await pg.database("alerts_taken_over");
