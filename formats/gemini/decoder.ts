@@ -15,10 +15,8 @@
  *   per stream; `^[a-zA-Z0-9_-]+$`).
  * - `thoughtSignature` (or snake_case `thought_signature`): on a functionCall part → the tool_call
  *   block's signature; on a non-empty text part → that text block's signature (the block then
- *   closes, so the signature stays on the text it came with); on an empty text part right after text
- *   (the text block still open) → that text block's signature (Gemini 3's last streamed part: its
- *   non-streamed reply puts it on the text part), elsewhere → a thinking block carrying only a
- *   signature delta. `thought: true` parts → thinking. Every Opaque is stamped with
+ *   closes, so the signature stays on the text it came with); on an empty text part → a thinking block
+ *   carrying only a signature delta. `thought: true` parts → thinking. Every Opaque is stamped with
  *   `opts.family`.
  * - A candidate's `logprobsResult` (asked for with `generationConfig.responseLogprobs`) covers that
  *   chunk's tokens: it goes on the chunk's first text delta (mapping.ts `readGeminiLogprobs`).
@@ -260,21 +258,7 @@ export class GeminiChunkDecoder {
     }
   }
 
-  /**
-   * An empty text part that carries only a signature. Right after text (the text block still open),
-   * it is that text's signature: Gemini 3 streams a text-only answer's signature as such a last part,
-   * where its non-streamed reply puts the same signature on the text part itself (recorded
-   * `gemini/text.sse` against `gemini/text.json`, `gemini/empty-text-thought-signature.sse`). It
-   * closes the text block, as a signature on a text part does; the builder then sends it back on
-   * that text part, as the non-streamed reply had it. Anywhere else (first, after thinking or a
-   * call) it is a thinking block that carries only the signature.
-   */
   private signatureOnly(sig: string): void {
-    if (this.openKind === TEXT) {
-      this.emit({ type: "block_delta", index: this.openKey, delta: { type: "signature", signature: this.opaque(sig) } });
-      this.closeOpen();
-      return;
-    }
     this.closeOpen();
     const key = this.nextKey++;
     this.emit({ type: "block_start", index: key, block: { type: "thinking" } });

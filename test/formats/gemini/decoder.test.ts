@@ -114,7 +114,7 @@ describe("gemini decoder: every recorded stream against its manifest entry", () 
 });
 
 describe("gemini decoder: exact event sequences", () => {
-  test("text.sse: text block whose signature is the last empty-text part (no thinking block after it), usage, finish", async () => {
+  test("text.sse: text block, then the empty-text signature as a signature-only thinking block, usage, finish", async () => {
     const evs = canonical(decodeBytes(await recordedBytes("gemini/text.sse")));
     expect(shape(evs)).toEqual([
       "message_start",
@@ -122,8 +122,10 @@ describe("gemini decoder: exact event sequences", () => {
       "delta:0:text",
       "delta:0:text",
       "usage",
-      "delta:0:signature",
       "stop:0",
+      "start:1:thinking",
+      "delta:1:signature",
+      "stop:1",
       "finish:end_turn",
     ]);
     expect(evs[0]).toEqual({
@@ -372,7 +374,7 @@ describe("gemini decoder: parts, signatures, ids", () => {
     ]);
   });
 
-  test("signature on a thought part ends that thinking block; a signature-only part right after text is that text's", () => {
+  test("signature on a thought part ends that thinking block; signature-only part becomes its own thinking block", () => {
     const r = reply(
       decodeBytes(
         geminiSse(
@@ -383,24 +385,8 @@ describe("gemini decoder: parts, signatures, ids", () => {
     ).response;
     expect(r.content).toEqual([
       { type: "thinking", text: "plan more", signature: { family: "gemini", value: "QQ==" } },
-      { type: "text", text: "answer", signature: { family: "gemini", value: "Qg==" } },
-    ]);
-  });
-
-  test("a signature-only part first or after a call is a thinking block that carries only the signature", () => {
-    const r = reply(
-      decodeBytes(
-        geminiSse(
-          { candidates: [{ content: { parts: [{ text: "", thoughtSignature: "QQ==" }, { text: "answer" }] } }] },
-          { candidates: [{ content: { parts: [{ functionCall: { name: "f", args: {} } }, { text: "", thoughtSignature: "Qg==" }] }, finishReason: "STOP" }] },
-        ),
-      ),
-    ).response;
-    expect(r.content.map((p) => [p.type, "signature" in p ? p.signature?.value : undefined])).toEqual([
-      ["thinking", "QQ=="],
-      ["text", undefined],
-      ["tool_call", undefined],
-      ["thinking", "Qg=="],
+      { type: "text", text: "answer" },
+      { type: "thinking", text: "", signature: { family: "gemini", value: "Qg==" } },
     ]);
   });
 
