@@ -166,6 +166,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   const deadline = deps.clock.now() + precommitDeadlineMs;
   let attempts = 0;
   let last: Failed | undefined;
+  /** Whether every attempt so far failed as too large for a per-minute window (`x-should-retry: false` only then). */
+  let onlyTooLarge = true;
   /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
   /** Each target none of whose accounts could serve, with why (one message names them all). */
@@ -244,6 +246,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         if ("response" in result) return result.response;
         last = { ...result, target, account };
         const c = result.classification;
+        if (c.row !== "too_large_for_window") onlyTooLarge = false;
         if (ctx.signal.aborted) break targetLoop;
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
           // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
@@ -323,8 +326,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   // A request larger than a per-minute window on every account that answered (sdk16 S1) cannot pass
   // by being sent again: tell the SDKs not to retry (below), unless an account cooling down may serve
-  // it later (then Retry-After says when).
-  const noRetry = last?.classification.row === "too_large_for_window" && err === last.error;
+  // it later (then Retry-After says when) or an attempt failed otherwise (a 5xx or a timeout on an
+  // earlier target may pass a second later: review17 R4).
+  const noRetry = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }

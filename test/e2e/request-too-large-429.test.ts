@@ -130,3 +130,26 @@ test("a pool of two accounts: the one whose tier is too small answers the 429, t
     await gw.stop();
   }
 });
+
+test("a combo whose first target failed otherwise (a 500) and whose second is too large: the 429 goes without x-should-retry, the first may serve a retry (review17 R4)", async () => {
+  const yaml = `providers:\n  - { id: anth, kind: anthropic, base_url: "{{FAKE}}" }\n  - { id: oai, kind: openai, base_url: "{{FAKE}}/v1" }\naccounts:\n  - { id: anth-1, provider: anth, api_key: env:FAKE_KEY }\n  - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }\ncombos:\n  - name: big-prompt\n    targets:\n      - model: anth/claude-x\n      - model: oai/gpt-4o-mini\n`;
+  const gw = await startGateway(yaml);
+  try {
+    gw.fake.handle((r) =>
+      r.format === "anthropic-messages"
+        ? { status: 500, json: { type: "error", error: { type: "api_error", message: "Internal server error" } } }
+        : { status: 429, json: { error: { message: TOO_LARGE, type: "tokens", param: null, code: "rate_limit_exceeded" } } },
+    );
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "big-prompt", messages: [{ role: "user", content: "a very long prompt" }] }),
+    });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-should-retry")).toBeNull();
+    expect(gw.fake.requests.some((r) => r.format === "anthropic-messages")).toBe(true);
+    expect(gw.fake.requests.at(-1)!.format).toBe("openai-chat");
+  } finally {
+    await gw.stop();
+  }
+});
