@@ -72,11 +72,15 @@ export function ago(ms: number, now = Date.now()): string {
   return `${span(d)} ago`;
 }
 
-/** 1234 → "1,234"; 1234567 → "1.23M". */
+/**
+ * 1234 → "1,234"; 12345 → "12.3k"; 1234567 → "1.23M"; a round figure without its zeros: 100000 →
+ * "100k", 2000000 → "2M", as the charts' axes and legends write them (a key's budget of 100,000
+ * tokens read "100.0k tokens").
+ */
 export function count(n: number | undefined | null): string {
   if (n === undefined || n === null || !Number.isFinite(n)) return "–";
-  if (Math.abs(n) >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
-  if (Math.abs(n) >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
+  if (Math.abs(n) >= 1e6) return `${+(n / 1e6).toFixed(2)}M`;
+  if (Math.abs(n) >= 1e4) return `${+(n / 1e3).toFixed(1)}k`;
   return Math.round(n).toLocaleString("en-US");
 }
 

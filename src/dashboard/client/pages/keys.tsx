@@ -56,7 +56,7 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
 }
 
 /**
- * This minute's use of a key's rpm and tpm limits (`this minute: 2 of 2 requests · 1,200 of 10,000
+ * This minute's use of a key's rpm and tpm limits (`this minute: 2 of 2 requests · 1,200 of 10k
  * tokens`), a limit that is reached in the refusal colour: a key that just got 429 shows why here.
  */
 function MinuteUseLine({ m }: { m?: MinuteUse }) {
