@@ -84,11 +84,21 @@ test("7 days: each day's bar is the reader's day, from local midnight (in Califo
     const page = await context.newPage();
     const errors: string[] = [];
     page.on("console", (m) => void (m.type() === "error" && errors.push(m.text())));
+    const asked = page.waitForResponse((r) => new URL(r.url()).pathname === "/admin/api/usage" && new URL(r.url()).searchParams.get("bucket") === "1d");
     await page.goto(`${suite.gw.url}/dashboard/usage?range=7d`);
+    const read = await asked;
+    const latest = ((await read.json()) as { series: { buckets: Array<{ t: number }> } }).series.buckets.at(-1)!.t;
     const card = page.locator(".card", { has: page.locator("h2", { hasText: /^Tokens over time, per day/ }) });
     const time = card.locator(".u-legend .u-series").first().locator(".u-value");
     await time.filter({ hasText: "(latest)" }).waitFor({ timeout: 10_000 });
-    expect(await time.innerText()).toBe("12:00 AM (latest)");
+    // asked with the browser's offset, the latest day starts at its local midnight; a day's legend
+    // writes that day's date (it wrote "12:00 AM", the bucket's start, until the time axes and the
+    // legends were written alike)
+    const local = await page.evaluate((t) => {
+      const d = new Date(t);
+      return { offset: -new Date().getTimezoneOffset(), midnight: d.getHours() === 0 && d.getMinutes() === 0, date: d.toLocaleDateString([], { month: "short", day: "numeric" }) };
+    }, latest);
+    expect({ tzOffset: new URL(read.url()).searchParams.get("tz_offset"), midnight: local.midnight, legend: await time.innerText() }).toEqual({ tzOffset: String(local.offset), midnight: true, legend: `${local.date} (latest)` });
     expect(errors).toEqual([]);
   } finally {
     await context.close();

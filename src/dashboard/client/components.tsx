@@ -4,7 +4,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preac
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { ApiError } from "./api.ts";
-import { axisTicks, clock, span } from "./format.ts";
+import { axisTicks, chartTime, span, timeTicks } from "./format.ts";
 
 /** Result of {@link useData}. */
 export interface Data<T> {
@@ -178,6 +178,9 @@ export interface ChartSeries {
   fmt?: (v: number) => string;
 }
 
+/** The time axis's steps on a chart of days: 1 to 15 days, in seconds. */
+const DAY_TICKS = [1, 2, 3, 4, 5, 7, 10, 15].map((d) => d * 86_400);
+
 /**
  * The chart's data as uPlot takes it (x in seconds). With `bucketMs` (each time starts a bucket of that
  * width) a closing point at the end of the last bucket, where a line repeats the last bucket's value
@@ -200,6 +203,8 @@ function chartData(times: number[], series: ChartSeries[], bucketMs: number | un
  * from an empty bucket to a busy one sloped as if tokens had flowed in between; newuser12a G13) and a
  * single bar series over the bucket's width (a pair stands at the bucket's time as above), so bars and
  * lines of one chart line up and the last bucket has its width.
+ * The time axis and the legend write times alike, in the reader's locale and time zone as the rest of
+ * the pages (format.ts `timeTicks`, `chartTime`).
  */
 export function TimeChart({ times, series, height = 200, bucketMs }: { times: number[]; series: ChartSeries[]; height?: number; bucketMs?: number }) {
   const el = useRef<HTMLDivElement>(null);
@@ -224,7 +229,16 @@ export function TimeChart({ times, series, height = 200, bucketMs }: { times: nu
       // Bars side by side stand beside their bucket's time: half a bucket more at each end keeps the first's and the last's in the chart.
       scales: { x: pair && times.length > 1 ? { time: true, range: (_u, min, max) => [min - (times[1]! - times[0]!) / 2000, max + (times[1]! - times[0]!) / 2000] } : { time: true } },
       axes: [
-        { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" } },
+        // the time axis in the legend's words (format.ts timeTicks: "08:25 AM", not uPlot's "8:25am"), its
+        // ticks far enough apart for them; a chart of days ticks whole days (a noon tick has no bucket)
+        {
+          stroke: "#6b7280",
+          grid: { stroke: "#eef0f3" },
+          ticks: { stroke: "#e5e7eb" },
+          space: 72,
+          ...(bucketMs && bucketMs >= 86_400_000 ? { incrs: DAY_TICKS } : {}),
+          values: (_u, splits, _axis, _space, incr) => timeTicks(splits, incr),
+        },
         { stroke: "#6b7280", grid: { stroke: "#eef0f3" }, ticks: { stroke: "#e5e7eb" }, size: valueAxisSize, values: (_u, vals, _axis, _space, incr) => axisTicks(vals, incr) },
       ],
       // The legend shows the values under the pointer; with the pointer elsewhere (uPlot passes no
@@ -232,9 +246,9 @@ export function TimeChart({ times, series, height = 200, bucketMs }: { times: nu
       series: [
         {
           value: (u, _v, _s, idx) => {
-            if (idx == null) return latest(u, 0, (t) => `${clock(t * 1000)} (latest)`, bucketMs ? 1 : 0);
+            if (idx == null) return latest(u, 0, (t) => `${chartTime(t * 1000, bucketMs)} (latest)`, bucketMs ? 1 : 0);
             const t = u.data[0][shown(u, idx)];
-            return t == null ? "–" : clock(t * 1000);
+            return t == null ? "–" : chartTime(t * 1000, bucketMs);
           },
         },
         ...series.map((s) => {

@@ -40,13 +40,54 @@ export function perBucket(bucket: string): string {
   return `per ${bucket}`;
 }
 
+/** Local hour and minute as the pages write a time: "08:52 AM" (en-US), "08:52" (en-GB), the reader's locale and time zone. */
+function hourMinute(d: Date): string {
+  return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
+/** The local date as the pages write it: "Dec 3", "Dec 3, 2025" when not in `now`'s year. */
+function shortDate(d: Date, now: Date): string {
+  return d.toLocaleDateString([], d.getFullYear() === now.getFullYear() ? { month: "short", day: "numeric" } : { year: "numeric", month: "short", day: "numeric" });
+}
+
 /** Local clock time (HH:MM, with the date when not today). */
 export function clock(ms: number): string {
   const d = new Date(ms);
   const today = new Date();
-  const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const hm = hourMinute(d);
   if (d.toDateString() === today.toDateString()) return hm;
   return `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}`;
+}
+
+/**
+ * The time of a chart's point whose bucket is `bucketMs` wide, as its legend writes it: a day's bucket
+ * its date alone ("Dec 3", today's too: its "12:00 AM" read as a moment), else {@link clock}. The time
+ * axis writes its ticks in the same words ({@link timeTicks}).
+ */
+export function chartTime(ms: number, bucketMs: number | undefined, now = new Date()): string {
+  if (bucketMs !== undefined && bucketMs >= 86_400_000) return shortDate(new Date(ms), now);
+  return clock(ms);
+}
+
+/**
+ * Labels of a chart's time-axis ticks `splits` (seconds since the epoch, as uPlot gives them), `incr`
+ * seconds apart, in the words of the chart's legend and the rest of the pages ({@link chartTime}; they
+ * were uPlot's own, "8:25am" under a legend reading "08:25 AM"): the local time ("08:25 AM"; with
+ * seconds when ticks are under a minute apart) and under it, on a second line, the date ("Dec 4")
+ * where the day differs from the tick before's, the first tick's counting when it is not today (a
+ * time alone reads as today's, as in the legend); ticks a day or more apart the date alone.
+ */
+export function timeTicks(splits: readonly number[], incr: number, now = new Date()): string[] {
+  let day = now.toDateString();
+  return splits.map((s) => {
+    if (s === null || s === undefined || !Number.isFinite(s)) return "";
+    const d = new Date(s * 1000);
+    if (incr >= 86_400) return shortDate(d, now);
+    const time = incr < 60 ? clockSeconds(s * 1000) : hourMinute(d);
+    const changed = d.toDateString() !== day;
+    day = d.toDateString();
+    return changed ? `${time}\n${d.toLocaleDateString([], { month: "short", day: "numeric" })}` : time;
+  });
 }
 
 /**
@@ -57,7 +98,7 @@ export function dateIfNotToday(ms: number, now = Date.now()): string | undefined
   const d = new Date(ms);
   const today = new Date(now);
   if (d.toDateString() === today.toDateString()) return undefined;
-  return d.toLocaleDateString([], d.getFullYear() === today.getFullYear() ? { month: "short", day: "numeric" } : { year: "numeric", month: "short", day: "numeric" });
+  return shortDate(d, today);
 }
 
 /** Local time with seconds. */
