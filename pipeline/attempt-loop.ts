@@ -17,7 +17,7 @@ import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Fini
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
-import { addAccountHint, nearAliasOrCombo, type RoutingTable, type Target } from "./resolve.ts";
+import { addAccountHint, nearAliasOrCombo, noAccountMessage, type RoutingTable, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
@@ -428,7 +428,7 @@ function noAccountError(target: Target, picked: Picked): Omit<Unserved, "target"
   const out = picked.verdicts.filter((v) => v.verdict === "out");
   if (out.length === 0) {
     const reason = `no account is configured: ${addAccountHint(target.provider)}`;
-    return { reason, error: hubError("api_error", `No account is configured for provider ${target.provider.id}: ${addAccountHint(target.provider)}.`, { status: 503, code: "no_account" }) };
+    return { reason, error: hubError("api_error", noAccountMessage(target.provider), { status: 503, code: "no_account" }) };
   }
   let why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
   // A lock until changed (a refused key, exhausted quota) ends only by an operator's hand: say how, without naming the account (SPEC 2.4).

@@ -229,3 +229,12 @@ export function addAccountHint(provider: Pick<ProviderInfo, "id" | "kind" | "sou
   return envVar ? `${entry}, or set ${envVar} before starting switchyard without a config file` : entry;
 }
 
+/**
+ * The message of the 503 `no_account` a request for a provider without any account gets (one that
+ * needs a key: a `*-compatible` one goes out keyless), "No account is configured for provider P: HOW.";
+ * the Accounts page and `GET /admin/api/accounts` say the same for that provider.
+ */
+export function noAccountMessage(provider: Pick<ProviderInfo, "id" | "kind" | "source">): string {
+  return `No account is configured for provider ${provider.id}: ${addAccountHint(provider)}.`;
+}
+

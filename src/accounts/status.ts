@@ -4,9 +4,10 @@
  * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
  * credentials (only the credential type). The implicit keyless account of each `*-compatible`
  * provider without accounts is listed after the others (`source: "implicit"`), since requests go out
- * with it.
+ * with it. A provider of any other kind set in the config file (or the database) without an account is
+ * listed apart, with the 503 its requests get (`providersWithoutAccounts`).
  */
-import { describeExclusion } from "../../pipeline/index.ts";
+import { describeExclusion, noAccountMessage } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 import type { Account } from "../../pipeline/ports.ts";
 import type { LoginFacts } from "./credentials.ts";
@@ -67,11 +68,28 @@ export interface AccountStatus {
   login?: LoginFacts;
 }
 
+/**
+ * A provider set in the config file or the database that has no account and needs one (every kind but
+ * the `*-compatible` ones, which are called keyless): each request routed to it is answered 503
+ * `no_account` with `error` as its message. Nothing secret: the provider's id and kind only.
+ */
+export interface ProviderWithoutAccount {
+  id: string;
+  kind: string;
+  /** The message of the 503 its requests get: "No account is configured for provider P: how to add one." */
+  error: string;
+}
+
 /** The whole status document. */
 export interface AccountsStatus {
   now: number;
   strategy: AccountStrategy;
   accounts: AccountStatus[];
+  /**
+   * Providers configured without an account whose requests therefore fail (503 `no_account`), in
+   * provider-table order; the built-in ones nobody configured are left out (unused, not a mistake).
+   */
+  providersWithoutAccounts: ProviderWithoutAccount[];
 }
 
 /**
@@ -143,7 +161,10 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       ...(login ? { login } : {}),
     };
   });
-  return { now, strategy, accounts };
+  const providersWithoutAccounts = [...snap.providers.values()]
+    .filter((p) => p.source !== "builtin" && !registry.hasAccounts(p.id))
+    .map((p): ProviderWithoutAccount => ({ id: p.id, kind: p.kind, error: noAccountMessage(p) }));
+  return { now, strategy, accounts, providersWithoutAccounts };
 }
 
 const roundOpt = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));

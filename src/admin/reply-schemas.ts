@@ -329,7 +329,15 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     newer: v.optional(v.pipe(v.string(), v.description("Cursor of the next newer page (pass as after); absent on the newest page."))),
   }),
   "GET /admin/api/route-traces/:id": RouteTraceReply,
-  "GET /admin/api/accounts": v.object({ now: ms("now"), strategy: v.string(), accounts: v.array(AccountStatusReply) }),
+  "GET /admin/api/accounts": v.object({
+    now: ms("now"),
+    strategy: v.string(),
+    accounts: v.array(AccountStatusReply),
+    providersWithoutAccounts: v.pipe(
+      v.array(v.object({ id: v.string(), kind: v.string(), error: v.pipe(v.string(), v.description("The message of the 503 no_account its requests get, with how to add an account.")) })),
+      v.description("Providers set in the config file or the database without any account, of a kind that needs one (not *-compatible): every request routed to one is answered 503 no_account. Built-in providers nobody configured are left out."),
+    ),
+  }),
   "POST /admin/api/accounts": { 200: AccountSavedReply, 201: AccountSavedReply },
   "DELETE /admin/api/accounts/:id": v.object({ removed: v.string() }),
   "POST /admin/api/dry-run": RoutePlanReply,

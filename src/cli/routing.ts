@@ -198,6 +198,8 @@ export function formatAccountsStatus(s: AccountsStatus): string {
     if (withAccount.length > 0) lines.push(`  ${withAccount.length === 1 ? "model" : "models"} ${withAccount.map((m) => m.model).join(", ")}: out for the account's reason above`);
     for (const m of a.models) if (!withAccount.includes(m)) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
   }
+  // A provider configured without an account, of a kind that needs one: each of its requests is a 503 (dash16's tryout).
+  for (const p of s.providersWithoutAccounts ?? []) lines.push("", `provider ${p.id} (${p.kind}): no account, so its requests get 503 no_account: ${p.error}`);
   // Cooldowns, locks and circuits are shared with other instances on one store; success and latency
   // are not (the dashboard's Accounts page says so too; newuser12a's tryout, G9).
   if (s.accounts.length > 0) lines.push("", ACCOUNTS_STATUS_LEGEND);

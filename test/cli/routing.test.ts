@@ -105,6 +105,12 @@ describe("accounts status", () => {
       "no accounts yet: add API keys under accounts: in the config file, log in with switchyard login claude-code|codex, or adopt a CLI's login with switchyard import claude-code|codex",
     ]);
   });
+
+  test("a provider configured without an account is named with the 503 its requests get (dash16's tryout: it was on no page)", () => {
+    const error = "No account is configured for provider gemini: add an account under `accounts:` in the config file (`provider: gemini` with its `api_key`).";
+    const s = { now: 0, strategy: "scored", accounts: [], providersWithoutAccounts: [{ id: "gemini", kind: "gemini", error }] } as unknown as AccountsStatus;
+    expect(formatAccountsStatus(s).split("\n").slice(2)).toEqual(["", `provider gemini (gemini): no account, so its requests get 503 no_account: ${error}`]);
+  });
 });
 
 describe("route (dry run) as printed", () => {

@@ -12,6 +12,8 @@ export interface AccountsStatus {
   now: number;
   strategy: string;
   accounts: AccountStatus[];
+  /** Providers configured without an account, of a kind that needs one: `error` is the 503 their requests get (absent from an older server). */
+  providersWithoutAccounts?: Array<{ id: string; kind: string; error: string }>;
 }
 
 export interface QuotaWindowRow {

@@ -12,7 +12,8 @@
  * model it used and where it came from (the model the account last served, when nothing configured names
  * one); when the server knows none for the provider (400 `model_required`), the card offers the models the
  * account's upstream lists (the 400's `models`) to pick from, else says why that list could not be read and
- * asks for one.
+ * asks for one. A provider configured without an account, of a kind that needs one, is listed first with
+ * the 503 its requests get and how to add an account.
  */
 import { useEffect, useState } from "preact/hooks";
 import type { AccountsStatus, AccountStatus } from "../types.ts";
@@ -477,6 +478,37 @@ export function AddAccountHints() {
   );
 }
 
+/**
+ * A provider configured without any account, of a kind that needs one (`GET /accounts`'s
+ * `providersWithoutAccounts`): every request routed to it is answered 503 `no_account`, and until
+ * 2026-12-05 nothing on this page said so (dash16's tryout: a `gemini` provider without a key was not
+ * listed at all). Its card says that and shows the message those requests get, with how to add an
+ * account; it has no account, so nothing to test, disable or unlock.
+ */
+function ProviderWithoutAccount({ p }: { p: NonNullable<AccountsStatus["providersWithoutAccounts"]>[number] }) {
+  return (
+    <Card
+      row
+      class="account account-held account-missing"
+      title={
+        <span class="account-title" data-provider-without-account={p.id}>
+          {p.id}
+          {p.kind !== p.id && <span class="tag tag-soft">{p.kind}</span>}
+        </span>
+      }
+    >
+      <div class="pills">
+        <Pill tone="bad" title="This provider needs an account (an API key or a login) and has none">
+          No account configured
+        </Pill>
+      </div>
+      <p class="small lock-advice no-account-note">
+        Requests routed to <code>{p.id}</code> fail with 503: {p.error}
+      </p>
+    </Card>
+  );
+}
+
 export function AccountsPage() {
   const status = useData(() => api<AccountsStatus>("/accounts").then((s) => (remember(s), s)));
   const now = useNow();
@@ -497,6 +529,7 @@ export function AccountsPage() {
     return () => clearTimeout(t);
   }, [next]);
 
+  const missing = status.data?.providersWithoutAccounts ?? [];
   const counts = accountCounts(accounts, now);
   return (
     <div class="page">
@@ -508,6 +541,7 @@ export function AccountsPage() {
               <>
                 {accounts.length} {accounts.length === 1 ? "account" : "accounts"}
                 {counts.implicit > 0 && ` (${counts.implicit} implicit, keyless)`} · {counts.ready} ready · {counts.cooling} cooling down · {counts.held} held back · {counts.disabled} disabled · strategy <code>{status.data.strategy}</code>
+                {missing.length > 0 && ` · ${missing.length} ${missing.length === 1 ? "provider" : "providers"} without an account`}
               </>
             ) : (
               "Loading…"
@@ -524,6 +558,13 @@ export function AccountsPage() {
             <AddAccountHints />
           </Empty>
         </Card>
+      )}
+      {missing.length > 0 && (
+        <div class="accounts providers-without-accounts">
+          {missing.map((p) => (
+            <ProviderWithoutAccount key={p.id} p={p} />
+          ))}
+        </div>
       )}
       <div class="accounts">
         {accounts.map((a) => (
