@@ -10,9 +10,10 @@
  * on one line at 1280 px and at 760 px (a width that shows the column, the table scrolling in its card).
  */
 import { expect, test } from "bun:test";
-import type { Page } from "playwright-core";
+import type { Response } from "playwright-core";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { drawn, openPage } from "../support/browser.ts";
+import { drawn, openPage, type WatchedPage } from "../support/browser.ts";
+import { legendAt, legendRows, xOfTime } from "../support/chart-reading.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
@@ -41,7 +42,6 @@ const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"), {
     });
     expect(r.status).toBe(200);
     await r.text();
-    servedAt = Date.now();
     // the request's usage is stored after the reply: wait until the admin API counts it
     for (const end = Date.now() + 10_000; ; await Bun.sleep(50)) {
       const u = (await (await fetch(`${gw.url}/admin/api/usage?since=1h&by=model`)).json()) as { rows: { cacheWriteTokens: number }[] };
@@ -51,34 +51,84 @@ const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"), {
   },
 });
 
-/** When the request was answered (ms): the Overview's page is held in that minute, its chart's latest bucket. */
-let servedAt = 0;
+/** What the request's bucket holds, as a chart's legend writes it (the file's one request). */
+const REQUEST = { "input (uncached)": "100", output: "20", "cache read": "5k", "cache write": "300" };
+/** A bucket without requests. */
+const NONE = { "input (uncached)": "0", output: "0", "cache read": "0", "cache write": "0" };
 
-/** A chart's legend in the card titled `title`: each series' label → the value it shows (the latest bucket's). */
-async function legend(page: Page, title: RegExp): Promise<Record<string, string>> {
-  const card = page.locator(".card", { has: page.locator("h2", { hasText: title }) });
-  await card.locator(".u-legend").waitFor({ timeout: 10_000 });
-  const rows = await card.locator(".u-legend tr.u-series").evaluateAll((trs) => trs.map((tr) => [tr.querySelector(".u-label")?.textContent ?? "", tr.querySelector(".u-value")?.textContent ?? ""]));
-  // the first row is the time axis
-  return Object.fromEntries(rows.slice(1));
+/** A usage answer's time series, as the page drew its charts from it. */
+interface Series {
+  bucketMs: number;
+  buckets: { t: number; cacheWriteTokens?: number }[];
+}
+
+/**
+ * The Tokens chart in the card titled `title` on the page at `path` (its usage read in `bucket`s), read
+ * twice: with the pointer off it (the legend shows the latest bucket, marked "(latest)") and on the
+ * request's bucket (found by its 300 cache write tokens in the usage answer the page drew the chart
+ * from). Each reading is the legend's time and each series' label → value, returned with what each
+ * must show. The latest bucket is the server's current one when the page read it: the request's, or a
+ * later empty one once the minute (or hour) turned between the request and the page's read (so this
+ * test failed in full runs at load 15–25: it expected the request's values there and read 0 for every
+ * series); what each reading must show is taken from the answer the page drew, not from the clock.
+ */
+async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: string) {
+  // the newest answer (in the order they arrived) and how many are still being read
+  let answer: Series | undefined;
+  let arrived = 0;
+  let newest = 0;
+  let reading = 0;
+  const seen = (r: Response) => {
+    const u = new URL(r.url());
+    if (u.pathname !== "/admin/api/usage" || u.searchParams.get("by") !== "model" || u.searchParams.get("bucket") !== bucket) return;
+    const n = ++arrived;
+    reading++;
+    void r
+      .json()
+      .then((j: { series: Series }) => {
+        if (n > newest) [newest, answer] = [n, j.series];
+      })
+      .catch(() => {})
+      .finally(() => reading--);
+  };
+  w.page.on("response", seen);
+  try {
+    await w.page.goto(`${suite.gw.url}${path}`);
+    const card = w.page.locator(".card", { has: w.page.locator("h2", { hasText: title }) });
+    await card.locator(".u-legend").waitFor({ timeout: 10_000 });
+    // every read answered and drawn: the last answer is the one the chart shows (the page reads its
+    // usage again when its live event stream says hello)
+    await w.settled();
+    for (const end = Date.now() + 5_000; !answer || reading > 0; await Bun.sleep(20)) if (Date.now() > end) throw new Error(`the page read no usage by model in ${bucket} buckets`);
+    const s: Series = answer;
+    const at = s.buckets.find((b) => b.cacheWriteTokens === 300);
+    if (!at) throw new Error(`the page's usage answer has no bucket with the request: ${JSON.stringify(s.buckets.filter((b) => b.cacheWriteTokens))}`);
+    const last = s.buckets[s.buckets.length - 1]!;
+    // a bucket's time as the legend writes it (format.ts clock)
+    const timeOf = (t: number) =>
+      w.page.evaluate((t) => {
+        const d = new Date(t);
+        const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+        return d.toDateString() === new Date().toDateString() ? hm : `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}`;
+      }, t);
+    const legend = (r: [string, string][]) => ({ time: r[0]![1], values: Object.fromEntries(r.slice(1)) });
+    const latest = legend(await legendRows(card));
+    const x = await xOfTime(card, at.t, s.buckets[0]!.t, last.t + s.bucketMs);
+    const hovered = legend(await legendAt(w.page, card, x, await timeOf(at.t)));
+    await w.page.mouse.move(0, 0);
+    const expected = { latest: { time: `${await timeOf(last.t)} (latest)`, values: last.t === at.t ? REQUEST : NONE }, hovered: { time: await timeOf(at.t), values: REQUEST } };
+    return { read: { latest, hovered }, expected };
+  } finally {
+    w.page.off("response", seen);
+  }
 }
 
 test("the Overview's Tokens chart has input, output, cache read and cache write, as the Usage page's", async () => {
   const w = await openPage(suite.browser, suite.gw.url);
   try {
-    // the legend shows the latest minute's bucket: a page opened after the minute turned showed 0 for
-    // every series (seen once in a full run), so its clock stays in the request's minute
-    await w.page.clock.setFixedTime(servedAt);
-    await w.page.goto(`${suite.gw.url}/dashboard/`);
-    await w.settled();
-    const overview = await legend(w.page, /^Tokens per minute$/);
-    await w.page.goto(`${suite.gw.url}/dashboard/usage?range=1d`);
-    await w.settled();
-    const usage = await legend(w.page, /^Tokens over time, per hour$/);
-    expect({ overview, usage }).toEqual({
-      overview: { "input (uncached)": "100", output: "20", "cache read": "5k", "cache write": "300" },
-      usage: { "input (uncached)": "100", output: "20", "cache read": "5k", "cache write": "300" },
-    });
+    const overview = await tokensChart(w, "/dashboard/", /^Tokens per minute$/, "1m");
+    const usage = await tokensChart(w, "/dashboard/usage?range=1d", /^Tokens over time, per hour$/, "1h");
+    expect({ overview: overview.read, usage: usage.read }).toEqual({ overview: overview.expected, usage: usage.expected });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
