@@ -4,7 +4,7 @@
  * differently from its neighbours; a cost above zero never reads as zero.
  */
 import { expect, test } from "bun:test";
-import { axisTicks, usd } from "../../src/dashboard/client/format.ts";
+import { axisTicks, count, usd } from "../../src/dashboard/client/format.ts";
 
 test("ticks a fraction of a cent apart keep the digits that tell them apart", () => {
   expect(axisTicks([0, 0.0002, 0.0004, 0.0006, 0.0008, 0.001], 0.0002)).toEqual(["0", "0.0002", "0.0004", "0.0006", "0.0008", "0.001"]);
@@ -16,6 +16,10 @@ test("counts: whole numbers, thousands and millions shortened", () => {
   expect(axisTicks([0, 2, 4, 6], 2)).toEqual(["0", "2", "4", "6"]);
   expect(axisTicks([0, 1500, 3000], 1500)).toEqual(["0", "1.5k", "3k"]);
   expect(axisTicks([0, 2_000_000], 2_000_000)).toEqual(["0", "2M"]);
+});
+
+test("count: a figure just under a million reads 1M, not 1000k (review17 R8); round figures without zeros", () => {
+  expect([count(999_949), count(999_960), count(999_999), count(1_000_000), count(100_000), count(12_345), count(1_234)]).toEqual(["999.9k", "1M", "1M", "1M", "100k", "12.3k", "1,234"]);
 });
 
 test("dollars: cents from $0.01, two significant digits below a cent, never $0.0000 for a cost above zero", () => {

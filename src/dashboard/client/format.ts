@@ -120,7 +120,8 @@ export function ago(ms: number, now = Date.now()): string {
  */
 export function count(n: number | undefined | null): string {
   if (n === undefined || n === null || !Number.isFinite(n)) return "–";
-  if (Math.abs(n) >= 1e6) return `${+(n / 1e6).toFixed(2)}M`;
+  // the unit after rounding: 999,960 is "1M", not "1000k" (review17 R8)
+  if (Math.abs(n) >= 1e6 || Math.abs(+(n / 1e3).toFixed(1)) >= 1000) return `${+(n / 1e6).toFixed(2)}M`;
   if (Math.abs(n) >= 1e4) return `${+(n / 1e3).toFixed(1)}k`;
   return Math.round(n).toLocaleString("en-US");
 }
