@@ -47,13 +47,69 @@ export interface Gateway {
 export function createGateway(deps: GatewayDeps): Gateway {
   const ids = deps.ids ?? defaultIds;
   return {
+    /**
+     * One async function per request (the request's stages inline, their answer finished at its end):
+     * until item 224 an outer `handle` awaited an inner async function, one more generator, promise,
+     * scope and microtask turn per request.
+     */
     async handle(incoming) {
-      const seen: { ctx?: RequestContext } = {};
-      const res = await handleInner(incoming, seen);
+      const ctx = newContext(incoming, deps.clock.now(), ids);
+      deps.started?.(ctx);
+      let res: Response;
+      try {
+        answered: {
+          const guarded = await guard(ctx, deps);
+          if (guarded instanceof Response) {
+            // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
+            deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
+            res = guarded;
+            break answered;
+          }
+          redact(ctx, deps.redaction?.());
+          const table = deps.routing();
+          const resolution = resolveModel(ctx.requestedModel, table);
+          if ("kind" in resolution) {
+            res = errorAnswer(ctx, resolution);
+            deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
+            break answered;
+          }
+          if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
+            // A bare name that is no alias or combo was guessed to belong to a provider with no account:
+            // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2), with the alias
+            // or combo it is near, as check-config names it (newuser13's tryout, J10).
+            const guessed = resolution.targets[0].provider;
+            const near = nearAliasOrCombo(ctx.requestedModel, table);
+            const err = hubError(
+              "model_not_found",
+              `The model \`${ctx.requestedModel}\` is not an alias or combo${near ? ` (did you mean "${near}"?)` : ""}; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
+              { code: "model_not_found", param: "model" },
+            );
+            res = errorAnswer(ctx, err);
+            deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
+            break answered;
+          }
+          ctx.trace.candidates = resolution.targets.map((t) => t.label);
+          const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
+          if (isCountTokens(ctx.endpoint)) {
+            // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.
+            res = await countTokens(ctx, targets, deps);
+            deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
+            break answered;
+          }
+          const combo = resolution.combo;
+          res = await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true, guessed: resolution.via === "guess" }, deps);
+        }
+      } catch (e) {
+        // A bug must never become a stack trace or an HTML page for the client.
+        const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
+        console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
+        res = errorAnswer(ctx, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }));
+        deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
+      }
       // Upstream error bodies may echo a credential (SPEC 2.4): scrub every error answer before it leaves.
       const out = res.status >= 400 ? await scrubErrorResponse(res, [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]) : res;
       // SPEC O-6: the flight recorder sees what the client gets.
-      const recording = seen.ctx?.recording;
+      const recording = ctx.recording;
       return recording ? recording.response(out) : out;
     },
     overBodyLimit(received, format) {
@@ -61,58 +117,4 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return over ? errorResponse(format, over) : undefined;
     },
   };
-
-  async function handleInner(incoming: IncomingRequest, seen: { ctx?: RequestContext }): Promise<Response> {
-    const ctx = newContext(incoming, deps.clock.now(), ids);
-    seen.ctx = ctx;
-    deps.started?.(ctx);
-    try {
-      const guarded = await guard(ctx, deps);
-      if (guarded instanceof Response) {
-        // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
-        deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
-        return guarded;
-      }
-      redact(ctx, deps.redaction?.());
-      const table = deps.routing();
-      const resolution = resolveModel(ctx.requestedModel, table);
-      if ("kind" in resolution) {
-        const res = errorAnswer(ctx, resolution);
-        deps.finish(ctx, { outcome: "rejected", status: resolution.status, attempts: 0, fallback: false });
-        return res;
-      }
-      if (resolution.via === "guess" && !deps.pool.hasAccounts(resolution.targets[0].provider.id)) {
-        // A bare name that is no alias or combo was guessed to belong to a provider with no account:
-        // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2), with the alias
-        // or combo it is near, as check-config names it (newuser13's tryout, J10).
-        const guessed = resolution.targets[0].provider;
-        const near = nearAliasOrCombo(ctx.requestedModel, table);
-        const err = hubError(
-          "model_not_found",
-          `The model \`${ctx.requestedModel}\` is not an alias or combo${near ? ` (did you mean "${near}"?)` : ""}; it was taken for a model of provider ${guessed.id}, but no ${guessed.id} account is configured: name a configured alias, combo or provider/model, or ${addAccountHint(guessed)}.`,
-          { code: "model_not_found", param: "model" },
-        );
-        const res = errorAnswer(ctx, err);
-        deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
-        return res;
-      }
-      ctx.trace.candidates = resolution.targets.map((t) => t.label);
-      const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
-      if (isCountTokens(ctx.endpoint)) {
-        // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.
-        const res = await countTokens(ctx, targets, deps);
-        deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
-        return res;
-      }
-      const combo = resolution.combo;
-      return await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true, guessed: resolution.via === "guess" }, deps);
-    } catch (e) {
-      // A bug must never become a stack trace or an HTML page for the client.
-      const error = scrubText(e instanceof Error ? e.message : String(e), [...(deps.secrets?.() ?? []), ...presentedSecrets(incoming.request.headers, incoming.request.url)]);
-      console.error(JSON.stringify({ level: "error", msg: "unhandled pipeline error", requestId: ctx.requestId, error }));
-      const res = errorAnswer(ctx, hubError("api_error", "The gateway failed to handle this request.", { status: 500 }));
-      deps.finish(ctx, { outcome: "error", status: 500, attempts: 0, fallback: false });
-      return res;
-    }
-  }
 }

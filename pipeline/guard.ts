@@ -162,15 +162,16 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
     // natively, without a JS stream reader (~20 µs less per request, docs/performance.md), raced
     // against the sweep (Bun cannot say whether the body is already complete: the read is pending
     // either way, for at least one turn of the event loop).
-    const read = request.arrayBuffer();
+    // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
+    const read = request.bytes();
     let watched: BodyRead | undefined;
     try {
-      const buf = await new Promise<ArrayBuffer | typeof TIMED_OUT>((resolve, reject) => {
+      const bytes = await new Promise<Uint8Array | typeof TIMED_OUT>((resolve, reject) => {
         watched = watchBodyRead(timeoutMs, () => resolve(TIMED_OUT));
         read.then(resolve, reject);
       });
-      if (buf === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
-      return { ok: true, value: new Uint8Array(buf) };
+      if (bytes === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
+      return { ok: true, value: bytes };
     } catch {
       return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
     } finally {
