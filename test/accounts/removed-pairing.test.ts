@@ -5,7 +5,7 @@
  * `restorePairings` (behind `POST /admin/api/accounts/{id}/restore` and `switchyard accounts restore`)
  * ends it at once, in memory and in the store.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { classify } from "../../pipeline/classify.ts";
 import type { Clock } from "../../pipeline/ports.ts";
@@ -14,8 +14,7 @@ import { EventBus, type GatewayEvent } from "../../src/events/bus.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, tempDir } from "../store/helpers.ts";
+import { postgresForFile, tempDir } from "../store/helpers.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
 
 /** How long a removed pairing lasts (literal, not the code's constant): 24 h. */
@@ -144,14 +143,7 @@ describe("a removed account/model pairing", () => {
   });
 });
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 const backends: Array<{ name: string; open(clock: Clock): Promise<{ store: Store; reopen: () => Promise<Store> }> }> = [
   {
@@ -165,7 +157,7 @@ const backends: Array<{ name: string; open(clock: Clock): Promise<{ store: Store
   {
     name: "postgres",
     async open(clock) {
-      const url = await pg.createDatabase("removed_pairing");
+      const url = await pg.database("removed_pairing");
       const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
       return { store: await open(), reopen: open };
     },

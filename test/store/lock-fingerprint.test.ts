@@ -3,22 +3,14 @@
  * with the lock, read back with it, replaced with it, absent when none was given (an OAuth account's
  * lock, one stored before 2026-12-05), and kept across a reopen (a restart).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { cleanupTempDirs, tempDir } from "./helpers.ts";
+import { postgresForFile, tempDir } from "./helpers.ts";
 
-let pg: TestPostgres;
-beforeAll(async () => {
-  pg = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  await pg?.destroy();
-  cleanupTempDirs();
-});
+const pg = postgresForFile();
 
 const backends: Array<{ name: string; open: () => Promise<{ store: Store; reopen: () => Promise<Store> }> }> = [
   {
@@ -31,7 +23,7 @@ const backends: Array<{ name: string; open: () => Promise<{ store: Store; reopen
   {
     name: "postgres",
     async open() {
-      const url = await pg.createDatabase("lock_fingerprint");
+      const url = await pg.database("lock_fingerprint");
       const open = () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
       return { store: await open(), reopen: open };
     },
