@@ -8,6 +8,7 @@ import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, type ConfigWatcher, loadConfigFile, type RuntimeConfig, watchConfig } from "../../src/config/index.ts";
+import { until } from "../support/until.ts";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -42,13 +43,7 @@ function setup(initial: string, env: Record<string, string> = {}) {
 }
 
 /** Polls for what the watcher reports; the deadline is far beyond the debounce so that a loaded machine does not fail it. */
-async function waitFor(cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error("timed out waiting for the watcher");
-    await Bun.sleep(10);
-  }
-}
+const waitFor = (cond: () => boolean, ms = 15_000) => until(cond, ms, "the watcher", 10);
 
 /**
  * For the checks that an event is ignored, where the watcher under test gives no signal (its debounced

@@ -22,6 +22,7 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-cfgreused-admin-00000001";
 const CONFIG_CI = "sy-test-cfgreused-ci-000000000001";
@@ -37,15 +38,6 @@ server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 ${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}${withBuild ? `  - { name: build, key: ${CONFIG_BUILD}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** One gateway under test: its URL, its config file, and a restart keeping its data (embedded store only). */
 interface Target {

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-own-row", KEY_CI: "sy-ci-client-key-own-row-000001", SWITCHYARD_SHARED_CONFIG_MS: "300" };
 
@@ -35,13 +36,8 @@ keys:
   - { name: ci, key: env:KEY_CI, limits: { rpm: ${rpm} } }
 `;
 
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Polls every 100 ms until `cond` holds; fails after `ms`. */
+const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
 
 /** The labels (URLs) of the rows in instance_configs. */
 async function rows(): Promise<string[]> {

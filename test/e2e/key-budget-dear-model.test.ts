@@ -17,6 +17,7 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-dearmodel-admin-0000001";
 const MIX = "sy-test-dearmodel-mix-00000001";
@@ -35,15 +36,6 @@ settings:
     up/gpt-dear: { input: 1000, output: 1000 }
 `;
 const ENV = { UP_KEY: "sk-upstream-dearmodel-0001" };
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** The upstream answers every request after `ms` with 20 input and 10 output tokens. */
 function answerAfter(fake: FakeUpstream, ms: number): void {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const KEYS = {
   tokens: "sy-test-spend-tokens-00000001",
@@ -83,11 +84,7 @@ const budgetUse = async (name: string) => {
 };
 
 /** Polls until `cond` holds; fails after 15 s. */
-async function until(cond: () => Promise<boolean>, what: string): Promise<void> {
-  for (const end = Date.now() + 15_000; !(await cond()); await Bun.sleep(50)) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-  }
-}
+const until = (cond: () => Promise<boolean>, what: string) => pollUntil(cond, 15_000, what);
 
 /** The key's calls once its request's usage row has been flushed (at least every second, D-1): polled, up to 15 s. */
 const usageRows = async (key: string) => {

@@ -18,18 +18,10 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-reused-admin-0000000001";
 const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 const yamlOf = (providerUrl: string, webhook: string) => `providers:
   - { id: up, kind: openai, base_url: "${providerUrl}/v1" }

@@ -16,6 +16,7 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-rotate-admin-00000000001";
 const LIMITS = { rpm: 10, budgets: [{ window: "1d", tokens: 50 }] };
@@ -28,15 +29,6 @@ server: { require_api_key: true }
 keys:
   - { name: admin, key: ${ADMIN}, scopes: [admin] }
 `;
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 async function scenario(url: string): Promise<void> {
   const admin = (method: string, path: string, body?: unknown) =>

@@ -22,6 +22,7 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+import { until } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-account-secret", CLIENT: "sy-budget-client-key-0000000001", PLAIN: "sy-plain-client-key-00000000002" };
 
@@ -30,15 +31,6 @@ let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
 let hook: WebhookReceiver;
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** A Chat request through `inst`, with the budgeted key (`team`) unless `key` says otherwise. */
 const chat = (inst: Instance, model: string, key = ENV.CLIENT) =>

@@ -18,6 +18,7 @@ import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fa
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const ENV = {
   UP_KEY: "sk-upstream-account-secret",
@@ -33,14 +34,8 @@ let a: Instance;
 let b: Instance;
 let hook: WebhookReceiver;
 
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Polls every 100 ms until `cond` holds; fails after `ms`. */
+const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
 
 /** A Chat request through `inst` with the client key `key` (18 tokens when served). */
 const chat = (inst: Instance, key: string) =>

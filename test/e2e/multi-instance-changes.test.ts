@@ -29,6 +29,7 @@ import { openEvents } from "../support/admin-events.ts";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const ENV = {
   UP_KEY: "sk-upstream-account",
@@ -58,14 +59,8 @@ const admin = async (inst: Instance, path: string, init: RequestInit = {}) => {
   return { status: res.status, body: (await res.json()) as any };
 };
 
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Polls every 100 ms until `cond` holds; fails after `ms`. */
+const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
 
 beforeAll(async () => {
   pg = await startPostgres();

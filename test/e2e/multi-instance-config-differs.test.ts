@@ -12,6 +12,7 @@ import { writeFileSync } from "node:fs";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-differs", KEY_CI: "sy-ci-client-key-differs-000001", KEY_DESK: "sy-desk-client-key-differs-0001", SWITCHYARD_SHARED_CONFIG_MS: "300" };
 
@@ -31,15 +32,6 @@ ${extraKey ? "  - { name: desk, key: env:KEY_DESK }\n" : ""}settings:
   pricing:
     up/gpt-x: { input: ${input}, output: 2 }
 `;
-
-/** Polls until `cond` holds; fails after `ms`. */
-async function until(cond: () => boolean, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 const warning = (inst: Instance) => inst.stdout.map((l) => JSON.parse(l.startsWith("{") ? l : "{}")).find((j: any) => typeof j.msg === "string" && j.msg.startsWith("instances sharing this database enforce different config"));
 

@@ -16,6 +16,7 @@ import { SECRET_FINGERPRINT_COST } from "../../src/shared-config.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const SHORT = "hunter2";
 const ENV = { UP_KEY: "sk-upstream-fingerprint", SWITCHYARD_SHARED_CONFIG_MS: "300" };
@@ -34,13 +35,8 @@ keys:
   - { name: ci, key: "${secret}", limits: { rpm: 60 } }
 `;
 
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Polls every 100 ms until `cond` holds; fails after `ms`. */
+const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
 
 /** What each instance published for `keys.ci.secret` (the JSON text's string), as a reader of the database sees it. */
 async function published(): Promise<string[]> {

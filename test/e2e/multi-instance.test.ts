@@ -16,6 +16,7 @@ import { startFakeVendor, vendorProviders, type FakeVendor } from "../oauth/fake
 import { simpleReply, startFakeUpstream, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const ENV = {
   KEY_RL1: "sk-rl-one",
@@ -102,15 +103,6 @@ const callIds = async (inst: Instance, limit = 200) => new Set(((await admin(ins
 async function rpmShares(sql: SQL, name: string): Promise<Array<{ window: number; used: number }>> {
   const rows = await sql`SELECT window_start, used FROM quota_shares WHERE name = ${`key:${name}:rpm`} AND granted > 0 ORDER BY window_start, instance_id`;
   return (rows as any[]).map((r) => ({ window: Number(r.window_start), used: Number(r.used) }));
-}
-
-/** Polls until `cond` holds (or fails the test after `ms`). */
-async function until(cond: () => boolean | Promise<boolean>, ms = 10_000, what = "condition"): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
 }
 
 beforeAll(async () => {

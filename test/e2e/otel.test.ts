@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { until } from "../support/until.ts";
 
 interface OtlpSpan {
   traceId: string;
@@ -55,6 +56,21 @@ function attrs(list: Array<{ key: string; value: Record<string, unknown> }>): Re
   return out;
 }
 
+/** The request's span (the one with the reply's `switchyard.route_id`), once the receiver has it; fails after 10 s. */
+async function requestSpan(res: Response): Promise<OtlpSpan> {
+  const routeId = res.headers.get("x-switchyard-route-id")!;
+  const find = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
+  await until(() => find() !== undefined, 10_000, `the request span of ${routeId}`);
+  return find()!;
+}
+
+/** The spans whose parent is `root` (its attempts), once there are at least `n`; fails after 10 s. */
+async function attemptSpans(root: OtlpSpan, n: number): Promise<OtlpSpan[]> {
+  const children = () => receiver.spans.filter((s) => s.parentSpanId === root.spanId);
+  await until(() => children().length >= n, 10_000, `${n} attempt span(s) under ${root.spanId}`);
+  return children();
+}
+
 const YAML = `
 providers:
   - id: p
@@ -99,13 +115,8 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
       body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
     });
     expect(res.status).toBe(200);
-    const routeId = res.headers.get("x-switchyard-route-id")!;
-    const deadline = Date.now() + 10_000;
-    const mine = () => receiver.spans.filter((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
-    while (mine().length === 0 && Date.now() < deadline) await Bun.sleep(50);
-    const [root] = mine();
-    expect(root).toBeDefined();
-    while (receiver.spans.filter((s) => s.parentSpanId === root!.spanId).length < 2 && Date.now() < deadline) await Bun.sleep(50);
+    const root = await requestSpan(res);
+    await attemptSpans(root, 2);
     expect(receiver.contentTypes[0]).toContain("application/json");
     // OTEL_RESOURCE_ATTRIBUTES on the resource, percent-decoded; OTEL_SERVICE_NAME wins over its service.name (newuser15 N2)
     expect(receiver.resources[0]).toMatchObject({ "service.name": "switchyard-test", "deployment.environment": "staging", team: "platform,infra" });
@@ -114,10 +125,10 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(instanceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg?.startsWith("OpenTelemetry: exporting"))?.serviceInstanceId).toBe(instanceId);
 
-    expect(root!.name).toBe("chat p/claude-x");
-    expect(root!.kind).toBe(2); // SERVER
-    expect(root!.parentSpanId ?? "").toBe("");
-    const ra = attrs(root!.attributes);
+    expect(root.name).toBe("chat p/claude-x");
+    expect(root.kind).toBe(2); // SERVER
+    expect(root.parentSpanId ?? "").toBe("");
+    const ra = attrs(root.attributes);
     expect(ra).toMatchObject({
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": "p/claude-x",
@@ -133,9 +144,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(typeof ra["gen_ai.usage.input_tokens"]).toBe("number");
     expect(typeof ra["gen_ai.usage.output_tokens"]).toBe("number");
 
-    const children = receiver.spans.filter((s) => s.parentSpanId === root!.spanId).sort((x, y) => Number(x.startTimeUnixNano) - Number(y.startTimeUnixNano));
+    const children = receiver.spans.filter((s) => s.parentSpanId === root.spanId).sort((x, y) => Number(x.startTimeUnixNano) - Number(y.startTimeUnixNano));
     expect(children).toHaveLength(2);
-    expect(children.every((c) => c.traceId === root!.traceId && c.kind === 3)).toBe(true); // CLIENT
+    expect(children.every((c) => c.traceId === root.traceId && c.kind === 3)).toBe(true); // CLIENT
     expect(children.map((c) => c.name)).toEqual(["chat claude-x", "chat claude-x"]);
     const [failed, served] = children.map((c) => attrs(c.attributes));
     expect(failed).toMatchObject({ "gen_ai.provider.name": "anthropic", "switchyard.provider": "p", "gen_ai.request.model": "claude-x", "switchyard.account": "a1", "http.response.status_code": 429 });
@@ -144,12 +155,12 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect(served).toMatchObject({ "switchyard.account": "a2", "http.response.status_code": 200 });
     expect(served!["error.type"]).toBeUndefined();
     // Without a caller's traceparent the request's own trace: each attempt told its provider its span (SPEC O-5)
-    expect(gw.fake.requests.slice(before).map((q) => q.headers.traceparent)).toEqual(children.map((c) => `00-${root!.traceId}-${c.spanId}-01`));
+    expect(gw.fake.requests.slice(before).map((q) => q.headers.traceparent)).toEqual(children.map((c) => `00-${root.traceId}-${c.spanId}-01`));
     expect(children[0]!.spanId).not.toBe(children[1]!.spanId);
     // ... and no tracestate: it belonged to no trace the gateway continued (Trace Context section 3.3)
     expect(gw.fake.requests.slice(before).map((q) => "tracestate" in q.headers)).toEqual([false, false]);
-    expect(Number(root!.startTimeUnixNano)).toBeLessThanOrEqual(Number(children[0]!.startTimeUnixNano));
-    expect(Number(children[1]!.endTimeUnixNano)).toBeLessThanOrEqual(Number(root!.endTimeUnixNano));
+    expect(Number(root.startTimeUnixNano)).toBeLessThanOrEqual(Number(children[0]!.startTimeUnixNano));
+    expect(Number(children[1]!.endTimeUnixNano)).toBeLessThanOrEqual(Number(root.endTimeUnixNano));
     // No secrets and no prompt text in what was exported.
     const exported = JSON.stringify(receiver.spans);
     expect(exported).not.toContain(ENV.KEY_A1);
@@ -169,14 +180,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
       });
       expect(res.status).toBe(200);
       await res.text();
-      const routeId = res.headers.get("x-switchyard-route-id")!;
-      const deadline = Date.now() + 10_000;
-      const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
-      while (!root() && Date.now() < deadline) await Bun.sleep(50);
-      const r = root()!;
+      const r = await requestSpan(res);
       expect([r.traceId, r.parentSpanId]).toEqual([callerTrace, callerSpan]);
-      while (!receiver.spans.some((s) => s.parentSpanId === r.spanId) && Date.now() < deadline) await Bun.sleep(50);
-      const child = receiver.spans.find((s) => s.parentSpanId === r.spanId)!;
+      const [child] = (await attemptSpans(r, 1)) as [OtlpSpan];
       expect(child.traceId).toBe(callerTrace);
       const ms = (ns: string | number) => Number(BigInt(ns) / 1_000_000n);
       // the attempt covers the stream (>= the 800 ms pause), ending with the request
@@ -199,13 +205,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     });
     expect(res.status).toBe(200);
     await res.text();
-    const routeId = res.headers.get("x-switchyard-route-id")!;
-    const deadline = Date.now() + 10_000;
-    const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId);
-    while (!root() && Date.now() < deadline) await Bun.sleep(50);
-    expect(root()?.traceId).toBe(callerTrace);
-    while (!receiver.spans.some((s) => s.parentSpanId === root()!.spanId) && Date.now() < deadline) await Bun.sleep(50);
-    expect(receiver.spans.filter((s) => s.parentSpanId === root()!.spanId)).toHaveLength(1);
+    const root = await requestSpan(res);
+    expect(root.traceId).toBe(callerTrace);
+    expect(await attemptSpans(root, 1)).toHaveLength(1);
   });
 
   test("a request that failed on every attempt names the model it asked for, and no response model", async () => {
@@ -217,11 +219,9 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     });
     expect(res.status).toBeGreaterThanOrEqual(500);
     await res.text();
-    const routeId = res.headers.get("x-switchyard-route-id")!;
-    const deadline = Date.now() + 10_000;
-    const root = () => receiver.spans.find((s) => attrs(s.attributes)["switchyard.route_id"] === routeId && !s.parentSpanId);
-    while (!root() && Date.now() < deadline) await Bun.sleep(50);
-    const ra = attrs(root()!.attributes);
+    const root = await requestSpan(res);
+    expect(root.parentSpanId ?? "").toBe("");
+    const ra = attrs(root.attributes);
     expect([ra["gen_ai.request.model"], ra["gen_ai.response.model"], ra["error.type"] !== undefined]).toEqual(["p/claude-x", undefined, true]);
   });
 

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until as pollUntil } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-outage-log", ADMIN_KEY: "sy-outage-log-admin-key-000001" };
 /** B re-reads keys and state only every ten minutes: within the test only LISTEN/NOTIFY reaches it. */
@@ -20,13 +21,8 @@ let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
 
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Polls every 100 ms until `cond` holds; fails after `ms`. */
+const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
 
 beforeAll(async () => {
   pg = await startPostgres();

@@ -14,20 +14,13 @@ import { CHANNEL } from "../../src/store/postgres/db.ts";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/store.ts";
 import type { StoreChange } from "../../src/store/shared.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 let pg: TestPostgres;
 let admin: SQL;
 let store: PostgresStore;
 const heard: StoreChange[] = [];
 const errors: string[] = [];
-
-async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
 
 /** The store's backends (all but the test's own connection): the listening one and the query ones. */
 async function backends(): Promise<{ listening: number[]; query: number[] }> {
