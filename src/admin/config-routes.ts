@@ -249,6 +249,38 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     return adminError(409, `${taken === "db-alias" ? "An alias" : taken === "db-combo" ? "A combo" : "A combo or alias"} named "${name}" was created meanwhile; change it with PUT.`, "name", "conflict");
   };
   const readOnly = (kind: string, name: string) => adminError(409, `${kind} "${name}" comes from the config file ${fileName(cfg())}; change it there.`, "name", "read_only");
+  /** The 409 of a create whose name is taken by the file's combo or alias or a stored one; undefined when it is free. */
+  const nameTaken = (name: string): Response | undefined => {
+    const taken = owner(name);
+    if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
+    if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+    return undefined;
+  };
+  /**
+   * Why a PUT or DELETE cannot change the stored `kind` `name`: it is the file's (409 read_only) or no
+   * such one was stored through the admin API (404); undefined when it can.
+   */
+  const notStored = (kind: "combo" | "alias", name: string): Response | undefined => {
+    const taken = owner(name);
+    if (taken === "file") return readOnly(kind, name);
+    if (taken !== `db-${kind}`) return adminError(404, `No ${kind} ${name} was created through the admin API.`, "name");
+    return undefined;
+  };
+  /**
+   * Stores a change of the database's combos, aliases or settings once the config loader accepts it:
+   * `next` (the stored objects with the change) is composed with the file as a reload would; when it
+   * loads, `write` stores the change and the stored objects are re-read. Returns the refusal (400
+   * invalid_object, 409 breaks_dependents or config_invalid, `paramOf` naming the field), or the Response
+   * `write` resolved to when it could not store (nothing is re-read then); undefined when the change is in force.
+   */
+  const storeChecked = async (next: StoredObjects, subject: Subject, paramOf: (i: ConfigIssue) => string | null, write: () => unknown): Promise<Response | undefined> => {
+    const r = check(live, next, subject);
+    if (!r.ok) return refused(r, paramOf);
+    const lost = await write();
+    if (lost instanceof Response) return lost;
+    await live.refreshStored();
+    return undefined;
+  };
   const comboParam = (i: ConfigIssue) => rootless(i.path);
 
   const setDisabled = async (id: string, disabled: boolean): Promise<Response | { id: string; disabled: boolean }> => {
@@ -285,15 +317,14 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!named.ok) return named.response;
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
           const name = named.value.name;
-          const taken = owner(name);
-          if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
-          if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+          const taken = nameTaken(name);
+          if (taken) return taken;
           const stored = live.storedObjects();
-          const r = check(live, { ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] });
-          if (!r.ok) return refused(r, comboParam);
-          // The check above read memory: a create of the same name in parallel may have stored it since.
-          if (!(await deps.store.createCombo(name, spec))) return await takenMeanwhile(name);
-          await live.refreshStored();
+          const refusal = await storeChecked({ ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] }, comboParam, async () =>
+            // The check read memory: a create of the same name in parallel may have stored it since.
+            (await deps.store.createCombo(name, spec)) || takenMeanwhile(name),
+          );
+          if (refusal) return refusal;
           set.status = 201;
           return comboView(cfg().combos.get(name)!);
         },
@@ -303,9 +334,8 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         "/combos/:name",
         async ({ params, request }) => {
           const name = params.name;
-          const taken = owner(name);
-          if (taken === "file") return readOnly("combo", name);
-          if (taken !== "db-combo") return adminError(404, `No combo ${name} was created through the admin API.`, "name");
+          const cannot = notStored("combo", name);
+          if (cannot) return cannot;
           const body = await readObject(request);
           if (!body.ok) return body.response;
           const named = parseInput(ComboNameOptional, body.value);
@@ -313,25 +343,21 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (named.value.name !== undefined && named.value.name !== name) return adminError(400, `name: the body names "${named.value.name}", the path "${name}" (a combo is not renamed).`, "name");
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
           const stored = live.storedObjects();
-          const r = check(live, { ...stored, combos: stored.combos.map((c) => (c.name === name ? { ...c, spec: { ...spec, name } } : c)) }, { kind: "combo", names: [name] });
-          if (!r.ok) return refused(r, comboParam);
-          await deps.store.putCombo(name, { ...spec, name });
-          await live.refreshStored();
+          const refusal = await storeChecked({ ...stored, combos: stored.combos.map((c) => (c.name === name ? { ...c, spec: { ...spec, name } } : c)) }, { kind: "combo", names: [name] }, comboParam, () =>
+            deps.store.putCombo(name, { ...spec, name }),
+          );
+          if (refusal) return refusal;
           return comboView(cfg().combos.get(name)!);
         },
         { parse: "none" },
       )
       .delete("/combos/:name", async ({ params }) => {
         const name = params.name;
-        const taken = owner(name);
-        if (taken === "file") return readOnly("combo", name);
-        if (taken !== "db-combo") return adminError(404, `No combo ${name} was created through the admin API.`, "name");
+        const cannot = notStored("combo", name);
+        if (cannot) return cannot;
         const stored = live.storedObjects();
-        const r = check(live, { ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name], deleted: true });
-        if (!r.ok) return refused(r, comboParam);
-        await deps.store.deleteCombo(name);
-        await live.refreshStored();
-        return { deleted: name };
+        const refusal = await storeChecked({ ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name], deleted: true }, comboParam, () => deps.store.deleteCombo(name));
+        return refusal ?? { deleted: name };
       })
       // ---- aliases -------------------------------------------------------------------------
       .get("/aliases", () => ({ aliases: listAliases() }))
@@ -343,14 +369,13 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const body = parseInput(AliasCreate, raw.value);
           if (!body.ok) return body.response;
           const { name, target } = body.value;
-          const taken = owner(name);
-          if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
-          if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+          const taken = nameTaken(name);
+          if (taken) return taken;
           const stored = live.storedObjects();
-          const r = check(live, { ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] });
-          if (!r.ok) return refused(r, aliasParam);
-          if (!(await deps.store.createAlias(name, target))) return await takenMeanwhile(name);
-          await live.refreshStored();
+          const refusal = await storeChecked({ ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] }, aliasParam, async () =>
+            (await deps.store.createAlias(name, target)) || takenMeanwhile(name),
+          );
+          if (refusal) return refusal;
           set.status = 201;
           return { name, target, source: "db", active: true };
         },
@@ -360,9 +385,8 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         "/aliases/:name",
         async ({ params, request }) => {
           const name = params.name;
-          const taken = owner(name);
-          if (taken === "file") return readOnly("alias", name);
-          if (taken !== "db-alias") return adminError(404, `No alias ${name} was created through the admin API.`, "name");
+          const cannot = notStored("alias", name);
+          if (cannot) return cannot;
           const raw = await readJson(request);
           if (!raw.ok) return raw.response;
           const body = parseInput(AliasUpdate, raw.value);
@@ -370,25 +394,18 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (body.value.name !== undefined && body.value.name !== name) return adminError(400, `name: the body names "${body.value.name}", the path "${name}" (an alias is not renamed).`, "name");
           const target = body.value.target;
           const stored = live.storedObjects();
-          const r = check(live, { ...stored, aliases: stored.aliases.map((a) => (a.name === name ? { ...a, target } : a)) }, { kind: "alias", names: [name] });
-          if (!r.ok) return refused(r, aliasParam);
-          await deps.store.putAlias(name, target);
-          await live.refreshStored();
-          return { name, target, source: "db", active: true };
+          const refusal = await storeChecked({ ...stored, aliases: stored.aliases.map((a) => (a.name === name ? { ...a, target } : a)) }, { kind: "alias", names: [name] }, aliasParam, () => deps.store.putAlias(name, target));
+          return refusal ?? { name, target, source: "db", active: true };
         },
         { parse: "none" },
       )
       .delete("/aliases/:name", async ({ params }) => {
         const name = params.name;
-        const taken = owner(name);
-        if (taken === "file") return readOnly("alias", name);
-        if (taken !== "db-alias") return adminError(404, `No alias ${name} was created through the admin API.`, "name");
+        const cannot = notStored("alias", name);
+        if (cannot) return cannot;
         const stored = live.storedObjects();
-        const r = check(live, { ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name], deleted: true });
-        if (!r.ok) return refused(r, aliasParam);
-        await deps.store.deleteAlias(name);
-        await live.refreshStored();
-        return { deleted: name };
+        const refusal = await storeChecked({ ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name], deleted: true }, aliasParam, () => deps.store.deleteAlias(name));
+        return refusal ?? { deleted: name };
       })
       // ---- settings ------------------------------------------------------------------------
       .get("/settings", () => settingsView(live))
@@ -411,11 +428,10 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
             if (value === null) delete next[k];
             else next[k] = isMapping(value) && isMapping(next[k]) ? { ...(next[k] as object), ...value } : value;
           }
-          const r = check(live, { ...stored, settings: next }, { kind: "setting", names: keys });
-          if (!r.ok) return refused(r, (i) => rootless(i.path));
-          for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);
-          await live.refreshStored();
-          return settingsView(live);
+          const refusal = await storeChecked({ ...stored, settings: next }, { kind: "setting", names: keys }, (i) => rootless(i.path), async () => {
+            for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);
+          });
+          return refusal ?? settingsView(live);
         },
         { parse: "none" },
       )
