@@ -253,3 +253,65 @@ export class KeyCache {
 function idUnlessName(name: string, id: string): string | undefined {
   return id === name ? undefined : id;
 }
+
+/**
+ * The memory-only half of a backend's `KeyStore` role, the same on SQLite and PostgreSQL: lookups, the
+ * active keys and the config-file keys, answered by the backend's {@link KeyCache} (which the backend
+ * re-reads from its `client_keys` table with `cache.setStoredKeys`). A backend class extends it with
+ * what reads and writes that table.
+ */
+export abstract class CachedKeys {
+  protected readonly cache: KeyCache;
+
+  /** `now`: ms since the epoch, for a rotated secret's grace. */
+  constructor(now: () => number) {
+    this.cache = new KeyCache(now);
+  }
+
+  /**
+   * The key whose secret this is, when valid and not revoked; else undefined. Memory only: hashes the
+   * presented secret (SHA-256), finds the candidate by its hash and confirms with a constant-time
+   * compare. The returned object is frozen and shared; do not mutate it.
+   */
+  lookup(secret: string): ClientKey | undefined {
+    return this.cache.lookup(secret);
+  }
+
+  /** The active key whose secret has this hex SHA-256 (KeyCache.lookupHash). */
+  lookupHash(hex: string): ClientKey | undefined {
+    return this.cache.lookupHash(hex);
+  }
+
+  /** The hex SHA-256 of the active stored key of that name, and of its previous secret in a grace (KeyCache.storedHashes). Memory only. */
+  storedKeyHashes(name: string): string[] {
+    return this.cache.storedHashes(name);
+  }
+
+  /** Every active client key (config and stored). Memory only. */
+  activeKeys(): ClientKey[] {
+    return this.cache.active();
+  }
+
+  /** Whether any active client key (config or stored) exists. Memory only. */
+  any(): boolean {
+    return this.cache.any();
+  }
+
+  /**
+   * Replaces the config-file keys (held hashed in memory, never written).
+   * @throws StoreError `invalid` for an empty name or secret, a duplicate name, or a shared secret.
+   */
+  setConfigKeys(keys: ConfigKey[]): void {
+    this.cache.setConfigKeys(keys);
+  }
+
+  /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */
+  disabled(secret: string): ClientKey | undefined {
+    return this.cache.disabled(secret);
+  }
+
+  /** @throws StoreError `read_only` when `name` is a config-file key's (the file, not the store, changes it). */
+  protected refuseConfigName(name: string): void {
+    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+  }
+}

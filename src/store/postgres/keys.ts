@@ -4,53 +4,22 @@
  * a key and when another instance announces "keys" (within about a second).
  */
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
-import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
-import { KeyCache, type KeyRow } from "../key-cache.ts";
+import type { KeyLimits } from "../../../pipeline/ports.ts";
+import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { type CreatedKey, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
 /** The `KeyStore` role of the PostgreSQL store. */
-export class PgKeys implements KeyStore {
-  private readonly cache: KeyCache;
+export class PgKeys extends CachedKeys implements KeyStore {
   /** Key re-reads started / the newest one applied (see `reloadKeys`). */
   private reloadSeq = 0;
   private appliedSeq = 0;
 
   constructor(private readonly ctx: PgContext) {
-    this.cache = new KeyCache(() => ctx.now());
-  }
-
-  /** The key whose secret this is, when valid and not revoked. Memory only (see KeyCache). */
-  lookup(secret: string): ClientKey | undefined {
-    return this.cache.lookup(secret);
-  }
-
-  /** The active key whose secret has this hex SHA-256 (KeyCache.lookupHash). */
-  lookupHash(hex: string): ClientKey | undefined {
-    return this.cache.lookupHash(hex);
-  }
-
-  /** The hex SHA-256 of the active stored key of that name, and of its previous secret in a grace (KeyCache.storedHashes). Memory only. */
-  storedKeyHashes(name: string): string[] {
-    return this.cache.storedHashes(name);
-  }
-
-  /** Every active client key (config and stored). Memory only. */
-  activeKeys(): ClientKey[] {
-    return this.cache.active();
-  }
-
-  /** Whether any active client key (config or stored) exists. Memory only. */
-  any(): boolean {
-    return this.cache.any();
-  }
-
-  /** Replaces the config-file keys (held hashed in memory, never written). @throws StoreError `invalid`. */
-  setConfigKeys(keys: ConfigKey[]): void {
-    this.cache.setConfigKeys(keys);
+    super(() => ctx.now());
   }
 
   /**
@@ -65,7 +34,7 @@ export class PgKeys implements KeyStore {
     const tg = checkTag(tag);
     const lim = checkLimits(limits);
     const limJson = lim ? JSON.stringify(lim) : null;
-    if (this.cache.isConfigName(n)) throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
+    this.refuseConfigName(n);
     const secret = generateKeySecret();
     const createdAt = Math.round(this.ctx.now());
     const generation = await this.ctx.read((sql) =>
@@ -106,7 +75,7 @@ export class PgKeys implements KeyStore {
       this.ctx.announce("keys");
       return true;
     }
-    if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+    this.refuseConfigName(name);
     return false;
   }
 
@@ -126,17 +95,12 @@ export class PgKeys implements KeyStore {
     if (res.count === 0) {
       // The stored key of the name was tried first (one may share its name with a config key: it is the
       // one that can be turned off, as revokeKey does); a config key alone is read-only.
-      if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+      this.refuseConfigName(name);
       return false;
     }
     await this.reloadKeys();
     this.ctx.announce("keys");
     return true;
-  }
-
-  /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */
-  disabled(secret: string): ClientKey | undefined {
-    return this.cache.disabled(secret);
   }
 
   /**
@@ -154,8 +118,10 @@ export class PgKeys implements KeyStore {
     );
     const row = (rows as RotatedRow[])[0];
     // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
-    if (!row && this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
-    if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    if (!row) {
+      this.refuseConfigName(name);
+      throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    }
     await this.reloadKeys();
     this.ctx.announce("keys");
     return rotated(secret, row, until);

@@ -4,23 +4,22 @@
  * connection commits (`PRAGMA data_version`, checked by the store's timer).
  */
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
-import type { ClientKey, KeyLimits } from "../../../pipeline/ports.ts";
-import { KeyCache, type KeyRow } from "../key-cache.ts";
+import type { KeyLimits } from "../../../pipeline/ports.ts";
+import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, sha256Hex } from "../secrets.ts";
-import { type ConfigKey, type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
 /** The `KeyStore` role of the SQLite store. */
-export class SqliteKeys implements KeyStore {
-  private readonly cache: KeyCache;
+export class SqliteKeys extends CachedKeys implements KeyStore {
   private dataVersion = 0;
   private readonly s;
 
   /** Prepares the statements and loads the key cache. */
   constructor(private readonly ctx: SqliteContext) {
+    super(() => ctx.now());
     const db = ctx.db;
-    this.cache = new KeyCache(() => ctx.now());
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
       keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at FROM client_keys ORDER BY name, generation"),
@@ -45,43 +44,6 @@ export class SqliteKeys implements KeyStore {
   }
 
   /**
-   * The key whose secret this is, when valid and not revoked; else undefined. Memory only: hashes the
-   * presented secret (SHA-256), finds the candidate by its hash and confirms with a constant-time
-   * compare. The returned object is frozen and shared; do not mutate it.
-   */
-  lookup(secret: string): ClientKey | undefined {
-    return this.cache.lookup(secret);
-  }
-
-  /** The active key whose secret has this hex SHA-256 (KeyCache.lookupHash). */
-  lookupHash(hex: string): ClientKey | undefined {
-    return this.cache.lookupHash(hex);
-  }
-
-  /** The hex SHA-256 of the active stored key of that name, and of its previous secret in a grace (KeyCache.storedHashes). Memory only. */
-  storedKeyHashes(name: string): string[] {
-    return this.cache.storedHashes(name);
-  }
-
-  /** Every active client key (config and stored). Memory only. */
-  activeKeys(): ClientKey[] {
-    return this.cache.active();
-  }
-
-  /** Whether any active client key (config or stored) exists. Memory only. */
-  any(): boolean {
-    return this.cache.any();
-  }
-
-  /**
-   * Replaces the config-file keys (held hashed in memory, never written).
-   * @throws StoreError `invalid` for an empty name or secret, a duplicate name, or a shared secret.
-   */
-  setConfigKeys(keys: ConfigKey[]): void {
-    this.cache.setConfigKeys(keys);
-  }
-
-  /**
    * Creates a stored key; returns its secret once (only the SHA-256 is written). A key created with the
    * name of a revoked key is a new row, one generation later (its own id, pipeline/key-id.ts); the
    * revoked key's row stays listed with its dates.
@@ -94,9 +56,7 @@ export class SqliteKeys implements KeyStore {
     const sc = checkScopes(scopes);
     const tg = checkTag(tag);
     const lim = checkLimits(limits);
-    if (this.cache.isConfigName(n)) {
-      throw new StoreError("read_only", `key ${JSON.stringify(n)} is declared in the config file`);
-    }
+    this.refuseConfigName(n);
     const secret = generateKeySecret();
     const createdAt = Math.round(this.ctx.now());
     const generation = this.ctx.db
@@ -132,9 +92,7 @@ export class SqliteKeys implements KeyStore {
       this.reloadKeys();
       return true;
     }
-    if (this.cache.isConfigName(name)) {
-      throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
-    }
+    this.refuseConfigName(name);
     return false;
   }
 
@@ -145,16 +103,11 @@ export class SqliteKeys implements KeyStore {
     // be turned off, as revokeKey does); a config key alone is read-only.
     const res = disabled ? this.s.keyDisable.run(Math.round(this.ctx.now()), String(name)) : this.s.keyEnable.run(String(name));
     if (res.changes === 0) {
-      if (this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
+      this.refuseConfigName(name);
       return false;
     }
     this.reloadKeys();
     return true;
-  }
-
-  /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */
-  disabled(secret: string): ClientKey | undefined {
-    return this.cache.disabled(secret);
   }
 
   /** A new secret for the active stored key of that name (KeyStore.rotateKey). @throws StoreError `not_found`, `read_only`, `invalid`, `closed`. */
@@ -165,8 +118,10 @@ export class SqliteKeys implements KeyStore {
     const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
     // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
     const row = this.s.keyRotate.get(until, until, sha256Hex(secret), String(name)) as RotatedRow | null;
-    if (!row && this.cache.isConfigName(name)) throw new StoreError("read_only", `key ${JSON.stringify(name)} is declared in the config file`);
-    if (!row) throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    if (!row) {
+      this.refuseConfigName(name);
+      throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
+    }
     this.reloadKeys();
     return rotated(secret, row, until);
   }
