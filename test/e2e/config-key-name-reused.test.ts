@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -30,14 +31,7 @@ const CONFIG_BUILD = "sy-test-cfgreused-build-0000000001";
 const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
 
 /** The config file; with `withCi`, it declares the key `ci` with {@link LIMITS}; with `withBuild`, the key `build` with them. */
-const yamlOf = (providerUrl: string, withCi: boolean, withBuild = false) => `providers:
-  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}${withBuild ? `  - { name: build, key: ${CONFIG_BUILD}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
+const yamlOf = (providerUrl: string, withCi: boolean, withBuild = false) => `${keysRequiredConfig(providerUrl, ADMIN)}${withCi ? `  - { name: ci, key: ${CONFIG_CI}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}${withBuild ? `  - { name: build, key: ${CONFIG_BUILD}, limits: { rpm: 2, budgets: [{ window: 1d, tokens: 30 }] } }\n` : ""}`;
 
 /** One gateway under test: its URL, its config file, and a restart keeping its data (embedded store only). */
 interface Target {

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { keysRequiredConfig } from "../support/configs.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
@@ -21,14 +22,7 @@ const ADMIN = "sy-test-namesake-admin-000000001";
 const CONFIG_PAIR = "sy-test-namesake-pair-0000000001";
 const ENV = { UP_KEY: "sk-upstream-namesake-0001" };
 
-const yamlOf = (providerUrl: string, withPair: boolean) => `providers:
-  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-${withPair ? `  - { name: pair, key: ${CONFIG_PAIR}, scopes: [admin] }\n` : ""}`;
+const yamlOf = (providerUrl: string, withPair: boolean) => `${keysRequiredConfig(providerUrl, ADMIN)}${withPair ? `  - { name: pair, key: ${CONFIG_PAIR}, scopes: [admin] }\n` : ""}`;
 
 const NOTE = (done: string) =>
   `${done} the stored key pair; the config file also declares a key named pair, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;

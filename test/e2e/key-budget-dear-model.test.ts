@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -22,14 +23,7 @@ import { until } from "../support/until.ts";
 const ADMIN = "sy-test-dearmodel-admin-0000001";
 const MIX = "sy-test-dearmodel-mix-00000001";
 
-const yamlOf = (providerUrl: string) => `providers:
-  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-  - { name: mix, key: ${MIX}, limits: { budgets: [{ window: 1d, usd: 0.05 }] } }
+const yamlOf = (providerUrl: string) => `${keysRequiredConfig(providerUrl, ADMIN)}  - { name: mix, key: ${MIX}, limits: { budgets: [{ window: 1d, usd: 0.05 }] } }
 settings:
   pricing:
     up/gpt-cheap: { input: 1, output: 1 }

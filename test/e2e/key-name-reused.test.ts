@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -23,14 +24,7 @@ import { until } from "../support/until.ts";
 const ADMIN = "sy-test-reused-admin-0000000001";
 const LIMITS = { rpm: 2, budgets: [{ window: "1d", tokens: 30 }] };
 
-const yamlOf = (providerUrl: string, webhook: string) => `providers:
-  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-settings:
+const yamlOf = (providerUrl: string, webhook: string) => `${keysRequiredConfig(providerUrl, ADMIN)}settings:
   alerts: { webhook: "${webhook}", quota_thresholds: [0.5] }
 `;
 

@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
@@ -21,14 +22,7 @@ import { until } from "../support/until.ts";
 const ADMIN = "sy-test-rotate-admin-00000000001";
 const LIMITS = { rpm: 10, budgets: [{ window: "1d", tokens: 50 }] };
 
-const yamlOf = (providerUrl: string) => `providers:
-  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`;
+const yamlOf = (providerUrl: string) => keysRequiredConfig(providerUrl, ADMIN);
 
 async function scenario(url: string): Promise<void> {
   const admin = (method: string, path: string, body?: unknown) =>

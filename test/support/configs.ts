@@ -1,7 +1,8 @@
 /**
  * Named pieces of test configs (YAML for {@link startGateway}, `{{FAKE}}` standing for the fake
  * upstream's URL): providers of given kinds pointing at the fake upstream, each with one account
- * `<id>-1` whose key is `env:FAKE_KEY` (the harness sets it).
+ * `<id>-1` whose key is `env:FAKE_KEY` (the harness sets it); the key tests' opening (one upstream,
+ * keys required, an admin key).
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 
@@ -18,4 +19,21 @@ export function fakeProviders(list: readonly FakeProvider[]): string {
   const providers = list.map(([id, kind]) => `  - id: ${id}\n    kind: ${kind}\n    base_url: "${baseUrl(kind)}"\n`).join("");
   const accounts = list.map(([id]) => `  - id: ${id}-1\n    provider: ${id}\n    api_key: env:FAKE_KEY\n`).join("");
   return `providers:\n${providers}accounts:\n${accounts}`;
+}
+
+/**
+ * The start of a config whose switchyard keys are required (`server.require_api_key`), as the key tests
+ * use it: provider `up` (kind openai) at `providerUrl` + `/v1` with account `up-1` (api_key env:UP_KEY),
+ * and the `keys:` list opened with `admin` (secret `adminKey`, scope admin). The caller appends further
+ * key items (`  - { name: …, … }` lines) and top-level sections; the text ends with a newline.
+ */
+export function keysRequiredConfig(providerUrl: string, adminKey: string): string {
+  return `providers:
+  - { id: up, kind: openai, base_url: "${providerUrl}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${adminKey}, scopes: [admin] }
+`;
 }
