@@ -21,8 +21,7 @@ import { writeFileSync } from "node:fs";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-cfgreused-admin-00000001";
@@ -175,28 +174,20 @@ describe("a config key with a revoked stored key's name starts fresh", () => {
   });
 
   describe("on PostgreSQL", () => {
-    let pg: TestPostgres;
-    let upstream: FakeUpstream;
-    let inst: Instance;
-    beforeAll(async () => {
-      pg = await startPostgres();
-      const dbUrl = await pg.createDatabase("cfgreused");
-      upstream = await startFakeUpstream();
-      upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-      inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: { UP_KEY: "sk-upstream-cfgreused-0001" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
-    }, 120_000);
-    afterAll(async () => {
-      await stopInstance(inst);
-      await upstream?.stop();
-      await pg?.destroy();
-    }, 60_000);
+    const pg = instanceOnPostgres({
+      database: "cfgreused",
+      yaml: (url) => yamlOf(url, false),
+      env: { UP_KEY: "sk-upstream-cfgreused-0001" },
+      answer: (upstream) => upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream)),
+    });
+    const target = () => ({ url: () => pg.instance.url, configPath: pg.instance.configPath, providerUrl: pg.upstream.url });
 
     test("budget and rpm of its own after a reload", async () => {
-      await scenario({ url: () => inst.url, configPath: inst.configPath, providerUrl: upstream.url });
+      await scenario(target());
     }, 90_000);
 
     test("a stored key made with the name of a config key that left the file: budget and rpm of its own", async () => {
-      await storedAfterConfig({ url: () => inst.url, configPath: inst.configPath, providerUrl: upstream.url });
+      await storedAfterConfig(target());
     }, 90_000);
   });
 });

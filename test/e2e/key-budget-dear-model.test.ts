@@ -16,8 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-dearmodel-admin-0000001";
@@ -98,23 +97,10 @@ describe("a USD budget and a burst to a model dearer than the key's spend so far
   });
 
   describe("on PostgreSQL", () => {
-    let pg: TestPostgres;
-    let fake: FakeUpstream;
-    let inst: Instance;
-    beforeAll(async () => {
-      pg = await startPostgres();
-      const dbUrl = await pg.createDatabase("dearmodel");
-      fake = await startFakeUpstream();
-      inst = await startInstance({ yaml: yamlOf(fake.url), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-    }, 120_000);
-    afterAll(async () => {
-      await stopInstance(inst);
-      await fake?.stop();
-      await pg?.destroy();
-    }, 60_000);
+    const pg = instanceOnPostgres({ database: "dearmodel", yaml: yamlOf, env: ENV });
 
     test("each request in flight holds the dear model's price: one of five runs, four get 429 Retry-After 1", async () => {
-      await scenario(inst.url, fake);
+      await scenario(pg.instance.url, pg.upstream);
     }, 90_000);
   });
 });

@@ -16,8 +16,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until } from "../support/until.ts";
 
@@ -141,27 +140,20 @@ describe("a key created with a revoked key's name starts fresh", () => {
   });
 
   describe("on PostgreSQL", () => {
-    let pg: TestPostgres;
-    let upstream: FakeUpstream;
-    let inst: Instance;
     let hook: WebhookReceiver;
-    beforeAll(async () => {
-      pg = await startPostgres();
-      const dbUrl = await pg.createDatabase("reused");
+    beforeAll(() => {
       hook = webhookReceiver();
-      upstream = await startFakeUpstream();
-      upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-      inst = await startInstance({ yaml: yamlOf(upstream.url, hook.url), env: { UP_KEY: "sk-upstream-reused-0001" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
-    }, 120_000);
-    afterAll(async () => {
-      await stopInstance(inst);
-      await upstream?.stop();
-      hook?.stop();
-      await pg?.destroy();
-    }, 60_000);
+    });
+    afterAll(() => hook?.stop());
+    const pg = instanceOnPostgres({
+      database: "reused",
+      yaml: (url) => yamlOf(url, hook.url),
+      env: { UP_KEY: "sk-upstream-reused-0001" },
+      answer: (upstream) => upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream)),
+    });
 
     test("budget, rpm and alerts of its own (the alert claimed as the new key's); the name's usage history kept", async () => {
-      await scenario({ url: () => inst.url }, hook);
+      await scenario({ url: () => pg.instance.url }, hook);
     }, 90_000);
   });
 });

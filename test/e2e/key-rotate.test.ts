@@ -15,8 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-rotate-admin-00000000001";
@@ -105,23 +104,9 @@ describe("keys rotate: a new secret, the same key", () => {
   });
 
   describe("on PostgreSQL", () => {
-    let pg: TestPostgres;
-    let upstream: FakeUpstream;
-    let inst: Instance;
-    beforeAll(async () => {
-      pg = await startPostgres();
-      const dbUrl = await pg.createDatabase("rotate");
-      upstream = await startFakeUpstream();
-      upstreamReply(upstream);
-      inst = await startInstance({ yaml: yamlOf(upstream.url), env: { UP_KEY: "sk-upstream-rotate-0001" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
-    }, 120_000);
-    afterAll(async () => {
-      await stopInstance(inst);
-      await upstream?.stop();
-      await pg?.destroy();
-    }, 60_000);
+    const pg = instanceOnPostgres({ database: "rotate", yaml: yamlOf, env: { UP_KEY: "sk-upstream-rotate-0001" }, answer: upstreamReply });
     test("the same, the shared counters keeping the key's use", async () => {
-      await scenario(inst.url);
+      await scenario(pg.instance.url);
     }, 90_000);
   });
 });
