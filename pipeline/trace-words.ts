@@ -31,7 +31,7 @@ export function tokenSaverSentence(ts: TokenSaverTrace): string {
   }
   if ("unchanged" in ts) {
     const were = ts.unchanged === 1 ? "it was" : "they were";
-    return `Token savers shortened nothing: they looked at ${results(ts.unchanged)} of ${MIN_CHARS} characters or more, but ${were} not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get ${Math.round(MIN_SAVING * 100)} % shorter.`;
+    return `Token savers shortened nothing: they looked at ${results(ts.unchanged)} of ${MIN_CHARS} characters or more, but ${were} not a kind they shorten (diffs, git status, trees, directory listings, compiler output, search results, logs with repeated lines) or would not get ${Math.round(MIN_SAVING * 100)} % shorter.`;
   }
   const rules = Object.entries(ts.rules)
     .map(([rule, n]) => `${n} ${rule.replace(/_/g, " ")}`)

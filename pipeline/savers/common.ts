@@ -14,14 +14,14 @@ export interface RuleOutput {
 
 /** One compression rule: recognises its kind of output and shortens it, or returns undefined. */
 export interface SaverRule {
-  /** Short name recorded in the route trace (`diff`, `git_status`, `search`, `listing`, `tree`, `log`). */
+  /** Short name recorded in the route trace (`diff`, `git_status`, `compiler`, `search`, `listing`, `tree`, `log`). */
   readonly name: RuleName;
   /** `lines` is the body split on `\n` (no `\r`). Returns undefined when the text is not this kind. */
   apply(lines: string[]): RuleOutput | undefined;
 }
 
 /** The rules, by name. */
-export type RuleName = "diff" | "git_status" | "search" | "listing" | "tree" | "log";
+export type RuleName = "diff" | "git_status" | "compiler" | "search" | "listing" | "tree" | "log";
 
 /** `1,234` style grouping, locale-independent (deterministic across machines). */
 export function count(n: number): string {

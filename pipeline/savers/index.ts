@@ -8,16 +8,19 @@
  *   `Original token count: N`, `Output:`), Claude Code's trailing `<system-reminder>` blocks, and
  *   Gemini CLI's shell result (`<untrusted_context>`, `Output: ` before the output's first line, its
  *   `Exit Code: N` / `Process Group PGID: N` lines and `</untrusted_context>` after it).
- * - Rules, first match wins: unified diff, `git status`, `tree`, `ls -l`, search results, repeated log
- *   lines (pipeline/savers/*.ts). Each states what it elided, in the text (`… 312 similar lines
- *   elided`) and in one closing note line: `[switchyard: git diff shortened; elided: 48 unchanged
- *   context lines, 6 index lines]`.
+ * - Rules, first match wins: unified diff, `git status`, `tree`, `ls -l`, compiler diagnostics, search
+ *   results, repeated log lines (pipeline/savers/*.ts). Compiler output comes before search results
+ *   (its `path:line:col: warning:` lines are not grep matches), and the search rule takes only what
+ *   reads as a search, so a log with `host:port:` lines reaches the log rule, which keeps error lines.
+ *   Each states what it elided, in the text (`… 312 similar lines elided`) and in one closing note
+ *   line: `[switchyard: git diff shortened; elided: 48 unchanged context lines, 6 index lines]`.
  * - A result is replaced only when the new text (note included) is at least {@link MIN_SAVING} shorter:
  *   never longer, and not rewritten for a trifle.
  * - Pure and deterministic: the same text always gives the same bytes, so a history compresses the
  *   same way every turn (prompt caches of OpenAI-style providers key on stable prefixes).
  */
 import type { RuleName, SaverRule } from "./common.ts";
+import { compilerRule } from "./compiler.ts";
 import { diffRule } from "./diff.ts";
 import { gitStatusRule } from "./git-status.ts";
 import { listingRule } from "./listing.ts";
@@ -35,11 +38,12 @@ export { envelope } from "./envelope.ts";
 export { MIN_CHARS, MIN_SAVING } from "./thresholds.ts";
 
 /** The rules in the order they are tried. */
-export const RULES: readonly SaverRule[] = [diffRule, gitStatusRule, treeRule, listingRule, searchRule, logRule];
+export const RULES: readonly SaverRule[] = [diffRule, gitStatusRule, treeRule, listingRule, compilerRule, searchRule, logRule];
 
 const RULE_LABEL: Record<RuleName, string> = {
   diff: "diff",
   git_status: "git status",
+  compiler: "compiler output",
   search: "search results",
   listing: "directory listing",
   tree: "tree",

@@ -29,7 +29,7 @@ export function template(line: string): string {
 }
 
 const LOG_START =
-  /^\s*(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\[[^\]\n]{1,60}\]|[IWEF]\d{4} \d{2}:\d{2}|npm (?:WARN|ERR!|notice|info)|(?:Downloading|Downloaded|Compiling|Building|Fetching|Installing|Resolving|Retrying|Waiting|Progress|Processing|Uploading|Checking|Running|Reading|Writing)\b|\d{1,3}%|[▕▏█░▒▓#=>-]{3,})/;
+  /^\s*(?:\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\[[^\]\n]{1,60}\]|[IWEF]\d{4} \d{2}:\d{2}|npm (?:WARN|ERR!|notice|info)|(?:Downloading|Downloaded|Compiling|Building|Fetching|Installing|Resolving|Retrying|Waiting|Progress|Processing|Uploading|Checking|Running|Reading|Writing)\b|\d{1,3}%|[▕▏█░▒▓#=>-]{3,})/;
 const LEVEL = /\b(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC|SEVERE)\b/;
 
 /** Whether a line looks like a log line (see the module doc). */

@@ -53,7 +53,7 @@ test("a call that fell back reads as its outcome, candidates, decisions and both
 test("every token-saver outcome is one sentence: shortened, skipped and why, or looked at long results and shortened none (that one was silent)", () => {
   const last = (tokenSaver: RouteTrace["tokenSaver"]) => traceLines({ ...FALLBACK, warnings: [], tokenSaver }).at(-1);
   expect(last({ unchanged: 2 })).toBe(
-    "Token savers shortened nothing: they looked at 2 tool results of 500 characters or more, but they were not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter.",
+    "Token savers shortened nothing: they looked at 2 tool results of 500 characters or more, but they were not a kind they shorten (diffs, git status, trees, directory listings, compiler output, search results, logs with repeated lines) or would not get 10 % shorter.",
   );
   expect(last({ skipped: "header" })).toBe("Token savers skipped: the request turned them off (X-Switchyard-Token-Saver: off).");
   expect(last({ skipped: "prompt_cache" })).toBe("Token savers skipped: this provider's prompt cache needs the history byte for byte (Anthropic-format providers with prompt caching).");

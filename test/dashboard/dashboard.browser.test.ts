@@ -396,7 +396,7 @@ describe("token savers in a call's trace", () => {
     const w = await openPage(suite.browser, suite.gw.url);
     try {
       for (const [content, expected] of [
-        [prose, "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter."],
+        [prose, "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, compiler output, search results, logs with repeated lines) or would not get 10 % shorter."],
         [log, /^Token savers shortened 1 tool result \(1 log\): [\d,]+ → [\d,]+ characters, about [\d,]+ tokens saved\.$/],
       ] as const) {
         const res = await toolResultTurn("what does it say?", content);

@@ -120,7 +120,7 @@ describe("token savers (default settings: compression on, redaction off)", () =>
     expect(trace.tokenSaver).toEqual({ unchanged: 1 });
     expect(logOf(gw, res).tokenSaver).toEqual({ unchanged: 1 });
     expect(tokenSaverSentence(trace.tokenSaver)).toBe(
-      "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, search results, logs with repeated lines) or would not get 10 % shorter.",
+      "Token savers shortened nothing: they looked at 1 tool result of 500 characters or more, but it was not a kind they shorten (diffs, git status, trees, directory listings, compiler output, search results, logs with repeated lines) or would not get 10 % shorter.",
     );
     // as `switchyard calls inspect` prints it
     expect(traceLines(trace).at(-1)).toBe(tokenSaverSentence(trace.tokenSaver));
