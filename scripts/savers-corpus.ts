@@ -5,11 +5,14 @@
  * - {@link buildCorpus}: real tool outputs generated on this machine at run time — `git show` of this
  *   repository's recent commits, `git status` of a scratch clone with edits, renames, deletions and
  *   generated untracked files, `git log`, `grep -rn` (ripgrep when installed) over node_modules,
- *   `ls -la` listings, tree-like listings drawn from the file system (no `tree` binary needed), and a
- *   log of real connection attempts to a closed local port.
+ *   `ls -la` listings, tree-like listings drawn from the file system (no `tree` binary needed), gcc
+ *   under make on a generated C file with repeated warnings and one error (when `cc` and `make` are
+ *   installed), and two logs of real connection attempts to a closed local port (one naming it as
+ *   `127.0.0.1:PORT:`, the shape once taken for grep output: try17 T1).
  * - {@link measure}: each output through the savers (pipeline/savers/, the same function the gateway
  *   uses): length before and after, and what was kept, checked per kind (file names, changed lines,
- *   hunk headers, status entries, error lines, listing names or their elision count).
+ *   hunk headers, status entries, error lines, listing names or their elision count; for logs and
+ *   compiler output also the last line, and lines kept plus lines counted as elided adding up).
  * - {@link simulateConversation}: a multi-turn agent conversation through a real gateway to a fake
  *   OpenAI-compatible upstream, once with the savers and once with `X-Switchyard-Token-Saver: off`,
  *   counting prefix-cache hits (turn N+1's upstream bytes start with all of turn N's conversation) and
@@ -24,7 +27,7 @@ import { compressToolResult, MIN_CHARS } from "../pipeline/savers/index.ts";
 import { startGateway } from "../test/support/gateway.ts";
 
 /** The kinds of tool output in the corpus. */
-export type CorpusKind = "git diff" | "git status" | "git log" | "search" | "ls -la" | "tree" | "log";
+export type CorpusKind = "git diff" | "git status" | "git log" | "search" | "ls -la" | "tree" | "log" | "compiler";
 
 /** One real tool output. */
 export interface CorpusItem {
@@ -89,30 +92,72 @@ export function drawTree(dir: string, depth: number): string {
   return lines.join("\n") + "\n";
 }
 
-/** A real log: `attempts` TCP connections to a closed port on 127.0.0.1, each failure logged, then the give-up errors. */
-async function connectionLog(attempts: number): Promise<string> {
+/** The reason a TCP connection to a closed port on 127.0.0.1 fails on this machine (e.g. `ECONNREFUSED`), `attempts` times, and the port. */
+async function refusedConnections(attempts: number): Promise<{ port: number; errors: string[] }> {
   // A port that was just free: bind, note it, close.
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
-  const lines = [`${new Date().toISOString()} INFO  worker: starting (pid ${process.pid})`, `${new Date().toISOString()} INFO  db: connecting to 127.0.0.1:${port}`];
-  let last = "";
+  const errors: string[] = [];
   for (let i = 1; i <= attempts; i++) {
     try {
       const s = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
       s.end();
-      last = "connected";
+      errors.push("connected");
     } catch (e) {
-      last = (e as { code?: string }).code ?? String(e);
+      errors.push((e as { code?: string }).code ?? String(e));
     }
-    lines.push(`${new Date().toISOString()} WARN  db: connect to 127.0.0.1:${port} failed (${last}), retry ${i}/${attempts} in ${50 * (1 + (i % 4))}ms`);
   }
+  return { port, errors };
+}
+
+/** A real log: `attempts` TCP connections to a closed port on 127.0.0.1, each failure logged, then the give-up errors. */
+async function connectionLog(attempts: number): Promise<string> {
+  const { port, errors } = await refusedConnections(attempts);
+  const lines = [`${new Date().toISOString()} INFO  worker: starting (pid ${process.pid})`, `${new Date().toISOString()} INFO  db: connecting to 127.0.0.1:${port}`];
+  errors.forEach((err, k) => lines.push(`${new Date().toISOString()} WARN  db: connect to 127.0.0.1:${port} failed (${err}), retry ${k + 1}/${attempts} in ${50 * (1 + ((k + 1) % 4))}ms`));
+  const last = errors.at(-1) ?? "";
   lines.push(
     `${new Date().toISOString()} ERROR db: giving up after ${attempts} attempts: ${last}`,
     `${new Date().toISOString()} ERROR worker: health check failed: database unavailable`,
     `${new Date().toISOString()} INFO  worker: shutting down`,
   );
   return lines.join("\n") + "\n";
+}
+
+/**
+ * The same attempts logged the way try17 T1's worker did, the address and port followed by a colon
+ * (`2026-12-05 WARN worker retry connecting to 127.0.0.1:39811: ECONNREFUSED`), ending in a FATAL line.
+ */
+async function hostPortLog(attempts: number): Promise<string> {
+  const { port, errors } = await refusedConnections(attempts);
+  const day = new Date().toISOString().slice(0, 10);
+  const lines = errors.map((err) => `${day} WARN worker retry connecting to 127.0.0.1:${port}: ${err}`);
+  lines.push(`FATAL: giving up after ${attempts} attempts`);
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * Real gcc output under make (when `cc` and `make` are installed; "" otherwise): a generated C file with
+ * `unused` unused variables, `signed` signed/unsigned comparisons, an unused parameter and a missing
+ * semicolon, built with `-Wall -Wextra` (and `flags`: `-fno-diagnostics-show-caret` gives one line per
+ * diagnostic, as build systems and CI logs often do, the shape try17 T11 saw taken for grep output).
+ */
+function compilerOutput(unused: number, signed: number, flags = ""): string {
+  if (!Bun.which("cc") || !Bun.which("make")) return "";
+  const dir = mkdtempSync(join(tmpdir(), "savers-cc-"));
+  try {
+    const c = ["static int f(int x, int unused_param) { return x; }", "int main(void) {", "  int r = 0;"];
+    for (let i = 0; i < unused; i++) c.push(`  int tmp${i};`);
+    for (let i = 0; i < signed; i++) c.push(`  unsigned u${i} = ${i}; int s${i} = -${i}; if (u${i} < s${i}) r++;`);
+    c.push("  r += f(1, 2)", "  return r;", "}");
+    writeFileSync(join(dir, "engine.c"), c.join("\n") + "\n");
+    writeFileSync(join(dir, "Makefile"), `engine.o: engine.c\n\tcc -Wall -Wextra ${flags}${flags ? " " : ""}-c engine.c -o engine.o\n`);
+    const r = Bun.spawnSync(["make"], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, LC_ALL: "C" } });
+    return r.stdout.toString() + r.stderr.toString();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A scratch clone of this repository with staged, unstaged, renamed, deleted and generated untracked files. */
@@ -192,6 +237,12 @@ export async function buildCorpus(opts: { quick?: boolean } = {}): Promise<Corpu
 
   // Logs of real connection attempts.
   add("log", "a worker's log: connection attempts to a closed local port", await connectionLog(quick ? 120 : 600));
+  add("log", "a worker's log naming 127.0.0.1:PORT: (try17 T1's shape), ending in FATAL", await hostPortLog(quick ? 100 : 300));
+
+  // gcc under make (stdout then stderr, as an agent's shell tool returns them).
+  const [unused, signed] = quick ? [60, 6] : [200, 20];
+  add("compiler", `make: gcc -Wall -Wextra, ${unused} unused variables, ${signed} sign comparisons, 1 error`, compilerOutput(unused, signed));
+  add("compiler", `make: the same with -fno-diagnostics-show-caret (one line per diagnostic)`, compilerOutput(unused, signed, "-fno-diagnostics-show-caret"));
   return items;
 }
 
@@ -298,6 +349,9 @@ const checkSearch: Check = (orig, out) => {
     if (m) files.add(m[1]!);
   }
   const missing = [...files].filter((f) => !out.includes(f)).map((f) => `file ${f}`);
+  // A line that is neither a match nor a context line (`grep: x: Permission denied`) stays as it is.
+  const have = new Set(lines(out));
+  for (const l of lines(orig)) if (l !== "" && l !== "--" && !/^([^:\s][^:]*?)[:-](\d+)[:-]/.test(l) && !have.has(l)) missing.push(`line ${l.slice(0, 80)}`);
   const matches = lines(orig).filter((l) => /^[^:\s][^:]*?:\d+:/.test(l)).length;
   const keptMatches = lines(out).filter((l) => /^\s*\d+:|^[^:\s][^:]*?:\d+:/.test(l)).length;
   return { missing, kept: { "file names": [files.size - missing.length, files.size], "matching lines": [Math.min(keptMatches, matches), matches] } };
@@ -332,14 +386,71 @@ const checkTree: Check = (orig, out) => {
   return { missing, kept: { "root and summary lines": [roots.length + summaries.length - missing.length, roots.length + summaries.length], "entry names": [names.filter((n) => out.includes(n)).length, names.length] } };
 };
 
-/** Logs: every ERROR line, the first and last WARN line. */
+/**
+ * Lines of `orig` the output neither kept (as whole lines) nor counted in an elision marker
+ * (`… 297 similar lines elided`, `… 198 warnings elided (594 lines)…`); 0 when left as it is.
+ */
+function uncounted(orig: string, out: string): number {
+  if (out === orig) return 0;
+  const have = new Set(lines(out));
+  const keptN = lines(orig).filter((l) => l !== "" && have.has(l)).length;
+  const stated = lines(out).reduce((a, l) => a + Number((/^\s*… ([\d,]+) similar lines? elided/.exec(l) ?? /^\s*… [\d,]+ warnings? elided \(([\d,]+) lines?\)/.exec(l))?.[1]?.replace(/,/g, "") ?? 0), 0);
+  return Math.max(0, lines(orig).filter((l) => l !== "").length - keptN - stated);
+}
+
+/** How many of `wanted` (a line listed twice counts twice) the output holds as whole lines. */
+function keptOf(wanted: string[], out: string): number {
+  const have = new Map<string, number>();
+  for (const l of lines(out)) have.set(l, (have.get(l) ?? 0) + 1);
+  let n = 0;
+  for (const l of wanted) {
+    const c = have.get(l) ?? 0;
+    if (c > 0) {
+      n++;
+      have.set(l, c - 1);
+    }
+  }
+  return n;
+}
+
+/** Logs: every ERROR and FATAL line, the first and last WARN line, the last line; every line kept or counted. */
 const checkLog: Check = (orig, out) => {
   const ls = lines(orig);
-  const errors = ls.filter((l) => /\bERROR\b/.test(l));
+  const errors = ls.filter((l) => /\b(?:ERROR|FATAL)\b/.test(l));
   const warns = ls.filter((l) => /\bWARN\b/.test(l));
-  const must = [...errors, warns[0], warns.at(-1)].filter((l): l is string => !!l);
-  const missing = must.filter((l) => !out.includes(l));
-  return { missing, kept: { "error lines": [errors.filter((l) => out.includes(l)).length, errors.length], "warning lines": [warns.filter((l) => out.includes(l)).length, warns.length] } };
+  const lastLine = ls.filter(Boolean).at(-1);
+  const must = [...errors, warns[0], warns.at(-1), lastLine].filter((l): l is string => !!l);
+  const missing = must.filter((l) => !lines(out).includes(l)).map((l) => `line ${l.slice(0, 80)}`);
+  const lost = uncounted(orig, out);
+  if (lost > 0) missing.push(`${lost} lines neither kept nor counted as elided`);
+  return { missing, kept: { "error lines": [keptOf(errors, out), errors.length], "warning lines": [keptOf(warns, out), warns.length] } };
+};
+
+/**
+ * Compiler output: every error line and the indented lines after it, every line that is not a
+ * diagnostic's (the command, `make: *** … Error 1`), the first warning; every line kept verbatim or counted.
+ */
+const checkCompiler: Check = (orig, out) => {
+  const ls = lines(orig).filter(Boolean);
+  const diag = /^[^\s:][^:]*:\d+(?::\d+)?: (fatal error|error|warning|note)/;
+  const have = new Set(lines(out));
+  const errors: string[] = [];
+  const build: string[] = [];
+  let inError = false;
+  for (const l of ls) {
+    const d = diag.exec(l);
+    if (d) inError = d[1] === "error" || d[1] === "fatal error" || (d[1] === "note" && inError);
+    if (inError && (d || /^\s/.test(l))) errors.push(l);
+    else if (!d && !/^\s/.test(l) && !/: In function|^In file included/.test(l)) build.push(l);
+  }
+  const warnings = ls.filter((l) => diag.exec(l)?.[1] === "warning");
+  const missing = [...errors, ...build, warnings[0]].filter((l): l is string => !!l && !have.has(l)).map((l) => `line ${l.slice(0, 80)}`);
+  const lost = uncounted(orig, out);
+  if (lost > 0) missing.push(`${lost} lines neither kept nor counted as elided`);
+  return {
+    missing,
+    kept: { "error lines (with context)": [keptOf(errors, out), errors.length], "build lines": [keptOf(build, out), build.length], warnings: [keptOf(warnings, out), warnings.length] },
+  };
 };
 
 /** git log: every commit hash (usually left as it is: no rule recognises it). */
@@ -357,6 +468,7 @@ const CHECKS: Record<CorpusKind, Check> = {
   "ls -la": checkListing,
   tree: checkTree,
   log: checkLog,
+  compiler: checkCompiler,
 };
 
 /** The median of a non-empty list. */
