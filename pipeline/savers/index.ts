@@ -10,7 +10,8 @@
  *   `Exit Code: N` / `Process Group PGID: N` lines and `</untrusted_context>` after it).
  * - Rules, first match wins: unified diff, `git status`, `tree`, `ls -l`, compiler diagnostics, search
  *   results, repeated log lines (pipeline/savers/*.ts). Compiler output comes before search results
- *   (its `path:line:col: warning:` lines are not grep matches), and the search rule takes only what
+ *   (its `path:line:col: warning:` lines are not grep matches) and takes only output that is mostly
+ *   diagnostics, so a build log with a few warnings reaches the log rule; the search rule takes only what
  *   reads as a search, so a log with `host:port:` lines reaches the log rule, which keeps error lines.
  *   Each states what it elided, in the text (`… 312 similar lines elided`) and in one closing note
  *   line: `[switchyard: git diff shortened; elided: 48 unchanged context lines, 6 index lines]`.

@@ -58,6 +58,60 @@ describe("compiler output", () => {
     expect(compressToolResult(text)!.text).toBe(c.text);
   });
 
+  test("automake under make: every `  CC` line, every `In function` line, the error with its echo and make's line kept verbatim and in place", () => {
+    const lines: string[] = [];
+    for (let f = 0; f < 3; f++) {
+      lines.push(`  CC       src/mod${f}.o`, `src/mod${f}.c: In function ‘run${f}’:`);
+      for (let i = 0; i < 6; i++) lines.push(`src/mod${f}.c:${10 + i}:7: warning: unused variable ‘t${i}’ [-Wunused-variable]`, `   ${10 + i} |   int t${i};`, "      |       ^~");
+    }
+    lines.push("src/mod2.c:90:3: error: ‘undefined_thing’ undeclared (first use in this function)", "   90 |   undefined_thing = 1;", "      |   ^~~~~~~~~~~~~~~", "make[1]: *** [Makefile:500: src/mod2.o] Error 1");
+    const text = lines.join("\n") + "\n";
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("compiler");
+    for (const l of kept(c.text)) expect(lines).toContain(l);
+    expect(c.text).toContain("\n  CC       src/mod1.o\nsrc/mod1.c: In function ‘run1’:\n… 6 warnings elided (18 lines): 6 [-Wunused-variable], in src/mod1.c\n");
+    expect(c.text).toContain(
+      "\n  CC       src/mod2.o\nsrc/mod2.c: In function ‘run2’:\n… 6 warnings elided (18 lines): 6 [-Wunused-variable], in src/mod2.c\nsrc/mod2.c:90:3: error: ‘undefined_thing’ undeclared (first use in this function)\n   90 |   undefined_thing = 1;\n      |   ^~~~~~~~~~~~~~~\nmake[1]: *** [Makefile:500: src/mod2.o] Error 1\n",
+    );
+    for (const l of lines.filter((l) => l.startsWith("  CC ") || l.includes(": In function "))) expect(`\n${c.text}`).toContain(`\n${l}\n`);
+    expect(kept(c.text).length + gone(c.text)).toBe(nonEmpty(text));
+  });
+
+  test("`In file included from …` before a note: kept verbatim with the warning it explains, even a fourth of its kind", () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      lines.push(`src/a.c:${10 + i}:5: warning: passing argument 1 of ‘g’ makes pointer from integer without a cast [-Wint-conversion]`, `   ${10 + i} |   g(${i});`, "      |     ^");
+      if (i === 3) lines.push("In file included from src/a.c:1:", "src/a.h:3:15: note: expected ‘char *’ but argument is of type ‘int’", "    3 | void g(char *s);", "      |        ~~~~~~^");
+    }
+    lines.push("make: *** [Makefile:4: a.o] Error 1");
+    const text = lines.join("\n") + "\n";
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("compiler");
+    expect(c.text).toContain("\n   13 |   g(3);\n      |     ^\nIn file included from src/a.c:1:\nsrc/a.h:3:15: note: expected ‘char *’");
+    expect(kept(c.text).length + gone(c.text)).toBe(nonEmpty(text));
+  });
+
+  test("clang's source echo (no `|`) and caret lines stay with their warning and are counted with it", () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 20; i++) lines.push(`src/a.c:${10 + i}:7: warning: unused variable 'v${i}' [-Wunused-variable]`, `  int v${i};`, "      ^");
+    lines.push("20 warnings generated.");
+    const c = compressToolResult(lines.join("\n") + "\n")!;
+    expect(c.rule).toBe("compiler");
+    expect(c.text).toContain("  int v1;\n      ^\n… 18 warnings elided (54 lines): 18 [-Wunused-variable], in src/a.c\n20 warnings generated.\n");
+  });
+
+  test("a build log with a few warnings (400 `Compiling` lines, 6 warnings, an ERROR line) is the log rule's: shortened, the ERROR line kept", () => {
+    const lines = Array.from({ length: 400 }, (_, i) => `[12:00:${String(i % 60).padStart(2, "0")}] Compiling module${i}.c`);
+    for (let i = 0; i < 6; i++) lines.push(`src/m.c:${10 + i}:7: warning: unused variable ‘t${i}’ [-Wunused-variable]`);
+    lines.push("[12:01:00] ERROR build failed");
+    const text = lines.join("\n") + "\n";
+    const c = compressToolResult(text)!;
+    expect(c?.rule).toBe("log");
+    expect(c.text.length).toBeLessThan(1000);
+    expect(c.text).toContain("\n[12:01:00] ERROR build failed\n");
+    expect(kept(c.text).length + gone(c.text)).toBe(nonEmpty(text));
+  });
+
   test("diagnostics with nothing to collapse (12 kinds of warning) are not taken for search results either: left as they are, make's line included", () => {
     const kinds = ["unused-variable", "sign-compare", "unused-parameter", "shadow", "cast-qual", "format", "return-type", "switch", "parentheses", "pointer-sign", "uninitialized", "empty-body"];
     const text = kinds.map((k, i) => `src/net/socket_io.c:${10 + i}:9: warning: something about this line of code, kind ${k} [-W${k}]`).join("\n") + "\nsrc/net/socket_io.c:88:1: error: expected declaration\nmake: *** [Makefile:3: socket_io.o] Error 1\n";
