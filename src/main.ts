@@ -12,6 +12,7 @@ import { buildInfo, buildSource } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
 import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
 import { fail, out } from "./cli/terminal.ts";
+import { SETUP_CLIS, SETUP_USAGE } from "./setup-commands.ts";
 import { table } from "./cli/table.ts";
 import type { CostSplit, UsageGrouping } from "./cli/usage-table.ts";
 import type { ReloadAnswer } from "./cli/reload.ts";
@@ -35,7 +36,7 @@ Usage:
   switchyard login claude-code|codex [--account NAME] [--provider ID] [--priority N] [--no-browser]
   switchyard import claude-code|codex [--from PATH] [--account NAME] [--provider ID] [--priority N]
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
-  switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]
+  ${SETUP_USAGE}
   switchyard reload [--json]
   switchyard version (or --version)
 
@@ -56,7 +57,7 @@ const COMMAND_HELP: Record<string, string> = {
   login: "Runs the vendor's OAuth (PKCE) login in the browser (--no-browser prints the address instead) and hands the subscription's tokens to the running gateway. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
   import: "Adopts the credentials Claude Code (~/.claude/.credentials.json) or Codex (~/.codex/auth.json) already keep, without touching the files. --priority N places the account in its provider's list (lower first, as accounts[].priority in the config file; default 0, or what the account had).",
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it; status shows it.",
-  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. For Gemini CLI, --model (or --utility-model NAME) also names the model its utility tasks use (session summaries, next-speaker and loop checks, chat compression), which otherwise ask for gemini-…-flash-lite and other Gemini ids even with -m. Only its own keys change, a backup is kept and the diff is printed; --dry-run writes nothing.\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
+  setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. For Gemini CLI, --model (or --utility-model NAME) also names the model its utility tasks use (session summaries, next-speaker and loop checks, chat compression), which otherwise ask for gemini-…-flash-lite and other Gemini ids even with -m. Only its own keys change and the diff is printed; --dry-run writes nothing. Before the first setup a file that exists is copied to FILE.switchyard-original (never overwritten by later runs; later runs keep FILE.switchyard-backup-<ms>), and a file setup creates is noted as such (in switchyard-setup.json beside it).\n\n--undo puts that CLI's settings back as they were before the first setup (needs no running gateway): each original is copied back byte for byte and each file setup created is removed; a file changed since setup wrote it is left as it is (your edits stay), with what to do by hand; --undo --dry-run says what it would do.\n\nsetup cursor prints what to enter in Cursor's settings (setup does not edit them).\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
   reload: "Makes the running instance re-read its config file now (as SIGHUP does) and prints what changed, which changed settings take effect only when it is restarted (server.host, server.port, server.database) and the file's warnings. A file with errors is refused with them (exit 1) and the running configuration stays.",
   version: "Prints the version and build.",
 };
@@ -148,6 +149,7 @@ const CLI_OPTIONS = {
   "dry-run": { type: "boolean" },
   "codex-bin": { type: "string" },
   "utility-model": { type: "string" },
+  undo: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
 } as const;
@@ -197,7 +199,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   login: { options: [...INSTANCE_OPTIONS, "account", "provider", "priority", "no-browser"], words: 1 },
   import: { options: [...INSTANCE_OPTIONS, "from", "account", "provider", "priority"], words: 1 },
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },
-  setup: { options: ["data-dir", "url", "key", "client-key", "model", "utility-model", "dry-run", "codex-bin"], words: 1 },
+  setup: { options: ["data-dir", "url", "key", "client-key", "model", "utility-model", "dry-run", "codex-bin", "undo"], words: 1 },
   reload: { options: [...INSTANCE_OPTIONS, "json"], words: 0 },
   version: { options: [], words: 0 },
 };
@@ -440,8 +442,17 @@ async function main(argv: string[]): Promise<void> {
       );
     }
     case "setup": {
-      if (sub !== "claude-code" && sub !== "codex" && sub !== "gemini") fail("usage: switchyard setup claude-code|codex|gemini [--model NAME] [--dry-run] [--client-key KEY] [--codex-bin PATH]", 2);
-      const { setupClientKey, setupCommand } = await import("./cli/setup-command.ts");
+      const cli = SETUP_CLIS.find((c) => c === sub);
+      if (cli === undefined) {
+        const { setupOther } = await import("./cli/setup-other.ts");
+        return setupOther(sub, values, dataDir, { out, fail });
+      }
+      const { setupClientKey, setupCommand, undoCommand } = await import("./cli/setup-command.ts");
+      if (values.undo) {
+        const extra = (["model", "utility-model", "client-key", "key", "codex-bin", "url"] as const).filter((o) => values[o] !== undefined);
+        if (extra.length > 0) fail(`setup --undo takes only --dry-run: it puts back ${sub}'s files from what setup recorded beside them and asks no gateway (${extra.map((o) => `--${o}`).join(", ")} given)`, 2);
+        return undoCommand(cli, values["dry-run"] === true, { out, fail });
+      }
       let key: string;
       try {
         key = setupClientKey(values["client-key"] as string | undefined, values.key as string | undefined);
@@ -452,7 +463,7 @@ async function main(argv: string[]): Promise<void> {
       const ephemeralPort = values.url === undefined && instanceOnEphemeralPort(dataDir);
       if (values["utility-model"] !== undefined && sub !== "gemini") fail(`--utility-model is for setup gemini (Gemini CLI's utility models); ${sub} has no such setting`, 2);
       const opts = { url, dataDir, key, model: values.model as string | undefined, utilityModel: values["utility-model"] as string | undefined, dryRun: values["dry-run"] === true, codexBin: values["codex-bin"] as string | undefined, ephemeralPort };
-      return setupCommand(sub, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
+      return setupCommand(cli, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
     }
     case "reload": {
       const r = await admin(values, dataDir, "POST", "/config/reload");

@@ -11,14 +11,14 @@
  */
 import { homedir } from "node:os";
 import type { CliIo } from "./routing.ts";
-import { PLACEHOLDER_KEY, runSetup, type SetupModel } from "./setup.ts";
+import { PLACEHOLDER_KEY, runSetup, setupDir, type SetupModel } from "./setup.ts";
+import { undoSetup } from "./setup-undo.ts";
 import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
 import { askAdmin, type AdminAnswer } from "./admin-request.ts";
 
-/** The CLIs setup writes settings for. */
-export const SETUP_TARGETS = ["claude-code", "codex", "gemini"] as const;
-/** One of {@link SETUP_TARGETS}. */
-export type SetupTarget = (typeof SETUP_TARGETS)[number];
+import type { SetupCli as SetupTarget } from "../setup-commands.ts";
+/** One of the CLIs setup writes settings for (src/setup-commands.ts SETUP_CLIS, shared with the dashboard). */
+export type { SetupTarget };
 
 /** The options of one `switchyard setup` run, as given on the command line. */
 export interface SetupCommandOptions {
@@ -255,7 +255,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   if (unlistedNote) r.notes.unshift(unlistedNote);
   const utility = opts.utilityModel ?? name;
   if (target === "gemini" && utility !== undefined && r.changes.length > 0) {
-    r.notes.push(`note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use ${utility} (modelConfigs.customOverrides)${opts.utilityModel === undefined ? `: several calls per turn, so a dear model costs more and answers slower there; --utility-model NAME names a cheaper one (review14 R6)` : ""}; its web search and web fetch tools still ask for Gemini models (they need Google's hosted tools)`);
+    r.notes.push(`note: Gemini CLI's utility tasks (session summaries, next-speaker and loop checks, chat compression) now use ${utility} (modelConfigs.customOverrides)${opts.utilityModel === undefined ? `: several calls per turn, so a dear model costs more and answers slower there; --utility-model NAME names a cheaper one` : ""}; its web search and web fetch tools still ask for Gemini models (they need Google's hosted tools)`);
   }
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);
@@ -272,7 +272,9 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
         : `note: the gateway knows no context_window for ${model.id}; set providers[].models.<id>.context_window in its config to size the CLI's compaction`,
     );
   }
-  for (const b of r.backups) out(`backup: ${b}`);
+  const undo = `switchyard setup ${target} --undo`;
+  for (const b of r.backups) out(b.original ? `backup: ${b.path} (the file before the first switchyard setup; ${undo} puts it back)` : `backup: ${b.path}`);
+  for (const c of r.created) out(`created: ${c} (${undo} removes it)`);
   if (target === "gemini" && !name) {
     const note = await geminiDefaultModelsNote(url, key, io);
     if (note) out(note);
@@ -280,7 +282,20 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   const none = await noAccountsNote(url, dataDir);
   if (none) out(none);
   if (opts.ephemeralPort) out(ephemeralPortNote(url, target));
-  out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}`);
+  out(dryRun ? "dry run: nothing was written" : `${target} now points at ${url}; to go back to its settings before the first setup: ${undo}`);
+}
+
+/**
+ * `switchyard setup TARGET --undo [--dry-run]` (src/cli/setup-undo.ts): puts the CLI's settings back as
+ * they were before the first setup, keeping files changed since; needs no running gateway. Exits 1
+ * when a file was left as it is (the lines say what to do by hand).
+ */
+export function undoCommand(target: SetupTarget, dryRun: boolean, io: CliIo): void {
+  const dir = setupDir(target, process.env.HOME || homedir(), process.env.CODEX_HOME || undefined);
+  const r = undoSetup(target, dir, dryRun);
+  for (const line of r.lines.slice(0, -1)) io.out(line);
+  if (r.done) io.out(r.lines.at(-1)!);
+  else io.fail(r.lines.at(-1)!, 1);
 }
 
 /**

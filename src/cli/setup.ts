@@ -30,18 +30,20 @@
  *   its session summaries and checks do not ask for `gemini-…-flash-lite` ids the gateway may not serve.
  *
  * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
- * or .env file included); a changed file is first copied to `<file>.switchyard-backup-<time>`; the
+ * or .env file included); a changed file is first copied (`<file>.switchyard-original` the first time,
+ * `<file>.switchyard-backup-<time>` later), and `setup CLI --undo` puts it back (src/cli/setup-undo.ts); the
  * change is printed as a unified diff with the key masked (Codex's model catalog as one summary line);
  * a second run with the same arguments changes nothing (and says so); `--dry-run` prints the diff and
  * writes nothing. The key is the client key the CLI will present: `--key`, else `$SWITCHYARD_KEY`,
  * else the placeholder `switchyard` (enough from loopback while `require_api_key` is off).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { describeFailure, jsonFailure, tomlFailure } from "./parse-position.ts";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
 import { geminiUtilityOverrides } from "./gemini-utility-models.ts";
+import { writeRecorded } from "./setup-undo.ts";
 
 /** The CLIs `setup` knows. */
 export type SetupTarget = "claude-code" | "codex" | "gemini";
@@ -97,13 +99,18 @@ export interface FileChange {
   summary?: string;
   /** A note about this change, printed with the run's notes (e.g. the comments a rewrite left out). */
   note?: string;
+  /** The settings setup writes in this file (`env.ANTHROPIC_BASE_URL`, `[model_providers.switchyard]`, …): what to remove by hand. */
+  keys: string[];
 }
 
 /** The outcome of a run: the files that change (empty when nothing does), their diff, the backups made. */
 export interface SetupResult {
   changes: FileChange[];
   diff: string;
-  backups: string[];
+  /** The copies made before writing (src/cli/setup-undo.ts): `original` for the file before the first setup. */
+  backups: Array<{ path: string; original: boolean }>;
+  /** The files this run created (there was nothing to back up). */
+  created: string[];
   /** What the user should know about the CLI's reading of these files (one line each). */
   notes: string[];
 }
@@ -413,7 +420,7 @@ function claudeCode(o: SetupOptions): FileChange[] {
   const sets: Array<[string[], unknown]> = env.map(([k, v]) => [["env", k], v]);
   const claudeId = m ? claudeModelBehind(m.id) : undefined;
   if (claudeId !== undefined) sets.push([["modelOverrides", claudeId], m!.id]);
-  return [{ path, before, after: editJson(path, before, sets).after }];
+  return [{ path, before, after: editJson(path, before, sets).after, keys: sets.map(([k]) => k.join(".")) }];
 }
 
 function codex(o: SetupOptions): FileChange[] {
@@ -440,10 +447,11 @@ function codex(o: SetupOptions): FileChange[] {
     const slugs = (JSON.parse(after) as { models: { slug: string }[] }).models.map((x) => x.slug);
     const before = readText(catalogPath);
     const summary = `${catalogPath} (${before === undefined ? "new file" : "changed"}): Codex model catalog of ${slugs.length} models: ${slugs.join(", ")}\n`;
-    changes.push({ path: catalogPath, before, after, summary });
+    changes.push({ path: catalogPath, before, after, summary, keys: ["the whole file (Codex's model catalog)"] });
   }
   const table: Array<[string, string | boolean]> = [...codexProviderTable(o.gatewayUrl), ["experimental_bearer_token", o.key]];
-  return [{ path, before, after: editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table) }, ...changes];
+  const keys = [...top.map(([k]) => k), `[model_providers.${CODEX_PROVIDER_ID}]`];
+  return [{ path, before, after: editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table), keys }, ...changes];
 }
 
 function gemini(o: SetupOptions): FileChange[] {
@@ -471,14 +479,20 @@ function gemini(o: SetupOptions): FileChange[] {
   // cannot keep them: the backup has them, and a note says so.
   const settings = editJson(settingsPath, settingsBefore, sets, true);
   return [
-    { path: envPath, before: envBefore, after: editDotenv(envBefore, env) },
+    { path: envPath, before: envBefore, after: editDotenv(envBefore, env), keys: env.map(([k]) => k) },
     {
       path: settingsPath,
       before: settingsBefore,
       after: settings.after,
-      ...(settings.dropped ? { note: `note: ${settingsPath} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup (${settingsPath}.switchyard-backup-…)` } : {}),
+      keys: sets.map(([k]) => k.join(".")),
+      ...(settings.dropped ? { note: `note: ${settingsPath} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup (printed below)` } : {}),
     },
   ];
+}
+
+/** The directory of the files setup writes for `target`, where its record for `--undo` lives (src/cli/setup-undo.ts). */
+export function setupDir(target: SetupTarget, home: string, codexHome?: string): string {
+  return target === "claude-code" ? join(home, ".claude") : target === "codex" ? (codexHome ?? join(home, ".codex")) : join(home, ".gemini");
 }
 
 /** The files a run would change (unchanged files are left out). Throws on a file it cannot edit safely. */
@@ -511,27 +525,27 @@ const GEMINI_TRUST_NOTE =
 
 /**
  * Plans the change, prints nothing itself, and unless `dryRun` writes it: each changed file that
- * existed is first copied to `<file>.switchyard-backup-<ms>`, then written (parent folders created,
- * mode 0600 for files that hold the key). Returns the changes, the masked diff and the backups.
+ * existed is first copied (`<file>.switchyard-original` before the first setup, never overwritten;
+ * `<file>.switchyard-backup-<ms>` later), then written (parent folders created, mode 0600 for files
+ * that hold the key), and what was written is recorded for `setup --undo` (src/cli/setup-undo.ts).
+ * Returns the changes, the masked diff, the backups and the files created.
  */
 export function runSetup(o: SetupOptions): SetupResult {
   const changes = planSetup(o);
   const diff = changes
     .map((c) => c.summary ?? mask(createTwoFilesPatch(c.path, c.path, c.before ?? "", c.after, c.before === undefined ? "(new file)" : "before", "after"), o.key))
     .join("");
-  const backups: string[] = [];
+  const backups: SetupResult["backups"] = [];
+  const created: string[] = [];
   if (!o.dryRun) {
     const stamp = (o.now ?? Date.now)();
     for (const c of changes) {
       mkdirSync(dirname(c.path), { recursive: true });
-      if (c.before !== undefined) {
-        const backup = `${c.path}.switchyard-backup-${stamp}`;
-        copyFileSync(c.path, backup);
-        backups.push(backup);
-      }
-      writeFileSync(c.path, c.after, { mode: 0o600 });
+      const w = writeRecorded(c.path, c.before, c.after, c.keys, stamp);
+      if (w.backup) backups.push({ path: w.backup, original: w.original === true });
+      if (w.created) created.push(c.path);
     }
   }
   const notes = changes.flatMap((c) => (c.note ? [c.note] : []));
-  return { changes, diff, backups, notes: o.target === "gemini" ? [...notes, GEMINI_TRUST_NOTE] : notes };
+  return { changes, diff, backups, created, notes: o.target === "gemini" ? [...notes, GEMINI_TRUST_NOTE] : notes };
 }

@@ -19,7 +19,7 @@ describe("switchyard command line", () => {
     const setup = run("setup", "codex", "--dryrun");
     expect({ code: setup.code, err: setup.err }).toEqual({
       code: 2,
-      err: "setup does not take --dryrun (did you mean --dry-run?); it takes --data-dir, --url, --key, --client-key, --model, --utility-model, --dry-run, --codex-bin (switchyard setup --help says more)\n",
+      err: "setup does not take --dryrun (did you mean --dry-run?); it takes --data-dir, --url, --key, --client-key, --model, --utility-model, --dry-run, --codex-bin, --undo (switchyard setup --help says more)\n",
     });
     const list = run("keys", "list", "--bogus");
     expect({ code: list.code, err: list.err }).toEqual({ code: 2, err: "keys list does not take --bogus; it takes --data-dir, --url, --key, --json (switchyard keys --help says more)\n" });
@@ -135,7 +135,7 @@ describe("switchyard command line", () => {
       expect(help.includes("--url http://127.0.0.1:PORT")).toBe(talks);
     }
     expect(commandHelp("setup")).toContain("[--client-key KEY] [--codex-bin PATH]");
-    expect(commandHelp("setup")).toContain("--dry-run writes nothing");
+    expect(commandHelp("setup")!.replace(/\s+/g, " ")).toContain("--dry-run writes nothing");
     expect(commandHelp("keys")!.replace(/\s+/g, " ")).toContain("(with --key ADMIN_KEY, or SWITCHYARD_ADMIN_KEY, where keys are required: a key with the admin scope)");
     expect(commandHelp("keys")).toContain("[--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]");
     expect(commandHelp("frob")).toBeUndefined();

@@ -85,7 +85,7 @@ describe("setup's printed diff", () => {
     writeFileSync(path, commented);
     const r = runSetup({ target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 1 });
     expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ ui: { theme: "GitHub // not a comment" }, security: { auth: { selectedType: "gemini-api-key" } } });
-    expect(readFileSync(`${path}.switchyard-backup-1`, "utf8")).toBe(commented);
+    expect(readFileSync(`${path}.switchyard-original`, "utf8")).toBe(commented);
     expect(r.notes[0]).toContain(`${path} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup`);
     // Already pointing at the gateway: nothing to change, the comments stay.
     const set = '{\n  // mine\n  "security": { "auth": { "selectedType": "gemini-api-key" } }\n}\n';

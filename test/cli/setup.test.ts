@@ -99,7 +99,8 @@ const read = (p: string) => readFileSync(p, "utf8");
 /** What setup says when the client key's `models` allow-list leaves `model` out (`why`: the gateway's 403 message). */
 const allowListRefusal = (model: string, url: string, why: string) =>
   `the client key setup was given may not use the model ${model}: the key's models allow-list leaves it out, so the gateway at ${url} would answer every request the CLI sends for it with 403: ${why} Pass a key whose allow-list includes ${model} with --client-key (switchyard keys create NAME --models ${model} makes one; a key of the config file gets it under keys[].limits.models), or pick a model this key allows (GET ${url}/v1/models with that key lists them); nothing was written`;
-const backupsIn = (dir: string) => readdirSync(dir).filter((f) => f.includes(".switchyard-backup-"));
+/** The copies setup kept in `dir`: `<file>.switchyard-original` (before the first setup) and `<file>.switchyard-backup-<ms>` (later runs). */
+const backupsIn = (dir: string) => readdirSync(dir).filter((f) => f.includes(".switchyard-backup-") || f.endsWith(".switchyard-original"));
 
 describe("setup writes each CLI's settings", () => {
   test("claude-code: the env block gets the gateway, key, model and its window; unrelated settings survive; idempotent", async () => {
@@ -332,8 +333,7 @@ experimental_bearer_token = "${KEY}"
       expect(bad.stderr).toContain("nope/nothing");
       expect(read(settingsPath)).toBe(before);
       // the backups setup kept restore the user's file as it was
-      const first = readdirSync(join(home, ".gemini")).filter((f) => f.startsWith("settings.json.switchyard-backup-")).sort()[0]!;
-      expect(JSON.parse(read(join(home, ".gemini", first)))).toEqual({ modelConfigs: { customOverrides: [mine] } });
+      expect(JSON.parse(read(join(home, ".gemini", "settings.json.switchyard-original")))).toEqual({ modelConfigs: { customOverrides: [mine] } });
       // another CLI has no utility-model setting: refused, not ignored
       const codex = await setup(home, "codex", "--utility-model", "coding", "--dry-run");
       expect(codex.code).toBe(2);

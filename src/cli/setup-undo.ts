@@ -1,0 +1,192 @@
+/**
+ * What `switchyard setup` keeps so that `switchyard setup CLI --undo` can put a CLI's settings back as
+ * they were before the first setup, and the undo itself.
+ *
+ * Beside the files it writes (in `~/.claude`, `$CODEX_HOME` or `~/.codex`, `~/.gemini`) setup keeps
+ * `switchyard-setup.json` ({@link SetupRecord}): per file, whether it existed before the first setup
+ * (then its copy `<file>.switchyard-original`, made once and never overwritten by later runs) or setup
+ * created it, and the SHA-256 of what setup last wrote. Later runs still copy the file to
+ * `<file>.switchyard-backup-<ms>` before they change it.
+ *
+ * Undo, per file: unchanged since setup last wrote it → the original is moved back (byte for byte), or
+ * the file removed when setup created it; changed since (a user edit, noticed at undo or by a later
+ * setup run) → left as it is, with a line saying how to go back by hand (copy the original over it,
+ * or remove it, or remove setup's settings, named); removed since → the original is put back. A file
+ * put back loses the later runs' backups of it too (each a state setup wrote, with the client key).
+ * The record keeps what was left, and goes when nothing is.
+ */
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+/** The record's file name, in the directory of the files setup writes for a CLI. */
+export const SETUP_RECORD_FILE = "switchyard-setup.json";
+
+/** What the record says of one file (named by its name in the record's directory). */
+export interface SetupRecordEntry {
+  /** The copy of the file as it was before the first setup (a name in the same directory); null: setup created it. */
+  original: string | null;
+  /** SHA-256 (hex) of what setup last wrote to the file. */
+  written: string;
+  /** A later setup run found the file changed since setup had written it (a user edit that undo must keep). */
+  edited?: boolean;
+  /** The settings setup wrote in the file (`env.ANTHROPIC_BASE_URL`, `[model_providers.switchyard]`, …), for removing them by hand. */
+  keys: string[];
+  /** The backups later runs made (`<file>.switchyard-backup-<ms>`, names in the same directory): each a state setup wrote. */
+  backups?: string[];
+}
+
+/** `switchyard-setup.json`. */
+export interface SetupRecord {
+  about: string;
+  files: Record<string, SetupRecordEntry>;
+}
+
+const ABOUT = "written by switchyard setup: what it changed here, so that switchyard setup <cli> --undo can put it back";
+
+/** SHA-256 (hex) of a file's text. */
+export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
+
+/** The record in `dir`; an empty one when there is none (or it cannot be read). */
+export function readRecord(dir: string): SetupRecord {
+  try {
+    const r = JSON.parse(readFileSync(join(dir, SETUP_RECORD_FILE), "utf8")) as SetupRecord;
+    if (r && typeof r.files === "object" && r.files !== null) return r;
+  } catch {
+    // none yet
+  }
+  return { about: ABOUT, files: {} };
+}
+
+/** Writes the record to `dir`, or removes it when it holds no file. */
+export function writeRecord(dir: string, r: SetupRecord): void {
+  const path = join(dir, SETUP_RECORD_FILE);
+  if (Object.keys(r.files).length === 0) rmSync(path, { force: true });
+  else writeFileSync(path, JSON.stringify({ about: ABOUT, files: r.files }, null, 2) + "\n", { mode: 0o600 });
+}
+
+/** A name in `dir` starting with `name` that no file has (`name`, else `name-<ms>`). */
+function freeName(dir: string, name: string, now: number): string {
+  return existsSync(join(dir, name)) ? `${name}-${now}` : name;
+}
+
+/** What writing one file did: the backup made (and whether it is the original), or that setup created the file. */
+export interface WriteOutcome {
+  backup?: string;
+  original?: boolean;
+  created?: boolean;
+}
+
+/**
+ * Writes `after` to `path` for a setup run, keeping the record of `path`'s directory: before the first
+ * setup of the file, a file that exists is copied to `<file>.switchyard-original` (or that name with
+ * `-<ms>` when such a file is already there: nothing is overwritten); later, to
+ * `<file>.switchyard-backup-<ms>`. A file that differs from what setup last wrote is marked edited.
+ */
+export function writeRecorded(path: string, before: string | undefined, after: string, keys: string[], now: number): WriteOutcome {
+  const dir = dirname(path);
+  const name = basename(path);
+  const record = readRecord(dir);
+  let entry = record.files[name];
+  const out: WriteOutcome = {};
+  if (entry === undefined) {
+    let original: string | null = null;
+    if (before !== undefined) {
+      original = freeName(dir, `${name}.switchyard-original`, now);
+      copyFileSync(path, join(dir, original));
+      out.backup = join(dir, original);
+      out.original = true;
+    } else out.created = true;
+    entry = { original, written: "", keys: [] };
+  } else {
+    if (before !== undefined) {
+      out.backup = `${path}.switchyard-backup-${now}`;
+      copyFileSync(path, out.backup);
+      entry.backups = [...(entry.backups ?? []), basename(out.backup)];
+      if (sha256(before) !== entry.written) entry.edited = true;
+    }
+  }
+  writeFileSync(path, after, { mode: 0o600 });
+  entry.written = sha256(after);
+  entry.keys = [...new Set([...entry.keys, ...keys])];
+  record.files[name] = entry;
+  writeRecord(dir, record);
+  return out;
+}
+
+/** The outcome of an undo: the lines to print, and whether every file is back as it was. */
+export interface UndoResult {
+  lines: string[];
+  done: boolean;
+}
+
+/** The later runs' backups of `name` in `dir` (`<name>.switchyard-backup-<ms>`), oldest first. */
+function laterBackups(dir: string, name: string): string[] {
+  const prefix = `${name}.switchyard-backup-`;
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((n) => n.startsWith(prefix));
+  } catch {
+    return [];
+  }
+  return names.sort((a, b) => Number(a.slice(prefix.length)) - Number(b.slice(prefix.length))).map((n) => join(dir, n));
+}
+
+/**
+ * `switchyard setup CLI --undo` for the CLI whose files live in `dir` (`cli` names it in the lines):
+ * see the module's comment. With `dryRun`, says what it would do and changes nothing.
+ */
+export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult {
+  const record = readRecord(dir);
+  const names = Object.keys(record.files);
+  const lines: string[] = [];
+  if (names.length === 0) {
+    // an older switchyard kept only <file>.switchyard-backup-<ms> and no record
+    const older = existsSync(dir) ? readdirSync(dir).filter((n) => n.includes(".switchyard-backup-")) : [];
+    if (older.length === 0) return { lines: [`nothing to undo: switchyard setup has not changed ${cli}'s settings (no ${join(dir, SETUP_RECORD_FILE)})`], done: true };
+    const files = [...new Set(older.map((n) => n.slice(0, n.indexOf(".switchyard-backup-"))))];
+    lines.push(`switchyard setup has no record of what it changed in ${dir} (an older switchyard wrote these settings), so --undo changes nothing there. Its backups, oldest first for each file:`);
+    for (const f of files) for (const b of laterBackups(dir, f)) lines.push(`  ${b}`);
+    lines.push(`the oldest backup of a file is that file before the first of those setup runs: copy it over the file (cp BACKUP ${join(dir, "FILE")}); a file with no backup was created by setup: remove it`);
+    return { lines, done: false };
+  }
+  const will = (now: string, later: string) => (dryRun ? later : now);
+  for (const name of names) {
+    const entry = record.files[name]!;
+    const path = join(dir, name);
+    const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
+    const original = entry.original === null ? null : join(dir, entry.original);
+    const keys = entry.keys.join(", ");
+    if (original !== null && !existsSync(original)) {
+      lines.push(`${path}: its copy from before the first setup (${original}) is gone, so --undo leaves the file as it is; remove setup's settings from it by hand: ${keys}`);
+      continue;
+    }
+    if (current !== undefined && (entry.edited || sha256(current) !== entry.written)) {
+      lines.push(
+        original !== null
+          ? `${path} changed since switchyard setup wrote it, so --undo leaves it as it is (your edits stay): to go back to the file as it was before the first setup, copy ${original} over it (cp ${original} ${path}), or remove setup's settings from it: ${keys}`
+          : `${path} was created by switchyard setup and changed since, so --undo leaves it as it is (your edits stay): remove it by hand (rm ${path}) once you have kept what you added, or remove setup's settings from it: ${keys}`,
+      );
+      continue;
+    }
+    if (original !== null) {
+      if (!dryRun) renameSync(original, path);
+      lines.push(`${will("restored", "would restore")} ${path} as it was before the first setup (from ${original})`);
+    } else if (current !== undefined) {
+      if (!dryRun) rmSync(path);
+      lines.push(`${will("removed", "would remove")} ${path} (switchyard setup created it)`);
+    } else lines.push(`${path}: already gone (switchyard setup had created it)`);
+    // unedited since the first setup, so each later backup is a state setup wrote (it holds the client key): gone with it
+    const later = (entry.backups ?? []).map((b) => join(dir, b)).filter((b) => existsSync(b));
+    if (later.length > 0) {
+      if (!dryRun) for (const b of later) rmSync(b);
+      lines.push(`  ${will("removed", "would remove")} the backups later setup runs made of it (each a state setup wrote): ${later.join(", ")}`);
+    }
+    delete record.files[name];
+  }
+  const left = Object.keys(record.files).length;
+  if (!dryRun) writeRecord(dir, record);
+  if (left === 0) lines.push(dryRun ? `dry run: nothing was changed; --undo would put ${cli}'s settings back as they were before the first switchyard setup` : `${cli}'s settings are back as they were before the first switchyard setup: it no longer points at the gateway`);
+  else lines.push(`${left} of ${names.length} files left as they are (above)${dryRun ? "; dry run: nothing was changed" : `: ${cli} may still point at the gateway until you change them`}`);
+  return { lines, done: left === 0 };
+}

@@ -1,0 +1,209 @@
+/**
+ * `switchyard setup CLI --undo` (src/cli/setup-undo.ts): in a scratch HOME with real-looking settings
+ * of the three CLIs (and with none), setup run twice (a second model: later backups) then undone
+ * leaves every file byte for byte as before, and removes every file setup created; a file the user
+ * changed after setup is never overwritten or removed, and the lines say what to do by hand. Before,
+ * setup had no --undo ("setup does not take --undo", exit 2), kept no backup of a file it created and
+ * named its first backup like every later one. Also setup's help and usage (--undo, --utility-model),
+ * `setup cursor`, and no internal review ids in what the command line prints.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PLACEHOLDER_KEY, runSetup, type SetupOptions } from "../../src/cli/setup.ts";
+import { ROOT, SOURCE_CLI } from "../support/instance.ts";
+
+const GW = "http://127.0.0.1:20999";
+const PROMPT = "You are a coding agent running in the Codex CLI.";
+const homes: string[] = [];
+afterEach(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
+/** Every file of the three CLIs' settings folders below `home` with its bytes (a snapshot to compare). */
+function snapshot(home: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of new Bun.Glob("{.claude,.codex,.gemini}/**/*").scanSync({ cwd: home, dot: true })) out[f] = readFileSync(join(home, f), "latin1");
+  return out;
+}
+
+/** A scratch HOME holding settings of the three CLIs as their users have them (or, `empty`, none). */
+function scratchHome(empty = false): string {
+  const home = mkdtempSync(join(tmpdir(), "sy-setup-undo-"));
+  homes.push(home);
+  if (empty) return home;
+  mkdirSync(join(home, ".claude"));
+  writeFileSync(join(home, ".claude", "settings.json"), '{\n  "permissions": { "allow": ["Bash(ls:*)"] },\n  "env": { "MY_VAR": "keep me" },\n  "theme": "dark"\n}');
+  mkdirSync(join(home, ".codex"));
+  writeFileSync(join(home, ".codex", "config.toml"), '# my codex settings\napproval_policy = "never"\nmodel = "o3"\n\n[model_providers.other]\nname = "Other"\nbase_url = "https://other.example/v1"\n');
+  mkdirSync(join(home, ".gemini"));
+  writeFileSync(join(home, ".gemini", ".env"), "# mine\nOTHER_TOOL_TOKEN=abc\nGEMINI_API_KEY=my-own-google-key\n");
+  writeFileSync(join(home, ".gemini", "settings.json"), '{\n  // my theme\n  "ui": { "theme": "GitHub" }\n}\n');
+  return home;
+}
+
+/** Runs the CLI from source with HOME = `home` (no gateway: --undo needs none). */
+function cli(home: string, ...args: string[]): { code: number; stdout: string; stderr: string } {
+  const p = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+  return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+}
+
+/** Setup of all three CLIs, twice (the second with another model), as the command writes them. */
+function setupAll(home: string): void {
+  const base = (target: SetupOptions["target"], id: string, now: number): SetupOptions => ({
+    target,
+    gatewayUrl: GW,
+    key: PLACEHOLDER_KEY,
+    model: { id, contextWindow: 200_000, maxOutputTokens: 32_000 },
+    catalog: target === "codex" ? [{ id, contextWindow: 200_000 }] : undefined,
+    codexInstructions: target === "codex" ? PROMPT : undefined,
+    home,
+    dryRun: false,
+    now: () => now,
+  });
+  for (const t of ["claude-code", "codex", "gemini"] as const) {
+    expect(runSetup(base(t, "anth/claude-sonnet-4-5", 1000)).changes.length).toBeGreaterThan(0);
+    expect(runSetup(base(t, "coding", 2000)).changes.length).toBeGreaterThan(0);
+  }
+}
+
+describe("setup --undo", () => {
+  for (const empty of [false, true]) {
+    test(`after two setup runs of each CLI ${empty ? "in an empty HOME, the files setup created are removed" : "over existing settings, every file is back byte for byte"}; the backups and the record are gone`, () => {
+      const home = scratchHome(empty);
+      const before = snapshot(home);
+      setupAll(home);
+      if (!empty) {
+        // the first run's copy is the original, kept apart from the later runs' backups
+        expect(readFileSync(join(home, ".claude", "settings.json.switchyard-original"), "utf8")).toBe(before[".claude/settings.json"]!);
+        expect(existsSync(join(home, ".claude", "settings.json.switchyard-backup-2000"))).toBe(true);
+      }
+      for (const t of ["claude-code", "codex", "gemini"]) {
+        const r = cli(home, "setup", t, "--undo");
+        expect({ t, code: r.code, stderr: r.stderr }).toEqual({ t, code: 0, stderr: "" });
+        expect(r.stdout).toContain(`${t}'s settings are back as they were before the first switchyard setup`);
+        if (empty) expect(r.stdout).toContain("(switchyard setup created it)");
+      }
+      // nothing of setup's is left: no original, no later backup, no record
+      expect(snapshot(home)).toEqual(before);
+      const again = cli(home, "setup", "gemini", "--undo");
+      expect(again.stdout).toContain("nothing to undo");
+    });
+  }
+
+  test("a file the user edited after setup is left as it is, with how to go back by hand; the other files are undone (exit 1)", () => {
+    const home = scratchHome();
+    const before = snapshot(home);
+    setupAll(home);
+    const claude = join(home, ".claude", "settings.json");
+    const edited = readFileSync(claude, "utf8").replace('"theme": "dark"', '"theme": "light"');
+    writeFileSync(claude, edited);
+    // a file setup created, then edited by the user: not removed either
+    const catalog = join(home, ".codex", "switchyard-models.json");
+    writeFileSync(catalog, readFileSync(catalog, "utf8") + " ");
+    const dry = cli(home, "setup", "claude-code", "--undo", "--dry-run");
+    expect(dry.code).toBe(1);
+    expect(readFileSync(claude, "utf8")).toBe(edited);
+
+    const r = cli(home, "setup", "claude-code", "--undo");
+    expect(r.code).toBe(1);
+    expect(readFileSync(claude, "utf8")).toBe(edited);
+    expect(r.stdout).toContain(`${claude} changed since switchyard setup wrote it, so --undo leaves it as it is (your edits stay): to go back to the file as it was before the first setup, copy ${claude}.switchyard-original over it (cp ${claude}.switchyard-original ${claude}), or remove setup's settings from it: env.ANTHROPIC_BASE_URL, env.ANTHROPIC_AUTH_TOKEN`);
+    expect(r.stderr).toContain("1 of 1 files left as they are (above): claude-code may still point at the gateway");
+    expect(readFileSync(`${claude}.switchyard-original`, "utf8")).toBe(before[".claude/settings.json"]!);
+
+    const codex = cli(home, "setup", "codex", "--undo");
+    expect(codex.code).toBe(1);
+    expect(codex.stdout).toContain(`restored ${join(home, ".codex", "config.toml")} as it was before the first setup`);
+    expect(codex.stdout).toContain(`${catalog} was created by switchyard setup and changed since, so --undo leaves it as it is (your edits stay): remove it by hand (rm ${catalog})`);
+    expect(readFileSync(join(home, ".codex", "config.toml"), "utf8")).toBe(before[".codex/config.toml"]!);
+    expect(existsSync(catalog)).toBe(true);
+  });
+
+  test("an edit made before a later setup run is kept too: that run marks the file, and undo leaves it", () => {
+    const home = scratchHome();
+    const env = join(home, ".gemini", ".env");
+    const o = { target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false } as const;
+    runSetup({ ...o, now: () => 1 });
+    writeFileSync(env, readFileSync(env, "utf8") + "MY_NEW_SETTING=1\n");
+    runSetup({ ...o, model: { id: "coding" }, now: () => 2 });
+    const r = cli(home, "setup", "gemini", "--undo");
+    expect(r.code).toBe(1);
+    expect(readFileSync(env, "utf8")).toContain("MY_NEW_SETTING=1");
+    expect(r.stdout).toContain(`${env} changed since switchyard setup wrote it`);
+    expect(r.stdout).toContain("remove setup's settings from it: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_MODEL");
+  });
+
+  test("a backup from before the first setup is never overwritten by a later run", () => {
+    const home = scratchHome();
+    const file = join(home, ".claude", "settings.json");
+    const original = readFileSync(file, "utf8");
+    const o = { target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false } as const;
+    runSetup({ ...o, now: () => 1 });
+    for (const [i, id] of ["a/one", "b/two", "c/three"].entries()) runSetup({ ...o, model: { id }, now: () => 10 + i });
+    expect(readFileSync(`${file}.switchyard-original`, "utf8")).toBe(original);
+    expect(readdirSync(join(home, ".claude")).filter((f) => f.includes("switchyard-backup")).sort()).toEqual(["settings.json.switchyard-backup-10", "settings.json.switchyard-backup-11", "settings.json.switchyard-backup-12"]);
+  });
+
+  test("settings written by an older switchyard (backups, no record): undo changes nothing and lists the backups, oldest first", () => {
+    const home = scratchHome();
+    const dir = join(home, ".gemini");
+    writeFileSync(join(dir, ".env.switchyard-backup-200"), "B\n");
+    writeFileSync(join(dir, ".env.switchyard-backup-100"), "A\n");
+    const before = snapshot(home);
+    const r = cli(home, "setup", "gemini", "--undo");
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`  ${join(dir, ".env.switchyard-backup-100")}\n  ${join(dir, ".env.switchyard-backup-200")}\n`);
+    expect(snapshot(home)).toEqual(before);
+  });
+});
+
+describe("setup's help and words", () => {
+  test("setup --help and switchyard --help name --undo and --utility-model; the help says how undo goes; the README does too", () => {
+    const home = scratchHome(true);
+    const help = cli(home, "setup", "--help").stdout;
+    expect(help).toContain("[--utility-model NAME]");
+    expect(help).toContain("setup claude-code|codex|gemini --undo [--dry-run]");
+    expect(help).toContain("FILE.switchyard-original");
+    expect(help.replace(/\s+/g, " ")).toContain("--undo puts that CLI's settings back as they were before the first setup");
+    expect(cli(home, "--help").stdout).toContain("--undo");
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme).toContain("switchyard setup claude-code --undo");
+  });
+
+  test("setup --undo with a setup option is refused, not ignored", () => {
+    const r = cli(scratchHome(true), "setup", "codex", "--undo", "--model", "x");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("setup --undo takes only --dry-run");
+  });
+
+  test("setup cursor prints what to enter in Cursor, for the given instance; an unknown CLI is named and refused", () => {
+    const home = scratchHome(true);
+    const r = cli(home, "setup", "cursor", "--url", "http://127.0.0.1:23456", "--client-key", "sy-mine");
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(r.stdout).toContain("Override OpenAI Base URL");
+    expect(r.stdout).toContain("     http://127.0.0.1:23456/v1\n");
+    expect(r.stdout).toContain("     sy-mine\n");
+    expect(r.stdout).toContain("not from this machine");
+    const frob = cli(home, "setup", "frob");
+    expect(frob.code).toBe(2);
+    expect(frob.stderr).toContain('setup does not know "frob": setup writes the settings of claude-code, codex, gemini, and prints what to enter in Cursor\'s (setup cursor)');
+  });
+
+  test("no internal review ids (review14 R6, newuser13 J2) in the command line's strings", () => {
+    const found: string[] = [];
+    for (const f of new Bun.Glob("src/**/*.{ts,tsx}").scanSync({ cwd: ROOT })) {
+      readFileSync(join(ROOT, f), "utf8")
+        .split("\n")
+        .forEach((line, i) => {
+          const code = line.trim();
+          // comments (TypeScript, JSX, SQL) are for readers of the code
+          if (/^(\/\/|\*|\/\*|\{\/\*|--)/.test(code)) return;
+          // a trailing comment after code (space, then //) aside, code holds no such id but in a string
+          if (/\b(review|newuser|try)\d+[a-z]?\b/i.test(code.replace(/\s\/\/\s.*$/, ""))) found.push(`${f}:${i + 1}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+});
