@@ -49,13 +49,14 @@ export function setupCommandLine(cli: SetupCli, url: string, opts: { model?: str
  */
 export function cursorSteps(url: string, key: string): string[] {
   return [
-    "switchyard setup does not edit Cursor's settings (Cursor keeps them in its own app storage); in Cursor:",
-    "  1. Settings → Models → API Keys: turn on OpenAI API Key and enter the client key:",
+    "In Cursor (switchyard setup does not edit its settings, kept in its app storage):",
+    "  1. Settings → Models → API Keys: turn on OpenAI API Key and enter",
     `     ${key}`,
-    "  2. turn on Override OpenAI Base URL and enter:",
+    "  2. turn on Override OpenAI Base URL and enter",
     `     ${url}/v1`,
-    "  3. add the model names to use (a combo, an alias or provider/model; GET /v1/models lists them)",
-    "Cursor sends these requests from its own servers, not from this machine: they reach the gateway",
-    "only at an address those servers can reach (not 127.0.0.1), so expose it only with keys required.",
+    "  3. add the model names to use (a combo, an alias or provider/model)",
+    "Cursor sends these requests from its own servers, not from this machine:",
+    "they reach the gateway only at an address those servers can reach (not",
+    "127.0.0.1), so expose it only with keys required.",
   ];
 }

@@ -57,11 +57,13 @@ test("no accounts: Accounts says how to add one; no traffic: Overview and Calls 
       expect(snippets.some((s) => s.includes(`export ANTHROPIC_BASE_URL=${suite.gw.url}\n`))).toBe(true);
       expect(snippets.some((s) => s.includes(`base_url = "${suite.gw.url}/v1"`))).toBe(true);
       expect(snippets.some((s) => s.includes(`export GOOGLE_GEMINI_BASE_URL=${suite.gw.url}\n`))).toBe(true);
-      // a Gemini CLI never set up answers "Invalid auth method selected." until setup picks its auth (README)
-      expect(snippets.find((s) => s.includes("GOOGLE_GEMINI_BASE_URL"))).toContain("switchyard setup gemini");
+      // each CLI's switchyard setup command (it writes what the snippets by hand cannot: the model's
+      // window, Codex's catalog, Gemini CLI's auth and helper models), with --model
+      for (const cli of ["claude-code", "codex", "gemini"]) expect(snippets.some((s) => s.startsWith(`switchyard setup ${cli} `) && s.includes("--model "))).toBe(true);
       // each snippet's card is as tall as its snippet: no blank area under a short one beside a tall one
+      // (measured under each card's last snippet: a CLI's card shows its setup command, then the snippet by hand)
       const gaps = await w.page.locator(".snippet").evaluateAll((els) =>
-        els.map((el) => el.closest(".card")!.getBoundingClientRect().bottom - el.getBoundingClientRect().bottom),
+        els.filter((el) => [...el.closest(".card")!.querySelectorAll(".snippet")].at(-1) === el).map((el) => el.closest(".card")!.getBoundingClientRect().bottom - el.getBoundingClientRect().bottom),
       );
       for (const gap of gaps) expect(gap).toBeLessThan(40);
       for (const l of await looks()) expect(l).toEqual({ overflows: false, codeBackground: "rgba(0, 0, 0, 0)" });

@@ -12,7 +12,7 @@
  */
 import { expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { planSetup } from "../../src/cli/setup.ts";
@@ -24,6 +24,11 @@ import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 /** Where the snippets put a client key when keys are required (setup.tsx KEY_PLACEHOLDER). */
 const KEY_PLACEHOLDER = "sy-YOUR-KEY";
 
+/** The snippet in the card titled `title`: the last one (a CLI's card shows its setup command first, then the snippet by hand). */
+const snippetOf = (page: Page, title: string) => page.locator(".card", { has: page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre").last();
+/** The `switchyard setup` command in the card of a CLI (its first snippet). */
+const commandOf = (page: Page, title: string) => page.locator(".card", { has: page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre").first();
+
 // anth (anthropic), oai (openai), resp (openai-responses), gem (gemini), each with one account
 const suite = withGatewayAndBrowser();
 
@@ -31,7 +36,7 @@ test("each snippet names a model of its vendor's provider with an account, and t
   const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/setup`);
-    const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
+    const snippet = (title: string) => snippetOf(w.page, title);
     await w.page.locator(".snippet pre", { hasText: "anth/" }).first().waitFor({ timeout: 10_000 });
     const claude = await snippet("Claude Code").innerText();
     const codex = await snippet("Codex CLI").innerText();
@@ -39,6 +44,14 @@ test("each snippet names a model of its vendor's provider with an account, and t
     expect(claude).toContain("claude --model anth/claude-sonnet-4-5");
     expect(codex).toContain('model = "resp/gpt-5-codex"');
     expect(gemini).toContain("gemini --model gem/gemini-2.5-pro");
+    // first in each card: the switchyard setup command, with --model (Gemini's setup line had none)
+    const url = suite.gw.url;
+    const oneLine = async (title: string) => (await commandOf(w.page, title).innerText()).replace(/ \\\n\s*/g, " ");
+    expect(await oneLine("Claude Code")).toBe(`switchyard setup claude-code --url ${url} --model anth/claude-sonnet-4-5`);
+    expect(await oneLine("Codex CLI")).toBe(`switchyard setup codex --url ${url} --model resp/gpt-5-codex`);
+    expect(await oneLine("Gemini CLI")).toBe(`switchyard setup gemini --url ${url} --model gem/gemini-2.5-pro`);
+    const cursor = await snippetOf(w.page, "Cursor").innerText();
+    expect(cursor).toContain(`Override OpenAI Base URL and enter\n     ${url}/v1`);
     await w.page.screenshot({ path: join(SHOTS, "setup-models.png"), fullPage: true });
 
     const model = /claude --model (\S+)/.exec(claude)![1];
@@ -60,7 +73,7 @@ test("with only an OpenAI account that lists no models, every snippet names a mo
   const w = await openPage(suite.browser, only.url);
   try {
     await w.page.goto(`${only.url}/dashboard/setup`);
-    const snippet = (title: string) => w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
+    const snippet = (title: string) => snippetOf(w.page, title);
     await w.page.locator(".snippet pre", { hasText: "up/" }).first().waitFor({ timeout: 10_000 });
     const claude = await snippet("Claude Code").innerText();
     expect(claude.split("\n").at(-1)).toBe("claude --model up/gpt-5");
@@ -93,7 +106,7 @@ test("the Codex snippet's provider table is README's and the one `switchyard set
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-snippet-"));
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/setup`);
-    const codex = w.page.locator(".card", { has: w.page.locator("h2, h3", { hasText: "Codex CLI" }) }).locator(".snippet pre");
+    const codex = snippetOf(w.page, "Codex CLI");
     await codex.filter({ hasText: "resp/" }).waitFor({ timeout: 10_000 });
     const page = providerTable((await codex.innerText()).split("# then, in the shell:")[0]!);
     expect(page).toMatchObject({ supports_websockets: true, wire_api: "responses", base_url: `${suite.gw.url}/v1` });
@@ -112,8 +125,6 @@ test("the Codex snippet's provider table is README's and the one `switchyard set
   }
 }, 60_000);
 
-/** The text of the snippet in the card titled `title`. */
-const snippetOf = (page: Page, title: string) => page.locator(".card", { has: page.locator("h2, h3", { hasText: title }) }).locator(".snippet pre");
 
 /**
  * A stand-in for `claude`, `codex` and `gemini` (argv: the tool, then its arguments): one request as
@@ -157,21 +168,27 @@ async function runSnippet(lines: string, home: string): Promise<{ code: number; 
   return { code, stdout, stderr };
 }
 
-test("the Gemini snippet works as copied for a gateway whose data directory is not ~/.switchyard: its setup line names this instance", async () => {
+test("the Gemini card's setup command works as copied for a gateway whose data directory is not ~/.switchyard (it names this instance) and writes the model for Gemini CLI's helper tasks too; --undo then removes what it wrote", async () => {
   const w = await openPage(suite.browser, suite.gw.url);
   // a new user's home: no ~/.switchyard/instance.json (this gateway's is in its own temporary directory)
   const home = mkdtempSync(join(tmpdir(), "switchyard-setup-gemini-"));
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/setup`);
-    const gemini = snippetOf(w.page, "Gemini CLI");
+    const gemini = commandOf(w.page, "Gemini CLI");
     await gemini.filter({ hasText: "gem/" }).waitFor({ timeout: 10_000 });
-    const text = await gemini.innerText();
-    expect(text).toContain(`switchyard setup gemini --url ${suite.gw.url} \\\n  --client-key "$GEMINI_API_KEY"`);
-    const r = await runSnippet(text, home);
+    const r = await runSnippet(await gemini.innerText(), home);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
     expect(r.stdout).toContain(`gemini now points at ${suite.gw.url}`);
-    expect(r.stdout.trim().split("\n").at(-1)).toBe("gemini 200");
-    expect(JSON.parse(readFileSync(join(home, ".gemini/settings.json"), "utf8")).security.auth.selectedType).toBe("gemini-api-key");
+    const settings = JSON.parse(readFileSync(join(home, ".gemini/settings.json"), "utf8"));
+    expect(settings.security.auth.selectedType).toBe("gemini-api-key");
+    expect(settings.model.name).toBe("gem/gemini-2.5-pro");
+    // its helper tasks (session summaries, checks) go to the model too, not to gemini-… ids
+    expect(JSON.stringify(settings.modelConfigs.customOverrides)).toContain("gem/gemini-2.5-pro");
+    const stub = await runSnippet("set -a; . ~/.gemini/.env; set +a\ngemini --model gem/gemini-2.5-pro", home);
+    expect(stub.stdout).toBe("gemini 200\n");
+    const undo = await runSnippet("switchyard setup gemini --undo", home);
+    expect({ code: undo.code, stderr: undo.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(existsSync(join(home, ".gemini/settings.json")) || existsSync(join(home, ".gemini/.env"))).toBe(false);
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
@@ -209,12 +226,18 @@ keys:
     await w.page.screenshot({ path: join(SHOTS, "setup-keys-required.png"), fullPage: true });
     const withKey = (s: string) => s.replaceAll(KEY_PLACEHOLDER, CLIENT);
 
-    const gemini = await runSnippet(withKey(snippets["Gemini CLI"]!), home);
-    expect({ code: gemini.code, stderr: gemini.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(gemini.stdout).toContain(`gemini now points at ${keyed.url}`);
-    expect(gemini.stdout).not.toContain(CLIENT); // setup's diff masks the key
-    expect(gemini.stdout.trim().split("\n").at(-1)).toBe("gemini 200");
+    // the setup command holds the placeholder too, and with a client key in its place writes that key
+    const command = await commandOf(w.page, "Gemini CLI").innerText();
+    expect(command).toContain(`--client-key ${KEY_PLACEHOLDER}`);
+    // as its comment says, with an admin key for the model the gateway does not list
+    expect(command).toContain("export SWITCHYARD_ADMIN_KEY=<key>");
+    const setup = await runSnippet(`export SWITCHYARD_ADMIN_KEY=${ADMIN}\n${withKey(command)}`, home);
+    expect({ code: setup.code, stderr: setup.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(setup.stdout).toContain(`gemini now points at ${keyed.url}`);
+    expect(setup.stdout).not.toContain(CLIENT); // setup's diff masks the key
     expect(readFileSync(join(home, ".gemini/.env"), "utf8")).toContain(`GEMINI_API_KEY=${CLIENT}\n`);
+    const gemini = await runSnippet(withKey(snippets["Gemini CLI"]!), home);
+    expect({ code: gemini.code, stderr: gemini.stderr, stdout: gemini.stdout }).toEqual({ code: 0, stderr: "", stdout: "gemini 200\n" });
 
     const claude = await runSnippet(withKey(snippets["Claude Code"]!), home);
     expect({ code: claude.code, stderr: claude.stderr, stdout: claude.stdout }).toEqual({ code: 0, stderr: "", stdout: "claude 200\n" });
@@ -251,7 +274,8 @@ test("at 390 px every snippet line stays one line (a URL is never broken mid-way
           return { first: text.split("\n")[0], lines: text.split("\n").length, rows: Math.round(rows), scrolls: pre.scrollWidth > pre.clientWidth };
         }),
       );
-      expect(blocks.length).toBe(4);
+      // each CLI's setup command and its snippet by hand, Cursor's steps, the SDKs'
+      expect(blocks.length).toBe(8);
       // each block is as many rows high as it has lines: nothing wrapped
       expect({ width, blocks: blocks.map((b) => ({ first: b.first, rows: b.rows })) }).toEqual({ width, blocks: blocks.map((b) => ({ first: b.first, rows: b.lines })) });
       const page = (await w.page.evaluate("({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth })")) as { scrollWidth: number; innerWidth: number };

@@ -1,8 +1,11 @@
 /**
- * Setup (SPEC 9.4): copy-paste snippets for Claude Code, Codex and Gemini CLI with this instance's URL
- * (the page's own origin), and the model names this gateway answers to (combos and aliases).
+ * Setup (SPEC 9.4): for Claude Code, Codex and Gemini CLI the `switchyard setup` command that writes
+ * the CLI's settings (src/setup-commands.ts, the same text the command line takes), then copy-paste
+ * snippets to do it by hand, with this instance's URL (the page's own origin) and the model names this
+ * gateway answers to (combos and aliases); what to enter in Cursor.
  */
 import { CODEX_PROVIDER_ID, codexProviderTable, tomlValue } from "../../../codex-provider.ts";
+import { cursorSteps, SETUP_CLI_NAMES, setupCommandLine, type SetupCli } from "../../../setup-commands.ts";
 import { api } from "../api.ts";
 import { Card, CopyButton, Snippet, useData } from "../components.tsx";
 import type { Alias, Combo, Provider } from "../types.ts";
@@ -51,9 +54,25 @@ export interface KeyHint {
   note: string;
 }
 
+/** The widest line of a setup command on the page: a card about 50 monospace characters wide shows it unwrapped. */
+const COMMAND_WIDTH = 46;
+
+/**
+ * The `switchyard setup` command of each CLI for an instance at `origin` with the model its snippet
+ * names; `--client-key` with the placeholder where keys are required (`key` is not the loopback one).
+ */
+export function setupCommands(origin: string, model: (cli: keyof typeof VENDORS) => string, key: KeyHint): Record<SetupCli, string> {
+  const keyed = key.value === KEY_PLACEHOLDER;
+  // where keys are required, setup asks the admin API about a model GET /v1/models does not list (src/cli/setup-command.ts)
+  const notes = keyed ? `# ${key.note};\n# setup checks a model /v1/models leaves out with\n# the admin API: export SWITCHYARD_ADMIN_KEY=<key>\n` : "";
+  const line = (cli: SetupCli, vendor: keyof typeof VENDORS) => notes + setupCommandLine(cli, origin, { model: model(vendor), clientKey: keyed ? KEY_PLACEHOLDER : undefined, width: COMMAND_WIDTH });
+  return { "claude-code": line("claude-code", "claude"), codex: line("codex", "codex"), gemini: line("gemini", "gemini") };
+}
+
 /**
  * The snippets for an instance at `origin`: `model` (a combo or alias of this gateway) as the model
- * name when there is one, else {@link snippetModel} for each CLI. Comments stand on lines of their own
+ * name when there is one, else {@link snippetModel} for each CLI; `commands` are the `switchyard setup`
+ * lines ({@link setupCommands}), the others the same by hand. Comments stand on lines of their own
  * (never after a command), so a card about 50 monospace characters wide shows every line unwrapped.
  */
 export function setupSnippets(origin: string, model: string | undefined, key: KeyHint, providers: readonly Provider[] = []) {
@@ -66,13 +85,11 @@ export function setupSnippets(origin: string, model: string | undefined, key: Ke
     claude: `export ANTHROPIC_BASE_URL=${origin}\n# ${key.note}\nexport ANTHROPIC_API_KEY=${key.value}\nclaude --model ${m("claude")}`,
     codex: `# ~/.codex/config.toml\nmodel = "${m("codex")}"\nmodel_provider = "${CODEX_PROVIDER_ID}"\n\n[model_providers.${CODEX_PROVIDER_ID}]\n${codexTable}\nenv_key = "SWITCHYARD_KEY"\n\n# then, in the shell:\n# ${key.note}\nexport SWITCHYARD_KEY=${key.value}\ncodex`,
     // A Gemini CLI never set up answers "Invalid auth method selected." until its settings.json selects
-    // API-key auth, which `switchyard setup gemini` writes (README, Gemini CLI). `--url` names this
-    // instance: without it setup looks for instance.json in ~/.switchyard, which a gateway started with
-    // another data directory (scripts/demo's) does not write there. `--client-key` hands it the key exported
-    // above: setup checks it against the gateway (a gateway that requires keys refuses setup's own
-    // placeholder) and writes it to ~/.gemini/.env. The line is continued so no line is wider than the card.
-    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\n# once: selects API-key auth\nswitchyard setup gemini --url ${origin} \\\n  --client-key "$GEMINI_API_KEY"\ngemini --model ${m("gemini")}`,
+    // API-key auth (README, Gemini CLI), which `switchyard setup gemini` writes; by hand it is one setting.
+    gemini: `export GOOGLE_GEMINI_BASE_URL=${origin}\n# ${key.note}\nexport GEMINI_API_KEY=${key.value}\n# once, API-key auth in ~/.gemini/settings.json:\n#   "security": { "auth": {\n#     "selectedType": "gemini-api-key" } }\ngemini --model ${m("gemini")}`,
     sdk: `# OpenAI SDKs\nbase_url = "${origin}/v1"\n# Anthropic SDKs\nbase_url = "${origin}"`,
+    commands: setupCommands(origin, m, key),
+    cursor: cursorSteps(origin, key.value).join("\n"),
   };
 }
 
@@ -91,17 +108,24 @@ export function SetupSnippets({ compact }: { compact?: boolean }) {
   const key: KeyHint = loopback ? { value: "placeholder", note: "any key value works from this machine" } : { value: KEY_PLACEHOLDER, note: `replace ${KEY_PLACEHOLDER} with a client key (Keys page)` };
   const model = names.data?.names[0];
   const s = setupSnippets(location.origin, model, key, names.data?.providers);
+  // each CLI: the setup command first (it also writes the model's context window, Claude Code's
+  // modelOverrides, Codex's model catalog, Gemini CLI's helper models), then the same by hand
+  const card = (cli: SetupCli, manual: string) => (
+    <Card title={SETUP_CLI_NAMES[cli]}>
+      <Snippet label={`switchyard setup (on the CLI's machine; switchyard setup ${cli} --undo puts its settings back)`} code={s.commands[cli]} />
+      <Snippet label="or by hand" code={manual} />
+    </Card>
+  );
   return (
     <div class={compact ? "grid-2 snippet-grid" : ""}>
-      <Card title="Claude Code" actions={<CopyButton code={s.claude} />}>
-        <Snippet code={s.claude} copy={false} />
-      </Card>
-      <Card title="Codex CLI" actions={<CopyButton code={s.codex} />}>
-        <Snippet code={s.codex} copy={false} />
-      </Card>
-      <Card title="Gemini CLI" actions={<CopyButton code={s.gemini} />}>
-        <Snippet code={s.gemini} copy={false} />
-      </Card>
+      {card("claude-code", s.claude)}
+      {card("codex", s.codex)}
+      {card("gemini", s.gemini)}
+      {!compact && (
+        <Card title="Cursor" actions={<CopyButton code={s.cursor} />}>
+          <Snippet code={s.cursor} copy={false} />
+        </Card>
+      )}
       {!compact && (
         <Card title="Any OpenAI or Anthropic SDK" actions={<CopyButton code={s.sdk} />}>
           <Snippet code={s.sdk} copy={false} />
