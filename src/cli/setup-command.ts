@@ -273,7 +273,10 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
     );
   }
   const undo = `switchyard setup ${target} --undo`;
-  for (const b of r.backups) out(b.original ? `backup: ${b.path} (the file before the first switchyard setup; ${undo} puts it back)` : `backup: ${b.path}`);
+  for (const b of r.backups) {
+    if (b.pointedAlready) out(`backup: ${b.path} (the file as it was: it already pointed at the gateway, so ${undo} will leave it and name setup's settings to remove by hand)`);
+    else out(b.original ? `backup: ${b.path} (the file before the first switchyard setup; ${undo} puts it back)` : `backup: ${b.path}`);
+  }
   for (const c of r.created) out(`created: ${c} (${undo} removes it)`);
   if (target === "gemini" && !name) {
     const note = await geminiDefaultModelsNote(url, key, io);

@@ -27,8 +27,13 @@ export function setupOther(sub: string | undefined, values: Record<string, unkno
   if (options.length > 0) io.fail(`setup cursor writes nothing, so it takes no ${options.map((o) => `--${o}`).join(", ")}: it prints what to enter in Cursor's settings`, 2);
   const found = values.url !== undefined || existsSync(join(dataDir, "instance.json"));
   const url = found ? instanceUrl(values, dataDir) : DEFAULT_URL;
-  const given = (values["client-key"] ?? values.key ?? process.env.SWITCHYARD_KEY) as string | undefined;
-  const key = given ?? `${PLACEHOLDER_KEY} (any value while keys are not required; else a client key: switchyard keys create NAME)`;
+  // a key from the environment is a secret the user did not type here: named, never printed (as the other setups mask it)
+  const given = (values["client-key"] ?? values.key) as string | undefined;
+  const key =
+    given ??
+    (process.env.SWITCHYARD_KEY
+      ? "the value of $SWITCHYARD_KEY (echo \"$SWITCHYARD_KEY\" shows it; or pass --client-key KEY to have it printed here)"
+      : `${PLACEHOLDER_KEY} (any value while keys are not required; else a client key: switchyard keys create NAME)`);
   for (const line of cursorSteps(url, key)) io.out(line);
   if (!found) io.out(`(no running instance found in ${dataDir}: ${DEFAULT_URL} is the default address; pass --url or --data-dir for another)`);
 }

@@ -13,7 +13,10 @@
  * setup run) → left as it is, with a line saying how to go back by hand (copy the original over it,
  * or remove it, or remove setup's settings, named); removed since → the original is put back. A file
  * put back loses the later runs' backups of it too (each a state setup wrote, with the client key).
- * The record keeps what was left, and goes when nothing is.
+ * The record keeps what was left, and goes when nothing is. A file setup created that a file left as
+ * it is still names (Codex's model catalog, named by its `config.toml`) is left too. A file whose
+ * original is unknown (it already pointed at the gateway) is left, saying so; an original put back that
+ * itself sets a gateway URL (an older switchyard's run, a by-hand edit) is named, and undo is not done.
  */
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -32,6 +35,11 @@ export interface SetupRecordEntry {
   edited?: boolean;
   /** The settings setup wrote in the file (`env.ANTHROPIC_BASE_URL`, `[model_providers.switchyard]`, …), for removing them by hand. */
   keys: string[];
+  /**
+   * The file already pointed at the gateway when setup first recorded it (an older switchyard that kept
+   * no record and no backup, or a by-hand edit): what it was before is unknown, so undo leaves it.
+   */
+  originalUnknown?: boolean;
   /** The backups later runs made (`<file>.switchyard-backup-<ms>`, names in the same directory): each a state setup wrote. */
   backups?: string[];
 }
@@ -70,10 +78,34 @@ function freeName(dir: string, name: string, now: number): string {
   return existsSync(join(dir, name)) ? `${name}-${now}` : name;
 }
 
+/**
+ * The settings of setup's that point a CLI at a gateway found in `text` (a `settings.json`,
+ * `config.toml` or `.env`), by name: `[model_providers.switchyard]`, `env.ANTHROPIC_BASE_URL`,
+ * `GOOGLE_GEMINI_BASE_URL`. With `after` (what setup writes), a URL counts only when it is the one
+ * setup writes there; without, every one found counts, with its value.
+ */
+export function gatewaySettingsIn(text: string, after?: string): string[] {
+  const found: string[] = [];
+  if (/^\s*\[\s*model_providers\.switchyard\s*\]/m.test(text)) found.push("[model_providers.switchyard]");
+  const urls: Array<[string, RegExp]> = [
+    ["env.ANTHROPIC_BASE_URL", /"ANTHROPIC_BASE_URL"\s*:\s*"([^"]*)"/],
+    ["GOOGLE_GEMINI_BASE_URL", /^\s*(?:export\s+)?GOOGLE_GEMINI_BASE_URL\s*=\s*["']?([^"'\n]*)/m],
+  ];
+  for (const [key, re] of urls) {
+    const v = re.exec(text)?.[1];
+    if (v === undefined) continue;
+    if (after === undefined) found.push(`${key} = ${v}`);
+    else if (re.exec(after)?.[1] === v) found.push(key);
+  }
+  return found;
+}
+
 /** What writing one file did: the backup made (and whether it is the original), or that setup created the file. */
 export interface WriteOutcome {
   backup?: string;
   original?: boolean;
+  /** The file already pointed at the gateway with no backup from before (see {@link SetupRecordEntry.originalUnknown}). */
+  pointedAlready?: boolean;
   created?: boolean;
 }
 
@@ -82,6 +114,10 @@ export interface WriteOutcome {
  * setup of the file, a file that exists is copied to `<file>.switchyard-original` (or that name with
  * `-<ms>` when such a file is already there: nothing is overwritten); later, to
  * `<file>.switchyard-backup-<ms>`. A file that differs from what setup last wrote is marked edited.
+ * A file with no record but backups from an older switchyard (`<file>.switchyard-backup-<ms>`, no
+ * record): the oldest of them becomes the original (the file before that switchyard's first run), the
+ * others and the file as it is now are listed as later backups. A file with neither that already holds
+ * setup's gateway settings ({@link gatewaySettingsIn}) is marked `originalUnknown`.
  */
 export function writeRecorded(path: string, before: string | undefined, after: string, keys: string[], now: number): WriteOutcome {
   const dir = dirname(path);
@@ -91,13 +127,30 @@ export function writeRecorded(path: string, before: string | undefined, after: s
   const out: WriteOutcome = {};
   if (entry === undefined) {
     let original: string | null = null;
-    if (before !== undefined) {
+    let backups: string[] | undefined;
+    let originalUnknown = false;
+    // an older switchyard kept only <file>.switchyard-backup-<ms>: the oldest is the file before its first run
+    const older = laterBackups(dir, name);
+    if (before !== undefined && older.length > 0) {
+      original = freeName(dir, `${name}.switchyard-original`, now);
+      copyFileSync(older[0]!, join(dir, original));
+      rmSync(older[0]!);
+      // the rest, and the file as it is now, are states the older switchyard wrote
+      const current = `${path}.switchyard-backup-${now}`;
+      copyFileSync(path, current);
+      backups = [...older.slice(1), current].map((b) => basename(b));
+      out.backup = join(dir, original);
+      out.original = true;
+    } else if (before !== undefined) {
       original = freeName(dir, `${name}.switchyard-original`, now);
       copyFileSync(path, join(dir, original));
       out.backup = join(dir, original);
       out.original = true;
+      originalUnknown = gatewaySettingsIn(before, after).length > 0;
     } else out.created = true;
     entry = { original, written: "", keys: [] };
+    if (backups) entry.backups = backups;
+    if (originalUnknown) entry.originalUnknown = out.pointedAlready = true;
   } else {
     if (before !== undefined) {
       out.backup = `${path}.switchyard-backup-${now}`;
@@ -151,12 +204,33 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     return { lines, done: false };
   }
   const will = (now: string, later: string) => (dryRun ? later : now);
+  /** Whether undo leaves `name` as it is (the refusals below, in the same order). */
+  const leftAsIs = (name: string): boolean => {
+    const entry = record.files[name]!;
+    const path = join(dir, name);
+    if (entry.originalUnknown) return true;
+    if (entry.original !== null && !existsSync(join(dir, entry.original))) return true;
+    return existsSync(path) && (entry.edited === true || sha256(readFileSync(path, "utf8")) !== entry.written);
+  };
+  const left = new Set(names.filter(leftAsIs));
+  const restored: string[] = [];
   for (const name of names) {
     const entry = record.files[name]!;
     const path = join(dir, name);
     const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
     const original = entry.original === null ? null : join(dir, entry.original);
     const keys = entry.keys.join(", ");
+    if (entry.originalUnknown) {
+      lines.push(`${path} already pointed at the gateway when switchyard setup first kept a record of it (an older switchyard with no backup, or an edit by hand), so what it was before is unknown and --undo leaves it as it is: remove setup's settings from it by hand: ${keys}`);
+      continue;
+    }
+    // a file undo leaves still names this one (Codex's config.toml its model catalog): removing it would leave the CLI pointing at a file that is gone
+    const namedBy = [...left].filter((other) => other !== name && existsSync(join(dir, other)) && readFileSync(join(dir, other), "utf8").includes(path));
+    if (original === null && current !== undefined && !left.has(name) && namedBy.length > 0) {
+      left.add(name);
+      lines.push(`${path} was created by switchyard setup, but ${namedBy.map((n) => join(dir, n)).join(", ")}, which --undo leaves as it is, still names it, so --undo leaves it too: remove it by hand (rm ${path}) once you have removed setup's settings from ${namedBy.map((n) => join(dir, n)).join(", ")}`);
+      continue;
+    }
     if (original !== null && !existsSync(original)) {
       lines.push(`${path}: its copy from before the first setup (${original}) is gone, so --undo leaves the file as it is; remove setup's settings from it by hand: ${keys}`);
       continue;
@@ -171,6 +245,7 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     }
     if (original !== null) {
       if (!dryRun) renameSync(original, path);
+      restored.push(dryRun ? original : path);
       lines.push(`${will("restored", "would restore")} ${path} as it was before the first setup (from ${original})`);
     } else if (current !== undefined) {
       if (!dryRun) rmSync(path);
@@ -184,9 +259,12 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     }
     delete record.files[name];
   }
-  const left = Object.keys(record.files).length;
+  const leftCount = Object.keys(record.files).length;
   if (!dryRun) writeRecord(dir, record);
-  if (left === 0) lines.push(dryRun ? `dry run: nothing was changed; --undo would put ${cli}'s settings back as they were before the first switchyard setup` : `${cli}'s settings are back as they were before the first switchyard setup: it no longer points at the gateway`);
-  else lines.push(`${left} of ${names.length} files left as they are (above)${dryRun ? "; dry run: nothing was changed" : `: ${cli} may still point at the gateway until you change them`}`);
-  return { lines, done: left === 0 };
+  // a file from before the first setup may point at the gateway itself (an older switchyard's run, a by-hand edit)
+  const still = restored.flatMap((p) => gatewaySettingsIn(readFileSync(p, "utf8")).map((k) => `${p} sets ${k}`));
+  if (leftCount === 0 && still.length === 0) lines.push(dryRun ? `dry run: nothing was changed; --undo would put ${cli}'s settings back as they were before the first switchyard setup` : `${cli}'s settings are back as they were before the first switchyard setup: it no longer points at the gateway`);
+  else if (leftCount === 0) lines.push(`${cli}'s settings ${dryRun ? "would be" : "are"} back as they were before the first switchyard setup${dryRun ? " (dry run: nothing was changed)" : ""}, but they already pointed at the gateway then: ${still.join("; ")}; remove that by hand for ${cli} to stop using the gateway`);
+  else lines.push(`${leftCount} of ${names.length} files left as they are (above)${dryRun ? "; dry run: nothing was changed" : `: ${cli} may still point at the gateway until you change them`}`);
+  return { lines, done: leftCount === 0 && still.length === 0 };
 }

@@ -108,7 +108,7 @@ export interface SetupResult {
   changes: FileChange[];
   diff: string;
   /** The copies made before writing (src/cli/setup-undo.ts): `original` for the file before the first setup. */
-  backups: Array<{ path: string; original: boolean }>;
+  backups: Array<{ path: string; original: boolean; pointedAlready?: boolean }>;
   /** The files this run created (there was nothing to back up). */
   created: string[];
   /** What the user should know about the CLI's reading of these files (one line each). */
@@ -542,7 +542,7 @@ export function runSetup(o: SetupOptions): SetupResult {
     for (const c of changes) {
       mkdirSync(dirname(c.path), { recursive: true });
       const w = writeRecorded(c.path, c.before, c.after, c.keys, stamp);
-      if (w.backup) backups.push({ path: w.backup, original: w.original === true });
+      if (w.backup) backups.push({ path: w.backup, original: w.original === true, ...(w.pointedAlready ? { pointedAlready: true } : {}) });
       if (w.created) created.push(c.path);
     }
   }

@@ -45,7 +45,12 @@ function scratchHome(empty = false): string {
 
 /** Runs the CLI from source with HOME = `home` (no gateway: --undo needs none). */
 function cli(home: string, ...args: string[]): { code: number; stdout: string; stderr: string } {
-  const p = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+  return cliEnv(home, {}, ...args);
+}
+
+/** {@link cli} with more environment variables. */
+function cliEnv(home: string, env: Record<string, string>, ...args: string[]): { code: number; stdout: string; stderr: string } {
+  const p = Bun.spawnSync([...SOURCE_CLI, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...env }, stdout: "pipe", stderr: "pipe" });
   return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
 }
 
@@ -159,6 +164,66 @@ describe("setup --undo", () => {
   });
 });
 
+describe("setup --undo after an older switchyard or a by-hand edit (review17 R9, R10)", () => {
+  test("an older switchyard's backups and no record, then a setup run: --undo puts back the oldest backup (the file before any setup), not the file the older switchyard pointed at the gateway", () => {
+    const home = scratchHome();
+    const file = join(home, ".claude", "settings.json");
+    const mine = readFileSync(file, "utf8");
+    const pointed = JSON.stringify({ theme: "dark", env: { ANTHROPIC_BASE_URL: GW, ANTHROPIC_AUTH_TOKEN: "sy-old" } }, null, 2);
+    writeFileSync(`${file}.switchyard-backup-100`, mine);
+    writeFileSync(`${file}.switchyard-backup-200`, pointed);
+    writeFileSync(file, pointed);
+    runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, model: { id: "coding" }, now: () => 1000 });
+    expect(readFileSync(`${file}.switchyard-original`, "utf8")).toBe(mine);
+    const r = cli(home, "setup", "claude-code", "--undo");
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(file, "utf8")).toBe(mine);
+    expect(r.stdout).toContain("it no longer points at the gateway");
+    expect(readdirSync(join(home, ".claude")).filter((f) => f.includes("switchyard"))).toEqual([]);
+  });
+
+  test("a file already pointing at the gateway with no backup: --undo leaves it and says its earlier state is unknown; a restored file that points somewhere by hand is named, not called done", () => {
+    const home = scratchHome();
+    const file = join(home, ".claude", "settings.json");
+    writeFileSync(file, JSON.stringify({ env: { ANTHROPIC_BASE_URL: GW } }));
+    const o = { target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 5 } as const;
+    expect(runSetup(o).backups).toEqual([{ path: `${file}.switchyard-original`, original: true, pointedAlready: true }]);
+    const written = readFileSync(file, "utf8");
+    const r = cli(home, "setup", "claude-code", "--undo");
+    expect(r.code).toBe(1);
+    expect(readFileSync(file, "utf8")).toBe(written);
+    expect(r.stdout).toContain(`${file} already pointed at the gateway when switchyard setup first kept a record of it`);
+    expect(r.stdout + r.stderr).not.toContain("it no longer points at the gateway");
+
+    // pointed by hand at another address of the gateway before the first setup: restored, and said so
+    const home2 = scratchHome();
+    const file2 = join(home2, ".claude", "settings.json");
+    const byHand = JSON.stringify({ env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:20128" } });
+    writeFileSync(file2, byHand);
+    runSetup({ ...o, home: home2 });
+    const r2 = cli(home2, "setup", "claude-code", "--undo");
+    expect(readFileSync(file2, "utf8")).toBe(byHand);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain(`but they already pointed at the gateway then: ${file2} sets env.ANTHROPIC_BASE_URL = http://127.0.0.1:20128`);
+    expect(r2.stdout + r2.stderr).not.toContain("it no longer points at the gateway");
+  });
+
+  test("Codex wrote a trust entry to config.toml after setup: --undo leaves config.toml and the model catalog it still names, and says what to remove by hand", () => {
+    const home = scratchHome();
+    const dir = join(home, ".codex");
+    runSetup({ target: "codex", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, model: { id: "coding", contextWindow: 200_000 }, catalog: [{ id: "coding", contextWindow: 200_000 }], codexInstructions: PROMPT, now: () => 7 });
+    const config = join(dir, "config.toml");
+    const catalog = join(dir, "switchyard-models.json");
+    expect(readFileSync(config, "utf8")).toContain(catalog);
+    writeFileSync(config, readFileSync(config, "utf8") + '\n[projects."/x"]\ntrust_level = "trusted"\n');
+    const r = cli(home, "setup", "codex", "--undo");
+    expect(r.code).toBe(1);
+    expect(existsSync(catalog)).toBe(true);
+    expect(r.stdout).toContain(`${catalog} was created by switchyard setup, but ${config}, which --undo leaves as it is, still names it, so --undo leaves it too: remove it by hand (rm ${catalog})`);
+    expect(r.stderr).toContain("2 of 2 files left as they are");
+  });
+});
+
 describe("setup's help and words", () => {
   test("setup --help and switchyard --help name --undo and --utility-model; the help says how undo goes; the README does too", () => {
     const home = scratchHome(true);
@@ -186,6 +251,12 @@ describe("setup's help and words", () => {
     expect(r.stdout).toContain("     http://127.0.0.1:23456/v1\n");
     expect(r.stdout).toContain("     sy-mine\n");
     expect(r.stdout).toContain("not from this machine");
+    // a key from the environment is never printed (review17 R11)
+    const secret = "sy-secret-from-the-environment-1234";
+    const env = cliEnv(home, { SWITCHYARD_KEY: secret }, "setup", "cursor");
+    expect(env.code).toBe(0);
+    expect(env.stdout + env.stderr).not.toContain(secret);
+    expect(env.stdout).toContain("the value of $SWITCHYARD_KEY");
     const frob = cli(home, "setup", "frob");
     expect(frob.code).toBe(2);
     expect(frob.stderr).toContain('setup does not know "frob": setup writes the settings of claude-code, codex, gemini, and prints what to enter in Cursor\'s (setup cursor)');
