@@ -115,8 +115,9 @@ export interface WriteOutcome {
  * `-<ms>` when such a file is already there: nothing is overwritten); later, to
  * `<file>.switchyard-backup-<ms>`. A file that differs from what setup last wrote is marked edited.
  * A file with no record but backups from an older switchyard (`<file>.switchyard-backup-<ms>`, no
- * record): the oldest of them becomes the original (the file before that switchyard's first run), the
- * others and the file as it is now are listed as later backups. A file with neither that already holds
+ * record): the oldest of them becomes the original (the file before that switchyard's first run); the
+ * others and a copy of the file as it is now stay on disk, not listed as later backups (they may hold
+ * the user's edits between those runs, so --undo does not remove them). A file with neither that already holds
  * setup's gateway settings ({@link gatewaySettingsIn}) is marked `originalUnknown`.
  */
 export function writeRecorded(path: string, before: string | undefined, after: string, keys: string[], now: number): WriteOutcome {
@@ -127,7 +128,6 @@ export function writeRecorded(path: string, before: string | undefined, after: s
   const out: WriteOutcome = {};
   if (entry === undefined) {
     let original: string | null = null;
-    let backups: string[] | undefined;
     let originalUnknown = false;
     // an older switchyard kept only <file>.switchyard-backup-<ms>: the oldest is the file before its first run
     const older = laterBackups(dir, name);
@@ -135,10 +135,9 @@ export function writeRecorded(path: string, before: string | undefined, after: s
       original = freeName(dir, `${name}.switchyard-original`, now);
       copyFileSync(older[0]!, join(dir, original));
       rmSync(older[0]!);
-      // the rest, and the file as it is now, are states the older switchyard wrote
-      const current = `${path}.switchyard-backup-${now}`;
-      copyFileSync(path, current);
-      backups = [...older.slice(1), current].map((b) => basename(b));
+      // the rest, and the file as it is now (kept too), may hold the user's own edits between the older
+      // switchyard's runs: they are not listed as later backups, so --undo leaves them on disk
+      copyFileSync(path, `${path}.switchyard-backup-${now}`);
       out.backup = join(dir, original);
       out.original = true;
     } else if (before !== undefined) {
@@ -149,7 +148,6 @@ export function writeRecorded(path: string, before: string | undefined, after: s
       originalUnknown = gatewaySettingsIn(before, after).length > 0;
     } else out.created = true;
     entry = { original, written: "", keys: [] };
-    if (backups) entry.backups = backups;
     if (originalUnknown) entry.originalUnknown = out.pointedAlready = true;
   } else {
     if (before !== undefined) {
@@ -257,6 +255,10 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
       if (!dryRun) for (const b of later) rmSync(b);
       lines.push(`  ${will("removed", "would remove")} the backups later setup runs made of it (each a state setup wrote): ${later.join(", ")}`);
     }
+    // an older switchyard's backups (and the copy of the file made when this version first recorded it)
+    // may hold the user's own edits: left, and named
+    const kept = laterBackups(dir, name).filter((b) => !later.includes(b));
+    if (kept.length > 0) lines.push(`  kept (an older switchyard's backups of it, which may hold your own edits; remove them when you no longer need them): ${kept.join(", ")}`);
     delete record.files[name];
   }
   const leftCount = Object.keys(record.files).length;
