@@ -93,13 +93,16 @@ enabled = false
 plugins = false
 `,
   );
-  const proc = Bun.spawn([codexBin, "exec", "--skip-git-repo-check", "--color", "never", "hi"], {
-    cwd: home,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CODEX_HOME: codexHome, LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  let proc: ReturnType<typeof spawnCodex>;
+  try {
+    proc = spawnCodex(codexBin, home, codexHome);
+  } catch (e) {
+    // A binary that cannot be started (ENOENT, EACCES) throws here: the capturing server must not keep
+    // the process alive (`setup codex --codex-bin /nonexistent` hung after its last line).
+    server.stop(true);
+    rmSync(home, { recursive: true, force: true });
+    throw new Error(`${codexBin} could not be started: ${e instanceof Error ? e.message : String(e)}`);
+  }
   const output = Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]).then(([o, e]) => `${o}\n${e}`.trim());
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
@@ -119,4 +122,15 @@ plugins = false
     server.stop(true);
     rmSync(home, { recursive: true, force: true });
   }
+}
+
+/** Starts `codexBin exec` for {@link captureCodexInstructions} in the scratch `home`; throws when the binary cannot be started. */
+function spawnCodex(codexBin: string, home: string, codexHome: string) {
+  return Bun.spawn([codexBin, "exec", "--skip-git-repo-check", "--color", "never", "hi"], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CODEX_HOME: codexHome, LANG: "C.UTF-8", TERM: "dumb", NO_COLOR: "1" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
 }

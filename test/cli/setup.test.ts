@@ -235,6 +235,18 @@ experimental_bearer_token = "${KEY}"
     }
   }, INSTALL_HOOK_TIMEOUT_MS);
 
+  test("codex with a --codex-bin that cannot be started: setup says so, writes no catalog and exits (it hung after its last line: setup17)", async () => {
+    const home = scratchHome();
+    try {
+      const r = await setup(home, "codex", "--model", "resp/gpt-e2e", "--codex-bin", join(home, "no-such-codex"));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`note: could not read Codex's prompt from ${join(home, "no-such-codex")} (${join(home, "no-such-codex")} could not be started`);
+      expect(existsSync(join(home, ".codex", CODEX_CATALOG_FILE))).toBe(false);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 20_000);
+
   test("codex without a Codex to read its prompt from: no catalog, and setup says why", async () => {
     const home = scratchHome();
     try {
