@@ -14,6 +14,7 @@ import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { ClaimAnswer, Store } from "../../src/store/types.ts";
 import { postgresForFile } from "../store/helpers.ts";
+import { until as waitUntil } from "../support/until.ts";
 
 const pg = postgresForFile();
 const LEASE_MS = 3_000;
@@ -80,9 +81,8 @@ async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch
 /** An `account_locked` alert as each instance raises it from the lock it reads (the same detail). */
 const locked = (at: number): AlertEvent => ({ type: "alert", event: "account_locked", at, subject: "account:cc-1", detail: { reason: "401 invalid credentials", until: null } });
 
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await Bun.sleep(10);
-}
+/** {@link waitUntil} with this file's pace: 10 ms polls, bounded by the test's own timeout (30–60 s). */
+const until = (cond: () => boolean, what = "the condition") => waitUntil(cond, 60_000, what, 10);
 
 describe("alerts across instances on PostgreSQL: once, and at least once", () => {
   test("both instances raise the alert while the first is still POSTing: the receiver gets one POST; the other instance waits for the lease, hears 'done' and counts claimed_elsewhere", async () => {
