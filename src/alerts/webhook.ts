@@ -108,6 +108,8 @@ export interface WebhookOptions {
   claim?: AlertClaimer;
   /** How long a claim's lease holds, ms. Default {@link defaultClaimLeaseMs} of these options (~3.4 min). */
   claimLeaseMs?: number;
+  /** The longest an alert refused for another instance's lease waits before asking again, ms. Default {@link RETAKE_EVERY_MS} (5 s). */
+  retakeEveryMs?: number;
 }
 
 /**
@@ -148,6 +150,8 @@ interface Pending {
   payload: WebhookPayload;
   claim?: AlertClaim;
   retake?: boolean;
+  /** When the lease that last refused it ends, ms since the epoch on this instance's clock. */
+  leaseEndsAt?: number;
 }
 
 /** Why one try failed, and whether another may follow (connection error, timeout, 5xx, 408, 429). */
@@ -213,6 +217,7 @@ export class AlertWebhook {
   /** Effect could not be loaded (not in the install): alerts are counted as dropped instead of waiting. */
   private unavailable = false;
   private readonly capacity: number;
+  private readonly retakeEveryMs: number;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -220,6 +225,7 @@ export class AlertWebhook {
     private readonly opts: WebhookOptions,
   ) {
     this.capacity = opts.capacity ?? 256;
+    this.retakeEveryMs = opts.retakeEveryMs ?? RETAKE_EVERY_MS;
     this.unsubscribe = bus.subscribe((e) => {
       if (e.type !== "alert" || !opts.url()) return;
       const payload: Pending = { payload: webhookPayload(e, opts.secrets?.() ?? []) };
@@ -332,10 +338,19 @@ export class AlertWebhook {
     const leaseMs = opts.claimLeaseMs ?? defaultClaimLeaseMs(opts);
     const cause = (e: { cause?: unknown; message: string }) => (e.cause instanceof Error ? e.cause.message : e.message);
     // What the store says of the alert's claim: a claim it cannot answer delivers the alert ("unanswered").
+    // A retake the store cannot answer while the lease that refused it still runs is kept again: the
+    // holder was delivering it, and a short outage must not make a second POST (it did until this
+    // change: an outage within seconds of the alert delivered it twice). Past the lease's end it is
+    // delivered: the holder may have stopped (at least once).
     const claimed = (item: Pending) =>
       Effect.tryPromise(() => claimer!.take(item.claim!, leaseMs, item.retake === true)).pipe(
         Effect.catchAll((e) =>
           Effect.sync(() => {
+            const leaseLeft = item.retake && item.leaseEndsAt !== undefined ? item.leaseEndsAt - Date.now() : 0;
+            if (leaseLeft > 0) {
+              this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer) while another instance's lease holds; asking again", error: cause(e) });
+              return { taken: false, holder: "trying", retryInMs: leaseLeft } as const;
+            }
             this.logLine({ level: "warn", time: Date.now(), msg: "alert claim failed (the shared store did not answer); delivering the alert", error: cause(e) });
             return "unanswered" as const;
           }),
@@ -409,12 +424,13 @@ export class AlertWebhook {
       this.count(item.payload.event, "dropped");
       return;
     }
+    const leaseEndsAt = Date.now() + Math.max(0, retryInMs);
     const timer = setTimeout(() => {
       this.held.delete(timer);
       const d = this.delivery;
       if (!d || this.closed) return;
-      if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, { ...item, retake: true }))) this.count(item.payload.event, "dropped");
-    }, Math.min(Math.max(0, retryInMs) + RETAKE_AFTER_MS, RETAKE_EVERY_MS));
+      if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, { ...item, retake: true, leaseEndsAt }))) this.count(item.payload.event, "dropped");
+    }, Math.min(Math.max(0, retryInMs) + RETAKE_AFTER_MS, this.retakeEveryMs));
     timer.unref?.();
     this.held.add(timer);
   }

@@ -235,6 +235,43 @@ describe("the webhook", () => {
     expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert claim failed (the shared store did not answer); delivering the alert" });
   });
 
+  test("refused for another instance's lease, then the store stops answering: kept while the lease runs (no second POST), delivered once it has ended", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const logs: string[] = [];
+    // "trying" for 150 ms (1 s) at first; the store then cannot answer until `back` (or never).
+    let back = Number.POSITIVE_INFINITY;
+    const asked: Record<string, number> = {};
+    const hook = new AlertWebhook(bus, {
+      url: () => r.url,
+      log: (l) => logs.push(l),
+      retakeEveryMs: 100, // asks again every 100 ms while a lease holds (5 s by default)
+      claim: {
+        take: async (c, _ms, retake) => {
+          const short = c.name.endsWith("provider:short");
+          asked[String(short)] = (asked[String(short)] ?? 0) + 1;
+          if (!retake) return { taken: false, holder: "trying", retryInMs: short ? 1_000 : 150 };
+          if (Date.now() < back) throw new Error("database unavailable");
+          return { taken: false, holder: "done" };
+        },
+        settle: async () => {},
+      },
+    });
+    cleanups.push(() => hook.close());
+    // The outage outlasts the first alert's 150 ms lease: it is delivered once the lease has ended.
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:gone", detail: {} });
+    await until(() => hook.delivered === 1);
+    expect(r.got.map((g) => g.subject)).toEqual(["provider:gone"]);
+    // The second's outage ends within its lease (the holder delivered it): it is never POSTed here.
+    back = Date.now() + 400;
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:short", detail: {} });
+    await until(() => hook.claimedElsewhere === 1 && hook.pending() === 0);
+    expect(r.got.map((g) => g.subject)).toEqual(["provider:gone"]);
+    expect(asked["true"]).toBeGreaterThanOrEqual(3); // refused, unanswered at least once, then "done"
+    expect(logs.map((l) => JSON.parse(l).msg)).toContain("alert claim failed (the shared store did not answer) while another instance's lease holds; asking again");
+  });
+
   test("alerts raised while no webhook is configured are not sent later", async () => {
     const r = receiver();
     cleanups.push(r.stop);
