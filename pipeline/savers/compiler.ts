@@ -20,8 +20,14 @@
  *   that counts them and their lines: `… 198 warnings elided (594 lines): 198 [-Wunused-variable], in
  *   src/engine.c`. A run never spans a kept line.
  * A line is never rewritten: what stays is byte for byte the compiler's.
+ *
+ * rustc and cargo's format (`warning: …` / `error[E0308]: …` over a ` --> path:line:col` line, its
+ * echo and `= note:` lines up to the blank line) is read into the same blocks by rustc.ts and
+ * collapsed the same way.
  */
 import { count, mostly, plural, type RuleOutput, type SaverRule } from "./common.ts";
+import { kindOf, type Block, type Severity } from "./diagnostic-block.ts";
+import { parseRustc } from "./rustc.ts";
 
 /** Warning blocks of one kind kept before the rest of that kind is collapsed. */
 const HEAD = 2;
@@ -32,27 +38,6 @@ const MIN_DIAGNOSTICS = 5;
 export const DIAGNOSTIC = /^([^\s:][^:\n]*):(\d+)(?::(\d+))?: (fatal error|error|warning|note|remark)(?:\[[\w-]+\])?: (.*)$/;
 /** Lines gcc prints before a diagnostic to say where it is. */
 const PRELUDE = /^(?:In file included from .*[:,]$|\s+from .*[:,]$|[^\s:][^:\n]*: (?:In |At )[^\n]*:$)/;
-/** The warning's flag or check name at the end of its message: `[-Wunused-variable]`, `[readability-x]`. */
-const FLAG = /\[([-\w=.,+]+)\]$/;
-
-type Severity = "error" | "warning";
-
-interface Block {
-  severity: Severity;
-  /** Kind of a warning (its flag or its masked message); "" for an error. */
-  kind: string;
-  path: string;
-  lines: string[];
-  /** Holds an `In file included from …` line (before a note): kept verbatim, never collapsed. */
-  pinned: boolean;
-}
-
-/** A warning's kind: its flag, or its message with quoted names and numbers masked. */
-function kindOf(message: string): string {
-  const flag = FLAG.exec(message);
-  if (flag) return `[${flag[1]}]`;
-  return message.replace(/(['"‘`])[^'"’`]*['"’`]/g, "'…'").replace(/\d+/g, "#");
-}
 
 /** gcc's source echo, caret, label and fix-it lines: `  12 |   int x;`, `     |       ^~`. */
 const ECHO = /^\s*\d*\s*\|/;
@@ -144,7 +129,7 @@ function runMarker(blocks: Block[]): string {
 export const compilerRule: SaverRule = {
   name: "compiler",
   apply(lines: string[]): RuleOutput | undefined {
-    const items = parse(lines);
+    const items = parse(lines) ?? parseRustc(lines, MIN_DIAGNOSTICS);
     if (!items) return undefined;
     const seen = new Map<string, number>();
     const out: string[] = [];

@@ -58,6 +58,34 @@ describe("compiler output", () => {
     expect(compressToolResult(text)!.text).toBe(c.text);
   });
 
+  test("cargo build (rustc's format): every error block, cargo's `Compiling` and summary lines kept verbatim and in place; 38 repeated warnings counted with their lines", () => {
+    const lines = ["   Compiling demo v0.1.0 (/tmp/demo)"];
+    for (let i = 0; i < 40; i++) {
+      lines.push(`warning: unused variable: \`x${i}\``, ` --> src/main.rs:${i + 2}:9`, "  |", `${i + 2} |     let x${i} = 5;`, `  |         ^^ help: if this is intentional, prefix it with an underscore: \`_x${i}\``);
+      if (i === 0) lines.push("  |", "  = note: `#[warn(unused_variables)]` on by default");
+      lines.push("");
+    }
+    const error = ["error[E0308]: mismatched types", "  --> src/main.rs:50:18", "   |", '50 |     let y: i32 = "a";', "   |            ---   ^^^ expected `i32`, found `&str`", "   |            |", "   |            expected due to this", ""];
+    const tail = ["For more information about this error, try `rustc --explain E0308`.", 'warning: `demo` (bin "demo") generated 40 warnings', 'error: could not compile `demo` (bin "demo") due to 1 previous error; 40 warnings emitted'];
+    const text = [...lines, ...error, ...tail].join("\n") + "\n";
+    const c = compressToolResult(text)!;
+    expect(c.rule).toBe("compiler");
+    const orig = text.split("\n");
+    for (const l of kept(c.text)) expect(orig).toContain(l);
+    // The first two warnings whole (the first with its lint note), then one marker for the other 38
+    // (5 lines each with their blank line), then the error block and cargo's lines, all verbatim.
+    expect(c.text.startsWith(lines.slice(0, 15).join("\n") + "\n… 38 warnings elided (228 lines): 38 unused variable: '…', in src/main.rs\n")).toBe(true);
+    expect(c.text).toContain([...error, ...tail].join("\n") + "\n[switchyard: compiler output shortened; elided: 38 warnings (228 lines) beyond the first 2 of each kind]\n");
+    expect(compressToolResult(text)!.text).toBe(c.text);
+  });
+
+  test("rustc's own lines without a location (`warning: ... generated N warnings`, `error: aborting ...`) are no diagnostics: four located warnings are too few, left as they are", () => {
+    const lines = ["   Compiling demo v0.1.0 (/tmp/demo)"];
+    for (let i = 0; i < 4; i++) lines.push(`warning: unused variable: \`x${i}\``, ` --> src/main.rs:${i + 2}:9`, "  |", `${i + 2} |     let x${i} = 5;`, "  |         ^^", "");
+    for (let i = 0; i < 30; i++) lines.push(`warning: \`demo${i}\` (lib) generated 4 warnings`, `error: aborting due to ${i} previous errors`);
+    expect(compressToolResult(lines.join("\n"))?.rule).not.toBe("compiler");
+  });
+
   test("automake under make: every `  CC` line, every `In function` line, the error with its echo and make's line kept verbatim and in place", () => {
     const lines: string[] = [];
     for (let f = 0; f < 3; f++) {
