@@ -205,6 +205,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
           if (none) unserved.push({ target, ...none });
+          if (none && !deps.pool.hasAccounts(target.provider.id)) deps.pool.noAccount?.(target.provider.id, 503);
           last ??= gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next, on every later request too.

@@ -78,6 +78,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
             // most likely a typo of an alias; say so instead of a 503 about accounts (SPEC R-2), with the alias
             // or combo it is near, as check-config names it (newuser13's tryout, J10).
             const guessed = resolution.targets[0].provider;
+            deps.pool.noAccount?.(guessed.id, 404);
             const near = nearAliasOrCombo(ctx.requestedModel, table);
             const err = hubError(
               "model_not_found",

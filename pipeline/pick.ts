@@ -72,6 +72,14 @@ export interface AccountPool {
    */
   hasAccounts(providerId: string): boolean;
   /**
+   * A request was answered for want of any account of `providerId`: `status` 503 (`no_account`: it was
+   * routed there by its `provider/` prefix, an alias or a combo) or 404 (a bare model name guessed onto
+   * the provider, SPEC R-2). The registry keeps a count per provider for the Accounts page and
+   * `accounts status` (src/accounts/status.ts), which otherwise leave out a built-in provider without
+   * accounts (review17 R5). Optional; never throws.
+   */
+  noAccount?(providerId: string, status: number): void;
+  /**
    * Takes one of the account's concurrency slots (SPEC A-4). Waits up to the slot timeout (15 s by
    * default) for one to free; resolves undefined when none did (the loop moves to another account) or
    * the signal aborted. The returned function releases the slot; calling it twice is harmless.

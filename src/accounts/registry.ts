@@ -68,6 +68,17 @@ interface Cool {
   level: number;
 }
 
+/**
+ * The requests an instance answered for want of any account of one provider since it started (in
+ * memory): how many, and the last one's time (ms since the epoch) and status (503 `no_account`, or 404
+ * for a bare model name guessed onto the provider).
+ */
+export interface UnservedRequests {
+  requests: number;
+  lastAt: number;
+  lastStatus: number;
+}
+
 /** Live state of all accounts, keyed by account id. */
 export class AccountRegistry implements AccountPool, AccountHealth {
   /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
@@ -99,6 +110,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** What lifts an account's quarantine through this instance while {@link lift} runs, by account id. */
   private readonly liftingHere = new Map<string, string>();
   private readonly rr = new Map<string, number>();
+  /** Requests answered for want of any account, per provider id, since start ({@link noAccount}). */
+  private readonly unserved = new Map<string, UnservedRequests>();
   /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
   private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
   /** The ranking of a provider's only account (always itself), made once per account object. */
@@ -309,6 +322,20 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Whether the provider has any account (disabled ones count; a `*-compatible` provider has its keyless one). O(1). */
   hasAccounts(providerId: string): boolean {
     return this.index.hasAccounts(providerId);
+  }
+
+  /** Counts a request answered for want of any account of `providerId` (AccountPool.noAccount): 503, or 404 for a guessed name. */
+  noAccount(providerId: string, status: number): void {
+    const u = this.unserved.get(providerId);
+    const at = this.clock.now();
+    if (u) Object.assign(u, { requests: u.requests + 1, lastAt: at, lastStatus: status });
+    else this.unserved.set(providerId, { requests: 1, lastAt: at, lastStatus: status });
+  }
+
+  /** The requests this instance answered for want of an account of `providerId` since it started, or undefined when none. */
+  unservedRequests(providerId: string): UnservedRequests | undefined {
+    const u = this.unserved.get(providerId);
+    return u && { ...u };
   }
 
   private rank(accounts: readonly Account[], providerId: string, model: string, hints: PickHints): Ranked[] {

@@ -4,10 +4,14 @@
  * concurrency slots in use, conversation bindings and the provider's circuit. Read-only; never
  * credentials (only the credential type). The implicit keyless account of each `*-compatible`
  * provider without accounts is listed after the others (`source: "implicit"`), since requests go out
- * with it. A provider of any other kind set in the config file (or the database) without an account is
- * listed apart, with the 503 its requests get (`providersWithoutAccounts`).
+ * with it. A provider of any other kind set in the config file (or the database) without an account
+ * is listed apart, with the 503 its requests get (`providersWithoutAccounts`); so is a built-in one
+ * (`anthropic`, `openai`, `gemini`, `cc`, `cx`, which exist without an entry) once something sends
+ * requests to it: an alias or combo names it, or this instance answered a request for it for want of an
+ * account (until 2026-12-05 the built-in ones were never listed: a Gemini CLI user without
+ * GEMINI_API_KEY on the built-in default had every request refused and no page said why, review17 R5).
  */
-import { describeExclusion, noAccountMessage } from "../../pipeline/index.ts";
+import { describeExclusion, noAccountMessage, resolveModel, type RoutingTable } from "../../pipeline/index.ts";
 import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
 import type { Account } from "../../pipeline/ports.ts";
 import type { LoginFacts } from "./credentials.ts";
@@ -78,6 +82,15 @@ export interface ProviderWithoutAccount {
   kind: string;
   /** The message of the 503 its requests get: "No account is configured for provider P: how to add one." */
   error: string;
+  /**
+   * Only for a built-in provider (listed only when something sends requests to it; one set in the config
+   * file or the database is always listed): what does. `routes`: the aliases and combos that resolve to
+   * it (`alias fast`, `combo always-on`; empty when none). `requests`: how many requests this instance
+   * answered for want of its account since it started (in memory, this instance's only), the last one's
+   * time (`lastAt`, ms since the epoch) and status (`lastStatus`: 503 `no_account` for a `gemini/…` name,
+   * an alias or a combo; 404 for a bare model name guessed onto it, e.g. Gemini CLI's `gemini-2.5-pro`).
+   */
+  builtin?: { routes: string[]; requests: number; lastAt?: number; lastStatus?: number };
 }
 
 /** The whole status document. */
@@ -86,17 +99,26 @@ export interface AccountsStatus {
   strategy: AccountStrategy;
   accounts: AccountStatus[];
   /**
-   * Providers configured without an account whose requests therefore fail (503 `no_account`), in
-   * provider-table order; the built-in ones nobody configured are left out (unused, not a mistake).
+   * Providers without an account whose requests therefore fail (503 `no_account`), in provider-table
+   * order: every one set in the config file or the database, and a built-in one nobody configured only
+   * when an alias or combo names it or a request went to it ({@link ProviderWithoutAccount.builtin});
+   * one unused is left out (not a mistake).
    */
   providersWithoutAccounts: ProviderWithoutAccount[];
 }
 
 /**
  * Builds the status document from the registry's live state. O(accounts × models). `logins` tells a
- * subscription account's login facts (the credential manager's {@link LoginFacts}).
+ * subscription account's login facts (the credential manager's {@link LoginFacts}). `routing`: the
+ * routing table in force, whose aliases and combos say which built-in providers without accounts are
+ * named (without it, only the requests seen count).
  */
-export function accountsStatus(registry: AccountRegistry, strategy: AccountStrategy, logins?: (a: Account) => LoginFacts | undefined): AccountsStatus {
+export function accountsStatus(
+  registry: AccountRegistry,
+  strategy: AccountStrategy,
+  logins?: (a: Account) => LoginFacts | undefined,
+  routing?: RoutingTable,
+): AccountsStatus {
   const snap = registry.snapshot();
   const now = snap.now;
   const bindings = registry.bindings.countByAccount(now);
@@ -161,10 +183,41 @@ export function accountsStatus(registry: AccountRegistry, strategy: AccountStrat
       ...(login ? { login } : {}),
     };
   });
-  const providersWithoutAccounts = [...snap.providers.values()]
-    .filter((p) => p.source !== "builtin" && !registry.hasAccounts(p.id))
-    .map((p): ProviderWithoutAccount => ({ id: p.id, kind: p.kind, error: noAccountMessage(p) }));
+  const named = routing ? routesByProvider(routing) : new Map<string, string[]>();
+  const providersWithoutAccounts: ProviderWithoutAccount[] = [];
+  for (const p of snap.providers.values()) {
+    if (registry.hasAccounts(p.id)) continue;
+    const entry: ProviderWithoutAccount = { id: p.id, kind: p.kind, error: noAccountMessage(p) };
+    if (p.source === "builtin") {
+      const routes = named.get(p.id) ?? [];
+      const seen = registry.unservedRequests(p.id);
+      if (routes.length === 0 && !seen) continue;
+      entry.builtin = seen ? { routes, requests: seen.requests, lastAt: seen.lastAt, lastStatus: seen.lastStatus } : { routes, requests: 0 };
+    }
+    providersWithoutAccounts.push(entry);
+  }
   return { now, strategy, accounts, providersWithoutAccounts };
+}
+
+/**
+ * Provider id → the aliases and combos of `table` that resolve to one of its models (`alias NAME`,
+ * `combo NAME`, in table order; a combo's nested combos and aliases included, as a request to it would
+ * try them). A name that does not resolve is left out (check-config reports it). O(aliases + combos × targets).
+ */
+function routesByProvider(table: RoutingTable): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const add = (label: string, name: string) => {
+    const r = resolveModel(name, table);
+    if ("kind" in r) return;
+    for (const id of new Set(r.targets.map((t) => t.provider.id))) {
+      const list = out.get(id);
+      if (list) list.push(label);
+      else out.set(id, [label]);
+    }
+  };
+  for (const name of table.aliases.keys()) add(`alias ${name}`, name);
+  for (const name of table.combos.keys()) add(`combo ${name}`, name);
+  return out;
 }
 
 const roundOpt = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));

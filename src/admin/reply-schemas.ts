@@ -334,8 +334,24 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     strategy: v.string(),
     accounts: v.array(AccountStatusReply),
     providersWithoutAccounts: v.pipe(
-      v.array(v.object({ id: v.string(), kind: v.string(), error: v.pipe(v.string(), v.description("The message of the 503 no_account its requests get, with how to add an account.")) })),
-      v.description("Providers set in the config file or the database without any account, of a kind that needs one (not *-compatible): every request routed to one is answered 503 no_account. Built-in providers nobody configured are left out."),
+      v.array(
+        v.object({
+          id: v.string(),
+          kind: v.string(),
+          error: v.pipe(v.string(), v.description("The message of the 503 no_account its requests get, with how to add an account.")),
+          builtin: v.optional(
+            v.pipe(
+              v.object({ routes: v.array(v.string()), requests: v.number(), lastAt: v.optional(ms("lastAt")), lastStatus: v.optional(v.number()) }),
+              v.description(
+                "Only for a built-in provider nobody configured: the aliases and combos that resolve to it (`alias NAME`, `combo NAME`), and the requests this instance answered for want of its account since it started (the last one's time and status: 503, or 404 for a bare model name guessed onto it).",
+              ),
+            ),
+          ),
+        }),
+      ),
+      v.description(
+        "Providers without any account, of a kind that needs one (not *-compatible): every request routed to one is answered 503 no_account. Every one set in the config file or the database; a built-in one nobody configured only when an alias or combo names it or a request went to it (`builtin`).",
+      ),
     ),
   }),
   "POST /admin/api/accounts": { 200: AccountSavedReply, 201: AccountSavedReply },

@@ -159,7 +159,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
 export function routingAdmin(deps: RoutingAdminDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
   return (app) =>
     app
-      .get("/accounts", () => accountsStatus(deps.registry, deps.strategy(), deps.logins))
+      .get("/accounts", () => accountsStatus(deps.registry, deps.strategy(), deps.logins, deps.routing()))
       .post(
         "/dry-run",
         async ({ request }) => {

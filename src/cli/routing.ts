@@ -175,6 +175,19 @@ function circuitWords(c: AccountsStatus["accounts"][number]["circuit"]): string 
   return `; circuit half-open${c.openUntil ? ` since ${iso(c.openUntil)}` : ""}: the next request to the provider probes it`;
 }
 
+/**
+ * Why a built-in provider without an account is listed (`providersWithoutAccounts[].builtin`): the
+ * aliases and combos that name it, and the requests this instance refused for want of its account.
+ */
+export function builtinUse(b: NonNullable<AccountsStatus["providersWithoutAccounts"][number]["builtin"]>): string {
+  const parts = [b.routes.length > 0 ? `built-in provider named by ${b.routes.join(", ")}` : "built-in provider"];
+  if (b.requests > 0) {
+    const last = b.lastAt === undefined ? "" : `, the last at ${iso(b.lastAt)}${b.lastStatus === 404 ? " (404: a bare model name taken for this provider's)" : b.lastStatus ? ` (${b.lastStatus})` : ""}`;
+    parts.push(`${b.requests} ${b.requests === 1 ? "request" : "requests"} refused for want of its account since this instance started${last}`);
+  }
+  return parts.join("; ");
+}
+
 /** Human-readable account status. */
 export function formatAccountsStatus(s: AccountsStatus): string {
   const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
@@ -199,7 +212,10 @@ export function formatAccountsStatus(s: AccountsStatus): string {
     for (const m of a.models) if (!withAccount.includes(m)) lines.push(`  model ${m.model}: ${m.eligible ? "eligible" : `out: ${m.reason}`}`);
   }
   // A provider configured without an account, of a kind that needs one: each of its requests is a 503 (dash16's tryout).
-  for (const p of s.providersWithoutAccounts ?? []) lines.push("", `provider ${p.id} (${p.kind}): no account, so its requests get 503 no_account: ${p.error}`);
+  for (const p of s.providersWithoutAccounts ?? []) {
+    lines.push("", `provider ${p.id} (${p.kind}): no account, so its requests get 503 no_account: ${p.error}`);
+    if (p.builtin) lines.push(`  ${builtinUse(p.builtin)}`);
+  }
   // Cooldowns, locks and circuits are shared with other instances on one store; success and latency
   // are not (the dashboard's Accounts page says so too; newuser12a's tryout, G9).
   if (s.accounts.length > 0) lines.push("", ACCOUNTS_STATUS_LEGEND);

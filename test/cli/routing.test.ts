@@ -111,6 +111,32 @@ describe("accounts status", () => {
     const s = { now: 0, strategy: "scored", accounts: [], providersWithoutAccounts: [{ id: "gemini", kind: "gemini", error }] } as unknown as AccountsStatus;
     expect(formatAccountsStatus(s).split("\n").slice(2)).toEqual(["", `provider gemini (gemini): no account, so its requests get 503 no_account: ${error}`]);
   });
+
+  test("a built-in provider without an account is named with what sends to it: the routes naming it, the requests refused (review17 R5)", () => {
+    const error = "No account is configured for provider gemini: add an account under `accounts:` in the config file (`provider: gemini` with its `api_key`), or set GEMINI_API_KEY before starting switchyard without a config file.";
+    const at = Date.UTC(2026, 11, 5, 22, 40);
+    const s = {
+      now: 0,
+      strategy: "scored",
+      accounts: [],
+      providersWithoutAccounts: [
+        { id: "gemini", kind: "gemini", error, builtin: { routes: ["alias fast"], requests: 3, lastAt: at, lastStatus: 404 } },
+        { id: "openai", kind: "openai", error: "E", builtin: { routes: [], requests: 1, lastAt: at, lastStatus: 503 } },
+        { id: "cx", kind: "codex", error: "F", builtin: { routes: ["combo coding"], requests: 0 } },
+      ],
+    } as unknown as AccountsStatus;
+    expect(formatAccountsStatus(s).split("\n").slice(2)).toEqual([
+      "",
+      `provider gemini (gemini): no account, so its requests get 503 no_account: ${error}`,
+      "  built-in provider named by alias fast; 3 requests refused for want of its account since this instance started, the last at 2026-12-05T22:40:00.000Z (404: a bare model name taken for this provider's)",
+      "",
+      "provider openai (openai): no account, so its requests get 503 no_account: E",
+      "  built-in provider; 1 request refused for want of its account since this instance started, the last at 2026-12-05T22:40:00.000Z (503)",
+      "",
+      "provider cx (codex): no account, so its requests get 503 no_account: F",
+      "  built-in provider named by combo coding",
+    ]);
+  });
 });
 
 describe("route (dry run) as printed", () => {

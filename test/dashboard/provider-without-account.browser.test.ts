@@ -4,8 +4,9 @@
  * 503. Now `GET /admin/api/accounts` lists it under `providersWithoutAccounts` with the message those
  * requests get, and the Accounts page shows it first, marked "No account configured", with that message
  * (how to add an account) — the same words the client read. A subscription provider without a login
- * likewise; the built-in providers nobody configured are not listed, nor the `*-compatible` ones (their
- * keyless account is). No secret reaches the page; no console error or CSP violation.
+ * likewise; the built-in providers nothing sends to are not listed (those something sends to:
+ * builtin-provider-without-account.browser.test.ts), nor the `*-compatible` ones (their keyless account
+ * is). No secret reaches the page; no console error or CSP violation.
  */
 import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";

@@ -73,6 +73,20 @@ describe("first start without a config file", () => {
     );
   });
 
+  test("accounts status then lists the built-in provider the request went to, with how to give it an account (review17 R5: it said nothing)", async () => {
+    const proc = Bun.spawn([...SOURCE_CLI, "accounts", "status"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ err, code }).toEqual({ err: "", code: 0 });
+    const lines = out.split("\n");
+    const at = lines.indexOf(
+      "provider anthropic (anthropic): no account, so its requests get 503 no_account: No account is configured for provider anthropic: add an account under `accounts:` in the config file (`provider: anthropic` with its `api_key`), or set ANTHROPIC_API_KEY before starting switchyard without a config file.",
+    );
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^  built-in provider; 1 request refused for want of its account since this instance started, the last at \S+ \(503\)$/);
+    // the built-in providers no request went to are not listed
+    expect(lines.filter((l) => l.startsWith("provider "))).toHaveLength(1);
+  });
+
   test("the dry run of a model guessed to a provider without accounts says how to add one, and exits 1 (no target can serve it)", async () => {
     const proc = Bun.spawn([...SOURCE_CLI, "route", "gpt-5-mini"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

@@ -12,8 +12,13 @@ export interface AccountsStatus {
   now: number;
   strategy: string;
   accounts: AccountStatus[];
-  /** Providers configured without an account, of a kind that needs one: `error` is the 503 their requests get (absent from an older server). */
-  providersWithoutAccounts?: Array<{ id: string; kind: string; error: string }>;
+  /**
+   * Providers without an account, of a kind that needs one: `error` is the 503 their requests get
+   * (absent from an older server). `builtin`: a built-in provider nobody configured, listed because the
+   * aliases and combos in `routes` name it or this instance refused `requests` for it (the last at
+   * `lastAt` with `lastStatus`).
+   */
+  providersWithoutAccounts?: Array<{ id: string; kind: string; error: string; builtin?: { routes: string[]; requests: number; lastAt?: number; lastStatus?: number } }>;
 }
 
 export interface QuotaWindowRow {

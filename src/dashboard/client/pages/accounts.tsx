@@ -479,11 +479,14 @@ export function AddAccountHints() {
 }
 
 /**
- * A provider configured without any account, of a kind that needs one (`GET /accounts`'s
+ * A provider without any account, of a kind that needs one (`GET /accounts`'s
  * `providersWithoutAccounts`): every request routed to it is answered 503 `no_account`, and until
  * 2026-12-05 nothing on this page said so (dash16's tryout: a `gemini` provider without a key was not
  * listed at all). Its card says that and shows the message those requests get, with how to add an
- * account; it has no account, so nothing to test, disable or unlock.
+ * account; it has no account, so nothing to test, disable or unlock. A built-in provider nobody
+ * configured is listed once something sends to it (review17 R5: a Gemini CLI user without
+ * GEMINI_API_KEY on the built-in default saw nothing here): its card also says which aliases and combos
+ * name it and how many requests this instance refused for it.
  */
 function ProviderWithoutAccount({ p }: { p: NonNullable<AccountsStatus["providersWithoutAccounts"]>[number] }) {
   return (
@@ -505,8 +508,17 @@ function ProviderWithoutAccount({ p }: { p: NonNullable<AccountsStatus["provider
       <p class="small lock-advice no-account-note">
         Requests routed to <code>{p.id}</code> fail with 503: {p.error}
       </p>
+      {p.builtin && <p class="small muted builtin-use">{builtinUse(p.builtin)}</p>}
     </Card>
   );
+}
+
+/** Why a built-in provider without an account is listed: the routes that name it, the requests refused for it (the CLI's `builtinUse` in other words). */
+function builtinUse(b: NonNullable<NonNullable<AccountsStatus["providersWithoutAccounts"]>[number]["builtin"]>): string {
+  const named = b.routes.length > 0 ? `A built-in provider, named by ${b.routes.join(", ")}.` : "A built-in provider.";
+  if (b.requests === 0) return named;
+  const last = b.lastAt === undefined ? "" : `, the last at ${clock(b.lastAt)}${b.lastStatus === 404 ? " (a 404: a bare model name taken for this provider's)" : ""}`;
+  return `${named} ${b.requests} ${b.requests === 1 ? "request" : "requests"} refused for want of its account since this instance started${last}.`;
 }
 
 export function AccountsPage() {
