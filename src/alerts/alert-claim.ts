@@ -95,7 +95,9 @@ export async function endAlertEpisode(store: Pick<SharedStore, "releaseClaims">,
  * instance leases the alert's claim for the time of its tries; once it has delivered the alert, or run
  * out of tries, it settles the lease into the alert's claim ({@link alertClaim}'s `until`). An instance
  * that stops before (killed) leaves the lease to lapse, and an instance refused while the lease held
- * ("trying") keeps the alert and claims it again, with `retake`, when the lease ends: it delivers the
+ * ("trying") keeps the alert and claims it again, with `retake`, when the lease ends (or sooner, every
+ * few seconds, `WebhookOptions.retakeEveryMs`; an instance that stops cleanly gives its lease up with
+ * `release`, so the next ask takes it): it delivers the
  * alert if the lease lapsed, and leaves it if the lease was settled ("done"). So an alert is delivered
  * at least once while any instance that raised it runs (until 2026-12-05, later: at most once).
  */
@@ -104,15 +106,22 @@ export interface AlertClaimer {
   take(c: AlertClaim, leaseMs: number, retake: boolean): Promise<ClaimAnswer>;
   /** Settles this instance's lease of `c` into the claim until `c.until`. Rejects when the store cannot answer. */
   settle(c: AlertClaim): Promise<void>;
+  /**
+   * Gives this instance's lease of `c` up, unsettled (the webhook stops before the alert was delivered),
+   * so an instance the lease refused delivers it at its next ask. Optional (without it the lease lapses
+   * at its end). Rejects when the store cannot answer.
+   */
+  release?(c: AlertClaim): Promise<void>;
 }
 
 /**
  * The webhook's `claim` for instances sharing `store` (`WebhookOptions.claim`; see {@link AlertClaimer}):
- * `SharedStore.claimOnce` with a lease, and `SharedStore.settleClaim`.
+ * `SharedStore.claimOnce` with a lease, `SharedStore.settleClaim`, and `SharedStore.lapseClaim` to give a lease up.
  */
-export function claimAlertsIn(store: Pick<SharedStore, "claimOnce" | "settleClaim">): AlertClaimer {
+export function claimAlertsIn(store: Pick<SharedStore, "claimOnce" | "settleClaim" | "lapseClaim">): AlertClaimer {
   return {
     take: async (c, leaseMs, retake) => store.claimOnce(c.name, c.until, { ms: leaseMs, retake }),
     settle: async (c) => store.settleClaim(c.name, c.until),
+    release: async (c) => store.lapseClaim(c.name),
   };
 }

@@ -27,9 +27,15 @@
  * lease ends, delivering it if the holder stopped without settling (killed): at least once while any
  * instance that raised the alert runs, where until 2026-12-05 (later) an alert whose claiming instance
  * stopped was lost. A claim the store cannot answer delivers the alert anyway (two deliveries beat none).
+ * An instance that stops cleanly ({@link AlertWebhook.close}) gives up the leases of the alerts it had
+ * not delivered yet, so an instance that raised them too delivers them at its next ask (≤ 5 s), where
+ * until 2026-12-05 it waited for the lease's end (~3.4 min); killed, it cannot, and the lease lapses.
  *
  * What became of each alert is counted by event and result ({@link AlertWebhook.deliveryCounts}), read by
- * `/metrics` as `switchyard_alert_deliveries_total` (src/http/metrics.ts).
+ * `/metrics` as `switchyard_alert_deliveries_total` (src/http/metrics.ts): every alert published while a
+ * webhook is set ends under one result, a clean stop included (the alerts still queued, kept for another
+ * instance's lease, or in delivery then count as `dropped`, or `delivered` when a POST had succeeded;
+ * until 2026-12-05 they were not counted at all).
  */
 import { createHash } from "node:crypto";
 import type * as Fiber from "effect/Fiber";
@@ -37,6 +43,7 @@ import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
+import type { ClaimAnswer } from "../store/shared.ts";
 import { alertClaim, type AlertClaim, type AlertClaimer } from "./alert-claim.ts";
 
 /**
@@ -130,7 +137,9 @@ export function defaultClaimLeaseMs(opts: Pick<WebhookOptions, "baseDelayMs" | "
  * leases), `claimed_elsewhere` (another instance on the shared store took it and finished with it:
  * delivered it, or ran out of tries; an alert kept while the other instance is still trying counts
  * nothing until then, and one taken over after that instance stopped counts as this instance's
- * delivery). `retried` counts tries, not alerts: one per failed try that is followed by another.
+ * delivery). `retried` counts tries, not alerts: one per failed try that is followed by another. A clean
+ * stop counts what it ends ({@link AlertWebhook.close}): every alert still queued, kept or in delivery
+ * as `dropped` (or `delivered` when its POST had succeeded).
  */
 export type AlertDeliveryResult = "delivered" | "retried" | "dropped" | "claimed_elsewhere";
 
@@ -152,6 +161,10 @@ interface Pending {
   retake?: boolean;
   /** When the lease that last refused it ends, ms since the epoch on this instance's clock. */
   leaseEndsAt?: number;
+  /** In delivery: the claim's take in flight or answered (what {@link AlertWebhook.close} reads to know whether this instance holds the lease). */
+  taking?: Promise<ClaimAnswer>;
+  /** In delivery: a POST of it was accepted (set before the try's promise settles, so a stop in between still knows). */
+  posted?: boolean;
 }
 
 /** Why one try failed, and whether another may follow (connection error, timeout, 5xx, 408, 429). */
@@ -203,8 +216,10 @@ export class AlertWebhook {
   delivered = 0;
   /** Alerts another instance claimed first and finished with (delivered, or out of tries). */
   claimedElsewhere = 0;
-  /** Alerts kept while another instance's lease holds: the timers that claim each again when it ends. */
-  private readonly held = new Set<ReturnType<typeof setTimeout>>();
+  /** Alerts kept while another instance's lease holds, by the timer that claims each again. */
+  private readonly held = new Map<ReturnType<typeof setTimeout>, Pending>();
+  /** Alerts taken from the queue whose delivery has not ended (counted): what a clean stop ends ({@link close}). */
+  private readonly inDelivery = new Set<Pending>();
   /** Counts by event, then by result ({@link count}). */
   private readonly counts = new Map<string, Record<AlertDeliveryResult, number>>();
   /** The queue, its delivering fiber and Effect, once the first alert has started them. */
@@ -314,8 +329,9 @@ export class AlertWebhook {
      * alert is not sent, as one raised while none is set); fails with the last try's error when the
      * schedule ends (out of tries, or a failure not worth retrying).
      */
-    const tries = (p: WebhookPayload) =>
+    const tries = (item: Pending) =>
       Effect.gen(this, function* () {
+        const p = item.payload;
         // The schedule's waits as its output, stepped by a driver that does not sleep them itself (a
         // zero delay): the wait below can then end early when the URL changes, the step still counted.
         const retries = yield* Schedule.driver(waits);
@@ -324,7 +340,11 @@ export class AlertWebhook {
           if (!url) return "off" as const;
           if (retry) this.count(p.event, "retried");
           const failed = yield* Effect.tryPromise({
-            try: (signal) => tryOnce(url, p, signal),
+            try: (signal) =>
+              tryOnce(url, p, signal).then((failed) => {
+                if (!failed) item.posted = true;
+                return failed;
+              }),
             catch: (e) => new DeliveryError(e instanceof Error ? e.message : String(e), false),
           });
           if (!failed) return "delivered" as const;
@@ -343,7 +363,7 @@ export class AlertWebhook {
     // change: an outage within seconds of the alert delivered it twice). Past the lease's end it is
     // delivered: the holder may have stopped (at least once).
     const claimed = (item: Pending) =>
-      Effect.tryPromise(() => claimer!.take(item.claim!, leaseMs, item.retake === true)).pipe(
+      Effect.tryPromise(() => (item.taking = claimer!.take(item.claim!, leaseMs, item.retake === true))).pipe(
         Effect.catchAll((e) =>
           Effect.sync(() => {
             const leaseLeft = item.retake && item.leaseEndsAt !== undefined ? item.leaseEndsAt - Date.now() : 0;
@@ -370,8 +390,9 @@ export class AlertWebhook {
      * Every try of `p`, then `claim`'s lease settled (with a claim taken), then the alert counted under
      * its result: a count read by a test or a scrape means the claim is settled for the other instances.
      */
-    const send = (p: WebhookPayload, claim?: AlertClaim) =>
-      tries(p).pipe(
+    const send = (item: Pending, claim?: AlertClaim) => {
+      const p = item.payload;
+      return tries(item).pipe(
         // "off": the webhook was removed while the alert waited for its next try; it is dropped (every
         // alert at the webhook ends under one result: review16 R8)
         Effect.map((r) => () => this.count(p.event, r === "delivered" ? "delivered" : "dropped")),
@@ -381,16 +402,29 @@ export class AlertWebhook {
             this.logLine({ level: "warn", time: Date.now(), msg: "alert webhook delivery failed; alert dropped", event: p.event, subject: p.subject, error: e.message });
           }),
         ),
-        Effect.flatMap((record) => (claim ? settle(claim, p) : Effect.void).pipe(Effect.zipRight(Effect.sync(record)))),
+        // counted and no longer in delivery in one step: a stop between the two cannot count it twice
+        Effect.flatMap((record) =>
+          (claim ? settle(claim, p) : Effect.void).pipe(
+            Effect.zipRight(
+              Effect.sync(() => {
+                this.inDelivery.delete(item);
+                record();
+              }),
+            ),
+          ),
+        ),
       );
+    };
     const deliver = (item: Pending) => {
       const { payload: p, claim } = item;
       if (!opts.url()) return Effect.void;
-      if (!claim || !claimer) return send(p);
+      this.inDelivery.add(item);
+      if (!claim || !claimer) return send(item);
       return claimed(item).pipe(
         Effect.flatMap((answer) => {
-          if (answer === "unanswered") return send(p);
-          if (answer.taken) return send(p, claim);
+          if (answer === "unanswered") return send(item);
+          if (answer.taken) return send(item, claim);
+          this.inDelivery.delete(item);
           if (answer.holder === "trying") this.hold(item, answer.retryInMs);
           else this.count(p.event, "claimed_elsewhere");
           return Effect.void;
@@ -429,10 +463,11 @@ export class AlertWebhook {
       this.held.delete(timer);
       const d = this.delivery;
       if (!d || this.closed) return;
-      if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, { ...item, retake: true, leaseEndsAt }))) this.count(item.payload.event, "dropped");
+      const again: Pending = { payload: item.payload, claim: item.claim, retake: true, leaseEndsAt };
+      if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, again))) this.count(item.payload.event, "dropped");
     }, Math.min(Math.max(0, retryInMs) + RETAKE_AFTER_MS, this.retakeEveryMs));
     timer.unref?.();
-    this.held.add(timer);
+    this.held.set(timer, item);
   }
 
   /** Alerts waiting for delivery: queued, and kept while another instance's lease holds. */
@@ -441,18 +476,54 @@ export class AlertWebhook {
     return (d ? Math.max(0, d.E.Effect.runSync(d.E.Queue.size(d.queue))) : this.early.length) + this.held.size;
   }
 
-  /** Stops listening and delivering (alerts still queued, or kept for another instance's lease, are dropped). */
+  /**
+   * Stops listening and delivering, a clean stop: every alert not delivered yet is counted `dropped`
+   * (those still loading Effect, queued, kept for another instance's lease, or in delivery; one whose
+   * POST had succeeded counts `delivered`), so the counts add up across a stop (until 2026-12-05 these
+   * were counted nowhere). The leases this instance holds for alerts in delivery are given up
+   * (`AlertClaimer.release`): an instance that raised the alert too and was refused by the lease delivers
+   * it at its next ask (≤ `retakeEveryMs`, 5 s), not at the lease's end (~3.4 min), as before; the lease
+   * of one whose POST succeeded is settled instead. A store that cannot answer leaves the lease to
+   * lapse. Resolves once all that is done.
+   */
   async close(): Promise<void> {
     this.unsubscribe();
     this.closed = true;
+    for (const p of this.early) this.count(p.payload.event, "dropped");
     this.early = [];
-    for (const t of this.held) clearTimeout(t);
+    for (const [t, p] of this.held) {
+      clearTimeout(t);
+      this.count(p.payload.event, "dropped");
+    }
     this.held.clear();
     await this.starting;
     const d = this.delivery;
     if (!d) return;
+    // The deliveries in progress are interrupted with the loop (their fibers are its children).
     await d.E.Effect.runPromise(d.E.Fiber.interrupt(d.fiber));
+    const queued = d.E.Effect.runSync(d.E.Queue.takeAll(d.queue));
+    for (const p of queued) this.count(p.payload.event, "dropped");
     await d.E.Effect.runPromise(d.E.Queue.shutdown(d.queue));
+    const ended = [...this.inDelivery];
+    this.inDelivery.clear();
+    await Promise.all(ended.map((p) => this.endDelivery(p)));
+  }
+
+  /**
+   * One alert whose delivery a stop interrupted: counted (`delivered` when a POST of it succeeded, else
+   * `dropped`), and the lease this instance holds for it settled or given up.
+   */
+  private async endDelivery(p: Pending): Promise<void> {
+    this.count(p.payload.event, p.posted ? "delivered" : "dropped");
+    const answer = p.taking && (await p.taking.catch(() => undefined));
+    const claimer = this.opts.claim;
+    if (!answer?.taken || !claimer || !p.claim) return;
+    try {
+      if (p.posted) await claimer.settle(p.claim);
+      else await claimer.release?.(p.claim);
+    } catch (e) {
+      this.logLine({ level: "warn", time: Date.now(), msg: "alert lease not given up at stop (the shared store did not answer); another instance delivers the alert once the lease ends", event: p.payload.event, subject: p.payload.subject, error: e instanceof Error ? e.message : String(e) });
+    }
   }
 }
 

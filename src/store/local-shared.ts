@@ -90,6 +90,14 @@ export class LocalShared implements SharedStore {
     if (held?.lease) this.claims.set(name, { end: until, lease: false });
   }
 
+  /** Ends the lease of `name` now, unsettled (see `SharedStore.lapseClaim`): the next claim takes it. @throws StoreError `invalid`. */
+  lapseClaim(name: string): void {
+    checkId(name, "claim name");
+    const held = this.claims.get(name);
+    const now = this.now();
+    if (held?.lease && held.end > now) held.end = now;
+  }
+
   /** Ends the claims whose name starts with `prefix` (see `SharedStore.releaseClaims`). @throws StoreError `invalid`. */
   releaseClaims(prefix: string): void {
     if (prefix === "") throw new StoreError("invalid", "claim prefix must not be empty");

@@ -202,6 +202,17 @@ export interface SharedStore {
   settleClaim(name: string, until: number): Awaitable<void>;
 
   /**
+   * Ends this instance's lease of `name` ({@link claimOnce} with `lease`) now, unsettled: its work was
+   * given up (an instance stopping cleanly before its alert's POST succeeded), so the next claim takes
+   * it: a `retake` by an instance the lease refused (within its next ask, seconds) or a fresh claim,
+   * where until 2026-12-05 they waited for the lease's end (minutes). Does nothing when `name` is no lease
+   * in force (settled, ended by {@link releaseClaims}, lapsed, or none); like {@link settleClaim} it does
+   * not tell this instance's lease from another's that took it after it lapsed (the caller gives up only
+   * leases well inside their time). @throws StoreError `unavailable`, `invalid` (an empty name).
+   */
+  lapseClaim(name: string): Awaitable<void>;
+
+  /**
    * Ends every claim whose name starts with `prefix` (the next {@link claimOnce} of such a name takes
    * it): an operator ended the state its alert was about (an unlock, a new login or import), so the
    * next lock or quarantine of the account is a new alert, not the claimed one again (newuser15 N11).

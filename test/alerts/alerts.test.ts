@@ -272,6 +272,40 @@ describe("the webhook", () => {
     expect(logs.map((l) => JSON.parse(l).msg)).toContain("alert claim failed (the shared store did not answer) while another instance's lease holds; asking again");
   });
 
+  test("a clean stop counts every alert it ends as dropped (in delivery, kept for another instance's lease, queued) and gives up its leases of the undelivered ones; it counted none and kept the leases (README 'Not done yet', review17 R3)", async () => {
+    const bus = new EventBus();
+    let posts = 0;
+    // Every POST hangs until the stop aborts it.
+    const hangs = Object.assign(
+      (_url: unknown, init?: RequestInit) => {
+        posts++;
+        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+      },
+      { preconnect: fetch.preconnect },
+    ) as typeof fetch;
+    const asked: string[] = [];
+    const released: string[] = [];
+    const hook = new AlertWebhook(bus, {
+      url: () => "http://127.0.0.1:9/hook",
+      fetchImpl: hangs,
+      concurrency: 2,
+      log: () => {},
+      claim: {
+        // another instance's lease holds provider:held's claim; the others are this instance's
+        take: async (c) => (asked.push(c.name), c.name.endsWith("provider:held") ? { taken: false, holder: "trying", retryInMs: 60_000 } : { taken: true }),
+        settle: async () => {},
+        release: async (c) => void released.push(c.name),
+      },
+    });
+    for (const subject of ["provider:a", "provider:held", "provider:c", "provider:queued"]) bus.publish({ type: "alert", event: "circuit_open", at: T, subject, detail: {} });
+    // a and c in delivery (their POSTs hang), held kept for the other lease, queued waiting for a place
+    await until(() => posts === 2 && asked.length === 3);
+    expect(hook.pending()).toBe(2);
+    await hook.close();
+    expect(hook.deliveryCounts()).toEqual([{ event: "circuit_open", result: "dropped", count: 4 }]);
+    expect(released.sort()).toEqual(["alert:circuit_open:provider:a", "alert:circuit_open:provider:c"]);
+  });
+
   test("alerts raised while no webhook is configured are not sent later", async () => {
     const r = receiver();
     cleanups.push(r.stop);

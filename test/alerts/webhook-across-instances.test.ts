@@ -3,9 +3,12 @@
  * (two stores on one database, each with its bus and webhook) raise the same alert; the receiver, a
  * local HTTP server, gets it once. An instance claims an alert as a lease for the time of its tries
  * (here 3 s instead of ~3.4 min); the other, refused while it holds, keeps the alert. When the holder
- * delivers, the other hears "done" and counts `claimed_elsewhere`; when the holder stops before its POST
- * succeeds (its delivery interrupted, its store closed: no settle, as after a SIGKILL), the other
- * delivers the alert once the lease has lapsed. Until 2026-12-05 (later) that alert was lost.
+ * delivers, the other hears "done" and counts `claimed_elsewhere`; when the holder dies before its POST
+ * succeeds (its store closed first, then its delivery interrupted: no settle and no release, as after a
+ * SIGKILL), the other delivers the alert once the lease has lapsed. Until 2026-12-05 (later) that alert
+ * was lost. When the holder stops cleanly instead, it gives its lease up and counts the alert as
+ * dropped, so the other delivers it at its next ask (5 s), not at the lease's end (~3.4 min by default):
+ * until 2026-12-05 (later still) a clean stop neither gave the lease back nor counted the alert.
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { claimAlertsIn } from "../../src/alerts/alert-claim.ts";
@@ -65,17 +68,26 @@ async function instance(dbUrl: string, hookUrl: string, fetchImpl?: typeof fetch
         return a;
       },
       settle: (c) => claims.settle(c),
+      release: (c) => claims.release!(c),
     },
   });
   let stopped = false;
+  /** A clean stop, as `switchyard` stops on SIGTERM: the webhook first (it gives its leases up), then the store. */
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     await hook.close();
     await store.close();
   };
+  /** As after a SIGKILL: the store is gone before the webhook stops, so no lease is settled or given up. */
+  const kill = async () => {
+    if (stopped) return;
+    stopped = true;
+    await store.close();
+    await hook.close();
+  };
   cleanups.push(stop);
-  return { bus, hook, heard, stop };
+  return { bus, hook, heard, stop, kill };
 }
 
 /** An `account_locked` alert as each instance raises it from the lock it reads (the same detail). */
@@ -122,7 +134,7 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     expect(r.arrived()).toBe(1);
   }, 30_000);
 
-  test("the instance that claimed the alert stops before its POST succeeds: the other instance POSTs it once the lease has lapsed, and the receiver gets exactly one POST", async () => {
+  test("the instance that claimed the alert dies before its POST succeeds: the other instance POSTs it once the lease has lapsed, and the receiver gets exactly one POST", async () => {
     const db = await pg.database("alerts_taken_over");
     const r = receiver();
     let aTried = 0;
@@ -141,14 +153,13 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     b.bus.publish(locked(Date.now()));
     await until(() => b.heard.length === 1);
     expect(b.heard[0]).toMatchObject({ taken: false, holder: "trying" });
-    await a.stop(); // A dies: no POST succeeded, its lease is never settled
+    await a.kill(); // A dies: no POST succeeded, its lease is never settled nor given up
     const diedAt = Date.now();
     await until(() => b.hook.delivered === 1 && b.hook.pending() === 0);
     expect(Date.now() - diedAt).toBeLessThan(LEASE_MS + 5_000);
     expect(r.arrived()).toBe(1);
     expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
     expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "taken"]);
-    expect(a.hook.deliveryCounts()).toEqual([]);
     expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
     // B settled its lease: a third instance raising the alert now hears "done" and posts nothing.
     const c = await instance(db, r.url);
@@ -157,4 +168,45 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     expect(c.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["done"]);
     expect(r.arrived()).toBe(1);
   }, 60_000);
+
+  test("the instance that claimed the alert stops cleanly before its POST succeeds, with the default-sized lease (minutes): it gives the lease up and counts the alert dropped; the other delivers it at its next ask, and the receiver gets exactly one POST", async () => {
+    const db = await pg.database("alerts_clean_stop");
+    const r = receiver();
+    let aTried = 0;
+    // A's POSTs never get an answer (it stops before one succeeds).
+    const hangs: typeof fetch = Object.assign(
+      (_url: unknown, init?: RequestInit) => {
+        aTried++;
+        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+      },
+      { preconnect: fetch.preconnect },
+    );
+    const a = await instance(db, r.url, hangs, 200_000);
+    const b = await instance(db, r.url, undefined, 200_000);
+    const c = await instance(db, r.url, undefined, 200_000);
+    a.bus.publish(locked(Date.now()));
+    await until(() => aTried === 1, "A's POST in flight (A holds the lease)");
+    b.bus.publish(locked(Date.now()));
+    c.bus.publish(locked(Date.now()));
+    await until(() => b.heard.length === 1 && c.heard.length === 1, "B and C refused by A's lease");
+    expect([b.heard[0], c.heard[0]]).toMatchObject([{ taken: false, holder: "trying" }, { taken: false, holder: "trying" }]);
+    // C stops cleanly while it keeps the alert for A's lease: counted as dropped, nothing given up (C held no lease)
+    await c.stop();
+    expect(c.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "dropped", count: 1 }]);
+    await a.stop(); // a clean stop (SIGTERM): no POST succeeded
+    expect(a.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "dropped", count: 1 }]);
+    // Before: A's lease held for its ~200 s, so B delivered only then (this wait, 45 s, ran out first).
+    await waitUntil(() => b.hook.delivered === 1 && b.hook.pending() === 0, 45_000, "B delivers the alert A gave up", 10);
+    expect(r.arrived()).toBe(1);
+    expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
+    const heard = b.heard.map((h) => (h.taken ? "taken" : h.holder));
+    // refused while A held the lease (once, or again at each 5 s ask before A stopped), then taken
+    expect({ first: heard[0], last: heard.at(-1), between: heard.slice(1, -1).filter((h) => h !== "trying") }).toEqual({ first: "trying", last: "taken", between: [] });
+    expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
+    // B settled its lease: a fourth instance raising the alert hears "done" and posts nothing.
+    const d = await instance(db, r.url, undefined, 200_000);
+    d.bus.publish(locked(Date.now()));
+    await until(() => d.hook.claimedElsewhere === 1, "D hears 'done'");
+    expect(r.arrived()).toBe(1);
+  }, 90_000);
 });

@@ -118,6 +118,30 @@ describe("claims on PostgreSQL: two instances on one database", () => {
     expect(await code(() => a.claimOnce("x", now, { ms: 0 }))).toBe("invalid");
     expect(await code(() => a.settleClaim("", now))).toBe("invalid");
   }, 60_000);
+
+  test("a lease given up (lapseClaim: its instance stopped cleanly before delivering) is taken by the other instance's next retake, long before its end; a settled claim or a full one is not touched", async () => {
+    const url = await pg.createDatabase("claim_lapse");
+    const a = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
+    const b = await openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
+    opened.push(a, b);
+    const now = Date.now();
+    const lease = { ms: 200_000 };
+    const retake = { ms: 200_000, retake: true };
+    expect(await a.claimOnce("alert:given-up", now + HOUR, lease)).toEqual({ taken: true });
+    expect(await b.claimOnce("alert:given-up", now + HOUR, lease)).toMatchObject({ taken: false, holder: "trying" });
+    expect(await b.claimOnce("alert:given-up", now + HOUR, retake)).toMatchObject({ taken: false, holder: "trying" });
+    await a.lapseClaim("alert:given-up");
+    expect(await b.claimOnce("alert:given-up", now + HOUR, retake)).toEqual({ taken: true });
+    // a claim settled is not touched by a give-up
+    await b.settleClaim("alert:given-up", now + HOUR);
+    await a.lapseClaim("alert:given-up");
+    expect(await a.claimOnce("alert:given-up", now + HOUR, retake)).toEqual({ taken: false, holder: "done" });
+    expect(await a.claimOnce("alert:full", now + HOUR)).toEqual({ taken: true });
+    await a.lapseClaim("alert:full");
+    expect(await b.claimOnce("alert:full", now + HOUR, lease)).toEqual({ taken: false, holder: "done" });
+    await a.lapseClaim("alert:none"); // no claim: nothing happens
+    expect(await code(() => a.lapseClaim(""))).toBe("invalid");
+  }, 60_000);
 });
 
 describe("claims on the embedded store (one instance)", () => {
@@ -169,5 +193,15 @@ describe("claims on the embedded store (one instance)", () => {
     expect(await s.claimOnce("alert:account_locked:account:x::401", clock.now() + HOUR, retake)).toEqual({ taken: false, holder: "done" });
     expect(await code(() => s.claimOnce("x", t, { ms: Number.NaN }))).toBe("invalid");
     expect(await code(() => s.settleClaim("", t))).toBe("invalid");
+    // given up (lapseClaim) long before its end: a retake takes it at once; a settled claim is not touched
+    expect(await s.claimOnce("alert:given-up", clock.now() + HOUR, lease)).toEqual({ taken: true });
+    clock.advance(1_000);
+    expect(await s.claimOnce("alert:given-up", clock.now() + HOUR, retake)).toMatchObject({ taken: false, holder: "trying" });
+    await s.lapseClaim("alert:given-up");
+    expect(await s.claimOnce("alert:given-up", clock.now() + HOUR, retake)).toEqual({ taken: true });
+    await s.settleClaim("alert:given-up", clock.now() + HOUR);
+    await s.lapseClaim("alert:given-up");
+    expect(await s.claimOnce("alert:given-up", clock.now() + HOUR, retake)).toEqual({ taken: false, holder: "done" });
+    expect(await code(() => s.lapseClaim(""))).toBe("invalid");
   });
 });

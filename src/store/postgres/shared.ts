@@ -148,6 +148,16 @@ export class PgShared implements SharedStore {
   }
 
   /**
+   * Ends the lease of `name` now, unsettled (`SharedStore.lapseClaim`): one UPDATE of its row while it is
+   * a lease in force, its end set to the database's now (a retake takes a lease whose end is not after
+   * now). @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async lapseClaim(name: string): Promise<void> {
+    checkId(name, "claim name");
+    await this.ctx.read((sql) => sql.unsafe(`UPDATE counters SET expires_at = ${DB_NOW_MS} WHERE name = $1 AND window_start = 0 AND value = 2 AND expires_at > ${DB_NOW_MS}`, [`claim:${name}`]));
+  }
+
+  /**
    * Ends the claims whose name starts with `prefix` (`SharedStore.releaseClaims`): one DELETE of their
    * `counters` rows (compared with `left()`, not LIKE: account ids hold `_`).
    * @throws StoreError `invalid`, `closed`, `unavailable`.

@@ -303,6 +303,7 @@ export class PostgresStore implements Store {
   claimOnce(name: string, until: number, lease?: ClaimLease) { return this.coord.claimOnce(name, until, lease); }
   settleClaim(name: string, until: number) { return this.coord.settleClaim(name, until); }
   releaseClaims(prefix: string) { return this.coord.releaseClaims(prefix); }
+  lapseClaim(name: string) { return this.coord.lapseClaim(name); }
   publishInstanceConfig(label: string, parts: Record<string, string>, origin?: string) { return this.configs.publish(label, parts, origin); }
   otherInstanceConfigs(maxAgeMs: number) { return this.configs.others(maxAgeMs); }
   instanceConfigSalt() { return this.configs.salt(); }

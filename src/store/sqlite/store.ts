@@ -257,6 +257,7 @@ export class SqliteStore implements Store {
   claimOnce(name: string, until: number, lease?: ClaimLease) { return this.local.claimOnce(name, until, lease); }
   settleClaim(name: string, until: number) { return this.local.settleClaim(name, until); }
   releaseClaims(prefix: string) { this.local.releaseClaims(prefix); }
+  lapseClaim(name: string) { this.local.lapseClaim(name); }
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.local.exchangeQuotaUse(rows); }
