@@ -253,7 +253,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
   const nameTaken = (name: string): Response | undefined => {
     const taken = owner(name);
     if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
-    if (taken) return adminError(409, `A ${taken === "db-combo" ? "combo" : "alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
+    if (taken) return adminError(409, `${taken === "db-combo" ? "A combo" : "An alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
     return undefined;
   };
   /**

@@ -200,6 +200,14 @@ describe("aliases", () => {
     expect(bad.status).toBe(400);
     expect((await json(bad)).error).toMatchObject({ param: "target" });
     expect((await api("POST", "/aliases", { name: "x" })).status).toBe(400);
+    // a stored name cannot be created again, as an alias or a combo: the 409 says what holds it ("A alias" until 2026-12-05)
+    for (const path of ["/aliases", "/combos"]) {
+      const taken = await api("POST", path, path === "/aliases" ? { name: "dbalias", target: "p/x" } : { name: "dbalias", targets: [{ model: "p/x" }] });
+      expect(taken.status).toBe(409);
+      expect((await json(taken)).error.message).toBe('An alias named "dbalias" exists; change it with PUT.');
+    }
+    const comboTaken = await api("POST", "/aliases", { name: "dbcombo", target: "p/x" });
+    expect((await json(comboTaken)).error.message).toBe('A combo named "dbcombo" exists; change it with PUT.');
   });
 
   test("a combo a stored alias points to cannot be deleted from under it: one sentence names who uses it and what to do (newuser13's tryout, J8)", async () => {
