@@ -19,7 +19,7 @@
  * itself sets a gateway URL (an older switchyard's run, a by-hand edit) is named, and undo is not done.
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /** The record's file name, in the directory of the files setup writes for a CLI. */
@@ -48,6 +48,13 @@ export interface SetupRecordEntry {
 export interface SetupRecord {
   about: string;
   files: Record<string, SetupRecordEntry>;
+  /**
+   * The directories setup created for its files (absolute paths, deepest first: the record's own
+   * directory, then each parent it had to make too), e.g. `~/.gemini` on a machine where Gemini CLI
+   * never ran. Undo removes each one that is empty once its files are gone (until 2026-12-05 they
+   * stayed, empty). Absent: setup made none (or an earlier version ran first).
+   */
+  createdDirs?: string[];
 }
 
 const ABOUT = "written by switchyard setup: what it changed here, so that switchyard setup <cli> --undo can put it back";
@@ -70,7 +77,7 @@ export function readRecord(dir: string): SetupRecord {
 export function writeRecord(dir: string, r: SetupRecord): void {
   const path = join(dir, SETUP_RECORD_FILE);
   if (Object.keys(r.files).length === 0) rmSync(path, { force: true });
-  else writeFileSync(path, JSON.stringify({ about: ABOUT, files: r.files }, null, 2) + "\n", { mode: 0o600 });
+  else writeFileSync(path, JSON.stringify({ about: ABOUT, files: r.files, ...(r.createdDirs?.length ? { createdDirs: r.createdDirs } : {}) }, null, 2) + "\n", { mode: 0o600 });
 }
 
 /** A name in `dir` starting with `name` that no file has (`name`, else `name-<ms>`). */
@@ -118,12 +125,22 @@ export interface WriteOutcome {
  * record): the oldest of them becomes the original (the file before that switchyard's first run); the
  * others and a copy of the file as it is now stay on disk, not listed as later backups (they may hold
  * the user's edits between those runs, so --undo does not remove them). A file with neither that already holds
- * setup's gateway settings ({@link gatewaySettingsIn}) is marked `originalUnknown`.
+ * setup's gateway settings ({@link gatewaySettingsIn}) is marked `originalUnknown`. `madeDir`: the
+ * first directory this run created for `path` (what `mkdirSync(…, {recursive: true})` returns): it and
+ * the directories below it down to `path`'s are recorded as setup's ({@link SetupRecord.createdDirs}).
  */
-export function writeRecorded(path: string, before: string | undefined, after: string, keys: string[], now: number): WriteOutcome {
+export function writeRecorded(path: string, before: string | undefined, after: string, keys: string[], now: number, madeDir?: string): WriteOutcome {
   const dir = dirname(path);
   const name = basename(path);
   const record = readRecord(dir);
+  if (madeDir !== undefined) {
+    const made: string[] = [];
+    for (let d = dir; made.length < 64; d = dirname(d)) {
+      made.push(d);
+      if (d === madeDir || dirname(d) === d) break;
+    }
+    record.createdDirs = [...new Set([...(record.createdDirs ?? []), ...made])];
+  }
   let entry = record.files[name];
   const out: WriteOutcome = {};
   if (entry === undefined) {
@@ -212,6 +229,8 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
   };
   const left = new Set(names.filter(leftAsIs));
   const restored: string[] = [];
+  /** Paths undo removes (or, in a dry run, would remove): the files setup created, the originals moved back, the backups. */
+  const gone = new Set<string>([join(dir, SETUP_RECORD_FILE)]);
   for (const name of names) {
     const entry = record.files[name]!;
     const path = join(dir, name);
@@ -242,15 +261,18 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
       continue;
     }
     if (original !== null) {
+      gone.add(original);
       if (!dryRun) renameSync(original, path);
       restored.push(dryRun ? original : path);
       lines.push(`${will("restored", "would restore")} ${path} as it was before the first setup (from ${original})`);
     } else if (current !== undefined) {
+      gone.add(path);
       if (!dryRun) rmSync(path);
       lines.push(`${will("removed", "would remove")} ${path} (switchyard setup created it)`);
     } else lines.push(`${path}: already gone (switchyard setup had created it)`);
     // unedited since the first setup, so each later backup is a state setup wrote (it holds the client key): gone with it
     const later = (entry.backups ?? []).map((b) => join(dir, b)).filter((b) => existsSync(b));
+    for (const b of later) gone.add(b);
     if (later.length > 0) {
       if (!dryRun) for (const b of later) rmSync(b);
       lines.push(`  ${will("removed", "would remove")} the backups later setup runs made of it (each a state setup wrote): ${later.join(", ")}`);
@@ -263,10 +285,37 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
   }
   const leftCount = Object.keys(record.files).length;
   if (!dryRun) writeRecord(dir, record);
+  if (leftCount === 0) lines.push(...removeCreatedDirs(record, gone, dryRun));
   // a file from before the first setup may point at the gateway itself (an older switchyard's run, a by-hand edit)
   const still = restored.flatMap((p) => gatewaySettingsIn(readFileSync(p, "utf8")).map((k) => `${p} sets ${k}`));
   if (leftCount === 0 && still.length === 0) lines.push(dryRun ? `dry run: nothing was changed; --undo would put ${cli}'s settings back as they were before the first switchyard setup` : `${cli}'s settings are back as they were before the first switchyard setup: it no longer points at the gateway`);
   else if (leftCount === 0) lines.push(`${cli}'s settings ${dryRun ? "would be" : "are"} back as they were before the first switchyard setup${dryRun ? " (dry run: nothing was changed)" : ""}, but they already pointed at the gateway then: ${still.join("; ")}; remove that by hand for ${cli} to stop using the gateway`);
   else lines.push(`${leftCount} of ${names.length} files left as they are (above)${dryRun ? "; dry run: nothing was changed" : `: ${cli} may still point at the gateway until you change them`}`);
   return { lines, done: leftCount === 0 && still.length === 0 };
+}
+
+/**
+ * After an undo that left no file: removes (or in a dry run, says it would remove) each directory
+ * setup created ({@link SetupRecord.createdDirs}, deepest first) that is empty once `gone` (the paths
+ * the undo removed or would remove) are, and names one that still holds something (the CLI's own files:
+ * kept). The lines to print.
+ */
+function removeCreatedDirs(record: SetupRecord, gone: Set<string>, dryRun: boolean): string[] {
+  const lines: string[] = [];
+  for (const d of record.createdDirs ?? []) {
+    let entries: string[];
+    try {
+      entries = readdirSync(d).filter((n) => !gone.has(join(d, n)));
+    } catch {
+      continue; // gone already
+    }
+    if (entries.length > 0) {
+      lines.push(`kept ${d}, which switchyard setup created: it holds other files now (${entries.slice(0, 3).join(", ")}${entries.length > 3 ? ", …" : ""})`);
+      break; // its parents are not empty either
+    }
+    if (!dryRun) rmdirSync(d);
+    gone.add(d);
+    lines.push(`${dryRun ? "would remove" : "removed"} the directory ${d} (switchyard setup created it, and it is empty now)`);
+  }
+  return lines;
 }

@@ -540,8 +540,8 @@ export function runSetup(o: SetupOptions): SetupResult {
   if (!o.dryRun) {
     const stamp = (o.now ?? Date.now)();
     for (const c of changes) {
-      mkdirSync(dirname(c.path), { recursive: true });
-      const w = writeRecorded(c.path, c.before, c.after, c.keys, stamp);
+      const made = mkdirSync(dirname(c.path), { recursive: true });
+      const w = writeRecorded(c.path, c.before, c.after, c.keys, stamp, made);
       if (w.backup) backups.push({ path: w.backup, original: w.original === true, ...(w.pointedAlready ? { pointedAlready: true } : {}) });
       if (w.created) created.push(c.path);
     }

@@ -97,6 +97,28 @@ describe("setup --undo", () => {
     });
   }
 
+  test("in an empty HOME, undo also removes the folders setup created for its files (~/.claude, ~/.codex, ~/.gemini) and says so; one the CLI has since written to is kept, named", () => {
+    const home = scratchHome(true);
+    setupAll(home);
+    // Gemini CLI ran meanwhile and keeps its own files in ~/.gemini
+    writeFileSync(join(home, ".gemini", "installation_id"), "x\n");
+    const dry = cli(home, "setup", "codex", "--undo", "--dry-run");
+    expect(dry.stdout).toContain(`would remove the directory ${join(home, ".codex")} (switchyard setup created it, and it is empty now)`);
+    expect(existsSync(join(home, ".codex", "config.toml"))).toBe(true);
+    for (const t of ["claude-code", "codex"]) {
+      const r = cli(home, "setup", t, "--undo");
+      expect({ t, code: r.code, stderr: r.stderr }).toEqual({ t, code: 0, stderr: "" });
+      const dir = join(home, t === "codex" ? ".codex" : ".claude");
+      expect(r.stdout).toContain(`removed the directory ${dir} (switchyard setup created it, and it is empty now)`);
+      expect(existsSync(dir)).toBe(false);
+    }
+    const g = cli(home, "setup", "gemini", "--undo");
+    expect({ code: g.code, stderr: g.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(g.stdout).toContain(`kept ${join(home, ".gemini")}, which switchyard setup created: it holds other files now (installation_id)`);
+    expect(readdirSync(join(home, ".gemini"))).toEqual(["installation_id"]);
+    expect(readdirSync(home).filter((n) => [".claude", ".codex", ".gemini"].includes(n))).toEqual([".gemini"]); // (bun run from source makes ~/.bun)
+  });
+
   test("a file the user edited after setup is left as it is, with how to go back by hand; the other files are undone (exit 1)", () => {
     const home = scratchHome();
     const before = snapshot(home);
