@@ -77,21 +77,37 @@ export class TransportError extends Error {
 /** Listener options of the parent-signal listener (one object for every call). */
 const ONCE: AddEventListenerOptions = { once: true };
 
+/** A call whose response headers arrived: the reply, the controller that aborts the call, and its listener on the client's signal. */
+export interface SentCall {
+  readonly reply: UpstreamReply;
+  /** Aborts the upstream call later (client disconnect, idle timeout). */
+  readonly controller: AbortController;
+  readonly clientAbort: ClientAbort;
+}
+
 /**
  * A call's one listener on the client's signal (SPEC 6.4): when the signal aborts it aborts the upstream
  * call with the signal's reason and then runs {@link onAbort}, which the commit point sets for a streamed
  * reply (its end as `client_closed`, pipeline/commit.ts) and clears when the reply ends. A streamed reply
  * thus needs no second listener on the signal (docs/performance.md item 121). The listener stays on the
  * signal after the call's headers arrive (the upstream call lasts as long as its reply); it is removed
- * when the call fails before them.
+ * when the call fails before them. It is also the call's header timer's argument and, once the headers
+ * arrived, the {@link SentCall} that {@link executeCall} returns (`clientAbort` is itself): one object per
+ * call instead of a result record and a timer closure (docs/performance.md item 227).
  */
-export class ClientAbort implements EventListenerObject {
+export class ClientAbort implements EventListenerObject, SentCall {
   /** Run after the upstream call is aborted when the client's signal aborts; undefined: nothing more. */
   onAbort: (() => void) | undefined = undefined;
+  /** The upstream's reply; set by {@link executeCall} when its headers arrived (read only after that). */
+  reply: UpstreamReply = undefined as unknown as UpstreamReply;
+  /** Whether the header timeout fired. */
+  timedOut = false;
 
   constructor(
-    private readonly controller: AbortController,
+    readonly controller: AbortController,
     private readonly parent: AbortSignal,
+    /** The header timeout of the call, ms (SPEC 6.3); named in its error. */
+    readonly headerTimeoutMs = 0,
   ) {}
 
   /** The signal's `abort` event. */
@@ -99,35 +115,44 @@ export class ClientAbort implements EventListenerObject {
     this.controller.abort(this.parent.reason);
     this.onAbort?.();
   }
+
+  /** {@link SentCall.clientAbort}: this listener. */
+  get clientAbort(): ClientAbort {
+    return this;
+  }
+}
+
+/** The header timer of a call (SPEC 6.3): no response headers within the provider's time aborts it. */
+function headerTimedOut(call: ClientAbort): void {
+  call.timedOut = true;
+  call.controller.abort(new TransportError("header_timeout", `no response headers within ${call.headerTimeoutMs} ms`));
 }
 
 /**
  * Sends one call with a header timeout (SPEC 6.3: 60 s by default, per provider). The returned
  * controller aborts the upstream call later (client disconnect, idle timeout); aborting the parent
  * signal aborts it too, through the returned {@link ClientAbort} (registered on `parent` unless it had
- * aborted already, when the call is aborted at once and no listener is added).
+ * aborted already, when the call is aborted at once and no listener is added). `call` is sent as it is,
+ * not copied: its `signal` is set to the call's own (callers make a fresh object per call).
  */
 export async function executeCall(
   executor: Executor,
-  call: Omit<UpstreamCall, "signal">,
+  call: Omit<UpstreamCall, "signal"> & { signal?: AbortSignal },
   parent: AbortSignal,
   headerTimeoutMs: number,
-): Promise<{ reply: UpstreamReply; controller: AbortController; clientAbort: ClientAbort }> {
+): Promise<SentCall> {
   const controller = new AbortController();
-  const clientAbort = new ClientAbort(controller, parent);
+  const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener("abort", clientAbort, ONCE);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`));
-  }, headerTimeoutMs);
+  const timer = setTimeout(headerTimedOut, headerTimeoutMs, clientAbort);
+  call.signal = controller.signal;
   try {
-    const reply = await executor.send({ ...call, signal: controller.signal });
-    return { reply, controller, clientAbort };
+    clientAbort.reply = await executor.send(call as UpstreamCall);
+    return clientAbort;
   } catch (e) {
     parent.removeEventListener("abort", clientAbort);
-    if (timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
+    if (clientAbort.timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
     if (parent.aborted) throw new TransportError("aborted", "the client went away");
     if (e instanceof TransportError) throw e;
     throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
