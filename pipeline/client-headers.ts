@@ -41,21 +41,29 @@ export class ClientHeaders implements HeaderReader {
     return v !== undefined && this.raw.has(name);
   }
 
-  /** Calls `each` with every header whose name starts with `prefix` (lower case), and its value. */
-  withPrefix(prefix: string, each: (name: string, value: string) => void): void {
+  /**
+   * Calls `each` with every header whose name starts with `prefix` (lower case), and its value; `each`
+   * a `Headers`: sets each such header there (no callback to make per call: an executor copies the
+   * `x-opencode-*` headers of every same-format call, docs/performance.md item 228).
+   */
+  withPrefix(prefix: string, each: ((name: string, value: string) => void) | Headers): void {
     for (const name in this.values) {
       if (!name.startsWith(prefix)) continue;
       const v = this.get(name);
-      if (v !== null) each(name, v);
+      if (v === null) continue;
+      if (typeof each === "function") each(name, v);
+      else each.set(name, v);
     }
   }
 }
 
 /** {@link ClientHeaders.withPrefix} of a request's headers, whichever form they come in. */
-export function headersWithPrefix(headers: Headers | ClientHeaders, prefix: string, each: (name: string, value: string) => void): void {
+export function headersWithPrefix(headers: Headers | ClientHeaders, prefix: string, each: ((name: string, value: string) => void) | Headers): void {
   if (headers instanceof ClientHeaders) headers.withPrefix(prefix, each);
   else
     headers.forEach((value, name) => {
-      if (name.startsWith(prefix)) each(name, value);
+      if (!name.startsWith(prefix)) return;
+      if (typeof each === "function") each(name, value);
+      else each.set(name, value);
     });
 }

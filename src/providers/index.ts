@@ -107,7 +107,7 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
       const v = src.get(name);
       if (v) out.set(name, v);
     }
-    headersWithPrefix(src, "x-opencode-", (k, v) => out.set(k, v));
+    headersWithPrefix(src, "x-opencode-", out);
   }
   if (call.traceparent) {
     out.set("traceparent", call.traceparent);

@@ -70,6 +70,15 @@ describe("ClientHeaders", () => {
     expect(seen(raw)).toEqual(seen(new ClientHeaders(raw)));
   });
 
+  test("withPrefix into a Headers sets there what the callback is given (an executor's copy of the x-opencode-* headers)", async () => {
+    const raw = await received(SENT);
+    for (const from of [new ClientHeaders(raw), raw]) {
+      const into = new Headers({ "content-type": "application/json" });
+      headersWithPrefix(from, "x-opencode-", into);
+      expect([...into.entries()].sort()).toEqual([["content-type", "application/json"], ["x-opencode-session", "ses_1"], ["x-opencode-tag", "a, b"]]);
+    }
+  });
+
   test("the names the stages look up are lower case (the form ClientHeaders keys its headers by)", () => {
     for (const name of [...SESSION_HEADERS, TOKEN_SAVER_HEADER]) expect(name).toBe(name.toLowerCase());
   });
