@@ -31,7 +31,7 @@ import type { AccountHealth, Classification, RefreshReport } from "../../pipelin
 import type { Account, Clock, Credential, ProviderInfo } from "../../pipeline/ports.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { loadTokenClient, OAuthError, refreshTokens, toCredential, type SubscriptionKind, type TokenSet } from "../oauth/protocol.ts";
-import { readQuotaWindows } from "../providers/quota-headers.ts";
+import { quotaFamilies, readQuotaWindows } from "../providers/quota-headers.ts";
 import { credentialFingerprint, sha256Hex } from "../store/secrets.ts";
 import { StoreError, type QuotaWindow, type Store } from "../store/types.ts";
 
@@ -589,8 +589,14 @@ export class SubscriptionHealth implements AccountHealth {
     return o?.kind === "temporary" && o.retryAt > this.clock.now() ? { until: o.retryAt, reason: `the token refresh failed temporarily (${o.reason})` } : undefined;
   }
 
-  /** SPEC P-5: quota windows from every reply's headers, stored per account. */
+  /**
+   * SPEC P-5: quota windows from every reply's headers, stored per account. A reply without any quota
+   * header (Gemini's, an OpenAI-compatible server's) costs one pass over its header names: no context,
+   * list or clock read (docs/performance.md item 229).
+   */
   observe(account: Account, _provider: ProviderInfo, model: string, _status: number, headers: Headers): void {
-    for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() })) this.base.setQuota(w);
+    const families = quotaFamilies(headers);
+    if (families === 0) return;
+    for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() }, families)) this.base.setQuota(w);
   }
 }
