@@ -177,26 +177,12 @@ export function committedReply<Out>(
   if (warning) headers["x-switchyard-warning"] = warning;
   if (a.fallback) headers["x-switchyard-fallback"] = "1";
   if (cache) headers["x-switchyard-cache"] = cache;
-  /** The report of this request; usage is read from the driver when the reply has ended. */
-  const finished = (outcome: Finished["outcome"], bytesSent: number): Finished => ({
-    outcome,
-    status: 200,
-    target,
-    account,
-    usage: { ...driver.usage },
-    usageSeen: driver.usageSeen,
-    reply: driver,
-    firstByteAt: now,
-    bytesSent,
-    attempts: a.attempts,
-    fallback: a.fallback,
-  });
 
   if (whole) {
     const { body, bytes, contentHeaders } = handed ?? delivery.whole(prefix, ctx.stream);
     for (const k in contentHeaders) headers[k] = contentHeaders[k]!;
     a.release();
-    deps.finish(ctx, finished(driver.lateError ? "upstream_error" : "ok", bytes));
+    deps.finish(ctx, finishedReport(a, driver, now, driver.lateError ? "upstream_error" : "ok", bytes));
     return { response: new Response(body, { status: 200, headers }), streaming: false };
   }
 
@@ -220,7 +206,7 @@ export function committedReply<Out>(
     const gone = new TransportError("aborted", "the client went away");
     controller.abort(gone);
     stop?.(gone);
-    deps.finish(ctx, finished("client_closed", sent.bytes));
+    deps.finish(ctx, finishedReport(a, driver, now, "client_closed", sent.bytes));
   };
   // SPEC 6.4: a client that disconnects cancels the upstream call at once and frees the slot. Bun
   // aborts the request's signal on disconnect: the call's own listener on it aborts the upstream call
@@ -239,12 +225,33 @@ export function committedReply<Out>(
       if (done) return;
       done = true;
       droppedAtEnd();
-      deps.finish(ctx, finished(failure ? "upstream_error" : "ok", sent.bytes));
+      deps.finish(ctx, finishedReport(a, driver, now, failure ? "upstream_error" : "ok", sent.bytes));
     },
     sent,
   );
   stop = delivered.stop;
   return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
+}
+
+/**
+ * The report of a committed request (`finish`'s), made when its reply has ended: usage is read from the
+ * driver then; `now` is the commit's time (the first byte's). A plain function, not a closure made per
+ * request (docs/performance.md item 230).
+ */
+function finishedReport(a: CommitAttempt, driver: ReplyDriver<unknown>, now: number, outcome: Finished["outcome"], bytesSent: number): Finished {
+  return {
+    outcome,
+    status: 200,
+    target: a.target,
+    account: a.account,
+    usage: { ...driver.usage },
+    usageSeen: driver.usageSeen,
+    reply: driver,
+    firstByteAt: now,
+    bytesSent,
+    attempts: a.attempts,
+    fallback: a.fallback,
+  };
 }
 
 /**
