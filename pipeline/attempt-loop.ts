@@ -12,7 +12,7 @@ import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
-import { commitReply, type AttemptFailure, type OpenStreams } from "./commit.ts";
+import { commitReply, type AttemptFailure, type CommitDeps, type OpenStreams } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
@@ -108,7 +108,7 @@ export interface AttemptDeps {
   /** Streamed replies still open, ended by a shutdown whose grace period is over (commit.ts, SPEC D-3). */
   openStreams?: OpenStreams;
   /** Runs the commit's success and binding after the reply is handed over ({@link CommitDeps.later}); at once when absent. */
-  later?: (task: () => void) => void;
+  later?: CommitDeps["later"];
   /**
    * The routing table in force (its aliases, combos and near-name search `suggest`), read only when a
    * guessed name failed at every target with "no such model" ({@link AttemptRoute.guessed}); the 404

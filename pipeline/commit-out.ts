@@ -41,8 +41,10 @@ export interface CommitDeps {
    * Queues work for after the reply has been handed over (the app's after-reply queue, src/after-reply.ts,
    * which the next request settles before it picks): the account's success and the conversation's
    * binding, stamped with the commit's time, go there (docs/performance.md item 149). At once when absent.
+   * `task` is called with `a`, `b` and `c` (a module function and the request's values: no closure per
+   * request, item 231).
    */
-  later?: (task: () => void) => void;
+  later?: <A, B, C>(task: (a: A, b: B, c: C) => void, a: A, b: B, c: C) => void;
 }
 
 /**
@@ -155,7 +157,7 @@ export function committedReply<Out>(
   a.trace.status = reply.status;
   const cache = deps.pool.cacheState?.(a.hints, provider.id, account, now);
   // For the requests after this one, not for its reply: after it, at the commit's time (CommitDeps.later).
-  if (deps.later) deps.later(() => succeeded(deps, a, now));
+  if (deps.later) deps.later(succeeded, deps, a, now);
   else succeeded(deps, a, now);
   // The warnings of the body that was served join the request's before anything records them
   // (`finish` runs below for a whole reply; the trace is serialised there).

@@ -11,8 +11,19 @@
  * budget windows; in-process readers of the log call `settle` too.
  * So a reader never sees a reply without its bookkeeping; only the moment the work runs moves.
  */
+/** A task queued with up to three arguments ({@link AfterReply.add}). */
+export type AfterTask<A, B, C> = (a: A, b: B, c: C) => void;
+
+/** Slots per queued task in {@link AfterReply}'s flat queue: the task and its three arguments. */
+const SLOTS = 4;
+
 export class AfterReply {
-  private queue: (() => void)[] = [];
+  /**
+   * The queued tasks, flat: each task followed by its three arguments, so that a caller queues a module
+   * function with the request's values instead of a closure over them (two closures and a scope fewer
+   * per request: `finish`'s report and the commit's success, docs/performance.md item 231).
+   */
+  private queue: unknown[] = [];
   private scheduled = false;
   private readonly runScheduled = () => {
     this.scheduled = false;
@@ -22,9 +33,12 @@ export class AfterReply {
   /** @param onError receives a task's exception (the task is dropped; the others still run) */
   constructor(private readonly onError: (err: unknown) => void) {}
 
-  /** Queues `task` to run after the current reply is handed over (next `setImmediate`), or at the next {@link settle}. */
-  add(task: () => void): void {
-    this.queue.push(task);
+  /**
+   * Queues `task` to run after the current reply is handed over (next `setImmediate`), or at the next
+   * {@link settle}, called with `a`, `b` and `c`.
+   */
+  add<A = undefined, B = undefined, C = undefined>(task: AfterTask<A, B, C>, a?: A, b?: B, c?: C): void {
+    this.queue.push(task, a, b, c);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.runScheduled);
@@ -36,9 +50,9 @@ export class AfterReply {
     while (this.queue.length > 0) {
       const tasks = this.queue;
       this.queue = [];
-      for (const task of tasks) {
+      for (let i = 0; i < tasks.length; i += SLOTS) {
         try {
-          task();
+          (tasks[i] as AfterTask<unknown, unknown, unknown>)(tasks[i + 1], tasks[i + 2], tasks[i + 3]);
         } catch (err) {
           this.onError(err);
         }

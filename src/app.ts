@@ -353,16 +353,18 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const now = clock.now();
     // The rest (usage row, cost and key-limit use, report) runs after the reply has been handed over
     // (src/after-reply.ts, docs/performance.md item 145); whoever reads it settles the queue first.
-    afterReply.add(() => {
-      const rec = usageRecordOf(ctx, f, now, servedBy());
-      accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
-      ctx.trace.outcome = f.outcome;
-      if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError);
-      ctx.trace.status = f.status;
-      ctx.trace.totalMs = rec.totalMs;
-      ctx.trace.warnings = ctx.warnings;
-      report(ctx, f, rec, now);
-    });
+    afterReply.add(finishLater, ctx, f, now);
+  };
+  /** `finish`'s work after the reply: one function for every request, given the request's values (no closure per request). */
+  const finishLater = (ctx: RequestContext, f: Finished, now: number) => {
+    const rec = usageRecordOf(ctx, f, now, servedBy());
+    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
+    ctx.trace.outcome = f.outcome;
+    if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError);
+    ctx.trace.status = f.status;
+    ctx.trace.totalMs = rec.totalMs;
+    ctx.trace.warnings = ctx.warnings;
+    report(ctx, f, rec, now);
   };
 
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
@@ -415,7 +417,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     finish,
     openStreams,
     // The commit's success and binding: after the reply, like `finish`'s work (docs/performance.md item 149).
-    later: (task) => afterReply.add(task),
+    later: (task, a, b, c) => afterReply.add(task, a, b, c),
     // SPEC O-5: while spans are exported each attempt tells its provider which span called it.
     traceUpstream: telemetry !== undefined,
   });
