@@ -588,7 +588,7 @@ async function attemptOnce(
     );
     if (!("response" in committed)) return committed;
     handedOff = committed.streaming;
-    return { response: committed.response };
+    return committed; // its response, as it is (no record of its own)
   } finally {
     if (!handedOff) release();
   }
