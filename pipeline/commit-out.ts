@@ -144,7 +144,7 @@ export function committedReply<Out>(
   pendingRead: Promise<ReadResult> | undefined,
   idleMs: number,
 ): Committed {
-  const { target, account, reply, controller } = a;
+  const { target, account, reply } = a;
   const provider = target.provider;
   const now = deps.clock.now();
   const whole = driver.buffered || ended;
@@ -188,6 +188,30 @@ export function committedReply<Out>(
     return { response: new Response(body, { status: 200, headers }), streaming: false };
   }
 
+  return streamedReply(ctx, a, deps, driver, delivery, prefix as Out[], reader, pendingRead, idleMs, headers, now, droppedAtCommit);
+}
+
+/**
+ * {@link committedReply} of a reply that streams on (not read to its end at the commit point): the
+ * reply stream or event pump with its end, client-gone and shutdown paths. A function of its own so that
+ * a reply sent whole makes none of these closures or the scope they share (docs/performance.md item 233).
+ */
+function streamedReply<Out>(
+  ctx: RequestContext,
+  a: CommitAttempt,
+  deps: CommitDeps,
+  driver: ReplyDriver<Out>,
+  delivery: Delivery<Out>,
+  prefix: Out[],
+  reader: ByteReader,
+  pendingRead: Promise<ReadResult> | undefined,
+  idleMs: number,
+  headers: Record<string, string>,
+  now: number,
+  droppedAtCommit: number,
+): Committed {
+  const controller = a.controller;
+  const provider = a.target.provider;
   for (const k in SSE_HEADERS) headers[k] = SSE_HEADERS[k]!;
   let done = false;
   const sent = { bytes: 0 };
@@ -218,7 +242,7 @@ export function committedReply<Out>(
   const delivered = delivery.stream(
     reader,
     driver,
-    prefix as Out[], // not ended: no text
+    prefix, // not ended: no text
     { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead },
     (failure) => {
       a.release();
