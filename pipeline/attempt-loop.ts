@@ -12,11 +12,11 @@ import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, type Classification } from "./classify.ts";
-import { commitReply, type AttemptFailure, type CommitDeps, type OpenStreams } from "./commit.ts";
+import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type OpenStreams } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
-import { executeCall, TransportError, type ClientAbort, type ExecutorFor } from "./execute.ts";
+import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
-import type { Account, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
+import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
 import { addAccountHint, nearAliasOrCombo, noAccountMessage, type RoutingTable, type Target } from "./resolve.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
@@ -243,7 +243,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           continue targetLoop;
         }
         attempts++;
-        const result = await attemptOnce(ctx, target, account, translated, deps, { attempts, fallback, release, hints });
+        const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints);
         if ("response" in result) return result.response;
         last = { ...result, target, account };
         const c = result.classification;
@@ -497,9 +497,58 @@ function circuitOpenError(target: Target, until: number | undefined, now: number
 }
 
 /**
+ * One attempt as the commit point sees it ({@link CommitAttempt}): its target, account and body, the
+ * upstream's reply once it answered, and its two operations as methods: `release` (the account's
+ * concurrency slot, idempotent) and `fail` (classifies a failure and fills the trace). One object per
+ * attempt instead of a record and two closures (docs/performance.md item 234).
+ */
+class Attempt implements CommitAttempt {
+  /** The upstream's reply and the call's controller and client listener: set when its headers arrived. */
+  reply = undefined as unknown as UpstreamReply;
+  controller = undefined as unknown as AbortController;
+  clientAbort = undefined as unknown as ClientAbort;
+  private released = false;
+
+  constructor(
+    readonly target: Target,
+    readonly account: Account,
+    readonly translated: Translated,
+    /** ms since the epoch when the attempt started. */
+    readonly started: number,
+    readonly trace: AttemptTrace,
+    readonly recording: AttemptRecording | undefined,
+    readonly attempts: number,
+    readonly fallback: boolean,
+    readonly hints: PickHints,
+    /** Releases the slot the attempt holds (the pool's, called once). */
+    private readonly slot: () => void,
+    private readonly deps: AttemptDeps,
+  ) {}
+
+  release(): void {
+    if (!this.released) {
+      this.released = true;
+      this.slot();
+    }
+  }
+
+  fail(facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed {
+    const { deps, trace } = this;
+    const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(this.account, this.target.model), ...facts, now: deps.clock.now() });
+    trace.durationMs = deps.clock.now() - this.started;
+    trace.status = facts.status;
+    trace.classification = classification.row;
+    trace.error = error.message.slice(0, 300);
+    trace.effect = describeEffect(classification);
+    const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
+    return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
+  }
+}
+
+/**
  * One attempt: execute, then either commit (returning the client Response) or report the failure.
- * Nothing is written to the client before the commit. The concurrency slot is released when the
- * attempt fails, and otherwise when the reply is complete or the client left.
+ * Nothing is written to the client before the commit. The concurrency slot (`release`, the pool's) is
+ * released when the attempt fails, and otherwise when the reply is complete or the client left.
  */
 async function attemptOnce(
   ctx: RequestContext,
@@ -507,43 +556,23 @@ async function attemptOnce(
   account: Account,
   translated: Translated,
   deps: AttemptDeps,
-  counters: { attempts: number; fallback: boolean; release: () => void; hints: PickHints },
-): Promise<{ response: Response } | Failed> {
-  let released = false;
-  const release = () => {
-    if (!released) {
-      released = true;
-      counters.release();
-    }
-  };
+  attempts: number,
+  fallback: boolean,
+  release: () => void,
+  hints: PickHints,
+): Promise<Committed | Failed> {
+  let a: Attempt | undefined;
   /** The streamed reply owns the slot from here on (released at its end or when the client leaves). */
   let handedOff = false;
   try {
     const provider = target.provider;
     const started = deps.clock.now();
-    const trace: AttemptTrace = {
-      target: target.label,
-      providerId: provider.id,
-      model: target.model,
-      accountId: account.id,
-      startMs: started - ctx.startedAt,
-    };
+    const trace: AttemptTrace = { target: target.label, providerId: provider.id, model: target.model, accountId: account.id, startMs: started - ctx.startedAt };
     ctx.trace.attempts.push(trace);
     // SPEC O-6: the body sent upstream and the reply's bytes, when the flight recorder is on.
     const recording = ctx.recording?.attempt({ target: target.label, accountId: account.id, upstreamFormat: translated.upstreamFormat, body: translated.body });
+    a = new Attempt(target, account, translated, started, trace, recording, attempts, fallback, hints, release, deps);
     const providerCodec = codecFor(translated.upstreamFormat);
-    const fail = (facts: Omit<Parameters<typeof classify>[0], "now">, error: HubError): Failed => {
-      const classification = classify({ quotaHealthy: deps.health.quotaHealthy?.(account, target.model), ...facts, now: deps.clock.now() });
-      trace.durationMs = deps.clock.now() - started;
-      trace.status = facts.status;
-      trace.classification = classification.row;
-      trace.error = error.message.slice(0, 300);
-      trace.effect = describeEffect(classification);
-      const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
-      return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
-    };
-
-    let reply, controller: AbortController, clientAbort: ClientAbort;
     try {
       const call = executeCall(
         deps.executorFor(provider),
@@ -551,12 +580,15 @@ async function attemptOnce(
         ctx.signal,
         provider.headerTimeoutMs,
       );
-      primeCacheState(deps.pool, counters.hints, provider.id);
-      ({ reply, controller, clientAbort } = await call);
+      primeCacheState(deps.pool, hints, provider.id);
+      const sent = await call;
+      a.reply = sent.reply;
+      a.controller = sent.controller;
+      a.clientAbort = sent.clientAbort;
     } catch (e) {
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
       const status = te.reason === "header_timeout" ? 504 : 502;
-      return fail(
+      return a.fail(
         { transport: te.reason },
         te.reason === "header_timeout"
           ? // The upstream was reached (it has the request); it only sent no status line and headers in time.
@@ -564,6 +596,7 @@ async function attemptOnce(
           : hubError("api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
       );
     }
+    const reply = a.reply;
 
     try {
       deps.health.observe?.(account, provider, target.model, reply.status, reply.headers);
@@ -575,22 +608,21 @@ async function attemptOnce(
     if (reply.status < 200 || reply.status >= 300) {
       const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
       recording?.bytes(text);
-      controller.abort();
+      a.controller.abort();
       const error = providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
-      return { ...fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
+      return { ...a.fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
     }
 
     // ---- 2xx: the commit point (commit.ts) ---------------------------------------------------------
-    const committed = await commitReply(
-      ctx,
-      { target, account, translated, reply, controller, clientAbort, started, trace, recording, attempts: counters.attempts, fallback: counters.fallback, hints: counters.hints, release, fail },
-      deps,
-    );
+    const committed = await commitReply(ctx, a, deps);
     if (!("response" in committed)) return committed;
     handedOff = committed.streaming;
     return committed; // its response, as it is (no record of its own)
   } finally {
-    if (!handedOff) release();
+    if (handedOff) {
+      // the reply stream releases the slot
+    } else if (a) a.release();
+    else release(); // failed before the attempt was made
   }
 }
 

@@ -78,10 +78,10 @@ export interface CommitAttempt {
   /** Whether a target or account other than the first serves (X-Switchyard-Fallback). */
   fallback: boolean;
   hints: PickHints;
-  /** Releases the account's concurrency slot; idempotent. */
-  release: () => void;
-  /** Classifies a failure and fills the trace (the attempt loop's). */
-  fail: (facts: Omit<FailureFacts, "now">, error: HubError) => AttemptFailure;
+  /** Releases the account's concurrency slot; idempotent. Called as the attempt's method (`a.release()`). */
+  release(): void;
+  /** Classifies a failure and fills the trace (the attempt loop's). Called as the attempt's method (`a.fail(…)`). */
+  fail(facts: Omit<FailureFacts, "now">, error: HubError): AttemptFailure;
 }
 
 /** A committed reply. `streaming`: the body owns the concurrency slot and releases it when it ends. */

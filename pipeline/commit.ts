@@ -196,12 +196,12 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
 
 /** {@link commitReply} with the driver and the delivery chosen. */
 async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Committed | AttemptFailure> {
-  const { target, reply, controller, fail } = a;
+  const { target, reply, controller } = a;
   const provider = target.provider;
 
   if (!reply.body) {
     controller.abort();
-    return fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
+    return a.fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
   }
   // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
   // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
@@ -280,9 +280,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         prefix.push(delivery.end(driver, silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
-      if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
+      if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
       if (silent) {
-        if (!finishedAlready(ctx, driver)) return gatheredSilent(fail, provider.id, driver, idleMs, contentless, armedAt - progressAt);
+        if (!finishedAlready(ctx, driver)) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
         ended = true;
         prefix.push(delivery.end(driver, idleTimeoutError(idleMs)));
         break;
@@ -358,14 +358,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch (e) {
     controller.abort();
-    if (starved) return noContentInTime(fail, provider.id, firstMs, blockStart >= 0);
-    if (silent) return gatheredSilent(fail, provider.id, driver, idleMs, contentless, armedAt - progressAt);
+    if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
+    if (silent) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
-    if (e instanceof FormatError) return fail({ status: e.error.status, error: e.error }, e.error);
-    if (ctx.signal.aborted) return fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+    if (e instanceof FormatError) return a.fail({ status: e.error.status, error: e.error }, e.error);
+    if (ctx.signal.aborted) return a.fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
     if (!readFailed) return gatewayFailed(a, e);
-    return fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
+    return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
     clearTimeout(idle);
     if (firstContent !== undefined) clearTimeout(firstContent);
@@ -376,7 +376,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     void reader.cancel().catch(() => {});
     const e = driver.earlyError;
     const status = e.kind === "overloaded" ? 529 : e.status;
-    return fail({ status, error: e, inBand: true }, e);
+    return a.fail({ status, error: e, inBand: true }, e);
   }
   // SPEC 6.3's empty reply: nothing usable, not even a finish reason. The next target serves; at the
   // last one the client gets this failure (502 upstream_empty_reply), as it gets a streamed reply of
@@ -384,7 +384,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // finished off as a finished one (SPEC 6.4, F-6), which a stream cannot carry without an error either.
   if (driver.buffered && driver.empty) {
     const e = emptyReplyError(provider.id);
-    return fail({ status: 502, error: e }, e);
+    return a.fail({ status: 502, error: e }, e);
   }
 
   return committedReply(ctx, a, deps, driver, delivery, prefix, ended, reader, pendingRead, idleMs);
@@ -431,12 +431,12 @@ function emptyReplyError(providerId: string): HubError {
  * that long (the idle timeout, or SERVER_TOOL_IDLE_FACTOR times it while `serverTool`: a server tool
  * was in flight): the message says so.
  */
-function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: number, serverTool = false): AttemptFailure {
+function wentSilent(a: CommitAttempt, providerId: string, pingedMs?: number, serverTool = false): AttemptFailure {
   const message =
     pingedMs === undefined
       ? `Upstream ${providerId} went silent before answering.`
       : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s${serverTool ? " while a server tool was at work" : ""}.`;
-  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
+  return a.fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 
 /**
@@ -444,9 +444,9 @@ function wentSilent(fail: CommitAttempt["fail"], providerId: string, pingedMs?: 
  * tool's pings last refreshed it `keptMs` after the last progress: at 2 idle timeouts or more, the
  * longer bound (SERVER_TOOL_IDLE_FACTOR idle timeouts) ran out, and the failure says so.
  */
-function gatheredSilent(fail: CommitAttempt["fail"], providerId: string, driver: ReplyDriver<unknown>, idleMs: number, contentless: number, keptMs: number): AttemptFailure {
-  if (driver.serverToolRunning === true && keptMs >= (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs) return wentSilent(fail, providerId, idleMs * SERVER_TOOL_IDLE_FACTOR, true);
-  return wentSilent(fail, providerId, contentless > 0 ? idleMs : undefined);
+function gatheredSilent(a: CommitAttempt, providerId: string, driver: ReplyDriver<unknown>, idleMs: number, contentless: number, keptMs: number): AttemptFailure {
+  if (driver.serverToolRunning === true && keptMs >= (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs) return wentSilent(a, providerId, idleMs * SERVER_TOOL_IDLE_FACTOR, true);
+  return wentSilent(a, providerId, contentless > 0 ? idleMs : undefined);
 }
 
 /**
@@ -456,11 +456,11 @@ function gatheredSilent(fail: CommitAttempt["fail"], providerId: string, driver:
  * timeout (504, SPEC 6.3's timeout row), so the attempt loop retries or moves on within the pre-commit
  * deadline (6.1), and the client gets it in its own format when nothing else serves.
  */
-function noContentInTime(fail: CommitAttempt["fail"], providerId: string, ms: number, inBlock: boolean): AttemptFailure {
+function noContentInTime(a: CommitAttempt, providerId: string, ms: number, inBlock: boolean): AttemptFailure {
   const message = inBlock
     ? `Upstream ${providerId} started a block but sent nothing of it within ${ms / 1000} s, only events without content (keep-alive pings); its first_content_timeout_ms is ${ms}.`
     : `Upstream ${providerId} sent no content within ${ms / 1000} s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is ${ms}.`;
-  return fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
+  return a.fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 
 /**
