@@ -349,7 +349,17 @@ export interface UsageRecord {
    */
   instance?: string;
   instanceId?: string;
+  /**
+   * How the request reached the gateway (try17's tryout): `http`, an HTTP request of its own, or `websocket`, a
+   * `response.create` frame on Codex's Responses WebSocket (SPEC 2.5), whose reply went back as JSON
+   * frames, one per event. Absent in rows recorded before switchyard kept it (SQLite schema 17,
+   * PostgreSQL schema 18) or by an instance of an earlier version on an upgraded shared store: unknown.
+   */
+  transport?: RequestTransport;
 }
+
+/** How a request reached the gateway ({@link UsageRecord.transport}). */
+export type RequestTransport = "http" | "websocket";
 
 /** Receives usage rows; implementations batch writes (SPEC D-1). Never blocks the caller. */
 export interface UsageSink {
@@ -449,6 +459,8 @@ export interface RouteTrace {
   /** The instance that served the request, name and id, as its usage row has them ({@link UsageRecord.instance}). */
   instance?: string;
   instanceId?: string;
+  /** How the request reached the gateway, as its usage row has it ({@link UsageRecord.transport}); absent in traces of earlier versions. */
+  transport?: RequestTransport;
   /**
    * The OpenTelemetry trace id (32 hex) of the request's spans, set at its first attempt while spans
    * are exported (the caller's, from a valid `traceparent`, or a new one; pipeline/trace-context.ts).

@@ -31,6 +31,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
     // Which of several instances on one store served it (newuser12a G11): the trace says so as the usage row does.
     ctx.trace.instance = rec.instance;
     ctx.trace.instanceId = rec.instanceId;
+    // How it came (HTTP or Codex's Responses WebSocket): `calls inspect` and the call view read it from the trace.
+    ctx.trace.transport = rec.transport;
     // A token count calls no model: it gets a trace and a log line but no usage row (O-1 counts model calls).
     if (!isCountTokens(ctx.endpoint)) store.record(rec);
     metrics.observe(ctx.endpoint, rec, f.bytesSent, ctx.trace.attempts);

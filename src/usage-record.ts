@@ -38,7 +38,8 @@ export function servedByOf(config: () => { readonly server: { readonly instanceN
 /**
  * The usage row of the request `ctx`, finished as `f` at `now` (ms since the epoch): its served model
  * and account, usage, outcome, first-byte and total time (ms since it started), what the token savers
- * removed, and the instance that served it (`servedBy`, in the literal so every row has one shape). A
+ * removed, the instance that served it (`servedBy`) and how the request came (`http`, or `websocket` for
+ * a Responses WebSocket frame), in the literal so every row has one shape. A
  * probe answered locally (SPEC G-5) is recorded as served by switchyard itself. Its cost is set later,
  * by the accounting (src/limits/accounting.ts).
  */
@@ -64,6 +65,8 @@ export function usageRecordOf(ctx: RequestContext, f: Finished, now: number, ser
     fallback: f.fallback,
     instance: servedBy.name,
     instanceId: servedBy.id,
+    // a Responses WebSocket frame (SPEC 2.5), else an HTTP request of its own (try17's tryout)
+    transport: ctx.transport ?? "http",
   };
   // Attempts an account answered with 429: counted against that account (Usage by account).
   let limited: string[] | undefined;

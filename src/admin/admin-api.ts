@@ -133,12 +133,18 @@ const UsageFilterEntries = {
   provider: v.optional(v.pipe(v.string(), v.minLength(1, "provider must not be empty"), v.description("Provider id."))),
   outcome: v.optional(v.pipe(v.picklist(["ok", "error", "upstream_error", "client_closed", "rejected"], "outcome must be ok, error, upstream_error, client_closed or rejected"), v.description("How the request ended."))),
   instance: v.optional(v.pipe(v.string(), v.minLength(1, "instance must not be empty"), v.description("Name of the instance that served (server.instance_name, else host:port)."))),
+  transport: v.optional(
+    v.pipe(
+      v.picklist(["http", "websocket", "unknown"], "transport must be http, websocket or unknown"),
+      v.description("How the request came: http, websocket (Codex's Responses WebSocket), or unknown (recorded before switchyard kept it)."),
+    ),
+  ),
 };
 
 /** The filter fields of a parsed query, or undefined when none is given. */
-function filterOf(q: { model?: string; account?: string; key?: string; provider?: string; outcome?: string; instance?: string }): UsageFilter | undefined {
+function filterOf(q: { model?: string; account?: string; key?: string; provider?: string; outcome?: string; instance?: string; transport?: string }): UsageFilter | undefined {
   const f: UsageFilter = {};
-  for (const k of ["model", "account", "key", "provider", "outcome", "instance"] as const) if (q[k] !== undefined) f[k] = q[k];
+  for (const k of ["model", "account", "key", "provider", "outcome", "instance", "transport"] as const) if (q[k] !== undefined) f[k] = q[k];
   return Object.keys(f).length > 0 ? f : undefined;
 }
 
@@ -394,8 +400,9 @@ export function adminApi(deps: AdminDeps) {
       const page = await deps.store.callsPage({ limit: q.value.limit ?? 50, sinceMs: since, filter, before, after });
       // SPEC O-6: which calls the flight recorder holds the bodies of (the dashboard's call view).
       const recorded = deps.recorded;
+      // try17's tryout: how each call came, `unknown` for rows recorded before switchyard kept it (never guessed).
       const calls = page.calls.map((c) => {
-        const out = roundCost(c);
+        const out = { ...roundCost(c), transport: c.transport ?? "unknown" };
         return recorded?.(c.requestId) ? { ...out, recorded: true } : out;
       });
       return { calls, ...(page.older !== undefined ? { older: page.older } : {}), ...(page.newer !== undefined ? { newer: page.newer } : {}) };
@@ -404,7 +411,8 @@ export function adminApi(deps: AdminDeps) {
       const id = params.id;
       const t = await deps.store.getTrace(id);
       if (!t) return adminError(404, `No route trace ${id}: take a route id from switchyard calls list (GET /admin/api/calls) or a reply's X-Switchyard-Route-Id header; only the newest settings.trace_ring_size traces are kept.`);
-      return t;
+      // a trace of an earlier version names no transport: unknown, as in GET /calls
+      return t.transport ? t : { ...t, transport: "unknown" };
     });
   if (deps.extend) app = deps.extend(app as never) as never;
   // SPEC 9.3: the OpenAPI document of every route above (src/openapi.ts), built on the first request

@@ -144,6 +144,10 @@ export const RecordingReply = v.object({
   endpoint: v.string(),
   clientFormat: v.string(),
   requestedModel: v.string(),
+  transport: v.pipe(
+    v.picklist(["http", "websocket"]),
+    v.description("How the request came: http, or websocket (a frame on Codex's Responses WebSocket): then a committed reply is the JSON frames the socket sent, one a line in response.body and listed in response.frames (not SSE), and a refusal before the first event is the HTTP answer the socket sent as one error frame."),
+  ),
   client: RecordedBodySchema,
   attempts: v.array(
     v.object({
@@ -156,7 +160,11 @@ export const RecordingReply = v.object({
       reply: RecordedBodySchema,
     }),
   ),
-  response: v.object({ ...RecordedBodySchema.entries, status: v.number() }),
+  response: v.object({
+    ...RecordedBodySchema.entries,
+    status: v.number(),
+    frames: v.optional(v.pipe(v.array(v.string()), v.description("A Responses WebSocket reply's frames as sent, in order, each a JSON text (one per event); absent over HTTP."))),
+  }),
 });
 
 /** Adds the control routes to the admin app (use inside AdminDeps.extend). */

@@ -9,14 +9,15 @@
  * are scrubbed when a recording is read (pipeline/scrub.ts: every secret the instance holds, the key
  * the request presented, and anything shaped like a credential), so what leaves the instance through
  * `GET /admin/api/calls/{id}/recording` or `switchyard calls inspect ID --bodies` never carries one.
- * SSE bodies are also split into their events (eventsource-parser) for display; the events of a
- * Responses WebSocket reply are recorded as that SSE text.
+ * SSE bodies are also split into their events (eventsource-parser) for display. The reply of a request
+ * that came over Codex's Responses WebSocket (SPEC 2.5) is recorded as what went over the socket: its
+ * JSON text frames, one per event (the SSE event's data, without `event:`/`data:` framing), kept one a
+ * line (a frame's line breaks, JSON whitespace only, become spaces) and listed as `frames`.
  *
  * Cost: nothing while off (the request context's `recording` stays undefined). While on, each chunk
  * is copied once into a bounded list.
  */
 import { createParser } from "eventsource-parser";
-import { sseData, sseNamed } from "../../formats/sse.ts";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
 import { bodyBytes, presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
@@ -81,6 +82,13 @@ export interface RecordingView {
   endpoint: string;
   clientFormat: string;
   requestedModel: string;
+  /**
+   * How the request came: `http`, or `websocket` (a frame on Codex's Responses WebSocket): then a
+   * committed reply's `response` is the JSON frames sent over the socket, one a line, also as
+   * `response.frames`; a refusal before the first event is the HTTP answer the socket turned into one
+   * `{"type":"error","status":…,"error":…}` frame.
+   */
+  transport: "http" | "websocket";
   client: RecordedBody;
   attempts: Array<{
     n: number;
@@ -92,7 +100,8 @@ export interface RecordingView {
     request: RecordedBody;
     reply: RecordedBody;
   }>;
-  response: RecordedBody & { status: number };
+  /** `frames`: a Responses WebSocket reply's frames as sent, in order (each a JSON text); absent over HTTP. */
+  response: RecordedBody & { status: number; frames?: string[] };
 }
 
 interface AttemptEntry {
@@ -120,6 +129,10 @@ interface Entry {
   attempts: AttemptEntry[];
   responseStatus: number;
   responseSse: boolean;
+  /** How the request came (RequestContext.transport). */
+  transport: "http" | "websocket";
+  /** The reply went to the Responses WebSocket as frames: `response` holds them, one a line. */
+  framed: boolean;
   response: BoundedBody;
   /** The key the request presented, for scrubbing its echoes; never part of a view. */
   presented: string[];
@@ -161,6 +174,8 @@ export class FlightRecorder {
       attempts: [],
       responseStatus: 0,
       responseSse: false,
+      transport: ctx.transport ?? "http",
+      framed: false,
       response: new BoundedBody(limit),
       presented: presentedSecrets(ctx.request.headers),
     };
@@ -196,11 +211,16 @@ export class FlightRecorder {
         });
         return new Response(res.body.pipeThrough(copy), { status: res.status, statusText: res.statusText, headers: res.headers });
       },
-      // The Responses WebSocket's events (SPEC 2.5) are kept as the SSE text an HTTP client would get.
+      // The Responses WebSocket's events (SPEC 2.5) are kept as the frames the socket sent (src/http/
+      // responses-socket.ts: each event's data, an empty one or `[DONE]` skipped), one a line.
       events: (batch) => {
+        entry.framed = true;
         let text = "";
-        for (const ev of batch) text += ev.event === undefined ? sseData(ev.data) : sseNamed(ev.event, ev.data);
-        entry.response.add(text);
+        for (const ev of batch) {
+          if (ev.data.length === 0 || ev.data === "[DONE]") continue;
+          text += (ev.data.includes("\n") || ev.data.includes("\r") ? ev.data.replace(/[\r\n]+/g, " ") : ev.data) + "\n";
+        }
+        if (text) entry.response.add(text);
       },
     };
   }
@@ -245,6 +265,8 @@ export class FlightRecorder {
       if (sse) out.events = sseEvents(body);
       return out;
     };
+    // A reply that went over the Responses WebSocket is its frames, not an SSE text to split.
+    const response = view(entry.response, entry.responseSse && !entry.framed);
     return {
       requestId: entry.requestId,
       routeId: entry.routeId,
@@ -262,9 +284,17 @@ export class FlightRecorder {
         request: view(a.request, false),
         reply: view(a.reply, a.sse),
       })),
-      response: { status: entry.responseStatus, ...view(entry.response, entry.responseSse) },
+      transport: entry.transport,
+      response: { status: entry.responseStatus, ...response, ...(entry.framed ? { frames: lines(response.body) } : {}) },
     };
   }
+}
+
+/** The lines of a text kept one frame a line (a cut-off last line is left out). */
+function lines(text: string): string[] {
+  const out = text.split("\n");
+  out.pop();
+  return out;
 }
 
 /** The events of an SSE text (a cut-off last event is left out). */

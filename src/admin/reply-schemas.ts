@@ -106,6 +106,14 @@ const UsageReply = v.object({
   series: v.object({ bucketMs: v.number(), from: ms("first bucket"), to: ms("now"), buckets: v.array(BucketReply) }),
 });
 
+/** How a call came (`transport` of `GET /calls` and `GET /route-traces/{id}`). */
+const TransportReply = v.pipe(
+  v.picklist(["http", "websocket", "unknown"]),
+  v.description(
+    "How the request reached the gateway: http (an HTTP request of its own), websocket (a response.create frame on Codex's Responses WebSocket, SPEC 2.5, whose reply went back as JSON frames, one per event), or unknown (recorded before switchyard kept it, or by an instance of an earlier version on an upgraded shared store).",
+  ),
+);
+
 const CallReply = v.looseObject({
   requestId: v.string(),
   routeId: v.optional(v.string()),
@@ -132,6 +140,7 @@ const CallReply = v.looseObject({
   rateLimited: v.optional(v.pipe(v.array(v.string()), v.description("Accounts that answered an attempt of this request with 429 (rate limited), one per attempt; absent when none did."))),
   instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port); absent for calls recorded before this was kept."))),
   instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
+  transport: TransportReply,
 });
 
 const Decision = v.looseObject({ subject: v.string(), verdict: v.string(), reason: v.string() });
@@ -184,6 +193,7 @@ const RouteTraceReply = v.looseObject({
   totalMs: v.optional(v.number()),
   instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port)."))),
   instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
+  transport: TransportReply,
   otelTraceId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry trace id of the request's spans (32 hex: the caller's from its traceparent, or a new one); only while spans are exported (SPEC O-5)."))),
   redactions: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Redactions by kind (never the values)."))),
   restored: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Placeholders mapped back in the reply, by kind."))),

@@ -1,7 +1,8 @@
 /**
  * `switchyard calls inspect ID [--bodies] [--json]` (SPEC 2.2, O-2, O-6): the route trace of one
  * request (as lines to read; `--json` the admin API's object) and, with `--bodies`, its flight recording — the client's body, the body sent upstream and the
- * upstream's reply on each attempt, and what the client got — from the running instance's admin API
+ * upstream's reply on each attempt, and what the client got (over Codex's Responses WebSocket: the JSON
+ * frames the socket sent, one a line, not SSE) — from the running instance's admin API
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
 import type { RouteTrace } from "../../pipeline/ports.ts";
@@ -31,6 +32,13 @@ function show(b: RecordedBody): string {
 
 const size = (b: RecordedBody) => `${b.bytes} bytes${b.events ? `, ${b.events.length} events` : ""}${b.truncated ? ", truncated" : ""}`;
 
+/** A call's transport in words: `http`, `websocket` (…), or `unknown` (…) for one recorded before it was kept. */
+export function transportWords(t: unknown): string {
+  if (t === "http") return "http";
+  if (t === "websocket") return "websocket (Codex's Responses WebSocket: one response.create frame in, the reply's events out as JSON frames)";
+  return "unknown (recorded before switchyard kept how a call came)";
+}
+
 /** "341 ms" / "1.4 s". */
 const dur = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
 
@@ -42,7 +50,8 @@ const counts = (c: Record<string, number>) =>
 
 /**
  * A route trace as lines to read (what the dashboard's call view shows): when and what was asked, the
- * outcome with its status and time, the error answer the client got (when no reply was served), the candidates, each decision, each attempt (target, account,
+ * outcome with its status and time, how the request came (http, websocket, or unknown for a trace of an
+ * earlier version), the error answer the client got (when no reply was served), the candidates, each decision, each attempt (target, account,
  * status, timing, classification and effect, error, the token refresh it led to), warnings, token savers and redaction counts.
  */
 export function traceLines(t: RouteTrace): string[] {
@@ -53,6 +62,8 @@ export function traceLines(t: RouteTrace): string[] {
   ];
   // Which of several instances on one store served it (newuser12a G11); absent in traces of earlier versions.
   if (t.instance) lines.push(`instance    ${t.instance}${t.instanceId ? ` (${t.instanceId})` : ""}`);
+  // How it came (try17's tryout); a trace of an earlier version names none: unknown, never guessed.
+  lines.push(`transport   ${transportWords(t.transport)}`);
   // The error answer the client got (a refusal, or the last error after every target failed).
   if (t.error) lines.push(`error       ${t.error.status} ${t.error.kind}${t.error.param ? ` (${t.error.param})` : ""}: ${t.error.message}`);
   lines.push(`candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`);
@@ -101,6 +112,8 @@ export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: 
   printTrace();
   io.out("");
   io.out(`=== client request (${rec.clientFormat}, ${size(rec.client)})`);
+  // over the WebSocket the client sent a response.create frame: what is kept is the request made of it
+  if (rec.transport === "websocket") io.out("(a response.create frame over Codex's Responses WebSocket, as the Responses request the gateway made of it: type and previous_response_id left out, that response's conversation put before input, stream: true)");
   io.out(show(rec.client));
   for (const a of rec.attempts) {
     io.out("");
@@ -111,6 +124,26 @@ export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: 
     io.out(show(a.reply));
   }
   io.out("");
+  if (rec.transport === "websocket") return showSocketReply(rec.response, io);
   io.out(`=== sent to the client: ${rec.response.status} (${size(rec.response)})`);
   io.out(show(rec.response));
+}
+
+/**
+ * What a Responses WebSocket request's client got (SPEC 2.5): the reply's events as the JSON text frames
+ * the socket sent, one a line (not the SSE an HTTP client gets), or, for a request refused before its
+ * first event, the HTTP answer the socket turned into one error frame.
+ */
+function showSocketReply(r: RecordingView["response"], io: CliIo): void {
+  if (r.frames) {
+    // the recording keeps each frame followed by a line break: a whole one's frames are its bytes less one a frame
+    const sized = r.truncated ? `the recording cut at ${new TextEncoder().encode(r.body).byteLength} of ${r.bytes} bytes, the frame cut there left out` : `${r.bytes - r.frames.length} bytes`;
+    io.out(`=== sent to the client over the WebSocket: ${r.frames.length} JSON text frames (${sized})`);
+    io.out("the reply went over Codex's Responses WebSocket as response.* JSON frames, one per event (no SSE event:/data: lines); one frame a line:");
+    for (const f of r.frames) io.out(f);
+    return;
+  }
+  io.out(`=== sent to the client over the WebSocket: refused with ${r.status} (${size(r)})`);
+  io.out(`the gateway refused the request before any event: the socket sent this answer as one frame {"type":"error","status":${r.status},"error":…} with the body's error`);
+  io.out(show(r));
 }

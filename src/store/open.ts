@@ -95,10 +95,14 @@ export async function openStore(database: string | undefined, dataDir: string, t
  * to start on it from then on (migratePg refuses a newer schema), but one already running when another
  * instance migrated keeps serving on it without what the new steps store: during a rolling upgrade a
  * client key disabled through an upgraded instance was still served by an old one, and neither said so
- * (newuser15 N3). The steps are named (`added` in the log line), with that consequence when it applies.
+ * (newuser15 N3). The steps are named (`added` in the log line), with that consequence when it applies,
+ * and that the calls such an instance serves are listed with transport unknown (its usage insert names
+ * only its own columns).
  */
 export function upgradeWarning(u: SchemaUpgrade): string {
   const steps = u.steps ?? [];
   const keyDisable = steps.includes("client keys disabled") ? ": a client key disabled through an upgraded instance is still served by such an instance until it is upgraded" : "";
-  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}; upgrade every instance that shares it now`;
+  // Its usage insert names its own columns: the calls it records name no transport (listed as unknown).
+  const transport = steps.includes("transport per request") ? `${keyDisable ? ", and" : ":"} the calls it serves are listed with transport unknown` : "";
+  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}${transport}; upgrade every instance that shares it now`;
 }

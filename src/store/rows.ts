@@ -61,6 +61,8 @@ export interface UsageRow {
   /** The instance that served the request: its name and id (UsageRecord.instance, instanceId); null before schema 16. */
   instance?: string | null;
   instance_id?: string | null;
+  /** How the request came, `http` or `websocket` (UsageRecord.transport); null before SQLite schema 17 / PostgreSQL 18: unknown. */
+  transport?: string | null;
   route_id?: string | null;
 }
 
@@ -256,7 +258,13 @@ export function usageParams(r: UsageRecord): UsageParams {
     rateLimitedParam(r.rateLimited),
     str(r.instance),
     str(r.instanceId),
+    transportParam(r.transport),
   ];
+}
+
+/** `UsageRecord.transport` as its column holds it: `http` or `websocket`, else null (unknown). */
+function transportParam(t: unknown): string | null {
+  return t === "http" || t === "websocket" ? t : null;
 }
 
 /** `UsageRecord.rateLimited` as its column holds it: a JSON array of account ids, or null when none (or malformed). */
@@ -300,6 +308,8 @@ export function rowToCall(r: UsageRow): CallRow {
   if (r.route_id) c.routeId = r.route_id;
   if (r.instance) c.instance = r.instance;
   if (r.instance_id) c.instanceId = r.instance_id;
+  // A row from before the transport was kept (or by an earlier version's instance) names none: unknown.
+  if (r.transport === "http" || r.transport === "websocket") c.transport = r.transport;
   if (r.rate_limited) {
     try {
       const ids = JSON.parse(r.rate_limited) as unknown;

@@ -54,6 +54,8 @@ export interface UsageFilter {
   outcome?: string;
   /** The name of the instance that served (UsageRecord.instance). */
   instance?: string;
+  /** How the request came: `http`, `websocket`, or `unknown` for rows that name none (UsageRecord.transport). */
+  transport?: string;
 }
 
 /**
@@ -72,6 +74,8 @@ export function usageFilterSql(filter: UsageFilter | undefined, param: (value: s
   if (filter.provider !== undefined) out += ` AND provider_id = ${param(filter.provider)}`;
   if (filter.outcome !== undefined) out += ` AND outcome = ${param(filter.outcome)}`;
   if (filter.instance !== undefined) out += ` AND instance = ${param(filter.instance)}`;
+  // try17's tryout: rows recorded before the transport was kept name none, and match only `unknown`
+  if (filter.transport !== undefined) out += filter.transport === "unknown" ? " AND transport IS NULL" : ` AND transport = ${param(filter.transport)}`;
   return out;
 }
 

@@ -27,6 +27,7 @@ const FALLBACK: RouteTrace = {
   outcome: "ok",
   status: 200,
   totalMs: 1294,
+  transport: "http",
   tokenSaver: { results: 2, charsBefore: 12000, charsAfter: 3000, tokensSaved: 2250, rules: { diff: 1, log: 1 } },
 };
 
@@ -35,6 +36,7 @@ test("a call that fell back reads as its outcome, candidates, decisions and both
     "sy_test  2026-12-02T14:12:00.984Z",
     "requested   coding (anthropic-messages), key ci",
     "outcome     ok 200, 1.3 s",
+    "transport   http",
     "candidates  glm/glm-5.3 → oai/gpt-5-mini",
     "decisions",
     "  in    glm/glm-5.3 @ glm-main: first eligible account; the provider's only account",
@@ -64,7 +66,16 @@ test("every token-saver outcome is one sentence: shortened, skipped and why, or 
 
 test("a request refused before routing says no upstream call was made", () => {
   const refused: RouteTrace = { routeId: "sy_r", requestId: "req_r", ts: 0, clientFormat: "openai-chat", requestedModel: "", candidates: [], decisions: [], attempts: [], warnings: [], outcome: "rejected", status: 400, totalMs: 0 };
-  expect(traceLines(refused)).toEqual(["sy_r  1970-01-01T00:00:00.000Z", "requested   (no model) (openai-chat)", "outcome     rejected 400, 0 ms", "candidates  none", "attempts    none (refused before any upstream call)"]);
+  expect(traceLines(refused)).toEqual([
+    "sy_r  1970-01-01T00:00:00.000Z",
+    "requested   (no model) (openai-chat)",
+    "outcome     rejected 400, 0 ms",
+    // a trace of an earlier version names no transport: unknown, not guessed (try17's tryout)
+    "transport   unknown (recorded before switchyard kept how a call came)",
+    "candidates  none",
+    "attempts    none (refused before any upstream call)",
+  ]);
+  expect(traceLines({ ...refused, transport: "websocket" })[3]).toBe("transport   websocket (Codex's Responses WebSocket: one response.create frame in, the reply's events out as JSON frames)");
 });
 
 test("a refused request's trace names the status, kind, field and message the client got", () => {
@@ -76,6 +87,7 @@ test("a refused request's trace names the status, kind, field and message the cl
     "sy_m  1970-01-01T00:00:00.000Z",
     "requested   cluade (anthropic-messages)",
     "outcome     rejected 404, 1 ms",
+    "transport   unknown (recorded before switchyard kept how a call came)",
     "error       404 model_not_found (model): The model `cluade` is not an alias or combo.",
     "candidates  none",
     "attempts    none (refused before any upstream call)",

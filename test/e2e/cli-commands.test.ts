@@ -309,7 +309,7 @@ describe("calls list", () => {
     expect(one.code).toBe(0);
     const [head, row] = lines(one.stdout);
     expect(lines(one.stdout)).toHaveLength(2);
-    expect(head).toMatch(/^time\s+route_id\s+model\s+target\s+status\s+outcome\s+ms\s+instance$/);
+    expect(head).toMatch(/^time\s+route_id\s+model\s+target\s+status\s+outcome\s+ms\s+transport\s+instance$/);
     expect(row).toContain(`oai/${"m".repeat(59)}…`);
     expect(row).not.toContain("m".repeat(61));
     expect(row!.length).toBeLessThan(250);
@@ -401,7 +401,7 @@ describe("a fresh instance", () => {
       for (let i = 0; i < 50 && listed.length < 2; i++, await Bun.sleep(100)) listed = lines(run("calls", "list")); // the usage flush runs each second
       const row = listed[1].split(/ {2,}/);
       // the instance that served it (newuser12a G11): this machine's name and the port it listens on
-      expect(row.slice(2)).toEqual(["-", "-", "400", "rejected", expect.stringMatching(/^\d+$/), `${hostname()}:${new URL(fresh.url).port}`]);
+      expect(row.slice(2)).toEqual(["-", "-", "400", "rejected", expect.stringMatching(/^\d+$/), "http", `${hostname()}:${new URL(fresh.url).port}`]);
     } finally {
       await stopInstance(fresh);
       rmSync(fresh.dataDir, { recursive: true, force: true });

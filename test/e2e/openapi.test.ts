@@ -149,9 +149,17 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("delete", "/admin/api/keys/{name}"), "path")).toEqual(["name"]);
     expect(names(op("get", "/admin/api/route-traces/{id}"), "path")).toEqual(["id"]);
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
-    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since", "tz_offset"]);
+    expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since", "transport", "tz_offset"]);
     expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider", "instance"]);
-    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "instance", "key", "limit", "model", "outcome", "provider", "since"]);
+    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "instance", "key", "limit", "model", "outcome", "provider", "since", "transport"]);
+    // how a call came (try17's tryout): a filter, and a field of each call and route trace
+    expect(op("get", "/admin/api/calls")!.parameters!.find((p) => p.name === "transport")!.schema.enum).toEqual(["http", "websocket", "unknown"]);
+    const calls = (op("get", "/admin/api/calls") as any).responses["200"].content["application/json"].schema;
+    expect(calls.properties.calls.items.properties.transport.enum).toEqual(["http", "websocket", "unknown"]);
+    expect(calls.properties.calls.items.required).toContain("transport");
+    const recording = (op("get", "/admin/api/calls/{id}/recording") as any).responses["200"].content["application/json"].schema;
+    expect(recording.properties.transport.enum).toEqual(["http", "websocket"]);
+    expect(recording.properties.response.properties.frames.items.type).toBe("string");
   });
 
   test("the documented GET routes without parameters answer", async () => {

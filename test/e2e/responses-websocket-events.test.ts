@@ -3,7 +3,8 @@
  * bytes to parse again (pipeline/ports.ts ReplyEventSink): what a client must still see. A long reply
  * cut into many small upstream reads arrives as the same events, once each and in order, as over HTTP;
  * each response is accounted once (log line, usage, the bytes metric counts the frames); a broken reply
- * and a client that leaves are reported as such; the flight recorder keeps the frames as the reply.
+ * and a client that leaves are reported as such; the flight recorder keeps the frames as the reply (the
+ * JSON texts the socket sent, one a line, not SSE).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -171,7 +172,11 @@ describe("the reply handed to the socket as events", () => {
     const requestId = socketLogs().at(-1)!.requestId;
     const rec = (await (await fetch(`${gw.url}/admin/api/calls/${requestId}/recording`)).json()) as any;
     expect(rec.response.status).toBe(200);
-    expect(rec.response.events.map((e: any) => e.event)).toEqual(frames.map((f) => f.type));
-    expect(rec.response.events.map((e: any) => JSON.parse(e.data))).toEqual(frames);
+    // the frames as they went over the socket, one a line (they were kept as SSE text, which never did)
+    expect(rec.transport).toBe("websocket");
+    expect(rec.response.frames).toEqual(c.raw);
+    expect(rec.response.frames.map((f: string) => JSON.parse(f))).toEqual(frames);
+    expect(rec.response.body).toBe(c.raw.map((f) => `${f}\n`).join(""));
+    expect(rec.response.events).toBeUndefined();
   });
 });

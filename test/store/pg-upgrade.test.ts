@@ -15,7 +15,7 @@ import { cleanupTempDirs, tempDir } from "./helpers.ts";
 let pg: TestPostgres;
 beforeAll(async () => {
   pg = await startPostgres();
-});
+}, 120_000); // a loaded machine takes longer than the default 5 s to start PostgreSQL
 afterAll(async () => {
   await pg?.destroy();
   cleanupTempDirs();
@@ -32,6 +32,7 @@ test("the instance that upgrades the shared store says from and to which schema,
   const where = `postgres://${new URL(url).host}${new URL(url).pathname}`;
   const added = PG_MIGRATIONS.filter((m) => m.version > 4).map((m) => m.name);
   expect(added).toContain("client keys disabled");
+  expect(added).toContain("transport per request");
   const said = async () => {
     const lines: string[] = [];
     await (await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
@@ -43,7 +44,7 @@ test("the instance that upgrades the shared store says from and to which schema,
       time: clock.now(),
       // an instance of the earlier version already running keeps serving on the upgraded schema without
       // what it added: the warning names the steps and what that means for a disabled key (newuser15 N3)
-      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schemas 5–${LATEST} added (${added.join(", ")}): a client key disabled through an upgraded instance is still served by such an instance until it is upgraded; upgrade every instance that shares it now`,
+      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schemas 5–${LATEST} added (${added.join(", ")}): a client key disabled through an upgraded instance is still served by such an instance until it is upgraded, and the calls it serves are listed with transport unknown; upgrade every instance that shares it now`,
       database: where,
       added,
     } as never,
@@ -58,7 +59,7 @@ test("the instance that upgrades the shared store says from and to which schema,
   lines.length = 0;
   await (await openStore(fresh, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
   expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual(["shared store: PostgreSQL"]);
-});
+}, 60_000); // three opens and a migration from schema 4: seconds on a loaded machine
 
 test("a database that does not exist: the start says to create it first", async () => {
   const url = new URL(await pg.createDatabase("exists_one"));

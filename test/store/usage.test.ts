@@ -55,6 +55,7 @@ describe("usage batching", () => {
       rateLimited: ["acct-7", "acct-8"],
       instance: "gw-a",
       instanceId: "0f3c5a52-7d3e-4f6a-9c1e-2b8d4e6f8a10",
+      transport: "websocket",
     });
     s.record(rec);
     s.record(usage({ requestId: "r-bare", usage: {}, ttfbMs: undefined, keyName: undefined, accountId: undefined }));
@@ -89,8 +90,9 @@ describe("usage batching", () => {
         rate_limited: '["acct-7","acct-8"]',
         instance: "gw-a",
         instance_id: "0f3c5a52-7d3e-4f6a-9c1e-2b8d4e6f8a10",
+        transport: "websocket",
       },
-      expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0, rate_limited: null, instance: null, instance_id: null }),
+      expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0, rate_limited: null, instance: null, instance_id: null, transport: null }),
     ]);
     s.close();
   });

@@ -71,8 +71,10 @@ export interface AccountStatus {
 export type { Usage } from "../../../formats/hub.ts";
 
 /** `GET /calls` rows: the store's row plus whether the flight recorder holds the call's bodies. */
-export interface CallRow extends StoreCallRow {
+export interface CallRow extends Omit<StoreCallRow, "transport"> {
   recorded?: boolean;
+  /** How the call came: `unknown` for one recorded before switchyard kept it (absent from an older server). */
+  transport?: "http" | "websocket" | "unknown";
 }
 
 /** `GET /route-traces/{id}`: the server's own type (pipeline/ports.ts is types only, so the browser build can check against it). */
@@ -93,9 +95,12 @@ export interface Recording {
   at: number;
   endpoint: string;
   clientFormat: string;
+  /** `websocket`: the request came over Codex's Responses WebSocket (absent from an older server). */
+  transport?: "http" | "websocket";
   client: RecordedBody;
   attempts: Array<{ n: number; target: string; accountId?: string; upstreamFormat: string; status?: number; request: RecordedBody; reply?: RecordedBody }>;
-  response?: RecordedBody & { status: number };
+  /** `frames`: a WebSocket reply's JSON frames as sent, one per event (`body` holds them one a line). */
+  response?: RecordedBody & { status: number; frames?: string[] };
 }
 
 /** `GET /usage` rows: the server's own type (src/store/usage.ts imports types only). */

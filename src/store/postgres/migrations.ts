@@ -451,6 +451,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE instance_configs ADD COLUMN origin TEXT;
     `,
   },
+  {
+    version: 18,
+    name: "transport per request",
+    up: `
+      -- try17's tryout: how the request reached the gateway, 'http' (an HTTP request of its own) or
+      -- 'websocket' (a response.create frame on Codex's Responses WebSocket, SPEC 2.5). NULL for rows
+      -- written before this version, and for those an instance of an earlier version still writes on
+      -- an upgraded shared store (its insert names its own columns): read as unknown, never guessed.
+      ALTER TABLE usage ADD COLUMN transport TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -389,6 +389,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage ADD COLUMN instance_id TEXT;
     `,
   },
+  {
+    version: 17,
+    name: "transport per request",
+    up: `
+      -- try17's tryout: how the request reached the gateway, 'http' (an HTTP request of its own) or
+      -- 'websocket' (a response.create frame on Codex's Responses WebSocket, SPEC 2.5). NULL for rows
+      -- written before this version: read as unknown, never guessed.
+      ALTER TABLE usage ADD COLUMN transport TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

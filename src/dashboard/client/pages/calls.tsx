@@ -1,6 +1,8 @@
 /**
- * Calls (SPEC 9.4): recent requests, filterable by model, account, key and outcome (and instance,
- * when several instances on one store served them: an Instance column then), new ones arriving live; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
+ * Calls (SPEC 9.4): recent requests, filterable by model, account, key, outcome and transport (and instance,
+ * when several instances on one store served them: an Instance column then), new ones arriving live; a
+ * call that came over Codex's Responses WebSocket has a WS badge, one recorded before switchyard kept
+ * how a call came a "via ?" one; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
  * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
  * and what the client received.
  */
@@ -13,6 +15,7 @@ import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
 import { SetupSnippets } from "./setup.tsx";
+import { TRANSPORTS, TransportBadge, transportText } from "./call-transport.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
 
@@ -36,20 +39,25 @@ function selectedFromUrl(): string | undefined {
   return new URLSearchParams(location.search).get("id") ?? undefined;
 }
 
-function BodyView({ title, body }: { title: string; body?: { body: string; bytes: number; truncated: boolean } }) {
+function BodyView({ title, body, note }: { title: string; body?: { body: string; bytes: number; truncated: boolean; frames?: string[] }; note?: string }) {
   if (!body) return null;
   let text = body.body;
-  try {
-    text = JSON.stringify(JSON.parse(body.body), null, 2);
-  } catch {
-    // not JSON (an SSE stream): shown as sent
+  // A WebSocket reply's frames stay one a line, as sent (one frame alone would otherwise be pretty-printed);
+  // their bytes are the recording's less the line break kept after each.
+  if (!body.frames) {
+    try {
+      text = JSON.stringify(JSON.parse(body.body), null, 2);
+    } catch {
+      // not JSON (an SSE stream): shown as sent
+    }
   }
   return (
     <div class="recorded">
       <h3>
-        {title} <span class="muted small">({count(body.bytes)} bytes{body.truncated ? ", truncated" : ""})</span>
+        {title} <span class="muted small">({count(body.frames && !body.truncated ? body.bytes - body.frames.length : body.bytes)} bytes{body.truncated ? ", truncated" : ""})</span>
       </h3>
-      <pre class="body-view">{text}</pre>
+      {note && <p class="muted small body-note">{note}</p>}
+      <pre class={body.frames ? "body-view frames" : "body-view"}>{text}</pre>
     </div>
   );
 }
@@ -141,6 +149,10 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
         <dd>{call.keyName ?? "–"}</dd>
         <dt>Client format</dt>
         <dd>{call.clientFormat}</dd>
+        <dt>Transport</dt>
+        <dd class="call-transport" data-transport={call.transport ?? "unknown"}>
+          {transportText(call.transport)}
+        </dd>
         {call.instance && (
           <>
             <dt>Instance</dt>
@@ -253,7 +265,17 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
           {rec && (
             <div class="side-by-side">
               <BodyView title={`Client request (${rec.clientFormat})`} body={rec.client} />
-              <BodyView title={`Sent to the client${rec.response ? ` (${rec.response.status})` : ""}`} body={rec.response} />
+              <BodyView
+                title={rec.response?.frames ? `Sent to the client over the WebSocket (${rec.response.frames.length} frames)` : `Sent to the client${rec.response ? ` (${rec.response.status})` : ""}`}
+                body={rec.response}
+                note={
+                  rec.response?.frames
+                    ? "The reply went over Codex's Responses WebSocket as response.* JSON text frames, one per event (no SSE event:/data: lines); one frame a line."
+                    : rec.transport === "websocket"
+                      ? `Refused before any event: the WebSocket sent this answer as one {"type":"error","status":${rec.response?.status ?? "…"},"error":…} frame.`
+                      : undefined
+                }
+              />
               {rec.attempts.map((a) => (
                 <Fragment key={a.n}>
                   <BodyView title={`Attempt ${a.n}: sent to ${a.target} (${a.upstreamFormat})`} body={a.request} />
@@ -308,7 +330,7 @@ function TokensInOut({ u, estimated }: { u: CallRow["usage"]; estimated: boolean
 /** How many calls one page lists. */
 const PAGE_SIZE = 200;
 
-type Filters = { model: string; account: string; key: string; outcome: string; instance: string };
+type Filters = { model: string; account: string; key: string; outcome: string; transport: string; instance: string };
 
 /**
  * Where the list is: the newest calls (`page` 1, live), or a page before / after a cursor of the admin
@@ -331,7 +353,7 @@ interface CallsAnswer {
 /** Filters, position and selected call as the address keeps them (`/dashboard/calls?model=…&before=…&page=2&id=…`). */
 function readUrl(): { filters: Filters; pos: Position } {
   const p = new URLSearchParams(location.search);
-  const filters = { model: p.get("model") ?? "", account: p.get("account") ?? "", key: p.get("key") ?? "", outcome: p.get("outcome") ?? "", instance: p.get("instance") ?? "" };
+  const filters = { model: p.get("model") ?? "", account: p.get("account") ?? "", key: p.get("key") ?? "", outcome: p.get("outcome") ?? "", transport: p.get("transport") ?? "", instance: p.get("instance") ?? "" };
   const before = p.get("before") || undefined;
   const after = before ? undefined : p.get("after") || undefined;
   const page = Math.floor(Number(p.get("page")));
@@ -459,6 +481,7 @@ export function CallsPage() {
       (!filters.account || c.accountId === filters.account || (c.rateLimited?.includes(filters.account) ?? false)) &&
       (!filters.key || c.keyName === filters.key) &&
       (!filters.outcome || c.outcome === filters.outcome) &&
+      (!filters.transport || (c.transport ?? "unknown") === filters.transport) &&
       (!filters.instance || c.instance === filters.instance),
   );
   // Several instances on one store (newuser12a G11): which one served each call is a column, and a filter.
@@ -496,6 +519,16 @@ export function CallsPage() {
             <label for="f-outcome">Outcome</label>
             <select id="f-outcome" name="outcome" value={filters.outcome} onChange={set("outcome")}>
               {OUTCOMES.map((o) => (
+                <option key={o} value={o}>
+                  {o || "any"}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div class="field">
+            <label for="f-transport">Transport</label>
+            <select id="f-transport" name="transport" value={filters.transport} onChange={set("transport")}>
+              {TRANSPORTS.map((o) => (
                 <option key={o} value={o}>
                   {o || "any"}
                 </option>
@@ -557,6 +590,7 @@ export function CallsPage() {
                         </td>
                         <td class="mono">
                           {c.requestedModel ? <Breakable name={c.requestedModel} /> : "–"}
+                          <TransportBadge transport={c.transport} />
                           {c.fallback && current && (
                             <>
                               {" "}
