@@ -126,9 +126,10 @@ export function postgresForFile(): { database(prefix: string): Promise<string> }
   beforeAll(async () => {
     pg = await startPostgres();
   }, 120_000);
+  // stopping the server waits for its exit: past the default 5 s on a loaded machine (load 20)
   afterAll(async () => {
     await pg?.destroy();
     cleanupTempDirs();
-  });
+  }, 60_000);
   return { database: (prefix) => pg!.createDatabase(`${prefix}_${++seq}`) };
 }
