@@ -13,37 +13,11 @@ import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts"
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";
 import type { QuotaWindow } from "../../src/store/types.ts";
 import { LocalShared } from "../../src/store/local-shared.ts";
+import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
-interface Receiver {
-  url: string;
-  got: WebhookPayload[];
-  hits: number;
-  stop(): void;
-}
-
-/** A webhook receiver on 127.0.0.1:0 answering `statuses` in turn (then 200). */
-function receiver(statuses: number[] = []): Receiver {
-  const got: WebhookPayload[] = [];
-  let hits = 0;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      hits++;
-      const status = statuses.shift() ?? 200;
-      const body = (await req.json()) as WebhookPayload;
-      if (status === 200) got.push(body);
-      return new Response(null, { status });
-    },
-  });
-  return {
-    url: `http://127.0.0.1:${server.port}/hook`,
-    got,
-    get hits() {
-      return hits;
-    },
-    stop: () => server.stop(true),
-  };
+/** A webhook receiver on 127.0.0.1:0 ({@link webhookReceiver}) answering `statuses` in turn (then 200). */
+function receiver(statuses: number[] = []): WebhookReceiver<WebhookPayload> {
+  return webhookReceiver<WebhookPayload>({ answer: () => statuses.shift() ?? 200, path: "/hook" });
 }
 
 /**
@@ -126,30 +100,21 @@ describe("the webhook", () => {
     // newuser11's tryout: one delivery at a time, 5 tries over 7.5 s: the 95 % alert waited behind the
     // failing 80 % one, and a receiver restarting for ~10 s lost every alert raised meanwhile
     let away = true;
-    const got: string[] = [];
-    const server = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(req) {
-        const body = (await req.json()) as WebhookPayload;
-        if (away && body.subject === "key:first") return new Response(null, { status: 503 });
-        got.push(body.subject);
-        return new Response(null);
-      },
-    });
-    cleanups.push(() => server.stop(true));
+    const r = webhookReceiver<WebhookPayload>({ answer: (body) => (away && body.subject === "key:first" ? 503 : 200), path: "/hook" });
+    cleanups.push(r.stop);
+    const got = r.got;
     const bus = new EventBus();
-    const hook = new AlertWebhook(bus, { url: () => `http://127.0.0.1:${server.port}/hook`, baseDelayMs: 20, maxDelayMs: 40, attempts: 40, log: () => {} });
+    const hook = new AlertWebhook(bus, { url: () => r.url, baseDelayMs: 20, maxDelayMs: 40, attempts: 40, log: () => {} });
     cleanups.push(() => hook.close());
     bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:first", detail: {} });
     bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:second", detail: {} });
     bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:third", detail: {} });
     await until(() => got.length === 2);
     // (delivered side by side: in either order)
-    expect(got.slice().sort()).toEqual(["key:second", "key:third"]);
+    expect(got.map((g) => g.subject).sort()).toEqual(["key:second", "key:third"]);
     away = false;
     await until(() => got.length === 3);
-    expect(got[2]).toBe("key:first");
+    expect(got[2]!.subject).toBe("key:first");
     expect(hook.dropped).toBe(0);
   });
 

@@ -18,6 +18,7 @@ import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { ClaimAnswer, Store } from "../../src/store/types.ts";
 import { postgresForFile } from "../store/helpers.ts";
 import { until as waitUntil } from "../support/until.ts";
+import { webhookReceiver } from "../support/webhook-receiver.ts";
 
 const pg = postgresForFile();
 const LEASE_MS = 3_000;
@@ -27,27 +28,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A receiver on 127.0.0.1:0 answering 200 once `answer()` has settled; `arrived` counts POSTs as they come in. */
+/** A receiver on 127.0.0.1:0 ({@link webhookReceiver}) answering 200 once `answer()` has settled; `hits` counts POSTs as they come in. */
 function receiver(answer: () => Promise<void> = async () => {}) {
-  const got: WebhookPayload[] = [];
-  let arrived = 0;
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      arrived++;
-      const body = (await req.json()) as WebhookPayload;
-      await answer();
-      got.push(body);
-      return new Response(null, { status: 200 });
-    },
-  });
-  cleanups.push(() => server.stop(true));
-  return {
-    url: `http://127.0.0.1:${server.port}/hook`,
-    got,
-    arrived: () => arrived,
-  };
+  const r = webhookReceiver<WebhookPayload>({ answer: () => answer().then(() => 200), path: "/hook" });
+  cleanups.push(r.stop);
+  return r;
 }
 
 /** One instance: its store on the shared database, its bus, its webhook, and what its claims heard. */
@@ -105,10 +90,10 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     const a = await instance(db, r.url);
     b = await instance(db, r.url);
     a.bus.publish(locked(Date.now()));
-    await until(() => r.arrived() === 1); // A holds the lease and its POST is in flight
+    await until(() => r.hits === 1); // A holds the lease and its POST is in flight
     b.bus.publish(locked(Date.now()));
     await until(() => a.hook.delivered === 1 && b!.hook.claimedElsewhere === 1 && b!.hook.pending() === 0);
-    expect(r.arrived()).toBe(1);
+    expect(r.hits).toBe(1);
     expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
     // B was told A was still trying, kept the alert, and claimed it again when the lease ended.
     expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "done"]);
@@ -123,7 +108,7 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     const a = await instance(db, r.url, undefined, 200_000);
     b = await instance(db, r.url, undefined, 200_000);
     a.bus.publish(locked(Date.now()));
-    await until(() => r.arrived() === 1);
+    await until(() => r.hits === 1);
     b.bus.publish(locked(Date.now()));
     await until(() => a.hook.delivered === 1);
     const deliveredAt = Date.now();
@@ -131,7 +116,7 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     await until(() => b!.hook.claimedElsewhere === 1 && b!.hook.pending() === 0);
     expect(Date.now() - deliveredAt).toBeLessThan(15_000);
     expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "done"]);
-    expect(r.arrived()).toBe(1);
+    expect(r.hits).toBe(1);
   }, 30_000);
 
   test("the instance that claimed the alert dies before its POST succeeds: the other instance POSTs it once the lease has lapsed, and the receiver gets exactly one POST", async () => {
@@ -157,7 +142,7 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     const diedAt = Date.now();
     await until(() => b.hook.delivered === 1 && b.hook.pending() === 0);
     expect(Date.now() - diedAt).toBeLessThan(LEASE_MS + 5_000);
-    expect(r.arrived()).toBe(1);
+    expect(r.hits).toBe(1);
     expect(r.got.map((g) => [g.event, g.subject])).toEqual([["account_locked", "account:cc-1"]]);
     expect(b.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["trying", "taken"]);
     expect(b.hook.deliveryCounts()).toEqual([{ event: "account_locked", result: "delivered", count: 1 }]);
@@ -166,7 +151,7 @@ describe("alerts across instances on PostgreSQL: once, and at least once", () =>
     c.bus.publish(locked(Date.now()));
     await until(() => c.hook.claimedElsewhere === 1);
     expect(c.heard.map((h) => (h.taken ? "taken" : h.holder))).toEqual(["done"]);
-    expect(r.arrived()).toBe(1);
+    expect(r.hits).toBe(1);
   }, 60_000);
 
   test("the instance that claimed the alert stops cleanly before its POST succeeds, with the default-sized lease (minutes): it gives the lease up and counts the alert dropped; the other delivers it at its next ask, and the receiver gets exactly one POST", async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
 import type { AlertEvent } from "../../src/events/bus.ts";
+import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /** Waits for `cond` (the test's own timeout bounds the wait: the first alert loads Effect). */
 async function until(cond: () => boolean): Promise<void> {
@@ -22,28 +23,25 @@ function deliveries(text: string): Record<string, number> {
 
 describe("alert deliveries in /metrics", () => {
   let gw: TestGateway;
-  let receiver: ReturnType<typeof Bun.serve>;
+  let receiver: WebhookReceiver | undefined;
   const hits: Record<string, number> = {};
   beforeAll(async () => {
-    receiver = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(req) {
-        const { event } = (await req.json()) as { event: string };
+    receiver = webhookReceiver<{ event: string }>({
+      answer: ({ event }) => {
         hits[event] = (hits[event] ?? 0) + 1;
-        if (event === "circuit_open" && hits[event] === 1) return new Response(null, { status: 503 });
-        if (event === "account_quarantined") return new Response(null, { status: 400 });
-        return new Response(null, { status: 204 });
+        if (event === "circuit_open" && hits[event] === 1) return 503;
+        if (event === "account_quarantined") return 400;
+        return 204;
       },
     });
     gw = await startGateway(`${DEFAULT_YAML}
 settings:
   alerts: { webhook: env:HOOK }
-`, { env: { HOOK: `http://127.0.0.1:${receiver.port}/alerts` } });
+`, { env: { HOOK: receiver.url } });
   });
   afterAll(async () => {
     await gw?.stop();
-    receiver?.stop(true);
+    receiver?.stop();
   });
 
   test("delivered, retried then delivered, and refused (dropped): each counted by event and result", async () => {

@@ -9,25 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
-
-interface Hook {
-  url: string;
-  got: any[];
-  stop(): void;
-}
-
-function receiver(): Hook {
-  const got: any[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      got.push({ headers: Object.fromEntries(req.headers), body: await req.json() });
-      return new Response(null, { status: 204 });
-    },
-  });
-  return { url: `http://127.0.0.1:${server.port}/alerts`, got, stop: () => server.stop(true) };
-}
+import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /** Waits for `cond` (the test's own timeout bounds the wait: a loaded machine decides how long it takes). */
 async function until(cond: () => boolean): Promise<void> {
@@ -38,11 +20,11 @@ const BUDGET_KEY = "sy-test-alerts-budget-000001";
 
 describe("webhook deliveries from the gateway", () => {
   let gw: TestGateway;
-  let hook: Hook;
+  let hook: WebhookReceiver;
   /** Alerts published on the gateway's bus (each is delivered to the receiver once). */
   let published = 0;
   beforeAll(async () => {
-    hook = receiver();
+    hook = webhookReceiver();
     gw = await startGateway(
       `${DEFAULT_YAML}
 keys:
@@ -59,9 +41,9 @@ settings:
     hook?.stop();
   });
 
-  const events = () => hook.got.map((g) => g.body);
+  const events = () => hook.received.map((g) => g.body);
   /** Every alert the gateway has published on its bus so far has reached the receiver: nothing is on its way. */
-  const allDelivered = () => hook.got.length === published && gw.app.webhook.delivered === published;
+  const allDelivered = () => hook.received.length === published && gw.app.webhook.delivered === published;
 
   test("a key budget: 0.5 is crossed by the 3rd request (54 of 100 tokens), 0.9 by the 5th (90), each once", async () => {
     const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
@@ -75,7 +57,7 @@ settings:
     expect(Object.keys(got[0])).toEqual(["event", "at", "at_ms", "subject", "detail"]);
     expect(got[0].detail).toMatchObject({ kind: "key_budget", window: "1d", unit: "tokens", limit: 100 });
     expect(Date.parse(got[0].at)).toBeGreaterThan(Date.now() - 60_000);
-    expect(hook.got[0].headers["content-type"]).toBe("application/json");
+    expect(hook.received[0]!.headers["content-type"]).toBe("application/json");
   });
 
   test("the budget used up (the 6th request: 108 of 100 tokens): an alert of its own, the share 1 with exhausted, once, though 1 is not configured; the next request is refused and raises nothing", async () => {
@@ -140,7 +122,7 @@ settings:
     expect(locked).toHaveLength(1);
     expect(locked[0].subject).toBe("account:oai-1");
     expect(typeof locked[0].detail.reason).toBe("string");
-    expect(JSON.stringify(hook.got)).not.toContain("sk-fake-upstream-secret");
+    expect(JSON.stringify(hook.received)).not.toContain("sk-fake-upstream-secret");
     expect(sse).not.toContain("sk-fake-upstream-secret");
     // the webhook's time as the event stream and GET /admin/api/alerts give it (ms), beside the ISO `at`
     const streamed = sse.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6))).find((e) => e.event === "account_locked");
@@ -183,47 +165,31 @@ settings:
 
   test("p50 with a webhook that never answers stays close to p50 without a webhook", async () => {
     // accepts connections, never answers
-    let hits = 0;
-    const dead = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: () => {
-        hits++;
-        return new Promise<Response>(() => {});
-      },
-    });
+    const dead = webhookReceiver({ answer: () => new Promise<number>(() => {}) });
     const without = await startGateway(yaml(false));
-    const withHook = await startGateway(yaml(true), { env: { HOOK: `http://127.0.0.1:${dead.port}/alerts` } });
+    const withHook = await startGateway(yaml(true), { env: { HOOK: dead.url } });
     try {
       await p50s(without, withHook); // warm-up of the SDK and the process (80 of each key's 100 requests in all)
       const [base, slowed] = await p50s(without, withHook);
       // the alerts were raised and are stuck behind the dead webhook
-      expect(hits).toBeGreaterThanOrEqual(1);
+      expect(dead.hits).toBeGreaterThanOrEqual(1);
       expect(withHook.app.webhook.delivered).toBe(0);
       expect(withHook.app.webhook.pending()).toBeGreaterThan(10);
       expect(slowed).toBeLessThan(base * 3 + 25);
     } finally {
       await without.stop();
       await withHook.stop();
-      dead.stop(true);
+      dead.stop();
     }
   }, 60_000);
 });
 
 describe("fixing a hung webhook's URL (newuser15's tryout, N5)", () => {
   test("the alert already in delivery goes to the corrected URL after a reload; settings show the URL in force with its query redacted", async () => {
-    let hangHits = 0;
     // accepts connections, never answers (a hung service behind a load balancer)
-    const hung = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: () => {
-        hangHits++;
-        return new Promise<Response>(() => {});
-      },
-    });
-    const good = receiver();
-    const hungUrl = `http://127.0.0.1:${hung.port}/hooks/alerts?token=sy-webhook-query-secret`;
+    const hung = webhookReceiver({ answer: () => new Promise<number>(() => {}), path: "/hooks/alerts?token=sy-webhook-query-secret" });
+    const good = webhookReceiver();
+    const hungUrl = hung.url;
     const gw = await startGateway(`${DEFAULT_YAML}
 keys:
   - { name: b, key: ${BUDGET_KEY}, limits: { budgets: [{ window: 1d, tokens: 20 }] } }
@@ -233,11 +199,11 @@ settings:
     try {
       const client = new OpenAI({ apiKey: BUDGET_KEY, baseURL: `${gw.url}/v1`, maxRetries: 0 });
       await client.chat.completions.create({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] });
-      await until(() => hangHits >= 1);
+      await until(() => hung.hits >= 1);
       const shown = async () => ((await (await fetch(`${gw.url}/admin/api/settings`)).json()) as any).settings.alerts.webhook;
       const before = await shown();
       const sha = (u: string) => new Bun.CryptoHasher("sha256").update(u).digest("hex").slice(0, 8);
-      expect(before).toBe(`http://127.0.0.1:${hung.port}/… (sha256 ${sha(hungUrl)})`);
+      expect(before).toBe(`http://127.0.0.1:${new URL(hungUrl).port}/… (sha256 ${sha(hungUrl)})`);
       // the operator fixes the URL in the file and reloads while the alert is being delivered
       const { readFileSync, writeFileSync } = await import("node:fs");
       writeFileSync(gw.configPath, readFileSync(gw.configPath, "utf8").replace(hungUrl, good.url));
@@ -248,13 +214,13 @@ settings:
       await until(() => gw.app.webhook.delivered === 1);
       // re-aimed within a poll of the URL (250 ms) and the first backoff, not after the old URL's tries
       expect(Date.now() - t).toBeLessThan(5_000);
-      expect(good.got[0].body).toMatchObject({ event: "quota_threshold", subject: "key:b", detail: { threshold: 0.5 } });
-      expect(good.got).toHaveLength(1);
+      expect(good.received[0]!.body).toMatchObject({ event: "quota_threshold", subject: "key:b", detail: { threshold: 0.5 } });
+      expect(good.received).toHaveLength(1);
       expect(gw.app.webhook.dropped).toBe(0);
       expect(JSON.stringify(await (await fetch(`${gw.url}/admin/api/settings`)).json())).not.toContain("sy-webhook-query-secret");
     } finally {
       await gw.stop();
-      hung.stop(true);
+      hung.stop();
       good.stop();
     }
   }, 20_000);
