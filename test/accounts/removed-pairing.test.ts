@@ -6,15 +6,12 @@
  * ends it at once, in memory and in the store.
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { classify } from "../../pipeline/classify.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import { AccountRegistry } from "../../src/accounts/registry.ts";
 import { EventBus, type GatewayEvent } from "../../src/events/bus.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
-import { postgresForFile, tempDir } from "../store/helpers.ts";
+import { storeBackends } from "../support/store-backends.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
 
 /** How long a removed pairing lasts (literal, not the code's constant): 24 h. */
@@ -143,26 +140,7 @@ describe("a removed account/model pairing", () => {
   });
 });
 
-const pg = postgresForFile();
-
-const backends: Array<{ name: string; open(clock: Clock): Promise<{ store: Store; reopen: () => Promise<Store> }> }> = [
-  {
-    name: "sqlite",
-    async open(clock) {
-      const path = join(tempDir(), "sy.db");
-      const open = async () => openSqliteStore({ path, clock, flushIntervalMs: 60_000 });
-      return { store: await open(), reopen: open };
-    },
-  },
-  {
-    name: "postgres",
-    async open(clock) {
-      const url = await pg.database("removed_pairing");
-      const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
-      return { store: await open(), reopen: open };
-    },
-  },
-];
+const backends = storeBackends("removed_pairing");
 
 for (const backend of backends) {
   describe(`a removed pairing across a restart: ${backend.name}`, () => {

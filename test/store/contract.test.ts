@@ -5,39 +5,11 @@
  * classification are in postgres-flush.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { parseCallCursor, type Store } from "../../src/store/types.ts";
-import { postgresForFile, code, fakeClock, tempDir, trace, usage } from "./helpers.ts";
+import { code, fakeClock, trace, usage } from "./helpers.ts";
+import { storeBackends } from "../support/store-backends.ts";
 
-const pg = postgresForFile();
-
-type Clock = ReturnType<typeof fakeClock>;
-
-interface Backend {
-  name: string;
-  /** A fresh, empty store; `reopen` opens the same database again. */
-  open(clock?: Clock): Promise<{ store: Store; reopen: () => Promise<Store> }>;
-}
-
-const backends: Backend[] = [
-  {
-    name: "sqlite",
-    async open(clock) {
-      const path = join(tempDir(), "sy.db");
-      return { store: openSqliteStore({ path, clock, flushIntervalMs: 60_000 }), reopen: async () => openSqliteStore({ path, clock, flushIntervalMs: 60_000 }) };
-    },
-  },
-  {
-    name: "postgres",
-    async open(clock) {
-      const url = await pg.database("contract");
-      const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
-      return { store: await open(), reopen: open };
-    },
-  },
-];
+const backends = storeBackends("contract");
 
 for (const backend of backends) {
   describe(`store contract: ${backend.name}`, () => {

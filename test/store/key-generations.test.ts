@@ -8,36 +8,14 @@
  * `configKeyIdFor`) is `name#config`.
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import type { Store } from "../../src/store/types.ts";
-import { postgresForFile, tempDir } from "./helpers.ts";
+import { storeBackends } from "../support/store-backends.ts";
 
-const pg = postgresForFile();
-
-const backends: Array<{ name: string; open: () => Promise<() => Promise<Store>> }> = [
-  {
-    name: "sqlite",
-    open: async () => {
-      const path = join(tempDir(), "sy.db");
-      return async () => openSqliteStore({ path, flushIntervalMs: 60_000 });
-    },
-  },
-  {
-    name: "postgres",
-    open: async () => {
-      const url = await pg.database("generations");
-      return () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
-    },
-  },
-];
+const backends = storeBackends("generations");
 
 for (const backend of backends) {
   describe(`key generations: ${backend.name}`, () => {
     test("the first key of a name is counted by name#1; each key created after a revoked one by the next name#N, across a reopen", async () => {
-      const open = await backend.open();
-      const s = await open();
+      const { store: s, reopen: open } = await backend.open();
       const first = await s.createKey("laptop");
       expect(first.key.id).toBe("laptop#1");
       expect(s.lookup(first.secret)).toEqual({ name: "laptop", id: "laptop#1", scopes: [], source: "db" });
@@ -67,8 +45,7 @@ for (const backend of backends) {
     });
 
     test("a config key with the name of a stored key, revoked or active, counts by name#config; one without, by its name", async () => {
-      const open = await backend.open();
-      const s = await open();
+      const { store: s, reopen: open } = await backend.open();
       const stored = await s.createKey("ci");
       expect(await s.revokeKey("ci")).toBe(true);
       const configKeys = [
@@ -97,8 +74,7 @@ for (const backend of backends) {
     });
 
     test("a stored key made with the name of a config key that left the file is not counted under the config key's id", async () => {
-      const open = await backend.open();
-      const s = await open();
+      const { store: s, reopen: open } = await backend.open();
       s.setConfigKeys([{ name: "build", secret: "sy-config-build-secret-1" }]);
       const configId = s.lookup("sy-config-build-secret-1")?.id ?? "build"; // what counted the config key's use
       s.setConfigKeys([]); // `build` left the config file

@@ -4,31 +4,9 @@
  * lock, one stored before 2026-12-05), and kept across a reopen (a restart).
  */
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
-import { openSqliteStore } from "../../src/store/sqlite/store.ts";
-import type { Store } from "../../src/store/types.ts";
-import { postgresForFile, tempDir } from "./helpers.ts";
+import { storeBackends } from "../support/store-backends.ts";
 
-const pg = postgresForFile();
-
-const backends: Array<{ name: string; open: () => Promise<{ store: Store; reopen: () => Promise<Store> }> }> = [
-  {
-    name: "sqlite",
-    async open() {
-      const path = join(tempDir(), "sy.db");
-      return { store: openSqliteStore({ path, flushIntervalMs: 60_000 }), reopen: async () => openSqliteStore({ path, flushIntervalMs: 60_000 }) };
-    },
-  },
-  {
-    name: "postgres",
-    async open() {
-      const url = await pg.database("lock_fingerprint");
-      const open = () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
-      return { store: await open(), reopen: open };
-    },
-  },
-];
+const backends = storeBackends("lock_fingerprint");
 
 for (const backend of backends) {
   describe(backend.name, () => {

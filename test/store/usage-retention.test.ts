@@ -10,25 +10,17 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { Store } from "../../src/store/types.ts";
 import { UsageRetention } from "../../src/store/usage-retention.ts";
 import { startGateway } from "../support/gateway.ts";
-import { postgresForFile, tempDir, usage, withRaw } from "./helpers.ts";
+import { tempDir, usage, withRaw } from "./helpers.ts";
+import { storeBackends } from "../support/store-backends.ts";
 
 const DAY = 86_400_000;
 const NOW = 1_800_000_000_000;
 
-const pg = postgresForFile();
-
-const backends: Array<{ name: string; open(): Promise<Store> }> = [
-  { name: "sqlite", open: async () => openSqliteStore({ path: join(tempDir(), "sy.db"), flushIntervalMs: 60_000 }) },
-  {
-    name: "postgres",
-    open: async () => openPostgresStore({ url: await pg.database("retention"), flushIntervalMs: 60_000, onError: () => {} }),
-  },
-];
+const backends = storeBackends("retention");
 
 /** 23 rows 31–53 days old and 7 rows of the last 29 days, over two models and one refused request. */
 function fill(s: Store): void {
@@ -43,7 +35,7 @@ const totals = async (s: Store, sinceMs: number) =>
 for (const backend of backends) {
   describe(`usage retention: ${backend.name}`, () => {
     test("rows older than usage_retention_days go, at most a batch per statement; recent rows and the kept window's totals stay", async () => {
-      const s = await backend.open();
+      const { store: s } = await backend.open();
       fill(s);
       await s.flush();
       const keptBefore = await totals(s, NOW - 30 * DAY);
@@ -71,7 +63,7 @@ for (const backend of backends) {
     });
 
     test("servedPerModel (least-used's seed) counts the requests per served provider/model, as the summary by model does", async () => {
-      const s = await backend.open();
+      const { store: s } = await backend.open();
       fill(s);
       const served = await s.servedPerModel(); // pending rows flushed first
       expect([...served].sort()).toEqual([
