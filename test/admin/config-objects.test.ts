@@ -11,18 +11,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openEvents } from "../support/admin-events.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const yaml = (keyFile: string) => `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: r
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["p", "anthropic"], ["q", "openai-compatible"], ["r", "openai-compatible"])}
 accounts:
   - id: a1
     provider: p

@@ -8,15 +8,10 @@ import { eventStream } from "../../src/admin/events-stream.ts";
 import { EventBus } from "../../src/events/bus.ts";
 import { openEvents } from "../support/admin-events.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["p", "anthropic"], ["q", "openai-compatible"])}
 accounts:
   - id: a1
     provider: p

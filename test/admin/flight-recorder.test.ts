@@ -8,12 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { SOURCE_CLI } from "../support/instance.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const yaml = (recorder: string) => `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
 accounts:
   - id: a1
     provider: p

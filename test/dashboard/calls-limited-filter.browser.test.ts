@@ -7,12 +7,10 @@
 import { expect, test } from "bun:test";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
 accounts:
   - id: a1
     provider: p

@@ -12,16 +12,14 @@ import { join } from "node:path";
 import { openPage, SHOTS } from "../support/browser.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const ADMIN = "sy-test-dashunlock-admin-000001";
 const ENV = { KEY_A1: "sk-test-dashunlock-account-one" };
 const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 const YAML = `
 server: { require_api_key: true }
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     models: { claude-x: {} }
 accounts:
   - id: a1

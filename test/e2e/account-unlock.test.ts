@@ -13,14 +13,12 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { SOURCE_CLI } from "../support/instance.ts";
 import type { AlertEvent, GatewayEvent } from "../../src/events/bus.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const KEY1 = "sk-test-unlock-one-aaaaaaaa";
 const KEY2 = "sk-test-unlock-two-bbbbbbbb";
 const YAML = (k1: string, k2: string) => `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     models: { claude-x: {}, claude-y: {} }
 accounts:
   - { id: pa1, provider: p, api_key: "${k1}" }

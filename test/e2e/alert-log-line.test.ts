@@ -7,16 +7,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { alertLogLine } from "../../src/alerts/alert-log.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const KEY = "sk-test-alertlog-aaaaaaaaaaaa";
 
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(`
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     models: { claude-x: {} }
 accounts:
   - { id: pa1, provider: p, api_key: "${KEY}" }

@@ -7,12 +7,10 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
   # t: the timeout scenarios' provider (accounts t1, t2), answered by the fake in this process (no
   # socket: FakeUpstreamOptions.inProcess), so its timers race nothing the test process could stall: a
   # piece or header the fake sends before a timeout is due is read before it fires. Over a socket, p's

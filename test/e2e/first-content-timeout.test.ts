@@ -12,13 +12,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { MESSAGE_START, sseEvent, THINKING_ANSWER, THINKING_START, thinkingDelta } from "../support/anthropic-thinking-stream.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 // Pings every 50 ms keep each idle timeout (2 s) far away; the first-content bound is 400 ms.
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     idle_timeout_ms: 2000
     first_content_timeout_ms: 400
   - id: s

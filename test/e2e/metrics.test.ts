@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GatewayMetrics, MAX_MODEL_SERIES, OTHER_MODEL, type MetricsSources } from "../../src/http/metrics.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 // ---- a strict little parser of the Prometheus text format (0.0.4) -------------------------------
 
@@ -149,13 +150,7 @@ const sumOf = (fams: Map<string, Family>, family: string, labels: Record<string,
 const KEY_A1 = "sk-metrics-test-account-a1-secret";
 const CLIENT_KEY = "sy-metrics-client-key-no-admin-7f3a";
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["p", "anthropic"], ["q", "openai-compatible"])}
 accounts:
   - id: a1
     provider: p

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { until } from "../support/until.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 interface OtlpSpan {
   traceId: string;
@@ -72,10 +73,7 @@ async function attemptSpans(root: OtlpSpan, n: number): Promise<OtlpSpan[]> {
 }
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
 accounts:
   - { id: a1, provider: p, api_key: env:KEY_A1, priority: 0 }
   - { id: a2, provider: p, api_key: env:KEY_A2, priority: 1 }

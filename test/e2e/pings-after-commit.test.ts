@@ -14,13 +14,11 @@ import { gatewaySuite } from "../support/gateway-suite.ts";
 import type { FakeReply } from "../support/fake-upstream.ts";
 import { connect, isLast } from "../support/responses-socket.ts";
 import { MESSAGE_START, sseEvent, THINKING_ANSWER, THINKING_START, thinkingDelta } from "../support/anthropic-thinking-stream.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const IDLE_MS = 1500;
 const suite = gatewaySuite(`
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     idle_timeout_ms: ${IDLE_MS}
   - id: r
     kind: openai-responses

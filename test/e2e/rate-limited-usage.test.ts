@@ -9,12 +9,10 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { usageLines } from "../../src/cli/usage-table.ts";
 import { table } from "../../src/cli/table.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
 accounts:
   - id: a1
     provider: p

@@ -8,12 +8,10 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     models:
       house-model: { siblings: [house-b, house-c] }
       many-model: { siblings: [m1, m2, m3, m4] }

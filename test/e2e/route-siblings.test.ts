@@ -11,15 +11,10 @@ import type { RoutePlan } from "../../pipeline/index.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
 import { SOURCE_CLI } from "../support/instance.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["p", "anthropic"], ["q", "openai-compatible"])}
 accounts:
   - id: a1
     provider: p

@@ -10,12 +10,10 @@ import type { RouteTrace } from "../../pipeline/ports.ts";
 import type { AccountsStatus } from "../../src/accounts/status.ts";
 import type { ReceivedRequest } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
     models:
       claude-x: { context_window: 200000, images: true }
   - id: q

@@ -8,12 +8,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["p", "anthropic"])}
 accounts:
   - id: pa1
     provider: p

@@ -14,11 +14,20 @@ function baseUrl(kind: ProviderKind): string {
   return kind === "openai" || kind === "openai-compatible" || kind === "openai-responses" ? "{{FAKE}}/v1" : "{{FAKE}}";
 }
 
+/**
+ * A `providers:` section: the heading and, for each provider of `list`, a block item of three lines
+ * (`- id:`, `kind:`, `base_url:` at the fake upstream). No newline at the end: the caller writes it on
+ * a line of its own, the next section (or the last provider's further fields, indented four spaces)
+ * on the lines after it.
+ */
+export function providersAtFake(...list: FakeProvider[]): string {
+  return `providers:\n${list.map(([id, kind]) => `  - id: ${id}\n    kind: ${kind}\n    base_url: "${baseUrl(kind)}"`).join("\n")}`;
+}
+
 /** `providers:` and `accounts:` sections for `list`: each provider at the fake upstream, with account `<id>-1` (api_key env:FAKE_KEY). */
 export function fakeProviders(list: readonly FakeProvider[]): string {
-  const providers = list.map(([id, kind]) => `  - id: ${id}\n    kind: ${kind}\n    base_url: "${baseUrl(kind)}"\n`).join("");
   const accounts = list.map(([id]) => `  - id: ${id}-1\n    provider: ${id}\n    api_key: env:FAKE_KEY\n`).join("");
-  return `providers:\n${providers}accounts:\n${accounts}`;
+  return `${providersAtFake(...list)}\naccounts:\n${accounts}`;
 }
 
 /**
