@@ -13,12 +13,11 @@ import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { openPage, SHOTS } from "../support/browser.ts";
+import { SHOTS } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dashreload-admin-000001";
 const CI = "sy-test-dashreload-ci-secret-0001";
-const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 
 /** The demo's config with an admin key (keys required), plus `extra` at the end. */
 const yamlOf = (fakeUrl: string, extra = "") => `${demoConfigYaml(fakeUrl)}server: { require_api_key: true }
@@ -29,13 +28,9 @@ ${extra}`;
 const suite = withGatewayAndBrowser(yamlOf("{{FAKE}}"));
 
 test("a reload (the file changed, or the Reload button) shows what changed, what waits for a restart and why a broken file was refused, without a page reload", async () => {
-  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
+  const w = await suite.open({ signIn: { key: ADMIN, path: "/dashboard/routing" } });
   const page = w.page;
   try {
-    await page.goto(`${suite.gw.url}/dashboard/routing`);
-    await page.fill("#key", ADMIN);
-    await page.click('button[type="submit"]');
-    await page.locator(".live-live").waitFor({ timeout: 10_000 });
     await page.locator('tr[data-alias="fast"]').waitFor({ timeout: 10_000 });
     // Before any reload the card names the file this instance reads.
     const named = page.locator('[data-reload="file"] .mono');

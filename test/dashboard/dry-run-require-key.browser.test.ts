@@ -6,11 +6,9 @@
  */
 import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { openPage } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-dry-run-require-key-admin-01";
-const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 
 const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
 keys:
@@ -18,13 +16,9 @@ keys:
 `);
 
 test("Route it without a client key shows the endpoint's refusal on the same page", async () => {
-  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
+  const w = await suite.open({ signIn: { key: ADMIN, path: "/dashboard/routing" } });
   const page = w.page;
   try {
-    await page.goto(`${suite.gw.url}/dashboard/routing`);
-    await page.fill("#key", ADMIN);
-    await page.click('button[type="submit"]');
-    await page.locator(".live-live").waitFor({ timeout: 10_000 });
     await page.locator("#dr-model").waitFor({ timeout: 10_000 });
     await page.evaluate("window.__samePage = 1");
     await page.locator("#dr-model").fill("fast");

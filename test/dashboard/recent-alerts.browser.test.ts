@@ -9,12 +9,11 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { openPage, SHOTS } from "../support/browser.ts";
+import { SHOTS } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const ADMIN = "sy-test-recentalerts-admin-0001";
 const CI = "sy-test-recentalerts-ci-secret-01";
-const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 
 // each request of the fake upstream uses 18 tokens (11 in, 7 out): 90 after five, 108 after six
 const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
@@ -45,13 +44,9 @@ test("an alert raised before the page opened is listed, one raised while it is o
   await askThen(5, 1);
   expect((await alerts()).alerts.map((a) => [a.event, a.subject, a.detail.threshold])).toEqual([["quota_threshold", "key:ci", 0.8]]);
 
-  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
+  const w = await suite.open({ signIn: { key: ADMIN, path: "/dashboard/" } });
   const page = w.page;
   try {
-    await page.goto(`${suite.gw.url}/dashboard/`);
-    await page.fill("#key", ADMIN);
-    await page.click('button[type="submit"]');
-    await page.locator(".live-live").waitFor({ timeout: 10_000 });
     const rows = page.locator("ul.alerts li");
     await rows.first().waitFor({ timeout: 10_000 });
     expect(await rows.count()).toBe(1);

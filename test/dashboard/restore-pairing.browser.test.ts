@@ -10,14 +10,13 @@
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { openPage, SHOTS } from "../support/browser.ts";
+import { SHOTS } from "../support/browser.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 import { providersAtFake } from "../support/configs.ts";
 
 const ADMIN = "sy-test-dashrestore-admin-00001";
 const ENV = { KEY_A1: "sk-test-dashrestore-account-one" };
-const REMOTE = { "X-Forwarded-For": "203.0.113.9" };
 const YAML = `
 server: { require_api_key: true }
 ${providersAtFake(["p", "anthropic"])}
@@ -54,13 +53,9 @@ async function ask(model: string): Promise<number> {
 }
 
 test("a removed model is listed with Restore: the button restores it (CSRF token sent), a restore elsewhere updates the page live", async () => {
-  const w = await openPage(suite.browser, suite.gw.url, REMOTE);
+  const w = await suite.open({ signIn: { key: ADMIN, path: "/dashboard/accounts" } });
   const page = w.page;
   try {
-    await page.goto(`${suite.gw.url}/dashboard/accounts`);
-    await page.fill("#key", ADMIN);
-    await page.click('button[type="submit"]');
-    await page.locator(".live-live").waitFor({ timeout: 10_000 });
     await page.locator('[data-account="a1"]').waitFor({ timeout: 10_000 });
     await page.evaluate("window.__samePage = 1");
     expect(await page.locator("[data-removed]").count()).toBe(0);
